@@ -4,6 +4,7 @@
 `ragbench.metrics` (package-dir in pyproject.toml); their sub-packages are found here so a new
 benchmark folder needs no packaging edit.
 """
+
 from setuptools import find_packages, setup
 
 MAPPED = ("tasks", "plugins", "metrics")

@@ -1,4 +1,5 @@
 """Print the README's Quick-start commands, one per line, exactly as written (.ci/run runs them)."""
+
 from __future__ import annotations
 
 import re

@@ -16,6 +16,7 @@ virtualenv of an older ragbench), for a before/after table in one run.
 Run: python benchmarks/aggregation_memory.py [--sizes 1000,10000,100000] [--iters 1000] [--before PYTHON]
      [--bound 400] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,9 +29,11 @@ from pathlib import Path
 
 RECORDS = 24  # the real run's examples, copied into every size's samples file
 STEPS = 4  # LLM steps a sample (a multi-step system's trace)
-TASK = ("task: levels\ndata: {path: levels.jsonl, format: flashrag}\n"
-        "fields:\n  slices: {level: metadata.level, kind: metadata.kind}\n"
-        "prompt:\n  template: '{{ question }}'\nmetrics: [em, f1]\n")
+TASK = (
+    "task: levels\ndata: {path: levels.jsonl, format: flashrag}\n"
+    "fields:\n  slices: {level: metadata.level, kind: metadata.kind}\n"
+    "prompt:\n  template: '{{ question }}'\nmetrics: [em, f1]\n"
+)
 
 CHILD = r"""
 import json, resource, sys, time
@@ -59,13 +62,26 @@ def template_run(folder: Path) -> tuple[Path, list[dict]]:
     from ragbench._registry import installed_registry
     from ragbench._run.evaluator import Evaluator, RunConfig
 
-    records = [{"id": f"q{i}", "question": f"Question {i} about the river and its city?", "golden_answers": ["yes"],
-                "metadata": {"level": i % 5, "kind": "abc"[i % 3]}} for i in range(RECORDS)]
+    records = [
+        {
+            "id": f"q{i}",
+            "question": f"Question {i} about the river and its city?",
+            "golden_answers": ["yes"],
+            "metadata": {"level": i % 5, "kind": "abc"[i % 3]},
+        }
+        for i in range(RECORDS)
+    ]
     (folder / "levels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     task = folder / "levels.yaml"
     task.write_text(TASK, encoding="utf-8")
-    config = RunConfig(tasks=[str(task)], system="closed_book", model="scripted:echo", output=str(folder / "template"),
-                       progress=False, bootstrap_iters=10)
+    config = RunConfig(
+        tasks=[str(task)],
+        system="closed_book",
+        model="scripted:echo",
+        output=str(folder / "template"),
+        progress=False,
+        bootstrap_iters=10,
+    )
     Evaluator(config, installed_registry()).run()
     lines = (folder / "template" / "samples" / "levels.jsonl").read_text(encoding="utf-8").splitlines()
     samples = [json.loads(line) for line in lines]
@@ -88,8 +104,9 @@ def samples_folder(folder: Path, template: list[dict], n: int) -> Path:
 
 
 def measure(python: str, folder: Path, task: Path, iterations: int) -> dict[str, float]:
-    done = subprocess.run([python, "-c", CHILD, str(folder), str(task), str(iterations)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [python, "-c", CHILD, str(folder), str(task), str(iterations)], capture_output=True, text=True
+    )
     if done.returncode:
         sys.exit(f"{python}: the assembly failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -120,8 +137,10 @@ def main() -> None:
                 m = measure(python, folder, task, iterations)
                 assert m["records"] == n, m
                 peaks.append(m["peak_kb"] * 1024)
-                print(f"| {label} | {n:,} | {size / 1e6:.0f} | {m['peak_kb'] / 1024:.0f} | "
-                      f"{(m['peak_kb'] - m['start_kb']) / 1024:.0f} | {m['seconds']:.2f} |")
+                print(
+                    f"| {label} | {n:,} | {size / 1e6:.0f} | {m['peak_kb'] / 1024:.0f} | "
+                    f"{(m['peak_kb'] - m['start_kb']) / 1024:.0f} | {m['seconds']:.2f} |"
+                )
             growth[label] = (peaks[-1] - peaks[-2]) / (sizes[-1] - sizes[-2])
         for label, per_example in growth.items():
             print(f"{label}: the peak grows {per_example:,.0f} bytes a example ({sizes[-2]:,} -> {sizes[-1]:,})")

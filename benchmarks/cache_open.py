@@ -8,6 +8,7 @@ dropped from it (posix_fadvise DONTNEED: read from disk), and reading 5,000 entr
 
 Run: python benchmarks/cache_open.py [--megabytes 100] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,10 @@ def main() -> None:
         rows = [db.execute("SELECT key, response FROM responses WHERE key = ?", (key,)).fetchone() for key in wanted]
         db.close()
         checksums = timed(lambda: [row_checksum(key, value) for key, value in rows])
-        print(f"{len(wanted)} reads through the cache: {reads * 1000:.0f} ms, of which the checksums "
-              f"{checksums * 1000:.0f} ms ({checksums / reads:.0%})")
+        print(
+            f"{len(wanted)} reads through the cache: {reads * 1000:.0f} ms, of which the checksums "
+            f"{checksums * 1000:.0f} ms ({checksums / reads:.0%})"
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Threads: the stdlib (one core), then indexed_bzip2 on 1, 2, 4, ... threads up to
 Prints one table and the best parallel rate over the stdlib's.
 Usage: python benchmarks/crag_bz2.py [--questions 16] [--repeat 3] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,18 +67,24 @@ def main() -> None:
             stream, size = min(stream_seconds(archive, threads) for _ in range(args.repeat))
             records, count = min(records_seconds(archive, threads) for _ in range(args.repeat))
             rows[threads] = (stream, records)
-        print(f"{args.questions} records x {pages} pages, {size / 1e6:.1f} MB of tar in {packed / 1e6:.1f} MB of bz2 "
-              f"({size / packed:.1f}:1); {cores} usable cores; least of {args.repeat}")
+        print(
+            f"{args.questions} records x {pages} pages, {size / 1e6:.1f} MB of tar in {packed / 1e6:.1f} MB of bz2 "
+            f"({size / packed:.1f}:1); {cores} usable cores; least of {args.repeat}"
+        )
         print("| reader | threads | stream s | stream MB/s | records s | records/s | records MB/s |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for threads, (stream, records) in rows.items():
-            print(f"| {'indexed_bzip2' if threads else 'stdlib'} | {threads or 1} | {stream:.2f} | "
-                  f"{size / stream / 1e6:.1f} | {records:.2f} | {count / records:.2f} | {size / records / 1e6:.1f} |")
+            print(
+                f"| {'indexed_bzip2' if threads else 'stdlib'} | {threads or 1} | {stream:.2f} | "
+                f"{size / stream / 1e6:.1f} | {records:.2f} | {count / records:.2f} | {size / records / 1e6:.1f} |"
+            )
         if len(rows) > 1:
             best = min((threads for threads in rows if threads), key=lambda threads: rows[threads][0])
             fastest = min((threads for threads in rows if threads), key=lambda threads: rows[threads][1])
-            print(f"indexed_bzip2 / stdlib: stream {rows[0][0] / rows[best][0]:.2f}x ({best} threads), "
-                  f"records {rows[0][1] / rows[fastest][1]:.2f}x ({fastest} threads)")
+            print(
+                f"indexed_bzip2 / stdlib: stream {rows[0][0] / rows[best][0]:.2f}x ({best} threads), "
+                f"records {rows[0][1] / rows[fastest][1]:.2f}x ({fastest} threads)"
+            )
         else:
             print("indexed_bzip2 is not installed (pip install 'ragbench[fast]'): the stdlib alone")
 

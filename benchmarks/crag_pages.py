@@ -9,6 +9,7 @@ Measures, on synthetic pages of real CRAG page sizes and contents (ragbench.task
      evaluator runs examples (concurrently), against pages-then-LLM done one after the other.
 Prints the figures of one run.  Usage: python benchmarks/crag_pages.py [--pages 50] [--questions 8]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,18 +49,30 @@ def throughput(pages: list[str], sample_size: int = 4000) -> dict[str, float]:
     sample = sentences[:sample_size]
     started = time.perf_counter()
     asyncio.run(embedder.embed(sample))
-    return {"kb_per_page": sum(map(len, pages)) / len(pages) / 1000, "sentences_per_page": len(sentences) / len(pages),
-            "pages_per_s_serial": serial, "pages_per_s_workers": pooled,
-            "sentences_per_s_embedding": len(sample) / (time.perf_counter() - started)}
+    return {
+        "kb_per_page": sum(map(len, pages)) / len(pages) / 1000,
+        "sentences_per_page": len(sentences) / len(pages),
+        "pages_per_s_serial": serial,
+        "pages_per_s_workers": pooled,
+        "sentences_per_s_embedding": len(sample) / (time.perf_counter() - started),
+    }
 
 
 async def overlap(questions: int, pages_per_question: int, sizes: PageSizes, llm_seconds: float) -> dict[str, float]:
     from ragbench.tasks.crag.task import CragTask3
 
     task = CragTask3(kg=False, page_cache="off")  # measure the work, not the cache
-    examples = [Example(id=str(q), question=f"which team won the {q} league season?", docs=[
-        Document(id=None, title="", text="", metadata={"page_result": html})
-        for html in pages(pages_per_question, sizes, 1000 + q)]) for q in range(questions)]
+    examples = [
+        Example(
+            id=str(q),
+            question=f"which team won the {q} league season?",
+            docs=[
+                Document(id=None, title="", text="", metadata={"page_result": html})
+                for html in pages(pages_per_question, sizes, 1000 + q)
+            ],
+        )
+        for q in range(questions)
+    ]
 
     async def one(example: Example) -> None:
         ctx = Context(llm=None, task=task)  # type: ignore[arg-type]
@@ -92,16 +105,22 @@ def main() -> None:
         args.pages, args.questions, args.llm_seconds, sizes = 5, 2, 0.2, PageSizes.small(4_000)
     figures = throughput(pages(args.pages, sizes, 0), 200 if args.quick else 4000)
     print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
-    print("HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "
-          "in worker processes".format(**figures))
+    print(
+        "HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "
+        "in worker processes".format(**figures)
+    )
     print("MiniLM embedding: {sentences_per_s_embedding:.0f} sentences/s".format(**figures))
-    per_question = args.pages / figures["pages_per_s_workers"] + \
-        args.pages * figures["sentences_per_page"] / figures["sentences_per_s_embedding"]
+    per_question = (
+        args.pages / figures["pages_per_s_workers"]
+        + args.pages * figures["sentences_per_page"] / figures["sentences_per_s_embedding"]
+    )
     print(f"=> one Task 3 question ({args.pages} pages) costs ~{per_question:.1f} s of page work on this machine")
     result = asyncio.run(overlap(args.questions, args.pages, sizes, args.llm_seconds))
-    print(f"{args.questions} questions, LLM {args.llm_seconds:.1f} s each: pages-then-LLM one by one "
-          f"{result['sequential_s']:.1f} s, concurrent (the evaluator) {result['concurrent_s']:.1f} s, "
-          f"LLM alone {result['llm_only_s']:.1f} s; ratio {result['sequential_s'] / result['concurrent_s']:.2f}x")
+    print(
+        f"{args.questions} questions, LLM {args.llm_seconds:.1f} s each: pages-then-LLM one by one "
+        f"{result['sequential_s']:.1f} s, concurrent (the evaluator) {result['concurrent_s']:.1f} s, "
+        f"LLM alone {result['llm_only_s']:.1f} s; ratio {result['sequential_s'] / result['concurrent_s']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ taken N times and the least kept, as timeit does: on a shared machine other jobs
   python benchmarks/crag_t3_load.py [--questions 4] [--pages 50] [--small-pages KB] [--embedder PATH]
                                    [--overhead 0.05] [--per-token 2e-5] [--repeat 1] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,7 +95,7 @@ def single_page_costs(pages: int, sizes: PageSizes, embedder: ModelSpec | None, 
     model = embedder.load()
     distinct = sorted(set(sentences))
     sample = random.Random(0).sample(distinct, min(len(distinct), 16 * embedder.where.batch_size))
-    model.encode(sample[:embedder.where.batch_size])  # warm up
+    model.encode(sample[: embedder.where.batch_size])  # warm up
 
     def rate() -> float:
         seconds = math.inf
@@ -134,8 +135,9 @@ def tree_cpu() -> float:
     return total
 
 
-def fastest_run(repeat: int, cold: bool, system: str, archive: Path, folder: Path, page_cache: Path,
-                *rest) -> dict[str, float]:
+def fastest_run(
+    repeat: int, cold: bool, system: str, archive: Path, folder: Path, page_cache: Path, *rest
+) -> dict[str, float]:
     """The run with the least wall time of `repeat`; when `cold`, each on a page cache of its own."""
     runs = []
     for attempt in range(repeat):
@@ -171,11 +173,21 @@ def raw_pipeline(archive: Path, pages_per_record: float, cores: int) -> float:
         return time.perf_counter() - started
 
 
-def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engine: dict, task_args: dict,
-               name: str) -> dict[str, float]:
-    config = RunConfig(tasks=["crag_t3"], system=system, model="scripted:echo", model_args=engine,
-                       data={"crag_t3": str(archive)}, output=str(folder / name), progress=False, overwrite=True,
-                       bootstrap_iters=0, task_args={**task_args, "page_cache": str(page_cache)})
+def run_system(
+    system: str, archive: Path, folder: Path, page_cache: Path, engine: dict, task_args: dict, name: str
+) -> dict[str, float]:
+    config = RunConfig(
+        tasks=["crag_t3"],
+        system=system,
+        model="scripted:echo",
+        model_args=engine,
+        data={"crag_t3": str(archive)},
+        output=str(folder / name),
+        progress=False,
+        overwrite=True,
+        bootstrap_iters=0,
+        task_args={**task_args, "page_cache": str(page_cache)},
+    )
     evaluator = Evaluator(config, registry=installed_registry())
     started, cpu = time.perf_counter(), tree_cpu()
     results = evaluator.run().results
@@ -185,21 +197,36 @@ def run_system(system: str, archive: Path, folder: Path, page_cache: Path, engin
     counts = results["counts"]["crag_t3"]
     if counts["scored"] != counts["records"]:
         raise SystemExit(f"{system}: {counts} - {results.get('failures')}")
-    return {"wall": wall, "cpu": cpu, "examples": counts["records"], "parsed": task.page_work.pages.parsed,
-            "embedded": task.page_work.embedder.texts_encoded, "encode_s": task.page_work.embedder.encode_seconds,
-            "calls": cost["llm_calls"],
-            "tokens": cost["prompt_tokens"] + cost["completion_tokens"]}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "examples": counts["records"],
+        "parsed": task.page_work.pages.parsed,
+        "embedded": task.page_work.embedder.texts_encoded,
+        "encode_s": task.page_work.embedder.encode_seconds,
+        "calls": cost["llm_calls"],
+        "tokens": cost["prompt_tokens"] + cost["completion_tokens"],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=4)
     parser.add_argument("--pages", type=int, default=50)
-    parser.add_argument("--small-pages", type=float, default=None, metavar="KB",
-                        help="log-normal pages of this median size and sigma 1 instead of real CRAG page sizes")
+    parser.add_argument(
+        "--small-pages",
+        type=float,
+        default=None,
+        metavar="KB",
+        help="log-normal pages of this median size and sigma 1 instead of real CRAG page sizes",
+    )
     parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--embedder", default=None, metavar="PATH",
-                        help="vanilla's sentence-transformers folder (default: the packaged all-MiniLM-L6-v2)")
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        metavar="PATH",
+        help="vanilla's sentence-transformers folder (default: the packaged all-MiniLM-L6-v2)",
+    )
     parser.add_argument("--overhead", type=float, default=0.05, help="seconds per engine batch")
     parser.add_argument("--per-token", type=float, default=2e-5, help="seconds per token (prompt + answer)")
     parser.add_argument("--batch", type=int, default=64, help="engine batch limit")
@@ -210,7 +237,9 @@ def main() -> None:
         args.questions, args.pages, args.small_pages = 2, 4, 4.0
     systems = [s for s in args.systems.split(",") if s]
     sizes = CRAG_PAGES if args.small_pages is None else PageSizes.small(int(args.small_pages * 1000))
-    described = ("real CRAG page sizes" if sizes is CRAG_PAGES else "log-normal sigma 1") + f", median {sizes.median / 1000:.0f} kB"
+    described = (
+        "real CRAG page sizes" if sizes is CRAG_PAGES else "log-normal sigma 1"
+    ) + f", median {sizes.median / 1000:.0f} kB"
     engine = {"overhead": args.overhead, "per_token": args.per_token, "batch_size": args.batch}
     cores = workers.usable_cores()
     with tempfile.TemporaryDirectory() as scratch:
@@ -219,61 +248,98 @@ def main() -> None:
         tokenizer = standin_tokenizer(folder / "tokenizer")  # where the 75-token cut falls does not matter here
         embedder = ModelSpec(args.embedder) if "vanilla" in systems else None
         costs = single_page_costs(args.pages, sizes, embedder, args.repeat)
-        task_args = {"kg": False, "tokenizer": str(tokenizer), "judge_protocol": "none",
-                     **({"embedder": args.embedder} if args.embedder else {})}
+        task_args = {
+            "kg": False,
+            "tokenizer": str(tokenizer),
+            "judge_protocol": "none",
+            **({"embedder": args.embedder} if args.embedder else {}),
+        }
         records, read, stream = reading_cpu(archive, args.repeat)  # the stdlib: the least CPU
         stream = 0.0 if parallel_bz2() else stream
         reader = f"indexed_bzip2, {parallel_bz2()} threads" if parallel_bz2() else "stdlib"
         where = embedder.where if embedder else None
-        embedding = "" if where is None else (f"MiniLM {costs['embed_per_s']:.0f} sentences/s ({where.device}, "
-                                              f"{where.precision}, batch {where.batch_size}"
-                                              + (f"; {costs['embed_per_s_cudnn']:.0f} with cuDNN attention"
-                                                 if "embed_per_s_cudnn" in costs else "") + "); ")
-        print(f"{args.questions} questions x {args.pages} pages ({described}); {cores} cores; one page: parse "
-              f"{costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} sentences; reading the archive "
-              f"{read:.1f} CPU s ({records} records; {reader} in the runs); {embedding}engine "
-              f"{args.overhead * 1000:.0f} ms/batch + {args.per_token * 1e6:.0f} us/token, batch {args.batch}", flush=True)
-        print("| system | examples/s | wall s | CPU floor s | engine bound s | ratio | raw s | ÷ raw | CPU s | "
-              "CPU ratio | 2nd system wall s | speed-up |")
+        embedding = (
+            ""
+            if where is None
+            else (
+                f"MiniLM {costs['embed_per_s']:.0f} sentences/s ({where.device}, "
+                f"{where.precision}, batch {where.batch_size}"
+                + (f"; {costs['embed_per_s_cudnn']:.0f} with cuDNN attention" if "embed_per_s_cudnn" in costs else "")
+                + "); "
+            )
+        )
+        print(
+            f"{args.questions} questions x {args.pages} pages ({described}); {cores} cores; one page: parse "
+            f"{costs['parse_s'] * 1000:.0f} ms, {costs['sentences_per_page']:.0f} sentences; reading the archive "
+            f"{read:.1f} CPU s ({records} records; {reader} in the runs); {embedding}engine "
+            f"{args.overhead * 1000:.0f} ms/batch + {args.per_token * 1e6:.0f} us/token, batch {args.batch}",
+            flush=True,
+        )
+        print(
+            "| system | examples/s | wall s | CPU floor s | engine bound s | ratio | raw s | ÷ raw | CPU s | "
+            "CPU ratio | 2nd system wall s | speed-up |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ordered = sorted(systems, key=lambda name: name != "vanilla")  # the first one's cache serves the others
         shared = folder / f"pages_{ordered[0]}.sqlite"
         lines, runs = [], {}
         for system in ordered:
-            cold = fastest_run(args.repeat, True, system, archive, folder, folder / f"pages_{system}.sqlite", engine,
-                               task_args, system)
+            cold = fastest_run(
+                args.repeat, True, system, archive, folder, folder / f"pages_{system}.sqlite", engine, task_args, system
+            )
             warm = fastest_run(args.repeat, False, system, archive, folder, shared, engine, task_args, f"{system}_warm")
             runs[system] = cold, warm
             if cold["embedded"]:
                 rate = cold["embedded"] / cold["encode_s"]
-                lines.append(f"{system}: the run's embedder {rate:.0f} sentences/s in its encode calls "
-                             f"({cold['embedded']} sentences), {rate / costs['embed_per_s']:.2f}x the raw model's")
+                lines.append(
+                    f"{system}: the run's embedder {rate:.0f} sentences/s in its encode calls "
+                    f"({cold['embedded']} sentences), {rate / costs['embed_per_s']:.2f}x the raw model's"
+                )
             embed = cold["embedded"] / costs["embed_per_s"]
             work = read + cold["parsed"] * costs["parse_s"]
             floor = max(stream, work / cores + embed)
             bound = math.ceil(cold["calls"] / args.batch) * args.overhead + args.per_token * cold["tokens"]
-            raw = math.nan if cold["embedded"] else min(raw_pipeline(archive, cold["parsed"] / records, cores)
-                                                        for _ in range(args.repeat))
-            print(f"| {system} | {cold['examples'] / cold['wall']:.3f} | {cold['wall']:.1f} | {floor:.1f} | "
-                  f"{bound:.1f} | {cold['wall'] / max(floor, bound):.2f} | {raw:.1f} | "
-                  f"{cold['wall'] / max(raw, bound):.2f} | {cold['cpu']:.1f} | "
-                  f"{cold['cpu'] / (work + embed * cores):.2f} | {warm['wall']:.1f} | "
-                  f"{cold['wall'] / warm['wall']:.1f}x |", flush=True)
+            raw = (
+                math.nan
+                if cold["embedded"]
+                else min(raw_pipeline(archive, cold["parsed"] / records, cores) for _ in range(args.repeat))
+            )
+            print(
+                f"| {system} | {cold['examples'] / cold['wall']:.3f} | {cold['wall']:.1f} | {floor:.1f} | "
+                f"{bound:.1f} | {cold['wall'] / max(floor, bound):.2f} | {raw:.1f} | "
+                f"{cold['wall'] / max(raw, bound):.2f} | {cold['cpu']:.1f} | "
+                f"{cold['cpu'] / (work + embed * cores):.2f} | {warm['wall']:.1f} | "
+                f"{cold['wall'] / warm['wall']:.1f}x |",
+                flush=True,
+            )
             first = system == ordered[0]  # its own cache: every page in it; another system's: those it parsed
             if (first or ordered[0] in ("vanilla", "llatrieval")) and (warm["parsed"] or (warm["embedded"] and first)):
-                raise SystemExit(f"{system}: the second run parsed {warm['parsed']} pages and embedded "
-                                 f"{warm['embedded']} sentences; the page cache should have answered")
+                raise SystemExit(
+                    f"{system}: the second run parsed {warm['parsed']} pages and embedded "
+                    f"{warm['embedded']} sentences; the page cache should have answered"
+                )
         # reading the records and the harness without page work: a closed-book run on the same archive, after
         # the systems (a first run in the process pays imports the others do not), the least of two at least
-        base = fastest_run(max(2, args.repeat), False, "closed_book", archive, folder, folder / "pages_base.sqlite",
-                           engine, task_args, "closed_book")["wall"]
+        base = fastest_run(
+            max(2, args.repeat),
+            False,
+            "closed_book",
+            archive,
+            folder,
+            folder / "pages_base.sqlite",
+            engine,
+            task_args,
+            "closed_book",
+        )["wall"]
         page_lines = []
         for system, (cold, warm) in runs.items():
             page_work, page_work_2nd = cold["wall"] - base, warm["wall"] - base
-            page_lines.append(f"{system}: {cold['wall'] / cold['examples']:.2f} s per question; beyond reading (wall "
-                              f"less closed_book's {base:.1f} s) {page_work / cold['examples']:.2f} s per question, "
-                              f"the 2nd system's {page_work_2nd / warm['examples']:.3f} s: "
-                              f"{page_work_2nd / page_work if page_work > 0 else math.nan:.3f}x")
+            page_lines.append(
+                f"{system}: {cold['wall'] / cold['examples']:.2f} s per question; beyond reading (wall "
+                f"less closed_book's {base:.1f} s) {page_work / cold['examples']:.2f} s per question, "
+                f"the 2nd system's {page_work_2nd / warm['examples']:.3f} s: "
+                f"{page_work_2nd / page_work if page_work > 0 else math.nan:.3f}x"
+            )
         print("\n".join(page_lines + lines))
 
 

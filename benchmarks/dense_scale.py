@@ -14,6 +14,7 @@ Run: python benchmarks/dense_scale.py [--vectors 1000000] [--types Flat,IVF1024,
      [--hnsw-vectors 100000]     (~10 min at 1M on 2 cores)
      python benchmarks/dense_scale.py --quick                          (seconds)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -116,7 +117,7 @@ def measure_rows(folder: Path, rows: int) -> dict:
     words = " ".join(["passage"] * 100)
     with open(path, "w", encoding="utf-8") as handle:
         for row in range(rows):
-            handle.write(json.dumps({"id": str(row), "contents": f"\"Title {row}\"\n{words} {row}"}) + "\n")
+            handle.write(json.dumps({"id": str(row), "contents": f'"Title {row}"\n{words} {row}'}) + "\n")
     size = path.stat().st_size
     before = rss_bytes()
     started = time.perf_counter()
@@ -130,34 +131,48 @@ def measure_rows(folder: Path, rows: int) -> dict:
 def report(results: dict) -> None:
     """The figures, and each index at 21M passages: its bytes a vector x 21M; a scan's search time (Flat, SQ8, an
     IVF whose list count stays) x 21M / n; HNSW's grows about with log n, so its measured time is shown alone."""
-    print(f"faiss {results['faiss']}, {results['threads']} threads, {DIM}-d float32, k={TOPK}; "
-          f"extrapolated to {WIKI_PASSAGES:,} passages")
+    print(
+        f"faiss {results['faiss']}, {results['threads']} threads, {DIM}-d float32, k={TOPK}; "
+        f"extrapolated to {WIKI_PASSAGES:,} passages"
+    )
     header = "".join(f"  B={b:<5}s" for b in BATCHES)
     print(f"{'index':<12}{'n':>10}{'build s':>9}{'RSS GB':>8}{'B/vec':>7}{header}  at 21M: GB, s/batch of 64")
     for row in results["indexes"]:
         per_vector = row["bytes"] / row["vectors"]
         times = "".join(f"{row['search_s'][b]:9.4f}" for b in BATCHES)
-        at_scale = "" if row["type"].startswith("HNSW") else \
-            f"{row['search_s'][64] * WIKI_PASSAGES / row['vectors']:8.2f}"
-        print(f"{row['type']:<12}{row['vectors']:>10,}{row['build_s']:9.1f}{row['rss'] / GB:8.2f}{per_vector:7.0f}"
-              f"{times}  {per_vector * WIKI_PASSAGES / GB:6.1f}{at_scale}  {row['setting']}")
+        at_scale = (
+            "" if row["type"].startswith("HNSW") else f"{row['search_s'][64] * WIKI_PASSAGES / row['vectors']:8.2f}"
+        )
+        print(
+            f"{row['type']:<12}{row['vectors']:>10,}{row['build_s']:9.1f}{row['rss'] / GB:8.2f}{per_vector:7.0f}"
+            f"{times}  {per_vector * WIKI_PASSAGES / GB:6.1f}{at_scale}  {row['setting']}"
+        )
     if "mmap" in results:
         mapped = results["mmap"]
         times = "".join(f"{mapped['search_s'][b]:9.4f}" for b in BATCHES)
-        print(f"{'Flat mmap':<12}{results['vectors']:>10,}{'':>9}{mapped['rss'] / GB:8.2f}{'':>7}{times}"
-              f"  (page cache touched: {mapped['rss_file'] / GB:.2f} GB)")
+        print(
+            f"{'Flat mmap':<12}{results['vectors']:>10,}{'':>9}{mapped['rss'] / GB:8.2f}{'':>7}{times}"
+            f"  (page cache touched: {mapped['rss_file'] / GB:.2f} GB)"
+        )
     rows = results["rows"]
-    print(f"corpus rows: {rows['rows']:,} rows, {rows['bytes'] / GB:.3f} GB scanned in {rows['seconds']:.2f} s "
-          f"({rows['bytes'] / rows['seconds'] / GB:.2f} GB/s), {rows['rss'] / rows['rows']:.1f} B/row held")
-    print(f"Flat at 21M: {WIKI_PASSAGES:,} x {DIM} x 4 B = {WIKI_PASSAGES * DIM * 4 / GB:.1f} GB; "
-          f"row offsets: {WIKI_PASSAGES:,} x 8 B = {WIKI_PASSAGES * 8 / GB:.2f} GB")
+    print(
+        f"corpus rows: {rows['rows']:,} rows, {rows['bytes'] / GB:.3f} GB scanned in {rows['seconds']:.2f} s "
+        f"({rows['bytes'] / rows['seconds'] / GB:.2f} GB/s), {rows['rss'] / rows['rows']:.1f} B/row held"
+    )
+    print(
+        f"Flat at 21M: {WIKI_PASSAGES:,} x {DIM} x 4 B = {WIKI_PASSAGES * DIM * 4 / GB:.1f} GB; "
+        f"row offsets: {WIKI_PASSAGES:,} x 8 B = {WIKI_PASSAGES * 8 / GB:.2f} GB"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=1_000_000)
-    parser.add_argument("--types", default="Flat,IVF1024,Flat,SQ8,HNSW32",
-                        help="faiss index_factory strings, comma-separated (an IVF's ',Flat' stays with it)")
+    parser.add_argument(
+        "--types",
+        default="Flat,IVF1024,Flat,SQ8,HNSW32",
+        help="faiss index_factory strings, comma-separated (an IVF's ',Flat' stays with it)",
+    )
     parser.add_argument("--hnsw-vectors", type=int, default=100_000, help="HNSW builds slowly: its own, smaller n")
     parser.add_argument("--rows", type=int, default=1_000_000, help="corpus rows for the row scan")
     parser.add_argument("--repeats", type=int, default=3)
@@ -170,17 +185,27 @@ def main() -> None:
     import faiss
 
     kinds = [part.replace("|", ",") for part in args.types.replace(",Flat", "|Flat").split(",")]
-    results: dict = {"faiss": faiss.__version__, "threads": faiss.omp_get_max_threads(), "vectors": args.vectors,
-                     "indexes": []}
+    results: dict = {
+        "faiss": faiss.__version__,
+        "threads": faiss.omp_get_max_threads(),
+        "vectors": args.vectors,
+        "indexes": [],
+    }
     with tempfile.TemporaryDirectory() as scratch:
         for kind in kinds:
             count = args.hnsw_vectors if kind.startswith("HNSW") else args.vectors
             index, seconds, added = build(kind, count, train_size=max(50 * 1024, count // 10))
             setting = set_probes(index, kind)
             path = Path(scratch) / "index"
-            row = {"type": kind, "vectors": count, "build_s": seconds, "rss": added, "bytes": written_bytes(index, path),
-                   "setting": setting,
-                   "search_s": search_times(index, args.repeats)}
+            row = {
+                "type": kind,
+                "vectors": count,
+                "build_s": seconds,
+                "rss": added,
+                "bytes": written_bytes(index, path),
+                "setting": setting,
+                "search_s": search_times(index, args.repeats),
+            }
             results["indexes"].append(row)
             del index
             if kind == "Flat":

@@ -19,6 +19,7 @@ the searches ran (the work is in the pool's worker thread, not on the loop). Eac
 
 Run: python benchmarks/example_retrievers.py [--questions 200] [--dense-questions 40]   (~2 min)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,13 +55,15 @@ def distractor_set(questions: int, seed: int = 0) -> tuple[list[Example], list[l
             title = " ".join(vocab[rng.integers(0, len(vocab), size=int(rng.integers(1, 4)))])
             docs.append(Document(id=f"{q}-{p}", title=title, text=" ".join(sentences)))
         examples.append(Example(id=str(q), question=" ".join(words(10)), docs=docs))
-        queries.append([" ".join(rng.choice(docs[int(rng.integers(0, PASSAGES))].text.split(), size=8))
-                        for _ in range(8)])
+        queries.append(
+            [" ".join(rng.choice(docs[int(rng.integers(0, PASSAGES))].text.split(), size=8)) for _ in range(8)]
+        )
     return examples, queries
 
 
-async def measure(retriever, examples: list[Example], queries: list[list[str]], rounds: int,
-                  mode: str) -> tuple[list[float], float]:
+async def measure(
+    retriever, examples: list[Example], queries: list[list[str]], rounds: int, mode: str
+) -> tuple[list[float], float]:
     """Seconds spent in each round (summed over examples when one by one) and the longest loop stall."""
     retrieval = Retrieval(retriever)
     bound = [retrieval.bind(Context(llm=None, task=None), example) for example in examples]  # type: ignore[arg-type]
@@ -113,8 +116,10 @@ def main() -> None:
         args.questions, args.rounds, args.repeat, args.retrievers = 40, 2, 1, "provided,example_bm25"
     examples, queries = distractor_set(max(args.questions, args.dense_questions))
     words = np.mean([len(d.text.split()) for e in examples for d in e.docs])
-    print(f"{PASSAGES} passages per question ({words:.0f} words each on average), {args.rounds} queries per "
-          f"question, k=5, least of {args.repeat}; load average {os.getloadavg()[0]:.1f} at the start")
+    print(
+        f"{PASSAGES} passages per question ({words:.0f} words each on average), {args.rounds} queries per "
+        f"question, k=5, least of {args.repeat}; load average {os.getloadavg()[0]:.1f} at the start"
+    )
     print("| retriever | mode | round | queries | seconds | ms/query | max loop stall ms |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for name in args.retrievers.split(","):
@@ -125,13 +130,17 @@ def main() -> None:
         print(f"<!-- {name}: loaded and warmed up in {time.perf_counter() - start:.1f} s -->")
         modes = ("pooled", "one by one") + (("direct",) if name != "provided" else ())
         for mode in modes:
-            runs = [asyncio.run(measure(retriever, fresh(examples[:n]), queries[:n], args.rounds, mode))
-                    for _ in range(args.repeat)]
+            runs = [
+                asyncio.run(measure(retriever, fresh(examples[:n]), queries[:n], args.rounds, mode))
+                for _ in range(args.repeat)
+            ]
             spent = [min(run[0][r] for run in runs) for r in range(args.rounds)]
             stall = min(run[1] for run in runs)
             for r, seconds in enumerate(spent, 1):
-                print(f"| {name} | {mode} | {r}{' (indexes)' if r == 1 else ''} | {n} | {seconds:.3f} | "
-                      f"{1000 * seconds / n:.2f} | {1000 * stall:.1f} |")
+                print(
+                    f"| {name} | {mode} | {r}{' (indexes)' if r == 1 else ''} | {n} | {seconds:.3f} | "
+                    f"{1000 * seconds / n:.2f} | {1000 * stall:.1f} |"
+                )
         retriever.close()
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 

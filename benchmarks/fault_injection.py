@@ -6,6 +6,7 @@ Then one request to a port nobody listens on, with the engine's default retries:
     python benchmarks/fault_injection.py            # 100 examples, 30% faults
     python benchmarks/fault_injection.py --quick    # 30 examples
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,6 +52,7 @@ def unreachable() -> tuple[float, str]:
             return str(exc)
         finally:
             await engine.aclose()
+
     started = time.perf_counter()
     message = asyncio.run(ask())
     return time.perf_counter() - started, message
@@ -74,26 +76,58 @@ def main() -> None:
     server.then(*(action for _, action in script))
     with tempfile.TemporaryDirectory(prefix="ragbench-faults-") as tmp:
         data = Path(tmp) / "popqa.jsonl"
-        data.write_text("".join(json.dumps({"id": i, "question": f"Who is person {i}?", "answers": [f"person {i}"],
-                                            "ctxs": [{"title": "T", "text": "x"}]}) + "\n"
-                                for i in range(args.examples)))
+        data.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "id": i,
+                        "question": f"Who is person {i}?",
+                        "answers": [f"person {i}"],
+                        "ctxs": [{"title": "T", "text": "x"}],
+                    }
+                )
+                + "\n"
+                for i in range(args.examples)
+            )
+        )
         started = time.perf_counter()
         try:
-            results = Evaluator(RunConfig(
-                tasks=["popqa"], system="closed_book", model="openai:fake", data={"popqa": str(data)},
-                model_args={"base_url": server.base_url, "timeout": 1.0, "backoff_base": 0.05, "backoff_max": 0.5,
-                            "concurrency": 8},
-                output=str(Path(tmp) / "run"), progress=False), registry=installed_registry()).run().results
+            results = (
+                Evaluator(
+                    RunConfig(
+                        tasks=["popqa"],
+                        system="closed_book",
+                        model="openai:fake",
+                        data={"popqa": str(data)},
+                        model_args={
+                            "base_url": server.base_url,
+                            "timeout": 1.0,
+                            "backoff_base": 0.05,
+                            "backoff_max": 0.5,
+                            "concurrency": 8,
+                        },
+                        output=str(Path(tmp) / "run"),
+                        progress=False,
+                    ),
+                    registry=installed_registry(),
+                )
+                .run()
+                .results
+            )
         finally:
             server.stop()
         wall = time.perf_counter() - started
     counts = results["counts"]["popqa"]
     used = len(server.requests)
     hit = Counter(name for name, _ in script[:used] if name is not None)
-    print(f"{args.examples} examples, fault rate {args.fault_rate:.0%}: {used} requests reached the server, "
-          f"{sum(hit.values())} of them faulted ({', '.join(f'{n} {name}' for name, n in sorted(hit.items()))})")
-    print(f"scored {counts['scored']}/{counts['records']}, failed {counts['failed']}, missing {counts['missing']}, "
-          f"complete {results['complete']}, {wall:.1f} s")
+    print(
+        f"{args.examples} examples, fault rate {args.fault_rate:.0%}: {used} requests reached the server, "
+        f"{sum(hit.values())} of them faulted ({', '.join(f'{n} {name}' for name, n in sorted(hit.items()))})"
+    )
+    print(
+        f"scored {counts['scored']}/{counts['records']}, failed {counts['failed']}, missing {counts['missing']}, "
+        f"complete {results['complete']}, {wall:.1f} s"
+    )
     seconds, message = unreachable()
     print(f"unreachable base URL: failed after {seconds:.2f} s: {message}")
     if not results["complete"]:

@@ -29,6 +29,7 @@ ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
 --quick: 24 examples, a cheap cost, ragbench's side only unless --flashrag-python is given.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -107,8 +108,10 @@ class TimedEngine(ScriptedEngine):
 
 def fake_model(request) -> str:
     """The recorder's continuation for a prompt (the scripted engine applies the stop strings)."""
-    return _timed(RECORDER.respond, request.prompt if request.prompt is not None else
-                  "\n\n".join(m["content"] for m in request.message_dicts()))
+    return _timed(
+        RECORDER.respond,
+        request.prompt if request.prompt is not None else "\n\n".join(m["content"] for m in request.message_dicts()),
+    )
 
 
 def fake_flare_model(request) -> dict:
@@ -133,8 +136,12 @@ def questions_file(n: int, folder: Path) -> Path:
     with path.open("w") as out:
         for i in range(n):
             item = base[i % len(base)]
-            out.write(json.dumps({"id": f"q{i}", "question": f"{item['question']} (#{i})",
-                                  "golden_answers": item["golden_answers"]}) + "\n")
+            out.write(
+                json.dumps(
+                    {"id": f"q{i}", "question": f"{item['question']} (#{i})", "golden_answers": item["golden_answers"]}
+                )
+                + "\n"
+            )
     return path
 
 
@@ -183,13 +190,22 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
     out = work / f"ragbench_{method}"
     model = "fake_flare_model" if method == "flare" else "fake_model"
-    config = RunConfig(tasks=[TASK], system=system, system_args=dict(options), data={TASK: str(data)},
-                       model=f"timed_scripted:flashrag_methods:{model}",
-                       model_args={"overhead": args.overhead, "per_request": args.per_request,
-                                   "batch_size": args.batch_size},
-                       retriever="bm25", retriever_args={"index": str(index)}, metrics=[], output=str(out),
-                       cache=str(work / f"cache_{method}.sqlite"), progress=False, bootstrap_iters=0,
-                       max_inflight=args.max_inflight)
+    config = RunConfig(
+        tasks=[TASK],
+        system=system,
+        system_args=dict(options),
+        data={TASK: str(data)},
+        model=f"timed_scripted:flashrag_methods:{model}",
+        model_args={"overhead": args.overhead, "per_request": args.per_request, "batch_size": args.batch_size},
+        retriever="bm25",
+        retriever_args={"index": str(index)},
+        metrics=[],
+        output=str(out),
+        cache=str(work / f"cache_{method}.sqlite"),
+        progress=False,
+        bootstrap_iters=0,
+        max_inflight=args.max_inflight,
+    )
     registry = installed_registry()
     registry.add_catalog({"engines": {"timed_scripted": {"target": "flashrag_methods:TimedEngine"}}}, "benchmark")
     evaluator = Evaluator(config, registry)
@@ -201,17 +217,35 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     seconds = time.perf_counter() - FIRST_CALL[0]
     calls, chains = traced_calls(out)
     bound, sent = lower_bound(args.batch_size, args.overhead, args.per_request, chains)
-    return {"seconds": seconds, "batching": BATCH_ENDS[-1] - FIRST_CALL[0], "bound": bound + sum(MODEL_SECONDS),
-            "calls": calls, "sent": sent,
-            "complete": outcome.results.get("complete")}
+    return {
+        "seconds": seconds,
+        "batching": BATCH_ENDS[-1] - FIRST_CALL[0],
+        "bound": bound + sum(MODEL_SECONDS),
+        "calls": calls,
+        "sent": sent,
+        "complete": outcome.results.get("complete"),
+    }
 
 
 def flashrag_side(method: str, data: Path, args: argparse.Namespace) -> dict | None:
     if not args.flashrag_python or not Path(args.flashrag_python).exists():
         return None
-    command = [args.flashrag_python, str(HERE / "support" / "flashrag_side.py"), method, str(data), "--overhead",
-               str(args.overhead), "--per-request", str(args.per_request), "--batch-size", str(args.batch_size),
-               "--work", args.flashrag_work, "--src", args.flashrag_src]
+    command = [
+        args.flashrag_python,
+        str(HERE / "support" / "flashrag_side.py"),
+        method,
+        str(data),
+        "--overhead",
+        str(args.overhead),
+        "--per-request",
+        str(args.per_request),
+        "--batch-size",
+        str(args.batch_size),
+        "--work",
+        args.flashrag_work,
+        "--src",
+        args.flashrag_src,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -223,13 +257,26 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--overhead", type=float, default=0.05, help="seconds per batch")
     parser.add_argument("--per-request", type=float, default=0.002, help="seconds per request in a batch")
-    parser.add_argument("--batch-size", type=int, default=256, help="requests the engine computes at once (vLLM's "
-                        "max_num_seqs), on both sides")
-    parser.add_argument("--max-inflight", type=int, default=None, help="ragbench's examples in flight (default: two "
-                        "batches, so the examples one batch answered run while the next computes)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=256,
+        help="requests the engine computes at once (vLLM's max_num_seqs), on both sides",
+    )
+    parser.add_argument(
+        "--max-inflight",
+        type=int,
+        default=None,
+        help="ragbench's examples in flight (default: two "
+        "batches, so the examples one batch answered run while the next computes)",
+    )
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
-    parser.add_argument("--flashrag-python", default=None, help=f"a Python with FlashRAG installed (default "
-                        f"{DEFAULT_FLASHRAG} when it exists; --quick: none unless given)")
+    parser.add_argument(
+        "--flashrag-python",
+        default=None,
+        help=f"a Python with FlashRAG installed (default "
+        f"{DEFAULT_FLASHRAG} when it exists; --quick: none unless given)",
+    )
     parser.add_argument("--flashrag-src", default="/tmp/flashrag-src")
     parser.add_argument("--flashrag-work", default="/tmp/flashrag-parity-work")
     parser.add_argument("--quick", action="store_true")
@@ -247,11 +294,15 @@ def main() -> None:
         data = questions_file(args.examples, work)
         index = work / "index"
         build_index(FIXTURES / "corpus.jsonl", index, "bm25", progress=False, registry=registry)
-        print(f"{args.examples} examples; engine cost {args.overhead}s per batch + {args.per_request}s per request, "
-              f"batch limit {args.batch_size}")
-        print(f"{'method':<21} {'FlashRAG s':>10} {'generates':>9} {'calls':>6} {'ragbench s':>10} {'batching s':>10} "
-              f"{'calls':>6} "
-              f"{'sent':>6} {'bound s':>8} {'FlashRAG/ragbench':>17} {'ragbench/bound':>14} {'batching/bound':>14}")
+        print(
+            f"{args.examples} examples; engine cost {args.overhead}s per batch + {args.per_request}s per request, "
+            f"batch limit {args.batch_size}"
+        )
+        print(
+            f"{'method':<21} {'FlashRAG s':>10} {'generates':>9} {'calls':>6} {'ragbench s':>10} {'batching s':>10} "
+            f"{'calls':>6} "
+            f"{'sent':>6} {'bound s':>8} {'FlashRAG/ragbench':>17} {'ragbench/bound':>14} {'batching/bound':>14}"
+        )
         for method in args.methods:
             system = METHODS[method][0]
             if system not in systems:
@@ -265,9 +316,11 @@ def main() -> None:
             else:
                 flash = f"{theirs['seconds']:>10.2f} {theirs['batches']:>9} {theirs['requests']:>6}"
                 ratio = f"{theirs['seconds'] / ours['seconds']:>16.2f}x"
-            print(f"{method:<21} {flash} {ours['seconds']:>10.2f} {ours['batching']:>10.2f} {ours['calls']:>6} "
-                  f"{ours['sent']:>6} {ours['bound']:>8.2f} {ratio} {ours['seconds'] / ours['bound']:>13.2f}x "
-                  f"{ours['batching'] / ours['bound']:>13.2f}x")
+            print(
+                f"{method:<21} {flash} {ours['seconds']:>10.2f} {ours['batching']:>10.2f} {ours['calls']:>6} "
+                f"{ours['sent']:>6} {ours['bound']:>8.2f} {ratio} {ours['seconds'] / ours['bound']:>13.2f}x "
+                f"{ours['batching'] / ours['bound']:>13.2f}x"
+            )
 
 
 if __name__ == "__main__":

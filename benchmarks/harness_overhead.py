@@ -14,6 +14,7 @@ the plan, finalising samples and aggregating with the bootstrap).
 
 Run: python benchmarks/harness_overhead.py [--records 5000] [--profile]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,11 +32,15 @@ from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.llm_calls import Request, Sampling
 
-WORDS = ("the of river city born film album director capital population year wrote sang played "
-         "married founded located occupation country genre author team league station county "
-         "province mountain language species company university novel series").split()
-PROPS = ("occupation place of birth genre father country producer director capital screenwriter "
-         "composer color religion sport author mother capital_of").split()
+WORDS = (
+    "the of river city born film album director capital population year wrote sang played "
+    "married founded located occupation country genre author team league station county "
+    "province mountain language species company university novel series"
+).split()
+PROPS = (
+    "occupation place of birth genre father country producer director capital screenwriter "
+    "composer color religion sport author mother capital_of"
+).split()
 
 
 def write_popqa(path: Path, records: int, ctxs: int, seed: int) -> None:
@@ -52,17 +57,30 @@ def write_popqa(path: Path, records: int, ctxs: int, seed: int) -> None:
                 "answers": [words(1, 3) for _ in range(rng.randint(1, 4))],
                 "id": i,
                 "prop": rng.choice(PROPS),
-                "ctxs": [{"id": str(rng.randrange(21_000_000)), "title": subject,
-                          "text": words(80, 120), "score": round(rng.uniform(0.5, 2.0), 4)}
-                         for _ in range(ctxs)],
+                "ctxs": [
+                    {
+                        "id": str(rng.randrange(21_000_000)),
+                        "title": subject,
+                        "text": words(80, 120),
+                        "score": round(rng.uniform(0.5, 2.0), 4),
+                    }
+                    for _ in range(ctxs)
+                ],
             }
             handle.write(json.dumps(record) + "\n")
 
 
 def config(data: Path, output: Path, cache: Path | None, bootstrap: int) -> RunConfig:
-    return RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                     output=str(output), cache=str(cache) if cache else None, progress=False,
-                     bootstrap_iters=bootstrap)
+    return RunConfig(
+        tasks=["popqa"],
+        system="vanilla",
+        model="scripted:echo",
+        data={"popqa": str(data)},
+        output=str(output),
+        cache=str(cache) if cache else None,
+        progress=False,
+        bootstrap_iters=bootstrap,
+    )
 
 
 def timed_run(cfg: RunConfig) -> tuple[float, dict]:
@@ -86,21 +104,23 @@ def raw_engine(cfg: RunConfig, batch: int) -> tuple[float, float, int]:
     engine = ScriptedEngine("echo")
     started = time.perf_counter()
     for start in range(0, len(requests), batch):
-        engine.generate(requests[start:start + batch])
+        engine.generate(requests[start : start + batch])
     return prep, time.perf_counter() - started, len(requests)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--quick", action="store_true", help="300 records (CI)")
     parser.add_argument("--ctxs", type=int, default=5, help="passages per record")
     parser.add_argument("--bootstrap-iters", type=int, default=1000)
     parser.add_argument("--engine-batch", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--profile", action="store_true",
-                        help="also profile one cold run with cProfile and print the top 15 functions")
+    parser.add_argument(
+        "--profile", action="store_true", help="also profile one cold run with cProfile and print the top 15 functions"
+    )
     parser.add_argument("--keep", action="store_true", help="keep (and print) the temporary directory")
     args = parser.parse_args()
     if args.quick:
@@ -110,8 +130,10 @@ def main() -> None:
     tmp = Path(tmp_handle.name)
     data = tmp / "popqa.jsonl"
     write_popqa(data, args.records, args.ctxs, args.seed)
-    print(f"{args.records} PopQA-format records, {args.ctxs} ctxs each ({data.stat().st_size / 1e6:.1f} MB), "
-          f"system vanilla, model scripted:echo, bootstrap_iters={args.bootstrap_iters}")
+    print(
+        f"{args.records} PopQA-format records, {args.ctxs} ctxs each ({data.stat().st_size / 1e6:.1f} MB), "
+        f"system vanilla, model scripted:echo, bootstrap_iters={args.bootstrap_iters}"
+    )
 
     # not reported: imports plugins, metrics and numpy paths once, so "cold" means a cold cache only
     warmup = config(data, tmp / "warmup", None, args.bootstrap_iters)
@@ -138,13 +160,17 @@ def main() -> None:
         exec_cols = f"{exec_s:8.2f} {n / exec_s:10.0f}" if exec_s else f"{'':8} {'':10}"
         print(f"{name:<34} {seconds:8.2f} {n / seconds:10.0f} {exec_cols}")
     print()
-    print(f"harness overhead: cold run / engine alone = {cold_s / engine_s:.0f}x, "
-          f"warm run / engine alone = {warm_s / engine_s:.0f}x; "
-          f"cold run / (parse + prompts + engine) = {cold_s / (prep_s + engine_s):.1f}x; "
-          f"warm/cold = {warm_s / cold_s:.2f}")
-    print(f"per example: cold {1e3 * cold_s / n:.2f} ms, warm {1e3 * warm_s / n:.2f} ms, "
-          f"engine {1e6 * engine_s / n:.1f} us; outside exec (plan, finalize, aggregate): "
-          f"cold {cold_s - cold['cost']['wall_seconds']:.2f} s, warm {warm_s - warm['cost']['wall_seconds']:.2f} s")
+    print(
+        f"harness overhead: cold run / engine alone = {cold_s / engine_s:.0f}x, "
+        f"warm run / engine alone = {warm_s / engine_s:.0f}x; "
+        f"cold run / (parse + prompts + engine) = {cold_s / (prep_s + engine_s):.1f}x; "
+        f"warm/cold = {warm_s / cold_s:.2f}"
+    )
+    print(
+        f"per example: cold {1e3 * cold_s / n:.2f} ms, warm {1e3 * warm_s / n:.2f} ms, "
+        f"engine {1e6 * engine_s / n:.1f} us; outside exec (plan, finalize, aggregate): "
+        f"cold {cold_s - cold['cost']['wall_seconds']:.2f} s, warm {warm_s - warm['cost']['wall_seconds']:.2f} s"
+    )
 
     if args.profile:
         profiler = cProfile.Profile()
@@ -156,9 +182,11 @@ def main() -> None:
             out = io.StringIO()
             pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(order).print_stats(15)
             text = out.getvalue()
-            print(f"\ncProfile of one cold run (main thread only; engine batches run in worker threads), "
-                  f"top 15 by {order}:")
-            print(text[text.index("   ncalls"):].rstrip())
+            print(
+                f"\ncProfile of one cold run (main thread only; engine batches run in worker threads), "
+                f"top 15 by {order}:"
+            )
+            print(text[text.index("   ncalls") :].rstrip())
 
     if args.keep:
         print(f"\nkept {tmp}")

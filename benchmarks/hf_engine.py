@@ -21,6 +21,7 @@ Run: python benchmarks/hf_engine.py [--model embedded|DIR] [--prompts 32] [--tok
                                    [--raw-batches 16,32] [--repeat 1] [--quick]
      (--raw PROMPTS OUT MODEL_DIR BATCH is the raw script, run by part 2 in its own process)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ("river city film album director capital population band novel team league station county "
-         "province mountain language species company university series").split()
+WORDS = (
+    "river city film album director capital population band novel team league station county "
+    "province mountain language species company university series"
+).split()
 PROPS = ("occupation", "place of birth", "genre", "director", "capital", "author", "country")
 
 
@@ -47,8 +50,9 @@ def write_popqa(path: Path, count: int) -> list[str]:
             subject = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4))).title()
             question = f"What is {subject}'s {rng.choice(PROPS)}?"
             questions.append(question)
-            handle.write(json.dumps({"id": i, "question": question, "answers": ["x"], "prop": "genre", "ctxs": []})
-                         + "\n")
+            handle.write(
+                json.dumps({"id": i, "question": question, "answers": ["x"], "prop": "genre", "ctxs": []}) + "\n"
+            )
     return questions
 
 
@@ -58,11 +62,11 @@ def raw_generate(torch, model, tokenizer, prompts: list[str], batch: int, tokens
     texts: list[str] = [""] * len(prompts)
     generated = 0
     for start in range(0, len(order), batch):
-        rows = order[start:start + batch]
+        rows = order[start : start + batch]
         inputs = tokenizer([prompts[i] for i in rows], return_tensors="pt", padding=True).to(model.device)
         with torch.inference_mode():
             out = model.generate(**inputs, max_new_tokens=tokens, do_sample=False)
-        new = out[:, inputs["input_ids"].shape[1]:]
+        new = out[:, inputs["input_ids"].shape[1] :]
         for row, ids in zip(rows, new.tolist()):
             kept = [t for t in ids if t != tokenizer.pad_token_id]
             generated += len(kept)
@@ -113,8 +117,9 @@ def load_engine(model: str, batch: int | str):
     return engine, time.perf_counter() - started
 
 
-def generation(model: str, prompts: list[str], batch: int | str, raw_batches: list[int], tokens: int,
-               repeat: int) -> int:
+def generation(
+    model: str, prompts: list[str], batch: int | str, raw_batches: list[int], tokens: int, repeat: int
+) -> int:
     """Part 1; returns the raw loop's best batch size."""
     from ragbench._values.llm_calls import Request, Sampling
 
@@ -126,11 +131,15 @@ def generation(model: str, prompts: list[str], batch: int | str, raw_batches: li
             from ragbench._engines.embedded import default_cache_dir
             from ragbench._engines.hf_batching import CACHE_FILE
 
-            print(f"batch_size=auto: {engine.max_batch_size} rows (engine load {load:.1f} s, the search included; "
-                  f"a second load {again:.1f} s, the size read from {default_cache_dir() / CACHE_FILE})")
+            print(
+                f"batch_size=auto: {engine.max_batch_size} rows (engine load {load:.1f} s, the search included; "
+                f"a second load {again:.1f} s, the size read from {default_cache_dir() / CACHE_FILE})"
+            )
         else:
-            print(f"batch_size=auto on the CPU: {engine.max_batch_size} rows, no search (engine loads {load:.1f} "
-                  f"and {again:.1f} s)")
+            print(
+                f"batch_size=auto on the CPU: {engine.max_batch_size} rows, no search (engine loads {load:.1f} "
+                f"and {again:.1f} s)"
+            )
     torch, raw_model, tokenizer = load_raw(model_dir(model))
     requests = [Request(prompt=p, sampling=Sampling(max_tokens=tokens)) for p in prompts]
     started = time.perf_counter()
@@ -154,14 +163,18 @@ def generation(model: str, prompts: list[str], batch: int | str, raw_batches: li
     best = min(raw_runs, key=lambda size: raw_runs[size][0] / raw_runs[size][1])
     raw, raw_tokens, texts = raw_runs[best]
     same = sum(r.text.strip() == t.strip() for r, t in zip(responses, texts))
-    print(f"1. generation, {len(prompts)} prompts x <= {tokens} new tokens, ragbench batch {engine.max_batch_size}, "
-          f"{engine.device}, {engine.dtype}, least of {repeat} (first call: ragbench {first['ragbench']:.2f} s, "
-          f"raw {first['raw']:.2f} s)")
+    print(
+        f"1. generation, {len(prompts)} prompts x <= {tokens} new tokens, ragbench batch {engine.max_batch_size}, "
+        f"{engine.device}, {engine.dtype}, least of {repeat} (first call: ragbench {first['ragbench']:.2f} s, "
+        f"raw {first['raw']:.2f} s)"
+    )
     print(f"   ragbench HFEngine.generate  {ours:7.2f} s  {our_tokens / ours:8.1f} tokens/s")
     for size, (seconds, generated, _) in raw_runs.items():
         print(f"   raw model.generate, batch {size:<4} {seconds:7.2f} s  {generated / seconds:8.1f} tokens/s")
-    print(f"   ragbench / raw at its best batch ({best}), tokens/s: {(our_tokens / ours) / (raw_tokens / raw):.2f}x; "
-          f"identical outputs {same}/{len(prompts)}")
+    print(
+        f"   ragbench / raw at its best batch ({best}), tokens/s: {(our_tokens / ours) / (raw_tokens / raw):.2f}x; "
+        f"identical outputs {same}/{len(prompts)}"
+    )
     return best
 
 
@@ -172,10 +185,32 @@ def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: 
     write_popqa(data, count)
     out = work / "run"
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ragbench._cli.main", "--tasks", "popqa", "--system", "closed_book",
-                           "--system-arg", f"max_tokens={tokens}", "--model", f"hf:{model}", "--model-arg",
-                           f"batch_size={batch}", "--data", f"popqa={data}", "--output", str(out), "--no-progress",
-                           "--bootstrap-iters", "0"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragbench._cli.main",
+            "--tasks",
+            "popqa",
+            "--system",
+            "closed_book",
+            "--system-arg",
+            f"max_tokens={tokens}",
+            "--model",
+            f"hf:{model}",
+            "--model-arg",
+            f"batch_size={batch}",
+            "--data",
+            f"popqa={data}",
+            "--output",
+            str(out),
+            "--no-progress",
+            "--bootstrap-iters",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+    )
     ours = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"ragbench run failed:\n{done.stderr[-2000:]}")
@@ -184,17 +219,23 @@ def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: 
     prompts_file, raw_out = work / "prompts.jsonl", work / "raw.jsonl"
     prompts_file.write_text("".join(json.dumps(c) + "\n" for c in calls), encoding="utf-8")
     started = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--raw", str(prompts_file), str(raw_out),
-                    model_dir(model), str(raw_batch)], check=True)
+    subprocess.run(
+        [sys.executable, __file__, "--raw", str(prompts_file), str(raw_out), model_dir(model), str(raw_batch)],
+        check=True,
+    )
     raw = time.perf_counter() - started
     raw_texts = [json.loads(line)["output"] for line in raw_out.read_text().splitlines()]
     same = sum(s["trace"][0]["response"]["texts"][0].strip() == t.strip() for s, t in zip(samples, raw_texts))
-    print(f"2. end to end from a fresh process, {count} closed-book PopQA questions x <= {tokens} tokens, "
-          f"batch {batch} (raw script: {raw_batch})")
+    print(
+        f"2. end to end from a fresh process, {count} closed-book PopQA questions x <= {tokens} tokens, "
+        f"batch {batch} (raw script: {raw_batch})"
+    )
     cost = read_results(out / "results.json", "benchmarks/hf_engine.py").cost
-    print(f"   ragbench run  {ours:7.2f} s   raw script  {raw:7.2f} s   raw / ragbench: {raw / ours:.2f}x; "
-          f"identical outputs {same}/{count}; the run: {cost['batches']} batch(es), wall_seconds "
-          f"{cost['wall_seconds']:.2f} in results.json")
+    print(
+        f"   ragbench run  {ours:7.2f} s   raw script  {raw:7.2f} s   raw / ragbench: {raw / ours:.2f}x; "
+        f"identical outputs {same}/{count}; the run: {cost['batches']} batch(es), wall_seconds "
+        f"{cost['wall_seconds']:.2f} in results.json"
+    )
 
 
 def main() -> None:
@@ -203,8 +244,11 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--tokens", type=int, default=32)
     parser.add_argument("--batch-size", default="16", help="rows per batch for ragbench, or auto")
-    parser.add_argument("--raw-batches", default=None, help="the raw loop's batch sizes to try (default: --batch-size, "
-                                                            "or 32,64,128,256 with auto)")
+    parser.add_argument(
+        "--raw-batches",
+        default=None,
+        help="the raw loop's batch sizes to try (default: --batch-size, or 32,64,128,256 with auto)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="part 1's timings taken this many times, the least kept")
     parser.add_argument("--quick", action="store_true", help="4 prompts x 4 tokens")
     parser.add_argument("--raw", nargs=4, metavar=("PROMPTS", "OUT", "MODEL_DIR", "BATCH"), help=argparse.SUPPRESS)
@@ -215,11 +259,14 @@ def main() -> None:
     if args.quick:
         args.prompts, args.tokens, args.batch_size = 4, 4, "2"
     batch = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
-    raw_batches = [int(size) for size in (args.raw_batches or ("32,64,128,256" if batch == "auto" else str(batch))).split(",")]
+    raw_batches = [
+        int(size) for size in (args.raw_batches or ("32,64,128,256" if batch == "auto" else str(batch))).split(",")
+    ]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory() as scratch:
-        prompts = [f"### Instruction:\n{q}\n\n### Response:\n" for q in write_popqa(Path(scratch) / "q.jsonl",
-                                                                                    args.prompts)]
+        prompts = [
+            f"### Instruction:\n{q}\n\n### Response:\n" for q in write_popqa(Path(scratch) / "q.jsonl", args.prompts)
+        ]
         best = generation(args.model, prompts, batch, raw_batches, args.tokens, args.repeat)
         end_to_end(args.model, Path(scratch), args.prompts, batch, best, args.tokens)
 

@@ -24,6 +24,7 @@ LLM call (its cost is about calls * (overhead + per_request)).
 
 Run: python benchmarks/llatrieval_speed.py [--examples 948 --overhead 0.02 --per-request 0.0005 -B 64]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,10 @@ from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.tasks.alce.tasks import AlceAsqa
 
 TABLE5_ASQA = (948, 169, 105, 84)  # examples in iterations 1..4 (paper Table 5, passage style)
-WORDS = ("rain record monsoon village district india album song film director released season "
-         "team league award river mountain capital island election party century war treaty").split()
+WORDS = (
+    "rain record monsoon village district india album song film director released season "
+    "team league award river mountain capital island election party century war treaty"
+).split()
 
 
 def digest(text: str, n: int = 8) -> str:
@@ -78,14 +81,18 @@ def make_examples(n: int, seed: int) -> tuple[list[Example], dict[int, int]]:
     """ASQA-shaped questions (2-4 gold sub-questions) and each one's plan: the iteration whose
     documents pass verification (4 = never verified), in the shares of Table 5."""
     active = [round(count * n / TABLE5_ASQA[0]) for count in TABLE5_ASQA]
-    plans = [1] * (active[0] - active[1]) + [2] * (active[1] - active[2]) + [3] * (active[2] - active[3]) + [4] * active[3]
+    plans = (
+        [1] * (active[0] - active[1]) + [2] * (active[1] - active[2]) + [3] * (active[2] - active[3]) + [4] * active[3]
+    )
     random.Random(seed).shuffle(plans)
     examples = []
     for i in range(n):
         rng = random.Random(f"{seed}-{i}")
         question = f"[ex{i}] Who {words(f'q{i}', rng.randint(5, 14))}?"
-        pairs = [{"question": f"{question} (sense {j + 1})", "short_answers": [f"answer {i}.{j}"]}
-                 for j in range(rng.randint(2, 4))]
+        pairs = [
+            {"question": f"{question} (sense {j + 1})", "short_answers": [f"answer {i}.{j}"]}
+            for j in range(rng.randint(2, 4))
+        ]
         examples.append(Example(id=str(i), question=question, gold={"qa_pairs": pairs, "answer": ""}, index=i))
     return examples, dict(enumerate(plans))
 
@@ -107,8 +114,17 @@ class SimulatedRetriever(Retriever):
         for query in queries:
             found = re.search(r"round (\d+)", query)
             tag, key = (found.group(1) if found else "0"), digest(query)
-            out.append([Document(id=f"{key}-{j}", title=f"Page {key} {j}", score=float(k - j),
-                                 text=f"Passage {key}-{j} round {tag}: {words(key + str(j), 70)}.") for j in range(k)])
+            out.append(
+                [
+                    Document(
+                        id=f"{key}-{j}",
+                        title=f"Page {key} {j}",
+                        score=float(k - j),
+                        text=f"Passage {key}-{j} round {tag}: {words(key + str(j), 70)}.",
+                    )
+                    for j in range(k)
+                ]
+            )
         return out
 
 
@@ -203,7 +219,7 @@ def run_ragbench(system, examples, task, engine, retriever, max_inflight: int):
 def generate(engine, requests: list[Request], batch: int) -> list[str]:
     texts = []
     for start in range(0, len(requests), batch):
-        for result in engine.generate(requests[start:start + batch]):
+        for result in engine.generate(requests[start : start + batch]):
             if isinstance(result, Exception):
                 raise result
             texts.append(result.text)
@@ -212,9 +228,15 @@ def generate(engine, requests: list[Request], batch: int) -> list[str]:
 
 def run_stage_by_stage(system: LLatrieval, examples, task, engine, retriever, batch: int):
     """The same algorithm, reorganised so that every active example does each step together."""
-    sampling = {name: Sampling.make(max_tokens=tokens, temperature=0.0) for name, tokens in (
-        ("summarize", system.summary_max_tokens), ("select", system.select_max_tokens),
-        ("verify", system.verify_max_tokens), ("update", system.update_max_tokens))}
+    sampling = {
+        name: Sampling.make(max_tokens=tokens, temperature=0.0)
+        for name, tokens in (
+            ("summarize", system.summary_max_tokens),
+            ("select", system.select_max_tokens),
+            ("verify", system.verify_max_tokens),
+            ("update", system.update_max_tokens),
+        )
+    }
     questions = {e.index: system.questions(e) for e in examples}
     text = {i: "\n".join(q) for i, q in questions.items()}
     selected: dict[int, list[Document]] = {e.index: [] for e in examples}
@@ -224,14 +246,29 @@ def run_stage_by_stage(system: LLatrieval, examples, task, engine, retriever, ba
         if t == 0:
             queries = [text[i] for i in active]
         else:
-            queries = generate(engine, [Request.chat(chat(UPDATE_SYSTEM[system.query_style], update_message(
-                text[i], selected[i])), sampling["update"]) for i in active], batch)
+            queries = generate(
+                engine,
+                [
+                    Request.chat(
+                        chat(UPDATE_SYSTEM[system.query_style], update_message(text[i], selected[i])),
+                        sampling["update"],
+                    )
+                    for i in active
+                ],
+                batch,
+            )
         retrieved = []
         for start in range(0, len(queries), retriever.max_batch_size):
-            retrieved += retriever.search(queries[start:start + retriever.max_batch_size], system.retrieve_top)
+            retrieved += retriever.search(queries[start : start + retriever.max_batch_size], system.retrieve_top)
         pairs = [(i, doc) for i, docs in zip(active, retrieved) for doc in docs[: system.summarize_top]]
-        summaries = generate(engine, [Request.chat(summary_messages(text[i], doc, system.summary_style),
-                                                   sampling["summarize"]) for i, doc in pairs], batch)
+        summaries = generate(
+            engine,
+            [
+                Request.chat(summary_messages(text[i], doc, system.summary_style), sampling["summarize"])
+                for i, doc in pairs
+            ],
+            batch,
+        )
         for (_, doc), summary in zip(pairs, summaries):
             doc.metadata[SUMMARY_KEY] = collapse_whitespace(summary)
         to_browse = {i: (selected[i] if t else []) + docs[: system.doc_num] for i, docs in zip(active, retrieved)}
@@ -246,23 +283,39 @@ def run_stage_by_stage(system: LLatrieval, examples, task, engine, retriever, ba
                 to_browse[i] = deferred + to_browse[i][take:]
                 round_ids.append(i)
                 shown_lists.append(shown)
-                requests.append(Request.chat(chat(SELECT_SYSTEM, candidates_message(
-                    questions[i], shown, system.k, system.use_title)), sampling["select"]))
+                requests.append(
+                    Request.chat(
+                        chat(SELECT_SYSTEM, candidates_message(questions[i], shown, system.k, system.use_title)),
+                        sampling["select"],
+                    )
+                )
             for i, shown, reply in zip(round_ids, shown_lists, generate(engine, requests, batch)):
                 kept[i] = [shown[j] for j in parse_selection(reply, len(shown), system.k)]
         for i in active:
             selected[i] = kept[i]
         if t == system.max_iterations - 1:
             break
-        verdicts = generate(engine, [Request.chat(chat(judge, candidates_message(
-            questions[i], selected[i][: system.k], system.k, system.use_title)), sampling["verify"]) for i in active], batch)
+        verdicts = generate(
+            engine,
+            [
+                Request.chat(
+                    chat(judge, candidates_message(questions[i], selected[i][: system.k], system.k, system.use_title)),
+                    sampling["verify"],
+                )
+                for i in active
+            ],
+            batch,
+        )
         active = [i for i, verdict in zip(active, verdicts) if "[YES]" not in verdict]
         if not active:
             break
-    answer_sampling = Sampling.make(max_tokens=system.answer_max_tokens, temperature=system.answer_temperature, top_p=1.0)
+    answer_sampling = Sampling.make(
+        max_tokens=system.answer_max_tokens, temperature=system.answer_temperature, top_p=1.0
+    )
     prompting = task.prompting
-    prompts = [prompting.chat_messages(prompting.build_prompt(e, selected[e.index], shot=system.answer_shot))
-               for e in examples]
+    prompts = [
+        prompting.chat_messages(prompting.build_prompt(e, selected[e.index], shot=system.answer_shot)) for e in examples
+    ]
     answers = generate(engine, [Request.chat(m, answer_sampling) for m in prompts], batch)
     return [(prompting.postprocess(a), [d.id for d in selected[e.index]]) for e, a in zip(examples, answers)]
 
@@ -273,8 +326,9 @@ def outcome(predictions) -> list[tuple[str, list[str]]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--examples", type=int, default=948)
     parser.add_argument("--overhead", type=float, default=0.02, help="seconds per engine batch")
     parser.add_argument("--per-request", type=float, default=0.0005, help="seconds per request in a batch")
@@ -294,8 +348,9 @@ def main() -> None:
     B = args.batch_size
 
     def engine():
-        return ScriptedEngine("llatrieval-bench", script=script, overhead=args.overhead,
-                              per_request=args.per_request, batch_size=B)
+        return ScriptedEngine(
+            "llatrieval-bench", script=script, overhead=args.overhead, per_request=args.per_request, batch_size=B
+        )
 
     def retriever():
         return SimulatedRetriever(args.retrieval_overhead, args.retrieval_per_query)
@@ -307,11 +362,15 @@ def main() -> None:
     seconds_c = time.perf_counter() - started
     stats = system.statistics([sample_record(e, p) for e, p in zip(examples, predictions)])
     calls, queries = sum(engine_c.batch_sizes), sum(retriever_c.batch_sizes)
-    print(f"workload: {len(examples)} ASQA-shaped examples; examples per iteration {stats['examples_per_iteration']}; "
-          f"document candidates per example {stats['document_candidates_per_example']}; LLM calls per example "
-          f"{stats['llm_calls_per_example']}")
-    print(f"{calls} LLM calls, {queries} search queries; engine {args.overhead}s + {args.per_request}s*n per batch, "
-          f"B={B}; retriever {args.retrieval_overhead}s + {args.retrieval_per_query}s*n per search (<= 64 queries)")
+    print(
+        f"workload: {len(examples)} ASQA-shaped examples; examples per iteration {stats['examples_per_iteration']}; "
+        f"document candidates per example {stats['document_candidates_per_example']}; LLM calls per example "
+        f"{stats['llm_calls_per_example']}"
+    )
+    print(
+        f"{calls} LLM calls, {queries} search queries; engine {args.overhead}s + {args.per_request}s*n per batch, "
+        f"B={B}; retriever {args.retrieval_overhead}s + {args.retrieval_per_query}s*n per search (<= 64 queries)"
+    )
 
     engine_b, retriever_b = engine(), retriever()
     started = time.perf_counter()
@@ -334,8 +393,13 @@ def main() -> None:
     bound_batches = math.ceil(calls / B)
     bound = bound_batches * args.overhead + calls * args.per_request
     rows = [
-        ("(a) one call at a time*", scaled_a, calls, calls,
-         f"* measured {seconds_a:.2f}s for {len(subset)} examples / {calls_a} calls, scaled to {calls} calls"),
+        (
+            "(a) one call at a time*",
+            scaled_a,
+            calls,
+            calls,
+            f"* measured {seconds_a:.2f}s for {len(subset)} examples / {calls_a} calls, scaled to {calls} calls",
+        ),
         ("(b) stage by stage", seconds_b, len(engine_b.batch_sizes), calls, f"{len(retriever_b.batch_sizes)} searches"),
         ("(c) ragbench", seconds_c, len(engine_c.batch_sizes), calls, f"{len(retriever_c.batch_sizes)} searches"),
         ("(d) lower bound", bound, bound_batches, calls, "ceil(calls/B)*overhead + calls*per_request"),
@@ -345,8 +409,10 @@ def main() -> None:
     for name, seconds, batches, n, note in rows:
         print(f"{name:<26} {seconds:8.2f} {batches:8d} {n / batches:11.2f}   {note}")
     print()
-    print(f"(a)/(c) = {scaled_a / seconds_c:.1f}   (b)/(c) = {seconds_b / seconds_c:.2f}   "
-          f"(c)/(d) = {seconds_c / bound:.2f}   (b)/(d) = {seconds_b / bound:.2f}")
+    print(
+        f"(a)/(c) = {scaled_a / seconds_c:.1f}   (b)/(c) = {seconds_b / seconds_c:.2f}   "
+        f"(c)/(d) = {seconds_c / bound:.2f}   (b)/(d) = {seconds_b / bound:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ per example per task (from its system_stats).
     python benchmarks/matrix.py            # 2 examples per cell (~5 min on 2 vCPUs: 25 systems x 84 tasks)
     python benchmarks/matrix.py --quick    # 1 example per cell, the systems named in --systems or QUICK_SYSTEMS
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,12 +24,16 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 QUICK_SYSTEMS = ("closed_book", "vanilla", "llatrieval", "ircot", "search_r1")  # a reader, a loop, a tag format
 
 
-def run_cell(system: str, task: str, folder: Path, limit: int, corpus_index: Path,
-             registry: Registry) -> tuple[str, dict]:
+def run_cell(
+    system: str, task: str, folder: Path, limit: int, corpus_index: Path, registry: Registry
+) -> tuple[str, dict]:
     """One cell's verdict and results; `registry` is read once for all cells (a run changes nothing in it)."""
     try:
-        results = Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)),
-                            registry=registry).run().results
+        results = (
+            Evaluator(RunConfig(**cell_config(task, system, folder, limit, corpus_index)), registry=registry)
+            .run()
+            .results
+        )
     except ConfigError as exc:
         return f"refused: {exc}", {}
     if not results["complete"]:
@@ -44,8 +49,12 @@ def main() -> None:
     args = parser.parse_args()
     limit = 1 if args.quick else args.limit
     registry = installed_registry()
-    systems = [n for n in registry.names("systems") if registry.entries["systems"][n].provider == "ragbench"
-               and n in (args.systems or (QUICK_SYSTEMS if args.quick else [n]))]
+    systems = [
+        n
+        for n in registry.names("systems")
+        if registry.entries["systems"][n].provider == "ragbench"
+        and n in (args.systems or (QUICK_SYSTEMS if args.quick else [n]))
+    ]
     tasks = [n for n in registry.names("tasks") if n in TASK_DATA]
     cells: dict[tuple[str, str], str] = {}
     calls: dict[str, dict] = {}
@@ -53,8 +62,7 @@ def main() -> None:
         corpus_index = build_corpus_index(Path(tmp) / "index")  # what the open-domain cells search
         for system in systems:
             for task in tasks:
-                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index,
-                                            registry)
+                verdict, results = run_cell(system, task, Path(tmp) / f"{system}-{task}", limit, corpus_index, registry)
                 cells[system, task] = verdict
                 if system == "llatrieval" and results:
                     calls[task] = results.get("system_stats", {}).get(task, {}).get("llm_calls_per_example", {})

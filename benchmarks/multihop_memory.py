@@ -15,6 +15,7 @@ tokens, a T5 classifier ...) is listed with the pre-flight's reason. The goals: 
 Run: python benchmarks/multihop_memory.py [--systems a,b|all] [--limit 5] [--model-arg k=v ...] [--quick]
      (--raw RUN_DIR BATCH is the raw side, run in its own process)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,21 +87,39 @@ def raw_side(run_dir: str, batch: int) -> None:
     rows.sort(key=lambda row: -len(row[0]))
     started = time.perf_counter()
     for start in range(0, len(rows), batch):
-        chunk = rows[start:start + batch]
+        chunk = rows[start : start + batch]
         width, new = max(len(ids) for ids, _ in chunk), max(n for _, n in chunk)
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids, _ in chunk])
         mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids, _ in chunk])
         with torch.inference_mode():
-            model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=new, min_new_tokens=new,
-                           do_sample=False, pad_token_id=pad)
+            model.generate(
+                input_ids=input_ids,
+                attention_mask=mask,
+                max_new_tokens=new,
+                min_new_tokens=new,
+                do_sample=False,
+                pad_token_id=pad,
+            )
     seconds = time.perf_counter() - started
     print(json.dumps({"calls": len(rows), "prompt_tokens": sum(len(ids) for ids, _ in rows), "seconds": seconds}))
 
 
 def one_system(system: str, limit: int, model_args: list[str], folder: Path, env: dict[str, str]) -> dict:
     run_dir = folder / system
-    command = [sys.executable, "-m", "ragbench._cli.main", "--tasks", TASK, "--system", system, "--limit", str(limit),
-               "--output", str(run_dir), "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "ragbench._cli.main",
+        "--tasks",
+        TASK,
+        "--system",
+        system,
+        "--limit",
+        str(limit),
+        "--output",
+        str(run_dir),
+        "--no-progress",
+    ]
     for option in model_args:
         command += ["--model-arg", option]
     status, peak, last = measured(command, env)
@@ -109,15 +128,27 @@ def one_system(system: str, limit: int, model_args: list[str], folder: Path, env
     cost = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["cost"]
     batch = max(1, round(cost["llm_calls"] / max(1, cost["batches"])))
     with tempfile.NamedTemporaryFile("w+") as out:
-        process = subprocess.Popen([sys.executable, __file__, "--raw", str(run_dir), str(batch)], stdout=out,
-                                   stderr=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen(
+            [sys.executable, __file__, "--raw", str(run_dir), str(batch)],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         _, status, usage = os.wait4(process.pid, 0)
         out.seek(0)
         raw = json.loads(out.read().strip().splitlines()[-1]) if status == 0 else None
-    row = {"system": system, "calls": cost["llm_calls"], "batch": batch, "prompt_tokens": cost["prompt_tokens"],
-           "peak_mb": peak, "tokens_per_s": cost["prompt_tokens"] / max(cost["wall_seconds"], 1e-9)}
+    row = {
+        "system": system,
+        "calls": cost["llm_calls"],
+        "batch": batch,
+        "prompt_tokens": cost["prompt_tokens"],
+        "peak_mb": peak,
+        "tokens_per_s": cost["prompt_tokens"] / max(cost["wall_seconds"], 1e-9),
+    }
     if raw is not None:
-        row.update(raw_peak_mb=usage.ru_maxrss / 1024, raw_tokens_per_s=raw["prompt_tokens"] / max(raw["seconds"], 1e-9))
+        row.update(
+            raw_peak_mb=usage.ru_maxrss / 1024, raw_tokens_per_s=raw["prompt_tokens"] / max(raw["seconds"], 1e-9)
+        )
     return row
 
 
@@ -137,18 +168,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "RAGBENCH_INDEX_CACHE": os.environ.get("RAGBENCH_INDEX_CACHE", str(Path(tmp) / "idx"))}
         print(f"{TASK}, {limit} questions, hf:embedded on {os.cpu_count()} CPUs; peak RSS of each process")
-        print("| system | LLM calls | batch | prompt tokens | peak MB | prompt tok/s | raw peak MB | raw tok/s | "
-              "ragbench / raw |")
+        print(
+            "| system | LLM calls | batch | prompt tokens | peak MB | prompt tok/s | raw peak MB | raw tok/s | "
+            "ragbench / raw |"
+        )
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for system in systems:
             row = one_system(system, limit, args.model_arg, Path(tmp), env)
             if "skipped" in row:
                 print(f"| {system} | not run: {row['skipped']} |||||||| ", flush=True)
                 continue
-            raw = (f"{row['raw_peak_mb']:.0f} | {row['raw_tokens_per_s']:.0f} | "
-                   f"{row['tokens_per_s'] / row['raw_tokens_per_s']:.2f}x") if "raw_peak_mb" in row else "- | - | -"
-            print(f"| {system} | {row['calls']} | {row['batch']} | {row['prompt_tokens']} | {row['peak_mb']:.0f} | "
-                  f"{row['tokens_per_s']:.0f} | {raw} |", flush=True)
+            raw = (
+                (
+                    f"{row['raw_peak_mb']:.0f} | {row['raw_tokens_per_s']:.0f} | "
+                    f"{row['tokens_per_s'] / row['raw_tokens_per_s']:.2f}x"
+                )
+                if "raw_peak_mb" in row
+                else "- | - | -"
+            )
+            print(
+                f"| {system} | {row['calls']} | {row['batch']} | {row['prompt_tokens']} | {row['peak_mb']:.0f} | "
+                f"{row['tokens_per_s']:.0f} | {raw} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

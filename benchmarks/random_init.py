@@ -16,6 +16,7 @@ Without a preset LIKE's own shapes are kept (all-MiniLM-L6-v2 for the CRAG embed
   --quick   a 2-layer model of LIKE's shapes (default: the embedded SmolLM2's folder) into a
             temporary folder, loaded back and run once (tests/test_benchmarks_quick.py)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,22 @@ from pathlib import Path
 
 WEIGHTS = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack", ".onnx")
 PRESETS = {
-    "llama-1b": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048,
-                 "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32,
-                 "num_key_value_heads": 8, "head_dim": 64, "max_position_embeddings": 8192, "rope_theta": 500000.0,
-                 "rms_norm_eps": 1e-5, "tie_word_embeddings": True, "hidden_act": "silu", "dtype": "bfloat16"},
+    "llama-1b": {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "max_position_embeddings": 8192,
+        "rope_theta": 500000.0,
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": True,
+        "hidden_act": "silu",
+        "dtype": "bfloat16",
+    },
     "tiny": {"num_hidden_layers": 2},
 }
 
@@ -79,8 +92,10 @@ def quick(like: Path) -> None:
         ids = tokenizer("A question?", return_tensors="pt")
         with torch.inference_mode():
             out = model.generate(**ids, max_new_tokens=4, do_sample=False)
-        print(f"random 2-layer model of {like.name}'s shapes: {count / 1e6:.1f}M parameters, "
-              f"generated {out.shape[1] - ids['input_ids'].shape[1]} tokens")
+        print(
+            f"random 2-layer model of {like.name}'s shapes: {count / 1e6:.1f}M parameters, "
+            f"generated {out.shape[1] - ids['input_ids'].shape[1]} tokens"
+        )
 
 
 def main() -> None:
@@ -98,8 +113,10 @@ def main() -> None:
     if args.like is None or args.out is None:
         parser.error("LIKE and OUT are needed")
     count = write_random_model(args.like, args.out, PRESETS.get(args.preset))
-    print(f"{args.out}: {count / 1e9:.2f}B parameters, random weights of {args.like.name}'s "
-          f"{'shapes' if args.preset is None else args.preset + ' shapes'}")
+    print(
+        f"{args.out}: {count / 1e9:.2f}B parameters, random weights of {args.like.name}'s "
+        f"{'shapes' if args.preset is None else args.preset + ' shapes'}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ multi-step system). Printed: wall time, calls/s, speed-up over one replica and i
     python benchmarks/replica_scaling.py            # ~40 s
     python benchmarks/replica_scaling.py --quick    # ~10 s
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,10 @@ async def workload(engine, examples: int, steps: int) -> int:
 
 
 def measure(replicas: int, args: argparse.Namespace) -> tuple[float, int]:
-    engines = [ScriptedEngine("echo", overhead=args.overhead, per_request=args.per_request, batch_size=args.batch_size)
-               for _ in range(replicas)]
+    engines = [
+        ScriptedEngine("echo", overhead=args.overhead, per_request=args.per_request, batch_size=args.batch_size)
+        for _ in range(replicas)
+    ]
     engine = engines[0] if replicas == 1 else ReplicaSet(engines)
     started = time.perf_counter()
     calls = asyncio.run(workload(engine, args.examples, args.steps))
@@ -56,15 +59,19 @@ def main() -> None:
     if args.quick:
         args.examples, args.replicas = 128, "1,2,4"
     counts = [int(r) for r in args.replicas.split(",")]
-    print(f"workload: {args.examples} examples x {args.steps} dependent calls; batch cost {args.overhead}s + "
-          f"{args.per_request}s*n, B={args.batch_size}")
+    print(
+        f"workload: {args.examples} examples x {args.steps} dependent calls; batch cost {args.overhead}s + "
+        f"{args.per_request}s*n, B={args.batch_size}"
+    )
     print(f"{'replicas':>8} {'wall s':>8} {'calls/s':>9} {'speed-up':>9} {'ideal':>6} {'ratio':>6}")
     base = None
     for replicas in counts:
         wall, calls = measure(replicas, args)
         rate = calls / wall
         base = base or rate
-        print(f"{replicas:>8} {wall:>8.2f} {rate:>9.1f} {rate / base:>9.2f} {replicas:>6} {rate / base / replicas:>6.2f}")
+        print(
+            f"{replicas:>8} {wall:>8.2f} {rate:>9.1f} {rate / base:>9.2f} {replicas:>6} {rate / base / replicas:>6.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ alone (the part that grows with the corpus; query encoding does not).
 
 Run: python benchmarks/retrieval_build.py [--passages 100000] [--dense-passages 10000]   (~6 min)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,14 +56,16 @@ def queries(n: int, seed: int = 1) -> list[str]:
 
 # --- children: one measurement each, printing JSON ----------------------------------------------
 
+
 def child_streaming(corpus: str, out: str, kind: str, chunk_size: int, extra: str) -> dict:
     from ragbench._registry import installed_registry
     from ragbench._retrieval.index import build_index
 
     options = json.loads(extra)
     started = time.perf_counter()
-    manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, progress=False,
-                           registry=installed_registry())
+    manifest = build_index(
+        corpus, out, kind, options, chunk_size=chunk_size, progress=False, registry=installed_registry()
+    )
     return {"seconds": time.perf_counter() - started, "passages": manifest.doc_count}
 
 
@@ -75,8 +78,10 @@ def child_bm25s_in_memory(corpus: str, out: str) -> dict:
     started = time.perf_counter()
     texts = [passage_text(doc) for doc in read_corpus(corpus)]
     retriever = bm25s.BM25(k1=0.9, b=0.4)
-    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("porter"), show_progress=False),
-                    show_progress=False)
+    retriever.index(
+        bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("porter"), show_progress=False),
+        show_progress=False,
+    )
     retriever.save(out)
     return {"seconds": time.perf_counter() - started, "passages": len(texts)}
 
@@ -102,8 +107,10 @@ def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) 
             started = time.perf_counter()
             inner_product_top_k(encoded, retriever.embeddings, 100, retriever.chunk_rows, backend)
             scan.append(time.perf_counter() - started)
-    return {"search_qps": batch / float(np.median(search)),
-            "scan_qps": batch / float(np.median(scan)) if scan else None}
+    return {
+        "search_qps": batch / float(np.median(search)),
+        "scan_qps": batch / float(np.median(scan)) if scan else None,
+    }
 
 
 def peak_rss_mb() -> float:
@@ -151,46 +158,69 @@ def main() -> None:
         write_corpus(double, 2 * args.passages)
         write_corpus(dense_corpus, args.dense_passages)
         mb = corpus.stat().st_size / 2**20
-        print(f"corpus: {args.passages} passages x 100 words, {mb:.0f} MB TSV (and one twice as large); "
-              f"dense: {args.dense_passages} passages")
+        print(
+            f"corpus: {args.passages} passages x 100 words, {mb:.0f} MB TSV (and one twice as large); "
+            f"dense: {args.dense_passages} passages"
+        )
         builds = {
-            "bm25 streaming": run_child("streaming", str(corpus), str(tmp / "bm25"), "bm25", str(args.chunk_size),
-                                        "{}"),
+            "bm25 streaming": run_child(
+                "streaming", str(corpus), str(tmp / "bm25"), "bm25", str(args.chunk_size), "{}"
+            ),
             "bm25s in memory": run_child("bm25s", str(corpus), str(tmp / "bm25s")),
-            "bm25 streaming, 2x corpus": run_child("streaming", str(double), str(tmp / "bm25_x2"), "bm25",
-                                                   str(args.chunk_size), "{}"),
+            "bm25 streaming, 2x corpus": run_child(
+                "streaming", str(double), str(tmp / "bm25_x2"), "bm25", str(args.chunk_size), "{}"
+            ),
             "bm25s in memory, 2x corpus": run_child("bm25s", str(double), str(tmp / "bm25s_x2")),
-            "dense streaming (MiniLM)": run_child("streaming", str(dense_corpus), str(tmp / "dense"), "dense",
-                                                  str(args.chunk_size), json.dumps({"model": "embedded"})),
+            "dense streaming (MiniLM)": run_child(
+                "streaming",
+                str(dense_corpus),
+                str(tmp / "dense"),
+                "dense",
+                str(args.chunk_size),
+                json.dumps({"model": "embedded"}),
+            ),
         }
         print(f"\n| build (chunk {args.chunk_size}) | passages | seconds | passages/s | peak RSS MB |")
         print("|---|---:|---:|---:|---:|")
         for name, r in builds.items():
-            print(f"| {name} | {r['passages']} | {r['seconds']:.1f} | {r['passages'] / r['seconds']:.0f} | "
-                  f"{r['peak_rss_mb']:.0f} |")
+            print(
+                f"| {name} | {r['passages']} | {r['seconds']:.1f} | {r['passages'] / r['seconds']:.0f} | "
+                f"{r['peak_rss_mb']:.0f} |"
+            )
         for suffix in ("", ", 2x corpus"):
             stream, whole = builds["bm25 streaming" + suffix], builds["bm25s in memory" + suffix]
-            print(f"bm25 streaming vs bm25s in memory{suffix}: {whole['seconds'] / stream['seconds']:.2f}x the speed, "
-                  f"{stream['peak_rss_mb'] / whole['peak_rss_mb']:.2f}x the peak memory")
-        growth = {name: builds[name + ", 2x corpus"]["peak_rss_mb"] - builds[name]["peak_rss_mb"]
-                  for name in ("bm25 streaming", "bm25s in memory")}
-        print(f"peak memory added by doubling the corpus: streaming +{growth['bm25 streaming']:.0f} MB, "
-              f"in memory +{growth['bm25s in memory']:.0f} MB")
+            print(
+                f"bm25 streaming vs bm25s in memory{suffix}: {whole['seconds'] / stream['seconds']:.2f}x the speed, "
+                f"{stream['peak_rss_mb'] / whole['peak_rss_mb']:.2f}x the peak memory"
+            )
+        growth = {
+            name: builds[name + ", 2x corpus"]["peak_rss_mb"] - builds[name]["peak_rss_mb"]
+            for name in ("bm25 streaming", "bm25s in memory")
+        }
+        print(
+            f"peak memory added by doubling the corpus: streaming +{growth['bm25 streaming']:.0f} MB, "
+            f"in memory +{growth['bm25s in memory']:.0f} MB"
+        )
 
         searches = {
             "bm25": run_child("queries", str(tmp / "bm25"), "bm25", str(args.query_batch), str(args.query_rounds), "-"),
-            "dense numpy": run_child("queries", str(tmp / "dense"), "dense", str(args.query_batch),
-                                     str(args.query_rounds), "numpy"),
-            "dense faiss": run_child("queries", str(tmp / "dense"), "dense", str(args.query_batch),
-                                     str(args.query_rounds), "faiss"),
+            "dense numpy": run_child(
+                "queries", str(tmp / "dense"), "dense", str(args.query_batch), str(args.query_rounds), "numpy"
+            ),
+            "dense faiss": run_child(
+                "queries", str(tmp / "dense"), "dense", str(args.query_batch), str(args.query_rounds), "faiss"
+            ),
         }
-        print(f"\n| search, k=100, batches of {args.query_batch} | index passages | queries/s | top-k scan alone, "
-              "queries/s | peak RSS MB |")
+        print(
+            f"\n| search, k=100, batches of {args.query_batch} | index passages | queries/s | top-k scan alone, "
+            "queries/s | peak RSS MB |"
+        )
         print("|---|---:|---:|---:|---:|")
         for name, r in searches.items():
             size = args.passages if name == "bm25" else args.dense_passages
             scan = f"{r['scan_qps']:.0f}" if r["scan_qps"] else "-"
             print(f"| {name} | {size} | {r['search_qps']:.0f} | {scan} | {r['peak_rss_mb']:.0f} |")
+
 
 if __name__ == "__main__":
     main()

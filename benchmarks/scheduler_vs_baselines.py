@@ -39,6 +39,7 @@ by its measured time per call; pass --sequential-examples 0 to run it on every e
 
 Run: python benchmarks/scheduler_vs_baselines.py [--examples 512 --overhead 0.05 ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,10 @@ from ragbench._scheduler import AGE_LIMIT, Scheduler
 from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 
 MAX_ITERATIONS = 4
-WORDS = ("who what river city born film album director capital population year wrote sang "
-         "played married founded located occupation country genre author team").split()
+WORDS = (
+    "who what river city born film album director capital population year wrote sang "
+    "played married founded located occupation country genre author team"
+).split()
 
 
 # --- workload ---------------------------------------------------------------------------------
@@ -88,20 +91,26 @@ def _digest(text: str) -> str:
 
 
 def select_prompt(item: Item, iteration: int, evidence: list[str]) -> str:
-    return (f"step: select\nexample: {item.index}\nplan: {item.plan}\niteration: {iteration}\n"
-            f"evidence so far: {' | '.join(evidence) or '-'}\nquestion: {item.question}\n"
-            "Select the passages that support an answer.")
+    return (
+        f"step: select\nexample: {item.index}\nplan: {item.plan}\niteration: {iteration}\n"
+        f"evidence so far: {' | '.join(evidence) or '-'}\nquestion: {item.question}\n"
+        "Select the passages that support an answer."
+    )
 
 
 def verify_prompt(item: Item, iteration: int, selected: str) -> str:
-    return (f"step: verify\nexample: {item.index}\nplan: {item.plan}\niteration: {iteration}\n"
-            f"selected: {selected}\nquestion: {item.question}\n"
-            "Do the selected passages suffice? Answer STOP or CONTINUE.")
+    return (
+        f"step: verify\nexample: {item.index}\nplan: {item.plan}\niteration: {iteration}\n"
+        f"selected: {selected}\nquestion: {item.question}\n"
+        "Do the selected passages suffice? Answer STOP or CONTINUE."
+    )
 
 
 def answer_prompt(item: Item, evidence: list[str]) -> str:
-    return (f"step: answer\nexample: {item.index}\nevidence: {' | '.join(evidence)}\n"
-            f"question: {item.question}\nAnswer the question.")
+    return (
+        f"step: answer\nexample: {item.index}\nevidence: {' | '.join(evidence)}\n"
+        f"question: {item.question}\nAnswer the question."
+    )
 
 
 def script(request: Request) -> str:
@@ -131,15 +140,22 @@ async def run_example(item: Item, llm, tokens: Tokens) -> str:
     """One example, as a ragbench system is written: a verify loop, then the answer."""
     evidence: list[str] = []
     for iteration in range(1, MAX_ITERATIONS + 1):
-        selected = (await llm.generate(select_prompt(item, iteration, evidence), step="select",
-                                       max_tokens=tokens.select, top_p=item.top_p)).text
+        selected = (
+            await llm.generate(
+                select_prompt(item, iteration, evidence), step="select", max_tokens=tokens.select, top_p=item.top_p
+            )
+        ).text
         evidence.append(selected)
-        verdict = (await llm.generate(verify_prompt(item, iteration, selected), step="verify",
-                                      max_tokens=tokens.verify, top_p=item.top_p)).text
+        verdict = (
+            await llm.generate(
+                verify_prompt(item, iteration, selected), step="verify", max_tokens=tokens.verify, top_p=item.top_p
+            )
+        ).text
         if verdict.startswith("STOP"):
             break
-    return (await llm.generate(answer_prompt(item, evidence), step="answer", max_tokens=tokens.answer,
-                               top_p=item.top_p)).text
+    return (
+        await llm.generate(answer_prompt(item, evidence), step="answer", max_tokens=tokens.answer, top_p=item.top_p)
+    ).text
 
 
 class OneCallLLM:
@@ -164,8 +180,9 @@ def run_one_at_a_time(items: list[Item], engine: ScriptedEngine, tokens: Tokens)
     return asyncio.run(sequential())
 
 
-def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens,
-                  age_limit: int = AGE_LIMIT) -> tuple[list[str], Scheduler]:
+def run_scheduler(
+    items: list[Item], engine: ScriptedEngine, tokens: Tokens, age_limit: int = AGE_LIMIT
+) -> tuple[list[str], Scheduler]:
     async def everything() -> tuple[list[str], Scheduler]:
         examples = ExamplesInFlight()  # as a run does: a batch waits until every example has queued its call
         scheduler = Scheduler(cache=None, age_limit=age_limit, examples=examples)
@@ -185,16 +202,19 @@ def run_scheduler(items: list[Item], engine: ScriptedEngine, tokens: Tokens,
 
 
 # --- (b) stage by stage -------------------------------------------------------------------------
-def generate_stage(engine: ScriptedEngine, prompts: list[str], top_ps: list[float], max_tokens: int,
-                   batch: int) -> list[str]:
+def generate_stage(
+    engine: ScriptedEngine, prompts: list[str], top_ps: list[float], max_tokens: int, batch: int
+) -> list[str]:
     """One stage: the prompts of each sampling setting chunked at `batch`, answers in prompt order."""
     texts: dict[int, str] = {}
     for top_p in sorted(set(top_ps)):
         indices = [i for i, p in enumerate(top_ps) if p == top_p]
         sampling = Sampling.make(max_tokens=max_tokens, top_p=top_p)
         for start in range(0, len(indices), batch):
-            chunk = indices[start:start + batch]
-            for i, result in zip(chunk, engine.generate([Request(prompt=prompts[i], sampling=sampling) for i in chunk])):
+            chunk = indices[start : start + batch]
+            for i, result in zip(
+                chunk, engine.generate([Request(prompt=prompts[i], sampling=sampling) for i in chunk])
+            ):
                 if isinstance(result, Exception):
                     raise result
                 texts[i] = result.text
@@ -209,15 +229,22 @@ def run_stage_by_stage(items: list[Item], engine: ScriptedEngine, tokens: Tokens
         if not active:
             break
         top_ps = [items[i].top_p for i in active]
-        selected = generate_stage(engine, [select_prompt(items[i], iteration, evidence[i]) for i in active],
-                                  top_ps, tokens.select, batch)
+        selected = generate_stage(
+            engine, [select_prompt(items[i], iteration, evidence[i]) for i in active], top_ps, tokens.select, batch
+        )
         for i, text in zip(active, selected):
             evidence[i].append(text)
-        verdicts = generate_stage(engine, [verify_prompt(items[i], iteration, evidence[i][-1]) for i in active],
-                                  top_ps, tokens.verify, batch)
+        verdicts = generate_stage(
+            engine, [verify_prompt(items[i], iteration, evidence[i][-1]) for i in active], top_ps, tokens.verify, batch
+        )
         active = [i for i, verdict in zip(active, verdicts) if not verdict.startswith("STOP")]
-    return generate_stage(engine, [answer_prompt(item, evidence[item.index]) for item in items],
-                          [item.top_p for item in items], tokens.answer, batch)
+    return generate_stage(
+        engine,
+        [answer_prompt(item, evidence[item.index]) for item in items],
+        [item.top_p for item in items],
+        tokens.answer,
+        batch,
+    )
 
 
 # --- reporting ----------------------------------------------------------------------------------
@@ -275,8 +302,13 @@ def chain_bound_batches(items: list[Item], tokens: Tokens, batch: int) -> int:
 
 
 def make_engine(args) -> ScriptedEngine:
-    return ScriptedEngine("scheduler-bench", script=script, overhead=args.overhead,
-                          per_request=args.per_request, batch_size=args.batch_size)
+    return ScriptedEngine(
+        "scheduler-bench",
+        script=script,
+        overhead=args.overhead,
+        per_request=args.per_request,
+        batch_size=args.batch_size,
+    )
 
 
 def batch_histogram(sizes: list[int], limit: int) -> str:
@@ -286,23 +318,36 @@ def batch_histogram(sizes: list[int], limit: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--examples", type=int, default=512)
     parser.add_argument("--overhead", type=float, default=0.05, help="seconds per batch")
     parser.add_argument("--per-request", type=float, default=0.002, help="seconds per request in a batch")
     parser.add_argument("--batch-size", "-B", type=int, default=32, help="engine batch limit B")
-    parser.add_argument("--weights", default="0.6,0.25,0.1,0.05",
-                        help="probabilities of 1,2,3,4 verify-loop iterations")
+    parser.add_argument(
+        "--weights", default="0.6,0.25,0.1,0.05", help="probabilities of 1,2,3,4 verify-loop iterations"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-tokens", default="64,8,128",
-                        help="max_tokens of select,verify,answer; different values = different "
-                             "sampling groups for the scheduler; 'same' = 64 for every step")
-    parser.add_argument("--sequential-examples", type=int, default=128,
-                        help="run (a) on the first N examples and extrapolate by time per call "
-                             "(0 = all examples; ~2 minutes at the defaults)")
-    parser.add_argument("--minority", type=float, default=0.0,
-                        help=f"fraction of examples whose calls use other sampling settings (top_p {MINORITY_TOP_P})")
+    parser.add_argument(
+        "--max-tokens",
+        default="64,8,128",
+        help="max_tokens of select,verify,answer; different values = different "
+        "sampling groups for the scheduler; 'same' = 64 for every step",
+    )
+    parser.add_argument(
+        "--sequential-examples",
+        type=int,
+        default=128,
+        help="run (a) on the first N examples and extrapolate by time per call "
+        "(0 = all examples; ~2 minutes at the defaults)",
+    )
+    parser.add_argument(
+        "--minority",
+        type=float,
+        default=0.0,
+        help=f"fraction of examples whose calls use other sampling settings (top_p {MINORITY_TOP_P})",
+    )
     parser.add_argument("--show-batches", action="store_true", help="print the scheduler's batch sizes")
     parser.add_argument("--quick", action="store_true", help="a small run for CI (64 examples, (a) on 8)")
     args = parser.parse_args()
@@ -318,11 +363,13 @@ def main() -> None:
     calls = sum(2 * p + 1 for p in plans)
     minority_calls = sum(2 * item.plan + 1 for item in items if item.top_p != 1.0)
     B = args.batch_size
-    print(f"workload: {len(items)} examples, iterations 1..4 = "
-          f"{[plans.count(k) for k in range(1, MAX_ITERATIONS + 1)]} (mean {statistics.mean(plans):.2f}), "
-          f"{calls} calls ({minority_calls} with top_p {MINORITY_TOP_P}); cost {args.overhead}s + "
-          f"{args.per_request}s*n per batch, B={B}; max_tokens select/verify/answer = "
-          f"{tokens.select}/{tokens.verify}/{tokens.answer}")
+    print(
+        f"workload: {len(items)} examples, iterations 1..4 = "
+        f"{[plans.count(k) for k in range(1, MAX_ITERATIONS + 1)]} (mean {statistics.mean(plans):.2f}), "
+        f"{calls} calls ({minority_calls} with top_p {MINORITY_TOP_P}); cost {args.overhead}s + "
+        f"{args.per_request}s*n per batch, B={B}; max_tokens select/verify/answer = "
+        f"{tokens.select}/{tokens.verify}/{tokens.answer}"
+    )
 
     # (c) first, so a broken scheduler shows up before the slow sequential baseline
     def scheduler_row(name: str, age_limit: int) -> tuple[Row, list[str], list[int]]:
@@ -332,8 +379,11 @@ def main() -> None:
         seconds = time.perf_counter() - started
         assert scheduler.stats.batches == len(engine.batch_sizes)
         sizes = list(engine.batch_sizes)
-        return (Row(name, seconds, len(sizes), sum(sizes), batch_histogram(sizes, B), scheduler.stats.max_wait_batches),
-                answers, sizes)
+        return (
+            Row(name, seconds, len(sizes), sum(sizes), batch_histogram(sizes, B), scheduler.stats.max_wait_batches),
+            answers,
+            sizes,
+        )
 
     row_c, answers_c, sizes_c = scheduler_row("(c) ragbench Scheduler", AGE_LIMIT)
     row_c_largest, answers_c_largest, _ = scheduler_row("(c') largest group only", 10**9)
@@ -341,8 +391,13 @@ def main() -> None:
     engine = make_engine(args)
     started = time.perf_counter()
     answers_b = run_stage_by_stage(items, engine, tokens, B)
-    row_b = Row("(b) stage by stage", time.perf_counter() - started, len(engine.batch_sizes),
-                sum(engine.batch_sizes), batch_histogram(engine.batch_sizes, B))
+    row_b = Row(
+        "(b) stage by stage",
+        time.perf_counter() - started,
+        len(engine.batch_sizes),
+        sum(engine.batch_sizes),
+        batch_histogram(engine.batch_sizes, B),
+    )
 
     subset = items if args.sequential_examples <= 0 else items[: args.sequential_examples]
     engine = make_engine(args)
@@ -351,21 +406,40 @@ def main() -> None:
     seconds_a = time.perf_counter() - started
     calls_a = sum(engine.batch_sizes)
     if len(subset) < len(items):
-        row_a = Row("(a) one call at a time*", seconds_a * calls / calls_a, calls, calls,
-                    f"* measured {seconds_a:.2f}s for {len(subset)} examples / {calls_a} calls, "
-                    f"scaled to {calls} calls")
+        row_a = Row(
+            "(a) one call at a time*",
+            seconds_a * calls / calls_a,
+            calls,
+            calls,
+            f"* measured {seconds_a:.2f}s for {len(subset)} examples / {calls_a} calls, scaled to {calls} calls",
+        )
     else:
         row_a = Row("(a) one call at a time", seconds_a, len(engine.batch_sizes), calls_a)
 
     bound_batches = math.ceil(calls / B)
-    row_d = Row("(d) lower bound", bound_batches * args.overhead + calls * args.per_request,
-                bound_batches, calls, "ceil(calls/B)*overhead + calls*per_request")
+    row_d = Row(
+        "(d) lower bound",
+        bound_batches * args.overhead + calls * args.per_request,
+        bound_batches,
+        calls,
+        "ceil(calls/B)*overhead + calls*per_request",
+    )
     group_batches = sampling_bound_batches(items, tokens, B)
-    row_d_groups = Row("(d') bound by sampling", group_batches * args.overhead + calls * args.per_request,
-                       group_batches, calls, "sum over sampling settings g of ceil(calls_g/B), same cost model")
+    row_d_groups = Row(
+        "(d') bound by sampling",
+        group_batches * args.overhead + calls * args.per_request,
+        group_batches,
+        calls,
+        "sum over sampling settings g of ceil(calls_g/B), same cost model",
+    )
     chain_batches = chain_bound_batches(items, tokens, B)
-    row_d_chains = Row("(d'') bound with chains", chain_batches * args.overhead + calls * args.per_request,
-                       chain_batches, calls, "sum over settings g of max(ceil(calls_g/B), longest chain of g)")
+    row_d_chains = Row(
+        "(d'') bound with chains",
+        chain_batches * args.overhead + calls * args.per_request,
+        chain_batches,
+        calls,
+        "sum over settings g of max(ceil(calls_g/B), longest chain of g)",
+    )
     rows = [row_a, row_b, row_c, row_c_largest, row_d, row_d_groups, row_d_chains]
 
     # the three ways must compute the same thing
@@ -381,15 +455,21 @@ def main() -> None:
         wait = "-" if row.worst_wait is None else str(row.worst_wait)
         print(f"{row.name:<26} {row.seconds:8.2f} {row.batches:8d} {row.mean_batch:11.2f} {wait:>11}   {row.note}")
     print()
-    print(f"(a)/(c) = {row_a.seconds / row_c.seconds:.2f}   (b)/(c) = {row_b.seconds / row_c.seconds:.3f}   "
-          f"(c)/(d) = {row_c.seconds / row_d.seconds:.3f}   (c)/(d') = {row_c.seconds / row_d_groups.seconds:.3f}   "
-          f"(c')/(d') = {row_c_largest.seconds / row_d_groups.seconds:.3f}   (b)/(d) = {row_b.seconds / row_d.seconds:.3f}")
-    print(f"against the bound with chains (d''): (c)/(d'') = {row_c.seconds / row_d_chains.seconds:.3f}   "
-          f"(c')/(d'') = {row_c_largest.seconds / row_d_chains.seconds:.3f}   "
-          f"(b)/(d'') = {row_b.seconds / row_d_chains.seconds:.3f}; batches (c) - (d'') = "
-          f"{row_c.batches - row_d_chains.batches}")
-    print(f"worst wait of a request: {row_c.worst_wait} batches with ageing (AGE_LIMIT {AGE_LIMIT}), "
-          f"{row_c_largest.worst_wait} serving the largest group only")
+    print(
+        f"(a)/(c) = {row_a.seconds / row_c.seconds:.2f}   (b)/(c) = {row_b.seconds / row_c.seconds:.3f}   "
+        f"(c)/(d) = {row_c.seconds / row_d.seconds:.3f}   (c)/(d') = {row_c.seconds / row_d_groups.seconds:.3f}   "
+        f"(c')/(d') = {row_c_largest.seconds / row_d_groups.seconds:.3f}   (b)/(d) = {row_b.seconds / row_d.seconds:.3f}"
+    )
+    print(
+        f"against the bound with chains (d''): (c)/(d'') = {row_c.seconds / row_d_chains.seconds:.3f}   "
+        f"(c')/(d'') = {row_c_largest.seconds / row_d_chains.seconds:.3f}   "
+        f"(b)/(d'') = {row_b.seconds / row_d_chains.seconds:.3f}; batches (c) - (d'') = "
+        f"{row_c.batches - row_d_chains.batches}"
+    )
+    print(
+        f"worst wait of a request: {row_c.worst_wait} batches with ageing (AGE_LIMIT {AGE_LIMIT}), "
+        f"{row_c_largest.worst_wait} serving the largest group only"
+    )
     if args.show_batches:
         print("scheduler batch sizes:", sizes_c)
 

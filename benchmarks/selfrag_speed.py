@@ -19,6 +19,7 @@ requests at once (the raw engine; outputs checked equal).
 
 Run: python benchmarks/selfrag_speed.py [--quick] [--questions 200 --ndocs 10 -B 64] [--no-hf] [--no-vllm]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,21 +44,36 @@ WORDS = "river city album film team league island party war treaty song award".s
 def reflection_answer(request: Request) -> dict:
     """A deterministic Self-RAG-like output for a passage prompt, with per-token log-probs."""
     rng = random.Random(request.prompt)
-    tokens = [rng.choice(RELEVANCE_TOKENS), " " + rng.choice(WORDS), rng.choice(GROUNDING_TOKENS),
-              rng.choice(UTILITY_TOKENS)]
-    logprobs = [{t: -rng.uniform(0.01, 2.0), **{r: -rng.uniform(0.1, 8.0) for r in request.sampling.logprob_tokens
-                                                 if r != t}} for t in tokens]
+    tokens = [
+        rng.choice(RELEVANCE_TOKENS),
+        " " + rng.choice(WORDS),
+        rng.choice(GROUNDING_TOKENS),
+        rng.choice(UTILITY_TOKENS),
+    ]
+    logprobs = [
+        {t: -rng.uniform(0.01, 2.0), **{r: -rng.uniform(0.1, 8.0) for r in request.sampling.logprob_tokens if r != t}}
+        for t in tokens
+    ]
     return {"response": "".join(tokens), "tokens": tokens, "logprobs": logprobs}
 
 
 def questions(n: int, ndocs: int) -> list[Example]:
-    return [Example(id=str(i), question=f"What is the occupation of person {i}?",
-                    docs=[Document(id=f"{i}-{d}", title=f"Title {i} {d}", text=f"Passage {d} about person {i}.")
-                          for d in range(ndocs)]) for i in range(n)]
+    return [
+        Example(
+            id=str(i),
+            question=f"What is the occupation of person {i}?",
+            docs=[
+                Document(id=f"{i}-{d}", title=f"Title {i} {d}", text=f"Passage {d} about person {i}.")
+                for d in range(ndocs)
+            ],
+        )
+        for i in range(n)
+    ]
 
 
-async def run_examples(examples: list[Example], engine, system: SelfRag, in_flight: bool,
-                       steps: list | None = None) -> list[str]:
+async def run_examples(
+    examples: list[Example], engine, system: SelfRag, in_flight: bool, steps: list | None = None
+) -> list[str]:
     """The system's answers; `steps` (if given) receives every LLM call, in the order they were made."""
     scheduler, task = Scheduler(), Task()
 
@@ -77,12 +93,20 @@ def part1(args: argparse.Namespace) -> None:
     examples = questions(args.questions, args.ndocs)
     system = SelfRag(mode="always_retrieve", ndocs=args.ndocs, max_new_tokens=50)
     calls = len(examples) * args.ndocs
-    modes = {"(a) one call at a time": (1, False), "(b) upstream per-question batch": (args.ndocs, False),
-             "(c) ragbench scheduler": (args.batch, True)}
+    modes = {
+        "(a) one call at a time": (1, False),
+        "(b) upstream per-question batch": (args.ndocs, False),
+        "(c) ragbench scheduler": (args.batch, True),
+    }
     times, answers = {}, {}
     for name, (batch, in_flight) in modes.items():
-        engine = ScriptedEngine("selfrag-speed", script=reflection_answer, overhead=args.overhead,
-                                per_request=args.per_request, batch_size=batch)
+        engine = ScriptedEngine(
+            "selfrag-speed",
+            script=reflection_answer,
+            overhead=args.overhead,
+            per_request=args.per_request,
+            batch_size=batch,
+        )
         started = time.perf_counter()
         answers[name] = asyncio.run(run_examples(examples, engine, system, in_flight))
         times[name] = time.perf_counter() - started
@@ -98,8 +122,11 @@ NAMED = ("Paris", "yes", "no", "true", "false")  # words of SmolLM2's own vocabu
 
 
 def evidence_prompts(n_questions: int) -> list[str]:
-    return [f"### Instruction:\n{e.question}\n\n### Response:\n[Retrieval]<paragraph>{d.title}\n{d.text}</paragraph>"
-            for e in questions(n_questions, 4) for d in e.docs]
+    return [
+        f"### Instruction:\n{e.question}\n\n### Response:\n[Retrieval]<paragraph>{d.title}\n{d.text}</paragraph>"
+        for e in questions(n_questions, 4)
+        for d in e.docs
+    ]
 
 
 def timed(engine, prompts: list[str], sampling: Sampling, batched: bool) -> tuple[float, list]:
@@ -128,6 +155,7 @@ def rate(seconds: float, responses: list) -> float:
 def part2(args: argparse.Namespace) -> None:
     try:
         from ragbench._engines.hf import HFEngine
+
         engine = HFEngine("embedded", batch_size=16)
     except Exception as exc:  # torch/transformers or the embedded model missing
         print(f"hf part skipped: {exc}")
@@ -168,20 +196,27 @@ def part3(args: argparse.Namespace) -> None:
     calls = steps["ragbench scheduler"]
     requests = [Request(prompt=s.request["prompt"], sampling=Sampling.make(**s.request["sampling"])) for s in calls]
     started = time.perf_counter()
-    raw = engine.llm.generate([r.prompt for r in requests], [engine.sampling_params(r.sampling) for r in requests],
-                              use_tqdm=False)
+    raw = engine.llm.generate(
+        [r.prompt for r in requests], [engine.sampling_params(r.sampling) for r in requests], use_tqdm=False
+    )
     seconds["raw LLM.generate"] = time.perf_counter() - started
-    assert [o.outputs[0].text for o in raw] == [s.response["texts"][0] for s in calls], "ragbench changed vLLM's outputs"
+    assert [o.outputs[0].text for o in raw] == [s.response["texts"][0] for s in calls], (
+        "ragbench changed vLLM's outputs"
+    )
     engine.close()
     tokens = sum(s.completion_tokens for s in calls)
-    print(f"vllm, Self-RAG system: {len(examples)} questions x {args.vllm_ndocs} passages = {len(calls)} generations, "
-          f"{tokens} tokens, {len(SCORED_TOKENS)} reflection tokens' log-probs per position "
-          f"(logprob_token_ids={engine.named_logprobs}):")
+    print(
+        f"vllm, Self-RAG system: {len(examples)} questions x {args.vllm_ndocs} passages = {len(calls)} generations, "
+        f"{tokens} tokens, {len(SCORED_TOKENS)} reflection tokens' log-probs per position "
+        f"(logprob_token_ids={engine.named_logprobs}):"
+    )
     for mode, elapsed in seconds.items():
         print(f"  {mode:20s} {elapsed:7.1f} s  {tokens / elapsed:7.1f} tok/s")
     ours = seconds["ragbench scheduler"]
-    print(f"  ragbench vs one at a time {seconds['one call at a time'] / ours:.1f}x   "
-          f"ragbench / raw engine time {ours / seconds['raw LLM.generate']:.2f}")
+    print(
+        f"  ragbench vs one at a time {seconds['one call at a time'] / ours:.1f}x   "
+        f"ragbench / raw engine time {ours / seconds['raw LLM.generate']:.2f}"
+    )
 
 
 def main() -> None:

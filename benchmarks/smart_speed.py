@@ -14,6 +14,7 @@ every mode must give the same answers (checked).
 
 Run: python benchmarks/smart_speed.py [--quick] [--questions 500 -B 64]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,9 @@ def smart_model(request: Request) -> str:
     if prompt.endswith("<|Reconstructor|>:\n"):
         return "Search(occupation of the person; birthplace of the person)"
     if prompt.endswith("<|Locator|>:\n"):
-        return "[Relevant]: [1] T\nfact one.\n[Irrelevant]: [2] Lacking Supporting Facts\n[Relevant]: [3] T\nfact three."
+        return (
+            "[Relevant]: [1] T\nfact one.\n[Irrelevant]: [2] Lacking Supporting Facts\n[Relevant]: [3] T\nfact three."
+        )
     if prompt.endswith("Search Intent:"):
         return "occupation of the person; birthplace of the person"
     if prompt.endswith("Rating:"):
@@ -45,9 +48,17 @@ def smart_model(request: Request) -> str:
 
 
 def questions(n: int) -> list[Example]:
-    return [Example(id=str(i), question=f"What is the occupation of person {i}?", gold={},
-                    docs=[Document(id=f"{i}-{d}", title=f"Title {d}", text=f"Passage {d} about person {i}.")
-                          for d in range(10)]) for i in range(n)]
+    return [
+        Example(
+            id=str(i),
+            question=f"What is the occupation of person {i}?",
+            gold={},
+            docs=[
+                Document(id=f"{i}-{d}", title=f"Title {d}", text=f"Passage {d} about person {i}.") for d in range(10)
+            ],
+        )
+        for i in range(n)
+    ]
 
 
 async def run_examples(examples: list[Example], engine: ScriptedEngine, system: Smart, in_flight: bool) -> list[str]:
@@ -68,10 +79,13 @@ def measure(mode: str, args: argparse.Namespace) -> None:
     examples = questions(args.questions)
     system = Smart(mode=mode)
     times, answers, calls = {}, {}, 0
-    for name, (batch, in_flight, subset) in {"(a) one call at a time": (1, False, examples[: args.sequential]),
-                                             "(c) ragbench scheduler": (args.batch, True, examples)}.items():
-        engine = ScriptedEngine("smart-speed", script=smart_model, overhead=args.overhead,
-                                per_request=args.per_request, batch_size=batch)
+    for name, (batch, in_flight, subset) in {
+        "(a) one call at a time": (1, False, examples[: args.sequential]),
+        "(c) ragbench scheduler": (args.batch, True, examples),
+    }.items():
+        engine = ScriptedEngine(
+            "smart-speed", script=smart_model, overhead=args.overhead, per_request=args.per_request, batch_size=batch
+        )
         started = time.perf_counter()
         answers[name] = asyncio.run(run_examples(subset, engine, system, in_flight))
         elapsed = time.perf_counter() - started
@@ -84,8 +98,10 @@ def measure(mode: str, args: argparse.Namespace) -> None:
     stages = [len(examples)] * 3 if mode == "trajectory" else [len(examples), 6 * len(examples), len(examples)]
     bound = sum(-(-n // args.batch) for n in stages) * args.overhead + calls * args.per_request
     a, c = times.values()
-    print(f"  {len(examples)} questions, {calls} calls; lower bound {bound:.2f} s; "
-          f"(a)/(c) = {a / c:.1f}x   (c)/bound = {c / bound:.2f}")
+    print(
+        f"  {len(examples)} questions, {calls} calls; lower bound {bound:.2f} s; "
+        f"(a)/(c) = {a / c:.1f}x   (c)/bound = {c / bound:.2f}"
+    )
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ plugin discovery and the lookup of one task take in a warm process (`Registry.di
 `expand_tasks(["demo"])`, median of 21). On a shared machine the wall time moves with the load: compare
 the CPU seconds and the discovery time.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,8 +32,12 @@ def answer(request: Any) -> str:
     """The scripted engine's answer: the question back; the first call notes the time and the modules."""
     if not FIRST_CALL:
         FIRST_CALL.append(time.perf_counter() - STARTED)
-        print(json.dumps({"first_call_s": FIRST_CALL[0], "cpu_s": time.process_time() - STARTED_CPU,
-                          "modules": len(sys.modules)}), file=sys.stderr)
+        print(
+            json.dumps(
+                {"first_call_s": FIRST_CALL[0], "cpu_s": time.process_time() - STARTED_CPU, "modules": len(sys.modules)}
+            ),
+            file=sys.stderr,
+        )
     from ragbench._engines.scripted import echo
 
     return echo(request)
@@ -42,8 +47,22 @@ def one_process(output: str) -> None:
     from ragbench._cli.main import main as command
 
     sys.modules.setdefault("startup", sys.modules["__main__"])
-    command.main(["--tasks", "demo", "--system", "vanilla", "--model", "scripted:startup:answer", "--limit", "1",
-              "--output", output, "--no-progress"], standalone_mode=False)
+    command.main(
+        [
+            "--tasks",
+            "demo",
+            "--system",
+            "vanilla",
+            "--model",
+            "scripted:startup:answer",
+            "--limit",
+            "1",
+            "--output",
+            output,
+            "--no-progress",
+        ],
+        standalone_mode=False,
+    )
 
 
 def main() -> None:
@@ -59,13 +78,20 @@ def main() -> None:
     rows = []
     for _ in range(1 if args.quick else args.repeats):
         with tempfile.TemporaryDirectory() as folder:
-            done = subprocess.run([sys.executable, str(here / "startup.py"), "--child", folder + "/run"],
-                                  capture_output=True, text=True, cwd=here, check=True)
+            done = subprocess.run(
+                [sys.executable, str(here / "startup.py"), "--child", folder + "/run"],
+                capture_output=True,
+                text=True,
+                cwd=here,
+                check=True,
+            )
         rows.append(json.loads(next(line for line in done.stderr.splitlines() if line.startswith("{"))))
     seconds, cpu = sorted(row["first_call_s"] for row in rows), sorted(row["cpu_s"] for row in rows)
-    print(f"first LLM call after {seconds[len(seconds) // 2]:.3f} s (median of {len(rows)}; "
-          f"{seconds[0]:.3f}-{seconds[-1]:.3f}), {cpu[len(cpu) // 2]:.3f} s of CPU (median), "
-          f"{rows[0]['modules']} modules imported by then")
+    print(
+        f"first LLM call after {seconds[len(seconds) // 2]:.3f} s (median of {len(rows)}; "
+        f"{seconds[0]:.3f}-{seconds[-1]:.3f}), {cpu[len(cpu) // 2]:.3f} s of CPU (median), "
+        f"{rows[0]['modules']} modules imported by then"
+    )
     discovery = subprocess.run([sys.executable, "-c", DISCOVERY], capture_output=True, text=True, check=True)
     print(discovery.stdout.strip())
 

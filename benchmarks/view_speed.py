@@ -16,6 +16,7 @@ The issue's budget is 2 s for the Examples page; the script prints each time and
 
 Run: python benchmarks/view_speed.py [--examples 2706] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,16 @@ from ragbench._view.site import Site
 
 BUDGET = 2.0
 DOMAINS = ("finance", "sports", "music", "movie", "open")
-TYPES = ("simple", "simple_w_condition", "comparison", "aggregation", "set", "multi-hop", "post-processing",
-         "false_premise")
+TYPES = (
+    "simple",
+    "simple_w_condition",
+    "comparison",
+    "aggregation",
+    "set",
+    "multi-hop",
+    "post-processing",
+    "false_premise",
+)
 KEYS = ("accuracy", "hallucination", "missing", "score")
 
 
@@ -45,32 +54,78 @@ def sentence(i: int, k: int) -> str:
 
 
 def record(i: int) -> dict:
-    docs = [{"id": f"q{i}:{k % 5}", "title": f"Page {k % 5}", "text": sentence(i, k), "url": f"https://example.org/{k}"}
-            for k in range(20)]
+    docs = [
+        {"id": f"q{i}:{k % 5}", "title": f"Page {k % 5}", "text": sentence(i, k), "url": f"https://example.org/{k}"}
+        for k in range(20)
+    ]
     context = "\n".join(d["text"] for d in docs)
-    prompt = [{"role": "system", "content": "You are provided with a question and various references. " * 20},
-              {"role": "user", "content": f"### Question\nquestion {i}?\n### References\n{context}\n" + "kg " * 600}]
+    prompt = [
+        {"role": "system", "content": "You are provided with a question and various references. " * 20},
+        {"role": "user", "content": f"### Question\nquestion {i}?\n### References\n{context}\n" + "kg " * 600},
+    ]
     right = i % 3 == 0
     scores = {"accuracy": float(right), "hallucination": float(i % 3 == 1), "missing": float(i % 3 == 2)}
     scores["score"] = scores["accuracy"] - scores["hallucination"]
     step = {"error": None, "seconds": 0.01, "prompt_tokens": 0, "completion_tokens": 0, "cached": False}
-    trace = [{**step, "kind": "retrieval", "name": "retrieve", "request": {"retriever": "provided", "query": f"question {i}?",
-                                                                          "k": 50}, "response": {"ids": [d["id"] for d in docs]}},
-             {**step, "kind": "retrieval", "name": "crag_sentences", "request": {"pages": 5},
-              "response": {"sentences": 400, "top": list(range(20))}},
-             {**step, "kind": "llm", "name": "entity_extraction", "request": {"messages": prompt[:1]},
-              "response": {"texts": ['{"domain": "movie"}'], "finish_reason": "stop"}},
-             {**step, "kind": "tool", "name": "crag_kg.open_search_entity_by_name", "request": {"query": "x"},
-              "response": {"excerpt": "k" * 2000, "chars": 9000}},
-             {**step, "kind": "llm", "name": "answer", "request": {"messages": prompt},
-              "response": {"texts": [f"answer {i}"], "finish_reason": "stop"}}]
-    return {"index": i, "id": f"id-{i}", "question": f"question {i}?", "gold": {"answer": f"answer {i}", "alt_ans": []},
-            "meta": {"domain": DOMAINS[i % 5], "question_type": TYPES[i % 8], "static_or_dynamic": "static"},
-            "prediction": {"answer": f"answer {i}" if right else "i don't know", "docs": docs},
-            "output": f"answer {i}", "trace": trace, "error": None, "scores": scores,
-            "judge_trace": [{**step, "kind": "llm", "name": "judge:kddcup2024", "request": {"messages": prompt[:1]},
-                             "response": {"texts": ['{"accuracy": true}'], "finish_reason": "stop"}}],
-            "seconds": 1.0}
+    trace = [
+        {
+            **step,
+            "kind": "retrieval",
+            "name": "retrieve",
+            "request": {"retriever": "provided", "query": f"question {i}?", "k": 50},
+            "response": {"ids": [d["id"] for d in docs]},
+        },
+        {
+            **step,
+            "kind": "retrieval",
+            "name": "crag_sentences",
+            "request": {"pages": 5},
+            "response": {"sentences": 400, "top": list(range(20))},
+        },
+        {
+            **step,
+            "kind": "llm",
+            "name": "entity_extraction",
+            "request": {"messages": prompt[:1]},
+            "response": {"texts": ['{"domain": "movie"}'], "finish_reason": "stop"},
+        },
+        {
+            **step,
+            "kind": "tool",
+            "name": "crag_kg.open_search_entity_by_name",
+            "request": {"query": "x"},
+            "response": {"excerpt": "k" * 2000, "chars": 9000},
+        },
+        {
+            **step,
+            "kind": "llm",
+            "name": "answer",
+            "request": {"messages": prompt},
+            "response": {"texts": [f"answer {i}"], "finish_reason": "stop"},
+        },
+    ]
+    return {
+        "index": i,
+        "id": f"id-{i}",
+        "question": f"question {i}?",
+        "gold": {"answer": f"answer {i}", "alt_ans": []},
+        "meta": {"domain": DOMAINS[i % 5], "question_type": TYPES[i % 8], "static_or_dynamic": "static"},
+        "prediction": {"answer": f"answer {i}" if right else "i don't know", "docs": docs},
+        "output": f"answer {i}",
+        "trace": trace,
+        "error": None,
+        "scores": scores,
+        "judge_trace": [
+            {
+                **step,
+                "kind": "llm",
+                "name": "judge:kddcup2024",
+                "request": {"messages": prompt[:1]},
+                "response": {"texts": ['{"accuracy": true}'], "finish_reason": "stop"},
+            }
+        ],
+        "seconds": 1.0,
+    }
 
 
 def write_run(folder: Path, examples: int) -> Path:
@@ -83,13 +138,28 @@ def write_run(folder: Path, examples: int) -> Path:
     details = {}
     for key in KEYS:
         entry = summarise([r["scores"][key] for r in records], None, 200, 0)
-        entry["slices"] = {f: {v: summarise([r["scores"][key] for r in records if r["meta"][f] == v], None, 200, 0)
-                               for v in sorted({r["meta"][f] for r in records})} for f in ("domain", "question_type")}
+        entry["slices"] = {
+            f: {
+                v: summarise([r["scores"][key] for r in records if r["meta"][f] == v], None, 200, 0)
+                for v in sorted({r["meta"][f] for r in records})
+            }
+            for f in ("domain", "question_type")
+        }
         details[key] = {**entry, "n_none": 0, "n_errors": 0, "higher_is_better": key != "hallucination"}
     config = {"tasks": ["crag_t3"], "system": "vanilla", "model": "synthetic", "task_configs": {"crag_t3": {}}}
-    (run / "results.json").write_text(json.dumps({"results": {}, "details": {"crag_t3": details}, "complete": True,
-                                                  "counts": {"crag_t3": {"records": examples, "scored": examples}},
-                                                  "config": config, "cost": {}, "date": "synthetic"}))
+    (run / "results.json").write_text(
+        json.dumps(
+            {
+                "results": {},
+                "details": {"crag_t3": details},
+                "complete": True,
+                "counts": {"crag_t3": {"records": examples, "scored": examples}},
+                "config": config,
+                "cost": {},
+                "date": "synthetic",
+            }
+        )
+    )
     return run
 
 
@@ -118,20 +188,41 @@ def browser_times(run: Path, rid: str) -> tuple[float, float] | None:
         return None
     options = Options()
     options.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
-                 "--disable-background-networking", f"--user-data-dir={tempfile.mkdtemp()}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-sync",
+        "--disable-background-networking",
+        f"--user-data-dir={tempfile.mkdtemp()}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     server, base = serve(run)
     try:
         driver.get(base + "/static/style.css")  # the browser is up; what follows is the page alone
         page = f"#/examples/{rid}/crag_t3"
-        examples, _ = timed(lambda: (driver.get(f"{base}/{page}"), WebDriverWait(driver, 60, poll_frequency=0.01).until(
-            lambda d: d.execute_script("return document.body.dataset.ready") == page
-            and len(d.find_elements("css selector", "#examples tr")) == 101)))
+        examples, _ = timed(
+            lambda: (
+                driver.get(f"{base}/{page}"),
+                WebDriverWait(driver, 60, poll_frequency=0.01).until(
+                    lambda d: (
+                        d.execute_script("return document.body.dataset.ready") == page
+                        and len(d.find_elements("css selector", "#examples tr")) == 101
+                    )
+                ),
+            )
+        )
         page = f"#/example/{rid}/crag_t3/1234"
-        example, _ = timed(lambda: (driver.execute_script(f"location.hash = '{page}'"), WebDriverWait(driver, 60, poll_frequency=0.01).until(
-            lambda d: d.execute_script("return document.body.dataset.ready") == page)))
+        example, _ = timed(
+            lambda: (
+                driver.execute_script(f"location.hash = '{page}'"),
+                WebDriverWait(driver, 60, poll_frequency=0.01).until(
+                    lambda d: d.execute_script("return document.body.dataset.ready") == page
+                ),
+            )
+        )
         return examples, example
     finally:
         driver.quit()
@@ -164,11 +255,16 @@ def main() -> None:
         browser = None if args.quick else browser_times(run, rid)
     print(f"{examples} CRAG Task 3-shaped records, {size / 1e6:.1f} MB of samples")
     print("| step | seconds | share of the 2 s budget |\n|---|---:|---:|")
-    lines = [("index the sample file (in-process, cold)", index), ("GET first rows (HTTP, cold server)", http),
-             ("GET the first example's page (HTTP; loads the plugin registry)", example)]
+    lines = [
+        ("index the sample file (in-process, cold)", index),
+        ("GET first rows (HTTP, cold server)", http),
+        ("GET the first example's page (HTTP; loads the plugin registry)", example),
+    ]
     if browser is not None:
-        lines += [("browser: Examples page rendered (cold server)", browser[0]),
-                  ("browser: an example's page rendered (warm)", browser[1])]
+        lines += [
+            ("browser: Examples page rendered (cold server)", browser[0]),
+            ("browser: an example's page rendered (warm)", browser[1]),
+        ]
     for name, seconds in lines:
         print(f"| {name} | {seconds:.3f} | {seconds / BUDGET:.2f} |")
     if browser is None and not args.quick:

@@ -10,6 +10,7 @@ same prompts as ragbench requests through the Scheduler into the vllm engine, (c
 (each example's next call depends on its previous answer) through the scheduler, (d) the same one
 call at a time; ratios (b)/(a) and (d)/(c).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -89,11 +90,15 @@ def main() -> None:
     single_s = (time.perf_counter() - started) * (args.prompts / len(questions))
     print(f"model {engine.model}, {args.prompts} chats x {args.tokens} tokens, greedy")
     print(f"(a) raw LLM.generate           {raw_s:7.2f} s  {tokens / raw_s:8.1f} tok/s")
-    print(f"(b) ragbench scheduler -> vllm {pooled_s:7.2f} s  {tokens / pooled_s:8.1f} tok/s   (b)/(a) = "
-          f"{pooled_s / raw_s:.2f}")
+    print(
+        f"(b) ragbench scheduler -> vllm {pooled_s:7.2f} s  {tokens / pooled_s:8.1f} tok/s   (b)/(a) = "
+        f"{pooled_s / raw_s:.2f}"
+    )
     print(f"(c) {args.steps}-step workload, pooled {multi_s:7.2f} s")
-    print(f"(d) same, one call at a time   {single_s:7.2f} s{' (scaled)' if single is None else ''}   "
-          f"(d)/(c) = {single_s / multi_s:.1f}")
+    print(
+        f"(d) same, one call at a time   {single_s:7.2f} s{' (scaled)' if single is None else ''}   "
+        f"(d)/(c) = {single_s / multi_s:.1f}"
+    )
     assert batched
 
 

@@ -12,6 +12,7 @@ passages each:
 
 Run: python benchmarks/yaml_task_load.py [--records 20000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,12 +58,20 @@ def write_records(path: Path, count: int, seed: int) -> None:
     words = "the river city film album capital population wrote founded located country novel".split()
     with path.open("w", encoding="utf-8") as handle:
         for i in range(count):
-            passages = [{"title": rng.choice(words).title(), "text": " ".join(rng.choices(words, k=90))}
-                        for _ in range(5)]
-            handle.write(json.dumps({"id": f"dev_{i}", "question": " ".join(rng.choices(words, k=9)) + "?",
-                                     "golden_answers": [rng.choice(words)],
-                                     "metadata": {"type": rng.choice(["bridge", "comparison"]),
-                                                  "passages": passages}}) + "\n")
+            passages = [
+                {"title": rng.choice(words).title(), "text": " ".join(rng.choices(words, k=90))} for _ in range(5)
+            ]
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"dev_{i}",
+                        "question": " ".join(rng.choices(words, k=9)) + "?",
+                        "golden_answers": [rng.choice(words)],
+                        "metadata": {"type": rng.choice(["bridge", "comparison"]), "passages": passages},
+                    }
+                )
+                + "\n"
+            )
 
 
 def timed(args: list[str], env: dict[str, str]) -> float:
@@ -91,8 +100,9 @@ def main() -> None:
         import datasets  # the Parquet copy of the same records (made here, not timed)
 
         datasets.disable_progress_bars()
-        datasets.load_dataset("json", data_files=str(data), split="train",
-                              cache_dir=str(folder / "prep")).to_parquet(str(folder / "dev.parquet"))
+        datasets.load_dataset("json", data_files=str(data), split="train", cache_dir=str(folder / "prep")).to_parquet(
+            str(folder / "dev.parquet")
+        )
         (folder / "parquet.yaml").write_text(TASK.replace("DATA", str(folder / "dev.parquet")), encoding="utf-8")
         py, rows = sys.executable, []
         check = [py, "-m", "ragbench._cli.main", "check", "--model", "scripted:echo", "--no-model", "--tasks"]
@@ -104,15 +114,19 @@ def main() -> None:
             "json floor": lambda i: timed([py, "-c", JSON_FLOOR, str(data)], env),
         }
         best = {name: min(run(i) for i in range(args.repeat)) for name, run in figures.items()}
-    print(f"{args.records} FlashRAG-format records, 5 passages each ({data.name}); fastest of {args.repeat}, "
-          "fresh processes\n")
+    print(
+        f"{args.records} FlashRAG-format records, 5 passages each ({data.name}); fastest of {args.repeat}, "
+        "fresh processes\n"
+    )
     print("| what | seconds |\n|---|---:|")
     for name, seconds in best.items():
         rows.append(f"| {name} | {seconds:.2f} |")
     print("\n".join(rows))
-    print(f"\ncheck parquet / check direct: {best['check parquet'] / best['check direct']:.2f}x; "
-          f"read datasets / read direct: {best['read datasets'] / best['read direct']:.2f}x; "
-          f"read direct / json floor: {best['read direct'] / best['json floor']:.2f}x")
+    print(
+        f"\ncheck parquet / check direct: {best['check parquet'] / best['check direct']:.2f}x; "
+        f"read datasets / read direct: {best['read datasets'] / best['read direct']:.2f}x; "
+        f"read direct / json floor: {best['read direct'] / best['json floor']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ family (any Hugging Face `evaluate` metric, ragbench.metrics.hf_evaluate). The m
 several task families; a metric only one benchmark uses lives in that benchmark's task folder
 (CRAG's judges in tasks/crag/metrics.py, OmniEval's in tasks/omnieval/), served by the tasks package
 (registry.yaml's `task_metrics`)."""
+
 from typing import Any
 
 from ragbench.api import hookimpl

@@ -6,6 +6,7 @@ and report upstream's scale (x100, except `length` and `num_preds`). Where upstr
 zero or averages an empty list (no qa_pairs, no gold answers, no claims) the item is not
 scorable (None) here.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -79,9 +80,14 @@ class QampariF1(Metric):
         precision = sum(pred in flat for pred in preds) / len(preds) if preds else 0
         recall = hits / len(answers)
         recall_top5 = min(5, hits) / min(5, len(answers))
-        return {"qampari_prec": 100 * precision, "qampari_rec": 100 * recall,
-                "qampari_rec_top5": 100 * recall_top5, "qampari_f1": 100 * _harmonic(precision, recall),
-                "qampari_f1_top5": 100 * _harmonic(precision, recall_top5), "num_preds": float(len(preds))}
+        return {
+            "qampari_prec": 100 * precision,
+            "qampari_rec": 100 * recall,
+            "qampari_rec_top5": 100 * recall_top5,
+            "qampari_f1": 100 * _harmonic(precision, recall),
+            "qampari_f1_top5": 100 * _harmonic(precision, recall_top5),
+            "num_preds": float(len(preds)),
+        }
 
 
 class ClaimsNli(Metric):

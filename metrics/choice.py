@@ -1,5 +1,6 @@
 """Fixed accuracies for the closed-set tasks, where upstream's substring `match` is unreliable
 (a capital "C" anywhere matches gold "C"; "True" misses gold "true")."""
+
 from __future__ import annotations
 
 import re
@@ -42,8 +43,16 @@ class ChoiceAccuracy(Metric):
 
 
 _VERDICT = re.compile(r"\b(true|false|supports?|refutes?|correct|incorrect)\b", re.I)
-_VERDICT_VALUE = {"true": "true", "supports": "true", "support": "true", "correct": "true",
-                  "false": "false", "refutes": "false", "refute": "false", "incorrect": "false"}
+_VERDICT_VALUE = {
+    "true": "true",
+    "supports": "true",
+    "support": "true",
+    "correct": "true",
+    "false": "false",
+    "refutes": "false",
+    "refute": "false",
+    "incorrect": "false",
+}
 _LABEL_VALUE = {"SUPPORTS": "true", "REFUTES": "false"}
 
 

@@ -16,6 +16,7 @@ Rules kept exactly as upstream (princeton-nlp/ALCE eval.py, commit 246c476):
 One deviation, where upstream crashes: `[0]` with no shown documents counts as out of range.
 `citation_f1` is LLatrieval's eval.py addition: 2PR/(P+R) of the dataset-level P and R.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -58,12 +59,15 @@ def check_documents_known(prediction: Prediction) -> None:
     """Outputs scored from a predictions file without "docs": which documents the citations point to
     is unknown, so citation metrics fail (counted) instead of reporting upstream's 0 for every citation."""
     if prediction.extras.get(Prediction.DOCS_UNKNOWN) and cited_numbers(prediction.answer):
-        raise MissingDocuments("the answer cites documents but the predictions line has no \"docs\" (the documents "
-                               "shown to the model, in order): add them to score citations")
+        raise MissingDocuments(
+            'the answer cites documents but the predictions line has no "docs" (the documents '
+            "shown to the model, in order): add them to score citations"
+        )
 
 
-async def citation_scores(statements: list[str], docs: list[Document], nli: Any,
-                          at_most_citations: int | None = 3) -> dict[str, float] | None:
+async def citation_scores(
+    statements: list[str], docs: list[Document], nli: Any, at_most_citations: int | None = 3
+) -> dict[str, float] | None:
     """Per-item citation recall and precision (x100) of `statements` against the shown `docs`."""
     if not statements:
         return None
@@ -76,20 +80,31 @@ async def citation_scores(statements: list[str], docs: list[Document], nli: Any,
     def passage(refs: list[int]) -> str:
         return "\n".join(format_document(docs[ref]) for ref in refs)
 
-    recalls = await asyncio.gather(*(nli.entails(passage(refs), target) if refs is not None else _zero()
-                                     for refs, target in zip(kept, targets)))
-    checks = [(i, refs, position) for i, refs in enumerate(kept) if refs is not None and recalls[i] and len(refs) > 1
-              for position in range(len(refs))]
+    recalls = await asyncio.gather(
+        *(nli.entails(passage(refs), target) if refs is not None else _zero() for refs, target in zip(kept, targets))
+    )
+    checks = [
+        (i, refs, position)
+        for i, refs in enumerate(kept)
+        if refs is not None and recalls[i] and len(refs) > 1
+        for position in range(len(refs))
+    ]
     alone = await asyncio.gather(*(nli.entails(passage([refs[p]]), targets[i]) for i, refs, p in checks))
     without = [(i, refs, p) for (i, refs, p), supported in zip(checks, alone) if not supported]
-    others = await asyncio.gather(*(nli.entails(passage(_remove_one(refs, refs[p])), targets[i])
-                                    for i, refs, p in without))
+    others = await asyncio.gather(
+        *(nli.entails(passage(_remove_one(refs, refs[p])), targets[i]) for i, refs, p in without)
+    )
     overcited = sum(others)
-    precision_points = len(checks) - overcited + sum(
-        recalls[i] for i, refs in enumerate(kept) if not (refs is not None and recalls[i] and len(refs) > 1))
+    precision_points = (
+        len(checks)
+        - overcited
+        + sum(recalls[i] for i, refs in enumerate(kept) if not (refs is not None and recalls[i] and len(refs) > 1))
+    )
     total_citations = sum(len(refs) for refs in kept if refs is not None)
-    return {"citation_rec": 100 * sum(recalls) / len(statements),
-            "citation_prec": 100 * precision_points / total_citations if total_citations > 0 else 0.0}
+    return {
+        "citation_rec": 100 * sum(recalls) / len(statements),
+        "citation_prec": 100 * precision_points / total_citations if total_citations > 0 else 0.0,
+    }
 
 
 async def _zero() -> int:
@@ -121,20 +136,27 @@ class Citation(Metric):
 
     async def score(self, example: Example, prediction: Prediction, ctx=None) -> dict[str, Any]:
         check_documents_known(prediction)
-        scores = await citation_scores(self.statements(example, prediction.answer), prediction.docs,
-                                       ctx.nli, self.at_most_citations)
+        scores = await citation_scores(
+            self.statements(example, prediction.answer), prediction.docs, ctx.nli, self.at_most_citations
+        )
         return scores if scores is not None else {key: None for key in self.keys}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
         """F1 of the mean recall and precision over the examples that have both (an output without
         statements has neither: not scorable, left out and counted as such)."""
-        pairs = [(s.scores["citation_rec"], s.scores["citation_prec"]) for s in samples
-                 if s.scores.get("citation_rec") is not None and s.scores.get("citation_prec") is not None]
+        pairs = [
+            (s.scores["citation_rec"], s.scores["citation_prec"])
+            for s in samples
+            if s.scores.get("citation_rec") is not None and s.scores.get("citation_prec") is not None
+        ]
         if not pairs:
             return {"citation_f1": CorpusValue(None, 0)}
         recall, precision = (sum(values) / len(pairs) for values in zip(*pairs))
-        return {"citation_f1": CorpusValue(2 * precision * recall / (precision + recall) if precision + recall > 0
-                                           else 0.0, len(pairs))}
+        return {
+            "citation_f1": CorpusValue(
+                2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0, len(pairs)
+            )
+        }
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "at_most_citations": self.at_most_citations}

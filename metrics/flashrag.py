@@ -5,6 +5,7 @@ already compute: its token-level `precision` and `recall`, its `rouge-1`, `rouge
 Each scores the output against every gold answer and keeps the best, as upstream does; on a
 multiple-choice set the gold answers are the texts of the right choices (FlashRAG's
 `get_dataset_answer`). tests/test_flashrag_metrics.py pins them to values from running upstream's file."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -60,8 +61,10 @@ def rouge_scorer(language: str) -> tuple[Any, Callable[[str], str]]:
             return Rouge(), lambda text: " ".join(jieba.cut(text))
         from rouge import Rouge
     except ImportError as exc:
-        raise ConfigError(f"FlashRAG's ROUGE needs {'jieba and rouge-chinese' if language == 'zh' else 'the rouge package'} "
-                          f"({exc}); run `pip install ragbench[flashrag]`") from exc
+        raise ConfigError(
+            f"FlashRAG's ROUGE needs {'jieba and rouge-chinese' if language == 'zh' else 'the rouge package'} "
+            f"({exc}); run `pip install ragbench[flashrag]`"
+        ) from exc
     return Rouge(), lambda text: text
 
 

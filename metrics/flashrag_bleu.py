@@ -3,6 +3,7 @@ by the 13a tokenizer (FlashRAG's _bleu.py copies sacrebleu's `Tokenizer13a`, use
 on every text of the parity data), scored by tensorflow/nmt's `compute_bleu` (`nmt_bleu`).
 FlashRAG's number is the corpus BLEU over all examples (`bleu`, a corpus key); its per-example list is
 `sentence_bleu`. tests/test_flashrag_bleu_tokens.py pins both to values from running upstream's files."""
+
 from __future__ import annotations
 
 import math
@@ -28,12 +29,14 @@ def tokenizer_13a() -> Callable[[str], list[str]]:
 
 
 def ngram_counts(tokens: list[str], max_order: int) -> Counter:
-    return Counter(tuple(tokens[i:i + order]) for order in range(1, max_order + 1)
-                   for i in range(len(tokens) - order + 1))
+    return Counter(
+        tuple(tokens[i : i + order]) for order in range(1, max_order + 1) for i in range(len(tokens) - order + 1)
+    )
 
 
-def nmt_bleu(references: list[list[list[str]]], outputs: list[list[str]], max_order: int = 4,
-             smooth: bool = False) -> float:
+def nmt_bleu(
+    references: list[list[list[str]]], outputs: list[list[str]], max_order: int = 4, smooth: bool = False
+) -> float:
     """tensorflow/nmt's `compute_bleu` (FlashRAG's _bleu.py): n-gram matches clipped by the most of each n-gram in
     any one reference, summed over the examples; the brevity penalty over the sum of each example's SHORTEST
     reference length; `smooth`: Lin and Och's add-one on every order. Written here because no installable
@@ -97,8 +100,11 @@ class FlashRagBleu(AnswerMetric):
         return {"sentence_bleu": nmt_bleu([refs], [output], self.max_order, self.smooth)}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
-        pairs = [self.tokens(s.answer, list(s.gold.get("answers") or [])) for s in samples
-                 if s.scores.get("sentence_bleu") is not None]
+        pairs = [
+            self.tokens(s.answer, list(s.gold.get("answers") or []))
+            for s in samples
+            if s.scores.get("sentence_bleu") is not None
+        ]
         if not pairs:
             return {"bleu": CorpusValue(None, 0)}
         outputs, references = zip(*pairs)

@@ -2,6 +2,7 @@
 sent, its mean the task's value (FlashRAG's `avg_input_tokens`). FlashRAG counts `data.prompt`, the prompt of
 the answer's generation; here it is the prompt of the system's last LLM call (in call order; for the built-in
 systems, the answer's). tests/test_flashrag_bleu_tokens.py pins the counts to values from running upstream's file."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -38,9 +39,11 @@ def text_counter(name: str) -> tuple[TokenCount, Any]:
         return (lambda text: None if any(token in text for token in special) else len(encoding.encode(text))), None
     tokenizer = local_tokenizer(name)
     if tokenizer is None:
-        raise ConfigError(f"metric input_tokens: tokenizer {name!r} is neither an OpenAI model name tiktoken knows "
-                          "nor a Hugging Face tokenizer on disk (a folder, or a name in the local cache); pass "
-                          "--metric-arg input_tokens.tokenizer=PATH")
+        raise ConfigError(
+            f"metric input_tokens: tokenizer {name!r} is neither an OpenAI model name tiktoken knows "
+            "nor a Hugging Face tokenizer on disk (a folder, or a name in the local cache); pass "
+            "--metric-arg input_tokens.tokenizer=PATH"
+        )
     return (lambda text: len(tokenizer.tokenize(text))), tokenizer
 
 

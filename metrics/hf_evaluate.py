@@ -13,6 +13,7 @@ named like the metric, or its only number (`--metric-arg hf:NAME.key=K` picks an
 options go as `--metric-arg hf:NAME.compute.OPTION=V`. Higher is better unless the metric is one of
 LOWER_IS_BETTER (error rates and losses) or `--metric-arg hf:NAME.higher_is_better=false` says so.
 """
+
 from __future__ import annotations
 
 from typing import Any, ClassVar
@@ -28,21 +29,26 @@ class HfEvaluate(Metric):
     evaluate_name: ClassVar[str] = ""
     task: Task | None = None
 
-    def __init__(self, references: str = "auto", key: str | None = None, higher_is_better: bool | None = None,
-                 **compute: Any) -> None:
+    def __init__(
+        self, references: str = "auto", key: str | None = None, higher_is_better: bool | None = None, **compute: Any
+    ) -> None:
         if references not in ("auto", "first", "all"):
             raise ConfigError(f"metric {self.name}: references '{references}' is not auto, first or all")
         self.key = key
         self.compute_args = {k.split(".", 1)[1]: v for k, v in compute.items() if k.startswith("compute.")}
         unknown = sorted(k for k in compute if not k.startswith("compute."))
         if unknown:
-            raise ConfigError(f"metric {self.name}: unknown option(s) {', '.join(unknown)} (references, key, "
-                              "higher_is_better, compute.X)")
+            raise ConfigError(
+                f"metric {self.name}: unknown option(s) {', '.join(unknown)} (references, key, "
+                "higher_is_better, compute.X)"
+            )
         self.module = load_module(self.evaluate_name)
         self.takes_lists = takes_reference_lists(self.module)
         if references == "all" and not self.takes_lists:
-            raise ConfigError(f"metric {self.name}: references=all, but {self.evaluate_name} takes one reference "
-                              "per prediction; use references=first")
+            raise ConfigError(
+                f"metric {self.name}: references=all, but {self.evaluate_name} takes one reference "
+                "per prediction; use references=first"
+            )
         self.references = ("all" if self.takes_lists else "first") if references == "auto" else references
         if higher_is_better is None:
             higher_is_better = self.stem() not in LOWER_IS_BETTER
@@ -52,8 +58,14 @@ class HfEvaluate(Metric):
         self.task = task  # planning builds a metric per task and hands it here: the task whose gold `corpus` reads
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "evaluate": self.evaluate_name, "references": self.references, "key": self.key,
-                "compute": self.compute_args, "higher_is_better": self.key_specs[self.name].higher_is_better}
+        return {
+            "name": self.name,
+            "evaluate": self.evaluate_name,
+            "references": self.references,
+            "key": self.key,
+            "compute": self.compute_args,
+            "higher_is_better": self.key_specs[self.name].higher_is_better,
+        }
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         if not samples:
@@ -78,8 +90,9 @@ class HfEvaluate(Metric):
         stem = self.stem()
         key = self.key or (stem if stem in numbers else next(iter(numbers)) if len(numbers) == 1 else None)
         if key not in numbers:
-            raise ValueError(f"{self.evaluate_name} returned {sorted(result)}: choose one with --metric-arg "
-                             f"{self.name}.key=NAME")
+            raise ValueError(
+                f"{self.evaluate_name} returned {sorted(result)}: choose one with --metric-arg {self.name}.key=NAME"
+            )
         return float(numbers[key])
 
     def stem(self) -> str:
@@ -103,15 +116,18 @@ def load_module(name: str) -> Any:
     try:
         return evaluate.load(name)
     except Exception as exc:  # offline hub errors, missing scripts, bad modules
-        raise ConfigError(f"metric hf:{name}: evaluate.load('{name}') failed ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0][:200]}); offline, give a local metric script or folder "
-                          "(hf:/path/to/metric.py) or run once online to cache it") from exc
+        raise ConfigError(
+            f"metric hf:{name}: evaluate.load('{name}') failed ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:200]}); offline, give a local metric script or folder "
+            "(hf:/path/to/metric.py) or run once online to cache it"
+        ) from exc
 
 
 def metric_class(full_name: str) -> type[Metric]:
     """The metric class for `hf:NAME` (a subclass per name, so each keeps its own identity)."""
-    name = full_name[len(PREFIX):]
+    name = full_name[len(PREFIX) :]
     if not name:
         raise ConfigError("--metrics hf:NAME: give an evaluate metric name or path, e.g. hf:bleu")
-    return type(f"HfEvaluate[{name}]", (HfEvaluate,), {"name": full_name, "evaluate_name": name,
-                                                       "corpus_keys": (full_name,)})
+    return type(
+        f"HfEvaluate[{name}]", (HfEvaluate,), {"name": full_name, "evaluate_name": name, "corpus_keys": (full_name,)}
+    )

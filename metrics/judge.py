@@ -18,6 +18,7 @@ reproduces the scores offline.
 The presets (judge_prompts/: presets.yaml and a template file each, a starting point for `prompt=FILE`)
 are worded by ragbench, not taken from a paper. CRAG's judges keep their exact prompts in tasks/crag/metrics.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,14 @@ PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the 
 def load_presets(folder: Path = PROMPTS_DIR) -> dict[str, dict[str, Any]]:
     """The built-in presets (judge_prompts/presets.yaml), each with its template text read in."""
     presets = yaml.safe_load((folder / "presets.yaml").read_text(encoding="utf-8"))
-    return {name: {**spec, "template": read_template(folder / spec["template"]),
-                   **({"score_range": tuple(spec["score_range"])} if "score_range" in spec else {})}
-            for name, spec in presets.items()}
+    return {
+        name: {
+            **spec,
+            "template": read_template(folder / spec["template"]),
+            **({"score_range": tuple(spec["score_range"])} if "score_range" in spec else {}),
+        }
+        for name, spec in presets.items()
+    }
 
 
 def read_template(path: str | Path) -> str:
@@ -60,8 +66,10 @@ def _parse_pair(text: str) -> tuple[float, float]:
 
 def _parse_labels(text: str) -> dict[str, float]:
     try:
-        labels = {name.strip().lower(): float(value) for name, _, value in
-                  (item.partition(":") for item in str(text).split(",") if item.strip())}
+        labels = {
+            name.strip().lower(): float(value)
+            for name, _, value in (item.partition(":") for item in str(text).split(",") if item.strip())
+        }
     except ValueError:
         labels = {}
     if not labels or "" in labels:
@@ -74,9 +82,16 @@ class LlmJudge(Metric):
     keys: ClassVar[tuple[str, ...]] = ("llm_judge", "llm_judge_unparsed")
     needs = ("judge",)
 
-    def __init__(self, preset: str = "correctness", prompt: str | None = None, labels: str | None = None,
-                 score_range: str | None = None, json_field: str | None = None, max_tokens: int | None = None,
-                 temperature: float = 0.0) -> None:
+    def __init__(
+        self,
+        preset: str = "correctness",
+        prompt: str | None = None,
+        labels: str | None = None,
+        score_range: str | None = None,
+        json_field: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+    ) -> None:
         if preset not in PRESETS:
             raise ConfigError(f"metric llm_judge: preset '{preset}' is not one of {', '.join(PRESETS)}")
         base = PRESETS[preset]
@@ -100,32 +115,54 @@ class LlmJudge(Metric):
         if json_field is not None:
             self.json_field, self.labels = json_field, None
         if not (self.labels or self.score_range or self.json_field):
-            raise ConfigError("metric llm_judge: give a parser: labels=NAME:VALUE,..., score_range=LOW-HIGH or "
-                              "json_field=NAME")
-        verdicts = ((min(self.labels.values()), max(self.labels.values())) if self.labels else
-                    (0.0, 1.0) if self.score_range else None)  # a JSON field without a range: as the judge gives it
-        self.key_specs = {"llm_judge": KeySpec(range=verdicts),
-                          "llm_judge_unparsed": KeySpec(False, (0, None))}  # replies that did not parse
-        self.sampling = {"max_tokens": int(max_tokens or base.get("max_tokens", 16)),
-                         "temperature": float(temperature)}
+            raise ConfigError(
+                "metric llm_judge: give a parser: labels=NAME:VALUE,..., score_range=LOW-HIGH or json_field=NAME"
+            )
+        verdicts = (
+            (min(self.labels.values()), max(self.labels.values()))
+            if self.labels
+            else (0.0, 1.0)
+            if self.score_range
+            else None
+        )  # a JSON field without a range: as the judge gives it
+        self.key_specs = {
+            "llm_judge": KeySpec(range=verdicts),
+            "llm_judge_unparsed": KeySpec(False, (0, None)),
+        }  # replies that did not parse
+        self.sampling = {"max_tokens": int(max_tokens or base.get("max_tokens", 16)), "temperature": float(temperature)}
         try:
             self.template.format(question="", answer="", reference="", documents="")
         except (KeyError, IndexError, ValueError) as exc:
-            raise ConfigError(f"metric llm_judge: the template has an unknown or bad field ({exc}); use "
-                              "{question} {answer} {reference} {documents} (double other braces)") from exc
+            raise ConfigError(
+                f"metric llm_judge: the template has an unknown or bad field ({exc}); use "
+                "{question} {answer} {reference} {documents} (double other braces)"
+            ) from exc
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "preset": self.preset, "template": self.template, "labels": self.labels,
-                "score_range": self.score_range, "json_field": self.json_field, "sampling": self.sampling}
+        return {
+            "name": self.name,
+            "preset": self.preset,
+            "template": self.template,
+            "labels": self.labels,
+            "score_range": self.score_range,
+            "json_field": self.json_field,
+            "sampling": self.sampling,
+        }
 
     def prompt(self, example: Example, prediction: Prediction, task: Task) -> str:
         """The judge's prompt; {reference} is every gold answer as the task reads them (Task.gold_references)."""
         if not prediction.docs and "{documents}" in self.template:
-            raise ValueError("the judge prompt shows the documents the answer was given, and this prediction has "
-                             "none (a closed-book system, or a predictions file without docs)")
+            raise ValueError(
+                "the judge prompt shows the documents the answer was given, and this prediction has "
+                "none (a closed-book system, or a predictions file without docs)"
+            )
         documents = "\n".join(f"[{i}] {d.title}\n{d.text}" for i, d in enumerate(prediction.docs, 1))
-        return self.template.format(question=example.question, answer=prediction.answer,
-                                    reference=" | ".join(task.gold_references(example.gold)), documents=documents)
+        return self.template.format(
+            question=example.question,
+            answer=prediction.answer,
+            reference=" | ".join(task.gold_references(example.gold)),
+            documents=documents,
+        )
 
     def parse(self, reply: str) -> float | None:
         """The judge's verdict in [0, 1] (labels: their values), or None when the reply does not parse."""
@@ -133,8 +170,11 @@ class LlmJudge(Metric):
         if self.json_field:
             return self._json_value(text)
         if self.labels:
-            found = [(m.start(), label) for label in self.labels
-                     for m in re.finditer(rf"(?<![a-z]){re.escape(label)}(?![a-z])", text.lower())]
+            found = [
+                (m.start(), label)
+                for label in self.labels
+                for m in re.finditer(rf"(?<![a-z]){re.escape(label)}(?![a-z])", text.lower())
+            ]
             return self.labels[min(found)[1]] if found else None
         match = _NUMBER.search(text)
         return self._normalise(float(match.group())) if match else None
@@ -172,9 +212,10 @@ class LlmJudge(Metric):
             raise EngineError(f"every judge call failed: {failed[0]}")
         verdicts = [self.parse(r.text) for r in replies if not isinstance(r, BaseException)]
         parsed = [v for v in verdicts if v is not None]
-        return {"llm_judge": sum(parsed) / len(parsed) if parsed else None,
-                "llm_judge_unparsed": float(len(verdicts) - len(parsed))}
+        return {
+            "llm_judge": sum(parsed) / len(parsed) if parsed else None,
+            "llm_judge_unparsed": float(len(verdicts) - len(parsed)),
+        }
 
     def aggregate(self, key: str, values: list[float]) -> float:
         return sum(values) if key == "llm_judge_unparsed" else super().aggregate(key, values)
-

@@ -4,6 +4,7 @@ them to values produced by running the upstream code.
 
 `em` and `f1` normalise as SQuAD does by default; `normalize=triviaqa` uses TriviaQA's official
 evaluation (triviaqa_evaluation.py `normalize_answer`), whose `NormalizedAliases` were made with it."""
+
 from __future__ import annotations
 
 import re
@@ -51,6 +52,7 @@ class AnswerMetric(Metric):
 
 class Match(AnswerMetric):
     name = "match"
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         return float(raw_match(prediction.answer, golds_of(example)))
 
@@ -61,6 +63,7 @@ class SelfRagMatch(AnswerMetric):
     Upstream crashes on an empty output (IndexError); here it scores 0."""
 
     name = "selfrag_match"
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         text = prediction.answer
         if not text:
@@ -79,6 +82,7 @@ class NormalizedMatch(AnswerMetric):
     ("pol" no longer matches "police"); empty golds are ignored."""
 
     name = "match_normalized"
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         output = f" {normalize_answer(prediction.answer)} "
         golds = [normalize_answer(g) for g in golds_of(example)]
@@ -110,8 +114,10 @@ def regex_module(metric: str) -> Any:
     try:
         import regex
     except ImportError:
-        raise ConfigError(f"metric {metric}: regex=true matches gold patterns with the `regex` package, for its time "
-                          "limit: pip install 'ragbench[flashrag]'") from None
+        raise ConfigError(
+            f"metric {metric}: regex=true matches gold patterns with the `regex` package, for its time "
+            "limit: pip install 'ragbench[flashrag]'"
+        ) from None
     return regex
 
 
@@ -128,8 +134,10 @@ def gold_matches(gold: str, output: str, whole: bool) -> bool:
     try:
         return (pattern.fullmatch if whole else pattern.search)(output, timeout=REGEX_SECONDS) is not None
     except TimeoutError:
-        raise ValueError(f"gold answer {gold!r} took over {REGEX_SECONDS:g} s to match (a pattern that backtracks "
-                         "catastrophically); fix the pattern in the data") from None
+        raise ValueError(
+            f"gold answer {gold!r} took over {REGEX_SECONDS:g} s to match (a pattern that backtracks "
+            "catastrophically); fix the pattern in the data"
+        ) from None
 
 
 class RegexAnswerMetric(NormalizedAnswerMetric):
@@ -152,6 +160,7 @@ class ExactMatch(RegexAnswerMetric):
     CuratedTREC, `re.fullmatch`)."""
 
     name = "em"
+
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         golds = golds_of(example)
         if not golds:

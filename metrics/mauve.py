@@ -8,6 +8,7 @@ Face model folder or cached name (upstream: gpt2-large), featurized exactly as m
 (last hidden state of the last token). ALCE's maintainers warn that MAUVE moves between
 environments (ALCE issue #25): results carry `"unstable": true` in the metric config.
 """
+
 from __future__ import annotations
 
 import string
@@ -46,18 +47,26 @@ class Featurizer:
         local = Path(model).expanduser().exists()
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local)
-            self.model = AutoModel.from_pretrained(model, pad_token_id=self.tokenizer.eos_token_id,
-                                                   local_files_only=local).to(device).eval()
+            self.model = (
+                AutoModel.from_pretrained(model, pad_token_id=self.tokenizer.eos_token_id, local_files_only=local)
+                .to(device)
+                .eval()
+            )
         except Exception as exc:
-            raise RuntimeError(f"MAUVE featurizer '{model}' cannot be loaded ({type(exc).__name__}: {exc}); "
-                               "pass --metric-arg mauve.featurizer=PATH to a local model folder") from exc
+            raise RuntimeError(
+                f"MAUVE featurizer '{model}' cannot be loaded ({type(exc).__name__}: {exc}); "
+                "pass --metric-arg mauve.featurizer=PATH to a local model folder"
+            ) from exc
         self.max_text_length, self.batch_size = max_text_length, batch_size
 
     def __call__(self, texts: list[str]):
         from mauve.utils import featurize_tokens_from_model
 
-        tokens = [self.tokenizer.encode(text, return_tensors="pt", truncation=True, max_length=self.max_text_length)
-                  for text in texts if len(text) > 0]
+        tokens = [
+            self.tokenizer.encode(text, return_tensors="pt", truncation=True, max_length=self.max_text_length)
+            for text in texts
+            if len(text) > 0
+        ]
         return featurize_tokens_from_model(self.model, tokens, self.batch_size).detach().cpu().numpy()
 
 
@@ -72,8 +81,9 @@ class Mauve(Metric):
     corpus_keys = ("mauve",)
     value_range = (0, 100)
 
-    def __init__(self, featurizer: str = "gpt2-large", device: str = "cpu", max_text_length: int = 512,
-                 batch_size: int = 8) -> None:
+    def __init__(
+        self, featurizer: str = "gpt2-large", device: str = "cpu", max_text_length: int = 512, batch_size: int = 8
+    ) -> None:
         _import_mauve()
         self.featurizer, self.device = str(featurizer), str(device)
         self.max_text_length, self.batch_size = int(max_text_length), int(batch_size)
@@ -89,5 +99,10 @@ class Mauve(Metric):
         return {"mauve": mauve_from_features(featurize(human), featurize(model))}
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "featurizer": self.featurizer, "max_text_length": self.max_text_length,
-                "batch_size": self.batch_size, "unstable": True}
+        return {
+            "name": self.name,
+            "featurizer": self.featurizer,
+            "max_text_length": self.max_text_length,
+            "batch_size": self.batch_size,
+            "unstable": True,
+        }

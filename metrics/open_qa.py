@@ -1,6 +1,7 @@
 """The open-domain and multi-hop QA metrics of FlashRAG, HotpotQA, 2WikiMultihopQA and MuSiQue that
 `match.py` does not already compute (its `em` and `f1` are theirs too: SQuAD-normalised exact match
 and token F1, max over the gold answers). The tests pin each to values from running the upstream code."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -45,8 +46,9 @@ def yes_no_mismatch(prediction: str, gold: str) -> bool:
     """hotpot_evaluate_v1.py's rule (FlashRAG's `token_level_scores` too): when the normalised prediction
     or gold is yes, no or noanswer, anything but the same word scores 0."""
     normalized_prediction, normalized_gold = normalize_answer(prediction), normalize_answer(gold)
-    return normalized_prediction != normalized_gold and (normalized_prediction in YES_NO_ANSWERS
-                                                         or normalized_gold in YES_NO_ANSWERS)
+    return normalized_prediction != normalized_gold and (
+        normalized_prediction in YES_NO_ANSWERS or normalized_gold in YES_NO_ANSWERS
+    )
 
 
 def hotpot_f1(prediction: str, gold: str) -> float:
@@ -121,8 +123,12 @@ class SupportingPassages(Metric):
         precision = hits / len(shown) if shown else 0.0
         recall = hits / len(gold)
         f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-        return {"support_recall": recall, "support_precision": precision, "support_f1": f1,
-                "support_em": float(shown == gold)}
+        return {
+            "support_recall": recall,
+            "support_precision": precision,
+            "support_f1": f1,
+            "support_em": float(shown == gold),
+        }
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "by": self.by}

@@ -10,6 +10,7 @@ Two aggregates:
                             of 1000 bootstrap means), drawn from numpy's legacy RNG seeded with
                             the run seed instead of upstream's unseeded global RNG.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -67,8 +68,9 @@ class RougeLsum(Metric):
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         scorer = rouge_lsum_scorer()
         hypothesis = sentence_lines(remove_citations(prediction.answer))
-        first, second = (scorer.score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure
-                         for ref in references(example))
+        first, second = (
+            scorer.score(sentence_lines(ref), hypothesis)["rougeLsum"].fmeasure for ref in references(example)
+        )
         return {"rougeLsum": 100 * (first if first > second else second)}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:

@@ -10,6 +10,7 @@ sp_recall, joint_f1 their F1, joint_em = em x sp_em (the answer's em, precision 
 `update_answer` computes them, with the yes/no rule; the best over the gold answers, as 2WikiMultihopQA's
 evaluation takes them: HotpotQA has one). A prediction without supporting facts scores 0 on every key, as the
 script scores an id missing from its "sp", and is counted (`hotpot_sp_missing`)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,10 +41,16 @@ def predicted_facts(prediction: Prediction) -> set[Fact] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(
-            isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
-            and isinstance(item[1], int) and not isinstance(item[1], bool) for item in value):
-        raise ValueError(f'extras["{SUPPORTING_FACTS}"] must be a list of [title, sentence index] pairs, got '
-                         f"{str(value)[:80]}")
+        isinstance(item, (list, tuple))
+        and len(item) == 2
+        and isinstance(item[0], str)
+        and isinstance(item[1], int)
+        and not isinstance(item[1], bool)
+        for item in value
+    ):
+        raise ValueError(
+            f'extras["{SUPPORTING_FACTS}"] must be a list of [title, sentence index] pairs, got {str(value)[:80]}'
+        )
     return {(title, index) for title, index in value}
 
 
@@ -68,8 +75,10 @@ class HotpotSupportingFacts(Metric):
     keys = ("sp_em", "sp_f1", "sp_prec", "sp_recall", "joint_em", "joint_f1", "joint_prec", "joint_recall")
     gold_needs = ("answers", "supporting_passages")
     value_range = (0, 1)
-    counters = {NOT_PREDICTED: f'predictions without supporting facts (extras["{SUPPORTING_FACTS}"]), scored 0 as '
-                               "hotpot_evaluate_v1.py scores an id missing from its sp"}
+    counters = {
+        NOT_PREDICTED: f'predictions without supporting facts (extras["{SUPPORTING_FACTS}"]), scored 0 as '
+        "hotpot_evaluate_v1.py scores an id missing from its sp"
+    }
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         gold, golds = gold_facts(example.gold.get("supporting_passages")), golds_of(example)
@@ -83,5 +92,13 @@ class HotpotSupportingFacts(Metric):
         em, prec, recall = answer_scores(prediction.answer, golds)
         joint_prec, joint_recall = prec * sp_prec, recall * sp_recall
         joint_f1 = 2 * joint_prec * joint_recall / (joint_prec + joint_recall) if joint_prec + joint_recall > 0 else 0.0
-        return {"sp_em": sp_em, "sp_f1": sp_f1, "sp_prec": sp_prec, "sp_recall": sp_recall, "joint_em": em * sp_em,
-                "joint_f1": joint_f1, "joint_prec": joint_prec, "joint_recall": joint_recall}
+        return {
+            "sp_em": sp_em,
+            "sp_f1": sp_f1,
+            "sp_prec": sp_prec,
+            "sp_recall": sp_recall,
+            "joint_em": em * sp_em,
+            "joint_f1": joint_f1,
+            "joint_prec": joint_prec,
+            "joint_recall": joint_recall,
+        }

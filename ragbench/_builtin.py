@@ -1,6 +1,7 @@
 """The built-in catalogue: `registry.yaml`, served to the registry by the built-in plugin
 packages (`ragbench.tasks`, `ragbench.plugins`, `ragbench.metrics`, `ragbench._engines`),
 each for its own section, through the same hook a third-party plugin implements."""
+
 from __future__ import annotations
 
 from functools import cache

@@ -1,6 +1,7 @@
 """The registry's catalogue entries: what a plugin registers under a name, by kind (a task, a system, a metric,
 an engine, ...), imported and checked against its kind's base class the first time it is used; metric families
 (`prefix:NAME`) and the plugins that failed to load."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,17 +12,33 @@ from ._errors import ConfigError
 from ._imports import import_target
 
 KINDS = ("tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners")
-SINGULAR = {"tasks": "task", "systems": "system", "metrics": "metric", "engines": "engine",
-            "retrievers": "retriever", "rerankers": "reranker", "refiners": "refiner", "query_styles": "query style",
-            "prompt_styles": "prompt style", "record_formats": "record format", "gold_kinds": "gold kind"}
+SINGULAR = {
+    "tasks": "task",
+    "systems": "system",
+    "metrics": "metric",
+    "engines": "engine",
+    "retrievers": "retriever",
+    "rerankers": "reranker",
+    "refiners": "refiner",
+    "query_styles": "query style",
+    "prompt_styles": "prompt style",
+    "record_formats": "record format",
+    "gold_kinds": "gold kind",
+}
 # The base class each kind's targets must subclass (imported when a component is first loaded).
-BASES = {"tasks": "ragbench._task:Task", "systems": "ragbench._system:System", "metrics": "ragbench._metric:Metric",
-         "engines": "ragbench._engines.base:Engine", "retrievers": "ragbench._retrieval.base:Retriever",
-         "rerankers": "ragbench._components.base:Reranker", "refiners": "ragbench._components.base:Refiner",
-         "query_styles": "ragbench._retrieval.query_style:QueryStyle",
-         "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
-         "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat",
-         "gold_kinds": "ragbench._shared.yaml_tasks.gold_kinds:GoldKind"}
+BASES = {
+    "tasks": "ragbench._task:Task",
+    "systems": "ragbench._system:System",
+    "metrics": "ragbench._metric:Metric",
+    "engines": "ragbench._engines.base:Engine",
+    "retrievers": "ragbench._retrieval.base:Retriever",
+    "rerankers": "ragbench._components.base:Reranker",
+    "refiners": "ragbench._components.base:Refiner",
+    "query_styles": "ragbench._retrieval.query_style:QueryStyle",
+    "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
+    "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat",
+    "gold_kinds": "ragbench._shared.yaml_tasks.gold_kinds:GoldKind",
+}
 TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 
 
@@ -36,8 +53,10 @@ def check_kind(obj: Any, kind: str, what: str, where: str) -> Any:
     if isinstance(obj, type) and issubclass(obj, base):
         return obj
     found = f"class {obj.__module__}.{obj.__qualname__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
-    raise ConfigError(f"{what} (from {where}) is {found}, not a subclass of {base.__name__}: the plugin "
-                      "registers the wrong kind of component; fix its entry or ask its provider")
+    raise ConfigError(
+        f"{what} (from {where}) is {found}, not a subclass of {base.__name__}: the plugin "
+        "registers the wrong kind of component; fix its entry or ask its provider"
+    )
 
 
 @dataclass
@@ -66,8 +85,9 @@ class Entry:
             except ConfigError:
                 raise
             except Exception as exc:
-                raise ConfigError(f"{what} (from {self.source}) failed to load {self.target}: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+                raise ConfigError(
+                    f"{what} (from {self.source}) failed to load {self.target}: {type(exc).__name__}: {exc}"
+                ) from exc
             self._loaded = check_kind(obj, self.kind, f"{what} ({self.target})", self.source)
         return self._loaded
 
@@ -89,8 +109,9 @@ class MetricFamily:
         except ConfigError:
             raise
         except Exception as exc:
-            raise ConfigError(f"metric '{name}' (from {where}): {self.target} failed: "
-                              f"{type(exc).__name__}: {exc}") from exc
+            raise ConfigError(
+                f"metric '{name}' (from {where}): {self.target} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         return check_kind(metric, "metrics", f"metric '{name}' ({self.target})", where)
 
 

@@ -2,6 +2,7 @@
 records, UTF-8, an HTTP service answering): part of the contract, beside Task, System and Metric, whose
 `preflight` hooks receive it; ragbench._run.preflight runs the whole pre-flight.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -66,8 +67,10 @@ class Preflight:
         except BaseException as exc:
             if isinstance(exc, MemoryError) or not is_plugin_fault(exc):  # the machine's: one line, the run not begun
                 raise
-            self.problem(f"{what}: the check raised {exception_line(exc)} (a bug of the plugin checked: "
-                         "tell its author; `ragbench check` shows every problem)")
+            self.problem(
+                f"{what}: the check raised {exception_line(exc)} (a bug of the plugin checked: "
+                "tell its author; `ragbench check` shows every problem)"
+            )
         if len(self.problems) == before:
             self.passed(what)
 
@@ -90,7 +93,7 @@ def utf8_problem(path: Path, chunk: int = 1 << 20) -> str | None:
                 # positions count from the bytes the decoder still held of the previous chunk (the
                 # start of a multi-byte character: never a newline)
                 bad = offset - (len(exc.object) - len(data)) + exc.start
-                line = lines + exc.object[:exc.start].count(b"\n") + 1
+                line = lines + exc.object[: exc.start].count(b"\n") + 1
                 return f"{path}: line {line} (byte offset {bad}) is not UTF-8 ({exc.reason}, byte 0x{exc.object[exc.start]:02x})"
             if not data:
                 return None
@@ -136,12 +139,16 @@ def probe_data(task: Any, check: Preflight) -> None:
     if not items:
         check.problem(f"task {name}: {where} holds no record; pass --data {name}=PATH to a file with records")
     elif not examples:
-        check.problem(f"task {name}: none of the first {len(items)} record(s) of {where} is usable "
-                      f"(first: {items[0]}); {fix}")
+        check.problem(
+            f"task {name}: none of the first {len(items)} record(s) of {where} is usable (first: {items[0]}); {fix}"
+        )
     else:
         bad = len(items) - len(examples)
-        check.passed(f"task {name}: {where} read (a record parsed"
-                     + (f" after {bad} bad: counted at run time" if bad else "") + ")")
+        check.passed(
+            f"task {name}: {where} read (a record parsed"
+            + (f" after {bad} bad: counted at run time" if bad else "")
+            + ")"
+        )
 
 
 # --- services ---------------------------------------------------------------------------------------
@@ -175,5 +182,9 @@ def hub_fetch_problem(model: str) -> str | None:
     if isinstance(cached, str) or constants.HF_HUB_OFFLINE:  # offline, the loaders fail at once themselves
         return None
     why = unreachable(constants.ENDPOINT)
-    return (None if why is None else f"model '{model}' is neither a folder on disk nor in the Hugging Face cache "
-            f"({constants.HF_HUB_CACHE}), and the hub cannot be reached: {why}")
+    return (
+        None
+        if why is None
+        else f"model '{model}' is neither a folder on disk nor in the Hugging Face cache "
+        f"({constants.HF_HUB_CACHE}), and the hub cannot be reached: {why}"
+    )

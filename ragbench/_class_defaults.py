@@ -7,6 +7,7 @@ mappings and a subclass's own dict is made read-only when the class is created (
 `__init_subclass__`): writing into one is a TypeError. A class declares its own mapping; an instance that
 needs different values assigns a new one (`self.metric_options = {...}`), which only it sees.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -21,5 +22,13 @@ def freeze_mappings(cls: type, *names: str) -> None:
     for name in names:
         value = cls.__dict__.get(name)
         if isinstance(value, dict):
-            setattr(cls, name, MappingProxyType({key: MappingProxyType(dict(item)) if isinstance(item, dict) else item
-                                                 for key, item in value.items()}))
+            setattr(
+                cls,
+                name,
+                MappingProxyType(
+                    {
+                        key: MappingProxyType(dict(item)) if isinstance(item, dict) else item
+                        for key, item in value.items()
+                    }
+                ),
+            )

@@ -1,4 +1,5 @@
 """What a system (or a judge-based metric) gets for one example."""
+
 from __future__ import annotations
 
 import asyncio
@@ -64,20 +65,25 @@ class Context:
             asked = f"one judge per role ({', '.join(roles)})" if len(roles) > 1 else "an LLM judge"
             raise ValueError(f"metric {metric.name} asks {asked}: pass --judge ENGINE:MODEL")
         if roles and len(self.judges) > len(roles):
-            raise ValueError(f"metric {metric.name} asks at most {len(roles)} judge(s), one per role "
-                             f"({', '.join(roles)}), and this run has {len(self.judges)} --judge")
+            raise ValueError(
+                f"metric {metric.name} asks at most {len(roles)} judge(s), one per role "
+                f"({', '.join(roles)}), and this run has {len(self.judges)} --judge"
+            )
         if not roles:
             return list(self.judges)
         return [self.judges[min(i, len(self.judges) - 1)] for i in range(len(roles))]
 
-    async def ask_judges(self, metric: JudgedMetric, messages: list[dict[str, str]], *, return_exceptions: bool = False,
-                         **sampling: Any) -> list[Any]:
+    async def ask_judges(
+        self, metric: JudgedMetric, messages: list[dict[str, str]], *, return_exceptions: bool = False, **sampling: Any
+    ) -> list[Any]:
         """Every judge of `metric` (`judges_for`) asked the same chat at once, traced as step
         `judge:<metric name>`: their replies in --judge order (with `return_exceptions`, a failed call's
         exception in its place instead of raising)."""
         judges = self.judges_for(metric)
-        return await asyncio.gather(*(judge.chat(messages, step=f"judge:{metric.name}", **sampling)
-                                      for judge in judges), return_exceptions=return_exceptions)
+        return await asyncio.gather(
+            *(judge.chat(messages, step=f"judge:{metric.name}", **sampling) for judge in judges),
+            return_exceptions=return_exceptions,
+        )
 
     def group(self, label: str) -> AbstractContextManager[None]:
         """`with ctx.group("iteration 2"):` - the steps made inside belong to that group of the
@@ -98,8 +104,14 @@ class Context:
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
 
-    def record_step(self, name: str, *, inputs: Mapping[str, Any] | None = None,
-                    outputs: Mapping[str, Any] | None = None, docs: Sequence[Document] | None = None) -> Step:
+    def record_step(
+        self,
+        name: str,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        outputs: Mapping[str, Any] | None = None,
+        docs: Sequence[Document] | None = None,
+    ) -> Step:
         """Record a step of the system's own in the example's trace - a rerank, a filter, a choice among
         candidates, a tool it calls itself - with its named `inputs` and `outputs` and the documents it
         kept (`docs`, in its order): `ctx.record_step("rerank", inputs={"candidates": 20},
@@ -110,9 +122,13 @@ class Context:
         (numpy scalars become numbers; a `Document` is kept as the sample keeps the documents shown);
         anything else raises a TypeError naming the step and where the value is. The step belongs to
         the enclosing `ctx.group`; it takes no time unless the returned Step's `seconds` is set."""
-        step = Step(kind="custom", name=str(name), request=_json_value(dict(inputs or {}), f"{name}: inputs"),
-                    response=_json_value(dict(outputs or {}), f"{name}: outputs"),
-                    docs=None if docs is None else [_document(d, f"{name}: docs[{k}]") for k, d in enumerate(docs)])
+        step = Step(
+            kind="custom",
+            name=str(name),
+            request=_json_value(dict(inputs or {}), f"{name}: inputs"),
+            response=_json_value(dict(outputs or {}), f"{name}: outputs"),
+            docs=None if docs is None else [_document(d, f"{name}: docs[{k}]") for k, d in enumerate(docs)],
+        )
         self.trace.append(step)
         return step
 
@@ -144,5 +160,7 @@ def _json_value(value: Any, where: str, strict: bool = True) -> Any:
         return [_json_value(item, f"{where}[{k}]", strict) for k, item in enumerate(value)]
     if not strict:
         return str(value)
-    raise TypeError(f"ctx.record_step({where}): {type(value).__name__} is not JSON (use a string, number, "
-                    "bool, None, list or dict of them)")
+    raise TypeError(
+        f"ctx.record_step({where}): {type(value).__name__} is not JSON (use a string, number, "
+        "bool, None, list or dict of them)"
+    )

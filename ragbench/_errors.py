@@ -1,5 +1,6 @@
 """Errors a user sees. A `ConfigError` is printed as one line (what, where, how to fix). The exit codes
 of the command line, shared by the built-in commands and those plugins add."""
+
 import reprlib
 
 EXIT_INCOMPLETE = 1  # the work ran, but some of it failed (failed examples, skipped records)

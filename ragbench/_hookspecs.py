@@ -42,6 +42,7 @@ click group named like an existing group (`index`, or one another plugin added) 
 that group; a name already taken by a command is reported and skipped. Keep the module that defines
 the commands light: import heavy libraries inside the command functions.
 """
+
 from __future__ import annotations
 
 from typing import Any

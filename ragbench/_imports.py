@@ -1,4 +1,5 @@
 """Importing a `package.module:attribute` target (plugins, scripts, pluggable components)."""
+
 from __future__ import annotations
 
 import importlib

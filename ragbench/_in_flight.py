@@ -19,6 +19,7 @@ example goes on to a model call once it is answered. `settled(past_leaves=True)`
 also waits until no example waits on a search, so that a model batch is chosen from the calls every example
 makes next, whenever the retriever's thread answers: the batches stay the same on any machine, and full.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -77,7 +78,8 @@ class ExamplesInFlight:
     def is_settled(self, past_leaves: bool = False) -> bool:
         if past_leaves:
             return self._waiting_past_leaves == len(self._slots) and all(
-                slot.blocked_past_leaves() for slot in self._slots)
+                slot.blocked_past_leaves() for slot in self._slots
+            )
         return self._waiting == len(self._slots) and all(slot.blocked for slot in self._slots)
 
     def _started(self, slot: _Slot, leaf: bool) -> None:

@@ -1,4 +1,5 @@
 """The LLM handle a system or metric awaits: every call goes through the scheduler and is traced."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,9 +22,15 @@ class LLM:
     example's list of steps) receives one `Step` per call, failed calls included.
     """
 
-    def __init__(self, scheduler: Scheduler, engine: Engine, defaults: dict[str, Any] | None = None,
-                 trace: list[Step] | None = None, recorder: Callable[..., None] | None = None,
-                 seed_base: str | None = None) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        engine: Engine,
+        defaults: dict[str, Any] | None = None,
+        trace: list[Step] | None = None,
+        recorder: Callable[..., None] | None = None,
+        seed_base: str | None = None,
+    ) -> None:
         self.scheduler = scheduler
         self.engine = engine
         self.defaults = dict(defaults or {})
@@ -66,9 +73,15 @@ class LLM:
         """
         return await self.send(Request(prompt=prompt, sampling=self.sampling(**sampling)), step)
 
-    async def chat(self, messages: Sequence[Mapping[str, Any]], *, step: str = "chat",
-                   tools: Sequence[Mapping[str, Any]] | None = None, tool_choice: str | Mapping[str, Any] | None = None,
-                   **sampling: Any) -> Response:
+    async def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        step: str = "chat",
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        **sampling: Any,
+    ) -> Response:
         """Answer a conversation, `[{"role": "system" | "user" | "assistant", "content": ...}, ...]`,
         rendered with the model's chat template (local engines) or sent to a chat endpoint (openai).
         `step` and `**sampling` as for `generate`.
@@ -86,16 +99,24 @@ class LLM:
             raise RequestError(f"the {self.engine.kind} engine cannot send tools to the model")
         return await self.send(request, step)
 
-    async def generate_ensemble(self, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float], *,
-                                step: str = "generate", **sampling: Any) -> Response:
+    async def generate_ensemble(
+        self,
+        inputs: Sequence[str | Sequence[dict[str, str]]],
+        weights: Sequence[float],
+        *,
+        step: str = "generate",
+        **sampling: Any,
+    ) -> Response:
         """`inputs` (prompts, or chat messages rendered with the model's chat template) decoded as ONE text: for
         every token, the next one is chosen from the sum of each input's next-token logits times its weight
         (REPLUG's ensemble, as FlashRAG's REPLUGLogitsProcessor mixes them). Greedy decoding only; an engine
         that cannot (`Engine.decodes_ensembles` False: only `hf` can) raises `EngineError`, as a system's
         `check_model` should have said before the run."""
         if not self.engine.decodes_ensembles:
-            raise RequestError(f"the {self.engine.kind} engine cannot decode an ensemble of prompts (it needs every "
-                               "prompt's next-token logits for every token): run the model with --model hf:MODEL")
+            raise RequestError(
+                f"the {self.engine.kind} engine cannot decode an ensemble of prompts (it needs every "
+                "prompt's next-token logits for every token): run the model with --model hf:MODEL"
+            )
         return await self.send(Request.ensemble_of(inputs, weights, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:

@@ -1,4 +1,5 @@
 """Base class of metric plugins: a score per example, then an aggregate per task."""
+
 from __future__ import annotations
 
 import math
@@ -122,8 +123,9 @@ class Metric:
         """Reported name -> own name of every per-example key (`corpus`: of every corpus key)."""
         return {self.key_prefix + key: key for key in (self.corpus_keys if corpus else self.score_keys())}
 
-    def score(self, example: Example, prediction: Prediction,
-              ctx: Context | None = None) -> Score | Scores | Awaitable[Score | Scores]:
+    def score(
+        self, example: Example, prediction: Prediction, ctx: Context | None = None
+    ) -> Score | Scores | Awaitable[Score | Scores]:
         raise NotImplementedError
 
     def aggregate(self, key: str, values: list[float]) -> float:
@@ -150,8 +152,10 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     spec = metric.key_spec(key)
     if not spec.contains(number):
         low, high = spec.range or (None, None)
-        raise InvalidScore(f"metric {metric.name} returned {type(number).__name__} {number:g} for key '{key}', "
-                           f"outside its declared range [{_end(low, '-inf')}, {_end(high, 'inf')}]")
+        raise InvalidScore(
+            f"metric {metric.name} returned {type(number).__name__} {number:g} for key '{key}', "
+            f"outside its declared range [{_end(low, '-inf')}, {_end(high, 'inf')}]"
+        )
     return number
 
 
@@ -165,7 +169,7 @@ def finite_number(who: str, key: str, value: Any, alternative: str = "") -> floa
     where = f"{who} returned {type(value).__name__}"
     if not isinstance(value, (int, float)):
         raise InvalidScore(f"{where} {_shown(value)} for key '{key}': a score is a number{alternative}")
-    number = float(value) if not isinstance(value, int) or abs(value) < 2 ** 1023 else math.inf
+    number = float(value) if not isinstance(value, int) or abs(value) < 2**1023 else math.inf
     if not math.isfinite(number):
         raise InvalidScore(f"{where} {number} for key '{key}': a score is a finite number{alternative}")
     return number
@@ -181,9 +185,11 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
     if set(value) != set(own.values()):
         given = {key if isinstance(key, str) else _shown(key) for key in value}
         missing, extra = sorted(set(own.values()) - given), sorted(given - set(own.values()))
-        raise InvalidScore(f"metric {metric.name} returned keys {sorted(given)}, expected {sorted(own.values())}"
-                           + (f" (missing {', '.join(missing)})" if missing else "")
-                           + (f" (undeclared {', '.join(extra)}: add them to `keys`)" if extra else ""))
+        raise InvalidScore(
+            f"metric {metric.name} returned keys {sorted(given)}, expected {sorted(own.values())}"
+            + (f" (missing {', '.join(missing)})" if missing else "")
+            + (f" (undeclared {', '.join(extra)}: add them to `keys`)" if extra else "")
+        )
     return {reported: typed_value(metric, key, value[key]) for reported, key in own.items()}
 
 
@@ -197,4 +203,3 @@ def _shown(value: Any) -> str:
 
 def _end(value: float | None, unbounded: str) -> str:
     return unbounded if value is None else f"{value:g}"
-

@@ -15,6 +15,7 @@ once per run. Two request formats:
 Each decision can be appended to a JSONL log ({"prompt" | "messages", "sampling", "response"}), which is a
 replay file: `--nli replay:runs/<run>/nli_calls.jsonl` re-scores a run offline.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -13,6 +13,7 @@ Ctrl-C from a plugin's `raise KeyboardInterrupt`), and the cancellation of the t
 
 An exception whose `__str__` raises (or is itself a plugin's bug) still yields a line: its class name. Every
 line starts with the exception's class and ": ", which groups the failures by cause (ragbench._reports.failures)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -64,7 +65,7 @@ def exception_line(exc: BaseException) -> str:
     if text is None:
         return f"{kind}: <its message could not be read: its __str__ raised>"
     line = f"{kind}: {text}" if text else kind
-    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS - 3] + "..."
+    return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 3] + "..."
 
 
 def traceback_text(exc: BaseException) -> str:
@@ -73,8 +74,9 @@ def traceback_text(exc: BaseException) -> str:
     `__str__` raises even what `traceback` catches (a SystemExit) shows its frames and its line."""
     text = plugin_text(lambda: "".join(traceback.format_exception(exc)))
     if text is None:
-        text = "".join(["Traceback (most recent call last):\n", *traceback.format_tb(exc.__traceback__),
-                        exception_line(exc), "\n"])
+        text = "".join(
+            ["Traceback (most recent call last):\n", *traceback.format_tb(exc.__traceback__), exception_line(exc), "\n"]
+        )
     return text if len(text) <= TRACEBACK_CHARS else "...\n" + text[-TRACEBACK_CHARS:]
 
 
@@ -96,8 +98,10 @@ class PluginCall:
             return False
         self.raised, self.error, self.traceback = exc, exception_line(exc), traceback_text(exc)
         if not isinstance(exc, Exception):  # it would have ended the run: say how to fail one call instead
-            why = (f"raised by plugin code; raise an Exception to fail one call: a {type(exc).__name__} ends a whole "
-                   "program")
+            why = (
+                f"raised by plugin code; raise an Exception to fail one call: a {type(exc).__name__} ends a whole "
+                "program"
+            )
             self.error = f"{self.error} ({why})" if ": " in self.error else f"{self.error}: {why}"
         return True
 

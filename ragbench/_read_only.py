@@ -10,13 +10,16 @@ Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. 
 `ReadOnlyError` (a TypeError) saying how to make a copy to change; `copy.deepcopy`, `dict(x)`, `list(x)` and
 `dataclasses.replace` give mutable copies. Other objects (a numpy array, a client) are not copied.
 """
+
 from __future__ import annotations
 
 from dataclasses import MISSING, fields
 from typing import Any, ClassVar, NoReturn
 
-COPY_HINT = ("ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
-             "scored; change a copy: dict(x), list(x), copy.deepcopy(x) or dataclasses.replace(record, field=...)")
+COPY_HINT = (
+    "ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
+    "scored; change a copy: dict(x), list(x), copy.deepcopy(x) or dataclasses.replace(record, field=...)"
+)
 
 
 class ReadOnlyError(TypeError):
@@ -41,8 +44,9 @@ class ReadOnlyList(list):
     """A list that refuses every change; copies (copy, deepcopy, pickle) are plain lists."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = \
-        reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = clear = sort = (
+        reverse
+    ) = _refuse
 
     def __reduce__(self) -> tuple[Any, ...]:
         return list, (list(self),)
@@ -66,8 +70,9 @@ def read_only(value: Any, _within: frozenset[int] = frozenset()) -> Any:
         return value
     within = _within | {id(value)}
     if isinstance(value, dict):
-        return ReadOnlyDict({key: item if type(item) in IMMUTABLE else read_only(item, within)
-                             for key, item in value.items()})
+        return ReadOnlyDict(
+            {key: item if type(item) in IMMUTABLE else read_only(item, within) for key, item in value.items()}
+        )
     if isinstance(value, list):
         return ReadOnlyList([item if type(item) in IMMUTABLE else read_only(item, within) for item in value])
     if isinstance(value, ReadOnly):
@@ -95,10 +100,22 @@ class ReadOnly:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_mutable_class" not in cls.__dict__:  # not a read-only class itself
-            cls._read_only_class = type(cls.__name__, (cls,), {
-                "__slots__": (), "__qualname__": cls.__qualname__, "__module__": cls.__module__,
-                "_mutable_class": cls, "__new__": _built_mutable, "__setattr__": _refuse_field,
-                "__delattr__": _refuse_field, "__eq__": _fields_equal, "__hash__": None, "__reduce_ex__": _reduced})
+            cls._read_only_class = type(
+                cls.__name__,
+                (cls,),
+                {
+                    "__slots__": (),
+                    "__qualname__": cls.__qualname__,
+                    "__module__": cls.__module__,
+                    "_mutable_class": cls,
+                    "__new__": _built_mutable,
+                    "__setattr__": _refuse_field,
+                    "__delattr__": _refuse_field,
+                    "__eq__": _fields_equal,
+                    "__hash__": None,
+                    "__reduce_ex__": _reduced,
+                },
+            )
 
     def read_only(self, **changes: Any) -> Any:
         """A read-only copy of this record with `changes` to its fields (itself when it is read-only already
@@ -132,8 +149,12 @@ class ReadOnly:
             return self
         copy = object.__new__(sealed)
         fields_now = {**self._field_values(), **changes} if changes else self._field_values()
-        copy.__dict__.update({name: value if type(value) in IMMUTABLE else read_only(value, within)
-                              for name, value in fields_now.items()})
+        copy.__dict__.update(
+            {
+                name: value if type(value) in IMMUTABLE else read_only(value, within)
+                for name, value in fields_now.items()
+            }
+        )
         return copy
 
 
@@ -143,8 +164,9 @@ def _built_mutable(cls: type[ReadOnly], *args: Any, **kwargs: Any) -> Any:
 
 
 def _refuse_field(self: Any, name: str, *value: Any) -> NoReturn:
-    raise ReadOnlyError(f"this {type(self).__name__} is read-only ({'setting' if value else 'deleting'} {name!r}): "
-                        f"{COPY_HINT}")
+    raise ReadOnlyError(
+        f"this {type(self).__name__} is read-only ({'setting' if value else 'deleting'} {name!r}): {COPY_HINT}"
+    )
 
 
 def _fields_equal(self: Any, other: Any) -> Any:

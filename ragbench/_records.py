@@ -17,6 +17,7 @@ and scores. `trace_outline` (one example, for the viewer) gets the whole record.
 A record read with `record["scores"]` (the line's keys, as `Metric.corpus` read dicts before 0.2) still works,
 with a `DeprecationWarning`: that access goes away in ragbench 0.3.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -28,7 +29,7 @@ from typing import Any
 from ._errors import RecordError
 from ._read_only import ReadOnly, ReadOnlyList
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
-from ._storage.rundir import finalized_samples, iter_samples
+from ._storage.sample_files import finalized_samples, iter_samples
 from ._types import Document, Example, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
@@ -57,9 +58,11 @@ def _read_step(data: dict[str, Any]) -> Step:
 
 def _step_without_texts(step: dict[str, Any]) -> dict[str, Any]:
     """A trace step's line without its prompt, messages, reply and documents (`without_texts`)."""
-    return {**{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
-            "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
-            "request": {k: v for k, v in (step.get("request") or {}).items() if k not in ("prompt", "messages")}}
+    return {
+        **{k: v for k, v in step.items() if k != "docs"},  # docs: a custom step's
+        "response": {"finish_reason": (step.get("response") or {}).get("finish_reason")},
+        "request": {k: v for k, v in (step.get("request") or {}).items() if k not in ("prompt", "messages")},
+    }
 
 
 def without_texts(line: dict[str, Any]) -> dict[str, Any]:
@@ -122,28 +125,40 @@ class SampleRecord(ReadOnly):
         aggregation and `compare` never do for most. Read-only: the hooks that read a task's records in turn
         read the same ones."""
         prediction = record.get("prediction") or {}
-        steps = {"trace": record.get("trace") or [],
-                 "judge_trace": (record.get("judge_trace") or []) if has_text else []}
+        steps = {
+            "trace": record.get("trace") or [],
+            "judge_trace": (record.get("judge_trace") or []) if has_text else [],
+        }
         made = cls.sealed(
-            id=None if record.get("id") is None else str(record["id"]), index=int(record.get("index") or 0),
-            question=record.get("question") or "", gold=record.get("gold") or {},
+            id=None if record.get("id") is None else str(record["id"]),
+            index=int(record.get("index") or 0),
+            question=record.get("question") or "",
+            gold=record.get("gold") or {},
             gold_references=record.get("gold_references") or [],
-            meta=record.get("meta") or {}, turns=record.get("turns"),
-            answer=prediction.get("answer") or "", output=record.get("output") if has_text else None,
+            meta=record.get("meta") or {},
+            turns=record.get("turns"),
+            answer=prediction.get("answer") or "",
+            output=record.get("output") if has_text else None,
             citations=prediction.get("citations") or [],
             docs=[Document.from_dict(d) for d in prediction.get("docs") or []] if has_text else [],
             extras=prediction.get("extras") or {},
-            scores=record.get("scores") or {}, score_errors=record.get("score_errors") or {},
-            counted=record.get("counted") or {}, error=record.get("error"),
+            scores=record.get("scores") or {},
+            score_errors=record.get("score_errors") or {},
+            counted=record.get("counted") or {},
+            error=record.get("error"),
             bad_record=bool(record.get("bad_record")),
             infrastructure_failures=record.get("infrastructure_failures") or [],
-            seconds=record.get("seconds"), has_text=has_text,
+            seconds=record.get("seconds"),
+            has_text=has_text,
             raw_output=prediction.get("raw_output") if has_text else None,
-            example_sha256=record.get("example_sha256"), traceback=record.get("traceback"),
+            example_sha256=record.get("example_sha256"),
+            traceback=record.get("traceback"),
             score_tracebacks=record.get("score_tracebacks") or {},
-            gold_references_error=record.get("gold_references_error"), rescored=bool(record.get("rescored")),
+            gold_references_error=record.get("gold_references_error"),
+            rescored=bool(record.get("rescored")),
             schema_version=record.get("schema_version", 1),
-            **({} if owned else {name: _read_steps(lines, has_text) for name, lines in steps.items()}))
+            **({} if owned else {name: _read_steps(lines, has_text) for name, lines in steps.items()}),
+        )
         if owned:  # the steps' fields, left at their defaults above, are made on first read (`__getattr__`)
             for name in steps:
                 del made.__dict__[name]
@@ -169,20 +184,34 @@ class SampleRecord(ReadOnly):
     def prompts(self) -> list[Any]:
         """The prompt (or chat messages) of every LLM call the system made, in call order."""
         if not self.has_text:
-            raise ValueError(f"sample {self.id}: this record was read without its texts (a reporting hook's view); "
-                             "its prompts are in the run's samples/<task>.jsonl")
+            raise ValueError(
+                f"sample {self.id}: this record was read without its texts (a reporting hook's view); "
+                "its prompts are in the run's samples/<task>.jsonl"
+            )
         return trace_prompts(step.to_dict() for step in self.trace)
 
     def example(self) -> Example:
         """The example this record ran, read-only (as the run handed it to the system and the metrics)."""
-        return Example(id=self.id or "", question=self.question, gold=dict(self.gold), meta=dict(self.meta),
-                       turns=self.turns, index=self.index).read_only()
+        return Example(
+            id=self.id or "",
+            question=self.question,
+            gold=dict(self.gold),
+            meta=dict(self.meta),
+            turns=self.turns,
+            index=self.index,
+        ).read_only()
 
     def prediction(self) -> Prediction:
         """The prediction the metrics scored, read-only, with the system's trace."""
-        return Prediction(example_id=self.id or "", answer=self.answer, raw_output=self.raw_output,
-                          citations=list(self.citations), docs=list(self.docs), trace=list(self.trace),
-                          extras=dict(self.extras)).read_only()
+        return Prediction(
+            example_id=self.id or "",
+            answer=self.answer,
+            raw_output=self.raw_output,
+            citations=list(self.citations),
+            docs=list(self.docs),
+            trace=list(self.trace),
+            extras=dict(self.extras),
+        ).read_only()
 
     # --- deprecated: the record read as the line's dict (what `Metric.corpus` was given before 0.2)
     def __getitem__(self, key: str) -> Any:
@@ -203,8 +232,11 @@ class SampleRecord(ReadOnly):
     def _line_value(self, key: str) -> Any:
         if key == "prediction":
             prediction = {"answer": self.answer, "citations": self.citations, "extras": self.extras}
-            return prediction if not self.has_text else {**prediction, "raw_output": self.raw_output,
-                                                         "docs": [doc.to_dict() for doc in self.docs]}
+            return (
+                prediction
+                if not self.has_text
+                else {**prediction, "raw_output": self.raw_output, "docs": [doc.to_dict() for doc in self.docs]}
+            )
         if key in ("trace", "judge_trace"):
             return [step.to_dict() for step in getattr(self, key)]
         if not self._has_line_key(key):
@@ -219,44 +251,78 @@ def sample_line(record: SampleRecord) -> dict[str, Any]:
     events, metric errors, judge calls, folded failures) is not written, nor the scores of an example that
     failed before its metrics ran. Each trace step becomes its dict here, once per line (`Step.to_dict`)."""
     if record.bad_record:
-        return {"schema_version": SAMPLE_SCHEMA_VERSION, "id": record.id, "error": record.error, "bad_record": True,
-                "index": record.index}
-    line: dict[str, Any] = {"schema_version": SAMPLE_SCHEMA_VERSION, "index": record.index, "id": record.id,
-                            "question": record.question, "gold": record.gold}
+        return {
+            "schema_version": SAMPLE_SCHEMA_VERSION,
+            "id": record.id,
+            "error": record.error,
+            "bad_record": True,
+            "index": record.index,
+        }
+    line: dict[str, Any] = {
+        "schema_version": SAMPLE_SCHEMA_VERSION,
+        "index": record.index,
+        "id": record.id,
+        "question": record.question,
+        "gold": record.gold,
+    }
     _put(line, meta=record.meta, turns=record.turns, example_sha256=record.example_sha256)
     if record.gold_references_error is None:
         line["gold_references"] = record.gold_references
     else:
         line["gold_references_error"] = record.gold_references_error
     line["prediction"] = {"answer": record.answer}
-    _put(line["prediction"], raw_output=record.raw_output, citations=record.citations,
-         docs=[doc.to_dict() for doc in record.docs], extras=record.extras)
+    _put(
+        line["prediction"],
+        raw_output=record.raw_output,
+        citations=record.citations,
+        docs=[doc.to_dict() for doc in record.docs],
+        extras=record.extras,
+    )
     _put(line, output=record.output)
     line.update(trace=[step.to_dict() for step in record.trace], error=record.error)
     _put(line, traceback=record.traceback)
     if record.error is None or record.scores:
         line["scores"] = record.scores
-    _put(line, counted=record.counted, score_errors=record.score_errors, score_tracebacks=record.score_tracebacks,
-         judge_trace=[step.to_dict() for step in record.judge_trace],
-         infrastructure_failures=record.infrastructure_failures, seconds=record.seconds, rescored=record.rescored)
+    _put(
+        line,
+        counted=record.counted,
+        score_errors=record.score_errors,
+        score_tracebacks=record.score_tracebacks,
+        judge_trace=[step.to_dict() for step in record.judge_trace],
+        infrastructure_failures=record.infrastructure_failures,
+        seconds=record.seconds,
+        rescored=record.rescored,
+    )
     return line
 
 
 def _put(line: dict[str, Any], **values: Any) -> None:
     """`values` into `line`, in order, but for those at their default (None, empty, False): their absence reads
     the same."""
-    line.update((name, value) for name, value in values.items() if value is not None and value != [] and
-                value != {} and value is not False)
+    line.update(
+        (name, value)
+        for name, value in values.items()
+        if value is not None and value != [] and value != {} and value is not False
+    )
 
 
 def _warn_dict_access(key: str) -> None:
-    warnings.warn(f"sample[{key!r}]: a sample is a ragbench.api.SampleRecord; read its attributes (sample.scores, "
-                  f"sample.answer, sample.gold, ...): dict-style access goes away in ragbench {DICT_ACCESS_REMOVED_IN}",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"sample[{key!r}]: a sample is a ragbench.api.SampleRecord; read its attributes (sample.scores, "
+        f"sample.answer, sample.gold, ...): dict-style access goes away in ragbench {DICT_ACCESS_REMOVED_IN}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
-def read_samples(path: str | Path, errors: list[RecordError] | None = None, *, has_text: bool = True,
-                 older_shapes: bool = False, rewritten: bool = False) -> Iterator[SampleRecord]:
+def read_samples(
+    path: str | Path,
+    errors: list[RecordError] | None = None,
+    *,
+    has_text: bool = True,
+    older_shapes: bool = False,
+    rewritten: bool = False,
+) -> Iterator[SampleRecord]:
     """The sample records of a samples file, one at a time: the one reader of samples/<task>.jsonl. A line that
     is no sample record (cut short, not JSON, of another shape or a newer `schema_version`) is passed over and
     added to `errors` as a `RecordError` naming the file and the line; `older_shapes`: an older ragbench's line

@@ -12,6 +12,7 @@ retrievers, index builds, the viewer's pages): the command line makes it once pe
 new one of the installed plugins each call, for the command line and for callers of the public API
 (ragbench.testing) that give none.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -51,14 +52,16 @@ class Registry:
         (entry point name, provider, module or object with hook implementations)."""
         registry = cls()
         loaded: list[tuple[str, str, Any]] = []
-        entry_points = sorted(metadata.entry_points(group=group),
-                              key=lambda ep: (_provider(ep) != PROJECT, _provider(ep), ep.name))
+        entry_points = sorted(
+            metadata.entry_points(group=group), key=lambda ep: (_provider(ep) != PROJECT, _provider(ep), ep.name)
+        )
         for entry_point in entry_points:
             try:
                 loaded.append((entry_point.name, _provider(entry_point), entry_point.load()))
             except Exception as exc:
                 registry.failures.append(
-                    PluginFailure(entry_point.name, _provider(entry_point), f"{type(exc).__name__}: {exc}"))
+                    PluginFailure(entry_point.name, _provider(entry_point), f"{type(exc).__name__}: {exc}")
+                )
         registry.add_plugins([*loaded, *plugins])
         return registry
 
@@ -72,10 +75,13 @@ class Registry:
                 providers[name] = provider
             except Exception as exc:
                 self.failures.append(PluginFailure(name, provider, f"{type(exc).__name__}: {exc}"))
-        for hook, add in (("ragbench_catalog", self.add_catalog), ("ragbench_metric_families", self.add_metric_families),
-                          ("ragbench_query_styles", self.add_query_styles),
-                          ("ragbench_record_formats", self.add_record_formats),
-                          ("ragbench_gold_kinds", self.add_gold_kinds)):
+        for hook, add in (
+            ("ragbench_catalog", self.add_catalog),
+            ("ragbench_metric_families", self.add_metric_families),
+            ("ragbench_query_styles", self.add_query_styles),
+            ("ragbench_record_formats", self.add_record_formats),
+            ("ragbench_gold_kinds", self.add_gold_kinds),
+        ):
             for name, result in _each_plugin(manager, hook):
                 self._added(name, providers[name], result, add)
         self._command_hooks.append((manager, providers))
@@ -114,16 +120,19 @@ class Registry:
         """Whether another provider already provides `what` (then this one is reported and ignored)."""
         if existing is None or existing.provider == provider:
             return False
-        self.failures.append(PluginFailure(plugin, provider, f"{what} is already provided by {existing.provider}; "
-                                                             "this one is ignored"))
+        self.failures.append(
+            PluginFailure(plugin, provider, f"{what} is already provided by {existing.provider}; this one is ignored")
+        )
         return True
 
     def add_metric_families(self, families: dict[str, Any], provider: str, plugin: str = "?") -> None:
         for prefix, spec in families.items():
             if not self._misnamed("metric family", [prefix], provider, plugin) and not self._taken(
-                    self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin):
-                self.metric_families[prefix] = MetricFamily(prefix, spec["target"], spec.get("description", ""),
-                                                            provider, plugin)
+                self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin
+            ):
+                self.metric_families[prefix] = MetricFamily(
+                    prefix, spec["target"], spec.get("description", ""), provider, plugin
+                )
 
     def add_query_styles(self, styles: dict[str, Any], provider: str, plugin: str = "?") -> None:
         self._add_named("query_styles", self.query_styles, styles, provider, plugin)
@@ -132,16 +141,19 @@ class Registry:
         """Targets of one kind by name (query styles, record formats); a name another provider has is reported."""
         for name, spec in specs.items():
             if not self._taken(table.get(name), f"{SINGULAR[kind]} '{name}'", provider, plugin):
-                table[name] = Entry(kind, name, spec["target"], spec.get("description", ""), provider=provider,
-                                    plugin=plugin)
+                table[name] = Entry(
+                    kind, name, spec["target"], spec.get("description", ""), provider=provider, plugin=plugin
+                )
 
     def query_style(self, name: str) -> type:
         """The QueryStyle subclass a plugin registered as `name` (`--build-arg`/`--retriever-arg query_style=`)."""
         entry = self.query_styles.get(name)
         if entry is None:
-            raise ConfigError(f"dense query_style '{name}' is not installed; the installed styles are "
-                              f"{', '.join(sorted(self.query_styles)) or 'none'} (`ragbench list retrievers`; a plugin adds "
-                              "one through the ragbench_query_styles hook)")
+            raise ConfigError(
+                f"dense query_style '{name}' is not installed; the installed styles are "
+                f"{', '.join(sorted(self.query_styles)) or 'none'} (`ragbench list retrievers`; a plugin adds "
+                "one through the ragbench_query_styles hook)"
+            )
         return entry.load()
 
     def add_record_formats(self, formats: dict[str, Any], provider: str, plugin: str = "?") -> None:
@@ -161,9 +173,11 @@ class Registry:
     def _installed(self, kind: str, table: dict[str, Entry], name: str) -> Any:
         entry = table.get(name)
         if entry is None:
-            raise ConfigError(f"{SINGULAR[kind]} '{name}' is not installed; the installed ones are "
-                              f"{', '.join(sorted(table)) or 'none'} (a plugin adds one through the "
-                              f"ragbench_{kind} hook)")
+            raise ConfigError(
+                f"{SINGULAR[kind]} '{name}' is not installed; the installed ones are "
+                f"{', '.join(sorted(table)) or 'none'} (a plugin adds one through the "
+                f"ragbench_{kind} hook)"
+            )
         return entry.load()
 
     def prompt_style(self, name: str) -> type:
@@ -172,8 +186,9 @@ class Registry:
             return import_target(BASES["prompt_styles"])
         entry = self.prompt_styles.get(name)
         if entry is None:
-            raise ConfigError(unknown_name_message("prompt style", name, ["template", *self.prompt_styles],
-                                                   "ragbench list tasks"))
+            raise ConfigError(
+                unknown_name_message("prompt style", name, ["template", *self.prompt_styles], "ragbench list tasks")
+            )
         return entry.load()
 
     def add_catalog(self, catalog: dict[str, Any], provider: str, plugin: str = "?") -> None:
@@ -183,27 +198,47 @@ class Registry:
                 if self._misnamed(SINGULAR[kind], [name, *spec.get("aliases", [])], provider, plugin):
                     continue
                 if existing is not None and existing.provider != provider:
-                    self.failures.append(PluginFailure(
-                        name, provider, f"{SINGULAR[kind]} '{name}' is already provided by "
-                                        f"{existing.provider}; this one is ignored"))
+                    self.failures.append(
+                        PluginFailure(
+                            name,
+                            provider,
+                            f"{SINGULAR[kind]} '{name}' is already provided by "
+                            f"{existing.provider}; this one is ignored",
+                        )
+                    )
                     continue
                 if kind == "tasks" and "yaml" in spec:
                     self._add_yaml_entry(name, spec["yaml"], provider, plugin)
                     continue
-                self._add_entry(Entry(kind=kind, name=name, target=spec["target"],
-                                      description=spec.get("description", ""), aliases=list(spec.get("aliases", [])),
-                                      defaults=dict(spec.get("defaults", {})), provider=provider, plugin=plugin))
+                self._add_entry(
+                    Entry(
+                        kind=kind,
+                        name=name,
+                        target=spec["target"],
+                        description=spec.get("description", ""),
+                        aliases=list(spec.get("aliases", [])),
+                        defaults=dict(spec.get("defaults", {})),
+                        provider=provider,
+                        plugin=plugin,
+                    )
+                )
         for name, spec in (catalog.get("prompt_styles") or {}).items():
             if not self._taken(self.prompt_styles.get(name), f"prompt style '{name}'", provider, plugin):
-                self.prompt_styles[name] = Entry("prompt_styles", name, spec["target"], spec.get("description", ""),
-                                                 provider=provider, plugin=plugin)
+                self.prompt_styles[name] = Entry(
+                    "prompt_styles", name, spec["target"], spec.get("description", ""), provider=provider, plugin=plugin
+                )
         for group, members in (catalog.get("groups") or {}).items():
             self.groups[group] = list(members)
         for name, manifest in (catalog.get("reproductions") or {}).items():
             provided = self.reproductions.get(name)
             if provided is not None and provided["provider"] != provider:
-                self.failures.append(PluginFailure(name, provider, f"reproduction '{name}' is already provided by "
-                                                                   f"{provided['provider']}; this one is ignored"))
+                self.failures.append(
+                    PluginFailure(
+                        name,
+                        provider,
+                        f"reproduction '{name}' is already provided by {provided['provider']}; this one is ignored",
+                    )
+                )
                 continue
             self.reproductions[name] = {**manifest, "provider": provider}
 
@@ -225,9 +260,20 @@ class Registry:
 
             return task_class(header.spec(), self.prompt_style, self.record_format, self.gold_kind)
 
-        self._add_entry(Entry(kind="tasks", name=header.name, target=header.source, description=header.description,
-                              aliases=list(header.aliases), defaults={"system_args": dict(header.system_args)},
-                              provider=provider, plugin=plugin, build=build, check=header.spec))
+        self._add_entry(
+            Entry(
+                kind="tasks",
+                name=header.name,
+                target=header.source,
+                description=header.description,
+                aliases=list(header.aliases),
+                defaults={"system_args": dict(header.system_args)},
+                provider=provider,
+                plugin=plugin,
+                build=build,
+                check=header.spec,
+            )
+        )
         for group in header.groups:
             members = self.groups.setdefault(group, [])
             if header.name not in members:
@@ -238,8 +284,10 @@ class Registry:
         header = file_header(path)
         existing = self.entries["tasks"].get(self.aliases["tasks"].get(header.name, header.name))
         if existing is not None and existing.plugin != TASK_FILE:  # (a file given before is replaced)
-            raise ConfigError(f"{header.source}: task '{header.name}' is already provided by {existing.provider} "
-                              f"({existing.target}); give the file's task another name")
+            raise ConfigError(
+                f"{header.source}: task '{header.name}' is already provided by {existing.provider} "
+                f"({existing.target}); give the file's task another name"
+            )
         self._add_header(header, str(path), TASK_FILE)
         self.entries["tasks"][header.name].load()  # a file given is a task used: read whole now
         return header.name
@@ -293,8 +341,10 @@ class Registry:
                 if is_task_file(member):
                     earlier = files.setdefault(resolved, member)
                     if Path(earlier).resolve() != Path(member).resolve():
-                        raise ConfigError(f"--tasks {member}: declares task '{resolved}', as {earlier} does; "
-                                          "give one of them another `task:` name")
+                        raise ConfigError(
+                            f"--tasks {member}: declares task '{resolved}', as {earlier} does; "
+                            "give one of them another `task:` name"
+                        )
                 if resolved not in out:
                     out.append(resolved)
         return out

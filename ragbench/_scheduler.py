@@ -29,6 +29,7 @@ The pooling is not specific to LLMs: any "batch backend" with `generate(requests
 `call_identity(sampling)` in place of `engine_id` there).
 Retrieval uses this (`ragbench._retrieval.handle`) with a scheduler of its own.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -117,8 +118,13 @@ class _EngineQueue:
 
 
 class Scheduler:
-    def __init__(self, cache: ResponseCache | None = None, age_limit: int = AGE_LIMIT,
-                 examples: ExamplesInFlight | None = None, searches: bool = False) -> None:
+    def __init__(
+        self,
+        cache: ResponseCache | None = None,
+        age_limit: int = AGE_LIMIT,
+        examples: ExamplesInFlight | None = None,
+        searches: bool = False,
+    ) -> None:
         self.cache = cache
         self.age_limit = age_limit
         self.examples = examples  # the run's examples in flight: a batch waits until each has queued its call
@@ -214,7 +220,7 @@ class Scheduler:
         chosen = queue.groups[key]
         # Oldest first, so no example waits behind newer ones and ends in a tail of tiny batches;
         # then longest first within the batch (less padding, errors surface early).
-        taken, rest = chosen[: queue.engine.max_batch_size], chosen[queue.engine.max_batch_size:]
+        taken, rest = chosen[: queue.engine.max_batch_size], chosen[queue.engine.max_batch_size :]
         if rest:
             queue.groups[key] = rest
         else:
@@ -294,8 +300,9 @@ class Scheduler:
             results = [error] * len(batch)
         return results
 
-    async def _deliver(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
-                       task: asyncio.Task) -> None:
+    async def _deliver(
+        self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]], task: asyncio.Task
+    ) -> None:
         """A sent batch's answers to its callers (once the engine has them) and to the cache."""
         results = await task
         self.stats.batches += 1
@@ -315,19 +322,23 @@ class Scheduler:
         self._finish(key, future, result)
         self._cache_results(queue.engine, [(request, key, future)], [result])
 
-    def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]],
-                       results: list) -> None:
+    def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]], results: list) -> None:
         """Queue a batch's answers for the cache's writer thread. The answers have reached their
         callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
         if self.cache is not None and getattr(engine, "cacheable", True):
             try:
-                self.cache.put_many([(key, engine.engine_id, result)
-                                     for (_, key, _), result in zip(batch, results)
-                                     if not isinstance(result, Exception)])
+                self.cache.put_many(
+                    [
+                        (key, engine.engine_id, result)
+                        for (_, key, _), result in zip(batch, results)
+                        if not isinstance(result, Exception)
+                    ]
+                )
             except Exception as exc:
                 self.stats.cache_errors += 1
-                log.warning("response cache write failed (%s: %s); the answers are used, not cached",
-                            type(exc).__name__, exc)
+                log.warning(
+                    "response cache write failed (%s: %s); the answers are used, not cached", type(exc).__name__, exc
+                )
 
     def _finish(self, key: str, future: asyncio.Future, result: Response | EngineError) -> None:
         self._in_flight.pop(key, None)

@@ -8,6 +8,7 @@ signal sent to it ends it as it would have, never the run (it raised `Stopped` i
 the watcher's channel, which the child shared: a SIGTERM to a plugin's helper ended a complete run with 143).
 A process forked by C code, where no at-fork hook runs, still shares the channel: the watcher reads who wrote
 each signal and acts only on the process's own (`_WakeUpChannel`)."""
+
 from __future__ import annotations
 
 import os
@@ -136,8 +137,11 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
         return
     channel = _WakeUpChannel()
     previous = signal.set_wakeup_fd(channel.write)
-    handlers = {signum: install_stop_handler(signum, raise_stopped, wakeup_replaced=previous)
-                for signum in STOP_SIGNALS if signum != signal.SIGINT}
+    handlers = {
+        signum: install_stop_handler(signum, raise_stopped, wakeup_replaced=previous)
+        for signum in STOP_SIGNALS
+        if signum != signal.SIGINT
+    }
 
     def watch() -> None:
         for number in channel.own_signals():
@@ -192,8 +196,11 @@ class _WakeUpChannel:
                 number, ancillary, _, _ = self._reader.recvmsg(1, space)
                 if not number:
                     return
-                senders = [struct.unpack("3i", payload)[0] for level, kind, payload in ancillary
-                           if (level, kind) == (socket.SOL_SOCKET, getattr(socket, "SCM_CREDENTIALS", None))]
+                senders = [
+                    struct.unpack("3i", payload)[0]
+                    for level, kind, payload in ancillary
+                    if (level, kind) == (socket.SOL_SOCKET, getattr(socket, "SCM_CREDENTIALS", None))
+                ]
                 if all(sender == os.getpid() for sender in senders):
                     yield number[0]
 

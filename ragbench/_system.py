@@ -1,4 +1,5 @@
 """Base class of system plugins: one example at a time, as async code that reads like the paper."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -53,8 +54,9 @@ class System:
         super().__init_subclass__(**kwargs)
         unknown = sorted(set(cls.budget_options) - set(BUDGETS))
         if unknown:
-            raise TypeError(f"{cls.__name__}.budget_options names {', '.join(unknown)}: a budget is one of "
-                            f"{', '.join(BUDGETS)}")
+            raise TypeError(
+                f"{cls.__name__}.budget_options names {', '.join(unknown)}: a budget is one of {', '.join(BUDGETS)}"
+            )
         freeze_mappings(cls, "budget_options")
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
@@ -88,14 +90,23 @@ class System:
         """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
         budget this system declares (`budget_options`) with the value it runs with, and its `prompt_style`."""
         options = self.config()
-        return {**{budget: options.get(option) for budget, option in self.budget_options.items()},
-                "prompt_style": self.prompt_style}
+        return {
+            **{budget: options.get(option) for budget, option in self.budget_options.items()},
+            "prompt_style": self.prompt_style,
+        }
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""
         plain = (str, int, float, bool, type(None))
-        return {key: value for key, value in vars(self).items() if not key.startswith("_") and (
-            isinstance(value, plain) or (isinstance(value, dict) and all(isinstance(v, plain) for v in value.values())))}
+        return {
+            key: value
+            for key, value in vars(self).items()
+            if not key.startswith("_")
+            and (
+                isinstance(value, plain)
+                or (isinstance(value, dict) and all(isinstance(v, plain) for v in value.values()))
+            )
+        }
 
     # --- reporting: from the task's sample records (ragbench._records.SampleRecord), not from state kept
     # during the run, so a resumed run counts every example. `report`, `statistics` and `format_adherence`

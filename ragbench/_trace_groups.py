@@ -9,6 +9,7 @@ with what only the system knows (e.g. Self-RAG's per-passage scores and the chos
 An outline is a list of items, each either {"step": i} (index into the trace) or
 {"group": label, "items": [...], "info": {...}, "chosen": bool} (info and chosen optional).
 """
+
 from __future__ import annotations
 
 import functools
@@ -69,10 +70,13 @@ def find_groups(items: list[dict[str, Any]], label: str) -> Iterator[dict[str, A
 def grouped(label: str) -> Callable[[F], F]:
     """Decorator: every step an async method makes belongs to the group `label`
     (`@grouped("Fact Locator") async def locate(...)`)."""
+
     def wrap(method: F) -> F:
         @functools.wraps(method)
         async def run(*args: Any, **kwargs: Any) -> Any:
             with group(label):
                 return await method(*args, **kwargs)
+
         return run  # type: ignore[return-value]
+
     return wrap

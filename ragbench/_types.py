@@ -3,6 +3,7 @@
 Plain dataclasses that serialise to JSON with `to_dict`; nothing here knows about engines,
 files or plugins. A run hands them to plugins as `read_only()` copies (ragbench._read_only).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,14 @@ class Document(ReadOnly):
     def to_dict(self) -> dict[str, Any]:
         """The fields that are set, the metadata copied (as `dataclasses.asdict` copies it; written field by
         field: asdict's generic walk was a tenth of a multi-step run's own work, every retrieved document's)."""
-        out: dict[str, Any] = {"id": self.id, "title": self.title, "text": self.text, "url": self.url,
-                               "score": self.score, "metadata": _copied(self.metadata)}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "text": self.text,
+            "url": self.url,
+            "score": self.score,
+            "metadata": _copied(self.metadata),
+        }
         return {key: value for key, value in out.items() if value not in (None, {})}
 
     def annotatable(self) -> Document:
@@ -57,9 +64,14 @@ class Document(ReadOnly):
         metadata = dict(data.get("metadata") or {})
         metadata.update({k: v for k, v in data.items() if k not in ("id", "title", "text", "url", "score", "metadata")})
         score = data.get("score")
-        return cls(id=str(data["id"]) if data.get("id") is not None else None, title=data.get("title") or "",
-                   text=data.get("text") or "", url=data.get("url"),
-                   score=float(score) if score not in (None, "") else None, metadata=metadata)
+        return cls(
+            id=str(data["id"]) if data.get("id") is not None else None,
+            title=data.get("title") or "",
+            text=data.get("text") or "",
+            url=data.get("url"),
+            score=float(score) if score not in (None, "") else None,
+            metadata=metadata,
+        )
 
 
 TEXT_LIST_GOLD = ("answers", "claims", "long_answers")  # gold kinds that hold a list of texts
@@ -90,7 +102,7 @@ def _gold_problem(gold: Any) -> str | None:
     is not a list of strings (`answers`: or of alias lists, lists of strings), or `label` is not one finite
     string, number or true/false."""
     if not isinstance(gold, dict):
-        return f"gold is {_kind(gold)}, not a mapping of gold kinds (e.g. {{\"answers\": [...]}})"
+        return f'gold is {_kind(gold)}, not a mapping of gold kinds (e.g. {{"answers": [...]}})'
     for key in TEXT_LIST_GOLD:
         problem = _text_list_problem(gold[key], aliases=key == "answers") if key in gold else None
         if problem:
@@ -125,8 +137,11 @@ class Example(ReadOnly):
     def __post_init__(self) -> None:
         # a gold kind that holds a list of texts, given one string, holds that one text (as a YAML task
         # reads `answers: Paris`), never its characters
-        lone = {key: [text] for key in TEXT_LIST_GOLD
-                if isinstance(self.gold, dict) and isinstance(text := self.gold.get(key), str)}
+        lone = {
+            key: [text]
+            for key in TEXT_LIST_GOLD
+            if isinstance(self.gold, dict) and isinstance(text := self.gold.get(key), str)
+        }
         if lone:
             self.gold = {**self.gold, **lone}
         problem = _gold_problem(self.gold)
@@ -194,8 +209,9 @@ class Prediction(ReadOnly):
         line without "docs" (`extras[DOCS_UNKNOWN]`, set by the recorded system) raise instead, so the metric
         fails on the example (counted) rather than reading "not known" as "none shown", a 0."""
         if self.extras.get(self.DOCS_UNKNOWN):
-            raise ValueError(f'the predictions line has no "docs" (the documents shown, in order): add them to '
-                             f"score {to_score}")
+            raise ValueError(
+                f'the predictions line has no "docs" (the documents shown, in order): add them to score {to_score}'
+            )
         return self.docs
 
     def to_dict(self) -> dict[str, Any]:
@@ -214,5 +230,8 @@ class Prediction(ReadOnly):
 def trace_prompts(trace: Iterable[dict[str, Any]]) -> list[Any]:
     """The prompt (or chat messages, or an ensemble's weighted inputs) of every LLM call of a trace, in call
     order. A sample record keeps no other copy: `trace_prompts(sample["trace"])` gives its prompts."""
-    return [next((step["request"][key] for key in ("messages", "prompt", "ensemble") if key in step["request"]), None)
-            for step in trace if step["kind"] == "llm"]
+    return [
+        next((step["request"][key] for key in ("messages", "prompt", "ensemble") if key in step["request"]), None)
+        for step in trace
+        if step["kind"] == "llm"
+    ]

@@ -5,6 +5,7 @@ own commands (`ragbench serve crag-kg`, `ragbench index omnieval-corpus`, `ragbe
 the Self-RAG prompt styles of YAML tasks, and what a benchmark folder registers itself in its `hooks.py` (the
 record formats of FlashRAG, WebQuestions and SQuAD files, CRAG's gold kind), gathered here: a folder is one
 package of the one entry point, so a new one needs no packaging edit."""
+
 from importlib import import_module, resources
 from typing import Any
 
@@ -14,9 +15,12 @@ from ragbench.api.data import packaged_yaml, section
 
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
-    return {**section("tasks", "groups"), "metrics": section("task_metrics")["task_metrics"],
-            "prompt_styles": section("task_prompt_styles")["task_prompt_styles"],
-            **packaged_yaml(__name__, "reproductions.yaml")}
+    return {
+        **section("tasks", "groups"),
+        "metrics": section("task_metrics")["task_metrics"],
+        "prompt_styles": section("task_prompt_styles")["task_prompt_styles"],
+        **packaged_yaml(__name__, "reproductions.yaml"),
+    }
 
 
 @hookimpl

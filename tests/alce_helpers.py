@@ -1,4 +1,5 @@
 """Shared pieces of the ALCE tests: the parity fixtures and the NLI stand-in they were made with."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,8 +10,11 @@ from conftest import TEST_DATA, write_jsonl
 
 ALCE_DATA = TEST_DATA / "alce"
 NLI_REPLAY = TEST_DATA / "parity" / "alce_nli_replay.jsonl"
-DATA_FILES = {"asqa": "asqa_eval_gtr_top100.json", "qampari": "qampari_eval_gtr_top100.json",
-              "eli5": "eli5_eval_bm25_top100.json"}
+DATA_FILES = {
+    "asqa": "asqa_eval_gtr_top100.json",
+    "qampari": "qampari_eval_gtr_top100.json",
+    "eli5": "eli5_eval_bm25_top100.json",
+}
 
 
 def fixture(dataset: str) -> dict:

@@ -6,6 +6,7 @@ The verdict is "yes" where the [correct_answer] appears in the [response] (case 
 response's "Confidence: N%" (none where the response has none). The reply's layout cycles through the ones
 evaluate_run.py's parse_judge_response reads (plain, **key:**, **key**:), and a response holding "GARBLE" gets a
 reply with no verdict at all (a parse error)."""
+
 from __future__ import annotations
 
 import re
@@ -22,9 +23,13 @@ def judge_text(prompt: str) -> str:
         return "I cannot judge this one."
     layout = LAYOUTS[len(response) % len(LAYOUTS)]
     confidence = re.search(r"Confidence: (\d+(?:\.\d+)?)%", response)
-    lines = [layout.format(key="extracted_final_answer", value=response.split("\n", 1)[0].strip()),
-             "", layout.format(key="reasoning", value="compared with the correct answer"), "",
-             layout.format(key="correct", value="yes" if answer.lower() in response.lower() else "no")]
+    lines = [
+        layout.format(key="extracted_final_answer", value=response.split("\n", 1)[0].strip()),
+        "",
+        layout.format(key="reasoning", value="compared with the correct answer"),
+        "",
+        layout.format(key="correct", value="yes" if answer.lower() in response.lower() else "no"),
+    ]
     if confidence:
         lines += ["", layout.format(key="confidence", value=f"{confidence.group(1)}%")]
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Headless Chromium for the browser tests: Debian's chromium + chromium-driver, driven by selenium. A test
 module calls `require_chromium()` at import, so it skips with one line where they are missing (.ci/run
 installs them)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,8 +11,17 @@ from collections.abc import Iterator
 
 import pytest
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,860")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,860",
+)
 
 
 def require_chromium() -> tuple[str, str]:
@@ -52,5 +62,7 @@ def wait_ready(driver, hash_part: str) -> None:
     """Wait until the viewer has rendered the page whose address holds `hash_part`, and check it shows no error."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 15).until(lambda d: hash_part in (d.execute_script("return document.body.dataset.ready") or "#/"))
+    WebDriverWait(driver, 15).until(
+        lambda d: hash_part in (d.execute_script("return document.body.dataset.ready") or "#/")
+    )
     assert not driver.find_elements("id", "error"), driver.find_element("id", "error").text

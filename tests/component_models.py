@@ -1,5 +1,6 @@
 """Tiny random models for the reranker and refiner tests, written to a folder (no download): a BERT
 cross-encoder, a BERT sentence encoder and a GPT-2 causal LM over a word-level vocabulary."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,8 +22,14 @@ def bert_tokenizer(folder: Path, words: list[str]):
 def bert_config(size: int):
     from transformers import BertConfig
 
-    return BertConfig(vocab_size=size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=512)
+    return BertConfig(
+        vocab_size=size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
 
 
 def tiny_cross_encoder(folder: Path, words: list[str], seed: int = 0) -> Path:
@@ -58,14 +65,19 @@ def tiny_causal_lm(folder: Path, texts: list[str], seed: int = 0) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"],
-                            show_progress=False)
-    fast = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>",
-                                   bos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    bpe.train_from_iterator(
+        texts, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"], show_progress=False
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", bos_token="<|endoftext|>", unk_token="<|endoftext|>"
+    )
     fast.save_pretrained(folder)
     torch.manual_seed(seed)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), n_embd=16, n_layer=1, n_head=2, n_positions=2048,
-                                       eos_token_id=0, bos_token_id=0))
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(fast), n_embd=16, n_layer=1, n_head=2, n_positions=2048, eos_token_id=0, bos_token_id=0
+        )
+    )
     model.config.architectures = ["GPT2LMHeadModel"]
     model.save_pretrained(folder)
     return folder

@@ -1,4 +1,5 @@
 """Shared fixtures: paths to reference data, and small builders."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,14 @@ from hypothesis import HealthCheck, settings
 
 # Property-based tests are the same on every machine: a fixed seed per test (derandomize), no time limit per
 # example (a slow 2-core machine must pass what a fast one does), no example database written beside the tests.
-settings.register_profile("ragbench", derandomize=True, deadline=None, database=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "ragbench",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile("ragbench")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,8 +29,10 @@ def shared_reference() -> Path:
     """`../shared/reference` beside the checkout (CI lays shared/ there); tests that need it skip otherwise."""
     path = SHARED / "reference"
     if not path.is_dir():
-        pytest.skip("needs ../shared/reference beside the checkout (upstream samples and files ragbench may not ship, "
-                    "e.g. the Llama-2 tokenizer; CI has it): a parity check against them")
+        pytest.skip(
+            "needs ../shared/reference beside the checkout (upstream samples and files ragbench may not ship, "
+            "e.g. the Llama-2 tokenizer; CI has it): a parity check against them"
+        )
     return path
 
 
@@ -37,9 +46,16 @@ def write_jsonl(path: Path, records: list) -> Path:
 @pytest.fixture
 def popqa_records() -> list[dict]:
     return [
-        {"question": f"Who is person {i}?", "answers": [f"answer{i}", f"alias{i}"], "id": 100 + i, "prop": "occupation",
-         "ctxs": [{"id": str(i), "title": f"Title {i}", "text": f"Person {i} is answer{i}.", "score": "1.5"},
-                  {"title": f"Other {i}", "text": "Unrelated text."}]}
+        {
+            "question": f"Who is person {i}?",
+            "answers": [f"answer{i}", f"alias{i}"],
+            "id": 100 + i,
+            "prop": "occupation",
+            "ctxs": [
+                {"id": str(i), "title": f"Title {i}", "text": f"Person {i} is answer{i}.", "score": "1.5"},
+                {"title": f"Other {i}", "text": "Unrelated text."},
+            ],
+        }
         for i in range(6)
     ]
 

@@ -1,4 +1,5 @@
 """Shared pieces of the CRAG tests: parity fixtures, a judge answering from them, a metric's context, small records."""
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,11 @@ def replay_lines(fixture: dict) -> list[dict]:
     for call in fixture["judge_calls"]["calls"]:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": call["user"]}]
         reply = call["reply"]
-        out.append({"messages": messages, "error": FAILURES[reply]} if reply in FAILURES
-                   else {"messages": messages, "response": reply})
+        out.append(
+            {"messages": messages, "error": FAILURES[reply]}
+            if reply in FAILURES
+            else {"messages": messages, "response": reply}
+        )
     return out
 
 
@@ -76,13 +80,24 @@ def metric_ctx(*judges: ScriptedLLM) -> Context:
 def crag_record(index: int, **overrides) -> dict:
     """A Task 1&2 record in the released (v4/v5) schema."""
     record = {
-        "interaction_id": f"id-{index}", "query_time": "03/01/2024, 10:00:00 PT", "domain": "movie",
-        "question_type": "simple", "static_or_dynamic": "static", "query": f"question {index}?",
-        "answer": f"answer {index}", "alt_ans": [], "split": index % 2,
-        "search_results": [{"page_name": f"Page {index}", "page_url": f"https://example.org/{index}",
-                            "page_snippet": f"snippet <strong>{index}</strong>",
-                            "page_result": f"<html><body><p>The answer is answer {index}. Other text.</p></body></html>",
-                            "page_last_modified": ""}],
+        "interaction_id": f"id-{index}",
+        "query_time": "03/01/2024, 10:00:00 PT",
+        "domain": "movie",
+        "question_type": "simple",
+        "static_or_dynamic": "static",
+        "query": f"question {index}?",
+        "answer": f"answer {index}",
+        "alt_ans": [],
+        "split": index % 2,
+        "search_results": [
+            {
+                "page_name": f"Page {index}",
+                "page_url": f"https://example.org/{index}",
+                "page_snippet": f"snippet <strong>{index}</strong>",
+                "page_result": f"<html><body><p>The answer is answer {index}. Other text.</p></body></html>",
+                "page_last_modified": "",
+            }
+        ],
     }
     record.update(overrides)
     return record

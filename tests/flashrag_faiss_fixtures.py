@@ -4,6 +4,7 @@ Imported by tests/test_faiss_index.py and by tests/data/flashrag_faiss/record.py
 FlashRAG installed (so nothing here imports ragbench): the weights come from numpy's legacy RandomState, whose
 stream never changes, so the encoder a test builds is the one FlashRAG's index was built with.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,28 @@ from pathlib import Path
 
 import numpy as np
 
-TOPICS = ["paris", "france", "river", "mountain", "music", "guitar", "piano", "ocean", "whale", "desert",
-          "camel", "forest", "tiger", "planet", "mars", "moon", "physics", "chemistry", "bread", "cheese"]
+TOPICS = [
+    "paris",
+    "france",
+    "river",
+    "mountain",
+    "music",
+    "guitar",
+    "piano",
+    "ocean",
+    "whale",
+    "desert",
+    "camel",
+    "forest",
+    "tiger",
+    "planet",
+    "mars",
+    "moon",
+    "physics",
+    "chemistry",
+    "bread",
+    "cheese",
+]
 SCALE = 0.5
 TEMPLATE = "the {a} of the {b} is near the {c} and the {d}"
 
@@ -24,12 +45,20 @@ def corpus_rows() -> list[dict]:
     for i in range(40):
         words = [TOPICS[(i * step + 3) % len(TOPICS)] for step in (1, 3, 7, 11)]
         text = TEMPLATE.format(a=words[0], b=words[1], c=words[2], d=words[3])
-        rows.append({"id": str(1000 + i), "contents": f"\"{words[0].title()} {i}\"\n{text}"})
+        rows.append({"id": str(1000 + i), "contents": f'"{words[0].title()} {i}"\n{text}'})
     return rows
 
 
-QUERIES = ["where is the river near paris", "the whale of the ocean", "piano and guitar music", "mars and the moon",
-           "bread with cheese in france", "a tiger in the forest", "physics of the planet", "camel in the desert"]
+QUERIES = [
+    "where is the river near paris",
+    "the whale of the ocean",
+    "piano and guitar music",
+    "mars and the moon",
+    "bread with cheese in france",
+    "a tiger in the forest",
+    "physics of the planet",
+    "camel in the desert",
+]
 
 
 def write_corpus(path: Path) -> Path:
@@ -54,8 +83,14 @@ def write_tiny_bert(folder: Path, seed: int = 0) -> Path:
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     folder.mkdir(parents=True, exist_ok=True)
-    config = BertConfig(vocab_size=len(vocabulary()), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=len(vocabulary()),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = BertModel(config)
     state = np.random.RandomState(seed)
     with torch.no_grad():

@@ -16,6 +16,7 @@ prediction. The order across examples is the scheduler's and is not compared. Th
 OpenaiGenerator) is run with ragbench's `openai` engine against a fake OpenAI-compatible server on 127.0.0.1
 that answers as the recording's fake API did (`fake_api_reply`, cut before the stop string).
 """
+
 from __future__ import annotations
 
 import ast
@@ -101,8 +102,11 @@ def fake_flare_model(request: Any) -> dict[str, Any]:
     tokenizer = recording_tokenizer()
     ids = RECORDER.FakeCausalLM(tokenizer, "flare").continuation_ids(model_input(request))
     tokens = [tokenizer.decode([token_id]) for token_id in ids]
-    return {"response": "".join(tokens), "tokens": tokens,
-            "logprobs": [{token: math.log(RECORDER.token_prob(token))} for token in tokens]}
+    return {
+        "response": "".join(tokens),
+        "tokens": tokens,
+        "logprobs": [{token: math.log(RECORDER.token_prob(token))} for token in tokens],
+    }
 
 
 def retrieval_file(method: str, folder: Path) -> Path:
@@ -112,9 +116,14 @@ def retrieval_file(method: str, folder: Path) -> Path:
         for example in form.get("examples", []):
             for event in example["events"]:
                 if event["type"] == "retrieve":
-                    lines.append({"query": event["query"], "k": event["topk"],
-                                  "ids": [hit["id"] for hit in event["results"]],
-                                  "scores": [hit["score"] for hit in event["results"]]})
+                    lines.append(
+                        {
+                            "query": event["query"],
+                            "k": event["topk"],
+                            "ids": [hit["id"] for hit in event["results"]],
+                            "scores": [hit["score"] for hit in event["results"]],
+                        }
+                    )
     path = folder / f"{method}_searches.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
@@ -122,8 +131,13 @@ def retrieval_file(method: str, folder: Path) -> Path:
 
 def _messages(event: dict[str, Any], text: str) -> list[dict[str, str]]:
     """The messages FlashRAG rendered into `text`, left out the template's default system message."""
-    messages = [{"role": m["role"], "content": m["content"] if "content" in m else
-                 text[m["content_span"][0]:m["content_span"][1]]} for m in event["messages"]]
+    messages = [
+        {
+            "role": m["role"],
+            "content": m["content"] if "content" in m else text[m["content_span"][0] : m["content_span"][1]],
+        }
+        for m in event["messages"]
+    ]
     return messages
 
 
@@ -153,16 +167,30 @@ def recorded_sampling(params: dict[str, Any], framework: str) -> dict[str, Any]:
       `plain` and `chat` forms."""
     if framework == "hf":
         criteria = params.get("stopping_criteria")
-        words = ast.literal_eval(criteria[len("StopWordCriteria("):-1]) if criteria else ()
-        return {"max_tokens": params["max_new_tokens"], "temperature": 0 if params.get("do_sample") is False else 1.0,
-                "top_p": 1.0, "stop": _unique(words), "keep_stop": False, "skip_special_tokens": True}
-    fields = {"max_tokens": params["max_tokens"], "top_p": params.get("top_p", 1.0),
-              "stop": _unique(params.get("stop")), "skip_special_tokens": params.get("skip_special_tokens", True)}
+        words = ast.literal_eval(criteria[len("StopWordCriteria(") : -1]) if criteria else ()
+        return {
+            "max_tokens": params["max_new_tokens"],
+            "temperature": 0 if params.get("do_sample") is False else 1.0,
+            "top_p": 1.0,
+            "stop": _unique(words),
+            "keep_stop": False,
+            "skip_special_tokens": True,
+        }
+    fields = {
+        "max_tokens": params["max_tokens"],
+        "top_p": params.get("top_p", 1.0),
+        "stop": _unique(params.get("stop")),
+        "skip_special_tokens": params.get("skip_special_tokens", True),
+    }
     if framework == "openai":
         return {**fields, "keep_stop": bool(params.get("stop"))}
     temperature = params.get("temperature", 1.0)
-    return {**fields, "temperature": temperature, "keep_stop": params.get("include_stop_str_in_output", False),
-            **({"seed": params["seed"]} if temperature > 0 else {})}
+    return {
+        **fields,
+        "temperature": temperature,
+        "keep_stop": params.get("include_stop_str_in_output", False),
+        **({"seed": params["seed"]} if temperature > 0 else {}),
+    }
 
 
 def sent_sampling(sampling: dict[str, Any], framework: str) -> dict[str, Any]:
@@ -211,8 +239,11 @@ def expected_calls(method: str, form: str) -> dict[str, list[tuple]]:
                 calls.append(("retrieve", event["query"], event["topk"]))
                 continue
             text = inputs[name][event["seq"]]
-            shown = _messages(event, text) if event.get("messages") and not event.get(
-                "appended_after_template_chars") else text
+            shown = (
+                _messages(event, text)
+                if event.get("messages") and not event.get("appended_after_template_chars")
+                else text
+            )
             calls.append(("llm", shown, recorded_sampling(event["params"], framework)))
         out[example["id"]] = calls
     return out
@@ -224,8 +255,9 @@ def expected_predictions(method: str, form: str) -> dict[str, str]:
     return {example["id"]: example["prediction"] for example in forms[name]["examples"]}
 
 
-def ragbench_calls(run_dir: Path, task: str, field: str = "answer", framework: str = "vllm"
-                   ) -> tuple[dict[str, list[tuple]], dict[str, str]]:
+def ragbench_calls(
+    run_dir: Path, task: str, field: str = "answer", framework: str = "vllm"
+) -> tuple[dict[str, list[tuple]], dict[str, str]]:
     """Per example id, the calls of ragbench's traces in the terms of a fixture recorded with `framework`, and
     the predictions (the prediction's `field`: a reader's `raw_output` is FlashRAG's unprocessed prediction)."""
     calls, predictions = {}, {}
@@ -242,30 +274,50 @@ def ragbench_calls(run_dir: Path, task: str, field: str = "answer", framework: s
     return calls, predictions
 
 
-def run_parity(tmp_path: Path, method: str, form: str, system: str, task: str = "nq_open_flashrag",
-               system_args: dict[str, Any] | None = None, field: str = "answer",
-               model: str = "scripted:flashrag_parity:fake_model", model_args: dict[str, Any] | None = None,
-               **config: Any) -> tuple[dict, dict]:
+def run_parity(
+    tmp_path: Path,
+    method: str,
+    form: str,
+    system: str,
+    task: str = "nq_open_flashrag",
+    system_args: dict[str, Any] | None = None,
+    field: str = "answer",
+    model: str = "scripted:flashrag_parity:fake_model",
+    model_args: dict[str, Any] | None = None,
+    **config: Any,
+) -> tuple[dict, dict]:
     """Run `system` as the fixture's method ran and return (ragbench's calls, predictions). The model is a chat
     model but for the `plain` form (the `openai` form's sends messages)."""
     searches = retrieval_file(method, tmp_path)
-    run(tmp_path, name=f"{method}_{form}", tasks=[task], system=system, data={task: str(QUESTIONS)},
-        system_args=system_args or {}, model=model,
-        model_args={"chat": form != "plain", **(model_args or {})}, retriever="replay",
-        retriever_args={"file": str(searches), "corpus": str(CORPUS)}, metrics=[], **config)
+    run(
+        tmp_path,
+        name=f"{method}_{form}",
+        tasks=[task],
+        system=system,
+        data={task: str(QUESTIONS)},
+        system_args=system_args or {},
+        model=model,
+        model_args={"chat": form != "plain", **(model_args or {})},
+        retriever="replay",
+        retriever_args={"file": str(searches), "corpus": str(CORPUS)},
+        metrics=[],
+        **config,
+    )
     return ragbench_calls(tmp_path / f"{method}_{form}", task, field, form_framework(method, form))
 
 
-def assert_parity(tmp_path: Path, method: str, form: str, system: str, examples: set[str] | None = None,
-                  **kwargs: Any) -> tuple[dict, dict]:
+def assert_parity(
+    tmp_path: Path, method: str, form: str, system: str, examples: set[str] | None = None, **kwargs: Any
+) -> tuple[dict, dict]:
     """`examples`: compare only these (e.g. the examples a router sends to a part that is here); returns
     ragbench's calls and predictions. The `openai` form runs ragbench's openai engine against the recording's
     fake API (`fake_api_reply`) on 127.0.0.1, which must also have received the requests FlashRAG sent."""
     if form == "openai":
         with fake_api() as api:
             model = f"openai:{fixture(method)['forms'][form]['config_overrides']['generator_model']}"
-            calls, predictions = run_parity(tmp_path, method, form, system, model=model,
-                                            model_args={"base_url": api.base_url}, **kwargs)
+            calls, predictions = run_parity(
+                tmp_path, method, form, system, model=model, model_args={"base_url": api.base_url}, **kwargs
+            )
         assert api_requests(api.requests) == recorded_api_requests(method)
     else:
         calls, predictions = run_parity(tmp_path, method, form, system, **kwargs)
@@ -303,16 +355,22 @@ def fake_api() -> Iterator[Any]:
 def api_requests(requests: list[dict[str, Any]]) -> set[str]:
     """The distinct requests the API received: each one's model, messages (or prompt) and token budget. (A
     request made again is answered from ragbench's response cache; the traces, compared call for call, hold it.)"""
-    return {json.dumps([body["model"], body.get("messages", body.get("prompt")), body["max_tokens"]])
-            for body in (r["body"] for r in requests)}
+    return {
+        json.dumps([body["model"], body.get("messages", body.get("prompt")), body["max_tokens"]])
+        for body in (r["body"] for r in requests)
+    }
 
 
 def recorded_api_requests(method: str) -> set[str]:
     """`api_requests` of the fixture's `openai` form: what FlashRAG sent the API."""
     forms = fixture(method)["forms"]
     inputs = RECORDER.full_inputs(forms)["openai"]
-    return {json.dumps([event["params"]["model"], inputs[event["seq"]], event["params"]["max_tokens"]])
-            for example in forms["openai"]["examples"] for event in example["events"] if event["type"] == "llm"}
+    return {
+        json.dumps([event["params"]["model"], inputs[event["seq"]], event["params"]["max_tokens"]])
+        for example in forms["openai"]["examples"]
+        for event in example["events"]
+        if event["type"] == "llm"
+    }
 
 
 def judgements_file(method: str, form: str, folder: Path) -> Path:

@@ -7,6 +7,7 @@ The command line two ways, both returning (returncode, stdout, stderr):
   tested: a signal, how the real process ends (threads a plugin left running), a real pipe or a full console,
   a fresh interpreter's imports or environment, an installed package, a `python -m` entry point.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,8 +49,13 @@ def records_without_texts(lines: list[dict]) -> list[SampleRecord]:
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "ragbench._cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -73,8 +79,9 @@ def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
         if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
             print(code, file=sys.stderr)
         sys.stdout.flush(), sys.stderr.flush()
-        stdout, stderr = (io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read()
-                          for stream in (out, err))
+        stdout, stderr = (
+            io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read() for stream in (out, err)
+        )
     returncode = code if isinstance(code, int) else 0 if code is None else 1
     return subprocess.CompletedProcess(["ragbench", *args], returncode, stdout, stderr)
 
@@ -128,8 +135,12 @@ def closed_port() -> Iterator[int]:
 
 def comparable(results: dict) -> dict:
     """What must be equal between two runs of the same configuration."""
-    return {"results": results["results"], "details": results["details"], "counts": results["counts"],
-            "complete": results["complete"]}
+    return {
+        "results": results["results"],
+        "details": results["details"],
+        "counts": results["counts"],
+        "complete": results["complete"],
+    }
 
 
 @contextlib.contextmanager
@@ -153,9 +164,11 @@ def plugin_pyproject(name: str, entry_points: dict[str, str], package: str, pack
     """The pyproject.toml of a one-package plugin that registers `entry_points` in the `ragbench` group."""
     points = "\n".join(f'{key} = "{value}"' for key, value in entry_points.items())
     data = f"\n[tool.setuptools.package-data]\n{package} = {json.dumps(list(package_data))}\n" if package_data else ""
-    return (f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
-            f'[project]\nname = "{name}"\nversion = "0.0.1"\ndependencies = ["ragbench"]\n\n'
-            f'[project.entry-points.ragbench]\n{points}\n\n[tool.setuptools]\npackages = ["{package}"]\n{data}')
+    return (
+        f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "{name}"\nversion = "0.0.1"\ndependencies = ["ragbench"]\n\n'
+        f'[project.entry-points.ragbench]\n{points}\n\n[tool.setuptools]\npackages = ["{package}"]\n{data}'
+    )
 
 
 def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: int = 3) -> tuple[Path, str]:
@@ -165,17 +178,39 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     data = tmp_path / "demo.jsonl"
     data.write_text(demo.read_text())
     folder = tmp_path / "b"
-    args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", "scripted:echo",
-            "--model-arg", "per_request=0.1", "--max-inflight", "1", "--output", str(folder), "--no-progress"]
+    args = [
+        "--tasks",
+        "demo",
+        "--data",
+        f"demo={data}",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--model-arg",
+        "per_request=0.1",
+        "--max-inflight",
+        "1",
+        "--output",
+        str(folder),
+        "--no-progress",
+    ]
     assert cli_here(*args).returncode == 0
     records = [json.loads(line) for line in demo.read_text().splitlines()]
-    data.write_text("".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n"
-                            for r in records))  # new prompts: the cache does not answer them
-    resumed = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    data.write_text(
+        "".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n" for r in records)
+    )  # new prompts: the cache does not answer them
+    resumed = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
-    while (len((folder / "samples" / "demo.jsonl").read_text().splitlines()) < len(records) + remade
-           and time.monotonic() < deadline):
+    while (
+        len((folder / "samples" / "demo.jsonl").read_text().splitlines()) < len(records) + remade
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     resumed.send_signal(signal.SIGINT)
     _, stderr = resumed.communicate(timeout=30)

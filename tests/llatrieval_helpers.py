@@ -1,6 +1,7 @@
 """Shared pieces of the LLatrieval tests: the synthetic documents of the parity fixtures, a script that
 answers every LLatrieval step (for `ragbench.testing.ScriptedLLM` or the `scripted` engine), an
 in-memory retriever and the ASQA test data."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,14 @@ def make_docs(n: int, start: int = 0, field: str = "summary_use_sub", words: int
     docs = []
     for i in range(start, start + n):
         filler = " ".join(f"w{i}x{j}" for j in range(words))
-        docs.append(Document(id=str(1000 + i), title=f"Title {i}", text=f"Passage text {i}: {filler}.",
-                             metadata={SUMMARY_KEY: f"Summary {i}: {filler}."}))
+        docs.append(
+            Document(
+                id=str(1000 + i),
+                title=f"Title {i}",
+                text=f"Passage text {i}: {filler}.",
+                metadata={SUMMARY_KEY: f"Summary {i}: {filler}."},
+            )
+        )
     return docs
 
 
@@ -45,10 +52,13 @@ class StepScript:
     """A model for every LLatrieval step, told apart by the system message. `verdict(user, calls)` decides
     verification; selection keeps the last k shown; every request is logged by step."""
 
-    def __init__(self, verdict: Callable[[str, int], str] = lambda user, n: "[YES]",
-                 select: Callable[[int], str] | None = None) -> None:
+    def __init__(
+        self, verdict: Callable[[str, int], str] = lambda user, n: "[YES]", select: Callable[[int], str] | None = None
+    ) -> None:
         self.verdict = verdict
-        self.select = select or (lambda shown: "Selected Documents: " + " ".join(str(i) for i in range(shown - 4, shown + 1)))
+        self.select = select or (
+            lambda shown: "Selected Documents: " + " ".join(str(i) for i in range(shown - 4, shown + 1))
+        )
         self.log: dict[str, list[Request]] = {}
 
     def step(self, request: Request) -> str:
@@ -95,8 +105,14 @@ class TopicRetriever(Retriever):
         out = []
         for query in queries:
             key = "-".join(query.split()[:6])
-            out.append([Document(id=f"{key}#{i}", title=f"{key} {i}", text=f"Text about {query} number {i}.",
-                                 score=float(k - i)) for i in range(k)])
+            out.append(
+                [
+                    Document(
+                        id=f"{key}#{i}", title=f"{key} {i}", text=f"Text about {query} number {i}.", score=float(k - i)
+                    )
+                    for i in range(k)
+                ]
+            )
         return out
 
 

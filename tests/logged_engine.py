@@ -1,5 +1,6 @@
 """A scripted model that adds a line to the file $RAGBENCH_TEST_CALL_LOG for every call it answers: the calls
 a run really made, whatever a killed process recorded of them."""
+
 from __future__ import annotations
 
 import os

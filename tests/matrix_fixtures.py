@@ -4,6 +4,7 @@ the system x task matrix can run offline (tests/test_matrix.py, benchmarks/matri
 A task added to ragbench gets one line in TASK_DATA: a builder writing its data under a folder and
 returning (--data path, --task-arg options). Everything here is written for ragbench, not copied.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,9 +58,18 @@ STEP_RULES = [
 
 
 def popqa(folder: Path) -> tuple[str, dict[str, Any]]:
-    rows = [{"id": i, "question": f"Who is person {i}?", "answers": [f"person {i}"], "prop": "occupation",
-             "s_wiki_title": f"P{i}", "pop": 10, "ctxs": [{"id": f"{i}0", "title": f"P{i}", "text": f"Person {i} is"
-                                                           " a painter.", "score": "1.5"}]} for i in range(2)]
+    rows = [
+        {
+            "id": i,
+            "question": f"Who is person {i}?",
+            "answers": [f"person {i}"],
+            "prop": "occupation",
+            "s_wiki_title": f"P{i}",
+            "pop": 10,
+            "ctxs": [{"id": f"{i}0", "title": f"P{i}", "text": f"Person {i} is a painter.", "score": "1.5"}],
+        }
+        for i in range(2)
+    ]
     return str(write_jsonl(folder / "popqa.jsonl", rows)), {}
 
 
@@ -68,10 +78,16 @@ def pubhealth(folder: Path) -> tuple[str, dict[str, Any]]:
 
 
 def arc(folder: Path) -> tuple[str, dict[str, Any]]:
-    rows = [{"id": f"arc{i}", "question": f"Which gas do plants take in ({i})?", "answerKey": "B",
-             "choices": {"text": ["oxygen", "carbon dioxide", "helium", "neon"], "label": ["A", "B", "C", "D"]},
-             "ctxs": [{"id": "c1", "title": "Photosynthesis", "text": "Plants take in carbon dioxide.", "score": "2"}]}
-             for i in range(2)]
+    rows = [
+        {
+            "id": f"arc{i}",
+            "question": f"Which gas do plants take in ({i})?",
+            "answerKey": "B",
+            "choices": {"text": ["oxygen", "carbon dioxide", "helium", "neon"], "label": ["A", "B", "C", "D"]},
+            "ctxs": [{"id": "c1", "title": "Photosynthesis", "text": "Plants take in carbon dioxide.", "score": "2"}],
+        }
+        for i in range(2)
+    ]
     return str(write_jsonl(folder / "arc.jsonl", rows)), {}
 
 
@@ -82,8 +98,12 @@ def alce(name: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
 def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     def build(folder: Path) -> tuple[str, dict[str, Any]]:
         records = [crag_record(i, split=1) for i in range(2)]
-        args = {"tokenizer": tokenizer_dir(), "embedder": "crag_helpers:KeywordEmbedder", "page_executor": "thread",
-                "split": "all"}
+        args = {
+            "tokenizer": tokenizer_dir(),
+            "embedder": "crag_helpers:KeywordEmbedder",
+            "page_executor": "thread",
+            "split": "all",
+        }
         if task != "crag_t1":
             args["kg_dir"] = str(write_tiny_kg(folder / "cragkg"))
         if task != "crag_t3":
@@ -97,15 +117,26 @@ def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
         path = folder / "crag_task_3_dev_v5.tar.bz2.part0"
         path.write_bytes(buffer.getvalue())
         return str(path), args
+
     return build
 
 
 def squad(folder: Path) -> tuple[str, dict[str, Any]]:
     """dev-v1.1.json layout; the paragraph shown as the document (passages=context)."""
-    qas = [{"id": f"sq{i}", "question": f"Where does person {i} live?",
-            "answers": [{"answer_start": 0, "text": "Paris"}, {"answer_start": 0, "text": "Paris"}]} for i in range(2)]
-    data = {"version": "1.1", "data": [{"title": "Person_lives", "paragraphs": [
-        {"context": "Person 0 and person 1 live in Paris.", "qas": qas}]}]}
+    qas = [
+        {
+            "id": f"sq{i}",
+            "question": f"Where does person {i} live?",
+            "answers": [{"answer_start": 0, "text": "Paris"}, {"answer_start": 0, "text": "Paris"}],
+        }
+        for i in range(2)
+    ]
+    data = {
+        "version": "1.1",
+        "data": [
+            {"title": "Person_lives", "paragraphs": [{"context": "Person 0 and person 1 live in Paris.", "qas": qas}]}
+        ],
+    }
     path = folder / "dev-v1.1.json"
     path.write_text(json.dumps(data))
     return str(path), {"passages": "context"}
@@ -113,8 +144,10 @@ def squad(folder: Path) -> tuple[str, dict[str, Any]]:
 
 def ragchecker(folder: Path) -> tuple[str, dict[str, Any]]:
     """A domain's queries in RAGChecker's data_process.sh layout, two Varn questions (open domain: the Varn corpus)."""
-    rows = [{"query_id": "0", "query": "what is the capital of varn", "gt_answer": "Evermouth is the capital of Varn."},
-            {"query_id": "1", "query": "who founded the fishing town of olm", "gt_answer": "Ansgar Pell founded Olm."}]
+    rows = [
+        {"query_id": "0", "query": "what is the capital of varn", "gt_answer": "Evermouth is the capital of Varn."},
+        {"query_id": "1", "query": "who founded the fishing town of olm", "gt_answer": "Ansgar Pell founded Olm."},
+    ]
     path = folder / "ragchecker_queries.json"
     path.write_text(json.dumps({"input_data": rows}), encoding="utf-8")
     return str(path), {}
@@ -138,20 +171,37 @@ FLASHRAG_TASK_FILES = {path.stem: path for path in Path(ragbench.tasks.flashrag.
 # 90001 Olm, 90002 Varn, 90003 Kiribati Sound ferry, 90009 Trask), each with one output: its answer and the
 # page it comes from. FEVER's are claims and labels; every other KILT set gets the two Varn questions.
 KILT_RECORDS = {
-    "kilt_fever": [("Olm was founded by Ansgar Pell.", "SUPPORTS", "90001", "Olm"),
-                   ("Varn has no capital.", "REFUTES", "90002", "Varn")],
-    "other": [("who founded the fishing town of olm", "Ansgar Pell", "90001", "Olm"),
-              ("what is the capital of varn", "Evermouth", "90002", "Varn")],
+    "kilt_fever": [
+        ("Olm was founded by Ansgar Pell.", "SUPPORTS", "90001", "Olm"),
+        ("Varn has no capital.", "REFUTES", "90002", "Varn"),
+    ],
+    "other": [
+        ("who founded the fishing town of olm", "Ansgar Pell", "90001", "Olm"),
+        ("what is the capital of varn", "Evermouth", "90002", "Varn"),
+    ],
 }
 
 
 def kilt(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
     def build(folder: Path) -> tuple[str, dict[str, Any]]:
-        rows = [{"id": f"{task}-{i}", "input": text, "meta": {},
-                 "output": [{"answer": answer, "provenance": [{"wikipedia_id": page, "title": title,
-                                                               "start_paragraph_id": 1, "end_paragraph_id": 1}]}]}
-                for i, (text, answer, page, title) in enumerate(KILT_RECORDS.get(task, KILT_RECORDS["other"]))]
+        rows = [
+            {
+                "id": f"{task}-{i}",
+                "input": text,
+                "meta": {},
+                "output": [
+                    {
+                        "answer": answer,
+                        "provenance": [
+                            {"wikipedia_id": page, "title": title, "start_paragraph_id": 1, "end_paragraph_id": 1}
+                        ],
+                    }
+                ],
+            }
+            for i, (text, answer, page, title) in enumerate(KILT_RECORDS.get(task, KILT_RECORDS["other"]))
+        ]
         return str(write_jsonl(folder / f"{task}-dev-kilt.jsonl", rows)), {}
+
     return build
 
 
@@ -162,19 +212,36 @@ def multihop_rag(folder: Path) -> tuple[str, dict[str, Any]]:
     articles = json.loads((MULTIHOP_RAG / "corpus.json").read_text(encoding="utf-8"))
 
     def evidence(n: int, fact: str) -> dict[str, str]:
-        return {**{key: articles[n][key] for key in ("title", "author", "url", "source", "category", "published_at")},
-                "fact": fact}
-    rows = [{"query": "Who founded the festival that drew a record crowd to Evermouth, after which the ferry line "
-                      "added crossings?", "answer": "Ansgar Pell", "question_type": "inference_query",
-             "evidence_list": [evidence(0, "The festival, founded by the lantern maker Ansgar Pell in 1998, filled "
-                                           "the old quay with floating lanterns for three nights."),
-                               evidence(1, "The operator, Sound Lines, said demand rose after the Harbor Lights "
-                                           "festival.")]},
-            {"query": "Do Coastal Ledger's new crossings cost more than daytime fares, and has Olm's fishing fleet grown?",
-             "answer": "No", "question_type": "comparison_query",
-             "evidence_list": [evidence(1, "Tickets for the night crossings will cost 12 crowns, the same as daytime "
-                                           "fares."),
-                               evidence(2, "The fleet has 64 boats, down from 80 five years ago.")]}]
+        return {
+            **{key: articles[n][key] for key in ("title", "author", "url", "source", "category", "published_at")},
+            "fact": fact,
+        }
+
+    rows = [
+        {
+            "query": "Who founded the festival that drew a record crowd to Evermouth, after which the ferry line "
+            "added crossings?",
+            "answer": "Ansgar Pell",
+            "question_type": "inference_query",
+            "evidence_list": [
+                evidence(
+                    0,
+                    "The festival, founded by the lantern maker Ansgar Pell in 1998, filled "
+                    "the old quay with floating lanterns for three nights.",
+                ),
+                evidence(1, "The operator, Sound Lines, said demand rose after the Harbor Lights festival."),
+            ],
+        },
+        {
+            "query": "Do Coastal Ledger's new crossings cost more than daytime fares, and has Olm's fishing fleet grown?",
+            "answer": "No",
+            "question_type": "comparison_query",
+            "evidence_list": [
+                evidence(1, "Tickets for the night crossings will cost 12 crowns, the same as daytime fares."),
+                evidence(2, "The fleet has 64 boats, down from 80 five years ago."),
+            ],
+        },
+    ]
     path = folder / "MultiHopRAG.json"
     path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
     return str(path), {}
@@ -194,14 +261,20 @@ def rgb(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
         rows = []
         for i, (query, answer) in enumerate(RGB_RECORDS[task.split("_")[1]]):
             items = [item if isinstance(item, str) else item[0] for item in answer]
-            row: dict[str, Any] = {"id": i, "query": query, "answer": answer,
-                                   "positive": [f"{query} {item}." for item in items], "negative": ["Trask is a village."]}
+            row: dict[str, Any] = {
+                "id": i,
+                "query": query,
+                "answer": answer,
+                "positive": [f"{query} {item}." for item in items],
+                "negative": ["Trask is a village."],
+            }
             if task.endswith("_int"):
                 row["positive"] = [[passage] for passage in row["positive"]]
             if task.endswith("_fact"):
                 row.update(fakeanswer="Trask", positive_wrong=[f"{query} Trask." for _ in items])
             rows.append(row)
         return str(write_jsonl(folder / f"{task}.json", rows)), {}
+
     return build
 
 
@@ -223,8 +296,10 @@ def freshqa(folder: Path) -> tuple[str, dict[str, Any]]:
 
 RGB_TASKS = {f"rgb_{lang}{kind}" for lang in ("en", "zh") for kind in ("", "_int", "_fact")}
 MIRAGE_TASKS = {f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")}
-KILT_TASKS = {f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned",
-                                          "cweb", "eli5", "wow")}
+KILT_TASKS = {
+    f"kilt_{name}"
+    for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned", "cweb", "eli5", "wow")
+}
 TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "popqa": popqa,
     "pubhealth": pubhealth,
@@ -232,8 +307,10 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "squad": squad,
     "asqa": alce("asqa_eval_gtr_top100.json"),
     "demo": lambda folder: (str(Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"), {}),
-    "fictional_multihop": lambda folder: (str(Path(ragbench.tasks.__file__).parent / "fictional_multihop" / "data"
-                                              / "questions.jsonl"), {}),
+    "fictional_multihop": lambda folder: (
+        str(Path(ragbench.tasks.__file__).parent / "fictional_multihop" / "data" / "questions.jsonl"),
+        {},
+    ),
     "alce_asqa": alce("asqa_eval_gtr_top100.json"),
     "alce_qampari": alce("qampari_eval_gtr_top100.json"),
     "alce_eli5": alce("eli5_eval_bm25_top100.json"),
@@ -269,18 +346,51 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
 # their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
 # BEIR its folder's corpus.jsonl; FreshQA, whose sample asks of Varn, the Varn corpus). closed_book and recorded search nothing.
-CORPUS_TASKS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions", "webquestions_flashrag",
-                "hotpotqa_fullwiki", "musique_flashrag", *FLASHRAG_TASK_FILES, *KILT_TASKS, "multihop_rag", *MIRAGE_TASKS, "beir",
-                "freshqa", "ragchecker"}
-CORPUS_INDEX = {**dict.fromkeys(KILT_TASKS, "kilt"), "multihop_rag": "multihop_rag",
-                **dict.fromkeys(MIRAGE_TASKS, "mirage"), "beir": "beir"}  # else "varn"
+CORPUS_TASKS = {
+    "nq_open",
+    "nq_open_flashrag",
+    "triviaqa",
+    "triviaqa_flashrag",
+    "webquestions",
+    "webquestions_flashrag",
+    "hotpotqa_fullwiki",
+    "musique_flashrag",
+    *FLASHRAG_TASK_FILES,
+    *KILT_TASKS,
+    "multihop_rag",
+    *MIRAGE_TASKS,
+    "beir",
+    "freshqa",
+    "ragchecker",
+}
+CORPUS_INDEX = {
+    **dict.fromkeys(KILT_TASKS, "kilt"),
+    "multihop_rag": "multihop_rag",
+    **dict.fromkeys(MIRAGE_TASKS, "mirage"),
+    "beir": "beir",
+}  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
 # each query (example_bm25); the others take them in the file's order (provided).
-DISTRACTOR_TASKS = {"hotpotqa_distractor", "hotpotqa_distractor_flashrag", "2wikimultihopqa",
-                    "2wikimultihopqa_flashrag", "musique"}
-REQUERYING = {"llatrieval", "smart", "r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "o2_searcher",
-              "corag", "rearag", "rqrag"}
+DISTRACTOR_TASKS = {
+    "hotpotqa_distractor",
+    "hotpotqa_distractor_flashrag",
+    "2wikimultihopqa",
+    "2wikimultihopqa_flashrag",
+    "musique",
+}
+REQUERYING = {
+    "llatrieval",
+    "smart",
+    "r1_searcher",
+    "search_r1",
+    "autorefine",
+    "simple_deep_searcher",
+    "o2_searcher",
+    "corag",
+    "rearag",
+    "rqrag",
+}
 
 
 def build_corpus_index(folder: Path) -> Path:
@@ -296,8 +406,13 @@ def build_corpus_index(folder: Path) -> Path:
     build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False, registry=installed_registry())
     folder.mkdir(parents=True, exist_ok=True)
     build_corpus(MULTIHOP_RAG / "corpus.json", folder / "multihop_rag_chunks.jsonl")
-    build_index(folder / "multihop_rag_chunks.jsonl", folder / "multihop_rag", "bm25", progress=False,
-                registry=installed_registry())
+    build_index(
+        folder / "multihop_rag_chunks.jsonl",
+        folder / "multihop_rag",
+        "bm25",
+        progress=False,
+        registry=installed_registry(),
+    )
     build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=installed_registry())
     build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=installed_registry())
     return folder
@@ -333,8 +448,11 @@ def rgb_answer(example: Example) -> str:
     system message's sentence for a detected factual error."""
     answer = " ".join(item if isinstance(item, str) else item[0] for item in example.gold["rgb_answer"])
     if "fakeanswer" in example.gold:
-        return ("There are factual errors in the provided documents. " if example.question.isascii()
-                else "提供文档的文档存在事实性错误。") + answer
+        return (
+            "There are factual errors in the provided documents. "
+            if example.question.isascii()
+            else "提供文档的文档存在事实性错误。"
+        ) + answer
     return answer
 
 
@@ -343,12 +461,21 @@ def rgb_answer(example: Example) -> str:
 # (the other label on PubHealth, another letter on ARC).
 RIGHT: dict[str, Callable[[Example], str]] = {
     **{task: first_answer for task in CORPUS_TASKS | DISTRACTOR_TASKS},
-    "popqa": first_answer, "pubhealth": first_answer, "arc_challenge": first_answer, "squad": first_answer,
-    "demo": first_answer, "fictional_multihop": first_answer, "omnieval_auto": first_answer, "omnieval_human": first_answer,
-    "asqa": lambda e: cited(e.gold["long_answers"][0]), "alce_asqa": lambda e: cited(e.gold["long_answers"][0]),
+    "popqa": first_answer,
+    "pubhealth": first_answer,
+    "arc_challenge": first_answer,
+    "squad": first_answer,
+    "demo": first_answer,
+    "fictional_multihop": first_answer,
+    "omnieval_auto": first_answer,
+    "omnieval_human": first_answer,
+    "asqa": lambda e: cited(e.gold["long_answers"][0]),
+    "alce_asqa": lambda e: cited(e.gold["long_answers"][0]),
     "alce_qampari": lambda e: ", ".join(cited(alias[0]) for alias in e.gold["answers"]) + ".",
     "alce_eli5": lambda e: " ".join(cited(claim) for claim in e.gold["claims"]),
-    "crag_t1": lambda e: e.gold["answer"], "crag_t2": lambda e: e.gold["answer"], "crag_t3": lambda e: e.gold["answer"],
+    "crag_t1": lambda e: e.gold["answer"],
+    "crag_t2": lambda e: e.gold["answer"],
+    "crag_t3": lambda e: e.gold["answer"],
     **{task: rgb_answer for task in RGB_TASKS},
     "beir": lambda e: e.question,  # no answer is scored: BEIR's gold is the relevant documents
 }
@@ -364,8 +491,12 @@ WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
 SELF_CITING = {("selfrag", "asqa"), ("selfrag", "alce_asqa"), ("selfrag", "alce_eli5")}
 
 # Methods that parse their answer out of a format of their own: the scripted answer is written in it.
-ANSWER_FORMATS = {"ircot": "So the answer is: {}", "ircot_fixed": "So the answer is: {}",
-                  "self_ask": "So the final answer is: {}", "self_ask_fixed": "So the final answer is: {}"}
+ANSWER_FORMATS = {
+    "ircot": "So the answer is: {}",
+    "ircot_fixed": "So the answer is: {}",
+    "self_ask": "So the final answer is: {}",
+    "self_ask_fixed": "So the final answer is: {}",
+}
 # FLARE keeps one sentence per round and goes on to its last round: the scripted model writes the answer
 # while nothing is kept yet (the prompt ends with the question), in tokens FLARE reads as an unsure empty
 # token (probability 0.1), then the question and the answer: FLARE searches the question, as the other systems do
@@ -381,8 +512,10 @@ def reconstructor_rules(task: str, system: str, examples: list[Example]) -> list
     searches its answer, a query of its own."""
     if system != "smart" or task not in CORPUS_TASKS:
         return []
-    return [{"pattern": re.escape(e.question) + r".*<\|Reconstructor\|>:\n$", "response": f"Search({e.question})"}
-            for e in examples]
+    return [
+        {"pattern": re.escape(e.question) + r".*<\|Reconstructor\|>:\n$", "response": f"Search({e.question})"}
+        for e in examples
+    ]
 
 
 # What a reasoning-search model writes to search (the question) and to answer, and what tells the two apart
@@ -391,12 +524,17 @@ SEARCH_AND_ANSWER = {
     "r1_searcher": (" <|begin_of_query|> {q} <|end_of_query|>", " <answer> {a} </answer>", r"<\|end_of_documents\|>"),
     "search_r1": (" <search> {q} </search>", " <answer> {a} </answer>", "</information>"),
     "autorefine": (" <search> {q} </search>", " <answer> {a} </answer>", "</documents>"),
-    "simple_deep_searcher": (" <|begin_search_query|> {q} <|end_search_query|>", " \\boxed{{{a}}}",
-                             r"<\|end_search_result\|>"),
+    "simple_deep_searcher": (
+        " <|begin_search_query|> {q} <|end_search_query|>",
+        " \\boxed{{{a}}}",
+        r"<\|end_search_result\|>",
+    ),
     "o2_searcher": ("<search>\n<query>{q}</query>\n</search>", "<answer> {a} </answer>", "</learnings>"),
-    "rearag": ("Thought 1: look it up.\nAction 1: ```\n{{'function': 'search', 'parameters': {{'query': {q!r}}}}}\n```",
-               "Thought 2: done.\nAction 2: ```\n{{'function': 'finish', 'parameters': {{'answer': {a!r}}}}}\n```",
-               "'function': 'search'"),
+    "rearag": (
+        "Thought 1: look it up.\nAction 1: ```\n{{'function': 'search', 'parameters': {{'query': {q!r}}}}}\n```",
+        "Thought 2: done.\nAction 2: ```\n{{'function': 'finish', 'parameters': {{'answer': {a!r}}}}}\n```",
+        "'function': 'search'",
+    ),
 }
 
 
@@ -413,8 +551,10 @@ def searching_rules(system: str, examples: list[Example], outputs: list[str]) ->
             rules.append({"pattern": rf"\[Question\]\n{question}\n\[Reference answer\]\n", "response": output})
         if system in SEARCH_AND_ANSWER:
             search, answer, searched = SEARCH_AND_ANSWER[system]
-            rules += [{"pattern": rf"{question}.*{searched}", "response": answer.format(a=output)},
-                      {"pattern": question, "response": search.format(q=example.question)}]
+            rules += [
+                {"pattern": rf"{question}.*{searched}", "response": answer.format(a=output)},
+                {"pattern": question, "response": search.format(q=example.question)},
+            ]
     return rules
 
 
@@ -437,8 +577,13 @@ SURE_STEP_RULES = [
 def sure_rules(system: str, examples: list[Example], outputs: list[str]) -> list[dict[str, str]]:
     if system not in SURE:
         return []
-    return SURE_STEP_RULES + [{"pattern": rf"two correct candidates.*Question: {re.escape(e.question)}\nAnswer:$",
-                               "response": f"(a) {output}, (b) {OTHER_CANDIDATE}"} for e, output in zip(examples, outputs)]
+    return SURE_STEP_RULES + [
+        {
+            "pattern": rf"two correct candidates.*Question: {re.escape(e.question)}\nAnswer:$",
+            "response": f"(a) {output}, (b) {OTHER_CANDIDATE}",
+        }
+        for e, output in zip(examples, outputs)
+    ]
 
 
 # RQ-RAG expands every path on its three query tokens (depth 3: 39 searches) and answers on each (40 answers),
@@ -451,12 +596,19 @@ def rqrag_rules(system: str, examples: list[Example], outputs: list[str]) -> lis
     rules: list[dict[str, Any]] = []
     for e, output in zip(examples, outputs):
         question = re.escape(e.question)
-        unsure = {"response": f"{output}[EOS]", "tokens": ["", output, "[EOS]"],
-                  "logprobs": [{"": 0.0}, {output: math.log(0.5)}, {"[EOS]": 0.0}]}
-        rules += [{"pattern": rf"{question}.*\[S_(Rewritten|Decomposed|Disambiguated)_Query\]$",
-                   "response": f"{e.question}[EOS]"},
-                  {"pattern": rf"{question}.*\[/R_Evidences\]\[A_Response\]$", "response": f"{output}[EOS]"},
-                  {"pattern": rf"{question}.*\[A_Response\]$", "response": unsure}]
+        unsure = {
+            "response": f"{output}[EOS]",
+            "tokens": ["", output, "[EOS]"],
+            "logprobs": [{"": 0.0}, {output: math.log(0.5)}, {"[EOS]": 0.0}],
+        }
+        rules += [
+            {
+                "pattern": rf"{question}.*\[S_(Rewritten|Decomposed|Disambiguated)_Query\]$",
+                "response": f"{e.question}[EOS]",
+            },
+            {"pattern": rf"{question}.*\[/R_Evidences\]\[A_Response\]$", "response": f"{output}[EOS]"},
+            {"pattern": rf"{question}.*\[A_Response\]$", "response": unsure},
+        ]
     return rules
 
 
@@ -479,33 +631,57 @@ def question_rules(system: str, examples: list[Example], outputs: list[str]) -> 
     """The rules that answer each example's prompts (those holding its question)."""
     if system not in SENTENCE_BY_SENTENCE:
         return [{"pattern": re.escape(e.question), "response": output} for e, output in zip(examples, outputs)]
-    return [rule for e, output in zip(examples, outputs)
-            for rule in ({"pattern": re.escape(e.question) + "$",
-                          "response": {"response": output, "tokens": ["", e.question, output],
-                                       "logprobs": [{"": math.log(0.1)}, {e.question: 0.0}, {output: 0.0}]}},
-                         {"pattern": re.escape(e.question), "response": ""})]
+    return [
+        rule
+        for e, output in zip(examples, outputs)
+        for rule in (
+            {
+                "pattern": re.escape(e.question) + "$",
+                "response": {
+                    "response": output,
+                    "tokens": ["", e.question, output],
+                    "logprobs": [{"": math.log(0.1)}, {e.question: 0.0}, {output: 0.0}],
+                },
+            },
+            {"pattern": re.escape(e.question), "response": ""},
+        )
+    ]
 
 
 _EXAMPLES: dict[tuple[str, int], tuple[list[Example], bool | None, set[str]]] = {}
 
 
-def task_examples(task: str, data: str, task_args: dict[str, Any],
-                  limit: int) -> tuple[list[Example], bool | None, set[str]]:
+def task_examples(
+    task: str, data: str, task_args: dict[str, Any], limit: int
+) -> tuple[list[Example], bool | None, set[str]]:
     """The first `limit` examples of the cell's task, as the run will read them (read once per task), whether
     they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
         from ragbench._run.planning import plan
         from ragbench._values.run_config import RunConfig
 
-        planned = plan(RunConfig(tasks=[task], system="closed_book", data={task: data}, task_args=task_args,
-                                 judges=["scripted:echo"], nli="scripted:echo"), installed_registry())[0]
-        _EXAMPLES[task, limit] = ([e for e in planned.task.examples() if isinstance(e, Example)][:limit],
-                                  planned.task.own_documents, {need for m in planned.metrics for need in m.needs})
+        planned = plan(
+            RunConfig(
+                tasks=[task],
+                system="closed_book",
+                data={task: data},
+                task_args=task_args,
+                judges=["scripted:echo"],
+                nli="scripted:echo",
+            ),
+            installed_registry(),
+        )[0]
+        _EXAMPLES[task, limit] = (
+            [e for e in planned.task.examples() if isinstance(e, Example)][:limit],
+            planned.task.own_documents,
+            {need for m in planned.metrics for need in m.needs},
+        )
     return _EXAMPLES[task, limit]
 
 
-def cell_config(task: str, system: str, folder: Path, limit: int = 2,
-                corpus_index: Path | None = None) -> dict[str, Any]:
+def cell_config(
+    task: str, system: str, folder: Path, limit: int = 2, corpus_index: Path | None = None
+) -> dict[str, Any]:
     """RunConfig fields of one matrix cell: the task's small data, one scripted engine as model, judge
     and NLI judge (where the task's metrics call them) that answers the first half of the questions with the gold and the rest wrongly
     (`answers`), and the retriever a user would give the system on the task (`retriever_options`; an open
@@ -515,20 +691,39 @@ def cell_config(task: str, system: str, folder: Path, limit: int = 2,
     examples, own_documents, needs = task_examples(task, data, task_args, limit)
     outputs = answers(task, examples, system)
     rules = folder / "rules.json"
-    rules.write_text(json.dumps(STEP_RULES + reconstructor_rules(task, system, examples)
-                                + searching_rules(system, examples, outputs) + sure_rules(system, examples, outputs)
-                                + rqrag_rules(system, examples, outputs)
-                                + question_rules(system, examples, outputs)))
+    rules.write_text(
+        json.dumps(
+            STEP_RULES
+            + reconstructor_rules(task, system, examples)
+            + searching_rules(system, examples, outputs)
+            + sure_rules(system, examples, outputs)
+            + rqrag_rules(system, examples, outputs)
+            + question_rules(system, examples, outputs)
+        )
+    )
     model = f"scripted:{rules}"
-    config: dict[str, Any] = {"tasks": [task], "system": system, "model": model,
-                              "judges": [model] if "judge" in needs else [], "nli": model if "nli" in needs else None,
-                              "data": {task: data}, "task_args": task_args, "limit": limit, "progress": False,
-                              "bootstrap_iters": 50, "output": str(folder / "run"),
-                              **retriever_options(task, system, corpus_index, own_documents)}
+    config: dict[str, Any] = {
+        "tasks": [task],
+        "system": system,
+        "model": model,
+        "judges": [model] if "judge" in needs else [],
+        "nli": model if "nli" in needs else None,
+        "data": {task: data},
+        "task_args": task_args,
+        "limit": limit,
+        "progress": False,
+        "bootstrap_iters": 50,
+        "output": str(folder / "run"),
+        **retriever_options(task, system, corpus_index, own_documents),
+    }
     if system == "recorded":  # scoring outputs made elsewhere: a predictions file for the task's examples
-        predictions = write_jsonl(folder / "predictions.jsonl",
-                                  [{"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}
-                                   for e, output in zip(examples, outputs)])
+        predictions = write_jsonl(
+            folder / "predictions.jsonl",
+            [
+                {"id": e.id, "output": output, "docs": [d.to_dict() for d in e.docs[:1]]}
+                for e, output in zip(examples, outputs)
+            ],
+        )
         config["system_args"] = {"path": str(predictions)}
     if system in RETRIEVING_JUDGEMENT:
         judgements = folder / "judgements.json"

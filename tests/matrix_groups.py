@@ -9,6 +9,7 @@ what it did:
   metrics     the metrics, in order, with their options (a Chinese set's, a regex gold's)
 A task declaring something new (a new style, format, metric or option) is a group of its own. Each group's
 representative is its first task by name; python tests/matrix_groups.py prints the groups."""
+
 from __future__ import annotations
 
 import json
@@ -27,10 +28,15 @@ def behaviour_key(registry: Registry, task: str) -> tuple[Any, ...]:
     reader = (spec.prompt.style, spec.data.format if spec.data else None) if spec else task_class.__qualname__
     prompting = instance.prompting
     options = dict(instance.scoring.metric_options or {})
-    metrics = tuple((name, json.dumps(options.get(name), sort_keys=True, default=str))
-                    for name in instance.scoring.metrics)
-    return (reader, (type(prompting).__qualname__, prompting.answer_format, prompting.cites),
-            instance.own_documents, metrics)
+    metrics = tuple(
+        (name, json.dumps(options.get(name), sort_keys=True, default=str)) for name in instance.scoring.metrics
+    )
+    return (
+        reader,
+        (type(prompting).__qualname__, prompting.answer_format, prompting.cites),
+        instance.own_documents,
+        metrics,
+    )
 
 
 def task_groups(registry: Registry, tasks: list[str]) -> dict[str, list[str]]:

@@ -1,4 +1,5 @@
 """Processes read from /proc (Linux): which processes a run started, and which of them are still alive."""
+
 from __future__ import annotations
 
 import os

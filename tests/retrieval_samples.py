@@ -1,4 +1,5 @@
 """Small corpora in the real upstream formats, for the retrieval tests."""
+
 from __future__ import annotations
 
 import csv
@@ -7,16 +8,20 @@ from pathlib import Path
 
 from ragbench._types import Document
 
-WORDS = ("river mountain king queen castle war peace music song album artist silence sound garden "
-         "winter summer running runs ran prophet priest brother moses election senate novel author "
-         "the a of and is was in to").split()
+WORDS = (
+    "river mountain king queen castle war peace music song album artist silence sound garden "
+    "winter summer running runs ran prophet priest brother moses election senate novel author "
+    "the a of and is was in to"
+).split()
 
 
 def passages(n: int, seed: int = 0) -> list[Document]:
     """`n` passages of random words (ids 1..n, DPR style); a few repeat so scores tie."""
     rng = random.Random(seed)
-    docs = [Document(id=str(i), title=f"Title {i % 17}", text=" ".join(rng.choices(WORDS, k=rng.randint(3, 30))))
-            for i in range(1, n + 1)]
+    docs = [
+        Document(id=str(i), title=f"Title {i % 17}", text=" ".join(rng.choices(WORDS, k=rng.randint(3, 30))))
+        for i in range(1, n + 1)
+    ]
     docs[4] = Document(id="5", title="", text="the a of")  # stopwords only: no BM25 tokens
     docs[9] = Document(id="10", title=docs[8].title, text=docs[8].text)  # a duplicate passage
     return docs

@@ -9,6 +9,7 @@ the corpus key `scored:raise_corpus_mean` (as ALCE's citation_f1 and rougeLsum_b
 2**1023 - 1 (finite, no declared range: the mean of two overflows); `agg_raise`, `agg_none`, `agg_string`
 and `agg_inf` score 1.0 and their `aggregate` raises or returns None, a string, an infinity; `values` returns
 VALUES[example id] (no range) and `aggregates` has `aggregate` return AGGREGATE[0]. `system_answer` and `judge_answer` are `scripted:` functions."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -28,8 +29,18 @@ JUDGE_DOWN = [False]  # every judge call fails while set
 
 VALUES: dict[str, object] = {}  # what `scored:values` returns, by example id
 AGGREGATE: list[object] = [0.5]  # what `scored:aggregates`' aggregate returns
-RETURNS = {"huge": 2 ** 1023 - 1, "string": "1.0", "numpy": np.float32(0.5), "numpy_int": np.int64(1), "bool": True, "nan": float("nan"),
-           "inf": float("inf"), "list": [1.0], "none": None, "range": 2.0}
+RETURNS = {
+    "huge": 2**1023 - 1,
+    "string": "1.0",
+    "numpy": np.float32(0.5),
+    "numpy_int": np.int64(1),
+    "bool": True,
+    "nan": float("nan"),
+    "inf": float("inf"),
+    "list": [1.0],
+    "none": None,
+    "range": 2.0,
+}
 
 
 def family(name: str) -> type[Metric]:
@@ -56,8 +67,9 @@ def family(name: str) -> type[Metric]:
             return RETURNS.get(kind, 1.0)
 
         async def judged(self, prediction, ctx):
-            await ctx.ask_judges(self, [{"role": "user", "content": f"Is {prediction.answer} right?"}],
-                                 temperature=1.0, max_tokens=8)
+            await ctx.ask_judges(
+                self, [{"role": "user", "content": f"Is {prediction.answer} right?"}], temperature=1.0, max_tokens=8
+            )
             return 1.0
 
         def corpus(self, samples, seed):
@@ -79,6 +91,7 @@ def aggregate_of(kind: str):
         if kind == "agg_raise":
             raise ZeroDivisionError("the aggregate divided by zero")
         return {"agg_none": None, "agg_string": "0.5", "agg_inf": float("inf")}.get(kind, AGGREGATE[0])
+
     return aggregate
 
 

@@ -9,6 +9,7 @@ tokens fall inside vLLM's top 5,000 / 32,016 and some outside:
   loose rows     mean + spread * std * noise: a rank somewhere in the vocabulary, inside or outside.
 
 Rebuilt bit for bit from the embedded model (float32), so the recorded upstream outputs stay valid."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -57,8 +58,11 @@ def build_window_model(folder: Path) -> Path:
             for token in ADDED_TOKENS:
                 anchor, scale, spread = RECIPE[token]
                 noise = torch.randn(weight.shape[1], generator=generator)
-                centre = mean if anchor is None else scale * weight[tokenizer.convert_tokens_to_ids(
-                    tokenizer.tokenize(anchor)[0])]
+                centre = (
+                    mean
+                    if anchor is None
+                    else scale * weight[tokenizer.convert_tokens_to_ids(tokenizer.tokenize(anchor)[0])]
+                )
                 weight[tokenizer.convert_tokens_to_ids(token)] = centre + spread * std * noise
         return model, tokenizer
 
@@ -74,4 +78,4 @@ def added_rows_digest(folder: Path) -> str:
     from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     weight = load_file(str(folder / "model.safetensors"))["model.embed_tokens.weight"]
-    return hashlib.sha256(weight[-len(ADDED_TOKENS):].astype("float32").tobytes()).hexdigest()
+    return hashlib.sha256(weight[-len(ADDED_TOKENS) :].astype("float32").tobytes()).hexdigest()

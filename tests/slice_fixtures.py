@@ -1,5 +1,6 @@
 """A YAML task whose slice field `level` holds the number 1, the string "1", the string "None", null and
 nothing, answered by a scripted model: the slices test_slice_labels.py and test_view_slices_browser.py read."""
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,26 @@ EXPECTED = {"1": (0.0, 1), "1 [number]": (1.0, 2), "2": (1.0, 1), "10": (0.0, 1)
 
 
 def level_task(folder: Path) -> Path:
-    records = [{"id": f"q{i}", "question": f"Question {i}?", "golden_answers": ["yes"],
-                "metadata": {} if level == "absent" else {"level": level}} for i, (level, _) in enumerate(LEVELS)]
+    records = [
+        {
+            "id": f"q{i}",
+            "question": f"Question {i}?",
+            "golden_answers": ["yes"],
+            "metadata": {} if level == "absent" else {"level": level},
+        }
+        for i, (level, _) in enumerate(LEVELS)
+    ]
     write_jsonl(folder / "levels.jsonl", records)
-    (folder / "answers.json").write_text(json.dumps(
-        [{"pattern": f"Question {i}\\?", "response": "yes"} for i, (_, right) in enumerate(LEVELS) if right]
-        + [{"response": "no"}]))
+    (folder / "answers.json").write_text(
+        json.dumps(
+            [{"pattern": f"Question {i}\\?", "response": "yes"} for i, (_, right) in enumerate(LEVELS) if right]
+            + [{"response": "no"}]
+        )
+    )
     task = folder / "levels.yaml"
-    task.write_text("task: levels\ndata: {path: levels.jsonl, format: flashrag}\n"
-                    "fields:\n  slices: {level: metadata.level}\nprompt:\n  template: '{{ question }}'\n"
-                    "metrics: [em, length]\n")
+    task.write_text(
+        "task: levels\ndata: {path: levels.jsonl, format: flashrag}\n"
+        "fields:\n  slices: {level: metadata.level}\nprompt:\n  template: '{{ question }}'\n"
+        "metrics: [em, length]\n"
+    )
     return task

@@ -1,5 +1,6 @@
 """Scripted models for the smart system's tests: each answers as a SMART-format model would at the
 end of the prompt it is given (written for ragbench)."""
+
 from __future__ import annotations
 
 
@@ -14,8 +15,9 @@ def trajectory(request) -> str:
     if prompt.endswith("<|Reconstructor|>:\n"):
         return "Search(first intent; second intent)</eor> never seen"
     if prompt.endswith(("<|Locator|>:\n", "<|Locator|>\n")):
-        return ("[Relevant]: [1] Title one\n A located fact.\n[Irrelevant]: [2] Lacking Supporting Facts"
-                "</eol> never seen")
+        return (
+            "[Relevant]: [1] Title one\n A located fact.\n[Irrelevant]: [2] Lacking Supporting Facts</eol> never seen"
+        )
     if prompt.endswith("<|Generator|>:\n"):
         return "True\n[Cite]: [1] [9]</eog> never seen"
     raise AssertionError(f"unexpected prompt end: {prompt[-60:]!r}")
@@ -42,6 +44,8 @@ def prompted(request) -> str:
         return "Search Intent: lemon water diabetes; diabetes cure\nExplanation: not parsed"
     if prompt.endswith("Rating:"):
         if "Type 2 diabetes is a long-term" in prompt.rsplit("###", 1)[-1]:
-            return " [Relevant]\n\nExtracted span: No single food or drink has been shown to reverse the condition.\n\n###"
+            return (
+                " [Relevant]\n\nExtracted span: No single food or drink has been shown to reverse the condition.\n\n###"
+            )
         return " [Irrelevant]\n\nExtracted span: None."
     return "false"

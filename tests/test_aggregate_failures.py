@@ -1,6 +1,7 @@
 """A key's value that cannot be computed - the metric's `aggregate` raises or returns what is not a finite
 number, or the values overflow their mean or interval - is a failure of the metric: counted, its traceback
 kept, the value shown as an error, the exit code 1; results.json stays strict JSON (no NaN, no Infinity)."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,10 @@ from scoring_plugin import SYSTEM, plugin_state  # noqa: F401 (plugin_state: an 
 
 def strict(text: str):
     """json.loads that refuses NaN and the infinities, as browsers and jq do."""
+
     def refuse(name):
         raise ValueError(f"not JSON: {name}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -28,28 +31,53 @@ def run(tmp_path, monkeypatch, metrics: str, registry=None) -> tuple[object, dic
     """The demo run on the command line with the scoring plugin installed (`registry`: one made already)."""
     made = (lambda: registry) if registry is not None else scoring_plugin.registry
     monkeypatch.setattr("ragbench._registry.installed_registry", made)
-    result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
-                                       "--metrics", metrics, "--no-progress", "--bootstrap-iters", "50",
-                                       "--output", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            SYSTEM,
+            "--limit",
+            "6",
+            "--metrics",
+            metrics,
+            "--no-progress",
+            "--bootstrap-iters",
+            "50",
+            "--output",
+            str(tmp_path / "run"),
+        ],
+    )
     return result, strict((tmp_path / "run" / "results.json").read_text())
 
 
 def test_finite_values_whose_mean_overflows_are_averaged_not_lost(tmp_path, monkeypatch):
     result, results = run(tmp_path, monkeypatch, "match,scored:huge")
     entry = results["details"]["demo"]["scored:huge"]
-    assert entry["value"] == float(2 ** 1023 - 1) and entry["ci95"] == [entry["value"]] * 2
+    assert entry["value"] == float(2**1023 - 1) and entry["ci95"] == [entry["value"]] * 2
     assert "| demo | scored:huge | higher | 8.988466e+307 | [8.988466e+307, 8.988466e+307] |" in result.output
     assert result.exit_code == 0 and results["complete"]
 
 
-@pytest.mark.parametrize("kind,cause", [("agg_raise", "ZeroDivisionError: the aggregate divided by zero"),
-                                        ("agg_none", "InvalidScore: metric scored:agg_none's aggregate returned "
-                                                     "NoneType None for key 'scored:agg_none': a score is a number"),
-                                        ("agg_string", "InvalidScore: metric scored:agg_string's aggregate returned "
-                                                       "str '0.5'"),
-                                        ("agg_inf", "InvalidScore: metric scored:agg_inf's aggregate returned float inf")])
-def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metric_failure(tmp_path, monkeypatch, kind,
-                                                                                          cause):
+@pytest.mark.parametrize(
+    "kind,cause",
+    [
+        ("agg_raise", "ZeroDivisionError: the aggregate divided by zero"),
+        (
+            "agg_none",
+            "InvalidScore: metric scored:agg_none's aggregate returned "
+            "NoneType None for key 'scored:agg_none': a score is a number",
+        ),
+        ("agg_string", "InvalidScore: metric scored:agg_string's aggregate returned str '0.5'"),
+        ("agg_inf", "InvalidScore: metric scored:agg_inf's aggregate returned float inf"),
+    ],
+)
+def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metric_failure(
+    tmp_path, monkeypatch, kind, cause
+):
     result, results = run(tmp_path, monkeypatch, f"match,scored:{kind}")
     assert result.exit_code == 1 and "Traceback" not in result.output
     entry = results["details"]["demo"][f"scored:{kind}"]
@@ -78,8 +106,9 @@ def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
                 raise ValueError("one value is not enough")
             return sum(values) / len(values)
 
-    samples = [{"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}}
-               for i in range(3)]
+    samples = [
+        {"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}} for i in range(3)
+    ]
     scores = task_scores(records_without_texts(samples), [HalfBroken()], ("kind",), 3, 20, 0)
     entry = scores["details"]["half"]
     assert entry["value"] == 1.0 and entry["slices"]["kind"]["a"]["value"] == 1.0
@@ -98,9 +127,14 @@ def test_results_json_is_strict_json_where_a_system_statistic_is_not_finite(tmp_
 # --- any value a metric may return: counted right, and written as strict JSON ------------------------------------
 
 IDS = [str(9000 + i) for i in range(6)]  # the first 6 examples of demo
-NUMBERS = st.one_of(st.floats(), st.integers(min_value=-2 ** 1100, max_value=2 ** 1100), st.booleans())
-RETURNED = st.one_of(NUMBERS, st.none(), st.text(max_size=4), st.lists(st.floats(), max_size=2),
-                     st.dictionaries(st.text(max_size=3), NUMBERS | st.none(), max_size=2))
+NUMBERS = st.one_of(st.floats(), st.integers(min_value=-(2**1100), max_value=2**1100), st.booleans())
+RETURNED = st.one_of(
+    NUMBERS,
+    st.none(),
+    st.text(max_size=4),
+    st.lists(st.floats(), max_size=2),
+    st.dictionaries(st.text(max_size=3), NUMBERS | st.none(), max_size=2),
+)
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +148,15 @@ def is_score(value) -> bool:
     if isinstance(value, bool):
         return True
     if isinstance(value, int):
-        return abs(value) < 2 ** 1023
+        return abs(value) < 2**1023
     return isinstance(value, float) and math.isfinite(value)
 
 
 @settings(max_examples=30)
 @given(values=st.lists(RETURNED, min_size=6, max_size=6), aggregate=RETURNED)
-def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_strict_json(tmp_path_factory, values,
-                                                                                        aggregate, scoring_registry):
+def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_strict_json(
+    tmp_path_factory, values, aggregate, scoring_registry
+):
     scoring_plugin.VALUES.clear()
     scoring_plugin.VALUES.update(zip(IDS, values))
     scoring_plugin.AGGREGATE[:] = [aggregate]
@@ -133,8 +168,11 @@ def test_any_returned_value_or_aggregate_is_a_score_or_a_counted_failure_in_stri
     bad_values = sum(1 for v in values if v is not None and not is_score(v))
     counts, details = results["counts"]["demo"], results["details"]["demo"]
     entry = details["scored:values"]
-    assert (entry["n"], entry["n_none"], entry["n_errors"]) == (6 - bad_values - values.count(None), values.count(None),
-                                                               bad_values)
+    assert (entry["n"], entry["n_none"], entry["n_errors"]) == (
+        6 - bad_values - values.count(None),
+        values.count(None),
+        bad_values,
+    )
     not_computed = sum(len(g.get("keys", [])) for g in results.get("failures", {}).get("demo", []))
     assert counts["metric_failures"] == bad_values + not_computed
     assert (details["scored:aggregates"].get("error") is None) == is_score(aggregate)

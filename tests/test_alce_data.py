@@ -1,5 +1,6 @@
 """ALCE data files: fields, ids, retrieval variants, the download archive, bad records; and Punkt
 sentence splitting equal to nltk's own loader."""
+
 from __future__ import annotations
 
 import io
@@ -28,7 +29,10 @@ def test_asqa_record_fields():
 
 def test_qampari_and_eli5_record_fields():
     qampari = next(iter(AlceQampari(data_path=ALCE_DATA / DATA_FILES["qampari"]).examples()))
-    assert qampari.id == records("qampari")[0]["id"] and qampari.gold["answers"][2] == ["On the Beach", "On The Beach (novel)"]
+    assert qampari.id == records("qampari")[0]["id"] and qampari.gold["answers"][2] == [
+        "On the Beach",
+        "On The Beach (novel)",
+    ]
     eli5 = list(AlceEli5(data_path=ALCE_DATA / DATA_FILES["eli5"]).examples())
     assert [e.id for e in eli5] == ["0", "1", "2", "3", "4"]  # ELI5 records have no id: their position
     assert eli5[0].gold["claims"] == records("eli5")[0]["claims"] and eli5[0].docs[0].url
@@ -59,10 +63,22 @@ def test_bad_records_are_counted_and_the_run_goes_on(tmp_path):
     path.write_text(json.dumps(data))
     predictions = tmp_path / "p.jsonl"
     predictions.write_text("".join(json.dumps({"id": r["id"], "output": "Marazan [1]."}) + "\n" for r in data))
-    results = run(tmp_path, tasks=["alce_qampari"], system="recorded", system_args={"path": str(predictions)},
-                  data={"alce_qampari": str(path)}, task_args={"citations": False})
-    assert results["counts"]["alce_qampari"] == {"records": 5, "scored": 4, "failed": 0, "bad_records": 1,
-                                                 "missing": 0, "metric_failures": 0}
+    results = run(
+        tmp_path,
+        tasks=["alce_qampari"],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        data={"alce_qampari": str(path)},
+        task_args={"citations": False},
+    )
+    assert results["counts"]["alce_qampari"] == {
+        "records": 5,
+        "scored": 4,
+        "failed": 0,
+        "bad_records": 1,
+        "missing": 0,
+        "metric_failures": 0,
+    }
 
 
 def test_not_json_is_a_config_error(tmp_path):
@@ -94,9 +110,14 @@ def test_retrieval_variant_picks_the_file_and_an_unknown_one_is_a_config_error(t
         AlceAsqa(retrieval="bm25")
 
 
-@pytest.mark.parametrize("args,message", [({"variant": "interact"}, "variant 'interact'"),
-                                          ({"variant": "sum_or_ext"}, "use_shorter"),
-                                          ({"variant": "sum_or_ext", "use_shorter": "sent"}, "use_shorter 'sent'")])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ({"variant": "interact"}, "variant 'interact'"),
+        ({"variant": "sum_or_ext"}, "use_shorter"),
+        ({"variant": "sum_or_ext", "use_shorter": "sent"}, "use_shorter 'sent'"),
+    ],
+)
 def test_bad_options_are_config_errors(args, message):
     with pytest.raises(ConfigError, match=message):
         AlceAsqa(**args)
@@ -115,13 +136,21 @@ def test_default_metrics_follow_alce_readme_commands():
     assert AlceAsqa().scoring.metrics == ("length", "str_em", "rouge_lsum", "citation")
     assert AlceQampari().scoring.metrics == ("length", "qampari", "citation_list")
     assert AlceEli5().scoring.metrics == ("length", "rouge_lsum", "claims_nli", "citation")
-    assert AlceEli5(variant="closedbook", claims_nli=False, mauve=True).scoring.metrics == ("length", "rouge_lsum", "mauve")
+    assert AlceEli5(variant="closedbook", claims_nli=False, mauve=True).scoring.metrics == (
+        "length",
+        "rouge_lsum",
+        "mauve",
+    )
 
 
-TEXTS = ["Dr. Smith went to Washington D.C. on Jan. 5. He met Mr. Brown at 3 p.m. and left.",
-         "Mawsynram in India is the wettest place [3]. Cherrapunji holds the record [1][2]. Lloró is also rainy.",
-         "The U.S. declared independence in 1776 [1]. [2] It was the 4th of July... Really? Yes! e.g. fireworks.",
-         "", "no punctuation at all", "Vitamin D (approx. 600 I.U.) helps. St. Louis is a city.\nNew line here."]
+TEXTS = [
+    "Dr. Smith went to Washington D.C. on Jan. 5. He met Mr. Brown at 3 p.m. and left.",
+    "Mawsynram in India is the wettest place [3]. Cherrapunji holds the record [1][2]. Lloró is also rainy.",
+    "The U.S. declared independence in 1776 [1]. [2] It was the 4th of July... Really? Yes! e.g. fireworks.",
+    "",
+    "no punctuation at all",
+    "Vitamin D (approx. 600 I.U.) helps. St. Louis is a city.\nNew line here.",
+]
 
 
 def test_sentence_splitting_equals_nltk_sent_tokenize_with_punkt_tab(tmp_path, monkeypatch):
@@ -139,6 +168,7 @@ def test_sentence_splitting_equals_nltk_sent_tokenize_with_punkt_tab(tmp_path, m
     (folder / "ortho_context.tab").write_text("\n".join(f"{k}\t{v}" for k, v in english.ORTHO_CONTEXT.items()) + "\n")
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     from nltk.tokenize import _get_punkt_tokenizer
+
     _get_punkt_tokenizer.cache_clear()
     try:
         for text in TEXTS:

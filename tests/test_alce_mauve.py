@@ -1,5 +1,6 @@
 """MAUVE: upstream's text construction and settings, and the score of a run equal to mauve-text
 called as eval.py calls it (with a tiny local featurizer in place of gpt2-large)."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,11 +21,15 @@ def gpt2_folder(tmp_path_factory):
 
 def score_eli5(tmp_path, featurizer=None):
     predictions = write_predictions(tmp_path / "p.jsonl", "eli5")
-    return run(tmp_path, tasks=["alce_eli5"], system="recorded", system_args={"path": str(predictions)},
-               data={"alce_eli5": str(ALCE_DATA / DATA_FILES["eli5"])},
-               task_args={"run_py_cleanup": False, "citations": False, "claims_nli": False,
-                          "mauve": featurizer is not None},
-               metric_args={"mauve.featurizer": str(featurizer)} if featurizer is not None else {})
+    return run(
+        tmp_path,
+        tasks=["alce_eli5"],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        data={"alce_eli5": str(ALCE_DATA / DATA_FILES["eli5"])},
+        task_args={"run_py_cleanup": False, "citations": False, "claims_nli": False, "mauve": featurizer is not None},
+        metric_args={"mauve.featurizer": str(featurizer)} if featurizer is not None else {},
+    )
 
 
 def test_texts_equal_eval_py_compute_mauve_inputs(tmp_path):
@@ -38,7 +43,10 @@ def test_default_settings_are_eval_py_settings():
     call = scored_run("asqa")["aggregate"]["mauve_call"]
     config = Mauve().config()
     assert (config["featurizer"], config["max_text_length"], config["batch_size"]) == (
-        call["featurize_model_name"], call["max_text_length"], call["batch_size"])
+        call["featurize_model_name"],
+        call["max_text_length"],
+        call["batch_size"],
+    )
     assert config["unstable"] is True
 
 
@@ -49,8 +57,18 @@ def test_run_value_equals_mauve_text_called_as_eval_py_does(tmp_path, gpt2_folde
     entry = results["details"]["alce_eli5"]["mauve"]
     assert entry["corpus"] and entry["ci95"] is None and "error" not in entry
     call = scored_run("eli5")["aggregate"]["mauve_call"]
-    expected = mauve.compute_mauve(p_text=call["p_text"], q_text=call["q_text"], device_id=0, max_text_length=512,
-                                   verbose=False, batch_size=8, featurize_model_name=str(gpt2_folder)).mauve * 100
+    expected = (
+        mauve.compute_mauve(
+            p_text=call["p_text"],
+            q_text=call["q_text"],
+            device_id=0,
+            max_text_length=512,
+            verbose=False,
+            batch_size=8,
+            featurize_model_name=str(gpt2_folder),
+        ).mauve
+        * 100
+    )
     assert entry["value"] == pytest.approx(expected, abs=1e-9)
 
 

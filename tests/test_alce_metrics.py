@@ -1,4 +1,5 @@
 """ALCE metrics against values produced by running ALCE eval.py (tests/data/parity/alce_*.json say how)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,8 +17,11 @@ from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import make_context
 
 TASKS = {"asqa": AlceAsqa, "qampari": AlceQampari, "eli5": AlceEli5}
-METRICS = {"asqa": [Length(), StrEm(), RougeLsum(), Citation()], "qampari": [Length(), QampariF1(), ListCitation()],
-           "eli5": [Length(), RougeLsum(), Citation(), ClaimsNli()]}
+METRICS = {
+    "asqa": [Length(), StrEm(), RougeLsum(), Citation()],
+    "qampari": [Length(), QampariF1(), ListCitation()],
+    "eli5": [Length(), RougeLsum(), Citation(), ClaimsNli()],
+}
 SCORED = [("asqa", "default"), ("asqa", "summary"), ("qampari", "default"), ("eli5", "default")]
 
 
@@ -26,8 +30,11 @@ def per_item_scores(dataset: str, variant: str) -> list[tuple[dict, dict]]:
     task = TASKS[dataset](data_path=ALCE_DATA / DATA_FILES[dataset], run_py_cleanup=False)
     out = []
     for example, item, expected in zip(task.examples(), run_["items"], run_["per_item"]):
-        prediction = Prediction(example.id, answer=task.prompting.postprocess(item["output"]),
-                                docs=[Document.from_dict(d) for d in item["docs"]])
+        prediction = Prediction(
+            example.id,
+            answer=task.prompting.postprocess(item["output"]),
+            docs=[Document.from_dict(d) for d in item["docs"]],
+        )
         ours: dict = {}
         for metric in METRICS[dataset]:
             value = metric.score(example, prediction, make_context(task, nli=StandInNli()))
@@ -56,8 +63,15 @@ def score_run(tmp_path, dataset: str, variant: str = "default", raw: bool = Fals
     task_args = {} if raw else {"run_py_cleanup": False}
     if variant != "default":
         task_args.update(variant="sum_or_ext", use_shorter=variant)
-    return run(tmp_path, tasks=[name], system="recorded", system_args={"path": str(predictions)},
-               data={name: str(ALCE_DATA / DATA_FILES[dataset])}, nli=f"replay:{NLI_REPLAY}", task_args=task_args)
+    return run(
+        tmp_path,
+        tasks=[name],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        data={name: str(ALCE_DATA / DATA_FILES[dataset])},
+        nli=f"replay:{NLI_REPLAY}",
+        task_args=task_args,
+    )
 
 
 @pytest.mark.parametrize("dataset,variant", SCORED)
@@ -97,20 +111,41 @@ def test_scoring_raw_generations_equals_eval_py(tmp_path):
     from conftest import write_jsonl
 
     data, run_ = fixture("eli5"), scored_run("eli5")
-    rows = [{"id": record_id(r, i), "output": raw, "docs": item["docs"]}
-            for i, (r, raw, item) in enumerate(zip(records("eli5"), data["raw_outputs"], run_["items"]))]
+    rows = [
+        {"id": record_id(r, i), "output": raw, "docs": item["docs"]}
+        for i, (r, raw, item) in enumerate(zip(records("eli5"), data["raw_outputs"], run_["items"]))
+    ]
     predictions = write_jsonl(tmp_path / "raw.jsonl", rows)
-    results = run(tmp_path, tasks=["alce_eli5"], system="recorded", system_args={"path": str(predictions)},
-                  data={"alce_eli5": str(ALCE_DATA / DATA_FILES["eli5"])}, nli=f"replay:{NLI_REPLAY}")
+    results = run(
+        tmp_path,
+        tasks=["alce_eli5"],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        data={"alce_eli5": str(ALCE_DATA / DATA_FILES["eli5"])},
+        nli=f"replay:{NLI_REPLAY}",
+    )
     for key in ("citation_rec", "citation_prec", "claims_nli", "length"):
         assert results["results"]["alce_eli5"][key] == pytest.approx(run_["aggregate"][key], abs=1e-9)
 
 
 def test_score_command_with_replayed_nli_equals_eval_py(tmp_path):
     predictions = write_predictions(tmp_path / "p.jsonl", "qampari")
-    done = cli_here("score", "--task", "alce_qampari", "--data", str(ALCE_DATA / DATA_FILES["qampari"]),
-                    "--predictions", str(predictions), "--nli", f"replay:{NLI_REPLAY}",
-                    "--task-arg", "run_py_cleanup=false", "--output", str(tmp_path / "out"), "--no-progress")
+    done = cli_here(
+        "score",
+        "--task",
+        "alce_qampari",
+        "--data",
+        str(ALCE_DATA / DATA_FILES["qampari"]),
+        "--predictions",
+        str(predictions),
+        "--nli",
+        f"replay:{NLI_REPLAY}",
+        "--task-arg",
+        "run_py_cleanup=false",
+        "--output",
+        str(tmp_path / "out"),
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     line = next(row for row in done.stdout.splitlines() if "| qampari_rec_top5 |" in row)
     assert f"{scored_run('qampari')['aggregate']['qampari_rec_top5']:.4f}" in line
@@ -118,12 +153,22 @@ def test_score_command_with_replayed_nli_equals_eval_py(tmp_path):
 
 def test_citation_metrics_without_nli_fail_before_the_run_in_one_line(tmp_path):
     predictions = write_predictions(tmp_path / "p.jsonl", "asqa")
-    done = cli_here("score", "--task", "alce_asqa", "--data", str(ALCE_DATA / DATA_FILES["asqa"]),
-                    "--predictions", str(predictions), "--output", str(tmp_path / "out"))
+    done = cli_here(
+        "score",
+        "--task",
+        "alce_asqa",
+        "--data",
+        str(ALCE_DATA / DATA_FILES["asqa"]),
+        "--predictions",
+        str(predictions),
+        "--output",
+        str(tmp_path / "out"),
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "ragbench: error: metric(s) citation (alce_asqa) need an NLI model; pass --nli ENGINE:MODEL "
-        "(e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl) (or choose other metrics with --metrics)"]
+        "(e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl) (or choose other metrics with --metrics)"
+    ]
     assert not (tmp_path / "out").exists()
 
 
@@ -133,9 +178,16 @@ def test_a_run_writes_its_nli_decisions_as_a_replay_file(tmp_path):
     assert first["cost"]["nli"]["computed"] == len(log.read_text().splitlines())
     name = "alce_eli5"
     predictions = tmp_path / "predictions.jsonl"
-    again = run(tmp_path, name="again", tasks=[name], system="recorded", system_args={"path": str(predictions)},
-                data={name: str(ALCE_DATA / DATA_FILES["eli5"])}, nli=f"replay:{log}",
-                task_args={"run_py_cleanup": False})
+    again = run(
+        tmp_path,
+        name="again",
+        tasks=[name],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        data={name: str(ALCE_DATA / DATA_FILES["eli5"])},
+        nli=f"replay:{log}",
+        task_args={"run_py_cleanup": False},
+    )
     assert again["results"] == first["results"]
 
 
@@ -150,14 +202,18 @@ def test_identical_nli_pairs_are_computed_once(tmp_path):
 DOCS = [Document(None, f"T{i}", f"text {i}") for i in range(1, 5)]
 
 
-def citation(output: str, decide=lambda premise, hypothesis: 1, docs=DOCS, metric: Citation | None = None) -> tuple[dict, list]:
+def citation(
+    output: str, decide=lambda premise, hypothesis: 1, docs=DOCS, metric: Citation | None = None
+) -> tuple[dict, list]:
     class Recording(StandInNli):
         async def entails(self, premise, hypothesis):
             self.asked.append((premise, hypothesis))
             return decide(premise, hypothesis)
 
     nli = Recording()
-    scores = asyncio.run((metric or Citation()).score(None, Prediction("x", answer=output, docs=docs), make_context(AlceAsqa, nli=nli)))
+    scores = asyncio.run(
+        (metric or Citation()).score(None, Prediction("x", answer=output, docs=docs), make_context(AlceAsqa, nli=nli))
+    )
     return scores, nli.asked
 
 
@@ -186,8 +242,11 @@ def test_only_the_first_number_of_a_list_or_range_is_read():
 def test_empty_output_is_skipped_for_prose_but_scored_zero_for_lists():
     assert citation("")[0] == {"citation_rec": None, "citation_prec": None}
     example = type("E", (), {"question": "Q?"})()
-    scores = asyncio.run(ListCitation().score(example, Prediction("x", answer="", docs=DOCS),
-                                              make_context(AlceQampari, nli=StandInNli())))
+    scores = asyncio.run(
+        ListCitation().score(
+            example, Prediction("x", answer="", docs=DOCS), make_context(AlceQampari, nli=StandInNli())
+        )
+    )
     assert scores == {"citation_rec": 0.0, "citation_prec": 0.0}
 
 
@@ -200,8 +259,16 @@ def test_at_most_citations_is_an_option():
     assert asked[0][0].count("Title") == 4
 
 
-@pytest.mark.parametrize("text,expected", [("text [1][2].", "text."), ("a [2, 3] b", "a, 3 b"),
-                                           ("a [1-3]", "a-3"), ("a [1 | 2]", "a 2"), ("a [[1]2]", "a [2")])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("text [1][2].", "text."),
+        ("a [2, 3] b", "a, 3 b"),
+        ("a [1-3]", "a-3"),
+        ("a [1 | 2]", "a 2"),
+        ("a [[1]2]", "a [2"),
+    ],
+)
 def test_remove_citations_as_utils_py(text, expected):
     assert remove_citations(text) == expected
 
@@ -221,7 +288,10 @@ def test_qampari_duplicates_stay_in_precision_and_aliases_count_once():
 
 def test_str_em_is_a_substring_match_without_word_boundaries():
     example = type("E", (), {"gold": {"qa_pairs": [{"short_answers": ["java"]}, {"short_answers": ["The"]}]}})()
-    assert StrEm().score(example, Prediction("x", answer="I like javascript [1].")) == {"str_em": 100.0, "str_hit": 100.0}
+    assert StrEm().score(example, Prediction("x", answer="I like javascript [1].")) == {
+        "str_em": 100.0,
+        "str_hit": 100.0,
+    }
 
 
 def test_bootstrap_mid_equals_rouge_score_bootstrap_aggregator_with_the_same_seed():
@@ -239,11 +309,17 @@ def test_bootstrap_mid_equals_rouge_score_bootstrap_aggregator_with_the_same_see
 
 def test_predictions_without_docs_fail_citation_metrics_instead_of_scoring_zero(tmp_path):
     predictions = write_predictions(tmp_path / "predictions.jsonl", "asqa", with_docs=False)
-    results = run(tmp_path, tasks=["alce_asqa"], system="recorded", system_args={"path": str(predictions)},
-                  data={"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])}, nli=f"replay:{NLI_REPLAY}",
-                  task_args={"run_py_cleanup": False})
+    results = run(
+        tmp_path,
+        tasks=["alce_asqa"],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        data={"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])},
+        nli=f"replay:{NLI_REPLAY}",
+        task_args={"run_py_cleanup": False},
+    )
     citing = [s for s in samples(tmp_path / "run", "alce_asqa") if "[" in s["prediction"]["answer"]]
-    assert citing and all("no \"docs\"" in s["score_errors"]["citation"] for s in citing)
+    assert citing and all('no "docs"' in s["score_errors"]["citation"] for s in citing)
     detail = results["details"]["alce_asqa"]["citation_rec"]
     assert detail["n_errors"] == len(citing) and detail["n"] + detail["n_none"] == 6 - len(citing)
     assert results["details"]["alce_asqa"]["str_em"]["n_errors"] == 0  # correctness is still scored

@@ -1,4 +1,5 @@
 """ALCE prompts, shown documents and output cleanup against upstream run.py (fixtures record how)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,14 @@ RUNS = [(dataset, run_) for dataset in TASKS for run_ in fixture(dataset)["runs"
 
 def task_for(dataset: str, run_: dict):
     variant = "sum_or_ext" if run_["use_shorter"] else run_["variant"]
-    return TASKS[dataset](data_path=ALCE_DATA / DATA_FILES[dataset], variant=variant, use_shorter=run_["use_shorter"],
-                          shot=run_["shot"], ndoc=run_["ndoc"], seed=run_["seed"])
+    return TASKS[dataset](
+        data_path=ALCE_DATA / DATA_FILES[dataset],
+        variant=variant,
+        use_shorter=run_["use_shorter"],
+        shot=run_["shot"],
+        ndoc=run_["ndoc"],
+        seed=run_["seed"],
+    )
 
 
 def run_id(case) -> str:
@@ -79,7 +86,12 @@ def test_shipped_prompt_files_are_byte_copies_of_alce():
             ours = load_prompt_file(dataset, variant)
             theirs = json.loads((reference / f"{dataset}_{variant}.json").read_text(encoding="utf-8"))
             assert (ours.instruction, ours.demo_sep, ours.demo_prompt, ours.doc_prompt, list(ours.demos)) == (
-                theirs["instruction"], theirs["demo_sep"], theirs["demo_prompt"], theirs["doc_prompt"], theirs["demos"])
+                theirs["instruction"],
+                theirs["demo_sep"],
+                theirs["demo_prompt"],
+                theirs["doc_prompt"],
+                theirs["demos"],
+            )
 
 
 def test_mit_license_ships_beside_the_prompt_files():
@@ -106,16 +118,21 @@ def test_sub_questions_replace_the_test_question_only():
     example = next(iter(task.examples()))
     prompt = task.prompting.build_prompt(example, example.docs[:5])
     sub_questions = "\n".join(p["question"] for p in example.gold["qa_pairs"])
-    assert prompt.split("\n\n\n")[-1].startswith(load_prompt_file("asqa", "default").instruction
-                                                  + "\n\nQuestion: " + sub_questions + "\n\nDocument [1]")
+    assert prompt.split("\n\n\n")[-1].startswith(
+        load_prompt_file("asqa", "default").instruction + "\n\nQuestion: " + sub_questions + "\n\nDocument [1]"
+    )
     assert "Question: When did the us break away from england?\n" in prompt.split("\n\n\n")[0]
 
 
 def test_chat_prompt_has_alce_system_message():
     messages = AlceEli5().prompting.chat_messages("P")
-    assert messages == [{"role": "system", "content": "You are a helpful assistant that answers the following "
-                                                      "questions with proper citations."},
-                        {"role": "user", "content": "P"}]
+    assert messages == [
+        {
+            "role": "system",
+            "content": "You are a helpful assistant that answers the following questions with proper citations.",
+        },
+        {"role": "user", "content": "P"},
+    ]
 
 
 def test_more_documents_than_ndoc_is_an_error_naming_both_options():
@@ -151,8 +168,14 @@ def test_vanilla_sends_alce_prompts_and_records_the_shown_docs(tmp_path, dataset
     run_ = data["runs"][0]  # default variant, shot 2, ndoc 5, seed 42: the registry defaults
     write_calls(tmp_path / "calls.jsonl", dataset, run_, data["raw_outputs"])
     name = f"alce_{dataset}"
-    results = run(tmp_path, tasks=[name], system="vanilla", model=f"replay:{tmp_path / 'calls.jsonl'}",
-                  data={name: str(ALCE_DATA / DATA_FILES[dataset])}, task_args={"citations": False, **({"claims_nli": False} if dataset == "eli5" else {})})
+    results = run(
+        tmp_path,
+        tasks=[name],
+        system="vanilla",
+        model=f"replay:{tmp_path / 'calls.jsonl'}",
+        data={name: str(ALCE_DATA / DATA_FILES[dataset])},
+        task_args={"citations": False, **({"claims_nli": False} if dataset == "eli5" else {})},
+    )
     assert results["complete"], results["counts"]
     for sample, item in zip(samples(tmp_path / "run", name), run_["items"]):
         assert [d["title"] for d in sample["prediction"]["docs"]] == [d["title"] for d in item["docs"]]

@@ -1,5 +1,6 @@
 """Task asqa: ASQA as Self-RAG and SMART evaluate it (ALCE's file, top-5 GTR docs, Self-RAG's prompts,
 ALCE eval.py's scoring), next to alce_asqa."""
+
 from __future__ import annotations
 
 from conftest import TEST_DATA
@@ -22,8 +23,15 @@ def test_asqa_reads_alces_file_with_self_rags_instruction():
 
 
 def test_asqa_scores_as_eval_py_first_line_only(tmp_path):
-    results = run(tmp_path, tasks=["asqa"], system="vanilla", model="scripted:echo", nli="scripted:echo",
-                  data={"asqa": str(ASQA)}, limit=2)
+    results = run(
+        tmp_path,
+        tasks=["asqa"],
+        system="vanilla",
+        model="scripted:echo",
+        nli="scripted:echo",
+        data={"asqa": str(ASQA)},
+        limit=2,
+    )
     assert results["complete"]
     sample = samples(tmp_path / "run", "asqa")[0]
     assert len(sample["prediction"]["docs"]) == 5  # the top-5 GTR documents, as Self-RAG
@@ -39,8 +47,16 @@ def test_the_headline_command_runs_crag_t3_and_asqa_in_one_run(tmp_path):
     rules.write_text(json.dumps(RULES))
     crag_data, crag_args = TASK_DATA["crag_t3"](tmp_path)
     model = f"scripted:{rules}"
-    results = run(tmp_path, tasks=["crag_t3", "asqa"], system="llatrieval", model=model, judges=[model], nli=model,
-                  data={"crag_t3": crag_data, "asqa": str(ASQA)}, limit=2,
-                  task_args={f"crag_t3.{k}": v for k, v in crag_args.items()})
+    results = run(
+        tmp_path,
+        tasks=["crag_t3", "asqa"],
+        system="llatrieval",
+        model=model,
+        judges=[model],
+        nli=model,
+        data={"crag_t3": crag_data, "asqa": str(ASQA)},
+        limit=2,
+        task_args={f"crag_t3.{k}": v for k, v in crag_args.items()},
+    )
     assert results["complete"] and list(results["results"]) == ["crag_t3", "asqa"]
     assert set(results["system_stats"]) == {"crag_t3", "asqa"}

@@ -1,6 +1,7 @@
 """A run's end holds a few numbers an example, never its samples: results.json is assembled from the samples file
 read back one record at a time (ragbench._run.assemble), each key's values kept as a float64 column and each slice
 value as a small-int code (ragbench._reports.score_columns), and the system's hooks read records from the file."""
+
 from __future__ import annotations
 
 import hashlib
@@ -29,8 +30,14 @@ def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
             sample = json.loads(template[place % len(template)])
             digest = hashlib.sha256(str(place).encode()).hexdigest()
             out.write(json.dumps({**sample, "index": place, "id": f"q{place}", "example_sha256": digest}) + "\n")
-    config = RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", output=str(folder),
-                       progress=False, bootstrap_iters=10)
+    config = RunConfig(
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        output=str(folder),
+        progress=False,
+        bootstrap_iters=10,
+    )
     return config, RunDir(folder)
 
 
@@ -69,17 +76,30 @@ def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
         name = "counting"
 
         def statistics(self, samples):
-            return {"n": len(samples), "ids": [s.id for s in samples], "last": samples[-1].index,
-                    "again": sum(s.index for s in samples), "pairs": [s.id for s in samples[1:5:2]]}
+            return {
+                "n": len(samples),
+                "ids": [s.id for s in samples],
+                "last": samples[-1].index,
+                "again": sum(s.index for s in samples),
+                "pairs": [s.id for s in samples[1:5:2]],
+            }
 
         def format_adherence(self, samples):
-            return [{"format": "an answer", "followed": sum(bool(s.answer) for s in samples), "of": len(samples),
-                     "fix": "-"}]
+            return [
+                {
+                    "format": "an answer",
+                    "followed": sum(bool(s.answer) for s in samples),
+                    "of": len(samples),
+                    "fix": "-",
+                }
+            ]
 
     config, run_dir = copied_run(tmp_path, 9)
     path = run_dir.finalize_samples("demo")
-    listed = [SampleRecord.from_dict(json.loads(line), has_text=False)
-              for line in path.read_text(encoding="utf-8").splitlines()]
+    listed = [
+        SampleRecord.from_dict(json.loads(line), has_text=False)
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
     report, checks, figures = system_hooks(Counting(), path, complete_data=True)
     assert report is None
     assert figures == Counting().statistics(listed) and checks == Counting().format_adherence(listed)

@@ -1,5 +1,6 @@
 """A model's batches are chosen the same way on any machine, full, and computed while the examples the batch
 before answered run (ragbench._scheduler `_dispatch`, ragbench._in_flight's searches)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -57,8 +58,10 @@ class FourAtATime(Retriever):
     def search(self, queries, k):
         if self.seconds:
             time.sleep(self.seconds)
-        return [[Document(id=f"d{i}", title="t", text=f"{query} {i}", score=1.0 / (i + 1)) for i in range(k)]
-                for query in queries]
+        return [
+            [Document(id=f"d{i}", title="t", text=f"{query} {i}", score=1.0 / (i + 1)) for i in range(k)]
+            for query in queries
+        ]
 
 
 GENERATE = ScriptedEngine.generate  # the engine's own, under the wrappers the tests record batches with
@@ -66,21 +69,39 @@ GENERATE = ScriptedEngine.generate  # the engine's own, under the wrappers the t
 
 def registry() -> Registry:
     found = Registry.discover()
-    found.add_catalog({"systems": {"search_then_ask": {"target": f"{__name__}:SearchThenAsk"},
-                                   "ask_twice": {"target": f"{__name__}:AskTwice"}},
-                       "retrievers": {"four_at_a_time": {"target": f"{__name__}:FourAtATime"}}}, "tests")
+    found.add_catalog(
+        {
+            "systems": {
+                "search_then_ask": {"target": f"{__name__}:SearchThenAsk"},
+                "ask_twice": {"target": f"{__name__}:AskTwice"},
+            },
+            "retrievers": {"four_at_a_time": {"target": f"{__name__}:FourAtATime"}},
+        },
+        "tests",
+    )
     return found
 
 
 def popqa(tmp_path, count: int) -> str:
-    rows = [{"question": f"Who is person {i}?", "answers": [f"answer{i}"], "id": i, "prop": "occupation", "ctxs": []}
-            for i in range(count)]
+    rows = [
+        {"question": f"Who is person {i}?", "answers": [f"answer{i}"], "id": i, "prop": "occupation", "ctxs": []}
+        for i in range(count)
+    ]
     return str(write_jsonl(tmp_path / "popqa.jsonl", rows))
 
 
-def batches_of_a_run(tmp_path, monkeypatch, name: str, system: str, examples: int, batch: int, inflight: int,
-                     engine_seconds: float = 0.0, search_seconds: float | None = None,
-                     per_request: float = 0.0) -> list[list[str]]:
+def batches_of_a_run(
+    tmp_path,
+    monkeypatch,
+    name: str,
+    system: str,
+    examples: int,
+    batch: int,
+    inflight: int,
+    engine_seconds: float = 0.0,
+    search_seconds: float | None = None,
+    per_request: float = 0.0,
+) -> list[list[str]]:
     """The prompts of each batch the model engine computed, in order."""
     made: list[list[str]] = []
 
@@ -89,12 +110,23 @@ def batches_of_a_run(tmp_path, monkeypatch, name: str, system: str, examples: in
         return GENERATE(engine, requests)
 
     monkeypatch.setattr(ScriptedEngine, "generate", recorded)
-    searching = {"retriever": "four_at_a_time", "retriever_args": {"seconds": search_seconds}} \
-        if search_seconds is not None else {}
-    config = RunConfig(tasks=["popqa"], system=system, model="scripted:echo", data={"popqa": popqa(tmp_path, examples)},
-                       model_args={"batch_size": batch, "overhead": engine_seconds, "per_request": per_request},
-                       max_inflight=inflight,
-                       output=str(tmp_path / name), progress=False, bootstrap_iters=0, **searching)
+    searching = (
+        {"retriever": "four_at_a_time", "retriever_args": {"seconds": search_seconds}}
+        if search_seconds is not None
+        else {}
+    )
+    config = RunConfig(
+        tasks=["popqa"],
+        system=system,
+        model="scripted:echo",
+        data={"popqa": popqa(tmp_path, examples)},
+        model_args={"batch_size": batch, "overhead": engine_seconds, "per_request": per_request},
+        max_inflight=inflight,
+        output=str(tmp_path / name),
+        progress=False,
+        bootstrap_iters=0,
+        **searching,
+    )
     results = Evaluator(config, registry=registry()).run().results
     assert results["counts"]["popqa"]["scored"] == examples
     return made
@@ -109,10 +141,20 @@ def test_a_model_batch_is_made_once_no_example_waits_on_a_search(tmp_path, monke
 
 @pytest.mark.parametrize("engine_seconds, search_seconds", [(0.01, 0.0), (0.0, 0.01), (0.01, 0.01)])
 def test_the_batches_do_not_depend_on_how_fast_the_engine_and_the_retriever_answer(
-        tmp_path, monkeypatch, engine_seconds, search_seconds):
+    tmp_path, monkeypatch, engine_seconds, search_seconds
+):
     fast = batches_of_a_run(tmp_path, monkeypatch, "fast", "search_then_ask", 48, 16, 40, search_seconds=0.0)
-    slow = batches_of_a_run(tmp_path, monkeypatch, "slow", "search_then_ask", 48, 16, 40,
-                            engine_seconds=engine_seconds, search_seconds=search_seconds)
+    slow = batches_of_a_run(
+        tmp_path,
+        monkeypatch,
+        "slow",
+        "search_then_ask",
+        48,
+        16,
+        40,
+        engine_seconds=engine_seconds,
+        search_seconds=search_seconds,
+    )
     assert slow == fast
 
 
@@ -138,16 +180,25 @@ def test_the_next_batch_starts_before_the_examples_of_the_one_before_have_their_
     monkeypatch.setattr(ScriptedEngine, "generate", watched)
     monkeypatch.setattr("ragbench._run.services.ExamplesInFlight", Watched)
     monkeypatch.setattr(AskTwice, "between_calls", lambda self: asyncio.to_thread(second_started.wait, 60))
-    config = RunConfig(tasks=["popqa"], system="ask_twice", model="scripted:echo", data={"popqa": popqa(tmp_path, 16)},
-                       model_args={"batch_size": 8}, max_inflight=16, output=str(tmp_path / "run"), progress=False,
-                       bootstrap_iters=0)
+    config = RunConfig(
+        tasks=["popqa"],
+        system="ask_twice",
+        model="scripted:echo",
+        data={"popqa": popqa(tmp_path, 16)},
+        model_args={"batch_size": 8},
+        max_inflight=16,
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=0,
+    )
     results = Evaluator(config, registry=registry()).run().results
     assert results["counts"]["popqa"]["scored"] == 16 and results["cost"]["batches"] == 4
     assert batches == [8, 8, 8, 8] and [examples.stalls for examples in stalls] == [0]
 
 
 def test_a_small_batch_waits_for_the_answered_examples_unless_the_engine_says_it_is_worth_its_cost(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """12 examples ask twice, batches of 10: once the first batch has computed, 2 first calls are queued. By
     default (half the limit) they wait for the 10 answered examples' second calls to fill a batch; an engine
     whose batch cost is all per request (the scripted engine's `per_request`, no `overhead`) gets them sent at
@@ -159,10 +210,12 @@ def test_a_small_batch_waits_for_the_answered_examples_unless_the_engine_says_it
     assert sorted(map(sorted, early)) != sorted(map(sorted, waiting))
 
 
-@pytest.mark.parametrize("overhead, per_request, batch, early", [
-    (0.05, 0.002, 256, 25), (0.0, 0.001, 16, 1), (1.0, 0.001, 16, 16), (0.05, 0.0, 16, None),
-    (1.0, 5e-324, 16, 16)])
+@pytest.mark.parametrize(
+    "overhead, per_request, batch, early",
+    [(0.05, 0.002, 256, 25), (0.0, 0.001, 16, 1), (1.0, 0.001, 16, 16), (0.05, 0.0, 16, None), (1.0, 5e-324, 16, 16)],
+)
 def test_the_scripted_engine_sends_an_early_batch_once_its_requests_cost_as_much_as_the_batch(
-        overhead, per_request, batch, early):
+    overhead, per_request, batch, early
+):
     engine = ScriptedEngine("echo", overhead=overhead, per_request=per_request, batch_size=batch)
     assert engine.early_batch == early

@@ -1,5 +1,6 @@
 """beir_retrieval against values from running BEIR's EvaluateRetrieval.evaluate and its custom mrr, unmodified
 (tests/data/parity/beir.json records the version and how), and the rules it adds for ragbench's rankings."""
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,9 @@ def test_means_equal_evaluate_retrieval():
 
 def test_a_document_shown_twice_counts_at_its_first_rank():
     example = Example(id="q", question="?", gold={"qrels": {"d2": 1}})
-    assert BeirRetrieval(k=3).score(example, shown(["d2", "d1", "d2"])) == \
-        BeirRetrieval(k=3).score(example, shown(["d2", "d1"]))
+    assert BeirRetrieval(k=3).score(example, shown(["d2", "d1", "d2"])) == BeirRetrieval(k=3).score(
+        example, shown(["d2", "d1"])
+    )
 
 
 def test_identical_ids_are_kept_when_asked():
@@ -79,17 +81,23 @@ def search(asked: int, ids: list[str]) -> Step:
     return Step("retrieval", "retrieve", {"k": asked}, {"ids": ids})
 
 
-@pytest.mark.parametrize("depth_shown, trace, counted", [
-    (10, [search(10, [f"d{i}" for i in range(10)])], False),   # as deep as the deepest cut-off
-    (3, [search(10, ["d0", "d1", "d2"])], False),                # the corpus had no more
-    (3, [search(3, ["d0", "d1", "d2"])], True),                  # asked for fewer than the cut-off
-    (1, [search(10, ["d0", "d1", "d2"])], True),                 # had three, showed one
-    (3, [], True),                                               # no search recorded (scored from a file)
-])
+@pytest.mark.parametrize(
+    "depth_shown, trace, counted",
+    [
+        (10, [search(10, [f"d{i}" for i in range(10)])], False),  # as deep as the deepest cut-off
+        (3, [search(10, ["d0", "d1", "d2"])], False),  # the corpus had no more
+        (3, [search(3, ["d0", "d1", "d2"])], True),  # asked for fewer than the cut-off
+        (1, [search(10, ["d0", "d1", "d2"])], True),  # had three, showed one
+        (3, [], True),  # no search recorded (scored from a file)
+    ],
+)
 def test_fewer_documents_than_the_deepest_cutoff_is_counted(depth_shown, trace, counted):
     ctx = Counting()
-    BeirRetrieval(k="1,10").score(Example(id="q", question="?", gold={"qrels": {"d0": 1}}),
-                                  shown([f"d{i}" for i in range(depth_shown)], trace), ctx)
+    BeirRetrieval(k="1,10").score(
+        Example(id="q", question="?", gold={"qrels": {"d0": 1}}),
+        shown([f"d{i}" for i in range(depth_shown)], trace),
+        ctx,
+    )
     assert ctx.counts == ({"shown_short": 1} if counted else {})
 
 
@@ -97,5 +105,6 @@ def test_without_pytrec_eval_the_preflight_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pytrec_eval", None)  # import fails as when it is not installed
     check = Preflight()
     BeirRetrieval().preflight(check, None)
-    assert check.problems == ["metric beir_retrieval computes BEIR's measures with pytrec_eval: "
-                              "pip install 'ragbench[beir]'"]
+    assert check.problems == [
+        "metric beir_retrieval computes BEIR's measures with pytrec_eval: pip install 'ragbench[beir]'"
+    ]

@@ -1,5 +1,6 @@
 """The beir task: a BEIR dataset folder read as GenericDataLoader.load reads it (the split's qrels decide the
 queries, in their order), bad rows counted, and a run over an index of the folder's corpus."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,8 @@ def test_queries_are_those_of_the_split_qrels_in_their_order_with_graded_gold():
     examples = list(BeirTask(BEIR).examples())
     assert [(e.id, e.question, e.gold) for e in examples] == [
         ("q1", "Who founded the fishing town of Olm?", {"qrels": {"d1": 1, "d5": 2}}),
-        ("q2", "What is the capital of Varn?", {"qrels": {"d2": 1, "d4": 0}})]  # q3 has no test qrels: left out
+        ("q2", "What is the capital of Varn?", {"qrels": {"d2": 1, "d4": 0}}),
+    ]  # q3 has no test qrels: left out
     assert [e.id for e in BeirTask(BEIR, split="dev").examples()] == ["q3"]
 
 
@@ -38,8 +40,10 @@ def test_bad_qrels_rows_and_unknown_queries_are_counted_bad_records(tmp_path):
     items = list(BeirTask(folder).examples())
     assert [e.id for e in items if not isinstance(e, RecordError)] == ["q2"]  # q1 has a bad row: not scored
     errors = [str(e) for e in items if isinstance(e, RecordError)]
-    assert errors == [f"{folder}/qrels/test.tsv:3 field 'score': score 'one' is not an integer",
-                      f"{folder}/qrels/test.tsv:5 field 'query-id': query 'q9' is not in queries.jsonl"]
+    assert errors == [
+        f"{folder}/qrels/test.tsv:3 field 'score': score 'one' is not an integer",
+        f"{folder}/qrels/test.tsv:5 field 'query-id': query 'q9' is not in queries.jsonl",
+    ]
 
 
 def test_an_unreadable_query_line_fails_the_query_once(tmp_path):
@@ -49,7 +53,9 @@ def test_an_unreadable_query_line_fails_the_query_once(tmp_path):
     items = list(BeirTask(folder).examples())
     assert [str(e) if isinstance(e, RecordError) else e.id for e in items] == [
         f"{folder}/qrels/test.tsv:2 field 'query-id': query 'q1' is not in queries.jsonl (its lines 1 are not "
-        '{"_id", "text"})', "q2"]
+        '{"_id", "text"})',
+        "q2",
+    ]
 
 
 @pytest.mark.parametrize("split, missing", [("test", "queries.jsonl"), ("train", "qrels/train.tsv")])
@@ -65,12 +71,15 @@ def test_a_missing_file_is_one_line_naming_it(tmp_path, split, missing):
 
 def test_systems_show_as_many_documents_as_the_deepest_cutoff():
     task = BeirTask(BEIR, k="1,10,100")
-    assert task.system_defaults() == {"top_n": 100} and task.scoring.metric_options == {"beir_retrieval": {"k": "1,10,100"}}
+    assert task.system_defaults() == {"top_n": 100} and task.scoring.metric_options == {
+        "beir_retrieval": {"k": "1,10,100"}
+    }
 
 
 @pytest.fixture(scope="module")
 def beir_index(tmp_path_factory):
     from ragbench._retrieval.index import build_index
+
     folder = tmp_path_factory.mktemp("beir") / "index"
     build_index(BEIR / "corpus.jsonl", folder, "bm25", progress=False, registry=installed_registry())
     return folder
@@ -79,8 +88,16 @@ def beir_index(tmp_path_factory):
 def vanilla_run(tmp_path, beir_index, **options) -> dict:
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "Ansgar Pell"}]))
-    return run(tmp_path, tasks=["beir"], system="vanilla", model=f"scripted:{rules}", data={"beir": str(BEIR)},
-               retriever="bm25", retriever_args={"index": str(beir_index)}, **options)
+    return run(
+        tmp_path,
+        tasks=["beir"],
+        system="vanilla",
+        model=f"scripted:{rules}",
+        data={"beir": str(BEIR)},
+        retriever="bm25",
+        retriever_args={"index": str(beir_index)},
+        **options,
+    )
 
 
 def test_a_run_scores_the_index_ranking_and_counts_a_short_list(tmp_path, beir_index):
@@ -103,16 +120,19 @@ def test_a_qrels_file_without_its_header_is_one_line_not_a_lost_judgment(tmp_pat
 
 def test_a_stray_quote_that_swallows_later_rows_is_one_line_naming_where(tmp_path):
     folder = copy_of_beir(tmp_path, 'q2\td2\t1\nq1\t"d1\t1\nq1\td5\t2\nq9\td1\t1\n')
-    with pytest.raises(ConfigError, match='test.tsv:3: a double quote opens a field that runs on to line 5') as refused:
+    with pytest.raises(ConfigError, match="test.tsv:3: a double quote opens a field that runs on to line 5") as refused:
         list(BeirTask(folder).examples())
     assert "\n" not in str(refused.value)
 
 
-
-@pytest.mark.parametrize("row, message", [
-    (b"q1\td\xff1\t1\n", "test.tsv:3: not UTF-8 (byte 0xff at column 5); save the file as UTF-8"),
-    (b"q1\t" + b"d" * 200_000 + b"\t1\n", "test.tsv:3: cannot read the row (field larger than field limit")],
-    ids=["not_utf8", "over_csv_field_limit"])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (b"q1\td\xff1\t1\n", "test.tsv:3: not UTF-8 (byte 0xff at column 5); save the file as UTF-8"),
+        (b"q1\t" + b"d" * 200_000 + b"\t1\n", "test.tsv:3: cannot read the row (field larger than field limit"),
+    ],
+    ids=["not_utf8", "over_csv_field_limit"],
+)
 def test_a_qrels_row_that_cannot_be_read_is_one_line_naming_the_file_and_line(tmp_path, row, message):
     folder = copy_of_beir(tmp_path)
     (folder / "qrels" / "test.tsv").write_bytes(b"query-id\tcorpus-id\tscore\nq2\td2\t1\n" + row)
@@ -125,13 +145,32 @@ def test_predictions_with_docs_null_or_malformed_fail_instead_of_scoring(tmp_pat
     from conftest import write_jsonl
     from helpers import cli_here
 
-    predictions = write_jsonl(tmp_path / "pred.jsonl", [
-        {"id": "q1", "output": "x", "docs": None}, {"id": "q2", "output": "x", "docs": ["d2", "d4"]}])
-    result = cli_here("score", "--task", "beir", "--data", str(BEIR), "--predictions", str(predictions),
-                      "--no-progress", "--output", str(tmp_path / "s"))
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"id": "q1", "output": "x", "docs": None}, {"id": "q2", "output": "x", "docs": ["d2", "d4"]}],
+    )
+    result = cli_here(
+        "score",
+        "--task",
+        "beir",
+        "--data",
+        str(BEIR),
+        "--predictions",
+        str(predictions),
+        "--no-progress",
+        "--output",
+        str(tmp_path / "s"),
+    )
     results = json.loads((tmp_path / "s" / "results.json").read_text())
     assert results["system_reports"]["beir"]["errors"] == [
-        f"{predictions}:2 field 'docs': expected a list of documents {{\"id\", \"title\", \"text\"}}, each with its text"]
-    assert results["counts"]["beir"] == {"records": 2, "scored": 1, "failed": 1, "bad_records": 0, "missing": 0,
-                                         "metric_failures": 1}  # q1: docs not known, not none shown
+        f'{predictions}:2 field \'docs\': expected a list of documents {{"id", "title", "text"}}, each with its text'
+    ]
+    assert results["counts"]["beir"] == {
+        "records": 2,
+        "scored": 1,
+        "failed": 1,
+        "bad_records": 0,
+        "missing": 0,
+        "metric_failures": 1,
+    }  # q1: docs not known, not none shown
     assert result.returncode == 1

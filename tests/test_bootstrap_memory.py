@@ -1,5 +1,6 @@
 """The bootstrap draws its resamples in bounded chunks: the memory of a run's end does not grow with the
 number of examples times the rounds, and the statistics are those of one draw of every round at once."""
+
 from __future__ import annotations
 
 import tracemalloc
@@ -29,8 +30,10 @@ def peak_bytes(call) -> int:
 
 def test_aggregating_many_examples_holds_a_bounded_chunk_of_resamples_not_all_of_them():
     n, iterations = 20_000, 1000  # all resamples at once: 160 MB of indices and as much of values
-    samples = [{"id": str(i), "index": i, "meta": {"kind": "ab"[i % 2]}, "scores": {"match": float(i % 3 == 0)}}
-               for i in range(n)]
+    samples = [
+        {"id": str(i), "index": i, "meta": {"kind": "ab"[i % 2]}, "scores": {"match": float(i % 3 == 0)}}
+        for i in range(n)
+    ]
     read = records_without_texts(samples)
     peak = peak_bytes(lambda: task_scores(read, [Match()], ("kind",), n, iterations, 0))
     chunk = 2 * 8 * CHUNK_DRAWS  # the indices of a chunk and their values
@@ -48,9 +51,21 @@ def test_resamples_drawn_in_chunks_are_those_of_one_draw(n, legacy, monkeypatch)
 
 
 def test_a_run_with_more_bootstrap_rounds_than_can_be_held_is_refused_before_it_starts(tmp_path):
-    refused = cli_here("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "2",
-                       "--bootstrap-iters", str(MAX_BOOTSTRAP_ITERATIONS * 100), "--no-progress", "--output",
-                       str(tmp_path / "run"))
+    refused = cli_here(
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--limit",
+        "2",
+        "--bootstrap-iters",
+        str(MAX_BOOTSTRAP_ITERATIONS * 100),
+        "--no-progress",
+        "--output",
+        str(tmp_path / "run"),
+    )
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert f"--bootstrap-iters {MAX_BOOTSTRAP_ITERATIONS * 100}: at most 1,000,000 rounds" in refused.stderr
     assert not (tmp_path / "run").exists()

@@ -5,6 +5,7 @@ run unchanged with numpy 2.4.6 on Python 3.11.7; its `vllm` replaced by a stand-
 tests/browsecomp_plus_fake_judge.py) over the 320 run files of runs.jsonl (one file per line) and the checkout
 layout beside it: per query its judge result, evidence recall and tool counts, and the summary. Here the same
 judge (a ScriptedLLM running the same function) is asked by the metric, over the examples the task reads."""
+
 from __future__ import annotations
 
 import asyncio
@@ -35,8 +36,11 @@ def prediction(run: dict[str, Any]) -> Prediction:
     output_text, else "") and what the agent did."""
     last = run["result"][-1] if run["result"] else {}
     answer = last["output"] if last.get("type") == "output_text" else ""
-    return Prediction(run["query_id"], answer=answer, extras={key: run[key] for key in
-                                                              ("status", "retrieved_docids", "tool_call_counts")})
+    return Prediction(
+        run["query_id"],
+        answer=answer,
+        extras={key: run[key] for key in ("status", "retrieved_docids", "tool_call_counts")},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +69,17 @@ def test_each_query_is_judged_as_the_script_judges_it(scored):
         confidence = judge.get("confidence") if not judge.get("parse_error") else None
         assert scores["confidence"] == confidence, sample["id"]
         assert scores["evidence_recall"] == pytest.approx(want["retrieval_recall"]), sample["id"]
-        assert {tool: scores[f"{tool}_calls"] for tool in ("search", "get_document")} == \
-            {tool: float(want["tool_call_counts"].get(tool, 0)) for tool in ("search", "get_document")}
+        assert {tool: scores[f"{tool}_calls"] for tool in ("search", "get_document")} == {
+            tool: float(want["tool_call_counts"].get(tool, 0)) for tool in ("search", "get_document")
+        }
 
 
 def test_the_summary_is_the_scripts(scored):
     summary = expected()["summary"]
-    mean = {key: sum(s["scores"][key] for s in scored) / len(scored)
-            for key in ("accuracy", "evidence_recall", "search_calls", "get_document_calls")}
+    mean = {
+        key: sum(s["scores"][key] for s in scored) / len(scored)
+        for key in ("accuracy", "evidence_recall", "search_calls", "get_document_calls")
+    }
     assert round(mean["accuracy"] * 100, 2) == summary["Accuracy (%)"]
     assert round(mean["evidence_recall"] * 100, 2) == summary["Recall (%)"]
     assert mean["search_calls"] == pytest.approx(summary["avg_tool_stats"]["search"])
@@ -95,8 +102,10 @@ def test_any_reply_reads_as_the_layouts_allow(text):
     assert judgement.confidence is None or 0 <= judgement.confidence <= 100
 
 
-@given(st.lists(st.tuples(st.integers(0, 10000), st.booleans()), max_size=450, unique_by=lambda pair: pair[0]),
-       st.randoms())
+@given(
+    st.lists(st.tuples(st.integers(0, 10000), st.booleans()), max_size=450, unique_by=lambda pair: pair[0]),
+    st.randoms(),
+)
 def test_calibration_error_bins_by_confidence_and_leaves_the_last_bin_out(pairs, random):
     """hendrycks' calib_err in bins of 100 (pinned to the script above): with distinct confidences the order of
     the examples does not matter, and fewer than 200 give 0 (the one bin is the last, never added)."""

@@ -1,6 +1,7 @@
 """The `browsecomp_plus` task reads BrowseComp-Plus's released files (tests/data/browsecomp_plus/sample: fictional
 content in a checkout's layout), and `ragbench score` re-scores a BrowseComp-Plus run folder through `recorded`
 as evaluate_run.py scores it (tests/data/browsecomp_plus/parity/expected.json, the script's own output)."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,11 @@ def test_the_checkout_layout_reads_answers_and_both_qrels():
     examples = list(BrowseCompPlusTask(SAMPLE).examples())
     assert [e.id for e in examples] == ["11", "12", "13"]
     first = examples[0]
-    assert first.gold == {"answers": ["Brisk Astronomical Society"], "evidence_docids": ["101", "102", "103"],
-                          "gold_docids": ["103"]}
+    assert first.gold == {
+        "answers": ["Brisk Astronomical Society"],
+        "evidence_docids": ["101", "102", "103"],
+        "gold_docids": ["103"],
+    }
     assert first.question.startswith("A lighthouse keeper")
 
 
@@ -60,8 +64,11 @@ def test_a_qrels_line_not_of_four_fields_is_refused(tmp_path):
 def test_the_corpus_reads_as_jsonl_and_as_a_datasets_folder(tmp_path):
     datasets = pytest.importorskip("datasets")
     rows = list(read_corpus(SAMPLE / "corpus.jsonl"))
-    assert len(rows) == 8 and rows[0] == {"docid": "101", "url": "https://example.org/varnholm-lighthouse",
-                                          "text": rows[0]["text"]}
+    assert len(rows) == 8 and rows[0] == {
+        "docid": "101",
+        "url": "https://example.org/varnholm-lighthouse",
+        "text": rows[0]["text"],
+    }
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "corpus"))
     assert list(read_corpus(tmp_path / "corpus")) == rows
 
@@ -77,9 +84,14 @@ def run_folder(tmp_path: Path) -> Path:
 
 
 def test_a_published_run_folder_is_rescored_as_evaluate_run_scores_it(tmp_path):
-    results = run(tmp_path, tasks=["browsecomp_plus"], data={"browsecomp_plus": str(PARITY)}, system="recorded",
-                  system_args={"path": str(run_folder(tmp_path))},
-                  judges=["scripted:browsecomp_plus_fake_judge:reply"])
+    results = run(
+        tmp_path,
+        tasks=["browsecomp_plus"],
+        data={"browsecomp_plus": str(PARITY)},
+        system="recorded",
+        system_args={"path": str(run_folder(tmp_path))},
+        judges=["scripted:browsecomp_plus_fake_judge:reply"],
+    )
     summary = json.loads((PARITY / "expected.json").read_text())["summary"]
     values = results["results"]["browsecomp_plus"]
     assert round(values["accuracy"] * 100, 2) == summary["Accuracy (%)"]

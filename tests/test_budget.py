@@ -2,6 +2,7 @@
 (`repeated_work`): in results.json (read back through the results schema), the console summary, report.md, the
 viewer's run page and `ragbench compare`, where a delta between runs of other budgets or prompt styles is marked
 "not like for like" in words."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,12 @@ def runs(tmp_path_factory):
     """Four demo examples run by iter_retgen (3 rounds over the example's 3 provided passages: every round
     searches and prompts alike) and by vanilla (1 passage, the task's prompt), and vanilla again with 3."""
     folder = tmp_path_factory.mktemp("budget")
-    for name, system, extra in (("iter_retgen", "iter_retgen", {}), ("vanilla", "vanilla", {}),
-                                ("vanilla_3", "vanilla", {"system_args": {"top_n": 3}}), ("ircot", "ircot", {})):
+    for name, system, extra in (
+        ("iter_retgen", "iter_retgen", {}),
+        ("vanilla", "vanilla", {}),
+        ("vanilla_3", "vanilla", {"system_args": {"top_n": 3}}),
+        ("ircot", "ircot", {}),
+    ):
         run(folder, name, tasks=["demo"], system=system, model="scripted:echo", limit=4, **extra)
     return folder
 
@@ -34,9 +39,16 @@ def test_the_budget_per_example_is_measured_from_the_traces(runs):
     budget = results.budget["demo"]
     samples = [json.loads(line) for line in (runs / "iter_retgen" / "samples" / "demo.jsonl").read_text().splitlines()]
     prompt_tokens = sum(s["prompt_tokens"] for r in samples for s in r["trace"] if s["kind"] == "llm")
-    assert budget == {"examples": 4, "llm_calls": 3.0, "prompt_tokens": round(prompt_tokens / 4, 4),
-                      "output_tokens": budget["output_tokens"], "searches": 3.0, "passages_retrieved": 3.0,
-                      "passages_shown": 3.0, "not_measured": {}}
+    assert budget == {
+        "examples": 4,
+        "llm_calls": 3.0,
+        "prompt_tokens": round(prompt_tokens / 4, 4),
+        "output_tokens": budget["output_tokens"],
+        "searches": 3.0,
+        "passages_retrieved": 3.0,
+        "passages_shown": 3.0,
+        "not_measured": {},
+    }
     assert budget["output_tokens"] > 0
     vanilla = read_results(runs / "vanilla" / "results.json", "test").budget["demo"]
     assert (vanilla["llm_calls"], vanilla["searches"], vanilla["passages_shown"]) == (1.0, 1.0, 1.0)
@@ -46,14 +58,24 @@ def test_searches_and_calls_that_repeat_within_an_example_are_counted_and_warned
     results = json.loads((runs / "iter_retgen" / "results.json").read_text())
     # rounds 2 and 3 of each example find the same 3 passages and, the echo model answering alike, send the
     # same prompt: answered from the cache
-    assert results["repeated_work"]["demo"] == {"searches": 12, "repeated_searches": 8, "empty_queries": 0,
-                                                "llm_calls": 12, "repeated_llm_calls": 8}
+    assert results["repeated_work"]["demo"] == {
+        "searches": 12,
+        "repeated_searches": 8,
+        "empty_queries": 0,
+        "llm_calls": 12,
+        "repeated_llm_calls": 8,
+    }
     lines = failure_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
-    assert any(line.startswith("demo: warning: 8 of 12 searches returned the same passages") and "example_bm25" in line
-               and "--retriever bm25" in line for line in lines)
+    assert any(
+        line.startswith("demo: warning: 8 of 12 searches returned the same passages")
+        and "example_bm25" in line
+        and "--retriever bm25" in line
+        for line in lines
+    )
     assert any(line.startswith("demo: warning: 8 of 12 LLM calls repeated an earlier request") for line in lines)
-    assert not [line for line in failure_lines(read_results(runs / "vanilla" / "results.json", "test"))
-                if "warning" in line]
+    assert not [
+        line for line in failure_lines(read_results(runs / "vanilla" / "results.json", "test")) if "warning" in line
+    ]
 
 
 def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):
@@ -71,8 +93,12 @@ def test_what_the_traces_cannot_tell_is_not_measured_rather_than_0():
     assert budget["llm_calls"] is None and budget["not_measured"]["llm_calls"] == NO_TRACE
     assert budget["passages_shown"] is None and "docs_unknown" in budget["not_measured"]["passages_shown"]
     uncounted = BudgetTally()
-    uncounted.add({"trace": [{"kind": "llm", "request": {"prompt": "q"}, "prompt_tokens": 0, "completion_tokens": 0}],
-                   "prediction": {"answer": "x"}})
+    uncounted.add(
+        {
+            "trace": [{"kind": "llm", "request": {"prompt": "q"}, "prompt_tokens": 0, "completion_tokens": 0}],
+            "prediction": {"answer": "x"},
+        }
+    )
     budget = uncounted.sections()["budget"]
     assert budget["llm_calls"] == 1.0 and budget["prompt_tokens"] is None
     assert budget["not_measured"] == {"prompt_tokens": NO_TOKENS, "output_tokens": NO_TOKENS}
@@ -81,9 +107,15 @@ def test_what_the_traces_cannot_tell_is_not_measured_rather_than_0():
 def test_failed_examples_and_empty_queries(tmp_path):
     tally = BudgetTally()
     tally.add({"error": "boom", "trace": [{"kind": "llm", "request": {}}]})  # a failed example: not counted
-    tally.add({"trace": [{"kind": "retrieval", "request": {"query": " \n"}, "response": {"ids": ["1"]}},
-                         {"kind": "retrieval", "request": {"query": "q"}, "response": {"ids": ["2"]}}],
-               "prediction": {"answer": "x", "docs": [{"id": "2"}]}})
+    tally.add(
+        {
+            "trace": [
+                {"kind": "retrieval", "request": {"query": " \n"}, "response": {"ids": ["1"]}},
+                {"kind": "retrieval", "request": {"query": "q"}, "response": {"ids": ["2"]}},
+            ],
+            "prediction": {"answer": "x", "docs": [{"id": "2"}]},
+        }
+    )
     sections = tally.sections()
     assert sections["budget"]["examples"] == 1 and sections["budget"]["passages_retrieved"] == 2.0
     assert sections["repeated_work"]["empty_queries"] == 1 and sections["repeated_work"]["repeated_searches"] == 0
@@ -92,11 +124,16 @@ def test_failed_examples_and_empty_queries(tmp_path):
 def test_compare_marks_a_delta_between_other_budgets_and_prompt_styles_as_not_like_for_like(runs):
     report = compare_runs(load_run(runs / "vanilla"), load_run(runs / "iter_retgen"), iterations=200)
     row = next(r for r in report.rows if r.metric == "match" and not r.slice)
-    assert row.unlike == ["passages shown to the reader 1.00 vs 3.00 per example",
-                          "searches 1.00 vs 3.00 per example", "prompt style task vs flashrag"]
+    assert row.unlike == [
+        "passages shown to the reader 1.00 vs 3.00 per example",
+        "searches 1.00 vs 3.00 per example",
+        "prompt style task vs flashrag",
+    ]
     text = markdown(report)
-    assert ("| +0.0000 | not like for like: passages shown to the reader 1.00 vs 3.00 per example; searches 1.00 vs "
-            "3.00 per example; prompt style task vs flashrag |") in text
+    assert (
+        "| +0.0000 | not like for like: passages shown to the reader 1.00 vs 3.00 per example; searches 1.00 vs "
+        "3.00 per example; prompt style task vs flashrag |"
+    ) in text
     assert "| vanilla | 1.00 |" in text and "| iter_retgen | 3.00 |" in text  # each run's budget
     keys = [d.key for d in report.differences]
     assert {"like_for_like.demo.passages", "like_for_like.demo.prompt_style", "system_config.demo.top_n"} <= set(keys)
@@ -108,7 +145,9 @@ def test_runs_of_one_budget_and_prompt_style_compare_like_for_like(runs):
     assert all(row.unlike == [] for row in report.rows) and report.differences == []
     assert "| yes |" in markdown(report) and "- nothing" in markdown(report)
     other = compare_runs(load_run(runs / "vanilla"), load_run(runs / "vanilla_3"), iterations=200)
-    assert next(r for r in other.rows if not r.slice).unlike == ["passages shown to the reader 1.00 vs 3.00 per example"]
+    assert next(r for r in other.rows if not r.slice).unlike == [
+        "passages shown to the reader 1.00 vs 3.00 per example"
+    ]
 
 
 def test_the_viewer_shows_the_budget_and_the_systems_warnings(runs):

@@ -1,6 +1,7 @@
 """Caches that cannot lie and cannot stop a run: a stored answer whose bytes changed, a row that is not
 JSON or not a response, a cache file that is not a database, cut short, unwritable or of an older
 ragbench; the page cache the same; engines that answer from a file are keyed by its content."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,13 +27,29 @@ from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 def berlin_run(tmp_path, name: str, n: int = 12, **options) -> dict:
     """popqa with gold 'Berlin', answered 'Berlin' by a scripted rules file: every example scores 1."""
-    data = write_jsonl(tmp_path / "popqa.jsonl", [
-        {"id": f"q{i}", "question": f"What is the capital number {i}?", "answers": ["Berlin"],
-         "ctxs": [{"id": "d", "title": "T", "text": "x"}]} for i in range(n)])
+    data = write_jsonl(
+        tmp_path / "popqa.jsonl",
+        [
+            {
+                "id": f"q{i}",
+                "question": f"What is the capital number {i}?",
+                "answers": ["Berlin"],
+                "ctxs": [{"id": "d", "title": "T", "text": "x"}],
+            }
+            for i in range(n)
+        ],
+    )
     rules = tmp_path / "berlin.json"
     rules.write_text(json.dumps([{"response": "Berlin"}]))
-    return run(tmp_path, name, tasks=["popqa"], system="vanilla", model=f"scripted:{rules}", data={"popqa": str(data)},
-               **options)
+    return run(
+        tmp_path,
+        name,
+        tasks=["popqa"],
+        system="vanilla",
+        model=f"scripted:{rules}",
+        data={"popqa": str(data)},
+        **options,
+    )
 
 
 def change_bytes(path, old: bytes, new: bytes, count: int) -> None:
@@ -43,6 +60,7 @@ def change_bytes(path, old: bytes, new: bytes, count: int) -> None:
 
 
 # --- rows -----------------------------------------------------------------------------------------
+
 
 def test_changed_bytes_inside_stored_answers_are_counted_misses_never_answers(tmp_path):
     cache = tmp_path / "shared.sqlite"
@@ -62,7 +80,9 @@ def test_rows_that_are_not_json_are_counted_misses_not_failed_examples(tmp_path)
     cache = tmp_path / "shared.sqlite"
     first = berlin_run(tmp_path, "first", cache=str(cache))
     with sqlite3.connect(cache) as db:
-        db.execute("UPDATE responses SET response = '{\"texts\": [\"Ber' WHERE rowid IN (SELECT rowid FROM responses LIMIT 4)")
+        db.execute(
+            'UPDATE responses SET response = \'{"texts": ["Ber\' WHERE rowid IN (SELECT rowid FROM responses LIMIT 4)'
+        )
     db.close()
     second = berlin_run(tmp_path, "second", cache=str(cache))
     assert comparable(second) == comparable(first) and second["complete"]
@@ -86,6 +106,7 @@ def test_a_row_of_another_shape_with_a_valid_checksum_is_a_miss(tmp_path):
 
 
 # --- files ----------------------------------------------------------------------------------------
+
 
 def damage(path, how: str) -> None:
     if how == "not_a_database":
@@ -113,9 +134,22 @@ def test_a_killed_run_whose_cache_was_damaged_resumes_beside_a_fresh_one_with_on
     run_dir = tmp_path / "run"
     kill_after(run_dir, 15)
     damage(run_dir / "cache.sqlite", how)
-    resumed = cli_here("--tasks", "popqa", "--system", "vanilla", "--model", f"scripted:{tmp_path / 'berlin.json'}",
-                       "--data", f"popqa={tmp_path / 'popqa.jsonl'}", "--output", str(run_dir), "--no-progress",
-                       "--resume", "--bootstrap-iters", "200")
+    resumed = cli_here(
+        "--tasks",
+        "popqa",
+        "--system",
+        "vanilla",
+        "--model",
+        f"scripted:{tmp_path / 'berlin.json'}",
+        "--data",
+        f"popqa={tmp_path / 'popqa.jsonl'}",
+        "--output",
+        str(run_dir),
+        "--no-progress",
+        "--resume",
+        "--bootstrap-iters",
+        "200",
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "Traceback" not in resumed.stderr
     [warning] = [line for line in resumed.stderr.splitlines() if line.startswith("ragbench: warning:")]
@@ -135,10 +169,26 @@ def test_the_console_summary_leaves_out_the_notices_its_caches_warned_of_and_kee
     from ragbench._reports.summary import cost_line
 
     stored = {"path": "c.sqlite", "damaged_entries": 2, "notice": "response cache c.sqlite: damaged; moved aside"}
-    pages = {"path": "p.sqlite", "hits": 1, "lookups": 2, "hit_rate": 0.5, "bytes": 0,
-             "notice": "page cache p.sqlite: damaged; moved aside"}
-    cost = {"examples": 1, "wall_seconds": 1.0, "examples_per_second": 1.0, "llm_calls": 1, "batches": 1,
-            "cache_hits": 0, "prompt_tokens": 1, "completion_tokens": 1, "response_cache": stored, "page_cache": pages}
+    pages = {
+        "path": "p.sqlite",
+        "hits": 1,
+        "lookups": 2,
+        "hit_rate": 0.5,
+        "bytes": 0,
+        "notice": "page cache p.sqlite: damaged; moved aside",
+    }
+    cost = {
+        "examples": 1,
+        "wall_seconds": 1.0,
+        "examples_per_second": 1.0,
+        "llm_calls": 1,
+        "batches": 1,
+        "cache_hits": 0,
+        "prompt_tokens": 1,
+        "completion_tokens": 1,
+        "response_cache": stored,
+        "page_cache": pages,
+    }
     console, report = cost_line(cost, notices=False), cost_line(cost)
     assert "moved aside" not in console and "response cache c.sqlite: 2 damaged entries were misses" in console
     assert "page cache p.sqlite: 1/2 hits" in console
@@ -149,7 +199,9 @@ def older_cache(path) -> str:
     """A cache of a ragbench before checksums (and before the mark): one entry. Returns its key."""
     key = Request(prompt="p").cache_key("e")
     with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL)")
+        db.execute(
+            "CREATE TABLE responses (key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL)"
+        )
         db.execute("INSERT INTO responses VALUES (?, 'e', NULL, ?, 0)", (key, json.dumps({"texts": ["stale"]})))
     db.close()
     return key
@@ -162,8 +214,10 @@ def test_a_cache_of_an_older_ragbench_in_a_run_folder_is_moved_aside_and_made_fr
     cache = ResponseCache(path, owned=True)  # the run folder's own cache.sqlite
     assert cache.get(key) is None and len(cache) == 0
     notice = cache.stats()["notice"]
-    assert notice.startswith(f"response cache {path}: damaged (its responses table is not the one this ragbench "
-                             "makes (an older ragbench's file, or a changed one)); moved to cache.sqlite.damaged-")
+    assert notice.startswith(
+        f"response cache {path}: damaged (its responses table is not the one this ragbench "
+        "makes (an older ragbench's file, or a changed one)); moved to cache.sqlite.damaged-"
+    )
     cache.put_many([(key, "e", Response(texts=["new"]))])
     assert cache.get(key).text == "new"
     cache.close()
@@ -177,9 +231,11 @@ def test_a_cache_file_ragbench_did_not_make_is_left_as_it_is(tmp_path):
     old, mtime = path.read_bytes(), path.stat().st_mtime_ns
     cache = ResponseCache(path)  # a --cache: not known to be ragbench's
     assert cache.get(key) is None and len(cache) == 0
-    assert cache.stats()["notice"] == (f"response cache {path}: a SQLite file ragbench did not make (its tables: "
-                                       "responses); the run goes on without it and leaves the file as it is (--cache "
-                                       "PATH names a file that can be written)")
+    assert cache.stats()["notice"] == (
+        f"response cache {path}: a SQLite file ragbench did not make (its tables: "
+        "responses); the run goes on without it and leaves the file as it is (--cache "
+        "PATH names a file that can be written)"
+    )
     cache.put_many([(key, "e", Response(texts=["new"]))])
     cache.close()
     assert (path.read_bytes(), path.stat().st_mtime_ns) == (old, mtime)
@@ -192,8 +248,10 @@ def test_a_cache_of_the_ragbench_before_the_mark_is_kept_and_marked(tmp_path):
     path = tmp_path / "c.sqlite"
     key = Request(prompt="p").cache_key("e")
     with sqlite3.connect(path) as db:  # what the ragbench before the mark made: its one table, with checksums
-        db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, engine TEXT, request TEXT, "
-                   "response TEXT, created REAL, checksum TEXT)")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, engine TEXT, request TEXT, "
+            "response TEXT, created REAL, checksum TEXT)"
+        )
     db.close()
     cache = ResponseCache(path)
     cache.put_many([(key, "e", Response(texts=["kept"]))])
@@ -222,8 +280,21 @@ def cache_that_cannot_be_written(tmp_path, request):
 
 def test_an_unwritable_cache_is_left_out_with_one_warning_and_check_says_so(tmp_path, cache_that_cannot_be_written):
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
-    args = ["--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data", f"popqa={data}",
-            "--output", str(tmp_path / "run"), "--cache", str(cache_that_cannot_be_written), "--no-progress"]
+    args = [
+        "--tasks",
+        "popqa",
+        "--system",
+        "vanilla",
+        "--model",
+        "scripted:echo",
+        "--data",
+        f"popqa={data}",
+        "--output",
+        str(tmp_path / "run"),
+        "--cache",
+        str(cache_that_cannot_be_written),
+        "--no-progress",
+    ]
     checked = cli_here("check", *args)
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
@@ -243,12 +314,27 @@ def test_check_warns_of_a_damaged_cache_without_touching_it(tmp_path):
     damage(cache, "truncated") if cache.stat().st_size > 4096 else cache.write_bytes(cache.read_bytes()[:100])
     before = cache.read_bytes()
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
-    checked = cli_here("check", "--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data",
-                       f"popqa={data}", "--output", str(tmp_path / "run"), "--cache", str(cache), "--no-model")
+    checked = cli_here(
+        "check",
+        "--tasks",
+        "popqa",
+        "--system",
+        "vanilla",
+        "--model",
+        "scripted:echo",
+        "--data",
+        f"popqa={data}",
+        "--output",
+        str(tmp_path / "run"),
+        "--cache",
+        str(cache),
+        "--no-model",
+    )
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
     assert warned.startswith(f"warning  response cache {cache}: ") and warned.endswith(
-        "a run moves it aside and uses a fresh response cache in its place")
+        "a run moves it aside and uses a fresh response cache in its place"
+    )
     assert "ready to run" not in checked.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "popqa.jsonl"]  # nothing written
     assert cache.read_bytes() == before
@@ -256,11 +342,14 @@ def test_check_warns_of_a_damaged_cache_without_touching_it(tmp_path):
 
 # --- the page cache -------------------------------------------------------------------------------
 
+
 async def test_changed_bytes_inside_a_page_cache_entry_are_a_counted_miss(tmp_path):
     cache = PageCache(tmp_path / "pages.sqlite")
     keys = [content_key("page", "opts", f"<p>{i}</p>") for i in range(3)]
-    cache.put_many([(key, {"sentences": [f"Berlin {i}"]}) for i, key in enumerate(keys)]
-                   + [(content_key("embedding", "m"), np.ones((2, 4), dtype=np.float32))])
+    cache.put_many(
+        [(key, {"sentences": [f"Berlin {i}"]}) for i, key in enumerate(keys)]
+        + [(content_key("embedding", "m"), np.ones((2, 4), dtype=np.float32))]
+    )
     cache.close()
     change_bytes(tmp_path / "pages.sqlite", b"Berlin 1", b"63rlin 1", 1)
     reopened = PageCache(tmp_path / "pages.sqlite")
@@ -288,10 +377,23 @@ def test_a_damaged_or_unwritable_page_cache_fails_no_crag_example(tmp_path, crag
         (tmp_path / "a_file").write_text("")
         path = tmp_path / "a_file" / "pages.sqlite"
     for attempt in ("run", "again"):  # and again: nothing left broken for the next run
-        results = run(tmp_path, attempt, tasks=["crag_t3"], system="vanilla", model="scripted:echo",
-                      data={"crag_t3": str(crag_archive)}, page_cache=str(path), bootstrap_iters=20,
-                      task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none",
-                                 "embedder": "crag_helpers:KeywordEmbedder", "page_executor": "thread"})
+        results = run(
+            tmp_path,
+            attempt,
+            tasks=["crag_t3"],
+            system="vanilla",
+            model="scripted:echo",
+            data={"crag_t3": str(crag_archive)},
+            page_cache=str(path),
+            bootstrap_iters=20,
+            task_args={
+                "tokenizer": tokenizer_dir(),
+                "kg": False,
+                "judge_protocol": "none",
+                "embedder": "crag_helpers:KeywordEmbedder",
+                "page_executor": "thread",
+            },
+        )
         assert results["counts"]["crag_t3"]["failed"] == 0 and results["complete"]
     stats = results["cost"]["page_cache"]
     if fault == "truncated":
@@ -302,6 +404,7 @@ def test_a_damaged_or_unwritable_page_cache_fails_no_crag_example(tmp_path, crag
 
 
 # --- engines that answer from a file --------------------------------------------------------------
+
 
 def answering_engine(kind: str, folder, answer: str):
     """An engine answering every request with `answer` from `rules.json` or `calls.jsonl` in `folder`,
@@ -327,6 +430,7 @@ def test_an_engine_reading_a_file_is_keyed_by_its_content_in_a_shared_cache(tmp_
                 return (await scheduler.submit(engine, Request(prompt="question", sampling=Sampling()))).text
             finally:
                 await scheduler.close()
+
         return asyncio.run(one())
 
     assert ask(answering_engine(kind, tmp_path / "a", "Berlin")) == "Berlin"

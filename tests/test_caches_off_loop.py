@@ -1,4 +1,5 @@
 """The SQLite caches (responses, pages) work off the event loop: a locked shared file stalls nothing."""
+
 from __future__ import annotations
 
 import asyncio
@@ -41,8 +42,9 @@ async def test_a_locked_shared_cache_does_not_stall_the_examples(tmp_path):
     scheduler = Scheduler(cache)
     engine = ScriptedEngine("echo", batch_size=4)
     started = time.perf_counter()
-    answers = await asyncio.gather(*(scheduler.submit(engine, Request(prompt=f"p{i}", sampling=Sampling()))
-                                     for i in range(12)))
+    answers = await asyncio.gather(
+        *(scheduler.submit(engine, Request(prompt=f"p{i}", sampling=Sampling())) for i in range(12))
+    )
     answered_after = time.perf_counter() - started
     assert [a.text for a in answers] == [f"p{i}" for i in range(12)]
     assert answered_after < LOCK_SECONDS / 2, "answers waited for the other run's lock"
@@ -76,8 +78,9 @@ async def test_page_cache_keys_cover_every_part_and_values_round_trip(tmp_path):
     cache.put_many([(key, vectors), (content_key("page", "opts", "<p>x</p>"), {"sentences": ["x"]})])
     cache._store.flush()
     reopened = PageCache(tmp_path / "pages.sqlite")
-    got, page, missing = await reopened.get_many([key, content_key("page", "opts", "<p>x</p>"),
-                                                  content_key("page", "other opts", "<p>x</p>")])
+    got, page, missing = await reopened.get_many(
+        [key, content_key("page", "opts", "<p>x</p>"), content_key("page", "other opts", "<p>x</p>")]
+    )
     assert np.array_equal(got, vectors) and got.dtype == np.float32
     assert page == {"sentences": ["x"]} and missing is None
     stats = reopened.stats()

@@ -1,6 +1,7 @@
 """A chat request that ends with the assistant's own text is continued by the local engines (`hf`, `vllm`:
 `chat_prompt_ids`): the template renders that text open, with no end of turn and no new assistant turn, as
 FlashRAG's local chat form appends what the model wrote after the rendered template."""
+
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers
@@ -8,8 +9,10 @@ from transformers import PreTrainedTokenizerFast
 
 from ragbench._engines.tokenizers import chat_prompt_ids
 
-CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 WORDS = ["Q", "?", "I", "think", "<", "search", ">", "x", "</", "|", "im_start", "im_end", "user", "assistant"]
 
 

@@ -1,4 +1,5 @@
 """`ragbench check` reports the free space where the run writes and warns, in one line, when it is short."""
+
 from __future__ import annotations
 
 import shutil
@@ -13,8 +14,21 @@ Usage = namedtuple("Usage", "total used free")
 
 
 def check(output, *extra):
-    return CliRunner().invoke(main, ["check", "--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo",
-                                     "--output", str(output), *extra])
+    return CliRunner().invoke(
+        main,
+        [
+            "check",
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--output",
+            str(output),
+            *extra,
+        ],
+    )
 
 
 def test_a_file_system_short_of_space_is_one_warning_naming_it_and_the_run_can_still_start(tmp_path, monkeypatch):
@@ -25,9 +39,11 @@ def test_a_file_system_short_of_space_is_one_warning_naming_it_and_the_run_can_s
         result = check(tmp_path / "small" / "run", "--limit", "3")
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.output.splitlines() if line.startswith("warning")]
-    assert warnings == [f"warning  --output {tmp_path / 'small' / 'run'}: 1 MiB free on its file system, less than "
-                        "the run may write (100 MiB: 3 record(s) x 64 KiB, at least 100 MiB); free space there, or "
-                        "choose another place (a full disk stops the run, which --resume continues)"]
+    assert warnings == [
+        f"warning  --output {tmp_path / 'small' / 'run'}: 1 MiB free on its file system, less than "
+        "the run may write (100 MiB: 3 record(s) x 64 KiB, at least 100 MiB); free space there, or "
+        "choose another place (a full disk stops the run, which --resume continues)"
+    ]
     assert "can run, with 1 warning(s) above" in result.output
 
 
@@ -36,8 +52,10 @@ def test_enough_free_space_is_reported_with_the_figure(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(real(path).total, 0, 5 * 2**30))
     result = check(tmp_path / "run")
     assert result.exit_code == 0, result.output
-    assert f"ok  --output {tmp_path / 'run'}: 5,120 MiB free on its file system (the run may write 100 MiB)" \
+    assert (
+        f"ok  --output {tmp_path / 'run'}: 5,120 MiB free on its file system (the run may write 100 MiB)"
         in result.output.splitlines()
+    )
     assert "ready to run" in result.output
 
 

@@ -1,6 +1,7 @@
 """The checkpoint (ragbench._storage.checkpoint): for any edit of a data file between a run and its --resume
 (records reordered, edited, added, removed), the resume runs again exactly the records that are new or
 changed, and ends as a fresh run of the file ends: ids in data order, the same numbers and `data_sha256`."""
+
 from __future__ import annotations
 
 import json
@@ -57,7 +58,8 @@ OLD = st.lists(TEXT, min_size=1, max_size=6).map(lambda qs: [{"id": f"r{n}", "qu
 
 # ids of any text but those `edits` adds
 ANY_IDS = st.lists(st.tuples(TEXT, TEXT), min_size=1, max_size=6, unique_by=lambda pair: pair[0]).map(
-    lambda pairs: [{"id": i, "question": q} for i, q in pairs if not i.startswith("new")])
+    lambda pairs: [{"id": i, "question": q} for i, q in pairs if not i.startswith("new")]
+)
 
 
 @settings(max_examples=60)
@@ -67,12 +69,17 @@ def test_the_checkpoint_runs_again_exactly_the_new_and_changed_records_at_their_
     now = data.draw(edits(old))
     saved = {checkpoint_key(r["id"], n): record_digest(Record(**r, index=n)) for n, r in enumerate(old)}
     read = TaskCheckpoint(saved)
-    ran = [r["id"] for n, r in enumerate(now)
-           if read.needs_run(checkpoint_key(r["id"], n), n, lambda r=r, n=n: record_digest(Record(**r, index=n)))]
+    ran = [
+        r["id"]
+        for n, r in enumerate(now)
+        if read.needs_run(checkpoint_key(r["id"], n), n, lambda r=r, n=n: record_digest(Record(**r, index=n)))
+    ]
     assert ran == changed(old, now)
     assert read.positions == {checkpoint_key(r["id"], n): n for n, r in enumerate(now)} and read.records == len(now)
-    finished = {**saved, **{checkpoint_key(r["id"], n): record_digest(Record(**r)) for n, r in enumerate(now)
-                            if r["id"] in ran}}  # the samples once the changed records ran again
+    finished = {
+        **saved,
+        **{checkpoint_key(r["id"], n): record_digest(Record(**r)) for n, r in enumerate(now) if r["id"] in ran},
+    }  # the samples once the changed records ran again
     assert read.kept(finished) == len(now)  # a removed record's sample does not stand, every other one does
 
 
@@ -86,15 +93,21 @@ def answer(request) -> str:
 
 def evaluate(folder: Path, output: str, registry: Registry, resume: bool = False):
     PROMPTED.clear()
-    config = RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
-                       output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0,
-                       cache=str(folder / f"{output}-{resume}.sqlite"))  # no reply from an earlier attempt
+    config = RunConfig(
+        tasks=[str(folder / "t.yaml")],
+        system="closed_book",
+        model=f"scripted:{__name__}:answer",
+        output=str(folder / output),
+        resume=resume,
+        progress=False,
+        bootstrap_iters=0,
+        cache=str(folder / f"{output}-{resume}.sqlite"),
+    )  # no reply from an earlier attempt
     return Evaluator(config, registry).run()
 
 
 def data_lines(records: list[dict]) -> list[str]:
-    return [json.dumps({**r, "question": f"{r['id']}: {r['question']}", "golden_answers": ["gold"]})
-            for r in records]
+    return [json.dumps({**r, "question": f"{r['id']}: {r['question']}", "golden_answers": ["gold"]}) for r in records]
 
 
 @settings(max_examples=15)
@@ -110,8 +123,9 @@ def test_a_resume_after_any_edit_of_the_data_runs_the_changed_records_and_ends_a
         evaluate(folder, "run", shared_registry)
         write_data(folder, data_lines(now))
         resumed = evaluate(folder, "run", shared_registry, resume=True)
-        assert sorted(PROMPTED) == sorted(f"{i}: {r['question']}" for i in changed(old, now)
-                                          for r in now if r["id"] == i)
+        assert sorted(PROMPTED) == sorted(
+            f"{i}: {r['question']}" for i in changed(old, now) for r in now if r["id"] == i
+        )
         fresh = evaluate(folder, "fresh", shared_registry)
         assert comparable(resumed.results) == comparable(fresh.results)
         assert resumed.results["data_sha256"] == fresh.results["data_sha256"]

@@ -1,4 +1,5 @@
 """CI runs the README's Quick-start commands, as written, in a fresh virtualenv."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -15,13 +16,21 @@ def quick_start_commands() -> list[str]:
 
 def test_ci_finds_the_readmes_two_quick_start_commands():
     install_and_demo, install_and_test = quick_start_commands()
-    assert install_and_demo.startswith("pip install ") and install_and_demo.endswith("&& ragbench --tasks demo --system vanilla")
-    assert install_and_test.startswith("pip install ") and install_and_test.endswith("&& python -m pytest -q -n auto --dist worksteal")
+    assert install_and_demo.startswith("pip install ") and install_and_demo.endswith(
+        "&& ragbench --tasks demo --system vanilla"
+    )
+    assert install_and_test.startswith("pip install ") and install_and_test.endswith(
+        "&& python -m pytest -q -n auto --dist worksteal"
+    )
 
 
 def test_ci_runs_them_in_a_fresh_virtualenv_and_keeps_pytests_exit_status():
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "set -euo pipefail" in script
-    assert script.index('python3 -m venv "$venv"') < script.index('. "$venv/bin/activate"') \
-        < script.index("python .ci/readme_commands.py README.md") < script.index('eval "$command"')
+    assert (
+        script.index('python3 -m venv "$venv"')
+        < script.index('. "$venv/bin/activate"')
+        < script.index("python .ci/readme_commands.py README.md")
+        < script.index('eval "$command"')
+    )
     assert "pip install" not in script.replace("# ", "")  # nothing installed but by the README's commands

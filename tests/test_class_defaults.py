@@ -1,4 +1,5 @@
 """No contract class shares a mutable default: writing into one class's mapping cannot change another's."""
+
 from __future__ import annotations
 
 import importlib
@@ -41,7 +42,9 @@ def test_a_task_s_own_metric_options_are_read_only_and_its_own():
         Declared.scoring.metric_options["em"] = {}
     with pytest.raises(TypeError):
         Declared.scoring.metric_options["f1"]["strip"] = False
-    assert Declared.scoring.metric_options == {"f1": {"strip": True}} and Sibling.scoring.metric_options == {"f1": {"strip": False}}
+    assert Declared.scoring.metric_options == {"f1": {"strip": True}} and Sibling.scoring.metric_options == {
+        "f1": {"strip": False}
+    }
 
 
 def test_an_instance_assigns_metric_options_of_its_own():
@@ -86,8 +89,11 @@ def test_no_class_of_ragbench_or_its_plugins_has_a_mutable_container_as_a_defaul
         for cls in vars(module).values():
             if not isinstance(cls, type) or cls.__module__ != module.__name__:
                 continue
-            shared += [f"{module.__name__}.{cls.__qualname__}.{name}: {type(value).__name__}"
-                       for name, value in vars(cls).items()
-                       if not (name.startswith("__") and name.endswith("__")) and name not in LIBRARY_OWNED
-                       and isinstance(value, (MutableMapping, MutableSequence, MutableSet))]
+            shared += [
+                f"{module.__name__}.{cls.__qualname__}.{name}: {type(value).__name__}"
+                for name, value in vars(cls).items()
+                if not (name.startswith("__") and name.endswith("__"))
+                and name not in LIBRARY_OWNED
+                and isinstance(value, (MutableMapping, MutableSequence, MutableSet))
+            ]
     assert shared == []

@@ -2,6 +2,7 @@
 `score`, `--replay`, `index build`): a full disk, a read-only folder, a stop; each ends in one line
 naming what, where and the fix, never a traceback, and the command it names continues. Real faults (a
 small tmpfs filled, a read-only tmpfs) where mounting is allowed, else injected ones."""
+
 from __future__ import annotations
 
 import errno
@@ -45,12 +46,19 @@ def on_a_full_disk(tmp_path, args: list[str], target: str) -> subprocess.Complet
         if disk is not None:
             fill(disk, leave=2_000)
             return cli_here(*[a.format(out=disk / target) for a in args])
-    return subprocess.run([sys.executable, "-c", INJECT_ENOSPC, *[a.format(out=tmp_path / target) for a in args]],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", INJECT_ENOSPC, *[a.format(out=tmp_path / target) for a in args]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("command", [["view", "{run}", "--export", "{out}"],
-                                     ["compare", "{run}", "{run}", "--output", "{out}"]], ids=["view", "compare"])
+@pytest.mark.parametrize(
+    "command",
+    [["view", "{run}", "--export", "{out}"], ["compare", "{run}", "{run}", "--output", "{out}"]],
+    ids=["view", "compare"],
+)
 def test_an_export_or_comparison_on_a_full_disk_ends_in_one_line(tmp_path, finished, command):
     args = [a.replace("{run}", str(finished)) for a in command]
     full = on_a_full_disk(tmp_path, args, "written")
@@ -61,8 +69,11 @@ def test_an_export_or_comparison_on_a_full_disk_ends_in_one_line(tmp_path, finis
     assert lines[-1].endswith("; free space on that disk, then run it again"), lines
 
 
-@pytest.mark.parametrize("command", [["view", "{run}", "--export", "{out}"],
-                                     ["compare", "{run}", "{run}", "--output", "{out}"]], ids=["view", "compare"])
+@pytest.mark.parametrize(
+    "command",
+    [["view", "{run}", "--export", "{out}"], ["compare", "{run}", "{run}", "--output", "{out}"]],
+    ids=["view", "compare"],
+)
 def test_an_export_or_comparison_into_a_read_only_folder_is_refused_with_one_line(tmp_path, finished, command):
     with tmpfs(tmp_path / "ro", read_only=True) as ro:
         if ro is None:
@@ -71,8 +82,10 @@ def test_an_export_or_comparison_into_a_read_only_folder_is_refused_with_one_lin
         refused = cli_here(*[a.replace("{run}", str(finished)).replace("{out}", str(out)) for a in command])
     option = "--export" if command[0] == "view" else "--output"
     assert refused.returncode == 2, refused.stderr
-    assert refused.stderr.splitlines() == [f"ragbench: error: {command[0]} {option} {out}: cannot write {ro} "
-                                           "(read-only file system); choose a folder that can be written"]
+    assert refused.stderr.splitlines() == [
+        f"ragbench: error: {command[0]} {option} {out}: cannot write {ro} "
+        "(read-only file system); choose a folder that can be written"
+    ]
 
 
 def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_it(tmp_path, finished):
@@ -84,13 +97,18 @@ def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_i
             filler.unlink()
         else:
             out = tmp_path / "rescored"
-            full = subprocess.run([sys.executable, "-c", INJECT_ENOSPC, "rescore", str(finished), "--output", str(out)],
-                                  capture_output=True, text=True, timeout=120)
+            full = subprocess.run(
+                [sys.executable, "-c", INJECT_ENOSPC, "rescore", str(finished), "--output", str(out)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
         last = full.stderr.strip().splitlines()[-1]
         assert last.startswith(f"ragbench: error: No space left on device: {out}"), last
-        assert last.endswith(f"free space on that disk, then run the same command with --overwrite ({finished} is "
-                             "unchanged)"), last
+        assert last.endswith(
+            f"free space on that disk, then run the same command with --overwrite ({finished} is unchanged)"
+        ), last
         again = cli_here("rescore", str(finished), "--output", str(out), "--overwrite")
         assert again.returncode == 0, again.stderr
         rescored = json.loads((out / "results.json").read_text())
@@ -98,7 +116,8 @@ def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_i
 
 
 def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resumes(
-        registry_with_demo_row, tmp_path, monkeypatch):
+    registry_with_demo_row, tmp_path, monkeypatch
+):
     """The run finished; adding the paper's numbers to results.json and report.md meets a full disk (a write
     that fails: a real disk full at exactly this moment cannot be arranged)."""
     import ragbench._storage.files as files
@@ -114,7 +133,8 @@ def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resu
     assert failed.exit_code == 1 and not isinstance(failed.exception, OSError), failed.output
     assert failed.output.strip().splitlines()[-1] == (
         f"ragbench: error: No space left on device: {out}/results.json; free space on that disk, then run the same "
-        "command with --resume (what finished is saved)")
+        "command with --resume (what finished is saved)"
+    )
     resumed = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--resume")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads((out / "results.json").read_text())["reproduction"]["cells"][0]["ours"] == 50.0
@@ -122,7 +142,8 @@ def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resu
 
 
 def test_an_unfinished_reproduction_continues_with_resume_and_a_finished_one_keeps_one_record(
-        registry_with_demo_row, tmp_path):
+    registry_with_demo_row, tmp_path
+):
     out = tmp_path / "run"
     first = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--limit", "4")
     assert first.exit_code == 0, first.output
@@ -143,13 +164,34 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
     data = popqa(tmp_path, 6)
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": f"q{i}", "output": f"{i}?"}) + "\n" for i in range(6)))
-    args = ["score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions), "--metrics",
-            "+llm_judge", "--judge", "scripted:echo", "--judge-arg", "0.overhead=0.3", "--max-inflight", "1",
-            "--bootstrap-iters", "50", "--no-progress"]
+    args = [
+        "score",
+        "--task",
+        "popqa",
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        "--metrics",
+        "+llm_judge",
+        "--judge",
+        "scripted:echo",
+        "--judge-arg",
+        "0.overhead=0.3",
+        "--max-inflight",
+        "1",
+        "--bootstrap-iters",
+        "50",
+        "--no-progress",
+    ]
     assert cli_here(*args, "--output", str(tmp_path / "whole")).returncode == 0
     out = tmp_path / "stopped"
-    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args, "--output", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *args, "--output", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (out / "samples" / "popqa.jsonl").is_file() or not (out / "samples" / "popqa.jsonl").stat().st_size:
         assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
@@ -161,8 +203,9 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
     assert command[:2] == ["ragbench", "score"] and command[-1] == "--resume", stderr
     resumed = cli_here(*command[1:])
     assert resumed.returncode == 0, resumed.stderr
-    assert comparable(json.loads((out / "results.json").read_text())) == \
-        comparable(json.loads((tmp_path / "whole" / "results.json").read_text()))
+    assert comparable(json.loads((out / "results.json").read_text())) == comparable(
+        json.loads((tmp_path / "whole" / "results.json").read_text())
+    )
 
 
 def test_a_stopped_replay_continues_with_resume_and_is_replaced_with_overwrite(tmp_path, finished):
@@ -175,8 +218,9 @@ def test_a_stopped_replay_continues_with_resume_and_is_replaced_with_overwrite(t
     (out / "results.json").unlink()
     resumed = cli_here("--replay", str(finished), "--output", str(out), "--no-progress", "--resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert comparable(json.loads((out / "results.json").read_text())) == \
-        comparable(json.loads((finished / "results.json").read_text()))
+    assert comparable(json.loads((out / "results.json").read_text())) == comparable(
+        json.loads((finished / "results.json").read_text())
+    )
     assert cli_here("--replay", str(finished), "--output", str(out), "--no-progress", "--overwrite").returncode == 0
 
 
@@ -191,11 +235,13 @@ def test_an_index_built_on_a_full_disk_ends_in_one_line_leaves_nothing_and_build
             pytest.skip("mounting a tmpfs is not allowed here")
         out = disk / "index"
         filler = fill(disk, leave=2_000)
-        full = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out),
-                        "--no-progress")
+        full = cli_here(
+            "index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out), "--no-progress"
+        )
         assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
-        assert full.stderr.strip().splitlines()[-1] == (f"ragbench: error: No space left on device: {out}.partial; "
-                                                        "free space on that disk, then run it again")
+        assert full.stderr.strip().splitlines()[-1] == (
+            f"ragbench: error: No space left on device: {out}.partial; free space on that disk, then run it again"
+        )
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]
         filler.unlink()
         again = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(out))
@@ -208,8 +254,10 @@ def test_an_index_into_a_read_only_folder_is_refused_with_one_line(tmp_path):
             pytest.skip("mounting a tmpfs is not allowed here")
         refused = cli_here("index", "build", "--corpus", str(CORPUS), "--retriever", "bm25", "--out", str(ro / "index"))
     assert refused.returncode == 2, refused.stderr
-    assert refused.stderr.splitlines() == [f"ragbench: error: --out {ro}/index: cannot write {ro} (read-only file "
-                                           "system); choose a folder that can be written"]
+    assert refused.stderr.splitlines() == [
+        f"ragbench: error: --out {ro}/index: cannot write {ro} (read-only file "
+        "system); choose a folder that can be written"
+    ]
 
 
 def test_a_corpus_written_on_a_full_disk_or_into_a_read_only_folder_ends_in_one_line(tmp_path):
@@ -226,6 +274,8 @@ def test_a_corpus_written_on_a_full_disk_or_into_a_read_only_folder_ends_in_one_
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert full.stderr.strip().splitlines()[-1].startswith("ragbench: error: No space left on device: "), full.stderr
     assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
-    assert refused.stderr.strip().splitlines()[-1] == (f"ragbench: error: Read-only file system: {ro}/corpus.jsonl."
-                                                       "partial; make it writable, or point --out elsewhere, then run "
-                                                       "it again")
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"ragbench: error: Read-only file system: {ro}/corpus.jsonl."
+        "partial; make it writable, or point --out elsewhere, then run "
+        "it again"
+    )

@@ -1,4 +1,5 @@
 """`ragbench compare`: paired differences, intervals and tests on the examples two runs share."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 def demo_run(tmp_path, name: str, correct: int, **config) -> Path:
     """A demo run whose scripted model answers the first `correct` questions right, the rest wrong."""
     records = [json.loads(line) for line in DEMO.read_text().splitlines()]
-    rules = [{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < correct else "no idea"}
-             for i, r in enumerate(records)]
+    rules = [
+        {"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < correct else "no idea"}
+        for i, r in enumerate(records)
+    ]
     rules_file = tmp_path / f"{name}.json"
     rules_file.write_text(json.dumps(rules))
     run(tmp_path, name=name, tasks=["demo"], system="closed_book", model=f"scripted:{rules_file}", **config)
@@ -74,8 +77,9 @@ def test_compare_warns_when_runs_differ_in_more_than_the_system(tmp_path):
 
 def test_cli_writes_markdown_and_plot_and_fails_if_worse(tmp_path):
     baseline, worse = demo_run(tmp_path, "a", correct=20), demo_run(tmp_path, "b", correct=12)
-    ok = cli_here("compare", str(baseline), str(baseline), "--output", str(tmp_path / "same"),
-                  "--fail-if-worse", "match:0.01")
+    ok = cli_here(
+        "compare", str(baseline), str(baseline), "--output", str(tmp_path / "same"), "--fail-if-worse", "match:0.01"
+    )
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "same" / "compare.md").is_file() and (tmp_path / "same" / "compare_1.png").is_file()
     failed = cli_here("compare", str(baseline), str(worse), "--fail-if-worse", "match:0.01")
@@ -101,9 +105,12 @@ def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path)
     (lonely / "samples").mkdir(parents=True)
     results = json.loads((other / "results.json").read_text())
     (lonely / "results.json").write_text(json.dumps(results))
-    (lonely / "samples" / "demo.jsonl").write_text("".join(
-        json.dumps({**json.loads(line), "id": f"other-{i}"}) + "\n"
-        for i, line in enumerate((other / "samples" / "demo.jsonl").read_text().splitlines())))
+    (lonely / "samples" / "demo.jsonl").write_text(
+        "".join(
+            json.dumps({**json.loads(line), "id": f"other-{i}"}) + "\n"
+            for i, line in enumerate((other / "samples" / "demo.jsonl").read_text().splitlines())
+        )
+    )
     refused = cli_here("compare", str(baseline), str(lonely))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
@@ -157,30 +164,44 @@ def judged_run(tmp_path, name: str, unparsed: int) -> Path:
     """A demo run scored by llm_judge whose scripted judge answers the first `unparsed` questions with a
     reply that does not parse (`llm_judge_unparsed`: lower is better)."""
     records = [json.loads(line) for line in DEMO.read_text().splitlines()]
-    rules = [{"pattern": re.escape(r["question"]), "response": "no idea" if i < unparsed else "correct"}
-             for i, r in enumerate(records)]
+    rules = [
+        {"pattern": re.escape(r["question"]), "response": "no idea" if i < unparsed else "correct"}
+        for i, r in enumerate(records)
+    ]
     judge = tmp_path / f"judge_{name}.json"
     judge.write_text(json.dumps(rules))
-    run(tmp_path, name=name, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["match", "+llm_judge"],
-        judges=[f"scripted:{judge}"])
+    run(
+        tmp_path,
+        name=name,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        metrics=["match", "+llm_judge"],
+        judges=[f"scripted:{judge}"],
+    )
     return tmp_path / name
 
 
 def test_a_lower_is_better_key_is_better_when_it_drops_in_compare_and_fail_if_worse(tmp_path):
     many, few = judged_run(tmp_path, "many", unparsed=12), judged_run(tmp_path, "few", unparsed=6)
-    assert json.loads((many / "results.json").read_text())["details"]["demo"]["llm_judge_unparsed"][
-        "higher_is_better"] is False
+    assert (
+        json.loads((many / "results.json").read_text())["details"]["demo"]["llm_judge_unparsed"]["higher_is_better"]
+        is False
+    )
     report = compare_runs(load_run(many), load_run(few))
     row = next(r for r in report.rows if r.metric == "llm_judge_unparsed" and not r.slice)
     assert (row.mean_a, row.mean_b, row.higher_is_better) == (0.5, 0.25, False)
     # the run's own figure is the count (12), not the mean the table compares: said in a warning
-    assert "demo llm_judge_unparsed: many's results give 12.0000, not the mean of its per-example values (0.5000): " \
-           "compared here as means per example" in report.warnings
+    assert (
+        "demo llm_judge_unparsed: many's results give 12.0000, not the mean of its per-example values (0.5000): "
+        "compared here as means per example" in report.warnings
+    )
     assert not [w for w in report.warnings if w.startswith("demo match")]
     assert "| demo | llm_judge_unparsed | lower | all | 24 | 0.5000 | 0.2500 | -0.2500 |" in markdown(report)
     assert regressions(report, {"llm_judge_unparsed": 0.01}) == []  # fewer unparsed replies: better, not worse
     assert regressions(compare_runs(load_run(few), load_run(many)), {"llm_judge_unparsed": 0.01}) == [
-        "demo llm_judge_unparsed: many is worse by 0.2500 (allowed 0.01)"]
+        "demo llm_judge_unparsed: many is worse by 0.2500 (allowed 0.01)"
+    ]
     better = cli_here("compare", str(many), str(few), "--fail-if-worse", "llm_judge_unparsed:0.01")
     assert better.returncode == 0, better.stderr
     worse = cli_here("compare", str(few), str(many), "--fail-if-worse", "llm_judge_unparsed:0.01")
@@ -203,7 +224,9 @@ def test_compare_warns_that_an_incomplete_run_leaves_failed_metrics_out(tmp_path
     monkeypatch.setattr(TokenF1, "score", lambda self, e, p, ctx=None: 1 / 0)
     b = demo_run(tmp_path, "b", correct=20)
     warnings = compare_runs(load_run(a), load_run(b)).warnings
-    assert any(w.startswith("b is incomplete (demo: 24 metric failure(s) (metric f1: ZeroDivisionError)") for w in warnings)
+    assert any(
+        w.startswith("b is incomplete (demo: 24 metric failure(s) (metric f1: ZeroDivisionError)") for w in warnings
+    )
 
 
 def test_compare_warns_when_shared_examples_hold_other_data_in_the_two_runs(tmp_path):
@@ -251,11 +274,13 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     assert json.loads((folder / "run.json").read_text())["finished"] is False and (folder / "results.json").is_file()
     refused = cli_here("compare", str(baseline), str(folder))
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert (f"compare: {folder} is not finished: an attempt after its results.json stopped or is running"
-            in refused.stderr)
+    assert (
+        f"compare: {folder} is not finished: an attempt after its results.json stopped or is running" in refused.stderr
+    )
     site = Site(RunCatalog([str(tmp_path)]), registry=installed_registry())
-    assert site.data("compare/demo/a~b")["error"] == ("b not finished (stopped or running; --resume finishes it): "
-                                                      "compare needs finished runs")
+    assert site.data("compare/demo/a~b")["error"] == (
+        "b not finished (stopped or running; --resume finishes it): compare needs finished runs"
+    )
     assert next(r for r in site.runs if r.rid == "b").status()["state"] == "stopped"
 
 
@@ -264,17 +289,21 @@ def test_fail_if_worse_refuses_a_threshold_that_is_not_a_finite_number_of_at_lea
     run_dir = demo_run(tmp_path, "a", correct=1)
     refused = cli_here("compare", str(run_dir), str(run_dir), "--fail-if-worse", f"match:{delta}")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert refused.stderr.strip().splitlines() == [f"ragbench: error: --fail-if-worse match:{delta}: DELTA must be a "
-                                                   "finite number of at least 0 (how much worse is allowed), e.g. "
-                                                   "match:0.01"]
+    assert refused.stderr.strip().splitlines() == [
+        f"ragbench: error: --fail-if-worse match:{delta}: DELTA must be a "
+        "finite number of at least 0 (how much worse is allowed), e.g. "
+        "match:0.01"
+    ]
 
 
 def test_compare_refuses_more_bootstrap_rounds_than_it_can_hold_before_reading_the_runs(tmp_path):
     refused = cli_here("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--bootstrap-iters", "100000000")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
-    assert refused.stderr.strip().splitlines() == ["ragbench: error: compare --bootstrap-iters 100000000: at most "
-                                                   "1,000,000 rounds (a p-value's resolution of 1/1,000,000); give "
-                                                   "fewer"]
+    assert refused.stderr.strip().splitlines() == [
+        "ragbench: error: compare --bootstrap-iters 100000000: at most "
+        "1,000,000 rounds (a p-value's resolution of 1/1,000,000); give "
+        "fewer"
+    ]
 
 
 def older_run(run_dir: Path, name: str) -> Path:
@@ -283,11 +312,15 @@ def older_run(run_dir: Path, name: str) -> Path:
     old = run_dir.parent / name
     (old / "samples").mkdir(parents=True)
     results = json.loads((run_dir / "results.json").read_text())
-    (old / "results.json").write_text(json.dumps({"results": results["results"], "counts": results["counts"],
-                                                  "config": results["config"]}))
-    (old / "samples" / "demo.jsonl").write_text("".join(
-        json.dumps({**record, "prediction": record["prediction"]["answer"]}) + "\n"
-        for record in map(json.loads, (run_dir / "samples" / "demo.jsonl").read_text().splitlines())))
+    (old / "results.json").write_text(
+        json.dumps({"results": results["results"], "counts": results["counts"], "config": results["config"]})
+    )
+    (old / "samples" / "demo.jsonl").write_text(
+        "".join(
+            json.dumps({**record, "prediction": record["prediction"]["answer"]}) + "\n"
+            for record in map(json.loads, (run_dir / "samples" / "demo.jsonl").read_text().splitlines())
+        )
+    )
     return old
 
 
@@ -304,13 +337,21 @@ def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_w
     from ragbench._reports.results_file import normalized_results
     from ragbench._reports.results_schema import Results
 
-    huge = float(2 ** 1023)
+    huge = float(2**1023)
     results = Results.from_dict(normalized_results({"details": {"demo": {"x": {"value": None}, "y": {"value": None}}}}))
 
     def scored(name, values):
-        return Run(tmp_path / name, results, {"demo": {str(i): {"scores": {"x": v, "y": 0.5}, "meta": {},
-                                                                 "example_sha256": None}
-                                                        for i, v in enumerate(values)}}, {"demo": {}})
+        return Run(
+            tmp_path / name,
+            results,
+            {
+                "demo": {
+                    str(i): {"scores": {"x": v, "y": 0.5}, "meta": {}, "example_sha256": None}
+                    for i, v in enumerate(values)
+                }
+            },
+            {"demo": {}},
+        )
 
     a = scored("a", [huge, huge, huge])
     [row, _] = compare_runs(a, scored("b", [huge, 0.0, huge]), iterations=50).rows
@@ -325,11 +366,20 @@ def test_compare_output_without_matplotlib_writes_compare_md_and_says_what_to_in
     what to install, never a traceback (a package of that name that cannot be imported stands in for none)."""
     shadow = tmp_path / "shadow" / "matplotlib"
     shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n")
+    (shadow / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n"
+    )
     baseline = demo_run(tmp_path, "a", correct=20)
-    done = cli("compare", str(baseline), str(baseline), "--output", str(tmp_path / "out"),
-               env={"PYTHONPATH": str(tmp_path / "shadow")})
+    done = cli(
+        "compare",
+        str(baseline),
+        str(baseline),
+        "--output",
+        str(tmp_path / "out"),
+        env={"PYTHONPATH": str(tmp_path / "shadow")},
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "compare.md").is_file() and not list((tmp_path / "out").glob("*.png"))
-    assert done.stderr.strip() == ("ragbench: warning: compare.md is written without its plots, which need "
-                                   "matplotlib: pip install matplotlib")
+    assert done.stderr.strip() == (
+        "ragbench: warning: compare.md is written without its plots, which need matplotlib: pip install matplotlib"
+    )

@@ -1,5 +1,6 @@
 """`ragbench compare`'s p-values adjusted for the number of comparisons shown, none on slices too small to
 test, and slice rows that can be left out. The adjustments equal statsmodels' `multipletests` (0.15)."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,10 @@ def test_an_adjusted_p_value_is_never_below_the_raw_one_nor_above_one(values):
 def demo_run(tmp_path, name: str, correct: int) -> Path:
     """A demo run (24 examples, sliced by `prop` into groups of a few) answering the first `correct` right."""
     records = [json.loads(line) for line in DEMO.read_text().splitlines()]
-    rules = [{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < correct else "no idea"}
-             for i, r in enumerate(records)]
+    rules = [
+        {"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < correct else "no idea"}
+        for i, r in enumerate(records)
+    ]
     (tmp_path / f"{name}.json").write_text(json.dumps(rules))
     run(tmp_path, name=name, tasks=["demo"], system="closed_book", model=f"scripted:{tmp_path / f'{name}.json'}")
     return tmp_path / name
@@ -75,7 +78,8 @@ def test_the_family_spans_every_run_compared_with_the_first(two_runs):
     tested = [row for report in reports for row in report.rows if row.p_value is not None]
     assert reports[0].tested == reports[1].tested == len(tested)
     assert [row.p_adjusted for row in tested] == pytest.approx(
-        list(multipletests([row.p_value for row in tested], method="fdr_bh")[1]))
+        list(multipletests([row.p_value for row in tested], method="fdr_bh")[1])
+    )
 
 
 def test_the_cli_names_its_adjustment_and_can_leave_the_slices_out(two_runs):

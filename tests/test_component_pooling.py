@@ -1,6 +1,7 @@
 """The reranker's and refiner's work pooled across the examples in flight (ragbench._components.pooling):
 one scoring call for the reranks of every example waiting, each answered with its own pairs' scores; a
 refiner's documents shown as it gives them."""
+
 from __future__ import annotations
 
 import asyncio
@@ -98,8 +99,11 @@ def test_the_reranks_of_examples_searching_together_are_one_scoring_call_and_ref
         best = sorted(range(5), key=lambda j: -(len(own[j].text) - len(f"q{i}")))[:3]
         assert [doc.id for doc in docs] == [own[j].id for j in best]
         assert kept == docs[:2]
-        assert [(s.kind, s.name) for s in contexts[i].trace] == [("retrieval", "retrieve"), ("custom", "rerank"),
-                                                                  ("custom", "refine")]
+        assert [(s.kind, s.name) for s in contexts[i].trace] == [
+            ("retrieval", "retrieve"),
+            ("custom", "rerank"),
+            ("custom", "refine"),
+        ]
         assert contexts[i].trace[2].docs == [doc.to_dict() for doc in kept]
 
 
@@ -108,18 +112,32 @@ class ComponentsPlugin:
 
     @hookimpl
     def ragbench_catalog(self):
-        return {"rerankers": {"length": {"target": f"{__name__}:LengthReranker", "description": "longest first"}},
-                "refiners": {"first_half": {"target": f"{__name__}:FirstHalf", "description": "first half"}}}
+        return {
+            "rerankers": {"length": {"target": f"{__name__}:LengthReranker", "description": "longest first"}},
+            "refiners": {"first_half": {"target": f"{__name__}:FirstHalf", "description": "first half"}},
+        }
 
 
 def test_a_plugins_reranker_and_refiner_are_used_by_name_in_a_run(tmp_path):
     registry = Registry.discover(plugins=[("components_plugin", "ragbench-components-test", ComponentsPlugin())])
     assert registry.entry("rerankers", "length").provider == "ragbench-components-test"
-    config = RunConfig(tasks=["demo"], system="vanilla", system_args={"top_n": 3}, model="scripted:echo",
-                       reranker="length", refiner="first_half", limit=2, progress=False, output=str(tmp_path / "run"))
+    config = RunConfig(
+        tasks=["demo"],
+        system="vanilla",
+        system_args={"top_n": 3},
+        model="scripted:echo",
+        reranker="length",
+        refiner="first_half",
+        limit=2,
+        progress=False,
+        output=str(tmp_path / "run"),
+    )
     results = Evaluator(config, registry=registry).run().results
     assert results["complete"] and results["config"]["retriever_metadata"] == {
-        "retriever": "provided", "reranker": {"reranker": "length"}, "refiner": {"refiner": "first_half"}}
+        "retriever": "provided",
+        "reranker": {"reranker": "length"},
+        "refiner": {"refiner": "first_half"},
+    }
     for sample in samples(tmp_path / "run", "demo"):
         [rerank] = [step for step in sample["trace"] if step["name"] == "rerank"]
         assert [doc["id"] for doc in sample["prediction"]["docs"]] == [doc["id"] for doc in rerank["docs"][:2]]

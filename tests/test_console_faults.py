@@ -1,6 +1,7 @@
 """A console that fails (stdout or stderr on a full disk, `> /dev/full`; a reader gone, `| head -1`) ends a
 command in one line and an exit code, never a traceback, and never stops its work: a run whose console
 fails writes its whole run folder. The commands run as the console script does (`python -m ragbench`)."""
+
 from __future__ import annotations
 
 import errno
@@ -20,10 +21,23 @@ from ragbench._cli.console import GuardedStream, exit_code
 from ragbench._errors import EXIT_CONSOLE, EXIT_INCOMPLETE
 
 pytestmark = pytest.mark.timeout(120)
-DEMO_RUN = ["--tasks", "demo", "--system", "vanilla", "--model", "scripted:echo", "--limit", "6", "--no-progress",
-            "--bootstrap-iters", "200"]
-FULL = "ragbench: error: cannot write to {stream} (No space left on device: /dev/full); what went there from then " \
-       "on was dropped, its other work is done; free space there, or send it elsewhere"
+DEMO_RUN = [
+    "--tasks",
+    "demo",
+    "--system",
+    "vanilla",
+    "--model",
+    "scripted:echo",
+    "--limit",
+    "6",
+    "--no-progress",
+    "--bootstrap-iters",
+    "200",
+]
+FULL = (
+    "ragbench: error: cannot write to {stream} (No space left on device: /dev/full); what went there from then "
+    "on was dropped, its other work is done; free space there, or send it elsewhere"
+)
 
 
 def ragbench(*args: str, stdout=subprocess.PIPE, stderr=subprocess.PIPE) -> subprocess.CompletedProcess:
@@ -38,9 +52,13 @@ def full_stdout(*args: str) -> subprocess.CompletedProcess:
 def commands(tmp_path: Path) -> dict[str, list[str]]:
     run(tmp_path, "a", tasks=["demo"], system="vanilla", model="scripted:echo", limit=6)
     run(tmp_path, "b", tasks=["demo"], system="closed_book", model="scripted:echo", limit=6)
-    return {"version": ["--version"], "list": ["list"], "check": ["check", *DEMO_RUN, "--output", str(tmp_path / "c")],
-            "compare": ["compare", str(tmp_path / "a"), str(tmp_path / "b")],
-            "run": [*DEMO_RUN, "--output", str(tmp_path / "run")]}
+    return {
+        "version": ["--version"],
+        "list": ["list"],
+        "check": ["check", *DEMO_RUN, "--output", str(tmp_path / "c")],
+        "compare": ["compare", str(tmp_path / "a"), str(tmp_path / "b")],
+        "run": [*DEMO_RUN, "--output", str(tmp_path / "run")],
+    }
 
 
 @pytest.mark.parametrize("name", ["version", "list", "check", "compare", "run"])
@@ -115,8 +133,12 @@ ERRNOS = st.sampled_from([errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EBADF, err
 
 
 @settings(max_examples=60, deadline=None)
-@given(error=ERRNOS, after=st.integers(0, 6), writes=st.lists(st.text(max_size=5), max_size=8),
-       command_code=st.sampled_from([0, None, EXIT_INCOMPLETE]))
+@given(
+    error=ERRNOS,
+    after=st.integers(0, 6),
+    writes=st.lists(st.text(max_size=5), max_size=8),
+    command_code=st.sampled_from([0, None, EXIT_INCOMPLETE]),
+)
 def test_a_failing_stream_never_raises_and_the_exit_code_says_what_happened(error, after, writes, command_code):
     failing, stderr_inner = Failing(error, after), Failing(errno.ENOSPC, 10**6)
     stdout, stderr = GuardedStream(failing, "stdout"), GuardedStream(stderr_inner, "stderr")

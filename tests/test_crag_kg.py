@@ -1,4 +1,5 @@
 """The mock KG API: server, store semantics, client failures, and the RAG+KG baseline's use of it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -68,8 +69,10 @@ def test_root_says_the_service_runs(server):
 
 
 def test_search_normalises_and_returns_at_most_ten_names(server):
-    assert call(server.url, "open_search_entity_by_name", "FLORIDA!!") == \
-        call(server.url, "open_search_entity_by_name", "florida")[:10]
+    assert (
+        call(server.url, "open_search_entity_by_name", "FLORIDA!!")
+        == call(server.url, "open_search_entity_by_name", "florida")[:10]
+    )
     assert call(server.url, "open_search_entity_by_name", "florida")[0] == "Florida"
     assert len(call(server.url, "open_search_entity_by_name", "place")) == 10
     assert call(server.url, "finance_get_company_name", "apple") == ["Apple Inc. Common Stock"]
@@ -96,8 +99,10 @@ def test_multi_field_endpoints(server):
 
 
 def test_request_bodies_are_validated_like_upstream(server):
-    assert httpx.post(server.url + "/movie/get_movie_info_by_id", json={"query": "603"}).json()["result"]["title"] \
-        == "The Matrix"  # "100"-style strings are coerced to int, as in the upstream notebook
+    assert (
+        httpx.post(server.url + "/movie/get_movie_info_by_id", json={"query": "603"}).json()["result"]["title"]
+        == "The Matrix"
+    )  # "100"-style strings are coerced to int, as in the upstream notebook
     assert httpx.post(server.url + "/movie/get_year_info", json={"query": 1999}).status_code == 422
     assert httpx.post(server.url + "/movie/get_year_info", json={"query": "1985"}).status_code == 500
 
@@ -134,8 +139,12 @@ def test_malformed_replies_are_client_errors(body, message):
 
 def test_serve_command_runs_the_api(kg_dir):
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", "serve", "crag-kg", "--kg-dir", str(kg_dir),
-                                "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", "serve", "crag-kg", "--kg-dir", str(kg_dir), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -154,20 +163,32 @@ def test_serve_command_runs_the_api(kg_dir):
 def run_rag_kg(tmp_path, entity_reply, **task_args):
     data = write_jsonl(tmp_path / "d.jsonl", [crag_record(1, query="what is florida's capital?")])
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": "Query Time:", "response": entity_reply},
-                                 {"response": "tallahassee"}]))
-    results = run(tmp_path, tasks=["crag_t2"], system="vanilla", model=f"scripted:{rules}", judges=[f"scripted:{rules}"],
-                  data={"crag_t2": str(data)},
-                  task_args={"tokenizer": tokenizer_dir(), "embedder": "crag_helpers:KeywordEmbedder",
-                             "page_executor": "thread", "split": "all", **task_args})
+    rules.write_text(json.dumps([{"pattern": "Query Time:", "response": entity_reply}, {"response": "tallahassee"}]))
+    results = run(
+        tmp_path,
+        tasks=["crag_t2"],
+        system="vanilla",
+        model=f"scripted:{rules}",
+        judges=[f"scripted:{rules}"],
+        data={"crag_t2": str(data)},
+        task_args={
+            "tokenizer": tokenizer_dir(),
+            "embedder": "crag_helpers:KeywordEmbedder",
+            "page_executor": "thread",
+            "split": "all",
+            **task_args,
+        },
+    )
     return results, samples(tmp_path / "run", "crag_t2")[0]
 
 
 def test_rag_kg_baseline_routes_open_domain_entities_to_the_kg(tmp_path, kg_dir):
     _, sample = run_rag_kg(tmp_path, '{"domain": "encyclopedia", "main_entity": "florida"}', kg_dir=str(kg_dir))
     user = trace_prompts(sample["trace"])[1][1]["content"]
-    kg = ("{'Florida': {'summary_text': 'Florida is a state.', 'summary_structured': {'capital': 'Tallahassee'}, "
-          "'raw_mediawiki': '{{Infobox}} Florida'}}")
+    kg = (
+        "{'Florida': {'summary_text': 'Florida is a state.', 'summary_structured': {'capital': 'Tallahassee'}, "
+        "'raw_mediawiki': '{{Infobox}} Florida'}}"
+    )
     assert user.startswith("### References\n# Web\n- ") and f"# Knowledge Graph\n{kg}\n------\n\n" in user
     tools = [step["name"] for step in sample["trace"] if step["kind"] == "tool"]
     assert tools == ["crag_kg.open_search_entity_by_name", "crag_kg.open_get_entity"]
@@ -194,8 +215,9 @@ def test_a_kg_that_is_down_leaves_the_kg_block_empty_and_the_trace_says_why(tmp_
     # the KG answered the pre-flight and went down before the examples ran
     monkeypatch.setattr("ragbench.tasks.crag.preflight.unreachable", lambda url: None)
     with closed_port() as port:
-        _, sample = run_rag_kg(tmp_path, '{"domain": "other", "main_entity": "florida"}',
-                               kg_url=f"http://127.0.0.1:{port}")
+        _, sample = run_rag_kg(
+            tmp_path, '{"domain": "other", "main_entity": "florida"}', kg_url=f"http://127.0.0.1:{port}"
+        )
     assert sample["error"] is None
     assert "# Knowledge Graph\n\n------" in trace_prompts(sample["trace"])[1][1]["content"]
     assert "unreachable" in [s for s in sample["trace"] if s["kind"] == "tool"][0]["error"]

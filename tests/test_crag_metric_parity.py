@@ -1,5 +1,6 @@
 """CRAG auto-eval against both upstream evaluators, run with a stubbed judge
 (tests/data/parity/crag_*.json; see their "how")."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,8 +30,10 @@ def score_rows(protocol: str):
     metric = METRICS[protocol]()
 
     async def all_rows():
-        return [await metric.score(example_of(row), Prediction(row["id"], answer=row["prediction"]),
-                                   metric_ctx(judge)) for row in fixture["rows"]]
+        return [
+            await metric.score(example_of(row), Prediction(row["id"], answer=row["prediction"]), metric_ctx(judge))
+            for row in fixture["rows"]
+        ]
 
     return fixture, judge, asyncio.run(all_rows())
 
@@ -51,7 +54,9 @@ def test_aggregates_equal_upstream(protocol):
     fixture, _, scores = score_rows(protocol)
     expected = fixture["aggregate"]
     n = len(scores)
-    for key in ("accuracy", "hallucination", "missing", "score") + (("exact_accuracy",) if protocol == "kddcup2024" else ()):
+    for key in ("accuracy", "hallucination", "missing", "score") + (
+        ("exact_accuracy",) if protocol == "kddcup2024" else ()
+    ):
         assert sum(s[key] for s in scores) / n == pytest.approx(expected[key], abs=1e-12), key
 
 
@@ -83,18 +88,38 @@ def test_judge_system_prompts_are_byte_exact():
         assert system == parity_fixture(protocol)["judge_calls"]["system"]
 
 
-@pytest.mark.parametrize("reply, accurate", [
-    ('{"Accuracy": "True"}', True), ('{"accuracy": true}', True), ('{"Accuracy": "TRUE"}', True),
-    ('{"Accuracy": "False"}', False), ("Accuracy: True", False), ('Sure! {"Accuracy": "True"}', False),
-    ('{"accuracy": 1}', False), ("", False), (None, False), ("[true]", False)])
+@pytest.mark.parametrize(
+    "reply, accurate",
+    [
+        ('{"Accuracy": "True"}', True),
+        ('{"accuracy": true}', True),
+        ('{"Accuracy": "TRUE"}', True),
+        ('{"Accuracy": "False"}', False),
+        ("Accuracy: True", False),
+        ('Sure! {"Accuracy": "True"}', False),
+        ('{"accuracy": 1}', False),
+        ("", False),
+        (None, False),
+        ("[true]", False),
+    ],
+)
 def test_kddcup2024_parser(reply, accurate):
     assert parse_kddcup2024(reply) is accurate
 
 
-@pytest.mark.parametrize("reply, accurate", [
-    ('{"score": 1, "explanation": "x"}', True), ('text {"score": 1} more', True),
-    ('{"score": 1}\nWait, no! {"score": 0}', False), ('{"score": 2}', False), ('{"score": "1"}', False),
-    ("score: 1", False), ("", False), ("not json at all", False)])
+@pytest.mark.parametrize(
+    "reply, accurate",
+    [
+        ('{"score": 1, "explanation": "x"}', True),
+        ('text {"score": 1} more', True),
+        ('{"score": 1}\nWait, no! {"score": 0}', False),
+        ('{"score": 2}', False),
+        ('{"score": "1"}', False),
+        ("score: 1", False),
+        ("", False),
+        ("not json at all", False),
+    ],
+)
 def test_crag_repo_parser(reply, accurate):
     assert parse_crag_repo(reply) is accurate
 
@@ -113,12 +138,17 @@ def test_rule_decided_rows_need_no_judge_and_judged_rows_say_so():
         asyncio.run(CragAutoEval().score(example, Prediction("x", answer="b"), metric_ctx()))
 
 
-@pytest.mark.parametrize("label, score_h", [("perfect", 1.0), ("Acceptable", 0.5), ("missing", 0.0),
-                                            ("incorrect", -1.0)])
+@pytest.mark.parametrize(
+    "label, score_h", [("perfect", 1.0), ("Acceptable", 0.5), ("missing", 0.0), ("incorrect", -1.0)]
+)
 def test_human_labels_give_score_h(label, score_h):
     prediction = Prediction("x", answer="a", extras={"label": label})
-    assert CragHumanEval().score(example_of({"id": "x", "query": "q", "answer": "a", "alt_ans": []}),
-                                 prediction)["score_h"] == score_h
+    assert (
+        CragHumanEval().score(example_of({"id": "x", "query": "q", "answer": "a", "alt_ans": []}), prediction)[
+            "score_h"
+        ]
+        == score_h
+    )
 
 
 def test_unknown_human_label_is_an_error_and_no_label_is_not_scorable():

@@ -3,6 +3,7 @@
 The data are synthetic Task 3 records in the released `.tar.bz2.part*` format with real-looking
 HTML pages (ragbench.tasks.crag.synthetic), small enough for a 2-core CI machine.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,14 +34,23 @@ def archive(tmp_path_factory):
 
 def distinct_pages(archive) -> int:
     """The archive's pages to parse: each distinct page once (the empty ones are one page)."""
-    return len({page["page_result"] for _, record in loader.read_task3_archive(archive)
-                for page in record["search_results"]})
+    return len(
+        {page["page_result"] for _, record in loader.read_task3_archive(archive) for page in record["search_results"]}
+    )
 
 
 def config(tmp_path, archive, name, system="vanilla", **task_args) -> RunConfig:
-    return RunConfig(tasks=["crag_t3"], system=system, model="scripted:echo", data={"crag_t3": str(archive)},
-                     output=str(tmp_path / name), progress=False, bootstrap_iters=50, max_inflight=4,
-                     task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args})
+    return RunConfig(
+        tasks=["crag_t3"],
+        system=system,
+        model="scripted:echo",
+        data={"crag_t3": str(archive)},
+        output=str(tmp_path / name),
+        progress=False,
+        bootstrap_iters=50,
+        max_inflight=4,
+        task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args},
+    )
 
 
 @contextlib.contextmanager
@@ -103,27 +113,35 @@ def test_a_second_system_on_the_same_file_parses_and_embeds_nothing(tmp_path, ar
     second_results = second.run().results
     assert _page_work(second.planned[0].task) == (0, 0)
     assert second_results["cost"]["page_cache"]["hit_rate"] == 1.0
-    assert [trace_prompts(s["trace"]) for s in _samples(tmp_path / "second")] \
-        == [trace_prompts(s["trace"]) for s in _samples(tmp_path / "first")]
+    assert [trace_prompts(s["trace"]) for s in _samples(tmp_path / "second")] == [
+        trace_prompts(s["trace"]) for s in _samples(tmp_path / "first")
+    ]
 
-    third = Evaluator(config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER),
-                      registry=installed_registry())
+    third = Evaluator(
+        config(tmp_path, archive, "third", system="selfrag", embedder=EMBEDDER), registry=installed_registry()
+    )
     third.run()
     assert _page_work(third.planned[0].task)[0] == 0
 
 
 def test_page_cache_off_parses_again_and_reports_nothing(tmp_path, archive):
     run(tmp_path, "warm", **_kwargs(archive, embedder=EMBEDDER))
-    evaluator = Evaluator(config(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off"),
-                          registry=installed_registry())
+    evaluator = Evaluator(
+        config(tmp_path, archive, "off", embedder=EMBEDDER, page_cache="off"), registry=installed_registry()
+    )
     results = evaluator.run().results
     assert _page_work(evaluator.planned[0].task)[0] == distinct_pages(archive)
     assert "page_cache" not in results["cost"]
 
 
 def _kwargs(archive, **task_args) -> dict:
-    return {"tasks": ["crag_t3"], "system": "vanilla", "model": "scripted:echo", "data": {"crag_t3": str(archive)},
-            "task_args": {"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args}}
+    return {
+        "tasks": ["crag_t3"],
+        "system": "vanilla",
+        "model": "scripted:echo",
+        "data": {"crag_t3": str(archive)},
+        "task_args": {"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", **task_args},
+    }
 
 
 def _samples(run_dir):
@@ -138,7 +156,9 @@ def test_the_device_decides_precision_and_batch_size(monkeypatch):
 
     monkeypatch.setattr(embedder, "cuda_available", lambda: True)
     assert embedder.placement() == embedder.Placement("cuda", "fp16", 512)
-    assert embedder.placement("cpu") == embedder.Placement("cpu", "fp32", 128)  # the baselines' batch: upstream's numbers
+    assert embedder.placement("cpu") == embedder.Placement(
+        "cpu", "fp32", 128
+    )  # the baselines' batch: upstream's numbers
     assert embedder.placement(precision="fp32", batch_size=64) == embedder.Placement("cuda", "fp32", 64)
     monkeypatch.setattr(embedder, "cuda_available", lambda: False)
     assert embedder.placement() == embedder.Placement("cpu", "fp32", 128)

@@ -1,5 +1,6 @@
 """`ragbench score` on CRAG predictions reproduces the upstream evaluators' numbers with
 `--judge replay:FILE` holding the judge replies the upstream runs received."""
+
 from __future__ import annotations
 
 import json
@@ -14,17 +15,47 @@ from helpers import cli_here, samples
 def score_upstream_rows(tmp_path, protocol, labels=None, judges=1):
     fixture = parity_fixture(protocol)
     rows = fixture["rows"]
-    data = write_jsonl(tmp_path / "data.jsonl", [
-        crag_record(i, interaction_id=row["id"], query=row["query"], answer=row["answer"], alt_ans=row["alt_ans"],
-                    split=1, domain=("movie", "finance", "music")[i % 3],
-                    popularity=("head", "tail", "")[i % 3]) for i, row in enumerate(rows)])
-    predictions = write_jsonl(tmp_path / "predictions.jsonl", [
-        {"id": row["id"], "output": row["prediction"], **({"label": labels[i]} if labels else {})}
-        for i, row in enumerate(rows)])
+    data = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            crag_record(
+                i,
+                interaction_id=row["id"],
+                query=row["query"],
+                answer=row["answer"],
+                alt_ans=row["alt_ans"],
+                split=1,
+                domain=("movie", "finance", "music")[i % 3],
+                popularity=("head", "tail", "")[i % 3],
+            )
+            for i, row in enumerate(rows)
+        ],
+    )
+    predictions = write_jsonl(
+        tmp_path / "predictions.jsonl",
+        [
+            {"id": row["id"], "output": row["prediction"], **({"label": labels[i]} if labels else {})}
+            for i, row in enumerate(rows)
+        ],
+    )
     calls = write_jsonl(tmp_path / "judge_calls.jsonl", replay_lines(fixture))
-    result = cli_here("score", "--task", "crag_t1", "--data", str(data), "--predictions", str(predictions),
-                      *(["--judge", f"replay:{calls}"] * judges), "--task-arg", f"tokenizer={llama2_tokenizer_dir()}",
-                      "--task-arg", f"judge_protocol={protocol}", "--output", str(tmp_path / "out"), "--no-progress")
+    result = cli_here(
+        "score",
+        "--task",
+        "crag_t1",
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        *(["--judge", f"replay:{calls}"] * judges),
+        "--task-arg",
+        f"tokenizer={llama2_tokenizer_dir()}",
+        "--task-arg",
+        f"judge_protocol={protocol}",
+        "--output",
+        str(tmp_path / "out"),
+        "--no-progress",
+    )
     assert result.returncode == 0, result.stderr
     return fixture, json.loads((tmp_path / "out" / "results.json").read_text())
 
@@ -71,9 +102,15 @@ def test_report_breaks_results_down_by_slice_with_a_bar_chart_per_dimension(tmp_
         assert (tmp_path / "out" / "plots" / f"crag_t1__{field}.png").read_bytes()[:4] == b"\x89PNG"
 
 
-UNPARSED = {"kddcup2024": ["judge_empty_reply", "judge_last_block_wins", "judge_prose_around_json",
-                            "judge_python_style"],  # not one JSON object after lower-casing
-            "crag_repo": ["judge_empty_reply", "judge_python_style", "judge_score_as_string"]}  # no "score": digits
+UNPARSED = {
+    "kddcup2024": [
+        "judge_empty_reply",
+        "judge_last_block_wins",
+        "judge_prose_around_json",
+        "judge_python_style",
+    ],  # not one JSON object after lower-casing
+    "crag_repo": ["judge_empty_reply", "judge_python_style", "judge_score_as_string"],
+}  # no "score": digits
 
 
 @pytest.mark.parametrize("protocol", ["kddcup2024", "crag_repo"])
@@ -87,5 +124,7 @@ def test_judge_replies_that_do_not_parse_are_counted_not_only_folded_into_halluc
     entry = results["counted"]["crag_t1"][metric]["judge_unparsed"]
     assert entry["count"] == entry["examples"] == len(UNPARSED[protocol])
     report = (tmp_path / "out" / "report.md").read_text()
-    assert (f"crag_t1: {metric}: {len(UNPARSED[protocol])} judge replies that did not parse, scored not accurate "
-            "(a hallucination) as upstream does (judge_unparsed, in") in report
+    assert (
+        f"crag_t1: {metric}: {len(UNPARSED[protocol])} judge replies that did not parse, scored not accurate "
+        "(a hallucination) as upstream does (judge_unparsed, in"
+    ) in report

@@ -1,4 +1,5 @@
 """CRAG tasks: the release file formats, splits, bad records, and the baselines' prompts."""
+
 from __future__ import annotations
 
 import bz2
@@ -62,9 +63,11 @@ def test_bad_records_are_reported_and_the_rest_load(tmp_path):
 
 
 def make_task3_parts(tmp_path, records, parts=3, first=0):
-    members = {"crag_task_3_dev_v5/crag_task_3_dev_v5_0.jsonl": records[:2],
-               "crag_task_3_dev_v5/README.txt": None,
-               "crag_task_3_dev_v5/crag_task_3_dev_v5_1.jsonl": records[2:]}
+    members = {
+        "crag_task_3_dev_v5/crag_task_3_dev_v5_0.jsonl": records[:2],
+        "crag_task_3_dev_v5/README.txt": None,
+        "crag_task_3_dev_v5/crag_task_3_dev_v5_1.jsonl": records[2:],
+    }
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:bz2") as archive:
         for name, content in members.items():
@@ -77,7 +80,7 @@ def make_task3_parts(tmp_path, records, parts=3, first=0):
     paths = []
     for i in range(parts):
         path = tmp_path / f"crag_task_3_dev_v5.tar.bz2.part{first + i}"
-        path.write_bytes(blob[i * size:(i + 1) * size])
+        path.write_bytes(blob[i * size : (i + 1) * size])
         paths.append(path)
     return paths
 
@@ -107,9 +110,8 @@ def test_task3_streams_so_the_first_examples_need_only_the_first_bytes(tmp_path)
 
 def test_an_archive_cut_inside_a_record_is_one_bad_record(tmp_path):
     big_page = {"page_result": " ".join(str(i) for i in range(150_000))}  # ~1 MB: several bz2 blocks
-    paths = make_task3_parts(tmp_path, [crag_record(i, split=1, search_results=[big_page]) for i in range(5)],
-                             parts=1)
-    paths[0].write_bytes(paths[0].read_bytes()[:len(paths[0].read_bytes()) * 3 // 4])  # inside the last member
+    paths = make_task3_parts(tmp_path, [crag_record(i, split=1, search_results=[big_page]) for i in range(5)], parts=1)
+    paths[0].write_bytes(paths[0].read_bytes()[: len(paths[0].read_bytes()) * 3 // 4])  # inside the last member
     items = [item for _, item in read_task3_archive(paths[0], threads=0)]
     errors = [item for item in items if isinstance(item, RecordError)]
     assert len(errors) == 1 and "cannot read past this line" in str(errors[0])  # not a second one for the tar
@@ -140,9 +142,16 @@ def run_crag(tmp_path, records, system="vanilla", name="run", **task_args):
     data = write_jsonl(tmp_path / f"{name}.jsonl", records)
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "I don't know"}]))
-    run(tmp_path, name, tasks=["crag_t1"], system=system, model=f"scripted:{rules}", data={"crag_t1": str(data)},
+    run(
+        tmp_path,
+        name,
+        tasks=["crag_t1"],
+        system=system,
+        model=f"scripted:{rules}",
+        data={"crag_t1": str(data)},
         judges=[f"scripted:{rules}"],
-        task_args={"tokenizer": tokenizer_dir(), "embedder": EMBEDDER, "page_executor": "thread", **task_args})
+        task_args={"tokenizer": tokenizer_dir(), "embedder": EMBEDDER, "page_executor": "thread", **task_args},
+    )
     return samples(tmp_path / name, "crag_t1")
 
 
@@ -151,22 +160,34 @@ def test_closed_book_sends_the_vanilla_baseline_chat(tmp_path):
     base = prompts()["baselines"]
     assert trace_prompts(sample["trace"])[0] == [
         {"role": "system", "content": base["vanilla_system"]},
-        {"role": "user", "content": "Current Time: 03/01/2024, 10:00:00 PT\nQuestion: question 1?\n"}]
-    assert sample["trace"][0]["request"]["sampling"] | {} == {**sample["trace"][0]["request"]["sampling"],
-                                                              "max_tokens": 50, "temperature": 0.1, "top_p": 0.9}
+        {"role": "user", "content": "Current Time: 03/01/2024, 10:00:00 PT\nQuestion: question 1?\n"},
+    ]
+    assert sample["trace"][0]["request"]["sampling"] | {} == {
+        **sample["trace"][0]["request"]["sampling"],
+        "max_tokens": 50,
+        "temperature": 0.1,
+        "top_p": 0.9,
+    }
 
 
 def test_vanilla_sends_the_rag_baseline_references_cut_at_4000_characters(tmp_path):
     sentences = " ".join(f"Fact number {i} about question one is {'x' * 300}." for i in range(40))
-    page = {"page_name": "P", "page_url": "u", "page_snippet": "", "page_last_modified": "",
-            "page_result": f"<html><body><p>{sentences}</p></body></html>"}
+    page = {
+        "page_name": "P",
+        "page_url": "u",
+        "page_snippet": "",
+        "page_last_modified": "",
+        "page_result": f"<html><body><p>{sentences}</p></body></html>",
+    }
     empty = dict(page, page_result="")
     sample = run_crag(tmp_path, [crag_record(1, search_results=[page, empty, page])])[0]
     user = trace_prompts(sample["trace"])[0][1]["content"]
     references, tail = user.split("\n------\n\n")
     assert references.startswith("# References \n- ") and len(references) == 4000
-    assert tail == ("Using only the references listed above, answer the following question: \n"
-                    "Current Time: 03/01/2024, 10:00:00 PT\nQuestion: question 1?\n")
+    assert tail == (
+        "Using only the references listed above, answer the following question: \n"
+        "Current Time: 03/01/2024, 10:00:00 PT\nQuestion: question 1?\n"
+    )
     assert trace_prompts(sample["trace"])[0][0]["content"] == prompts()["baselines"]["rag_system"]
     assert len(sample["prediction"]["docs"]) == 20  # top 20 of 41 unique sentences (40 + the empty page's "")
 

@@ -1,5 +1,6 @@
 """CSV and TSV values of any length are read (a YAML task's CSV, a DPR corpus) without changing csv's field limit
 for the rest of the process: importing ragbench leaves it alone, and it is back to what it was between reads."""
+
 from __future__ import annotations
 
 import csv
@@ -23,8 +24,10 @@ def default_limit():
 
 
 def test_importing_the_readers_leaves_the_process_limit_as_it_was():
-    code = ("import csv; import ragbench._retrieval.corpus, ragbench._shared.yaml_tasks.sources, ragbench._cli.main; "
-            "print(csv.field_size_limit())")
+    code = (
+        "import csv; import ragbench._retrieval.corpus, ragbench._shared.yaml_tasks.sources, ragbench._cli.main; "
+        "print(csv.field_size_limit())"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "131072", done.stderr
 

@@ -2,6 +2,7 @@
 that filters the retriever's documents - with its inputs, outputs and the documents it kept; the step is in
 the sample's trace as recorded, in the viewer's example page, and in a replay of the run, which re-runs the
 system offline and needs no recording of it."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,12 @@ class KeywordFilter(Reader):
         retrieved = await ctx.retriever.search(example.question, 3)
         words = {w.strip("?").lower() for w in example.question.split() if len(w) > 3}
         kept = [d for d in retrieved if words & {w.strip(".,").lower() for w in d.text.split()}]
-        ctx.record_step("keyword filter", inputs={"retrieved": [d.id for d in retrieved], "words": sorted(words)},
-                        outputs={"kept": [d.id for d in kept]}, docs=kept)
+        ctx.record_step(
+            "keyword filter",
+            inputs={"retrieved": [d.id for d in retrieved], "words": sorted(words)},
+            outputs={"kept": [d.id for d in kept]},
+            docs=kept,
+        )
         return kept
 
 
@@ -53,8 +58,15 @@ def run_dir(registry, tmp_path_factory):
     folder = tmp_path_factory.mktemp("custom_steps")
     rules = folder / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}, {"response": "I do not know"}]))
-    config = RunConfig(tasks=["demo"], system="keyword_filter", model=f"scripted:{rules}", limit=3, progress=False,
-                       bootstrap_iters=50, output=str(folder / "run"))
+    config = RunConfig(
+        tasks=["demo"],
+        system="keyword_filter",
+        model=f"scripted:{rules}",
+        limit=3,
+        progress=False,
+        bootstrap_iters=50,
+        output=str(folder / "run"),
+    )
     assert Evaluator(config, registry=registry).run().results["complete"]
     rules.unlink()  # a replay must need nothing but the run's own recording
     return folder / "run"
@@ -68,22 +80,31 @@ def test_record_step_keeps_json_values_in_the_enclosing_group():
     ctx = make_context(Task)
     kept = [Document(id="d2", title="B", text="two", score=np.float32(0.5), metadata={"vector": np.zeros(2)})]
     with ctx.group("iteration 1"):
-        step = ctx.record_step("rerank", inputs={"candidates": ("d1", "d2"), "k": np.int64(1)},
-                               outputs={"kept": ["d2"], "scores": {"d2": np.float64(0.5)}}, docs=kept)
+        step = ctx.record_step(
+            "rerank",
+            inputs={"candidates": ("d1", "d2"), "k": np.int64(1)},
+            outputs={"kept": ["d2"], "scores": {"d2": np.float64(0.5)}},
+            docs=kept,
+        )
     assert ctx.trace == [step]
     record = step.to_dict()
     assert record == json.loads(json.dumps(record))  # the sample file holds exactly what was recorded
     assert (record["kind"], record["name"], record["group"]) == ("custom", "rerank", ["iteration 1"])
     assert record["request"] == {"candidates": ["d1", "d2"], "k": 1}
     assert record["response"] == {"kept": ["d2"], "scores": {"d2": 0.5}}
-    assert record["docs"] == [{"id": "d2", "title": "B", "text": "two", "score": 0.5, "metadata": {"vector": "[0. 0.]"}}]
+    assert record["docs"] == [
+        {"id": "d2", "title": "B", "text": "two", "score": 0.5, "metadata": {"vector": "[0. 0.]"}}
+    ]
     assert "docs" not in ctx.record_step("no documents").to_dict()
 
 
-@pytest.mark.parametrize("inputs, message", [
-    ({"model": object()}, r"record_step\(rerank: inputs\['model'\]\): object is not JSON"),
-    ({"ranks": {1: "d1"}}, r"record_step\(rerank: inputs\['ranks'\]\): key 1 is a int, not a string"),
-])
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ({"model": object()}, r"record_step\(rerank: inputs\['model'\]\): object is not JSON"),
+        ({"ranks": {1: "d1"}}, r"record_step\(rerank: inputs\['ranks'\]\): key 1 is a int, not a string"),
+    ],
+)
 def test_record_step_refuses_values_that_are_not_json_naming_where_they_are(inputs, message):
     ctx = make_context(Task)
     with pytest.raises(TypeError, match=message):

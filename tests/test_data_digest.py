@@ -1,5 +1,6 @@
 """results.json `data_sha256`: one digest per task of the examples its numbers come from, equal for two runs
 that scored the same examples wherever their data lay, and different once a record differs."""
+
 from __future__ import annotations
 
 import json
@@ -33,6 +34,9 @@ def test_runs_of_the_same_examples_share_the_digest_and_a_changed_record_changes
 def test_report_md_shows_the_digest_of_each_task(tmp_path):
     full = digest(tmp_path, "a", RECORDS)
     report = (tmp_path / "a" / "report.md").read_text()
-    assert "| task | records | scored | failed examples | bad records | missing | metric failures | data sha256 |" in report
+    assert (
+        "| task | records | scored | failed examples | bad records | missing | metric failures | data sha256 |"
+        in report
+    )
     assert f"| tq | 4 | 4 | 0 | 0 | 0 | 0 | {full[:12]} |" in report
     assert json.loads((tmp_path / "a" / "results.json").read_text())["data_sha256"] == {"tq": full}

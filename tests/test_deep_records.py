@@ -1,5 +1,6 @@
 """JSON nested too deeply to parse (beyond Python's recursion limit) is a bad record like any other
 unparseable line: counted, named, never a RecursionError, and the run resumes."""
+
 from __future__ import annotations
 
 import json
@@ -35,16 +36,33 @@ def test_a_deep_record_in_the_data_is_a_counted_bad_record(tmp_path, popqa_recor
     lines.insert(position, DEEP)
     data = write_jsonl(tmp_path / "popqa.jsonl", lines)
     results = run(tmp_path, tasks=["popqa"], model="scripted:echo", data={"popqa": str(data)})
-    assert results["counts"]["popqa"] == {"records": 5, "scored": 4, "failed": 0, "bad_records": 1, "missing": 0,
-                                         "metric_failures": 0}
+    assert results["counts"]["popqa"] == {
+        "records": 5,
+        "scored": 4,
+        "failed": 0,
+        "bad_records": 1,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     bad = [s for s in samples(tmp_path / "run", "popqa") if s.get("bad_record")]
     assert len(bad) == 1 and f"popqa.jsonl:{position + 1}: nested too deeply to parse" in bad[0]["error"]
 
 
 def test_a_run_with_a_deep_record_ends_in_one_line_and_resumes(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", [popqa_records[0], DEEP, *popqa_records[1:3]])
-    args = ("--tasks", "popqa", "--model", "scripted:echo", "--data", f"popqa={data}", "--no-progress",
-            "--bootstrap-iters", "10", "--output", str(tmp_path / "r"))
+    args = (
+        "--tasks",
+        "popqa",
+        "--model",
+        "scripted:echo",
+        "--data",
+        f"popqa={data}",
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+        "--output",
+        str(tmp_path / "r"),
+    )
     for attempt in (cli_here(*args), cli_here(*args, "--resume")):
         assert attempt.returncode == 1, attempt.stderr
         assert "Traceback" not in attempt.stderr and "RecursionError" not in attempt.stderr
@@ -76,7 +94,15 @@ def test_an_alce_file_with_a_deep_record_is_refused_in_one_line_before_the_run(t
 
     path = tmp_path / "asqa.json"
     path.write_text("[" + json.dumps(records("asqa")[0]) + ", " + DEEP + "]", encoding="utf-8")
-    result = cli_here("--tasks", "alce_asqa", "--model", "scripted:echo", "--data", f"alce_asqa={path}",
-                      "--output", str(tmp_path / "r"))
+    result = cli_here(
+        "--tasks",
+        "alce_asqa",
+        "--model",
+        "scripted:echo",
+        "--data",
+        f"alce_asqa={path}",
+        "--output",
+        str(tmp_path / "r"),
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "nested too deeply" in result.stderr and not (tmp_path / "r").exists()

@@ -3,6 +3,7 @@ docs"): a fenced `bash` block is run, the blocks of one page in order in one fre
 comment on the line before it marks it `needs gpu|model|data|network|time`, `serves` (started, its URL
 fetched, stopped) or `tested-by tests/FILE.py`. A code block without a language, an indented one, or a
 command in a block of another language fails."""
+
 from __future__ import annotations
 
 import os
@@ -45,10 +46,17 @@ def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     found = []
     for match in FENCE.finditer(text):
-        before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         marker = MARKER.fullmatch(before.strip())
-        found.append(Block(page, text.count("\n", 0, match.start()) + 1, match.group(1), match.group(2),
-                           marker.group(1) if marker else None))
+        found.append(
+            Block(
+                page,
+                text.count("\n", 0, match.start()) + 1,
+                match.group(1),
+                match.group(2),
+                marker.group(1) if marker else None,
+            )
+        )
     return found
 
 
@@ -75,7 +83,7 @@ def marker_problem(block: Block) -> str | None:
         test = ROOT / block.marker.split(maxsplit=1)[1]
         return None if test.is_file() and test.parent == ROOT / "tests" else f"no test file {test}"
     if block.marker.startswith("needs "):
-        reasons = {reason.strip() for reason in block.marker[len("needs "):].split(",")}
+        reasons = {reason.strip() for reason in block.marker[len("needs ") :].split(",")}
         unknown = reasons - REASONS
         return f"unknown reason(s) {sorted(unknown)}; known: {sorted(REASONS)}" if unknown else None
     return f"unknown marker {block.marker!r}"
@@ -93,8 +101,10 @@ def test_every_code_block_names_its_language_and_every_command_block_is_run_or_m
             problems.append(f"{block.where()}: {problem}")
         elif block.language not in SHELLS and block.marker is not None:
             problems.append(f"{block.where()}: a docs marker on a ```{block.language} block")
-    problems += [f"{page.relative_to(ROOT)}: an indented code block ({code.strip()[:60]!r}): use a fenced "
-                 "block with a language" for code in indented_code(page)]
+    problems += [
+        f"{page.relative_to(ROOT)}: an indented code block ({code.strip()[:60]!r}): use a fenced block with a language"
+        for code in indented_code(page)
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -102,31 +112,56 @@ def runnable(page: Path) -> list[Block]:
     return [block for block in blocks(page) if block.language in SHELLS and block.marker in (None, "serves")]
 
 
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           # a download (a task's public data file) goes to a closed local port and fails at once
-           **{name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")},
-           "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost"}
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    # a download (a task's public data file) goes to a closed local port and fails at once
+    **{name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")},
+    "no_proxy": "127.0.0.1,localhost",
+    "NO_PROXY": "127.0.0.1,localhost",
+}
 
 
 def environment(folder: Path) -> dict[str, str]:
     """The test's Python and its `ragbench` first on PATH, a HOME of the folder's own, offline."""
     home = folder / "home"
     home.mkdir()
-    return {**os.environ, **OFFLINE, "HOME": str(home), "RAGBENCH_DATA_DIR": str(home / "data"),
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    return {
+        **os.environ,
+        **OFFLINE,
+        "HOME": str(home),
+        "RAGBENCH_DATA_DIR": str(home / "data"),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
 
 
 def run_block(block: Block, folder: Path, env: dict[str, str]) -> None:
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.body], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=BLOCK_TIMEOUT)
-    assert done.returncode == 0, (f"{block.where()} exited {done.returncode}:\n{block.body}\n"
-                                  f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.body],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+    )
+    assert done.returncode == 0, (
+        f"{block.where()} exited {done.returncode}:\n{block.body}\n"
+        f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
+    )
 
 
 def serve_block(block: Block, folder: Path, env: dict[str, str]) -> None:
     """Start the server the block runs, fetch the URL it prints, stop it."""
-    server = subprocess.Popen(["bash", "-euo", "pipefail", "-c", f"exec {block.body.strip()}"], cwd=folder, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    server = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", f"exec {block.body.strip()}"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         output, deadline = [], time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -145,7 +180,9 @@ def serve_block(block: Block, folder: Path, env: dict[str, str]) -> None:
         server.stdout.close()
 
 
-@pytest.mark.parametrize("page", [page for page in PAGES if runnable(page)], ids=lambda page: str(page.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page", [page for page in PAGES if runnable(page)], ids=lambda page: str(page.relative_to(ROOT))
+)
 def test_the_pages_commands_run_in_a_fresh_folder(page, tmp_path):
     env = environment(tmp_path)
     for block in runnable(page):

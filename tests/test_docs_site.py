@@ -3,6 +3,7 @@ fails the build, and in headless Chromium (Debian's chromium + chromium-driver, 
 page of its navigation loads with its title, every link on it resolves to a page and anchor that exist,
 every image loads, and nothing is fetched from another host (the site works offline). The README's links
 lead to files that exist."""
+
 from __future__ import annotations
 
 import functools
@@ -27,9 +28,13 @@ from conftest import ROOT
 
 def build(config: Path, site: Path) -> subprocess.CompletedProcess:
     # NO_MKDOCS_2_WARNING: the Material theme's banner about MkDocs 2 (not a build warning) stays out of the log
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config),
-                           "--site-dir", str(site)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,17 +48,21 @@ def site(tmp_path_factory) -> Path:
 
 def nav_pages() -> list[str]:
     """The pages of mkdocs.yml's nav, in order, as built files (page.md -> page.html)."""
+
     def walk(entries):
         for entry in entries:
             value = next(iter(entry.values())) if isinstance(entry, dict) else entry
             yield from walk(value) if isinstance(value, list) else [value]
+
     nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
     return [page.removesuffix(".md") + ".html" for page in walk(nav)]
 
 
 def test_every_page_in_docs_is_in_the_nav():
     docs = ROOT / "docs"
-    assert sorted(nav_pages()) == sorted(str(page.relative_to(docs).with_suffix(".html")) for page in docs.rglob("*.md"))
+    assert sorted(nav_pages()) == sorted(
+        str(page.relative_to(docs).with_suffix(".html")) for page in docs.rglob("*.md")
+    )
 
 
 def test_the_readmes_links_lead_to_files_that_exist():
@@ -131,7 +140,8 @@ def test_the_site_is_browsable_offline_page_by_page_link_by_link(browser, served
     WebDriverWait(browser, 15).until(lambda d: d.execute_script("return document.readyState") == "complete")
     nav = browser.execute_script(
         "return [...document.querySelectorAll('nav.md-nav--primary a.md-nav__link[href]')]"
-        ".map(a => [a.href, a.textContent.trim()])")
+        ".map(a => [a.href, a.textContent.trim()])"
+    )
     pages: dict[str, str] = {}
     for href, title in nav:  # the current page's table of contents sits in the nav too: its links have a #
         if not urllib.parse.urldefrag(href)[1]:
@@ -146,7 +156,8 @@ def test_the_site_is_browsable_offline_page_by_page_link_by_link(browser, served
         if heading != nav_title or not browser.title.startswith(heading):
             problems.append(f"{page}: heading {heading!r}, nav {nav_title!r}, title {browser.title!r}")
         for image in browser.execute_script(
-                "return [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"):
+            "return [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+        ):
             problems.append(f"{page}: image {image} does not load")
         for href in browser.execute_script("return [...document.querySelectorAll('a[href]')].map(a => a.href)"):
             target, fragment = urllib.parse.urldefrag(href)
@@ -161,8 +172,11 @@ def test_the_site_is_browsable_offline_page_by_page_link_by_link(browser, served
                 problems.append(f"{page}: link {href}: no anchor #{fragment} on {path.name}")
         urls = requested_urls(browser)
         local += sum(url.startswith(served) for url in urls)
-        foreign += [f"{page}: {url}" for url in urls  # chrome://, data: ... stay in the browser
-                    if url.startswith(("http:", "https:", "ws:", "wss:")) and not url.startswith(served)]
+        foreign += [
+            f"{page}: {url}"
+            for url in urls  # chrome://, data: ... stay in the browser
+            if url.startswith(("http:", "https:", "ws:", "wss:")) and not url.startswith(served)
+        ]
     assert not problems, "\n".join(problems)
     assert local >= len(pages), "the browser's request log saw no requests: nothing was checked"
     assert not foreign, "fetched from another host:\n" + "\n".join(foreign)

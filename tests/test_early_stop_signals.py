@@ -1,5 +1,6 @@
 """A stop signal in the first moments of `ragbench ...` (the command line and the run's modules loading, before
 the run's own handlers) ends in one line and 128 + the signal, never in a silent death by the signal."""
+
 from __future__ import annotations
 
 import functools
@@ -18,10 +19,31 @@ def stopped_early(tmp_path, name: str, delay: float) -> subprocess.CompletedProc
     it has loaded click: while the command line, then the run's modules load. Its run would take 12 s (24
     examples, one at a time, 0.5 s each), so that on a loaded machine the signal cannot come after its end."""
     output = tmp_path / f"run-{name}-{delay}"
-    command = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "ragbench", "--tasks", "demo", "--system",
-                                "closed_book", "--model", "scripted:echo", "--model-arg", "per_request=0.5",
-                                "--max-inflight", "1", "--no-progress", "--output", str(output)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = subprocess.Popen(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "ragbench",
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--model-arg",
+            "per_request=0.5",
+            "--max-inflight",
+            "1",
+            "--no-progress",
+            "--output",
+            str(output),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = []
     for line in command.stderr:
         lines.append(line)
@@ -30,8 +52,9 @@ def stopped_early(tmp_path, name: str, delay: float) -> subprocess.CompletedProc
     time.sleep(delay)
     command.send_signal(getattr(signal, name))
     stdout, stderr = command.communicate(timeout=60)
-    said = [line for line in "".join(lines + [stderr]).splitlines() if line.strip() and
-            not line.startswith("import time:")]
+    said = [
+        line for line in "".join(lines + [stderr]).splitlines() if line.strip() and not line.startswith("import time:")
+    ]
     return subprocess.CompletedProcess(command.args, command.returncode, stdout, "\n".join(said))
 
 
@@ -52,14 +75,24 @@ def signalled(*args, **kwargs):
     signal.raise_signal(signal.SIGHUP)
 
 
-@pytest.mark.parametrize("where,stand_in", [
-    ("click.Group._main_shell_completion", signalled), ("click.Group.parse_args", signalled),
-    ("click.Group.invoke", signalled),
-    # called straight from click's code (no frame of ours between): the handler's frame alone ends the traceback
-    ("click.decorators.get_current_context", functools.partial(signal.raise_signal, signal.SIGHUP)),
-    ("ragbench._cli.main.split_names", signalled)],
-    ids=["click-s-shell-completion-check", "parsing-the-options", "click-invoking-the-group",
-         "click-s-pass-context-wrapper", "the-run-command-begins"])
+@pytest.mark.parametrize(
+    "where,stand_in",
+    [
+        ("click.Group._main_shell_completion", signalled),
+        ("click.Group.parse_args", signalled),
+        ("click.Group.invoke", signalled),
+        # called straight from click's code (no frame of ours between): the handler's frame alone ends the traceback
+        ("click.decorators.get_current_context", functools.partial(signal.raise_signal, signal.SIGHUP)),
+        ("ragbench._cli.main.split_names", signalled),
+    ],
+    ids=[
+        "click-s-shell-completion-check",
+        "parsing-the-options",
+        "click-invoking-the-group",
+        "click-s-pass-context-wrapper",
+        "the-run-command-begins",
+    ],
+)
 def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monkeypatch, capsys, where, stand_in):
     """The windows the timed test above hits only on a loaded machine, made certain: the signal raised
     before click's own handling begins, inside its parsing of the run's options, in its steps before it
@@ -71,8 +104,7 @@ def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monke
     previous = signal.signal(signal.SIGHUP, raise_stopped)  # as the command's entry point installs it
     try:
         with pytest.raises((SystemExit, KeyboardInterrupt)) as exited:  # caught here, not by pytest's session
-            main.main(["--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo"],
-                      prog_name="ragbench")
+            main.main(["--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo"], prog_name="ragbench")
     finally:
         signal.signal(signal.SIGHUP, previous)
     assert exited.type is SystemExit, "the stop signal's exception left the command"
@@ -136,18 +168,29 @@ IN_A_CLASS_MADE = """class Field:
             field = Field()"""
 
 
-@pytest.mark.parametrize("name,what_the_signal_meets",
-                         [("SIGINT", IN_EXEC), ("SIGTERM", SWALLOWED), ("SIGHUP", IN_A_CLASS_MADE)],
-                         ids=["ctrl-c-in-exec-code", "swallowed-by-an-import", "while-a-class-is-made"])
-def test_a_stop_signal_the_imports_meet_still_ends_in_one_line_and_128_plus_the_signal(tmp_path, name,
-                                                                                        what_the_signal_meets):
-    (tmp_path / "stopped_command.py").write_text(STOPPED_WHILE_IMPORTING.replace("{what_the_signal_meets}",
-                                                                                 what_the_signal_meets))
+@pytest.mark.parametrize(
+    "name,what_the_signal_meets",
+    [("SIGINT", IN_EXEC), ("SIGTERM", SWALLOWED), ("SIGHUP", IN_A_CLASS_MADE)],
+    ids=["ctrl-c-in-exec-code", "swallowed-by-an-import", "while-a-class-is-made"],
+)
+def test_a_stop_signal_the_imports_meet_still_ends_in_one_line_and_128_plus_the_signal(
+    tmp_path, name, what_the_signal_meets
+):
+    (tmp_path / "stopped_command.py").write_text(
+        STOPPED_WHILE_IMPORTING.replace("{what_the_signal_meets}", what_the_signal_meets)
+    )
     # run with -m, as `python -m ragbench` is: CPython's SIGINT exit above happens on that path, not a script's
-    done = subprocess.run([sys.executable, "-m", "stopped_command", str(tmp_path / "run")], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "stopped_command", str(tmp_path / "run")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     signum = getattr(signal, name)
     stopped = "interrupted" if name == "SIGINT" else f"stopped by {name}"
     assert (done.returncode, done.stderr.strip()) == (
-        128 + signum, f"ragbench: {stopped} while starting; nothing was written: run the command again")
+        128 + signum,
+        f"ragbench: {stopped} while starting; nothing was written: run the command again",
+    )
     assert not (tmp_path / "run").exists()

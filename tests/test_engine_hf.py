@@ -1,5 +1,6 @@
 """The `hf` engine: option and error handling without a model, then a few fast runs of the
 embedded SmolLM2-135M-Instruct (marked `model`, loaded once for the module)."""
+
 from __future__ import annotations
 
 import math
@@ -129,8 +130,7 @@ def test_greedy_answers_do_not_depend_on_batch_mates(engine):
 def test_chat_requests_use_the_chat_template_and_count_prompt_tokens(engine):
     request = chat("What is the capital of France?", max_tokens=8)
     ids = engine.encode(request)
-    rendered = engine.tokenizer.apply_chat_template(request.message_dicts(), tokenize=False,
-                                                    add_generation_prompt=True)
+    rendered = engine.tokenizer.apply_chat_template(request.message_dicts(), tokenize=False, add_generation_prompt=True)
     assert rendered.startswith("<|im_start|>system") and rendered.endswith("<|im_start|>assistant\n")
     assert ids == engine.tokenizer(rendered, add_special_tokens=False)["input_ids"]
     assert ids == chat_prompt_ids(engine.tokenizer, request.message_dicts())

@@ -1,6 +1,7 @@
 """The `hf` engine's tool calling: a tool request's tools reach the chat template's `tools=` (a tool call's
 arguments as the object they hold, as vLLM passes them), a template that never reads tools is refused rather than
 left to drop them (the embedded SmolLM2's), and the engine reads the calls with the parser its option names."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -13,12 +14,25 @@ from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
 from ragbench._engines.hf import HFEngine
 from ragbench._values.llm_calls import Request
 
-SEARCH = {"type": "function", "function": {"name": "search", "description": "Search.",
-                                           "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
-CALLED = [{"role": "user", "content": "Who wrote it?"},
-          {"role": "assistant", "content": None, "tool_calls": [
-              {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "author"}'}}]},
-          {"role": "tool", "tool_call_id": "c1", "content": "[1] Ann"}]
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search.",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    },
+}
+CALLED = [
+    {"role": "user", "content": "Who wrote it?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "author"}'}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "[1] Ann"},
+]
 # The tool parts of Qwen 2.5's template (hermes format), shortened: the tools in the system turn, each call in a
 # <tool_call> block with its arguments as JSON, each result in a <tool_response> block.
 HERMES_TEMPLATE = (
@@ -31,7 +45,8 @@ HERMES_TEMPLATE = (
     '{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}\n</tool_call>'
     "{%- endfor %}<|im_end|>\n"
     "{%- else %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}")
+    "{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}"
+)
 
 
 @pytest.fixture(scope="module")

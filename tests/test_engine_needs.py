@@ -2,6 +2,7 @@
 windows) is known before any engine starts: the engine loader starts vLLM for it (max_logprobs=-1), and
 the pre-flight reports what cannot be given (a smaller max_logprobs, a server's top-20 limit, a vocabulary
 without the tokens) before a model loads."""
+
 from __future__ import annotations
 
 import sys
@@ -22,8 +23,9 @@ from tiny_models import word_tokenizer
 
 def refused_before_loading(tmp_path, **config) -> list[str]:
     with pytest.raises(PreflightError) as caught:
-        preflight(RunConfig(tasks=["demo"], system="selfrag", output=str(tmp_path / "r"), **config),
-                  installed_registry())
+        preflight(
+            RunConfig(tasks=["demo"], system="selfrag", output=str(tmp_path / "r"), **config), installed_registry()
+        )
     return caught.value.problems
 
 
@@ -40,22 +42,32 @@ def test_a_max_logprobs_too_small_for_selfrag_is_reported_before_vllm_starts(tmp
     assert problems == [
         "--model vllm:/models/selfrag: --model-arg max_logprobs=5000: selfrag on demo reads log-probs of named tokens "
         "within vLLM's top-32016 dicts: give max_logprobs >= 32016 or -1, or leave it out (-1 is then set), or pass "
-        "--system-arg logprob_window=exact"]
+        "--system-arg logprob_window=exact"
+    ]
     assert FakeLLM.instances == []
 
 
 @pytest.mark.usefixtures("fake_vllm")
 def test_exact_windows_need_no_setting_on_a_vllm_with_logprob_token_ids(tmp_path):
-    config = RunConfig(tasks=["demo"], system="selfrag", model="vllm:/models/selfrag", system_args={
-        "logprob_window": "exact"}, model_args={"max_logprobs": 5}, output=str(tmp_path / "r"))
+    config = RunConfig(
+        tasks=["demo"],
+        system="selfrag",
+        model="vllm:/models/selfrag",
+        system_args={"logprob_window": "exact"},
+        model_args={"max_logprobs": 5},
+        output=str(tmp_path / "r"),
+    )
     preflight(config, installed_registry())  # FakeSamplingParams takes any keyword: logprob_token_ids included
 
 
 def test_an_openai_server_cannot_give_upstreams_windows_and_says_so_before_the_run(tmp_path):
-    problems = refused_before_loading(tmp_path, model="openai:selfrag", model_args={"base_url": "http://127.0.0.1:9/v1"})
-    assert ("--model openai:selfrag: selfrag on demo reads log-probs of named tokens within top-32016 dicts, but "
-            "OpenAI-compatible servers return at most the top 20 per position; pass --system-arg logprob_window=exact"
-            ) in problems
+    problems = refused_before_loading(
+        tmp_path, model="openai:selfrag", model_args={"base_url": "http://127.0.0.1:9/v1"}
+    )
+    assert (
+        "--model openai:selfrag: selfrag on demo reads log-probs of named tokens within top-32016 dicts, but "
+        "OpenAI-compatible servers return at most the top 20 per position; pass --system-arg logprob_window=exact"
+    ) in problems
 
 
 @pytest.mark.parametrize("engine", ["hf", "vllm"])
@@ -64,17 +76,19 @@ def test_a_vocabulary_without_the_reflection_tokens_is_reported_from_the_tokeniz
         request.getfixturevalue("fake_vllm")
     folder = tmp_path / "plain-model"
     word_tokenizer(folder, eos_suffix=False)  # a tokenizer, and no weights at all: nothing could load
-    problems = refused_before_loading(tmp_path, model=f"{engine}:{folder}",
-                                      system_args={"logprob_window": "exact"})
-    assert problems == [f"--model {engine}:{folder}: selfrag on demo reads log-probs of [Retrieval], [No Retrieval], "
-                        "[Irrelevant], [Relevant], [Fully supported], [Partially supported], [No support / "
-                        "Contradictory], [Utility:1], [Utility:2], [Utility:3], [Utility:4], [Utility:5], which are "
-                        f"not single entries of {folder}'s vocabulary; use a Self-RAG checkpoint such as "
-                        "selfrag/selfrag_llama2_7b"]
+    problems = refused_before_loading(tmp_path, model=f"{engine}:{folder}", system_args={"logprob_window": "exact"})
+    assert problems == [
+        f"--model {engine}:{folder}: selfrag on demo reads log-probs of [Retrieval], [No Retrieval], "
+        "[Irrelevant], [Relevant], [Fully supported], [Partially supported], [No support / "
+        "Contradictory], [Utility:1], [Utility:2], [Utility:3], [Utility:4], [Utility:5], which are "
+        f"not single entries of {folder}'s vocabulary; use a Self-RAG checkpoint such as "
+        "selfrag/selfrag_llama2_7b"
+    ]
 
 
 def test_without_vllm_installed_the_needs_are_one_line_saying_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` raises ImportError
     assert refused_before_loading(tmp_path, model="vllm:/models/selfrag") == [
         "--model vllm:/models/selfrag: the vllm engine needs vLLM (import of vllm halted; None in sys.modules); "
-        "run `pip install ragbench[vllm]`"]
+        "run `pip install ragbench[vllm]`"
+    ]

@@ -1,4 +1,5 @@
 """The `openai` engine against a real, scriptable OpenAI-compatible HTTP server on 127.0.0.1."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,17 +27,35 @@ KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"
 FAST = dict(backoff_base=0.001, backoff_max=0.01, timeout=2)
 
-CHAT_LOGPROBS = {"content": [
-    {"token": "Par", "logprob": -0.25, "bytes": [80, 97, 114],
-     "top_logprobs": [{"token": "Par", "logprob": -0.25, "bytes": [80, 97, 114]},
-                      {"token": "Lon", "logprob": -1.75, "bytes": [76, 111, 110]}]},
-    {"token": "is", "logprob": -0.5, "bytes": [105, 115],
-     "top_logprobs": [{"token": "is", "logprob": -0.5, "bytes": [105, 115]},
-                      {"token": "ma", "logprob": -2.0, "bytes": [109, 97]}]},
-], "refusal": None}
-COMPLETION_LOGPROBS = {"tokens": [" Paris", "."], "token_logprobs": [-0.125, -0.5],
-                       "top_logprobs": [{" Paris": -0.125, " London": -2.5}, {".": -0.5, "!": -1.5}],
-                       "text_offset": [0, 6]}
+CHAT_LOGPROBS = {
+    "content": [
+        {
+            "token": "Par",
+            "logprob": -0.25,
+            "bytes": [80, 97, 114],
+            "top_logprobs": [
+                {"token": "Par", "logprob": -0.25, "bytes": [80, 97, 114]},
+                {"token": "Lon", "logprob": -1.75, "bytes": [76, 111, 110]},
+            ],
+        },
+        {
+            "token": "is",
+            "logprob": -0.5,
+            "bytes": [105, 115],
+            "top_logprobs": [
+                {"token": "is", "logprob": -0.5, "bytes": [105, 115]},
+                {"token": "ma", "logprob": -2.0, "bytes": [109, 97]},
+            ],
+        },
+    ],
+    "refusal": None,
+}
+COMPLETION_LOGPROBS = {
+    "tokens": [" Paris", "."],
+    "token_logprobs": [-0.125, -0.5],
+    "top_logprobs": [{" Paris": -0.125, " London": -2.5}, {".": -0.5, "!": -1.5}],
+    "text_offset": [0, 6],
+}
 
 
 Reply = Callable[[dict[str, Any]], str]  # a request body -> the completion's text
@@ -45,20 +64,42 @@ Reply = Callable[[dict[str, Any]], str]  # a request body -> the completion's te
 def chat_payload(body: dict[str, Any], reply: Reply | None = None) -> dict[str, Any]:
     last = body["messages"][-1]["content"]
     n = body.get("n", 1)
-    choices = [{"index": i, "message": {"role": "assistant", "content": reply(body) if reply else f"echo{i}: {last}"},
-                "logprobs": CHAT_LOGPROBS if body.get("logprobs") else None, "finish_reason": "stop"}
-               for i in range(n)]
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": body["model"],
-            "choices": choices[::-1],  # servers may list choices in any order; `index` is the truth
-            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
+    choices = [
+        {
+            "index": i,
+            "message": {"role": "assistant", "content": reply(body) if reply else f"echo{i}: {last}"},
+            "logprobs": CHAT_LOGPROBS if body.get("logprobs") else None,
+            "finish_reason": "stop",
+        }
+        for i in range(n)
+    ]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": body["model"],
+        "choices": choices[::-1],  # servers may list choices in any order; `index` is the truth
+        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+    }
 
 
 def completion_payload(body: dict[str, Any], reply: Reply | None = None) -> dict[str, Any]:
     text = reply(body) if reply else f" after {body['prompt']}"
-    return {"id": "cmpl-1", "object": "text_completion", "created": 1700000000, "model": body["model"],
-            "choices": [{"index": 0, "text": text, "finish_reason": "length",
-                         "logprobs": COMPLETION_LOGPROBS if body.get("logprobs") is not None else None}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}}
+    return {
+        "id": "cmpl-1",
+        "object": "text_completion",
+        "created": 1700000000,
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "text": text,
+                "finish_reason": "length",
+                "logprobs": COMPLETION_LOGPROBS if body.get("logprobs") is not None else None,
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+    }
 
 
 class FakeServer:
@@ -110,8 +151,14 @@ class _Handler(BaseHTTPRequestHandler):
         fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         with fake.lock:
-            fake.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                  "body": body, "time": time.monotonic()})
+            fake.requests.append(
+                {
+                    "path": self.path,
+                    "authorization": self.headers.get("Authorization"),
+                    "body": body,
+                    "time": time.monotonic(),
+                }
+            )
             action = fake.script.pop(0) if fake.script else {}
             fake.active += 1
             fake.max_active = max(fake.max_active, fake.active)
@@ -123,7 +170,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if urlsplit(self.path).path.endswith("/v1/models"):
-            self.send(200, {"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "me"}]}, {})
+            self.send(
+                200, {"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "me"}]}, {}
+            )
         else:
             self.send(404, {"error": {"message": "not found"}}, {})
 
@@ -183,20 +232,26 @@ def generate(engine: OpenAIEngine, request: Request) -> Response:
             return await engine.agenerate_one(request)
         finally:
             await engine.aclose()
+
     return asyncio.run(go())
 
 
 def chat(text: str = "Capital of France?", **sampling: Any) -> Request:
-    return Request.chat([{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}],
-                        Sampling.make(**sampling))
+    return Request.chat(
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}], Sampling.make(**sampling)
+    )
 
 
 def error(status: int, message: str, **headers: str) -> dict[str, Any]:
-    return {"status": status, "headers": headers,
-            "body": {"error": {"message": message, "type": "test_error", "code": None}}}
+    return {
+        "status": status,
+        "headers": headers,
+        "body": {"error": {"message": message, "type": "test_error", "code": None}},
+    }
 
 
 # -- request mapping ------------------------------------------------------------------------
+
 
 def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
     monkeypatch.setenv(KEY_ENV, SECRET)
@@ -208,8 +263,14 @@ def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
     assert got["body"] == {
         "model": "my-model",
         "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital of France?"}],
-        "max_tokens": 7, "temperature": 0.5, "top_p": 0.9, "n": 1, "stop": ["\n", "###"], "seed": 3,
-        "logprobs": True, "top_logprobs": 2,
+        "max_tokens": 7,
+        "temperature": 0.5,
+        "top_p": 0.9,
+        "n": 1,
+        "stop": ["\n", "###"],
+        "seed": 3,
+        "logprobs": True,
+        "top_logprobs": 2,
     }
 
 
@@ -274,6 +335,7 @@ def test_default_base_url_is_openai():
 
 # -- response parsing -----------------------------------------------------------------------
 
+
 def test_chat_response_texts_usage_and_logprobs_are_parsed(server):
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
     response = generate(engine, chat("x", n=2, logprobs=2))
@@ -298,6 +360,7 @@ def test_logprobs_are_none_when_not_asked(server):
 
 
 # -- retries --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("status", [429, 503])
 def test_retry_after_header_is_honoured(server, status):
@@ -358,8 +421,17 @@ def test_dropped_connection_is_retried(server, failure):
     assert len(server.requests) == 3
 
 
-@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b'{"choices": []}', b'{"object": "error"}',
-                                  b"[1, 2]", b'{"choices": [{"index": 0}]}', b'{"choices": [{"index": 0, "message": 3}]}'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html>502 Bad Gateway</html>",
+        b'{"choices": []}',
+        b'{"object": "error"}',
+        b"[1, 2]",
+        b'{"choices": [{"index": 0}]}',
+        b'{"choices": [{"index": 0, "message": 3}]}',
+    ],
+)
 @pytest.mark.parametrize("content_type", ["application/json", "text/html"])
 def test_a_200_whose_body_is_not_a_completion_is_retried(server, body, content_type):
     server.then({"status": 200, "body": body, "headers": {"Content-Type": content_type}})
@@ -457,8 +529,15 @@ def test_a_request_the_server_refuses_is_a_request_fault(server, status):
         generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat())
 
 
-@pytest.mark.parametrize("script", [[error(500, "boom")] * 3, [error(404, "no such route")],
-                                    [{"hang": 5}] * 3, [{"status": 200, "body": b"<html>x</html>"}] * 3])
+@pytest.mark.parametrize(
+    "script",
+    [
+        [error(500, "boom")] * 3,
+        [error(404, "no such route")],
+        [{"hang": 5}] * 3,
+        [{"status": 200, "body": b"<html>x</html>"}] * 3,
+    ],
+)
 def test_a_server_at_fault_is_not_a_request_fault(server, script):
     server.then(*script)
     engine = OpenAIEngine("m", base_url=server.base_url, max_retries=2, **FAST | {"timeout": 0.2})
@@ -476,19 +555,30 @@ def test_exhausted_retries_report_status_body_and_attempts(server):
 
 # -- secrets --------------------------------------------------------------------------------
 
+
 def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv(KEY_ENV, SECRET)
     # A careless server echoes the key back: in an unreadable 200 and a 500, both retried, and in the final 401.
-    server.then({"status": 200, "body": f"<html>proxy saw {SECRET}</html>".encode()},
-                error(500, f"upstream rejected {SECRET}"), error(401, f"Incorrect API key provided: {SECRET}"))
+    server.then(
+        {"status": 200, "body": f"<html>proxy saw {SECRET}</html>".encode()},
+        error(500, f"upstream rejected {SECRET}"),
+        error(401, f"Incorrect API key provided: {SECRET}"),
+    )
     engine = OpenAIEngine("m", base_url=server.base_url, api_key_env=KEY_ENV, **FAST)
     with pytest.raises(EngineError) as caught:
         generate(engine, chat())
     assert server.requests[0]["authorization"] == f"Bearer {SECRET}"  # the key was used...
     assert "HTTP 401" in str(caught.value)
-    for text in (str(caught.value), repr(caught.value), repr(engine), engine.engine_id,
-                 json.dumps(engine.options), str(vars(engine)), caplog.text):
+    for text in (
+        str(caught.value),
+        repr(caught.value),
+        repr(engine),
+        engine.engine_id,
+        json.dumps(engine.options),
+        str(vars(engine)),
+        caplog.text,
+    ):
         assert SECRET not in text  # ...and shown nowhere
     assert "proxy saw ***" in caplog.text and "retry 1/" in caplog.text  # ragbench's retry, logged redacted
     assert "retry 1 of" in caplog.text  # and the SDK's
@@ -514,6 +604,7 @@ def test_credentials_in_the_base_url_stay_out_of_the_engine_id():
 
 
 # -- concurrency and event loops --------------------------------------------------------------
+
 
 def test_concurrency_never_exceeds_the_cap_through_the_scheduler(server):
     server.delay = 0.05
@@ -569,6 +660,7 @@ def test_registry_builds_the_engine_from_a_model_string(server):
 
 
 # -- probe (the evaluator's pre-flight) ---------------------------------------------------------
+
 
 def test_probe_is_silent_for_a_live_server_and_names_a_missing_prefix(server):
     assert asyncio.run(probe(server.base_url)) is None

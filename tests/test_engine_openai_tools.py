@@ -2,6 +2,7 @@
 go out in the chat body, tool turns go back in the OpenAI form, the server's tool calls come back with their
 argument text as sent (arguments that are not JSON kept and counted), and a malformed call is that call's
 EngineError, counted by the scheduler, not a crash."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,21 +16,47 @@ from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import EngineError, Request
 from test_engine_openai import FAST, FakeServer, generate
 
-SEARCH = {"type": "function", "function": {"name": "search", "description": "Search.",
-                                           "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+    },
+}
 ASKED = [{"role": "user", "content": "Who wrote it?"}]
-CALLED = ASKED + [{"role": "assistant", "content": None, "tool_calls": [
-    {"id": "call_0", "type": "function", "function": {"name": "search", "arguments": '{"query":"author"}'}}]},
-    {"role": "tool", "tool_call_id": "call_0", "content": "[1] Ann"}]
+CALLED = ASKED + [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_0", "type": "function", "function": {"name": "search", "arguments": '{"query":"author"}'}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_0", "content": "[1] Ann"},
+]
 
 
 def tool_reply(calls: Any) -> dict[str, Any]:
     """A chat completion whose one choice calls `calls` (the message's tool_calls as a server sends them)."""
-    return {"status": 200, "body": {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1700000000, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None,
-                     "message": {"role": "assistant", "content": None, "tool_calls": calls}}],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}}
+    return {
+        "status": 200,
+        "body": {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                }
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+        },
+    }
 
 
 def call(id: str, arguments: str, name: Any = "search") -> dict[str, Any]:
@@ -66,13 +93,22 @@ def test_the_servers_tool_calls_come_back_with_their_text_and_malformed_argument
     response = generate(engine(server), Request.chat(ASKED, tools=[SEARCH], tool_choice="auto"))
     assert response.finish_reason == "tool_calls" and response.text == ""
     assert [(c.id, c.name, c.raw_arguments) for c in response.tool_calls] == [
-        ("call_1", "search", '{"query": "Ann\\u00e9"}'), ("call_2", "search", '{"query": ')]
+        ("call_1", "search", '{"query": "Ann\\u00e9"}'),
+        ("call_2", "search", '{"query": '),
+    ]
     assert response.tool_calls[0].arguments == {"query": "Anné"}
     assert response.tool_calls[1].arguments is None and response.malformed_tool_calls == 1
 
 
-@pytest.mark.parametrize("calls", [[call("call_1", '{}', name=None)], [{"id": "c", "type": "function"}],
-                                   [call("call_1", {"query": "x"})], "not a list"])
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [call("call_1", "{}", name=None)],
+        [{"id": "c", "type": "function"}],
+        [call("call_1", {"query": "x"})],
+        "not a list",
+    ],
+)
 def test_a_malformed_tool_call_is_that_calls_counted_engine_error(server, calls):
     server.then(tool_reply(calls))
     scheduler = Scheduler()

@@ -3,6 +3,7 @@
 47 minutes later). The engine here starts processes the ways vLLM does: one forked from the run (its
 default on CPU) and one started with exec (spawn), each with a grandchild of each kind; and nothing
 that is not the run's is touched."""
+
 from __future__ import annotations
 
 import os
@@ -19,13 +20,15 @@ from process_tree import HAVE_PROC, processes
 from ragbench._engines.base import Engine
 from ragbench._run.reaper import MARKER_ENV, reap
 
-pytestmark = pytest.mark.skipif(not HAVE_PROC or not hasattr(os, "pidfd_open"),
-                                reason="reads processes from /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not HAVE_PROC or not hasattr(os, "pidfd_open"), reason="reads processes from /proc (Linux)"
+)
 TESTS = Path(__file__).resolve().parent
 SLEEPER = "import sys, time\nopen(sys.argv[1] + '/' + str(__import__('os').getpid()), 'w').close()\ntime.sleep(10**6)"
 # an exec'd process that forks a grandchild (as EngineCore starts its workers), both sleeping
-WITH_FORKED_CHILD = ("import os, sys, time\nos.fork()\nopen(sys.argv[1] + '/' + str(os.getpid()), 'w').close()\n"
-                     "time.sleep(10**6)")
+WITH_FORKED_CHILD = (
+    "import os, sys, time\nos.fork()\nopen(sys.argv[1] + '/' + str(os.getpid()), 'w').close()\ntime.sleep(10**6)"
+)
 
 
 def _sleep_forever(pids: str) -> None:
@@ -112,8 +115,12 @@ def test_a_run_killed_with_sigkill_leaves_none_of_its_engines_processes(tmp_path
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     env.pop(MARKER_ENV, None)
     with (tmp_path / "stderr.txt").open("w") as errors:
-        run = subprocess.Popen([sys.executable, "-c", RUN, str(pids), str(tmp_path / "run")], env=env,
-                               stdout=subprocess.DEVNULL, stderr=errors)
+        run = subprocess.Popen(
+            [sys.executable, "-c", RUN, str(pids), str(tmp_path / "run")],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
     seen: dict[int, str] = {}
     try:
         assert wait_for(lambda: len(os.listdir(pids)) == 5 or run.poll() is not None, 120), "the engine never started"
@@ -144,8 +151,11 @@ def test_the_reaper_ends_the_marked_processes_and_their_descendants_only(tmp_pat
     try:
         for name, value in (("marked", token), ("other", token + "0")):  # another run's token
             folders[name].mkdir()
-            started.append(subprocess.Popen([sys.executable, "-c", WITH_FORKED_CHILD, str(folders[name])],
-                                            env={**os.environ, MARKER_ENV: value}))
+            started.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", WITH_FORKED_CHILD, str(folders[name])], env={**os.environ, MARKER_ENV: value}
+                )
+            )
         assert wait_for(lambda: all(len(os.listdir(folder)) == 2 for folder in folders.values()), 60)
         marked, other = pids_in(folders["marked"]), pids_in(folders["other"])
         assert reap(token, inode=0) == 2  # the marked process and its child, which carries the mark too

@@ -1,5 +1,6 @@
 """The `vllm` engine against a fake `vllm` module (vLLM itself is not installed in CI), and the
 conversion of the embedded GGUF into the safetensors folder vLLM loads."""
+
 from __future__ import annotations
 
 import json
@@ -103,12 +104,23 @@ def default_answer(prompt: Any, params: FakeSamplingParams) -> RequestOutput:
         token_ids = [ord(c) for c in text]
         logprobs = cumulative = None
         if named_ids:
-            logprobs = [{tid: Logprob(-0.5, 1, chr(tid)),
-                         **{nid: Logprob(named_value(pos, nid), rank + 1, None) for rank, nid in enumerate(named_ids)}}
-                        for pos, tid in enumerate(token_ids)]
+            logprobs = [
+                {
+                    tid: Logprob(-0.5, 1, chr(tid)),
+                    **{nid: Logprob(named_value(pos, nid), rank + 1, None) for rank, nid in enumerate(named_ids)},
+                }
+                for pos, tid in enumerate(token_ids)
+            ]
         elif params.logprobs == -1:
-            logprobs = [{i: Logprob(named_value(pos, i) if i in NAMED_PIECES else -0.5 if i == tid else -20.0 - i % 7,
-                                    None, None) for i in range(VOCABULARY)} for pos, tid in enumerate(token_ids)]
+            logprobs = [
+                {
+                    i: Logprob(
+                        named_value(pos, i) if i in NAMED_PIECES else -0.5 if i == tid else -20.0 - i % 7, None, None
+                    )
+                    for i in range(VOCABULARY)
+                }
+                for pos, tid in enumerate(token_ids)
+            ]
         elif params.logprobs is not None:
             logprobs = []
             for tid in token_ids:
@@ -148,10 +160,14 @@ class FakeLLMEngine:
     def step(self) -> list[RequestOutput]:
         if self.added:
             loras = [lora for *_, lora in self.added]
-            self.llm.calls.append({"prompts": [prompt for _, prompt, _, _ in self.added],
-                                   "params": [params for _, _, params, _ in self.added],
-                                   "lora_request": loras if any(lora is not None for lora in loras) else None,
-                                   "use_tqdm": False})
+            self.llm.calls.append(
+                {
+                    "prompts": [prompt for _, prompt, _, _ in self.added],
+                    "params": [params for _, _, params, _ in self.added],
+                    "lora_request": loras if any(lora is not None for lora in loras) else None,
+                    "use_tqdm": False,
+                }
+            )
             self.running, self.added = self.running + self.added, []
         request_id, prompt, params, _ = self.running.pop(0)
         output = type(self.llm).answer(prompt, params)
@@ -176,8 +192,14 @@ class FakeLLM:
         return FakeTokenizer()
 
     def generate(self, prompts, sampling_params=None, *, use_tqdm=True, lora_request=None):
-        self.calls.append({"prompts": list(prompts), "params": list(sampling_params),
-                           "lora_request": lora_request, "use_tqdm": use_tqdm})
+        self.calls.append(
+            {
+                "prompts": list(prompts),
+                "params": list(sampling_params),
+                "lora_request": lora_request,
+                "use_tqdm": use_tqdm,
+            }
+        )
         for prompt in prompts:
             if prompt == "too long":
                 raise ValueError("prompt is longer than max_model_len")
@@ -217,13 +239,27 @@ def test_missing_vllm_is_a_config_error_with_the_install_command(monkeypatch):
 
 
 def test_options_go_to_llm_and_output_changing_ones_to_the_engine_id(fake_vllm):
-    engine = VLLMEngine("/models/llama", tensor_parallel_size="2", dtype="bfloat16", max_model_len=4096,
-                        gpu_memory_utilization="0.5", enable_lora="true", max_lora_rank=16, max_logprobs=10)
+    engine = VLLMEngine(
+        "/models/llama",
+        tensor_parallel_size="2",
+        dtype="bfloat16",
+        max_model_len=4096,
+        gpu_memory_utilization="0.5",
+        enable_lora="true",
+        max_lora_rank=16,
+        max_logprobs=10,
+    )
     llm = FakeLLM.instances[-1]
     assert llm.model == "/models/llama"
-    assert llm.kwargs == {"tensor_parallel_size": 2, "dtype": "bfloat16", "max_model_len": 4096,
-                          "gpu_memory_utilization": 0.5, "enable_lora": True, "max_lora_rank": 16,
-                          "max_logprobs": 10}
+    assert llm.kwargs == {
+        "tensor_parallel_size": 2,
+        "dtype": "bfloat16",
+        "max_model_len": 4096,
+        "gpu_memory_utilization": 0.5,
+        "enable_lora": True,
+        "max_lora_rank": 16,
+        "max_logprobs": 10,
+    }
     assert engine.engine_id == "vllm:/models/llama;dtype=bfloat16;max_model_len=4096"
     assert engine.max_batch_size >= 256 and not engine.concurrent
     assert VLLMEngine("/models/llama").engine_id == "vllm:/models/llama;dtype=auto"
@@ -255,8 +291,19 @@ def test_embedded_model_loads_the_converted_folder(fake_vllm, monkeypatch, tmp_p
 def test_sampling_maps_onto_sampling_params_and_one_generate_call(fake_vllm):
     engine = VLLMEngine("/m")
     requests = [
-        Request(prompt="abc", sampling=Sampling(max_tokens=7, temperature=0.7, top_p=0.9, stop=("x", "y"),
-                                                seed=3, n=2, logprobs=4, skip_special_tokens=False)),
+        Request(
+            prompt="abc",
+            sampling=Sampling(
+                max_tokens=7,
+                temperature=0.7,
+                top_p=0.9,
+                stop=("x", "y"),
+                seed=3,
+                n=2,
+                logprobs=4,
+                skip_special_tokens=False,
+            ),
+        ),
         chat("hi", max_tokens=50),
     ]
     out = engine.generate(requests)
@@ -264,11 +311,26 @@ def test_sampling_maps_onto_sampling_params_and_one_generate_call(fake_vllm):
     assert len(llm.calls) == 1
     call = llm.calls[0]
     assert call["use_tqdm"] is False and call["lora_request"] is None
-    assert call["params"][0].kwargs == {"n": 2, "temperature": 0.7, "top_p": 0.9, "max_tokens": 7,
-                                        "stop": ["x", "y"], "seed": 3, "logprobs": 4,
-                                        "skip_special_tokens": False}
-    assert call["params"][1].kwargs == {"n": 1, "temperature": 0.0, "top_p": 1.0, "max_tokens": 50, "stop": [],
-                                        "seed": None, "logprobs": None, "skip_special_tokens": True}
+    assert call["params"][0].kwargs == {
+        "n": 2,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "max_tokens": 7,
+        "stop": ["x", "y"],
+        "seed": 3,
+        "logprobs": 4,
+        "skip_special_tokens": False,
+    }
+    assert call["params"][1].kwargs == {
+        "n": 1,
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_tokens": 50,
+        "stop": [],
+        "seed": None,
+        "logprobs": None,
+        "skip_special_tokens": True,
+    }
     # a prompt goes as text, a chat as the token ids of its rendered chat template
     assert call["prompts"][0] == "abc"
     assert call["prompts"][1] == {"prompt_token_ids": [ord(c) for c in "<user>hi<assistant>"]}
@@ -280,8 +342,12 @@ def test_sampling_maps_onto_sampling_params_and_one_generate_call(fake_vllm):
 
 def test_length_finish_reason_and_stop_strings_are_kept(fake_vllm):
     engine = VLLMEngine("/m")
-    out = engine.generate([Request(prompt="abcdef", sampling=Sampling(max_tokens=3)),
-                           Request(prompt="abcdef", sampling=Sampling(max_tokens=10, stop=("c",)))])
+    out = engine.generate(
+        [
+            Request(prompt="abcdef", sampling=Sampling(max_tokens=3)),
+            Request(prompt="abcdef", sampling=Sampling(max_tokens=10, stop=("c",))),
+        ]
+    )
     assert out[0].text == "fed" and out[0].finish_reason == "length" and out[0].completion_tokens == 3
     assert out[1].text == "fed"  # vLLM cuts at the stop string already; apply_stop is a no-op then
 
@@ -339,7 +405,10 @@ def test_named_tokens_become_logprob_token_ids_and_come_back_by_name(fake_vllm):
     assert params["logprob_token_ids"] == [5001, 5002] and params["logprobs"] is None
     assert_named(out.logprobs)
     assert [(p.token, p.token_id, p.logprob, p.top) for p in out.logprobs] == [
-        ("c", ord("c"), -0.5, {}), ("b", ord("b"), -0.5, {}), ("a", ord("a"), -0.5, {})]
+        ("c", ord("c"), -0.5, {}),
+        ("b", ord("b"), -0.5, {}),
+        ("a", ord("a"), -0.5, {}),
+    ]
     assert out.cumulative_logprob == -1.5  # vLLM's own
 
 
@@ -353,18 +422,39 @@ def test_named_tokens_with_top_k_read_the_whole_vocabulary_and_keep_what_was_ask
 
 
 def test_whole_vocabulary_requests_need_max_logprobs_minus_one_and_fail_alone(fake_vllm):
-    out = VLLMEngine("/m").generate([Request(prompt="ab", sampling=Sampling(logprobs=2, logprob_tokens=NAMES)),
-                                     Request(prompt="ab", sampling=Sampling(logprob_tokens=NAMES))])
+    out = VLLMEngine("/m").generate(
+        [
+            Request(prompt="ab", sampling=Sampling(logprobs=2, logprob_tokens=NAMES)),
+            Request(prompt="ab", sampling=Sampling(logprob_tokens=NAMES)),
+        ]
+    )
     assert isinstance(out[0], EngineError) and "max_logprobs=-1" in str(out[0]) and "\n" not in str(out[0])
     assert isinstance(out[1], Response) and out[1].logprobs[0].named
 
 
 def test_a_vllm_without_logprob_token_ids_reads_named_tokens_from_the_whole_vocabulary(fake_vllm):
     class OldSamplingParams(FakeSamplingParams):
-        def __init__(self, n=1, temperature=1.0, top_p=1.0, max_tokens=16, stop=None, seed=None, logprobs=None,
-                     skip_special_tokens=True):
-            super().__init__(n=n, temperature=temperature, top_p=top_p, max_tokens=max_tokens, stop=stop,
-                             seed=seed, logprobs=logprobs, skip_special_tokens=skip_special_tokens)
+        def __init__(
+            self,
+            n=1,
+            temperature=1.0,
+            top_p=1.0,
+            max_tokens=16,
+            stop=None,
+            seed=None,
+            logprobs=None,
+            skip_special_tokens=True,
+        ):
+            super().__init__(
+                n=n,
+                temperature=temperature,
+                top_p=top_p,
+                max_tokens=max_tokens,
+                stop=stop,
+                seed=seed,
+                logprobs=logprobs,
+                skip_special_tokens=skip_special_tokens,
+            )
 
     fake_vllm.SamplingParams = OldSamplingParams
     engine = VLLMEngine("/m", max_logprobs=-1)
@@ -377,8 +467,12 @@ def test_a_vllm_without_logprob_token_ids_reads_named_tokens_from_the_whole_voca
 def test_a_name_outside_the_vocabulary_fails_its_request_naming_it(fake_vllm):
     engine = VLLMEngine("/m")
     assert engine.missing_tokens(("[Relevant]", "[Utility:5]", "x")) == ["[Utility:5]"]
-    out = engine.generate([Request(prompt="ab", sampling=Sampling(logprob_tokens=("[Utility:5]",))),
-                           Request(prompt="ab", sampling=Sampling())])
+    out = engine.generate(
+        [
+            Request(prompt="ab", sampling=Sampling(logprob_tokens=("[Utility:5]",))),
+            Request(prompt="ab", sampling=Sampling()),
+        ]
+    )
     assert isinstance(out[0], EngineError) and "[Utility:5]" in str(out[0])
     assert isinstance(out[1], Response) and out[1].logprobs is None and out[1].cumulative_logprob is None
 
@@ -394,16 +488,20 @@ def test_lora_requests_get_stable_ids_per_adapter(fake_vllm):
     engine.generate(requests)
     engine.generate([Request(prompt="e", sampling=Sampling(lora="/adapters/math/"))])
     first, second = FakeLLM.instances[-1].calls
-    assert first["lora_request"] == [FakeLoRARequest("sql", 1, "/adapters/sql"), None,
-                                     FakeLoRARequest("math", 2, "/adapters/math/"),
-                                     FakeLoRARequest("sql", 1, "/adapters/sql")]
+    assert first["lora_request"] == [
+        FakeLoRARequest("sql", 1, "/adapters/sql"),
+        None,
+        FakeLoRARequest("math", 2, "/adapters/math/"),
+        FakeLoRARequest("sql", 1, "/adapters/sql"),
+    ]
     assert second["lora_request"] == [FakeLoRARequest("math", 2, "/adapters/math/")]
 
 
 def test_lora_without_enable_lora_fails_that_request_only(fake_vllm):
     engine = VLLMEngine("/m")
-    out = engine.generate([Request(prompt="a", sampling=Sampling(lora="/adapters/sql")),
-                           Request(prompt="b", sampling=Sampling())])
+    out = engine.generate(
+        [Request(prompt="a", sampling=Sampling(lora="/adapters/sql")), Request(prompt="b", sampling=Sampling())]
+    )
     assert isinstance(out[0], RequestError) and "enable_lora" in str(out[0])
     assert isinstance(out[1], Response) and out[1].text == "b"
 
@@ -420,17 +518,24 @@ def test_a_request_vllm_refuses_fails_alone(fake_vllm):
 
 
 def test_abort_is_an_engine_error(fake_vllm, monkeypatch):
-    monkeypatch.setattr(FakeLLM, "answer", staticmethod(
-        lambda prompt, params: RequestOutput("p", [1], [CompletionOutput(0, "", [], None, "abort")])))
+    monkeypatch.setattr(
+        FakeLLM,
+        "answer",
+        staticmethod(lambda prompt, params: RequestOutput("p", [1], [CompletionOutput(0, "", [], None, "abort")])),
+    )
     out = VLLMEngine("/m").generate([Request(prompt="p")])
     assert isinstance(out[0], EngineError) and not isinstance(out[0], RequestError) and "abort" in str(out[0])
 
 
 def test_named_token_requests_never_share_a_vllm_batch_with_top_k_requests(fake_vllm):
     # vLLM 0.32 gives a whole batch logprob_token_ids rows once one request sets them
-    out = VLLMEngine("/m").generate([Request(prompt="ab", sampling=Sampling(logprobs=2)),
-                                     Request(prompt="cd", sampling=Sampling(logprob_tokens=NAMES)),
-                                     Request(prompt="ef", sampling=Sampling())])
+    out = VLLMEngine("/m").generate(
+        [
+            Request(prompt="ab", sampling=Sampling(logprobs=2)),
+            Request(prompt="cd", sampling=Sampling(logprob_tokens=NAMES)),
+            Request(prompt="ef", sampling=Sampling()),
+        ]
+    )
     calls = FakeLLM.instances[-1].calls
     assert [call["prompts"] for call in calls] == [["cd"], ["ab", "ef"]]
     assert [r.text for r in out] == ["ba", "dc", "fe"] and out[0].logprobs[0].top and out[1].logprobs[0].named
@@ -472,8 +577,9 @@ def test_the_async_engine_never_runs_named_token_and_top_k_requests_together(fak
     kinds = [Sampling(logprob_tokens=NAMES), Sampling(logprobs=2), Sampling()] * 4
 
     async def go():
-        return await asyncio.gather(*(engine.agenerate_one(Request(prompt=f"p{i}", sampling=s))
-                                      for i, s in enumerate(kinds)))
+        return await asyncio.gather(
+            *(engine.agenerate_one(Request(prompt=f"p{i}", sampling=s)) for i, s in enumerate(kinds))
+        )
 
     out = asyncio.run(go())
     assert [bool(r.logprobs and r.logprobs[0].named) for r in out] == [bool(s.logprob_tokens) for s in kinds]
@@ -508,12 +614,13 @@ def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypa
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
     assert getattr(model, "hf_quantizer", None) is None
-    text = tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
-                                         tokenize=False, add_generation_prompt=True)
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is the capital of France?"}], tokenize=False, add_generation_prompt=True
+    )
     ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")
     with torch.inference_mode():
         out = model.generate(**ids, max_new_tokens=8, do_sample=False)
-    assert "Paris" in tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
+    assert "Paris" in tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
 @pytest.mark.model
@@ -528,7 +635,9 @@ def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entr
     assert embedded.embedded_with_tokens(NAMES, cache_dir=tmp_path) == folder  # built once
     engine = HFEngine(str(folder))
     assert engine.missing_tokens(NAMES + ("[Utility:5]",)) == ["[Utility:5]"]
-    out = engine.generate([Request(prompt="Relevant or not?", sampling=Sampling(max_tokens=3, logprob_tokens=NAMES))])[0]
+    out = engine.generate([Request(prompt="Relevant or not?", sampling=Sampling(max_tokens=3, logprob_tokens=NAMES))])[
+        0
+    ]
     assert all(len(set(p.named.values())) == 2 and max(p.named.values()) < 0 for p in out.logprobs)
 
 
@@ -561,6 +670,7 @@ def test_a_lora_adapter_folder_saved_over_gets_no_old_answers_from_the_cache(fak
                 await scheduler.submit(engine, Request(prompt="question", sampling=Sampling(lora=str(adapter))))
             finally:
                 await scheduler.close()
+
         asyncio.run(one())
         return len(FakeLLM.instances[-1].calls)
 
@@ -577,13 +687,21 @@ def test_a_lora_adapter_folder_saved_over_gets_no_old_answers_from_the_cache(fak
 def window_answer(width: int):
     """vLLM's answer to a request for its top-`width` log-probs: at every position `width` entries by token
     id, [Relevant] among them at rank 2, [Irrelevant] outside."""
+
     def answer(prompt, params):
         ids = [ord(c) for c in prompt][: params.max_tokens]
-        logprobs = [{tid: Logprob(-0.5, 1, chr(tid)), NAMED["[Relevant]"]: Logprob(named_value(pos, 5001), 2, "[Relevant]"),
-                     **{10_000 + rank: Logprob(-2.0 - rank / width, rank, f"alt{rank}") for rank in range(3, width + 1)}}
-                    for pos, tid in enumerate(ids)]
-        return RequestOutput(prompt, ids, [CompletionOutput(0, prompt[: params.max_tokens], ids, logprobs, "length",
-                                                            -0.5 * len(ids))])
+        logprobs = [
+            {
+                tid: Logprob(-0.5, 1, chr(tid)),
+                NAMED["[Relevant]"]: Logprob(named_value(pos, 5001), 2, "[Relevant]"),
+                **{10_000 + rank: Logprob(-2.0 - rank / width, rank, f"alt{rank}") for rank in range(3, width + 1)},
+            }
+            for pos, tid in enumerate(ids)
+        ]
+        return RequestOutput(
+            prompt, ids, [CompletionOutput(0, prompt[: params.max_tokens], ids, logprobs, "length", -0.5 * len(ids))]
+        )
+
     return answer
 
 
@@ -601,11 +719,18 @@ def test_a_batch_holds_the_log_prob_window_of_one_request_at_a_time(fake_vllm, m
     width, positions, in_flight = 2_000, 6, 16
     monkeypatch.setattr(FakeLLM, "answer", staticmethod(window_answer(width)))
     engine = VLLMEngine("/m", max_logprobs=-1)
-    requests = [Request(prompt=f"q{i:02d}xyz", sampling=Sampling(max_tokens=positions, logprob_tokens=tuple(NAMED),
-                                                                  logprob_window=width)) for i in range(in_flight)]
+    requests = [
+        Request(
+            prompt=f"q{i:02d}xyz",
+            sampling=Sampling(max_tokens=positions, logprob_tokens=tuple(NAMED), logprob_window=width),
+        )
+        for i in range(in_flight)
+    ]
     tracemalloc.start()
     try:
-        raw, one_request = traced(lambda: window_answer(width)(requests[0].prompt, FakeSamplingParams(max_tokens=positions)))
+        raw, one_request = traced(
+            lambda: window_answer(width)(requests[0].prompt, FakeSamplingParams(max_tokens=positions))
+        )
         del raw
         tracemalloc.reset_peak()
         start = tracemalloc.get_traced_memory()[0]

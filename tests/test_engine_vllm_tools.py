@@ -2,6 +2,7 @@
 ChatCompletionRequest: tools reach the chat template, the model's calls are read by vLLM's parser of the
 option's name (its random call ids replaced by ids derived from the text), by ragbench's own when vLLM has no
 parser of the name, and a name neither has is a one-line ConfigError."""
+
 from __future__ import annotations
 
 import json
@@ -50,9 +51,17 @@ class FakeHermesParser:
     def extract_tool_calls(self, text: str, request: Any) -> Any:
         FakeHermesParser.seen.append(request)
         blocks = [json.loads(b) for b in re.findall(r"<tool_call>(.*?)</tool_call>", text, re.S)]
-        calls = [SimpleNamespace(id="chatcmpl-tool-0f3a", type="function", function=SimpleNamespace(
-            name=b["name"], arguments=json.dumps(b["arguments"], ensure_ascii=False))) for b in blocks]
-        return SimpleNamespace(tools_called=bool(calls), tool_calls=calls, content=text[:text.find("<tool_call>")] or None)
+        calls = [
+            SimpleNamespace(
+                id="chatcmpl-tool-0f3a",
+                type="function",
+                function=SimpleNamespace(name=b["name"], arguments=json.dumps(b["arguments"], ensure_ascii=False)),
+            )
+            for b in blocks
+        ]
+        return SimpleNamespace(
+            tools_called=bool(calls), tool_calls=calls, content=text[: text.find("<tool_call>")] or None
+        )
 
 
 class FakeToolParserManager:
@@ -91,10 +100,21 @@ def test_vllms_own_parser_reads_the_calls_of_a_tool_request(tool_vllm):
 
 
 def test_ragbenchs_parser_serves_a_name_vllm_lacks(tool_vllm, monkeypatch):
-    monkeypatch.setattr(FakeLLM, "answer", staticmethod(lambda prompt, params: RequestOutput(
-        None, prompt["prompt_token_ids"], [CompletionOutput(0, '{"name": "search", "parameters": {"query": "x"}}', [1])])))
+    monkeypatch.setattr(
+        FakeLLM,
+        "answer",
+        staticmethod(
+            lambda prompt, params: RequestOutput(
+                None,
+                prompt["prompt_token_ids"],
+                [CompletionOutput(0, '{"name": "search", "parameters": {"query": "x"}}', [1])],
+            )
+        ),
+    )
     called = VLLMEngine("m", tool_parser="llama3_json").generate([Request.chat(ASKED, tools=[SEARCH])])[0]
-    assert isinstance(called, Response) and called.tool_calls[0].arguments == {"query": "x"} and not FakeHermesParser.seen
+    assert (
+        isinstance(called, Response) and called.tool_calls[0].arguments == {"query": "x"} and not FakeHermesParser.seen
+    )
 
 
 def test_a_parser_no_one_has_is_a_config_error_and_no_parser_refuses_the_request(tool_vllm):

@@ -1,6 +1,7 @@
 """How many examples run at once: by default enough to fill the model engine's batch, so that a
 one-call-per-example system hands a GPU engine the batch size it found (an `hf` engine at
 `batch_size=auto` 256 got batches of 64 on an H100, 0.26-0.31x its tokens/s)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,14 +19,23 @@ from ragbench.api import Prediction, System
 
 
 def popqa(tmp_path, count: int):
-    rows = [{"question": f"Who is person {i}?", "answers": [f"answer{i}"], "id": i, "prop": "occupation", "ctxs": []}
-            for i in range(count)]
+    rows = [
+        {"question": f"Who is person {i}?", "answers": [f"answer{i}"], "id": i, "prop": "occupation", "ctxs": []}
+        for i in range(count)
+    ]
     return str(write_jsonl(tmp_path / "popqa.jsonl", rows))
 
 
 def test_a_closed_book_run_fills_the_engines_batch_by_default(tmp_path):
-    results = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:echo",
-                  model_args={"batch_size": 200}, data={"popqa": popqa(tmp_path, 200)}, bootstrap_iters=0)
+    results = run(
+        tmp_path,
+        tasks=["popqa"],
+        system="closed_book",
+        model="scripted:echo",
+        model_args={"batch_size": 200},
+        data={"popqa": popqa(tmp_path, 200)},
+        bootstrap_iters=0,
+    )
     assert results["counts"]["popqa"]["scored"] == 200
     assert results["cost"]["batches"] == 1  # 64 in flight made 4
 
@@ -48,17 +58,32 @@ def test_the_batch_waits_for_every_example_in_flight_to_ask(tmp_path):
     before (a fixed number of loop rounds or a time made 2-8 batches, by the machine's speed)."""
     registry = Registry.discover()
     registry.add_catalog({"systems": {"slow_to_ask": {"target": f"{__name__}:SlowToAsk"}}}, "tests")
-    config = RunConfig(tasks=["popqa"], system="slow_to_ask", model="scripted:echo", model_args={"batch_size": 64},
-                       data={"popqa": popqa(tmp_path, 64)}, output=str(tmp_path / "run"), progress=False,
-                       bootstrap_iters=0)
+    config = RunConfig(
+        tasks=["popqa"],
+        system="slow_to_ask",
+        model="scripted:echo",
+        model_args={"batch_size": 64},
+        data={"popqa": popqa(tmp_path, 64)},
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=0,
+    )
     results = Evaluator(config, registry=registry).run().results
     assert results["counts"]["popqa"]["scored"] == 64
     assert results["cost"]["batches"] == 1, results["cost"]
 
 
 def test_max_inflight_given_is_kept(tmp_path):
-    results = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:echo", max_inflight=10,
-                  model_args={"batch_size": 200}, data={"popqa": popqa(tmp_path, 100)}, bootstrap_iters=0)
+    results = run(
+        tmp_path,
+        tasks=["popqa"],
+        system="closed_book",
+        model="scripted:echo",
+        max_inflight=10,
+        model_args={"batch_size": 200},
+        data={"popqa": popqa(tmp_path, 100)},
+        bootstrap_iters=0,
+    )
     assert results["cost"]["batches"] >= 10
 
 
@@ -67,14 +92,17 @@ class Engine:
         self.max_batch_size, self.max_concurrency, self.concurrent = batch, concurrency, concurrent
 
 
-@pytest.mark.parametrize("engine, expected", [
-    (None, 64),  # no model engine (a rescore): 64
-    (Engine(16), 64),  # at least 64: a multi-call system keeps its engine busy with fewer examples
-    (Engine(256), 256),
-    (Engine(1024), 256),  # at most 256: every example in flight holds its data
-    (Engine(16, concurrency=128, concurrent=True), 128),  # an HTTP server: its concurrency
-    (Engine(16, concurrency=128), 64),  # concurrency of an engine that batches itself does not count
-])
+@pytest.mark.parametrize(
+    "engine, expected",
+    [
+        (None, 64),  # no model engine (a rescore): 64
+        (Engine(16), 64),  # at least 64: a multi-call system keeps its engine busy with fewer examples
+        (Engine(256), 256),
+        (Engine(1024), 256),  # at most 256: every example in flight holds its data
+        (Engine(16, concurrency=128, concurrent=True), 128),  # an HTTP server: its concurrency
+        (Engine(16, concurrency=128), 64),  # concurrency of an engine that batches itself does not count
+    ],
+)
 def test_the_default_follows_the_engine_between_64_and_256(engine, expected):
     assert examples_in_flight(None, engine) == expected
     assert examples_in_flight(7, engine) == 7

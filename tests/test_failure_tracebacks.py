@@ -1,6 +1,7 @@
 """A failed example keeps its traceback in its sample (`traceback`), and a metric that raised keeps its own
 (`score_tracebacks`); report.md shows the first one of each failure cause, and `--fail-fast` stops the run
 at the first failed example or metric with its traceback, leaving a run that `--resume` completes."""
+
 from __future__ import annotations
 
 import json
@@ -35,11 +36,18 @@ def lookup_answer(example) -> str:
 
 def run_failing_system(tmp_path, popqa_records) -> dict:
     registry = Registry.discover()
-    registry.add_catalog({"systems": {"key_error_system": {"target": "test_failure_tracebacks:KeyErrorSystem"}}},
-                         "tests")
+    registry.add_catalog(
+        {"systems": {"key_error_system": {"target": "test_failure_tracebacks:KeyErrorSystem"}}}, "tests"
+    )
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:4])
-    config = RunConfig(tasks=["popqa"], system="key_error_system", data={"popqa": str(data)},
-                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10)
+    config = RunConfig(
+        tasks=["popqa"],
+        system="key_error_system",
+        data={"popqa": str(data)},
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+    )
     return Evaluator(config, registry=registry).run().results
 
 
@@ -77,14 +85,27 @@ def test_a_long_traceback_keeps_its_end():
     assert len(text) <= TRACEBACK_CHARS + 4 and text.startswith("...\n") and text.endswith("ValueError: the bottom\n")
 
 
-def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resume_completes(tmp_path,
-                                                                                              popqa_records):
+def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resume_completes(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "person [1-5]", "response": "answer"}]), encoding="utf-8")
-    args = ["--tasks", "popqa", "--system", "closed_book", "--model", f"scripted:{rules}", "--data",
-            f"popqa={data}", "--max-inflight", "1", "--no-progress", "--bootstrap-iters", "10",
-            "--output", str(tmp_path / "r")]
+    args = [
+        "--tasks",
+        "popqa",
+        "--system",
+        "closed_book",
+        "--model",
+        f"scripted:{rules}",
+        "--data",
+        f"popqa={data}",
+        "--max-inflight",
+        "1",
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+        "--output",
+        str(tmp_path / "r"),
+    ]
     stopped = cli_here(*args, "--fail-fast")
     assert stopped.returncode == 1
     assert "Traceback (most recent call last):" in stopped.stderr and "in answer\n" in stopped.stderr
@@ -97,19 +118,42 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0, "missing": 0,
-                                         "metric_failures": 0}
+    assert results["counts"]["popqa"] == {
+        "records": 6,
+        "scored": 6,
+        "failed": 0,
+        "bad_records": 0,
+        "missing": 0,
+        "metric_failures": 0,
+    }
 
 
 # --- metrics that raise ------------------------------------------------------------------------------
+
 
 def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = "match,scored:raise,scored:string"):
     """Four examples of the demo task through the command line, scored by `metrics`: `scored:raise` raises on
     the ids in `failing`, `scored:string` returns a value that is not a score."""
     scoring_plugin.FAILING.clear()
     scoring_plugin.FAILING.update(failing)
-    args = ["--tasks", "demo", "--system", "closed_book", "--model", scoring_plugin.SYSTEM, "--limit", "4",
-            "--metrics", metrics, "--no-progress", "--bootstrap-iters", "10", "--output", str(tmp_path / "run"), *extra]
+    args = [
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        scoring_plugin.SYSTEM,
+        "--limit",
+        "4",
+        "--metrics",
+        metrics,
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+        "--output",
+        str(tmp_path / "run"),
+        *extra,
+    ]
     return CliRunner().invoke(main, args)
 
 
@@ -135,8 +179,10 @@ def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path, monkey
     assert groups["metric scored:raise: RuntimeError"]["traceback"].endswith("RuntimeError: flaky metric on 9001\n")
     assert "traceback" not in groups["metric scored:string: InvalidScore"]
     report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
-    assert ("### demo: metric scored:raise: RuntimeError (first: 9001)\n\n```text\nTraceback (most recent call last):"
-            in report) and 'raise RuntimeError(f"flaky metric on {example.id}")' in report
+    assert (
+        "### demo: metric scored:raise: RuntimeError (first: 9001)\n\n```text\nTraceback (most recent call last):"
+        in report
+    ) and 'raise RuntimeError(f"flaky metric on {example.id}")' in report
 
 
 def test_fail_fast_stops_at_the_first_failed_metric_with_its_traceback_and_resume_completes(tmp_path, monkeypatch):
@@ -146,8 +192,10 @@ def test_fail_fast_stops_at_the_first_failed_metric_with_its_traceback_and_resum
     assert stopped.exit_code == 1
     assert "Traceback (most recent call last):" in stopped.stderr and "in score\n" in stopped.stderr
     last = stopped.stderr.strip().splitlines()[-1]
-    assert last.startswith("ragbench: --fail-fast: demo 9001 metric scored:raise failed: RuntimeError: flaky metric on "
-                           "9001; the run stopped there") and last.endswith("--resume tries it again)")
+    assert last.startswith(
+        "ragbench: --fail-fast: demo 9001 metric scored:raise failed: RuntimeError: flaky metric on "
+        "9001; the run stopped there"
+    ) and last.endswith("--resume tries it again)")
     assert not (tmp_path / "run" / "results.json").exists()
     assert [s["id"] for s in samples(tmp_path / "run", "demo")] == ["9000", "9001"]  # nothing after it ran
     again = run_raising_metric(tmp_path, {"9001"}, *fail_fast, "--resume", metrics="match,scored:raise")

@@ -4,6 +4,7 @@ The index files in tests/data/flashrag_faiss were built by FlashRAG's own `Index
 what FlashRAG's `DenseRetriever.batch_search` returned for them (record.py there, run in a venv with FlashRAG),
 with the tiny encoder that tests/flashrag_faiss_fixtures.py makes again here, weight for weight.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ def tiny_bert(tmp_path_factory) -> Path:
     return write_tiny_bert(tmp_path_factory.mktemp("encoder") / "tiny-bert")
 
 
-def retriever(model: Path, index: Path | str = FILES / "e5_Flat.index", corpus: Path | str = FILES / "corpus.jsonl",
-              **options):
+def retriever(
+    model: Path, index: Path | str = FILES / "e5_Flat.index", corpus: Path | str = FILES / "corpus.jsonl", **options
+):
     from ragbench._retrieval.faiss_index import FaissIndexRetriever
 
     return FaissIndexRetriever(index=str(index), corpus=str(corpus), model=str(model), **options)
@@ -59,16 +61,27 @@ def test_a_flat_index_left_on_disk_answers_the_same(tiny_bert):
     in_memory = retriever(tiny_bert).search(QUERIES, 5)
     mapped = retriever(tiny_bert, mmap=True)
     assert mapped.metadata()["index_type"] == "IndexFlatIP"
-    assert [[(doc.id, doc.score) for doc in row] for row in mapped.search(QUERIES, 5)] == \
-        [[(doc.id, doc.score) for doc in row] for row in in_memory]
+    assert [[(doc.id, doc.score) for doc in row] for row in mapped.search(QUERIES, 5)] == [
+        [(doc.id, doc.score) for doc in row] for row in in_memory
+    ]
 
 
 def test_the_method_sets_prefix_pooling_and_normalisation_as_flashrag_does(tiny_bert):
     e5 = retriever(tiny_bert)
-    assert {"method": "e5", "query_prefix": "query: ", "pooling": "mean", "normalize": True}.items() <= e5.metadata().items()
+    assert {
+        "method": "e5",
+        "query_prefix": "query: ",
+        "pooling": "mean",
+        "normalize": True,
+    }.items() <= e5.metadata().items()
     assert e5.encoder.texts(["a passage"], is_query=False) == ["passage: a passage"]
     dpr = retriever(tiny_bert, FILES / "dpr_IVF2,Flat.index")
-    assert {"method": "dpr", "query_prefix": "", "pooling": "pooler", "normalize": False}.items() <= dpr.metadata().items()
+    assert {
+        "method": "dpr",
+        "query_prefix": "",
+        "pooling": "pooler",
+        "normalize": False,
+    }.items() <= dpr.metadata().items()
     given = retriever(tiny_bert, instruction="  Find:  ", pooling="cls", check_encoder=False)  # strip() + " "
     assert given.encoder.texts(["q"], is_query=True) == ["Find: q"] and given.metadata()["pooling"] == "cls"
 
@@ -76,8 +89,11 @@ def test_the_method_sets_prefix_pooling_and_normalisation_as_flashrag_does(tiny_
 def test_an_encoder_that_does_not_give_the_indexs_vectors_is_refused(tmp_path, tiny_bert):
     assert retriever(tiny_bert).metadata()["encoder_check"] == "row 0 at cosine 1.0000"
     other = write_tiny_bert(tmp_path / "other-bert", seed=1)  # same dimension, other weights
-    with pytest.raises(ConfigError, match=r"does not give the vectors of index .*e5_Flat.index \(its row 0 encodes at "
-                                          r"cosine -?0\.\d+ to the stored one\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"does not give the vectors of index .*e5_Flat.index \(its row 0 encodes at "
+        r"cosine -?0\.\d+ to the stored one\)",
+    ):
         retriever(other)
     with pytest.raises(ConfigError, match=r"pooling cls, passage prefix 'passage: '"):  # the index's, pooled otherwise
         retriever(tiny_bert, pooling="cls")
@@ -112,10 +128,21 @@ def test_ef_search_is_set_on_an_hnsw_index_and_refused_on_a_flat_one(tiny_bert):
 
 
 def test_a_run_searches_the_index_and_records_what_it_searched(tmp_path, tiny_bert):
-    config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", retriever="faiss_index",
-                       retriever_args={"index": str(FILES / "e5_Flat.index"), "corpus": str(FILES / "corpus.jsonl"),
-                                       "model": str(tiny_bert)},
-                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10, limit=2)
+    config = RunConfig(
+        tasks=["demo"],
+        system="vanilla",
+        model="scripted:echo",
+        retriever="faiss_index",
+        retriever_args={
+            "index": str(FILES / "e5_Flat.index"),
+            "corpus": str(FILES / "corpus.jsonl"),
+            "model": str(tiny_bert),
+        },
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+        limit=2,
+    )
     results = Evaluator(config, installed_registry()).run().results
     assert results["counts"]["demo"]["failed"] == 0
     meta = results["config"]["retriever_metadata"]
@@ -125,6 +152,7 @@ def test_a_run_searches_the_index_and_records_what_it_searched(tmp_path, tiny_be
 
 
 # -- pre-flight: one line each, before the encoder loads ---------------------------------------------------------
+
 
 @pytest.fixture
 def config_only_model(tmp_path, tiny_bert) -> Path:
@@ -182,13 +210,24 @@ def test_a_bge_index_without_langid_or_an_instruction_is_refused(tiny_bert, monk
 
 
 def test_the_cli_names_a_missing_index_in_one_line(tmp_path):
-    done = cli_here("--tasks", "demo", "--model", "scripted:echo", "--retriever", "faiss_index", "--retriever-arg",
-                    f"index={tmp_path / 'e5_Flat.index'}", "--output", str(tmp_path / "run"))
+    done = cli_here(
+        "--tasks",
+        "demo",
+        "--model",
+        "scripted:echo",
+        "--retriever",
+        "faiss_index",
+        "--retriever-arg",
+        f"index={tmp_path / 'e5_Flat.index'}",
+        "--output",
+        str(tmp_path / "run"),
+    )
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "e5_Flat.index: no such file" in done.stderr
 
 
 # -- a damaged corpus row ----------------------------------------------------------------------------------------
+
 
 def test_a_damaged_first_row_is_refused_and_a_damaged_hit_fails_its_search(tmp_path, tiny_bert):
     lines = (FILES / "corpus.jsonl").read_text().splitlines()
@@ -197,8 +236,9 @@ def test_a_damaged_first_row_is_refused_and_a_damaged_hit_fails_its_search(tmp_p
     with pytest.raises(ConfigError, match=r"first.jsonl row 0: not a JSON passage"):
         retriever(tiny_bert, corpus=first)
     hit = retriever(tiny_bert).search([QUERIES[0]], 1)[0][0]
-    row = next(number for number, line in enumerate(line for line in lines if line.strip())
-               if json.loads(line)["id"] == hit.id)
+    row = next(
+        number for number, line in enumerate(line for line in lines if line.strip()) if json.loads(line)["id"] == hit.id
+    )
     later = tmp_path / "later.jsonl"
     rows = [line for line in lines if line.strip()]
     rows[row] = '{"contents": "no id"}'
@@ -209,8 +249,11 @@ def test_a_damaged_first_row_is_refused_and_a_damaged_hit_fails_its_search(tmp_p
 
 # -- row numbering, whatever the lines -----------------------------------------------------------------------------
 
-LINE = st.one_of(st.just(""), st.text(alphabet=" \t\r", max_size=4),
-                 st.text(alphabet=st.characters(blacklist_characters="\n"), min_size=1, max_size=12))
+LINE = st.one_of(
+    st.just(""),
+    st.text(alphabet=" \t\r", max_size=4),
+    st.text(alphabet=st.characters(blacklist_characters="\n"), min_size=1, max_size=12),
+)
 
 
 @settings(max_examples=60)

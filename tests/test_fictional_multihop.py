@@ -1,5 +1,6 @@
 """fictional_multihop: the shipped multi-hop task over its own corpus (tasks/fictional_multihop), searched with a
 BM25 index ragbench builds on first use when a run names no retriever (ragbench._run.task_corpus)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -38,8 +39,11 @@ def index_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_generator_writes_the_committed_files_byte_for_byte(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(ROOT / "tools" / "make_fictional_multihop.py"), "--out", str(tmp_path)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "make_fictional_multihop.py"), "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
     for name in ("corpus.jsonl", "questions.jsonl"):
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
 
@@ -50,12 +54,18 @@ def test_every_supporting_passage_is_in_the_corpus_and_names_are_unique() -> Non
     assert len(ids) == len(corpus) and len({row["title"] for row in corpus}) == len(corpus)
     questions = [json.loads(line) for line in (DATA / "questions.jsonl").read_text().splitlines()]
     assert all(set(q["supporting_ids"]) <= ids for q in questions)
-    assert [q["type"] for q in questions[:5]] == ["bridge_2hop", "founder_2hop", "bridge_3hop", "compare_people",
-                                                  "compare_orgs"]  # any --limit of 5 or more holds every type
+    assert [q["type"] for q in questions[:5]] == [
+        "bridge_2hop",
+        "founder_2hop",
+        "bridge_3hop",
+        "compare_people",
+        "compare_orgs",
+    ]  # any --limit of 5 or more holds every type
 
 
-def test_ircot_searches_results_that_differ_from_the_first_with_no_retriever_named(tmp_path: Path,
-                                                                                    index_cache: Path) -> None:
+def test_ircot_searches_results_that_differ_from_the_first_with_no_retriever_named(
+    tmp_path: Path, index_cache: Path
+) -> None:
     results = run(tmp_path, tasks=[TASK], system="ircot", model=f"scripted:{__name__}:passage_fact", limit=5)
     assert results["config"]["retriever"] == "bm25"
     for record in samples(tmp_path / "run", TASK):
@@ -81,8 +91,9 @@ def test_the_index_is_keyed_by_the_corpus_bytes_and_the_corpus_is_only_read(tmp_
     assert hashlib.sha256((DATA / "corpus.jsonl").read_bytes()).hexdigest() == before
 
 
-def test_tasks_with_different_corpora_and_no_retriever_are_a_preflight_problem(tmp_path: Path,
-                                                                               index_cache: Path) -> None:
+def test_tasks_with_different_corpora_and_no_retriever_are_a_preflight_problem(
+    tmp_path: Path, index_cache: Path
+) -> None:
     with pytest.raises(PreflightError, match="tasks search different corpora with no --retriever"):
         run(tmp_path, tasks=[TASK, "demo"], system="vanilla", model="scripted:echo", limit=1)
     assert not index_cache.exists()

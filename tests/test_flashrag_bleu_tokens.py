@@ -1,6 +1,7 @@
 """FlashRAG's `bleu` and `input_tokens` as ragbench computes them (bleu, input_tokens) against values from
 running FlashRAG's flashrag/evaluator/metrics.py and _bleu.py (tests/data/parity/flashrag_bleu_tokens.json
 records the commit and how each value was obtained)."""
+
 from __future__ import annotations
 
 import json
@@ -87,8 +88,10 @@ def test_golds_without_tokens_are_left_out_and_an_example_without_gold_is_not_sc
     if reduced is None:
         assert per_example == [None] and corpus.value is None and corpus.n == 0
         return
-    expected = [reduced["expected"]["per_example"][reduced["preds"].index(pred)] if pred in reduced["preds"] else None
-                for pred in case["preds"]]
+    expected = [
+        reduced["expected"]["per_example"][reduced["preds"].index(pred)] if pred in reduced["preds"] else None
+        for pred in case["preds"]
+    ]
     assert per_example == pytest.approx(expected, abs=1e-12)
     assert corpus.value == pytest.approx(reduced["expected"]["bleu"], abs=1e-12) and corpus.n == len(reduced["preds"])
 
@@ -110,8 +113,10 @@ def test_bleu_without_sacrebleu_names_the_install(monkeypatch):
 def traced(prompts: list) -> Prediction:
     """A prediction whose trace holds one LLM call per prompt (a string or chat messages), and a retrieval."""
     steps = [Step(kind="retrieval", name="bm25", request={"query": "q"})]
-    steps += [Step(kind="llm", name="answer", request={"prompt": p} if isinstance(p, str) else {"messages": p})
-              for p in prompts]
+    steps += [
+        Step(kind="llm", name="answer", request={"prompt": p} if isinstance(p, str) else {"messages": p})
+        for p in prompts
+    ]
     return Prediction(example_id="x", answer="a", trace=steps)
 
 
@@ -123,13 +128,17 @@ def upstream_count(value):
 @pytest.mark.parametrize("index", range(len(PROMPTS)))
 def test_gpt4_counts_equal_flashrag_count_token(index):
     metric, example = InputTokens(), Example(id="x", question="q")
-    assert metric.score(example, traced(["an earlier call", PROMPTS[index]])) == upstream_count(COUNTS["gpt-4"]["prompts"][index])
+    assert metric.score(example, traced(["an earlier call", PROMPTS[index]])) == upstream_count(
+        COUNTS["gpt-4"]["prompts"][index]
+    )
 
 
 def test_gpt4_mean_is_flashrags_avg_input_tokens_and_chat_counts_its_contents():
     metric, example = InputTokens(), Example(id="x", question="q")
     counts = [metric.score(example, traced([prompt])) for prompt in PROMPTS[:-1]]
-    assert metric.aggregate("input_tokens", counts) == pytest.approx(COUNTS["gpt-4"]["corpus"]["avg_input_tokens"], abs=1e-12)
+    assert metric.aggregate("input_tokens", counts) == pytest.approx(
+        COUNTS["gpt-4"]["corpus"]["avg_input_tokens"], abs=1e-12
+    )
     # FlashRAG cannot count an OpenAI message list; the contents joined by blank lines are its prompt without chat
     messages = COUNTS["hf_smollm2_chat"]["messages"][0]
     joined = "\n\n".join(m["content"] for m in messages)
@@ -139,7 +148,9 @@ def test_gpt4_mean_is_flashrags_avg_input_tokens_and_chat_counts_its_contents():
 
 
 def test_unknown_tokenizer_is_one_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="is neither an OpenAI model name tiktoken knows nor a Hugging Face tokenizer"):
+    with pytest.raises(
+        ConfigError, match="is neither an OpenAI model name tiktoken knows nor a Hugging Face tokenizer"
+    ):
         InputTokens(tokenizer=str(tmp_path / "no-such-folder"))
 
 
@@ -169,16 +180,26 @@ def test_run_reports_corpus_bleu_and_the_last_calls_tokens(tmp_path):
     corpus value of the case, `sentence_bleu` the mean of its per-example values, `input_tokens` the mean of
     the counts of each example's prompt."""
     case = BLEU_CASES["corpus_five_smooth_order_2"]
-    records = [{"id": str(i), "question": f"question {i}?", "golden_answers": golds, "metadata": {}}
-               for i, golds in enumerate(case["golden_answers"])]
+    records = [
+        {"id": str(i), "question": f"question {i}?", "golden_answers": golds, "metadata": {}}
+        for i, golds in enumerate(case["golden_answers"])
+    ]
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": f"question {i}\\?", "response": pred} for i, pred in enumerate(case["preds"])]),
-                     encoding="utf-8")
-    results = run(tmp_path, tasks=["eli5_flashrag"], data={"eli5_flashrag": str(data)}, system="closed_book",
-                  model=f"scripted:{rules}", metrics=["bleu", "input_tokens"],
-                  metric_args={"bleu.max_order": 2, "bleu.smooth": True})
+    rules.write_text(
+        json.dumps([{"pattern": f"question {i}\\?", "response": pred} for i, pred in enumerate(case["preds"])]),
+        encoding="utf-8",
+    )
+    results = run(
+        tmp_path,
+        tasks=["eli5_flashrag"],
+        data={"eli5_flashrag": str(data)},
+        system="closed_book",
+        model=f"scripted:{rules}",
+        metrics=["bleu", "input_tokens"],
+        metric_args={"bleu.max_order": 2, "bleu.smooth": True},
+    )
     values, details = results["results"]["eli5_flashrag"], results["details"]["eli5_flashrag"]
     assert values["bleu"] == pytest.approx(case["expected"]["bleu"], abs=1e-12) and details["bleu"]["n"] == 5
     assert values["sentence_bleu"] == pytest.approx(sum(case["expected"]["per_example"]) / 5, abs=1e-12)

@@ -5,6 +5,7 @@ tests/data/flashrag_bm25 holds what tests/data/flashrag_bm25/record.py recorded 
 `Index_Builder` wrote from it) and expected.json (what FlashRAG's `BM25Retriever` answered, and bm25s's numba
 top k on arrays full of ties).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,13 @@ FILES = TEST_DATA / "flashrag_bm25"
 CORPUS = FILES / "corpus.jsonl"
 EXPECTED = json.loads((FILES / "expected.json").read_text(encoding="utf-8"))
 ANSWERED = sorted(key for key, case in EXPECTED["search"].items() if "error" not in case)
-NO_WORDS = sorted({key.split("\t", 1)[1] for key, case in EXPECTED["search"].items()
-                   if case.get("error", "").startswith("ValueError")})
+NO_WORDS = sorted(
+    {
+        key.split("\t", 1)[1]
+        for key, case in EXPECTED["search"].items()
+        if case.get("error", "").startswith("ValueError")
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +95,11 @@ def test_the_top_k_order_is_bm25s_numba_selections(case):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([0.0, 0.5, 1.25, 2.0, 3.5]), min_size=0, max_size=90), st.integers(0, 100),
-       st.integers(1, 9))
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.25, 2.0, 3.5]), min_size=0, max_size=90),
+    st.integers(0, 100),
+    st.integers(1, 9),
+)
 def test_the_top_k_holds_the_best_scores_each_passage_once_whatever_the_block(scores, k, block):
     array = np.array(scores, dtype=np.float32)
     values, positions = selection.numba_top_k(array, k)
@@ -106,8 +115,9 @@ def test_the_top_k_holds_the_best_scores_each_passage_once_whatever_the_block(sc
 
 def test_index_build_writes_the_files_flashrags_index_builder_writes(tmp_path):
     built = tmp_path / "bm25"
-    build_index(CORPUS, built, "flashrag_bm25", {"language": "en"}, chunk_size=64, progress=False,
-                registry=installed_registry())
+    build_index(
+        CORPUS, built, "flashrag_bm25", {"language": "en"}, chunk_size=64, progress=False, registry=installed_registry()
+    )
     for name in ("data", "indices", "indptr"):
         ours, theirs = np.load(built / f"{name}.csc.index.npy"), np.load(FILES / "bm25" / f"{name}.csc.index.npy")
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
@@ -126,21 +136,34 @@ def test_the_language_is_judged_on_the_first_passage_as_flashrag_does(tmp_path, 
 
     judged: list[str] = []
     monkeypatch.setattr(flashrag_bm25, "is_chinese", lambda text: judged.append(text) or True)
-    corpus = write_jsonl(tmp_path / "zh.jsonl", [{"id": "a", "contents": "\"标题\"\n北京 的 天气"},
-                                                 {"id": "b", "contents": "\"Title\"\nthe running river"}])
+    corpus = write_jsonl(
+        tmp_path / "zh.jsonl",
+        [{"id": "a", "contents": '"标题"\n北京 的 天气'}, {"id": "b", "contents": '"Title"\nthe running river'}],
+    )
     manifest = build_index(corpus, tmp_path / "zh", "flashrag_bm25", progress=False, registry=installed_registry())
-    assert judged == ["\"标题\"\n北京 的 天气"]
+    assert judged == ['"标题"\n北京 的 天气']
     assert manifest.options["language"] == "zh" and manifest.options["stemmer"] == "none"
     assert "running" in json.loads((tmp_path / "zh" / "vocab.index.json").read_text(encoding="utf-8"))  # not stemmed
 
 
 def test_a_run_counts_the_query_left_without_words_as_its_examples_failure(tmp_path):
-    data = write_jsonl(tmp_path / "nq.jsonl", [
-        {"id": "q1", "question": "zebra quartz", "golden_answers": ["zebra"]},
-        {"id": "q2", "question": "the", "golden_answers": ["x"]}])
-    results = run(tmp_path, tasks=["nq_open_flashrag"], system="vanilla", model="scripted:echo",
-                  data={"nq_open_flashrag": str(data)}, retriever="flashrag_bm25",
-                  retriever_args={"index": str(FILES / "bm25"), "corpus": str(CORPUS)}, bootstrap_iters=10)
+    data = write_jsonl(
+        tmp_path / "nq.jsonl",
+        [
+            {"id": "q1", "question": "zebra quartz", "golden_answers": ["zebra"]},
+            {"id": "q2", "question": "the", "golden_answers": ["x"]},
+        ],
+    )
+    results = run(
+        tmp_path,
+        tasks=["nq_open_flashrag"],
+        system="vanilla",
+        model="scripted:echo",
+        data={"nq_open_flashrag": str(data)},
+        retriever="flashrag_bm25",
+        retriever_args={"index": str(FILES / "bm25"), "corpus": str(CORPUS)},
+        bootstrap_iters=10,
+    )
     assert results["counts"]["nq_open_flashrag"]["failed"] == 1
     records = {record["id"]: record for record in samples(tmp_path / "run", "nq_open_flashrag")}
     shown = [doc["id"] for doc in records["q1"]["prediction"]["docs"]]  # top 5: ties ordered as FlashRAG's k=5 does

@@ -1,5 +1,6 @@
 """Properties of the iterative FlashRAG methods' own bookkeeping, over inputs the parity fixtures cannot cover:
 IRCoT's passage pool, Self-Ask's kept text, FLARE's sentence read from an engine's tokens."""
+
 import math
 
 from hypothesis import given
@@ -30,36 +31,40 @@ def test_ircot_pool_keeps_each_passage_once_with_its_best_score_in_score_order(f
         assert {d.id: d.score for d in ordered} == best
 
 
-text = st.lists(st.sampled_from(["Follow up:", "Follow up: ", "Intermediate answer:", "\n", " q?", "So", "x", "#"]),
-                max_size=8).map("".join)
+text = st.lists(
+    st.sampled_from(["Follow up:", "Follow up: ", "Intermediate answer:", "\n", " q?", "So", "x", "#"]), max_size=8
+).map("".join)
 
 
 @given(text, text, st.sampled_from([INTERMEDIATE_ANSWER, FOLLOW_UP]))
 def test_self_ask_keeps_a_prefix_of_each_output_and_alternates_its_stop(res, output, stop):
     kept, next_stop = keep(res, output, stop)
-    assert kept.startswith(res) and output.startswith(kept[len(res):])
+    assert kept.startswith(res) and output.startswith(kept[len(res) :])
     assert next_stop != stop
     if stop == INTERMEDIATE_ANSWER:
-        assert INTERMEDIATE_ANSWER not in kept[len(res):]
+        assert INTERMEDIATE_ANSWER not in kept[len(res) :]
     question = follow_up_question(output)
     assert (question is None) == ("Follow up: " not in output)
     assert question is None or "\n" not in question
 
 
-pieces = st.lists(st.sampled_from([" The", " cat", " sat", ".", " So", "?", " A", "1", "9", " ", "  ", "x."]),
-                  min_size=1, max_size=14)
+pieces = st.lists(
+    st.sampled_from([" The", " cat", " sat", ".", " So", "?", " A", "1", "9", " ", "  ", "x."]), min_size=1, max_size=14
+)
 
 
 @given(pieces, st.lists(st.sampled_from([0.9, 0.1]), min_size=14, max_size=14))
 def test_flare_reads_the_engine_tokens_that_cover_the_first_sentence(tokens, probabilities):
-    response = Response(texts=["".join(tokens)], logprobs=[TokenLogprobs(token=t, logprob=math.log(p))
-                                                           for t, p in zip(tokens, probabilities)])
+    response = Response(
+        texts=["".join(tokens)],
+        logprobs=[TokenLogprobs(token=t, logprob=math.log(p)) for t, p in zip(tokens, probabilities)],
+    )
     flare = Flare()
     sentence, covering, read = flare.first_sentence(response)
     covered = "".join(covering)
     assert covered.lstrip().startswith(sentence)
     assert not covering or len("".join(covering[:-1]).lstrip()) < len(sentence)  # no token past the sentence
-    assert read == [math.exp(math.log(p)) for p in probabilities[:len(covering)]]
+    assert read == [math.exp(math.log(p)) for p in probabilities[: len(covering)]]
     query = flare.query(covering, read)
     if all(p > flare.threshold for p in read):
         assert query is None

@@ -3,6 +3,7 @@ hotpot_f1, token_pr, flashrag_rouge; regex=true on CuratedTREC) against values f
 flashrag/evaluator/metrics.py (tests/data/parity/flashrag.json records the commit and how each value was
 obtained). Each case goes through the FlashRAG reader, so a multiple-choice item's gold is its right
 choices' texts, as FlashRAG's `get_dataset_answer` makes it."""
+
 from __future__ import annotations
 
 import json
@@ -47,11 +48,13 @@ def test_metrics_equal_flashrag_evaluator(case, tmp_path):
     prediction = Prediction(example_id=case["id"], answer=case["pred"])
     regex = case["dataset_name"] == "curatedtrec"
     expected = {key: upstream_value(value) for key, value in case["expected"].items()}
-    got = {"em": ExactMatch(regex=regex).score(example, prediction),
-           "acc": CoverExactMatch(regex=regex).score(example, prediction),
-           "f1": HotpotF1().score(example, prediction),
-           **TokenPrecisionRecall().score(example, prediction),
-           **{ROUGE[key]: value for key, value in FlashRagRouge().score(example, prediction).items()}}
+    got = {
+        "em": ExactMatch(regex=regex).score(example, prediction),
+        "acc": CoverExactMatch(regex=regex).score(example, prediction),
+        "f1": HotpotF1().score(example, prediction),
+        **TokenPrecisionRecall().score(example, prediction),
+        **{ROUGE[key]: value for key, value in FlashRagRouge().score(example, prediction).items()},
+    }
     assert got == pytest.approx(expected, abs=1e-12)
 
 
@@ -60,7 +63,8 @@ def test_zh_rouge_equals_flashrag_evaluator(case):
     example = Example(id=case["id"], question="q", gold={"answers": case["golden_answers"]})
     values = FlashRagRouge(language="zh").score(example, Prediction(example_id=case["id"], answer=case["pred"]))
     assert {ROUGE[key]: value for key, value in values.items()} == pytest.approx(
-        {key: upstream_value(value) for key, value in case["expected"].items()}, abs=1e-12)
+        {key: upstream_value(value) for key, value in case["expected"].items()}, abs=1e-12
+    )
 
 
 def test_rouge_language_is_en_or_zh():
@@ -83,7 +87,9 @@ def test_retrieval_with_nothing_shown_is_recall_0_and_no_precision_where_upstrea
     precision of no document is no number; it was a silent 0)."""
     example = Example(id="x", question="q", gold={"answers": ["Evermouth"]})
     assert FlashRagRetrieval().score(example, Prediction(example_id="x", answer="a")) == {
-        "retrieval_recall": 0.0, "retrieval_precision": None}
+        "retrieval_recall": 0.0,
+        "retrieval_precision": None,
+    }
 
 
 @pytest.mark.parametrize("k", [0, -1, 2.5, True, "5"])
@@ -121,16 +127,16 @@ def test_a_gold_that_is_no_regular_expression_fails_the_score():
         CoverExactMatch(regex=True).score(example, Prediction(example_id="x", answer="1902"))
 
 
-
 @pytest.mark.parametrize("metric", [ExactMatch, CoverExactMatch])
 def test_a_gold_pattern_that_backtracks_catastrophically_fails_the_score_in_about_a_second(metric):
-    """"(.*){1,32000}[bc]" over 28 characters takes `re` about two minutes (2 s at 22, doubling with each one);
+    """ "(.*){1,32000}[bc]" over 28 characters takes `re` about two minutes (2 s at 22, doubling with each one);
     FlashRAG hangs on it."""
     example = Example(id="x", question="q", gold={"answers": ["(.*){1,32000}[bc]"]})
     started = time.perf_counter()
     with pytest.raises(ValueError, match=r"took over 1 s to match \(a pattern that backtracks catastrophically\)"):
         metric(regex=True).score(example, Prediction(example_id="x", answer="a" * 28))
     assert time.perf_counter() - started < 10
+
 
 def test_without_gold_answers_nothing_is_scorable():
     example, prediction = Example(id="x", question="q", gold={"answers": []}), Prediction(example_id="x", answer="a")

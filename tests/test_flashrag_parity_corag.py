@@ -2,6 +2,7 @@
 prompt is rendered with the chat template (its `chat` form is `same_as` its `plain` one): compared with a chat
 model, and on the openai engine with its `openai` form. The fixture was recorded with run_exp's multi-hop task
 description."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st

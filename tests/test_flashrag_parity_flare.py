@@ -5,14 +5,17 @@ the same queries; the scripted engine ends each look-ahead at its budget or stop
 as FlashRAG's HF generator does. With a chat model FlashRAG appends the kept sentences to the rendered chat
 template; `flare` sends them as a final assistant message to continue, compared as the string FlashRAG rendered
 (the HF recording shows it without the template's special tokens: flashrag_parity.recorded_input)."""
+
 import pytest
 
 from flashrag_parity import assert_parity, expected_calls, recording_tokenizer, run_parity
 from helpers import samples
 
 MODEL = "scripted:flashrag_parity:fake_flare_model"
-pytestmark = pytest.mark.skipif(recording_tokenizer() is None,
-                                reason="needs the embedded model's tokenizer on disk (ragbench's smollm2-safetensors)")
+pytestmark = pytest.mark.skipif(
+    recording_tokenizer() is None,
+    reason="needs the embedded model's tokenizer on disk (ragbench's smollm2-safetensors)",
+)
 
 
 def test_flare_matches_flashrag(tmp_path):
@@ -45,8 +48,9 @@ def bracketed_model(request):
 def test_a_look_ahead_ends_at_the_token_completing_a_stop_string_cut_before_it_and_stripped(tmp_path):
     """FlashRAG's HF generator stops at the token that completes a stop string, cuts the text before it and
     strips it: the sentence kept each round is "Jane Austen wrote it", judged by its four tokens."""
-    _, predictions = run_parity(tmp_path, "flare", "plain", "flare",
-                                model="scripted:test_flashrag_parity_flare:bracketed_model")
+    _, predictions = run_parity(
+        tmp_path, "flare", "plain", "flare", model="scripted:test_flashrag_parity_flare:bracketed_model"
+    )
     assert set(predictions.values()) == {"Jane Austen wrote it" * 5}
     for sample in samples(tmp_path / "flare_plain", "nq_open_flashrag"):
         looks = [step["response"] for step in sample["trace"] if step["kind"] == "llm"]

@@ -1,6 +1,7 @@
 """FlashRAG's Iter-RetGen (`IterativePipeline`, 3 rounds) against `iter_retgen`, call for call, with a plain and
 with a chat model and on the openai engine: each round's query is the question and the previous raw generation,
 the prediction the last generation unprocessed."""
+
 import pytest
 
 from flashrag_parity import assert_parity

@@ -1,6 +1,7 @@
 """FlashRAG's O2-Searcher pipeline against `o2_searcher`, call for call, with a plain and with a chat model (its
 conversation is whole messages, so both forms compare exactly). The `openai` form is not compared: FlashRAG
 fails there (it concatenates a message list and a string, recorded as its error)."""
+
 import pytest
 
 from flashrag_parity import assert_parity, fixture

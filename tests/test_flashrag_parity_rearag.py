@@ -3,6 +3,7 @@ conversation is rendered with the chat template (its `chat` form is `same_as` it
 chat model, and on the openai engine with its `openai` form (where FlashRAG appends the first stop string to an
 answer that ends with none, as the engine does for `keep_stop`). Its long-answer calls sample at vLLM's default
 temperature (FlashRAG sets none) with its config's seed, as `rearag` does by default."""
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,8 +31,13 @@ def test_without_flashrags_seed_each_long_answer_is_seeded_from_the_run(tmp_path
 
 def _outputs():
     doc = fixture("rearag")
-    return [event["output"] for form in ("plain", "openai") for example in doc["forms"][form]["examples"]
-            for event in example["events"] if event["type"] == "llm" and "Action" in event["output"]]
+    return [
+        event["output"]
+        for form in ("plain", "openai")
+        for example in doc["forms"][form]["examples"]
+        for event in example["events"]
+        if event["type"] == "llm" and "Action" in event["output"]
+    ]
 
 
 def test_literal_eval_reads_every_recorded_action_as_eval_did():

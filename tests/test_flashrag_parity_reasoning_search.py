@@ -4,6 +4,7 @@ model. FlashRAG's chat form renders the chat template and appends what the model
 text as a final assistant message to continue, compared as the string FlashRAG rendered
 (flashrag_parity.chat_input). The `openai` form is not compared: FlashRAG fails there (it concatenates a
 message list and a string, recorded as its error)."""
+
 import json
 
 import pytest
@@ -35,8 +36,11 @@ def test_rounds_searches_and_the_format_are_reported(tmp_path):
     results = json.loads((tmp_path / "search_r1_plain" / "results.json").read_text())
     # FlashRAG's six: one answers at once, two after one search, two after two, one (no answer tags) after two
     assert results["system_stats"]["nq_open_flashrag"] == {
-        "examples": 6, "mean_rounds": round(14 / 6, 3), "mean_searches": round(8 / 6, 3),
-        "finish": {"answer": 5, "unformatted": 1}}
+        "examples": 6,
+        "mean_rounds": round(14 / 6, 3),
+        "mean_searches": round(8 / 6, 3),
+        "finish": {"answer": 5, "unformatted": 1},
+    }
     (adherence,) = results["format_adherence"]["nq_open_flashrag"]
     assert (adherence["followed"], adherence["of"]) == (5, 6)
 

@@ -9,6 +9,7 @@ logits, and `replug` is refused on it. So:
 - on the hf engine with a tiny random GPT-2 (SmolLM2's tokenizer, the recording's), a real transformer decoding
   with its cache, the answer is the REPLUG rule computed directly with torch on the same model: at every step
   the argmax of sum_i w_i * logits_i over the passages' prompts."""
+
 import functools
 import json
 
@@ -81,6 +82,7 @@ def recorded_lm(folder):
     class RecordedLM(PreTrainedModel, GenerationMixin):
         """At generation step s, row r's next-token logits are FakeCausalLM's for the row's prompt (decoded without
         special tokens, as the recording's generator handed it the batch): its script's token s."""
+
         config_class = RecordedLMConfig
 
         def __init__(self, config):
@@ -115,16 +117,27 @@ def recorded_lm(folder):
     AutoModelForCausalLM.register(RecordedLMConfig, RecordedLM, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(embedded_safetensors_dir())
     tokenizer.save_pretrained(folder)
-    RecordedLM(RecordedLMConfig(vocab_size=len(tokenizer), eos_token_id=tokenizer.eos_token_id,
-                                max_position_embeddings=8192)).save_pretrained(folder)
+    RecordedLM(
+        RecordedLMConfig(vocab_size=len(tokenizer), eos_token_id=tokenizer.eos_token_id, max_position_embeddings=8192)
+    ).save_pretrained(folder)
     return folder
 
 
 def run_replug(tmp_path, model, form="plain", **system_args):
     """A `replug` run of the fixture's questions over FlashRAG's recorded searches, on `model`."""
-    run(tmp_path, name=form, tasks=[TASK], system="replug", data={TASK: str(QUESTIONS)}, system_args=system_args,
-        model=model, model_args={"chat": form == "chat"}, retriever="replay", metrics=[],
-        retriever_args={"file": str(retrieval_file("replug", tmp_path)), "corpus": str(CORPUS)})
+    run(
+        tmp_path,
+        name=form,
+        tasks=[TASK],
+        system="replug",
+        data={TASK: str(QUESTIONS)},
+        system_args=system_args,
+        model=model,
+        model_args={"chat": form == "chat"},
+        retriever="replay",
+        metrics=[],
+        retriever_args={"file": str(retrieval_file("replug", tmp_path)), "corpus": str(CORPUS)},
+    )
     return samples(tmp_path / form, TASK)
 
 
@@ -133,8 +146,10 @@ def test_on_hf_the_recordings_fake_lm_gives_flashrags_predictions(tmp_path, form
     made = run_replug(tmp_path, f"hf:{recorded_lm(tmp_path / 'lm')}", form)
     assert {s["id"]: s["prediction"]["answer"] for s in made} == expected_predictions("replug", form)
     # every row of FlashRAG's batch decoded the same text, before its HF generator stripped it
-    raw = {e["id"]: {c["output_raw"] for c in e["events"] if c["type"] == "llm"}
-           for e in fixture("replug")["forms"][form]["examples"]}
+    raw = {
+        e["id"]: {c["output_raw"] for c in e["events"] if c["type"] == "llm"}
+        for e in fixture("replug")["forms"][form]["examples"]
+    }
     assert {s["id"]: {s["prediction"]["raw_output"]} for s in made} == raw
 
 
@@ -203,22 +218,35 @@ def test_the_mixer_mixes_logits_not_probabilities():
 
 
 def test_engines_that_cannot_mix_logits_are_refused_before_the_run(tmp_path):
-    with pytest.raises(ConfigError, match="replug on nq_open_flashrag decodes ensembles of prompts .* the scripted "
-                                          "engine cannot give; run the model with --model hf:MODEL"):
-        run(tmp_path, tasks=[TASK], system="replug", data={TASK: str(QUESTIONS)}, model="scripted:echo",
-            retriever="replay", metrics=[],
-            retriever_args={"file": str(retrieval_file("replug", tmp_path)), "corpus": str(CORPUS)})
+    with pytest.raises(
+        ConfigError,
+        match="replug on nq_open_flashrag decodes ensembles of prompts .* the scripted "
+        "engine cannot give; run the model with --model hf:MODEL",
+    ):
+        run(
+            tmp_path,
+            tasks=[TASK],
+            system="replug",
+            data={TASK: str(QUESTIONS)},
+            model="scripted:echo",
+            retriever="replay",
+            metrics=[],
+            retriever_args={"file": str(retrieval_file("replug", tmp_path)), "corpus": str(CORPUS)},
+        )
     assert not (tmp_path / "run" / "samples").exists()
 
 
 def test_an_ensemble_request_is_its_own_request():
     plain = Request(prompt="a")
     ensemble = Request.ensemble_of(["a", [{"role": "user", "content": "b"}]], [0.25, 0.75])
-    assert ensemble.to_dict()["ensemble"] == [{"prompt": "a", "weight": 0.25},
-                                              {"messages": [{"role": "user", "content": "b"}], "weight": 0.75}]
+    assert ensemble.to_dict()["ensemble"] == [
+        {"prompt": "a", "weight": 0.25},
+        {"messages": [{"role": "user", "content": "b"}], "weight": 0.75},
+    ]
     assert ensemble.cache_key("hf:m") != plain.cache_key("hf:m")
     assert Request.ensemble_of(["a", "b"], [0.5, 0.5]).cache_key("hf:m") != Request.ensemble_of(
-        ["a", "b"], [0.4, 0.6]).cache_key("hf:m")
+        ["a", "b"], [0.4, 0.6]
+    ).cache_key("hf:m")
     with pytest.raises(ValueError, match="one weight per input"):
         Request.ensemble_of(["a"], [0.5, 0.5])
 

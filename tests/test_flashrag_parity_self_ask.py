@@ -1,6 +1,7 @@
 """FlashRAG's Self-Ask (`SelfAskPipeline`, Ret-Robust's settings in run_exp.py) against `self_ask`, call for call.
 Its prompt is one raw string for any model, so its chat form is its plain form (`same_as`); `self_ask` sends the
 string to a chat model as well. The prediction is `selfask_pred_parse`'s, `raw_output` the text it parses."""
+
 import pytest
 
 from flashrag_parity import assert_parity, expected_calls, fixture, run_parity
@@ -21,8 +22,10 @@ def test_self_ask_fixed_searches_the_follow_up_after_a_kept_follow_up(tmp_path):
     calls, _ = run_parity(tmp_path, "self_ask", "plain", "self_ask_fixed")
     searches = [call[1] for call in calls["hotpot_1"] if call[0] == "retrieve"]
     flashrag = [call[1] for call in expected_calls("self_ask", "plain")["hotpot_1"] if call[0] == "retrieve"]
-    assert flashrag == ["Which country is the birthplace of the physicist who discovered polonium?",
-                        "polonium discovered physicist?"]
+    assert flashrag == [
+        "Which country is the birthplace of the physicist who discovered polonium?",
+        "polonium discovered physicist?",
+    ]
     assert searches == [*flashrag, "Marie Curie born?"]
 
 

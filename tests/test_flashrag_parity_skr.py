@@ -2,6 +2,7 @@
 (FlashRAG's judger needs CUDA and a SimCSE model; the recording scripted them), the same calls and predictions
 with a plain and with a chat model and on the openai engine. The real judger loads and judges with a tiny random
 encoder; without a judger the run is refused before it starts."""
+
 import json
 from collections import Counter
 
@@ -27,13 +28,24 @@ def test_without_a_judger_the_run_is_refused_before_it_starts(tmp_path):
 
 def test_a_missing_judger_folder_or_a_bad_judgements_file_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="not a local model folder"):
-        run(tmp_path, tasks=["nq_open_flashrag"], system="skr", model="scripted:echo",
-            system_args={"judger_model": str(tmp_path / "nowhere"), "training_data": str(tmp_path / "t.json")})
+        run(
+            tmp_path,
+            tasks=["nq_open_flashrag"],
+            system="skr",
+            model="scripted:echo",
+            system_args={"judger_model": str(tmp_path / "nowhere"), "training_data": str(tmp_path / "t.json")},
+        )
     bad = tmp_path / "judgements.json"
     bad.write_text(json.dumps({"nq_1": "yes"}))
-    with pytest.raises(ConfigError, match="has label \"yes\", not one of true, false"):
-        run(tmp_path, name="run2", tasks=["nq_open_flashrag"], system="skr", model="scripted:echo",
-            system_args={"judgements": str(bad)})
+    with pytest.raises(ConfigError, match='has label "yes", not one of true, false'):
+        run(
+            tmp_path,
+            name="run2",
+            tasks=["nq_open_flashrag"],
+            system="skr",
+            model="scripted:echo",
+            system_args={"judgements": str(bad)},
+        )
 
 
 def test_the_knn_rule_is_the_papers():
@@ -51,9 +63,17 @@ def test_the_knn_rule_is_the_papers():
 
 def test_the_real_judger_loads_a_simcse_style_encoder_and_judges_each_question(tmp_path):
     folder = tiny_bert(tmp_path / "encoder")
-    training = [{"question": q, "judgement": j} for q, j in [
-        ("the city of india", "ir_better"), ("the city of colombia", "ir_better"), ("rain in the city", "ir_better"),
-        ("the food of india", "ir_worse"), ("loans in a month", "ir_worse"), ("a record month", "same")]]
+    training = [
+        {"question": q, "judgement": j}
+        for q, j in [
+            ("the city of india", "ir_better"),
+            ("the city of colombia", "ir_better"),
+            ("rain in the city", "ir_better"),
+            ("the food of india", "ir_worse"),
+            ("loans in a month", "ir_worse"),
+            ("a record month", "same"),
+        ]
+    ]
     path = tmp_path / "training.json"
     path.write_text(json.dumps(training))
     judger = SkrJudger(folder, str(path), topk=3)
@@ -69,10 +89,17 @@ def test_a_run_with_the_real_judger_routes_by_its_judgements(tmp_path):
     folder = tiny_bert(tmp_path / "encoder")
     path = tmp_path / "training.json"
     path.write_text(json.dumps([{"question": q, "judgement": "ir_better"} for q in ("the city", "a month", "rain")]))
-    run(tmp_path, tasks=["nq_open_flashrag"], system="skr", data={"nq_open_flashrag": str(QUESTIONS)},
+    run(
+        tmp_path,
+        tasks=["nq_open_flashrag"],
+        system="skr",
+        data={"nq_open_flashrag": str(QUESTIONS)},
         system_args={"judger_model": str(folder), "training_data": str(path), "judger_topk": 2},
-        model="scripted:echo", retriever="replay", metrics=[],
-        retriever_args={"file": str(retrieval_file("naive", tmp_path)), "corpus": str(CORPUS)})
+        model="scripted:echo",
+        retriever="replay",
+        metrics=[],
+        retriever_args={"file": str(retrieval_file("naive", tmp_path)), "corpus": str(CORPUS)},
+    )
     made = samples(tmp_path / "run", "nq_open_flashrag")
     assert len(made) == 6 and all(s.get("error") is None for s in made)
     for sample in made:

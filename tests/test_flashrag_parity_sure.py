@@ -1,6 +1,7 @@
 """FlashRAG's SuRe (`SuRePipeline`) against `sure`, call for call, with a plain and with a chat model (each prompt
 one user message) and on the openai engine, and `sure_fixed`, which differs only in the spaces FlashRAG's prompts
 lack."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -9,6 +9,7 @@ torch 2.13.0+cpu). Here the matching systems run on `hf:embedded` with `--retrie
 `ragbench index build` makes from the same corpus. The order of calls across examples is the scheduler's, so
 prompts and searches are compared as multisets, predictions per example.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,11 +40,22 @@ def flashrag_bm25_index(tmp_path_factory):
 
 @pytest.mark.parametrize("method", sorted(SYSTEMS))
 def test_the_system_on_the_embedded_model_prompts_searches_and_answers_as_flashrags_pipeline(
-        tmp_path, flashrag_bm25_index, method):
+    tmp_path, flashrag_bm25_index, method
+):
     recorded = RECORDED["methods"][method]
-    run(tmp_path, name=method, tasks=[TASK], system=SYSTEMS[method], data={TASK: str(QUESTIONS)}, model="hf:embedded",
-        model_args={"chat": True}, retriever="flashrag_bm25", metrics=[], bootstrap_iters=10,
-        retriever_args={"index": str(flashrag_bm25_index), "corpus": str(CORPUS)})
+    run(
+        tmp_path,
+        name=method,
+        tasks=[TASK],
+        system=SYSTEMS[method],
+        data={TASK: str(QUESTIONS)},
+        model="hf:embedded",
+        model_args={"chat": True},
+        retriever="flashrag_bm25",
+        metrics=[],
+        bootstrap_iters=10,
+        retriever_args={"index": str(flashrag_bm25_index), "corpus": str(CORPUS)},
+    )
     records = samples(tmp_path / method, TASK)
     assert {record["id"]: record["prediction"]["answer"] for record in records} == recorded["predictions"]
     steps = [step for record in records for step in record["trace"]]

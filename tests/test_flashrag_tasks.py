@@ -1,6 +1,7 @@
 """The rest of FlashRAG's collection as YAML tasks (tasks/flashrag): each downloads its file from
 FlashRAG_datasets, reads its sample - ragbench's own records in FlashRAG's JSONL (tests/data/flashrag),
 named as the file the task downloads - and scores known answers to the hand-worked numbers below."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,14 @@ from ragbench._shared.yaml_tasks.spec import load_spec
 
 SAMPLES = TEST_DATA / "flashrag"
 TASK_FILES = {path.stem: path for path in sorted((ROOT / "tasks" / "flashrag").glob("*.yaml"))}
-OPEN_QA_FLASHRAG = ["nq_open_flashrag", "triviaqa_flashrag", "webquestions_flashrag", "hotpotqa_distractor_flashrag",
-                    "2wikimultihopqa_flashrag", "musique_flashrag"]
+OPEN_QA_FLASHRAG = [
+    "nq_open_flashrag",
+    "triviaqa_flashrag",
+    "webquestions_flashrag",
+    "hotpotqa_distractor_flashrag",
+    "2wikimultihopqa_flashrag",
+    "musique_flashrag",
+]
 MULTIPLE_CHOICE = ["siqa", "commonsenseqa", "piqa", "mmlu", "truthfulqa", "hellaswag", "arc", "openbookqa", "quartz"]
 ROUGE_SETS = ["msmarco_qa", "narrativeqa", "wikiqa", "asqa", "eli5", "wikipassageqa", "wikiasp", "wow", "domainrag"]
 URL = "https://huggingface.co/datasets/RUC-NLPIR/FlashRAG_datasets/resolve/main/"
@@ -45,11 +52,17 @@ def test_group_flashrag_holds_every_flashrag_task_and_flashrag_qa_stays_as_it_wa
 def test_each_set_downloads_its_flashrag_file_and_scores_its_gold_as_right(task, tmp_path):
     spec = load_spec(TASK_FILES[task])
     folder, split = spec.data.url.removeprefix(URL).split("/")
-    assert spec.data.url.startswith(URL) and spec.data.format == "flashrag" and split in ("train.jsonl", "dev.jsonl", "test.jsonl")
+    assert (
+        spec.data.url.startswith(URL)
+        and spec.data.format == "flashrag"
+        and split in ("train.jsonl", "dev.jsonl", "test.jsonl")
+    )
     assert spec.data.file == f"flashrag_{folder}_{split}" and spec.prompt.style == "flashrag"
     records = [json.loads(line) for line in (SAMPLES / spec.data.file).read_text(encoding="utf-8").splitlines()]
-    right = [record["choices"][record["golden_answers"][0]] if "choices" in record else record["golden_answers"][0]
-             for record in records]
+    right = [
+        record["choices"][record["golden_answers"][0]] if "choices" in record else record["golden_answers"][0]
+        for record in records
+    ]
     # both right: every answer metric 1 (ROUGE: the F of equal texts, 2PR/(P+R+1e-8))
     values = score(tmp_path, task, {records[0]["question"]: right[0], records[1]["question"]: right[1]})
     rouge = {"rouge_1", "rouge_2", "rouge_l"} if task.removesuffix("_flashrag") in ROUGE_SETS else set()
@@ -80,5 +93,6 @@ def test_curatedtrec_golds_are_regular_expressions(tmp_path):
     "pell" vs "ansgar pell" F1 2/3 (precision 1, recall 1/2); "evermouth city" vs "evermouth" F1 2/3
     (precision 1/2, recall 1; against the pattern's 5 tokens "city" alone: precision 1/2, recall 1/5)."""
     values = score(tmp_path, "curatedtrec_flashrag", {"olm": "Pell", "varn": "Evermouth city"})
-    assert values == pytest.approx({"em": 1.0, "cover_em": 1.0, "hotpot_f1": 2 / 3, "precision": 3 / 4,
-                                    "recall": 3 / 4})
+    assert values == pytest.approx(
+        {"em": 1.0, "cover_em": 1.0, "hotpot_f1": 2 / 3, "precision": 3 / 4, "recall": 3 / 4}
+    )

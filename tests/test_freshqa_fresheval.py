@@ -1,6 +1,7 @@
 """FreshEval against the notebooks fresheval_relaxed.ipynb and fresheval_strict.ipynb, run unmodified on
 tests/data/freshqa/FreshQA_sample.csv with a scripted judge (tests/data/parity/freshqa.json): the messages they
 send and how they read the judge's replies."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,6 +23,7 @@ RATINGS = {"TRUE": True, "FALSE": False, None: None}
 def examples():
     """Every row of the sample, both splits, as the freshqa task reads them (upstream evaluates every row)."""
     from ragbench._registry import installed_registry
+
     task = installed_registry().load("tasks", "freshqa")
     return [e for split in ("test", "dev") for e in task(SAMPLE, split=split).examples()]
 
@@ -72,9 +74,13 @@ def test_a_reply_upstream_finds_invalid_is_not_scored_and_counted():
 
 def test_several_judges_are_averaged_over_the_replies_that_parse():
     counted: list[str] = []
-    value, _ = score(FreshEval(), examples()[0], "Ansgar Pell",
-                     ["Thus, the response is credited.", "evaluation: incorrect", "evaluation: correct", "maybe"],
-                     counted)
+    value, _ = score(
+        FreshEval(),
+        examples()[0],
+        "Ansgar Pell",
+        ["Thus, the response is credited.", "evaluation: incorrect", "evaluation: correct", "maybe"],
+        counted,
+    )
     assert value == pytest.approx(2 / 3) and counted == [UNPARSED]
 
 

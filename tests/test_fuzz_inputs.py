@@ -7,6 +7,7 @@ predictions files, option values, run folders and corpora go through `run`, `sco
 command is a traceback the user would see). Only the user-visible contract is asserted, so it holds
 whichever layer (pre-flight or reader) catches a problem.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -28,8 +29,13 @@ GOOD = 4  # well-formed records in each partly broken file
 
 
 def popqa_record(i: int) -> dict:
-    return {"question": f"Who is person {i}?", "answers": [f"answer{i}"], "id": 100 + i, "prop": "occupation",
-            "ctxs": [{"id": str(i), "title": f"Title {i}", "text": f"Person {i} is answer{i}.", "score": "1.5"}]}
+    return {
+        "question": f"Who is person {i}?",
+        "answers": [f"answer{i}"],
+        "id": 100 + i,
+        "prop": "occupation",
+        "ctxs": [{"id": str(i), "title": f"Title {i}", "text": f"Person {i} is answer{i}.", "score": "1.5"}],
+    }
 
 
 def invoke(*args: str):
@@ -51,8 +57,9 @@ def usage_error(result) -> bool:
 def assert_contract(result, output: Path | None = None, good: int | None = None) -> None:
     """One error line, or a run whose bad input is counted and whose good records are all scored."""
     shown = result.output + (result.stderr or "")
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"traceback: {result.exception!r}\n{shown}"
+    )
     assert "Traceback" not in shown
     if result.exit_code == 2:
         assert one_line_error(result) or usage_error(result), shown
@@ -64,8 +71,9 @@ def assert_contract(result, output: Path | None = None, good: int | None = None)
     assert result.exit_code == 1, f"silent pass (exit {result.exit_code}):\n{shown}"
     assert output is not None and (output / "results.json").is_file(), shown
     results = json.loads((output / "results.json").read_text())
-    problems = sum(c["bad_records"] + c["failed"] + c.get("missing", 0) + (c["records"] == 0)
-                   for c in results["counts"].values())
+    problems = sum(
+        c["bad_records"] + c["failed"] + c.get("missing", 0) + (c["records"] == 0) for c in results["counts"].values()
+    )
     problems += sum(len(r.get("errors") or []) for r in (results.get("system_reports") or {}).values())
     assert problems, f"exit 1 with nothing counted: {results['counts']}"
     assert "incomplete run (" in result.stderr
@@ -74,6 +82,7 @@ def assert_contract(result, output: Path | None = None, good: int | None = None)
 
 
 # --- data files ------------------------------------------------------------------------------------
+
 
 def lines_of(records) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in records)
@@ -99,8 +108,21 @@ def test_run_on_a_malformed_jsonl_data_file(tmp_path, case):
     data = tmp_path / "popqa.jsonl"
     data.write_bytes(content)
     output = tmp_path / "run"
-    result = invoke("--tasks", "popqa", "--data", f"popqa={data}", "--system", "closed_book", "--model",
-                    "scripted:echo", "--output", str(output), "--no-progress", "--bootstrap-iters", "10")
+    result = invoke(
+        "--tasks",
+        "popqa",
+        "--data",
+        f"popqa={data}",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--output",
+        str(output),
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+    )
     assert_contract(result, output, good)
     if case == "huge_record":
         assert result.exit_code == 0  # large, not malformed
@@ -119,16 +141,30 @@ def test_run_on_a_malformed_alce_json_file(tmp_path, case):
     elif case == "bad_bytes":
         data.write_bytes(text.encode()[:20] + b"\xff\xfe" + text.encode()[20:])
     output = tmp_path / "run"
-    result = invoke("--tasks", "asqa", "--data", f"asqa={data}", "--system", "closed_book", "--model",
-                    "scripted:echo", "--output", str(output), "--no-progress", "--metrics", "str_em")
+    result = invoke(
+        "--tasks",
+        "asqa",
+        "--data",
+        f"asqa={data}",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--output",
+        str(output),
+        "--no-progress",
+        "--metrics",
+        "str_em",
+    )
     assert_contract(result, output)
 
 
 def crag_bz2(tmp_path: Path, n: int = 3) -> Path:
     path = tmp_path / "crag_task_1_and_2_dev_v4.jsonl.bz2"
     noise = random.Random(1)
-    records = [crag_record(i, split=1, search_results=[{"page_result": noise.randbytes(400_000).hex()}])
-               for i in range(n)]
+    records = [
+        crag_record(i, split=1, search_results=[{"page_result": noise.randbytes(400_000).hex()}]) for i in range(n)
+    ]
     path.write_bytes(bz2.compress(lines_of(records)))
     return path
 
@@ -148,8 +184,22 @@ def crag_tar(tmp_path: Path, records: list[dict]) -> Path:
 def crag_score(tmp_path: Path, task: str, data: Path, ids: list[str]):
     predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": i, "output": "I don't know"} for i in ids])
     output = tmp_path / "run"
-    args = ["score", "--task", task, "--data", str(data), "--predictions", str(predictions), "--task-arg",
-            f"tokenizer={tokenizer_dir()}", "--output", str(output), "--no-progress", "--bootstrap-iters", "10"]
+    args = [
+        "score",
+        "--task",
+        task,
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        "--task-arg",
+        f"tokenizer={tokenizer_dir()}",
+        "--output",
+        str(output),
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+    ]
     if task == "crag_t3":
         args += ["--task-arg", "kg=false"]
     return invoke(*args), output
@@ -200,16 +250,38 @@ def test_score_on_a_malformed_predictions_file(tmp_path, case):
     predictions = tmp_path / "pred.jsonl"
     predictions.write_bytes(PREDICTION_CASES[case])
     output = tmp_path / "run"
-    result = invoke("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
-                    "--output", str(output), "--no-progress", "--bootstrap-iters", "10")
+    result = invoke(
+        "score",
+        "--task",
+        "popqa",
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        "--output",
+        str(output),
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+    )
     assert_contract(result, output)
 
 
 def test_score_with_a_predictions_path_that_is_missing_or_a_folder(tmp_path):
     data = write_jsonl(tmp_path / "popqa.jsonl", [popqa_record(0)])
     for predictions in (tmp_path / "nope.jsonl", tmp_path):
-        result = invoke("score", "--task", "popqa", "--data", str(data), "--predictions", str(predictions),
-                        "--output", str(tmp_path / "run"), "--no-progress")
+        result = invoke(
+            "score",
+            "--task",
+            "popqa",
+            "--data",
+            str(data),
+            "--predictions",
+            str(predictions),
+            "--output",
+            str(tmp_path / "run"),
+            "--no-progress",
+        )
         assert_contract(result, tmp_path / "run")
         assert result.exit_code == 2
 
@@ -217,11 +289,25 @@ def test_score_with_a_predictions_path_that_is_missing_or_a_folder(tmp_path):
 # --- option values ---------------------------------------------------------------------------------
 
 OPTION_CASES = [
-    ["--limit", "-1"], ["--limit", "abc"], ["--seed", "x"], ["--max-inflight", "0"], ["--bootstrap-iters", "-5"],
-    ["--system-arg", "top_n=abc"], ["--system-arg", "=1"], ["--task-arg", "nope=1"], ["--metric-arg", "match.x=1"],
-    ["--metric-arg", "nodot=1"], ["--model-arg", "junk"], ["--model", "scripted:/no/such/rules.json"],
-    ["--model", ":"], ["--metrics", "nosuchmetric"], ["--tasks", ","], ["--judge-arg", "0.x=1"],
-    ["--role-model", "x"], ["--retriever", "nosuch"], ["--data", "popqa"],
+    ["--limit", "-1"],
+    ["--limit", "abc"],
+    ["--seed", "x"],
+    ["--max-inflight", "0"],
+    ["--bootstrap-iters", "-5"],
+    ["--system-arg", "top_n=abc"],
+    ["--system-arg", "=1"],
+    ["--task-arg", "nope=1"],
+    ["--metric-arg", "match.x=1"],
+    ["--metric-arg", "nodot=1"],
+    ["--model-arg", "junk"],
+    ["--model", "scripted:/no/such/rules.json"],
+    ["--model", ":"],
+    ["--metrics", "nosuchmetric"],
+    ["--tasks", ","],
+    ["--judge-arg", "0.x=1"],
+    ["--role-model", "x"],
+    ["--retriever", "nosuch"],
+    ["--data", "popqa"],
 ]
 
 
@@ -237,11 +323,25 @@ def test_run_with_a_bad_option_value(tmp_path, extra):
 
 # --- run folders: compare, --replay ------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("finished") / "run"
-    result = invoke("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "4",
-                    "--output", str(folder), "--no-progress", "--bootstrap-iters", "10")
+    result = invoke(
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--limit",
+        "4",
+        "--output",
+        str(folder),
+        "--no-progress",
+        "--bootstrap-iters",
+        "10",
+    )
     assert result.exit_code in (0, 1), result.output
     return folder
 
@@ -251,7 +351,8 @@ RUN_DAMAGE = {
     "results_a_list": lambda d: (d / "results.json").write_text("[1, 2]"),
     "results_bad_bytes": lambda d: (d / "results.json").write_bytes(b'{"results": {"demo": "\xff"}}'),
     "sample_line_cut": lambda d: (d / "samples" / "demo.jsonl").write_text(
-        (d / "samples" / "demo.jsonl").read_text()[:-30]),
+        (d / "samples" / "demo.jsonl").read_text()[:-30]
+    ),
     "samples_gone": lambda d: shutil.rmtree(d / "samples"),
     "run_json_not_json": lambda d: (d / "run.json").write_text("{"),
     "calls_cut": lambda d: (d / "calls" / "llm.jsonl").write_text((d / "calls" / "llm.jsonl").read_text()[:-25]),
@@ -267,8 +368,11 @@ def test_compare_and_replay_of_a_damaged_run_folder(tmp_path, finished_run, dama
     shown = compared.output + compared.stderr
     assert compared.exception is None or isinstance(compared.exception, SystemExit), f"{compared.exception!r}"
     assert "Traceback" not in shown
-    assert compared.exit_code == 2 and one_line_error(compared) or (
-        compared.exit_code == 0 and damage in ("run_json_not_json", "calls_cut")), shown
+    assert (
+        compared.exit_code == 2
+        and one_line_error(compared)
+        or (compared.exit_code == 0 and damage in ("run_json_not_json", "calls_cut"))
+    ), shown
     output = tmp_path / "replayed"
     replayed = invoke("--replay", str(damaged), "--output", str(output), "--no-progress")
     assert replayed.exception is None or isinstance(replayed.exception, SystemExit), f"{replayed.exception!r}"
@@ -296,8 +400,12 @@ def test_replay_of_something_that_is_not_a_run(tmp_path):
 
 # --- reproduce -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [["nosuch-row"], ["selfrag-popqa", "--data", "popqa=/no/such.jsonl"],
-                                  ["selfrag-popqa", "--limit", "x"]], ids=lambda a: " ".join(a))
+
+@pytest.mark.parametrize(
+    "args",
+    [["nosuch-row"], ["selfrag-popqa", "--data", "popqa=/no/such.jsonl"], ["selfrag-popqa", "--limit", "x"]],
+    ids=lambda a: " ".join(a),
+)
 def test_reproduce_with_bad_input(tmp_path, args):
     result = invoke("reproduce", *args, "--output", str(tmp_path / "run"), "--no-progress")
     assert_contract(result, tmp_path / "run")
@@ -323,7 +431,9 @@ def test_index_build_on_a_malformed_corpus(tmp_path, name):
     corpus = tmp_path / name
     corpus.write_bytes(CORPUS_CASES[name])
     out = tmp_path / "index"
-    result = invoke("index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out), "--no-progress")
+    result = invoke(
+        "index", "build", "--corpus", str(corpus), "--retriever", "bm25", "--out", str(out), "--no-progress"
+    )
     shown = result.output + result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit), f"{result.exception!r}\n{shown}"
     assert "Traceback" not in shown

@@ -1,6 +1,7 @@
 """The hf engine's batch size on a GPU (batch_size=auto: halve on out-of-memory, cache on disk) and
 the split of a batch that runs out of memory at run time, with a fake out-of-memory error (no GPU
 here); the last test runs the embedded SmolLM2."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,12 @@ def test_the_largest_batch_that_fits_is_found_by_halving_on_out_of_memory():
         if rows > 100:
             raise oom()
 
-    assert hf_batching.largest_fitting(try_batch, 512, lambda e: hf_batching.is_out_of_memory(torch, e),
-                                       lambda: freed.append(1)) == 64
+    assert (
+        hf_batching.largest_fitting(
+            try_batch, 512, lambda e: hf_batching.is_out_of_memory(torch, e), lambda: freed.append(1)
+        )
+        == 64
+    )
     assert tried == [512, 256, 128, 64] and len(freed) == 3
 
 
@@ -64,9 +69,12 @@ class FakeGpu:
 
     def __init__(self, fits: int) -> None:
         self.fits, self.probes = fits, []
-        self.cuda = SimpleNamespace(get_device_name=lambda index: "Fake GPU 80GB",
-                                    get_device_properties=lambda index: SimpleNamespace(total_memory=80 << 30),
-                                    empty_cache=lambda: None, OutOfMemoryError=torch.cuda.OutOfMemoryError)
+        self.cuda = SimpleNamespace(
+            get_device_name=lambda index: "Fake GPU 80GB",
+            get_device_properties=lambda index: SimpleNamespace(total_memory=80 << 30),
+            empty_cache=lambda: None,
+            OutOfMemoryError=torch.cuda.OutOfMemoryError,
+        )
         self.long, self.device = torch.long, torch.device
         self.ones_like, self.inference_mode = torch.ones_like, torch.inference_mode
 
@@ -86,7 +94,8 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
     size = hf_batching.auto_batch_size(gpu, gpu, "m;auto", "cuda", 8192, 0, 512)
     assert size == 128 and gpu.probes == [(512, 2048), (256, 2048), (128, 2048)]
     assert json.loads((tmp_path / "hf_batch_sizes.json").read_text()) == {
-        f"m;auto|Fake GPU 80GB|{80 << 30}|probe=2048": 128}
+        f"m;auto|Fake GPU 80GB|{80 << 30}|probe=2048": 128
+    }
     gpu.probes.clear()
     assert hf_batching.auto_batch_size(gpu, gpu, "m;auto", "cuda", 8192, 0, 512) == 128 and gpu.probes == []
     other = FakeGpu(fits=40)  # another model: its own search
@@ -120,11 +129,16 @@ def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(
 
 
 @settings(max_examples=300, deadline=None)
-@given(lengths=st.lists(st.integers(1, 3000), max_size=40), new_tokens=st.integers(1, 512),
-       rows_per_request=st.integers(1, 4), max_rows=st.integers(1, 64),
-       max_tokens=st.one_of(st.none(), st.integers(1, 20_000)))
+@given(
+    lengths=st.lists(st.integers(1, 3000), max_size=40),
+    new_tokens=st.integers(1, 512),
+    rows_per_request=st.integers(1, 4),
+    max_rows=st.integers(1, 64),
+    max_tokens=st.one_of(st.none(), st.integers(1, 20_000)),
+)
 def test_token_bounded_cuts_cover_every_request_in_order_within_both_limits_and_cut_no_earlier_than_needed(
-        lengths, new_tokens, rows_per_request, max_rows, max_tokens):
+    lengths, new_tokens, rows_per_request, max_rows, max_tokens
+):
     lengths = sorted(lengths, reverse=True)  # as the engine sorts a batch, longest first
     cuts = hf_batching.token_bounded_cuts(lengths, new_tokens, rows_per_request, max_rows, max_tokens)
     assert [i for start, end in cuts for i in range(start, end)] == list(range(len(lengths)))

@@ -1,4 +1,5 @@
 """Hugging Face `evaluate` metrics as ragbench metrics (--metrics +hf:NAME), offline."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,14 @@ def answering(tmp_path, pick) -> str:
 def test_an_evaluate_metric_from_a_local_script_scores_a_run(tmp_path):
     model = answering(tmp_path, lambda r: r["answers"][0] if RECORDS.index(r) % 2 else "x")  # right on half
     name = f"hf:{METRIC}"
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model=model,
-                  metrics=["match", f"+{name}"], metric_args={f"{name}.compute.scale": 100.0, f"{name}.key": "word_overlap"})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model=model,
+        metrics=["match", f"+{name}"],
+        metric_args={f"{name}.compute.scale": 100.0, f"{name}.key": "word_overlap"},
+    )
     assert results["results"]["demo"][name] == pytest.approx(50.0)
     assert results["details"]["demo"][name]["corpus"] and results["results"]["demo"]["match"] == 0.5
 
@@ -37,8 +44,11 @@ def test_an_evaluate_metric_from_a_local_script_scores_a_run(tmp_path):
 def test_an_unknown_metric_offline_is_a_clear_configuration_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_EVALUATE_OFFLINE", "1")
-    with pytest.raises(ConfigError, match=r"metric hf:no_such_metric_xyz: evaluate.load\('no_such_metric_xyz'\) "
-                                          r"failed .*give a local metric script"):
+    with pytest.raises(
+        ConfigError,
+        match=r"metric hf:no_such_metric_xyz: evaluate.load\('no_such_metric_xyz'\) "
+        r"failed .*give a local metric script",
+    ):
         run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["+hf:no_such_metric_xyz"])
 
 
@@ -53,18 +63,35 @@ def test_a_multi_reference_metric_gets_every_gold_answer(tmp_path):
     every = run(tmp_path, tasks=["demo"], system="closed_book", model=model, metrics=[name])
     assert every["results"]["demo"][name] == pytest.approx(1.0)
     assert every["config"]["metric_configs"]["demo"][0]["references"] == "all"
-    first = run(tmp_path, name="first", tasks=["demo"], system="closed_book", model=model, metrics=[name],
-                metric_args={f"{name}.references": "first"})
-    shares = [1.0 if len(r["answers"]) == 1 or r["answers"][-1] == r["answers"][0]
-              else sum(w in r["answers"][-1].lower().split() for w in r["answers"][0].lower().split())
-              / len(r["answers"][0].split()) for r in RECORDS]
+    first = run(
+        tmp_path,
+        name="first",
+        tasks=["demo"],
+        system="closed_book",
+        model=model,
+        metrics=[name],
+        metric_args={f"{name}.references": "first"},
+    )
+    shares = [
+        1.0
+        if len(r["answers"]) == 1 or r["answers"][-1] == r["answers"][0]
+        else sum(w in r["answers"][-1].lower().split() for w in r["answers"][0].lower().split())
+        / len(r["answers"][0].split())
+        for r in RECORDS
+    ]
     assert first["results"]["demo"][name] == pytest.approx(sum(shares) / len(shares)) != 1.0
 
 
 def test_every_reference_to_a_single_reference_metric_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="takes one reference per prediction; use references=first"):
-        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[f"hf:{METRIC}"],
-            metric_args={f"hf:{METRIC}.references": "all"})
+        run(
+            tmp_path,
+            tasks=["demo"],
+            system="closed_book",
+            model="scripted:echo",
+            metrics=[f"hf:{METRIC}"],
+            metric_args={f"hf:{METRIC}.references": "all"},
+        )
 
 
 def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
@@ -75,16 +102,44 @@ def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
     shutil.copy(METRIC, cached / "word_overlap.py")
     for folder in (cached, cached.parent, cached.parent.parent):
         (folder / "__init__.py").touch()
-    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1",
-           "HF_DATASETS_OFFLINE": "1"}
-    done = cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "2",
-               "--metrics", "+hf:word_overlap", "--metric-arg", "hf:word_overlap.key=word_overlap",
-               "--output", str(tmp_path / "run"), "--no-progress", env=env)
+    env = {
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_EVALUATE_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
+    done = cli(
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--limit",
+        "2",
+        "--metrics",
+        "+hf:word_overlap",
+        "--metric-arg",
+        "hf:word_overlap.key=word_overlap",
+        "--output",
+        str(tmp_path / "run"),
+        "--no-progress",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["results"]["demo"]["hf:word_overlap"] is not None
-    missing = cli("--tasks", "demo", "--model", "scripted:echo", "--metrics", "+hf:bleu", "--output",
-                  str(tmp_path / "bleu"), env=env)
+    missing = cli(
+        "--tasks",
+        "demo",
+        "--model",
+        "scripted:echo",
+        "--metrics",
+        "+hf:bleu",
+        "--output",
+        str(tmp_path / "bleu"),
+        env=env,
+    )
     assert missing.returncode == 2 and "metric hf:bleu: evaluate.load('bleu') failed" in missing.stderr
 
 
@@ -92,11 +147,23 @@ def test_an_error_rate_is_lower_is_better_and_any_metric_can_say_so(tmp_path):
     wer = tmp_path / "wer.py"  # named like evaluate's word error rate
     shutil.copy(METRIC, wer)
     name, other = f"hf:{wer}", f"hf:{METRIC}"
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[name, other],
-                  metric_args={f"{name}.key": "word_overlap", f"{other}.key": "word_overlap",
-                               f"{other}.higher_is_better": False})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        metrics=[name, other],
+        metric_args={f"{name}.key": "word_overlap", f"{other}.key": "word_overlap", f"{other}.higher_is_better": False},
+    )
     assert results["details"]["demo"][name]["higher_is_better"] is False
     assert results["details"]["demo"][other]["higher_is_better"] is False
-    default = run(tmp_path, name="default", tasks=["demo"], system="closed_book", model="scripted:echo",
-                  metrics=[other], metric_args={f"{other}.key": "word_overlap"})
+    default = run(
+        tmp_path,
+        name="default",
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        metrics=[other],
+        metric_args={f"{other}.key": "word_overlap"},
+    )
     assert default["details"]["demo"][other]["higher_is_better"] is True and default["complete"]

@@ -3,6 +3,7 @@
 units import each other in a circle; the built-in plugins import `ragbench.api` and `ragbench.testing` only,
 and a plugin folder no other folder; the core imports no plugin; the contract loads nothing of the
 runner, the engines or replay; and docs/internals.md draws the layers as measured."""
+
 from __future__ import annotations
 
 import ast
@@ -55,23 +56,39 @@ def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 def test_the_graph_sees_the_whole_code_base():
     graph = layers.import_graph()
-    assert {"ragbench._cli.main", "ragbench.tasks.crag.task", "ragbench.plugins.selfrag.system", "ragbench.metrics.citation"} <= set(graph)
+    assert {
+        "ragbench._cli.main",
+        "ragbench.tasks.crag.task",
+        "ragbench.plugins.selfrag.system",
+        "ragbench.metrics.citation",
+    } <= set(graph)
     assert "ragbench._retrieval.base" in graph["ragbench._retrieval.bm25"]  # relative imports resolved
     assert "ragbench._task" in graph["ragbench.api"]  # the api's names, imported on first use
 
 
 def test_imports_inside_functions_count_and_those_for_type_checkers_do_not():
-    tree = ast.parse("from typing import TYPE_CHECKING\nimport a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\n"
-                     "def f():\n    import d\n    if typing.TYPE_CHECKING:\n        import e\n")
-    assert sorted(alias.name for node in layers.statements(tree, type_checking=False) for alias in node.names
-                  if alias.name != "TYPE_CHECKING") == ["a", "c", "d"]
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nimport a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\n"
+        "def f():\n    import d\n    if typing.TYPE_CHECKING:\n        import e\n"
+    )
+    assert sorted(
+        alias.name
+        for node in layers.statements(tree, type_checking=False)
+        for alias in node.names
+        if alias.name != "TYPE_CHECKING"
+    ) == ["a", "c", "d"]
     assert len(layers.statements(tree, type_checking=True)) == 6
 
 
 # A block of code: imports, and nested blocks of a kind with their own bodies (an `if` also has an `else`).
 BLOCKS = ("def f():", "class C:", "if TYPE_CHECKING:", "if typing.TYPE_CHECKING:", "if ready:", "try:", "with lock:")
-code = st.recursive(st.just("import"), lambda inner: st.tuples(st.sampled_from(BLOCKS), st.lists(inner, min_size=1, max_size=3),
-                                                               st.lists(inner, max_size=2)), max_leaves=12)
+code = st.recursive(
+    st.just("import"),
+    lambda inner: st.tuples(
+        st.sampled_from(BLOCKS), st.lists(inner, min_size=1, max_size=3), st.lists(inner, max_size=2)
+    ),
+    max_leaves=12,
+)
 
 
 def source_of(items, names, depth=0, hidden=False) -> tuple[list[str], list[str]]:
@@ -103,8 +120,12 @@ def source_of(items, names, depth=0, hidden=False) -> tuple[list[str], list[str]
 def test_the_reader_finds_every_import_that_runs_and_none_for_type_checkers(items):
     lines, running = source_of(items, itertools.count())
     tree = ast.parse("\n".join(lines))
-    assert sorted(alias.name for node in layers.statements(tree, type_checking=False) for alias in node.names) == sorted(running)
-    assert len(layers.statements(tree, type_checking=True)) == sum(line.lstrip().startswith("import ") for line in lines)
+    assert sorted(
+        alias.name for node in layers.statements(tree, type_checking=False) for alias in node.names
+    ) == sorted(running)
+    assert len(layers.statements(tree, type_checking=True)) == sum(
+        line.lstrip().startswith("import ") for line in lines
+    )
 
 
 def test_the_table_names_every_unit_once():
@@ -119,8 +140,11 @@ def test_every_import_goes_down_the_layer_table():
 
 
 def test_the_table_check_refuses_an_arrow_up_or_sideways_and_a_plugin_reaching_inside():
-    units = {"_storage": {"_run": ["ragbench._storage.x -> ragbench._run.y"]}, "_run": {"_view": ["v"]},
-             "tasks": {"_run": ["ragbench.tasks.crag.loader -> ragbench._run.workers"], "api": ["fine"]}}
+    units = {
+        "_storage": {"_run": ["ragbench._storage.x -> ragbench._run.y"]},
+        "_run": {"_view": ["v"]},
+        "tasks": {"_run": ["ragbench.tasks.crag.loader -> ragbench._run.workers"], "api": ["fine"]},
+    }
     problems = layers.against_table(units)
     assert [p.split(" (")[0] for p in problems] == ["_run -> _view", "_storage -> _run", "tasks -> _run"]
     assert "ragbench._storage.x -> ragbench._run.y" in problems[1]
@@ -149,10 +173,12 @@ def test_no_import_cycles():
 
 
 def test_the_contract_loads_nothing_of_the_runner_the_engines_replay_or_the_viewer():
-    script = ("import sys\nfrom ragbench.api import Context, Example, Metric, System, Task\n"
-              "print(sorted(m for m in sys.modules if m.startswith(('ragbench._run', 'ragbench._view', 'ragbench._cli', "
-              "'ragbench._engines', 'ragbench._replay', 'ragbench._scheduler', 'ragbench._retrieval', "
-              "'ragbench._nli', 'ragbench._registry', 'ragbench._reports'))))")
+    script = (
+        "import sys\nfrom ragbench.api import Context, Example, Metric, System, Task\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('ragbench._run', 'ragbench._view', 'ragbench._cli', "
+        "'ragbench._engines', 'ragbench._replay', 'ragbench._scheduler', 'ragbench._retrieval', "
+        "'ragbench._nli', 'ragbench._registry', 'ragbench._reports'))))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -160,13 +186,15 @@ def test_the_contract_loads_nothing_of_the_runner_the_engines_replay_or_the_view
 
 def test_the_runner_imports_nothing_of_the_viewer():
     graph = layers.import_graph()
-    leaks = sorted((s, t) for s, ts in graph.items() if s.startswith("ragbench._run") for t in ts
-                   if t.startswith("ragbench._view"))
+    leaks = sorted(
+        (s, t) for s, ts in graph.items() if s.startswith("ragbench._run") for t in ts if t.startswith("ragbench._view")
+    )
     assert not leaks, f"runner modules import the viewer: {leaks}"
 
 
 def test_the_docs_draw_the_layers_as_measured():
     internals = layers.INTERNALS.read_text(encoding="utf-8")
     section = layers.drawn(layers.unit_graph(layers.import_graph(type_checking=False)))
-    assert layers.written(internals, section) == internals, \
+    assert layers.written(internals, section) == internals, (
         "docs/internals.md's layers are stale: run `python tools/import_layers.py --write`"
+    )

@@ -1,4 +1,5 @@
 """ragbench._storage.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column."""
+
 from __future__ import annotations
 
 import bz2
@@ -17,8 +18,10 @@ def test_a_json_error_names_its_real_line_and_column(tmp_path):
     assert items[0] == (0, {"id": "q0"})
     index, error = items[1]
     assert index == 2 and isinstance(error, RecordError)
-    assert str(error) == f"{path}:3: not valid JSON at column {bad.index(':', 30) + 1}: Expecting property name " \
-                         "enclosed in double quotes"
+    assert (
+        str(error) == f"{path}:3: not valid JSON at column {bad.index(':', 30) + 1}: Expecting property name "
+        "enclosed in double quotes"
+    )
 
 
 def test_non_utf8_bytes_cut_lines_and_non_objects_are_reported_and_reading_goes_on(tmp_path):
@@ -36,8 +39,9 @@ def test_non_utf8_bytes_cut_lines_and_non_objects_are_reported_and_reading_goes_
 
 def test_a_truncated_bz2_stream_is_one_counted_error_not_a_silent_end(tmp_path):
     noise = random.Random(0)  # text bz2 cannot shrink much: several 900 kB blocks, the first ones whole
-    whole = bz2.compress(b"".join(json.dumps({"id": i, "text": noise.randbytes(1000).hex()}).encode() + b"\n"
-                                  for i in range(1200)))
+    whole = bz2.compress(
+        b"".join(json.dumps({"id": i, "text": noise.randbytes(1000).hex()}).encode() + b"\n" for i in range(1200))
+    )
     path = tmp_path / "data.jsonl.bz2"
     path.write_bytes(whole[: len(whole) // 2])
     with bz2.open(path, "rb") as handle:

@@ -1,6 +1,7 @@
 """What ragbench keeps for the user is never replaced: a file moved aside (a damaged cache and its WAL files)
 takes the first free name, also when the same name comes twice (the same second, a clock stepped back, two
 runs at once) and when the user has a file of that name."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -65,8 +66,12 @@ def test_a_file_of_the_user_at_the_name_and_its_companions_names_are_left_alone(
     assert aside.read_text() == "database" and Path(f"{aside}-wal").read_text() == "wal"
     assert (tmp_path / "c.sqlite.kept").read_text() == "the user's"
     assert (tmp_path / "c.sqlite.kept.2-wal").read_text() == "the user's wal"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite.kept", "c.sqlite.kept.2-wal", "c.sqlite.kept.3",
-                                                         "c.sqlite.kept.3-wal"]  # no claimed name left empty
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "c.sqlite.kept",
+        "c.sqlite.kept.2-wal",
+        "c.sqlite.kept.3",
+        "c.sqlite.kept.3-wal",
+    ]  # no claimed name left empty
 
 
 def test_a_mover_whose_source_vanished_leaves_no_empty_file(tmp_path):
@@ -87,9 +92,11 @@ def test_two_damaged_caches_moved_aside_in_the_same_second_are_both_kept(tmp_pat
         damaged_cache(path, content)
         ResponseCache(path, owned=True).close()
     kept = {p.name: p.read_bytes() for p in tmp_path.glob("cache.sqlite.damaged-*")}
-    assert kept == {"cache.sqlite.damaged-20260101T000000": b"not a database: first",
-                    "cache.sqlite.damaged-20260101T000000.2": b"not a database: second",
-                    "cache.sqlite.damaged-20260101T000000.3": b"not a database: third"}
+    assert kept == {
+        "cache.sqlite.damaged-20260101T000000": b"not a database: first",
+        "cache.sqlite.damaged-20260101T000000.2": b"not a database: second",
+        "cache.sqlite.damaged-20260101T000000.3": b"not a database: third",
+    }
     with sqlite3.connect(path) as db:  # the fresh one in its place
         assert db.execute("SELECT count(*) FROM responses").fetchone() == (0,)
     db.close()

@@ -1,6 +1,7 @@
 """`ragbench index kilt-corpus`: KILT's knowledge source cut into passages as KILT's
 create_kilt_data_paragraphs.py cuts it (pinned to its run_thread's output, tests/data/parity/kilt.json),
 each passage carrying its page's wikipedia_id through `ragbench index build` to a run's retrieval."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ PAGES = CHUNKING["pages"]
 @pytest.mark.parametrize("upstream", CHUNKING["runs"], ids=lambda r: f"chunk_size_{r['chunk_size']}")
 def test_passages_equal_create_kilt_data_paragraphs(upstream):
     nlp = spacy_pipeline("sentencizer")
-    ours = [{"wikipedia_id": page["wikipedia_id"], "title": page["wikipedia_title"], "section": section, "text": text}
-            for page in PAGES for section, text in page_passages(page["text"], nlp, upstream["chunk_size"])]
+    ours = [
+        {"wikipedia_id": page["wikipedia_id"], "title": page["wikipedia_title"], "section": section, "text": text}
+        for page in PAGES
+        for section, text in page_passages(page["text"], nlp, upstream["chunk_size"])
+    ]
     assert ours == upstream["chunks"]
 
 
@@ -39,33 +43,71 @@ def test_the_corpus_serves_kilt_nq_passages_carrying_their_wikipedia_id(tmp_path
     stats = build_corpus(knowledge_source(tmp_path), corpus, "sentencizer")
     lines = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
     assert (stats.pages, stats.passages) == (len(PAGES), len(CHUNKING["runs"][0]["chunks"]))
-    assert lines[0] == {"id": "90001#0", "wikipedia_id": "90001", "title": "Olm",
-                        "text": CHUNKING["runs"][0]["chunks"][0]["text"]}
+    assert lines[0] == {
+        "id": "90001#0",
+        "wikipedia_id": "90001",
+        "title": "Olm",
+        "text": CHUNKING["runs"][0]["chunks"][0]["text"],
+    }
     build_index(corpus, tmp_path / "index", "bm25", progress=False, registry=installed_registry())
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": "fishing town of olm", "response": "Ansgar Pell"},
-                                 {"pattern": "capital of varn", "response": "Evermouth"}]), encoding="utf-8")
-    results = run(tmp_path, tasks=["kilt_nq"], data={"kilt_nq": str(TEST_DATA / "kilt" / "nq-dev-kilt.jsonl")},
-                  system="vanilla", model=f"scripted:{rules}", system_args={"top_n": 1}, retriever="bm25",
-                  retriever_args={"index": str(tmp_path / "index")})
+    rules.write_text(
+        json.dumps(
+            [
+                {"pattern": "fishing town of olm", "response": "Ansgar Pell"},
+                {"pattern": "capital of varn", "response": "Evermouth"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    results = run(
+        tmp_path,
+        tasks=["kilt_nq"],
+        data={"kilt_nq": str(TEST_DATA / "kilt" / "nq-dev-kilt.jsonl")},
+        system="vanilla",
+        model=f"scripted:{rules}",
+        system_args={"top_n": 1},
+        retriever="bm25",
+        retriever_args={"index": str(tmp_path / "index")},
+    )
     shown = [sample["prediction"]["docs"][0] for sample in samples(tmp_path / "run", "kilt_nq")]
-    assert [(doc["id"], doc["metadata"]["wikipedia_id"]) for doc in shown] == [("90001#0", "90001"),
-                                                                              ("90002#0", "90002")]
+    assert [(doc["id"], doc["metadata"]["wikipedia_id"]) for doc in shown] == [
+        ("90001#0", "90001"),
+        ("90002#0", "90002"),
+    ]
     assert results["results"]["kilt_nq"]["rprec"] == 1.0
 
 
 def test_a_line_that_is_not_a_page_is_counted_and_the_command_says_so(tmp_path):
-    done = cli_here("index", "kilt-corpus", "--knowledge-source", str(knowledge_source(tmp_path, bad_line=True)),
-                    "--out", str(tmp_path / "passages.jsonl"), "--spacy-model", "sentencizer")
+    done = cli_here(
+        "index",
+        "kilt-corpus",
+        "--knowledge-source",
+        str(knowledge_source(tmp_path, bad_line=True)),
+        "--out",
+        str(tmp_path / "passages.jsonl"),
+        "--spacy-model",
+        "sentencizer",
+    )
     assert done.returncode == 1, done.stderr  # incomplete
     assert f"{len(PAGES)} pages, {len(CHUNKING['runs'][0]['chunks'])} passages" in done.stdout
-    assert done.stderr.splitlines()[0] == (f"ragbench: bad record skipped: {tmp_path}/kilt_knowledgesource.json:"
-                                           f"{len(PAGES) + 1} field 'wikipedia_id': missing field")
+    assert done.stderr.splitlines()[0] == (
+        f"ragbench: bad record skipped: {tmp_path}/kilt_knowledgesource.json:"
+        f"{len(PAGES) + 1} field 'wikipedia_id': missing field"
+    )
 
 
 def test_a_spacy_model_that_is_not_installed_is_one_line_with_the_fix(tmp_path):
-    done = cli_here("index", "kilt-corpus", "--knowledge-source", str(knowledge_source(tmp_path)),
-                    "--out", str(tmp_path / "passages.jsonl"), "--spacy-model", "xx_no_such_pipeline")
+    done = cli_here(
+        "index",
+        "kilt-corpus",
+        "--knowledge-source",
+        str(knowledge_source(tmp_path)),
+        "--out",
+        str(tmp_path / "passages.jsonl"),
+        "--spacy-model",
+        "xx_no_such_pipeline",
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.splitlines()[-1].startswith("ragbench: error: --spacy-model xx_no_such_pipeline: not installed")
     assert "python -m spacy download xx_no_such_pipeline" in done.stderr and not (tmp_path / "passages.jsonl").exists()
@@ -86,8 +128,16 @@ def test_a_corpus_written_on_a_full_disk_ends_in_one_line_and_leaves_nothing(tmp
         if disk is None:
             pytest.skip("mounting a tmpfs is not allowed here")
         fill(disk, leave=4_000)
-        full = cli_here("index", "kilt-corpus", "--knowledge-source", str(source), "--out",
-                        str(disk / "passages.jsonl"), "--spacy-model", "sentencizer")
+        full = cli_here(
+            "index",
+            "kilt-corpus",
+            "--knowledge-source",
+            str(source),
+            "--out",
+            str(disk / "passages.jsonl"),
+            "--spacy-model",
+            "sentencizer",
+        )
         assert sorted(p.name for p in disk.iterdir()) == ["filler"]
     assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
     assert full.stderr.strip().splitlines()[-1].startswith("ragbench: error: No space left on device: "), full.stderr

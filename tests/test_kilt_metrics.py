@@ -1,5 +1,6 @@
 """kilt_downstream and kilt_retrieval against values produced by running KILT's eval_downstream.py and
 eval_retrieval.py (tests/data/parity/kilt.json records the commit and how each value was obtained)."""
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,18 @@ def example_of(outputs: list[dict]) -> Example:
     """The example a KILT YAML task makes of a record with these outputs (output.answer, output.provenance
     from each output that has it)."""
     provenance = [o["provenance"] for o in outputs if "provenance" in o]
-    gold = {"answers": [o["answer"] for o in outputs if "answer" in o],
-            **({"provenance": provenance} if provenance or not outputs else {})}
+    gold = {
+        "answers": [o["answer"] for o in outputs if "answer" in o],
+        **({"provenance": provenance} if provenance or not outputs else {}),
+    }
     return Example(id="x", question="q", gold=gold)
 
 
 def shown(pages: list[str]) -> list[Document]:
-    return [Document(id=f"{page}#{n}", title="t", text="...", metadata={"wikipedia_id": page})
-            for n, page in enumerate(pages)]
+    return [
+        Document(id=f"{page}#{n}", title="t", text="...", metadata={"wikipedia_id": page})
+        for n, page in enumerate(pages)
+    ]
 
 
 def predict(case: dict) -> Prediction:
@@ -43,8 +48,11 @@ def test_downstream_equals_eval_downstream(case):
 def test_retrieval_and_kilt_scores_equal_eval_downstream(case):
     values = KiltRetrieval().score(example_of(case["outputs"]), predict(case))
     upstream = case["eval_downstream"]
-    expected = {"rprec": upstream["retrieval"]["Rprec"], "recall_at_5": upstream["retrieval"]["recall@5"],
-                **{f"kilt_{key[5:]}": value for key, value in upstream["kilt"].items()}}
+    expected = {
+        "rprec": upstream["retrieval"]["Rprec"],
+        "recall_at_5": upstream["retrieval"]["recall@5"],
+        **{f"kilt_{key[5:]}": value for key, value in upstream["kilt"].items()},
+    }
     assert values == pytest.approx(expected, abs=1e-12)
 
 
@@ -86,8 +94,14 @@ def test_outputs_whose_shown_documents_are_unknown_fail_instead_of_scoring_0():
 @pytest.mark.parametrize("k", [0, "five"])
 def test_k_must_be_a_positive_integer(tmp_path, k):
     with pytest.raises(ConfigError, match="kilt_retrieval"):
-        run(tmp_path, tasks=["kilt_nq"], data={"kilt_nq": str(TEST_DATA / "kilt" / "nq-dev-kilt.jsonl")},
-            system="closed_book", model="scripted:echo", metric_args={"kilt_retrieval.k": k})
+        run(
+            tmp_path,
+            tasks=["kilt_nq"],
+            data={"kilt_nq": str(TEST_DATA / "kilt" / "nq-dev-kilt.jsonl")},
+            system="closed_book",
+            model="scripted:echo",
+            metric_args={"kilt_retrieval.k": k},
+        )
 
 
 RAW = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))["kilt_raw_outputs"]
@@ -100,7 +114,8 @@ def test_the_whole_output_is_scored_by_default_and_a_named_extract_scores_a_part
     fever = Example(id="x", question="q", gold={"answers": ["SUPPORTS"], "provenance": [[{"wikipedia_id": "1"}]]})
     said = Prediction(example_id="x", answer="SUPPORTS.", docs=shown(["1"]))
     assert KiltDownstream().score(fever, said) == pytest.approx(
-        {"accuracy": 0.0, "em": 1.0, "f1": 1.0, "rougel": 0.999999995}, abs=1e-12)
+        {"accuracy": 0.0, "em": 1.0, "f1": 1.0, "rougel": 0.999999995}, abs=1e-12
+    )
     assert RAW["fever"]["answers"][0] == "SUPPORTS." and RAW["fever"]["downstream"]["rougel"] == 0.999999995
     assert KiltDownstream(extract="fever_label").score(fever, said)["accuracy"] == 1.0
     assert KiltRetrieval(extract="fever_label").score(fever, said)["kilt_accuracy"] == 1.0

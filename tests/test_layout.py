@@ -1,6 +1,7 @@
 """The layout shows the architecture (issue 22 point 6): the core grouped by layer, one folder per
 system as per benchmark, every folder saying what it owns, no module too long to read
 (tests/test_source_tree.py holds docs/internals.md's tree to the code)."""
+
 from __future__ import annotations
 
 import ast
@@ -17,14 +18,21 @@ def packages() -> list[Path]:
 
 
 def test_no_module_is_too_long():
-    long = {str(p.relative_to(REPO)): n for root in SOURCES for p in (REPO / root).rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MOST_LINES}
+    long = {
+        str(p.relative_to(REPO)): n
+        for root in SOURCES
+        for p in (REPO / root).rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MOST_LINES
+    }
     assert not long, f"split these into modules with one job each: {long}"
 
 
 def test_every_folder_says_what_it_owns():
-    silent = [str(p.relative_to(REPO)) for p in packages()
-              if not ast.get_docstring(ast.parse((p / "__init__.py").read_text(encoding="utf-8")))]
+    silent = [
+        str(p.relative_to(REPO))
+        for p in packages()
+        if not ast.get_docstring(ast.parse((p / "__init__.py").read_text(encoding="utf-8")))
+    ]
     assert not silent, f"give each of these an __init__.py docstring of what the folder owns: {silent}"
 
 

@@ -1,5 +1,6 @@
 """The llatrieval system with scripted models: the selection windows, the token guard, the loop and its
 early exit, the verification variants, the sub-question switch, batching across examples, statistics."""
+
 from __future__ import annotations
 
 import json
@@ -59,7 +60,7 @@ async def test_token_guard_defers_documents_to_the_next_window():
     selected, windows = await select(LLatrieval(token_limit=2500), docs)
     count = gpt2_counter()
     kept = [[]] + [w["selected"] for w in windows]
-    shown_new = [doc for w, before in zip(windows, kept) for doc in w["shown"][len(before):]]
+    shown_new = [doc for w, before in zip(windows, kept) for doc in w["shown"][len(before) :]]
     assert sorted(shown_new) == sorted(d.id for d in docs)  # every candidate browsed exactly once
     assert any(w.get("deferred") for w in windows)
     by_id = {d.id: d for d in docs}
@@ -94,7 +95,9 @@ async def test_every_example_passing_verification_stops_after_one_iteration():
 async def test_rejected_examples_run_every_iteration_and_the_last_is_not_verified():
     examples = asqa_examples()[:2]
     script = StepScript(verdict=lambda user, n: "Judgment: [NO]")
-    predictions = await run_examples(LLatrieval(), examples, ScriptedLLM(script), asqa_task(), retriever=TopicRetriever())
+    predictions = await run_examples(
+        LLatrieval(), examples, ScriptedLLM(script), asqa_task(), retriever=TopicRetriever()
+    )
     for example, p in zip(examples, predictions):
         iterations = p.extras["llatrieval"]["iterations"]
         assert [it["verification"] is None for it in iterations] == [False, False, False, True]
@@ -111,8 +114,13 @@ async def test_rejected_examples_run_every_iteration_and_the_last_is_not_verifie
 
 async def test_missing_info_query_shows_the_selected_passages_and_uses_the_chosen_prompt():
     script = StepScript(verdict=lambda user, n: "[NO]" if n == 1 else "[YES]")
-    [p] = await run_examples(LLatrieval(query_style="question", max_iterations=2), asqa_examples()[:1],
-                             ScriptedLLM(script), asqa_task(), retriever=TopicRetriever())
+    [p] = await run_examples(
+        LLatrieval(query_style="question", max_iterations=2),
+        asqa_examples()[:1],
+        ScriptedLLM(script),
+        asqa_task(),
+        retriever=TopicRetriever(),
+    )
     [update] = script.log["update_query"]
     system, user = (content for _, content in update.messages)
     assert "generate a new question" in system
@@ -123,8 +131,9 @@ async def test_missing_info_query_shows_the_selected_passages_and_uses_the_chose
 async def test_hyde_first_query_searches_with_the_written_passage():
     script = StepScript()
     retriever = TopicRetriever()
-    [p] = await run_examples(LLatrieval(first_query="hyde"), asqa_examples()[:1], ScriptedLLM(script), asqa_task(),
-                             retriever=retriever)
+    [p] = await run_examples(
+        LLatrieval(first_query="hyde"), asqa_examples()[:1], ScriptedLLM(script), asqa_task(), retriever=retriever
+    )
     assert p.extras["llatrieval"]["iterations"][0]["query"] == "A passage."
     assert retriever.queries == [["A passage."]]
 
@@ -154,14 +163,21 @@ async def test_gold_verification_passes_when_every_sub_question_is_answered_in_t
 
 def test_gold_verification_is_refused_before_the_run_on_a_task_without_short_gold(tmp_path):
     with pytest.raises(ConfigError, match="verification=gold needs short gold answers, which task alce_eli5"):
-        run(tmp_path, tasks=["alce_eli5"], system="llatrieval", model="scripted:echo",
-            system_args={"verification": "gold"}, data={"alce_eli5": str(ALCE_DATA / "eli5_eval_bm25_top100.json")})
+        run(
+            tmp_path,
+            tasks=["alce_eli5"],
+            system="llatrieval",
+            model="scripted:echo",
+            system_args={"verification": "gold"},
+            data={"alce_eli5": str(ALCE_DATA / "eli5_eval_bm25_top100.json")},
+        )
 
 
 async def test_gold_verification_makes_no_llm_call():
     script = StepScript()
-    await run_examples(LLatrieval(verification="gold", max_iterations=2), asqa_examples()[:2], ScriptedLLM(script),
-                       asqa_task())
+    await run_examples(
+        LLatrieval(verification="gold", max_iterations=2), asqa_examples()[:2], ScriptedLLM(script), asqa_task()
+    )
     assert "verify" not in script.log
 
 
@@ -193,8 +209,18 @@ async def test_calls_and_searches_of_all_examples_are_batched_whatever_their_ite
 
 
 # --- options, errors, records -------------------------------------------------------------------------
-@pytest.mark.parametrize("options", [{"verification": "score"}, {"threshold": 5}, {"k": 20}, {"doc_num": 60},
-                                     {"verification": "vote"}, {"query_style": "hyde"}, {"max_iterations": 0}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"verification": "score"},
+        {"threshold": 5},
+        {"k": 20},
+        {"doc_num": 60},
+        {"verification": "vote"},
+        {"query_style": "hyde"},
+        {"max_iterations": 0},
+    ],
+)
 def test_inconsistent_options_fail_with_a_config_error(options):
     with pytest.raises(ConfigError):
         LLatrieval(**options)
@@ -206,28 +232,51 @@ def test_missing_score_prompt_file_fails_with_a_config_error(tmp_path):
 
 
 def test_outside_alce_it_answers_with_the_tasks_own_prompt_and_a_generic_demonstration(tmp_path):
-    results = run(tmp_path, tasks=["demo"], system="llatrieval", model="scripted:echo", limit=2,
-                  system_args={"max_iterations": 2, "token_limit": 0})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="llatrieval",
+        model="scripted:echo",
+        limit=2,
+        system_args={"max_iterations": 2, "token_limit": 0},
+    )
     sample = json.loads((tmp_path / "run" / "samples" / "demo.jsonl").read_text().splitlines()[0])
     assert results["complete"] and results["counts"]["demo"]["scored"] == 2
     verify = next(s for s in sample["trace"] if s["name"] == "verify")
-    assert "Question: Who wrote the novel Nineteen Eighty-Four?\nAnswer: George Orwell." in \
-        verify["request"]["messages"][0]["content"]
+    assert (
+        "Question: Who wrote the novel Nineteen Eighty-Four?\nAnswer: George Orwell."
+        in verify["request"]["messages"][0]["content"]
+    )
     answer = next(s for s in sample["trace"] if s["name"] == "answer")
     # the demo task's own prompt (Self-RAG's baseline template; echo selected no document here)
-    assert answer["request"]["messages"][-1]["content"].endswith(f"### Instruction:\n{sample['question']}\n\n### Response:\n")
+    assert answer["request"]["messages"][-1]["content"].endswith(
+        f"### Instruction:\n{sample['question']}\n\n### Response:\n"
+    )
 
 
 def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_path):
     data = str(asqa_task().path)
-    results = run(tmp_path, tasks=["alce_asqa"], system="llatrieval", model="scripted:llatrieval_helpers:always_yes",
-                  data={"alce_asqa": data}, task_args={"citations": False})
+    results = run(
+        tmp_path,
+        tasks=["alce_asqa"],
+        system="llatrieval",
+        model="scripted:llatrieval_helpers:always_yes",
+        data={"alce_asqa": data},
+        task_args={"citations": False},
+    )
     config = results["config"]["system_config"]["alce_asqa"]
     assert config["use_sub_questions"] is False and config["use_title"] is True and config["summary_style"] == "summary"
     stats = results["system_stats"]["alce_asqa"]
     assert stats["examples_per_iteration"]["1"] == 6 and stats["use_sub_questions"] is False
-    assert stats["llm_calls_per_example"] == {"total": 11, "hyde_query": 0, "summarize": 8, "select": 1, "verify": 1,
-                                              "update_query": 0, "answer": 1}
+    assert stats["llm_calls_per_example"] == {
+        "total": 11,
+        "hyde_query": 0,
+        "summarize": 8,
+        "select": 1,
+        "verify": 1,
+        "update_query": 0,
+        "answer": 1,
+    }
     assert "retriever 'provided'" in stats["note"]
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## System statistics (llatrieval)" in report and "| examples_per_iteration | 1: 6, 2: 0" in report
@@ -237,19 +286,44 @@ def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_
     assert iteration["verification"] == {"method": "judgment", "output": "[YES]", "passed": True}
 
 
-@pytest.mark.parametrize("task, data, summary, titles, demo", [
-    ("alce_qampari", "qampari_eval_gtr_top100.json", "Summarize the following document", False,
-     "Which books were written by Nevil Shute?"),
-    ("alce_eli5", "eli5_eval_bm25_top100.json", "Answer the given question(s) using the following document", False,
-     "Why did New York City try to ban food donations to the poor?"),
-    ("alce_asqa", "asqa_eval_gtr_top100.json", "Summarize the following document", True,
-     "the original artist of sound of silence, the album?"),
-])
+@pytest.mark.parametrize(
+    "task, data, summary, titles, demo",
+    [
+        (
+            "alce_qampari",
+            "qampari_eval_gtr_top100.json",
+            "Summarize the following document",
+            False,
+            "Which books were written by Nevil Shute?",
+        ),
+        (
+            "alce_eli5",
+            "eli5_eval_bm25_top100.json",
+            "Answer the given question(s) using the following document",
+            False,
+            "Why did New York City try to ban food donations to the poor?",
+        ),
+        (
+            "alce_asqa",
+            "asqa_eval_gtr_top100.json",
+            "Summarize the following document",
+            True,
+            "the original artist of sound of silence, the album?",
+        ),
+    ],
+)
 def test_each_alce_task_gets_its_summary_style_titles_and_demonstration(tmp_path, task, data, summary, titles, demo):
     always_yes.log.clear()
     no_nli = {"citations": False, **({"claims_nli": False} if task == "alce_eli5" else {})}
-    results = run(tmp_path, tasks=[task], system="llatrieval", model="scripted:llatrieval_helpers:always_yes",
-                  data={task: str(TEST_DATA / "alce" / data)}, task_args=no_nli, limit=2)
+    results = run(
+        tmp_path,
+        tasks=[task],
+        system="llatrieval",
+        model="scripted:llatrieval_helpers:always_yes",
+        data={task: str(TEST_DATA / "alce" / data)},
+        task_args=no_nli,
+        limit=2,
+    )
     assert results["counts"][task]["scored"] == 2
     assert always_yes.log["summarize"][0].messages[-1][1].startswith(summary)
     assert ("\nTitle:\n" in always_yes.log["select"][0].messages[-1][1]) == titles
@@ -287,19 +361,35 @@ def registry_with(task: type) -> Registry:
 
 
 def test_gold_verification_runs_on_a_task_that_does_not_declare_its_gold(tmp_path):
-    config = RunConfig(tasks=["undeclared_gold_demo"], system="llatrieval", model="scripted:echo", limit=2,
-                       system_args={"verification": "gold", "max_iterations": 2, "token_limit": 0},
-                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10)
+    config = RunConfig(
+        tasks=["undeclared_gold_demo"],
+        system="llatrieval",
+        model="scripted:echo",
+        limit=2,
+        system_args={"verification": "gold", "max_iterations": 2, "token_limit": 0},
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+    )
     results = Evaluator(config, registry=registry_with(UndeclaredGoldDemo)).run().results
     assert results["complete"] and results["counts"]["undeclared_gold_demo"]["scored"] == 2
 
 
 def test_gold_verification_fails_an_example_without_short_gold_naming_it(tmp_path):
-    config = RunConfig(tasks=["no_gold_demo"], system="llatrieval", model="scripted:echo", limit=1,
-                       system_args={"verification": "gold", "token_limit": 0}, output=str(tmp_path / "run"),
-                       progress=False, bootstrap_iters=10)
+    config = RunConfig(
+        tasks=["no_gold_demo"],
+        system="llatrieval",
+        model="scripted:echo",
+        limit=1,
+        system_args={"verification": "gold", "token_limit": 0},
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+    )
     results = Evaluator(config, registry=registry_with(NoGoldDemo)).run().results
     assert results["counts"]["no_gold_demo"]["failed"] == 1
     error = json.loads((tmp_path / "run" / "samples" / "no_gold_demo.jsonl").read_text().splitlines()[0])["error"]
-    assert error == ("ValueError: verification=gold needs short gold answers (qa_pairs or answers), which example "
-                     "9000 has not (use verification=judgment or score)")
+    assert error == (
+        "ValueError: verification=gold needs short gold answers (qa_pairs or answers), which example "
+        "9000 has not (use verification=judgment or score)"
+    )

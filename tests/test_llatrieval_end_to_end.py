@@ -2,6 +2,7 @@
 `ragbench index build` over a small JSONL corpus, a scripted model from a rules file (one question's
 documents pass verification, the others are rejected until the last iteration), ALCE metrics with a
 scripted NLI judge."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,10 @@ PASSING = "Which is the most rainy place on earth?"
 # First match wins; each rule's pattern sees the request's last (user) message.
 RULES = [
     {"pattern": r"^premise: ", "response": "1"},  # NLI judge of the citation metric
-    {"pattern": r"^Instruction: Write an accurate", "response": "Mawsynram is the wettest place [1]. It rains a lot [2]."},
+    {
+        "pattern": r"^Instruction: Write an accurate",
+        "response": "Mawsynram is the wettest place [1]. It rains a lot [2].",
+    },
     {"pattern": r"\nAnswering Passages:\n", "response": "Which places have the highest annual rainfall record?"},
     {"pattern": r"^Summarize the following document", "response": " A summary\nof the   document. "},
     {"pattern": r"\n\n6\nTitle:\n", "response": "Selected Documents: 2, 4, 6, 8, 10"},  # windows show > 5 docs
@@ -29,23 +33,50 @@ def corpus(path):
     for record in json.loads(ASQA.read_text(encoding="utf-8")):
         for doc in record["docs"]:
             docs.setdefault(doc["id"], {"id": doc["id"], "title": doc["title"], "contents": doc["text"]})
-    filler = [{"id": f"f{i}", "title": f"Filler {i}", "contents": f"Rainfall and records of place number {i}."}
-              for i in range(10)]
+    filler = [
+        {"id": f"f{i}", "title": f"Filler {i}", "contents": f"Rainfall and records of place number {i}."}
+        for i in range(10)
+    ]
     return write_jsonl(path, list(docs.values()) + filler)
 
 
 def run_on_bm25_index(tmp_path, system: str):
     """`ragbench index build` over the corpus, then a run of `system` on that index; the run folder."""
     index = tmp_path / "index"
-    built = cli_here("index", "build", "--corpus", str(corpus(tmp_path / "corpus.jsonl")), "--retriever", "bm25",
-                     "--out", str(index), "--no-progress")
+    built = cli_here(
+        "index",
+        "build",
+        "--corpus",
+        str(corpus(tmp_path / "corpus.jsonl")),
+        "--retriever",
+        "bm25",
+        "--out",
+        str(index),
+        "--no-progress",
+    )
     assert built.returncode == 0, built.stderr
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps(RULES), encoding="utf-8")
     out = tmp_path / "run"
-    result = cli_here("--tasks", "alce_asqa", "--system", system, "--model", f"scripted:{rules}",
-                      "--retriever", "bm25", "--retriever-arg", f"index={index}", "--data", f"alce_asqa={ASQA}",
-                      "--nli", f"scripted:{rules}", "--output", str(out), "--no-progress")
+    result = cli_here(
+        "--tasks",
+        "alce_asqa",
+        "--system",
+        system,
+        "--model",
+        f"scripted:{rules}",
+        "--retriever",
+        "bm25",
+        "--retriever-arg",
+        f"index={index}",
+        "--data",
+        f"alce_asqa={ASQA}",
+        "--nli",
+        f"scripted:{rules}",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert result.returncode == 0, result.stderr
     return out
 

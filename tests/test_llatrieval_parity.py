@@ -1,5 +1,6 @@
 """LLatrieval prompts, selection windows, token guard and id parsing against requests captured from
 running BeastyZ/LLM-Verified-Retrieval@ac186ac (tests/data/parity/llatrieval_*.json, see their "how")."""
+
 from __future__ import annotations
 
 import hashlib
@@ -48,8 +49,10 @@ def test_verification_request_matches_filter_bad_question(case):
     item = case["item"]
     questions = [p["question"] for p in item["qa_pairs"]] if "qa_pairs" in item else [item["question"]]
     docs = [upstream_doc(d, case["field"]) for d in item["docs"]][:5]
-    messages = prompts.chat(prompts.JUDGE_SYSTEM.replace("{Demo}", prompts.demonstration(ALCE_TASKS[case["dataset"]]())),
-                            prompts.candidates_message(questions, docs, 5, case["use_title"]))
+    messages = prompts.chat(
+        prompts.JUDGE_SYSTEM.replace("{Demo}", prompts.demonstration(ALCE_TASKS[case["dataset"]]())),
+        prompts.candidates_message(questions, docs, 5, case["use_title"]),
+    )
     assert messages == case["messages"]
     assert case["kwargs"] == {"temperature": 0}  # upstream sets no max_tokens for verification
 
@@ -78,8 +81,9 @@ async def test_final_answer_prompt_matches_run_py(case):
     prediction = await system.answer(example, ctx, docs, "\n".join(system.questions(example)), [])
     [request] = [step.request for step in ctx.trace]
     assert request["messages"][1]["content"] == case["prompt"]
-    assert request["messages"][0]["content"] == ("You are a helpful assistant that answers the following questions "
-                                                "with proper citations.")
+    assert request["messages"][0]["content"] == (
+        "You are a helpful assistant that answers the following questions with proper citations."
+    )
     assert request["sampling"]["temperature"] == 0.0 and request["sampling"]["max_tokens"] == 300
     assert [d.id for d in prediction.docs] == [d.id for d in docs]
 

@@ -1,5 +1,6 @@
 """The general LLM-judge metric `llm_judge`: presets and template files, parsers, several judges
 averaged with their own engine options, unparsed replies counted, replay of the judges' exchanges."""
+
 from __future__ import annotations
 
 import json
@@ -18,16 +19,25 @@ from test_crag_task import EMBEDDER
 from test_engine_openai import FakeServer
 
 
-@pytest.mark.parametrize("options,reply,expected", [
-    ({}, "Correct.", 1.0), ({}, "incorrect", 0.0), ({}, "The answer is correct, not incorrect", 1.0),
-    ({}, "no idea", None),
-    ({"preset": "faithfulness"}, "4", 0.75), ({"preset": "faithfulness"}, "Score: 9", None),
-    ({"preset": "rubric"}, 'Sure: {"reason": "ok", "score": 7}', 0.7), ({"preset": "rubric"}, '{"score": "x"}', None),
-    ({"preset": "rubric"}, "7/10", None), ({"preset": "rubric"}, '{"score": 8, "parts": {"a": 1}} done', 0.8),
-    ({"preset": "rubric"}, '{"note": {"score": 3}} {"score": 6}', 0.6), ({"preset": "rubric"}, '{"score": 11}', None),
-    ({"labels": "yes:1,partly:0.5,no:0"}, "Partly.", 0.5),
-    ({"json_field": "grade", "score_range": "0-4"}, '```json\n{"grade": 2}\n```', 0.5),
-])
+@pytest.mark.parametrize(
+    "options,reply,expected",
+    [
+        ({}, "Correct.", 1.0),
+        ({}, "incorrect", 0.0),
+        ({}, "The answer is correct, not incorrect", 1.0),
+        ({}, "no idea", None),
+        ({"preset": "faithfulness"}, "4", 0.75),
+        ({"preset": "faithfulness"}, "Score: 9", None),
+        ({"preset": "rubric"}, 'Sure: {"reason": "ok", "score": 7}', 0.7),
+        ({"preset": "rubric"}, '{"score": "x"}', None),
+        ({"preset": "rubric"}, "7/10", None),
+        ({"preset": "rubric"}, '{"score": 8, "parts": {"a": 1}} done', 0.8),
+        ({"preset": "rubric"}, '{"note": {"score": 3}} {"score": 6}', 0.6),
+        ({"preset": "rubric"}, '{"score": 11}', None),
+        ({"labels": "yes:1,partly:0.5,no:0"}, "Partly.", 0.5),
+        ({"json_field": "grade", "score_range": "0-4"}, '```json\n{"grade": 2}\n```', 0.5),
+    ],
+)
 def test_judge_replies_parse_as_labels_ranges_or_json(options, reply, expected):
     assert LlmJudge(**options).parse(reply) == expected
 
@@ -50,8 +60,15 @@ def judge_rules(tmp_path, name, verdict):
 
 def test_two_judges_are_averaged_and_unparsed_replies_counted(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "I cannot tell")]
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3,
-                  metrics=["+llm_judge"], judges=judges)
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=3,
+        metrics=["+llm_judge"],
+        judges=judges,
+    )
     assert results["results"]["demo"]["llm_judge"] == 1.0  # the parsed judge only, not averaged with a 0
     assert results["results"]["demo"]["llm_judge_unparsed"] == 3.0
     sample = samples(tmp_path / "run", "demo")[0]
@@ -61,9 +78,15 @@ def test_two_judges_are_averaged_and_unparsed_replies_counted(tmp_path):
 def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_path):
     first, second = FakeServer(), FakeServer()
     try:
-        results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo",
-                      metrics=["llm_judge"], judges=["openai:judge-a", "openai:judge-b"],
-                      judge_args={"0": {"base_url": first.base_url}, "1": {"base_url": second.base_url}})
+        results = run(
+            tmp_path,
+            tasks=["demo"],
+            system="closed_book",
+            model="scripted:echo",
+            metrics=["llm_judge"],
+            judges=["openai:judge-a", "openai:judge-b"],
+            judge_args={"0": {"base_url": first.base_url}, "1": {"base_url": second.base_url}},
+        )
     finally:
         first.stop()
         second.stop()
@@ -71,12 +94,25 @@ def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_p
     assert {r["body"]["model"] for r in first.requests} == {"judge-a"}
     assert results["results"]["demo"]["llm_judge"] is not None  # the fake servers echo the prompt back
     predictions = tmp_path / "p.jsonl"
-    predictions.write_text("".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n"
-                                   for s in samples(tmp_path / "run", "demo")))
-    replayed = cli_here("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
-                        "--judge", f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}",
-                        "--judge", f"replay:{tmp_path / 'run' / 'judge1_calls.jsonl'}", "--output",
-                        str(tmp_path / "again"), "--no-progress")
+    predictions.write_text(
+        "".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n" for s in samples(tmp_path / "run", "demo"))
+    )
+    replayed = cli_here(
+        "score",
+        "--task",
+        "demo",
+        "--predictions",
+        str(predictions),
+        "--metrics",
+        "llm_judge",
+        "--judge",
+        f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}",
+        "--judge",
+        f"replay:{tmp_path / 'run' / 'judge1_calls.jsonl'}",
+        "--output",
+        str(tmp_path / "again"),
+        "--no-progress",
+    )
     assert replayed.returncode == 0, replayed.stderr
     again = json.loads((tmp_path / "again" / "results.json").read_text())
     assert again["results"]["demo"] == results["results"]["demo"]
@@ -103,9 +139,16 @@ def test_a_template_file_with_its_own_labels_scores_a_run(tmp_path):
     template.write_text("Rate this answer. Q: {question} A: {answer} Gold: {reference}\nSay good, meh or bad.\n")
     rules = tmp_path / "judge.json"
     rules.write_text(json.dumps([{"pattern": "Rate this answer", "response": "Meh, I'd say."}]))
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=2,
-                  metrics=["llm_judge"], judges=[f"scripted:{rules}"],
-                  metric_args={"llm_judge.prompt": str(template), "llm_judge.labels": "good:1,meh:0.5,bad:0"})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=2,
+        metrics=["llm_judge"],
+        judges=[f"scripted:{rules}"],
+        metric_args={"llm_judge.prompt": str(template), "llm_judge.labels": "good:1,meh:0.5,bad:0"},
+    )
     assert results["results"]["demo"]["llm_judge"] == 0.5
     sample = samples(tmp_path / "run", "demo")[0]
     sent = sample["judge_trace"][0]["request"]["messages"][0]["content"]
@@ -123,8 +166,9 @@ def test_a_template_with_an_unknown_field_is_a_configuration_error(tmp_path):
 
 def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo",
-                  metrics=["llm_judge"], judges=judges)
+    results = run(
+        tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["llm_judge"], judges=judges
+    )
     assert results["results"]["demo"]["llm_judge"] == 0.5  # 1 and 0 averaged per example
     log = tmp_path / "run" / "judge0_calls.jsonl"
     assert all(set(json.loads(line)) == {"ref"} for line in log.read_text().splitlines())  # the samples hold the text
@@ -132,24 +176,54 @@ def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
     assert len(first) == 24 and {r["response"] for r in first} == {"correct"}
     assert set(first[0]) == {"messages", "sampling", "response", "response_data"}
     predictions = tmp_path / "p.jsonl"
-    predictions.write_text("".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n"
-                                   for s in samples(tmp_path / "run", "demo")))
-    for files, expected in [(["judge0_calls.jsonl", "judge1_calls.jsonl"], 0.5), (["judge0_calls.jsonl"], 1.0),
-                            (["judge1_calls.jsonl"], 0.0)]:
+    predictions.write_text(
+        "".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n" for s in samples(tmp_path / "run", "demo"))
+    )
+    for files, expected in [
+        (["judge0_calls.jsonl", "judge1_calls.jsonl"], 0.5),
+        (["judge0_calls.jsonl"], 1.0),
+        (["judge1_calls.jsonl"], 0.0),
+    ]:
         out = tmp_path / f"again_{len(files)}_{files[0]}"
         judge_options = [option for name in files for option in ("--judge", f"replay:{tmp_path / 'run' / name}")]
-        replayed = cli_here("score", "--task", "demo", "--predictions", str(predictions), "--metrics", "llm_judge",
-                            *judge_options, "--output", str(out), "--no-progress")
+        replayed = cli_here(
+            "score",
+            "--task",
+            "demo",
+            "--predictions",
+            str(predictions),
+            "--metrics",
+            "llm_judge",
+            *judge_options,
+            "--output",
+            str(out),
+            "--no-progress",
+        )
         assert replayed.returncode == 0, replayed.stderr
         assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected
 
 
 def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
-    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1, metrics=["llm_judge"],
-        judges=judges)
-    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1, metrics=["llm_judge"],
-        judges=judges[:1], overwrite=True)
+    run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=1,
+        metrics=["llm_judge"],
+        judges=judges,
+    )
+    run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=1,
+        metrics=["llm_judge"],
+        judges=judges[:1],
+        overwrite=True,
+    )
     assert sorted(p.name for p in (tmp_path / "run").glob("judge*")) == ["judge0_calls.jsonl"]
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 1
 
@@ -158,8 +232,15 @@ def test_a_failed_judge_call_is_counted_and_replayed_as_a_failure(tmp_path):
     nothing = tmp_path / "empty.jsonl"
     nothing.write_text(json.dumps({"prompt": "never asked", "response": "correct"}) + "\n")
     judges = [judge_rules(tmp_path, "a.json", "correct"), f"replay:{nothing}"]  # the second judge fails every call
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3,
-                  metrics=["llm_judge"], judges=judges)
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=3,
+        metrics=["llm_judge"],
+        judges=judges,
+    )
     assert results["results"]["demo"]["llm_judge"] == 1.0  # from the judge that answered
     assert results["infrastructure_failures"]["demo"]["calls"] == 3  # counted, not folded in as 0
     failed = [json.loads(line) for line in (tmp_path / "run" / "judge1_calls.jsonl").read_text().splitlines()]
@@ -174,16 +255,31 @@ def test_the_crag_judge_file_replays_crag_scores(tmp_path):
     model = tmp_path / "model.json"
     model.write_text(json.dumps([{"pattern": r"question [15]\?", "response": "answer 1"}, {"response": "zebrafish"}]))
     judge = tmp_path / "judge.json"
-    judge.write_text(json.dumps([{"pattern": "zebrafish", "response": '{"accuracy": true}'},
-                                 {"response": '{"accuracy": false}'}]))
+    judge.write_text(
+        json.dumps([{"pattern": "zebrafish", "response": '{"accuracy": true}'}, {"response": '{"accuracy": false}'}])
+    )
     task = {"data": {"crag_t1": str(data)}, "task_args": {"tokenizer": tokenizer_dir(), "embedder": EMBEDDER}}
-    first = run(tmp_path, tasks=["crag_t1"], system="closed_book", model=f"scripted:{model}",
-                judges=[f"scripted:{judge}"], **task)
+    first = run(
+        tmp_path,
+        tasks=["crag_t1"],
+        system="closed_book",
+        model=f"scripted:{model}",
+        judges=[f"scripted:{judge}"],
+        **task,
+    )
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 3  # the judged ones
-    predictions = write_jsonl(tmp_path / "p.jsonl", [{"id": s["id"], "output": s["output"]}
-                                                     for s in samples(tmp_path / "run", "crag_t1")])
-    again = run(tmp_path, name="again", tasks=["crag_t1"], system="recorded", system_args={"path": str(predictions)},
-                judges=[f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}"], **task)
+    predictions = write_jsonl(
+        tmp_path / "p.jsonl", [{"id": s["id"], "output": s["output"]} for s in samples(tmp_path / "run", "crag_t1")]
+    )
+    again = run(
+        tmp_path,
+        name="again",
+        tasks=["crag_t1"],
+        system="recorded",
+        system_args={"path": str(predictions)},
+        judges=[f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}"],
+        **task,
+    )
     assert again["results"]["crag_t1"] == first["results"]["crag_t1"]
     assert first["results"]["crag_t1"]["accuracy"] == 0.75  # exact match, judged right twice, judged wrong
 
@@ -191,8 +287,15 @@ def test_the_crag_judge_file_replays_crag_scores(tmp_path):
 @pytest.mark.model
 def test_the_embedded_model_judges_a_run_and_every_reply_is_parsed_or_counted(tmp_path):
     pytest.importorskip("transformers")
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3,
-                  metrics=["llm_judge"], judges=["hf:embedded"])
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=3,
+        metrics=["llm_judge"],
+        judges=["hf:embedded"],
+    )
     scored = samples(tmp_path / "run", "demo")
     replies = [step["response"]["texts"][0] for s in scored for step in s["judge_trace"]]
     assert len(replies) == 3 and all(reply.strip() for reply in replies)  # real generations
@@ -205,8 +308,13 @@ def test_the_embedded_model_judges_a_run_and_every_reply_is_parsed_or_counted(tm
 def test_judging_faithfulness_without_documents_is_an_error_not_a_score(tmp_path):
     rules = tmp_path / "judge.json"
     rules.write_text(json.dumps([{"response": "5"}]))
-    options = {"model": "scripted:echo", "limit": 2, "metrics": ["llm_judge"], "judges": [f"scripted:{rules}"],
-               "metric_args": {"llm_judge.preset": "faithfulness"}}
+    options = {
+        "model": "scripted:echo",
+        "limit": 2,
+        "metrics": ["llm_judge"],
+        "judges": [f"scripted:{rules}"],
+        "metric_args": {"llm_judge.preset": "faithfulness"},
+    }
     closed = run(tmp_path, tasks=["demo"], system="closed_book", **options)
     assert closed["details"]["demo"]["llm_judge"]["n_errors"] == 2 and closed["results"]["demo"]["llm_judge"] is None
     assert "this prediction has none" in samples(tmp_path / "run", "demo")[0]["score_errors"]["llm_judge"]
@@ -218,10 +326,21 @@ def test_judging_faithfulness_without_documents_is_an_error_not_a_score(tmp_path
 
 def judged_run(tmp_path, name, metrics):
     """A demo run whose sampled llm_judge (temperature 1) answers by its request's seed (`coin_judge`)."""
-    Evaluator(RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", limit=6, metrics=metrics,
-                        metric_args={"llm_judge.temperature": 1.0}, judges=[scoring_plugin.COIN_JUDGE],
-                        output=str(tmp_path / name), progress=False, bootstrap_iters=20),
-              registry=scoring_plugin.registry()).run()
+    Evaluator(
+        RunConfig(
+            tasks=["demo"],
+            system="closed_book",
+            model="scripted:echo",
+            limit=6,
+            metrics=metrics,
+            metric_args={"llm_judge.temperature": 1.0},
+            judges=[scoring_plugin.COIN_JUDGE],
+            output=str(tmp_path / name),
+            progress=False,
+            bootstrap_iters=20,
+        ),
+        registry=scoring_plugin.registry(),
+    ).run()
     return samples(tmp_path / name, "demo")
 
 
@@ -235,6 +354,10 @@ def test_a_sampled_judges_requests_and_verdicts_do_not_change_with_the_other_met
     assert [requests(s) for s in alone] == [requests(s) for s in beside]  # the same seeds and prompts
     assert all(request["sampling"]["seed"] is not None for s in alone for request in requests(s))
     assert [s["scores"]["llm_judge"] for s in alone] == [s["scores"]["llm_judge"] for s in beside]
-    other = [step["request"]["sampling"]["seed"] for s in beside for step in s["judge_trace"]
-             if step["name"] == "judge:scored:judged"]
+    other = [
+        step["request"]["sampling"]["seed"]
+        for s in beside
+        for step in s["judge_trace"]
+        if step["name"] == "judge:scored:judged"
+    ]
     assert len(other) == 6 and not set(other) & {r["sampling"]["seed"] for s in alone for r in requests(s)}

@@ -1,6 +1,7 @@
 """A lone surrogate ("\\ud800": a string JSON holds and UTF-8 cannot) in a question, a gold answer, an id, a meta
 field or a model's answer: the run finishes, every file it writes is UTF-8 and reads back the same strings, and
 the console prints it as its escape (never a UnicodeEncodeError)."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,18 @@ def test_a_run_resume_and_compare_with_lone_surrogates_finish_and_keep_the_strin
     data, records = surrogate_data(tmp_path)
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": ANSWER}]), encoding="utf-8")
-    args = ["--tasks", "demo", "--data", f"demo={data}", "--system", "closed_book", "--model", f"scripted:{rules}",
-            "--no-progress", "--output"]
+    args = [
+        "--tasks",
+        "demo",
+        "--data",
+        f"demo={data}",
+        "--system",
+        "closed_book",
+        "--model",
+        f"scripted:{rules}",
+        "--no-progress",
+        "--output",
+    ]
     first = cli_here(*args, str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr
     assert "Traceback" not in first.stderr
@@ -71,7 +82,17 @@ def test_score_prints_an_id_with_a_lone_surrogate(tmp_path):
     data, records = surrogate_data(tmp_path)
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": r["id"], "output": ANSWER}) + "\n" for r in records[:3]))
-    scored = cli_here("score", "--task", "demo", "--data", str(data), "--predictions", str(predictions),
-                      "--no-progress", "--output", str(tmp_path / "scored"))
+    scored = cli_here(
+        "score",
+        "--task",
+        "demo",
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        "--no-progress",
+        "--output",
+        str(tmp_path / "scored"),
+    )
     assert scored.returncode == 1 and "Traceback" not in scored.stderr, scored.stderr
     assert "'id\\udfff'" in scored.stderr  # the id without a prediction, named

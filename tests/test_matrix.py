@@ -16,6 +16,7 @@ search get a bm25 index of a small corpus (built once per session); on the multi
 those that search again with queries of their own (LLatrieval, SMART) get example_bm25 over each
 example's paragraphs. The metric values each cell must report are worked out by hand below from the
 fixture records; a cell the registry or the system refuses fails unless INTENDED_REFUSALS lists it."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,31 +41,67 @@ INTENDED_REFUSALS: dict[tuple[str, str], str] = {
 }
 
 HALF = {"match": 0.5, "selfrag_match": 0.5, "match_normalized": 0.5, "em": 0.5, "f1": 0.5}
-CRAG = {"accuracy": 0.5, "hallucination": 0.5, "missing": 0.0, "score": 0.0,  # score = accuracy - hallucination
-        "exact_accuracy": 0.5,  # the gold answer matches exactly; the wrong one goes to the judge, which says no
-        "score_h": None}  # human labels only come with predictions files
+CRAG = {
+    "accuracy": 0.5,
+    "hallucination": 0.5,
+    "missing": 0.0,
+    "score": 0.0,  # score = accuracy - hallucination
+    "exact_accuracy": 0.5,  # the gold answer matches exactly; the wrong one goes to the judge, which says no
+    "score_h": None,
+}  # human labels only come with predictions files
 # ASQA, first record right: its first long answer, "[1]" before each '.': 17 words; 2 of its 3 qa_pairs
 # (Mawsynram, Lloró; not Cherrapunji/Sohra) are in it; ROUGE-Lsum 100 against that long answer. Punkt ends a
 # sentence at the question's "?'" so the output has 3 sentences, 2 citing [1] (entailed): recall 2/3,
 # precision 2/2. Second record "zzz": 1 word, no answer, ROUGE 0, no citation (recall 0, precision 0).
 # citation_f1 is the F1 of the mean recall and precision: 2 * 33.3 * 50 / 83.3 = 40.
-ASQA = {"length": 9.0, "str_em": 100 / 3, "str_hit": 0.0, "rougeLsum": 50.0, "rougeLsum_bootstrap_mid": 50.0,
-        "citation_rec": 100 / 3, "citation_prec": 50.0, "citation_f1": 40.0}
+ASQA = {
+    "length": 9.0,
+    "str_em": 100 / 3,
+    "str_hit": 0.0,
+    "rougeLsum": 50.0,
+    "rougeLsum_bootstrap_mid": 50.0,
+    "citation_rec": 100 / 3,
+    "citation_prec": 50.0,
+    "citation_f1": 40.0,
+}
 # QAMPARI, first right: its 7 answers, each cited: 15 words, 7 predictions all gold (P = R = F1 = 100, top-5
 # as well), 7 statements entailed by [1]; second "zzz": 1 word, 1 wrong prediction, no citation.
-QAMPARI = {"length": 8.0, "qampari_prec": 50.0, "qampari_rec": 50.0, "qampari_rec_top5": 50.0, "qampari_f1": 50.0,
-           "qampari_f1_top5": 50.0, "num_preds": 4.0, "citation_rec": 50.0, "citation_prec": 50.0,
-           "citation_f1": 50.0}
+QAMPARI = {
+    "length": 8.0,
+    "qampari_prec": 50.0,
+    "qampari_rec": 50.0,
+    "qampari_rec_top5": 50.0,
+    "qampari_f1": 50.0,
+    "qampari_f1_top5": 50.0,
+    "num_preds": 4.0,
+    "citation_rec": 50.0,
+    "citation_prec": 50.0,
+    "citation_f1": 50.0,
+}
 # ELI5, first right: its 3 claims, each cited: 11 + 9 + 4 = 24 words, equal to the reference answer (ROUGE
 # 100), every claim entailed; second "zzz": 1 word, no claim entailed (the NLI judge's "0"), no citation.
-ELI5 = {"length": 12.5, "rougeLsum": 50.0, "rougeLsum_bootstrap_mid": 50.0, "claims_nli": 50.0,
-        "citation_rec": 50.0, "citation_prec": 50.0, "citation_f1": 50.0}
+ELI5 = {
+    "length": 12.5,
+    "rougeLsum": 50.0,
+    "rougeLsum_bootstrap_mid": 50.0,
+    "claims_nli": 50.0,
+    "citation_rec": 50.0,
+    "citation_prec": 50.0,
+    "citation_f1": 50.0,
+}
 # OmniEval, first right "5年" (jieba: 5 / 年): Rouge-1/2/L F 2PR/(P+R+1e-8) as rouge-chinese computes it, char
 # F1 1, EM 1/2 (averaged over the two answer forms "5年", "五年"); second "zzz": 0 everywhere. No documents are
 # shown on these records, so MAP/MRR have nothing to score.
 ROUGE_HALF = 2 / (2 + 1e-8) / 2  # equal texts' F as rouge-chinese and the rouge package compute it, halved
-OMNIEVAL = {"rouge_1": ROUGE_HALF, "rouge_2": ROUGE_HALF, "rouge_l": ROUGE_HALF, "f1": 0.5, "em": 0.25,
-            "map": None, "mrr": None}
+OMNIEVAL = {
+    "rouge_1": ROUGE_HALF,
+    "rouge_2": ROUGE_HALF,
+    "rouge_l": ROUGE_HALF,
+    "f1": 0.5,
+    "em": 0.25,
+    "map": None,
+    "mrr": None,
+}
 
 # The open-domain and multi-hop QA sets (tasks/open_qa), on their samples (tests/data/open_qa): the first
 # record's gold ("Ansgar Pell", "a pell", "Trask") and "zzz": 1/2 for every answer metric (HotpotQA's F1
@@ -106,11 +143,23 @@ def all_of(k: int) -> tuple[float, float, float, float]:
 # question - rec. 1 Trask or Varn, rec. 2 Ansgar Pell or Trask - so both supporting ones).
 NOTHING_SHOWN = support(NONE, NONE)
 EXPECTED_OPEN_QA: dict[str, dict[str, float | None]] = {
-    "nq_open": QA_HALF, "triviaqa": QA_HALF, "webquestions": QA_HALF,
-    "nq_open_flashrag": HOTPOT_F1_HALF, "triviaqa_flashrag": HOTPOT_F1_HALF, "webquestions_flashrag": HOTPOT_F1_HALF,
-    **{task: {**HOTPOT_F1_HALF, **NOTHING_SHOWN}
-       for task in ("hotpotqa_distractor", "hotpotqa_distractor_flashrag", "hotpotqa_fullwiki", "2wikimultihopqa",
-                    "2wikimultihopqa_flashrag", "musique_flashrag")},
+    "nq_open": QA_HALF,
+    "triviaqa": QA_HALF,
+    "webquestions": QA_HALF,
+    "nq_open_flashrag": HOTPOT_F1_HALF,
+    "triviaqa_flashrag": HOTPOT_F1_HALF,
+    "webquestions_flashrag": HOTPOT_F1_HALF,
+    **{
+        task: {**HOTPOT_F1_HALF, **NOTHING_SHOWN}
+        for task in (
+            "hotpotqa_distractor",
+            "hotpotqa_distractor_flashrag",
+            "hotpotqa_fullwiki",
+            "2wikimultihopqa",
+            "2wikimultihopqa_flashrag",
+            "musique_flashrag",
+        )
+    },
     "musique": {**QA_HALF, **NOTHING_SHOWN},
     # its shipped corpus is not searched here (retriever none: cell_config): nothing shown
     "fictional_multihop": {"em": 0.5, "f1": 0.5, **NOTHING_SHOWN},
@@ -122,10 +171,20 @@ EXPECTED_OPEN_QA: dict[str, dict[str, float | None]] = {
 # the rouge package's (DomainRAG: rouge-chinese's) F of equal texts.
 FLASHRAG_ROUGE = {"rouge_1": ROUGE_HALF, "rouge_2": ROUGE_HALF, "rouge_l": ROUGE_HALF}
 FLASHRAG_QA = {**HOTPOT_F1_HALF, "precision": 0.5, "recall": 0.5}
-FLASHRAG_LONG = ("msmarco_qa_flashrag", "narrativeqa_flashrag", "wikiqa_flashrag", "asqa_flashrag", "eli5_flashrag",
-                 "wikipassageqa_flashrag", "wikiasp_flashrag", "wow_flashrag", "domainrag_flashrag")
-EXPECTED_FLASHRAG = {task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG_LONG else {})}
-                     for task in FLASHRAG_TASK_FILES}
+FLASHRAG_LONG = (
+    "msmarco_qa_flashrag",
+    "narrativeqa_flashrag",
+    "wikiqa_flashrag",
+    "asqa_flashrag",
+    "eli5_flashrag",
+    "wikipassageqa_flashrag",
+    "wikiasp_flashrag",
+    "wow_flashrag",
+    "domainrag_flashrag",
+)
+EXPECTED_FLASHRAG = {
+    task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG_LONG else {})} for task in FLASHRAG_TASK_FILES
+}
 HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")
 SEARCHING_TOP_5 = ("r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "corag", "rearag", "rqrag")
 TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
@@ -142,8 +201,11 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     # distractor example (HotpotQA, 2Wiki) or of a 5-paragraph MuSiQue one, the corpus's top 5 on fullwiki and
     # musique_flashrag; the supporting pair is among them in both records (flare: its one search, the question)
     **{(system, task): support(all_of(4), all_of(4)) for system in FLASHRAG_TOP_5 for task in HOTPOT + TWOWIKI},
-    **{(system, task): support(all_of(5), all_of(5)) for system in FLASHRAG_TOP_5
-       for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")},
+    **{
+        (system, task): support(all_of(5), all_of(5))
+        for system in FLASHRAG_TOP_5
+        for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")
+    },
     # recorded: the predictions file records each example's first paragraph (HotpotQA Olm, Olm; 2Wiki Olm,
     # Trask; MuSiQue 0 Varn, 0 Evermouth). selfrag answers from each passage and keeps the best answer: the
     # scripted model's answers score alike, so the first passage retrieved - the same paragraph on the
@@ -172,8 +234,10 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     # 2 {0, 1, 2}: 2 of 2 among 3. On the corpus tasks its intent is the question (matrix_fixtures.
     # reconstructor_rules): fullwiki 1 {Ansgar Pell, Olm, Trask}, 2 {Evermouth, Varn, Olm}; musique_flashrag
     # 1 {Olm, Ansgar Pell, Evermouth}, 2 {Evermouth, Varn, Olm}: each 2 of 2 among 3.
-    **{("smart", task): support(all_of(3), all_of(3)) for task in HOTPOT + TWOWIKI + ("hotpotqa_fullwiki",
-                                                                                       "musique_flashrag")},
+    **{
+        ("smart", task): support(all_of(3), all_of(3))
+        for task in HOTPOT + TWOWIKI + ("hotpotqa_fullwiki", "musique_flashrag")
+    },
     ("smart", "musique"): support((1 / 2, 1 / 3, 2 / 5, 0), all_of(3)),
     # The systems that search as they reason search the question (matrix_fixtures.searching_rules), top 5
     # (CoRAG four times, the same five; support counts a set; RQ-RAG shows its chosen path's one search,
@@ -182,10 +246,15 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     # among them (they are in the top 3). The question's top 3 hold both supporting ones: on the distractor
     # tasks llatrieval's top 2 (above) are the pair; on the corpus tasks they are smart's three.
     **{(system, task): support(all_of(4), all_of(4)) for system in SEARCHING_TOP_5 for task in HOTPOT + TWOWIKI},
-    **{(system, task): support(all_of(5), all_of(5)) for system in SEARCHING_TOP_5
-       for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")},
-    **{("o2_searcher", task): support(all_of(3), all_of(3)) for task in HOTPOT + TWOWIKI + (
-        "musique", "hotpotqa_fullwiki", "musique_flashrag")},
+    **{
+        (system, task): support(all_of(5), all_of(5))
+        for system in SEARCHING_TOP_5
+        for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")
+    },
+    **{
+        ("o2_searcher", task): support(all_of(3), all_of(3))
+        for task in HOTPOT + TWOWIKI + ("musique", "hotpotqa_fullwiki", "musique_flashrag")
+    },
 }
 
 # KILT (tasks/kilt), on two records in KILT's format (matrix_fixtures.KILT_RECORDS) whose outputs each name one
@@ -197,8 +266,12 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
 # rules, written for PubHealth's true/false, would make FEVER's "SUPPORTS" "true": not applied here. Nothing shown (closed_book; recorded, whose predictions file
 # records the examples' own documents: none) is R-precision 0, and every KILT-score 0.
 KILT_DOWNSTREAM = {"accuracy": 0.5, "em": 0.5, "f1": 0.5, "rougel": ROUGE_HALF}
-KILT = {**KILT_DOWNSTREAM, "rprec": 1.0, "recall_at_5": 1.0,
-        **{f"kilt_{key}": value for key, value in KILT_DOWNSTREAM.items()}}
+KILT = {
+    **KILT_DOWNSTREAM,
+    "rprec": 1.0,
+    "recall_at_5": 1.0,
+    **{f"kilt_{key}": value for key, value in KILT_DOWNSTREAM.items()},
+}
 KILT_NOTHING_SHOWN = {"rprec": 0.0, "recall_at_5": 0.0, **{f"kilt_{key}": 0.0 for key in KILT_DOWNSTREAM}}
 KILT_TASKS = [task for task in TASKS if task.startswith("kilt_")]
 # MultiHop-RAG (tasks/multihop_rag), on two queries in its format (matrix_fixtures.multihop_rag), each with two
@@ -223,14 +296,23 @@ MULTIHOP_RAG_NOTHING_SHOWN = {"hits_at_4": 0.0, "hits_at_10": 0.0, "map_at_10": 
 # the top passage: q1's d1 alone, nDCG@3+ 1 / (2 + 1/log2 3) = 0.38009, MAP 1/2, Recall 1/2, P@k 1/k.
 LOG2_3 = 1.584962500721156
 BEIR_Q1_NDCG = (1 + 2 / LOG2_3) / (2 + 1 / LOG2_3)
-BEIR = {**{f"ndcg_at_{k}": (BEIR_Q1_NDCG + 1) / 2 for k in (3, 5, 10)}, "ndcg_at_1": 0.75,
-        **{f"map_at_{k}": 1.0 for k in (3, 5, 10)}, "map_at_1": 0.75,
-        **{f"recall_at_{k}": 1.0 for k in (3, 5, 10)}, "recall_at_1": 0.75,
-        **{f"p_at_{k}": (2 / k + 1 / k) / 2 for k in (3, 5, 10)}, "p_at_1": 1.0,
-        **{f"mrr_at_{k}": 1.0 for k in (1, 3, 5, 10)}}
-BEIR_TOP_ONLY = {**{f"ndcg_at_{k}": (1 / (2 + 1 / LOG2_3) + 1) / 2 for k in (3, 5, 10)},
-                 **{f"map_at_{k}": 0.75 for k in (3, 5, 10)}, **{f"recall_at_{k}": 0.75 for k in (3, 5, 10)},
-                 **{f"p_at_{k}": 1 / k for k in (3, 5, 10)}}
+BEIR = {
+    **{f"ndcg_at_{k}": (BEIR_Q1_NDCG + 1) / 2 for k in (3, 5, 10)},
+    "ndcg_at_1": 0.75,
+    **{f"map_at_{k}": 1.0 for k in (3, 5, 10)},
+    "map_at_1": 0.75,
+    **{f"recall_at_{k}": 1.0 for k in (3, 5, 10)},
+    "recall_at_1": 0.75,
+    **{f"p_at_{k}": (2 / k + 1 / k) / 2 for k in (3, 5, 10)},
+    "p_at_1": 1.0,
+    **{f"mrr_at_{k}": 1.0 for k in (1, 3, 5, 10)},
+}
+BEIR_TOP_ONLY = {
+    **{f"ndcg_at_{k}": (1 / (2 + 1 / LOG2_3) + 1) / 2 for k in (3, 5, 10)},
+    **{f"map_at_{k}": 0.75 for k in (3, 5, 10)},
+    **{f"recall_at_{k}": 0.75 for k in (3, 5, 10)},
+    **{f"p_at_{k}": 1 / k for k in (3, 5, 10)},
+}
 
 # RGB (tasks/rgb), on two records per set in its format (matrix_fixtures.RGB_RECORDS), noise_rate 0: every answer
 # item of the first record (an alias list's first alias), then "zzz": accuracy 1/2 (items all found, then none),
@@ -258,21 +340,41 @@ MIRAGE_TASKS = [task for task in TASKS if task.startswith("mirage_")]
 # found in the chunks (precision, recall, F1, claim recall, context precision and utilization, faithfulness 1; the
 # noise, hallucination and self-knowledge shares 0). Second, "zzz": no claim of its own (precision, F1, faithfulness 0),
 # its gold claim not in it (recall 0, utilization 0) but in the chunks (claim recall, context precision 1).
-RAGCHECKER = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "claim_recall": 1.0, "context_precision": 1.0,
-              "context_utilization": 0.5, "noise_sensitivity_in_relevant": 0.0, "noise_sensitivity_in_irrelevant": 0.0,
-              "hallucination": 0.0, "self_knowledge": 0.0, "faithfulness": 0.5}
+RAGCHECKER = {
+    "precision": 0.5,
+    "recall": 0.5,
+    "f1": 0.5,
+    "claim_recall": 1.0,
+    "context_precision": 1.0,
+    "context_utilization": 0.5,
+    "noise_sensitivity_in_relevant": 0.0,
+    "noise_sensitivity_in_irrelevant": 0.0,
+    "hallucination": 0.0,
+    "self_knowledge": 0.0,
+    "faithfulness": 0.5,
+}
 # Shown no chunk (closed book, a predictions file whose docs are none): every chunk metric 0, as RAGChecker has it.
-RAGCHECKER_NOTHING_SHOWN = {"claim_recall": 0.0, "context_precision": 0.0, "context_utilization": 0.0,
-                            "faithfulness": 0.0}
+RAGCHECKER_NOTHING_SHOWN = {
+    "claim_recall": 0.0,
+    "context_precision": 0.0,
+    "context_utilization": 0.0,
+    "faithfulness": 0.0,
+}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
     "arc_challenge": {"match": 0.5, "selfrag_match": 0.5, "choice_accuracy": 0.5},  # "B" (gold) then "D"
     "squad": {"match": 0.5, "match_normalized": 0.5},  # "Paris" (gold) then "zzz"
     "demo": {k: HALF[k] for k in ("match", "match_normalized", "em", "f1")},  # "Paris" (gold) then "zzz"
-    "asqa": ASQA, "alce_asqa": ASQA, "alce_qampari": QAMPARI, "alce_eli5": ELI5,
-    "crag_t1": CRAG, "crag_t2": CRAG, "crag_t3": CRAG,
-    "omnieval_auto": OMNIEVAL, "omnieval_human": OMNIEVAL,
+    "asqa": ASQA,
+    "alce_asqa": ASQA,
+    "alce_qampari": QAMPARI,
+    "alce_eli5": ELI5,
+    "crag_t1": CRAG,
+    "crag_t2": CRAG,
+    "crag_t3": CRAG,
+    "omnieval_auto": OMNIEVAL,
+    "omnieval_human": OMNIEVAL,
     **EXPECTED_OPEN_QA,
     **EXPECTED_FLASHRAG,
     **dict.fromkeys(KILT_TASKS, KILT),
@@ -296,16 +398,24 @@ SELF_CITED = {"citation_rec": 200 / 3, "citation_prec": 100.0, "citation_f1": 80
 # (11 + 1) / 2), ROUGE-Lsum 2 * 11 / (11 + 25) (the reference's 24 words are 25 tokens: "Bloomberg's"), halved;
 # every claim is still entailed and its one sentence cited (the values of ELI5).
 ONE_SENTENCE = ("ircot", "ircot_fixed", "flare")
-ASQA_FIRST_SENTENCE = {"length": 7.0, "str_em": 50 / 3, "rougeLsum": 130 / 3, "rougeLsum_bootstrap_mid": 130 / 3,
-                       "citation_rec": 25.0, "citation_f1": 100 / 3}
+ASQA_FIRST_SENTENCE = {
+    "length": 7.0,
+    "str_em": 50 / 3,
+    "rougeLsum": 130 / 3,
+    "rougeLsum_bootstrap_mid": 130 / 3,
+    "citation_rec": 25.0,
+    "citation_f1": 100 / 3,
+}
 ELI5_FIRST_SENTENCE = {"length": 6.0, "rougeLsum": 275 / 9, "rougeLsum_bootstrap_mid": 275 / 9}
 # SuRe's answer is candidate (a) with its commas removed (parse_candidates): on QAMPARI, whose list answers are split
 # at "," (eval.py's list items, predictions and cited statements alike), the right answer's 7 items become one
 # prediction, no gold answer: P = R = F1 = 0 (top-5 too), 1 prediction each (num_preds 1). Its one statement cites
 # [1] and is entailed: recall and precision 1 for the first record, as the 7 were; the words and "zzz" are as above.
 # (ASQA's and ELI5's metrics read words and Punkt sentences, not commas: their values are those of every system.)
-SURE_QAMPARI = {**{key: 0.0 for key in ("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1",
-                                          "qampari_f1_top5")}, "num_preds": 1.0}
+SURE_QAMPARI = {
+    **{key: 0.0 for key in ("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1", "qampari_f1_top5")},
+    "num_preds": 1.0,
+}
 OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     # closed book shows no documents: every "[1]" points at nothing (ALCE scores it 0)
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
@@ -318,8 +428,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     ("selfrag", "beir"): BEIR_TOP_ONLY,
     **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
     # on rgb_en_fact the first sentence is RGB's detection sentence, without the answer after it
-    **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0}
-       for system in ONE_SENTENCE},
+    **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0} for system in ONE_SENTENCE},
     **{(system, task): ASQA_FIRST_SENTENCE for system in ONE_SENTENCE for task in ("asqa", "alce_asqa")},
     **{(system, "alce_eli5"): ELI5_FIRST_SENTENCE for system in ONE_SENTENCE},
     **{(system, "alce_qampari"): SURE_QAMPARI for system in ("sure", "sure_fixed")},
@@ -346,10 +455,16 @@ def corpus_index(tmp_path_factory):
 def kept_cells() -> list:
     """Every system on each representative, then vanilla on every other task, with the ids the module
     docstring describes."""
-    kept = [pytest.param(system, task, id=f"{system}-{'+'.join([task, *others])}")
-            for task, others in GROUPS.items() for system in SYSTEMS]
-    return kept + [pytest.param(ONCE, task, id=f"{ONCE}-{task}~{representative}")
-                   for representative, others in GROUPS.items() for task in others]
+    kept = [
+        pytest.param(system, task, id=f"{system}-{'+'.join([task, *others])}")
+        for task, others in GROUPS.items()
+        for system in SYSTEMS
+    ]
+    return kept + [
+        pytest.param(ONCE, task, id=f"{ONCE}-{task}~{representative}")
+        for representative, others in GROUPS.items()
+        for task in others
+    ]
 
 
 KEPT = kept_cells()
@@ -364,8 +479,9 @@ def test_each_dropped_cell_is_stood_for_by_a_kept_cell_and_every_task_runs():
 
 
 @pytest.mark.parametrize(("system", "task"), KEPT)
-def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, corpus_index, shared_registry,
-                                                        monkeypatch):
+def test_cell_scores_the_scripted_answers_as_worked_out(
+    system, task, tmp_path, corpus_index, shared_registry, monkeypatch
+):
     if system != ONCE:  # a run's worker processes do its task's work (CRAG's pages), the same for every system:
         monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task starts them, the others use a thread
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
@@ -384,8 +500,7 @@ def test_cell_scores_the_scripted_answers_as_worked_out(system, task, tmp_path, 
     got = {key: entry["value"] for key, entry in details.items()}
     want = expected(system, task)
     assert set(got) == set(want), f"metric keys changed: got {sorted(got)}, expected {sorted(want)}"
-    assert got == {key: pytest.approx(value, abs=1e-9) if value is not None else None
-                   for key, value in want.items()}
+    assert got == {key: pytest.approx(value, abs=1e-9) if value is not None else None for key, value in want.items()}
     if config.retriever not in (None, "none"):  # every example searched what the cell gave it, and showed some
         for record in samples(tmp_path / "run", task):
             searched = {step["request"]["retriever"] for step in record["trace"] if step["kind"] == "retrieval"}

@@ -1,6 +1,7 @@
 """The matrix's task groups (tests/matrix_groups.py): a task a system would meet as it meets another joins that
 task's group; one that declares anything new (prompt style, record format, answer format, documents, metric,
 metric option) is a group of its own, whatever its name, so that every system runs on it."""
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,10 @@ def test_a_task_declaring_something_new_is_a_group_of_its_own(change, tmp_path):
 
 
 @settings(max_examples=25)
-@given(name=st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,23}", fullmatch=True),  # names ragbench takes
-       change=st.sampled_from([None, *CHANGES]))
+@given(
+    name=st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,23}", fullmatch=True),  # names ragbench takes
+    change=st.sampled_from([None, *CHANGES]),
+)
 def test_the_group_of_a_task_does_not_depend_on_its_name(name, change):
     """Any name: a copy of nq_open_flashrag's declaration is in its group; a copy declaring something new alone."""
     assume(name not in installed_registry().entries["tasks"] and not name.endswith((".yaml", ".yml")))

@@ -1,6 +1,7 @@
 """Scores are typed where they are made, and a metric that fails counts like an example that fails: in
 the counts, the failures, completeness and the exit code; `--resume` scores them again without running
 the system."""
+
 from __future__ import annotations
 
 import json
@@ -17,24 +18,39 @@ from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_sta
 
 
 def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):
-    return Evaluator(RunConfig(tasks=["demo"], system="closed_book", model=SYSTEM, metrics=metrics, limit=6,
-                               output=str(tmp_path / "run"), resume=resume, progress=False, bootstrap_iters=50,
-                               **config), registry=scoring_plugin.registry()).run()
+    return Evaluator(
+        RunConfig(
+            tasks=["demo"],
+            system="closed_book",
+            model=SYSTEM,
+            metrics=metrics,
+            limit=6,
+            output=str(tmp_path / "run"),
+            resume=resume,
+            progress=False,
+            bootstrap_iters=50,
+            **config,
+        ),
+        registry=scoring_plugin.registry(),
+    ).run()
 
 
 def saved(tmp_path) -> dict[str, dict]:
     return {record["id"]: record for record in samples(tmp_path / "run", "demo")}
 
 
-@pytest.mark.parametrize("kind,type_name", [("string", "str '1.0'"), ("nan", "float nan"), ("inf", "float inf"),
-                                            ("list", "list [1.0]")])
+@pytest.mark.parametrize(
+    "kind,type_name", [("string", "str '1.0'"), ("nan", "float nan"), ("inf", "float inf"), ("list", "list [1.0]")]
+)
 def test_a_value_that_is_not_a_score_fails_that_metric_naming_it_the_key_and_the_type(tmp_path, kind, type_name):
     outcome = evaluate(tmp_path, ["match", f"scored:{kind}"])
     record = next(iter(saved(tmp_path).values()))
-    assert record["score_errors"] == {f"scored:{kind}": f"InvalidScore: metric scored:{kind} returned {type_name} "
-                                                        f"for key 'scored:{kind}': a score is a "
-                                                        + ("finite number" if kind in ("nan", "inf") else "number")
-                                                        + " or None"}
+    assert record["score_errors"] == {
+        f"scored:{kind}": f"InvalidScore: metric scored:{kind} returned {type_name} "
+        f"for key 'scored:{kind}': a score is a "
+        + ("finite number" if kind in ("nan", "inf") else "number")
+        + " or None"
+    }
     assert set(record["scores"]) == {"match"}  # the run went on, the other metric scored
     results = outcome.results
     assert results["counts"]["demo"]["metric_failures"] == 6 and not outcome.complete
@@ -56,23 +72,45 @@ def test_numpy_scalars_and_bools_are_saved_as_numbers(tmp_path, kind, value):
 def test_a_value_outside_the_declared_range_or_an_undeclared_key_fails_the_metric(tmp_path):
     evaluate(tmp_path, ["scored:range", "scored:extra"])
     errors = next(iter(saved(tmp_path).values()))["score_errors"]
-    assert errors["scored:range"] == ("InvalidScore: metric scored:range returned float 2 for key 'scored:range', "
-                                      "outside its declared range [0, 1]")
-    assert errors["scored:extra"].startswith("InvalidScore: metric scored:extra returned keys ['scored:extra', "
-                                             "'surprise'], expected ['scored:extra'] (undeclared surprise")
+    assert errors["scored:range"] == (
+        "InvalidScore: metric scored:range returned float 2 for key 'scored:range', outside its declared range [0, 1]"
+    )
+    assert errors["scored:extra"].startswith(
+        "InvalidScore: metric scored:extra returned keys ['scored:extra', "
+        "'surprise'], expected ['scored:extra'] (undeclared surprise"
+    )
 
 
 def test_metrics_that_raise_on_some_examples_are_counted_and_the_cli_exits_1(tmp_path, monkeypatch):
     scoring_plugin.FAILING.update({"9000", "9002", "9004"})
     monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
-    result = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", SYSTEM, "--limit", "6",
-                                       "--metrics", "match,scored:raise", "--no-progress", "--output",
-                                       str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            SYSTEM,
+            "--limit",
+            "6",
+            "--metrics",
+            "match,scored:raise",
+            "--no-progress",
+            "--output",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 1
-    assert "demo: 3 x metric scored:raise: RuntimeError: 9000, 9002, 9004 - e.g. RuntimeError: flaky metric on 9000" \
+    assert (
+        "demo: 3 x metric scored:raise: RuntimeError: 9000, 9002, 9004 - e.g. RuntimeError: flaky metric on 9000"
         in result.output
-    assert ("incomplete run (demo: 3 metric failure(s) (metric scored:raise: RuntimeError); --resume scores the "
-            "examples whose metrics failed again (the system is not run again))") in result.output
+    )
+    assert (
+        "incomplete run (demo: 3 metric failure(s) (metric scored:raise: RuntimeError); --resume scores the "
+        "examples whose metrics failed again (the system is not run again))"
+    ) in result.output
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["complete"] is False and results["counts"]["demo"]["metric_failures"] == 3
     detail = results["details"]["demo"]["scored:raise"]

@@ -1,4 +1,5 @@
 """Metrics chosen per run (--metrics NAME / +NAME) and the fit check of a metric to a task."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,15 @@ def test_a_metric_can_be_scoped_to_one_task_of_the_run():
 
 
 def test_a_scoped_metric_runs_on_its_task_only(tmp_path):
-    results = run(tmp_path, tasks=["demo", "pubhealth"], system="closed_book", model="scripted:echo", limit=2,
-                  data={"pubhealth": str(PUBHEALTH)}, metrics=["em", "pubhealth:+label_accuracy"])
+    results = run(
+        tmp_path,
+        tasks=["demo", "pubhealth"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=2,
+        data={"pubhealth": str(PUBHEALTH)},
+        metrics=["em", "pubhealth:+label_accuracy"],
+    )
     assert set(results["results"]["demo"]) == {"em"}
     assert set(results["results"]["pubhealth"]) == {"em", "label_accuracy"}
 
@@ -61,8 +69,9 @@ def test_a_metric_that_cannot_score_the_task_is_refused_before_the_run(tmp_path)
 
 def test_list_metrics_says_which_tasks_each_fits():
     listed = cli_here("list", "metrics").stdout
-    assert ("fits: arc_challenge, mirage_bioasq, mirage_medmcqa, mirage_medqa, mirage_mmlu, mirage_pubmedqa\n"
-            in listed)  # choice_accuracy: the tasks with choices
+    assert (
+        "fits: arc_challenge, mirage_bioasq, mirage_medmcqa, mirage_medqa, mirage_mmlu, mirage_pubmedqa\n" in listed
+    )  # choice_accuracy: the tasks with choices
     assert "fits: alce_asqa, asqa\n" in listed  # str_em
     # citation: the tasks whose prompts cite, which ALCE's tasks declare through the prompting their instances make
     lines = listed.splitlines()
@@ -97,42 +106,87 @@ def test_metrics_option_mixes_replacing_and_adding_names():
 def test_crag_metrics_without_a_judge_stop_before_the_run(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", [crag_record(1)])
     with pytest.raises(ConfigError, match=r"metric\(s\) crag \(crag_t1\) need a judge model; pass --judge"):
-        run(tmp_path, tasks=["crag_t1"], system="closed_book", model="scripted:echo", data={"crag_t1": str(data)},
-            task_args={"tokenizer": tokenizer_dir(), "embedder": EMBEDDER})
+        run(
+            tmp_path,
+            tasks=["crag_t1"],
+            system="closed_book",
+            model="scripted:echo",
+            data={"crag_t1": str(data)},
+            task_args={"tokenizer": tokenizer_dir(), "embedder": EMBEDDER},
+        )
     assert not (tmp_path / "run").exists()
 
 
 def test_a_metric_alias_is_the_same_metric(tmp_path):
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1,
-                  metrics=["em", "+judge", "+llm_judge"], judges=["scripted:echo"],
-                  metric_args={"llm_judge.preset": "rubric"})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=1,
+        metrics=["em", "+judge", "+llm_judge"],
+        judges=["scripted:echo"],
+        metric_args={"llm_judge.preset": "rubric"},
+    )
     assert set(results["results"]["demo"]) == {"em", "llm_judge", "llm_judge_unparsed"}
     assert results["config"]["metric_configs"]["demo"][1]["preset"] == "rubric"
 
 
-@pytest.mark.parametrize("metric, roles", [("ragchecker", "extractor, checker"),
-                                           ("omnieval_judge", "ModelEvaluator, HallucinationEvaluator")])
+@pytest.mark.parametrize(
+    "metric, roles",
+    [("ragchecker", "extractor, checker"), ("omnieval_judge", "ModelEvaluator, HallucinationEvaluator")],
+)
 def test_more_judges_than_a_metric_has_roles_for_stop_before_the_run(tmp_path, metric, roles):
     """A judge past a metric's roles would be left unasked (omnieval_judge) or fail every example (ragchecker)."""
-    with pytest.raises(ConfigError, match=rf"metric {metric} \(demo\) asks at most 2 judge\(s\), one per role "
-                                          rf"\({roles}\), and 3 --judge are given; give at most 2"):
-        run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=[f"+{metric}"],
-            judges=["scripted:echo"] * 3)
+    with pytest.raises(
+        ConfigError,
+        match=rf"metric {metric} \(demo\) asks at most 2 judge\(s\), one per role "
+        rf"\({roles}\), and 3 --judge are given; give at most 2",
+    ):
+        run(
+            tmp_path,
+            tasks=["demo"],
+            system="closed_book",
+            model="scripted:echo",
+            metrics=[f"+{metric}"],
+            judges=["scripted:echo"] * 3,
+        )
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("given, said", [
-    (["--judge", "scripted:echo", "--judge", "openai:nobody"],
-     "ragbench: --judge scripted:echo --judge openai:nobody is not used: no metric of this run asks a judge (add "
-     "one, e.g. --metrics +llm_judge)"),
-    (["--nli", "openai:nobody"],
-     "ragbench: --nli openai:nobody is not used: no metric of this run asks an NLI model (e.g. citation, on a task "
-     "whose answers cite)")], ids=["judge", "nli"])
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        (
+            ["--judge", "scripted:echo", "--judge", "openai:nobody"],
+            "ragbench: --judge scripted:echo --judge openai:nobody is not used: no metric of this run asks a judge (add "
+            "one, e.g. --metrics +llm_judge)",
+        ),
+        (
+            ["--nli", "openai:nobody"],
+            "ragbench: --nli openai:nobody is not used: no metric of this run asks an NLI model (e.g. citation, on a task "
+            "whose answers cite)",
+        ),
+    ],
+    ids=["judge", "nli"],
+)
 def test_a_judge_or_nli_model_no_metric_asks_is_said_and_not_loaded(tmp_path, given, said):
     """A judged number the user expected is not silently missing; an engine nothing calls is neither
     checked nor loaded (openai:nobody has no API key here: checking it would stop the run)."""
-    done = cli_here("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "1", *given,
-                    "--output", str(tmp_path / "run"), "--no-progress", env={"OPENAI_API_KEY": "",
-                    "OPENAI_BASE_URL": ""})
+    done = cli_here(
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--limit",
+        "1",
+        *given,
+        "--output",
+        str(tmp_path / "run"),
+        "--no-progress",
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [said]

@@ -1,5 +1,6 @@
 """mirage_accuracy against values produced by running MIRAGE's src/evaluate.py (tests/data/parity/mirage.json
 records the commit and how each value was obtained)."""
+
 from __future__ import annotations
 
 import json
@@ -27,9 +28,15 @@ class Counts:
 def example_of(case: dict) -> Example:
     """The example a MIRAGE YAML task makes of a benchmark.json record (options: labels in order)."""
     labels = sorted(case["options"])
-    return Example(id=case["id"], question="q", gold={
-        "answers": [case["answer"]], "answer_key": case["answer"],
-        "choices": {"label": labels, "text": [case["options"][label] for label in labels]}})
+    return Example(
+        id=case["id"],
+        question="q",
+        gold={
+            "answers": [case["answer"]],
+            "answer_key": case["answer"],
+            "choices": {"label": labels, "text": [case["options"][label] for label in labels]},
+        },
+    )
 
 
 def score(case: dict, ctx=None, locate: str = "standard") -> float:
@@ -50,13 +57,23 @@ def test_the_pmc_llama_reader_equals_evaluate_py_with_locate_answer4pub_llama(ca
 @pytest.mark.parametrize("name", sorted(PARITY["sets"]))
 def test_the_mean_over_a_set_equals_evaluate_py_mean_acc(name, locate, sets):
     values = [score(case, locate=locate) for case in CASES if case["set"] == name]
-    assert (len(values), sum(values) / len(values)) == (PARITY[sets][name]["n"],
-                                                        pytest.approx(PARITY[sets][name]["acc"], abs=1e-12))
+    assert (len(values), sum(values) / len(values)) == (
+        PARITY[sets][name]["n"],
+        pytest.approx(PARITY[sets][name]["acc"], abs=1e-12),
+    )
 
 
-@pytest.mark.parametrize("case_id, counted", [("no_option_gold_a", True), ("empty_output", True),
-                                              ("letter_e", True), ("spaced_quote", True), ("json_right", False),
-                                              ("colon_no_json", False)])
+@pytest.mark.parametrize(
+    "case_id, counted",
+    [
+        ("no_option_gold_a", True),
+        ("empty_output", True),
+        ("letter_e", True),
+        ("spaced_quote", True),
+        ("json_right", False),
+        ("colon_no_json", False),
+    ],
+)
 def test_an_output_where_no_option_is_found_is_scored_as_a_and_counted(case_id, counted):
     counts = Counts()
     case = next(c for c in CASES if c["id"] == case_id)

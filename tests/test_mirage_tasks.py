@@ -1,6 +1,7 @@
 """MIRAGE's five sets (tasks/mirage): each task reads its set of one benchmark.json, and prompts as MedRAG
 does - the CoT messages without documents, the RAG messages over the documents shown - equal to MedRAG's
 src/template.py rendered as medrag.py renders it (tests/data/parity/mirage.json says how)."""
+
 from __future__ import annotations
 
 import json
@@ -16,15 +17,28 @@ from ragbench._types import Document, Example
 from ragbench._values.run_config import RunConfig
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
-SETS = {"mirage_mmlu": "mmlu", "mirage_medqa": "medqa", "mirage_medmcqa": "medmcqa", "mirage_pubmedqa": "pubmedqa",
-        "mirage_bioasq": "bioasq"}
+SETS = {
+    "mirage_mmlu": "mmlu",
+    "mirage_medqa": "medqa",
+    "mirage_medmcqa": "medmcqa",
+    "mirage_pubmedqa": "pubmedqa",
+    "mirage_bioasq": "bioasq",
+}
 PROMPTS = json.loads((TEST_DATA / "parity" / "mirage.json").read_text(encoding="utf-8"))["prompts"]
 
 
 def planned_task(name: str):
     registry = installed_registry()
-    return plan(RunConfig(tasks=[name], system="closed_book", data={name: str(BENCHMARK)}, judges=["scripted:echo"],
-                          nli="scripted:echo"), registry)[0].task
+    return plan(
+        RunConfig(
+            tasks=[name],
+            system="closed_book",
+            data={name: str(BENCHMARK)},
+            judges=["scripted:echo"],
+            nli="scripted:echo",
+        ),
+        registry,
+    )[0].task
 
 
 def test_the_mirage_group_runs_the_five_sets():
@@ -36,16 +50,21 @@ def test_each_task_reads_its_set_of_benchmark_json_keyed_by_id(name):
     records = json.loads(BENCHMARK.read_text(encoding="utf-8"))[SETS[name]]
     examples = list(planned_task(name).examples())
     assert [(e.id, e.question, e.gold["answer_key"]) for e in examples] == [
-        (key, record["question"], record["answer"]) for key, record in records.items()]
+        (key, record["question"], record["answer"]) for key, record in records.items()
+    ]
     assert [dict(zip(e.gold["choices"]["label"], e.gold["choices"]["text"])) for e in examples] == [
-        record["options"] for record in records.values()]
+        record["options"] for record in records.values()
+    ]
 
 
 def parity_example() -> Example:
     options = PROMPTS["options"]
     labels = sorted(options)
-    return Example(id="p", question=PROMPTS["question"], gold={
-        "answers": ["B"], "answer_key": "B", "choices": {"label": labels, "text": [options[k] for k in labels]}})
+    return Example(
+        id="p",
+        question=PROMPTS["question"],
+        gold={"answers": ["B"], "answer_key": "B", "choices": {"label": labels, "text": [options[k] for k in labels]}},
+    )
 
 
 def test_without_documents_the_prompt_is_medrag_cot():
@@ -63,18 +82,25 @@ def test_systems_writing_their_own_prompts_get_question_and_options_as_i_medrag_
 
 def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
     """The matrix cell's scripted model answers the second question "zzz": scored as A, and counted."""
-    results = Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path)),
-                        registry=installed_registry()).run().results
+    results = (
+        Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path)), registry=installed_registry())
+        .run()
+        .results
+    )
     assert results["details"]["mirage_bioasq"]["mirage_accuracy"]["value"] == 0.5
     assert results["counted"]["mirage_bioasq"]["mirage_accuracy"]["mirage_no_option_found"]["count"] == 1
 
 
-@pytest.mark.parametrize("record, field", [
-    ({"options": {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}, "answer": "E"}, "answer"),  # answer2idx: A-D
-    ({"options": {"A": "a", "B": "b", "C": "c", "D": "d"}, "answer": "b"}, "answer"),
-    ({"options": {"A": "a", "B": "b", "C": "c"}, "answer": "D"}, "answer"),
-    ({"options": ["a", "b", "c", "d"], "answer": "A"}, "options"),  # medrag_answer lists options.keys()
-    ({"options": "A. a B. b", "answer": "A"}, "options")])
+@pytest.mark.parametrize(
+    "record, field",
+    [
+        ({"options": {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}, "answer": "E"}, "answer"),  # answer2idx: A-D
+        ({"options": {"A": "a", "B": "b", "C": "c", "D": "d"}, "answer": "b"}, "answer"),
+        ({"options": {"A": "a", "B": "b", "C": "c"}, "answer": "D"}, "answer"),
+        ({"options": ["a", "b", "c", "d"], "answer": "A"}, "options"),  # medrag_answer lists options.keys()
+        ({"options": "A. a B. b", "answer": "A"}, "options"),
+    ],
+)
 def test_a_record_evaluate_py_cannot_score_is_a_bad_record_naming_the_field(tmp_path, record, field):
     """An answer key no option has (or one past D, where evaluate.py stops) can never be credited: not a 0."""
     from ragbench._errors import RecordError

@@ -1,5 +1,6 @@
 """A local model is identified by its files, not its name: weights saved over a model folder get no answers
 from a shared cache made with the old ones, and a run started on the old weights is not resumed on the new."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ def test_the_digest_follows_the_bytes_of_the_weights_not_the_folder_name_or_time
     (copy / ".cache").mkdir()
     (copy / ".cache" / "lock").write_text("x")  # hidden: huggingface_hub's bookkeeping
     assert content_digest(copy) == digest
-    weights[len(weights) // 3: len(weights) // 3 + 40 * BLOCK] = os.urandom(40 * BLOCK)  # 160 kB retrained
+    weights[len(weights) // 3 : len(weights) // 3 + 40 * BLOCK] = os.urandom(40 * BLOCK)  # 160 kB retrained
     write_model(copy, bytes(weights))
     assert content_digest(copy) != digest
     write_model(copy, bytes(weights[:-1]))  # the size alone
@@ -61,8 +62,21 @@ def test_the_hf_engine_keys_its_cache_by_the_weights_of_a_local_folder(tmp_path)
 def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))  # 3 of 4 fail: a run to resume
-    args = ["--tasks", "demo", "--system", "closed_book", "--model", f"scripted:{rules}", "--limit", "4",
-            "--no-progress", "--bootstrap-iters", "0", "--output", str(tmp_path / "run")]
+    args = [
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        f"scripted:{rules}",
+        "--limit",
+        "4",
+        "--no-progress",
+        "--bootstrap-iters",
+        "0",
+        "--output",
+        str(tmp_path / "run"),
+    ]
     first = cli_here(*args)
     assert "3 failed" in first.stderr + first.stdout, first.stderr
     saved = (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes()
@@ -83,8 +97,21 @@ def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
 def test_a_run_json_whose_recorded_inputs_were_changed_by_hand_is_named_in_one_line(tmp_path, damage):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))
-    args = ["--tasks", "demo", "--system", "closed_book", "--model", f"scripted:{rules}", "--limit", "4",
-            "--no-progress", "--bootstrap-iters", "0", "--output", str(tmp_path / "run")]
+    args = [
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        f"scripted:{rules}",
+        "--limit",
+        "4",
+        "--no-progress",
+        "--bootstrap-iters",
+        "0",
+        "--output",
+        str(tmp_path / "run"),
+    ]
     cli_here(*args)
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["config"].update(damage)

@@ -2,6 +2,7 @@
 and no function adds to a container bound at module level (a reader's handles belong to whoever opened
 them). Memo caches of shipped files and tokenizer loads (`lru_cache`) are the exception: filled once, the
 same for every run; and so is the one set that mirrors what a fork copies (PROCESS_WIDE)."""
+
 from __future__ import annotations
 
 import ast
@@ -13,10 +14,34 @@ from ragbench.tasks import ragbench_catalog
 
 ROOT = Path(ragbench.__file__).parent.parent
 PACKAGES = ("ragbench", "plugins", "tasks", "metrics")
-CONTAINERS = {"dict", "list", "set", "bytearray", "defaultdict", "OrderedDict", "Counter", "deque", "WeakSet",
-              "WeakValueDictionary", "WeakKeyDictionary"}
-MUTATORS = {"append", "add", "update", "setdefault", "pop", "popitem", "clear", "extend", "remove", "discard",
-            "insert", "appendleft", "extendleft"}
+CONTAINERS = {
+    "dict",
+    "list",
+    "set",
+    "bytearray",
+    "defaultdict",
+    "OrderedDict",
+    "Counter",
+    "deque",
+    "WeakSet",
+    "WeakValueDictionary",
+    "WeakKeyDictionary",
+}
+MUTATORS = {
+    "append",
+    "add",
+    "update",
+    "setdefault",
+    "pop",
+    "popitem",
+    "clear",
+    "extend",
+    "remove",
+    "discard",
+    "insert",
+    "appendleft",
+    "extendleft",
+}
 
 
 def test_what_the_catalogue_hands_out_is_each_callers_own():
@@ -54,20 +79,33 @@ def written(function: ast.AST) -> list[tuple[int, str]]:
     """(line, name) where `function` writes into a container it names (an item set or deleted, a mutating call)."""
     out = []
     for node in ast.walk(function):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS \
-                and isinstance(node.func.value, ast.Name):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATORS
+            and isinstance(node.func.value, ast.Name)
+        ):
             out.append((node.lineno, node.func.value.id))
-        targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
-                   else [node.target] if isinstance(node, ast.AugAssign) else [])
-        out += [(node.lineno, target.value.id) for target in targets
-                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)]
+        targets = (
+            node.targets
+            if isinstance(node, (ast.Assign, ast.Delete))
+            else [node.target]
+            if isinstance(node, ast.AugAssign)
+            else []
+        )
+        out += [
+            (node.lineno, target.value.id)
+            for target in targets
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+        ]
     return out
 
 
 def local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     arguments = function.args
-    return ({a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-            | {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+    return {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} | {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def test_no_function_fills_a_container_bound_at_module_level():
@@ -79,7 +117,9 @@ def test_no_function_fills_a_container_bound_at_module_level():
             for function in ast.walk(tree):
                 if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     mine = containers - local_names(function)
-                    found += [f"{path.relative_to(ROOT)}:{line} {function.name} fills {name}"
-                              for line, name in written(function)
-                              if name in mine and (str(path.relative_to(ROOT)), name) not in PROCESS_WIDE]
+                    found += [
+                        f"{path.relative_to(ROOT)}:{line} {function.name} fills {name}"
+                        for line, name in written(function)
+                        if name in mine and (str(path.relative_to(ROOT)), name) not in PROCESS_WIDE
+                    ]
     assert found == []

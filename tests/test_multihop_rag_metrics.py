@@ -2,6 +2,7 @@
 and retrieval_evaluate.py (tests/data/parity/multihop_rag.json records the commit and how each value was
 obtained), per example and averaged as upstream averages: per question type, null queries left out of
 retrieval."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,9 @@ UPSTREAM_KEYS = {"hits_at_4": "Hits@4", "hits_at_10": "Hits@10", "map_at_10": "M
 
 
 def accuracy(case: dict) -> float | None:
-    example = Example(id="x", question="q", gold={"answers": [case["gold"]]}, meta={"question_type": case["question_type"]})
+    example = Example(
+        id="x", question="q", gold={"answers": [case["gold"]]}, meta={"question_type": case["question_type"]}
+    )
     return MultiHopRagQA().score(example, Prediction(example_id="x", answer=case["model_answer"]))["accuracy"]
 
 
@@ -41,14 +44,24 @@ def test_an_empty_gold_answer_is_not_scorable_as_upstream_leaves_it_out():
 
 
 def shown(case: dict) -> list[Document]:
-    return [Document(id=str(n), title=node["title"], text=node["text"],
-                     metadata={"published_at": node["published_at"], "source": node["source"]})
-            for n, node in enumerate(case["shown"])]
+    return [
+        Document(
+            id=str(n),
+            title=node["title"],
+            text=node["text"],
+            metadata={"published_at": node["published_at"], "source": node["source"]},
+        )
+        for n, node in enumerate(case["shown"])
+    ]
 
 
 def retrieval(case: dict) -> dict:
-    example = Example(id="x", question="q", gold={"evidence": [{"title": "t", "fact": fact} for fact in case["facts"]]},
-                      meta={"question_type": case["question_type"]})
+    example = Example(
+        id="x",
+        question="q",
+        gold={"evidence": [{"title": "t", "fact": fact} for fact in case["facts"]]},
+        meta={"question_type": case["question_type"]},
+    )
     return MultiHopRagRetrieval().score(example, Prediction(example_id="x", answer="a", docs=shown(case)))
 
 
@@ -79,13 +92,18 @@ def test_a_query_without_evidence_is_not_scorable_where_upstream_divides_by_zero
 
 
 def test_outputs_whose_shown_documents_are_unknown_fail_instead_of_scoring_0():
-    example = Example(id="x", question="q", gold={"evidence": [{"fact": "A fact."}]}, meta={"question_type": "inference_query"})
+    example = Example(
+        id="x", question="q", gold={"evidence": [{"fact": "A fact."}]}, meta={"question_type": "inference_query"}
+    )
     with pytest.raises(ValueError, match='has no "docs"'):
         MultiHopRagRetrieval().score(example, Prediction(example_id="x", answer="a", extras={"docs_unknown": True}))
 
 
-@pytest.mark.parametrize("evidence", [[{"fact": "A fact."}, {"title": "t"}], "A fact.", [{"fact": 5}]],
-                         ids=["item_without_fact", "text_not_list", "fact_not_text"])
+@pytest.mark.parametrize(
+    "evidence",
+    [[{"fact": "A fact."}, {"title": "t"}], "A fact.", [{"fact": 5}]],
+    ids=["item_without_fact", "text_not_list", "fact_not_text"],
+)
 def test_an_evidence_list_without_facts_as_text_fails_naming_it_instead_of_counting_fewer_facts(evidence):
     example = Example(id="x", question="q", gold={"evidence": evidence}, meta={"question_type": "inference_query"})
     with pytest.raises(ValueError, match='evidence_list: expected a list of {"fact": text, ...} objects'):
@@ -93,7 +111,8 @@ def test_an_evidence_list_without_facts_as_text_fails_naming_it_instead_of_count
 
 
 def test_a_gold_answer_that_is_a_list_fails_instead_of_scoring_its_first_item():
-    example = Example(id="x", question="q", gold={"answers": ["Ansgar", "Pell"]},
-                      meta={"question_type": "inference_query"})
+    example = Example(
+        id="x", question="q", gold={"answers": ["Ansgar", "Pell"]}, meta={"question_type": "inference_query"}
+    )
     with pytest.raises(ValueError, match="answer is a list of 2"):
         MultiHopRagQA().score(example, Prediction(example_id="x", answer="Ansgar"))

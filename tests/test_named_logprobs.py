@@ -1,4 +1,5 @@
 """Named-token log-probabilities (Sampling.logprob_tokens) on the scripted, replay and hf engines."""
+
 from __future__ import annotations
 
 import json
@@ -12,12 +13,18 @@ from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import EngineError, Request, Sampling
 
 NAMED = ("[Relevant]", "[Irrelevant]", "[Fully supported]")
-RECORD = {"prompt": "Q", "response": "[Relevant]Paris[Fully supported]",
-          "tokens": ["[Relevant]", "Paris", "[Fully supported]"],
-          "logprobs": [{"[Relevant]": -0.1, "[Irrelevant]": -2.5, "The": -4.0},
-                       {"Paris": -0.2, "London": -1.9},
-                       {"[Fully supported]": -0.3, "[Partially supported]": -1.4}],
-          "token_ids": [32004, 3681, 32012], "cumulative_logprob": -0.6}
+RECORD = {
+    "prompt": "Q",
+    "response": "[Relevant]Paris[Fully supported]",
+    "tokens": ["[Relevant]", "Paris", "[Fully supported]"],
+    "logprobs": [
+        {"[Relevant]": -0.1, "[Irrelevant]": -2.5, "The": -4.0},
+        {"Paris": -0.2, "London": -1.9},
+        {"[Fully supported]": -0.3, "[Partially supported]": -1.4},
+    ],
+    "token_ids": [32004, 3681, 32012],
+    "cumulative_logprob": -0.6,
+}
 
 
 def request(**sampling) -> Request:
@@ -30,7 +37,10 @@ def test_replay_answers_named_tokens_per_position_without_the_whole_dicts(tmp_pa
     response = ReplayEngine(str(path)).generate([request(logprob_tokens=NAMED)])[0]
     assert response.text == RECORD["response"] and response.cumulative_logprob == -0.6
     assert [t.named for t in response.logprobs] == [
-        {"[Relevant]": -0.1, "[Irrelevant]": -2.5}, {}, {"[Fully supported]": -0.3}]
+        {"[Relevant]": -0.1, "[Irrelevant]": -2.5},
+        {},
+        {"[Fully supported]": -0.3},
+    ]
     assert [t.token_id for t in response.logprobs] == [32004, 3681, 32012]
     assert all(t.top == {} for t in response.logprobs)  # no top-k asked: no dicts kept
     top = ReplayEngine(str(path)).generate([request(logprobs=1)])[0]
@@ -74,8 +84,14 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
     engine = HFEngine("embedded")
     named = ("Paris", "London")
     assert all(engine.token_id(t) is not None for t in named)
-    response = engine.generate([Request(prompt="The capital of France is", sampling=Sampling.make(
-        max_tokens=3, logprobs=5, logprob_tokens=named))])[0]
+    response = engine.generate(
+        [
+            Request(
+                prompt="The capital of France is",
+                sampling=Sampling.make(max_tokens=3, logprobs=5, logprob_tokens=named),
+            )
+        ]
+    )[0]
     assert len(response.logprobs) == response.completion_tokens
     for position in response.logprobs:
         assert set(position.named) == set(named) and position.token_id is not None
@@ -85,7 +101,9 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
         assert all(v <= 0 for v in position.named.values())
     assert response.cumulative_logprob == pytest.approx(sum(t.logprob for t in response.logprobs))
     assert math.isfinite(response.cumulative_logprob)
-    failed = engine.generate([Request(prompt="x", sampling=Sampling.make(max_tokens=2, logprob_tokens=("[Relevant]",)))])[0]
+    failed = engine.generate(
+        [Request(prompt="x", sampling=Sampling.make(max_tokens=2, logprob_tokens=("[Relevant]",)))]
+    )[0]
     assert isinstance(failed, EngineError) and "[Relevant]" in str(failed) and "vocabulary" in str(failed)
 
 

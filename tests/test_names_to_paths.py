@@ -2,6 +2,7 @@
 `task:` (and aliases, slice fields), a plugin's catalogue, a task's slice fields, `--system`; a name that breaks
 it is one line before anything is written, and the paths built from names stay in their folder (`inside`)
 whatever reaches them: a user's file outside is never read as a checkpoint nor replaced."""
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,17 @@ def test_a_yaml_task_named_as_a_path_is_refused_before_the_run_and_no_file_outsi
 def test_the_command_line_refuses_such_a_task_in_one_line_with_exit_2(tmp_path):
     files = users_files(tmp_path)
     task, model = task_folder(tmp_path / "task", "../../x")
-    done = cli_here("--tasks", str(task), "--system", "closed_book", "--model", model, "--output",
-                    str(tmp_path / "run"), "--no-progress")
+    done = cli_here(
+        "--tasks",
+        str(task),
+        "--system",
+        "closed_book",
+        "--model",
+        model,
+        "--output",
+        str(tmp_path / "run"),
+        "--no-progress",
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0 and "key 'task': '../../x' is not a name" in done.stderr
     assert {path: path.read_bytes() for path in files} == files
@@ -96,10 +106,15 @@ class MisnamingPlugin:
     @hookimpl
     def ragbench_catalog(self):
         closed_book = {"target": "ragbench.plugins.closed_book.system:ClosedBook"}
-        return {"systems": {"../../escape": closed_book, "their_system": closed_book,
-                            "aliased": {**closed_book, "aliases": ["a/b"]}},
-                "tasks": {"/abs/task": {"target": "ragbench.tasks.selfrag.demo:Demo"}},
-                "metrics": {"": {"target": "ragbench.metrics.match:Match"}}}
+        return {
+            "systems": {
+                "../../escape": closed_book,
+                "their_system": closed_book,
+                "aliased": {**closed_book, "aliases": ["a/b"]},
+            },
+            "tasks": {"/abs/task": {"target": "ragbench.tasks.selfrag.demo:Demo"}},
+            "metrics": {"": {"target": "ragbench.metrics.match:Match"}},
+        }
 
     @hookimpl
     def ragbench_metric_families(self):
@@ -121,6 +136,7 @@ def test_a_plugin_registering_a_bad_name_is_refused_by_name_and_its_good_names_a
 
 def test_a_task_slice_field_that_breaks_the_rule_is_refused_when_the_task_is_defined():
     with pytest.raises(ConfigError, match=r"slice field \(from a task's slice_fields\): '\.\./plots' is not a name"):
+
         class Sliced(Task):
             scoring = TaskScoring(metrics=("em",), slice_fields=("domain", "../plots"))
 
@@ -190,7 +206,8 @@ def test_view_export_on_the_command_line_ends_in_one_line_not_a_traceback(tmp_pa
 
 def test_the_rule_accepts_every_name_ragbench_ships():
     registry = installed_registry()
-    names = [name for kind in registry.entries.values() for entry in kind.values() for name in (entry.name,
-                                                                                                 *entry.aliases)]
+    names = [
+        name for kind in registry.entries.values() for entry in kind.values() for name in (entry.name, *entry.aliases)
+    ]
     assert len(names) > 100 and [name for name in names if name_problem(name)] == []
     assert checked_name("crag_t3", "task", "here") == "crag_t3"

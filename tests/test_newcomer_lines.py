@@ -1,5 +1,6 @@
 """What a newcomer meets, each said in one clear line: a task alias named as the task it runs, a model the hub
 cannot give failing at once, and install hints naming the folder ragbench was installed from."""
+
 from __future__ import annotations
 
 import json
@@ -17,18 +18,42 @@ from ragbench._errors import EXIT_CONFIG, ConfigError
 
 
 def test_a_task_alias_is_said_to_be_the_task_it_runs(tmp_path):
-    done = cli_here("--tasks", "fever", "--data", f"pubhealth={TEST_DATA / 'selfrag' / 'health_claims_processed.sample.jsonl'}",
-               "--limit", "2", "--system", "closed_book", "--model", "scripted:echo", "--output", str(tmp_path / "run"))
+    done = cli_here(
+        "--tasks",
+        "fever",
+        "--data",
+        f"pubhealth={TEST_DATA / 'selfrag' / 'health_claims_processed.sample.jsonl'}",
+        "--limit",
+        "2",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--output",
+        str(tmp_path / "run"),
+    )
     assert done.returncode == 0, done.stderr
     first = done.stderr.splitlines()[0]
-    assert first == ("ragbench: --tasks fever is an alias of task pubhealth (PubHealth claim verification): its "
-                     "results are under pubhealth")
+    assert first == (
+        "ragbench: --tasks fever is an alias of task pubhealth (PubHealth claim verification): its "
+        "results are under pubhealth"
+    )
     assert list(json.loads((tmp_path / "run" / "results.json").read_text())["results"]) == ["pubhealth"]
 
 
 def test_a_task_named_by_its_own_name_or_a_group_gets_no_alias_line(tmp_path):
-    done = cli_here("--tasks", "demo", "--limit", "1", "--system", "closed_book", "--model", "scripted:echo",
-               "--output", str(tmp_path / "run"))
+    done = cli_here(
+        "--tasks",
+        "demo",
+        "--limit",
+        "1",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--output",
+        str(tmp_path / "run"),
+    )
     assert done.returncode == 0 and "alias" not in done.stderr
 
 
@@ -37,12 +62,25 @@ def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be
         env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
         env.pop("HF_HUB_OFFLINE", None)
         env.pop("TRANSFORMERS_OFFLINE", None)
-        done = cli("--tasks", "demo", "--limit", "1", "--system", "closed_book", "--model", "hf:someorg/not-a-model",
-                   "--output", str(tmp_path / "run"), env=env)
+        done = cli(
+            "--tasks",
+            "demo",
+            "--limit",
+            "1",
+            "--system",
+            "closed_book",
+            "--model",
+            "hf:someorg/not-a-model",
+            "--output",
+            str(tmp_path / "run"),
+            env=env,
+        )
     assert done.returncode == EXIT_CONFIG
     [line] = [line for line in done.stderr.splitlines() if line.startswith("ragbench: error:")]
-    assert ("hf engine: model 'someorg/not-a-model' is neither a folder on disk nor in the Hugging Face cache "
-            f"({tmp_path / 'hf' / 'hub'}), and the hub cannot be reached: no answer from" in line)
+    assert (
+        "hf engine: model 'someorg/not-a-model' is neither a folder on disk nor in the Hugging Face cache "
+        f"({tmp_path / 'hf' / 'hub'}), and the hub cannot be reached: no answer from" in line
+    )
     assert "Retry" not in done.stderr  # no retries of the hub client before the line
 
 
@@ -63,5 +101,6 @@ def test_a_configuration_error_names_the_install_the_user_has(capsys):
     with pytest.raises(SystemExit) as stopped:
         config_error(ConfigError("--model vllm:x: the vllm engine needs vLLM; run `pip install ragbench[vllm]`"))
     assert stopped.value.code == EXIT_CONFIG
-    assert capsys.readouterr().err == (f"ragbench: error: --model vllm:x: the vllm engine needs vLLM; run "
-                                       f"`pip install -e '{ROOT}[vllm]'`\n")
+    assert capsys.readouterr().err == (
+        f"ragbench: error: --model vllm:x: the vllm engine needs vLLM; run `pip install -e '{ROOT}[vllm]'`\n"
+    )

@@ -1,5 +1,6 @@
 """The NLI component: request formats, one computation per distinct pair, batching through the
 scheduler, the TRUE model on the hf engine (seq2seq) against eval.py's own call."""
+
 from __future__ import annotations
 
 import asyncio
@@ -74,7 +75,8 @@ def test_decisions_are_logged_as_a_replay_file(tmp_path):
     sampling = Request(prompt="x", sampling=TrueFormat.sampling).to_dict()["sampling"]
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
         {"prompt": "premise: yes doc hypothesis: h", "sampling": sampling, "response": "1"},
-        {"prompt": "premise: other doc hypothesis: h", "sampling": sampling, "response": "0"}]
+        {"prompt": "premise: other doc hypothesis: h", "sampling": sampling, "response": "0"},
+    ]
     replayed = NLI(LLM(Scheduler(), ReplayEngine(str(log))))
     assert asyncio.run(replayed.entails("yes doc", "h")) == 1
 
@@ -120,8 +122,12 @@ def test_hf_engine_runs_seq2seq_nli_like_eval_py(t5_folder):
 
     tokenizer = AutoTokenizer.from_pretrained(t5_folder)
     model = AutoModelForSeq2SeqLM.from_pretrained(t5_folder).eval()
-    pairs = [("the rain in india", "rain is in india"), ("food", "the city of food loans answer"),
-             ("record month", "1"), ("a place on earth is colombia", "yes")]
+    pairs = [
+        ("the rain in india", "rain is in india"),
+        ("food", "the city of food loans answer"),
+        ("record month", "1"),
+        ("a place on earth is colombia", "yes"),
+    ]
     expected = []
     for premise, hypothesis in pairs:
         input_ids = tokenizer(f"premise: {premise} hypothesis: {hypothesis}", return_tensors="pt").input_ids

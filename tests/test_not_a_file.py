@@ -2,6 +2,7 @@
 of a run folder (samples, results.json, run.json, calls) is refused in one line naming it and the fix, never
 opened for a blocking read: a FIFO waits for a writer without end, /dev/zero never ends. Each test has a
 timeout, so a regression fails instead of hanging. Once the thing is removed, `--resume` completes."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,19 @@ from ragbench._storage.files import NotAFileError, file_there, open_file
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo", "limit": 4}
-DEMO_ARGS = ["--tasks", "demo", "--system", "vanilla", "--model", "scripted:echo", "--limit", "4", "--no-progress",
-             "--bootstrap-iters", "200"]
+DEMO_ARGS = [
+    "--tasks",
+    "demo",
+    "--system",
+    "vanilla",
+    "--model",
+    "scripted:echo",
+    "--limit",
+    "4",
+    "--no-progress",
+    "--bootstrap-iters",
+    "200",
+]
 
 
 def put(kind: str, path: Path) -> str:
@@ -58,8 +70,9 @@ def finished_run(tmp_path: Path) -> tuple[Path, dict]:
 
 @pytest.mark.parametrize("name", ["samples/demo.jsonl", "results.json"])
 @pytest.mark.parametrize("kind", ["fifo", "device", "socket", "folder"])
-def test_a_resume_meeting_something_else_than_its_file_is_refused_and_completes_once_it_is_removed(tmp_path, name,
-                                                                                                    kind):
+def test_a_resume_meeting_something_else_than_its_file_is_refused_and_completes_once_it_is_removed(
+    tmp_path, name, kind
+):
     run_dir, first = finished_run(tmp_path)
     put(kind, run_dir / name)
     with pytest.raises(NotAFileError) as refused:
@@ -77,14 +90,20 @@ def test_the_console_line_of_a_fifo_in_a_run_folder_names_it_and_the_fix(tmp_pat
     assert ended.returncode == 1
     assert ended.stderr.splitlines()[-1] == (
         f"ragbench: error: a FIFO (named pipe) is there, not a file: {run_dir / 'samples' / 'demo.jsonl'}; remove it, "
-        "or put the file there, then run the same command with --resume (what finished is saved)")
+        "or put the file there, then run the same command with --resume (what finished is saved)"
+    )
 
 
-@pytest.mark.parametrize("command, name", [(["view", "{run}", "--export", "{out}"], "run.json"),
-                                           (["view", "{run}", "--export", "{out}"], "results.json"),
-                                           (["compare", "{run}", "{run}"], "results.json"),
-                                           (["compare", "{run}", "{run}"], "samples/demo.jsonl"),
-                                           (["rescore", "{run}", "--output", "{out}"], "samples/demo.jsonl")])
+@pytest.mark.parametrize(
+    "command, name",
+    [
+        (["view", "{run}", "--export", "{out}"], "run.json"),
+        (["view", "{run}", "--export", "{out}"], "results.json"),
+        (["compare", "{run}", "{run}"], "results.json"),
+        (["compare", "{run}", "{run}"], "samples/demo.jsonl"),
+        (["rescore", "{run}", "--output", "{out}"], "samples/demo.jsonl"),
+    ],
+)
 def test_commands_reading_a_run_folder_refuse_a_fifo_in_one_line(tmp_path, command, name):
     run_dir, _ = finished_run(tmp_path)
     put("fifo", run_dir / name)

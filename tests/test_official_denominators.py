@@ -2,6 +2,7 @@
 that script's number as its headline, the answered-only mean beside it with the counts. The expected values come
 from running the official scripts on the same samples with one prediction missing (tests/data/parity/
 official_denominators.json says how)."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,9 @@ def scored(tmp_path: Path, task: str, data: Path, lines: list[dict], **config) -
     """The task scored by the recorded system from `lines` (an id left out fails its example)."""
     path = tmp_path / "predictions.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return run(tmp_path, tasks=[task], data={task: str(data)}, system="recorded", system_args={"path": str(path)},
-               **config)
+    return run(
+        tmp_path, tasks=[task], data={task: str(data)}, system="recorded", system_args={"path": str(path)}, **config
+    )
 
 
 def headline(results: dict, task: str) -> dict[str, float]:
@@ -39,19 +41,35 @@ def headline(results: dict, task: str) -> dict[str, float]:
 def test_the_tasks_whose_official_script_divides_by_every_gold_example_declare_it():
     """FlashRAG's evaluator and NQ's, TriviaQA's and WebQuestions' readers have no missing predictions to count."""
     registry = Registry.discover()
-    names = {path.stem: family for family in ("kilt", "mirage", "open_qa", "flashrag")
-             for path in (ROOT / "tasks" / family).glob("*.yaml")}
+    names = {
+        path.stem: family
+        for family in ("kilt", "mirage", "open_qa", "flashrag")
+        for path in (ROOT / "tasks" / family).glob("*.yaml")
+    }
     declared = {name for name in names if registry.load("tasks", name).scoring.missing_scores_zero}
-    assert declared == ({name for name, family in names.items() if family in ("kilt", "mirage")}
-                        | {"hotpotqa_distractor", "hotpotqa_fullwiki", "2wikimultihopqa", "musique"})
+    assert declared == (
+        {name for name, family in names.items() if family in ("kilt", "mirage")}
+        | {"hotpotqa_distractor", "hotpotqa_fullwiki", "2wikimultihopqa", "musique"}
+    )
 
 
 def test_hotpotqa_headline_is_hotpot_evaluate_v1_with_a_missing_prediction(tmp_path):
-    lines = [{"id": key, "output": answer, "docs": [],
-              **({"supporting_facts": HOTPOT["sp"][key]} if key in HOTPOT["sp"] else {})}
-             for key, answer in HOTPOT["answers"].items()]  # 5c8a04: no line, its example fails
-    results = scored(tmp_path, "hotpotqa_distractor", TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json", lines,
-                     metrics=["+hotpot_supporting_facts"])
+    lines = [
+        {
+            "id": key,
+            "output": answer,
+            "docs": [],
+            **({"supporting_facts": HOTPOT["sp"][key]} if key in HOTPOT["sp"] else {}),
+        }
+        for key, answer in HOTPOT["answers"].items()
+    ]  # 5c8a04: no line, its example fails
+    results = scored(
+        tmp_path,
+        "hotpotqa_distractor",
+        TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json",
+        lines,
+        metrics=["+hotpot_supporting_facts"],
+    )
     upstream = HOTPOT["metrics"]
     values = headline(results, "hotpotqa_distractor")
     assert results["counts"]["hotpotqa_distractor"]["failed"] == 1
@@ -66,10 +84,12 @@ def test_hotpotqa_headline_is_hotpot_evaluate_v1_with_a_missing_prediction(tmp_p
 def test_2wikimultihopqa_headline_is_its_evaluation_with_a_missing_prediction(tmp_path):
     wiki = PARITY["2wikimultihopqa"]
     lines = [{"id": key, "output": answer, "docs": []} for key, answer in wiki["answers"].items()]
-    values = headline(scored(tmp_path, "2wikimultihopqa", TEST_DATA / "open_qa" / "2wiki_dev.json", lines),
-                      "2wikimultihopqa")
+    values = headline(
+        scored(tmp_path, "2wikimultihopqa", TEST_DATA / "open_qa" / "2wiki_dev.json", lines), "2wikimultihopqa"
+    )
     assert (100 * values["em"], 100 * values["hotpot_f1"]) == pytest.approx(
-        (wiki["metrics_percent"]["em"], wiki["metrics_percent"]["f1"]), abs=0.005)  # the script rounds to 0.01%
+        (wiki["metrics_percent"]["em"], wiki["metrics_percent"]["f1"]), abs=0.005
+    )  # the script rounds to 0.01%
 
 
 def test_kilt_headline_is_eval_downstream_with_a_failed_prediction(tmp_path):
@@ -77,13 +97,21 @@ def test_kilt_headline_is_eval_downstream_with_a_failed_prediction(tmp_path):
     given the empty answer without provenance, which it scores 0, in its denominator."""
     kilt = PARITY["kilt_nq"]
     assert kilt["without_the_failed_id"] == "ERROR: no prediction provided for id: -7017"
-    lines = [{"id": "-7016", "output": "Pell",
-              "docs": [{"id": "90001_0", "title": "Olm", "text": "...", "wikipedia_id": "90001"}]}]
+    lines = [
+        {
+            "id": "-7016",
+            "output": "Pell",
+            "docs": [{"id": "90001_0", "title": "Olm", "text": "...", "wikipedia_id": "90001"}],
+        }
+    ]
     values = headline(scored(tmp_path, "kilt_nq", TEST_DATA / "kilt" / "nq-dev-kilt.jsonl", lines), "kilt_nq")
     upstream = kilt["eval_downstream"]
-    expected = {**upstream["downstream"], "rprec": upstream["retrieval"]["Rprec"],
-                "recall_at_5": upstream["retrieval"]["recall@5"],
-                **{f"kilt_{key[5:]}": value for key, value in upstream["kilt"].items()}}
+    expected = {
+        **upstream["downstream"],
+        "rprec": upstream["retrieval"]["Rprec"],
+        "recall_at_5": upstream["retrieval"]["recall@5"],
+        **{f"kilt_{key[5:]}": value for key, value in upstream["kilt"].items()},
+    }
     assert values == pytest.approx(expected, abs=1e-12)
 
 
@@ -97,13 +125,17 @@ def test_mirage_headline_is_evaluate_with_a_question_without_an_answer(tmp_path)
 
 def test_musique_headline_is_evaluate_v1_with_a_missing_prediction(tmp_path):
     musique = PARITY["musique"]
-    ids = [json.loads(line)["id"] for line in (TEST_DATA / "open_qa" / "musique_ans_v1.0_dev.jsonl").read_text(
-        encoding="utf-8").splitlines()]
+    ids = [
+        json.loads(line)["id"]
+        for line in (TEST_DATA / "open_qa" / "musique_ans_v1.0_dev.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     lines = [{"id": key, "output": answer, "docs": []} for key, answer in zip(ids, musique["answers"]) if answer]
-    values = headline(scored(tmp_path, "musique", TEST_DATA / "open_qa" / "musique_ans_v1.0_dev.jsonl", lines),
-                      "musique")
+    values = headline(
+        scored(tmp_path, "musique", TEST_DATA / "open_qa" / "musique_ans_v1.0_dev.jsonl", lines), "musique"
+    )
     assert (values["em"], values["f1"]) == pytest.approx(
-        (musique["metrics"]["answer_em"], musique["metrics"]["answer_f1"]), abs=5e-4)  # the script rounds to 0.001
+        (musique["metrics"]["answer_em"], musique["metrics"]["answer_f1"]), abs=5e-4
+    )  # the script rounds to 0.001
 
 
 def test_the_table_shows_the_headline_and_the_answered_only_view_with_counts(tmp_path):
@@ -164,8 +196,15 @@ def test_the_headline_is_the_sum_of_per_example_scores_over_every_gold_example(o
     over every gold example that is scorable; the answered-only view: the mean of the scores the run has."""
     samples = [sample(i, outcome) for i, outcome in enumerate(outcomes)]
     metrics = [Accuracy(), Length()]
-    out = task_scores(records_without_texts(samples), metrics, (), len(samples) + missing, iterations=0, seed=0,
-                      missing_scores_zero=True)
+    out = task_scores(
+        records_without_texts(samples),
+        metrics,
+        (),
+        len(samples) + missing,
+        iterations=0,
+        seed=0,
+        missing_scores_zero=True,
+    )
     values = [o for o in outcomes if isinstance(o, float)]
     wrong = sum(o in ("failed", "metric failed") for o in outcomes) + missing
     entry = out["details"]["acc"]

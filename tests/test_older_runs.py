@@ -2,6 +2,7 @@
 (ragbench._reports.results_file) in `compare`, `rescore`, `reproduce` and the viewer: the sections and
 sample fields an older version left out or shaped otherwise are read in today's shape, and a file that is
 no run's results is refused in one line naming it, never a traceback."""
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,19 @@ DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 def finished(tmp_path_factory) -> Path:
     """A finished demo run (match, f1; sliced by prop) of a model that echoes its prompt."""
     folder = tmp_path_factory.mktemp("older") / "run"
-    Evaluator(RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["match", "f1"],
-                        limit=6, output=str(folder), progress=False, bootstrap_iters=20),
-              registry=installed_registry()).run()
+    Evaluator(
+        RunConfig(
+            tasks=["demo"],
+            system="closed_book",
+            model="scripted:echo",
+            metrics=["match", "f1"],
+            limit=6,
+            output=str(folder),
+            progress=False,
+            bootstrap_iters=20,
+        ),
+        registry=installed_registry(),
+    ).run()
     return folder
 
 
@@ -42,13 +53,23 @@ def older_copy(finished: Path, target: Path, results: dict | None = None) -> Pat
     (no details, n_none, cost, complete), samples whose prediction is a string."""
     shutil.copytree(finished, target)
     current = json.loads((finished / "results.json").read_text())
-    older = {"results": current["results"], "counts": {"demo": {"records": 6, "scored": 6, "failed": 0,
-                                                                "bad_records": 0}},
-             "config": current["config"]} if results is None else results
+    older = (
+        {
+            "results": current["results"],
+            "counts": {"demo": {"records": 6, "scored": 6, "failed": 0, "bad_records": 0}},
+            "config": current["config"],
+        }
+        if results is None
+        else results
+    )
     (target / "results.json").write_text(json.dumps(older))
     path = target / "samples" / "demo.jsonl"
-    path.write_text("".join(json.dumps({**r, "prediction": r["prediction"]["answer"]}) + "\n"
-                            for r in map(json.loads, path.read_text().splitlines())))
+    path.write_text(
+        "".join(
+            json.dumps({**r, "prediction": r["prediction"]["answer"]}) + "\n"
+            for r in map(json.loads, path.read_text().splitlines())
+        )
+    )
     return target
 
 
@@ -68,8 +89,11 @@ def test_rescore_scores_a_run_an_older_ragbench_wrote(finished, tmp_path):
 def every_page(site: Site) -> list:
     pages = [site.data("runs")]
     for run in site.runs:
-        pages += [site.data(f"run/{run.rid}"), site.data(f"rows/{run.rid}/demo/0"),
-                  site.data(f"example/{run.rid}/demo/0")]
+        pages += [
+            site.data(f"run/{run.rid}"),
+            site.data(f"rows/{run.rid}/demo/0"),
+            site.data(f"example/{run.rid}/demo/0"),
+        ]
     pages.append(site.data("compare/demo"))
     return pages
 
@@ -115,14 +139,17 @@ def test_the_viewers_pages_of_a_results_json_holding_nan_are_strict_json(finishe
 
 # --- damaged results.json: one line or a result ---------------------------------------------------------------
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                                                        max_size=3), max_leaves=6)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 @st.composite
 def damaged(draw, results: dict) -> dict:
     """`results` with some keys dropped and some values replaced by other JSON, at any depth."""
+
     def damage(value, depth):
         if isinstance(value, dict):
             out = {}
@@ -135,6 +162,7 @@ def damaged(draw, results: dict) -> dict:
         if isinstance(value, list) and value and draw(st.booleans()):
             return [damage(v, depth + 1) for v in value]
         return value
+
     return damage(results, 0)
 
 
@@ -153,7 +181,8 @@ def damaged_folder(finished, tmp_path_factory) -> Path:
 @settings(max_examples=40)
 @given(data=st.data())
 def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescore_and_the_viewer(
-        data, current_results, damaged_folder):
+    data, current_results, damaged_folder
+):
     results = data.draw(damaged(current_results))
     path = damaged_folder / "results.json"
     path.write_text(json.dumps(results))
@@ -173,8 +202,14 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
     site = Site(RunCatalog([str(damaged_folder)]), registry=installed_registry())
     try:
         for run in site.runs:
-            strict_json([site.data("runs"), site.data(f"run/{run.rid}"), site.data(f"rows/{run.rid}/demo/0"),
-                         site.data(f"example/{run.rid}/demo/0")])
+            strict_json(
+                [
+                    site.data("runs"),
+                    site.data(f"run/{run.rid}"),
+                    site.data(f"rows/{run.rid}/demo/0"),
+                    site.data(f"example/{run.rid}/demo/0"),
+                ]
+            )
     except NotFound:
         pass  # a page the damaged file no longer names (a task dropped from the config)
     except NewerResults as exc:  # a schema_version past this ragbench's
@@ -184,19 +219,24 @@ def test_a_damaged_results_json_is_read_or_refused_in_one_line_by_compare_rescor
 @pytest.fixture(scope="module")
 def results_with_every_section(current_results) -> dict:
     """The run's results with the sections a run writes only where it has something to say."""
-    return {**current_results, "format_adherence": {"demo": [{"format": "x", "of": 6, "followed": 5, "fix": "y"}]},
-            "system_reports": {"demo": {"errors": ["bad line 3"]}}, "system_stats": {"demo": {"docs": 1.5}},
-            "checkpoint_repairs": {"demo": ["samples/demo.jsonl:4: line cut short"]},
-            "failures": {"demo": [{"cause": "RuntimeError", "count": 1, "ids": ["9000"], "example": "RuntimeError: x"}]},
-            "infrastructure_failures": {"demo": {"examples": 1, "calls": 2, "causes": [{"cause": "503", "count": 2}]}},
-            "token_limit": {"demo": {"examples": 1, "calls": 1, "steps": {"generate": 1}}},
-            "counted": {"demo": {"m": {"unparsed": {"count": 1, "examples": 1, "meaning": "replies unparsed"}}}}}
+    return {
+        **current_results,
+        "format_adherence": {"demo": [{"format": "x", "of": 6, "followed": 5, "fix": "y"}]},
+        "system_reports": {"demo": {"errors": ["bad line 3"]}},
+        "system_stats": {"demo": {"docs": 1.5}},
+        "checkpoint_repairs": {"demo": ["samples/demo.jsonl:4: line cut short"]},
+        "failures": {"demo": [{"cause": "RuntimeError", "count": 1, "ids": ["9000"], "example": "RuntimeError: x"}]},
+        "infrastructure_failures": {"demo": {"examples": 1, "calls": 2, "causes": [{"cause": "503", "count": 2}]}},
+        "token_limit": {"demo": {"examples": 1, "calls": 1, "steps": {"generate": 1}}},
+        "counted": {"demo": {"m": {"unparsed": {"count": 1, "examples": 1, "meaning": "replies unparsed"}}}},
+    }
 
 
 @settings(max_examples=25)
 @given(data=st.data())
-def test_rescore_of_a_damaged_results_json_writes_its_run_or_refuses_in_one_line(data, results_with_every_section,
-                                                                                 damaged_folder, tmp_path_factory):
+def test_rescore_of_a_damaged_results_json_writes_its_run_or_refuses_in_one_line(
+    data, results_with_every_section, damaged_folder, tmp_path_factory
+):
     results = data.draw(damaged(results_with_every_section))
     (damaged_folder / "results.json").write_text(json.dumps(results))
     output = tmp_path_factory.mktemp("rescored") / "out"

@@ -3,6 +3,7 @@ Lengths are counted one token per character (`count=len`) so the expected chunks
 splitter's rules by hand (see test_retrieval_chunking.py); the reader rules (Title, file_path,
 json_dataset, empty documents, the 基金 drop, skipped files, chunks-first order) are upstream's
 as read in build_corpus.py and llama-index 0.11's SimpleDirectoryReader."""
+
 from __future__ import annotations
 
 import json
@@ -23,10 +24,12 @@ def make_folder(root):
     (root / "银行" / "short.txt").write_text("活期存款", encoding="utf-8")
     (root / "银行" / "empty.txt").write_text("", encoding="utf-8")
     lines = [{"text": "短文"}, {"text": ""}, {"text": "a" * 70}]
-    (root / "投资" / "基金" / "fund.v1.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines),
-                                                      encoding="utf-8")
-    (root / "json_dataset" / "qa.jsonl").write_text(json.dumps({"q": "问", "a": "答"}, ensure_ascii=False) + "\n",
-                                                    encoding="utf-8")
+    (root / "投资" / "基金" / "fund.v1.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8"
+    )
+    (root / "json_dataset" / "qa.jsonl").write_text(
+        json.dumps({"q": "问", "a": "答"}, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     (root / "银行" / "bad.jsonl").write_text('{"text": "ok"}\n\n{"text": "lost"}\n', encoding="utf-8")
     (root / "银行" / "report.pdf").write_bytes(b"%PDF-1.4")
 
@@ -39,8 +42,13 @@ def test_reader_follows_simple_directory_reader_and_the_jsonl_reader(tmp_path):
     # a blank line makes upstream's json.loads fail, and SimpleDirectoryReader skips the whole file
     assert any("bad.jsonl:2" in e and "file skipped" in e for e in errors)
     assert any("report.pdf" in e and "not converted" in e for e in errors) and len(errors) == 2
-    assert set(docs) == {"json_dataset/qa.jsonl:1", "投资/基金/fund.v1.jsonl:1", "投资/基金/fund.v1.jsonl:3",
-                         "银行/short.txt", "银行/存款.规则.txt"}  # empty text dropped (empty.txt, line 2)
+    assert set(docs) == {
+        "json_dataset/qa.jsonl:1",
+        "投资/基金/fund.v1.jsonl:1",
+        "投资/基金/fund.v1.jsonl:3",
+        "银行/short.txt",
+        "银行/存款.规则.txt",
+    }  # empty text dropped (empty.txt, line 2)
     assert docs["json_dataset/qa.jsonl:1"].text == '{"q": "问", "a": "答"}'  # the line dumped
     assert docs["投资/基金/fund.v1.jsonl:1"].title == "fund.v1"  # before ".jsonl"
     assert docs["银行/存款.规则.txt"].title == "存款"  # before the first dot
@@ -54,8 +62,12 @@ def test_build_drops_long_fund_jsonl_lines_and_keeps_documents_up_to_size_whole(
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     # fund.v1.jsonl line 3 (70 characters > 60, path with ".jsonl" and "基金") is dropped, not split
     assert (stats.documents, stats.whole, stats.split, stats.dropped, len(stats.errors)) == (5, 4, 0, 1, 2)
-    assert [r["id"] for r in rows] == ["json_dataset/qa.jsonl:1", "投资/基金/fund.v1.jsonl:1", "银行/short.txt",
-                                       "银行/存款.规则.txt"]
+    assert [r["id"] for r in rows] == [
+        "json_dataset/qa.jsonl:1",
+        "投资/基金/fund.v1.jsonl:1",
+        "银行/short.txt",
+        "银行/存款.规则.txt",
+    ]
     assert rows[3] == {"id": "银行/存款.规则.txt", "title": "存款", "contents": "定期 存款 利率 " * 3}
     with pytest.raises(ConfigError, match="exists"):
         build_corpus(tmp_path / "docs", out, TokenSplitter(60, 0, count=len))
@@ -72,8 +84,13 @@ def test_long_documents_are_chunked_with_the_file_path_in_the_budget_and_come_fi
     stats = build_corpus(root, out, TokenSplitter(40, 0, count=len), path_as="d")
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(r["id"], r["contents"]) for r in rows] == [
-        ("z.txt#0", "aaaa bbbb"), ("z.txt#1", "cccc dddd"), ("z.txt#2", "eeee ffff"), ("z.txt#3", "gggg hhhh"),
-        ("z.txt#4", "iiii"), ("b.txt", "tiny")]
+        ("z.txt#0", "aaaa bbbb"),
+        ("z.txt#1", "cccc dddd"),
+        ("z.txt#2", "eeee ffff"),
+        ("z.txt#3", "gggg hhhh"),
+        ("z.txt#4", "iiii"),
+        ("b.txt", "tiny"),
+    ]
     assert (stats.split, stats.chunks, stats.whole) == (1, 5, 1) and {r["title"] for r in rows[:5]} == {"z"}
     # without --path-as the path as given counts: a longer tmp path leaves no room in 40
     with pytest.raises(ConfigError, match="no room"):

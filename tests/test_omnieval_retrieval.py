@@ -1,4 +1,5 @@
 """BM25 over a Chinese corpus with `tokenizer=jieba` (OmniEval's knowledge corpus form {id, title, contents})."""
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,12 @@ from ragbench._registry import installed_registry
 from ragbench._retrieval.bm25 import BM25Retriever
 from ragbench._retrieval.index import build_index
 
-ROWS = [{"id": "n1", "title": "存款", "contents": "定期存款\n定期存款的最长期限为五年，利率高于活期存款。"},
-        {"id": "n2", "title": "基金", "contents": "货币基金\n货币基金风险低，流动性好，收益稳定。"},
-        {"id": "n3", "title": "反洗钱", "contents": "大额交易\n金融机构应当报告大额交易和可疑交易。"},
-        {"id": "n4", "title": "保险", "contents": "寿险\n人寿保险的犹豫期一般为十五天。"}]
+ROWS = [
+    {"id": "n1", "title": "存款", "contents": "定期存款\n定期存款的最长期限为五年，利率高于活期存款。"},
+    {"id": "n2", "title": "基金", "contents": "货币基金\n货币基金风险低，流动性好，收益稳定。"},
+    {"id": "n3", "title": "反洗钱", "contents": "大额交易\n金融机构应当报告大额交易和可疑交易。"},
+    {"id": "n4", "title": "保险", "contents": "寿险\n人寿保险的犹豫期一般为十五天。"},
+]
 
 
 def build(tmp_path, **options):

@@ -1,4 +1,5 @@
 """`ragbench score` over a folder of OmniEval's own inference files (`<一级> - <二级> - <task>.pred.jsonl`)."""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,19 @@ def test_prediction_folder_maps_turns_and_skips_judge_excluded_files():
 
 
 def test_score_folder_gives_rule_and_retrieval_metrics(tmp_path):
-    results = run(tmp_path, tasks=["omnieval_auto"], system="recorded", system_args={"path": str(PREDS)},
-                  data={"omnieval_auto": str(TREE)})
-    assert results["counts"]["omnieval_auto"] | {} == {**results["counts"]["omnieval_auto"], "scored": 9,
-                                                       "missing": 0, "metric_failures": 0}
+    results = run(
+        tmp_path,
+        tasks=["omnieval_auto"],
+        system="recorded",
+        system_args={"path": str(PREDS)},
+        data={"omnieval_auto": str(TREE)},
+    )
+    assert results["counts"]["omnieval_auto"] | {} == {
+        **results["counts"]["omnieval_auto"],
+        "scored": 9,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert results["complete"]
     rows = {r["id"]: r for r in samples(tmp_path / "run", "omnieval_auto")}
     first = rows["银行业务 - 零售银行 - 抽取类问答/0"]["scores"]
@@ -34,16 +44,30 @@ def test_score_folder_gives_rule_and_retrieval_metrics(tmp_path):
 
 
 def test_score_cli_with_folder(tmp_path):
-    done = cli_here("score", "--task", "omnieval_auto", "--data", str(TREE), "--predictions", str(PREDS),
-                    "--output", str(tmp_path / "out"))
+    done = cli_here(
+        "score",
+        "--task",
+        "omnieval_auto",
+        "--data",
+        str(TREE),
+        "--predictions",
+        str(PREDS),
+        "--output",
+        str(tmp_path / "out"),
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["counts"]["omnieval_auto"]["scored"] == 9
 
 
 def test_report_has_cell_task_topic_tables_and_the_matrix_heat_map(tmp_path):
-    run(tmp_path, tasks=["omnieval_auto"], system="recorded", system_args={"path": str(PREDS)},
-        data={"omnieval_auto": str(TREE)})
+    run(
+        tmp_path,
+        tasks=["omnieval_auto"],
+        system="recorded",
+        system_args={"path": str(PREDS)},
+        data={"omnieval_auto": str(TREE)},
+    )
     report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
     for field in ("task", "topic", "cell"):
         assert f"### omnieval_auto by {field}" in report

@@ -1,6 +1,7 @@
 """A system that retrieves, on a task whose examples carry no documents of their own, with a retriever that
 can only return an example's own documents, would answer closed book under its own name: the pre-flight
 refuses the run in one line naming the task, the system and the fix; `--retriever none` asks for it."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,18 +18,36 @@ from ragbench._values.run_config import RunConfig
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")
-WITHOUT_DOCUMENTS = {"nq_open", "nq_open_flashrag", "triviaqa", "triviaqa_flashrag", "webquestions",
-                     "webquestions_flashrag", "hotpotqa_fullwiki", "musique_flashrag", "squad", "omnieval_auto",
-                     "omnieval_human", *(f"kilt_{name}" for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever",
-                                                                  "aidayago2", "wned", "cweb", "eli5", "wow")),
-                     "multihop_rag", *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
-                     "beir", "freshqa", "ragchecker", "fictional_multihop",
-                     *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml"))}
+WITHOUT_DOCUMENTS = {
+    "nq_open",
+    "nq_open_flashrag",
+    "triviaqa",
+    "triviaqa_flashrag",
+    "webquestions",
+    "webquestions_flashrag",
+    "hotpotqa_fullwiki",
+    "musique_flashrag",
+    "squad",
+    "omnieval_auto",
+    "omnieval_human",
+    *(
+        f"kilt_{name}"
+        for name in ("nq", "hotpotqa", "triviaqa", "zsre", "trex", "fever", "aidayago2", "wned", "cweb", "eli5", "wow")
+    ),
+    "multihop_rag",
+    *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
+    "beir",
+    "freshqa",
+    "ragchecker",
+    "fictional_multihop",
+    *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml")),
+}
 
 
 def check(tmp_path, **options):
-    config = RunConfig(tasks=["nq_open"], data={"nq_open": NQ}, model="scripted:echo", output=str(tmp_path / "run"),
-                       **options)
+    config = RunConfig(
+        tasks=["nq_open"], data={"nq_open": NQ}, model="scripted:echo", output=str(tmp_path / "run"), **options
+    )
     return preflight(config, REGISTRY)
 
 
@@ -48,18 +67,25 @@ def test_a_retrieving_system_without_documents_to_find_is_refused_before_the_run
     assert problem.startswith("task nq_open: its examples carry no documents") and "\n" not in problem
     assert f"retriever {retriever or 'provided'} returns only an example's own" in problem
     assert f"system {system} would answer closed book" in problem
-    for fix in ("--retriever bm25|dense --retriever-arg index=DIR", "--system closed_book",
-                f"--retriever none to run {system} without documents"):
+    for fix in (
+        "--retriever bm25|dense --retriever-arg index=DIR",
+        "--system closed_book",
+        f"--retriever none to run {system} without documents",
+    ):
         assert fix in problem
 
 
-@pytest.mark.parametrize("options", [
-    {"system": "closed_book"},  # shows no documents by design
-    {"system": "vanilla", "retriever": "none"},  # asked for: no documents, on purpose
-    {"system": "selfrag", "system_args": {"mode": "no_retrieval"}},  # the system's own option turns retrieval off
-    {"system": "smart", "system_args": {"agents": "generator_only"}},
-    {"system": "recorded", "system_args": {"path": NQ}},  # outputs made elsewhere
-], ids=["closed_book", "retriever_none", "selfrag_no_retrieval", "smart_generator_only", "recorded"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"system": "closed_book"},  # shows no documents by design
+        {"system": "vanilla", "retriever": "none"},  # asked for: no documents, on purpose
+        {"system": "selfrag", "system_args": {"mode": "no_retrieval"}},  # the system's own option turns retrieval off
+        {"system": "smart", "system_args": {"agents": "generator_only"}},
+        {"system": "recorded", "system_args": {"path": NQ}},  # outputs made elsewhere
+    ],
+    ids=["closed_book", "retriever_none", "selfrag_no_retrieval", "smart_generator_only", "recorded"],
+)
 def test_a_run_that_asks_for_no_documents_passes(tmp_path, options):
     check(tmp_path, **options)
 
@@ -67,15 +93,22 @@ def test_a_run_that_asks_for_no_documents_passes(tmp_path, options):
 def test_a_corpus_retriever_passes(tmp_path):
     from ragbench._retrieval.index import build_index
 
-    build_index(TEST_DATA / "open_qa" / "varn_corpus.jsonl", tmp_path / "index", "bm25", progress=False,
-                registry=installed_registry())
+    build_index(
+        TEST_DATA / "open_qa" / "varn_corpus.jsonl",
+        tmp_path / "index",
+        "bm25",
+        progress=False,
+        registry=installed_registry(),
+    )
     check(tmp_path, system="vanilla", retriever="bm25", retriever_args={"index": str(tmp_path / "index")})
 
 
 def test_squad_is_open_domain_unless_it_shows_its_own_paragraph(tmp_path):
     dev = tmp_path / "dev-v1.1.json"
-    dev.write_text('{"data": [{"title": "T", "paragraphs": [{"context": "c", "qas": [{"id": "1", "question": "q?", '
-                   '"answers": [{"text": "c"}]}]}]}]}')
+    dev.write_text(
+        '{"data": [{"title": "T", "paragraphs": [{"context": "c", "qas": [{"id": "1", "question": "q?", '
+        '"answers": [{"text": "c"}]}]}]}]}'
+    )
     options = {"tasks": ["squad"], "data": {"squad": str(dev)}, "system": "smart", "model": "scripted:echo"}
     with pytest.raises(PreflightError, match="task squad: its examples carry no documents"):
         preflight(RunConfig(output=str(tmp_path / "a"), **options), REGISTRY)
@@ -83,8 +116,18 @@ def test_squad_is_open_domain_unless_it_shows_its_own_paragraph(tmp_path):
 
 
 def test_ragbench_check_names_the_problem_in_one_line(tmp_path):
-    done = cli_here("check", "--tasks", "nq_open", "--data", f"nq_open={NQ}", "--model", "scripted:echo", "--no-model",
-                    "--output", str(tmp_path / "run"))
+    done = cli_here(
+        "check",
+        "--tasks",
+        "nq_open",
+        "--data",
+        f"nq_open={NQ}",
+        "--model",
+        "scripted:echo",
+        "--no-model",
+        "--output",
+        str(tmp_path / "run"),
+    )
     assert done.returncode == 2 and not (tmp_path / "run").exists()
     assert done.stderr.startswith("ragbench: error: task nq_open: its examples carry no documents")
     assert len(done.stderr.strip().splitlines()) == 1

@@ -1,6 +1,7 @@
 """cover_em, hotpot_f1, supporting_passages (and the em/f1 they sit beside) against values produced by
 running FlashRAG's, HotpotQA's, 2WikiMultihopQA's and MuSiQue's evaluation code
 (tests/data/parity/open_qa_metrics.json records the commits and how each value was obtained)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,9 @@ ANSWERS, SUPPORT, MUSIQUE = PARITY["answer_cases"], PARITY["support_cases"], PAR
 
 
 def score(metric, gold: dict, answer: str = "", docs: list[Document] = ()):
-    return metric.score(Example(id="x", question="q", gold=gold), Prediction(example_id="x", answer=answer,
-                                                                             docs=list(docs)))
+    return metric.score(
+        Example(id="x", question="q", gold=gold), Prediction(example_id="x", answer=answer, docs=list(docs))
+    )
 
 
 @pytest.mark.parametrize("case", ANSWERS, ids=lambda c: c["id"])
@@ -71,11 +73,18 @@ def titled(titles) -> list[Document]:
 
 @pytest.mark.parametrize("case", SUPPORT, ids=lambda c: c["id"])
 def test_supporting_passages_equal_hotpotqa_and_2wiki_update_sp_at_passage_level(case):
-    values = score(SupportingPassages(), {"supporting_passages": case["supporting_facts"]},
-                   docs=titled(case["shown_titles"]))
+    values = score(
+        SupportingPassages(), {"supporting_passages": case["supporting_facts"]}, docs=titled(case["shown_titles"])
+    )
     for upstream in (case["hotpot_update_sp"], case["twowiki_update_sp"]):
-        assert values == pytest.approx({"support_recall": upstream["sp_recall"], "support_precision": upstream["sp_prec"],
-                                        "support_f1": upstream["sp_f1"], "support_em": upstream["sp_em"]})
+        assert values == pytest.approx(
+            {
+                "support_recall": upstream["sp_recall"],
+                "support_precision": upstream["sp_prec"],
+                "support_f1": upstream["sp_f1"],
+                "support_em": upstream["sp_em"],
+            }
+        )
 
 
 @pytest.mark.parametrize("case", MUSIQUE, ids=lambda c: c["id"])
@@ -83,36 +92,63 @@ def test_supporting_passages_by_id_equal_musiques_support_metric(case):
     docs = [Document(id=str(idx), title="same title", text="...") for idx in case["shown_ids"]]
     values = score(SupportingPassages(by="id"), {"supporting_passages": case["paragraphs"]}, docs=docs)
     upstream = case["musique_support"]
-    assert values == pytest.approx({"support_recall": upstream["recall"], "support_precision": upstream["precision"],
-                                    "support_f1": upstream["f1"], "support_em": upstream["em"]})
+    assert values == pytest.approx(
+        {
+            "support_recall": upstream["recall"],
+            "support_precision": upstream["precision"],
+            "support_f1": upstream["f1"],
+            "support_em": upstream["em"],
+        }
+    )
 
 
-@pytest.mark.parametrize("shape", [
-    [["Olm", 0], ["Trask", 2], ["Olm", 1]],                                   # HotpotQA / 2Wiki release
-    {"title": ["Olm", "Trask", "Olm"], "sent_id": [0, 2, 1]},                  # Hugging Face / FlashRAG columns
-    [{"idx": 4, "title": "Olm", "paragraph_text": "...", "is_supporting": True},
-     {"idx": 5, "title": "Varn", "paragraph_text": "...", "is_supporting": False},
-     {"idx": 6, "title": "Trask", "paragraph_text": "...", "is_supporting": True}],  # MuSiQue paragraphs
-    [{"id": 1, "question": "q1", "answer": "a", "paragraph_support_idx": 4,
-      "support_paragraph": {"idx": 4, "title": "Olm", "paragraph_text": "...", "is_supporting": True}},
-     {"id": 2, "question": "q2", "answer": "b", "paragraph_support_idx": 6,
-      "support_paragraph": {"idx": 6, "title": "Trask", "paragraph_text": "...", "is_supporting": True}}],  # FlashRAG MuSiQue
-    ["Olm", "Trask"],                                                         # a list of titles
-], ids=["pairs", "columns", "musique_paragraphs", "question_decomposition", "titles"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        [["Olm", 0], ["Trask", 2], ["Olm", 1]],  # HotpotQA / 2Wiki release
+        {"title": ["Olm", "Trask", "Olm"], "sent_id": [0, 2, 1]},  # Hugging Face / FlashRAG columns
+        [
+            {"idx": 4, "title": "Olm", "paragraph_text": "...", "is_supporting": True},
+            {"idx": 5, "title": "Varn", "paragraph_text": "...", "is_supporting": False},
+            {"idx": 6, "title": "Trask", "paragraph_text": "...", "is_supporting": True},
+        ],  # MuSiQue paragraphs
+        [
+            {
+                "id": 1,
+                "question": "q1",
+                "answer": "a",
+                "paragraph_support_idx": 4,
+                "support_paragraph": {"idx": 4, "title": "Olm", "paragraph_text": "...", "is_supporting": True},
+            },
+            {
+                "id": 2,
+                "question": "q2",
+                "answer": "b",
+                "paragraph_support_idx": 6,
+                "support_paragraph": {"idx": 6, "title": "Trask", "paragraph_text": "...", "is_supporting": True},
+            },
+        ],  # FlashRAG MuSiQue
+        ["Olm", "Trask"],  # a list of titles
+    ],
+    ids=["pairs", "columns", "musique_paragraphs", "question_decomposition", "titles"],
+)
 def test_supporting_passages_are_read_from_every_shape_the_sets_ship(shape):
     values = score(SupportingPassages(), {"supporting_passages": shape}, docs=titled(["Olm", "Varn", "Kiribati"]))
-    assert values == pytest.approx({"support_recall": 0.5, "support_precision": 1 / 3, "support_f1": 0.4,
-                                    "support_em": 0.0})
+    assert values == pytest.approx(
+        {"support_recall": 0.5, "support_precision": 1 / 3, "support_f1": 0.4, "support_em": 0.0}
+    )
 
 
 def test_a_record_without_supporting_passages_is_not_scorable():
     assert score(SupportingPassages(), {"supporting_passages": []}, docs=titled(["A"])) == dict.fromkeys(
-        SupportingPassages.keys)
+        SupportingPassages.keys
+    )
 
 
 def test_documents_without_ids_count_as_not_shown_by_id():
-    values = score(SupportingPassages(by="id"), {"supporting_passages": [{"idx": 1, "is_supporting": True}]},
-                   docs=titled(["A"]))
+    values = score(
+        SupportingPassages(by="id"), {"supporting_passages": [{"idx": 1, "is_supporting": True}]}, docs=titled(["A"])
+    )
     assert values["support_precision"] == 0.0 and values["support_recall"] == 0.0
 
 

@@ -4,6 +4,7 @@ engine or a reporting hook raises (SystemExit, GeneratorExit, its own KeyboardIn
 cannot hold, a report whose errors are a string, format counts of -3) is that example's or that hook's
 counted failure, named, with the fix; the run completes, its samples read back as written, and --resume
 completes it. The run's own stop signals still stop it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +17,7 @@ import pytest
 from ragbench._checks import PreflightError
 from ragbench._plugin_calls import PluginCall, exception_line, traceback_text
 from ragbench._stop_signals import raise_stop
-from ragbench._storage.rundir import iter_samples
+from ragbench._storage.sample_files import iter_samples
 from ragbench.api import Metric, Prediction, Step, System
 from ragbench.testing import ScriptedLLM, run_eval
 
@@ -47,6 +48,7 @@ def system_that(behaviour):
 def raising(exc):
     def behave(example):
         raise exc
+
     return behave
 
 
@@ -62,16 +64,29 @@ def folder_samples(run_dir, task="demo"):
     return samples, errors
 
 
-@pytest.mark.parametrize("exc, line", [
-    (SystemExit(3), "SystemExit: 3 (raised by plugin code; raise an Exception to fail one call: a SystemExit ends "
-                    "a whole program)"),
-    (GeneratorExit(), "GeneratorExit: raised by plugin code; raise an Exception to fail one call: a GeneratorExit "
-                      "ends a whole program"),
-    (KeyboardInterrupt(), "KeyboardInterrupt: raised by plugin code; raise an Exception to fail one call: a "
-                          "KeyboardInterrupt ends a whole program"),
-    (UnreadableMessage(), "UnreadableMessage: <its message could not be read: its __str__ raised>"),
-    (ExitingMessage(), "ExitingMessage: <its message could not be read: its __str__ raised>"),
-], ids=["SystemExit", "GeneratorExit", "KeyboardInterrupt", "str-raises", "str-exits"])
+@pytest.mark.parametrize(
+    "exc, line",
+    [
+        (
+            SystemExit(3),
+            "SystemExit: 3 (raised by plugin code; raise an Exception to fail one call: a SystemExit ends "
+            "a whole program)",
+        ),
+        (
+            GeneratorExit(),
+            "GeneratorExit: raised by plugin code; raise an Exception to fail one call: a GeneratorExit "
+            "ends a whole program",
+        ),
+        (
+            KeyboardInterrupt(),
+            "KeyboardInterrupt: raised by plugin code; raise an Exception to fail one call: a "
+            "KeyboardInterrupt ends a whole program",
+        ),
+        (UnreadableMessage(), "UnreadableMessage: <its message could not be read: its __str__ raised>"),
+        (ExitingMessage(), "ExitingMessage: <its message could not be read: its __str__ raised>"),
+    ],
+    ids=["SystemExit", "GeneratorExit", "KeyboardInterrupt", "str-raises", "str-exits"],
+)
 def test_whatever_a_system_raises_fails_its_examples_and_the_run_completes_and_resumes(tmp_path, exc, line):
     run = run_eval("demo", system_that(raising(exc)), limit=3, output=tmp_path / "run")
     assert run.results["counts"]["demo"]["failed"] == 3 and not run.complete
@@ -85,18 +100,29 @@ def test_whatever_a_system_raises_fails_its_examples_and_the_run_completes_and_r
     assert resumed.results["counts"] == run.results["counts"]
 
 
-@pytest.mark.parametrize("returned, wrong", [
-    (lambda e: None, "returned NoneType, not a Prediction"),
-    (lambda e: "the answer", "returned str, not a Prediction"),
-    (lambda e: Prediction(e.id, answer=42), "returned a Prediction whose `answer` is int"),
-    (lambda e: Prediction(e.id, answer="a", citations=[1]), "`citations` is not a list of lists of document numbers"),
-    (lambda e: Prediction(e.id, answer="a", docs=["d1"]), "`docs` holds what is not a Document"),
-    (lambda e: Prediction(e.id, answer="a", extras={"x": cyclic()}),
-     "`prediction['extras']['x']['self']` holds itself (a cycle)"),
-    (lambda e: Prediction(e.id, answer="a", extras={"n": 10 ** 5000}),
-     "`prediction['extras']['n']` is an integer of more than 4,300 digits"),
-    (lambda e: Prediction(e.id, answer="a", extras={"ids": {1, 2}}), "`prediction['extras']['ids']` is set"),
-], ids=["None", "str", "int-answer", "flat-citations", "str-docs", "cycle", "5000-digits", "set"])
+@pytest.mark.parametrize(
+    "returned, wrong",
+    [
+        (lambda e: None, "returned NoneType, not a Prediction"),
+        (lambda e: "the answer", "returned str, not a Prediction"),
+        (lambda e: Prediction(e.id, answer=42), "returned a Prediction whose `answer` is int"),
+        (
+            lambda e: Prediction(e.id, answer="a", citations=[1]),
+            "`citations` is not a list of lists of document numbers",
+        ),
+        (lambda e: Prediction(e.id, answer="a", docs=["d1"]), "`docs` holds what is not a Document"),
+        (
+            lambda e: Prediction(e.id, answer="a", extras={"x": cyclic()}),
+            "`prediction['extras']['x']['self']` holds itself (a cycle)",
+        ),
+        (
+            lambda e: Prediction(e.id, answer="a", extras={"n": 10**5000}),
+            "`prediction['extras']['n']` is an integer of more than 4,300 digits",
+        ),
+        (lambda e: Prediction(e.id, answer="a", extras={"ids": {1, 2}}), "`prediction['extras']['ids']` is set"),
+    ],
+    ids=["None", "str", "int-answer", "flat-citations", "str-docs", "cycle", "5000-digits", "set"],
+)
 def test_a_value_against_the_prediction_contract_fails_its_example_before_it_is_written(tmp_path, returned, wrong):
     run = run_eval("demo", system_that(returned), limit=2, output=tmp_path / "run")
     assert run.results["counts"]["demo"]["failed"] == 2 and run.results["counts"]["demo"]["missing"] == 0
@@ -125,7 +151,8 @@ def test_a_sample_the_reader_would_refuse_is_written_as_its_examples_failure(tmp
     # one level further in
     assert [s.error for s in run.samples["demo"]] == [
         "UnwritableSample: `sample['trace'][0]['response']['self']['self']['self']` holds itself (a cycle): JSON holds trees; "
-        "every value a task, system or metric hands ragbench must be JSON (docs/writing-plugins.md)"] * 2
+        "every value a task, system or metric hands ragbench must be JSON (docs/writing-plugins.md)"
+    ] * 2
     samples, unreadable = folder_samples(tmp_path / "run")
     assert [s["id"] for s in samples] == [s.id for s in run.samples["demo"]] and not unreadable
 
@@ -133,11 +160,14 @@ def test_a_sample_the_reader_would_refuse_is_written_as_its_examples_failure(tmp
 def test_a_numpy_number_in_extras_is_named_with_its_fix():
     import numpy
 
-    run = run_eval("demo", system_that(lambda e: Prediction(e.id, answer="a", extras={"p": numpy.float32(0.5)})),
-                   limit=1)
+    run = run_eval(
+        "demo", system_that(lambda e: Prediction(e.id, answer="a", extras={"p": numpy.float32(0.5)})), limit=1
+    )
     [sample] = run.samples["demo"]
-    assert "`prediction['extras']['p']` is a float32, not a Python number: give it as float(...) or int(...)" in \
-        sample.error
+    assert (
+        "`prediction['extras']['p']` is a float32, not a Python number: give it as float(...) or int(...)"
+        in sample.error
+    )
 
 
 class ExitingMetric(Metric):
@@ -160,8 +190,10 @@ class ExitingAggregate(Metric):
 def test_a_metric_that_exits_fails_on_each_example_with_its_traceback_and_the_others_score():
     run = run_eval("demo", "closed_book", metrics=[ExitingMetric, "match"], limit=2)
     for sample in run.samples["demo"]:
-        assert sample.score_errors == {"exiting": "SystemExit: metric gave up (raised by plugin code; raise an "
-                                                  "Exception to fail one call: a SystemExit ends a whole program)"}
+        assert sample.score_errors == {
+            "exiting": "SystemExit: metric gave up (raised by plugin code; raise an "
+            "Exception to fail one call: a SystemExit ends a whole program)"
+        }
         assert "match" in sample.scores
     assert run.results["counts"]["demo"]["metric_failures"] == 2
 
@@ -201,18 +233,39 @@ class BadHooks(System):
         return self.returns.get("statistics")
 
 
-@pytest.mark.parametrize("hook, value, why", [
-    ("report", {"errors": "twenty characters!!"}, 'returned "errors" as a str, not a list of strings'),
-    ("report", {"errors": [3]}, 'returned "errors" holding a int, not a list of strings'),
-    ("format_adherence", "oops", "returned str, not a list of"),
-    ("format_adherence", [{"format": "f", "followed": 2, "of": -3, "fix": "x"}], "item 0 with followed 2 of -3"),
-    ("format_adherence", [{"format": "f", "followed": 5, "of": 3, "fix": "x"}], "item 0 with followed 5 of 3"),
-    ("format_adherence", [{"format": "f", "followed": True, "of": 3, "fix": "x"}], "item 0 with followed a bool of 3"),
-    ("format_adherence", [{"format": "f", "followed": 1.5, "of": 3, "fix": "x"}], "item 0 with followed a float of 3"),
-    ("statistics", {1, 2}, "returned set, not an object (a dict) or None"),
-    ("statistics", {"loop": cyclic()}, "`statistics['loop']['self']` holds itself"),
-], ids=["errors-str", "errors-int", "adherence-str", "of-negative", "followed-over-of", "bool-count", "float-count",
-        "stats-set", "stats-cycle"])
+@pytest.mark.parametrize(
+    "hook, value, why",
+    [
+        ("report", {"errors": "twenty characters!!"}, 'returned "errors" as a str, not a list of strings'),
+        ("report", {"errors": [3]}, 'returned "errors" holding a int, not a list of strings'),
+        ("format_adherence", "oops", "returned str, not a list of"),
+        ("format_adherence", [{"format": "f", "followed": 2, "of": -3, "fix": "x"}], "item 0 with followed 2 of -3"),
+        ("format_adherence", [{"format": "f", "followed": 5, "of": 3, "fix": "x"}], "item 0 with followed 5 of 3"),
+        (
+            "format_adherence",
+            [{"format": "f", "followed": True, "of": 3, "fix": "x"}],
+            "item 0 with followed a bool of 3",
+        ),
+        (
+            "format_adherence",
+            [{"format": "f", "followed": 1.5, "of": 3, "fix": "x"}],
+            "item 0 with followed a float of 3",
+        ),
+        ("statistics", {1, 2}, "returned set, not an object (a dict) or None"),
+        ("statistics", {"loop": cyclic()}, "`statistics['loop']['self']` holds itself"),
+    ],
+    ids=[
+        "errors-str",
+        "errors-int",
+        "adherence-str",
+        "of-negative",
+        "followed-over-of",
+        "bool-count",
+        "float-count",
+        "stats-set",
+        "stats-cycle",
+    ],
+)
 def test_a_hook_value_against_its_contract_is_one_counted_error_and_resume_says_the_same(tmp_path, hook, value, why):
     system = type("BadHooksNow", (BadHooks,), {"returns": {hook: value}})
     run = run_eval("demo", system, limit=2, output=tmp_path / "run")
@@ -231,12 +284,16 @@ def test_a_hook_that_exits_is_counted_with_its_traceback_in_results_and_resume_r
 
     system = type("ExitingStats", (BadHooks,), {"statistics": statistics})
     run = run_eval("demo", system, limit=2, output=tmp_path / "run")
-    assert run_eval("demo", system, limit=2, output=tmp_path / "run", resume=True).results["system_reports"] == \
-        run.results["system_reports"]
+    assert (
+        run_eval("demo", system, limit=2, output=tmp_path / "run", resume=True).results["system_reports"]
+        == run.results["system_reports"]
+    )
     report = run.results["system_reports"]["demo"]
-    assert report["errors"] == ["System.statistics of ExitingStats failed (SystemExit: 1 (raised by plugin code; raise "
-                                "an Exception to fail one call: a SystemExit ends a whole program)); its records are "
-                                "ragbench.api.SampleRecord objects (docs/writing-plugins.md)"]
+    assert report["errors"] == [
+        "System.statistics of ExitingStats failed (SystemExit: 1 (raised by plugin code; raise "
+        "an Exception to fail one call: a SystemExit ends a whole program)); its records are "
+        "ragbench.api.SampleRecord objects (docs/writing-plugins.md)"
+    ]
     assert "in statistics\n    sys.exit(1)" in report["tracebacks"]["statistics"]
 
 
@@ -332,8 +389,9 @@ def test_a_task_whose_examples_exit_at_once_is_a_pre_flight_problem_in_one_line(
     check = Preflight()
     probe_data(ExitingDemo(), check)
     [problem] = check.problems
-    assert problem == ("task exiting_demo: cannot read its data (SystemExit: 2); fix the file or pass --data "
-                       "exiting_demo=PATH")
+    assert problem == (
+        "task exiting_demo: cannot read its data (SystemExit: 2); fix the file or pass --data exiting_demo=PATH"
+    )
 
 
 @pytest.mark.parametrize("exc", [ValueError("no such field"), SystemExit("gave up")], ids=["ValueError", "SystemExit"])
@@ -350,6 +408,8 @@ def test_a_plugins_check_that_raises_is_one_pre_flight_line(exc):
 
     with pytest.raises(PreflightError) as raised:
         run_eval("demo", CheckingSystem, limit=1)
-    assert raised.value.problems == [f"system checking on task demo: the check raised {type(exc).__name__}: {exc} "
-                                     "(a bug of the plugin checked: tell its author; `ragbench check` shows every "
-                                     "problem)"]
+    assert raised.value.problems == [
+        f"system checking on task demo: the check raised {type(exc).__name__}: {exc} "
+        "(a bug of the plugin checked: tell its author; `ragbench check` shows every "
+        "problem)"
+    ]

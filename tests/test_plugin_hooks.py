@@ -2,6 +2,7 @@
 retriever, a metric family and CLI commands; a run given that registry uses them everywhere (the installed
 plugins' registry knows none of them); components of the wrong kind and broken hooks are reported in one
 line naming their provider."""
+
 from __future__ import annotations
 
 import click
@@ -70,14 +71,20 @@ def clashing_list() -> None:
 class TestPlugin:
     @hookimpl
     def ragbench_catalog(self):
-        return {"engines": {"answer": {"target": f"{__name__}:AnswerEngine"},
-                            "task_as_engine": {"target": "ragbench.tasks.selfrag.demo:Demo"}},
-                "retrievers": {"one_doc": {"target": f"{__name__}:OneDocRetriever"}}}
+        return {
+            "engines": {
+                "answer": {"target": f"{__name__}:AnswerEngine"},
+                "task_as_engine": {"target": "ragbench.tasks.selfrag.demo:Demo"},
+            },
+            "retrievers": {"one_doc": {"target": f"{__name__}:OneDocRetriever"}},
+        }
 
     @hookimpl
     def ragbench_metric_families(self):
-        return {"words": {"target": f"{__name__}:word_count_family", "description": "answers of N words"},
-                "broken": {"target": f"{__name__}:not_a_metric_family"}}
+        return {
+            "words": {"target": f"{__name__}:word_count_family", "description": "answers of N words"},
+            "broken": {"target": f"{__name__}:not_a_metric_family"},
+        }
 
     @hookimpl
     def ragbench_cli_commands(self):
@@ -100,7 +107,9 @@ def not_a_metric_family(name: str):
 
 @pytest.fixture
 def registry() -> Registry:
-    return Registry.discover(plugins=[(PLUGIN, PROVIDER, TestPlugin()), ("broken_plugin", "ragbench-broken", BrokenPlugin())])
+    return Registry.discover(
+        plugins=[(PLUGIN, PROVIDER, TestPlugin()), ("broken_plugin", "ragbench-broken", BrokenPlugin())]
+    )
 
 
 def test_hooks_are_collected_per_provider_and_a_broken_hook_hides_nothing(registry):
@@ -109,17 +118,30 @@ def test_hooks_are_collected_per_provider_and_a_broken_hook_hides_nothing(regist
     assert registry.metric_families["words"].provider == PROVIDER
     assert registry.metric_families["hf"].provider == "ragbench"
     assert [(c.name, p) for c, p in registry.cli_commands if p != "ragbench"] == [
-        ("hello", PROVIDER), ("index", PROVIDER), ("list", PROVIDER), ("hello", "ragbench-broken")]
+        ("hello", PROVIDER),
+        ("index", PROVIDER),
+        ("list", PROVIDER),
+        ("hello", "ragbench-broken"),
+    ]
     assert [(f.plugin, f.provider, f.error) for f in registry.failures] == [
-        ("broken_plugin", "ragbench-broken", "RuntimeError: catalogue file missing")]
+        ("broken_plugin", "ragbench-broken", "RuntimeError: catalogue file missing")
+    ]
 
 
 def test_a_run_uses_its_own_registry_for_engines_retrievers_and_metrics(registry, tmp_path):
     for kind, name in (("engines", "answer"), ("retrievers", "one_doc")):
         with pytest.raises(ConfigError, match="unknown"):
             installed_registry().entry(kind, name)  # the installed plugins' registry does not know them
-    config = RunConfig(tasks=["demo"], system="vanilla", model="answer:Paris", retriever="one_doc",
-                       metrics=["+words:1", "+words:2"], limit=2, progress=False, output=str(tmp_path / "run"))
+    config = RunConfig(
+        tasks=["demo"],
+        system="vanilla",
+        model="answer:Paris",
+        retriever="one_doc",
+        metrics=["+words:1", "+words:2"],
+        limit=2,
+        progress=False,
+        output=str(tmp_path / "run"),
+    )
     outcome = Evaluator(config, registry=registry).run()
     results = outcome.results
     assert results["complete"]
@@ -135,9 +157,13 @@ def test_a_component_of_the_wrong_kind_is_one_line_naming_its_provider(registry)
     assert str(error.value) == (
         "engine 'task_as_engine' (ragbench.tasks.selfrag.demo:Demo) (from ragbench-test-plugin, entry point "
         "test_plugin) is class ragbench.tasks.selfrag.demo.Demo, not a subclass of Engine: the plugin registers "
-        "the wrong kind of component; fix its entry or ask its provider")
-    with pytest.raises(ConfigError, match=r"metric 'broken:x' .*\(from ragbench-test-plugin, entry point "
-                                          r"test_plugin\) is a str, not a subclass of Metric"):
+        "the wrong kind of component; fix its entry or ask its provider"
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"metric 'broken:x' .*\(from ragbench-test-plugin, entry point "
+        r"test_plugin\) is a str, not a subclass of Metric",
+    ):
         registry.metric_class("broken:x")
 
 
@@ -167,7 +193,8 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
     assert runner.invoke(main, ["index", "build"]).output == "built\n"  # built-ins stay
     assert runner.invoke(main, ["list"]).output == "built-in list\n"
     assert ("list", PROVIDER, "command 'ragbench list' already exists; this one is ignored") in [
-        (f.plugin, f.provider, f.error) for f in registry.failures]
+        (f.plugin, f.provider, f.error) for f in registry.failures
+    ]
 
 
 def test_builtin_benchmark_commands_come_through_the_hook():

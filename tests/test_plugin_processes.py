@@ -3,6 +3,7 @@ ends the helper, not the run (the child shared the run's signal handlers and wak
 still alive when the run ends does not keep run.lock (a `--resume` was refused); a thread or process a plugin
 left running does not keep a finished run's process alive (it waited at exit, and a SIGTERM then printed a
 traceback). Real forks, threads and signals; the runs are synchronised through files, never by time."""
+
 from __future__ import annotations
 
 import json
@@ -115,9 +116,29 @@ def helper_pids(folder: Path) -> list[int]:
 
 
 def command(site: Path, out: Path, helpers: Path, helper: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "ragbench._cli.main", "--tasks", "demo", "--limit", "4", "--system",
-            "leaves_helpers", "--system-arg", f"helper={helper}", "--system-arg", f"folder={helpers}",
-            "--model", "scripted:echo", "--output", str(out), "--no-progress", "--bootstrap-iters", "0", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "ragbench._cli.main",
+        "--tasks",
+        "demo",
+        "--limit",
+        "4",
+        "--system",
+        "leaves_helpers",
+        "--system-arg",
+        f"helper={helper}",
+        "--system-arg",
+        f"folder={helpers}",
+        "--model",
+        "scripted:echo",
+        "--output",
+        str(out),
+        "--no-progress",
+        "--bootstrap-iters",
+        "0",
+        *extra,
+    ]
 
 
 def environment(site: Path) -> dict[str, str]:
@@ -156,8 +177,13 @@ def ended_status(pid: int) -> int | None:
 # --- a signal to a plugin's helper ------------------------------------------------------------------------
 def test_a_sigterm_to_a_plugins_forked_helper_ends_the_helper_and_the_run_completes(site, tmp_path, helpers):
     out = tmp_path / "run"
-    run = subprocess.Popen(command(site, out, helpers, "fork", "--system-arg", "hold=true"), env=environment(site),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        command(site, out, helpers, "fork", "--system-arg", "hold=true"),
+        env=environment(site),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: helper_pids(helpers), "the helper", run)
         (helper,) = helper_pids(helpers)
@@ -201,8 +227,7 @@ def test_the_watcher_acts_on_the_process_own_stop_signal_never_on_a_forked_child
     """`os.fork` (and multiprocessing's fork): the child gets its handlers and wake-up fd back, so its
     signal is its own (it ends it as SIGTERM ends a process). A fork by C code (no at-fork hook): the watcher
     reads who sent each signal."""
-    done = subprocess.run([sys.executable, "-c", SIGNAL_FROM_A_CHILD, fork], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-c", SIGNAL_FROM_A_CHILD, fork], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (128 + signal.SIGHUP, "watcher: SIGHUP\n")
     if fork == "os":
         assert os.WIFSIGNALED(int(done.stdout)) and os.WTERMSIG(int(done.stdout)) == signal.SIGTERM
@@ -241,8 +266,12 @@ os._exit(0)  # the taker ends (released or not); its child lives on
 def fork_under_lock(folder: Path, fork: str, end: str) -> subprocess.Popen:
     """A process that takes the lock of `folder`, forks a child (which says "forked" once it runs), and ends
     (releasing the lock first with `end` "release"); the child lives until its stdin closes."""
-    taker = subprocess.Popen([sys.executable, "-c", LOCK_THEN_FORK, str(folder), fork, end], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    taker = subprocess.Popen(
+        [sys.executable, "-c", LOCK_THEN_FORK, str(folder), fork, end],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert taker.stdout.readline() == "forked\n"
     taker.wait(timeout=60)
     return taker
@@ -275,8 +304,10 @@ def test_a_lock_whose_taker_ended_unreleased_while_a_c_forked_child_holds_it_say
 
 
 # --- what a plugin leaves running at the end -----------------------------------------------------------------
-@pytest.mark.parametrize("helper, named", [("thread", "thread 'plugin helper\\nthread'"),
-                                           ("multiprocessing", "process "), ("process_pool", "process ")])
+@pytest.mark.parametrize(
+    "helper, named",
+    [("thread", "thread 'plugin helper\\nthread'"), ("multiprocessing", "process "), ("process_pool", "process ")],
+)
 def test_a_finished_run_ends_though_a_plugin_left_a_thread_or_process_running(site, tmp_path, helpers, helper, named):
     """Python waits at exit for a thread that is no daemon, multiprocessing for its processes: the run's process
     ends all the same, with the run's exit code and one line naming what it left."""
@@ -306,8 +337,11 @@ ORIGINALS = [signal.SIG_DFL, signal.SIG_IGN, signal.default_int_handler, lambda 
 
 
 @settings(max_examples=40, deadline=None)
-@given(originals=st.tuples(*[st.sampled_from(ORIGINALS)] * 3), installs=st.lists(st.booleans(), max_size=4),
-       wakeup=st.sampled_from(["none", "socket"]))
+@given(
+    originals=st.tuples(*[st.sampled_from(ORIGINALS)] * 3),
+    installs=st.lists(st.booleans(), max_size=4),
+    wakeup=st.sampled_from(["none", "socket"]),
+)
 def test_a_forked_child_gets_back_the_handlers_and_wake_up_fd_ragbench_replaced(originals, installs, wakeup):
     """Whatever the process had (a default, an ignored signal, a handler of its own) and however many of
     ragbench's handlers are stacked on it (the entry point's, the watcher's with its wake-up fd, a run's), the

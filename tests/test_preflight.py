@@ -1,5 +1,6 @@
 """The pre-flight: every problem of a run's options, data and prerequisites listed at once, each one
 line naming the option that fixes it, exit 2, and nothing written (no run folder at all)."""
+
 from __future__ import annotations
 
 import bz2
@@ -44,8 +45,19 @@ def refused(tmp_path: Path, *args: str) -> list[str]:
 def test_every_problem_is_listed_at_once_each_naming_its_option(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    lines = refused(tmp_path, "--tasks", "demo,popqa", "--data", f"popqa={empty}", "--model", "hff:embedded",
-                    "--task-arg", "nope=1", "--metrics", "+llm_judge")
+    lines = refused(
+        tmp_path,
+        "--tasks",
+        "demo,popqa",
+        "--data",
+        f"popqa={empty}",
+        "--model",
+        "hff:embedded",
+        "--task-arg",
+        "nope=1",
+        "--metrics",
+        "+llm_judge",
+    )
     text = "\n".join(lines)
     assert len(lines) == 4, text
     assert "--task-arg nope=...: no selected task accepts 'nope'" in text
@@ -59,8 +71,10 @@ def test_a_non_utf8_byte_is_refused_with_its_line_and_byte_offset(tmp_path, popq
     path.write_bytes(path.read_bytes() + b'{"question": "caf\xe9"}\n')
     [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
     offset = path.read_bytes().index(b"\xe9")
-    assert line == (f"ragbench: error: task popqa: {path}: line 3 (byte offset {offset}) is not UTF-8 "
-                    "(invalid continuation byte, byte 0xe9); fix the file or pass --data popqa=PATH")
+    assert line == (
+        f"ragbench: error: task popqa: {path}: line 3 (byte offset {offset}) is not UTF-8 "
+        "(invalid continuation byte, byte 0xe9); fix the file or pass --data popqa=PATH"
+    )
 
 
 def test_an_empty_data_file_is_refused(tmp_path):
@@ -80,18 +94,42 @@ def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, mon
 
 def test_crag_task3_given_plain_jsonl_is_refused_as_not_its_archive(tmp_path):
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(0)])
-    [line] = refused(tmp_path, "--tasks", "crag_t3", "--data", f"crag_t3={path}", "--model", "scripted:echo",
-                     "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", "kg=false",
-                     "--metrics", "crag_human")
+    [line] = refused(
+        tmp_path,
+        "--tasks",
+        "crag_t3",
+        "--data",
+        f"crag_t3={path}",
+        "--model",
+        "scripted:echo",
+        "--task-arg",
+        f"tokenizer={tokenizer_dir()}",
+        "--task-arg",
+        "kg=false",
+        "--metrics",
+        "crag_human",
+    )
     assert "not a readable .tar.bz2 archive" in line and "Tasks 1 and 2's format: --tasks crag_t1/crag_t2" in line
 
 
 def test_a_crag_file_with_no_record_in_the_split_is_refused(tmp_path):
     path = tmp_path / "crag.jsonl.bz2"
-    path.write_bytes(bz2.compress("".join(json.dumps({**crag_record(i), "split": 0}) + "\n"
-                                          for i in range(3)).encode()))
-    [line] = refused(tmp_path, "--tasks", "crag_t1", "--data", f"crag_t1={path}", "--model", "scripted:echo",
-                     "--task-arg", f"tokenizer={tokenizer_dir()}", "--metrics", "crag_human")
+    path.write_bytes(
+        bz2.compress("".join(json.dumps({**crag_record(i), "split": 0}) + "\n" for i in range(3)).encode())
+    )
+    [line] = refused(
+        tmp_path,
+        "--tasks",
+        "crag_t1",
+        "--data",
+        f"crag_t1={path}",
+        "--model",
+        "scripted:echo",
+        "--task-arg",
+        f"tokenizer={tokenizer_dir()}",
+        "--metrics",
+        "crag_human",
+    )
     assert "none of its 3 records is in split=public_test (split 1; splits found: 0 (validation))" in line
     assert "--task-arg split=validation, public_test or all" in line
 
@@ -102,15 +140,27 @@ def _word_tokenizer(folder: Path, size: int) -> Path:
 
     folder.mkdir()
     Tokenizer(models.WordLevel(vocab={f"t{i}": i for i in range(size)}, unk_token="t0")).save(
-        str(folder / "tokenizer.json"))
+        str(folder / "tokenizer.json")
+    )
     return folder
 
 
 def test_a_tokenizer_that_is_not_llama2_is_refused_whatever_its_folder_is_called(tmp_path):
     folder = _word_tokenizer(tmp_path / "llama2_tokenizer", 49152)
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
-    [line] = refused(tmp_path, "--tasks", "crag_t1", "--data", f"crag_t1={path}", "--model", "scripted:echo",
-                     "--task-arg", f"tokenizer={folder}", "--metrics", "crag_human")
+    [line] = refused(
+        tmp_path,
+        "--tasks",
+        "crag_t1",
+        "--data",
+        f"crag_t1={path}",
+        "--model",
+        "scripted:echo",
+        "--task-arg",
+        f"tokenizer={folder}",
+        "--metrics",
+        "crag_human",
+    )
     assert f"task crag_t1: {folder} is not the Llama-2 tokenizer (a vocabulary of 49152 entries" in line
     assert "pass --task-arg tokenizer=DIR" in line
 
@@ -130,9 +180,21 @@ def test_a_kg_api_that_does_not_answer_is_refused(tmp_path):
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
     with closed_port() as port:
         url = f"http://127.0.0.1:{port}"
-        [line] = refused(tmp_path, "--tasks", "crag_t2", "--data", f"crag_t2={path}", "--model", "scripted:echo",
-                         "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", f"kg_url={url}",
-                         "--metrics", "crag_human")
+        [line] = refused(
+            tmp_path,
+            "--tasks",
+            "crag_t2",
+            "--data",
+            f"crag_t2={path}",
+            "--model",
+            "scripted:echo",
+            "--task-arg",
+            f"tokenizer={tokenizer_dir()}",
+            "--task-arg",
+            f"kg_url={url}",
+            "--metrics",
+            "crag_human",
+        )
     assert f"task crag_t2: the mock KG API gives no answer from {url}/ within 3 s" in line
     assert "--task-arg kg=false" in line
 
@@ -149,20 +211,35 @@ def test_a_server_that_does_not_answer_is_refused_within_seconds(tmp_path):
 
 def test_an_unknown_engine_is_refused(tmp_path):
     [line] = refused(tmp_path, "--tasks", "demo", "--model", "hff:embedded")
-    assert line == ("ragbench: error: --model hff:embedded: unknown engine 'hff'; did you mean 'hf'? "
-                    "(`ragbench list engines` shows them all)")
+    assert line == (
+        "ragbench: error: --model hff:embedded: unknown engine 'hff'; did you mean 'hf'? "
+        "(`ragbench list engines` shows them all)"
+    )
 
 
 def test_an_engine_option_the_engine_does_not_take_is_refused_before_it_loads(tmp_path):
     [line] = refused(tmp_path, "--tasks", "demo", "--model", "hf:embedded", "--model-arg", "nonsense=1")
-    assert line == ("ragbench: error: --model hf:embedded: unknown option(s) nonsense "
-                    "(accepted: batch_size, cudnn_attention, device, dtype, max_batch_size, max_batch_tokens, threads, "
-                    "tool_parser, trust_remote_code)")
+    assert line == (
+        "ragbench: error: --model hf:embedded: unknown option(s) nonsense "
+        "(accepted: batch_size, cudnn_attention, device, dtype, max_batch_size, max_batch_tokens, threads, "
+        "tool_parser, trust_remote_code)"
+    )
 
 
 def test_a_judge_option_names_the_judge_flag(tmp_path):
-    [line] = refused(tmp_path, "--tasks", "demo", "--model", "scripted:echo", "--judge", "hf:embedded",
-                     "--judge-arg", "0.nonsense=1", "--metrics", "+llm_judge")
+    [line] = refused(
+        tmp_path,
+        "--tasks",
+        "demo",
+        "--model",
+        "scripted:echo",
+        "--judge",
+        "hf:embedded",
+        "--judge-arg",
+        "0.nonsense=1",
+        "--metrics",
+        "+llm_judge",
+    )
     assert line.startswith("ragbench: error: --judge hf:embedded: unknown option(s) nonsense")
 
 
@@ -172,16 +249,20 @@ def test_max_inflight_zero_is_refused(tmp_path):
     assert code == 2 and err == "ragbench: error: --max-inflight 0: give at least 1\n"
     assert not out.exists()
     with pytest.raises(PreflightError, match=r"^--max-inflight 0: give at least 1$"):  # through the API too
-        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)),
-                  registry=installed_registry())
+        Evaluator(
+            RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=0, output=str(out)),
+            registry=installed_registry(),
+        )
 
 
 def test_output_naming_an_existing_file_is_refused_and_the_file_kept(tmp_path):
     taken = tmp_path / "notes.txt"
     taken.write_text("mine")
     code, _, err = ragbench("--tasks", "demo", "--model", "scripted:echo", "--no-progress", "--output", str(taken))
-    assert code == 2 and err == (f"ragbench: error: --output {taken}: is a file, not a folder; choose a folder "
-                                 "(new, or a run's with --resume / --overwrite)\n")
+    assert code == 2 and err == (
+        f"ragbench: error: --output {taken}: is a file, not a folder; choose a folder "
+        "(new, or a run's with --resume / --overwrite)\n"
+    )
     assert taken.read_text() == "mine"
 
 
@@ -201,8 +282,10 @@ class NoReflectionTokens(ScriptedEngine):
 def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path, monkeypatch):
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: NoReflectionTokens("echo"))
     out = tmp_path / "run"
-    evaluator = Evaluator(RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out),
-                                    progress=False), registry=installed_registry())
+    evaluator = Evaluator(
+        RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out), progress=False),
+        registry=installed_registry(),
+    )
     with pytest.raises(PreflightError, match=r"^selfrag: model echo lacks Self-RAG's reflection tokens"):
         evaluator.run()
     assert not out.exists()
@@ -220,8 +303,9 @@ def test_ragbench_check_prints_what_it_checked_and_writes_nothing(tmp_path):
 
 def test_ragbench_check_lists_every_problem_and_exits_2(tmp_path):
     out = tmp_path / "run"
-    code, stdout, err = ragbench("check", "--tasks", "demo", "--model", "hff:x", "--task-arg", "nope=1",
-                                 "--output", str(out))
+    code, stdout, err = ragbench(
+        "check", "--tasks", "demo", "--model", "hff:x", "--task-arg", "nope=1", "--output", str(out)
+    )
     assert code == 2 and len(err.strip().splitlines()) == 2 and not out.exists()
 
 
@@ -244,7 +328,8 @@ def test_a_plugin_adds_its_own_checks_through_its_preflight_hook(tmp_path):
     out = tmp_path / "run"
     with pytest.raises(PreflightError) as caught:
         Evaluator(RunConfig(tasks=["fussy"], model="hff:x", output=str(out)), registry=registry)
-    assert caught.value.problems == ["task fussy: $FUSSY_HOME is not set; export FUSSY_HOME=DIR",
-                                     "--model hff:x: unknown engine 'hff'; did you mean 'hf'? "
-                                     "(`ragbench list engines` shows them all)"]
+    assert caught.value.problems == [
+        "task fussy: $FUSSY_HOME is not set; export FUSSY_HOME=DIR",
+        "--model hff:x: unknown engine 'hff'; did you mean 'hf'? (`ragbench list engines` shows them all)",
+    ]
     assert not out.exists()

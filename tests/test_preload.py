@@ -1,5 +1,6 @@
 """The heavy imports of `hf` engines, started in the background by the run that needs them and joined by it
 before its engines load (no thread kept by the module)."""
+
 from __future__ import annotations
 
 import sys
@@ -32,8 +33,10 @@ def test_the_run_owns_its_preload_thread_and_joins_it_before_loading_engines(tmp
     from ragbench._run.evaluator import Evaluator, RunConfig
 
     slow_module(tmp_path, monkeypatch, "ragbench_preload_owned")
-    evaluator = Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", judges=["hf:some/judge"],
-                                    output=str(tmp_path / "run")), Registry.discover())
+    evaluator = Evaluator(
+        RunConfig(tasks=["demo"], model="scripted:echo", judges=["hf:some/judge"], output=str(tmp_path / "run")),
+        Registry.discover(),
+    )
     thread = evaluator.preloading
     assert thread.name == "ragbench-preload"
     evaluator.check_services()  # no metric of demo needs the judge: only the scripted engine loads

@@ -1,6 +1,7 @@
 """Property: `ragbench compare`'s "what differs" (ragbench._reports.config_diff) names every setting of two
 runs' configs whose value differs, by its path, and no other; the settings that measure nothing
 (`NOT_MEASURED`, e.g. worker counts and folders) are never named."""
+
 from __future__ import annotations
 
 import copy
@@ -16,13 +17,36 @@ from ragbench._reports.config_diff import (
     measured,
 )
 
-KEYS = st.sampled_from(["model", "seed", "limit", "top_n", "topk", "retriever", "index", "temperature", "demo",
-                        "popqa", "system_config", "retriever_args", "like_for_like", "sampling", "max_tokens",
-                        *[key for key in NOT_MEASURED if "*" not in key]])
-LEAVES = st.one_of(st.integers(-3, 3), st.booleans(), st.sampled_from(["bm25", "provided", "hf:m", "flashrag", ""]),
-                   st.floats(0, 1, allow_nan=False), st.lists(st.integers(0, 2), max_size=3))
+KEYS = st.sampled_from(
+    [
+        "model",
+        "seed",
+        "limit",
+        "top_n",
+        "topk",
+        "retriever",
+        "index",
+        "temperature",
+        "demo",
+        "popqa",
+        "system_config",
+        "retriever_args",
+        "like_for_like",
+        "sampling",
+        "max_tokens",
+        *[key for key in NOT_MEASURED if "*" not in key],
+    ]
+)
+LEAVES = st.one_of(
+    st.integers(-3, 3),
+    st.booleans(),
+    st.sampled_from(["bm25", "provided", "hf:m", "flashrag", ""]),
+    st.floats(0, 1, allow_nan=False),
+    st.lists(st.integers(0, 2), max_size=3),
+)
 CONFIGS = st.recursive(LEAVES, lambda inner: st.dictionaries(KEYS, inner, max_size=4), max_leaves=12).filter(
-    lambda value: isinstance(value, dict))
+    lambda value: isinstance(value, dict)
+)
 
 
 def leaf_paths(config: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -48,8 +72,11 @@ def test_what_differs_names_exactly_the_settings_whose_values_changed(config, da
     for path in changed:
         set_path(other, path, data.draw(LEAVES))
     named = {difference.key for difference in config_differences(config, other)}
-    really_changed = {".".join(path) for path in changed
-                      if flattened(config).get(".".join(path)) != flattened(other).get(".".join(path))}
+    really_changed = {
+        ".".join(path)
+        for path in changed
+        if flattened(config).get(".".join(path)) != flattened(other).get(".".join(path))
+    }
     assert named == {key for key in really_changed if measured(key)}
     assert not any(key.split(".")[0] in NOT_MEASURED for key in named)
 
@@ -69,8 +96,18 @@ def test_a_config_differs_from_itself_in_nothing(config):
 
 
 def test_settings_that_measure_nothing_are_not_named_and_nested_data_paths_neither():
-    a = {"output": "runs/a", "max_inflight": 8, "cache": "x", "task_configs": {"demo": {"data_path": "a.jsonl"}},
-         "system_config": {"demo": {"top_n": 1}}}
-    b = {"output": "runs/b", "max_inflight": 64, "cache": None, "task_configs": {"demo": {"data_path": "b.jsonl"}},
-         "system_config": {"demo": {"top_n": 5}}}
+    a = {
+        "output": "runs/a",
+        "max_inflight": 8,
+        "cache": "x",
+        "task_configs": {"demo": {"data_path": "a.jsonl"}},
+        "system_config": {"demo": {"top_n": 1}},
+    }
+    b = {
+        "output": "runs/b",
+        "max_inflight": 64,
+        "cache": None,
+        "task_configs": {"demo": {"data_path": "b.jsonl"}},
+        "system_config": {"demo": {"top_n": 5}},
+    }
     assert [d.line() for d in config_differences(a, b)] == ["system_config.demo.top_n: 1 vs 5"]

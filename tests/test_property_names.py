@@ -2,6 +2,7 @@
 named in a run folder the viewer exports) is refused up front in one line, or yields paths inside the run (or
 export) folder; a file of the user's beside that folder is byte-identical afterwards, and nothing appears
 outside the folder."""
+
 from __future__ import annotations
 
 import json
@@ -17,17 +18,40 @@ from helpers import run
 from ragbench._errors import ConfigError
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry
-from ragbench._storage.rundir import sample_file
+from ragbench._storage.sample_files import sample_file
 from ragbench._values.names import inside, name_problem, part_problem
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
 from ragbench._view.site import Site
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
-PATH_LIKE = st.sampled_from(["../x", "../../x", "/abs/path", "a/b", ".", "..", "", ".hidden", "-rf", "a\\b", "nul\0",
-                             "x" * 64, "x" * 65, "run", "samples", "ok.name-1", "a b", "é"])
-NAMES = st.one_of(PATH_LIKE, st.text(ANY_CHARACTER, max_size=12),
-                  st.lists(PATH_LIKE | st.text(st.sampled_from("./\\abx"), max_size=4), max_size=4).map("/".join))
+PATH_LIKE = st.sampled_from(
+    [
+        "../x",
+        "../../x",
+        "/abs/path",
+        "a/b",
+        ".",
+        "..",
+        "",
+        ".hidden",
+        "-rf",
+        "a\\b",
+        "nul\0",
+        "x" * 64,
+        "x" * 65,
+        "run",
+        "samples",
+        "ok.name-1",
+        "a b",
+        "é",
+    ]
+)
+NAMES = st.one_of(
+    PATH_LIKE,
+    st.text(ANY_CHARACTER, max_size=12),
+    st.lists(PATH_LIKE | st.text(st.sampled_from("./\\abx"), max_size=4), max_size=4).map("/".join),
+)
 USERS_FILE = b'{"the user\'s": "own file"}\n'
 TASK = """task: {name}
 data: {{path: data.jsonl}}
@@ -89,8 +113,13 @@ def test_a_yaml_task_of_any_name_is_refused_up_front_or_runs_inside_its_run_fold
             (root / place).write_bytes(USERS_FILE)
         before = everything_under(root)
         try:
-            results = run(root, tasks=[str(root / "task.yaml")], system="closed_book",
-                          model=f"scripted:{root / 'rules.json'}", bootstrap_iters=0)
+            results = run(
+                root,
+                tasks=[str(root / "task.yaml")],
+                system="closed_book",
+                model=f"scripted:{root / 'rules.json'}",
+                bootstrap_iters=0,
+            )
         except ConfigError as refused:
             assert not (root / "run" / "run.json").exists(), refused  # refused before the run started
         else:
@@ -98,8 +127,9 @@ def test_a_yaml_task_of_any_name_is_refused_up_front_or_runs_inside_its_run_fold
             assert name_problem(task) is None and results["counts"][task]["scored"] == 1
             assert (root / "run" / "samples" / f"{task}.jsonl").is_file()
         after = everything_under(root)
-        assert {path: content for path, content in after.items() if not path.startswith("run/")
-                and path != "run"} == before
+        assert {
+            path: content for path, content in after.items() if not path.startswith("run/") and path != "run"
+        } == before
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +139,13 @@ def finished_run(tmp_path_factory) -> Path:
     (folder / "data.jsonl").write_text(json.dumps({"id": "1", "question": "q?", "answers": ["a"]}) + "\n")
     (folder / "task.yaml").write_text(TASK.format(name="good"), encoding="utf-8")
     (folder / "rules.json").write_text(json.dumps([{"response": "a"}]))
-    run(folder, tasks=[str(folder / "task.yaml")], system="closed_book", model=f"scripted:{folder / 'rules.json'}",
-        bootstrap_iters=0)
+    run(
+        folder,
+        tasks=[str(folder / "task.yaml")],
+        system="closed_book",
+        model=f"scripted:{folder / 'rules.json'}",
+        bootstrap_iters=0,
+    )
     return folder / "run"
 
 

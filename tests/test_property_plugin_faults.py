@@ -3,6 +3,7 @@ Prediction's fields or in place of one) or raises (any exception class, BaseExce
 exceptions whose `__str__` raises included), the run completes in-process: every example is written and
 counted (scored or failed), the samples read back as written, results.json exists, and --resume ends
 with the same counts."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragbench._storage.jsonl import dumps, parse_json
-from ragbench._storage.rundir import iter_samples
+from ragbench._storage.sample_files import iter_samples
 from ragbench._values.json_values import json_problem
 from ragbench.api import Document, Prediction
 from ragbench.testing import run_eval
@@ -22,13 +23,20 @@ from test_plugin_faults import system_that
 
 EXAMPLES = 2
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=8)  # lone surrogates too
-HUGE_INTEGERS = st.sampled_from([20, 5000]).map(lambda digits: -(10 ** digits))  # over 64 bits; over 4,300 digits
+HUGE_INTEGERS = st.sampled_from([20, 5000]).map(lambda digits: -(10**digits))  # over 64 bits; over 4,300 digits
 NOT_JSON = st.sampled_from([{1, 2}, frozenset(), object(), Document("d", "t", "x")])
-SCALARS = (st.none() | st.booleans() | st.integers() | HUGE_INTEGERS | st.floats() | TEXT | st.binary(max_size=4)
-           | NOT_JSON)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
-                      | st.dictionaries(TEXT | st.integers() | st.sampled_from([(1, 2), None]), inner, max_size=3),
-                      max_leaves=10)
+SCALARS = (
+    st.none() | st.booleans() | st.integers() | HUGE_INTEGERS | st.floats() | TEXT | st.binary(max_size=4) | NOT_JSON
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(TEXT | st.integers() | st.sampled_from([(1, 2), None]), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
 
 
 def cyclic(value):
@@ -44,7 +52,8 @@ PREDICTIONS = st.one_of(
     VALUES.map(lambda v: lambda e: Prediction(e.id, answer="a", extras={"x": cyclic(v)})),
     VALUES.map(lambda v: lambda e: Prediction(e.id, answer="a", citations=v)),
     VALUES.map(lambda v: lambda e: Prediction(e.id, answer="a", docs=[Document("d", "t", "x", metadata={"m": v})])),
-    VALUES.map(lambda v: lambda e: Prediction(e.id, answer="a", raw_output=v)))
+    VALUES.map(lambda v: lambda e: Prediction(e.id, answer="a", raw_output=v)),
+)
 
 
 class OwnBase(BaseException):
@@ -53,16 +62,35 @@ class OwnBase(BaseException):
 
 def unreadable(base):
     """A subclass of `base` whose message cannot be made (its __str__ raises)."""
+
     def __str__(self):
         raise RuntimeError("no message")
+
     return type(f"Unreadable{base.__name__}", (base,), {"__str__": __str__})
 
 
-BASES = [ValueError, RuntimeError, MemoryError, RecursionError, StopIteration, OSError, ArithmeticError,
-         SystemExit, GeneratorExit, KeyboardInterrupt, BaseException, OwnBase, asyncio.CancelledError,
-         asyncio.TimeoutError, NotImplementedError]
-EXCEPTIONS = st.sampled_from(BASES).flatmap(lambda base: st.sampled_from([base, unreadable(base)])).flatmap(
-    lambda kind: st.one_of(st.just(()), st.tuples(VALUES)).map(lambda args: kind(*args)))
+BASES = [
+    ValueError,
+    RuntimeError,
+    MemoryError,
+    RecursionError,
+    StopIteration,
+    OSError,
+    ArithmeticError,
+    SystemExit,
+    GeneratorExit,
+    KeyboardInterrupt,
+    BaseException,
+    OwnBase,
+    asyncio.CancelledError,
+    asyncio.TimeoutError,
+    NotImplementedError,
+]
+EXCEPTIONS = (
+    st.sampled_from(BASES)
+    .flatmap(lambda base: st.sampled_from([base, unreadable(base)]))
+    .flatmap(lambda kind: st.one_of(st.just(()), st.tuples(VALUES)).map(lambda args: kind(*args)))
+)
 
 
 def assert_every_example_written_and_counted(behaviour):

@@ -2,6 +2,7 @@
 in meta, lines that are not records), written as JSON Lines or as a JSON document, go through the loader, a
 scripted run, the sample writer and back: no traceback, every record is an example or a counted bad record,
 and an example's strings come back exactly as the file holds them."""
+
 from __future__ import annotations
 
 import json
@@ -18,12 +19,15 @@ from ragbench._storage.jsonl import read_records
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
 TEXT = st.text(ANY_CHARACTER, max_size=12)
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-                           max_leaves=8)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
 RECORDS = st.fixed_dictionaries(
     {"id": st.integers() | TEXT, "question": TEXT, "answers": st.lists(TEXT, min_size=1, max_size=3) | TEXT},
-    optional={"info": JSON_VALUES, "kind": TEXT})
+    optional={"info": JSON_VALUES, "kind": TEXT},
+)
 NOT_RECORDS = st.sampled_from(["not json", "[1, 2]", '{"id": "cut', '"a string"', "\x00"])
 FIRST = {"id": "first", "question": "q?", "answers": ["a"]}  # the pre-flight refuses data with no usable record
 TASK = """task: fuzz
@@ -46,8 +50,9 @@ def run_over(folder: Path, data: Path, records: str, answer: str, registry: Regi
     task.write_text(TASK.format(data=data.name, records=records), encoding="utf-8")
     rules = folder / "rules.json"
     rules.write_text(json.dumps([{"response": answer}]), encoding="utf-8")
-    results = run(folder, tasks=[str(task)], system="closed_book", model=f"scripted:{rules}", bootstrap_iters=0,
-                  registry=registry)
+    results = run(
+        folder, tasks=[str(task)], system="closed_book", model=f"scripted:{rules}", bootstrap_iters=0, registry=registry
+    )
     samples, unreadable = read_records(folder / "run" / "samples" / "fuzz.jsonl")
     assert not unreadable
     return results, samples
@@ -81,8 +86,15 @@ def test_any_jsonl_records_load_run_and_read_back(shared_registry, lines, answer
         folder = Path(folder)
         data = folder / "data.jsonl"
         # not ASCII-only: a lone surrogate is written as bytes UTF-8 has no reading of (a bad line, counted)
-        data.write_bytes(b"".join((line if isinstance(line, str) else json.dumps(line, ensure_ascii=ascii_only))
-                                  .encode("utf-8", "surrogatepass") + b"\n" for line in lines))
+        data.write_bytes(
+            b"".join(
+                (line if isinstance(line, str) else json.dumps(line, ensure_ascii=ascii_only)).encode(
+                    "utf-8", "surrogatepass"
+                )
+                + b"\n"
+                for line in lines
+            )
+        )
         expected = [as_read(line) if isinstance(line, dict) else None for line in lines]
         try:
             results, samples = run_over(folder, data, "", answer, shared_registry)

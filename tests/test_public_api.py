@@ -2,6 +2,7 @@
 are all a plugin imports of ragbench. The example plugin and its tests import nothing else (read from the
 source: every import statement, inside functions too) and load; so do the built-in plugins, without
 exception; every public name resolves, lazily."""
+
 from __future__ import annotations
 
 import ast
@@ -39,8 +40,11 @@ def non_public_imports(path: Path) -> list[str]:
         if module not in PUBLIC:
             bad.append(f"{path.name}:{line} imports {module}")
         else:  # `import ragbench.api` (no names) reaches only public names too
-            bad += [f"{path.name}:{line}: {module} has no public {name}" for name in names
-                    if name != "*" and name not in PUBLIC[module]]
+            bad += [
+                f"{path.name}:{line}: {module} has no public {name}"
+                for name in names
+                if name != "*" and name not in PUBLIC[module]
+            ]
     return bad
 
 
@@ -59,9 +63,11 @@ def test_every_public_name_resolves_and_nothing_else_does():
 
 
 def test_a_hook_module_importing_hookimpl_or_a_namespace_loads_none_of_the_contract():
-    script = ("import sys\nfrom ragbench.api import hookimpl\n"
-              f"import {', '.join(namespace.__name__ for namespace in NAMESPACES)}\n"
-              "print(sorted(m for m in ('ragbench._context', 'ragbench._llm', 'ragbench._task') if m in sys.modules))")
+    script = (
+        "import sys\nfrom ragbench.api import hookimpl\n"
+        f"import {', '.join(namespace.__name__ for namespace in NAMESPACES)}\n"
+        "print(sorted(m for m in ('ragbench._context', 'ragbench._llm', 'ragbench._task') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -69,7 +75,9 @@ def test_a_hook_module_importing_hookimpl_or_a_namespace_loads_none_of_the_contr
 
 def test_the_example_plugin_and_its_tests_import_only_the_public_api():
     files = sorted(EXAMPLE.rglob("*.py"))
-    assert {"plugin.py", "task.py", "system.py", "metric.py", "commands.py", "test_trivia_plugin.py"} <= {f.name for f in files}
+    assert {"plugin.py", "task.py", "system.py", "metric.py", "commands.py", "test_trivia_plugin.py"} <= {
+        f.name for f in files
+    }
     assert [problem for path in files for problem in non_public_imports(path)] == []
     for path in files:
         if path.parent.name == "ragbench_plugin_example":
@@ -78,10 +86,14 @@ def test_the_example_plugin_and_its_tests_import_only_the_public_api():
 
 def test_the_scan_sees_an_internal_import_and_a_name_the_api_lacks(tmp_path):
     source = tmp_path / "plugin.py"
-    source.write_text("import ragbench.api\nfrom ragbench.api import Task, Evaluator\n\n\ndef f():\n"
-                      "    from ragbench._storage.jsonl import iter_jsonl\n")
-    assert non_public_imports(source) == ["plugin.py:2: ragbench.api has no public Evaluator",
-                                          "plugin.py:6 imports ragbench._storage.jsonl"]
+    source.write_text(
+        "import ragbench.api\nfrom ragbench.api import Task, Evaluator\n\n\ndef f():\n"
+        "    from ragbench._storage.jsonl import iter_jsonl\n"
+    )
+    assert non_public_imports(source) == [
+        "plugin.py:2: ragbench.api has no public Evaluator",
+        "plugin.py:6 imports ragbench._storage.jsonl",
+    ]
 
 
 def test_built_in_plugins_import_only_the_public_api():
@@ -95,14 +107,20 @@ def test_built_in_plugins_import_only_the_public_api():
                 if module not in PUBLIC:
                     problems.append(f"{relative}:{line} imports {module}")
                 else:
-                    problems += [f"{relative}:{line}: {module} has no public {n}" for n in names if n not in PUBLIC[module]]
+                    problems += [
+                        f"{relative}:{line}: {module} has no public {n}" for n in names if n not in PUBLIC[module]
+                    ]
     assert problems == []
 
 
 def test_the_plugin_guide_lists_every_public_name_in_the_row_of_its_namespace():
     guide = (REPO / "docs" / "writing-plugins.md").read_text(encoding="utf-8")
-    table = guide[guide.index("## The public API"):guide.index("## A plugin from nothing")]
+    table = guide[guide.index("## The public API") : guide.index("## A plugin from nothing")]
     rows = {line.split("|")[1].strip(" `"): line for line in table.splitlines() if line.startswith("| `ragbench.api")}
     assert sorted(rows) == sorted(module.__name__ for module in (ragbench.api, *NAMESPACES))
-    assert [f"{module.__name__}.{name}" for module in (ragbench.api, *NAMESPACES) for name in module.__all__
-            if f"`{name}`" not in rows[module.__name__].split("|", 2)[2]] == []
+    assert [
+        f"{module.__name__}.{name}"
+        for module in (ragbench.api, *NAMESPACES)
+        for name in module.__all__
+        if f"`{name}`" not in rows[module.__name__].split("|", 2)[2]
+    ] == []

@@ -1,6 +1,7 @@
 """`ragchecker` against RAGChecker 0.1.9 with RefChecker 0.2.17 run unmodified on the same RAG results with the
 same scripted judge (tests/data/parity/ragchecker.json): the prompts it sends, the claims and labels it reads
 from the replies, and the numbers it computes per example and averaged."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,6 +40,7 @@ def scored(llm: ScriptedLLM, metric: RagChecker | None = None, judges: int = 1) 
     async def all_examples():
         pairs = [example_and_prediction(r) for r in CASE["results"]]
         return {e.id: await (metric or RagChecker()).score(e, p, ctx) for e, p in pairs}
+
     return asyncio.run(all_examples()), counted
 
 
@@ -86,7 +88,9 @@ def test_claims_and_labels_are_read_as_upstream_reads_them():
     extraction = next(rule["response"] for rule in CASE["replies"] if "Hask hills" in rule["response"])
     assert [list(t) for t in parse_triplets(extraction)] == upstream["response_claims"]
     assert parse_labels("The labels: NEUTRAL neutral Contradiction Entailment", 3) == (
-        ["Neutral", "Neutral", "Contradiction"], False)
+        ["Neutral", "Neutral", "Contradiction"],
+        False,
+    )
     assert parse_labels("Entailment", 3) == (["Entailment", "Neutral", "Neutral"], True)
 
 
@@ -95,9 +99,15 @@ def test_a_match_that_is_no_literal_takes_upstreams_split():
     assert parse_triplets('("He said "hi"", "to", "Olm")') == [('"He said "hi""', '"to"', '"Olm"')]
 
 
-@pytest.mark.parametrize("reply, claims", [
-    ('### ("a", "b", "c") and ("d", "e", "f")', [("d", "e", "f")]), ('### ("" or "a", "b", "c")', [("a", "b", "c")]),
-    ('### ("a" + "b", "c", "d")', [("ab", "c", "d")]), ('### ("a", "b", "c") or ("d", "e", "f")', [("a", "b", "c")])])
+@pytest.mark.parametrize(
+    "reply, claims",
+    [
+        ('### ("a", "b", "c") and ("d", "e", "f")', [("d", "e", "f")]),
+        ('### ("" or "a", "b", "c")', [("a", "b", "c")]),
+        ('### ("a" + "b", "c", "d")', [("ab", "c", "d")]),
+        ('### ("a", "b", "c") or ("d", "e", "f")', [("a", "b", "c")]),
+    ],
+)
 def test_literals_joined_by_and_or_or_plus_read_as_upstreams_eval(reply, claims):
     """Values from RefChecker 0.2.17's ExtractorBase.parse_claims(reply, '###') run on these replies."""
     assert parse_triplets(reply) == claims
@@ -111,8 +121,12 @@ def test_a_reply_is_never_run_as_code():
 
 def test_upstream_formulas_on_its_own_judgements():
     for query_id, judged in CASE["judgements"].items():
-        scores = ragchecker_scores(judged["answer2response"], judged["response2answer"], judged["retrieved2answer"],
-                                   judged["retrieved2response"])
+        scores = ragchecker_scores(
+            judged["answer2response"],
+            judged["response2answer"],
+            judged["retrieved2answer"],
+            judged["retrieved2response"],
+        )
         assert scores == pytest.approx(CASE["per_example"][query_id]), query_id
 
 
@@ -128,6 +142,7 @@ def test_with_two_judges_the_first_extracts_and_the_second_checks():
 def test_a_failed_judge_call_fails_the_example_instead_of_scoring_it():
     def fail(request):
         raise EngineError("judge unreachable")
+
     example, prediction = example_and_prediction(CASE["results"][0])
     with pytest.raises(EngineError):
         asyncio.run(RagChecker().score(example, prediction, make_context("demo", judges=[ScriptedLLM(fail)])))
@@ -158,8 +173,10 @@ prompt:
   template: "{{ question }}"
 metrics: [ragchecker]
 """
-TO_PREDICTIONS = ('.results[] | {id: .query_id, output: .response, '
-                  'docs: [.retrieved_context[] | {id: .doc_id, title: "", text: .text}]}')
+TO_PREDICTIONS = (
+    ".results[] | {id: .query_id, output: .response, "
+    'docs: [.retrieved_context[] | {id: .doc_id, title: "", text: .text}]}'
+)
 
 
 def test_the_documented_conversion_is_the_one_tested():
@@ -172,12 +189,24 @@ def test_ragbench_score_of_a_ragchecker_file_gives_upstreams_means(tmp_path):
     (tmp_path / "ragchecker_input.json").write_text(json.dumps({"results": CASE["results"]}), encoding="utf-8")
     (tmp_path / "ragchecker_results.yaml").write_text(TASK_YAML, encoding="utf-8")
     (tmp_path / "judge.json").write_text(json.dumps(CASE["replies"]), encoding="utf-8")
-    predictions = subprocess.run(["jq", "-c", TO_PREDICTIONS, str(tmp_path / "ragchecker_input.json")],
-                                 capture_output=True, text=True, check=True).stdout
+    predictions = subprocess.run(
+        ["jq", "-c", TO_PREDICTIONS, str(tmp_path / "ragchecker_input.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (tmp_path / "predictions.jsonl").write_text(predictions, encoding="utf-8")
-    done = cli_here("score", "--task", str(tmp_path / "ragchecker_results.yaml"), "--predictions",
-                    str(tmp_path / "predictions.jsonl"), "--judge", f"scripted:{tmp_path / 'judge.json'}",
-                    "--output", str(tmp_path / "run"))
+    done = cli_here(
+        "score",
+        "--task",
+        str(tmp_path / "ragchecker_results.yaml"),
+        "--predictions",
+        str(tmp_path / "predictions.jsonl"),
+        "--judge",
+        f"scripted:{tmp_path / 'judge.json'}",
+        "--output",
+        str(tmp_path / "run"),
+    )
     assert done.returncode == 0, done.stderr
     values = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["ragchecker_results"]
     reported = {key: v for group in GROUPS for key, v in CASE["means"][group].items()}

@@ -1,5 +1,6 @@
 """The `ragchecker` task (tasks/ragchecker/ragchecker.yaml): RAGChecker's benchmark queries, prompted and cut as
 rag_baselines/generation.py does (tests/data/parity/ragchecker.json, `benchmark_generation`, says how)."""
+
 from __future__ import annotations
 
 import json
@@ -16,17 +17,33 @@ GENERATION = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(enc
 
 
 def planned_task(data: str):
-    return plan(RunConfig(tasks=["ragchecker"], system="closed_book", data={"ragchecker": data},
-                          judges=["scripted:echo"], nli="scripted:echo"), installed_registry())[0].task
+    return plan(
+        RunConfig(
+            tasks=["ragchecker"],
+            system="closed_book",
+            data={"ragchecker": data},
+            judges=["scripted:echo"],
+            nli="scripted:echo",
+        ),
+        installed_registry(),
+    )[0].task
 
 
 @pytest.fixture
 def queries(tmp_path):
     """A domain's queries file in data_process.sh's layout, holding the parity example."""
     path = tmp_path / "kiwi_queries.json"
-    path.write_text(json.dumps({"input_data": [{**GENERATION["example"], "extra": 1},
-                                               {"query_id": "8", "query": "Who named the Oskel?",
-                                                "gt_answer": "King Osk."}]}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "input_data": [
+                    {**GENERATION["example"], "extra": 1},
+                    {"query_id": "8", "query": "Who named the Oskel?", "gt_answer": "King Osk."},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     return str(path)
 
 
@@ -34,7 +51,8 @@ def test_a_domains_queries_become_examples_with_their_gold_answer(queries):
     examples = list(planned_task(queries).examples())
     assert [(e.id, e.question, e.gold["answers"]) for e in examples] == [
         ("7", GENERATION["example"]["query"], [GENERATION["example"]["gt_answer"]]),
-        ("8", "Who named the Oskel?", ["King Osk."])]
+        ("8", "Who named the Oskel?", ["King Osk."]),
+    ]
 
 
 def test_the_prompt_is_generation_pys_over_the_chunks_shown(queries):

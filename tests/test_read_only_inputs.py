@@ -3,6 +3,7 @@ and every metric scores against, the prediction (its docs, trace, extras, citati
 turn, the run's tools, and the sample records the reporting hooks read one after another. No plugin can
 change another plugin's input or what ragbench scores and writes; one that tries gets a ReadOnlyError, which
 is its example's (or its metric's) counted, named failure. Search results are copies a system may annotate."""
+
 from __future__ import annotations
 
 import copy
@@ -59,8 +60,9 @@ def mutate(root, path: list[int], operation: int) -> None:
     elif change in ("delitem", "pop") and target:
         target.pop(first) if change == "pop" else target.__delitem__(first)
     elif change in ("update", "ior", "setdefault"):
-        getattr(target, {"ior": "__ior__"}.get(change, change))(*([{"mutated": 1}] if change != "setdefault"
-                                                                   else ["mutated", 1]))
+        getattr(target, {"ior": "__ior__"}.get(change, change))(
+            *([{"mutated": 1}] if change != "setdefault" else ["mutated", 1])
+        )
     elif change in ("clear", "reverse"):
         getattr(target, change)()
     elif change in ("append", "extend", "iadd"):
@@ -71,8 +73,7 @@ def mutate(root, path: list[int], operation: int) -> None:
 
 def snapshot(example: Example, prediction: Prediction | None = None) -> str:
     """Everything of the example (and the prediction) a plugin reads, as text to compare."""
-    seen = {"example": {**example.summary(), "docs": [doc.to_dict() for doc in example.docs],
-                        "extras": example.extras}}
+    seen = {"example": {**example.summary(), "docs": [doc.to_dict() for doc in example.docs], "extras": example.extras}}
     if prediction is not None:
         seen["prediction"] = {**prediction.to_dict(), "trace": [step.to_dict() for step in prediction.trace]}
     return json.dumps(seen, sort_keys=True, default=repr)
@@ -101,8 +102,13 @@ class AnsweringSystem(System):
             write(self.shown, "system", example.id, snapshot(example))
         docs = await ctx.retriever.search(example.question, 2)
         reply = await ctx.llm.generate(example.question)
-        return Prediction(example_id=example.id, answer=reply.text, citations=[[0], [1]], docs=docs,
-                          extras={"nested": {"list": [1, [2]], "kind": "x"}})
+        return Prediction(
+            example_id=example.id,
+            answer=reply.text,
+            citations=[[0], [1]],
+            docs=docs,
+            extras={"nested": {"list": [1, [2]], "kind": "x"}},
+        )
 
 
 class GoldEditingSystem(AnsweringSystem):
@@ -147,7 +153,7 @@ class MeddlingMetric(Metric):
 
     name = "meddler"
 
-    def __init__(self, mutation: str = "[\"prediction\", [], 0]", swallow: bool = True) -> None:
+    def __init__(self, mutation: str = '["prediction", [], 0]', swallow: bool = True) -> None:
         self.root, *self.mutation = json.loads(mutation)
         self.swallow = swallow
 
@@ -224,21 +230,39 @@ class TaskArgsEditor(AnsweringSystem):
 
 def registry() -> Registry:
     made = installed_registry()
-    made.add_catalog({"systems": {name: {"target": f"{__name__}:{cls.__name__}"} for name, cls in (
-                          ("answering", AnsweringSystem), ("gold_editor", GoldEditingSystem),
-                          ("annotating", AnnotatingSystem), ("task_args_editor", TaskArgsEditor))},
-                      "metrics": {name: {"target": f"{__name__}:{cls.__name__}"} for name, cls in (
-                          ("snapshot", SnapshotMetric), ("after", AfterMetric), ("meddler", MeddlingMetric),
-                          ("rewriter", AnswerRewriter), ("judging", JudgingMetric),
-                          ("context_meddler", ContextMeddler), ("context_probe", ContextProbe),
-                          ("corpus_meddler", CorpusMeddler))}}, "tests")
+    made.add_catalog(
+        {
+            "systems": {
+                name: {"target": f"{__name__}:{cls.__name__}"}
+                for name, cls in (
+                    ("answering", AnsweringSystem),
+                    ("gold_editor", GoldEditingSystem),
+                    ("annotating", AnnotatingSystem),
+                    ("task_args_editor", TaskArgsEditor),
+                )
+            },
+            "metrics": {
+                name: {"target": f"{__name__}:{cls.__name__}"}
+                for name, cls in (
+                    ("snapshot", SnapshotMetric),
+                    ("after", AfterMetric),
+                    ("meddler", MeddlingMetric),
+                    ("rewriter", AnswerRewriter),
+                    ("judging", JudgingMetric),
+                    ("context_meddler", ContextMeddler),
+                    ("context_probe", ContextProbe),
+                    ("corpus_meddler", CorpusMeddler),
+                )
+            },
+        },
+        "tests",
+    )
     return made
 
 
 def demo_run(folder: Path, **config) -> dict:
     config.setdefault("system", "answering")
-    return run(folder, registry=registry(), tasks=["demo"], model="scripted:echo", limit=2, bootstrap_iters=0,
-               **config)
+    return run(folder, registry=registry(), tasks=["demo"], model="scripted:echo", limit=2, bootstrap_iters=0, **config)
 
 
 def pristine_examples() -> dict[str, str]:
@@ -254,8 +278,12 @@ FEW_RUNS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 @given(path=PATHS, operation=OPERATIONS)
 def test_no_change_a_system_makes_to_its_example_reaches_what_it_is_scored_against(tmp_path_factory, path, operation):
     folder = tmp_path_factory.mktemp("system")
-    demo_run(folder, system_args={"mutation": json.dumps([path, operation]), "shown": str(folder)},
-             metrics=["snapshot", "em"], metric_args={"snapshot.folder": str(folder)})
+    demo_run(
+        folder,
+        system_args={"mutation": json.dumps([path, operation]), "shown": str(folder)},
+        metrics=["snapshot", "em"],
+        metric_args={"snapshot.folder": str(folder)},
+    )
     pristine = pristine_examples()
     for sample in samples(folder / "run", "demo"):
         scored = json.loads((folder / f"before-{sample['id']}.json").read_text())
@@ -267,12 +295,20 @@ def test_no_change_a_system_makes_to_its_example_reaches_what_it_is_scored_again
 
 @FEW_RUNS
 @given(root=st.sampled_from(["example", "prediction"]), path=PATHS, operation=OPERATIONS)
-def test_no_change_a_metric_makes_to_its_inputs_reaches_the_next_metric_or_the_sample(tmp_path_factory, root, path,
-                                                                                     operation):
+def test_no_change_a_metric_makes_to_its_inputs_reaches_the_next_metric_or_the_sample(
+    tmp_path_factory, root, path, operation
+):
     folder = tmp_path_factory.mktemp("metric")
-    demo_run(folder, metrics=["snapshot", "meddler", "after"],
-             metric_args={"snapshot.folder": str(folder), "after.folder": str(folder), "after.kind": "after",
-                          "meddler.mutation": json.dumps([root, path, operation])})
+    demo_run(
+        folder,
+        metrics=["snapshot", "meddler", "after"],
+        metric_args={
+            "snapshot.folder": str(folder),
+            "after.folder": str(folder),
+            "after.kind": "after",
+            "meddler.mutation": json.dumps([root, path, operation]),
+        },
+    )
     for sample in samples(folder / "run", "demo"):
         before = (folder / f"before-{sample['id']}.json").read_text()
         assert (folder / f"after-{sample['id']}.json").read_text() == before
@@ -295,14 +331,16 @@ def test_a_metric_that_rewrites_the_answer_changes_no_other_metrics_score(tmp_pa
     assert results["counts"]["demo"]["metric_failures"] == 2
     for sample in samples(tmp_path / "run", "demo"):
         assert sample["score_errors"]["rewriter"].startswith(
-            "ReadOnlyError: this Prediction is read-only (setting 'answer')")
+            "ReadOnlyError: this Prediction is read-only (setting 'answer')"
+        )
         assert sample["scores"]["em"] == 0.0 and sample["prediction"]["answer"] == sample["question"]
 
 
 def test_a_metric_that_changes_a_nested_input_is_a_counted_named_failure(tmp_path):
     mutation = json.dumps(["prediction", [3, 0], 6])  # the extras' nested dict: cleared
-    results = demo_run(tmp_path, metrics=["meddler", "em"],
-                       metric_args={"meddler.mutation": mutation, "meddler.swallow": False})
+    results = demo_run(
+        tmp_path, metrics=["meddler", "em"], metric_args={"meddler.mutation": mutation, "meddler.swallow": False}
+    )
     assert results["counts"]["demo"]["metric_failures"] == 2
     for sample in samples(tmp_path / "run", "demo"):
         assert sample["score_errors"]["meddler"].startswith("ReadOnlyError: this dict is read-only")
@@ -359,19 +397,32 @@ def test_the_runs_tools_are_read_only_to_its_examples():
 
 
 def test_the_sample_records_reporting_hooks_read_are_read_only():
-    record = SampleRecord.from_dict({"id": "1", "gold": {"answers": ["a"]}, "scores": {"em": 1.0},
-                                     "prediction": {"answer": "a", "extras": {"steps": [1, 2]}}})
-    for change in (lambda: record.scores.update(em=0.0), lambda: record.extras["steps"].append(3),
-                   lambda: setattr(record, "answer", "b"), lambda: record.gold["answers"].clear()):
+    record = SampleRecord.from_dict(
+        {
+            "id": "1",
+            "gold": {"answers": ["a"]},
+            "scores": {"em": 1.0},
+            "prediction": {"answer": "a", "extras": {"steps": [1, 2]}},
+        }
+    )
+    for change in (
+        lambda: record.scores.update(em=0.0),
+        lambda: record.extras["steps"].append(3),
+        lambda: setattr(record, "answer", "b"),
+        lambda: record.gold["answers"].clear(),
+    ):
         with pytest.raises(ReadOnlyError):
             change()
     assert record.scores == {"em": 1.0} and record.extras == {"steps": [1, 2]} and record.answer == "a"
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                                  max_size=3)
-                    | st.tuples(inner, inner), max_leaves=10)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3) | st.tuples(inner, inner)
+    ),
+    max_leaves=10,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -387,7 +438,7 @@ def test_a_read_only_value_equals_serialises_and_copies_as_the_value_and_copies_
 
 def _parts(value):
     yield value
-    for item in (value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()):
+    for item in value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ():
         yield from _parts(item)
 
 
@@ -397,8 +448,12 @@ def test_a_read_only_record_copies_into_a_mutable_one_and_leaves_its_source_alon
     assert frozen == source and frozen.read_only() is frozen
     source.gold["answers"].append("b")  # the source stays the caller's, mutable
     assert frozen.gold == {"answers": ["a"]}
-    for mutable in (replace(frozen, question="other"), copy.copy(frozen), copy.deepcopy(frozen),
-                    pickle.loads(pickle.dumps(frozen))):
+    for mutable in (
+        replace(frozen, question="other"),
+        copy.copy(frozen),
+        copy.deepcopy(frozen),
+        pickle.loads(pickle.dumps(frozen)),
+    ):
         mutable.question = "changed"
     copy.deepcopy(frozen).gold["answers"].append("c")
     with pytest.raises(ReadOnlyError, match=r"Document is read-only \(setting 'text'\)"):
@@ -409,25 +464,34 @@ def test_a_read_only_record_copies_into_a_mutable_one_and_leaves_its_source_alon
 
 
 @settings(max_examples=100, deadline=None)
-@given(gold=st.dictionaries(st.text(max_size=5), JSON, max_size=3), request=st.dictionaries(st.text(max_size=5), JSON,
-                                                                                          max_size=3))
-def test_a_record_made_sealed_equals_the_copied_one_holds_none_of_its_values_and_is_read_only_all_the_way(gold,
-                                                                                                        request):
+@given(
+    gold=st.dictionaries(st.text(max_size=5), JSON, max_size=3),
+    request=st.dictionaries(st.text(max_size=5), JSON, max_size=3),
+)
+def test_a_record_made_sealed_equals_the_copied_one_holds_none_of_its_values_and_is_read_only_all_the_way(
+    gold, request
+):
     """`ReadOnly.sealed` (the one copy a record read in bulk costs) gives what `read_only()` of the record gives."""
     step = Step.sealed(kind="llm", name="x", request=request, group=[])
     assert step == Step(kind="llm", name="x", request=copy.deepcopy(request), group=[]).read_only()
     record = SampleRecord.sealed(id="1", gold=gold, trace=[step])
     assert record == SampleRecord(id="1", gold=copy.deepcopy(gold), trace=[step]).read_only()
     assert record.gold is not gold and step.request is not request and record.scores == {}
-    assert all(not isinstance(part, (dict, list)) or isinstance(part, (ReadOnlyDict, ReadOnlyList))
-               for part in [*_parts(record.gold), *_parts(record.trace[0].request), record.trace])
+    assert all(
+        not isinstance(part, (dict, list)) or isinstance(part, (ReadOnlyDict, ReadOnlyList))
+        for part in [*_parts(record.gold), *_parts(record.trace[0].request), record.trace]
+    )
     with pytest.raises(ReadOnlyError):
         record.trace[0].name = "y"
 
 
 def test_a_record_read_from_a_line_keeps_nothing_of_the_line():
-    line = {"index": 0, "id": "1", "gold": {"answers": ["a"]}, "trace": [{"kind": "llm", "name": "x",
-                                                                          "request": {"prompt": "p"}}]}
+    line = {
+        "index": 0,
+        "id": "1",
+        "gold": {"answers": ["a"]},
+        "trace": [{"kind": "llm", "name": "x", "request": {"prompt": "p"}}],
+    }
     record = SampleRecord.from_dict(line)
     line["gold"]["answers"].append("b")
     line["trace"][0]["request"]["prompt"] = "changed"

@@ -2,6 +2,7 @@
 ragbench_record_formats and ragbench_gold_kinds hooks), not names the YAML loader knows: the core names none
 of FlashRAG's, SQuAD's or WebQuestions' formats nor CRAG's gold, and a third-party plugin's format and gold
 kind are read by a YAML task that names them."""
+
 from __future__ import annotations
 
 import ast
@@ -67,11 +68,22 @@ def test_the_yaml_loader_names_no_benchmarks_format():
     named = {}
     for path in (ROOT / "ragbench" / "_shared" / "yaml_tasks").glob("*.py"):
         tree = ast.parse(path.read_text())
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
-                      and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-        found = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in docstrings
-                 and isinstance(node.value, str) and node.value in BENCHMARK_NAMES}
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        found = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and id(node) not in docstrings
+            and isinstance(node.value, str)
+            and node.value in BENCHMARK_NAMES
+        }
         if found:
             named[path.name] = sorted(found)
     assert named == {}
@@ -90,31 +102,43 @@ def test_each_benchmarks_formats_and_gold_kinds_are_registered_by_its_own_folder
 def test_a_yaml_task_reads_a_format_a_third_party_plugin_registers(tmp_path):
     (tmp_path / "qa.txt").write_text("Capital of France?|Paris\nCapital of Peru?|Lima\n")
     task_file = tmp_path / "pipes_task.yaml"
-    task_file.write_text("task: pipes_task\ndata: {path: qa.txt, format: pipes}\n"
-                         "prompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n")
+    task_file.write_text(
+        "task: pipes_task\ndata: {path: qa.txt, format: pipes}\n"
+        "prompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n"
+    )
     result = run_eval(str(task_file), "closed_book", "scripted:echo", plugins=[sys.modules[__name__]])
     records = result.samples["pipes_task"]
-    assert [(r.id, r.question, r.gold["answers"]) for r in records] == \
-        [("p0", "Capital of France?", ["Paris"]), ("p1", "Capital of Peru?", ["Lima"])]
+    assert [(r.id, r.question, r.gold["answers"]) for r in records] == [
+        ("p0", "Capital of France?", ["Paris"]),
+        ("p1", "Capital of Peru?", ["Lima"]),
+    ]
     assert result.complete and set(result.scores["pipes_task"]) >= {"em"}
 
 
 def test_a_format_nobody_registers_is_refused_naming_the_files_line(tmp_path):
     (tmp_path / "qa.txt").write_text("Capital of France?|Paris\n")
     task_file = tmp_path / "pipes_task.yaml"
-    task_file.write_text("task: pipes_task\ndata: {path: qa.txt, format: pipes}\n"
-                         "prompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n")
-    with pytest.raises(Exception, match=r"pipes_task.yaml:2: key 'data.format': record format 'pipes' is not installed"):
+    task_file.write_text(
+        "task: pipes_task\ndata: {path: qa.txt, format: pipes}\n"
+        "prompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n"
+    )
+    with pytest.raises(
+        Exception, match=r"pipes_task.yaml:2: key 'data.format': record format 'pipes' is not installed"
+    ):
         run_eval(str(task_file), "closed_book", "scripted:echo")
 
 
 def test_a_yaml_task_maps_a_gold_kind_a_third_party_plugin_registers(tmp_path):
-    (tmp_path / "qa.jsonl").write_text('{"id": "a", "question": "Largest planet?", "top": "Jupiter", "rest": ["Saturn"]}\n'
-                                       '{"id": "b", "question": "Smallest planet?", "top": 1}\n'
-                                       '{"id": "c", "question": "Hottest planet?", "rest": ["Venus"]}\n')
+    (tmp_path / "qa.jsonl").write_text(
+        '{"id": "a", "question": "Largest planet?", "top": "Jupiter", "rest": ["Saturn"]}\n'
+        '{"id": "b", "question": "Smallest planet?", "top": 1}\n'
+        '{"id": "c", "question": "Hottest planet?", "rest": ["Venus"]}\n'
+    )
     task_file = tmp_path / "ranked_task.yaml"
-    task_file.write_text("task: ranked_task\ndata: {path: qa.jsonl}\nfields:\n  gold:\n"
-                         "    ranked: {best: top, others: rest}\nprompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n")
+    task_file.write_text(
+        "task: ranked_task\ndata: {path: qa.jsonl}\nfields:\n  gold:\n"
+        "    ranked: {best: top, others: rest}\nprompt:\n  template: 'Q: {{ question }}'\nmetrics: [em]\n"
+    )
     registry = Registry.discover(plugins=[(__name__, "the test", sys.modules[__name__])])
     task = registry.load("tasks", registry.add_task_file(task_file))()
     first, second, third = task.examples()
@@ -129,13 +153,20 @@ texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 @settings(max_examples=30)
 @given(answer=texts, alternatives=st.one_of(st.none(), st.lists(texts, max_size=3)))
 def test_crag_answer_registered_by_crags_folder_keeps_every_text(answer, alternatives):
-    record = {"id": "q", "question": "When?", "ans": answer, **({"alts": alternatives} if alternatives is not None else {})}
+    record = {
+        "id": "q",
+        "question": "When?",
+        "ans": answer,
+        **({"alts": alternatives} if alternatives is not None else {}),
+    }
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "d.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
         task_file = Path(folder) / "crag_like.yaml"
-        task_file.write_text("task: crag_like\ndata: {path: d.jsonl}\nfields:\n  gold:\n"
-                             "    crag_answer: {answer: ans, alt_ans: alts}\nprompt:\n  template: '{{ question }}'\n"
-                             "metrics: [em]\n")
+        task_file.write_text(
+            "task: crag_like\ndata: {path: d.jsonl}\nfields:\n  gold:\n"
+            "    crag_answer: {answer: ans, alt_ans: alts}\nprompt:\n  template: '{{ question }}'\n"
+            "metrics: [em]\n"
+        )
         registry = installed_registry()
         task = registry.load("tasks", registry.add_task_file(task_file))()
         (example,) = task.examples()

@@ -1,5 +1,6 @@
 """The run's record reader: the items of a task's stream in order, and once the stream has ended, every worker
 asking is answered None without reading (or starting a thread) again."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,7 @@
 """Record and replay whole runs: every run writes its LLM, retrieval and tool calls to calls/, and
 `ragbench --replay RUN_DIR` re-executes it offline (no model, index or server) to the same samples
 and results."""
+
 from __future__ import annotations
 
 import asyncio
@@ -61,8 +62,12 @@ def test_a_recorded_llatrieval_run_with_re_retrieval_replays_identically_without
     (tmp_path / "rules.json").unlink()
     replayed = assert_replays_identically(out, tmp_path, ["alce_asqa"])
     assert replayed["config"]["retriever"] == "replay" and replayed["config"]["model"].startswith("replay:")
-    selections = [step for record in samples(tmp_path / "replayed", "alce_asqa") for step in record["trace"]
-                  if step["kind"] == "custom"]  # recorded again by the system, no recording needed
+    selections = [
+        step
+        for record in samples(tmp_path / "replayed", "alce_asqa")
+        for step in record["trace"]
+        if step["kind"] == "custom"
+    ]  # recorded again by the system, no recording needed
     assert selections and all(step["name"] == "selection" and step["docs"] for step in selections)
 
 
@@ -80,9 +85,23 @@ def test_documents_without_ids_are_recorded_and_replayed_by_their_derived_ids(tm
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "Olm"}]))
     data = TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json"
-    results = run(tmp_path, tasks=["hotpotqa_distractor"], data={"hotpotqa_distractor": str(data)}, system="llatrieval",
-                  system_args={"retrieve_top": 2, "summarize_top": 2, "doc_num": 2, "window_size": 3, "k": 1,
-                               "max_iterations": 2}, retriever="example_bm25", model=f"scripted:{rules}", limit=1)
+    results = run(
+        tmp_path,
+        tasks=["hotpotqa_distractor"],
+        data={"hotpotqa_distractor": str(data)},
+        system="llatrieval",
+        system_args={
+            "retrieve_top": 2,
+            "summarize_top": 2,
+            "doc_num": 2,
+            "window_size": 3,
+            "k": 1,
+            "max_iterations": 2,
+        },
+        retriever="example_bm25",
+        model=f"scripted:{rules}",
+        limit=1,
+    )
     assert results["complete"]
     searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
     assert len(searches) == 2 and searches[0]["ids"] == ["5c8a01:2", "5c8a01:0"]  # Ansgar Pell, Olm
@@ -96,15 +115,34 @@ def test_documents_without_ids_are_recorded_and_replayed_by_their_derived_ids(tm
 
 def test_a_crag_task2_run_replays_its_kg_calls_without_a_server(tmp_path):
     kg_dir = write_tiny_kg(tmp_path / "cragkg")
-    data = write_jsonl(tmp_path / "d.jsonl", [crag_record(1, query="what is florida's capital?"),
-                                              crag_record(2, query="who is florida's governor?")])
+    data = write_jsonl(
+        tmp_path / "d.jsonl",
+        [crag_record(1, query="what is florida's capital?"), crag_record(2, query="who is florida's governor?")],
+    )
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": "Query Time:", "response": '{"domain": "encyclopedia", '
-                                  '"main_entity": "florida"}'}, {"response": "tallahassee"}]))
-    results = run(tmp_path, tasks=["crag_t2"], system="vanilla", model=f"scripted:{rules}", judges=[f"scripted:{rules}"],
-                  data={"crag_t2": str(data)},
-                  task_args={"tokenizer": tokenizer_dir(), "embedder": "crag_helpers:KeywordEmbedder",
-                             "page_executor": "thread", "split": "all", "kg_dir": str(kg_dir)})
+    rules.write_text(
+        json.dumps(
+            [
+                {"pattern": "Query Time:", "response": '{"domain": "encyclopedia", "main_entity": "florida"}'},
+                {"response": "tallahassee"},
+            ]
+        )
+    )
+    results = run(
+        tmp_path,
+        tasks=["crag_t2"],
+        system="vanilla",
+        model=f"scripted:{rules}",
+        judges=[f"scripted:{rules}"],
+        data={"crag_t2": str(data)},
+        task_args={
+            "tokenizer": tokenizer_dir(),
+            "embedder": "crag_helpers:KeywordEmbedder",
+            "page_executor": "thread",
+            "split": "all",
+            "kg_dir": str(kg_dir),
+        },
+    )
     assert results["counts"]["crag_t2"]["failed"] == 0
     calls = tmp_path / "run" / "calls"
     tool_calls = [json.loads(line) for line in (calls / "tools.jsonl").read_text().splitlines()]
@@ -114,7 +152,9 @@ def test_a_crag_task2_run_replays_its_kg_calls_without_a_server(tmp_path):
     config = replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False)
     replayed = Evaluator(config, registry=installed_registry()).run().results
     assert comparable(replayed) == comparable(results)
-    assert without_timings(samples(tmp_path / "replayed", "crag_t2")) == without_timings(samples(tmp_path / "run", "crag_t2"))
+    assert without_timings(samples(tmp_path / "replayed", "crag_t2")) == without_timings(
+        samples(tmp_path / "run", "crag_t2")
+    )
 
 
 def test_replay_needs_a_recorded_run(tmp_path):
@@ -127,17 +167,26 @@ def test_replay_needs_a_recorded_run(tmp_path):
 
 # --- the replay retriever ---------------------------------------------------------------------------
 
+
 def recorded_searches(tmp_path, lines):
     return write_jsonl(tmp_path / "searches.jsonl", lines)
 
 
 def test_replay_retriever_answers_from_carried_docs_the_example_or_a_corpus(tmp_path):
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "c1", "title": "Corpus", "contents": "from the corpus"}])
-    path = recorded_searches(tmp_path, [
-        {"query": "q1", "k": 2, "ids": ["d1", "d2"], "scores": [2.0, 1.0],
-         "docs": [{"id": "d1", "title": "T1", "text": "one"}, {"id": "d2", "title": "T2", "text": "two"}]},
-        {"query": "q2", "ids": ["own", "c1"]},
-    ])
+    path = recorded_searches(
+        tmp_path,
+        [
+            {
+                "query": "q1",
+                "k": 2,
+                "ids": ["d1", "d2"],
+                "scores": [2.0, 1.0],
+                "docs": [{"id": "d1", "title": "T1", "text": "one"}, {"id": "d2", "title": "T2", "text": "two"}],
+            },
+            {"query": "q2", "ids": ["own", "c1"]},
+        ],
+    )
     retriever = ReplayRetriever(file=str(path), corpus=str(corpus))
     [[first, second]] = retriever.search(["q1"], 2)
     assert (first.id, first.text, first.score, second.text) == ("d1", "one", 2.0, "two")
@@ -149,8 +198,9 @@ def test_replay_retriever_answers_from_carried_docs_the_example_or_a_corpus(tmp_
 
 def test_replay_retriever_miss_names_the_nearest_recorded_query(tmp_path):
     retriever = ReplayRetriever(file=str(recorded_searches(tmp_path, [{"query": "where is lloro", "ids": []}])))
-    with pytest.raises(RetrievalError, match='no recorded search for "where is llorro".*nearest recorded query: '
-                                             '"where is lloro"'):
+    with pytest.raises(
+        RetrievalError, match='no recorded search for "where is llorro".*nearest recorded query: "where is lloro"'
+    ):
         retriever.search(["where is llorro"], 3)
 
 
@@ -172,6 +222,7 @@ def test_replay_retriever_config_errors(tmp_path):
 
 
 # --- tools ------------------------------------------------------------------------------------------
+
 
 class Kg:
     async def lookup(self, name, year=None):
@@ -214,18 +265,30 @@ def test_a_recording_cut_short_by_a_kill_is_continued_on_a_new_line(tmp_path):
 
 # --- each prompt stored once ------------------------------------------------------------------------
 
+
 def test_every_prompt_is_stored_once_in_the_run_folder_and_the_run_replays_from_it(tmp_path):
     """The samples' traces hold the prompts and replies; calls/llm.jsonl and judge0_calls.jsonl refer
     to them; the response cache keeps no prompt; the replay still gives the same samples."""
     judge = tmp_path / "judge.json"
     judge.write_text(json.dumps([{"pattern": "You are grading", "response": "correct"}]))
-    run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=3, metrics=["llm_judge"],
-        judges=[f"scripted:{judge}"])
+    run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=3,
+        metrics=["llm_judge"],
+        judges=[f"scripted:{judge}"],
+    )
     out = tmp_path / "run"
     first = samples(out, "demo")[0]
     assert "prompts" not in first
-    texts = [json.dumps(step["request"]["messages"][-1]["content"] if "messages" in step["request"]
-                        else step["request"]["prompt"])[1:-1] for step in [*first["trace"], *first["judge_trace"]]]
+    texts = [
+        json.dumps(
+            step["request"]["messages"][-1]["content"] if "messages" in step["request"] else step["request"]["prompt"]
+        )[1:-1]
+        for step in [*first["trace"], *first["judge_trace"]]
+    ]
     files = [path for path in out.rglob("*") if path.is_file()]
     for text in texts:
         holders = [path.name for path in files if text in path.read_text(encoding="utf-8", errors="replace")]

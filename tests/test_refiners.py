@@ -1,6 +1,7 @@
 """Refiners (`--refiner NAME --refiner-arg k=v`): each gives what its library gives called directly on the
 same inputs in FlashRAG's format (llmlingua's PromptCompressor, a sentence-transformers encoder, a seq2seq
 model's generate), and a reader shows it as FlashRAG's prompt shows a refined reference, traced as a step."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,7 @@ TASK = "nq_open_flashrag"
 def documents() -> list[Document]:
     """Passages of several sentences each (FlashRAG splits at . ! ?), one with a FlashRAG title line."""
     docs = passages(40)[:8]
-    out = [Document(id=d.id, title=d.title, text=f"{d.text}. {d.text[::-1]}! Why {d.text}?", score=1.0)
-           for d in docs]
+    out = [Document(id=d.id, title=d.title, text=f"{d.text}. {d.text[::-1]}! Why {d.text}?", score=1.0) for d in docs]
     out[0].metadata["title_line"] = '"Quoted title"'
     return out
 
@@ -45,7 +45,7 @@ def format_reference(docs: list[Document]) -> str:
     for idx, doc in enumerate(docs):
         content = passage_text(doc)
         title, text = content.split("\n")[0], "\n".join(content.split("\n")[1:])
-        out += f"Doc {idx+1}(Title: {title}) {text}\n"
+        out += f"Doc {idx + 1}(Title: {title}) {text}\n"
     return out
 
 
@@ -82,8 +82,10 @@ def test_recomp_extractive_keeps_the_sentences_flashrag_keeps(encoder):
     docs = documents()
     refiner = ExtractiveRefiner(model=str(encoder), topk=5)
     ours = refiner.refine_batch([(QUESTION, docs), ("running river", docs[:1]), ("song", docs[2:6])])
-    assert ours == [flashrag_extractive(encoder, q, d, 5)
-                    for q, d in ((QUESTION, docs), ("running river", docs[:1]), ("song", docs[2:6]))]
+    assert ours == [
+        flashrag_extractive(encoder, q, d, 5)
+        for q, d in ((QUESTION, docs), ("running river", docs[:1]), ("song", docs[2:6]))
+    ]
     assert ours[1] == " ".join(s for s in re.split(r"(?<![A-Za-z]\.)(?<=[.!?])\s+", docs[0].text) if len(s) > 5)
 
 
@@ -91,21 +93,27 @@ def test_recomp_abstractive_gives_the_models_own_generation_on_flashrags_input_f
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     folder = tiny_t5(tmp_path / "t5")
-    docs = [Document(id=str(i), title="t", text=" ".join(T5_WORDS[i:i + 6])) for i in range(4)]
+    docs = [Document(id=str(i), title="t", text=" ".join(T5_WORDS[i : i + 6])) for i in range(4)]
     items = [("is the answer india", docs), ("what city", docs[:2])]
     ours = AbstractiveRefiner(model=str(folder), max_output_length=12).refine_batch(items)
     tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModelForSeq2SeqLM.from_pretrained(folder)
-    inputs = ["Question: {question}\n Document: {document}\n Summary: ".format(
-        question=q, document="\n".join(d.text for d in ds)) for q, ds in items]
+    inputs = [
+        "Question: {question}\n Document: {document}\n Summary: ".format(
+            question=q, document="\n".join(d.text for d in ds)
+        )
+        for q, ds in items
+    ]
     encoded = tokenizer(inputs, return_tensors="pt", padding=True, truncation=True, max_length=1024)
-    expected = tokenizer.batch_decode(model.generate(**encoded, max_length=12), skip_special_tokens=True,
-                                      clean_up_tokenization_spaces=False)
+    expected = tokenizer.batch_decode(
+        model.generate(**encoded, max_length=12), skip_special_tokens=True, clean_up_tokenization_spaces=False
+    )
     assert ours == expected
 
 
 @pytest.mark.parametrize("count", [2, 8])
-def test_longllmlingua_gives_what_llmlinguas_prompt_compressor_gives_with_flashrags_settings(causal_lm, monkeypatch,
-                                                                                          count):
+def test_longllmlingua_gives_what_llmlinguas_prompt_compressor_gives_with_flashrags_settings(
+    causal_lm, monkeypatch, count
+):
     """Two documents fit in one of llmlingua's 200-token windows: its own class runs unchanged on transformers
     5. Eight need its key-value cache carried between windows, which it keeps as [[key, value]] lists:
     both sides then use the adapter to transformers 5's DynamicCache (LegacyCacheModel)."""
@@ -124,9 +132,17 @@ def test_longllmlingua_gives_what_llmlinguas_prompt_compressor_gives_with_flashr
         compressor.model = LegacyCacheModel(compressor.model)
     reference = format_reference(docs)
     expected = compressor.compress_prompt(
-        [line for line in reference.split("\n") if line != ""], instruction="", question=QUESTION, rate=0.55,
-        condition_in_question="after_condition", reorder_context="sort", dynamic_context_compression_ratio=0.3,
-        condition_compare=True, context_budget="+100", rank_method="longllmlingua")["compressed_prompt"]
+        [line for line in reference.split("\n") if line != ""],
+        instruction="",
+        question=QUESTION,
+        rate=0.55,
+        condition_in_question="after_condition",
+        reorder_context="sort",
+        dynamic_context_compression_ratio=0.3,
+        condition_compare=True,
+        context_budget="+100",
+        rank_method="longllmlingua",
+    )["compressed_prompt"]
     assert ours == [expected] and expected.endswith(QUESTION)
 
 
@@ -137,8 +153,11 @@ def test_selective_context_drops_the_tokens_of_least_self_information(causal_lm)
     docs = documents()[:3]
     keep_all = SelectiveContextRefiner(model=str(causal_lm), reduce_ratio=0.0)
     text = format_reference(docs)
-    sentences = [s.strip() for s in re.split(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s", re.sub(r"\s+", " ", text))
-                 if s.strip()]
+    sentences = [
+        s.strip()
+        for s in re.split(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s", re.sub(r"\s+", " ", text))
+        if s.strip()
+    ]
     assert keep_all.refine_batch([(QUESTION, docs)]) == [" ".join(sentences)]  # nothing below the 0th percentile
 
     tokenizer, model = AutoTokenizer.from_pretrained(causal_lm), AutoModelForCausalLM.from_pretrained(causal_lm)
@@ -164,18 +183,31 @@ def index(tmp_path) -> Path:
     return tmp_path / "index"
 
 
-def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_keeps_the_documents_read(tmp_path, encoder, index):
+def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_keeps_the_documents_read(
+    tmp_path, encoder, index
+):
     from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE
 
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
-    results = run(tmp_path, tasks=[TASK], data={TASK: str(data)}, system="vanilla", model="scripted:echo",
-                  retriever="bm25", retriever_args={"index": str(index)}, refiner="recomp_extractive",
-                  refiner_args={"model": str(encoder), "topk": 3})
+    results = run(
+        tmp_path,
+        tasks=[TASK],
+        data={TASK: str(data)},
+        system="vanilla",
+        model="scripted:echo",
+        retriever="bm25",
+        retriever_args={"index": str(index)},
+        refiner="recomp_extractive",
+        refiner_args={"model": str(encoder), "topk": 3},
+    )
     assert results["counts"][TASK]["scored"] == 1 and results["config"]["refiner"] == "recomp_extractive"
     [sample] = samples(tmp_path / "run", TASK)
-    assert [(s["kind"], s["name"]) for s in sample["trace"]] == [("retrieval", "retrieve"), ("custom", "refine"),
-                                                                 ("llm", "answer")]
+    assert [(s["kind"], s["name"]) for s in sample["trace"]] == [
+        ("retrieval", "retrieve"),
+        ("custom", "refine"),
+        ("llm", "answer"),
+    ]
     retrieved = sample["trace"][0]["response"]["ids"]
     refine = sample["trace"][1]
     assert refine["request"]["docs"] == retrieved and refine["group"] == ["retrieval"]
@@ -184,15 +216,31 @@ def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_kee
     # ... and the sample keeps the documents it read, which document metrics score (FlashRAG's retrieval_result)
     assert [doc["id"] for doc in sample["prediction"]["docs"]] == retrieved
     prompt = sample["trace"][2]["request"]["prompt"]
-    assert prompt == (FLASHRAG_RAG_TEMPLATE.system.format(reference=shown["text"]) + "\n\n"
-                      + FLASHRAG_RAG_TEMPLATE.user.format(question=QUESTION))
+    assert prompt == (
+        FLASHRAG_RAG_TEMPLATE.system.format(reference=shown["text"])
+        + "\n\n"
+        + FLASHRAG_RAG_TEMPLATE.user.format(question=QUESTION)
+    )
 
 
 def test_a_missing_refiner_model_is_refused_by_the_preflight(tmp_path, index):
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
-    result = cli_here("check", "--tasks", TASK, "--data", f"{TASK}={data}", "--retriever", "bm25", "--retriever-arg",
-                      f"index={index}", "--refiner", "recomp_abstractive", "--refiner-arg", "model=/no/such/t5",
-                      "--no-model")
+    result = cli_here(
+        "check",
+        "--tasks",
+        TASK,
+        "--data",
+        f"{TASK}={data}",
+        "--retriever",
+        "bm25",
+        "--retriever-arg",
+        f"index={index}",
+        "--refiner",
+        "recomp_abstractive",
+        "--refiner-arg",
+        "model=/no/such/t5",
+        "--no-model",
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "refiner recomp_abstractive: model=/no/such/t5: no such file or folder" in result.stderr

@@ -1,4 +1,5 @@
 """Discovery through entry points, lazy loading, aliases and groups, and the light CLI."""
+
 from __future__ import annotations
 
 import subprocess
@@ -23,8 +24,13 @@ def test_builtins_register_through_the_entry_point_group_with_their_provider():
 def test_aliases_and_groups_resolve():
     registry = installed_registry()
     assert registry.entry("tasks", "arc_c").name == "arc_challenge"
-    assert registry.expand_tasks(["selfrag_suite", "popqa", "demo"]) == ["pubhealth", "arc_challenge", "popqa", "asqa",
-                                                                          "demo"]
+    assert registry.expand_tasks(["selfrag_suite", "popqa", "demo"]) == [
+        "pubhealth",
+        "arc_challenge",
+        "popqa",
+        "asqa",
+        "demo",
+    ]
 
 
 def test_unknown_names_suggest_the_nearest():
@@ -52,16 +58,20 @@ def test_a_second_provider_cannot_silently_replace_a_component():
 
 @pytest.mark.parametrize("args", [["--help"], ["list"], ["list", "engines"]])
 def test_help_and_list_import_neither_torch_nor_vllm(args):
-    code = (f"import sys\nfrom ragbench._cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('torch', 'vllm', 'transformers', 'openai', 'httpx') if m in sys.modules]\n"
-            "assert not heavy, heavy\n")
+    code = (
+        f"import sys\nfrom ragbench._cli.main import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'vllm', 'transformers', 'openai', 'httpx') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
 
 
 def test_help_reads_the_yaml_tasks_names_without_building_their_classes():
-    code = ("import sys\nfrom ragbench._cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('jinja2', 'ragbench._shared.yaml_tasks.task') if m in sys.modules))\n")
+    code = (
+        "import sys\nfrom ragbench._cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('jinja2', 'ragbench._shared.yaml_tasks.task') if m in sys.modules))\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
@@ -74,12 +84,12 @@ def test_list_shows_name_description_and_provider():
     assert "Retrieve-then-read" in line and line.endswith("[ragbench]")
 
 
-
 def test_list_keeps_the_descriptions_in_one_column_past_long_names():
     listed = cli_here("list", "tasks").stdout.split("prompt styles")[0]
     rows = [line for line in listed.splitlines() if line.startswith("  ")]
     starts = {len(line) - len(line[2:].split(" ", 1)[1].lstrip()) for line in rows}
     assert len(rows) > 80 and len(starts) == 1, starts  # hotpotqa_distractor_flashrag pushed its row out
+
 
 def test_list_groups():
     assert "selfrag_suite      pubhealth, arc_challenge, popqa, asqa" in cli_here("list", "groups").stdout

@@ -1,5 +1,6 @@
 """The registry of plugins is made by the command line, once per command, and given to everything that loads a
 component; nothing below it keeps one (no module-level registry, no fallback to a registry of its own)."""
+
 from __future__ import annotations
 
 import ast
@@ -31,8 +32,14 @@ def test_no_module_keeps_a_registry_or_falls_back_to_one():
                 found.append(f"{where} global {', '.join(node.names)}")
             if isinstance(node, ast.FunctionDef) and node.name == "get_registry":
                 found.append(f"{where} def get_registry")
-            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and any(
-                    isinstance(value, ast.Call) and ast.unparse(value.func).endswith("registry") for value in node.values):
+            if (
+                isinstance(node, ast.BoolOp)
+                and isinstance(node.op, ast.Or)
+                and any(
+                    isinstance(value, ast.Call) and ast.unparse(value.func).endswith("registry")
+                    for value in node.values
+                )
+            ):
                 found.append(f"{where} {ast.unparse(node)}")
     assert found == []
 
@@ -44,11 +51,20 @@ def test_installed_registry_is_a_new_one_each_call():
     assert "only_here" in first.names("tasks") and "only_here" not in second.names("tasks")
 
 
-@pytest.mark.parametrize("target", ["ragbench._run.evaluator:Evaluator", "ragbench._run.rescore_run:rescore_run",
-                                    "ragbench._engines:load_engine", "ragbench._retrieval:load_retriever",
-                                    "ragbench._retrieval.index:build_index", "ragbench._retrieval.dense:query_style_class",
-                                    "ragbench._retrieval.dense:Encoder", "ragbench._view.site:Site",
-                                    "ragbench._view.pages:system_class"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "ragbench._run.evaluator:Evaluator",
+        "ragbench._run.rescore_run:rescore_run",
+        "ragbench._engines:load_engine",
+        "ragbench._retrieval:load_retriever",
+        "ragbench._retrieval.index:build_index",
+        "ragbench._retrieval.dense:query_style_class",
+        "ragbench._retrieval.dense:Encoder",
+        "ragbench._view.site:Site",
+        "ragbench._view.pages:system_class",
+    ],
+)
 def test_what_loads_a_component_is_given_the_registry(target):
     module, _, name = target.partition(":")
     parameter = inspect.signature(getattr(__import__(module, fromlist=[name]), name)).parameters["registry"]
@@ -65,8 +81,9 @@ def test_a_command_discovers_the_plugins_once_and_passes_its_registry_down(tmp_p
         return made[-1]
 
     monkeypatch.setattr("ragbench._registry.installed_registry", counted)
-    result = CliRunner().invoke(main, ["check", "--tasks", "demo", "--model", "scripted:echo", "--no-model",
-                                       "--output", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        main, ["check", "--tasks", "demo", "--model", "scripted:echo", "--no-model", "--output", str(tmp_path / "run")]
+    )
     assert result.exit_code == 0, result.output
     assert len(made) == 1  # the plugins' commands merged, the pre-flight planned: one registry
     result = CliRunner().invoke(main, ["list", "systems"])

@@ -1,4 +1,5 @@
 """The replay engine answers recorded calls exactly and explains misses."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,12 +12,15 @@ from ragbench._values.llm_calls import EngineError, Request, Sampling
 
 @pytest.fixture
 def calls(tmp_path):
-    return write_jsonl(tmp_path / "calls.jsonl", [
-        {"messages": [{"role": "user", "content": "Is it true?"}], "response": "yes"},
-        {"prompt": "Capital of France?", "response": "Paris"},
-        {"prompt": "Capital of France?", "sampling": {"temperature": 0.7}, "response": "Lyon"},
-        {"prompt": "Broken call", "error": "timeout"},
-    ])
+    return write_jsonl(
+        tmp_path / "calls.jsonl",
+        [
+            {"messages": [{"role": "user", "content": "Is it true?"}], "response": "yes"},
+            {"prompt": "Capital of France?", "response": "Paris"},
+            {"prompt": "Capital of France?", "sampling": {"temperature": 0.7}, "response": "Lyon"},
+            {"prompt": "Broken call", "error": "timeout"},
+        ],
+    )
 
 
 def test_chat_and_completion_calls_are_looked_up_exactly(calls):
@@ -60,8 +64,14 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
 
     from ragbench._values.llm_calls import Response, TokenLogprobs
 
-    response = Response(texts=["a", "b"], logprobs=[TokenLogprobs("x", -1.0, {"y": -2.0}, {"z": -3.0}, 5)],
-                        prompt_tokens=3, completion_tokens=1, finish_reason="length", cumulative_logprob=-1.0)
+    response = Response(
+        texts=["a", "b"],
+        logprobs=[TokenLogprobs("x", -1.0, {"y": -2.0}, {"z": -3.0}, 5)],
+        prompt_tokens=3,
+        completion_tokens=1,
+        finish_reason="length",
+        cumulative_logprob=-1.0,
+    )
     expected = asdict(response)
     expected.pop("cached")
     expected.pop("choice_tool_calls")  # written as "tool_calls" (the OpenAI form) only by an answer to a tool request

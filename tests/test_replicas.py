@@ -1,5 +1,6 @@
 """Data parallelism: replicas of one model (several endpoints, or Ray actors), least-loaded dispatch,
 a failed replica's work retried elsewhere, batches running on every replica at once."""
+
 from __future__ import annotations
 
 import asyncio
@@ -75,8 +76,12 @@ def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, mon
     first, second = FakeServer(), FakeServer()
     first.delay = second.delay = 0.05
     try:
-        engine = load_engine("openai:m", base_url=[first.base_url, second.base_url, free_url()], max_retries=0,
-                             registry=installed_registry())
+        engine = load_engine(
+            "openai:m",
+            base_url=[first.base_url, second.base_url, free_url()],
+            max_retries=0,
+            registry=installed_registry(),
+        )
         assert isinstance(engine, ReplicaSet) and engine.concurrent
 
         async def go():
@@ -84,6 +89,7 @@ def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, mon
                 return await through_scheduler(engine, requests(30))
             finally:
                 await engine.aclose()
+
         answers = asyncio.run(go())
     finally:
         first.stop()
@@ -93,14 +99,20 @@ def test_several_endpoints_share_the_load_and_cover_for_a_dead_one(tmp_path, mon
 
 
 def two_endpoints(first_url: str, second_url: str) -> ReplicaSet:
-    engine = load_engine("openai:m", base_url=[first_url, second_url], backoff_base=0.001, backoff_max=0.01,
-                         registry=installed_registry())
+    engine = load_engine(
+        "openai:m",
+        base_url=[first_url, second_url],
+        backoff_base=0.001,
+        backoff_max=0.01,
+        registry=installed_registry(),
+    )
     assert isinstance(engine, ReplicaSet)
     return engine
 
 
 def ask(engine: ReplicaSet, count: int) -> list:
     """`count` requests one after another, each its result or its error."""
+
     async def go():
         out = []
         try:
@@ -112,6 +124,7 @@ def ask(engine: ReplicaSet, count: int) -> list:
         finally:
             await engine.aclose()
         return out
+
     return asyncio.run(go())
 
 
@@ -145,8 +158,14 @@ def test_a_connection_error_demotes_the_replica_and_fails_over(monkeypatch):
 def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
     server = FakeServer()
     try:
-        results = run(tmp_path, tasks=["demo"], system="closed_book", model="openai:m", limit=3,
-                      model_args={"base_url": [server.base_url, server.base_url]})
+        results = run(
+            tmp_path,
+            tasks=["demo"],
+            system="closed_book",
+            model="openai:m",
+            limit=3,
+            model_args={"base_url": [server.base_url, server.base_url]},
+        )
     finally:
         server.stop()
     assert results["complete"] and len(samples(tmp_path / "run", "demo")) == 3
@@ -168,8 +187,14 @@ def local_ray():
 
 
 def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local_ray):
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=6,
-                  model_args={"replicas": 2, "batch_size": 2, "overhead": 0.05})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=6,
+        model_args={"replicas": 2, "batch_size": 2, "overhead": 0.05},
+    )
     assert results["complete"] and results["counts"]["demo"]["scored"] == 6
 
 

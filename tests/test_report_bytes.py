@@ -2,6 +2,7 @@
 tracebacks, a system's input problems, folded calls, cut outputs, counted events, format warnings, checkpoint
 repairs, system statistics, a rescoring, an incomplete run) read from tests/data/report/results.json and
 rendered from the typed `Results` as the run's end and the CLI render it."""
+
 from __future__ import annotations
 
 from pathlib import Path

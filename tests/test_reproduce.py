@@ -1,4 +1,5 @@
 """`ragbench reproduce`: manifests, substitutions clearly labelled, ours beside the paper's numbers."""
+
 from __future__ import annotations
 
 import json
@@ -14,23 +15,38 @@ from ragbench._reports.reproduce import Reproduction, compare_with_paper, get_re
 from ragbench._reports.results_schema import Results
 from test_compare import DEMO
 
-DEMO_ROW = {"paper": "Demo paper", "table": "Table 1", "row": "Closed book | scripted", "status": "runnable",
-            "tolerance": 5.0, "caveats": ["a test manifest"],
-            "run": {"tasks": ["demo"], "system": "closed_book", "model": "scripted:echo"},
-            "cells": [{"column": "Match (%)", "task": "demo", "metric": "match", "scale": 100, "paper": 50.0}]}
+DEMO_ROW = {
+    "paper": "Demo paper",
+    "table": "Table 1",
+    "row": "Closed book | scripted",
+    "status": "runnable",
+    "tolerance": 5.0,
+    "caveats": ["a test manifest"],
+    "run": {"tasks": ["demo"], "system": "closed_book", "model": "scripted:echo"},
+    "cells": [{"column": "Match (%)", "task": "demo", "metric": "match", "scale": 100, "paper": 50.0}],
+}
 
 
 @pytest.fixture
 def registry_with_demo_row(monkeypatch, tmp_path):
     records = [json.loads(line) for line in DEMO.read_text().splitlines()]
     rules = tmp_path / "rules.json"  # right on the first 12 of 24 questions: 50 %, the "paper's" number
-    rules.write_text(json.dumps([{"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < 12 else "?"}
-                                 for i, r in enumerate(records)]))
+    rules.write_text(
+        json.dumps(
+            [
+                {"pattern": re.escape(r["question"]), "response": r["answers"][0] if i < 12 else "?"}
+                for i, r in enumerate(records)
+            ]
+        )
+    )
     registry = installed_registry()
     row = {**DEMO_ROW, "run": {**DEMO_ROW["run"], "model": f"scripted:{rules}"}, "provider": "tests"}
     monkeypatch.setitem(registry.reproductions, "demo.closed-book", row)
-    monkeypatch.setitem(registry.reproductions, "demo.unreleased",
-                        {**row, "status": "not_reproducible", "why_not": "the checkpoint was never released"})
+    monkeypatch.setitem(
+        registry.reproductions,
+        "demo.unreleased",
+        {**row, "status": "not_reproducible", "why_not": "the checkpoint was never released"},
+    )
     monkeypatch.setattr("ragbench._registry.installed_registry", lambda: registry)
     return registry
 
@@ -45,8 +61,12 @@ def test_the_shipped_manifests_cover_every_seed_paper_and_load(registry_with_dem
     assert {item.paper for item in items} >= {"CRAG", "LLatrieval", "SMART", "OmniEval"}
     assert any(i.status == "runnable" for i in items) and all(i.why_not for i in items if i.status != "runnable")
     crag = get_reproduction(installed_registry(), "crag.task-3.gpt-4-turbo")
-    assert [(c.metric, c.paper) for c in crag.cells] == [("accuracy", 43.6), ("hallucination", 30.1),
-                                                         ("missing", 26.3), ("score", 13.4)]
+    assert [(c.metric, c.paper) for c in crag.cells] == [
+        ("accuracy", 43.6),
+        ("hallucination", 30.1),
+        ("missing", 26.3),
+        ("score", 13.4),
+    ]
     assert get_reproduction(installed_registry(), "smart.smart-ours").status == "not_reproducible"
 
 
@@ -86,8 +106,9 @@ def test_verdicts_and_bad_manifests():
     assert verdict(item, None, [], complete=False).startswith("INCOMPLETE")
     # a partial or substituted run that is also incomplete says both: its numbers leave failed examples out
     assert verdict(item, 4, [], complete=False).startswith("PARTIAL reproduction: only the first 4 examples")
-    assert verdict(item, 4, [], complete=False).endswith("; INCOMPLETE run: some examples or metrics failed and are "
-                                                          "left out of these numbers; see the report")
+    assert verdict(item, 4, [], complete=False).endswith(
+        "; INCOMPLETE run: some examples or metrics failed and are left out of these numbers; see the report"
+    )
     assert verdict(item, None, ["model"], complete=False).startswith("NOT a reproduction: model differ")
     assert "INCOMPLETE run" in verdict(item, None, ["model"], complete=False)
     assert "INCOMPLETE" not in verdict(item, 4, [], complete=True)
@@ -98,10 +119,25 @@ def test_verdicts_and_bad_manifests():
 
 
 def test_a_cell_reads_the_typed_results_a_metric_key_as_it_is_and_system_stats_by_their_prefix():
-    item = Reproduction.from_manifest("x", {**DEMO_ROW, "cells": [
-        {"column": "BLEU", "task": "demo", "metric": "hf:bleu", "scale": 100, "paper": 20.0},
-        {"column": "Docs", "task": "demo", "metric": "system_stats:docs_per_example", "scale": 1, "paper": 5.0},
-        {"column": "Missing", "task": "other", "metric": "match", "scale": 1, "paper": None}]})
-    results = Results(results={"demo": {"hf:bleu": 0.25}}, details={}, counts={}, complete=True, cost={}, config={},
-                      versions={}, system_stats={"demo": {"docs_per_example": 4}})
+    item = Reproduction.from_manifest(
+        "x",
+        {
+            **DEMO_ROW,
+            "cells": [
+                {"column": "BLEU", "task": "demo", "metric": "hf:bleu", "scale": 100, "paper": 20.0},
+                {"column": "Docs", "task": "demo", "metric": "system_stats:docs_per_example", "scale": 1, "paper": 5.0},
+                {"column": "Missing", "task": "other", "metric": "match", "scale": 1, "paper": None},
+            ],
+        },
+    )
+    results = Results(
+        results={"demo": {"hf:bleu": 0.25}},
+        details={},
+        counts={},
+        complete=True,
+        cost={},
+        config={},
+        versions={},
+        system_stats={"demo": {"docs_per_example": 4}},
+    )
     assert [row.ours for row in compare_with_paper(item, results)] == [25.0, 4.0, None]

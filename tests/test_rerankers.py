@@ -2,6 +2,7 @@
 k of max(k, retrieval_topk) retrieved passages, in the order of the model's scores (CrossEncoder.predict
 called directly), traced as a step; bad options and a missing model path are refused in one line before
 the run."""
+
 from __future__ import annotations
 
 import asyncio
@@ -51,8 +52,13 @@ def index(tmp_path_factory) -> Path:
 @pytest.fixture
 def data(tmp_path) -> Path:
     path = tmp_path / "nq.jsonl"
-    path.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["castle"]}) + "\n"
-                            for i, q in enumerate(QUESTIONS)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"id": str(i), "question": q, "golden_answers": ["castle"]}) + "\n"
+            for i, q in enumerate(QUESTIONS)
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -73,14 +79,23 @@ def test_cross_encoder_orders_documents_by_the_models_own_scores(model):
         kept = asyncio.run(reranker.rerank(query, docs, 7))
         assert [(doc.id, doc.score) for doc in kept] == predicted_order(model, query, docs, 7)
         original = {doc.id: (rank, doc.score) for rank, doc in enumerate(docs, 1)}
-        assert all((doc.metadata["retrieval_rank"], doc.metadata["retrieval_score"]) == original[doc.id]
-                   for doc in kept)
+        assert all(
+            (doc.metadata["retrieval_rank"], doc.metadata["retrieval_score"]) == original[doc.id] for doc in kept
+        )
 
 
 def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_path, model, index, data):
-    results = run(tmp_path, tasks=[TASK], data={TASK: str(data)}, system="vanilla", model="scripted:echo",
-                  retriever="bm25", retriever_args={"index": str(index)}, reranker="cross_encoder",
-                  reranker_args={"model": str(model), "retrieval_topk": 12})
+    results = run(
+        tmp_path,
+        tasks=[TASK],
+        data={TASK: str(data)},
+        system="vanilla",
+        model="scripted:echo",
+        retriever="bm25",
+        retriever_args={"index": str(index)},
+        reranker="cross_encoder",
+        reranker_args={"model": str(model), "retrieval_topk": 12},
+    )
     assert results["counts"][TASK]["scored"] == 3 and results["counts"][TASK]["failed"] == 0
     assert results["config"]["reranker"] == "cross_encoder"
     assert results["config"]["reranker_args"] == {"model": str(model), "retrieval_topk": 12}
@@ -105,23 +120,45 @@ def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_
         titles = [next(d for d in candidates if d.id == doc_id).text for doc_id, _ in expected]
         assert [prompt.index(text) for text in titles] == sorted(prompt.index(text) for text in titles)
     # a replay answers the searches from the recording and reranks them again: the same documents shown
-    replayed = Evaluator(replay_config(tmp_path / "run", output=str(tmp_path / "replayed"), progress=False),
-                         installed_registry()).run().results
+    replayed = (
+        Evaluator(
+            replay_config(tmp_path / "run", output=str(tmp_path / "replayed"), progress=False), installed_registry()
+        )
+        .run()
+        .results
+    )
     assert replayed["config"]["retriever"] == "replay" and replayed["config"]["reranker"] == "cross_encoder"
-    assert [s["prediction"] for s in samples(tmp_path / "replayed", TASK)] == \
-        [s["prediction"] for s in samples(tmp_path / "run", TASK)]
+    assert [s["prediction"] for s in samples(tmp_path / "replayed", TASK)] == [
+        s["prediction"] for s in samples(tmp_path / "run", TASK)
+    ]
 
 
 def test_a_bad_reranker_option_is_one_line_before_anything_is_written(tmp_path, model, index, data):
-    for args, expected in ((["retrieval_topk=0"], "--reranker-arg retrieval_topk=0: reranker cross_encoder takes an "
-                                                  "integer >= 1"),
-                           (["topk=3"], "--reranker-arg topk=3: reranker cross_encoder has no option 'topk'"),
-                           ([], "model= is required")):
+    for args, expected in (
+        (["retrieval_topk=0"], "--reranker-arg retrieval_topk=0: reranker cross_encoder takes an integer >= 1"),
+        (["topk=3"], "--reranker-arg topk=3: reranker cross_encoder has no option 'topk'"),
+        ([], "model= is required"),
+    ):
         out = tmp_path / "out"
-        result = cli_here("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:x", "--retriever", "bm25",
-                          "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--output", str(out),
-                          *[part for arg in args for part in ("--reranker-arg", arg)],
-                          *(["--reranker-arg", f"model={model}"] if args else []), "--no-progress")
+        result = cli_here(
+            "--tasks",
+            TASK,
+            "--data",
+            f"{TASK}={data}",
+            "--model",
+            "scripted:x",
+            "--retriever",
+            "bm25",
+            "--retriever-arg",
+            f"index={index}",
+            "--reranker",
+            "cross_encoder",
+            "--output",
+            str(out),
+            *[part for arg in args for part in ("--reranker-arg", arg)],
+            *(["--reranker-arg", f"model={model}"] if args else []),
+            "--no-progress",
+        )
         assert result.returncode == 2, result.stderr
         assert expected in result.stderr and "Traceback" not in result.stderr
         assert not out.exists()
@@ -132,8 +169,17 @@ def test_a_missing_model_path_is_refused_by_the_preflight_before_anything_loads(
     monkeypatch.setattr(CrossEncoderReranker, "load", lambda self: loaded.append(self))
     missing = tmp_path / "no-such-model"
     with pytest.raises(ConfigError) as caught:
-        run(tmp_path, tasks=[TASK], data={TASK: str(data)}, system="vanilla", model="scripted:x", retriever="bm25",
-            retriever_args={"index": str(index)}, reranker="cross_encoder", reranker_args={"model": str(missing)})
+        run(
+            tmp_path,
+            tasks=[TASK],
+            data={TASK: str(data)},
+            system="vanilla",
+            model="scripted:x",
+            retriever="bm25",
+            retriever_args={"index": str(index)},
+            reranker="cross_encoder",
+            reranker_args={"model": str(missing)},
+        )
     message = str(caught.value)
     assert f"reranker cross_encoder: model={missing}: no such file or folder" in message
     assert f"given --reranker-arg model={missing}" in message and "\n" not in message
@@ -156,8 +202,9 @@ def test_ragbench_list_shows_rerankers_and_refiners():
     result = cli_here("list", "rerankers")
     assert result.returncode == 0 and "cross_encoder" in result.stdout and "bge_reranker" in result.stdout
     listed = cli_here("list", "refiners").stdout
-    assert all(name in listed for name in ("longllmlingua", "selective_context", "recomp_extractive",
-                                           "recomp_abstractive"))
+    assert all(
+        name in listed for name in ("longllmlingua", "selective_context", "recomp_extractive", "recomp_abstractive")
+    )
 
 
 @settings(max_examples=60)
@@ -179,9 +226,25 @@ def test_a_damaged_model_folder_is_one_line_and_nothing_is_written(tmp_path, mod
     weights = damaged / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])  # a download cut short
     out = tmp_path / "out"
-    result = cli_here("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:echo", "--retriever", "bm25",
-                      "--retriever-arg", f"index={index}", "--reranker", "cross_encoder", "--reranker-arg",
-                      f"model={damaged}", "--output", str(out), "--no-progress")
+    result = cli_here(
+        "--tasks",
+        TASK,
+        "--data",
+        f"{TASK}={data}",
+        "--model",
+        "scripted:echo",
+        "--retriever",
+        "bm25",
+        "--retriever-arg",
+        f"index={index}",
+        "--reranker",
+        "cross_encoder",
+        "--reranker-arg",
+        f"model={damaged}",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     [line] = [line for line in result.stderr.splitlines() if line.startswith("ragbench")]
     assert "--reranker cross_encoder: its model failed to load" in line and "model=" in line
@@ -192,8 +255,16 @@ def test_resume_refuses_a_run_whose_reranker_model_was_replaced_since_it_started
     import shutil
 
     model = Path(shutil.copytree(tiny_cross_encoder(tmp_path / "first", list(WORDS)), tmp_path / "model"))
-    options = dict(tasks=[TASK], data={TASK: str(data)}, system="vanilla", model="scripted:echo", retriever="bm25",
-                   retriever_args={"index": str(index)}, reranker="cross_encoder", reranker_args={"model": str(model)})
+    options = dict(
+        tasks=[TASK],
+        data={TASK: str(data)},
+        system="vanilla",
+        model="scripted:echo",
+        retriever="bm25",
+        retriever_args={"index": str(index)},
+        reranker="cross_encoder",
+        reranker_args={"model": str(model)},
+    )
     first = run(tmp_path, **options)
     assert first["config"]["retriever_contents"]["reranker"]["model"]
     assert run(tmp_path, resume=True, **options)["results"] == first["results"]  # the same model: nothing to do

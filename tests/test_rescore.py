@@ -1,5 +1,6 @@
 """`ragbench rescore RUN`: a finished run's saved predictions scored again (other metrics, a judge) into a
 new folder, without calling the system's model; the original run is left as it was."""
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,19 @@ from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_sta
 def finished(tmp_path, popqa_records):
     """A finished vanilla run on popqa (documents shown to the model), scored by match and f1."""
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
-    Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model=SYSTEM, data={"popqa": str(data)},
-                        metrics=["match", "f1"], output=str(tmp_path / "run"), progress=False,
-                        bootstrap_iters=50), registry=installed_registry()).run()
+    Evaluator(
+        RunConfig(
+            tasks=["popqa"],
+            system="vanilla",
+            model=SYSTEM,
+            data={"popqa": str(data)},
+            metrics=["match", "f1"],
+            output=str(tmp_path / "run"),
+            progress=False,
+            bootstrap_iters=50,
+        ),
+        registry=installed_registry(),
+    ).run()
     assert scoring_plugin.CALLS["system"] == 6
     return tmp_path / "run"
 
@@ -36,9 +47,15 @@ def snapshot(folder) -> dict[str, bytes]:
 
 def test_rescore_with_another_metric_list_and_a_judge_writes_a_new_run_and_leaves_the_original(finished):
     before = snapshot(finished)
-    outcome = rescore_run(finished, {"metrics": ["match", "+llm_judge"], "judges": [JUDGE],
-                                     "metric_args": {"llm_judge.preset": "faithfulness",
-                                                     "llm_judge.score_range": "0-1"}}, registry=installed_registry())
+    outcome = rescore_run(
+        finished,
+        {
+            "metrics": ["match", "+llm_judge"],
+            "judges": [JUDGE],
+            "metric_args": {"llm_judge.preset": "faithfulness", "llm_judge.score_range": "0-1"},
+        },
+        registry=installed_registry(),
+    )
     assert snapshot(finished) == before  # the original is kept as it was
     assert outcome.run_dir == finished.parent / "run__rescored" and outcome.complete
     assert scoring_plugin.CALLS["system"] == 6 and scoring_plugin.CALLS["judge"] == 6  # the system's model: not again
@@ -61,37 +78,66 @@ def test_rescore_with_another_metric_list_and_a_judge_writes_a_new_run_and_leave
 
 def test_rescore_adds_to_the_runs_metrics_and_keeps_failed_examples_as_they_were(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:3] + ["{broken"])
-    Evaluator(RunConfig(tasks=["popqa"], system="closed_book", model="scripted:echo", data={"popqa": str(data)},
-                        metrics=["match"], output=str(tmp_path / "run"), progress=False),
-              registry=installed_registry()).run()
-    outcome = rescore_run(tmp_path / "run", {"metrics": ["+f1"], "output": str(tmp_path / "new")},
-                          registry=installed_registry())
+    Evaluator(
+        RunConfig(
+            tasks=["popqa"],
+            system="closed_book",
+            model="scripted:echo",
+            data={"popqa": str(data)},
+            metrics=["match"],
+            output=str(tmp_path / "run"),
+            progress=False,
+        ),
+        registry=installed_registry(),
+    ).run()
+    outcome = rescore_run(
+        tmp_path / "run", {"metrics": ["+f1"], "output": str(tmp_path / "new")}, registry=installed_registry()
+    )
     assert set(outcome.results["results"]["popqa"]) == {"match", "f1"}
-    assert outcome.results["counts"]["popqa"] == {"records": 4, "scored": 3, "failed": 0, "bad_records": 1,
-                                                  "missing": 0, "metric_failures": 0}
+    assert outcome.results["counts"]["popqa"] == {
+        "records": 4,
+        "scored": 3,
+        "failed": 0,
+        "bad_records": 1,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert not outcome.complete  # the bad record stays counted
-
 
 
 def test_rescore_with_other_metrics_drops_the_runs_options_of_a_metric_it_no_longer_asks(finished, tmp_path):
     """The run's --metric-arg of llm_judge is the run's, not the user's: rescoring with em alone is not refused
     for it; given again by the user, an option of no metric asked still is."""
-    judged = rescore_run(finished, {"metrics": ["+llm_judge"], "judges": [JUDGE], "output": str(tmp_path / "judged"),
-                                    "metric_args": {"llm_judge.preset": "rubric"}}, registry=installed_registry())
+    judged = rescore_run(
+        finished,
+        {
+            "metrics": ["+llm_judge"],
+            "judges": [JUDGE],
+            "output": str(tmp_path / "judged"),
+            "metric_args": {"llm_judge.preset": "rubric"},
+        },
+        registry=installed_registry(),
+    )
     assert judged.results["config"]["metric_args"] == {"llm_judge.preset": "rubric"}
-    outcome = rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "em")},
-                          registry=installed_registry())
+    outcome = rescore_run(
+        tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "em")}, registry=installed_registry()
+    )
     assert set(outcome.results["results"]["popqa"]) == {"em"} and outcome.results["config"]["metric_args"] == {}
     with pytest.raises(ConfigError, match=r"--metric-arg llm_judge.preset=...: expected METRIC.KEY for a metric"):
-        rescore_run(tmp_path / "judged", {"metrics": ["em"], "output": str(tmp_path / "again"),
-                                          "metric_args": {"llm_judge.preset": "rubric"}}, registry=installed_registry())
+        rescore_run(
+            tmp_path / "judged",
+            {"metrics": ["em"], "output": str(tmp_path / "again"), "metric_args": {"llm_judge.preset": "rubric"}},
+            registry=installed_registry(),
+        )
+
 
 def test_rescore_writes_the_tasks_reading_of_the_gold_into_a_run_written_without_it(finished, tmp_path):
     path = finished / "samples" / "popqa.jsonl"
     older = [{k: v for k, v in record.items() if k != "gold_references"} for record in samples(finished, "popqa")]
     path.write_text("".join(json.dumps(record) + "\n" for record in older))
-    outcome = rescore_run(finished, {"metrics": ["match"], "output": str(tmp_path / "new")},
-                          registry=installed_registry())
+    outcome = rescore_run(
+        finished, {"metrics": ["match"], "output": str(tmp_path / "new")}, registry=installed_registry()
+    )
     assert [r["gold_references"] for r in samples(outcome.run_dir, "popqa")] == [r["gold"]["answers"] for r in older]
 
 
@@ -113,14 +159,16 @@ def test_rescore_refuses_its_own_folder_an_existing_run_and_an_unfinished_run(fi
 def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished, tmp_path, monkeypatch):
     monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
     scoring_plugin.FAILING.add("101")
-    result = CliRunner().invoke(main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output",
-                                       str(tmp_path / "flaky")])
+    result = CliRunner().invoke(
+        main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "flaky")]
+    )
     assert result.exit_code == 1
     assert "popqa: 1 x metric scored:raise: RuntimeError: 101" in result.output
     assert "re-scored 6 examples" in result.output
     scoring_plugin.FAILING.clear()
-    fixed = CliRunner().invoke(main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output",
-                                      str(tmp_path / "fixed")])
+    fixed = CliRunner().invoke(
+        main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "fixed")]
+    )
     assert fixed.exit_code == 0, fixed.output
     assert scoring_plugin.CALLS["system"] == 6
 
@@ -129,15 +177,25 @@ def test_rescore_with_an_nli_metric_equals_a_run_that_scored_it(tmp_path):
     from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, write_predictions
 
     predictions = write_predictions(tmp_path / "predictions.jsonl", "asqa")
-    config = {"tasks": ["alce_asqa"], "system": "recorded", "system_args": {"path": str(predictions)},
-              "data": {"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])}, "task_args": {"run_py_cleanup": False},
-              "progress": False, "bootstrap_iters": 50}
-    Evaluator(RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain")),
-              registry=installed_registry()).run()
-    both = Evaluator(RunConfig(**config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}",
-                               output=str(tmp_path / "both")), registry=installed_registry()).run()
-    rescored = rescore_run(tmp_path / "plain", {"metrics": ["+citation"], "nli": f"replay:{NLI_REPLAY}"},
-                           registry=installed_registry())
+    config = {
+        "tasks": ["alce_asqa"],
+        "system": "recorded",
+        "system_args": {"path": str(predictions)},
+        "data": {"alce_asqa": str(ALCE_DATA / DATA_FILES["asqa"])},
+        "task_args": {"run_py_cleanup": False},
+        "progress": False,
+        "bootstrap_iters": 50,
+    }
+    Evaluator(
+        RunConfig(**config, metrics=["str_em"], output=str(tmp_path / "plain")), registry=installed_registry()
+    ).run()
+    both = Evaluator(
+        RunConfig(**config, metrics=["str_em", "citation"], nli=f"replay:{NLI_REPLAY}", output=str(tmp_path / "both")),
+        registry=installed_registry(),
+    ).run()
+    rescored = rescore_run(
+        tmp_path / "plain", {"metrics": ["+citation"], "nli": f"replay:{NLI_REPLAY}"}, registry=installed_registry()
+    )
     assert rescored.complete and rescored.results["results"] == both.results["results"]
     assert rescored.results["cost"]["rescoring"]["nli"]["requests"] > 0
     assert (rescored.run_dir / "nli_calls.jsonl").stat().st_size > 0  # a replay file of its own
@@ -151,25 +209,41 @@ def test_rescore_of_a_crag_run_reproduces_its_judged_numbers(tmp_path):
     assert rescored.results["results"] == results["results"] and rescored.results["counted"] == results["counted"]
     assert rescored.results["cost"]["rescoring"]["llm_calls"] == results["cost"]["llm_calls"]  # the judge's calls
     assert [r["scores"] for r in samples(rescored.run_dir, "crag_t1")] == [
-        r["scores"] for r in samples(tmp_path / "out", "crag_t1")]
+        r["scores"] for r in samples(tmp_path / "out", "crag_t1")
+    ]
 
 
 def test_rescore_with_another_metric_list_answers_a_sampled_judge_from_the_cache(tmp_path, popqa_records):
     """A metric's sampled judge calls are seeded by the metric, not by their place among the run's judge
     calls: dropping the metric that asked first leaves the others' requests as they were (cache hits)."""
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
-    Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model=SYSTEM, data={"popqa": str(data)},
-                        metrics=["scored:judged", "llm_judge"], metric_args={"llm_judge.temperature": 1.0},
-                        judges=[scoring_plugin.COIN_JUDGE], output=str(tmp_path / "run"), progress=False,
-                        bootstrap_iters=20), registry=scoring_plugin.registry()).run()
+    Evaluator(
+        RunConfig(
+            tasks=["popqa"],
+            system="vanilla",
+            model=SYSTEM,
+            data={"popqa": str(data)},
+            metrics=["scored:judged", "llm_judge"],
+            metric_args={"llm_judge.temperature": 1.0},
+            judges=[scoring_plugin.COIN_JUDGE],
+            output=str(tmp_path / "run"),
+            progress=False,
+            bootstrap_iters=20,
+        ),
+        registry=scoring_plugin.registry(),
+    ).run()
     assert scoring_plugin.CALLS["judge"] == 12  # each metric asked once per example
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes((tmp_path / "run" / "cache.sqlite").read_bytes())
-    outcome = rescore_run(tmp_path / "run", {"metrics": ["llm_judge"], "cache": str(cache),
-                                             "output": str(tmp_path / "rescored")}, scoring_plugin.registry())
+    outcome = rescore_run(
+        tmp_path / "run",
+        {"metrics": ["llm_judge"], "cache": str(cache), "output": str(tmp_path / "rescored")},
+        scoring_plugin.registry(),
+    )
     assert scoring_plugin.CALLS["judge"] == 12  # no new judge call: every one answered by the cache
     rescored = samples(outcome.run_dir, "popqa")
     assert all(step["cached"] for record in rescored for step in record["judge_trace"]) and len(rescored) == 6
     assert [r["scores"] for r in rescored] == [
         {"llm_judge": r["scores"]["llm_judge"], "llm_judge_unparsed": r["scores"]["llm_judge_unparsed"]}
-        for r in samples(tmp_path / "run", "popqa")]
+        for r in samples(tmp_path / "run", "popqa")
+    ]

@@ -1,6 +1,7 @@
 """A machine short of open files, threads or memory (real limits, set with setrlimit in the child): the run
 ends in one line naming what ran out and the fix, exit 1, never a traceback, an "Exception ignored" at exit or
 a hang; `--resume` with the limit raised finishes it."""
+
 from __future__ import annotations
 
 import gzip
@@ -18,14 +19,33 @@ GB = 2**30
 def run(folder: Path, *more: str, limits: dict[int, int] | None = None) -> subprocess.CompletedProcess:
     """The demo run in `folder` under `limits` (resource -> soft and hard limit). The timeout is only the
     safety net of a command that would hang: no assertion depends on it."""
+
     def limited() -> None:
         for kind, value in (limits or {}).items():
             resource.setrlimit(kind, (value, value))
 
-    return subprocess.run([sys.executable, "-m", "ragbench._cli.main", "--tasks", "demo", "--system", "closed_book",
-                           "--model", "scripted:echo", "--no-progress", "--output", str(folder), *more],
-                          capture_output=True, text=True, timeout=120, preexec_fn=limited,
-                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})  # numpy's import starts no threads
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragbench._cli.main",
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--no-progress",
+            "--output",
+            str(folder),
+            *more,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )  # numpy's import starts no threads
 
 
 def assert_one_line(result: subprocess.CompletedProcess, problem: str) -> None:

@@ -1,6 +1,7 @@
 """A run's results are assembled with CPython's cycle collector paused (ragbench._run.assemble.cyclic_gc_paused):
 reading a run's samples back and aggregating them allocates objects that all stay alive, which every full
 collection would walk again. The collector runs again afterwards, and one the caller had paused stays paused."""
+
 import gc
 
 from helpers import run

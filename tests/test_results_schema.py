@@ -2,6 +2,7 @@
 function and read by one (`read_results`) in `compare`, `rescore`, `reproduce`, `--resume` and the viewer: a
 file written before the version was recorded reads as version 1, a later version is refused in one line naming
 the file and the fix, and the JSON schema in docs/outputs.md is the one the dataclasses make."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,19 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
 
 
 def run_config(folder: Path, **changes) -> RunConfig:
-    return RunConfig(**{"tasks": ["demo"], "system": "closed_book", "model": "scripted:echo", "metrics": ["match", "f1"],
-                        "limit": 4, "output": str(folder), "progress": False, "bootstrap_iters": 20, **changes})
+    return RunConfig(
+        **{
+            "tasks": ["demo"],
+            "system": "closed_book",
+            "model": "scripted:echo",
+            "metrics": ["match", "f1"],
+            "limit": 4,
+            "output": str(folder),
+            "progress": False,
+            "bootstrap_iters": 20,
+            **changes,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +90,28 @@ def one_line_refusal(done, path: Path) -> str:
 
 def test_a_later_version_is_refused_in_one_line_by_compare_rescore_view_and_resume(finished, tmp_path):
     later = copy_with(finished, tmp_path / "later", schema_version=SCHEMA_VERSION + 1)
-    for done in (cli_here("compare", str(finished), str(later)),
-                 cli_here("rescore", str(later), "--output", str(tmp_path / "rescored")),
-                 cli_here("view", str(later), "--export", str(tmp_path / "site")),
-                 cli_here("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--metrics",
-                          "match,f1", "--limit", "4", "--bootstrap-iters", "20", "--output", str(later), "--resume")):
+    for done in (
+        cli_here("compare", str(finished), str(later)),
+        cli_here("rescore", str(later), "--output", str(tmp_path / "rescored")),
+        cli_here("view", str(later), "--export", str(tmp_path / "site")),
+        cli_here(
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--metrics",
+            "match,f1",
+            "--limit",
+            "4",
+            "--bootstrap-iters",
+            "20",
+            "--output",
+            str(later),
+            "--resume",
+        ),
+    ):
         message = one_line_refusal(done, later)
         assert f"schema_version {SCHEMA_VERSION + 1}" in message and "upgrade ragbench" in message
     assert not (tmp_path / "rescored").exists() and not (tmp_path / "site").exists()
@@ -100,8 +129,12 @@ def test_a_schema_version_no_ragbench_writes_is_refused_as_a_changed_file(finish
     assert len(str(refused.value).splitlines()) == 1
 
 
-METRIC_VALUES = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False),
-                          st.integers(-2 ** 1100, 2 ** 1100), st.sampled_from([1.7976931348623157e308, -0.0, 5e-324]))
+METRIC_VALUES = st.one_of(
+    st.none(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(-(2**1100), 2**1100),
+    st.sampled_from([1.7976931348623157e308, -0.0, 5e-324]),
+)
 NAMES = st.text(st.characters(codec="utf-8"), min_size=1, max_size=8)
 # a task's name is its samples file's stem (results.json's writer refuses another, as its reader does)
 TASK_NAMES = NAMES.filter(lambda name: name.isprintable() and not {"/", "\\"} & set(name) and name not in (".", ".."))
@@ -111,20 +144,41 @@ TASK_NAMES = NAMES.filter(lambda name: name.isprintable() and not {"/", "\\"} & 
 def results_objects(draw) -> Results:
     tasks = draw(st.lists(TASK_NAMES, min_size=1, max_size=3, unique=True))
     keys = {task: draw(st.dictionaries(NAMES, METRIC_VALUES, max_size=3)) for task in tasks}
-    details = {task: {key: {"value": value, "ci95": draw(st.none() | st.lists(METRIC_VALUES.filter(
-                                lambda v: v is not None), min_size=2, max_size=2)),
-                            "n": draw(st.integers(0, 10 ** 6)), "n_none": 0, "n_errors": draw(st.integers(0, 9)),
-                            "higher_is_better": draw(st.sampled_from([True, False, None]))}
-                      for key, value in keys[task].items()} for task in tasks}
-    counts = {task: dict.fromkeys(("records", "scored", "failed", "bad_records", "missing", "metric_failures"),
-                                  draw(st.integers(0, 10 ** 9))) for task in tasks}
-    return Results(results=keys, details=details, counts=counts, complete=draw(st.booleans()),
-                   cost={"examples": draw(st.integers(0, 10 ** 9)), "wall_seconds": draw(METRIC_VALUES)},
-                   config={"tasks": tasks}, versions={"ragbench": "0"},
-                   data_sha256=draw(st.none() | st.just({task: "0" * 64 for task in tasks})),
-                   system_stats=draw(st.none() | st.just({tasks[0]: {"docs": draw(METRIC_VALUES)}})),
-                   date=draw(st.none() | st.text(max_size=5)),
-                   other=draw(st.dictionaries(st.sampled_from(["notes", "extra"]), st.text(max_size=5), max_size=2)))
+    details = {
+        task: {
+            key: {
+                "value": value,
+                "ci95": draw(
+                    st.none() | st.lists(METRIC_VALUES.filter(lambda v: v is not None), min_size=2, max_size=2)
+                ),
+                "n": draw(st.integers(0, 10**6)),
+                "n_none": 0,
+                "n_errors": draw(st.integers(0, 9)),
+                "higher_is_better": draw(st.sampled_from([True, False, None])),
+            }
+            for key, value in keys[task].items()
+        }
+        for task in tasks
+    }
+    counts = {
+        task: dict.fromkeys(
+            ("records", "scored", "failed", "bad_records", "missing", "metric_failures"), draw(st.integers(0, 10**9))
+        )
+        for task in tasks
+    }
+    return Results(
+        results=keys,
+        details=details,
+        counts=counts,
+        complete=draw(st.booleans()),
+        cost={"examples": draw(st.integers(0, 10**9)), "wall_seconds": draw(METRIC_VALUES)},
+        config={"tasks": tasks},
+        versions={"ragbench": "0"},
+        data_sha256=draw(st.none() | st.just({task: "0" * 64 for task in tasks})),
+        system_stats=draw(st.none() | st.just({tasks[0]: {"docs": draw(METRIC_VALUES)}})),
+        date=draw(st.none() | st.text(max_size=5)),
+        other=draw(st.dictionaries(st.sampled_from(["notes", "extra"]), st.text(max_size=5), max_size=2)),
+    )
 
 
 @settings(max_examples=50)

@@ -1,4 +1,5 @@
 """--resume never trusts a "finished" flag alone, and Ctrl-C stops at once, keeping what is saved."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,10 @@ DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
 
 
 def resume(tmp_path, **config):
-    return Evaluator(RunConfig(output=str(tmp_path / "run"), resume=True, progress=False, bootstrap_iters=200,
-                               **DEMO, **config), registry=installed_registry()).run()
+    return Evaluator(
+        RunConfig(output=str(tmp_path / "run"), resume=True, progress=False, bootstrap_iters=200, **DEMO, **config),
+        registry=installed_registry(),
+    ).run()
 
 
 def test_resume_rebuilds_a_deleted_results_json_from_the_samples_without_a_model(tmp_path, monkeypatch):
@@ -72,10 +75,22 @@ def test_resume_of_a_whole_finished_run_loads_nothing_and_keeps_results_json(tmp
 def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(tmp_path):
     out = tmp_path / "run"
     # every batch takes 2.5 s in the engine: Ctrl-C comes with a slow model mid-generation
-    args = ["--tasks", "demo", "--model", "scripted:echo", "--model-arg", "overhead=2.5", "--max-inflight", "2",
-            "--no-progress", "--output", str(out)]
-    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    args = [
+        "--tasks",
+        "demo",
+        "--model",
+        "scripted:echo",
+        "--model-arg",
+        "overhead=2.5",
+        "--max-inflight",
+        "2",
+        "--no-progress",
+        "--output",
+        str(out),
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     saved = out / "samples" / "demo.jsonl"
     deadline = time.monotonic() + 60
     while not (saved.is_file() and saved.read_text().count("\n") >= 2) and time.monotonic() < deadline:
@@ -91,7 +106,9 @@ def test_ctrl_c_stops_within_two_seconds_saying_what_is_saved_and_how_to_resume(
     lines = saved.read_text().splitlines()
     command = shlex.join(["ragbench", *args, "--resume"])
     assert stderr.strip().splitlines()[-2:] == [
-        f"ragbench: interrupted: {len(lines)} of 24 examples saved in {out}; continue with:", f"  {command}"]
+        f"ragbench: interrupted: {len(lines)} of 24 examples saved in {out}; continue with:",
+        f"  {command}",
+    ]
     # the printed command continues the run (in one batch here): nothing saved is lost or run again
     finish = cli_here(*shlex.split(command)[1:], "--max-inflight", "64")
     assert finish.returncode == 0, finish.stderr
@@ -111,8 +128,7 @@ with exit_when_stuck(lambda signum: f"stopped by signal {signum} while stuck\\n"
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_stop_signal_while_stuck_in_native_code_still_exits_within_two_seconds(signum):
-    process = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen([sys.executable, "-c", STUCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout.readline() == "stuck\n"
     time.sleep(0.2)
     process.send_signal(signum)

@@ -1,4 +1,5 @@
 """--resume after the task's data or YAML file changed: never saved samples of the old data mixed with new ones."""
+
 from __future__ import annotations
 
 import json
@@ -24,14 +25,17 @@ prompt:
     Answer:
 metrics: [em]
 """
-RECORDS = [{"id": f"q{i}", "question": f"What is {word}?", "golden_answers": [word]}
-           for i, word in enumerate(["one", "two", "three", "four"], 1)]
+RECORDS = [
+    {"id": f"q{i}", "question": f"What is {word}?", "golden_answers": [word]}
+    for i, word in enumerate(["one", "two", "three", "four"], 1)
+]
 
 
 def write_task(folder, records, template=TASK):
     (folder / "t.yaml").write_text(template)
-    (folder / "data.jsonl").write_text("".join(line if isinstance(line, str) else json.dumps(line) + "\n"
-                                               for line in records))
+    (folder / "data.jsonl").write_text(
+        "".join(line if isinstance(line, str) else json.dumps(line) + "\n" for line in records)
+    )
 
 
 SERVER_DOWN = [False]  # while set, the model fails on q4 (a transient fault: the model itself is unchanged)
@@ -46,9 +50,18 @@ def answer(request) -> str:
 def run(folder, answer_all: bool, resume: bool = False):
     """The scripted model answers "one" to every question, or (not `answer_all`) fails on q4, leaving the run to resume."""
     SERVER_DOWN[0] = not answer_all
-    return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book",
-                               model=f"scripted:{__name__}:answer", output=str(folder / "run"), resume=resume,
-                               progress=False, bootstrap_iters=0), registry=installed_registry()).run()
+    return Evaluator(
+        RunConfig(
+            tasks=[str(folder / "t.yaml")],
+            system="closed_book",
+            model=f"scripted:{__name__}:answer",
+            output=str(folder / "run"),
+            resume=resume,
+            progress=False,
+            bootstrap_iters=0,
+        ),
+        registry=installed_registry(),
+    ).run()
 
 
 def test_a_saved_example_whose_record_changed_is_run_again_against_the_new_record(tmp_path):
@@ -68,8 +81,14 @@ def test_a_bad_record_fixed_in_the_data_leaves_no_old_bad_record_behind(tmp_path
     assert run(tmp_path, answer_all=False).results["counts"]["tq"]["bad_records"] == 1
     write_task(tmp_path, RECORDS)
     resumed = run(tmp_path, answer_all=True, resume=True)
-    assert resumed.results["counts"]["tq"] == {"records": 4, "scored": 4, "failed": 0, "bad_records": 0,
-                                                "missing": 0, "metric_failures": 0}
+    assert resumed.results["counts"]["tq"] == {
+        "records": 4,
+        "scored": 4,
+        "failed": 0,
+        "bad_records": 0,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert resumed.complete
     assert [s["id"] for s in samples(tmp_path / "run", "tq")] == ["q1", "q2", "q3", "q4"]
 
@@ -113,11 +132,23 @@ def test_an_id_that_reads_as_a_bad_records_key_is_neither_it_nor_a_crash_on_resu
     odd = [{**RECORDS[0], "id": "#record-2"}, {**RECORDS[1], "id": "bad record 2"}, cut, RECORDS[3]]
     write_task(tmp_path, odd)
     first = run(tmp_path, answer_all=False)  # q4 fails: a run to resume
-    assert first.results["counts"]["tq"] == {"records": 4, "scored": 2, "failed": 1, "bad_records": 1,
-                                             "missing": 0, "metric_failures": 0}
+    assert first.results["counts"]["tq"] == {
+        "records": 4,
+        "scored": 2,
+        "failed": 1,
+        "bad_records": 1,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     resumed = run(tmp_path, answer_all=True, resume=True)
-    assert resumed.results["counts"]["tq"] == {"records": 4, "scored": 3, "failed": 0, "bad_records": 1,
-                                               "missing": 0, "metric_failures": 0}
+    assert resumed.results["counts"]["tq"] == {
+        "records": 4,
+        "scored": 3,
+        "failed": 0,
+        "bad_records": 1,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert resumed.results["cost"]["this_attempt"]["examples"] == 1  # q4 alone ran again
     assert [s["id"] for s in samples(tmp_path / "run", "tq")] == ["#record-2", "bad record 2", None, "q4"]
 
@@ -126,16 +157,23 @@ def test_an_id_that_reads_as_a_bad_records_key_is_neither_it_nor_a_crash_on_resu
 def test_a_resume_after_records_moved_changed_came_and_went_ends_as_a_fresh_run_of_the_data(tmp_path, finished):
     write_task(tmp_path, RECORDS)
     run(tmp_path, answer_all=finished)
-    now = [{"id": "q5", "question": "What is five?", "golden_answers": ["five"]}, RECORDS[3],
-           {**RECORDS[2], "golden_answers": ["one"]}, RECORDS[0]]  # q2 gone, q3 changed, q1 and q4 swapped
+    now = [
+        {"id": "q5", "question": "What is five?", "golden_answers": ["five"]},
+        RECORDS[3],
+        {**RECORDS[2], "golden_answers": ["one"]},
+        RECORDS[0],
+    ]  # q2 gone, q3 changed, q1 and q4 swapped
     write_task(tmp_path, now)
     resumed = run(tmp_path, answer_all=True, resume=True).results
     fresh = fresh_run(tmp_path / "fresh", now).results
     assert resumed["data_sha256"] == fresh["data_sha256"]
     assert comparable(resumed) == comparable(fresh)
+
     def kept(folder):
-        return [{k: s.get(k) for k in ("index", "id", "example_sha256", "prediction", "scores", "error")}
-                for s in samples(folder, "tq")]
+        return [
+            {k: s.get(k) for k in ("index", "id", "example_sha256", "prediction", "scores", "error")}
+            for s in samples(folder, "tq")
+        ]
 
     assert kept(tmp_path / "run") == kept(tmp_path / "fresh" / "run")
 

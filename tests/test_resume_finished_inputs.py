@@ -1,6 +1,7 @@
 """--resume of a run marked finished: old results only while its inputs are those it ran on. A task's config
 or a model's files that changed are refused, as for an unfinished run; data whose fingerprint changed is read
 again and the records that changed run again."""
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,18 @@ def write_task(folder, records, template=TASK, rules=({"response": "one"},)):
 
 
 def run(folder, resume: bool = False):
-    return Evaluator(RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book",
-                               model=f"scripted:{folder / 'rules.json'}", output=str(folder / "run"), resume=resume,
-                               progress=False, bootstrap_iters=0), registry=installed_registry()).run()
+    return Evaluator(
+        RunConfig(
+            tasks=[str(folder / "t.yaml")],
+            system="closed_book",
+            model=f"scripted:{folder / 'rules.json'}",
+            output=str(folder / "run"),
+            resume=resume,
+            progress=False,
+            bootstrap_iters=0,
+        ),
+        registry=installed_registry(),
+    ).run()
 
 
 def test_a_finished_run_whose_data_changed_reads_it_again_and_scores_the_records_it_holds_now(tmp_path, caplog):
@@ -36,8 +46,10 @@ def test_a_finished_run_whose_data_changed_reads_it_again_and_scores_the_records
     assert resumed.results["counts"]["tq"]["records"] == 3 and resumed.results["results"]["tq"]["em"] == 0.0
     assert resumed.results["cost"]["this_attempt"]["examples"] == 1  # q1 ran again; q2, q3 kept
     said = [r.getMessage() for r in caplog.records if "changed since it started" in r.getMessage()]
-    assert said == [f"ragbench: {tmp_path / 'run'} is finished, but the data of task tq changed since it started: "
-                    "the data is read again and the records that changed run again"]
+    assert said == [
+        f"ragbench: {tmp_path / 'run'} is finished, but the data of task tq changed since it started: "
+        "the data is read again and the records that changed run again"
+    ]
     again = run(tmp_path, resume=True)  # the new fingerprint was recorded: finished, nothing read
     assert again.already_finished and again.results["results"]["tq"]["em"] == 0.0
 
@@ -54,9 +66,19 @@ def test_a_finished_run_whose_task_file_changed_is_refused_and_left_as_it_was(tm
 
 def test_a_finished_run_whose_model_files_changed_is_refused_in_one_line(tmp_path):
     write_task(tmp_path, RECORDS)
-    args = ["--tasks", str(tmp_path / "t.yaml"), "--system", "closed_book", "--model",
-            f"scripted:{tmp_path / 'rules.json'}", "--no-progress", "--bootstrap-iters", "0",
-            "--output", str(tmp_path / "run")]
+    args = [
+        "--tasks",
+        str(tmp_path / "t.yaml"),
+        "--system",
+        "closed_book",
+        "--model",
+        f"scripted:{tmp_path / 'rules.json'}",
+        "--no-progress",
+        "--bootstrap-iters",
+        "0",
+        "--output",
+        str(tmp_path / "run"),
+    ]
     assert cli_here(*args).returncode == 0
     (tmp_path / "rules.json").write_text(json.dumps([{"response": "two"}]))  # the same name, another model
     resumed = cli_here(*args, "--resume")

@@ -2,6 +2,7 @@
 is passed over like a line a kill cut short (named, counted, its example run again), a missing field is
 read as empty, and a run.json of another shape is refused in one line naming it and the fix; never a
 traceback."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,19 @@ from test_resume_data_changes import RECORDS, TASK
 
 
 def args(folder, output):
-    return ["--tasks", str(folder / "t.yaml"), "--system", "closed_book", "--model", f"scripted:{folder / 'rules.json'}",
-            "--no-progress", "--bootstrap-iters", "0", "--output", str(output)]
+    return [
+        "--tasks",
+        str(folder / "t.yaml"),
+        "--system",
+        "closed_book",
+        "--model",
+        f"scripted:{folder / 'rules.json'}",
+        "--no-progress",
+        "--bootstrap-iters",
+        "0",
+        "--output",
+        str(output),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +52,18 @@ def resume(finished, tmp_path, damage_sample=None, damage_meta=None):
         for record in records[1:3]:  # q2 and q3
             damage_sample(record)
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return Evaluator(RunConfig(tasks=[str(finished / "t.yaml")], system="closed_book",
-                               model=f"scripted:{finished / 'rules.json'}", output=str(tmp_path / "run"), resume=True,
-                               progress=False, bootstrap_iters=0), installed_registry()).run()
+    return Evaluator(
+        RunConfig(
+            tasks=[str(finished / "t.yaml")],
+            system="closed_book",
+            model=f"scripted:{finished / 'rules.json'}",
+            output=str(tmp_path / "run"),
+            resume=True,
+            progress=False,
+            bootstrap_iters=0,
+        ),
+        installed_registry(),
+    ).run()
 
 
 ANOTHER_SHAPE = {
@@ -71,8 +92,9 @@ def test_a_sample_of_another_shape_is_named_and_its_example_runs_again(finished,
     assert [s["id"] for s in samples(tmp_path / "run", "tq")] == ["q1", "q2", "q3", "q4"]
 
 
-@pytest.mark.parametrize("field", ["prediction", "trace", "scores", "question", "gold", "example_sha256", "output",
-                                   "gold_references"])
+@pytest.mark.parametrize(
+    "field", ["prediction", "trace", "scores", "question", "gold", "example_sha256", "output", "gold_references"]
+)
 def test_a_sample_without_a_field_is_read_as_having_it_empty(finished, tmp_path, field):
     outcome = resume(finished, tmp_path, lambda record: record.pop(field, None))
     counts = outcome.results["counts"]["tq"]
@@ -80,8 +102,17 @@ def test_a_sample_without_a_field_is_read_as_having_it_empty(finished, tmp_path,
     assert "checkpoint_repairs" not in outcome.results
 
 
-@pytest.mark.parametrize("damage", [{"attempts": {"a": 1}}, {"attempts": ["x"]}, {"records": [4]},
-                                    {"records": {"tq": "4"}}, {"finished": "yes"}, {"data": [1]}])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"attempts": {"a": 1}},
+        {"attempts": ["x"]},
+        {"records": [4]},
+        {"records": {"tq": "4"}},
+        {"finished": "yes"},
+        {"data": [1]},
+    ],
+)
 def test_a_run_json_of_another_shape_is_refused_in_one_line_naming_it_and_the_fix(finished, tmp_path, damage):
     shutil.copytree(finished / "run", tmp_path / "run")
     meta = json.loads((tmp_path / "run" / "run.json").read_text())

@@ -3,6 +3,7 @@ that read as another record's key; bad records among them) and whatever happened
 data since (a samples file cut at any byte, lines lost, records moved, edited, added or removed): no
 traceback, every record of the data counted once (scored, failed, bad or missing), every example in the
 samples once and in data order, results.json strict JSON, and the numbers of a fresh run of the data."""
+
 from __future__ import annotations
 
 import json
@@ -25,13 +26,22 @@ from test_resume_data_changes import TASK
 
 # any character, a lone high surrogate ("\ud800", written as its escape: tests/test_lone_surrogates.py) among
 # them; not a low one, which after it would read back as the one character the two pair into
-TEXT = st.text(st.characters(codec=None, exclude_categories=("Cs",)) | st.sampled_from("\n\"\\\u0085\u2028\ud800"),
-               max_size=12)
-IDS = st.one_of(TEXT, st.integers(-3, 3), st.sampled_from(["#record-0", "#record-1", "#record-2", "bad record 1",
-                                                           "id 1", "1", ""]))
+TEXT = st.text(
+    st.characters(codec=None, exclude_categories=("Cs",)) | st.sampled_from('\n"\\\u0085\u2028\ud800'), max_size=12
+)
+IDS = st.one_of(
+    TEXT, st.integers(-3, 3), st.sampled_from(["#record-0", "#record-1", "#record-2", "bad record 1", "id 1", "1", ""])
+)
 GOOD = st.fixed_dictionaries({"id": IDS, "question": TEXT, "golden_answers": st.lists(TEXT, min_size=1, max_size=2)})
-BAD = st.sampled_from(['{"id": "cut", "question": "Wh', "[1, 2]", '{"id": "no question"}', '"a string"',
-                       '{"id": 5, "question": 7, "golden_answers": ["x"]}'])
+BAD = st.sampled_from(
+    [
+        '{"id": "cut", "question": "Wh',
+        "[1, 2]",
+        '{"id": "no question"}',
+        '"a string"',
+        '{"id": 5, "question": 7, "golden_answers": ["x"]}',
+    ]
+)
 RECORDS = st.lists(st.one_of(GOOD, GOOD, GOOD, BAD), min_size=1, max_size=5)
 FIRST = json.dumps({"id": "first", "question": "What is one?", "golden_answers": ["one"]})  # the pre-flight's
 SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") else None  # no disk flush to wait for where there is memory
@@ -60,8 +70,15 @@ def answer(request) -> str:
 
 def evaluate(folder: Path, output: str, registry: Registry, resume: bool = False, flaky: bool = False):
     FLAKY[0] = flaky
-    config = RunConfig(tasks=[str(folder / "t.yaml")], system="closed_book", model=f"scripted:{__name__}:answer",
-                       output=str(folder / output), resume=resume, progress=False, bootstrap_iters=0)
+    config = RunConfig(
+        tasks=[str(folder / "t.yaml")],
+        system="closed_book",
+        model=f"scripted:{__name__}:answer",
+        output=str(folder / output),
+        resume=resume,
+        progress=False,
+        bootstrap_iters=0,
+    )
     return Evaluator(config, registry).run()
 
 
@@ -87,7 +104,7 @@ def damage_samples(path: Path, cut: float | None, lost: list[int]) -> None:
     lines = path.read_bytes().splitlines(keepends=True)
     lines = [text for n, text in enumerate(lines) if n not in lost]
     data = b"".join(lines)
-    path.write_bytes(data if cut is None else data[:int(cut * len(data))])
+    path.write_bytes(data if cut is None else data[: int(cut * len(data))])
 
 
 def saved(run: Path) -> list[dict]:
@@ -98,6 +115,7 @@ def saved(run: Path) -> list[dict]:
 def strict_json(text: str):
     def refuse(constant):
         raise ValueError(f"{constant} is not JSON")
+
     return json.loads(text, parse_constant=refuse)
 
 

@@ -1,6 +1,7 @@
 """--resume of a finished run whose only work left is metrics that failed: the system's model is not loaded,
 yet a model kept in local files (a `scripted:` rules file, a local `hf:` folder) is told by its files. The
 same files re-score; files that changed since the run started are refused."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def hf_model(folder):
     tokenizer.chat_template = "{% for message in messages %}{{ message['content'] }} {% endfor %}"
     tokenizer.save_pretrained(model)
     torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=256,
-                               eos_token_id=1, bos_token_id=1)).save_pretrained(model)
+    GPT2LMHeadModel(
+        GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=256, eos_token_id=1, bos_token_id=1)
+    ).save_pretrained(model)
     return f"hf:{model}"
 
 
@@ -54,9 +56,21 @@ MODELS = {"scripted rules file": (rules_model, change_rules), "local hf folder":
 
 
 def evaluate(tmp_path, model: str, resume: bool = False):
-    return Evaluator(RunConfig(tasks=["demo"], system="closed_book", model=model, system_args={"max_tokens": 3},
-                               metrics=["match", "scored:raise"], limit=4, output=str(tmp_path / "run"), resume=resume,
-                               progress=False, bootstrap_iters=0), registry=scoring_plugin.registry()).run()
+    return Evaluator(
+        RunConfig(
+            tasks=["demo"],
+            system="closed_book",
+            model=model,
+            system_args={"max_tokens": 3},
+            metrics=["match", "scored:raise"],
+            limit=4,
+            output=str(tmp_path / "run"),
+            resume=resume,
+            progress=False,
+            bootstrap_iters=0,
+        ),
+        registry=scoring_plugin.registry(),
+    ).run()
 
 
 def failed_metric_run(tmp_path, make_model) -> str:

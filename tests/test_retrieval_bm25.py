@@ -1,4 +1,5 @@
 """BM25: the streaming, chunked build gives exactly bm25s's index; memory-mapped search; clear errors."""
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,10 @@ def test_search_returns_bm25s_top_k_ties_by_passage_number_with_ids_titles_texts
 
 
 def test_tied_passages_come_in_corpus_order_whatever_bm25s_top_k_backend(tmp_path, monkeypatch):
-    corpus = write_dpr_tsv(tmp_path / "c.tsv", [Document(id=f"p{i}", title="", text="alpha beta" if i % 2 else "gamma")
-                                                for i in range(200)])
+    corpus = write_dpr_tsv(
+        tmp_path / "c.tsv",
+        [Document(id=f"p{i}", title="", text="alpha beta" if i % 2 else "gamma") for i in range(200)],
+    )
     retriever = build(corpus, tmp_path / "index")
     expected = [f"p{i}" for i in range(1, 200, 2)]
     assert [doc.id for doc in retriever.search(["alpha"], 100)[0]] == expected
@@ -120,8 +123,11 @@ def test_manifest_records_kind_options_corpus_and_bad_records(tmp_path):
 
 
 def test_index_folder_errors_say_what_and_how_to_fix(tmp_path):
-    with pytest.raises(ConfigError, match=r"retriever bm25 needs --retriever-arg index=DIR; build it with "
-                                          r"`ragbench index build"):
+    with pytest.raises(
+        ConfigError,
+        match=r"retriever bm25 needs --retriever-arg index=DIR; build it with "
+        r"`ragbench index build",
+    ):
         load_retriever("bm25", {}, registry=installed_registry())
     with pytest.raises(ConfigError, match=r"index folder .*missing does not exist; build it with"):
         load_retriever("bm25", {"index": str(tmp_path / "missing")}, registry=installed_registry())
@@ -141,7 +147,9 @@ def test_build_option_errors_are_config_errors(tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "a.partial").exists()
     with pytest.raises(ConfigError, match="bm25 stemmer 'klingon' is unknown"):
         build(corpus, tmp_path / "b", stemmer="klingon")
-    with pytest.raises(ConfigError, match=r"--retriever-arg model=x: index build --retriever bm25 has no option 'model'"):
+    with pytest.raises(
+        ConfigError, match=r"--retriever-arg model=x: index build --retriever bm25 has no option 'model'"
+    ):
         build(corpus, tmp_path / "c", model="x")
     with pytest.raises(ConfigError, match="retriever provided has no index to build"):
         build_index(corpus, tmp_path / "d", "provided", progress=False, registry=installed_registry())

@@ -3,6 +3,7 @@ chunks were derived by hand from that algorithm with one token per character (`c
 do not depend on a tokenizer file: split at " " (separator kept in front), else "\\n", else into
 characters; merge until the next piece overflows; drop pieces from the front while the rest exceeds
 the overlap or the next piece would still overflow."""
+
 from __future__ import annotations
 
 import json
@@ -63,11 +64,20 @@ def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
 
     monkeypatch.setattr(chunking, "tiktoken_counter", lambda name="cl100k_base": len)
     corpus = tmp_path / "corpus.jsonl"
-    rows = [{"id": "short", "title": "S", "contents": "tiny"},
-            {"id": "long", "title": "L", "contents": " ".join(["word"] * 600)}]  # 2,999 characters
+    rows = [
+        {"id": "short", "title": "S", "contents": "tiny"},
+        {"id": "long", "title": "L", "contents": " ".join(["word"] * 600)},
+    ]  # 2,999 characters
     corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    manifest = index.build_index(corpus, tmp_path / "idx", "bm25", split="tokens:1000:100",
-                                 split_header="Title=>{title}", progress=False, registry=installed_registry())
+    manifest = index.build_index(
+        corpus,
+        tmp_path / "idx",
+        "bm25",
+        split="tokens:1000:100",
+        split_header="Title=>{title}",
+        progress=False,
+        registry=installed_registry(),
+    )
     assert manifest.corpus["split"] == "tokens:1000:100" and manifest.corpus["split_header"] == "Title=>{title}"
     stored = [json.loads(line) for line in (tmp_path / "idx" / "docs.jsonl").read_text().splitlines()]
     # budget 1000 - (len("Title=>L") + 2) = 990 characters: 198 words a chunk (989 characters), the

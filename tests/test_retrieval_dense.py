@@ -1,4 +1,5 @@
 """Dense retrieval: exact chunked top-k, the growing .npy, and an index built with the embedded MiniLM."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -99,8 +100,15 @@ def dense_index(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("dense")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", DOCS)
-    build_index(corpus, folder / "index", "dense", {"model": "embedded", "batch_size": 8}, chunk_size=16,
-                progress=False, registry=installed_registry())
+    build_index(
+        corpus,
+        folder / "index",
+        "dense",
+        {"model": "embedded", "batch_size": 8},
+        chunk_size=16,
+        progress=False,
+        registry=installed_registry(),
+    )
     retriever = load_retriever("dense", {"index": str(folder / "index")}, registry=installed_registry())
     yield retriever
     retriever.close()
@@ -140,10 +148,14 @@ def test_dense_option_errors_are_config_errors(dense_index, tmp_path):
     index = str(dense_index.folder)
     with pytest.raises(ConfigError, match="backend 'annoy' is unknown"):
         load_retriever("dense", {"index": index, "backend": "annoy"}, registry=installed_registry())
-    with pytest.raises(ConfigError, match=r"dense encoder '.*no-such-model' could not be loaded "
-                                          r".*local sentence-transformers folder"):
-        load_retriever("dense", {"index": index, "model": str(tmp_path / "no-such-model")},
-                       registry=installed_registry())
+    with pytest.raises(
+        ConfigError,
+        match=r"dense encoder '.*no-such-model' could not be loaded "
+        r".*local sentence-transformers folder",
+    ):
+        load_retriever(
+            "dense", {"index": index, "model": str(tmp_path / "no-such-model")}, registry=installed_registry()
+        )
     with pytest.raises(ConfigError, match="holds a dense index, not bm25; use --retriever dense"):
         load_retriever("bm25", {"index": index}, registry=installed_registry())
 
@@ -161,13 +173,21 @@ def test_an_encoder_of_the_same_dimension_that_is_not_the_indexs_is_refused(dens
         other.save(str(tmp_path / "other-minilm"))
     finally:
         other.load_state_dict(state)
-    with pytest.raises(ConfigError, match=r"retriever dense: encoder '.*other-minilm' does not give the vectors of the "
-                                          r"index at .* \(its passage 0 encodes at cosine 0\.\d+ to the stored one\): use "
-                                          r"the index's model \(embedded\), or build an index with this one"):
-        load_retriever("dense", {"index": str(dense_index.folder), "model": str(tmp_path / "other-minilm")},
-                       registry=installed_registry())
-    assert load_retriever("dense", {"index": str(dense_index.folder)},
-                          registry=installed_registry()).encoder.name == "embedded"
+    with pytest.raises(
+        ConfigError,
+        match=r"retriever dense: encoder '.*other-minilm' does not give the vectors of the "
+        r"index at .* \(its passage 0 encodes at cosine 0\.\d+ to the stored one\): use "
+        r"the index's model \(embedded\), or build an index with this one",
+    ):
+        load_retriever(
+            "dense",
+            {"index": str(dense_index.folder), "model": str(tmp_path / "other-minilm")},
+            registry=installed_registry(),
+        )
+    assert (
+        load_retriever("dense", {"index": str(dense_index.folder)}, registry=installed_registry()).encoder.name
+        == "embedded"
+    )
 
 
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
@@ -179,12 +199,16 @@ def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_in
     assert omnieval_query_instruction("intfloat/e5-mistral-7b-instruct").endswith("answer the query\nQuery: ")
     with pytest.raises(ConfigError, match="no query instruction for model 'embedded'"):
         Encoder("embedded", query_style="omnieval", registry=installed_registry())
-    encoder = Encoder("embedded", query_instruction="", query_style="omnieval",
-                      registry=installed_registry())  # bge-m3's empty instruction
+    encoder = Encoder(
+        "embedded", query_instruction="", query_style="omnieval", registry=installed_registry()
+    )  # bge-m3's empty instruction
     encoder.model = dense_index.encoder.model
     assert np.array_equal(encoder.encode_queries(["q"]), encoder.encode([" q"]))  # upstream's f"{instr} {q}"
-    retriever = load_retriever("dense", {"index": str(dense_index.folder), "query_instruction": "",
-                                         "query_style": "omnieval"}, registry=installed_registry())
+    retriever = load_retriever(
+        "dense",
+        {"index": str(dense_index.folder), "query_instruction": "", "query_style": "omnieval"},
+        registry=installed_registry(),
+    )
     assert retriever.metadata()["query_style"] == "omnieval"
     retriever.close()
 
@@ -203,7 +227,10 @@ def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
     for name in ("Alibaba-NLP/gte-Qwen2-1.5B-instruct", "jinaai/jina-embeddings-v2-base-zh"):
         assert flashrag_prefixes(name, [" 基金"], 8) == [" 基金"]
     # the batch's first text decides the language; more than 20% CJK characters is Chinese
-    assert flashrag_prefixes("bge-m3", ["hello", "基金"], 2) == [BGE_QUERY_INSTRUCTION + "hello", BGE_QUERY_INSTRUCTION + "基金"]
+    assert flashrag_prefixes("bge-m3", ["hello", "基金"], 2) == [
+        BGE_QUERY_INSTRUCTION + "hello",
+        BGE_QUERY_INSTRUCTION + "基金",
+    ]
     assert flashrag_prefixes("bge-m3", ["hello", "基金"], 1) == [BGE_QUERY_INSTRUCTION + "hello", zh + "基金"]
     assert flashrag_prefixes("bge-m3", ["ab中de", "ab中d"], 1) == [BGE_QUERY_INSTRUCTION + "ab中de", zh + "ab中d"]
 
@@ -216,8 +243,12 @@ def test_omnieval_flashrag_style_prefixes_queries_and_passages_and_must_match_th
     zh = "为这个句子生成表示以用于检索相关文章："
     assert encoder.query_texts(["什么是基金？"]) == [f"{zh} 什么是基金？"]
     assert np.array_equal(encoder.encode_passages(["基金"]), encoder.encode([f"{zh}基金"]))
-    assert Encoder("embedded", query_instruction="", query_style="omnieval",
-                   registry=installed_registry()).query_texts(["q"]) == [" q"]
+    assert Encoder("embedded", query_instruction="", query_style="omnieval", registry=installed_registry()).query_texts(
+        ["q"]
+    ) == [" q"]
     with pytest.raises(ConfigError, match="must be the index's style"):
-        load_retriever("dense", {"index": str(dense_index.folder), "query_instruction": "",
-                                 "query_style": "omnieval_flashrag"}, registry=installed_registry())
+        load_retriever(
+            "dense",
+            {"index": str(dense_index.folder), "query_instruction": "", "query_style": "omnieval_flashrag"},
+            registry=installed_registry(),
+        )

@@ -1,5 +1,6 @@
 """`example_bm25` and `example_dense`: an example's own passages ranked by each query a system sends,
 indexed once per example, searched through the run's pool (off the event loop), never mixing examples."""
+
 from __future__ import annotations
 
 import asyncio
@@ -56,21 +57,28 @@ def dense():
 
 
 async def test_bm25_ranks_the_passages_by_each_query_so_another_query_gets_another_ranking():
-    first, second = await ranking(load_retriever("example_bm25", registry=installed_registry()), example(),
-                                  ["Who founded the fishing town of Olm?", "village in the Hollow Mountains cheese"])
+    first, second = await ranking(
+        load_retriever("example_bm25", registry=installed_registry()),
+        example(),
+        ["Who founded the fishing town of Olm?", "village in the Hollow Mountains cheese"],
+    )
     assert first[0] == "Olm" and second[0] == "Trask"
     assert first != second and sorted(first) == sorted(second) == sorted(title for title, _ in PASSAGES)
 
 
 async def test_dense_ranks_the_passages_by_each_query_so_another_query_gets_another_ranking(dense):
-    first, second = await ranking(dense, example(), ["Who founded the fishing town of Olm?",
-                                                     "a village in the mountains famous for cheese"])
+    first, second = await ranking(
+        dense, example(), ["Who founded the fishing town of Olm?", "a village in the mountains famous for cheese"]
+    )
     assert first[0] == "Olm" and second[0] == "Trask" and first != second
 
 
 async def test_the_provided_retriever_keeps_the_given_order_whatever_the_query():
-    first, second = await ranking(load_retriever("provided", registry=installed_registry()), example(),
-                                  ["Who founded the fishing town of Olm?", "village in the Hollow Mountains cheese"])
+    first, second = await ranking(
+        load_retriever("provided", registry=installed_registry()),
+        example(),
+        ["Who founded the fishing town of Olm?", "village in the Hollow Mountains cheese"],
+    )
     assert first == second == [title for title, _ in PASSAGES]
 
 
@@ -132,8 +140,9 @@ async def test_the_queries_of_concurrent_examples_are_ranked_in_one_pooled_batch
     # every example sends the same query: each must still get its own passages
     found = await asyncio.gather(*(view.search("Who founded Olm?", 3) for view in bound))
     await retrieval.close()
-    assert [[doc.title for doc in docs] for docs in found] == [[f"Olm {i}", f"Kiribati Sound {i}", f"Ansgar Pell {i}"]
-                                                               for i in range(12)]
+    assert [[doc.title for doc in docs] for docs in found] == [
+        [f"Olm {i}", f"Kiribati Sound {i}", f"Ansgar Pell {i}"] for i in range(12)
+    ]
     assert retriever.built == [12 * len(PASSAGES)] and retriever.scored == [12] and retrieval.stats.batches == 1
 
 
@@ -161,8 +170,11 @@ async def test_dense_embeds_a_batch_of_queries_and_of_new_passages_in_one_encode
     calls: list[tuple[str, int]] = []
     for kind in ("queries", "passages"):
         method = getattr(dense.encoder, f"encode_{kind}")
-        monkeypatch.setattr(dense.encoder, f"encode_{kind}",
-                            lambda texts, kind=kind, method=method: calls.append((kind, len(texts))) or method(texts))
+        monkeypatch.setattr(
+            dense.encoder,
+            f"encode_{kind}",
+            lambda texts, kind=kind, method=method: calls.append((kind, len(texts))) or method(texts),
+        )
     retrieval = Retrieval(dense)
     bound = [retrieval.bind(Context(llm=None, task=None), example(f"e{i}")) for i in range(6)]  # type: ignore[arg-type]
     await asyncio.gather(*(view.search("Who founded Olm?", 2) for view in bound))
@@ -176,12 +188,15 @@ def test_the_run_level_retriever_has_no_corpus_of_its_own():
         load_retriever("example_bm25", registry=installed_registry()).search(["q"], 2)
 
 
-@pytest.mark.parametrize("args, message", [
-    ({"method": "okapi"}, "example_bm25 method 'okapi' is unknown"),
-    ({"stopwords": "klingon"}, "example_bm25 stopwords 'klingon'"),
-    ({"stemmer": "klingon"}, "bm25 stemmer 'klingon' is unknown"),
-    ({"k2": 1}, "k2"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"method": "okapi"}, "example_bm25 method 'okapi' is unknown"),
+        ({"stopwords": "klingon"}, "example_bm25 stopwords 'klingon'"),
+        ({"stemmer": "klingon"}, "bm25 stemmer 'klingon' is unknown"),
+        ({"k2": 1}, "k2"),
+    ],
+)
 def test_bad_options_are_one_line_config_errors(args, message):
     with pytest.raises(ConfigError, match=message):
         load_retriever("example_bm25", args, registry=installed_registry())
@@ -191,18 +206,35 @@ def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_que
     from ragbench.tasks.selfrag.demo import Demo
     from test_retrieval_pooling import registry_with_test_system
 
-    config = RunConfig(tasks=["demo"], system="retrieve_then_answer", model="scripted:echo", retriever="example_bm25",
-                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10, limit=6)
+    config = RunConfig(
+        tasks=["demo"],
+        system="retrieve_then_answer",
+        model="scripted:echo",
+        retriever="example_bm25",
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+        limit=6,
+    )
     results = Evaluator(config, registry_with_test_system()).run().results
     assert results["counts"]["demo"]["failed"] == 0
     assert results["config"]["retriever_metadata"] == {
-        "retriever": "example_bm25", "with_title": True, "k1": 0.9, "b": 0.4, "method": "lucene", "stopwords": "en",
-        "stemmer": "porter", "bm25s": pytest.importorskip("bm25s").__version__}
+        "retriever": "example_bm25",
+        "with_title": True,
+        "k1": 0.9,
+        "b": 0.4,
+        "method": "lucene",
+        "stopwords": "en",
+        "stemmer": "porter",
+        "bm25s": pytest.importorskip("bm25s").__version__,
+    }
     own = {item.id: {doc.id for doc in item.docs} for item in Demo().examples()}
     for sample in samples(tmp_path / "run", "demo"):
         steps = [step for step in sample["trace"] if step["kind"] == "retrieval"]
         assert [step["request"]["retriever"] for step in steps] == ["example_bm25"] * 2
-        assert all(len(step["response"]["ids"]) == 2 and set(step["response"]["ids"]) <= own[sample["id"]] for step in steps)
+        assert all(
+            len(step["response"]["ids"]) == 2 and set(step["response"]["ids"]) <= own[sample["id"]] for step in steps
+        )
 
 
 def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same_query(tmp_path):
@@ -212,11 +244,20 @@ def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query
-    config = RunConfig(tasks=["demo"], system="retrieve_then_answer", model=f"scripted:{rules}", retriever="example_bm25",
-                       output=str(tmp_path / "run"), progress=False, bootstrap_iters=10, limit=4)
+    config = RunConfig(
+        tasks=["demo"],
+        system="retrieve_then_answer",
+        model=f"scripted:{rules}",
+        retriever="example_bm25",
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+        limit=4,
+    )
     Evaluator(config, registry_with_test_system()).run()
     searches = [json.loads(line) for line in (tmp_path / "run" / "calls" / "retrieval.jsonl").read_text().splitlines()]
     assert sum(s["query"] == "the capital city" for s in searches) == 4
-    Evaluator(replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False),
-              registry_with_test_system()).run()
+    Evaluator(
+        replay_config(tmp_path / "run", str(tmp_path / "replayed"), progress=False), registry_with_test_system()
+    ).run()
     assert without_timings(samples(tmp_path / "replayed", "demo")) == without_timings(samples(tmp_path / "run", "demo"))

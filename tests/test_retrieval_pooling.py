@@ -1,5 +1,6 @@
 """ctx.retriever: the queries of all in-flight examples are pooled into few batched searches, traced
 per example, with the same answers as one query at a time; and a whole run with a bm25 index."""
+
 from __future__ import annotations
 
 import asyncio
@@ -131,8 +132,10 @@ class AnswersAnErrorFor(CountingRetriever):
 
     def search(self, queries, k):
         answered = super().search(queries, k)
-        return [RetrievalError(f"no answer for {query!r}") if query == self.unanswerable else docs
-                for query, docs in zip(queries, answered)]
+        return [
+            RetrievalError(f"no answer for {query!r}") if query == self.unanswerable else docs
+            for query, docs in zip(queries, answered)
+        ]
 
     def for_example(self, example):
         return self if self.own_documents else None
@@ -177,6 +180,7 @@ async def test_a_search_for_a_negative_or_not_whole_k_fails_the_example_for_ever
 
 # --- a whole run: a system that retrieves through ctx.retriever from a bm25 index ------------------
 
+
 class RetrieveThenAnswer(System):
     """Retrieves for the question, asks the LLM, retrieves again with the model's answer."""
 
@@ -214,9 +218,16 @@ def registry_with_test_system() -> Registry:
 
 
 def test_a_run_retrieves_from_the_index_in_pooled_searches(tmp_path, demo_index):
-    config = RunConfig(tasks=["demo"], system="retrieve_then_answer", model="scripted:echo", retriever="bm25",
-                       retriever_args={"index": str(demo_index)}, output=str(tmp_path / "run"), progress=False,
-                       bootstrap_iters=10)
+    config = RunConfig(
+        tasks=["demo"],
+        system="retrieve_then_answer",
+        model="scripted:echo",
+        retriever="bm25",
+        retriever_args={"index": str(demo_index)},
+        output=str(tmp_path / "run"),
+        progress=False,
+        bootstrap_iters=10,
+    )
     results = Evaluator(config, registry_with_test_system()).run().results
     assert results["counts"]["demo"]["failed"] == 0
     assert results["config"]["retriever_metadata"]["retriever"] == "bm25"
@@ -232,8 +243,14 @@ def test_a_run_retrieves_from_the_index_in_pooled_searches(tmp_path, demo_index)
 
 
 def test_a_run_with_a_missing_index_stops_before_anything_loads(tmp_path, monkeypatch):
-    config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", retriever="bm25",
-                       retriever_args={"index": str(tmp_path / "nowhere")}, output=str(tmp_path / "run"))
+    config = RunConfig(
+        tasks=["demo"],
+        system="vanilla",
+        model="scripted:echo",
+        retriever="bm25",
+        retriever_args={"index": str(tmp_path / "nowhere")},
+        output=str(tmp_path / "run"),
+    )
     loaded: list[str] = []
     monkeypatch.setattr("ragbench._run.services.load_engines", lambda *args, **kwargs: loaded.append("engines"))
     planned = Evaluator(config, registry=installed_registry())  # planning opens no index

@@ -1,5 +1,6 @@
 """RGB's tasks and metrics against values produced by running RGB's evalue.py (tests/data/parity/rgb.json
 records the commit and how): the passages each example shows, the prompt, and the labels and rates."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,9 @@ def case_id(case: dict) -> str:
 
 
 def task_of(dataset: str, data=None, **options):
-    return installed_registry().load("tasks", f"rgb_{dataset}")(data or TEST_DATA / "rgb" / f"{dataset}.json", **options)
+    return installed_registry().load("tasks", f"rgb_{dataset}")(
+        data or TEST_DATA / "rgb" / f"{dataset}.json", **options
+    )
 
 
 def examples_of(case: dict) -> list[Example]:
@@ -48,17 +51,23 @@ def test_prompt_is_evalue_py_instruction_and_system_message(dataset):
     prompt = task.prompting.build_prompt(example, example.docs)
     assert prompt == upstream["instruction"].format(QUERY=example.question, DOCS="\n".join(case["examples"][0]["docs"]))
     assert task.own_documents  # the provided retriever shows them, in this order
-    assert task.prompting.chat_messages(prompt) == [{"role": "system", "content": upstream["system"]},
-                                                    {"role": "user", "content": prompt}]
+    assert task.prompting.chat_messages(prompt) == [
+        {"role": "system", "content": upstream["system"]},
+        {"role": "user", "content": prompt},
+    ]
 
 
 def scored(case: dict) -> list[tuple[dict, dict]]:
     """(upstream's line, ragbench's scores) per example, the outputs scored by the task's own metrics."""
     task = task_of(case["dataset"], **{k: case[k] for k in ("noise_rate", "passage_num", "correct_rate") if k in case})
     strip = case["dataset"].startswith("zh")
-    metrics = [RgbAccuracy(strip_spaces=strip)] + ([RgbCounterfactual(strip_spaces=strip)] if "fact" in case["dataset"] else [])
+    metrics = [RgbAccuracy(strip_spaces=strip)] + (
+        [RgbCounterfactual(strip_spaces=strip)] if "fact" in case["dataset"] else []
+    )
     assert sorted(task.scoring.metrics) == sorted(m.name for m in metrics)
-    assert all(task.scoring.metric_options.get(m.name, {}) == ({"strip_spaces": True} if strip else {}) for m in metrics)
+    assert all(
+        task.scoring.metric_options.get(m.name, {}) == ({"strip_spaces": True} if strip else {}) for m in metrics
+    )
     out = []
     for example, upstream in zip(task.examples(), case["examples"]):
         prediction = Prediction(example_id=example.id, answer=PARITY["outputs"][example.question])
@@ -93,15 +102,28 @@ def test_the_cases_cover_each_rule():
     """The parity outputs exercise aliases and case, the Chinese spaces, a rejection, one that is no rejection
     for its capitals, a missing item, and an error detected with a rejection (counted corrected)."""
     labels = {(c["dataset"], tuple(u["label"])) for c in CASES for u in c["examples"]}
-    assert {("en", (1,)), ("en", (1, 0)), ("en", (-1,)), ("zh", (1,)), ("zh", (-1,)), ("en_int", (1,) * 7),
-            ("en_int", (1, 1, 0)), ("en_fact", (-1,))} <= labels
+    assert {
+        ("en", (1,)),
+        ("en", (1, 0)),
+        ("en", (-1,)),
+        ("zh", (1,)),
+        ("zh", (-1,)),
+        ("en_int", (1,) * 7),
+        ("en_int", (1, 1, 0)),
+        ("en_fact", (-1,)),
+    } <= labels
     all_rates = {(c["dataset"], c["noise_rate"]): c["scores"]["all_rate"] for c in CASES if c["passage_num"] == 5}
     assert all_rates[("zh", 1.0)] == 1.0 and all_rates[("zh", 0.0)] == 0.5  # at noise 1, a rejection counts
 
 
-@pytest.mark.parametrize("options, message", [({"noise_rate": 1.5}, "noise_rate must be a number from 0 to 1"),
-                                              ({"passage_num": 0}, "passage_num must be a whole number of at least 1"),
-                                              ({"noise_rate": "high"}, "noise_rate must be")])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"noise_rate": 1.5}, "noise_rate must be a number from 0 to 1"),
+        ({"passage_num": 0}, "passage_num must be a whole number of at least 1"),
+        ({"noise_rate": "high"}, "noise_rate must be"),
+    ],
+)
 def test_bad_options_are_one_line(options, message):
     with pytest.raises(ConfigError, match=message) as refused:
         task_of("en", **options)
@@ -130,24 +152,29 @@ def test_a_record_without_its_answer_is_a_bad_record_naming_the_field(tmp_path):
 
 def test_integration_passages_not_grouped_per_answer_item_are_a_bad_record(tmp_path):
     """evalue.py shuffles each group in place and stops on a string; its characters are no passages."""
-    data = write_jsonl(tmp_path / "en_int.json", [{"id": 0, "query": "q", "answer": ["a", "b"],
-                                                   "positive": ["a is 1.", "b is 2."], "negative": ["c."]}])
+    data = write_jsonl(
+        tmp_path / "en_int.json",
+        [{"id": 0, "query": "q", "answer": ["a", "b"], "positive": ["a is 1.", "b is 2."], "negative": ["c."]}],
+    )
     [outcome] = list(task_of("en_int", data=data).examples())
     assert isinstance(outcome, RecordError) and "positive" in str(outcome), outcome
 
 
 @pytest.mark.parametrize("answer", [3, [["a", 1]], {"text": "a"}])
 def test_an_answer_checkanswer_cannot_read_is_a_bad_record_naming_it(tmp_path, answer):
-    data = write_jsonl(tmp_path / "en.json", [{"id": 0, "query": "q", "answer": answer, "positive": ["a."],
-                                               "negative": ["b."]}])
+    data = write_jsonl(
+        tmp_path / "en.json", [{"id": 0, "query": "q", "answer": answer, "positive": ["a."], "negative": ["b."]}]
+    )
     [outcome] = list(task_of("en", data=data).examples())
     assert isinstance(outcome, RecordError) and "answer" in str(outcome), outcome
 
 
 def test_the_reference_answer_is_every_item_by_its_first_alias():
     task = task_of("en_int")
-    assert [task.gold_references(e.gold) for e in task.examples()][:2] == [["Ansgar Pell, Evermouth"],
-                                                                            ["Ansgar Pell, Evermouth, Trask"]]
+    assert [task.gold_references(e.gold) for e in task.examples()][:2] == [
+        ["Ansgar Pell, Evermouth"],
+        ["Ansgar Pell, Evermouth, Trask"],
+    ]
     assert task_of("en_fact").gold_references({"rgb_answer": "Evermouth"}) == ["Evermouth"]
 
 
@@ -157,9 +184,16 @@ def test_vanilla_shows_every_sampled_passage_in_order(tmp_path, passage_num):
     from ragbench._run.evaluator import Evaluator, RunConfig
 
     case = next(c for c in CASES if c["dataset"] == "en" and c["noise_rate"] == 0.4 and c["passage_num"] == passage_num)
-    config = RunConfig(tasks=["rgb_en"], system="vanilla", model="scripted:echo", progress=False,
-                       data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")}, output=str(tmp_path / "run"),
-                       task_args={"noise_rate": 0.4, "passage_num": passage_num}, bootstrap_iters=10)
+    config = RunConfig(
+        tasks=["rgb_en"],
+        system="vanilla",
+        model="scripted:echo",
+        progress=False,
+        data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")},
+        output=str(tmp_path / "run"),
+        task_args={"noise_rate": 0.4, "passage_num": passage_num},
+        bootstrap_iters=10,
+    )
     Evaluator(config, registry=installed_registry()).run()
     shown = [[doc["text"] for doc in record["prediction"]["docs"]] for record in samples(tmp_path / "run", "rgb_en")]
     assert shown == [u["docs"] for u in case["examples"]]

@@ -1,5 +1,6 @@
 """RGB's LLM-judged rates against reject_evalue.py and fact_evalue.py, run unmodified with a scripted judge
 (tests/data/parity/rgb.json, `judge`): the prompts they send and the rates they write."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,24 +20,29 @@ JUDGE = PARITY["judge"]
 
 def judge() -> ScriptedLLM:
     """Replies as the scripted judge of the upstream runs: by the output the prompt ends with."""
+
     def reply(request) -> str:
         [(role, content)] = request.messages
         assert role == "user"
         return next(text for output, text in JUDGE["replies"].items() if content.endswith(f"Answer: {output}\n    "))
+
     return ScriptedLLM(reply)
 
 
 def judged(case: dict) -> tuple[ScriptedLLM, list[dict]]:
     dataset = case["dataset"]
-    task = installed_registry().load("tasks", f"rgb_{dataset}")(TEST_DATA / "rgb" / f"{dataset}.json",
-                                                         noise_rate=case["noise_rate"])
+    task = installed_registry().load("tasks", f"rgb_{dataset}")(
+        TEST_DATA / "rgb" / f"{dataset}.json", noise_rate=case["noise_rate"]
+    )
     metric = (RgbFactJudge if "fact" in dataset else RgbRejectionJudge)(strip_spaces=dataset.startswith("zh"))
     llm = judge()
     ctx = make_context(task, judges=[llm])
 
     async def all_examples():
-        return [await metric.score(e, Prediction(e.id, answer=PARITY["outputs"][e.question]), ctx)
-                for e in task.examples()]
+        return [
+            await metric.score(e, Prediction(e.id, answer=PARITY["outputs"][e.question]), ctx) for e in task.examples()
+        ]
+
     return llm, asyncio.run(all_examples())
 
 

@@ -3,6 +3,7 @@ recording does not model, and RQ-RAG's 7B model cannot run here): the prompts of
 format, the expansion tokens, the evidences), the breadth-first expansion to max_depth, the searches, the
 sampling of query and answer calls, and the choice of the most confident answer. Not tested: RQ-RAG's model
 itself (its special tokens' tokenisation, vLLM's decoding without spaces between special tokens)."""
+
 import json
 import math
 
@@ -16,8 +17,11 @@ from ragbench.plugins.rqrag.prompts import SYSTEM, evidences, first_prompt
 from ragbench.plugins.rqrag.system import before_end
 
 TASK = "nq_open_flashrag"
-KINDS = {"[S_Rewritten_Query]": "rewritten", "[S_Decomposed_Query]": "decomposed",
-         "[S_Disambiguated_Query]": "disambiguated"}
+KINDS = {
+    "[S_Rewritten_Query]": "rewritten",
+    "[S_Decomposed_Query]": "decomposed",
+    "[S_Disambiguated_Query]": "disambiguated",
+}
 BEST = "[S_Decomposed_Query]"  # the answer after this path's evidences is the most confident
 
 
@@ -32,13 +36,19 @@ def script(request):
     on_best = depth > 0 and max(KINDS, key=prompt.rfind) == BEST  # the path's last expansion
     chance = 0.9 if on_best else 0.5
     answer = f"answer {depth}{' best' if on_best else ''}"
-    return {"response": f" {answer}[EOS]", "tokens": [" ", answer, "[EOS]"],
-            "logprobs": [{" ": 0.0}, {answer: math.log(chance)}, {"[EOS]": 0.0}]}
+    return {
+        "response": f" {answer}[EOS]",
+        "tokens": [" ", answer, "[EOS]"],
+        "logprobs": [{" ": 0.0}, {answer: math.log(chance)}, {"[EOS]": 0.0}],
+    }
 
 
 def replay_file(folder, max_depth):
-    lines = [{"query": f"{kind} query at depth {d}", "k": 2, "ids": [str(d), str(10 + d)], "scores": [2.0, 1.0]}
-             for kind in KINDS.values() for d in range(max_depth)]
+    lines = [
+        {"query": f"{kind} query at depth {d}", "k": 2, "ids": [str(d), str(10 + d)], "scores": [2.0, 1.0]}
+        for kind in KINDS.values()
+        for d in range(max_depth)
+    ]
     path = folder / "searches.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
@@ -47,9 +57,17 @@ def replay_file(folder, max_depth):
 def run_tree(tmp_path, max_depth):
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"id": "q1", "question": "who wrote it", "golden_answers": ["x"]}) + "\n")
-    run(tmp_path, tasks=[TASK], system="rqrag", data={TASK: str(questions)},
-        system_args={"max_depth": max_depth, "topk": 2}, model="scripted:test_rqrag_tree:script", retriever="replay",
-        metrics=[], retriever_args={"file": str(replay_file(tmp_path, max_depth)), "corpus": str(CORPUS)})
+    run(
+        tmp_path,
+        tasks=[TASK],
+        system="rqrag",
+        data={TASK: str(questions)},
+        system_args={"max_depth": max_depth, "topk": 2},
+        model="scripted:test_rqrag_tree:script",
+        retriever="replay",
+        metrics=[],
+        retriever_args={"file": str(replay_file(tmp_path, max_depth)), "corpus": str(CORPUS)},
+    )
     [sample] = samples(tmp_path / "run", TASK)
     assert sample["error"] is None, sample["error"]
     return sample
@@ -67,16 +85,25 @@ def test_one_level_tree_prompts_searches_and_choice(tmp_path):
     llm = [step["request"] for step in sample["trace"] if step["kind"] == "llm"]
     searches = [step["request"]["query"] for step in sample["trace"] if step["kind"] == "retrieval"]
     # the output ends at the kept stop string "[EOS]", as vLLM ends it
-    children = {token: root + token + f" {kind} query at depth 0[EOS]" + evidences(passages("0", "10"))
-                for token, kind in KINDS.items()}
+    children = {
+        token: root + token + f" {kind} query at depth 0[EOS]" + evidences(passages("0", "10"))
+        for token, kind in KINDS.items()
+    }
     # depth 0: the three query tokens and the answer; depth 1 (max_depth): each child answers only
     assert [r["prompt"] for r in llm] == [root + t for t in KINDS] + [root + "[A_Response]"] + [
-        children[t] + "[A_Response]" for t in KINDS]
+        children[t] + "[A_Response]" for t in KINDS
+    ]
     assert sorted(searches) == sorted(f"{kind} query at depth 0" for kind in KINDS.values())  # searched as they come
     queries, answers = llm[:3], llm[3:]
-    assert all(r["sampling"]["temperature"] == 0 and r["sampling"]["keep_stop"] and r["sampling"]["stop"] == [
-        "[EOS]", "</s>"] and r["sampling"]["top_p"] == 0.9 and not r["sampling"]["skip_special_tokens"]
-        and r["sampling"]["max_tokens"] == 4096 for r in queries)
+    assert all(
+        r["sampling"]["temperature"] == 0
+        and r["sampling"]["keep_stop"]
+        and r["sampling"]["stop"] == ["[EOS]", "</s>"]
+        and r["sampling"]["top_p"] == 0.9
+        and not r["sampling"]["skip_special_tokens"]
+        and r["sampling"]["max_tokens"] == 4096
+        for r in queries
+    )
     assert all(r["sampling"]["temperature"] == 1.0 and r["sampling"]["logprobs"] == 1 for r in answers)
     assert sample["prediction"]["answer"] == "answer 1 best"
     assert sample["prediction"]["raw_output"] == " answer 1 best[EOS]"
@@ -100,4 +127,4 @@ def test_the_text_before_the_last_end_marker(pieces):
     if "[EOS]" not in output:
         assert found is None
     else:
-        assert found == output[:output.rindex("[EOS]")].rsplit("[EOS]", 1)[-1].strip()
+        assert found == output[: output.rindex("[EOS]")].rsplit("[EOS]", 1)[-1].strip()

@@ -1,4 +1,5 @@
 """Whole runs with the scripted engine: outputs, samples, results layout, resume."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):
     assert set(results["results"]["popqa"]) == {"match", "selfrag_match", "match_normalized", "em", "f1"}
     detail = results["details"]["popqa"]["match"]
     assert detail["n"] == 6 and detail["n_errors"] == 0 and "ci95" in detail
-    assert results["counts"]["popqa"] == {"records": 6, "scored": 6, "failed": 0, "bad_records": 0,
-                                          "missing": 0, "metric_failures": 0}
+    assert results["counts"]["popqa"] == {
+        "records": 6,
+        "scored": 6,
+        "failed": 0,
+        "bad_records": 0,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert results["config"]["system"] == "vanilla" and results["config"]["seed"] == 0
     assert results["versions"]["ragbench"] and "numpy" in results["versions"]["packages"]
     assert results["cost"]["llm_calls"] == 6 and results["cost"]["examples_per_second"] > 0
@@ -31,26 +38,44 @@ def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):
 
 def test_samples_record_prompt_output_scores_and_trace(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
-    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-        system_args={"top_n": 2})
+    run(
+        tmp_path,
+        tasks=["popqa"],
+        system="vanilla",
+        model="scripted:echo",
+        data={"popqa": str(data)},
+        system_args={"top_n": 2},
+    )
     first = samples(tmp_path / "run", "popqa")[0]
     assert first["id"] == "100" and first["gold"] == {"answers": ["answer0", "alias0"]}
-    assert trace_prompts(first["trace"])[0].startswith("Below is an instruction") and "[2] Other 0" in trace_prompts(first["trace"])[0]
+    assert (
+        trace_prompts(first["trace"])[0].startswith("Below is an instruction")
+        and "[2] Other 0" in trace_prompts(first["trace"])[0]
+    )
     assert first["output"] == "### Response:"  # echo returns the prompt's last line
     assert first["scores"]["match"] == 0.0
     assert [d["title"] for d in first["prediction"]["docs"]] == ["Title 0", "Other 0"]
     search, answer = first["trace"]
-    assert search["kind"] == "retrieval" and search["request"] == {"retriever": "provided", "query": "Who is person 0?", "k": 2}
+    assert search["kind"] == "retrieval" and search["request"] == {
+        "retriever": "provided",
+        "query": "Who is person 0?",
+        "k": 2,
+    }
     assert answer["kind"] == "llm" and answer["response"]["texts"] == ["### Response:"]
 
 
 def test_scored_answers_come_from_the_model_output(tmp_path, popqa_records):
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": r"person [024]\?", "response": " answer0 or answer2 or answer4\n\nmore"},
-                                 {"response": "no idea"}]))
-    results = run(tmp_path, tasks=["popqa"], system="closed_book", model=f"scripted:{rules}",
-                  data={"popqa": str(data)})
+    rules.write_text(
+        json.dumps(
+            [
+                {"pattern": r"person [024]\?", "response": " answer0 or answer2 or answer4\n\nmore"},
+                {"response": "no idea"},
+            ]
+        )
+    )
+    results = run(tmp_path, tasks=["popqa"], system="closed_book", model=f"scripted:{rules}", data={"popqa": str(data)})
     assert results["results"]["popqa"]["match"] == 0.5
     assert samples(tmp_path / "run", "popqa")[0]["prediction"]["answer"] == "answer0 or answer2 or answer4"
 
@@ -60,10 +85,19 @@ def test_groups_expand_and_limit_applies_per_task(tmp_path, popqa_records):
 
     ref = shared_reference() / "selfrag"
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
-    results = run(tmp_path, tasks=["selfrag_suite"], model="scripted:echo", limit=2, nli="scripted:echo",
-                  data={"popqa": str(data), "arc_challenge": str(ref / "arc_challenge_processed.sample.jsonl"),
-                        "pubhealth": "tests/data/selfrag/health_claims_processed.sample.jsonl",
-                        "asqa": "tests/data/alce/asqa_eval_gtr_top100.json"})
+    results = run(
+        tmp_path,
+        tasks=["selfrag_suite"],
+        model="scripted:echo",
+        limit=2,
+        nli="scripted:echo",
+        data={
+            "popqa": str(data),
+            "arc_challenge": str(ref / "arc_challenge_processed.sample.jsonl"),
+            "pubhealth": "tests/data/selfrag/health_claims_processed.sample.jsonl",
+            "asqa": "tests/data/alce/asqa_eval_gtr_top100.json",
+        },
+    )
     assert list(results["results"]) == ["pubhealth", "arc_challenge", "popqa", "asqa"]
     assert all(c["records"] == 2 for c in results["counts"].values())
 
@@ -72,18 +106,39 @@ def test_task_defaults_set_system_options(tmp_path):
     run(tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", limit=1)
     sampling = samples(tmp_path / "run", "demo")[0]["trace"][0]["request"]["sampling"]
     assert sampling["max_tokens"] == 24  # registry.yaml: demo defaults
-    run(tmp_path, "run2", tasks=["demo"], system="closed_book", model="scripted:echo", limit=1,
-        system_args={"max_tokens": 7})
+    run(
+        tmp_path,
+        "run2",
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        limit=1,
+        system_args={"max_tokens": 7},
+    )
     assert samples(tmp_path / "run2", "demo")[0]["trace"][0]["request"]["sampling"]["max_tokens"] == 7
 
 
 def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterrupted_run(tmp_path):
-    common = ["--tasks", "demo", "--system", "vanilla", "--model", "scripted:echo", "--no-progress",
-              "--bootstrap-iters", "200", "--max-inflight", "2"]
+    common = [
+        "--tasks",
+        "demo",
+        "--system",
+        "vanilla",
+        "--model",
+        "scripted:echo",
+        "--no-progress",
+        "--bootstrap-iters",
+        "200",
+        "--max-inflight",
+        "2",
+    ]
     slow = ["--model-arg", "per_request=0.1", "--model-arg", "batch_size=2"]
     killed_dir = tmp_path / "killed"
-    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *common, *slow, "--output", str(killed_dir)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *common, *slow, "--output", str(killed_dir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     checkpoint = killed_dir / "samples" / "demo.jsonl"
     deadline = time.time() + 60
     while time.time() < deadline and (not checkpoint.exists() or len(checkpoint.read_text().splitlines()) < 6):
@@ -106,15 +161,27 @@ def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterru
     assert comparable(results) == comparable(json.loads((tmp_path / "fresh" / "results.json").read_text()))
     assert samples(killed_dir, "demo") == [
         {**s, "seconds": r["seconds"], "trace": r["trace"]}
-        for s, r in zip(samples(tmp_path / "fresh", "demo"), samples(killed_dir, "demo"))]
+        for s, r in zip(samples(tmp_path / "fresh", "demo"), samples(killed_dir, "demo"))
+    ]
 
 
 def test_resume_refuses_a_folder_run_with_other_options(tmp_path):
-    first = cli_here("--tasks", "demo", "--model", "scripted:echo", "--limit", "2", "--no-progress",
-                     "--output", str(tmp_path / "r"))
+    first = cli_here(
+        "--tasks", "demo", "--model", "scripted:echo", "--limit", "2", "--no-progress", "--output", str(tmp_path / "r")
+    )
     assert first.returncode == 0
-    again = cli_here("--tasks", "demo", "--model", "scripted:echo", "--limit", "3", "--no-progress",
-                     "--output", str(tmp_path / "r"), "--resume")
+    again = cli_here(
+        "--tasks",
+        "demo",
+        "--model",
+        "scripted:echo",
+        "--limit",
+        "3",
+        "--no-progress",
+        "--output",
+        str(tmp_path / "r"),
+        "--resume",
+    )
     assert again.returncode == 2
     assert "different configuration" in again.stderr and len(again.stderr.strip().splitlines()) == 1
 
@@ -158,9 +225,13 @@ class ToolUser:
 def test_task_tools_are_set_up_once_and_reach_every_example(tmp_path):
 
     registry = installed_registry()
-    registry.add_catalog({
-        "tasks": {"tool_task": {"target": "test_run_end_to_end:ToolTask.Task"}},
-        "systems": {"tool_user": {"target": "test_run_end_to_end:ToolUser.System"}}}, "tests")
+    registry.add_catalog(
+        {
+            "tasks": {"tool_task": {"target": "test_run_end_to_end:ToolTask.Task"}},
+            "systems": {"tool_user": {"target": "test_run_end_to_end:ToolUser.System"}},
+        },
+        "tests",
+    )
     run(tmp_path, registry=registry, tasks=["tool_task"], system="tool_user", model="scripted:echo", limit=3)
     assert ToolTask.Task.events == ["setup", "teardown"]
     assert samples(tmp_path / "run", "tool_task")[0]["output"] == "KG says 30"
@@ -170,8 +241,14 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:1])
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "answer0 then more\nsecond line"}]))
-    run(tmp_path, tasks=["popqa"], system="closed_book", model=f"scripted:{rules}", data={"popqa": str(data)},
-        system_args={"stop": "\n"})
+    run(
+        tmp_path,
+        tasks=["popqa"],
+        system="closed_book",
+        model=f"scripted:{rules}",
+        data={"popqa": str(data)},
+        system_args={"stop": "\n"},
+    )
     record = samples(tmp_path / "run", "popqa")[0]
     assert record["trace"][0]["request"]["sampling"]["stop"] == ["\n"]
     assert record["output"] == "answer0 then more"
@@ -180,7 +257,12 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
 def test_progress_total_comes_from_the_data_and_the_limit():
     from ragbench._run.evaluator import Evaluator, RunConfig
 
-    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"),
-                     registry=installed_registry())._known_total() == 24
-    assert Evaluator(RunConfig(tasks=["demo"], model="scripted:echo", limit=5),
-                     registry=installed_registry())._known_total() == 5
+    assert (
+        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"), registry=installed_registry())._known_total() == 24
+    )
+    assert (
+        Evaluator(
+            RunConfig(tasks=["demo"], model="scripted:echo", limit=5), registry=installed_registry()
+        )._known_total()
+        == 5
+    )

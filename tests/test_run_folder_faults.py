@@ -1,6 +1,7 @@
 """One run per folder, and writes that survive: two runs on one folder (two real processes), a lock a
 killed run left, a full disk (a small tmpfs, else an injected ENOSPC) that a resume gets past once
 space is freed, a read-only run folder, files replaced whole or not at all."""
+
 from __future__ import annotations
 
 import errno
@@ -23,19 +24,47 @@ from ragbench._storage.files import replacing
 
 
 def popqa(tmp_path, n: int, words: int = 0):
-    return write_jsonl(tmp_path / "popqa.jsonl", [
-        {"id": f"q{i}", "question": f"Who is {i}? " + "word " * words, "answers": [f"{i}?"],
-         "ctxs": [{"id": "d", "title": "T", "text": "text " * words}]} for i in range(n)])
+    return write_jsonl(
+        tmp_path / "popqa.jsonl",
+        [
+            {
+                "id": f"q{i}",
+                "question": f"Who is {i}? " + "word " * words,
+                "answers": [f"{i}?"],
+                "ctxs": [{"id": "d", "title": "T", "text": "text " * words}],
+            }
+            for i in range(n)
+        ],
+    )
 
 
 def run_args(data, out, *extra: str) -> list[str]:
-    return ["--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data", f"popqa={data}",
-            "--output", str(out), "--no-progress", "--bootstrap-iters", "200", *extra]
+    return [
+        "--tasks",
+        "popqa",
+        "--system",
+        "vanilla",
+        "--model",
+        "scripted:echo",
+        "--data",
+        f"popqa={data}",
+        "--output",
+        str(out),
+        "--no-progress",
+        "--bootstrap-iters",
+        "200",
+        *extra,
+    ]
 
 
 def start(args: list[str], env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def held_answer(request) -> str:
@@ -66,6 +95,7 @@ def each_example_once(out, n: int) -> bool:
 
 # --- the lock ---------------------------------------------------------------------------------------
 
+
 def test_a_second_run_or_resume_on_a_folder_in_use_is_refused_with_one_line(tmp_path):
     data, out, release = popqa(tmp_path, 24), tmp_path / "run", tmp_path / "release"
     env = {"RAGBENCH_TEST_RELEASE": str(release), "PYTHONPATH": str(Path(__file__).parent)}
@@ -77,8 +107,9 @@ def test_a_second_run_or_resume_on_a_folder_in_use_is_refused_with_one_line(tmp_
         second = cli_here(*run_args(data, out, *held, *extra), env=env)
         assert second.returncode == 2, second.stderr
         [line] = second.stderr.splitlines()
-        assert line.startswith(f"ragbench: error: --output {out}: another ragbench run is using this folder "
-                               f"(pid {first.pid} on "), line
+        assert line.startswith(
+            f"ragbench: error: --output {out}: another ragbench run is using this folder (pid {first.pid} on "
+        ), line
     release.write_text("")
     _, stderr = first.communicate(timeout=120)
     assert first.returncode == 0, stderr
@@ -93,8 +124,12 @@ def test_a_lock_a_killed_run_left_is_stale_and_the_resume_takes_it_over(tmp_path
     data, out = popqa(tmp_path, 24), tmp_path / "run"
     args = run_args(data, out, "--model-arg", "overhead=0.5", "--model-arg", "batch_size=2", "--max-inflight", "2")
     first = start(args)
-    wait_for(lambda: (out / "samples" / "popqa.jsonl").is_file()
-             and (out / "samples" / "popqa.jsonl").read_text().count("\n") >= 2)
+    wait_for(
+        lambda: (
+            (out / "samples" / "popqa.jsonl").is_file()
+            and (out / "samples" / "popqa.jsonl").read_text().count("\n") >= 2
+        )
+    )
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=30)
     assert lock_holder(out)["pid"] == first.pid  # the file stays; the kernel let go of the lock
@@ -162,8 +197,9 @@ def fill(disk, leave: int):
 @pytest.mark.parametrize("fault", ["tmpfs", "injected"])
 def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tmp_path, fault):
     data = popqa(tmp_path, 200, words=60)
-    reference = run(tmp_path, "reference", tasks=["popqa"], system="vanilla", model="scripted:echo",
-                    data={"popqa": str(data)})
+    reference = run(
+        tmp_path, "reference", tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)}
+    )
     with tmpfs(tmp_path / "disk", size="4m") as disk:
         if fault == "tmpfs":  # a real full disk: a small tmpfs, filled but for 200 kB
             if disk is None:
@@ -174,13 +210,16 @@ def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tm
             filler.unlink()  # space freed
         else:  # the 31st sample write fails as a full disk's would
             out = tmp_path / "run"
-            full = subprocess.run([sys.executable, "-c", INJECT_ENOSPC, *run_args(data, out)], capture_output=True,
-                                  text=True, timeout=120)
+            full = subprocess.run(
+                [sys.executable, "-c", INJECT_ENOSPC, *run_args(data, out)], capture_output=True, text=True, timeout=120
+            )
         assert full.returncode == 1, full.stderr
         assert "Traceback" not in full.stderr
         last = full.stderr.strip().splitlines()[-1]
         assert last.startswith(f"ragbench: error: No space left on device: {out}/"), last
-        assert last.endswith("free space on that disk, then run the same command with --resume (what finished is saved)")
+        assert last.endswith(
+            "free space on that disk, then run the same command with --resume (what finished is saved)"
+        )
         assert all(line.startswith("ragbench: warning:") for line in full.stderr.strip().splitlines()[:-1])
         assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
         resumed = cli_here(*run_args(data, out, "--resume"))
@@ -192,14 +231,17 @@ def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tm
 
 # --- a read-only run folder -----------------------------------------------------------------------------
 
+
 def test_a_read_only_output_ends_in_one_line_and_check_says_so(tmp_path):
     data = popqa(tmp_path, 3)
     with tmpfs(tmp_path / "ro", read_only=True) as ro:
         if ro is None:
             pytest.skip("mounting a tmpfs is not allowed here (the pre-flight's own test covers os.access)")
         out = ro / "run"
-        expected = f"ragbench: error: --output {out}: cannot write {ro} (read-only file system); choose a folder " \
-                   "that can be written"
+        expected = (
+            f"ragbench: error: --output {out}: cannot write {ro} (read-only file system); choose a folder "
+            "that can be written"
+        )
         for command in (["check"], []):
             refused = cli_here(*command, *run_args(data, out))
             assert refused.returncode == 2 and refused.stderr.splitlines() == [expected], refused.stderr
@@ -218,22 +260,41 @@ def test_a_run_folder_that_became_read_only_refuses_the_resume_with_one_line(tmp
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         refused = cli_here(*run_args(data, out, "--resume"))
         assert refused.returncode == 2
-        assert refused.stderr.splitlines() == [f"ragbench: error: --output {out}: cannot write {out} (read-only file "
-                                               "system); choose a folder that can be written"]
+        assert refused.stderr.splitlines() == [
+            f"ragbench: error: --output {out}: cannot write {out} (read-only file "
+            "system); choose a folder that can be written"
+        ]
 
 
 def test_the_preflight_refuses_an_output_it_cannot_write(tmp_path, monkeypatch):
     data = popqa(tmp_path, 3)
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if str(path).startswith(str(tmp_path / "locked"))
-                        and mode & os.W_OK else real_access(path, mode, **kw))
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode, **kw: (
+            False
+            if str(path).startswith(str(tmp_path / "locked")) and mode & os.W_OK
+            else real_access(path, mode, **kw)
+        ),
+    )
     (tmp_path / "locked").mkdir()
     with pytest.raises(ConfigError, match=r"--output .*locked/run: cannot write .*locked \(no permission\)"):
-        Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                            output=str(tmp_path / "locked" / "run"), progress=False), registry=installed_registry())
+        Evaluator(
+            RunConfig(
+                tasks=["popqa"],
+                system="vanilla",
+                model="scripted:echo",
+                data={"popqa": str(data)},
+                output=str(tmp_path / "locked" / "run"),
+                progress=False,
+            ),
+            registry=installed_registry(),
+        )
 
 
 # --- whole files ------------------------------------------------------------------------------------
+
 
 def test_a_file_replaced_in_place_is_whole_or_as_it_was(tmp_path):
     path = tmp_path / "results.json"

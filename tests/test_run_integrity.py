@@ -1,5 +1,6 @@
 """Runs that never lose or silently mis-score an example: checkpoint keys, cut lines, completeness,
 resume of failures, no silent overwrite, dispatcher failures, shared caches, seeds, folded failures."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,8 @@ from ragbench._scheduler import Scheduler
 from ragbench._stop_signals import raise_stop
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.jsonl import open_append
-from ragbench._storage.rundir import RunDir, iter_samples
+from ragbench._storage.rundir import RunDir
+from ragbench._storage.sample_files import iter_samples
 from ragbench._system import System
 from ragbench._task import Task
 from ragbench._types import Example, Prediction
@@ -31,12 +33,22 @@ from ragbench.api import TaskPrompting
 
 def popqa(tmp_path, n=4, ids=None):
     ids = ids or [f"q{i}" for i in range(n)]
-    return write_jsonl(tmp_path / "popqa.jsonl", [
-        {"id": i, "question": f"Who is {i}?", "answers": [f"ans {i}"], "ctxs": [{"id": "d", "title": "T", "text": "x"}]}
-        for i in ids])
+    return write_jsonl(
+        tmp_path / "popqa.jsonl",
+        [
+            {
+                "id": i,
+                "question": f"Who is {i}?",
+                "answers": [f"ans {i}"],
+                "ctxs": [{"id": "d", "title": "T", "text": "x"}],
+            }
+            for i in ids
+        ],
+    )
 
 
 # --- checkpoint files -----------------------------------------------------------------------------
+
 
 def test_a_line_cut_at_any_byte_never_glues_onto_the_next_append(tmp_path):
     whole = json.dumps({"id": "a", "index": 0}) + "\n"
@@ -62,8 +74,9 @@ def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["finished"] = False
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
-    results = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                  resume=True)
+    results = run(
+        tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)}, resume=True
+    )
     assert results["complete"] and results["counts"]["popqa"]["records"] == 6
     assert [r["id"] for r in samples(tmp_path / "run", "popqa")] == [f"q{i}" for i in range(6)]
     [repair] = results["checkpoint_repairs"]["popqa"]
@@ -91,10 +104,17 @@ def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path):
 
     registry = installed_registry()
     registry.entries["tasks"]["no_index"] = registry.entries["tasks"]["demo"].__class__(
-        kind="tasks", name="no_index", target="test_run_integrity:NoIndexTask")
+        kind="tasks", name="no_index", target="test_run_integrity:NoIndexTask"
+    )
     results = run(tmp_path, registry=registry, tasks=["no_index"], system="closed_book", model="scripted:echo")
-    assert results["counts"]["no_index"] == {"records": 5, "scored": 5, "failed": 0, "bad_records": 0,
-                                             "missing": 0, "metric_failures": 0}
+    assert results["counts"]["no_index"] == {
+        "records": 5,
+        "scored": 5,
+        "failed": 0,
+        "bad_records": 0,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert [r["index"] for r in samples(tmp_path / "run", "no_index")] == [0, 1, 2, 3, 4]
 
 
@@ -106,6 +126,7 @@ def test_a_repeated_example_id_is_a_bad_record_not_a_lost_one(tmp_path):
 
 
 # --- resume and overwrite --------------------------------------------------------------------------
+
 
 class FlakyOnce(Engine):
     """Fails every request of its first batch; answers like echo afterwards."""
@@ -128,10 +149,15 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
     assert first["counts"]["popqa"]["failed"] == 3
     [cause] = first["failures"]["popqa"]
     assert cause.pop("traceback").rstrip().endswith("EngineError: connection failed (7 attempts)")
-    assert cause == {"cause": "EngineError", "count": 3, "ids": ["q0", "q1", "q2"],
-                     "example": "EngineError: connection failed (7 attempts)"}
-    second = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)},
-                 resume=True)
+    assert cause == {
+        "cause": "EngineError",
+        "count": 3,
+        "ids": ["q0", "q1", "q2"],
+        "example": "EngineError: connection failed (7 attempts)",
+    }
+    second = run(
+        tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)}, resume=True
+    )
     assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
     assert second["cost"]["attempts"] == 2 and second["cost"]["examples"] == 6
     assert second["cost"]["this_attempt"]["examples"] == 3
@@ -142,9 +168,19 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
     run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
     before = (tmp_path / "run" / "results.json").read_text()
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
-    outcome = Evaluator(RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                                  output=str(tmp_path / "run"), resume=True, progress=False,
-                                  bootstrap_iters=200), registry=installed_registry()).run()
+    outcome = Evaluator(
+        RunConfig(
+            tasks=["popqa"],
+            system="vanilla",
+            model="scripted:echo",
+            data={"popqa": str(data)},
+            output=str(tmp_path / "run"),
+            resume=True,
+            progress=False,
+            bootstrap_iters=200,
+        ),
+        registry=installed_registry(),
+    ).run()
     assert outcome.already_finished and (tmp_path / "run" / "results.json").read_text() == before
 
 
@@ -153,8 +189,9 @@ def test_an_existing_run_is_never_overwritten_without_resume_or_overwrite(tmp_pa
     run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
     with pytest.raises(ConfigError, match="already holds a run: --resume continues it, --overwrite replaces it"):
         run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
-    again = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                overwrite=True)
+    again = run(
+        tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)}, overwrite=True
+    )
     assert again["cost"]["cache_hits"] == 0  # the earlier run's cache went with it
 
 
@@ -162,8 +199,15 @@ def test_a_resume_with_other_options_names_what_differs(tmp_path):
     data = popqa(tmp_path, n=2)
     run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
     with pytest.raises(ConfigError, match=r"different configuration \(limit: null -> 1\)"):
-        run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-            limit=1, resume=True)
+        run(
+            tmp_path,
+            tasks=["popqa"],
+            system="vanilla",
+            model="scripted:echo",
+            data={"popqa": str(data)},
+            limit=1,
+            resume=True,
+        )
 
 
 def test_limit_zero_is_a_configuration_error(tmp_path):
@@ -176,16 +220,30 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
     rules.write_text("not json")
     data = popqa(tmp_path, n=2)
     script = tmp_path / "fail.py"
-    script.write_text("from ragbench._values.llm_calls import EngineError\n"
-                      "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n")
-    result = cli("--tasks", "popqa", "--data", f"popqa={data}", "--system", "closed_book", "--model",
-                 "scripted:fail:answer", "--output", str(tmp_path / "r"), "--no-progress",
-                 env={"PYTHONPATH": str(tmp_path)})
+    script.write_text(
+        "from ragbench._values.llm_calls import EngineError\n"
+        "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n"
+    )
+    result = cli(
+        "--tasks",
+        "popqa",
+        "--data",
+        f"popqa={data}",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:fail:answer",
+        "--output",
+        str(tmp_path / "r"),
+        "--no-progress",
+        env={"PYTHONPATH": str(tmp_path)},
+    )
     assert result.returncode == 1
     assert "popqa: 2 x EngineError: q0, q1 - e.g. EngineError: connection failed (7 attempts)" in result.stderr
 
 
 # --- the dispatcher never hangs ------------------------------------------------------------------------
+
 
 class ShortAnswers(Engine):
     kind = "short"
@@ -203,11 +261,16 @@ def run_requests(engine, n, cache=None):
     async def go():
         scheduler = Scheduler(cache)
         try:
-            return await asyncio.wait_for(asyncio.gather(
-                *(scheduler.submit(engine, Request(prompt=f"p{i}", sampling=Sampling())) for i in range(n)),
-                return_exceptions=True), timeout=10)
+            return await asyncio.wait_for(
+                asyncio.gather(
+                    *(scheduler.submit(engine, Request(prompt=f"p{i}", sampling=Sampling())) for i in range(n)),
+                    return_exceptions=True,
+                ),
+                timeout=10,
+            )
         finally:
             await scheduler.close()
+
     return asyncio.run(go())
 
 
@@ -247,6 +310,7 @@ def test_two_processes_share_one_cache_file(tmp_path):
 
 # --- seeds and folded failures ------------------------------------------------------------------------
 
+
 class SeedProbe(System):
     name = "seed_probe"
 
@@ -264,15 +328,35 @@ def test_every_sampled_call_gets_a_seed_from_the_run_seed_example_and_call(tmp_p
     data = popqa(tmp_path, n=3)
     seeds = {}
     for name, inflight in (("a", 1), ("b", 3)):
-        run(tmp_path, name=name, tasks=["popqa"], system="closed_book", model="scripted:echo",
-            data={"popqa": str(data)}, seed=7, max_inflight=inflight)
+        run(
+            tmp_path,
+            name=name,
+            tasks=["popqa"],
+            system="closed_book",
+            model="scripted:echo",
+            data={"popqa": str(data)},
+            seed=7,
+            max_inflight=inflight,
+        )
     registry = installed_registry()
     registry.entries["systems"]["seed_probe"] = registry.entries["systems"]["closed_book"].__class__(
-        kind="systems", name="seed_probe", target="test_run_integrity:SeedProbe")
+        kind="systems", name="seed_probe", target="test_run_integrity:SeedProbe"
+    )
     for name, inflight, seed in (("c", 1, 7), ("d", 3, 7), ("e", 1, 8)):
-        run(tmp_path, name=name, registry=registry, tasks=["popqa"], system="seed_probe", model="scripted:echo",
-            data={"popqa": str(data)}, seed=seed, max_inflight=inflight)
-        seeds[name] = [[s["request"]["sampling"]["seed"] for s in r["trace"]] for r in samples(tmp_path / name, "popqa")]
+        run(
+            tmp_path,
+            name=name,
+            registry=registry,
+            tasks=["popqa"],
+            system="seed_probe",
+            model="scripted:echo",
+            data={"popqa": str(data)},
+            seed=seed,
+            max_inflight=inflight,
+        )
+        seeds[name] = [
+            [s["request"]["sampling"]["seed"] for s in r["trace"]] for r in samples(tmp_path / name, "popqa")
+        ]
     assert seeds["c"] == seeds["d"]  # independent of how many examples ran together
     assert seeds["c"] != seeds["e"]  # the run seed reaches them
     first, greedy, own = seeds["c"][0]
@@ -311,13 +395,29 @@ def test_failed_calls_folded_into_results_are_counted_or_fail_the_example_when_s
     registry = installed_registry()
     entry = registry.entries["systems"]["closed_book"].__class__
     registry.entries["systems"]["kg_down"] = entry(kind="systems", name="kg_down", target="test_run_integrity:KgDown")
-    registry.entries["metrics"]["counts_an_event"] = entry(kind="metrics", name="counts_an_event",
-                                                           target="test_run_integrity:CountsAnEvent")
+    registry.entries["metrics"]["counts_an_event"] = entry(
+        kind="metrics", name="counts_an_event", target="test_run_integrity:CountsAnEvent"
+    )
     data = popqa(tmp_path, n=2)
-    lenient = run(tmp_path, name="a", registry=registry, tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
-                  metrics=["+counts_an_event"])
-    strict = run(tmp_path, name="b", registry=registry, tasks=["popqa"], system="kg_down", data={"popqa": str(data)},
-                 strict_infra=True, metrics=["+counts_an_event"])
+    lenient = run(
+        tmp_path,
+        name="a",
+        registry=registry,
+        tasks=["popqa"],
+        system="kg_down",
+        data={"popqa": str(data)},
+        metrics=["+counts_an_event"],
+    )
+    strict = run(
+        tmp_path,
+        name="b",
+        registry=registry,
+        tasks=["popqa"],
+        system="kg_down",
+        data={"popqa": str(data)},
+        strict_infra=True,
+        metrics=["+counts_an_event"],
+    )
     assert lenient["complete"] and lenient["infrastructure_failures"]["popqa"]["calls"] == 2
     assert lenient["infrastructure_failures"]["popqa"]["causes"][0]["cause"].startswith("kg.lookup: ConnectionError")
     assert lenient["counted"]["popqa"]["counts_an_event"]["folded"]["examples"] == 2
@@ -336,8 +436,7 @@ class InterruptedAfterThree(Engine):
         if InterruptedAfterThree.answered >= 3:
             raise_stop(signal.SIGINT)
         InterruptedAfterThree.answered += len(requests)
-        return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]], prompt_tokens=10, completion_tokens=2)
-                for r in requests]
+        return [Response(texts=[r.prompt.rsplit("\n", 1)[-1]], prompt_tokens=10, completion_tokens=2) for r in requests]
 
 
 def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
@@ -345,14 +444,27 @@ def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, 
     InterruptedAfterThree.answered = 0
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: InterruptedAfterThree(model))
     with pytest.raises(RunInterrupted):
-        run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
-            max_inflight=1)
+        run(
+            tmp_path,
+            tasks=["popqa"],
+            system="closed_book",
+            model="scripted:interrupted",
+            data={"popqa": str(data)},
+            max_inflight=1,
+        )
     interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
     assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = True  # answers every call
-    results = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:interrupted", data={"popqa": str(data)},
-                  max_inflight=1, resume=True)
+    results = run(
+        tmp_path,
+        tasks=["popqa"],
+        system="closed_book",
+        model="scripted:interrupted",
+        data={"popqa": str(data)},
+        max_inflight=1,
+        resume=True,
+    )
     assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1
     assert results["cost"]["this_attempt"]["llm_calls"] == 3 and results["cost"]["llm_calls"] == 6
     assert results["cost"]["prompt_tokens"] >= 30  # the interrupted attempt's tokens are kept
@@ -362,10 +474,18 @@ def test_finalizing_keeps_the_latest_attempt_of_each_record_in_data_order_line_f
     run_dir = RunDir(tmp_path)
     path = run_dir.sample_path("t")
     path.parent.mkdir(parents=True)
-    lines = [{"id": "b", "index": 1, "error": "x"}, {"id": "c", "index": 2}, {"id": "a", "index": 0, "text": "é"},
-             {"id": "b", "index": 1, "scores": {"m": 1}}]
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines) + '{"id": "d", "ind\n'
-                    + json.dumps({"id": None, "index": 3, "bad_record": True}), encoding="utf-8")  # no final newline
+    lines = [
+        {"id": "b", "index": 1, "error": "x"},
+        {"id": "c", "index": 2},
+        {"id": "a", "index": 0, "text": "é"},
+        {"id": "b", "index": 1, "scores": {"m": 1}},
+    ]
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines)
+        + '{"id": "d", "ind\n'
+        + json.dumps({"id": None, "index": 3, "bad_record": True}),
+        encoding="utf-8",
+    )  # no final newline
     run_dir.finalize_samples("t")
     assert [r.get("id") for r in iter_samples(path)] == ["a", "b", "c", None]
     assert list(iter_samples(path))[1] == {"id": "b", "index": 1, "scores": {"m": 1}}

@@ -4,6 +4,7 @@ attempt's cost counted. The run is a small synthetic CRAG Task 3 (pages parsed i
 scripted engines that take their time.
 
 Set RAGBENCH_KILL_SEED to replay the moments of a failed run (its seed is in the failure message)."""
+
 from __future__ import annotations
 
 import json
@@ -33,32 +34,66 @@ def seed() -> int:
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
-    return write_task3_archive(tmp_path_factory.mktemp("crag_t3"), questions=QUESTIONS, pages=6, sizes=PageSizes.small(4_000))
+    return write_task3_archive(
+        tmp_path_factory.mktemp("crag_t3"), questions=QUESTIONS, pages=6, sizes=PageSizes.small(4_000)
+    )
 
 
-def command(archive: Path, out: Path, overhead: float = 0.3, judge_overhead: float = 0.1, inflight: int = 2) -> list[str]:
-    return ["--tasks", "crag_t3", "--system", "vanilla", "--model", "scripted:echo",
-            "--model-arg", f"overhead={overhead}", "--judge", "scripted:echo", "--judge-arg", f"0.overhead={judge_overhead}",
-            "--data", f"crag_t3={archive}", "--task-arg", f"tokenizer={tokenizer_dir()}", "--task-arg", "kg=false",
-            "--task-arg", "embedder=crag_helpers:KeywordEmbedder", "--max-inflight", str(inflight), "--no-progress",
-            "--bootstrap-iters", "50", "--output", str(out)]
+def command(
+    archive: Path, out: Path, overhead: float = 0.3, judge_overhead: float = 0.1, inflight: int = 2
+) -> list[str]:
+    return [
+        "--tasks",
+        "crag_t3",
+        "--system",
+        "vanilla",
+        "--model",
+        "scripted:echo",
+        "--model-arg",
+        f"overhead={overhead}",
+        "--judge",
+        "scripted:echo",
+        "--judge-arg",
+        f"0.overhead={judge_overhead}",
+        "--data",
+        f"crag_t3={archive}",
+        "--task-arg",
+        f"tokenizer={tokenizer_dir()}",
+        "--task-arg",
+        "kg=false",
+        "--task-arg",
+        "embedder=crag_helpers:KeywordEmbedder",
+        "--max-inflight",
+        str(inflight),
+        "--no-progress",
+        "--bootstrap-iters",
+        "50",
+        "--output",
+        str(out),
+    ]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
-            "RAGBENCH_WORKERS": "2", "RAGBENCH_PAGE_CACHE": str(tmp_path / "pages.sqlite")}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
+        "RAGBENCH_WORKERS": "2",
+        "RAGBENCH_PAGE_CACHE": str(tmp_path / "pages.sqlite"),
+    }
 
 
 def start(args: list[str], env: dict[str, str], stderr: Path) -> subprocess.Popen:
     """The command, its stderr to a file (a pipe would stay open as long as any process left behind)."""
     with stderr.open("w") as errors:
-        return subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.DEVNULL,
-                                stderr=errors, env=env)
+        return subprocess.Popen(
+            [sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.DEVNULL, stderr=errors, env=env
+        )
 
 
 def finish(args: list[str], env: dict[str, str]) -> dict:
-    done = subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     return json.loads((Path(args[args.index("--output") + 1]) / "results.json").read_text())
 
@@ -94,7 +129,8 @@ def uninterrupted(archive, tmp_path_factory):
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_run_stopped_at_a_random_moment_leaves_no_process_and_resumes_to_the_same_results(
-        tmp_path, archive, uninterrupted, signum):
+    tmp_path, archive, uninterrupted, signum
+):
     chosen = seed()
     moment = random.Random(chosen).uniform(0.0, 0.8 * uninterrupted["cost"]["wall_seconds"])
     where = f"(RAGBENCH_KILL_SEED={chosen}: {signum.name} {moment:.2f} s into the attempt)"
@@ -121,7 +157,9 @@ def test_a_run_stopped_at_a_random_moment_leaves_no_process_and_resumes_to_the_s
         assert "Traceback" not in stderr, stderr
         assert process.returncode == 128 + signum, (process.returncode, stderr)
         lines = stderr.strip().splitlines()
-        assert lines[-2].startswith(f"ragbench: stopped by {signum.name}: ") and lines[-2].endswith("continue with:"), stderr
+        assert lines[-2].startswith(f"ragbench: stopped by {signum.name}: ") and lines[-2].endswith("continue with:"), (
+            stderr
+        )
         assert lines[-1].strip().endswith("--resume"), stderr
     killed_attempt = attempts(out)
     assert len(killed_attempt) == 1, f"the attempt was not recorded {where}"
@@ -151,8 +189,11 @@ def test_a_run_killed_before_its_first_example_finished_counts_its_calls(tmp_pat
     args = command(archive, out, overhead=0.5, judge_overhead=3.0, inflight=QUESTIONS)
     process = start(args, env, tmp_path / "stderr.txt")
     deadline = time.monotonic() + 60
-    while not any(a.get("llm_calls", 0) >= QUESTIONS for a in attempts(out)) and time.monotonic() < deadline \
-            and process.poll() is None:
+    while (
+        not any(a.get("llm_calls", 0) >= QUESTIONS for a in attempts(out))
+        and time.monotonic() < deadline
+        and process.poll() is None
+    ):
         time.sleep(0.05)
     process.kill()
     process.wait(timeout=60)
@@ -171,8 +212,23 @@ def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_p
     save carry their attempt's cost, which the resume counts, so every saved sample's call is counted once."""
     out, log = tmp_path / "run", tmp_path / "calls.log"
     env = {**environment(tmp_path), "RAGBENCH_TEST_CALL_LOG": str(log)}
-    args = ["--tasks", "demo", "--system", "closed_book", "--model", "scripted:logged_engine:answer", "--model-arg",
-            "per_request=0.1", "--max-inflight", "1", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)]
+    args = [
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:logged_engine:answer",
+        "--model-arg",
+        "per_request=0.1",
+        "--max-inflight",
+        "1",
+        "--no-progress",
+        "--bootstrap-iters",
+        "0",
+        "--output",
+        str(out),
+    ]
     process = start(args, env, tmp_path / "stderr.txt")
     samples = out / "samples" / "demo.jsonl"
     deadline = time.monotonic() + 120

@@ -1,6 +1,7 @@
 """A run owns what it starts: its examples end before its teardown begins, its worker processes and page
 caches are its own (two runs in one process, at once or one after another, never close each other's),
 and a worker killed mid-run is replaced on every path into the pool."""
+
 from __future__ import annotations
 
 import asyncio
@@ -89,10 +90,18 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
         await asyncio.sleep(1.0)  # the examples in flight would finish meanwhile
 
     monkeypatch.setattr(RunDir, "append_sample", append)
-    config = RunConfig(tasks=["demo"], system="vanilla", model="scripted:echo", output=str(tmp_path / "run"),
-                       model_args={"overhead": 0.2, "batch_size": 1}, max_inflight=6, progress=False,
-                       bootstrap_iters=0)
+    config = RunConfig(
+        tasks=["demo"],
+        system="vanilla",
+        model="scripted:echo",
+        output=str(tmp_path / "run"),
+        model_args={"overhead": 0.2, "batch_size": 1},
+        max_inflight=6,
+        progress=False,
+        bootstrap_iters=0,
+    )
     evaluator = Evaluator(config, registry=installed_registry())
+
     async def setup():
         return {}
 
@@ -108,19 +117,29 @@ def test_teardown_begins_only_when_every_example_has_ended(tmp_path, monkeypatch
 
 # --- resources owned by the run -------------------------------------------------------------------------
 def crag_config(tmp_path: Path, name: str, archive: Path, **overrides) -> RunConfig:
-    return RunConfig(tasks=["crag_t3"], system="vanilla", model="scripted:echo", data={"crag_t3": str(archive)},
-                     output=str(tmp_path / name), progress=False, bootstrap_iters=50, max_inflight=2,
-                     page_cache=str(tmp_path / f"{name}.pages.sqlite"),
-                     task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none",
-                                "embedder": EMBEDDER}, **overrides)
+    return RunConfig(
+        tasks=["crag_t3"],
+        system="vanilla",
+        model="scripted:echo",
+        data={"crag_t3": str(archive)},
+        output=str(tmp_path / name),
+        progress=False,
+        bootstrap_iters=50,
+        max_inflight=2,
+        page_cache=str(tmp_path / f"{name}.pages.sqlite"),
+        task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none", "embedder": EMBEDDER},
+        **overrides,
+    )
 
 
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory):
     """A short and a longer Task 3 run (2 and 8 questions of 6 small pages)."""
     folder = tmp_path_factory.mktemp("crag_t3")
-    return (write_task3_archive(folder / "short", questions=2, pages=6, sizes=PageSizes.small(4_000)),
-            write_task3_archive(folder / "long", questions=8, pages=6, sizes=PageSizes.small(4_000)))
+    return (
+        write_task3_archive(folder / "short", questions=2, pages=6, sizes=PageSizes.small(4_000)),
+        write_task3_archive(folder / "long", questions=8, pages=6, sizes=PageSizes.small(4_000)),
+    )
 
 
 def test_two_runs_at_once_in_two_threads_keep_their_own_workers_and_page_caches(tmp_path, archives, monkeypatch):
@@ -131,13 +150,16 @@ def test_two_runs_at_once_in_two_threads_keep_their_own_workers_and_page_caches(
 
     def run(name, archive, **overrides):
         try:
-            outcomes[name] = Evaluator(crag_config(tmp_path, name, archive, **overrides),
-                                       registry=installed_registry()).run()
+            outcomes[name] = Evaluator(
+                crag_config(tmp_path, name, archive, **overrides), registry=installed_registry()
+            ).run()
         except BaseException as exc:  # reported by the test
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
 
-    threads = [threading.Thread(target=run, args=("short", short)),
-               threading.Thread(target=run, args=("long", long), kwargs={"model_args": {"overhead": 0.3}})]
+    threads = [
+        threading.Thread(target=run, args=("short", short)),
+        threading.Thread(target=run, args=("long", long), kwargs={"model_args": {"overhead": 0.3}}),
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -171,7 +193,9 @@ def test_a_worker_killed_mid_run_fails_only_the_examples_it_was_parsing_for(tmp_
     _, long = archives
     config = crag_config(tmp_path, "run", long, model_args={"overhead": 0.3})
     outcome = {}
-    thread = threading.Thread(target=lambda: outcome.update(results=Evaluator(config, installed_registry()).run().results))
+    thread = threading.Thread(
+        target=lambda: outcome.update(results=Evaluator(config, installed_registry()).run().results)
+    )
     thread.start()
     saved = tmp_path / "run" / "samples" / "crag_t3.jsonl"
     deadline = time.monotonic() + 120

@@ -1,5 +1,6 @@
 """A run's services (ragbench._run.services): planning a run (`Evaluator.__init__`) loads no retriever and
 no component model; they load when the run starts, and every one is closed however the run ends."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -64,16 +65,31 @@ class NotedReranker(Reranker):
 class NotedPlugin:
     @hookimpl
     def ragbench_catalog(self):
-        return {"retrievers": {"noted": {"target": f"{__name__}:NotedRetriever"}},
-                "rerankers": {"noted": {"target": f"{__name__}:NotedReranker"}}}
+        return {
+            "retrievers": {"noted": {"target": f"{__name__}:NotedRetriever"}},
+            "rerankers": {"noted": {"target": f"{__name__}:NotedReranker"}},
+        }
 
 
 def evaluator(tmp_path: Path, log: Path, model: str = "scripted:echo", **config) -> Evaluator:
     registry = Registry.discover(plugins=[("noted_plugin", "ragbench-noted-test", NotedPlugin())])
     config.setdefault("retriever_args", {"log": str(log)})
-    return Evaluator(RunConfig(tasks=["demo"], system="vanilla", model=model, retriever="noted",
-                               reranker="noted", reranker_args={"log": str(log)}, limit=2, progress=False,
-                               bootstrap_iters=0, output=str(tmp_path / "run"), **config), registry)
+    return Evaluator(
+        RunConfig(
+            tasks=["demo"],
+            system="vanilla",
+            model=model,
+            retriever="noted",
+            reranker="noted",
+            reranker_args={"log": str(log)},
+            limit=2,
+            progress=False,
+            bootstrap_iters=0,
+            output=str(tmp_path / "run"),
+            **config,
+        ),
+        registry,
+    )
 
 
 def test_planning_a_run_opens_no_index_and_loads_no_model_until_it_runs(tmp_path):

@@ -3,6 +3,7 @@ extras, a step of the system's own and an LLM call), an example whose system rai
 a bad record, compared with tests/data/samples/fixed_run.jsonl byte for byte but for what a run times (`seconds`,
 `started`, the attempt's cost), so that the writer's layout of a line never changes unnoticed; a line read as a
 `SampleRecord` is written back (`sample_line`) as the same line."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,14 @@ class CitingSystem(System):
             raise KeyError("answer")
         reply = await ctx.llm.generate(f"Q: {example.question}\nA:")
         ctx.record_step("keep", inputs={"candidates": len(example.docs)}, outputs={"kept": 1}, docs=example.docs[:1])
-        return Prediction(example_id=example.id, answer=reply.text.lower(), raw_output=reply.text,
-                          citations=[[1]], docs=example.docs[:1], extras={"asked": 1})
+        return Prediction(
+            example_id=example.id,
+            answer=reply.text.lower(),
+            raw_output=reply.text,
+            citations=[[1]],
+            docs=example.docs[:1],
+            extras={"asked": 1},
+        )
 
 
 def untimed(text: bytes, folder: Path) -> bytes:
@@ -49,18 +56,33 @@ def test_a_fixed_runs_sample_lines_are_the_recorded_bytes(tmp_path, popqa_record
     with data.open("a") as handle:
         handle.write('{"question": "cut short\n')
     scoring_plugin.FAILING.add("102")
-    Evaluator(RunConfig(tasks=["popqa"], system="citing_system", data={"popqa": str(data)}, model="scripted:echo",
-                        metrics=["match", "scored:raise"], output=str(tmp_path / "run"), progress=False,
-                        bootstrap_iters=10), registry=registry).run()
+    Evaluator(
+        RunConfig(
+            tasks=["popqa"],
+            system="citing_system",
+            data={"popqa": str(data)},
+            model="scripted:echo",
+            metrics=["match", "scored:raise"],
+            output=str(tmp_path / "run"),
+            progress=False,
+            bootstrap_iters=10,
+        ),
+        registry=registry,
+    ).run()
     written = (tmp_path / "run" / "samples" / "popqa.jsonl").read_bytes()
     assert untimed(written, tmp_path) == FIXED.read_bytes()
 
 
 def test_each_line_reads_as_a_record_whose_line_is_the_same_key_for_key():
     lines = [json.loads(text) for text in FIXED.read_text().splitlines()]
-    rescored = {**{k: v for k, v in lines[0].items() if k not in ("seconds", "attempt_cost")}, "counted": {"m": {"n": 1}},
-                "judge_trace": lines[0]["trace"][:1], "infrastructure_failures": ["generate: down"], "seconds": 0.5,
-                "rescored": True}
+    rescored = {
+        **{k: v for k, v in lines[0].items() if k not in ("seconds", "attempt_cost")},
+        "counted": {"m": {"n": 1}},
+        "judge_trace": lines[0]["trace"][:1],
+        "infrastructure_failures": ["generate: down"],
+        "seconds": 0.5,
+        "rescored": True,
+    }
     for line in [*lines, rescored]:
         written = {k: v for k, v in line.items() if k != "attempt_cost"}  # the attempt's, stamped when saved
         assert list(sample_line(SampleRecord.from_dict(line)).items()) == list(written.items())

@@ -2,6 +2,7 @@
 one writer, read as a `SampleRecord` by the one reader (`read_samples`), which reads a file of ragbench 0.1's
 format (no version: version 1) and refuses a newer version's line by file and line; a plugin still reading the
 line's keys (`sample["scores"]`) gets what the line holds, with a DeprecationWarning."""
+
 from __future__ import annotations
 
 import copy
@@ -41,11 +42,16 @@ def test_a_samples_file_without_a_version_reads_as_version_1_field_by_field() ->
     errors: list[RecordError] = []
     first, second, bad = read_samples(V1_SAMPLES, errors)
     assert not errors and {first.schema_version, second.schema_version, bad.schema_version} == {1}
-    assert (first.id, first.index, first.question, first.gold) == ("9000", 0, "What is the capital of France?",
-                                                                   {"answers": ["Paris"]})
+    assert (first.id, first.index, first.question, first.gold) == (
+        "9000",
+        0,
+        "What is the capital of France?",
+        {"answers": ["Paris"]},
+    )
     assert first.answer == first.output == "### Response:" and first.gold_references == ["Paris"]
-    assert first.docs == [Document("1000", "France", "Paris is the capital and largest city of France, on the river "
-                                                     "Seine.", score=1.9)]
+    assert first.docs == [
+        Document("1000", "France", "Paris is the capital and largest city of France, on the river Seine.", score=1.9)
+    ]
     assert [step.kind for step in first.trace] == ["retrieval", "llm"] and first.example_sha256.startswith("c16ac04d")
     assert first.scores["em"] == 0.0 and first.example().gold == {"answers": ["Paris"]}
     assert first.prediction().docs == first.docs and first.prediction().trace == first.trace
@@ -61,7 +67,8 @@ def test_a_line_of_a_newer_schema_version_is_passed_over_and_named_by_file_and_l
     assert [record.index for record in read_samples(path, errors)] == [0, 2]
     assert [str(error) for error in errors] == [
         f"{path}:2: not a sample record of this ragbench (`schema_version` 3: a sample of another ragbench (this one "
-        "reads versions 1, 2); read it with the ragbench that wrote it)"]
+        "reads versions 1, 2); read it with the ragbench that wrote it)"
+    ]
 
 
 def test_a_run_resumed_over_a_samples_file_of_version_1_keeps_its_examples(tmp_path: Path) -> None:
@@ -76,6 +83,8 @@ def test_a_run_resumed_over_a_samples_file_of_version_1_keeps_its_examples(tmp_p
 
 TEXT = st.text(max_size=8)
 SCORES = st.dictionaries(TEXT, st.none() | st.floats(allow_nan=False, allow_infinity=False), max_size=3)
+
+
 def step(kind: str, name: str, prompt: str, texts: list[str]) -> dict:
     return Step(kind, name, {"prompt": prompt}, {"texts": texts, "finish_reason": "stop"}).to_dict()
 
@@ -84,25 +93,40 @@ KINDS = st.sampled_from(["llm", "retrieval", "custom"])
 STEPS = st.lists(st.builds(step, KINDS, TEXT, TEXT, st.lists(TEXT, max_size=2)), max_size=3)
 CITATIONS = st.lists(st.lists(st.integers(1, 9), max_size=2), max_size=2)
 LINES = st.fixed_dictionaries(
-    {"schema_version": st.just(2), "index": st.integers(0, 10**6), "id": TEXT, "question": TEXT,
-     "gold": st.dictionaries(TEXT, st.lists(TEXT, max_size=2), max_size=2),
-     "prediction": st.fixed_dictionaries({"answer": TEXT},
-                                         optional={"citations": CITATIONS, "extras": st.dictionaries(TEXT, TEXT)}),
-     "trace": STEPS, "scores": SCORES, "error": st.none() | TEXT})
+    {
+        "schema_version": st.just(2),
+        "index": st.integers(0, 10**6),
+        "id": TEXT,
+        "question": TEXT,
+        "gold": st.dictionaries(TEXT, st.lists(TEXT, max_size=2), max_size=2),
+        "prediction": st.fixed_dictionaries(
+            {"answer": TEXT}, optional={"citations": CITATIONS, "extras": st.dictionaries(TEXT, TEXT)}
+        ),
+        "trace": STEPS,
+        "scores": SCORES,
+        "error": st.none() | TEXT,
+    }
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(LINES, st.booleans())
-def test_a_plugin_reading_a_records_line_keys_gets_what_the_line_holds_with_a_deprecation(line: dict,
-                                                                                          has_text: bool) -> None:
+def test_a_plugin_reading_a_records_line_keys_gets_what_the_line_holds_with_a_deprecation(
+    line: dict, has_text: bool
+) -> None:
     record = SampleRecord.from_dict(line, has_text)
     seen = line if has_text else without_texts(line)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert (record["id"], record["question"], record["gold"], record["scores"]) == (
-            seen["id"], seen["question"], seen["gold"], seen["scores"])
+            seen["id"],
+            seen["question"],
+            seen["gold"],
+            seen["scores"],
+        )
         assert {key: value for key, value in record["prediction"].items() if value} == {
-            key: value for key, value in seen["prediction"].items() if value}
+            key: value for key, value in seen["prediction"].items() if value
+        }
         assert record["trace"] == seen["trace"]
         assert record.get("error") == seen["error"] and record.get("no such key", 7) == 7 and "scores" in record
     assert caught and all(issubclass(warning.category, DeprecationWarning) for warning in caught)
@@ -129,36 +153,65 @@ def test_a_corpus_metric_reading_dicts_still_scores_with_a_deprecation_warning(t
     registry = installed_registry()
     registry.add_catalog({"metrics": {"dict_corpus": {"target": f"{__name__}:DictReadingCorpusMetric"}}}, "tests")
     with pytest.warns(DeprecationWarning, match=r"sample\['(prediction|scores)'\]: .* goes away in ragbench 0.3"):
-        results = run(tmp_path, registry=registry, tasks=["demo"], system="vanilla", model="scripted:echo", limit=3,
-                      metrics=["dict_corpus"])
+        results = run(
+            tmp_path,
+            registry=registry,
+            tasks=["demo"],
+            system="vanilla",
+            model="scripted:echo",
+            limit=3,
+            metrics=["dict_corpus"],
+        )
     answers = [record.answer for record in read_samples(tmp_path / "run" / "samples" / "demo.jsonl")]
     assert results["results"]["demo"]["answer_chars"] == float(sum(map(len, answers))) > 0
 
 
-STEP_LINES = st.lists(st.fixed_dictionaries(
-    {"kind": st.sampled_from(["llm", "retrieval", "custom"]), "name": st.text(max_size=4),
-     "request": st.dictionaries(st.sampled_from(["prompt", "messages", "k", "max_tokens"]),
-                                st.integers() | st.text(max_size=4)),
-     "response": st.none() | st.fixed_dictionaries({"text": st.text(max_size=4),
-                                                    "finish_reason": st.sampled_from(["stop", "length"])})}),
-    max_size=4)
+STEP_LINES = st.lists(
+    st.fixed_dictionaries(
+        {
+            "kind": st.sampled_from(["llm", "retrieval", "custom"]),
+            "name": st.text(max_size=4),
+            "request": st.dictionaries(
+                st.sampled_from(["prompt", "messages", "k", "max_tokens"]), st.integers() | st.text(max_size=4)
+            ),
+            "response": st.none()
+            | st.fixed_dictionaries(
+                {"text": st.text(max_size=4), "finish_reason": st.sampled_from(["stop", "length"])}
+            ),
+        }
+    ),
+    max_size=4,
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(trace=STEP_LINES, judge_trace=STEP_LINES, has_text=st.booleans())
-def test_a_record_read_in_bulk_is_the_record_its_line_makes_however_it_is_read_copied_or_changed(trace, judge_trace,
-                                                                                                has_text):
+def test_a_record_read_in_bulk_is_the_record_its_line_makes_however_it_is_read_copied_or_changed(
+    trace, judge_trace, has_text
+):
     """`read_samples` makes a record's steps when they are first read: it equals the record made at once, and so do
     its copies, pickles and changed copies taken before its steps were read."""
-    line = {"schema_version": 2, "index": 0, "id": "1", "prediction": {"answer": "a"}, "trace": trace,
-            "judge_trace": judge_trace, "scores": {"em": 1.0}}
+    line = {
+        "schema_version": 2,
+        "index": 0,
+        "id": "1",
+        "prediction": {"answer": "a"},
+        "trace": trace,
+        "judge_trace": judge_trace,
+        "scores": {"em": 1.0},
+    }
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "demo.jsonl"
         path.write_text(json.dumps(line) + "\n")
         made = [next(read_samples(path, has_text=has_text)) for _ in range(5)]
     whole = SampleRecord.from_dict(copy.deepcopy(line), has_text=has_text)
-    for copied in (made[0], copy.copy(made[1]), pickle.loads(pickle.dumps(made[2])), replace(made[3], answer="a"),
-                   made[4].read_only(answer="a")):
+    for copied in (
+        made[0],
+        copy.copy(made[1]),
+        pickle.loads(pickle.dumps(made[2])),
+        replace(made[3], answer="a"),
+        made[4].read_only(answer="a"),
+    ):
         assert copied == whole and copied.trace == whole.trace and copied.judge_trace == whole.judge_trace
     with pytest.raises(ReadOnlyError):
         made[0].trace.append(None)

@@ -1,5 +1,6 @@
 """Every keyword of `ctx.llm.generate` / `chat` - `step` and every field of `Sampling` - is documented in
 `Sampling`'s docstring, in `LLM.generate`'s and in docs/engines.md's reference table."""
+
 from __future__ import annotations
 
 import dataclasses

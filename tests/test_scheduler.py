@@ -1,4 +1,5 @@
 """The scheduler pools calls of concurrent examples into batches without changing any answer."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,7 @@
 """The dependency-aware lower bound (d'') of benchmarks/scheduler_vs_baselines.py: no way of batching its
 workload makes fewer batches, and it counts what ceil(calls / B) per sampling setting (d') misses, the
 batches an example's dependent calls need one after another."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,9 +26,11 @@ def bench():
 def batches_made(bench, items, tokens, batch: int) -> dict[str, int]:
     """Batches of ragbench's scheduler (with and without ageing) and of stage-by-stage batching, at no cost."""
     made = {}
-    for name, run in (("scheduler", lambda e: bench.run_scheduler(items, e, tokens)),
-                      ("largest group only", lambda e: bench.run_scheduler(items, e, tokens, age_limit=10**9)),
-                      ("stage by stage", lambda e: bench.run_stage_by_stage(items, e, tokens, batch))):
+    for name, run in (
+        ("scheduler", lambda e: bench.run_scheduler(items, e, tokens)),
+        ("largest group only", lambda e: bench.run_scheduler(items, e, tokens, age_limit=10**9)),
+        ("stage by stage", lambda e: bench.run_stage_by_stage(items, e, tokens, batch)),
+    ):
         engine = bench.ScriptedEngine("bound-test", script=bench.script, batch_size=batch)
         run(engine)
         made[name] = len(engine.batch_sizes)

@@ -1,5 +1,6 @@
 """Self-RAG metrics and prompts against values produced by running the upstream code
 (tests/data/parity/*.json records how each value was obtained)."""
+
 from __future__ import annotations
 
 import json
@@ -73,8 +74,9 @@ def _example(task, path, line):
 
 
 @pytest.mark.parametrize("record", PROMPTS["records"], ids=lambda r: f"{r['task']}-{r['line']}")
-@pytest.mark.parametrize("template,key", [("alpaca", "baseline_prompt_no_input"),
-                                          ("llama_chat", "baseline_llama_chat")])
+@pytest.mark.parametrize(
+    "template,key", [("alpaca", "baseline_prompt_no_input"), ("llama_chat", "baseline_llama_chat")]
+)
 def test_baseline_prompt_without_docs_is_byte_exact(record, template, key):
     task_class, path = _load_record(record)
     task = task_class(data_path=path, template=template)
@@ -84,9 +86,14 @@ def test_baseline_prompt_without_docs_is_byte_exact(record, template, key):
 
 
 @pytest.mark.parametrize("record", PROMPTS["records"], ids=lambda r: f"{r['task']}-{r['line']}")
-@pytest.mark.parametrize("template,top_n,key", [("alpaca", 1, "baseline_prompt_retrieval_top1"),
-                                                ("alpaca", 3, "baseline_prompt_retrieval_top3"),
-                                                ("llama_chat", 3, "baseline_llama_chat_retrieval_top3")])
+@pytest.mark.parametrize(
+    "template,top_n,key",
+    [
+        ("alpaca", 1, "baseline_prompt_retrieval_top1"),
+        ("alpaca", 3, "baseline_prompt_retrieval_top3"),
+        ("llama_chat", 3, "baseline_llama_chat_retrieval_top3"),
+    ],
+)
 def test_baseline_prompt_with_docs_is_byte_exact(record, template, top_n, key):
     task_class, path = _load_record(record)
     task = task_class(data_path=path, template=template)
@@ -104,14 +111,22 @@ def test_selfrag_instruction_format_is_byte_exact(record):
 
 
 def test_arc_options_with_fixed_format_show_every_label(tmp_path):
-    record = {"id": "x", "question": "Pick one.", "answerKey": "E", "ctxs": [],
-              "choices": {"label": ["A", "B", "C", "D", "E"], "text": ["a1", "b1", "c1", "d1", "e1"]}}
+    record = {
+        "id": "x",
+        "question": "Pick one.",
+        "answerKey": "E",
+        "ctxs": [],
+        "choices": {"label": ["A", "B", "C", "D", "E"], "text": ["a1", "b1", "c1", "d1", "e1"]},
+    }
     (tmp_path / "arc.jsonl").write_text(json.dumps(record) + "\n")
     task = ArcChallenge(data_path=tmp_path / "arc.jsonl", instruction_format="baseline_with_choices")
     example = next(iter(task.examples()))
     assert task.prompting.instruction(example).endswith("Pick one.\nA: a1\nB: b1\nC: c1\nD: d1\nE: e1")
-    assert ArcChallenge(data_path=tmp_path / "arc.jsonl", instruction_format="selfrag").prompting.instruction(
-        example).endswith("\nD: d1")  # upstream drops option E
+    assert (
+        ArcChallenge(data_path=tmp_path / "arc.jsonl", instruction_format="selfrag")
+        .prompting.instruction(example)
+        .endswith("\nD: d1")
+    )  # upstream drops option E
 
 
 def test_task_instructions_equal_upstream_constants():
@@ -122,8 +137,10 @@ def test_task_instructions_equal_upstream_constants():
     upstream = PROMPTS["upstream_constants"]
     for key, text in {**TASK_INSTRUCTIONS, "asqa": INSTRUCTION}.items():
         assert upstream["TASK_INST"][key] == text
-    names = {"alpaca": ("prompt_no_input", "prompt_no_input_retrieval"),
-             "llama_chat": ("llama_chat_prompt", "llama_chat_prompt_retrieval"),
-             "open_instruct": ("prompt_open_instruct", "prompt_open_instruct_retrieval")}
+    names = {
+        "alpaca": ("prompt_no_input", "prompt_no_input_retrieval"),
+        "llama_chat": ("llama_chat_prompt", "llama_chat_prompt_retrieval"),
+        "open_instruct": ("prompt_open_instruct", "prompt_open_instruct_retrieval"),
+    }
     for template, (plain, retrieval) in names.items():
         assert TEMPLATES[template] == (upstream["PROMPT_DICT"][plain], upstream["PROMPT_DICT"][retrieval])

@@ -1,6 +1,7 @@
 """The selfrag system: configuration errors, a whole run on the scripted engine (options recorded,
 retrieval statistics, passages batched through the scheduler), and the embedded model without
 reflection tokens."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,11 +22,25 @@ def test_adaptive_mode_without_a_threshold_is_a_one_line_config_error():
 
 
 def test_run_on_demo_records_options_decisions_and_retrieval_rate(tmp_path):
-    results = run(tmp_path, tasks=["demo"], system="selfrag", model="scripted:echo", limit=4,
-                  system_args={"threshold": 0.4, "ndocs": 2})
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="selfrag",
+        model="scripted:echo",
+        limit=4,
+        system_args={"threshold": 0.4, "ndocs": 2},
+    )
     config = results["config"]["system_config"]["demo"]
-    assert config["threshold"] == 0.4 and config["retrieval_ratio"] == "logprob" and config["skip_special_tokens"] is True
-    assert config["resolved"] == {"form": "short", "mode": "adaptive_retrieval", "ndocs": 2, "w_use": 1.0, "closed": False}
+    assert (
+        config["threshold"] == 0.4 and config["retrieval_ratio"] == "logprob" and config["skip_special_tokens"] is True
+    )
+    assert config["resolved"] == {
+        "form": "short",
+        "mode": "adaptive_retrieval",
+        "ndocs": 2,
+        "w_use": 1.0,
+        "closed": False,
+    }
     stats = results["system_stats"]["demo"]
     # scripted:echo is certain of every token and never generates [Retrieval] first: both retrieval
     # tokens are missing (-100 each) -> raw log-prob ratio 0.5 > 0.4 -> retrieve
@@ -42,7 +57,9 @@ def test_run_on_demo_records_options_decisions_and_retrieval_rate(tmp_path):
 
 
 def test_no_retrieval_mode_continues_after_the_no_retrieval_token(tmp_path):
-    run(tmp_path, tasks=["demo"], system="selfrag", model="scripted:echo", limit=1, system_args={"mode": "no_retrieval"})
+    run(
+        tmp_path, tasks=["demo"], system="selfrag", model="scripted:echo", limit=1, system_args={"mode": "no_retrieval"}
+    )
     record = samples(tmp_path / "run", "demo")[0]
     (step,) = [s for s in record["trace"] if s["kind"] == "llm"]
     assert step["request"]["prompt"].endswith("\n\n### Response:\n[No Retrieval]")
@@ -68,8 +85,14 @@ def test_passage_generations_of_all_questions_share_batches(tmp_path):
 @pytest.mark.model
 def test_embedded_model_without_reflection_tokens_is_refused_before_any_example(tmp_path):
     with pytest.raises(ConfigError) as caught:
-        run(tmp_path, tasks=["demo"], system="selfrag", model="hf:embedded", limit=1,
-            system_args={"mode": "always_retrieve", "max_new_tokens": 2, "ndocs": 1})
+        run(
+            tmp_path,
+            tasks=["demo"],
+            system="selfrag",
+            model="hf:embedded",
+            limit=1,
+            system_args={"mode": "always_retrieve", "max_new_tokens": 2, "ndocs": 1},
+        )
     message = str(caught.value)
     # refused from the tokenizer before the model loads when its converted copy is on disk, else once loaded
     assert "use a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b" in message and "[Relevant]" in message
@@ -94,8 +117,11 @@ def tiny_selfrag_model(folder):
     fast.add_special_tokens({"additional_special_tokens": list(REFLECTION_TOKENS) + ["<paragraph>", "</paragraph>"]})
     fast.save_pretrained(folder)
     torch.manual_seed(3)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(fast), n_embd=16, n_layer=1, n_head=2, n_positions=512,
-                               eos_token_id=1, bos_token_id=1)).save_pretrained(folder)
+    GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(fast), n_embd=16, n_layer=1, n_head=2, n_positions=512, eos_token_id=1, bos_token_id=1
+        )
+    ).save_pretrained(folder)
     return folder
 
 
@@ -113,10 +139,18 @@ def test_real_logits_on_hf_then_rescored_offline_from_the_recorded_calls(tmp_pat
     assert all(0.0 < p["relevance_score"] < 1.0 for p in passages)  # real, normalised probabilities
     # every generated position carried the named tokens' values from the logits, with token ids
     steps = [s for r in records for s in r["trace"] if s["name"] == "selfrag:passage"]
-    assert steps and all(len(t["named"]) == 10 and t["token_id"] is not None
-                         for s in steps for t in s["response"]["logprobs"])
-    replayed = run(tmp_path, name="replayed", tasks=["demo"], system="selfrag",
-                   model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}", limit=4, system_args=args)
+    assert steps and all(
+        len(t["named"]) == 10 and t["token_id"] is not None for s in steps for t in s["response"]["logprobs"]
+    )
+    replayed = run(
+        tmp_path,
+        name="replayed",
+        tasks=["demo"],
+        system="selfrag",
+        model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}",
+        limit=4,
+        system_args=args,
+    )
     again = samples(tmp_path / "replayed", "demo")
     assert [r["prediction"]["answer"] for r in again] == [r["prediction"]["answer"] for r in records]
     assert [r["prediction"]["extras"] for r in again] == [r["prediction"]["extras"] for r in records]
@@ -131,14 +165,32 @@ def test_long_form_on_hf_real_logits_replays_offline(tmp_path):
     model = tiny_selfrag_model(tmp_path / "tiny")
     data = {"asqa": str(TEST_DATA / "alce" / "asqa_eval_gtr_top100.json")}
     args = {"max_new_tokens": 8, "max_depth": 3, "ndocs": 2, "skip_special_tokens": False}
-    live = run(tmp_path, name="live", tasks=["asqa"], data=data, system="selfrag", model=f"hf:{model}", limit=2,
-               metrics=["str_em"], system_args=args)
+    live = run(
+        tmp_path,
+        name="live",
+        tasks=["asqa"],
+        data=data,
+        system="selfrag",
+        model=f"hf:{model}",
+        limit=2,
+        metrics=["str_em"],
+        system_args=args,
+    )
     records = samples(tmp_path / "live", "asqa")
     assert all(r.get("error") is None for r in records)
     traces = [r["prediction"]["extras"]["selfrag"] for r in records]
     assert all(t["form"] == "long" and t["retrieved"] and len(t["tree"]) >= 3 for t in traces)
-    replayed = run(tmp_path, name="replayed", tasks=["asqa"], data=data, system="selfrag", metrics=["str_em"],
-                   model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}", limit=2, system_args=args)
+    replayed = run(
+        tmp_path,
+        name="replayed",
+        tasks=["asqa"],
+        data=data,
+        system="selfrag",
+        metrics=["str_em"],
+        model=f"replay:{tmp_path / 'live' / 'calls' / 'llm.jsonl'}",
+        limit=2,
+        system_args=args,
+    )
     assert [r["prediction"] for r in samples(tmp_path / "replayed", "asqa")] == [r["prediction"] for r in records]
     assert replayed["results"] == live["results"]
 
@@ -146,7 +198,10 @@ def test_long_form_on_hf_real_logits_replays_offline(tmp_path):
 def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
     from ragbench.plugins.selfrag.prompts import cite_segments
 
-    segments, docs = ["", " Messi scored most.", "Messi scored most.", "Bican scored more.[Relevant]"], [None, "d1", "d2", "d3"]
+    segments, docs = (
+        ["", " Messi scored most.", "Messi scored most.", "Bican scored more.[Relevant]"],
+        [None, "d1", "d2", "d3"],
+    )
     assert cite_segments(segments, docs) == ("Messi scored most [1]. Bican scored more [3].", ["d1", "d3"])
     assert cite_segments(segments, docs, "kept") == ("Messi scored most [1]. Bican scored more [2].", ["d1", "d3"])
 
@@ -156,7 +211,9 @@ def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_tok
     from ragbench.plugins.selfrag.system import SelfRag
 
     def sample(*firsts):
-        return SampleRecord("q", extras={"selfrag": {"passages": [{"relevance_token_first": first} for first in firsts]}})
+        return SampleRecord(
+            "q", extras={"selfrag": {"passages": [{"relevance_token_first": first} for first in firsts]}}
+        )
 
     [check] = SelfRag().format_adherence([sample(True, False), sample(False, False), SampleRecord("x", error="x")])
     assert (check["followed"], check["of"]) == (1, 4) and "Self-RAG checkpoint" in check["fix"]

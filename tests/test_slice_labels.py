@@ -2,6 +2,7 @@
 a record without a value and the string "None", are different slices, named alike in results.json,
 report.md, its plots, `ragbench compare` and the viewer's rows (docs/outputs.md, "results.json and
 report.md")."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,8 +47,14 @@ def test_plot_bars_name_the_same_slices(level_run, tmp_path, monkeypatch):
 
     ticks = []
     original = Axes.set_xticks
-    monkeypatch.setattr(Axes, "set_xticks", lambda self, positions, labels=None, **kw: (
-        ticks.append(list(labels or [])), original(self, positions, labels, **kw))[1])
+    monkeypatch.setattr(
+        Axes,
+        "set_xticks",
+        lambda self, positions, labels=None, **kw: (
+            ticks.append(list(labels or [])),
+            original(self, positions, labels, **kw),
+        )[1],
+    )
     assert slice_plot("levels", "level", level_run[1]["details"]["levels"], ["em"], tmp_path).is_file()
     assert ticks == [[f"{label}\n(n={n})" for label, (_, n) in EXPECTED.items()]]
 
@@ -65,8 +72,16 @@ def test_viewer_rows_carry_the_slice_labels_of_results(level_run):
     [rid] = [r.rid for r in site.runs]
     page = site.data(f"rows/{rid}/levels/0")
     assert page["slice_labels"] == {"level": list(EXPECTED)}
-    assert [row["slices"]["level"] for row in page["rows"]] == ["1 [number]", "1 [number]", "1", "None", "(none)", "(none)",
-                                                               "10", "2"]
+    assert [row["slices"]["level"] for row in page["rows"]] == [
+        "1 [number]",
+        "1 [number]",
+        "1",
+        "None",
+        "(none)",
+        "(none)",
+        "10",
+        "2",
+    ]
 
 
 def test_viewer_run_and_example_pages_name_the_same_slices_in_the_same_order(level_run):
@@ -77,17 +92,53 @@ def test_viewer_run_and_example_pages_name_the_same_slices_in_the_same_order(lev
     assert run_page["slice_order"]["levels"]["level"] == list(EXPECTED)
     assert list(run_page["slices"]["levels"]["em"]["level"]) == list(EXPECTED)
     shown = [site.data(f"example/{rid}/levels/{n}")["slices"] for n in range(len(LEVELS))]
-    assert shown == [{"level": label} for label in ("1 [number]", "1 [number]", "1", "None", "(none)", "(none)", "10", "2")]
+    assert shown == [
+        {"level": label} for label in ("1 [number]", "1 [number]", "1", "None", "(none)", "(none)", "10", "2")
+    ]
 
 
 def test_no_value_beside_the_string_none_marker_and_booleans():
-    labels = SliceLabels([slice_value({"f": None}, "f"), slice_value({"f": "(none)"}, "f"),
-                          slice_value({"f": True}, "f"), slice_value({"f": "True"}, "f"), slice_value({"f": 2.5}, "f")])
+    labels = SliceLabels(
+        [
+            slice_value({"f": None}, "f"),
+            slice_value({"f": "(none)"}, "f"),
+            slice_value({"f": True}, "f"),
+            slice_value({"f": "True"}, "f"),
+            slice_value({"f": 2.5}, "f"),
+        ]
+    )
     assert labels.labels() == ["2.5", "True", "True [boolean]", "(none)", "(none) [no value]"]
     assert labels.label(slice_value({}, "f")) == "(none) [no value]"  # absent: no value, as null
 
 
 def test_labels_order_numbers_as_numbers_and_no_value_last():
-    labels = ["10", "2", "(none)", "hop_10", "hop_2", "-1", "0.5", "0.25", "easy", "2024-01-20", "2024-01-15", "1 [number]", "1"]
-    assert ordered(labels) == ["-1", "0.25", "0.5", "1", "1 [number]", "2", "10", "2024-01-15", "2024-01-20",
-                               "easy", "hop_2", "hop_10", "(none)"]
+    labels = [
+        "10",
+        "2",
+        "(none)",
+        "hop_10",
+        "hop_2",
+        "-1",
+        "0.5",
+        "0.25",
+        "easy",
+        "2024-01-20",
+        "2024-01-15",
+        "1 [number]",
+        "1",
+    ]
+    assert ordered(labels) == [
+        "-1",
+        "0.25",
+        "0.5",
+        "1",
+        "1 [number]",
+        "2",
+        "10",
+        "2024-01-15",
+        "2024-01-20",
+        "easy",
+        "hop_2",
+        "hop_10",
+        "(none)",
+    ]

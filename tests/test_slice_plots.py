@@ -1,6 +1,7 @@
 """report.md's slice plots label every bar with its value (a zero bar too), name n per slice and in
 the title; the heat map names n per cell. Slice tables (report.md, results.json, the viewer) keep every
 slice value of the task, also where the first key scored none, and a cell's n where it differs."""
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,23 @@ def drawn(monkeypatch):
         def spy(self, *args, _original=original, _key=key, **kwargs):
             seen[_key].append((args, kwargs))
             return _original(self, *args, **kwargs)
+
         monkeypatch.setattr(Axes, name, spy)
     return seen
 
 
 def test_bars_carry_values_zero_bars_included_and_n(tmp_path, drawn):
-    details = {"accuracy": {"slices": {"domain": {"movie": {"value": 0.5, "ci95": [0.2, 0.8], "n": 4},
-                                                  "music": {"value": 0.0, "ci95": None, "n": 3}}}},
-               "hallucination": {"slices": {"domain": {"movie": {"value": 0.0, "n": 4}, "music": {"value": 0.25, "n": 3}}}}}
+    details = {
+        "accuracy": {
+            "slices": {
+                "domain": {
+                    "movie": {"value": 0.5, "ci95": [0.2, 0.8], "n": 4},
+                    "music": {"value": 0.0, "ci95": None, "n": 3},
+                }
+            }
+        },
+        "hallucination": {"slices": {"domain": {"movie": {"value": 0.0, "n": 4}, "music": {"value": 0.25, "n": 3}}}},
+    }
     path = slice_plot("crag_t3", "domain", details, ["accuracy", "hallucination"], tmp_path)
     assert path.is_file()
     labels = [kwargs["labels"] for _, kwargs in drawn["labels"]]
@@ -52,12 +62,27 @@ def test_a_slice_the_first_key_never_scored_keeps_its_row_and_every_cell_its_own
     # the judge's reply does not parse for every capital question and for one author question: llm_judge
     # (the first key) is not scorable there, em is
     judge = tmp_path / "judge.json"
-    judge.write_text(json.dumps([{"pattern": "capital of|Romeo", "response": "I cannot tell"}, {"response": "correct"}]))
+    judge.write_text(
+        json.dumps([{"pattern": "capital of|Romeo", "response": "I cannot tell"}, {"response": "correct"}])
+    )
     answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps([{"pattern": "capital of France", "response": "Paris"},
-                                   {"pattern": "Romeo", "response": "Shakespeare"}, {"response": "I do not know"}]))
-    results = run(tmp_path, tasks=["demo"], system="closed_book", model=f"scripted:{answers}",
-                  metrics=["llm_judge", "em"], judges=[f"scripted:{judge}"])
+    answers.write_text(
+        json.dumps(
+            [
+                {"pattern": "capital of France", "response": "Paris"},
+                {"pattern": "Romeo", "response": "Shakespeare"},
+                {"response": "I do not know"},
+            ]
+        )
+    )
+    results = run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model=f"scripted:{answers}",
+        metrics=["llm_judge", "em"],
+        judges=[f"scripted:{judge}"],
+    )
     details = results["details"]["demo"]
     assert details["llm_judge"]["slices"]["prop"]["capital"] == {"value": None, "ci95": None, "n": 0}
     assert details["em"]["slices"]["prop"]["capital"]["n"] == 6
@@ -68,9 +93,17 @@ def test_a_slice_the_first_key_never_scored_keeps_its_row_and_every_cell_its_own
 
 def older_details() -> dict:
     """Slices as a results.json of an older ragbench wrote them: a key leaves out a value it scored nothing in."""
-    return {"accuracy": {"slices": {"domain": {"movie": {"value": 0.5, "ci95": None, "n": 2}}}},
-            "em": {"slices": {"domain": {"movie": {"value": 0.25, "ci95": None, "n": 4},
-                                         "music": {"value": 1.0, "ci95": None, "n": 3}}}}}
+    return {
+        "accuracy": {"slices": {"domain": {"movie": {"value": 0.5, "ci95": None, "n": 2}}}},
+        "em": {
+            "slices": {
+                "domain": {
+                    "movie": {"value": 0.25, "ci95": None, "n": 4},
+                    "music": {"value": 1.0, "ci95": None, "n": 3},
+                }
+            }
+        },
+    }
 
 
 def test_a_plot_shows_every_slice_value_with_the_most_examples_scored_there(tmp_path, drawn):

@@ -1,6 +1,7 @@
 """The smart system: the trajectory prompts of every agent byte for byte, intent parsing and
 retrieval per intent, the no-facts path, the ablations, one model per agent (--role-model, recorded
 per role and replayed), the prompted mode, and SMART's answer clean-up."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,8 +27,10 @@ from ragbench.plugins.smart.system import Smart
 from ragbench.testing import make_context
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
-X = ("<|Instruction|>:\nIs the following statement correct or not? Say true if it's correct; otherwise say false."
-     "\n\n<|Input|>:\nDrinking a glass of warm water with lemon each morning cures type 2 diabetes.</eoi>\n\n")
+X = (
+    "<|Instruction|>:\nIs the following statement correct or not? Say true if it's correct; otherwise say false."
+    "\n\n<|Input|>:\nDrinking a glass of warm water with lemon each morning cures type 2 diabetes.</eoi>\n\n"
+)
 
 
 def llm_steps(record: dict) -> list[dict]:
@@ -50,13 +53,23 @@ def test_long_trajectory_prompts_are_smart_format_byte_for_byte(tmp_path):
     # two intents, top_k=1 each: the example's own passages (ranked for the claim) give the first two
     docs = json.loads(Path(PUBHEALTH).read_text().splitlines()[0])["ctxs"][:2]
     retrieval = "".join(f"[{i}] {d['title']}\n{d['text']}" + ("\n" if i == 1 else "") for i, d in enumerate(docs, 1))
-    trajectory = (X + "<|Reconstructor|>:\nSearch(first intent; second intent)</eor>\n\n<retrieval>" + retrieval
-                  + "</retrieval>\n\n<|Locator|>:\n")
+    trajectory = (
+        X
+        + "<|Reconstructor|>:\nSearch(first intent; second intent)</eor>\n\n<retrieval>"
+        + retrieval
+        + "</retrieval>\n\n<|Locator|>:\n"
+    )
     assert locator["request"]["prompt"] == trajectory and locator["request"]["sampling"]["stop"] == ["</eol>"]
-    assert generator["request"]["prompt"] == (trajectory + "[Relevant]: [1] Title one\n A located fact.\n"
-                                              "[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n<|Generator|>:\n")
-    assert generator["request"]["sampling"] == {**generator["request"]["sampling"], "stop": ["</eog>"],
-                                                "max_tokens": 50, "temperature": 0.0}
+    assert generator["request"]["prompt"] == (
+        trajectory + "[Relevant]: [1] Title one\n A located fact.\n"
+        "[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n<|Generator|>:\n"
+    )
+    assert generator["request"]["sampling"] == {
+        **generator["request"]["sampling"],
+        "stop": ["</eog>"],
+        "max_tokens": 50,
+        "temperature": 0.0,
+    }
     prediction = record["prediction"]
     trace = prediction["extras"]["smart"]
     assert trace["intents"] == ["first intent", "second intent"] and trace["trajectory"] == "long"
@@ -73,17 +86,21 @@ def test_without_relevant_facts_the_generator_sees_the_question_alone(tmp_path):
     generator = llm_steps(record)[-1]
     assert generator["request"]["prompt"] == X + "<|Generator|>:\n"
     assert record["prediction"]["extras"]["smart"]["no_facts"] is True
-    pubhealth_run(tmp_path, name="kept", model="scripted:smart_scripts:nothing_relevant",
-                  system_args={"no_facts": "trajectory"})
+    pubhealth_run(
+        tmp_path, name="kept", model="scripted:smart_scripts:nothing_relevant", system_args={"no_facts": "trajectory"}
+    )
     generator = llm_steps(samples(tmp_path / "kept", "pubhealth")[0])[-1]
     assert generator["request"]["prompt"].endswith("Lacking Supporting Facts</eol>\n\n<|Generator|>:\n")
 
 
-@pytest.mark.parametrize("agents, steps, generator_end", [
-    ("no_locator", ["reconstructor", "generator"], "</retrieval>\n\n<|Generator|>:\n"),
-    ("no_reconstructor", ["locator", "generator"], "</eol>\n\n<|Generator|>:\n"),
-    ("generator_only", ["generator"], "</eoi>\n\n<|Generator|>:\n"),
-])
+@pytest.mark.parametrize(
+    "agents, steps, generator_end",
+    [
+        ("no_locator", ["reconstructor", "generator"], "</retrieval>\n\n<|Generator|>:\n"),
+        ("no_reconstructor", ["locator", "generator"], "</eol>\n\n<|Generator|>:\n"),
+        ("generator_only", ["generator"], "</eoi>\n\n<|Generator|>:\n"),
+    ],
+)
 def test_table_3_ablations_drop_their_agent(tmp_path, agents, steps, generator_end):
     pubhealth_run(tmp_path, system_args={"agents": agents})
     record = samples(tmp_path / "run", "pubhealth")[0]
@@ -102,19 +119,26 @@ def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_repla
     from ragbench._run.evaluator import Evaluator
 
     script = "scripted:smart_scripts:trajectory"
-    first = pubhealth_run(tmp_path, limit=2, role_models={"locator": script, "generator": script},
-                          role_model_args={"generator": {"batch_size": 4}})
+    first = pubhealth_run(
+        tmp_path,
+        limit=2,
+        role_models={"locator": script, "generator": script},
+        role_model_args={"generator": {"batch_size": 4}},
+    )
     record = samples(tmp_path / "run", "pubhealth")[0]
     _, locator, generator = llm_steps(record)
     assert locator["request"]["prompt"].startswith(X + "<|retrieval|>[1] ")
     assert locator["request"]["prompt"].endswith("</retrieval>\n\n<|Locator|>\n")
-    assert generator["request"]["prompt"] == (X + "<|Locator|>\n[Relevant]: [1] Title one\n A located fact.\n"
-                                              "[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n<|Generator|>:\n")
+    assert generator["request"]["prompt"] == (
+        X + "<|Locator|>\n[Relevant]: [1] Title one\n A located fact.\n"
+        "[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n<|Generator|>:\n"
+    )
     calls = [json.loads(line) for line in (tmp_path / "run" / "calls" / "llm.jsonl").read_text().splitlines()]
     assert sorted({c["role"] for c in calls}) == ["generator", "locator", "model"]
     assert first["config"]["role_models"] == {"locator": script, "generator": script}
-    replayed = Evaluator(replay_config(tmp_path / "run", output=str(tmp_path / "replay"), progress=False),
-                         registry=installed_registry()).run()
+    replayed = Evaluator(
+        replay_config(tmp_path / "run", output=str(tmp_path / "replay"), progress=False), registry=installed_registry()
+    ).run()
     assert replayed.results["results"] == first["results"] and replayed.results["complete"]
 
 
@@ -122,8 +146,14 @@ def test_role_models_are_checked_before_the_run(tmp_path):
     with pytest.raises(ConfigError, match="no role 'judge'"):
         pubhealth_run(tmp_path, role_models={"judge": "scripted:echo"})
     with pytest.raises(ConfigError, match="has a single model"):
-        run(tmp_path, tasks=["pubhealth"], data={"pubhealth": PUBHEALTH}, system="vanilla", model="scripted:echo",
-            role_models={"generator": "scripted:echo"})
+        run(
+            tmp_path,
+            tasks=["pubhealth"],
+            data={"pubhealth": PUBHEALTH},
+            system="vanilla",
+            model="scripted:echo",
+            role_models={"generator": "scripted:echo"},
+        )
 
 
 def test_role_model_command_line_options(tmp_path):
@@ -131,8 +161,17 @@ def test_role_model_command_line_options(tmp_path):
 
     bad = cli_here("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator", "--no-progress")
     assert bad.returncode == 2 and "expected ROLE=ENGINE:MODEL" in bad.stderr
-    bad = cli_here("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator=scripted:echo",
-                   "--role-model-arg", "generator.batch_size=2", "--no-progress")
+    bad = cli_here(
+        "--tasks",
+        "pubhealth",
+        "--system",
+        "smart",
+        "--role-model",
+        "locator=scripted:echo",
+        "--role-model-arg",
+        "generator.batch_size=2",
+        "--no-progress",
+    )
     assert bad.returncode == 2 and "ROLE one of the --role-model roles (locator)" in bad.stderr
 
 
@@ -158,8 +197,10 @@ class IntentCorpus(Retriever):
     name = "intent_corpus"
 
     def search(self, queries, k):
-        return [[Document(id=f"{query}-{i}" if i else "shared", title="t", text=query) for i in range(k)]
-                for query in queries]
+        return [
+            [Document(id=f"{query}-{i}" if i else "shared", title="t", text=query) for i in range(k)]
+            for query in queries
+        ]
 
 
 def searches(ctx) -> list[tuple[str, int]]:
@@ -180,13 +221,19 @@ def test_knowledge_retriever_searches_each_intent_and_drops_repeats():
 
 def test_trajectory_parsers():
     assert parse_intents("Search(Time and shadow positioning\n How to tell the time)") == [
-        "Time and shadow positioning", "How to tell the time"]
+        "Time and shadow positioning",
+        "How to tell the time",
+    ]
     assert parse_intents("no search call here") == ["no search call here"] and parse_intents("Search()") == []
-    facts = parse_locator("[Relevant]: [1] Bitopertin\nIn January 2014, Roche reported.\nMore.\n"
-                          "[Irrelevant]: [2] Lacking Supporting Facts\n[Relevant] [3] T3\nfact three")
+    facts = parse_locator(
+        "[Relevant]: [1] Bitopertin\nIn January 2014, Roche reported.\nMore.\n"
+        "[Irrelevant]: [2] Lacking Supporting Facts\n[Relevant] [3] T3\nfact three"
+    )
     assert [(f.number, f.relevant, f.title, f.fact) for f in facts] == [
         (1, True, "Bitopertin", "In January 2014, Roche reported.\nMore."),
-        (2, False, "Lacking Supporting Facts", ""), (3, True, "T3", "fact three")]
+        (2, False, "Lacking Supporting Facts", ""),
+        (3, True, "T3", "fact three"),
+    ]
     assert split_citations("B: transportation\n[Cite]: [1] [2] [3]</eog>") == ("B: transportation", [1, 2, 3])
     assert split_citations("The answer.\n[Cite] : [2] [3]") == ("The answer.", [2, 3])
     assert split_citations("Answer without citations\n[Cite]: ") == ("Answer without citations", [])
@@ -194,8 +241,9 @@ def test_trajectory_parsers():
     assert parse_rating("[Irrelevant]\nExtracted span: None.") == (False, "")
 
 
-@pytest.mark.parametrize("task, rules", [("pubhealth", "fever"), ("arc_challenge", "arc_c"), ("kilt_fever", None),
-                                         ("popqa", None)])
+@pytest.mark.parametrize(
+    "task, rules", [("pubhealth", "fever"), ("arc_challenge", "arc_c"), ("kilt_fever", None), ("popqa", None)]
+)
 def test_smart_closed_postprocess_only_on_the_labels_it_was_written_for(task, rules):
     """Its fever rules make "SUPPORTS" PubHealth's "true": on KILT FEVER, whose gold is "SUPPORTS", they
     would turn every right answer wrong."""

@@ -1,6 +1,7 @@
 """docs/internals.md's source tree is the one tools/source_tree.py draws from the code and the registry: every
 core module and package with its docstring's first sentence, every built-in task, system and metric with the
 folder it lives in."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,8 +34,9 @@ source_tree = load_tool("source_tree")
 
 def test_the_page_shows_the_tree_the_code_and_the_registry_make():
     internals = source_tree.INTERNALS.read_text(encoding="utf-8")
-    assert source_tree.written(internals, source_tree.drawn(), source_tree.BEGIN, source_tree.END) == internals, \
+    assert source_tree.written(internals, source_tree.drawn(), source_tree.BEGIN, source_tree.END) == internals, (
         "docs/internals.md's source tree is stale: run python tools/source_tree.py --write"
+    )
 
 
 def test_the_tree_names_every_core_module_and_every_built_in_component():
@@ -43,11 +45,18 @@ def test_the_tree_names_every_core_module_and_every_built_in_component():
     core = {path.name for path in (REPO / "ragbench").rglob("*.py") if path.name != "__init__.py"}
     assert core - names == set()
     registry = installed_registry()
-    listed = {(kind, name) for kind, singular in source_tree.KINDS for name in registry.names(kind)
-              if f"{singular} {name}: " in drawn}
-    built_in = {(kind, name) for kind, _ in source_tree.KINDS for name in registry.names(kind)
-                if registry.entry(kind, name).target.startswith(("ragbench.tasks.", "ragbench.plugins.",
-                                                                 "ragbench.metrics."))}
+    listed = {
+        (kind, name)
+        for kind, singular in source_tree.KINDS
+        for name in registry.names(kind)
+        if f"{singular} {name}: " in drawn
+    }
+    built_in = {
+        (kind, name)
+        for kind, _ in source_tree.KINDS
+        for name in registry.names(kind)
+        if registry.entry(kind, name).target.startswith(("ragbench.tasks.", "ragbench.plugins.", "ragbench.metrics."))
+    }
     assert built_in and built_in - listed == set()
 
 
@@ -63,11 +72,16 @@ WORDS = st.lists(st.text(st.sampled_from("ab,;:(.\u00e9"), min_size=1, max_size=
 SPACES = st.sampled_from([" ", "\n", "  ", "\n\n    "])
 
 
-@given(st.tuples(WORDS, SPACES).map(lambda words_space: words_space[1].join(words_space[0])),
-       st.integers(min_value=8, max_value=140))
+@given(
+    st.tuples(WORDS, SPACES).map(lambda words_space: words_space[1].join(words_space[0])),
+    st.integers(min_value=8, max_value=140),
+)
 def test_a_shortened_text_is_one_line_within_its_width_and_starts_as_the_text_does(text, width):
     short = source_tree.shortened(text, width)
     joined = " ".join(text.split())
     assert "\n" not in short and len(short) <= width
-    assert short == joined if len(joined) <= width else (
-        short.endswith(" ...") and joined.startswith(short.removesuffix(" ...")))
+    assert (
+        short == joined
+        if len(joined) <= width
+        else (short.endswith(" ...") and joined.startswith(short.removesuffix(" ...")))
+    )

@@ -1,6 +1,7 @@
 """What a run imports before its first LLM call: only what it uses by then. Statistics (numpy), the report,
 `compare`, Jinja2 templates, downloads and index builds load when a run needs them, not at every start
 (docs/performance.md, "Start-up"). A fresh process is the point here: in the test process they are imported."""
+
 from __future__ import annotations
 
 import json
@@ -17,13 +18,29 @@ from ragbench._storage.page_cache import decode_value, encode_value
 # Imported by nothing a `demo` run does before its first call (its task has the `selfrag` prompt style, its
 # passages are the examples' own, its data file is shipped, its model the scripted engine).
 UNUSED_AT_FIRST_CALL = (
-    "numpy", "scipy", "pandas", "matplotlib", "jinja2", "datasets", "httpx", "openai", "torch", "transformers",
-    "tqdm", "urllib.request", "ragbench._reports.compare", "ragbench._reports.summary",
-    "ragbench._reports.bootstrap", "ragbench._reports.score_columns", "ragbench._reports.slice_plots",
-    "ragbench._retrieval.index", "ragbench._retrieval.index_cache", "ragbench._view",
+    "numpy",
+    "scipy",
+    "pandas",
+    "matplotlib",
+    "jinja2",
+    "datasets",
+    "httpx",
+    "openai",
+    "torch",
+    "transformers",
+    "tqdm",
+    "urllib.request",
+    "ragbench._reports.compare",
+    "ragbench._reports.summary",
+    "ragbench._reports.bootstrap",
+    "ragbench._reports.score_columns",
+    "ragbench._reports.slice_plots",
+    "ragbench._retrieval.index",
+    "ragbench._retrieval.index_cache",
+    "ragbench._view",
 )
 
-FIRST_CALL = '''
+FIRST_CALL = """
 import json, sys
 from ragbench._cli.main import main
 from ragbench._engines.scripted import echo
@@ -39,12 +56,17 @@ sys.modules["first_call"] = sys.modules["__main__"]
 main.main(["--tasks", "demo", "--system", "vanilla", "--model", "scripted:first_call:answer", "--limit", "1",
            "--output", sys.argv[2], "--no-progress"], standalone_mode=False)
 print(json.dumps({"at_first_call": FIRST[0], "at_end": [m for m in ("numpy",) if m in sys.modules]}))
-'''
+"""
 
 
 def test_a_demo_run_imports_no_statistics_report_or_templates_before_its_first_llm_call(tmp_path):
-    done = subprocess.run([sys.executable, "-c", FIRST_CALL, json.dumps(UNUSED_AT_FIRST_CALL), str(tmp_path / "run")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL, json.dumps(UNUSED_AT_FIRST_CALL), str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert imported["at_first_call"] == []
@@ -52,11 +74,16 @@ def test_a_demo_run_imports_no_statistics_report_or_templates_before_its_first_l
     assert (tmp_path / "run" / "results.json").is_file()
 
 
-@given(st.one_of(
-    hnp.arrays(st.sampled_from([np.float32, np.float64, np.int64]), hnp.array_shapes(min_dims=1, max_dims=2)),
-    st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.text(),
-                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-                 max_leaves=8)))
+@given(
+    st.one_of(
+        hnp.arrays(st.sampled_from([np.float32, np.float64, np.int64]), hnp.array_shapes(min_dims=1, max_dims=2)),
+        st.recursive(
+            st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(),
+            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+            max_leaves=8,
+        ),
+    )
+)
 def test_the_page_cache_gives_back_arrays_and_json_values_as_stored(value):
     back = decode_value(encode_value(value))
     if isinstance(value, np.ndarray):

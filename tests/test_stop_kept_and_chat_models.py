@@ -1,5 +1,6 @@
 """`Sampling.keep_stop` (FlashRAG's generator keeps the stop string that fired) and `--model-arg chat=`
 (whether a model is a chat model), on every engine that decodes or declares."""
+
 from types import SimpleNamespace
 
 import pytest
@@ -35,8 +36,12 @@ def test_the_scripted_engine_keeps_the_stop_string_when_asked(tmp_path):
     from ragbench._engines.scripted import ScriptedEngine
 
     engine = ScriptedEngine("x", script=lambda request: " Paris is the capital. It is large.\nMore")
-    kept, cut = engine.generate([Request(prompt="q", sampling=Sampling.make(stop=[".", "\n"], keep_stop=True)),
-                                 Request(prompt="q", sampling=Sampling.make(stop=[".", "\n"]))])
+    kept, cut = engine.generate(
+        [
+            Request(prompt="q", sampling=Sampling.make(stop=[".", "\n"], keep_stop=True)),
+            Request(prompt="q", sampling=Sampling.make(stop=[".", "\n"])),
+        ]
+    )
     assert kept.text == " Paris is the capital." and cut.text == " Paris is the capital"
 
 
@@ -46,8 +51,12 @@ def test_a_scripted_per_token_answer_is_generated_to_its_stop_string_or_its_budg
     from ragbench._engines.scripted import ScriptedEngine
 
     tokens = [" Paris", ".", " It", " is", "\n", "big"]
-    record = {"response": "".join(tokens), "tokens": tokens, "logprobs": [{t: -0.5} for t in tokens],
-              "cumulative_logprob": -3.0}
+    record = {
+        "response": "".join(tokens),
+        "tokens": tokens,
+        "logprobs": [{t: -0.5} for t in tokens],
+        "cumulative_logprob": -3.0,
+    }
 
     def answer(text=record["response"], **sampling):
         engine = ScriptedEngine("x", script=lambda request: {**record, "response": text})
@@ -75,7 +84,7 @@ def test_hf_keeps_the_stop_string_at_the_end_when_asked_and_cuts_before_it_other
     stop = " " + whole.text.split()[2]  # a word the model writes, after others: generation stops once it is there
     end = whole.text.index(stop)
     kept, cut = answer(stop=[stop], keep_stop=True), answer(stop=[stop])
-    assert end > 0 and kept.text == whole.text[:end + len(stop)] and kept.text.endswith(stop)
+    assert end > 0 and kept.text == whole.text[: end + len(stop)] and kept.text.endswith(stop)
     assert cut.text == whole.text[:end] and kept.finish_reason == cut.finish_reason == "stop"
 
 
@@ -83,8 +92,12 @@ def test_vllm_is_asked_to_include_the_stop_string_when_it_is_kept(fake_vllm):
     from ragbench._engines.vllm import VLLMEngine
 
     engine = VLLMEngine("/m")
-    kept, cut = engine.generate([Request(prompt="cba.zyx", sampling=Sampling.make(stop=["."], keep_stop=True)),
-                                 Request(prompt="cba.zyx", sampling=Sampling.make(stop=["."]))])
+    kept, cut = engine.generate(
+        [
+            Request(prompt="cba.zyx", sampling=Sampling.make(stop=["."], keep_stop=True)),
+            Request(prompt="cba.zyx", sampling=Sampling.make(stop=["."])),
+        ]
+    )
     first, second = FakeLLM.instances[-1].calls[-1]["params"]
     assert first.kwargs["include_stop_str_in_output"] is True and "include_stop_str_in_output" not in second.kwargs
     assert (kept.text, cut.text) == ("xyz.", "xyz")  # the fake echoes the prompt reversed
@@ -92,8 +105,9 @@ def test_vllm_is_asked_to_include_the_stop_string_when_it_is_kept(fake_vllm):
 
 def test_an_api_answer_gets_flashrags_stop_string_appended():
     def completion(text):
-        return SimpleNamespace(choices=[SimpleNamespace(index=0, text=text, finish_reason="stop", logprobs=None)],
-                               usage=None)
+        return SimpleNamespace(
+            choices=[SimpleNamespace(index=0, text=text, finish_reason="stop", logprobs=None)], usage=None
+        )
 
     sampling = Sampling.make(stop=[".", "\n"], keep_stop=True)
     assert _parse(completion(" a thought"), sampling, chat=False).text == " a thought."
@@ -101,8 +115,9 @@ def test_an_api_answer_gets_flashrags_stop_string_appended():
     assert _parse(completion(" a thought"), Sampling.make(stop=["."]), chat=False).text == " a thought"
 
 
-INSTRUCTION = ("Answer the question based on your own knowledge. Only give me the answer and do not output any "
-               "other words.")
+INSTRUCTION = (
+    "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
+)
 MESSAGES = [{"role": "system", "content": INSTRUCTION}, {"role": "user", "content": "Question: who wrote emma"}]
 
 
@@ -111,9 +126,13 @@ def declared_engine(kind, folder):
     chat model."""
     if kind == "scripted":
         return "scripted:echo"
-    calls = write_jsonl(folder / "calls.jsonl", [{"prompt": INSTRUCTION + "\n\nQuestion: who wrote emma",
-                                                   "response": "plain answer"},
-                                                  {"messages": MESSAGES, "response": "chat answer"}])
+    calls = write_jsonl(
+        folder / "calls.jsonl",
+        [
+            {"prompt": INSTRUCTION + "\n\nQuestion: who wrote emma", "response": "plain answer"},
+            {"messages": MESSAGES, "response": "chat answer"},
+        ],
+    )
     return f"replay:{calls}"
 
 
@@ -133,9 +152,16 @@ def test_a_flashrag_task_sends_a_chat_model_its_system_and_user_messages(tmp_pat
     data = tmp_path / "q.jsonl"
     data.write_text('{"id": "1", "question": "who wrote emma", "golden_answers": ["Jane Austen"]}\n')
     for chat in (False, True):
-        run(tmp_path, name=f"chat={chat}", tasks=["nq_open_flashrag"], system="closed_book",
-            data={"nq_open_flashrag": str(data)}, model=declared_engine(kind, tmp_path), model_args={"chat": chat},
-            metrics=[])
+        run(
+            tmp_path,
+            name=f"chat={chat}",
+            tasks=["nq_open_flashrag"],
+            system="closed_book",
+            data={"nq_open_flashrag": str(data)},
+            model=declared_engine(kind, tmp_path),
+            model_args={"chat": chat},
+            metrics=[],
+        )
         [sample] = samples(tmp_path / f"chat={chat}", "nq_open_flashrag")
         request = sample["trace"][-1]["request"]
         if chat:
@@ -150,5 +176,12 @@ def test_a_chat_declaration_that_is_not_true_or_false_is_refused_before_the_run(
     data = tmp_path / "q.jsonl"
     data.write_text('{"id": "1", "question": "q", "golden_answers": ["a"]}\n')
     with pytest.raises(ConfigError, match="chat=maybe: takes true or false"):
-        run(tmp_path, tasks=["nq_open_flashrag"], system="closed_book", data={"nq_open_flashrag": str(data)},
-            model="scripted:echo", model_args={"chat": "maybe"}, metrics=[])
+        run(
+            tmp_path,
+            tasks=["nq_open_flashrag"],
+            system="closed_book",
+            data={"nq_open_flashrag": str(data)},
+            model="scripted:echo",
+            model_args={"chat": "maybe"},
+            metrics=[],
+        )

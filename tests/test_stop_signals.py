@@ -1,6 +1,7 @@
 """Stop signals at awkward moments: inside a finalizer (where Python drops the handler's exception), a
 second one while a stopped run cleans up (`timeout` sends two), one as the run's task ends, during
 `ragbench rescore`."""
+
 from __future__ import annotations
 
 import signal
@@ -42,8 +43,9 @@ except KeyboardInterrupt as exc:
 def test_a_stop_signal_that_lands_in_a_finalizer_still_stops_the_command_without_a_traceback(name):
     """A handler's exception raised inside a weakref callback or __del__ is printed ("Exception ignored
     in ...") and dropped by Python; the signal is sent again, so the command stops where it stands."""
-    done = subprocess.run([sys.executable, "-c", SIGNAL_IN_A_FINALIZER, name], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_A_FINALIZER, name], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == f"stopped by {name}", (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
 
@@ -71,8 +73,9 @@ gc.collect()
 
 
 def test_a_second_signal_while_a_stopped_run_cleans_up_leaves_no_asyncio_report():
-    done = subprocess.run([sys.executable, "-c", SECOND_SIGNAL_WHILE_CLEANING_UP], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", SECOND_SIGNAL_WHILE_CLEANING_UP], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == "stopped by SIGTERM", (done.stdout, done.stderr)
     assert done.stderr == "", done.stderr
 
@@ -94,8 +97,9 @@ except KeyboardInterrupt as exc:
 
 @pytest.mark.parametrize("name, stopped", [("SIGTERM", "Stopped SIGTERM"), ("SIGINT", "KeyboardInterrupt")])
 def test_a_stop_signal_as_the_run_ends_still_stops_the_command(name, stopped):
-    done = subprocess.run([sys.executable, "-c", SIGNAL_AS_THE_RUN_ENDS, name], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AS_THE_RUN_ENDS, name], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == f"stopped by {stopped}", (done.stdout, done.stderr)
     assert done.stderr == "", done.stderr
 
@@ -103,10 +107,26 @@ def test_a_stop_signal_as_the_run_ends_still_stops_the_command(name, stopped):
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
 def test_a_rescore_stopped_by_a_signal_says_so_in_one_line_and_overwrite_completes_it(tmp_path, finished, signum):
     out = tmp_path / "rescored"
-    args = ["rescore", str(finished), "--metrics", "+llm_judge", "--judge", "scripted:echo", "--judge-arg",
-            "0.overhead=0.2", "--max-inflight", "1", "--output", str(out)]
-    process = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    args = [
+        "rescore",
+        str(finished),
+        "--metrics",
+        "+llm_judge",
+        "--judge",
+        "scripted:echo",
+        "--judge-arg",
+        "0.overhead=0.2",
+        "--max-inflight",
+        "1",
+        "--output",
+        str(out),
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not list((out / "samples").glob("*.jsonl")) or not (out / "samples" / "popqa.jsonl").stat().st_size:
         assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
@@ -115,6 +135,8 @@ def test_a_rescore_stopped_by_a_signal_says_so_in_one_line_and_overwrite_complet
     stderr = process.communicate(timeout=60)[1]
     how = "interrupted" if signum == signal.SIGINT else f"stopped by {signum.name}"
     assert process.returncode == 128 + signum, stderr
-    assert stderr.strip().splitlines() == [f"ragbench rescore: {how}; {finished} is unchanged, the rescored folder is "
-                                           "unfinished (run the same command with --overwrite)"]
+    assert stderr.strip().splitlines() == [
+        f"ragbench rescore: {how}; {finished} is unchanged, the rescored folder is "
+        "unfinished (run the same command with --overwrite)"
+    ]
     assert cli_here(*args, "--overwrite").returncode == 0

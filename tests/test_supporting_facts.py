@@ -1,5 +1,6 @@
 """hotpot_supporting_facts against hotpot_evaluate_v1.py: the values of running it, once per record, on
 ragbench's HotpotQA sample with the predictions of tests/data/parity/official_denominators.json."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,10 @@ from ragbench._types import Example, Prediction
 from ragbench.metrics.supporting_facts import HotpotSupportingFacts
 
 HOTPOT = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))["hotpotqa"]
-RECORDS = {r["_id"]: r for r in json.loads((TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json").read_text(
-    encoding="utf-8"))}
+RECORDS = {
+    r["_id"]: r
+    for r in json.loads((TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json").read_text(encoding="utf-8"))
+}
 KEYS = HotpotSupportingFacts.keys
 
 
@@ -28,8 +31,11 @@ class Counts:
 
 def example(key: str) -> Example:
     record = RECORDS[key]
-    return Example(id=key, question=record["question"],
-                   gold={"answers": [record["answer"]], "supporting_passages": record["supporting_facts"]})
+    return Example(
+        id=key,
+        question=record["question"],
+        gold={"answers": [record["answer"]], "supporting_passages": record["supporting_facts"]},
+    )
 
 
 def predict(key: str, answer: str, facts: list | None) -> Prediction:
@@ -39,16 +45,19 @@ def predict(key: str, answer: str, facts: list | None) -> Prediction:
 @pytest.mark.parametrize("key", sorted(HOTPOT["answers"]))
 def test_sp_and_joint_scores_equal_hotpot_evaluate_v1(key):
     ctx = Counts()
-    values = HotpotSupportingFacts().score(example(key), predict(key, HOTPOT["answers"][key], HOTPOT["sp"].get(key)),
-                                           ctx)
+    values = HotpotSupportingFacts().score(
+        example(key), predict(key, HOTPOT["answers"][key], HOTPOT["sp"].get(key)), ctx
+    )
     assert values == pytest.approx({k: HOTPOT["per_example"][key][k] for k in KEYS}, abs=1e-12)
     assert ctx.counted == ([] if key in HOTPOT["sp"] else ["hotpot_sp_missing"])  # scored 0 as a missing "sp"
 
 
 def test_joint_f1_of_a_half_right_answer_and_half_right_facts_equals_hotpot_evaluate_v1():
     case = HOTPOT["with_sp"]
-    values = HotpotSupportingFacts().score(example("5c8a03"), predict("5c8a03", case["predictions"]["answer"]["5c8a03"],
-                                                                      case["predictions"]["sp"]["5c8a03"]))
+    values = HotpotSupportingFacts().score(
+        example("5c8a03"),
+        predict("5c8a03", case["predictions"]["answer"]["5c8a03"], case["predictions"]["sp"]["5c8a03"]),
+    )
     assert values == pytest.approx({k: case["metrics"][k] for k in KEYS}, abs=1e-12)
     assert values["joint_f1"] == pytest.approx(0.4)
 
@@ -61,11 +70,13 @@ def test_facts_in_another_shape_fail_the_metric_rather_than_score():
 def test_the_gold_in_huggingface_column_form_reads_the_same():
     record = RECORDS["5c8a01"]
     titles, ids = zip(*record["supporting_facts"])
-    columns = Example(id="5c8a01", question="q", gold={"answers": ["Trask"],
-                                                      "supporting_passages": {"title": titles, "sent_id": ids}})
+    columns = Example(
+        id="5c8a01", question="q", gold={"answers": ["Trask"], "supporting_passages": {"title": titles, "sent_id": ids}}
+    )
     prediction = predict("5c8a01", "Trask", HOTPOT["sp"]["5c8a01"])
-    assert HotpotSupportingFacts().score(columns, prediction) == HotpotSupportingFacts().score(example("5c8a01"),
-                                                                                               prediction)
+    assert HotpotSupportingFacts().score(columns, prediction) == HotpotSupportingFacts().score(
+        example("5c8a01"), prediction
+    )
 
 
 FACTS = st.lists(st.tuples(st.sampled_from(["Olm", "Varn", "Ansgar Pell", "Trask"]), st.integers(0, 3)), max_size=6)
@@ -77,7 +88,8 @@ def test_sp_scores_are_update_sps_set_arithmetic(predicted, gold):
     """update_sp on sets: tp, fp, fn counted over the distinct facts (a repeated prediction counts once)."""
     values = HotpotSupportingFacts().score(
         Example(id="x", question="q", gold={"answers": ["Olm"], "supporting_passages": [list(f) for f in gold]}),
-        Prediction(example_id="x", answer="Olm", extras={"supporting_facts": [list(f) for f in predicted]}))
+        Prediction(example_id="x", answer="Olm", extras={"supporting_facts": [list(f) for f in predicted]}),
+    )
     tp, fp, fn = len(set(predicted) & set(gold)), len(set(predicted) - set(gold)), len(set(gold) - set(predicted))
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn)

@@ -1,6 +1,7 @@
 """Each task says how to read its gold (`Task.gold_references`): the built-in tasks read the records
 their loaders make, the default reads `answers` or a `label`, and the metrics that know no benchmark
 (llm_judge, hf:NAME) ask the task, so a plugin task's own gold shape reaches them."""
+
 from __future__ import annotations
 
 import json
@@ -28,13 +29,15 @@ def test_alce_tasks_read_their_long_answers_and_qampari_its_list_as_one_text():
     asqa = AlceAsqa(data_path=TEST_DATA / "alce" / "asqa_eval_gtr_top100.json")
     gold = first_gold(asqa)
     assert asqa.gold_references(gold) == gold["long_answers"] and len(gold["long_answers"]) == 2
-    assert asqa.gold_references({"qa_pairs": [{"short_answers": ["a", "b"]}, {"short_answers": ["c"]}],
-                                 "answer": "", "long_answers": []}) == ["a", "b", "c"]
+    assert asqa.gold_references(
+        {"qa_pairs": [{"short_answers": ["a", "b"]}, {"short_answers": ["c"]}], "answer": "", "long_answers": []}
+    ) == ["a", "b", "c"]
     qampari = AlceQampari(data_path=TEST_DATA / "alce" / "qampari_eval_gtr_top100.json")
     gold = first_gold(qampari)
     assert qampari.gold_references(gold) == [gold["answer"]]
-    assert qampari.gold_references({"answers": [["Marazan", "marazan"], ["On the Beach"]], "answer": ""}) \
-        == ["Marazan, On the Beach"]
+    assert qampari.gold_references({"answers": [["Marazan", "marazan"], ["On the Beach"]], "answer": ""}) == [
+        "Marazan, On the Beach"
+    ]
     eli5 = AlceEli5(data_path=TEST_DATA / "alce" / "eli5_eval_bm25_top100.json")
     gold = first_gold(eli5)
     assert eli5.gold_references(gold) == [gold["answer"]] and gold["claims"]
@@ -74,7 +77,9 @@ def test_the_llm_judge_is_shown_the_tasks_own_reading_of_its_gold():
     judge = ScriptedLLM({"Reference answer\\(s\\): a piano\n": "correct", "": "incorrect"})
     run = run_eval(Riddles, "closed_book", ScriptedLLM("a piano"), metrics=["llm_judge"], judges=[judge])
     assert run.scores["riddles"]["llm_judge"] == 1.0
-    assert "Reference answer(s): a piano\n" in run.samples["riddles"][0].judge_trace[0].request["messages"][0]["content"]
+    assert (
+        "Reference answer(s): a piano\n" in run.samples["riddles"][0].judge_trace[0].request["messages"][0]["content"]
+    )
 
 
 def test_an_evaluate_metric_gets_the_tasks_references_and_records_no_per_example_error():
@@ -137,8 +142,17 @@ def test_a_string_of_gold_answers_is_one_answer_not_its_characters():
 
 
 def test_gold_that_would_be_mis_scored_is_a_bad_record_with_a_one_line_reason(tmp_path):
-    run = capitals_run([{"answers": {"text": "Paris"}}, {"answers": ["Paris", 1]}, {"answers": b"Paris"},
-                        {"label": ["SUPPORTS"]}, ["Paris"], {"answers": ["Paris"]}], tmp_path / "run")
+    run = capitals_run(
+        [
+            {"answers": {"text": "Paris"}},
+            {"answers": ["Paris", 1]},
+            {"answers": b"Paris"},
+            {"label": ["SUPPORTS"]},
+            ["Paris"],
+            {"answers": ["Paris"]},
+        ],
+        tmp_path / "run",
+    )
     records = run.samples["capitals"]
     assert [r.bad_record for r in records] == [True] * 5 + [False]
     assert [r.error for r in records[:5]] == [
@@ -151,20 +165,32 @@ def test_gold_that_would_be_mis_scored_is_a_bad_record_with_a_one_line_reason(tm
         "bad record: capitals:4: example 'q3': gold 'label': expected one string, number or true/false, got list "
         "['SUPPORTS']",
         "bad record: capitals:5: example 'q4': gold is list ['Paris'], not a mapping of gold kinds (e.g. "
-        "{\"answers\": [...]})"]
+        '{"answers": [...]})',
+    ]
     assert run.results["counts"]["capitals"]["bad_records"] == 5 and not run.complete
     assert run.scores["capitals"]["em"] == 1.0  # of the one example whose gold reads
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                    | st.sampled_from(["Paris", "s", "paris", ""]) | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
-                    max_leaves=6)
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["Paris", "s", "paris", ""])
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
 ANSWER = st.sampled_from(["Paris", "s", "PARIS", "the Paris", ""]) | st.text(max_size=5)
-WELL_FORMED = ANSWER | st.lists(ANSWER, min_size=1, max_size=3) | st.lists(st.lists(ANSWER, max_size=3), min_size=1,
-                                                                           max_size=3)
-GOLDS = st.fixed_dictionaries({"answers": WELL_FORMED | JSON},
-                              optional={"label": st.none() | ANSWER | JSON, "claims": WELL_FORMED | JSON}) | JSON
+WELL_FORMED = (
+    ANSWER | st.lists(ANSWER, min_size=1, max_size=3) | st.lists(st.lists(ANSWER, max_size=3), min_size=1, max_size=3)
+)
+GOLDS = (
+    st.fixed_dictionaries(
+        {"answers": WELL_FORMED | JSON}, optional={"label": st.none() | ANSWER | JSON, "claims": WELL_FORMED | JSON}
+    )
+    | JSON
+)
 
 
 def well_formed(gold):
@@ -176,8 +202,11 @@ def well_formed(gold):
     for key in ("answers", "claims"):
         value = out.get(key, [])
         out[key] = [value] if isinstance(value, str) else value
-        texts = [t for item in out[key] for t in item] if key == "answers" and isinstance(out[key], list) and all(
-            isinstance(item, list) for item in out[key]) else out[key]
+        texts = (
+            [t for item in out[key] for t in item]
+            if key == "answers" and isinstance(out[key], list) and all(isinstance(item, list) for item in out[key])
+            else out[key]
+        )
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return None
         if key not in gold:
@@ -196,11 +225,20 @@ def test_an_example_checks_its_gold_when_it_is_built(gold):
         assert example.gold_error is None and example.gold == expected
 
 
-@pytest.mark.parametrize("gold, error", [
-    ({"answers": [1, {}], "label": float("nan")}, "gold 'answers': expected a string or a list of strings (or of alias "
-                                                  "lists), got a list holding int 1"),
-    ({"answers": ["Paris"], "label": float("inf")}, "gold 'label': expected one string, number or true/false, got inf"),
-    ({"claims": ["Paris", None]}, "gold 'claims': expected a string or a list of strings, got a list holding None")])
+@pytest.mark.parametrize(
+    "gold, error",
+    [
+        (
+            {"answers": [1, {}], "label": float("nan")},
+            "gold 'answers': expected a string or a list of strings (or of alias lists), got a list holding int 1",
+        ),
+        (
+            {"answers": ["Paris"], "label": float("inf")},
+            "gold 'label': expected one string, number or true/false, got inf",
+        ),
+        ({"claims": ["Paris", None]}, "gold 'claims': expected a string or a list of strings, got a list holding None"),
+    ],
+)
 def test_an_example_built_with_gold_the_metrics_would_mis_score_names_itself_and_the_kind(gold, error):
     assert Example(id="fr", question="Capital?", gold=gold).gold_error == f"example 'fr': {error}"
 
@@ -208,7 +246,9 @@ def test_an_example_built_with_gold_the_metrics_would_mis_score_names_itself_and
 def scored_directly(metric, gold):
     """What `metric` makes of the answer "Paris" against `gold`: ("score", value) or ("error", exception type)."""
     try:
-        return "score", metric.score(Example(id="x", question="q", gold=gold), Prediction(example_id="x", answer="Paris"))
+        return "score", metric.score(
+            Example(id="x", question="q", gold=gold), Prediction(example_id="x", answer="Paris")
+        )
     except Exception as exc:
         return "error", type(exc).__name__
 
@@ -225,6 +265,9 @@ def test_any_gold_of_a_python_task_is_scored_as_its_well_formed_equivalent_or_co
         assert not sample.bad_record and sample.gold == expected
         assert sample.gold_references == [str(text) for text in Task().gold_references(expected)]
         for metric in (ExactMatch(), Match()):
-            got = (("error", sample.score_errors[metric.name].partition(":")[0]) if metric.name in sample.score_errors
-                   else ("score", sample.scores[metric.name]))
+            got = (
+                ("error", sample.score_errors[metric.name].partition(":")[0])
+                if metric.name in sample.score_errors
+                else ("score", sample.scores[metric.name])
+            )
             assert got == scored_directly(metric, expected)

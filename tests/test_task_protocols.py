@@ -1,6 +1,7 @@
 """What one benchmark needs is an optional protocol its task implements, not a member of every task: a
 plain task runs without any, and the run lends its resources, starts the tools and stops them only for
 a task that uses tools."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -22,8 +23,20 @@ from ragbench.api.protocols import (
 )
 from ragbench.testing import run_eval
 
-BENCHMARK_MEMBERS = ("plot_keys", "bind", "setup", "teardown", "tools_replayed", "resources", "prediction_records",
-                     "instruction_key", "task_input", "closed_answer", "demonstration", "system_defaults")
+BENCHMARK_MEMBERS = (
+    "plot_keys",
+    "bind",
+    "setup",
+    "teardown",
+    "tools_replayed",
+    "resources",
+    "prediction_records",
+    "instruction_key",
+    "task_input",
+    "closed_answer",
+    "demonstration",
+    "system_defaults",
+)
 
 
 class QuestionPrompting(TaskPrompting):
@@ -67,8 +80,9 @@ class ToolReader(System):
 
     async def run(self, example: Example, ctx: Any) -> Prediction:
         table = ctx.tools.get("capitals", {})
-        return Prediction(example.id, answer=table.get(example.question, "unknown"),
-                          extras={"resources": ctx.resources is not None})
+        return Prediction(
+            example.id, answer=table.get(example.question, "unknown"), extras={"resources": ctx.resources is not None}
+        )
 
 
 def test_task_has_no_member_that_serves_one_benchmark():
@@ -111,10 +125,16 @@ def test_systems_read_the_protocols_of_any_task():
     example = Example(id="q1", question="The sky is green.")
     plain, instructed = Plain(), Instructed()
     assert isinstance(instructed, StandingInstruction) and not isinstance(plain, StandingInstruction)
-    assert (task_input(plain, example), instruction_key(plain), task_demonstration(plain)) == \
-        ("The sky is green.", None, None)
-    assert (task_input(instructed, example), instruction_key(instructed), task_demonstration(instructed)) == \
-        ("claim: The sky is green.", "fever", ("Is the sky blue?", "true"))
+    assert (task_input(plain, example), instruction_key(plain), task_demonstration(plain)) == (
+        "The sky is green.",
+        None,
+        None,
+    )
+    assert (task_input(instructed, example), instruction_key(instructed), task_demonstration(instructed)) == (
+        "claim: The sky is green.",
+        "fever",
+        ("Is the sky blue?", "true"),
+    )
     assert closed_answer(instructed) and not closed_answer(plain)
 
 
@@ -124,8 +144,18 @@ def test_task_is_a_composition_of_at_most_twenty_public_names():
     assert "scoring" in public and "prompting" in public
 
 
-PROMPTING_HOOKS = ("build_prompt", "answer_prompt", "reader_prompt", "postprocess", "chat_messages", "citations",
-                   "passages", "query_text", "answer_format", "cites")
+PROMPTING_HOOKS = (
+    "build_prompt",
+    "answer_prompt",
+    "reader_prompt",
+    "postprocess",
+    "chat_messages",
+    "citations",
+    "passages",
+    "query_text",
+    "answer_format",
+    "cites",
+)
 
 
 def test_the_prompting_hooks_are_members_of_the_prompting_object_a_task_provides_not_of_task():
@@ -153,8 +183,11 @@ def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring
 
     child = Child()
     child.metrics = ("em", "f1")
-    assert (Declared.scoring.metrics, Declared.scoring.slice_fields, Declared.scoring.gold_fields) == \
-        (("em",), ("region",), ("answers",))
+    assert (Declared.scoring.metrics, Declared.scoring.slice_fields, Declared.scoring.gold_fields) == (
+        ("em",),
+        ("region",),
+        ("answers",),
+    )
     assert Child.scoring.missing_scores_zero and Child.scoring.slice_fields == ("region",)
     assert child.scoring.metrics == ("em", "f1") and Child.scoring.metrics == ("em",)
     assert not hasattr(Declared, "metrics") and not hasattr(child, "metrics")
@@ -165,13 +198,29 @@ slice_names = st.lists(st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,7}", fullmat
 
 
 @settings(max_examples=40)
-@given(on_class=st.fixed_dictionaries({}, optional={"metrics": names, "slice_fields": slice_names, "gold_fields": names,
-                                                    "missing_scores_zero": st.booleans()}),
-       on_instance=st.fixed_dictionaries({}, optional={"metrics": names, "missing_scores_zero": st.booleans(),
-                                                       "metric_options": st.dictionaries(
-                                                           st.sampled_from(["em", "f1"]),
-                                                           st.dictionaries(st.sampled_from(["k", "strip"]),
-                                                                           st.integers()), max_size=2)}))
+@given(
+    on_class=st.fixed_dictionaries(
+        {},
+        optional={
+            "metrics": names,
+            "slice_fields": slice_names,
+            "gold_fields": names,
+            "missing_scores_zero": st.booleans(),
+        },
+    ),
+    on_instance=st.fixed_dictionaries(
+        {},
+        optional={
+            "metrics": names,
+            "missing_scores_zero": st.booleans(),
+            "metric_options": st.dictionaries(
+                st.sampled_from(["em", "f1"]),
+                st.dictionaries(st.sampled_from(["k", "strip"]), st.integers()),
+                max_size=2,
+            ),
+        },
+    ),
+)
 def test_scoring_is_what_the_class_and_then_the_instance_declare(on_class, on_instance):
     declared = type("Declared", (Task,), {"name": "declared", **on_class})
     task = declared()
@@ -193,9 +242,11 @@ def test_a_yaml_task_that_names_a_standing_instruction_implements_the_protocol(t
 
     (tmp_path / "d.jsonl").write_text('{"id": "1", "question": "The sky is green.", "label": "false"}\n')
     for declared, key in (("instruction_key: fever\n", "fever"), ("", None)):
-        (tmp_path / "t.yaml").write_text(f"task: t\ndata: {{path: d.jsonl}}\nanswer_format: label\n{declared}"
-                                         "fields: {gold: {label: label}}\nprompt:\n  template: '{{ question }}'\n"
-                                         "metrics: [em]\n")
+        (tmp_path / "t.yaml").write_text(
+            f"task: t\ndata: {{path: d.jsonl}}\nanswer_format: label\n{declared}"
+            "fields: {gold: {label: label}}\nprompt:\n  template: '{{ question }}'\n"
+            "metrics: [em]\n"
+        )
         task = task_class(load_spec(tmp_path / "t.yaml"))()
         (example,) = task.examples()
         assert (instruction_key(task), task_input(task, example)) == (key, "The sky is green.")

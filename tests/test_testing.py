@@ -1,6 +1,7 @@
 """ragbench.testing: a scripted LLM in each of its forms, a context a system's `run` is awaited with, a
 whole run in one call with typed samples (classes registered for the run, the reporting hooks given
 SampleRecords), and the trace assertions."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,17 +40,28 @@ class Lookup(System):
         docs = await ctx.retriever.search(example.question, 2)
         answer = await ctx.llm.generate(ctx.task.prompting.answer_prompt(example, docs), step="answer", stop=["\n"])
         with ctx.group("check"):
-            verdict = await ctx.model("checker").chat([{"role": "user", "content": f"Check: {answer.text}"}], step="check")
+            verdict = await ctx.model("checker").chat(
+                [{"role": "user", "content": f"Check: {answer.text}"}], step="check"
+            )
         return Prediction(example.id, answer=answer.text, docs=docs, extras={"verdict": verdict.text})
 
     def statistics(self, samples):
-        return {"records": sorted({type(s).__name__ for s in samples}), "has_text": any(s.has_text for s in samples),
-                "steps": [[f"{step.kind}:{step.name}" for step in s.trace] for s in samples],
-                "verdicts": [s.extras["verdict"] for s in samples]}
+        return {
+            "records": sorted({type(s).__name__ for s in samples}),
+            "has_text": any(s.has_text for s in samples),
+            "steps": [[f"{step.kind}:{step.name}" for step in s.trace] for s in samples],
+            "verdicts": [s.extras["verdict"] for s in samples],
+        }
 
     def format_adherence(self, samples):
-        return [{"format": "one line", "followed": sum(1 for s in samples if "\n" not in s.answer), "of": len(samples),
-                 "fix": "none"}]
+        return [
+            {
+                "format": "one line",
+                "followed": sum(1 for s in samples if "\n" not in s.answer),
+                "of": len(samples),
+                "fix": "none",
+            }
+        ]
 
     def report(self, samples, complete_data):
         return {"errors": [], "ids": [s.id for s in samples], "complete_data": complete_data}
@@ -67,8 +79,9 @@ class Letters(Task):
 
     def examples(self):
         for i, letter in enumerate("abc"):
-            yield Example(id=f"q{i}", question=f"Which letter is {letter}?", gold={"answers": [letter]}, docs=DOCS,
-                          index=i)
+            yield Example(
+                id=f"q{i}", question=f"Which letter is {letter}?", gold={"answers": [letter]}, docs=DOCS, index=i
+            )
 
 
 def example() -> Example:
@@ -102,11 +115,16 @@ def test_each_form_of_script_answers_as_documented():
 
 
 def test_run_eval_registers_classes_and_returns_typed_samples_in_data_order():
-    run = run_eval(Letters, Lookup, ScriptedLLM({"letter is b": "b", "": "a"}),
-                   role_models={"checker": ScriptedLLM("fine")})
+    run = run_eval(
+        Letters, Lookup, ScriptedLLM({"letter is b": "b", "": "a"}), role_models={"checker": ScriptedLLM("fine")}
+    )
     assert run.complete and run.scores == {"letters": {"match": pytest.approx(2 / 3)}}
     samples = run.samples["letters"]
-    assert [(s.id, s.answer, s.scores["match"]) for s in samples] == [("q0", "a", 1.0), ("q1", "b", 1.0), ("q2", "a", 0.0)]
+    assert [(s.id, s.answer, s.scores["match"]) for s in samples] == [
+        ("q0", "a", 1.0),
+        ("q1", "b", 1.0),
+        ("q2", "a", 0.0),
+    ]
     assert all(isinstance(s, SampleRecord) and s.has_text for s in samples) and samples[1].docs == DOCS[:2]
     assert_steps(samples[0], ["retrieval", "llm:answer", "llm:check"])
     assert samples[2].prompts[0] == "alpha\nbeta\nQ: Which letter is c?"
@@ -114,11 +132,21 @@ def test_run_eval_registers_classes_and_returns_typed_samples_in_data_order():
 
 
 def test_the_reporting_hooks_receive_sample_records_without_their_texts(tmp_path):
-    run = run_eval(Letters, Lookup, ScriptedLLM("a"), role_models={"checker": ScriptedLLM("fine")}, limit=2,
-                   output=tmp_path / "run")
+    run = run_eval(
+        Letters,
+        Lookup,
+        ScriptedLLM("a"),
+        role_models={"checker": ScriptedLLM("fine")},
+        limit=2,
+        output=tmp_path / "run",
+    )
     stats = run.results["system_stats"]["letters"]
-    assert stats == {"records": ["SampleRecord"], "has_text": False, "verdicts": ["fine", "fine"],
-                     "steps": [["retrieval:retrieve", "llm:answer", "llm:check"]] * 2}
+    assert stats == {
+        "records": ["SampleRecord"],
+        "has_text": False,
+        "verdicts": ["fine", "fine"],
+        "steps": [["retrieval:retrieve", "llm:answer", "llm:check"]] * 2,
+    }
     assert run.results["system_reports"]["letters"] == {"errors": [], "ids": ["q0", "q1"], "complete_data": False}
     assert run.results["format_adherence"]["letters"][0]["followed"] == 2
     assert run.run_dir == tmp_path / "run" and (tmp_path / "run" / "results.json").is_file()
@@ -126,10 +154,20 @@ def test_the_reporting_hooks_receive_sample_records_without_their_texts(tmp_path
 
 def test_run_eval_takes_names_data_and_options_as_the_command_line_does(tmp_path):
     data = tmp_path / "popqa.jsonl"
-    data.write_text("".join(json.dumps({"id": i, "question": f"Who is {i}?", "answers": [f"p{i}"], "ctxs": []}) + "\n"
-                            for i in range(3)))
-    run = run_eval("popqa", "closed_book", ScriptedLLM({"Who is 1": "p1", "": "?"}), metrics=["match", "+em"],
-                   data=data, limit=2, seed=7)
+    data.write_text(
+        "".join(
+            json.dumps({"id": i, "question": f"Who is {i}?", "answers": [f"p{i}"], "ctxs": []}) + "\n" for i in range(3)
+        )
+    )
+    run = run_eval(
+        "popqa",
+        "closed_book",
+        ScriptedLLM({"Who is 1": "p1", "": "?"}),
+        metrics=["match", "+em"],
+        data=data,
+        limit=2,
+        seed=7,
+    )
     assert run.scores["popqa"] == {"match": 0.5, "em": 0.5} and run.results["config"]["seed"] == 7
     with pytest.raises(ConfigError, match="unknown system 'no_such_system'"):
         run_eval("popqa", "no_such_system", data=data)
@@ -140,7 +178,9 @@ def test_run_eval_takes_names_data_and_options_as_the_command_line_does(tmp_path
 def test_assert_steps_names_what_differs():
     trace = make_context(Letters()).trace
     assert_steps(trace, [])
-    record = SampleRecord.from_dict({"id": "x", "trace": [{"kind": "llm", "name": "answer", "request": {"prompt": "p"}}]})
+    record = SampleRecord.from_dict(
+        {"id": "x", "trace": [{"kind": "llm", "name": "answer", "request": {"prompt": "p"}}]}
+    )
     with pytest.raises(AssertionError, match=r"steps: expected \['retrieval'\], got \['llm:answer'\]"):
         assert_steps(record, ["retrieval"])
 
@@ -148,8 +188,9 @@ def test_assert_steps_names_what_differs():
 async def test_run_examples_batches_the_calls_of_the_examples_in_flight_together():
     answers, checker = ScriptedLLM({"letter is b": "b", "": "a"}, batch_size=2), ScriptedLLM("fine")
     samples = await run_examples(Lookup(), list(Letters().examples()), answers, Letters, models={"checker": checker})
-    assert [(s.id, s.answer, s.extras) for s in samples] == [(f"q{i}", a, {"verdict": "fine"}) for i, a in
-                                                              enumerate("aba")]
+    assert [(s.id, s.answer, s.extras) for s in samples] == [
+        (f"q{i}", a, {"verdict": "fine"}) for i, a in enumerate("aba")
+    ]
     assert answers.batch_sizes == [2, 1]  # at most batch_size calls of the examples in flight at once
     assert_steps(samples[1], ["retrieval", "llm:answer", "llm:check"]) and samples[1].gold_references == ["b"]
     assert [r.prompt for r in answers.requests] == [f"alpha\nbeta\nQ: Which letter is {x}?" for x in "abc"]
@@ -198,7 +239,6 @@ def test_a_made_context_gives_a_metric_its_nli():
     assert asyncio.run(ctx.nli.entails("alpha beta", "beta")) == 1
 
 
-
 def test_a_metric_asks_every_judge_or_one_per_role_and_is_told_what_to_pass_otherwise():
     class Averaged(Metric):
         name, needs = "averaged", ("judge",)
@@ -217,9 +257,13 @@ def test_a_metric_asks_every_judge_or_one_per_role_and_is_told_what_to_pass_othe
         make_context(Letters).judges_for(Roles())
     with pytest.raises(ValueError, match=r"^metric averaged asks an LLM judge: pass --judge ENGINE:MODEL$"):
         make_context(Letters).judges_for(Averaged())
-    with pytest.raises(ValueError, match=r"asks at most 2 judge\(s\), one per role \(extractor, checker\), and "
-                                         r"this run has 3 --judge$"):
+    with pytest.raises(
+        ValueError,
+        match=r"asks at most 2 judge\(s\), one per role \(extractor, checker\), and "
+        r"this run has 3 --judge$",
+    ):
         make_context(Letters, judges=[first, second, third]).judges_for(Roles())
+
 
 async def test_a_made_context_lends_the_resources_it_is_given_to_the_system():
     with RunResources() as resources:

@@ -6,6 +6,7 @@ Offline: both packages are built from local sources with --no-index --no-deps
 --no-build-isolation into private --target folders, then used through PYTHONPATH in
 subprocesses, so nothing is installed into the test environment.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,13 +36,22 @@ def _write(path: Path, text: str) -> None:
 def _broken_package(root: Path) -> Path:
     """A plugin with two entry points: one whose hook module fails to import, and one whose
     catalogue loads but whose system's target module fails when first used."""
-    _write(root / "pyproject.toml", plugin_pyproject(
-        BROKEN_PROVIDER, {"broken_import": "ragbench_broken_example.boom", "broken_lazy": "ragbench_broken_example.lazy"},
-        "ragbench_broken_example"))
+    _write(
+        root / "pyproject.toml",
+        plugin_pyproject(
+            BROKEN_PROVIDER,
+            {"broken_import": "ragbench_broken_example.boom", "broken_lazy": "ragbench_broken_example.lazy"},
+            "ragbench_broken_example",
+        ),
+    )
     _write(root / "ragbench_broken_example" / "__init__.py", "")
-    _write(root / "ragbench_broken_example" / "boom.py",
-           'raise ImportError("this plugin needs the libfrobnicate library")\n')
-    _write(root / "ragbench_broken_example" / "lazy.py", """\
+    _write(
+        root / "ragbench_broken_example" / "boom.py",
+        'raise ImportError("this plugin needs the libfrobnicate library")\n',
+    )
+    _write(
+        root / "ragbench_broken_example" / "lazy.py",
+        """\
         from ragbench._hookspecs import hookimpl
 
 
@@ -53,22 +63,41 @@ def _broken_package(root: Path) -> Path:
                                 "task_as_system": {
                 "target": "ragbench.tasks.selfrag.demo:Demo",
                 "description": "a task registered as a system"}}}
-        """)
-    _write(root / "ragbench_broken_example" / "heavy.py", """\
+        """,
+    )
+    _write(
+        root / "ragbench_broken_example" / "heavy.py",
+        """\
         import libfrobnicate_not_installed  # noqa: F401
 
 
         class HeavySystem:
             pass
-        """)
+        """,
+    )
     return root
 
 
 def _pip_install(source: Path, target: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "-q", "--target", str(target), str(source)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +107,10 @@ def sites(tmp_path_factory) -> dict[str, Path]:
     example_src = root / "example-src"
     shutil.copytree(EXAMPLE, example_src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     broken_src = _broken_package(root / "broken-src")
-    installs = {"example": (_pip_install(example_src, root / "site"), root / "site"),
-                "broken": (_pip_install(broken_src, root / "broken-site"), root / "broken-site")}
+    installs = {
+        "example": (_pip_install(example_src, root / "site"), root / "site"),
+        "broken": (_pip_install(broken_src, root / "broken-site"), root / "broken-site"),
+    }
     for name, (process, _) in installs.items():
         output, _ = process.communicate(timeout=120)
         assert process.returncode == 0, f"pip install of the {name} plugin failed:\n{output}"
@@ -90,8 +121,7 @@ def _run(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProces
     env = dict(os.environ)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), *([existing] if existing else [])])
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd,
-                          timeout=60)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60)
 
 
 def _ragbench(args: list[str], *paths: Path, cwd: Path) -> subprocess.CompletedProcess:
@@ -115,7 +145,7 @@ def test_list_shows_plugin_components_with_provider(sites, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     for kind, name in (("tasks", "trivia_tf"), ("systems", "majority_vote"), ("metrics", "verdict_accuracy")):
-        section = lines[lines.index(f"{kind}:") + 1:]
+        section = lines[lines.index(f"{kind}:") + 1 :]
         row = next((line for line in section if line.split()[:1] == [name]), None)
         assert row is not None, f"{name} not listed under {kind}:\n{done.stdout}"
         assert row.endswith(f"[{PROVIDER}]"), row
@@ -169,9 +199,10 @@ def _fake_model(folder: Path, data: list[dict]) -> Path:
     table = {}
     for record, plan in zip(data, VOTE_PLAN, strict=True):
         verdicts = [record["truth"] if mark == "c" else not record["truth"] for mark in plan]
-        table[record["statement"]] = [SPELLINGS[seed]("true" if v else "false")
-                                      for seed, v in enumerate(verdicts)]
-    _write(folder / "fake_llm.py", f"""\
+        table[record["statement"]] = [SPELLINGS[seed]("true" if v else "false") for seed, v in enumerate(verdicts)]
+    _write(
+        folder / "fake_llm.py",
+        f"""\
         import re
 
         TABLE = {table!r}
@@ -181,7 +212,8 @@ def _fake_model(folder: Path, data: list[dict]) -> Path:
             statement = re.search(r"Statement: (.*)\\nAnswer:", request.prompt).group(1)
             assert request.sampling.temperature == 0.7, request.sampling
             return TABLE[statement][request.sampling.seed]
-        """)
+        """,
+    )
     return folder
 
 
@@ -192,14 +224,34 @@ def test_majority_vote_on_plugin_task(sites, tmp_path):
     assert all(sum(p[seed] == "c" for p in VOTE_PLAN) / 8 != EXPECTED_MAJORITY for seed in range(3))
     fake = _fake_model(tmp_path / "fake", data)
     out = tmp_path / "run"
-    done = _ragbench(["--tasks", "trivia_tf", "--system", "majority_vote", "--model", "scripted:fake_llm:answer",
-                      "--output", str(out), "--no-progress"], sites["example"], fake, cwd=tmp_path)
+    done = _ragbench(
+        [
+            "--tasks",
+            "trivia_tf",
+            "--system",
+            "majority_vote",
+            "--model",
+            "scripted:fake_llm:answer",
+            "--output",
+            str(out),
+            "--no-progress",
+        ],
+        sites["example"],
+        fake,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["complete"]
     assert results["results"]["trivia_tf"]["verdict_accuracy"] == pytest.approx(EXPECTED_MAJORITY)
-    assert results["counts"]["trivia_tf"] == {"records": 8, "scored": 8, "failed": 0, "bad_records": 0,
-                                              "missing": 0, "metric_failures": 0}
+    assert results["counts"]["trivia_tf"] == {
+        "records": 8,
+        "scored": 8,
+        "failed": 0,
+        "bad_records": 0,
+        "missing": 0,
+        "metric_failures": 0,
+    }
     assert results["cost"]["llm_calls"] == 3 * len(data)
     samples = {s["id"]: s for s in _samples(out, "trivia_tf")}
     second = samples[data[1]["qid"]]  # plan "wcc": the wrong first vote is outvoted
@@ -216,12 +268,29 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
     # With evidence in the prompt the scripted model says "True" (5 of 8 statements are true),
     # without it "False" (3 of 8 are false).
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": r"Evidence:\n\[1\] ", "response": " True\n\nThe evidence says so."},
-                                 {"response": "False."}]))
+    rules.write_text(
+        json.dumps(
+            [{"pattern": r"Evidence:\n\[1\] ", "response": " True\n\nThe evidence says so."}, {"response": "False."}]
+        )
+    )
     out = tmp_path / "run"
-    done = _ragbench(["--tasks", "trivia_tf", "--system", system, "--model", f"scripted:{rules}",
-                      "--metrics", "+mentions:true", "--output", str(out), "--no-progress"], sites["example"],
-                     cwd=tmp_path)
+    done = _ragbench(
+        [
+            "--tasks",
+            "trivia_tf",
+            "--system",
+            system,
+            "--model",
+            f"scripted:{rules}",
+            "--metrics",
+            "+mentions:true",
+            "--output",
+            str(out),
+            "--no-progress",
+        ],
+        sites["example"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())["results"]["trivia_tf"]
     assert results["verdict_accuracy"] == pytest.approx(expected)
@@ -239,18 +308,35 @@ def test_loader_reports_bad_records(sites, tmp_path, monkeypatch):
 
     good = {"qid": "q1", "statement": "Water is wet.", "truth": True, "evidence": [{"title": "W", "text": "Wet."}]}
     path = tmp_path / "mixed.jsonl"
-    path.write_text("\n".join([
-        json.dumps(good), "{not json", json.dumps({"qid": "q3", "statement": "No truth."}),
-        json.dumps({"qid": "q4", "statement": "x", "truth": "yes"}),
-        json.dumps({"qid": "q5", "statement": "x", "truth": False, "evidence": "not a list"}),
-        "", json.dumps({"qid": 6, "statement": "No evidence is fine.", "truth": False}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "{not json",
+                json.dumps({"qid": "q3", "statement": "No truth."}),
+                json.dumps({"qid": "q4", "statement": "x", "truth": "yes"}),
+                json.dumps({"qid": "q5", "statement": "x", "truth": False, "evidence": "not a list"}),
+                "",
+                json.dumps({"qid": 6, "statement": "No evidence is fine.", "truth": False}),
+            ]
+        )
+        + "\n"
+    )
     items = list(TriviaTF(path).examples())
     assert [type(i).__name__ for i in items] == ["Example", *["RecordError"] * 4, "Example"]
     assert [str(i).split(": ", 1)[0] for i in items if isinstance(i, RecordError)] == [
-        f"{path}:2", f"{path}:3 field 'truth'", f"{path}:4 field 'truth'", f"{path}:5 field 'evidence'"]
+        f"{path}:2",
+        f"{path}:3 field 'truth'",
+        f"{path}:4 field 'truth'",
+        f"{path}:5 field 'evidence'",
+    ]
     first, last = items[0], items[-1]
-    assert (first.id, first.gold, first.docs[0].title, first.index) == ("q1", {"truth": True, "answers": ["true"]}, "W", 0)
+    assert (first.id, first.gold, first.docs[0].title, first.index) == (
+        "q1",
+        {"truth": True, "answers": ["true"]},
+        "W",
+        0,
+    )
     assert (last.id, last.docs, last.index) == ("6", [], 6)
     assert len(list(TriviaTF().examples())) == 8  # the shipped data loads cleanly
 
@@ -260,47 +346,107 @@ def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_pa
     done = _ragbench(["list"], sites["broken"], sites["example"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     failures = [line for line in done.stderr.splitlines() if "failed to load" in line]
-    assert failures == [f"ragbench: plugin 'broken_import' from {BROKEN_PROVIDER} failed to load: "
-                        "ImportError: this plugin needs the libfrobnicate library"]
+    assert failures == [
+        f"ragbench: plugin 'broken_import' from {BROKEN_PROVIDER} failed to load: "
+        "ImportError: this plugin needs the libfrobnicate library"
+    ]
     for name in ("trivia_tf", "majority_vote", "verdict_accuracy", "vanilla", "demo"):
         assert f"  {name} " in done.stdout, name
     # The other entry point of the same distribution still registers its (lazy) system.
-    assert any(line.split()[:1] == ["broken_system"] and line.endswith(f"[{BROKEN_PROVIDER}]")
-               for line in done.stdout.splitlines())
+    assert any(
+        line.split()[:1] == ["broken_system"] and line.endswith(f"[{BROKEN_PROVIDER}]")
+        for line in done.stdout.splitlines()
+    )
 
 
 def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path):
-    done = _ragbench(["--tasks", "demo", "--system", "task_as_system", "--model", "scripted:echo",
-                      "--output", str(tmp_path / "run"), "--no-progress"], sites["broken"], cwd=tmp_path)
+    done = _ragbench(
+        [
+            "--tasks",
+            "demo",
+            "--system",
+            "task_as_system",
+            "--model",
+            "scripted:echo",
+            "--output",
+            str(tmp_path / "run"),
+            "--no-progress",
+        ],
+        sites["broken"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [
         "ragbench: error: system 'task_as_system' (ragbench.tasks.selfrag.demo:Demo) (from "
         f"{BROKEN_PROVIDER}, entry point broken_lazy) is class ragbench.tasks.selfrag.demo.Demo, not a subclass "
-        "of System: the plugin registers the wrong kind of component; fix its entry or ask its provider"]
+        "of System: the plugin registers the wrong kind of component; fix its entry or ask its provider"
+    ]
     assert not (tmp_path / "run").exists()
 
 
 def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
-    done = _ragbench(["--tasks", "trivia_tf", "--system", "broken_system", "--model", "scripted:echo",
-                      "--output", str(tmp_path / "run"), "--no-progress"],
-                     sites["broken"], sites["example"], cwd=tmp_path)
+    done = _ragbench(
+        [
+            "--tasks",
+            "trivia_tf",
+            "--system",
+            "broken_system",
+            "--model",
+            "scripted:echo",
+            "--output",
+            str(tmp_path / "run"),
+            "--no-progress",
+        ],
+        sites["broken"],
+        sites["example"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
         f"ragbench: error: system 'broken_system' (from {BROKEN_PROVIDER}, entry point broken_lazy) failed to load "
         "ragbench_broken_example.heavy:HeavySystem: ModuleNotFoundError: "
-        "No module named 'libfrobnicate_not_installed'"]
+        "No module named 'libfrobnicate_not_installed'"
+    ]
 
 
 def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path):
     out = tmp_path / "run"
-    done = _ragbench(["--tasks", "pubhealth", "--data", f"pubhealth={REPO / 'tests/data/selfrag/health_claims_processed.sample.jsonl'}",
-                      "--system", "closed_book", "--model", "scripted:echo", "--metrics", "+verdict_accuracy",
-                      "--output", str(out), "--no-progress"], sites["example"], cwd=tmp_path)
+    done = _ragbench(
+        [
+            "--tasks",
+            "pubhealth",
+            "--data",
+            f"pubhealth={REPO / 'tests/data/selfrag/health_claims_processed.sample.jsonl'}",
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--metrics",
+            "+verdict_accuracy",
+            "--output",
+            str(out),
+            "--no-progress",
+        ],
+        sites["example"],
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["details"]["pubhealth"]["verdict_accuracy"]["n"] == 3  # numeric, from the built-in label
     assert {"match", "selfrag_match", "label_accuracy"} <= set(results["results"]["pubhealth"])
-    refused = _ragbench(["--tasks", "demo", "--model", "scripted:echo", "--metrics", "+verdict_accuracy",
-                         "--output", str(tmp_path / "r2")], sites["example"], cwd=tmp_path)
+    refused = _ragbench(
+        [
+            "--tasks",
+            "demo",
+            "--model",
+            "scripted:echo",
+            "--metrics",
+            "+verdict_accuracy",
+            "--output",
+            str(tmp_path / "r2"),
+        ],
+        sites["example"],
+        cwd=tmp_path,
+    )
     assert refused.returncode == 2 and "metric verdict_accuracy cannot score task demo" in refused.stderr

@@ -1,6 +1,7 @@
 """Tool calling in the LLM contract: a request's tools, tool choice and tool turns are part of its identity (cache
 key, hash); a response's tool calls survive its dict form with the argument text as written, malformed arguments
 kept and counted; the response checks refuse tool calls where none can be and calls that are not well formed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,17 +15,31 @@ from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._values.response_checks import response_problem
 from ragbench._values.tool_calls import Message, ToolCall
 
-SEARCH = {"type": "function", "function": {"name": "search", "description": "Search the corpus.",
-                                           "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}}
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search the corpus.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+    },
+}
 FETCH = {"type": "function", "function": {"name": "get_document", "parameters": {"type": "object"}}}
 ASKED = [{"role": "user", "content": "Who wrote it?"}]
-CALLED = ASKED + [{"role": "assistant", "content": None, "tool_calls": [
-    {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"query": "author"}'}}]},
-    {"role": "tool", "tool_call_id": "call_1", "content": "[doc 3] ..."}]
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                           | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                           max_leaves=8)
+CALLED = ASKED + [
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"query": "author"}'}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "[doc 3] ..."},
+]
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 def test_a_plain_chat_keeps_its_pairs_and_its_cache_key():
@@ -35,11 +50,14 @@ def test_a_plain_chat_keeps_its_pairs_and_its_cache_key():
 
 
 def test_tools_tool_choice_and_tool_turns_are_in_the_cache_key():
-    keys = {Request.chat(ASKED).cache_key("e"), Request.chat(ASKED, tools=[SEARCH]).cache_key("e"),
-            Request.chat(ASKED, tools=[SEARCH, FETCH]).cache_key("e"),
-            Request.chat(ASKED, tools=[SEARCH], tool_choice="required").cache_key("e"),
-            Request.chat(ASKED, tools=[SEARCH], tool_choice="search").cache_key("e"),
-            Request.chat(CALLED, tools=[SEARCH]).cache_key("e")}
+    keys = {
+        Request.chat(ASKED).cache_key("e"),
+        Request.chat(ASKED, tools=[SEARCH]).cache_key("e"),
+        Request.chat(ASKED, tools=[SEARCH, FETCH]).cache_key("e"),
+        Request.chat(ASKED, tools=[SEARCH], tool_choice="required").cache_key("e"),
+        Request.chat(ASKED, tools=[SEARCH], tool_choice="search").cache_key("e"),
+        Request.chat(CALLED, tools=[SEARCH]).cache_key("e"),
+    }
     assert len(keys) == 6
     assert Request.chat(CALLED, tools=[SEARCH]).cache_key("e") == Request.chat(CALLED, tools=[SEARCH]).cache_key("e")
     assert hash(Request.chat(CALLED, tools=[SEARCH])) == hash(Request.chat(CALLED, tools=[SEARCH]))
@@ -54,8 +72,15 @@ def test_tool_turns_go_out_in_the_openai_form():
     assert request.to_dict()["tools"] == [SEARCH] and request.to_dict()["tool_choice"] == "search"
 
 
-@pytest.mark.parametrize("bad", [{"type": "function"}, {"type": "function", "function": {"name": ""}}, {"description": "x"},
-                                 {"name": "f", "parameters": []}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"type": "function"},
+        {"type": "function", "function": {"name": ""}},
+        {"description": "x"},
+        {"name": "f", "parameters": []},
+    ],
+)
 def test_a_tool_without_a_named_function_is_refused(bad):
     with pytest.raises(ValueError):
         Request.chat(ASKED, tools=[bad])
@@ -89,15 +114,18 @@ def test_a_call_with_arguments_that_are_not_json_is_kept_and_counted():
     assert response_problem(response, Request.chat(ASKED, tools=[SEARCH])) is None
 
 
-@pytest.mark.parametrize("calls, finish, tools, problem", [
-    ([(ToolCall("a", "search", "{}"),)], "tool_calls", [], "offered no tools"),
-    (None, "tool_calls", [], "offered no tools"),
-    ([(ToolCall("a", 7, "{}"),)], "tool_calls", [SEARCH], "not a string"),  # type: ignore[arg-type]
-    ([(ToolCall("a", "search", None),)], "tool_calls", [SEARCH], "not a text"),  # type: ignore[arg-type]
-    ([("a",)], "tool_calls", [SEARCH], "not a tool call"),
-    ([(), ()], "stop", [SEARCH], "one tuple of calls per completion"),
-    (None, "function_call", [SEARCH], "finish_reason"),
-])
+@pytest.mark.parametrize(
+    "calls, finish, tools, problem",
+    [
+        ([(ToolCall("a", "search", "{}"),)], "tool_calls", [], "offered no tools"),
+        (None, "tool_calls", [], "offered no tools"),
+        ([(ToolCall("a", 7, "{}"),)], "tool_calls", [SEARCH], "not a string"),  # type: ignore[arg-type]
+        ([(ToolCall("a", "search", None),)], "tool_calls", [SEARCH], "not a text"),  # type: ignore[arg-type]
+        ([("a",)], "tool_calls", [SEARCH], "not a tool call"),
+        ([(), ()], "stop", [SEARCH], "one tuple of calls per completion"),
+        (None, "function_call", [SEARCH], "finish_reason"),
+    ],
+)
 def test_a_malformed_tool_answer_is_the_engines_error(calls, finish, tools, problem):
     response = Response(texts=[""], finish_reason=finish, choice_tool_calls=calls)
     assert problem in (response_problem(response, Request.chat(ASKED, Sampling(), tools=tools)) or "")

@@ -2,6 +2,7 @@
 malformed one kept and counted), the trace step shows them, the response cache answers an identical tool request
 and not one whose tools differ, replay answers a recorded tool exchange byte-exactly, and an engine that cannot
 send tools refuses the request."""
+
 from __future__ import annotations
 
 import asyncio
@@ -23,8 +24,10 @@ from ragbench._values.llm_calls import Request, RequestError, Response
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 FETCH = {"type": "function", "function": {"name": "get_document", "parameters": {"type": "object"}}}
 ASKED = [{"role": "user", "content": "Who wrote it?"}]
-CALLS = [{"id": "call_1", "name": "search", "arguments": {"query": "author  of\u00e9"}},
-         {"id": "call_2", "name": "search", "arguments": '{"query": "cut'}]
+CALLS = [
+    {"id": "call_1", "name": "search", "arguments": {"query": "author  of\u00e9"}},
+    {"id": "call_2", "name": "search", "arguments": '{"query": "cut'},
+]
 
 
 class Counting:
@@ -46,6 +49,7 @@ def chat(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any]], 
             return await llm.chat(messages, tools=tools, **kw)
         finally:
             await llm.scheduler.close()
+
     return asyncio.run(go())
 
 
@@ -61,10 +65,15 @@ def test_a_scripted_tool_exchange_reaches_the_system_and_its_trace():
     assert script.asked[0].tool_dicts() == [SEARCH] and script.asked[0].tool_choice == "auto"
     assert trace[0].request["tools"] == [SEARCH]
     assert [c["function"]["arguments"] for c in trace[0].response["tool_calls"][0]] == [
-        json.dumps({"query": "author  ofé"}, ensure_ascii=False), '{"query": "cut']
+        json.dumps({"query": "author  ofé"}, ensure_ascii=False),
+        '{"query": "cut',
+    ]
     turn = {"role": "assistant", "content": None, "tool_calls": response.tool_calls}
-    answered = chat(LLM(Scheduler(), ScriptedEngine("x", script=script), trace=trace),
-                    [*ASKED, turn, {"role": "tool", "tool_call_id": "call_1", "content": "[1] Ann"}], [SEARCH])
+    answered = chat(
+        LLM(Scheduler(), ScriptedEngine("x", script=script), trace=trace),
+        [*ASKED, turn, {"role": "tool", "tool_call_id": "call_1", "content": "[1] Ann"}],
+        [SEARCH],
+    )
     assert answered.text == "Ann wrote it." and answered.tool_calls == ()
     assert script.asked[-1].message_dicts()[1]["tool_calls"][1]["function"]["arguments"] == '{"query": "cut'
 
@@ -89,8 +98,13 @@ def test_replay_answers_a_recorded_tool_exchange_byte_exactly(tmp_path: Path):
     recorded = ScriptedEngine("x", script=Counting()).generate([request])[0]
     assert isinstance(recorded, Response)
     path = tmp_path / "llm.jsonl"
-    path.write_text(json.dumps({**request.to_dict(), "response": recorded.text, "response_data": recorded.to_dict()},
-                               ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {**request.to_dict(), "response": recorded.text, "response_data": recorded.to_dict()}, ensure_ascii=False
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     replay = ReplayEngine(str(path))
     back = replay.generate([request])[0]
     assert isinstance(back, Response) and back.to_dict() == recorded.to_dict()
@@ -131,17 +145,28 @@ def test_the_viewer_shows_a_tool_exchange_turn_by_turn():
     from ragbench._view.example import step_view
 
     trace: list[Step] = []
-    turn = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"query": "author"}'}}]}
-    chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace),
-         [*ASKED, turn, {"role": "tool", "tool_call_id": "call_1", "content": "[1] Ann"}], [SEARCH])
+    turn = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"query": "author"}'}}
+        ],
+    }
+    chat(
+        LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace),
+        [*ASKED, turn, {"role": "tool", "tool_call_id": "call_1", "content": "[1] Ann"}],
+        [SEARCH],
+    )
     chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
     answered, called = (step_view(i, step.to_dict()) for i, step in enumerate(trace))
-    assert answered["prompt"] == ('[user]\nWho wrote it?\n\n[assistant]\n-> search({"query": "author"})  [call_1]\n\n'
-                                  "[tool] (call_1)\n[1] Ann")
+    assert answered["prompt"] == (
+        '[user]\nWho wrote it?\n\n[assistant]\n-> search({"query": "author"})  [call_1]\n\n[tool] (call_1)\n[1] Ann'
+    )
     assert answered["reply"] == "Ann wrote it." and '"tools": [\n  "search"\n ]' in answered["details"]
-    assert called["reply"].splitlines() == ['-> search({"query": "author  ofé"})  [call_1]',
-                                            '-> search({"query": "cut)  [call_2]']
+    assert called["reply"].splitlines() == [
+        '-> search({"query": "author  ofé"})  [call_1]',
+        '-> search({"query": "cut)  [call_2]',
+    ]
 
 
 def test_replicas_of_an_engine_that_calls_tools_call_them():

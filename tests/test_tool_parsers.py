@@ -1,6 +1,7 @@
 """The tool-call parsers of the engines that run the model (hf, and vllm without a parser of its own): any JSON
 arguments a model writes in its family's format come back as written (the text as vLLM's parsers give it), the
 content before the calls kept; a call whose JSON is cut short is kept as a malformed call, not read as text."""
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,11 @@ from hypothesis import strategies as st
 from ragbench._engines.tool_parsers import hermes, llama3_json, template_messages, with_tool_calls
 from ragbench._values.llm_calls import Request, RequestError, Response
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                           | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                           max_leaves=8)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 NAMES = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=10)
 CONTENT = st.text(max_size=20).filter(lambda t: "<tool_call>" not in t)
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
@@ -23,8 +25,9 @@ SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"typ
 @settings(max_examples=80, deadline=None)
 @given(calls=st.lists(st.tuples(NAMES, JSON_VALUES), min_size=1, max_size=3), content=CONTENT)
 def test_hermes_reads_back_any_json_arguments(calls, content):
-    text = content + "".join(f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>\n"
-                             for n, a in calls)
+    text = content + "".join(
+        f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>\n" for n, a in calls
+    )
     kept, parsed = hermes(text)
     assert kept == content
     assert [(c.name, c.arguments) for c in parsed] == calls
@@ -33,8 +36,11 @@ def test_hermes_reads_back_any_json_arguments(calls, content):
 
 
 @settings(max_examples=80, deadline=None)
-@given(calls=st.lists(st.tuples(NAMES, JSON_VALUES), min_size=1, max_size=3), tag=st.booleans(),
-       key=st.sampled_from(["parameters", "arguments"]))
+@given(
+    calls=st.lists(st.tuples(NAMES, JSON_VALUES), min_size=1, max_size=3),
+    tag=st.booleans(),
+    key=st.sampled_from(["parameters", "arguments"]),
+)
 def test_llama3_json_reads_back_any_json_arguments(calls, tag, key):
     text = ("<|python_tag|>" if tag else "") + "; ".join(json.dumps({"name": n, key: a}) for n, a in calls)
     kept, parsed = llama3_json(text)
@@ -59,8 +65,15 @@ def test_a_tool_request_reads_the_calls_and_one_without_a_parser_is_refused():
     request = Request.chat([{"role": "user", "content": "q"}], tools=[SEARCH])
     text = '<tool_call>\n{"name": "search", "arguments": {"query": "x"}}\n</tool_call>'
     answered = with_tool_calls(request, Response(texts=[text]), hermes, "hf")
-    assert answered.finish_reason == "tool_calls" and answered.text == "" and answered.tool_calls[0].arguments == {"query": "x"}
-    assert with_tool_calls(Request.chat([{"role": "user", "content": "q"}]), Response(texts=[text]), hermes, "hf").text == text
+    assert (
+        answered.finish_reason == "tool_calls"
+        and answered.text == ""
+        and answered.tool_calls[0].arguments == {"query": "x"}
+    )
+    assert (
+        with_tool_calls(Request.chat([{"role": "user", "content": "q"}]), Response(texts=[text]), hermes, "hf").text
+        == text
+    )
     assert isinstance(with_tool_calls(request, Response(texts=[text]), None, "hf"), RequestError)
 
 

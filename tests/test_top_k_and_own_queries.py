@@ -2,6 +2,7 @@
 (`System.budget_options`), recorded in run.json (`like_for_like`); a system that declares none refuses it. A system
 that searches with queries of its own (`System.searches_own_queries`) over the example's provided passages is
 warned about in the pre-flight, naming retrievers that answer such queries."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(t
 
 
 def test_a_system_that_declares_no_passages_option_refuses_top_k(tmp_path):
-    config = RunConfig(tasks=["demo"], system="closed_book", model="scripted:echo", top_k=5,
-                       output=str(tmp_path / "run"))
+    config = RunConfig(
+        tasks=["demo"], system="closed_book", model="scripted:echo", top_k=5, output=str(tmp_path / "run")
+    )
     with pytest.raises(PreflightError, match=r"--top-k 5: system closed_book declares no option for the passages"):
         Evaluator(config, installed_registry())
     assert not (tmp_path / "run").exists()
@@ -47,8 +49,19 @@ def test_top_k_and_a_system_arg_setting_the_same_option_otherwise_are_refused():
 
 
 def test_top_k_on_the_command_line_is_refused_in_one_line_by_a_system_without_the_option(tmp_path):
-    done = cli("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--top-k", "5",
-               "--output", str(tmp_path / "run"), "--no-progress")
+    done = cli(
+        "--tasks",
+        "demo",
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--top-k",
+        "5",
+        "--output",
+        str(tmp_path / "run"),
+        "--no-progress",
+    )
     assert done.returncode == 2 and "--top-k 5: system closed_book declares no option" in done.stderr
 
 
@@ -70,13 +83,25 @@ def test_a_system_searching_its_own_queries_over_provided_passages_is_warned_abo
 
 @pytest.mark.parametrize("system, retriever", [("vanilla", None), ("ircot", "example_bm25"), ("ircot", "none")])
 def test_no_warning_where_the_searches_can_differ_or_only_the_question_is_searched(tmp_path, system, retriever):
-    config = RunConfig(tasks=["demo"], system=system, model="scripted:echo", retriever=retriever,
-                       output=str(tmp_path / "run"))
+    config = RunConfig(
+        tasks=["demo"], system=system, model="scripted:echo", retriever=retriever, output=str(tmp_path / "run")
+    )
     assert Evaluator(config, installed_registry()).checks.warnings == []
 
 
 def test_a_run_prints_the_warning_before_it_starts(tmp_path):
-    done = cli("--tasks", "demo", "--system", "ircot", "--model", "scripted:echo", "--limit", "1",
-               "--output", str(tmp_path / "run"), "--no-progress")
+    done = cli(
+        "--tasks",
+        "demo",
+        "--system",
+        "ircot",
+        "--model",
+        "scripted:echo",
+        "--limit",
+        "1",
+        "--output",
+        str(tmp_path / "run"),
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("ragbench: warning: task demo: system ircot searches with queries of its own")

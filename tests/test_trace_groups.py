@@ -1,5 +1,6 @@
 """The structure hook: `ctx.group` / `@grouped` tag the steps made inside (across asyncio.gather),
 `outline` builds the tree the viewer draws, `System.trace_outline` defaults to it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -30,9 +31,13 @@ def test_steps_record_their_groups_across_tasks_and_nesting():
         await call("answer")
 
     asyncio.run(main())
-    assert [(s.name, s.group) for s in trace] == [("a", ["iteration 1"]), ("b", ["iteration 1"]),
-                                                  ("c", ["iteration 1", "verify"]), ("inside agent", ["agent"]),
-                                                  ("answer", [])]
+    assert [(s.name, s.group) for s in trace] == [
+        ("a", ["iteration 1"]),
+        ("b", ["iteration 1"]),
+        ("c", ["iteration 1", "verify"]),
+        ("inside agent", ["agent"]),
+        ("answer", []),
+    ]
     assert "group" not in trace[-1].to_dict() and trace[2].to_dict()["group"] == ["iteration 1", "verify"]
 
 
@@ -40,6 +45,9 @@ def test_outline_nests_and_merges_consecutive_steps_of_a_group():
     trace = [Step("llm", "s", {}, group=labels) for labels in (["it 1"], ["it 1", "verify"], ["it 2"], [], ["it 2"])]
     assert outline(trace) == [
         {"group": "it 1", "items": [{"step": 0}, {"group": "verify", "items": [{"step": 1}]}]},
-        {"group": "it 2", "items": [{"step": 2}]}, {"step": 3}, {"group": "it 2", "items": [{"step": 4}]}]
+        {"group": "it 2", "items": [{"step": 2}]},
+        {"step": 3},
+        {"group": "it 2", "items": [{"step": 4}]},
+    ]
     assert [node["items"] for node in find_groups(outline(trace), "verify")] == [[{"step": 1}]]
     assert System.trace_outline(SampleRecord("q", trace=trace)) == outline(trace)

@@ -1,5 +1,6 @@
 """Credentials in a URL (`--base-url http://user:PASS@host/v1`, `...?api_key=KEY`) work, and are shown nowhere:
 not in run.json, results.json, report.md, the samples, the caches, errors or the console (ragbench._values.urls)."""
+
 from __future__ import annotations
 
 import base64
@@ -62,22 +63,30 @@ def test_the_base_urls_credentials_stay_out_of_the_engine_its_errors_and_the_cac
 
 def test_the_http_librarys_logs_show_no_credentials_of_the_base_url(server, caplog):
     caplog.set_level(logging.DEBUG)
-    generate(OpenAIEngine("m", base_url=with_credentials(server.base_url, "u", "PASSW0RD", "?api_key=K3YVALUE"),
-                          **FAST), chat("hi"))
+    generate(
+        OpenAIEngine("m", base_url=with_credentials(server.base_url, "u", "PASSW0RD", "?api_key=K3YVALUE"), **FAST),
+        chat("hi"),
+    )
     assert "HTTP Request: POST" in caplog.text and "api_key=***" in caplog.text
     assert "PASSW0RD" not in caplog.text and "K3YVALUE" not in caplog.text
 
 
-@pytest.mark.parametrize("url, shown", [
-    ("http://user:pw@host:8000/v1", "http://***@host:8000/v1"),
-    ("https://TOKEN@host/v1", "https://***@host/v1"),
-    ("http://host/v1?api_key=abc&api-version=1", "http://host/v1?api_key=***&api-version=1"),
-    ("http://host/v1?apiKey=abc;sig=xyz&X-Amz-Signature=q", "http://host/v1?apiKey=***;sig=***&X-Amz-Signature=***"),
-    ("http://host/v1?access_token=a&code=b&model=c", "http://host/v1?access_token=***&code=***&model=c"),
-    ("http://host/v1#access_token=a", "http://host/v1#access_token=***"),
-    ("http://u:p@[::1/v1", "http://***@[::1/v1"),
-    ("http://host:8000/v1", "http://host:8000/v1"),
-])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("http://user:pw@host:8000/v1", "http://***@host:8000/v1"),
+        ("https://TOKEN@host/v1", "https://***@host/v1"),
+        ("http://host/v1?api_key=abc&api-version=1", "http://host/v1?api_key=***&api-version=1"),
+        (
+            "http://host/v1?apiKey=abc;sig=xyz&X-Amz-Signature=q",
+            "http://host/v1?apiKey=***;sig=***&X-Amz-Signature=***",
+        ),
+        ("http://host/v1?access_token=a&code=b&model=c", "http://host/v1?access_token=***&code=***&model=c"),
+        ("http://host/v1#access_token=a", "http://host/v1#access_token=***"),
+        ("http://u:p@[::1/v1", "http://***@[::1/v1"),
+        ("http://host:8000/v1", "http://host:8000/v1"),
+    ],
+)
 def test_a_urls_user_info_and_secret_parameters_are_redacted(url, shown):
     assert redact_url(url) == shown
 
@@ -87,9 +96,21 @@ def test_urls_in_a_text_are_redacted_where_they_stand():
     assert redact_urls(text) == 'no answer from "http://***@h/v1?key=***" (refused); see http://h/docs.'
 
 
-@pytest.mark.parametrize("name, secret", [("api_key", True), ("apiKey", True), ("X-API-KEY", True), ("sig", True),
-                                          ("access_token", True), ("password", True), ("api-version", False),
-                                          ("max_tokens", False), ("model", False), ("tokenizer", False)])
+@pytest.mark.parametrize(
+    "name, secret",
+    [
+        ("api_key", True),
+        ("apiKey", True),
+        ("X-API-KEY", True),
+        ("sig", True),
+        ("access_token", True),
+        ("password", True),
+        ("api-version", False),
+        ("max_tokens", False),
+        ("model", False),
+        ("tokenizer", False),
+    ],
+)
 def test_a_secret_parameter_is_one_whose_name_holds_a_secret_word(name, secret):
     assert secret_name(name) is secret
 
@@ -112,17 +133,39 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
         if failing:
             fake.then(*[error(500, f"upstream saw {password} and {key} at {fake.base_url}?key={key}")] * 20)
         url = with_credentials(fake.base_url, "user", password, f"?api_key={key}")
-        outcome = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", "openai:m",
-                                            "--base-url", url, "--limit", "2", "--no-progress",
-                                            "--model-arg", "max_retries=1", "--model-arg", "backoff_base=0.001",
-                                            "--bootstrap-iters", "10", "--output", str(folder / "out")])
+        outcome = CliRunner().invoke(
+            main,
+            [
+                "--tasks",
+                "demo",
+                "--system",
+                "closed_book",
+                "--model",
+                "openai:m",
+                "--base-url",
+                url,
+                "--limit",
+                "2",
+                "--no-progress",
+                "--model-arg",
+                "max_retries=1",
+                "--model-arg",
+                "backoff_base=0.001",
+                "--bootstrap-iters",
+                "10",
+                "--output",
+                str(folder / "out"),
+            ],
+        )
         assert outcome.exit_code == (1 if failing else 0), outcome.output
-        assert {r["authorization"] for r in fake.requests} == {"Basic " + base64.b64encode(
-            f"user:{password}".encode()).decode()}
+        assert {r["authorization"] for r in fake.requests} == {
+            "Basic " + base64.b64encode(f"user:{password}".encode()).decode()
+        }
         assert all(r["path"].endswith(f"?api_key={key}") for r in fake.requests)
         written = files_text(folder / "out")
-        assert json.loads((folder / "out" / "results.json").read_text())["config"]["model_args"]["base_url"] == \
-            with_credentials(fake.base_url, "", "", "?api_key=***").replace("://:@", "://***@")
+        assert json.loads((folder / "out" / "results.json").read_text())["config"]["model_args"][
+            "base_url"
+        ] == with_credentials(fake.base_url, "", "", "?api_key=***").replace("://:@", "://***@")
         for secret in (password, key):
             assert secret.encode() not in written and secret not in outcome.output
     finally:
@@ -130,9 +173,24 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
 
 
 def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path):
-    outcome = CliRunner().invoke(main, ["--tasks", "demo", "--system", "closed_book", "--model", "openai:m",
-                                        "--base-url", "http://user:PASSW0RD@127.0.0.1:9/v1?api_key=K3YVALUE",
-                                        "--limit", "1", "--no-progress", "--output", str(tmp_path / "out")])
+    outcome = CliRunner().invoke(
+        main,
+        [
+            "--tasks",
+            "demo",
+            "--system",
+            "closed_book",
+            "--model",
+            "openai:m",
+            "--base-url",
+            "http://user:PASSW0RD@127.0.0.1:9/v1?api_key=K3YVALUE",
+            "--limit",
+            "1",
+            "--no-progress",
+            "--output",
+            str(tmp_path / "out"),
+        ],
+    )
     assert outcome.exit_code != 0 and "http://127.0.0.1:9/v1/models" in outcome.output
     assert "PASSW0RD" not in outcome.output and "K3YVALUE" not in outcome.output
 

@@ -3,6 +3,7 @@ rewrites (the run lock, --overwrite, the response cache, the page cache, the tem
 met with a real symbolic link to a user's file or folder, a user's SQLite file with a table of the same
 name, a FIFO, a folder where a file is expected, a folder of the user's own samples/ and calls/. Each ends
 in one line naming the file, and the user's files keep their bytes and times."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,22 @@ QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 
 
 def run_args(data: Path, out: Path, *extra: str) -> list[str]:
-    return ["--tasks", "popqa", "--system", "vanilla", "--model", "scripted:echo", "--data", f"popqa={data}",
-            "--output", str(out), "--no-progress", "--bootstrap-iters", "20", *extra]
+    return [
+        "--tasks",
+        "popqa",
+        "--system",
+        "vanilla",
+        "--model",
+        "scripted:echo",
+        "--data",
+        f"popqa={data}",
+        "--output",
+        str(out),
+        "--no-progress",
+        "--bootstrap-iters",
+        "20",
+        *extra,
+    ]
 
 
 def snapshot(folder: Path) -> dict[str, tuple]:
@@ -93,6 +108,7 @@ CACHE_FAULTS = ["sqlite", "text", "empty", "symlink", "fifo", "folder"]
 
 # --- the response cache and the page cache ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", CACHE_FAULTS)
 def test_a_cache_path_naming_a_users_file_is_refused_and_left_as_it_is(tmp_path, kind):
     home = tmp_path / "home"
@@ -111,9 +127,11 @@ def test_a_users_sqlite_file_says_whose_it_is_and_keeps_its_rows_and_journal_mod
     cache = user_sqlite(tmp_path / "app.db")
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
     line = refused_in_one_line(run_args(data, tmp_path / "run", "--cache", str(cache)))
-    assert line == (f"ragbench: error: response cache {cache}: a SQLite file ragbench did not make (its tables: "
-                    "responses, users); ragbench never writes into a file it did not make: give a new path (--cache "
-                    "PATH names a file that can be written)")
+    assert line == (
+        f"ragbench: error: response cache {cache}: a SQLite file ragbench did not make (its tables: "
+        "responses, users); ragbench never writes into a file it did not make: give a new path (--cache "
+        "PATH names a file that can be written)"
+    )
     db = sqlite3.connect(f"{cache.as_uri()}?mode=ro", uri=True)
     assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == 500
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
@@ -145,12 +163,20 @@ def test_a_page_cache_option_naming_a_users_sqlite_file_is_refused_before_the_ru
     pages = user_sqlite(tmp_path / "pages.db", table="entries")
     before = snapshot(tmp_path)
     with pytest.raises(PreflightError) as refused:
-        run(tmp_path, tasks=["crag_t3"], system="vanilla", model="scripted:echo", data={"crag_t3": str(archive)},
-            page_cache=str(pages), task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none"})
+        run(
+            tmp_path,
+            tasks=["crag_t3"],
+            system="vanilla",
+            model="scripted:echo",
+            data={"crag_t3": str(archive)},
+            page_cache=str(pages),
+            task_args={"tokenizer": tokenizer_dir(), "kg": False, "judge_protocol": "none"},
+        )
     assert refused.value.problems == [
         f"page cache {pages}: a SQLite file ragbench did not make (its tables: entries, users); ragbench never writes "
         "into a file it did not make: give a new path (--page-cache PATH names a file that can be written, "
-        "--page-cache off turns it off)"]
+        "--page-cache off turns it off)"
+    ]
     assert snapshot(tmp_path) == before
 
 
@@ -166,14 +192,17 @@ def test_a_ragbench_cache_whose_response_column_was_renamed_is_moved_aside_and_c
     ran = cli_here(*run_args(data, tmp_path / "run", "--cache", str(path)))
     assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
     [warning] = [line for line in ran.stderr.splitlines() if line.startswith("ragbench: warning:")]
-    assert warning.startswith(f"ragbench: warning: response cache {path}: damaged (its responses table is not the "
-                              "one this ragbench makes (an older ragbench's file, or a changed one)); moved to ")
+    assert warning.startswith(
+        f"ragbench: warning: response cache {path}: damaged (its responses table is not the "
+        "one this ragbench makes (an older ragbench's file, or a changed one)); moved to "
+    )
     [aside] = tmp_path.glob("c.sqlite.damaged-*")
     assert aside.read_bytes() == renamed
     assert len(ResponseCache(path)) == 1  # the fresh cache serves
 
 
 # --- the run lock ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo", "folder"])
 def test_a_run_lock_that_is_not_a_lock_file_is_refused_in_one_line_and_never_written(tmp_path, kind):
@@ -192,8 +221,12 @@ def test_a_run_lock_that_is_not_a_lock_file_is_refused_in_one_line_and_never_wri
         lock.mkdir()
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
     before = snapshot(home)
-    what = {"symlink": "is a symbolic link", "hardlink": "is a hard link", "fifo": "is a FIFO",
-            "folder": "is a folder"}[kind]
+    what = {
+        "symlink": "is a symbolic link",
+        "hardlink": "is a hard link",
+        "fifo": "is a FIFO",
+        "folder": "is a folder",
+    }[kind]
     line = refused_in_one_line(run_args(data, out), f"{lock} {what}", "remove it")
     assert line.startswith(f"ragbench: error: --output {out}: {lock} {what}")
     assert snapshot(home) == before
@@ -212,6 +245,7 @@ def test_a_users_own_file_named_run_lock_is_never_emptied(tmp_path):
 
 # --- --overwrite and the run folder ---------------------------------------------------------------
 
+
 def users_samples_and_calls(folder: Path) -> None:
     (folder / "samples").mkdir(parents=True)
     (folder / "calls").mkdir()
@@ -226,8 +260,11 @@ def test_a_folder_of_the_users_own_samples_and_calls_is_not_a_run_and_is_never_r
     users_samples_and_calls(out)
     data = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION])
     before = snapshot(out)
-    line = refused_in_one_line(run_args(data, out, *extra), f"--output {out}: holds samples, calls, results.json but "
-                               "no run of ragbench (no run.json it wrote)", "choose another --output")
+    line = refused_in_one_line(
+        run_args(data, out, *extra),
+        f"--output {out}: holds samples, calls, results.json but no run of ragbench (no run.json it wrote)",
+        "choose another --output",
+    )
     assert "--overwrite" not in line
     assert snapshot(out) == before
 
@@ -298,6 +335,7 @@ def test_a_killed_runs_temporary_files_are_removed_only_in_the_run_folder(tmp_pa
 
 # --- the viewer's export ----------------------------------------------------------------------------
 
+
 def test_an_export_into_a_users_folder_with_a_data_folder_is_refused_and_leaves_it(tmp_path):
     data, out, site = write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]), tmp_path / "run", tmp_path / "site"
     assert cli_here(*run_args(data, out)).returncode == 0
@@ -308,13 +346,18 @@ def test_an_export_into_a_users_folder_with_a_data_folder_is_refused_and_leaves_
     refused = cli_here("view", str(out), "--export", str(site))
     assert refused.returncode == 2 and refused.stderr.splitlines() == [
         f"ragbench: error: view --export: {site} is a non-empty folder that is not an earlier export (no index.html "
-        "the viewer wrote, or a symbolic link where an export writes); choose a new folder"]
+        "the viewer wrote, or a symbolic link where an export writes); choose a new folder"
+    ]
     assert snapshot(site) == before
 
 
 def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_refused(tmp_path):
-    data, out, site, home = (write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]), tmp_path / "run", tmp_path / "site",
-                             tmp_path / "home")
+    data, out, site, home = (
+        write_jsonl(tmp_path / "popqa.jsonl", [QUESTION]),
+        tmp_path / "run",
+        tmp_path / "site",
+        tmp_path / "home",
+    )
     assert cli_here(*run_args(data, out)).returncode == 0
     assert cli_here("view", str(out), "--export", str(site)).returncode == 0
     assert cli_here("view", str(out), "--export", str(site)).returncode == 0  # an earlier export: replaced
@@ -329,6 +372,7 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
 
 
 # --- index build ----------------------------------------------------------------------------------
+
 
 def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
     from ragbench._retrieval.index import build_index
@@ -365,8 +409,9 @@ def test_a_partial_folder_of_the_users_is_never_emptied_by_a_build(tmp_path, kin
     else:
         users_samples_and_calls(staging)
     before, inside = snapshot(home), snapshot(staging) if kind == "folder" else None
-    with pytest.raises(ConfigError, match=f"--out {tmp_path / 'index'}: {staging} is not a folder a ragbench index "
-                                          "build made"):
+    with pytest.raises(
+        ConfigError, match=f"--out {tmp_path / 'index'}: {staging} is not a folder a ragbench index build made"
+    ):
         build_bm25(tmp_path, tmp_path / "index")
     assert snapshot(home) == before
     assert kind == "symlink" or snapshot(staging) == inside
@@ -383,11 +428,28 @@ def test_a_killed_builds_partial_folder_is_taken_over(tmp_path):
 
 # --- every path at once: a property ----------------------------------------------------------------
 
-NAMES = ["samples", "calls", "results.json", "report.md", "run.json", "run.lock", "cache.sqlite", "cache.sqlite-wal",
-         "nli_calls.jsonl", "judge_calls.jsonl", ".run.json.0123abcd.tmp", "popqa.jsonl", "notes.txt", "run"]
-ENTRY = st.tuples(st.lists(st.sampled_from(["run", *NAMES]), min_size=1, max_size=3),  # often in the run folder
-                  st.sampled_from(["file", "folder", "link", "sqlite", "fifo"]), st.binary(max_size=48),
-                  st.integers(0, 30))
+NAMES = [
+    "samples",
+    "calls",
+    "results.json",
+    "report.md",
+    "run.json",
+    "run.lock",
+    "cache.sqlite",
+    "cache.sqlite-wal",
+    "nli_calls.jsonl",
+    "judge_calls.jsonl",
+    ".run.json.0123abcd.tmp",
+    "popqa.jsonl",
+    "notes.txt",
+    "run",
+]
+ENTRY = st.tuples(
+    st.lists(st.sampled_from(["run", *NAMES]), min_size=1, max_size=3),  # often in the run folder
+    st.sampled_from(["file", "folder", "link", "sqlite", "fifo"]),
+    st.binary(max_size=48),
+    st.integers(0, 30),
+)
 
 
 @pytest.fixture(scope="module")
@@ -405,8 +467,9 @@ def make_entries(home: Path, outside: Path, entries: list) -> None:
     made: list[Path] = [outside]
     for parts, kind, data, target in entries:
         path = home.joinpath(*parts)
-        if os.path.lexists(path) or any(p.exists() and not p.is_dir() or p.is_symlink()
-                                        for p in path.parents if home in p.parents):
+        if os.path.lexists(path) or any(
+            p.exists() and not p.is_dir() or p.is_symlink() for p in path.parents if home in p.parents
+        ):
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         if kind == "file":
@@ -425,14 +488,20 @@ def make_entries(home: Path, outside: Path, entries: list) -> None:
 def users(home: Path, outside: Path) -> dict[str, tuple]:
     """Everything of the user's: below `home` but outside the run folder ragbench made (home/run), and `outside`."""
     return {key: value for key, value in snapshot(home).items() if key != "run" and not key.startswith("run/")} | {
-        "outside": (outside.read_bytes(), outside.stat().st_mtime_ns)}
+        "outside": (outside.read_bytes(), outside.stat().st_mtime_ns)
+    }
 
 
-@given(entries=st.lists(ENTRY, max_size=12), output=st.sampled_from(["run", "run", "new", *NAMES]),
-       cache=st.sampled_from([None, "new.sqlite", *NAMES]), mode=st.sampled_from(["", "overwrite", "resume"]))
+@given(
+    entries=st.lists(ENTRY, max_size=12),
+    output=st.sampled_from(["run", "run", "new", *NAMES]),
+    cache=st.sampled_from([None, "new.sqlite", *NAMES]),
+    mode=st.sampled_from(["", "overwrite", "resume"]),
+)
 @settings(max_examples=30)
-def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(template_run, tmp_path_factory, entries,
-                                                                         output, cache, mode, shared_registry):
+def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(
+    template_run, tmp_path_factory, entries, output, cache, mode, shared_registry
+):
     import shutil
 
     from ragbench._errors import ConfigError
@@ -445,9 +514,18 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(templa
     shutil.copytree(template, home / "run", symlinks=True)
     make_entries(home, outside, entries)
     before = users(home, outside)
-    config = RunConfig(tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)},
-                       output=str(home / output), cache=str(home / cache) if cache else None, progress=False,
-                       bootstrap_iters=20, overwrite=mode == "overwrite", resume=mode == "resume")
+    config = RunConfig(
+        tasks=["popqa"],
+        system="vanilla",
+        model="scripted:echo",
+        data={"popqa": str(data)},
+        output=str(home / output),
+        cache=str(home / cache) if cache else None,
+        progress=False,
+        bootstrap_iters=20,
+        overwrite=mode == "overwrite",
+        resume=mode == "resume",
+    )
     try:
         Evaluator(config, registry=shared_registry).run()
     except ConfigError as refused:

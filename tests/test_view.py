@@ -1,6 +1,7 @@
 """`ragbench view`: the page data read from real run folders (made by real systems on the scripted
 engine), the structure hook's grouping, a run in progress, the static export, the HTTP API; the pages
 themselves are clicked through in a real browser in tests/test_view_browser.py."""
+
 from __future__ import annotations
 
 import json
@@ -94,21 +95,45 @@ def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
     run = tmp_path / "older"
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
-    gold = {"qa_pairs": [{"question": "Which one?", "short_answers": ["x", "y"]}], "label": None,
-            "answer": "x and y", "score": 3}
+    gold = {
+        "qa_pairs": [{"question": "Which one?", "short_answers": ["x", "y"]}],
+        "label": None,
+        "answer": "x and y",
+        "score": 3,
+    }
     (run / "samples" / "t.jsonl").write_text(json.dumps({"id": "a", "question": "q?", "gold": gold}) + "\n")
     site = Site(RunCatalog([str(run)]), registry=installed_registry())
-    assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"] == \
-        "qa_pairs: Which one?, x, y; answer: x and y; score: 3"
+    assert (
+        site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"]
+        == "qa_pairs: Which one?, x, y; answer: x and y; score: 3"
+    )
 
 
 def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_incomplete_stopped(tmp_path):
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q"], "ctxs": []}])
     out = tmp_path / "runs" / "slow"
-    running = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", "--tasks", "popqa", "--system", "vanilla",
-                                "--model", "scripted:echo", "--model-arg", "overhead=60", "--data", f"popqa={data}",
-                                "--output", str(out), "--no-progress"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # its one batch takes a minute
+    running = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ragbench._cli.main",
+            "--tasks",
+            "popqa",
+            "--system",
+            "vanilla",
+            "--model",
+            "scripted:echo",
+            "--model-arg",
+            "overhead=60",
+            "--data",
+            f"popqa={data}",
+            "--output",
+            str(out),
+            "--no-progress",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # its one batch takes a minute
     try:
         deadline = time.monotonic() + 60
         while not ((out / "run.json").is_file() and f'"pid": {running.pid}' in _text(out / "run.lock")):
@@ -151,12 +176,19 @@ def test_selfrag_outline_has_the_decision_and_scored_passages_with_the_chosen_on
 def test_smart_outline_is_agent_by_agent(site):
     page = site.data(f"example/{rid(site, 'smart')}/popqa/0")
     assert [g["group"] for g in page["outline"] if "group" in g] == [
-        "Intent Reconstructor", "Knowledge Retriever", "Fact Locator", "Response Generator"]
+        "Intent Reconstructor",
+        "Knowledge Retriever",
+        "Fact Locator",
+        "Response Generator",
+    ]
 
 
 def test_runs_rows_and_compare_pages(site):
     runs = site.data("runs")
-    assert len(runs["runs"]) == 5 and set(runs["comparable"]["popqa"]) >= {rid(site, "vanilla"), rid(site, "closed_book")}
+    assert len(runs["runs"]) == 5 and set(runs["comparable"]["popqa"]) >= {
+        rid(site, "vanilla"),
+        rid(site, "closed_book"),
+    }
     entry = next(r for r in runs["runs"] if r["rid"] == rid(site, "vanilla"))
     assert entry["complete"] and entry["tasks"]["popqa"]["metrics"]["match"]["n"] == 3
     rows = site.data(f"rows/{rid(site, 'vanilla')}/popqa/0")
@@ -267,22 +299,43 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
     with (run / "samples" / "t.jsonl").open("w") as handle:
         for i in range(1201):
-            handle.write(json.dumps({"id": f"e{i}", "question": "q" * 1000, "trace": [{"x": "y" * 2000}],
-                                     "scores": {"em": float(i % 2)}}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"e{i}",
+                        "question": "q" * 1000,
+                        "trace": [{"x": "y" * 2000}],
+                        "scores": {"em": float(i % 2)},
+                    }
+                )
+                + "\n"
+            )
     site = Site(RunCatalog([str(run)]), registry=installed_registry())
     rid = site.runs[0].rid
     first, last = site.data(f"rows/{rid}/t/0"), site.data(f"rows/{rid}/t/2")
     assert (first["total"], first["chunks"], len(first["rows"]), len(last["rows"])) == (1201, 3, 500, 201)
-    assert last["rows"][-1]["id"] == "e1200" and len(last["rows"][-1]["question"]) <= 240 and "trace" not in last["rows"][-1]
+    assert (
+        last["rows"][-1]["id"] == "e1200"
+        and len(last["rows"][-1]["question"]) <= 240
+        and "trace" not in last["rows"][-1]
+    )
     assert site.data(f"example/{rid}/t/1200")["id"] == "e1200"
 
 
 def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_prints(tmp_path):
     answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps([  # long answers holding the gold: f1 values of many sizes
-        {"pattern": "capital|wrote|painted", "response": "Leonardo da Vinci Jane Austen Leo Tolstoy Homer Paris Tokyo "
-                                                         "Rome Cairo Ottawa Nairobi Shakespeare"},
-        {"response": "Jupiter Pacific Everest lion Portuguese Spanish Au Na"}]))
+    answers.write_text(
+        json.dumps(
+            [  # long answers holding the gold: f1 values of many sizes
+                {
+                    "pattern": "capital|wrote|painted",
+                    "response": "Leonardo da Vinci Jane Austen Leo Tolstoy Homer Paris Tokyo "
+                    "Rome Cairo Ottawa Nairobi Shakespeare",
+                },
+                {"response": "Jupiter Pacific Everest lion Portuguese Spanish Au Na"},
+            ]
+        )
+    )
     for name, model in (("a", "scripted:echo"), ("b", f"scripted:{answers}")):
         run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model=model, bootstrap_iters=0)
     site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
@@ -290,9 +343,11 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
     row = next(r for r in page["pairs"][0]["rows"] if r["metric"] == "f1" and not r["slice"])
     printed = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
     assert printed.returncode == 0, printed.stderr
-    assert (f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | yes | "
-            f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_adjusted']:.4g} | {row['p_value']:.4g} | "
-            "bootstrap |") in printed.stdout
+    assert (
+        f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | yes | "
+        f"[{row['ci95'][0]:.4f}, {row['ci95'][1]:.4f}] | {row['p_adjusted']:.4g} | {row['p_value']:.4g} | "
+        "bootstrap |"
+    ) in printed.stdout
 
 
 def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_value(tmp_path):
@@ -302,8 +357,15 @@ def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_va
     rejecting = tmp_path / "rejecting.json"
     rejecting.write_text(json.dumps([{"response": "I can not answer: insufficient information in the documents."}]))
     for name, model in (("a", "scripted:echo"), ("b", f"scripted:{rejecting}")):
-        run(tmp_path / "runs", name, tasks=["rgb_en"], system="closed_book", model=model,
-            data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")}, bootstrap_iters=0)
+        run(
+            tmp_path / "runs",
+            name,
+            tasks=["rgb_en"],
+            system="closed_book",
+            model=model,
+            data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")},
+            bootstrap_iters=0,
+        )
     site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     listed = {d["metric"] for d in site.data("compare/rgb_en/a~b")["pairs"][0]["disagreements"]}
     assert "accuracy" in listed and "rejected" not in listed

@@ -3,6 +3,7 @@ selenium) opens a served site and an exported one (file://), clicks runs -> exam
 example's timeline (a custom step with the documents it kept) -> a failed example's traceback -> compare,
 and checks what is rendered; model output with HTML in it shows as text.
 Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds those of docs/viewer.md)."""
+
 from __future__ import annotations
 
 import os
@@ -75,7 +76,9 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     assert "[" in driver.find_element("css selector", "table.results[data-task=popqa]").text  # values with intervals
     screenshots and shot(driver, "runs")
     click(driver, vanilla, f"#/run/{vanilla}")
-    assert driver.find_elements("css selector", "table.slice") and driver.find_elements("css selector", "div.plot svg rect")
+    assert driver.find_elements("css selector", "table.slice") and driver.find_elements(
+        "css selector", "div.plot svg rect"
+    )
     labels = [t.text for t in driver.find_elements("css selector", "div.plot svg text.value")]
     assert "0.00" in labels or "1.00" in labels  # bars carry their values, zero bars included
     driver.execute_script("arguments[0].scrollIntoView()", driver.find_element("css selector", "table.slice"))

@@ -1,6 +1,7 @@
 """The viewer in headless Chromium: a run's page shows the warnings about the system's outputs and work (format
 adherence, repeated searches) and its budget per example; the Compare page starts with what differs and marks
 each difference that is not like for like."""
+
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,9 @@ def test_the_run_and_compare_pages_show_budgets_warnings_and_what_differs(tmp_pa
             driver.get(address + "run/ircot")
             wait_ready(driver, "run/")
             warnings = [element.text for element in driver.find_elements("css selector", ".system-warning")]
-            assert any(w.startswith("demo: warning: 3 of 3 outputs (100%) did not follow ircot's format")
-                       for w in warnings)
+            assert any(
+                w.startswith("demo: warning: 3 of 3 outputs (100%) did not follow ircot's format") for w in warnings
+            )
             assert any("searches returned the same passages as the search before them" in w for w in warnings)
             budget = driver.find_element("css selector", "table.budget").text
             assert "passages shown to the reader" in budget and "ircot" in budget

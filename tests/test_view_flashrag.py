@@ -2,6 +2,7 @@
 recorded answers and searches) shows the method's stages (its iterations), the query of each search in its
 stage, what each iteration kept (the system's own step) and the final answer, FlashRAG's prediction, in the
 last stage. The two-hop question hotpot_1 is shown."""
+
 import json
 
 import pytest
@@ -51,7 +52,8 @@ def test_the_example_page_shows_the_stages_searches_and_what_was_kept(tmp_path, 
     assert [group["group"] for group in groups] == stages
     searches = [step for step in steps if step["kind"] == "retrieval"]
     assert [json.loads(step["prompt"])["query"] for step in searches] == [
-        call[1] for call in expected_calls(method, form)[EXAMPLE] if call[0] == "retrieve"]
+        call[1] for call in expected_calls(method, form)[EXAMPLE] if call[0] == "retrieve"
+    ]
     assert all(step["group"] for step in searches)  # each search in the stage that made it
     assert kept in {step["name"] for step in steps if step["kind"] == "custom"}
     for group in groups:

@@ -1,6 +1,7 @@
 """`ragbench view` while runs go on: a request the browser aborts leaves no traceback, runs made or finished
 after the viewer started are seen on reload (their unchanged files not read again), and the sample index's
 lock holds whatever the file does."""
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,13 @@ def write_run(folder: Path, records: list[dict], task: str = "t", results: dict 
 
 
 def finished(task: str = "t", value: float = 0.5) -> dict:
-    return {"config": {"tasks": [task], "system": "vanilla"}, "complete": True, "date": "2025-01-01",
-            "details": {task: {"em": {"value": value, "n": 2, "higher_is_better": True}}},
-            "counts": {task: {"records": 2, "scored": 2, "failed": 0}}}
+    return {
+        "config": {"tasks": [task], "system": "vanilla"},
+        "complete": True,
+        "date": "2025-01-01",
+        "details": {task: {"em": {"value": value, "n": 2, "higher_is_better": True}}},
+        "counts": {task: {"records": 2, "scored": 2, "failed": 0}},
+    }
 
 
 @pytest.fixture
@@ -48,6 +53,7 @@ def serve():
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}/api/"
+
     yield start
     for server in servers:
         server.shutdown()
@@ -74,8 +80,12 @@ def test_requests_the_browser_aborts_print_nothing_and_the_viewer_goes_on(tmp_pa
     # when the connection is reset
     steps = [{"kind": "tool", "name": f"t{i}", "request": {"x": "y" * 39_000}} for i in range(300)]
     run = write_run(tmp_path / "run", [{"id": "big", "question": "q?", "trace": steps}])
-    viewer = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", "view", str(run), "--port", "0"],
-                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    viewer = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", "view", str(run), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         port = int(re.search(r"127\.0\.0\.1:(\d+)/", viewer.stderr.readline()).group(1))
         for _ in range(3):
@@ -121,6 +131,7 @@ def test_an_unchanged_run_is_not_read_again_on_every_request(tmp_path, serve, mo
     def counted(path, *args, **kwargs):
         reads.append(path.name)
         return read_text(path, *args, **kwargs)
+
     monkeypatch.setattr(Path, "read_text", counted)
     get(api + "runs")
     first = reads.count("results.json")
@@ -195,11 +206,23 @@ def raw_get(port: int, host: str | None, path: str = "/api/runs") -> bytes:
 def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
     write_run(tmp_path / "secret_run", [{"id": "a", "question": "secret question?"}], results=finished())
     port = int(serve(Site(RunCatalog([str(tmp_path)]), registry=installed_registry())).rsplit(":", 1)[1].split("/")[0])
-    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}", f"[::1]:{port}", "localhost",
-                 f"{socket.gethostname()}:{port}"):
+    for host in (
+        f"127.0.0.1:{port}",
+        f"localhost:{port}",
+        f"LOCALHOST:{port}",
+        f"[::1]:{port}",
+        "localhost",
+        f"{socket.gethostname()}:{port}",
+    ):
         assert raw_get(port, host).startswith(b"HTTP/1.0 200"), host
-    for host in (f"attacker.example:{port}", "attacker.example", f"127.0.0.1.attacker.example:{port}",
-                 f"localhost:{port + 1 if port < 65535 else 1}", "", None):
+    for host in (
+        f"attacker.example:{port}",
+        "attacker.example",
+        f"127.0.0.1.attacker.example:{port}",
+        f"localhost:{port + 1 if port < 65535 else 1}",
+        "",
+        None,
+    ):
         answer = raw_get(port, host)
         assert answer.startswith(b"HTTP/1.0 421"), (host, answer[:200])
         assert b"secret" not in answer
@@ -208,8 +231,9 @@ def test_the_viewer_answers_only_its_own_host_names(tmp_path, serve):
 
 def test_the_address_given_with_host_is_one_of_its_names(tmp_path):
     write_run(tmp_path / "run", [{"id": "a", "question": "q?"}], results=finished())
-    server = make_server(Site(RunCatalog([str(tmp_path)]),
-                              registry=installed_registry()), "127.0.0.2", 0)  # another loopback address
+    server = make_server(
+        Site(RunCatalog([str(tmp_path)]), registry=installed_registry()), "127.0.0.2", 0
+    )  # another loopback address
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         port = server.server_address[1]
@@ -229,5 +253,7 @@ def test_a_port_out_of_range_is_one_line(tmp_path, port):
 
     result = CliRunner().invoke(main, ["view", str(tmp_path), "--port", port])
     assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
-    assert result.stderr.strip().splitlines() == [f"ragbench: error: Invalid value for '--port': {port} is not in "
-                                                  "the range 0<=x<=65535. (`main view --help` lists the options)"]
+    assert result.stderr.strip().splitlines() == [
+        f"ragbench: error: Invalid value for '--port': {port} is not in "
+        "the range 0<=x<=65535. (`main view --help` lists the options)"
+    ]

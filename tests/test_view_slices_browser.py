@@ -2,6 +2,7 @@
 results.json names (1 and "1", no value and "None" apart, 2 before 10), the run page's slice table and
 the Example page name and order them alike, and the "wrong" filter on a key with no better direction
 (`length`) lists no example but says why."""
+
 from __future__ import annotations
 
 import threading
@@ -28,13 +29,20 @@ def page(tmp_path_factory):
     server = make_server(site, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with headless_chromium() as driver:
-        yield driver, f"http://127.0.0.1:{server.server_address[1]}/#/examples/{site.runs[0].rid}/levels", site.runs[0].rid
+        yield (
+            driver,
+            f"http://127.0.0.1:{server.server_address[1]}/#/examples/{site.runs[0].rid}/levels",
+            site.runs[0].rid,
+        )
     server.shutdown()
     server.server_close()
 
 
 def shown_ids(driver) -> list[str]:
-    return [row.find_elements("css selector", "td")[1].text for row in driver.find_elements("css selector", "#examples tr")[1:]]
+    return [
+        row.find_elements("css selector", "td")[1].text
+        for row in driver.find_elements("css selector", "#examples tr")[1:]
+    ]
 
 
 def test_slice_filter_keeps_kinds_and_no_value_apart(page):
@@ -43,7 +51,13 @@ def test_slice_filter_keeps_kinds_and_no_value_apart(page):
     wait_ready(driver, "examples")
     options = [o.text for o in driver.find_element("id", "slice").find_elements("css selector", "option")]
     assert options == ["any slice"] + [f"level = {label}" for label in EXPECTED]
-    for label, ids in (("1", ["q2"]), ("1 [number]", ["q0", "q1"]), ("None", ["q3"]), ("(none)", ["q4", "q5"]), ("10", ["q6"])):
+    for label, ids in (
+        ("1", ["q2"]),
+        ("1 [number]", ["q0", "q1"]),
+        ("None", ["q3"]),
+        ("(none)", ["q4", "q5"]),
+        ("10", ["q6"]),
+    ):
         driver.get(base + "?s=" + quote(f"level={label}"))
         wait_ready(driver, "s=")
         assert shown_ids(driver) == ids, label
@@ -67,8 +81,9 @@ def test_run_and_example_pages_name_and_order_slices_as_results(page):
     driver.get(f"{root}#/run/{rid}")
     wait_ready(driver, "run/")
     table = driver.find_element("css selector", "table.slice")
-    assert [row.find_elements("css selector", "td")[0].text for row in table.find_elements("css selector", "tr")[1:]] \
-        == list(EXPECTED)
+    assert [
+        row.find_elements("css selector", "td")[0].text for row in table.find_elements("css selector", "tr")[1:]
+    ] == list(EXPECTED)
     for n, label in ((0, "1 [number]"), (2, "1"), (4, "(none)"), (7, "2")):
         driver.get(f"{root}#/example/{rid}/levels/{n}")
         wait_ready(driver, f"levels/{n}")

@@ -1,5 +1,6 @@
 """A large record is parsed in the workers' record lane (not behind the page work queued in the pool);
 on the main thread, and while the lane is starting, it is parsed in place."""
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Worker processes that cannot start stop the run with one line saying why (a script without the
 `__main__` guard, re-run by each worker, is the usual cause); a worker killed later fails only the call
 it was running."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,9 +33,10 @@ def script(tmp_path: Path, guarded: bool) -> str:
     """
     if guarded:
         body = "if __name__ == '__main__':\n" + textwrap.indent(textwrap.dedent(body), "    ")
-    return ("from ragbench._errors import ConfigError\nfrom ragbench._registry import installed_registry\n"
-            "from ragbench._run.evaluator import Evaluator, RunConfig\n"
-            + textwrap.dedent(body))
+    return (
+        "from ragbench._errors import ConfigError\nfrom ragbench._registry import installed_registry\n"
+        "from ragbench._run.evaluator import Evaluator, RunConfig\n" + textwrap.dedent(body)
+    )
 
 
 def run_script(tmp_path: Path, guarded: bool) -> subprocess.CompletedProcess:

@@ -1,5 +1,6 @@
 """A YAML task's `data` option that its data's format does not read is refused in one line naming it, the
 format and the fix, not silently ignored."""
+
 from __future__ import annotations
 
 import json
@@ -29,27 +30,36 @@ def write(tmp_path, data: str):
     return tmp_path / "t.yaml"
 
 
-@pytest.mark.parametrize("data, option, fmt", [
-    ("{path: d.csv, records: data}", "records", "csv"),
-    ("{path: d.jsonl, delimiter: ';'}", "delimiter", "jsonl"),
-    ("{path: d.json, records: data, delimiter: ';'}", "delimiter", "json"),
-    ("{path: d.jsonl, split: validation}", "split", "jsonl"),
-    ("{path: d.csv, config: distractor}", "config", "csv"),
-    ("{path: d.jsonl, format: flashrag, records: data}", "records", "flashrag"),
-    ("{path: d.jsonl, keys_as: id}", "keys_as", "jsonl"),
-    ("{path: d.json, records: data, header_row: 2}", "header_row", "json"),
-])
+@pytest.mark.parametrize(
+    "data, option, fmt",
+    [
+        ("{path: d.csv, records: data}", "records", "csv"),
+        ("{path: d.jsonl, delimiter: ';'}", "delimiter", "jsonl"),
+        ("{path: d.json, records: data, delimiter: ';'}", "delimiter", "json"),
+        ("{path: d.jsonl, split: validation}", "split", "jsonl"),
+        ("{path: d.csv, config: distractor}", "config", "csv"),
+        ("{path: d.jsonl, format: flashrag, records: data}", "records", "flashrag"),
+        ("{path: d.jsonl, keys_as: id}", "keys_as", "jsonl"),
+        ("{path: d.json, records: data, header_row: 2}", "header_row", "json"),
+    ],
+)
 def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(tmp_path, data, option, fmt):
     task = task_class(load_spec(write(tmp_path, data)), None, installed_registry().record_format)()
-    with pytest.raises(ConfigError, match=rf"^task opts \(.*t.yaml\): data.{option} is read only with format "
-                                          rf"\w+, and .*d\.\w+ is read as {fmt}: remove it, or give data.format "):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^task opts \(.*t.yaml\): data.{option} is read only with format "
+        rf"\w+, and .*d\.\w+ is read as {fmt}: remove it, or give data.format ",
+    ):
         task.prepare()
 
 
 def test_a_revision_for_local_data_is_refused(tmp_path):
     task = task_class(load_spec(write(tmp_path, "{path: d.jsonl, revision: main}")))()
-    with pytest.raises(ConfigError, match=r"data.revision is read only for a hub dataset \(data.hf\), and .*d.jsonl "
-                                          r"is a local one: remove it$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"data.revision is read only for a hub dataset \(data.hf\), and .*d.jsonl "
+        r"is a local one: remove it$",
+    ):
         task.prepare()
 
 
@@ -75,8 +85,11 @@ def test_a_file_with_fewer_title_rows_names_header_row_in_its_one_line(tmp_path)
     write(tmp_path, "{path: d.csv}")
     (tmp_path / "d.csv").write_text("note,,\nid,question,answers\nq1,,\nq2,Q?,a\n")
     (tmp_path / "t.yaml").write_text(TEMPLATE.format(data="{path: d.csv, header_row: 2}"))
-    with pytest.raises(ConfigError, match=r"d.csv:3: the header names column '' twice .* or set data.header_row "
-                                          r"\(now 2\) to the header's row$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"d.csv:3: the header names column '' twice .* or set data.header_row "
+        r"\(now 2\) to the header's row$",
+    ):
         list(task_class(load_spec(tmp_path / "t.yaml"))().examples())
 
 
@@ -92,9 +105,18 @@ def test_data_given_with_dash_dash_data_is_read_without_the_files_options(tmp_pa
 
 
 def test_the_refusal_is_one_line_of_ragbench_check(tmp_path):
-    checked = cli_here("check", "--tasks", str(write(tmp_path, "{path: d.csv, records: data}")), "--system",
-                       "closed_book",
-                       "--model", "scripted:echo", "--output", str(tmp_path / "run"), "--no-model")
+    checked = cli_here(
+        "check",
+        "--tasks",
+        str(write(tmp_path, "{path: d.csv, records: data}")),
+        "--system",
+        "closed_book",
+        "--model",
+        "scripted:echo",
+        "--output",
+        str(tmp_path / "run"),
+        "--no-model",
+    )
     assert checked.returncode == 2 and "Traceback" not in checked.stderr
     [line] = [line for line in checked.stderr.splitlines() if "data.records" in line]
     assert "data.records is read only with format json, and " in line and "d.csv is read as csv" in line

@@ -1,5 +1,6 @@
 """A YAML task file is read for its header (name, description, aliases, groups, system_args) when tasks are
 listed or looked up, and whole only when its task is used; the header read agrees with the full read."""
+
 from __future__ import annotations
 
 import tempfile
@@ -21,8 +22,13 @@ from ragbench._shared.yaml_tasks.spec import header_fields
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)
 SCALARS = st.one_of(st.integers(-5, 5), st.booleans(), TEXT, st.none())
-BODY = {"data": {"path": "d.jsonl"}, "fields": {"gold": {"answers": "a"}}, "prompt": {"template": "Q: {{ question }}"},
-        "metrics": ["em"], "answer_format": "short"}
+BODY = {
+    "data": {"path": "d.jsonl"},
+    "fields": {"gold": {"answers": "a"}},
+    "prompt": {"template": "Q: {{ question }}"},
+    "metrics": ["em"],
+    "answer_format": "short",
+}
 
 
 @st.composite
@@ -39,10 +45,15 @@ def task_files(draw: st.DrawFn) -> str:
         top["system_args"] = draw(st.dictionaries(NAMES, SCALARS, max_size=3))
     top.update({key: value for key, value in BODY.items() if draw(st.booleans())})
     keys = draw(st.permutations(list(top)))
-    return yaml.safe_dump({key: top[key] for key in keys}, sort_keys=False, allow_unicode=draw(st.booleans()),
-                          default_flow_style=draw(st.sampled_from([False, None, True])),
-                          explicit_start=draw(st.booleans()), indent=draw(st.sampled_from([2, 4])),
-                          width=draw(st.sampled_from([20, 80])))
+    return yaml.safe_dump(
+        {key: top[key] for key in keys},
+        sort_keys=False,
+        allow_unicode=draw(st.booleans()),
+        default_flow_style=draw(st.sampled_from([False, None, True])),
+        explicit_start=draw(st.booleans()),
+        indent=draw(st.sampled_from([2, 4])),
+        width=draw(st.sampled_from([20, 80])),
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -106,8 +117,9 @@ def test_lookups_and_groups_read_no_task_file_whole_and_a_run_reads_only_its_own
     monkeypatch.syspath_prepend(str(tmp_path))
     read_whole: list[str] = []
     load_spec = header_module.load_spec
-    monkeypatch.setattr(header_module, "load_spec", lambda path, source: read_whole.append(source) or
-                        load_spec(path, source))
+    monkeypatch.setattr(
+        header_module, "load_spec", lambda path, source: read_whole.append(source) or load_spec(path, source)
+    )
     registry = _catalogue(package)
     assert registry.failures == []
     assert registry.expand_tasks(["both"]) == ["good", "broken"] and read_whole == []

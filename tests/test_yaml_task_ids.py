@@ -1,5 +1,6 @@
 """A YAML task's example ids: the records' own, or their positions when no record has one; never a mix, where
 a position could be another record's real id."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,10 @@ def test_a_record_without_an_id_among_records_with_ids_is_the_bad_record_not_the
     assert [e.id for e in out if not isinstance(e, RecordError)] == ["1", "0"]  # id 0 is the third record's own
     [bad] = [e for e in out if isinstance(e, RecordError)]
     assert bad.line == 2 and bad.field == "id"
-    assert str(bad).endswith("data.jsonl:2 field 'id': missing field, while the data's records have ids (its position "
-                             "would be its id, which can be another record's); give it an id")
+    assert str(bad).endswith(
+        "data.jsonl:2 field 'id': missing field, while the data's records have ids (its position "
+        "would be its id, which can be another record's); give it an id"
+    )
 
 
 def test_a_record_with_an_id_among_records_numbered_by_position_is_a_bad_record(tmp_path):

@@ -1,6 +1,7 @@
 """A YAML task file cannot make ragbench use unbounded memory or wait forever: aliases (nine aliases of nine
 aliases are a few lines that expand to gigabytes) are refused in one line, a value is formatted in a message
 cut short, and a data.path that is a pipe or a device gets the one-line refusal `--data` gets."""
+
 from __future__ import annotations
 
 import os
@@ -16,23 +17,43 @@ from ragbench._values.options import construct
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 LAUGHS = ['      a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [
-    f"      {name}: &{name} [{', '.join([f'*{previous}'] * 9)}]" for previous, name in zip("abcdefgh", "bcdefghi")]
+    f"      {name}: &{name} [{', '.join([f'*{previous}'] * 9)}]" for previous, name in zip("abcdefgh", "bcdefghi")
+]
 MEMORY = 1_500_000_000  # the expanded value of LAUGHS is 9**9 strings: ~10 GB to format
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """`ragbench check` in a process whose memory is bounded (the safety net of a test that would
     otherwise fill the machine's memory); the timeout only ends a hang the test then reports."""
-    return subprocess.run([sys.executable, "-m", "ragbench._cli.main", "check", *args, "--system", "closed_book",
-                           "--model", "scripted:echo", "--no-model"], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY)))
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragbench._cli.main",
+            "check",
+            *args,
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--no-model",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY)),
+    )
 
 
 def task_file(folder: Path, data: str, metric_args: list[str] = (), extra: str = "") -> Path:
     args = "\n    args:\n" + "\n".join(metric_args) if metric_args else ""
     path = folder / "t.yaml"
-    path.write_text(f"task: t\ndata:\n  path: {data}\nfields:\n  gold:\n    answers: [answers]\n{extra}"
-                    f"metrics:\n  - name: em{args}\n", encoding="utf-8")
+    path.write_text(
+        f"task: t\ndata:\n  path: {data}\nfields:\n  gold:\n    answers: [answers]\n{extra}"
+        f"metrics:\n  - name: em{args}\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -47,8 +68,9 @@ def test_aliases_in_metric_args_that_expand_to_gigabytes_are_refused_in_one_line
     assert "t.yaml:10: an alias (*name) of the value anchored here is not allowed in a task file" in line
 
 
-@pytest.mark.parametrize("yaml", ["base: &b {x: 1}\nother:\n  <<: *b\n", "one: &one answers\ntwo: *one\n"],
-                         ids=["merge_key", "scalar"])
+@pytest.mark.parametrize(
+    "yaml", ["base: &b {x: 1}\nother:\n  <<: *b\n", "one: &one answers\ntwo: *one\n"], ids=["merge_key", "scalar"]
+)
 def test_every_alias_is_refused_naming_the_anchor(tmp_path, yaml):
     line = one_line(check("--tasks", str(task_file(tmp_path, str(DEMO), extra=yaml)), cwd=tmp_path))
     assert "t.yaml:7: an alias (*name)" in line
@@ -81,11 +103,27 @@ def test_a_data_path_that_is_a_pipe_or_device_is_refused_in_one_line(tmp_path, k
         data.symlink_to("/dev/zero")  # reading it never ends: MemoryError
     else:
         import socket
+
         with socket.socket(socket.AF_UNIX) as server:
             server.bind(str(data))
     line = one_line(check("--tasks", str(task_file(tmp_path, data.name)), cwd=tmp_path))
     assert f"task t: data.path {data} (" in line and "not a file or folder (a pipe or device)" in line
-    run = subprocess.run([sys.executable, "-m", "ragbench._cli.main", "--tasks", str(tmp_path / "t.yaml"), "--system",
-                          "closed_book", "--model", "scripted:echo", "--output", str(tmp_path / "run")],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragbench._cli.main",
+            "--tasks",
+            str(tmp_path / "t.yaml"),
+            "--system",
+            "closed_book",
+            "--model",
+            "scripted:echo",
+            "--output",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert one_line(run) == line and not (tmp_path / "run").exists()

@@ -1,6 +1,7 @@
 """A plugin package that ships a YAML task (and a prompt style of its own) as package data, pip-installed
 offline into a private --target folder as a user would install it: its task is listed, checked and run
 like any other, through the `ragbench_catalog` hook, with no Python for the task itself."""
+
 from __future__ import annotations
 
 import json
@@ -15,12 +16,26 @@ import pytest
 from helpers import plugin_pyproject
 
 PROVIDER = "ragbench-yaml-example"
-RECORDS = [{"id": "c1", "question": "What is the capital of France?", "golden_answers": ["Paris"],
-            "metadata": {"continent": "Europe"}},
-           {"id": "c2", "question": "What is the capital of Japan?", "golden_answers": ["Tokyo"],
-            "metadata": {"continent": "Asia"}},
-           {"id": "c3", "question": "What is the capital of Peru?", "golden_answers": ["Lima"],
-            "metadata": {"continent": "America"}}]
+RECORDS = [
+    {
+        "id": "c1",
+        "question": "What is the capital of France?",
+        "golden_answers": ["Paris"],
+        "metadata": {"continent": "Europe"},
+    },
+    {
+        "id": "c2",
+        "question": "What is the capital of Japan?",
+        "golden_answers": ["Tokyo"],
+        "metadata": {"continent": "Asia"},
+    },
+    {
+        "id": "c3",
+        "question": "What is the capital of Peru?",
+        "golden_answers": ["Lima"],
+        "metadata": {"continent": "America"},
+    },
+]
 TASK = """\
 task: capitals
 description: Three capital cities, shipped with the plugin
@@ -79,8 +94,15 @@ def _write(path: Path, text: str) -> None:
 def site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("yaml_plugin")
     source = root / "src"
-    _write(source / "pyproject.toml", plugin_pyproject(PROVIDER, {"yaml_example": "ragbench_yaml_example.hooks"},
-                                                        "ragbench_yaml_example", ("tasks/*.yaml", "tasks/data/*.jsonl")))
+    _write(
+        source / "pyproject.toml",
+        plugin_pyproject(
+            PROVIDER,
+            {"yaml_example": "ragbench_yaml_example.hooks"},
+            "ragbench_yaml_example",
+            ("tasks/*.yaml", "tasks/data/*.jsonl"),
+        ),
+    )
     package = source / "ragbench_yaml_example"
     _write(package / "__init__.py", "")
     _write(package / "hooks.py", HOOK)
@@ -88,9 +110,25 @@ def site(tmp_path_factory) -> Path:
     _write(package / "tasks" / "capitals.yaml", TASK)
     _write(package / "tasks" / "data" / "capitals.jsonl", "".join(json.dumps(r) + "\n" for r in RECORDS))
     target = root / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-                           "--disable-pip-version-check", "-q", "--target", str(target), str(source)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (target / "ragbench_yaml_example" / "tasks" / "capitals.yaml").is_file()  # shipped as package data
     return target
@@ -98,8 +136,14 @@ def site(tmp_path_factory) -> Path:
 
 def _ragbench(args: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", "ragbench._cli.main", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ragbench._cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def test_the_plugin_task_and_style_are_listed_with_their_provider(site, tmp_path):
@@ -115,14 +159,49 @@ def test_the_plugin_task_and_style_are_listed_with_their_provider(site, tmp_path
 
 def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path):
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": "ASK: WHAT IS THE CAPITAL OF FRANCE", "response": " PARIS "},
-                                 {"pattern": "ASK: WHAT IS THE CAPITAL OF JAPAN", "response": "Kyoto"},
-                                 {"pattern": "^ASK: ", "response": "Lima\n"}]))
-    checked = _ragbench(["check", "--tasks", "geography", "--task-arg", "prefix=ASK", "--model", f"scripted:{rules}",
-                         "--system", "closed_book", "--no-model"], site, tmp_path)
+    rules.write_text(
+        json.dumps(
+            [
+                {"pattern": "ASK: WHAT IS THE CAPITAL OF FRANCE", "response": " PARIS "},
+                {"pattern": "ASK: WHAT IS THE CAPITAL OF JAPAN", "response": "Kyoto"},
+                {"pattern": "^ASK: ", "response": "Lima\n"},
+            ]
+        )
+    )
+    checked = _ragbench(
+        [
+            "check",
+            "--tasks",
+            "geography",
+            "--task-arg",
+            "prefix=ASK",
+            "--model",
+            f"scripted:{rules}",
+            "--system",
+            "closed_book",
+            "--no-model",
+        ],
+        site,
+        tmp_path,
+    )
     assert checked.returncode == 0, checked.stderr
-    done = _ragbench(["--tasks", "geography", "--task-arg", "prefix=ASK", "--model", f"scripted:{rules}",
-                      "--system", "closed_book", "--no-progress", "--output", str(tmp_path / "r")], site, tmp_path)
+    done = _ragbench(
+        [
+            "--tasks",
+            "geography",
+            "--task-arg",
+            "prefix=ASK",
+            "--model",
+            f"scripted:{rules}",
+            "--system",
+            "closed_book",
+            "--no-progress",
+            "--output",
+            str(tmp_path / "r"),
+        ],
+        site,
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["results"]["capitals"] == {"em": 2 / 3, "match_normalized": 2 / 3}

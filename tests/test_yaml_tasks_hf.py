@@ -1,6 +1,7 @@
 """YAML tasks reading through Hugging Face `datasets`, offline: a folder written by `save_to_disk`, a folder
 of data files as a hub repository holds them, a Parquet file, and a hub name missing from the cache (one
 line saying what to download where, at once, also when the hub's address does not answer)."""
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,23 @@ from helpers import cli
 datasets = pytest.importorskip("datasets")
 
 ROWS = [  # Hugging Face hotpot_qa's layout: context as parallel lists
-    {"id": "5a8b", "question": "Which magazine was started first?", "answer": "Arthur's Magazine", "level": "medium",
-     "context": {"title": ["Arthur's Magazine", "First for Women"],
-                 "sentences": [["Arthur's Magazine (1844-1846) was a periodical."], ["First for Women began in 1989."]]}},
-    {"id": "5a7a", "question": "Which city is bigger?", "answer": "Lyon", "level": "hard",
-     "context": {"title": ["Lyon"], "sentences": [["Lyon is big.", " It is old."]]}},
+    {
+        "id": "5a8b",
+        "question": "Which magazine was started first?",
+        "answer": "Arthur's Magazine",
+        "level": "medium",
+        "context": {
+            "title": ["Arthur's Magazine", "First for Women"],
+            "sentences": [["Arthur's Magazine (1844-1846) was a periodical."], ["First for Women began in 1989."]],
+        },
+    },
+    {
+        "id": "5a7a",
+        "question": "Which city is bigger?",
+        "answer": "Lyon",
+        "level": "hard",
+        "context": {"title": ["Lyon"], "sentences": [["Lyon is big.", " It is old."]]},
+    },
 ]
 TASK = """task: hotpot_hf
 data: {DATA}
@@ -44,8 +57,18 @@ def run_task(tmp_path: Path, data: str, env: dict[str, str], *extra: str):
     task.write_text(TASK.replace("{DATA}", data), encoding="utf-8")
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "magazine", "response": "Arthur's Magazine"}, {"response": "Paris"}]))
-    return cli("--tasks", str(task), "--model", f"scripted:{rules}", "--no-progress", "--output", str(tmp_path / "r"),
-               *extra, env=env, timeout=300)
+    return cli(
+        "--tasks",
+        str(task),
+        "--model",
+        f"scripted:{rules}",
+        "--no-progress",
+        "--output",
+        str(tmp_path / "r"),
+        *extra,
+        env=env,
+        timeout=300,
+    )
 
 
 def scored(tmp_path: Path) -> dict:
@@ -70,7 +93,9 @@ def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
     datasets.Dataset.from_list([ROWS[0], {**ROWS[1], "answer": None}]).save_to_disk(str(tmp_path / "saved"))
     (tmp_path / "task.yaml").write_text(TASK.replace("{DATA}", "{path: saved}"), encoding="utf-8")
     good, bad = task_class(load_spec(tmp_path / "task.yaml"))().examples()
-    assert good.id == "5a8b" and str(bad) == f"{tmp_path / 'saved'} row 1 field 'answer': null where a value is required"
+    assert (
+        good.id == "5a8b" and str(bad) == f"{tmp_path / 'saved'} row 1 field 'answer': null where a value is required"
+    )
 
 
 def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):
@@ -94,17 +119,23 @@ def test_a_split_that_is_not_there_is_named_with_the_splits_there_are(tmp_path, 
     datasets.DatasetDict({"validation": datasets.Dataset.from_list(ROWS)}).save_to_disk(str(tmp_path / "saved"))
     result = run_task(tmp_path, "{path: saved, split: dev}", offline)
     assert result.returncode == 2
-    assert result.stderr.strip() == (f"ragbench: error: task hotpot_hf: dataset folder {tmp_path / 'saved'} has no "
-                                     "split 'dev' (its splits: validation)")
+    assert result.stderr.strip() == (
+        f"ragbench: error: task hotpot_hf: dataset folder {tmp_path / 'saved'} has no "
+        "split 'dev' (its splits: validation)"
+    )
 
 
 def test_a_hub_dataset_not_in_the_cache_says_what_to_download_where(tmp_path, offline):
     result = run_task(tmp_path, "{hf: hotpotqa/hotpot_qa, config: distractor, split: validation}", offline)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert result.stderr.startswith("ragbench: error: task hotpot_hf: Hugging Face dataset 'hotpotqa/hotpot_qa' "
-                                    "(config distractor) is not in the Hugging Face cache and the hub cannot be reached")
-    assert "datasets.load_dataset('hotpotqa/hotpot_qa', 'distractor', split='validation').save_to_disk('FOLDER')" \
+    assert result.stderr.startswith(
+        "ragbench: error: task hotpot_hf: Hugging Face dataset 'hotpotqa/hotpot_qa' "
+        "(config distractor) is not in the Hugging Face cache and the hub cannot be reached"
+    )
+    assert (
+        "datasets.load_dataset('hotpotqa/hotpot_qa', 'distractor', split='validation').save_to_disk('FOLDER')"
         in result.stderr
+    )
     assert result.stderr.strip().endswith("copy FOLDER here and pass --data hotpot_hf=FOLDER")
 
 
@@ -120,7 +151,12 @@ def test_without_offline_flags_an_unanswering_hub_is_not_waited_for(tmp_path, mo
 
 def test_the_data_option_replaces_a_hub_name_with_a_saved_folder(tmp_path, offline):
     datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "saved"))
-    result = run_task(tmp_path, "{hf: hotpotqa/hotpot_qa, config: distractor, split: validation}", offline,
-                      "--data", f"hotpot_hf={tmp_path / 'saved'}")
+    result = run_task(
+        tmp_path,
+        "{hf: hotpotqa/hotpot_qa, config: distractor, split: validation}",
+        offline,
+        "--data",
+        f"hotpot_hf={tmp_path / 'saved'}",
+    )
     assert result.returncode == 0, result.stderr
     assert scored(tmp_path)["counts"]["hotpot_hf"]["scored"] == 2

@@ -1,11 +1,14 @@
 """Tiny random Hugging Face models written to a folder, for tests that need a real model class
 (seq2seq NLI, MAUVE featurization) without any download."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-WORDS = ("premise hypothesis title text the a of is in 1 0 yes no rain place earth city food loans "
-         "answer question record month india colombia").split()
+WORDS = (
+    "premise hypothesis title text the a of is in 1 0 yes no rain place earth city food loans "
+    "answer question record month india colombia"
+).split()
 
 
 def word_tokenizer(folder: Path, eos_suffix: bool, extra: tuple[str, ...] = ()):
@@ -28,8 +31,17 @@ def tiny_t5(folder: Path, extra: tuple[str, ...] = ()) -> Path:
     from transformers import T5Config, T5ForConditionalGeneration
 
     _, size = word_tokenizer(folder, eos_suffix=True, extra=extra)
-    config = T5Config(vocab_size=size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
-                      decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    config = T5Config(
+        vocab_size=size,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
     torch.manual_seed(0)
     T5ForConditionalGeneration(config).save_pretrained(folder)
     return folder
@@ -41,8 +53,9 @@ def tiny_gpt2(folder: Path) -> Path:
 
     _, size = word_tokenizer(folder, eos_suffix=False)
     torch.manual_seed(0)
-    GPT2Model(GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=128,
-                         eos_token_id=1, bos_token_id=1)).save_pretrained(folder)
+    GPT2Model(
+        GPT2Config(vocab_size=size, n_embd=16, n_layer=1, n_head=2, n_positions=128, eos_token_id=1, bos_token_id=1)
+    ).save_pretrained(folder)
     return folder
 
 
@@ -57,9 +70,17 @@ def tiny_causal_lm(folder: Path, tokenizer=None) -> Path:
     else:
         tokenizer.save_pretrained(folder)
     torch.manual_seed(0)
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=2, n_positions=512,
-                               eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.eos_token_id)
-                    ).save_pretrained(folder)
+    GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(tokenizer),
+            n_embd=32,
+            n_layer=2,
+            n_head=2,
+            n_positions=512,
+            eos_token_id=tokenizer.eos_token_id,
+            bos_token_id=tokenizer.eos_token_id,
+        )
+    ).save_pretrained(folder)
     return folder
 
 
@@ -70,7 +91,14 @@ def tiny_bert(folder: Path) -> Path:
 
     _, size = word_tokenizer(folder, eos_suffix=False)
     torch.manual_seed(0)
-    BertModel(BertConfig(vocab_size=size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=32, max_position_embeddings=64)).save_pretrained(folder)
+    BertModel(
+        BertConfig(
+            vocab_size=size,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=64,
+        )
+    ).save_pretrained(folder)
     return folder
-

@@ -3,6 +3,7 @@ ASQA (several iterations), Self-RAG and SMART on PopQA, and two PopQA runs (vani
 disagree, with model output and a document that carry HTML (`<script>`, an `onerror` image); and a run
 written by hand whose examples failed (one with its traceback, one with a metric that raised, its
 traceback kept)."""
+
 from __future__ import annotations
 
 import json
@@ -19,10 +20,18 @@ SCRIPT_DOC = '<script>window.__pwned = 3</script><img src=x onerror="window.__pw
 
 
 def popqa_data(folder: Path) -> str:
-    rows = [{"id": i, "question": f"Who is person {i}?", "answers": [f"person {i}"], "prop": PROPS[i],
-             "s_wiki_title": f"P{i}", "pop": 10 * (i + 1),
-             "ctxs": [{"id": f"{i}0", "title": f"P{i}", "text": SCRIPT_DOC if i == 0 else f"Person {i} is a poet."}]}
-            for i in range(3)]
+    rows = [
+        {
+            "id": i,
+            "question": f"Who is person {i}?",
+            "answers": [f"person {i}"],
+            "prop": PROPS[i],
+            "s_wiki_title": f"P{i}",
+            "pop": 10 * (i + 1),
+            "ctxs": [{"id": f"{i}0", "title": f"P{i}", "text": SCRIPT_DOC if i == 0 else f"Person {i} is a poet."}],
+        }
+        for i in range(3)
+    ]
     return str(write_jsonl(folder / "popqa.jsonl", rows))
 
 
@@ -43,18 +52,34 @@ def make_runs(root: Path) -> dict[str, Path]:
         "selfrag": _run(root, "selfrag", "popqa", "selfrag", data=data),
         "smart": _run(root, "smart", "popqa", "smart", data=data),
         # A answers person 0 (with a script tag) and misses the others; B answers only person 1
-        "vanilla": _run(root, "vanilla", "popqa", "vanilla", data=data, rules=[
-            {"pattern": "person 0", "response": SCRIPT_ANSWER}, {"response": "nobody"}]),
-        "closed_book": _run(root, "closed_book", "popqa", "closed_book", data=data, rules=[
-            {"pattern": "person 1", "response": "person 1"}, {"response": "nobody"}]),
+        "vanilla": _run(
+            root,
+            "vanilla",
+            "popqa",
+            "vanilla",
+            data=data,
+            rules=[{"pattern": "person 0", "response": SCRIPT_ANSWER}, {"response": "nobody"}],
+        ),
+        "closed_book": _run(
+            root,
+            "closed_book",
+            "popqa",
+            "closed_book",
+            data=data,
+            rules=[{"pattern": "person 1", "response": "person 1"}, {"response": "nobody"}],
+        ),
     }
 
 
-FAILED_TRACEBACK = ('Traceback (most recent call last):\n  File "system.py", line 3, in run\n'
-                    "    return example.extras['docs']\nKeyError: 'docs'")
+FAILED_TRACEBACK = (
+    'Traceback (most recent call last):\n  File "system.py", line 3, in run\n'
+    "    return example.extras['docs']\nKeyError: 'docs'"
+)
 
-METRIC_TRACEBACK = ('Traceback (most recent call last):\n  File "judge.py", line 9, in score\n'
-                    "    raise ValueError('no reply')\nValueError: no reply")
+METRIC_TRACEBACK = (
+    'Traceback (most recent call last):\n  File "judge.py", line 9, in score\n'
+    "    raise ValueError('no reply')\nValueError: no reply"
+)
 
 
 def failed_run(root: Path) -> Path:
@@ -63,9 +88,16 @@ def failed_run(root: Path) -> Path:
     run = root / "failed"
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
-    records = [{"id": "a", "question": "q?", "error": "KeyError: 'docs'", "traceback": FAILED_TRACEBACK},
-               {"id": "b", "question": "q?", "scores": {"em": 1.0}, "score_errors": {"judge": "ValueError: no reply"},
-                "score_tracebacks": {"judge": METRIC_TRACEBACK}},
-               {"id": "c", "question": "q?", "scores": {"em": 0.0}}]
+    records = [
+        {"id": "a", "question": "q?", "error": "KeyError: 'docs'", "traceback": FAILED_TRACEBACK},
+        {
+            "id": "b",
+            "question": "q?",
+            "scores": {"em": 1.0},
+            "score_errors": {"judge": "ValueError: no reply"},
+            "score_tracebacks": {"judge": METRIC_TRACEBACK},
+        },
+        {"id": "c", "question": "q?", "scores": {"em": 0.0}},
+    ]
     write_jsonl(run / "samples" / "t.jsonl", records)
     return run

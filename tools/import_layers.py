@@ -12,6 +12,7 @@ layers below its own, nothing beside or above it; the built-in plugins import `r
 namespaces) and `ragbench.testing` only.
 tests/test_import_boundaries.py holds the code to this table, and the docs to its picture.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 # import name -> source folder (pyproject.toml's package-dir)
-PACKAGES = {"ragbench": REPO / "ragbench", "ragbench.tasks": REPO / "tasks", "ragbench.plugins": REPO / "plugins",
-            "ragbench.metrics": REPO / "metrics"}
+PACKAGES = {
+    "ragbench": REPO / "ragbench",
+    "ragbench.tasks": REPO / "tasks",
+    "ragbench.plugins": REPO / "plugins",
+    "ragbench.metrics": REPO / "metrics",
+}
 PLUGIN_PACKAGES = ("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")
 PUBLIC = ("api", "testing")  # the units a built-in plugin may import
 INTERNALS = REPO / "docs" / "internals.md"
@@ -39,60 +44,100 @@ class Layer:
 
 # Top to bottom. A unit may import the units of every layer below its own.
 LAYERS = (
-    Layer("built-in plugins", {
-        "tasks": "the benchmarks (tasks/): loaders, prompts, their own metrics and commands",
-        "plugins": "the systems (plugins/): one folder per RAG method",
-        "metrics": "the metrics several task families share (metrics/)"}),
-    Layer("entry points", {
-        "api": "`ragbench.api` and its namespaces: the public API plugins import",
-        "testing": "`ragbench.testing`: scripted LLMs, contexts and whole runs for plugin tests",
-        "__main__": "`python -m ragbench`"}),
-    Layer("command line", {
-        "_cli": "the `ragbench` command, its subcommands and options, commands plugins add"}),
-    Layer("running and viewing", {
-        "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, cost",
-        "_view": "`ragbench view`: the web viewer of run folders (read only)"}),
-    Layer("results", {
-        "_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}),
-    Layer("plugin discovery", {
-        "_registry": "the registry: plugins found through their hooks, the catalogue, YAML task folders"}),
-    Layer("catalogue entries", {
-        "_catalog": "a catalogue entry: a plugin's component by kind and name, checked against its base when loaded"}),
-    Layer("pipeline components", {
-        "_components": "rerankers and refiners between the retriever and the reader (`--reranker`, `--refiner`)"}),
-    Layer("shared plugin helpers", {
-        "_shared": "answer matching, citations, sentences, prompt formats, the reader system, YAML tasks"}),
-    Layer("an example's context and its backends", {
-        "_context": "`ctx`: what a system or metric gets for one example",
-        "_nli": "the NLI entailment judge (`ctx.nli`)",
-        "_engines": "LLM engines: hf, vllm, openai, replicas, scripted, replay",
-        "_retrieval": "retrievers, corpora, on-disk indexes, the retrieval handle (`ctx.retriever`)"}),
-    Layer("the contract and the calls", {
-        "_task": "`Task`: a benchmark's data, prompting and scoring; the protocols one benchmark adds",
-        "_system": "`System`: a RAG method, one example at a time",
-        "_metric": "`Metric`, `Score`: scoring a prediction",
-        "_records": "`SampleRecord`: the one typed sample record, and its reader `read_samples`",
-        "_llm": "`LLM`: the handle a system awaits (`ctx.llm`), every call traced",
-        "_scheduler": "the call pool: every example's LLM and retrieval calls, batched onto their backends",
-        "_replay": "recording a run's external calls and replaying them offline"}),
-    Layer("files and data types", {
-        "_storage": "run folders, the JSONL reader and writer, response and page caches, data files",
-        "_types": "`Example`, `Document`, `Prediction`, `Step`: the data plugins exchange",
-        "_checks": "`Preflight`: the pre-flight's problem collector and probes",
-        "_imports": "importing a `module:attribute` target"}),
-    Layer("values", {
-        "_values": "a run's config and options, an LLM call's request and response, what JSON holds",
-        "_plugin_calls": "the guard around every call into plugin code: what it raises, told and counted"}),
-    Layer("foundations", {
-        "ragbench": "the package itself (its version)",
-        "_errors": "`ConfigError`, `RecordError` and the exit codes",
-        "_hookspecs": "the plugin hooks",
-        "_builtin": "the built-in catalogue (registry.yaml)",
-        "_class_defaults": "read-only class defaults of the contract",
-        "_read_only": "read-only values: what plugins are handed and must not change for the next one",
-        "_trace_groups": "`ctx.group`: the structure of a trace",
-        "_in_flight": "which examples still work toward their next pooled call",
-        "_stop_signals": "the signals that stop a command"}),
+    Layer(
+        "built-in plugins",
+        {
+            "tasks": "the benchmarks (tasks/): loaders, prompts, their own metrics and commands",
+            "plugins": "the systems (plugins/): one folder per RAG method",
+            "metrics": "the metrics several task families share (metrics/)",
+        },
+    ),
+    Layer(
+        "entry points",
+        {
+            "api": "`ragbench.api` and its namespaces: the public API plugins import",
+            "testing": "`ragbench.testing`: scripted LLMs, contexts and whole runs for plugin tests",
+            "__main__": "`python -m ragbench`",
+        },
+    ),
+    Layer("command line", {"_cli": "the `ragbench` command, its subcommands and options, commands plugins add"}),
+    Layer(
+        "running and viewing",
+        {
+            "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, cost",
+            "_view": "`ragbench view`: the web viewer of run folders (read only)",
+        },
+    ),
+    Layer(
+        "results", {"_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}
+    ),
+    Layer(
+        "plugin discovery",
+        {"_registry": "the registry: plugins found through their hooks, the catalogue, YAML task folders"},
+    ),
+    Layer(
+        "catalogue entries",
+        {"_catalog": "a catalogue entry: a plugin's component by kind and name, checked against its base when loaded"},
+    ),
+    Layer(
+        "pipeline components",
+        {"_components": "rerankers and refiners between the retriever and the reader (`--reranker`, `--refiner`)"},
+    ),
+    Layer(
+        "shared plugin helpers",
+        {"_shared": "answer matching, citations, sentences, prompt formats, the reader system, YAML tasks"},
+    ),
+    Layer(
+        "an example's context and its backends",
+        {
+            "_context": "`ctx`: what a system or metric gets for one example",
+            "_nli": "the NLI entailment judge (`ctx.nli`)",
+            "_engines": "LLM engines: hf, vllm, openai, replicas, scripted, replay",
+            "_retrieval": "retrievers, corpora, on-disk indexes, the retrieval handle (`ctx.retriever`)",
+        },
+    ),
+    Layer(
+        "the contract and the calls",
+        {
+            "_task": "`Task`: a benchmark's data, prompting and scoring; the protocols one benchmark adds",
+            "_system": "`System`: a RAG method, one example at a time",
+            "_metric": "`Metric`, `Score`: scoring a prediction",
+            "_records": "`SampleRecord`: the one typed sample record, and its reader `read_samples`",
+            "_llm": "`LLM`: the handle a system awaits (`ctx.llm`), every call traced",
+            "_scheduler": "the call pool: every example's LLM and retrieval calls, batched onto their backends",
+            "_replay": "recording a run's external calls and replaying them offline",
+        },
+    ),
+    Layer(
+        "files and data types",
+        {
+            "_storage": "run folders, the JSONL reader and writer, response and page caches, data files",
+            "_types": "`Example`, `Document`, `Prediction`, `Step`: the data plugins exchange",
+            "_checks": "`Preflight`: the pre-flight's problem collector and probes",
+            "_imports": "importing a `module:attribute` target",
+        },
+    ),
+    Layer(
+        "values",
+        {
+            "_values": "a run's config and options, an LLM call's request and response, what JSON holds",
+            "_plugin_calls": "the guard around every call into plugin code: what it raises, told and counted",
+        },
+    ),
+    Layer(
+        "foundations",
+        {
+            "ragbench": "the package itself (its version)",
+            "_errors": "`ConfigError`, `RecordError` and the exit codes",
+            "_hookspecs": "the plugin hooks",
+            "_builtin": "the built-in catalogue (registry.yaml)",
+            "_class_defaults": "read-only class defaults of the contract",
+            "_read_only": "read-only values: what plugins are handed and must not change for the next one",
+            "_trace_groups": "`ctx.group`: the structure of a trace",
+            "_in_flight": "which examples still work toward their next pooled call",
+            "_stop_signals": "the signals that stop a command",
+        },
+    ),
 )
 DEPTH = {unit: depth for depth, layer in enumerate(LAYERS) for unit in layer.units}
 
@@ -117,7 +162,7 @@ def imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> 
         return [alias.name for alias in node.names]
     if node.level:
         base = name.split(".") if is_package else name.split(".")[:-1]
-        base = base[:len(base) - (node.level - 1)]
+        base = base[: len(base) - (node.level - 1)]
         module = ".".join(base + ([node.module] if node.module else []))
     else:
         module = node.module or ""
@@ -126,7 +171,8 @@ def imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> 
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.ImportFrom]:
@@ -147,9 +193,15 @@ def statements(tree: ast.AST, type_checking: bool) -> list[ast.Import | ast.Impo
 def lazy_modules(tree: ast.Module) -> list[str]:
     """The modules a module-level `_MODULES = {"module": names}` table imports on first use (ragbench.api and its
     namespaces)."""
-    return [key.value for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-            and any(isinstance(t, ast.Name) and t.id == "_MODULES" for t in node.targets)
-            for key in node.value.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+    return [
+        key.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Dict)
+        and any(isinstance(t, ast.Name) and t.id == "_MODULES" for t in node.targets)
+        for key in node.value.keys
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+    ]
 
 
 def import_graph(type_checking: bool = True) -> dict[str, set[str]]:
@@ -190,8 +242,10 @@ def against_table(units: dict[str, dict[str, list[str]]]) -> list[str]:
                 continue
             plugin = LAYERS[DEPTH[source]] is LAYERS[0]
             if (target not in PUBLIC) if plugin else DEPTH[target] <= DEPTH[source]:
-                problems.append(f"{source} -> {target} ({LAYERS[DEPTH[source]].title} may not import "
-                                f"{LAYERS[DEPTH[target]].title}): {'; '.join(why)}")
+                problems.append(
+                    f"{source} -> {target} ({LAYERS[DEPTH[source]].title} may not import "
+                    f"{LAYERS[DEPTH[target]].title}): {'; '.join(why)}"
+                )
     return problems
 
 
@@ -242,23 +296,36 @@ def reduced(units: dict[str, dict[str, list[str]]]) -> dict[str, list[str]]:
                 reach[node] |= {target} | reachable(target)
         return reach[node]
 
-    return {source: sorted(t for t in targets if not any(t in reachable(o) for o in targets if o != t))
-            for source, targets in units.items()}
+    return {
+        source: sorted(t for t in targets if not any(t in reachable(o) for o in targets if o != t))
+        for source, targets in units.items()
+    }
 
 
 def drawn(units: dict[str, dict[str, list[str]]]) -> str:
     """The layer table and the picture of the measured graph, as docs/internals.md shows them."""
     rows = ["| layer | unit | what it is | may import |", "|---|---|---|---|"]
     for depth, layer in enumerate(LAYERS):
-        below = "`ragbench.api`, `ragbench.testing`" if depth == 0 else (
-            f"layers {depth + 2}-{len(LAYERS)}" if depth + 2 < len(LAYERS) else
-            f"layer {len(LAYERS)}" if depth + 2 == len(LAYERS) else "nothing of ragbench")
+        below = (
+            "`ragbench.api`, `ragbench.testing`"
+            if depth == 0
+            else (
+                f"layers {depth + 2}-{len(LAYERS)}"
+                if depth + 2 < len(LAYERS)
+                else f"layer {len(LAYERS)}"
+                if depth + 2 == len(LAYERS)
+                else "nothing of ragbench"
+            )
+        )
         for position, (name, what) in enumerate(layer.units.items()):
             title = f"{depth + 1} {layer.title}" if position == 0 else ""
             rows.append(f"| {title} | `{name}` | {what} | {below} |")
     arrows = reduced(units)
     width = max(len(name) for name in DEPTH)
-    picture = ["```text", "layer  unit" + " " * (width - 3) + "imports (measured; an arrow another path implies is left out)"]
+    picture = [
+        "```text",
+        "layer  unit" + " " * (width - 3) + "imports (measured; an arrow another path implies is left out)",
+    ]
     for depth, layer in enumerate(LAYERS):
         picture.append(f"{depth + 1:>2} {layer.title} " + "-" * (width + 60 - len(layer.title)))
         for name in layer.units:
@@ -287,8 +354,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for source in sorted(units, key=lambda u: (DEPTH.get(u, -1), u)):
         print(f"{source}: {' '.join(sorted(units[source])) or '-'}")
-    problems = against_table(units) + [f"mutual: {a} <-> {b}" for a, b in mutual_pairs(units)] + [
-        f"cycle: {' '.join(c)}" for c in cycles(units)]
+    problems = (
+        against_table(units)
+        + [f"mutual: {a} <-> {b}" for a, b in mutual_pairs(units)]
+        + [f"cycle: {' '.join(c)}" for c in cycles(units)]
+    )
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0

@@ -14,6 +14,7 @@ Question types, interleaved so that any `--limit` holds each of them in turn (Ho
   compare_people    which of two people was born first (two person passages)
   compare_orgs      which of two organisations was founded first (two organisation passages)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,11 +33,42 @@ ONSETS = ("b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "l", "m", "n", "p
 VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "io", "ou")
 CODAS = ("", "", "l", "n", "r", "s", "th", "nd", "rk", "x")
 ORG_KINDS = ("Systems", "Works", "Institute", "Foundry", "Press", "Bank", "Laboratories", "Shipping", "Mills", "Guild")
-OCCUPATIONS = ("engineer", "botanist", "architect", "economist", "painter", "physician", "historian", "chemist",
-               "cartographer", "composer", "journalist", "astronomer")
-FIELDS = ("machine tools", "river shipping", "printing", "textiles", "optics", "banking", "glassware",
-          "railway signals", "chemistry", "clockwork", "ceramics", "cartography")
-TERRAIN = ("a river delta", "a mountain pass", "a coastal plain", "a chain of lakes", "a high plateau", "a forest basin")
+OCCUPATIONS = (
+    "engineer",
+    "botanist",
+    "architect",
+    "economist",
+    "painter",
+    "physician",
+    "historian",
+    "chemist",
+    "cartographer",
+    "composer",
+    "journalist",
+    "astronomer",
+)
+FIELDS = (
+    "machine tools",
+    "river shipping",
+    "printing",
+    "textiles",
+    "optics",
+    "banking",
+    "glassware",
+    "railway signals",
+    "chemistry",
+    "clockwork",
+    "ceramics",
+    "cartography",
+)
+TERRAIN = (
+    "a river delta",
+    "a mountain pass",
+    "a coastal plain",
+    "a chain of lakes",
+    "a high plateau",
+    "a forest basin",
+)
 
 
 @dataclass
@@ -84,71 +116,130 @@ def build(seed: int = SEED) -> tuple[list[dict], list[dict]]:
     capitals = {}
     for city, country in enumerate(city_country):
         capitals.setdefault(country, city)
-    people = [Person(f"person-{i:04d}", f"{names.word(2)} {names.word(2)}", rng.randint(1850, 1990),
-                     rng.randrange(CITIES), rng.choice(OCCUPATIONS), -1) for i in range(PEOPLE)]
-    organisations = [Organisation(f"org-{i:04d}", f"{names.word(2)} {rng.choice(ORG_KINDS)}", rng.randint(1820, 2000),
-                                  rng.randrange(CITIES), rng.randrange(PEOPLE), rng.choice(FIELDS))
-                     for i in range(ORGANISATIONS)]
+    people = [
+        Person(
+            f"person-{i:04d}",
+            f"{names.word(2)} {names.word(2)}",
+            rng.randint(1850, 1990),
+            rng.randrange(CITIES),
+            rng.choice(OCCUPATIONS),
+            -1,
+        )
+        for i in range(PEOPLE)
+    ]
+    organisations = [
+        Organisation(
+            f"org-{i:04d}",
+            f"{names.word(2)} {rng.choice(ORG_KINDS)}",
+            rng.randint(1820, 2000),
+            rng.randrange(CITIES),
+            rng.randrange(PEOPLE),
+            rng.choice(FIELDS),
+        )
+        for i in range(ORGANISATIONS)
+    ]
     for person in people:
         person.employer = rng.randrange(ORGANISATIONS)
 
     corpus = []
     for i, country in enumerate(countries):
         capital = city_names[capitals[i]] if i in capitals else None
-        text = (f"{country} is a country." +
-                (f" Its capital is {capital}." if capital else "") +
-                f" It is known for {rng.choice(TERRAIN)} and a population of {rng.randint(1, 90)} million.")
+        text = (
+            f"{country} is a country."
+            + (f" Its capital is {capital}." if capital else "")
+            + f" It is known for {rng.choice(TERRAIN)} and a population of {rng.randint(1, 90)} million."
+        )
         corpus.append({"id": f"country-{i:03d}", "title": country, "text": text})
     for i, city in enumerate(city_names):
         country = countries[city_country[i]]
         role = "the capital" if capitals.get(city_country[i]) == i else "a city"
-        corpus.append({"id": f"city-{i:04d}", "title": city, "text": (
-            f"{city} is {role} of {country}. It lies on {rng.choice(TERRAIN)} and was chartered in "
-            f"{rng.randint(1200, 1900)}.")})
+        corpus.append(
+            {
+                "id": f"city-{i:04d}",
+                "title": city,
+                "text": (
+                    f"{city} is {role} of {country}. It lies on {rng.choice(TERRAIN)} and was chartered in "
+                    f"{rng.randint(1200, 1900)}."
+                ),
+            }
+        )
     for org in organisations:
         founder = people[org.founder]
-        corpus.append({"id": org.id, "title": org.name, "text": (
-            f"{org.name} is an organisation working in {org.field}, founded in {org.founded} by {founder.name}. "
-            f"Its headquarters are in {city_names[org.city]}.")})
+        corpus.append(
+            {
+                "id": org.id,
+                "title": org.name,
+                "text": (
+                    f"{org.name} is an organisation working in {org.field}, founded in {org.founded} by {founder.name}. "
+                    f"Its headquarters are in {city_names[org.city]}."
+                ),
+            }
+        )
     for person in people:
-        corpus.append({"id": person.id, "title": person.name, "text": (
-            f"{person.name} (born {person.born}) is a {person.occupation} born in {city_names[person.city]}. "
-            f"{person.name.split()[0]} works for {organisations[person.employer].name}.")})
+        corpus.append(
+            {
+                "id": person.id,
+                "title": person.name,
+                "text": (
+                    f"{person.name} (born {person.born}) is a {person.occupation} born in {city_names[person.city]}. "
+                    f"{person.name.split()[0]} works for {organisations[person.employer].name}."
+                ),
+            }
+        )
 
     def bridge_2hop(n: int) -> dict:
         person = rng.choice(people)
         org = organisations[person.employer]
-        return {"question": f"In which city are the headquarters of the organisation that {person.name} works for?",
-                "answers": [city_names[org.city]], "hops": 2, "supporting_ids": [person.id, org.id]}
+        return {
+            "question": f"In which city are the headquarters of the organisation that {person.name} works for?",
+            "answers": [city_names[org.city]],
+            "hops": 2,
+            "supporting_ids": [person.id, org.id],
+        }
 
     def founder_2hop(n: int) -> dict:
         person = rng.choice(people)
         org = organisations[person.employer]
-        return {"question": f"Who founded the organisation that {person.name} works for?",
-                "answers": [people[org.founder].name], "hops": 2, "supporting_ids": [person.id, org.id]}
+        return {
+            "question": f"Who founded the organisation that {person.name} works for?",
+            "answers": [people[org.founder].name],
+            "hops": 2,
+            "supporting_ids": [person.id, org.id],
+        }
 
     def bridge_3hop(n: int) -> dict:
         org = rng.choice(organisations)
         founder = people[org.founder]
-        return {"question": f"In which country was the founder of {org.name} born?",
-                "answers": [countries[city_country[founder.city]]], "hops": 3,
-                "supporting_ids": [org.id, founder.id, f"city-{founder.city:04d}"]}
+        return {
+            "question": f"In which country was the founder of {org.name} born?",
+            "answers": [countries[city_country[founder.city]]],
+            "hops": 3,
+            "supporting_ids": [org.id, founder.id, f"city-{founder.city:04d}"],
+        }
 
     def compare_people(n: int) -> dict:
         first, second = rng.sample(people, 2)
         while first.born == second.born:
             first, second = rng.sample(people, 2)
         older = first if first.born < second.born else second
-        return {"question": f"Who was born first, {first.name} or {second.name}?", "answers": [older.name],
-                "hops": 2, "supporting_ids": [first.id, second.id]}
+        return {
+            "question": f"Who was born first, {first.name} or {second.name}?",
+            "answers": [older.name],
+            "hops": 2,
+            "supporting_ids": [first.id, second.id],
+        }
 
     def compare_orgs(n: int) -> dict:
         first, second = rng.sample(organisations, 2)
         while first.founded == second.founded:
             first, second = rng.sample(organisations, 2)
         older = first if first.founded < second.founded else second
-        return {"question": f"Which was founded first, {first.name} or {second.name}?", "answers": [older.name],
-                "hops": 2, "supporting_ids": [first.id, second.id]}
+        return {
+            "question": f"Which was founded first, {first.name} or {second.name}?",
+            "answers": [older.name],
+            "hops": 2,
+            "supporting_ids": [first.id, second.id],
+        }
 
     makers = (bridge_2hop, founder_2hop, bridge_3hop, compare_people, compare_orgs)
     questions = []

@@ -7,6 +7,7 @@ docstring and the components the registry has from it, each with its description
 
 tests/test_source_tree.py holds the page to what this writes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ def shortened(text: str, width: int = SUMMARY_WIDTH) -> str:
     text = " ".join(text.split())
     if len(text) <= width:
         return text
-    return text[:width - 4].rsplit(" ", 1)[0].rstrip(",;:(") + " ..."
+    return text[: width - 4].rsplit(" ", 1)[0].rstrip(",;:(") + " ..."
 
 
 def summary(path: Path) -> str:

@@ -17,6 +17,7 @@ search before it are left out on both sides.
 
     python flashrag_side.py METHOD QUESTIONS.jsonl --overhead 0.05 --per-request 0.002 --work DIR --src SRC
 """
+
 import argparse
 import importlib.util
 import json
@@ -24,8 +25,9 @@ import math
 import os
 import time
 
-RECORDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "flashrag_parity",
-                        "record_traces.py")
+RECORDER = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "flashrag_parity", "record_traces.py"
+)
 
 
 def main():
@@ -69,8 +71,15 @@ def main():
 
     rt.FakeCausalLM.generate = costed_causal
     rt.attach_messages = lambda ev: None  # the plain form renders no chat template
-    rt.run_method(args.method, args.src, args.work, os.path.join(args.work, "models", "smollm2-base"), {},
-                  questions=args.questions, do_eval=True)
+    rt.run_method(
+        args.method,
+        args.src,
+        args.work,
+        os.path.join(args.work, "models", "smollm2-base"),
+        {},
+        questions=args.questions,
+        do_eval=True,
+    )
     ended = time.perf_counter()
     print(json.dumps({"seconds": ended - first_call[0], **counts}))
 

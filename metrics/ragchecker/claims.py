@@ -1,6 +1,7 @@
 """RefChecker's claim extraction and joint checking as RAGChecker runs them: the prompts it renders and how
 it reads the replies (refchecker/extractor/extractor_base.py `parse_claims` with the triplet format,
 refchecker/checker/llm_checker.py `_check` with `is_joint=True`)."""
+
 from __future__ import annotations
 
 import ast
@@ -14,9 +15,19 @@ Triplet = tuple[str, str, str]
 ENTAILMENT, NEUTRAL, CONTRADICTION = "Entailment", "Neutral", "Contradiction"
 CLAIMS_START = "###"  # LLMExtractor.extract_claim_triplets: parse_claims(reply, '###')
 # _parse_claim_triplets: every mix of double- and single-quoted parts, in upstream's order
-_TRIPLET_PATTERNS = [re.compile(r"\(" + r", ".join(q + ".*" + q for q in quotes) + r"\)")
-                     for quotes in (('"', '"', '"'), ('"', '"', "'"), ('"', "'", '"'), ("'", '"', '"'),
-                                    ('"', "'", "'"), ("'", '"', "'"), ("'", "'", '"'), ("'", "'", "'"))]
+_TRIPLET_PATTERNS = [
+    re.compile(r"\(" + r", ".join(q + ".*" + q for q in quotes) + r"\)")
+    for quotes in (
+        ('"', '"', '"'),
+        ('"', '"', "'"),
+        ('"', "'", '"'),
+        ("'", '"', '"'),
+        ('"', "'", "'"),
+        ("'", '"', "'"),
+        ("'", "'", '"'),
+        ("'", "'", "'"),
+    )
+]
 _PLACEHOLDER = ("subject", "predicate", "object")
 _LABEL = re.compile(r"\b(Entailment|Neutral|Contradiction)\b", re.IGNORECASE)
 
@@ -67,7 +78,7 @@ def parse_triplets(reply: str) -> list[Triplet]:
     dropped. A reply without one has no claims (upstream then scores the example's metrics 0)."""
     text = reply.strip()
     if CLAIMS_START in text:
-        text = text[text.index(CLAIMS_START) + len(CLAIMS_START):]
+        text = text[text.index(CLAIMS_START) + len(CLAIMS_START) :]
     found: list[Triplet] = []
     for pattern in _TRIPLET_PATTERNS:
         for match in pattern.findall(text):
@@ -85,10 +96,13 @@ def checking_prompts(question: str, reference: str, claims: list[Triplet], per_p
     line each, the placeholders replaced in upstream's order; with the number of claims each prompt holds."""
     prompts = []
     for start in range(0, len(claims), per_prompt):
-        chunk = claims[start:start + per_prompt]
+        chunk = claims[start : start + per_prompt]
         claims_text = "".join(f'("{s}", "{p}", "{o}")\n' for s, p, o in chunk).strip()
-        prompt = (JOINT_CHECKING_PROMPT.replace("[QUESTION]", question).replace("[REFERENCE]", reference)
-                  .replace("[CLAIMS]", claims_text))
+        prompt = (
+            JOINT_CHECKING_PROMPT.replace("[QUESTION]", question)
+            .replace("[REFERENCE]", reference)
+            .replace("[CLAIMS]", claims_text)
+        )
         prompts.append((prompt, len(chunk)))
     return prompts
 

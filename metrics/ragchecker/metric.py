@@ -12,6 +12,7 @@ and the second checks (RAGChecker's extractor_name and checker_name).
 A judge call that fails fails the metric on that example (counted; RAGChecker stops). A checking reply with
 fewer labels than claims is padded with Neutral as RefChecker does, and counted; so is an extraction that
 gives no claims, whose metrics RAGChecker scores 0."""
+
 from __future__ import annotations
 
 import asyncio
@@ -33,10 +34,12 @@ class RagChecker(Metric):
     value_range = (0, 1)
     # RAGChecker's tutorial: whether less self-knowledge is better "depends on user's preference"
     key_specs = {**{key: KeySpec(False, (0, 1)) for key in LOWER_IS_BETTER}, "self_knowledge": KeySpec(None, (0, 1))}
-    counters = {"ragchecker_labels_padded": "checking replies with fewer labels than claims, padded with Neutral "
-                                            "as RefChecker does",
-                "ragchecker_no_claims": "extractions (of a response or a gold answer) that gave no claim: the "
-                                        "metrics that need them score 0, as RAGChecker does"}
+    counters = {
+        "ragchecker_labels_padded": "checking replies with fewer labels than claims, padded with Neutral "
+        "as RefChecker does",
+        "ragchecker_no_claims": "extractions (of a response or a gold answer) that gave no claim: the "
+        "metrics that need them score 0, as RAGChecker does",
+    }
 
     def __init__(self, joint_check_num: int = 5, extractor_max_new_tokens: int = 1000) -> None:
         if int(joint_check_num) < 1:
@@ -47,8 +50,12 @@ class RagChecker(Metric):
         self.checking_sampling = {"temperature": 0.0, "max_tokens": self.joint_check_num * 10 + 100}
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "joint_check_num": self.joint_check_num,
-                "extraction_sampling": self.extraction_sampling, "checking_sampling": self.checking_sampling}
+        return {
+            "name": self.name,
+            "joint_check_num": self.joint_check_num,
+            "extraction_sampling": self.extraction_sampling,
+            "checking_sampling": self.checking_sampling,
+        }
 
     async def extract(self, judge: Any, question: str, text: str, count) -> list[Triplet]:
         messages = [{"role": "user", "content": extraction_prompt(question, text)}]
@@ -58,12 +65,15 @@ class RagChecker(Metric):
             count("ragchecker_no_claims")
         return claims
 
-    async def check(self, judge: Any, question: str, claims: list[Triplet], references: list[str],
-                    count) -> list[list[str]]:
+    async def check(
+        self, judge: Any, question: str, claims: list[Triplet], references: list[str], count
+    ) -> list[list[str]]:
         """The labels [claim][reference] (CheckerBase.check: none for no claims, [] per claim for no references)."""
+
         async def labels_of(prompt: str, size: int) -> list[str]:
-            reply = await judge.chat([{"role": "user", "content": prompt}], step="judge:ragchecker:check",
-                                     **self.checking_sampling)
+            reply = await judge.chat(
+                [{"role": "user", "content": prompt}], step="judge:ragchecker:check", **self.checking_sampling
+            )
             labels, padded = parse_labels(reply.text, size)
             if padded:
                 count("ragchecker_labels_padded")
@@ -71,8 +81,11 @@ class RagChecker(Metric):
 
         async def labels_for(reference: str) -> list[str]:
             prompts = checking_prompts(question, reference, claims, self.joint_check_num)
-            return [label for labels in await asyncio.gather(*(labels_of(p, size) for p, size in prompts))
-                    for label in labels]
+            return [
+                label
+                for labels in await asyncio.gather(*(labels_of(p, size) for p, size in prompts))
+                for label in labels
+            ]
 
         if not claims:
             return []
@@ -89,12 +102,18 @@ class RagChecker(Metric):
         question, answer, response = example.question, golds[0], prediction.answer
         chunks = [doc.text for doc in prediction.docs]
         response_claims, answer_claims = await asyncio.gather(
-            self.extract(extractor, question, response, count), self.extract(extractor, question, answer, count))
+            self.extract(extractor, question, response, count), self.extract(extractor, question, answer, count)
+        )
         answer2response, response2answer, retrieved2answer, retrieved2response = await asyncio.gather(
             self.check(checker, question, response_claims, [answer], count),
             self.check(checker, question, answer_claims, [response], count),
             self.check(checker, question, answer_claims, chunks, count),
-            self.check(checker, question, response_claims, chunks, count))
+            self.check(checker, question, response_claims, chunks, count),
+        )
         # against one text, a claim's single label is its label (merge_multi_psg_ret)
-        return ragchecker_scores([row[0] for row in answer2response], [row[0] for row in response2answer],
-                                 retrieved2answer, retrieved2response)
+        return ragchecker_scores(
+            [row[0] for row in answer2response],
+            [row[0] for row in response2answer],
+            retrieved2answer,
+            retrieved2response,
+        )

@@ -4,13 +4,24 @@ claim against the gold answer; `response2answer`: each gold claim against the re
 claim and retrieved chunk (`retrieved2answer`, `retrieved2response`); only "Entailment" counts as true.
 Where upstream finds nothing to average (no claims, no chunks) the metric is 0, as upstream sets it.
 Upstream then averages each metric over the examples (x100, one decimal): ragbench's mean."""
+
 from __future__ import annotations
 
 from .claims import ENTAILMENT
 
-KEYS = ("precision", "recall", "f1", "claim_recall", "context_precision", "context_utilization",
-        "noise_sensitivity_in_relevant", "noise_sensitivity_in_irrelevant", "hallucination", "self_knowledge",
-        "faithfulness")
+KEYS = (
+    "precision",
+    "recall",
+    "f1",
+    "claim_recall",
+    "context_precision",
+    "context_utilization",
+    "noise_sensitivity_in_relevant",
+    "noise_sensitivity_in_irrelevant",
+    "hallucination",
+    "self_knowledge",
+    "faithfulness",
+)
 
 
 def _mean(flags: list[bool]) -> float:
@@ -21,8 +32,12 @@ def _entailed(labels: list[str]) -> list[bool]:
     return [label == ENTAILMENT for label in labels]
 
 
-def ragchecker_scores(answer2response: list[str], response2answer: list[str],
-                      retrieved2answer: list[list[str]], retrieved2response: list[list[str]]) -> dict[str, float]:
+def ragchecker_scores(
+    answer2response: list[str],
+    response2answer: list[str],
+    retrieved2answer: list[list[str]],
+    retrieved2response: list[list[str]],
+) -> dict[str, float]:
     correct = _entailed(answer2response)  # per response claim
     covered = _entailed(response2answer)  # per gold claim
     gold_in_chunk = [_entailed(row) for row in retrieved2answer]  # [gold claim][chunk]
@@ -51,8 +66,10 @@ def ragchecker_scores(answer2response: list[str], response2answer: list[str],
             relevant_chunk = [any(column) for column in zip(*gold_in_chunk)]
             from_relevant = [any(r and e for r, e in zip(relevant_chunk, row)) for row in response_in_chunk]
             # a claim found in a relevant chunk counts there only (upstream keeps the two exclusive)
-            from_irrelevant = [not fr and any(not r and e for r, e in zip(relevant_chunk, row))
-                               for fr, row in zip(from_relevant, response_in_chunk)]
+            from_irrelevant = [
+                not fr and any(not r and e for r, e in zip(relevant_chunk, row))
+                for fr, row in zip(from_relevant, response_in_chunk)
+            ]
             out["noise_sensitivity_in_relevant"] = _mean([f and not c for f, c in zip(from_relevant, correct)])
             out["noise_sensitivity_in_irrelevant"] = _mean([f and not c for f, c in zip(from_irrelevant, correct)])
 

@@ -12,6 +12,7 @@ string hashing); here every example runs at once and the scheduler batches their
 The classifier reads the label from one decoder step on the CPU (FlashRAG: `generate` on CUDA, its first step's
 scores; greedy decoding applies no other processing to them).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -65,10 +66,16 @@ class AdaptiveRag(System):
     searches_own_queries = True
     prompt_style = "flashrag"
 
-    def __init__(self, judger_model: str | None = None, judgements: str | None = None,
-                 judger_max_length: Annotated[int, Ge(1)] = 512, multi_hop: str = "ircot",
-                 topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32,
-                 registry: Any = None) -> None:
+    def __init__(
+        self,
+        judger_model: str | None = None,
+        judgements: str | None = None,
+        judger_max_length: Annotated[int, Ge(1)] = 512,
+        multi_hop: str = "ircot",
+        topk: Annotated[int, Ge(1)] = 5,
+        max_tokens: Annotated[int, Ge(1)] = 32,
+        registry: Any = None,
+    ) -> None:
         self.judger_model, self.judgements, self.judger_max_length = judger_model, judgements, int(judger_max_length)
         self.multi_hop, self.topk, self.max_tokens = multi_hop, int(topk), int(max_tokens)
         self._judger = Judger("adaptive_rag", LABELS, judgements, self._load_judger)
@@ -78,19 +85,24 @@ class AdaptiveRag(System):
     def _load_judger(self) -> Any:
         from .judger import ComplexityClassifier
 
-        return ComplexityClassifier(judger_folder(self.judger_model, "adaptive_rag judger_model"),
-                                    max_length=self.judger_max_length)
+        return ComplexityClassifier(
+            judger_folder(self.judger_model, "adaptive_rag judger_model"), max_length=self.judger_max_length
+        )
 
     def multi_hop_system(self) -> System:
         """The system a "C" question goes to, built once from the run's registry with its defaults."""
         if self._multi_hop is None:
             if self._registry is None:
-                raise ConfigError("adaptive_rag builds its multi-hop system from the run's registry: run it "
-                                  "through ragbench (it was built without one)")
+                raise ConfigError(
+                    "adaptive_rag builds its multi-hop system from the run's registry: run it "
+                    "through ragbench (it was built without one)"
+                )
             system = self._registry.load("systems", self.multi_hop)()
             if not isinstance(system, System) or isinstance(system, AdaptiveRag):
-                raise ConfigError(f"adaptive_rag multi_hop={self.multi_hop}: not a system that answers a question "
-                                  "on its own; pass one, e.g. ircot")
+                raise ConfigError(
+                    f"adaptive_rag multi_hop={self.multi_hop}: not a system that answers a question "
+                    "on its own; pass one, e.g. ircot"
+                )
             self._multi_hop = system
         return self._multi_hop
 
@@ -104,9 +116,11 @@ class AdaptiveRag(System):
     def check(self, task: Task) -> None:
         if self.judgements is None:
             if not self.judger_model:
-                raise ConfigError("adaptive_rag needs its classifier: --system-arg judger_model=FOLDER (a local copy "
-                                  "of Adaptive-RAG's T5 classifier, illuminoplanet/adaptive-rag-classifier), or "
-                                  "judgements=FILE (example id -> A|B|C)")
+                raise ConfigError(
+                    "adaptive_rag needs its classifier: --system-arg judger_model=FOLDER (a local copy "
+                    "of Adaptive-RAG's T5 classifier, illuminoplanet/adaptive-rag-classifier), or "
+                    "judgements=FILE (example id -> A|B|C)"
+                )
             judger_folder(self.judger_model, "adaptive_rag judger_model")
         self._judger.check()
 
@@ -132,10 +146,16 @@ class AdaptiveRag(System):
                 return prediction
             docs = await ctx.retriever.search(question, self.topk) if label == "B" else []
             template = FLASHRAG_RAG_TEMPLATE if label == "B" else FLASHRAG_ZERO_SHOT_TEMPLATE
-            response = await flashrag_generate(ctx.llm, template.render(ctx.llm.chat_model, docs, question=question),
-                                               max_tokens=self.max_tokens)
-        return Prediction(example_id=example.id, answer=response.text, raw_output=response.text, docs=docs,
-                          extras={"adaptive_rag": {"label": label}})
+            response = await flashrag_generate(
+                ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=self.max_tokens
+            )
+        return Prediction(
+            example_id=example.id,
+            answer=response.text,
+            raw_output=response.text,
+            docs=docs,
+            extras={"adaptive_rag": {"label": label}},
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         labels = Counter(extras["label"] for extras in recorded_extras(samples, "adaptive_rag"))

@@ -1,4 +1,5 @@
 """The LLM alone, prompted with the task's own baseline prompt."""
+
 from __future__ import annotations
 
 from ragbench.api import Context, Document, Example, Reader

@@ -1,6 +1,7 @@
 """FlashRAG's CoRAG prompts, verbatim (they are data): flashrag/prompt/coRAG_prompt.py at commit 1ee5249,
 `get_generate_subquery_message`, `get_generate_intermediate_answer_message` and
 `get_generate_final_answer_message`; each is the content of one user message."""
+
 from __future__ import annotations
 
 SUBQUERY = """You are using a search engine to answer the main query by iteratively searching the web. Given the following intermediate queries and answers, generate a new simple follow-up question that can help answer the main query. You may rephrase or decompose the main query when previous answers are not helpful. Ask simple follow-up questions only as the search engine may not understand complex questions.
@@ -52,6 +53,8 @@ WIKI_DATASETS = ("nq", "triviaqa")
 
 def past_steps(subqueries: list[str], subanswers: list[str]) -> str:
     """The intermediate queries and answers so far, as the prompts show them."""
-    past = "".join(f"Intermediate query {i}: {q}\nIntermediate answer {i}: {a}\n"
-                   for i, (q, a) in enumerate(zip(subqueries, subanswers), 1))
+    past = "".join(
+        f"Intermediate query {i}: {q}\nIntermediate answer {i}: {a}\n"
+        for i, (q, a) in enumerate(zip(subqueries, subanswers), 1)
+    )
     return past.strip() or "Nothing yet"

@@ -1,5 +1,6 @@
 """CoRAG (Wang et al., 2025, "Chain-of-Retrieval Augmented Generation") as FlashRAG runs it (`CoRAGPipeline`,
 flashrag/pipeline/reasoning_pipeline.py:718-824 at commit 1ee5249, examples/methods/run_exp.py:718-747)."""
+
 from __future__ import annotations
 
 import re
@@ -79,8 +80,13 @@ class CoRag(System):
     searches_own_queries = True
     prompt_style = "flashrag"
 
-    def __init__(self, max_iter_num: Annotated[int, Ge(1)] = 4, topk: Annotated[int, Ge(1)] = 5,
-                 step_tokens: Annotated[int, Ge(1)] = 64, task_desc: str | None = None) -> None:
+    def __init__(
+        self,
+        max_iter_num: Annotated[int, Ge(1)] = 4,
+        topk: Annotated[int, Ge(1)] = 5,
+        step_tokens: Annotated[int, Ge(1)] = 64,
+        task_desc: str | None = None,
+    ) -> None:
         self.max_iter_num = int(max_iter_num)
         self.topk = int(topk)
         self.step_tokens = int(step_tokens)
@@ -101,8 +107,9 @@ class CoRag(System):
         retrieved: list[Document] = []
         for round_no in range(1, self.max_iter_num + 1):
             with ctx.group(f"iteration {round_no}"):
-                prompt = SUBQUERY.format(past=past_steps(subqueries, subanswers), task_desc=task_desc,
-                                         query=example.question)
+                prompt = SUBQUERY.format(
+                    past=past_steps(subqueries, subanswers), task_desc=task_desc, query=example.question
+                )
                 written = await self._ask(ctx, prompt, "sub-query")
                 subquery = normalize_subquery(written)
                 ctx.record_step("sub-query", inputs={"output": written}, outputs={"query": subquery})
@@ -110,20 +117,39 @@ class CoRag(System):
                 docs = await ctx.retriever.search(subquery, self.topk)
                 retrieved.extend(docs)
                 context = "".join(f"{contents(doc)}\n\n" for doc in docs).strip()
-                subanswers.append(await self._ask(ctx, INTERMEDIATE_ANSWER.format(context=context, subquery=subquery),
-                                                  "intermediate answer"))
+                subanswers.append(
+                    await self._ask(
+                        ctx, INTERMEDIATE_ANSWER.format(context=context, subquery=subquery), "intermediate answer"
+                    )
+                )
         with ctx.group("final answer"):
             context = "".join(f"Doc {i}: {contents(doc)}\n\n" for i, doc in enumerate(retrieved)).strip()
-            answer = await self._ask(ctx, FINAL_ANSWER.format(context=context, past=past_steps(subqueries, subanswers),
-                                                              task_desc=task_desc, query=example.question),
-                                     "final answer", skip_special_tokens=True)
-        return Prediction(example_id=example.id, answer=answer, raw_output=answer, docs=retrieved,
-                          extras={EXTRAS: {"sub_queries": subqueries, "empty_sub_queries": subqueries.count("")}})
+            answer = await self._ask(
+                ctx,
+                FINAL_ANSWER.format(
+                    context=context,
+                    past=past_steps(subqueries, subanswers),
+                    task_desc=task_desc,
+                    query=example.question,
+                ),
+                "final answer",
+                skip_special_tokens=True,
+            )
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=answer,
+            docs=retrieved,
+            extras={EXTRAS: {"sub_queries": subqueries, "empty_sub_queries": subqueries.count("")}},
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         chains = recorded_extras(samples, EXTRAS)
         if not chains:
             return None
-        return {"examples": len(chains), "mean_sub_queries": round(mean(len(c["sub_queries"]) for c in chains), 3),
-                "mean_distinct_sub_queries": round(mean(len(set(c["sub_queries"])) for c in chains), 3),
-                "empty_sub_queries": sum(c["empty_sub_queries"] for c in chains)}
+        return {
+            "examples": len(chains),
+            "mean_sub_queries": round(mean(len(c["sub_queries"]) for c in chains), 3),
+            "mean_distinct_sub_queries": round(mean(len(set(c["sub_queries"])) for c in chains), 3),
+            "empty_sub_queries": sum(c["empty_sub_queries"] for c in chains),
+        }

@@ -1,5 +1,6 @@
 """FLARE's settings of text as FlashRAG writes them (flashrag/pipeline/active_pipeline.py, commit 1ee5249); its
 prompt is FlashRAG's base template (ragbench.api.flashrag.FLASHRAG_RAG_TEMPLATE), with no documents until a search."""
+
 import re
 
 # FLAREPipeline.stop_sym (:715): list() of the string makes SINGLE characters, so any "!", "#", "(", "\n" ... ends

@@ -25,6 +25,7 @@ output cut before the stop string and stripped). For a chat model FlashRAG appen
 rendered chat template, which a chat request cannot express: it is sent as a final assistant message.
 FlashRAG runs FLARE one example at a time; here the scheduler batches the calls of all examples.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,14 +43,14 @@ from .prompts import SENTENCE_END, STOP
 
 class Flare(System):
     """Options (--system-arg), FlashRAG's defaults (FLAREPipeline.__init__, active_pipeline.py:692-700):
-      threshold               a token with probability <= threshold makes the sentence uncertain (0.2)
-      look_ahead_steps        tokens per look-ahead (64)
-      max_generation_length   tokens judged, summed over rounds, before the loop ends (256)
-      max_iter_num            rounds at most (5)
-      topk                    passages per search (my_config.yaml `retrieval_topk`, 5)
-      tokenizer               a tokenizer on disk (a folder, a hub name in the local cache, "embedded") that
-                              counts a sentence's tokens and decodes the query as FlashRAG does; default the
-                              run's model's when on disk, else the engine's own tokens
+    threshold               a token with probability <= threshold makes the sentence uncertain (0.2)
+    look_ahead_steps        tokens per look-ahead (64)
+    max_generation_length   tokens judged, summed over rounds, before the loop ends (256)
+    max_iter_num            rounds at most (5)
+    topk                    passages per search (my_config.yaml `retrieval_topk`, 5)
+    tokenizer               a tokenizer on disk (a folder, a hub name in the local cache, "embedded") that
+                            counts a sentence's tokens and decodes the query as FlashRAG does; default the
+                            run's model's when on disk, else the engine's own tokens
     """
 
     name = "flare"
@@ -58,20 +59,32 @@ class Flare(System):
     searches_own_queries = True
     prompt_style = "flashrag"
 
-    def __init__(self, threshold: Annotated[float, Gt(0), Le(1)] = 0.2, look_ahead_steps: Annotated[int, Ge(1)] = 64,
-                 max_generation_length: Annotated[int, Ge(1)] = 256, max_iter_num: Annotated[int, Ge(1)] = 5,
-                 topk: Annotated[int, Ge(1)] = 5, tokenizer: str | None = None) -> None:
+    def __init__(
+        self,
+        threshold: Annotated[float, Gt(0), Le(1)] = 0.2,
+        look_ahead_steps: Annotated[int, Ge(1)] = 64,
+        max_generation_length: Annotated[int, Ge(1)] = 256,
+        max_iter_num: Annotated[int, Ge(1)] = 5,
+        topk: Annotated[int, Ge(1)] = 5,
+        tokenizer: str | None = None,
+    ) -> None:
         self.threshold, self.look_ahead_steps = float(threshold), int(look_ahead_steps)
-        self.max_generation_length, self.max_iter_num, self.topk = int(max_generation_length), int(max_iter_num), int(topk)
+        self.max_generation_length, self.max_iter_num, self.topk = (
+            int(max_generation_length),
+            int(max_iter_num),
+            int(topk),
+        )
         self.tokenizer = tokenizer
         self._tokenizer: Any = None
 
     def check_model(self, engine: Engine) -> None:
         self._tokenizer = local_tokenizer(self.tokenizer or engine.model)
         if self._tokenizer is None and self.tokenizer is not None:
-            raise ConfigError(f"system flare: tokenizer {self.tokenizer!r} cannot be loaded from local files; name a "
-                              "tokenizer folder (or a model in the local Hugging Face cache), or leave tokenizer unset "
-                              "to use the engine's tokens")
+            raise ConfigError(
+                f"system flare: tokenizer {self.tokenizer!r} cannot be loaded from local files; name a "
+                "tokenizer folder (or a model in the local Hugging Face cache), or leave tokenizer unset "
+                "to use the engine's tokens"
+            )
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question, kept, judged, docs = example.question, "", 0, []
@@ -81,11 +94,20 @@ class Flare(System):
                 prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, [], previous_gen=kept, question=question)
                 sentence, tokens, probabilities = self.first_sentence(await self.look_ahead(ctx, prompt, "look_ahead"))
                 query = self.query(tokens, probabilities)
-                ctx.record_step("judge", outputs={"sentence": sentence, "confident": query is None, "query": query,
-                                                  "lowest_probability": min(probabilities, default=None)})
+                ctx.record_step(
+                    "judge",
+                    outputs={
+                        "sentence": sentence,
+                        "confident": query is None,
+                        "query": query,
+                        "lowest_probability": min(probabilities, default=None),
+                    },
+                )
                 if query is not None:
                     docs = await ctx.retriever.search(query, self.topk)
-                    prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, docs, previous_gen=kept, question=question)
+                    prompt = FLASHRAG_RAG_TEMPLATE.render(
+                        ctx.llm.chat_model, docs, previous_gen=kept, question=question
+                    )
                     sentence = self.first_sentence(await self.look_ahead(ctx, prompt, "generate"))[0]
                 kept += sentence
                 ctx.record_step("keep", outputs={"sentence": sentence, "kept": kept})
@@ -94,11 +116,13 @@ class Flare(System):
         return Prediction(example.id, answer=kept, docs=docs, extras={"flare": {"rounds": rounds}})
 
     async def look_ahead(self, ctx: Context, prompt: str | list[dict[str, str]], step: str) -> Response:
-        response = await flashrag_generate(ctx.llm, prompt, "hf", step=step, max_tokens=self.look_ahead_steps,
-                                           stop=STOP, logprobs=1)
+        response = await flashrag_generate(
+            ctx.llm, prompt, "hf", step=step, max_tokens=self.look_ahead_steps, stop=STOP, logprobs=1
+        )
         if response.logprobs is None:
-            raise ValueError("the engine gave no token log-probabilities: FLARE needs an engine that gives them "
-                             "(hf, vllm, openai)")
+            raise ValueError(
+                "the engine gave no token log-probabilities: FLARE needs an engine that gives them (hf, vllm, openai)"
+            )
         return response
 
     def first_sentence(self, response: Response) -> tuple[str, list[Any], list[float]]:
@@ -134,5 +158,8 @@ class Flare(System):
         runs = [r["rounds"] for r in recorded_extras(samples, "flare")]
         if not runs:
             return None
-        return {"examples": len(runs), "mean_rounds": round(mean(len(r) for r in runs), 3),
-                "mean_searches": round(mean(sum(x["searched"] for x in r) for r in runs), 3)}
+        return {
+            "examples": len(runs),
+            "mean_rounds": round(mean(len(r) for r in runs), 3),
+            "mean_searches": round(mean(sum(x["searched"] for x in r) for r in runs), 3),
+        }

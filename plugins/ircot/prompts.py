@@ -1,5 +1,6 @@
 """IRCoT's prompt as FlashRAG writes it (flashrag/pipeline/active_pipeline.py:926-927 and 938-944, commit
 1ee5249): the instruction and one worked example as the system prompt, references as "Wikipedia Title" blocks."""
+
 from ragbench.api.flashrag import FlashRagTemplate
 
 INSTRUCTION = 'You serve as an intelligent assistant, adept at facilitating users through complex, multi-hop reasoning across multiple documents. This task is illustrated through demonstrations, each consisting of a document set paired with a relevant question and its multi-hop reasoning thoughts. Your task is to generate one thought for current step, DON\'T generate the whole thoughts at once! If you reach what you believe to be the final step, start with "So the answer is:".'
@@ -7,5 +8,9 @@ EXAMPLE = "Wikipedia Title: Kurram Garhi\nKurram Garhi is a small village locate
 FINAL_ANSWER = "So the answer is:"  # the thought that holds it ends the loop (:1003); ircot_pred_parse's prefix
 
 # never a chat prompt, unless FlashRAG's framework is openai (:933-946)
-TEMPLATE = FlashRagTemplate(system=f"{INSTRUCTION}\n\n{EXAMPLE}", user="{reference}Question: {question}\nThought:",
-                            reference_template="Wikipedia Title: {title}\n{text}\n\n", enable_chat=False)
+TEMPLATE = FlashRagTemplate(
+    system=f"{INSTRUCTION}\n\n{EXAMPLE}",
+    user="{reference}Question: {question}\nThought:",
+    reference_template="Wikipedia Title: {title}\n{text}\n\n",
+    enable_chat=False,
+)

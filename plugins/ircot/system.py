@@ -15,6 +15,7 @@ show passages. A retriever that gives no scores (the examples' provided passages
 first found. The prompt is one string for a chat model too (FlashRAG's `enable_chat=False`, :933-946).
 FlashRAG advances all examples in lock-step; here the scheduler batches the calls of all examples.
 """
+
 from __future__ import annotations
 
 from statistics import mean
@@ -32,11 +33,11 @@ THOUGHT_STOP = [".", "\n"]
 
 class Ircot(System):
     """Options (--system-arg), FlashRAG's defaults:
-      max_iter     thoughts at most (run_exp.py:456, 5; the pipeline's own default is 2)
-      topk         passages per search (my_config.yaml `retrieval_topk`, 5)
-      max_tokens   per thought (my_config.yaml `generation_params.max_tokens`, 32; greedy)
-      framework    vllm (my_config.yaml: the stop string that ended a thought stays in it) | hf (cut and stripped)
-      ascending    order of the passage pool by score: true (FlashRAG, :1027) | false (`ircot_fixed`)
+    max_iter     thoughts at most (run_exp.py:456, 5; the pipeline's own default is 2)
+    topk         passages per search (my_config.yaml `retrieval_topk`, 5)
+    max_tokens   per thought (my_config.yaml `generation_params.max_tokens`, 32; greedy)
+    framework    vllm (my_config.yaml: the stop string that ended a thought stays in it) | hf (cut and stripped)
+    ascending    order of the passage pool by score: true (FlashRAG, :1027) | false (`ircot_fixed`)
     """
 
     name = "ircot"
@@ -46,9 +47,14 @@ class Ircot(System):
     prompt_style = "flashrag"
     ascending = True
 
-    def __init__(self, max_iter: Annotated[int, Ge(1)] = 5, topk: Annotated[int, Ge(1)] = 5,
-                 max_tokens: Annotated[int, Ge(1)] = 32, framework: Literal["vllm", "hf"] = "vllm",
-                 ascending: bool | None = None) -> None:
+    def __init__(
+        self,
+        max_iter: Annotated[int, Ge(1)] = 5,
+        topk: Annotated[int, Ge(1)] = 5,
+        max_tokens: Annotated[int, Ge(1)] = 32,
+        framework: Literal["vllm", "hf"] = "vllm",
+        ascending: bool | None = None,
+    ) -> None:
         self.max_iter, self.topk, self.max_tokens, self.framework = int(max_iter), int(topk), int(max_tokens), framework
         if ascending is not None:
             self.ascending = bool(ascending)
@@ -62,8 +68,9 @@ class Ircot(System):
         for round_index in range(self.max_iter):
             with ctx.group(f"iteration {round_index + 1}"):
                 prompt = TEMPLATE.render(ctx.llm.chat_model, docs, previous_gen=" ".join(thoughts), question=question)
-                response = await flashrag_generate(ctx.llm, prompt, self.framework, step="thought",
-                                                   max_tokens=self.max_tokens, stop=THOUGHT_STOP)
+                response = await flashrag_generate(
+                    ctx.llm, prompt, self.framework, step="thought", max_tokens=self.max_tokens, stop=THOUGHT_STOP
+                )
                 thought = response.text.strip() if self.framework == "hf" else response.text
                 thoughts.append(thought)
                 final = FINAL_ANSWER in thought
@@ -74,9 +81,13 @@ class Ircot(System):
                 docs = self.ordered(pool)
         raw = " ".join(thoughts)
         answer = raw.split(FINAL_ANSWER)[1].strip() if FINAL_ANSWER in raw else raw
-        return Prediction(example.id, answer=answer, raw_output=raw, docs=docs,
-                          extras={"ircot": {"thoughts": len(thoughts), "answered": FINAL_ANSWER in raw,
-                                            "passages": len(pool)}})
+        return Prediction(
+            example.id,
+            answer=answer,
+            raw_output=raw,
+            docs=docs,
+            extras={"ircot": {"thoughts": len(thoughts), "answered": FINAL_ANSWER in raw, "passages": len(pool)}},
+        )
 
     @staticmethod
     def merge(pool: dict[Any, Document], found: list[Document]) -> dict[Any, Document]:
@@ -97,16 +108,24 @@ class Ircot(System):
         runs = recorded_extras(samples, "ircot")
         if not runs:
             return None
-        return {"examples": len(runs), "mean_thoughts": round(mean(r["thoughts"] for r in runs), 3),
-                "mean_passages": round(mean(r["passages"] for r in runs), 3)}
+        return {
+            "examples": len(runs),
+            "mean_thoughts": round(mean(r["thoughts"] for r in runs), 3),
+            "mean_passages": round(mean(r["passages"] for r in runs), 3),
+        }
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "ircot")
         if not runs:
             return None
-        return [{"format": f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
-                 "followed": sum(r["answered"] for r in runs), "of": len(runs),
-                 "fix": "raise max_iter, or use a model that follows the worked example"}]
+        return [
+            {
+                "format": f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
+                "followed": sum(r["answered"] for r in runs),
+                "of": len(runs),
+                "fix": "raise max_iter, or use a model that follows the worked example",
+            }
+        ]
 
 
 class IrcotFixed(Ircot):

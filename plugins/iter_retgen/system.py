@@ -8,6 +8,7 @@ model). The prediction is the last round's generation, unprocessed (FlashRAG's `
 all examples in lock-step (one batch search and one generate per round); here each example runs on its own
 and the scheduler batches the calls of all examples, whatever round each is in.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -20,10 +21,10 @@ from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
 
 class IterRetGen(System):
     """Options (--system-arg), FlashRAG's defaults:
-      iter_num     rounds (run_exp.py:422, 3)
-      topk         passages per search (my_config.yaml `retrieval_topk`, 5)
-      max_tokens   per generation (my_config.yaml `generation_params.max_tokens`, 32; greedy)
-      framework    vllm (my_config.yaml; "<|eot_id|>" joins the stop list) | hf
+    iter_num     rounds (run_exp.py:422, 3)
+    topk         passages per search (my_config.yaml `retrieval_topk`, 5)
+    max_tokens   per generation (my_config.yaml `generation_params.max_tokens`, 32; greedy)
+    framework    vllm (my_config.yaml; "<|eot_id|>" joins the stop list) | hf
     """
 
     name = "iter_retgen"
@@ -32,8 +33,13 @@ class IterRetGen(System):
     searches_own_queries = True
     prompt_style = "flashrag"
 
-    def __init__(self, iter_num: Annotated[int, Ge(1)] = 3, topk: Annotated[int, Ge(1)] = 5,
-                 max_tokens: Annotated[int, Ge(1)] = 32, framework: Literal["vllm", "hf"] = "vllm") -> None:
+    def __init__(
+        self,
+        iter_num: Annotated[int, Ge(1)] = 3,
+        topk: Annotated[int, Ge(1)] = 5,
+        max_tokens: Annotated[int, Ge(1)] = 32,
+        framework: Literal["vllm", "hf"] = "vllm",
+    ) -> None:
         self.iter_num, self.topk, self.max_tokens, self.framework = int(iter_num), int(topk), int(max_tokens), framework
 
     async def run(self, example: Example, ctx: Context) -> Prediction:

@@ -9,6 +9,7 @@ mode turns CRLF into "\n", so the model sees "\n" line ends and no trailing newl
 
 Fixed variants and reconstructions carry their own names: `SCORE_SYSTEM` is not upstream's (see there).
 """
+
 from __future__ import annotations
 
 import re
@@ -268,8 +269,10 @@ def asqa_demonstration() -> str:
 # "Question: ...\nAnswer: ..." shape, so JudgeGPT sees what a sufficient answer looks like.
 GENERIC_DEMOS = {
     "short": ("Who wrote the novel Nineteen Eighty-Four?", "George Orwell."),
-    "choice": ("Which gas do plants take in for photosynthesis?\nA: oxygen\nB: carbon dioxide\nC: helium\n"
-               "D: nitrogen", "B"),
+    "choice": (
+        "Which gas do plants take in for photosynthesis?\nA: oxygen\nB: carbon dioxide\nC: helium\nD: nitrogen",
+        "B",
+    ),
     "label": ("Drinking water helps the body regulate its temperature.", "true"),
     "list": ("Which planets of the Solar System have rings?", "Jupiter, Saturn, Uranus, Neptune."),
 }
@@ -288,13 +291,17 @@ def summary_messages(questions: str, doc: Document, style: str) -> list[dict[str
     """utils.py `get_messages`: one document summarised ("summary") or answered from ("answer") for
     the question text."""
     if style == "summary":
-        user = (f'Summarize the following document within 50 words for the given question(s). Return "irrelevant" '
-                f"if the document is irrelevant to the question(s). Try to keep all the important dates, numbers, "
-                f"and names.\nQuestion(s):\n{questions}\n\nDocument:\nTitle: {doc.title}\nText: {doc.text}\n\nSummary:")
+        user = (
+            f'Summarize the following document within 50 words for the given question(s). Return "irrelevant" '
+            f"if the document is irrelevant to the question(s). Try to keep all the important dates, numbers, "
+            f"and names.\nQuestion(s):\n{questions}\n\nDocument:\nTitle: {doc.title}\nText: {doc.text}\n\nSummary:"
+        )
     else:
-        user = (f'Answer the given question(s) using the following document. Return "irrelevant" if the document '
-                f"is irrelevant to the question(s). Try to keep all the important dates, numbers, and names.\n\n"
-                f"Question(s):\n{questions}\n\nDocument:\nTitle: {doc.title}\nText: {doc.text}\n\nAnswer:")
+        user = (
+            f'Answer the given question(s) using the following document. Return "irrelevant" if the document '
+            f"is irrelevant to the question(s). Try to keep all the important dates, numbers, and names.\n\n"
+            f"Question(s):\n{questions}\n\nDocument:\nTitle: {doc.title}\nText: {doc.text}\n\nAnswer:"
+        )
     return [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": user}]
 
 
@@ -329,8 +336,10 @@ def update_message(questions: str, docs: Sequence[Document]) -> str:
 def hyde_messages(questions: str) -> list[dict[str, str]]:
     """Iterative_retrieval.py bm25_sphere_retrieval without the update flag: a HyDE-style passage as the
     query (the paper's first ELI5 query; the shipped scripts never reach this branch)."""
-    return chat("You are a helpful assistant.",
-                f"Please write a passage to answer the question.\nQuestion: {questions}\nPassage: ")
+    return chat(
+        "You are a helpful assistant.",
+        f"Please write a passage to answer the question.\nQuestion: {questions}\nPassage: ",
+    )
 
 
 def parse_selection(reply: str, shown: int, k: int) -> list[int]:

@@ -40,6 +40,7 @@ Deviations from the code, each where upstream would crash or never finish:
 - verification uses the same question text as the loop (upstream's filter_bad_question uses ASQA's
   sub-questions whenever the record has them; identical with use_sub_questions=true).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -83,29 +84,55 @@ class LLatrieval(System):
     searches_own_queries = True
     prompt_style = "llatrieval"
 
-    def __init__(self, verification: str = "judgment", threshold: float | None = None, score_prompt: str | None = None,
-                 query_style: str = "passage", first_query: str = "question", use_sub_questions: bool = False,
-                 retrieve_top: Count = 100, summarize_top: Count = 50, doc_num: Count = 50, window_size: int = 20,
-                 k: int = 5, max_iterations: Count = 4, old_position: str = "head", summary_style: str = "summary",
-                 use_title: bool = False, token_limit: Annotated[int, Ge(0)] = 3900, token_counter: str = "gpt2",
-                 summary_max_tokens: Count = 150, select_max_tokens: Count = 64, verify_max_tokens: Count = 512,
-                 update_max_tokens: Count = 512, answer_shot: Annotated[int, Ge(0)] = 1, answer_max_tokens: Count = 300,
-                 answer_temperature: float = 0.0) -> None:
-        choices = {"verification": (verification, ("judgment", "score", "gold")),
-                   "query_style": (query_style, tuple(UPDATE_SYSTEM)), "first_query": (first_query, ("question", "hyde")),
-                   "old_position": (old_position, ("head", "tail")),
-                   "summary_style": (summary_style, ("summary", "answer"))}
+    def __init__(
+        self,
+        verification: str = "judgment",
+        threshold: float | None = None,
+        score_prompt: str | None = None,
+        query_style: str = "passage",
+        first_query: str = "question",
+        use_sub_questions: bool = False,
+        retrieve_top: Count = 100,
+        summarize_top: Count = 50,
+        doc_num: Count = 50,
+        window_size: int = 20,
+        k: int = 5,
+        max_iterations: Count = 4,
+        old_position: str = "head",
+        summary_style: str = "summary",
+        use_title: bool = False,
+        token_limit: Annotated[int, Ge(0)] = 3900,
+        token_counter: str = "gpt2",
+        summary_max_tokens: Count = 150,
+        select_max_tokens: Count = 64,
+        verify_max_tokens: Count = 512,
+        update_max_tokens: Count = 512,
+        answer_shot: Annotated[int, Ge(0)] = 1,
+        answer_max_tokens: Count = 300,
+        answer_temperature: float = 0.0,
+    ) -> None:
+        choices = {
+            "verification": (verification, ("judgment", "score", "gold")),
+            "query_style": (query_style, tuple(UPDATE_SYSTEM)),
+            "first_query": (first_query, ("question", "hyde")),
+            "old_position": (old_position, ("head", "tail")),
+            "summary_style": (summary_style, ("summary", "answer")),
+        }
         for option, (value, allowed) in choices.items():
             if value not in allowed:
                 raise ConfigError(f"system llatrieval: {option} '{value}' is not one of {', '.join(allowed)}")
         if (verification == "score") != (threshold is not None):
-            raise ConfigError("system llatrieval: verification=score needs threshold=T (the paper's tau; pass iff the "
-                              "[SCORE] number >= T), and threshold is only used by verification=score")
+            raise ConfigError(
+                "system llatrieval: verification=score needs threshold=T (the paper's tau; pass iff the "
+                "[SCORE] number >= T), and threshold is only used by verification=score"
+            )
         if not 1 <= int(k) < int(window_size):
             raise ConfigError("system llatrieval: need 1 <= k < window_size (each window must bring new documents)")
         if not int(doc_num) <= int(summarize_top) <= int(retrieve_top):
-            raise ConfigError("system llatrieval: need doc_num <= summarize_top <= retrieve_top (upstream selects "
-                              "only among summarised documents)")
+            raise ConfigError(
+                "system llatrieval: need doc_num <= summarize_top <= retrieve_top (upstream selects "
+                "only among summarised documents)"
+            )
         if int(max_iterations) < 1:
             raise ConfigError("system llatrieval: max_iterations must be >= 1")
         self.verification, self.threshold, self.score_prompt = verification, threshold, score_prompt
@@ -131,10 +158,15 @@ class LLatrieval(System):
         """Runs on any task (the paper's ALCE setting on alce_*); only the gold verifier needs short gold: a
         task that declares its gold must carry it, one that does not (gold_fields None) is checked per
         example (an example without it fails, see `verify`)."""
-        if self.verification == "gold" and task.scoring.gold_fields is not None \
-                and not {"qa_pairs", "answer_lists", "answers"} & set(task.scoring.gold_fields):
-            raise ConfigError(f"llatrieval: verification=gold needs short gold answers, which task {task.name} has "
-                              "not (use verification=judgment or score)")
+        if (
+            self.verification == "gold"
+            and task.scoring.gold_fields is not None
+            and not {"qa_pairs", "answer_lists", "answers"} & set(task.scoring.gold_fields)
+        ):
+            raise ConfigError(
+                f"llatrieval: verification=gold needs short gold answers, which task {task.name} has "
+                "not (use verification=judgment or score)"
+            )
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         questions = self.questions(example)
@@ -151,9 +183,16 @@ class LLatrieval(System):
                 # at the head (position=head), without de-duplication.
                 candidates = new if t == 0 else (selected + new if self.old_position == "head" else new + selected)
                 selected, windows = await self.select(questions, candidates, ctx)
-                record: dict[str, Any] = {"iteration": t + 1, "query": query, "retrieved": len(retrieved), "new_candidates": len(new),
-                          "candidates": [describe(d) for d in candidates], "windows": windows,
-                          "selected": [describe(d) for d in selected], "verification": None}
+                record: dict[str, Any] = {
+                    "iteration": t + 1,
+                    "query": query,
+                    "retrieved": len(retrieved),
+                    "new_candidates": len(new),
+                    "candidates": [describe(d) for d in candidates],
+                    "windows": windows,
+                    "selected": [describe(d) for d in selected],
+                    "verification": None,
+                }
                 iterations.append(record)
                 if t == self.max_iterations - 1:
                     break  # the last iteration's selection is final, never verified
@@ -170,14 +209,23 @@ class LLatrieval(System):
 
     async def summarize(self, text: str, docs: list[Document], ctx: Context) -> None:
         """Iterative_retrieval.py gen_used_field_multi_thread: every document at once (150 tokens each)."""
-        replies = await asyncio.gather(*(ctx.llm.chat(summary_messages(text, doc, self.summary_style), step="summarize",
-                                                      max_tokens=self.summary_max_tokens, temperature=0.0)
-                                         for doc in docs))
+        replies = await asyncio.gather(
+            *(
+                ctx.llm.chat(
+                    summary_messages(text, doc, self.summary_style),
+                    step="summarize",
+                    max_tokens=self.summary_max_tokens,
+                    temperature=0.0,
+                )
+                for doc in docs
+            )
+        )
         for doc, reply in zip(docs, replies):
             doc.metadata[SUMMARY_KEY] = collapse_whitespace(reply.text)
 
-    async def select(self, questions: list[str], docs: list[Document],
-                     ctx: Context) -> tuple[list[Document], list[dict[str, Any]]]:
+    async def select(
+        self, questions: list[str], docs: list[Document], ctx: Context
+    ) -> tuple[list[Document], list[dict[str, Any]]]:
         """iterative_select_supporting_documents_single: windows of `window_size` (the kept docs first,
         then new ones), each call keeps k of them, until every candidate was browsed. The documents kept
         are recorded as a custom step, "selection"."""
@@ -188,18 +236,31 @@ class LLatrieval(System):
             shown, deferred = self.fit(questions, selected, to_browse[:take])
             to_browse = deferred + to_browse[take:]
             messages = chat(SELECT_SYSTEM, candidates_message(questions, shown, self.k, self.use_title))
-            reply = (await ctx.llm.chat(messages, step="select", max_tokens=self.select_max_tokens, temperature=0.0)).text
+            reply = (
+                await ctx.llm.chat(messages, step="select", max_tokens=self.select_max_tokens, temperature=0.0)
+            ).text
             selected = [shown[i] for i in parse_selection(reply, len(shown), self.k)]
-            windows.append({"shown": [describe(d) for d in shown], "reply": reply,
-                            "selected": [describe(d) for d in selected], **({"deferred": len(deferred)} if deferred else {})})
+            windows.append(
+                {
+                    "shown": [describe(d) for d in shown],
+                    "reply": reply,
+                    "selected": [describe(d) for d in selected],
+                    **({"deferred": len(deferred)} if deferred else {}),
+                }
+            )
         # the documents the loop goes on with (verified, then answered from): the trace's retrieval step
         # lists every candidate, the select calls' replies only numbers
-        ctx.record_step("selection", inputs={"candidates": [describe(d) for d in docs], "windows": len(windows)},
-                        outputs={"selected": [describe(d) for d in selected]}, docs=selected)
+        ctx.record_step(
+            "selection",
+            inputs={"candidates": [describe(d) for d in docs], "windows": len(windows)},
+            outputs={"selected": [describe(d) for d in selected]},
+            docs=selected,
+        )
         return selected, windows
 
-    def fit(self, questions: list[str], selected: list[Document],
-            extra: list[Document]) -> tuple[list[Document], list[Document]]:
+    def fit(
+        self, questions: list[str], selected: list[Document], extra: list[Document]
+    ) -> tuple[list[Document], list[Document]]:
         """select_k_supporting_documents' guard: while GPT-2 tokens of system + user prompt exceed
         token_limit, the window's last new document is deferred (to the front of the unbrowsed ones).
         The last new document is always shown (as upstream) but not re-queued (upstream: forever)."""
@@ -212,23 +273,32 @@ class LLatrieval(System):
             deferred.insert(0, extra.pop())
         return selected + extra, deferred
 
-    async def verify(self, example: Example, questions: list[str], docs: list[Document],
-                     ctx: Context) -> dict[str, Any]:
+    async def verify(
+        self, example: Example, questions: list[str], docs: list[Document], ctx: Context
+    ) -> dict[str, Any]:
         docs = docs[: self.k]  # filter_bad_question: item["docs"][:top_k_filtration]
         if self.verification == "gold":
             if not (example.gold.get("qa_pairs") or example.gold.get("answers")):
-                raise ValueError(f"verification=gold needs short gold answers (qa_pairs or answers), which example "
-                                 f"{example.id} has not (use verification=judgment or score)")
+                raise ValueError(
+                    f"verification=gold needs short gold answers (qa_pairs or answers), which example "
+                    f"{example.id} has not (use verification=judgment or score)"
+                )
             return {"method": "gold", "passed": gold_supported(example, docs)}
-        system = (JUDGE_SYSTEM if self.verification == "judgment" else self._score_system)
-        messages = chat(system.replace("{Demo}", demonstration(ctx.task)),
-                        candidates_message(questions, docs, self.k, self.use_title))
+        system = JUDGE_SYSTEM if self.verification == "judgment" else self._score_system
+        messages = chat(
+            system.replace("{Demo}", demonstration(ctx.task)),
+            candidates_message(questions, docs, self.k, self.use_title),
+        )
         reply = (await ctx.llm.chat(messages, step="verify", max_tokens=self.verify_max_tokens, temperature=0.0)).text
         if self.verification == "judgment":
             return {"method": "judgment", "output": reply, "passed": "[YES]" in reply}
         score = parse_score(reply)  # unparseable: not verified, counted in system_stats
-        return {"method": "score", "output": reply, "score": score,
-                "passed": score is not None and self.threshold is not None and score >= self.threshold}
+        return {
+            "method": "score",
+            "output": reply,
+            "score": score,
+            "passed": score is not None and self.threshold is not None and score >= self.threshold,
+        }
 
     async def query(self, t: int, text: str, selected: list[Document], ctx: Context) -> str:
         """Iteration t's query: the question text, or (first_query=hyde) an LLM-written passage; from
@@ -236,12 +306,16 @@ class LLatrieval(System):
         (bge_wiki_retrieval / bm25_sphere_retrieval)."""
         if t == 0 and self.first_query == "question":
             return text
-        messages, step = ((hyde_messages(text), "hyde_query") if t == 0 else
-                          (chat(UPDATE_SYSTEM[self.query_style], update_message(text, selected)), "update_query"))
+        messages, step = (
+            (hyde_messages(text), "hyde_query")
+            if t == 0
+            else (chat(UPDATE_SYSTEM[self.query_style], update_message(text, selected)), "update_query")
+        )
         return (await ctx.llm.chat(messages, step=step, max_tokens=self.update_max_tokens, temperature=0.0)).text
 
-    async def answer(self, example: Example, ctx: Context, docs: list[Document], text: str,
-                     iterations: list[dict[str, Any]]) -> Prediction:
+    async def answer(
+        self, example: Example, ctx: Context, docs: list[Document], text: str, iterations: list[dict[str, Any]]
+    ) -> Prediction:
         """run.py: the task's own answer prompt over the selected docs, its chat framing (ALCE's system
         message) and its post-processing (run.py's and eval.py's). A prompt with demonstrations (a task
         with a `demonstration()`: ALCE's) shows `answer_shot` of them, with the sub-questions as its
@@ -250,17 +324,28 @@ class LLatrieval(System):
         if task_demonstration(ctx.task) is None:
             prompt = prompting.answer_prompt(example, docs)
         else:
-            prompt = prompting.answer_prompt(example, docs, question=text if self.use_sub_questions else None,
-                                             shot=self.answer_shot)
+            prompt = prompting.answer_prompt(
+                example, docs, question=text if self.use_sub_questions else None, shot=self.answer_shot
+            )
         messages = prompt if isinstance(prompt, list) else prompting.chat_messages(prompt)
-        response = await ctx.llm.chat(messages, step="answer", max_tokens=self.answer_max_tokens,
-                                      temperature=self.answer_temperature, top_p=1.0)
+        response = await ctx.llm.chat(
+            messages, step="answer", max_tokens=self.answer_max_tokens, temperature=self.answer_temperature, top_p=1.0
+        )
         answer = prompting.postprocess(response.text)
         verdicts = [it["verification"] for it in iterations]
-        trace = {"question": text, "iterations": iterations,
-                 "passed_at": next((i + 1 for i, v in enumerate(verdicts) if v and v["passed"]), None)}
-        return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=list(docs),
-                          citations=prompting.citations(answer), extras={"llatrieval": trace})
+        trace = {
+            "question": text,
+            "iterations": iterations,
+            "passed_at": next((i + 1 for i, v in enumerate(verdicts) if v and v["passed"]), None),
+        }
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=response.text,
+            docs=list(docs),
+            citations=prompting.citations(answer),
+            extras={"llatrieval": trace},
+        )
 
     # --- reporting ------------------------------------------------------------------------------------
     @classmethod
@@ -269,17 +354,24 @@ class LLatrieval(System):
         items = super().trace_outline(record)
         for it in (record.extras.get("llatrieval") or {}).get("iterations") or []:
             verdict = it.get("verification")
-            info = {"query": it.get("query"), "selected": len(it.get("selected") or []),
-                    "verification": ("not verified (last iteration)" if verdict is None
-                                     else "passed" if verdict.get("passed") else "rejected")}
+            info = {
+                "query": it.get("query"),
+                "selected": len(it.get("selected") or []),
+                "verification": (
+                    "not verified (last iteration)"
+                    if verdict is None
+                    else "passed"
+                    if verdict.get("passed")
+                    else "rejected"
+                ),
+            }
             for node in find_groups(items, f"iteration {it.get('iteration')}"):
                 node["info"] = info
         return items
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         """The paper's Tables 4-6 figures and the cost per example (`run_statistics`)."""
-        return run_statistics(samples, self.use_sub_questions, self.verification, self.query_style,
-                              self.max_iterations)
+        return run_statistics(samples, self.use_sub_questions, self.verification, self.query_style, self.max_iterations)
 
 
 def gold_supported(example: Example, docs: list[Document]) -> bool:

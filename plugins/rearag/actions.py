@@ -2,6 +2,7 @@
 ReaRAG_utils.py:20-145 at commit 1ee5249), except that the action is read with `ast.literal_eval` where
 FlashRAG runs Python's `eval` on the model's text: a dict literal reads the same, anything that is not a
 literal (a call, a name) is unreadable instead of executed."""
+
 from __future__ import annotations
 
 import ast
@@ -28,7 +29,7 @@ def reasoning_steps(text: str) -> list[tuple[str, dict[str, str | None]]]:
     for match, following in zip(matches, matches[1:] + [None]):
         label, number = match.group(1), match.group(2)
         part = steps.setdefault(number, {"Thought": None, "Action": None, "Observation": None})
-        part[label] = text[match.end():following.start() if following else len(text)].strip()
+        part[label] = text[match.end() : following.start() if following else len(text)].strip()
     for part in steps.values():
         if part["Action"]:
             part["Action"] = extract_code(part["Action"])

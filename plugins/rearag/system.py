@@ -1,5 +1,6 @@
 """ReaRAG (Lee et al., 2025) as FlashRAG runs it (`ReaRAGPipeline`, flashrag/pipeline/reasoning_pipeline.py:
 489-716 at commit 1ee5249, examples/methods/run_exp.py:693-716)."""
+
 from __future__ import annotations
 
 from statistics import mean
@@ -59,10 +60,14 @@ class ReaRag(System):
     searches_own_queries = True
     prompt_style = "flashrag"
 
-    def __init__(self, max_iter_num: Annotated[int, Ge(1)] = 15, topk: Annotated[int, Ge(1)] = 5,
-                 round_tokens: Annotated[int, Ge(1)] = 1024,
-                 long_answer_temperature: Annotated[float, Ge(0)] = VLLM_TEMPERATURE,
-                 long_answer_seed: int | None = FLASHRAG_SEED) -> None:
+    def __init__(
+        self,
+        max_iter_num: Annotated[int, Ge(1)] = 15,
+        topk: Annotated[int, Ge(1)] = 5,
+        round_tokens: Annotated[int, Ge(1)] = 1024,
+        long_answer_temperature: Annotated[float, Ge(0)] = VLLM_TEMPERATURE,
+        long_answer_seed: int | None = FLASHRAG_SEED,
+    ) -> None:
         self.max_iter_num = int(max_iter_num)
         self.topk = int(topk)
         self.round_tokens = int(round_tokens)
@@ -73,13 +78,17 @@ class ReaRag(System):
         if ctx.llm.chat_model:
             response = await ctx.llm.chat(messages, step=step, **sampling)
         else:
-            response = await ctx.llm.generate("\n\n".join(m["content"] for m in messages if m["content"]), step=step,
-                                              **sampling)
+            response = await ctx.llm.generate(
+                "\n\n".join(m["content"] for m in messages if m["content"]), step=step, **sampling
+            )
         return response.text
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        start = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": example.question},
-                 {"role": "assistant", "content": ""}]
+        start = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": example.question},
+            {"role": "assistant", "content": ""},
+        ]
         act = flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(ACTION_STOP), top_p=0.85)
         messages, shown, searches, restarts = list(start), [], 0, 0
         answer, finished = NO_ANSWER, False
@@ -100,20 +109,33 @@ class ReaRag(System):
                 searches += 1
                 shown.extend(docs)
                 observation = await ctx.llm.generate(
-                    long_answer_prompt(docs, query), step="long answer",
-                    **flashrag_sampling("vllm", max_tokens=self.round_tokens, temperature=self.long_answer_temperature,
-                                        seed=self.long_answer_seed))
+                    long_answer_prompt(docs, query),
+                    step="long answer",
+                    **flashrag_sampling(
+                        "vllm",
+                        max_tokens=self.round_tokens,
+                        temperature=self.long_answer_temperature,
+                        seed=self.long_answer_seed,
+                    ),
+                )
                 messages[-1] = {"role": "assistant", "content": output}
                 messages += [{"role": "observation", "content": observation.text}, {"role": "assistant", "content": ""}]
-        return Prediction(example_id=example.id, answer=answer, raw_output=answer, docs=shown,
-                          extras={EXTRAS: {"rounds": round_no, "searches": searches, "restarts": restarts,
-                                           "finished": finished}})
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=answer,
+            docs=shown,
+            extras={EXTRAS: {"rounds": round_no, "searches": searches, "restarts": restarts, "finished": finished}},
+        )
 
     async def _short_answer(self, ctx: Context, question: str, reference: str) -> str:
         prompt = SHORT_ANSWER.format(question=question, reference_ans=reference)
-        return await self._converse(ctx, [{"role": "user", "content": prompt}], "short answer",
-                                    **flashrag_sampling("vllm", max_tokens=self.round_tokens,
-                                                        stop=list(SHORT_ANSWER_STOP), top_p=0.7))
+        return await self._converse(
+            ctx,
+            [{"role": "user", "content": prompt}],
+            "short answer",
+            **flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(SHORT_ANSWER_STOP), top_p=0.7),
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, EXTRAS)
@@ -128,6 +150,11 @@ class ReaRag(System):
         if not runs:
             return None
         rounds = sum(r["rounds"] for r in runs)
-        return [{"format": "Thought N: ... Action N: ```{'function': 'search'|'finish', 'parameters': {...}}```",
-                 "followed": rounds - sum(r["restarts"] for r in runs), "of": rounds,
-                 "fix": "use a ReaRAG-trained model (THU-KEG/ReaRAG-9B)"}]
+        return [
+            {
+                "format": "Thought N: ... Action N: ```{'function': 'search'|'finish', 'parameters': {...}}```",
+                "followed": rounds - sum(r["restarts"] for r in runs),
+                "of": rounds,
+                "fix": "use a ReaRAG-trained model (THU-KEG/ReaRAG-9B)",
+            }
+        ]

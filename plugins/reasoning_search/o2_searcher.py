@@ -1,6 +1,7 @@
 """O2-Searcher (Mei et al., 2025) as FlashRAG runs it (`O2SearcherPipeline`, flashrag/pipeline/
 reasoning_pipeline.py:356-487 at commit 1ee5249, examples/methods/run_exp.py:668-691): a conversation that
 grows by user messages, where the other reasoning-search methods continue one text."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,8 +22,9 @@ from .prompts import (
 )
 from .system import EXTRAS, NO_ANSWER, ReasoningSearch, SearchFormat, Turn, extract_between
 
-O2_SEARCHER = SearchFormat(O2_SEARCHER_USER, ("<query>", "</query>"), ("<learnings>", "</learnings>"), R1_SEARCHER_DOC,
-                           O2_SEARCHER_STOP)
+O2_SEARCHER = SearchFormat(
+    O2_SEARCHER_USER, ("<query>", "</query>"), ("<learnings>", "</learnings>"), R1_SEARCHER_DOC, O2_SEARCHER_STOP
+)
 SEARCH_TAGS = ("<search>", "</search>")
 
 
@@ -61,14 +63,20 @@ class O2Searcher(ReasoningSearch):
     name = "o2_searcher"
     search_format: ClassVar[SearchFormat] = O2_SEARCHER
 
-    def __init__(self, max_retrieval_num: Annotated[int, Ge(1)] | None = None, topk: Annotated[int, Ge(1)] = 3,
-                 round_tokens: Annotated[int, Ge(1)] | None = None) -> None:
+    def __init__(
+        self,
+        max_retrieval_num: Annotated[int, Ge(1)] | None = None,
+        topk: Annotated[int, Ge(1)] = 3,
+        round_tokens: Annotated[int, Ge(1)] | None = None,
+    ) -> None:
         super().__init__(max_retrieval_num=max_retrieval_num, topk=topk, round_tokens=round_tokens)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         sampling = self.sampling()
-        messages = [{"role": "system", "content": O2_SEARCHER_SYSTEM},
-                    {"role": "user", "content": O2_SEARCHER_USER.format(question=example.question)}]
+        messages = [
+            {"role": "system", "content": O2_SEARCHER_SYSTEM},
+            {"role": "user", "content": O2_SEARCHER_USER.format(question=example.question)},
+        ]
         shown, searches = [], 0
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
@@ -94,5 +102,10 @@ class O2Searcher(ReasoningSearch):
                 messages.append({"role": "user", "content": O2_SEARCHER_LEARNINGS.format(learning_str=learnings)})
         else:
             turn = Turn("rounds_out", NO_ANSWER)
-        return Prediction(example_id=example.id, answer=turn.text, raw_output=output, docs=shown,
-                          extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}})
+        return Prediction(
+            example_id=example.id,
+            answer=turn.text,
+            raw_output=output,
+            docs=shown,
+            extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}},
+        )

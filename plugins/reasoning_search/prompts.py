@@ -7,11 +7,11 @@ R1_SEARCHER_USER = (
     "The User asks a question, and the Assistant solves it.\n"
     "The Assistant first thinks about the reasoning process in the mind and then provides the User with the final answer.\n"
     "The output format of reasoning process and final answer are enclosed within <think> </think> and <answer> </answer> tags, "
-    "respectively, i.e., \"<think> reasoning process here </think>\\n\\n<answer> final answer here </answer>\".\n"
+    'respectively, i.e., "<think> reasoning process here </think>\\n\\n<answer> final answer here </answer>".\n'
     "During the thinking process, the Assistant can perform searching for uncertain knowledge if necessary with the format of "
-    "\"<|begin_of_query|> search query (only keywords) here <|end_of_query|>\". **A query must involve only a single triple**.\n"
+    '"<|begin_of_query|> search query (only keywords) here <|end_of_query|>". **A query must involve only a single triple**.\n'
     "Then, the system will provide the Assistant with helpful information with the format of "
-    "\"<|begin_of_documents|> ...search results... <|end_of_documents|>\".\n\n"
+    '"<|begin_of_documents|> ...search results... <|end_of_documents|>".\n\n'
     "User:{question}\n"
     "Assistant: <think>"
 )
@@ -61,18 +61,37 @@ O2_SEARCHER_SYSTEM = (
     "which will be presented between the <learnings> and </learnings> tags.\n "
     "You are allowed to perform searches as many times as necessary. If you determine that no additional external knowledge is required, you can directly present the output within the <answer> and </answer> tags."
 )
-O2_SEARCHER_USER = '''Initial query:{question}'''
-O2_SEARCHER_ERROR = '''The response you attempted before is invalid. If you plan to execute actions like SEARCH, you need to enclose the SEARCH queries within the <search> and </search> tags. Furthermore, the required queries for the SEARCH action should be placed between the <query> and </query> tags. Moreover, if you wish to present the final output for the initial query, you must wrap the result within the <answer> and </answer> tags.
-'''
-O2_SEARCHER_LEARNINGS = '''Search learnings: <learnings>{learning_str}</learnings>.
-'''
+O2_SEARCHER_USER = """Initial query:{question}"""
+O2_SEARCHER_ERROR = """The response you attempted before is invalid. If you plan to execute actions like SEARCH, you need to enclose the SEARCH queries within the <search> and </search> tags. Furthermore, the required queries for the SEARCH action should be placed between the <query> and </query> tags. Moreover, if you wish to present the final output for the initial query, you must wrap the result within the <answer> and </answer> tags.
+"""
+O2_SEARCHER_LEARNINGS = """Search learnings: <learnings>{learning_str}</learnings>.
+"""
 
 # Tags and stop lists, from each pipeline's __init__ (reasoning_pipeline.py:33-71, 170-194, 280-303, 329-353)
 R1_SEARCHER_STOP = ("<|im_end|>", "<|endoftext|>", "</answer>", "<|end_of_query|>")
 SIMPLE_DEEP_SEARCHER_STOP = ("<|im_end|>", "<|endoftext|>", "<|end_search_query|>")
-SEARCH_R1_STOP = ("</search>", " </search>", "</search>\n", " </search>\n", "</search>\n\n", " </search>\n\n", "</answer>",
-                  "</answer>\n", "</answer>\n\n", "<|endoftext|>", "<|im_end|>")
+SEARCH_R1_STOP = (
+    "</search>",
+    " </search>",
+    "</search>\n",
+    " </search>\n",
+    "</search>\n\n",
+    " </search>\n\n",
+    "</answer>",
+    "</answer>\n",
+    "</answer>\n\n",
+    "<|endoftext|>",
+    "<|im_end|>",
+)
 # The passages of one search: `_retrieved_docs_to_string` (reasoning_pipeline.py:74-84, 305-313)
 R1_SEARCHER_DOC = "({idx})Title: {title} Text: {text}\n"
 SEARCH_R1_DOC = "Doc {idx}(Title: {title}) {text}\n"
-O2_SEARCHER_STOP = ("</search>\n", "</search>", "</search>\n\n", "</answer>", "</answer>\n", "</answer>\n\n", "></search")
+O2_SEARCHER_STOP = (
+    "</search>\n",
+    "</search>",
+    "</search>\n\n",
+    "</answer>",
+    "</answer>\n",
+    "</answer>\n\n",
+    "></search",
+)

@@ -8,6 +8,7 @@ format): R1-Searcher (`r1_searcher`), Search-R1 (`search_r1`), AutoRefine (`auto
 SimpleDeepSearcher (`simple_deep_searcher`, whose answer is `\\boxed{...}`). O2-Searcher (`o2_searcher`)
 keeps a conversation instead of one growing text: plugins/reasoning_search/o2_searcher.py.
 """
+
 from __future__ import annotations
 
 import re
@@ -89,15 +90,27 @@ def read_output(output: str, fmt: SearchFormat) -> Turn:
     return Turn("unformatted", output.strip())
 
 
-R1_SEARCHER = SearchFormat(R1_SEARCHER_USER, ("<|begin_of_query|>", "<|end_of_query|>"),
-                           ("<|begin_of_documents|>", "<|end_of_documents|>"), R1_SEARCHER_DOC, R1_SEARCHER_STOP)
-SEARCH_R1 = SearchFormat(SEARCH_R1_USER, ("<search>", "</search>"), ("<information>", "</information>"), SEARCH_R1_DOC,
-                         SEARCH_R1_STOP)
-AUTOREFINE = SearchFormat(AUTOREFINE_USER, ("<search>", "</search>"), ("<documents>", "</documents>"), SEARCH_R1_DOC,
-                          SEARCH_R1_STOP)
-SIMPLE_DEEP_SEARCHER = SearchFormat(SIMPLE_DEEP_SEARCHER_USER, ("<|begin_search_query|>", "<|end_search_query|>"),
-                                    ("<|begin_search_result|>", "<|end_search_result|>"), R1_SEARCHER_DOC,
-                                    SIMPLE_DEEP_SEARCHER_STOP, answer=None)
+R1_SEARCHER = SearchFormat(
+    R1_SEARCHER_USER,
+    ("<|begin_of_query|>", "<|end_of_query|>"),
+    ("<|begin_of_documents|>", "<|end_of_documents|>"),
+    R1_SEARCHER_DOC,
+    R1_SEARCHER_STOP,
+)
+SEARCH_R1 = SearchFormat(
+    SEARCH_R1_USER, ("<search>", "</search>"), ("<information>", "</information>"), SEARCH_R1_DOC, SEARCH_R1_STOP
+)
+AUTOREFINE = SearchFormat(
+    AUTOREFINE_USER, ("<search>", "</search>"), ("<documents>", "</documents>"), SEARCH_R1_DOC, SEARCH_R1_STOP
+)
+SIMPLE_DEEP_SEARCHER = SearchFormat(
+    SIMPLE_DEEP_SEARCHER_USER,
+    ("<|begin_search_query|>", "<|end_search_query|>"),
+    ("<|begin_search_result|>", "<|end_search_result|>"),
+    R1_SEARCHER_DOC,
+    SIMPLE_DEEP_SEARCHER_STOP,
+    answer=None,
+)
 
 
 class ReasoningSearch(System):
@@ -128,15 +141,20 @@ class ReasoningSearch(System):
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512
 
-    def __init__(self, max_retrieval_num: Annotated[int, Ge(1)] | None = None, topk: Annotated[int, Ge(1)] = 5,
-                 round_tokens: Annotated[int, Ge(1)] | None = None) -> None:
+    def __init__(
+        self,
+        max_retrieval_num: Annotated[int, Ge(1)] | None = None,
+        topk: Annotated[int, Ge(1)] = 5,
+        round_tokens: Annotated[int, Ge(1)] | None = None,
+    ) -> None:
         self.max_retrieval_num = int(max_retrieval_num or self.default_rounds)
         self.topk = int(topk)
         self.round_tokens = int(round_tokens or self.default_round_tokens)
 
     def sampling(self) -> dict[str, Any]:
-        return flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(self.search_format.stop),
-                                 skip_special_tokens=False)
+        return flashrag_sampling(
+            "vllm", max_tokens=self.round_tokens, stop=list(self.search_format.stop), skip_special_tokens=False
+        )
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         fmt, sampling = self.search_format, self.sampling()
@@ -144,10 +162,17 @@ class ReasoningSearch(System):
         written, shown, searches = "", [], 0
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
-                prompt = template.render(ctx.llm.chat_model, previous_gen=written, question=example.question,
-                                         MAX_SEARCH_LIMIT=self.max_retrieval_num)
-                response = await (ctx.llm.chat(prompt, step="reason", **sampling) if isinstance(prompt, list)
-                                  else ctx.llm.generate(prompt, step="reason", **sampling))
+                prompt = template.render(
+                    ctx.llm.chat_model,
+                    previous_gen=written,
+                    question=example.question,
+                    MAX_SEARCH_LIMIT=self.max_retrieval_num,
+                )
+                response = await (
+                    ctx.llm.chat(prompt, step="reason", **sampling)
+                    if isinstance(prompt, list)
+                    else ctx.llm.generate(prompt, step="reason", **sampling)
+                )
                 output = response.text
                 written += output.strip()
                 turn = read_output(output, fmt)
@@ -160,16 +185,24 @@ class ReasoningSearch(System):
                 written += fmt.passages(docs)
         else:
             turn = Turn("rounds_out", NO_ANSWER)
-        return Prediction(example_id=example.id, answer=turn.text, raw_output=written, docs=shown,
-                          extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}})
+        return Prediction(
+            example_id=example.id,
+            answer=turn.text,
+            raw_output=written,
+            docs=shown,
+            extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}},
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, EXTRAS)
         if not runs:
             return None
-        return {"examples": len(runs), "mean_rounds": round(mean(r["rounds"] for r in runs), 3),
-                "mean_searches": round(mean(r["searches"] for r in runs), 3),
-                "finish": dict(sorted(Counter(r["finish"] for r in runs).items()))}
+        return {
+            "examples": len(runs),
+            "mean_rounds": round(mean(r["rounds"] for r in runs), 3),
+            "mean_searches": round(mean(r["searches"] for r in runs), 3),
+            "finish": dict(sorted(Counter(r["finish"] for r in runs).items())),
+        }
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """An example follows the format when it ends with an answer in the model's answer format."""
@@ -178,9 +211,14 @@ class ReasoningSearch(System):
             return None
         fmt = self.search_format
         answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
-        return [{"format": f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
-                 "followed": sum(r["finish"] == "answer" for r in runs), "of": len(runs),
-                 "fix": f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)"}]
+        return [
+            {
+                "format": f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
+                "followed": sum(r["finish"] == "answer" for r in runs),
+                "of": len(runs),
+                "fix": f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
+            }
+        ]
 
 
 class SearchR1(ReasoningSearch):

@@ -10,6 +10,7 @@ fails that example again.
 The task's own output post-processing is applied, exactly as for a live run. A folder is
 read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,14 @@ from ragbench.api import ConfigError, Context, Document, Example, Prediction, Re
 from ragbench.api.data import iter_jsonl, require
 from ragbench.api.protocols import PredictionRecords
 
-JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "null", list: "a list",
-              dict: "an object"}
+JSON_KINDS = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+    list: "a list",
+    dict: "an object",
+}
 
 
 class MissingPrediction(Exception):
@@ -49,8 +56,9 @@ def shown_documents(record: dict[str, Any], path: str, index: int, text_required
         return isinstance(doc, dict) and (isinstance(doc.get("text"), str) or not text_required and "text" not in doc)
 
     if not isinstance(docs, list) or not all(readable(doc) for doc in docs):
-        raise RecordError(path, index + 1, 'expected a list of documents {"id", "title", "text"}, each with its text',
-                          "docs")
+        raise RecordError(
+            path, index + 1, 'expected a list of documents {"id", "title", "text"}, each with its text', "docs"
+        )
     try:
         return [Document.from_dict(doc) for doc in docs]
     except (TypeError, ValueError) as exc:  # a score that is no number
@@ -80,8 +88,10 @@ class Recorded(System):
         if not Path(self.path).is_dir():
             return
         if not isinstance(task, PredictionRecords):
-            raise ConfigError(f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
-                              f"folders: pass a JSONL of {{\"id\", \"output\"}} records")
+            raise ConfigError(
+                f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
+                f'folders: pass a JSONL of {{"id", "output"}} records'
+            )
         self.outputs, self._docs, self.file_errors, self._unreadable = {}, {}, [], {}
         self.load(list(task.prediction_records(Path(self.path))), text_required=False)
 
@@ -95,8 +105,13 @@ class Recorded(System):
                 example_id = str(require(record, "id", path, index, (str, int)))
                 output = require(record, "output", path, index)
                 if not isinstance(output, str):
-                    raise RecordError(path, index + 1, f"the output of id {example_id!r} is "
-                                      f"{JSON_KINDS[type(output)]}, expected a string (the raw model text)", "output")
+                    raise RecordError(
+                        path,
+                        index + 1,
+                        f"the output of id {example_id!r} is "
+                        f"{JSON_KINDS[type(output)]}, expected a string (the raw model text)",
+                        "output",
+                    )
                 if not isinstance(record.get("extras") or {}, dict):
                     raise RecordError(path, index + 1, f"the extras of id {example_id!r} are not an object", "extras")
                 if example_id in self.outputs:
@@ -123,14 +138,23 @@ class Recorded(System):
         extras.update(record.get("extras") or {})
         if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras[Prediction.DOCS_UNKNOWN] = True
-        return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=docs or [],
-                          citations=ctx.task.prompting.citations(answer), extras=extras)
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=output,
+            docs=docs or [],
+            citations=ctx.task.prompting.citations(answer),
+            extras=extras,
+        )
 
     def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:
         """Bad lines of the file and (when the whole task was read) ids not in the task's data."""
         errors = list(self.file_errors)
         if complete_data:
             seen_ids = {s.id for s in samples if s.id is not None}
-            errors += [f"{self.path}: unknown id {example_id!r} (not in the task's data)"
-                       for example_id in self.outputs if example_id not in seen_ids]
+            errors += [
+                f"{self.path}: unknown id {example_id!r} (not in the task's data)"
+                for example_id in self.outputs
+                if example_id not in seen_ids
+            ]
         return {"predictions_file": self.path, "errors": errors}

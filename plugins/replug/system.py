@@ -14,6 +14,7 @@ vllm, openai and the test engines cannot, and the run is refused before it start
 Departures: scores that do not sum to a positive number (a retriever without scores, dense scores around 0)
 give equal weights (FlashRAG divides by their sum: infinities). FlashRAG truncates prompts of >= 2048 tokens.
 """
+
 from __future__ import annotations
 
 from statistics import mean
@@ -70,16 +71,21 @@ class Replug(System):
 
     def check_model(self, engine: Any) -> None:
         if not engine.decodes_ensembles:
-            raise ConfigError(f"replug decodes every passage's prompt at once, mixing their next-token logits, which "
-                              f"the {engine.kind} engine cannot give; run the model with --model hf:MODEL")
+            raise ConfigError(
+                f"replug decodes every passage's prompt at once, mixing their next-token logits, which "
+                f"the {engine.kind} engine cannot give; run the model with --model hf:MODEL"
+            )
 
     def prompts(self, docs: list[Document], question: str, chat_model: bool) -> list[Any]:
         """One prompt (or chat messages) per passage: FlashRAG's default template over that passage alone."""
         out = []
         for doc in docs:
             title, text = title_and_text(doc)
-            out.append(FLASHRAG_RAG_TEMPLATE.render(chat_model, reference=REFERENCE.format(title=title, text=text),
-                                                    question=question))
+            out.append(
+                FLASHRAG_RAG_TEMPLATE.render(
+                    chat_model, reference=REFERENCE.format(title=title, text=text), question=question
+                )
+            )
         return out
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
@@ -87,12 +93,23 @@ class Replug(System):
         if not docs:
             raise ValueError(f"replug: the retriever returned no passage for {example.id!r}")
         weights = passage_weights(docs)
-        ctx.record_step("weights", inputs={"scores": [doc.score for doc in docs]}, outputs={"weights": weights},
-                        docs=docs)
-        response = await ctx.llm.generate_ensemble(self.prompts(docs, example.question, ctx.llm.chat_model), weights,
-                                                   step="replug", max_tokens=self.max_tokens, temperature=0.0)
-        return Prediction(example_id=example.id, answer=response.text.strip(), raw_output=response.text, docs=docs,
-                          extras={"replug": {"passages": len(docs)}})
+        ctx.record_step(
+            "weights", inputs={"scores": [doc.score for doc in docs]}, outputs={"weights": weights}, docs=docs
+        )
+        response = await ctx.llm.generate_ensemble(
+            self.prompts(docs, example.question, ctx.llm.chat_model),
+            weights,
+            step="replug",
+            max_tokens=self.max_tokens,
+            temperature=0.0,
+        )
+        return Prediction(
+            example_id=example.id,
+            answer=response.text.strip(),
+            raw_output=response.text,
+            docs=docs,
+            extras={"replug": {"passages": len(docs)}},
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, "replug")

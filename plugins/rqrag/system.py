@@ -21,6 +21,7 @@ vLLM's `spaces_between_special_tokens=False` is the engine's decoding; an output
 FlashRAG does. Not tested against FlashRAG (it reads vLLM's raw outputs, which its recording does not model):
 tests/test_rqrag_tree.py tests the tree's prompts, expansion, searches and choice given scripted outputs.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -86,22 +87,37 @@ class RqRag(System):
     searches_own_queries = True
     prompt_style = "flashrag"
 
-    def __init__(self, max_depth: Annotated[int, Ge(0)] = 3, topk: Annotated[int, Ge(1)] = 5,
-                 call_max_tokens: Annotated[int, Ge(1)] = 4096, answer_temperature: Annotated[float, Ge(0)] = 1.0,
-                 top_p: Annotated[float, Gt(0), Le(1)] = 0.9, eos_token: str = "</s>") -> None:
+    def __init__(
+        self,
+        max_depth: Annotated[int, Ge(0)] = 3,
+        topk: Annotated[int, Ge(1)] = 5,
+        call_max_tokens: Annotated[int, Ge(1)] = 4096,
+        answer_temperature: Annotated[float, Ge(0)] = 1.0,
+        top_p: Annotated[float, Gt(0), Le(1)] = 0.9,
+        eos_token: str = "</s>",
+    ) -> None:
         self.max_depth, self.topk, self.call_max_tokens = int(max_depth), int(topk), int(call_max_tokens)
         self.answer_temperature, self.top_p, self.eos_token = float(answer_temperature), float(top_p), eos_token
 
     def check_model(self, engine: Any) -> None:
         missing = engine.missing_tokens([*QUERY_TOKENS, ANSWER_TOKEN])
         if missing:
-            raise ConfigError(f"rqrag: model {engine.model} lacks RQ-RAG's special tokens {missing} (single "
-                              "vocabulary entries); use RQ-RAG's model, e.g. zorowin123/rq_rag_llama2_7B")
+            raise ConfigError(
+                f"rqrag: model {engine.model} lacks RQ-RAG's special tokens {missing} (single "
+                "vocabulary entries); use RQ-RAG's model, e.g. zorowin123/rq_rag_llama2_7B"
+            )
 
     def _sampling(self, token: str) -> dict[str, Any]:
         temperature = self.answer_temperature if token == ANSWER_TOKEN else 0.0
-        return {"temperature": temperature, "top_p": self.top_p, "stop": list(STOP), "keep_stop": True,
-                "skip_special_tokens": False, "logprobs": 1, "max_tokens": self.call_max_tokens}
+        return {
+            "temperature": temperature,
+            "top_p": self.top_p,
+            "stop": list(STOP),
+            "keep_stop": True,
+            "skip_special_tokens": False,
+            "logprobs": 1,
+            "max_tokens": self.call_max_tokens,
+        }
 
     async def _query(self, path: Path, token: str, ctx: Context) -> Path:
         """One query expansion: the model's query after `token`, searched; the path one deeper."""
@@ -109,8 +125,11 @@ class RqRag(System):
         output = (await ctx.llm.generate(prompt, step=token.strip("[]"), **self._sampling(token))).text
         output = output.replace("<s> ", "<s>")
         query = before_end(output)
-        ctx.record_step("query", inputs={"token": token, "depth": path.depth},
-                        outputs={"query": query if query is not None else "dummy", "parsed": query is not None})
+        ctx.record_step(
+            "query",
+            inputs={"token": token, "depth": path.depth},
+            outputs={"query": query if query is not None else "dummy", "parsed": query is not None},
+        )
         docs = await ctx.retriever.search(query if query is not None else "dummy", self.topk)
         passages = [title_and_text(doc) for doc in docs]
         return Path(prompt + output + evidences(passages), path.depth + 1, [*path.docs, *docs])
@@ -120,16 +139,21 @@ class RqRag(System):
         response = await ctx.llm.generate(prompt, step="answer", **self._sampling(ANSWER_TOKEN))
         output = response.text.replace("<s> ", "<s>")
         answer = before_end(output)
-        found = Answer(answer if answer is not None else "Unable to detect valid answer", confidence(response),
-                       output, path)
-        ctx.record_step("answer", inputs={"depth": path.depth},
-                        outputs={"answer": found.answer, "confidence": found.confidence, "parsed": answer is not None})
+        found = Answer(
+            answer if answer is not None else "Unable to detect valid answer", confidence(response), output, path
+        )
+        ctx.record_step(
+            "answer",
+            inputs={"depth": path.depth},
+            outputs={"answer": found.answer, "confidence": found.confidence, "parsed": answer is not None},
+        )
         return found
 
     async def _expand(self, path: Path, ctx: Context) -> tuple[list[Path], Answer]:
         tokens = QUERY_TOKENS if path.depth < self.max_depth else ()
-        *children, answer = await asyncio.gather(*(self._query(path, token, ctx) for token in tokens),
-                                                 self._answer(path, ctx))
+        *children, answer = await asyncio.gather(
+            *(self._query(path, token, ctx) for token in tokens), self._answer(path, ctx)
+        )
         return cast(list[Path], children), cast(Answer, answer)  # the queries' paths, then the answer
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
@@ -141,11 +165,23 @@ class RqRag(System):
             paths = [child for children, _ in expanded for child in children]
             answers += [answer for _, answer in expanded]
         best = max(answers, key=lambda a: a.confidence)  # the first of equal confidences, as max() keeps it
-        ctx.record_step("choice", inputs={"confidences": [a.confidence for a in answers]},
-                        outputs={"answer": best.answer, "depth": best.path.depth})
-        return Prediction(example_id=example.id, answer=best.answer, raw_output=best.output, docs=best.path.docs,
-                          extras={"rqrag": {"paths": len(answers), "parsed": sum(
-                              a.answer != "Unable to detect valid answer" for a in answers)}})
+        ctx.record_step(
+            "choice",
+            inputs={"confidences": [a.confidence for a in answers]},
+            outputs={"answer": best.answer, "depth": best.path.depth},
+        )
+        return Prediction(
+            example_id=example.id,
+            answer=best.answer,
+            raw_output=best.output,
+            docs=best.path.docs,
+            extras={
+                "rqrag": {
+                    "paths": len(answers),
+                    "parsed": sum(a.answer != "Unable to detect valid answer" for a in answers),
+                }
+            },
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, "rqrag")
@@ -155,6 +191,12 @@ class RqRag(System):
         runs = recorded_extras(samples, "rqrag")
         if not runs:
             return None
-        return [{"format": f"answers ending with {END}", "followed": sum(r["parsed"] for r in runs),
-                 "of": sum(r["paths"] for r in runs), "fix": "use RQ-RAG's model (zorowin123/rq_rag_llama2_7B); "
-                 "an answer without it is FlashRAG's 'Unable to detect valid answer'"}]
+        return [
+            {
+                "format": f"answers ending with {END}",
+                "followed": sum(r["parsed"] for r in runs),
+                "of": sum(r["paths"] for r in runs),
+                "fix": "use RQ-RAG's model (zorowin123/rq_rag_llama2_7B); "
+                "an answer without it is FlashRAG's 'Unable to detect valid answer'",
+            }
+        ]

@@ -1,5 +1,6 @@
 """Self-Ask's exemplars as FlashRAG ships them (flashrag/prompt/selfask_examplars.py, commit 1ee5249), verbatim,
 and the parts of its prompt (flashrag/pipeline/active_pipeline.py:824-895)."""
+
 from ragbench.api import Document
 from ragbench.api.flashrag import title_and_text
 

@@ -17,6 +17,7 @@ FlashRAG's follow-up detection reads one output only: a follow-up question gener
 the previous passages. `self_ask_fixed` reads the kept "Follow up:" with the output and searches it.
 FlashRAG runs Self-Ask one example at a time; here the scheduler batches the calls of all examples.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,13 +45,13 @@ from .prompts import (
 
 class SelfAsk(System):
     """Options (--system-arg), FlashRAG's defaults:
-      max_iter      calls at most (run_exp.py:252, 5)
-      single_hop    the single-hop exemplars and "Are follow up questions needed here: No." (run_exp.py:252, false)
-      topk          passages per search (my_config.yaml `retrieval_topk`, 5)
-      max_tokens    per call (run_exp.py:239 `generation_params.max_tokens`, 100; greedy)
-      framework     vllm (my_config.yaml: the stop string that fired stays in the output) | hf (cut and stripped)
-      search_after_kept_follow_up   also search a follow-up question written after a kept "Follow up:"
-                    (false: FlashRAG, active_pipeline.py:887-889; true: `self_ask_fixed`)
+    max_iter      calls at most (run_exp.py:252, 5)
+    single_hop    the single-hop exemplars and "Are follow up questions needed here: No." (run_exp.py:252, false)
+    topk          passages per search (my_config.yaml `retrieval_topk`, 5)
+    max_tokens    per call (run_exp.py:239 `generation_params.max_tokens`, 100; greedy)
+    framework     vllm (my_config.yaml: the stop string that fired stays in the output) | hf (cut and stripped)
+    search_after_kept_follow_up   also search a follow-up question written after a kept "Follow up:"
+                  (false: FlashRAG, active_pipeline.py:887-889; true: `self_ask_fixed`)
     """
 
     name = "self_ask"
@@ -61,9 +62,15 @@ class SelfAsk(System):
     own_defaults = ("max_tokens",)  # run_exp.py's 100 for this method, not a FlashRAG task's 32
     search_after_kept_follow_up = False
 
-    def __init__(self, max_iter: Annotated[int, Ge(1)] = 5, single_hop: bool = False, topk: Annotated[int, Ge(1)] = 5,
-                 max_tokens: Annotated[int, Ge(1)] = 100, framework: Literal["vllm", "hf"] = "vllm",
-                 search_after_kept_follow_up: bool | None = None) -> None:
+    def __init__(
+        self,
+        max_iter: Annotated[int, Ge(1)] = 5,
+        single_hop: bool = False,
+        topk: Annotated[int, Ge(1)] = 5,
+        max_tokens: Annotated[int, Ge(1)] = 100,
+        framework: Literal["vllm", "hf"] = "vllm",
+        search_after_kept_follow_up: bool | None = None,
+    ) -> None:
         self.max_iter, self.single_hop, self.topk = int(max_iter), bool(single_hop), int(topk)
         self.max_tokens, self.framework = int(max_tokens), framework
         if search_after_kept_follow_up is not None:
@@ -78,8 +85,14 @@ class SelfAsk(System):
         for round_index in range(self.max_iter):
             with ctx.group(f"iteration {round_index + 1}"):
                 prompt = exemplars + "\n" + context(docs) + question_block(question, follow_ups) + res
-                response = await flashrag_generate(ctx.llm, prompt, self.framework, step=f"until {stop}",
-                                                   max_tokens=self.max_tokens, stop=[*STOP, stop])
+                response = await flashrag_generate(
+                    ctx.llm,
+                    prompt,
+                    self.framework,
+                    step=f"until {stop}",
+                    max_tokens=self.max_tokens,
+                    stop=[*STOP, stop],
+                )
                 output = response.text.strip() if self.framework == "hf" else response.text
                 kept_follow_up = res.endswith(FOLLOW_UP)
                 res, stop = keep(res, output, stop)
@@ -101,8 +114,13 @@ class SelfAsk(System):
     @staticmethod
     def prediction(example: Example, raw: str, docs: list[Document], searches: int, answered: bool) -> Prediction:
         answer = next((line.split(FINAL_ANSWER)[1].strip() for line in raw.split("\n") if FINAL_ANSWER in line), "")
-        return Prediction(example.id, answer=answer, raw_output=raw, docs=docs,
-                          extras={"self_ask": {"searches": searches, "answered": answered}})
+        return Prediction(
+            example.id,
+            answer=answer,
+            raw_output=raw,
+            docs=docs,
+            extras={"self_ask": {"searches": searches, "answered": answered}},
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, "self_ask")
@@ -114,8 +132,14 @@ class SelfAsk(System):
         runs = recorded_extras(samples, "self_ask")
         if not runs:
             return None
-        return [{"format": f'"{FINAL_ANSWER.strip()}" within max_iter calls', "followed": sum(r["answered"] for r in runs),
-                 "of": len(runs), "fix": "raise max_iter, or use a model that follows Self-Ask's exemplars"}]
+        return [
+            {
+                "format": f'"{FINAL_ANSWER.strip()}" within max_iter calls',
+                "followed": sum(r["answered"] for r in runs),
+                "of": len(runs),
+                "fix": "raise max_iter, or use a model that follows Self-Ask's exemplars",
+            }
+        ]
 
 
 def follow_up_question(text: str) -> str | None:

@@ -1,6 +1,7 @@
 """Self-RAG long form: segment-level beam search over the static passages (run_long_form_static.py
 `call_model_beam_batch` + `run_step_generation_batch`) and the ASQA citation assembly of its main().
 The generations of one tree level go to the scheduler together."""
+
 from __future__ import annotations
 
 import asyncio
@@ -43,26 +44,43 @@ def relabel_no_retrieval(text: str, response: Response, threshold: float | None)
             continue
         if p["[Retrieval]"] + p["[No Retrieval]"] != 0.0:
             retrieve: float = (p["[Retrieval]"] + p["[Continue to Use Evidence]"]) / (
-                p["[Retrieval]"] + p["[No Retrieval]"]) > threshold
+                p["[Retrieval]"] + p["[No Retrieval]"]
+            ) > threshold
         else:
             retrieve = 0.0
         remap[order] = retrieve > threshold
-    return "".join(part + ("[Retrieval]" if remap.get(i) else NO_RETRIEVAL)
-                   for i, part in enumerate(text.split(NO_RETRIEVAL)))
+    return "".join(
+        part + ("[Retrieval]" if remap.get(i) else NO_RETRIEVAL) for i, part in enumerate(text.split(NO_RETRIEVAL))
+    )
 
 
-async def step_generation(system: SelfRag, ctx: Context, prompt: str, docs: list[Document],
-                          w_use: float) -> list[tuple[str, float, dict[str, float]]]:
+async def step_generation(
+    system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float
+) -> list[tuple[str, float, dict[str, float]]]:
     """One continuation per passage, scored; (relabelled text, step score, score parts) each."""
-    responses = await asyncio.gather(*[
-        ctx.llm.generate(evidence_prompt(prompt, d.title, d.text), step="selfrag:segment",
-                         **system.sampling(LONG_FORM_WINDOW, logprob_tokens=REFLECTION_TOKENS)) for d in docs])
+    responses = await asyncio.gather(
+        *[
+            ctx.llm.generate(
+                evidence_prompt(prompt, d.title, d.text),
+                step="selfrag:segment",
+                **system.sampling(LONG_FORM_WINDOW, logprob_tokens=REFLECTION_TOKENS),
+            )
+            for d in docs
+        ]
+    )
     out = []
     for response in responses:
-        score = critique(response, w_rel=system.w_rel, w_sup=system.w_sup, w_use=w_use,
-                         use_groundness=system.use_groundness, use_utility=system.use_utility,
-                         use_seqscore=system.use_seqscore and system.long_form_seqscore, long_form=True,
-                         long_form_utility_bug=system.long_form_utility_bug)
+        score = critique(
+            response,
+            w_rel=system.w_rel,
+            w_sup=system.w_sup,
+            w_use=w_use,
+            use_groundness=system.use_groundness,
+            use_utility=system.use_utility,
+            use_seqscore=system.use_seqscore and system.long_form_seqscore,
+            long_form=True,
+            long_form_utility_bug=system.long_form_utility_bug,
+        )
         out.append((relabel_no_retrieval(response.text, response, system.threshold), score.final, score.to_dict()))
     return out
 
@@ -71,9 +89,11 @@ async def decide(system: SelfRag, ctx: Context, prompt: str, trace: dict[str, An
     """Adaptive decision of call_model_beam_batch: retrieve only if the first paragraph of a 25-token
     generation shows "[Retrieval]" (never, under skip_special_tokens=True) and the normalised
     probability of [Retrieval] at position 0 exceeds the threshold."""
-    response = await ctx.llm.generate(prompt, step="selfrag:decide",
-                                      **system.sampling(LONG_FORM_WINDOW, max_tokens=DECISION_TOKENS,
-                                                                        logprob_tokens=RETRIEVAL_TOKENS))
+    response = await ctx.llm.generate(
+        prompt,
+        step="selfrag:decide",
+        **system.sampling(LONG_FORM_WINDOW, max_tokens=DECISION_TOKENS, logprob_tokens=RETRIEVAL_TOKENS),
+    )
     text = response.text.split("\n\n")[0]
     trace["decision_output"] = text
     if "[Retrieval]" not in text or system.threshold is None:
@@ -85,12 +105,14 @@ async def decide(system: SelfRag, ctx: Context, prompt: str, trace: dict[str, An
     return ratio > system.threshold
 
 
-async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float,
-                      trace: dict[str, Any]) -> list[list[dict[str, Any]]]:
+async def beam_search(
+    system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float, trace: dict[str, Any]
+) -> list[list[dict[str, Any]]]:
     """The tree of call_model_beam_batch; returns the node paths (root first) ending at the deepest
     non-empty level, best first."""
-    tree: list[dict[str, Any]] = [{"prompt": prompt, "pred": "[Retrieval]", "processed_pred": "", "score": None,
-                                   "ctx": None, "parent": None}]
+    tree: list[dict[str, Any]] = [
+        {"prompt": prompt, "pred": "[Retrieval]", "processed_pred": "", "score": None, "ctx": None, "parent": None}
+    ]
     level, terminated = [0], False
     levels = []
     for _ in range(1, system.max_depth):
@@ -102,8 +124,9 @@ async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Doc
                 terminated = True
             elif "[Retrieval]" in tree[node]["pred"]:
                 expand.append(node)
-        steps = await asyncio.gather(*[
-            step_generation(system, ctx, tree[n]["prompt"] + tree[n]["processed_pred"], docs, w_use) for n in expand])
+        steps = await asyncio.gather(
+            *[step_generation(system, ctx, tree[n]["prompt"] + tree[n]["processed_pred"], docs, w_use) for n in expand]
+        )
         children = []
         for node, results in zip(expand, steps):
             parent = tree[node]
@@ -111,21 +134,35 @@ async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Doc
             for doc, (pred, score, parts) in zip(docs, results):
                 # upstream reassigns prev_generation per child, so a child's prompt continues its
                 # previous sibling's segment (chain_sibling_segments=True)
-                child = {"prompt": parent["prompt"] + prev, "pred": pred, "ctx": doc, "parent": node, "parts": parts,
-                         "score": score * parent["score"] if parent["score"] is not None else score}
-                child["processed_pred"] = pred[:pred.index("[Retrieval]")] if "[Retrieval]" in pred else pred
+                child = {
+                    "prompt": parent["prompt"] + prev,
+                    "pred": pred,
+                    "ctx": doc,
+                    "parent": node,
+                    "parts": parts,
+                    "score": score * parent["score"] if parent["score"] is not None else score,
+                }
+                child["processed_pred"] = pred[: pred.index("[Retrieval]")] if "[Retrieval]" in pred else pred
                 if system.chain_sibling_segments:
                     prev = child["processed_pred"]
                 tree.append(child)
                 children.append(len(tree) - 1)
-        level = sorted(children, key=lambda n: tree[n]["score"], reverse=True)[:system.beam_width]
+        level = sorted(children, key=lambda n: tree[n]["score"], reverse=True)[: system.beam_width]
         if level:
             levels.append(level)
-    trace["tree"] = [{"parent": n["parent"], "pred": n["pred"], "score": n["score"],
-                      "doc_id": n["ctx"].id if n["ctx"] is not None else None, **n.get("parts", {})} for n in tree]
+    trace["tree"] = [
+        {
+            "parent": n["parent"],
+            "pred": n["pred"],
+            "score": n["score"],
+            "doc_id": n["ctx"].id if n["ctx"] is not None else None,
+            **n.get("parts", {}),
+        }
+        for n in tree
+    ]
     trace["levels"] = levels
     paths: list[list[Any]] = []
-    for node in (levels[-1] if levels else [0]):
+    for node in levels[-1] if levels else [0]:
         path: list[Any] = []
         while node is not None:
             path.insert(0, tree[node])
@@ -136,8 +173,9 @@ async def beam_search(system: SelfRag, ctx: Context, prompt: str, docs: list[Doc
     return paths
 
 
-async def long_form(system: SelfRag, ctx: Context, prompt: str, docs: list[Document],
-                    run: dict[str, Any]) -> tuple[str, list[Document], dict[str, Any]]:
+async def long_form(
+    system: SelfRag, ctx: Context, prompt: str, docs: list[Document], run: dict[str, Any]
+) -> tuple[str, list[Document], dict[str, Any]]:
     """The answer text, the passages it cites (in citation order) and the trace."""
     trace: dict[str, Any] = {"form": "long", "mode": run["mode"], "ndocs": len(docs)}
     if run["mode"] == "always_retrieve":
@@ -158,6 +196,7 @@ async def long_form(system: SelfRag, ctx: Context, prompt: str, docs: list[Docum
     trace["segments"] = [n["pred"] for n in chosen]
     if not ctx.task.prompting.cites:  # FactScore branch of main(): the best path's text, no citations
         return fix_spacing(clean_segment(texts[0])), [n["ctx"] for n in paths[0] if n["ctx"] is not None], trace
-    output, kept = cite_segments([n["processed_pred"] for n in chosen], [n["ctx"] for n in chosen],
-                                 system.citation_numbering)
+    output, kept = cite_segments(
+        [n["processed_pred"] for n in chosen], [n["ctx"] for n in chosen], system.citation_numbering
+    )
     return output, kept, trace

@@ -3,6 +3,7 @@ ratio, then the candidates with their critique scores and the chosen one marked.
 to the candidates recorded in the prediction's extras by order: the i-th "selfrag:passage" call is the
 i-th passage (short form), the i-th "selfrag:segment" call the i-th node of the beam-search tree after
 the root (long form; the tree is built in call order)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,11 @@ SCORES = ("final_score", "relevance_score", "ground_score", "utility_score", "se
 
 
 def _decision(index: int, extras: dict[str, Any]) -> dict[str, Any]:
-    return {"group": "retrieval decision", "items": [{"step": index}],
-            "info": {"retrieval_ratio": extras.get("retrieval_ratio"), "retrieve": extras.get("retrieved")}}
+    return {
+        "group": "retrieval decision",
+        "items": [{"step": index}],
+        "info": {"retrieval_ratio": extras.get("retrieval_ratio"), "retrieve": extras.get("retrieved")},
+    }
 
 
 def short_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]:
@@ -27,9 +31,14 @@ def short_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]
             items.append(_decision(index, extras))
         elif step.name == "selfrag:passage" and number < len(passages):
             scores = passages[number]
-            items.append({"group": f"passage {number + 1}: {scores.get('title') or scores.get('doc_id') or ''}",
-                          "items": [{"step": index}], "chosen": extras.get("best_passage") == number,
-                          "info": {"doc_id": scores.get("doc_id"), **{k: scores.get(k) for k in SCORES if k in scores}}})
+            items.append(
+                {
+                    "group": f"passage {number + 1}: {scores.get('title') or scores.get('doc_id') or ''}",
+                    "items": [{"step": index}],
+                    "chosen": extras.get("best_passage") == number,
+                    "info": {"doc_id": scores.get("doc_id"), **{k: scores.get(k) for k in SCORES if k in scores}},
+                }
+            )
             number += 1
         else:
             items.append({"step": index})
@@ -70,9 +79,13 @@ def long_form(trace: list[Step], extras: dict[str, Any]) -> list[dict[str, Any]]
                 items.append(levels[depth[node]])
             entry = tree[node]
             levels[depth[node]]["items"].append(
-                {"group": f"node {node}: passage {entry.get('doc_id')} (after node {entry['parent']})",
-                 "items": [{"step": index}], "chosen": node in chosen,
-                 "info": {"path_score": entry.get("score"), **{k: entry[k] for k in SCORES if k in entry}}})
+                {
+                    "group": f"node {node}: passage {entry.get('doc_id')} (after node {entry['parent']})",
+                    "items": [{"step": index}],
+                    "chosen": node in chosen,
+                    "info": {"path_score": entry.get("score"), **{k: entry[k] for k in SCORES if k in entry}},
+                }
+            )
         else:
             items.append({"step": index})
     return items

@@ -4,6 +4,7 @@ Reproduces AkariAsai/self-rag retrieval_lm/utils.py (token lists, PROMPT_DICT["p
 postprocess, fix_spacing), run_short_form.py (postprocess_answer_option_conditioned, the evidence
 prompt) and run_long_form_static.py (the ASQA citation assembly in main()); MIT licence.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,12 +20,16 @@ UTILITY_WEIGHTS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 REFLECTION_TOKENS = RETRIEVAL_TOKENS + RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
 
 # finetune.py's added special tokens, in its order (with a pad token: the 32,016-entry vocabulary)
-ADDED_TOKENS = (RETRIEVAL_TOKENS + RELEVANCE_TOKENS + ("<paragraph>", "</paragraph>") + UTILITY_TOKENS
-                + GROUNDING_TOKENS)
+ADDED_TOKENS = RETRIEVAL_TOKENS + RELEVANCE_TOKENS + ("<paragraph>", "</paragraph>") + UTILITY_TOKENS + GROUNDING_TOKENS
 
 # utils.control_tokens: every reflection token except "[Continue to Use Evidence]", plus the paragraph tags
-CONTROL_TOKENS = (GROUNDING_TOKENS + ("[No Retrieval]", "[Retrieval]") + RELEVANCE_TOKENS
-                  + ("<paragraph>", "</paragraph>") + UTILITY_TOKENS)
+CONTROL_TOKENS = (
+    GROUNDING_TOKENS
+    + ("[No Retrieval]", "[Retrieval]")
+    + RELEVANCE_TOKENS
+    + ("<paragraph>", "</paragraph>")
+    + UTILITY_TOKENS
+)
 
 PROMPT = TEMPLATES["alpaca"][0]  # PROMPT_DICT["prompt_no_input"]
 NO_RETRIEVAL = "[No Retrieval]"

@@ -6,6 +6,7 @@ reflection token absent from a dict counts as log-prob -100 there. Here the engi
 named tokens, within the same window under logprob_window=upstream; one the engine did not report
 counts as -100 the same way.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,20 +50,36 @@ class Critique:
     seq_score: float
 
     def to_dict(self) -> dict[str, float]:
-        return {"final_score": self.final, "relevance_score": self.relevance, "ground_score": self.grounding,
-                "utility_score": self.utility, "seq_score": self.seq_score}
+        return {
+            "final_score": self.final,
+            "relevance_score": self.relevance,
+            "ground_score": self.grounding,
+            "utility_score": self.utility,
+            "seq_score": self.seq_score,
+        }
 
 
 def token_positions(response: Response) -> list[TokenLogprobs]:
     if response.logprobs is None:
-        raise ValueError("the engine returned no per-token log-probabilities; selfrag needs an engine that "
-                         "reports Sampling.logprob_tokens (hf, vllm, replay or scripted with token data)")
+        raise ValueError(
+            "the engine returned no per-token log-probabilities; selfrag needs an engine that "
+            "reports Sampling.logprob_tokens (hf, vllm, replay or scripted with token data)"
+        )
     return response.logprobs
 
 
-def critique(response: Response, *, w_rel: float, w_sup: float, w_use: float, use_groundness: bool,
-             use_utility: bool, use_seqscore: bool, long_form: bool = False,
-             long_form_utility_bug: bool = True) -> Critique:
+def critique(
+    response: Response,
+    *,
+    w_rel: float,
+    w_sup: float,
+    w_use: float,
+    use_groundness: bool,
+    use_utility: bool,
+    use_seqscore: bool,
+    long_form: bool = False,
+    long_form_utility_bug: bool = True,
+) -> Critique:
     """run_short_form.py call_model_rerank_w_scores_batch (long_form=False) or run_long_form_static.py
     run_step_generation_batch (long_form=True) scoring of one passage's generation.
 

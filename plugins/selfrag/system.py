@@ -20,6 +20,7 @@ and README commands run it, quirks included; each quirk that moves numbers has i
 Where upstream crashes, this runs and says so in the docstring of the place: adaptive mode without
 a threshold is a configuration error before the run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -65,6 +66,8 @@ def starts_with_relevance_token(response: Any) -> bool:
     """Whether the generation's first token is [Relevant] or [Irrelevant] (the chosen token, which the
     engine reports whether or not special tokens are kept in the text)."""
     return bool(response.logprobs) and response.logprobs[0].token in RELEVANCE_TOKENS
+
+
 SCORED_TOKENS = RELEVANCE_TOKENS + GROUNDING_TOKENS + UTILITY_TOKENS
 REFLECTION_NAMES = ("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS  # the entries whose log-probs are read
 SELF_RAG_MODELS = "a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b"
@@ -72,7 +75,9 @@ SELF_RAG_MODELS = "a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b"
 
 def _choice(name: str, value: Any, allowed: tuple) -> Any:
     if value not in allowed:
-        raise ConfigError(f"selfrag: {name}={value!r} is not one of {', '.join(map(str, allowed))} (--system-arg {name}=...)")
+        raise ConfigError(
+            f"selfrag: {name}={value!r} is not one of {', '.join(map(str, allowed))} (--system-arg {name}=...)"
+        )
     return value
 
 
@@ -81,26 +86,49 @@ class SelfRag(System):
     budget_options = {"passages": "ndocs"}
     prompt_style = "selfrag"
 
-    def __init__(self, mode: str | None = None, threshold: float | None = 0.2, ndocs: Annotated[int, Ge(1)] | None = None,
-                 max_new_tokens: Annotated[int, Ge(1)] | None = None, max_tokens: Annotated[int, Ge(1)] | None = None,
-                 form: str = "auto", w_rel: float = 1.0, w_sup: float = 1.0, w_use: float | None = None,
-                 use_seqscore: bool = True, use_groundness: bool = True, use_utility: bool = True,
-                 beam_width: Annotated[int, Ge(1)] = 2, max_depth: Annotated[int, Ge(2)] = 7,
-                 ignore_cont: bool = False, closed: bool | None = None, retrieval_ratio: str = "logprob",
-                 skip_special_tokens: bool = True, long_form_utility_bug: bool = True,
-                 long_form_seqscore: bool = False, chain_sibling_segments: bool = True,
-                 citation_numbering: str = "path", logprob_window: str = "upstream") -> None:
+    def __init__(
+        self,
+        mode: str | None = None,
+        threshold: float | None = 0.2,
+        ndocs: Annotated[int, Ge(1)] | None = None,
+        max_new_tokens: Annotated[int, Ge(1)] | None = None,
+        max_tokens: Annotated[int, Ge(1)] | None = None,
+        form: str = "auto",
+        w_rel: float = 1.0,
+        w_sup: float = 1.0,
+        w_use: float | None = None,
+        use_seqscore: bool = True,
+        use_groundness: bool = True,
+        use_utility: bool = True,
+        beam_width: Annotated[int, Ge(1)] = 2,
+        max_depth: Annotated[int, Ge(2)] = 7,
+        ignore_cont: bool = False,
+        closed: bool | None = None,
+        retrieval_ratio: str = "logprob",
+        skip_special_tokens: bool = True,
+        long_form_utility_bug: bool = True,
+        long_form_seqscore: bool = False,
+        chain_sibling_segments: bool = True,
+        citation_numbering: str = "path",
+        logprob_window: str = "upstream",
+    ) -> None:
         self.mode = mode if mode is None else _choice("mode", mode, MODES)
         self.threshold = None if threshold is None else float(threshold)
         if self.mode == "adaptive_retrieval" and self.threshold is None:
-            raise ConfigError("selfrag: mode=adaptive_retrieval needs a threshold (upstream crashes without one); "
-                              "pass --system-arg threshold=0.2 or use mode=always_retrieve")
+            raise ConfigError(
+                "selfrag: mode=adaptive_retrieval needs a threshold (upstream crashes without one); "
+                "pass --system-arg threshold=0.2 or use mode=always_retrieve"
+            )
         self.form = _choice("form", form, ("auto", "short", "long"))
         self.ndocs = ndocs
         # upstream's --max_new_tokens; `max_tokens` is what the task defaults in registry.yaml give
         self.max_new_tokens = int(max_new_tokens if max_new_tokens is not None else (max_tokens or 15))
         self.w_rel, self.w_sup, self.w_use = float(w_rel), float(w_sup), w_use
-        self.use_seqscore, self.use_groundness, self.use_utility = bool(use_seqscore), bool(use_groundness), bool(use_utility)
+        self.use_seqscore, self.use_groundness, self.use_utility = (
+            bool(use_seqscore),
+            bool(use_groundness),
+            bool(use_utility),
+        )
         self.beam_width, self.max_depth, self.ignore_cont = int(beam_width), int(max_depth), bool(ignore_cont)
         if self.max_depth < 2 or self.beam_width < 1:  # upstream: KeyError after a search of depth 0
             raise ConfigError("selfrag: max_depth must be >= 2 and beam_width >= 1 (README: max_depth=7, beam_width=2)")
@@ -136,8 +164,10 @@ class SelfRag(System):
     def check(self, task: Task) -> None:
         self._resolved = run = self.settings(task)  # recorded by config(): the options as they ran
         if run["mode"] == "adaptive_retrieval" and self.threshold is None:
-            raise ConfigError(f"selfrag on {task.name}: adaptive retrieval needs a threshold "
-                              "(--system-arg threshold=0.2, or mode=always_retrieve)")
+            raise ConfigError(
+                f"selfrag on {task.name}: adaptive retrieval needs a threshold "
+                "(--system-arg threshold=0.2, or mode=always_retrieve)"
+            )
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         """The reflection tokens' log-probs, under logprob_window=upstream within upstream's top-k windows
@@ -146,16 +176,23 @@ class SelfRag(System):
         window = None
         if self.logprob_window == "upstream":
             window = LONG_FORM_WINDOW if self.is_long(task) else max(SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW)
-        return EngineNeeds(f"selfrag on {task.name}", REFLECTION_NAMES, window,
-                           "pass --system-arg logprob_window=exact" if window else "", SELF_RAG_MODELS)
+        return EngineNeeds(
+            f"selfrag on {task.name}",
+            REFLECTION_NAMES,
+            window,
+            "pass --system-arg logprob_window=exact" if window else "",
+            SELF_RAG_MODELS,
+        )
 
     def check_model(self, engine) -> None:
         """Refuse a model without the reflection tokens before the run (engines that can tell once loaded;
         the pre-flight has asked those that can tell from the tokenizer alone)."""
         missing = engine.missing_tokens(REFLECTION_NAMES)
         if missing:
-            raise ConfigError(f"selfrag: model {engine.model} lacks Self-RAG's reflection tokens {missing} "
-                              f"(single vocabulary entries); use {SELF_RAG_MODELS}")
+            raise ConfigError(
+                f"selfrag: model {engine.model} lacks Self-RAG's reflection tokens {missing} "
+                f"(single vocabulary entries); use {SELF_RAG_MODELS}"
+            )
 
     def config(self) -> dict[str, Any]:
         """The options; `resolved` fills the per-form defaults (mode, ndocs, w_use, closed) for the task."""
@@ -167,8 +204,13 @@ class SelfRag(System):
         applied to the named tokens under logprob_window=upstream."""
         if window is not None and self.logprob_window == "upstream":
             extra["logprob_window"] = window
-        return {"max_tokens": self.max_new_tokens, "temperature": 0.0, "top_p": 1.0,
-                "skip_special_tokens": self.skip_special_tokens, **extra}
+        return {
+            "max_tokens": self.max_new_tokens,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "skip_special_tokens": self.skip_special_tokens,
+            **extra,
+        }
 
     async def documents(self, example: Example, ctx: Context, ndocs: int) -> list[Document]:
         docs = await ctx.retriever.search(example.question, ndocs) if ctx.retriever else example.docs
@@ -184,9 +226,14 @@ class SelfRag(System):
         if run["form"] == "long":
             output, shown, trace = await long_form(self, ctx, prompt, docs, run)
             answer = prompting.postprocess(output)  # e.g. ASQA: ALCE eval.py keeps the first line
-            return Prediction(example_id=example.id, answer=answer, raw_output=output, docs=shown,
-                              citations=prompting.citations(answer) if prompting.cites else [],
-                              extras={"selfrag": trace})
+            return Prediction(
+                example_id=example.id,
+                answer=answer,
+                raw_output=output,
+                docs=shown,
+                citations=prompting.citations(answer) if prompting.cites else [],
+                extras={"selfrag": trace},
+            )
         answer, raw, shown, trace = await self.short_form(ctx, prompt, docs, run)
         return Prediction(example_id=example.id, answer=answer, raw_output=raw, docs=shown, extras={"selfrag": trace})
 
@@ -195,8 +242,9 @@ class SelfRag(System):
         generated position, ratio > threshold. Upstream divides raw log-probs (retrieval_ratio=
         "logprob"), so a confident [Retrieval] gives a small ratio; a token the engine did not report
         counts as -100 (upstream then raises KeyError)."""
-        response = await ctx.llm.generate(prompt, step="selfrag:decide", **self.sampling(
-            SHORT_DECISION_WINDOW, logprob_tokens=RETRIEVAL_TOKENS))
+        response = await ctx.llm.generate(
+            prompt, step="selfrag:decide", **self.sampling(SHORT_DECISION_WINDOW, logprob_tokens=RETRIEVAL_TOKENS)
+        )
         positions = token_positions(response)
         values = {t: logprob(positions[0], t) if positions else -100.0 for t in ("[Retrieval]", "[No Retrieval]")}
         if self.retrieval_ratio == "prob":
@@ -206,8 +254,9 @@ class SelfRag(System):
         trace.update(no_retrieval_output=response.text, retrieval_ratio=ratio)
         return ratio > self.threshold  # type: ignore[operator]
 
-    async def short_form(self, ctx: Context, prompt: str, docs: list[Document],
-                         run: dict[str, Any]) -> tuple[str, str, list[Document], dict[str, Any]]:
+    async def short_form(
+        self, ctx: Context, prompt: str, docs: list[Document], run: dict[str, Any]
+    ) -> tuple[str, str, list[Document], dict[str, Any]]:
         """call_model_rerank_w_scores_batch. (Upstream crashes with always_retrieve and a single passage;
         here one passage is simply the best one. With no passages there is nothing to retrieve. Upstream's
         no_retrieval mode also generates once from the bare prompt and discards it: that call is skipped.)"""
@@ -223,14 +272,38 @@ class SelfRag(System):
             response = await ctx.llm.generate(prompt + NO_RETRIEVAL, step="selfrag:no_retrieval", **self.sampling())
             return clean_short_answer(response.text), response.text, [], trace
 
-        responses = await asyncio.gather(*[
-            ctx.llm.generate(evidence_prompt(prompt, d.title, d.text), step="selfrag:passage",
-                             **self.sampling(SHORT_PASSAGE_WINDOW, logprob_tokens=SCORED_TOKENS)) for d in docs])
-        scores = [critique(r, w_rel=self.w_rel, w_sup=self.w_sup, w_use=run["w_use"], use_groundness=self.use_groundness,
-                           use_utility=self.use_utility, use_seqscore=self.use_seqscore) for r in responses]
-        trace["passages"] = [{"doc_id": d.id, "title": d.title, "pred": r.text, **s.to_dict(),
-                              "relevance_token_first": starts_with_relevance_token(r)}
-                             for d, r, s in zip(docs, responses, scores)]
+        responses = await asyncio.gather(
+            *[
+                ctx.llm.generate(
+                    evidence_prompt(prompt, d.title, d.text),
+                    step="selfrag:passage",
+                    **self.sampling(SHORT_PASSAGE_WINDOW, logprob_tokens=SCORED_TOKENS),
+                )
+                for d in docs
+            ]
+        )
+        scores = [
+            critique(
+                r,
+                w_rel=self.w_rel,
+                w_sup=self.w_sup,
+                w_use=run["w_use"],
+                use_groundness=self.use_groundness,
+                use_utility=self.use_utility,
+                use_seqscore=self.use_seqscore,
+            )
+            for r in responses
+        ]
+        trace["passages"] = [
+            {
+                "doc_id": d.id,
+                "title": d.title,
+                "pred": r.text,
+                **s.to_dict(),
+                "relevance_token_first": starts_with_relevance_token(r),
+            }
+            for d, r, s in zip(docs, responses, scores)
+        ]
         if run["closed"]:  # vote: sum the scores of identical cleaned answers
             votes: dict[str, float] = {}
             for response, score in zip(responses, scores):
@@ -256,21 +329,32 @@ class SelfRag(System):
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
         without trained reflection tokens does not, and its critique scores then read tokens it never
         generates (relevance from position 0, support and utility left at 0)."""
-        checked = [p["relevance_token_first"] for extras in recorded_extras(samples, "selfrag")
-                   for p in (extras or {}).get("passages", []) if "relevance_token_first" in p]
+        checked = [
+            p["relevance_token_first"]
+            for extras in recorded_extras(samples, "selfrag")
+            for p in (extras or {}).get("passages", [])
+            if "relevance_token_first" in p
+        ]
         if not checked:
             return None
-        return [{"format": "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
-                 "followed": sum(checked), "of": len(checked),
-                 "fix": "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
-                        "carry the reflection tokens"}]
+        return [
+            {
+                "format": "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
+                "followed": sum(checked),
+                "of": len(checked),
+                "fix": "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
+                "carry the reflection tokens",
+            }
+        ]
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         traces = recorded_extras(samples, "selfrag")
         if not traces:
             return None
-        stats: dict[str, Any] = {"examples": len(traces),
-                                 "retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4)}
+        stats: dict[str, Any] = {
+            "examples": len(traces),
+            "retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4),
+        }
         ratios = [t["retrieval_ratio"] for t in traces if "retrieval_ratio" in t]
         if ratios:
             stats["mean_retrieval_ratio"] = round(mean(ratios), 4)

@@ -6,6 +6,7 @@ The training questions (SKR's format: a JSON list of {"question", "judgement": "
 `topk` nearest training questions by L2 distance, delta = #ir_better - #ir_worse decides, against the
 training set's own delta scaled to k (the paper's rule, as FlashRAG writes it).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,13 +23,22 @@ def read_training(path: str) -> list[dict[str, str]]:
     try:
         items = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"skr training_data {path}: not readable as JSON ({type(exc).__name__}: {exc}); pass "
-                          'SKR\'s training file, a JSON list of {"question", "judgement"}') from None
-    if not isinstance(items, list) or not items or not all(
+        raise ConfigError(
+            f"skr training_data {path}: not readable as JSON ({type(exc).__name__}: {exc}); pass "
+            'SKR\'s training file, a JSON list of {"question", "judgement"}'
+        ) from None
+    if (
+        not isinstance(items, list)
+        or not items
+        or not all(
             isinstance(item, dict) and isinstance(item.get("question"), str) and isinstance(item.get("judgement"), str)
-            for item in items):
-        raise ConfigError(f"skr training_data {path}: a non-empty JSON list of "
-                          '{"question": str, "judgement": "ir_better"|"ir_worse"|"same"} is expected')
+            for item in items
+        )
+    ):
+        raise ConfigError(
+            f"skr training_data {path}: a non-empty JSON list of "
+            '{"question": str, "judgement": "ir_better"|"ir_worse"|"same"} is expected'
+        )
     return items
 
 
@@ -45,8 +55,9 @@ def knn_rule(neighbours: list[str], training: Counter[str], topk: int) -> bool:
 class SkrJudger:
     """SKR-kNN over `training_data` with the encoder in `folder` (float32, on the CPU)."""
 
-    def __init__(self, folder: Path, training_data: str, topk: int = 5, max_length: int = 128,
-                 batch_size: int = 64) -> None:
+    def __init__(
+        self, folder: Path, training_data: str, topk: int = 5, max_length: int = 128, batch_size: int = 64
+    ) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         self.topk, self.max_length = topk, max_length
@@ -57,18 +68,22 @@ class SkrJudger:
             self.tokenizer = AutoTokenizer.from_pretrained(folder, use_fast=True)
             self.encoder = AutoModel.from_pretrained(folder).eval()
         except Exception as exc:  # a damaged or foreign folder: one line
-            raise ConfigError(f"skr judger_model {folder}: could not be loaded ({type(exc).__name__}: {exc}); pass "
-                              "a SimCSE encoder folder, e.g. princeton-nlp/sup-simcse-bert-base-uncased") from None
+            raise ConfigError(
+                f"skr judger_model {folder}: could not be loaded ({type(exc).__name__}: {exc}); pass "
+                "a SimCSE encoder folder, e.g. princeton-nlp/sup-simcse-bert-base-uncased"
+            ) from None
         questions = [item["question"] for item in self.training]
-        self.index = np.concatenate([self.encode(questions[i:i + batch_size])
-                                     for i in range(0, len(questions), batch_size)])
+        self.index = np.concatenate(
+            [self.encode(questions[i : i + batch_size]) for i in range(0, len(questions), batch_size)]
+        )
 
     def encode(self, texts: list[str]) -> Any:
         import torch
 
         with torch.inference_mode():
-            inputs = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
-                                    return_tensors="pt")
+            inputs = self.tokenizer(
+                texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+            )
             pooled = self.encoder(**inputs, return_dict=True).pooler_output
             return torch.nn.functional.normalize(pooled, dim=-1).float().numpy()
 

@@ -7,6 +7,7 @@ zero-shot prompt (with the 29 spaces its string literal holds, prompts.py). One 
 Departures: the judger encodes each question alone (FlashRAG: in batches of 64; padding does not change a
 BERT encoder's pooled output beyond float rounding); it runs on the CPU (FlashRAG's hard-codes CUDA).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,10 +43,16 @@ class Skr(System):
     budget_options = {"passages": "topk"}
     prompt_style = "flashrag"
 
-    def __init__(self, judger_model: str | None = None, training_data: str | None = None,
-                 judgements: str | None = None, judger_topk: Annotated[int, Ge(1)] = 5,
-                 judger_max_length: Annotated[int, Ge(1)] = 128, topk: Annotated[int, Ge(1)] = 5,
-                 max_tokens: Annotated[int, Ge(1)] = 32) -> None:
+    def __init__(
+        self,
+        judger_model: str | None = None,
+        training_data: str | None = None,
+        judgements: str | None = None,
+        judger_topk: Annotated[int, Ge(1)] = 5,
+        judger_max_length: Annotated[int, Ge(1)] = 128,
+        topk: Annotated[int, Ge(1)] = 5,
+        max_tokens: Annotated[int, Ge(1)] = 32,
+    ) -> None:
         self.judger_model, self.training_data, self.judgements = judger_model, training_data, judgements
         self.judger_topk, self.judger_max_length = int(judger_topk), int(judger_max_length)
         self.topk, self.max_tokens = int(topk), int(max_tokens)
@@ -55,19 +62,27 @@ class Skr(System):
         from .judger import SkrJudger
 
         assert self.training_data is not None  # check() refuses a run without it
-        return SkrJudger(judger_folder(self.judger_model, "skr judger_model"), self.training_data,
-                         topk=self.judger_topk, max_length=self.judger_max_length)
+        return SkrJudger(
+            judger_folder(self.judger_model, "skr judger_model"),
+            self.training_data,
+            topk=self.judger_topk,
+            max_length=self.judger_max_length,
+        )
 
     def check(self, task: Task) -> None:
         if self.judgements is None:
             if not self.judger_model or not self.training_data:
-                raise ConfigError("skr needs its judger: --system-arg judger_model=FOLDER (a local SimCSE encoder, "
-                                  "e.g. sup-simcse-bert-base-uncased) and training_data=FILE (SKR's training "
-                                  "questions with their judgements), or judgements=FILE (example id -> true|false)")
+                raise ConfigError(
+                    "skr needs its judger: --system-arg judger_model=FOLDER (a local SimCSE encoder, "
+                    "e.g. sup-simcse-bert-base-uncased) and training_data=FILE (SKR's training "
+                    "questions with their judgements), or judgements=FILE (example id -> true|false)"
+                )
             judger_folder(self.judger_model, "skr judger_model")
             if not Path(self.training_data).expanduser().is_file():
-                raise ConfigError(f"skr training_data {self.training_data}: no such file; pass SKR's training "
-                                  'file, a JSON list of {"question", "judgement"}')
+                raise ConfigError(
+                    f"skr training_data {self.training_data}: no such file; pass SKR's training "
+                    'file, a JSON list of {"question", "judgement"}'
+                )
         self._judger.check()
 
     def check_model(self, engine: Any) -> None:
@@ -80,13 +95,22 @@ class Skr(System):
         ctx.record_step("judgement", inputs={"question": question}, outputs=judgement)
         docs = await ctx.retriever.search(question, self.topk) if retrieve else []
         template = FLASHRAG_RAG_TEMPLATE if retrieve else ZERO_SHOT
-        response = await flashrag_generate(ctx.llm, template.render(ctx.llm.chat_model, docs, question=question),
-                                           max_tokens=self.max_tokens)
-        return Prediction(example_id=example.id, answer=response.text, raw_output=response.text, docs=docs,
-                          extras={"skr": {"retrieve": retrieve}})
+        response = await flashrag_generate(
+            ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=self.max_tokens
+        )
+        return Prediction(
+            example_id=example.id,
+            answer=response.text,
+            raw_output=response.text,
+            docs=docs,
+            extras={"skr": {"retrieve": retrieve}},
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         judged = recorded_extras(samples, "skr")
         if not judged:
             return None
-        return {"examples": len(judged), "retrieval_rate": round(mean(1.0 if j["retrieve"] else 0.0 for j in judged), 4)}
+        return {
+            "examples": len(judged),
+            "retrieval_rate": round(mean(1.0 if j["retrieve"] else 0.0 for j in judged), 4),
+        }

@@ -21,6 +21,7 @@ chatgpt_fact_multithreading.py; the paper's Tables 9-12). Changes, because at in
 no gold answer and nothing parses an explanation: the "Answer:" lines and the word "answer" in the
 instructions are dropped, as is "and write an explanation"; typos are kept.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,10 @@ SPECIAL_TEXT = ("</eoi>", "</eor>", "</eol>", "</eog>", "</s>", "<retrieval>", "
 SMART_TASK_INSTRUCTIONS = {
     "fever": "Is the following statement correct or not? Say true if it's correct; otherwise say false.",
     "arc_c": "Given some answer candidates, choose the best answer choice.",
-    "asqa": ("Answer the following question. The question may be ambiguous and have multiple correct answers, "
-             "and in that case, you have to provide a long-form answer including all correct answers."),
+    "asqa": (
+        "Answer the following question. The question may be ambiguous and have multiple correct answers, "
+        "and in that case, you have to provide a long-form answer including all correct answers."
+    ),
     "wow": "Given a chat history separated by new lines, generates an informative, knowledgeable and engaging response. ",
 }
 
@@ -54,7 +57,7 @@ def instruction_block(instruction: str, task_input: str | None) -> str:
 
 
 def passages_block(passages: list[tuple[str, str]], spelling: dict) -> str:
-    """"<retrieval>[1] title\\ntext\\n[2] ...</retrieval>\\n\\n", numbered 1..k*m."""
+    """ "<retrieval>[1] title\\ntext\\n[2] ...</retrieval>\\n\\n", numbered 1..k*m."""
     opening, closing = spelling["retrieval"]
     body = "\n".join(f"[{i}] {title}\n{text}" for i, (title, text) in enumerate(passages, 1))
     return opening + body + closing
@@ -66,7 +69,7 @@ def parse_intents(text: str) -> list[str]:
     text = strip_special(text)
     start = text.find("Search(")
     if start >= 0:
-        inner = text[start + len("Search("):]
+        inner = text[start + len("Search(") :]
         end = inner.rfind(")")
         text = inner[:end] if end >= 0 else inner
     return [piece.strip() for piece in re.split(r"[;\n]", text) if piece.strip()]
@@ -93,7 +96,7 @@ def parse_locator(text: str) -> list[LocatedFact]:
     marks = list(_LOCATOR_LINE.finditer(text))
     facts = []
     for mark, following in zip(marks, [*marks[1:], None]):
-        body = text[mark.end(): following.start() if following else len(text)]
+        body = text[mark.end() : following.start() if following else len(text)]
         title, _, fact = body.strip(" ").partition("\n")
         facts.append(LocatedFact(int(mark.group(2)), mark.group(1) == "Relevant", title.strip(), fact.strip()))
     return facts
@@ -101,8 +104,12 @@ def parse_locator(text: str) -> list[LocatedFact]:
 
 def locator_block(facts: list[LocatedFact]) -> str:
     """Facts written back in the Locator's own format (the prompted mode's trace)."""
-    return "\n".join(f"[Relevant]: [{f.number}] {f.title}\n{f.fact}" if f.relevant
-                     else f"[Irrelevant]: [{f.number}] Lacking Supporting Facts" for f in facts)
+    return "\n".join(
+        f"[Relevant]: [{f.number}] {f.title}\n{f.fact}"
+        if f.relevant
+        else f"[Irrelevant]: [{f.number}] Lacking Supporting Facts"
+        for f in facts
+    )
 
 
 _CITED = re.compile(r"\[(\d+)\]")
@@ -186,23 +193,23 @@ LOCATE_QUESTION = (
     "The extracted spans consist of complete sentences to make the extracted span understandable standalone. "
     "If the passage does not help answer the question, return [Irrelevant].\n\n"
     "###\nQuestion: when did k9 first appear in doctor who ?\n\n"
-    "Passage: K9 is a robot dog acquired by \"Doctor Who\"s title character in the 1977 serial \"The Invisible "
-    "Enemy\". The first two incarnations of the character travelled alongside the Fourth Doctor (portrayed by Tom "
+    'Passage: K9 is a robot dog acquired by "Doctor Who"s title character in the 1977 serial "The Invisible '
+    'Enemy". The first two incarnations of the character travelled alongside the Fourth Doctor (portrayed by Tom '
     "Baker) until 1981. In these stories, K9 proved useful for the powerful laser weapon concealed in his nose, his "
     "encyclopaedic knowledge and his vast computer intelligence. By 1981, each of the two models of K9 which "
     "travelled alongside the Doctor had been left with one of the Doctor's female companions. The character "
     "subsequently transitioned into spin-off territory. Producers hoped K9's popularity with children would launch "
     "the series \n\n"
     "Rating: [Relevant]\n\n"
-    "Extracted span: K9 is a robot dog acquired by \"Doctor Who\"'s title character in the 1977 serial \"The "
-    "Invisible Enemy\".\n\n"
+    'Extracted span: K9 is a robot dog acquired by "Doctor Who"\'s title character in the 1977 serial "The '
+    'Invisible Enemy".\n\n'
     "###\nQuestion: when did k9 first appear in doctor who ?\n\n"
     "Passage: Jaeger in the year 5000. K9 subsequently travelled with the Fourth Doctor (Tom Baker) and Leela "
-    "(Louise Jameson) as a companion of the Doctor in his adventures in time and space until \"The Invasion of "
+    '(Louise Jameson) as a companion of the Doctor in his adventures in time and space until "The Invasion of '
     "Time\" (1978). In this serial, K9 decides to remain on the Doctor's home planet of Gallifrey with Leela. "
-    "Immediately afterwards, \"Doctor Who\" would introduce a second incarnation of K9, played by the same prop; the "
-    "last scene of \"The Invasion of Time\" shows the Doctor unpacking a box labeled \"K9 Mk II\". Although the "
-    "first incarnation of K9 does not appear again in televised \"Doctor\n\n"
+    'Immediately afterwards, "Doctor Who" would introduce a second incarnation of K9, played by the same prop; the '
+    'last scene of "The Invasion of Time" shows the Doctor unpacking a box labeled "K9 Mk II". Although the '
+    'first incarnation of K9 does not appear again in televised "Doctor\n\n'
     "Rating: [Irrelevant]\n\n"
     "Extracted span: None.\n"
     "###\nQuestion: {input}\n\n"
@@ -221,13 +228,13 @@ LOCATE_CLAIM = (
     "###\nQuestion: Paul Newman won an Academy Award.\n\n"
     "Passage: Actress category. Best Actor winner Paul Newman was the fourth actor to have been nominated for "
     "portraying the same character in two different films, having previously earned a nomination for his role as "
-    "\"Fast Eddie\" Felson in 1961's \"The Hustler\". By virtue of his victory in the Best Actor category, Newman and "
-    "wife Joanne Woodward, who won Best Actress for her performance in 1957's \"The Three Faces of Eve\", became the "
-    "second married couple to win acting Oscars. \"\" and \"Down and Out in America\"s joint win in the Best "
+    '"Fast Eddie" Felson in 1961\'s "The Hustler". By virtue of his victory in the Best Actor category, Newman and '
+    'wife Joanne Woodward, who won Best Actress for her performance in 1957\'s "The Three Faces of Eve", became the '
+    'second married couple to win acting Oscars. "" and "Down and Out in America"s joint win in the Best '
     "Documentary Feature category marked the fourth occurrence of a tie\n\n"
     "Rating: [Relevant]\n\n"
     "Extracted span: By virtue of his victory in the Best Actor category, Newman and wife Joanne Woodward, who won "
-    "Best Actress for her performance in 1957's \"The Three Faces of Eve\", became the second married couple to win "
+    'Best Actress for her performance in 1957\'s "The Three Faces of Eve", became the second married couple to win '
     "acting Oscars. \n\n"
     "###\nQuestion: The Catalyst is by an American bluegrass band.\n\n"
     "Passage:The Catalyst Fire is the second studio album by Australian progressive rock band Dead Letter Circus. It "

@@ -31,6 +31,7 @@ postprocess_answers_closed (closed_postprocess=smart, its bugs kept; smart_choic
 letter found" rule for choice tasks; none).
 On a task that cites, the answer-level citations are written as "[i][j]" before the final period.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -77,9 +78,14 @@ from .prompts import (
 )
 
 ROLES = ("reconstructor", "locator", "generator")
-OPTIONS = {"mode": ("trajectory", "prompted"), "agents": ("all", "no_locator", "no_reconstructor", "generator_only"),
-           "intent_retrieval": ("per_intent", "joined"), "trajectory": ("auto", "long", "short"),
-           "no_facts": ("question", "trajectory"), "closed_postprocess": ("smart", "smart_choices", "none")}
+OPTIONS = {
+    "mode": ("trajectory", "prompted"),
+    "agents": ("all", "no_locator", "no_reconstructor", "generator_only"),
+    "intent_retrieval": ("per_intent", "joined"),
+    "trajectory": ("auto", "long", "short"),
+    "no_facts": ("question", "trajectory"),
+    "closed_postprocess": ("smart", "smart_choices", "none"),
+}
 
 
 class Smart(System):
@@ -89,17 +95,34 @@ class Smart(System):
     prompt_style = "smart"
     roles = ROLES
 
-    def __init__(self, mode: str = "trajectory", agents: str = "all", top_k: Annotated[int, Ge(1)] = 3,
-                 intent_retrieval: str = "per_intent", trajectory: str = "auto", no_facts: str = "question",
-                 max_tokens: Annotated[int, Ge(1)] = 100, reconstructor_max_tokens: Annotated[int, Ge(1)] = 64,
-                 locator_max_tokens: Annotated[int, Ge(1)] | None = None,
-                 chat: bool = True, closed_postprocess: str = "smart") -> None:
-        values = {"mode": mode, "agents": agents, "intent_retrieval": intent_retrieval, "trajectory": trajectory,
-                  "no_facts": no_facts, "closed_postprocess": closed_postprocess}
+    def __init__(
+        self,
+        mode: str = "trajectory",
+        agents: str = "all",
+        top_k: Annotated[int, Ge(1)] = 3,
+        intent_retrieval: str = "per_intent",
+        trajectory: str = "auto",
+        no_facts: str = "question",
+        max_tokens: Annotated[int, Ge(1)] = 100,
+        reconstructor_max_tokens: Annotated[int, Ge(1)] = 64,
+        locator_max_tokens: Annotated[int, Ge(1)] | None = None,
+        chat: bool = True,
+        closed_postprocess: str = "smart",
+    ) -> None:
+        values = {
+            "mode": mode,
+            "agents": agents,
+            "intent_retrieval": intent_retrieval,
+            "trajectory": trajectory,
+            "no_facts": no_facts,
+            "closed_postprocess": closed_postprocess,
+        }
         for option, value in values.items():
             if value not in OPTIONS[option]:
-                raise ConfigError(f"system smart: {option}={value!r} is not one of {', '.join(OPTIONS[option])} "
-                                  f"(--system-arg {option}=...)")
+                raise ConfigError(
+                    f"system smart: {option}={value!r} is not one of {', '.join(OPTIONS[option])} "
+                    f"(--system-arg {option}=...)"
+                )
         if int(top_k) < 1:
             raise ConfigError("system smart: top_k must be >= 1 (passages per intent; the paper uses 3)")
         self.mode, self.agents, self.intent_retrieval = mode, agents, intent_retrieval
@@ -127,8 +150,13 @@ class Smart(System):
         tokens of its tokenizer, and a stop string must see them."""
         if self.mode == "prompted":
             return {"max_tokens": max_tokens, "temperature": 0.0, "top_p": 1.0, **({"stop": [stop]} if stop else {})}
-        return {"max_tokens": max_tokens, "temperature": 0.0, "top_p": 1.0, "stop": [stop],
-                "skip_special_tokens": False}
+        return {
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "stop": [stop],
+            "skip_special_tokens": False,
+        }
 
     def user_prompt(self, task: Task, example: Example) -> str:
         instruction = SMART_TASK_INSTRUCTIONS.get(instruction_key(task) or "")
@@ -172,20 +200,28 @@ class Smart(System):
         answer = self.final_answer(ctx.task, text, cited)
         trace["cited"] = cited
         prompting = ctx.task.prompting
-        return Prediction(example_id=example.id, answer=answer, raw_output=text, docs=docs,
-                          citations=prompting.citations(answer) if prompting.cites else ([cited] if cited else []),
-                          extras={"smart": trace})
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=text,
+            docs=docs,
+            citations=prompting.citations(answer) if prompting.cites else ([cited] if cited else []),
+            extras={"smart": trace},
+        )
 
     @grouped("Intent Reconstructor")  # the viewer's timeline: agent by agent
-    async def intents(self, example: Example, ctx: Context, trace: dict[str, Any], prompt: str) -> tuple[list[str], str]:
+    async def intents(
+        self, example: Example, ctx: Context, trace: dict[str, Any], prompt: str
+    ) -> tuple[list[str], str]:
         """The Reconstructor's intents and its raw output ("" when it is ablated: the question is the query)."""
         if not self.reconstructs:
             trace["intents"] = [example.question]
             return [example.question], ""
         llm = ctx.model("reconstructor")
         if self.mode == "trajectory":
-            response = await llm.generate(prompt, step="smart:reconstructor",
-                                          **self.sampling(self.reconstructor_max_tokens, END_INTENT))
+            response = await llm.generate(
+                prompt, step="smart:reconstructor", **self.sampling(self.reconstructor_max_tokens, END_INTENT)
+            )
             intents = parse_intents(response.text)
             trace["intents_in_format"] = "Search(" in response.text  # else the whole reply is taken (upstream)
         else:
@@ -196,8 +232,9 @@ class Smart(System):
         trace["intents"] = intents = intents or [example.question]  # an unparsable reply: search the question
         return intents, response.text
 
-    async def run_trajectory(self, example: Example, ctx: Context,
-                             trace: dict[str, Any]) -> tuple[str, list[Document], list[int]]:
+    async def run_trajectory(
+        self, example: Example, ctx: Context, trace: dict[str, Any]
+    ) -> tuple[str, list[Document], list[int]]:
         x = self.user_prompt(ctx.task, example)
         long = self.trajectory == "long" or (self.trajectory == "auto" and not ctx.models)
         spelling: dict[str, Any] = LONG if long else SHORT
@@ -221,21 +258,24 @@ class Smart(System):
             else:
                 prompt = reading + spelling["locator"]
                 with ctx.group("Fact Locator"):
-                    response = await ctx.model("locator").generate(prompt, step="smart:locator",
-                                                                   **self.sampling(self.locator_max_tokens, END_LOCATOR))
+                    response = await ctx.model("locator").generate(
+                        prompt, step="smart:locator", **self.sampling(self.locator_max_tokens, END_LOCATOR)
+                    )
                 facts = [f for f in parse_locator(response.text) if 1 <= f.number <= len(docs)]
                 trace["located"] = [f.to_dict() for f in facts]
                 located = (prompt if long else x + spelling["locator"]) + response.text + END_LOCATOR + "\n\n"
                 trace["no_facts"] = no_facts = not any(f.relevant for f in facts)
                 generator_prompt = (x if no_facts and self.no_facts == "question" else located) + GENERATOR
         with ctx.group("Response Generator"):
-            response = await ctx.model("generator").generate(generator_prompt, step="smart:generator",
-                                                             **self.sampling(self.max_tokens, END_GENERATOR))
+            response = await ctx.model("generator").generate(
+                generator_prompt, step="smart:generator", **self.sampling(self.max_tokens, END_GENERATOR)
+            )
         answer, cited = split_citations(response.text)
         return answer, docs, [n for n in cited if 1 <= n <= len(docs)]
 
-    async def run_prompted(self, example: Example, ctx: Context,
-                           trace: dict[str, Any]) -> tuple[str, list[Document], list[int]]:
+    async def run_prompted(
+        self, example: Example, ctx: Context, trace: dict[str, Any]
+    ) -> tuple[str, list[Document], list[int]]:
         shown: list[Document] | None = None
         if self.agents != "generator_only":
             intents, _ = await self.intents(example, ctx, trace, "")
@@ -245,8 +285,11 @@ class Smart(System):
                 facts = await self.locate(example, ctx, docs)
                 trace["located"] = [f.to_dict() for f in facts]
                 trace["locator_block"] = locator_block(facts)
-                shown = [Document(id=d.id, title=d.title, text=f.fact or d.text, score=d.score, metadata=dict(d.metadata))
-                         for d, f in zip(docs, facts) if f.relevant]
+                shown = [
+                    Document(id=d.id, title=d.title, text=f.fact or d.text, score=d.score, metadata=dict(d.metadata))
+                    for d, f in zip(docs, facts)
+                    if f.relevant
+                ]
                 trace["no_facts"] = not shown
                 if not shown and self.no_facts == "trajectory":
                     shown = docs
@@ -259,9 +302,17 @@ class Smart(System):
     async def locate(self, example: Example, ctx: Context, docs: list[Document]) -> list[LocatedFact]:
         """One locator call per passage (Table 9's prompt is per passage); all go to the scheduler at once."""
         shown = task_input(ctx.task, example)
-        replies = await asyncio.gather(*[
-            self.ask(ctx.model("locator"), locate_prompt(shown, doc.text, ctx.task.prompting.answer_format),
-                     "smart:locator", self.sampling(self.locator_max_tokens, "\n###")) for doc in docs])
+        replies = await asyncio.gather(
+            *[
+                self.ask(
+                    ctx.model("locator"),
+                    locate_prompt(shown, doc.text, ctx.task.prompting.answer_format),
+                    "smart:locator",
+                    self.sampling(self.locator_max_tokens, "\n###"),
+                )
+                for doc in docs
+            ]
+        )
         facts = []
         for number, (doc, reply) in enumerate(zip(docs, replies), 1):
             relevant, span = parse_rating(reply.text)
@@ -301,8 +352,10 @@ class Smart(System):
         traces = recorded_extras(samples, "smart")
         if not traces:
             return None
-        stats: dict[str, Any] = {"examples": len(traces),
-                                 "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3)}
+        stats: dict[str, Any] = {
+            "examples": len(traces),
+            "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3),
+        }
         parsed = [t["intents_parsed"] for t in traces if "intents_parsed" in t]
         if parsed:
             stats["unparsed_intents"] = sum(1 for p in parsed if not p)
@@ -320,6 +373,12 @@ class Smart(System):
         checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
         if not checked:
             return None
-        return [{"format": "Reconstructor intents as Search(intent; ...)", "followed": sum(checked),
-                 "of": len(checked), "fix": "use a SMART-trained model (--model, or --role-model "
-                 "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model"}]
+        return [
+            {
+                "format": "Reconstructor intents as Search(intent; ...)",
+                "followed": sum(checked),
+                "of": len(checked),
+                "fix": "use a SMART-trained model (--model, or --role-model "
+                "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model",
+            }
+        ]

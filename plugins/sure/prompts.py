@@ -1,6 +1,7 @@
 """SuRe's four prompts as FlashRAG writes them (flashrag/pipeline/branching_pipeline.py:79-122 at commit
 1ee5249), verbatim: adjacent string literals there join without a space ("After readingthe passages");
 `FIXED` has the spaces put back (the `sure_fixed` system)."""
+
 from __future__ import annotations
 
 from types import MappingProxyType

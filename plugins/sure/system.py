@@ -14,6 +14,7 @@ Per example:
 Departures: none in the calls; FlashRAG truncates a prompt of >= 2048 tokens (its generator_max_input_len),
 which ragbench leaves to the engine's context limit.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -95,50 +96,80 @@ class SuRe(System):
             docs: list[Document] = await ctx.retriever.search(question, self.topk)
         reference = flashrag_reference(docs, REFERENCE)
         with ctx.group("candidates"):
-            [output] = await self._ask(ctx, "candidates", [
-                self._render(ctx, "candidates", N=len(docs), reference=reference, question=question)])
+            [output] = await self._ask(
+                ctx,
+                "candidates",
+                [self._render(ctx, "candidates", N=len(docs), reference=reference, question=question)],
+            )
             candidates = parse_candidates(output)
             ctx.record_step("candidates", inputs={"output": output}, outputs={"candidates": candidates})
         extras: dict[str, Any] = {"candidates": candidates}
         if not candidates:
             return Prediction(example_id=example.id, answer="", raw_output=output, docs=docs, extras={"sure": extras})
         with ctx.group("summaries"):
-            summaries = await self._ask(ctx, "summary", [
-                self._render(ctx, "summary", question=question, pred=c, reference=reference) for c in candidates])
+            summaries = await self._ask(
+                ctx,
+                "summary",
+                [self._render(ctx, "summary", question=question, pred=c, reference=reference) for c in candidates],
+            )
         with ctx.group("validation"):
-            replies = await self._ask(ctx, "validation", [
-                self._render(ctx, "validation", question=question, pred=c, summary=s)
-                for c, s in zip(candidates, summaries)])
+            replies = await self._ask(
+                ctx,
+                "validation",
+                [
+                    self._render(ctx, "validation", question=question, pred=c, summary=s)
+                    for c, s in zip(candidates, summaries)
+                ],
+            )
             validation = [parse_validation(reply) for reply in replies]
         pairs = list(itertools.permutations(range(len(summaries)), 2))
         with ctx.group("ranking"):
-            replies = await self._ask(ctx, "ranking", [
-                self._render(ctx, "ranking", question=question, summary1=summaries[a], summary2=summaries[b])
-                for a, b in pairs])
+            replies = await self._ask(
+                ctx,
+                "ranking",
+                [
+                    self._render(ctx, "ranking", question=question, summary1=summaries[a], summary2=summaries[b])
+                    for a, b in pairs
+                ],
+            )
             ranking = ranking_rows(len(candidates), {pair: parse_ranking(r) for pair, r in zip(pairs, replies)})
             best = best_candidate(validation, ranking)
-            ctx.record_step("choice", inputs={"validation": validation, "ranking": ranking},
-                            outputs={"answer": candidates[best], "index": best})
+            ctx.record_step(
+                "choice",
+                inputs={"validation": validation, "ranking": ranking},
+                outputs={"answer": candidates[best], "index": best},
+            )
         extras.update(validation=validation, ranking=ranking, chosen=best)
-        return Prediction(example_id=example.id, answer=candidates[best], raw_output=output, docs=docs,
-                          extras={"sure": extras})
+        return Prediction(
+            example_id=example.id, answer=candidates[best], raw_output=output, docs=docs, extras={"sure": extras}
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, "sure")
         if not runs:
             return None
-        return {"examples": len(runs), "mean_candidates": round(mean(len(r["candidates"]) for r in runs), 3),
-                "no_candidates": sum(1 for r in runs if not r["candidates"]),
-                "validated_rate": round(mean(v for r in runs for v in r.get("validation", [])), 4)
-                if any(r.get("validation") for r in runs) else None}
+        return {
+            "examples": len(runs),
+            "mean_candidates": round(mean(len(r["candidates"]) for r in runs), 3),
+            "no_candidates": sum(1 for r in runs if not r["candidates"]),
+            "validated_rate": round(mean(v for r in runs for v in r.get("validation", [])), 4)
+            if any(r.get("validation") for r in runs)
+            else None,
+        }
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "sure")
         if not runs:
             return None
-        return [{"format": "answer candidates as (a) xx, (b) yy", "followed": sum(1 for r in runs if r["candidates"]),
-                 "of": len(runs), "fix": "use an instruction-following model; an example without candidates "
-                 "answers \"\" as FlashRAG's SuRe does"}]
+        return [
+            {
+                "format": "answer candidates as (a) xx, (b) yy",
+                "followed": sum(1 for r in runs if r["candidates"]),
+                "of": len(runs),
+                "fix": "use an instruction-following model; an example without candidates "
+                'answers "" as FlashRAG\'s SuRe does',
+            }
+        ]
 
 
 class SuReFixed(SuRe):

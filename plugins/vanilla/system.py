@@ -1,4 +1,5 @@
 """Retrieve-then-read with the task's baseline prompt."""
+
 from __future__ import annotations
 
 from typing import Annotated

@@ -5,6 +5,7 @@ raises: the command does all its work (a run writes its whole run folder), then 
 naming the stream, what failed and the fix (when stderr still works) and an exit code that says it:
 EXIT_CONSOLE when the command's own work succeeded, the command's own code otherwise. A reader that went
 away is the ordinary end of a pipe: no line, and 128 + SIGPIPE, as a process that signal ends."""
+
 from __future__ import annotations
 
 import errno
@@ -17,8 +18,10 @@ from typing import Any
 
 from .._errors import EXIT_CONSOLE
 
-_FIXES = {errno.ENOSPC: "free space there, or send it elsewhere",
-          errno.EDQUOT: "free space within your disk quota, or send it elsewhere"}
+_FIXES = {
+    errno.ENOSPC: "free space there, or send it elsewhere",
+    errno.EDQUOT: "free space within your disk quota, or send it elsewhere",
+}
 
 
 class GuardedStream(io.TextIOBase):
@@ -95,6 +98,7 @@ def guard_console() -> list[GuardedStream]:
 
 def with_console_checked(command: Callable[[], Any], streams: list[GuardedStream]) -> Callable[[], None]:
     """`command`, ending in SystemExit with its exit code or the console's (`exit_code`)."""
+
     def run() -> None:
         try:
             command()
@@ -102,6 +106,7 @@ def with_console_checked(command: Callable[[], Any], streams: list[GuardedStream
         except SystemExit as exc:
             code = exc.code
         sys.exit(exit_code(code, streams))
+
     return run
 
 
@@ -130,5 +135,7 @@ def console_problem(stream: GuardedStream, succeeded: bool) -> str:
     where = f": {stream.target}" if stream.target else ""
     fix = _FIXES.get(failure.errno or 0, "send it elsewhere")
     done = ", its other work is done" if succeeded else ""
-    return (f"ragbench: error: cannot write to {stream.name} ({what}{where}); what went there from then on was "
-            f"dropped{done}; {fix}")
+    return (
+        f"ragbench: error: cannot write to {stream.name} ({what}{where}); what went there from then on was "
+        f"dropped{done}; {fix}"
+    )

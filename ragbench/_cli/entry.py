@@ -6,6 +6,7 @@ swallowed (C code that clears errors) ends the command all the same, by the watc
 The process ends with the command, whatever a plugin left running (ragbench._cli.process_end).
 Its console is guarded from the start (ragbench._cli.console): a full or closed stdout or stderr ends in one
 line and an exit code, never a traceback, and never stops the command's work."""
+
 from __future__ import annotations
 
 from .._stop_signals import (

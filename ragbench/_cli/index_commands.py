@@ -2,6 +2,7 @@
 
 Kept light: the retriever's own module (bm25s, torch) is imported only when the command runs.
 """
+
 from __future__ import annotations
 
 import click
@@ -18,28 +19,56 @@ def index_group() -> None:
 
 
 @index_group.command("build")
-@click.option("--corpus", required=True, help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
-                                               "or FlashRAG's JSONL {id, contents} (the title on its first line)")
-@click.option("--retriever", "kind", required=True, help="bm25, dense or flashrag_bm25 (FlashRAG's bm25s files; ragbench list retrievers)")
+@click.option(
+    "--corpus",
+    required=True,
+    help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
+    "or FlashRAG's JSONL {id, contents} (the title on its first line)",
+)
+@click.option(
+    "--retriever",
+    "kind",
+    required=True,
+    help="bm25, dense or flashrag_bm25 (FlashRAG's bm25s files; ragbench list retrievers)",
+)
 @click.option("--out", required=True, help="index folder to create")
-@click.option("--model", default=None, help="dense encoder: sentence-transformers folder or hub name "
-              "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)")
-@click.option("--build-arg", multiple=True, metavar="K=V",
-              help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
-                   "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense); "
-                   "language (flashrag_bm25)")
+@click.option(
+    "--model",
+    default=None,
+    help="dense encoder: sentence-transformers folder or hub name "
+    "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)",
+)
+@click.option(
+    "--build-arg",
+    multiple=True,
+    metavar="K=V",
+    help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
+    "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense); "
+    "language (flashrag_bm25)",
+)
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
 @click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
-@click.option("--split", default=None, metavar="tokens:SIZE:OVERLAP[:ENCODING]", help="cut documents longer than "
-              "SIZE characters into chunks of SIZE tokens overlapping by OVERLAP first (llama-index "
-              "TokenTextSplitter; OmniEval's corpus: tokens:2048:256, tiktoken cl100k_base); chunk ids <id>#<n>")
-@click.option("--split-header", default=None, metavar="TEMPLATE", help="with --split: the metadata text each "
-              "document renders, over {title}, taken off every chunk's token budget as llama-index does "
-              "(OmniEval's corpus: 'Title=>{title}'; default none)")
+@click.option(
+    "--split",
+    default=None,
+    metavar="tokens:SIZE:OVERLAP[:ENCODING]",
+    help="cut documents longer than "
+    "SIZE characters into chunks of SIZE tokens overlapping by OVERLAP first (llama-index "
+    "TokenTextSplitter; OmniEval's corpus: tokens:2048:256, tiktoken cl100k_base); chunk ids <id>#<n>",
+)
+@click.option(
+    "--split-header",
+    default=None,
+    metavar="TEMPLATE",
+    help="with --split: the metadata text each "
+    "document renders, over {title}, taken off every chunk's token budget as llama-index does "
+    "(OmniEval's corpus: 'Title=>{title}'; default none)",
+)
 @click.option("--overwrite", is_flag=True, help="replace an existing index folder")
 @click.option("--no-progress", is_flag=True, help="no progress bar")
-def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, split, split_header, overwrite,
-                  no_progress) -> None:
+def build_command(
+    corpus, kind, out, model, build_arg, chunk_size, no_title, split, split_header, overwrite, no_progress
+) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from .._retrieval.index import build_index
 
@@ -47,10 +76,22 @@ def build_command(corpus, kind, out, model, build_arg, chunk_size, no_title, spl
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model
-        manifest = build_index(corpus, out, kind, options, chunk_size=chunk_size, title=not no_title,
-                               overwrite=overwrite, progress=not no_progress, split=split,
-                               split_header=split_header, registry=command_registry())
-    click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} "
-               f"({manifest.build_seconds:.1f} s)")
-    exit_if_skipped(manifest.errors, "bad record skipped",
-                    f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)")
+        manifest = build_index(
+            corpus,
+            out,
+            kind,
+            options,
+            chunk_size=chunk_size,
+            title=not no_title,
+            overwrite=overwrite,
+            progress=not no_progress,
+            split=split,
+            split_header=split_header,
+            registry=command_registry(),
+        )
+    click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} ({manifest.build_seconds:.1f} s)")
+    exit_if_skipped(
+        manifest.errors,
+        "bad record skipped",
+        f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)",
+    )

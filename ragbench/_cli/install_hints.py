@@ -1,6 +1,7 @@
 """Install hints as this installation takes them. The messages of ragbench and its plugins say `pip install
 'ragbench[vllm]'`; where ragbench was installed from a folder (a checkout, `pip install -e .`), that command
 would fetch the package index's ragbench over it, so the line a user reads names their folder instead."""
+
 from __future__ import annotations
 
 import json

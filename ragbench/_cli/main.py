@@ -3,6 +3,7 @@ and the commands plugins add (`ragbench_cli_commands`, e.g. `ragbench serve crag
 
 Imports stay light here: engines (torch, vLLM) load only when a run starts.
 """
+
 from __future__ import annotations
 
 import io
@@ -37,8 +38,13 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
     if replay:
         from .._replay.rerun import replay_config
 
-        return replay_config(replay, output=options["output"], progress=not options["no_progress"],
-                             resume=options["resume"], overwrite=options["overwrite"])
+        return replay_config(
+            replay,
+            output=options["output"],
+            progress=not options["no_progress"],
+            resume=options["resume"],
+            overwrite=options["overwrite"],
+        )
     if not split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())
         click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
@@ -53,8 +59,10 @@ def run_and_report(config: Any) -> None:
         click.echo(f"ragbench: {line}", err=True)
     outcome = evaluated(config)
     if outcome.rebuilt:
-        click.echo(f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved "
-                   "samples", err=True)
+        click.echo(
+            f"ragbench: {outcome.run_dir}/results.json was missing or unreadable: rebuilt from the saved samples",
+            err=True,
+        )
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
     report_outcome(outcome)
@@ -89,12 +97,24 @@ def escape_unprintable() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
-@click.group(cls=PluginCommandGroup, invoke_without_command=True,
-             context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
-              help="the versions of ragbench, Python and the key packages (for a bug report)")
-@click.option("--replay", default=None, metavar="RUN_DIR", help="re-execute a recorded run offline from its calls/ "
-              "folder (no model, index or server); writes to --output or RUN_DIR__replay")
+@click.group(
+    cls=PluginCommandGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="the versions of ragbench, Python and the key packages (for a bug report)",
+)
+@click.option(
+    "--replay",
+    default=None,
+    metavar="RUN_DIR",
+    help="re-execute a recorded run offline from its calls/ "
+    "folder (no model, index or server); writes to --output or RUN_DIR__replay",
+)
 @with_run_options
 @click.pass_context
 def main(ctx: click.Context, replay, **options) -> None:
@@ -140,8 +160,10 @@ def check_command(no_model: bool, **options) -> None:
     for line in evaluator.checks.warnings:
         click.echo(f"warning  {for_this_install(line)}")
     warned = len(evaluator.checks.warnings)
-    click.echo(f"ragbench check: {'ready to run' if not warned else f'can run, with {warned} warning(s) above'} "
-               f"(the run folder will be {evaluator.run_dir.path})")
+    click.echo(
+        f"ragbench check: {'ready to run' if not warned else f'can run, with {warned} warning(s) above'} "
+        f"(the run folder will be {evaluator.run_dir.path})"
+    )
 
 
 def metric_fits(registry: Any, metric: str) -> str:
@@ -155,8 +177,11 @@ def metric_fits(registry: Any, metric: str) -> str:
 
 
 @main.command("list")
-@click.argument("kind", required=False, type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "rerankers",
-                                                                         "refiners", "groups"]))
+@click.argument(
+    "kind",
+    required=False,
+    type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners", "groups"]),
+)
 @click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
 def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
@@ -200,27 +225,37 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
             for name, style in sorted(registry.query_styles.items()):
                 click.echo(f"  {name:<{width}} {style.description}  [{style.provider}]")
     for failure in registry.failures:
-        click.echo(f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: "
-                   f"{failure.error}", err=True)
+        click.echo(
+            f"ragbench: plugin '{failure.plugin}' from {failure.provider} failed to load: {failure.error}", err=True
+        )
 
 
 @main.command("score")
 @click.option("--task", "task", required=True, help="task name")
 @click.option("--data", "data_file", default=None, help="the task's data file")
-@click.option("--predictions", required=True, help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
-              "of the benchmark's own output files (OmniEval: *.pred.jsonl)")
+@click.option(
+    "--predictions",
+    required=True,
+    help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
+    "of the benchmark's own output files (OmniEval: *.pred.jsonl)",
+)
 @resume_option
 @overwrite_option
 @with_common
-def score_command(task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool,
-                  **common) -> None:
+def score_command(task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool, **common) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
         from .._values.run_config import RunConfig
 
-        config = RunConfig(tasks=[task], system="recorded", system_args={"path": predictions},
-                           data={task: data_file} if data_file else {}, resume=resume, overwrite=overwrite,
-                           **common_kwargs(**common))
+        config = RunConfig(
+            tasks=[task],
+            system="recorded",
+            system_args={"path": predictions},
+            data={task: data_file} if data_file else {},
+            resume=resume,
+            overwrite=overwrite,
+            **common_kwargs(**common),
+        )
     run_and_report(config)
 
 

@@ -1,4 +1,5 @@
 """How a command of the command line ends: one line per problem and the exit code, never a traceback."""
+
 from __future__ import annotations
 
 import errno
@@ -30,15 +31,21 @@ def stopped_at_failure(exc: Any) -> None:
     """--fail-fast: the traceback of the failed record's system or metric (its error, for a bad record or
     a value that is not a score), then one line saying where the run stands; exit 1."""
     click.echo(exc.traceback.rstrip("\n"), err=True)
-    click.echo(f"ragbench: --fail-fast: {exc}; the run stopped there (its sample and every finished one are saved "
-               f"in {exc.run_dir}; --resume tries it again)", err=True)
+    click.echo(
+        f"ragbench: --fail-fast: {exc}; the run stopped there (its sample and every finished one are saved "
+        f"in {exc.run_dir}; --resume tries it again)",
+        err=True,
+    )
     sys.exit(EXIT_INCOMPLETE)
 
 
-_ENVIRONMENT_FIXES = {errno.ENOSPC: "free space on that disk", errno.EDQUOT: "free space within your disk quota",
-                      errno.EROFS: "make it writable, or point {options} elsewhere",
-                      errno.EACCES: "make it writable, or point {options} elsewhere",
-                      errno.EPERM: "make it writable, or point {options} elsewhere"}
+_ENVIRONMENT_FIXES = {
+    errno.ENOSPC: "free space on that disk",
+    errno.EDQUOT: "free space within your disk quota",
+    errno.EROFS: "make it writable, or point {options} elsewhere",
+    errno.EACCES: "make it writable, or point {options} elsewhere",
+    errno.EPERM: "make it writable, or point {options} elsewhere",
+}
 RUN_OPTIONS = "--output / --cache / --page-cache"  # what points a run's writing elsewhere
 
 
@@ -47,8 +54,10 @@ def exhausted(exc: BaseException) -> str | None:
     if isinstance(exc, MemoryError) or isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
         return "out of memory; free memory, or raise the memory limit (ulimit -v, the container's)"
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
-        return ("cannot start a thread (out of memory or of threads); free memory, or raise the limits (ulimit -v, "
-                "ulimit -u; each thread takes ulimit -s of memory)")
+        return (
+            "cannot start a thread (out of memory or of threads); free memory, or raise the limits (ulimit -v, "
+            "ulimit -u; each thread takes ulimit -s of memory)"
+        )
     if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         return f"too many open files (the limit is {soft}); raise it (ulimit -n 4096)"
@@ -73,8 +82,9 @@ def then_line(run_dir: Any) -> str:
     return "then run it again"
 
 
-def environment_error(exc: OSError | sqlite3.Error, run_dir: Any = None, options: str = RUN_OPTIONS,
-                      then: str | None = None) -> None:
+def environment_error(
+    exc: OSError | sqlite3.Error, run_dir: Any = None, options: str = RUN_OPTIONS, then: str | None = None
+) -> None:
     """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
     where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
     errors raised while cleaning up after one (a full disk fails every write), the first is named.

@@ -6,6 +6,7 @@ its commands to it (`index`, or a group another plugin added); a name already ta
 the other plugin failures (`ragbench list`) and skipped. Commands (built-in or a plugin's) end the same
 way through `config_errors_exit` and `exit_if_skipped`.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,7 +46,9 @@ class PluginCommandGroup(click.Group):
             self._merge_failures = tuple(
                 PluginFailure(getattr(command, "name", "?") or "?", provider, problem)
                 for command, provider in registry.cli_commands
-                for problem in [merge_command(self, command)] if problem is not None)
+                for problem in [merge_command(self, command)]
+                if problem is not None
+            )
         registry.failures.extend(self._merge_failures)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -56,8 +59,14 @@ class PluginCommandGroup(click.Group):
         self._merge_plugins(ctx)
         return super().get_command(ctx, cmd_name)
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
         line and exit 2, like every other configuration error, instead of click's usage block; and a stop
         signal no command handled in one line and 128 + the signal, instead of `Aborted!` and exit 1; an OS

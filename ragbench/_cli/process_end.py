@@ -5,6 +5,7 @@ What is left is named in one line (a forked helper too, which runs on after the 
 wait for it, the process exits without waiting, its output flushed (results.json, the samples and the run's
 lock were written and let go by then). A command stopped by a signal exits without waiting too, and without
 the line: what runs on is its own calls in flight."""
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,11 @@ def left_running() -> tuple[list[str], list[int], bool]:
     multiprocessing process that is no daemon)."""
     import multiprocessing  # here: the command's first moments load this module, not multiprocessing
 
-    threads = [thread.name for thread in threading.enumerate()
-               if thread is not threading.current_thread() and not thread.daemon and thread.is_alive()]
+    threads = [
+        thread.name
+        for thread in threading.enumerate()
+        if thread is not threading.current_thread() and not thread.daemon and thread.is_alive()
+    ]
     started = multiprocessing.active_children()
     waited = {process.pid for process in started if not process.daemon and process.pid is not None}
     ended_at_exit = {process.pid for process in started if process.daemon and process.pid is not None}
@@ -64,8 +68,10 @@ def left_running() -> tuple[list[str], list[int], bool]:
 def left_running_line(threads: list[str], processes: list[int]) -> str:
     """One line, whatever the threads are named."""
     named = [f"thread {name!r}" for name in threads] + [f"process {pid}" for pid in processes]
-    return (f"ragbench: warning: the command ended with {', '.join(named)} still running, which a plugin started "
-            "and did not end; not waited for\n")
+    return (
+        f"ragbench: warning: the command ended with {', '.join(named)} still running, which a plugin started "
+        "and did not end; not waited for\n"
+    )
 
 
 def _running_children() -> list[int]:
@@ -84,8 +90,10 @@ def _running_children() -> list[int]:
 def _multiprocessing_helpers() -> set[int]:
     """The pids of multiprocessing's forkserver and resource tracker, where this process started them."""
     helpers = set()
-    for module, attribute, pid in (("forkserver", "_forkserver", "_forkserver_pid"),
-                                   ("resource_tracker", "_resource_tracker", "_pid")):
+    for module, attribute, pid in (
+        ("forkserver", "_forkserver", "_forkserver_pid"),
+        ("resource_tracker", "_resource_tracker", "_pid"),
+    ):
         started = getattr(sys.modules.get(f"multiprocessing.{module}"), attribute, None)
         if getattr(started, pid, None):
             helpers.add(getattr(started, pid))

@@ -1,6 +1,7 @@
 """The registry of one `ragbench` command: the installed plugins, discovered once, on first need, and kept in
 click's context (`ctx.meta`, which a command shares with the group that runs it). The command passes it to
 what loads a component (the run, rescore, an index build, the viewer); nothing below keeps one of its own."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

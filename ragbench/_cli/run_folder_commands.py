@@ -1,4 +1,5 @@
 """Commands over run folders: `ragbench rescore`, `compare`, `view` and `reproduce`."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,10 +32,19 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
 @click.command("rescore")
 @click.argument("run_dir", metavar="RUN")
-@click.option("--metrics", default=None, metavar="NAME[,NAME]", help="NAME,... replaces the run's metrics, +NAME "
-              "adds to them, TASK:NAME / TASK:+NAME for one task (default: the run's)")
-@click.option("--metric-arg", multiple=True, metavar="METRIC.K=V", help="metric option, added to the run's; "
-              "METRIC.key_prefix=P renames a metric's keys")
+@click.option(
+    "--metrics",
+    default=None,
+    metavar="NAME[,NAME]",
+    help="NAME,... replaces the run's metrics, +NAME "
+    "adds to them, TASK:NAME / TASK:+NAME for one task (default: the run's)",
+)
+@click.option(
+    "--metric-arg",
+    multiple=True,
+    metavar="METRIC.K=V",
+    help="metric option, added to the run's; METRIC.key_prefix=P renames a metric's keys",
+)
 @click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
 @click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
 @click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
@@ -42,36 +52,67 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 @click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
 @click.option("--output", default=None, help="folder of the rescored run (default: RUN__rescored; RUN is not changed)")
 @click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
-@click.option("--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: "
-              "the run's)")
-@click.option("--cache", default=None, help="SQLite response cache of the judge and NLI calls (default: in the "
-              "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)")
+@click.option(
+    "--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: the run's)"
+)
+@click.option(
+    "--cache",
+    default=None,
+    help="SQLite response cache of the judge and NLI calls (default: in the "
+    "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)",
+)
 @click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
-def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_arg, nli, nli_arg, nli_format,
-                    output, overwrite, max_inflight, cache, bootstrap_iters) -> None:
+def rescore_command(
+    run_dir: str,
+    metrics: str | None,
+    metric_arg,
+    judge,
+    judge_arg,
+    nli,
+    nli_arg,
+    nli_format,
+    output,
+    overwrite,
+    max_inflight,
+    cache,
+    bootstrap_iters,
+) -> None:
     """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
     failed) without running the system, into a new run folder."""
     from .._run.rescore_run import rescore_run
 
     def stopped(signum: int) -> str:
         how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
-        return (f"\nragbench rescore: {how}; {run_dir} is unchanged, the rescored folder is unfinished (run the same "
-                "command with --overwrite)\n")
+        return (
+            f"\nragbench rescore: {how}; {run_dir} is unchanged, the rescored folder is unfinished (run the same "
+            "command with --overwrite)\n"
+        )
 
     try:
-        changes = {"metrics": split_names(metrics) if metrics else None,
-                   "metric_args": parse_assignments(metric_arg, "--metric-arg"), "judges": list(judge),
-                   "judge_args": judge_args_of(judge_arg, judge), "nli": nli,
-                   "nli_args": parse_assignments(nli_arg, "--nli-arg"), "nli_format": nli_format, "output": output,
-                   "overwrite": overwrite, "max_inflight": max_inflight, "cache": cache,
-                   "bootstrap_iters": bootstrap_iters}
+        changes = {
+            "metrics": split_names(metrics) if metrics else None,
+            "metric_args": parse_assignments(metric_arg, "--metric-arg"),
+            "judges": list(judge),
+            "judge_args": judge_args_of(judge_arg, judge),
+            "nli": nli,
+            "nli_args": parse_assignments(nli_arg, "--nli-arg"),
+            "nli_format": nli_format,
+            "output": output,
+            "overwrite": overwrite,
+            "max_inflight": max_inflight,
+            "cache": cache,
+            "bootstrap_iters": bootstrap_iters,
+        }
         with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
             outcome = rescore_run(run_dir, changes, command_registry())
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:  # the rescored folder holds an unfinished run: --overwrite replaces it
-        environment_error(exc, options="--output / --cache", then="then run the same command with --overwrite "
-                          f"({run_dir} is unchanged)")
+        environment_error(
+            exc,
+            options="--output / --cache",
+            then=f"then run the same command with --overwrite ({run_dir} is unchanged)",
+        )
     except KeyboardInterrupt as exc:
         click.echo(stopped(signal_of(exc)), err=True, nl=False)
         sys.exit(128 + signal_of(exc))
@@ -80,20 +121,47 @@ def rescore_command(run_dir: str, metrics: str | None, metric_arg, judge, judge_
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True)
-@click.option("--output", default=None, help="folder for compare.md and compare_N.png, one plot per run compared "
-              "with the first (default: print only)")
-@click.option("--fail-if-worse", multiple=True, metavar="METRIC:DELTA",
-              help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)")
-@click.option("--bootstrap-iters", default=None, type=click.IntRange(min=1),
-              help="paired bootstrap resamples  [default: 2000, as the viewer's Compare page]")
+@click.option(
+    "--output",
+    default=None,
+    help="folder for compare.md and compare_N.png, one plot per run compared with the first (default: print only)",
+)
+@click.option(
+    "--fail-if-worse",
+    multiple=True,
+    metavar="METRIC:DELTA",
+    help="exit 1 when a run is worse than the first by more than DELTA on METRIC (repeatable)",
+)
+@click.option(
+    "--bootstrap-iters",
+    default=None,
+    type=click.IntRange(min=1),
+    help="paired bootstrap resamples  [default: 2000, as the viewer's Compare page]",
+)
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@click.option("--p-adjust", default="holm", show_default=True, type=click.Choice(["holm", "bh", "none"]),
-              help="adjust the p-values for the number of comparisons shown: Holm (any dependence between rows) or "
-                   "Benjamini-Hochberg (false discovery rate)")
-@click.option("--slices/--no-slices", default=True, show_default=True,
-              help="rows per slice value (--no-slices: each task over all shared examples only)")
-def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tuple[str, ...],
-                    bootstrap_iters: int | None, seed: int, p_adjust: str, slices: bool) -> None:
+@click.option(
+    "--p-adjust",
+    default="holm",
+    show_default=True,
+    type=click.Choice(["holm", "bh", "none"]),
+    help="adjust the p-values for the number of comparisons shown: Holm (any dependence between rows) or "
+    "Benjamini-Hochberg (false discovery rate)",
+)
+@click.option(
+    "--slices/--no-slices",
+    default=True,
+    show_default=True,
+    help="rows per slice value (--no-slices: each task over all shared examples only)",
+)
+def compare_command(
+    runs: tuple[str, ...],
+    output: str | None,
+    fail_if_worse: tuple[str, ...],
+    bootstrap_iters: int | None,
+    seed: int,
+    p_adjust: str,
+    slices: bool,
+) -> None:
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
     from .._reports.compare import (
         ITERATIONS,
@@ -105,12 +173,14 @@ def compare_command(runs: tuple[str, ...], output: str | None, fail_if_worse: tu
         parse_thresholds,
         regressions,
     )
+
     try:
         if len(runs) < 2:
             raise ConfigError("compare: give at least two run folders (the first is the baseline)")
         if output and Path(output).exists() and not Path(output).is_dir():
-            raise ConfigError(f"compare --output {output}: is a file, not a folder; give a folder for "
-                              "compare.md and its plots")
+            raise ConfigError(
+                f"compare --output {output}: is a file, not a folder; give a folder for compare.md and its plots"
+            )
         if output and (unwritable := write_problem(output)):
             raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
         thresholds = parse_thresholds(fail_if_worse)
@@ -151,18 +221,29 @@ def compare_plots(reports: list, folder: Path) -> list[Path | None]:
     try:
         return [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
     except ImportError:
-        click.echo("ragbench: warning: compare.md is written without its plots, which need matplotlib: "
-                   "pip install matplotlib", err=True)
+        click.echo(
+            "ragbench: warning: compare.md is written without its plots, which need matplotlib: pip install matplotlib",
+            err=True,
+        )
         return []
 
 
 @click.command("view")
 @click.argument("runs", nargs=-1)
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to serve on")
-@click.option("--port", default=0, type=click.IntRange(0, 65535),
-              help="port to serve on (default: a free one; the URL is printed)")
-@click.option("--export", "export_dir", default=None, metavar="DIR",
-              help="write a static site to DIR (opens from disk) instead of serving")
+@click.option(
+    "--port",
+    default=0,
+    type=click.IntRange(0, 65535),
+    help="port to serve on (default: a free one; the URL is printed)",
+)
+@click.option(
+    "--export",
+    "export_dir",
+    default=None,
+    metavar="DIR",
+    help="write a static site to DIR (opens from disk) instead of serving",
+)
 def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | None) -> None:
     """Browse runs, examples and traces in a web page (RUNS: run folders or folders of runs; default runs/)."""
     from .._view.command import view
@@ -188,8 +269,19 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
 @resume_option
 @overwrite_option
 @with_common
-def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg, retriever_arg, reranker_arg,
-                      refiner_arg, resume, overwrite, **common) -> None:
+def reproduce_command(
+    name: str | None,
+    show_list: bool,
+    data,
+    limit,
+    system_arg,
+    retriever_arg,
+    reranker_arg,
+    refiner_arg,
+    resume,
+    overwrite,
+    **common,
+) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     from .._reports.reproduce import (
         compare_with_paper,
@@ -208,12 +300,17 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
         return
     try:
         item = get_reproduction(registry, name)
-        overrides = {**common_kwargs(**common), "data": data_paths(data), "limit": limit,
-                     "system_args": parse_assignments(system_arg, "--system-arg"),
-                     "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
-                     "reranker_args": parse_assignments(reranker_arg, "--reranker-arg"),
-                     "refiner_args": parse_assignments(refiner_arg, "--refiner-arg"), "resume": resume,
-                     "overwrite": overwrite}
+        overrides = {
+            **common_kwargs(**common),
+            "data": data_paths(data),
+            "limit": limit,
+            "system_args": parse_assignments(system_arg, "--system-arg"),
+            "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
+            "reranker_args": parse_assignments(reranker_arg, "--reranker-arg"),
+            "refiner_args": parse_assignments(refiner_arg, "--refiner-arg"),
+            "resume": resume,
+            "overwrite": overwrite,
+        }
         config, substituted = reproduction_config(item, overrides)
     except ConfigError as exc:
         config_error(exc)
@@ -224,8 +321,13 @@ def reproduce_command(name: str | None, show_list: bool, data, limit, system_arg
     click.echo(text)
     results_path, report = outcome.run_dir / "results.json", outcome.run_dir / "report.md"
     results = outcome.typed_results
-    results.reproduction = {"name": item.name, "verdict": label, "substituted": substituted, "limit": limit,
-                            "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows]}
+    results.reproduction = {
+        "name": item.name,
+        "verdict": label,
+        "substituted": substituted,
+        "limit": limit,
+        "cells": [{**dataclasses.asdict(row.cell), "ours": row.ours} for row in rows],
+    }
     try:  # each file whole or as it was (a full disk)
         write_atomically(results_path, results_text(results))
         with open_file(report, "r") as handle:

@@ -2,6 +2,7 @@
 (ragbench._components.base says what each does). They are plugins, in the `rerankers` and `refiners`
 sections of the catalogue (the built-in ones are served with the retrievers); this module stays light
 (no torch, no sentence-transformers) so that `ragbench list` never imports them."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -12,8 +13,7 @@ if TYPE_CHECKING:
     from .._registry import Registry
 
 
-def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *,
-                   registry: Registry) -> Any:
+def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *, registry: Registry) -> Any:
     """The reranker or refiner (`kind` "rerankers" or "refiners") named `name` with its options, not yet
     loaded (`load()` reads its model); None when no name is given. A bad option or a local model path
     that is not there is a one-line ConfigError naming the flag."""
@@ -28,14 +28,18 @@ def load_component(kind: str, name: str | None, args: dict[str, Any] | None, *,
 def check_components(config: Any, registry: Registry, check: Any) -> None:
     """The pre-flight of `--reranker` and `--refiner`: a known name, options it takes, a local model path
     that is there (nothing loads)."""
-    for kind, name, args in (("rerankers", config.reranker, config.reranker_args),
-                             ("refiners", config.refiner, config.refiner_args)):
+    for kind, name, args in (
+        ("rerankers", config.reranker, config.reranker_args),
+        ("refiners", config.refiner, config.refiner_args),
+    ):
         if name:
             with check.step(f"--{kind[:-1]} {name}"):
                 load_component(kind, name, args, registry=registry)
         elif args:  # options of no component would be dropped without a word
-            check.problem(f"--{kind[:-1]}-arg {', '.join(args)}: there is no --{kind[:-1]}; name one "
-                          f"(ragbench list {kind}) or leave the options out")
+            check.problem(
+                f"--{kind[:-1]}-arg {', '.join(args)}: there is no --{kind[:-1]}; name one "
+                f"(ragbench list {kind}) or leave the options out"
+            )
 
 
 __all__ = ["Refiner", "Reranker", "check_components", "load_component"]

@@ -11,6 +11,7 @@ them (a local model path that is not there is a ValueError, refused by the pre-f
 in `load`, once, before the run's examples start. The blocking work (`score_pairs`, `refine_batch`) is
 pooled across the examples in flight by the run (ragbench._components.pooling) and run off the event loop.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,8 +33,10 @@ def local_model(path: str | None, option: str = "model") -> str:
     if not path:
         raise ValueError(f"{option}= is required: the local folder of the model (download it first)")
     if not Path(path).expanduser().exists():
-        raise ValueError(f"{option}={path}: no such file or folder (models are read from local paths only; "
-                         "download it first and give its folder)")
+        raise ValueError(
+            f"{option}={path}: no such file or folder (models are read from local paths only; "
+            "download it first and give its folder)"
+        )
     return str(Path(path).expanduser())
 
 
@@ -71,8 +74,9 @@ class Reranker:
         """A relevance score per (query, passage) pair, higher is better (blocking)."""
         raise NotImplementedError
 
-    async def rerank(self, query: str, docs: list[Document], k: int, *,
-                     scores: PairScores | None = None) -> list[Document]:
+    async def rerank(
+        self, query: str, docs: list[Document], k: int, *, scores: PairScores | None = None
+    ) -> list[Document]:
         """The `k` best of `docs` for `query`, best first, each with its reranker score in `score` (the
         retriever's in `metadata["retrieval_score"]`); ties keep the retriever's order. `scores` pools the
         scoring with other examples' (the run gives it); without it the pairs are scored in a thread."""
@@ -101,9 +105,14 @@ def ranked(docs: list[Document], scores: list[float], k: int) -> list[Document]:
     if len(scores) != len(docs):
         raise ValueError(f"the reranker gave {len(scores)} scores for {len(docs)} documents")
     order = sorted(range(len(docs)), key=lambda i: -scores[i])[:k]
-    return [replace(docs[i], score=float(scores[i]),
-                    metadata={**docs[i].metadata, "retrieval_score": docs[i].score, "retrieval_rank": i + 1})
-            for i in order]
+    return [
+        replace(
+            docs[i],
+            score=float(scores[i]),
+            metadata={**docs[i].metadata, "retrieval_score": docs[i].score, "retrieval_rank": i + 1},
+        )
+        for i in order
+    ]
 
 
 class Refiner:
@@ -119,8 +128,13 @@ class Refiner:
         """For each (question, documents): the documents to show, or one text shown in their place (blocking)."""
         raise NotImplementedError
 
-    async def refine(self, question: str, docs: list[Document], *,
-                     pooled: Callable[[str, list[Document]], Awaitable[Any]] | None = None) -> list[Document] | str:
+    async def refine(
+        self,
+        question: str,
+        docs: list[Document],
+        *,
+        pooled: Callable[[str, list[Document]], Awaitable[Any]] | None = None,
+    ) -> list[Document] | str:
         """What the reader shows for `question` instead of `docs`. `pooled` batches the work with other
         examples' (the run gives it); without it the work runs in a thread."""
         if pooled is not None:

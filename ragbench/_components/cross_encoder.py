@@ -3,6 +3,7 @@ FlashRAG's `CrossReranker` scores them (flashrag/retriever/reranker.py; its basi
 rerank_max_length 512, rerank_batch_size 256, rerank_topk 5 kept of retrieval_topk 5 retrieved).
 Scores are `CrossEncoder.predict`'s (a one-label model's logit through its sigmoid, as the model's
 authors set it; FlashRAG keeps the logit: the same order)."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any
@@ -15,9 +16,14 @@ from .base import Reranker, local_model
 class CrossEncoderReranker(Reranker):
     name = "cross_encoder"
 
-    def __init__(self, model: str | None = None, retrieval_topk: Annotated[int, Ge(1)] = 5,
-                 max_length: Annotated[int, Ge(1)] = 512, batch_size: Annotated[int, Ge(1)] = 256,
-                 device: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        retrieval_topk: Annotated[int, Ge(1)] = 5,
+        max_length: Annotated[int, Ge(1)] = 512,
+        batch_size: Annotated[int, Ge(1)] = 256,
+        device: str | None = None,
+    ) -> None:
         self.model_path = local_model(model)
         self.retrieval_topk = int(retrieval_topk)
         self.max_length = int(max_length)
@@ -29,8 +35,9 @@ class CrossEncoderReranker(Reranker):
         from sentence_transformers import CrossEncoder
 
         if self._model is None:
-            self._model = CrossEncoder(self.model_path, max_length=self.max_length, device=self.device,
-                                       local_files_only=True)
+            self._model = CrossEncoder(
+                self.model_path, max_length=self.max_length, device=self.device, local_files_only=True
+            )
 
     def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
         self.load()

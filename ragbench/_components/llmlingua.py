@@ -4,6 +4,7 @@ documents as `Doc i(Title: t) text` lines, no instruction, the question, and its
 0.55, condition_in_question after_condition, reorder_context sort, dynamic_context_compression_ratio 0.3,
 condition_compare, context_budget +100). The compressed prompt (which ends with the question, as
 llmlingua joins it) is what the reader shows in place of the documents, as FlashRAG's prompt does."""
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -66,18 +67,28 @@ class LongLLMLinguaRefiner(Refiner):
     name = "longllmlingua"
     max_batch_size = 1  # compress_prompt takes one question's documents
 
-    def __init__(self, model: str | None = None, rate: Annotated[float, Gt(0), Le(1)] = 0.55,
-                 condition_in_question: Literal["after_condition", "before", "after", "none"] = "after_condition",
-                 reorder_context: Literal["sort", "original", "two_stage"] = "sort",
-                 dynamic_context_compression_ratio: Annotated[float, Ge(0)] = 0.3,
-                 condition_compare: bool = True, context_budget: str = "+100", device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        rate: Annotated[float, Gt(0), Le(1)] = 0.55,
+        condition_in_question: Literal["after_condition", "before", "after", "none"] = "after_condition",
+        reorder_context: Literal["sort", "original", "two_stage"] = "sort",
+        dynamic_context_compression_ratio: Annotated[float, Ge(0)] = 0.3,
+        condition_compare: bool = True,
+        context_budget: str = "+100",
+        device: str = "cpu",
+    ) -> None:
         self.model_path = local_model(model)
         self.device = device
-        self.settings = {"rate": float(rate), "condition_in_question": condition_in_question,
-                         "reorder_context": reorder_context,
-                         "dynamic_context_compression_ratio": float(dynamic_context_compression_ratio),
-                         "condition_compare": bool(condition_compare), "context_budget": str(context_budget),
-                         "rank_method": "longllmlingua"}
+        self.settings = {
+            "rate": float(rate),
+            "condition_in_question": condition_in_question,
+            "reorder_context": reorder_context,
+            "dynamic_context_compression_ratio": float(dynamic_context_compression_ratio),
+            "condition_compare": bool(condition_compare),
+            "context_budget": str(context_budget),
+            "rank_method": "longllmlingua",
+        }
         self._compressor: Any = None
 
     def load(self) -> None:
@@ -89,8 +100,11 @@ class LongLLMLinguaRefiner(Refiner):
         out = []
         for question, docs in items:  # FlashRAG's lines: its format_reference's, split at "\n", none empty
             lines = [line for line in flashrag_reference(docs).split("\n") if line]
-            out.append(self._compressor.compress_prompt(lines, instruction="", question=question,
-                                                        **self.settings)["compressed_prompt"])
+            out.append(
+                self._compressor.compress_prompt(lines, instruction="", question=question, **self.settings)[
+                    "compressed_prompt"
+                ]
+            )
         return out
 
     def metadata(self) -> dict[str, Any]:

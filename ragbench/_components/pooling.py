@@ -2,6 +2,7 @@
 the refining of every reader's documents, are batched across examples by a `Scheduler` of their own
 (their counts stay apart from the LLM's and the retriever's) and run in a worker thread while the
 other examples go on."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ class ScoringBackend(_Backend):
             raise ValueError(f"reranker {self.reranker.name} gave {len(scores)} scores for {len(pairs)} pairs")
         out, start = [], 0
         for request in requests:
-            out.append(scores[start:start + len(request.texts)])
+            out.append(scores[start : start + len(request.texts)])
             start += len(request.texts)
         return out
 
@@ -89,8 +90,9 @@ class RefiningBackend(_Backend):
 class Components:
     """The run's reranker and refiner (either may be None), pooled across examples."""
 
-    def __init__(self, reranker: Reranker | None = None, refiner: Refiner | None = None,
-                 scheduler: Scheduler | None = None) -> None:
+    def __init__(
+        self, reranker: Reranker | None = None, refiner: Refiner | None = None, scheduler: Scheduler | None = None
+    ) -> None:
         self.reranker, self.refiner = reranker, refiner
         self.scheduler = scheduler or Scheduler()
         self._scoring = ScoringBackend(reranker) if reranker is not None else None
@@ -102,8 +104,10 @@ class Components:
         loaded (as a run's retriever opens its index before the run starts)."""
         from . import load_component
 
-        components = cls(load_component("rerankers", config.reranker, config.reranker_args, registry=registry),
-                         load_component("refiners", config.refiner, config.refiner_args, registry=registry))
+        components = cls(
+            load_component("rerankers", config.reranker, config.reranker_args, registry=registry),
+            load_component("refiners", config.refiner, config.refiner_args, registry=registry),
+        )
         components.load()
         return components
 
@@ -125,8 +129,14 @@ class Components:
         assert self.refiner is not None
         refined = await self.refiner.refine(question, docs, pooled=self._refined)
         if isinstance(refined, str):
-            return [Document(id=None, title="", text=refined,
-                             metadata={"refined_from": [doc.id for doc in docs], REFINED_TEXT: True})]
+            return [
+                Document(
+                    id=None,
+                    title="",
+                    text=refined,
+                    metadata={"refined_from": [doc.id for doc in docs], REFINED_TEXT: True},
+                )
+            ]
         return refined
 
     async def _refined(self, question: str, docs: list[Document]) -> Any:
@@ -134,8 +144,11 @@ class Components:
         return await self.scheduler.submit(self._refining, RefineRequest(question, tuple(docs)))  # type: ignore[arg-type]
 
     def _each(self) -> list[tuple[str, Reranker | Refiner]]:
-        return [(flag, component) for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner))
-                if component is not None]
+        return [
+            (flag, component)
+            for flag, component in (("--reranker", self.reranker), ("--refiner", self.refiner))
+            if component is not None
+        ]
 
     def load(self) -> None:
         """Load their models; one that fails to load (a damaged or partial folder) is a one-line ConfigError."""
@@ -146,8 +159,10 @@ class Components:
                 raise
             except Exception as exc:
                 first = str(exc).splitlines()[0] if str(exc) else ""
-                raise ConfigError(f"{flag} {component.name}: its model failed to load ({type(exc).__name__}: "
-                                  f"{first}); check the folder given as model=") from None
+                raise ConfigError(
+                    f"{flag} {component.name}: its model failed to load ({type(exc).__name__}: "
+                    f"{first}); check the folder given as model="
+                ) from None
 
     def metadata(self) -> dict[str, Any]:
         """What run.json and results.json record of them beside their options (in `retriever_metadata`, under

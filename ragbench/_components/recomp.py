@@ -1,6 +1,7 @@
 """RECOMP's compressors (Xu et al., 2023) as FlashRAG runs them (flashrag/refiner/refiner.py; settings of
 examples/methods/run_exp.py): both read each document's text (FlashRAG's `contents` without its title line)
 and give one text the prompt shows in place of the documents."""
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,11 @@ MIN_SENTENCE = 5
 
 def sentences(docs: list[Document]) -> list[str]:
     """The documents' texts joined by spaces, cut at sentence ends, sentences of over 5 characters."""
-    return [part.strip() for part in SENTENCE_END.split(" ".join(doc.text for doc in docs))
-            if len(part.strip()) > MIN_SENTENCE]
+    return [
+        part.strip()
+        for part in SENTENCE_END.split(" ".join(doc.text for doc in docs))
+        if len(part.strip()) > MIN_SENTENCE
+    ]
 
 
 class ExtractiveRefiner(Refiner):
@@ -29,9 +33,16 @@ class ExtractiveRefiner(Refiner):
 
     name = "recomp_extractive"
 
-    def __init__(self, model: str | None = None, topk: Annotated[int, Ge(1)] = 5,
-                 max_length: Annotated[int, Ge(1)] = 256, batch_size: Annotated[int, Ge(1)] = 256,
-                 query_prefix: str = "", passage_prefix: str = "", device: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        topk: Annotated[int, Ge(1)] = 5,
+        max_length: Annotated[int, Ge(1)] = 256,
+        batch_size: Annotated[int, Ge(1)] = 256,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        device: str | None = None,
+    ) -> None:
         self.model_path = local_model(model)
         self.topk, self.max_length, self.encode_batch = int(topk), int(max_length), int(batch_size)
         self.query_prefix, self.passage_prefix, self.device = str(query_prefix), str(passage_prefix), device
@@ -45,8 +56,13 @@ class ExtractiveRefiner(Refiner):
             self._encoder.max_seq_length = self.max_length
 
     def _encode(self, texts: list[str]) -> Any:
-        return self._encoder.encode(texts, batch_size=self.encode_batch, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
+        return self._encoder.encode(
+            texts,
+            batch_size=self.encode_batch,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
     def refine_batch(self, items: list[tuple[str, list[Document]]]) -> list[str]:
         self.load()
@@ -60,8 +76,8 @@ class ExtractiveRefiner(Refiner):
                 out.append(" ".join(sents))
             else:
                 assert embedded is not None  # sentences to choose from were encoded
-                scores = (embedded[start:start + len(sents)] @ questions[row]).tolist()
-                best = sorted(range(len(sents)), key=lambda i: -scores[i])[:self.topk]
+                scores = (embedded[start : start + len(sents)] @ questions[row]).tolist()
+                best = sorted(range(len(sents)), key=lambda i: -scores[i])[: self.topk]
                 out.append(" ".join(sents[i] for i in sorted(best)))
             start += len(sents)
         return out
@@ -83,9 +99,14 @@ class AbstractiveRefiner(Refiner):
 
     name = "recomp_abstractive"
 
-    def __init__(self, model: str | None = None, max_input_length: Annotated[int, Ge(1)] = 1024,
-                 max_output_length: Annotated[int, Ge(1)] = 512, batch_size: Annotated[int, Ge(1)] = 2,
-                 device: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        max_input_length: Annotated[int, Ge(1)] = 1024,
+        max_output_length: Annotated[int, Ge(1)] = 512,
+        batch_size: Annotated[int, Ge(1)] = 2,
+        device: str | None = None,
+    ) -> None:
         self.model_path = local_model(model)
         self.max_input_length, self.max_output_length = int(max_input_length), int(max_output_length)
         self.max_batch_size, self.device = int(batch_size), device or "cpu"
@@ -100,10 +121,13 @@ class AbstractiveRefiner(Refiner):
         import torch
 
         self.load()
-        prompts = [ABSTRACTIVE_PROMPT.format(question=question, document="\n".join(doc.text for doc in docs))
-                   for question, docs in items]
-        inputs = self._tokenizer(prompts, return_tensors="pt", padding=True, truncation=True,
-                                 max_length=self.max_input_length).to(self.device)
+        prompts = [
+            ABSTRACTIVE_PROMPT.format(question=question, document="\n".join(doc.text for doc in docs))
+            for question, docs in items
+        ]
+        inputs = self._tokenizer(
+            prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_input_length
+        ).to(self.device)
         with torch.inference_mode():
             outputs = self._model.generate(**inputs, max_length=self.max_output_length)
         return self._tokenizer.batch_decode(outputs, skip_special_tokens=True, clean_up_tokenization_spaces=False)

@@ -11,6 +11,7 @@ Departures, said in docs/retrieval.md: FlashRAG's default unit is the noun phras
 (`reduce_level=sent`, which FlashRAG's copy cannot run: `mask_a_sent` reads attributes it never sets; a
 dropped sentence is its "<...some content omitted.>"). A sentence after the first starts with a space, as
 FlashRAG's phrase units do."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,13 @@ class SelectiveContextRefiner(Refiner):
     name = "selective_context"
     max_batch_size = 1
 
-    def __init__(self, model: str | None = None, reduce_ratio: Annotated[float, Ge(0), Lt(1)] = 0.5,
-                 reduce_level: Literal["token", "sent"] = "token", device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        reduce_ratio: Annotated[float, Ge(0), Lt(1)] = 0.5,
+        reduce_level: Literal["token", "sent"] = "token",
+        device: str = "cpu",
+    ) -> None:
         self.model_path = local_model(model)
         self.reduce_ratio, self.reduce_level, self.device = float(reduce_ratio), reduce_level, device
         self._model: Any = None
@@ -47,8 +53,9 @@ class SelectiveContextRefiner(Refiner):
         import torch
 
         start = self._tokenizer.bos_token or self._tokenizer.eos_token or ""
-        encoding = self._tokenizer(start + sentence, max_length=MAX_TOKENS, truncation=True,
-                                   add_special_tokens=False, return_tensors="pt").to(self.device)
+        encoding = self._tokenizer(
+            start + sentence, max_length=MAX_TOKENS, truncation=True, add_special_tokens=False, return_tensors="pt"
+        ).to(self.device)
         with torch.inference_mode():
             logits = self._model(**encoding).logits
         ids = encoding["input_ids"]
@@ -83,8 +90,12 @@ class SelectiveContextRefiner(Refiner):
         return [self.compress(flashrag_reference(docs)) for _, docs in items]
 
     def metadata(self) -> dict[str, Any]:
-        return {"refiner": self.name, "model": self.model_path, "reduce_ratio": self.reduce_ratio,
-                "reduce_level": self.reduce_level}
+        return {
+            "refiner": self.name,
+            "model": self.model_path,
+            "reduce_ratio": self.reduce_ratio,
+            "reduce_level": self.reduce_level,
+        }
 
     def close(self) -> None:
         self._model = self._tokenizer = None

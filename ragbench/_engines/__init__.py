@@ -1,4 +1,5 @@
 """LLM engines (a plugin package like any other) and the `engine:model` string parser."""
+
 from __future__ import annotations
 
 import importlib
@@ -50,8 +51,7 @@ def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
 
 
-def load_engine(model: str | None, *, registry: Registry, needs: Sequence[EngineNeeds] = (),
-                **options: Any) -> Engine:
+def load_engine(model: str | None, *, registry: Registry, needs: Sequence[EngineNeeds] = (), **options: Any) -> Engine:
     """Build an engine from `engine:model` (e.g. `hf:Qwen/Qwen2.5-7B-Instruct`, `replay:calls.jsonl`),
     its class from the run's `registry`, set up for the
     `needs` of the systems it serves (`Engine.meet_needs`: e.g. vLLM started with max_logprobs=-1 for
@@ -62,8 +62,10 @@ def load_engine(model: str | None, *, registry: Registry, needs: Sequence[Engine
     model = model or EMBEDDED_MODEL
     kind, sep, name = model.partition(":")
     if not sep or not name:
-        raise ConfigError(f"model '{model}' is not of the form engine:model "
-                          f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)")
+        raise ConfigError(
+            f"model '{model}' is not of the form engine:model "
+            f"(e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, openai:gpt-4o-mini, replay:calls.jsonl)"
+        )
     engine_class = registry.load("engines", kind)
     declared_chat = options.pop("chat", None)  # every engine's option (Engine.declared_chat), not the class's
     if needs:

@@ -1,4 +1,5 @@
 """The one engine interface: a batch of requests in, responses (or per-request errors) out."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,8 +52,9 @@ class Engine:
         return engine_option_problems(cls, options)
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
-                                                                                                   list[str]]:
+    def meet_needs(
+        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, Any], list[str]]:
         """The options that set this engine up for what the systems it serves need, and (one line each)
         what no option can give; called by the pre-flight and again by the engine loader, so both see the
         same options. Default: the options as given, nothing refused."""

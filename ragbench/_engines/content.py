@@ -5,6 +5,7 @@ with them in a resumed run.
 Hashing every byte of a model's weights would take minutes for a 16 GB model, so files are sampled
 (`ragbench._storage.content_digest`): training or merging an adapter changes bytes all over the tensors it
 touches."""
+
 from __future__ import annotations
 
 import hashlib

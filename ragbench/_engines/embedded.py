@@ -8,6 +8,7 @@ converts it once into a plain safetensors folder for engines that cannot read GG
 `embedded_with_tokens()` adds vocabulary entries to that copy (Self-RAG's reflection tokens).
 Nothing here imports torch or transformers at module level.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -118,8 +119,9 @@ def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]])
         import torch  # noqa: F401
         import transformers
     except ImportError as exc:
-        raise ConfigError(f"converting the embedded model needs transformers ({exc}); "
-                          "run `pip install ragbench[hf]`") from exc
+        raise ConfigError(
+            f"converting the embedded model needs transformers ({exc}); run `pip install ragbench[hf]`"
+        ) from exc
     transformers.utils.logging.disable_progress_bar()
     target.parent.mkdir(parents=True, exist_ok=True)
     scratch = target.parent / f".{target.name}.tmp-{os.getpid()}"
@@ -139,5 +141,4 @@ def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]])
 
 
 def _complete(folder: Path) -> bool:
-    return (folder / "SOURCE").is_file() and (folder / "config.json").is_file() and \
-        any(folder.glob("*.safetensors"))
+    return (folder / "SOURCE").is_file() and (folder / "config.json").is_file() and any(folder.glob("*.safetensors"))

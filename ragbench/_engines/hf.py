@@ -50,6 +50,7 @@ greedy answer independent of its batch mates up to float rounding: CPU matrix ke
 summation order with the number of rows, so logits differ by ~1e-4 and a near-tie could in
 principle pick another token.
 """
+
 from __future__ import annotations
 
 import threading
@@ -84,12 +85,19 @@ class HFEngine(Engine):
     decodes_ensembles = True
     calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
 
-    def __init__(self, model: str = "embedded", batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
-                 dtype: _Dtype | None = None, device: str | None = None, trust_remote_code: bool = False,
-                 threads: Annotated[int, Ge(1)] | None = None,
-                 max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
-                 cudnn_attention: bool = False, max_batch_tokens: Annotated[int, Ge(1)] | None = None,
-                 tool_parser: ParserName | None = None) -> None:
+    def __init__(
+        self,
+        model: str = "embedded",
+        batch_size: Annotated[int, Ge(1)] | Literal["auto"] | None = None,
+        dtype: _Dtype | None = None,
+        device: str | None = None,
+        trust_remote_code: bool = False,
+        threads: Annotated[int, Ge(1)] | None = None,
+        max_batch_size: Annotated[int, Ge(1)] = batching.MAX_AUTO_BATCH_SIZE,
+        cudnn_attention: bool = False,
+        max_batch_tokens: Annotated[int, Ge(1)] | None = None,
+        tool_parser: ParserName | None = None,
+    ) -> None:
         # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
         torch, transformers = import_hf()
@@ -111,16 +119,23 @@ class HFEngine(Engine):
         if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
-        self.eos_ids, self.pad_id, self.context_length = set_up_tokens(self.tokenizer, self.model_obj, transformers,
-                                                                       self.model)
+        self.eos_ids, self.pad_id, self.context_length = set_up_tokens(
+            self.tokenizer, self.model_obj, transformers, self.model
+        )
         self._piece_cache: dict[int, str] = {}
         self._named_ids: dict[str, int | None] = {}
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
             if fixed is None:
-                self.max_batch_size = batching.auto_batch_size(torch, self.model_obj, f"{self.model};{self.dtype}",
-                                                               self.device, self.context_length, self.pad_id,
-                                                               int(max_batch_size))
+                self.max_batch_size = batching.auto_batch_size(
+                    torch,
+                    self.model_obj,
+                    f"{self.model};{self.dtype}",
+                    self.device,
+                    self.context_length,
+                    self.pad_id,
+                    int(max_batch_size),
+                )
 
     @classmethod
     def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
@@ -144,8 +159,11 @@ class HFEngine(Engine):
         def load(local_files_only: bool) -> tuple[Any, Any]:
             tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=local_files_only, **extra)
             # Encoder-decoder checkpoints (T5, e.g. the TRUE NLI model) load as seq2seq models.
-            config = None if gguf_file else transformers.AutoConfig.from_pretrained(
-                folder, local_files_only=local_files_only, **extra)
+            config = (
+                None
+                if gguf_file
+                else transformers.AutoConfig.from_pretrained(folder, local_files_only=local_files_only, **extra)
+            )
             self.seq2seq = bool(getattr(config, "is_encoder_decoder", False))
             auto = transformers.AutoModelForSeq2SeqLM if self.seq2seq else transformers.AutoModelForCausalLM
             model = auto.from_pretrained(folder, dtype=dtype, local_files_only=local_files_only, **extra)
@@ -164,8 +182,11 @@ class HFEngine(Engine):
 
     @property
     def engine_id(self) -> str:
-        return (f"{self.kind}:{self.model};dtype={self.dtype}" + (f";content={self._content}" if self._content else "")
-                + (f";tool_parser={self.tool_parser}" if self.tool_parser else ""))
+        return (
+            f"{self.kind}:{self.model};dtype={self.dtype}"
+            + (f";content={self._content}" if self._content else "")
+            + (f";tool_parser={self.tool_parser}" if self.tool_parser else "")
+        )
 
     @property
     def content_id(self) -> str | None:
@@ -176,8 +197,10 @@ class HFEngine(Engine):
         return local_model_digest(model)
 
     def __repr__(self) -> str:
-        return (f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "
-                f"batch_size={self.max_batch_size})")
+        return (
+            f"HFEngine(model={self.model!r}, device={self.device!r}, dtype={self.dtype!r}, "
+            f"batch_size={self.max_batch_size})"
+        )
 
     def detects_chat_model(self) -> bool:
         """The model's tokenizer has a chat template (what `chat` requests are rendered with)."""
@@ -204,8 +227,9 @@ class HFEngine(Engine):
         groups: dict[Sampling, list[tuple[int, list[int], int | None]]] = defaultdict(list)
         for index, request in enumerate(requests):
             if request.ensemble is not None:
-                results[index] = decode_ensemble(request, self.encode, self._run, self.context_length, self._lock,
-                                                 _one_line)
+                results[index] = decode_ensemble(
+                    request, self.encode, self._run, self.context_length, self._lock, _one_line
+                )
                 continue
             try:
                 ids = self.encode(request)
@@ -217,13 +241,15 @@ class HFEngine(Engine):
             if missing:
                 results[index] = RequestError(
                     f"hf engine: logprob_tokens {missing} are not single tokens of {self.model}'s vocabulary "
-                    "(a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the reflection tokens)")
+                    "(a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the reflection tokens)"
+                )
             elif not ids:
                 results[index] = RequestError("hf engine: empty prompt")
             elif self.context_length and len(ids) + sampling.max_tokens > self.context_length:
                 results[index] = RequestError(
                     f"hf engine: prompt of {len(ids)} tokens + max_tokens {sampling.max_tokens} exceeds "
-                    f"the model's context of {self.context_length} tokens")
+                    f"the model's context of {self.context_length} tokens"
+                )
             else:
                 groups[replace(sampling, seed=None)].append((index, ids, sampling.seed))
         with self._lock:
@@ -238,8 +264,11 @@ class HFEngine(Engine):
         parser = TOOL_PARSERS.get(self.tool_parser or "")
         return [with_tool_calls(request, result, parser, self.kind) for request, result in zip(requests, results)]
 
-    def _run_fitting(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
-                     ) -> list[Response | EngineError]:
+    def _run_fitting(
+        self,
+        chunk: list[tuple[int, list[int], int | None]],
+        sampling: Sampling,
+    ) -> list[Response | EngineError]:
         """`_run`, splitting a batch that runs out of GPU memory in halves (and keeping the smaller
         batch size for the rest of the run); any other failure fails the batch's requests."""
         try:
@@ -256,17 +285,26 @@ class HFEngine(Engine):
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
-    def _chunks(self, items: list[tuple[int, list[int], int | None]], sampling: Sampling,
-                ) -> Iterator[list[tuple[int, list[int], int | None]]]:
+    def _chunks(
+        self,
+        items: list[tuple[int, list[int], int | None]],
+        sampling: Sampling,
+    ) -> Iterator[list[tuple[int, list[int], int | None]]]:
         """`items` (longest prompt first) in batches of at most `max_batch_size` rows and `max_batch_tokens`
         padded tokens."""
-        cuts = batching.token_bounded_cuts([len(ids) for _, ids, _ in items], sampling.max_tokens,
-                                           self._rows_per_request(sampling), self.max_batch_size, self.max_batch_tokens)
+        cuts = batching.token_bounded_cuts(
+            [len(ids) for _, ids, _ in items],
+            sampling.max_tokens,
+            self._rows_per_request(sampling),
+            self.max_batch_size,
+            self.max_batch_tokens,
+        )
         for start, end in cuts:
             yield items[start:end]
 
-    def _run(self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling,
-             mix: list[float] | None = None) -> list[Response]:  # mix: an ensemble's weights (LogitMixer)
+    def _run(
+        self, chunk: list[tuple[int, list[int], int | None]], sampling: Sampling, mix: list[float] | None = None
+    ) -> list[Response]:  # mix: an ensemble's weights (LogitMixer)
         torch = self._torch
         rows_per = self._rows_per_request(sampling)
         prompts = [ids for _, ids, _ in chunk for _ in range(rows_per)]
@@ -283,7 +321,7 @@ class HFEngine(Engine):
                     if seed is None:
                         generator.seed()
                     else:
-                        generator.manual_seed((int(seed) * 1_000_003 + sample) % (2 ** 63))
+                        generator.manual_seed((int(seed) * 1_000_003 + sample) % (2**63))
                     generators.append(generator)
         named_ids = [i for t in sampling.logprob_tokens if (i := self.token_id(t)) is not None]  # all, checked
         picker = TokenPicker(torch, sampling, generators, named_ids)
@@ -293,15 +331,22 @@ class HFEngine(Engine):
         processors = None
         if picker.active or mix is not None:
             from transformers import LogitsProcessorList
-            processors = LogitsProcessorList(([LogitMixer(torch, mix, self.device)] if mix is not None else [])
-                                             + ([picker] if picker.active else []))
+
+            processors = LogitsProcessorList(
+                ([LogitMixer(torch, mix, self.device)] if mix is not None else []) + ([picker] if picker.active else [])
+            )
         from transformers import StoppingCriteriaList
 
         with torch.inference_mode():
             out = self.model_obj.generate(
-                input_ids=input_ids, attention_mask=mask, max_new_tokens=sampling.max_tokens,
-                do_sample=False, num_beams=1, logits_processor=processors,
-                stopping_criteria=StoppingCriteriaList([tracker]))
+                input_ids=input_ids,
+                attention_mask=mask,
+                max_new_tokens=sampling.max_tokens,
+                do_sample=False,
+                num_beams=1,
+                logits_processor=processors,
+                stopping_criteria=StoppingCriteriaList([tracker]),
+            )
         generated = out[:, prefix:].tolist()
 
         responses = []
@@ -312,7 +357,7 @@ class HFEngine(Engine):
                 tokens = generated[row]
                 done_at, reason = tracker.done_at[row], tracker.reason[row]
                 length = done_at if done_at else len(tokens)
-                kept = tokens[:length - 1] if reason == "eos" else tokens[:length]
+                kept = tokens[: length - 1] if reason == "eos" else tokens[:length]
                 text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
                 text, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
                 texts.append(text)
@@ -321,18 +366,31 @@ class HFEngine(Engine):
                     finish = "stop" if (reason or stopped) else "length"
             logprobs = cumulative = None
             if picker.records:
-                logprobs = picked_logprobs(picker, position * rows_per, generated[position * rows_per][:first_length],
-                                           self._piece)
+                logprobs = picked_logprobs(
+                    picker, position * rows_per, generated[position * rows_per][:first_length], self._piece
+                )
                 cumulative = sum(t.logprob for t in logprobs)
-            completion = first_length if rows_per == 1 else sum(
-                (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
-                for s in range(rows_per))
+            completion = (
+                first_length
+                if rows_per == 1
+                else sum(
+                    (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
+                    for s in range(rows_per)
+                )
+            )
             if rows_per == 1 and sampling.n > 1:
                 texts = texts * sampling.n
                 completion *= sampling.n
-            responses.append(Response(texts=texts, logprobs=logprobs, prompt_tokens=len(ids),
-                                      completion_tokens=completion, finish_reason=finish,
-                                      cumulative_logprob=cumulative))
+            responses.append(
+                Response(
+                    texts=texts,
+                    logprobs=logprobs,
+                    prompt_tokens=len(ids),
+                    completion_tokens=completion,
+                    finish_reason=finish,
+                    cumulative_logprob=cumulative,
+                )
+            )
         return responses
 
     def _piece(self, token_id: int) -> str:

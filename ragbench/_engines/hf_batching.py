@@ -15,6 +15,7 @@ longest-first rows into batches of similar lengths, so that little is spent on p
 freed after each `generate` is handed back to the system (glibc `malloc_trim`): batches run on the
 scheduler's worker threads, and each thread's malloc arena otherwise keeps its high-water mark.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -49,8 +50,9 @@ def cpu_threads(torch: Any, threads: int | None) -> int:
     return count
 
 
-def token_bounded_cuts(lengths: list[int], new_tokens: int, rows_per_request: int, max_rows: int,
-                       max_tokens: int | None) -> list[tuple[int, int]]:
+def token_bounded_cuts(
+    lengths: list[int], new_tokens: int, rows_per_request: int, max_rows: int, max_tokens: int | None
+) -> list[tuple[int, int]]:
     """(start, end) of consecutive batches of requests whose prompt `lengths` come longest first: each holds
     at most `max_rows` rows (`rows_per_request` per request) and, where it holds more than one request, at
     most `max_tokens` padded tokens (rows x (its first, longest prompt + `new_tokens`)); None: no bound."""
@@ -94,8 +96,12 @@ def parse_batch_size(value: Any, device: str) -> int | None:
     return size
 
 
-def largest_fitting(try_batch: Callable[[int], None], start: int, out_of_memory: Callable[[BaseException], bool],
-                    free: Callable[[], None] = lambda: None) -> int:
+def largest_fitting(
+    try_batch: Callable[[int], None],
+    start: int,
+    out_of_memory: Callable[[BaseException], bool],
+    free: Callable[[], None] = lambda: None,
+) -> int:
     """The largest of start, start/2, start/4 ... 1 for which `try_batch` raises no out-of-memory
     error (any other error is raised)."""
     size = start
@@ -108,8 +114,9 @@ def largest_fitting(try_batch: Callable[[int], None], start: int, out_of_memory:
                 raise
         free()
         if size == 1:
-            raise ConfigError("hf engine: even one row runs out of GPU memory; use a smaller model or dtype, "
-                              "or another device")
+            raise ConfigError(
+                "hf engine: even one row runs out of GPU memory; use a smaller model or dtype, or another device"
+            )
         size = max(1, size // 2)
 
 
@@ -155,8 +162,13 @@ def probe(torch: Any, model: Any, size: int, prompt_tokens: int, token_id: int, 
     """One worst-case batch: `size` rows of `prompt_tokens` tokens, each generating PROBE_NEW_TOKENS."""
     input_ids = torch.full((size, prompt_tokens), int(token_id), dtype=torch.long, device=device)
     with torch.inference_mode():
-        model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), do_sample=False,
-                       max_new_tokens=PROBE_NEW_TOKENS, min_new_tokens=PROBE_NEW_TOKENS)
+        model.generate(
+            input_ids=input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            do_sample=False,
+            max_new_tokens=PROBE_NEW_TOKENS,
+            min_new_tokens=PROBE_NEW_TOKENS,
+        )
 
 
 def warm_up(torch: Any, model: Any, token_id: int, device: str) -> None:
@@ -164,20 +176,27 @@ def warm_up(torch: Any, model: Any, token_id: int, device: str) -> None:
     (cuDNN / SDPA attention selection: seconds on a GPU) inside the run's timed part."""
     probe_ids = torch.full((1, 8), int(token_id), dtype=torch.long, device=device)
     with torch.inference_mode():
-        model.generate(input_ids=probe_ids, attention_mask=torch.ones_like(probe_ids), do_sample=False,
-                       max_new_tokens=2)
+        model.generate(
+            input_ids=probe_ids, attention_mask=torch.ones_like(probe_ids), do_sample=False, max_new_tokens=2
+        )
 
 
-def auto_batch_size(torch: Any, model: Any, model_id: str, device: str, context_length: int, token_id: int,
-                    start: int) -> int:
+def auto_batch_size(
+    torch: Any, model: Any, model_id: str, device: str, context_length: int, token_id: int, start: int
+) -> int:
     """batch_size=auto on a CUDA device: the cached answer for this model and GPU, else the search."""
     index = torch.device(device).index or 0
     prompt_tokens = min(PROBE_TOKENS, (context_length or PROBE_TOKENS) - PROBE_NEW_TOKENS)
-    key = cache_key(model_id, torch.cuda.get_device_name(index), torch.cuda.get_device_properties(index).total_memory,
-                    prompt_tokens)
+    key = cache_key(
+        model_id, torch.cuda.get_device_name(index), torch.cuda.get_device_properties(index).total_memory, prompt_tokens
+    )
     size = cached_size(key)
     if size is None:
-        size = largest_fitting(lambda rows: probe(torch, model, rows, prompt_tokens, token_id, device), start,
-                               lambda exc: is_out_of_memory(torch, exc), torch.cuda.empty_cache)
+        size = largest_fitting(
+            lambda rows: probe(torch, model, rows, prompt_tokens, token_id, device),
+            start,
+            lambda exc: is_out_of_memory(torch, exc),
+            torch.cuda.empty_cache,
+        )
         store_size(key, size)
     return size

@@ -1,6 +1,7 @@
 """The `hf` engine's per-step hooks into transformers `generate`: the token picker (greedy or seeded
 sampling over the top_p nucleus, recording log-probabilities) and the stop tracker (EOS or a stop
 string, per row). Their semantics follow vLLM's; see hf.py."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -48,11 +49,19 @@ class TokenPicker:
                 drop = (values.cumsum(dim=-1) - values) >= self.sampling.top_p
                 drop[:, 0] = False  # the most likely token always stays
                 values = values.masked_fill(drop, 0.0)
-                chosen = torch.stack([ids[row, torch.multinomial(values[row], 1, generator=generator)[0]]
-                                      for row, generator in enumerate(self.generators)])
+                chosen = torch.stack(
+                    [
+                        ids[row, torch.multinomial(values[row], 1, generator=generator)[0]]
+                        for row, generator in enumerate(self.generators)
+                    ]
+                )
             else:
-                chosen = torch.stack([torch.multinomial(probs[row], 1, generator=generator)[0]
-                                      for row, generator in enumerate(self.generators)])
+                chosen = torch.stack(
+                    [
+                        torch.multinomial(probs[row], 1, generator=generator)[0]
+                        for row, generator in enumerate(self.generators)
+                    ]
+                )
             result = torch.full_like(scores, float("-inf"))
             result.scatter_(-1, chosen.unsqueeze(-1), 0.0)
         if self.recording:
@@ -73,7 +82,9 @@ class TokenPicker:
             return named.tolist()
         ranks = (logp.unsqueeze(1) > named.unsqueeze(-1)).sum(-1)  # rows x named: entries above each
         shown = (ranks < window) | (chosen.unsqueeze(-1) == self.torch.tensor(self.named_ids, device=logp.device))
-        return [[v if s else None for v, s in zip(values, flags)] for values, flags in zip(named.tolist(), shown.tolist())]
+        return [
+            [v if s else None for v, s in zip(values, flags)] for values, flags in zip(named.tolist(), shown.tolist())
+        ]
 
 
 class StopTracker:
@@ -99,16 +110,21 @@ class StopTracker:
             if token in self.eos_ids:
                 self.done_at[row], self.reason[row] = steps, "eos"
             elif self.stop:
-                text = self.tokenizer.decode(input_ids[row, self.width:].tolist(),
-                                             skip_special_tokens=self.skip_special)
+                text = self.tokenizer.decode(
+                    input_ids[row, self.width :].tolist(), skip_special_tokens=self.skip_special
+                )
                 if any(s in text for s in self.stop):
                     self.done_at[row], self.reason[row] = steps, "stop"
         done = [bool(self.done_at[row]) for row in range(len(last))]
         return self.torch.tensor(done, dtype=self.torch.bool, device=input_ids.device)
 
 
-def picked_logprobs(picker: TokenPicker, row: int, tokens: list[int], piece: Callable[[int], str],
-                    ) -> list[TokenLogprobs]:
+def picked_logprobs(
+    picker: TokenPicker,
+    row: int,
+    tokens: list[int],
+    piece: Callable[[int], str],
+) -> list[TokenLogprobs]:
     """The log-probs `picker` recorded for one row's generated `tokens` (its top k and named tokens), each token
     as text by `piece`."""
     out = []
@@ -119,6 +135,7 @@ def picked_logprobs(picker: TokenPicker, row: int, tokens: list[int], piece: Cal
         for lp, tid in zip(top_lp[row], top_ids[row]):
             top.setdefault(piece(tid), lp)
         named = {t: lp for t, lp in zip(picker.sampling.logprob_tokens, named_lp[row]) if lp is not None}
-        out.append(TokenLogprobs(token=piece(token_id), logprob=chosen_lp[row], top=top, named=named,
-                                 token_id=token_id))
+        out.append(
+            TokenLogprobs(token=piece(token_id), logprob=chosen_lp[row], top=top, named=named, token_id=token_id)
+        )
     return out

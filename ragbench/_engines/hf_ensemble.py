@@ -1,6 +1,7 @@
 """The `hf` engine's ensemble requests (`Request.ensemble`, REPLUG): the inputs decoded together as the rows
 of one batch, every step's next-token logits replaced by their weighted sum, so every row writes the same
 text (FlashRAG's REPLUGLogitsProcessor). Greedy only: sampled rows would draw apart."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,8 +23,14 @@ class LogitMixer:
         return mixed.repeat(scores.shape[0], 1).to(scores.dtype)
 
 
-def decode_ensemble(request: Request, encode: Callable[[Request], list[int]], run: Callable[..., list[Response]],
-                    context_length: int, lock: Any, describe: Callable[[BaseException], str]) -> Response | EngineError:
+def decode_ensemble(
+    request: Request,
+    encode: Callable[[Request], list[int]],
+    run: Callable[..., list[Response]],
+    context_length: int,
+    lock: Any,
+    describe: Callable[[BaseException], str],
+) -> Response | EngineError:
     """One text from `request`'s inputs: each tokenized by `encode` (a prompt, or messages through the chat
     template), decoded by `run(rows, sampling, mix=weights)` (HFEngine._run with a `LogitMixer`) holding the
     engine's `lock`. A request that cannot be decoded is a `RequestError`; a failed tokenization or generation
@@ -38,8 +45,10 @@ def decode_ensemble(request: Request, encode: Callable[[Request], list[int]], ru
             return RequestError("hf engine: empty prompt in an ensemble")
         longest = max(len(i) for i in ids)
         if context_length and longest + sampling.max_tokens > context_length:
-            return RequestError(f"hf engine: prompt of {longest} tokens + max_tokens {sampling.max_tokens} exceeds "
-                                f"the model's context of {context_length} tokens")
+            return RequestError(
+                f"hf engine: prompt of {longest} tokens + max_tokens {sampling.max_tokens} exceeds "
+                f"the model's context of {context_length} tokens"
+            )
         with lock:
             response = run([(0, i, None) for i in ids], sampling, mix=[w for _, w in request.ensemble])[0]
     except Exception as exc:

@@ -1,5 +1,6 @@
 """Where the hf engine's model is, and how it is loaded: a local folder or GGUF file, the embedded model, or a hub
 name read from the local Hugging Face cache first and from the hub only where the hub can answer."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ def import_hf() -> tuple[Any, Any]:
         import torch
         import transformers
     except ImportError as exc:
-        raise ConfigError(f"the hf engine needs torch and transformers ({exc}); run `pip install ragbench[hf]`") \
-            from exc
+        raise ConfigError(
+            f"the hf engine needs torch and transformers ({exc}); run `pip install ragbench[hf]`"
+        ) from exc
     return torch, transformers
 
 
@@ -65,8 +67,10 @@ def cache_then_hub(load: Callable[[bool], Loaded], place: ModelPlace) -> Loaded:
         if place.local_only:
             raise
         if why := hub_fetch_problem(place.folder):
-            raise ConfigError(f"hf engine: {why}; give the model's folder (--model hf:/path/to/model) or fetch it "
-                              "into the cache where the hub can be reached") from None
+            raise ConfigError(
+                f"hf engine: {why}; give the model's folder (--model hf:/path/to/model) or fetch it "
+                "into the cache where the hub can be reached"
+            ) from None
         return load(False)
 
 
@@ -86,7 +90,10 @@ def set_up_tokens(tok: Any, model: Any, transformers: Any, name: str) -> tuple[s
     tok.padding_side = "left"
     pad_id = int(tok.pad_token_id)
     model.generation_config = transformers.GenerationConfig(
-        eos_token_id=eos_ids or None, pad_token_id=pad_id, bos_token_id=old.bos_token_id,
-        decoder_start_token_id=old.decoder_start_token_id)
+        eos_token_id=eos_ids or None,
+        pad_token_id=pad_id,
+        bos_token_id=old.bos_token_id,
+        decoder_start_token_id=old.decoder_start_token_id,
+    )
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     return set(eos_ids), pad_id, int(getattr(config, "max_position_embeddings", 0) or 0)

@@ -39,6 +39,7 @@ server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoin
 The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
 `close()` after it) releases its connections.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -68,8 +69,24 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 Mode = Literal["auto", "chat"]
 MODES: tuple[str, ...] = get_args(Mode)
 # Body fields the engine sets itself from the request; an extra option may not override them.
-_RESERVED = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "n", "stop", "seed",
-             "logprobs", "top_logprobs", "stream", "skip_special_tokens", "response_format", "tools", "tool_choice"}
+_RESERVED = {
+    "model",
+    "messages",
+    "prompt",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "n",
+    "stop",
+    "seed",
+    "logprobs",
+    "top_logprobs",
+    "stream",
+    "skip_special_tokens",
+    "response_format",
+    "tools",
+    "tool_choice",
+}
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
 
 
@@ -86,12 +103,15 @@ def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
     problems = []
     secrets = sorted(name for name in extra if secret_name(name))
     if secrets:
-        problems.append(f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
-                        "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)")
+        problems.append(
+            f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
+            "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)"
+        )
     reserved = sorted(set(extra) & _RESERVED)
     if reserved:
-        problems.append(f"--model-arg {', '.join(reserved)}: cannot be an option; it comes from the request's "
-                        "sampling parameters")
+        problems.append(
+            f"--model-arg {', '.join(reserved)}: cannot be an option; it comes from the request's sampling parameters"
+        )
     return problems
 
 
@@ -100,11 +120,20 @@ class OpenAIEngine(Engine):
     calls_tools = True  # chat completions' `tools` / `tool_choice`, the answer's `message.tool_calls`
     concurrent = True
 
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 concurrency: Annotated[int, Ge(1)] = 16, timeout: Annotated[float, Gt(0)] = 60,
-                 max_retries: Annotated[int, Ge(0)] = 6, connect_retries: Annotated[int, Ge(0)] = 2,
-                 backoff_base: Annotated[float, Ge(0)] = 1.0, backoff_max: Annotated[float, Ge(0)] = 60,
-                 mode: Mode = "auto", **options: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: Annotated[int, Ge(1)] = 16,
+        timeout: Annotated[float, Gt(0)] = 60,
+        max_retries: Annotated[int, Ge(0)] = 6,
+        connect_retries: Annotated[int, Ge(0)] = 2,
+        backoff_base: Annotated[float, Ge(0)] = 1.0,
+        backoff_max: Annotated[float, Ge(0)] = 60,
+        mode: Mode = "auto",
+        **options: Any,
+    ) -> None:
         problems = _extra_body_problems(options)
         if problems:
             raise ConfigError(f"openai engine: {problems[0]}")
@@ -117,8 +146,10 @@ class OpenAIEngine(Engine):
                 raise ValueError("not an http(s) URL")
             self._base = Credentials.of(base_url)
         except ValueError:
-            raise ConfigError(f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
-                              f"not {redact_url(base_url)!r}") from None
+            raise ConfigError(
+                f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
+                f"not {redact_url(base_url)!r}"
+            ) from None
         super().__init__(model, **options)
         self.base_url = self._base.url.rstrip("/")  # without user info or query: shown, and keys the cache
         self.api_key_env = api_key_env
@@ -145,22 +176,31 @@ class OpenAIEngine(Engine):
         key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
         why = unreachable(_models_url(str(url))) if url else None
         extra = set(options) - set(inspect.signature(cls.__init__).parameters)
-        problems = [*super().preflight(model, options), *_extra_body_problems({name: options[name] for name in extra}),
-                    *([f"{why}; start the server or correct --base-url"] if why else [])]
+        problems = [
+            *super().preflight(model, options),
+            *_extra_body_problems({name: options[name] for name in extra}),
+            *([f"{why}; start the server or correct --base-url"] if why else []),
+        ]
         if not url and not os.environ.get(key_env):
-            problems.append(f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
-                            "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server")
+            problems.append(
+                f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
+                "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server"
+            )
         return problems
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
-                                                                                                     list[str]]:
+    def meet_needs(
+        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, Any], list[str]]:
         """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
         window cannot be given."""
-        return options, [f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "
-                         f"OpenAI-compatible servers return at most the top {NAMED_TOP_LOGPROBS} per position"
-                         + (f"; {need.instead}" if need.instead else "")
-                         for need in needs if need.logprob_tokens and (need.logprob_window or 0) > NAMED_TOP_LOGPROBS]
+        return options, [
+            f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "
+            f"OpenAI-compatible servers return at most the top {NAMED_TOP_LOGPROBS} per position"
+            + (f"; {need.instead}" if need.instead else "")
+            for need in needs
+            if need.logprob_tokens and (need.logprob_window or 0) > NAMED_TOP_LOGPROBS
+        ]
 
     @property
     def engine_id(self) -> str:
@@ -174,8 +214,10 @@ class OpenAIEngine(Engine):
         return out
 
     def __repr__(self) -> str:
-        return (f"OpenAIEngine(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, "
-                f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})")
+        return (
+            f"OpenAIEngine(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, "
+            f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})"
+        )
 
     # -- the SDK client, one per event loop -----------------------------------------------------
 
@@ -183,10 +225,16 @@ class OpenAIEngine(Engine):
         loop = asyncio.get_running_loop()
         if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
             # A new loop means a new run; the old client's connections belong to the old loop.
-            self._sdk = make_client(self._base, os.environ.get(self.api_key_env), timeout=self.timeout,
-                                    max_retries=self.max_retries, connect_retries=self.connect_retries,
-                                    concurrency=self.max_concurrency, backoff_base=self.backoff_base,
-                                    backoff_max=self.backoff_max)
+            self._sdk = make_client(
+                self._base,
+                os.environ.get(self.api_key_env),
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                connect_retries=self.connect_retries,
+                concurrency=self.max_concurrency,
+                backoff_base=self.backoff_base,
+                backoff_max=self.backoff_max,
+            )
             self._sdk_loop = loop
             self._slots = asyncio.Semaphore(self.max_concurrency)
         return self._sdk, self._slots
@@ -226,16 +274,18 @@ class OpenAIEngine(Engine):
         chat = request.is_chat or self.mode == "chat"
         args: dict[str, Any] = {"model": sampling.lora or self.model}
         if chat:
-            args["messages"] = (request.message_dicts() if request.is_chat
-                                else [{"role": "user", "content": request.prompt}])
+            args["messages"] = (
+                request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
+            )
             if request.tools:
                 args["tools"] = request.tool_dicts()
             if request.tool_choice is not None:
                 args["tool_choice"] = request.tool_choice_payload()
         else:
             args["prompt"] = request.prompt
-        args.update(max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p,
-                    n=sampling.n)
+        args.update(
+            max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p, n=sampling.n
+        )
         if sampling.stop:
             args["stop"] = list(sampling.stop)
         if sampling.seed is not None:
@@ -255,8 +305,13 @@ class OpenAIEngine(Engine):
         return chat, args
 
     def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
-        return error(redact(f"openai {self.model} at {self.base_url}: {what} "
-                            f"({attempts} attempt{'s' if attempts != 1 else ''})", self.api_key_env, self._base))
+        return error(
+            redact(
+                f"openai {self.model} at {self.base_url}: {what} ({attempts} attempt{'s' if attempts != 1 else ''})",
+                self.api_key_env,
+                self._base,
+            )
+        )
 
     def _excerpt(self, text: str) -> str:
         text = " ".join(redact(text, self.api_key_env, self._base).split())
@@ -282,8 +337,14 @@ class OpenAIEngine(Engine):
             if used > self.max_retries:
                 raise self._failure(what, used)
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
-            log.info("%s", redact(f"openai {self.base_url}: {what}; retry {used}/{self.max_retries} "
-                                  f"in {delay:.2f}s", self.api_key_env, self._base))
+            log.info(
+                "%s",
+                redact(
+                    f"openai {self.base_url}: {what}; retry {used}/{self.max_retries} in {delay:.2f}s",
+                    self.api_key_env,
+                    self._base,
+                ),
+            )
             await asyncio.sleep(delay)
 
     def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:
@@ -293,8 +354,9 @@ class OpenAIEngine(Engine):
         before = used + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
         attempts = before + 1
         if isinstance(exc, Unreachable):
-            return self._failure(f"connection failed ({exc.message}): is a server running at this URL?",
-                                 before + exc.tries)
+            return self._failure(
+                f"connection failed ({exc.message}): is a server running at this URL?", before + exc.tries
+            )
         if isinstance(exc, openai.APITimeoutError):
             return self._failure(f"timed out after {self.timeout:g}s", attempts)
         if isinstance(exc, openai.APIConnectionError):
@@ -311,7 +373,9 @@ class OpenAIEngine(Engine):
         elif status == 404:
             what += " (does the base URL end with the API prefix, e.g. /v1?)"
         elif top_k and "logprob" in what.lower():
-            what += (f" (this request asked for the top {top_k} log-probs, named tokens for the top "
-                     f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs)")
+            what += (
+                f" (this request asked for the top {top_k} log-probs, named tokens for the top "
+                f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs)"
+            )
         request_fault = 400 <= status < 500 and status not in _ENDPOINT_STATUS and status not in (408, 409, 429)
         return self._failure(what, attempts, RequestError if request_fault else EngineError)

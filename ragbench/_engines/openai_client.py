@@ -14,6 +14,7 @@ the Authorization header and connection pooling. What is added here, and why:
   1 s...) and then ends the call at once, where the SDK would spend its whole retry budget, with
   backoff, on a server that is not there.
 """
+
 from __future__ import annotations
 
 import logging
@@ -42,7 +43,7 @@ def redact(text: str, api_key_env: str, credentials: Credentials | None = None) 
 
 def backoff(retry: int, base: float, cap: float) -> float:
     """Full-jitter exponential backoff before retry number `retry` (0 for the first)."""
-    return random.uniform(0.0, min(cap, base * 2 ** retry))
+    return random.uniform(0.0, min(cap, base * 2**retry))
 
 
 class Unreachable(openai.APIConnectionError):
@@ -101,18 +102,35 @@ def _redact_http_logs() -> None:
             logger.addFilter(_RedactedRecords())
 
 
-def make_client(base: Credentials, api_key: str | None, *, timeout: float, max_retries: int, connect_retries: int,
-                concurrency: int, backoff_base: float = 1.0, backoff_max: float = 60.0) -> openai.AsyncOpenAI:
+def make_client(
+    base: Credentials,
+    api_key: str | None,
+    *,
+    timeout: float,
+    max_retries: int,
+    connect_retries: int,
+    concurrency: int,
+    backoff_base: float = 1.0,
+    backoff_max: float = 60.0,
+) -> openai.AsyncOpenAI:
     """A client for the running event loop. Without a key, requests go out without Authorization
     (pass `no_auth_header` as extra_headers): local servers need none and the SDK insists on one. The base
     URL's user info is sent as basic auth (in place of the key's Bearer header, when both are given) and its
     query on every request, after the request's own path."""
     _redact_http_logs()
     limits = httpx2.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
-    http = openai.DefaultAsyncHttpx2Client(transport=_FailFastTransport(connect_retries, limits=limits),
-                                          auth=httpx2.BasicAuth(*base.basic_auth) if base.basic_auth else None)
-    client = _Client(api_key=api_key or "unset", base_url=base.url, max_retries=max_retries, http_client=http,
-                     timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)), default_query=base.query or None)
+    http = openai.DefaultAsyncHttpx2Client(
+        transport=_FailFastTransport(connect_retries, limits=limits),
+        auth=httpx2.BasicAuth(*base.basic_auth) if base.basic_auth else None,
+    )
+    client = _Client(
+        api_key=api_key or "unset",
+        base_url=base.url,
+        max_retries=max_retries,
+        http_client=http,
+        timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)),
+        default_query=base.query or None,
+    )
     client.backoff_base, client.backoff_max = backoff_base, backoff_max
     return client
 

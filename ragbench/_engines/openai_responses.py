@@ -1,6 +1,7 @@
 """An OpenAI-compatible server's chat or completions answer read into a Response: texts, tool calls, the
 first choice's log-probs (named tokens found among the top NAMED_TOP_LOGPROBS), usage and finish reason, each
 as the server sent it (checked where every response arrives: ragbench._values.response_checks)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,9 +25,14 @@ def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
     if chat:
         if logprobs is None or logprobs.content is None:
             return None
-        return [TokenLogprobs(token=item.token, logprob=float(item.logprob),
-                              top={t.token: float(t.logprob) for t in item.top_logprobs or ()})
-                for item in logprobs.content]
+        return [
+            TokenLogprobs(
+                token=item.token,
+                logprob=float(item.logprob),
+                top={t.token: float(t.logprob) for t in item.top_logprobs or ()},
+            )
+            for item in logprobs.content
+        ]
     if logprobs is None or logprobs.tokens is None:
         return None
     values, tops = logprobs.token_logprobs or [], logprobs.top_logprobs or []
@@ -35,8 +41,13 @@ def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
         value = values[i] if i < len(values) else None
         top = tops[i] if i < len(tops) and tops[i] else {}
         # None only for an echoed first prompt token, which this engine never asks for
-        out.append(TokenLogprobs(token=token, logprob=float("nan") if value is None else float(value),
-                                 top={t: float(v) for t, v in top.items()}))
+        out.append(
+            TokenLogprobs(
+                token=token,
+                logprob=float("nan") if value is None else float(value),
+                top={t: float(v) for t, v in top.items()},
+            )
+        )
     return out
 
 
@@ -44,7 +55,7 @@ def _keep_asked(positions: list[TokenLogprobs], sampling: Any) -> list[TokenLogp
     """Named tokens from each position's top list; the top list itself only if top-k was asked."""
     for position in positions:
         position.named = {t: position.top[t] for t in sampling.logprob_tokens if t in position.top}
-        position.top = dict(list(position.top.items())[:sampling.logprobs]) if sampling.logprobs else {}
+        position.top = dict(list(position.top.items())[: sampling.logprobs]) if sampling.logprobs else {}
     return positions
 
 
@@ -61,8 +72,11 @@ def _tool_calls(message: Any) -> Any:
 
 def _tool_call(call: Any) -> ToolCall:
     function = getattr(call, "function", None)
-    sent: dict[str, Any] = {"id": getattr(call, "id", None), "name": getattr(function, "name", None),
-                            "raw_arguments": getattr(function, "arguments", None)}
+    sent: dict[str, Any] = {
+        "id": getattr(call, "id", None),
+        "name": getattr(function, "name", None),
+        "raw_arguments": getattr(function, "arguments", None),
+    }
     return ToolCall(**sent)
 
 
@@ -75,8 +89,10 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         raise ValueError("no choices")
     texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
     if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
-        texts = [text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
-                 for text in texts]
+        texts = [
+            text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
+            for text in texts
+        ]
     logprobs = cumulative = None
     if top_logprobs_asked(sampling) is not None:
         logprobs = _positions(choices[0].logprobs, chat)
@@ -86,11 +102,15 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
     finish = choices[0].finish_reason
     if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
         finish = "stop"
-    return Response(texts=texts, logprobs=logprobs, cumulative_logprob=cumulative,
-                    choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
-                    prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
-                    completion_tokens=_tokens(completion.usage, "completion_tokens"),
-                    finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish)
+    return Response(
+        texts=texts,
+        logprobs=logprobs,
+        cumulative_logprob=cumulative,
+        choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
+        prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
+        completion_tokens=_tokens(completion.usage, "completion_tokens"),
+        finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish,
+    )
 
 
 def _tokens(usage: Any, name: str) -> Any:

@@ -24,6 +24,7 @@ there are absent from `named`, as a token outside vLLM's top-k is; with `logprob
 of rank k or more, its rank from "ranks" or else from the recorded entries above it, unless generated
 there), `logprobs=k` from the k largest entries.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -55,8 +56,9 @@ def check_token_record(record: dict[str, Any]) -> None:
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(tokens)):
         raise ValueError('"token_ids" must be a list as long as "tokens"')
     ranks = record.get("ranks")
-    if ranks is not None and (not isinstance(ranks, list) or len(ranks) != len(tokens)
-                              or not all(isinstance(r, dict) for r in ranks)):
+    if ranks is not None and (
+        not isinstance(ranks, list) or len(ranks) != len(tokens) or not all(isinstance(r, dict) for r in ranks)
+    ):
         raise ValueError('"ranks" must be a list of dicts as long as "tokens"')
 
 
@@ -66,8 +68,12 @@ def tool_calls(record: dict[str, Any]) -> tuple[ToolCall, ...] | None:
     calls = record.get("tool_calls")
     if calls is None:
         return None
-    if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("function", c), dict)
-                                              and isinstance(c.get("function", c).get("name"), str) for c in calls):
+    if not isinstance(calls, list) or not all(
+        isinstance(c, dict)
+        and isinstance(c.get("function", c), dict)
+        and isinstance(c.get("function", c).get("name"), str)
+        for c in calls
+    ):
         raise ValueError('"tool_calls" must be a list of {"id", "name", "arguments"}')
     return tuple(ToolCall.from_dict(call) for call in calls)
 
@@ -81,21 +87,33 @@ def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
     finish = str(record.get("finish_reason") or ("tool_calls" if calls else "stop"))
     per_choice = None if calls is None else [calls] * len(texts)
     if "tokens" not in record or (sampling.logprobs is None and not sampling.logprob_tokens):
-        return Response(texts=texts, completion_tokens=len(record.get("tokens") or ()), finish_reason=finish,
-                        choice_tool_calls=per_choice)
+        return Response(
+            texts=texts,
+            completion_tokens=len(record.get("tokens") or ()),
+            finish_reason=finish,
+            choice_tool_calls=per_choice,
+        )
     ids = record.get("token_ids") or [None] * len(record["tokens"])
     k = sampling.logprobs or 0
     logprobs = []
     ranks = record.get("ranks") or [{}] * len(ids)
     for token, lps, token_id, known in zip(record["tokens"], record["logprobs"], ids, ranks):
         top = dict(sorted(lps.items(), key=lambda item: item[1], reverse=True)[:k]) if k else {}
-        named = {name: lps[name] for name in sampling.logprob_tokens if name in lps
-                 and in_window(lps, name, token, sampling.logprob_window, known.get(name))}
+        named = {
+            name: lps[name]
+            for name in sampling.logprob_tokens
+            if name in lps and in_window(lps, name, token, sampling.logprob_window, known.get(name))
+        }
         logprobs.append(TokenLogprobs(token=token, logprob=float(lps[token]), top=top, named=named, token_id=token_id))
     cumulative = record.get("cumulative_logprob")
-    return Response(texts=texts, logprobs=logprobs, completion_tokens=len(logprobs), finish_reason=finish,
-                    choice_tool_calls=per_choice,
-                    cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs))
+    return Response(
+        texts=texts,
+        logprobs=logprobs,
+        completion_tokens=len(logprobs),
+        finish_reason=finish,
+        choice_tool_calls=per_choice,
+        cumulative_logprob=float(cumulative) if cumulative is not None else sum(t.logprob for t in logprobs),
+    )
 
 
 def in_window(lps: dict[str, float], name: str, token: str, window: int | None, rank: int | None = None) -> bool:
@@ -161,8 +179,10 @@ class ReplayEngine(Engine):
         if not self.path.is_file():
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # the records are all held too
-        expected = ('expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
-                    '"logprobs", "token_ids", "cumulative_logprob", "ranks", "finish_reason")')
+        expected = (
+            'expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
+            '"logprobs", "token_ids", "cumulative_logprob", "ranks", "finish_reason")'
+        )
         for index, record in resolved(self.path):  # a run's files refer to its samples (ragbench._replay.call_refs)
             if record is None:
                 self.unresolved += 1
@@ -198,5 +218,7 @@ class ReplayEngine(Engine):
     def _miss_message(self, key: str) -> str:
         nearest = difflib.get_close_matches(key, list(self.records), n=1, cutoff=0.0)
         shown = json.dumps(nearest[0][:300], ensure_ascii=False) if nearest else "none"
-        return (f"replay miss in {self.path}: no recorded call for {json.dumps(key[:300], ensure_ascii=False)}; "
-                f"nearest recorded request: {shown}")
+        return (
+            f"replay miss in {self.path}: no recorded call for {json.dumps(key[:300], ensure_ascii=False)}; "
+            f"nearest recorded request: {shown}"
+        )

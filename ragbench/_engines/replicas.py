@@ -20,6 +20,7 @@ inside a batch's answer (`generate` returning an EngineError in a slot) are pass
 Throughput model: with R replicas and a batch cost `overhead + per_request x n`, a run of C calls
 takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replica is kept busy.
 """
+
 from __future__ import annotations
 
 import threading
@@ -42,10 +43,11 @@ def replica_option_problems(options: dict[str, Any]) -> list[str]:
     """The Ray replica options among `options` that are not of their type, one line each."""
     from .._values.options import option_form, type_problem
 
-    return [f"--model-arg {name}={options[name]}: Ray replicas take {problem} for {name} "
-            f"({option_form(name, None, hint)})"
-            for name, hint in RAY_OPTION_TYPES.items() if name in options
-            and (problem := type_problem(options[name], hint))]
+    return [
+        f"--model-arg {name}={options[name]}: Ray replicas take {problem} for {name} ({option_form(name, None, hint)})"
+        for name, hint in RAY_OPTION_TYPES.items()
+        if name in options and (problem := type_problem(options[name], hint))
+    ]
 
 
 class ReplicaSet(Engine):
@@ -154,6 +156,7 @@ class ReplicaSet(Engine):
 
 # --- Ray ----------------------------------------------------------------------------------------------
 
+
 class RayReplica:
     """An engine living in a Ray actor, called like a local one (`generate` blocks on the actor)."""
 
@@ -192,9 +195,14 @@ class _EngineActor:
 
     def describe(self) -> dict[str, Any]:
         engine = self.engine
-        return {"engine_id": engine.engine_id, "content_id": engine.content_id, "concurrent": engine.concurrent,
-                "max_batch_size": engine.max_batch_size, "max_concurrency": engine.max_concurrency,
-                "calls_tools": engine.calls_tools}
+        return {
+            "engine_id": engine.engine_id,
+            "content_id": engine.content_id,
+            "concurrent": engine.concurrent,
+            "max_batch_size": engine.max_batch_size,
+            "max_concurrency": engine.max_concurrency,
+            "calls_tools": engine.calls_tools,
+        }
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return self.engine.generate(requests)

@@ -21,6 +21,7 @@ Options `overhead`, `per_request` and `per_token` (seconds) make each batch slee
 `overhead + per_request*n + per_token*tokens` (tokens: prompt and completion tokens of the batch's
 answers), the cost models of the scheduler and load benchmarks; `batch_size` sets the batch limit.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,8 +62,9 @@ def rules_script(path: Path, data: bytes) -> Script:
         rules = parse_json(data.decode("utf-8"))
         return rule_script([(r.get("pattern"), r["response"]) for r in rules])
     except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
-        raise ConfigError(f"scripted rules file {path}: {exc}; expected a JSON list of "
-                          '{"pattern": regex, "response": text}') from exc
+        raise ConfigError(
+            f'scripted rules file {path}: {exc}; expected a JSON list of {{"pattern": regex, "response": text}}'
+        ) from exc
 
 
 def rule_script(rules: list[tuple[str | None, Any]]) -> Script:
@@ -88,19 +90,29 @@ def load_script(spec: str) -> tuple[Script, str | None]:
         try:
             data = Path(spec).read_bytes()
         except OSError as exc:
-            raise ConfigError(f"scripted rules file {spec}: {exc.strerror or exc}; expected a JSON list of "
-                              '{"pattern": regex, "response": text}') from exc
+            raise ConfigError(
+                f"scripted rules file {spec}: {exc.strerror or exc}; expected a JSON list of "
+                '{"pattern": regex, "response": text}'
+            ) from exc
         return rules_script(Path(spec), data), hashlib.sha256(data).hexdigest()[:16]
-    return load_callable(spec, "scripted engine",
-                         "use scripted:echo, scripted:rules.json or scripted:package.module:function"), None
+    return load_callable(
+        spec, "scripted engine", "use scripted:echo, scripted:rules.json or scripted:package.module:function"
+    ), None
 
 
 class ScriptedEngine(Engine):
     kind = "scripted"
     calls_tools = True  # an answer {"tool_calls": [...]} (see the module docstring)
 
-    def __init__(self, model: str = "echo", script: Script | None = None, overhead: Seconds = 0.0,
-                 per_request: Seconds = 0.0, per_token: Seconds = 0.0, batch_size: Annotated[int, Ge(1)] = 16) -> None:
+    def __init__(
+        self,
+        model: str = "echo",
+        script: Script | None = None,
+        overhead: Seconds = 0.0,
+        per_request: Seconds = 0.0,
+        per_token: Seconds = 0.0,
+        batch_size: Annotated[int, Ge(1)] = 16,
+    ) -> None:
         super().__init__(model)
         self.script, self._digest = (script, None) if script else load_script(model)
         self.overhead = float(overhead)
@@ -173,7 +185,7 @@ def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
     if not isinstance(tokens, list) or "".join(tokens) != record["response"]:
         return record
     count, text = 0, ""
-    for count, token in enumerate(tokens[:sampling.max_tokens], 1):  # noqa: B007 (`count` is read after the loop)
+    for count, token in enumerate(tokens[: sampling.max_tokens], 1):  # noqa: B007 (`count` is read after the loop)
         text += token
         if any(stop and stop in text for stop in sampling.stop):
             break

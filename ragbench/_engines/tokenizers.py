@@ -1,6 +1,7 @@
 """Tokenizer helpers the `hf` and `vllm` engines share: a conversation as the token ids of its chat
 template, whole vocabulary entries (Self-RAG's reflection tokens), and a model's tokenizer read from disk
 without its weights (what the pre-flight checks vocabulary entries with)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -17,8 +18,9 @@ def continues_final_message(messages: list[dict[str, Any]]) -> bool:
     return bool(messages) and messages[-1]["role"] == "assistant" and bool(messages[-1]["content"])
 
 
-def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, Any]],
-                    tools: list[dict[str, Any]] | None = None) -> list[int]:
+def chat_prompt_ids(
+    tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> list[int]:
     """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
     assistant's turn, or, where it ends with the assistant's own text, open after that text for the
     model to continue. The template writes its own special tokens, so none are added again. `tools`
@@ -29,8 +31,12 @@ def chat_prompt_ids(tokenizer: Any, messages: list[dict[str, Any]],
         if "tools" not in str(getattr(tokenizer, "chat_template", None) or ""):
             raise ValueError("the model's chat template does not render tools (it never reads `tools`)")
         continued["tools"] = tools
-    rendered = tokenizer.apply_chat_template(template_messages(messages), tokenize=False, **continued,
-                                             add_generation_prompt="continue_final_message" not in continued)
+    rendered = tokenizer.apply_chat_template(
+        template_messages(messages),
+        tokenize=False,
+        **continued,
+        add_generation_prompt="continue_final_message" not in continued,
+    )
     if isinstance(rendered, str):
         return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
     if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes

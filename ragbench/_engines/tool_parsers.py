@@ -11,6 +11,7 @@ what the model wrote. A call the model wrote but whose JSON does not parse is ke
 and the argument text as written (`ToolCall.error` says why it is no JSON). Call ids are derived from the text
 (`call_<digest>_<n>`), so an answer, and its cache entry, is the same on every run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -97,12 +98,18 @@ def with_tool_calls(request: Request, result: Any, parser: Callable[[str], Parse
     if not request.tools or not isinstance(result, Response):
         return result
     if parser is None:
-        return RequestError(f"{engine} engine: a request with tools needs --model-arg tool_parser=NAME (the model "
-                            f"family's format: {', '.join(PARSER_NAMES)})")
+        return RequestError(
+            f"{engine} engine: a request with tools needs --model-arg tool_parser=NAME (the model "
+            f"family's format: {', '.join(PARSER_NAMES)})"
+        )
     parsed = [parser(text) for text in result.texts]
     finish = "tool_calls" if parsed and parsed[0][1] and result.finish_reason == "stop" else result.finish_reason
-    return replace(result, texts=[content for content, _ in parsed], choice_tool_calls=[calls for _, calls in parsed],
-                   finish_reason=finish)
+    return replace(
+        result,
+        texts=[content for content, _ in parsed],
+        choice_tool_calls=[calls for _, calls in parsed],
+        finish_reason=finish,
+    )
 
 
 def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -111,8 +118,13 @@ def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for message in messages:
         if message.get("tool_calls"):
-            message = {**message, "tool_calls": [{**call, "function": {**call["function"], "arguments": _object(
-                call["function"]["arguments"])}} for call in message["tool_calls"]]}
+            message = {
+                **message,
+                "tool_calls": [
+                    {**call, "function": {**call["function"], "arguments": _object(call["function"]["arguments"])}}
+                    for call in message["tool_calls"]
+                ],
+            }
         out.append(message)
     return out
 
@@ -122,4 +134,3 @@ def _object(arguments: str) -> Any:
         return json.loads(arguments)
     except ValueError:
         return arguments
-

@@ -38,6 +38,7 @@ If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requ
 one by one so only the bad one fails. vLLM starts worker processes: a script that creates this
 engine needs an `if __name__ == "__main__":` guard.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -74,8 +75,14 @@ class VLLMEngine(Engine):
     max_batch_size = 256
     calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
 
-    def __init__(self, model: str, cache_dir: str | None = None, async_engine: bool = False,
-                 tool_parser: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        cache_dir: str | None = None,
+        async_engine: bool = False,
+        tool_parser: str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(model)
         try:
             import vllm
@@ -124,8 +131,9 @@ class VLLMEngine(Engine):
         return start_option_problems(cls, options)
 
     @classmethod
-    def meet_needs(cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]) -> tuple[dict[str, Any],
-                                                                                                     list[str]]:
+    def meet_needs(
+        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, Any], list[str]]:
         return options_for_needs(options, needs)
 
     @classmethod
@@ -195,9 +203,15 @@ class VLLMEngine(Engine):
 
     def sampling_params(self, sampling: Sampling) -> Any:
         kwargs: dict[str, Any] = dict(
-            n=sampling.n, temperature=sampling.temperature, top_p=sampling.top_p,
-            max_tokens=sampling.max_tokens, stop=list(sampling.stop), seed=sampling.seed,
-            logprobs=sampling.logprobs, skip_special_tokens=sampling.skip_special_tokens)
+            n=sampling.n,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            max_tokens=sampling.max_tokens,
+            stop=list(sampling.stop),
+            seed=sampling.seed,
+            logprobs=sampling.logprobs,
+            skip_special_tokens=sampling.skip_special_tokens,
+        )
         if sampling.keep_stop:
             kwargs["include_stop_str_in_output"] = True
         if sampling.logprob_tokens:
@@ -206,9 +220,15 @@ class VLLMEngine(Engine):
                 kwargs["logprobs"] = self.window_k(sampling)
             elif self.vocabulary_wide(sampling):
                 if self.llm_options.get("max_logprobs") != -1:
-                    why = "top-k logprobs with logprob_tokens" if self.named_logprobs else "no logprob_token_ids in this vLLM"
-                    raise RequestError(f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
-                                      "start the engine with --model-arg max_logprobs=-1")
+                    why = (
+                        "top-k logprobs with logprob_tokens"
+                        if self.named_logprobs
+                        else "no logprob_token_ids in this vLLM"
+                    )
+                    raise RequestError(
+                        f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
+                        "start the engine with --model-arg max_logprobs=-1"
+                    )
                 kwargs["logprobs"] = -1
             else:
                 kwargs["logprob_token_ids"] = ids
@@ -216,8 +236,11 @@ class VLLMEngine(Engine):
 
     def vocabulary_wide(self, sampling: Sampling) -> bool:
         """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
-        return (bool(sampling.logprob_tokens) and sampling.logprob_window is None
-                and (sampling.logprobs is not None or not self.named_logprobs))
+        return (
+            bool(sampling.logprob_tokens)
+            and sampling.logprob_window is None
+            and (sampling.logprobs is not None or not self.named_logprobs)
+        )
 
     def window_k(self, sampling: Sampling) -> int:
         """The top-k asked for a named-token request with a window: vLLM's own top-k dict (logprobs=k),
@@ -226,16 +249,20 @@ class VLLMEngine(Engine):
         k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
         allowed = self.llm_options.get("max_logprobs", DEFAULT_MAX_LOGPROBS)
         if allowed != -1 and k > int(allowed):
-            raise EngineError(f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
-                              f"with --model-arg max_logprobs=-1 (or >= {k})")
+            raise EngineError(
+                f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
+                f"with --model-arg max_logprobs=-1 (or >= {k})"
+            )
         return k
 
     def named_ids(self, names: tuple[str, ...]) -> list[int]:
         missing = self.missing_tokens(names)
         if missing:
-            raise RequestError(f"vllm engine: logprob_tokens {missing} are not single tokens of {self.model}'s "
-                              "vocabulary (a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the "
-                              "reflection tokens)")
+            raise RequestError(
+                f"vllm engine: logprob_tokens {missing} are not single tokens of {self.model}'s "
+                "vocabulary (a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the "
+                "reflection tokens)"
+            )
         return [self._vocabulary_ids[name] for name in names]  # type: ignore[misc]
 
     def missing_tokens(self, names: Sequence[str]) -> list[str]:
@@ -248,8 +275,10 @@ class VLLMEngine(Engine):
         if not lora:
             return None
         if not self.enable_lora:
-            raise RequestError(f"vllm engine: request asks for LoRA adapter '{lora}' but the engine was "
-                              "started without --model-arg enable_lora=true")
+            raise RequestError(
+                f"vllm engine: request asks for LoRA adapter '{lora}' but the engine was "
+                "started without --model-arg enable_lora=true"
+            )
         from vllm.lora.request import LoRARequest
 
         lora_id = self._lora_ids.setdefault(lora, len(self._lora_ids) + 1)
@@ -279,8 +308,12 @@ class VLLMEngine(Engine):
 
     async def _agenerate(self, request: Request) -> Any:
         final = None
-        async for output in self._async.generate(self.prompt_of(request), self.sampling_params(request.sampling),
-                                                 uuid.uuid4().hex, lora_request=self.lora_request(request.sampling.lora)):
+        async for output in self._async.generate(
+            self.prompt_of(request),
+            self.sampling_params(request.sampling),
+            uuid.uuid4().hex,
+            lora_request=self.lora_request(request.sampling.lora),
+        ):
             final = output
         return final
 
@@ -297,8 +330,14 @@ class VLLMEngine(Engine):
         with self._lock:
             for index, request in enumerate(requests):
                 try:
-                    todo.append((index, self.prompt_of(request), self.sampling_params(request.sampling),
-                                 self.lora_request(request.sampling.lora)))
+                    todo.append(
+                        (
+                            index,
+                            self.prompt_of(request),
+                            self.sampling_params(request.sampling),
+                            self.lora_request(request.sampling.lora),
+                        )
+                    )
                 except EngineError as exc:
                     results[index] = exc
                 except Exception as exc:
@@ -306,8 +345,10 @@ class VLLMEngine(Engine):
             # vLLM (0.32) gives every request of a batch logprob_token_ids rows as soon as one sets them
             # (top-k requests beside them get -inf entries): those go to LLM.generate separately.
             named = [self._logprob_kind(requests[item[0]].sampling) == "named" for item in todo]
-            for part in ([item for item, is_named in zip(todo, named) if is_named],
-                         [item for item, is_named in zip(todo, named) if not is_named]):
+            for part in (
+                [item for item, is_named in zip(todo, named) if is_named],
+                [item for item, is_named in zip(todo, named) if not is_named],
+            ):
                 if part:
                     for (index, *_), result in zip(part, self._generate(part, requests)):
                         results[index] = result
@@ -332,8 +373,11 @@ class VLLMEngine(Engine):
         """The requests through vLLM's step loop (`run_until_finished`), each answer made a Response the
         moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`)."""
         assert self.llm is not None  # loaded before any call
-        return run_until_finished(self.llm.llm_engine, [(prompt, params, lora) for _, prompt, params, lora in todo],
-                                  lambda place, output: self._response(requests[todo[place][0]], output))
+        return run_until_finished(
+            self.llm.llm_engine,
+            [(prompt, params, lora) for _, prompt, params, lora in todo],
+            lambda place, output: self._response(requests[todo[place][0]], output),
+        )
 
     def _response(self, request: Request, output: Any) -> Response | EngineError:
         if isinstance(output, BaseException):
@@ -355,9 +399,14 @@ class VLLMEngine(Engine):
             cumulative = getattr(first, "cumulative_logprob", None)
             if cumulative is None:
                 cumulative = sum(position.logprob for position in logprobs)
-        response = Response(texts=texts, logprobs=logprobs, prompt_tokens=len(output.prompt_token_ids or ()),
-                            completion_tokens=sum(len(choice.token_ids) for choice in choices),
-                            finish_reason=first.finish_reason, cumulative_logprob=cumulative)
+        response = Response(
+            texts=texts,
+            logprobs=logprobs,
+            prompt_tokens=len(output.prompt_token_ids or ()),
+            completion_tokens=sum(len(choice.token_ids) for choice in choices),
+            finish_reason=first.finish_reason,
+            cumulative_logprob=cumulative,
+        )
         return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
 
     def _token_text(self, token_id: int, entry: Any) -> str:

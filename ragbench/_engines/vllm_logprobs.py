@@ -1,5 +1,6 @@
 """vLLM's log-probs read into TokenLogprobs (the chosen token's, the top k by rank, named tokens within a
 window), and the gate that keeps named-token and top-k requests out of one async batch."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,12 @@ from .._values.llm_calls import Sampling, TokenLogprobs
 TokenText = Callable[[int, Any], str]  # a token id (and its vLLM entry) as text
 
 
-def read_logprobs(choice: Any, sampling: Sampling, named_ids: list[int], token_text: TokenText,
-                  ) -> list[TokenLogprobs]:
+def read_logprobs(
+    choice: Any,
+    sampling: Sampling,
+    named_ids: list[int],
+    token_text: TokenText,
+) -> list[TokenLogprobs]:
     """A completion's log-probs at every generated position; `named_ids`: the vocabulary ids of
     `sampling.logprob_tokens`, in order."""
     positions = choice.logprobs
@@ -26,13 +31,21 @@ def read_logprobs(choice: Any, sampling: Sampling, named_ids: list[int], token_t
     out = []
     for entries, token_id in zip(positions, choice.token_ids):
         chosen = entries.get(token_id)
-        named = {name: float(entries[tid].logprob) for name, tid in names if tid in entries
-                 and (window is None or tid == token_id or entries[tid].rank <= window)}
+        named = {
+            name: float(entries[tid].logprob)
+            for name, tid in names
+            if tid in entries and (window is None or tid == token_id or entries[tid].rank <= window)
+        }
         top = top_entries(entries, sampling.logprobs, ranked, token_text) if sampling.logprobs is not None else {}
-        out.append(TokenLogprobs(
-            token=token_text(token_id, chosen),
-            logprob=float(chosen.logprob) if chosen is not None else float("nan"),
-            top=top, named=named, token_id=int(token_id)))
+        out.append(
+            TokenLogprobs(
+                token=token_text(token_id, chosen),
+                logprob=float(chosen.logprob) if chosen is not None else float("nan"),
+                top=top,
+                named=named,
+                token_id=int(token_id),
+            )
+        )
     return out
 
 

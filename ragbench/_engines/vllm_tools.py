@@ -3,6 +3,7 @@
 else one of ragbench's (tool_parsers.py). vLLM's parser reads the text as its server would for a chat request
 with the same messages and tools; the call ids it makes at random are replaced by ids derived from the text, so
 an answer, and its cache entry, is the same on every run."""
+
 from __future__ import annotations
 
 import functools
@@ -45,20 +46,28 @@ def vllm_tool_parser(name: str, tokenizer: Any) -> RequestParser:
             parser_class = None
     if parser_class is None:
         if name not in TOOL_PARSERS:
-            raise ConfigError(f"vllm engine: no tool parser named {name!r} in vLLM (its ToolParserManager) or "
-                              f"ragbench ({', '.join(PARSER_NAMES)})")
+            raise ConfigError(
+                f"vllm engine: no tool parser named {name!r} in vLLM (its ToolParserManager) or "
+                f"ragbench ({', '.join(PARSER_NAMES)})"
+            )
         own = TOOL_PARSERS[name]
         return lambda request, text: own(text)
     parser, chat_request = parser_class(tokenizer), _attribute(_PROTOCOL_MODULES, "ChatCompletionRequest")
 
     def parse(request: Request, text: str) -> Parsed:
-        asked = chat_request(model="ragbench", messages=request.message_dicts(), tools=request.tool_dicts(),
-                             **({"tool_choice": request.tool_choice_payload()} if request.tool_choice else {}))
+        asked = chat_request(
+            model="ragbench",
+            messages=request.message_dicts(),
+            tools=request.tool_dicts(),
+            **({"tool_choice": request.tool_choice_payload()} if request.tool_choice else {}),
+        )
         found = parser.extract_tool_calls(text, asked)
         if not found.tools_called:
             return text, ()
-        return found.content or "", tuple(ToolCall(call_id(text, n), call.function.name, call.function.arguments)
-                                          for n, call in enumerate(found.tool_calls))
+        return found.content or "", tuple(
+            ToolCall(call_id(text, n), call.function.name, call.function.arguments)
+            for n, call in enumerate(found.tool_calls)
+        )
 
     return parse
 

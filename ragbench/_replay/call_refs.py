@@ -15,6 +15,7 @@ references wanted are collected first, then the samples are read one at a time. 
 example never reached the samples (a run killed before it finished) cannot be resolved: `--resume`
 the run first.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,17 +35,26 @@ def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
     """The reference of an exchange: sha256 of its request (`Request.to_dict()`, or the same read back
     from JSON) and of the response data its holder gives back (None for a failed call), so two
     judges asked the same question and answering differently are told apart."""
-    text = json.dumps([{k: request[k] for k in _REQUEST_FIELDS if k in request}, held], sort_keys=True,
-                      ensure_ascii=False, default=str)
+    text = json.dumps(
+        [{k: request[k] for k in _REQUEST_FIELDS if k in request}, held],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
     """What a trace step gives back of its response (`Response.to_dict()` fields)."""
     response = step.get("response") or {}
-    data = {"texts": list(response.get("texts") or []), "logprobs": response.get("logprobs"),
-            "prompt_tokens": step.get("prompt_tokens", 0), "completion_tokens": step.get("completion_tokens", 0),
-            "finish_reason": response.get("finish_reason", "stop"), "cumulative_logprob": None}
+    data = {
+        "texts": list(response.get("texts") or []),
+        "logprobs": response.get("logprobs"),
+        "prompt_tokens": step.get("prompt_tokens", 0),
+        "completion_tokens": step.get("completion_tokens", 0),
+        "finish_reason": response.get("finish_reason", "stop"),
+        "cumulative_logprob": None,
+    }
     if "tool_calls" in response:
         data["tool_calls"] = response["tool_calls"]
     return data
@@ -53,8 +63,14 @@ def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
 def log_response_data(line: dict[str, Any]) -> dict[str, Any]:
     """What an exchange log line ({"prompt" | "messages", "sampling", "response"}) gives back."""
     response = line["response"]
-    return {"texts": [response] if isinstance(response, str) else list(response), "logprobs": None,
-            "prompt_tokens": 0, "completion_tokens": 0, "finish_reason": "stop", "cumulative_logprob": None}
+    return {
+        "texts": [response] if isinstance(response, str) else list(response),
+        "logprobs": None,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "finish_reason": "stop",
+        "cumulative_logprob": None,
+    }
 
 
 def reply_of(texts: list[str]) -> str | list[str]:
@@ -62,8 +78,9 @@ def reply_of(texts: list[str]) -> str | list[str]:
     return texts[0] if len(texts) == 1 else list(texts)
 
 
-def reference(request: dict[str, Any], response: dict[str, Any] | None, held: dict[str, Any] | None,
-              error: str | None = None) -> dict[str, Any]:
+def reference(
+    request: dict[str, Any], response: dict[str, Any] | None, held: dict[str, Any] | None, error: str | None = None
+) -> dict[str, Any]:
     """The reference record of a call whose request is held elsewhere and whose response the holder
     gives back as `held`; the fields of `response` that differ from it are carried."""
     if response is None:

@@ -8,6 +8,7 @@ exchanges ({"ref", "error"?, "response_data"?}, see ragbench._replay.call_refs).
 `--judge replay:FILE` then answer the same requests the same way offline (`ragbench score` re-scores
 a run's predictions with them; a judge file is read with its run folder's samples).
 """
+
 from __future__ import annotations
 
 import threading
@@ -52,8 +53,14 @@ class LoggingRecorder:
     def __init__(self, recorder: Callable[..., None], log: ExchangeLog) -> None:
         self.recorder, self.log = recorder, log
 
-    def __call__(self, engine_id: str, request: dict[str, Any], response: dict[str, Any] | None,
-                 error: str | None = None, step: dict[str, Any] | None = None) -> None:
+    def __call__(
+        self,
+        engine_id: str,
+        request: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: str | None = None,
+        step: dict[str, Any] | None = None,
+    ) -> None:
         self.recorder(engine_id, request, response, error, step=step)
         if step is not None:
             self.log.write(reference(request, response, step_response_data(step), error))

@@ -25,6 +25,7 @@ resolves once its example's sample is written). Calls that are repeated (cache h
 calls of several examples) are recorded each time they are made; replay takes the first matching
 line.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -67,8 +68,15 @@ class CallRecorder:
         exchange log (the NLI model's nli_calls.jsonl)."""
         return LlmRecorder(self, role, logged)
 
-    def llm(self, role: str, engine_id: str, request: dict[str, Any], response: dict[str, Any] | None,
-            error: str | None = None, held: dict[str, Any] | None = None) -> None:
+    def llm(
+        self,
+        role: str,
+        engine_id: str,
+        request: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: str | None = None,
+        held: dict[str, Any] | None = None,
+    ) -> None:
         """`request` is `Request.to_dict()`, `response` is `Response.to_dict()` (None when it failed);
         `held`: the response data that the one copy of the call gives back (ragbench._replay.call_refs), or
         None when no other copy holds the call (it is written whole)."""
@@ -81,10 +89,16 @@ class CallRecorder:
             record.update(request, response=reply_of(response.get("texts") or [""]), response_data=response)
         self._write(LLM_FILE, record)
 
-    def retrieval(self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool,
-                  example: str | None = None) -> None:
-        record: dict[str, Any] = {"retriever": retriever, "query": query, "k": k, "ids": [d.id for d in docs],
-                                  "scores": [d.score for d in docs]}
+    def retrieval(
+        self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool, example: str | None = None
+    ) -> None:
+        record: dict[str, Any] = {
+            "retriever": retriever,
+            "query": query,
+            "k": k,
+            "ids": [d.id for d in docs],
+            "scores": [d.score for d in docs],
+        }
         if example is not None:  # a search among one example's own documents
             record["example"] = example
         if carry_docs:
@@ -111,10 +125,26 @@ class CallRecorder:
         """The tools each task set up, so a replay gives every task the same names."""
         write_atomically(self.folder / TOOL_NAMES_FILE, json.dumps(tools, indent=1) + "\n")
 
-    def tool(self, task: str, tool: str, method: str, args: list[Any], kwargs: dict[str, Any], *,
-             kind: str = "async", result: Any = None, error: str | None = None) -> None:
-        record: dict[str, Any] = {"task": task, "tool": tool, "method": method, "kind": kind, "args": args,
-                                  "kwargs": kwargs}
+    def tool(
+        self,
+        task: str,
+        tool: str,
+        method: str,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        *,
+        kind: str = "async",
+        result: Any = None,
+        error: str | None = None,
+    ) -> None:
+        record: dict[str, Any] = {
+            "task": task,
+            "tool": tool,
+            "method": method,
+            "kind": kind,
+            "args": args,
+            "kwargs": kwargs,
+        }
         if error is None:
             record["result"] = result
         else:
@@ -136,8 +166,14 @@ class LlmRecorder:
     def __init__(self, recorder: CallRecorder, role: str, logged: bool = False) -> None:
         self.recorder, self.role, self.logged = recorder, role, logged
 
-    def __call__(self, engine_id: str, request: dict[str, Any], response: dict[str, Any] | None,
-                 error: str | None = None, step: dict[str, Any] | None = None) -> None:
+    def __call__(
+        self,
+        engine_id: str,
+        request: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: str | None = None,
+        step: dict[str, Any] | None = None,
+    ) -> None:
         if step is not None:
             held = step_response_data(step)
         elif self.logged and response is not None:

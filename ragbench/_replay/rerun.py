@@ -8,6 +8,7 @@ model, index or server is needed; the task data files must still be where the ru
 The example's own documents (`provided`) are deterministic and are not replayed, and neither are a
 system's own steps (`ctx.record_step`): they are not external calls, the replayed system records them again.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,16 +20,19 @@ from .._values.run_config import RunConfig
 from .recording import CALLS_DIR, LLM_FILE, RETRIEVAL_FILE
 
 
-def replay_config(run_dir: str | Path, output: str | None = None, progress: bool = True, resume: bool = False,
-                  overwrite: bool = False) -> RunConfig:
+def replay_config(
+    run_dir: str | Path, output: str | None = None, progress: bool = True, resume: bool = False, overwrite: bool = False
+) -> RunConfig:
     run_dir = Path(run_dir)
     meta_path = run_dir / "run.json"
     if not meta_path.is_file():
         raise ConfigError(f"--replay {run_dir}: no run.json there (give the folder of a ragbench run)")
     calls = run_dir / CALLS_DIR
     if not (calls / LLM_FILE).is_file():
-        raise ConfigError(f"--replay {run_dir}: the run recorded no calls ({calls / LLM_FILE} is missing); "
-                          "only runs made by this version of ragbench can be replayed")
+        raise ConfigError(
+            f"--replay {run_dir}: the run recorded no calls ({calls / LLM_FILE} is missing); "
+            "only runs made by this version of ragbench can be replayed"
+        )
     meta = read_json(meta_path, "the run.json of a ragbench run")
     recorded = meta.get("config") if isinstance(meta, dict) else None
     if not isinstance(recorded, dict):

@@ -5,6 +5,7 @@ values, or a callable. During a run
 each tool is wrapped in a `RecordingTool`, which writes every call (method, arguments, result or
 error) to `calls/tools.jsonl`; `ReplayTool` answers the same calls from that file with no server.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -46,7 +47,9 @@ class RecordingTool:
     def _recorded(self, target: Any, method: str) -> Any:
         def record(args: tuple, kwargs: dict, kind: str, result: Any = None, error: Exception | None = None) -> None:
             outcome = {"error": f"{type(error).__name__}: {error}"} if error is not None else {"result": _plain(result)}
-            self._recorder.tool(self._task, self._name, method, _plain(list(args)), _plain(kwargs), kind=kind, **outcome)
+            self._recorder.tool(
+                self._task, self._name, method, _plain(list(args)), _plain(kwargs), kind=kind, **outcome
+            )
 
         async def finish(pending: Any, args: tuple, kwargs: dict) -> Any:
             try:
@@ -67,6 +70,7 @@ class RecordingTool:
                 return finish(result, args, kwargs)
             record(args, kwargs, "sync", result)
             return result
+
         return call
 
 
@@ -92,8 +96,10 @@ class ReplayTool:
         record = self._answers.get(key)
         if record is None:
             nearest = difflib.get_close_matches(key, list(self._answers), n=1, cutoff=0.0)
-            raise ReplayedToolError(f"replay miss in {self._source}: no recorded {self._name} call {key[:300]}; "
-                                    f"nearest recorded call: {nearest[0][:300] if nearest else 'none'}")
+            raise ReplayedToolError(
+                f"replay miss in {self._source}: no recorded {self._name} call {key[:300]}; "
+                f"nearest recorded call: {nearest[0][:300] if nearest else 'none'}"
+            )
         if "error" in record:
             raise ReplayedToolError(record["error"])
         return record["result"]
@@ -104,6 +110,7 @@ class ReplayTool:
 
         async def call(*args: Any, **kwargs: Any) -> Any:
             return self._answer(method, args, kwargs)
+
         return call
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -127,13 +134,19 @@ def load_replay_tools(calls_dir: str | Path) -> dict[str, dict[str, ReplayTool]]
     from calls/tools.jsonl."""
     calls_dir = Path(calls_dir)
     names_file, path = calls_dir / TOOL_NAMES_FILE, calls_dir / TOOLS_FILE
-    names: dict[str, list[str]] = read_json(names_file, "the tool names a ragbench run recorded") if names_file.is_file() else {}
+    names: dict[str, list[str]] = (
+        read_json(names_file, "the tool names a ragbench run recorded") if names_file.is_file() else {}
+    )
     by_tool: dict[tuple[str, str], list[dict[str, Any]]] = {}
     if path.is_file():
         for line, record in iter_jsonl(path):
             if not isinstance(record, dict) or not isinstance(record.get("tool"), str) or "method" not in record:
-                raise ConfigError(f"{path}:{line + 1}: not a recorded tool call; expected "
-                                  '{"task", "tool", "method", "args", "kwargs", "result" | "error"}')
+                raise ConfigError(
+                    f"{path}:{line + 1}: not a recorded tool call; expected "
+                    '{"task", "tool", "method", "args", "kwargs", "result" | "error"}'
+                )
             by_tool.setdefault((record.get("task", ""), record["tool"]), []).append(record)
-    return {task: {name: ReplayTool(name, by_tool.get((task, name), []), path) for name in tool_names}
-            for task, tool_names in names.items()}
+    return {
+        task: {name: ReplayTool(name, by_tool.get((task, name), []), path) for name in tool_names}
+        for task, tool_names in names.items()
+    }

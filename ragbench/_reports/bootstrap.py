@@ -9,6 +9,7 @@ The resamples are drawn in chunks of whole rounds (at most CHUNK_DRAWS indices a
 stays bounded whatever the number of examples and of rounds; both streams give the same indices in
 chunks as in one draw, so the statistics are those of a single (iterations, n) draw.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,13 @@ import numpy as np
 CHUNK_DRAWS = 1 << 20  # example indices drawn at once (8 MiB, and as much again for their values)
 
 
-def resampled(values: Sequence[float], iterations: int, seed: int,
-              statistic: Callable[[list[float]], float] | None = None, legacy: bool = False) -> np.ndarray:
+def resampled(
+    values: Sequence[float],
+    iterations: int,
+    seed: int,
+    statistic: Callable[[list[float]], float] | None = None,
+    legacy: bool = False,
+) -> np.ndarray:
     """The statistic (the mean unless given) of each of `iterations` resamples of `values`."""
     data = np.asarray(values, dtype=float)
     draw = np.random.RandomState(seed).randint if legacy else np.random.default_rng(seed).integers
@@ -32,9 +38,9 @@ def resampled(values: Sequence[float], iterations: int, seed: int,
         count = min(rows, iterations - start)
         draws = draw(0, len(data), size=(count, len(data)))
         if statistic is None:
-            stats[start:start + count] = np.ldexp(scaled[draws].mean(axis=1), exponent)
+            stats[start : start + count] = np.ldexp(scaled[draws].mean(axis=1), exponent)
         else:
-            stats[start:start + count] = [statistic(list(data[row])) for row in draws]
+            stats[start : start + count] = [statistic(list(data[row])) for row in draws]
     return stats
 
 
@@ -42,7 +48,7 @@ def mean_exponent(data: np.ndarray) -> int:
     """0, or the power of two the values are divided by for a mean where their sum could overflow (values
     near the largest float): a mean never exceeds the largest value, so it is then finite."""
     peak = float(np.max(np.abs(data))) if len(data) else 0.0
-    if not math.isfinite(peak) or peak * len(data) < 2.0 ** 1000:
+    if not math.isfinite(peak) or peak * len(data) < 2.0**1000:
         return 0
     return math.frexp(peak)[1]
 

@@ -3,21 +3,27 @@ bought nothing (`repeated_work`): searches whose results repeat the search befor
 whitespace queries, and LLM calls whose request repeats an earlier one of the example (the cache answers them).
 A system that searches with queries of its own over the example's provided passages gets the same passages for
 every query: these counts say so, as format adherence says a model ignored a format."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._storage.rundir import iter_samples
+from .._storage.sample_files import iter_samples
 
 if TYPE_CHECKING:
     from .results_schema import Results
 
 # The quantities of `budget`, each a mean per scored example, in the order results.json and the tables show them.
-QUANTITIES = {"llm_calls": "LLM calls", "prompt_tokens": "prompt tokens", "output_tokens": "output tokens",
-              "searches": "searches", "passages_retrieved": "distinct passages retrieved",
-              "passages_shown": "passages shown to the reader"}
+QUANTITIES = {
+    "llm_calls": "LLM calls",
+    "prompt_tokens": "prompt tokens",
+    "output_tokens": "output tokens",
+    "searches": "searches",
+    "passages_retrieved": "distinct passages retrieved",
+    "passages_shown": "passages shown to the reader",
+}
 NO_TRACE = "no scored sample carries a trace (outputs made elsewhere, e.g. the recorded system)"
 NO_TOKENS = "the engine reported no token counts"
 NO_IDS = "some retrieved passages have no id"
@@ -35,8 +41,13 @@ class BudgetTally:
         self.traced = 0  # scored examples with at least one step
         self.tokens_reported = False
         self.ids_missing = self.docs_unknown = False
-        self.repeats = {"searches": 0, "repeated_searches": 0, "empty_queries": 0, "llm_calls": 0,
-                        "repeated_llm_calls": 0}
+        self.repeats = {
+            "searches": 0,
+            "repeated_searches": 0,
+            "empty_queries": 0,
+            "llm_calls": 0,
+            "repeated_llm_calls": 0,
+        }
 
     def add(self, sample: dict[str, Any]) -> None:
         if sample.get("error") is not None or sample.get("bad_record"):
@@ -79,8 +90,11 @@ class BudgetTally:
         """The quantities the traces cannot tell, each with why (never a 0 that was not measured)."""
         out: dict[str, str] = {}
         if self.examples and not self.traced:
-            out.update(dict.fromkeys(("llm_calls", "prompt_tokens", "output_tokens", "searches", "passages_retrieved"),
-                                     NO_TRACE))
+            out.update(
+                dict.fromkeys(
+                    ("llm_calls", "prompt_tokens", "output_tokens", "searches", "passages_retrieved"), NO_TRACE
+                )
+            )
         elif self.totals["llm_calls"] and not self.tokens_reported:
             out.update(dict.fromkeys(("prompt_tokens", "output_tokens"), NO_TOKENS))
         if self.ids_missing and "passages_retrieved" not in out:
@@ -95,8 +109,9 @@ class BudgetTally:
             return {}
         unknown = self.not_measured()
         budget: dict[str, Any] = {"examples": self.examples}
-        budget.update({key: None if key in unknown else round(total / self.examples, 4)
-                       for key, total in self.totals.items()})
+        budget.update(
+            {key: None if key in unknown else round(total / self.examples, 4) for key, total in self.totals.items()}
+        )
         budget["not_measured"] = unknown
         return {"budget": budget, "repeated_work": dict(self.repeats)}
 
@@ -108,27 +123,35 @@ def repeated_work_lines(results: Results) -> list[str]:
     lines = []
     for task, work in (results.repeated_work or {}).items():
         if work["repeated_searches"]:
-            lines.append(f"{task}: warning: {work['repeated_searches']} of {work['searches']} searches returned the "
-                         f"same passages as the search before them in the example, over retriever {retriever} (one "
-                         "that gives every query the example's own passages, or no more passages than a search asks "
-                         "for, answers every query alike): search a corpus index with --retriever bm25 "
-                         "--retriever-arg index=DIR, or use --retriever example_bm25 where examples carry more "
-                         "passages than a search returns")
+            lines.append(
+                f"{task}: warning: {work['repeated_searches']} of {work['searches']} searches returned the "
+                f"same passages as the search before them in the example, over retriever {retriever} (one "
+                "that gives every query the example's own passages, or no more passages than a search asks "
+                "for, answers every query alike): search a corpus index with --retriever bm25 "
+                "--retriever-arg index=DIR, or use --retriever example_bm25 where examples carry more "
+                "passages than a search returns"
+            )
         if work["empty_queries"]:
-            lines.append(f"{task}: warning: {work['empty_queries']} of {work['searches']} searches had an empty or "
-                         "whitespace query (the system's query came out empty)")
+            lines.append(
+                f"{task}: warning: {work['empty_queries']} of {work['searches']} searches had an empty or "
+                "whitespace query (the system's query came out empty)"
+            )
         if work["repeated_llm_calls"]:
-            lines.append(f"{task}: warning: {work['repeated_llm_calls']} of {work['llm_calls']} LLM calls repeated an "
-                         "earlier request of the same example, answered from the cache (the same call made again "
-                         "adds nothing: an iteration whose input did not change)")
+            lines.append(
+                f"{task}: warning: {work['repeated_llm_calls']} of {work['llm_calls']} LLM calls repeated an "
+                "earlier request of the same example, answered from the cache (the same call made again "
+                "adds nothing: an iteration whose input did not change)"
+            )
     return lines
 
 
 def budget_line(task: str, budget: Mapping[str, Any]) -> str:
     """A task's budget per example in one line: each quantity's mean, or why it is not measured."""
     unknown = budget.get("not_measured") or {}
-    parts = [f"{label} {'not measured (' + unknown[key] + ')' if key in unknown else format_mean(budget.get(key))}"
-             for key, label in QUANTITIES.items()]
+    parts = [
+        f"{label} {'not measured (' + unknown[key] + ')' if key in unknown else format_mean(budget.get(key))}"
+        for key, label in QUANTITIES.items()
+    ]
     return f"{task}: per example (mean of {budget['examples']}): " + ", ".join(parts)
 
 

@@ -12,6 +12,7 @@ The p-values of all rows shown (every task, metric and slice, of every run again
 each row also gets its p-value adjusted for their number (ragbench._reports.multiple_testing; Holm by
 default). A row of fewer than MIN_TESTED shared examples gets no p-value and is not in the family.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,8 @@ import numpy as np
 from .._errors import ConfigError
 from .._records import read_samples
 from .._storage.files import file_there
-from .._storage.rundir import RunDir, sample_file
+from .._storage.rundir import RunDir
+from .._storage.sample_files import sample_file
 from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
@@ -40,6 +42,7 @@ ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the vi
 # than 6 discordant pairs, and the paired bootstrap of a handful of examples has so few distinct resamples that
 # its p-value collapses to its floor (two examples both better give p = 1/iterations).
 MIN_TESTED = 10
+
 
 @dataclass
 class Run:
@@ -101,9 +104,11 @@ def load_run(path: str | Path) -> Run:
     if not file_there(results_path):
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
     if (RunDir(path).meta or {}).get("finished") is False:
-        raise ConfigError(f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
-                          "so its results and samples may be of different attempts; finish it with `ragbench ... "
-                          f"--resume --output {path}` (the options it was run with)")
+        raise ConfigError(
+            f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
+            "so its results and samples may be of different attempts; finish it with `ragbench ... "
+            f"--resume --output {path}` (the options it was run with)"
+        )
     results = read_results(results_path, "compare")
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     labels: dict[str, dict[str, SliceLabels]] = {}
@@ -122,13 +127,14 @@ def load_run(path: str | Path) -> Run:
         fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
         labels[task] = {field: field_labels(metas, field) for field in fields}
         if errors:
-            raise ConfigError(f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "
-                              f"`ragbench --resume --output {path}` rebuilds it")
+            raise ConfigError(
+                f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "
+                f"`ragbench --resume --output {path}` rebuilds it"
+            )
     return Run(path, results, samples, labels)
 
 
-def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0,
-                 slices: bool = True) -> Report:
+def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0, slices: bool = True) -> Report:
     """The paired comparison of `other` with `baseline`; `slices=False` leaves the slice rows out (only each
     task's rows over all shared examples). The p-values are adjusted by `adjust_p_values`, over every report
     shown together."""
@@ -137,8 +143,9 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
     for run in (baseline, other):
         if not run.results.complete:
             reason = incomplete_reason(run.results)
-            report.warnings.append(f"{run.label} is incomplete ({reason}): examples or metrics that failed are left "
-                                   "out of the comparison")
+            report.warnings.append(
+                f"{run.label} is incomplete ({reason}): examples or metrics that failed are left out of the comparison"
+            )
     for task in sorted(set(baseline.samples) & set(other.samples)):
         shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
         left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
@@ -146,12 +153,15 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
         unlike_here = unlike(baseline.results, other.results, task)
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
-        digests = [(baseline.samples[task][i]["example_sha256"], other.samples[task][i]["example_sha256"])
-                   for i in shared]  # None: a sample of an older ragbench
+        digests = [
+            (baseline.samples[task][i]["example_sha256"], other.samples[task][i]["example_sha256"]) for i in shared
+        ]  # None: a sample of an older ragbench
         changed = sum(1 for a, b in digests if a is not None and b is not None and a != b)
         if changed:
-            report.warnings.append(f"{task}: {changed} shared example(s) differ in their data between the runs "
-                                   "(question, gold or documents): their scores are not paired on the same example")
+            report.warnings.append(
+                f"{task}: {changed} shared example(s) differ in their data between the runs "
+                "(question, gold or documents): their scores are not paired on the same example"
+            )
         details = baseline.results.details.get(task, {})
         slice_fields = sorted({f for entry in details.values() for f in entry.get("slices", {})})
         other_details = other.results.details.get(task, {})
@@ -164,12 +174,16 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
             pairs = [(baseline.samples[task][i], other.samples[task][i]) for i in shared]
             one_sided = sum(1 for x, y in pairs if (_value(x, metric) is None) != (_value(y, metric) is None))
             if one_sided:
-                report.warnings.append(f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
-                                       "(not scorable, or the metric failed, in the other) and are left out")
+                report.warnings.append(
+                    f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
+                    "(not scorable, or the metric failed, in the other) and are left out"
+                )
             report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
             pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
             if not all(math.isfinite(_scored(y, metric) - _scored(x, metric)) for x, y in pairs):
-                report.warnings.append(f"{task} {metric}: values so large that their differences overflow: not compared")
+                report.warnings.append(
+                    f"{task} {metric}: values so large that their differences overflow: not compared"
+                )
                 continue
             groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
             for slice_field in slice_fields if slices else ():
@@ -184,13 +198,27 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 a = [_scored(x, metric) for x, _ in group]
                 b = [_scored(y, metric) for _, y in group]
                 interval, p, test = compare_values(a, b, iterations, seed)
-                report.rows.append(Comparison(task, metric, name, len(group), mean(a), mean(b),
-                                              mean(np.subtract(b, a)), interval,
-                                              p if len(group) >= MIN_TESTED else None, test,
-                                              details[metric].get("higher_is_better", True), unlike_here))
+                report.rows.append(
+                    Comparison(
+                        task,
+                        metric,
+                        name,
+                        len(group),
+                        mean(a),
+                        mean(b),
+                        mean(np.subtract(b, a)),
+                        interval,
+                        p if len(group) >= MIN_TESTED else None,
+                        test,
+                        details[metric].get("higher_is_better", True),
+                        unlike_here,
+                    )
+                )
     if not report.rows:
-        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
-                          "compare runs of the same task on the same data")
+        raise ConfigError(
+            f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
+            "compare runs of the same task on the same data"
+        )
     return report
 
 
@@ -206,19 +234,27 @@ def adjust_p_values(reports: list[Report], method: str = "holm") -> None:
 
 def p_values_note(report: Report) -> str:
     """What the p columns are, in one line under a comparison's table."""
-    adjustment = ("not adjusted for the number of comparisons" if report.p_adjustment == "none" else
-                  f"adjusted by {METHODS[report.p_adjustment]}'s method over the {report.tested} comparison(s) "
-                  "with a p-value shown with this one")
-    return (f"p: two-sided, {adjustment} (`p adj.`; `p raw` as tested alone); rows of fewer than {MIN_TESTED} "
-            "shared examples have none (too few to test)")
+    adjustment = (
+        "not adjusted for the number of comparisons"
+        if report.p_adjustment == "none"
+        else f"adjusted by {METHODS[report.p_adjustment]}'s method over the {report.tested} comparison(s) "
+        "with a p-value shown with this one"
+    )
+    return (
+        f"p: two-sided, {adjustment} (`p adj.`; `p raw` as tested alone); rows of fewer than {MIN_TESTED} "
+        "shared examples have none (too few to test)"
+    )
 
 
 def example_set_difference(task: str, a: set[str], b: set[str]) -> list[Difference]:
     """The task's scored examples as a difference where either run has ids the other has not."""
     if a == b:
         return []
-    return [Difference(f"examples ({task}, scored)", f"{len(a)}, {len(a - b)} only here",
-                       f"{len(b)}, {len(b - a)} only here")]
+    return [
+        Difference(
+            f"examples ({task}, scored)", f"{len(a)}, {len(a - b)} only here", f"{len(b)}, {len(b - a)} only here"
+        )
+    ]
 
 
 def _example_keys(details: dict[str, Entry]) -> list[str]:
@@ -232,18 +268,21 @@ def _not_the_mean(run: Run, task: str, key: str) -> str | None:
     entry = run.results.details.get(task, {}).get(key)
     reported = entry.get("value") if entry is not None else None
     values = [value for sample in run.samples[task].values() if (value := _value(sample, key)) is not None]
-    if reported is None or not values or math.isclose(average := mean(values), reported, rel_tol=1e-9,
-                                                       abs_tol=1e-12):
+    if reported is None or not values or math.isclose(average := mean(values), reported, rel_tol=1e-9, abs_tol=1e-12):
         return None
-    return (f"{task} {key}: {run.label}'s results give {reported:.4f}, not the mean of its per-example values "
-            f"({average:.4f}): compared here as means per example")
+    return (
+        f"{task} {key}: {run.label}'s results give {reported:.4f}, not the mean of its per-example values "
+        f"({average:.4f}): compared here as means per example"
+    )
 
 
 def _nothing_shared(a: Run, b: Run) -> str:
     tasks = sorted(set(a.samples) & set(b.samples))
     if not tasks:
-        return (f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
-                f"{', '.join(sorted(b.samples)) or 'none'})")
+        return (
+            f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
+            f"{', '.join(sorted(b.samples)) or 'none'})"
+        )
     return f"share no example scored in both ({', '.join(tasks)})"
 
 
@@ -257,14 +296,17 @@ def _scored(sample: dict[str, Any], metric: str) -> float:
 def _value(sample: dict[str, Any], metric: str) -> float | None:
     """A saved score as a float; None where it is not scorable, or not a finite number (an older sample's)."""
     value = (sample.get("scores") or {}).get(metric)
-    if not isinstance(value, (int, float)) or (isinstance(value, int) and abs(value) >= 2 ** 1023):
+    if not isinstance(value, (int, float)) or (isinstance(value, int) and abs(value) >= 2**1023):
         return None
     return float(value) if math.isfinite(value) else None
 
 
 def markdown(report: Report) -> str:
-    lines = [f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
-             f"B = {report.other.label})", ""]
+    lines = [
+        f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
+        f"B = {report.other.label})",
+        "",
+    ]
     lines += ["What differs (settings that change what is measured):", ""]
     lines += [f"- {d.line()}" for d in report.differences] or ["- nothing"]
     lines.append("")
@@ -272,24 +314,31 @@ def markdown(report: Report) -> str:
     if report.warnings:
         lines.append("")
     for task in dict.fromkeys(row.task for row in report.rows):
-        lines += [f"Budget per example on {task}, measured from the traces:", "",
-                  *budget_rows([(report.baseline.label, report.baseline.results),
-                                (report.other.label, report.other.results)], task), ""]
-    lines += ["| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p adj. | p raw | test |",
-              "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|"]
+        lines += [
+            f"Budget per example on {task}, measured from the traces:",
+            "",
+            *budget_rows(
+                [(report.baseline.label, report.baseline.results), (report.other.label, report.other.results)], task
+            ),
+            "",
+        ]
+    lines += [
+        "| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p adj. | p raw | test |",
+        "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|",
+    ]
     for row in report.rows:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
-        lines.append(f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
-                     f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {like_for_like_text(row.unlike)} | "
-                     f"{interval} | {_p(row.p_adjusted)} | {_p(row.p_value)} | "
-                     f"{row.test if row.p_value is not None else '-'} |")
+        lines.append(
+            f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
+            f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {like_for_like_text(row.unlike)} | "
+            f"{interval} | {_p(row.p_adjusted)} | {_p(row.p_value)} | "
+            f"{row.test if row.p_value is not None else '-'} |"
+        )
     return "\n".join([*lines, "", p_values_note(report)]) + "\n"
 
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
-
-
 
 
 def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
@@ -305,8 +354,10 @@ def parse_thresholds(items: tuple[str, ...]) -> dict[str, float]:
         if not metric:
             raise ConfigError(f"--fail-if-worse {item}: expected METRIC:DELTA, e.g. match:0.01")
         if not math.isfinite(thresholds[metric]) or thresholds[metric] < 0:
-            raise ConfigError(f"--fail-if-worse {item}: DELTA must be a finite number of at least 0 (how much worse "
-                              "is allowed), e.g. match:0.01")
+            raise ConfigError(
+                f"--fail-if-worse {item}: DELTA must be a finite number of at least 0 (how much worse "
+                "is allowed), e.g. match:0.01"
+            )
     return thresholds
 
 
@@ -316,18 +367,24 @@ def regressions(report: Report, thresholds: dict[str, float]) -> list[str]:
     compared = {row.metric for row in report.rows}
     unknown = sorted(set(thresholds) - compared)
     if unknown:
-        raise ConfigError(f"--fail-if-worse: {', '.join(unknown)} not among the compared metrics "
-                          f"({', '.join(sorted(compared)) or 'none'})")
+        raise ConfigError(
+            f"--fail-if-worse: {', '.join(unknown)} not among the compared metrics "
+            f"({', '.join(sorted(compared)) or 'none'})"
+        )
     neither = sorted({row.metric for row in report.rows if row.metric in thresholds and row.higher_is_better is None})
     if neither:
-        raise ConfigError(f"--fail-if-worse: {', '.join(neither)} has no better direction (a descriptive figure, "
-                          "e.g. a length): give metrics whose values are better one way")
+        raise ConfigError(
+            f"--fail-if-worse: {', '.join(neither)} has no better direction (a descriptive figure, "
+            "e.g. a length): give metrics whose values are better one way"
+        )
     out = []
     for row in report.rows:
         if row.slice or row.metric not in thresholds:
             continue
         worse_by = -row.diff if row.higher_is_better else row.diff
         if worse_by > thresholds[row.metric]:
-            out.append(f"{row.task} {row.metric}: {report.other.label} is worse by {worse_by:.4f} "
-                       f"(allowed {thresholds[row.metric]})")
+            out.append(
+                f"{row.task} {row.metric}: {report.other.label} is worse by {worse_by:.4f} "
+                f"(allowed {thresholds[row.metric]})"
+            )
     return out

@@ -2,6 +2,7 @@
 whose value differs, named by its path in the normalised config (`system_config.demo.top_n`), except the few
 that change how a run goes, not what it measures (`NOT_MEASURED`). Read from the whole config rather than from a
 list of the settings that matter, so that an option added later is named without anyone adding it here."""
+
 from __future__ import annotations
 
 import json
@@ -30,6 +31,7 @@ NOT_SET = "(not set)"
 @dataclass(frozen=True)
 class Difference:
     """A setting whose value differs: its path in the config and each run's value (None: not set)."""
+
     key: str
     a: Any
     b: Any
@@ -67,14 +69,20 @@ def measured(key: str) -> bool:
 def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     """The measured settings whose values differ between configs `a` and `b`, in path order."""
     flat_a, flat_b = flattened(same_named_contents(a, b)), flattened(same_named_contents(b, a))
-    return [Difference(key, flat_a.get(key), flat_b.get(key)) for key in sorted(set(flat_a) | set(flat_b))
-            if measured(key) and flat_a.get(key) != flat_b.get(key)]
+    return [
+        Difference(key, flat_a.get(key), flat_b.get(key))
+        for key in sorted(set(flat_a) | set(flat_b))
+        if measured(key) and flat_a.get(key) != flat_b.get(key)
+    ]
 
 
 def same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     """`config` with `model_contents` ("kind:model digest" by place) kept for the models the other run names
     alike: the files of one model name changed between the runs. Models named otherwise differ already."""
     mine, theirs = config.get("model_contents") or {}, other.get("model_contents") or {}
-    kept = {place: value for place, value in mine.items()
-            if str(theirs.get(place, "")).rpartition(" ")[0] == str(value).rpartition(" ")[0]}
+    kept = {
+        place: value
+        for place, value in mine.items()
+        if str(theirs.get(place, "")).rpartition(" ")[0] == str(value).rpartition(" ")[0]
+    }
     return {**config, "model_contents": kept} if "model_contents" in config else config

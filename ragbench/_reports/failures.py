@@ -6,6 +6,7 @@ problems a system found outside any example (`System.report` errors, e.g.
 bad lines of a predictions file) are grouped by their text with quoted values and numbers set aside.
 `incomplete_reason` says in one line why a run is incomplete and what to do about it.
 """
+
 from __future__ import annotations
 
 import re
@@ -64,11 +65,13 @@ class FailureGroups:
             _add(self.records, cause_kind(str(record.error)), str(record.error), record, record.traceback)
         tracebacks = record.score_tracebacks
         for metric, message in metric_failures(record, self.metrics).items():
-            _add(self.metric_groups, f"metric {metric}: {cause_kind(message)}", message, record,
-                 tracebacks.get(metric))["metric"] = metric
+            _add(
+                self.metric_groups, f"metric {metric}: {cause_kind(message)}", message, record, tracebacks.get(metric)
+            )["metric"] = metric
 
-    def groups(self, details: dict[str, dict[str, Any]] | None = None,
-               not_computed: Sequence[AggregateFailure] = ()) -> list[dict[str, Any]]:
+    def groups(
+        self, details: dict[str, dict[str, Any]] | None = None, not_computed: Sequence[AggregateFailure] = ()
+    ) -> list[dict[str, Any]]:
         """The groups, most frequent first: cause, count, ids (up to KEPT_IDS), the first record's whole message
         as an example and the first traceback of the cause (a system or a metric that raised); then the metric
         failures, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
@@ -78,11 +81,23 @@ class FailureGroups:
             entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
             for error in {entry["error"] for entry in entries if entry.get("error")}:
                 failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
-                    "count": 1, "ids": [], "example": error[:300], "metric": metric.name, "corpus": True}
+                    "count": 1,
+                    "ids": [],
+                    "example": error[:300],
+                    "metric": metric.name,
+                    "corpus": True,
+                }
         for failure in not_computed:
-            group = failed_metrics.setdefault(f"metric {failure.metric}: aggregate: {cause_kind(failure.message)}", {
-                "count": 0, "ids": [], "example": f"{failure.key}: {failure.message}"[:300], "metric": failure.metric,
-                "keys": []})
+            group = failed_metrics.setdefault(
+                f"metric {failure.metric}: aggregate: {cause_kind(failure.message)}",
+                {
+                    "count": 0,
+                    "ids": [],
+                    "example": f"{failure.key}: {failure.message}"[:300],
+                    "metric": failure.metric,
+                    "keys": [],
+                },
+            )
             group["count"] += 1
             group["keys"].append(failure.key)
             if failure.traceback and "traceback" not in group:
@@ -92,8 +107,9 @@ class FailureGroups:
         return [{"cause": cause, **group} for cause, group in ordered]
 
 
-def _add(groups: dict[str, dict[str, Any]], cause: str, message: str, record: SampleRecord,
-         traceback: str | None) -> dict[str, Any]:
+def _add(
+    groups: dict[str, dict[str, Any]], cause: str, message: str, record: SampleRecord, traceback: str | None
+) -> dict[str, Any]:
     group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
     group["count"] += 1
     if len(group["ids"]) < KEPT_IDS:
@@ -164,8 +180,10 @@ def failure_group_line(task: str, entry: Mapping[str, Any]) -> str:
 
 
 def message_lines(task: str, messages: list[str]) -> list[str]:
-    return [f"{task}: {message}" + (f" (+{count - 1} alike)" if count > 1 else "")
-            for count, message in group_messages(messages)]
+    return [
+        f"{task}: {message}" + (f" (+{count - 1} alike)" if count > 1 else "")
+        for count, message in group_messages(messages)
+    ]
 
 
 def incomplete_reason(results: Results) -> str:
@@ -176,11 +194,16 @@ def incomplete_reason(results: Results) -> str:
         groups = (results.failures or {}).get(task, [])
         causes = ", ".join(g["cause"] for g in groups if g["cause"] != "bad record" and "metric" not in g)
         metric_causes = ", ".join(g["cause"] for g in groups if "metric" in g)
-        found = [f"{counts[key]} {label}" for key, label in (("failed", f"failed example(s) ({causes})"),
-                                                            ("metric_failures", f"metric failure(s) ({metric_causes})"),
-                                                            ("bad_records", "bad record(s) in the data"),
-                                                            ("missing", "record(s) never finished"))
-                 if counts.get(key)]
+        found = [
+            f"{counts[key]} {label}"
+            for key, label in (
+                ("failed", f"failed example(s) ({causes})"),
+                ("metric_failures", f"metric failure(s) ({metric_causes})"),
+                ("bad_records", "bad record(s) in the data"),
+                ("missing", "record(s) never finished"),
+            )
+            if counts.get(key)
+        ]
         if not counts.get("records"):
             found.append("no records at all (an empty data file, or none in the selected split)")
             hints.append("check the task's --data file and options")
@@ -194,8 +217,10 @@ def incomplete_reason(results: Results) -> str:
         if any("metric" in g and "keys" not in g for g in groups) or (counts.get("metric_failures") and not groups):
             hints.append("--resume scores the examples whose metrics failed again (the system is not run again)")
         if any(g.get("keys") for g in groups):
-            hints.append("a metric's aggregate failed (see its traceback in report.md): fix the metric, then --resume "
-                         "computes its values again")
+            hints.append(
+                "a metric's aggregate failed (see its traceback in report.md): fix the metric, then --resume "
+                "computes its values again"
+            )
         if counts.get("bad_records") or problems:
             hints.append("fix the input file(s) named above and run again")
     reason = "; ".join(parts) or "see results.json"
@@ -217,7 +242,8 @@ class CountedEvents:
         for metric, events in record.counted.items():
             for event, n in events.items():
                 entry = self.tallies.setdefault(metric, {}).setdefault(
-                    event, {"count": 0, "examples": 0, "meaning": self.meanings.get(metric, {}).get(event, event)})
+                    event, {"count": 0, "examples": 0, "meaning": self.meanings.get(metric, {}).get(event, event)}
+                )
                 entry["count"] += n
                 entry["examples"] += 1
 
@@ -228,8 +254,11 @@ def counted_lines(results: Results) -> list[str]:
     for task, metrics in (results.counted or {}).items():
         scored = results.counts[task]["scored"] if task in results.counts else "?"
         for metric, events in metrics.items():
-            lines += [f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
-                      "scored examples)" for event, e in events.items()]
+            lines += [
+                f"{task}: {metric}: {e['count']} {e['meaning']} ({event}, in {e['examples']} of {scored} "
+                "scored examples)"
+                for event, e in events.items()
+            ]
     return lines
 
 
@@ -240,14 +269,18 @@ def format_lines(results: Results) -> list[str]:
     for task, checks in (results.format_adherence or {}).items():
         for check in checks:
             if check["of"] and check["followed"] < check["of"]:
-                lines.append(f"{task}: warning: {check['of'] - check['followed']} of {check['of']} outputs "
-                             f"({1 - check['followed'] / check['of']:.0%}) did not follow {system}'s format "
-                             f"({check['format']}); {check['fix']}")
+                lines.append(
+                    f"{task}: warning: {check['of'] - check['followed']} of {check['of']} outputs "
+                    f"({1 - check['followed'] / check['of']:.0%}) did not follow {system}'s format "
+                    f"({check['format']}); {check['fix']}"
+                )
     return lines
 
 
 def repair_lines(results: Results) -> list[str]:
     """Checkpoint lines a stopped run left unreadable, dropped when the samples were rewritten."""
-    return [f"{task}: {len(errors)} unreadable line(s) of the checkpoint dropped (a run stopped mid-write; "
-            f"their examples were run again): {errors[0]}"
-            for task, errors in (results.checkpoint_repairs or {}).items()]
+    return [
+        f"{task}: {len(errors)} unreadable line(s) of the checkpoint dropped (a run stopped mid-write; "
+        f"their examples were run again): {errors[0]}"
+        for task, errors in (results.checkpoint_repairs or {}).items()
+    ]

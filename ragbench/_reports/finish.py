@@ -1,4 +1,5 @@
 """The end of a run or a rescoring: results.json and report.md written, the run folder marked finished."""
+
 from __future__ import annotations
 
 from .._storage.rundir import RunDir

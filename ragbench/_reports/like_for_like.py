@@ -2,6 +2,7 @@
 traces (passages shown to the reader, searches; results.json `budget`), and the same prompt style (run.json
 `like_for_like`, from `System.prompt_style`). Where they differ, `ragbench compare` says what differs, in words,
 beside every difference of the task."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,9 +28,13 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
         if x is not None and y is not None and format_mean(x) != format_mean(y):
             reasons.append(f"{QUANTITIES[key]} {format_mean(x)} vs {format_mean(y)} per example")
     if not (measured_a and measured_b):
-        reasons += [f"{label} {declared_a[key]} vs {declared_b[key]}" for key, label in DECLARED.items()
-                    if declared_a.get(key) is not None and declared_b.get(key) is not None
-                    and declared_a[key] != declared_b[key]]
+        reasons += [
+            f"{label} {declared_a[key]} vs {declared_b[key]}"
+            for key, label in DECLARED.items()
+            if declared_a.get(key) is not None
+            and declared_b.get(key) is not None
+            and declared_a[key] != declared_b[key]
+        ]
     style_a, style_b = declared_a.get("prompt_style"), declared_b.get("prompt_style")
     if style_a and style_b and style_a != style_b:
         reasons.append(f"prompt style {style_a} vs {style_b}")

@@ -8,6 +8,7 @@ script computes it: an example that failed, a metric that failed on it (or saved
 record the run never reached each score 0, in n. The mean over the answered examples only - every other task's
 headline - stays beside it (`answered`), and `counted_wrong` says how many were counted 0. A key with another
 range, a not-scorable value (None) and a corpus key are reported as for any task."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,8 +26,12 @@ def scores_zero(metric: Metric, key: str) -> bool:
 
 def zero_keys(metrics: list[Metric]) -> dict[str, tuple[Metric, str]]:
     """Reported key -> (metric, own key) of every per-example key that scores 0 at worst."""
-    return {reported: (metric, key) for metric in metrics for reported, key in metric.reported_keys().items()
-            if scores_zero(metric, key)}
+    return {
+        reported: (metric, key)
+        for metric in metrics
+        for reported, key in metric.reported_keys().items()
+        if scores_zero(metric, key)
+    }
 
 
 def _scored(metric: Metric, key: str, scores: dict[str, Any], reported: str) -> bool:
@@ -54,9 +59,15 @@ def as_official(sample: SampleRecord, zeros: dict[str, tuple[Metric, str]]) -> S
             scores[reported] = 0.0
     if example_failed:  # its other keys: not there, so still errors
         scores = {reported: value for reported, value in scores.items() if reported in zeros}
-    return replace(sample, error=None, bad_record=False, scores=scores,
-                   score_errors={name: why for name, why in sample.score_errors.items()
-                                 if not any(m.name == name for m, _ in zeros.values())})
+    return replace(
+        sample,
+        error=None,
+        bad_record=False,
+        scores=scores,
+        score_errors={
+            name: why for name, why in sample.score_errors.items() if not any(m.name == name for m, _ in zeros.values())
+        },
+    )
 
 
 def unsaved_record(zeros: dict[str, tuple[Metric, str]]) -> SampleRecord:
@@ -64,13 +75,18 @@ def unsaved_record(zeros: dict[str, tuple[Metric, str]]) -> SampleRecord:
     return SampleRecord(id=None, scores=dict.fromkeys(zeros, 0.0))
 
 
-def headline_entries(answered: dict[str, dict[str, Any]], official: dict[str, dict[str, Any]],
-                     metrics: list[Metric]) -> dict[str, dict[str, Any]]:
+def headline_entries(
+    answered: dict[str, dict[str, Any]], official: dict[str, dict[str, Any]], metrics: list[Metric]
+) -> dict[str, dict[str, Any]]:
     """The task's entries: for each key that scores 0 at worst, the official entry (value, ci95, n, slices) with
     the answered-only view beside it and how many were counted 0; every other key's entry as answered."""
     out = dict(answered)
     for reported in zero_keys(metrics):
         entry, mean = official[reported], answered[reported]
-        out[reported] = {**entry, "n_errors": mean["n_errors"], "counted_wrong": entry["n"] - mean["n"],
-                         "answered": {"value": mean["value"], "ci95": mean["ci95"], "n": mean["n"]}}
+        out[reported] = {
+            **entry,
+            "n_errors": mean["n_errors"],
+            "counted_wrong": entry["n"] - mean["n"],
+            "answered": {"value": mean["value"], "ci95": mean["ci95"], "n": mean["n"]},
+        }
     return out

@@ -5,6 +5,7 @@ chance alone. Holm's step-down method (the default) bounds the chance of any fal
 any dependence between the rows (metrics of one run are correlated); Benjamini-Hochberg's bounds the
 expected share of false positives instead, under positive dependence, and rejects more.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,5 +1,6 @@
 """The paired tests of `ragbench compare`: McNemar's exact test on 0/1 values, else a paired bootstrap's
 interval and two-sided p-value of the mean difference (examples resampled together)."""
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ def mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2 ** n
+    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -34,8 +35,9 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, iterations: int, seed: int) -
     return (low, high), float(p)
 
 
-def compare_values(a: list[float], b: list[float], iterations: int, seed: int) -> tuple[tuple[float, float] | None,
-                                                                                        float, str]:
+def compare_values(
+    a: list[float], b: list[float], iterations: int, seed: int
+) -> tuple[tuple[float, float] | None, float, str]:
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     interval, p_boot = paired_bootstrap(x, y, iterations, seed) if len(x) >= 2 else (None, 1.0)
     if set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}:

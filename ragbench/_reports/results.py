@@ -1,5 +1,6 @@
 """Aggregating a task's sample records into its metric values, bootstrap intervals, slices and counts: the
 records are given one at a time (in data order) and none is held (`TaskTally`)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -56,8 +57,15 @@ def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed
     out = {}
     for reported, key in metric.reported_keys(corpus=True).items():
         value, n = typed.get(key, (None, len(scored)))
-        entry = {"value": value, "ci95": None, "n": n, "n_none": len(scored) - n, "n_errors": errors,
-                 **key_entry(metric, key), "corpus": True}
+        entry = {
+            "value": value,
+            "ci95": None,
+            "n": n,
+            "n_none": len(scored) - n,
+            "n_errors": errors,
+            **key_entry(metric, key),
+            "corpus": True,
+        }
         if error is not None:
             entry["error"] = error
         out[reported] = entry
@@ -70,8 +78,10 @@ def corpus_value(metric: Metric, key: str, value: Any, given: int) -> tuple[floa
     outside 0..given."""
     value, n = (value.value, value.n) if isinstance(value, CorpusValue) else (value, given)
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= given:
-        raise InvalidScore(f"metric {metric.name} says its corpus key '{key}' was computed over {n!r} samples "
-                           f"of the {given} it was given")
+        raise InvalidScore(
+            f"metric {metric.name} says its corpus key '{key}' was computed over {n!r} samples "
+            f"of the {given} it was given"
+        )
     typed = typed_value(metric, key, value)
     return typed, 0 if typed is None else n
 
@@ -81,8 +91,13 @@ def _own_keys(sample: SampleRecord, metric: Metric) -> SampleRecord:
     if not metric.key_prefix:
         return sample
     scores = sample.scores
-    return replace(sample, scores={**scores, **{key: scores[reported] for reported, key in
-                                                metric.reported_keys().items() if reported in scores}}).read_only()
+    return replace(
+        sample,
+        scores={
+            **scores,
+            **{key: scores[reported] for reported, key in metric.reported_keys().items() if reported in scores},
+        },
+    ).read_only()
 
 
 class TaskTally:
@@ -142,26 +157,46 @@ class TaskTally:
             not_computed += [failure for failure in headline_failed if (failure.metric, failure.key) not in seen]
         causes = self.failures.groups(details, not_computed)
         out: dict[str, Any] = {
-            "results": {key: entry["value"] for key, entry in details.items()}, "details": details,
-            "counts": {"records": self.records, "scored": self.records - self.failed - self.bad, "failed": self.failed,
-                       "bad_records": self.bad, "missing": missing, "metric_failures": metric_failure_count(causes)}}
+            "results": {key: entry["value"] for key, entry in details.items()},
+            "details": details,
+            "counts": {
+                "records": self.records,
+                "scored": self.records - self.failed - self.bad,
+                "failed": self.failed,
+                "bad_records": self.bad,
+                "missing": missing,
+                "metric_failures": metric_failure_count(causes),
+            },
+        }
         if causes:
             out["failures"] = causes
         if self.folded:
             out["infrastructure_failures"] = {
-                "examples": self.folded_examples, "calls": sum(self.folded.values()),
-                "causes": [{"cause": c, "count": n} for c, n in self.folded.most_common(5)]}
+                "examples": self.folded_examples,
+                "calls": sum(self.folded.values()),
+                "causes": [{"cause": c, "count": n} for c, n in self.folded.most_common(5)],
+            }
         if self.cut_steps:
-            out["token_limit"] = {"examples": self.cut_examples, "calls": sum(self.cut_steps.values()),
-                                  "steps": dict(self.cut_steps.most_common())}
+            out["token_limit"] = {
+                "examples": self.cut_examples,
+                "calls": sum(self.cut_steps.values()),
+                "steps": dict(self.cut_steps.most_common()),
+            }
         if self.events.tallies:
             out["counted"] = self.events.tallies
         out["data_sha256"] = self.digest.hexdigest()
         return out
 
 
-def task_scores(samples: Iterable[SampleRecord], metrics: list[Metric], slice_fields: tuple[str, ...],
-                expected: int | None, iterations: int, seed: int, missing_scores_zero: bool = False) -> dict[str, Any]:
+def task_scores(
+    samples: Iterable[SampleRecord],
+    metrics: list[Metric],
+    slice_fields: tuple[str, ...],
+    expected: int | None,
+    iterations: int,
+    seed: int,
+    missing_scores_zero: bool = False,
+) -> dict[str, Any]:
     """A task's part of results.json that its samples (in data order) and metrics decide
     (`TaskTally.sections`); every record of the stream must end as a scored record or a recorded error."""
     tally = TaskTally(metrics, slice_fields, missing_scores_zero)
@@ -176,16 +211,20 @@ def token_limit_cut(sample: SampleRecord) -> list[str]:
     outputs so too (ALCE's 300 tokens): results.json says how often."""
     if sample.error is not None or sample.bad_record:
         return []
-    return [str(step.name or "generate") for step in sample.trace
-            if step.kind == "llm" and (step.response or {}).get("finish_reason") == "length"]
+    return [
+        str(step.name or "generate")
+        for step in sample.trace
+        if step.kind == "llm" and (step.response or {}).get("finish_reason") == "length"
+    ]
 
 
 def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:
     """Every task has records, and none failed, is bad, missing, or was failed by a metric; no system
     reported a problem with its input."""
-    return (all(c["records"] and not (c["failed"] or c["bad_records"] or c["missing"] or c.get("metric_failures"))
-                for c in counts.values())
-            and not any(r.get("errors") for r in system_reports.values()))
+    return all(
+        c["records"] and not (c["failed"] or c["bad_records"] or c["missing"] or c.get("metric_failures"))
+        for c in counts.values()
+    ) and not any(r.get("errors") for r in system_reports.values())
 
 
 def results_sections(by_task: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> dict[str, Any]:
@@ -197,5 +236,10 @@ def results_sections(by_task: dict[str, dict[str, Any]], system_reports: dict[st
         for section, value in scores.items():
             sections.setdefault(section, {})[task] = value
     counts = sections.pop("counts")
-    return {"results": sections.pop("results"), "details": sections.pop("details"), "counts": counts,
-            "complete": run_complete(counts, system_reports), **sections}
+    return {
+        "results": sections.pop("results"),
+        "details": sections.pop("details"),
+        "counts": counts,
+        "complete": run_complete(counts, system_reports),
+        **sections,
+    }

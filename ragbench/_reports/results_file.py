@@ -13,6 +13,7 @@ by an older ragbench) is no value, said in the entry's "error" as a value that c
 computed. A file that is no run's results at all (not JSON, not an object, no "results" object) is
 refused in one line naming it.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,15 +49,26 @@ class Omittable:
 # (its default; None: a number or null), a string (its default).
 STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Omittable("")}
 PAGE_CACHE = {**STORE, "hit_rate": Omittable(0.0), "hits": 0, "lookups": 0, "bytes": 0}
-COST = {"examples": 0, "wall_seconds": 0.0, "examples_per_second": 0.0, "llm_calls": 0, "batches": 0,
-        "cache_hits": 0, "prompt_tokens": 0, "completion_tokens": 0, "attempts": 1, "interrupted_attempts": 0,
-        "response_cache": Omittable(STORE),
-        "page_cache": Omittable({**PAGE_CACHE, "caches": Omittable([PAGE_CACHE])}),
-        "rescoring": Omittable({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0})}
+COST = {
+    "examples": 0,
+    "wall_seconds": 0.0,
+    "examples_per_second": 0.0,
+    "llm_calls": 0,
+    "batches": 0,
+    "cache_hits": 0,
+    "prompt_tokens": 0,
+    "completion_tokens": 0,
+    "attempts": 1,
+    "interrupted_attempts": 0,
+    "response_cache": Omittable(STORE),
+    "page_cache": Omittable({**PAGE_CACHE, "caches": Omittable([PAGE_CACHE])}),
+    "rescoring": Omittable({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0}),
+}
 SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
     "cost": COST,
-    "failures": Omittable(Each([{"cause": "?", "count": 0, "ids": [""], "example": Omittable(""),
-                                "traceback": Omittable("")}])),
+    "failures": Omittable(
+        Each([{"cause": "?", "count": 0, "ids": [""], "example": Omittable(""), "traceback": Omittable("")}])
+    ),
     "system_reports": Omittable(Each({"errors": [""]})),
     "system_stats": Omittable(Each({})),
     "infrastructure_failures": Omittable(Each({"examples": 0, "calls": 0, "causes": [{"cause": "", "count": 0}]})),
@@ -64,8 +76,9 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
     "counted": Omittable(Each(Each(Each({"count": 0, "examples": 0, "meaning": ""})))),
     "format_adherence": Omittable(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
     "budget": Omittable(Each({"examples": 0, **dict.fromkeys(BUDGET_QUANTITIES), "not_measured": Each("")})),
-    "repeated_work": Omittable(Each({"searches": 0, "repeated_searches": 0, "empty_queries": 0, "llm_calls": 0,
-                                     "repeated_llm_calls": 0})),
+    "repeated_work": Omittable(
+        Each({"searches": 0, "repeated_searches": 0, "empty_queries": 0, "llm_calls": 0, "repeated_llm_calls": 0})
+    ),
     "checkpoint_repairs": Omittable(Each([""])),
     "data_sha256": Omittable(Each("")),
     "versions": {"ragbench": "?"},
@@ -82,14 +95,17 @@ def read_results(path: str | Path, command: str) -> Results:
     line naming the file (`command` says who read it) where it is no run's results, `NewerResults` where its
     `schema_version` is not one this ragbench reads."""
     path = Path(path)
-    rebuild = (f"`ragbench ... --resume --output {path.parent}` (the options it was run with) rebuilds it from the "
-               "samples")
+    rebuild = (
+        f"`ragbench ... --resume --output {path.parent}` (the options it was run with) rebuilds it from the samples"
+    )
     data = read_json(path, f"the results.json of a ragbench run; {rebuild}")
     version = data.get("schema_version", 1) if isinstance(data, dict) else None
     if is_results(data) and isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        raise NewerResults(f"{command}: {path} has schema_version {version}, written by a later ragbench (this one "
-                           f"reads {', '.join(map(str, VERSIONS))}): upgrade ragbench (pip install -U ragbench) to "
-                           "read it")
+        raise NewerResults(
+            f"{command}: {path} has schema_version {version}, written by a later ragbench (this one "
+            f"reads {', '.join(map(str, VERSIONS))}): upgrade ragbench (pip install -U ragbench) to "
+            "read it"
+        )
     problem = results_problem(data)
     if problem is not None:
         raise ConfigError(f"{command}: {path} {problem}; {rebuild}")
@@ -103,8 +119,10 @@ def results_problem(data: Any) -> str | None:
     version = data.get("schema_version", 1)
     if version not in VERSIONS or isinstance(version, bool):
         return f"has schema_version {json_value(version)}, which no ragbench writes (the file was changed)"
-    odd = next((task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))]
-                if not _task_name(task)), None)
+    odd = next(
+        (task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))] if not _task_name(task)),
+        None,
+    )
     if odd is not None:
         return f"names a task {odd!r} that no run has (a task's samples are samples/TASK.jsonl)"
     return None
@@ -142,20 +160,28 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
     out = dict(data)
     details = _mapping(data.get("details"))
     results = {str(task): _mapping(keys) for task, keys in _mapping(data.get("results")).items()}
-    out["details"] = {task: {str(key): _entry(entry, results.get(task, {}).get(key))
-                             for key, entry in _mapping(details.get(task)).items()}
-                      for task in dict.fromkeys([*results, *details])}
+    out["details"] = {
+        task: {
+            str(key): _entry(entry, results.get(task, {}).get(key))
+            for key, entry in _mapping(details.get(task)).items()
+        }
+        for task in dict.fromkeys([*results, *details])
+    }
     for task, keys in results.items():  # a key with a value and no entry (no details written)
         for key, value in keys.items():
             out["details"][task].setdefault(str(key), _entry({}, value))
-    out["results"] = {task: {key: entry["value"] for key, entry in keys.items()}
-                      for task, keys in out["details"].items()}
+    out["results"] = {
+        task: {key: entry["value"] for key, entry in keys.items()} for task, keys in out["details"].items()
+    }
     counts = _mapping(data.get("counts"))
-    out["counts"] = {str(task): {name: _count(_mapping(counts.get(task)).get(name)) for name in COUNTS}
-                     for task in dict.fromkeys([*out["details"], *counts])}
+    out["counts"] = {
+        str(task): {name: _count(_mapping(counts.get(task)).get(name)) for name in COUNTS}
+        for task in dict.fromkeys([*out["details"], *counts])
+    }
     if not isinstance(data.get("complete"), bool):  # not written: complete only when every task says so
         out["complete"] = bool(out["counts"]) and all(
-            c["records"] and not any(c[name] for name in COUNTS[2:]) for c in out["counts"].values())
+            c["records"] and not any(c[name] for name in COUNTS[2:]) for c in out["counts"].values()
+        )
     for section, shape in SECTIONS.items():
         if section in data or not isinstance(shape, Omittable):
             out[section] = shaped(data.get(section), shape)
@@ -186,9 +212,11 @@ def _config(config: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
         out["retriever_metadata"] = _mapping(config["retriever_metadata"])
     for name in ("task_configs", "system_config", "model_contents", "metric_configs", "like_for_like"):
         if name in config:
-            out[name] = {str(task): value for task, value in _mapping(config[name]).items()
-                         if isinstance(value, list if name == "metric_configs" else str if name == "model_contents"
-                                       else dict)}
+            out[name] = {
+                str(task): value
+                for task, value in _mapping(config[name]).items()
+                if isinstance(value, list if name == "metric_configs" else str if name == "model_contents" else dict)
+            }
     return out
 
 
@@ -213,8 +241,10 @@ def _entry(entry: Any, value: Any = None, cell: bool = False) -> dict[str, Any]:
     direction = entry.get("higher_is_better", True)
     out["higher_is_better"] = direction if direction is None or isinstance(direction, bool) else True
     if "slices" in entry:
-        out["slices"] = {str(field): {str(label): _entry(cell, cell=True) for label, cell in _mapping(labels).items()}
-                         for field, labels in _mapping(entry["slices"]).items()}
+        out["slices"] = {
+            str(field): {str(label): _entry(cell, cell=True) for label, cell in _mapping(labels).items()}
+            for field, labels in _mapping(entry["slices"]).items()
+        }
     return out
 
 
@@ -229,8 +259,14 @@ def shaped(value: Any, shape: Any) -> Any:
         return [shaped(item, shape[0]) for item in value] if isinstance(value, list) else []
     if isinstance(shape, dict):
         value = _mapping(value)
-        return {**value, **{key: shaped(value.get(key), inner) for key, inner in shape.items()
-                            if key in value or not isinstance(inner, Omittable)}}
+        return {
+            **value,
+            **{
+                key: shaped(value.get(key), inner)
+                for key, inner in shape.items()
+                if key in value or not isinstance(inner, Omittable)
+            },
+        }
     if isinstance(shape, str):
         return value if isinstance(value, str) else shape if value is None else str(value)
     return _number(value, shape)
@@ -245,7 +281,7 @@ def _number(value: Any, default: float | None = None) -> float | None:
     past the largest float: tables format numbers as floats)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return default
-    finite = abs(value) < 2 ** 1023 if isinstance(value, int) else math.isfinite(value)
+    finite = abs(value) < 2**1023 if isinstance(value, int) else math.isfinite(value)
     return value if finite else default
 
 

@@ -10,6 +10,7 @@ Versions: 1 is results.json as ragbench wrote it before `schema_version` (the ke
 `schema_version`. A later version's file is refused (ragbench._reports.results_file.NewerResults): its
 sections may mean other things.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,6 +32,7 @@ class _Cell(TypedDict):
 
 class Cell(_Cell, total=False):
     """A slice's value of a key, or a key's value over the answered examples alone (`answered`)."""
+
     error: str
 
 
@@ -44,6 +46,7 @@ class Entry(_Entry, total=False):
     """What `details` says of a metric key: its value, 95% interval and counts, and where they apply its
     range, its slices' cells, why it has no value (`error`), a corpus key's mark, and for a task that
     counts missing as wrong how many were scored 0 and the value over the answered examples."""
+
     range: list[float]
     slices: dict[str, dict[str, Cell]]
     error: str
@@ -59,6 +62,7 @@ def direction(higher_is_better: bool | None) -> str:
 
 class Counts(TypedDict):
     """A task's records and what became of them."""
+
     records: int
     scored: int
     failed: int
@@ -76,6 +80,7 @@ class _Failure(TypedDict):
 class Failure(_Failure, total=False):
     """Failed records of one cause (ids listed up to a limit), with an example message and traceback; a
     metric's failures name it (a corpus metric's are marked, an aggregate's list its keys)."""
+
     example: str | None
     traceback: str | None
     metric: str
@@ -90,6 +95,7 @@ class Cause(TypedDict):
 
 class InfrastructureFailures(TypedDict):
     """Judge and tool calls that failed and were folded into a score as upstream does."""
+
     examples: int
     calls: int
     causes: list[Cause]
@@ -97,6 +103,7 @@ class InfrastructureFailures(TypedDict):
 
 class TokenLimit(TypedDict):
     """The system's calls that stopped at their token limit, by step, in how many examples."""
+
     examples: int
     calls: int
     steps: dict[str, int]
@@ -105,6 +112,7 @@ class TokenLimit(TypedDict):
 class Budget(TypedDict):
     """What the system spent per scored example, measured from the traces (ragbench._reports.budget): each a
     mean, or null where the traces cannot tell (`not_measured`: quantity -> why)."""
+
     examples: int
     llm_calls: float | None
     prompt_tokens: float | None
@@ -118,6 +126,7 @@ class Budget(TypedDict):
 class RepeatedWork(TypedDict):
     """Work of the scored examples that bought nothing: searches whose results repeat the search before them in
     the example, empty or whitespace queries, LLM calls repeating an earlier request of the example."""
+
     searches: int
     repeated_searches: int
     empty_queries: int
@@ -133,6 +142,7 @@ class Counted(TypedDict):
 
 class Adherence(TypedDict):
     """How often the model's outputs followed the format a system parses."""
+
     format: str
     of: int
     followed: int
@@ -150,6 +160,7 @@ class Cost(_Cost, total=False):
     """What the run cost, every attempt added up (`this_attempt`: the last one's own; None for results rebuilt
     from the samples), with the caches' reports, pooled searches, the NLI model's figures and a rescoring's
     cost where there are any."""
+
     examples: int
     llm_calls: int
     batches: int
@@ -168,6 +179,7 @@ class Cost(_Cost, total=False):
 class Results:
     """results.json, its sections in the order they are written. Per-task sections are keyed by task name;
     `other` holds the keys of the file that this version does not name (written back as they were)."""
+
     schema_version: int = SCHEMA_VERSION
     results: dict[str, dict[str, float | None]]
     details: dict[str, dict[str, Entry]]
@@ -204,9 +216,13 @@ class Results:
         """The `Results` of a results.json's object in the current shape (its required sections there);
         `schema_version` absent: 1."""
         named = {item.name for item in _sections()}
-        return cls(**{**{key: value for key, value in data.items() if key in named},
-                      "schema_version": data.get("schema_version", 1)},
-                   other={key: value for key, value in data.items() if key not in named})
+        return cls(
+            **{
+                **{key: value for key, value in data.items() if key in named},
+                "schema_version": data.get("schema_version", 1),
+            },
+            other={key: value for key, value in data.items() if key not in named},
+        )
 
 
 def _sections() -> list[dataclasses.Field]:
@@ -222,10 +238,14 @@ def json_schema() -> dict[str, Any]:
     hints = typing.get_type_hints(Results)
     properties = {item.name: _schema_of(hints[item.name]) for item in _sections()}
     properties["schema_version"] = {"type": "integer", "enum": list(VERSIONS)}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "ragbench results.json",
-            "type": "object", "properties": properties,
-            "required": [item.name for item in _sections() if _required(item)],
-            "additionalProperties": True}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "ragbench results.json",
+        "type": "object",
+        "properties": properties,
+        "required": [item.name for item in _sections() if _required(item)],
+        "additionalProperties": True,
+    }
 
 
 def _schema_of(kind: Any) -> dict[str, Any]:
@@ -246,10 +266,12 @@ def _schema_of(kind: Any) -> dict[str, Any]:
         return {"type": "array", "items": _schema_of(args[0])}
     if typing.is_typeddict(kind):
         hints = typing.get_type_hints(kind)
-        return {"type": "object", "properties": {name: _schema_of(hint) for name, hint in hints.items()},
-                "required": sorted(kind.__required_keys__)}
+        return {
+            "type": "object",
+            "properties": {name: _schema_of(hint) for name, hint in hints.items()},
+            "required": sorted(kind.__required_keys__),
+        }
     return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[kind]}
-
 
 
 def schema_text(value: Any = None, depth: int = 0) -> str:
@@ -260,8 +282,11 @@ def schema_text(value: Any = None, depth: int = 0) -> str:
     if len(flat) + 2 * depth <= 100 or not isinstance(value, (dict, list)) or not value:
         return flat
     pad = "  " * (depth + 1)
-    items = ([f"{pad}{json.dumps(key)}: {schema_text(inner, depth + 1)}" for key, inner in value.items()]
-             if isinstance(value, dict) else [pad + schema_text(inner, depth + 1) for inner in value])
+    items = (
+        [f"{pad}{json.dumps(key)}: {schema_text(inner, depth + 1)}" for key, inner in value.items()]
+        if isinstance(value, dict)
+        else [pad + schema_text(inner, depth + 1) for inner in value]
+    )
     ends = "{}" if isinstance(value, dict) else "[]"
     return ends[0] + "\n" + ",\n".join(items) + "\n" + "  " * depth + ends[1]
 

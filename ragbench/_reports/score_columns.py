@@ -6,6 +6,7 @@ samples (uint32), each slice field a small-int code of every sample's value (uin
 once. That is 12 bytes a scored example a key and 4 a sample a field, where a record of Python objects took
 kilobytes; the values, their order and so every number are those of the samples themselves.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,9 @@ class AggregateError(ValueError):
     """A value of a key that is not a finite number (an aggregate's, a mean's or an interval's)."""
 
 
-def bootstrap_interval(values: list[float], aggregate: Aggregate | None, iterations: int,
-                       seed: int) -> list[float] | None:
+def bootstrap_interval(
+    values: list[float], aggregate: Aggregate | None, iterations: int, seed: int
+) -> list[float] | None:
     """Percentile 95% interval of the aggregate over examples resampled with replacement."""
     if len(values) < 2 or iterations <= 0:
         return None
@@ -52,8 +54,15 @@ def summarise(values: list[float], aggregate: Aggregate | None, iterations: int,
     return {"value": value, "ci95": interval, "n": len(values)}
 
 
-def summarised(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int, metric: str,
-               key: str, failed: list[AggregateFailure]) -> dict[str, Any]:
+def summarised(
+    values: list[float],
+    aggregate: Aggregate | None,
+    iterations: int,
+    seed: int,
+    metric: str,
+    key: str,
+    failed: list[AggregateFailure],
+) -> dict[str, Any]:
     """`summarise`, or where it fails an entry without value or interval that says why ("error"), the
     failure added to `failed` with its traceback."""
     with PluginCall() as call:
@@ -71,6 +80,7 @@ def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
 
     def aggregate(values: list[float]) -> float:
         return finite_number(f"metric {metric.name}'s aggregate", key, metric.aggregate(key, values))
+
     return aggregate
 
 
@@ -141,8 +151,9 @@ class ScoreColumns:
     (in data order: the bootstrap resamples them in that order)."""
 
     def __init__(self, metrics: list[Metric], slice_fields: tuple[str, ...]) -> None:
-        self.keys = [KeyColumn(metric, reported, key) for metric in metrics
-                     for reported, key in metric.reported_keys().items()]
+        self.keys = [
+            KeyColumn(metric, reported, key) for metric in metrics for reported, key in metric.reported_keys().items()
+        ]
         self.slices = [SliceColumn(field) for field in slice_fields]
         self.samples = 0
 
@@ -162,17 +173,26 @@ class ScoreColumns:
             aggregate = checked_aggregate(key.metric, key.key)
             entry = summarised(key.values.tolist(), aggregate, iterations, seed, key.metric.name, key.reported, failed)
             entry.update(n_none=key.n_none, n_errors=key.n_errors, **key_entry(key.metric, key.key))
-            slices = {column.field: self._slices(key, column, labels, code_labels, aggregate, iterations, seed, failed)
-                      for column, labels, code_labels in labelled}
+            slices = {
+                column.field: self._slices(key, column, labels, code_labels, aggregate, iterations, seed, failed)
+                for column, labels, code_labels in labelled
+            }
             if slices:
                 entry["slices"] = slices
             out[key.reported] = entry
         return out
 
     @staticmethod
-    def _slices(key: KeyColumn, column: SliceColumn, labels: SliceLabels, code_labels: list[str],
-                aggregate: Aggregate | None, iterations: int, seed: int,
-                failed: list[AggregateFailure]) -> dict[str, dict[str, Any]]:
+    def _slices(
+        key: KeyColumn,
+        column: SliceColumn,
+        labels: SliceLabels,
+        code_labels: list[str],
+        aggregate: Aggregate | None,
+        iterations: int,
+        seed: int,
+        failed: list[AggregateFailure],
+    ) -> dict[str, dict[str, Any]]:
         """Per label of the field (`slice_labels`), the summary of the key's values scored there, in sample
         order. Every value the field takes among the task's samples (bad records have none) has its label,
         with n 0 where the key scored none there, so no slice drops out of a table."""
@@ -180,10 +200,21 @@ class ScoreColumns:
         names = ordered(listed | set(code_labels))
         number = {name: i for i, name in enumerate(names)}
         value_labels = np.array([number[name] for name in code_labels], dtype=np.int64)[
-            np.frombuffer(column.codes, dtype=np.uint32)[np.frombuffer(key.places, dtype=np.uint32)]]
+            np.frombuffer(column.codes, dtype=np.uint32)[np.frombuffer(key.places, dtype=np.uint32)]
+        ]
         order = np.argsort(value_labels, kind="stable")  # grouped by label, each group in sample order
         values = np.frombuffer(key.values, dtype=np.float64)[order]
         ends = np.searchsorted(value_labels[order], np.arange(len(names) + 1))
-        return {name: summarised(values[ends[i]:ends[i + 1]].tolist(), aggregate, iterations, seed, key.metric.name,
-                                 f"{key.reported} by {column.field}={name}", failed)
-                for i, name in enumerate(names) if name in listed or ends[i + 1] > ends[i]}
+        return {
+            name: summarised(
+                values[ends[i] : ends[i + 1]].tolist(),
+                aggregate,
+                iterations,
+                seed,
+                key.metric.name,
+                f"{key.reported} by {column.field}={name}",
+                failed,
+            )
+            for i, name in enumerate(names)
+            if name in listed or ends[i + 1] > ends[i]
+        }

@@ -10,6 +10,7 @@ field's values of different kinds have the same text (the number 1 and the strin
 Labels are listed in `label_order`: numbers in a label compare as numbers (2 before 10, -1 before
 0.5, `hop_2` before `hop_10`), and `(none)` comes last.
 """
+
 from __future__ import annotations
 
 import json

@@ -2,6 +2,7 @@
 bars of the task's `plot_keys` for every slice value, with 95% intervals; and the pyplot and
 figure-saving helpers the reports' plots share. Needs matplotlib; without it the report keeps its
 tables and says so."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,8 +29,10 @@ def slice_rows(details: dict[str, Any], keys: list[str], field: str) -> list[tup
     labels = ordered({label for key in keys for label in details[key].get("slices", {}).get(field, {})})
     rows = []
     for label in labels:
-        cells = [details[key].get("slices", {}).get(field, {}).get(label) or {"value": None, "ci95": None, "n": 0}
-                 for key in keys]
+        cells = [
+            details[key].get("slices", {}).get(field, {}).get(label) or {"value": None, "ci95": None, "n": 0}
+            for key in keys
+        ]
         rows.append((label, max(cell.get("n", 0) for cell in cells), cells))
     return rows
 
@@ -61,16 +64,25 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
     for i, key in enumerate(keys):
         entries = [cells[i] for _, _, cells in rows]
         values = [e.get("value") or 0.0 for e in entries]
-        errors = [[max(0.0, v - (e.get("ci95") or [v, v])[0]) for v, e in zip(values, entries)],
-                  [max(0.0, (e.get("ci95") or [v, v])[1] - v) for v, e in zip(values, entries)]]
+        errors = [
+            [max(0.0, v - (e.get("ci95") or [v, v])[0]) for v, e in zip(values, entries)],
+            [max(0.0, (e.get("ci95") or [v, v])[1] - v) for v, e in zip(values, entries)],
+        ]
         bars = axes.bar(positions + (i - (len(keys) - 1) / 2) * width, values, width, yerr=errors, capsize=2, label=key)
         # every bar carries its value, so a zero bar is seen (a sliver and "0.00") and not taken for a missing one
         for bar in bars:
             if bar.get_height() == 0:
                 bar.set_height(max(values + [1.0]) * 0.004)
-        axes.bar_label(bars, labels=[(f"{v:.2f}" if e.get("value") is not None else "n/a")
-                                     + (f"\nn={e.get('n', 0)}" if e.get("n", 0) < n else "")
-                                     for v, e, (_, n, _) in zip(values, entries, rows)], fontsize=6, padding=1)
+        axes.bar_label(
+            bars,
+            labels=[
+                (f"{v:.2f}" if e.get("value") is not None else "n/a")
+                + (f"\nn={e.get('n', 0)}" if e.get("n", 0) < n else "")
+                for v, e, (_, n, _) in zip(values, entries, rows)
+            ],
+            fontsize=6,
+            padding=1,
+        )
     counts = [n for _, n, _ in rows]
     axes.set_xticks(positions, [f"{label}\n(n={n})" for label, n in zip(labels, counts)], fontsize=8)
     axes.axhline(0, color="black", linewidth=0.6)

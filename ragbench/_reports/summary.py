@@ -1,4 +1,5 @@
 """The table printed at the end of a run and written to report.md."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -25,16 +26,20 @@ def results_table(results: Results) -> str:
     a last column with the mean over the answered examples only, with its n."""
     entries = [(task, key, entry) for task, metrics in results.details.items() for key, entry in metrics.items()]
     answered = any("answered" in entry for _, _, entry in entries)
-    rows = ["| task | metric | better | value | 95% CI | n | none | errors |" + (" answered only |" if answered else ""),
-            "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else "")]
+    rows = [
+        "| task | metric | better | value | 95% CI | n | none | errors |" + (" answered only |" if answered else ""),
+        "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else ""),
+    ]
     for task, key, entry in entries:
         ci = entry.get("ci95")
         ci_text = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
         better = direction(entry.get("higher_is_better", True))
         value = "error" if entry.get("error") else _fmt(entry["value"])  # its cause is under failures
         errors = f"{entry['n_errors']}" + (" (as 0)" if entry.get("n_errors") and "answered" in entry else "")
-        rows.append(f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | {entry['n_none']} | {errors} |"
-                    + (f" {_answered(entry)} |" if answered else ""))
+        rows.append(
+            f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | {entry['n_none']} | {errors} |"
+            + (f" {_answered(entry)} |" if answered else "")
+        )
     return "\n".join(rows)
 
 
@@ -47,13 +52,17 @@ def _answered(entry: Mapping[str, Any]) -> str:
 def counts_table(results: Results) -> str:
     """The records of each task and what became of them, with the digest of its data (`data_sha256`: equal
     in two runs that scored the same examples; shortened, in full in results.json)."""
-    rows = ["| task | records | scored | failed examples | bad records | missing | metric failures | data sha256 |",
-            "|---|---:|---:|---:|---:|---:|---:|---|"]
+    rows = [
+        "| task | records | scored | failed examples | bad records | missing | metric failures | data sha256 |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     digests = results.data_sha256 or {}  # absent from results written before it was recorded
     for task, counts in results.counts.items():
-        rows.append(f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
-                    f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} | "
-                    f"{digests[task][:12] if task in digests else '-'} |")
+        rows.append(
+            f"| {task} | {counts['records']} | {counts['scored']} | {counts['failed']} | "
+            f"{counts['bad_records']} | {counts.get('missing', 0)} | {counts.get('metric_failures', 0)} | "
+            f"{digests[task][:12] if task in digests else '-'} |"
+        )
     return "\n".join(rows)
 
 
@@ -64,37 +73,44 @@ def cost_line(cost: Mapping[str, Any], notices: bool = True) -> str:
     attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
     if cost.get("interrupted_attempts"):
         attempts += f" ({cost['interrupted_attempts']} interrupted)"
-    return (f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
-            f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
-            f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
-            + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
-            + ("\n" + (page_cache.console_line(cost["page_cache"], notices) or "") if cost.get("page_cache") else "")
-            + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else ""))
+    return (
+        f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
+        f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
+        f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
+        + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
+        + ("\n" + (page_cache.console_line(cost["page_cache"], notices) or "") if cost.get("page_cache") else "")
+        + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else "")
+    )
 
 
 def rescoring_line(cost: dict[str, Any]) -> str:
     """`ragbench rescore`'s own cost (the lines above are the original run's)."""
-    return (f"re-scored {cost['examples']} examples in {cost['wall_seconds']:.1f} s without running the system: "
-            f"judge/NLI calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}")
+    return (
+        f"re-scored {cost['examples']} examples in {cost['wall_seconds']:.1f} s without running the system: "
+        f"judge/NLI calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}"
+    )
 
 
 def failure_lines(results: Results) -> list[str]:
     """What went wrong, grouped (console and report): failed records by cause with their ids, problems
     a system reported outside any example, failed calls folded into results, and outputs cut at their
     token limit."""
-    lines = [failure_group_line(task, entry)
-             for task, causes in (results.failures or {}).items() for entry in causes]
+    lines = [failure_group_line(task, entry) for task, causes in (results.failures or {}).items() for entry in causes]
     for task, report in (results.system_reports or {}).items():
         lines += message_lines(task, [str(e) for e in report.get("errors") or []])
     for task, infra in (results.infrastructure_failures or {}).items():
-        lines.append(f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
-                     "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
-                     + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"]))
+        lines.append(
+            f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
+            "example(s) were folded into results as upstream does (--strict-infra fails them instead): "
+            + "; ".join(f"{c['count']} x {c['cause']}" for c in infra["causes"])
+        )
     for task, cut in (results.token_limit or {}).items():
         scored = results.counts[task]["scored"] if task in results.counts else "?"
         steps = ", ".join(f"{name} {count}" for name, count in cut["steps"].items())
-        lines.append(f"{task}: {cut['calls']} LLM call(s) in {cut['examples']} of {scored} scored examples stopped at "
-                     f"their max_tokens, their outputs cut there ({steps})")
+        lines.append(
+            f"{task}: {cut['calls']} LLM call(s) in {cut['examples']} of {scored} scored examples stopped at "
+            f"their max_tokens, their outputs cut there ({steps})"
+        )
     return lines + counted_lines(results) + format_lines(results) + repeated_work_lines(results) + repair_lines(results)
 
 
@@ -106,8 +122,9 @@ def budget_lines(results: Results) -> list[str]:
 def models_line(config: dict[str, Any]) -> str:
     """Every model the run used: the system's, the judges', the NLI model (or where outputs came from)."""
     model = config.get("model")
-    parts = [f"model `{model}`" if model else
-             f"outputs recorded in `{(config.get('system_args') or {}).get('path', '?')}`"]
+    parts = [
+        f"model `{model}`" if model else f"outputs recorded in `{(config.get('system_args') or {}).get('path', '?')}`"
+    ]
     if config.get("judges"):
         parts.append("judges " + ", ".join(f"`{j}`" for j in config["judges"]))
     if config.get("nli"):
@@ -130,8 +147,12 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
         fields = list(dict.fromkeys(f for k in keys for f in details[k]["slices"]))
         plot_keys = list((results.config.get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
         for field in fields:
-            lines += [f"### {task} by {field}", "", "| " + field + " | n | " + " | ".join(keys) + " |",
-                      "|---|---:|" + "---|" * len(keys)]
+            lines += [
+                f"### {task} by {field}",
+                "",
+                "| " + field + " | n | " + " | ".join(keys) + " |",
+                "|---|---:|" + "---|" * len(keys),
+            ]
             for label, n, cells in slice_rows(details, keys, field):
                 shown = [_ci(cell) + (f" (n={cell.get('n', 0)})" if cell.get("n", 0) < n else "") for cell in cells]
                 lines.append(f"| {label} | {n} | " + " | ".join(shown) + " |")
@@ -197,8 +218,14 @@ def traceback_sections(results: Results) -> list[str]:
         for entry in causes:
             traceback = entry.get("traceback")
             if traceback:
-                lines += [f"### {task}: {entry['cause']} (first: {entry['ids'][0] if entry.get('ids') else '?'})", "",
-                          "```text", traceback.rstrip("\n"), "```", ""]
+                lines += [
+                    f"### {task}: {entry['cause']} (first: {entry['ids'][0] if entry.get('ids') else '?'})",
+                    "",
+                    "```text",
+                    traceback.rstrip("\n"),
+                    "```",
+                    "",
+                ]
     return lines
 
 

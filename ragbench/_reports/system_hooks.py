@@ -5,6 +5,7 @@ count of -3 or over its total, figures JSON cannot hold), does not cost the run 
 dropped, its error joins the problems the system reports (results.json `system_reports`, with the hook's
 traceback under `tracebacks`), which the console shows and which mark the run incomplete; every --resume
 gets the same results, not a traceback."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -15,7 +16,7 @@ from .._plugin_calls import PluginCall
 from .._records import SampleRecord, read_samples
 from .._storage.files import file_there, open_file
 from .._storage.jsonl import parse_json
-from .._storage.rundir import line_offsets
+from .._storage.sample_files import line_offsets
 from .._system import System
 from .._values.json_values import json_problem
 
@@ -66,8 +67,10 @@ def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[An
             value = getattr(system, hook)(records, *args)
         if guarded.error is not None:  # a plugin's bug, or a hook written for dict records (docs/changelog.md)
             tracebacks[hook] = guarded.traceback or ""
-            failures.append(f"{who} failed ({guarded.error}); its records are ragbench.api.SampleRecord objects "
-                            "(docs/writing-plugins.md)")
+            failures.append(
+                f"{who} failed ({guarded.error}); its records are ragbench.api.SampleRecord objects "
+                "(docs/writing-plugins.md)"
+            )
             return None
         problem = returned_problem(hook, value)
         if problem is not None:
@@ -121,4 +124,4 @@ def is_count(value: Any) -> TypeGuard[int]:
 
 def shown(value: Any) -> str:
     """A count as its number, anything else as its type (whose repr is the plugin's code)."""
-    return str(value) if type(value) is int and abs(value) < 10 ** 12 else f"a {type(value).__name__}"
+    return str(value) if type(value) is int and abs(value) < 10**12 else f"a {type(value).__name__}"

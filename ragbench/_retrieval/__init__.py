@@ -4,6 +4,7 @@ Retrievers are plugins (the `retrievers` catalogue section), and so are the dens
 styles (`ragbench_query_styles`; the core serves only `default`); this module stays light (no bm25s,
 no torch) so that `ragbench list` never imports them.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -33,9 +34,11 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
     from the run's `registry`, which a retriever whose
     `__init__` takes `registry` is given too (e.g. dense, for its query style)."""
     from .._values.options import construct
+
     name = name or DEFAULT_RETRIEVER
-    return construct(registry.load("retrievers", name), dict(args or {}), f"retriever {name}",
-                     injected={"registry": registry})
+    return construct(
+        registry.load("retrievers", name), dict(args or {}), f"retriever {name}", injected={"registry": registry}
+    )
 
 
 __all__ = ["IndexBuilder", "Retriever", "load_retriever"]

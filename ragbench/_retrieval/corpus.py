@@ -12,6 +12,7 @@
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
+
 from __future__ import annotations
 
 import csv
@@ -36,8 +37,10 @@ METADATA = "metadata"  # a JSONL line's object of other values kept in Document.
 def corpus_format(path: Path) -> str:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise ConfigError(f"corpus {path}: unknown format '{path.suffix}'; expected .tsv (DPR psgs_w100: "
-                          "id, text, title) or .jsonl ({id, title, contents} or {id, title, text})")
+        raise ConfigError(
+            f"corpus {path}: unknown format '{path.suffix}'; expected .tsv (DPR psgs_w100: "
+            "id, text, title) or .jsonl ({id, title, contents} or {id, title, text})"
+        )
     return fmt
 
 
@@ -77,8 +80,9 @@ def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
                 yield RecordError(str(path), rows.line_num, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
                 continue
             if len(row) != 3:
-                yield RecordError(str(path), rows.line_num,
-                                  f"expected 3 tab-separated fields (id, text, title), got {len(row)}")
+                yield RecordError(
+                    str(path), rows.line_num, f"expected 3 tab-separated fields (id, text, title), got {len(row)}"
+                )
                 continue
             if not row[columns["id"]]:
                 yield RecordError(str(path), rows.line_num, "empty passage id", "id")
@@ -106,8 +110,11 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
     field = "contents" if "contents" in record else "text"
     text = record.get(field)
     if not isinstance(text, str):
-        problem = "missing field (expected 'contents' or 'text')" if text is None else \
-            f"expected a string, got {type(text).__name__}"
+        problem = (
+            "missing field (expected 'contents' or 'text')"
+            if text is None
+            else f"expected a string, got {type(text).__name__}"
+        )
         raise RecordError(path, line, problem, field)
     url = record.get("url")
     url = url if isinstance(url, str) else None
@@ -138,8 +145,9 @@ def flashrag_passage(doc_id: str, contents: str, url: str | None = None) -> Docu
     if not newline:
         return Document(id=doc_id, title="", text=contents, url=url)
     title = first.strip('"')
-    return Document(id=doc_id, title=title, text=rest, url=url,
-                    metadata={TITLE_LINE: first} if first != title or not title else {})
+    return Document(
+        id=doc_id, title=title, text=rest, url=url, metadata={TITLE_LINE: first} if first != title or not title else {}
+    )
 
 
 def passage_text(doc: Document, with_title: bool = True) -> str:

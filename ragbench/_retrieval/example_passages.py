@@ -14,6 +14,7 @@ examples seen for the first time and ranks every query of the batch (dense: one 
 batch's queries, one for its new passages). Ties keep the given order, so a query that shares nothing
 with any passage gets the passages in the order `provided` gives.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -61,8 +62,10 @@ class ExamplePassageRetriever(Retriever):
         return ExamplePassages(self, list(example.docs))
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        raise RetrievalError(f"the {self.name} retriever has no corpus of its own: it ranks one example's "
-                             "passages, through ctx.retriever")
+        raise RetrievalError(
+            f"the {self.name} retriever has no corpus of its own: it ranks one example's "
+            "passages, through ctx.retriever"
+        )
 
     def search_examples(self, bound: list[Retriever], queries: list[str], k: int) -> list[list[Document]]:
         scopes: list[ExamplePassages] = bound  # type: ignore[assignment]  # from for_example
@@ -70,8 +73,10 @@ class ExamplePassageRetriever(Retriever):
         if new:
             for scope, index in zip(new, self.build_indexes([self.texts(scope.docs) for scope in new])):
                 scope.index = index
-        return [ranked(scope.docs, scores, k)
-                for scope, scores in zip(scopes, self.score_queries([scope.index for scope in scopes], queries))]
+        return [
+            ranked(scope.docs, scores, k)
+            for scope, scores in zip(scopes, self.score_queries([scope.index for scope in scopes], queries))
+        ]
 
     def texts(self, docs: list[Document]) -> list[str]:
         """What is indexed of each passage: `title + "\\n" + text` (as corpus indexes), or the text alone."""
@@ -99,8 +104,15 @@ class ExampleBM25Retriever(ExamplePassageRetriever):
 
     name = "example_bm25"
 
-    def __init__(self, k1: float = 0.9, b: float = 0.4, method: str = "lucene", stopwords: str = "en",
-                 stemmer: str = "porter", with_title: bool = True) -> None:
+    def __init__(
+        self,
+        k1: float = 0.9,
+        b: float = 0.4,
+        method: str = "lucene",
+        stopwords: str = "en",
+        stemmer: str = "porter",
+        with_title: bool = True,
+    ) -> None:
         super().__init__(with_title)
         self.bm25s = import_bm25s()
         if method not in METHODS:
@@ -113,8 +125,9 @@ class ExampleBM25Retriever(ExamplePassageRetriever):
             raise ConfigError(f"{self.name} stopwords '{stopwords}': {exc}") from exc
 
     def tokenize(self, texts: list[str], ids: bool) -> Any:
-        return self.bm25s.tokenize(texts, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=ids,
-                                   show_progress=False)
+        return self.bm25s.tokenize(
+            texts, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=ids, show_progress=False
+        )
 
     def build_indexes(self, passages: list[list[str]]) -> list[Any]:
         indexes = []
@@ -130,12 +143,19 @@ class ExampleBM25Retriever(ExamplePassageRetriever):
     def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray]:
         words = self.tokenize(queries, ids=False)
         # a query of stopwords alone has no words (bm25s's get_scores raises on it): every passage scores 0
-        return [index.get_scores(query) if index is not None and query else np.zeros(size)
-                for (index, size), query in zip(indexes, words)]
+        return [
+            index.get_scores(query) if index is not None and query else np.zeros(size)
+            for (index, size), query in zip(indexes, words)
+        ]
 
     def metadata(self) -> dict[str, Any]:
-        return {**super().metadata(), **self.params, "stopwords": self.stopwords, "stemmer": self.stemmer_name,
-                "bm25s": self.bm25s.__version__}
+        return {
+            **super().metadata(),
+            **self.params,
+            "stopwords": self.stopwords,
+            "stemmer": self.stemmer_name,
+            "bm25s": self.bm25s.__version__,
+        }
 
 
 class ExampleDenseRetriever(ExamplePassageRetriever):
@@ -145,9 +165,17 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
 
     name = "example_dense"
 
-    def __init__(self, model: str = EMBEDDED_MODEL, query_instruction: str | None = None,
-                 query_style: str = "default", batch_size: int = 64, device: str | None = None,
-                 with_title: bool = True, *, registry: Registry) -> None:
+    def __init__(
+        self,
+        model: str = EMBEDDED_MODEL,
+        query_instruction: str | None = None,
+        query_style: str = "default",
+        batch_size: int = 64,
+        device: str | None = None,
+        with_title: bool = True,
+        *,
+        registry: Registry,
+    ) -> None:
         super().__init__(with_title)
         self.encoder = Encoder(model, query_instruction, True, batch_size, device, query_style, registry=registry)
 
@@ -161,5 +189,9 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
         return [index @ vector for index, vector in zip(indexes, vectors)]
 
     def metadata(self) -> dict[str, Any]:
-        return {**super().metadata(), "model": self.encoder.name, "query_instruction": self.encoder.query_instruction,
-                "query_style": self.encoder.query_style}
+        return {
+            **super().metadata(),
+            "model": self.encoder.name,
+            "query_instruction": self.encoder.query_instruction,
+            "query_style": self.encoder.query_style,
+        }

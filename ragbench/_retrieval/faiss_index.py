@@ -10,6 +10,7 @@ is judged per query, where FlashRAG judges the first query of each encoder batch
 Everything that can be checked is checked before the encoder loads: the three paths, the index header (its
 dimension and vector count) against the encoder's config.json and the corpus's rows.
 """
+
 from __future__ import annotations
 
 import struct
@@ -46,12 +47,16 @@ def index_header(path: Path) -> tuple[int, int]:
     with open(path, "rb") as handle:
         head = handle.read(HEADER.size)
     if len(head) < HEADER.size:
-        raise ConfigError(f"{LABEL}: index {path} is {len(head)} bytes, not a faiss index; pass index= the "
-                          ".index file FlashRAG's index_builder wrote")
+        raise ConfigError(
+            f"{LABEL}: index {path} is {len(head)} bytes, not a faiss index; pass index= the "
+            ".index file FlashRAG's index_builder wrote"
+        )
     fourcc, dim, count = HEADER.unpack(head)
     if not (fourcc.startswith(b"I") and fourcc.isalnum()) or not 0 < dim <= MAX_DIM or count < 0:
-        raise ConfigError(f"{LABEL}: index {path} is not a faiss index (it starts with {fourcc!r}); pass index= the "
-                          ".index file FlashRAG's index_builder wrote")
+        raise ConfigError(
+            f"{LABEL}: index {path} is not a faiss index (it starts with {fourcc!r}); pass index= the "
+            ".index file FlashRAG's index_builder wrote"
+        )
     return dim, count
 
 
@@ -87,22 +92,39 @@ class FaissIndexRetriever(Retriever):
 
     name = "faiss_index"
 
-    def __init__(self, index: str | None = None, corpus: str | None = None, model: str | None = None,
-                 method: str | None = None, pooling: str | None = None, instruction: str | None = None,
-                 normalize: bool | None = None, query_max_length: int = 128, batch_size: int = 256,
-                 fp16: bool = False, device: str | None = None, nprobe: int | None = None,
-                 ef_search: int | None = None, mmap: bool = False, check_encoder: bool = True,
-                 passage_max_length: int = 512) -> None:
+    def __init__(
+        self,
+        index: str | None = None,
+        corpus: str | None = None,
+        model: str | None = None,
+        method: str | None = None,
+        pooling: str | None = None,
+        instruction: str | None = None,
+        normalize: bool | None = None,
+        query_max_length: int = 128,
+        batch_size: int = 256,
+        fp16: bool = False,
+        device: str | None = None,
+        nprobe: int | None = None,
+        ef_search: int | None = None,
+        mmap: bool = False,
+        check_encoder: bool = True,
+        passage_max_length: int = 512,
+    ) -> None:
         index_path = existing(index, "index", "the .index file FlashRAG's index_builder wrote, e.g. e5_Flat.index")
         corpus_path = existing(corpus, "corpus", "the JSONL corpus the index was built from")
         if not model:
-            raise ConfigError(f"{LABEL} needs --retriever-arg model=PATH (the encoder the index was built with, "
-                              "e.g. a local e5-base-v2)")
+            raise ConfigError(
+                f"{LABEL} needs --retriever-arg model=PATH (the encoder the index was built with, "
+                "e.g. a local e5-base-v2)"
+            )
         dim, count = index_header(index_path)
         model_dim = model_dimension(model_config(model))
         if model_dim is not None and model_dim != dim:
-            raise ConfigError(f"{LABEL}: model {model} gives {model_dim}-dimensional vectors, index {index_path} holds "
-                              f"{dim}-dimensional ones; pass model= the encoder the index was built with")
+            raise ConfigError(
+                f"{LABEL}: model {model} gives {model_dim}-dimensional vectors, index {index_path} holds "
+                f"{dim}-dimensional ones; pass model= the encoder the index was built with"
+            )
         self.method = method or method_name(index_path, model)
         if pooling is not None and pooling not in POOLINGS:
             raise ConfigError(f"{LABEL}: pooling {pooling!r}: choose {', '.join(POOLINGS)}")
@@ -110,14 +132,17 @@ class FaissIndexRetriever(Retriever):
             try:
                 import langid  # noqa: F401
             except ImportError:
-                raise ConfigError(f"{LABEL}: a bge query's instruction depends on its language, which FlashRAG judges "
-                                  "with langid: pip install langid, or pass instruction=") from None
+                raise ConfigError(
+                    f"{LABEL}: a bge query's instruction depends on its language, which FlashRAG judges "
+                    "with langid: pip install langid, or pass instruction="
+                ) from None
         self.index_path, self.corpus_path, self.model_path = index_path, corpus_path, model
         self.rows = JsonlRows(corpus_path)
         try:
             self.open(count, mmap, {"nprobe": nprobe, "efSearch": ef_search})
-            self.encoder = FlashRagEncoder(model, self.method, pooling, instruction, normalize, query_max_length,
-                                           batch_size, fp16, device)
+            self.encoder = FlashRagEncoder(
+                model, self.method, pooling, instruction, normalize, query_max_length, batch_size, fp16, device
+            )
             self.encoder_check = self.check_encoder(passage_max_length) if check_encoder else "off"
         except BaseException:
             self.rows.close()
@@ -127,14 +152,18 @@ class FaissIndexRetriever(Retriever):
     def open(self, count: int, mmap: bool, search_params: dict[str, int | None]) -> None:
         """The corpus's rows against the index's vector count, its first row, then the index itself."""
         if len(self.rows) != count:
-            raise ConfigError(f"{LABEL}: index {self.index_path} holds {count} vectors, corpus {self.corpus_path} "
-                              f"{len(self.rows)} rows; pass the corpus the index was built from (FlashRAG numbers its "
-                              "non-blank lines)")
+            raise ConfigError(
+                f"{LABEL}: index {self.index_path} holds {count} vectors, corpus {self.corpus_path} "
+                f"{len(self.rows)} rows; pass the corpus the index was built from (FlashRAG numbers its "
+                "non-blank lines)"
+            )
         try:
             if count:
                 self.rows.get(0)
         except RecordError as exc:
-            raise ConfigError(f"{LABEL}: corpus {exc}; pass a FlashRAG JSONL corpus ({{\"id\", \"contents\"}} a line)") from None
+            raise ConfigError(
+                f'{LABEL}: corpus {exc}; pass a FlashRAG JSONL corpus ({{"id", "contents"}} a line)'
+            ) from None
         self.index = self.read_index(mmap)
         self.search_params = {key: value for key, value in search_params.items() if value is not None}
         self.set_search_params()
@@ -160,11 +189,13 @@ class FaissIndexRetriever(Retriever):
         vector = self.encoder.encode([contents], is_query=False, max_length=passage_max_length)[0]
         cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
         if cosine < MIN_COSINE:
-            raise ConfigError(f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage "
-                              f"prefix {prefix(self.method, self.encoder.instruction, False, '')!r}) does not give the "
-                              f"vectors of index {self.index_path} (its row 0 encodes at cosine {cosine:.3f} to the stored "
-                              "one): pass the model, method=, pooling= or instruction= the index was built with "
-                              "(passage_max_length= its max_length), or check_encoder=false")
+            raise ConfigError(
+                f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage "
+                f"prefix {prefix(self.method, self.encoder.instruction, False, '')!r}) does not give the "
+                f"vectors of index {self.index_path} (its row 0 encodes at cosine {cosine:.3f} to the stored "
+                "one): pass the model, method=, pooling= or instruction= the index was built with "
+                "(passage_max_length= its max_length), or check_encoder=false"
+            )
         return f"row 0 at cosine {cosine:.4f}"
 
     def read_index(self, mmap: bool) -> Any:
@@ -176,8 +207,10 @@ class FaissIndexRetriever(Retriever):
             found = faiss.read_index(str(self.index_path), faiss.IO_FLAG_MMAP_IFC if mmap else 0)
         except RuntimeError as exc:  # faiss's own error text runs over many lines: its first is the cause
             cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"{LABEL}: index {self.index_path} could not be read ({cause}); it is damaged or not "
-                              "a faiss index: copy or build it again") from None
+            raise ConfigError(
+                f"{LABEL}: index {self.index_path} could not be read ({cause}); it is damaged or not "
+                "a faiss index: copy or build it again"
+            ) from None
         return found
 
     def set_search_params(self) -> None:
@@ -191,29 +224,43 @@ class FaissIndexRetriever(Retriever):
             try:
                 space.set_index_parameter(self.index, name, value)
             except RuntimeError:
-                raise ConfigError(f"{LABEL}: {option}= does not apply to index {self.index_path} "
-                                  f"({type(self.index).__name__}): nprobe is an IVF index's, ef_search an HNSW "
-                                  "index's") from None
+                raise ConfigError(
+                    f"{LABEL}: {option}= does not apply to index {self.index_path} "
+                    f"({type(self.index).__name__}): nprobe is an IVF index's, ef_search an HNSW "
+                    "index's"
+                ) from None
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         if k == 0 or not queries:
             return [[] for _ in queries]
         scores, labels = self.index.search(self.encoder.encode(queries, is_query=True), k)
         try:
-            return [[self.rows.get(int(label), float(score)) for label, score in zip(row, row_scores) if label >= 0]
-                    for row, row_scores in zip(labels, scores)]
+            return [
+                [self.rows.get(int(label), float(score)) for label, score in zip(row, row_scores) if label >= 0]
+                for row, row_scores in zip(labels, scores)
+            ]
         except RecordError as exc:
             raise RetrievalError(f"{LABEL}: corpus {exc}") from None
 
     def metadata(self) -> dict[str, Any]:
         encoder = self.encoder
-        return {"retriever": self.name, "index": str(self.index_path.resolve()), "index_type": type(self.index).__name__,
-                "vectors": int(self.index.ntotal), "dim": int(self.index.d), "corpus": str(self.corpus_path.resolve()),
-                "model": str(Path(self.model_path).expanduser().resolve()), "method": self.method,
-                "pooling": encoder.pooling, "query_prefix": prefix(self.method, encoder.instruction, True, ""),
-                "normalize": encoder.normalize, "query_max_length": encoder.max_length, "fp16": self.encoder_fp16,
-                "encoder_check": self.encoder_check,
-                **{("ef_search" if key == "efSearch" else key): value for key, value in self.search_params.items()}}
+        return {
+            "retriever": self.name,
+            "index": str(self.index_path.resolve()),
+            "index_type": type(self.index).__name__,
+            "vectors": int(self.index.ntotal),
+            "dim": int(self.index.d),
+            "corpus": str(self.corpus_path.resolve()),
+            "model": str(Path(self.model_path).expanduser().resolve()),
+            "method": self.method,
+            "pooling": encoder.pooling,
+            "query_prefix": prefix(self.method, encoder.instruction, True, ""),
+            "normalize": encoder.normalize,
+            "query_max_length": encoder.max_length,
+            "fp16": self.encoder_fp16,
+            "encoder_check": self.encoder_check,
+            **{("ef_search" if key == "efSearch" else key): value for key, value in self.search_params.items()},
+        }
 
     @property
     def encoder_fp16(self) -> bool:
@@ -222,8 +269,12 @@ class FaissIndexRetriever(Retriever):
     def contents(self) -> dict[str, Any]:
         """The files' contents (sampled: `content_digest`), so a resumed run searches the same index and corpus
         with the same encoder wherever they were moved."""
-        return {"index": content_digest(self.index_path), "corpus": content_digest(self.corpus_path),
-                "model": content_digest(self.model_path), "rows": len(self.rows)}
+        return {
+            "index": content_digest(self.index_path),
+            "corpus": content_digest(self.corpus_path),
+            "model": content_digest(self.model_path),
+            "rows": len(self.rows),
+        }
 
     def close(self) -> None:
         self.rows.close()

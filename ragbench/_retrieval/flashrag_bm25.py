@@ -16,6 +16,7 @@ RetrievalError naming it, where FlashRAG raises for the whole batch (bm25s: "The
 list of tokens", when it is the batch's first query; a later one gets zero-score passages); k above the corpus
 size gives every passage, where FlashRAG's numba search raises SystemError.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,13 @@ from .numba_top_k import numba_top_k
 
 LABEL = "retriever flashrag_bm25"
 QUERY_WORDS = re.compile(r"(?u)\b\w\w+\b")  # bm25s.tokenize's token_pattern
-INDEX_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", "indices.csc.index.npy",
-               "indptr.csc.index.npy")
+INDEX_FILES = (
+    "params.index.json",
+    "vocab.index.json",
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+)
 LANGUAGES = ("auto", "en", "zh")
 
 
@@ -86,9 +92,11 @@ class FlashRagBM25Builder(BM25Builder):
         try:
             return is_chinese(text)
         except ImportError:
-            raise ConfigError("index build --retriever flashrag_bm25: FlashRAG picks the stopwords by the first "
-                              "passage's language, judged with langid: pip install langid, or pass "
-                              "--build-arg language=en (or zh)") from None
+            raise ConfigError(
+                "index build --retriever flashrag_bm25: FlashRAG picks the stopwords by the first "
+                "passage's language, judged with langid: pip install langid, or pass "
+                "--build-arg language=en (or zh)"
+            ) from None
 
     def finish(self) -> dict[str, Any]:
         options = super().finish()
@@ -111,34 +119,45 @@ class FlashRagBM25Retriever(Retriever):
         try:  # bm25s's files read directly: its `BM25.load` of a numba-backend index needs numba, searching does not
             self.params = json.loads((self.folder / "params.index.json").read_text(encoding="utf-8"))
             self.vocab: dict[str, int] = json.loads((self.folder / "vocab.index.json").read_text(encoding="utf-8"))
-            self.data, self.indices, self.indptr = (np.load(self.folder / f"{name}.csc.index.npy",
-                                                            mmap_mode="r" if mmap else None)
-                                                    for name in ("data", "indices", "indptr"))
+            self.data, self.indices, self.indptr = (
+                np.load(self.folder / f"{name}.csc.index.npy", mmap_mode="r" if mmap else None)
+                for name in ("data", "indices", "indptr")
+            )
             passages = int(self.params["num_docs"])
             postings, columns = int(self.indptr[-1]), len(self.indptr) - 1
         except (OSError, ValueError, EOFError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{LABEL}: index {self.folder} could not be read ({type(exc).__name__}: {exc}); copy "
-                              "it again or build it with FlashRAG's index_builder or `ragbench index build "
-                              "--retriever flashrag_bm25`") from None
+            raise ConfigError(
+                f"{LABEL}: index {self.folder} could not be read ({type(exc).__name__}: {exc}); copy "
+                "it again or build it with FlashRAG's index_builder or `ragbench index build "
+                "--retriever flashrag_bm25`"
+            ) from None
         if not len(self.data) == len(self.indices) == postings or max(self.vocab.values(), default=-1) >= columns:
-            raise ConfigError(f"{LABEL}: index {self.folder}: its files disagree ({len(self.data)} scores, "
-                              f"{len(self.indices)} passage numbers, {postings} postings, {columns} terms for "
-                              f"{len(self.vocab)} words): damaged or from two builds; copy or build it again")
+            raise ConfigError(
+                f"{LABEL}: index {self.folder}: its files disagree ({len(self.data)} scores, "
+                f"{len(self.indices)} passage numbers, {postings} postings, {columns} terms for "
+                f"{len(self.vocab)} words): damaged or from two builds; copy or build it again"
+            )
         self.stopwords = english_stopwords()
         self.corpus_path = corpus_path
         self.rows = JsonlRows(corpus_path)
         if len(self.rows) != passages:
             self.rows.close()
-            raise ConfigError(f"{LABEL}: corpus {corpus_path} holds {len(self.rows)} passages, index {self.folder} "
-                              f"was built over {passages}; pass corpus= the JSONL the index was built from")
+            raise ConfigError(
+                f"{LABEL}: corpus {corpus_path} holds {len(self.rows)} passages, index {self.folder} "
+                f"was built over {passages}; pass corpus= the JSONL the index was built from"
+            )
 
     def search(self, queries: list[str], k: int) -> list[list[Document] | RetrievalError]:
         found: list[list[Document] | RetrievalError] = []
         for query in queries:
             words = query_words(query, self.stopwords)
             if not words:  # FlashRAG raises here (module docstring): this query fails, the others go on
-                found.append(RetrievalError(f"{LABEL}: query {json.dumps(query, ensure_ascii=False)} has no word "
-                                            "once lower-cased and stopwords dropped; FlashRAG's BM25 raises on it"))
+                found.append(
+                    RetrievalError(
+                        f"{LABEL}: query {json.dumps(query, ensure_ascii=False)} has no word "
+                        "once lower-cased and stopwords dropped; FlashRAG's BM25 raises on it"
+                    )
+                )
                 continue
             scores, rows = numba_top_k(self.scores(words), k)
             try:
@@ -157,14 +176,21 @@ class FlashRagBM25Retriever(Retriever):
         return scores
 
     def metadata(self) -> dict[str, Any]:
-        return {"retriever": self.name, "index": str(self.folder.resolve()), "corpus": str(self.corpus_path.resolve()),
-                **{key: self.params.get(key) for key in ("k1", "b", "method", "version")}, "passages": len(self.rows),
-                "terms": len(self.vocab)}
+        return {
+            "retriever": self.name,
+            "index": str(self.folder.resolve()),
+            "corpus": str(self.corpus_path.resolve()),
+            **{key: self.params.get(key) for key in ("k1", "b", "method", "version")},
+            "passages": len(self.rows),
+            "terms": len(self.vocab),
+        }
 
     def contents(self) -> dict[str, Any]:
         """The index's files and the corpus (sampled digests), so a resumed run searches the same ones."""
-        return {"index": {name: content_digest(self.folder / name) for name in INDEX_FILES},
-                "corpus": content_digest(self.corpus_path)}
+        return {
+            "index": {name: content_digest(self.folder / name) for name in INDEX_FILES},
+            "corpus": content_digest(self.corpus_path),
+        }
 
     def close(self) -> None:
         self.rows.close()
@@ -179,9 +205,11 @@ def index_folder(index: str | None) -> Path:
         raise ConfigError(f"{LABEL}: index {index}: no such folder; pass index= {hint}")
     missing = [name for name in INDEX_FILES if not (folder / name).is_file()]
     if missing and any(folder.glob("segments_*")):  # Lucene's commit point: FlashRAG's pyserini backend
-        raise ConfigError(f"{LABEL}: index {index} is a Lucene index (FlashRAG's pyserini backend), which is not read "
-                          "(it needs pyserini and Java); build the bm25s one from the same corpus: ragbench index build "
-                          "--corpus CORPUS --retriever flashrag_bm25 --out DIR")
+        raise ConfigError(
+            f"{LABEL}: index {index} is a Lucene index (FlashRAG's pyserini backend), which is not read "
+            "(it needs pyserini and Java); build the bm25s one from the same corpus: ragbench index build "
+            "--corpus CORPUS --retriever flashrag_bm25 --out DIR"
+        )
     if missing:
         raise ConfigError(f"{LABEL}: index {index} has no {', '.join(missing)}: not a bm25s index; pass index= {hint}")
     return folder

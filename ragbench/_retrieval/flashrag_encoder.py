@@ -13,6 +13,7 @@ Everything is decided by the retrieval method's name (FlashRAG's `retrieval_meth
 
 Inputs are tokenized with padding and truncation at `max_length` (FlashRAG's `retrieval_query_max_length`, 128).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -67,15 +68,20 @@ def model_config(model: str) -> dict[str, Any]:
     path = Path(model).expanduser() / "config.json"
     if not path.is_file():
         where = "no such folder" if not path.parent.is_dir() else "no config.json in it"
-        raise ConfigError(f"retriever faiss_index: model {model}: {where}; pass model=PATH, the local folder of the "
-                          "encoder the index was built with (e.g. a download of intfloat/e5-base-v2)")
+        raise ConfigError(
+            f"retriever faiss_index: model {model}: {where}; pass model=PATH, the local folder of the "
+            "encoder the index was built with (e.g. a download of intfloat/e5-base-v2)"
+        )
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"retriever faiss_index: model {model}: config.json unreadable ({exc}); download the "
-                          "model again") from None
+        raise ConfigError(
+            f"retriever faiss_index: model {model}: config.json unreadable ({exc}); download the model again"
+        ) from None
     if not isinstance(config, dict):
-        raise ConfigError(f"retriever faiss_index: model {model}: config.json is not an object; download the model again")
+        raise ConfigError(
+            f"retriever faiss_index: model {model}: config.json is not an object; download the model again"
+        )
     return config
 
 
@@ -90,9 +96,18 @@ class FlashRagEncoder:
     `pooling`, `instruction`, `normalize` override them. `fp16` halves the weights as FlashRAG's
     `retrieval_use_fp16` does."""
 
-    def __init__(self, model: str, method: str, pooling: str | None = None, instruction: str | None = None,
-                 normalize: bool | None = None, max_length: int = 128, batch_size: int = 256,
-                 fp16: bool = False, device: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        method: str,
+        pooling: str | None = None,
+        instruction: str | None = None,
+        normalize: bool | None = None,
+        max_length: int = 128,
+        batch_size: int = 256,
+        fp16: bool = False,
+        device: str | None = None,
+    ) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -107,8 +122,10 @@ class FlashRagEncoder:
             self.tokenizer = AutoTokenizer.from_pretrained(location, use_fast=True)
             self.model = AutoModel.from_pretrained(location).eval().to(self.device)
         except Exception as exc:  # a damaged folder: one clear line
-            raise ConfigError(f"retriever faiss_index: model {model} could not be loaded ({type(exc).__name__}: "
-                              f"{exc}); pass model=PATH, a local transformers folder") from None
+            raise ConfigError(
+                f"retriever faiss_index: model {model} could not be loaded ({type(exc).__name__}: "
+                f"{exc}); pass model=PATH, a local transformers folder"
+            ) from None
         if fp16:
             self.model = self.model.half()
         self.is_t5 = "T5" in type(self.model).__name__
@@ -119,8 +136,12 @@ class FlashRagEncoder:
     def encode(self, texts: list[str], is_query: bool = True, max_length: int | None = None) -> np.ndarray:
         """float32 vectors, one row per text, in batches of `batch_size`, cut at `max_length` tokens (the
         encoder's query length unless given)."""
-        parts = [self._encode_batch(self.texts(texts[start: start + self.batch_size], is_query), max_length or self.max_length)
-                 for start in range(0, len(texts), self.batch_size)]
+        parts = [
+            self._encode_batch(
+                self.texts(texts[start : start + self.batch_size], is_query), max_length or self.max_length
+            )
+            for start in range(0, len(texts), self.batch_size)
+        ]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
     @property
@@ -131,18 +152,20 @@ class FlashRagEncoder:
         import torch
 
         with torch.inference_mode():
-            inputs = self.tokenizer(texts, max_length=max_length, padding=True, truncation=True,
-                                    return_tensors="pt")
+            inputs = self.tokenizer(texts, max_length=max_length, padding=True, truncation=True, return_tensors="pt")
             inputs = {key: value.to(self.device) for key, value in inputs.items()}
             if self.is_t5:
-                decoder_input_ids = torch.zeros((inputs["input_ids"].shape[0], 1), dtype=torch.long,
-                                                device=inputs["input_ids"].device)
-                vectors = self.model(**inputs, decoder_input_ids=decoder_input_ids,
-                                     return_dict=True).last_hidden_state[:, 0, :]
+                decoder_input_ids = torch.zeros(
+                    (inputs["input_ids"].shape[0], 1), dtype=torch.long, device=inputs["input_ids"].device
+                )
+                vectors = self.model(**inputs, decoder_input_ids=decoder_input_ids, return_dict=True).last_hidden_state[
+                    :, 0, :
+                ]
             else:
                 output = self.model(**inputs, return_dict=True)
-                vectors = pool(output.get("pooler_output"), output.get("last_hidden_state"),
-                               inputs["attention_mask"], self.pooling)
+                vectors = pool(
+                    output.get("pooler_output"), output.get("last_hidden_state"), inputs["attention_mask"], self.pooling
+                )
             if self.normalize:
                 vectors = torch.nn.functional.normalize(vectors, dim=-1)
             return vectors.detach().cpu().numpy().astype(np.float32, order="C")

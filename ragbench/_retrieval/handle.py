@@ -15,6 +15,7 @@ scoring there and building hits here was no faster than the thread, for a second
 vocabulary in every worker. Batches are per k and in-flight examples, so a stall is one per batch, not
 per example.
 """
+
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
@@ -87,10 +88,17 @@ class SearchBackend:
 class Retrieval:
     """A run's retriever behind the pool; `bind` gives each example its own traced view."""
 
-    def __init__(self, retriever: Retriever, scheduler: Scheduler | None = None,
-                 backend: SearchBackend | None = None, ctx: StepTracer | None = None,
-                 local: Retriever | None = None, recorder: CallRecorder | None = None,
-                 example_id: str | None = None, components: Components | None = None) -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        scheduler: Scheduler | None = None,
+        backend: SearchBackend | None = None,
+        ctx: StepTracer | None = None,
+        local: Retriever | None = None,
+        recorder: CallRecorder | None = None,
+        example_id: str | None = None,
+        components: Components | None = None,
+    ) -> None:
         self.retriever = retriever
         self.scheduler = scheduler or Scheduler()
         self.backend = backend or SearchBackend(retriever)
@@ -103,8 +111,16 @@ class Retrieval:
 
     def bind(self, ctx: StepTracer, example: Example) -> Retrieval:
         local = self.retriever.for_example(example)
-        return Retrieval(self.retriever, self.scheduler, self.backend, ctx, local, self.recorder,
-                         example.id if local is not None else None, self.components)
+        return Retrieval(
+            self.retriever,
+            self.scheduler,
+            self.backend,
+            ctx,
+            local,
+            self.recorder,
+            example.id if local is not None else None,
+            self.components,
+        )
 
     @property
     def fixed_documents(self) -> bool:
@@ -184,8 +200,14 @@ class Retrieval:
                     raise RetrievalError(str(exc)) from None
             record.response = {"ids": [doc.id for doc in docs], "scores": [doc.score for doc in docs]}
         if self.recorder is not None:  # the example's own documents need not be carried: a replay has them
-            self.recorder.retrieval(self.retriever.name, query, k, docs,
-                                    carry_docs=not self.retriever.fixed_documents, example=self.example_id)
+            self.recorder.retrieval(
+                self.retriever.name,
+                query,
+                k,
+                docs,
+                carry_docs=not self.retriever.fixed_documents,
+                example=self.example_id,
+            )
         return [doc.annotatable() for doc in docs]
 
     async def close(self) -> None:

@@ -12,6 +12,7 @@ Folder layout:
 The build streams the corpus in chunks of `chunk_size` passages: the docs store and the
 retriever's builder see one chunk at a time and never the whole corpus.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -93,30 +94,39 @@ def read_manifest(folder: str | Path | None, kind: str) -> Manifest:
         raise ConfigError(f"{label}: index folder {folder} does not exist; {build_hint(kind, folder)}")
     path = folder / MANIFEST_FILE
     if not path.is_file():
-        raise ConfigError(f"{label}: {folder} is not a ragbench index (no {MANIFEST_FILE}; an unfinished "
-                          f"build leaves none); {build_hint(kind, folder)}")
+        raise ConfigError(
+            f"{label}: {folder} is not a ragbench index (no {MANIFEST_FILE}; an unfinished "
+            f"build leaves none); {build_hint(kind, folder)}"
+        )
     data = read_json(path, f"the {MANIFEST_FILE} ragbench index build wrote; {build_hint(kind, folder)}")
     if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
         found = data.get("format") if isinstance(data, dict) else None
-        raise ConfigError(f"{label}: {folder} has index format {found}, this ragbench reads "
-                          f"{INDEX_FORMAT}; {build_hint(kind, folder)}")
+        raise ConfigError(
+            f"{label}: {folder} has index format {found}, this ragbench reads "
+            f"{INDEX_FORMAT}; {build_hint(kind, folder)}"
+        )
     try:
         manifest = Manifest(**data)
     except TypeError as exc:  # fields missing or unknown: not what the build wrote
         raise ConfigError(f"{label}: {path} is damaged ({exc}); {build_hint(kind, folder)}") from None
     if manifest.retriever != kind:
-        raise ConfigError(f"{label}: {folder} holds a {manifest.retriever} index, not {kind}; "
-                          f"use --retriever {manifest.retriever} or {build_hint(kind, folder)}")
+        raise ConfigError(
+            f"{label}: {folder} holds a {manifest.retriever} index, not {kind}; "
+            f"use --retriever {manifest.retriever} or {build_hint(kind, folder)}"
+        )
     return manifest
 
 
 def rebuild_hint(manifest: Manifest, folder: Path) -> str:
     corpus = manifest.corpus if isinstance(manifest.corpus, dict) else {}
-    flags = (" --no-title" if corpus.get("title") is False else "") + \
-        (f" --split {corpus['split']}" if corpus.get("split") else "")
-    return (f"build it again: ragbench index build --corpus {corpus.get('path', 'FILE')} --retriever "
-            f"{manifest.retriever} --out {folder} --overwrite{flags} (and the --build-arg options its "
-            f"{MANIFEST_FILE} records)")
+    flags = (" --no-title" if corpus.get("title") is False else "") + (
+        f" --split {corpus['split']}" if corpus.get("split") else ""
+    )
+    return (
+        f"build it again: ragbench index build --corpus {corpus.get('path', 'FILE')} --retriever "
+        f"{manifest.retriever} --out {folder} --overwrite{flags} (and the --build-arg options its "
+        f"{MANIFEST_FILE} records)"
+    )
 
 
 class IndexedRetriever(Retriever):
@@ -139,23 +149,32 @@ class IndexedRetriever(Retriever):
             return loader()
         except INDEX_FILE_ERRORS as exc:
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-            raise ConfigError(f"retriever {self.name}: index {self.folder}: {name} missing or damaged ({problem}); "
-                              f"{rebuild_hint(self.manifest, self.folder)}") from None
+            raise ConfigError(
+                f"retriever {self.name}: index {self.folder}: {name} missing or damaged ({problem}); "
+                f"{rebuild_hint(self.manifest, self.folder)}"
+            ) from None
 
     def check_count(self, name: str, what: str, found: Any, expected: Any) -> None:
         """A ConfigError unless the index's file `name` holds the `expected` number of `what` (the
         manifest's)."""
         if not isinstance(found, (int, np.integer)) or found != expected:
-            raise ConfigError(f"retriever {self.name}: index {self.folder}: {name} holds {found} {what} where "
-                              f"{expected} were written (damaged, or a file of another build); "
-                              f"{rebuild_hint(self.manifest, self.folder)}")
+            raise ConfigError(
+                f"retriever {self.name}: index {self.folder}: {name} holds {found} {what} where "
+                f"{expected} were written (damaged, or a file of another build); "
+                f"{rebuild_hint(self.manifest, self.folder)}"
+            )
 
     def hits(self, ids: Iterable[Iterable[int]], scores: Iterable[Iterable[float]]) -> list[list[Document]]:
         return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]
 
     def metadata(self) -> dict[str, Any]:
-        return {"retriever": self.name, "index": str(self.folder.resolve()), "doc_count": self.manifest.doc_count,
-                "corpus": self.manifest.corpus, "options": self.manifest.options}
+        return {
+            "retriever": self.name,
+            "index": str(self.folder.resolve()),
+            "doc_count": self.manifest.doc_count,
+            "corpus": self.manifest.corpus,
+            "options": self.manifest.options,
+        }
 
     def contents(self) -> dict[str, Any]:
         corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}  # moved, same bytes
@@ -165,8 +184,7 @@ class IndexedRetriever(Retriever):
         self.docs.close()
 
 
-def chunks(items: Iterable[Document | RecordError], size: int,
-           errors: list[RecordError]) -> Iterator[list[Document]]:
+def chunks(items: Iterable[Document | RecordError], size: int, errors: list[RecordError]) -> Iterator[list[Document]]:
     """Passages in lists of at most `size`; bad records go to `errors`."""
     chunk: list[Document] = []
     for item in items:
@@ -181,10 +199,20 @@ def chunks(items: Iterable[Document | RecordError], size: int,
         yield chunk
 
 
-def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[str, Any] | None = None,
-                chunk_size: int = 50_000, title: bool = True, overwrite: bool = False,
-                progress: bool = True, split: str | None = None, split_header: str | None = None,
-                *, registry: Registry) -> Manifest:
+def build_index(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: dict[str, Any] | None = None,
+    chunk_size: int = 50_000,
+    title: bool = True,
+    overwrite: bool = False,
+    progress: bool = True,
+    split: str | None = None,
+    split_header: str | None = None,
+    *,
+    registry: Registry,
+) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
     as llama-index's TokenTextSplitter does (ragbench._retrieval.chunking), `split_header` (a template
@@ -195,12 +223,16 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     kind = entry.name
     builder_class = registry.load("retrievers", kind).builder
     if builder_class is None:
-        raise ConfigError(f"retriever {kind} has no index to build (only retrievers with an index do, "
-                          "e.g. bm25 or dense; `ragbench list retrievers`)")
+        raise ConfigError(
+            f"retriever {kind} has no index to build (only retrievers with an index do, "
+            "e.g. bm25 or dense; `ragbench list retrievers`)"
+        )
     if chunk_size < 1:
         raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
     if split_header is not None and split is None:
-        raise ConfigError("--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too")
+        raise ConfigError(
+            "--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too"
+        )
     corpus, out = Path(corpus), Path(out)
     passages = read_corpus(corpus)
     if split is not None:
@@ -214,13 +246,27 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     with held_staging(out) as staging:
         if out.exists() and any(out.iterdir()):  # checked while no other build can end
             if not built_index(out):
-                raise ConfigError(f"--out {out} holds files but no index ragbench built (no {MANIFEST_FILE} it "
-                                  "wrote); --overwrite replaces only an index: choose another folder")
+                raise ConfigError(
+                    f"--out {out} holds files but no index ragbench built (no {MANIFEST_FILE} it "
+                    "wrote); --overwrite replaces only an index: choose another folder"
+                )
             if not overwrite:
                 raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
         with naming(staging):  # a full disk's error names no file of its own
-            manifest = _build_into(staging, builder_class, kind, corpus, passages, options or {}, chunk_size,
-                                   title, progress, split, split_header, registry=registry)
+            manifest = _build_into(
+                staging,
+                builder_class,
+                kind,
+                corpus,
+                passages,
+                options or {},
+                chunk_size,
+                title,
+                progress,
+                split,
+                split_header,
+                registry=registry,
+            )
             (staging / BUILD_MARK).unlink()
         if out.exists():
             shutil.rmtree(out)  # an index ragbench built (`built_index`)
@@ -228,13 +274,29 @@ def build_index(corpus: str | Path, out: str | Path, kind: str, options: dict[st
     return manifest
 
 
-def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, passages: Iterable[Document | RecordError],
-                options: dict[str, Any], chunk_size: int, title: bool, progress: bool,
-                split: str | None = None, split_header: str | None = None,
-                *, registry: Registry) -> Manifest:
+def _build_into(
+    folder: Path,
+    builder_class: type,
+    kind: str,
+    corpus: Path,
+    passages: Iterable[Document | RecordError],
+    options: dict[str, Any],
+    chunk_size: int,
+    title: bool,
+    progress: bool,
+    split: str | None = None,
+    split_header: str | None = None,
+    *,
+    registry: Registry,
+) -> Manifest:
     started = time.perf_counter()
-    builder = construct(builder_class, dict(options), f"index build --retriever {kind}", positional=(folder,),
-                        injected={"registry": registry})
+    builder = construct(
+        builder_class,
+        dict(options),
+        f"index build --retriever {kind}",
+        positional=(folder,),
+        injected={"registry": registry},
+    )
     docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
     before = corpus.stat()
@@ -249,22 +311,37 @@ def _build_into(folder: Path, builder_class: type, kind: str, corpus: Path, pass
         raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
     if repeated := docs.repeated_ids():
         shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
-        raise ConfigError(f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
-                          "documents by id, so each passage needs its own: make the ids unique, then build again")
+        raise ConfigError(
+            f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
+            "documents by id, so each passage needs its own: make the ids unique, then build again"
+        )
     sha256, after = file_sha256(corpus), corpus.stat()
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):  # a download or copy still writing
-        raise ConfigError(f"corpus {corpus} changed while it was indexed ({before.st_size} bytes, now {after.st_size}): "
-                          "the index would hold neither version; build again once the file is complete")
+        raise ConfigError(
+            f"corpus {corpus} changed while it was indexed ({before.st_size} bytes, now {after.st_size}): "
+            "the index would hold neither version; build again once the file is complete"
+        )
     manifest = Manifest(
-        retriever=kind, doc_count=len(docs),
-        corpus={"path": str(corpus.resolve()), "format": corpus_format(corpus), "bytes": after.st_size,
-                "sha256": sha256, "title": title, **({"split": split} if split else {}),
-                **({"split_header": split_header} if split and split_header is not None else {})},
+        retriever=kind,
+        doc_count=len(docs),
+        corpus={
+            "path": str(corpus.resolve()),
+            "format": corpus_format(corpus),
+            "bytes": after.st_size,
+            "sha256": sha256,
+            "title": title,
+            **({"split": split} if split else {}),
+            **({"split_header": split_header} if split and split_header is not None else {}),
+        },
         options=builder.finish(),
-        bad_records=len(errors), errors=[str(e) for e in errors[:KEPT_ERRORS]],
-        build_seconds=round(time.perf_counter() - started, 3), built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    (folder / MANIFEST_FILE).write_text(json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n",
-                                        encoding="utf-8")
+        bad_records=len(errors),
+        errors=[str(e) for e in errors[:KEPT_ERRORS]],
+        build_seconds=round(time.perf_counter() - started, 3),
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
+    (folder / MANIFEST_FILE).write_text(
+        json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return manifest
 
 

@@ -5,6 +5,7 @@ corpus content (`bm25-<sha256 of the corpus bytes>`): an edited corpus gets an i
 finds its index again, and the corpus file is only ever read. The build is `ragbench index build`'s
 (`build_index`: staged in `<folder>.partial`, renamed when complete), so a killed build leaves no index.
 """
+
 from __future__ import annotations
 
 import logging

@@ -5,6 +5,7 @@ answers with those numbers.
 Opening scans the file once for where each row starts (numpy over a memory map, 8 bytes a row: 170 MB for
 21M passages); a row is parsed only when a search returns it.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def row_starts(data: bytes | mmap.mmap, block_bytes: int = BLOCK_BYTES) -> np.nd
     everything = np.frombuffer(data, dtype=np.uint8)
     found: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]  # the first line starts at 0
     for block_start in range(0, size, block_bytes):
-        block = everything[block_start: block_start + block_bytes]
+        block = everything[block_start : block_start + block_bytes]
         starts = np.flatnonzero(block == ord("\n")).astype(np.int64) + (block_start + 1)
         found.append(starts[starts < size])
     starts = np.concatenate(found)
@@ -44,7 +45,7 @@ def row_starts(data: bytes | mmap.mmap, block_bytes: int = BLOCK_BYTES) -> np.nd
 def line_at(data: bytes | mmap.mmap, start: int) -> bytes:
     """The line that starts at byte `start`, without its newline."""
     end = data.find(b"\n", start)
-    return data[start: end if end >= 0 else len(data)]
+    return data[start : end if end >= 0 else len(data)]
 
 
 class JsonlRows:
@@ -68,8 +69,9 @@ class JsonlRows:
         except ValueError as exc:  # not JSON, or bytes that are not UTF-8
             raise RecordError(str(self.path), row + 1, f"not a JSON passage ({exc})", at=f"row {row}") from None
         if not isinstance(record, dict):
-            raise RecordError(str(self.path), row + 1, f"a JSON {type(record).__name__}, not a passage object",
-                              at=f"row {row}")
+            raise RecordError(
+                str(self.path), row + 1, f"a JSON {type(record).__name__}, not a passage object", at=f"row {row}"
+            )
         return record
 
     def get(self, row: int, score: float | None = None) -> Document:

@@ -10,6 +10,7 @@ steps leave them, which no stable sort gives, so both are replayed here step for
 The heap replay looks only at positions whose value beats the heap's minimum when their block starts (the
 minimum never falls), so a search costs numpy passes over the scores plus a Python step per candidate.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,7 +58,7 @@ def heap_top_k(scores: np.ndarray, k: int) -> tuple[list[float], list[int]]:
     if k == 0:
         return values, indices
     for start in range(k, len(scores), BLOCK):
-        block = scores[start: start + BLOCK]
+        block = scores[start : start + BLOCK]
         for offset in np.flatnonzero(block > values[0]).tolist():
             value = float(block[offset])
             if value > values[0]:
@@ -128,5 +129,7 @@ def numba_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k best (scores, positions) of `scores`, best first, in bm25s 0.2.1's numba order (module docstring)."""
     values, indices = heap_top_k(scores, k)
     order = numba_argsort(values)[::-1]
-    return (np.array([values[i] for i in order], dtype=scores.dtype),
-            np.array([indices[i] for i in order], dtype=np.int64))
+    return (
+        np.array([values[i] for i in order], dtype=scores.dtype),
+        np.array([indices[i] for i in order], dtype=np.int64),
+    )

@@ -4,6 +4,7 @@ given order - the first k, whatever the query. The default retriever of a run.
 `none`: no documents for any query. A system that retrieves runs without documents on purpose with it:
 the pre-flight refuses `provided` (or `example_bm25`, `example_dense`) on a task whose examples carry
 no documents, where the system would answer closed book under its own name without anyone asking."""
+
 from __future__ import annotations
 
 from .._types import Document, Example
@@ -32,8 +33,9 @@ class ProvidedRetriever(Retriever):
         return ExampleDocs(example.docs)
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        raise RetrievalError("the provided retriever has no corpus of its own: it answers for one example, "
-                             "through ctx.retriever")
+        raise RetrievalError(
+            "the provided retriever has no corpus of its own: it answers for one example, through ctx.retriever"
+        )
 
 
 class NoRetriever(Retriever):

@@ -5,6 +5,7 @@ provides only `default`: the model authors' query instruction prepended to each 
 given with `query_instruction=`), passages as they are. A benchmark's own conventions live with
 its task plugin (e.g. OmniEval's in ragbench.tasks.omnieval.query_styles).
 """
+
 from __future__ import annotations
 
 import re

@@ -5,6 +5,7 @@ backend (JAX's when it is importable, numpy's argpartition else: each orders tie
 so a run's BM25 hits and numbers changed with what happened to be installed). Lucene, which pyserini's
 BM25 searches with, breaks ties the same way: by document number.
 """
+
 from __future__ import annotations
 
 import numpy as np

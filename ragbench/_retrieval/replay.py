@@ -14,6 +14,7 @@ else the `corpus` file or the `index` folder's passages, looked up by id.
 A query that was never recorded is an error naming the nearest recorded query. Searches are traced
 under the recorded retriever's name (when the file has one), so a replayed trace equals the original.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -34,8 +35,10 @@ class ReplayRetriever(Retriever):
 
     def __init__(self, file: str | None = None, corpus: str | None = None, index: str | None = None) -> None:
         if not file:
-            raise ConfigError("retriever replay: pass --retriever-arg file=PATH (a JSONL of recorded searches, "
-                              "e.g. runs/NAME/calls/retrieval.jsonl)")
+            raise ConfigError(
+                "retriever replay: pass --retriever-arg file=PATH (a JSONL of recorded searches, "
+                "e.g. runs/NAME/calls/retrieval.jsonl)"
+            )
         self.path = Path(file)
         if not self.path.is_file():
             raise ConfigError(f"retriever replay: file not found: {self.path}")
@@ -46,10 +49,11 @@ class ReplayRetriever(Retriever):
             if isinstance(record, RecordError):
                 self.unreadable += 1
                 continue
-            if not isinstance(record.get("query"), str) \
-                    or not isinstance(record.get("ids"), list):
-                raise ConfigError(f"{self.path}:{line + 1}: not a recorded search; expected "
-                                  '{"query": "...", "ids": [...], "scores"?, "k"?, "docs"?}')
+            if not isinstance(record.get("query"), str) or not isinstance(record.get("ids"), list):
+                raise ConfigError(
+                    f"{self.path}:{line + 1}: not a recorded search; expected "
+                    '{"query": "...", "ids": [...], "scores"?, "k"?, "docs"?}'
+                )
             self.by_query.setdefault(record["query"], []).append(record)
             for doc in record.get("docs") or ():
                 if doc.get("id") is not None:
@@ -63,8 +67,13 @@ class ReplayRetriever(Retriever):
         self.fixed_documents = self.name == ProvidedRetriever.name
 
     def metadata(self) -> dict[str, Any]:
-        return {"retriever": "replay", "replays": self.name, "file": str(self.path),
-                "searches": sum(map(len, self.by_query.values())), "unreadable_lines": self.unreadable}
+        return {
+            "retriever": "replay",
+            "replays": self.name,
+            "file": str(self.path),
+            "searches": sum(map(len, self.by_query.values())),
+            "unreadable_lines": self.unreadable,
+        }
 
     def contents(self) -> dict[str, Any]:
         from .index import file_sha256
@@ -86,30 +95,49 @@ class ReplayRetriever(Retriever):
         docs = []
         for position, (doc_id, score) in enumerate(zip(ids, scores)):
             earlier = self.carried.get(str(doc_id))  # a run carries each document once (ragbench._replay.recording)
-            doc = (carried[position] if position < len(carried) and carried[position].id == doc_id
-                   else by_id.get(doc_id) or (Document.from_dict(earlier) if earlier is not None else None)
-                   or own.get(str(doc_id)) or self.stored(doc_id, query))
-            docs.append(Document(id=doc.id, title=doc.title, text=doc.text, url=doc.url,
-                                 score=score if score is not None else doc.score, metadata=dict(doc.metadata)))
+            doc = (
+                carried[position]
+                if position < len(carried) and carried[position].id == doc_id
+                else by_id.get(doc_id)
+                or (Document.from_dict(earlier) if earlier is not None else None)
+                or own.get(str(doc_id))
+                or self.stored(doc_id, query)
+            )
+            docs.append(
+                Document(
+                    id=doc.id,
+                    title=doc.title,
+                    text=doc.text,
+                    url=doc.url,
+                    score=score if score is not None else doc.score,
+                    metadata=dict(doc.metadata),
+                )
+            )
         return docs
 
     def record_for(self, query: str, k: int, example: str | None = None) -> dict[str, Any]:
         records = [r for r in self.by_query.get(query) or () if r.get("example", example) == example]
         if not records and query in self.by_query:
-            raise RetrievalError(f"replay miss in {self.path}: {json.dumps(query[:300], ensure_ascii=False)} was "
-                                 f"recorded among other examples' documents, not example {example}'s")
+            raise RetrievalError(
+                f"replay miss in {self.path}: {json.dumps(query[:300], ensure_ascii=False)} was "
+                f"recorded among other examples' documents, not example {example}'s"
+            )
         if not records:
             nearest = difflib.get_close_matches(query, list(self.by_query), n=1, cutoff=0.0)
             shown = json.dumps(nearest[0][:300], ensure_ascii=False) if nearest else "none"
-            raise RetrievalError(f"replay miss in {self.path}: no recorded search for "
-                                 f"{json.dumps(query[:300], ensure_ascii=False)}; nearest recorded query: {shown}")
+            raise RetrievalError(
+                f"replay miss in {self.path}: no recorded search for "
+                f"{json.dumps(query[:300], ensure_ascii=False)}; nearest recorded query: {shown}"
+            )
         for accept in (lambda r: r.get("k") == k, lambda r: (r.get("k") or 0) > k, lambda r: r.get("k") is None):
             match = next((r for r in records if accept(r)), None)
             if match is not None:
                 return match
         recorded = sorted({r.get("k") for r in records}, key=str)
-        raise RetrievalError(f"replay miss in {self.path}: {json.dumps(query[:300], ensure_ascii=False)} was "
-                             f"recorded with k={recorded}, asked k={k}")
+        raise RetrievalError(
+            f"replay miss in {self.path}: {json.dumps(query[:300], ensure_ascii=False)} was "
+            f"recorded with k={recorded}, asked k={k}"
+        )
 
     def stored(self, doc_id: Any, query: str) -> Document:
         """A document not carried by its line: from the corpus file or the index's passage store."""
@@ -117,10 +145,15 @@ class ReplayRetriever(Retriever):
             self._lookup = self._load_lookup()
         doc = self._lookup.get(str(doc_id))
         if doc is None:
-            raise RetrievalError(f"replay: document {doc_id!r} (for {json.dumps(query[:120], ensure_ascii=False)}) "
-                                 "is not in the recorded line, the example's documents"
-                                 + (", the corpus or the index" if self.corpus_path or self.index_path else
-                                    "; pass --retriever-arg corpus=FILE or index=DIR"))
+            raise RetrievalError(
+                f"replay: document {doc_id!r} (for {json.dumps(query[:120], ensure_ascii=False)}) "
+                "is not in the recorded line, the example's documents"
+                + (
+                    ", the corpus or the index"
+                    if self.corpus_path or self.index_path
+                    else "; pass --retriever-arg corpus=FILE or index=DIR"
+                )
+            )
         return doc
 
     def _load_lookup(self) -> dict[str, Document]:

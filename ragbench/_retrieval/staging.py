@@ -7,6 +7,7 @@ The kernel lets go of the lock when the process ends however it ends, so the fol
 is taken over by the next build: it holds `BUILD_MARK`, the first file a build writes there. A
 `<out>.partial` without it (a folder of the user's), or that is a link, is refused, never emptied.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -29,8 +30,10 @@ def held_staging(out: Path) -> Iterator[Path]:
     staging = out.with_name(out.name + ".partial")
     not_ours = f"--out {out}: {staging} is not a folder a ragbench index build made"
     if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
-        raise ConfigError(f"{not_ours} (it is a {'symbolic link' if staging.is_symlink() else 'file'}); remove it, "
-                          "or choose another --out")
+        raise ConfigError(
+            f"{not_ours} (it is a {'symbolic link' if staging.is_symlink() else 'file'}); remove it, "
+            "or choose another --out"
+        )
     for _ in range(ATTEMPTS):
         staging.mkdir(parents=True, exist_ok=True)
         handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -38,14 +41,18 @@ def held_staging(out: Path) -> Iterator[Path]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(handle)
-            raise ConfigError(f"--out {out}: another ragbench index build is writing it ({staging} is locked); "
-                              "wait for it to end, or choose another --out") from None
+            raise ConfigError(
+                f"--out {out}: another ragbench index build is writing it ({staging} is locked); "
+                "wait for it to end, or choose another --out"
+            ) from None
         if _same_folder(staging, handle):
             break
         os.close(handle)
     else:
-        raise ConfigError(f"--out {out}: {staging} keeps being replaced by another process; "
-                          "wait for it to end, or choose another --out")
+        raise ConfigError(
+            f"--out {out}: {staging} keeps being replaced by another process; "
+            "wait for it to end, or choose another --out"
+        )
     try:
         left = list(staging.iterdir())
         if left and not (staging / BUILD_MARK).is_file():

@@ -1,5 +1,6 @@
 """results.json assembled from a run folder's samples (a run's end, a rebuilt results.json, a rescoring):
 each task's samples rewritten in data order and scored, the system's reports, as one `Results`."""
+
 from __future__ import annotations
 
 import gc
@@ -19,8 +20,10 @@ from .._storage.rundir import RunDir
 from .._values.run_config import RunConfig
 from .planning import PlannedTask
 
-SEED_POLICY = ("every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"
-               "{call number}'), so outputs do not depend on batch composition")
+SEED_POLICY = (
+    "every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"
+    "{call number}'), so outputs do not depend on batch composition"
+)
 
 
 @contextmanager
@@ -38,22 +41,40 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def scored_task(planned: PlannedTask, run_dir: RunDir, config: RunConfig, read: TaskCheckpoint | None = None,
-                expected: int | None = None) -> dict[str, Any]:
+def scored_task(
+    planned: PlannedTask,
+    run_dir: RunDir,
+    config: RunConfig,
+    read: TaskCheckpoint | None = None,
+    expected: int | None = None,
+) -> dict[str, Any]:
     """The task's sections of results.json: its samples rewritten in data order (`read`: at the places the data
     holds now, only the records it still holds), then read back one at a time and scored against `expected`
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`)."""
     path = run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
     samples = read_samples(path, has_text=False, rewritten=True)
-    scores = task_scores(samples, planned.metrics, planned.task.scoring.slice_fields,
-                         expected, config.bootstrap_iters, config.seed, planned.task.scoring.missing_scores_zero)
+    scores = task_scores(
+        samples,
+        planned.metrics,
+        planned.task.scoring.slice_fields,
+        expected,
+        config.bootstrap_iters,
+        config.seed,
+        planned.task.scoring.missing_scores_zero,
+    )
     return {**scores, **task_budget(path)}  # the budget from the lines as written (the records have no texts)
 
 
-def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunConfig,
-                checkpoints: dict[str, TaskCheckpoint], cost: Callable[[], Cost],
-                full_config: dict[str, Any], versions: dict[str, Any] | None = None) -> Results:
+def run_results(
+    planned_tasks: list[PlannedTask],
+    run_dir: RunDir,
+    config: RunConfig,
+    checkpoints: dict[str, TaskCheckpoint],
+    cost: Callable[[], Cost],
+    full_config: dict[str, Any],
+    versions: dict[str, Any] | None = None,
+) -> Results:
     """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
     `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
     their saved samples' (`RunDir.finalize_samples`). `versions`: the provenance the run took at its start
@@ -67,8 +88,9 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
         assert planned.system is not None  # a run's, which has one (rescoring assembles its own results)
         with cyclic_gc_paused():
             scores[planned.name] = scored_task(planned, run_dir, config, checkpoints.get(planned.name))
-            report, checks, figures = system_hooks(planned.system, run_dir.sample_path(planned.name),
-                                                   complete_data=config.limit is None)
+            report, checks, figures = system_hooks(
+                planned.system, run_dir.sample_path(planned.name), complete_data=config.limit is None
+            )
         if run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
             repaired[planned.name] = [str(e) for e in run_dir.unreadable[planned.name]]
         if report is not None:
@@ -77,8 +99,15 @@ def run_results(planned_tasks: list[PlannedTask], run_dir: RunDir, config: RunCo
             adherence[planned.name] = checks
         if figures:
             system_stats[planned.name] = figures
-    return Results(**results_sections(scores, system_reports), format_adherence=adherence or None,
-                   checkpoint_repairs=repaired or None, seed_policy=SEED_POLICY, system_reports=system_reports or None,
-                   system_stats=system_stats or None, cost=cost(), config=full_config,
-                   versions=versions or provenance(),
-                   date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    return Results(
+        **results_sections(scores, system_reports),
+        format_adherence=adherence or None,
+        checkpoint_repairs=repaired or None,
+        seed_policy=SEED_POLICY,
+        system_reports=system_reports or None,
+        system_stats=system_stats or None,
+        cost=cost(),
+        config=full_config,
+        versions=versions or provenance(),
+        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )

@@ -1,5 +1,6 @@
 """What a run cost: each attempt's examples, wall time and LLM calls, and the whole run's (first run
 and resumes) added up, as results.json's `cost`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,8 +15,13 @@ from .._storage.rundir import ATTEMPT_COST
 
 def attempt_cost(attempt_id: str, stats: dict[str, Any], processed: int, wall: float) -> dict[str, Any]:
     """One attempt's cost from the scheduler's statistics."""
-    return {"id": attempt_id, "examples": processed, "wall_seconds": round(wall, 3),
-            "llm_calls": stats["calls"], **{k: v for k, v in stats.items() if k != "calls"}}
+    return {
+        "id": attempt_id,
+        "examples": processed,
+        "wall_seconds": round(wall, 3),
+        "llm_calls": stats["calls"],
+        **{k: v for k, v in stats.items() if k != "calls"},
+    }
 
 
 def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -49,8 +55,9 @@ class AttemptCost:
         self.stats: CallStats | None = None  # the scheduler's, once examples run
 
     def so_far(self) -> dict[str, Any]:
-        return attempt_cost(self.id, (self.stats or CallStats()).to_dict(), self.examples,
-                            time.perf_counter() - self.started)
+        return attempt_cost(
+            self.id, (self.stats or CallStats()).to_dict(), self.examples, time.perf_counter() - self.started
+        )
 
     def stamped(self, record: dict[str, Any], saving: int = 0) -> dict[str, Any]:
         """`record` with this attempt's cost once it is saved (`attempt_cost`; `saving`: the samples it
@@ -66,8 +73,13 @@ class AttemptCost:
             self.save()
 
 
-def run_cost(earlier: list[dict[str, Any]], attempt: dict[str, Any] | None, stores: dict[str, dict[str, Any] | None],
-             retrieval: dict[str, int], nli: dict[str, Any] | None) -> Cost:
+def run_cost(
+    earlier: list[dict[str, Any]],
+    attempt: dict[str, Any] | None,
+    stores: dict[str, dict[str, Any] | None],
+    retrieval: dict[str, int],
+    nli: dict[str, Any] | None,
+) -> Cost:
     """results.json's `cost`: the `earlier` attempts' (brought up to their saved samples' by
     `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
     up; the caches' reports (`stores`, by name: damaged entries, failed reads and writes, a replaced file;
@@ -77,8 +89,11 @@ def run_cost(earlier: list[dict[str, Any]], attempt: dict[str, Any] | None, stor
     cost["this_attempt"] = attempt
     cost.update({name: stats for name, stats in stores.items() if stats})
     if retrieval.get("batches"):
-        cost["retrieval"] = {"queries": retrieval["calls"] + retrieval["shared"], "searches": retrieval["batches"],
-                             "errors": retrieval["errors"]}
+        cost["retrieval"] = {
+            "queries": retrieval["calls"] + retrieval["shared"],
+            "searches": retrieval["batches"],
+            "errors": retrieval["errors"],
+        }
     if nli is not None:
         cost["nli"] = nli
     return cast(Cost, cost)  # the shape results_schema.Cost names

@@ -4,6 +4,7 @@ across all tasks), each is scored as soon as it finishes and appended to the che
 Start-up order: the pre-flight (every option, data file and prerequisite; ragbench._run.preflight), the
 engines, each system's `check_model`, and only then the run folder, so a refused run writes nothing.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -121,8 +122,14 @@ class Evaluator:
             self.check_models(engines)
             fingerprints = self.data_fingerprints()
             self.changed_data = set(self.run_dir.data_changed(fingerprints)) if config.resume else set()
-            services.start_folder(self.full_config(), config.identity(), config.config_hash(), config.resume,
-                                  config.overwrite, fingerprints)
+            services.start_folder(
+                self.full_config(),
+                config.identity(),
+                config.config_hash(),
+                config.resume,
+                config.overwrite,
+                fingerprints,
+            )
             self.cost = AttemptCost(self.attempt_id, self.run_dir.record_attempt)
             self.versions = provenance()
             self.cost.save()  # the attempt counts from its start, whatever stops it
@@ -181,17 +188,27 @@ class Evaluator:
             return None
         config = meta.get("config")
         recorded = config if isinstance(config, dict) else {}
-        self.run_dir.check_same_inputs({"task_configs": self.task_configs(),
-                                        "model_contents": contents_now(self.registry, recorded.get("model_contents")),
-                                        "retriever_contents": self.retriever_contents})
+        self.run_dir.check_same_inputs(
+            {
+                "task_configs": self.task_configs(),
+                "model_contents": contents_now(self.registry, recorded.get("model_contents")),
+                "retriever_contents": self.retriever_contents,
+            }
+        )
         changed = self.run_dir.data_changed(self.data_fingerprints())
         if changed:
-            log.warning("ragbench: %s is finished, but the data of task %s changed since it started: the data is read "
-                        "again and the records that changed run again", self.run_dir.path, ", ".join(changed))
+            log.warning(
+                "ragbench: %s is finished, but the data of task %s changed since it started: the data is read "
+                "again and the records that changed run again",
+                self.run_dir.path,
+                ", ".join(changed),
+            )
             return None
         records = meta.get("records") or {}
-        if not all(len(finished_keys(self.run_dir, p.name)) == records.get(p.name) for p in self.planned) \
-                and next(self._work(), None) is not None:  # the data is read only when a count is short
+        if (
+            not all(len(finished_keys(self.run_dir, p.name)) == records.get(p.name) for p in self.planned)
+            and next(self._work(), None) is not None
+        ):  # the data is read only when a count is short
             return None
         try:
             results = read_results(self.run_dir.path / "results.json", "--resume")
@@ -247,14 +264,19 @@ class Evaluator:
         is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
         for planned in self.planned:
             read = self.checkpoints[planned.name] = TaskCheckpoint(
-                finished_keys(self.run_dir, planned.name) if self.config.resume else {})
+                finished_keys(self.run_dir, planned.name) if self.config.resume else {}
+            )
             for position, item in enumerate(task_records(planned.task)):
                 if self.config.limit is not None and position >= self.config.limit:
                     break
                 if isinstance(item, Example):
                     if read.repeats(item.id):
-                        item = RecordError(planned.name, position + 1, f"example id {item.id!r} repeats an earlier "
-                                                                       "record's (ids must be unique in a task)", "id")
+                        item = RecordError(
+                            planned.name,
+                            position + 1,
+                            f"example id {item.id!r} repeats an earlier record's (ids must be unique in a task)",
+                            "id",
+                        )
                     elif item.gold_error is not None:  # it would be scored wrong, silently
                         item = RecordError(planned.name, position + 1, item.gold_error)
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
@@ -276,8 +298,9 @@ class Evaluator:
                 try:
                     calls.tools = await self._tools(services.recorder)
                     if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
-                        await rescore.rescore_saved(self.planned, self.run_dir, calls, inflight, self.cost.stamped,
-                                                    self.config.fail_fast)
+                        await rescore.rescore_saved(
+                            self.planned, self.run_dir, calls, inflight, self.cost.stamped, self.config.fail_fast
+                        )
                     read = RecordReader(iter(()) if self.scoring_only else self._work())
                     await run_together(self._worker(read, calls, progress) for _ in range(inflight))
                 finally:
@@ -313,8 +336,10 @@ class Evaluator:
         if self.config.replay_tools is not None:
             replayed = load_replay_tools(self.config.replay_tools)
             return {planned.name: replayed.get(planned.name, {}) for planned in self.planned}
-        tools = {planned.name: await planned.task.setup() if isinstance(planned.task, UsesTools) else {}
-                 for planned in self.planned}
+        tools = {
+            planned.name: await planned.task.setup() if isinstance(planned.task, UsesTools) else {}
+            for planned in self.planned
+        }
         recorder.tool_names({task: sorted(names) for task, names in tools.items()})
         return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
 
@@ -341,12 +366,17 @@ class Evaluator:
         def cost() -> Cost:  # the earlier attempts' as brought up to their saved samples'
             services = self.services
             assert services is not None  # (a run rebuilt from its samples opened none: their statistics are empty)
-            return run_cost([a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id], attempt,
-                            {"response_cache": services.response_cache_stats, "page_cache": services.page_cache_stats},
-                            services.retrieval_stats, services.nli_stats)
+            return run_cost(
+                [a for a in self.run_dir.attempts() if a.get("id") != self.attempt_id],
+                attempt,
+                {"response_cache": services.response_cache_stats, "page_cache": services.page_cache_stats},
+                services.retrieval_stats,
+                services.nli_stats,
+            )
 
-        return run_results(self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config(),
-                           self.versions)
+        return run_results(
+            self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config(), self.versions
+        )
 
     def finish(self, results: Results) -> None:
         """results.json and report.md written, the run folder marked finished."""

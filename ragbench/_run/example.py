@@ -3,6 +3,7 @@ prediction, and failures (a bad record, a raising system or metric, a folded inf
 are written into the sample record instead of being raised; a system that raised leaves its traceback
 there too (`traceback`), and so does a metric that raised (`score_tracebacks`: {metric: traceback},
 beside its one line in `score_errors`), for the developer of the plugin."""
+
 from __future__ import annotations
 
 import inspect
@@ -55,8 +56,9 @@ def made_from(item: Example | RecordError) -> str:
     return record_digest(item) if isinstance(item, Example) else f"bad record: {item}"
 
 
-async def process_example(planned: PlannedTask, item: Example | RecordError, services: ExampleServices,
-                          position: int) -> Sample:
+async def process_example(
+    planned: PlannedTask, item: Example | RecordError, services: ExampleServices, position: int
+) -> Sample:
     """One record run by the system and scored: its sample record at `position` (in the task's stream) and
     its line (a bad record or a failed example is recorded in it, never raised)."""
     if isinstance(item, RecordError):
@@ -65,11 +67,14 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, ser
     assert llm is not None and retrieval is not None, "a run lends the examples it runs a model and retrieval"
     example = item.read_only()  # the system and every metric read this one example: none can change it
     started = time.perf_counter()
-    ctx = Context(llm=llm, task=planned.task, seed=seed, tools=services.tools.get(planned.name, {}),
-                  resources=planned.resources)
+    ctx = Context(
+        llm=llm, task=planned.task, seed=seed, tools=services.tools.get(planned.name, {}), resources=planned.resources
+    )
     ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
-    ctx.models = {role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
-                  for role, model in services.models.items()}
+    ctx.models = {
+        role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
+        for role, model in services.models.items()
+    }
     ctx.retriever = retrieval.bind(ctx, example)
     system = planned.system
     assert system is not None  # a run with a system (only rescoring has none, and runs no example)
@@ -84,16 +89,21 @@ async def process_example(planned: PlannedTask, item: Example | RecordError, ser
     return writable_sample(SampleRecord.sealed(**record))
 
 
-async def scored_fields(record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction,
-                        services: ExampleServices) -> dict[str, Any]:
+async def scored_fields(
+    record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction, services: ExampleServices
+) -> dict[str, Any]:
     """`record` (a sample record's fields, without scores) with the prediction scored by every metric of the
     task, and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
     if prediction.error is None:
         scoring = await score_prediction(planned, example, prediction, services.judges, services.seed, services.nli)
-        record.update(scores=scoring.scores, counted=scoring.counted, score_errors=scoring.errors,
-                      score_tracebacks=scoring.tracebacks, judge_trace=scoring.judge_trace)
-    folded = [f"{step.name}: {step.error}" for step in [*record["trace"], *record.get("judge_trace", [])]
-              if step.error]
+        record.update(
+            scores=scoring.scores,
+            counted=scoring.counted,
+            score_errors=scoring.errors,
+            score_tracebacks=scoring.tracebacks,
+            judge_trace=scoring.judge_trace,
+        )
+    folded = [f"{step.name}: {step.error}" for step in [*record["trace"], *record.get("judge_trace", [])] if step.error]
     if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
         record["infrastructure_failures"] = folded
         if services.strict_infra:
@@ -110,23 +120,36 @@ def failures_redacted(record: dict[str, Any]) -> dict[str, Any]:
             record[name] = redacted(record[name])
     for name in ("trace", "judge_trace"):
         if name in record:
-            record[name] = [step if step.error is None or redacted(step.error) == step.error
-                            else step.read_only(error=redacted(step.error)) for step in record[name]]
+            record[name] = [
+                step
+                if step.error is None or redacted(step.error) == step.error
+                else step.read_only(error=redacted(step.error))
+                for step in record[name]
+            ]
     return record
 
 
 def sample_fields(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
     """The fields of a run example's sample record, without scores; with `task`, the gold as the task reads
     it (`gold_references`)."""
-    return {"id": example.id, "index": example.index, "question": example.question, "gold": example.gold,
-            "meta": example.meta, "turns": example.turns, "example_sha256": record_digest(example),
-            **(gold_references(task, example) if task else {}),
-            "answer": prediction.answer, "citations": prediction.citations, "docs": prediction.docs,
-            "extras": prediction.extras,
-            "raw_output": prediction.raw_output if prediction.raw_output != prediction.answer else None,
-            "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
-            "trace": prediction.trace,  # the one copy of its prompts
-            "error": prediction.error}
+    return {
+        "id": example.id,
+        "index": example.index,
+        "question": example.question,
+        "gold": example.gold,
+        "meta": example.meta,
+        "turns": example.turns,
+        "example_sha256": record_digest(example),
+        **(gold_references(task, example) if task else {}),
+        "answer": prediction.answer,
+        "citations": prediction.citations,
+        "docs": prediction.docs,
+        "extras": prediction.extras,
+        "raw_output": prediction.raw_output if prediction.raw_output != prediction.answer else None,
+        "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
+        "trace": prediction.trace,  # the one copy of its prompts
+        "error": prediction.error,
+    }
 
 
 def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> SampleRecord:
@@ -153,8 +176,9 @@ class Scoring(NamedTuple):
     counted: dict[str, dict[str, int]]  # metric -> its counted events
 
 
-async def score_prediction(planned: PlannedTask, example: Example, prediction: Prediction,
-                           judges: list[LLM], seed: int, nli: NLI | None = None) -> Scoring:
+async def score_prediction(
+    planned: PlannedTask, example: Example, prediction: Prediction, judges: list[LLM], seed: int, nli: NLI | None = None
+) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
@@ -173,10 +197,17 @@ async def score_prediction(planned: PlannedTask, example: Example, prediction: P
         # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
         # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other
         # metrics ran before it), its counts and the trace of its judge calls
-        ctx = Context(llm=None, task=planned.task, seed=seed, nli=nli,  # type: ignore[arg-type]
-                      resources=planned.resources)
-        ctx.judges = [judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
-                      for i, judge in enumerate(judges)]
+        ctx = Context(
+            llm=None,  # type: ignore[arg-type]
+            task=planned.task,
+            seed=seed,
+            nli=nli,
+            resources=planned.resources,
+        )
+        ctx.judges = [
+            judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
+            for i, judge in enumerate(judges)
+        ]
         try:
             with PluginCall() as call:
                 value = metric.score(example, prediction, ctx)

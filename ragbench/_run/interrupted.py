@@ -1,6 +1,7 @@
 """What a run stopped by Ctrl-C, SIGTERM or SIGHUP says: what is saved (the evaluator's samples are written
 line by line, so nothing finished is lost) and the command that continues it. Imports nothing heavy: the
 command line loads it before the run's modules, to report a stop while they load."""
+
 from __future__ import annotations
 
 import os
@@ -18,12 +19,14 @@ class RunInterrupted(KeyboardInterrupt):
 
     def __init__(self, run_dir: Path, saved: int, total: int | None, signum: int = signal.SIGINT) -> None:
         self.run_dir, self.saved, self.total, self.signum = run_dir, saved, total, signum
-        super().__init__(f"{stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples "
-                         f"saved in {run_dir}")
+        super().__init__(
+            f"{stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved in {run_dir}"
+        )
 
 
-def interrupt_message(run_dir: Any, saved: int | None = None, total: int | None = None,
-                      signum: int = signal.SIGINT) -> str:
+def interrupt_message(
+    run_dir: Any, saved: int | None = None, total: int | None = None, signum: int = signal.SIGINT
+) -> str:
     """What Ctrl-C (or SIGTERM, SIGHUP) left: nothing (no run folder yet), or how many examples are saved
     and the command that continues the run (this one, `sys.argv`, with --resume)."""
     import shlex
@@ -37,8 +40,10 @@ def interrupt_message(run_dir: Any, saved: int | None = None, total: int | None 
     if saved is None:
         saved = sum(len(finished_keys(RunDir(run_dir), p.stem)) for p in (run_dir / "samples").glob("*.jsonl"))
     args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
-    return (f"\nragbench: {stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved "
-            f"in {run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n")
+    return (
+        f"\nragbench: {stopped_by(signum)}: {saved}{'' if total is None else f' of {total}'} examples saved "
+        f"in {run_dir}; continue with:\n  {shlex.join(['ragbench', *args, '--resume'])}\n"
+    )
 
 
 def exit_interrupted(exc: RunInterrupted) -> None:

@@ -1,5 +1,6 @@
 """A run's lifetime: its examples, run as one task group that ends before anything is torn down; and how it
 stops on Ctrl-C, SIGTERM or SIGHUP: at once (what it says then: ragbench._run.interrupted)."""
+
 from __future__ import annotations
 
 import asyncio

@@ -2,6 +2,7 @@
 judge N, nli; the content_id a digest of a local model's files, ragbench._engines.content), as run.json
 records them and --resume compares them, so that a model whose files changed under the same name is
 refused."""
+
 from __future__ import annotations
 
 from typing import Any

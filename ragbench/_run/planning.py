@@ -1,6 +1,7 @@
 """Turning a RunConfig into instantiated tasks, systems and metrics, checking every option and
 running each plugin's pre-flight before anything is loaded or run (every problem listed at once,
 one clear line each: ragbench._run.preflight)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -93,14 +94,22 @@ def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[Plann
         system_class = registry.load("systems", config.system)
         _check_roles(config, system_class)
     chosen: set[str] = set()  # every metric named for a task, planned or refused
-    planned = [item for name in names
-               if (item := _plan_task(config, registry, name, names, system_class, check, chosen))]
+    planned = [
+        item for name in names if (item := _plan_task(config, registry, name, names, system_class, check, chosen))
+    ]
     _check_metric_needs(config, planned, chosen, check)
     return planned
 
 
-def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str], system_class: type | None,
-               check: Preflight, chosen: set[str]) -> PlannedTask | None:
+def _plan_task(
+    config: RunConfig,
+    registry: Registry,
+    name: str,
+    names: list[str],
+    system_class: type | None,
+    check: Preflight,
+    chosen: set[str],
+) -> PlannedTask | None:
     """One task of the run with its system and metrics, each checked by its own pre-flight."""
     entry = registry.entry("tasks", name)
     system = None
@@ -113,11 +122,15 @@ def _plan_task(config: RunConfig, registry: Registry, name: str, names: list[str
     with check.step(f"system {config.system} options"):
         accepted = accepted_options(system_class)
         declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
-        defaults = {k: v for k, v in declared.items()
-                    if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())}
+        defaults = {
+            k: v
+            for k, v in declared.items()
+            if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())
+        }
         given = {**top_k_args(config.top_k, system_class, config.system_args, accepted), **config.system_args}
-        system = construct(system_class, {**defaults, **given}, f"system {config.system}",
-                           injected={"registry": registry})
+        system = construct(
+            system_class, {**defaults, **given}, f"system {config.system}", injected={"registry": registry}
+        )
     if system is None:
         return None
     system.preflight(check, task)
@@ -142,8 +155,9 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
     return task
 
 
-def plan_scoring(config: RunConfig, registry: Registry, check: Preflight,
-                 inherited_args: frozenset[str] = frozenset()) -> list[PlannedTask]:
+def plan_scoring(
+    config: RunConfig, registry: Registry, check: Preflight, inherited_args: frozenset[str] = frozenset()
+) -> list[PlannedTask]:
     """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
     rescore): each task built from its options but neither loaded nor checked (its data is not read), no
     system; the metrics checked as for a run, their judge and NLI models included. `inherited_args`: the
@@ -153,8 +167,11 @@ def plan_scoring(config: RunConfig, registry: Registry, check: Preflight,
     with check.step("--metrics name tasks of the run"):
         _check_metric_scopes(config.metrics, names, registry)
     chosen: set[str] = set()
-    planned = [PlannedTask(name, task, None, plan_metrics(config, registry, name, names, task, check, chosen))
-               for name in names if (task := _build_task(config, registry, name, check)) is not None]
+    planned = [
+        PlannedTask(name, task, None, plan_metrics(config, registry, name, names, task, check, chosen))
+        for name in names
+        if (task := _build_task(config, registry, name, check)) is not None
+    ]
     for key in inherited_args:
         if not any(key.startswith(metric + ".") for metric in chosen):
             config.metric_args.pop(key, None)
@@ -162,24 +179,37 @@ def plan_scoring(config: RunConfig, registry: Registry, check: Preflight,
     return planned
 
 
-def plan_metrics(config: RunConfig, registry: Registry, name: str, names: list[str], task: Task, check: Preflight,
-                 chosen: set[str]) -> list[Metric]:
+def plan_metrics(
+    config: RunConfig, registry: Registry, name: str, names: list[str], task: Task, check: Preflight, chosen: set[str]
+) -> list[Metric]:
     """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
     their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
     metrics = []
-    for m in dict.fromkeys(registry.metric_name(m) for m in metric_names(task.scoring.metrics, config.metrics, name, names)
-                           if _known_metric(registry, m, check)):
+    for m in dict.fromkeys(
+        registry.metric_name(m)
+        for m in metric_names(task.scoring.metrics, config.metrics, name, names)
+        if _known_metric(registry, m, check)
+    ):
         chosen.add(m)
         with check.step(f"metric {m} on task {name}"):
             cls = registry.metric_class(m)
             if not cls.fits(task):
-                needed = ", ".join(sorted(set(cls.gold_needs) - set(task.scoring.gold_fields or ())
-                                          - ({"citations"} if task.prompting.cites else set())))
-                raise ConfigError(f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
-                                  f"do not carry (they carry: {', '.join(task.scoring.gold_fields or ()) or 'none'}); "
-                                  f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
-                                  "`ragbench list metrics` shows which tasks each metric fits")
-            own = next((args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {})
+                needed = ", ".join(
+                    sorted(
+                        set(cls.gold_needs)
+                        - set(task.scoring.gold_fields or ())
+                        - ({"citations"} if task.prompting.cites else set())
+                    )
+                )
+                raise ConfigError(
+                    f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
+                    f"do not carry (they carry: {', '.join(task.scoring.gold_fields or ()) or 'none'}); "
+                    f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
+                    "`ragbench list metrics` shows which tasks each metric fits"
+                )
+            own = next(
+                (args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {}
+            )
             args = {**own, **_metric_args_for(m, config.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")
@@ -200,9 +230,11 @@ def _check_key_collisions(task: str, metrics: list[Metric], check: Preflight) ->
         for key in [*metric.reported_keys(), *metric.reported_keys(corpus=True)]:
             first = owners.setdefault(key, metric)
             if first is not metric:
-                check.problem(f"task {task}: metrics {first.name} and {metric.name} both report the key '{key}'; "
-                              f"rename one's keys, e.g. --metric-arg {metric.name}.{KEY_PREFIX}="
-                              f"{_prefix_hint(metric)}_ (or leave one out of --metrics)")
+                check.problem(
+                    f"task {task}: metrics {first.name} and {metric.name} both report the key '{key}'; "
+                    f"rename one's keys, e.g. --metric-arg {metric.name}.{KEY_PREFIX}="
+                    f"{_prefix_hint(metric)}_ (or leave one out of --metrics)"
+                )
 
 
 def _prefix_hint(metric: Metric) -> str:
@@ -218,8 +250,9 @@ def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
     return True
 
 
-def metric_names(task_metrics: tuple[str, ...], chosen: list[str], task: str = "",
-                 tasks: list[str] | tuple[str, ...] = ()) -> list[str]:
+def metric_names(
+    task_metrics: tuple[str, ...], chosen: list[str], task: str = "", tasks: list[str] | tuple[str, ...] = ()
+) -> list[str]:
     """The metrics of `task` for this run: `--metrics a,b` replaces the task's list, `+c` adds to it;
     `TASK:a` / `TASK:+c` (TASK one of the run's `tasks`) applies to that task only."""
     mine = []
@@ -239,39 +272,48 @@ def _check_metric_scopes(chosen: list[str], names: list[str], registry: Registry
     for item in chosen:
         scope, scoped, _ = item.partition(":")
         if scoped and scope in registry.aliases["tasks"]:
-            raise ConfigError(f"--metrics {item}: write the task's name, {registry.aliases['tasks'][scope]}:..., "
-                              "to scope a metric")
+            raise ConfigError(
+                f"--metrics {item}: write the task's name, {registry.aliases['tasks'][scope]}:..., to scope a metric"
+            )
         if scoped and scope in registry.entries["tasks"] and scope not in names:
             raise ConfigError(f"--metrics {item}: task '{scope}' is not among --tasks ({', '.join(names)})")
 
 
 def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
-    return {k[len(name) + 1:]: v for k, v in metric_args.items() if k.startswith(name + ".")}
+    return {k[len(name) + 1 :]: v for k, v in metric_args.items() if k.startswith(name + ".")}
 
 
 def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
     """Metrics that call an NLI model or a judge fail before the run when none is configured."""
     for key in config.metric_args:
         if not any(key.startswith(m + ".") for m in chosen):
-            check.problem(f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
-                          f"({', '.join(sorted(chosen)) or 'none'})")
+            check.problem(
+                f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
+                f"({', '.join(sorted(chosen)) or 'none'})"
+            )
     provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
-    hints = {"nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
-             "judge": "pass --judge ENGINE:MODEL"}
+    hints = {
+        "nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
+        "judge": "pass --judge ENGINE:MODEL",
+    }
     for need, hint in hints.items():
         users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
         if users and not provided[need]:
-            check.problem(f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
-                          f"{hint} (or choose other metrics with --metrics)")
+            check.problem(
+                f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
+                f"{hint} (or choose other metrics with --metrics)"
+            )
     for line in unused_metric_models(config, planned):
         check.warn(line)
     for p in planned:
         for metric in p.metrics:
             roles = metric.judge_roles if "judge" in metric.needs else ()
             if roles and len(config.judges) > len(roles):
-                check.problem(f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
-                              f"({', '.join(roles)}), and {len(config.judges)} --judge are given; give at most "
-                              f"{len(roles)} (or choose other metrics with --metrics)")
+                check.problem(
+                    f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
+                    f"({', '.join(roles)}), and {len(config.judges)} --judge are given; give at most "
+                    f"{len(roles)} (or choose other metrics with --metrics)"
+                )
     with check.step(f"--nli-format {config.nli_format}"):
         nli_format(config.nli_format)
 
@@ -285,11 +327,15 @@ def unused_metric_models(config: RunConfig, planned: list[PlannedTask]) -> list[
     rather than a judged number silently missing."""
     lines = []
     if config.judges and not needs(planned, "judge"):
-        lines.append(f"{' '.join(f'--judge {judge}' for judge in config.judges)} is not used: no metric of this "
-                     "run asks a judge (add one, e.g. --metrics +llm_judge)")
+        lines.append(
+            f"{' '.join(f'--judge {judge}' for judge in config.judges)} is not used: no metric of this "
+            "run asks a judge (add one, e.g. --metrics +llm_judge)"
+        )
     if config.nli is not None and not needs(planned, "nli"):
-        lines.append(f"--nli {config.nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
-                     "on a task whose answers cite)")
+        lines.append(
+            f"--nli {config.nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
+            "on a task whose answers cite)"
+        )
     return lines
 
 

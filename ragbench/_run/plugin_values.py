@@ -6,6 +6,7 @@ reads its line back as written (`sample_line`, then `sample_problem`, the reader
 with a record that can be (what a task's example or a system's custom step held is named). A task whose
 `examples()` raises (whatever it raises) ends its stream there with a bad record saying why and where, and
 the records before it run (`task_records`)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -20,10 +21,18 @@ from .._types import Document, Example, Prediction
 from .._values.json_values import json_problem
 
 NONE = type(None)
-FIELDS = {"answer": (str,), "raw_output": (str, NONE), "error": (str, NONE), "citations": (list,), "docs": (list,),
-          "extras": (dict,)}
-FIX = ("return a ragbench.api.Prediction: answer a str, citations lists of document numbers, docs Documents, extras "
-       "JSON values (docs/writing-plugins.md)")
+FIELDS = {
+    "answer": (str,),
+    "raw_output": (str, NONE),
+    "error": (str, NONE),
+    "citations": (list,),
+    "docs": (list,),
+    "extras": (dict,),
+}
+FIX = (
+    "return a ragbench.api.Prediction: answer a str, citations lists of document numbers, docs Documents, extras "
+    "JSON values (docs/writing-plugins.md)"
+)
 KEPT = ("index", "id", "example_sha256", "question")  # of a record that cannot be written: what its failure keeps
 
 
@@ -32,10 +41,17 @@ def prediction_problem(system: str, value: Any) -> str | None:
     what it returned and the fix), or None."""
     if not isinstance(value, Prediction):
         return f"InvalidPrediction: system {system} returned {type(value).__name__}, not a Prediction; {FIX}"
-    wrong = next((f"`{name}` is {type(getattr(value, name)).__name__}" for name, kinds in FIELDS.items()
-                  if not isinstance(getattr(value, name), kinds)), None)
-    if wrong is None and not all(isinstance(cited, list) and all(type(n) is int for n in cited)
-                                 for cited in value.citations):
+    wrong = next(
+        (
+            f"`{name}` is {type(getattr(value, name)).__name__}"
+            for name, kinds in FIELDS.items()
+            if not isinstance(getattr(value, name), kinds)
+        ),
+        None,
+    )
+    if wrong is None and not all(
+        isinstance(cited, list) and all(type(n) is int for n in cited) for cited in value.citations
+    ):
         wrong = "`citations` is not a list of lists of document numbers"
     if wrong is None and not all(isinstance(doc, Document) for doc in value.docs):
         wrong = "`docs` holds what is not a Document"
@@ -59,8 +75,11 @@ def writable_sample(record: SampleRecord) -> Sample:
     if problem is None:
         return Sample(record, line)
     kept = {name: getattr(record, name) for name in KEPT if json_problem(getattr(record, name), name) is None}
-    failed = SampleRecord.sealed(**kept, error=f"UnwritableSample: {problem}; every value a task, system or metric "
-                                               "hands ragbench must be JSON (docs/writing-plugins.md)")
+    failed = SampleRecord.sealed(
+        **kept,
+        error=f"UnwritableSample: {problem}; every value a task, system or metric "
+        "hands ragbench must be JSON (docs/writing-plugins.md)",
+    )
     return Sample(failed, sample_line(failed))
 
 
@@ -79,5 +98,9 @@ def task_records(task: Task) -> Iterator[Example | RecordError]:
             return
         read += 1
         yield item  # outside the guard: what the reader throws in here (GeneratorExit) is not the task's
-    yield RecordError(task.name, read + 1, f"the task's examples() raised {call.error}: no record after it could be "
-                                           "read; fix the task's loader (ragbench check shows it too)")
+    yield RecordError(
+        task.name,
+        read + 1,
+        f"the task's examples() raised {call.error}: no record after it could be "
+        "read; fix the task's loader (ragbench check shows it too)",
+    )

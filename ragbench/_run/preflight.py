@@ -17,6 +17,7 @@ A hook reports through `check.problem("one line: what, where; the option that fi
 raising `ConfigError` inside `with check.step(...)`. Every problem is collected; the run stops with
 all of them at once (`PreflightError`, exit 2) before its folder exists.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
 
 # --- the run's own options ----------------------------------------------------------------------------
 # The run's numeric options: (option, RunConfig field, least value, what else may be given)
-RUN_NUMBERS = (("--seed", "seed", 0, ""), ("--max-inflight", "max_inflight", 1, ""),
-               ("--limit", "limit", 1, ", or leave it out for all records"),
-               ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"))
+RUN_NUMBERS = (
+    ("--seed", "seed", 0, ""),
+    ("--max-inflight", "max_inflight", 1, ""),
+    ("--limit", "limit", 1, ", or leave it out for all records"),
+    ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"),
+)
 
 
 def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
@@ -48,8 +52,11 @@ def check_run_options(config: Any, check: Preflight) -> None:
     """Numbers of the right type and range, and a cache path that is not a folder."""
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
-        problem = None if value is None and name in ("limit", "max_inflight") else number_problem(
-            flag, value, least, alternative)
+        problem = (
+            None
+            if value is None and name in ("limit", "max_inflight")
+            else number_problem(flag, value, least, alternative)
+        )
         if problem:
             check.problem(problem)
     too_many = bootstrap_iterations_problem("--bootstrap-iters", config.bootstrap_iters)
@@ -79,11 +86,25 @@ def cache_files(config: Any, planned: list[Any]) -> list[tuple[str, Path, str, A
 
     # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
     skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
-    caches = [] if skip else [(cache.LABEL, Path(config.cache or Path(config.run_dir()) / "cache.sqlite"), cache.FIX,
-                               cache.SCHEMA, config.cache is None)]
+    caches = (
+        []
+        if skip
+        else [
+            (
+                cache.LABEL,
+                Path(config.cache or Path(config.run_dir()) / "cache.sqlite"),
+                cache.FIX,
+                cache.SCHEMA,
+                config.cache is None,
+            )
+        ]
+    )
     # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
-    for chosen in dict.fromkeys(p.task.args.get("page_cache") or config.page_cache for p in planned
-                                if "page_cache" in getattr(p.task, "args", {})):
+    for chosen in dict.fromkeys(
+        p.task.args.get("page_cache") or config.page_cache
+        for p in planned
+        if "page_cache" in getattr(p.task, "args", {})
+    ):
         if str(chosen).strip().lower() not in page_cache.OFF:
             path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
             caches.append((page_cache.LABEL, path, page_cache.FIX, page_cache.SCHEMA, False))
@@ -144,12 +165,15 @@ def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
             continue
         seen.add(device)
         if free < need:
-            check.warn(f"{label} {path}: {mebibytes(free)} free on its file system, less than the run may write "
-                       f"({mebibytes(need)}: {estimate}, at least {mebibytes(SPACE_FLOOR)}); free space there, or "
-                       "choose another place (a full disk stops the run, which --resume continues)")
+            check.warn(
+                f"{label} {path}: {mebibytes(free)} free on its file system, less than the run may write "
+                f"({mebibytes(need)}: {estimate}, at least {mebibytes(SPACE_FLOOR)}); free space there, or "
+                "choose another place (a full disk stops the run, which --resume continues)"
+            )
         else:
-            check.passed(f"{label} {path}: {mebibytes(free)} free on its file system (the run may write "
-                         f"{mebibytes(need)})")
+            check.passed(
+                f"{label} {path}: {mebibytes(free)} free on its file system (the run may write {mebibytes(need)})"
+            )
 
 
 def mebibytes(size: int) -> str:
@@ -161,25 +185,34 @@ def engine_needs(planned: list[Any]) -> list[Any]:
     return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
 
 
-def needs_problems(engine_class: type[Engine], name: str, options: dict[str, Any], needs: list[Any]) -> tuple[dict[str, Any],
-                                                                                                    list[str]]:
+def needs_problems(
+    engine_class: type[Engine], name: str, options: dict[str, Any], needs: list[Any]
+) -> tuple[dict[str, Any], list[str]]:
     """The options the engine loader will start the engine with for the systems' `needs`, and what it cannot
     give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""
     options, problems = engine_class.meet_needs(name, options, needs)
     for need in needs:
         if need.ensembles and not engine_class.decodes_ensembles:
-            problems.append(f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
-                            f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL")
+            problems.append(
+                f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
+                f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL"
+            )
         if need.tools and not engine_class.calls_tools:
-            problems.append(f"{need.system} offers the model tools, which the {engine_class.kind} engine cannot send; "
-                            "run the model with --model openai:, vllm:, hf:, scripted: or replay:")
+            problems.append(
+                f"{need.system} offers the model tools, which the {engine_class.kind} engine cannot send; "
+                "run the model with --model openai:, vllm:, hf:, scripted: or replay:"
+            )
         elif need.tools and _reads_calls_from_text(engine_class) and options.get("tool_parser") is None:
-            problems.append(f"{need.system} offers the model tools: the {engine_class.kind} engine reads the model's "
-                            "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)")
+            problems.append(
+                f"{need.system} offers the model tools: the {engine_class.kind} engine reads the model's "
+                "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)"
+            )
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
-            problems.append(f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
-                            f"{name}'s vocabulary; use {need.models}")
+            problems.append(
+                f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
+                f"{name}'s vocabulary; use {need.models}"
+            )
     return options, problems
 
 
@@ -188,8 +221,15 @@ def _reads_calls_from_text(engine_class: type) -> bool:
     return "tool_parser" in inspect.signature(engine_class).parameters
 
 
-def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, uses_nli: bool,
-                  needs: list[Any] | None = None, uses_judges: bool = True) -> None:
+def check_engines(
+    config: Any,
+    registry: Any,
+    check: Preflight,
+    uses_llm: bool,
+    uses_nli: bool,
+    needs: list[Any] | None = None,
+    uses_judges: bool = True,
+) -> None:
     """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
     accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
     loaded."""
@@ -199,10 +239,14 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
     # (option, how its engine options are written, engine:model, options); an engine's messages name
     # --model-arg and --base-url, rewritten here for the engine they are about
     engines = [("--model", "--model-arg ", config.model or EMBEDDED_MODEL, config.model_args)] if uses_llm else []
-    engines += [(f"--role-model {role}=", f"--role-model-arg {role}.", model, config.role_model_args.get(role, {}))
-                for role, model in config.role_models.items()]
-    engines += [("--judge", f"--judge-arg {i}.", model, config.judge_args.get(str(i), {}))
-                for i, model in enumerate(config.judges if uses_judges else [])]
+    engines += [
+        (f"--role-model {role}=", f"--role-model-arg {role}.", model, config.role_model_args.get(role, {}))
+        for role, model in config.role_models.items()
+    ]
+    engines += [
+        ("--judge", f"--judge-arg {i}.", model, config.judge_args.get(str(i), {}))
+        for i, model in enumerate(config.judges if uses_judges else [])
+    ]
     if config.nli and uses_nli:
         engines.append(("--nli", "--nli-arg ", config.nli, config.nli_args))
     for flag, args_flag, spec, options in engines:
@@ -210,8 +254,10 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
         with check.step(where):
             kind, sep, name = spec.partition(":")
             if not sep or not name:
-                raise ConfigError(f"{where}: is not of the form engine:model (e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
-                                  "openai:gpt-4o-mini, replay:calls.jsonl); `ragbench list engines` names the engines")
+                raise ConfigError(
+                    f"{where}: is not of the form engine:model (e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
+                    "openai:gpt-4o-mini, replay:calls.jsonl); `ragbench list engines` names the engines"
+                )
             try:
                 engine_class = registry.load("engines", kind)
             except ConfigError as exc:
@@ -219,8 +265,10 @@ def check_engines(config: Any, registry: Any, check: Preflight, uses_llm: bool, 
             plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES and k != "chat"}
             problems = replica_option_problems(options)
             if not isinstance(options.get("chat", False), bool):
-                problems.append(f"--model-arg chat={options['chat']}: takes true or false (whether the model is a "
-                                "chat model; every engine takes it)")
+                problems.append(
+                    f"--model-arg chat={options['chat']}: takes true or false (whether the model is a "
+                    "chat model; every engine takes it)"
+                )
             if needs and flag.startswith(("--model", "--role-model")):
                 plain, unmet = needs_problems(engine_class, name, plain, needs)
                 problems += unmet
@@ -250,10 +298,12 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
         return
     for p in blind:
         system = p.system.name or config.system
-        check.problem(f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
-                      f"example's own, so system {system} would answer closed book; search a corpus index "
-                      f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
-                      f"closed_book, or pass --retriever none to run {system} without documents on purpose")
+        check.problem(
+            f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
+            f"example's own, so system {system} would answer closed book; search a corpus index "
+            f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
+            f"closed_book, or pass --retriever none to run {system} without documents on purpose"
+        )
 
 
 def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[str]:
@@ -264,8 +314,11 @@ def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[s
     it starts. Tasks whose examples carry no documents are refused by `check_documents_to_retrieve` instead."""
     from .._retrieval import DEFAULT_RETRIEVER
 
-    searching = [p for p in planned if p.system is not None and type(p.system).searches_own_queries
-                 and p.task.own_documents is not False]
+    searching = [
+        p
+        for p in planned
+        if p.system is not None and type(p.system).searches_own_queries and p.task.own_documents is not False
+    ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if searching and not config.reranker else None
@@ -273,11 +326,13 @@ def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[s
         return []  # an unknown retriever: said where the run builds it
     if retriever_class is None or not (retriever_class.fixed_documents and retriever_class.example_documents_only):
         return []
-    return [f"task {p.name}: system {p.system.name or config.system} searches with queries of its own, but retriever "
-            f"{name} gives every query the example's own passages in their given order, so each of its searches "
-            "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
-            "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
-            for p in searching]
+    return [
+        f"task {p.name}: system {p.system.name or config.system} searches with queries of its own, but retriever "
+        f"{name} gives every query the example's own passages in their given order, so each of its searches "
+        "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
+        "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
+        for p in searching
+    ]
 
 
 def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
@@ -303,7 +358,8 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
-    check_engines(config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned),
-                  needs(planned, "judge"))
+    check_engines(
+        config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned), needs(planned, "judge")
+    )
     check.raise_if_failed()
     return planned, check

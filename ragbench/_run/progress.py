@@ -1,4 +1,5 @@
 """Progress bar: examples done, LLM calls in flight, cache hits, errors, ETA (tqdm, on stderr)."""
+
 from __future__ import annotations
 
 import sys
@@ -14,14 +15,16 @@ class Progress:
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="ex", desc="ragbench", file=sys.stderr, mininterval=0.5,
-                            dynamic_ncols=True)
+            self.bar = tqdm(
+                total=total, unit="ex", desc="ragbench", file=sys.stderr, mininterval=0.5, dynamic_ncols=True
+            )
 
     def advance(self, failed: bool = False) -> None:
         self.errors += int(failed)
         if self.bar is not None:
-            self.bar.set_postfix(in_flight=self.stats.in_flight, cache_hits=self.stats.cache_hits,
-                                 errors=self.errors, refresh=False)
+            self.bar.set_postfix(
+                in_flight=self.stats.in_flight, cache_hits=self.stats.cache_hits, errors=self.errors, refresh=False
+            )
             self.bar.update(1)
 
     def close(self) -> None:

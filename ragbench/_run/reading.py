@@ -1,5 +1,6 @@
 """The records of a run, read off the event loop: a task's stream is decompressed and parsed in a
 thread, a few records at a time, shared by every example worker."""
+
 from __future__ import annotations
 
 import asyncio

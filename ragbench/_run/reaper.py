@@ -24,6 +24,7 @@ another process meanwhile is never signalled. A process started with an environm
 that drops the marker, and that closed the inherited descriptors, is not found. A run that ends
 normally stops the reaper (`close`) after its engines have closed: nothing is killed then.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,9 +54,13 @@ class Reaper:
         os.close(write)
         inode = os.fstat(self._marker).st_ino
         env = {key: value for key, value in os.environ.items() if key != MARKER_ENV}
-        self._process = subprocess.Popen([sys.executable, "-I", __file__, str(os.getpid()), self.token, str(inode)],
-                                         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         start_new_session=True)
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", __file__, str(os.getpid()), self.token, str(inode)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         os.environ[MARKER_ENV] = self.token
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ again, as a fresh run would score it: its scores, metric errors, counted events,
 folded call failures are all replaced, and it is marked `"rescored": true`. A metric's calls that were
 answered before are answered by the response cache.
 """
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -28,8 +29,15 @@ from .planning import PlannedTask
 from .plugin_values import Sample, writable_sample
 from .services import ExampleServices
 
-SCORING_FIELDS = ("scores", "score_errors", "score_tracebacks", "counted", "judge_trace", "infrastructure_failures",
-                  "rescored")
+SCORING_FIELDS = (
+    "scores",
+    "score_errors",
+    "score_tracebacks",
+    "counted",
+    "judge_trace",
+    "infrastructure_failures",
+    "rescored",
+)
 GOLD_READING_FIELDS = ("gold_references", "gold_references_error")  # read again by the task (it may have changed)
 
 
@@ -42,10 +50,14 @@ def scorable(record: SampleRecord) -> bool:
 async def rescore_record(planned: PlannedTask, record: SampleRecord, services: ExampleServices) -> Sample:
     """The record scored again by every metric of `planned` (see the module's docstring)."""
     example, prediction = record.example(), record.prediction()
-    kept = {spec.name: getattr(record, spec.name) for spec in fields(SampleRecord)
-            if spec.name not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, "schema_version")}
-    scored = await scored_fields({**kept, **gold_references(planned.task, example)}, planned, example, prediction,
-                                 services)
+    kept = {
+        spec.name: getattr(record, spec.name)
+        for spec in fields(SampleRecord)
+        if spec.name not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, "schema_version")
+    }
+    scored = await scored_fields(
+        {**kept, **gold_references(planned.task, example)}, planned, example, prediction, services
+    )
     return writable_sample(SampleRecord.sealed(**scored, rescored=True))
 
 
@@ -73,8 +85,14 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
     return any(next(failed_scoring(run_dir, p), None) is not None for p in planned)
 
 
-async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, services: ExampleServices, most: int,
-                        stamped: Callable[[dict[str, Any]], dict[str, Any]], fail_fast: bool = False) -> int:
+async def rescore_saved(
+    planned: list[PlannedTask],
+    run_dir: RunDir,
+    services: ExampleServices,
+    most: int,
+    stamped: Callable[[dict[str, Any]], dict[str, Any]],
+    fail_fast: bool = False,
+) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
     appended to the checkpoint (as `stamped` makes it: with the attempt's cost), where it replaces the
     earlier record. Returns how many. With `fail_fast`, the first that fails again raises
@@ -90,13 +108,18 @@ async def rescore_saved(planned: list[PlannedTask], run_dir: RunDir, services: E
         if fail_fast and record_failed(rescored.record):
             raise StoppedAtFailure(task.name, rescored.record, run_dir.path)
 
-    await bounded((((task, record) for task in planned for record in failed_scoring(run_dir, task))), rescore, most,
-                  services.examples)
+    await bounded(
+        (((task, record) for task in planned for record in failed_scoring(run_dir, task))),
+        rescore,
+        most,
+        services.examples,
+    )
     return done
 
 
-async def bounded(items: Iterable[Any], work: Callable[[Any], Awaitable[None]], most: int,
-                  examples: ExamplesInFlight | None = None) -> None:
+async def bounded(
+    items: Iterable[Any], work: Callable[[Any], Awaitable[None]], most: int, examples: ExamplesInFlight | None = None
+) -> None:
     """`work(item)` for every item, at most `most` at once, as one task group (`run_together`): the first
     failure cancels the others and is raised once every worker has ended. Each worker holds a slot of
     `examples` (the scheduler's batches wait for it to queue its call)."""

@@ -13,6 +13,7 @@ prediction); the run's cost, the system's reports, statistics and format checks 
 TASK:+NAME) adds to it. `--metric-arg` adds to the run's metric options; `--judge` and `--nli` (with
 their options) replace the run's.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,8 @@ from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
 from .._storage.files import file_there
-from .._storage.rundir import RunDir, sample_file
+from .._storage.rundir import RunDir
+from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, bootstrap_iterations_problem, examples_in_flight
 from .._values.urls import redacted
 from .assemble import scored_task
@@ -63,8 +65,9 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
         check_output(config, source)
     inherited = frozenset(meta["config"].get("metric_args") or {}) - set(changes.get("metric_args") or {})
     planned = plan_scoring(config, registry, check, inherited)
-    check_engines(config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"),
-                  uses_judges=needs(planned, "judge"))
+    check_engines(
+        config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"), uses_judges=needs(planned, "judge")
+    )
     for task in planned:
         if not file_there(sample_file(source, task.name)):
             check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
@@ -75,13 +78,16 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
         with RunServices(config, registry, target) as services:  # what scoring needs: no retriever, no system model
             services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
             services.open_engines(planned, system=False)  # the judges and the NLI model
-            services.start_folder(full_config, config.identity(), config.config_hash(), resume=False,
-                                  overwrite=config.overwrite)
+            services.start_folder(
+                full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite
+            )
             services.open_cache()
             started = time.perf_counter()
             rescored, calls = run_interruptible(score_saved(planned, source, services))
-        cost = {**attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
-                **({"nli": services.nli_stats} if services.nli_stats is not None else {})}
+        cost = {
+            **attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
+            **({"nli": services.nli_stats} if services.nli_stats is not None else {}),
+        }
         results = rescored_results(planned, original, target, config, full_config, cost)
         finish_run(target, results)
     return RunOutcome(results, target.path)
@@ -91,13 +97,15 @@ def check_output(config: RunConfig, source: Path) -> None:
     """The rescored run's folder: not RUN itself, and new unless --overwrite."""
     output = config.run_dir()
     if output.resolve() == source.resolve():
-        raise ConfigError(f"rescore --output {output}: is the run being re-scored; give a new folder (the original "
-                          "is kept as it was)")
+        raise ConfigError(
+            f"rescore --output {output}: is the run being re-scored; give a new folder (the original is kept as it was)"
+        )
     if output.exists() and not output.is_dir():
         raise ConfigError(f"rescore --output {output}: is a file; give a folder")
     if not config.overwrite and (output / "run.json").exists():
-        raise ConfigError(f"rescore --output {output}: already holds a run; --overwrite replaces it, or give "
-                          "another --output")
+        raise ConfigError(
+            f"rescore --output {output}: already holds a run; --overwrite replaces it, or give another --output"
+        )
     if config.cache and Path(config.cache).is_dir():
         raise ConfigError(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
 
@@ -109,11 +117,15 @@ def finished_run(source: Path) -> tuple[dict[str, Any], Results]:
         raise ConfigError(f"rescore: {source} holds no ragbench run (no run.json); give a run folder")
     results_path = source / "results.json"
     if not meta.get("finished") or not file_there(results_path):
-        raise ConfigError(f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
-                          f"--output {source}` (the options it was run with)")
+        raise ConfigError(
+            f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
+            f"--output {source}` (the options it was run with)"
+        )
     if not isinstance(meta.get("config"), dict):
-        raise ConfigError(f"rescore: {source}/run.json holds no run configuration (no 'config' object); give a run "
-                          "folder ragbench wrote")
+        raise ConfigError(
+            f"rescore: {source}/run.json holds no run configuration (no 'config' object); give a run "
+            "folder ragbench wrote"
+        )
     return meta, read_results(results_path, "rescore")
 
 
@@ -135,11 +147,18 @@ def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: 
     return RunConfig(**config)
 
 
-def rescored_config(original: dict[str, Any], config: RunConfig, planned: list[PlannedTask],
-                    source: Path) -> dict[str, Any]:
+def rescored_config(
+    original: dict[str, Any], config: RunConfig, planned: list[PlannedTask], source: Path
+) -> dict[str, Any]:
     """run.json's and results.json's `config`: the original's, with the rescoring's options and metrics."""
-    out = {**original, **asdict(config), "tasks": original.get("tasks", config.tasks), "model": original.get("model"),
-           "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned}, "rescored_from": str(source)}
+    out = {
+        **original,
+        **asdict(config),
+        "tasks": original.get("tasks", config.tasks),
+        "model": original.get("model"),
+        "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned},
+        "rescored_from": str(source),
+    }
     return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
 
 
@@ -160,22 +179,36 @@ async def score_saved(planned: list[PlannedTask], source: Path, services: RunSer
                 line = sample_line(record)
             services.run_dir.append_sample(task.name, line)
 
-        saved = ((task, record) for task in planned
-                 for record in read_samples(sample_file(source, task.name), older_shapes=True))
+        saved = (
+            (task, record)
+            for task in planned
+            for record in read_samples(sample_file(source, task.name), older_shapes=True)
+        )
         await bounded(saved, score, examples_in_flight(services.config.max_inflight), calls.examples)
     return rescored, services.scheduler.stats.to_dict()
 
 
-def rescored_results(planned: list[PlannedTask], original: Results, target: RunDir, config: RunConfig,
-                     full_config: dict[str, Any], cost: dict[str, Any]) -> Results:
+def rescored_results(
+    planned: list[PlannedTask],
+    original: Results,
+    target: RunDir,
+    config: RunConfig,
+    full_config: dict[str, Any],
+    cost: dict[str, Any],
+) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
     for task in planned:
         before = original.counts.get(task.name)
-        scores[task.name] = scored_task(task, target, config,
-                                        expected=before["records"] + before["missing"] if before else None)
-    return Results(**results_sections(scores, original.system_reports or {}),
-                   **{key: getattr(original, key) for key in KEPT_SECTIONS},
-                   cost={**original.cost, "rescoring": cost}, config=full_config,
-                   rescored_from=full_config["rescored_from"], versions=provenance(),
-                   date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        scores[task.name] = scored_task(
+            task, target, config, expected=before["records"] + before["missing"] if before else None
+        )
+    return Results(
+        **results_sections(scores, original.system_reports or {}),
+        **{key: getattr(original, key) for key in KEPT_SECTIONS},
+        cost={**original.cost, "rescoring": cost},
+        config=full_config,
+        rescored_from=full_config["rescored_from"],
+        versions=provenance(),
+        date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )

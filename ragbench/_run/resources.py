@@ -11,6 +11,7 @@ Outside a run (a plugin's own tests, a benchmark script), make one and close it:
         task.bind(resources)
         ...
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,7 @@
 """A run's engines (the system's model and role models, the judges, the NLI model): loaded after the
 pre-flight, each only where something of the run calls it, and closed together. The processes they
 start end with the run however it ends, kill -9 included (ragbench._run.reaper)."""
+
 from __future__ import annotations
 
 import logging
@@ -29,8 +30,16 @@ class Engines:
 
     def _loaded(self) -> list[Any]:
         """Each loaded engine once (the NLI model may be the system's own engine)."""
-        return [engine for engine in (self.model, *self.judges, *self.roles.values(),
-                                      *([self.nli] if self.nli is not self.model else [])) if engine is not None]
+        return [
+            engine
+            for engine in (
+                self.model,
+                *self.judges,
+                *self.roles.values(),
+                *([self.nli] if self.nli is not self.model else []),
+            )
+            if engine is not None
+        ]
 
     async def aclose(self) -> None:
         """Close the engines' HTTP clients, inside the loop that opened them (`close` ends the engines)."""
@@ -47,12 +56,19 @@ class Engines:
                 self.reaper.close()
 
     def content_ids(self) -> dict[str, str]:
-        """"kind:model content_id" (a digest of the model's local files) of each engine that has one, by
+        """ "kind:model content_id" (a digest of the model's local files) of each engine that has one, by
         its place in the run (model, role NAME, judge N, nli)."""
-        places = {"model": self.model, **{f"role {name}": engine for name, engine in self.roles.items()},
-                  **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)}, "nli": self.nli}
-        return {place: f"{engine.kind}:{engine.model} {engine.content_id}" for place, engine in places.items()
-                if engine is not None and getattr(engine, "content_id", None)}
+        places = {
+            "model": self.model,
+            **{f"role {name}": engine for name, engine in self.roles.items()},
+            **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)},
+            "nli": self.nli,
+        }
+        return {
+            place: f"{engine.kind}:{engine.model} {engine.content_id}"
+            for place, engine in places.items()
+            if engine is not None and getattr(engine, "content_id", None)
+        }
 
 
 def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask], system: bool = True) -> Engines:
@@ -67,8 +83,9 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
             if any(p.system is not None and type(p.system).uses_llm for p in planned):
                 engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
             for role, model in config.role_models.items():
-                engines.roles[role] = load_engine(model, registry=registry, needs=system_needs,
-                                                  **config.role_model_args.get(role, {}))
+                engines.roles[role] = load_engine(
+                    model, registry=registry, needs=system_needs, **config.role_model_args.get(role, {})
+                )
         for line in unused_metric_models(config, planned):
             log.warning("ragbench: %s", line)
         for i, model in enumerate(config.judges if needs(planned, "judge") else []):

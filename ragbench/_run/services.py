@@ -15,6 +15,7 @@ for worker calls still running.
         ...
         run_interruptible(run(services))       # inside: async with services.calls(...) as calls: ...
 """
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
@@ -115,8 +116,9 @@ class RunServices:
 
     def open_cache(self) -> ResponseCache:
         """The response cache: --cache, else the run folder's cache.sqlite (the run's own)."""
-        self.cache = ResponseCache(self.config.cache or self.run_dir.path / "cache.sqlite",
-                                   owned=self.config.cache is None)
+        self.cache = ResponseCache(
+            self.config.cache or self.run_dir.path / "cache.sqlite", owned=self.config.cache is None
+        )
         self._opened.callback(self._close_cache, self.cache)
         return self.cache
 
@@ -129,18 +131,30 @@ class RunServices:
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
         scheduler = self.scheduler = Scheduler(self.cache, examples=examples)
         recorder = self.recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        scoring = MetricModels(scheduler, recorder, self.run_dir.path, self.engines.judges, self.engines.nli,
-                               self.config.nli_format)
+        scoring = MetricModels(
+            scheduler, recorder, self.run_dir.path, self.engines.judges, self.engines.nli, self.config.nli_format
+        )
         retrieval = None
         if self.retriever is not None and self.components is not None:
-            retrieval = Retrieval(self.retriever, Scheduler(examples=examples, searches=True), recorder=recorder,
-                                  components=self.components.pooled(Scheduler(examples=examples, searches=True)))
+            retrieval = Retrieval(
+                self.retriever,
+                Scheduler(examples=examples, searches=True),
+                recorder=recorder,
+                components=self.components.pooled(Scheduler(examples=examples, searches=True)),
+            )
         services = ExampleServices(
             llm=LLM(scheduler, self.engines.model, recorder=recorder.for_role("model")) if system else None,
-            models={role: LLM(scheduler, engine, recorder=recorder.for_role(role))
-                    for role, engine in self.engines.roles.items()},
-            judges=scoring.judges, nli=scoring.nli, retrieval=retrieval, seed=self.config.seed,
-            strict_infra=self.config.strict_infra, examples=examples)
+            models={
+                role: LLM(scheduler, engine, recorder=recorder.for_role(role))
+                for role, engine in self.engines.roles.items()
+            },
+            judges=scoring.judges,
+            nli=scoring.nli,
+            retrieval=retrieval,
+            seed=self.config.seed,
+            strict_infra=self.config.strict_infra,
+            examples=examples,
+        )
         try:
             yield services
         finally:

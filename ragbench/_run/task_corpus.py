@@ -1,6 +1,7 @@
 """The retriever of a run that names none, over tasks that ship their own corpus (`OwnCorpus`): BM25 over it,
 indexed on first use (ragbench._retrieval.index_cache), so that such a task runs multi-step systems with
 searches of their own after nothing but the install."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,10 +27,14 @@ def check_task_corpora(config: Any, planned: list[Any], check: Preflight) -> Non
     for p in planned:
         by_corpus.setdefault(task_corpus(p.task), []).append(p.name)
     if len(by_corpus) > 1 and any(corpus is not None for corpus in by_corpus):
-        groups = "; ".join(f"{', '.join(names)}: {corpus.name if corpus else 'the passages of their examples'}"
-                           for corpus, names in by_corpus.items())
-        check.problem(f"tasks search different corpora with no --retriever ({groups}); one run has one retriever: "
-                      "run them separately, or name one with --retriever")
+        groups = "; ".join(
+            f"{', '.join(names)}: {corpus.name if corpus else 'the passages of their examples'}"
+            for corpus, names in by_corpus.items()
+        )
+        check.problem(
+            f"tasks search different corpora with no --retriever ({groups}); one run has one retriever: "
+            "run them separately, or name one with --retriever"
+        )
 
 
 def use_task_corpus(config: Any, planned: list[Any]) -> None:

@@ -40,6 +40,7 @@ process instead (debugging, or a platform without working subprocesses). `RAGBEN
 sets the workers' niceness (default 5; 0 on a machine shared with other jobs, where +5 gives the
 workers a third of a core's share against each of them).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -119,9 +120,11 @@ def _why_unavailable() -> str:
     script = getattr(main, "__file__", None) if getattr(main, "__spec__", None) is None else None
     fallback = f"or set {WORKERS_ENV}=0 to do this work in a thread of this process"
     if script:
-        return (f"the worker processes stopped while starting: each one imports the script that started this "
-                f"run ({script}), which must keep its top level under `if __name__ == \"__main__\":` "
-                f"(as multiprocessing requires), {fallback}")
+        return (
+            f"the worker processes stopped while starting: each one imports the script that started this "
+            f'run ({script}), which must keep its top level under `if __name__ == "__main__":` '
+            f"(as multiprocessing requires), {fallback}"
+        )
     return f"the worker processes stopped while starting (killed, or out of memory?); {fallback}"
 
 
@@ -175,8 +178,9 @@ class Workers:
         modules = tuple(sorted(self._modules))
         if method == "forkserver":  # the server imports them once (when it starts); workers fork warm from it
             context.set_forkserver_preload(list(modules))
-        pool = ProcessPoolExecutor(size, mp_context=context, initializer=_init_worker,
-                                   initargs=(modules, lowered, os.getpid()))
+        pool = ProcessPoolExecutor(
+            size, mp_context=context, initializer=_init_worker, initargs=(modules, lowered, os.getpid())
+        )
         try:
             for future in [pool.submit(int) for _ in range(size)]:  # every worker started now, not on first calls
                 future.result()

@@ -1,5 +1,6 @@
 """Answer normalisation and matching shared by metrics and systems (a system that checks whether its
 documents hold the gold answers, as LLatrieval's "with gold" verifier does, matches as the metrics do)."""
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,9 @@ def normalize_answer(text: str, articles: Any = _ARTICLES) -> str:
     return " ".join(articles.sub(" ", text).split())
 
 
-def token_f1(prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer,
-             empty_agree: bool = False) -> float:
+def token_f1(
+    prediction: str, gold: str, normalize: Callable[[str], str] = normalize_answer, empty_agree: bool = False
+) -> float:
     """SQuAD v1.1 token F1 of the normalised texts (Self-RAG `qa_f1_score`, KILT eval_downstream.py
     `_f1_score`): 0 when either side normalises to nothing. With `empty_agree`, SQuAD v2.0's
     `compute_f1` (MuSiQue's metrics/answer.py): 1 when both do."""

@@ -3,6 +3,7 @@
 An answer cites the documents it was shown by number, "[1]", "[2][3]", as ALCE's prompts ask. The
 rules are ALCE's (princeton-nlp/ALCE eval.py and utils.py, commit 246c476), kept exactly: a citation
 is every `[digits` match, so only the first number of "[1, 2]" is seen."""
+
 from __future__ import annotations
 
 import re

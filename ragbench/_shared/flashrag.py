@@ -9,6 +9,7 @@ cuts the output before the stop string and strips it. A method here sends what F
 would send whatever engine runs underneath: `flashrag_sampling` maps FlashRAG's generation parameters
 onto `Sampling`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,9 +26,13 @@ EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (g
 REFERENCE = "Doc {idx}(Title: {title}) {text}\n"  # PromptTemplate.format_reference's default
 # base_prompt.py's base system prompt (its missing space after "document." kept) and user prompt, and
 # pipeline.py's zero-shot system prompt: the templates of its QA prompt and of the methods that use the default
-WITH_DOCUMENTS = ("Answer the question based on the given document.Only give me the answer and do not output any "
-                  "other words.\nThe following are given documents.\n\n{reference}")
-WITHOUT_DOCUMENTS = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
+WITH_DOCUMENTS = (
+    "Answer the question based on the given document.Only give me the answer and do not output any "
+    "other words.\nThe following are given documents.\n\n{reference}"
+)
+WITHOUT_DOCUMENTS = (
+    "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
+)
 QUESTION = "Question: {question}"
 
 
@@ -65,8 +70,9 @@ class FlashRagTemplate:
     reference_template: str = REFERENCE
     enable_chat: bool = True  # False: a plain string even for a chat model (IRCoT's template)
 
-    def render(self, chat_model: bool, docs: list[Document] | None = None, previous_gen: str = "",
-               **fields: Any) -> str | list[dict[str, str]]:
+    def render(
+        self, chat_model: bool, docs: list[Document] | None = None, previous_gen: str = "", **fields: Any
+    ) -> str | list[dict[str, str]]:
         """`get_string`: the messages a chat model gets (when `enable_chat`), else the string; `previous_gen`
         (what the model wrote so far) follows the string with no separator, or, for a chat model, is a
         final assistant message (FlashRAG's API form), which the `hf` and `vllm` engines continue: the
@@ -84,8 +90,9 @@ FLASHRAG_RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
 FLASHRAG_ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
 
 
-def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: int = 32,
-                       stop: list[str] | None = None, **sampling: Any) -> dict[str, Any]:
+def flashrag_sampling(
+    framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: int = 32, stop: list[str] | None = None, **sampling: Any
+) -> dict[str, Any]:
     """FlashRAG's generation parameters as `ctx.llm.generate` keywords: greedy (`do_sample: False` in its
     config), `max_tokens`; with "vllm" the stop list gains "<|eot_id|>" and a given stop string stays at the
     end of the output; with "hf" the output is cut before the stop string (the caller strips it, as
@@ -99,9 +106,16 @@ def flashrag_sampling(framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: 
     return out
 
 
-async def flashrag_generate(llm: LLM, prompt: str | list[dict[str, str]], framework: Literal["vllm", "hf"] = "vllm", *,
-                            step: str = "generate", max_tokens: int = 32, stop: list[str] | None = None,
-                            **sampling: Any) -> Response:
+async def flashrag_generate(
+    llm: LLM,
+    prompt: str | list[dict[str, str]],
+    framework: Literal["vllm", "hf"] = "vllm",
+    *,
+    step: str = "generate",
+    max_tokens: int = 32,
+    stop: list[str] | None = None,
+    **sampling: Any,
+) -> Response:
     """A rendered `FlashRagTemplate` (a string, or a chat model's messages) sent as FlashRAG's generator sends
     it (`flashrag_sampling`)."""
     params = flashrag_sampling(framework, max_tokens=max_tokens, stop=stop, **sampling)

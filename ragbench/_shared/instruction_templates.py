@@ -4,6 +4,7 @@ with or without a block of numbered passages.
 The strings are byte-exact as AkariAsai/self-rag retrieval_lm/utils.py writes them (PROMPT_DICT; MIT
 licence) - the Alpaca, Llama-2 chat and Open-Instruct formats - and `paragraph` is its baseline
 script's passage block, so that tasks prompted this way match the published baselines."""
+
 from __future__ import annotations
 
 from .._types import Document
@@ -16,8 +17,10 @@ TEMPLATES = {
         "the request.\n\n### Paragraph:\n{paragraph}\n\n### Instruction:\n{instruction}\n\n### Response:",
     ),
     "llama_chat": ("[INST]{instruction}[/INST]", "[INST]{paragraph}\n{instruction}[/INST]"),
-    "open_instruct": ("<user>\n{instruction}\n<assistant>\n",
-                      "<user>\nReference:{paragraph}\n{instruction}\n<assistant>\n"),
+    "open_instruct": (
+        "<user>\n{instruction}\n<assistant>\n",
+        "<user>\nReference:{paragraph}\n{instruction}\n<assistant>\n",
+    ),
 }
 
 

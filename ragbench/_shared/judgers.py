@@ -2,6 +2,7 @@
 per question, which way the method goes. A judger is a model of its own, loaded from a local folder like
 any model (never from a hub), or, to route by decisions made elsewhere, a file of judgements by example id.
 Both are checked before the run: a missing folder or a bad file is one line, not an error per example."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,10 @@ def judger_folder(path: str, what: str) -> Path:
     """`path` as a local model folder (one holding a config.json), else a one-line ConfigError."""
     folder = Path(path).expanduser()
     if not (folder / "config.json").is_file():
-        raise ConfigError(f"{what} {path}: not a local model folder (no config.json there); pass the folder "
-                          "the model was downloaded to")
+        raise ConfigError(
+            f"{what} {path}: not a local model folder (no config.json there); pass the folder "
+            "the model was downloaded to"
+        )
     return folder
 
 
@@ -29,17 +32,21 @@ def read_judgements(path: str, labels: Collection[Any], what: str) -> dict[str, 
     except FileNotFoundError:
         raise ConfigError(f"{what} {path}: no such file; pass a JSON file of example id -> label") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"{what} {path}: not readable as JSON ({type(exc).__name__}: {exc}); pass a JSON "
-                          "object of example id -> label") from None
+        raise ConfigError(
+            f"{what} {path}: not readable as JSON ({type(exc).__name__}: {exc}); pass a JSON "
+            "object of example id -> label"
+        ) from None
     if not isinstance(judgements, dict):
-        raise ConfigError(f"{what} {path}: a JSON object of example id -> label is expected, not a "
-                          f"{type(judgements).__name__}")
+        raise ConfigError(
+            f"{what} {path}: a JSON object of example id -> label is expected, not a {type(judgements).__name__}"
+        )
     known = [(type(label), label) for label in labels]  # typed: JSON's true is not the label 1
     bad = next((key for key, label in judgements.items() if (type(label), label) not in known), None)
     if bad is not None:
         allowed = ", ".join(json.dumps(label) for label in labels)
-        raise ConfigError(f"{what} {path}: example {bad!r} has label {json.dumps(judgements[bad])}, not one of "
-                          f"{allowed}")
+        raise ConfigError(
+            f"{what} {path}: example {bad!r} has label {json.dumps(judgements[bad])}, not one of {allowed}"
+        )
     return judgements
 
 

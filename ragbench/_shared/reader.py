@@ -3,6 +3,7 @@ over the documents they choose, generate once and post-process as the task does.
 `closed_book` (no documents) and `vanilla` (the retriever's top documents) are its two subclasses; a
 third-party reader subclasses it and overrides `documents`. The run's refiner (`--refiner`) turns the
 documents into what the prompt shows (when it gives one text, the sample keeps the documents it read)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,12 +18,22 @@ class Reader(System):
     """One generation per example. `chat` sends the task prompt as a single user message
     (through the model's chat template, as Self-RAG's baselines do for chat models)."""
 
-    def __init__(self, max_tokens: int = 15, temperature: float = 0.0, top_p: float = 1.0,
-                 chat: bool = False, stop: str | list[str] | None = None) -> None:
+    def __init__(
+        self,
+        max_tokens: int = 15,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        chat: bool = False,
+        stop: str | list[str] | None = None,
+    ) -> None:
         # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
         # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
         # `stop` (a string or list, e.g. "\n" as ALCE's run.py uses for open models) ends generation early.
-        self.sampling: dict[str, Any] = {"max_tokens": int(max_tokens), "temperature": float(temperature), "top_p": float(top_p)}
+        self.sampling: dict[str, Any] = {
+            "max_tokens": int(max_tokens),
+            "temperature": float(temperature),
+            "top_p": float(top_p),
+        }
         if stop:
             self.sampling["stop"] = [stop] if isinstance(stop, str) else list(stop)
         self.chat = bool(chat)
@@ -46,5 +57,10 @@ class Reader(System):
         else:
             response = await ctx.llm.generate(prompt, step="answer", **self.sampling)
         answer = prompting.postprocess(response.text)
-        return Prediction(example_id=example.id, answer=answer, raw_output=response.text, docs=docs or [],
-                          citations=prompting.citations(answer))
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=response.text,
+            docs=docs or [],
+            citations=prompting.citations(answer),
+        )

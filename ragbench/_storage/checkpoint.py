@@ -12,6 +12,7 @@ Digests are fed value by value rather than as one `json.dumps`: a CRAG Task 3 ex
 (megabytes of HTML), and dumping it to JSON first held the event loop several times as long as hashing its
 strings as they are.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -122,5 +123,8 @@ class TaskCheckpoint:
     def kept(self, finished: dict[str, str | None]) -> int:
         """Of `finished` (the samples now that need no new attempt), those that stand: saved during this
         attempt, or saved before and read again unchanged."""
-        return sum(1 for key, made in finished.items()
-                   if key not in self.saved or (key in self.read and self.read[key] == made))
+        return sum(
+            1
+            for key, made in finished.items()
+            if key not in self.saved or (key in self.read and self.read[key] == made)
+        )

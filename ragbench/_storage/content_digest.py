@@ -2,6 +2,7 @@
 blocks of `BLOCK` bytes spread evenly over it (the whole file when it is smaller), 1 MiB read a file whatever
 its size (a model's weights, a 64 GB faiss index). A change confined to a few kilobytes of one large file can
 go unseen."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,11 @@ def content_digest(path: str | Path) -> str | None:
     if root.is_file():
         files = [(root.name, root)]
     elif root.is_dir():
-        files = sorted((str(f.relative_to(root)), f) for f in root.rglob("*")
-                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(root).parts))
+        files = sorted(
+            (str(f.relative_to(root)), f)
+            for f in root.rglob("*")
+            if f.is_file() and not any(part.startswith(".") for part in f.relative_to(root).parts)
+        )
     else:
         return None
     digest = hashlib.sha256()

@@ -1,6 +1,7 @@
 """Reading CSV and TSV values of any length without changing `csv`'s field limit for the rest of the process:
 the limit is one process-wide setting (128 KiB a value by default), raised here for each read and set back
 after it, so other code's readers (a user's, a library's) keep theirs. Not for threads reading CSV at once."""
+
 from __future__ import annotations
 
 import csv

@@ -1,5 +1,6 @@
 """Finding a task's data file: an explicit path, the local data folder, or a download; and telling cheaply
 whether it changed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,8 +22,9 @@ def check_data_path(path: Path, label: str) -> None:
     (said elsewhere). A pipe, device or socket is refused, `label` naming where it was given: a run opens
     its data more than once, a FIFO waits for a writer and /dev/zero never ends."""
     if path.exists() and not (path.is_file() or path.is_dir()):
-        raise ConfigError(f"{label}: not a file or folder (a pipe or device); a run opens its data more than "
-                          "once: save it to a file")
+        raise ConfigError(
+            f"{label}: not a file or folder (a pipe or device); a run opens its data more than once: save it to a file"
+        )
 
 
 def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str | None) -> Path:

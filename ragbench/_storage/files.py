@@ -11,6 +11,7 @@ A file of ragbench's is read or appended to through `open_file` (or looked for w
 device, socket or folder there is refused (`NotAFileError`), never waited on. A file kept for the user (a
 damaged cache) is moved aside by `move_aside`, never over another file.
 """
+
 from __future__ import annotations
 
 import os
@@ -90,8 +91,13 @@ class NotAFileError(OSError):
     fix = "remove it, or put the file there"
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def require_regular(mode: int, path: str | Path) -> None:

@@ -10,6 +10,7 @@ Built on `jsonlines` (its Reader's per-line decoding and error reporting, its Wr
 with the standard library's `json.loads` as the parser so every number parses exactly as before
 (jsonlines would pick orjson when installed, which rejects NaN and integers over 64 bits).
 """
+
 from __future__ import annotations
 
 import errno
@@ -37,12 +38,15 @@ class NestedTooDeep(ValueError):
 
 def guarded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     """`parse` (json.loads or a wrapper of it) with a RecursionError turned into `NestedTooDeep`."""
+
     def parse_guarded(text: str) -> Any:
         try:
             return parse(text)
         except RecursionError:
-            raise NestedTooDeep(f"nested too deeply to parse (over about {sys.getrecursionlimit()} levels of "
-                                "arrays and objects)") from None
+            raise NestedTooDeep(
+                f"nested too deeply to parse (over about {sys.getrecursionlimit()} levels of arrays and objects)"
+            ) from None
+
     return parse_guarded
 
 
@@ -60,14 +64,16 @@ def json_text(value: Any, indent: int | None = None, sort_keys: bool = False, st
     form a pair read back as the one character they pair into, as JSON defines.) `strict`: no NaN or
     Infinity literals either (`strict_json`)."""
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys,
-                          allow_nan=not strict)
+        text = json.dumps(
+            value, ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys, allow_nan=not strict
+        )
     except ValueError:
         if not strict:
             raise
         # a non-finite float somewhere: the rare case pays for the walk
-        text = json.dumps(finite_only(value), ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys,
-                          allow_nan=False)
+        text = json.dumps(
+            finite_only(value), ensure_ascii=False, default=str, indent=indent, sort_keys=sort_keys, allow_nan=False
+        )
     if text.isascii():
         return text
     try:
@@ -111,20 +117,27 @@ def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
     """The RecordError of a line jsonlines could not read: not UTF-8, or not JSON at line:column."""
     cause = exc.__cause__
     if isinstance(cause, UnicodeDecodeError):
-        return RecordError(where, exc.lineno, f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at column "
-                                              f"{cause.start + 1}); save the file as UTF-8")
+        return RecordError(
+            where,
+            exc.lineno,
+            f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at column {cause.start + 1}); save the file as UTF-8",
+        )
     if isinstance(cause, json.JSONDecodeError):
         if cause.pos >= len(cause.doc.rstrip()) or cause.msg.startswith("Unterminated string"):  # ran out of line
-            return RecordError(where, exc.lineno, f"line cut short at column {len(cause.doc.rstrip()) + 1} "
-                                                  f"({cause.msg} at column {cause.colno})")
+            return RecordError(
+                where,
+                exc.lineno,
+                f"line cut short at column {len(cause.doc.rstrip()) + 1} ({cause.msg} at column {cause.colno})",
+            )
         return RecordError(where, exc.lineno, f"not valid JSON at column {cause.colno}: {cause.msg}")
     if isinstance(cause, NestedTooDeep):
         return RecordError(where, exc.lineno, f"{cause}; fix or remove the line")
     return RecordError(where, exc.lineno, f"unreadable line ({cause or exc})")
 
 
-def read_lines(source: str | Path | IO[bytes], where: str | None = None,
-               loads: Callable[[str], Any] = json.loads) -> Iterator[Item]:
+def read_lines(
+    source: str | Path | IO[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads
+) -> Iterator[Item]:
     """(0-based line index, value or RecordError) for every non-blank line of a file or of an open
     binary stream (a bz2 or tar member); `where` names the stream in errors; `loads` parses a line
     (json.loads, or one that parses large lines elsewhere)."""
@@ -141,9 +154,16 @@ def read_lines(source: str | Path | IO[bytes], where: str | None = None,
             value = reader.read(allow_none=True, skip_empty=True)
         except EOFError:  # the end of the stream, or (lines.failure) a stream that broke off
             if lines.failure is not None:
-                yield lines.number, StreamBroken(name, lines.number + 1, f"cannot read past this line "
-                                                f"({lines.failure or type(lines.failure).__name__}): the file "
-                                                "is cut short or corrupt")
+                yield (
+                    lines.number,
+                    StreamBroken(
+                        name,
+                        lines.number + 1,
+                        f"cannot read past this line "
+                        f"({lines.failure or type(lines.failure).__name__}): the file "
+                        "is cut short or corrupt",
+                    ),
+                )
             return
         except jsonlines.InvalidLineError as exc:
             yield exc.lineno - 1, line_error(name, exc)
@@ -198,8 +218,9 @@ def read_json(path: str | Path, expected: str) -> Any:
         with open_file(path, "r") as handle:
             return parse_json(handle.read())
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-                          f"expected {expected}") from exc
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); expected {expected}"
+        ) from exc
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}") from exc
     except NestedTooDeep as exc:
@@ -210,8 +231,9 @@ def read_json(path: str | Path, expected: str) -> Any:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc}); expected {expected}") from exc
 
 
-def require(record: dict[str, Any], field: str, path: str | Path, line_index: int,
-            types: type | tuple[type, ...] = object) -> Any:
+def require(
+    record: dict[str, Any], field: str, path: str | Path, line_index: int, types: type | tuple[type, ...] = object
+) -> Any:
     """The value of a required field, or a `RecordError` naming file, line and field."""
     if field not in record:
         raise RecordError(str(path), line_index + 1, "missing field", field)

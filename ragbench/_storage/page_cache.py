@@ -15,6 +15,7 @@ own `PageCaches` (ragbench._run.resources) and closes them when it ends: two run
 each have theirs, even on the same file. Hits, misses and the file's size are reported in
 results.json (`cost.page_cache`) and on the console.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -72,8 +73,15 @@ class PageCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._store = SqliteStore(
-            self.path, SCHEMA, "value", encode=lambda key, value: (key, encode_value(value), time.time()),
-            decode=decode_value, from_item=lambda value: value, label=LABEL, fix=FIX)
+            self.path,
+            SCHEMA,
+            "value",
+            encode=lambda key, value: (key, encode_value(value), time.time()),
+            decode=decode_value,
+            from_item=lambda value: value,
+            label=LABEL,
+            fix=FIX,
+        )
         self.hits: Counter[str] = Counter()
         self.misses: Counter[str] = Counter()
 
@@ -91,9 +99,13 @@ class PageCache:
     def stats(self) -> dict[str, Any]:
         kinds = sorted(set(self.hits) | set(self.misses))
         hits, looked = sum(self.hits.values()), sum(self.hits.values()) + sum(self.misses.values())
-        return {**self._store.stats(), "lookups": looked, "hits": hits,
-                "hit_rate": round(hits / looked, 4) if looked else None,
-                "by_kind": {kind: {"hits": self.hits[kind], "misses": self.misses[kind]} for kind in kinds}}
+        return {
+            **self._store.stats(),
+            "lookups": looked,
+            "hits": hits,
+            "hit_rate": round(hits / looked, 4) if looked else None,
+            "by_kind": {kind: {"hits": self.hits[kind], "misses": self.misses[kind]} for kind in kinds},
+        }
 
     def close(self) -> None:
         self._store.close()
@@ -146,7 +158,8 @@ def console_line(stats: dict[str, Any] | None, notices: bool = True) -> str | No
     lines = []
     for cache in stats.get("caches", [stats]):
         rate = "" if cache["hit_rate"] is None else f" ({cache['hit_rate']:.0%})"
-        lines.append(f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, "
-                     f"{cache['bytes'] / 1e6:.1f} MB")
+        lines.append(
+            f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, {cache['bytes'] / 1e6:.1f} MB"
+        )
         lines += health_lines("page cache", cache, notices)
     return "\n".join(lines)

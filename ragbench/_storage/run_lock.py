@@ -23,6 +23,7 @@ would no longer exclude each other, and closing any descriptor of the file drops
 running from it): it probes with a shared lock held for an instant, so `acquire` tries again for a
 moment (PROBE_WAIT_SECONDS) before it refuses, and a probe never turns a run away.
 """
+
 from __future__ import annotations
 
 import errno
@@ -114,8 +115,17 @@ class RunLock:
             with naming(self.path):  # a full disk's error names no file of its own
                 handle.seek(0)
                 handle.truncate()
-                handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": sys.argv}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "pid": os.getpid(),
+                            "host": socket.gethostname(),
+                            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                            "command": sys.argv,
+                        }
+                    )
+                    + "\n"
+                )
                 handle.flush()
         except OSError:
             with suppress(OSError):  # the descriptor closes (and the lock goes) even when the last flush fails
@@ -145,8 +155,10 @@ class RunLock:
             handle.close()
 
     def _message(self, holder: dict[str, Any]) -> str:
-        return (f"--output {self.path.parent}: another ragbench run is using this folder ({describe(holder)}); "
-                "wait for it to end, or choose another --output")
+        return (
+            f"--output {self.path.parent}: another ragbench run is using this folder ({describe(holder)}); "
+            "wait for it to end, or choose another --output"
+        )
 
 
 def _close_in_children() -> None:
@@ -180,11 +192,17 @@ def not_a_lock(path: Path, info: os.stat_result) -> str | None:
     FIFO, a folder, a hard link (a file with another name elsewhere); None for a regular file."""
     if stat.S_ISREG(info.st_mode) and info.st_nlink <= 1:  # 0: a file system that does not count links
         return None
-    what = (f"is a symbolic link (to {os.readlink(path)})" if stat.S_ISLNK(info.st_mode)
-            else "is a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode)
-            else "is a folder" if stat.S_ISDIR(info.st_mode)
-            else f"is a hard link (one of {info.st_nlink} names of one file)" if stat.S_ISREG(info.st_mode)
-            else "is not a regular file")
+    what = (
+        f"is a symbolic link (to {os.readlink(path)})"
+        if stat.S_ISLNK(info.st_mode)
+        else "is a FIFO (named pipe)"
+        if stat.S_ISFIFO(info.st_mode)
+        else "is a folder"
+        if stat.S_ISDIR(info.st_mode)
+        else f"is a hard link (one of {info.st_nlink} names of one file)"
+        if stat.S_ISREG(info.st_mode)
+        else "is not a regular file"
+    )
     return _not_ours(path, what)
 
 
@@ -195,8 +213,10 @@ def foreign_content(path: Path, text: str) -> str | None:
 
 
 def _not_ours(path: Path, what: str) -> str:
-    return (f"--output {path.parent}: {path} {what}, not the lock file ragbench makes, and ragbench never writes "
-            "through it: remove it (the run makes its own), or choose another --output")
+    return (
+        f"--output {path.parent}: {path} {what}, not the lock file ragbench makes, and ragbench never writes "
+        "through it: remove it (the run makes its own), or choose another --output"
+    )
 
 
 def describe(holder: dict[str, Any]) -> str:
@@ -204,8 +224,7 @@ def describe(holder: dict[str, Any]) -> str:
     if not holder:
         return "a process that has not yet said who it is"
     who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
-    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int) \
-            and not _alive(holder["pid"]):
+    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int) and not _alive(holder["pid"]):
         who += ", no longer running: a process it started still holds the lock; end that process"
     return who
 

@@ -5,6 +5,7 @@ sample record: it is passed over like a line a kill cut short (named, counted, a
 on --resume), never a traceback in a reader; `compare`, `rescore` and the viewer first read an older
 version's shapes as the current ones (`in_current_shape`). A run.json of another shape is refused in one line. A field
 may be missing (a file of an older ragbench): readers take its absence as its empty value."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -15,16 +16,47 @@ SAMPLE_VERSIONS = (1, 2)  # the versions this ragbench reads; 1: a line without 
 NONE = type(None)
 TEXT = (str, NONE)
 FIELDS: dict[str, tuple[type, ...]] = {
-    "error": TEXT, "bad_record": (bool,), "example_sha256": TEXT, "question": TEXT, "gold": (dict, NONE),
-    "meta": (dict, NONE), "turns": (list, NONE), "prediction": (dict,), "trace": (list,), "judge_trace": (list,),
-    "scores": (dict,), "score_errors": (dict,), "score_tracebacks": (dict,), "counted": (dict,),
-    "infrastructure_failures": (list,), "gold_references": (list,), "attempt_cost": (dict,)}
+    "error": TEXT,
+    "bad_record": (bool,),
+    "example_sha256": TEXT,
+    "question": TEXT,
+    "gold": (dict, NONE),
+    "meta": (dict, NONE),
+    "turns": (list, NONE),
+    "prediction": (dict,),
+    "trace": (list,),
+    "judge_trace": (list,),
+    "scores": (dict,),
+    "score_errors": (dict,),
+    "score_tracebacks": (dict,),
+    "counted": (dict,),
+    "infrastructure_failures": (list,),
+    "gold_references": (list,),
+    "attempt_cost": (dict,),
+}
 PREDICTION_FIELDS: dict[str, tuple[type, ...]] = {
-    "answer": TEXT, "raw_output": TEXT, "citations": (list,), "docs": (list,), "extras": (dict,)}
+    "answer": TEXT,
+    "raw_output": TEXT,
+    "citations": (list,),
+    "docs": (list,),
+    "extras": (dict,),
+}
 STEP_FIELDS: dict[str, tuple[type, ...]] = {
-    "kind": TEXT, "name": TEXT, "request": (dict, NONE), "response": (dict, NONE), "error": TEXT}
-META_FIELDS: dict[str, type] = {"config": dict, "identity": dict, "config_hash": str, "data": dict, "finished": bool,
-                                "attempts": list, "records": dict}
+    "kind": TEXT,
+    "name": TEXT,
+    "request": (dict, NONE),
+    "response": (dict, NONE),
+    "error": TEXT,
+}
+META_FIELDS: dict[str, type] = {
+    "config": dict,
+    "identity": dict,
+    "config_hash": str,
+    "data": dict,
+    "finished": bool,
+    "attempts": list,
+    "records": dict,
+}
 KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
 
 
@@ -36,8 +68,10 @@ def sample_problem(record: dict[str, Any]) -> str | None:
 def _problems(record: dict[str, Any]) -> Iterator[str]:
     version = record.get("schema_version", 1)
     if type(version) is not int or version not in SAMPLE_VERSIONS:
-        yield (f"`schema_version` {version!r}: a sample of another ragbench (this one reads versions "
-               f"{', '.join(map(str, SAMPLE_VERSIONS))}); read it with the ragbench that wrote it")
+        yield (
+            f"`schema_version` {version!r}: a sample of another ragbench (this one reads versions "
+            f"{', '.join(map(str, SAMPLE_VERSIONS))}); read it with the ragbench that wrote it"
+        )
         return
     if isinstance(record.get("id"), (dict, list)):
         yield f"`id` is {_kind(record['id'])}, not a string or number"
@@ -77,13 +111,15 @@ def _number(value: Any) -> bool:
 
 def meta_problem(meta: dict[str, Any]) -> str | None:
     """What in run.json's `meta` is not of the shape ragbench writes (the first found), or None."""
-    wrong = next((field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)),
-                 None)
+    wrong = next(
+        (field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)), None
+    )
     if wrong is not None:
         return f"its `{wrong}` is {_kind(meta[wrong])}"
     for n, attempt in enumerate(meta.get("attempts") or []):
-        if not isinstance(attempt, dict) or not all(is_count(value) for name, value in attempt.items()
-                                                    if name not in ("id", "interrupted")):
+        if not isinstance(attempt, dict) or not all(
+            is_count(value) for name, value in attempt.items() if name not in ("id", "interrupted")
+        ):
             return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
     task = next((task for task, count in (meta.get("records") or {}).items() if not is_count(count)), None)
     return None if task is None else f"its `records.{task}` is not a count of records"

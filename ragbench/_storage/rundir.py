@@ -28,25 +28,25 @@ judge logs), never what a symbolic link among them points to. A folder holding s
 (a user's samples/ or results.json) is refused, and so is a run folder holding a link where a run
 writes: nothing outside the run folder is written through it.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
 import shutil
-from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, RecordError
-from .._values.names import inside
 from .checkpoint import record_key
 from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
-from .jsonl import dumps, iter_jsonl, open_append, parse_json, read_json, strict_json
+from .jsonl import dumps, open_append, parse_json, read_json, strict_json
 from .run_lock import RunLock
-from .run_shapes import in_current_shape, is_count, meta_problem, sample_problem
+from .run_shapes import is_count, meta_problem
+from .sample_files import line_offsets, numbered_samples, sample_file
 
 ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
@@ -54,61 +54,21 @@ _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.e
 
 
 RUN_FOLDERS = ("samples", "calls")  # what a run writes in its folder (run.lock stays: see run_lock)
-RUN_FILES = ("results.json", "report.md", "run.json", "nli_calls.jsonl", "cache.sqlite", "cache.sqlite-wal",
-             "cache.sqlite-shm")
+RUN_FILES = (
+    "results.json",
+    "report.md",
+    "run.json",
+    "nli_calls.jsonl",
+    "cache.sqlite",
+    "cache.sqlite-wal",
+    "cache.sqlite-shm",
+)
 JUDGE_LOGS = "judge*_calls.jsonl"  # every judge's exchange log (ragbench._replay.exchange_log), as a glob pattern
 RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
-
-
-def sample_file(run_folder: str | Path, task: str) -> Path:
-    """samples/<task>.jsonl of a run folder: a task's name that would leave samples/ is a ConfigError."""
-    return inside(Path(run_folder) / "samples", f"{task}.jsonl")
-
-
-def iter_samples(path: str | Path, errors: list[RecordError] | None = None,
-                 older_shapes: bool = False) -> Iterator[dict[str, Any]]:
-    """The complete records of a samples file, one at a time (a missing file has none); a line cut
-    short by a crash is passed over, and added to `errors` when given (to be counted and reported).
-    `older_shapes`: each line is brought to the current shape before its shape is checked (`in_current_shape`:
-    a reader of an older version's run); --resume runs such lines again."""
-    for _, record in _numbered_samples(path, errors, older_shapes):
-        yield record
-
-
-def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a samples file `RunDir.finalize_samples` rewrote, one at a time in data order: each line
-    was checked as it was copied there, so here it is only parsed."""
-    if file_there(path):
-        with open_file(path) as lines:
-            for line in lines:
-                yield parse_json(line)
-
-
-def _numbered_samples(path: str | Path, errors: list[RecordError] | None = None,
-                      older_shapes: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not file_there(path):
-        return
-    for line, record in iter_jsonl(path):
-        if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
-            record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
-        elif not isinstance(record, RecordError) and older_shapes:
-            record = in_current_shape(record)
-        elif not isinstance(record, RecordError) and (problem := sample_problem(record)) is not None:
-            record = RecordError(str(path), line + 1, f"not a sample record of this ragbench ({problem})")
-        if not isinstance(record, RecordError):
-            yield line, record
-        elif errors is not None:
-            errors.append(record)
-
-
-def is_sample(record: dict[str, Any]) -> bool:
-    """A line the run wrote: every record has its integer position (`index`), the key of a bad record and
-    the order the samples are rewritten in."""
-    return isinstance(record.get("index"), int) and not isinstance(record["index"], bool)
 
 
 def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
@@ -122,25 +82,15 @@ def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
             seen[name] = max(seen.get(name, value), value)
 
 
-def line_offsets(path: Path) -> array:
-    """Byte offset of every line's start, and the file's size last (8 bytes a line)."""
-    offsets, position = array("Q"), 0
-    with open_file(path) as handle:
-        for line in handle:
-            offsets.append(position)
-            position += len(line)
-    offsets.append(position)
-    return offsets
-
-
 def _differences(old: Any, new: Any) -> str:
     """What changed from `old` to `new`: key by key for two dicts (each value cut at 60 characters), else
     the two values whole (a model's name and digest)."""
     if not isinstance(old, dict) or not isinstance(new, dict):
         return f"{json.dumps(old, default=str)} -> {json.dumps(new, default=str)}"
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    return "; ".join(f"{k}: {json.dumps(old.get(k), default=str)[:60]} -> {json.dumps(new.get(k), default=str)[:60]}"
-                     for k in keys)
+    return "; ".join(
+        f"{k}: {json.dumps(old.get(k), default=str)[:60]} -> {json.dumps(new.get(k), default=str)[:60]}" for k in keys
+    )
 
 
 class RunDir:
@@ -161,27 +111,39 @@ class RunDir:
         kind = "a symbolic link" if meta_path.is_symlink() else "" if meta_path.is_file() else "not a file"
         meta = None if kind else read_json(meta_path, "the run.json ragbench wrote (choose another --output)")
         if not isinstance(meta, dict) or not all(key in meta for key in RUN_KEYS):
-            raise ConfigError(f"{meta_path} is {kind + ', ' if kind else ''}not a run.json ragbench wrote; ragbench "
-                              "replaces only its own runs: choose another --output")
+            raise ConfigError(
+                f"{meta_path} is {kind + ', ' if kind else ''}not a run.json ragbench wrote; ragbench "
+                "replaces only its own runs: choose another --output"
+            )
         problem = meta_problem(meta)
         if problem is not None:
-            raise ConfigError(f"{meta_path}: {problem}: not what ragbench writes (the file was changed); fix it, or "
-                              "--overwrite runs the run again, or choose another --output")
+            raise ConfigError(
+                f"{meta_path}: {problem}: not what ragbench writes (the file was changed); fix it, or "
+                "--overwrite runs the run again, or choose another --output"
+            )
         return meta
 
     def _written(self) -> list[str]:
         """The names a run writes that are here (a folder with something in it), run.json and caches aside."""
-        names = [name for name in RUN_FOLDERS if (self.path / name).is_symlink()
-                 or ((self.path / name).is_dir() and any((self.path / name).iterdir()))]
-        names += [name for name in ("results.json", "report.md", "nli_calls.jsonl")
-                  if os.path.lexists(self.path / name)]
+        names = [
+            name
+            for name in RUN_FOLDERS
+            if (self.path / name).is_symlink() or ((self.path / name).is_dir() and any((self.path / name).iterdir()))
+        ]
+        names += [
+            name for name in ("results.json", "report.md", "nli_calls.jsonl") if os.path.lexists(self.path / name)
+        ]
         return names + sorted(p.name for p in self.path.glob(JUDGE_LOGS))
 
     def _links(self) -> list[Path]:
         """Symbolic links where a run writes: its files, its folders and what they hold."""
         places = [self.path / name for name in RUN_FOLDERS + RUN_FILES] + list(self.path.glob(JUDGE_LOGS))
-        inside = [child for name in RUN_FOLDERS if (self.path / name).is_dir() and not (self.path / name).is_symlink()
-                  for child in (self.path / name).rglob("*")]  # rglob does not follow links into folders
+        inside = [
+            child
+            for name in RUN_FOLDERS
+            if (self.path / name).is_dir() and not (self.path / name).is_symlink()
+            for child in (self.path / name).rglob("*")
+        ]  # rglob does not follow links into folders
         return [path for path in places + inside if path.is_symlink()]
 
     def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
@@ -190,35 +152,53 @@ class RunDir:
         `overwrite` is not given, or it holds what a run writes but no run ragbench made; a link stands where
         the run writes. Writes nothing (the pre-flight calls it, `start` again)."""
         if self.path.exists() and not self.path.is_dir():
-            raise ConfigError(f"--output {self.path}: is a file, not a folder; choose a folder "
-                              "(new, or a run's with --resume / --overwrite)")
+            raise ConfigError(
+                f"--output {self.path}: is a file, not a folder; choose a folder "
+                "(new, or a run's with --resume / --overwrite)"
+            )
         refusal = self.lock.refusal()
         if refusal:
             raise ConfigError(refusal)
         previous = self.meta
         if resume:
             if previous is None:
-                raise ConfigError(f"--resume: {self.path} holds no run to resume (no run.json); "
-                                  "drop --resume to start one")
+                raise ConfigError(
+                    f"--resume: {self.path} holds no run to resume (no run.json); drop --resume to start one"
+                )
             if previous.get("config_hash") != config_hash:
                 changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
-                raise ConfigError(f"--resume: {self.path} was run with a different configuration ({changed}); "
-                                  "use the same options, or a new --output")
+                raise ConfigError(
+                    f"--resume: {self.path} was run with a different configuration ({changed}); "
+                    "use the same options, or a new --output"
+                )
         elif previous is None and self.path.is_dir() and (written := self._written()):
-            raise ConfigError(f"--output {self.path}: holds {', '.join(written)} but no run of ragbench (no run.json "
-                              "it wrote); ragbench writes only into a new folder or a run it made: choose another "
-                              "--output")
+            raise ConfigError(
+                f"--output {self.path}: holds {', '.join(written)} but no run of ragbench (no run.json "
+                "it wrote); ragbench writes only into a new folder or a run it made: choose another "
+                "--output"
+            )
         elif previous is not None and not overwrite:
-            raise ConfigError(f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
-                              "it, or choose another --output")
+            raise ConfigError(
+                f"{self.path} already holds a run: --resume continues it, --overwrite replaces "
+                "it, or choose another --output"
+            )
         links = [] if overwrite and not resume else self._links()
         if links:
-            raise ConfigError(f"--output {self.path}: {links[0]} is a symbolic link (to {os.readlink(links[0])}); "
-                              "ragbench never writes through a link in its run folder: remove the link, or "
-                              "--overwrite replaces the run (removing only the link)")
+            raise ConfigError(
+                f"--output {self.path}: {links[0]} is a symbolic link (to {os.readlink(links[0])}); "
+                "ragbench never writes through a link in its run folder: remove the link, or "
+                "--overwrite replaces the run (removing only the link)"
+            )
 
-    def start(self, config: dict[str, Any], identity: dict[str, Any], config_hash: str, resume: bool,
-              overwrite: bool = False, data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    def start(
+        self,
+        config: dict[str, Any],
+        identity: dict[str, Any],
+        config_hash: str,
+        resume: bool,
+        overwrite: bool = False,
+        data: dict[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first; `data`: each task's data fingerprint
         (`Task.data_fingerprint`, what `data_changed` compares). Returns the earlier attempts' costs."""
@@ -236,8 +216,16 @@ class RunDir:
             previous = None
         attempts = list((previous or {}).get("attempts") or [])
         self.samples_dir.mkdir(parents=True, exist_ok=True)
-        self._write_meta({"config": config, "identity": identity, "config_hash": config_hash,
-                                "data": data or {}, "finished": False, "attempts": attempts})
+        self._write_meta(
+            {
+                "config": config,
+                "identity": identity,
+                "config_hash": config_hash,
+                "data": data or {},
+                "finished": False,
+                "attempts": attempts,
+            }
+        )
         return attempts
 
     def _remove_run(self) -> None:
@@ -263,19 +251,29 @@ class RunDir:
         (`retriever_contents`: `Retriever.contents`) are not those the run was started with: the options can
         match while a file changed."""
         recorded = (self.meta or {}).get("config") or {}
-        for key, what in (("task_configs", "a task"), ("model_contents", "the files of a model"),
-                          ("retriever_contents", "what the retriever searches (its index or recording)")):
+        for key, what in (
+            ("task_configs", "a task"),
+            ("model_contents", "the files of a model"),
+            ("retriever_contents", "what the retriever searches (its index or recording)"),
+        ):
             before = recorded.get(key) if isinstance(recorded, dict) else recorded
             if before is not None and not isinstance(before, dict):
-                raise ConfigError(f"--resume: {self.path / 'run.json'}: its config.{key} is not what ragbench writes "
-                                  "(the file was changed): --overwrite runs the run again, or choose a new --output")
+                raise ConfigError(
+                    f"--resume: {self.path / 'run.json'}: its config.{key} is not what ragbench writes "
+                    "(the file was changed): --overwrite runs the run again, or choose a new --output"
+                )
             now = config.get(key) or {}
             if before is not None and before != now:
-                changed = "; ".join(f"{name}: {_differences(before.get(name), now.get(name))}"
-                                    for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name))
-                raise ConfigError(f"--resume: {self.path}: {what} changed since the run started ({changed}); its "
-                                  "saved samples would mix with new ones: --overwrite runs it again, or choose a new "
-                                  "--output")
+                changed = "; ".join(
+                    f"{name}: {_differences(before.get(name), now.get(name))}"
+                    for name in sorted(set(before) | set(now))
+                    if before.get(name) != now.get(name)
+                )
+                raise ConfigError(
+                    f"--resume: {self.path}: {what} changed since the run started ({changed}); its "
+                    "saved samples would mix with new ones: --overwrite runs it again, or choose a new "
+                    "--output"
+                )
 
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
@@ -305,7 +303,7 @@ class RunDir:
         offsets = line_offsets(path)
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
         costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
-        for line, record in _numbered_samples(path, errors):
+        for line, record in numbered_samples(path, errors):
             _latest_cost(costs, record.get(ATTEMPT_COST))
             key = record_key(record)
             if positions is not None and key not in positions:
@@ -333,9 +331,17 @@ class RunDir:
         a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
         while an attempt runs, so each is the larger of the two."""
         attempts = self.attempts()
-        caught_up = [{**attempt, **{name: value for name, value in costs.get(attempt.get("id", ""), {}).items()
-                                    if not is_count(attempt.get(name)) or value > attempt[name]}}
-                     for attempt in attempts]
+        caught_up = [
+            {
+                **attempt,
+                **{
+                    name: value
+                    for name, value in costs.get(attempt.get("id", ""), {}).items()
+                    if not is_count(attempt.get(name)) or value > attempt[name]
+                },
+            }
+            for attempt in attempts
+        ]
         if caught_up != attempts:
             meta = self.meta or {}
             meta["attempts"] = caught_up

@@ -22,6 +22,7 @@ A new file is made whole beside its path (marked with `APPLICATION_ID`, in WAL m
 and linked into place: the path never holds a half-made file, and one another run made meanwhile is
 used, not replaced.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,10 +51,20 @@ class SqliteStore:
     messages; `fix` says what option points it elsewhere; `owned`: the path lies in a run folder ragbench
     made (`ownership`)."""
 
-    def __init__(self, path: str | Path, schema: Schema, value_column: str,
-                 encode: Callable[[str, Any], tuple], decode: Callable[[Any], Any],
-                 from_item: Callable[[Any], Any], label: str = "cache", fix: str = "", owned: bool = False,
-                 busy_seconds: float = 60.0, read_busy_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        schema: Schema,
+        value_column: str,
+        encode: Callable[[str, Any], tuple],
+        decode: Callable[[Any], Any],
+        from_item: Callable[[Any], Any],
+        label: str = "cache",
+        fix: str = "",
+        owned: bool = False,
+        busy_seconds: float = 60.0,
+        read_busy_seconds: float = 5.0,
+    ) -> None:
         self.path = Path(path)
         self.schema, self.table, self.value_column, self.owned = schema, schema.table, value_column, owned
         self.encode, self.decode, self.from_item = encode, decode, from_item
@@ -93,8 +104,10 @@ class SqliteStore:
                 problem = problem_of(exc)
             self._close_connections()
         if problem.foreign:
-            self.notice = (f"{self.label} {self.path}: {problem.reason}; the run goes on without it and leaves the "
-                           f"file as it is ({self.fix})")
+            self.notice = (
+                f"{self.label} {self.path}: {problem.reason}; the run goes on without it and leaves the "
+                f"file as it is ({self.fix})"
+            )
             return
         if not problem.damaged:
             self.notice = f"{self.label} {self.path}: {problem.reason}; the run goes on without it ({self.fix})"
@@ -104,11 +117,15 @@ class SqliteStore:
             self._open_file()
         except (sqlite3.Error, OSError) as exc:
             self._close_connections()
-            self.notice = (f"{self.label} {self.path}: damaged ({problem.reason}) and no fresh one can take its "
-                           f"place ({problem_of(exc).reason}); the run goes on without it ({self.fix})")
+            self.notice = (
+                f"{self.label} {self.path}: damaged ({problem.reason}) and no fresh one can take its "
+                f"place ({problem_of(exc).reason}); the run goes on without it ({self.fix})"
+            )
             return
-        self.notice = (f"{self.label} {self.path}: damaged ({problem.reason}); moved to {aside.name} beside it, "
-                       f"and a fresh {self.label} is used in its place (its entries are made again)")
+        self.notice = (
+            f"{self.label} {self.path}: damaged ({problem.reason}); moved to {aside.name} beside it, "
+            f"and a fresh {self.label} is used in its place (its entries are made again)"
+        )
 
     def _open_file(self) -> None:
         """Open the file `ownership` found to be ragbench's, or a new one (`_create`)."""
@@ -116,8 +133,10 @@ class SqliteStore:
         if not os.path.lexists(self.path):
             self._create()
         db = self._writer_db = self._connect(self._busy)
-        found = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",  # page 1 and the
-                           (self.table,)).fetchone()  # schema: NOTADB, CORRUPT
+        found = db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",  # page 1 and the
+            (self.table,),
+        ).fetchone()  # schema: NOTADB, CORRUPT
         if found is None or found[0] != self.schema.create:
             raise sqlite3.DatabaseError(self.schema.mismatch(found and found[0]))  # damaged: moved aside
         db.execute("PRAGMA journal_mode=WAL")  # set when it was made; again for a file a tool switched back
@@ -189,16 +208,22 @@ class SqliteStore:
         wanted = [key for key in dict.fromkeys(keys) if key not in queued] if self.available else []
         try:
             for start in range(0, len(wanted), 500):
-                chunk = wanted[start:start + 500]
+                chunk = wanted[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 for key, value, checksum in self._reader_db().execute(
-                        f"SELECT key, {self.value_column}, checksum FROM {self.table} WHERE key IN ({marks})", chunk):
+                    f"SELECT key, {self.value_column}, checksum FROM {self.table} WHERE key IN ({marks})", chunk
+                ):
                     found[key] = self._verified(key, value, checksum)
         except sqlite3.Error as exc:
             self.read_errors += 1
             if self.read_errors == 1:
-                log.warning("ragbench: warning: %s %s: a read failed (%s); such reads are misses (counted, and "
-                            "reported when the run ends)", self.label, self.path, exc)
+                log.warning(
+                    "ragbench: warning: %s %s: a read failed (%s); such reads are misses (counted, and "
+                    "reported when the run ends)",
+                    self.label,
+                    self.path,
+                    exc,
+                )
         return [self.from_item(queued[key]) if key in queued else found.get(key) for key in keys]
 
     def _verified(self, key: str, value: Any, checksum: str | None) -> Any | None:
@@ -258,9 +283,15 @@ class SqliteStore:
         except Exception as exc:  # a locked, full or broken file: the answers are used, not stored
             self.write_errors += 1
             if self.write_errors == 1:
-                log.warning("ragbench: warning: %s %s: a write of %d entries failed (%s: %s); they are used, not "
-                            "stored (failed writes are counted, and reported when the run ends)", self.label,
-                            self.path, len(items), type(exc).__name__, exc)
+                log.warning(
+                    "ragbench: warning: %s %s: a write of %d entries failed (%s: %s); they are used, not "
+                    "stored (failed writes are counted, and reported when the run ends)",
+                    self.label,
+                    self.path,
+                    len(items),
+                    type(exc).__name__,
+                    exc,
+                )
             try:
                 db.rollback()
             except sqlite3.Error:
@@ -287,8 +318,14 @@ class SqliteStore:
     def stats(self) -> dict[str, Any]:
         """The file, its size, the entries that failed their check, failed reads and writes, and the notice."""
         self.flush()
-        return {"path": str(self.path), "bytes": self.size_bytes(), "damaged_entries": self.damaged,
-                "read_errors": self.read_errors, "write_errors": self.write_errors, "notice": self.notice}
+        return {
+            "path": str(self.path),
+            "bytes": self.size_bytes(),
+            "damaged_entries": self.damaged,
+            "read_errors": self.read_errors,
+            "write_errors": self.write_errors,
+            "notice": self.notice,
+        }
 
     def close(self) -> None:
         if self._closed:

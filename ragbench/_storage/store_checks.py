@@ -13,6 +13,7 @@ ragbench made (a cache of a ragbench before the mark). Any other file (another a
 file, even one with a table of the same name, a text file, an empty file, a FIFO) is foreign: never
 migrated, moved, switched to WAL or written. Only a file ragbench made that is damaged is moved aside.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,10 @@ class Schema:
 
     def mismatch(self, found: str | None) -> str:
         """Why a file ragbench made, whose table was made by `found` (None: it has none), is damaged."""
-        return (f"its {self.table} table is {'missing' if found is None else 'not the one this ragbench makes'} "
-                "(an older ragbench's file, or a changed one)")
+        return (
+            f"its {self.table} table is {'missing' if found is None else 'not the one this ragbench makes'} "
+            "(an older ragbench's file, or a changed one)"
+        )
 
 
 def row_checksum(key: str, value: str | bytes) -> str:
@@ -76,8 +79,11 @@ class FileProblem:
         """What a run does about it (for the pre-flight)."""
         if self.foreign:
             return f"ragbench never writes into a file it did not make: give a new path ({fix})"
-        return (f"a run moves it aside and uses a fresh {label} in its place" if self.damaged
-                else f"a run goes on without it ({fix})")
+        return (
+            f"a run moves it aside and uses a fresh {label} in its place"
+            if self.damaged
+            else f"a run goes on without it ({fix})"
+        )
 
 
 def problem_of(exc: BaseException) -> FileProblem:
@@ -116,24 +122,35 @@ def ownership(path: Path, schema: Schema, owned: bool = False) -> FileProblem | 
     marked = header[:16] == SQLITE_HEADER and int.from_bytes(header[68:72], "big") == APPLICATION_ID
     if header[:16] != SQLITE_HEADER:
         reason = "an empty file" if not header else "not a SQLite file"
-        return FileProblem(reason, True) if owned else FileProblem(f"{reason}, not a cache ragbench made", False,
-                                                                    foreign=True)
+        return (
+            FileProblem(reason, True)
+            if owned
+            else FileProblem(f"{reason}, not a cache ragbench made", False, foreign=True)
+        )
     try:
         tables = _tables(path)
     except sqlite3.Error as exc:
         problem = problem_of(exc)
-        return problem if marked or owned or not problem.damaged else FileProblem(
-            f"{problem.reason}, not a cache ragbench made", False, foreign=True)
+        return (
+            problem
+            if marked or owned or not problem.damaged
+            else FileProblem(f"{problem.reason}, not a cache ragbench made", False, foreign=True)
+        )
     ours = tables.get(schema.table)
     if ours == schema.create and (marked or len(tables) == 1):
         return None  # ragbench's (marked, or of a ragbench before the mark: nothing but its table)
     if marked and ours is None and tables:
-        return FileProblem(f"a file of ragbench's holding no {schema.table} table (its tables: "
-                           f"{', '.join(sorted(tables))}): another kind of ragbench cache", False, foreign=True)
+        return FileProblem(
+            f"a file of ragbench's holding no {schema.table} table (its tables: "
+            f"{', '.join(sorted(tables))}): another kind of ragbench cache",
+            False,
+            foreign=True,
+        )
     if marked or owned:
         return FileProblem(schema.mismatch(ours), True)
-    return FileProblem(f"a SQLite file ragbench did not make (its tables: {', '.join(sorted(tables)) or 'none'})",
-                       False, foreign=True)
+    return FileProblem(
+        f"a SQLite file ragbench did not make (its tables: {', '.join(sorted(tables)) or 'none'})", False, foreign=True
+    )
 
 
 def _tables(path: Path) -> dict[str, str]:
@@ -164,10 +181,15 @@ def health_lines(label: str, stats: dict[str, Any] | None, notice: bool = True) 
     when the store opened)."""
     if not stats:
         return []
-    counts = [f"{stats[key]} {what}" for key, what in (("damaged_entries", "damaged entries were misses"),
-                                                       ("read_errors", "failed reads (misses)"),
-                                                       ("write_errors", "failed writes (answers used, not stored)"))
-              if stats.get(key)]
+    counts = [
+        f"{stats[key]} {what}"
+        for key, what in (
+            ("damaged_entries", "damaged entries were misses"),
+            ("read_errors", "failed reads (misses)"),
+            ("write_errors", "failed writes (answers used, not stored)"),
+        )
+        if stats.get(key)
+    ]
     lines = [f"{label} {stats['path']}: " + ", ".join(counts)] if counts else []
     if notice and stats.get("notice"):
         lines.append(stats["notice"])

@@ -1,4 +1,5 @@
 """Base class of task plugins: where the examples come from, how systems prompt for them, how answers are scored."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -120,5 +121,7 @@ def _refuse_prompting(owner: str, names: Iterable[str]) -> None:
     """A TypeError naming the move when a task defines or sets what is its `prompting`'s."""
     moved = sorted(PROMPTING_NAMES.intersection(names))
     if moved:
-        raise TypeError(f"{owner} defines {', '.join(moved)}: a task's prompting is its `prompting` object "
-                        "(a ragbench.api.TaskPrompting subclass; docs/changelog.md)")
+        raise TypeError(
+            f"{owner} defines {', '.join(moved)}: a task's prompting is its `prompting` object "
+            "(a ragbench.api.TaskPrompting subclass; docs/changelog.md)"
+        )

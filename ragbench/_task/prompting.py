@@ -7,6 +7,7 @@ poses it (`query_text`), its documents as passages (`passages`) and the kind of 
 `cites`), and end with `answer_prompt`, `chat_messages` and `postprocess`, so that answers are scored as
 the benchmark's reference baselines are (docs/writing-plugins.md, "The task-system contract").
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,8 +32,9 @@ class TaskPrompting:
         pass are `answer_prompt`'s."""
         raise NotImplementedError
 
-    def answer_prompt(self, example: Example, docs: list[Document] | None, question: str | None = None,
-                      shot: int | None = None) -> Prompt:
+    def answer_prompt(
+        self, example: Example, docs: list[Document] | None, question: str | None = None, shot: int | None = None
+    ) -> Prompt:
         """The task's own answer prompt over `docs` (None or []: closed book); `question` replaces the
         question text (a system's rewritten question or sub-questions); `shot` sets how many worked
         examples a prompt with demonstrations shows (None: the task's own number; a task without
@@ -41,8 +43,9 @@ class TaskPrompting:
         options = {"question": question, "shot": shot}
         return self.build_prompt(example, docs, **{k: v for k, v in options.items() if v is not None})
 
-    async def reader_prompt(self, example: Example, ctx: Any,
-                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+    async def reader_prompt(
+        self, example: Example, ctx: Any, docs: list[Document] | None
+    ) -> tuple[Prompt, list[Document]]:
         """What a generic system sends for `example` and the documents it shows, in order.
 
         `docs` are the system's documents (None: closed book). The default formats them with

@@ -13,6 +13,7 @@ below, so a task that has nothing to do with CRAG's tools or Self-RAG's instruct
   SystemDefaults       system options that follow from the task's own options (RGB, BEIR)
   OwnCorpus            the corpus the task ships, searched when the run names no retriever (fictional_multihop)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -4,6 +4,7 @@ A task declares its scoring as one `TaskScoring`, or by the names of its fields 
 on the class, `self.metrics = ...` in `__init__`): each is folded into the task's `scoring`, so that
 what the run reads is always `task.scoring` and a simple task writes no more than before.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -33,12 +34,20 @@ class TaskScoring:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", tuple(self.metrics))
-        object.__setattr__(self, "slice_fields", tuple(checked_name(name, "slice field", "a task's slice_fields")
-                                                      for name in self.slice_fields))  # it names plot files
+        object.__setattr__(
+            self,
+            "slice_fields",
+            tuple(checked_name(name, "slice field", "a task's slice_fields") for name in self.slice_fields),
+        )  # it names plot files
         if self.gold_fields is not None:
             object.__setattr__(self, "gold_fields", tuple(self.gold_fields))
-        object.__setattr__(self, "metric_options", MappingProxyType(
-            {name: MappingProxyType(dict(options)) for name, options in dict(self.metric_options).items()}))
+        object.__setattr__(
+            self,
+            "metric_options",
+            MappingProxyType(
+                {name: MappingProxyType(dict(options)) for name, options in dict(self.metric_options).items()}
+            ),
+        )
 
 
 SCORING_FIELDS = frozenset(f.name for f in fields(TaskScoring))

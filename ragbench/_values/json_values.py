@@ -9,6 +9,7 @@ limit, 4,300 by default), a list or tuple of JSON values, or a dict whose keys a
 or None, which JSON writes as their text) and whose values are JSON values; nested at most MAX_DEPTH
 levels, at most MAX_VALUES values in all, and no container inside itself. Anything else (a set, an
 object, bytes) would be written as its `str` (or not at all): it is refused, named with where it is."""
+
 from __future__ import annotations
 
 import numbers
@@ -37,9 +38,15 @@ class _Walk:
         if isinstance(value, SCALARS):
             return None
         if isinstance(value, int):
-            return None if int_readable(value) else (
-                [], f"is an integer of more than {digits_limit():,} digits, which no JSON reader of Python reads "
-                    "back: give it as a string")
+            return (
+                None
+                if int_readable(value)
+                else (
+                    [],
+                    f"is an integer of more than {digits_limit():,} digits, which no JSON reader of Python reads "
+                    "back: give it as a string",
+                )
+            )
         if isinstance(value, numbers.Number):  # a numpy scalar: written as its text, read back as a string
             return [], f"is a {type(value).__name__}, not a Python number: give it as float(...) or int(...)"
         if not isinstance(value, (dict, list, tuple)):
@@ -83,4 +90,4 @@ def digits_limit() -> int:
 def int_readable(value: int) -> bool:
     """Whether the int is written and read back as JSON: at most `digits_limit()` digits (0: no limit)."""
     limit = digits_limit()
-    return not limit or abs(value).bit_length() < 3 * limit or abs(value) < 10 ** limit  # 3 bits: under a digit
+    return not limit or abs(value).bit_length() < 3 * limit or abs(value) < 10**limit  # 3 bits: under a digit

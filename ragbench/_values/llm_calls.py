@@ -1,5 +1,6 @@
 """An LLM call as every layer sees it: the request (`Request`, its `Sampling`), the response (`Response`,
 `TokenLogprobs`), the errors an engine returns in a request's slot, and what a system needs of its engine."""
+
 from __future__ import annotations
 
 import hashlib
@@ -107,23 +108,37 @@ class Request:
             raise ValueError("only a chat request (`messages`) offers tools")
 
     @classmethod
-    def chat(cls, messages: Sequence[Mapping[str, Any]], sampling: Sampling | None = None,
-             tools: Sequence[Mapping[str, Any] | Tool] | None = None,
-             tool_choice: str | Mapping[str, Any] | None = None) -> Request:
+    def chat(
+        cls,
+        messages: Sequence[Mapping[str, Any]],
+        sampling: Sampling | None = None,
+        tools: Sequence[Mapping[str, Any] | Tool] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+    ) -> Request:
         """From OpenAI-style message dicts (an assistant's `tool_calls`, a tool turn's `tool_call_id`
         included) and tool definitions (ragbench._values.tool_calls.Tool.of)."""
         offered = tools_of(tools)
-        return cls(messages=tuple(turn_of(m) for m in messages), sampling=sampling or Sampling(), tools=offered,
-                   tool_choice=tool_choice_of(tool_choice, offered))
+        return cls(
+            messages=tuple(turn_of(m) for m in messages),
+            sampling=sampling or Sampling(),
+            tools=offered,
+            tool_choice=tool_choice_of(tool_choice, offered),
+        )
 
     @classmethod
-    def ensemble_of(cls, inputs: Sequence[str | Sequence[dict[str, str]]], weights: Sequence[float],
-                    sampling: Sampling | None = None) -> Request:
+    def ensemble_of(
+        cls,
+        inputs: Sequence[str | Sequence[dict[str, str]]],
+        weights: Sequence[float],
+        sampling: Sampling | None = None,
+    ) -> Request:
         """`inputs` (prompts, or chat messages) decoded as one text, their logits mixed by `weights`."""
         if not inputs or len(inputs) != len(weights):
             raise ValueError(f"an ensemble needs one weight per input ({len(inputs)} inputs, {len(weights)} weights)")
-        members = tuple((i if isinstance(i, str) else tuple((m["role"], m["content"]) for m in i), float(w))
-                        for i, w in zip(inputs, weights))
+        members = tuple(
+            (i if isinstance(i, str) else tuple((m["role"], m["content"]) for m in i), float(w))
+            for i, w in zip(inputs, weights)
+        )
         return cls(ensemble=members, sampling=sampling or Sampling())
 
     @property
@@ -160,9 +175,12 @@ class Request:
         if self.prompt is not None:
             out["prompt"] = self.prompt
         elif self.ensemble is not None:
-            out["ensemble"] = [{"prompt": i, "weight": w} if isinstance(i, str) else
-                               {"messages": [{"role": r, "content": c} for r, c in i], "weight": w}
-                               for i, w in self.ensemble]
+            out["ensemble"] = [
+                {"prompt": i, "weight": w}
+                if isinstance(i, str)
+                else {"messages": [{"role": r, "content": c} for r, c in i], "weight": w}
+                for i, w in self.ensemble
+            ]
         else:
             out["messages"] = self.message_dicts()
         if self.tools:
@@ -178,9 +196,13 @@ class Request:
     def cache_key(self, engine_id: str) -> str:
         """sha256 of (engine, prompt or messages, every sampling field, tools and tool choice); `repr` of
         these plain values (and frozen dataclasses of them) is stable and much cheaper than JSON on the hot path."""
-        payload = repr((engine_id, self.prompt, self.messages, self.sampling) + (
-            (self.ensemble,) if self.ensemble is not None else ()) + (  # keys of other requests unchanged
-            (self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ()))
+        payload = repr(
+            (engine_id, self.prompt, self.messages, self.sampling)
+            + ((self.ensemble,) if self.ensemble is not None else ())
+            + (  # keys of other requests unchanged
+                (self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ()
+            )
+        )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def with_sampling(self, **changes: Any) -> Request:
@@ -228,13 +250,28 @@ class Response:
         """Field by field, not `dataclasses.asdict`: with Self-RAG's top-k log-probs asdict's deep
         copy was a fifth of a CRAG Task 3 run's main-process CPU (the values are floats: a shallow
         copy of each dict is a full one)."""
-        logprobs = None if self.logprobs is None else [
-            {"token": t.token, "logprob": t.logprob, "top": dict(t.top), "named": dict(t.named), "token_id": t.token_id}
-            for t in self.logprobs]
-        out: dict[str, Any] = {"texts": list(self.texts), "logprobs": logprobs,
-                               "prompt_tokens": self.prompt_tokens,
-                               "completion_tokens": self.completion_tokens, "finish_reason": self.finish_reason,
-                               "cumulative_logprob": self.cumulative_logprob}
+        logprobs = (
+            None
+            if self.logprobs is None
+            else [
+                {
+                    "token": t.token,
+                    "logprob": t.logprob,
+                    "top": dict(t.top),
+                    "named": dict(t.named),
+                    "token_id": t.token_id,
+                }
+                for t in self.logprobs
+            ]
+        )
+        out: dict[str, Any] = {
+            "texts": list(self.texts),
+            "logprobs": logprobs,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "finish_reason": self.finish_reason,
+            "cumulative_logprob": self.cumulative_logprob,
+        }
         if self.choice_tool_calls is not None:  # the OpenAI form, arguments as the text the model wrote
             out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
         return out
@@ -249,8 +286,9 @@ class Response:
             completion_tokens=data.get("completion_tokens", 0),
             finish_reason=data.get("finish_reason", "stop"),
             cumulative_logprob=data.get("cumulative_logprob"),
-            choice_tool_calls=None if data.get("tool_calls") is None else [
-                tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
+            choice_tool_calls=None
+            if data.get("tool_calls") is None
+            else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
         )
 
 
@@ -298,4 +336,4 @@ def apply_stop(text: str, stop: Sequence[str], keep: bool = False) -> tuple[str,
     found = [(i, i + len(s)) for i, s in ((text.find(s), s) for s in stop if s) if i >= 0]
     if not found:
         return text, False
-    return (text[:min(end for _, end in found)] if keep else text[:min(start for start, _ in found)]), True
+    return (text[: min(end for _, end in found)] if keep else text[: min(start for start, _ in found)]), True

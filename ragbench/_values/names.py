@@ -11,6 +11,7 @@ made of two names and a suffix stays under the 255 bytes a file system allows.
 file or folder name, so the result cannot leave its folder whatever reached it (a run folder an older
 ragbench wrote, a name not checked by a bug).
 """
+
 from __future__ import annotations
 
 import re
@@ -53,6 +54,7 @@ def inside(folder: str | Path, *parts: str, what: str = "") -> Path:
     in `folder`; a part that would leave it is a ConfigError (`what`: the name's owner, for the message)."""
     problem = next(filter(None, map(part_problem, parts)), None)
     if problem is not None:
-        raise ConfigError(f"{what + ': ' if what else ''}{problem} in {folder}: ragbench writes and reads only "
-                          "inside its folders")
+        raise ConfigError(
+            f"{what + ': ' if what else ''}{problem} in {folder}: ragbench writes and reads only inside its folders"
+        )
     return Path(folder).joinpath(*parts)

@@ -1,4 +1,5 @@
 """`key=value` options from the command line, and building plugins from them with clear errors."""
+
 from __future__ import annotations
 
 import inspect
@@ -30,8 +31,15 @@ def parse_assignments(items: Iterable[str], flag: str) -> dict[str, Any]:
 
 
 # The command-line flag that sets a plugin's options, by the first word of `construct`'s label.
-FLAGS = {"task": "--task-arg", "system": "--system-arg", "metric": "--metric-arg", "retriever": "--retriever-arg",
-         "index": "--retriever-arg", "reranker": "--reranker-arg", "refiner": "--refiner-arg"}
+FLAGS = {
+    "task": "--task-arg",
+    "system": "--system-arg",
+    "metric": "--metric-arg",
+    "retriever": "--retriever-arg",
+    "index": "--retriever-arg",
+    "reranker": "--reranker-arg",
+    "refiner": "--refiner-arg",
+}
 
 
 def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any], bool]:
@@ -95,8 +103,9 @@ class OptionType:
 
     def describe(self) -> str:
         """`an integer >= 1 or null`, `one of auto, chat`."""
-        bounds = " and ".join(f"{sign} {getattr(b, attr)}" for b in self.bounds for attr, sign in _BOUND_TEXT
-                              if hasattr(b, attr))
+        bounds = " and ".join(
+            f"{sign} {getattr(b, attr)}" for b in self.bounds for attr, sign in _BOUND_TEXT if hasattr(b, attr)
+        )
         names = [_NAMES[t] + (f" {bounds}" if bounds and t in (int, float) else "") for t in self.types]
         if self.choices:
             names.insert(0, "one of " + ", ".join(str(c) for c in self.choices))
@@ -104,10 +113,13 @@ class OptionType:
 
     def short(self) -> str:
         """`int >= 1/null`, `auto|chat`: how the accepted-options list writes it."""
-        bounds = "".join(f" {sign} {getattr(b, attr)}" for b in self.bounds for attr, sign in _BOUND_TEXT
-                         if hasattr(b, attr))
+        bounds = "".join(
+            f" {sign} {getattr(b, attr)}" for b in self.bounds for attr, sign in _BOUND_TEXT if hasattr(b, attr)
+        )
         kinds = ["|".join(str(c) for c in self.choices)] if self.choices else []
-        kinds += [("null" if t is type(None) else t.__name__) + (bounds if t in (int, float) else "") for t in self.types]
+        kinds += [
+            ("null" if t is type(None) else t.__name__) + (bounds if t in (int, float) else "") for t in self.types
+        ]
         return "/".join(kinds)
 
 
@@ -141,8 +153,11 @@ def option_type(hint: Any) -> OptionType | None:
             types.append(current)
         else:
             return None
-    bounds = [b for b in bounds if isinstance(b, (annotated_types.Gt, annotated_types.Ge, annotated_types.Lt,
-                                                  annotated_types.Le))]
+    bounds = [
+        b
+        for b in bounds
+        if isinstance(b, (annotated_types.Gt, annotated_types.Ge, annotated_types.Lt, annotated_types.Le))
+    ]
     return OptionType(tuple(types), tuple(choices), tuple(bounds)) if types or choices else None
 
 
@@ -155,12 +170,15 @@ def type_problem(value: Any, hint: Any) -> str | None:
 def option_form(name: str, parameter: inspect.Parameter | None, hint: Any) -> str:
     """`name=<int >= 1, default 5>`: how an option is written."""
     allowed = option_type(hint)
-    default = "" if parameter is None or parameter.default is inspect.Parameter.empty else f", default {parameter.default!r}"
+    default = (
+        "" if parameter is None or parameter.default is inspect.Parameter.empty else f", default {parameter.default!r}"
+    )
     return f"{name}=<{allowed.short() if allowed else 'value'}{default}>"
 
 
-def engine_option_problems(cls: type, options: dict[str, Any], typed: dict[str, Any] | None = None,
-                           more: tuple[set[str], str] | None = None) -> list[str]:
+def engine_option_problems(
+    cls: type, options: dict[str, Any], typed: dict[str, Any] | None = None, more: tuple[set[str], str] | None = None
+) -> list[str]:
     """An engine's options checked without building it, one line per problem: names `cls.__init__`
     accepts, those in `typed` (name -> hint: options the engine passes on verbatim) and `more` (names
     and how to say them, e.g. a library's keyword arguments; when `cls` takes `**options` and there is
@@ -174,13 +192,16 @@ def engine_option_problems(cls: type, options: dict[str, Any], typed: dict[str, 
     for name, value in options.items():
         problem = type_problem(value, hints.get(name)) if name in hints else None
         if problem:
-            problems.append(f"--model-arg {name}={shown_value(value)}: the {getattr(cls, 'kind', cls.__name__)} engine takes {problem} for "
-                            f"{name} ({option_form(name, parameters.get(name), hints.get(name))})")
+            problems.append(
+                f"--model-arg {name}={shown_value(value)}: the {getattr(cls, 'kind', cls.__name__)} engine takes {problem} for "
+                f"{name} ({option_form(name, parameters.get(name), hints.get(name))})"
+            )
     return problems
 
 
-def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = (),
-              injected: dict[str, Any] | None = None) -> Any:
+def construct(
+    cls: type, args: dict[str, Any], label: str, positional: tuple = (), injected: dict[str, Any] | None = None
+) -> Any:
     """`cls(*positional, **args)`, every problem with the options a `ConfigError` naming the flag,
     the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather
     than the user (e.g. the run's `registry`): each is passed when `cls.__init__` names it, and is
@@ -194,16 +215,21 @@ def construct(cls: type, args: dict[str, Any], label: str, positional: tuple = (
     unknown = [] if anything else sorted(set(args) - set(parameters))
     if unknown:
         given = ", ".join(f"{prefix}{name}={shown_value(args[name])}" for name in unknown)
-        raise ConfigError(f"{flag} {given}: {label} has no option {', '.join(repr(n) for n in unknown)} "
-                          + (f"(accepted: {accepted})" if shown else "(it takes no options)"))
+        raise ConfigError(
+            f"{flag} {given}: {label} has no option {', '.join(repr(n) for n in unknown)} "
+            + (f"(accepted: {accepted})" if shown else "(it takes no options)")
+        )
     for name, value in args.items():
         problem = type_problem(value, hints.get(name)) if name in shown else None
         if problem:
-            raise ConfigError(f"{flag} {prefix}{name}={shown_value(value)}: {label} takes {problem} for {name} "
-                              f"({option_form(name, parameters.get(name), hints.get(name))})")
+            raise ConfigError(
+                f"{flag} {prefix}{name}={shown_value(value)}: {label} takes {problem} for {name} "
+                f"({option_form(name, parameters.get(name), hints.get(name))})"
+            )
     try:
         return cls(*positional, **args, **injected)
     except (TypeError, ValueError) as exc:
         given = " ".join(f"{prefix}{k}={shown_value(v)}" for k, v in args.items() if k != "data_path")
-        raise ConfigError(f"{label}: {exc}" + (f" (given {flag} {given}; accepted: {accepted})" if given else "")
-                          ) from exc
+        raise ConfigError(
+            f"{label}: {exc}" + (f" (given {flag} {given}; accepted: {accepted})" if given else "")
+        ) from exc

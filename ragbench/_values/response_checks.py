@@ -7,6 +7,7 @@ the request asked for them (a server that ignores `logprobs`) or holding NaN. Su
 error for that call, saying what was wrong: counted, never cached and never summed, so that after the server
 is fixed `--resume` asks again instead of serving the incomplete answer forever.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from .tool_calls import ToolCall
 # "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer
 # only to a request that offered some ("function_call", the legacy form, is none: ragbench sends `tools`).
 FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls")
-MOST_TOKENS = 10 ** 9  # no call reads or writes a billion tokens: a count past it is a server's bug
+MOST_TOKENS = 10**9  # no call reads or writes a billion tokens: a count past it is a server's bug
 
 
 def response_problem(response: Any, request: Request) -> str | None:
@@ -89,14 +90,20 @@ def is_token_count(value: Any) -> bool:
 
 def _well_formed(position: Any) -> bool:
     """`_position_problems` finds none (the hot path: every position of every answer with log-probs)."""
-    return (isinstance(position, TokenLogprobs) and isinstance(position.token, str) and _logprob(position.logprob)
-            and _logprobs_of_tokens(position.top) and _logprobs_of_tokens(position.named)
-            and (position.token_id is None or (_integer(position.token_id) and position.token_id >= 0)))
+    return (
+        isinstance(position, TokenLogprobs)
+        and isinstance(position.token, str)
+        and _logprob(position.logprob)
+        and _logprobs_of_tokens(position.top)
+        and _logprobs_of_tokens(position.named)
+        and (position.token_id is None or (_integer(position.token_id) and position.token_id >= 0))
+    )
 
 
 def _logprobs_of_tokens(entries: Any) -> bool:
-    return isinstance(entries, dict) and all(isinstance(token, str) and _logprob(value)
-                                             for token, value in entries.items())
+    return isinstance(entries, dict) and all(
+        isinstance(token, str) and _logprob(value) for token, value in entries.items()
+    )
 
 
 def _position_problems(position: Any) -> Iterator[str]:

@@ -1,4 +1,5 @@
 """What a run is asked to do, and its identity (the hash that names its folder)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,8 +13,17 @@ from .names import checked_name, inside
 from .urls import redacted
 
 # Options that do not change results: left out of the run's identity.
-_NOT_IDENTITY = ("output", "resume", "overwrite", "max_inflight", "cache", "page_cache", "progress", "replay_tools",
-                 "fail_fast")
+_NOT_IDENTITY = (
+    "output",
+    "resume",
+    "overwrite",
+    "max_inflight",
+    "cache",
+    "page_cache",
+    "progress",
+    "replay_tools",
+    "fail_fast",
+)
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
 # before they existed.
@@ -27,8 +37,10 @@ def bootstrap_iterations_problem(flag: str, iterations: int | None) -> str | Non
     """One line for a number of bootstrap rounds (ragbench._reports.bootstrap) over MAX_BOOTSTRAP_ITERATIONS,
     else None: checked here, before a run or a comparison imports numpy."""
     if isinstance(iterations, int) and iterations > MAX_BOOTSTRAP_ITERATIONS:
-        return (f"{flag} {iterations}: at most {MAX_BOOTSTRAP_ITERATIONS:,} rounds (a p-value's resolution of "
-                f"1/{MAX_BOOTSTRAP_ITERATIONS:,}); give fewer")
+        return (
+            f"{flag} {iterations}: at most {MAX_BOOTSTRAP_ITERATIONS:,} rounds (a p-value's resolution of "
+            f"1/{MAX_BOOTSTRAP_ITERATIONS:,}); give fewer"
+        )
     return None
 
 
@@ -92,8 +104,13 @@ class RunConfig:
     def identity(self) -> dict[str, Any]:
         """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the
         credentials of a URL among the options redacted (a changed key is the same run)."""
-        return redacted({k: v for k, v in asdict(self).items()
-                         if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)})
+        return redacted(
+            {
+                k: v
+                for k, v in asdict(self).items()
+                if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)
+            }
+        )
 
     def config_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]
@@ -102,6 +119,7 @@ class RunConfig:
         if self.output:
             return Path(self.output)
         model = re.sub(r"[^A-Za-z0-9._-]+", "-", self.model or "embedded").strip("-")[-40:]
-        system = checked_name(self.system, "--system", "the command line",
-                              "`ragbench list systems` shows the installed ones")
+        system = checked_name(
+            self.system, "--system", "the command line", "`ragbench list systems` shows the installed ones"
+        )
         return inside("runs", f"{system}__{model}__{self.config_hash()}")  # `model`: letters, digits, `._-`

@@ -6,6 +6,7 @@ A tool call keeps the argument text the model wrote (`raw_arguments`); its parse
 read from it, None with a note (`error`) when the text is not JSON: such a call is kept and counted, never
 dropped or repaired.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ class Tool:
         function = definition.get("function") if definition.get("type") == "function" else None
         if function is None:
             if "name" not in definition:
-                raise ValueError("a tool is {'type': 'function', 'function': {'name': ...}}, "
-                                 f"not {dict(definition)!r:.80}")
+                raise ValueError(
+                    f"a tool is {{'type': 'function', 'function': {{'name': ...}}}}, not {dict(definition)!r:.80}"
+                )
             function, definition = definition, {"type": "function", "function": dict(definition)}
         if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
             raise ValueError(f"a tool's function needs a name: {dict(definition)!r:.80}")
@@ -86,8 +88,11 @@ class ToolCall:
         """From the OpenAI form (`to_dict`); the arguments may be given as a JSON value instead of its text."""
         function = data.get("function", data)
         arguments = function.get("arguments", "")
-        return cls(id=str(data.get("id", "")), name=function["name"],
-                   raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False))
+        return cls(
+            id=str(data.get("id", "")),
+            name=function["name"],
+            raw_arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False),
+        )
 
 
 @dataclass(frozen=True)
@@ -118,9 +123,12 @@ def turn_of(message: Mapping[str, Any]) -> Turn:
     calls = message.get("tool_calls") or ()
     if not calls and message.get("tool_call_id") is None and isinstance(message.get("content"), str):
         return message["role"], message["content"]
-    return Message(role=message["role"], content=message.get("content"),
-                   tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
-                   tool_call_id=message.get("tool_call_id"))
+    return Message(
+        role=message["role"],
+        content=message.get("content"),
+        tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
+        tool_call_id=message.get("tool_call_id"),
+    )
 
 
 def turn_dict(turn: Turn) -> dict[str, Any]:
@@ -137,7 +145,7 @@ def tools_of(tools: Sequence[Mapping[str, Any] | Tool] | None) -> tuple[Tool, ..
 
 
 def tool_choice_of(choice: str | Mapping[str, Any] | None, tools: Sequence[Tool]) -> str | None:
-    """"auto", "none", "required", or the name of one of `tools` (given as a name or as the OpenAI form
+    """ "auto", "none", "required", or the name of one of `tools` (given as a name or as the OpenAI form
     `{"type": "function", "function": {"name": ...}}`); None: the server's default."""
     if isinstance(choice, Mapping):
         choice = choice.get("function", {}).get("name")

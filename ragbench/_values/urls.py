@@ -9,6 +9,7 @@ that is holds a word of SECRET_WORDS. A name's words are its runs of letters and
 (`api_key`, `apiKey`, `X-Api-Key`: "api", "key"). A secret is written `***`. A key written in a URL's path
 cannot be told from a path: it is not redacted (give it as a query parameter or user info).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,27 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-SECRET_WORDS = frozenset({"key", "apikey", "secret", "password", "passwd", "pwd", "auth", "authorization", "token",
-                          "sig", "signature", "credential", "credentials", "session", "code", "jwt", "bearer"})
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "auth",
+        "authorization",
+        "token",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
+        "session",
+        "code",
+        "jwt",
+        "bearer",
+    }
+)
 REDACTED = "***"
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -38,8 +58,9 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = REDACTED + "@" + netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, _redact_parameters(parts.query),
-                       _redact_parameters(parts.fragment)))
+    return urlunsplit(
+        (parts.scheme, netloc, parts.path, _redact_parameters(parts.query), _redact_parameters(parts.fragment))
+    )
 
 
 def _redact_parameters(text: str) -> str:
@@ -83,9 +104,11 @@ class Credentials:
         parts = urlsplit(url)
         user_info, at, host = parts.netloc.rpartition("@")
         user, _, password = user_info.partition(":")
-        return cls(url=urlunsplit((parts.scheme, host, parts.path, "", "")),
-                   basic_auth=(unquote(user), unquote(password)) if at else None,
-                   query=dict(parse_qsl(parts.query, keep_blank_values=True)))
+        return cls(
+            url=urlunsplit((parts.scheme, host, parts.path, "", "")),
+            basic_auth=(unquote(user), unquote(password)) if at else None,
+            query=dict(parse_qsl(parts.query, keep_blank_values=True)),
+        )
 
     def secrets(self) -> list[str]:
         """The secret strings themselves (for redacting a text that echoes them, a server's error page)."""

@@ -2,6 +2,7 @@
 on request (`refresh`: the Runs page, a run id not seen yet), so that a run started after `ragbench view`
 appears on reload. A run keeps its id (its path below the folder given) as long as the viewer runs, so
 its links stay valid; a run folder removed leaves the list."""
+
 from __future__ import annotations
 
 import os
@@ -46,8 +47,10 @@ class RunCatalog:
         self._by_id: dict[str, RunFolder] = {}
         self.refresh()
         if not self.runs:
-            raise ConfigError(f"view: no ragbench run under {', '.join(self.paths)} (a run folder holds run.json "
-                              "or results.json; run `ragbench --tasks ... --output DIR` first)")
+            raise ConfigError(
+                f"view: no ragbench run under {', '.join(self.paths)} (a run folder holds run.json "
+                "or results.json; run `ragbench --tasks ... --output DIR` first)"
+            )
 
     def _found(self) -> Iterator[tuple[Path, Path]]:
         """(run folder, the folder its id is relative to) of every run on disk now."""
@@ -56,8 +59,12 @@ class RunCatalog:
             if is_run(root):
                 yield root, root.parent
             elif root.is_dir():
-                yield from ((path, root) for path in sorted(Path(d) for d, _, files in os.walk(root)
-                                                            if "run.json" in files or "results.json" in files))
+                yield from (
+                    (path, root)
+                    for path in sorted(
+                        Path(d) for d, _, files in os.walk(root) if "run.json" in files or "results.json" in files
+                    )
+                )
 
     def refresh(self) -> list[RunFolder]:
         """Look for the runs again: new ones are added (with new ids), removed ones leave the list. Only

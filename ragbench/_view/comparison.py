@@ -1,5 +1,6 @@
 """The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare, unchanged) of every run
 against the first on one task, and the examples on which they disagree."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,8 +20,9 @@ def _binary(runs: list[Run], task: str, metric: str) -> bool:
     return bool(values) and values <= {0, 1}
 
 
-def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool,
-                  folders: tuple[RunFolder, RunFolder]) -> dict[str, Any]:
+def disagreements(
+    a: Run, b: Run, task: str, metric: str, higher_is_better: bool, folders: tuple[RunFolder, RunFolder]
+) -> dict[str, Any]:
     """Examples scored in both runs where one is right (the metric's good value) and the other wrong, with
     the question and each run's answer from the runs' example tables (`a` and `b` hold only scores)."""
     good = 1.0 if higher_is_better else 0.0
@@ -34,9 +36,16 @@ def disagreements(a: Run, b: Run, task: str, metric: str, higher_is_better: bool
         side = "a_right" if float(x) == good else "b_right"
         n_a, n_b = tables[0].position(example_id), tables[1].position(example_id)
         row_a, row_b = (table.rows[n] if n is not None else {} for table, n in zip(tables, (n_a, n_b)))
-        found[side].append({"id": example_id, "question": clip(row_a.get("question"), 160),
-                            "answer_a": clip(row_a.get("answer"), 160), "answer_b": clip(row_b.get("answer"), 160),
-                            "n_a": n_a, "n_b": n_b})
+        found[side].append(
+            {
+                "id": example_id,
+                "question": clip(row_a.get("question"), 160),
+                "answer_a": clip(row_a.get("answer"), 160),
+                "answer_b": clip(row_b.get("answer"), 160),
+                "n_a": n_a,
+                "n_b": n_b,
+            }
+        )
     return {"metric": metric, **{k: {"count": len(v), "rows": v[:LISTED]} for k, v in found.items()}}
 
 
@@ -45,9 +54,12 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
         raise ConfigError(f"compare: {task} needs two or more runs")
     unfinished = [f.rid for f in folders if f.results is None]
     if unfinished:
-        return {"task": task, "runs": [f.rid for f in folders],
-                "error": f"{', '.join(unfinished)} not finished (stopped or running; --resume finishes it): compare "
-                         "needs finished runs"}
+        return {
+            "task": task,
+            "runs": [f.rid for f in folders],
+            "error": f"{', '.join(unfinished)} not finished (stopped or running; --resume finishes it): compare "
+            "needs finished runs",
+        }
     try:
         loaded = [load_run(f.path) for f in folders]
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
@@ -60,13 +72,31 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
     adjust_p_values(reports)
     for folder, other, report in zip(folders[1:], loaded[1:], reports):
         # right and wrong only where the key has a better value (RGB's `rejected` has none)
-        metrics = [m for m in details if not details[m].get("corpus") and details[m].get("higher_is_better", True)
-                   is not None and _binary([loaded[0], other], task, m)]
-        pairs.append({"a": folders[0].rid, "b": folder.rid, "warnings": report.warnings,
-                      "differences": [difference.line() for difference in report.differences],
-                      "budgets": {rid: (run.results.budget or {}).get(task)
-                                  for rid, run in ((folders[0].rid, loaded[0]), (folder.rid, other))},
-                      "rows": [dataclasses.asdict(r) for r in report.rows], "p_note": p_values_note(report),
-                      "disagreements": [disagreements(loaded[0], other, task, m, bool(details[m].get("higher_is_better", True)),
-                                                      (folders[0], folder)) for m in metrics]})
+        metrics = [
+            m
+            for m in details
+            if not details[m].get("corpus")
+            and details[m].get("higher_is_better", True) is not None
+            and _binary([loaded[0], other], task, m)
+        ]
+        pairs.append(
+            {
+                "a": folders[0].rid,
+                "b": folder.rid,
+                "warnings": report.warnings,
+                "differences": [difference.line() for difference in report.differences],
+                "budgets": {
+                    rid: (run.results.budget or {}).get(task)
+                    for rid, run in ((folders[0].rid, loaded[0]), (folder.rid, other))
+                },
+                "rows": [dataclasses.asdict(r) for r in report.rows],
+                "p_note": p_values_note(report),
+                "disagreements": [
+                    disagreements(
+                        loaded[0], other, task, m, bool(details[m].get("higher_is_better", True)), (folders[0], folder)
+                    )
+                    for m in metrics
+                ],
+            }
+        )
     return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs, "budget_quantities": QUANTITIES}

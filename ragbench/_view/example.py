@@ -1,6 +1,7 @@
 """One example's page data from its sample record: question, gold, answer, scores with the reasons
 the run recorded (the judge's replies, the NLI verdicts on the answer's sentences), the documents
 with the cited ones marked, and the trace with the system's outline of it."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,15 @@ def _turn_text(message: dict[str, Any]) -> str:
 
 def _call_lines(calls: Any) -> list[str]:
     """Tool calls (the OpenAI form) as `-> name(arguments)  [id]` lines, arguments as the model wrote them."""
-    return [f"-> {(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})  [{c.get('id')}]"
-            for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    return (
+        [
+            f"-> {(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})  [{c.get('id')}]"
+            for c in calls
+            if isinstance(c, dict)
+        ]
+        if isinstance(calls, list)
+        else []
+    )
 
 
 def _dump(value: Any) -> str:
@@ -46,9 +54,22 @@ def _dump(value: Any) -> str:
 
 def document_views(docs: Any) -> list[dict[str, Any]]:
     """Documents as the page lists them, numbered from 1 (the prediction's as citations number them)."""
-    return [{"number": k, "id": d.get("id"), "title": d.get("title"), "url": d.get("url"), "score": d.get("score"),
-             "text": clip(d.get("text"), DOC_CHARS)} for k, d in enumerate(docs, 1) if isinstance(d, dict)] \
-        if isinstance(docs, list) else []
+    return (
+        [
+            {
+                "number": k,
+                "id": d.get("id"),
+                "title": d.get("title"),
+                "url": d.get("url"),
+                "score": d.get("score"),
+                "text": clip(d.get("text"), DOC_CHARS),
+            }
+            for k, d in enumerate(docs, 1)
+            if isinstance(d, dict)
+        ]
+        if isinstance(docs, list)
+        else []
+    )
 
 
 def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
@@ -73,11 +94,20 @@ def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
         extra["sampling"] = {k: v for k, v in settings.items() if v not in (None, [], False)}
     else:
         prompt, reply, extra = _dump(request), _dump(response) if response else "", {}
-    return {"i": index, "kind": step.get("kind"), "name": step.get("name"), "group": step.get("group") or [],
-            "seconds": step.get("seconds"), "cached": bool(step.get("cached")), "error": step.get("error"),
-            "tokens": [step.get("prompt_tokens", 0), step.get("completion_tokens", 0)],
-            "prompt": clip(prompt, STEP_CHARS), "reply": clip(reply, STEP_CHARS),
-            "details": clip(_dump(extra), 2000) if extra else "", "docs": document_views(step.get("docs"))}
+    return {
+        "i": index,
+        "kind": step.get("kind"),
+        "name": step.get("name"),
+        "group": step.get("group") or [],
+        "seconds": step.get("seconds"),
+        "cached": bool(step.get("cached")),
+        "error": step.get("error"),
+        "tokens": [step.get("prompt_tokens", 0), step.get("completion_tokens", 0)],
+        "prompt": clip(prompt, STEP_CHARS),
+        "reply": clip(reply, STEP_CHARS),
+        "details": clip(_dump(extra), 2000) if extra else "",
+        "docs": document_views(step.get("docs")),
+    }
 
 
 def nli_decision(line: str) -> tuple[str, str, str] | None:
@@ -116,16 +146,26 @@ def nli_verdicts(answer: str, docs: list[dict[str, Any]], run: RunFolder) -> lis
         for premise, verdict in decisions:
             numbers = [k for k, doc in enumerate(docs, 1) if (doc.get("text") or "")[:120] in premise]
             if numbers:
-                out.append({"source": f"NLI: documents {numbers} entail the sentence?", "reply": verdict,
-                            "prompt": clip(f"{premise}hypothesis: {hypothesis}", 6000)})
+                out.append(
+                    {
+                        "source": f"NLI: documents {numbers} entail the sentence?",
+                        "reply": verdict,
+                        "prompt": clip(f"{premise}hypothesis: {hypothesis}", 6000),
+                    }
+                )
     return out
 
 
 def reasons(record: dict[str, Any], run: RunFolder) -> list[dict[str, Any]]:
     """What the run recorded about why a metric scored as it did: the judges' replies, the NLI verdicts."""
-    out = [{"source": f"judge call {step.get('name')}", "prompt": clip(_prompt_text(step.get("request") or {}), 6000),
-            "reply": step.get("error") or " | ".join((step.get("response") or {}).get("texts") or [])}
-           for step in record.get("judge_trace") or []]
+    out = [
+        {
+            "source": f"judge call {step.get('name')}",
+            "prompt": clip(_prompt_text(step.get("request") or {}), 6000),
+            "reply": step.get("error") or " | ".join((step.get("response") or {}).get("texts") or []),
+        }
+        for step in record.get("judge_trace") or []
+    ]
     prediction = record.get("prediction") or {}
     if prediction.get("answer") and prediction.get("docs"):
         out += nli_verdicts(str(prediction["answer"]), prediction["docs"], run)
@@ -143,15 +183,26 @@ def example_page(record: dict[str, Any], system: Any, run: RunFolder) -> dict[st
         items = system.trace_outline(sample) if system is not None else outline(sample.trace)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
         items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(sample.trace)}]
-    return {"id": record.get("id"), "question": record.get("question"), "gold": record.get("gold"),
-            "gold_text": gold_text(record),
-            "answer": prediction.get("answer", record.get("output")), "output": record.get("output"),
-            "error": record.get("error"), "traceback": clip(record.get("traceback"), TRACEBACK_CHARS) or None,
-            "scores": record.get("scores") or {},
-            "score_errors": record.get("score_errors") or {},
-            "score_tracebacks": {str(metric): clip(text, TRACEBACK_CHARS) for metric, text in
-                                 (record.get("score_tracebacks") or {}).items()},
-            "infrastructure_failures": record.get("infrastructure_failures") or [],
-            "seconds": record.get("seconds"), "citations": citations, "docs": docs, "reasons": reasons(record, run),
-            "steps": [step_view(i, s) for i, s in enumerate(trace)], "outline": items,
-            "extras": clip(_dump(prediction.get("extras")), 20000) if prediction.get("extras") else ""}
+    return {
+        "id": record.get("id"),
+        "question": record.get("question"),
+        "gold": record.get("gold"),
+        "gold_text": gold_text(record),
+        "answer": prediction.get("answer", record.get("output")),
+        "output": record.get("output"),
+        "error": record.get("error"),
+        "traceback": clip(record.get("traceback"), TRACEBACK_CHARS) or None,
+        "scores": record.get("scores") or {},
+        "score_errors": record.get("score_errors") or {},
+        "score_tracebacks": {
+            str(metric): clip(text, TRACEBACK_CHARS) for metric, text in (record.get("score_tracebacks") or {}).items()
+        },
+        "infrastructure_failures": record.get("infrastructure_failures") or [],
+        "seconds": record.get("seconds"),
+        "citations": citations,
+        "docs": docs,
+        "reasons": reasons(record, run),
+        "steps": [step_view(i, s) for i, s in enumerate(trace)],
+        "outline": items,
+        "extras": clip(_dump(prediction.get("extras")), 20000) if prediction.get("extras") else "",
+    }

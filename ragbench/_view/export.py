@@ -2,6 +2,7 @@
 or any static host. Browsers do not let a page opened from disk fetch files, so each page's data is
 a script, data/<key>.js, calling RB.put(key, data); table rows are written in chunks and examples one
 file each, so a page loads only what it shows."""
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,10 @@ def export(site: Site, out_dir: str) -> int:
     """Write the site; returns the number of data files."""
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()) and not earlier_export(out):
-        raise ConfigError(f"view --export: {out} is a non-empty folder that is not an earlier export (no index.html "
-                          "the viewer wrote, or a symbolic link where an export writes); choose a new folder")
+        raise ConfigError(
+            f"view --export: {out} is a non-empty folder that is not an earlier export (no index.html "
+            "the viewer wrote, or a symbolic link where an export writes); choose a new folder"
+        )
     if any(out.resolve() == run.path.resolve() or run.path.resolve() in out.resolve().parents for run in site.runs):
         raise ConfigError(f"view --export: {out} is inside a run folder (the viewer writes nothing there)")
     unwritable = write_problem(out)

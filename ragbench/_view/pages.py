@@ -1,5 +1,6 @@
 """The data of each viewer page as plain JSON-able dicts: what the server answers under /api/ and what
 the static export writes. The browser (static/app.js) renders it; nothing here makes HTML."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,16 @@ if TYPE_CHECKING:
 
 CHUNK = 500  # table rows per request / per exported file
 
-_NOT_SHOWN = {"output", "progress", "max_inflight", "task_configs", "system_config", "metric_configs",
-              "retriever_metadata", "tasks"}
+_NOT_SHOWN = {
+    "output",
+    "progress",
+    "max_inflight",
+    "task_configs",
+    "system_config",
+    "metric_configs",
+    "retriever_metadata",
+    "tasks",
+}
 
 
 def _defaults() -> dict[str, Any]:
@@ -50,16 +59,25 @@ def config_differences(config: dict[str, Any], registry: Registry) -> dict[str, 
     if cls is not None:
         parameters = inspect.signature(cls.__init__).parameters
         for task, options in (config.get("system_config") or {}).items():
-            changed = {k: v for k, v in options.items() if k in parameters
-                       and parameters[k].default is not inspect.Parameter.empty and parameters[k].default != v}
+            changed = {
+                k: v
+                for k, v in options.items()
+                if k in parameters
+                and parameters[k].default is not inspect.Parameter.empty
+                and parameters[k].default != v
+            }
             if changed:
                 out[f"system options ({task})"] = changed
     return out
 
 
 def _metrics(details: dict[str, Any]) -> dict[str, Any]:
-    return {key: {k: entry.get(k) for k in ("value", "ci95", "n", "n_none", "n_errors", "higher_is_better", "corpus",
-                                           "error")} for key, entry in details.items()}
+    return {
+        key: {
+            k: entry.get(k) for k in ("value", "ci95", "n", "n_none", "n_errors", "higher_is_better", "corpus", "error")
+        }
+        for key, entry in details.items()
+    }
 
 
 def run_summary(run: RunFolder) -> dict[str, Any]:
@@ -73,19 +91,34 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
         else:
             rows = run.samples(task).rows
             failed = sum(1 for r in rows if row_failed(r))
-            tasks[task] = {"metrics": {}, "counts": {"records": len(rows), "scored": len(rows) - failed, "failed": failed}}
-    return {"rid": run.rid, "name": run.rid, "path": str(run.path), "system": config.get("system"),
-            "model": config.get("model") or (config.get("system_args") or {}).get("path"),
-            "judges": config.get("judges"), "finished": results is not None, **run.status(), "tasks": tasks,
-            **_finished_summary(results)}
+            tasks[task] = {
+                "metrics": {},
+                "counts": {"records": len(rows), "scored": len(rows) - failed, "failed": failed},
+            }
+    return {
+        "rid": run.rid,
+        "name": run.rid,
+        "path": str(run.path),
+        "system": config.get("system"),
+        "model": config.get("model") or (config.get("system_args") or {}).get("path"),
+        "judges": config.get("judges"),
+        "finished": results is not None,
+        **run.status(),
+        "tasks": tasks,
+        **_finished_summary(results),
+    }
 
 
 def _finished_summary(results: Results | None) -> dict[str, Any]:
     """What a Runs page row shows of results.json (empty before the run is finished)."""
-    return {"date": results and results.date, "complete": results and results.complete,
-            "failures": (results and results.failures) or {},
-            "infrastructure_failures": (results and results.infrastructure_failures) or {},
-            "token_limit": (results and results.token_limit) or {}, "cost": (results and results.cost) or {}}
+    return {
+        "date": results and results.date,
+        "complete": results and results.complete,
+        "failures": (results and results.failures) or {},
+        "infrastructure_failures": (results and results.infrastructure_failures) or {},
+        "token_limit": (results and results.token_limit) or {},
+        "cost": (results and results.cost) or {},
+    }
 
 
 def runs_page(runs: list[RunFolder]) -> dict[str, Any]:
@@ -118,15 +151,19 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
     config = run.config
     tables = {task: slice_tables(details) for task, details in (results.details if results else {}).items()}
     task_configs = config.get("task_configs") or {}
-    return {**run_summary(run), "config": config_differences(config, registry),
-            "slices": {task: slices for task, (slices, _) in tables.items()},
-            "slice_order": {task: order for task, (_, order) in tables.items()},
-            "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
-            "matrix": {t: (c or {}).get("matrix") for t, c in task_configs.items() if (c or {}).get("matrix")},
-            "system_stats": (results and results.system_stats) or {},
-            "system_reports": (results and results.system_reports) or {},
-            "budget": (results and results.budget) or {}, "budget_quantities": QUANTITIES,
-            "system_warnings": system_warnings(results)}
+    return {
+        **run_summary(run),
+        "config": config_differences(config, registry),
+        "slices": {task: slices for task, (slices, _) in tables.items()},
+        "slice_order": {task: order for task, (_, order) in tables.items()},
+        "plot_keys": {t: (c or {}).get("plot_keys") for t, c in task_configs.items()},
+        "matrix": {t: (c or {}).get("matrix") for t, c in task_configs.items() if (c or {}).get("matrix")},
+        "system_stats": (results and results.system_stats) or {},
+        "system_reports": (results and results.system_reports) or {},
+        "budget": (results and results.budget) or {},
+        "budget_quantities": QUANTITIES,
+        "system_warnings": system_warnings(results),
+    }
 
 
 def system_warnings(results: Results | None) -> dict[str, list[str]]:
@@ -136,8 +173,11 @@ def system_warnings(results: Results | None) -> dict[str, list[str]]:
         return {}
     out: dict[str, list[str]] = {}
     for task in results.results:
-        one_task = dataclasses.replace(results, format_adherence={task: (results.format_adherence or {}).get(task) or []},
-                                       repeated_work={task: work} if (work := (results.repeated_work or {}).get(task)) else {})
+        one_task = dataclasses.replace(
+            results,
+            format_adherence={task: (results.format_adherence or {}).get(task) or []},
+            repeated_work={task: work} if (work := (results.repeated_work or {}).get(task)) else {},
+        )
         lines = format_lines(one_task) + repeated_work_lines(one_task)
         if lines:
             out[task] = lines
@@ -147,36 +187,57 @@ def system_warnings(results: Results | None) -> dict[str, list[str]]:
 def rows_page(run: RunFolder, task: str, chunk: int) -> dict[str, Any]:
     index = run.samples(task)
     rows = index.rows
-    higher = {k: e.get("higher_is_better", True) for k, e in
-              (run.results.details if run.results else {}).get(task, {}).items() if not e.get("corpus")}
+    higher = {
+        k: e.get("higher_is_better", True)
+        for k, e in (run.results.details if run.results else {}).get(task, {}).items()
+        if not e.get("corpus")
+    }
     keys = list(higher) or list(dict.fromkeys(k for r in rows[:CHUNK] for k in r["scores"]))
     labels = task_slice_labels(rows)
-    return {"rid": run.rid, "task": task, "total": len(rows), "chunk": chunk, "chunk_size": CHUNK,
-            "chunks": max(1, -(-len(rows) // CHUNK)), "metrics": keys,
-            "higher_is_better": {k: higher.get(k, True) for k in keys},
-            "slice_labels": {field: field_labels.labels() for field, field_labels in labels.items()},
-            "finished": run.results is not None, "state": run.status()["state"],
-            "rows": [_with_slices(row, labels) for row in rows[chunk * CHUNK:(chunk + 1) * CHUNK]]}
+    return {
+        "rid": run.rid,
+        "task": task,
+        "total": len(rows),
+        "chunk": chunk,
+        "chunk_size": CHUNK,
+        "chunks": max(1, -(-len(rows) // CHUNK)),
+        "metrics": keys,
+        "higher_is_better": {k: higher.get(k, True) for k in keys},
+        "slice_labels": {field: field_labels.labels() for field, field_labels in labels.items()},
+        "finished": run.results is not None,
+        "state": run.status()["state"],
+        "rows": [_with_slices(row, labels) for row in rows[chunk * CHUNK : (chunk + 1) * CHUNK]],
+    }
 
 
 def task_slice_labels(rows: list[dict[str, Any]]) -> dict[str, SliceLabels]:
     """Per slice field, the labels of its values over a task's rows, as results.json names its slices."""
     in_slices = [r["slice_values"] for r in rows if r["slice_values"] is not None]  # bad records are in none
-    return {field: SliceLabels(values.get(field, NONE) for values in in_slices)
-            for field in sorted({f for values in in_slices for f in values})}
+    return {
+        field: SliceLabels(values.get(field, NONE) for values in in_slices)
+        for field in sorted({f for values in in_slices for f in values})
+    }
 
 
 def _with_slices(row: dict[str, Any], labels: dict[str, SliceLabels]) -> dict[str, Any]:
     """A table row with its slice label per field (`slices`), as results.json names its slice."""
     values = row["slice_values"]
     shown = {k: v for k, v in row.items() if k != "slice_values"}
-    return {**shown, "slices": {} if values is None else
-            {field: field_labels.label(values.get(field, NONE)) for field, field_labels in labels.items()}}
+    return {
+        **shown,
+        "slices": {}
+        if values is None
+        else {field: field_labels.label(values.get(field, NONE)) for field, field_labels in labels.items()},
+    }
 
 
 def example_data(run: RunFolder, task: str, n: int, registry: Registry) -> dict[str, Any]:
     index = run.samples(task)
     record = index.record(n)
-    return {"rid": run.rid, "task": task, "n": n,
-            **example_page(record, system_class(run.config.get("system"), registry), run),
-            "slices": _with_slices(table_row(record), task_slice_labels(index.rows))["slices"]}
+    return {
+        "rid": run.rid,
+        "task": task,
+        "n": n,
+        **example_page(record, system_class(run.config.get("system"), registry), run),
+        "slices": _with_slices(table_row(record), task_slice_labels(index.rows))["slices"],
+    }

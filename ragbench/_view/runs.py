@@ -9,6 +9,7 @@ results.json, the list of sample files, nli_calls.jsonl) are read again only whe
 (inode, size, modification time) changed, so a run that finishes is seen on the next request and an
 unchanged one is not read on every request.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ from .._storage.checkpoint import checkpoint_key
 from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.run_lock import RunLock, describe
 from .._storage.run_shapes import in_current_shape
-from .._storage.rundir import is_sample, sample_file
+from .._storage.sample_files import is_sample, sample_file
 from .._values.names import part_problem
 
 T = TypeVar("T")
@@ -61,13 +62,19 @@ def _leaves(value: Any) -> str:
 
 def table_row(record: dict[str, Any]) -> dict[str, Any]:
     prediction = record.get("prediction") or {}
-    return {"id": None if record.get("id") is None else str(record["id"]), "question": clip(record.get("question")),
-            "answer": clip(prediction.get("answer", record.get("output"))), "gold": clip(gold_text(record)),
-            "scores": record.get("scores") or {}, "error": clip(record.get("error")) or None,
-            "score_errors": metric_failures(record),
-            # what the slice labels are made of (`rows_page`), whole; a bad record is in no slice, as in results.json
-            "slice_values": None if record.get("bad_record") else
-            {k: slice_value(record["meta"], k) for k in record.get("meta") or {}}}
+    return {
+        "id": None if record.get("id") is None else str(record["id"]),
+        "question": clip(record.get("question")),
+        "answer": clip(prediction.get("answer", record.get("output"))),
+        "gold": clip(gold_text(record)),
+        "scores": record.get("scores") or {},
+        "error": clip(record.get("error")) or None,
+        "score_errors": metric_failures(record),
+        # what the slice labels are made of (`rows_page`), whole; a bad record is in no slice, as in results.json
+        "slice_values": None
+        if record.get("bad_record")
+        else {k: slice_value(record["meta"], k) for k in record.get("meta") or {}},
+    }
 
 
 def metric_failures(record: dict[str, Any]) -> dict[str, str]:
@@ -250,8 +257,9 @@ class RunFolder:
         names = list(self.config.get("tasks") or [])
         odd = next(filter(None, map(part_problem, names)), None)
         if odd is not None:  # a run of an older ragbench: its pages' keys and export files are named by its tasks
-            raise ConfigError(f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the "
-                              "runs without it")
+            raise ConfigError(
+                f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the runs without it"
+            )
         on_disk: list[str] = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 

@@ -1,5 +1,6 @@
 """`ragbench view RUNS...`: the viewer served by the standard library's ThreadingHTTPServer (no web
 framework dependency): the page and its scripts from the package, /api/<key> from the run files."""
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,13 @@ def allowed_hosts(host: str, port: int) -> frozenset[str]:
     """The Host headers the viewer answers: this machine by its loopback names, its host name, or the
     --host it serves on, with its port or none. A page of another site that rebinds its own name to
     127.0.0.1 (DNS rebinding) sends its own name, and is refused: it cannot read the runs through /api/."""
-    names = {"localhost", "127.0.0.1", "[::1]", socket.gethostname().lower(),
-             f"[{host.lower()}]" if ":" in host else host.lower()}
+    names = {
+        "localhost",
+        "127.0.0.1",
+        "[::1]",
+        socket.gethostname().lower(),
+        f"[{host.lower()}]" if ":" in host else host.lower(),
+    }
     return frozenset(names | {f"{name}:{port}" for name in names})
 
 
@@ -49,16 +55,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # http.server's name
         if (self.headers.get("Host") or "").strip().lower() not in self.hosts:
-            return self.send_json(421, {"error": "this viewer answers only requests to the address it serves on "
-                                                 "(open the URL it printed, or serve with --host NAME)"})
+            return self.send_json(
+                421,
+                {
+                    "error": "this viewer answers only requests to the address it serves on "
+                    "(open the URL it printed, or serve with --host NAME)"
+                },
+            )
         path = unquote(urlsplit(self.path).path)
         if path in ("/", "/index.html"):
             return self.send(200, asset("index.html"), "text/html; charset=utf-8")
-        if path.startswith("/static/") and path[len("/static/"):] in ASSETS:
-            name = path[len("/static/"):]
+        if path.startswith("/static/") and path[len("/static/") :] in ASSETS:
+            name = path[len("/static/") :]
             return self.send(200, asset(name), (mimetypes.guess_type(name)[0] or "text/plain") + "; charset=utf-8")
         if path.startswith("/api/"):
-            return self.send_json(*self.api(path[len("/api/"):]))
+            return self.send_json(*self.api(path[len("/api/") :]))
         self.send_json(404, {"error": f"not found: {path}"})
 
     def api(self, key: str) -> tuple[int, Any]:
@@ -99,8 +110,11 @@ def make_server(site: Site, host: str = "127.0.0.1", port: int = 0) -> Threading
 def serve(site: Site, host: str, port: int) -> None:
     server = make_server(site, host, port)
     threading.Thread(target=site.warm, daemon=True).start()
-    print(f"ragbench view: {len(site.runs)} run(s) at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)",
-          file=sys.stderr, flush=True)
+    print(
+        f"ragbench view: {len(site.runs)} run(s) at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 (data/<key>.js): runs | run/<rid> | rows/<rid>/<task>/<chunk> | example/<rid>/<task>/<n> |
 compare/<task>[/<rid>~<rid>...]. The Runs page and the default Compare page look for runs made since
 the last request; any other key finds a run not seen yet by its id."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -37,6 +37,7 @@ scheduler for every command; and the core's own modules import from each other, 
 that imports them all. Names are imported on first use (PEP 562 `__getattr__`), so a plugin's hook
 module that imports `hookimpl` keeps `ragbench list` as fast as before.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -76,4 +77,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*_listed(), *NAMESPACES])
-

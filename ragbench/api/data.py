@@ -11,6 +11,7 @@ task's data is); `replacing` (a file written whole or not at all: a corpus a com
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
 which the built-in packages' `ragbench_catalog` hooks serve).
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

@@ -7,6 +7,7 @@
 token counts, finish reason), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
 `local_tokenizer` (a model's tokenizer on disk, without its weights).
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

@@ -9,13 +9,21 @@
 of its conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local folder,
 or a file of judgements by example id) and `judger_folder` (that folder, else one line).
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names
 
 _MODULES = {
-    "ragbench._shared.flashrag": ("FlashRagTemplate", "flashrag_reference", "flashrag_sampling", "flashrag_generate",
-                                  "title_and_text", "FLASHRAG_RAG_TEMPLATE", "FLASHRAG_ZERO_SHOT_TEMPLATE"),
+    "ragbench._shared.flashrag": (
+        "FlashRagTemplate",
+        "flashrag_reference",
+        "flashrag_sampling",
+        "flashrag_generate",
+        "title_and_text",
+        "FLASHRAG_RAG_TEMPLATE",
+        "FLASHRAG_ZERO_SHOT_TEMPLATE",
+    ),
     "ragbench._shared.judgers": ("Judger", "judger_folder"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -12,13 +12,25 @@ tools systems get as `ctx.tools`), `PredictionRecords` (the prediction records a
 `task_input`, `instruction_key`, `closed_answer` and `task_demonstration` read them of any task.
 docs/writing-plugins.md, "The task-system contract", says what each is for.
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names
 
 _MODULES = {
-    "ragbench._task.protocols": ("UsesRunResources", "UsesTools", "PredictionRecords", "StandingInstruction",
-                                 "Demonstration", "PlotKeys", "SystemDefaults", "OwnCorpus", "task_input", "instruction_key",
-                                 "closed_answer", "task_demonstration"),
+    "ragbench._task.protocols": (
+        "UsesRunResources",
+        "UsesTools",
+        "PredictionRecords",
+        "StandingInstruction",
+        "Demonstration",
+        "PlotKeys",
+        "SystemDefaults",
+        "OwnCorpus",
+        "task_input",
+        "instruction_key",
+        "closed_answer",
+        "task_demonstration",
+    ),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

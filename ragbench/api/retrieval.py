@@ -8,6 +8,7 @@ and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered 
 `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the metadata key of the one
 document holding a refiner's text, which a prompt shows as it is).
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

@@ -9,6 +9,7 @@ work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the co
 (`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
 plugin adds ends (`config_errors_exit`, `exit_if_skipped`). docs/internals.md, "Who owns what".
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

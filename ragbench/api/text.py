@@ -7,6 +7,7 @@ Answers: `normalize_answer` (SQuAD's normalisation), `exact_presence`, `token_f1
 Instruction-tuned prompt formats: `TEMPLATES` and `fill`. Chunking counted in tokens: `TokenSplitter`,
 `parse_split`, `keep_separator`, `tiktoken_encoding` (a tiktoken encoding, cl100k_base offline).
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

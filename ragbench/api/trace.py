@@ -6,6 +6,7 @@
 and `find_groups` (read those groups back from a trace), `trace_prompts` (the prompt or chat messages of
 each LLM call of a trace, in call order).
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

@@ -10,6 +10,7 @@ through the `ragbench_record_formats` hook) and the readers it builds on (`jsonl
 own kind of gold, registered through the `ragbench_gold_kinds` hook) and the `GoldReader` it reads a
 record's paths with. docs/yaml-tasks.md is the guide.
 """
+
 from __future__ import annotations
 
 from ragbench.api._lazy import lazy_names

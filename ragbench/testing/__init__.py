@@ -21,6 +21,7 @@ as a run has them, unscored; `run_eval` is the command line's run, in this proce
 pre-flight, scheduler, scoring and results (docs/testing-plugins.md). The scripted and replayed LLMs
 are in `llms`, the runs in `runs`; import all of them from here.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -41,18 +42,35 @@ from .._values.llm_calls import EngineError, Request
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
 
-__all__ = ["EvalResult", "ReplayLLM", "ScriptedLLM", "assert_steps", "make_context", "prompts", "run_eval",
-           "run_examples"]
+__all__ = [
+    "EvalResult",
+    "ReplayLLM",
+    "ScriptedLLM",
+    "assert_steps",
+    "make_context",
+    "prompts",
+    "run_eval",
+    "run_examples",
+]
 
 
 def _no_llm(request: Request) -> str:
     raise EngineError("this context has no LLM: make_context(task, llm=ScriptedLLM(...))")
 
 
-def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: Iterable[Document] = (), *,
-                 retriever: Retriever | None = None, tools: dict[str, Any] | None = None,
-                 models: dict[str, LLM] | None = None, judges: Sequence[LLM] = (), nli: NLI | None = None,
-                 seed: int = 0, resources: RunResources | None = None) -> Context:
+def make_context(
+    task: Task | type[Task] | str,
+    llm: LLM | None = None,
+    docs: Iterable[Document] = (),
+    *,
+    retriever: Retriever | None = None,
+    tools: dict[str, Any] | None = None,
+    models: dict[str, LLM] | None = None,
+    judges: Sequence[LLM] = (),
+    nli: NLI | None = None,
+    seed: int = 0,
+    resources: RunResources | None = None,
+) -> Context:
     """The context of one example, for awaiting a system's `run` (or a metric's `score`) directly.
 
     `task`: a task object, a task class (built without options) or a registered name. `ctx.retriever`
@@ -68,8 +86,14 @@ def make_context(task: Task | type[Task] | str, llm: LLM | None = None, docs: It
     task = task_object(task)
     if resources is not None and isinstance(task, UsesRunResources):
         task.bind(resources)
-    ctx = Context(llm=None, task=task, seed=seed, tools=dict(tools or {}), nli=nli,  # type: ignore[arg-type]
-                  resources=resources)
+    ctx = Context(
+        llm=None,  # type: ignore[arg-type]
+        task=task,
+        seed=seed,
+        tools=dict(tools or {}),
+        nli=nli,
+        resources=resources,
+    )
     ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace)
     ctx.models = {role: model.traced(ctx.trace) for role, model in (models or {}).items()}
     ctx.judges = [judge.traced(ctx.trace) for judge in judges]
@@ -87,7 +111,8 @@ def assert_steps(of: SampleRecord | Context | Iterable[Step], expected: Sequence
     kind ("llm", "retrieval", "tool"), its name ("answer") or both ("llm:answer")."""
     steps = _steps(of)
     if len(steps) != len(expected) or not all(
-            item in (step.kind, step.name, f"{step.kind}:{step.name}") for item, step in zip(expected, steps)):
+        item in (step.kind, step.name, f"{step.kind}:{step.name}") for item, step in zip(expected, steps)
+    ):
         raise AssertionError(f"steps: expected {list(expected)}, got {[f'{s.kind}:{s.name}' for s in steps]}")
 
 

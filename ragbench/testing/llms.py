@@ -1,5 +1,6 @@
 """The LLMs of plugin tests: `ScriptedLLM` (answered by a script) and `ReplayLLM` (by a recording), each
 call sent straight to its engine unless a run (`run_examples`, `run_eval`) puts it behind a scheduler."""
+
 from __future__ import annotations
 
 import threading
@@ -32,8 +33,10 @@ def _in_order(replies: Sequence[Any]) -> Script:
     def answer(request: Request) -> Any:
         with lock:
             if not pending:
-                raise EngineError(f"ScriptedLLM: all {len(replies)} scripted replies were used; one more call: "
-                                  f"{last_text(request)[:120]!r}")
+                raise EngineError(
+                    f"ScriptedLLM: all {len(replies)} scripted replies were used; one more call: "
+                    f"{last_text(request)[:120]!r}"
+                )
             return pending.pop(0)
 
     return answer
@@ -48,8 +51,10 @@ def _as_script(script: Any) -> Script:
         return _in_order(script)
     if callable(script):
         return script
-    raise TypeError(f"ScriptedLLM: a script is a reply, a list of replies, a dict of rules or a function, "
-                    f"not a {type(script).__name__}")
+    raise TypeError(
+        f"ScriptedLLM: a script is a reply, a list of replies, a dict of rules or a function, "
+        f"not a {type(script).__name__}"
+    )
 
 
 class ScriptedLLM(LLM):
@@ -75,8 +80,14 @@ class ScriptedLLM(LLM):
     def __init__(self, script: Any, batch_size: int = 16) -> None:
         self.requests: list[Request] = []
         self.script = _logged(_as_script(script), self.requests)
-        super().__init__(_Unbatched(), ScriptedEngine("script", script=self.script,  # type: ignore[arg-type]
-                                                      batch_size=batch_size))
+        super().__init__(
+            _Unbatched(),  # type: ignore[arg-type]
+            ScriptedEngine(
+                "script",
+                script=self.script,
+                batch_size=batch_size,
+            ),
+        )
 
     @property
     def batch_sizes(self) -> list[int]:

@@ -1,5 +1,6 @@
 """Runs of plugin tests: `run_examples` (several examples in flight at once, unscored) and `run_eval` (a
 whole run, as the command line makes it), both in this process."""
+
 from __future__ import annotations
 
 import asyncio
@@ -31,10 +32,17 @@ from .._types import Example
 from .llms import ScriptedLLM
 
 
-async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
-                       task: Task | type[Task] | str = Task, *, retriever: Retriever | None = None,
-                       models: dict[str, LLM] | None = None, tools: dict[str, Any] | None = None,
-                       seed: int = 0) -> list[SampleRecord]:
+async def run_examples(
+    system: System,
+    examples: Iterable[Example],
+    llm: LLM,
+    task: Task | type[Task] | str = Task,
+    *,
+    retriever: Retriever | None = None,
+    models: dict[str, LLM] | None = None,
+    tools: dict[str, Any] | None = None,
+    seed: int = 0,
+) -> list[SampleRecord]:
     """Several examples in flight at once, each run as a run runs it: one scheduler batches the calls of
     every example to `llm` and to the role `models` (a `ScriptedLLM`'s `batch_sizes` show the batches)
     and one retrieval handle pools their searches of `retriever` (default: each example's own
@@ -44,13 +52,17 @@ async def run_examples(system: System, examples: Iterable[Example], llm: LLM,
     planned = PlannedTask("examples", task_object(task), system, [])
     scheduler = Scheduler()
     retrieval = Retrieval(retriever or ProvidedRetriever())
-    services = ExampleServices(llm=LLM(scheduler, llm.engine, llm.defaults),
-                               models={role: LLM(scheduler, model.engine, model.defaults)
-                                       for role, model in (models or {}).items()},
-                               retrieval=retrieval, tools={planned.name: dict(tools or {})}, seed=seed)
+    services = ExampleServices(
+        llm=LLM(scheduler, llm.engine, llm.defaults),
+        models={role: LLM(scheduler, model.engine, model.defaults) for role, model in (models or {}).items()},
+        retrieval=retrieval,
+        tools={planned.name: dict(tools or {})},
+        seed=seed,
+    )
     try:
-        samples = await asyncio.gather(*(process_example(planned, example, services, example.index)
-                                         for example in examples))
+        samples = await asyncio.gather(
+            *(process_example(planned, example, services, example.index) for example in examples)
+        )
     finally:
         await scheduler.close()
         await retrieval.close()
@@ -65,7 +77,6 @@ def task_object(task: Task | type[Task] | str) -> Task:
     if isinstance(task, str):
         task = installed_registry().load("tasks", task)
     return check_kind(task, "tasks", f"make_context task {task!r}", "the test")()
-
 
 
 @dataclass
@@ -102,8 +113,9 @@ class _RunComponents:
         cls = check_kind(component, kind, f"run_eval {SINGULAR[kind]} {component!r}", "the test")
         if not cls.name:
             raise ConfigError(f"run_eval: {SINGULAR[kind]} class {cls.__qualname__} has no `name`; give it one")
-        self.added.append(Entry(kind, cls.name, f"{cls.__module__}:{cls.__qualname__}", provider="run_eval",
-                                _loaded=cls))
+        self.added.append(
+            Entry(kind, cls.name, f"{cls.__module__}:{cls.__qualname__}", provider="run_eval", _loaded=cls)
+        )
         return cls.name
 
     def model(self, model: Any) -> Any:
@@ -123,23 +135,42 @@ class _RunComponents:
 
                 def __init__(self, model: str, **options: Any) -> None:
                     scripted = scripts[int(model)]
-                    super().__init__(model, script=scripted.script,
-                                     **{"batch_size": scripted.engine.max_batch_size, **options})
+                    super().__init__(
+                        model, script=scripted.script, **{"batch_size": scripted.engine.max_batch_size, **options}
+                    )
                     self.batch_sizes = scripted.batch_sizes
 
-            self.added.append(Entry("engines", "scripted_llm", "ragbench.testing:ScriptedLLM", provider="run_eval",
-                                    _loaded=RunEvalScript))
+            self.added.append(
+                Entry(
+                    "engines",
+                    "scripted_llm",
+                    "ragbench.testing:ScriptedLLM",
+                    provider="run_eval",
+                    _loaded=RunEvalScript,
+                )
+            )
         for entry in self.added:
             registry.entries[entry.kind][entry.name] = entry
         return registry
 
 
-def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *, metrics: Sequence[Any] | None = None,
-             data: str | Path | dict[str, str | Path] | None = None, limit: int | None = None,
-             task_args: dict[str, Any] | None = None, system_args: dict[str, Any] | None = None,
-             metric_args: dict[str, Any] | None = None, judges: Sequence[Any] = (),
-             role_models: dict[str, Any] | None = None, output: str | Path | None = None,
-             plugins: Iterable[ModuleType] = (), **options: Any) -> EvalResult:
+def run_eval(
+    task: Any,
+    system: Any = "vanilla",
+    model: Any = "scripted:echo",
+    *,
+    metrics: Sequence[Any] | None = None,
+    data: str | Path | dict[str, str | Path] | None = None,
+    limit: int | None = None,
+    task_args: dict[str, Any] | None = None,
+    system_args: dict[str, Any] | None = None,
+    metric_args: dict[str, Any] | None = None,
+    judges: Sequence[Any] = (),
+    role_models: dict[str, Any] | None = None,
+    output: str | Path | None = None,
+    plugins: Iterable[ModuleType] = (),
+    **options: Any,
+) -> EvalResult:
     """A whole run in this process, as `ragbench --tasks ... --system ... --model ...` makes it.
 
     `task` (or a list of them), `system` and each of `metrics`: a registered name, or a class (its `name`
@@ -158,19 +189,27 @@ def run_eval(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", *
             raise ConfigError("run_eval: data=FILE needs a single task; give data={task: file}")
         data = {tasks[0]: data}
     config = dict(
-        tasks=tasks, system=components.name("systems", system), model=components.model(model),
+        tasks=tasks,
+        system=components.name("systems", system),
+        model=components.model(model),
         metrics=[components.name("metrics", m) for m in metrics or ()],
         judges=[components.model(judge) for judge in judges],
         role_models={role: components.model(m) for role, m in (role_models or {}).items()},
-        data={name: str(path) for name, path in (data or {}).items()}, limit=limit, task_args=dict(task_args or {}),
-        system_args=dict(system_args or {}), metric_args=dict(metric_args or {}), progress=False,
-        page_cache="off")
+        data={name: str(path) for name, path in (data or {}).items()},
+        limit=limit,
+        task_args=dict(task_args or {}),
+        system_args=dict(system_args or {}),
+        metric_args=dict(metric_args or {}),
+        progress=False,
+        page_cache="off",
+    )
     config.update(options)
     registry = components.registry()
     with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
         outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
         run_dir = RunDir(outcome.run_dir)
-        samples = {name: list(read_samples(run_dir.sample_path(name)))
-                   for name in outcome.typed_results.config["tasks"]}
+        samples = {
+            name: list(read_samples(run_dir.sample_path(name))) for name in outcome.typed_results.config["tasks"]
+        }
     return EvalResult(outcome.results, samples, folder if output is not None else None)

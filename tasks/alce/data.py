@@ -1,4 +1,5 @@
 """Finding and reading ALCE's data files (one JSON array per file, from ALCE-data.tar)."""
+
 from __future__ import annotations
 
 import tarfile
@@ -33,8 +34,9 @@ def alce_data_file(task: str, filename: str, explicit: Path | None) -> Path:
             partial.write_bytes(source.read())
             partial.replace(local)
     except (tarfile.TarError, OSError) as exc:
-        raise ConfigError(f"task {task}: cannot read {filename} from {archive} ({exc}); "
-                          f"pass --data {task}=PATH") from exc
+        raise ConfigError(
+            f"task {task}: cannot read {filename} from {archive} ({exc}); pass --data {task}=PATH"
+        ) from exc
     return local
 
 
@@ -49,6 +51,7 @@ def read_records(path: Path) -> list[Any]:
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         data = data["data"]
     if not isinstance(data, list):
-        raise ConfigError(f"{path}: expected a JSON array of questions (or a run.py result with 'data'), "
-                          f"got {type(data).__name__}")
+        raise ConfigError(
+            f"{path}: expected a JSON array of questions (or a run.py result with 'data'), got {type(data).__name__}"
+        )
     return data

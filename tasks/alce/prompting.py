@@ -11,6 +11,7 @@ Prompt files (prompts/*.json, copied from ALCE with its MIT license beside them)
 - a demo's "{A}" is deleted, the prompt `rstrip()`ed and the answer appended directly
   ("Answer:Several places..."); the test item ends with "Answer:".
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,9 @@ def load_prompt_file(dataset: str, variant: str) -> PromptFile:
     prompts = resources.files(__package__).joinpath("prompts")
     text = prompts.joinpath(f"{dataset}_{variant}.json").read_text(encoding="utf-8")
     data = json.loads(text)
-    return PromptFile(data["instruction"], data["demo_sep"], data["demo_prompt"], data["doc_prompt"],
-                      tuple(data["demos"]))
+    return PromptFile(
+        data["instruction"], data["demo_sep"], data["demo_prompt"], data["doc_prompt"], tuple(data["demos"])
+    )
 
 
 def choose_demos(count: int, shot: int, seed: int) -> list[int]:
@@ -79,8 +81,14 @@ def doc_line(doc_prompt: str, doc: Document, position: int, use_shorter: str | N
     return doc_prompt.replace("{T}", doc.title).replace("{P}", text).replace("{ID}", str(position + 1))
 
 
-def fill(prompt_file: PromptFile, question: str, docs: list[Document], ndoc: int, use_shorter: str | None,
-         answer: str | list[str] | None = None) -> str:
+def fill(
+    prompt_file: PromptFile,
+    question: str,
+    docs: list[Document],
+    ndoc: int,
+    use_shorter: str | None,
+    answer: str | list[str] | None = None,
+) -> str:
     """utils.py `make_demo` for a demo (answer given) or the test item (answer None); `docs`
     are the documents to show, already cut to ndoc (and filtered for use_shorter)."""
     prompt = prompt_file.demo_prompt.replace("{INST}", prompt_file.instruction).replace("{Q}", question)
@@ -110,6 +118,15 @@ def head_prompt(dataset: str, variant: str, shot: int, ndoc: int, seed: int, use
     parts = []
     for index in choose_demos(len(prompt_file.demos), shot, seed):
         demo = prompt_file.demos[index]
-        parts.append(fill(prompt_file, demo["question"], demo_documents(demo, ndoc, use_shorter), ndoc,
-                          use_shorter, demo["answer"]) + prompt_file.demo_sep)
+        parts.append(
+            fill(
+                prompt_file,
+                demo["question"],
+                demo_documents(demo, ndoc, use_shorter),
+                ndoc,
+                use_shorter,
+                demo["answer"],
+            )
+            + prompt_file.demo_sep
+        )
     return "".join(parts)

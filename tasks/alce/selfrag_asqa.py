@@ -10,6 +10,7 @@ Self-RAG's result file: first line only, citations removed for correctness.
 
 Data loading, gold and metrics are ALCE's (`alce_asqa`); only the prompting differs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -21,8 +22,10 @@ from ragbench.api.text import TEMPLATES, fill
 from .tasks import AlceAsqa, AlceAsqaPrompting, eval_py_truncation
 
 # Self-RAG's TASK_INST["asqa"] (retrieval_lm/utils.py), byte-exact.
-INSTRUCTION = ("Answer the following question. The question may be ambiguous and have multiple correct "
-               "answers, and in that case, you have to provide a long-form answer including all correct answers.")
+INSTRUCTION = (
+    "Answer the following question. The question may be ambiguous and have multiple correct "
+    "answers, and in that case, you have to provide a long-form answer including all correct answers."
+)
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,14 @@ class SelfRagAsqaPrompting(AlceAsqaPrompting):
         """run_long_form_static.py's instruction (TASK_INST + "## Input:\\n\\n" + question)."""
         return INSTRUCTION + "## Input:\n\n" + example.question
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, shot: int | None = None,
-                     question: str | None = None, **options: Any) -> str:
+    def build_prompt(
+        self,
+        example: Example,
+        docs: list[Document] | None = None,
+        shot: int | None = None,
+        question: str | None = None,
+        **options: Any,
+    ) -> str:
         """run_baseline_lm.py's template around the instruction, with "[i] title\\ntext" paragraphs (no
         demonstrations: `shot` is ALCE's, taken in its place so that arguments mean what they mean there)."""
         instruction = self.query_text(example) if question is None else question
@@ -56,8 +65,15 @@ class Asqa(AlceAsqa):
     prompting_class = SelfRagAsqaPrompting
     prompting: SelfRagAsqaPrompting
 
-    def __init__(self, data_path=None, template: str = "alpaca", ndoc: int = 5, citations: bool = True,
-                 mauve: bool = False, retrieval: str | None = None) -> None:
+    def __init__(
+        self,
+        data_path=None,
+        template: str = "alpaca",
+        ndoc: int = 5,
+        citations: bool = True,
+        mauve: bool = False,
+        retrieval: str | None = None,
+    ) -> None:
         super().__init__(data_path, ndoc=ndoc, citations=citations, mauve=mauve, retrieval=retrieval)
         if template not in TEMPLATES:
             raise ConfigError(f"task asqa: template '{template}' is not one of {', '.join(TEMPLATES)}")

@@ -22,6 +22,7 @@ Options (--task-arg):
   use_sub_questions  ASQA only: the prompt's question is the gold sub-questions joined by "\\n"
                      (LLatrieval's final-answer setting)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
@@ -71,19 +72,29 @@ class AlcePrompting(TaskPrompting):
     def prompt_question(self, example: Example) -> str:
         return example.question
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, shot: int | None = None,
-                     question: str | None = None, **options: Any) -> str:
+    def build_prompt(
+        self,
+        example: Example,
+        docs: list[Document] | None = None,
+        shot: int | None = None,
+        question: str | None = None,
+        **options: Any,
+    ) -> str:
         """run.py's prompt; `shot` and `question` override the task's demo count and the question shown,
         for systems with their own answer protocol (LLatrieval: 1 shot, the gold sub-questions)."""
         docs = list(docs or [])
         shot = self.shot if shot is None else int(shot)
         prompt_file = load_prompt_file(self.dataset, self.variant)
         if docs and (not prompt_file.shows_documents or self.ndoc == 0):
-            raise ValueError(f"the {self.variant} prompt (ndoc={self.ndoc}) shows no documents but the system "
-                             f"chose {len(docs)}; use --system closed_book")
+            raise ValueError(
+                f"the {self.variant} prompt (ndoc={self.ndoc}) shows no documents but the system "
+                f"chose {len(docs)}; use --system closed_book"
+            )
         if len(docs) > self.ndoc:
-            raise ValueError(f"the system shows {len(docs)} documents but ALCE's demos show ndoc={self.ndoc}; "
-                             f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})")
+            raise ValueError(
+                f"the system shows {len(docs)} documents but ALCE's demos show ndoc={self.ndoc}; "
+                f"pass --task-arg ndoc={len(docs)} (or --system-arg top_n={self.ndoc})"
+            )
         head = head_prompt(self.dataset, self.variant, shot, self.ndoc, self.seed, self.use_shorter)
         question = self.prompt_question(example) if question is None else question
         return head + fill(prompt_file, question, docs, self.ndoc, self.use_shorter)
@@ -129,31 +140,62 @@ class AlceTask(Task):
     citation_metric: ClassVar[str] = "citation"
     default_rouge: ClassVar[bool] = True
 
-    def __init__(self, data_path=None, variant: str = "default", use_shorter: str | None = None, shot: int = 2,
-                 ndoc: int = 5, seed: Annotated[int, Ge(0), Lt(2**32)] = 42, retrieval: str | None = None, citations: bool | None = None,
-                 rouge: bool | None = None, mauve: bool = False, run_py_cleanup: bool = True) -> None:
+    def __init__(
+        self,
+        data_path=None,
+        variant: str = "default",
+        use_shorter: str | None = None,
+        shot: int = 2,
+        ndoc: int = 5,
+        seed: Annotated[int, Ge(0), Lt(2**32)] = 42,
+        retrieval: str | None = None,
+        citations: bool | None = None,
+        rouge: bool | None = None,
+        mauve: bool = False,
+        run_py_cleanup: bool = True,
+    ) -> None:
         retrieval = retrieval or self.default_retrieval
         if retrieval not in self.files:
             raise ConfigError(f"task {self.name}: retrieval '{retrieval}' is not one of {', '.join(self.files)}")
         load_prompt_file(self.dataset, variant)
         if (variant == "sum_or_ext") != (use_shorter is not None):
-            raise ConfigError(f"task {self.name}: variant sum_or_ext needs use_shorter=summary|extraction "
-                              "(and use_shorter needs variant=sum_or_ext)")
+            raise ConfigError(
+                f"task {self.name}: variant sum_or_ext needs use_shorter=summary|extraction "
+                "(and use_shorter needs variant=sum_or_ext)"
+            )
         if use_shorter is not None and use_shorter not in SHORTER_FIELDS:
-            raise ConfigError(f"task {self.name}: use_shorter '{use_shorter}' is not one of {', '.join(SHORTER_FIELDS)}")
+            raise ConfigError(
+                f"task {self.name}: use_shorter '{use_shorter}' is not one of {', '.join(SHORTER_FIELDS)}"
+            )
         if int(shot) < 0 or int(ndoc) < 0:
             raise ConfigError(f"task {self.name}: shot and ndoc must be >= 0")
         citations = variant != "closedbook" if citations is None else bool(citations)
         rouge = self.default_rouge if rouge is None else bool(rouge)
-        super().__init__(data_path, variant=variant, use_shorter=use_shorter, shot=int(shot), ndoc=int(ndoc),
-                         seed=int(seed), retrieval=retrieval, citations=citations, rouge=rouge, mauve=bool(mauve),
-                         run_py_cleanup=bool(run_py_cleanup))
+        super().__init__(
+            data_path,
+            variant=variant,
+            use_shorter=use_shorter,
+            shot=int(shot),
+            ndoc=int(ndoc),
+            seed=int(seed),
+            retrieval=retrieval,
+            citations=citations,
+            rouge=rouge,
+            mauve=bool(mauve),
+            run_py_cleanup=bool(run_py_cleanup),
+        )
         self.use_shorter, self.retrieval = use_shorter, retrieval
-        self.prompting = self.prompting_class(self.dataset, variant, use_shorter, int(shot), int(ndoc), int(seed),
-                                              bool(run_py_cleanup))
-        self.metrics = ("length", *self.quality_metrics, *(("rouge_lsum",) if rouge else ()),
-                        *self.extra_metrics(), *((self.citation_metric,) if citations else ()),
-                        *(("mauve",) if mauve else ()))
+        self.prompting = self.prompting_class(
+            self.dataset, variant, use_shorter, int(shot), int(ndoc), int(seed), bool(run_py_cleanup)
+        )
+        self.metrics = (
+            "length",
+            *self.quality_metrics,
+            *(("rouge_lsum",) if rouge else ()),
+            *self.extra_metrics(),
+            *((self.citation_metric,) if citations else ()),
+            *(("mauve",) if mauve else ()),
+        )
         self.path: Path | None = None
 
     def extra_metrics(self) -> tuple[str, ...]:
@@ -187,15 +229,24 @@ class AlceTask(Task):
         if self.use_shorter is not None:
             docs = shorter_docs(docs, self.use_shorter)
         example_id = record.get("sample_id", record.get("id"))
-        return Example(id=str(example_id) if example_id is not None else str(index), question=question,
-                       gold=self.gold(record, index), docs=docs, index=index)
+        return Example(
+            id=str(example_id) if example_id is not None else str(index),
+            question=question,
+            gold=self.gold(record, index),
+            docs=docs,
+            index=index,
+        )
 
     def field(self, record: dict[str, Any], name: str, kind: type, index: int) -> Any:
         if name not in record:
             raise RecordError(str(self.path), index + 1, f"record {index}: missing field", name)
         if not isinstance(record[name], kind):
-            raise RecordError(str(self.path), index + 1,
-                              f"record {index}: expected {kind.__name__}, got {type(record[name]).__name__}", name)
+            raise RecordError(
+                str(self.path),
+                index + 1,
+                f"record {index}: expected {kind.__name__}, got {type(record[name]).__name__}",
+                name,
+            )
         return record[name]
 
     def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
@@ -211,8 +262,13 @@ class AlceTask(Task):
 class AlceAsqa(AlceTask):
     name = "alce_asqa"
     dataset = "asqa"
-    files = MappingProxyType({"gtr": "asqa_eval_gtr_top100.json", "dpr": "asqa_eval_dpr_top100.json",
-                              "oracle": "asqa_eval_gtr_top100_reranked_oracle.json"})
+    files = MappingProxyType(
+        {
+            "gtr": "asqa_eval_gtr_top100.json",
+            "dpr": "asqa_eval_dpr_top100.json",
+            "oracle": "asqa_eval_gtr_top100_reranked_oracle.json",
+        }
+    )
     quality_metrics = ("str_em",)
     gold_fields = ("qa_pairs", "long_answer")
     prompting_class = AlceAsqaPrompting
@@ -226,13 +282,16 @@ class AlceAsqa(AlceTask):
     def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
         qa_pairs = self.field(record, "qa_pairs", list, index)
         if not all(isinstance(p, dict) and isinstance(p.get("short_answers"), list) for p in qa_pairs):
-            raise RecordError(str(self.path), index + 1, f"record {index}: each qa_pair needs a short_answers list",
-                              "qa_pairs")
+            raise RecordError(
+                str(self.path), index + 1, f"record {index}: each qa_pair needs a short_answers list", "qa_pairs"
+            )
         annotations = record.get("annotations") or []
         long_answers = [a["long_answer"] for a in annotations if isinstance(a, dict) and "long_answer" in a]
-        return {"qa_pairs": [{"question": p.get("question", ""), "short_answers": p["short_answers"]}
-                             for p in qa_pairs],
-                "answer": record.get("answer", ""), "long_answers": long_answers}
+        return {
+            "qa_pairs": [{"question": p.get("question", ""), "short_answers": p["short_answers"]} for p in qa_pairs],
+            "answer": record.get("answer", ""),
+            "long_answers": long_answers,
+        }
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """The annotators' long answers; else the record's answer; else every sub-question's short answers."""
@@ -246,8 +305,13 @@ class AlceAsqa(AlceTask):
 class AlceQampari(AlceTask):
     name = "alce_qampari"
     dataset = "qampari"
-    files = MappingProxyType({"gtr": "qampari_eval_gtr_top100.json", "dpr": "qampari_eval_dpr_top100.json",
-                              "oracle": "qampari_eval_gtr_top100_reranked_oracle.json"})
+    files = MappingProxyType(
+        {
+            "gtr": "qampari_eval_gtr_top100.json",
+            "dpr": "qampari_eval_dpr_top100.json",
+            "oracle": "qampari_eval_gtr_top100_reranked_oracle.json",
+        }
+    )
     quality_metrics = ("qampari",)
     citation_metric = "citation_list"
     prompting_class = AlceQampariPrompting
@@ -262,14 +326,17 @@ class AlceQampari(AlceTask):
 
     def gold_references(self, gold: dict[str, Any]) -> list[str]:
         """The whole list as one text: the record's answer, else each answer's first alias joined by commas."""
-        return [str(gold.get("answer") or ", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases))]
+        return [
+            str(gold.get("answer") or ", ".join(str(aliases[0]) for aliases in gold.get("answers") or [] if aliases))
+        ]
 
 
 class AlceEli5(AlceTask):
     name = "alce_eli5"
     dataset = "eli5"
-    files = MappingProxyType({"bm25": "eli5_eval_bm25_top100.json",
-                              "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"})
+    files = MappingProxyType(
+        {"bm25": "eli5_eval_bm25_top100.json", "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"}
+    )
     default_retrieval = "bm25"
     gold_fields = ("claims", "long_answer")
 

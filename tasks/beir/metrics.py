@@ -17,6 +17,7 @@ matters where queries are also documents: ArguAna, Quora); so does this. BEIR ro
 decimals; ragbench reports the mean unrounded. Every query of the split is scored (a query that shows no
 document scores 0, as pytrec_eval scores a query with an empty run).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,8 +45,10 @@ def ranked_ids(prediction: Prediction, query_id: str, ignore_identical_ids: bool
     ids = []
     for doc in prediction.docs:
         if doc.id is None:
-            raise ValueError("a shown document has no id: retrieve from an index of the collection's corpus.jsonl "
-                             "(docs/benchmarks/beir.md), whose documents carry their _id")
+            raise ValueError(
+                "a shown document has no id: retrieve from an index of the collection's corpus.jsonl "
+                "(docs/benchmarks/beir.md), whose documents carry their _id"
+            )
         ids.append(str(doc.id))
     return [doc_id for doc_id in dict.fromkeys(ids) if not (ignore_identical_ids and doc_id == query_id)]
 
@@ -59,8 +62,10 @@ def query_scores(qrels: dict[str, int], ranking: list[str], ks: tuple[int, ...])
     run = {"q": {doc: float(len(ranking) - rank) for rank, doc in enumerate(ranking)}}
     values = evaluator.evaluate(run).get("q", {})
     first = next((rank for rank, doc in enumerate(ranking, start=1) if qrels.get(doc, 0) > 0), None)
-    return {**{f"{key}_at_{k}": values.get(f"{measure}_{k}", 0.0) for key, measure in MEASURES.items() for k in ks},
-            **{f"mrr_at_{k}": 1 / first if first is not None and first <= k else 0.0 for k in ks}}
+    return {
+        **{f"{key}_at_{k}": values.get(f"{measure}_{k}", 0.0) for key, measure in MEASURES.items() for k in ks},
+        **{f"mrr_at_{k}": 1 / first if first is not None and first <= k else 0.0 for k in ks},
+    }
 
 
 def shown_short(prediction: Prediction, depth: int) -> bool:
@@ -84,8 +89,10 @@ class BeirRetrieval(Metric):
     name = "beir_retrieval"
     gold_needs = ("qrels",)
     value_range = (0, 1)
-    counters = {SHOWN_SHORT: "examples that showed fewer documents than the deepest cut-off while the corpus had "
-                             "more (raise the system's top_n): their deeper values count the missing ranks as misses"}
+    counters = {
+        SHOWN_SHORT: "examples that showed fewer documents than the deepest cut-off while the corpus had "
+        "more (raise the system's top_n): their deeper values count the missing ranks as misses"
+    }
 
     def __init__(self, k: str | int = DEFAULT_CUTOFFS, ignore_identical_ids: bool = True) -> None:
         self.ks = cutoffs(k)
@@ -97,8 +104,9 @@ class BeirRetrieval(Metric):
             try:
                 import pytrec_eval  # noqa: F401
             except ImportError:
-                raise ConfigError("metric beir_retrieval computes BEIR's measures with pytrec_eval: "
-                                  "pip install 'ragbench[beir]'") from None
+                raise ConfigError(
+                    "metric beir_retrieval computes BEIR's measures with pytrec_eval: pip install 'ragbench[beir]'"
+                ) from None
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         prediction.shown_docs("BEIR's retrieval (each document with its corpus id)")

@@ -10,6 +10,7 @@ A file whose first line is a judgment (no header: BEIR would drop it), whose str
 over later rows (their judgments lost), or with a row that is not UTF-8 or csv cannot read, is refused in one
 line naming where.
 """
+
 from __future__ import annotations
 
 import csv
@@ -34,8 +35,10 @@ def utf8_lines(handle: Iterable[bytes], path: Path) -> Iterator[str]:
         try:
             yield line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}:{number}: not UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1}); "
-                              "save the file as UTF-8") from None
+            raise ConfigError(
+                f"{path}:{number}: not UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1}); "
+                "save the file as UTF-8"
+            ) from None
 
 
 def qrels_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
@@ -48,19 +51,24 @@ def qrels_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
         try:
             header = next(rows, None)
             if header is not None and len(header) >= 3 and header[2].strip().lstrip("-").isdigit():
-                raise ConfigError(f"{path}: line 1 is a judgment ({header[0]}, {header[1]}, {header[2]}), not BEIR's "
-                                  "header; BEIR skips the first line of a qrels file: add the line "
-                                  "query-id<TAB>corpus-id<TAB>score")
+                raise ConfigError(
+                    f"{path}: line 1 is a judgment ({header[0]}, {header[1]}, {header[2]}), not BEIR's "
+                    "header; BEIR skips the first line of a qrels file: add the line "
+                    "query-id<TAB>corpus-id<TAB>score"
+                )
             end = rows.line_num
             for row in rows:
                 line, end = end + 1, rows.line_num  # the row's first line, and its last
                 if any("\n" in value or "\r" in value for value in row):
-                    raise ConfigError(f"{path}:{line}: a double quote opens a field that runs on to line {end} (qrels "
-                                      'are read as CSV, quotes included): remove the unmatched "')
+                    raise ConfigError(
+                        f"{path}:{line}: a double quote opens a field that runs on to line {end} (qrels "
+                        'are read as CSV, quotes included): remove the unmatched "'
+                    )
                 yield line, row
         except csv.Error as exc:  # a field over csv's limit: a runaway quote in a large file
-            raise ConfigError(f"{path}:{end + 1}: cannot read the row ({exc}); a stray double quote? remove it") \
-                from None
+            raise ConfigError(
+                f"{path}:{end + 1}: cannot read the row ({exc}); a stray double quote? remove it"
+            ) from None
 
 
 def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], dict[str, RecordError]]:
@@ -114,12 +122,16 @@ class BeirTask(Task):
 
     def prepare(self) -> None:
         if self.data_path is None:
-            raise ConfigError("task beir reads a BEIR dataset folder: pass --data beir=FOLDER (one holding "
-                              f"{QUERIES} and {QRELS_FOLDER}/{self.split}.tsv)")
+            raise ConfigError(
+                "task beir reads a BEIR dataset folder: pass --data beir=FOLDER (one holding "
+                f"{QUERIES} and {QRELS_FOLDER}/{self.split}.tsv)"
+            )
         for path in (self.data_path / QUERIES, self.qrels_path):
             if not path.is_file():
-                raise ConfigError(f"task beir: {path} not found; --data beir=FOLDER names a BEIR dataset folder "
-                                  f"(unzipped), and --task-arg beir.split=NAME one of its qrels/NAME.tsv")
+                raise ConfigError(
+                    f"task beir: {path} not found; --data beir=FOLDER names a BEIR dataset folder "
+                    f"(unzipped), and --task-arg beir.split=NAME one of its qrels/NAME.tsv"
+                )
 
     @property
     def qrels_path(self) -> Path:
@@ -139,9 +151,9 @@ class BeirTask(Task):
             if query_id in bad:
                 yield bad[query_id]
             elif query_id not in queries:
-                where = f" (its lines {', '.join(map(str, unread))} are not {{\"_id\", \"text\"}})" if unread else ""
-                yield RecordError(str(self.qrels_path), lines[query_id], f"query {query_id!r} is not in {QUERIES}"
-                                  + where, "query-id")
+                where = f' (its lines {", ".join(map(str, unread))} are not {{"_id", "text"}})' if unread else ""
+                yield RecordError(
+                    str(self.qrels_path), lines[query_id], f"query {query_id!r} is not in {QUERIES}" + where, "query-id"
+                )
             else:
                 yield Example(id=query_id, question=queries[query_id], gold={"qrels": qrels[query_id]}, index=index)
-

@@ -8,6 +8,7 @@
 - The corpus (Tevatron/browsecomp-plus-corpus): rows {"docid", "text", "url"}, as a JSONL file or a folder
   `datasets`' save_to_disk wrote (read with datasets.load_from_disk).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -63,15 +64,17 @@ def read_queries(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError
         except ValueError as exc:
             yield index + 1, RecordError(str(path), index + 1, str(exc))
             continue
-        yield index + 1, {"query_id": str(item["query_id"]), "query": str(item["query"]),
-                          "answer": str(item["answer"]), **docs}
+        yield (
+            index + 1,
+            {"query_id": str(item["query_id"]), "query": str(item["query"]), "answer": str(item["answer"]), **docs},
+        )
 
 
 def checked(item: dict[str, Any] | RecordError) -> dict[str, Any]:
     """A corpus line, or a ConfigError naming the line that is not one (a corpus missing a document would
     answer get_document wrongly without a word)."""
     if isinstance(item, RecordError) or "docid" not in item:
-        raise ConfigError(f"corpus line {item}: not a {{\"docid\", \"text\", \"url\"}} object")
+        raise ConfigError(f'corpus line {item}: not a {{"docid", "text", "url"}} object')
     return item
 
 

@@ -10,6 +10,7 @@ Unlike the script (numpy's unstable argsort over files in directory order), ties
 examples' order, so the value does not depend on the file system.
 tests/test_browsecomp_plus_grading.py pins all of it to the script's own output.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,16 +22,23 @@ GRADER_TEMPLATE = (Path(__file__).parent / "grader_template.txt").read_text(enco
 CALIBRATION_BIN = 100  # calculate_calibration_error's beta
 
 _FLAGS = re.IGNORECASE | re.DOTALL
-_ANSWER = tuple(re.compile(p + r"\s*(.*?)(?=\n|$)", _FLAGS) for p in
-                (r"\*\*extracted_final_answer:\*\*", r"\*\*extracted_final_answer\*\*:", r"extracted_final_answer:"))
+_ANSWER = tuple(
+    re.compile(p + r"\s*(.*?)(?=\n|$)", _FLAGS)
+    for p in (r"\*\*extracted_final_answer:\*\*", r"\*\*extracted_final_answer\*\*:", r"extracted_final_answer:")
+)
 _ENDS = r"(?=\n\*\*correct:\*\*|\n\*\*correct\*\*:|\ncorrect:|$)"
-_REASONING = (re.compile(r"\*\*reasoning:\*\*\s*(.*?)" + _ENDS, _FLAGS),
-              re.compile(r"\*\*reasoning\*\*:\s*(.*?)" + _ENDS, _FLAGS),
-              re.compile(r"reasoning:\s*(.*?)(?=\ncorrect:|$)", _FLAGS))
-_CORRECT = tuple(re.compile(p + r"\s*(yes|no)", re.IGNORECASE) for p in
-                 (r"\*\*correct:\*\*", r"\*\*correct\*\*:", r"correct:"))
-_CONFIDENCE = tuple(re.compile(p + r"\s*(\d+(?:\.\d+)?)\s*%?", re.IGNORECASE) for p in
-                    (r"\*\*confidence:\*\*", r"\*\*confidence\*\*:", r"confidence:"))
+_REASONING = (
+    re.compile(r"\*\*reasoning:\*\*\s*(.*?)" + _ENDS, _FLAGS),
+    re.compile(r"\*\*reasoning\*\*:\s*(.*?)" + _ENDS, _FLAGS),
+    re.compile(r"reasoning:\s*(.*?)(?=\ncorrect:|$)", _FLAGS),
+)
+_CORRECT = tuple(
+    re.compile(p + r"\s*(yes|no)", re.IGNORECASE) for p in (r"\*\*correct:\*\*", r"\*\*correct\*\*:", r"correct:")
+)
+_CONFIDENCE = tuple(
+    re.compile(p + r"\s*(\d+(?:\.\d+)?)\s*%?", re.IGNORECASE)
+    for p in (r"\*\*confidence:\*\*", r"\*\*confidence\*\*:", r"confidence:")
+)
 
 
 @dataclass(frozen=True)
@@ -62,10 +70,12 @@ def parse_judgement(reply: str) -> Judgement:
         return Judgement(None, None, None, None)
     answer, reasoning = _first(_ANSWER, reply), _first(_REASONING, reply)
     correct, confidence = _first(_CORRECT, reply), _first(_CONFIDENCE, reply)
-    return Judgement(answer.group(1).strip() if answer else None,
-                     reasoning.group(1).strip() if reasoning else None,
-                     correct.group(1).lower() == "yes" if correct else None,
-                     min(float(confidence.group(1)), 100.0) if confidence else None)
+    return Judgement(
+        answer.group(1).strip() if answer else None,
+        reasoning.group(1).strip() if reasoning else None,
+        correct.group(1).lower() == "yes" if correct else None,
+        min(float(confidence.group(1)), 100.0) if confidence else None,
+    )
 
 
 def calibration_error(confidences: list[float], correct: list[bool], beta: int = CALIBRATION_BIN) -> float:
@@ -81,6 +91,6 @@ def calibration_error(confidences: list[float], correct: list[bool], beta: int =
     total = len(conf)
     squared = 0.0
     for start in range(0, beta * (total // beta - 1), beta):  # every bin but the last
-        bin_conf, bin_right = conf[start:start + beta], right[start:start + beta]
+        bin_conf, bin_right = conf[start : start + beta], right[start : start + beta]
         squared += len(bin_conf) / total * (sum(bin_conf) / len(bin_conf) - sum(bin_right) / len(bin_right)) ** 2
     return math.sqrt(squared) * 100

@@ -16,6 +16,7 @@ retrieved. The judge is sampled as the script samples Qwen3-32B (temperature 0.7
 top_k 20 and enable_thinking False are the judge engine's options). The script multiplies by 100 and rounds to
 2 decimals; ragbench reports the fractions unrounded (calibration error in percent, as the script).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -49,24 +50,35 @@ class BrowseCompPlusJudge(Metric):
     name = "browsecomp_plus"
     gold_needs = ("answers", "evidence_docids", "gold_docids")
     needs = ("judge",)
-    keys: ClassVar[tuple[str, ...]] = ("accuracy", "confidence", "evidence_recall", "gold_recall",
-                                       *(f"{tool}_calls" for tool in TOOLS))
+    keys: ClassVar[tuple[str, ...]] = (
+        "accuracy",
+        "confidence",
+        "evidence_recall",
+        "gold_recall",
+        *(f"{tool}_calls" for tool in TOOLS),
+    )
     corpus_keys: ClassVar[tuple[str, ...]] = ("calibration_error",)
     value_range = (0, 1)
     key_specs: ClassVar[Mapping[str, KeySpec]] = {
-        "confidence": KeySpec(None, (0, 100)), "calibration_error": KeySpec(False, (0, 100)),
-        **{f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS}}
+        "confidence": KeySpec(None, (0, 100)),
+        "calibration_error": KeySpec(False, (0, 100)),
+        **{f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS},
+    }
     counters: ClassVar[Mapping[str, str]] = {
-        UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"}
-    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 0.7, "top_p": 0.8,
-                                                                      "max_tokens": 4096})
+        UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"
+    }
+    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"temperature": 0.7, "top_p": 0.8, "max_tokens": 4096}
+    )
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         retrieved = retrieved_docids(prediction)
         calls = prediction.extras.get(TOOL_CALLS) or {}
-        scores: dict[str, Any] = {"evidence_recall": recall(retrieved, example.gold["evidence_docids"]),
-                                  "gold_recall": recall(retrieved, example.gold["gold_docids"]),
-                                  **{f"{tool}_calls": float(calls.get(tool, 0)) for tool in TOOLS}}
+        scores: dict[str, Any] = {
+            "evidence_recall": recall(retrieved, example.gold["evidence_docids"]),
+            "gold_recall": recall(retrieved, example.gold["gold_docids"]),
+            **{f"{tool}_calls": float(calls.get(tool, 0)) for tool in TOOLS},
+        }
         if not prediction.answer or prediction.extras.get(STATUS, COMPLETED) != COMPLETED:
             return {**scores, "accuracy": 0.0, "confidence": None}
         prompt = grader_prompt(example.question, prediction.answer, example.gold["answers"][0])
@@ -75,15 +87,24 @@ class BrowseCompPlusJudge(Metric):
         for _ in range(sum(judgement.parse_error for judgement in judgements)):
             ctx.count(UNPARSED)
         confidences = [j.confidence for j in judgements if not j.parse_error and j.confidence is not None]
-        return {**scores, "accuracy": sum(bool(j.correct) for j in judgements) / len(judgements),
-                "confidence": sum(confidences) / len(confidences) if confidences else None}
+        return {
+            **scores,
+            "accuracy": sum(bool(j.correct) for j in judgements) / len(judgements),
+            "confidence": sum(confidences) / len(confidences) if confidences else None,
+        }
 
     def corpus(self, samples: list[dict[str, Any]], seed: int) -> dict[str, CorpusValue]:
         """calib_err over the examples with a confidence, in the examples' order."""
-        pairs = [(s["scores"]["confidence"], s["scores"]["accuracy"]) for s in samples
-                 if s["scores"].get("confidence") is not None]
-        return {"calibration_error": CorpusValue(calibration_error([c for c, _ in pairs], [a >= 0.5 for _, a in pairs]),
-                                                 len(pairs))}
+        pairs = [
+            (s["scores"]["confidence"], s["scores"]["accuracy"])
+            for s in samples
+            if s["scores"].get("confidence") is not None
+        ]
+        return {
+            "calibration_error": CorpusValue(
+                calibration_error([c for c, _ in pairs], [a >= 0.5 for _, a in pairs]), len(pairs)
+            )
+        }
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "judge_sampling": dict(self.judge_sampling)}

@@ -6,6 +6,7 @@ is re-scored by `browsecomp_plus` (`ragbench score --task browsecomp_plus --pred
 The output is what evaluate_run.py judges: the last item's output, or "" where the run ended on another item
 (scored incorrect, as the script scores it). What the agent did goes into the prediction's extras.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,11 +28,18 @@ def final_output(result: list[Any]) -> str:
 def run_record(path: Path) -> dict[str, Any]:
     """One query's file as a `recorded` record; a ValueError says what is missing."""
     run = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(run, dict) or not run.get("query_id") or not isinstance(run.get("result"), list) \
-            or not isinstance(run.get("status"), str):
+    if (
+        not isinstance(run, dict)
+        or not run.get("query_id")
+        or not isinstance(run.get("result"), list)
+        or not isinstance(run.get("status"), str)
+    ):
         raise ValueError('not a BrowseComp-Plus run file (expected "query_id", "status" and a "result" list)')
-    extras = {STATUS: run["status"], RETRIEVED: [str(docid) for docid in run.get("retrieved_docids") or []],
-              TOOL_CALLS: dict(run.get("tool_call_counts") or {})}
+    extras = {
+        STATUS: run["status"],
+        RETRIEVED: [str(docid) for docid in run.get("retrieved_docids") or []],
+        TOOL_CALLS: dict(run.get("tool_call_counts") or {}),
+    }
     return {"id": str(run["query_id"]), "output": final_output(run["result"]), "extras": extras}
 
 

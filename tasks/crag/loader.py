@@ -14,6 +14,7 @@ from 0 across all members, so they are stable positions for resuming. Readers ar
 the event loop (the evaluator reads in a thread, where bz2 releases the GIL); large records are
 parsed in the run's worker processes (`record_parser`).
 """
+
 from __future__ import annotations
 
 import atexit
@@ -104,13 +105,17 @@ def task3_parts(path: Path) -> list[Path]:
         parts = [p for p in path.iterdir() if _PART.match(p.name)]
         stems = {_part(p).group("stem") for p in parts}
         if len(stems) != 1:
-            raise ConfigError(f"--data crag_t3={path}: expected the parts of one .tar.bz2 archive in this folder, "
-                              f"found {sorted(stems) or 'none'}")
+            raise ConfigError(
+                f"--data crag_t3={path}: expected the parts of one .tar.bz2 archive in this folder, "
+                f"found {sorted(stems) or 'none'}"
+            )
     else:
         match = _PART.match(path.name)
         if match is None:
             return [path]
-        parts = [p for p in path.parent.iterdir() if (m := _PART.match(p.name)) and m.group("stem") == match.group("stem")]
+        parts = [
+            p for p in path.parent.iterdir() if (m := _PART.match(p.name)) and m.group("stem") == match.group("stem")
+        ]
     parts.sort(key=lambda p: int(_part(p).group("number")))
     numbers = [int(_part(p).group("number")) for p in parts]
     if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
@@ -128,9 +133,14 @@ def record_parser(workers: Workers | None) -> Callable[[str], Any]:
     pre-flight, before the loop starts: nothing to keep free, and starting a process costs more than
     the parse) and while the lane is still starting (`Workers.lane_ready` starts it; the reader need
     not wait for it)."""
+
     def loads(line: str) -> Any:
-        if workers is None or len(line) < LARGE_RECORD_BYTES or threading.current_thread() is threading.main_thread() \
-                or not workers.lane_ready():
+        if (
+            workers is None
+            or len(line) < LARGE_RECORD_BYTES
+            or threading.current_thread() is threading.main_thread()
+            or not workers.lane_ready()
+        ):
             return json.loads(line)
         return workers.in_record_lane(json.loads, line)
 
@@ -145,8 +155,9 @@ def read_jsonl(path: Path, threads: int | None = None, parse: Callable[[str], An
     return read_bz2(path, _read_jsonl, threads, parse)
 
 
-def _read_jsonl(path: Path, threads: int, skip: int, parse: Callable[[str], Any],
-                report: bool = False) -> Generator[Item, None, None]:
+def _read_jsonl(
+    path: Path, threads: int, skip: int, parse: Callable[[str], Any], report: bool = False
+) -> Generator[Item, None, None]:
     """Records from number `skip` on. A broken `.bz2` read by the stdlib ends in one RecordError
     (read_lines reports it, whatever `report`); indexed_bzip2's RuntimeError is raised."""
     with _bz2_stream(path, threads) if path.name.endswith(".bz2") else open(path, "rb") as handle:
@@ -211,8 +222,9 @@ def _is_bz2(path: Path) -> bool:
         return first.read(3) == b"BZh"
 
 
-def read_task3_archive(path: Path, threads: int | None = None,
-                       parse: Callable[[str], Any] = json.loads) -> Iterator[Item]:
+def read_task3_archive(
+    path: Path, threads: int | None = None, parse: Callable[[str], Any] = json.loads
+) -> Iterator[Item]:
     """Every `*.jsonl` member of the (multi-part) `.tar.bz2`, in archive order, streamed (`read_bz2`)."""
     return read_bz2(path, _read_members, threads, parse)
 
@@ -255,16 +267,18 @@ def _skipping(skip: int, parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return parse_from_skip
 
 
-def _read_members(path: Path, threads: int, skip: int, parse: Callable[[str], Any],
-                  report: bool = False) -> Generator[Item, None, None]:
+def _read_members(
+    path: Path, threads: int, skip: int, parse: Callable[[str], Any], report: bool = False
+) -> Generator[Item, None, None]:
     """Records from number `skip` on (the lines before it are counted, not parsed). A broken
     archive ends in one RecordError when `report`, else in a RuntimeError."""
     count = 0
     parse = _skipping(skip, parse)
     try:
         for member, handle in _members(path, threads):
-            for number, (_, item) in enumerate(objects(read_lines(handle, f"{path}!{member}", parse),
-                                                       f"{path}!{member}"), count):
+            for number, (_, item) in enumerate(
+                objects(read_lines(handle, f"{path}!{member}", parse), f"{path}!{member}"), count
+            ):
                 count = number + 1
                 if number >= skip:
                     yield number, item
@@ -274,9 +288,15 @@ def _read_members(path: Path, threads: int, skip: int, parse: Callable[[str], An
         if not report:
             raise RuntimeError(str(exc)) from exc
         if count == 0:  # not even the first record: not Task 3's archive at all
-            yield count, RecordError(str(path), 1, f"not a readable .tar.bz2 archive of JSONL files ({exc}); "
-                                                   "Task 3 reads crag_task_3_dev_v5.tar.bz2.part0..3 (a .jsonl or "
-                                                   ".jsonl.bz2 is Tasks 1 and 2's format: --tasks crag_t1/crag_t2)")
+            yield (
+                count,
+                RecordError(
+                    str(path),
+                    1,
+                    f"not a readable .tar.bz2 archive of JSONL files ({exc}); "
+                    "Task 3 reads crag_task_3_dev_v5.tar.bz2.part0..3 (a .jsonl or "
+                    ".jsonl.bz2 is Tasks 1 and 2's format: --tasks crag_t1/crag_t2)",
+                ),
+            )
         else:
             yield count, RecordError(str(path), count + 1, f"cannot read past this record ({exc})")
-

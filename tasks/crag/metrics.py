@@ -18,6 +18,7 @@ Judge protocols:
 Several judges (`--judge A --judge B`) are averaged per example, which equals the paper's
 average of per-judge accuracy / hallucination / missing / score.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,8 +51,10 @@ def tokenizer_dir(ctx: Any) -> str:
     """The Llama-2 tokenizer folder: the task's `tokenizer` option, else $CRAG_LLAMA2_TOKENIZER."""
     path = getattr(getattr(ctx, "task", None), "tokenizer_path", None) or os.environ.get(TOKENIZER_ENV)
     if not path:
-        raise ValueError("CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
-                         f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}")
+        raise ValueError(
+            "CRAG auto-eval needs the Llama-2 tokenizer folder: --task-arg tokenizer=DIR "
+            f"(facebookresearch/CRAG tokenizer/) or ${TOKENIZER_ENV}"
+        )
     return str(path)
 
 
@@ -59,7 +62,7 @@ def truncate_prediction(text: str, tokenizer_path: str) -> str:
     """local_evaluation.py trim_predictions_to_max_token_length, then `.strip()`: token ids
     1..75 of the encoding (position 0 is BOS), decoded without skipping special tokens."""
     tokenizer = llama2_tokenizer(tokenizer_path)
-    ids = tokenizer.encode(text).ids[1: MAX_PREDICTION_TOKENS + 1]
+    ids = tokenizer.encode(text).ids[1 : MAX_PREDICTION_TOKENS + 1]
     return tokenizer.decode(ids, skip_special_tokens=False).strip()
 
 
@@ -117,14 +120,19 @@ class CragAutoEval(Metric):
     keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
     # shares of the examples: accurate, hallucinated and missing add up to 1; score = accuracy - hallucination
     value_range = (0, 1)
-    key_specs = {"hallucination": KeySpec(False, (0, 1)), "missing": KeySpec(False, (0, 1)),
-                 "score": KeySpec(True, (-1, 1))}
-    counters = {"judge_unparsed": "judge replies that did not parse, scored not accurate (a hallucination) as "
-                                  "upstream does"}
+    key_specs = {
+        "hallucination": KeySpec(False, (0, 1)),
+        "missing": KeySpec(False, (0, 1)),
+        "score": KeySpec(True, (-1, 1)),
+    }
+    counters = {
+        "judge_unparsed": "judge replies that did not parse, scored not accurate (a hallucination) as upstream does"
+    }
     protocol: ClassVar[str] = "kddcup2024"
     # upstream sets no temperature (API default 1.0) and asks for response_format json_object
-    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 1.0, "max_tokens": 512,
-                                                                      "json_mode": True})
+    judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"temperature": 1.0, "max_tokens": 512, "json_mode": True}
+    )
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "protocol": self.protocol, "judge_sampling": dict(self.judge_sampling)}
@@ -136,7 +144,7 @@ class CragAutoEval(Metric):
         # in the run's worker processes (a thread outside a run): loading the Llama-2 tokenizer takes
         # ~0.25 s, not on the event loop
         resources = getattr(ctx, "resources", None)
-        cut = (resources.workers.run if resources is not None else asyncio.to_thread)
+        cut = resources.workers.run if resources is not None else asyncio.to_thread
         text = await cut(truncate_prediction, prediction.answer, tokenizer_dir(ctx))
         lowered = text.lower()
         if MISSING_PHRASE in lowered:
@@ -152,8 +160,12 @@ class CragAutoEval(Metric):
     def row(self, accurate: float, missing: bool, exact: bool) -> Scores:
         missing_value = 1.0 if missing else 0.0
         hallucination = 1.0 - accurate - missing_value
-        out = {"accuracy": accurate, "hallucination": hallucination, "missing": missing_value,
-               "score": accurate - hallucination}
+        out = {
+            "accuracy": accurate,
+            "hallucination": hallucination,
+            "missing": missing_value,
+            "score": accurate - hallucination,
+        }
         if "exact_accuracy" in self.keys:
             out["exact_accuracy"] = 1.0 if exact else 0.0
         return out
@@ -168,9 +180,15 @@ class CragAutoEval(Metric):
     async def ask(self, judge: Any, example: Example, ground_truth: str, prediction: str, read, count) -> bool:
         """The judge's verdict; a reply `read` cannot parse is not accurate (upstream) and counted."""
         prompt = judge_prompt(self.protocol)
-        messages = [{"role": "system", "content": prompt["system"]},
-                    {"role": "user", "content": prompt["user_template"].format(
-                        query=example.question, ground_truth=ground_truth, prediction=prediction)}]
+        messages = [
+            {"role": "system", "content": prompt["system"]},
+            {
+                "role": "user",
+                "content": prompt["user_template"].format(
+                    query=example.question, ground_truth=ground_truth, prediction=prediction
+                ),
+            },
+        ]
         try:
             response = await judge.chat(messages, step=f"judge:{self.protocol}", **self.judge_sampling)
         except EngineError:  # upstream: attempt_api_call returns None => not accurate

@@ -10,6 +10,7 @@ runs beside the LLM calls of other examples and never on the loop; results go to
 cache (ragbench._storage.page_cache) under a hash of the page and of the processing (parser and
 splitter versions included).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -70,8 +71,9 @@ def page_documents(page: Document, passages: list[str]) -> list[Document]:
     """A page's passages as documents with ids `<page>#<n>`; a page without text keeps its snippet."""
     if not passages:
         return [page] if page.text.strip() else []
-    return [Document(id=f"{page.id}#{n}", title=page.title, text=text, url=page.url)
-            for n, text in enumerate(passages, 1)]
+    return [
+        Document(id=f"{page.id}#{n}", title=page.title, text=text, url=page.url) for n, text in enumerate(passages, 1)
+    ]
 
 
 def _versions() -> str:
@@ -158,7 +160,7 @@ class PageProcessor:
         started = []
         # one worker call per share of the new pages (not one per page: each call is a few handles on
         # the loop), dealt round-robin so that large pages spread over the workers
-        for share in (new[n::self.offload.width] for n in range(min(len(new), self.offload.width))):
+        for share in (new[n :: self.offload.width] for n in range(min(len(new), self.offload.width))):
             share_keys = [keys[i] for i in share]
             future = self.offload.submit(process_pages, [pages[i] for i in share])
             future.add_done_callback(partial(self._forget, share_keys))
@@ -172,8 +174,9 @@ class PageProcessor:
         for i, (future, at) in waiting.items():
             found[i] = future.result()[at]
         if self.cache is not None:
-            self.cache.put_many([(key, result) for future, share_keys in started
-                                 for key, result in zip(share_keys, future.result())])
+            self.cache.put_many(
+                [(key, result) for future, share_keys in started for key, result in zip(share_keys, future.result())]
+            )
         return found
 
     def _forget(self, keys: list[str], _: asyncio.Future) -> None:

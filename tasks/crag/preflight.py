@@ -1,5 +1,6 @@
 """CRAG's own pre-flight checks: the Llama-2 tokenizer recognised by its vocabulary (a folder's name
 proves nothing), and the mock KG API answering."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,26 +23,35 @@ def llama2_tokenizer_problem(folder: str | Path) -> str | None:
     except Exception as exc:  # any unreadable file: one line
         return f"{folder}/tokenizer.json is not a readable tokenizer ({type(exc).__name__}: {exc})"
     size = tokenizer.get_vocab_size()
-    wrong = {token: tokenizer.token_to_id(token) for token, id_ in LLAMA2_IDS.items()
-             if tokenizer.token_to_id(token) != id_}
+    wrong = {
+        token: tokenizer.token_to_id(token) for token, id_ in LLAMA2_IDS.items() if tokenizer.token_to_id(token) != id_
+    }
     if size == LLAMA2_VOCAB_SIZE and not wrong:
         return None
-    found = f"a vocabulary of {size} entries" + (f", {', '.join(f'{t!r} = {i}' for t, i in wrong.items())}"
-                                                  if wrong else "")
-    return (f"{folder} is not the Llama-2 tokenizer ({found}; Llama-2 has {LLAMA2_VOCAB_SIZE} entries, "
-            + ", ".join(f"{t!r} = {i}" for t, i in LLAMA2_IDS.items()) + ")")
+    found = f"a vocabulary of {size} entries" + (
+        f", {', '.join(f'{t!r} = {i}' for t, i in wrong.items())}" if wrong else ""
+    )
+    return (
+        f"{folder} is not the Llama-2 tokenizer ({found}; Llama-2 has {LLAMA2_VOCAB_SIZE} entries, "
+        + ", ".join(f"{t!r} = {i}" for t, i in LLAMA2_IDS.items())
+        + ")"
+    )
 
 
 def check_llama2_tokenizer(task: str, folder: str | Path) -> None:
     problem = llama2_tokenizer_problem(folder)
     if problem:
-        raise ConfigError(f"task {task}: {problem}; pass --task-arg tokenizer=DIR with facebookresearch/CRAG's "
-                          "tokenizer/ folder (CRAG's scoring cuts answers to 75 Llama-2 tokens)")
+        raise ConfigError(
+            f"task {task}: {problem}; pass --task-arg tokenizer=DIR with facebookresearch/CRAG's "
+            "tokenizer/ folder (CRAG's scoring cuts answers to 75 Llama-2 tokens)"
+        )
 
 
 def check_kg_reachable(task: str, url: str) -> None:
     why = unreachable(url.rstrip("/") + "/")
     if why:
-        raise ConfigError(f"task {task}: the mock KG API gives {why}; start it (ragbench serve crag-kg --kg-dir DIR), "
-                          "correct --task-arg kg_url=URL, serve it in-process with --task-arg kg_dir=DIR, or run "
-                          "without it: --task-arg kg=false")
+        raise ConfigError(
+            f"task {task}: the mock KG API gives {why}; start it (ragbench serve crag-kg --kg-dir DIR), "
+            "correct --task-arg kg_url=URL, serve it in-process with --task-arg kg_dir=DIR, or run "
+            "without it: --task-arg kg=false"
+        )

@@ -1,6 +1,7 @@
 """CRAG's prompting (`CragTask.prompting`): the CRAG repo's baselines as generic systems send them, and the web
 pages as passages for systems that read documents themselves. Both work on the run's resources through the
 task's `PageWork`, which the task binds to the run (UsesRunResources) and closes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,14 @@ class PageWork:
     """Pages parsed in the run's workers (warm with the parsers) and cached in its page cache; the embedding
     model loaded once per run. `bind` is the task's (a run's resources); `close` its teardown's."""
 
-    def __init__(self, task: str, executor: str, workers: int | None, cache_path: str | None,
-                 embedder_options: tuple[str | None, str | None, str | None, int | None]) -> None:
+    def __init__(
+        self,
+        task: str,
+        executor: str,
+        workers: int | None,
+        cache_path: str | None,
+        embedder_options: tuple[str | None, str | None, str | None, int | None],
+    ) -> None:
         self.task, self.executor, self.workers = task, executor, workers
         self.cache_path, self.embedder_options = cache_path, embedder_options
         self.resources: Any = None  # the run's (`bind`)
@@ -37,8 +44,10 @@ class PageWork:
 
     def bound_offload(self) -> Offload:
         if self.offload is None:
-            raise RuntimeError(f"task {self.task} works on a run's resources: the evaluator binds it (UsesRunResources"
-                               ".bind); outside a run, bind it to a ragbench._run.resources.RunResources")
+            raise RuntimeError(
+                f"task {self.task} works on a run's resources: the evaluator binds it (UsesRunResources"
+                ".bind); outside a run, bind it to a ragbench._run.resources.RunResources"
+            )
         return self.offload
 
     async def ready(self) -> tuple[PageProcessor, BatchingEmbedder]:
@@ -74,8 +83,9 @@ class CragPrompting(TaskPrompting):
         pages, _ = await self.work.ready()
         return await pages.passages(docs)
 
-    async def reader_prompt(self, example: Example, ctx: Any,
-                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+    async def reader_prompt(
+        self, example: Example, ctx: Any, docs: list[Document] | None
+    ) -> tuple[Prompt, list[Document]]:
         if docs is None:
             if self.baseline == "straightforward":
                 return baselines.straightforward_messages(example, "", None), []
@@ -97,25 +107,33 @@ class CragPrompting(TaskPrompting):
                 step.response = {"sentences": 0}
                 return []
             # one embedding group per page (each a page-cache entry), batched with other examples'
-            *page_vectors, query = await asyncio.gather(*(embedder.embed(page) for page in per_page),
-                                                        embedder.embed([example.question]))
-            sentences, origins, order = await asyncio.to_thread(baselines.rank_page_sentences, docs, per_page,
-                                                                page_vectors, query[0])
+            *page_vectors, query = await asyncio.gather(
+                *(embedder.embed(page) for page in per_page), embedder.embed([example.question])
+            )
+            sentences, origins, order = await asyncio.to_thread(
+                baselines.rank_page_sentences, docs, per_page, page_vectors, query[0]
+            )
             step.response = {"sentences": len(sentences), "top": order}
-        return [Document(id=origins[i].id, title=origins[i].title, text=sentences[i], url=origins[i].url)
-                for i in order]
+        return [
+            Document(id=origins[i].id, title=origins[i].title, text=sentences[i], url=origins[i].url) for i in order
+        ]
 
     async def kg_context(self, example: Example, ctx: Any) -> str:
-        response = await ctx.llm.chat(baselines.entity_messages(example), step="entity_extraction",
-                                      **baselines.ENTITY_SAMPLING)
+        response = await ctx.llm.chat(
+            baselines.entity_messages(example), step="entity_extraction", **baselines.ENTITY_SAMPLING
+        )
         entity = baselines.parse_entities(response.text)
         with group("KG calls"):  # the viewer's timeline: the KG API calls together
             return await baselines.kg_text(entity, baselines.traced_kg_call(ctx, ctx.tools["crag_kg"]))
 
-    async def straightforward_prompt(self, example: Example, ctx: Any,
-                                     docs: list[Document]) -> tuple[Prompt, list[Document]]:
+    async def straightforward_prompt(
+        self, example: Example, ctx: Any, docs: list[Document]
+    ) -> tuple[Prompt, list[Document]]:
         offload = self.work.bound_offload()
         web = await offload.run(cut_to_tokens, baselines.snippet_lines(docs), self.web_tokens, self.tokenizer_path)
-        kg = await offload.run(cut_to_tokens, await self.kg_context(example, ctx), self.kg_tokens,
-                               self.tokenizer_path) if self.uses_kg else None
+        kg = (
+            await offload.run(cut_to_tokens, await self.kg_context(example, ctx), self.kg_tokens, self.tokenizer_path)
+            if self.uses_kg
+            else None
+        )
         return baselines.straightforward_messages(example, web, kg), docs

@@ -4,6 +4,7 @@ The JSON holds the upstream constants verbatim (judge prompts of the KDD Cup sta
 of facebookresearch/CRAG `prompts/templates.py`, and the baselines' prompts from
 facebookresearch/CRAG `models/*.py`); keeping them as data preserves every trailing space.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,9 @@ def baseline_prompt(name: str) -> str:
 STRAIGHTFORWARD_SYSTEM = (
     "You are given a Question, References and the time when it was asked. Answer the question "
     "succinctly, using the fewest words possible. If the question has a false premise or "
-    "assumption, answer \"invalid question\". If the references and your own knowledge do not "
-    "let you answer with confidence, answer \"I don't know\"."
+    'assumption, answer "invalid question". If the references and your own knowledge do not '
+    'let you answer with confidence, answer "I don\'t know".'
 )
-STRAIGHTFORWARD_USER = "### Question\n{query}\n\n### Query Time\n{query_time}\n\n### References\n{references}\n\n### Answer\n"
+STRAIGHTFORWARD_USER = (
+    "### Question\n{query}\n\n### Query Time\n{query_time}\n\n### References\n{references}\n\n### Answer\n"
+)

@@ -22,6 +22,7 @@ on one core of a 2-vCPU VM. The synthetic pages give 6.6 %, 0.40-0.42, 158-164 (
 5.7, 7.2:1 and the same parse time per kB, so parsing, MiniLM and decompression do the work of real
 pages (tests/test_crag_scale.py checks the text share and sentence rate).
 """
+
 from __future__ import annotations
 
 import io
@@ -35,13 +36,16 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-WORDS = ("the team won league season player city company price market year album song film director record revenue "
-         "stock growth report history music award best new artist released country president election energy "
-         "science research study data model series game score points million billion percent according said "
-         "first last since during after before under over between against about people world government").split()
+WORDS = (
+    "the team won league season player city company price market year album song film director record revenue "
+    "stock growth report history music award best new artist released country president election energy "
+    "science research study data model series game score points million billion percent according said "
+    "first last since during after before under over between against about people world government"
+).split()
 NAME_CHARS = string.ascii_lowercase + string.digits
 # the kinds of block a page is drawn from (each a _PageWriter method) and their weights
 BLOCKS = {"paragraph": 0.22, "menu": 0.22, "table": 0.06, "script": 0.30, "style": 0.10, "icon": 0.06, "ad": 0.04}
+
 
 @dataclass(frozen=True)
 class PageSizes:
@@ -95,47 +99,80 @@ class _PageWriter:
 
     def paragraph(self) -> str:
         rng, name = self.rng, self.name
-        return (f"<div class=\"{name(6)} article-body\" data-track=\"{name()}\"><p class=\"{name(5)}\">"
-                + " ".join(_sentence(rng) for _ in range(rng.randint(1, 3))) + "</p></div>")
+        return (
+            f'<div class="{name(6)} article-body" data-track="{name()}"><p class="{name(5)}">'
+            + " ".join(_sentence(rng) for _ in range(rng.randint(1, 3)))
+            + "</p></div>"
+        )
 
     def menu(self) -> str:
         """Link texts without punctuation: blingfire joins them into long "sentences"."""
         rng, name = self.rng, self.name
-        return f"<ul class=\"{name(6)}-menu\">" + "".join(
-            f"<li class=\"{name(5)}\"><a href=\"/{rng.choice(WORDS)}/{name()}\" class=\"{name(6)}\">"
-            f"{' '.join(w.title() for w in rng.choices(WORDS, k=rng.randint(1, 3)))}</a></li>"
-            for _ in range(rng.randint(4, 12))) + "</ul>"
+        return (
+            f'<ul class="{name(6)}-menu">'
+            + "".join(
+                f'<li class="{name(5)}"><a href="/{rng.choice(WORDS)}/{name()}" class="{name(6)}">'
+                f"{' '.join(w.title() for w in rng.choices(WORDS, k=rng.randint(1, 3)))}</a></li>"
+                for _ in range(rng.randint(4, 12))
+            )
+            + "</ul>"
+        )
 
     def table(self) -> str:
         rng, name = self.rng, self.name
-        return "<table class=\"data\"><tbody>" + "".join("<tr>" + "".join(
-            f"<td class=\"{name(4)}\">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>" for _ in range(4))
-            + "</tr>" for _ in range(3)) + "</tbody></table>"
+        return (
+            '<table class="data"><tbody>'
+            + "".join(
+                "<tr>"
+                + "".join(f'<td class="{name(4)}">{rng.choice(WORDS)} {rng.randint(1, 9999)}</td>' for _ in range(4))
+                + "</tr>"
+                for _ in range(3)
+            )
+            + "</tbody></table>"
+        )
 
     def script(self) -> str:
         rng, name = self.rng, self.name
-        return ("<script>window.__state=window.__state||{};__state[\"" + name() + "\"]={" + ",".join(
-            f"\"{rng.choice(WORDS)}_{name(4)}\":\"{name(rng.randint(6, 24))}\"" for _ in range(rng.randint(20, 120)))
-            + "};</script>")
+        return (
+            '<script>window.__state=window.__state||{};__state["'
+            + name()
+            + '"]={'
+            + ",".join(
+                f'"{rng.choice(WORDS)}_{name(4)}":"{name(rng.randint(6, 24))}"' for _ in range(rng.randint(20, 120))
+            )
+            + "};</script>"
+        )
 
     def style(self) -> str:
         rng, name = self.rng, self.name
-        return "<style>" + "".join(
-            f".{name(6)}-{rng.choice(WORDS)}{{{rng.choice(['display:flex', 'margin:0', 'padding:4px 8px'])};"
-            f"{rng.choice(['line-height:1.5', 'font-size:14px', 'gap:8px', 'width:100%'])}}}"
-            for _ in range(rng.randint(20, 80))) + "</style>"
+        return (
+            "<style>"
+            + "".join(
+                f".{name(6)}-{rng.choice(WORDS)}{{{rng.choice(['display:flex', 'margin:0', 'padding:4px 8px'])};"
+                f"{rng.choice(['line-height:1.5', 'font-size:14px', 'gap:8px', 'width:100%'])}}}"
+                for _ in range(rng.randint(20, 80))
+            )
+            + "</style>"
+        )
 
     def icon(self) -> str:
         rng, name = self.rng, self.name
-        return (f"<svg class=\"icon-{name(4)}\" viewBox=\"0 0 24 24\"><path d=\"" + " ".join(
-            f"M{rng.randint(0, 24)}.{rng.randint(0, 99)} {rng.randint(0, 24)}.{rng.randint(0, 99)}"
-            for _ in range(rng.randint(10, 40))) + "\"></path></svg>")
+        return (
+            f'<svg class="icon-{name(4)}" viewBox="0 0 24 24"><path d="'
+            + " ".join(
+                f"M{rng.randint(0, 24)}.{rng.randint(0, 99)} {rng.randint(0, 24)}.{rng.randint(0, 99)}"
+                for _ in range(rng.randint(10, 40))
+            )
+            + '"></path></svg>'
+        )
 
     def ad(self) -> str:
         name = self.name
-        return (f"<div class=\"ad-container\" data-slot=\"{name(6)}\"><iframe src=\"https://ads.example.com/"
-                f"{name(12)}\" width=\"300\" height=\"250\"></iframe><noscript><img src=\"https://px.example.com/"
-                f"{name(10)}.gif\"></noscript></div>")
+        return (
+            f'<div class="ad-container" data-slot="{name(6)}"><iframe src="https://ads.example.com/'
+            f'{name(12)}" width="300" height="250"></iframe><noscript><img src="https://px.example.com/'
+            f'{name(10)}.gif"></noscript></div>'
+        )
 
 
 def page_html(rng: random.Random, size: int, title: str) -> str:
@@ -144,7 +181,7 @@ def page_html(rng: random.Random, size: int, title: str) -> str:
     their own, and a footer."""
     if size <= 0:
         return ""
-    head = f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head><body>"
+    head = f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head><body>'
     tail = "<footer><p>© 2024 Example Media. All rights reserved.</p></footer></body></html>"
     writer, kinds, weights = _PageWriter(rng), list(BLOCKS), list(BLOCKS.values())
     parts, used = [head, f"<h1>{title}</h1>"], len(head) + len(tail)
@@ -161,13 +198,28 @@ def task3_record(rng: random.Random, index: int, pages: int = 50, sizes: PageSiz
     results = []
     for p in range(pages):
         html = page_html(rng, sizes.draw(rng), f"{topic.title()} - page {p}")
-        results.append({"page_name": f"{topic.title()} {p}", "page_url": f"https://example.org/{index}/{p}",
-                        "page_snippet": _sentence(rng), "page_result": html,
-                        "page_last_modified": "Thu, 01 Feb 2024 10:00:00 GMT" if p % 3 else ""})
-    return {"interaction_id": f"synthetic-{index}", "query_time": "03/01/2024, 10:00:00 PT", "domain": "finance",
-            "question_type": "simple", "static_or_dynamic": "static", "popularity": "", "split": 1,
-            "query": f"what was the {topic} in {2000 + index % 24}?", "answer": f"{topic} {index}", "alt_ans": [],
-            "search_results": results}
+        results.append(
+            {
+                "page_name": f"{topic.title()} {p}",
+                "page_url": f"https://example.org/{index}/{p}",
+                "page_snippet": _sentence(rng),
+                "page_result": html,
+                "page_last_modified": "Thu, 01 Feb 2024 10:00:00 GMT" if p % 3 else "",
+            }
+        )
+    return {
+        "interaction_id": f"synthetic-{index}",
+        "query_time": "03/01/2024, 10:00:00 PT",
+        "domain": "finance",
+        "question_type": "simple",
+        "static_or_dynamic": "static",
+        "popularity": "",
+        "split": 1,
+        "query": f"what was the {topic} in {2000 + index % 24}?",
+        "answer": f"{topic} {index}",
+        "alt_ans": [],
+        "search_results": results,
+    }
 
 
 def standin_tokenizer(folder: Path) -> Path:
@@ -197,8 +249,15 @@ def standin_tokenizer(folder: Path) -> Path:
     return folder
 
 
-def write_task3_archive(folder: Path, questions: int, pages: int = 50, sizes: PageSizes = CRAG_PAGES,
-                        seed: int = 0, parts: int = 2, stem: str = "crag_task_3_dev_v5") -> Path:
+def write_task3_archive(
+    folder: Path,
+    questions: int,
+    pages: int = 50,
+    sizes: PageSizes = CRAG_PAGES,
+    seed: int = 0,
+    parts: int = 2,
+    stem: str = "crag_task_3_dev_v5",
+) -> Path:
     """`questions` records in `<stem>.tar.bz2.part0..` under `folder`; returns the first part."""
     rng = random.Random(seed)
     lines = "".join(json.dumps(task3_record(rng, i, pages, sizes)) + "\n" for i in range(questions)).encode()
@@ -211,5 +270,5 @@ def write_task3_archive(folder: Path, questions: int, pages: int = 50, sizes: Pa
     folder.mkdir(parents=True, exist_ok=True)
     cut = -(-len(data) // parts)
     for n in range(parts):
-        (folder / f"{stem}.tar.bz2.part{n}").write_bytes(data[n * cut:(n + 1) * cut])
+        (folder / f"{stem}.tar.bz2.part{n}").write_bytes(data[n * cut : (n + 1) * cut])
     return folder / f"{stem}.tar.bz2.part0"

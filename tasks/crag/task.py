@@ -17,6 +17,7 @@ page_executor=process|thread (the run's worker processes, or threads for tests),
 tokens). CPU-bound work (page parsing, the straightforward windows' tokenisation) never runs on
 the event loop.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,8 +36,11 @@ from .metrics import TOKENIZER_ENV
 from .prompting import CragPrompting, PageWork
 
 SPLITS = {"validation": 0, "public_test": 1, "all": None}
-PROTOCOL_METRICS = {"kddcup2024": ("crag", "crag_human"), "crag_repo": ("crag_repo", "crag_human"),
-                    "none": ("crag_human",)}
+PROTOCOL_METRICS = {
+    "kddcup2024": ("crag", "crag_human"),
+    "crag_repo": ("crag_repo", "crag_human"),
+    "none": ("crag_human",),
+}
 BASELINES = ("crag_repo", "straightforward")
 UPSTREAM_DATA = "https://github.com/facebookresearch/CRAG/raw/refs/heads/main/data/"
 SLICES = ("domain", "question_type", "static_or_dynamic", "popularity")
@@ -63,12 +67,16 @@ def _alt_answers(record: dict[str, Any], where: str, number: int) -> list[str]:
 
 def _page(page: Any, index: int, interaction_id: str, where: str, number: int) -> Document:
     if not isinstance(page, dict) or not isinstance(page.get("page_result", ""), str):
-        raise RecordError(where, number + 1, f"page {index} is not an object with a string page_result",
-                          "search_results")
-    return Document(id=f"{interaction_id}:{index}", title=str(page.get("page_name") or ""),
-                    text=str(page.get("page_snippet") or ""), url=page.get("page_url") or None,
-                    metadata={"page_result": page.get("page_result", ""),
-                              "page_last_modified": page.get("page_last_modified", "")})
+        raise RecordError(
+            where, number + 1, f"page {index} is not an object with a string page_result", "search_results"
+        )
+    return Document(
+        id=f"{interaction_id}:{index}",
+        title=str(page.get("page_name") or ""),
+        text=str(page.get("page_snippet") or ""),
+        url=page.get("page_url") or None,
+        metadata={"page_result": page.get("page_result", ""), "page_last_modified": page.get("page_last_modified", "")},
+    )
 
 
 def example_from_record(record: dict[str, Any], number: int, where: str) -> Example:
@@ -76,8 +84,12 @@ def example_from_record(record: dict[str, Any], number: int, where: str) -> Exam
         if field not in record:
             raise RecordError(where, number + 1, "missing field", field)
         if not isinstance(record[field], kind):
-            raise RecordError(where, number + 1, f"expected {getattr(kind, '__name__', kind)}, "
-                                                 f"got {type(record[field]).__name__}", field)
+            raise RecordError(
+                where,
+                number + 1,
+                f"expected {getattr(kind, '__name__', kind)}, got {type(record[field]).__name__}",
+                field,
+            )
         return record[field]
 
     query = required("query", str)
@@ -89,10 +101,14 @@ def example_from_record(record: dict[str, Any], number: int, where: str) -> Exam
     if "popularity" in record:  # v5: "" for web questions, head/torso/tail for KG questions
         meta["popularity"] = str(record["popularity"]) or "none"
     return Example(
-        id=interaction_id, question=query, index=number,
+        id=interaction_id,
+        question=query,
+        index=number,
         gold={"answer": str(answer), "alt_ans": _alt_answers(record, where, number)},
         docs=[_page(page, i, interaction_id, where, number) for i, page in enumerate(pages)],
-        meta=meta, extras={"query_time": str(record.get("query_time", "")), "split": record.get("split")})
+        meta=meta,
+        extras={"query_time": str(record.get("query_time", "")), "split": record.get("split")},
+    )
 
 
 def _split_name(value: Any) -> str:
@@ -107,36 +123,75 @@ class CragTask(Task):
     kg_default: ClassVar[bool] = False
     tools_replayed = False  # set by the run (UsesTools)
 
-    def __init__(self, data_path=None, split: str = "public_test", version: str = "v5", tokenizer: str | None = None,
-                 judge_protocol: str = "kddcup2024", baseline: str = "crag_repo", kg: bool | None = None,
-                 kg_url: str | None = None, kg_dir: str | None = None, allow_pickle: bool = False,
-                 embedder: str | None = None, embedder_device: str | None = None,
-                 embedder_precision: str | None = None, embedder_batch_size: int | None = None,
-                 page_cache: str | None = None, page_executor: str = "process", page_workers: int | None = None,
-                 web_tokens: int = 4000, kg_tokens: int = 2000) -> None:
-        for name, value, allowed in (("split", split, SPLITS), ("judge_protocol", judge_protocol, PROTOCOL_METRICS),
-                                     ("baseline", baseline, BASELINES), ("version", version, ("v4", "v5")),
-                                     ("page_executor", page_executor, ("process", "thread"))):
+    def __init__(
+        self,
+        data_path=None,
+        split: str = "public_test",
+        version: str = "v5",
+        tokenizer: str | None = None,
+        judge_protocol: str = "kddcup2024",
+        baseline: str = "crag_repo",
+        kg: bool | None = None,
+        kg_url: str | None = None,
+        kg_dir: str | None = None,
+        allow_pickle: bool = False,
+        embedder: str | None = None,
+        embedder_device: str | None = None,
+        embedder_precision: str | None = None,
+        embedder_batch_size: int | None = None,
+        page_cache: str | None = None,
+        page_executor: str = "process",
+        page_workers: int | None = None,
+        web_tokens: int = 4000,
+        kg_tokens: int = 2000,
+    ) -> None:
+        for name, value, allowed in (
+            ("split", split, SPLITS),
+            ("judge_protocol", judge_protocol, PROTOCOL_METRICS),
+            ("baseline", baseline, BASELINES),
+            ("version", version, ("v4", "v5")),
+            ("page_executor", page_executor, ("process", "thread")),
+        ):
             if value not in allowed:
                 raise ConfigError(f"task {self.name}: {name} '{value}' is not one of {', '.join(allowed)}")
         self.uses_kg = self.kg_default if kg is None else bool(kg)
         if self.uses_kg and not self.kg_default:
             raise ConfigError(f"task {self.name} has no KG API (Task 1 is web pages only); use crag_t2 or crag_t3")
-        super().__init__(data_path, split=split, version=version, tokenizer=tokenizer, judge_protocol=judge_protocol,
-                         baseline=baseline, kg=self.uses_kg, kg_url=kg_url, kg_dir=kg_dir, allow_pickle=allow_pickle,
-                         embedder=embedder, embedder_device=embedder_device, embedder_precision=embedder_precision,
-                         embedder_batch_size=embedder_batch_size, page_cache=page_cache,
-                         page_executor=page_executor, page_workers=page_workers,
-                         web_tokens=web_tokens, kg_tokens=kg_tokens)
+        super().__init__(
+            data_path,
+            split=split,
+            version=version,
+            tokenizer=tokenizer,
+            judge_protocol=judge_protocol,
+            baseline=baseline,
+            kg=self.uses_kg,
+            kg_url=kg_url,
+            kg_dir=kg_dir,
+            allow_pickle=allow_pickle,
+            embedder=embedder,
+            embedder_device=embedder_device,
+            embedder_precision=embedder_precision,
+            embedder_batch_size=embedder_batch_size,
+            page_cache=page_cache,
+            page_executor=page_executor,
+            page_workers=page_workers,
+            web_tokens=web_tokens,
+            kg_tokens=kg_tokens,
+        )
         self.split, self.version = split, version
         self.metrics = PROTOCOL_METRICS[judge_protocol]
         self.tokenizer_path = tokenizer
         self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
         self.path: Path | None = None
-        embedder_options = (embedder, embedder_device, embedder_precision,
-                            int(embedder_batch_size) if embedder_batch_size else None)
-        self.page_work = PageWork(self.name, page_executor, int(page_workers) if page_workers else None, page_cache,
-                                  embedder_options)
+        embedder_options = (
+            embedder,
+            embedder_device,
+            embedder_precision,
+            int(embedder_batch_size) if embedder_batch_size else None,
+        )
+        self.page_work = PageWork(
+            self.name, page_executor, int(page_workers) if page_workers else None, page_cache, embedder_options
+        )
         self.prompting = CragPrompting(self.page_work, baseline, self.uses_kg, int(web_tokens), int(kg_tokens))
         self.resources: Any = None  # the run's (`bind`)
         self._kg_server: Any = None
@@ -176,8 +231,10 @@ class CragTask(Task):
 
     def check_kg(self) -> None:
         if self.uses_kg and not self.tools_replayed and not (self.kg_url or self.kg_dir or os.environ.get(URL_ENV)):
-            raise ConfigError(f"task {self.name} calls the mock KG API: pass --task-arg kg_url=URL (or set "
-                              f"${URL_ENV}), --task-arg kg_dir=DIR to serve it in-process, or --task-arg kg=false")
+            raise ConfigError(
+                f"task {self.name} calls the mock KG API: pass --task-arg kg_url=URL (or set "
+                f"${URL_ENV}), --task-arg kg_dir=DIR to serve it in-process, or --task-arg kg=false"
+            )
         if self.kg_dir and not self.tools_replayed and not Path(self.kg_dir).is_dir():
             raise ConfigError(f"task {self.name}: kg_dir {self.kg_dir} is not a folder; --task-arg kg_dir=DIR")
 
@@ -196,9 +253,11 @@ class CragTask(Task):
                 return str(candidate)
         given = self.tokenizer_path or os.environ.get(TOKENIZER_ENV)
         where = f"{given} has no tokenizer.json; " if given else ""
-        raise ConfigError(f"task {self.name}: {where}CRAG scoring cuts predictions to 75 Llama-2 tokens and needs "
-                          f"that tokenizer: pass --task-arg tokenizer=DIR (facebookresearch/CRAG tokenizer/), set "
-                          f"${TOKENIZER_ENV}, or put it in {data_dir() / 'llama2_tokenizer'}")
+        raise ConfigError(
+            f"task {self.name}: {where}CRAG scoring cuts predictions to 75 Llama-2 tokens and needs "
+            f"that tokenizer: pass --task-arg tokenizer=DIR (facebookresearch/CRAG tokenizer/), set "
+            f"${TOKENIZER_ENV}, or put it in {data_dir() / 'llama2_tokenizer'}"
+        )
 
     def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
         return read_jsonl(path, parse=self._record_parser())
@@ -221,8 +280,9 @@ class CragTask(Task):
             splits.add(record.get("split"))
             if wanted is not None and record.get("split") != wanted:
                 if "split" not in record:
-                    yield RecordError(str(self.path), number + 1, f"missing field (needed for split={self.split})",
-                                      "split")
+                    yield RecordError(
+                        str(self.path), number + 1, f"missing field (needed for split={self.split})", "split"
+                    )
                 continue
             selected += 1
             try:
@@ -231,9 +291,14 @@ class CragTask(Task):
                 yield exc
         if read and not selected and wanted is not None:  # nothing of the split: never a silent empty run
             found = ", ".join(f"{s} ({_split_name(s)})" for s in sorted(splits, key=str)) or "none"
-            yield RecordError(str(self.path), read, f"none of its {read} records is in split={self.split} "
-                                                    f"(split {wanted}; splits found: {found}); pass --task-arg "
-                                                    "split=validation, public_test or all", "split")
+            yield RecordError(
+                str(self.path),
+                read,
+                f"none of its {read} records is in split={self.split} "
+                f"(split {wanted}; splits found: {found}); pass --task-arg "
+                "split=validation, public_test or all",
+                "split",
+            )
 
     # --- run-time tools -----------------------------------------------------------------------
     async def setup(self) -> dict[str, Any]:
@@ -284,9 +349,11 @@ class CragTask3(CragTask):
         local = data_dir() / f"crag_task_3_dev_{self.version}.tar.bz2.{first}"
         if local.is_file():
             return local
-        raise ConfigError(f"task {self.name} needs the Task 3 archive parts (about 7.7 GB, facebookresearch/CRAG "
-                          f"data/crag_task_3_dev_{self.version}.tar.bz2.part*): put them in {data_dir()} "
-                          f"or pass --data {self.name}=PATH (one part, the .tar.bz2, or their folder)")
+        raise ConfigError(
+            f"task {self.name} needs the Task 3 archive parts (about 7.7 GB, facebookresearch/CRAG "
+            f"data/crag_task_3_dev_{self.version}.tar.bz2.part*): put them in {data_dir()} "
+            f"or pass --data {self.name}=PATH (one part, the .tar.bz2, or their folder)"
+        )
 
     def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
         return read_task3_archive(path, parse=self._record_parser())

@@ -11,6 +11,7 @@ else "Thus, the response is (not) credited." anywhere in it. The notebooks ask a
 valid; here a reply that is not is scored None for that judge and counted (`fresheval_unparsed`). A call
 that fails fails the metric on that example (counted with the run's failures).
 tests/test_freshqa_fresheval.py pins the prompt and the reading to the notebooks' own code."""
+
 from __future__ import annotations
 
 import datetime
@@ -51,10 +52,15 @@ class FreshEvalPrompt:
     def __init__(self, mode: str, current_date: str) -> None:
         spec = json.loads((PROMPTS / f"fresheval_{mode}.json").read_text(encoding="utf-8"))
         self.current_date = current_date
-        dated = [{**demo, "response": demo["response"].replace(spec["placeholder"], current_date)}
-                 for demo in spec["demonstrations"]]
-        demos = "".join(self.block(d["question"], d["correct_answers"], d["response"])
-                        + f"{d['comment']}\nevaluation: {d['evaluation']}" for d in dated)
+        dated = [
+            {**demo, "response": demo["response"].replace(spec["placeholder"], current_date)}
+            for demo in spec["demonstrations"]
+        ]
+        demos = "".join(
+            self.block(d["question"], d["correct_answers"], d["response"])
+            + f"{d['comment']}\nevaluation: {d['evaluation']}"
+            for d in dated
+        )
         self.head = spec["prefix"] + "\n\n\n" + demos.strip()
 
     @staticmethod
@@ -68,11 +74,15 @@ class FreshEvalPrompt:
     def messages(self, question: str, answers: list[str], response: str) -> list[dict[str, str]]:
         """`call_llm_api`'s chat: the system message and the exchange that tell the date, then the prompt."""
         date = self.current_date
-        return [{"role": "system", "content": "You are a helpful assistant. Respond as concisely as possible. "
-                                              f"Knowledge cutoff: {date}."},
-                {"role": "user", "content": "What's today's date?"},
-                {"role": "assistant", "content": f"Today is {date} in Pacific Standard Time."},
-                {"role": "user", "content": self.text(question, answers, response)}]
+        return [
+            {
+                "role": "system",
+                "content": f"You are a helpful assistant. Respond as concisely as possible. Knowledge cutoff: {date}.",
+            },
+            {"role": "user", "content": "What's today's date?"},
+            {"role": "assistant", "content": f"Today is {date} in Pacific Standard Time."},
+            {"role": "user", "content": self.text(question, answers, response)},
+        ]
 
 
 class FreshEval(Metric):
@@ -80,8 +90,10 @@ class FreshEval(Metric):
     value_range = (0, 1)
     gold_needs = ("answers",)
     needs = ("judge",)
-    counters = {UNPARSED: "judge replies FreshEval's extract_ratings finds invalid (the notebooks ask again), "
-                          "scored None for that judge"}
+    counters = {
+        UNPARSED: "judge replies FreshEval's extract_ratings finds invalid (the notebooks ask again), "
+        "scored None for that judge"
+    }
     # call_fresheval's
     judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 0.0, "max_tokens": 256})
 
@@ -89,8 +101,10 @@ class FreshEval(Metric):
         try:
             datetime.datetime.strptime(current_date, "%B %d, %Y")
         except ValueError:
-            raise ConfigError(f"metric fresheval: current_date {current_date!r} is not a date as the notebooks "
-                              f"write it (e.g. {VERSION_DATE!r})") from None
+            raise ConfigError(
+                f"metric fresheval: current_date {current_date!r} is not a date as the notebooks "
+                f"write it (e.g. {VERSION_DATE!r})"
+            ) from None
         self.mode, self.current_date = mode, current_date
         self.prompt = FreshEvalPrompt(mode, current_date)
 
@@ -106,5 +120,9 @@ class FreshEval(Metric):
         return sum(credited) / len(credited) if credited else None
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "mode": self.mode, "current_date": self.current_date,
-                "judge_sampling": dict(self.judge_sampling)}
+        return {
+            "name": self.name,
+            "mode": self.mode,
+            "current_date": self.current_date,
+            "judge_sampling": dict(self.judge_sampling),
+        }

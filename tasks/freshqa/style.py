@@ -1,6 +1,7 @@
 """FreshQA's CSV as the YAML task `freshqa` reads it (prompt style `freshqa`): the rows of one split
 (`--task-arg freshqa.split=test|dev`, the `split` column), each example's gold answers the non-empty
 `answer_0` ... `answer_9`, as the FreshEval notebooks take them (`[x for x in correct_answers if x]`)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -12,8 +13,19 @@ from ragbench.api.yaml_tasks import RecordPlace, YamlTask
 SPLITS = ("test", "dev")
 ANSWERS = tuple(f"answer_{i}" for i in range(10))
 # the spreadsheet's header in its order, and the columns the task reads of it
-HEADER = ("id", "split", "question", "effective_year", "next_review", "false_premise", "num_hops", "fact_type",
-          "source", *ANSWERS, "note")
+HEADER = (
+    "id",
+    "split",
+    "question",
+    "effective_year",
+    "next_review",
+    "false_premise",
+    "num_hops",
+    "fact_type",
+    "source",
+    *ANSWERS,
+    "note",
+)
 READ = ("split", "question", *ANSWERS)
 
 
@@ -40,8 +52,10 @@ class FreshQaSplit(YamlTask):
             if isinstance(record, dict):
                 if not header_checked and (missing := columns_missing(record)):
                     # the notebooks stop on it (row['answer_0']); read without, every answer in it would be lost
-                    raise ConfigError(f"{place.source}: the header (data.header_row {self.spec.data.header_row}) "
-                                      f"has no column {', '.join(missing)}; is it FreshQA's spreadsheet, saved as CSV?")
+                    raise ConfigError(
+                        f"{place.source}: the header (data.header_row {self.spec.data.header_row}) "
+                        f"has no column {', '.join(missing)}; is it FreshQA's spreadsheet, saved as CSV?"
+                    )
                 header_checked = True
                 split = str(record.get("split", "")).strip().lower()
                 if split not in SPLITS:

@@ -1,5 +1,6 @@
 """`ragbench index kilt-corpus`: KILT's knowledge source as a passage corpus, added to the core's `index`
 group by `index_commands` (tasks/__init__.py)."""
+
 from __future__ import annotations
 
 import click
@@ -8,14 +9,23 @@ from ragbench.api.run import config_errors_exit, exit_if_skipped
 
 
 @click.command("kilt-corpus")
-@click.option("--knowledge-source", "source", required=True,
-              help="KILT's kilt_knowledgesource.json: one page a line {wikipedia_id, wikipedia_title, text: [...]}")
-@click.option("--out", required=True,
-              help="passages JSONL to write: {id, wikipedia_id, title, text}, for index build --corpus")
+@click.option(
+    "--knowledge-source",
+    "source",
+    required=True,
+    help="KILT's kilt_knowledgesource.json: one page a line {wikipedia_id, wikipedia_title, text: [...]}",
+)
+@click.option(
+    "--out", required=True, help="passages JSONL to write: {id, wikipedia_id, title, text}, for index build --corpus"
+)
 @click.option("--chunk-size", default=100, show_default=True, type=int, help="passage size in spaCy tokens (KILT's)")
-@click.option("--spacy-model", default="en_core_web_sm", show_default=True,
-              help="spaCy pipeline whose sentences and tokens cut the passages (KILT's); 'sentencizer': spaCy's "
-                   "rule-based sentence splitter, no model (other passages than KILT's)")
+@click.option(
+    "--spacy-model",
+    default="en_core_web_sm",
+    show_default=True,
+    help="spaCy pipeline whose sentences and tokens cut the passages (KILT's); 'sentencizer': spaCy's "
+    "rule-based sentence splitter, no model (other passages than KILT's)",
+)
 @click.option("--overwrite", is_flag=True, help="replace an existing --out file")
 def kilt_corpus_command(source, out, chunk_size, spacy_model, overwrite) -> None:
     """Cut KILT's knowledge source into passages as KILT's create_kilt_data_paragraphs.py does for its

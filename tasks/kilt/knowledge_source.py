@@ -17,6 +17,7 @@ splitter) needs no model, and gives other sentence boundaries, so other passages
 as `{"id": "<wikipedia_id>#<n>", "wikipedia_id", "title", "text"}` (n from 0 within the page; KILT numbers
 passages across the whole file in the order its threads finish).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,9 +49,11 @@ def spacy_pipeline(model: str) -> Any:
     try:
         return spacy.load(model)
     except OSError as exc:
-        raise ConfigError(f"--spacy-model {model}: not installed ({str(exc).splitlines()[0][:120]}); run `python -m "
-                          f"spacy download {model}`, or pass --spacy-model {RULE_BASED} (no model; other sentence "
-                          "boundaries than KILT's)") from exc
+        raise ConfigError(
+            f"--spacy-model {model}: not installed ({str(exc).splitlines()[0][:120]}); run `python -m "
+            f"spacy download {model}`, or pass --spacy-model {RULE_BASED} (no model; other sentence "
+            "boundaries than KILT's)"
+        ) from exc
 
 
 def page_passages(paragraphs: list[str], nlp: Any, chunk_size: int = KILT_CHUNK_SIZE) -> list[tuple[str, str]]:
@@ -80,7 +83,7 @@ def page_passages(paragraphs: list[str], nlp: Any, chunk_size: int = KILT_CHUNK_
 def _text(paragraph: Any, tokens: list[Any]) -> str:
     """`create_chunk`: the paragraph's text from the first token to one character past the last, stripped."""
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
-    return paragraph.text[start:end + 1].strip()
+    return paragraph.text[start : end + 1].strip()
 
 
 @dataclass
@@ -106,8 +109,13 @@ def read_pages(path: Path) -> Iterator[dict[str, Any] | RecordError]:
             yield record
 
 
-def build_corpus(source: str | Path, out: str | Path, model: str = KILT_SPACY_MODEL,
-                 chunk_size: int = KILT_CHUNK_SIZE, overwrite: bool = False) -> CorpusStats:
+def build_corpus(
+    source: str | Path,
+    out: str | Path,
+    model: str = KILT_SPACY_MODEL,
+    chunk_size: int = KILT_CHUNK_SIZE,
+    overwrite: bool = False,
+) -> CorpusStats:
     """Write `out` (JSONL passages for `ragbench index build --corpus`) from the knowledge source `source`,
     one page at a time; `out` appears only once complete."""
     source, out = Path(source), Path(out)
@@ -129,8 +137,13 @@ def build_corpus(source: str | Path, out: str | Path, model: str = KILT_SPACY_MO
                 stats.pages += 1
                 page_id, title = str(page["wikipedia_id"]), str(page.get("wikipedia_title") or "")
                 for n, (_, text) in enumerate(page_passages(page["text"], nlp, chunk_size)):
-                    handle.write(json.dumps({"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title,
-                                             "text": text}, ensure_ascii=False) + "\n")
+                    handle.write(
+                        json.dumps(
+                            {"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title, "text": text},
+                            ensure_ascii=False,
+                        )
+                        + "\n"
+                    )
                     stats.passages += 1
     except BaseException:
         partial.unlink(missing_ok=True)

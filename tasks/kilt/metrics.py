@@ -11,6 +11,7 @@ reproduced exactly; tests/test_kilt_metrics.py pins them to values from running 
   document's page being its `metadata["wikipedia_id"]` (a KILT knowledge-source corpus carries it), and
   the KILT-scores: a downstream value counts only where R-precision is 1 (else 0).
 """
+
 from __future__ import annotations
 
 import re
@@ -66,10 +67,12 @@ def downstream(example: Example, prediction: Prediction, extract: Extract = "non
     guess = extracted(prediction.answer, extract).strip()
     if not guess:
         return dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
-    return {"accuracy": float(guess in golds),
-            "em": float(max(normalize_answer(guess) == normalize_answer(gold) for gold in golds)),
-            "f1": max(token_f1(guess, gold) for gold in golds),
-            "rougel": max(rouge_l(guess, gold) for gold in golds)}
+    return {
+        "accuracy": float(guess in golds),
+        "em": float(max(normalize_answer(guess) == normalize_answer(gold) for gold in golds)),
+        "f1": max(token_f1(guess, gold) for gold in golds),
+        "rougel": max(rouge_l(guess, gold) for gold in golds),
+    }
 
 
 def extract_config(name: str, extract: Extract) -> dict[str, Any]:
@@ -99,8 +102,9 @@ def _unique(items: list[str]) -> list[str]:
 def gold_pages(provenance: Any) -> list[list[str]]:
     """eval_retrieval.py `_get_ids_list` of the gold: per output with provenance, its pages' ids in order,
     once each (an item without a wikipedia_id is left out)."""
-    return [_unique([str(item[PAGE_KEY]).strip() for item in evidence if PAGE_KEY in item])
-            for evidence in provenance or []]
+    return [
+        _unique([str(item[PAGE_KEY]).strip() for item in evidence if PAGE_KEY in item]) for evidence in provenance or []
+    ]
 
 
 def evidence_sets(provenance: Any) -> list[set[str]]:
@@ -120,16 +124,20 @@ def shown_pages(prediction: Prediction) -> list[str]:
     for doc in prediction.docs:
         page = doc.metadata.get(PAGE_KEY)
         if page is None:
-            raise ValueError(f"document {doc.id!r} has no {PAGE_KEY} in its metadata: retrieve from an index of "
-                             "KILT's knowledge source (docs/benchmarks/kilt.md) or give each document its wikipedia_id")
+            raise ValueError(
+                f"document {doc.id!r} has no {PAGE_KEY} in its metadata: retrieve from an index of "
+                "KILT's knowledge source (docs/benchmarks/kilt.md) or give each document its wikipedia_id"
+            )
         pages.append(str(page).strip())
     return _unique(pages)
 
 
 def r_precision(guess: list[str], gold: list[list[str]]) -> float:
     """`rprecision`: the best over the outputs of the share of the first R guessed pages among the R gold ones."""
-    return max((sum(page in pages for page in guess[:len(pages)]) / len(pages) if pages else 0.0 for pages in gold),
-               default=0.0)
+    return max(
+        (sum(page in pages for page in guess[: len(pages)]) / len(pages) if pages else 0.0 for pages in gold),
+        default=0.0,
+    )
 
 
 def recall_at_k(guess: list[str], provenance: Any, k: int) -> float:
@@ -178,8 +186,11 @@ class KiltRetrieval(Metric):
         rprec = r_precision(guess, gold_pages(provenance))
         counts = rprec == 1 or not gold_answers(example)  # no gold answer: not scorable either way
         values = downstream(example, prediction, self.extract) if counts else dict.fromkeys(DOWNSTREAM_KEYS, 0.0)
-        return {"rprec": rprec, f"recall_at_{self.k}": recall_at_k(guess, provenance, self.k),
-                **{f"kilt_{key}": value for key, value in values.items()}}
+        return {
+            "rprec": rprec,
+            f"recall_at_{self.k}": recall_at_k(guess, provenance, self.k),
+            **{f"kilt_{key}": value for key, value in values.items()},
+        }
 
     def config(self) -> dict[str, Any]:
         return {**extract_config(self.name, self.extract), "k": self.k}

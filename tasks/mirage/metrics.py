@@ -9,6 +9,7 @@ as the choice A, as upstream scores them, and counted (`mirage_no_option_found`)
 many. The mean over a set is evaluate.py's "mean acc". `locate=pmc_llama` reads as evaluate.py does for
 PMC-LLaMA (`locate_answer4pub_llama`: the text after the last "Answer:", then "option X", "OPTION X", a
 letter before '"' or ":")."""
+
 from __future__ import annotations
 
 import re
@@ -27,9 +28,18 @@ def _patterns(*patterns: str) -> tuple[re.Pattern, ...]:
 
 # each reader's patterns in its order (each a re.findall whose first match is taken)
 LOCATE_PATTERNS = {
-    "standard": _patterns(r"^\s*(A|B|C|D)$", r"^\s*(A|B|C|D) or", r"^\s*(A|B|C|D) and", r"^\s*(A|B|C|D)/",
-                          r"^\s*(A|B|C|D),", r"[Oo]ption (A|B|C|D)", r":\s*(A|B|C|D)", r"^\s*(A|B|C|D)\.",
-                          r"^\s*(A|B|C|D)\"", r"^\s*(A|B|C|D):"),
+    "standard": _patterns(
+        r"^\s*(A|B|C|D)$",
+        r"^\s*(A|B|C|D) or",
+        r"^\s*(A|B|C|D) and",
+        r"^\s*(A|B|C|D)/",
+        r"^\s*(A|B|C|D),",
+        r"[Oo]ption (A|B|C|D)",
+        r":\s*(A|B|C|D)",
+        r"^\s*(A|B|C|D)\.",
+        r"^\s*(A|B|C|D)\"",
+        r"^\s*(A|B|C|D):",
+    ),
     "pmc_llama": _patterns(r"[Oo]ption (A|B|C|D)", r"OPTION (A|B|C|D)", r"^\s*(A|B|C|D)\"", r"^\s*(A|B|C|D):"),
 }
 NOT_FOUND = "mirage_no_option_found"
@@ -52,8 +62,10 @@ class MirageAccuracy(Metric):
     name = "mirage_accuracy"
     value_range = (0, 1)
     gold_needs = ("choices",)
-    counters = {NOT_FOUND: "outputs in which evaluate.py's locate_answer finds no option A-D, scored as the "
-                           "choice A as upstream scores them"}
+    counters = {
+        NOT_FOUND: "outputs in which evaluate.py's locate_answer finds no option A-D, scored as the "
+        "choice A as upstream scores them"
+    }
 
     def __init__(self, locate: Literal["standard", "pmc_llama"] = "standard") -> None:
         self.locate = locate

@@ -3,6 +3,7 @@ the prompt style `medrag` of MIRAGE's YAML tasks: a system and a user message, c
 (`general_cot_system`, `general_cot`) when no document is shown, else the RAG prompt (`general_medrag_system`,
 `general_medrag`) over the documents shown. Two system messages, chosen by the documents, are more than a
 YAML `prompt.system` can say."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,18 +11,24 @@ from typing import Any
 from ragbench.api import Document, Example
 from ragbench.api.yaml_tasks import RecordPlace, YamlPrompting, YamlTask
 
-COT_SYSTEM = ('You are a helpful medical expert, and your task is to answer a multi-choice medical question. '
-              'Please first think step-by-step and then choose the answer from the provided options. Organize your '
-              'output in a json formatted as Dict{"step_by_step_thinking": Str(explanation), "answer_choice": '
-              'Str{A/B/C/...}}. Your responses will be used for research purposes only, so please have a definite '
-              'answer.')
-RAG_SYSTEM = ('You are a helpful medical expert, and your task is to answer a multi-choice medical question using '
-              'the relevant documents. Please first think step-by-step and then choose the answer from the provided '
-              'options. Organize your output in a json formatted as Dict{"step_by_step_thinking": Str(explanation), '
-              '"answer_choice": Str{A/B/C/...}}. Your responses will be used for research purposes only, so please '
-              'have a definite answer.')
-QUESTION = ("Here is the question:\n{question}\n\nHere are the potential choices:\n{options}\n\n"
-            "Please think step-by-step and generate your output in json:\n")
+COT_SYSTEM = (
+    "You are a helpful medical expert, and your task is to answer a multi-choice medical question. "
+    "Please first think step-by-step and then choose the answer from the provided options. Organize your "
+    'output in a json formatted as Dict{"step_by_step_thinking": Str(explanation), "answer_choice": '
+    "Str{A/B/C/...}}. Your responses will be used for research purposes only, so please have a definite "
+    "answer."
+)
+RAG_SYSTEM = (
+    "You are a helpful medical expert, and your task is to answer a multi-choice medical question using "
+    "the relevant documents. Please first think step-by-step and then choose the answer from the provided "
+    'options. Organize your output in a json formatted as Dict{"step_by_step_thinking": Str(explanation), '
+    '"answer_choice": Str{A/B/C/...}}. Your responses will be used for research purposes only, so please '
+    "have a definite answer."
+)
+QUESTION = (
+    "Here is the question:\n{question}\n\nHere are the potential choices:\n{options}\n\n"
+    "Please think step-by-step and generate your output in json:\n"
+)
 DOCUMENTS = "\nHere are the relevant documents:\n{context}\n\n"
 ANSWER_LABELS = ("A", "B", "C", "D")  # evaluate.py's answer2idx: any other answer stops it (KeyError)
 
@@ -45,13 +52,17 @@ class MedRagPrompting(YamlPrompting):
 
     renders_templates = False  # the prompts are MedRAG's, above
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> list[dict[str, str]]:
-        question_block = QUESTION.format(question=example.question if question is None else question,
-                                         options=options_text(example))
+    def build_prompt(
+        self, example: Example, docs: list[Document] | None = None, question: str | None = None, **options: Any
+    ) -> list[dict[str, str]]:
+        question_block = QUESTION.format(
+            question=example.question if question is None else question, options=options_text(example)
+        )
         if docs:
-            return [{"role": "system", "content": RAG_SYSTEM},
-                    {"role": "user", "content": DOCUMENTS.format(context=context_text(docs)) + question_block}]
+            return [
+                {"role": "system", "content": RAG_SYSTEM},
+                {"role": "user", "content": DOCUMENTS.format(context=context_text(docs)) + question_block},
+            ]
         return [{"role": "system", "content": COT_SYSTEM}, {"role": "user", "content": "\n" + question_block}]
 
     def query_text(self, example: Example) -> str:
@@ -70,10 +81,14 @@ class MedRagPrompt(YamlTask):
         its keys) and the answer one of A-D among them; any other record is bad, where upstream stops."""
         example = super().parse(record, place)
         if not isinstance(record.get("options"), dict):
-            raise place.error(f"expected a mapping of option label -> text, got {type(record['options']).__name__}",
-                              "options")
+            raise place.error(
+                f"expected a mapping of option label -> text, got {type(record['options']).__name__}", "options"
+            )
         labels = example.gold["choices"]["label"]
         if example.gold["answer_key"] not in ANSWER_LABELS or example.gold["answer_key"] not in labels:
-            raise place.error(f"answer {example.gold['answer_key']!r} is not among the options "
-                              f"({', '.join(labels) or 'none'}) or not one of A-D, those evaluate.py reads", "answer")
+            raise place.error(
+                f"answer {example.gold['answer_key']!r} is not among the options "
+                f"({', '.join(labels) or 'none'}) or not one of A-D, those evaluate.py reads",
+                "answer",
+            )
         return example

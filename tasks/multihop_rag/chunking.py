@@ -20,6 +20,7 @@ special-token text as one token). llama-index 0.9.40 is not a dependency: instal
 3.11 environment it brings 55 packages (openai, SQLAlchemy, aiohttp, pandas among them) for this one
 function.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,13 +41,15 @@ def punkt_sentences() -> Callable[[str], list[str]]:
     try:
         from nltk.tokenize import PunktSentenceTokenizer
     except ImportError as exc:
-        raise ConfigError(f"cutting MultiHop-RAG's corpus needs nltk ({exc}); run `pip install 'ragbench[multihop_rag]'`") \
-            from None
+        raise ConfigError(
+            f"cutting MultiHop-RAG's corpus needs nltk ({exc}); run `pip install 'ragbench[multihop_rag]'`"
+        ) from None
     tokenizer = PunktSentenceTokenizer()
 
     def split(text: str) -> list[str]:
         starts = [start for start, _ in tokenizer.span_tokenize(text)]
         return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)])]
+
     return split
 
 
@@ -56,11 +59,17 @@ class SentenceSplitter(TokenSplitter):
 
     metadata_format_tokens = 0
 
-    def __init__(self, chunk_size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP,
-                 count: Callable[[str], int] | None = None) -> None:
+    def __init__(
+        self, chunk_size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP, count: Callable[[str], int] | None = None
+    ) -> None:
         super().__init__(chunk_size, overlap, count)
-        self.splitters = (lambda text: keep_separator(text, PARAGRAPH_SEPARATOR), punkt_sentences(),
-                          CHUNKING_REGEX.findall, lambda text: keep_separator(text, " "), list)
+        self.splitters = (
+            lambda text: keep_separator(text, PARAGRAPH_SEPARATOR),
+            punkt_sentences(),
+            CHUNKING_REGEX.findall,
+            lambda text: keep_separator(text, " "),
+            list,
+        )
 
     def _split_once(self, text: str) -> list[str]:
         for split in self.splitters:

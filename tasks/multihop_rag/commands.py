@@ -1,5 +1,6 @@
 """`ragbench index multihop-rag-corpus`: MultiHop-RAG's news corpus as the chunks of its retrieval
 experiments, added to the core's `index` group by `index_commands` (tasks/__init__.py)."""
+
 from __future__ import annotations
 
 import click
@@ -10,15 +11,32 @@ from .chunking import CHUNK_OVERLAP, CHUNK_SIZE
 
 
 @click.command("multihop-rag-corpus")
-@click.option("--corpus", "source", required=True,
-              help="MultiHop-RAG's dataset/corpus.json: a JSON list of {title, author, source, published_at, category, url, body}")
-@click.option("--out", required=True,
-              help="chunks JSONL to write: {id, title, url, text, metadata: {published_at, source, author, category}}, "
-                   "for index build --corpus")
-@click.option("--chunk-size", default=CHUNK_SIZE, show_default=True, type=int,
-              help="chunk size in tiktoken cl100k_base tokens, the article's metadata lines included (simple_retrieval.py's)")
-@click.option("--chunk-overlap", default=CHUNK_OVERLAP, show_default=True, type=int,
-              help="tokens of a chunk's last sentences repeated at the start of the next (llama-index 0.9's default)")
+@click.option(
+    "--corpus",
+    "source",
+    required=True,
+    help="MultiHop-RAG's dataset/corpus.json: a JSON list of {title, author, source, published_at, category, url, body}",
+)
+@click.option(
+    "--out",
+    required=True,
+    help="chunks JSONL to write: {id, title, url, text, metadata: {published_at, source, author, category}}, "
+    "for index build --corpus",
+)
+@click.option(
+    "--chunk-size",
+    default=CHUNK_SIZE,
+    show_default=True,
+    type=int,
+    help="chunk size in tiktoken cl100k_base tokens, the article's metadata lines included (simple_retrieval.py's)",
+)
+@click.option(
+    "--chunk-overlap",
+    default=CHUNK_OVERLAP,
+    show_default=True,
+    type=int,
+    help="tokens of a chunk's last sentences repeated at the start of the next (llama-index 0.9's default)",
+)
 @click.option("--overwrite", is_flag=True, help="replace an existing --out file")
 def multihop_rag_corpus_command(source, out, chunk_size, chunk_overlap, overwrite) -> None:
     """Cut MultiHop-RAG's articles into chunks as its simple_retrieval.py does (llama-index 0.9.40's

@@ -9,6 +9,7 @@ Each chunk is written as a JSONL line for `ragbench index build --corpus`: `{"id
 the file from 0, k the chunk's within the article from 0), so a shown chunk keeps what the task's prompt
 and retrieval metric render (metrics.retrieved_text).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,9 @@ def read_articles(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordErro
     try:
         records = json.loads(path.read_text(encoding="utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"--corpus {path}: not a JSON document ({exc}); pass MultiHop-RAG's dataset/corpus.json") \
-            from None
+        raise ConfigError(
+            f"--corpus {path}: not a JSON document ({exc}); pass MultiHop-RAG's dataset/corpus.json"
+        ) from None
     if not isinstance(records, list):
         raise ConfigError(f"--corpus {path}: expected a JSON list of articles, got {type(records).__name__}")
     for n, record in enumerate(records):
@@ -55,7 +57,9 @@ def read_articles(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordErro
             continue
         bad = next((key for key in REQUIRED if not isinstance(record.get(key), str)), None)
         if bad is not None:
-            problem = "missing field" if record.get(bad) is None else f"expected a string, got {type(record[bad]).__name__}"
+            problem = (
+                "missing field" if record.get(bad) is None else f"expected a string, got {type(record[bad]).__name__}"
+            )
             yield n, RecordError(str(path), n, problem, bad, at=f"[{n}]")
             continue
         yield n, record
@@ -64,12 +68,22 @@ def read_articles(path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordErro
 def article_chunks(n: int, article: dict[str, Any], splitter: SentenceSplitter) -> Iterator[dict[str, Any]]:
     metadata = {key: article[key] for key in ("published_at", "source", "author", "category") if key in article}
     for k, text in enumerate(splitter.split(article["body"], metadata_text(article))):
-        yield {"id": f"{n}#{k}", "title": article["title"], "url": article.get("url"), "text": text,
-               "metadata": metadata}
+        yield {
+            "id": f"{n}#{k}",
+            "title": article["title"],
+            "url": article.get("url"),
+            "text": text,
+            "metadata": metadata,
+        }
 
 
-def build_corpus(source: str | Path, out: str | Path, chunk_size: int = CHUNK_SIZE, overlap: int = CHUNK_OVERLAP,
-                 overwrite: bool = False) -> CorpusStats:
+def build_corpus(
+    source: str | Path,
+    out: str | Path,
+    chunk_size: int = CHUNK_SIZE,
+    overlap: int = CHUNK_OVERLAP,
+    overwrite: bool = False,
+) -> CorpusStats:
     """Write `out` (JSONL chunks for `ragbench index build --corpus`) from corpus.json `source`; `out`
     appears only once complete (a failure, a full disk, leaves no part of it)."""
     source, out = Path(source), Path(out)

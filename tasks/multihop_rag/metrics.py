@@ -16,6 +16,7 @@ reproduced exactly; tests/test_multihop_rag_metrics.py pins them to values from 
   divided by min(facts, 10). Null queries are not scorable (upstream leaves them out), nor is a query
   without evidence (upstream divides by zero).
 """
+
 from __future__ import annotations
 
 import re
@@ -52,8 +53,10 @@ class MultiHopRagQA(Metric):
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         answers = example.gold.get("answers") or []
         if len(answers) > 1:  # qa_evaluate.py lower-cases the answer: a list there is a crash, not its first item
-            raise ValueError(f"the record's answer is a list of {len(answers)} ({answers[0][:40]!r}, ...); "
-                             "MultiHop-RAG's answer is one string")
+            raise ValueError(
+                f"the record's answer is a list of {len(answers)} ({answers[0][:40]!r}, ...); "
+                "MultiHop-RAG's answer is one string"
+            )
         gold = answers[0] if answers else ""
         if not gold:
             return {"accuracy": None}
@@ -88,17 +91,20 @@ def retrieval_scores(retrieved: list[str], facts: list[str]) -> Scores:
                 new += 1
                 found.append(fact)
         precision_sum += new / rank
-    return {**{f"hits_at_{k}": float(first_rank is not None and first_rank <= k) for k in HITS_AT},
-            f"map_at_{DEPTH}": precision_sum / min(len(gold), DEPTH),
-            f"mrr_at_{DEPTH}": 1 / first_rank if first_rank else 0.0}
+    return {
+        **{f"hits_at_{k}": float(first_rank is not None and first_rank <= k) for k in HITS_AT},
+        f"map_at_{DEPTH}": precision_sum / min(len(gold), DEPTH),
+        f"mrr_at_{DEPTH}": 1 / first_rank if first_rank else 0.0,
+    }
 
 
 def evidence_facts(evidence: Any) -> list[str]:
     """The evidence list's facts; an item without one (or not text) fails the example (counted), as upstream's
     KeyError."""
     items = evidence or []
-    if not isinstance(items, list) or not all(isinstance(item, dict) and isinstance(item.get("fact"), str)
-                                              for item in items):
+    if not isinstance(items, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("fact"), str) for item in items
+    ):
         raise ValueError(f'evidence_list: expected a list of {{"fact": text, ...}} objects, got {str(evidence)[:60]}')
     return [item["fact"] for item in items]
 
@@ -116,5 +122,6 @@ class MultiHopRagRetrieval(Metric):
         facts = evidence_facts(example.gold.get("evidence"))
         if example.meta.get("question_type") == NULL_QUERY or not facts:
             return dict.fromkeys(RETRIEVAL_KEYS)
-        return retrieval_scores([retrieved_text(doc) for doc in prediction.shown_docs("MultiHop-RAG's retrieval")],
-                                facts)
+        return retrieval_scores(
+            [retrieved_text(doc) for doc in prediction.shown_docs("MultiHop-RAG's retrieval")], facts
+        )

@@ -1,5 +1,6 @@
 """OmniEval's tasks, topics and the judge's skip lists, read from `data/topics_and_tasks.json`
 (names copied as data from RUC-NLPIR/OmniEval, MIT; see the file's `_license`)."""
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,10 @@ def topics() -> list[str]:
 def english() -> dict[str, str]:
     """Chinese task/topic name -> the paper's English name."""
     data = data_file("topics_and_tasks.json")
-    return {**{t["task_name"]: t["english"] for t in data["tasks"]},
-            **{t["file_prefix"]: t["english"] for t in data["topics"]}}
+    return {
+        **{t["task_name"]: t["english"] for t in data["tasks"]},
+        **{t["file_prefix"]: t["english"] for t in data["topics"]},
+    }
 
 
 def skipped(topic: str, task: str) -> bool:
@@ -54,6 +57,8 @@ def select(kind: str, value: str | list | None, names: list[str]) -> list[str] |
         elif by_english.get(item.lower()) in names:
             chosen.append(by_english[item.lower()])
         else:
-            raise ConfigError(f"omnieval {kind}: '{item}' is not one of {', '.join(names)} "
-                              f"(or their ids 0-{len(names) - 1} / English names)")
+            raise ConfigError(
+                f"omnieval {kind}: '{item}' is not one of {', '.join(names)} "
+                f"(or their ids 0-{len(names) - 1} / English names)"
+            )
     return chosen

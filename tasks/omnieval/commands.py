@@ -1,5 +1,6 @@
 """`ragbench index omnieval-corpus`: OmniEval's knowledge corpus from its raw documents, added to the
 core's `index` group by `index_commands` (tasks/__init__.py)."""
+
 from __future__ import annotations
 
 import click
@@ -8,13 +9,26 @@ from ragbench.api.run import config_errors_exit, exit_if_skipped
 
 
 @click.command("omnieval-corpus")
-@click.option("--docs", required=True, help="OmniEval's raw document folder (any depth): .jsonl files of "
-              "{\"text\"} lines, other files as UTF-8 text")
+@click.option(
+    "--docs",
+    required=True,
+    help='OmniEval\'s raw document folder (any depth): .jsonl files of {"text"} lines, other files as UTF-8 text',
+)
 @click.option("--out", required=True, help="corpus.jsonl to write: {id, title, contents}, for index build --corpus")
-@click.option("--split", default="tokens:2048:256", show_default=True, metavar="tokens:SIZE:OVERLAP[:ENCODING]",
-              help="documents of at most SIZE characters whole, longer ones cut as llama-index TokenTextSplitter")
-@click.option("--path-as", default=None, metavar="FOLDER", help="the folder's name in upstream's build (e.g. "
-              "corpus/gen_datas_all): file paths count against the chunk budget (default: --docs as given)")
+@click.option(
+    "--split",
+    default="tokens:2048:256",
+    show_default=True,
+    metavar="tokens:SIZE:OVERLAP[:ENCODING]",
+    help="documents of at most SIZE characters whole, longer ones cut as llama-index TokenTextSplitter",
+)
+@click.option(
+    "--path-as",
+    default=None,
+    metavar="FOLDER",
+    help="the folder's name in upstream's build (e.g. "
+    "corpus/gen_datas_all): file paths count against the chunk budget (default: --docs as given)",
+)
 @click.option("--overwrite", is_flag=True, help="replace an existing --out file")
 def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
     """Turn OmniEval's raw documents into its knowledge corpus as corpus_builder/build_corpus.py does
@@ -28,7 +42,9 @@ def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
 
     with config_errors_exit(output_option="--out"):
         stats = build_corpus(docs, out, parse_split(split), path_as=path_as, overwrite=overwrite)
-    click.echo(f"{stats.documents} documents: {stats.whole} whole, {stats.split} split into {stats.chunks} chunks, "
-               f"{stats.dropped} dropped (longer than the limit in a 基金 .jsonl file); "
-               f"{stats.whole + stats.chunks} passages in {out}")
+    click.echo(
+        f"{stats.documents} documents: {stats.whole} whole, {stats.split} split into {stats.chunks} chunks, "
+        f"{stats.dropped} dropped (longer than the limit in a 基金 .jsonl file); "
+        f"{stats.whole + stats.chunks} passages in {out}"
+    )
     exit_if_skipped(stats.errors, "file skipped", f"{len(stats.errors)} file(s) skipped")

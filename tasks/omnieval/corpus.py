@@ -22,6 +22,7 @@ deterministic: `<path relative to the folder>` for a text file, `<path>:<line>` 
 `#<n>` appended for the n-th chunk (from 0). Files are taken in sorted order (upstream: the
 file system's `os.listdir` order).
 """
+
 from __future__ import annotations
 
 import json
@@ -47,9 +48,30 @@ def upstream_metadata(title: str, file_path: str | None = None) -> str:
 
 # llama-index-core SimpleDirectoryReader's default readers (llama-index-readers-file): files it does
 # not read as plain text. Their documents (pages, sections, rows) are not reproduced here.
-LLAMA_READER_SUFFIXES = frozenset({".hwp", ".pdf", ".docx", ".pptx", ".ppt", ".pptm", ".gif", ".jpg", ".png",
-                                   ".jpeg", ".webp", ".mp3", ".mp4", ".csv", ".epub", ".md", ".mbox", ".ipynb",
-                                   ".xls", ".xlsx"})
+LLAMA_READER_SUFFIXES = frozenset(
+    {
+        ".hwp",
+        ".pdf",
+        ".docx",
+        ".pptx",
+        ".ppt",
+        ".pptm",
+        ".gif",
+        ".jpg",
+        ".png",
+        ".jpeg",
+        ".webp",
+        ".mp3",
+        ".mp4",
+        ".csv",
+        ".epub",
+        ".md",
+        ".mbox",
+        ".ipynb",
+        ".xls",
+        ".xlsx",
+    }
+)
 
 
 def list_files(root: str) -> list[str]:
@@ -74,8 +96,12 @@ def read_file(path: str, file_path: str, doc_id: str) -> list[Document] | Record
     """One file's documents (metadata["file_path"] set), or why the whole file is skipped."""
     suffix = Path(path).suffix.lower()
     if suffix in LLAMA_READER_SUFFIXES:
-        return RecordError(path, 0, f"not converted: llama-index reads {suffix} files with its own reader "
-                                    "(pages, sections or rows), which is not reproduced here")
+        return RecordError(
+            path,
+            0,
+            f"not converted: llama-index reads {suffix} files with its own reader "
+            "(pages, sections or rows), which is not reproduced here",
+        )
     if suffix != ".jsonl":
         text = Path(path).read_bytes().decode("utf-8", errors="ignore")
         return [Document(id=doc_id, title=text_title(file_path), text=text, metadata={"file_path": file_path})]
@@ -93,8 +119,7 @@ def read_file(path: str, file_path: str, doc_id: str) -> list[Document] | Record
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             return RecordError(path, number, f"file skipped, as upstream's reader fails on it ({type(exc).__name__})")
         if not isinstance(text, str):
-            return RecordError(path, number, f"file skipped: \"text\" is a {type(text).__name__}, not a string",
-                               "text")
+            return RecordError(path, number, f'file skipped: "text" is a {type(text).__name__}, not a string', "text")
         docs.append(Document(id=f"{doc_id}:{number}", title=title, text=text, metadata={"file_path": file_path}))
     return docs
 
@@ -134,8 +159,9 @@ class CorpusStats:
     errors: list[RecordError] = field(default_factory=list)
 
 
-def build_corpus(root: str | Path, out: str | Path, splitter: TokenSplitter, path_as: str | None = None,
-                 overwrite: bool = False) -> CorpusStats:
+def build_corpus(
+    root: str | Path, out: str | Path, splitter: TokenSplitter, path_as: str | None = None, overwrite: bool = False
+) -> CorpusStats:
     """Write `out` (corpus.jsonl) from the raw folder `root`; see the module docstring. Two passes
     over the folder, so no document list is held in memory: the chunks first, then the whole
     documents, as upstream orders them."""
@@ -153,10 +179,12 @@ def build_corpus(root: str | Path, out: str | Path, splitter: TokenSplitter, pat
     return stats
 
 
-def _write_corpus(root: str | Path, partial: Path, splitter: TokenSplitter, path_as: str | None,
-                  stats: CorpusStats) -> None:
+def _write_corpus(
+    root: str | Path, partial: Path, splitter: TokenSplitter, path_as: str | None, stats: CorpusStats
+) -> None:
     limit = splitter.chunk_size
     with open(partial, "w", encoding="utf-8") as handle:
+
         def write(doc_id: str, title: str, text: str) -> None:
             handle.write(json.dumps({"id": doc_id, "title": title, "contents": text}, ensure_ascii=False) + "\n")
 
@@ -170,7 +198,9 @@ def _write_corpus(root: str | Path, partial: Path, splitter: TokenSplitter, path
                 stats.dropped += 1
             elif fate == "split":
                 stats.split += 1
-                for n, text in enumerate(splitter.split(doc.text, upstream_metadata(doc.title, doc.metadata["file_path"]))):
+                for n, text in enumerate(
+                    splitter.split(doc.text, upstream_metadata(doc.title, doc.metadata["file_path"]))
+                ):
                     write(f"{doc.id}#{n}", doc.title, text)
                     stats.chunks += 1
         for doc in read_folder(root, path_as):

@@ -13,6 +13,7 @@ Judges: with one `--judge`, every metric goes to it, with the adapter named by t
 LoRA name on an OpenAI-compatible server); with two, the second judges HAL.
 Value -1 (not applicable, or a reply that does not parse), as any negative value, is not scored; a failed call is
 counted in `judge_failures`, its metric left unscored."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,7 +27,10 @@ from .metrics import searched
 
 MODEL_METRICS = ("accuracy", "completeness", "utilization", "numerical_accuracy")
 HALVED = ("accuracy", "completeness", "utilization")  # graded 0/1/2, reported /2
-NEEDS_DOCS = ("utilization", "hallucination")  # dropped for closed-book systems (asked after a search that found nothing)
+NEEDS_DOCS = (
+    "utilization",
+    "hallucination",
+)  # dropped for closed-book systems (asked after a search that found nothing)
 SAMPLING = {"temperature": 0.0, "seed": 0, "max_tokens": 16}
 
 
@@ -40,8 +44,9 @@ def _json_repair():
     try:
         import json_repair
     except ImportError as exc:
-        raise ConfigError(f"OmniEval judge parsing needs json-repair ({exc}); run "
-                          f"`pip install ragbench[omnieval]`") from exc
+        raise ConfigError(
+            f"OmniEval judge parsing needs json-repair ({exc}); run `pip install ragbench[omnieval]`"
+        ) from exc
     return json_repair
 
 
@@ -79,33 +84,49 @@ def judge_prompt(metric: str, example: Example, prediction: Prediction) -> str:
     system, user = data_file("evaluator_prompts.json")["generation_prompt_map"][metric]
     answers = "\n".join(str(a) for a in example.gold["answers"])
     # str.format ignores unused fields, as upstream fills every template with all four
-    return qwen25_prompt(system, user.format(question=example.question, answers=answers,
-                                             prediction=prediction.answer, doc_str=doc_str(prediction.docs)))
+    return qwen25_prompt(
+        system,
+        user.format(
+            question=example.question, answers=answers, prediction=prediction.answer, doc_str=doc_str(prediction.docs)
+        ),
+    )
 
 
 class OmniEvalJudge(Metric):
     name = "omnieval_judge"
     keys = (*MODEL_METRICS, "hallucination", "judge_failures")
     # no ranges: the evaluator's values pass unclipped, as upstream (a negative one is not scored: metric_score)
-    key_specs = {"hallucination": KeySpec(False),  # 1 = the answer hallucinates
-                 "judge_failures": KeySpec(False, (0, None))}
+    key_specs = {
+        "hallucination": KeySpec(False),  # 1 = the answer hallucinates
+        "judge_failures": KeySpec(False, (0, None)),
+    }
     gold_needs = ("answers",)
     needs = ("judge",)
     judge_roles = ("ModelEvaluator", "HallucinationEvaluator")  # one judge: both, with its two adapters
 
-    def __init__(self, model_adapter: str | None = None, hallucination_adapter: str | None = None,
-                 metrics: str | list | None = None) -> None:
+    def __init__(
+        self,
+        model_adapter: str | None = None,
+        hallucination_adapter: str | None = None,
+        metrics: str | list | None = None,
+    ) -> None:
         self.model_adapter, self.hallucination_adapter = model_adapter, hallucination_adapter
         chosen = metrics.split(",") if isinstance(metrics, str) else list(metrics or self.keys[:-1])
         unknown = set(chosen) - set(self.keys[:-1])
         if unknown:
-            raise ConfigError(f"metric {self.name}: metrics={','.join(sorted(unknown))} is not one of "
-                              f"{', '.join(self.keys[:-1])}")
+            raise ConfigError(
+                f"metric {self.name}: metrics={','.join(sorted(unknown))} is not one of {', '.join(self.keys[:-1])}"
+            )
         self.metrics = tuple(chosen)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "model_adapter": self.model_adapter, "metrics": list(self.metrics),
-                "hallucination_adapter": self.hallucination_adapter, "sampling": SAMPLING}
+        return {
+            "name": self.name,
+            "model_adapter": self.model_adapter,
+            "metrics": list(self.metrics),
+            "hallucination_adapter": self.hallucination_adapter,
+            "sampling": SAMPLING,
+        }
 
     def route(self, metric: str, judges: list[Any]) -> tuple[Any, str | None]:
         """The evaluator of `metric` among `judges` (one per role) and its LoRA adapter."""
@@ -113,12 +134,15 @@ class OmniEvalJudge(Metric):
             return judges[1], self.hallucination_adapter
         return judges[0], self.model_adapter
 
-    async def ask(self, metric: str, example: Example, prediction: Prediction, judges: list[Any]) -> float | None | EngineError:
+    async def ask(
+        self, metric: str, example: Example, prediction: Prediction, judges: list[Any]
+    ) -> float | None | EngineError:
         judge, adapter = self.route(metric, judges)
         sampling = {**SAMPLING, **({"lora": adapter} if adapter else {})}
         try:
-            response = await judge.generate(judge_prompt(metric, example, prediction),
-                                            step=f"judge:omnieval:{metric}", **sampling)
+            response = await judge.generate(
+                judge_prompt(metric, example, prediction), step=f"judge:omnieval:{metric}", **sampling
+            )
         except EngineError as err:
             return err
         return metric_score(metric, parse_value(response.text.strip(), metric))

@@ -1,6 +1,7 @@
 """Reading OmniEval test sets: the upstream tree `<一级>/<二级>/<task>.jsonl` (one file per topic x
 task cell) or one flat JSONL whose records carry `topic_name`/`task_name` (the human-annotated
 set's form, upstream data_generator/human_annotated/v1022/v1022.jsonl)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -47,8 +48,13 @@ def flat_cells(path: Path) -> Iterator[Cell]:
     for number, record in read_lines(path):
         first = record[0] if isinstance(record, list) and record else record
         if not isinstance(first, dict) or "topic_name" not in first or "task_name" not in first:
-            error = record if isinstance(record, RecordError) else RecordError(
-                str(path), number + 1, "a flat OmniEval file needs topic_name and task_name in every record")
+            error = (
+                record
+                if isinstance(record, RecordError)
+                else RecordError(
+                    str(path), number + 1, "a flat OmniEval file needs topic_name and task_name in every record"
+                )
+            )
             yield Cell("?", "?", str(path), [(number, error)])
             continue
         key = (topic_of(first["topic_name"]), first["task_name"])
@@ -67,5 +73,12 @@ def load_cells(path: Path) -> list[Cell]:
         raise ConfigError(f"omnieval data {path}: no such file or folder")
     topic_rank = {t: i for i, t in enumerate(catalog.topics())}
     task_rank = {t: i for i, t in enumerate(catalog.tasks())}
-    return sorted(cells, key=lambda c: (topic_rank.get(c.topic, len(topic_rank)), c.topic,
-                                        task_rank.get(c.task, len(task_rank)), c.task))
+    return sorted(
+        cells,
+        key=lambda c: (
+            topic_rank.get(c.topic, len(topic_rank)),
+            c.topic,
+            task_rank.get(c.task, len(task_rank)),
+            c.task,
+        ),
+    )

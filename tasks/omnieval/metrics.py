@@ -2,6 +2,7 @@
 Rouge-1/2/L (rouge-chinese over jieba words, raw text), character-level F1 over jieba-joined
 normalised text, EM averaged over the answer forms, and the retrieval MAP / MRR over the shown
 documents. Per sample each rouge part and F1 is the max over the golden answers."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -19,8 +20,9 @@ def _libs():
         import regex
         from rouge_chinese import Rouge
     except ImportError as exc:
-        raise ConfigError(f"OmniEval metrics need jieba, regex and rouge-chinese ({exc}); run "
-                          f"`pip install ragbench[omnieval]`") from exc
+        raise ConfigError(
+            f"OmniEval metrics need jieba, regex and rouge-chinese ({exc}); run `pip install ragbench[omnieval]`"
+        ) from exc
     jieba.setLogLevel(60)
     return jieba, Rouge(), regex.compile(r"\b(a|an|the)\b")
 
@@ -95,17 +97,22 @@ class OmniEvalRule(Metric):
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         golds = [str(g) for g in example.gold["answers"]]
         parts = [rouge(prediction.answer, g) for g in golds] or [(0.0, 0.0, 0.0)]
-        return {"rouge_1": max(p[0] for p in parts), "rouge_2": max(p[1] for p in parts),
-                "rouge_l": max(p[2] for p in parts),
-                "f1": max((char_f1(prediction.answer, g) for g in golds), default=0.0),
-                "em": exact_match(prediction.answer, golds) if golds else 0.0}
+        return {
+            "rouge_1": max(p[0] for p in parts),
+            "rouge_2": max(p[1] for p in parts),
+            "rouge_l": max(p[2] for p in parts),
+            "f1": max((char_f1(prediction.answer, g) for g in golds), default=0.0),
+            "em": exact_match(prediction.answer, golds) if golds else 0.0,
+        }
 
 
 def searched(prediction: Prediction) -> bool:
     """Whether the system ran a retrieval that answered: a traced retrieval step without an error, from a
     retriever other than `none` (`--retriever none` asks for no documents: closed book on purpose)."""
-    return any(step.kind == "retrieval" and step.error is None and step.request.get("retriever") != "none"
-               for step in prediction.trace)
+    return any(
+        step.kind == "retrieval" and step.error is None and step.request.get("retriever") != "none"
+        for step in prediction.trace
+    )
 
 
 class OmniEvalRetrieval(Metric):

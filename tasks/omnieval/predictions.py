@@ -3,6 +3,7 @@
 Upstream writes one `<一级> - <二级> - <task>.pred.jsonl` per cell (evaluator/inference/rag_model.py),
 records `{id, question, golden_answers, output: {retrieval_result, prompt, pred}, ...}` where `id` is
 the test-file line number, repeated for each turn of a conversation in turn order."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -47,5 +48,11 @@ def prediction_records(folder: Path, conversation_task: str) -> Iterator[tuple[i
                 rounds[upstream_id] = round_ + 1
                 example_id += f"/{round_}"
             # a closed-book file has no retrieval_result: no documents were shown
-            yield number, {"id": example_id, "output": pred if isinstance(pred, str) else str(pred),
-                           "docs": list(output.get("retrieval_result") or [])}
+            yield (
+                number,
+                {
+                    "id": example_id,
+                    "output": pred if isinstance(pred, str) else str(pred),
+                    "docs": list(output.get("retrieval_result") or []),
+                },
+            )

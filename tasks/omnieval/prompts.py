@@ -4,6 +4,7 @@ prompt/base_prompt.py reference format), loaded as data from `data/rag_prompts.j
 Upstream passes its prompts through bash double quotes, so the model saw a literal backslash-n
 where `\\n` is written. `literal_newlines=True` reproduces that (the strings the released script
 receives); the default sends real newlines, as the authors meant."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,8 +55,9 @@ class OmniEvalPrompting(TaskPrompting):
             return example.question
         return conversation_question(history or [], example.question, templates(False)[2])
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None,
-                     question: str | None = None, **options: Any) -> Prompt:
+    def build_prompt(
+        self, example: Example, docs: list[Document] | None = None, question: str | None = None, **options: Any
+    ) -> Prompt:
         """A conversational turn's question carries the earlier questions (the closed-book form), or with
         conversation_query=upstream_repr the list's repr, as upstream's retrieval path."""
         system, user, conversation = templates(self.literal_newlines)

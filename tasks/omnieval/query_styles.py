@@ -1,5 +1,6 @@
 """OmniEval's dense query styles (`query_style=omnieval` and `omnieval_flashrag`), served to the dense
 encoder through the `ragbench_query_styles` hook (registry.yaml's `task_query_styles`)."""
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,10 @@ def omnieval_query_instruction(model: str) -> str:
     for pattern, instruction in OMNIEVAL_QUERY_INSTRUCTIONS.items():
         if re.fullmatch(pattern, name):
             return instruction
-    raise ConfigError(f"query_style=omnieval: OmniEval has no query instruction for model '{model}' (it has bge-large-zh, "
-                      "e5-mistral-7b, gte-qwen2-*, bge-m3, jina-zh); pass query_instruction=... as well")
+    raise ConfigError(
+        f"query_style=omnieval: OmniEval has no query instruction for model '{model}' (it has bge-large-zh, "
+        "e5-mistral-7b, gte-qwen2-*, bge-m3, jina-zh); pass query_instruction=... as well"
+    )
 
 
 def _flashrag_is_zh(text: str) -> bool:
@@ -43,7 +46,7 @@ def flashrag_prefixes(model: str, texts: list[str], batch_size: int) -> list[str
     name = Path(model).name.lower()
     out: list[str] = []
     for start in range(0, len(texts), max(1, batch_size)):
-        batch = texts[start: start + max(1, batch_size)]
+        batch = texts[start : start + max(1, batch_size)]
         if "e5" in name:
             batch = [f"query: {text}" for text in batch]
         if "bge" in name and batch:

@@ -7,6 +7,7 @@ One example per scored sample, as upstream's flashrag Dataset makes them: a conv
 (a JSON list) gives one example per turn, whose history is the previous turns' questions only.
 Ids: `<一级> - <二级> - <task>/<line>` (`/<turn>` added for turns); the upstream id (0-based line
 number, shared by a conversation's turns) is kept in `meta["upstream_id"]`."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -38,33 +39,55 @@ class OmniEvalAuto(Task):
     gold_fields = ("answers",)
     own_documents = False  # systems search the knowledge corpus (--retriever bm25|dense, ragbench index build)
 
-    def __init__(self, data_path=None, tasks: str | list | None = None, topics: str | list | None = None,
-                 literal_newlines: bool = False, chat: bool = True, conversation_query: str = "turn",
-                 **args: Any) -> None:
+    def __init__(
+        self,
+        data_path=None,
+        tasks: str | list | None = None,
+        topics: str | list | None = None,
+        literal_newlines: bool = False,
+        chat: bool = True,
+        conversation_query: str = "turn",
+        **args: Any,
+    ) -> None:
         if conversation_query not in CONVERSATION_QUERIES:
-            raise ConfigError(f"task {self.name}: conversation_query '{conversation_query}' is not one of "
-                              f"{', '.join(CONVERSATION_QUERIES)}")
+            raise ConfigError(
+                f"task {self.name}: conversation_query '{conversation_query}' is not one of "
+                f"{', '.join(CONVERSATION_QUERIES)}"
+            )
         self.conversation_query = conversation_query
         if conversation_query != "turn":
             args["conversation_query"] = conversation_query
         self.tasks = catalog.select("tasks", tasks, catalog.tasks())
         self.topics = catalog.select("topics", topics, catalog.topics())
-        super().__init__(data_path, tasks=self.tasks, topics=self.topics,
-                         literal_newlines=bool(literal_newlines), chat=bool(chat), **args)
+        super().__init__(
+            data_path,
+            tasks=self.tasks,
+            topics=self.topics,
+            literal_newlines=bool(literal_newlines),
+            chat=bool(chat),
+            **args,
+        )
         self.prompting = prompts.OmniEvalPrompting(bool(literal_newlines), bool(chat), conversation_query)
         self.cells: list[Cell] | None = None
 
     def config(self) -> dict[str, Any]:
         """Records the prompt form and asks report.md for topic x task heat maps (paper Figure 4)."""
-        matrix = {"field": "cell", "separator": " - ", "keys": ["rouge_l", "f1", "accuracy", "hallucination"],
-                  "order": catalog.topics() + catalog.tasks(), "labels": catalog.english()}
+        matrix = {
+            "field": "cell",
+            "separator": " - ",
+            "keys": ["rouge_l", "f1", "accuracy", "hallucination"],
+            "order": catalog.topics() + catalog.tasks(),
+            "labels": catalog.english(),
+        }
         return {**super().config(), "dataset": self.dataset, "matrix": matrix}
 
     def prepare(self) -> None:
         if self.data_path is None:
-            raise ConfigError(f"task {self.name}: the HF dataset {self.dataset} is gated (accept its conditions on "
-                              f"huggingface.co, download it) - pass --data {self.name}=FOLDER (<一级>/<二级>/<task>.jsonl) "
-                              f"or a flat JSONL with topic_name/task_name")
+            raise ConfigError(
+                f"task {self.name}: the HF dataset {self.dataset} is gated (accept its conditions on "
+                f"huggingface.co, download it) - pass --data {self.name}=FOLDER (<一级>/<二级>/<task>.jsonl) "
+                f"or a flat JSONL with topic_name/task_name"
+            )
         self.cells = [c for c in load_cells(Path(self.data_path)) if self.wanted(c)]
 
     def wanted(self, cell: Cell) -> bool:
@@ -99,8 +122,9 @@ class OmniEvalAuto(Task):
                         history = history + [item.extras.get("turn_question", item.question)]
                     yield item
 
-    def example(self, cell: Cell, line: int, round_: int | None, turn: Any,
-                history: list[str]) -> Example | RecordError:
+    def example(
+        self, cell: Cell, line: int, round_: int | None, turn: Any, history: list[str]
+    ) -> Example | RecordError:
         where = f"{cell.path}:{line + 1}" + (f" turn {round_}" if round_ is not None else "")
         if not isinstance(turn, dict) or not isinstance(turn.get("question"), str):
             return RecordError(cell.path, line + 1, f"{where}: no question string", "question")
@@ -116,12 +140,19 @@ class OmniEvalAuto(Task):
         return Example(
             id=f"{cell_id}/{line}" + (f"/{round_}" if round_ is not None else ""),
             question=question,
-            gold={"answers": [str(a) for a in answers],
-                  # absent: None (upstream cannot score retrieval then); [] scores MAP/MRR 0, as upstream
-                  "relevant_node": None if turn.get("relevant_node") is None else _as_list(turn["relevant_node"]),
-                  "relevant_passage": _as_list(turn.get("relevant_passage"))},
-            meta={"topic": cell.topic, "task": cell.task, "cell": cell_id, "upstream_id": line,
-                  **({"round": round_} if round_ is not None else {})},
+            gold={
+                "answers": [str(a) for a in answers],
+                # absent: None (upstream cannot score retrieval then); [] scores MAP/MRR 0, as upstream
+                "relevant_node": None if turn.get("relevant_node") is None else _as_list(turn["relevant_node"]),
+                "relevant_passage": _as_list(turn.get("relevant_passage")),
+            },
+            meta={
+                "topic": cell.topic,
+                "task": cell.task,
+                "cell": cell_id,
+                "upstream_id": line,
+                **({"round": round_} if round_ is not None else {}),
+            },
             extras={"history": list(history), "turn_question": turn["question"]} if round_ is not None else {},
             turns=[{"role": "user", "content": q} for q in history] if round_ is not None else None,
         )

@@ -1,5 +1,6 @@
 """The record formats of FlashRAG's JSONL and WebQuestions' release JSON, registered for YAML tasks'
 `data.format` (this folder's hooks.py, the ragbench_record_formats hook)."""
+
 from __future__ import annotations
 
 import re
@@ -46,9 +47,16 @@ def flashrag_records(path: Path) -> Iterator[tuple[RecordPlace, Any]]:
         if not choices:
             golds = indexes if isinstance(indexes, list) else [indexes]
             number = next((gold for gold in golds if isinstance(gold, (int, float))), None)
-            yield place, record if number is None else place.error(
-                f"holds {kind(number)}, not an answer text; a multiple-choice record's indexes "
-                "need its list of choices", "golden_answers")
+            yield (
+                place,
+                record
+                if number is None
+                else place.error(
+                    f"holds {kind(number)}, not an answer text; a multiple-choice record's indexes "
+                    "need its list of choices",
+                    "golden_answers",
+                ),
+            )
             continue
         try:
             texts = [choices[i] for i in indexes]
@@ -68,8 +76,14 @@ def webquestions_records(path: Path) -> Iterator[tuple[RecordPlace, Any]]:
     for place, record in json_records(path, None):
         target = record.get("targetValue") if isinstance(record, dict) else None
         if not isinstance(target, str) or not target.startswith("(list"):
-            yield place, record if isinstance(record, RecordError) else place.error(
-                "expected a targetValue \"(list (description ...) ...)\"", "targetValue")
+            yield (
+                place,
+                record
+                if isinstance(record, RecordError)
+                else place.error('expected a targetValue "(list (description ...) ...)"', "targetValue"),
+            )
             continue
-        answers = [bare.strip() if bare else quoted.replace('\\"', '"') for quoted, bare in _DESCRIPTION.findall(target)]
+        answers = [
+            bare.strip() if bare else quoted.replace('\\"', '"') for quoted, bare in _DESCRIPTION.findall(target)
+        ]
         yield place, {**record, "answers": answers}

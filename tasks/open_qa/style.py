@@ -7,6 +7,7 @@ over `Doc {i}(Title: {title}) {text}` lines, then "Question: {question}"; withou
 zero-shot prompt of flashrag/pipeline/pipeline.py. A chat model (`ctx.llm.chat_model`) gets FlashRAG's
 chat form: the instruction and documents as a system message, the question as a user message
 (ragbench._shared.flashrag)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,13 +23,20 @@ class FlashRagPrompting(YamlPrompting):
 
     renders_templates = False
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     chat_model: bool = False, **options: Any) -> Prompt:
+    def build_prompt(
+        self,
+        example: Example,
+        docs: list[Document] | None = None,
+        question: str | None = None,
+        chat_model: bool = False,
+        **options: Any,
+    ) -> Prompt:
         template = RAG_TEMPLATE if docs else ZERO_SHOT_TEMPLATE
         return template.render(chat_model, docs, question=example.question if question is None else question)
 
-    async def reader_prompt(self, example: Example, ctx: Context,
-                            docs: list[Document] | None) -> tuple[Prompt, list[Document]]:
+    async def reader_prompt(
+        self, example: Example, ctx: Context, docs: list[Document] | None
+    ) -> tuple[Prompt, list[Document]]:
         """FlashRAG's messages for a chat model (`ctx.llm.chat_model`), its string for a plain one."""
         return self.build_prompt(example, docs, chat_model=ctx.llm.chat_model), list(docs or [])
 

@@ -10,6 +10,7 @@ Upstream asks gpt-3.5-turbo, one user message, no temperature (the API's default
 `--judge` (several: their verdicts averaged). A call that fails fails the metric on that example (counted),
 where the upstream scripts leave the example out of their rates. tests/test_rgb_judge.py pins the prompts
 and rates to the scripts' own."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -28,7 +29,8 @@ REJECTION_PROMPT = (
     "question is addressed by the documents.\n\nQuestion: Where is ACL2023 held?\nAnswer: Location of ACL2023 has "
     "not been confirmed.\nNo, the question is not addressed by the documents.\n\nQuestion:  2023年中国GDP是多少?\n"
     "Answer: I can not answer this question。\nNo, the question is not addressed by the documents.\n\nBegin to "
-    "generate:\nQuestion: {question}\nAnswer: {answer}\n    ")
+    "generate:\nQuestion: {question}\nAnswer: {answer}\n    "
+)
 FACT_PROMPT = (
     "Please determine whether the model can identify factual errors in the document. I will provide you with a "
     "response from the model, and if that response mentions that the document contains factual errors, it means "
@@ -39,7 +41,8 @@ FACT_PROMPT = (
     "model fail to identify the factual errors.\n\nResponse: Harry Potter is written by J. K. Rowling.\nNO, the "
     "model fail to identify the factual errors.\n\nResponse:  There are factual errors in the provided documents. "
     "The correct answer is 2023.\nYes, the model has identified the factual errors.\n\nBegin to generate:\n"
-    "Answer: {answer}\n    ")
+    "Answer: {answer}\n    "
+)
 
 
 class RgbJudge(RgbMetric):

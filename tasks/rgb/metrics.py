@@ -16,6 +16,7 @@ holds "factual errors" or "事实性错误".
   an output that detects no error is not scorable for CR, so a task where none does reports no CR (n 0),
   where evalue.py prints 0.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -6,6 +6,7 @@ upstream's own processdata run on the same records.
 Quirks kept for parity: on the information-integration sets every group's first (shuffled) passage is shown,
 even where the groups outnumber the positive slots; on the counterfactual sets `noise_rate` counts negatives
 and `correct_rate` the true passages shown beside the wrong ones."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,9 @@ SEED = 2333  # evalue.py: random.seed(2333) before each record
 SETTINGS = ("plain", "int", "fact")  # en/zh, en_int/zh_int, en_fact/zh_fact
 
 
-def sample_passages(record: dict[str, Any], setting: str, noise_rate: float, passage_num: int,
-                    correct_rate: float = 0.0) -> list[str]:
+def sample_passages(
+    record: dict[str, Any], setting: str, noise_rate: float, passage_num: int, correct_rate: float = 0.0
+) -> list[str]:
     """The passages evalue.py shows for `record` (one line of an RGB file), in the order shown."""
     rng = random.Random(SEED)
     neg_num = math.ceil(passage_num * noise_rate)
@@ -62,8 +64,9 @@ def _integration(record: dict[str, Any], rng: random.Random, pos_num: int, passa
     return docs + (record["negative"][:neg_num] if neg_num > 0 else [])
 
 
-def _counterfactual(record: dict[str, Any], rng: random.Random, neg_num: int, passage_num: int,
-                    correct_rate: float) -> list[str]:
+def _counterfactual(
+    record: dict[str, Any], rng: random.Random, neg_num: int, passage_num: int, correct_rate: float
+) -> list[str]:
     """Wrong passages (positive_wrong) at sampled positions, true ones (positive) at other positions for
     correct_rate, then the first negatives."""
     correct_num = math.ceil(passage_num * correct_rate)

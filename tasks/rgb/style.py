@@ -1,6 +1,7 @@
 """RGB's passage sampling as prompt styles of YAML tasks (`prompt.style: rgb`, `rgb_int`, `rgb_fact`): each
 example carries the passages evalue.py shows for the task's `noise_rate` and `passage_num` (sampling.py).
 The prompts themselves (config/instruction.yaml's system message and instruction) are the YAML files'."""
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,8 @@ def _answer_items(answer: Any) -> bool:
         return True
     return isinstance(answer, list) and all(
         isinstance(item, str) or (isinstance(item, list) and all(isinstance(alias, str) for alias in item))
-        for item in answer)
+        for item in answer
+    )
 
 
 class RgbPassages(YamlTask):
@@ -37,8 +39,10 @@ class RgbPassages(YamlTask):
     def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5) -> None:
         super().__init__(data_path)
         if isinstance(passage_num, bool) or not isinstance(passage_num, int) or passage_num < 1:
-            raise ConfigError(f"task {self.name}: passage_num must be a whole number of at least 1, got "
-                              f"{passage_num!r} (closed book: --system closed_book)")
+            raise ConfigError(
+                f"task {self.name}: passage_num must be a whole number of at least 1, got "
+                f"{passage_num!r} (closed book: --system closed_book)"
+            )
         self.noise_rate = _rate(self.name, "noise_rate", noise_rate)
         self.passage_num = passage_num
         self.args.update(noise_rate=self.noise_rate, passage_num=passage_num)
@@ -90,13 +94,17 @@ class RgbCounterfactual(RgbPassages):
 
     setting = "fact"
 
-    def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5, correct_rate: float = 0.0) -> None:
+    def __init__(
+        self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5, correct_rate: float = 0.0
+    ) -> None:
         super().__init__(data_path, noise_rate, passage_num)
         self.correct_rate = self.args["correct_rate"] = _rate(self.name, "correct_rate", correct_rate)
         negatives, true_ones = math.ceil(passage_num * self.noise_rate), math.ceil(passage_num * self.correct_rate)
         if negatives + true_ones > passage_num:  # evalue.py's random.sample of a negative count stops it
-            raise ConfigError(f"task {self.name}: noise_rate {self.noise_rate} and correct_rate {self.correct_rate} ask "
-                              f"{negatives} negative and {true_ones} true of {passage_num} passages; lower one of them")
+            raise ConfigError(
+                f"task {self.name}: noise_rate {self.noise_rate} and correct_rate {self.correct_rate} ask "
+                f"{negatives} negative and {true_ones} true of {passage_num} passages; lower one of them"
+            )
 
     def sampled(self, record: dict[str, Any]) -> list[str]:
         return sample_passages(record, self.setting, self.noise_rate, self.passage_num, self.correct_rate)

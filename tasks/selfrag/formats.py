@@ -1,5 +1,6 @@
 """The record format of SQuAD v1.1's JSON, registered for YAML tasks' `data.format: squad`
 (this folder's hooks.py, the ragbench_record_formats hook)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ class SquadFormat(RecordFormat):
 def squad_records(path: Path) -> Iterator[tuple[RecordPlace, Any]]:
     """SQuAD v1.1 JSON, one record per question: id, question, the distinct answer texts (file order),
     title, context, and the paragraph as one passage titled with the article's title (underscores as spaces)."""
-    data = read_document(path, "SQuAD v1.1 JSON ({\"data\": [{\"title\", \"paragraphs\": [...]}]})")
+    data = read_document(path, 'SQuAD v1.1 JSON ({"data": [{"title", "paragraphs": [...]}]})')
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ConfigError(f"{path} has no 'data' list of articles; expected SQuAD v1.1 JSON (dev-v1.1.json)")
     where, position = str(path), 0
@@ -51,5 +52,11 @@ def _squad_question(place: RecordPlace, title: str, paragraph: Any, qa: Any) -> 
     if not answers:
         return place.error(f"question {qa['id']} has no answer text", "answers")
     context = paragraph["context"]
-    return {"id": str(qa["id"]), "question": qa["question"], "answers": answers, "title": title, "context": context,
-            "passages": [{"id": f"{qa['id']}:context", "title": title.replace("_", " "), "text": context}]}
+    return {
+        "id": str(qa["id"]),
+        "question": qa["question"],
+        "answers": answers,
+        "title": title,
+        "context": context,
+        "passages": [{"id": f"{qa['id']}:context", "title": title.replace("_", " "), "text": context}],
+    }

@@ -1,5 +1,6 @@
 """This folder's own registrations (the tasks package's hooks gather every folder's): the record format of
 SQuAD's JSON, for YAML tasks' `data.format`."""
+
 from typing import Any
 
 from ragbench.api import hookimpl
@@ -7,5 +8,9 @@ from ragbench.api import hookimpl
 
 @hookimpl
 def ragbench_record_formats() -> dict[str, Any]:
-    return {"squad": {"target": "ragbench.tasks.selfrag.formats:SquadFormat",
-                      "description": "SQuAD v1.1 JSON, one record per question, its paragraph as a passage"}}
+    return {
+        "squad": {
+            "target": "ragbench.tasks.selfrag.formats:SquadFormat",
+            "description": "SQuAD v1.1 JSON, one record per question, its paragraph as a passage",
+        }
+    }

@@ -1,5 +1,6 @@
 """SQuAD 1.1 dev as SMART evaluates it: declared in squad.yaml (format `squad`, prompt style
 `selfrag_squad`, style.py); this class is the same task for code that imports it."""
+
 from __future__ import annotations
 
 from .style import declared_task

@@ -11,6 +11,7 @@ selects the variants:
   baseline_with_choices  fixed: the baseline format plus every ARC option under its own label
 `template` picks the model's prompt format (Self-RAG's PROMPT_DICT: alpaca, llama_chat, open_instruct).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -56,8 +57,9 @@ class SelfRagPrompting(YamlPrompting):
         """The question as run_short_form.py poses it (task instruction, ARC's options A-D)."""
         return self.instruction(example, "selfrag")
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> Prompt:
+    def build_prompt(
+        self, example: Example, docs: list[Document] | None = None, question: str | None = None, **options: Any
+    ) -> Prompt:
         return fill(self.prompt_format, self.instruction(example) if question is None else question, docs)
 
 
@@ -70,14 +72,20 @@ class SelfRagPrompt(YamlTask):
 
     def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
         if instruction_format not in INSTRUCTION_FORMATS:
-            raise ConfigError(f"task {self.name}: instruction_format '{instruction_format}' is not one of "
-                              f"{', '.join(INSTRUCTION_FORMATS)}")
+            raise ConfigError(
+                f"task {self.name}: instruction_format '{instruction_format}' is not one of "
+                f"{', '.join(INSTRUCTION_FORMATS)}"
+            )
         if template not in TEMPLATES:
             raise ConfigError(f"task {self.name}: template '{template}' is not one of {', '.join(TEMPLATES)}")
         super().__init__(data_path)
         self.args.update(instruction_format=instruction_format, template=template)
-        self.prompting = replace(self.prompting, instruction_key=self.instruction_key,
-                                 instruction_format=instruction_format, prompt_format=template)
+        self.prompting = replace(
+            self.prompting,
+            instruction_key=self.instruction_key,
+            instruction_format=instruction_format,
+            prompt_format=template,
+        )
 
     def parse(self, record: Any, place: RecordPlace) -> Example:
         """The mapped example; Self-RAG's scripts read `answers` as a list, so another kind of value there
@@ -129,8 +137,9 @@ STYLES = {"selfrag": SelfRagPrompt, "selfrag_squad": SquadPrompt}
 
 def declared_task(filename: str) -> type[YamlTask]:
     """The task declared by one of the YAML files beside this module (for code that imports its class)."""
-    return yaml_task_class(str(resources.files(__package__).joinpath(filename)), _style, f"{__package__}:{filename}",
-                           _format)
+    return yaml_task_class(
+        str(resources.files(__package__).joinpath(filename)), _style, f"{__package__}:{filename}", _format
+    )
 
 
 def _format(name: str) -> SquadFormat:

@@ -1,6 +1,7 @@
 """PopQA, PubHealth and ARC-Challenge from Self-RAG's evaluation files: declared in popqa.yaml,
 pubhealth.yaml and arc_challenge.yaml (prompt style `selfrag`, style.py); these classes are the same
 tasks for code that imports them."""
+
 from __future__ import annotations
 
 from .style import declared_task

@@ -1,5 +1,6 @@
 """`ragbench trivia-stats`: a command this plugin adds to the ragbench command line (the
 `ragbench_cli_commands` hook in plugin.py). Keep such modules light: click only at import time."""
+
 from __future__ import annotations
 
 import click

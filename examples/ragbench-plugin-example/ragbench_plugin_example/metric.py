@@ -1,4 +1,5 @@
 """`verdict_accuracy`: is the first true/false word of the answer the gold truth value?"""
+
 from __future__ import annotations
 
 import re

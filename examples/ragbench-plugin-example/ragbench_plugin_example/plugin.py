@@ -5,6 +5,7 @@ Only names and "module:attribute" strings live here. The task, system and metric
 imported by ragbench the first time a run uses them, so listing plugins stays fast and a
 broken optional dependency only affects the component that needs it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,8 +44,12 @@ def ragbench_catalog() -> dict[str, Any]:
 
 @hookimpl
 def ragbench_metric_families() -> dict[str, Any]:
-    return {"mentions": {"target": "ragbench_plugin_example.metric:mentions_family",
-                         "description": "mentions:WORD - 1 when the answer contains WORD (any case)"}}
+    return {
+        "mentions": {
+            "target": "ragbench_plugin_example.metric:mentions_family",
+            "description": "mentions:WORD - 1 when the answer contains WORD (any case)",
+        }
+    }
 
 
 @hookimpl

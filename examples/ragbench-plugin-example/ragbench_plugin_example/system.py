@@ -3,6 +3,7 @@
 A multi-call system: the calls are awaited together with asyncio.gather, so ragbench's
 scheduler batches them with the calls of every other example in flight.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,15 @@ def vote_key(answer: str) -> str:
 class MajorityVote(System):
     name = "majority_vote"
 
-    def __init__(self, votes: int = 3, max_tokens: int = 16, temperature: float = 0.7,
-                 top_p: float = 1.0, top_n: int = 0, chat: bool = False) -> None:
+    def __init__(
+        self,
+        votes: int = 3,
+        max_tokens: int = 16,
+        temperature: float = 0.7,
+        top_p: float = 1.0,
+        top_n: int = 0,
+        chat: bool = False,
+    ) -> None:
         if int(votes) < 1:
             raise ValueError("votes must be at least 1")
         self.votes = int(votes)
@@ -45,5 +53,10 @@ class MajorityVote(System):
         keys = [vote_key(a) for a in answers]
         winner = Counter(keys).most_common(1)[0][0]
         chosen = keys.index(winner)
-        return Prediction(example_id=example.id, answer=answers[chosen], raw_output=responses[chosen].text,
-                          docs=docs, extras={"votes": answers})
+        return Prediction(
+            example_id=example.id,
+            answer=answers[chosen],
+            raw_output=responses[chosen].text,
+            docs=docs,
+            extras={"votes": answers},
+        )

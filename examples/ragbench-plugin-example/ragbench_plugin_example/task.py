@@ -4,6 +4,7 @@ Data format (JSONL, one object per line):
     {"qid": "tf-001", "statement": "...", "truth": true,
      "evidence": [{"title": "...", "text": "..."}]}      # evidence is optional
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -25,8 +26,9 @@ class TriviaTFPrompting(TaskPrompting):
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> str:
         evidence = ""
         if docs:
-            evidence = "Evidence:\n" + "\n".join(
-                f"[{i}] {doc.title}\n{doc.text}" for i, doc in enumerate(docs, 1)) + "\n\n"
+            evidence = (
+                "Evidence:\n" + "\n".join(f"[{i}] {doc.title}\n{doc.text}" for i, doc in enumerate(docs, 1)) + "\n\n"
+            )
         return f"{INSTRUCTION}\n\n{evidence}Statement: {example.question}\nAnswer:"
 
     def postprocess(self, text: str) -> str:
@@ -73,10 +75,13 @@ class TriviaTF(Task):
         truth = require(record, "truth", path, index, bool)
         evidence = record.get("evidence", [])
         if not isinstance(evidence, list) or not all(
-                isinstance(e, dict) and isinstance(e.get("text"), str) for e in evidence):
+            isinstance(e, dict) and isinstance(e.get("text"), str) for e in evidence
+        ):
             raise RecordError(str(path), index + 1, 'expected a list of {"title", "text"}', "evidence")
-        docs = [Document(id=f"{qid}-{i}", title=str(e.get("title", "")), text=e["text"])
-                for i, e in enumerate(evidence)]
+        docs = [
+            Document(id=f"{qid}-{i}", title=str(e.get("title", "")), text=e["text"]) for i, e in enumerate(evidence)
+        ]
         answer = "true" if truth else "false"
-        return Example(id=str(qid), question=statement, gold={"truth": truth, "answers": [answer]},
-                       docs=docs, index=index)
+        return Example(
+            id=str(qid), question=statement, gold={"truth": truth, "answers": [answer]}, docs=docs, index=index
+        )

@@ -1,6 +1,7 @@
 """The example plugin's own tests, written with ragbench.testing (no model, no network): the task reads
 its data and reports bad lines, the system's majority wins, the metric reads the first verdict word, and
 whole runs through the plugin's catalogue score as expected."""
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,17 @@ def test_the_shipped_data_is_eight_statements_with_their_evidence():
 def test_a_bad_line_is_yielded_as_a_record_error_and_reading_goes_on(tmp_path):
     good = {"qid": "a", "statement": "Water is wet.", "truth": True}
     path = tmp_path / "data.jsonl"
-    path.write_text("\n".join([json.dumps(good), "not json", json.dumps({"qid": "b", "statement": "No truth."}),
-                               json.dumps({**good, "qid": "c"})]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "not json",
+                json.dumps({"qid": "b", "statement": "No truth."}),
+                json.dumps({**good, "qid": "c"}),
+            ]
+        )
+        + "\n"
+    )
     items = list(TriviaTF(path).examples())
     assert [item.id if isinstance(item, Example) else "error" for item in items] == ["a", "error", "error", "c"]
     assert isinstance(items[2], RecordError) and "truth" in str(items[2])
@@ -60,8 +70,10 @@ def test_verdict_accuracy_reads_the_first_true_or_false_word():
     _, examples = shipped_examples()
     false_statement = examples[1]
     assert parse_verdict("It is FALSE, not true") is False and parse_verdict("maybe") is None
-    scores = [VerdictAccuracy().score(false_statement, Prediction(false_statement.id, answer=answer))
-              for answer in ("False.", "true", "no idea")]
+    scores = [
+        VerdictAccuracy().score(false_statement, Prediction(false_statement.id, answer=answer))
+        for answer in ("False.", "true", "no idea")
+    ]
     assert scores == [1.0, 0.0, 0.0]
 
 

@@ -6,6 +6,7 @@ reading a file's header alone (`header`: what listing and lookups by name read; 
 
 `YamlTask`, `task_class` and `yaml_task_class` are imported on first use (Jinja2 loads with them), so that reading a
 file's header or spec stays light."""
+
 from typing import Any
 
 __all__ = ["YamlTask", "task_class", "yaml_task_class"]

@@ -1,4 +1,5 @@
 """A local CSV file's rows as records (the YAML tasks' `csv` format)."""
+
 from __future__ import annotations
 
 import csv
@@ -48,18 +49,26 @@ def csv_records(path: Path, delimiter: str | None, header_row: int | None = None
                         next(rows.reader)
                         above -= 1
                     if position == 0 and rows.fieldnames is not None:  # reads the header
-                        rows.fieldnames = _csv_header(f"{path}:{rows.line_num}", list(rows.fieldnames), delimiter, header_row)
+                        rows.fieldnames = _csv_header(
+                            f"{path}:{rows.line_num}", list(rows.fieldnames), delimiter, header_row
+                        )
                     row = next(rows)
             except StopIteration:
                 if short is not None:
-                    yield short[0], short[0].error(f"the last line has {len(short[1])} of the header's "
-                                                   f"{len(rows.fieldnames or [])} columns and no line end: the file "
-                                                   "is cut short")
+                    yield (
+                        short[0],
+                        short[0].error(
+                            f"the last line has {len(short[1])} of the header's "
+                            f"{len(rows.fieldnames or [])} columns and no line end: the file "
+                            "is cut short"
+                        ),
+                    )
                 return
             except UnicodeDecodeError:  # the whole file is in another encoding (Excel's, Latin-1, UTF-16)
                 where = utf8_problem(path) if compression(path) is None else None
-                raise ConfigError(f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; "
-                                  "save the file as UTF-8") from None
+                raise ConfigError(
+                    f"{where or f'{path}: the rows after line {rows.line_num} are not UTF-8'}; save the file as UTF-8"
+                ) from None
             except (csv.Error, OSError, EOFError) as exc:
                 if short is not None:
                     yield short
@@ -88,12 +97,16 @@ def _csv_header(where: str, row: list[str], delimiter: str, header_row: int | No
     names = [name.strip() for name in row]
     other = next((d for d in (",", ";", "\t", "|") if d != delimiter and len(names) == 1 and d in names[0]), None)
     if other is not None:  # Excel in many locales writes ';'; a .tsv named .csv
-        raise ConfigError(f"{where}: the header is one column {names[0][:60]!r}: the file separates its values "
-                          f"by {other!r}, not {delimiter!r}; set data.delimiter: {json.dumps(other)}")
+        raise ConfigError(
+            f"{where}: the header is one column {names[0][:60]!r}: the file separates its values "
+            f"by {other!r}, not {delimiter!r}; set data.delimiter: {json.dumps(other)}"
+        )
     for column, name in enumerate(names):
         if name in names[:column]:
             # with title rows above it, a file with fewer of them puts a data row (its empty cells) here
             moved = f", or set data.header_row (now {header_row}) to the header's row" if header_row else ""
-            raise ConfigError(f"{where}: the header names column '{name}' twice (columns {names.index(name) + 1} "
-                              f"and {column + 1}); give each column its own name{moved}")
+            raise ConfigError(
+                f"{where}: the header names column '{name}' twice (columns {names.index(name) + 1} "
+                f"and {column + 1}); give each column its own name{moved}"
+            )
     return names

@@ -2,6 +2,7 @@
 `{"yaml": "package:path.yaml"}`), and those of a folder (`--include-path DIR`: every `*.yaml` / `*.yml`
 file under it whose top level names a `task`; other YAML files are left alone). Each is read for its
 header only (ragbench._shared.yaml_tasks.header); its full spec is read when its task is loaded."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -47,8 +48,10 @@ def folder_tasks(folder: str | Path) -> list[TaskHeader]:
         if header is None:
             continue
         if header.name in headers:
-            raise ConfigError(f"--include-path {folder}: task '{header.name}' is declared twice, in "
-                              f"{headers[header.name].source} and {header.source}")
+            raise ConfigError(
+                f"--include-path {folder}: task '{header.name}' is declared twice, in "
+                f"{headers[header.name].source} and {header.source}"
+            )
         headers[header.name] = header
     return list(headers.values())
 

@@ -4,6 +4,7 @@ record, the gold kinds metrics know, documents in the shapes datasets ship them 
 A record missing a required path, or holding the wrong kind of value, is a `RecordError` naming the
 data file, where the record is in it (`RecordPlace`) and the field (and the YAML key that asked for it):
 counted, never dropped."""
+
 from __future__ import annotations
 
 import math
@@ -35,7 +36,9 @@ class FieldError(RecordError):
             holder = lookup(record, parent) if parent else record
             if isinstance(holder, dict):
                 keys = [str(k) for k in holder]
-                self.hint = f" (its fields{' under ' + parent if parent else ''}: {', '.join(keys)}){did_you_mean(last, keys)}"
+                self.hint = (
+                    f" (its fields{' under ' + parent if parent else ''}: {', '.join(keys)}){did_you_mean(last, keys)}"
+                )
         return self
 
     def spec_error(self) -> SpecError:
@@ -108,9 +111,15 @@ class Mapper:
         raw_id = self.value(record, fields.id, place, required=False)
         example_id = str(place.index) if raw_id is MISSING else self.id_text(raw_id, place)
         meta = {**self.optional(record, fields.slices, place), **self.optional(record, fields.meta, place)}
-        return Example(id=example_id, question=question, gold=self.gold(record, place),
-                       docs=self.documents(record, place, example_id), meta=meta,
-                       extras=self.inputs(record, place), index=place.index)
+        return Example(
+            id=example_id,
+            question=question,
+            gold=self.gold(record, place),
+            docs=self.documents(record, place, example_id),
+            meta=meta,
+            extras=self.inputs(record, place),
+            index=place.index,
+        )
 
     def unlisted(self, value: Any, ref: FieldRef, place: RecordPlace) -> Any:
         """A list written as text (`list: json`: a JSON list, or Python's repr of one as pandas writes a list
@@ -171,14 +180,18 @@ class Mapper:
         gold.update(self.optional(record, self.fields.extra_gold, place))
         return gold
 
-    def strings(self, value: Any, ref: FieldRef, place: RecordPlace,
-                what: str = "a string or a list of strings") -> list[str]:
+    def strings(
+        self, value: Any, ref: FieldRef, place: RecordPlace, what: str = "a string or a list of strings"
+    ) -> list[str]:
         items = value if isinstance(value, list) else [value]
         for item in items:
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
                 held = f"a list holding {kind(item)}" if item is not value else kind(value)
-                hint = (f"; name the key that holds it, e.g. '{ref.paths[0]}.{next(iter(item))}'"
-                        if item and isinstance(item, dict) else "")
+                hint = (
+                    f"; name the key that holds it, e.g. '{ref.paths[0]}.{next(iter(item))}'"
+                    if item and isinstance(item, dict)
+                    else ""
+                )
                 raise self.fail(place, ref, f"expected {what}, got {held}{hint}")
         return [self.scalar_text(item, ref, place) for item in items]
 
@@ -188,8 +201,12 @@ class Mapper:
         (`["a", "b"]` in a CSV value) is refused unless the path declares `list`."""
         listed = listed_text(value) if isinstance(value, str) else None
         if listed and all(isinstance(item, str) for item in listed):
-            raise self.fail(place, ref, f"the text {value[:40]!r} is a list written as text; declare the path "
-                                        f"{{path: {ref.paths[0]}, list: json}}")
+            raise self.fail(
+                place,
+                ref,
+                f"the text {value[:40]!r} is a list written as text; declare the path "
+                f"{{path: {ref.paths[0]}, list: json}}",
+            )
         return {"answers": self.strings(value, ref, place)}
 
     def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
@@ -206,14 +223,16 @@ class Mapper:
         return {"answer": self.strings(value, ref, place, "a string")[0]}
 
     def qa_pairs(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
-        if not isinstance(value, list) or not all(isinstance(p, dict) and isinstance(p.get("short_answers"), list)
-                                                  for p in value):
+        if not isinstance(value, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("short_answers"), list) for p in value
+        ):
             raise self.fail(place, ref, "expected a list of {question, short_answers: [...]} pairs")
         return {"qa_pairs": value}
 
     def answer_lists(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
-        if not isinstance(value, list) or not all(isinstance(a, list) and all(isinstance(x, str) for x in a)
-                                                  for a in value):
+        if not isinstance(value, list) or not all(
+            isinstance(a, list) and all(isinstance(x, str) for x in a) for a in value
+        ):
             raise self.fail(place, ref, "expected a list of alias lists (lists of strings)")
         return {"answers": value}
 
@@ -223,28 +242,37 @@ class Mapper:
         value = self.value(record, refs["texts"], place)
         if isinstance(value, dict):
             if "labels" in refs:
-                raise self.fail(place, refs["labels"], "the choice texts are a mapping of label -> text, which "
-                                                       "gives the labels: leave labels out")
+                raise self.fail(
+                    place,
+                    refs["labels"],
+                    "the choice texts are a mapping of label -> text, which gives the labels: leave labels out",
+                )
             labels = self.strings(sorted(value), refs["texts"], place, "a mapping of label -> text")
-            texts = self.strings([value[label] for label in sorted(value)], refs["texts"], place,
-                                 "a mapping of label -> text")
+            texts = self.strings(
+                [value[label] for label in sorted(value)], refs["texts"], place, "a mapping of label -> text"
+            )
         else:
             texts = self.strings(value, refs["texts"], place, "a list of choice texts")
-            labels = (self.strings(self.value(record, refs["labels"], place), refs["labels"], place,
-                                   "a list of labels") if "labels" in refs else list(string.ascii_uppercase[:len(texts)]))
+            labels = (
+                self.strings(self.value(record, refs["labels"], place), refs["labels"], place, "a list of labels")
+                if "labels" in refs
+                else list(string.ascii_uppercase[: len(texts)])
+            )
         if len(labels) != len(texts):
             raise self.fail(place, refs["labels"], f"{len(labels)} labels for {len(texts)} choice texts")
         out: dict[str, Any] = {}
         if "answer_key" in refs:
-            out["answer_key"] = self.strings(self.value(record, refs["answer_key"], place), refs["answer_key"], place,
-                                             "a label")[0]
+            out["answer_key"] = self.strings(
+                self.value(record, refs["answer_key"], place), refs["answer_key"], place, "a label"
+            )[0]
         elif "answer_index" in refs:
             position = self.value(record, refs["answer_index"], place)
             if isinstance(position, float) and position.is_integer():  # a Parquet/pandas column with a null
                 position = int(position)
             if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < len(labels):
-                raise self.fail(place, refs["answer_index"],
-                                f"expected a choice index 0-{len(labels) - 1}, got {position!r}")
+                raise self.fail(
+                    place, refs["answer_index"], f"expected a choice index 0-{len(labels) - 1}, got {position!r}"
+                )
             out["answer_key"] = labels[position]
         out["choices"] = {"label": labels, "text": texts}
         return out
@@ -294,10 +322,13 @@ def _from_dict(item: Any, spec: DocumentsSpec) -> Document:
     if not isinstance(item, dict):
         raise TypeError(f"expected a mapping, got {kind(item)}")
     score = item.get(spec.score)
-    return Document(id=str(item[spec.id]) if item.get(spec.id) is not None else None,
-                    title=str(item.get(spec.title) or ""), text=_text(item.get(spec.text) or "", spec.join),
-                    score=float(score) if score not in (None, "") else None,
-                    metadata={key: item[key] for key in spec.metadata if key in item})
+    return Document(
+        id=str(item[spec.id]) if item.get(spec.id) is not None else None,
+        title=str(item.get(spec.title) or ""),
+        text=_text(item.get(spec.text) or "", spec.join),
+        score=float(score) if score not in (None, "") else None,
+        metadata={key: item[key] for key in spec.metadata if key in item},
+    )
 
 
 def _text(value: Any, join: str) -> str:

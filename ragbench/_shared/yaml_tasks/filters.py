@@ -1,5 +1,6 @@
 """The named post-processing filters of a YAML task (`postprocess:`): each turns the raw output into
 the text the next one reads, the last one's result is the scored answer."""
+
 from __future__ import annotations
 
 import re
@@ -19,15 +20,26 @@ def check_filter(item: Any, source: str, key: str, line: int) -> Filter:
     if isinstance(item, str):
         if item in PLAIN:
             return PLAIN[item]
-        raise SpecError(source, line, key, f"unknown filter '{item}'{did_you_mean(item, [*PLAIN, *WITH_ARGUMENT])} "
-                                           f"(filters: {', '.join([*PLAIN, *WITH_ARGUMENT])})")
+        raise SpecError(
+            source,
+            line,
+            key,
+            f"unknown filter '{item}'{did_you_mean(item, [*PLAIN, *WITH_ARGUMENT])} "
+            f"(filters: {', '.join([*PLAIN, *WITH_ARGUMENT])})",
+        )
     if not isinstance(item, dict) or len(item) != 1:
-        raise SpecError(source, line, key, "expected a filter name, or a mapping of one filter to its argument "
-                                           "(e.g. {before: \"\\n\\n\"})")
-    (name, argument), = item.items()
+        raise SpecError(
+            source,
+            line,
+            key,
+            'expected a filter name, or a mapping of one filter to its argument (e.g. {before: "\\n\\n"})',
+        )
+    ((name, argument),) = item.items()
     if name not in WITH_ARGUMENT:
         hint = did_you_mean(name, [*PLAIN, *WITH_ARGUMENT])
-        raise SpecError(source, line, key, f"unknown filter '{name}'{hint} (with an argument: {', '.join(WITH_ARGUMENT)})")
+        raise SpecError(
+            source, line, key, f"unknown filter '{name}'{hint} (with an argument: {', '.join(WITH_ARGUMENT)})"
+        )
     if name == "regex":
         return _regex(argument, source, line, key)
     if not isinstance(argument, str) or not argument:

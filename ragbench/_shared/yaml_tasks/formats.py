@@ -1,6 +1,7 @@
 """Record formats a benchmark registers for YAML tasks (`data.format: NAME`) through the
 `ragbench_record_formats` hook: the layouts of one benchmark's files (FlashRAG's JSONL, SQuAD's nested
 JSON), which the core does not know by name. The core reads jsonl, json, csv, parquet and hf itself."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping

@@ -2,6 +2,7 @@
 `ragbench_gold_kinds` hook: the shape of one benchmark's gold (CRAG's answer and alternatives), which
 the core does not know by name. The core maps answers, label, choices, qa_pairs, answer_lists,
 long_answer and claims itself (ragbench._shared.yaml_tasks.fields)."""
+
 from __future__ import annotations
 
 from typing import Any, ClassVar

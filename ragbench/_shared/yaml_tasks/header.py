@@ -7,6 +7,7 @@ The header is read from the file's top-level lines: the blocks of the header key
 and every other line is read as a comment, so a problem keeps its line number. A file whose top level is
 not plain block style (a document marker, a flow mapping, a complex key) is parsed whole instead. Nothing
 is cached: each read reads the file as it is now."""
+
 from __future__ import annotations
 
 import re
@@ -37,10 +38,13 @@ class TaskHeader:
         said (it changed since it was listed)."""
         spec = load_spec(self.path, self.source)
         if any(getattr(spec, key) != getattr(self, key) for key in HEADER_FIELDS):
-            raise Section(self.source, {}, "", 1).error(None, f"declares task '{spec.name}' (its name, aliases, "
-                                                              f"groups, description or system_args) otherwise than "
-                                                              f"when it was listed as '{self.name}': it changed "
-                                                              "meanwhile; run the command again")
+            raise Section(self.source, {}, "", 1).error(
+                None,
+                f"declares task '{spec.name}' (its name, aliases, "
+                f"groups, description or system_args) otherwise than "
+                f"when it was listed as '{self.name}': it changed "
+                "meanwhile; run the command again",
+            )
         return spec
 
 
@@ -79,8 +83,9 @@ def task_header(path: Path, source: str | None = None) -> TaskHeader:
 
 
 def _header(data: Any, path: Path, source: str) -> TaskHeader:
-    return TaskHeader(**header_fields(Section(source, data if data is not None else {}, "", 1)), path=path,
-                      source=source)
+    return TaskHeader(
+        **header_fields(Section(source, data if data is not None else {}, "", 1)), path=path, source=source
+    )
 
 
 def _header_data(path: Path, source: str) -> Any:

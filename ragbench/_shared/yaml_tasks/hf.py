@@ -6,6 +6,7 @@ written by `save_to_disk`, a folder of data files, and Parquet files.
 first asked for a TCP connection (3 s at most), and when it does not answer the load runs in the
 libraries' offline mode, which answers from the cache at once or fails: one line saying what to
 download where, never a traceback or a wait."""
+
 from __future__ import annotations
 
 import contextlib
@@ -67,16 +68,29 @@ def is_saved_dataset(folder: Path) -> bool:
     return (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file()
 
 
-def load_split(task: str, *, folder: Path | None = None, name: str | None = None, parquet: Path | None = None,
-         config: str | None = None, split: str | None = None, revision: str | None = None) -> Any:
+def load_split(
+    task: str,
+    *,
+    folder: Path | None = None,
+    name: str | None = None,
+    parquet: Path | None = None,
+    config: str | None = None,
+    split: str | None = None,
+    revision: str | None = None,
+) -> Any:
     """One split of a dataset, as a `datasets.Dataset`; every failure a one-line ConfigError."""
     import datasets
 
-    what = (f"Parquet file {parquet}" if parquet else f"dataset folder {folder}" if folder else
-            f"Hugging Face dataset '{name}'" + (f" (config {config})" if config else ""))
+    what = (
+        f"Parquet file {parquet}"
+        if parquet
+        else f"dataset folder {folder}"
+        if folder
+        else f"Hugging Face dataset '{name}'" + (f" (config {config})" if config else "")
+    )
     offline = name is not None and not hub_reachable()
     try:
-        with quiet(), (offline_mode() if offline else contextlib.nullcontext()):
+        with quiet(), offline_mode() if offline else contextlib.nullcontext():
             if parquet is not None:
                 loaded = datasets.load_dataset("parquet", data_files=str(parquet))
             elif folder is not None and is_saved_dataset(folder):
@@ -99,18 +113,22 @@ def _split(task: str, what: str, loaded: Any, split: str | None) -> Any:
             return loaded[names[0]]
         raise ConfigError(f"task {task}: {what} has the splits {', '.join(names)}; choose one with data.split")
     if split not in loaded:
-        raise ConfigError(f"task {task}: {what} has no split '{split}' (its splits: {', '.join(names)})"
-                          + did_you_mean(split, names))
+        raise ConfigError(
+            f"task {task}: {what} has no split '{split}' (its splits: {', '.join(names)})" + did_you_mean(split, names)
+        )
     return loaded[split]
 
 
-def _load_failure(task: str, what: str, name: str | None, config: str | None, split: str | None,
-                  exc: Exception, offline: bool) -> str:
+def _load_failure(
+    task: str, what: str, name: str | None, config: str | None, split: str | None, exc: Exception, offline: bool
+) -> str:
     reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     if name is None:
         return f"task {task}: cannot read {what} ({type(exc).__name__}: {reason}); fix it or pass --data {task}=PATH"
     args = ", ".join(repr(a) for a in (name, config) if a is not None) + (f", split={split!r}" if split else "")
     save = f"python -c \"import datasets; datasets.load_dataset({args}).save_to_disk('FOLDER')\""
     where = "is not in the Hugging Face cache and the hub cannot be reached" if offline else "cannot be loaded"
-    return (f"task {task}: {what} {where} ({type(exc).__name__}: {reason}); on a machine with network run {save}, "
-            f"copy FOLDER here and pass --data {task}=FOLDER")
+    return (
+        f"task {task}: {what} {where} ({type(exc).__name__}: {reason}); on a machine with network run {save}, "
+        f"copy FOLDER here and pass --data {task}=FOLDER"
+    )

@@ -4,6 +4,7 @@ each key and item was written, and a YAML error becomes one `file:line: ...` Con
 Only plain data is read (PyYAML's safe constructors): a tag such as `!function` is refused, duplicate
 keys too (PyYAML would silently keep the last one), and aliases (`*name`, `<<: *name`): nine aliases of
 nine aliases are a few lines that expand to gigabytes wherever the value is formatted or copied."""
+
 from __future__ import annotations
 
 import difflib
@@ -53,8 +54,12 @@ def _once(loader: _Loader, node: yaml.Node) -> Any:
     """The value of a node met for the first time; a node met again is an alias of it (the composer
     hands out the anchored node itself), refused."""
     if node in loader.constructed_objects or node in loader.recursive_objects:
-        raise yaml.constructor.ConstructorError(None, None, "an alias (*name) of the value anchored here is not "
-                                                "allowed in a task file: write the value out", node.start_mark)
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            "an alias (*name) of the value anchored here is not allowed in a task file: write the value out",
+            node.start_mark,
+        )
     return loader.construct_object(node, deep=True)
 
 
@@ -86,7 +91,9 @@ def read_yaml(path: Path, source: str) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecError(source, 1, None, f"not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from exc
+        raise SpecError(
+            source, 1, None, f"not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from exc
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read it ({exc.strerror or exc})") from exc
     return read_yaml_text(text, source)
@@ -100,14 +107,20 @@ def read_yaml_text(text: str, source: str) -> Any:
         mark = exc.problem_mark
         problem = exc.problem or str(exc)
         if "could not determine a constructor for the tag" in problem:
-            problem = (f"the tag {problem.rsplit(' ', 1)[-1]} is not allowed: a YAML task is data; logic belongs in "
-                       "a prompt style written in Python (docs/yaml-tasks.md)")
+            problem = (
+                f"the tag {problem.rsplit(' ', 1)[-1]} is not allowed: a YAML task is data; logic belongs in "
+                "a prompt style written in Python (docs/yaml-tasks.md)"
+            )
         raise SpecError(source, mark.line + 1 if mark else 1, None, problem) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = " ".join(part for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part)
-        raise SpecError(source, mark.line + 1 if mark else 1, None,
-                        f"not valid YAML ({problem or exc}" + (f", column {mark.column + 1})" if mark else ")")) from exc
+        raise SpecError(
+            source,
+            mark.line + 1 if mark else 1,
+            None,
+            f"not valid YAML ({problem or exc}" + (f", column {mark.column + 1})" if mark else ")"),
+        ) from exc
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -138,11 +151,19 @@ class Section:
         allowed = list(allowed)
         for name in self.data:
             if name not in allowed:
-                raise self.error(str(name), "unknown key" + (did_you_mean(name, allowed) or
-                                                              f" (expected one of {', '.join(allowed)})"))
+                raise self.error(
+                    str(name),
+                    "unknown key" + (did_you_mean(name, allowed) or f" (expected one of {', '.join(allowed)})"),
+                )
 
-    def get(self, name: str, types: type | tuple[type, ...], default: Any = None, required: bool = False,
-            choices: tuple[str, ...] | None = None) -> Any:
+    def get(
+        self,
+        name: str,
+        types: type | tuple[type, ...],
+        default: Any = None,
+        required: bool = False,
+        choices: tuple[str, ...] | None = None,
+    ) -> Any:
         if name not in self.data or self.data[name] is None:
             if required:
                 raise self.error(None, f"'{name}' is required" if self.key else f"key '{name}' is required")
@@ -161,7 +182,9 @@ class Section:
         for i, item in enumerate(items):
             if not isinstance(item, str):
                 line = value.lines[i] if isinstance(value, LocatedList) else self.at(name)[1]
-                raise SpecError(self.source, line, self.at(name)[0], f"item {i + 1}: expected a string, got {_kind(item)}")
+                raise SpecError(
+                    self.source, line, self.at(name)[0], f"item {i + 1}: expected a string, got {_kind(item)}"
+                )
         return list(items)
 
     def section(self, name: str) -> Section | None:
@@ -176,12 +199,26 @@ def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def _names(types: type | tuple[type, ...]) -> str:
-    words = {str: "a string", int: "an integer", float: "a number", bool: "true/false", list: "a list",
-             dict: "a mapping"}
+    words = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true/false",
+        list: "a list",
+        dict: "a mapping",
+    }
     return " or ".join(words.get(t, t.__name__) for t in _tuple(types))
 
 
 def _kind(value: Any) -> str:
-    return {dict: "a mapping", LocatedDict: "a mapping", list: "a list", LocatedList: "a list", str: "a string",
-            bool: "true/false", int: "an integer", float: "a number", type(None): "nothing"}.get(type(value),
-                                                                                              type(value).__name__)
+    return {
+        dict: "a mapping",
+        LocatedDict: "a mapping",
+        list: "a list",
+        LocatedList: "a list",
+        str: "a string",
+        bool: "true/false",
+        int: "an integer",
+        float: "a number",
+        type(None): "nothing",
+    }.get(type(value), type(value).__name__)

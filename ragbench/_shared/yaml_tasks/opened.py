@@ -1,4 +1,5 @@
 """A local data file's bytes, decompressed when it is a .gz or .bz2 file (and begins as one)."""
+
 from __future__ import annotations
 
 import bz2

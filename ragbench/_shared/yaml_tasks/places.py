@@ -2,6 +2,7 @@
 (JSON Lines, CSV: a record's last line, as `csv.reader.line_num` counts it), else the record's path in the
 JSON document (`Data[3]`, SQuAD's `data[0].paragraphs[2].qas[1]`) or its row in a dataset (`row 3`), both
 indexed from 0 as the data is."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -2,6 +2,7 @@
 message, postprocess filters) and, in the `template` style, its Jinja2 templates. A prompt style with prompts
 of its own subclasses `YamlPrompting` (a frozen dataclass: its options are fields, set with
 `dataclasses.replace` in its task's `__init__`) and its `YamlTask` subclass names it (`prompting_class`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,13 +31,19 @@ class YamlPrompting(TaskPrompting):
 
     def variables(self, example: Example, docs: list[Document] | None, question: str | None) -> dict[str, Any]:
         choices = example.gold.get("choices") or {}
-        return {**example.extras, "question": example.question if question is None else question,
-                "docs": list(docs or []), "meta": example.meta,
-                "choices": [{"label": label, "text": text}
-                            for label, text in zip(choices.get("label", []), choices.get("text", []))]}
+        return {
+            **example.extras,
+            "question": example.question if question is None else question,
+            "docs": list(docs or []),
+            "meta": example.meta,
+            "choices": [
+                {"label": label, "text": text} for label, text in zip(choices.get("label", []), choices.get("text", []))
+            ],
+        }
 
-    def build_prompt(self, example: Example, docs: list[Document] | None = None, question: str | None = None,
-                     **options: Any) -> Prompt:
+    def build_prompt(
+        self, example: Example, docs: list[Document] | None = None, question: str | None = None, **options: Any
+    ) -> Prompt:
         assert self.template is not None  # the template style's, checked with the file
         return self.template.render(self.variables(example, docs, question))
 

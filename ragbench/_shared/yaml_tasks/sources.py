@@ -9,6 +9,7 @@ for `import datasets` and its Arrow cache (a small JSONL file is read here in a 
 
 Every reader yields (RecordPlace, record or RecordError): where the record is, as messages name it (the
 file line of JSON Lines and CSV, the path in a JSON document), and its position in the data."""
+
 from __future__ import annotations
 
 import json
@@ -39,9 +40,11 @@ def file_format(path: Path, declared: str, task: str) -> str:
     inner = Path(path.stem) if compression(path) else path
     found = SUFFIX_FORMATS.get(inner.suffix.lower())
     if found is None:
-        raise ConfigError(f"task {task}: cannot tell the format of {path} from its name; give data.format "
-                          f"({', '.join(FILE_FORMATS)}, or one a benchmark registers) or a file named .jsonl, .json, .csv, .tsv or .parquet "
-                          "(optionally .gz or .bz2)")
+        raise ConfigError(
+            f"task {task}: cannot tell the format of {path} from its name; give data.format "
+            f"({', '.join(FILE_FORMATS)}, or one a benchmark registers) or a file named .jsonl, .json, .csv, .tsv or .parquet "
+            "(optionally .gz or .bz2)"
+        )
     return found
 
 
@@ -70,8 +73,9 @@ def read_document(path: Path, expected: str, keep_repeated_keys: bool = False) -
         with open_binary(path) as handle:
             text = handle.read().decode("utf-8-sig")  # a byte order mark (Windows tools) is no part of the JSON
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-                          f"expected {expected}") from exc
+        raise ConfigError(
+            f"{path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); expected {expected}"
+        ) from exc
     except (OSError, EOFError) as exc:
         raise ConfigError(f"{path}: cannot read it ({exc}); expected {expected}") from exc
     try:
@@ -79,8 +83,9 @@ def read_document(path: Path, expected: str, keep_repeated_keys: bool = False) -
             return guarded(lambda document: json.loads(document, object_pairs_hook=KeyedObject))(text)
         return parse_json(text)
     except json.JSONDecodeError as exc:
-        raise JsonError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}",
-                        exc.msg) from exc
+        raise JsonError(
+            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); expected {expected}", exc.msg
+        ) from exc
     except NestedTooDeep as exc:
         raise ConfigError(f"{path}: {exc}; expected {expected}") from exc
 
@@ -98,7 +103,8 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
     `{id: {question, options, answer}}`), read in the document's order, each record given its key as the
     field `keys_as`."""
     expected = ("a JSON mapping of key -> record" if keys_as else "a JSON list of records") + (
-        f" at '{records}'" if records else "")
+        f" at '{records}'" if records else ""
+    )
     try:
         data = read_document(path, expected, keep_repeated_keys=bool(keys_as))
     except JsonError as exc:
@@ -109,17 +115,25 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
     found = lookup(data, records) if records else data
     if not isinstance(found, dict if keys_as else list):
         what = "nothing" if found is MISSING else type(found).__name__
-        hint = ("; name the list with data.records (e.g. records: data)" if not records else
-                "; a mapping of key -> record is read with data.keys_as (e.g. keys_as: id)"
-                if isinstance(found, dict) and not keys_as else "")
+        hint = (
+            "; name the list with data.records (e.g. records: data)"
+            if not records
+            else "; a mapping of key -> record is read with data.keys_as (e.g. keys_as: id)"
+            if isinstance(found, dict) and not keys_as
+            else ""
+        )
         raise ConfigError(f"{path}: expected {expected}, found {what}{hint}")
     if keys_as and isinstance(found, dict):  # a mapping, as just checked
         yield from keyed_records(path, records, found, keys_as)
         return
     for position, record in enumerate(found):
         place = RecordPlace(str(path), position, position + 1, f"{records or ''}[{position}]")
-        yield place, record if isinstance(record, dict) else place.error(
-            f"expected a record (a JSON object), got {type(record).__name__}")
+        yield (
+            place,
+            record
+            if isinstance(record, dict)
+            else place.error(f"expected a record (a JSON object), got {type(record).__name__}"),
+        )
 
 
 def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) -> Iterator[Item]:
@@ -130,19 +144,37 @@ def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) ->
     for position, (key, record) in enumerate(found.items()):
         place = RecordPlace(str(path), position, position + 1, f"{records + '.' if records else ''}{key}")
         if key in repeated:
-            yield place, place.error(f"the mapping holds key {key!r} more than once, and JSON keeps only its last "
-                                     "record: give each record its own key", keys_as)
+            yield (
+                place,
+                place.error(
+                    f"the mapping holds key {key!r} more than once, and JSON keeps only its last "
+                    "record: give each record its own key",
+                    keys_as,
+                ),
+            )
         elif not isinstance(record, dict):
             yield place, place.error(f"expected a record (a JSON object), got {type(record).__name__}")
         elif keys_as in record:
-            yield place, place.error(f"the record has a field '{keys_as}' of its own, which data.keys_as would "
-                                     f"replace with its key; give keys_as another name", keys_as)
+            yield (
+                place,
+                place.error(
+                    f"the record has a field '{keys_as}' of its own, which data.keys_as would "
+                    f"replace with its key; give keys_as another name",
+                    keys_as,
+                ),
+            )
         else:
             yield place, {keys_as: key, **record}
 
 
-def file_records(path: Path, fmt: str, records: str | None = None, delimiter: str | None = None,
-                 keys_as: str | None = None, header_row: int | None = None) -> Iterator[Item]:
+def file_records(
+    path: Path,
+    fmt: str,
+    records: str | None = None,
+    delimiter: str | None = None,
+    keys_as: str | None = None,
+    header_row: int | None = None,
+) -> Iterator[Item]:
     """The records of a local file in one of the core's text formats (jsonl, json, csv)."""
     if fmt == "jsonl":
         return jsonl_records(path)

@@ -2,6 +2,7 @@
 
 Every problem is one line naming the file, the line and the dotted key; an unknown key suggests the
 nearest known one."""
+
 from __future__ import annotations
 
 import hashlib
@@ -18,12 +19,33 @@ ANSWER_FORMATS = ("short", "long", "list", "choice", "label")
 SHAPES = ("dicts", "pairs", "sentences", "columns")
 # the core's gold kinds (TaskScoring.gold_fields) -> the sub-keys of a kind whose value is a mapping of paths;
 # another kind given as a mapping of paths is one a benchmark registers (ragbench._shared.yaml_tasks.gold_kinds)
-GOLD_KINDS = {"answers": None, "label": None, "choices": ("texts", "labels", "answer_key", "answer_index"),
-              "qa_pairs": None, "answer_lists": None, "long_answer": None, "claims": None}
+GOLD_KINDS = {
+    "answers": None,
+    "label": None,
+    "choices": ("texts", "labels", "answer_key", "answer_index"),
+    "qa_pairs": None,
+    "answer_lists": None,
+    "long_answer": None,
+    "claims": None,
+}
 TEMPLATE_VARIABLES = ("question", "docs", "choices", "meta")  # every task's, beside its `fields.inputs`
-TOP_KEYS = ("task", "description", "aliases", "groups", "data", "fields", "answer_format", "cites",
-            "instruction_key", "prompt", "postprocess", "metrics", "system_args", "missing_scores_zero",
-            "corpus")
+TOP_KEYS = (
+    "task",
+    "description",
+    "aliases",
+    "groups",
+    "data",
+    "fields",
+    "answer_format",
+    "cites",
+    "instruction_key",
+    "prompt",
+    "postprocess",
+    "metrics",
+    "system_args",
+    "missing_scores_zero",
+    "corpus",
+)
 
 
 @dataclass(frozen=True)
@@ -115,23 +137,33 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
     top.only(TOP_KEYS)
     data_format = data_spec(top.section("data"), path.parent)
     return TaskSpec(
-        **header_fields(top), source=source, folder=path.parent, digest=hashlib.sha256(path.read_bytes()).hexdigest(),
+        **header_fields(top),
+        source=source,
+        folder=path.parent,
+        digest=hashlib.sha256(path.read_bytes()).hexdigest(),
         data=data_format,
         fields=_fields(top.section("fields"), source),
         answer_format=top.get("answer_format", str, "short", choices=ANSWER_FORMATS),
-        cites=top.get("cites", bool, False), instruction_key=top.get("instruction_key", str),
-        prompt=_prompt(top.section("prompt")), postprocess=_filters(top),
-        metrics=_metrics(top), missing_scores_zero=top.get("missing_scores_zero", bool, False),
-        corpus=_corpus(top, path.parent))
+        cites=top.get("cites", bool, False),
+        instruction_key=top.get("instruction_key", str),
+        prompt=_prompt(top.section("prompt")),
+        postprocess=_filters(top),
+        metrics=_metrics(top),
+        missing_scores_zero=top.get("missing_scores_zero", bool, False),
+        corpus=_corpus(top, path.parent),
+    )
 
 
 def header_fields(top: Section) -> dict[str, Any]:
     """The checked values of the keys that name and describe the task (`TaskSpec`'s name, description, aliases,
     groups and system_args): what listing and lookups read (ragbench._shared.yaml_tasks.header)."""
-    return {"name": _name(top, "task", top.get("task", str, required=True)),
-            "description": top.get("description", str, ""),
-            "aliases": tuple(_name(top, "aliases", alias) for alias in top.strings("aliases")),
-            "groups": tuple(top.strings("groups")), "system_args": dict(top.get("system_args", dict, {}))}
+    return {
+        "name": _name(top, "task", top.get("task", str, required=True)),
+        "description": top.get("description", str, ""),
+        "aliases": tuple(_name(top, "aliases", alias) for alias in top.strings("aliases")),
+        "groups": tuple(top.strings("groups")),
+        "system_args": dict(top.get("system_args", dict, {})),
+    }
 
 
 def _corpus(top: Section, folder: Path) -> Path | None:
@@ -172,8 +204,15 @@ def field_ref(section: Section, name: str, default: str | None = None) -> FieldR
     listed = inner.get("list", str)
     if listed == "":
         raise inner.error("list", "expected json or the separator of the items (e.g. '|')")
-    return FieldRef(paths, key, section.source, line, "all" if forms[0] == "all_of" else "first",
-                    inner.get("optional", bool, False), listed)
+    return FieldRef(
+        paths,
+        key,
+        section.source,
+        line,
+        "all" if forms[0] == "all_of" else "first",
+        inner.get("optional", bool, False),
+        listed,
+    )
 
 
 def _paths(section: Section, name: str, values: list) -> tuple[str, ...]:
@@ -193,8 +232,11 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
     gold_section = section.section("gold")
     gold: dict[str, Any] = {}
     if gold_section is not None:
-        registered = {str(kind): () for kind, value in gold_section.data.items()
-                      if kind not in GOLD_KINDS and isinstance(value, dict)}
+        registered = {
+            str(kind): ()
+            for kind, value in gold_section.data.items()
+            if kind not in GOLD_KINDS and isinstance(value, dict)
+        }
         gold_section.only([*GOLD_KINDS, *registered])
         for kind, parts in {**GOLD_KINDS, **registered}.items():
             if kind not in gold_section.data:
@@ -209,7 +251,9 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
                 sub.only(parts)
             gold[kind] = {str(part): field_ref(sub, str(part)) for part in parts or sub.data if part in sub.data}
         if "answers" in gold and "answer_lists" in gold:
-            raise gold_section.error("answer_lists", "answers and answer_lists both fill the gold's `answers`: give one")
+            raise gold_section.error(
+                "answer_lists", "answers and answer_lists both fill the gold's `answers`: give one"
+            )
         if "choices" in gold and "texts" not in gold["choices"]:
             raise gold_section.error("choices", "choices needs `texts` (the path to the list of choice texts)")
     docs = section.section("documents")
@@ -222,10 +266,16 @@ def _fields(section: Section | None, source: str) -> FieldsSpec:
         for name in inputs.data:
             if name in TEMPLATE_VARIABLES:
                 raise inputs.error(name, f"'{name}' is a template variable of every task: give the input another name")
-    return FieldsSpec(id=_path(section, "id", "id"), question=_path(section, "question", "question"),
-                      gold=gold, extra_gold=_refs(section.section("extra_gold")), documents=_documents(docs),
-                      inputs=_refs(inputs), slices=_refs(slices),
-                      meta=_refs(section.section("meta")))
+    return FieldsSpec(
+        id=_path(section, "id", "id"),
+        question=_path(section, "question", "question"),
+        gold=gold,
+        extra_gold=_refs(section.section("extra_gold")),
+        documents=_documents(docs),
+        inputs=_refs(inputs),
+        slices=_refs(slices),
+        meta=_refs(section.section("meta")),
+    )
 
 
 def _path(section: Section, name: str, default: str | None = None) -> FieldRef:
@@ -245,10 +295,16 @@ def _documents(section: Section | None) -> DocumentsSpec | None:
         raise section.error(None, "'path' is required (the path to the list of documents in a record)")
     ref = FieldRef(ref.paths, section.key, ref.source, ref.line, ref.combine, section.get("optional", bool, False))
     shape = section.get("shape", str, "dicts", choices=SHAPES)
-    return DocumentsSpec(source=ref, shape=shape, title=section.get("title", str, "title"),
-                         text=section.get("text", str, "sentences" if shape == "columns" else "text"),
-                         id=section.get("id", str, "id"), score=section.get("score", str, "score"),
-                         join=section.get("join", str, ""), metadata=tuple(section.strings("metadata")))
+    return DocumentsSpec(
+        source=ref,
+        shape=shape,
+        title=section.get("title", str, "title"),
+        text=section.get("text", str, "sentences" if shape == "columns" else "text"),
+        id=section.get("id", str, "id"),
+        score=section.get("score", str, "score"),
+        join=section.get("join", str, ""),
+        metadata=tuple(section.strings("metadata")),
+    )
 
 
 def _prompt(section: Section | None) -> PromptSpec:
@@ -260,8 +316,14 @@ def _prompt(section: Section | None) -> PromptSpec:
     if demo is not None:
         demo.only(("question", "answer"))
         demonstration = (demo.get("question", str, required=True), demo.get("answer", str, required=True))
-    return PromptSpec(style=section.get("style", str, "template"), style_line=section.at("style")[1], template=_located(section, "template"),
-                      system=_located(section, "system"), query=_located(section, "query"), demonstration=demonstration)
+    return PromptSpec(
+        style=section.get("style", str, "template"),
+        style_line=section.at("style")[1],
+        template=_located(section, "template"),
+        system=_located(section, "system"),
+        query=_located(section, "query"),
+        demonstration=demonstration,
+    )
 
 
 def _located(section: Section, name: str) -> Located | None:
@@ -290,8 +352,10 @@ def _filters(top: Section) -> tuple[Located, ...]:
 def _metrics(top: Section) -> tuple[tuple[str, dict[str, Any]], ...]:
     items = _items(top, "metrics")
     if not items:
-        raise top.error("metrics" if "metrics" in top.data else None,
-                        "key 'metrics' is required: the metric names that score the task (ragbench list metrics)")
+        raise top.error(
+            "metrics" if "metrics" in top.data else None,
+            "key 'metrics' is required: the metric names that score the task (ragbench list metrics)",
+        )
     out: list[tuple[str, dict[str, Any]]] = []
     for item, key, line in items:
         if isinstance(item, str):

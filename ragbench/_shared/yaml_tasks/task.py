@@ -3,6 +3,7 @@
 Jinja2 templates in the `template` prompt style, its filters). A prompt style that needs logic is a subclass
 registered by name (`prompt.style`), with a prompting class of its own; the file's task is then a subclass of
 that style (`task_class`)."""
+
 from __future__ import annotations
 
 import itertools
@@ -104,11 +105,13 @@ class YamlTask(Task):
             if self.format == "parquet":
                 self.dataset = load_split(self.name, parquet=self.local_file())
             elif self.path is not None:
-                self.dataset = load_split(self.name, folder=Path(self.path), config=config, split=split,
-                                          revision=revision)
+                self.dataset = load_split(
+                    self.name, folder=Path(self.path), config=config, split=split, revision=revision
+                )
             else:
-                self.dataset = load_split(self.name, name=data.hf if data else None, config=config, split=split,
-                                          revision=revision)
+                self.dataset = load_split(
+                    self.name, name=data.hf if data else None, config=config, split=split, revision=revision
+                )
         return self.dataset
 
     def data_fingerprint(self) -> dict[str, Any] | None:
@@ -120,7 +123,9 @@ class YamlTask(Task):
         return super().data_fingerprint()
 
     def where(self) -> str:
-        return str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data and self.spec.data.hf}"
+        return (
+            str(self.path) if self.path is not None else f"Hugging Face dataset {self.spec.data and self.spec.data.hf}"
+        )
 
     def examples(self) -> Iterator[Example | RecordError]:
         by_position = None  # the data's records numbered by position (they have no id), from the first that maps
@@ -147,11 +152,19 @@ class YamlTask(Task):
         if by_position is None or by_position == (not has_id):
             return not has_id
         if has_id:
-            raise self.mapper.fail(place, ref, "an id, while the data's first record has none (records without "
-                                               "ids are numbered by their position, which an id can repeat); give "
-                                               "every record an id, or none")
-        raise self.mapper.fail(place, ref, "missing field, while the data's records have ids (its position would "
-                                           "be its id, which can be another record's); give it an id")
+            raise self.mapper.fail(
+                place,
+                ref,
+                "an id, while the data's first record has none (records without "
+                "ids are numbered by their position, which an id can repeat); give "
+                "every record an id, or none",
+            )
+        raise self.mapper.fail(
+            place,
+            ref,
+            "missing field, while the data's records have ids (its position would "
+            "be its id, which can be another record's); give it an id",
+        )
 
     def parse(self, record: Any, place: RecordPlace) -> Example:
         """The example of one record (a style may adjust it); `place` is where it is (`place.index`: its
@@ -205,8 +218,10 @@ class YamlTask(Task):
         if first is not None:
             raise first.spec_error()
         if self.format in ("hf", "parquet"):  # (a text file's records are counted by probe_data)
-            raise ConfigError(f"task {self.name}: {self.where()} holds no usable record among its first "
-                              f"{PROBE_RECORDS}; pass --data {self.name}=PATH to other data")
+            raise ConfigError(
+                f"task {self.name}: {self.where()} holds no usable record among its first "
+                f"{PROBE_RECORDS}; pass --data {self.name}=PATH to other data"
+            )
 
     def try_prompts(self, example: Example) -> None:
         try:
@@ -238,9 +253,12 @@ class YamlTask(Task):
         return {**super().config(), "yaml": self.spec.source, "yaml_sha256": self.spec.digest}
 
 
-def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
-               formats: Callable[[str], RecordFormat] | None = None,
-               gold_kinds: Callable[[str], GoldKind] | None = None) -> type[YamlTask]:
+def task_class(
+    spec: TaskSpec,
+    style: Callable[[str], type] | None = None,
+    formats: Callable[[str], RecordFormat] | None = None,
+    gold_kinds: Callable[[str], GoldKind] | None = None,
+) -> type[YamlTask]:
     """The Task class of a YAML task: a subclass of its prompt style (`style` finds a named one), with
     the file's declarations as class attributes and its templates and filters checked; a `data.format`
     the core does not read is found by `formats` (a name -> registered RecordFormat lookup), a gold kind
@@ -249,16 +267,25 @@ def task_class(spec: TaskSpec, style: Callable[[str], type] | None = None,
     record_format = _record_format(spec, formats)
     registered_kinds = _gold_kinds(spec, gold_kinds)
     if record_format is not None and spec.data is not None and not spec.fields.gold and record_format.default_gold:
-        gold = {kind: FieldRef((path,), f"fields.gold.{kind} ({spec.data.format}'s default)", spec.source, 1)
-                for kind, path in record_format.default_gold.items()}
+        gold = {
+            kind: FieldRef((path,), f"fields.gold.{kind} ({spec.data.format}'s default)", spec.source, 1)
+            for kind, path in record_format.default_gold.items()
+        }
         spec = replace(spec, fields=replace(spec.fields, gold=gold))
     attrs: dict[str, Any] = {
-        "spec": spec, "name": spec.name, "record_format": record_format, "gold_kinds": registered_kinds, "metrics": tuple(name for name, _ in spec.metrics),
+        "spec": spec,
+        "name": spec.name,
+        "record_format": record_format,
+        "gold_kinds": registered_kinds,
+        "metrics": tuple(name for name, _ in spec.metrics),
         "metric_options": {name: args for name, args in spec.metrics if args},
-        "slice_fields": tuple(spec.fields.slices), "gold_fields": spec.gold_fields(),
-        "own_documents": spec.fields.documents is not None, "missing_scores_zero": spec.missing_scores_zero,
+        "slice_fields": tuple(spec.fields.slices),
+        "gold_fields": spec.gold_fields(),
+        "own_documents": spec.fields.documents is not None,
+        "missing_scores_zero": spec.missing_scores_zero,
         "prompting": _prompting(spec, base),
-        "__doc__": spec.description or base.__doc__}
+        "__doc__": spec.description or base.__doc__,
+    }
     if spec.corpus is not None:  # open domain over passages of its own (OwnCorpus)
         attrs["corpus"] = spec.corpus
     if spec.instruction_key is not None:  # a standing instruction (StandingInstruction), under the question as posed
@@ -273,8 +300,12 @@ def _prompting(spec: TaskSpec, base: type[YamlTask]) -> YamlPrompting:
     if not prompting_class.renders_templates:
         for key in ("template", "system", "query"):
             if getattr(prompt, key) is not None:
-                raise SpecError(spec.source, getattr(prompt, key).line, f"prompt.{key}",
-                                f"prompt style '{prompt.style}' writes its own prompts: leave {key} out")
+                raise SpecError(
+                    spec.source,
+                    getattr(prompt, key).line,
+                    f"prompt.{key}",
+                    f"prompt style '{prompt.style}' writes its own prompts: leave {key} out",
+                )
     answer_filter = chain([check_filter(f.value, spec.source, f.key, f.line) for f in spec.postprocess])
     templates: dict[str, Any] = {}
     if prompting_class.renders_templates:
@@ -282,10 +313,16 @@ def _prompting(spec: TaskSpec, base: type[YamlTask]) -> YamlPrompting:
 
         variables = (*TEMPLATE_VARIABLES, *spec.fields.inputs)
         templates["template"] = PromptTemplate(prompt.template, spec.source, variables, DEFAULT_TEMPLATE)
-        templates["query_template"] = (PromptTemplate(prompt.query, spec.source, variables, "")
-                                       if prompt.query is not None else None)
-    return prompting_class(answer_format=spec.answer_format, cites=spec.cites, answer_filter=answer_filter,
-                           system=prompt.system.value if prompt.system else None, **templates)
+        templates["query_template"] = (
+            PromptTemplate(prompt.query, spec.source, variables, "") if prompt.query is not None else None
+        )
+    return prompting_class(
+        answer_format=spec.answer_format,
+        cites=spec.cites,
+        answer_filter=answer_filter,
+        system=prompt.system.value if prompt.system else None,
+        **templates,
+    )
 
 
 def _posed_question(task: YamlTask, example: Example) -> str:
@@ -293,9 +330,13 @@ def _posed_question(task: YamlTask, example: Example) -> str:
     return task.prompting.query_text(example)
 
 
-def yaml_task_class(path: str | Path, style: Callable[[str], type] | None = None, source: str | None = None,
-                    formats: Callable[[str], RecordFormat] | None = None,
-                    gold_kinds: Callable[[str], GoldKind] | None = None) -> type[YamlTask]:
+def yaml_task_class(
+    path: str | Path,
+    style: Callable[[str], type] | None = None,
+    source: str | None = None,
+    formats: Callable[[str], RecordFormat] | None = None,
+    gold_kinds: Callable[[str], GoldKind] | None = None,
+) -> type[YamlTask]:
     """The Task class of the YAML task file at `path` (`source`: how messages name it), its prompt style
     found by `style` (a name -> YamlTask subclass lookup; None: the `template` style only), a registered
     `data.format` by `formats` and a registered gold kind by `gold_kinds` (name -> RecordFormat, GoldKind
@@ -309,13 +350,19 @@ def _record_format(spec: TaskSpec, formats: Callable[[str], RecordFormat] | None
     if data is None or data.format in FORMATS:
         return None
     if formats is None:
-        raise SpecError(spec.source, data.format_line, "data.format", f"format '{data.format}' is not one the "
-                        f"core reads ({', '.join(FORMATS)}); a registered one needs a registry to be found")
+        raise SpecError(
+            spec.source,
+            data.format_line,
+            "data.format",
+            f"format '{data.format}' is not one the "
+            f"core reads ({', '.join(FORMATS)}); a registered one needs a registry to be found",
+        )
     try:
         return formats(data.format)
     except ConfigError as exc:
-        raise SpecError(spec.source, data.format_line, "data.format",
-                        f"{exc}; the core reads {', '.join(FORMATS)}") from exc
+        raise SpecError(
+            spec.source, data.format_line, "data.format", f"{exc}; the core reads {', '.join(FORMATS)}"
+        ) from exc
 
 
 def _gold_kinds(spec: TaskSpec, lookup: Callable[[str], GoldKind] | None) -> Mapping[str, GoldKind]:
@@ -327,16 +374,27 @@ def _gold_kinds(spec: TaskSpec, lookup: Callable[[str], GoldKind] | None) -> Map
             continue
         line = next(iter(refs.values())).line if refs else 1
         if lookup is None:
-            raise SpecError(spec.source, line, f"fields.gold.{name}", f"gold kind '{name}' is not one the core maps "
-                            f"({', '.join(GOLD_KINDS)}); a registered one needs a registry to be found")
+            raise SpecError(
+                spec.source,
+                line,
+                f"fields.gold.{name}",
+                f"gold kind '{name}' is not one the core maps "
+                f"({', '.join(GOLD_KINDS)}); a registered one needs a registry to be found",
+            )
         try:
             kind = lookup(name)
         except ConfigError as exc:
-            raise SpecError(spec.source, line, f"fields.gold.{name}", f"{exc}; the core maps {', '.join(GOLD_KINDS)}") from exc
+            raise SpecError(
+                spec.source, line, f"fields.gold.{name}", f"{exc}; the core maps {', '.join(GOLD_KINDS)}"
+            ) from exc
         unknown = [part for part in refs if part not in kind.parts]
         if unknown or not kind.parts or kind.parts[0] not in refs:
-            raise SpecError(spec.source, line, f"fields.gold.{name}", f"expected the paths of {', '.join(kind.parts)} "
-                            f"(the first required), got {', '.join(refs) or 'none'}")
+            raise SpecError(
+                spec.source,
+                line,
+                f"fields.gold.{name}",
+                f"expected the paths of {', '.join(kind.parts)} (the first required), got {', '.join(refs) or 'none'}",
+            )
         kinds[name] = kind
     return MappingProxyType(kinds)
 

@@ -1,6 +1,7 @@
 """Jinja2 prompt templates of YAML tasks, rendered in jinja2's sandbox with undefined names as errors:
 a template can format what a record holds, never run it. A template is checked when the file is read
 (syntax, and every name it uses is one the task provides), so a typo is one line before the run."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -12,8 +13,10 @@ from jinja2.sandbox import SandboxedEnvironment
 from .located import SpecError, did_you_mean
 from .spec import Located
 
-DEFAULT_TEMPLATE = ("{% for doc in docs %}[{{ loop.index }}] {{ doc.title }}\n{{ doc.text }}\n{% endfor %}"
-                    "Question: {{ question }}\nAnswer:")
+DEFAULT_TEMPLATE = (
+    "{% for doc in docs %}[{{ loop.index }}] {{ doc.title }}\n{{ doc.text }}\n{% endfor %}"
+    "Question: {{ question }}\nAnswer:"
+)
 
 
 def environment() -> SandboxedEnvironment:
@@ -34,8 +37,10 @@ class PromptTemplate:
             raise self.error(f"template line {exc.lineno}: {exc.message}") from exc
         known = {*variables, *env.globals}
         for name in sorted(meta.find_undeclared_variables(tree) - known):
-            raise self.error(f"'{name}' is undefined{did_you_mean(name, known)} (the template can use: "
-                             f"{', '.join(sorted(set(variables)))})")
+            raise self.error(
+                f"'{name}' is undefined{did_you_mean(name, known)} (the template can use: "
+                f"{', '.join(sorted(set(variables)))})"
+            )
         self.template = env.from_string(text)
 
     def error(self, problem: str) -> SpecError:

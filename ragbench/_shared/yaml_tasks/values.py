@@ -1,5 +1,6 @@
 """How the raw values of a record read: a list written as text (a CSV value), and what kind a value is,
 as messages name it."""
+
 from __future__ import annotations
 
 import ast
@@ -22,5 +23,12 @@ def listed_text(text: str) -> list | None:
 
 
 def kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "true/false", int: "an integer",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "true/false",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)

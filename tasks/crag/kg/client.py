@@ -7,6 +7,7 @@ errors are not retried (a 500 for an out-of-range year is deterministic). A fail
 down, an HTTP error, a body that is not JSON or has no "result" - raises `CragKgError`; the
 baselines catch it exactly where upstream catches its exceptions.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -27,8 +28,14 @@ class CragKgError(RuntimeError):
 
 
 class CragKgClient:
-    def __init__(self, base_url: str | None = None, timeout: float = 30.0, retries: int = 3,
-                 backoff: float = 0.2, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.2,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.base_url = (base_url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
         self.timeout, self.retries, self.backoff = float(timeout), int(retries), float(backoff)
         self.transport = transport
@@ -54,25 +61,29 @@ class CragKgClient:
 
         url = self.base_url + ENDPOINTS[method].path
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout, headers={"accept": "application/json"},
-                                             transport=self.transport)
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout, headers={"accept": "application/json"}, transport=self.transport
+            )
         for attempt in range(self.retries + 1):
             try:
                 response = await self._client.post(url, json=body)
                 break
             except httpx.TransportError as exc:
                 if attempt == self.retries:
-                    raise CragKgError(f"{method}: {url} unreachable after {attempt + 1} attempts "
-                                      f"({type(exc).__name__}: {exc})") from exc
-                await asyncio.sleep(self.backoff * 2 ** attempt)
+                    raise CragKgError(
+                        f"{method}: {url} unreachable after {attempt + 1} attempts ({type(exc).__name__}: {exc})"
+                    ) from exc
+                await asyncio.sleep(self.backoff * 2**attempt)
         if response.status_code >= 400:
             raise CragKgError(f"{method}: HTTP {response.status_code} from {url}: {response.text[:200]}")
         try:
             data = response.json()
         except ValueError as exc:
-            raise CragKgError(f"{method}: {url} answered with a body that is not JSON: {response.text[:200]!r}") from exc
+            raise CragKgError(
+                f"{method}: {url} answered with a body that is not JSON: {response.text[:200]!r}"
+            ) from exc
         if not isinstance(data, dict) or "result" not in data:
-            raise CragKgError(f"{method}: {url} answered without a \"result\": {str(data)[:200]}")
+            raise CragKgError(f'{method}: {url} answered without a "result": {str(data)[:200]}')
         return data["result"]
 
     async def aclose(self) -> None:

@@ -4,6 +4,7 @@ and the client: client method name, HTTP path, and the JSON body fields in argum
 Every endpoint is POST with a JSON body and answers `{"result": ...}`. Most take `{"query": x}`;
 the others are listed with their own fields (a field with a default may be omitted).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,15 +64,35 @@ _QUERY = [
 ]
 
 ENDPOINTS: dict[str, Endpoint] = {method: Endpoint(method, path) for method, path in _QUERY}
-ENDPOINTS.update({e.method: e for e in (
-    Endpoint("music_get_billboard_rank_date", "/music/get_billboard_rank_date", ("rank", "date"), (("date", None),)),
-    Endpoint("music_get_billboard_attributes", "/music/get_billboard_attributes", ("date", "attribute", "song_name")),
-    Endpoint("music_grammy_get_all_awarded_artists", "/music/grammy_get_all_awarded_artists", ()),
-    Endpoint("sports_soccer_get_games_on_date", "/sports/soccer/get_games_on_date", ("date", "team_name"),
-             (("team_name", None),)),
-    Endpoint("sports_nba_get_games_on_date", "/sports/nba/get_games_on_date", ("date", "team_name"),
-             (("team_name", None),)),
-    Endpoint("sports_nba_get_play_by_play_data_by_game_ids", "/sports/nba/get_play_by_play_data_by_game_ids",
-             ("game_ids",)),
-)})
+ENDPOINTS.update(
+    {
+        e.method: e
+        for e in (
+            Endpoint(
+                "music_get_billboard_rank_date", "/music/get_billboard_rank_date", ("rank", "date"), (("date", None),)
+            ),
+            Endpoint(
+                "music_get_billboard_attributes", "/music/get_billboard_attributes", ("date", "attribute", "song_name")
+            ),
+            Endpoint("music_grammy_get_all_awarded_artists", "/music/grammy_get_all_awarded_artists", ()),
+            Endpoint(
+                "sports_soccer_get_games_on_date",
+                "/sports/soccer/get_games_on_date",
+                ("date", "team_name"),
+                (("team_name", None),),
+            ),
+            Endpoint(
+                "sports_nba_get_games_on_date",
+                "/sports/nba/get_games_on_date",
+                ("date", "team_name"),
+                (("team_name", None),),
+            ),
+            Endpoint(
+                "sports_nba_get_play_by_play_data_by_game_ids",
+                "/sports/nba/get_play_by_play_data_by_game_ids",
+                ("game_ids",),
+            ),
+        )
+    }
+)
 assert len(ENDPOINTS) == 38

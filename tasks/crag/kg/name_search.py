@@ -1,5 +1,6 @@
 """The mock KG's name search, as upstream's: rank_bm25's BM25Okapi over normalised names (open,
 finance, movie) and the music domain's fast BM25; every search answers at most TOP_N names."""
+
 from __future__ import annotations
 
 import collections

@@ -17,11 +17,21 @@ from .endpoints import ENDPOINTS
 from .store import DomainUnavailable, KgStore
 
 # Field types of the request models in server.py (anything not listed is `query: str`).
-_INT_QUERY = {"movie_get_movie_info_by_id", "movie_get_person_info_by_id", "music_grammy_get_best_artist_by_year",
-              "music_grammy_get_best_song_by_year", "music_grammy_get_best_album_by_year"}
-_FIELD_TYPES: dict[str, Any] = {"rank": (int, ...), "date": (str, ...), "attribute": (str, ...),
-                                "song_name": (str, ...), "team_name": (str | None, None),
-                                "game_ids": (list[str], ...)}
+_INT_QUERY = {
+    "movie_get_movie_info_by_id",
+    "movie_get_person_info_by_id",
+    "music_grammy_get_best_artist_by_year",
+    "music_grammy_get_best_song_by_year",
+    "music_grammy_get_best_album_by_year",
+}
+_FIELD_TYPES: dict[str, Any] = {
+    "rank": (int, ...),
+    "date": (str, ...),
+    "attribute": (str, ...),
+    "song_name": (str, ...),
+    "team_name": (str | None, None),
+    "game_ids": (list[str], ...),
+}
 
 
 def _model(method: str) -> Any:
@@ -51,8 +61,10 @@ def create_app(store: KgStore):
         endpoint = ENDPOINTS[method]
         handler: Callable[..., dict[str, Any]]
         if not endpoint.fields:
+
             def no_body() -> dict[str, Any]:
                 return answer({})
+
             handler = no_body
         else:
             Body = _model(method)
@@ -60,6 +72,7 @@ def create_app(store: KgStore):
             # the request model is made at run time (FastAPI reads it from the annotation): mypy sees no class
             def with_body(body: Body) -> dict[str, Any]:  # type: ignore[valid-type]
                 return answer(body.model_dump())  # type: ignore[attr-defined]
+
             handler = with_body
 
         def answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -86,8 +99,9 @@ class BackgroundServer:
         self.url = f"http://{host}:{port}"
 
     @classmethod
-    def start(cls, kg_dir: str, allow_pickle: bool = False, host: str = "127.0.0.1", port: int = 0,
-              timeout: float = 60.0) -> "BackgroundServer":
+    def start(
+        cls, kg_dir: str, allow_pickle: bool = False, host: str = "127.0.0.1", port: int = 0, timeout: float = 60.0
+    ) -> "BackgroundServer":
         import uvicorn
 
         app = create_app(KgStore(kg_dir, allow_pickle))

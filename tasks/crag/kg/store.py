@@ -12,6 +12,7 @@ finance SqliteDict values are pickles of plain data and are read with an unpickl
 no imports unless `allow_pickle`. A domain whose files are absent (or refused) is unavailable:
 its endpoints answer HTTP 503 saying why.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -67,8 +68,13 @@ class KgStore:
         self.allow_pickle = bool(allow_pickle)
         self.unavailable: dict[str, str] = {}
         self.domains: dict[str, Any] = {}
-        for domain, loader in (("open", self._open), ("movie", self._movie), ("finance", self._finance),
-                               ("music", self._music), ("sports", self._sports)):
+        for domain, loader in (
+            ("open", self._open),
+            ("movie", self._movie),
+            ("finance", self._finance),
+            ("music", self._music),
+            ("sports", self._sports),
+        ):
             try:
                 self.domains[domain] = loader(self.dir / domain)
             except DomainUnavailable as exc:
@@ -80,13 +86,17 @@ class KgStore:
         if missing:
             raise DomainUnavailable(f"{folder} lacks {', '.join(missing)}")
         if pickled and not self.allow_pickle:
-            raise DomainUnavailable(f"{folder.name} data is pickled ({', '.join(names)}); loading pickles runs "
-                                    "code from the file, so it needs --allow-pickle")
+            raise DomainUnavailable(
+                f"{folder.name} data is pickled ({', '.join(names)}); loading pickles runs "
+                "code from the file, so it needs --allow-pickle"
+            )
         return paths
 
     # --- loading ----------------------------------------------------------------------------
     def _open(self, folder: Path) -> dict[str, Any]:
-        files = sorted(folder.glob("kg.*.jsonl.bz2"), key=lambda p: int(p.name.split(".")[1])) if folder.is_dir() else []
+        files = (
+            sorted(folder.glob("kg.*.jsonl.bz2"), key=lambda p: int(p.name.split(".")[1])) if folder.is_dir() else []
+        )
         if not files:
             raise DomainUnavailable(f"{folder} has no kg.N.jsonl.bz2")
         kg: dict[str, Any] = {}
@@ -99,18 +109,25 @@ class KgStore:
         return {"kg": kg, "search": OkapiSearch(list(kg), dedupe=True)}
 
     def _movie(self, folder: Path) -> dict[str, Any]:
-        movie, person, year = (json.loads(p.read_text(encoding="utf-8")) for p in
-                               self._need(folder, "movie_db.json", "person_db.json", "year_db.json"))
+        movie, person, year = (
+            json.loads(p.read_text(encoding="utf-8"))
+            for p in self._need(folder, "movie_db.json", "person_db.json", "year_db.json")
+        )
         from rank_bm25 import BM25Okapi
 
         def index(db: dict[str, Any]):
             corpus = [key.split() for key in db]
             return corpus, BM25Okapi(corpus)
 
-        return {"movie": movie, "person": person, "year": year, "movie_index": index(movie),
-                "person_index": index(person),
-                "movie_by_id": {v["id"]: v for v in movie.values() if "id" in v},
-                "person_by_id": {v["id"]: v for v in person.values() if "id" in v}}
+        return {
+            "movie": movie,
+            "person": person,
+            "year": year,
+            "movie_index": index(movie),
+            "person_index": index(person),
+            "movie_by_id": {v["id"]: v for v in movie.values() if "id" in v},
+            "person_by_id": {v["id"]: v for v in person.values() if "id" in v},
+        }
 
     def _finance(self, folder: Path) -> dict[str, Any]:
         names = ["price", "detailed_price", "dividend", "marketcap", "info"]
@@ -121,8 +138,14 @@ class KgStore:
         return {"names": name_dict, "search": OkapiSearch(list(name_dict), dedupe=False), **out}
 
     def _music(self, folder: Path) -> dict[str, Any]:
-        files = ["artist_dict_simplified", "song_dict_simplified", "grammy_df", "rank_dict_hot100",
-                 "song_dict_hot100", "artist_work_dict"]
+        files = [
+            "artist_dict_simplified",
+            "song_dict_simplified",
+            "grammy_df",
+            "rank_dict_hot100",
+            "song_dict_hot100",
+            "artist_work_dict",
+        ]
         data = dict(zip(files, map(_load_pickle, self._need(folder, *[f + ".pickle" for f in files], pickled=True))))
         data["artist_search"] = FastSearch(list(data["artist_dict_simplified"]))
         data["song_search"] = FastSearch(list(data["song_dict_simplified"]))
@@ -154,8 +177,9 @@ class KgStore:
         if domain == "sports":
             key = "nba" if "_nba_" in method else "soccer"
             if key not in data:
-                raise DomainUnavailable(f"the {key} KG is not loaded (nba.sqlite / soccer_team_match_stats.pkl "
-                                        "with --allow-pickle)")
+                raise DomainUnavailable(
+                    f"the {key} KG is not loaded (nba.sqlite / soccer_team_match_stats.pkl with --allow-pickle)"
+                )
             data = data[key]
         return handler(data, **body)
 
@@ -241,8 +265,11 @@ class KgStore:
         if row is None:
             return None
         # the row layout differs when rank_last_week is "-" (cragapi/music.py)
-        columns = ({"rank_last_week": 6, "weeks_in_chart": 5, "top_position": 4} if row[6] == "-"
-                   else {"rank_last_week": 4, "weeks_in_chart": 6, "top_position": 5})
+        columns = (
+            {"rank_last_week": 6, "weeks_in_chart": 5, "top_position": 4}
+            if row[6] == "-"
+            else {"rank_last_week": 4, "weeks_in_chart": 6, "top_position": 5}
+        )
         return row[columns.get(attribute, 3)]
 
     def _grammy_by_category(self, d, query, category):
@@ -261,8 +288,12 @@ class KgStore:
         return self._grammy_by_category(d, query, "Album Of The Year")
 
     def _artist_rows(self, d, name):
-        return [i for column in ("nominee", "artist", "workers")
-                for i, value in enumerate(d["grammy_df"][column]) if name in str(value)]
+        return [
+            i
+            for column in ("nominee", "artist", "workers")
+            for i, value in enumerate(d["grammy_df"][column])
+            if name in str(value)
+        ]
 
     def _music_grammy_get_award_count_by_artist(self, d, query):
         return len(self._artist_rows(d, query))

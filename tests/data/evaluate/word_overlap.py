@@ -1,5 +1,6 @@
 """A small `evaluate` metric written for ragbench's tests: the mean share of reference words that
 appear in the prediction (lower-cased, whitespace words)."""
+
 import datasets
 import evaluate
 
@@ -7,9 +8,13 @@ import evaluate
 class WordOverlap(evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
-            description="share of reference words found in the prediction", citation="", inputs_description="",
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}))
+            description="share of reference words found in the prediction",
+            citation="",
+            inputs_description="",
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+        )
 
     def _compute(self, predictions, references, scale=1.0):
         shares = []

@@ -9,6 +9,7 @@ Writes here: corpus.jsonl; bm25/, the index FlashRAG's `Index_Builder(retrieval_
 (the files tests search); and expected.json, what FlashRAG's `BM25Retriever` answers: `batch_search` over the
 queries that it can answer, and for each query alone `search`'s ids and scores, or the error it raises.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,16 +18,48 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TOPICS = ["river", "mountain", "castle", "harbor", "forest", "desert", "glacier", "volcano", "island", "canyon",
-          "meadow", "valley", "lagoon", "tundra", "prairie", "marsh"]
+TOPICS = [
+    "river",
+    "mountain",
+    "castle",
+    "harbor",
+    "forest",
+    "desert",
+    "glacier",
+    "volcano",
+    "island",
+    "canyon",
+    "meadow",
+    "valley",
+    "lagoon",
+    "tundra",
+    "prairie",
+    "marsh",
+]
 ACTIONS = ["running", "runs", "runner", "flows", "flowing", "sings", "singing", "builds", "building", "painted"]
 THINGS = ["bridge", "tower", "garden", "library", "market", "temple", "lighthouse", "orchard"]
 # FlashRAG's pipelines search with questions; these probe what tokenisation, ties and the top k do
 QUERIES = [
-    "where is the river near the castle", "river river", "running river", "run", "the runner sings",
-    "glacier and volcano", "lighthouse", "a tower in the forest", "Lagoon!", "zebra quartz", "zebra",
-    "what is the meaning of the orchard market", "", "the", "the of and is", "zzzzqqq", "x", "painted temple",
-    "Which castle is the oldest?", "harbor harbor harbor market",
+    "where is the river near the castle",
+    "river river",
+    "running river",
+    "run",
+    "the runner sings",
+    "glacier and volcano",
+    "lighthouse",
+    "a tower in the forest",
+    "Lagoon!",
+    "zebra quartz",
+    "zebra",
+    "what is the meaning of the orchard market",
+    "",
+    "the",
+    "the of and is",
+    "zzzzqqq",
+    "x",
+    "painted temple",
+    "Which castle is the oldest?",
+    "harbor harbor harbor market",
 ]
 TOPK = 10
 ALL_K = 300  # the corpus's size: every passage, in FlashRAG's order
@@ -41,15 +74,15 @@ def corpus_rows() -> list[dict]:
         topic, other = TOPICS[i % len(TOPICS)], TOPICS[(i * 7 + 3) % len(TOPICS)]
         action, thing = ACTIONS[(i // 3) % len(ACTIONS)], THINGS[(i * 5) % len(THINGS)]
         text = f"the {thing} by the {topic} {action} near the {other}" if i % 4 else f"{topic} {thing}"
-        rows.append({"id": f"p{i}", "contents": f"\"{topic.title()} {thing}\"\n{text}"})
+        rows.append({"id": f"p{i}", "contents": f'"{topic.title()} {thing}"\n{text}'})
     for j in range(12):  # copies of earlier passages: equal scores for every query
         source = rows[j * 17]
         rows.append({"id": f"dup{j}", "contents": source["contents"]})
-    rows.append({"id": "stop0", "contents": "\"The\"\nthe of and is it"})
-    rows.append({"id": "rare0", "contents": "\"Zebra\"\nzebra"})
-    rows.append({"id": "rare1", "contents": "\"Quartz\"\nquartz zebra quartz"})
+    rows.append({"id": "stop0", "contents": '"The"\nthe of and is it'})
+    rows.append({"id": "rare0", "contents": '"Zebra"\nzebra'})
+    rows.append({"id": "rare1", "contents": '"Quartz"\nquartz zebra quartz'})
     for k in range(5):
-        rows.append({"id": f"tail{k}", "contents": f"\"Tail {k}\"\nthe lighthouse keeper {k} painted the temple"})
+        rows.append({"id": f"tail{k}", "contents": f'"Tail {k}"\nthe lighthouse keeper {k} painted the temple'})
     return rows
 
 
@@ -79,15 +112,31 @@ def main() -> None:
     corpus = HERE / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(row) + "\n" for row in corpus_rows()), encoding="utf-8")
     with tempfile.TemporaryDirectory() as scratch:
-        Index_Builder(retrieval_method="bm25", model_path=None, corpus_path=str(corpus), save_dir=scratch,
-                      max_length=None, batch_size=None, use_fp16=False, bm25_backend="bm25s").build_index()
+        Index_Builder(
+            retrieval_method="bm25",
+            model_path=None,
+            corpus_path=str(corpus),
+            save_dir=scratch,
+            max_length=None,
+            batch_size=None,
+            use_fp16=False,
+            bm25_backend="bm25s",
+        ).build_index()
         index = HERE / "bm25"
         shutil.rmtree(index, ignore_errors=True)
         shutil.copytree(Path(scratch) / "bm25", index)
-        config = {"retrieval_method": "bm25", "retrieval_topk": TOPK, "index_path": str(index),
-                  "corpus_path": str(corpus), "save_retrieval_cache": False, "use_retrieval_cache": False,
-                  "retrieval_cache_path": None, "use_reranker": False, "silent_retrieval": True,
-                  "bm25_backend": "bm25s"}
+        config = {
+            "retrieval_method": "bm25",
+            "retrieval_topk": TOPK,
+            "index_path": str(index),
+            "corpus_path": str(corpus),
+            "save_retrieval_cache": False,
+            "use_retrieval_cache": False,
+            "retrieval_cache_path": None,
+            "use_reranker": False,
+            "silent_retrieval": True,
+            "bm25_backend": "bm25s",
+        }
         retriever = BM25Retriever(config)
         single = {}
         for k in (TOPK, ALL_K, LARGE_K):
@@ -101,9 +150,18 @@ def main() -> None:
         answerable = [query for query in QUERIES if "error" not in single[f"{TOPK}\t{query}"]]
         docs, scores = retriever.batch_search(answerable, num=TOPK, return_score=True)
         batch = {"queries": answerable, "ids": [[doc["id"] for doc in row] for row in docs], "scores": scores}
-    expected = {"flashrag_commit": "1ee5249", "bm25s": bm25s.__version__, "numba": numba.__version__, "topk": TOPK,
-                "all_k": ALL_K, "large_k": LARGE_K, "queries": QUERIES, "search": single, "batch_search": batch,
-                "selection": selection_cases()}
+    expected = {
+        "flashrag_commit": "1ee5249",
+        "bm25s": bm25s.__version__,
+        "numba": numba.__version__,
+        "topk": TOPK,
+        "all_k": ALL_K,
+        "large_k": LARGE_K,
+        "queries": QUERIES,
+        "search": single,
+        "batch_search": batch,
+        "selection": selection_cases(),
+    }
     (HERE / "expected.json").write_text(json.dumps(expected) + "\n", encoding="utf-8")
 
 

@@ -7,6 +7,7 @@ Run with a Python that has FlashRAG installed (its code unchanged; recorded at c
 Writes here: the corpus, one index per case built by FlashRAG's `Index_Builder` (the files tests search), and
 expected.json, the ids and scores FlashRAG's `DenseRetriever.batch_search` returns for the fixture's queries.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,21 +38,45 @@ def main() -> None:
         model = write_tiny_bert(Path(scratch) / "tiny-bert")
         for method, faiss_type, instruction, pooling in CASES:
             build = Path(scratch) / method
-            Index_Builder(retrieval_method=method, model_path=str(model), corpus_path=str(corpus), save_dir=str(build),
-                          max_length=180, batch_size=16, use_fp16=False, pooling_method=pooling,
-                          instruction=instruction, faiss_type=faiss_type).build_index()
+            Index_Builder(
+                retrieval_method=method,
+                model_path=str(model),
+                corpus_path=str(corpus),
+                save_dir=str(build),
+                max_length=180,
+                batch_size=16,
+                use_fp16=False,
+                pooling_method=pooling,
+                instruction=instruction,
+                faiss_type=faiss_type,
+            ).build_index()
             index = HERE / f"{method}_{faiss_type}.index"
             shutil.copyfile(build / f"{method}_{faiss_type}.index", index)
-            config = Config(config_dict={
-                "retrieval_method": method, "retrieval_model_path": str(model), "index_path": str(index),
-                "corpus_path": str(corpus), "instruction": instruction, "retrieval_topk": TOPK,
-                "retrieval_use_fp16": False, "retrieval_batch_size": 256, "disable_save": True,
-                "save_dir": scratch, "data_dir": scratch, "gpu_id": ""})
+            config = Config(
+                config_dict={
+                    "retrieval_method": method,
+                    "retrieval_model_path": str(model),
+                    "index_path": str(index),
+                    "corpus_path": str(corpus),
+                    "instruction": instruction,
+                    "retrieval_topk": TOPK,
+                    "retrieval_use_fp16": False,
+                    "retrieval_batch_size": 256,
+                    "disable_save": True,
+                    "save_dir": scratch,
+                    "data_dir": scratch,
+                    "gpu_id": "",
+                }
+            )
             retriever = DenseRetriever(config)
             docs, scores = retriever.batch_search(QUERIES, num=TOPK, return_score=True)
             expected["cases"][index.name] = {
-                "method": method, "instruction": instruction, "pooling": config["retrieval_pooling_method"],
-                "ids": [[doc["id"] for doc in row] for row in docs], "scores": scores}
+                "method": method,
+                "instruction": instruction,
+                "pooling": config["retrieval_pooling_method"],
+                "ids": [[doc["id"] for doc in row] for row in docs],
+                "scores": scores,
+            }
     (HERE / "expected.json").write_text(json.dumps(expected, indent=1) + "\n", encoding="utf-8")
 
 

@@ -36,6 +36,7 @@ What is real and what is fake:
   The judgers of SKR and Adaptive-RAG (a CUDA-only SimCSE kNN and a T5 classifier)
   are replaced by scripted judgements stored in the fixture.
 """
+
 import argparse
 import copy
 import hashlib
@@ -89,7 +90,10 @@ FACTS = [
     ["The capital city of Australia is Canberra"],
     ["Apollo 11 landed on the Moon on July 20, 1969"],
     ["Polonium was discovered by Marie Curie", "Marie Curie was born in Warsaw, Poland"],
-    ["The Eiffel Tower was built by Gustave Eiffel's company", "Gustave Eiffel engineered the Statue of Liberty framework"],
+    [
+        "The Eiffel Tower was built by Gustave Eiffel's company",
+        "Gustave Eiffel engineered the Statue of Liberty framework",
+    ],
     ["Jaws was directed by Steven Spielberg", "Steven Spielberg was born in Cincinnati, Ohio"],
 ]
 # the reasoning methods: question 5 ends without the answer tags (the "no pattern" branch)
@@ -174,8 +178,11 @@ def respond(prompt):
         if res.endswith("Follow up:"):  # FlashRAG kept the stop string: continue the question
             return f" {QUERIES[qi][min(k, len(QUERIES[qi]) - 1)]}?\nIntermediate answer: {FACTS[qi][min(k, len(FACTS[qi]) - 1)]}."
         if res.endswith("?"):  # a follow-up question waits for its answer
-            nxt = (f"Follow up: {QUERIES[qi][k + 1]}?\nIntermediate answer: {FACTS[qi][k + 1]}." if k + 1 < hops
-                   else f"So the final answer is: {ans}\n")
+            nxt = (
+                f"Follow up: {QUERIES[qi][k + 1]}?\nIntermediate answer: {FACTS[qi][k + 1]}."
+                if k + 1 < hops
+                else f"So the final answer is: {ans}\n"
+            )
             return f" {FACTS[qi][min(k, len(FACTS[qi]) - 1)]}.\n{nxt}"
         if hops and not res:
             return f"Follow up: {QUERIES[qi][0]}?\nIntermediate answer: {FACTS[qi][0]}."
@@ -188,10 +195,14 @@ def respond(prompt):
     if "# Available functions:" in prompt:
         done = prompt.count("{'function': 'search'")  # the searches it already made
         if done < hops:
-            return ("Thought 1: I need to look this up.\nAction 1: ```\n{'function': 'search', 'parameters': {'query': '%s'}}\n```"
-                    % QUERIES[qi][done])
-        return ("Thought 1: I know the answer now.\nAction 1: ```\n{'function': 'finish', 'parameters': {'answer': 'The answer is %s.'}}\n```"
-                % ans)
+            return (
+                "Thought 1: I need to look this up.\nAction 1: ```\n{'function': 'search', 'parameters': {'query': '%s'}}\n```"
+                % QUERIES[qi][done]
+            )
+        return (
+            "Thought 1: I know the answer now.\nAction 1: ```\n{'function': 'finish', 'parameters': {'answer': 'The answer is %s.'}}\n```"
+            % ans
+        )
     # --- CoRAG: sub-query, intermediate answer, final answer
     if "generate a new simple follow-up question" in prompt:
         k = prompt.count("Intermediate query ")
@@ -268,9 +279,12 @@ def install_transformers4_names():
     REPLUGLogitsProcessor of that module runs here (the fake model does the decoding)."""
     import transformers.generation.stopping_criteria as sc
     import transformers.generation.utils as gu
-    for old, new in (("SampleDecoderOnlyOutput", "GenerateDecoderOnlyOutput"),
-                     ("SampleEncoderDecoderOutput", "GenerateEncoderDecoderOutput"),
-                     ("SampleOutput", "GenerateOutput")):
+
+    for old, new in (
+        ("SampleDecoderOnlyOutput", "GenerateDecoderOnlyOutput"),
+        ("SampleEncoderDecoderOutput", "GenerateEncoderDecoderOutput"),
+        ("SampleOutput", "GenerateOutput"),
+    ):
         if not hasattr(gu, old):
             setattr(gu, old, getattr(gu, new))
     if not hasattr(sc, "validate_stopping_criteria"):
@@ -288,8 +302,11 @@ def install_fake_vllm():
 
 
 # ---------------------------------------------------------------- fake OpenAI API (the "openai" form)
-OPENAI_FORM = {"framework": "openai", "generator_model": "gpt-4o-mini",
-               "openai_setting": {"api_key": "not-used", "base_url": "http://127.0.0.1:9/v1"}}
+OPENAI_FORM = {
+    "framework": "openai",
+    "generator_model": "gpt-4o-mini",
+    "openai_setting": {"api_key": "not-used", "base_url": "http://127.0.0.1:9/v1"},
+}
 
 
 class FakeTiktoken:
@@ -302,6 +319,7 @@ class FakeTiktoken:
 
     def encode(self, text, **kw):
         import re
+
         out = []
         for piece in re.findall(r"\s*\S+|\s+", text):
             if piece not in self.ids:
@@ -338,13 +356,22 @@ class FakeAsyncOpenAI:
 
     def _reply(self, model, inp, params):
         text, _ = cut_at_stop(respond(messages_text(inp)), params.get("stop"), False)
-        EVENTS.append({"type": "llm", "batch": _LLM.calls, "input": copy.deepcopy(inp),
-                       "params": dict(copy.deepcopy(params), model=model), "output": text})
+        EVENTS.append(
+            {
+                "type": "llm",
+                "batch": _LLM.calls,
+                "input": copy.deepcopy(inp),
+                "params": dict(copy.deepcopy(params), model=model),
+                "output": text,
+            }
+        )
         return text
 
     async def _chat(self, model, messages, **params):
         text = self._reply(model, messages, params)
-        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=types.SimpleNamespace(content=text), logprobs=None)])
+        return types.SimpleNamespace(
+            choices=[types.SimpleNamespace(message=types.SimpleNamespace(content=text), logprobs=None)]
+        )
 
     async def _completion(self, model, prompt, **params):
         text = self._reply(model, prompt, params)
@@ -354,6 +381,7 @@ class FakeAsyncOpenAI:
 def install_fake_openai():
     import flashrag.generator.openai_generator as og
     import tiktoken
+
     encoding = FakeTiktoken()
     tiktoken.encoding_for_model = lambda name: encoding
     og.AsyncOpenAI = FakeAsyncOpenAI
@@ -396,7 +424,7 @@ def attach_messages(ev):
     best = max((r for r in CHAT_RENDERS if p.startswith(r)), key=len, default=None)
     if best is not None:
         ev["messages"] = CHAT_RENDERS[best]
-        ev["appended_after_template"] = p[len(best):]
+        ev["appended_after_template"] = p[len(best) :]
 
 
 # ---------------------------------------------------------------- retrieval spy
@@ -404,12 +432,18 @@ def spy_retriever(retriever):
     orig_search, orig_batch = retriever.search, retriever.batch_search
 
     def rec(query, num, results, scores, batch):
-        EVENTS.append({
-            "type": "retrieve", "batch": batch, "query": query,
-            "topk": num if num is not None else retriever.topk,
-            "results": [{"id": d["id"], "score": round(float(s), 6)}  # contents: corpus.jsonl by id
-                        for d, s in zip(results, scores)],
-        })
+        EVENTS.append(
+            {
+                "type": "retrieve",
+                "batch": batch,
+                "query": query,
+                "topk": num if num is not None else retriever.topk,
+                "results": [
+                    {"id": d["id"], "score": round(float(s), 6)}  # contents: corpus.jsonl by id
+                    for d, s in zip(results, scores)
+                ],
+            }
+        )
 
     def search(query, num=None, return_score=False):
         results, scores = orig_search(query, num=num, return_score=True)
@@ -512,19 +546,26 @@ def full_inputs(forms):
     texts, out = {}, {}
 
     def text_of(r, start=0):
-        return texts[(r["form"], r["seq"], r["index"])][start: start + r["chars"]]
+        return texts[(r["form"], r["seq"], r["index"])][start : start + r["chars"]]
 
     for name, form in forms.items():
         out[name] = {}
-        events = sorted((ev for ex in form.get("examples", []) for ev in ex["events"] if ev["type"] == "llm"),
-                        key=lambda e: e["seq"])
+        events = sorted(
+            (ev for ex in form.get("examples", []) for ev in ex["events"] if ev["type"] == "llm"),
+            key=lambda e: e["seq"],
+        )
         for ev in events:
             if "input_prefix" in ev:
                 inp = text_of(ev["input_prefix"]) + ev["input_tail"]
             elif isinstance(ev["input"], list):
-                inp = [{"role": m["role"], "content": text_of(m["content_from"], m["content_from"]["start"])} if "content_from" in m
-                       else {"role": m["role"], "content": text_of(m["content_prefix"]) + m["content_tail"]} if "content_prefix" in m
-                       else dict(m) for m in ev["input"]]
+                inp = [
+                    {"role": m["role"], "content": text_of(m["content_from"], m["content_from"]["start"])}
+                    if "content_from" in m
+                    else {"role": m["role"], "content": text_of(m["content_prefix"]) + m["content_tail"]}
+                    if "content_prefix" in m
+                    else dict(m)
+                    for m in ev["input"]
+                ]
             else:
                 inp = ev["input"]
             if isinstance(inp, str):
@@ -567,6 +608,7 @@ class FakeCausalLM:
 
     def __init__(self, tokenizer, mode):
         import torch
+
         self.tok = tokenizer
         self.mode = mode
         self.device = torch.device("cpu")
@@ -586,7 +628,7 @@ class FakeCausalLM:
             if qi is None:
                 return self.tok.encode(" No idea.", add_special_tokens=False)
             sents = [f"{f}." for f in FACTS[qi]] + [f"So the answer is {ANSWERS[qi]}."]
-            prev = prompt[prompt.rfind(QUESTIONS[qi]["question"]) + len(QUESTIONS[qi]["question"]):]
+            prev = prompt[prompt.rfind(QUESTIONS[qi]["question"]) + len(QUESTIONS[qi]["question"]) :]
             todo = [x for x in sents if x not in prev]
             text = "".join(" " + x for x in todo) if todo else " Done."
         else:  # replug: each document's prompt proposes an answer; a digit of the doc id varies it
@@ -601,6 +643,7 @@ class FakeCausalLM:
         import math
 
         import torch
+
         logits = torch.zeros(len(scripts), self.vocab)
         eos = self.tok.eos_token_id
         for r, ids in enumerate(scripts):
@@ -611,12 +654,15 @@ class FakeCausalLM:
 
     def generate(self, input_ids=None, attention_mask=None, logits_processor=None, max_new_tokens=32, **kw):
         import torch
+
         prompts = [self.tok.decode(ids, skip_special_tokens=True) for ids in input_ids]
         scripts = [self.continuation_ids(p) for p in prompts]
         params = {k: jsonable(v) for k, v in kw.items() if k not in ("stopping_criteria",)}
         params["max_new_tokens"] = max_new_tokens
         params["logits_processor"] = repr([type(p).__name__ for p in logits_processor]) if logits_processor else None
-        params["stopping_criteria"] = ("StopWordCriteria(%s)" % kw["stopping_criteria"][0].stop_words) if kw.get("stopping_criteria") else None
+        params["stopping_criteria"] = (
+            ("StopWordCriteria(%s)" % kw["stopping_criteria"][0].stop_words) if kw.get("stopping_criteria") else None
+        )
         for p in prompts:
             ev = {"type": "llm", "input": p, "params": params}
             attach_messages(ev)
@@ -636,7 +682,7 @@ class FakeCausalLM:
             if kw.get("stopping_criteria") and kw["stopping_criteria"][0](seqs, None):
                 break
         out = types.SimpleNamespace(sequences=seqs, scores=tuple(steps))
-        for ev, ids in zip(EVENTS[-len(prompts):], seqs[:, input_ids.shape[1]:]):
+        for ev, ids in zip(EVENTS[-len(prompts) :], seqs[:, input_ids.shape[1] :]):
             ev["output_raw"] = self.tok.decode(ids, skip_special_tokens=True)
         return out
 
@@ -650,29 +696,60 @@ METHODS = {
     "zero_shot": ("zero_shot", {}, None),
     "iter_retgen": ("iterretgen", {}, lambda P, c: P.IterativePipeline(c, iter_num=3)),
     "ircot": ("ircot", {}, lambda P, c: P.IRCOTPipeline(c, max_iter=5)),
-    "self_ask": ("retrobust (SelfAskPipeline, without its LoRA)", {"generation_params": {"max_tokens": 100}, "generator_max_input_len": 4096},
-                 lambda P, c: P.SelfAskPipeline(c, max_iter=5, single_hop=False)),
+    "self_ask": (
+        "retrobust (SelfAskPipeline, without its LoRA)",
+        {"generation_params": {"max_tokens": 100}, "generator_max_input_len": 4096},
+        lambda P, c: P.SelfAskPipeline(c, max_iter=5, single_hop=False),
+    ),
     "sure": ("sure", {}, lambda P, c: P.SuRePipeline(c)),
     "skr": ("skr", {"judger_name": "skr"}, lambda P, c: P.ConditionalPipeline(c)),
     "adaptive_rag": ("adaptive", {"judger_name": "adaptive-rag"}, lambda P, c: P.AdaptivePipeline(c)),
     "flare": ("flare (framework hf: FlashRAG's vLLM generator fails on return_scores)", {"framework": "hf"}, None),
     "replug": ("replug", {"framework": "hf"}, None),
-    "r1_searcher": ("r1searcher", {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
-                    lambda P, c: P.ReasoningPipeline(c)),
-    "search_r1": ("searchr1", {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
-                  lambda P, c: P.SearchR1Pipeline(c)),
-    "autorefine": ("autorefine", {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
-                   lambda P, c: P.AutoRefinePipeline(c)),
-    "o2_searcher": ("o2searcher", {"retrieval_topk": 3, "generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
-                    lambda P, c: P.O2SearcherPipeline(c)),
-    "rearag": ("rearag", {"is_reasoning": True, "generator_max_input_len": 8192 - 2 - 1024,
-                          "generation_params": {"max_tokens": 1024, "do_sample": True}},
-               lambda P, c: P.ReaRAGPipeline(c)),
-    "corag": ("corag", {"is_reasoning": True, "generator_max_input_len": 4096, "generation_params": REASONING_PARAMS,
-                        "task_desc": "Given a multi-hop question, retrieve documents that can help answer the question"},
-              lambda P, c: P.CoRAGPipeline(c)),
-    "simple_deep_searcher": ("simpledeepsearcher", {"generator_max_input_len": 20480, "generation_params": {"max_tokens": 2048, "skip_special_tokens": False}},
-                             lambda P, c: P.SimpleDeepSearcherPipeline(c)),
+    "r1_searcher": (
+        "r1searcher",
+        {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+        lambda P, c: P.ReasoningPipeline(c),
+    ),
+    "search_r1": (
+        "searchr1",
+        {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+        lambda P, c: P.SearchR1Pipeline(c),
+    ),
+    "autorefine": (
+        "autorefine",
+        {"generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+        lambda P, c: P.AutoRefinePipeline(c),
+    ),
+    "o2_searcher": (
+        "o2searcher",
+        {"retrieval_topk": 3, "generator_max_input_len": 16384, "generation_params": REASONING_PARAMS},
+        lambda P, c: P.O2SearcherPipeline(c),
+    ),
+    "rearag": (
+        "rearag",
+        {
+            "is_reasoning": True,
+            "generator_max_input_len": 8192 - 2 - 1024,
+            "generation_params": {"max_tokens": 1024, "do_sample": True},
+        },
+        lambda P, c: P.ReaRAGPipeline(c),
+    ),
+    "corag": (
+        "corag",
+        {
+            "is_reasoning": True,
+            "generator_max_input_len": 4096,
+            "generation_params": REASONING_PARAMS,
+            "task_desc": "Given a multi-hop question, retrieve documents that can help answer the question",
+        },
+        lambda P, c: P.CoRAGPipeline(c),
+    ),
+    "simple_deep_searcher": (
+        "simpledeepsearcher",
+        {"generator_max_input_len": 20480, "generation_params": {"max_tokens": 2048, "skip_special_tokens": False}},
+        lambda P, c: P.SimpleDeepSearcherPipeline(c),
+    ),
 }
 
 
@@ -686,27 +763,46 @@ class ScriptedJudger:
 
 def build_index(work):
     from flashrag.retriever.index_builder import Index_Builder
+
     out = os.path.join(work, "index")
     if not os.path.exists(os.path.join(out, "bm25")):
-        Index_Builder(retrieval_method="bm25", model_path=None, corpus_path=os.path.join(HERE, "corpus.jsonl"),
-                      save_dir=out, max_length=512, batch_size=8, use_fp16=False, bm25_backend="bm25s").build_index()
+        Index_Builder(
+            retrieval_method="bm25",
+            model_path=None,
+            corpus_path=os.path.join(HERE, "corpus.jsonl"),
+            save_dir=out,
+            max_length=512,
+            batch_size=8,
+            use_fp16=False,
+            bm25_backend="bm25s",
+        ).build_index()
     return os.path.join(out, "bm25")
 
 
 def make_config(src, work, model_path, overrides):
     from flashrag.config import Config
+
     cfg = {
-        "data_dir": work, "save_dir": os.path.join(work, "output"), "gpu_id": "", "dataset_name": "parity",
-        "split": ["test"], "save_note": "parity", "retrieval_method": "bm25", "bm25_backend": "bm25s",
-        "index_path": os.path.join(work, "index", "bm25"), "corpus_path": os.path.join(HERE, "corpus.jsonl"),
-        "generator_model_path": model_path, "metrics": ["em", "f1", "acc"],
+        "data_dir": work,
+        "save_dir": os.path.join(work, "output"),
+        "gpu_id": "",
+        "dataset_name": "parity",
+        "split": ["test"],
+        "save_note": "parity",
+        "retrieval_method": "bm25",
+        "bm25_backend": "bm25s",
+        "index_path": os.path.join(work, "index", "bm25"),
+        "corpus_path": os.path.join(HERE, "corpus.jsonl"),
+        "generator_model_path": model_path,
+        "metrics": ["em", "f1", "acc"],
     }
     cfg.update(copy.deepcopy(overrides))
     return Config(os.path.join(src, "examples", "methods", "my_config.yaml"), cfg), cfg
 
 
-def run_method(name, src, work, model_path, form_overrides, questions=os.path.join(HERE, "questions.jsonl"),
-               do_eval=False):
+def run_method(
+    name, src, work, model_path, form_overrides, questions=os.path.join(HERE, "questions.jsonl"), do_eval=False
+):
     """One method's pipeline on the questions; do_eval=True scores and saves as run_exp.py does (its default)."""
     import flashrag.pipeline as P
     import flashrag.pipeline.pipeline as PP
@@ -722,6 +818,7 @@ def run_method(name, src, work, model_path, form_overrides, questions=os.path.jo
     if config["framework"] == "hf":
         from flashrag.generator import HFCausalLMGenerator
         from transformers import AutoTokenizer
+
         tok = AutoTokenizer.from_pretrained(model_path)
         generator = HFCausalLMGenerator(config, model=FakeCausalLM(tok, name))
     else:
@@ -748,9 +845,14 @@ def run_method(name, src, work, model_path, form_overrides, questions=os.path.jo
             PP.get_generator = lambda c: generator
             PP.get_retriever = lambda c: retriever
         if name == "zero_shot":
-            t = PromptTemplate(config=config, system_prompt="Answer the question based on your own knowledge. Only give me the answer and do not output any other words.",
-                               user_prompt="Question: {question}")
-            result = P.SequentialPipeline(config, t, retriever=retriever, generator=generator).naive_run(data, do_eval=do_eval)
+            t = PromptTemplate(
+                config=config,
+                system_prompt="Answer the question based on your own knowledge. Only give me the answer and do not output any other words.",
+                user_prompt="Question: {question}",
+            )
+            result = P.SequentialPipeline(config, t, retriever=retriever, generator=generator).naive_run(
+                data, do_eval=do_eval
+            )
         elif name == "flare":
             result = P.FLAREPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=do_eval)
         elif name == "replug":
@@ -800,8 +902,10 @@ def record(name, src, work, models):
             continue  # FLARE and REPLUG read token scores / logits the API stand-in does not give
         if form == "openai" and name == "self_ask":
             # its prompt is a bare string, which OpenaiGenerator iterates: one request per CHARACTER
-            forms[form] = {"not_recorded": "OpenaiGenerator.generate(str) sends one completion request per character "
-                                           "of the prompt (openai_generator.py:94-101); thousands of calls"}
+            forms[form] = {
+                "not_recorded": "OpenaiGenerator.generate(str) sends one completion request per character "
+                "of the prompt (openai_generator.py:94-101); thousands of calls"
+            }
             continue
         EVENTS.clear()
         CHAT_RENDERS.clear()
@@ -810,12 +914,19 @@ def record(name, src, work, models):
             result, cfg, judgements, fn = run_method(name, src, work, model_path, form_overrides)
         except Exception as e:  # a FlashRAG failure is a finding: record it
             import traceback
+
             before = [dict(ev, seq=seq) for seq, ev in enumerate(EVENTS)]
             share_prefixes(before, form, {})
-            frames = [f"{os.path.relpath(f.filename, src)}:{f.lineno} in {f.name}: {f.line}"
-                      for f in traceback.extract_tb(e.__traceback__) if f.filename.startswith(os.path.abspath(src))]
-            forms[form] = {"error": f"{type(e).__name__}: {e}", "flashrag_frames": frames[-4:],
-                           "events_before_error": before}
+            frames = [
+                f"{os.path.relpath(f.filename, src)}:{f.lineno} in {f.name}: {f.line}"
+                for f in traceback.extract_tb(e.__traceback__)
+                if f.filename.startswith(os.path.abspath(src))
+            ]
+            forms[form] = {
+                "error": f"{type(e).__name__}: {e}",
+                "flashrag_frames": frames[-4:],
+                "events_before_error": before,
+            }
             continue
         events = []
         for seq, ev in enumerate(EVENTS):
@@ -828,21 +939,37 @@ def record(name, src, work, models):
         messages_as_spans(events, inputs)
         examples = []
         for i, item in enumerate(result):
-            out = {k: ids_only(jsonable(v)) for k, v in item.output.items()
-                   if k not in ("retrieval_result", "messages") and not k.startswith("prompt")
-                   and not k.endswith("_prompts") and not k.endswith("_messages")}
-            examples.append({
-                "id": item.id, "question": item.question, "golden_answers": item.golden_answers,
-                "prediction": item.output.get("pred"),
-                "output_fields": out,
-                "events": [{k: v for k, v in ev.items() if k != "example"} for ev in events if ev["example"] == i],
-            })
+            out = {
+                k: ids_only(jsonable(v))
+                for k, v in item.output.items()
+                if k not in ("retrieval_result", "messages")
+                and not k.startswith("prompt")
+                and not k.endswith("_prompts")
+                and not k.endswith("_messages")
+            }
+            examples.append(
+                {
+                    "id": item.id,
+                    "question": item.question,
+                    "golden_answers": item.golden_answers,
+                    "prediction": item.output.get("pred"),
+                    "output_fields": out,
+                    "events": [{k: v for k, v in ev.items() if k != "example"} for ev in events if ev["example"] == i],
+                }
+            )
         forms[form] = {
             "model_path_kind": os.path.basename(model_path) if form != "openai" else None,
             "config_overrides": cfg,
             "judgements": judgements,
-            "call_order": [[ev["seq"], ev["type"], result[ev["example"]].id if ev["example"] is not None else None,
-                            ev.get("batch")] for ev in events],
+            "call_order": [
+                [
+                    ev["seq"],
+                    ev["type"],
+                    result[ev["example"]].id if ev["example"] is not None else None,
+                    ev.get("batch"),
+                ]
+                for ev in events
+            ],
             "unassigned_events": [ev for ev in events if ev["example"] is None],
             "examples": examples,
         }
@@ -868,7 +995,13 @@ def main():
     for form, sub in (("plain", "smollm2-base"), ("chat", "smollm2-instruct")):
         d = os.path.join(args.work, "models", sub)
         os.makedirs(d, exist_ok=True)
-        for f in ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"):
+        for f in (
+            "config.json",
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "chat_template.jinja",
+            "generation_config.json",
+        ):
             if os.path.exists(os.path.join(args.model_dir, f)):
                 shutil.copy(os.path.join(args.model_dir, f), d)
         models[form] = (d, {})
@@ -877,17 +1010,28 @@ def main():
     install_transformers4_names()
     install_fake_openai()
     build_index(args.work)
-    sha = subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or open(os.path.join(args.src, "COMMIT")).read().strip()
+    sha = (
+        subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        or open(os.path.join(args.src, "COMMIT")).read().strip()
+    )
     for name in args.methods:
         forms, fn = record(name, args.src, args.work, models)
         doc = {
-            "method": name, "flashrag_commit": sha, "run_exp_function": fn,
+            "method": name,
+            "flashrag_commit": sha,
+            "run_exp_function": fn,
             "config_file": "examples/methods/my_config.yaml (FlashRAG) + config_overrides",
             "fake_model_rule": FAKE_RULE,
-            "fake_model_script": {"answers": ANSWERS, "hops": HOPS, "queries": QUERIES, "facts": FACTS,
-                                  "no_pattern_question": NO_PATTERN_QUESTION},
+            "fake_model_script": {
+                "answers": ANSWERS,
+                "hops": HOPS,
+                "queries": QUERIES,
+                "facts": FACTS,
+                "no_pattern_question": NO_PATTERN_QUESTION,
+            },
             "fake_hf_token_prob": token_prob.__doc__ if METHODS[name][1].get("framework") == "hf" else None,
-            "corpus": "corpus.jsonl (retrieval results name passages by id)", "questions": "questions.jsonl",
+            "corpus": "corpus.jsonl (retrieval results name passages by id)",
+            "questions": "questions.jsonl",
             "forms": forms,
         }
         with open(os.path.join(args.out, f"{name}.json"), "w") as f:

@@ -14,6 +14,7 @@ Run in a Python with FlashRAG's dependencies (recorded with transformers 5.24.0,
 Writes expected.json here: per method the predictions, the searches (query) and every generate call's inputs
 (the chat-rendered prompt strings) and outputs, in FlashRAG's order.
 """
+
 import argparse
 import importlib.util
 import json
@@ -21,8 +22,9 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PARITY = os.path.join(HERE, "..", "flashrag_parity")
-ZERO_SHOT_SYSTEM = ("Answer the question based on your own knowledge. Only give me the answer and do not output "
-                    "any other words.")
+ZERO_SHOT_SYSTEM = (
+    "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
+)
 
 
 def load_recorder():
@@ -70,8 +72,14 @@ def main():
     if os.path.exists(path):  # methods recorded before are kept
         with open(path) as handle:
             expected = json.load(handle)
-    expected.update({"flashrag_commit": "1ee5249", "transformers": transformers.__version__, "torch": torch.__version__,
-                     "bm25s": bm25s.__version__})
+    expected.update(
+        {
+            "flashrag_commit": "1ee5249",
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+            "bm25s": bm25s.__version__,
+        }
+    )
     for name in args.methods:
         rt.EVENTS.clear()
         calls.clear()
@@ -79,16 +87,19 @@ def main():
         if name == "zero_shot":
             template = PromptTemplate(config=config, system_prompt=ZERO_SHOT_SYSTEM, user_prompt="Question: {question}")
             result = P.SequentialPipeline(config, template, retriever=retriever, generator=generator).naive_run(
-                data, do_eval=False)
+                data, do_eval=False
+            )
         elif name == "naive":
             result = P.SequentialPipeline(config, retriever=retriever, generator=generator).run(data, do_eval=False)
         else:
             result = P.IterativePipeline(config, iter_num=3, retriever=retriever, generator=generator).run(
-                data, do_eval=False)
+                data, do_eval=False
+            )
         expected["methods"][name] = {
             "predictions": {item.id: item.output.get("pred") for item in result},
             "searches": [event["query"] for event in rt.EVENTS if event["type"] == "retrieve"],
-            "calls": calls[:]}
+            "calls": calls[:],
+        }
     with open(path, "w") as handle:
         json.dump(expected, handle, indent=1)
         handle.write("\n")

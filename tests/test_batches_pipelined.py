@@ -14,7 +14,7 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._in_flight import ExamplesInFlight
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench.api import Document, Prediction, Retriever, System
+from ragbench.api import Document, Prediction, System
 from ragbench.api.retrieval import Retriever
 
 

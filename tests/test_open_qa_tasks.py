@@ -546,6 +546,7 @@ def test_every_open_qa_task_is_in_the_catalogue_with_its_group():
         "hotpotqa_fullwiki",
         "2wikimultihopqa",
         "musique",
+        "fictional_multihop",
     }
 
 

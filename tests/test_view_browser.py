@@ -144,7 +144,9 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
 
     driver.get(base + ("#/compare/popqa" if base.startswith("file:") else f"#/compare/popqa/{vanilla}~{closed_book}"))
     wait_ready(driver, "compare")
-    assert "mcnemar" in driver.find_element("css selector", "table.stats").text
+    stats = driver.find_element("css selector", "table.stats").text
+    assert "p adj." in stats and "p raw" in stats and "like for like" in stats
+    assert "Holm's method" in driver.find_element("css selector", "p.p-note").text
     disagreements = driver.find_elements("css selector", "table.disagree")
     assert disagreements
     screenshots and shot(driver, "compare")

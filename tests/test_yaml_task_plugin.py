@@ -51,7 +51,7 @@ system_args: {max_tokens: 6}
 STYLE = """\
 from dataclasses import dataclass, replace
 
-from ragbench.api import YamlPrompting, YamlTask
+from ragbench.api.yaml_tasks import YamlPrompting, YamlTask
 
 
 @dataclass(frozen=True)

@@ -55,8 +55,6 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
 
 
 def run_and_report(config: Any) -> None:
-    for line in alias_lines(command_registry(), config.tasks):
-        click.echo(f"ragbench: {line}", err=True)
     outcome = evaluated(config)
     if outcome.rebuilt:
         click.echo(
@@ -127,8 +125,10 @@ def main(ctx: click.Context, replay, **options) -> None:
     escape_unprintable()
     if ctx.invoked_subcommand is not None:
         return
-    with run_starting():
+    with run_starting():  # a stop signal or a bad option here ends in its own line: nothing is written yet
         config = run_config(ctx, replay, options)
+        for line in alias_lines(command_registry(), config.tasks):
+            click.echo(f"ragbench: {line}", err=True)
     run_and_report(config)
 
 

@@ -2,7 +2,7 @@
 searches and predictions.
 
 tests/data/flashrag_real_model/expected.json is what record.py there recorded from FlashRAG's own zero-shot, naive,
-Iter-RetGen and IRCoT pipelines (commit 1ee5249, unchanged) with SmolLM2-135M-Instruct (the embedded model's weights
+Iter-RetGen, IRCoT and Self-Ask pipelines (commit 1ee5249, unchanged) with SmolLM2-135M-Instruct (the embedded model's weights
 de-quantized to safetensors) through FlashRAG's HFCausalLMGenerator, greedy on CPU, and FlashRAG's BM25 (bm25s
 0.2.1) over tests/data/flashrag_parity/corpus.jsonl; the library versions are in the file (transformers 5.24.0,
 torch 2.13.0+cpu). Here the matching systems run on `hf:embedded` with `--retriever flashrag_bm25` over an index
@@ -13,7 +13,10 @@ The multi-step methods were recorded on two of the six questions (`questions` in
 a two-hop one), since each of their rounds is a generate call over a prompt of some 1,000-2,000 tokens on CPU.
 FlashRAG's IRCoT does not finish with this model: its second thought is empty (the model begins it with a stop
 string, "." or a newline), and bm25s raises on the empty query, ending FlashRAG's run; the recording holds the
-error and the calls made before it.
+error and the calls made before it. Its Self-Ask runs its five calls of up to 100 tokens per question (about ten
+minutes here on two busy CPU cores, one or two on an idle machine: fewer questions would leave one): the model never
+writes a "Follow up: " line nor "So the final answer is: ", so only the question is searched and both predictions
+are empty, yet every one of the ten prompts holds all the model's text before it, token for token.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ pytest.importorskip("transformers")
 RECORDED = json.loads((TEST_DATA / "flashrag_real_model" / "expected.json").read_text(encoding="utf-8"))
 # FlashRAG's pipeline: ragbench's system and the system arguments that say FlashRAG's HF generator made its calls
 SYSTEMS = {"zero_shot": ("closed_book", {}), "naive": ("vanilla", {}), "iter_retgen": ("iter_retgen", {}),
-           "ircot": ("ircot", {"framework": "hf"})}
+           "ircot": ("ircot", {"framework": "hf"}), "self_ask": ("self_ask", {"framework": "hf"})}
 TASK = "nq_open_flashrag"
 
 

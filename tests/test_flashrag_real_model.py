@@ -2,10 +2,10 @@
 searches and predictions.
 
 tests/data/flashrag_real_model/expected.json is what record.py there recorded from FlashRAG's own zero-shot, naive,
-Iter-RetGen, IRCoT and Self-Ask pipelines (commit 1ee5249, unchanged) with SmolLM2-135M-Instruct (the embedded model's weights
-de-quantized to safetensors) through FlashRAG's HFCausalLMGenerator, greedy on CPU, and FlashRAG's BM25 (bm25s
-0.2.1) over tests/data/flashrag_parity/corpus.jsonl; the library versions are in the file (transformers 5.24.0,
-torch 2.13.0+cpu). Here the matching systems run on `hf:embedded` with `--retriever flashrag_bm25` over an index
+Iter-RetGen, IRCoT and Self-Ask pipelines (commit 1ee5249, unchanged) with SmolLM2-135M-Instruct (the embedded
+model's weights de-quantized to safetensors) through FlashRAG's HFCausalLMGenerator, greedy on CPU, and FlashRAG's
+BM25 (bm25s 0.2.1) over tests/data/flashrag_parity/corpus.jsonl; the library versions are in the file (transformers
+5.24.0, torch 2.13.0+cpu). Here the matching systems run on `hf:embedded` with `--retriever flashrag_bm25` over an index
 `ragbench index build` makes from the same corpus. The order of calls across examples is the scheduler's, so
 prompts and searches are compared as multisets, predictions per example.
 

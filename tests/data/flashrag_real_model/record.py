@@ -117,8 +117,8 @@ def main():
             except ValueError as error:  # bm25s on a query that tokenises to nothing (FlashRAG's crash): recorded
                 expected["methods"][name] = {
                     "questions": [item.id for item in data], "error": f"{type(error).__name__}: {error}",
-                    "searches": [event["query"] for event in rt.EVENTS if event["type"] == "retrieve"], "calls": calls[:],
-                    "failed_searches": requested[:]}
+                    "searches": [event["query"] for event in rt.EVENTS if event["type"] == "retrieve"],
+                    "calls": calls[:], "failed_searches": requested[:]}
                 continue
         expected["methods"][name] = {
             "questions": [item.id for item in result],

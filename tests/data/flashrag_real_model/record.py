@@ -10,10 +10,10 @@ Run in a Python with FlashRAG's dependencies (recorded with transformers 5.24.0,
 
     PYTHONHASHSEED=0 PYTHONPATH=FLASHRAG_SOURCE python tests/data/flashrag_real_model/record.py \\
         --src FLASHRAG_SOURCE --model MODEL_FOLDER --work SCRATCH zero_shot naive iter_retgen
-    ... --work SCRATCH ircot --ids nq_1 hotpot_3
+    ... --work SCRATCH ircot --ids nq_1 hotpot_3  (and self_ask likewise)
 
 Writes expected.json here: per method the predictions, the searches (query) and every generate call's inputs
-(the chat-rendered prompt strings) and outputs, in FlashRAG's order. IRCoT, Self-Ask, SuRe and FLARE run with
+(the chat-rendered prompt strings) and outputs, in FlashRAG's order. IRCoT and Self-Ask run with
 run_exp.py's settings (record_traces.METHODS) on the questions `--ids` names (recorded as `questions`); where
 FlashRAG's pipeline raises (bm25s on a query that tokenises to nothing), its error and the calls and searches
 made before it are recorded instead of predictions.
@@ -29,8 +29,8 @@ ZERO_SHOT_SYSTEM = ("Answer the question based on your own knowledge. Only give 
                     "any other words.")
 
 
-# the multi-step methods: their pipelines with run_exp.py's settings (record_traces.METHODS)
-MULTI_STEP = ["ircot", "self_ask", "sure", "flare"]
+# the multi-step methods recorded: their pipelines with run_exp.py's settings (record_traces.METHODS)
+MULTI_STEP = ["ircot", "self_ask"]
 
 
 def load_recorder():
@@ -131,18 +131,19 @@ def main():
 
 
 def run_multi_step(rt, P, args, name, retriever, generator, data):
-    """IRCoT, Self-Ask, SuRe or FLARE as run_exp.py builds it, on the shared retriever and generator (the
-    method's own generation settings, Self-Ask's max_tokens 100, set on the generator for its run)."""
+    """IRCoT or Self-Ask as run_exp.py builds it, on the shared retriever and generator, with the method's own
+    generation settings (Self-Ask's max_tokens 100) on the generator for its run only."""
     config, _ = rt.make_config(args.src, args.work, args.model, dict(rt.METHODS[name][1], framework="hf"))
+    shared_settings = generator.generation_params, generator.max_input_len
     generator.generation_params = config["generation_params"]
     generator.max_input_len = config["generator_max_input_len"]
     shared = {"retriever": retriever, "generator": generator}
     pipeline = {"ircot": lambda: P.IRCOTPipeline(config, max_iter=5, **shared),
-                "self_ask": lambda: P.SelfAskPipeline(config, max_iter=5, single_hop=False, **shared),
-                "sure": lambda: P.SuRePipeline(config, **shared),
-                "flare": lambda: P.FLAREPipeline(config, **shared)}[name]()
-    return pipeline.run(data, do_eval=False)
-
+                "self_ask": lambda: P.SelfAskPipeline(config, max_iter=5, single_hop=False, **shared)}[name]()
+    try:
+        return pipeline.run(data, do_eval=False)
+    finally:
+        generator.generation_params, generator.max_input_len = shared_settings
 
 if __name__ == "__main__":
     main()

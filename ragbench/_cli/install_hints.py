@@ -15,14 +15,16 @@ HINT = re.compile(r"""pip install (?:-e )?(['"]?)ragbench\[([A-Za-z0-9_,.-]+)\]\
 
 def installed_from() -> tuple[str, bool] | None:
     """(folder, editable) where ragbench was installed from a local folder (its PEP 610 direct_url.json), else
-    None (from the package index, or a wheel)."""
-    try:
-        direct = json.loads(metadata.distribution("ragbench").read_text("direct_url.json") or "null")
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
-    if not isinstance(direct, dict) or "dir_info" not in direct or not str(direct.get("url", "")).startswith("file:"):
-        return None
-    return unquote(urlparse(direct["url"]).path), bool((direct.get("dir_info") or {}).get("editable"))
+    None (from the package index, or a wheel). Every ragbench distribution on the path is asked: run from the
+    checkout, the folder's ragbench.egg-info (which has no direct_url.json) may be found first."""
+    for distribution in metadata.distributions(name="ragbench"):  # a checkout's own ragbench.egg-info comes too
+        try:
+            direct = json.loads(distribution.read_text("direct_url.json") or "null")
+        except ValueError:
+            continue
+        if isinstance(direct, dict) and "dir_info" in direct and str(direct.get("url", "")).startswith("file:"):
+            return unquote(urlparse(direct["url"]).path), bool((direct.get("dir_info") or {}).get("editable"))
+    return None
 
 
 def for_this_install(text: str) -> str:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
@@ -119,12 +117,6 @@ def test_pickled_domains_need_allow_pickle(kg_dir):
         server.stop()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_a_server_that_is_down_is_a_client_error_after_retries():
     with closed_port() as port, pytest.raises(CragKgError, match="unreachable after 3 attempts"):
         call(f"http://127.0.0.1:{port}", "open_get_entity", "x", retries=2, backoff=0.0)
@@ -137,26 +129,27 @@ def test_malformed_replies_are_client_errors(body, message):
         call("http://kg", "open_get_entity", "x", transport=transport)
 
 
-def test_serve_command_runs_the_api(kg_dir):
-    port = free_port()
+def test_serve_command_runs_the_api_on_the_port_it_prints(kg_dir):
+    command = ["serve", "crag-kg", "--kg-dir", str(kg_dir), "--port", "0"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "ragbench._cli.main", "serve", "crag-kg", "--kg-dir", str(kg_dir), "--port", str(port)],
+        [sys.executable, "-m", "ragbench._cli.main", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                body = httpx.post(f"http://127.0.0.1:{port}/open/get_entity", json={"query": "Florida"}).json()
+        printed = []
+        for line in process.stdout:  # the port is bound before this line is printed: no polling
+            printed.append(line)
+            if line.startswith("crag-kg: serving on ") or "Uvicorn running on" in line:
                 break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        assert printed[-1].startswith("crag-kg: serving on "), printed
+        url = printed[-1].removeprefix("crag-kg: serving on ").strip()
+        body = httpx.post(f"{url}/open/get_entity", json={"query": "Florida"}).json()
         assert body["result"]["summary_text"] == "Florida is a state."
     finally:
         process.terminate()
-        output = process.communicate(timeout=20)[0]
+        output = "".join(printed) + process.communicate(timeout=20)[0]
     assert "music unavailable" in output  # no --allow-pickle
 
 

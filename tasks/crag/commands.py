@@ -14,7 +14,7 @@ def serve_group() -> None:
 @serve_group.command("crag-kg")
 @click.option("--kg-dir", required=True, help="folder of the mock KG files (facebookresearch/CRAG mock_api/cragkg)")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=int, help="0: any free port (the one taken is printed)")
 @click.option(
     "--allow-pickle", is_flag=True, help="load the music and soccer pickles (loading a pickle runs code from it)"
 )

@@ -8,6 +8,7 @@ string where an int is declared is coerced, "100" -> 100; an int where a string 
 thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
 """
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -127,4 +128,7 @@ def serve(kg_dir: str, host: str, port: int, allow_pickle: bool) -> None:
     store = KgStore(kg_dir, allow_pickle)
     for domain, reason in store.unavailable.items():
         print(f"crag-kg: {domain} unavailable: {reason}")
-    uvicorn.run(create_app(store), host=host, port=port)
+    listening = socket.create_server((host, port))  # bound here so that `--port 0` can say the port it got
+    bound_host, bound_port = listening.getsockname()[:2]
+    print(f"crag-kg: serving on http://{bound_host}:{bound_port}", flush=True)
+    uvicorn.Server(uvicorn.Config(create_app(store), host=host, port=bound_port)).run(sockets=[listening])

@@ -188,3 +188,27 @@ def test_a_recorded_tool_call_refers_to_its_trace_step_and_resolves_whole():
     assert call_ref({**step["request"], "tools": []}, held) != record["ref"]
     back = _resolve(record, (step["request"], held))
     assert back["tools"] == [SEARCH] and Response.from_dict(back["response_data"]).tool_calls == response.tool_calls
+
+
+def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_and_warned_about():
+    from ragbench._reports.budget import BudgetTally, repeated_work_lines
+    from ragbench._reports.results_schema import Results
+
+    trace: list[Step] = []
+    chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
+    tally = BudgetTally()
+    tally.add({"trace": [step.to_dict() for step in trace], "prediction": {"answer": "x"}})
+    tally.add({"trace": [], "prediction": {"answer": "y"}})
+    work = tally.sections()["repeated_work"]
+    assert (work["tool_calls"], work["malformed_tool_calls"]) == (2, 1)
+    results = Results.from_dict(
+        {"results": {}, "details": {}, "counts": {}, "complete": {}, "config": {}, "cost": {}, "versions": {}}
+        | {"repeated_work": {"t": work}}
+    )
+    assert any(
+        line.startswith("t: warning: 1 of 2 tool calls had arguments that are not JSON")
+        for line in repeated_work_lines(results)
+    )
+    untooled = BudgetTally()
+    untooled.add({"trace": [], "prediction": {"answer": "x"}})
+    assert "tool_calls" not in untooled.sections()["repeated_work"]  # results.json of a run without tools as before

@@ -1,6 +1,7 @@
 """What a run spent per example, measured from its samples' traces (results.json `budget`), and the work that
 bought nothing (`repeated_work`): searches whose results repeat the search before them in the example, empty or
-whitespace queries, and LLM calls whose request repeats an earlier one of the example (the cache answers them).
+whitespace queries, LLM calls whose request repeats an earlier one of the example (the cache answers them) and,
+where a model was offered tools, the tool calls it made and those whose arguments are not JSON.
 A system that searches with queries of its own over the example's provided passages gets the same passages for
 every query: these counts say so, as format adherence says a model ignored a format."""
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._storage.sample_files import iter_samples
+from .._values.tool_calls import ToolCall
 
 if TYPE_CHECKING:
     from .results_schema import Results
@@ -82,6 +84,12 @@ class BudgetTally:
         self.totals["output_tokens"] += int(step.get("completion_tokens") or 0)
         self.tokens_reported |= bool(step.get("prompt_tokens") or step.get("completion_tokens"))
         request = step.get("request") or {}
+        calls = [call for choice in (step.get("response") or {}).get("tool_calls") or () for call in choice or ()]
+        if calls:
+            self.repeats["tool_calls"] = self.repeats.get("tool_calls", 0) + len(calls)
+            self.repeats["malformed_tool_calls"] = self.repeats.get("malformed_tool_calls", 0) + sum(
+                ToolCall.from_dict(call).error is not None for call in calls
+            )
         self.repeats["llm_calls"] += 1
         self.repeats["repeated_llm_calls"] += request in requests
         requests.append(request)
@@ -141,6 +149,11 @@ def repeated_work_lines(results: Results) -> list[str]:
                 f"{task}: warning: {work['repeated_llm_calls']} of {work['llm_calls']} LLM calls repeated an "
                 "earlier request of the same example, answered from the cache (the same call made again "
                 "adds nothing: an iteration whose input did not change)"
+            )
+        if work.get("malformed_tool_calls"):
+            lines.append(
+                f"{task}: warning: {work['malformed_tool_calls']} of {work['tool_calls']} tool calls had arguments "
+                "that are not JSON (kept in the trace as the model wrote them: see each call's error in the viewer)"
             )
     return lines
 

@@ -77,7 +77,17 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
     "format_adherence": Omittable(Each([{"format": "", "of": 0, "followed": 0, "fix": ""}])),
     "budget": Omittable(Each({"examples": 0, **dict.fromkeys(BUDGET_QUANTITIES), "not_measured": Each("")})),
     "repeated_work": Omittable(
-        Each({"searches": 0, "repeated_searches": 0, "empty_queries": 0, "llm_calls": 0, "repeated_llm_calls": 0})
+        Each(
+            {
+                "searches": 0,
+                "repeated_searches": 0,
+                "empty_queries": 0,
+                "llm_calls": 0,
+                "repeated_llm_calls": 0,
+                "tool_calls": Omittable(0),
+                "malformed_tool_calls": Omittable(0),
+            }
+        )
     ),
     "checkpoint_repairs": Omittable(Each([""])),
     "data_sha256": Omittable(Each("")),

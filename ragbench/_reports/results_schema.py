@@ -123,7 +123,7 @@ class Budget(TypedDict):
     not_measured: dict[str, str]
 
 
-class RepeatedWork(TypedDict):
+class RepeatedWorkCounts(TypedDict):
     """Work of the scored examples that bought nothing: searches whose results repeat the search before them in
     the example, empty or whitespace queries, LLM calls repeating an earlier request of the example."""
 
@@ -132,6 +132,14 @@ class RepeatedWork(TypedDict):
     empty_queries: int
     llm_calls: int
     repeated_llm_calls: int
+
+
+class RepeatedWork(RepeatedWorkCounts, total=False):
+    """`RepeatedWorkCounts`, and where the model made tool calls, how many and how many had arguments that are not
+    JSON."""
+
+    tool_calls: int
+    malformed_tool_calls: int
 
 
 class Counted(TypedDict):

@@ -11,7 +11,6 @@ the scheduler like every other LLM call.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -212,7 +211,6 @@ class SearchAgent(System):
         return Prediction(
             example_id=example.id,
             answer=answer,
-            raw_output=json.dumps(run.result, ensure_ascii=False),
             docs=run.docs,
             extras=run.extras(status, turns),
         )

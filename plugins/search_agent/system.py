@@ -211,6 +211,7 @@ class SearchAgent(System):
         return Prediction(
             example_id=example.id,
             answer=answer,
+            raw_output=answer or None,
             docs=run.docs,
             extras=run.extras(status, turns),
         )

@@ -68,6 +68,16 @@ def test_the_turns_of_all_examples_go_to_the_engine_in_batches(tmp_path):
     assert (results["cost"]["llm_calls"], results["cost"]["batches"]) == (8, 2)
 
 
+def test_the_run_reports_how_examples_ended_and_their_turns_and_calls_per_tool(tmp_path):
+    results, _ = agent_run(tmp_path, scripted(tmp_path, SEARCH_THEN_ANSWER), limit=2)
+    assert results["system_stats"][TASK] == {
+        "examples": 2,
+        "status": {"completed": 2},
+        "mean_turns": 2,
+        "mean_calls": {"search": 1},
+    }
+
+
 def test_the_turn_budget_ends_an_example_that_keeps_calling_tools(tmp_path):
     _, [line] = agent_run(tmp_path, scripted(tmp_path, ALWAYS_SEARCH), system_args={"max_turns": 3})
     extras = line["prediction"]["extras"]

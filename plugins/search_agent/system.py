@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from statistics import mean
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Context, Document, Example, Prediction, System, Task
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
 from ragbench.api.engines import EngineNeeds, local_tokenizer
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import read_corpus
@@ -215,3 +216,17 @@ class SearchAgent(System):
             docs=run.docs,
             extras=run.extras(status, turns),
         )
+
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+        """How the examples ended, and the turns and calls per tool an example took on average (BrowseComp-Plus's
+        evaluation reports the calls per tool)."""
+        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "status" in extras]
+        if not ended:
+            return None
+        tools = sorted({tool for extras in ended for tool in extras["tool_call_counts"]})
+        return {
+            "examples": len(ended),
+            "status": dict(sorted(Counter(extras["status"] for extras in ended).items())),
+            "mean_turns": round(mean(extras["turns"] for extras in ended), 3),
+            "mean_calls": {tool: round(mean(e["tool_call_counts"].get(tool, 0) for e in ended), 3) for tool in tools},
+        }

@@ -147,3 +147,8 @@ def test_get_document_without_citations_is_refused_browsecomp_plus_has_no_such_p
             scripted(tmp_path, SEARCH_THEN_ANSWER),
             system_args={"get_document": True, "citations": False},
         )
+
+
+def test_a_corpus_that_is_not_a_file_is_refused_before_the_run(tmp_path):
+    with pytest.raises(ConfigError, match="is not a file"):
+        agent_run(tmp_path, scripted(tmp_path, SEARCH_THEN_ANSWER), system_args={"corpus": str(tmp_path / "absent")})

@@ -12,7 +12,8 @@ the scheduler like every other LLM call.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable
+from pathlib import Path
 from statistics import mean
 from typing import Annotated, Any, Literal
 
@@ -24,7 +25,16 @@ from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import read_corpus
 
 from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
-from .tools import OPENAI_CLIENT, OSS_CLIENT, Client, answer_call, lookup, search_results, tool_definitions, truncated
+from .tools import (
+    OPENAI_CLIENT,
+    OSS_CLIENT,
+    Client,
+    answer_call,
+    document_result,
+    search_results,
+    tool_definitions,
+    truncated,
+)
 
 COMPLETED = "completed"  # the model answered; "turns" or "tokens": that budget ended the example
 
@@ -146,14 +156,25 @@ class SearchAgent(System):
     def _snippet(self, text: str) -> str:
         return truncated(text, self._tokenizer, self.snippet_max_tokens) if self._tokenizer is not None else text
 
-    def _corpus(self, task: Task) -> Mapping[str, Document] | None:
-        """The corpus get_document reads, loaded on the first call of the run (None: the run has none)."""
-        if self._documents is None:
-            path = self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
-            if path is None:
-                return None
-            self._documents = {str(doc.id): doc for doc in read_corpus(path) if isinstance(doc, Document)}
-        return self._documents
+    def _corpus_path(self, task: Task) -> str | None:
+        return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
+
+    def check(self, task: Task) -> None:
+        if self.corpus is not None and not Path(self.corpus).is_file():
+            raise ConfigError(f"search_agent: corpus {self.corpus} is not a file; name a JSONL or DPR TSV passage file")
+
+    def _get_document(self, task: Task) -> Callable[[str], str] | None:
+        """get_document's answer by the corpus (None: the run has none), read on the run's first call."""
+        path = self._corpus_path(task)
+        if path is None:
+            return None
+
+        def answer(docid: str) -> str:
+            if self._documents is None:
+                self._documents = {str(doc.id): doc for doc in read_corpus(path) if isinstance(doc, Document)}
+            return document_result(docid, self._documents.get(docid))
+
+        return answer
 
     def _sampling(self, remaining: int) -> dict[str, Any]:
         sampling: dict[str, Any] = {"max_tokens": remaining if self._client.shares_token_budget else self.token_budget}
@@ -171,8 +192,7 @@ class SearchAgent(System):
             docs = await retriever.search(query, self.k)
             return search_results(docs, self._snippet), docs
 
-        corpus = self._corpus(ctx.task)
-        document = lookup(corpus) if corpus is not None else None
+        document = self._get_document(ctx.task)
         messages: list[dict[str, Any]] = (
             [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         )

@@ -6,7 +6,7 @@ by the corpus, each answer the JSON text the client sends back to the model.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,10 +101,6 @@ def document_result(docid: str, doc: Document | None) -> str:
     if doc is None:
         return json.dumps({"error": f"Document with docid '{docid}' not found"})
     return json.dumps({"docid": docid, "text": passage_text(doc)}, indent=2)
-
-
-def lookup(corpus: Mapping[str, Document]) -> Callable[[str], str]:
-    return lambda docid: document_result(docid, corpus.get(docid))
 
 
 @dataclass(frozen=True)

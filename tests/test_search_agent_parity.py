@@ -8,7 +8,9 @@ asks for the same requests, query by query in the same order, and the same run f
 call counts, retrieved docids, every tool call with its arguments and output, the final text, output tokens).
 
 The clients' searcher is fed the hits ragbench's BM25 returned for the same queries (tests/data/search_agent/
-hits.json: their BM25 searcher needs pyserini and Java); record_upstream.py says how the fixtures were made.
+hits.json: their BM25 searcher needs pyserini and Java). openai_client cuts snippets to 12 tokens of the tokenizer it
+loads as Qwen/Qwen3-0.6B, here a small BPE (tests/data/search_agent/tokenizer) that ragbench loads from its folder;
+oss_client shows whole texts. record_upstream.py says how the fixtures were made.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ SYSTEM_ARGS = {
     "openai_client": {
         "client": "openai_client",
         "get_document": True,
-        "snippet_max_tokens": 0,
+        "snippet_max_tokens": 12,
+        "snippet_tokenizer": str(DATA / "tokenizer"),
         "temperature": 0.0,
         "top_p": 1.0,
     },

@@ -32,10 +32,42 @@ RUNS = {  # fixture name -> (client module, its arguments besides --query, --out
     "openai_client": (
         "openai_client",
         ["--model", "agent", "--get-document", "--query-template", "QUERY_TEMPLATE", "--temperature", "0"]
-        + ["--top_p", "1", "--snippet-max-tokens", "0", "--k", "5", "--max_tokens", "10000"],
+        + ["--top_p", "1", "--snippet-max-tokens", "12", "--k", "5", "--max_tokens", "10000"],
     ),
     "oss_client": ("oss_client", ["--model", "agent", "--snippet-max-tokens", "0", "--k", "5"]),
 }
+
+
+def build_tokenizer() -> Path:
+    """The tokenizer snippets are cut in: a byte-level BPE of 400 tokens (every byte one of them) trained on fictional_multihop's corpus
+    (Qwen3-0.6B's, which the clients load, cannot be downloaded here), saved beside the fixtures; the clients
+    load it as "Qwen/Qwen3-0.6B" from a Hugging Face cache made for them, ragbench from its folder."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    texts = [json.loads(line)["text"] for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    bpe.train_from_iterator(texts, trainer)
+    folder = HERE / "tokenizer"
+    PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>").save_pretrained(folder)
+    return folder
+
+
+def hub_cache(tokenizer: Path, home: Path) -> None:
+    """A Hugging Face home whose hub cache holds `tokenizer` as Qwen/Qwen3-0.6B (one snapshot, refs/main)."""
+    revision = "0" * 40
+    snapshot = home / "hub" / "models--Qwen--Qwen3-0.6B" / "snapshots" / revision
+    snapshot.mkdir(parents=True, exist_ok=True)
+    for path in tokenizer.iterdir():
+        (snapshot / path.name).write_bytes(path.read_bytes())
+    (snapshot / "config.json").write_text('{"model_type": "qwen3"}')  # AutoTokenizer reads the model's config first
+    (snapshot.parents[1] / "refs").mkdir(exist_ok=True)
+    (snapshot.parents[1] / "refs" / "main").write_text(revision)
 
 
 def searcher_package(checkout: Path) -> types.ModuleType:
@@ -145,6 +177,8 @@ def main() -> None:
     checkout = Path(sys.argv[1]).resolve()
     work = Path(sys.argv[2] if len(sys.argv) > 2 else "/tmp/bcp_record").resolve()
     work.mkdir(parents=True, exist_ok=True)
+    os.environ.update(HF_HOME=str(work / "hf"), HF_HUB_OFFLINE="1")  # before transformers reads them on import
+    hub_cache(build_tokenizer(), work / "hf")
     versions = {name: metadata.version(name) for name in ("openai", "transformers", "rich", "tqdm")}
     for name in RUNS:
         fixture = {

@@ -145,7 +145,8 @@ class SearchAgent(System):
             if self._tokenizer is None:
                 raise ConfigError(
                     f"search_agent: snippets are cut in tokens of {snippet_tokenizer}, whose tokenizer is not on "
-                    "disk: download it (huggingface-cli download NAME), name another (snippet_tokenizer=PATH) or "
+                    f"disk: download it (huggingface-cli download {snippet_tokenizer}), name another "
+                    "(snippet_tokenizer=PATH) or "
                     "show whole texts (snippet_max_tokens=0)"
                 )
         self._documents: dict[str, Document] | None = None

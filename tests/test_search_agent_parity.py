@@ -40,6 +40,8 @@ SYSTEM_ARGS = {
 
 def ragbench_side(tmp_path: Path, client: str) -> dict[str, Any]:
     """search_agent's requests by query id (arrival order within a query) and its run records by query id."""
+    if "snippet_tokenizer" in SYSTEM_ARGS[client]:
+        pytest.importorskip("transformers")  # ragbench[hf]
     server = FakeAgentServer()
     try:
         run(

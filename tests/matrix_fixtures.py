@@ -390,6 +390,7 @@ REQUERYING = {
     "corag",
     "rearag",
     "rqrag",
+    "search_agent",
 }
 
 
@@ -558,6 +559,26 @@ def searching_rules(system: str, examples: list[Example], outputs: list[str]) ->
     return rules
 
 
+def search_agent_rules(system: str, examples: list[Example], outputs: list[str]) -> list[dict[str, Any]]:
+    """search_agent calls tools natively: on its prompt the scripted model searches the question and asks for a
+    document named after the example (which no corpus holds: get_document's "not found" answer, the last
+    message of the next turn, tells the examples apart); on that answer it answers the cell's answer."""
+    if system != "search_agent":
+        return []
+    rules: list[dict[str, Any]] = []
+    for index, (e, output) in enumerate(zip(examples, outputs)):
+        marker = f"matrix-{index}"  # ASCII: get_document's answer is JSON with non-ASCII characters escaped
+        calls = [
+            {"id": "call_0", "name": "search", "arguments": {"query": e.question}},
+            {"id": "call_1", "name": "get_document", "arguments": {"docid": marker}},
+        ]
+        rules += [
+            {"pattern": re.escape(f"docid '{marker}' not found"), "response": output},
+            {"pattern": re.escape(f"Question: {e.question}\n"), "response": {"tool_calls": calls}},
+        ]
+    return rules
+
+
 # SuRe: the scripted model offers the cell's answer as candidate (a) and OTHER_CANDIDATE (sharing no word with
 # any gold) as (b), writes each candidate's summary ("It is so.", (b)'s: OTHER_CANDIDATE), validates only (a)'s
 # and ranks (b)'s summary below the other: validation [1, 0], ranking [1, 0], so SuRe answers (a), as
@@ -696,6 +717,7 @@ def cell_config(
             STEP_RULES
             + reconstructor_rules(task, system, examples)
             + searching_rules(system, examples, outputs)
+            + search_agent_rules(system, examples, outputs)
             + sure_rules(system, examples, outputs)
             + rqrag_rules(system, examples, outputs)
             + question_rules(system, examples, outputs)
@@ -725,6 +747,12 @@ def cell_config(
             ],
         )
         config["system_args"] = {"path": str(predictions)}
+    if system == "search_agent":  # whole texts (no tokenizer here); get_document reads the Varn corpus
+        config["system_args"] = {
+            "snippet_max_tokens": 0,
+            "get_document": True,
+            "corpus": str(OPEN_QA / "varn_corpus.jsonl"),
+        }
     if system in RETRIEVING_JUDGEMENT:
         judgements = folder / "judgements.json"
         judgements.write_text(json.dumps({e.id: RETRIEVING_JUDGEMENT[system] for e in examples}))

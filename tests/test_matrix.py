@@ -186,7 +186,16 @@ EXPECTED_FLASHRAG = {
     task: {**FLASHRAG_QA, **(FLASHRAG_ROUGE if task in FLASHRAG_LONG else {})} for task in FLASHRAG_TASK_FILES
 }
 HOTPOT = ("hotpotqa_distractor", "hotpotqa_distractor_flashrag")
-SEARCHING_TOP_5 = ("r1_searcher", "search_r1", "autorefine", "simple_deep_searcher", "corag", "rearag", "rqrag")
+SEARCHING_TOP_5 = (
+    "r1_searcher",
+    "search_r1",
+    "autorefine",
+    "simple_deep_searcher",
+    "corag",
+    "rearag",
+    "rqrag",
+    "search_agent",
+)
 TWOWIKI = ("2wikimultihopqa", "2wikimultihopqa_flashrag")
 FLASHRAG_ITERATIVE = ("iter_retgen", "ircot", "ircot_fixed", "self_ask", "self_ask_fixed", "flare")
 FLASHRAG_SEARCH_ONCE = ("sure", "sure_fixed", "skr", "adaptive_rag")  # skr, adaptive_rag: their retrieving route

@@ -1,0 +1,253 @@
+"""`search_agent`: the loop of BrowseComp-Plus's clients (texttron/BrowseComp-Plus search_agent/openai_client.py
+`run_conversation_with_tools` and oss_client.py's, at commit 97c637c) over chat completions with native tool
+calls: the question in BrowseComp-Plus's prompt, then turn after turn the model's tool calls are answered
+(`search` by the run's retriever, `get_document` by the corpus) until it answers without calling a tool or a
+budget ends the example.
+
+Each turn's messages are the previous turn's plus what that turn added (the model's turn, each call's result),
+nothing re-rendered, so an engine's prefix cache serves the conversation; the turns of all examples go through
+the scheduler like every other LLM call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from statistics import mean
+from typing import Annotated, Any, Literal
+
+from annotated_types import Ge
+
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
+from ragbench.api.engines import EngineNeeds, local_tokenizer
+from ragbench.api.protocols import OwnCorpus
+from ragbench.api.retrieval import read_corpus
+
+from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
+from .tools import (
+    OPENAI_CLIENT,
+    OSS_CLIENT,
+    Client,
+    answer_call,
+    document_result,
+    search_results,
+    tool_definitions,
+    truncated,
+)
+
+COMPLETED = "completed"  # the model answered; "turns" or "tokens": that budget ended the example
+
+
+def query_template(get_document: bool, citations: bool) -> str:
+    """BrowseComp-Plus's user prompt for the tools offered (prompts.py; it has no prompt that offers
+    get_document without asking for citations)."""
+    if get_document:
+        if not citations:
+            raise ConfigError("search_agent: BrowseComp-Plus has no prompt with get_document and no citations")
+        return QUERY_TEMPLATE
+    return QUERY_TEMPLATE_NO_GET_DOCUMENT if citations else QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
+
+
+class SearchAgentRun:
+    """What one example's loop accumulates, recorded as BrowseComp-Plus's run file records it (`result`: a
+    tool_call item per call with its arguments text and output, an output_text item per assistant text)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.result: list[dict[str, Any]] = []
+        self.calls: Counter[str] = Counter()
+        self.retrieved: set[str] = set()
+        self.docs: list[Document] = []
+        self.output_tokens = 0
+
+    def said(self, text: str) -> None:
+        if text.strip():
+            self.result.append({"type": "output_text", "tool_name": None, "arguments": None, "output": text.strip()})
+
+    def called(self, name: str, arguments: str, output: str, failed: bool, docs: tuple[Document, ...]) -> None:
+        if self.client.counts_failed_calls or not failed:
+            self.calls[self.client.counted_name(name)] += 1
+        recorded = None if failed and self.client.counts_failed_calls else output
+        self.result.append({"type": "tool_call", "tool_name": name, "arguments": arguments, "output": recorded})
+        if docs:
+            self.docs.extend(docs)
+            self.retrieved.update(str(doc.id) for doc in docs)
+
+    def extras(self, status: str, turns: int) -> dict[str, Any]:
+        return {
+            "status": status,
+            "tool_call_counts": dict(self.calls),
+            "retrieved_docids": sorted(self.retrieved),
+            "turns": turns,
+            "output_tokens": self.output_tokens,
+            "result": self.result,
+        }
+
+
+class SearchAgent(System):
+    """A deep-research agent as BrowseComp-Plus's clients run one: the model gets BrowseComp-Plus's prompt and
+    tools and calls them natively until it answers; the answer is its last text, stripped (what evaluate_run.py
+    judges), "" where a budget ended the example.
+
+    Options (defaults from openai_client.py's command line):
+      client              "openai_client" (tools `search(query)` and `get_document(docid)`, tool_choice
+                          "auto", the token budget shared by the turns) or "oss_client" (the search tool
+                          named `local_knowledge_base_retrieval(user_query)`, no tool choice sent, every
+                          turn the whole token budget)
+      k                   hits per search (5)
+      get_document        offer the get_document tool too (False)
+      citations           the prompt asks for docids in brackets (True; get_document needs it)
+      system_prompt       a system message before the question (None: none, as --system unset)
+      snippet_max_tokens  a hit's text cut to its first N tokens of `snippet_tokenizer` (512; 0: whole text)
+      snippet_tokenizer   the tokenizer snippets are counted in ("Qwen/Qwen3-0.6B"), read from disk only
+      max_turns           model turns per example (100, --max-iterations)
+      token_budget        output tokens per example (10000, --max_tokens)
+      temperature, top_p  sent when given (None: the run's sampling)
+      corpus              the passage file get_document reads (None: the task's own corpus)
+    Recorded per example (extras): `status` ("completed", or "turns" / "tokens": the budget that ended it),
+    `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
+    `output_tokens` and `result`, the run file's list of tool calls and texts.
+    """
+
+    name = "search_agent"
+    retrieves = True
+    searches_own_queries = True
+    prompt_style = "browsecomp_plus"
+    budget_options = {"passages": "k", "searches": "max_turns"}
+
+    def __init__(
+        self,
+        client: Literal["openai_client", "oss_client"] = "openai_client",
+        k: Annotated[int, Ge(1)] = 5,
+        get_document: bool = False,
+        citations: bool = True,
+        system_prompt: str | None = None,
+        snippet_max_tokens: Annotated[int, Ge(0)] = 512,
+        snippet_tokenizer: str = "Qwen/Qwen3-0.6B",
+        max_turns: Annotated[int, Ge(1)] = 100,
+        token_budget: Annotated[int, Ge(1)] = 10000,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        corpus: str | None = None,
+    ) -> None:
+        self.client = client
+        self.k, self.get_document, self.citations, self.system_prompt = int(k), get_document, citations, system_prompt
+        self.snippet_max_tokens, self.snippet_tokenizer = int(snippet_max_tokens), snippet_tokenizer
+        self.max_turns, self.token_budget = int(max_turns), int(token_budget)
+        self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
+        self._client = OSS_CLIENT if client == "oss_client" else OPENAI_CLIENT
+        self._template = query_template(get_document, citations)
+        self._tools = tool_definitions(self._client, self.k, get_document)
+        self._tokenizer = None
+        if self.snippet_max_tokens:
+            self._tokenizer = local_tokenizer(snippet_tokenizer)
+            if self._tokenizer is None:
+                raise ConfigError(
+                    f"search_agent: snippets are cut in tokens of {snippet_tokenizer}, whose tokenizer is not on "
+                    f"disk: download it (huggingface-cli download {snippet_tokenizer}), name another "
+                    "(snippet_tokenizer=PATH) or "
+                    "show whole texts (snippet_max_tokens=0)"
+                )
+        self._documents: dict[str, Document] | None = None
+
+    def engine_needs(self, task: Task) -> EngineNeeds:
+        return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
+
+    def _snippet(self, text: str) -> str:
+        return truncated(text, self._tokenizer, self.snippet_max_tokens) if self._tokenizer is not None else text
+
+    def _corpus_path(self, task: Task) -> str | None:
+        return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
+
+    def check(self, task: Task) -> None:
+        if self.corpus is not None and not Path(self.corpus).is_file():
+            raise ConfigError(f"search_agent: corpus {self.corpus} is not a file; name a JSONL or DPR TSV passage file")
+
+    def _get_document(self, task: Task) -> Callable[[str], str] | None:
+        """get_document's answer by the corpus (None: the run has none), read on the run's first call."""
+        path = self._corpus_path(task)
+        if path is None:
+            return None
+
+        def answer(docid: str) -> str:
+            if self._documents is None:
+                self._documents = {str(doc.id): doc for doc in read_corpus(path) if isinstance(doc, Document)}
+            return document_result(docid, self._documents.get(docid))
+
+        return answer
+
+    def _sampling(self, remaining: int) -> dict[str, Any]:
+        sampling: dict[str, Any] = {"max_tokens": remaining if self._client.shares_token_budget else self.token_budget}
+        if self.temperature is not None:
+            sampling["temperature"] = self.temperature
+        if self.top_p is not None:
+            sampling["top_p"] = self.top_p
+        return sampling
+
+    async def run(self, example: Example, ctx: Context) -> Prediction:
+        assert ctx.retriever is not None  # `retrieves`: the run gives one
+        retriever = ctx.retriever
+
+        async def search(query: str) -> tuple[str, list[Document]]:
+            docs = await retriever.search(query, self.k)
+            return search_results(docs, self._snippet), docs
+
+        document = self._get_document(ctx.task)
+        messages: list[dict[str, Any]] = (
+            [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        )
+        messages.append({"role": "user", "content": self._template.format(Question=example.question)})
+        run, status, answer, turns = SearchAgentRun(self._client), "turns", "", 0
+        while turns < self.max_turns:
+            remaining = self.token_budget - run.output_tokens
+            if self._client.shares_token_budget and remaining <= 0:
+                status = "tokens"
+                break
+            turns += 1
+            with ctx.group(f"turn {turns}"):
+                response = await ctx.llm.chat(
+                    messages,
+                    step="turn",
+                    tools=self._tools,
+                    tool_choice=self._client.tool_choice,
+                    **self._sampling(remaining),
+                )
+                run.output_tokens += response.completion_tokens
+                run.said(response.text)
+                if not response.tool_calls:
+                    status, answer = COMPLETED, response.text.strip()
+                    break
+                messages.append(
+                    {"role": "assistant", "content": response.text or None, "tool_calls": response.tool_calls}
+                )
+                for call in response.tool_calls:
+                    answered = await answer_call(call.name, call.raw_arguments, self._client, search, document)
+                    ctx.record_step(
+                        f"tool {call.name}",
+                        inputs={"arguments": call.raw_arguments},
+                        outputs={"output": answered.output, "failed": answered.failed},
+                    )
+                    run.called(call.name, call.raw_arguments, answered.output, answered.failed, answered.docs)
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": answered.output})
+        return Prediction(
+            example_id=example.id,
+            answer=answer,
+            raw_output=answer or None,
+            docs=run.docs,
+            extras=run.extras(status, turns),
+        )
+
+    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+        """How the examples ended, and the turns and calls per tool an example took on average (BrowseComp-Plus's
+        evaluation reports the calls per tool)."""
+        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "status" in extras]
+        if not ended:
+            return None
+        tools = sorted({tool for extras in ended for tool in extras["tool_call_counts"]})
+        return {
+            "examples": len(ended),
+            "status": dict(sorted(Counter(extras["status"] for extras in ended).items())),
+            "mean_turns": round(mean(extras["turns"] for extras in ended), 3),
+            "mean_calls": {tool: round(mean(e["tool_call_counts"].get(tool, 0) for e in ended), 3) for tool in tools},
+        }

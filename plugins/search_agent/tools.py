@@ -1,0 +1,134 @@
+"""BrowseComp-Plus's two tools as its clients define and answer them (search_agent/openai_client.py and
+oss_client.py, `SearchToolHandler`, at commit 97c637c): `search` by any ragbench retriever, `get_document`
+by the corpus, each answer the JSON text the client sends back to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ragbench.api import Document
+from ragbench.api.retrieval import passage_text
+
+from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
+
+
+@dataclass(frozen=True)
+class Client:
+    """What differs between BrowseComp-Plus's clients: the name of the search tool and of its argument, the
+    tool choice sent, whether each turn may write only what is left of the token budget (openai_client.py:
+    183-194) or the whole budget every turn (oss_client.py), and how its run file counts and records calls:
+    openai_client counts every call and records a failed one's output as None; oss_client counts the calls
+    that ran, under "search" for a name holding "retrieval" (oss_client.py:263-270), and records the error
+    text it sent."""
+
+    name: str
+    search: str
+    query: str
+    query_description: str
+    tool_choice: str | None
+    shares_token_budget: bool
+    counts_failed_calls: bool
+
+    def counted_name(self, name: str) -> str:
+        return "search" if not self.counts_failed_calls and "retrieval" in name.lower() else name
+
+
+OPENAI_CLIENT = Client("openai_client", "search", "query", "Search query string", "auto", True, True)
+OSS_CLIENT = Client(
+    "oss_client",
+    "local_knowledge_base_retrieval",
+    "user_query",
+    "Query to search the local knowledge base for relevant information",
+    None,
+    False,
+    False,
+)
+GET_DOCUMENT = "get_document"
+
+
+def function(name: str, description: str, argument: str, argument_description: str) -> dict[str, Any]:
+    """One tool in the chat completions form, with the fields and order of the client's Responses-API
+    definition (`get_tool_definitions`): one required string argument, strict."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {argument: {"type": "string", "description": argument_description}},
+                "required": [argument],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+    }
+
+
+def tool_definitions(client: Client, k: int, get_document: bool) -> list[dict[str, Any]]:
+    tools = [function(client.search, SEARCH_DESCRIPTION.format(k=k), client.query, client.query_description)]
+    if get_document:
+        tools.append(function(GET_DOCUMENT, GET_DOCUMENT_DESCRIPTION, "docid", "Document ID to retrieve"))
+    return tools
+
+
+def truncated(text: str, tokenizer: Any, max_tokens: int) -> str:
+    """The snippet of a hit: its first `max_tokens` tokens decoded without special tokens, the text itself
+    when it is no longer (`_search`, openai_client.py:93-104)."""
+    tokens = tokenizer.encode(text, add_special_tokens=False)
+    if len(tokens) > max_tokens:
+        decoded: str = tokenizer.decode(tokens[:max_tokens], skip_special_tokens=True)
+        return decoded
+    return text
+
+
+def search_results(docs: list[Document], snippet: Callable[[str], str]) -> str:
+    """What a search answers: `json.dumps` (indent 2, ASCII) of each hit's docid, score (left out where the
+    retriever gives none) and snippet, in rank order."""
+    results: list[dict[str, Any]] = []
+    for doc in docs:
+        hit = {"docid": doc.id} if doc.score is None else {"docid": doc.id, "score": doc.score}
+        results.append({**hit, "snippet": snippet(passage_text(doc))})
+    return json.dumps(results, indent=2)
+
+
+def document_result(docid: str, doc: Document | None) -> str:
+    """What get_document answers: the document's docid and full text, or the client's not-found error."""
+    if doc is None:
+        return json.dumps({"error": f"Document with docid '{docid}' not found"})
+    return json.dumps({"docid": docid, "text": passage_text(doc)}, indent=2)
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """One call's answer: `output` goes back to the model, `failed` when the call raised (the output is then
+    the error text), `docs` the documents it returned."""
+
+    output: str
+    failed: bool = False
+    docs: tuple[Document, ...] = ()
+
+
+async def answer_call(
+    name: str,
+    raw_arguments: str,
+    client: Client,
+    search: Callable[[str], Awaitable[tuple[str, list[Document]]]],
+    document: Callable[[str], str] | None,
+) -> ToolAnswer:
+    """Run one tool call as `execute_tool` does: the arguments read with `json.loads`, the tool looked up by
+    name, any exception turned into "Error executing NAME: MESSAGE" for the model."""
+    try:
+        arguments: Any = json.loads(raw_arguments)
+        if name == client.search:
+            output, docs = await search(arguments[client.query])
+            return ToolAnswer(output, docs=tuple(docs))
+        if name == GET_DOCUMENT and document is not None:  # answered whether offered or not, as the clients do
+            return ToolAnswer(document(arguments["docid"]))
+        raise ValueError(f"Unknown tool: {name}")
+    except Exception as exc:  # the client catches everything a tool raises and tells the model
+        return ToolAnswer(f"Error executing {name}: {exc}", failed=True)

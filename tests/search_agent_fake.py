@@ -1,0 +1,230 @@
+"""A fake OpenAI-compatible server for search agents, on 127.0.0.1 (port 0): it answers both the Responses API
+(`POST /v1/responses`, what BrowseComp-Plus's openai_client and oss_client send) and chat completions
+(`POST /v1/chat/completions`, what ragbench's `openai` engine sends) from the request text alone, with tool
+calls, and records every request in one form common to both APIs (`canonical`), so that two agents speaking
+different APIs can be compared call for call.
+
+Standard library only: tests/data/search_agent/record_upstream.py runs it in a scratch environment beside
+BrowseComp-Plus's client, the parity test in ragbench's.
+
+The agent it plays, from the conversation so far (the question is the "Question: " line of the first user
+message; a "result" is a tool message):
+- no result yet: a question holding "malformed" calls the search tool with arguments that are not JSON, one
+  holding "unknown" calls a tool `browse` nobody offered, one holding "twice" calls search twice in one turn
+  (the question, then its last three words), any other calls search with the question;
+- one result, get_document offered and the last result a list of hits: get_document of its first docid;
+- else it answers, citing the first docid any result names, with the first five words after it.
+Token counts are a quarter of the characters: a request's input, an answer's output (at least 1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DOCID = re.compile(r'"docid": "([^"]+)"')
+
+
+def _text(content: Any) -> str | None:
+    """A message's text: a string, or the text parts of a Responses content list."""
+    if content is None or isinstance(content, str):
+        return content or None
+    return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict)) or None
+
+
+def canonical_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The conversation of a Responses or chat completions request as a list of turns: {"role", "content"}
+    for system and user, {"role": "assistant", "content", "tool_calls": [{"id", "name", "arguments"}]} and
+    {"role": "tool", "tool_call_id", "content"}; an assistant's empty text is None."""
+    turns: list[dict[str, Any]] = []
+    if "messages" in body:
+        for message in body["messages"]:
+            if message["role"] == "assistant":
+                calls = [
+                    {"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                    for c in message.get("tool_calls") or []
+                ]
+                turns.append({"role": "assistant", "content": _text(message.get("content")), "tool_calls": calls})
+            elif message["role"] == "tool":
+                turns.append({"role": "tool", "tool_call_id": message["tool_call_id"], "content": message["content"]})
+            else:
+                turns.append({"role": message["role"], "content": message["content"]})
+        return turns
+    if body.get("instructions"):
+        turns.append({"role": "system", "content": body["instructions"]})
+    for item in body["input"]:
+        kind = item.get("type", "message")
+        last = turns[-1] if turns else {}
+        if kind == "function_call":
+            call = {"id": item["call_id"], "name": item["name"], "arguments": item["arguments"]}
+            if last.get("role") == "assistant":
+                last["tool_calls"].append(call)
+            else:
+                turns.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            turns.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})
+        elif kind == "message" and item["role"] == "assistant":
+            turns.append({"role": "assistant", "content": _text(item.get("content")), "tool_calls": []})
+        elif kind == "message":
+            turns.append({"role": item["role"], "content": item["content"]})
+    return turns
+
+
+def canonical_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each tool as {"name", "description", "parameters", "strict"}, from either API's form."""
+    return [tool.get("function", tool) | {"type": "function"} for tool in body.get("tools") or []]
+
+
+def canonical(body: dict[str, Any]) -> dict[str, Any]:
+    """A request as both APIs can send it: model, conversation, tools, tool choice, the output-token limit
+    and the sampling arguments sent (None where not sent)."""
+    return {
+        "model": body["model"],
+        "messages": canonical_messages(body),
+        "tools": canonical_tools(body),
+        "tool_choice": body.get("tool_choice"),
+        "max_tokens": body.get("max_output_tokens", body.get("max_tokens")),
+        "temperature": body.get("temperature"),
+        "top_p": body.get("top_p"),
+    }
+
+
+def decide(request: dict[str, Any]) -> tuple[str | None, list[tuple[str, str]]]:
+    """The fake agent's turn: (answer text, None for none; tool calls as (name, arguments text))."""
+    messages, tools = request["messages"], [tool["name"] for tool in request["tools"]]
+    first_user = next(m["content"] for m in messages if m["role"] == "user")
+    question = next((line[10:] for line in first_user.splitlines() if line.startswith("Question: ")), first_user)
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    search = request["tools"][0]
+    argument = search["parameters"]["required"][0]
+    if not results:
+        if "malformed" in question:
+            return None, [(search["name"], '{"' + argument + '": unquoted')]
+        if "unknown" in question:
+            return None, [("browse", json.dumps({"url": "https://example.org"}))]
+        queries = [question, " ".join(question.split()[-3:])] if "twice" in question else [question]
+        return None, [(search["name"], json.dumps({argument: query})) for query in queries]
+    hits = DOCID.findall(results[-1])
+    if len(results) == 1 and "get_document" in tools and results[-1].lstrip().startswith("[") and hits:
+        return None, [("get_document", json.dumps({"docid": hits[0]}))]
+    cited = next((found[0] for found in map(DOCID.findall, results) if found), "none")
+    pattern = re.compile(r'"docid": "' + re.escape(cited) + r'",\s*(?:"score": [^,]+,\s*)?"(?:snippet|text)": "([^"]*)')
+    texts = [found.group(1) for found in map(pattern.search, results) if found]
+    words = " ".join(re.findall(r"[A-Za-z0-9']+", texts[0].replace("\\n", " "))[:5]) if texts else ""
+    return f"Explanation: it is in the documents [{cited}].\nExact Answer: {words}\nConfidence: 80%", []
+
+
+def tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
+    text, calls = decide(request)
+    output: list[dict[str, Any]] = []
+    if text is not None:
+        part = {"type": "output_text", "text": text, "annotations": []}
+        output.append(
+            {"type": "message", "id": f"msg_{turn}", "role": "assistant", "status": "completed", "content": [part]}
+        )
+    for i, (name, arguments) in enumerate(calls):
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{turn}_{i}",
+                "call_id": f"call_{turn}_{i}",
+                "name": name,
+                "arguments": arguments,
+                "status": "completed",
+            }
+        )
+    used_in, used_out = tokens(json.dumps(request["messages"])), tokens(text or json.dumps(calls))
+    return {
+        "id": f"resp_{turn}",
+        "object": "response",
+        "created_at": 0,
+        "model": request["model"],
+        "status": "completed",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": request["tool_choice"] or "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": used_in,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": used_out,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": used_in + used_out,
+        },
+    }
+
+
+def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
+    text, calls = decide(request)
+    tool_calls = [
+        {"id": f"call_{turn}_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+        for i, (name, arguments) in enumerate(calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    used_in, used_out = tokens(json.dumps(request["messages"])), tokens(text or json.dumps(calls))
+    return {
+        "id": f"chatcmpl-{turn}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": used_in, "completion_tokens": used_out, "total_tokens": used_in + used_out},
+    }
+
+
+class FakeAgentServer:
+    """The server: `base_url`, `requests` (canonical, in arrival order); `stop()` when done."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.fake = self  # type: ignore[attr-defined]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        fake: FakeAgentServer = self.server.fake  # type: ignore[attr-defined]
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        request = canonical(body)
+        with fake.lock:
+            fake.requests.append(request)
+        turn = 1 + sum(m["role"] == "assistant" for m in request["messages"])
+        chat = self.path.endswith("/chat/completions")
+        self.send(200, (chat_payload if chat else responses_payload)(request, turn))
+
+    def do_GET(self) -> None:
+        self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})
+
+    def send(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)

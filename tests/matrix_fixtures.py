@@ -33,6 +33,7 @@ MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
 FRESHQA = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
+BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -53,6 +54,9 @@ STEP_RULES = [
     {"pattern": r"\nresponse: [^\n]*\ncomment: $", "response": "Thus, the response is credited.\nevaluation: correct"},
     {"pattern": r"^Query: [^\n]*\nQuery Time: [^\n]*\n?$", "response": '{"domain": "other", "main_entity": "florida"}'},
     {"pattern": r"\nk: \d+", "response": "Selected Documents: 1, 2"},
+    # BrowseComp-Plus's grader (evaluate_run.py's template): any response but the wrong answer is correct
+    {"pattern": rf"\n\[response\]: {WRONG}\n\n\[correct_answer\]: ", "response": "correct: no\nconfidence: 80"},
+    {"pattern": r"\n\[response\]: .*\n\n\[correct_answer\]: ", "response": "correct: yes\nconfidence: 80"},
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
 ]
 
@@ -336,6 +340,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     **{task: flashrag(task) for task in FLASHRAG_TASK_FILES},
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
+    "browsecomp_plus": lambda folder: (str(BROWSECOMP_PLUS), {}),
     "freshqa": freshqa,
     "ragchecker": ragchecker,
     **{task: rgb(task) for task in RGB_TASKS},
@@ -360,6 +365,7 @@ CORPUS_TASKS = {
     "multihop_rag",
     *MIRAGE_TASKS,
     "beir",
+    "browsecomp_plus",
     "freshqa",
     "ragchecker",
 }
@@ -368,6 +374,7 @@ CORPUS_INDEX = {
     "multihop_rag": "multihop_rag",
     **dict.fromkeys(MIRAGE_TASKS, "mirage"),
     "beir": "beir",
+    "browsecomp_plus": "browsecomp_plus",
 }  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
@@ -398,7 +405,8 @@ def build_corpus_index(folder: Path) -> Path:
     folder/varn, of the KILT corpus sample, under folder/kilt, and of the MultiHop-RAG corpus sample's
     chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
     folder/multihop_rag, of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
-    folder/mirage, and of the BEIR folder's corpus.jsonl, under folder/beir."""
+    folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, and of the BrowseComp-Plus sample's
+    corpus.jsonl, under folder/browsecomp_plus."""
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
@@ -415,6 +423,13 @@ def build_corpus_index(folder: Path) -> Path:
     )
     build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=installed_registry())
     build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=installed_registry())
+    build_index(
+        BROWSECOMP_PLUS / "corpus.jsonl",
+        folder / "browsecomp_plus",
+        "bm25",
+        progress=False,
+        registry=installed_registry(),
+    )
     return folder
 
 

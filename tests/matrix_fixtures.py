@@ -33,6 +33,7 @@ MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
 FRESHQA = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
+FRAMES = TEST_DATA / "frames" / "test.tsv"  # FRAMES's test.tsv layout, three questions over the Varn corpus
 BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
@@ -54,6 +55,12 @@ STEP_RULES = [
     {"pattern": r"\nresponse: [^\n]*\ncomment: $", "response": "Thus, the response is credited.\nevaluation: correct"},
     {"pattern": r"^Query: [^\n]*\nQuery Time: [^\n]*\n?$", "response": '{"domain": "other", "main_entity": "florida"}'},
     {"pattern": r"\nk: \d+", "response": "Selected Documents: 1, 2"},
+    # FRAMES's auto-rater (the llm_judge preset frames): any answer but the wrong one holds the ground truth
+    {
+        "pattern": rf"\n- Predicted Answer: {WRONG}\n- Ground Truth Answer: ",
+        "response": "Explanation: no.\nDecision: FALSE",
+    },
+    {"pattern": r"\n- Predicted Answer: .*\n- Ground Truth Answer: ", "response": "Explanation: yes.\nDecision: TRUE"},
     # BrowseComp-Plus's grader (evaluate_run.py's template): any response but the wrong answer is correct
     {"pattern": rf"\n\[response\]: {WRONG}\n\n\[correct_answer\]: ", "response": "correct: no\nconfidence: 80"},
     {"pattern": r"\n\[response\]: .*\n\n\[correct_answer\]: ", "response": "correct: yes\nconfidence: 80"},
@@ -341,6 +348,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
     "browsecomp_plus": lambda folder: (str(BROWSECOMP_PLUS), {}),
+    "frames": lambda folder: (str(FRAMES), {}),
     "freshqa": freshqa,
     "ragchecker": ragchecker,
     **{task: rgb(task) for task in RGB_TASKS},
@@ -350,7 +358,8 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
 # their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
-# BEIR its folder's corpus.jsonl; FreshQA, whose sample asks of Varn, the Varn corpus). closed_book and recorded search nothing.
+# BEIR its folder's corpus.jsonl; BrowseComp-Plus its sample's corpus.jsonl; FreshQA and FRAMES, whose samples
+# ask of Varn, the Varn corpus). closed_book and recorded search nothing.
 CORPUS_TASKS = {
     "nq_open",
     "nq_open_flashrag",
@@ -366,6 +375,7 @@ CORPUS_TASKS = {
     *MIRAGE_TASKS,
     "beir",
     "browsecomp_plus",
+    "frames",
     "freshqa",
     "ragchecker",
 }

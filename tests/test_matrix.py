@@ -414,6 +414,10 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "freshqa": {"fresheval": 0.5},
     "ragchecker": RAGCHECKER,
     "browsecomp_plus": BROWSECOMP_PLUS,
+    # FRAMES (tasks/frames), on its test.tsv sample's first two rows (Varn questions): "Ansgar Pell" (its gold), then
+    # "zzz"; the auto-rater (matrix_fixtures.STEP_RULES) decides TRUE for every answer but "zzz": 1/2, every reply
+    # parsed, whatever the documents shown (the judge sees the question, the answer and the ground truth only)
+    "frames": {"llm_judge": 0.5, "llm_judge_unparsed": 0.0},
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

@@ -38,6 +38,7 @@ WITHOUT_DOCUMENTS = {
     *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
     "beir",
     "browsecomp_plus",
+    "frames",
     "freshqa",
     "ragchecker",
     "fictional_multihop",

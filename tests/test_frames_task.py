@@ -46,7 +46,7 @@ def test_the_auto_rater_scores_a_run_and_a_reply_without_decision_is_counted(tmp
             [
                 {"pattern": "Predicted Answer: Ansgar Pell\n", "response": "Explanation: not false.\nDecision: TRUE"},
                 {"pattern": "Question: In which village", "response": "Explanation: Olm is a town, not Trask."},
-                {"response": "Explanation: true that it differs.\nDecision: FALSE"},
+                {"response": "Explanation: Olm is not the ground truth.\nDecision: FALSE"},
             ]
         )
     )

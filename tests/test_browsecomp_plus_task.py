@@ -99,3 +99,20 @@ def test_a_published_run_folder_is_rescored_as_evaluate_run_scores_it(tmp_path):
     assert len(scored) == 320
     recall = sum(s["scores"]["evidence_recall"] for s in scored) / len(scored)
     assert round(recall * 100, 2) == summary["Recall (%)"]
+
+
+def test_a_reader_is_sent_the_benchmarks_oracle_prompt_over_the_documents_it_shows():
+    """search_agent/prompts.py's QUERY_TEMPLATE_ORACLE (97c637c), its trailing newline included; each document
+    as [docid] text."""
+    from ragbench._types import Document
+
+    task = BrowseCompPlusTask(SAMPLE)
+    example = next(iter(task.examples()))
+    docs = [Document(id="102", title="", text="Varnholm is ..."), Document(id="101", title="", text="The keeper ...")]
+    prompt = task.prompting.build_prompt(example, docs)
+    assert prompt == (
+        "\nI will give you a question and a set of evidence documents, which contains all the necessary information"
+        " to answer the question. You need to reason and answer the question based on these evidence documents, step"
+        f" by step.\n\nQuestion: {example.question}\n\nEvidence documents:\n[102] Varnholm is ...\n\n[101] The keeper"
+        " ...\n\nYour final answer should be in the following format:\nExact Answer: {your succinct, final answer}\n"
+    )

@@ -4,8 +4,10 @@
     --metric-arg llm_judge.preset=correctness|faithfulness|rubric   (default correctness)
     --metric-arg llm_judge.prompt=FILE          your template ({question} {answer} {reference} {documents})
     --metric-arg llm_judge.labels=correct:1,incorrect:0 | llm_judge.score_range=1-5 | llm_judge.json_field=score
+    --metric-arg "llm_judge.after=Decision:"    labels read after the reply's last "Decision:" (preset frames)
 
-The parser is one of: a label set (the first label word in the reply decides; values as given), a score
+The parser is one of: a label set (the first label word in the reply decides, or with `after` the first after
+the reply's last occurrence of that text, none there: not parsed; values as given), a score
 range (the first number in the reply, normalised to [0, 1]), or a JSON field (of the first top-level JSON
 object holding it, normalised with `score_range` when given). Several judges are averaged per example (the CRAG paper's
 GPT-4 + Llama-3-70B pair), each with its own engine options (`--judge-arg N.key=value`). A reply that
@@ -89,6 +91,7 @@ class LlmJudge(Metric):
         labels: str | None = None,
         score_range: str | None = None,
         json_field: str | None = None,
+        after: str | None = None,
         max_tokens: int | None = None,
         temperature: float = 0.0,
     ) -> None:
@@ -114,6 +117,7 @@ class LlmJudge(Metric):
                 self.labels = None
         if json_field is not None:
             self.json_field, self.labels = json_field, None
+        self.after: str | None = (after if after is not None else base.get("after")) if self.labels else None
         if not (self.labels or self.score_range or self.json_field):
             raise ConfigError(
                 "metric llm_judge: give a parser: labels=NAME:VALUE,..., score_range=LOW-HIGH or json_field=NAME"
@@ -146,6 +150,7 @@ class LlmJudge(Metric):
             "labels": self.labels,
             "score_range": self.score_range,
             "json_field": self.json_field,
+            "after": self.after,
             "sampling": self.sampling,
         }
 
@@ -170,10 +175,16 @@ class LlmJudge(Metric):
         if self.json_field:
             return self._json_value(text)
         if self.labels:
+            lowered = text.lower()
+            if self.after:
+                marker = lowered.rfind(self.after.lower())
+                if marker < 0:
+                    return None
+                lowered = lowered[marker + len(self.after) :]
             found = [
                 (m.start(), label)
                 for label in self.labels
-                for m in re.finditer(rf"(?<![a-z]){re.escape(label)}(?![a-z])", text.lower())
+                for m in re.finditer(rf"(?<![a-z]){re.escape(label)}(?![a-z])", lowered)
             ]
             return self.labels[min(found)[1]] if found else None
         match = _NUMBER.search(text)

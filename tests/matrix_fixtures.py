@@ -33,6 +33,8 @@ MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
 FRESHQA = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
+FRAMES = TEST_DATA / "frames" / "test.tsv"  # FRAMES's test.tsv layout, three questions over the Varn corpus
+BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
 
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
@@ -53,6 +55,15 @@ STEP_RULES = [
     {"pattern": r"\nresponse: [^\n]*\ncomment: $", "response": "Thus, the response is credited.\nevaluation: correct"},
     {"pattern": r"^Query: [^\n]*\nQuery Time: [^\n]*\n?$", "response": '{"domain": "other", "main_entity": "florida"}'},
     {"pattern": r"\nk: \d+", "response": "Selected Documents: 1, 2"},
+    # FRAMES's auto-rater (the llm_judge preset frames): any answer but the wrong one holds the ground truth
+    {
+        "pattern": rf"\n- Predicted Answer: {WRONG}\n- Ground Truth Answer: ",
+        "response": "Explanation: no.\nDecision: FALSE",
+    },
+    {"pattern": r"\n- Predicted Answer: .*\n- Ground Truth Answer: ", "response": "Explanation: yes.\nDecision: TRUE"},
+    # BrowseComp-Plus's grader (evaluate_run.py's template): any response but the wrong answer is correct
+    {"pattern": rf"\n\[response\]: {WRONG}\n\n\[correct_answer\]: ", "response": "correct: no\nconfidence: 80"},
+    {"pattern": r"\n\[response\]: .*\n\n\[correct_answer\]: ", "response": "correct: yes\nconfidence: 80"},
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
 ]
 
@@ -336,6 +347,8 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     **{task: flashrag(task) for task in FLASHRAG_TASK_FILES},
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
+    "browsecomp_plus": lambda folder: (str(BROWSECOMP_PLUS), {}),
+    "frames": lambda folder: (str(FRAMES), {}),
     "freshqa": freshqa,
     "ragchecker": ragchecker,
     **{task: rgb(task) for task in RGB_TASKS},
@@ -345,7 +358,8 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
 # corpus index (bm25 over the Varn corpus, `build_corpus_index`; the KILT sets search the KILT corpus sample,
 # whose passages carry their page's wikipedia_id; MultiHop-RAG the chunks of its corpus sample, which carry
 # their article's date and source; MIRAGE's sets a sample of MedRAG's corpora, tests/data/mirage/medcorp.jsonl;
-# BEIR its folder's corpus.jsonl; FreshQA, whose sample asks of Varn, the Varn corpus). closed_book and recorded search nothing.
+# BEIR its folder's corpus.jsonl; BrowseComp-Plus its sample's corpus.jsonl; FreshQA and FRAMES, whose samples
+# ask of Varn, the Varn corpus). closed_book and recorded search nothing.
 CORPUS_TASKS = {
     "nq_open",
     "nq_open_flashrag",
@@ -360,6 +374,8 @@ CORPUS_TASKS = {
     "multihop_rag",
     *MIRAGE_TASKS,
     "beir",
+    "browsecomp_plus",
+    "frames",
     "freshqa",
     "ragchecker",
 }
@@ -368,6 +384,7 @@ CORPUS_INDEX = {
     "multihop_rag": "multihop_rag",
     **dict.fromkeys(MIRAGE_TASKS, "mirage"),
     "beir": "beir",
+    "browsecomp_plus": "browsecomp_plus",
 }  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
@@ -399,7 +416,8 @@ def build_corpus_index(folder: Path) -> Path:
     folder/varn, of the KILT corpus sample, under folder/kilt, and of the MultiHop-RAG corpus sample's
     chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
     folder/multihop_rag, of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
-    folder/mirage, and of the BEIR folder's corpus.jsonl, under folder/beir."""
+    folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, and of the BrowseComp-Plus sample's
+    corpus.jsonl, under folder/browsecomp_plus."""
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
@@ -416,6 +434,13 @@ def build_corpus_index(folder: Path) -> Path:
     )
     build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=installed_registry())
     build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=installed_registry())
+    build_index(
+        BROWSECOMP_PLUS / "corpus.jsonl",
+        folder / "browsecomp_plus",
+        "bm25",
+        progress=False,
+        registry=installed_registry(),
+    )
     return folder
 
 

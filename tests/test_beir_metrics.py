@@ -106,5 +106,5 @@ def test_without_pytrec_eval_the_preflight_says_what_to_install(monkeypatch):
     check = Preflight()
     BeirRetrieval().preflight(check, None)
     assert check.problems == [
-        "metric beir_retrieval computes BEIR's measures with pytrec_eval: pip install 'ragbench[beir]'"
+        "metric beir_retrieval computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
     ]

@@ -36,6 +36,13 @@ from test_engine_openai import FakeServer
         ({"preset": "rubric"}, '{"score": 11}', None),
         ({"labels": "yes:1,partly:0.5,no:0"}, "Partly.", 0.5),
         ({"json_field": "grade", "score_range": "0-4"}, '```json\n{"grade": 2}\n```', 0.5),
+        # FRAMES's auto-rater: the decision after the explanation decides, whatever words the explanation uses
+        ({"preset": "frames"}, "Explanation: it is not false that he founded it.\nDecision: TRUE", 1.0),
+        ({"preset": "frames"}, 'Explanation: true in part.\n"Decision:" ("FALSE")', 0.0),
+        ({"preset": "frames"}, "Decision:\nDecision: FALSE", 0.0),
+        ({"preset": "frames"}, "TRUE", None),
+        ({"preset": "frames", "after": ""}, "TRUE", 1.0),
+        ({"labels": "yes:1,no:0", "after": "verdict:"}, "yes, mostly. Verdict: no", 0.0),
     ],
 )
 def test_judge_replies_parse_as_labels_ranges_or_json(options, reply, expected):
@@ -123,8 +130,20 @@ def test_judge_arg_must_name_a_judge(tmp_path):
     assert result.returncode == 2 and "N the position of a --judge (0 to 0)" in result.stderr
 
 
+def test_the_frames_preset_asks_the_papers_auto_rater_question_and_reads_enough_tokens_for_its_explanation():
+    judge = LlmJudge(preset="frames")
+    prompt = judge.template.format(question="Q?", answer="A", reference="G", documents="")
+    assert prompt.startswith("===Task===\nI need your help in evaluating an answer provided by an LLM against a ground")
+    assert (
+        "\n===Input Data===\n- Question: Q?\n- Predicted Answer: A\n- Ground Truth Answer: G\n===Output Format===\n"
+        in prompt
+    )
+    assert prompt.endswith('"Decision:" ("TRUE" or "FALSE" )\nPlease proceed with the evaluation.')
+    assert judge.sampling == {"max_tokens": 1024, "temperature": 0.0}
+
+
 def test_presets_are_data_files_whose_templates_fill_every_field():
-    assert set(PRESETS) == {"correctness", "faithfulness", "rubric"}
+    assert set(PRESETS) == {"correctness", "faithfulness", "rubric", "frames"}
     for name, preset in PRESETS.items():
         judge = LlmJudge(preset=name)
         assert judge.template == preset["template"] and not judge.template.endswith("\n")

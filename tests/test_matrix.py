@@ -369,6 +369,35 @@ RAGCHECKER_NOTHING_SHOWN = {
     "context_utilization": 0.0,
     "faithfulness": 0.0,
 }
+# BrowseComp-Plus (tasks/browsecomp_plus), on its sample checkout (tests/data/browsecomp_plus/sample): queries 11
+# (evidence 101, 102, 103; gold 103) and 12 (evidence 204, 205; gold 205), over the sample's 8-document corpus. The
+# judge (matrix_fixtures.STEP_RULES) finds every response but "zzz" correct, each with confidence 80: accuracy 1/2,
+# confidence 80, calibration error 0 (under 100 confidences, as evaluate_run.py). No system calls BrowseComp-Plus's
+# tools: 0 calls each. bm25 ranks for 11 102, 101, 103 (the rest score 0) and for 12 204, 205: the question's top 3
+# or 5 (the searching systems; smart's intent is the question) hold every evidence and gold document: recall 1.
+# Nothing shown (closed_book, recorded): 0. The top passage alone (vanilla's top_n 1, Self-RAG's short form): 102
+# (1 of 3 evidence, not gold) and 204 (1 of 2, not gold): evidence (1/3 + 1/2) / 2, gold 0. llatrieval's top 2:
+# {102, 101} (2 of 3, not gold) and {204, 205} (both, gold): evidence (2/3 + 1) / 2, gold 1/2.
+BROWSECOMP_PLUS = {
+    "accuracy": 0.5,
+    "confidence": 80.0,
+    "calibration_error": 0.0,
+    "evidence_recall": 1.0,
+    "gold_recall": 1.0,
+    "search_calls": 0.0,
+    "get_document_calls": 0.0,
+}
+BROWSECOMP_PLUS_OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
+    **{
+        (system, "browsecomp_plus"): {"evidence_recall": 0.0, "gold_recall": 0.0}
+        for system in ("closed_book", "recorded")
+    },
+    **{
+        (system, "browsecomp_plus"): {"evidence_recall": 5 / 12, "gold_recall": 0.0}
+        for system in ("vanilla", "selfrag")
+    },
+    ("llatrieval", "browsecomp_plus"): {"evidence_recall": 5 / 6, "gold_recall": 0.5},
+}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -393,6 +422,11 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     **dict.fromkeys(MIRAGE_TASKS, {"mirage_accuracy": 0.5}),
     "freshqa": {"fresheval": 0.5},
     "ragchecker": RAGCHECKER,
+    "browsecomp_plus": BROWSECOMP_PLUS,
+    # FRAMES (tasks/frames), on its test.tsv sample's first two rows (Varn questions): "Ansgar Pell" (its gold), then
+    # "zzz"; the auto-rater (matrix_fixtures.STEP_RULES) decides TRUE for every answer but "zzz": 1/2, every reply
+    # parsed, whatever the documents shown (the judge sees the question, the answer and the ground truth only)
+    "frames": {"llm_judge": 0.5, "llm_judge_unparsed": 0.0},
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's
@@ -430,6 +464,7 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     **{("closed_book", task): NO_CITATIONS for task in ("asqa", "alce_asqa", "alce_qampari", "alce_eli5")},
     **{("selfrag", task): SELF_CITED for task in ("asqa", "alce_asqa", "alce_eli5")},
     **SUPPORT_OVERRIDES,
+    **BROWSECOMP_PLUS_OVERRIDES,
     **{(system, task): KILT_NOTHING_SHOWN for system in ("closed_book", "recorded") for task in KILT_TASKS},
     **{(system, "multihop_rag"): MULTIHOP_RAG_NOTHING_SHOWN for system in ("closed_book", "recorded")},
     ("selfrag", "multihop_rag"): {"map_at_10": 0.5},

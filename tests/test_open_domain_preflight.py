@@ -37,6 +37,8 @@ WITHOUT_DOCUMENTS = {
     "multihop_rag",
     *(f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")),
     "beir",
+    "browsecomp_plus",
+    "frames",
     "freshqa",
     "ragchecker",
     "fictional_multihop",

@@ -3,8 +3,10 @@
 The predictions file is JSONL, one `{"id": ..., "output": "<raw model text>"}` per example;
 `docs` (the documents shown, in order: a list of objects; absent or null: not known) may be given for citation
 and retrieval metrics, and `label` (a human judgement, e.g. CRAG's perfect/acceptable/missing/incorrect) and
-`supporting_facts` (HotpotQA's [[title, sentence index], ...]) for metrics that read them; a line with an `error`
-(a run's own sample of a failed example) fails that example again.
+`supporting_facts` (HotpotQA's [[title, sentence index], ...]) for metrics that read them, and `extras` (an
+object: what an agent did, e.g. the docids a BrowseComp-Plus agent retrieved, which a task's reader of its own
+run files sets) for the prediction's extras; a line with an `error` (a run's own sample of a failed example)
+fails that example again.
 The task's own output post-processing is applied, exactly as for a live run. A folder is
 read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
 """
@@ -110,6 +112,8 @@ class Recorded(System):
                         f"{JSON_KINDS[type(output)]}, expected a string (the raw model text)",
                         "output",
                     )
+                if not isinstance(record.get("extras") or {}, dict):
+                    raise RecordError(path, index + 1, f"the extras of id {example_id!r} are not an object", "extras")
                 if example_id in self.outputs:
                     raise RecordError(path, index + 1, f"duplicate id {example_id!r}", "id")
                 self._docs[example_id] = shown_documents(record, path, index, text_required)
@@ -131,6 +135,7 @@ class Recorded(System):
         output = record["output"]
         answer = ctx.task.prompting.postprocess(output)
         extras = {key: record[key] for key in ("label", "supporting_facts") if key in record}
+        extras.update(record.get("extras") or {})
         if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras[Prediction.DOCS_UNKNOWN] = True
         return Prediction(

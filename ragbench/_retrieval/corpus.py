@@ -4,7 +4,7 @@
   quoted CSV-style (`"..."`, inner quotes doubled). Read with `csv.reader(delimiter="\\t")` as
   ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
 - JSONL, one passage per line: `{"id", "title", "contents"}` (pyserini's, OmniEval's: contents
-  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`), or FlashRAG's
+  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` and BrowseComp-Plus's `"docid"` are accepted for `"id"`), or FlashRAG's
   `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so are
   `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from) and a
   `"metadata"` object's keys (in the metadata: e.g. MultiHop-RAG's `published_at` and `source`, which its
@@ -31,6 +31,11 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
+ID_FIELDS = (
+    "id",
+    "_id",
+    "docid",
+)  # a passage's id, by the first of these a line has (ragbench's, BEIR's, BrowseComp-Plus's)
 METADATA = "metadata"  # a JSONL line's object of other values kept in Document.metadata
 
 
@@ -102,7 +107,7 @@ def read_jsonl_corpus(path: Path) -> Iterator[Document | RecordError]:
 
 
 def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
-    doc_id = record.get("id", record.get("_id"))
+    doc_id = next((record[field] for field in ID_FIELDS if field in record), None)
     if doc_id is None or doc_id == "":
         raise RecordError(path, line, "missing passage id", "id")
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):  # 1.0 would be "1.0", never qrels' "1"

@@ -7,9 +7,9 @@ pytrec_eval itself (pytrec-eval-terrier, the package BEIR depends on; ragbench[b
 measures have corner cases (graded gains, the ideal ranking from every judged document, P@k over k when
 fewer were shown) that a copy would have to track, and the wheel is small (a 1.1 MB extension over numpy
 and scipy, which ragbench[all] already installs; one query, 100 documents, cut-offs 1-100, takes 0.3 ms on a
-2-core machine, an evaluator built per query). ragbench has a rank order, not scores: the run handed to
-pytrec_eval scores the document at rank r (from 1) with n - r + 1, so no two tie (trec_eval orders ties by
-document id, descending, not by the order given). A document shown twice counts at its first rank.
+2-core machine, an evaluator built per query). The ranking reaches pytrec_eval through
+`ragbench.api.retrieval.trec_measures`: in the order shown, no two documents tied, a document shown twice counted at
+its first rank.
 
 MRR@k is BEIR's own: 1 / the rank of the first document with a grade above 0 within the first k, else 0.
 BEIR's evaluate drops a document whose id is the query's (`ignore_identical_ids`, default true, which
@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, Prediction, Preflight, Scores
+from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
 
 DEFAULT_CUTOFFS = "1,3,5,10"
 MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "p": "P"}  # ragbench key -> pytrec_eval
@@ -55,29 +56,12 @@ def ranked_ids(prediction: Prediction, query_id: str, ignore_identical_ids: bool
 
 def query_scores(qrels: dict[str, int], ranking: list[str], ks: tuple[int, ...]) -> Scores:
     """Every measure at every cut-off for one query, as EvaluateRetrieval.evaluate and `mrr` compute them."""
-    import pytrec_eval
-
-    measures = {f"{measure}.{','.join(map(str, ks))}" for measure in MEASURES.values()}
-    evaluator = pytrec_eval.RelevanceEvaluator({"q": {doc: int(grade) for doc, grade in qrels.items()}}, measures)
-    run = {"q": {doc: float(len(ranking) - rank) for rank, doc in enumerate(ranking)}}
-    values = evaluator.evaluate(run).get("q", {})
+    values = trec_measures(qrels, ranking, [f"{measure}.{','.join(map(str, ks))}" for measure in MEASURES.values()])
     first = next((rank for rank, doc in enumerate(ranking, start=1) if qrels.get(doc, 0) > 0), None)
     return {
-        **{f"{key}_at_{k}": values.get(f"{measure}_{k}", 0.0) for key, measure in MEASURES.items() for k in ks},
+        **{f"{key}_at_{k}": values[f"{measure}_{k}"] for key, measure in MEASURES.items() for k in ks},
         **{f"mrr_at_{k}": 1 / first if first is not None and first <= k else 0.0 for k in ks},
     }
-
-
-def shown_short(prediction: Prediction, depth: int) -> bool:
-    """Fewer documents shown than the deepest cut-off, other than because the corpus ran out (a search
-    returned fewer than it asked for and every document returned was shown)."""
-    shown = {doc.id for doc in prediction.docs}
-    if len(shown) >= depth:
-        return False
-    searches = [step for step in prediction.trace if step.kind == "retrieval" and step.response]
-    returned = {doc_id for step in searches for doc_id in step.response.get("ids", [])}
-    exhausted = any(len(step.response.get("ids", [])) < step.request.get("k", 0) for step in searches)
-    return not (exhausted and returned <= shown)
 
 
 class BeirRetrieval(Metric):
@@ -101,12 +85,7 @@ class BeirRetrieval(Metric):
 
     def preflight(self, check: Preflight, task: Any) -> None:
         with check.step("metric beir_retrieval: pytrec_eval installed"):
-            try:
-                import pytrec_eval  # noqa: F401
-            except ImportError:
-                raise ConfigError(
-                    "metric beir_retrieval computes BEIR's measures with pytrec_eval: pip install 'ragbench[beir]'"
-                ) from None
+            import_pytrec_eval(f"metric {self.name}")
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
         prediction.shown_docs("BEIR's retrieval (each document with its corpus id)")

@@ -372,8 +372,8 @@ RAGCHECKER_NOTHING_SHOWN = {
 # BrowseComp-Plus (tasks/browsecomp_plus), on its sample checkout (tests/data/browsecomp_plus/sample): queries 11
 # (evidence 101, 102, 103; gold 103) and 12 (evidence 204, 205; gold 205), over the sample's 8-document corpus. The
 # judge (matrix_fixtures.STEP_RULES) finds every response but "zzz" correct, each with confidence 80: accuracy 1/2,
-# confidence 80, calibration error 0 (under 100 confidences, as evaluate_run.py). No system calls BrowseComp-Plus's
-# tools: 0 calls each. bm25 ranks for 11 102, 101, 103 (the rest score 0) and for 12 204, 205: the question's top 3
+# confidence 80, calibration error 0 (under 100 confidences, as evaluate_run.py). Only search_agent calls
+# BrowseComp-Plus's tools, once each (its script searches the question, then asks get_document): 0 calls elsewhere. bm25 ranks for 11 102, 101, 103 (the rest score 0) and for 12 204, 205: the question's top 3
 # or 5 (the searching systems; smart's intent is the question) hold every evidence and gold document: recall 1.
 # Nothing shown (closed_book, recorded): 0. The top passage alone (vanilla's top_n 1, Self-RAG's short form): 102
 # (1 of 3 evidence, not gold) and 204 (1 of 2, not gold): evidence (1/3 + 1/2) / 2, gold 0. llatrieval's top 2:
@@ -397,6 +397,7 @@ BROWSECOMP_PLUS_OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
         for system in ("vanilla", "selfrag")
     },
     ("llatrieval", "browsecomp_plus"): {"evidence_recall": 5 / 6, "gold_recall": 0.5},
+    ("search_agent", "browsecomp_plus"): {"search_calls": 1.0, "get_document_calls": 1.0},
 }
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,

@@ -240,6 +240,7 @@ def test_missing_data_file_offline_names_the_file_and_where_to_put_it(tmp_path, 
             "--metric-arg match.nonsense=1: metric match has no option 'nonsense' (it takes no options)",
         ),
         (["--tasks", "demo", "--system-arg", "oops"], "--system-arg 'oops': expected KEY=VALUE"),
+        (["--tasks", "demo", "--system", "recorded"], "system recorded needs --system-arg path=<"),
         (["--tasks", "demo", "--task-arg", "nope=1"], "--task-arg nope=...: no selected task accepts 'nope'"),
         (
             ["--tasks", "demo", "--task-arg", "template=x"],

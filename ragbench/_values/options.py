@@ -226,6 +226,11 @@ def construct(
                 f"{flag} {prefix}{name}={shown_value(value)}: {label} takes {problem} for {name} "
                 f"({option_form(name, parameters.get(name), hints.get(name))})"
             )
+    filled = {*list(parameters)[: len(positional)], *args, *injected}
+    missing = [name for name, p in shown.items() if p.default is inspect.Parameter.empty and name not in filled]
+    if missing:
+        needed = ", ".join(f"{flag} {prefix}{option_form(n, shown[n], hints.get(n))}" for n in missing)
+        raise ConfigError(f"{label} needs {needed} (accepted: {accepted})")
     try:
         return cls(*positional, **args, **injected)
     except (TypeError, ValueError) as exc:

@@ -68,6 +68,10 @@ def read_only(value: Any, _within: frozenset[int] = frozenset()) -> Any:
         return value
     if id(value) in _within or len(_within) >= DEEPEST:
         return value
+    if kind is dict and IMMUTABLE.issuperset(map(type, value.values())):  # nothing inside to walk (most are so)
+        return ReadOnlyDict(value)
+    if kind is list and IMMUTABLE.issuperset(map(type, value)):
+        return ReadOnlyList(value)
     within = _within | {id(value)}
     if isinstance(value, dict):
         return ReadOnlyDict(

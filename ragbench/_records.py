@@ -350,8 +350,8 @@ def located_records(
         if isinstance(located.value, RecordError):
             yield located
         else:
-            line, start, end, ended, value = located
-            yield Located(line, start, end, ended, SampleRecord.from_dict(value, has_text, owned=True))
+            number, begins, ends, ended, value = located
+            yield Located(number, begins, ends, ended, SampleRecord.from_dict(value, has_text, owned=True))
 
 
 def record_at(

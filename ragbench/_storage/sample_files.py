@@ -61,9 +61,8 @@ def located_samples(path: str | Path, older_shapes: bool = False, line: int = 0,
     where = str(path)
     with open_file(path) as handle:
         handle.seek(start)
-        for located in located_lines(handle, where, line=line, start=start):
-            line, start, end, ended, value = located
-            yield Located(line, start, end, ended, checked_sample(where, line, value, older_shapes))
+        for number, begins, ends, ended, value in located_lines(handle, where, line=line, start=start):
+            yield Located(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
 
 
 def checked_sample(where: str, line: int, value: Any, older_shapes: bool = False) -> dict[str, Any] | RecordError:

@@ -68,6 +68,10 @@ def read_only(value: Any, _within: frozenset[int] = frozenset()) -> Any:
         return value
     if id(value) in _within or len(_within) >= DEEPEST:
         return value
+    if kind is dict and IMMUTABLE.issuperset(map(type, value.values())):  # nothing inside to walk (most are so)
+        return ReadOnlyDict(value)
+    if kind is list and IMMUTABLE.issuperset(map(type, value)):
+        return ReadOnlyList(value)
     within = _within | {id(value)}
     if isinstance(value, dict):
         return ReadOnlyDict(
@@ -128,15 +132,33 @@ class ReadOnly:
         value is copied read-only once (the record holds none of the given containers), with no mutable record
         built and copied first (`read_only()`), so records read in bulk (a parsed line's) cost one copy."""
         copy = object.__new__(cls._read_only_class)
-        for spec in fields(cls):  # type: ignore[arg-type]  # every ReadOnly subclass is a dataclass
-            if spec.name in values:
-                value = values[spec.name]
-            elif spec.default is not MISSING:
-                value = spec.default
+        within = frozenset({id(copy)})
+        state = copy.__dict__
+        for name, default, factory in cls._defaults():
+            value = values[name] if name in values else default if factory is None else factory()
+            kind = type(value)
+            if kind in IMMUTABLE:
+                state[name] = value
+            elif kind is dict and not value:  # most of a record's containers (no errors, no extras): no walk
+                state[name] = ReadOnlyDict()
+            elif kind is list and not value:
+                state[name] = ReadOnlyList()
             else:
-                value = spec.default_factory()  # type: ignore[operator]  # a field without a default has one
-            copy.__dict__[spec.name] = value if type(value) in IMMUTABLE else read_only(value, frozenset({id(copy)}))
+                state[name] = read_only(value, within)
         return copy
+
+    @classmethod
+    def _defaults(cls) -> list[tuple[str, Any, Any]]:
+        """(name, default, default factory or None) of each field, in order: read from the dataclass once a class
+        (`dataclasses.fields` costs more than the rest of a small record's `sealed`)."""
+        known = cls.__dict__.get("_field_defaults")
+        if known is None:
+            known = [
+                (spec.name, spec.default, None if spec.default is not MISSING else spec.default_factory)
+                for spec in fields(cls)  # type: ignore[arg-type]  # every ReadOnly subclass is a dataclass
+            ]
+            type.__setattr__(cls, "_field_defaults", known)
+        return known
 
     def _field_values(self) -> dict[str, Any]:
         """The record's fields by name, as copies are made of them (a record that makes a field when it is first

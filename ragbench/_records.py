@@ -28,8 +28,9 @@ from typing import Any
 
 from ._errors import RecordError
 from ._read_only import ReadOnly, ReadOnlyList
+from ._storage.jsonl import Located
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
-from ._storage.sample_files import finalized_samples, iter_samples
+from ._storage.sample_files import finalized_samples, located_samples
 from ._types import Document, Example, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
@@ -328,6 +329,37 @@ def read_samples(
     added to `errors` as a `RecordError` naming the file and the line; `older_shapes`: an older ragbench's line
     is brought to the current shape first (`in_current_shape`); `rewritten`: a file `RunDir.finalize_samples`
     rewrote, whose lines were checked as they were copied there, so here they are only parsed."""
-    lines = finalized_samples(Path(path)) if rewritten else iter_samples(path, errors, older_shapes)
-    for line in lines:
-        yield SampleRecord.from_dict(line, has_text, owned=True)
+    if rewritten:
+        for line in finalized_samples(Path(path)):
+            yield SampleRecord.from_dict(line, has_text, owned=True)
+        return
+    for located in located_records(path, has_text=has_text, older_shapes=older_shapes):
+        if isinstance(located.value, SampleRecord):
+            yield located.value
+        elif errors is not None:
+            errors.append(located.value)
+
+
+def located_records(
+    path: str | Path, *, has_text: bool = True, older_shapes: bool = False, line: int = 0, start: int = 0
+) -> Iterator[Located]:
+    """`read_samples` with where each line is: every line of a samples file as a `Located` (line index, byte
+    offsets) whose value is its `SampleRecord` or its `RecordError`; `line` and `start`: read on from that line
+    (a reader that keeps each record's offset, not the record, and reads one again: `record_at`)."""
+    for located in located_samples(path, older_shapes, line, start):
+        if isinstance(located.value, RecordError):
+            yield located
+        else:
+            number, begins, ends, ended, value = located
+            yield Located(number, begins, ends, ended, SampleRecord.from_dict(value, has_text, owned=True))
+
+
+def record_at(
+    path: str | Path, line: int, start: int, *, has_text: bool = True, older_shapes: bool = False
+) -> SampleRecord | RecordError:
+    """The record of the line at byte offset `start` (its 0-based index `line`), read and checked as
+    `read_samples` reads it, or its RecordError (one when the file holds no line there now)."""
+    located = next(located_records(path, has_text=has_text, older_shapes=older_shapes, line=line, start=start), None)
+    if located is None:
+        return RecordError(str(path), line + 1, "no line here now (the file was changed since it was read)")
+    return located.value

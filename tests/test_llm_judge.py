@@ -247,6 +247,24 @@ def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 1
 
 
+def test_a_judge_file_resolves_past_a_samples_line_that_is_no_sample_record(tmp_path):
+    """The references of a judge's file are found in the run's samples through the sample reader: a line edited
+    by hand (a trace that is no list) or cut short holds nothing to refer to, and is no traceback."""
+    run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        metrics=["llm_judge"],
+        judges=[judge_rules(tmp_path, "a.json", "correct")],
+    )
+    log = tmp_path / "run" / "judge0_calls.jsonl"
+    before = [record for _, record in resolved(log)]
+    with (tmp_path / "run" / "samples" / "demo.jsonl").open("a") as handle:
+        handle.write('{"index": 99, "id": "edited", "trace": "not a list"}\n{"index": 100, "trace": [1]}\n{"ind')
+    assert [record for _, record in resolved(log)] == before and {r["response"] for r in before} == {"correct"}
+
+
 def test_a_failed_judge_call_is_counted_and_replayed_as_a_failure(tmp_path):
     nothing = tmp_path / "empty.jsonl"
     nothing.write_text(json.dumps({"prompt": "never asked", "response": "correct"}) + "\n")

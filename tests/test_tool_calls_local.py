@@ -158,7 +158,7 @@ def test_the_viewer_shows_a_tool_exchange_turn_by_turn():
         [SEARCH],
     )
     chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
-    answered, called = (step_view(i, step.to_dict()) for i, step in enumerate(trace))
+    answered, called = (step_view(i, step) for i, step in enumerate(trace))
     assert answered["prompt"] == (
         '[user]\nWho wrote it?\n\n[assistant]\n-> search({"query": "author"})  [call_1]\n\n[tool] (call_1)\n[1] Ann'
     )

@@ -101,7 +101,7 @@ def test_a_gold_without_the_tasks_reading_shows_every_value_it_holds(tmp_path):
         "answer": "x and y",
         "score": 3,
     }
-    (run / "samples" / "t.jsonl").write_text(json.dumps({"id": "a", "question": "q?", "gold": gold}) + "\n")
+    (run / "samples" / "t.jsonl").write_text(json.dumps({"index": 0, "id": "a", "question": "q?", "gold": gold}) + "\n")
     site = Site(RunCatalog([str(run)]), registry=installed_registry())
     assert (
         site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["gold"]
@@ -209,16 +209,20 @@ def test_a_run_in_progress_shows_its_examples_so_far(tmp_path):
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"], "system": "vanilla"}, "finished": False}))
     samples = run / "samples" / "t.jsonl"
-    samples.write_text(json.dumps({"id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"id": "b", "quest')
+    samples.write_text(
+        json.dumps({"index": 0, "id": "a", "question": "q?", "error": "boom"}) + "\n" + '{"index": 1, "id": "b", "quest'
+    )
     site = Site(RunCatalog([str(run)]), registry=installed_registry())
     first = site.data(f"rows/{site.runs[0].rid}/t/0")
     assert first["total"] == 1 and not first["finished"] and first["rows"][0]["error"] == "boom"
     with samples.open("a") as handle:  # the cut line is finished, then a retry of "a" succeeds
-        handle.write('ion": "q2?"}\n' + json.dumps({"id": "a", "question": "q?", "scores": {"em": 1.0}}) + "\n")
+        handle.write(
+            'ion": "q2?"}\n' + json.dumps({"index": 0, "id": "a", "question": "q?", "scores": {"em": 1.0}}) + "\n"
+        )
     rows = site.data(f"rows/{site.runs[0].rid}/t/0")["rows"]
     assert [(r["id"], r["error"], r["scores"]) for r in rows] == [("a", None, {"em": 1.0}), ("b", None, {})]
     assert site.data("runs")["runs"][0]["tasks"]["t"]["counts"] == {"records": 2, "scored": 2, "failed": 0}
-    samples.write_text(json.dumps({"id": "z"}) + "\n")  # rewritten (the run finished): indexed again
+    samples.write_text(json.dumps({"index": 0, "id": "z"}) + "\n")  # rewritten (the run finished): indexed again
     assert [r["id"] for r in SampleIndex(samples).refresh().rows] == ["z"]
     assert site.data(f"rows/{site.runs[0].rid}/t/0")["rows"][0]["id"] == "z"
 
@@ -302,6 +306,7 @@ def test_rows_come_in_chunks_and_full_records_only_by_offset(tmp_path):
             handle.write(
                 json.dumps(
                     {
+                        "index": i,
                         "id": f"e{i}",
                         "question": "q" * 1000,
                         "trace": [{"x": "y" * 2000}],

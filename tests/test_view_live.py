@@ -28,7 +28,8 @@ from ragbench._view.site import Site
 def write_run(folder: Path, records: list[dict], task: str = "t", results: dict | None = None) -> Path:
     (folder / "samples").mkdir(parents=True, exist_ok=True)
     (folder / "run.json").write_text(json.dumps({"config": {"tasks": [task], "system": "vanilla"}}))
-    (folder / "samples" / f"{task}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    lines = [{"index": n, **record} for n, record in enumerate(records)]  # a line as a run writes it: its position
+    (folder / "samples" / f"{task}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     if results is not None:
         (folder / "results.json").write_text(json.dumps(results))
     return folder
@@ -111,7 +112,7 @@ def test_runs_made_after_the_viewer_started_are_found_on_reload(tmp_path, serve)
     assert get(api + "rows/group_second/t/0")["rows"][0]["error"] == "boom"
 
     with (root / "group" / "second" / "samples" / "t.jsonl").open("a") as handle:  # it goes on, then finishes
-        handle.write(json.dumps({"id": "b", "question": "q2?", "scores": {"em": 1.0}}) + "\n")
+        handle.write(json.dumps({"index": 1, "id": "b", "question": "q2?", "scores": {"em": 1.0}}) + "\n")
     assert get(api + "rows/group_second/t/0")["total"] == 2
     (root / "group" / "second" / "results.json").write_text(json.dumps(finished(value=0.25)))
     page = get(api + "run/group_second")
@@ -173,6 +174,9 @@ def test_no_two_threads_index_a_sample_file_at_once_when_it_disappears(tmp_path)
 
         def open(self, *args, **kwargs):
             return path.open(*args, **kwargs)
+
+        def __fspath__(self):  # the sample reader opens it by its path
+            return str(path)
 
     index.path = GatedPath()
     threads = {name: threading.Thread(target=index.refresh, name=name) for name in ("A", "B", "C")}

@@ -89,15 +89,16 @@ def failed_run(root: Path) -> Path:
     (run / "samples").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({"config": {"tasks": ["t"]}}))
     records = [
-        {"id": "a", "question": "q?", "error": "KeyError: 'docs'", "traceback": FAILED_TRACEBACK},
+        {"index": 0, "id": "a", "question": "q?", "error": "KeyError: 'docs'", "traceback": FAILED_TRACEBACK},
         {
+            "index": 1,
             "id": "b",
             "question": "q?",
             "scores": {"em": 1.0},
             "score_errors": {"judge": "ValueError: no reply"},
             "score_tracebacks": {"judge": METRIC_TRACEBACK},
         },
-        {"id": "c", "question": "q?", "scores": {"em": 0.0}},
+        {"index": 2, "id": "c", "question": "q?", "scores": {"em": 0.0}},
     ]
     write_jsonl(run / "samples" / "t.jsonl", records)
     return run

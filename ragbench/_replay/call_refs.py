@@ -26,6 +26,7 @@ from typing import Any
 
 from .._errors import RecordError
 from .._storage.jsonl import iter_jsonl
+from .._storage.sample_files import iter_samples
 
 NLI_LOG = "nli_calls.jsonl"
 _REQUEST_FIELDS = ("prompt", "messages", "tools", "tool_choice", "sampling")  # a request without tools: no key
@@ -101,11 +102,9 @@ def _holders(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | No
     """(request, response data or None for a failed call) of every exchange held in a run folder:
     its samples' LLM steps, then the NLI log's lines, one at a time."""
     for sample_file in sorted((folder / "samples").glob("*.jsonl")):
-        for _, record in iter_jsonl(sample_file):
-            if not isinstance(record, dict):  # a line a killed run cut short holds nothing to refer to
-                continue
+        for record in iter_samples(sample_file):  # a line that is no sample record holds nothing to refer to
             for step in (*(record.get("trace") or ()), *(record.get("judge_trace") or ())):
-                if step.get("kind") == "llm":
+                if step.get("kind") == "llm" and step.get("request") is not None:
                     yield step["request"], (step_response_data(step) if step.get("response") is not None else None)
     log = folder / NLI_LOG
     if log.is_file():

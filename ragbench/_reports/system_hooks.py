@@ -12,10 +12,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from .._errors import RecordError
 from .._plugin_calls import PluginCall
-from .._records import SampleRecord, read_samples
-from .._storage.files import file_there, open_file
-from .._storage.jsonl import parse_json
+from .._records import SampleRecord, read_samples, record_at
+from .._storage.files import file_there
 from .._storage.sample_files import line_offsets
 from .._system import System
 from .._values.json_values import json_problem
@@ -43,13 +43,10 @@ class SavedRecords(Sequence):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         place = range(len(self))[index]  # an IndexError past either end, as a list's
-        with open_file(self.path) as lines:
-            lines.seek(self.offsets[place])
-            return self._record(parse_json(lines.read(self.offsets[place + 1] - self.offsets[place])))
-
-    @staticmethod
-    def _record(record: dict[str, Any]) -> SampleRecord:
-        return SampleRecord.from_dict(record, has_text=False)
+        record = record_at(self.path, place, self.offsets[place], has_text=False)  # one line a record there
+        if isinstance(record, RecordError):  # the file changed since it was rewritten
+            raise record
+        return record
 
 
 def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[Any, Any, Any]:

@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import jsonlines
 
@@ -113,26 +113,38 @@ class StreamBroken(RecordError):
     """The stream broke off at this line (cut short or corrupt): nothing after it can be read."""
 
 
-def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
-    """The RecordError of a line jsonlines could not read: not UTF-8, or not JSON at line:column."""
+def line_error(where: str, exc: jsonlines.InvalidLineError, line: int | None = None) -> RecordError:
+    """The RecordError of a line jsonlines could not read: not UTF-8, or not JSON at line:column; `line`: its
+    number in the file, where jsonlines started counting after its start (`located_lines` from an offset)."""
     cause = exc.__cause__
+    line = exc.lineno if line is None else line
     if isinstance(cause, UnicodeDecodeError):
         return RecordError(
             where,
-            exc.lineno,
+            line,
             f"not UTF-8 (byte 0x{cause.object[cause.start]:02x} at column {cause.start + 1}); save the file as UTF-8",
         )
     if isinstance(cause, json.JSONDecodeError):
         if cause.pos >= len(cause.doc.rstrip()) or cause.msg.startswith("Unterminated string"):  # ran out of line
             return RecordError(
                 where,
-                exc.lineno,
+                line,
                 f"line cut short at column {len(cause.doc.rstrip()) + 1} ({cause.msg} at column {cause.colno})",
             )
-        return RecordError(where, exc.lineno, f"not valid JSON at column {cause.colno}: {cause.msg}")
+        return RecordError(where, line, f"not valid JSON at column {cause.colno}: {cause.msg}")
     if isinstance(cause, NestedTooDeep):
-        return RecordError(where, exc.lineno, f"{cause}; fix or remove the line")
-    return RecordError(where, exc.lineno, f"unreadable line ({cause or exc})")
+        return RecordError(where, line, f"{cause}; fix or remove the line")
+    return RecordError(where, line, f"unreadable line ({cause or exc})")
+
+
+class Located(NamedTuple):
+    """A line of a file as `located_lines` reads it: where it is, and what it holds."""
+
+    line: int  # 0-based line index
+    start: int  # byte offset of the line's start
+    end: int  # byte offset after the line (after its newline, where it has one)
+    ended: bool  # the line ends with a newline (the last line of a file may not: cut short, or being written)
+    value: Any  # the parsed value, or the line's RecordError
 
 
 def read_lines(
@@ -145,44 +157,54 @@ def read_lines(
         with open_file(source) as handle:
             yield from read_lines(handle, where or str(source), loads)
         return
-    lines = _Numbered(source)
+    for located in located_lines(source, where, loads):
+        yield located.line, located.value
+
+
+def located_lines(
+    source: IO[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads, line: int = 0, start: int = 0
+) -> Iterator[Located]:
+    """Every non-blank line of an open binary stream with its line index and byte offsets (`Located`), as
+    `read_lines` reads them; `line` and `start`: the index and offset of the stream's first line (a file read
+    on from where an earlier reading stopped, its handle there)."""
+    lines = _Numbered(source, line, start)
     # jsonlines decodes each line to str before `loads` sees it (its annotation allows bytes too)
     reader = jsonlines.Reader(lines, loads=guarded(loads))  # type: ignore[arg-type]
     name = where or str(getattr(source, "name", "<stream>"))
     while True:
+        value: Any
         try:
             value = reader.read(allow_none=True, skip_empty=True)
         except EOFError:  # the end of the stream, or (lines.failure) a stream that broke off
             if lines.failure is not None:
-                yield (
-                    lines.number,
-                    StreamBroken(
-                        name,
-                        lines.number + 1,
-                        f"cannot read past this line "
-                        f"({lines.failure or type(lines.failure).__name__}): the file "
-                        "is cut short or corrupt",
-                    ),
+                broken = StreamBroken(
+                    name,
+                    lines.number + 1,
+                    f"cannot read past this line ({lines.failure or type(lines.failure).__name__}): the file "
+                    "is cut short or corrupt",
                 )
+                yield Located(lines.number, lines.end, lines.end, False, broken)
             return
         except jsonlines.InvalidLineError as exc:
-            yield exc.lineno - 1, line_error(name, exc)
-            continue
-        yield lines.number - 1, value
+            value = line_error(name, exc, lines.number)
+        yield Located(lines.number - 1, lines.start, lines.end, lines.ended, value)
 
 
 class _Numbered:
-    """The lines of a stream, remembering the number of the last one handed out and the error
-    that ended it early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
+    """The lines of a stream, remembering the number, offsets and end of the last one handed out and the
+    error that ended it early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.stream, self.number = stream, 0
+    def __init__(self, stream: IO[bytes], number: int = 0, start: int = 0) -> None:
+        self.stream, self.number = stream, number
+        self.start = self.end = start
+        self.ended = True
         self.failure: Exception | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         try:
-            for number, line in enumerate(self.stream, 1):
-                self.number = number
+            for line in self.stream:
+                self.number += 1
+                self.start, self.end, self.ended = self.end, self.end + len(line), line.endswith(b"\n")
                 yield line
         except (EOFError, OSError) as exc:
             self.failure = exc

@@ -1,5 +1,6 @@
 """A run's samples files, samples/<task>.jsonl: where a task's is, and reading its lines (checked, or as
-`RunDir.finalize_samples` rewrote them) with the byte offset of every line."""
+`RunDir.finalize_samples` rewrote them) with the byte offset of every line, from its start or on from a line's
+offset (`located_samples`: the viewer's index follows a file as it grows, and reads one line again)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from .._errors import RecordError
 from .._values.names import inside
 from .files import file_there, open_file
-from .jsonl import iter_jsonl, parse_json
+from .jsonl import Located, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
 
 
@@ -43,19 +44,42 @@ def finalized_samples(path: Path) -> Iterator[dict[str, Any]]:
 def numbered_samples(
     path: str | Path, errors: list[RecordError] | None = None, older_shapes: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(0-based line index, record) of every sample line (`located_samples`); the others added to `errors`."""
+    for located in located_samples(path, older_shapes):
+        if not isinstance(located.value, RecordError):
+            yield located.line, located.value
+        elif errors is not None:
+            errors.append(located.value)
+
+
+def located_samples(path: str | Path, older_shapes: bool = False, line: int = 0, start: int = 0) -> Iterator[Located]:
+    """Every line of a samples file with where it is (`Located`: line index, byte offsets), its value the
+    checked record (`checked_sample`) or the line's RecordError; `line` and `start`: read on from that line's
+    index and byte offset (where an earlier reading stopped, or one line's start). A missing file has none."""
     if not file_there(path):
         return
-    for line, record in iter_jsonl(path):
-        if not isinstance(record, RecordError) and not is_sample(record):  # a damaged line that still parses
-            record = RecordError(str(path), line + 1, "not a sample record (no integer `index`)")
-        elif not isinstance(record, RecordError) and older_shapes:
-            record = in_current_shape(record)
-        elif not isinstance(record, RecordError) and (problem := sample_problem(record)) is not None:
-            record = RecordError(str(path), line + 1, f"not a sample record of this ragbench ({problem})")
-        if not isinstance(record, RecordError):
-            yield line, record
-        elif errors is not None:
-            errors.append(record)
+    where = str(path)
+    with open_file(path) as handle:
+        handle.seek(start)
+        for number, begins, ends, ended, value in located_lines(handle, where, line=line, start=start):
+            yield Located(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
+
+
+def checked_sample(where: str, line: int, value: Any, older_shapes: bool = False) -> dict[str, Any] | RecordError:
+    """A parsed line (0-based `line`) as a sample record of the current shape, or the RecordError that says why
+    it is none: not a JSON object, no integer `index`, or (after an older version's shape is brought to the
+    current one, with `older_shapes`) of a shape this ragbench does not write."""
+    if isinstance(value, RecordError):
+        return value
+    if not isinstance(value, dict):
+        return RecordError(where, line + 1, f"expected a JSON object, got {type(value).__name__}")
+    if not is_sample(value):  # a damaged line that still parses
+        return RecordError(where, line + 1, "not a sample record (no integer `index`)")
+    record = in_current_shape(value) if older_shapes else value
+    problem = sample_problem(record)
+    if problem is not None:
+        return RecordError(where, line + 1, f"not a sample record of this ragbench ({problem})")
+    return record
 
 
 def is_sample(record: dict[str, Any]) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from .._records import SampleRecord
 from .._storage.files import open_file
 from .._trace_groups import outline
+from .._types import Document, Step
 from .runs import RunFolder, clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
@@ -52,32 +53,20 @@ def _dump(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=1)
 
 
-def document_views(docs: Any) -> list[dict[str, Any]]:
+def document_views(docs: list[Document]) -> list[dict[str, Any]]:
     """Documents as the page lists them, numbered from 1 (the prediction's as citations number them)."""
-    return (
-        [
-            {
-                "number": k,
-                "id": d.get("id"),
-                "title": d.get("title"),
-                "url": d.get("url"),
-                "score": d.get("score"),
-                "text": clip(d.get("text"), DOC_CHARS),
-            }
-            for k, d in enumerate(docs, 1)
-            if isinstance(d, dict)
-        ]
-        if isinstance(docs, list)
-        else []
-    )
+    return [
+        {"number": k, "id": d.id, "title": d.title, "url": d.url, "score": d.score, "text": clip(d.text, DOC_CHARS)}
+        for k, d in enumerate(docs, 1)
+    ]
 
 
-def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
+def step_view(index: int, step: Step) -> dict[str, Any]:
     """A trace step as the timeline shows it: an LLM call's prompt and reply as text, any other
     step's request and response (a custom step's inputs and outputs) as JSON, with the documents a
     custom step kept (log-probs are counted, not shown)."""
-    request, response = step.get("request") or {}, step.get("response") or {}
-    if step.get("kind") == "llm":
+    request, response = step.request or {}, step.response or {}
+    if step.kind == "llm":
         prompt = _prompt_text(request)
         texts = response.get("texts") or []
         reply = texts[0] if len(texts) == 1 else _dump(texts) if texts else ""
@@ -94,19 +83,20 @@ def step_view(index: int, step: dict[str, Any]) -> dict[str, Any]:
         extra["sampling"] = {k: v for k, v in settings.items() if v not in (None, [], False)}
     else:
         prompt, reply, extra = _dump(request), _dump(response) if response else "", {}
+    kept = step.docs if isinstance(step.docs, list) else []
     return {
         "i": index,
-        "kind": step.get("kind"),
-        "name": step.get("name"),
-        "group": step.get("group") or [],
-        "seconds": step.get("seconds"),
-        "cached": bool(step.get("cached")),
-        "error": step.get("error"),
-        "tokens": [step.get("prompt_tokens", 0), step.get("completion_tokens", 0)],
+        "kind": step.kind,
+        "name": step.name,
+        "group": step.group or [],
+        "seconds": step.seconds,
+        "cached": bool(step.cached),
+        "error": step.error,
+        "tokens": [step.prompt_tokens, step.completion_tokens],
         "prompt": clip(prompt, STEP_CHARS),
         "reply": clip(reply, STEP_CHARS),
         "details": clip(_dump(extra), 2000) if extra else "",
-        "docs": document_views(step.get("docs")),
+        "docs": document_views([Document.from_dict(d) for d in kept if isinstance(d, dict)]),
     }
 
 
@@ -135,7 +125,7 @@ def read_nli_log(path: Path) -> dict[str, list[tuple[str, str]]]:
     return by_hypothesis
 
 
-def nli_verdicts(answer: str, docs: list[dict[str, Any]], run: RunFolder) -> list[dict[str, Any]]:
+def nli_verdicts(answer: str, docs: list[Document], run: RunFolder) -> list[dict[str, Any]]:
     """The NLI decisions on this answer's sentences over this example's documents (a premise is
     matched to the documents whose text it contains; the log has no example ids)."""
     out = []
@@ -144,7 +134,7 @@ def nli_verdicts(answer: str, docs: list[dict[str, Any]], run: RunFolder) -> lis
         if not hypothesis or hypothesis.rstrip(".") not in answer:
             continue
         for premise, verdict in decisions:
-            numbers = [k for k, doc in enumerate(docs, 1) if (doc.get("text") or "")[:120] in premise]
+            numbers = [k for k, doc in enumerate(docs, 1) if doc.text[:120] in premise]
             if numbers:
                 out.append(
                     {
@@ -156,53 +146,49 @@ def nli_verdicts(answer: str, docs: list[dict[str, Any]], run: RunFolder) -> lis
     return out
 
 
-def reasons(record: dict[str, Any], run: RunFolder) -> list[dict[str, Any]]:
+def reasons(record: SampleRecord, run: RunFolder) -> list[dict[str, Any]]:
     """What the run recorded about why a metric scored as it did: the judges' replies, the NLI verdicts."""
     out = [
         {
-            "source": f"judge call {step.get('name')}",
-            "prompt": clip(_prompt_text(step.get("request") or {}), 6000),
-            "reply": step.get("error") or " | ".join((step.get("response") or {}).get("texts") or []),
+            "source": f"judge call {step.name}",
+            "prompt": clip(_prompt_text(step.request or {}), 6000),
+            "reply": step.error or " | ".join((step.response or {}).get("texts") or []),
         }
-        for step in record.get("judge_trace") or []
+        for step in record.judge_trace
     ]
-    prediction = record.get("prediction") or {}
-    if prediction.get("answer") and prediction.get("docs"):
-        out += nli_verdicts(str(prediction["answer"]), prediction["docs"], run)
+    if record.answer and record.docs:
+        out += nli_verdicts(record.answer, record.docs, run)
     return out[:200]
 
 
-def example_page(record: dict[str, Any], system: Any, run: RunFolder) -> dict[str, Any]:
-    prediction = record.get("prediction") or {}
-    citations = prediction.get("citations") or []
-    cited = {n for sentence in citations for n in (sentence or []) if isinstance(n, int)}
-    docs = [{**doc, "cited": doc["number"] in cited} for doc in document_views(prediction.get("docs") or [])]
-    trace = record.get("trace") or []
-    sample = SampleRecord.from_dict(record)
+def example_page(record: SampleRecord, system: Any, run: RunFolder) -> dict[str, Any]:
+    """An example's page from its record (read with its texts)."""
+    cited = {n for sentence in record.citations for n in (sentence or []) if isinstance(n, int)}
+    docs = [{**doc, "cited": doc["number"] in cited} for doc in document_views(record.docs)]
     try:
-        items = system.trace_outline(sample) if system is not None else outline(sample.trace)
+        items = system.trace_outline(record) if system is not None else outline(record.trace)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
-        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(sample.trace)}]
+        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(record.trace)}]
     return {
-        "id": record.get("id"),
-        "question": record.get("question"),
-        "gold": record.get("gold"),
+        "id": record.id,
+        "question": record.question,
+        "gold": record.gold,
         "gold_text": gold_text(record),
-        "answer": prediction.get("answer", record.get("output")),
-        "output": record.get("output"),
-        "error": record.get("error"),
-        "traceback": clip(record.get("traceback"), TRACEBACK_CHARS) or None,
-        "scores": record.get("scores") or {},
-        "score_errors": record.get("score_errors") or {},
+        "answer": record.answer,
+        "output": record.output,
+        "error": record.error,
+        "traceback": clip(record.traceback, TRACEBACK_CHARS) or None,
+        "scores": record.scores,
+        "score_errors": record.score_errors,
         "score_tracebacks": {
-            str(metric): clip(text, TRACEBACK_CHARS) for metric, text in (record.get("score_tracebacks") or {}).items()
+            str(metric): clip(text, TRACEBACK_CHARS) for metric, text in record.score_tracebacks.items()
         },
-        "infrastructure_failures": record.get("infrastructure_failures") or [],
-        "seconds": record.get("seconds"),
-        "citations": citations,
+        "infrastructure_failures": record.infrastructure_failures,
+        "seconds": record.seconds,
+        "citations": record.citations,
         "docs": docs,
         "reasons": reasons(record, run),
-        "steps": [step_view(i, s) for i, s in enumerate(trace)],
+        "steps": [step_view(i, step) for i, step in enumerate(record.trace)],
         "outline": items,
-        "extras": clip(_dump(prediction.get("extras")), 20000) if prediction.get("extras") else "",
+        "extras": clip(_dump(record.extras), 20000) if record.extras else "",
     }

@@ -163,6 +163,8 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
         "budget": (results and results.budget) or {},
         "budget_quantities": QUANTITIES,
         "system_warnings": system_warnings(results),
+        # lines of samples/<task>.jsonl that are no sample record (cut short, edited, of another shape)
+        "bad_lines": {task: run.samples(task).bad_lines() for task in run.tasks},
     }
 
 

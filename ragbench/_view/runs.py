@@ -1,8 +1,11 @@
 """Finding run folders and reading them as they are on disk (read only: nothing is written there).
 
-A run's sample file is indexed, not loaded: one pass records each line's byte offset and a short
-row (id, question, answer, gold, scores, error, slice values) for the examples table; a full
-record is read again from its offset when its page is opened. The index follows the file: lines
+A run's sample file is indexed, not loaded: one pass reads its records as every reader does
+(`ragbench._records.located_records`: checked, an older version's shapes read as the current ones) and
+keeps each line's byte offset and a short row (id, question, answer, gold, scores, error, slice values)
+for the examples table; a full record is read again from its offset, through the same reader, when its
+page is opened. A line that is no sample record (cut short, edited by hand, of another shape) is counted
+and named on the run page, as `compare` and `rescore` name it. The index follows the file: lines
 appended by a run still in progress are indexed on the next request, and a file rewritten (the
 run finished, records put in data order) is indexed again. A run's other files (run.json,
 results.json, the list of sample files, nli_calls.jsonl) are read again only when their identity
@@ -14,24 +17,28 @@ from __future__ import annotations
 
 import json
 import threading
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .._errors import ConfigError
+from .._errors import ConfigError, RecordError
+from .._records import SampleRecord, located_records, record_at
+from .._reports.failures import metric_failures
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
 from .._reports.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
 from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.run_lock import RunLock, describe
-from .._storage.run_shapes import in_current_shape
-from .._storage.sample_files import is_sample, sample_file
+from .._storage.sample_files import sample_file
 from .._values.names import part_problem
 
 T = TypeVar("T")
 
 TEXT_CHARS = 240  # characters of question / answer / gold / error kept in a table row
+BAD_LINES_KEPT = 100  # lines that are no sample record kept to name (all are counted)
+BAD_LINES_SHOWN = 20  # of them, named on the run page
 
 
 def clip(text: Any, limit: int = TEXT_CHARS) -> str:
@@ -39,16 +46,14 @@ def clip(text: Any, limit: int = TEXT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def gold_text(record: dict[str, Any]) -> str:
+def gold_text(record: SampleRecord) -> str:
     """A record's gold in a line: the reference texts the task read it as (`gold_references`, written by
     the run), else every value of the gold as it stands (a run written before the references were)."""
-    references = record.get("gold_references")
-    if isinstance(references, list) and references:
-        return " | ".join(map(str, references))
-    gold = record.get("gold")
-    if not isinstance(gold, dict):
-        return "" if gold is None else str(gold)
-    return "; ".join(f"{key}: {_leaves(value)}" for key, value in gold.items() if value not in (None, "", [], {}))
+    if record.gold_references:
+        return " | ".join(map(str, record.gold_references))
+    return "; ".join(
+        f"{key}: {_leaves(value)}" for key, value in record.gold.items() if value not in (None, "", [], {})
+    )
 
 
 def _leaves(value: Any) -> str:
@@ -60,27 +65,18 @@ def _leaves(value: Any) -> str:
     return str(value)
 
 
-def table_row(record: dict[str, Any]) -> dict[str, Any]:
-    prediction = record.get("prediction") or {}
+def table_row(record: SampleRecord) -> dict[str, Any]:
     return {
-        "id": None if record.get("id") is None else str(record["id"]),
-        "question": clip(record.get("question")),
-        "answer": clip(prediction.get("answer", record.get("output"))),
+        "id": record.id,
+        "question": clip(record.question),
+        "answer": clip(record.answer),
         "gold": clip(gold_text(record)),
-        "scores": record.get("scores") or {},
-        "error": clip(record.get("error")) or None,
-        "score_errors": metric_failures(record),
+        "scores": record.scores,
+        "error": clip(record.error) or None,
+        "score_errors": {metric: clip(error, 160) for metric, error in metric_failures(record, ()).items()},
         # what the slice labels are made of (`rows_page`), whole; a bad record is in no slice, as in results.json
-        "slice_values": None
-        if record.get("bad_record")
-        else {k: slice_value(record["meta"], k) for k in record.get("meta") or {}},
+        "slice_values": None if record.bad_record else {k: slice_value(record.meta, k) for k in record.meta},
     }
-
-
-def metric_failures(record: dict[str, Any]) -> dict[str, str]:
-    """The metrics that failed on a record (`score_errors`: {metric: error}), their errors cut for a table row."""
-    errors = record.get("score_errors")
-    return {str(k): clip(v, 160) for k, v in errors.items()} if isinstance(errors, dict) else {}
 
 
 def row_failed(row: dict[str, Any]) -> bool:
@@ -89,16 +85,16 @@ def row_failed(row: dict[str, Any]) -> bool:
 
 
 class SampleIndex:
-    """The rows and line offsets of one samples/<task>.jsonl, kept up to date with the file."""
+    """The rows and line offsets of one samples/<task>.jsonl, kept up to date with the file: its records as
+    `read_samples` reads them (`located_records`), a row and the line's place kept of each; the lines that
+    are no sample record counted, and named (`bad_lines`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.rows: list[dict[str, Any]] = []
-        self.offsets: list[int] = []
         self._by_key: dict[str, int] = {}
-        self._identity: tuple[int, int] | None = None
-        self._read_to = 0
         self._lock = threading.Lock()  # one for the index's lifetime: threads queue on it, it is never replaced
+        self._forget(None)
 
     def refresh(self) -> SampleIndex:
         with self._lock:
@@ -110,49 +106,76 @@ class SampleIndex:
             require_regular(stat.st_mode, self.path)  # a FIFO would hang the scan
             if self._identity != (stat.st_dev, stat.st_ino) or stat.st_size < self._read_to:
                 self._forget((stat.st_dev, stat.st_ino))
+            if stat.st_size > self._read_to and not self._ends_line():
+                self._forget((stat.st_dev, stat.st_ino))  # the line read last, which had no newline, went on
             if stat.st_size > self._read_to:
                 self._scan()
         return self
 
     def _forget(self, identity: tuple[int, int] | None) -> None:
         """Drop what was indexed (the file is gone, or another file now stands at the path)."""
-        self.rows, self.offsets, self._by_key, self._read_to = [], [], {}, 0
-        self._identity = identity
+        self.rows, self._by_key = [], {}
+        self._starts, self._lines = array("Q"), array("Q")  # each row's line: its byte offset and index
+        self.errors: list[RecordError] = []  # the first BAD_LINES_KEPT lines that are no sample record
+        self.bad_count = 0
+        self.last_line: RecordError | None = None  # the last line, cut short and unended: being written, or cut
+        self._identity, self._read_to, self._next_line, self._open = identity, 0, 0, False
 
-    def _scan(self) -> None:  # a file: `refresh` looked
+    def _ends_line(self) -> bool:
+        """Whether reading on from `_read_to` starts a line: the last line read had its newline, or has it now
+        (then read past it)."""
+        if not self._open:
+            return True
         with self.path.open("rb") as handle:
             handle.seek(self._read_to)
-            offset = self._read_to
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    break  # a line still being written: indexed on a later request
-                start, offset = offset, offset + len(line)
-                self._read_to = offset
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue  # a line a killed run cut short (the run reads past it too)
-                if not isinstance(record, dict) or ("index" in record and not is_sample(record)):
-                    continue  # a damaged line that still parses (the run passes over it too); records written
-                    # by hand, without an index, are shown
-                key = checkpoint_key(record.get("id"), record.get("index"))
-                row = table_row(in_current_shape(record))
-                if key in self._by_key:  # a retried example: the latest attempt replaces the earlier one
-                    position = self._by_key[key]
-                    self.rows[position], self.offsets[position] = {**row, "n": position}, start
-                else:
-                    self._by_key[key] = len(self.rows)
-                    self.rows.append({**row, "n": len(self.rows)})
-                    self.offsets.append(start)
+            if handle.read(1) != b"\n":
+                return False
+        self._read_to, self._open = self._read_to + 1, False
+        return True
 
-    def record(self, n: int) -> dict[str, Any]:
+    def _scan(self) -> None:  # a file: `refresh` looked
+        self.last_line = None
+        for located in located_records(
+            self.path, has_text=False, older_shapes=True, line=self._next_line, start=self._read_to
+        ):
+            if not located.ended and isinstance(located.value, RecordError):
+                self.last_line = located.value  # read again on the next request: a line still being written
+                return
+            self._read_to, self._next_line, self._open = located.end, located.line + 1, not located.ended
+            if isinstance(located.value, RecordError):
+                self.bad_count += 1
+                if len(self.errors) < BAD_LINES_KEPT:
+                    self.errors.append(located.value)
+                continue
+            record = located.value
+            key = checkpoint_key(record.id, record.index)
+            position = self._by_key.setdefault(key, len(self.rows))
+            row = {**table_row(record), "n": position}
+            if position < len(self.rows):  # a retried example: the latest attempt replaces the earlier one
+                self.rows[position], self._starts[position], self._lines[position] = row, located.start, located.line
+            else:
+                self.rows.append(row)
+                self._starts.append(located.start)
+                self._lines.append(located.line)
+
+    def bad_lines(self) -> dict[str, Any]:
+        """How many lines are no sample record, and the first ones, each its file, line and why."""
+        shown = self.errors + ([self.last_line] if self.last_line is not None else [])
+        return {
+            "count": self.bad_count + (self.last_line is not None),
+            "lines": [str(error) for error in shown[:BAD_LINES_SHOWN]],
+        }
+
+    def record(self, n: int) -> SampleRecord:
+        """The record of row `n`, read again from its line (a RecordError when the line no longer holds it)."""
         with self._lock:
-            if not 0 <= n < len(self.offsets):
+            if not 0 <= n < len(self.rows):
                 raise KeyError(n)
-            offset = self.offsets[n]
-        with self.path.open("rb") as handle:  # a file when it was indexed: `refresh`
-            handle.seek(offset)
-            return in_current_shape(json.loads(handle.readline()))
+            line, start = self._lines[n], self._starts[n]
+        found = record_at(self.path, line, start, older_shapes=True)
+        if isinstance(found, RecordError):
+            raise found
+        return found
 
     def position(self, example_id: str) -> int | None:
         return self._by_key.get(checkpoint_key(example_id, None))

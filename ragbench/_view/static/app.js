@@ -107,6 +107,11 @@ async function runView(rid) {
   for (const [task, x] of Object.entries(r.tasks)) {
     parts.push(h("h2", {}, task, " · ", link(`#/examples/${rid}/${task}`, "examples")));
     if (x.counts) parts.push(h("p", {}, Object.entries(x.counts).map(([k, v]) => `${k} ${v}`).join(" · ")));
+    const bad = r.bad_lines[task];
+    if (bad && bad.count) parts.push(h("div", {class: "bad-lines", "data-task": task},
+      h("p", {class: "bad"}, `${bad.count} line(s) of samples/${task}.jsonl are no sample record and are not among the examples` +
+        (bad.count > bad.lines.length ? ` (the first ${bad.lines.length}):` : ":")),
+      h("ul", {class: "small"}, bad.lines.map(line => h("li", {}, line)))));
     parts.push(table(["metric", "value [95% CI]", "n", "not scorable", "errors"], Object.entries(x.metrics).map(([k, e]) =>
       [k, num(`${fmt(e.value)}${ci(e)}`), num(e.n), num(e.n_none ?? 0), num(e.n_errors ?? 0)])));
     const causes = r.failures[task] || [];

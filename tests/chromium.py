@@ -59,10 +59,16 @@ def headless_chromium(network_log: bool = False) -> Iterator:
 
 
 def wait_ready(driver, hash_part: str) -> None:
-    """Wait until the viewer has rendered the page whose address holds `hash_part`, and check it shows no error."""
+    """Wait until the viewer has rendered the page whose address holds `hash_part`, and check it shows no error.
+    The page rendered is the one now in the address bar: after a navigation that changes only the hash, the
+    previous page's ready mark can still hold `hash_part` (`?s=level%3D1` after `?s=level%3D1%20...`)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(driver, 15).until(
-        lambda d: hash_part in (d.execute_script("return document.body.dataset.ready") or "#/")
+        lambda d: d.execute_script(
+            "const ready = document.body.dataset.ready || '#/';"
+            "return ready === (location.hash || '#/') && ready.includes(arguments[0]);",
+            hash_part,
+        )
     )
     assert not driver.find_elements("id", "error"), driver.find_element("id", "error").text

@@ -247,3 +247,15 @@ def test_rescore_with_another_metric_list_answers_a_sampled_judge_from_the_cache
         {"llm_judge": r["scores"]["llm_judge"], "llm_judge_unparsed": r["scores"]["llm_judge_unparsed"]}
         for r in samples(tmp_path / "run", "popqa")
     ]
+
+
+def test_a_saved_line_that_is_no_sample_record_is_named_and_counted_missing_in_the_rescored_run(finished, caplog):
+    path = finished / "samples" / "popqa.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    damaged = json.loads(lines[1])
+    del damaged["index"]  # a line edited by hand
+    path.write_text("".join([lines[0], json.dumps(damaged) + "\n", *lines[2:]]), encoding="utf-8")
+    outcome = rescore_run(finished, {"metrics": ["match"]}, registry=installed_registry())
+    assert f"{path}:2: not a sample record" in caplog.text and "counted as missing" in caplog.text
+    counts = json.loads((outcome.run_dir / "results.json").read_text())["counts"]["popqa"]
+    assert (counts["records"], counts["missing"]) == (len(lines) - 1, 1) and not outcome.complete

@@ -17,13 +17,14 @@ their options) replace the run's.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from .._checks import Preflight
-from .._errors import ConfigError
+from .._errors import ConfigError, RecordError
 from .._records import SampleRecord, read_samples, sample_line
 from .._registry import Registry
 from .._reports.finish import finish_run
@@ -48,6 +49,8 @@ from .services import RunServices
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were
 KEPT_SECTIONS = ("format_adherence", "checkpoint_repairs", "seed_policy", "system_reports", "system_stats")
+
+log = logging.getLogger(__name__)
 
 
 def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry) -> RunOutcome:
@@ -179,12 +182,15 @@ async def score_saved(planned: list[PlannedTask], source: Path, services: RunSer
                 line = sample_line(record)
             services.run_dir.append_sample(task.name, line)
 
+        unreadable: list[RecordError] = []
         saved = (
             (task, record)
             for task in planned
-            for record in read_samples(sample_file(source, task.name), older_shapes=True)
+            for record in read_samples(sample_file(source, task.name), unreadable, older_shapes=True)
         )
         await bounded(saved, score, examples_in_flight(services.config.max_inflight), calls.examples)
+    for error in unreadable:  # its example is not in the rescored run: counted there as missing
+        log.warning("rescore: %s: not re-scored, counted as missing", error)
     return rescored, services.scheduler.stats.to_dict()
 
 

@@ -85,4 +85,17 @@ def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
 
     need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
     assert "tool_parser=NAME" in needs_problems(HFEngine, "embedded", {}, [need])[1][0]
-    assert needs_problems(HFEngine, "embedded", {"tool_parser": "hermes"}, [need])[1] == []
+
+
+def test_the_preflight_refuses_a_model_whose_chat_template_would_drop_the_tools(tokenizer, tmp_path, monkeypatch):
+    from ragbench._run.preflight import needs_problems
+    from ragbench._values.llm_calls import EngineNeeds
+
+    need = EngineNeeds(system="search_agent on fictional_multihop", tools=True)
+    tokenizer.save_pretrained(tmp_path / "plain")  # SmolLM2's template: no tools
+    monkeypatch.setattr(tokenizer, "chat_template", HERMES_TEMPLATE)
+    tokenizer.save_pretrained(tmp_path / "hermes")
+    [problem] = needs_problems(HFEngine, str(tmp_path / "plain"), {"tool_parser": "hermes"}, [need])[1]
+    assert problem.startswith("search_agent on fictional_multihop offers the model tools: the chat template of ")
+    assert "never reads `tools`" in problem
+    assert needs_problems(HFEngine, str(tmp_path / "hermes"), {"tool_parser": "hermes"}, [need])[1] == []

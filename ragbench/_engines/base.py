@@ -66,6 +66,12 @@ class Engine:
         tokenizer only); None when the engine cannot tell before it loads (`missing_tokens` tells after)."""
         return None
 
+    @classmethod
+    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
+        """Why this engine cannot offer `model` tools, found without loading it; None where it can or cannot
+        tell before it loads."""
+        return None
+
     @property
     def engine_id(self) -> str:
         """Identity for the cache: engine kind, model and the options that change outputs."""

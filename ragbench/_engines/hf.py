@@ -71,7 +71,7 @@ from .embedded import embedded_model_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
-from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import TOOL_PARSERS, ParserName, with_tool_calls
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
@@ -140,6 +140,10 @@ class HFEngine(Engine):
     @classmethod
     def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
         return missing_entries(local_tokenizer(model), names)
+
+    @classmethod
+    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
+        return tools_template_problem(model)
 
     # -- loading --------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ def chat_prompt_ids(
     template that never reads `tools` is refused (ValueError), not left to drop them."""
     continued: dict[str, Any] = {"continue_final_message": True} if continues_final_message(messages) else {}
     if tools:
-        if "tools" not in str(getattr(tokenizer, "chat_template", None) or ""):
+        if not renders_tools(tokenizer):
             raise ValueError("the model's chat template does not render tools (it never reads `tools`)")
         continued["tools"] = tools
     rendered = tokenizer.apply_chat_template(
@@ -49,6 +49,23 @@ def vocabulary_id(tokenizer: Any, token: str) -> int | None:
     tokenizer has no such single entry."""
     tid = tokenizer.convert_tokens_to_ids(token)
     return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
+
+
+def renders_tools(tokenizer: Any) -> bool:
+    """Whether the tokenizer's chat template reads `tools`: one that does not would drop a request's tools."""
+    return "tools" in str(getattr(tokenizer, "chat_template", None) or "")
+
+
+def tools_template_problem(model: str, cache_dir: str | None = None) -> str | None:
+    """Why `model`'s chat template cannot offer it tools, found from its tokenizer on disk; None where it can
+    or where the tokenizer cannot be read before the engine loads (the engine refuses each request then)."""
+    tokenizer = local_tokenizer(model, cache_dir)
+    if tokenizer is None or renders_tools(tokenizer):
+        return None
+    return (
+        f"the chat template of {model} never reads `tools`, so the model would not see them; use a model whose "
+        "template renders tools (e.g. Qwen2.5/Qwen3 or Llama 3.1 Instruct)"
+    )
 
 
 def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:

@@ -54,7 +54,7 @@ from .base import Engine, EngineNeeds
 from .base import one_line as _one_line
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
-from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, vocabulary_id
+from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import with_tool_calls
 from .vllm_logprobs import LogprobGate, read_logprobs
 from .vllm_options import (
@@ -139,6 +139,10 @@ class VLLMEngine(Engine):
     @classmethod
     def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
         return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
+
+    @classmethod
+    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
+        return tools_template_problem(model, options.get("cache_dir"))
 
     @property
     def engine_id(self) -> str:

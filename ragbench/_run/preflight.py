@@ -207,6 +207,8 @@ def needs_problems(
                 f"{need.system} offers the model tools: the {engine_class.kind} engine reads the model's "
                 "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)"
             )
+        elif need.tools and (problem := engine_class.tools_problem(name, options)):
+            problems.append(f"{need.system} offers the model tools: {problem}")
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
             problems.append(

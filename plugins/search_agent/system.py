@@ -22,7 +22,7 @@ from annotated_types import Ge
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
 from ragbench.api.engines import EngineNeeds, local_tokenizer
 from ragbench.api.protocols import OwnCorpus
-from ragbench.api.retrieval import read_corpus
+from ragbench.api.retrieval import CorpusLookup
 
 from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
 from .tools import (
@@ -149,7 +149,7 @@ class SearchAgent(System):
                     "(snippet_tokenizer=PATH) or "
                     "show whole texts (snippet_max_tokens=0)"
                 )
-        self._documents: dict[str, Document] | None = None
+        self._documents: CorpusLookup | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
@@ -165,14 +165,15 @@ class SearchAgent(System):
             raise ConfigError(f"search_agent: corpus {self.corpus} is not a file; name a JSONL or DPR TSV passage file")
 
     def _get_document(self, task: Task) -> Callable[[str], str] | None:
-        """get_document's answer by the corpus (None: the run has none), read on the run's first call."""
+        """get_document's answer by the corpus (None: the run has none), its rows found on the run's first call and
+        each document read from disk when asked (BrowseComp-Plus's corpus is several GB of text)."""
         path = self._corpus_path(task)
         if path is None:
             return None
 
         def answer(docid: str) -> str:
             if self._documents is None:
-                self._documents = {str(doc.id): doc for doc in read_corpus(path) if isinstance(doc, Document)}
+                self._documents = CorpusLookup(path)
             return document_result(docid, self._documents.get(docid))
 
         return answer

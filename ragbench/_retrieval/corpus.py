@@ -15,18 +15,23 @@ A bad row is yielded as a `RecordError` (file, line, field) and the stream goes 
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.csv_fields import large_fields
-from .._storage.jsonl import iter_jsonl
+from .._storage.files import open_file
+from .._storage.jsonl import objects, read_lines
 from .._types import Document
 
 DPR_COLUMNS = ("id", "text", "title")
+DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
+BOM = codecs.BOM_UTF8
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
@@ -46,59 +51,107 @@ def corpus_format(path: Path) -> str:
 
 def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
     """Every passage of `path` in file order (format from the suffix)."""
+    return (item for _, item in corpus_rows(path))
+
+
+def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]]:
+    """Every passage of `path` in file order with the byte offset its row starts at (`passage_at` reads it
+    back from there)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"corpus {path} not found; pass --corpus with an existing .tsv or .jsonl file")
-    reader = read_dpr_tsv if corpus_format(path) == "dpr_tsv" else read_jsonl_corpus
+    reader = dpr_tsv_rows if corpus_format(path) == "dpr_tsv" else jsonl_corpus_rows
     return reader(path)
 
 
-def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
+def passage_at(path: Path, start: int) -> Document | RecordError:
+    """The passage whose row `corpus_rows` found starting at byte `start` of `path`, read as it read it."""
+    with open_file(path) as handle:
+        if corpus_format(path) == "jsonl":
+            handle.seek(start)
+            _, record = next(objects(read_lines([handle.readline()], str(path)), str(path)))
+            return record if isinstance(record, RecordError) else jsonl_document(record, str(path), 0)
+        text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        with large_fields():
+            header = next(csv.reader(text, delimiter="\t"), [])
+            text.detach()  # the handle stays open; the row is read from its own start
+            handle.seek(start)
+            text = io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape", newline="")
+            row = next(csv.reader(text, delimiter="\t"))
+        return dpr_row(row, dpr_columns(header) or DEFAULT_COLUMNS, path, 0)
+
+
+class LineStarts:
+    """The lines of a file, remembering the byte offset where the last one handed out starts (`start`) and
+    where the next one will (`position`); `size` counts a line's bytes."""
+
+    def __init__(self, lines: Iterable[Any], position: int, size: Callable[[Any], int] = len) -> None:
+        self.lines, self.position, self.size = lines, position, size
+        self.start = position
+
+    def __iter__(self) -> Iterator[Any]:
+        for line in self.lines:
+            self.start = self.position
+            self.position += self.size(line)
+            yield line
+
+
+def dpr_columns(row: list[str]) -> dict[str, int] | None:
+    """Where each column is, when `row` is the header (DPR's loaders skip it the same way)."""
+    return {name: row.index(name) for name in DPR_COLUMNS} if set(DPR_COLUMNS) <= set(row) else None
+
+
+def dpr_tsv_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
     # bytes that are not UTF-8 come through as surrogates, so the row they are in is reported, not the file;
     # utf-8-sig: a BOM (a file saved by Excel or Notepad) made the header a passage with id "\ufeffid"
+    with open(path, "rb") as raw:
+        bom = len(BOM) if raw.read(len(BOM)) == BOM else 0
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t")
-        columns = {name: i for i, name in enumerate(DPR_COLUMNS)}
+        lines = LineStarts(handle, bom, lambda line: len(line.encode("utf-8", "surrogateescape")))
+        rows = csv.reader(lines, delimiter="\t")
+        columns: dict[str, int] | None = None
         first = True
         while True:
+            start = lines.position
             try:
                 with large_fields():  # a runaway quote would otherwise end the stream at csv's 128 KiB limit
                     row = next(rows)
             except StopIteration:
                 return
             except csv.Error as exc:
-                yield RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
+                yield start, RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
                 continue
             if first:
-                first = False
-                if set(DPR_COLUMNS) <= set(row):  # the header (DPR's loaders skip it the same way)
-                    columns = {name: row.index(name) for name in DPR_COLUMNS}
+                first, columns = False, dpr_columns(row)
+                if columns is not None:
                     continue
-            bad = next((match for field in row if (match := _NOT_UTF8.search(field))), None)
-            if bad is not None:
-                byte = ord(bad.group()) - 0xDC00
-                yield RecordError(str(path), rows.line_num, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
-                continue
-            if len(row) != 3:
-                yield RecordError(
-                    str(path), rows.line_num, f"expected 3 tab-separated fields (id, text, title), got {len(row)}"
-                )
-                continue
-            if not row[columns["id"]]:
-                yield RecordError(str(path), rows.line_num, "empty passage id", "id")
-                continue
-            yield Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
+            yield start, dpr_row(row, columns or DEFAULT_COLUMNS, path, rows.line_num)
 
 
-def read_jsonl_corpus(path: Path) -> Iterator[Document | RecordError]:
-    for index, record in iter_jsonl(path):
-        if isinstance(record, RecordError):
-            yield record
-            continue
-        try:
-            yield jsonl_document(record, str(path), index + 1)
-        except RecordError as exc:
-            yield exc
+def dpr_row(row: list[str], columns: dict[str, int], path: Path, line: int) -> Document | RecordError:
+    """A row of a DPR TSV as its passage, or the RecordError saying why it is none."""
+    bad = next((match for field in row if (match := _NOT_UTF8.search(field))), None)
+    if bad is not None:
+        byte = ord(bad.group()) - 0xDC00
+        return RecordError(str(path), line, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
+    if len(row) != 3:
+        return RecordError(str(path), line, f"expected 3 tab-separated fields (id, text, title), got {len(row)}")
+    if not row[columns["id"]]:
+        return RecordError(str(path), line, "empty passage id", "id")
+    return Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
+
+
+def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
+    with open_file(path) as handle:
+        lines = LineStarts(handle, 0)
+        for index, record in objects(read_lines(lines, str(path)), str(path)):
+            if isinstance(record, RecordError):
+                yield lines.start, record
+                continue
+            try:
+                yield lines.start, jsonl_document(record, str(path), index + 1)
+            except RecordError as exc:
+                yield lines.start, exc
 
 
 def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:

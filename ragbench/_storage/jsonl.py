@@ -18,9 +18,9 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import jsonlines
 
@@ -136,10 +136,10 @@ def line_error(where: str, exc: jsonlines.InvalidLineError) -> RecordError:
 
 
 def read_lines(
-    source: str | Path | IO[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads
+    source: str | Path | Iterable[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads
 ) -> Iterator[Item]:
     """(0-based line index, value or RecordError) for every non-blank line of a file or of an open
-    binary stream (a bz2 or tar member); `where` names the stream in errors; `loads` parses a line
+    binary stream (a bz2 or tar member) or other lines of bytes; `where` names the stream in errors; `loads` parses a line
     (json.loads, or one that parses large lines elsewhere)."""
     if isinstance(source, (str, Path)):
         with open_file(source) as handle:
@@ -175,7 +175,7 @@ class _Numbered:
     """The lines of a stream, remembering the number of the last one handed out and the error
     that ended it early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: Iterable[bytes]) -> None:
         self.stream, self.number = stream, 0
         self.failure: Exception | None = None
 

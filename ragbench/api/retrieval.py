@@ -5,8 +5,8 @@
 `Retriever` (`search(queries, k)`), its on-disk index's `IndexBuilder`, `RetrievalError`; `QueryStyle`
 and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered through the
 `ragbench_query_styles` hook); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
-file's documents, a bad line as a RecordError); `Reranker` and
-`Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the metadata key of the one
+file's documents, a bad line as a RecordError); `CorpusLookup` (a passage file's documents by id, read from
+disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the metadata key of the one
 document holding a refiner's text, which a prompt shows as it is).
 """
 
@@ -18,6 +18,7 @@ _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text", "read_corpus"),
+    "ragbench._retrieval.corpus_lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
 }

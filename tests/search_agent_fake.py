@@ -15,6 +15,10 @@ message; a "result" is a tool message):
 - one result, get_document offered and the last result a list of hits: get_document of its first docid;
 - else it answers, citing the first docid any result names, with the first five words after it.
 Token counts are a quarter of the characters: a request's input, an answer's output (at least 1).
+
+As a simulated server (benchmarks/agent_speed.py) each answer first waits `delay` seconds (the network and
+the server's queue, overlapping other requests), then holds the one simulated device for `per_request` plus
+`per_token` seconds per output token (requests computed one after another).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -184,9 +189,12 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
 class FakeAgentServer:
     """The server: `base_url`, `requests` (canonical, in arrival order); `stop()` when done."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0) -> None:
+        self.delay, self.per_request, self.per_token = delay, per_request, per_token
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.device = threading.Lock()
+        self.device_seconds = 0.0  # what the simulated device was busy for, in all
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # type: ignore[attr-defined]
@@ -196,6 +204,15 @@ class FakeAgentServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def simulate(self, output_tokens: int) -> None:
+        """The time a server takes to answer with `output_tokens` (nothing unless costs were given)."""
+        if self.delay:
+            time.sleep(self.delay)
+        if self.per_request or self.per_token:
+            with self.device:
+                time.sleep(self.per_request + self.per_token * output_tokens)
+                self.device_seconds += self.per_request + self.per_token * output_tokens
 
     def stop(self) -> None:
         self.httpd.shutdown()
@@ -216,7 +233,9 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(request)
         turn = 1 + sum(m["role"] == "assistant" for m in request["messages"])
         chat = self.path.endswith("/chat/completions")
-        self.send(200, (chat_payload if chat else responses_payload)(request, turn))
+        payload = (chat_payload if chat else responses_payload)(request, turn)
+        fake.simulate(payload["usage"]["completion_tokens" if chat else "output_tokens"])
+        self.send(200, payload)
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

@@ -187,11 +187,13 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
 
 
 class FakeAgentServer:
-    """The server: `base_url`, `requests` (canonical, in arrival order); `stop()` when done."""
+    """The server: `base_url`, `requests` (canonical, in arrival order), `bodies` (each request's JSON body as
+    sent, in the same order); `stop()` when done."""
 
     def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0) -> None:
         self.delay, self.per_request, self.per_token = delay, per_request, per_token
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.device = threading.Lock()
         self.device_seconds = 0.0  # what the simulated device was busy for, in all
@@ -231,6 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
         request = canonical(body)
         with fake.lock:
             fake.requests.append(request)
+            fake.bodies.append(body)
         turn = 1 + sum(m["role"] == "assistant" for m in request["messages"])
         chat = self.path.endswith("/chat/completions")
         payload = (chat_payload if chat else responses_payload)(request, turn)

@@ -219,9 +219,15 @@ class SearchAgent(System):
                 if not response.tool_calls:
                     status, answer = COMPLETED, response.text.strip()
                     break
-                messages.append(
-                    {"role": "assistant", "content": response.text or None, "tool_calls": response.tool_calls}
-                )
+                turn: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": response.text or None,
+                    "tool_calls": response.tool_calls,
+                }
+                # over the Responses API the turn is its output items, reasoning included, sent back as the clients do
+                if response.items is not None:
+                    turn["items"] = self._client.sent_back(response.items)
+                messages.append(turn)
                 for call in response.tool_calls:
                     answered = await answer_call(call.name, call.raw_arguments, self._client, search, document)
                     ctx.record_step(

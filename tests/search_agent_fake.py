@@ -14,6 +14,7 @@ message; a "result" is a tool message):
   (the question, then its last three words), any other calls search with the question;
 - one result, get_document offered and the last result a list of hits: get_document of its first docid;
 - else it answers, citing the first docid any result names, with the first five words after it.
+A Responses answer starts with a reasoning item (chat completions have none).
 Token counts are a quarter of the characters: a request's input, an answer's output (at least 1).
 
 As a simulated server (benchmarks/agent_speed.py) each answer first waits `delay` seconds (the network and
@@ -128,7 +129,11 @@ def tokens(text: str) -> int:
 
 def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
     text, calls = decide(request)
-    output: list[dict[str, Any]] = []
+    # a reasoning item first, as reasoning models answer (with the fields the clients' SDK dumps, so that a client
+    # sending back its dump sends what was sent)
+    summary = [{"text": f"Turn {turn}: deciding.", "type": "summary_text"}]
+    reasoning = {"id": f"rs_{turn}", "summary": summary, "type": "reasoning", "encrypted_content": None, "status": None}
+    output: list[dict[str, Any]] = [reasoning]
     if text is not None:
         part = {"type": "output_text", "text": text, "annotations": []}
         output.append(

@@ -11,6 +11,7 @@ the scheduler like every other LLM call.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +61,14 @@ class SearchAgentRun:
         self.retrieved: set[str] = set()
         self.docs: list[Document] = []
         self.output_tokens = 0
+
+    def reasoned(self, items: str | None) -> None:
+        """The reasoning items of a Responses-API answer, recorded before its text and calls (the order a
+        reasoning model answers in)."""
+        for item in json.loads(items) if items is not None else ():
+            if item.get("type") == "reasoning":
+                output = self.client.reasoning_output(item)
+                self.result.append({"type": "reasoning", "tool_name": None, "arguments": None, "output": output})
 
     def said(self, text: str) -> None:
         if text.strip():
@@ -215,6 +224,7 @@ class SearchAgent(System):
                     **self._sampling(remaining),
                 )
                 run.output_tokens += response.completion_tokens
+                run.reasoned(response.items)
                 run.said(response.text)
                 if not response.tool_calls:
                     status, answer = COMPLETED, response.text.strip()

@@ -59,7 +59,7 @@ def canonical_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             else:
                 turns.append({"role": message["role"], "content": message["content"]})
         return turns
-    if body.get("instructions"):
+    if body.get("instructions") is not None:
         turns.append({"role": "system", "content": body["instructions"]})
     for item in body["input"]:
         kind = item.get("type", "message")
@@ -84,6 +84,11 @@ def canonical_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [tool.get("function", tool) | {"type": "function"} for tool in body.get("tools") or []]
 
 
+def canonical_tool_choice(choice: Any) -> Any:
+    """ "auto", "none", "required", None, or a named function's name (either API's form)."""
+    return choice.get("function", choice).get("name") if isinstance(choice, dict) else choice
+
+
 def canonical(body: dict[str, Any]) -> dict[str, Any]:
     """A request as both APIs can send it: model, conversation, tools, tool choice, the output-token limit
     and the sampling arguments sent (None where not sent)."""
@@ -91,7 +96,7 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
         "model": body["model"],
         "messages": canonical_messages(body),
         "tools": canonical_tools(body),
-        "tool_choice": body.get("tool_choice"),
+        "tool_choice": canonical_tool_choice(body.get("tool_choice")),
         "max_tokens": body.get("max_output_tokens", body.get("max_tokens")),
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),

@@ -4,7 +4,8 @@
   quoted CSV-style (`"..."`, inner quotes doubled). Read with `csv.reader(delimiter="\\t")` as
   ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
 - JSONL, one passage per line: `{"id", "title", "contents"}` (pyserini's, OmniEval's: contents
-  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` is accepted for `"id"`), or FlashRAG's
+  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` and BrowseComp-Plus's `"docid"`, whose corpus is
+  `{"docid", "text", "url"}`, are accepted for `"id"`), or FlashRAG's
   `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so are
   `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from) and a
   `"metadata"` object's keys (in the metadata: e.g. MultiHop-RAG's `published_at` and `source`, which its
@@ -36,6 +37,7 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
+ID_FIELDS = ("id", "_id", "docid")  # the first a line has names the passage
 METADATA = "metadata"  # a JSONL line's object of other values kept in Document.metadata
 
 
@@ -155,7 +157,7 @@ def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]
 
 
 def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
-    doc_id = record.get("id", record.get("_id"))
+    doc_id = next((record[key] for key in ID_FIELDS if key in record), None)
     if doc_id is None or doc_id == "":
         raise RecordError(path, line, "missing passage id", "id")
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):  # 1.0 would be "1.0", never qrels' "1"

@@ -137,7 +137,9 @@ def test_a_failed_answer_is_retried_then_the_engines_error(server):
     assert len(server.requests) == 3
 
 
-@pytest.mark.parametrize("sampling", [{"n": 2, "temperature": 0.7}, {"stop": ["\n"]}, {"logprobs": 2}])
+@pytest.mark.parametrize(
+    "sampling", [{"n": 2, "temperature": 0.7}, {"stop": ["\n"]}, {"logprobs": 2}, {"logprob_tokens": ["[Relevant]"]}]
+)
 def test_what_the_responses_api_cannot_take_is_the_requests_fault(server, sampling):
     with pytest.raises(RequestError, match="the Responses API takes no"):
         generate(engine(server), Request.chat([{"role": "user", "content": "hi"}], Sampling.make(**sampling)))

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import TOOL_CHOICES, ToolCall
-from .openai_responses import _tokens
+from .openai_responses import top_logprobs_asked, usage_tokens
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -23,7 +23,11 @@ _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"
 def responses_arguments(request: Request, model: str) -> dict[str, Any]:
     """Keyword arguments of the SDK's `responses.create()` for `request` (besides extra body and headers)."""
     sampling = request.sampling
-    for asked, what in ((sampling.n != 1, "n > 1"), (sampling.stop, "stop strings"), (sampling.logprobs, "logprobs")):
+    for asked, what in (
+        (sampling.n != 1, "n > 1"),
+        (sampling.stop, "stop strings"),
+        (top_logprobs_asked(sampling) is not None, "log-probs"),
+    ):
         if asked:
             raise RequestError(f"openai engine, api=responses: the Responses API takes no {what}")
     turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
@@ -90,8 +94,8 @@ def parse_response(answer: Any, tools: bool) -> Response:
     return Response(
         texts=["".join(texts)],
         choice_tool_calls=[calls] if tools else None,
-        prompt_tokens=_tokens(answer.usage, "input_tokens"),
-        completion_tokens=_tokens(answer.usage, "output_tokens"),
+        prompt_tokens=usage_tokens(answer.usage, "input_tokens"),
+        completion_tokens=usage_tokens(answer.usage, "output_tokens"),
         finish_reason=finish,
         items=json.dumps(items, ensure_ascii=False),
     )

@@ -14,7 +14,12 @@ message; a "result" is a tool message):
   (the question, then its last three words), any other calls search with the question;
 - one result, get_document offered and the last result a list of hits: get_document of its first docid;
 - else it answers, citing the first docid any result names, with the first five words after it.
+A Responses answer starts with a reasoning item (chat completions have none).
 Token counts are a quarter of the characters: a request's input, an answer's output (at least 1).
+
+As a simulated server (benchmarks/agent_speed.py) each answer first waits `delay` seconds (the network and
+the server's queue, overlapping other requests), then holds the one simulated device for `per_request` plus
+`per_token` seconds per output token (requests computed one after another).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -53,7 +59,7 @@ def canonical_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             else:
                 turns.append({"role": message["role"], "content": message["content"]})
         return turns
-    if body.get("instructions"):
+    if body.get("instructions") is not None:
         turns.append({"role": "system", "content": body["instructions"]})
     for item in body["input"]:
         kind = item.get("type", "message")
@@ -78,6 +84,11 @@ def canonical_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [tool.get("function", tool) | {"type": "function"} for tool in body.get("tools") or []]
 
 
+def canonical_tool_choice(choice: Any) -> Any:
+    """ "auto", "none", "required", None, or a named function's name (either API's form)."""
+    return choice.get("function", choice).get("name") if isinstance(choice, dict) else choice
+
+
 def canonical(body: dict[str, Any]) -> dict[str, Any]:
     """A request as both APIs can send it: model, conversation, tools, tool choice, the output-token limit
     and the sampling arguments sent (None where not sent)."""
@@ -85,7 +96,7 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
         "model": body["model"],
         "messages": canonical_messages(body),
         "tools": canonical_tools(body),
-        "tool_choice": body.get("tool_choice"),
+        "tool_choice": canonical_tool_choice(body.get("tool_choice")),
         "max_tokens": body.get("max_output_tokens", body.get("max_tokens")),
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
@@ -123,7 +134,11 @@ def tokens(text: str) -> int:
 
 def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
     text, calls = decide(request)
-    output: list[dict[str, Any]] = []
+    # a reasoning item first, as reasoning models answer (with the fields the clients' SDK dumps, so that a client
+    # sending back its dump sends what was sent)
+    summary = [{"text": f"Turn {turn}: deciding.", "type": "summary_text"}]
+    reasoning = {"id": f"rs_{turn}", "summary": summary, "type": "reasoning", "encrypted_content": None, "status": None}
+    output: list[dict[str, Any]] = [reasoning]
     if text is not None:
         part = {"type": "output_text", "text": text, "annotations": []}
         output.append(
@@ -182,11 +197,16 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
 
 
 class FakeAgentServer:
-    """The server: `base_url`, `requests` (canonical, in arrival order); `stop()` when done."""
+    """The server: `base_url`, `requests` (canonical, in arrival order), `bodies` (each request's JSON body as
+    sent, in the same order); `stop()` when done."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0) -> None:
+        self.delay, self.per_request, self.per_token = delay, per_request, per_token
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.device = threading.Lock()
+        self.device_seconds = 0.0  # what the simulated device was busy for, in all
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # type: ignore[attr-defined]
@@ -196,6 +216,15 @@ class FakeAgentServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def simulate(self, output_tokens: int) -> None:
+        """The time a server takes to answer with `output_tokens` (nothing unless costs were given)."""
+        if self.delay:
+            time.sleep(self.delay)
+        if self.per_request or self.per_token:
+            with self.device:
+                time.sleep(self.per_request + self.per_token * output_tokens)
+                self.device_seconds += self.per_request + self.per_token * output_tokens
 
     def stop(self) -> None:
         self.httpd.shutdown()
@@ -214,9 +243,12 @@ class _Handler(BaseHTTPRequestHandler):
         request = canonical(body)
         with fake.lock:
             fake.requests.append(request)
+            fake.bodies.append(body)
         turn = 1 + sum(m["role"] == "assistant" for m in request["messages"])
         chat = self.path.endswith("/chat/completions")
-        self.send(200, (chat_payload if chat else responses_payload)(request, turn))
+        payload = (chat_payload if chat else responses_payload)(request, turn)
+        fake.simulate(payload["usage"]["completion_tokens" if chat else "output_tokens"])
+        self.send(200, payload)
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import write_jsonl
@@ -194,3 +196,14 @@ def test_a_lines_metadata_object_is_kept_through_the_index(tmp_path):
         assert store.get(0) == items[0] and store.get(1) == items[1]
     finally:
         store.close()
+
+
+def test_browsecomp_plus_corpus_lines_are_passages_by_their_docid(tmp_path):
+    """Tevatron/browsecomp-plus-corpus as JSONL: {"docid", "text", "url"}; get_document reads it by docid."""
+    from ragbench.api.retrieval import CorpusLookup
+
+    line = {"docid": "8712", "text": "Title line\nThe page's text.", "url": "https://example.org/a"}
+    path = write(tmp_path, "corpus.jsonl", json.dumps(line) + "\n")
+    expected = Document(id="8712", title="", text="Title line\nThe page's text.", url="https://example.org/a")
+    assert list(read_corpus(path)) == [expected]
+    assert CorpusLookup(path).get("8712") == expected

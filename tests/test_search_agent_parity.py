@@ -38,8 +38,11 @@ SYSTEM_ARGS = {
 }
 
 
-def ragbench_side(tmp_path: Path, client: str) -> dict[str, Any]:
-    """search_agent's requests by query id (arrival order within a query) and its run records by query id."""
+def ragbench_side(
+    tmp_path: Path, client: str, api: str = "chat_completions", model_args: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """search_agent's requests (canonical, and the bodies as sent) by query id, in arrival order within a query,
+    and its run records by query id."""
     if "snippet_tokenizer" in SYSTEM_ARGS[client]:
         pytest.importorskip("transformers")  # ragbench[hf]
     server = FakeAgentServer()
@@ -49,7 +52,7 @@ def ragbench_side(tmp_path: Path, client: str) -> dict[str, Any]:
             tasks=["fictional_multihop"],
             system="search_agent",
             model="openai:agent",
-            model_args={"base_url": server.base_url},
+            model_args={"base_url": server.base_url, "api": api, **(model_args or {})},
             data={"fictional_multihop": str(DATA / "questions.jsonl")},
             system_args=SYSTEM_ARGS[client],
         )
@@ -58,13 +61,15 @@ def ragbench_side(tmp_path: Path, client: str) -> dict[str, Any]:
     lines = samples(tmp_path / "run", "fictional_multihop")
     by_question = {line["question"]: line["id"] for line in lines}
     requests: dict[str, list[dict[str, Any]]] = {}
-    for request in server.requests:
+    bodies: dict[str, list[dict[str, Any]]] = {}
+    for request, body in zip(server.requests, server.bodies):
         first = next(m["content"] for m in request["messages"] if m["role"] == "user")
         qid = next(qid for question, qid in by_question.items() if f"Question: {question}\n" in first)
         requests.setdefault(qid, []).append(request)
+        bodies.setdefault(qid, []).append(body)
     keys = ("tool_call_counts", "status", "result", "retrieved_docids", "output_tokens")
     runs = {line["id"]: {key: line["prediction"]["extras"][key] for key in keys} for line in lines}
-    return {"requests": requests, "runs": runs}
+    return {"requests": requests, "bodies": bodies, "runs": runs}
 
 
 def upstream(client: str) -> dict[str, Any]:
@@ -72,9 +77,13 @@ def upstream(client: str) -> dict[str, Any]:
     return recorded
 
 
+APIS = ["chat_completions", "responses"]
+
+
+@pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("client", ["openai_client", "oss_client"])
-def test_search_agent_sends_the_requests_browsecomp_plus_clients_send(tmp_path, client):
-    theirs, ours = upstream(client)["requests"], ragbench_side(tmp_path, client)["requests"]
+def test_search_agent_sends_the_requests_browsecomp_plus_clients_send(tmp_path, client, api):
+    theirs, ours = upstream(client)["requests"], ragbench_side(tmp_path, client, api)["requests"]
     if client == "oss_client":  # oss_client sends no temperature or top_p (the server's); ragbench always sends its own
         ours = {qid: [r | {"temperature": None, "top_p": None} for r in reqs] for qid, reqs in ours.items()}
     assert sorted(ours) == sorted(theirs)
@@ -82,9 +91,41 @@ def test_search_agent_sends_the_requests_browsecomp_plus_clients_send(tmp_path, 
         assert ours[qid] == theirs[qid], qid
 
 
+@pytest.mark.parametrize("api", APIS)
 @pytest.mark.parametrize("client", ["openai_client", "oss_client"])
-def test_search_agent_ends_with_the_run_files_browsecomp_plus_clients_write(tmp_path, client):
-    ours = ragbench_side(tmp_path, client)["runs"]
+def test_search_agent_ends_with_the_run_files_browsecomp_plus_clients_write(tmp_path, client, api):
+    ours, theirs = ragbench_side(tmp_path, client, api)["runs"], upstream(client)["runs"]
     if client == "oss_client":  # oss_client's run file records no usage
         ours = {qid: record | {"output_tokens": None} for qid, record in ours.items()}
-    assert ours == upstream(client)["runs"]
+    if api == "chat_completions":  # the fake's reasoning items come only over the Responses API
+        theirs = {
+            qid: record | {"result": [item for item in record["result"] if item["type"] != "reasoning"]}
+            for qid, record in theirs.items()
+        }
+    assert ours == theirs
+
+
+# What each client sends besides the conversation (build_request in openai_client.py, oss_client.py's request),
+# given to ragbench's openai engine as options sent in every body.
+CLIENT_BODY_OPTIONS = {
+    "openai_client": {"truncation": "auto"},
+    "oss_client": {"truncation": "auto", "reasoning": {"effort": "high", "summary": "detailed"}},
+}
+
+
+@pytest.mark.parametrize("client", ["openai_client", "oss_client"])
+def test_over_the_responses_api_search_agent_sends_the_clients_request_bodies(tmp_path, client):
+    """The JSON bodies as sent, keys sorted, byte for byte: input items (the output items of each answer sent
+    back without their status), tools, tool choice, max_output_tokens, sampling and the options above."""
+    ours = ragbench_side(tmp_path, client, "responses", CLIENT_BODY_OPTIONS[client])["bodies"]
+    theirs = upstream(client)["bodies"]
+    if client == "oss_client":  # it sends no temperature or top_p (the server's); ragbench always sends its own
+        ours = {
+            qid: [{k: v for k, v in b.items() if k not in ("temperature", "top_p")} for b in bodies]
+            for qid, bodies in ours.items()
+        }
+    assert sorted(ours) == sorted(theirs)
+    for qid in theirs:
+        assert [json.dumps(b, sort_keys=True) for b in ours[qid]] == [
+            json.dumps(b, sort_keys=True) for b in theirs[qid]
+        ]

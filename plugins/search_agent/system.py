@@ -11,6 +11,7 @@ the scheduler like every other LLM call.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,7 @@ from annotated_types import Ge
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
 from ragbench.api.engines import EngineNeeds, local_tokenizer
 from ragbench.api.protocols import OwnCorpus
-from ragbench.api.retrieval import read_corpus
+from ragbench.api.retrieval import CorpusLookup
 
 from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
 from .tools import (
@@ -60,6 +61,14 @@ class SearchAgentRun:
         self.retrieved: set[str] = set()
         self.docs: list[Document] = []
         self.output_tokens = 0
+
+    def reasoned(self, items: str | None) -> None:
+        """The reasoning items of a Responses-API answer, recorded before its text and calls (the order a
+        reasoning model answers in)."""
+        for item in json.loads(items) if items is not None else ():
+            if item.get("type") == "reasoning":
+                output = self.client.reasoning_output(item)
+                self.result.append({"type": "reasoning", "tool_name": None, "arguments": None, "output": output})
 
     def said(self, text: str) -> None:
         if text.strip():
@@ -149,7 +158,7 @@ class SearchAgent(System):
                     "(snippet_tokenizer=PATH) or "
                     "show whole texts (snippet_max_tokens=0)"
                 )
-        self._documents: dict[str, Document] | None = None
+        self._documents: CorpusLookup | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
@@ -165,14 +174,15 @@ class SearchAgent(System):
             raise ConfigError(f"search_agent: corpus {self.corpus} is not a file; name a JSONL or DPR TSV passage file")
 
     def _get_document(self, task: Task) -> Callable[[str], str] | None:
-        """get_document's answer by the corpus (None: the run has none), read on the run's first call."""
+        """get_document's answer by the corpus (None: the run has none), its rows found on the run's first call and
+        each document read from disk when asked (BrowseComp-Plus's corpus is several GB of text)."""
         path = self._corpus_path(task)
         if path is None:
             return None
 
         def answer(docid: str) -> str:
             if self._documents is None:
-                self._documents = {str(doc.id): doc for doc in read_corpus(path) if isinstance(doc, Document)}
+                self._documents = CorpusLookup(path)
             return document_result(docid, self._documents.get(docid))
 
         return answer
@@ -214,13 +224,20 @@ class SearchAgent(System):
                     **self._sampling(remaining),
                 )
                 run.output_tokens += response.completion_tokens
+                run.reasoned(response.items)
                 run.said(response.text)
                 if not response.tool_calls:
                     status, answer = COMPLETED, response.text.strip()
                     break
-                messages.append(
-                    {"role": "assistant", "content": response.text or None, "tool_calls": response.tool_calls}
-                )
+                turn: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": response.text or None,
+                    "tool_calls": response.tool_calls,
+                }
+                # over the Responses API the turn is its output items, reasoning included, sent back as the clients do
+                if response.items is not None:
+                    turn["items"] = self._client.sent_back(response.items)
+                messages.append(turn)
                 for call in response.tool_calls:
                     answered = await answer_call(call.name, call.raw_arguments, self._client, search, document)
                     ctx.record_step(

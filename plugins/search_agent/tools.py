@@ -23,7 +23,8 @@ class Client:
     183-194) or the whole budget every turn (oss_client.py), and how its run file counts and records calls:
     openai_client counts every call and records a failed one's output as None; oss_client counts the calls
     that ran, under "search" for a name holding "retrieval" (oss_client.py:263-270), and records the error
-    text it sent."""
+    text it sent; over the Responses API, whether the output items it sends back keep their `status` and how it records a
+    reasoning item."""
 
     name: str
     search: str
@@ -32,12 +33,32 @@ class Client:
     tool_choice: str | None
     shares_token_budget: bool
     counts_failed_calls: bool
+    keeps_item_status: bool
+    reads_reasoning_content: bool
 
     def counted_name(self, name: str) -> str:
         return "search" if not self.counts_failed_calls and "retrieval" in name.lower() else name
 
+    def sent_back(self, items: str) -> list[dict[str, Any]]:
+        """A Responses-API answer's output items as the client puts them in its next request: openai_client
+        drops each item's `status` (openai_client.py:238-242), oss_client sends the answer's items as dumped."""
+        parsed: list[dict[str, Any]] = json.loads(items)
+        return parsed if self.keeps_item_status else [{k: v for k, v in i.items() if k != "status"} for i in parsed]
 
-OPENAI_CLIENT = Client("openai_client", "search", "query", "Search query string", "auto", True, True)
+    def reasoning_output(self, item: dict[str, Any]) -> Any:
+        """What the run file records of a reasoning item: its summary (openai_client.py:325-333); oss_client's,
+        where the summary is empty, the texts of its content (oss_client.py:246-267)."""
+        summary = item.get("summary")
+        if not self.reads_reasoning_content or (isinstance(summary, list) and summary):
+            return summary
+        parts = [p for p in item.get("content") or () if isinstance(p, dict)]
+        texts = (
+            str(p.get("text", "")).strip() for p in parts if p.get("type") in ("reasoning_text", "output_text", "text")
+        )
+        return [text for text in texts if text]
+
+
+OPENAI_CLIENT = Client("openai_client", "search", "query", "Search query string", "auto", True, True, False, False)
 OSS_CLIENT = Client(
     "oss_client",
     "local_knowledge_base_retrieval",
@@ -46,6 +67,8 @@ OSS_CLIENT = Client(
     None,
     False,
     False,
+    True,
+    True,
 )
 GET_DOCUMENT = "get_document"
 

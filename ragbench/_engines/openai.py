@@ -12,6 +12,9 @@ empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logpro
 `logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
 when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
+`api="responses"` sends chat requests to OpenAI's Responses API instead (openai_responses_api.py: input items,
+`function_call` / `function_call_output` items, an answer's output items, reasoning included, kept in the
+response for an agent to send back; no n > 1, stop strings or log-probs there, and no seed).
 `Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
 --lora-modules NAME=PATH` exposes an adapter. Any other --model-arg is sent verbatim as an extra field
 of every request body (e.g. `repetition_penalty=1.1` for vllm) and is part of the engine id.
@@ -60,6 +63,7 @@ from .._values.urls import Credentials, redact_url, secret_name
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, top_logprobs_asked
+from .openai_responses_api import parse_response, responses_arguments
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
@@ -68,6 +72,7 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 Mode = Literal["auto", "chat"]
 MODES: tuple[str, ...] = get_args(Mode)
+Api = Literal["chat_completions", "responses"]
 # Body fields the engine sets itself from the request; an extra option may not override them.
 _RESERVED = {
     "model",
@@ -86,6 +91,10 @@ _RESERVED = {
     "response_format",
     "tools",
     "tool_choice",
+    "input",
+    "instructions",
+    "max_output_tokens",
+    "text",
 }
 _ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
 
@@ -132,6 +141,7 @@ class OpenAIEngine(Engine):
         backoff_base: Annotated[float, Ge(0)] = 1.0,
         backoff_max: Annotated[float, Ge(0)] = 60,
         mode: Mode = "auto",
+        api: Api = "chat_completions",
         **options: Any,
     ) -> None:
         problems = _extra_body_problems(options)
@@ -139,6 +149,8 @@ class OpenAIEngine(Engine):
             raise ConfigError(f"openai engine: {problems[0]}")
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if api not in get_args(Api):
+            raise ConfigError(f"openai engine: api must be one of {', '.join(get_args(Api))}, not {api!r}")
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         try:
             parts = urlsplit(base_url)
@@ -160,6 +172,7 @@ class OpenAIEngine(Engine):
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.mode = mode
+        self.api = api
         self.extra_body = dict(options)  # --model-arg values arrive already parsed (YAML scalars)
         self._sdk: openai.AsyncOpenAI | None = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
@@ -209,13 +222,15 @@ class OpenAIEngine(Engine):
             out += f"@{self.base_url}"
         if self.mode != "auto":
             out += f";mode={self.mode}"
+        if self.api != "chat_completions":
+            out += f";api={self.api}"
         for name in sorted(self.extra_body):
             out += f";{name}={json.dumps(self.extra_body[name], sort_keys=True)}"
         return out
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIEngine(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, "
+            f"OpenAIEngine(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode!r}, api={self.api!r}, "
             f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})"
         )
 
@@ -271,11 +286,15 @@ class OpenAIEngine(Engine):
     def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
         """(chat?, keyword arguments of the SDK's create())."""
         sampling = request.sampling
+        if self.api == "responses":
+            return True, self._sent(request, responses_arguments(request, sampling.lora or self.model))
         chat = request.is_chat or self.mode == "chat"
         args: dict[str, Any] = {"model": sampling.lora or self.model}
         if chat:
             args["messages"] = (
-                request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
+                [{k: v for k, v in m.items() if k != "items"} for m in request.message_dicts()]
+                if request.is_chat
+                else [{"role": "user", "content": request.prompt}]
             )
             if request.tools:
                 args["tools"] = request.tool_dicts()
@@ -295,14 +314,18 @@ class OpenAIEngine(Engine):
             args.update({"logprobs": True, "top_logprobs": top_k} if chat else {"logprobs": top_k})
         if sampling.json_mode and chat:
             args["response_format"] = {"type": "json_object"}
+        return chat, self._sent(request, args)
+
+    def _sent(self, request: Request, args: dict[str, Any]) -> dict[str, Any]:
+        """`args` with the extra body fields (the --model-arg values) and headers every request carries."""
         extra = dict(self.extra_body)
-        if not sampling.skip_special_tokens:
+        if not request.sampling.skip_special_tokens:
             extra["skip_special_tokens"] = False
         if extra:
             args["extra_body"] = extra
         if not os.environ.get(self.api_key_env):
             args["extra_headers"] = no_auth_header
-        return chat, args
+        return args
 
     def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
         return error(
@@ -323,7 +346,8 @@ class OpenAIEngine(Engine):
         used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
         while True:
             endpoint = client.with_options(max_retries=self.max_retries - used) if used else client
-            create = (endpoint.chat.completions if chat else endpoint.completions).with_raw_response.create
+            api = endpoint.responses if self.api == "responses" else endpoint.chat.completions
+            create = (api if chat else endpoint.completions).with_raw_response.create
             try:
                 async with slots:
                     raw = await create(**args)
@@ -331,6 +355,8 @@ class OpenAIEngine(Engine):
                 raise self._api_failure(exc, used, top_logprobs_asked(request.sampling)) from None
             used += raw.retries_taken + 1
             try:
+                if self.api == "responses":
+                    return parse_response(raw.parse(), bool(request.tools))
                 return parse_completion(raw.parse(), request.sampling, chat, bool(request.tools))
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"

@@ -107,13 +107,13 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         logprobs=logprobs,
         cumulative_logprob=cumulative,
         choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
-        prompt_tokens=_tokens(completion.usage, "prompt_tokens"),
-        completion_tokens=_tokens(completion.usage, "completion_tokens"),
+        prompt_tokens=usage_tokens(completion.usage, "prompt_tokens"),
+        completion_tokens=usage_tokens(completion.usage, "completion_tokens"),
         finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish,
     )
 
 
-def _tokens(usage: Any, name: str) -> Any:
+def usage_tokens(usage: Any, name: str) -> Any:
     """A usage count as the server sent it, checked where every response arrives
     (ragbench._values.response_checks); 0 where the server reports none."""
     if usage is None:

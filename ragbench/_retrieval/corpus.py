@@ -4,7 +4,8 @@
   quoted CSV-style (`"..."`, inner quotes doubled). Read with `csv.reader(delimiter="\\t")` as
   ALCE retrieval.py and LLatrieval Iterative_retrieval.py do.
 - JSONL, one passage per line: `{"id", "title", "contents"}` (pyserini's, OmniEval's: contents
-  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` and BrowseComp-Plus's `"docid"` are accepted for `"id"`), or FlashRAG's
+  without the title), `{"id", "title", "text"}` (BEIR's `"_id"` and BrowseComp-Plus's `"docid"`, whose corpus is
+  `{"docid", "text", "url"}`, are accepted for `"id"`), or FlashRAG's
   `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so are
   `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from) and a
   `"metadata"` object's keys (in the metadata: e.g. MultiHop-RAG's `published_at` and `source`, which its
@@ -15,27 +16,28 @@ A bad row is yielded as a `RecordError` (file, line, field) and the stream goes 
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.csv_fields import large_fields
-from .._storage.jsonl import iter_jsonl
+from .._storage.files import open_file
+from .._storage.jsonl import Located, located_lines, objects
 from .._types import Document
 
 DPR_COLUMNS = ("id", "text", "title")
+DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
+BOM = codecs.BOM_UTF8
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
-ID_FIELDS = (
-    "id",
-    "_id",
-    "docid",
-)  # a passage's id, by the first of these a line has (ragbench's, BEIR's, BrowseComp-Plus's)
+ID_FIELDS = ("id", "_id", "docid")  # the first a line has names the passage
 METADATA = "metadata"  # a JSONL line's object of other values kept in Document.metadata
 
 
@@ -51,63 +53,114 @@ def corpus_format(path: Path) -> str:
 
 def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
     """Every passage of `path` in file order (format from the suffix)."""
+    return (item for _, item in corpus_rows(path))
+
+
+def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]]:
+    """Every passage of `path` in file order with the byte offset its row starts at (`passage_at` reads it
+    back from there)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"corpus {path} not found; pass --corpus with an existing .tsv or .jsonl file")
-    reader = read_dpr_tsv if corpus_format(path) == "dpr_tsv" else read_jsonl_corpus
+    reader = dpr_tsv_rows if corpus_format(path) == "dpr_tsv" else jsonl_corpus_rows
     return reader(path)
 
 
-def read_dpr_tsv(path: Path) -> Iterator[Document | RecordError]:
+def passage_at(path: Path, start: int) -> Document | RecordError:
+    """The passage whose row `corpus_rows` found starting at byte `start` of `path`, read as it read it."""
+    with open_file(path) as handle:
+        if corpus_format(path) == "jsonl":
+            handle.seek(start)
+            return jsonl_passage(next(located_lines([handle.readline()], str(path), start=start)), path)
+        text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        with large_fields():
+            header = next(csv.reader(text, delimiter="\t"), [])
+            text.detach()  # the handle stays open; the row is read from its own start
+            handle.seek(start)
+            text = io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape", newline="")
+            row = next(csv.reader(text, delimiter="\t"))
+        return dpr_row(row, dpr_columns(header) or DEFAULT_COLUMNS, path, 0)
+
+
+class LineStarts:
+    """The lines of a file, remembering the byte offset where the last one handed out starts (`start`) and
+    where the next one will (`position`); `size` counts a line's bytes."""
+
+    def __init__(self, lines: Iterable[Any], position: int, size: Callable[[Any], int] = len) -> None:
+        self.lines, self.position, self.size = lines, position, size
+        self.start = position
+
+    def __iter__(self) -> Iterator[Any]:
+        for line in self.lines:
+            self.start = self.position
+            self.position += self.size(line)
+            yield line
+
+
+def dpr_columns(row: list[str]) -> dict[str, int] | None:
+    """Where each column is, when `row` is the header (DPR's loaders skip it the same way)."""
+    return {name: row.index(name) for name in DPR_COLUMNS} if set(DPR_COLUMNS) <= set(row) else None
+
+
+def dpr_tsv_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
     # bytes that are not UTF-8 come through as surrogates, so the row they are in is reported, not the file;
     # utf-8-sig: a BOM (a file saved by Excel or Notepad) made the header a passage with id "\ufeffid"
+    with open(path, "rb") as raw:
+        bom = len(BOM) if raw.read(len(BOM)) == BOM else 0
     with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t")
-        columns = {name: i for i, name in enumerate(DPR_COLUMNS)}
+        lines = LineStarts(handle, bom, lambda line: len(line.encode("utf-8", "surrogateescape")))
+        rows = csv.reader(lines, delimiter="\t")
+        columns: dict[str, int] | None = None
         first = True
         while True:
+            start = lines.position
             try:
                 with large_fields():  # a runaway quote would otherwise end the stream at csv's 128 KiB limit
                     row = next(rows)
             except StopIteration:
                 return
             except csv.Error as exc:
-                yield RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
+                yield start, RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
                 continue
             if first:
-                first = False
-                if set(DPR_COLUMNS) <= set(row):  # the header (DPR's loaders skip it the same way)
-                    columns = {name: row.index(name) for name in DPR_COLUMNS}
+                first, columns = False, dpr_columns(row)
+                if columns is not None:
                     continue
-            bad = next((match for field in row if (match := _NOT_UTF8.search(field))), None)
-            if bad is not None:
-                byte = ord(bad.group()) - 0xDC00
-                yield RecordError(str(path), rows.line_num, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
-                continue
-            if len(row) != 3:
-                yield RecordError(
-                    str(path), rows.line_num, f"expected 3 tab-separated fields (id, text, title), got {len(row)}"
-                )
-                continue
-            if not row[columns["id"]]:
-                yield RecordError(str(path), rows.line_num, "empty passage id", "id")
-                continue
-            yield Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
+            yield start, dpr_row(row, columns or DEFAULT_COLUMNS, path, rows.line_num)
 
 
-def read_jsonl_corpus(path: Path) -> Iterator[Document | RecordError]:
-    for index, record in iter_jsonl(path):
-        if isinstance(record, RecordError):
-            yield record
-            continue
-        try:
-            yield jsonl_document(record, str(path), index + 1)
-        except RecordError as exc:
-            yield exc
+def dpr_row(row: list[str], columns: dict[str, int], path: Path, line: int) -> Document | RecordError:
+    """A row of a DPR TSV as its passage, or the RecordError saying why it is none."""
+    bad = next((match for field in row if (match := _NOT_UTF8.search(field))), None)
+    if bad is not None:
+        byte = ord(bad.group()) - 0xDC00
+        return RecordError(str(path), line, f"not UTF-8 (byte 0x{byte:02x}); save the file as UTF-8")
+    if len(row) != 3:
+        return RecordError(str(path), line, f"expected 3 tab-separated fields (id, text, title), got {len(row)}")
+    if not row[columns["id"]]:
+        return RecordError(str(path), line, "empty passage id", "id")
+    return Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
+
+
+def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
+    with open_file(path) as handle:
+        for located in located_lines(handle, str(path)):
+            yield located.start, jsonl_passage(located, path)
+
+
+def jsonl_passage(located: Located, path: Path) -> Document | RecordError:
+    """The passage of a JSONL line, or the RecordError saying why it is none."""
+    _, record = next(objects(iter([(located.line, located.value)]), str(path)))
+    if isinstance(record, RecordError):
+        return record
+    try:
+        return jsonl_document(record, str(path), located.line + 1)
+    except RecordError as exc:
+        return exc
 
 
 def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
-    doc_id = next((record[field] for field in ID_FIELDS if field in record), None)
+    doc_id = next((record[key] for key in ID_FIELDS if key in record), None)
     if doc_id is None or doc_id == "":
         raise RecordError(path, line, "missing passage id", "id")
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):  # 1.0 would be "1.0", never qrels' "1"

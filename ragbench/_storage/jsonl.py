@@ -18,9 +18,9 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import jsonlines
 
@@ -148,10 +148,10 @@ class Located(NamedTuple):
 
 
 def read_lines(
-    source: str | Path | IO[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads
+    source: str | Path | Iterable[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads
 ) -> Iterator[Item]:
     """(0-based line index, value or RecordError) for every non-blank line of a file or of an open
-    binary stream (a bz2 or tar member); `where` names the stream in errors; `loads` parses a line
+    binary stream (a bz2 or tar member) or other lines of bytes; `where` names the stream in errors; `loads` parses a line
     (json.loads, or one that parses large lines elsewhere)."""
     if isinstance(source, (str, Path)):
         with open_file(source) as handle:
@@ -162,7 +162,11 @@ def read_lines(
 
 
 def located_lines(
-    source: IO[bytes], where: str | None = None, loads: Callable[[str], Any] = json.loads, line: int = 0, start: int = 0
+    source: Iterable[bytes],
+    where: str | None = None,
+    loads: Callable[[str], Any] = json.loads,
+    line: int = 0,
+    start: int = 0,
 ) -> Iterator[Located]:
     """Every non-blank line of an open binary stream with its line index and byte offsets (`Located`), as
     `read_lines` reads them; `line` and `start`: the index and offset of the stream's first line (a file read
@@ -194,7 +198,7 @@ class _Numbered:
     """The lines of a stream, remembering the number, offsets and end of the last one handed out and the
     error that ended it early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
 
-    def __init__(self, stream: IO[bytes], number: int = 0, start: int = 0) -> None:
+    def __init__(self, stream: Iterable[bytes], number: int = 0, start: int = 0) -> None:
         self.stream, self.number = stream, number
         self.start = self.end = start
         self.ended = True

@@ -231,6 +231,9 @@ class Response:
     cumulative_logprob: float | None = None  # of the first choice's tokens, when logprobs were asked
     # Per completion (aligned with `texts`), the tool calls it made; None: the request offered no tools.
     choice_tool_calls: list[tuple[ToolCall, ...]] | None = None
+    # A Responses-API answer's output items (JSON text of the list, reasoning items included), which an agent
+    # sends back in its next turn (`Message.items`); None from other APIs.
+    items: str | None = None
 
     @property
     def text(self) -> str:
@@ -274,6 +277,8 @@ class Response:
         }
         if self.choice_tool_calls is not None:  # the OpenAI form, arguments as the text the model wrote
             out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
+        if self.items is not None:
+            out["items"] = self.items
         return out
 
     @classmethod
@@ -289,6 +294,7 @@ class Response:
             choice_tool_calls=None
             if data.get("tool_calls") is None
             else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
+            items=data.get("items"),
         )
 
 

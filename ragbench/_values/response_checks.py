@@ -10,6 +10,7 @@ is fixed `--resume` asks again instead of serving the incomplete answer forever.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,6 +48,7 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
     if response.finish_reason not in FINISH_REASONS:
         yield f"finish_reason {_shown(response.finish_reason)} is none of {', '.join(FINISH_REASONS)}"
     yield from _tool_call_problems(response, request)
+    yield from _item_problems(response.items)
     if response.cumulative_logprob is not None and not _logprob(response.cumulative_logprob):
         yield f"cumulative_logprob {_shown(response.cumulative_logprob)} is not a log-probability"
     if response.logprobs is None:
@@ -82,6 +84,19 @@ def _tool_call_problems(response: Response, request: Request) -> Iterator[str]:
             yield f"tool_calls[{n}]: id {_shown(call.id)} or name {_shown(call.name)} is not a string"
         elif not isinstance(call.raw_arguments, str):
             yield f"tool_calls[{n}]: arguments {_shown(call.raw_arguments)} are not a text"
+
+
+def _item_problems(items: Any) -> Iterator[str]:
+    """A Responses-API answer's output items: the JSON text of a list of objects, each with a `type` (an agent
+    sends them back as they are)."""
+    if items is None:
+        return
+    try:
+        parsed = json.loads(items) if isinstance(items, str) else None
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, list) or not all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in parsed):
+        yield f"output items {_shown(items)} are not the JSON text of a list of typed objects"
 
 
 def is_token_count(value: Any) -> bool:

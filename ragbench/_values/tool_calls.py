@@ -98,12 +98,15 @@ class ToolCall:
 @dataclass(frozen=True)
 class Message:
     """A chat turn that is more than (role, content): an assistant turn with tool calls (content may be None,
-    as servers send it), or a `tool` turn carrying a call's result with its `tool_call_id`."""
+    as servers send it), or a `tool` turn carrying a call's result with its `tool_call_id`. An assistant turn a
+    Responses-API server wrote may hold its output `items` (JSON text of the list, reasoning items included):
+    sent back as they are by an engine speaking that API, left out by the others."""
 
     role: str
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    items: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -111,6 +114,8 @@ class Message:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
+        if self.items is not None:
+            out["items"] = json.loads(self.items)
         return out
 
 
@@ -121,13 +126,16 @@ def turn_of(message: Mapping[str, Any]) -> Turn:
     """A chat message dict as a request holds it: a (role, content) pair unless it carries tool calls or a
     tool result (or content None)."""
     calls = message.get("tool_calls") or ()
-    if not calls and message.get("tool_call_id") is None and isinstance(message.get("content"), str):
+    items = message.get("items")
+    plain = items is None and message.get("tool_call_id") is None
+    if not calls and plain and isinstance(message.get("content"), str):
         return message["role"], message["content"]
     return Message(
         role=message["role"],
         content=message.get("content"),
         tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
         tool_call_id=message.get("tool_call_id"),
+        items=items if items is None or isinstance(items, str) else json.dumps(items, ensure_ascii=False),
     )
 
 

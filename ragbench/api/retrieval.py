@@ -5,10 +5,11 @@
 `Retriever` (`search(queries, k)`), its on-disk index's `IndexBuilder`, `RetrievalError`; `QueryStyle`
 and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered through the
 `ragbench_query_styles` hook); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
-file's documents, a bad line as a RecordError); `Reranker` and `Refiner` (the `--reranker`/`--refiner`
-components) and `REFINED_TEXT` (the metadata key of the one document holding a refiner's text, which a prompt
-shows as it is); `trec_measures` (trec_eval's measures of one query's ranking against qrels, by pytrec_eval),
-`import_pytrec_eval` and `shown_short` (fewer documents shown than a cut-off while the searches returned more).
+file's documents, a bad line as a RecordError); `CorpusLookup` (a passage file's documents by id, read from
+disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the
+metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
+(trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `import_pytrec_eval` and
+`shown_short` (fewer documents shown than a cut-off while the searches returned more).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _MODULES = {
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text", "read_corpus"),
     "ragbench._retrieval.trec_measures": ("trec_measures", "import_pytrec_eval", "shown_short"),
+    "ragbench._retrieval.corpus_lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
 }

@@ -145,12 +145,15 @@ def record(checkout: Path, name: str, work: Path) -> dict[str, Any]:
     runs = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(out.glob("run_*.json"))]
     by_question = {q["question"]: q["id"] for q in questions}
     requests: dict[str, list[dict[str, Any]]] = {}
-    for request in server.requests:  # the clients run one query at a time: arrival order is each query's order
+    bodies: dict[str, list[dict[str, Any]]] = {}
+    for request, body in zip(server.requests, server.bodies):  # one query at a time: arrival order is its order
         first = next(m["content"] for m in request["messages"] if m["role"] == "user")
         qid = next(qid for question, qid in by_question.items() if f"Question: {question}\n" in first)
         requests.setdefault(qid, []).append(request)
+        bodies.setdefault(qid, []).append(body)
     return {
         "requests": requests,
+        "bodies": bodies,
         "runs": {
             run["query_id"]: {key: run[key] for key in ("tool_call_counts", "status", "result")}
             | {

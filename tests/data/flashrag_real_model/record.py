@@ -7,8 +7,8 @@ tests/data/flashrag_parity/corpus.jsonl for questions there. FlashRAG's code is 
 config, index build and transformers-4 names come from tests/data/flashrag_parity/record_traces.py.
 
 Run in a Python with FlashRAG's dependencies (recorded with transformers 5.24.0, torch 2.13.0+cpu, bm25s 0.2.1, one
-torch thread: OMP_NUM_THREADS=1, on a busy 2-core machine many times faster than two; IRCoT's with two, the same
-ids), one process per line, each adding its methods to the file it writes:
+torch thread: OMP_NUM_THREADS=1, on a busy 2-core machine many times faster than two; IRCoT's ran with
+two), one process per line, each adding its methods to the file it writes:
 
     OMP_NUM_THREADS=1 PYTHONHASHSEED=0 PYTHONPATH=FLASHRAG_SOURCE python tests/data/flashrag_real_model/record.py \\
         --src FLASHRAG_SOURCE --model MODEL_FOLDER --work SCRATCH zero_shot naive iter_retgen --ids nq_1 hotpot_3

@@ -139,6 +139,8 @@ class LLM:
             record.response["tool_calls"] = response.to_dict()["tool_calls"]
         if response.logprobs is not None:
             record.response["logprobs"] = [t.__dict__ for t in response.logprobs]
+        if response.token_ids is not None:
+            record.response["token_ids"] = response.token_ids
         record.prompt_tokens = response.prompt_tokens
         record.completion_tokens = response.completion_tokens
         record.cached = response.cached

@@ -160,6 +160,27 @@ def test_stop_strings_cut_the_text_and_end_generation(engine):
 
 
 @pytest.mark.model
+def test_token_ids_are_the_generated_ids_up_to_the_eos_or_the_stop_string(engine):
+    """In a batch (left padding for the shorter prompts, rows that finish at different steps): each answer's
+    ids are the ones generated, as many as completion_tokens counts, and the same the log-probs name."""
+    requests = [
+        chat("What is the capital of France?", max_tokens=16, logprobs=1),  # ends with <|im_end|>
+        chat("Name three colors.", max_tokens=16, stop=["\n"], logprobs=1),  # ends at the stop string
+        chat("Write one sentence about the sea, the mountains and the rivers.", max_tokens=4, logprobs=1),
+    ]
+    eos, stopped, cut = engine.generate(requests)
+    for out in (eos, stopped, cut):
+        assert out.token_ids == [position.token_id for position in out.logprobs]
+        assert len(out.token_ids) == out.completion_tokens
+    assert engine.tokenizer.convert_ids_to_tokens(eos.token_ids[-1]) == "<|im_end|>"
+    assert engine.tokenizer.decode(eos.token_ids, skip_special_tokens=True) == eos.text
+    assert engine.tokenizer.decode(stopped.token_ids).startswith(stopped.text + "\n")
+    assert cut.finish_reason == "length" and engine.tokenizer.decode(cut.token_ids) == cut.text
+    # without log-probs too (they are not what keeps the ids)
+    assert engine.generate([chat("Name three colors.", max_tokens=16, stop=["\n"])])[0].token_ids == stopped.token_ids
+
+
+@pytest.mark.model
 def test_logprobs_follow_the_greedy_choice(engine):
     out = engine.generate([chat("What is the capital of France?", max_tokens=10, logprobs=3)])[0]
     assert len(out.logprobs) == out.completion_tokens

@@ -352,6 +352,16 @@ def test_length_finish_reason_and_stop_strings_are_kept(fake_vllm):
     assert out[1].text == "fed"  # vLLM cuts at the stop string already; apply_stop is a no-op then
 
 
+def test_the_response_carries_the_first_choices_generated_token_ids(fake_vllm, monkeypatch):
+    def answer(prompt, params):
+        first, second = CompletionOutput(0, "ab", [97, 98, 2]), CompletionOutput(1, "c", [99])
+        return RequestOutput(prompt, [1, 2], [first, second])
+
+    monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
+    [out] = VLLMEngine("/m").generate([Request(prompt="x", sampling=Sampling(n=2, temperature=1.0))])
+    assert out.texts == ["ab", "c"] and out.token_ids == [97, 98, 2]
+
+
 def test_logprobs_map_rank_and_decoded_token(fake_vllm, monkeypatch):
     def answer(prompt, params):
         entries = [

@@ -1,5 +1,6 @@
 """Properties of the iterative FlashRAG methods' own bookkeeping, over inputs the parity fixtures cannot cover:
-IRCoT's passage pool, Self-Ask's kept text, FLARE's sentence read from an engine's tokens."""
+IRCoT's passage pool, Self-Ask's kept text, FLARE's sentence read from an engine's tokens, the text written so far
+that FlashRAG's template appends."""
 
 import math
 
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 from ragbench.api import Document
 from ragbench.api.engines import Response, TokenLogprobs
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE
 from ragbench.plugins.flare.system import Flare
 from ragbench.plugins.ircot.system import Ircot, IrcotFixed
 from ragbench.plugins.self_ask.prompts import FOLLOW_UP, INTERMEDIATE_ANSWER
@@ -70,3 +72,17 @@ def test_flare_reads_the_engine_tokens_that_cover_the_first_sentence(tokens, pro
         assert query is None
     else:
         assert query == ("".join(t for t, p in zip(covering, read) if p > flare.threshold) or None)
+
+
+@given(st.lists(st.sampled_from(["", " ", "  ", "x", "."]), max_size=3).map(" ".join), st.booleans())
+def test_the_text_written_so_far_follows_the_prompt_unless_it_is_empty_or_one_space(previous_gen, chat_model):
+    """PromptTemplate.get_string (flashrag/prompt/base_prompt.py:155) appends previous_gen unless it is "" or " ":
+    IRCoT's thoughts joined by spaces are " " when both were empty, and FlashRAG's prompt then ends as before."""
+    bare = FLASHRAG_RAG_TEMPLATE.render(chat_model, [], question="q")
+    prompt = FLASHRAG_RAG_TEMPLATE.render(chat_model, [], previous_gen=previous_gen, question="q")
+    if previous_gen in ("", " "):
+        assert prompt == bare
+    elif chat_model:
+        assert prompt == [*bare, {"role": "assistant", "content": previous_gen}]
+    else:
+        assert prompt == bare + previous_gen

@@ -1,22 +1,32 @@
-"""FlashRAG's pipelines and ragbench's systems with the same real model and the same BM25 give the same prompts,
-searches and predictions.
+"""FlashRAG's pipelines and ragbench's systems with the same real model and the same BM25 make the same prompts,
+generate the same token ids, search the same queries and give the same predictions.
 
 tests/data/flashrag_real_model/expected.json is what record.py there recorded from FlashRAG's own zero-shot, naive,
-Iter-RetGen, IRCoT and Self-Ask pipelines (commit 1ee5249, unchanged) with SmolLM2-135M-Instruct (the embedded
-model's weights de-quantized to safetensors) through FlashRAG's HFCausalLMGenerator, greedy on CPU, and FlashRAG's
-BM25 (bm25s 0.2.1) over tests/data/flashrag_parity/corpus.jsonl; the library versions are in the file (transformers
-5.24.0, torch 2.13.0+cpu). Here the matching systems run on `hf:embedded` with `--retriever flashrag_bm25` over an index
-`ragbench index build` makes from the same corpus. The order of calls across examples is the scheduler's, so
-prompts and searches are compared as multisets, predictions per example.
+Iter-RetGen, IRCoT, Self-Ask, SuRe and FLARE pipelines (commit 1ee5249, unchanged) with SmolLM2-135M-Instruct (the
+embedded model's weights de-quantized to safetensors) through FlashRAG's HFCausalLMGenerator, greedy on CPU, and
+FlashRAG's BM25 (bm25s 0.2.1) over tests/data/flashrag_parity/corpus.jsonl; the library versions are in the file
+(transformers 5.24.0, torch 2.13.0+cpu). Here the matching systems run on `hf:embedded` with `--retriever
+flashrag_bm25` over an index `ragbench index build` makes from the same corpus. The order of calls across examples is
+the scheduler's, so prompts, token ids, searches and FLARE's judgements are compared as multisets, predictions per
+example. Each model input is compared with the ids generated for it: FlashRAG's row of `model.generate`'s output up
+to its first EOS (record.py), ragbench's `response.token_ids` in the trace; no recorded row goes on past a stop
+string (its batch mates stopped at the same step or it ran alone), so they are compared whole.
 
-The multi-step methods were recorded on two of the six questions (`questions` in the recording: a factual one and
-a two-hop one), since each of their rounds is a generate call over a prompt of some 1,000-2,000 tokens on CPU.
-FlashRAG's IRCoT does not finish with this model: its second thought is empty (the model begins it with a stop
-string, "." or a newline), and bm25s raises on the empty query, ending FlashRAG's run; the recording holds the
-error and the calls made before it. Its Self-Ask runs its five calls of up to 100 tokens per question (about ten
-minutes here on two busy CPU cores, one or two on an idle machine: fewer questions would leave one): the model never
-writes a "Follow up: " line nor "So the final answer is: ", so only the question is searched and both predictions
-are empty, yet every one of the ten prompts holds all the model's text before it, token for token.
+Each method was recorded on as few questions as show what it does (`questions` in the recording): every call is a
+generate over a prompt of up to some 2,000 tokens on CPU, and FlashRAG's HF generator makes them two prompts at a
+time. Zero-shot, naive, Iter-RetGen and IRCoT on nq_1 and hotpot_3, a factual and a two-hop question: with one,
+FlashRAG's batches would hold one prompt, and the left padding of the shorter prompt, which must not change a token,
+would go unchecked. FlashRAG's IRCoT does not finish with this model: its second thought is empty (the model begins
+it with a stop string, "." or a newline), and bm25s raises on the empty query, ending FlashRAG's run; the recording
+holds the error and the calls made before it. Self-Ask (one prompt a call) on the same two, five calls of up to 100
+tokens each: the model never writes a "Follow up: " line nor "So the final answer is: ", so only the question is
+searched and both predictions are empty, yet every one of the ten prompts holds all the model's text before it,
+token for token. SuRe on one question, nq_1, the one of the six where the model writes more than one candidate
+("(a)", "(b)" ... six of them, each empty once parsed): the only one that reaches the pairwise ranking (30 of its
+43 calls); with one candidate no pair is ranked, with none only the candidates are asked. FLARE (one prompt a call)
+on nq_1, whose first two sentences are unsure and searched for, and hotpot_3, whose one sentence is sure: both ways
+of its judge, every judged sentence with its token probabilities compared with what FlashRAG's judge read
+(`judges`); after its sentences the model writes nothing more, and the remaining rounds judge an empty sentence.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from typing import Any
 import pytest
 
 from conftest import TEST_DATA
-from flashrag_parity import CORPUS, QUESTIONS, chatml
+from flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
 from helpers import run, samples
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
@@ -45,6 +55,8 @@ SYSTEMS = {
     "iter_retgen": ("iter_retgen", {}),
     "ircot": ("ircot", {"framework": "hf"}),
     "self_ask": ("self_ask", {"framework": "hf"}),
+    "sure": ("sure", {}),
+    "flare": ("flare", {}),
 }
 TASK = "nq_open_flashrag"
 
@@ -75,8 +87,12 @@ def recorded_questions(tmp_path: Path, recorded: dict[str, Any]) -> Path:
 
 def model_input(request: dict[str, Any]) -> str:
     """The string FlashRAG's generator tokenised for a request: the prompt (a pipeline that renders one string
-    for a chat model too), or the messages through the chat template."""
-    return request["prompt"] if "prompt" in request else chatml(request["messages"])
+    for a chat model too), or the messages through the chat template (FLARE's kept text, a final assistant
+    message, appended to it)."""
+    if "prompt" in request:
+        return request["prompt"]
+    shown = chat_input(request["messages"])
+    return shown if isinstance(shown, str) else chatml(shown)
 
 
 def run_system(tmp_path: Path, index: Path, method: str) -> list[dict[str, Any]]:
@@ -99,17 +115,25 @@ def run_system(tmp_path: Path, index: Path, method: str) -> list[dict[str, Any]]
     return samples(tmp_path / method, TASK)
 
 
-def calls(records: list[dict[str, Any]]) -> tuple[Counter[str], Counter[str]]:
-    """The model inputs and the search queries of a run's traces (the scheduler orders them across examples)."""
+def calls(records: list[dict[str, Any]]) -> tuple[Counter[tuple[str, tuple[int, ...]]], Counter[str]]:
+    """The model inputs with the token ids generated for each, and the search queries, of a run's traces (the
+    scheduler orders them across examples)."""
     steps = [step for record in records for step in record["trace"]]
     return (
-        Counter(model_input(step["request"]) for step in steps if step["kind"] == "llm"),
+        Counter(
+            (model_input(step["request"]), tuple(step["response"]["token_ids"]))
+            for step in steps
+            if step["kind"] == "llm"
+        ),
         Counter(step["request"]["query"] for step in steps if step["kind"] == "retrieval"),
     )
 
 
-def recorded_prompts(recorded: dict[str, Any]) -> Counter[str]:
-    return Counter(text for call in recorded["calls"] for text in call["inputs"])
+def recorded_prompts(recorded: dict[str, Any]) -> Counter[tuple[str, tuple[int, ...]]]:
+    """FlashRAG's model inputs, each with the token ids its row generated."""
+    return Counter(
+        (text, tuple(ids)) for call in recorded["calls"] for text, ids in zip(call["inputs"], call["generated_ids"])
+    )
 
 
 COMPLETED = sorted(method for method in SYSTEMS if "error" not in RECORDED["methods"][method])
@@ -124,6 +148,26 @@ def test_the_system_on_the_embedded_model_prompts_searches_and_answers_as_flashr
     records = run_system(tmp_path, flashrag_bm25_index, method)
     assert {record["id"]: record["prediction"]["answer"] for record in records} == recorded["predictions"]
     assert calls(records) == (recorded_prompts(recorded), Counter(recorded["searches"]))
+    if "judges" in recorded:
+        assert_judged_as_flashrag(records, recorded["judges"])
+
+
+def assert_judged_as_flashrag(records: list[dict[str, Any]], recorded: list[dict[str, Any]]) -> None:
+    """FLARE: every round's first sentence, whether it was confident, the query it made, and the probabilities of
+    its tokens that the judgement read (FlashRAG: softmax of the generation's scores; ragbench: the exp of the hf
+    engine's log-probabilities, equal up to float rounding, which other rows of a batch move by up to ~1e-4)."""
+    judged = [
+        step["response"]
+        for record in records
+        for step in record["trace"]
+        if step["kind"] == "custom" and step["name"] == "judge"
+    ]
+    assert Counter((j["sentence"], j["confident"], j["query"]) for j in judged) == Counter(
+        (j["sentence"], j["confident"], j["query"]) for j in recorded
+    )
+    for mine in judged:
+        theirs = [j["scores"] for j in recorded if (j["sentence"], j["query"]) == (mine["sentence"], mine["query"])]
+        assert any(mine["probabilities"] == pytest.approx(scores, abs=1e-3) for scores in theirs), mine
 
 
 @pytest.mark.parametrize("method", RAISED)

@@ -71,6 +71,7 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
         completion_tokens=1,
         finish_reason="length",
         cumulative_logprob=-1.0,
+        token_ids=[5, 2],
     )
     expected = asdict(response)
     expected.pop("cached")
@@ -78,3 +79,6 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
     expected.pop("items")  # written only by an answer over the Responses API
     assert response.to_dict() == expected and list(response.to_dict()) == list(expected)
     assert Response.from_dict(response.to_dict()) == response
+    # an engine that sees no token ids (openai, scripted, replay) writes none: its cached answers stay as they were
+    without_ids = Response(texts=["a"])
+    assert "token_ids" not in without_ids.to_dict() and Response.from_dict(without_ids.to_dict()) == without_ids

@@ -101,6 +101,7 @@ class Flare(System):
                         "confident": query is None,
                         "query": query,
                         "lowest_probability": min(probabilities, default=None),
+                        "probabilities": probabilities,  # of the sentence's tokens, what the judgement read
                     },
                 )
                 if query is not None:

@@ -40,6 +40,8 @@ Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable
   entries outrank it there and it was not generated, as from vLLM's top-k dict (logprobs=k).
   Whenever logprobs or logprob_tokens are asked, every position also carries its
   `token_id`, and `Response.cumulative_logprob` is the sum of the chosen tokens' log-probabilities.
+- `Response.token_ids` (and the trace's llm steps) holds the first sample's generated ids, those
+  completion_tokens counts: up to and including the EOS / stop-completing token.
 
 Encoder-decoder checkpoints (config.is_encoder_decoder, e.g. T5 such as the TRUE NLI model
 google/t5_xxl_true_nli_mixture) load with AutoModelForSeq2SeqLM: the prompt is the encoder input
@@ -393,6 +395,7 @@ class HFEngine(Engine):
                     completion_tokens=completion,
                     finish_reason=finish,
                     cumulative_logprob=cumulative,
+                    token_ids=generated[position * rows_per][:first_length],
                 )
             )
         return responses

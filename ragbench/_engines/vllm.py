@@ -406,6 +406,7 @@ class VLLMEngine(Engine):
             completion_tokens=sum(len(choice.token_ids) for choice in choices),
             finish_reason=first.finish_reason,
             cumulative_logprob=cumulative,
+            token_ids=list(first.token_ids),
         )
         return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
 

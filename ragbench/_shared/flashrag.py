@@ -76,10 +76,12 @@ class FlashRagTemplate:
         """`get_string`: the messages a chat model gets (when `enable_chat`), else the string; `previous_gen`
         (what the model wrote so far) follows the string with no separator, or, for a chat model, is a
         final assistant message (FlashRAG's API form), which the `hf` and `vllm` engines continue: the
-        prompt of FlashRAG's local chat form, which appends it to the rendered template."""
+        prompt of FlashRAG's local chat form, which appends it to the rendered template. As there, "" and " "
+        are not appended (IRCoT's two empty thoughts join to " ")."""
         if "reference" not in fields:
             fields["reference"] = flashrag_reference(docs or [], self.reference_template)
         system, user = self.system.format(**fields), self.user.format(**fields)
+        previous_gen = "" if previous_gen in ("", " ") else previous_gen
         if chat_model and self.enable_chat:
             messages = [{"role": role, "content": text} for role, text in (("system", system), ("user", user)) if text]
             return messages + ([{"role": "assistant", "content": previous_gen}] if previous_gen else [])

@@ -234,6 +234,9 @@ class Response:
     # A Responses-API answer's output items (JSON text of the list, reasoning items included), which an agent
     # sends back in its next turn (`Message.items`); None from other APIs.
     items: str | None = None
+    # The first choice's generated token ids, the EOS or stop-completing token included (hf, vllm); None: the
+    # engine does not see ids (openai, scripted, replay).
+    token_ids: list[int] | None = None
 
     @property
     def text(self) -> str:
@@ -279,6 +282,8 @@ class Response:
             out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
         if self.items is not None:
             out["items"] = self.items
+        if self.token_ids is not None:
+            out["token_ids"] = list(self.token_ids)
         return out
 
     @classmethod
@@ -295,6 +300,8 @@ class Response:
             if data.get("tool_calls") is None
             else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
             items=data.get("items"),
+
+            token_ids=None if data.get("token_ids") is None else list(data["token_ids"]),
         )
 
 

@@ -300,7 +300,6 @@ class Response:
             if data.get("tool_calls") is None
             else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
             items=data.get("items"),
-
             token_ids=None if data.get("token_ids") is None else list(data["token_ids"]),
         )
 

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from helpers import run
+from ragbench._records import SampleRecord
 from ragbench._registry import installed_registry
 from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally
 from ragbench._reports.compare import compare_runs, load_run, markdown
@@ -32,6 +33,11 @@ def runs(tmp_path_factory):
     ):
         run(folder, name, tasks=["demo"], system=system, model="scripted:echo", limit=4, **extra)
     return folder
+
+
+def record(line: dict) -> SampleRecord:
+    """A samples line as the budget reads it (`read_samples`)."""
+    return SampleRecord.from_dict({"index": 0, **line})
 
 
 def test_the_budget_per_example_is_measured_from_the_traces(runs):
@@ -88,16 +94,18 @@ def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):
 
 def test_what_the_traces_cannot_tell_is_not_measured_rather_than_0():
     untraced = BudgetTally()
-    untraced.add({"trace": [], "prediction": {"answer": "x", "extras": {"docs_unknown": True}}})
+    untraced.add(record({"trace": [], "prediction": {"answer": "x", "extras": {"docs_unknown": True}}}))
     budget = untraced.sections()["budget"]
     assert budget["llm_calls"] is None and budget["not_measured"]["llm_calls"] == NO_TRACE
     assert budget["passages_shown"] is None and "docs_unknown" in budget["not_measured"]["passages_shown"]
     uncounted = BudgetTally()
     uncounted.add(
-        {
-            "trace": [{"kind": "llm", "request": {"prompt": "q"}, "prompt_tokens": 0, "completion_tokens": 0}],
-            "prediction": {"answer": "x"},
-        }
+        record(
+            {
+                "trace": [{"kind": "llm", "request": {"prompt": "q"}, "prompt_tokens": 0, "completion_tokens": 0}],
+                "prediction": {"answer": "x"},
+            }
+        )
     )
     budget = uncounted.sections()["budget"]
     assert budget["llm_calls"] == 1.0 and budget["prompt_tokens"] is None
@@ -106,15 +114,17 @@ def test_what_the_traces_cannot_tell_is_not_measured_rather_than_0():
 
 def test_failed_examples_and_empty_queries(tmp_path):
     tally = BudgetTally()
-    tally.add({"error": "boom", "trace": [{"kind": "llm", "request": {}}]})  # a failed example: not counted
+    tally.add(record({"error": "boom", "trace": [{"kind": "llm", "request": {}}]}))  # a failed example: not counted
     tally.add(
-        {
-            "trace": [
-                {"kind": "retrieval", "request": {"query": " \n"}, "response": {"ids": ["1"]}},
-                {"kind": "retrieval", "request": {"query": "q"}, "response": {"ids": ["2"]}},
-            ],
-            "prediction": {"answer": "x", "docs": [{"id": "2"}]},
-        }
+        record(
+            {
+                "trace": [
+                    {"kind": "retrieval", "request": {"query": " \n"}, "response": {"ids": ["1"]}},
+                    {"kind": "retrieval", "request": {"query": "q"}, "response": {"ids": ["2"]}},
+                ],
+                "prediction": {"answer": "x", "docs": [{"id": "2"}]},
+            }
+        )
     )
     sections = tally.sections()
     assert sections["budget"]["examples"] == 1 and sections["budget"]["passages_retrieved"] == 2.0

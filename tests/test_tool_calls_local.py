@@ -191,14 +191,19 @@ def test_a_recorded_tool_call_refers_to_its_trace_step_and_resolves_whole():
 
 
 def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_and_warned_about():
+    from ragbench._records import SampleRecord
     from ragbench._reports.budget import BudgetTally, repeated_work_lines
+
+    def record(line: dict[str, Any]) -> SampleRecord:
+        return SampleRecord.from_dict({"index": 0, **line})
+
     from ragbench._reports.results_schema import Results
 
     trace: list[Step] = []
     chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])
     tally = BudgetTally()
-    tally.add({"trace": [step.to_dict() for step in trace], "prediction": {"answer": "x"}})
-    tally.add({"trace": [], "prediction": {"answer": "y"}})
+    tally.add(record({"trace": [step.to_dict() for step in trace], "prediction": {"answer": "x"}}))
+    tally.add(record({"trace": [], "prediction": {"answer": "y"}}))
     work = tally.sections()["repeated_work"]
     assert (work["tool_calls"], work["malformed_tool_calls"]) == (2, 1)
     results = Results.from_dict(
@@ -210,5 +215,5 @@ def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_
         for line in repeated_work_lines(results)
     )
     untooled = BudgetTally()
-    untooled.add({"trace": [], "prediction": {"answer": "x"}})
+    untooled.add(record({"trace": [], "prediction": {"answer": "x"}}))
     assert "tool_calls" not in untooled.sections()["repeated_work"]  # results.json of a run without tools as before

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._storage.sample_files import iter_samples
+from .._records import SampleRecord, read_samples
+from .._types import Step
 from .._values.tool_calls import ToolCall
 
 if TYPE_CHECKING:
@@ -51,48 +52,45 @@ class BudgetTally:
             "repeated_llm_calls": 0,
         }
 
-    def add(self, sample: dict[str, Any]) -> None:
-        if sample.get("error") is not None or sample.get("bad_record"):
+    def add(self, record: SampleRecord) -> None:
+        if record.error is not None or record.bad_record:
             return
         self.examples += 1
-        trace = sample.get("trace") or []
-        self.traced += bool(trace)
-        prediction = sample.get("prediction") or {}
-        self.docs_unknown |= bool((prediction.get("extras") or {}).get(DOCS_UNKNOWN_KEY))
-        self.totals["passages_shown"] += len(prediction.get("docs") or [])
-        requests: list[dict[str, Any]] = []  # compared as they are: equal requests are equal dicts (no digest
-        # of every prompt at a run's end; an example makes tens of calls, rarely hundreds)
+        self.traced += bool(record.trace)
+        self.docs_unknown |= bool(record.extras.get(DOCS_UNKNOWN_KEY))
+        self.totals["passages_shown"] += len(record.docs)
+        requests: list[Any] = []  # compared as they are: equal requests are equal (no digest of every prompt at
+        # a run's end; an example makes tens of calls, rarely hundreds)
         retrieved: set[Any] = set()
         previous: list[Any] | None = None
-        for step in trace:
-            if step.get("kind") == "llm":
+        for step in record.trace:
+            if step.kind == "llm":
                 self._llm_call(step, requests)
-            elif step.get("kind") == "retrieval":
-                ids = list((step.get("response") or {}).get("ids") or [])
+            elif step.kind == "retrieval":
+                ids = list((step.response or {}).get("ids") or [])
                 self.ids_missing |= any(i is None for i in ids)
                 retrieved.update(ids)
                 self.totals["searches"] += 1
                 self.repeats["searches"] += 1
                 self.repeats["repeated_searches"] += previous is not None and ids == previous
-                self.repeats["empty_queries"] += not str((step.get("request") or {}).get("query") or "").strip()
+                self.repeats["empty_queries"] += not str(step.request.get("query") or "").strip()
                 previous = ids
         self.totals["passages_retrieved"] += len(retrieved)
 
-    def _llm_call(self, step: dict[str, Any], requests: list[dict[str, Any]]) -> None:
+    def _llm_call(self, step: Step, requests: list[Any]) -> None:
         self.totals["llm_calls"] += 1
-        self.totals["prompt_tokens"] += int(step.get("prompt_tokens") or 0)
-        self.totals["output_tokens"] += int(step.get("completion_tokens") or 0)
-        self.tokens_reported |= bool(step.get("prompt_tokens") or step.get("completion_tokens"))
-        request = step.get("request") or {}
-        calls = [call for choice in (step.get("response") or {}).get("tool_calls") or () for call in choice or ()]
+        self.totals["prompt_tokens"] += step.prompt_tokens
+        self.totals["output_tokens"] += step.completion_tokens
+        self.tokens_reported |= bool(step.prompt_tokens or step.completion_tokens)
+        calls = [call for choice in (step.response or {}).get("tool_calls") or () for call in choice or ()]
         if calls:
             self.repeats["tool_calls"] = self.repeats.get("tool_calls", 0) + len(calls)
             self.repeats["malformed_tool_calls"] = self.repeats.get("malformed_tool_calls", 0) + sum(
                 ToolCall.from_dict(call).error is not None for call in calls
             )
         self.repeats["llm_calls"] += 1
-        self.repeats["repeated_llm_calls"] += request in requests
-        requests.append(request)
+        self.repeats["repeated_llm_calls"] += step.request in requests
+        requests.append(step.request)
 
     def not_measured(self) -> dict[str, str]:
         """The quantities the traces cannot tell, each with why (never a 0 that was not measured)."""
@@ -173,9 +171,10 @@ def format_mean(value: Any) -> str:
 
 
 def task_budget(path: Path) -> dict[str, Any]:
-    """{"budget": ..., "repeated_work": ...} of a task's samples file, read line by line as written: the records
-    aggregation reads leave out the prompts, search results and documents these are counted from."""
+    """{"budget": ..., "repeated_work": ...} of a task's samples file as `RunDir.finalize_samples` rewrote it, its
+    records read whole: the records aggregation reads leave out the prompts, search results and documents these
+    are counted from."""
     tally = BudgetTally()
-    for line in iter_samples(path, []):
-        tally.add(line)
+    for record in read_samples(path, rewritten=True):
+        tally.add(record)
     return tally.sections()

@@ -63,7 +63,7 @@ def scored_task(
         config.seed,
         planned.task.scoring.missing_scores_zero,
     )
-    return {**scores, **task_budget(path)}  # the budget from the lines as written (the records have no texts)
+    return {**scores, **task_budget(path)}  # the budget from records read whole (aggregation's have no texts)
 
 
 def run_results(

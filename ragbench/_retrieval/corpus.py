@@ -218,6 +218,12 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
     return doc
 
 
+def row_error(exc: RecordError, row: int) -> RecordError:
+    """`exc` of a record with no line of its own (a row of an index's store, of a saved dataset) named by its row."""
+    message = str(exc).split(": ", 1)[-1]
+    return RecordError(exc.path, row + 1, message, exc.field, at=f"row {row}")
+
+
 def flashrag_passage(doc_id: str, contents: str, url: str | None = None) -> Document:
     """A passage of FlashRAG's `{"id", "contents"}` corpora, where the title is the first line of `contents`:
     its title that line with the quotes around it stripped, its text the rest, as FlashRAG's BM25Retriever

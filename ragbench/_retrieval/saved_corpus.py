@@ -12,7 +12,7 @@ from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._types import Document
-from .corpus import jsonl_document
+from .corpus import jsonl_document, row_error
 
 DATA_FILES = "*.arrow"
 
@@ -46,12 +46,12 @@ def load_saved(path: Path) -> Any:
 
 
 def saved_row(row: dict[str, Any], path: Path, index: int) -> Document | RecordError:
-    """Row `index` mapped as a JSONL line is (its line number the row's index + 1). A column a row
+    """Row `index` mapped as a JSONL line is (a bad one named by its row). A column a row
     has no value in is left out, as a JSONL line leaves out a key (an Arrow table has every column in every row)."""
     try:
         return jsonl_document({key: value for key, value in row.items() if value is not None}, str(path), index + 1)
     except RecordError as exc:
-        return exc
+        return row_error(exc, index)
 
 
 def saved_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:

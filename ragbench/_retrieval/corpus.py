@@ -32,6 +32,7 @@ from .._storage.datafiles import is_saved_dataset
 from .._storage.files import open_file
 from .._storage.jsonl import Located, located_lines, objects
 from .._types import Document
+from .saved_corpus import saved_record, saved_records
 
 DPR_COLUMNS = ("id", "text", "title")
 DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
@@ -80,9 +81,7 @@ def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]
     path = Path(path)
     fmt = corpus_format(path)
     if fmt == SAVED_DATASET:
-        from .saved_corpus import saved_rows  # imports corpus's JSONL rules
-
-        return saved_rows(path)
+        return saved_dataset_rows(path)
     return dpr_tsv_rows(path) if fmt == "dpr_tsv" else jsonl_corpus_rows(path)
 
 
@@ -91,9 +90,7 @@ def passage_at(path: Path, start: int) -> Document | RecordError:
     `start`), read as it read it."""
     fmt = corpus_format(path)
     if fmt == SAVED_DATASET:
-        from .saved_corpus import saved_passage
-
-        return saved_passage(path, start)
+        return saved_dataset_passage(saved_record(path, start), path, start)
     with open_file(path) as handle:
         if fmt == "jsonl":
             handle.seek(start)
@@ -166,6 +163,19 @@ def dpr_row(row: list[str], columns: dict[str, int], path: Path, line: int) -> D
     if not row[columns["id"]]:
         return RecordError(str(path), line, "empty passage id", "id")
     return Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
+
+
+def saved_dataset_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
+    for index, record in enumerate(saved_records(path)):
+        yield index, saved_dataset_passage(record, path, index)
+
+
+def saved_dataset_passage(record: dict[str, Any], path: Path, index: int) -> Document | RecordError:
+    """The passage of a saved dataset's row, or the RecordError (naming the row) saying why it is none."""
+    try:
+        return jsonl_document(record, str(path), index + 1)
+    except RecordError as exc:
+        return row_error(exc, index)
 
 
 def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:

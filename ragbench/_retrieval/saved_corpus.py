@@ -1,7 +1,7 @@
 """A corpus saved by Hugging Face `datasets` (`Dataset.save_to_disk(FOLDER)`, as BrowseComp-Plus's
 Tevatron/browsecomp-plus-corpus is kept offline): its rows read through `datasets.load_from_disk`, memory-mapped
-Arrow, each mapped by the rules of a JSONL line (`corpus.jsonl_document`), a row's index standing for the byte
-offset a file's row starts at. Its identity is its Arrow data files: their names, sizes and bytes."""
+Arrow, each a record that `corpus` maps by the rules of a JSONL line, a row's index standing for the byte offset
+a file's row starts at. Its identity is its Arrow data files: their names, sizes and bytes."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError, RecordError
-from .._types import Document
-from .corpus import jsonl_document, row_error
+from .._errors import ConfigError
 
 DATA_FILES = "*.arrow"
 
@@ -45,24 +43,20 @@ def load_saved(path: Path) -> Any:
     return loaded
 
 
-def saved_row(row: dict[str, Any], path: Path, index: int) -> Document | RecordError:
-    """Row `index` mapped as a JSONL line is (a bad one named by its row). A column a row
-    has no value in is left out, as a JSONL line leaves out a key (an Arrow table has every column in every row)."""
-    try:
-        return jsonl_document({key: value for key, value in row.items() if value is not None}, str(path), index + 1)
-    except RecordError as exc:
-        return row_error(exc, index)
+def saved_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Every row of the saved dataset at `path` as a JSONL record: a column the row holds no value in is left out,
+    as a JSONL line leaves out a key (an Arrow table has every column in every row)."""
+    for row in load_saved(path):
+        yield present(row)
 
 
-def saved_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
-    """Every row of the saved dataset at `path` with its index."""
-    for index, row in enumerate(load_saved(path)):
-        yield index, saved_row(row, path, index)
+def saved_record(path: Path, index: int) -> dict[str, Any]:
+    """Row `index` as `saved_records` reads it (the dataset is memory-mapped: one row is read)."""
+    return present(load_saved(path)[index])
 
 
-def saved_passage(path: Path, index: int) -> Document | RecordError:
-    """Row `index` as `saved_rows` read it (the dataset is memory-mapped: one row is read)."""
-    return saved_row(load_saved(path)[index], path, index)
+def present(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in row.items() if value is not None}
 
 
 def data_files(folder: Path) -> list[Path]:

@@ -187,3 +187,22 @@ def test_a_saved_dataset_dict_of_several_splits_asks_for_one(tmp_path):
     single = tmp_path / "single"
     datasets.DatasetDict({"train": dataset}).save_to_disk(str(single))
     assert [doc.id for doc in read_corpus(single)] == ["doc0", "doc1"]
+
+
+def test_a_saved_dataset_rewritten_while_it_is_indexed_leaves_no_index(tmp_path, monkeypatch):
+    pytest.importorskip("bm25s")
+    from ragbench._retrieval.bm25 import BM25Builder
+
+    folder = save(tmp_path / "corpus", passages_rows(30))
+    [arrow] = folder.glob("*.arrow")
+    original = BM25Builder.add
+
+    def add_while_a_copy_rewrites(self: Any, texts: list[str]) -> None:
+        with open(arrow, "ab") as handle:  # a copy of a larger version still arriving
+            handle.write(b"\0" * 8)
+        original(self, texts)
+
+    monkeypatch.setattr(BM25Builder, "add", add_while_a_copy_rewrites)
+    with pytest.raises(ConfigError, match=r"changed while it was indexed .*build again once the folder is complete"):
+        build_index(folder, tmp_path / "index", "bm25", chunk_size=8, progress=False, registry=installed_registry())
+    assert not (tmp_path / "index").exists()

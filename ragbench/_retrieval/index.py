@@ -320,7 +320,8 @@ def _build_into(
     if after != before:  # a download or copy still writing
         raise ConfigError(
             f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now "
-            f"{corpus_bytes(after)}): the index would hold neither version; build again once the {'folder' if corpus.is_dir() else 'file'} is complete"
+            f"{corpus_bytes(after)}): the index would hold neither version; build again once the "
+            f"{'folder' if corpus.is_dir() else 'file'} is complete"
         )
     manifest = Manifest(
         retriever=kind,

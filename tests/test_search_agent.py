@@ -151,5 +151,19 @@ def test_get_document_without_citations_is_refused_browsecomp_plus_has_no_such_p
 
 
 def test_a_corpus_that_is_not_a_file_is_refused_before_the_run(tmp_path):
-    with pytest.raises(ConfigError, match="is not a file"):
+    with pytest.raises(
+        ConfigError, match="not found; pass --corpus with an existing .tsv or .jsonl file or a datasets"
+    ):
         agent_run(tmp_path, scripted(tmp_path, SEARCH_THEN_ANSWER), system_args={"corpus": str(tmp_path / "absent")})
+
+
+def test_get_document_reads_a_saved_dataset_corpus_as_the_same_rows_in_jsonl(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    corpus = Path(__file__).parents[1] / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
+    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    datasets.disable_progress_bars()
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "saved"))
+    from_jsonl, _ = served_run(tmp_path / "jsonl", get_document=True, corpus=str(corpus))
+    from_folder, lines = served_run(tmp_path / "folder", get_document=True, corpus=str(tmp_path / "saved"))
+    assert from_folder == from_jsonl
+    assert lines[0]["prediction"]["extras"]["tool_call_counts"]["get_document"] == 1

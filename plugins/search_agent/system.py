@@ -23,7 +23,7 @@ from annotated_types import Ge
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
 from ragbench.api.engines import EngineNeeds, local_tokenizer
 from ragbench.api.protocols import OwnCorpus
-from ragbench.api.retrieval import CorpusLookup
+from ragbench.api.retrieval import CorpusLookup, corpus_format
 
 from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
 from .tools import (
@@ -113,7 +113,8 @@ class SearchAgent(System):
       max_turns           model turns per example (100, --max-iterations)
       token_budget        output tokens per example (10000, --max_tokens)
       temperature, top_p  sent when given (None: the run's sampling)
-      corpus              the passage file get_document reads (None: the task's own corpus)
+      corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
+                          folder (None: the task's own corpus)
     Recorded per example (extras): `status` ("completed", or "turns" / "tokens": the budget that ended it),
     `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
     `output_tokens` and `result`, the run file's list of tool calls and texts.
@@ -170,8 +171,8 @@ class SearchAgent(System):
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
-        if self.corpus is not None and not Path(self.corpus).is_file():
-            raise ConfigError(f"search_agent: corpus {self.corpus} is not a file; name a JSONL or DPR TSV passage file")
+        if self.corpus is not None:
+            corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 
     def _get_document(self, task: Task) -> Callable[[str], str] | None:
         """get_document's answer by the corpus (None: the run has none), its rows found on the run's first call and

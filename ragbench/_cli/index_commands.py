@@ -23,7 +23,8 @@ def index_group() -> None:
     "--corpus",
     required=True,
     help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
-    "or FlashRAG's JSONL {id, contents} (the title on its first line)",
+    "FlashRAG's JSONL {id, contents} (the title on its first line), or a folder of Hugging Face datasets' "
+    "save_to_disk (rows read as JSONL records)",
 )
 @click.option(
     "--retriever",

@@ -10,6 +10,8 @@
   `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from) and a
   `"metadata"` object's keys (in the metadata: e.g. MultiHop-RAG's `published_at` and `source`, which its
   prompt shows).
+- A folder written by Hugging Face `datasets`' `save_to_disk` (BrowseComp-Plus's corpus): each row read as a
+  JSONL line is (`saved_corpus`), its index standing for a row's byte offset.
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
@@ -26,15 +28,18 @@ from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.csv_fields import large_fields
+from .._storage.datafiles import is_saved_dataset
 from .._storage.files import open_file
 from .._storage.jsonl import Located, located_lines, objects
 from .._types import Document
+from .saved_corpus import saved_record, saved_records
 
 DPR_COLUMNS = ("id", "text", "title")
 DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
 BOM = codecs.BOM_UTF8
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
+SAVED_DATASET = "saved_dataset"  # a folder of `datasets`' save_to_disk
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
 ID_FIELDS = ("id", "_id", "docid")  # the first a line has names the passage
@@ -42,34 +47,52 @@ METADATA = "metadata"  # a JSONL line's object of other values kept in Document.
 
 
 def corpus_format(path: Path) -> str:
+    """How the corpus at `path` is read: a file by its suffix, a folder as a saved dataset; anything else is a
+    ConfigError saying what a corpus can be."""
+    if path.is_dir():
+        if not is_saved_dataset(path):
+            raise ConfigError(
+                f"corpus {path} is a folder but no dataset saved by Hugging Face datasets (no state.json or "
+                "dataset_dict.json): save it with Dataset.save_to_disk(FOLDER), or name a .tsv or .jsonl file"
+            )
+        return SAVED_DATASET
+    if not path.is_file():
+        raise ConfigError(
+            f"corpus {path} not found; pass --corpus with an existing .tsv or .jsonl file or a datasets "
+            "save_to_disk folder"
+        )
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise ConfigError(
             f"corpus {path}: unknown format '{path.suffix}'; expected .tsv (DPR psgs_w100: "
-            "id, text, title) or .jsonl ({id, title, contents} or {id, title, text})"
+            "id, text, title), .jsonl ({id, title, contents} or {id, title, text}) or a datasets save_to_disk folder"
         )
     return fmt
 
 
 def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
-    """Every passage of `path` in file order (format from the suffix)."""
+    """Every passage of `path` in file order (format by `corpus_format`)."""
     return (item for _, item in corpus_rows(path))
 
 
 def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]]:
-    """Every passage of `path` in file order with the byte offset its row starts at (`passage_at` reads it
-    back from there)."""
+    """Every passage of `path` in file order with the byte offset its row starts at, or a saved dataset's row
+    index (`passage_at` reads it back from there)."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"corpus {path} not found; pass --corpus with an existing .tsv or .jsonl file")
-    reader = dpr_tsv_rows if corpus_format(path) == "dpr_tsv" else jsonl_corpus_rows
-    return reader(path)
+    fmt = corpus_format(path)
+    if fmt == SAVED_DATASET:
+        return saved_dataset_rows(path)
+    return dpr_tsv_rows(path) if fmt == "dpr_tsv" else jsonl_corpus_rows(path)
 
 
 def passage_at(path: Path, start: int) -> Document | RecordError:
-    """The passage whose row `corpus_rows` found starting at byte `start` of `path`, read as it read it."""
+    """The passage whose row `corpus_rows` found starting at byte `start` of `path` (a saved dataset: at row
+    `start`), read as it read it."""
+    fmt = corpus_format(path)
+    if fmt == SAVED_DATASET:
+        return saved_dataset_passage(saved_record(path, start), path, start)
     with open_file(path) as handle:
-        if corpus_format(path) == "jsonl":
+        if fmt == "jsonl":
             handle.seek(start)
             return jsonl_passage(next(located_lines([handle.readline()], str(path), start=start)), path)
         text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
@@ -142,6 +165,19 @@ def dpr_row(row: list[str], columns: dict[str, int], path: Path, line: int) -> D
     return Document(id=row[columns["id"]], title=row[columns["title"]], text=row[columns["text"]])
 
 
+def saved_dataset_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
+    for index, record in enumerate(saved_records(path)):
+        yield index, saved_dataset_passage(record, path, index)
+
+
+def saved_dataset_passage(record: dict[str, Any], path: Path, index: int) -> Document | RecordError:
+    """The passage of a saved dataset's row, or the RecordError (naming the row) saying why it is none."""
+    try:
+        return jsonl_document(record, str(path), index + 1)
+    except RecordError as exc:
+        return row_error(exc, index)
+
+
 def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
     with open_file(path) as handle:
         for located in located_lines(handle, str(path)):
@@ -190,6 +226,12 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
         raise RecordError(path, line, f"expected an object, got {type(metadata).__name__}", METADATA)
     doc.metadata.update(metadata)
     return doc
+
+
+def row_error(exc: RecordError, row: int) -> RecordError:
+    """`exc` of a record with no line of its own (a row of an index's store, of a saved dataset) named by its row."""
+    message = str(exc).split(": ", 1)[-1]
+    return RecordError(exc.path, row + 1, message, exc.field, at=f"row {row}")
 
 
 def flashrag_passage(doc_id: str, contents: str, url: str | None = None) -> Document:

@@ -36,6 +36,7 @@ from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter
+from .saved_corpus import data_files, folder_sha256
 from .staging import BUILD_MARK, held_staging
 
 if TYPE_CHECKING:
@@ -299,7 +300,7 @@ def _build_into(
     )
     docs = DocStoreWriter(folder)
     errors: list[RecordError] = []
-    before = corpus.stat()
+    before = corpus_state(corpus)
     with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
         for chunk in chunks(passages, chunk_size, errors):
             for doc in chunk:
@@ -315,11 +316,12 @@ def _build_into(
             f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
             "documents by id, so each passage needs its own: make the ids unique, then build again"
         )
-    sha256, after = file_sha256(corpus), corpus.stat()
-    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):  # a download or copy still writing
+    sha256, after = corpus_sha256(corpus), corpus_state(corpus)
+    if after != before:  # a download or copy still writing
         raise ConfigError(
-            f"corpus {corpus} changed while it was indexed ({before.st_size} bytes, now {after.st_size}): "
-            "the index would hold neither version; build again once the file is complete"
+            f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now "
+            f"{corpus_bytes(after)}): the index would hold neither version; build again once the "
+            f"{'folder' if corpus.is_dir() else 'file'} is complete"
         )
     manifest = Manifest(
         retriever=kind,
@@ -327,7 +329,7 @@ def _build_into(
         corpus={
             "path": str(corpus.resolve()),
             "format": corpus_format(corpus),
-            "bytes": after.st_size,
+            "bytes": corpus_bytes(after),
             "sha256": sha256,
             "title": title,
             **({"split": split} if split else {}),
@@ -343,6 +345,22 @@ def _build_into(
         json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return manifest
+
+
+def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:
+    """Name, size and modification time (ns) of the corpus file, or of each data file of a saved dataset: what
+    a copy still being written changes."""
+    files = data_files(corpus) if corpus.is_dir() else [corpus]
+    return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in files)
+
+
+def corpus_bytes(state: tuple[tuple[str, int, int], ...]) -> int:
+    return sum(size for _, size, _ in state)
+
+
+def corpus_sha256(corpus: Path) -> str:
+    """The identity of a corpus's content: the file's sha256, or a saved dataset's `folder_sha256`."""
+    return folder_sha256(corpus) if corpus.is_dir() else file_sha256(corpus)
 
 
 def file_sha256(path: Path) -> str:

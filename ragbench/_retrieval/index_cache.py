@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import ConfigError
-from .index import build_index, built_index, file_sha256
+from .index import build_index, built_index, corpus_sha256
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -29,7 +29,7 @@ def index_cache_dir() -> Path:
 
 def index_folder(corpus: Path, kind: str) -> Path:
     """Where the cache keeps the `kind` index of `corpus`'s bytes (built or not)."""
-    return index_cache_dir() / f"{kind}-{file_sha256(corpus)}"
+    return index_cache_dir() / f"{kind}-{corpus_sha256(corpus)}"
 
 
 def cached_index(corpus: Path, kind: str, *, registry: Registry) -> Path:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._errors import RecordError
 from .._types import Document
-from .corpus import jsonl_document
+from .corpus import jsonl_document, row_error
 
 BLOCK_BYTES = 8 << 20
 WHITESPACE = np.array([ord(" "), ord("\t"), ord("\r"), ord("\n")], dtype=np.uint8)  # what a JSON reader skips
@@ -80,8 +80,7 @@ class JsonlRows:
         try:
             doc = jsonl_document(record, str(self.path), row + 1)
         except RecordError as exc:  # named by row, the number the index gives, not by line
-            message = str(exc).split(": ", 1)[-1]
-            raise RecordError(str(self.path), row + 1, message, exc.field, at=f"row {row}") from None
+            raise row_error(exc, row) from None
         doc.score = score
         return doc
 

@@ -17,6 +17,11 @@ def data_dir() -> Path:
     return Path(os.environ.get("RAGBENCH_DATA_DIR", Path.home() / ".cache" / "ragbench" / "data"))
 
 
+def is_saved_dataset(folder: Path) -> bool:
+    """A folder written by `Dataset.save_to_disk` or `DatasetDict.save_to_disk`."""
+    return (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file()
+
+
 def check_data_path(path: Path, label: str) -> None:
     """A data path a run can read: a file or a folder (through a symlink too), or one that does not exist
     (said elsewhere). A pipe, device or socket is refused, `label` naming where it was given: a run opens

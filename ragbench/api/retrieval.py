@@ -5,7 +5,8 @@
 `Retriever` (`search(queries, k)`), its on-disk index's `IndexBuilder`, `RetrievalError`; `QueryStyle`
 and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered through the
 `ragbench_query_styles` hook); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
-file's documents, a bad line as a RecordError); `CorpusLookup` (a passage file's documents by id, read from
+file's or saved dataset's documents, a bad line as a RecordError), `corpus_format` (how a corpus path is read, or
+a ConfigError saying what a corpus can be); `CorpusLookup` (a passage file's documents by id, read from
 disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the
 metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
 (trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `import_pytrec_eval` and
@@ -19,7 +20,7 @@ from ragbench.api._lazy import lazy_names
 _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
-    "ragbench._retrieval.corpus": ("passage_text", "read_corpus"),
+    "ragbench._retrieval.corpus": ("passage_text", "read_corpus", "corpus_format"),
     "ragbench._retrieval.trec_measures": ("trec_measures", "import_pytrec_eval", "shown_short"),
     "ragbench._retrieval.corpus_lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),

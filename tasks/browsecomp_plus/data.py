@@ -5,8 +5,9 @@
   {"docid", "text", "url"}.
 - The qrels of topics-qrels/ (qrel_evidence.txt, qrel_golds.txt): TREC lines `query_id Q0 docid 1`, read as
   evaluate_run.py's load_qrel_data reads them (a line not of 4 fields is refused; a docid once per query here).
-The corpus (Tevatron/browsecomp-plus-corpus: rows {"docid", "text", "url"}) is not read here: saved as JSONL,
-it is a retrieval corpus like any other (`ragbench index build --corpus corpus.jsonl`; `docid` is its id).
+The corpus (Tevatron/browsecomp-plus-corpus: rows {"docid", "text", "url"}) is not read here: its save_to_disk
+folder (or a JSONL of its rows) is a retrieval corpus like any other (`ragbench index build --corpus FOLDER`;
+`docid` is its id).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..._errors import ConfigError
+from ..._storage.datafiles import is_saved_dataset
 from .located import did_you_mean
 
 HUB_TIMEOUT = 3.0  # seconds the hub gets to accept a connection before the load runs offline
@@ -61,11 +62,6 @@ def quiet() -> Iterator[None]:
     finally:
         if not was_disabled:
             datasets.enable_progress_bars()
-
-
-def is_saved_dataset(folder: Path) -> bool:
-    """A folder written by `Dataset.save_to_disk` or `DatasetDict.save_to_disk`."""
-    return (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file()
 
 
 def load_split(

@@ -32,7 +32,7 @@ from .._storage.datafiles import is_saved_dataset
 from .._storage.files import open_file
 from .._storage.jsonl import Located, located_lines, objects
 from .._types import Document
-from .saved_corpus import saved_record, saved_records
+from .saved_corpus import load_saved, present, saved_records
 
 DPR_COLUMNS = ("id", "text", "title")
 DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
@@ -77,7 +77,7 @@ def read_corpus(path: str | Path) -> Iterator[Document | RecordError]:
 
 def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]]:
     """Every passage of `path` in file order with the byte offset its row starts at, or a saved dataset's row
-    index (`passage_at` reads it back from there)."""
+    index (`passage_reader` reads it back from there)."""
     path = Path(path)
     fmt = corpus_format(path)
     if fmt == SAVED_DATASET:
@@ -85,14 +85,19 @@ def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]
     return dpr_tsv_rows(path) if fmt == "dpr_tsv" else jsonl_corpus_rows(path)
 
 
+def passage_reader(path: Path) -> Callable[[int], Document | RecordError]:
+    """Reads back the passage whose row `corpus_rows` found at `start` (a byte offset; a saved dataset's row
+    index), as it read it. A saved dataset is opened once and stays memory-mapped between reads."""
+    if corpus_format(path) == SAVED_DATASET:
+        rows = load_saved(path)
+        return lambda start: saved_dataset_passage(present(rows[start]), path, start)
+    return lambda start: passage_at(path, start)
+
+
 def passage_at(path: Path, start: int) -> Document | RecordError:
-    """The passage whose row `corpus_rows` found starting at byte `start` of `path` (a saved dataset: at row
-    `start`), read as it read it."""
-    fmt = corpus_format(path)
-    if fmt == SAVED_DATASET:
-        return saved_dataset_passage(saved_record(path, start), path, start)
+    """The passage of a JSONL or DPR TSV file whose row starts at byte `start`."""
     with open_file(path) as handle:
-        if fmt == "jsonl":
+        if corpus_format(path) == "jsonl":
             handle.seek(start)
             return jsonl_passage(next(located_lines([handle.readline()], str(path), start=start)), path)
         text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")

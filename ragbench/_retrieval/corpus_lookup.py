@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .._types import Document
-from .corpus import corpus_rows, passage_at
+from .corpus import corpus_rows, passage_reader
 
 
 class CorpusLookup:
@@ -30,6 +30,7 @@ class CorpusLookup:
         order = np.argsort(np.frombuffer(hashes, dtype=np.int64), kind="stable")  # file order among equal hashes
         self.hashes = np.frombuffer(hashes, dtype=np.int64)[order]
         self.starts = np.frombuffer(starts, dtype=np.int64)[order]
+        self.passage_at = passage_reader(self.path)
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -43,7 +44,7 @@ class CorpusLookup:
         wanted = hash(docid)
         first, end = (int(np.searchsorted(self.hashes, wanted, side)) for side in ("left", "right"))
         for start in reversed(self.starts[first:end].tolist()):  # the last passage with the id wins
-            passage = passage_at(self.path, start)
+            passage = self.passage_at(start)
             if isinstance(passage, Document) and passage.id == docid:
                 return passage
         return None

@@ -50,11 +50,6 @@ def saved_records(path: Path) -> Iterator[dict[str, Any]]:
         yield present(row)
 
 
-def saved_record(path: Path, index: int) -> dict[str, Any]:
-    """Row `index` as `saved_records` reads it (the dataset is memory-mapped: one row is read)."""
-    return present(load_saved(path)[index])
-
-
 def present(row: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in row.items() if value is not None}
 

@@ -71,6 +71,22 @@ def test_a_scripted_per_token_answer_is_generated_to_its_stop_string_or_its_budg
     assert answer("written. apart", stop=["."]).text == "written. apart"  # tokens that do not spell it: as written
 
 
+def test_a_scripted_per_token_answer_cut_at_its_budget_says_length():
+    """finish_reason is "length" where max_tokens ended the answer, "stop" where a stop string or its last token
+    did (the model's end), as hf and vLLM report them."""
+    from ragbench._engines.scripted import ScriptedEngine
+
+    tokens = [" Paris", ".", " It", " is", " big"]
+    record = {"response": "".join(tokens), "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]}
+    engine = ScriptedEngine("x", script=lambda request: record)
+
+    def finish(**sampling):
+        return engine.generate([Request(prompt="q", sampling=Sampling.make(**sampling))])[0].finish_reason
+
+    assert finish(max_tokens=3) == "length"
+    assert finish(max_tokens=3, stop=["."]) == finish(max_tokens=5) == finish() == "stop"
+
+
 def test_hf_keeps_the_stop_string_at_the_end_when_asked_and_cuts_before_it_otherwise(tmp_path):
     from ragbench._engines.hf import HFEngine
 

@@ -21,9 +21,10 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge
 
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
-from ragbench.api.engines import EngineNeeds, local_tokenizer
+from ragbench.api.engines import EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format
+from ragbench.api.text import first_tokens, load_snippet_tokenizer
 
 from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
 from .tools import (
@@ -34,7 +35,6 @@ from .tools import (
     document_result,
     search_results,
     tool_definitions,
-    truncated,
 )
 
 COMPLETED = "completed"  # the model answered; "turns" or "tokens": that budget ended the example
@@ -151,21 +151,14 @@ class SearchAgent(System):
         self._tools = tool_definitions(self._client, self.k, get_document)
         self._tokenizer = None
         if self.snippet_max_tokens:
-            self._tokenizer = local_tokenizer(snippet_tokenizer)
-            if self._tokenizer is None:
-                raise ConfigError(
-                    f"search_agent: snippets are cut in tokens of {snippet_tokenizer}, whose tokenizer is not on "
-                    f"disk: download it (huggingface-cli download {snippet_tokenizer}), name another "
-                    "(snippet_tokenizer=PATH) or "
-                    "show whole texts (snippet_max_tokens=0)"
-                )
+            self._tokenizer = load_snippet_tokenizer("search_agent", snippet_tokenizer)
         self._documents: CorpusLookup | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
 
     def _snippet(self, text: str) -> str:
-        return truncated(text, self._tokenizer, self.snippet_max_tokens) if self._tokenizer is not None else text
+        return first_tokens(text, self._tokenizer, self.snippet_max_tokens) if self._tokenizer is not None else text
 
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)

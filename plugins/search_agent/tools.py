@@ -99,16 +99,6 @@ def tool_definitions(client: Client, k: int, get_document: bool) -> list[dict[st
     return tools
 
 
-def truncated(text: str, tokenizer: Any, max_tokens: int) -> str:
-    """The snippet of a hit: its first `max_tokens` tokens decoded without special tokens, the text itself
-    when it is no longer (`_search`, openai_client.py:93-104)."""
-    tokens = tokenizer.encode(text, add_special_tokens=False)
-    if len(tokens) > max_tokens:
-        decoded: str = tokenizer.decode(tokens[:max_tokens], skip_special_tokens=True)
-        return decoded
-    return text
-
-
 def search_results(docs: list[Document], snippet: Callable[[str], str]) -> str:
     """What a search answers: `json.dumps` (indent 2, ASCII) of each hit's docid, score (left out where the
     retriever gives none) and snippet, in rank order."""

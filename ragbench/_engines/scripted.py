@@ -12,8 +12,8 @@ to a request that offers tools may call them: {"tool_calls": [{"id": "call_1", "
 {"query": "..."}}], "response": optional text}; "arguments" a JSON value, or a string: the text the model wrote,
 kept as written (not JSON: a malformed call, kept and counted); finish_reason "tool_calls". A record
 whose tokens spell its text is the model's continuation, generated as hf and vllm generate: it ends after
-`max_tokens` tokens or at the token that completes a stop string, and its text is cut at the stop string as
-a text answer is; a record whose tokens do not spell its text is answered as written.
+`max_tokens` tokens (finish_reason "length") or at the token that completes a stop string, and its text is cut
+at the stop string as a text answer is; a record whose tokens do not spell its text is answered as written.
 A plain-text answer to a request with logprobs or logprob_tokens is reported as a certain model's:
 the text split into pieces (each requested named token whole, otherwise runs of non-space characters
 with their leading space), every piece log-probability 0, a named token reported where it was generated.
@@ -189,7 +189,10 @@ def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
         text += token
         if any(stop and stop in text for stop in sampling.stop):
             break
-    out = {**record, "response": apply_stop(text, sampling.stop, sampling.keep_stop)[0]}
+    cut, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
+    out = {**record, "response": cut}
+    if not stopped and count < len(tokens):  # the token limit ended it
+        out["finish_reason"] = "length"
     if count < len(tokens):  # the later tokens were never generated; the log-probabilities are summed again
         out.update({key: record[key][:count] for key in ("tokens", "logprobs", "token_ids", "ranks") if key in record})
         out.pop("cumulative_logprob", None)

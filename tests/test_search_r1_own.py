@@ -1,0 +1,110 @@
+"""`search_r1_own`'s rules one by one: the question as Search-R1's scripts normalise it, the query read from the
+whole text, the answer as Search-R1's scorer reads it (values recorded from verl/utils/reward_score/qa_em.py at
+commit a14dc3a, tests/data/search_r1_own/infer.json), the loop's ends (the model's end, the rounds), and a failed
+search (infer.py fails, BrowseComp-Plus's client goes on with "Search failed"). The call-for-call comparison with
+both scripts is tests/test_search_r1_own_parity.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import run, samples
+from ragbench.plugins.reasoning_search.search_r1_own import last_query, normalised_question, qa_em_answer
+
+DATA = Path(__file__).parent / "data" / "search_r1_own"
+
+
+@given(st.text())
+def test_a_question_is_stripped_and_ends_with_a_question_mark(question):
+    normalised = normalised_question(question)
+    assert normalised.endswith("?")
+    assert normalised in (question.strip(), question.strip() + "?")
+    assert normalised_question(normalised) == normalised
+
+
+@given(st.text(), st.text().filter(lambda q: "</search>" not in q), st.text().filter(lambda t: "<search>" not in t))
+def test_the_query_is_the_last_search_tag_of_the_whole_text_unstripped(before, query, after):
+    assert last_query(f"{before}<search>{query}</search>{after}") == query
+
+
+def test_no_search_tag_is_no_query():
+    assert last_query("no tags <search> open") is None
+
+
+def test_the_answer_is_read_as_search_r1s_scorer_reads_it():
+    recorded = json.loads((DATA / "infer.json").read_text(encoding="utf-8"))["qa_em"]
+    assert len(recorded) == 6
+    for text, answer in recorded.items():
+        assert qa_em_answer(text) == (answer or ""), text
+
+
+def write_task(folder: Path) -> Path:
+    (folder / "qa.jsonl").write_text(json.dumps({"id": "q1", "question": "who founded Olm", "golden_answers": ["Ann"]}))
+    return folder / "qa.jsonl"
+
+
+def one_run(tmp_path: Path, rules: list[dict], searches: list[dict], **system_args) -> dict:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "rules.json").write_text(json.dumps(rules))
+    (tmp_path / "searches.jsonl").write_text("".join(json.dumps(s) + "\n" for s in searches))
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"id": "1", "contents": '"Olm"\nOlm was founded by Ann.'}))
+    run(
+        tmp_path,
+        tasks=["nq_open_flashrag"],
+        data={"nq_open_flashrag": str(write_task(tmp_path))},
+        system="search_r1_own",
+        system_args=system_args,
+        model=f"scripted:{tmp_path / 'rules.json'}",
+        retriever="replay",
+        retriever_args={"file": str(tmp_path / "searches.jsonl"), "corpus": str(tmp_path / "corpus.jsonl")},
+        metrics=["em"],
+    )
+    (line,) = samples(tmp_path / "run", "nq_open_flashrag")
+    return line
+
+
+SEARCHES = [{"query": " Olm founder ", "ids": ["1"], "scores": [1.0]}]
+
+
+def test_the_rounds_end_at_the_model_s_end_and_the_question_gets_its_question_mark(tmp_path):
+    rules = [
+        {"pattern": "</information>\n\n$", "response": "<think> found </think> <answer> Ann </answer>"},
+        {"pattern": r"Question: who founded Olm\?\n", "response": "<search> Olm founder </search> and on"},
+    ]
+    line = one_run(tmp_path, rules, SEARCHES)
+    assert line["prediction"]["answer"] == "Ann"
+    assert line["prediction"]["extras"]["reasoning_search"] == {"rounds": 2, "searches": 1, "finish": "answer"}
+    assert (
+        '\n\n<search> Olm founder </search><information>Doc 1(Title: "Olm") Olm was founded by Ann.\n'
+        in (line["prediction"]["raw_output"])
+    )
+
+
+def test_a_model_that_never_ends_runs_out_of_the_rounds_given_and_is_read_as_the_scorer_reads_it(tmp_path):
+    rules = [{"response": "<search> Olm founder </search>"}]
+    line = one_run(tmp_path, rules, SEARCHES, max_retrieval_num=3)
+    assert line["prediction"]["extras"]["reasoning_search"] == {"rounds": 3, "searches": 3, "finish": "rounds_out"}
+    assert line["prediction"]["answer"] == "Beijing"  # the prompt's example answer, as qa_em.py reads it
+
+
+def test_a_failed_search_fails_the_example_under_infer_and_goes_on_under_browsecomp_plus(tmp_path):
+    rules = [
+        {"pattern": "</information>\n\n$", "response": "<answer> Ann </answer>"},
+        {"response": "<search> unrecorded </search>"},
+    ]
+    failed = one_run(tmp_path / "infer", rules, SEARCHES)
+    assert failed["error"] is not None
+    client = one_run(tmp_path / "client", rules, SEARCHES, client="browsecomp_plus", snippet_max_tokens=0)
+    assert client["error"] is None
+    extras = client["prediction"]["extras"]
+    assert extras["status"] == "completed" and extras["tool_call_counts"] == {"search": 1}
+    assert extras["result"][0] == {
+        "type": "tool_call",
+        "tool_name": "search",
+        "arguments": {"query": " unrecorded "},
+        "output": "Search failed",
+    }

@@ -401,6 +401,7 @@ REQUERYING = {
     "smart",
     "r1_searcher",
     "search_r1",
+    "search_r1_own",
     "autorefine",
     "simple_deep_searcher",
     "o2_searcher",
@@ -549,6 +550,7 @@ def reconstructor_rules(task: str, system: str, examples: list[Example]) -> list
 SEARCH_AND_ANSWER = {
     "r1_searcher": (" <|begin_of_query|> {q} <|end_of_query|>", " <answer> {a} </answer>", r"<\|end_of_documents\|>"),
     "search_r1": (" <search> {q} </search>", " <answer> {a} </answer>", "</information>"),
+    "search_r1_own": (" <search> {q} </search>", " <answer> {a} </answer>", "</information>"),
     "autorefine": (" <search> {q} </search>", " <answer> {a} </answer>", "</documents>"),
     "simple_deep_searcher": (
         " <|begin_search_query|> {q} <|end_search_query|>",

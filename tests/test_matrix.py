@@ -250,7 +250,7 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
     ("smart", "musique"): support((1 / 2, 1 / 3, 2 / 5, 0), all_of(3)),
     # The systems that search as they reason search the question (matrix_fixtures.searching_rules), top 5
     # (CoRAG four times, the same five; support counts a set; RQ-RAG shows its chosen path's one search,
-    # matrix_fixtures.rqrag_rules) or, o2_searcher, top 3. Top 5 shows every
+    # matrix_fixtures.rqrag_rules) or, o2_searcher and search_r1_own, top 3. Top 5 shows every
     # paragraph of the distractor tasks (4; MuSiQue 5) and 5 of the 6 corpus passages, both supporting ones
     # among them (they are in the top 3). The question's top 3 hold both supporting ones: on the distractor
     # tasks llatrieval's top 2 (above) are the pair; on the corpus tasks they are smart's three.
@@ -261,7 +261,8 @@ SUPPORT_OVERRIDES: dict[tuple[str, str], dict[str, float]] = {
         for task in ("musique", "hotpotqa_fullwiki", "musique_flashrag")
     },
     **{
-        ("o2_searcher", task): support(all_of(3), all_of(3))
+        (system, task): support(all_of(3), all_of(3))
+        for system in ("o2_searcher", "search_r1_own")
         for task in HOTPOT + TWOWIKI + ("musique", "hotpotqa_fullwiki", "musique_flashrag")
     },
 }

@@ -91,6 +91,12 @@ def test_a_model_that_never_ends_runs_out_of_the_rounds_given_and_is_read_as_the
     assert line["prediction"]["answer"] == "Beijing"  # the prompt's example answer, as qa_em.py reads it
 
 
+def test_a_model_that_ends_without_an_answer_is_counted_so_and_read_as_the_scorer_reads_it(tmp_path):
+    line = one_run(tmp_path, [{"response": "<think> no idea </think>"}], SEARCHES)
+    assert line["prediction"]["extras"]["reasoning_search"] == {"rounds": 1, "searches": 0, "finish": "no_answer"}
+    assert line["prediction"]["answer"] == "Beijing"
+
+
 def test_a_failed_search_fails_the_example_under_infer_and_goes_on_under_browsecomp_plus(tmp_path):
     rules = [
         {"pattern": "</information>\n\n$", "response": "<answer> Ann </answer>"},

@@ -131,6 +131,8 @@ def test_search_r1_own_makes_infer_pys_calls_and_prediction(tmp_path, form):
     theirs = fixture("infer")["forms"][form]
     (ours,) = ragbench_side(tmp_path, "infer", form).values()
     assert ours["inputs"] == [call["input"] for call in theirs["calls"]]
+    # each round's input extends the previous one's, nothing re-rendered: an engine's prefix cache serves it
+    assert all(later.startswith(earlier) for earlier, later in zip(ours["inputs"], ours["inputs"][1:]))
     assert ours["searches"] == [search["queries"][0] for search in theirs["searches"]]
     for sampling, call in zip(ours["sampling"], theirs["calls"]):
         assert sampling["max_tokens"] == call["sampling"]["max_new_tokens"]

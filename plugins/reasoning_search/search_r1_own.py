@@ -221,15 +221,16 @@ class SearchR1Own(ReasoningSearch):
         written = appended + output if ended else appended
         if self.client == "infer":
             answer, extras = qa_em_answer(user + written), {}
+            answered = ANSWER_TAG.search(written) is not None
         else:
             found = ANSWER_TAG.search(said)
-            answer = found.group(1).strip() if found else ""
-            extras = run_file(rounds, searches, answer)
-        finish = ("answer" if answer else "no_answer") if ended else "rounds_out"
+            final = found.group(1).strip() if found else ""
+            answer, extras, answered = output, run_file(rounds, searches, final), bool(final)
+        finish = ("answer" if answered else "no_answer") if ended else "rounds_out"
         extras[EXTRAS] = {"rounds": len(rounds), "searches": searches, "finish": finish}
         return Prediction(
             example_id=example.id,
-            answer=answer if self.client == "infer" else output,
+            answer=answer,
             raw_output=written,
             docs=shown,
             extras=extras,

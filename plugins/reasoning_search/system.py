@@ -6,7 +6,8 @@ until it writes an answer or the rounds run out.
 One class, `ReasoningSearch`; each method is a `SearchFormat` (its prompt, tags, stop strings, passage
 format): R1-Searcher (`r1_searcher`), Search-R1 (`search_r1`), AutoRefine (`autorefine`) and
 SimpleDeepSearcher (`simple_deep_searcher`, whose answer is `\\boxed{...}`). O2-Searcher (`o2_searcher`)
-keeps a conversation instead of one growing text: plugins/reasoning_search/o2_searcher.py.
+keeps a conversation instead of one growing text: plugins/reasoning_search/o2_searcher.py. Search-R1 as its own
+scripts run it (`search_r1_own`): plugins/reasoning_search/search_r1_own.py.
 """
 
 from __future__ import annotations

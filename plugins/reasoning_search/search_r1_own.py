@@ -15,7 +15,7 @@ from annotated_types import Ge
 
 from ragbench.api import Context, Document, Example, Prediction
 from ragbench.api.engines import Response
-from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference
+from ragbench.api.flashrag import flashrag_reference
 from ragbench.api.retrieval import passage_text
 from ragbench.api.text import first_tokens, load_snippet_tokenizer
 
@@ -186,19 +186,13 @@ class SearchR1Own(ReasoningSearch):
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question = normalised_question(example.question)
-        template = FlashRagTemplate(system="", user=SEARCH_R1_USER)
         user = SEARCH_R1_USER.format(question=question)
         appended, said, searches = "", "", 0
         shown: list[Document] = []
         rounds: list[Round] = []
         while self.max_retrieval_num is None or len(rounds) < self.max_retrieval_num:
             with ctx.group(f"iteration {len(rounds) + 1}"):
-                prompt = template.render(ctx.llm.chat_model, previous_gen=appended, question=question)
-                response = await (
-                    ctx.llm.chat(prompt, step="reason", **self.sampling())
-                    if isinstance(prompt, list)
-                    else ctx.llm.generate(prompt, step="reason", **self.sampling())
-                )
+                response = await self.continue_text(ctx, appended, question=question)
                 output = response.text
                 think = THINK_TAG.search(output)
                 step = Round(output, think.group(1).strip() if think else None)

@@ -21,6 +21,7 @@ from typing import Annotated, Any, ClassVar
 from annotated_types import Ge
 
 from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api.engines import Response
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling
 
 from .prompts import (
@@ -157,22 +158,23 @@ class ReasoningSearch(System):
             "vllm", max_tokens=self.round_tokens, stop=list(self.search_format.stop), skip_special_tokens=False
         )
 
+    async def continue_text(self, ctx: Context, written: str, **fields: Any) -> Response:
+        """One round: the user prompt (`fields` filled in) and everything appended after it so far, which a chat
+        model gets as an assistant message to continue (the template rendered and the text appended)."""
+        prompt = FlashRagTemplate(system="", user=self.search_format.user_prompt).render(
+            ctx.llm.chat_model, previous_gen=written, **fields
+        )
+        if isinstance(prompt, list):
+            return await ctx.llm.chat(prompt, step="reason", **self.sampling())
+        return await ctx.llm.generate(prompt, step="reason", **self.sampling())
+
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        fmt, sampling = self.search_format, self.sampling()
-        template = FlashRagTemplate(system="", user=fmt.user_prompt)
+        fmt = self.search_format
         written, shown, searches = "", [], 0
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
-                prompt = template.render(
-                    ctx.llm.chat_model,
-                    previous_gen=written,
-                    question=example.question,
-                    MAX_SEARCH_LIMIT=self.max_retrieval_num,
-                )
-                response = await (
-                    ctx.llm.chat(prompt, step="reason", **sampling)
-                    if isinstance(prompt, list)
-                    else ctx.llm.generate(prompt, step="reason", **sampling)
+                response = await self.continue_text(
+                    ctx, written, question=example.question, MAX_SEARCH_LIMIT=self.max_retrieval_num
                 )
                 output = response.text
                 written += output.strip()

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import run, samples
+from helpers import closed_port, run, samples
+from ragbench.api import ConfigError
 from ragbench.plugins.reasoning_search.search_r1_own import last_query, normalised_question, qa_em_answer
 
 DATA = Path(__file__).parent / "data" / "search_r1_own"
@@ -47,7 +49,9 @@ def write_task(folder: Path) -> Path:
     return folder / "qa.jsonl"
 
 
-def one_run(tmp_path: Path, rules: list[dict], searches: list[dict], **system_args) -> dict:
+def one_run(
+    tmp_path: Path, rules: list[dict], searches: list[dict], model: str = "", base_url: str = "", **system_args
+) -> dict:
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "rules.json").write_text(json.dumps(rules))
     (tmp_path / "searches.jsonl").write_text("".join(json.dumps(s) + "\n" for s in searches))
@@ -58,7 +62,8 @@ def one_run(tmp_path: Path, rules: list[dict], searches: list[dict], **system_ar
         data={"nq_open_flashrag": str(write_task(tmp_path))},
         system="search_r1_own",
         system_args=system_args,
-        model=f"scripted:{tmp_path / 'rules.json'}",
+        model=model or f"scripted:{tmp_path / 'rules.json'}",
+        model_args={"base_url": base_url} if base_url else {},
         retriever="replay",
         retriever_args={"file": str(tmp_path / "searches.jsonl"), "corpus": str(tmp_path / "corpus.jsonl")},
         metrics=["em"],
@@ -114,3 +119,15 @@ def test_a_failed_search_fails_the_example_under_infer_and_goes_on_under_browsec
         "arguments": {"query": " unrecorded "},
         "output": "Search failed",
     }
+
+
+def test_an_engine_that_cannot_tell_a_stop_string_from_the_model_s_end_is_refused_before_the_run(tmp_path):
+    with (
+        closed_port() as port,
+        pytest.raises(
+            ConfigError,
+            match="search_r1_own on nq_open_flashrag reads whether each output ended at a stop string or at the "
+            "model's own end, which the openai engine cannot tell",
+        ),
+    ):
+        one_run(tmp_path, [], SEARCHES, model="openai:m", base_url=f"http://127.0.0.1:{port}/v1")

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction
-from ragbench.api.engines import Response
+from ragbench.api import Context, Document, Example, Prediction, Task
+from ragbench.api.engines import EngineNeeds, Response
 from ragbench.api.flashrag import flashrag_reference
 from ragbench.api.retrieval import passage_text
 from ragbench.api.text import first_tokens, load_snippet_tokenizer
@@ -152,6 +152,9 @@ class SearchR1Own(ReasoningSearch):
         self._tokenizer = (
             load_snippet_tokenizer("search_r1_own", snippet_tokenizer) if self.snippet_max_tokens else None
         )
+
+    def engine_needs(self, task: Task) -> EngineNeeds:
+        return EngineNeeds(system=f"search_r1_own on {task.name}", stop_known=True)
 
     def sampling(self) -> dict[str, Any]:
         return {

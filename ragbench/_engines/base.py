@@ -37,6 +37,10 @@ class Engine:
     # Whether `generate` / `agenerate_one` sends a request's tools (`Request.tools`) and reads the model's tool
     # calls; an engine that cannot refuses a tool request rather than dropping its tools.
     calls_tools: ClassVar[bool] = False
+    # Whether a text cut at a stop string can be told from one the model ended: with `Sampling.keep_stop` the stop
+    # string that fired ends the text and nothing else does. An API that does not say which stop string fired
+    # (the openai engine) cannot tell.
+    says_which_stop: ClassVar[bool] = True
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model

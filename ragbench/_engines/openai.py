@@ -127,6 +127,7 @@ def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
 class OpenAIEngine(Engine):
     kind = "openai"
     calls_tools = True  # chat completions' `tools` / `tool_choice`, the answer's `message.tool_calls`
+    says_which_stop = False  # with keep_stop every text ends with a stop string (FlashRAG's rule, `parse_completion`)
     concurrent = True
 
     def __init__(

@@ -197,6 +197,12 @@ def needs_problems(
                 f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
                 f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL"
             )
+        if need.stop_known and not engine_class.says_which_stop:
+            problems.append(
+                f"{need.system} reads whether each output ended at a stop string or at the model's own end, which "
+                f"the {engine_class.kind} engine cannot tell (its API does not say); run the model with --model "
+                "vllm:, hf:, scripted: or replay:"
+            )
         if need.tools and not engine_class.calls_tools:
             problems.append(
                 f"{need.system} offers the model tools, which the {engine_class.kind} engine cannot send; "

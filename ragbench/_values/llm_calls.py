@@ -317,6 +317,8 @@ class EngineNeeds:
     models: str = "a model trained with them"  # what has the vocabulary entries, named in messages
     ensembles: bool = False  # it sends ensemble requests (`Request.ensemble`): `Engine.decodes_ensembles` must hold
     tools: bool = False  # it offers the model tools (`Request.tools`): `Engine.calls_tools` must hold
+    # it reads whether a text ended at a kept stop string or at the model's own end: `Engine.says_which_stop` must hold
+    stop_known: bool = False
 
 
 class EngineError(RuntimeError):

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines.tool_parsers import hermes, llama3_json, template_messages, with_tool_calls
+from ragbench._engines.tool_parsers import TOOL_PARSERS, hermes, llama3_json, template_messages, with_tool_calls
 from ragbench._values.llm_calls import Request, RequestError, Response
 
 JSON_VALUES = st.recursive(
@@ -47,6 +47,30 @@ def test_llama3_json_reads_back_any_json_arguments(calls, tag, key):
     assert kept == "" and [(c.name, c.arguments) for c in parsed] == calls
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    calls=st.lists(st.tuples(NAMES, JSON_VALUES), min_size=1, max_size=3),
+    cut=st.floats(0, 1, exclude_max=True),
+    family=st.sampled_from(["hermes", "llama3_json"]),
+)
+@example(calls=[("search", 5)], cut=0.99, family="llama3_json")  # '{"name": "search", "arguments": 5': "5" is JSON
+def test_a_call_cut_anywhere_after_its_name_is_kept_and_marked(calls, cut, family):
+    """Cut short anywhere between its name and its last brace, the last call is still the function it names,
+    its arguments marked as no JSON (even where the text left of them would read as JSON), the calls before
+    it as written."""
+    objects = [json.dumps({"name": n, "arguments": a}) for n, a in calls]
+    last = objects[-1]
+    named = len(json.dumps({"name": calls[-1][0]}))  # up to the end of the name's closing quote
+    objects[-1] = last[: named + int(cut * (len(last) - named))]  # at most all but the last brace
+    if family == "hermes":
+        text = "".join(f"<tool_call>\n{o}\n</tool_call>" for o in objects[:-1]) + f"<tool_call>\n{objects[-1]}"
+    else:
+        text = "; ".join(objects)
+    _, parsed = TOOL_PARSERS[family](text)
+    assert [(c.name, c.arguments) for c in parsed[:-1]] == calls[:-1]
+    assert parsed[-1].name == calls[-1][0] and parsed[-1].error
+
+
 def test_text_without_calls_is_the_content():
     assert hermes("Paris is the capital.") == ("Paris is the capital.", ())
     assert llama3_json("Paris, {not a call}") == ("Paris, {not a call}", ())
@@ -75,6 +99,7 @@ def test_a_tool_request_reads_the_calls_and_one_without_a_parser_is_refused():
         == text
     )
     assert isinstance(with_tool_calls(request, Response(texts=[text]), None, "hf"), RequestError)
+    assert with_tool_calls(request, Response(texts=[" \n" + text]), hermes, "hf").text == ""  # as vLLM serves it
 
 
 def test_templates_get_a_calls_arguments_as_an_object():

@@ -120,9 +120,10 @@ PARSER_NAMES: tuple[str, ...] = get_args(ParserName)
 
 def with_tool_calls(request: Request, result: Any, parser: Callable[[str], Parsed] | None, engine: str) -> Any:
     """`result` (a Response or an EngineError) of `request` with each completion's tool calls read by `parser`
-    when the request offered tools: a completion that called tools keeps its content as text ("" where that is
-    only whitespace, as vLLM's server gives it), finish_reason "tool_calls" when the first did."""
-    if not request.tools or not isinstance(result, Response):
+    when the request offered tools and did not rule them out (tool_choice "none": the text is the answer, as vLLM's
+    server leaves it): a completion that called tools keeps its content as text ("" where that is only whitespace,
+    as vLLM's server gives it), finish_reason "tool_calls" when the first did."""
+    if not request.tools or request.tool_choice == "none" or not isinstance(result, Response):
         return result
     if parser is None:
         return RequestError(

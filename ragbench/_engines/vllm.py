@@ -201,7 +201,9 @@ class VLLMEngine(Engine):
             return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())}
         return request.prompt
 
-    def sampling_params(self, sampling: Sampling) -> Any:
+    def sampling_params(self, request: Request) -> Any:
+        """`request`'s SamplingParams, with what vLLM's server sets for a tool request (vllm_tools.py)."""
+        sampling = request.sampling
         kwargs: dict[str, Any] = dict(
             n=sampling.n,
             temperature=sampling.temperature,
@@ -232,7 +234,7 @@ class VLLMEngine(Engine):
                 kwargs["logprobs"] = -1
             else:
                 kwargs["logprob_token_ids"] = ids
-        return self._vllm.SamplingParams(**kwargs)
+        return self._vllm.SamplingParams(**(kwargs | self._tool_calls.sampling(request)))
 
     def vocabulary_wide(self, sampling: Sampling) -> bool:
         """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
@@ -310,7 +312,7 @@ class VLLMEngine(Engine):
         final = None
         async for output in self._async.generate(
             self.prompt_of(request),
-            self.sampling_params(request.sampling),
+            self.sampling_params(request),
             uuid.uuid4().hex,
             lora_request=self.lora_request(request.sampling.lora),
         ):
@@ -334,7 +336,7 @@ class VLLMEngine(Engine):
                         (
                             index,
                             self.prompt_of(request),
-                            self.sampling_params(request.sampling),
+                            self.sampling_params(request),
                             self.lora_request(request.sampling.lora),
                         )
                     )

@@ -5,11 +5,20 @@ content before the calls kept; a call whose JSON is cut short is kept as a malfo
 from __future__ import annotations
 
 import json
+import sys
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines.tool_parsers import TOOL_PARSERS, hermes, llama3_json, template_messages, with_tool_calls
+from ragbench._engines.tool_parsers import (
+    TOOL_PARSERS,
+    hermes,
+    llama3_json,
+    template_messages,
+    tool_sampling,
+    with_tool_calls,
+)
+from ragbench._engines.vllm_tools import ToolCallReader
 from ragbench._values.llm_calls import Request, RequestError, Response
 
 JSON_VALUES = st.recursive(
@@ -107,3 +116,15 @@ def test_templates_get_a_calls_arguments_as_an_object():
     bad = {"id": "d", "type": "function", "function": {"name": "search", "arguments": '{"query'}}
     out = template_messages([{"role": "assistant", "content": None, "tool_calls": [call, bad]}])
     assert [c["function"]["arguments"] for c in out[0]["tool_calls"]] == [{"query": "x"}, '{"query']
+
+
+def test_ragbenchs_hermes_keeps_special_tokens_in_a_tool_requests_text_as_vllms_does(monkeypatch):
+    for module in ("vllm.tool_parsers", "vllm.entrypoints.openai.tool_parsers"):  # a vLLM without a hermes parser
+        monkeypatch.setitem(sys.modules, module, None)
+    asked = [{"role": "user", "content": "q"}]
+    request = Request.chat(asked, tools=[SEARCH])
+    assert tool_sampling(request, "hermes").skip_special_tokens is False
+    assert tool_sampling(request, "llama3_json") is request.sampling
+    assert tool_sampling(Request.chat(asked, tools=[SEARCH], tool_choice="none"), "hermes").skip_special_tokens
+    assert tool_sampling(Request.chat(asked), "hermes").skip_special_tokens
+    assert ToolCallReader("hermes", object).sampling(request) == {"skip_special_tokens": False}  # the vllm engine's

@@ -74,7 +74,7 @@ from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
-from .tool_parsers import TOOL_PARSERS, ParserName, with_tool_calls
+from .tool_parsers import TOOL_PARSERS, ParserName, tool_sampling, with_tool_calls
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -242,7 +242,7 @@ class HFEngine(Engine):
             except Exception as exc:
                 results[index] = RequestError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
                 continue
-            sampling = request.sampling
+            sampling = tool_sampling(request, self.tool_parser)
             missing = [t for t in sampling.logprob_tokens if self.token_id(t) is None]
             if missing:
                 results[index] = RequestError(

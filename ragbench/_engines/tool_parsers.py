@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
-from .._values.llm_calls import Request, RequestError, Response
+from .._values.llm_calls import Request, RequestError, Response, Sampling
 from .._values.tool_calls import ToolCall
 
 Parsed = tuple[str, tuple[ToolCall, ...]]  # (the content, the calls)
@@ -111,6 +111,17 @@ def llama3_json(text: str) -> Parsed:
             return text, ()
         calls.append(call)
     return ("", tuple(calls)) if calls else (text, ())
+
+
+# As vLLM's Hermes parser adjusts a tool request: special tokens kept in the text (a tokenizer may mark <tool_call> so).
+KEEPS_SPECIAL_TOKENS = frozenset({"hermes"})
+
+
+def tool_sampling(request: Request, parser: str | None) -> Sampling:
+    """The sampling `request` is generated with where `parser` reads its calls."""
+    if parser in KEEPS_SPECIAL_TOKENS and request.tools and request.tool_choice != "none":
+        return replace(request.sampling, skip_special_tokens=False)
+    return request.sampling
 
 
 ParserName = Literal["hermes", "llama3_json"]  # an engine's `tool_parser` option

@@ -22,7 +22,7 @@ from typing import Any
 from .._errors import ConfigError
 from .._values.llm_calls import Request
 from .._values.tool_calls import ToolCall
-from .tool_parsers import PARSER_NAMES, TOOL_PARSERS, Parsed, call_id
+from .tool_parsers import PARSER_NAMES, TOOL_PARSERS, Parsed, call_id, tool_sampling
 
 # Where vLLM keeps them: newer releases moved the parsers out of the OpenAI server package.
 _MANAGER_MODULES = ("vllm.tool_parsers", "vllm.entrypoints.openai.tool_parsers")
@@ -125,8 +125,12 @@ class ToolCallReader:
         return functools.partial(self._server.parse, request)
 
     def sampling(self, request: Request) -> dict[str, Any]:
-        """The SamplingParams settings vLLM's server would make for `request` (none without vLLM's parser)."""
-        return self._server.sampling(request) if request.tools and self.load() and self._server else {}
+        """The SamplingParams settings vLLM's server would make for `request` (ragbench's parser: as vLLM's does)."""
+        if not request.tools or not self.load():
+            return {}
+        if self._server is None:
+            return {"skip_special_tokens": tool_sampling(request, self.name).skip_special_tokens}
+        return self._server.sampling(request)
 
     def load(self) -> bool:
         """Makes the named parser now if not yet (a ConfigError when no one has it); False without a name."""

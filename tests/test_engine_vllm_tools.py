@@ -46,9 +46,11 @@ class FakeHermesParser:
     """vLLM's Hermes2ProToolParser as the fake's ToolParserManager gives it: random ids, the request kept."""
 
     seen: ClassVar[list[Any]] = []
+    made: ClassVar[int] = 0
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
+        FakeHermesParser.made += 1
 
     def adjust_request(self, request: Any) -> Any:
         """As vLLM's Hermes parser: special tokens kept in the text (a <tool_call> may be one)."""
@@ -89,7 +91,7 @@ def tool_vllm(fake_vllm, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.protocol", protocol)
     monkeypatch.setattr(FakeLLM, "get_tokenizer", lambda self: ToolTokenizer())
     monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
-    FakeHermesParser.seen = []
+    FakeHermesParser.seen, FakeHermesParser.made = [], 0
     SAMPLED.clear()
     return fake_vllm
 
@@ -102,6 +104,7 @@ def test_vllms_own_parser_reads_the_calls_of_a_tool_request(tool_vllm):
     (call,) = called.tool_calls
     assert (call.name, call.arguments, call.raw_arguments) == ("search", {"query": "author"}, '{"query": "author"}')
     assert call.id.startswith("call_") and engine.generate([request])[0].tool_calls[0].id == call.id  # not random
+    assert FakeHermesParser.made == 1  # one parser for the tools offered, not one per request (Llama's cost 60 ms)
     assert FakeHermesParser.seen[0].tools == [SEARCH] and FakeHermesParser.seen[0].tool_choice == "auto"
     assert isinstance(plain, Response) and plain.text == "plain" and plain.choice_tool_calls is None
     assert "tool_parser=hermes" in engine.engine_id

@@ -14,7 +14,7 @@ SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logpr
 to one. Chat requests are rendered with the model tokenizer's chat template (add_generation_prompt=True) and sent
 as token ids, exactly as the `hf` engine does; prompt requests are sent as text. A request's tools go to the chat
 template's `tools=` and the model's calls are read from its text by the parser `--model-arg tool_parser=NAME` names
-(vllm_tools.py: vLLM's own ToolParserManager, e.g. hermes for Qwen 2.5 / 3, else ragbench's). `Sampling.lora` (an
+(vllm_tools.py: vLLM's own, applied as its server applies it, sampling included; else ragbench's). `Sampling.lora` (an
 adapter folder) becomes `LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime;
 it needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
 

@@ -1,6 +1,6 @@
 """ragbench's `hermes` and `llama3_json` tool parsers read a model's text as vLLM's parsers of those names do:
 tests/data/tool_parsers/vllm_parsers.json holds what vLLM 0.33.0's own parsers (`extract_tool_calls`, run
-unchanged by record_vllm.py beside it, with a ChatCompletionRequest offering two tools) read from 64 hand-written
+unchanged by record_vllm.py beside it, with a ChatCompletionRequest offering two tools) read from 65 hand-written
 outputs and 300 generated ones (seed 49), each through both parsers. For every one ragbench gives the same
 content (vLLM's None is ragbench's "") and the same calls, in order, by name and argument text. Call ids are not
 compared: vLLM's are random, ragbench's are its own, derived from the text.
@@ -58,7 +58,7 @@ def ragbench_reading(parser: str, text: str) -> dict[str, Any]:
 
 
 def test_the_recording_is_vllms_over_a_varied_set():
-    assert RECORDED["vllm"] == "0.33.0" and len(CASES) == 364
+    assert RECORDED["vllm"] == "0.33.0" and len(CASES) == 365
     for parser in PARSERS:  # each parser both found calls and read text as content, many times
         called = sum(case[parser]["tools_called"] for case in CASES.values())
         assert 50 < called < len(CASES) - 50

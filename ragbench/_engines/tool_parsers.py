@@ -99,13 +99,12 @@ def llama3_json(text: str) -> Parsed:
         if match.start() <= end:  # inside (or just after) the object before: vLLM skips it
             continue
         try:
-            data, length = decoder.raw_decode(text[match.start() :])
+            data, end = decoder.raw_decode(text, match.start())
         except ValueError:  # a call cut short or malformed: the rest is its text
             call = _malformed_call(text[match.start() :], text, len(calls))
             if call is None:
                 return text, ()
             return "", (*calls, call)
-        end = match.start() + length
         call = _call(data, ("arguments", "parameters"), text, len(calls))
         if call is None:
             return text, ()

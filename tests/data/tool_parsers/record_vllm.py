@@ -123,6 +123,8 @@ HAND: dict[str, str] = {
     "llama malformed before a call": "Use {braces} then " + call("search", {"query": "x"}, key="parameters"),
     "llama object then prose object": call("search", {"query": "x"}, key="parameters") + ' and {"a": 1}',
     "llama a list": json.dumps([{"name": "search", "parameters": {"query": "x"}}]),
+    "llama objects back to back": call("search", {"query": "a"}, "parameters")
+    + call("search", {"query": "b"}, "parameters"),
     "llama hermes tags": block(call("search", {"query": "x"}, key="parameters")),
 }
 

@@ -12,7 +12,8 @@ CUDA, where batch_size=auto bounds memory), dtype (default float32 on CPU,
 the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
 trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
 turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on), tool_parser
-(hermes, llama3_json: the model's tool-call format, tool_parsers.py; tools go to the template's `tools=`).
+(hermes, llama3_json: the model's tool-call format, read as vLLM's parsers read it, tool_parsers.py; tools go to
+the template's `tools=`; a hermes tool request is decoded with its special tokens, as vLLM's server decodes it).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:

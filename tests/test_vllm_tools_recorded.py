@@ -5,7 +5,7 @@ and the tool parser's `extract_tool_calls` (ExtractedToolCallInformation fields)
 qwen3_xml and pythonic under auto, required and named tool choices. Here fake vLLM modules hand those recorded
 objects back, by their recorded field names, and ragbench must give the answer it gave with the real classes:
 content None read as "", whitespace-only content beside calls as "", several calls in order, calls read under a
-forced tool choice, ids its own."""
+forced tool choice, a call whose JSON does not parse kept (where vLLM reads the text as the answer), ids its own."""
 
 from __future__ import annotations
 
@@ -127,3 +127,5 @@ def test_the_recording_holds_what_the_conversion_must_handle():
     assert {key for case in CASES for call in case["parsed"]["calls"] for key in call} == {"name", "arguments"}
     assert any(case["adjusted"]["structured_outputs"] for case in CASES)
     assert any(case["adjusted"]["skip_special_tokens"] is False for case in CASES)
+    # a call whose JSON does not parse: vLLM reads the text as the answer, ragbench keeps the call
+    assert any(not case["parsed"]["calls"] and case["ragbench"]["calls"] for case in CASES)

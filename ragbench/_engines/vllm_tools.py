@@ -7,10 +7,11 @@ vLLM's parser is applied to a request as vLLM's chat server applies it (`--enabl
 tokens in the text, so a `<tool_call>` a model's tokenizer marks special is not dropped; a structural tag or a
 JSON schema may constrain the calls), and those sampling settings go to the request's SamplingParams; after it,
 the text is read by the server's own parse step (vllm.parser's Parser on vLLM releases that have it, the tool
-parser's `extract_tool_calls` before them). A request whose tool_choice is "none" is neither adjusted nor parsed
-(tool_parsers.with_tool_calls).
-The call ids vLLM makes at random are replaced by ids derived from the text, so an answer, and its cache entry,
-is the same on every run."""
+parser's `extract_tool_calls` before them). Where vLLM finds no call, ragbench's parser of the name (hermes,
+llama3_json), which reads a text as vLLM's does, keeps a call whose JSON does not parse, as on every engine. A
+request whose tool_choice is "none" is neither adjusted nor parsed (tool_parsers.with_tool_calls). The call ids
+vLLM makes at random are replaced by ids derived from the text, so an answer, and its cache entry, is the same on
+every run."""
 
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ class ServerToolParser:
             None if manager is None else manager.get_parser(tool_parser_name=name, enable_auto_tools=True)
         )
         self.tool_parser_class = tool_parser_class
+        # ragbench's parser of the name, which reads a text as vLLM's does but keeps a call whose JSON does not parse
+        self.own = TOOL_PARSERS.get(name)
         # One parser per set of tools offered, made once: making one can cost a pass over the vocabulary (Llama's
         # looks up <|python_tag|>: 60 ms at 49k entries), which every turn of every example would pay again.
         self._parsers: dict[tuple[Any, ...], Any] = {}
@@ -88,6 +91,8 @@ class ServerToolParser:
             found = parser.extract_tool_calls(text, asked)
             content = found.content if found.tools_called else text
             named = [(call.function.name, call.function.arguments) for call in found.tool_calls or ()]
+        if not named and self.own is not None:  # vLLM reads a call whose JSON does not parse as text: kept
+            return self.own(text)
         if not named:
             return text if content is None else content, ()
         return content or "", tuple(ToolCall(call_id(text, n), *call) for n, call in enumerate(named))

@@ -8,6 +8,9 @@ The tokenizer is SmolLM2's (ragbench's embedded model: `embedded_safetensors_dir
 to extract calls, but `llama3_json` refuses a vocabulary without `<|python_tag|>`, which is added to it here as
 Llama 3's tokenizer has it.
 
+vLLM 0.33.0 is the PyPI wheel installed without its dependencies, then only the packages its parsers and OpenAI
+protocol classes import (it asks for torch 2.14.0; they run on torch 2.13.0's CPU wheel, no GPU used):
+
     python -m venv /tmp/vllm-rec && /tmp/vllm-rec/bin/pip install --no-deps vllm==0.33.0
     /tmp/vllm-rec/bin/pip install torch==2.13.0 "transformers<5.21" regex pydantic "fastapi<0.137" openai \
         partial-json-parser msgspec pyyaml cachetools psutil jinja2 numpy cbor2 pyzmq urllib3 aiohttp requests \

@@ -197,7 +197,7 @@ def part3(args: argparse.Namespace) -> None:
     requests = [Request(prompt=s.request["prompt"], sampling=Sampling.make(**s.request["sampling"])) for s in calls]
     started = time.perf_counter()
     raw = engine.llm.generate(
-        [r.prompt for r in requests], [engine.sampling_params(r.sampling) for r in requests], use_tqdm=False
+        [r.prompt for r in requests], [engine.sampling_params(r) for r in requests], use_tqdm=False
     )
     seconds["raw LLM.generate"] = time.perf_counter() - started
     assert [o.outputs[0].text for o in raw] == [s.response["texts"][0] for s in calls], (

@@ -4,6 +4,7 @@ left to drop them (the embedded SmolLM2's), and the engine reads the calls with 
 
 from __future__ import annotations
 
+import threading
 from types import SimpleNamespace
 
 import pytest
@@ -12,7 +13,7 @@ pytest.importorskip("transformers")
 
 from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
 from ragbench._engines.hf import HFEngine
-from ragbench._values.llm_calls import Request
+from ragbench._values.llm_calls import Request, Response
 
 SEARCH = {
     "type": "function",
@@ -99,3 +100,31 @@ def test_the_preflight_refuses_a_model_whose_chat_template_would_drop_the_tools(
     assert problem.startswith("search_agent on fictional_multihop offers the model tools: the chat template of ")
     assert "never reads `tools`" in problem
     assert needs_problems(HFEngine, str(tmp_path / "hermes"), {"tool_parser": "hermes"}, [need])[1] == []
+
+
+def test_a_hermes_tool_request_is_decoded_with_its_special_tokens(tokenizer, monkeypatch):
+    """As vLLM's Hermes parser adjusts a tool request: a <tool_call> that a tokenizer marks special stays in the
+    text the parser reads; a request without tools, or whose tool_choice is "none", is decoded as asked."""
+    monkeypatch.setattr(tokenizer, "chat_template", HERMES_TEMPLATE)
+    called = '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>'
+    decoded: dict[bool, int] = {}
+
+    def run_fitting(chunk, sampling):
+        decoded[sampling.skip_special_tokens] = len(chunk)
+        return [Response(texts=[called]) for _ in chunk]
+
+    engine = SimpleNamespace(tokenizer=tokenizer, model_obj=object(), context_length=None, device="cuda", kind="hf")
+    engine.__dict__.update(tool_parser="hermes", _lock=threading.Lock(), _run_fitting=run_fitting)
+    engine.__dict__.update(encode=lambda request: HFEngine.encode(engine, request), token_id=lambda token: 0)
+    engine._chunks = lambda items, sampling: [items]
+    asked = CALLED[:1]
+    tool, ruled_out, plain = HFEngine.generate(
+        engine,
+        [
+            Request.chat(asked, tools=[SEARCH]),
+            Request.chat(asked, tools=[SEARCH], tool_choice="none"),
+            Request.chat(asked),
+        ],
+    )
+    assert decoded == {False: 1, True: 2}
+    assert tool.tool_calls[0].arguments == {"q": "x"} and not ruled_out.tool_calls and plain.text == called

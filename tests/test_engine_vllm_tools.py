@@ -22,6 +22,7 @@ from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOu
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 ASKED = [{"role": "user", "content": "Who wrote it?"}]
 CALL_TEXT = 'Searching.<tool_call>\n{"name": "search", "arguments": {"query": "author"}}\n</tool_call>'
+SAMPLED: list[dict[str, Any]] = []  # the SamplingParams the fake LLM was given, in order
 
 
 class ToolTokenizer(FakeTokenizer):
@@ -35,6 +36,7 @@ class ToolTokenizer(FakeTokenizer):
 
 
 def answer(prompt: Any, params: Any) -> RequestOutput:
+    SAMPLED.append(params.kwargs)
     ids = prompt["prompt_token_ids"]
     text = CALL_TEXT if "<tools>" in "".join(chr(i) for i in ids) else "plain"
     return RequestOutput(None, ids, [CompletionOutput(0, text, [ord(c) for c in text])])
@@ -44,9 +46,16 @@ class FakeHermesParser:
     """vLLM's Hermes2ProToolParser as the fake's ToolParserManager gives it: random ids, the request kept."""
 
     seen: ClassVar[list[Any]] = []
+    made: ClassVar[int] = 0
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokenizer = tokenizer
+        FakeHermesParser.made += 1
+
+    def adjust_request(self, request: Any) -> Any:
+        """As vLLM's Hermes parser: special tokens kept in the text (a <tool_call> may be one)."""
+        request.skip_special_tokens = False
+        return request
 
     def extract_tool_calls(self, text: str, request: Any) -> Any:
         FakeHermesParser.seen.append(request)
@@ -82,7 +91,8 @@ def tool_vllm(fake_vllm, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.protocol", protocol)
     monkeypatch.setattr(FakeLLM, "get_tokenizer", lambda self: ToolTokenizer())
     monkeypatch.setattr(FakeLLM, "answer", staticmethod(answer))
-    FakeHermesParser.seen = []
+    FakeHermesParser.seen, FakeHermesParser.made = [], 0
+    SAMPLED.clear()
     return fake_vllm
 
 
@@ -94,9 +104,20 @@ def test_vllms_own_parser_reads_the_calls_of_a_tool_request(tool_vllm):
     (call,) = called.tool_calls
     assert (call.name, call.arguments, call.raw_arguments) == ("search", {"query": "author"}, '{"query": "author"}')
     assert call.id.startswith("call_") and engine.generate([request])[0].tool_calls[0].id == call.id  # not random
+    assert FakeHermesParser.made == 1  # one parser for the tools offered, not one per request (Llama's cost 60 ms)
     assert FakeHermesParser.seen[0].tools == [SEARCH] and FakeHermesParser.seen[0].tool_choice == "auto"
     assert isinstance(plain, Response) and plain.text == "plain" and plain.choice_tool_calls is None
     assert "tool_parser=hermes" in engine.engine_id
+    # the server's adjust_request reached the tool request's sampling, not the plain one's
+    assert [params["skip_special_tokens"] for params in SAMPLED[:2]] == [True, False]
+
+
+def test_a_request_that_rules_tools_out_is_neither_adjusted_nor_parsed(tool_vllm):
+    (answered,) = VLLMEngine("m", tool_parser="hermes").generate(
+        [Request.chat(ASKED, tools=[SEARCH], tool_choice="none")]
+    )
+    assert isinstance(answered, Response) and answered.text == CALL_TEXT and answered.choice_tool_calls is None
+    assert SAMPLED[0]["skip_special_tokens"] is True and not FakeHermesParser.seen
 
 
 def test_ragbenchs_parser_serves_a_name_vllm_lacks(tool_vllm, monkeypatch):

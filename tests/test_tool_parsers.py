@@ -5,11 +5,20 @@ content before the calls kept; a call whose JSON is cut short is kept as a malfo
 from __future__ import annotations
 
 import json
+import sys
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines.tool_parsers import hermes, llama3_json, template_messages, with_tool_calls
+from ragbench._engines.tool_parsers import (
+    TOOL_PARSERS,
+    hermes,
+    llama3_json,
+    template_messages,
+    tool_sampling,
+    with_tool_calls,
+)
+from ragbench._engines.vllm_tools import ToolCallReader
 from ragbench._values.llm_calls import Request, RequestError, Response
 
 JSON_VALUES = st.recursive(
@@ -47,6 +56,30 @@ def test_llama3_json_reads_back_any_json_arguments(calls, tag, key):
     assert kept == "" and [(c.name, c.arguments) for c in parsed] == calls
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    calls=st.lists(st.tuples(NAMES, JSON_VALUES), min_size=1, max_size=3),
+    cut=st.floats(0, 1, exclude_max=True),
+    family=st.sampled_from(["hermes", "llama3_json"]),
+)
+@example(calls=[("search", 5)], cut=0.99, family="llama3_json")  # '{"name": "search", "arguments": 5': "5" is JSON
+def test_a_call_cut_anywhere_after_its_name_is_kept_and_marked(calls, cut, family):
+    """Cut short anywhere between its name and its last brace, the last call is still the function it names,
+    its arguments marked as no JSON (even where the text left of them would read as JSON), the calls before
+    it as written."""
+    objects = [json.dumps({"name": n, "arguments": a}) for n, a in calls]
+    last = objects[-1]
+    named = len(json.dumps({"name": calls[-1][0]}))  # up to the end of the name's closing quote
+    objects[-1] = last[: named + int(cut * (len(last) - named))]  # at most all but the last brace
+    if family == "hermes":
+        text = "".join(f"<tool_call>\n{o}\n</tool_call>" for o in objects[:-1]) + f"<tool_call>\n{objects[-1]}"
+    else:
+        text = "; ".join(objects)
+    _, parsed = TOOL_PARSERS[family](text)
+    assert [(c.name, c.arguments) for c in parsed[:-1]] == calls[:-1]
+    assert parsed[-1].name == calls[-1][0] and parsed[-1].error
+
+
 def test_text_without_calls_is_the_content():
     assert hermes("Paris is the capital.") == ("Paris is the capital.", ())
     assert llama3_json("Paris, {not a call}") == ("Paris, {not a call}", ())
@@ -75,6 +108,7 @@ def test_a_tool_request_reads_the_calls_and_one_without_a_parser_is_refused():
         == text
     )
     assert isinstance(with_tool_calls(request, Response(texts=[text]), None, "hf"), RequestError)
+    assert with_tool_calls(request, Response(texts=[" \n" + text]), hermes, "hf").text == ""  # as vLLM serves it
 
 
 def test_templates_get_a_calls_arguments_as_an_object():
@@ -82,3 +116,15 @@ def test_templates_get_a_calls_arguments_as_an_object():
     bad = {"id": "d", "type": "function", "function": {"name": "search", "arguments": '{"query'}}
     out = template_messages([{"role": "assistant", "content": None, "tool_calls": [call, bad]}])
     assert [c["function"]["arguments"] for c in out[0]["tool_calls"]] == [{"query": "x"}, '{"query']
+
+
+def test_ragbenchs_hermes_keeps_special_tokens_in_a_tool_requests_text_as_vllms_does(monkeypatch):
+    for module in ("vllm.tool_parsers", "vllm.entrypoints.openai.tool_parsers"):  # a vLLM without a hermes parser
+        monkeypatch.setitem(sys.modules, module, None)
+    asked = [{"role": "user", "content": "q"}]
+    request = Request.chat(asked, tools=[SEARCH])
+    assert tool_sampling(request, "hermes").skip_special_tokens is False
+    assert tool_sampling(request, "llama3_json") is request.sampling
+    assert tool_sampling(Request.chat(asked, tools=[SEARCH], tool_choice="none"), "hermes").skip_special_tokens
+    assert tool_sampling(Request.chat(asked), "hermes").skip_special_tokens
+    assert ToolCallReader("hermes", object).sampling(request) == {"skip_special_tokens": False}  # the vllm engine's

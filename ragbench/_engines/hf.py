@@ -12,7 +12,8 @@ CUDA, where batch_size=auto bounds memory), dtype (default float32 on CPU,
 the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
 trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
 turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on), tool_parser
-(hermes, llama3_json: the model's tool-call format, tool_parsers.py; tools go to the template's `tools=`).
+(hermes, llama3_json: the model's tool-call format, read as vLLM's parsers read it, tool_parsers.py; tools go to
+the template's `tools=`; a hermes tool request is decoded with its special tokens, as vLLM's server decodes it).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
@@ -74,7 +75,7 @@ from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
-from .tool_parsers import TOOL_PARSERS, ParserName, with_tool_calls
+from .tool_parsers import TOOL_PARSERS, ParserName, tool_sampling, with_tool_calls
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -242,7 +243,7 @@ class HFEngine(Engine):
             except Exception as exc:
                 results[index] = RequestError(f"hf engine: cannot tokenize the request ({_one_line(exc)})")
                 continue
-            sampling = request.sampling
+            sampling = tool_sampling(request, self.tool_parser)
             missing = [t for t in sampling.logprob_tokens if self.token_id(t) is None]
             if missing:
                 results[index] = RequestError(

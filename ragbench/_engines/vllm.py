@@ -14,7 +14,7 @@ SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logpr
 to one. Chat requests are rendered with the model tokenizer's chat template (add_generation_prompt=True) and sent
 as token ids, exactly as the `hf` engine does; prompt requests are sent as text. A request's tools go to the chat
 template's `tools=` and the model's calls are read from its text by the parser `--model-arg tool_parser=NAME` names
-(vllm_tools.py: vLLM's own ToolParserManager, e.g. hermes for Qwen 2.5 / 3, else ragbench's). `Sampling.lora` (an
+(vllm_tools.py: vLLM's own, applied as its server applies it, sampling included; else ragbench's). `Sampling.lora` (an
 adapter folder) becomes `LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime;
 it needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
 
@@ -201,7 +201,9 @@ class VLLMEngine(Engine):
             return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())}
         return request.prompt
 
-    def sampling_params(self, sampling: Sampling) -> Any:
+    def sampling_params(self, request: Request) -> Any:
+        """`request`'s SamplingParams, with what vLLM's server sets for a tool request (vllm_tools.py)."""
+        sampling = request.sampling
         kwargs: dict[str, Any] = dict(
             n=sampling.n,
             temperature=sampling.temperature,
@@ -232,7 +234,7 @@ class VLLMEngine(Engine):
                 kwargs["logprobs"] = -1
             else:
                 kwargs["logprob_token_ids"] = ids
-        return self._vllm.SamplingParams(**kwargs)
+        return self._vllm.SamplingParams(**(kwargs | self._tool_calls.sampling(request)))
 
     def vocabulary_wide(self, sampling: Sampling) -> bool:
         """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
@@ -310,7 +312,7 @@ class VLLMEngine(Engine):
         final = None
         async for output in self._async.generate(
             self.prompt_of(request),
-            self.sampling_params(request.sampling),
+            self.sampling_params(request),
             uuid.uuid4().hex,
             lora_request=self.lora_request(request.sampling.lora),
         ):
@@ -334,7 +336,7 @@ class VLLMEngine(Engine):
                         (
                             index,
                             self.prompt_of(request),
-                            self.sampling_params(request.sampling),
+                            self.sampling_params(request),
                             self.lora_request(request.sampling.lora),
                         )
                     )

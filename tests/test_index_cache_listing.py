@@ -262,3 +262,33 @@ def test_a_read_only_cache_keeps_its_indexes_whole_and_says_so(tmp_path: Path, c
         ]
         assert snapshot(built) == before and built_index(built)
         assert cached_index(kept, "bm25", registry=Registry.discover()) == used  # served, its use unrecorded
+
+
+def test_an_overwrite_whose_old_index_fails_to_delete_leaves_only_whole_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`index build --overwrite` sets the index it replaces aside before deleting it: a deletion that fails part
+    way (some files gone) leaves the new index at --out and no folder that looks like an index but is not."""
+    out, registry = tmp_path / "index", Registry.discover()
+    build = ("index", "build", "--retriever", "bm25", "--out", str(out), "--no-progress", "--corpus")
+    assert cli_here(*build, str(corpus_file(tmp_path / "old.jsonl", PASSAGES[:1]))).returncode == 0
+
+    real_rmtree = shutil.rmtree
+
+    def failing(path: object, *args: object, **kwargs: object) -> None:  # on all but the build's own folder
+        if ".partial" in str(path):
+            return real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+        for folder in (Path(str(path)), Path(str(path)).parent):
+            (folder / "docs.jsonl").unlink(missing_ok=True)
+        raise OSError(5, "Input/output error", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", failing)
+    replaced = cli_here(*build, str(corpus_file(tmp_path / "new.jsonl")), "--overwrite")
+    assert replaced.returncode == 1 and "Input/output error" in replaced.stderr
+    monkeypatch.undo()
+    for folder in tmp_path.iterdir():
+        if folder.is_dir() and built_index(folder):
+            registry.load("retrievers", "bm25")(index=str(folder)).close()  # opens whole, or raises
+    retriever = registry.load("retrievers", "bm25")(index=str(out))
+    assert retriever.manifest.doc_count == len(PASSAGES)
+    retriever.close()

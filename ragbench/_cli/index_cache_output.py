@@ -13,11 +13,14 @@ from .._retrieval.index_removal import FolderBusy, remove_index_folder
 
 def size_text(size: int) -> str:
     """`size` bytes in decimal units, as `pip cache` and `du --si` give them."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000  # type: ignore[assignment]  # a float from here
-    raise AssertionError("unreachable")
+    if size < 1000:
+        return f"{size} B"
+    value, unit = size / 1000, "kB"
+    for larger in ("MB", "GB", "TB"):
+        if round(value, 1) < 1000:  # 999.96 kB reads 1.0 MB, never 1000.0 kB
+            break
+        value, unit = value / 1000, larger
+    return f"{value:.1f} {unit}"
 
 
 def listing_lines(folder: Path, entries: list[CacheEntry]) -> list[str]:

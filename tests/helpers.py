@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -67,6 +68,7 @@ def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
     encoding = locale.getpreferredencoding(False)
     with process_state_kept(), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         os.environ.update(env or {})
+        fresh_warnings()
         logging.getLogger().handlers.clear()  # as in a fresh process (pytest's are on it): ragbench's logged
         logging.getLogger().setLevel(logging.WARNING)  # warnings reach stderr through logging's last resort
         sys.stdout = io.TextIOWrapper(out, encoding=encoding, errors="strict", write_through=True)
@@ -91,12 +93,43 @@ def _read(stream: IO[bytes]) -> bytes:
     return stream.read()
 
 
+# A fresh interpreter's warning filters, first match first (Python's "Default Warning Filter"; `python -c "import
+# warnings; print(warnings.filters)"`), before those PYTHONWARNINGS adds.
+FRESH_FILTERS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+)
+
+
+def fresh_warnings() -> None:
+    """Warnings as a fresh `python` with this environment handles them: its default filters and PYTHONWARNINGS
+    (pytest's `filterwarnings` gone), each shown once per location (the registries of earlier commands forgotten)
+    and written to `sys.stderr` as it is when the warning is raised (pytest records them otherwise). For the
+    block of `process_state_kept`, which puts the test's back."""
+    warnings.resetwarnings()
+    for action, category, module in reversed(FRESH_FILTERS):
+        warnings.filterwarnings(action, category=category, module=module)
+    options = [option for option in os.environ.get("PYTHONWARNINGS", "").split(",") if option]
+    warnings._processoptions(options)  # type: ignore[attr-defined]  # how Python reads -W and PYTHONWARNINGS
+    warnings.showwarning = _to_stderr
+
+
+def _to_stderr(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
+    """Python's own `showwarning` (pytest replaces what it calls while a test runs)."""
+    with contextlib.suppress(OSError):
+        (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
 @contextlib.contextmanager
 def process_state_kept() -> Iterator[None]:
     """What a command changes in the process that runs it, put back as it was: the console streams, the stop
     signals' handlers and the wake-up fd (ragbench._stop_signals), the unraisable hook (ragbench._cli.outcomes),
     the environment (a dense retriever's HF_HUB_OFFLINE, `env`), the working folder, the root logger's handlers
-    and level, torch's CPU threads where torch was loaded (the hf engine sets them)."""
+    and level, torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
+    `warnings.showwarning` (`fresh_warnings`)."""
     streams, hooks = (sys.stdin, sys.stdout, sys.stderr), (sys.excepthook, sys.unraisablehook)
     handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     wakeup = signal.set_wakeup_fd(-1)
@@ -106,21 +139,22 @@ def process_state_kept() -> Iterator[None]:
     root_handlers, root_level = list(root.handlers), root.level
     torch = sys.modules.get("torch")
     threads = torch.get_num_threads() if torch is not None else None
-    try:
-        yield
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = streams
-        sys.excepthook, sys.unraisablehook = hooks
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-        signal.set_wakeup_fd(wakeup)
-        os.environ.clear()
-        os.environ.update(environ)
-        os.chdir(cwd)
-        root.handlers[:] = root_handlers
-        root.setLevel(root_level)
-        if torch is not None and threads is not None:
-            torch.set_num_threads(threads)
+    with warnings.catch_warnings():  # the filters and `showwarning` a command's `fresh_warnings` set, put back
+        try:
+            yield
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = streams
+            sys.excepthook, sys.unraisablehook = hooks
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+            signal.set_wakeup_fd(wakeup)
+            os.environ.clear()
+            os.environ.update(environ)
+            os.chdir(cwd)
+            root.handlers[:] = root_handlers
+            root.setLevel(root_level)
+            if torch is not None and threads is not None:
+                torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,8 @@ import logging
 import os
 import re
 import signal
+import sys
+import warnings
 
 import pytest
 
@@ -44,6 +46,8 @@ def test_the_in_process_command_leaves_the_process_as_it_was(tmp_path, monkeypat
         dict(os.environ),
         os.getcwd(),
         list(logging.getLogger().handlers),
+        list(warnings.filters),
+        warnings.showwarning,
     )
     done = cli_here(*RUN, "--output", str(tmp_path / "run"), env={"RAGBENCH_TEST_ONLY": "1"})
     assert done.returncode == 0 and "results:" in done.stdout
@@ -52,4 +56,39 @@ def test_the_in_process_command_leaves_the_process_as_it_was(tmp_path, monkeypat
         dict(os.environ),
         os.getcwd(),
         list(logging.getLogger().handlers),
+        list(warnings.filters),
+        warnings.showwarning,
     ) == before
+
+
+WARNING_SCRIPT = """import warnings
+
+
+def answer(request):
+    warnings.warn("the script's warning", UserWarning)
+    warnings.warn("the script's deprecation", DeprecationWarning)
+    return "an answer"
+"""
+
+
+@pytest.mark.parametrize(
+    "warning_options",
+    ["", "always::UserWarning", "default", "ignore"],
+    ids=["fresh-interpreter", "always", "default", "ignore"],
+)
+def test_warnings_reach_the_in_process_commands_stderr_as_the_subprocess_writes_them(
+    tmp_path, monkeypatch, warning_options
+):
+    """A command whose model warns at each of 3 calls: shown once per location on stderr with a fresh interpreter's
+    filters (the DeprecationWarning ignored), or as PYTHONWARNINGS says; the same text in both, twice in a row."""
+    (tmp_path / "warning_script.py").write_text(WARNING_SCRIPT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "warning_script", raising=False)  # another test's, from its own folder
+    env = {"PYTHONWARNINGS": warning_options, "PYTHONPATH": str(tmp_path)}
+    args = ("--tasks", "demo", "--system", "closed_book", "--model", "scripted:warning_script:answer")
+    args += ("--limit", "3", "--no-progress", "--max-inflight", "1")
+    there = cli(*args, "--output", str(tmp_path / "there"), env=env)
+    assert ("the script's warning" in there.stderr) == (warning_options != "ignore")
+    for again in ("here", "again"):
+        here = cli_here(*args, "--output", str(tmp_path / again), env=env)
+        assert seen(here, tmp_path / again) == seen(there, tmp_path / "there")

@@ -1,4 +1,5 @@
-"""`ragbench index build`: the command line of `ragbench._retrieval.index.build_index`.
+"""`ragbench index build` and `ragbench index cache`: the command line of `ragbench._retrieval.index.build_index`
+and of the index cache (`ragbench._retrieval.cache_listing`).
 
 Kept light: the retriever's own module (bm25s, torch) is imported only when the command runs.
 """
@@ -14,8 +15,8 @@ from .registry import command_registry
 
 @click.group("index")
 def index_group() -> None:
-    """Build on-disk retrieval indexes, once; runs memory-map them (--retriever-arg index=DIR). Plugins
-    add corpus builders here (e.g. omnieval-corpus)."""
+    """Build on-disk retrieval indexes, once; runs memory-map them (--retriever-arg index=DIR). List and clean
+    the cache of indexes built on first use. Plugins add corpus builders here (e.g. omnieval-corpus)."""
 
 
 @index_group.command("build")
@@ -96,3 +97,26 @@ def build_command(
         "bad record skipped",
         f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)",
     )
+
+
+@index_group.command("cache")
+@click.option("--prune", is_flag=True, help="remove the stale indexes (their corpus gone or changed) and leftovers")
+@click.option("--remove", "keys", multiple=True, metavar="KEY", help="remove this index of the cache (a KEY listed)")
+def cache_command(prune: bool, keys: tuple[str, ...]) -> None:
+    """List the indexes ragbench built on first use of a task's corpus ($RAGBENCH_INDEX_CACHE, default
+    ~/.cache/ragbench/indexes): each one's kind, size, last use and corpus, whether that corpus still holds the
+    bytes it was built from, and the total. Only what ragbench made there is ever removed."""
+    from .._retrieval.cache_listing import cache_entries
+    from .._retrieval.index_cache import index_cache_dir
+    from .index_cache_output import chosen_entries, listing_lines, remove_entries
+
+    folder = index_cache_dir()
+    entries = cache_entries(folder)
+    if not prune and not keys:
+        for line in listing_lines(folder, entries):
+            click.echo(line)
+        return
+    with config_errors_exit():
+        chosen = chosen_entries(folder, entries, prune, keys)
+    failures = remove_entries(chosen)
+    exit_if_skipped(failures, "not removed", f"{len(failures)} of {len(chosen)} not removed")

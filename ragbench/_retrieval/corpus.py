@@ -9,7 +9,7 @@
   `{"id", "contents"}` whose first line is the title (`flashrag_passage`); `"url"` is kept, and so are
   `"wikipedia_id"` (in the metadata: KILT's retrieval metrics score the pages passages are from) and a
   `"metadata"` object's keys (in the metadata: e.g. MultiHop-RAG's `published_at` and `source`, which its
-  prompt shows).
+  prompt shows). A null is an absent key, at any depth of an object (`without_nulls`): `"title": null` is no title.
 - A folder written by Hugging Face `datasets`' `save_to_disk` (BrowseComp-Plus's corpus): each row read as a
   JSONL line is (`saved_corpus`), its index standing for a row's byte offset.
 
@@ -32,7 +32,7 @@ from .._storage.datafiles import is_saved_dataset
 from .._storage.files import open_file
 from .._storage.jsonl import Located, located_lines, objects
 from .._types import Document
-from .saved_corpus import load_saved, present, saved_records
+from .saved_corpus import load_saved, saved_records
 
 DPR_COLUMNS = ("id", "text", "title")
 DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
@@ -90,7 +90,7 @@ def passage_reader(path: Path) -> Callable[[int], Document | RecordError]:
     index), as it read it. A saved dataset is opened once and stays memory-mapped between reads."""
     if corpus_format(path) == SAVED_DATASET:
         rows = load_saved(path)
-        return lambda start: saved_dataset_passage(present(rows[start]), path, start)
+        return lambda start: saved_dataset_passage(rows[start], path, start)
     return lambda start: passage_at(path, start)
 
 
@@ -201,6 +201,8 @@ def jsonl_passage(located: Located, path: Path) -> Document | RecordError:
 
 
 def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
+    """The passage of a JSONL record (or a saved dataset's row), its nulls read as absent keys (`without_nulls`)."""
+    record = without_nulls(record)
     doc_id = next((record[key] for key in ID_FIELDS if key in record), None)
     if doc_id is None or doc_id == "":
         raise RecordError(path, line, "missing passage id", "id")
@@ -231,6 +233,17 @@ def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
         raise RecordError(path, line, f"expected an object, got {type(metadata).__name__}", METADATA)
     doc.metadata.update(metadata)
     return doc
+
+
+def without_nulls(value: Any) -> Any:
+    """`value` with every null in an object left out, at any depth (in lists too; a list's own nulls are kept): a
+    saved dataset holds a null wherever a row has no value for a column or a struct's field (Arrow gives every row
+    every column), so a null reads as an absent key, in a JSONL line as in a saved row, for both to read alike."""
+    if isinstance(value, dict):
+        return {key: without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
 
 
 def row_error(exc: RecordError, row: int) -> RecordError:

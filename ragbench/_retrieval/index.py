@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -36,13 +35,13 @@ from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter
+from .index_removal import empty_marked, set_aside
 from .saved_corpus import data_files, folder_sha256
-from .staging import BUILD_MARK, held_staging
+from .staging import BUILD_MARK, MANIFEST_FILE, held_staging
 
 if TYPE_CHECKING:
     from .._registry import Registry
 
-MANIFEST_FILE = "manifest.json"
 INDEX_FORMAT = 1
 KEPT_ERRORS = 20  # bad records listed in the manifest (all are counted)
 # what reading a file an index build wrote raises when it is missing, cut short or not that file (np.load's
@@ -269,9 +268,10 @@ def build_index(
                 registry=registry,
             )
             (staging / BUILD_MARK).unlink()
-        if out.exists():
-            shutil.rmtree(out)  # an index ragbench built (`built_index`)
+        replaced = set_aside(out) if out.exists() else None  # an index ragbench built (`built_index`)
         staging.rename(out)
+    if replaced is not None:
+        empty_marked(replaced)
     return manifest
 
 

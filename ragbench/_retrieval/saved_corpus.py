@@ -44,14 +44,9 @@ def load_saved(path: Path) -> Any:
 
 
 def saved_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Every row of the saved dataset at `path` as a JSONL record: a column the row holds no value in is left out,
-    as a JSONL line leaves out a key (an Arrow table has every column in every row)."""
-    for row in load_saved(path):
-        yield present(row)
-
-
-def present(row: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in row.items() if value is not None}
+    """Every row of the saved dataset at `path`, a JSONL record whose every column is a key: a row holding no value
+    in a column (or a field of a struct) holds a null there, which `corpus.jsonl_document` reads as absent."""
+    yield from load_saved(path)
 
 
 def data_files(folder: Path) -> list[Path]:

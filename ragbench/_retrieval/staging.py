@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .._errors import ConfigError
 
+MANIFEST_FILE = "manifest.json"  # what an index is known by: written last by a build, removed first by a removal
 BUILD_MARK = ".ragbench-build"  # made first in the folder a build holds; removed before it becomes the index
 ATTEMPTS = 5  # a folder renamed or removed between opening and locking it (its build just ended): open again
 

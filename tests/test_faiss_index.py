@@ -252,7 +252,7 @@ def test_a_damaged_first_row_is_refused_and_a_damaged_hit_fails_its_search(tmp_p
 LINE = st.one_of(
     st.just(""),
     st.text(alphabet=" \t\r", max_size=4),
-    st.text(alphabet=st.characters(blacklist_characters="\n"), min_size=1, max_size=12),
+    st.text(alphabet=st.characters(blacklist_characters="\n", codec="utf-8"), min_size=1, max_size=12),
 )
 
 

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from ragbench._engines.tool_parsers import TOOL_READING
 from ragbench._engines.vllm import VLLMEngine
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, Response
@@ -107,7 +108,7 @@ def test_vllms_own_parser_reads_the_calls_of_a_tool_request(tool_vllm):
     assert FakeHermesParser.made == 1  # one parser for the tools offered, not one per request (Llama's cost 60 ms)
     assert FakeHermesParser.seen[0].tools == [SEARCH] and FakeHermesParser.seen[0].tool_choice == "auto"
     assert isinstance(plain, Response) and plain.text == "plain" and plain.choice_tool_calls is None
-    assert "tool_parser=hermes" in engine.engine_id
+    assert f"tool_parser=hermes;tool_reading={TOOL_READING}" in engine.engine_id  # answers read another way: not served
     # the server's adjust_request reached the tool request's sampling, not the plain one's
     assert [params["skip_special_tokens"] for params in SAMPLED[:2]] == [True, False]
 

@@ -75,7 +75,7 @@ from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
-from .tool_parsers import TOOL_PARSERS, ParserName, tool_sampling, with_tool_calls
+from .tool_parsers import TOOL_PARSERS, ParserName, tool_parser_id, tool_sampling, with_tool_calls
 
 __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
@@ -192,7 +192,7 @@ class HFEngine(Engine):
         return (
             f"{self.kind}:{self.model};dtype={self.dtype}"
             + (f";content={self._content}" if self._content else "")
-            + (f";tool_parser={self.tool_parser}" if self.tool_parser else "")
+            + tool_parser_id(self.tool_parser)
         )
 
     @property

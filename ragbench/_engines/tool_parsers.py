@@ -126,6 +126,14 @@ def tool_sampling(request: Request, parser: str | None) -> Sampling:
 ParserName = Literal["hermes", "llama3_json"]  # an engine's `tool_parser` option
 TOOL_PARSERS: dict[str, Callable[[str], Parsed]] = {"hermes": hermes, "llama3_json": llama3_json}
 PARSER_NAMES: tuple[str, ...] = get_args(ParserName)
+# Raised whenever how an engine decodes or reads a tool request's text changes, so that answers cached before
+# (keyed by the engine id) are not served as if read the new way. 2: vLLM's server adjustment and parse step.
+TOOL_READING = 2
+
+
+def tool_parser_id(parser: str | None) -> str:
+    """What an engine's id says of its tool parser (nothing without one)."""
+    return f";tool_parser={parser};tool_reading={TOOL_READING}" if parser else ""
 
 
 def with_tool_calls(request: Request, result: Any, parser: Callable[[str], Parsed] | None, engine: str) -> Any:

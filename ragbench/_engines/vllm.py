@@ -51,7 +51,7 @@ from .base import one_line as _one_line
 from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
-from .tool_parsers import with_tool_calls
+from .tool_parsers import tool_parser_id, with_tool_calls
 from .vllm_logprobs import LogprobGate, read_logprobs
 from .vllm_options import (
     DEFAULT_MAX_LOGPROBS,
@@ -148,7 +148,7 @@ class VLLMEngine(Engine):
         for name in sorted(self.llm_options):
             if name != "dtype" and name not in NEUTRAL_OPTIONS:
                 out += f";{name}={self.llm_options[name]}"
-        return out + (f";tool_parser={self.tool_parser}" if self.tool_parser else "")
+        return out + tool_parser_id(self.tool_parser)
 
     @property
     def content_id(self) -> str | None:

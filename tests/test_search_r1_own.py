@@ -102,6 +102,15 @@ def test_a_model_that_ends_without_an_answer_is_counted_so_and_read_as_the_score
     assert line["prediction"]["answer"] == "Beijing"
 
 
+@pytest.mark.parametrize(
+    ("response", "answer"),
+    [("<think> no idea </think>", ""), ("<answer> Ann </answer> or <answer> Olm </answer>", "Olm")],
+)
+def test_answer_from_response_reads_only_what_the_model_wrote(tmp_path, response, answer):
+    line = one_run(tmp_path, [{"response": response}], SEARCHES, answer_from="response")
+    assert line["prediction"]["answer"] == answer
+
+
 def test_a_failed_search_fails_the_example_under_infer_and_goes_on_under_browsecomp_plus(tmp_path):
     rules = [
         {"pattern": "</information>\n\n$", "response": "<answer> Ann </answer>"},

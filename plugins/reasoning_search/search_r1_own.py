@@ -120,6 +120,9 @@ class SearchR1Own(ReasoningSearch):
                           (search_r1_client.py: the search server's hits, "Search failed" on an error; the
                           prediction the last round's output, judged where an <answer> was written, recorded
                           as its run file)
+      answer_from         client infer: "qa_em" (the scorer's reading above, the prompt's two <answer> tags included,
+                          so a run that answers nothing is read "Beijing") or "response" (the last <answer> the
+                          model wrote, "" where it wrote none: the fix, beside the quirk)
       topk                passages per search (infer 3, browsecomp_plus 5: the server's --k)
       snippet_max_tokens  browsecomp_plus: a hit's text cut to its first N tokens of `snippet_tokenizer` (512: the
                           server's --snippet-max-tokens; 0: whole text)
@@ -143,8 +146,9 @@ class SearchR1Own(ReasoningSearch):
         max_retrieval_num: Annotated[int, Ge(1)] | None = None,
         round_tokens: Annotated[int, Ge(1)] = 1024,
         temperature: Annotated[float, Ge(0)] = 0.7,
+        answer_from: Literal["qa_em", "response"] = "qa_em",
     ) -> None:
-        self.client = client
+        self.client, self.answer_from = client, answer_from
         self.topk = int(topk or (5 if client == "browsecomp_plus" else 3))
         self.max_retrieval_num = max_retrieval_num  # type: ignore[assignment]  # None: unbounded
         self.round_tokens, self.temperature = int(round_tokens), float(temperature)
@@ -217,8 +221,10 @@ class SearchR1Own(ReasoningSearch):
         ended = ended_by_model(response)
         written = appended + output if ended else appended
         if self.client == "infer":
-            answer, extras = qa_em_answer(user + written), {}
-            answered = ANSWER_TAG.search(written) is not None
+            found = ANSWER_TAG.findall(written)
+            answered = bool(found)
+            answer = qa_em_answer(user + written) if self.answer_from == "qa_em" else found[-1].strip() if found else ""
+            extras = {}
         else:
             found = ANSWER_TAG.search(said)
             final = found.group(1).strip() if found else ""

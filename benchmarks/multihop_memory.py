@@ -56,6 +56,10 @@ def recorded_calls(run_dir: Path) -> list[dict]:
     for line in (run_dir / "samples" / f"{TASK}.jsonl").read_text(encoding="utf-8").splitlines():
         for step in json.loads(line).get("trace") or []:
             if step["kind"] == "llm" and not step.get("cached") and not step.get("error"):
+                if "ensemble" in step["request"]:
+                    raise SystemExit(
+                        "its calls are ensembles (several prompts' logits mixed each step): no raw generate"
+                    )
                 calls.append({**step["request"], "completion_tokens": max(1, step["completion_tokens"])})
     return calls
 

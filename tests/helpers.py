@@ -216,3 +216,20 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     _, stderr = resumed.communicate(timeout=30)
     assert resumed.returncode == 130, stderr
     return folder, stderr
+
+
+def popqa_args(data: Path, out: Path, *extra: str, model: str = "scripted:echo") -> list[str]:
+    """The command line of a vanilla run of the popqa task on `data` into `out`, then `extra`."""
+    return [
+        "--tasks",
+        "popqa",
+        "--system",
+        "vanilla",
+        "--model",
+        model,
+        "--data",
+        f"popqa={data}",
+        "--output",
+        str(out),
+        *extra,
+    ]

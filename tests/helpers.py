@@ -233,3 +233,8 @@ def popqa_args(data: Path, out: Path, *extra: str, model: str = "scripted:echo")
         str(out),
         *extra,
     ]
+
+
+def score_args(task: str, data: Path, predictions: Path) -> list[str]:
+    """The start of a `ragbench score` command line: the `predictions` of `task` on `data`."""
+    return ["score", "--task", task, "--data", str(data), "--predictions", str(predictions)]

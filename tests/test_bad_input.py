@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run, samples
+from helpers import cli_here, run, samples, score_args
 from ragbench._errors import ConfigError
 
 
@@ -112,13 +112,7 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
         ],
     )
     result = cli_here(
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--no-progress",
         "--output",
         str(tmp_path / "s"),
@@ -156,13 +150,7 @@ def test_an_output_that_is_not_a_string_fails_its_example_saying_so(tmp_path, po
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
     predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": 100, "output": output}, {"id": 101, "output": "x"}])
     result = cli_here(
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--no-progress",
         "--output",
         str(tmp_path / "s"),

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
+from helpers import score_args
 from ragbench._cli.main import main
 
 GOOD = 4  # well-formed records in each partly broken file
@@ -251,13 +252,7 @@ def test_score_on_a_malformed_predictions_file(tmp_path, case):
     predictions.write_bytes(PREDICTION_CASES[case])
     output = tmp_path / "run"
     result = invoke(
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--output",
         str(output),
         "--no-progress",
@@ -271,13 +266,7 @@ def test_score_with_a_predictions_path_that_is_missing_or_a_folder(tmp_path):
     data = write_jsonl(tmp_path / "popqa.jsonl", [popqa_record(0)])
     for predictions in (tmp_path / "nope.jsonl", tmp_path):
         result = invoke(
-            "score",
-            "--task",
-            "popqa",
-            "--data",
-            str(data),
-            "--predictions",
-            str(predictions),
+            *score_args("popqa", data, predictions),
             "--output",
             str(tmp_path / "run"),
             "--no-progress",

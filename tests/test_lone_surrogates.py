@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import cli_here
+from helpers import cli_here, score_args
 from ragbench._storage.jsonl import json_text, open_append, read_records
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -83,13 +83,7 @@ def test_score_prints_an_id_with_a_lone_surrogate(tmp_path):
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": r["id"], "output": ANSWER}) + "\n" for r in records[:3]))
     scored = cli_here(
-        "score",
-        "--task",
-        "demo",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("demo", data, predictions),
         "--no-progress",
         "--output",
         str(tmp_path / "scored"),

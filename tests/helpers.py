@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,3 +239,27 @@ def popqa_args(data: Path, out: Path, *extra: str, model: str = "scripted:echo")
 def score_args(task: str, data: Path, predictions: Path) -> list[str]:
     """The start of a `ragbench score` command line: the `predictions` of `task` on `data`."""
     return ["score", "--task", task, "--data", str(data), "--predictions", str(predictions)]
+
+
+def write_dedented(path: Path, text: str) -> None:
+    """`text`, dedented, as the file `path` (its folders made): a file of a plugin package a test builds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def pip_install_args(source: Path, target: Path) -> list[str]:
+    """The command that installs the package folder `source` into the folder `target`, offline and alone."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--disable-pip-version-check",
+        "-q",
+        "--target",
+        str(target),
+        str(source),
+    ]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import plugin_pyproject
+from helpers import pip_install_args, plugin_pyproject, write_dedented
 from ragbench._types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,15 +28,10 @@ PROVIDER = "ragbench-plugin-example"
 BROKEN_PROVIDER = "ragbench-broken-example"
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-
-
 def _broken_package(root: Path) -> Path:
     """A plugin with two entry points: one whose hook module fails to import, and one whose
     catalogue loads but whose system's target module fails when first used."""
-    _write(
+    write_dedented(
         root / "pyproject.toml",
         plugin_pyproject(
             BROKEN_PROVIDER,
@@ -44,12 +39,12 @@ def _broken_package(root: Path) -> Path:
             "ragbench_broken_example",
         ),
     )
-    _write(root / "ragbench_broken_example" / "__init__.py", "")
-    _write(
+    write_dedented(root / "ragbench_broken_example" / "__init__.py", "")
+    write_dedented(
         root / "ragbench_broken_example" / "boom.py",
         'raise ImportError("this plugin needs the libfrobnicate library")\n',
     )
-    _write(
+    write_dedented(
         root / "ragbench_broken_example" / "lazy.py",
         """\
         from ragbench._hookspecs import hookimpl
@@ -65,7 +60,7 @@ def _broken_package(root: Path) -> Path:
                 "description": "a task registered as a system"}}}
         """,
     )
-    _write(
+    write_dedented(
         root / "ragbench_broken_example" / "heavy.py",
         """\
         import libfrobnicate_not_installed  # noqa: F401
@@ -80,20 +75,7 @@ def _broken_package(root: Path) -> Path:
 
 def _pip_install(source: Path, target: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-            "--target",
-            str(target),
-            str(source),
-        ],
+        pip_install_args(source, target),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -200,7 +182,7 @@ def _fake_model(folder: Path, data: list[dict]) -> Path:
     for record, plan in zip(data, VOTE_PLAN, strict=True):
         verdicts = [record["truth"] if mark == "c" else not record["truth"] for mark in plan]
         table[record["statement"]] = [SPELLINGS[seed]("true" if v else "false") for seed, v in enumerate(verdicts)]
-    _write(
+    write_dedented(
         folder / "fake_llm.py",
         f"""\
         import re

@@ -263,3 +263,8 @@ def pip_install_args(source: Path, target: Path) -> list[str]:
         str(target),
         str(source),
     ]
+
+
+def closed_book_demo_args(model: str, limit: int, *extra: str) -> list[str]:
+    """The command line of a closed-book run of the first `limit` demo examples on `model`, then `extra`."""
+    return ["--tasks", "demo", "--system", "closed_book", "--model", model, "--limit", str(limit), *extra]

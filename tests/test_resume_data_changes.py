@@ -10,7 +10,7 @@ import pytest
 from helpers import comparable, samples, stopped_resume_after_the_data_changed
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.evaluator import Evaluator, RunConfig, RunOutcome
 from ragbench._values.llm_calls import EngineError
 
 DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -47,21 +47,26 @@ def answer(request) -> str:
     return "one"
 
 
-def run(folder, answer_all: bool, resume: bool = False):
-    """The scripted model answers "one" to every question, or (not `answer_all`) fails on q4, leaving the run to resume."""
-    SERVER_DOWN[0] = not answer_all
+def closed_book_run(task: Path, model: str, output: Path, resume: bool = False) -> RunOutcome:
+    """A closed-book run of the task file `task` on `model` into `output`, in-process, with no bootstrap."""
     return Evaluator(
         RunConfig(
-            tasks=[str(folder / "t.yaml")],
+            tasks=[str(task)],
             system="closed_book",
-            model=f"scripted:{__name__}:answer",
-            output=str(folder / "run"),
+            model=model,
+            output=str(output),
             resume=resume,
             progress=False,
             bootstrap_iters=0,
         ),
         registry=installed_registry(),
     ).run()
+
+
+def run(folder, answer_all: bool, resume: bool = False):
+    """The scripted model answers "one" to every question, or (not `answer_all`) fails on q4, leaving the run to resume."""
+    SERVER_DOWN[0] = not answer_all
+    return closed_book_run(folder / "t.yaml", f"scripted:{__name__}:answer", folder / "run", resume)
 
 
 def test_a_saved_example_whose_record_changed_is_run_again_against_the_new_record(tmp_path):

@@ -179,15 +179,10 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     data = tmp_path / "demo.jsonl"
     data.write_text(demo.read_text())
     folder = tmp_path / "b"
-    args = [
-        "--tasks",
-        "demo",
+    args = closed_book_demo_args(
+        "scripted:echo",
         "--data",
         f"demo={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
         "--model-arg",
         "per_request=0.1",
         "--max-inflight",
@@ -195,7 +190,7 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
         "--output",
         str(folder),
         "--no-progress",
-    ]
+    )
     assert cli_here(*args).returncode == 0
     records = [json.loads(line) for line in demo.read_text().splitlines()]
     data.write_text(
@@ -265,6 +260,6 @@ def pip_install_args(source: Path, target: Path) -> list[str]:
     ]
 
 
-def closed_book_demo_args(model: str, limit: int, *extra: str) -> list[str]:
-    """The command line of a closed-book run of the first `limit` demo examples on `model`, then `extra`."""
-    return ["--tasks", "demo", "--system", "closed_book", "--model", model, "--limit", str(limit), *extra]
+def closed_book_demo_args(model: str, *extra: str) -> list[str]:
+    """The command line of a closed-book run of the demo task on `model`, then `extra`."""
+    return ["--tasks", "demo", "--system", "closed_book", "--model", model, *extra]

@@ -114,7 +114,9 @@ COIN_JUDGE = f"scripted:{__name__}:coin_judge"
 
 def demo_args(metrics: str, out: Path, *extra: str) -> list[str]:
     """The command line of a closed-book run of six demo examples on SYSTEM scored by `metrics` into `out`."""
-    return closed_book_demo_args(SYSTEM, 6, "--metrics", metrics, "--no-progress", *extra, "--output", str(out))
+    return closed_book_demo_args(
+        SYSTEM, "--limit", "6", "--metrics", metrics, "--no-progress", *extra, "--output", str(out)
+    )
 
 
 def system_answer(request) -> str:

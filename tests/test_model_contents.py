@@ -63,7 +63,7 @@ def test_the_hf_engine_keys_its_cache_by_the_weights_of_a_local_folder(tmp_path)
 def demo_args(rules: Path, out: Path) -> list[str]:
     """The command line of a closed-book run of four demo examples on the scripted model of `rules`."""
     return closed_book_demo_args(
-        f"scripted:{rules}", 4, "--no-progress", "--bootstrap-iters", "0", "--output", str(out)
+        f"scripted:{rules}", "--limit", "4", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)
     )
 
 

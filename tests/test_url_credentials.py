@@ -137,9 +137,10 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
             main,
             closed_book_demo_args(
                 "openai:m",
-                2,
                 "--base-url",
                 url,
+                "--limit",
+                "2",
                 "--no-progress",
                 "--model-arg",
                 "max_retries=1",
@@ -171,9 +172,10 @@ def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path
         main,
         closed_book_demo_args(
             "openai:m",
-            1,
             "--base-url",
             "http://user:PASSW0RD@127.0.0.1:9/v1?api_key=K3YVALUE",
+            "--limit",
+            "1",
             "--no-progress",
             "--output",
             str(tmp_path / "out"),

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import comparable, samples, stopped_resume_after_the_data_changed
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig, RunOutcome
 from ragbench._values.llm_calls import EngineError
 
@@ -47,8 +47,11 @@ def answer(request) -> str:
     return "one"
 
 
-def closed_book_run(task: Path, model: str, output: Path, resume: bool = False) -> RunOutcome:
-    """A closed-book run of the task file `task` on `model` into `output`, in-process, with no bootstrap."""
+def closed_book_run(
+    task: Path, model: str, output: Path, resume: bool = False, registry: Registry | None = None, **config
+) -> RunOutcome:
+    """A closed-book run of the task file `task` on `model` into `output`, in-process, with no bootstrap
+    (`config`: more of its RunConfig)."""
     return Evaluator(
         RunConfig(
             tasks=[str(task)],
@@ -58,8 +61,9 @@ def closed_book_run(task: Path, model: str, output: Path, resume: bool = False) 
             resume=resume,
             progress=False,
             bootstrap_iters=0,
+            **config,
         ),
-        registry=installed_registry(),
+        registry=registry if registry is not None else installed_registry(),
     ).run()
 
 

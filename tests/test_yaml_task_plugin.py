@@ -149,40 +149,19 @@ def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path
             ]
         )
     )
-    checked = _ragbench(
-        [
-            "check",
-            "--tasks",
-            "geography",
-            "--task-arg",
-            "prefix=ASK",
-            "--model",
-            f"scripted:{rules}",
-            "--system",
-            "closed_book",
-            "--no-model",
-        ],
-        site,
-        tmp_path,
-    )
+    args = [
+        "--tasks",
+        "geography",
+        "--task-arg",
+        "prefix=ASK",
+        "--model",
+        f"scripted:{rules}",
+        "--system",
+        "closed_book",
+    ]
+    checked = _ragbench(["check", *args, "--no-model"], site, tmp_path)
     assert checked.returncode == 0, checked.stderr
-    done = _ragbench(
-        [
-            "--tasks",
-            "geography",
-            "--task-arg",
-            "prefix=ASK",
-            "--model",
-            f"scripted:{rules}",
-            "--system",
-            "closed_book",
-            "--no-progress",
-            "--output",
-            str(tmp_path / "r"),
-        ],
-        site,
-        tmp_path,
-    )
+    done = _ragbench([*args, "--no-progress", "--output", str(tmp_path / "r")], site, tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["results"]["capitals"] == {"em": 2 / 3, "match_normalized": 2 / 3}

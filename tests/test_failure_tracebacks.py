@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from conftest import write_jsonl
-from helpers import cli_here, samples
+from helpers import cli_here, closed_book_demo_args, samples
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -137,12 +137,7 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
     scoring_plugin.FAILING.clear()
     scoring_plugin.FAILING.update(failing)
     args = [
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        scoring_plugin.SYSTEM,
+        *closed_book_demo_args(scoring_plugin.SYSTEM),
         "--limit",
         "4",
         "--metrics",

@@ -179,7 +179,7 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     data = tmp_path / "demo.jsonl"
     data.write_text(demo.read_text())
     folder = tmp_path / "b"
-    args = closed_book_demo_args(
+    args = demo_run_args(
         "scripted:echo",
         "--data",
         f"demo={data}",
@@ -260,6 +260,6 @@ def pip_install_args(source: Path, target: Path) -> list[str]:
     ]
 
 
-def closed_book_demo_args(model: str, *extra: str) -> list[str]:
-    """The command line of a closed-book run of the demo task on `model`, then `extra`."""
-    return ["--tasks", "demo", "--system", "closed_book", "--model", model, *extra]
+def demo_run_args(model: str, *extra: str, system: str = "closed_book") -> list[str]:
+    """The command line of a run of `system` on the demo task on `model`, then `extra`."""
+    return ["--tasks", "demo", "--system", system, "--model", model, *extra]

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from conftest import write_jsonl
-from helpers import cli_here, closed_book_demo_args, samples
+from helpers import cli_here, demo_run_args, samples
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -137,7 +137,7 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
     scoring_plugin.FAILING.clear()
     scoring_plugin.FAILING.update(failing)
     args = [
-        *closed_book_demo_args(scoring_plugin.SYSTEM),
+        *demo_run_args(scoring_plugin.SYSTEM),
         "--limit",
         "4",
         "--metrics",

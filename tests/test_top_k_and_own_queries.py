@@ -86,12 +86,7 @@ def test_no_warning_where_the_searches_can_differ_or_only_the_question_is_search
 
 def test_a_run_prints_the_warning_before_it_starts(tmp_path):
     done = cli(
-        "--tasks",
-        "demo",
-        "--system",
-        "ircot",
-        "--model",
-        "scripted:echo",
+        *demo_run_args("scripted:echo", system="ircot"),
         "--limit",
         "1",
         "--output",

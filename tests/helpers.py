@@ -263,3 +263,17 @@ def pip_install_args(source: Path, target: Path) -> list[str]:
 def demo_run_args(model: str, *extra: str, system: str = "closed_book") -> list[str]:
     """The command line of a run of `system` on the demo task on `model`, then `extra`."""
     return ["--tasks", "demo", "--system", system, "--model", model, *extra]
+
+
+def task_counts(
+    records: int, scored: int, failed: int = 0, bad_records: int = 0, missing: int = 0, metric_failures: int = 0
+) -> dict[str, int]:
+    """A task's counts as results.json's `counts` holds them: every key, the ones not given 0."""
+    return {
+        "records": records,
+        "scored": scored,
+        "failed": failed,
+        "bad_records": bad_records,
+        "missing": missing,
+        "metric_failures": metric_failures,
+    }

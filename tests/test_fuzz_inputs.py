@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-from helpers import demo_run_args, score_args
+from helpers import demo_run_args, score_args, task_run_args
 from ragbench._cli.main import main
 
 GOOD = 4  # well-formed records in each partly broken file
@@ -110,14 +110,7 @@ def test_run_on_a_malformed_jsonl_data_file(tmp_path, case):
     data.write_bytes(content)
     output = tmp_path / "run"
     result = invoke(
-        "--tasks",
-        "popqa",
-        "--data",
-        f"popqa={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *task_run_args("popqa", data, "closed_book", "scripted:echo"),
         "--output",
         str(output),
         "--no-progress",
@@ -143,14 +136,7 @@ def test_run_on_a_malformed_alce_json_file(tmp_path, case):
         data.write_bytes(text.encode()[:20] + b"\xff\xfe" + text.encode()[20:])
     output = tmp_path / "run"
     result = invoke(
-        "--tasks",
-        "asqa",
-        "--data",
-        f"asqa={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *task_run_args("asqa", data, "closed_book", "scripted:echo"),
         "--output",
         str(output),
         "--no-progress",

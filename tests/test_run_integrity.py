@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, cli_here, run, samples, task_counts
+from helpers import cli, cli_here, run, samples, task_counts, task_run_args
 from ragbench._engines.base import Engine
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
@@ -210,14 +210,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
         "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n"
     )
     result = cli(
-        "--tasks",
-        "popqa",
-        "--data",
-        f"popqa={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:fail:answer",
+        *task_run_args("popqa", data, "closed_book", "scripted:fail:answer"),
         "--output",
         str(tmp_path / "r"),
         "--no-progress",

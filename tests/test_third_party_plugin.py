@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import demo_run_args, pip_install_args, plugin_pyproject, task_counts, write_dedented
+from helpers import demo_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
 from ragbench._types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -384,14 +384,12 @@ def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path):
     out = tmp_path / "run"
     done = _ragbench(
         [
-            "--tasks",
-            "pubhealth",
-            "--data",
-            f"pubhealth={REPO / 'tests/data/selfrag/health_claims_processed.sample.jsonl'}",
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *task_run_args(
+                "pubhealth",
+                REPO / "tests/data/selfrag/health_claims_processed.sample.jsonl",
+                "closed_book",
+                "scripted:echo",
+            ),
             "--metrics",
             "+verdict_accuracy",
             "--output",

@@ -179,7 +179,7 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     data = tmp_path / "demo.jsonl"
     data.write_text(demo.read_text())
     folder = tmp_path / "b"
-    args = demo_run_args(
+    args = cli_run_args(
         "scripted:echo",
         "--data",
         f"demo={data}",
@@ -253,9 +253,10 @@ def pip_install_args(source: Path, target: Path) -> list[str]:
     ]
 
 
-def demo_run_args(model: str, *extra: str, system: str = "closed_book") -> list[str]:
-    """The command line of a run of `system` on the demo task on `model`, then `extra`."""
-    return ["--tasks", "demo", "--system", system, "--model", model, *extra]
+def cli_run_args(model: str, *extra: str, task: str = "demo", system: str = "closed_book") -> list[str]:
+    """The command line of a run of `system` on `task` with `model` (the demo task, closed-book, unless told),
+    then `extra`."""
+    return ["--tasks", task, "--system", system, "--model", model, *extra]
 
 
 def task_counts(

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import demo_run_args
+from helpers import cli_run_args
 from ragbench._hookspecs import hookimpl
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import Registry
@@ -114,7 +114,7 @@ COIN_JUDGE = f"scripted:{__name__}:coin_judge"
 
 def demo_args(metrics: str, out: Path, *extra: str) -> list[str]:
     """The command line of a closed-book run of six demo examples on SYSTEM scored by `metrics` into `out`."""
-    return demo_run_args(SYSTEM, "--limit", "6", "--metrics", metrics, "--no-progress", *extra, "--output", str(out))
+    return cli_run_args(SYSTEM, "--limit", "6", "--metrics", metrics, "--no-progress", *extra, "--output", str(out))
 
 
 def system_answer(request) -> str:

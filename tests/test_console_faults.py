@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import comparable, demo_run_args, run
+from helpers import cli_run_args, comparable, run
 from ragbench._cli.console import GuardedStream, exit_code
 from ragbench._errors import EXIT_CONSOLE, EXIT_INCOMPLETE
 
 pytestmark = pytest.mark.timeout(120)
 DEMO_RUN = [
-    *demo_run_args("scripted:echo", system="vanilla"),
+    *cli_run_args("scripted:echo", system="vanilla"),
     "--limit",
     "6",
     "--no-progress",

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from helpers import demo_run_args
+from helpers import cli_run_args
 
 FIRST_LIBRARY = "click"  # the first library the command line loads (-X importtime names each import as it ends)
 
@@ -28,7 +28,7 @@ def stopped_early(tmp_path, name: str, delay: float) -> subprocess.CompletedProc
             "importtime",
             "-m",
             "ragbench",
-            *demo_run_args("scripted:echo"),
+            *cli_run_args("scripted:echo"),
             "--model-arg",
             "per_request=0.5",
             "--max-inflight",

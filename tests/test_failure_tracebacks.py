@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from conftest import write_jsonl
-from helpers import cli_here, demo_run_args, samples, task_counts
+from helpers import cli_here, cli_run_args, samples, task_counts
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -130,7 +130,7 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
     scoring_plugin.FAILING.clear()
     scoring_plugin.FAILING.update(failing)
     args = [
-        *demo_run_args(scoring_plugin.SYSTEM),
+        *cli_run_args(scoring_plugin.SYSTEM),
         "--limit",
         "4",
         "--metrics",

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-from helpers import demo_run_args, score_args, task_run_args
+from helpers import cli_run_args, score_args, task_run_args
 from ragbench._cli.main import main
 
 GOOD = 4  # well-formed records in each partly broken file
@@ -303,7 +303,7 @@ def test_run_with_a_bad_option_value(tmp_path, extra):
 def finished_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("finished") / "run"
     result = invoke(
-        *demo_run_args("scripted:echo"),
+        *cli_run_args("scripted:echo"),
         "--limit",
         "4",
         "--output",

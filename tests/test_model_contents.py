@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here, demo_run_args
+from helpers import cli_here, cli_run_args
 from ragbench._engines.content import BLOCK, content_digest
 from tiny_models import tiny_gpt2
 
@@ -62,7 +62,7 @@ def test_the_hf_engine_keys_its_cache_by_the_weights_of_a_local_folder(tmp_path)
 
 def demo_args(rules: Path, out: Path) -> list[str]:
     """The command line of a closed-book run of four demo examples on the scripted model of `rules`."""
-    return demo_run_args(
+    return cli_run_args(
         f"scripted:{rules}", "--limit", "4", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)
     )
 

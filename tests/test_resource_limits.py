@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import demo_run_args
+from helpers import cli_run_args
 
 GB = 2**30
 
@@ -31,7 +31,7 @@ def run(folder: Path, *more: str, limits: dict[int, int] | None = None) -> subpr
             sys.executable,
             "-m",
             "ragbench._cli.main",
-            *demo_run_args("scripted:echo"),
+            *cli_run_args("scripted:echo"),
             "--no-progress",
             "--output",
             str(folder),

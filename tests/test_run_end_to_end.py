@@ -10,7 +10,7 @@ import sys
 import time
 
 from conftest import write_jsonl
-from helpers import cli_here, comparable, demo_run_args, run, samples, task_counts
+from helpers import cli_here, cli_run_args, comparable, run, samples, task_counts
 from ragbench._registry import installed_registry
 from ragbench._types import trace_prompts
 
@@ -113,7 +113,7 @@ def test_task_defaults_set_system_options(tmp_path):
 
 def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterrupted_run(tmp_path):
     common = [
-        *demo_run_args("scripted:echo", system="vanilla"),
+        *cli_run_args("scripted:echo", system="vanilla"),
         "--no-progress",
         "--bootstrap-iters",
         "200",

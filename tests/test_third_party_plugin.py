@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import demo_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
+from helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
 from ragbench._types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -337,7 +337,7 @@ def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_pa
 def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path):
     done = _ragbench(
         [
-            *demo_run_args("scripted:echo", system="task_as_system"),
+            *cli_run_args("scripted:echo", system="task_as_system"),
             "--output",
             str(tmp_path / "run"),
             "--no-progress",

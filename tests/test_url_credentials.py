@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import demo_run_args, run, samples
+from helpers import cli_run_args, run, samples
 from ragbench._cli.main import main
 from ragbench._engines.openai import OpenAIEngine
 from ragbench._registry import Registry
@@ -135,7 +135,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
         url = with_credentials(fake.base_url, "user", password, f"?api_key={key}")
         outcome = CliRunner().invoke(
             main,
-            demo_run_args(
+            cli_run_args(
                 "openai:m",
                 "--base-url",
                 url,
@@ -170,7 +170,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
 def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path):
     outcome = CliRunner().invoke(
         main,
-        demo_run_args(
+        cli_run_args(
             "openai:m",
             "--base-url",
             "http://user:PASSW0RD@127.0.0.1:9/v1?api_key=K3YVALUE",

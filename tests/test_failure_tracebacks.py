@@ -90,12 +90,7 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "person [1-5]", "response": "answer"}]), encoding="utf-8")
     args = [
-        "--tasks",
-        "popqa",
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{rules}",
+        *cli_run_args(f"scripted:{rules}", task="popqa"),
         "--data",
         f"popqa={data}",
         "--max-inflight",

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from helpers import cli_here
+from helpers import cli_here, cli_run_args
 from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator
 from test_resume_data_changes import RECORDS, TASK, closed_book_run
@@ -55,12 +55,7 @@ def test_a_finished_run_whose_task_file_changed_is_refused_and_left_as_it_was(tm
 def test_a_finished_run_whose_model_files_changed_is_refused_in_one_line(tmp_path):
     write_task(tmp_path, RECORDS)
     args = [
-        "--tasks",
-        str(tmp_path / "t.yaml"),
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{tmp_path / 'rules.json'}",
+        *cli_run_args(f"scripted:{tmp_path / 'rules.json'}", task=str(tmp_path / "t.yaml")),
         "--no-progress",
         "--bootstrap-iters",
         "0",

@@ -10,18 +10,13 @@ import shutil
 
 import pytest
 
-from helpers import cli_here, comparable, samples
+from helpers import cli_here, cli_run_args, comparable, samples
 from test_resume_data_changes import RECORDS, TASK, closed_book_run
 
 
 def args(folder, output):
     return [
-        "--tasks",
-        str(folder / "t.yaml"),
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{folder / 'rules.json'}",
+        *cli_run_args(f"scripted:{folder / 'rules.json'}", task=str(folder / "t.yaml")),
         "--no-progress",
         "--bootstrap-iters",
         "0",

@@ -43,12 +43,7 @@ def command(
     archive: Path, out: Path, overhead: float = 0.3, judge_overhead: float = 0.1, inflight: int = 2
 ) -> list[str]:
     return [
-        "--tasks",
-        "crag_t3",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo", task="crag_t3", system="vanilla"),
         "--model-arg",
         f"overhead={overhead}",
         "--judge",

@@ -208,12 +208,7 @@ def test_majority_vote_on_plugin_task(sites, tmp_path):
     out = tmp_path / "run"
     done = _ragbench(
         [
-            "--tasks",
-            "trivia_tf",
-            "--system",
-            "majority_vote",
-            "--model",
-            "scripted:fake_llm:answer",
+            *cli_run_args("scripted:fake_llm:answer", task="trivia_tf", system="majority_vote"),
             "--output",
             str(out),
             "--no-progress",
@@ -251,12 +246,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
     out = tmp_path / "run"
     done = _ragbench(
         [
-            "--tasks",
-            "trivia_tf",
-            "--system",
-            system,
-            "--model",
-            f"scripted:{rules}",
+            *cli_run_args(f"scripted:{rules}", task="trivia_tf", system=system),
             "--metrics",
             "+mentions:true",
             "--output",
@@ -357,12 +347,7 @@ def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(si
 def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     done = _ragbench(
         [
-            "--tasks",
-            "trivia_tf",
-            "--system",
-            "broken_system",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo", task="trivia_tf", system="broken_system"),
             "--output",
             str(tmp_path / "run"),
             "--no-progress",

@@ -214,11 +214,6 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     return folder, stderr
 
 
-def task_run_args(task: str, data: Path, system: str, model: str, *extra: str) -> list[str]:
-    """The command line of a run of `system` on `model` over the data file `data` of `task`, then `extra`."""
-    return ["--tasks", task, "--data", f"{task}={data}", "--system", system, "--model", model, *extra]
-
-
 def popqa_args(data: Path, out: Path, *extra: str, model: str = "scripted:echo") -> list[str]:
     """The command line of a vanilla run of the popqa task on `data` into `out`, then `extra`."""
     return task_run_args("popqa", data, "vanilla", model, "--output", str(out), *extra)
@@ -271,3 +266,8 @@ def task_counts(
         "missing": missing,
         "metric_failures": metric_failures,
     }
+
+
+def task_run_args(task: str, data: Path, system: str, model: str, *extra: str) -> list[str]:
+    """The command line of a run of `system` on `model` over the data file `data` of `task`, then `extra`."""
+    return cli_run_args(model, "--data", f"{task}={data}", *extra, task=task, system=system)

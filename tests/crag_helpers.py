@@ -6,7 +6,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from conftest import SHARED, TEST_DATA, shared_reference
+from conftest import SHARED, TEST_DATA, shared_reference, write_jsonl
+from helpers import run
 from ragbench._context import Context
 from ragbench._types import Example
 from ragbench._values.llm_calls import EngineError
@@ -117,3 +118,27 @@ class KeywordEmbedder:
                 vectors[row, zlib.crc32(word.encode()) % 64] += 1.0
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def crag_t2_run(tmp_path: Path, queries: list[str], entity_reply: str, **task_args) -> dict:
+    """A vanilla run of crag_t2 on records of `queries` (ids 1, 2 ...) whose scripted model and judge reply
+    `entity_reply` to the entity extraction and "tallahassee" to every other prompt; `task_args` add to the
+    task's options (a stand-in tokenizer and embedder, pages read in threads, every split)."""
+    data = write_jsonl(tmp_path / "d.jsonl", [crag_record(i, query=query) for i, query in enumerate(queries, 1)])
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": "Query Time:", "response": entity_reply}, {"response": "tallahassee"}]))
+    return run(
+        tmp_path,
+        tasks=["crag_t2"],
+        system="vanilla",
+        model=f"scripted:{rules}",
+        judges=[f"scripted:{rules}"],
+        data={"crag_t2": str(data)},
+        task_args={
+            "tokenizer": tokenizer_dir(),
+            "embedder": "crag_helpers:KeywordEmbedder",
+            "page_executor": "thread",
+            "split": "all",
+            **task_args,
+        },
+    )

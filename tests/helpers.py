@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import warnings
 from collections.abc import Iterator
@@ -212,15 +213,10 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     data = tmp_path / "demo.jsonl"
     data.write_text(demo.read_text())
     folder = tmp_path / "b"
-    args = [
-        "--tasks",
-        "demo",
+    args = cli_run_args(
+        "scripted:echo",
         "--data",
         f"demo={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
         "--model-arg",
         "per_request=0.1",
         "--max-inflight",
@@ -228,7 +224,7 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
         "--output",
         str(folder),
         "--no-progress",
-    ]
+    )
     assert cli_here(*args).returncode == 0
     records = [json.loads(line) for line in demo.read_text().splitlines()]
     data.write_text(
@@ -250,3 +246,62 @@ def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: in
     _, stderr = resumed.communicate(timeout=30)
     assert resumed.returncode == 130, stderr
     return folder, stderr
+
+
+def popqa_args(data: Path, out: Path, *extra: str, model: str = "scripted:echo") -> list[str]:
+    """The command line of a vanilla run of the popqa task on `data` into `out`, then `extra`."""
+    return task_run_args("popqa", data, "vanilla", model, "--output", str(out), *extra)
+
+
+def score_args(task: str, data: Path, predictions: Path) -> list[str]:
+    """The start of a `ragbench score` command line: the `predictions` of `task` on `data`."""
+    return ["score", "--task", task, "--data", str(data), "--predictions", str(predictions)]
+
+
+def write_dedented(path: Path, text: str) -> None:
+    """`text`, dedented, as the file `path` (its folders made): a file of a plugin package a test builds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def pip_install_args(source: Path, target: Path) -> list[str]:
+    """The command that installs the package folder `source` into the folder `target`, offline and alone."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--disable-pip-version-check",
+        "-q",
+        "--target",
+        str(target),
+        str(source),
+    ]
+
+
+def cli_run_args(model: str, *extra: str, task: str = "demo", system: str = "closed_book") -> list[str]:
+    """The command line of a run of `system` on `task` with `model` (the demo task, closed-book, unless told),
+    then `extra`."""
+    return ["--tasks", task, "--system", system, "--model", model, *extra]
+
+
+def task_counts(
+    records: int, scored: int, failed: int = 0, bad_records: int = 0, missing: int = 0, metric_failures: int = 0
+) -> dict[str, int]:
+    """A task's counts as results.json's `counts` holds them: every key, the ones not given 0."""
+    return {
+        "records": records,
+        "scored": scored,
+        "failed": failed,
+        "bad_records": bad_records,
+        "missing": missing,
+        "metric_failures": metric_failures,
+    }
+
+
+def task_run_args(task: str, data: Path, system: str, model: str, *extra: str) -> list[str]:
+    """The command line of a run of `system` on `model` over the data file `data` of `task`, then `extra`."""
+    return cli_run_args(model, "--data", f"{task}={data}", *extra, task=task, system=system)

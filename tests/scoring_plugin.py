@@ -13,10 +13,12 @@ VALUES[example id] (no range) and `aggregates` has `aggregate` return AGGREGATE[
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers import cli_run_args
 from ragbench._hookspecs import hookimpl
 from ragbench._metric import CorpusValue, KeySpec, Metric
 from ragbench._registry import Registry
@@ -108,6 +110,11 @@ def registry() -> Registry:
 SYSTEM = f"scripted:{__name__}:system_answer"  # engine strings of the scripted functions below
 JUDGE = f"scripted:{__name__}:judge_answer"
 COIN_JUDGE = f"scripted:{__name__}:coin_judge"
+
+
+def demo_args(metrics: str, out: Path, *extra: str) -> list[str]:
+    """The command line of a closed-book run of six demo examples on SYSTEM scored by `metrics` into `out`."""
+    return cli_run_args(SYSTEM, "--limit", "6", "--metrics", metrics, "--no-progress", *extra, "--output", str(out))
 
 
 def system_answer(request) -> str:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run, samples
+from helpers import cli_here, run, samples, score_args, task_counts
 from ragbench._errors import ConfigError
 
 
@@ -26,14 +26,7 @@ def data_with_bad_lines(tmp_path, popqa_records):
 
 def test_malformed_line_and_missing_field_are_recorded_with_file_line_and_field(tmp_path, data_with_bad_lines):
     results = run(tmp_path, tasks=["popqa"], model="scripted:echo", data={"popqa": str(data_with_bad_lines)})
-    assert results["counts"]["popqa"] == {
-        "records": 6,
-        "scored": 3,
-        "failed": 0,
-        "bad_records": 3,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["popqa"] == task_counts(6, 3, bad_records=3)
     assert results["complete"] is False
     errors = [s["error"] for s in samples(tmp_path / "run", "popqa") if s["error"]]
     assert errors[0].startswith(f"bad record: {data_with_bad_lines}:2: not valid JSON")
@@ -73,14 +66,7 @@ def test_engine_that_keeps_failing_fails_its_examples_not_the_run(tmp_path, popq
         + [{"prompt": "### Instruction:\nWho is person 3?\n\n### Response:\n", "error": "HTTP 503 after 6 attempts"}],
     )
     results = run(tmp_path, tasks=["popqa"], system="closed_book", model=f"replay:{replay}", data={"popqa": str(data)})
-    assert results["counts"]["popqa"] == {
-        "records": 6,
-        "scored": 3,
-        "failed": 3,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["popqa"] == task_counts(6, 3, failed=3)
     assert results["results"]["popqa"]["match"] == 1.0
     recorded = samples(tmp_path / "run", "popqa")
     assert "replayed error: HTTP 503" in recorded[3]["error"]
@@ -112,13 +98,7 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
         ],
     )
     result = cli_here(
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--no-progress",
         "--output",
         str(tmp_path / "s"),
@@ -132,14 +112,7 @@ def test_predictions_file_problems_are_reported_and_good_lines_scored(tmp_path, 
         f"{predictions}:5 field 'id': duplicate id '100'",
         f"{predictions}: unknown id '999' (not in the task's data)",
     ]
-    assert results["counts"]["popqa"] == {
-        "records": 3,
-        "scored": 1,
-        "failed": 2,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["popqa"] == task_counts(3, 1, failed=2)
     assert results["results"]["popqa"]["match"] == 1.0
     assert (
         samples(tmp_path / "s", "popqa")[1]["error"]
@@ -156,13 +129,7 @@ def test_an_output_that_is_not_a_string_fails_its_example_saying_so(tmp_path, po
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
     predictions = write_jsonl(tmp_path / "pred.jsonl", [{"id": 100, "output": output}, {"id": 101, "output": "x"}])
     result = cli_here(
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--no-progress",
         "--output",
         str(tmp_path / "s"),

@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from helpers import cli_here, records_without_texts
+from helpers import cli_here, cli_run_args, records_without_texts
 from ragbench._metric import Metric
 from ragbench._reports.bootstrap import CHUNK_DRAWS, resampled
 from ragbench._reports.results import task_scores
@@ -52,12 +52,7 @@ def test_resamples_drawn_in_chunks_are_those_of_one_draw(n, legacy, monkeypatch)
 
 def test_a_run_with_more_bootstrap_rounds_than_can_be_held_is_refused_before_it_starts(tmp_path):
     refused = cli_here(
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo"),
         "--limit",
         "2",
         "--bootstrap-iters",

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import write_jsonl
 from crag_helpers import tokenizer_dir
-from helpers import cli_here, comparable, run, samples, tmpfs
+from helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
@@ -135,20 +135,15 @@ def test_a_killed_run_whose_cache_was_damaged_resumes_beside_a_fresh_one_with_on
     kill_after(run_dir, 15)
     damage(run_dir / "cache.sqlite", how)
     resumed = cli_here(
-        "--tasks",
-        "popqa",
-        "--system",
-        "vanilla",
-        "--model",
-        f"scripted:{tmp_path / 'berlin.json'}",
-        "--data",
-        f"popqa={tmp_path / 'popqa.jsonl'}",
-        "--output",
-        str(run_dir),
-        "--no-progress",
-        "--resume",
-        "--bootstrap-iters",
-        "200",
+        *popqa_args(
+            tmp_path / "popqa.jsonl",
+            run_dir,
+            "--no-progress",
+            "--resume",
+            "--bootstrap-iters",
+            "200",
+            model=f"scripted:{tmp_path / 'berlin.json'}",
+        )
     )
     assert resumed.returncode == 0, resumed.stderr
     assert "Traceback" not in resumed.stderr
@@ -280,21 +275,7 @@ def cache_that_cannot_be_written(tmp_path, request):
 
 def test_an_unwritable_cache_is_left_out_with_one_warning_and_check_says_so(tmp_path, cache_that_cannot_be_written):
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
-    args = [
-        "--tasks",
-        "popqa",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
-        "--data",
-        f"popqa={data}",
-        "--output",
-        str(tmp_path / "run"),
-        "--cache",
-        str(cache_that_cannot_be_written),
-        "--no-progress",
-    ]
+    args = popqa_args(data, tmp_path / "run", "--cache", str(cache_that_cannot_be_written), "--no-progress")
     checked = cli_here("check", *args)
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
@@ -314,22 +295,7 @@ def test_check_warns_of_a_damaged_cache_without_touching_it(tmp_path):
     damage(cache, "truncated") if cache.stat().st_size > 4096 else cache.write_bytes(cache.read_bytes()[:100])
     before = cache.read_bytes()
     data = write_jsonl(tmp_path / "popqa.jsonl", [{"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}])
-    checked = cli_here(
-        "check",
-        "--tasks",
-        "popqa",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
-        "--data",
-        f"popqa={data}",
-        "--output",
-        str(tmp_path / "run"),
-        "--cache",
-        str(cache),
-        "--no-model",
-    )
+    checked = cli_here("check", *popqa_args(data, tmp_path / "run", "--cache", str(cache), "--no-model"))
     assert checked.returncode == 0, checked.stderr
     [warned] = [line for line in checked.stdout.splitlines() if line.startswith("warning  ")]
     assert warned.startswith(f"warning  response cache {cache}: ") and warned.endswith(

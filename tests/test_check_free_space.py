@@ -7,7 +7,7 @@ from collections import namedtuple
 
 from click.testing import CliRunner
 
-from helpers import tmpfs
+from helpers import cli_run_args, tmpfs
 from ragbench._cli.main import main
 
 Usage = namedtuple("Usage", "total used free")
@@ -18,12 +18,7 @@ def check(output, *extra):
         main,
         [
             "check",
-            "--tasks",
-            "demo",
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo"),
             "--output",
             str(output),
             *extra,

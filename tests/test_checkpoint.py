@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 from helpers import comparable, samples
 from ragbench._engines.scripted import echo
 from ragbench._registry import Registry
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.checkpoint import TaskCheckpoint, checkpoint_key, record_digest
-from test_resume_data_changes import TASK
+from test_resume_data_changes import TASK, closed_book_run
 from test_resume_properties import write_data
 
 SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") else None
@@ -93,17 +92,14 @@ def answer(request) -> str:
 
 def evaluate(folder: Path, output: str, registry: Registry, resume: bool = False):
     PROMPTED.clear()
-    config = RunConfig(
-        tasks=[str(folder / "t.yaml")],
-        system="closed_book",
-        model=f"scripted:{__name__}:answer",
-        output=str(folder / output),
-        resume=resume,
-        progress=False,
-        bootstrap_iters=0,
-        cache=str(folder / f"{output}-{resume}.sqlite"),
-    )  # no reply from an earlier attempt
-    return Evaluator(config, registry).run()
+    return closed_book_run(
+        folder / "t.yaml",
+        f"scripted:{__name__}:answer",
+        folder / output,
+        resume,
+        registry,
+        cache=str(folder / f"{output}-{resume}.sqlite"),  # no reply from an earlier attempt
+    )
 
 
 def data_lines(records: list[dict]) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here, comparable, tmpfs
+from helpers import cli_here, comparable, score_args, tmpfs
 from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 from test_run_folder_faults import fill, popqa, run_args
 
@@ -165,13 +165,7 @@ def test_a_score_stopped_by_a_signal_continues_with_the_command_its_line_names(t
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": f"q{i}", "output": f"{i}?"}) + "\n" for i in range(6)))
     args = [
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--metrics",
         "+llm_judge",
         "--judge",

@@ -16,18 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import comparable, run
+from helpers import cli_run_args, comparable, run
 from ragbench._cli.console import GuardedStream, exit_code
 from ragbench._errors import EXIT_CONSOLE, EXIT_INCOMPLETE
 
 pytestmark = pytest.mark.timeout(120)
 DEMO_RUN = [
-    "--tasks",
-    "demo",
-    "--system",
-    "vanilla",
-    "--model",
-    "scripted:echo",
+    *cli_run_args("scripted:echo", system="vanilla"),
     "--limit",
     "6",
     "--no-progress",

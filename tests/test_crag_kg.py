@@ -10,10 +10,10 @@ import sys
 import httpx
 import pytest
 
-from conftest import shared_reference, write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
+from conftest import shared_reference
+from crag_helpers import crag_t2_run
 from crag_tiny_kg import write_tiny_kg
-from helpers import closed_port, run, samples
+from helpers import closed_port, samples
 from ragbench._types import trace_prompts
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
@@ -154,24 +154,7 @@ def test_serve_command_runs_the_api_on_the_port_it_prints(kg_dir):
 
 
 def run_rag_kg(tmp_path, entity_reply, **task_args):
-    data = write_jsonl(tmp_path / "d.jsonl", [crag_record(1, query="what is florida's capital?")])
-    rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"pattern": "Query Time:", "response": entity_reply}, {"response": "tallahassee"}]))
-    results = run(
-        tmp_path,
-        tasks=["crag_t2"],
-        system="vanilla",
-        model=f"scripted:{rules}",
-        judges=[f"scripted:{rules}"],
-        data={"crag_t2": str(data)},
-        task_args={
-            "tokenizer": tokenizer_dir(),
-            "embedder": "crag_helpers:KeywordEmbedder",
-            "page_executor": "thread",
-            "split": "all",
-            **task_args,
-        },
-    )
+    results = crag_t2_run(tmp_path, ["what is florida's capital?"], entity_reply, **task_args)
     return results, samples(tmp_path / "run", "crag_t2")[0]
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run, samples
+from helpers import cli_here, run, samples, task_counts
 from ragbench._errors import ConfigError, RecordError
 from ragbench._storage import jsonl
 from ragbench._storage.jsonl import read_json, read_lines
@@ -36,14 +36,7 @@ def test_a_deep_record_in_the_data_is_a_counted_bad_record(tmp_path, popqa_recor
     lines.insert(position, DEEP)
     data = write_jsonl(tmp_path / "popqa.jsonl", lines)
     results = run(tmp_path, tasks=["popqa"], model="scripted:echo", data={"popqa": str(data)})
-    assert results["counts"]["popqa"] == {
-        "records": 5,
-        "scored": 4,
-        "failed": 0,
-        "bad_records": 1,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["popqa"] == task_counts(5, 4, bad_records=1)
     bad = [s for s in samples(tmp_path / "run", "popqa") if s.get("bad_record")]
     assert len(bad) == 1 and f"popqa.jsonl:{position + 1}: nested too deeply to parse" in bad[0]["error"]
 

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from helpers import cli_run_args
+
 FIRST_LIBRARY = "click"  # the first library the command line loads (-X importtime names each import as it ends)
 
 
@@ -26,12 +28,7 @@ def stopped_early(tmp_path, name: str, delay: float) -> subprocess.CompletedProc
             "importtime",
             "-m",
             "ragbench",
-            "--tasks",
-            "demo",
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo"),
             "--model-arg",
             "per_request=0.5",
             "--max-inflight",

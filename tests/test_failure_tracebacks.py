@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from conftest import write_jsonl
-from helpers import cli_here, samples
+from helpers import cli_here, cli_run_args, samples, task_counts
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -90,12 +90,7 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "person [1-5]", "response": "answer"}]), encoding="utf-8")
     args = [
-        "--tasks",
-        "popqa",
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{rules}",
+        *cli_run_args(f"scripted:{rules}", task="popqa"),
         "--data",
         f"popqa={data}",
         "--max-inflight",
@@ -118,14 +113,7 @@ def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resu
     resumed = cli_here(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
-    assert results["counts"]["popqa"] == {
-        "records": 6,
-        "scored": 6,
-        "failed": 0,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["popqa"] == task_counts(6, 6)
 
 
 # --- metrics that raise ------------------------------------------------------------------------------
@@ -137,12 +125,7 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
     scoring_plugin.FAILING.clear()
     scoring_plugin.FAILING.update(failing)
     args = [
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        scoring_plugin.SYSTEM,
+        *cli_run_args(scoring_plugin.SYSTEM),
         "--limit",
         "4",
         "--metrics",

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
+from helpers import cli_run_args, score_args, task_run_args
 from ragbench._cli.main import main
 
 GOOD = 4  # well-formed records in each partly broken file
@@ -109,14 +110,7 @@ def test_run_on_a_malformed_jsonl_data_file(tmp_path, case):
     data.write_bytes(content)
     output = tmp_path / "run"
     result = invoke(
-        "--tasks",
-        "popqa",
-        "--data",
-        f"popqa={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *task_run_args("popqa", data, "closed_book", "scripted:echo"),
         "--output",
         str(output),
         "--no-progress",
@@ -142,14 +136,7 @@ def test_run_on_a_malformed_alce_json_file(tmp_path, case):
         data.write_bytes(text.encode()[:20] + b"\xff\xfe" + text.encode()[20:])
     output = tmp_path / "run"
     result = invoke(
-        "--tasks",
-        "asqa",
-        "--data",
-        f"asqa={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *task_run_args("asqa", data, "closed_book", "scripted:echo"),
         "--output",
         str(output),
         "--no-progress",
@@ -251,13 +238,7 @@ def test_score_on_a_malformed_predictions_file(tmp_path, case):
     predictions.write_bytes(PREDICTION_CASES[case])
     output = tmp_path / "run"
     result = invoke(
-        "score",
-        "--task",
-        "popqa",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("popqa", data, predictions),
         "--output",
         str(output),
         "--no-progress",
@@ -271,13 +252,7 @@ def test_score_with_a_predictions_path_that_is_missing_or_a_folder(tmp_path):
     data = write_jsonl(tmp_path / "popqa.jsonl", [popqa_record(0)])
     for predictions in (tmp_path / "nope.jsonl", tmp_path):
         result = invoke(
-            "score",
-            "--task",
-            "popqa",
-            "--data",
-            str(data),
-            "--predictions",
-            str(predictions),
+            *score_args("popqa", data, predictions),
             "--output",
             str(tmp_path / "run"),
             "--no-progress",
@@ -328,12 +303,7 @@ def test_run_with_a_bad_option_value(tmp_path, extra):
 def finished_run(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("finished") / "run"
     result = invoke(
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo"),
         "--limit",
         "4",
         "--output",

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import TEST_DATA
-from helpers import cli, cli_here, run
+from helpers import cli, cli_here, cli_run_args, run
 from ragbench._errors import ConfigError
 from test_compare import DEMO
 
@@ -109,12 +109,7 @@ def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
         "HF_DATASETS_OFFLINE": "1",
     }
     done = cli(
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo"),
         "--limit",
         "2",
         "--metrics",

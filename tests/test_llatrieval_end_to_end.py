@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import cli_here, samples
+from helpers import cli_here, cli_run_args, samples
 
 ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 PASSING = "Which is the most rainy place on earth?"
@@ -59,12 +59,7 @@ def run_on_bm25_index(tmp_path, system: str):
     rules.write_text(json.dumps(RULES), encoding="utf-8")
     out = tmp_path / "run"
     result = cli_here(
-        "--tasks",
-        "alce_asqa",
-        "--system",
-        system,
-        "--model",
-        f"scripted:{rules}",
+        *cli_run_args(f"scripted:{rules}", task="alce_asqa", system=system),
         "--retriever",
         "bm25",
         "--retriever-arg",

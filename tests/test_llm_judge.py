@@ -4,6 +4,8 @@ averaged with their own engine options, unparsed replies counted, replay of the 
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +61,44 @@ def test_judge_options_are_checked():
             LlmJudge(labels=bad)
 
 
+def predictions_of(run_dir: Path, task: str, path: Path) -> Path:
+    """The run's outputs for `task` as a predictions file (`id`, `output` a line) for `ragbench score`."""
+    return write_jsonl(path, [{"id": s["id"], "output": s["output"]} for s in samples(run_dir, task)])
+
+
+def score_with_judges(
+    predictions: Path, run_dir: Path, judge_files: list[str], out: Path
+) -> subprocess.CompletedProcess:
+    """`ragbench score` of the demo task's `predictions` with `llm_judge`, replaying judge files of `run_dir`."""
+    judges = [option for name in judge_files for option in ("--judge", f"replay:{run_dir / name}")]
+    return cli_here(
+        "score",
+        "--task",
+        "demo",
+        "--predictions",
+        str(predictions),
+        "--metrics",
+        "llm_judge",
+        *judges,
+        "--output",
+        str(out),
+        "--no-progress",
+    )
+
+
+def judged_demo_run(tmp_path: Path, judges: list[str], metrics: tuple[str, ...] = ("llm_judge",), **config) -> dict:
+    """A closed-book run of the demo task on the echoing scripted model, scored by `llm_judge` with `judges`."""
+    return run(
+        tmp_path,
+        tasks=["demo"],
+        system="closed_book",
+        model="scripted:echo",
+        metrics=list(metrics),
+        judges=judges,
+        **config,
+    )
+
+
 def judge_rules(tmp_path, name, verdict):
     path = tmp_path / name
     path.write_text(json.dumps([{"pattern": "You are grading", "response": verdict}, {"response": "unused"}]))
@@ -67,15 +107,7 @@ def judge_rules(tmp_path, name, verdict):
 
 def test_two_judges_are_averaged_and_unparsed_replies_counted(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "I cannot tell")]
-    results = run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        limit=3,
-        metrics=["+llm_judge"],
-        judges=judges,
-    )
+    results = judged_demo_run(tmp_path, judges, limit=3, metrics=("+llm_judge",))
     assert results["results"]["demo"]["llm_judge"] == 1.0  # the parsed judge only, not averaged with a 0
     assert results["results"]["demo"]["llm_judge_unparsed"] == 3.0
     sample = samples(tmp_path / "run", "demo")[0]
@@ -85,13 +117,9 @@ def test_two_judges_are_averaged_and_unparsed_replies_counted(tmp_path):
 def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_path):
     first, second = FakeServer(), FakeServer()
     try:
-        results = run(
+        results = judged_demo_run(
             tmp_path,
-            tasks=["demo"],
-            system="closed_book",
-            model="scripted:echo",
-            metrics=["llm_judge"],
-            judges=["openai:judge-a", "openai:judge-b"],
+            ["openai:judge-a", "openai:judge-b"],
             judge_args={"0": {"base_url": first.base_url}, "1": {"base_url": second.base_url}},
         )
     finally:
@@ -100,25 +128,9 @@ def test_each_judge_has_its_own_engine_options_and_the_run_replays_offline(tmp_p
     assert len(first.requests) == len(second.requests) == 24  # two judges on two servers
     assert {r["body"]["model"] for r in first.requests} == {"judge-a"}
     assert results["results"]["demo"]["llm_judge"] is not None  # the fake servers echo the prompt back
-    predictions = tmp_path / "p.jsonl"
-    predictions.write_text(
-        "".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n" for s in samples(tmp_path / "run", "demo"))
-    )
-    replayed = cli_here(
-        "score",
-        "--task",
-        "demo",
-        "--predictions",
-        str(predictions),
-        "--metrics",
-        "llm_judge",
-        "--judge",
-        f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}",
-        "--judge",
-        f"replay:{tmp_path / 'run' / 'judge1_calls.jsonl'}",
-        "--output",
-        str(tmp_path / "again"),
-        "--no-progress",
+    predictions = predictions_of(tmp_path / "run", "demo", tmp_path / "p.jsonl")
+    replayed = score_with_judges(
+        predictions, tmp_path / "run", ["judge0_calls.jsonl", "judge1_calls.jsonl"], tmp_path / "again"
     )
     assert replayed.returncode == 0, replayed.stderr
     again = json.loads((tmp_path / "again" / "results.json").read_text())
@@ -158,14 +170,10 @@ def test_a_template_file_with_its_own_labels_scores_a_run(tmp_path):
     template.write_text("Rate this answer. Q: {question} A: {answer} Gold: {reference}\nSay good, meh or bad.\n")
     rules = tmp_path / "judge.json"
     rules.write_text(json.dumps([{"pattern": "Rate this answer", "response": "Meh, I'd say."}]))
-    results = run(
+    results = judged_demo_run(
         tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
+        [f"scripted:{rules}"],
         limit=2,
-        metrics=["llm_judge"],
-        judges=[f"scripted:{rules}"],
         metric_args={"llm_judge.prompt": str(template), "llm_judge.labels": "good:1,meh:0.5,bad:0"},
     )
     assert results["results"]["demo"]["llm_judge"] == 0.5
@@ -185,64 +193,29 @@ def test_a_template_with_an_unknown_field_is_a_configuration_error(tmp_path):
 
 def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
-    results = run(
-        tmp_path, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=["llm_judge"], judges=judges
-    )
+    results = judged_demo_run(tmp_path, judges)
     assert results["results"]["demo"]["llm_judge"] == 0.5  # 1 and 0 averaged per example
     log = tmp_path / "run" / "judge0_calls.jsonl"
     assert all(set(json.loads(line)) == {"ref"} for line in log.read_text().splitlines())  # the samples hold the text
     first = [record for _, record in resolved(log)]
     assert len(first) == 24 and {r["response"] for r in first} == {"correct"}
     assert set(first[0]) == {"messages", "sampling", "response", "response_data"}
-    predictions = tmp_path / "p.jsonl"
-    predictions.write_text(
-        "".join(json.dumps({"id": s["id"], "output": s["output"]}) + "\n" for s in samples(tmp_path / "run", "demo"))
-    )
+    predictions = predictions_of(tmp_path / "run", "demo", tmp_path / "p.jsonl")
     for files, expected in [
         (["judge0_calls.jsonl", "judge1_calls.jsonl"], 0.5),
         (["judge0_calls.jsonl"], 1.0),
         (["judge1_calls.jsonl"], 0.0),
     ]:
         out = tmp_path / f"again_{len(files)}_{files[0]}"
-        judge_options = [option for name in files for option in ("--judge", f"replay:{tmp_path / 'run' / name}")]
-        replayed = cli_here(
-            "score",
-            "--task",
-            "demo",
-            "--predictions",
-            str(predictions),
-            "--metrics",
-            "llm_judge",
-            *judge_options,
-            "--output",
-            str(out),
-            "--no-progress",
-        )
+        replayed = score_with_judges(predictions, tmp_path / "run", files, out)
         assert replayed.returncode == 0, replayed.stderr
         assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected
 
 
 def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
-    run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        limit=1,
-        metrics=["llm_judge"],
-        judges=judges,
-    )
-    run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        limit=1,
-        metrics=["llm_judge"],
-        judges=judges[:1],
-        overwrite=True,
-    )
+    judged_demo_run(tmp_path, judges, limit=1)
+    judged_demo_run(tmp_path, judges[:1], limit=1, overwrite=True)
     assert sorted(p.name for p in (tmp_path / "run").glob("judge*")) == ["judge0_calls.jsonl"]
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 1
 
@@ -250,14 +223,7 @@ def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
 def test_a_judge_file_resolves_past_a_samples_line_that_is_no_sample_record(tmp_path):
     """The references of a judge's file are found in the run's samples through the sample reader: a line edited
     by hand (a trace that is no list) or cut short holds nothing to refer to, and is no traceback."""
-    run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        metrics=["llm_judge"],
-        judges=[judge_rules(tmp_path, "a.json", "correct")],
-    )
+    judged_demo_run(tmp_path, [judge_rules(tmp_path, "a.json", "correct")])
     log = tmp_path / "run" / "judge0_calls.jsonl"
     before = [record for _, record in resolved(log)]
     with (tmp_path / "run" / "samples" / "demo.jsonl").open("a") as handle:
@@ -269,15 +235,7 @@ def test_a_failed_judge_call_is_counted_and_replayed_as_a_failure(tmp_path):
     nothing = tmp_path / "empty.jsonl"
     nothing.write_text(json.dumps({"prompt": "never asked", "response": "correct"}) + "\n")
     judges = [judge_rules(tmp_path, "a.json", "correct"), f"replay:{nothing}"]  # the second judge fails every call
-    results = run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        limit=3,
-        metrics=["llm_judge"],
-        judges=judges,
-    )
+    results = judged_demo_run(tmp_path, judges, limit=3)
     assert results["results"]["demo"]["llm_judge"] == 1.0  # from the judge that answered
     assert results["infrastructure_failures"]["demo"]["calls"] == 3  # counted, not folded in as 0
     failed = [json.loads(line) for line in (tmp_path / "run" / "judge1_calls.jsonl").read_text().splitlines()]
@@ -305,9 +263,7 @@ def test_the_crag_judge_file_replays_crag_scores(tmp_path):
         **task,
     )
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 3  # the judged ones
-    predictions = write_jsonl(
-        tmp_path / "p.jsonl", [{"id": s["id"], "output": s["output"]} for s in samples(tmp_path / "run", "crag_t1")]
-    )
+    predictions = predictions_of(tmp_path / "run", "crag_t1", tmp_path / "p.jsonl")
     again = run(
         tmp_path,
         name="again",
@@ -324,15 +280,7 @@ def test_the_crag_judge_file_replays_crag_scores(tmp_path):
 @pytest.mark.model
 def test_the_embedded_model_judges_a_run_and_every_reply_is_parsed_or_counted(tmp_path):
     pytest.importorskip("transformers")
-    results = run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        limit=3,
-        metrics=["llm_judge"],
-        judges=["hf:embedded"],
-    )
+    results = judged_demo_run(tmp_path, ["hf:embedded"], limit=3)
     scored = samples(tmp_path / "run", "demo")
     replies = [step["response"]["texts"][0] for s in scored for step in s["judge_trace"]]
     assert len(replies) == 3 and all(reply.strip() for reply in replies)  # real generations

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import cli_here
+from helpers import cli_here, cli_run_args, score_args
 from ragbench._storage.jsonl import json_text, open_append, read_records
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -41,18 +41,7 @@ def test_a_run_resume_and_compare_with_lone_surrogates_finish_and_keep_the_strin
     data, records = surrogate_data(tmp_path)
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": ANSWER}]), encoding="utf-8")
-    args = [
-        "--tasks",
-        "demo",
-        "--data",
-        f"demo={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{rules}",
-        "--no-progress",
-        "--output",
-    ]
+    args = cli_run_args(f"scripted:{rules}", "--data", f"demo={data}", "--no-progress", "--output")
     first = cli_here(*args, str(tmp_path / "a"))
     assert first.returncode == 0, first.stderr
     assert "Traceback" not in first.stderr
@@ -83,13 +72,7 @@ def test_score_prints_an_id_with_a_lone_surrogate(tmp_path):
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": r["id"], "output": ANSWER}) + "\n" for r in records[:3]))
     scored = cli_here(
-        "score",
-        "--task",
-        "demo",
-        "--data",
-        str(data),
-        "--predictions",
-        str(predictions),
+        *score_args("demo", data, predictions),
         "--no-progress",
         "--output",
         str(tmp_path / "scored"),

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
-from helpers import cli_here, run
+from helpers import cli_here, cli_run_args, run
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.planning import metric_names
@@ -174,12 +174,7 @@ def test_a_judge_or_nli_model_no_metric_asks_is_said_and_not_loaded(tmp_path, gi
     """A judged number the user expected is not silently missing; an engine nothing calls is neither
     checked nor loaded (openai:nobody has no API key here: checking it would stop the run)."""
     done = cli_here(
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo"),
         "--limit",
         "1",
         *given,

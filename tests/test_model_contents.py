@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
-from helpers import cli_here
+from helpers import cli_here, cli_run_args
 from ragbench._engines.content import BLOCK, content_digest
 from tiny_models import tiny_gpt2
 
@@ -59,24 +60,17 @@ def test_the_hf_engine_keys_its_cache_by_the_weights_of_a_local_folder(tmp_path)
     assert after.engine_id != before.engine_id and after.content_id != before.content_id
 
 
+def demo_args(rules: Path, out: Path) -> list[str]:
+    """The command line of a closed-book run of four demo examples on the scripted model of `rules`."""
+    return cli_run_args(
+        f"scripted:{rules}", "--limit", "4", "--no-progress", "--bootstrap-iters", "0", "--output", str(out)
+    )
+
+
 def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))  # 3 of 4 fail: a run to resume
-    args = [
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{rules}",
-        "--limit",
-        "4",
-        "--no-progress",
-        "--bootstrap-iters",
-        "0",
-        "--output",
-        str(tmp_path / "run"),
-    ]
+    args = demo_args(rules, tmp_path / "run")
     first = cli_here(*args)
     assert "3 failed" in first.stderr + first.stdout, first.stderr
     saved = (tmp_path / "run" / "samples" / "demo.jsonl").read_bytes()
@@ -97,21 +91,7 @@ def test_resume_is_refused_in_one_line_when_the_models_files_changed(tmp_path):
 def test_a_run_json_whose_recorded_inputs_were_changed_by_hand_is_named_in_one_line(tmp_path, damage):
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "France", "response": "Paris"}]))
-    args = [
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{rules}",
-        "--limit",
-        "4",
-        "--no-progress",
-        "--bootstrap-iters",
-        "0",
-        "--output",
-        str(tmp_path / "run"),
-    ]
+    args = demo_args(rules, tmp_path / "run")
     cli_here(*args)
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["config"].update(damage)

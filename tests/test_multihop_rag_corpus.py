@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+from pathlib import Path
 
 import pytest
 
@@ -52,7 +53,9 @@ def test_the_chunks_file_holds_upstreams_chunks_with_their_articles_metadata(tmp
     assert default["first_llm_content"] == f"{metadata_text(first)}\n\n{lines[0]['text']}"
 
 
-def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_prompts(tmp_path):
+def chunked_corpus_index(tmp_path: Path) -> Path:
+    """The sample corpus chunked by `ragbench index multihop-rag-corpus` into tmp_path/chunks.jsonl, and a BM25
+    index of the chunks at tmp_path/index."""
     assert (
         cli_here(
             "index",
@@ -65,6 +68,11 @@ def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_promp
         == 0
     )
     build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False, registry=installed_registry())
+    return tmp_path / "index"
+
+
+def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_prompts(tmp_path):
+    index = chunked_corpus_index(tmp_path)
     results = run(
         tmp_path,
         tasks=["multihop_rag"],
@@ -73,7 +81,7 @@ def test_a_run_shows_each_chunk_with_its_title_date_and_source_as_qa_llama_promp
         model="scripted:echo",
         system_args={"top_n": 2},
         retriever="bm25",
-        retriever_args={"index": str(tmp_path / "index")},
+        retriever_args={"index": str(index)},
     )
     first = samples(tmp_path / "run", "multihop_rag")[0]
     doc = first["prediction"]["docs"][0]
@@ -181,18 +189,7 @@ def test_a_query_whose_answer_is_null_scores_its_retrieval_and_not_its_qa(tmp_pa
     first = next(query for query in queries if query["question_type"] != "null_query")
     data = tmp_path / "MultiHopRAG.json"
     data.write_text(json.dumps([{**first, "answer": None}]), encoding="utf-8")
-    assert (
-        cli_here(
-            "index",
-            "multihop-rag-corpus",
-            "--corpus",
-            str(DATA / "corpus.json"),
-            "--out",
-            str(tmp_path / "chunks.jsonl"),
-        ).returncode
-        == 0
-    )
-    build_index(tmp_path / "chunks.jsonl", tmp_path / "index", "bm25", progress=False, registry=installed_registry())
+    index = chunked_corpus_index(tmp_path)
     results = run(
         tmp_path,
         tasks=["multihop_rag"],
@@ -200,7 +197,7 @@ def test_a_query_whose_answer_is_null_scores_its_retrieval_and_not_its_qa(tmp_pa
         system="vanilla",
         model="scripted:echo",
         retriever="bm25",
-        retriever_args={"index": str(tmp_path / "index")},
+        retriever_args={"index": str(index)},
     )
     assert results["counts"]["multihop_rag"]["bad_records"] == 0
     details = results["details"]["multihop_rag"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run
+from helpers import cli_here, cli_run_args, run
 from ragbench._errors import ConfigError, shown_value
 from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry
@@ -67,12 +67,7 @@ def test_the_command_line_refuses_such_a_task_in_one_line_with_exit_2(tmp_path):
     files = users_files(tmp_path)
     task, model = task_folder(tmp_path / "task", "../../x")
     done = cli_here(
-        "--tasks",
-        str(task),
-        "--system",
-        "closed_book",
-        "--model",
-        model,
+        *cli_run_args(model, task=str(task)),
         "--output",
         str(tmp_path / "run"),
         "--no-progress",

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
-from helpers import cli, cli_here, closed_port
+from helpers import cli, cli_here, cli_run_args, closed_port
 from ragbench._cli.install_hints import for_this_install, installed_from
 from ragbench._cli.outcomes import config_error
 from ragbench._errors import EXIT_CONFIG, ConfigError
@@ -43,16 +43,7 @@ def test_a_task_alias_is_said_to_be_the_task_it_runs(tmp_path):
 
 def test_a_task_named_by_its_own_name_or_a_group_gets_no_alias_line(tmp_path):
     done = cli_here(
-        "--tasks",
-        "demo",
-        "--limit",
-        "1",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
-        "--output",
-        str(tmp_path / "run"),
+        *cli_run_args("scripted:echo", "--limit", "1", "--output", str(tmp_path / "run")),
     )
     assert done.returncode == 0 and "alias" not in done.stderr
 
@@ -63,16 +54,7 @@ def test_a_model_neither_on_disk_nor_cached_fails_at_once_when_the_hub_cannot_be
         env.pop("HF_HUB_OFFLINE", None)
         env.pop("TRANSFORMERS_OFFLINE", None)
         done = cli(
-            "--tasks",
-            "demo",
-            "--limit",
-            "1",
-            "--system",
-            "closed_book",
-            "--model",
-            "hf:someorg/not-a-model",
-            "--output",
-            str(tmp_path / "run"),
+            *cli_run_args("hf:someorg/not-a-model", "--limit", "1", "--output", str(tmp_path / "run")),
             env=env,
         )
     assert done.returncode == EXIT_CONFIG

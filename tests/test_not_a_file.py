@@ -12,18 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here, run
+from helpers import cli_here, cli_run_args, run
 from ragbench._storage.files import NotAFileError, file_there, open_file
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo", "limit": 4}
 DEMO_ARGS = [
-    "--tasks",
-    "demo",
-    "--system",
-    "vanilla",
-    "--model",
-    "scripted:echo",
+    *cli_run_args("scripted:echo", system="vanilla"),
     "--limit",
     "4",
     "--no-progress",

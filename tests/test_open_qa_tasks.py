@@ -327,14 +327,13 @@ def test_hotpotqa_fullwiki_runs_without_documents_only_when_asked(tmp_path):
     assert prompt.startswith("Answer the question based on your own knowledge.")
 
 
-def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
+def fullwiki_over(tmp_path: Path, corpus: str) -> dict:
+    """hotpotqa_fullwiki's sample scored with vanilla's top 2 of a BM25 index of the sample corpus `corpus`."""
     from ragbench._retrieval.index import build_index
 
     index = tmp_path / "index"
-    build_index(
-        SAMPLES / "varn_corpus.jsonl", index, "bm25", chunk_size=4, progress=False, registry=installed_registry()
-    )
-    values = score(
+    build_index(SAMPLES / corpus, index, "bm25", chunk_size=4, progress=False, registry=installed_registry())
+    return score(
         tmp_path,
         "hotpotqa_fullwiki",
         "hotpot_dev_fullwiki_v1.json",
@@ -344,6 +343,10 @@ def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
         retriever="bm25",
         retriever_args={"index": str(index)},
     )
+
+
+def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
+    values = fullwiki_over(tmp_path, "varn_corpus.jsonl")
     # bm25 over the 6-passage corpus, top 2: {Ansgar Pell, Olm}, {Evermouth, Varn} (Varn's "island" and
     # two "varn" outrank Olm), {Trask, Ansgar Pell}, {Evermouth, Olm}: recall (1 + 1/2 + 1 + 1)/4
     assert values["support_recall"] == pytest.approx(3.5 / 4) and values["em"] == HOTPOT_ANSWERS["em"]
@@ -354,27 +357,7 @@ def test_hotpotqa_fullwiki_with_a_corpus_index(tmp_path):
 def test_hotpotqa_fullwiki_over_a_flashrag_corpus_matches_supporting_passages_by_title(tmp_path):
     """FlashRAG's corpus format ({"id", "contents"}: the title, quoted, in the first line): supporting passages
     are matched by the title, and FlashRAG's prompt shows each passage as FlashRAG does."""
-    from ragbench._retrieval.index import build_index
-
-    index = tmp_path / "index"
-    build_index(
-        SAMPLES / "varn_corpus_flashrag.jsonl",
-        index,
-        "bm25",
-        chunk_size=4,
-        progress=False,
-        registry=installed_registry(),
-    )
-    values = score(
-        tmp_path,
-        "hotpotqa_fullwiki",
-        "hotpot_dev_fullwiki_v1.json",
-        HOTPOT_RULES,
-        system="vanilla",
-        system_args={"top_n": 2},
-        retriever="bm25",
-        retriever_args={"index": str(index)},
-    )
+    values = fullwiki_over(tmp_path, "varn_corpus_flashrag.jsonl")
     assert values["support_recall"] == pytest.approx(3.5 / 4)  # as over the same corpus with a title field (above)
     first = samples(tmp_path / "run", "hotpotqa_fullwiki")[0]
     assert [doc["title"] for doc in first["prediction"]["docs"]] == ["Ansgar Pell", "Olm"]

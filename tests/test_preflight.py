@@ -66,6 +66,24 @@ def test_every_problem_is_listed_at_once_each_naming_its_option(tmp_path):
     assert "need a judge model; pass --judge ENGINE:MODEL" in text
 
 
+def crag_refused(tmp_path: Path, task: str, path: Path, tokenizer: str | Path, *task_args: str) -> list[str]:
+    """The error lines of a refused run of the CRAG task `task` on the data file `path` with the tokenizer
+    `tokenizer` and the task options `task_args` (KEY=VALUE), scored by crag_human."""
+    options = [part for arg in (f"tokenizer={tokenizer}", *task_args) for part in ("--task-arg", arg)]
+    return refused(
+        tmp_path,
+        "--tasks",
+        task,
+        "--data",
+        f"{task}={path}",
+        "--model",
+        "scripted:echo",
+        *options,
+        "--metrics",
+        "crag_human",
+    )
+
+
 def test_a_non_utf8_byte_is_refused_with_its_line_and_byte_offset(tmp_path, popqa_records):
     path = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:2])
     path.write_bytes(path.read_bytes() + b'{"question": "caf\xe9"}\n')
@@ -94,21 +112,7 @@ def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, mon
 
 def test_crag_task3_given_plain_jsonl_is_refused_as_not_its_archive(tmp_path):
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(0)])
-    [line] = refused(
-        tmp_path,
-        "--tasks",
-        "crag_t3",
-        "--data",
-        f"crag_t3={path}",
-        "--model",
-        "scripted:echo",
-        "--task-arg",
-        f"tokenizer={tokenizer_dir()}",
-        "--task-arg",
-        "kg=false",
-        "--metrics",
-        "crag_human",
-    )
+    [line] = crag_refused(tmp_path, "crag_t3", path, tokenizer_dir(), "kg=false")
     assert "not a readable .tar.bz2 archive" in line and "Tasks 1 and 2's format: --tasks crag_t1/crag_t2" in line
 
 
@@ -117,19 +121,7 @@ def test_a_crag_file_with_no_record_in_the_split_is_refused(tmp_path):
     path.write_bytes(
         bz2.compress("".join(json.dumps({**crag_record(i), "split": 0}) + "\n" for i in range(3)).encode())
     )
-    [line] = refused(
-        tmp_path,
-        "--tasks",
-        "crag_t1",
-        "--data",
-        f"crag_t1={path}",
-        "--model",
-        "scripted:echo",
-        "--task-arg",
-        f"tokenizer={tokenizer_dir()}",
-        "--metrics",
-        "crag_human",
-    )
+    [line] = crag_refused(tmp_path, "crag_t1", path, tokenizer_dir())
     assert "none of its 3 records is in split=public_test (split 1; splits found: 0 (validation))" in line
     assert "--task-arg split=validation, public_test or all" in line
 
@@ -148,19 +140,7 @@ def _word_tokenizer(folder: Path, size: int) -> Path:
 def test_a_tokenizer_that_is_not_llama2_is_refused_whatever_its_folder_is_called(tmp_path):
     folder = _word_tokenizer(tmp_path / "llama2_tokenizer", 49152)
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
-    [line] = refused(
-        tmp_path,
-        "--tasks",
-        "crag_t1",
-        "--data",
-        f"crag_t1={path}",
-        "--model",
-        "scripted:echo",
-        "--task-arg",
-        f"tokenizer={folder}",
-        "--metrics",
-        "crag_human",
-    )
+    [line] = crag_refused(tmp_path, "crag_t1", path, folder)
     assert f"task crag_t1: {folder} is not the Llama-2 tokenizer (a vocabulary of 49152 entries" in line
     assert "pass --task-arg tokenizer=DIR" in line
 
@@ -180,21 +160,7 @@ def test_a_kg_api_that_does_not_answer_is_refused(tmp_path):
     path = write_jsonl(tmp_path / "crag.jsonl", [crag_record(1)])
     with closed_port() as port:
         url = f"http://127.0.0.1:{port}"
-        [line] = refused(
-            tmp_path,
-            "--tasks",
-            "crag_t2",
-            "--data",
-            f"crag_t2={path}",
-            "--model",
-            "scripted:echo",
-            "--task-arg",
-            f"tokenizer={tokenizer_dir()}",
-            "--task-arg",
-            f"kg_url={url}",
-            "--metrics",
-            "crag_human",
-        )
+        [line] = crag_refused(tmp_path, "crag_t2", path, tokenizer_dir(), f"kg_url={url}")
     assert f"task crag_t2: the mock KG API gives no answer from {url}/ within 3 s" in line
     assert "--task-arg kg=false" in line
 

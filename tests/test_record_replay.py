@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from conftest import write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
+from crag_helpers import crag_t2_run
 from crag_tiny_kg import write_tiny_kg
 from helpers import cli_here, comparable, run, samples
 from ragbench._errors import ConfigError
@@ -115,33 +115,11 @@ def test_documents_without_ids_are_recorded_and_replayed_by_their_derived_ids(tm
 
 def test_a_crag_task2_run_replays_its_kg_calls_without_a_server(tmp_path):
     kg_dir = write_tiny_kg(tmp_path / "cragkg")
-    data = write_jsonl(
-        tmp_path / "d.jsonl",
-        [crag_record(1, query="what is florida's capital?"), crag_record(2, query="who is florida's governor?")],
-    )
-    rules = tmp_path / "rules.json"
-    rules.write_text(
-        json.dumps(
-            [
-                {"pattern": "Query Time:", "response": '{"domain": "encyclopedia", "main_entity": "florida"}'},
-                {"response": "tallahassee"},
-            ]
-        )
-    )
-    results = run(
+    results = crag_t2_run(
         tmp_path,
-        tasks=["crag_t2"],
-        system="vanilla",
-        model=f"scripted:{rules}",
-        judges=[f"scripted:{rules}"],
-        data={"crag_t2": str(data)},
-        task_args={
-            "tokenizer": tokenizer_dir(),
-            "embedder": "crag_helpers:KeywordEmbedder",
-            "page_executor": "thread",
-            "split": "all",
-            "kg_dir": str(kg_dir),
-        },
+        ["what is florida's capital?", "who is florida's governor?"],
+        '{"domain": "encyclopedia", "main_entity": "florida"}',
+        kg_dir=str(kg_dir),
     )
     assert results["counts"]["crag_t2"]["failed"] == 0
     calls = tmp_path / "run" / "calls"

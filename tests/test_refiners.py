@@ -14,8 +14,9 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("bm25s")
 
+from component_helpers import TASK, bm25_args, bm25_vanilla_run
 from component_models import tiny_causal_lm, tiny_encoder
-from helpers import cli_here, run, samples
+from helpers import cli_here, samples
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
 from ragbench._components.selective_context import SelectiveContextRefiner
 from ragbench._registry import installed_registry
@@ -27,7 +28,6 @@ from tiny_models import WORDS as T5_WORDS
 from tiny_models import tiny_t5
 
 QUESTION = "king queen castle?"
-TASK = "nq_open_flashrag"
 
 
 def documents() -> list[Document]:
@@ -190,16 +190,8 @@ def test_vanilla_shows_the_refined_text_as_flashrags_formatted_reference_and_kee
 
     data = tmp_path / "nq.jsonl"
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
-    results = run(
-        tmp_path,
-        tasks=[TASK],
-        data={TASK: str(data)},
-        system="vanilla",
-        model="scripted:echo",
-        retriever="bm25",
-        retriever_args={"index": str(index)},
-        refiner="recomp_extractive",
-        refiner_args={"model": str(encoder), "topk": 3},
+    results = bm25_vanilla_run(
+        tmp_path, data, index, refiner="recomp_extractive", refiner_args={"model": str(encoder), "topk": 3}
     )
     assert results["counts"][TASK]["scored"] == 1 and results["config"]["refiner"] == "recomp_extractive"
     [sample] = samples(tmp_path / "run", TASK)
@@ -228,14 +220,7 @@ def test_a_missing_refiner_model_is_refused_by_the_preflight(tmp_path, index):
     data.write_text(json.dumps({"id": "q1", "question": QUESTION, "golden_answers": ["castle"]}) + "\n")
     result = cli_here(
         "check",
-        "--tasks",
-        TASK,
-        "--data",
-        f"{TASK}={data}",
-        "--retriever",
-        "bm25",
-        "--retriever-arg",
-        f"index={index}",
+        *bm25_args(data, index),
         "--refiner",
         "recomp_abstractive",
         "--refiner-arg",

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 pytest.importorskip("bm25s")
 pytest.importorskip("sentence_transformers")
 
+from component_helpers import TASK, bm25_args, bm25_vanilla_run
 from component_models import tiny_cross_encoder
-from helpers import cli_here, run, samples
+from helpers import cli_here, samples
 from ragbench._components.base import ranked
 from ragbench._components.cross_encoder import CrossEncoderReranker
 from ragbench._errors import ConfigError
@@ -32,7 +33,6 @@ from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from retrieval_samples import WORDS, passages, write_dpr_tsv
 
-TASK = "nq_open_flashrag"
 QUESTIONS = ["king queen castle", "running river song", "Moses the prophet"]
 
 
@@ -85,16 +85,8 @@ def test_cross_encoder_orders_documents_by_the_models_own_scores(model):
 
 
 def test_vanilla_shows_the_reranked_top_k_of_the_bm25_candidates_end_to_end(tmp_path, model, index, data):
-    results = run(
-        tmp_path,
-        tasks=[TASK],
-        data={TASK: str(data)},
-        system="vanilla",
-        model="scripted:echo",
-        retriever="bm25",
-        retriever_args={"index": str(index)},
-        reranker="cross_encoder",
-        reranker_args={"model": str(model), "retrieval_topk": 12},
+    results = bm25_vanilla_run(
+        tmp_path, data, index, reranker="cross_encoder", reranker_args={"model": str(model), "retrieval_topk": 12}
     )
     assert results["counts"][TASK]["scored"] == 3 and results["counts"][TASK]["failed"] == 0
     assert results["config"]["reranker"] == "cross_encoder"
@@ -141,16 +133,9 @@ def test_a_bad_reranker_option_is_one_line_before_anything_is_written(tmp_path, 
     ):
         out = tmp_path / "out"
         result = cli_here(
-            "--tasks",
-            TASK,
-            "--data",
-            f"{TASK}={data}",
+            *bm25_args(data, index),
             "--model",
             "scripted:x",
-            "--retriever",
-            "bm25",
-            "--retriever-arg",
-            f"index={index}",
             "--reranker",
             "cross_encoder",
             "--output",
@@ -169,16 +154,8 @@ def test_a_missing_model_path_is_refused_by_the_preflight_before_anything_loads(
     monkeypatch.setattr(CrossEncoderReranker, "load", lambda self: loaded.append(self))
     missing = tmp_path / "no-such-model"
     with pytest.raises(ConfigError) as caught:
-        run(
-            tmp_path,
-            tasks=[TASK],
-            data={TASK: str(data)},
-            system="vanilla",
-            model="scripted:x",
-            retriever="bm25",
-            retriever_args={"index": str(index)},
-            reranker="cross_encoder",
-            reranker_args={"model": str(missing)},
+        bm25_vanilla_run(
+            tmp_path, data, index, "scripted:x", reranker="cross_encoder", reranker_args={"model": str(missing)}
         )
     message = str(caught.value)
     assert f"reranker cross_encoder: model={missing}: no such file or folder" in message
@@ -227,16 +204,9 @@ def test_a_damaged_model_folder_is_one_line_and_nothing_is_written(tmp_path, mod
     weights.write_bytes(weights.read_bytes()[:100])  # a download cut short
     out = tmp_path / "out"
     result = cli_here(
-        "--tasks",
-        TASK,
-        "--data",
-        f"{TASK}={data}",
+        *bm25_args(data, index),
         "--model",
         "scripted:echo",
-        "--retriever",
-        "bm25",
-        "--retriever-arg",
-        f"index={index}",
         "--reranker",
         "cross_encoder",
         "--reranker-arg",
@@ -255,21 +225,13 @@ def test_resume_refuses_a_run_whose_reranker_model_was_replaced_since_it_started
     import shutil
 
     model = Path(shutil.copytree(tiny_cross_encoder(tmp_path / "first", list(WORDS)), tmp_path / "model"))
-    options = dict(
-        tasks=[TASK],
-        data={TASK: str(data)},
-        system="vanilla",
-        model="scripted:echo",
-        retriever="bm25",
-        retriever_args={"index": str(index)},
-        reranker="cross_encoder",
-        reranker_args={"model": str(model)},
-    )
-    first = run(tmp_path, **options)
+    reranker = dict(reranker="cross_encoder", reranker_args={"model": str(model)})
+    first = bm25_vanilla_run(tmp_path, data, index, **reranker)
     assert first["config"]["retriever_contents"]["reranker"]["model"]
-    assert run(tmp_path, resume=True, **options)["results"] == first["results"]  # the same model: nothing to do
+    # the same model: nothing to do
+    assert bm25_vanilla_run(tmp_path, data, index, resume=True, **reranker)["results"] == first["results"]
     tiny_cross_encoder(tmp_path / "second", list(WORDS), seed=1)
     shutil.copy(tmp_path / "second" / "model.safetensors", model / "model.safetensors")  # retrained in place
     with pytest.raises(ConfigError) as caught:
-        run(tmp_path, resume=True, **options)
+        bm25_vanilla_run(tmp_path, data, index, resume=True, **reranker)
     assert "retriever" in str(caught.value) and "\n" not in str(caught.value)

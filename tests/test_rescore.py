@@ -4,39 +4,53 @@ new folder, without calling the system's model; the original run is left as it w
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import scoring_plugin
 from conftest import write_jsonl
-from helpers import samples
+from helpers import samples, task_counts
 from ragbench._cli.main import main
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
+from ragbench._registry import Registry, installed_registry
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
 from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
-@pytest.fixture
-def finished(tmp_path, popqa_records):
-    """A finished vanilla run on popqa (documents shown to the model), scored by match and f1."""
-    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
+def popqa_run(
+    tmp_path: Path,
+    records: list,
+    metrics: list[str],
+    system: str = "vanilla",
+    model: str = SYSTEM,
+    registry: Registry | None = None,
+    **config,
+) -> None:
+    """A run of popqa on `records` (written to tmp_path/popqa.jsonl) scored by `metrics` into tmp_path/run."""
+    data = write_jsonl(tmp_path / "popqa.jsonl", records)
     Evaluator(
         RunConfig(
             tasks=["popqa"],
-            system="vanilla",
-            model=SYSTEM,
+            system=system,
+            model=model,
             data={"popqa": str(data)},
-            metrics=["match", "f1"],
+            metrics=metrics,
             output=str(tmp_path / "run"),
             progress=False,
-            bootstrap_iters=50,
+            **config,
         ),
-        registry=installed_registry(),
+        registry=registry if registry is not None else installed_registry(),
     ).run()
+
+
+@pytest.fixture
+def finished(tmp_path, popqa_records):
+    """A finished vanilla run on popqa (documents shown to the model), scored by match and f1."""
+    popqa_run(tmp_path, popqa_records, ["match", "f1"], bootstrap_iters=50)
     assert scoring_plugin.CALLS["system"] == 6
     return tmp_path / "run"
 
@@ -77,31 +91,12 @@ def test_rescore_with_another_metric_list_and_a_judge_writes_a_new_run_and_leave
 
 
 def test_rescore_adds_to_the_runs_metrics_and_keeps_failed_examples_as_they_were(tmp_path, popqa_records):
-    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:3] + ["{broken"])
-    Evaluator(
-        RunConfig(
-            tasks=["popqa"],
-            system="closed_book",
-            model="scripted:echo",
-            data={"popqa": str(data)},
-            metrics=["match"],
-            output=str(tmp_path / "run"),
-            progress=False,
-        ),
-        registry=installed_registry(),
-    ).run()
+    popqa_run(tmp_path, popqa_records[:3] + ["{broken"], ["match"], system="closed_book", model="scripted:echo")
     outcome = rescore_run(
         tmp_path / "run", {"metrics": ["+f1"], "output": str(tmp_path / "new")}, registry=installed_registry()
     )
     assert set(outcome.results["results"]["popqa"]) == {"match", "f1"}
-    assert outcome.results["counts"]["popqa"] == {
-        "records": 4,
-        "scored": 3,
-        "failed": 0,
-        "bad_records": 1,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert outcome.results["counts"]["popqa"] == task_counts(4, 3, bad_records=1)
     assert not outcome.complete  # the bad record stays counted
 
 
@@ -216,22 +211,15 @@ def test_rescore_of_a_crag_run_reproduces_its_judged_numbers(tmp_path):
 def test_rescore_with_another_metric_list_answers_a_sampled_judge_from_the_cache(tmp_path, popqa_records):
     """A metric's sampled judge calls are seeded by the metric, not by their place among the run's judge
     calls: dropping the metric that asked first leaves the others' requests as they were (cache hits)."""
-    data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records)
-    Evaluator(
-        RunConfig(
-            tasks=["popqa"],
-            system="vanilla",
-            model=SYSTEM,
-            data={"popqa": str(data)},
-            metrics=["scored:judged", "llm_judge"],
-            metric_args={"llm_judge.temperature": 1.0},
-            judges=[scoring_plugin.COIN_JUDGE],
-            output=str(tmp_path / "run"),
-            progress=False,
-            bootstrap_iters=20,
-        ),
+    popqa_run(
+        tmp_path,
+        popqa_records,
+        ["scored:judged", "llm_judge"],
         registry=scoring_plugin.registry(),
-    ).run()
+        metric_args={"llm_judge.temperature": 1.0},
+        judges=[scoring_plugin.COIN_JUDGE],
+        bootstrap_iters=20,
+    )
     assert scoring_plugin.CALLS["judge"] == 12  # each metric asked once per example
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes((tmp_path / "run" / "cache.sqlite").read_bytes())

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import cli_run_args
+
 GB = 2**30
 
 
@@ -29,12 +31,7 @@ def run(folder: Path, *more: str, limits: dict[int, int] | None = None) -> subpr
             sys.executable,
             "-m",
             "ragbench._cli.main",
-            "--tasks",
-            "demo",
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo"),
             "--no-progress",
             "--output",
             str(folder),

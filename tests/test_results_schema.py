@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from helpers import cli_here
+from helpers import cli_here, cli_run_args
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._reports.results_file import NewerResults, read_results, results_text
@@ -95,12 +95,7 @@ def test_a_later_version_is_refused_in_one_line_by_compare_rescore_view_and_resu
         cli_here("rescore", str(later), "--output", str(tmp_path / "rescored")),
         cli_here("view", str(later), "--export", str(tmp_path / "site")),
         cli_here(
-            "--tasks",
-            "demo",
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo"),
             "--metrics",
             "match,f1",
             "--limit",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import comparable, samples, stopped_resume_after_the_data_changed
+from helpers import comparable, samples, stopped_resume_after_the_data_changed, task_counts
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._registry import Registry, installed_registry
+from ragbench._run.evaluator import Evaluator, RunConfig, RunOutcome
 from ragbench._values.llm_calls import EngineError
 
 DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
@@ -47,21 +47,30 @@ def answer(request) -> str:
     return "one"
 
 
-def run(folder, answer_all: bool, resume: bool = False):
-    """The scripted model answers "one" to every question, or (not `answer_all`) fails on q4, leaving the run to resume."""
-    SERVER_DOWN[0] = not answer_all
+def closed_book_run(
+    task: Path, model: str, output: Path, resume: bool = False, registry: Registry | None = None, **config
+) -> RunOutcome:
+    """A closed-book run of the task file `task` on `model` into `output`, in-process, with no bootstrap
+    (`config`: more of its RunConfig)."""
     return Evaluator(
         RunConfig(
-            tasks=[str(folder / "t.yaml")],
+            tasks=[str(task)],
             system="closed_book",
-            model=f"scripted:{__name__}:answer",
-            output=str(folder / "run"),
+            model=model,
+            output=str(output),
             resume=resume,
             progress=False,
             bootstrap_iters=0,
+            **config,
         ),
-        registry=installed_registry(),
+        registry=registry if registry is not None else installed_registry(),
     ).run()
+
+
+def run(folder, answer_all: bool, resume: bool = False):
+    """The scripted model answers "one" to every question, or (not `answer_all`) fails on q4, leaving the run to resume."""
+    SERVER_DOWN[0] = not answer_all
+    return closed_book_run(folder / "t.yaml", f"scripted:{__name__}:answer", folder / "run", resume)
 
 
 def test_a_saved_example_whose_record_changed_is_run_again_against_the_new_record(tmp_path):
@@ -81,14 +90,7 @@ def test_a_bad_record_fixed_in_the_data_leaves_no_old_bad_record_behind(tmp_path
     assert run(tmp_path, answer_all=False).results["counts"]["tq"]["bad_records"] == 1
     write_task(tmp_path, RECORDS)
     resumed = run(tmp_path, answer_all=True, resume=True)
-    assert resumed.results["counts"]["tq"] == {
-        "records": 4,
-        "scored": 4,
-        "failed": 0,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert resumed.results["counts"]["tq"] == task_counts(4, 4)
     assert resumed.complete
     assert [s["id"] for s in samples(tmp_path / "run", "tq")] == ["q1", "q2", "q3", "q4"]
 
@@ -132,23 +134,9 @@ def test_an_id_that_reads_as_a_bad_records_key_is_neither_it_nor_a_crash_on_resu
     odd = [{**RECORDS[0], "id": "#record-2"}, {**RECORDS[1], "id": "bad record 2"}, cut, RECORDS[3]]
     write_task(tmp_path, odd)
     first = run(tmp_path, answer_all=False)  # q4 fails: a run to resume
-    assert first.results["counts"]["tq"] == {
-        "records": 4,
-        "scored": 2,
-        "failed": 1,
-        "bad_records": 1,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert first.results["counts"]["tq"] == task_counts(4, 2, failed=1, bad_records=1)
     resumed = run(tmp_path, answer_all=True, resume=True)
-    assert resumed.results["counts"]["tq"] == {
-        "records": 4,
-        "scored": 3,
-        "failed": 0,
-        "bad_records": 1,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert resumed.results["counts"]["tq"] == task_counts(4, 3, bad_records=1)
     assert resumed.results["cost"]["this_attempt"]["examples"] == 1  # q4 alone ran again
     assert [s["id"] for s in samples(tmp_path / "run", "tq")] == ["#record-2", "bad record 2", None, "q4"]
 

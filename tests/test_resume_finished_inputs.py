@@ -9,11 +9,10 @@ import os
 
 import pytest
 
-from helpers import cli_here
+from helpers import cli_here, cli_run_args
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
-from test_resume_data_changes import RECORDS, TASK
+from ragbench._run.evaluator import Evaluator
+from test_resume_data_changes import RECORDS, TASK, closed_book_run
 
 
 def write_task(folder, records, template=TASK, rules=({"response": "one"},)):
@@ -23,18 +22,7 @@ def write_task(folder, records, template=TASK, rules=({"response": "one"},)):
 
 
 def run(folder, resume: bool = False):
-    return Evaluator(
-        RunConfig(
-            tasks=[str(folder / "t.yaml")],
-            system="closed_book",
-            model=f"scripted:{folder / 'rules.json'}",
-            output=str(folder / "run"),
-            resume=resume,
-            progress=False,
-            bootstrap_iters=0,
-        ),
-        registry=installed_registry(),
-    ).run()
+    return closed_book_run(folder / "t.yaml", f"scripted:{folder / 'rules.json'}", folder / "run", resume)
 
 
 def test_a_finished_run_whose_data_changed_reads_it_again_and_scores_the_records_it_holds_now(tmp_path, caplog):
@@ -67,12 +55,7 @@ def test_a_finished_run_whose_task_file_changed_is_refused_and_left_as_it_was(tm
 def test_a_finished_run_whose_model_files_changed_is_refused_in_one_line(tmp_path):
     write_task(tmp_path, RECORDS)
     args = [
-        "--tasks",
-        str(tmp_path / "t.yaml"),
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{tmp_path / 'rules.json'}",
+        *cli_run_args(f"scripted:{tmp_path / 'rules.json'}", task=str(tmp_path / "t.yaml")),
         "--no-progress",
         "--bootstrap-iters",
         "0",

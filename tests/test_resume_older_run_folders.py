@@ -10,20 +10,13 @@ import shutil
 
 import pytest
 
-from helpers import cli_here, comparable, samples
-from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
-from test_resume_data_changes import RECORDS, TASK
+from helpers import cli_here, cli_run_args, comparable, samples
+from test_resume_data_changes import RECORDS, TASK, closed_book_run
 
 
 def args(folder, output):
     return [
-        "--tasks",
-        str(folder / "t.yaml"),
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{folder / 'rules.json'}",
+        *cli_run_args(f"scripted:{folder / 'rules.json'}", task=str(folder / "t.yaml")),
         "--no-progress",
         "--bootstrap-iters",
         "0",
@@ -52,18 +45,7 @@ def resume(finished, tmp_path, damage_sample=None, damage_meta=None):
         for record in records[1:3]:  # q2 and q3
             damage_sample(record)
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return Evaluator(
-        RunConfig(
-            tasks=[str(finished / "t.yaml")],
-            system="closed_book",
-            model=f"scripted:{finished / 'rules.json'}",
-            output=str(tmp_path / "run"),
-            resume=True,
-            progress=False,
-            bootstrap_iters=0,
-        ),
-        installed_registry(),
-    ).run()
+    return closed_book_run(finished / "t.yaml", f"scripted:{finished / 'rules.json'}", tmp_path / "run", resume=True)
 
 
 ANOTHER_SHAPE = {

@@ -20,9 +20,8 @@ from ragbench._checks import PreflightError
 from ragbench._engines.scripted import echo
 from ragbench._errors import ConfigError
 from ragbench._registry import Registry
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.llm_calls import EngineError
-from test_resume_data_changes import TASK
+from test_resume_data_changes import TASK, closed_book_run
 
 # any character, a lone high surrogate ("\ud800", written as its escape: tests/test_lone_surrogates.py) among
 # them; not a low one, which after it would read back as the one character the two pair into
@@ -70,16 +69,7 @@ def answer(request) -> str:
 
 def evaluate(folder: Path, output: str, registry: Registry, resume: bool = False, flaky: bool = False):
     FLAKY[0] = flaky
-    config = RunConfig(
-        tasks=[str(folder / "t.yaml")],
-        system="closed_book",
-        model=f"scripted:{__name__}:answer",
-        output=str(folder / output),
-        resume=resume,
-        progress=False,
-        bootstrap_iters=0,
-    )
-    return Evaluator(config, registry).run()
+    return closed_book_run(folder / "t.yaml", f"scripted:{__name__}:answer", folder / output, resume, registry)
 
 
 @st.composite

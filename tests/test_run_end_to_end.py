@@ -10,7 +10,7 @@ import sys
 import time
 
 from conftest import write_jsonl
-from helpers import cli_here, comparable, run, samples
+from helpers import cli_here, cli_run_args, comparable, run, samples, task_counts
 from ragbench._registry import installed_registry
 from ragbench._types import trace_prompts
 
@@ -21,14 +21,7 @@ def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):
     assert set(results["results"]["popqa"]) == {"match", "selfrag_match", "match_normalized", "em", "f1"}
     detail = results["details"]["popqa"]["match"]
     assert detail["n"] == 6 and detail["n_errors"] == 0 and "ci95" in detail
-    assert results["counts"]["popqa"] == {
-        "records": 6,
-        "scored": 6,
-        "failed": 0,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["popqa"] == task_counts(6, 6)
     assert results["config"]["system"] == "vanilla" and results["config"]["seed"] == 0
     assert results["versions"]["ragbench"] and "numpy" in results["versions"]["packages"]
     assert results["cost"]["llm_calls"] == 6 and results["cost"]["examples_per_second"] > 0
@@ -120,12 +113,7 @@ def test_task_defaults_set_system_options(tmp_path):
 
 def test_resume_after_a_kill_finishes_without_rerunning_and_matches_an_uninterrupted_run(tmp_path):
     common = [
-        "--tasks",
-        "demo",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo", system="vanilla"),
         "--no-progress",
         "--bootstrap-iters",
         "200",

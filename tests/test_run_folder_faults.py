@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, comparable, run, samples, tmpfs
+from helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -39,22 +39,7 @@ def popqa(tmp_path, n: int, words: int = 0):
 
 
 def run_args(data, out, *extra: str) -> list[str]:
-    return [
-        "--tasks",
-        "popqa",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
-        "--data",
-        f"popqa={data}",
-        "--output",
-        str(out),
-        "--no-progress",
-        "--bootstrap-iters",
-        "200",
-        *extra,
-    ]
+    return popqa_args(data, out, "--no-progress", "--bootstrap-iters", "200", *extra)
 
 
 def start(args: list[str], env: dict | None = None) -> subprocess.Popen:

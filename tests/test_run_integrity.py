@@ -7,11 +7,12 @@ import asyncio
 import json
 import multiprocessing
 import signal
+from pathlib import Path
 
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, cli_here, run, samples
+from helpers import cli, cli_here, run, samples, task_counts, task_run_args
 from ragbench._engines.base import Engine
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
@@ -29,6 +30,11 @@ from ragbench._task import Task
 from ragbench._types import Example, Prediction
 from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
 from ragbench.api import TaskPrompting
+
+
+def popqa_run(tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", **config) -> dict:
+    """A run of the popqa task on `data`: a vanilla system on the echoing scripted model unless told otherwise."""
+    return run(tmp_path, tasks=["popqa"], system=system, model=model, data={"popqa": str(data)}, **config)
 
 
 def popqa(tmp_path, n=4, ids=None):
@@ -65,7 +71,7 @@ def test_a_line_cut_at_any_byte_never_glues_onto_the_next_append(tmp_path):
 
 def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
     data = popqa(tmp_path, n=6)
-    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    popqa_run(tmp_path, data)
     sample_file = tmp_path / "run" / "samples" / "popqa.jsonl"
     text = sample_file.read_text()
     lines = text.splitlines(keepends=True)
@@ -74,9 +80,7 @@ def test_a_killed_run_cut_mid_line_is_resumed_to_every_example(tmp_path):
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     meta["finished"] = False
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
-    results = run(
-        tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)}, resume=True
-    )
+    results = popqa_run(tmp_path, data, resume=True)
     assert results["complete"] and results["counts"]["popqa"]["records"] == 6
     assert [r["id"] for r in samples(tmp_path / "run", "popqa")] == [f"q{i}" for i in range(6)]
     [repair] = results["checkpoint_repairs"]["popqa"]
@@ -107,20 +111,13 @@ def test_examples_are_keyed_by_id_so_a_task_need_not_number_them(tmp_path):
         kind="tasks", name="no_index", target="test_run_integrity:NoIndexTask"
     )
     results = run(tmp_path, registry=registry, tasks=["no_index"], system="closed_book", model="scripted:echo")
-    assert results["counts"]["no_index"] == {
-        "records": 5,
-        "scored": 5,
-        "failed": 0,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["no_index"] == task_counts(5, 5)
     assert [r["index"] for r in samples(tmp_path / "run", "no_index")] == [0, 1, 2, 3, 4]
 
 
 def test_a_repeated_example_id_is_a_bad_record_not_a_lost_one(tmp_path):
     data = popqa(tmp_path, ids=["a", "b", "a"])
-    results = run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    results = popqa_run(tmp_path, data)
     assert results["counts"]["popqa"]["bad_records"] == 1 and not results["complete"]
     assert "repeats an earlier record" in samples(tmp_path / "run", "popqa")[2]["error"]
 
@@ -145,7 +142,7 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
     data = popqa(tmp_path, n=3)
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = False
-    first = run(tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)})
+    first = popqa_run(tmp_path, data, "closed_book", "scripted:flaky")
     assert first["counts"]["popqa"]["failed"] == 3
     [cause] = first["failures"]["popqa"]
     assert cause.pop("traceback").rstrip().endswith("EngineError: connection failed (7 attempts)")
@@ -155,9 +152,7 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
         "ids": ["q0", "q1", "q2"],
         "example": "EngineError: connection failed (7 attempts)",
     }
-    second = run(
-        tmp_path, tasks=["popqa"], system="closed_book", model="scripted:flaky", data={"popqa": str(data)}, resume=True
-    )
+    second = popqa_run(tmp_path, data, "closed_book", "scripted:flaky", resume=True)
     assert second["complete"] and second["counts"]["popqa"]["scored"] == 3
     assert second["cost"]["attempts"] == 2 and second["cost"]["examples"] == 6
     assert second["cost"]["this_attempt"]["examples"] == 3
@@ -165,7 +160,7 @@ def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypat
 
 def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=2)
-    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    popqa_run(tmp_path, data)
     before = (tmp_path / "run" / "results.json").read_text()
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = Evaluator(
@@ -186,28 +181,18 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
 
 def test_an_existing_run_is_never_overwritten_without_resume_or_overwrite(tmp_path):
     data = popqa(tmp_path, n=2)
-    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    popqa_run(tmp_path, data)
     with pytest.raises(ConfigError, match="already holds a run: --resume continues it, --overwrite replaces it"):
-        run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
-    again = run(
-        tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)}, overwrite=True
-    )
+        popqa_run(tmp_path, data)
+    again = popqa_run(tmp_path, data, overwrite=True)
     assert again["cost"]["cache_hits"] == 0  # the earlier run's cache went with it
 
 
 def test_a_resume_with_other_options_names_what_differs(tmp_path):
     data = popqa(tmp_path, n=2)
-    run(tmp_path, tasks=["popqa"], system="vanilla", model="scripted:echo", data={"popqa": str(data)})
+    popqa_run(tmp_path, data)
     with pytest.raises(ConfigError, match=r"different configuration \(limit: null -> 1\)"):
-        run(
-            tmp_path,
-            tasks=["popqa"],
-            system="vanilla",
-            model="scripted:echo",
-            data={"popqa": str(data)},
-            limit=1,
-            resume=True,
-        )
+        popqa_run(tmp_path, data, limit=1, resume=True)
 
 
 def test_limit_zero_is_a_configuration_error(tmp_path):
@@ -225,14 +210,7 @@ def test_the_console_names_the_most_common_failure_causes(tmp_path):
         "def answer(request):\n    raise EngineError('connection failed (7 attempts)')\n"
     )
     result = cli(
-        "--tasks",
-        "popqa",
-        "--data",
-        f"popqa={data}",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:fail:answer",
+        *task_run_args("popqa", data, "closed_book", "scripted:fail:answer"),
         "--output",
         str(tmp_path / "r"),
         "--no-progress",
@@ -328,32 +306,13 @@ def test_every_sampled_call_gets_a_seed_from_the_run_seed_example_and_call(tmp_p
     data = popqa(tmp_path, n=3)
     seeds = {}
     for name, inflight in (("a", 1), ("b", 3)):
-        run(
-            tmp_path,
-            name=name,
-            tasks=["popqa"],
-            system="closed_book",
-            model="scripted:echo",
-            data={"popqa": str(data)},
-            seed=7,
-            max_inflight=inflight,
-        )
+        popqa_run(tmp_path, data, "closed_book", name=name, seed=7, max_inflight=inflight)
     registry = installed_registry()
     registry.entries["systems"]["seed_probe"] = registry.entries["systems"]["closed_book"].__class__(
         kind="systems", name="seed_probe", target="test_run_integrity:SeedProbe"
     )
     for name, inflight, seed in (("c", 1, 7), ("d", 3, 7), ("e", 1, 8)):
-        run(
-            tmp_path,
-            name=name,
-            registry=registry,
-            tasks=["popqa"],
-            system="seed_probe",
-            model="scripted:echo",
-            data={"popqa": str(data)},
-            seed=seed,
-            max_inflight=inflight,
-        )
+        popqa_run(tmp_path, data, "seed_probe", name=name, registry=registry, seed=seed, max_inflight=inflight)
         seeds[name] = [
             [s["request"]["sampling"]["seed"] for s in r["trace"]] for r in samples(tmp_path / name, "popqa")
         ]
@@ -444,27 +403,12 @@ def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, 
     InterruptedAfterThree.answered = 0
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: InterruptedAfterThree(model))
     with pytest.raises(RunInterrupted):
-        run(
-            tmp_path,
-            tasks=["popqa"],
-            system="closed_book",
-            model="scripted:interrupted",
-            data={"popqa": str(data)},
-            max_inflight=1,
-        )
+        popqa_run(tmp_path, data, "closed_book", "scripted:interrupted", max_inflight=1)
     interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
     assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
     monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = True  # answers every call
-    results = run(
-        tmp_path,
-        tasks=["popqa"],
-        system="closed_book",
-        model="scripted:interrupted",
-        data={"popqa": str(data)},
-        max_inflight=1,
-        resume=True,
-    )
+    results = popqa_run(tmp_path, data, "closed_book", "scripted:interrupted", max_inflight=1, resume=True)
     assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1
     assert results["cost"]["this_attempt"]["llm_calls"] == 3 and results["cost"]["llm_calls"] == 6
     assert results["cost"]["prompt_tokens"] >= 30  # the interrupted attempt's tokens are kept

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from crag_helpers import tokenizer_dir
-from helpers import comparable
+from helpers import cli_run_args, comparable
 from process_tree import HAVE_PROC, descendants, processes
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
@@ -43,12 +43,7 @@ def command(
     archive: Path, out: Path, overhead: float = 0.3, judge_overhead: float = 0.1, inflight: int = 2
 ) -> list[str]:
     return [
-        "--tasks",
-        "crag_t3",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo", task="crag_t3", system="vanilla"),
         "--model-arg",
         f"overhead={overhead}",
         "--judge",
@@ -213,12 +208,7 @@ def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_p
     out, log = tmp_path / "run", tmp_path / "calls.log"
     env = {**environment(tmp_path), "RAGBENCH_TEST_CALL_LOG": str(log)}
     args = [
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:logged_engine:answer",
+        *cli_run_args("scripted:logged_engine:answer"),
         "--model-arg",
         "per_request=0.1",
         "--max-inflight",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import plugin_pyproject
+from helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
 from ragbench._types import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,15 +28,10 @@ PROVIDER = "ragbench-plugin-example"
 BROKEN_PROVIDER = "ragbench-broken-example"
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-
-
 def _broken_package(root: Path) -> Path:
     """A plugin with two entry points: one whose hook module fails to import, and one whose
     catalogue loads but whose system's target module fails when first used."""
-    _write(
+    write_dedented(
         root / "pyproject.toml",
         plugin_pyproject(
             BROKEN_PROVIDER,
@@ -44,12 +39,12 @@ def _broken_package(root: Path) -> Path:
             "ragbench_broken_example",
         ),
     )
-    _write(root / "ragbench_broken_example" / "__init__.py", "")
-    _write(
+    write_dedented(root / "ragbench_broken_example" / "__init__.py", "")
+    write_dedented(
         root / "ragbench_broken_example" / "boom.py",
         'raise ImportError("this plugin needs the libfrobnicate library")\n',
     )
-    _write(
+    write_dedented(
         root / "ragbench_broken_example" / "lazy.py",
         """\
         from ragbench._hookspecs import hookimpl
@@ -65,7 +60,7 @@ def _broken_package(root: Path) -> Path:
                 "description": "a task registered as a system"}}}
         """,
     )
-    _write(
+    write_dedented(
         root / "ragbench_broken_example" / "heavy.py",
         """\
         import libfrobnicate_not_installed  # noqa: F401
@@ -80,20 +75,7 @@ def _broken_package(root: Path) -> Path:
 
 def _pip_install(source: Path, target: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-            "--target",
-            str(target),
-            str(source),
-        ],
+        pip_install_args(source, target),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -200,7 +182,7 @@ def _fake_model(folder: Path, data: list[dict]) -> Path:
     for record, plan in zip(data, VOTE_PLAN, strict=True):
         verdicts = [record["truth"] if mark == "c" else not record["truth"] for mark in plan]
         table[record["statement"]] = [SPELLINGS[seed]("true" if v else "false") for seed, v in enumerate(verdicts)]
-    _write(
+    write_dedented(
         folder / "fake_llm.py",
         f"""\
         import re
@@ -226,12 +208,7 @@ def test_majority_vote_on_plugin_task(sites, tmp_path):
     out = tmp_path / "run"
     done = _ragbench(
         [
-            "--tasks",
-            "trivia_tf",
-            "--system",
-            "majority_vote",
-            "--model",
-            "scripted:fake_llm:answer",
+            *cli_run_args("scripted:fake_llm:answer", task="trivia_tf", system="majority_vote"),
             "--output",
             str(out),
             "--no-progress",
@@ -244,14 +221,7 @@ def test_majority_vote_on_plugin_task(sites, tmp_path):
     results = json.loads((out / "results.json").read_text())
     assert results["complete"]
     assert results["results"]["trivia_tf"]["verdict_accuracy"] == pytest.approx(EXPECTED_MAJORITY)
-    assert results["counts"]["trivia_tf"] == {
-        "records": 8,
-        "scored": 8,
-        "failed": 0,
-        "bad_records": 0,
-        "missing": 0,
-        "metric_failures": 0,
-    }
+    assert results["counts"]["trivia_tf"] == task_counts(8, 8)
     assert results["cost"]["llm_calls"] == 3 * len(data)
     samples = {s["id"]: s for s in _samples(out, "trivia_tf")}
     second = samples[data[1]["qid"]]  # plan "wcc": the wrong first vote is outvoted
@@ -276,12 +246,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
     out = tmp_path / "run"
     done = _ragbench(
         [
-            "--tasks",
-            "trivia_tf",
-            "--system",
-            system,
-            "--model",
-            f"scripted:{rules}",
+            *cli_run_args(f"scripted:{rules}", task="trivia_tf", system=system),
             "--metrics",
             "+mentions:true",
             "--output",
@@ -362,12 +327,7 @@ def test_plugin_that_fails_to_import_is_reported_and_others_listed(sites, tmp_pa
 def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(sites, tmp_path):
     done = _ragbench(
         [
-            "--tasks",
-            "demo",
-            "--system",
-            "task_as_system",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo", system="task_as_system"),
             "--output",
             str(tmp_path / "run"),
             "--no-progress",
@@ -387,12 +347,7 @@ def test_component_of_the_wrong_kind_gives_one_line_error_naming_the_provider(si
 def test_component_failing_at_first_use_gives_one_line_error(sites, tmp_path):
     done = _ragbench(
         [
-            "--tasks",
-            "trivia_tf",
-            "--system",
-            "broken_system",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo", task="trivia_tf", system="broken_system"),
             "--output",
             str(tmp_path / "run"),
             "--no-progress",
@@ -414,14 +369,12 @@ def test_a_plugin_metric_scores_a_builtin_task(sites, tmp_path):
     out = tmp_path / "run"
     done = _ragbench(
         [
-            "--tasks",
-            "pubhealth",
-            "--data",
-            f"pubhealth={REPO / 'tests/data/selfrag/health_claims_processed.sample.jsonl'}",
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *task_run_args(
+                "pubhealth",
+                REPO / "tests/data/selfrag/health_claims_processed.sample.jsonl",
+                "closed_book",
+                "scripted:echo",
+            ),
             "--metrics",
             "+verdict_accuracy",
             "--output",

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import write_jsonl
-from helpers import cli_here, run
+from helpers import cli_here, cli_run_args, run
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -61,12 +61,7 @@ def test_no_section_when_no_output_was_cut(tmp_path):
 def test_the_console_says_it(tmp_path):
     task = cut_task(tmp_path, {0})
     done = cli_here(
-        "--tasks",
-        str(task),
-        "--system",
-        "closed_book",
-        "--model",
-        f"scripted:{tmp_path / 'answers.json'}",
+        *cli_run_args(f"scripted:{tmp_path / 'answers.json'}", task=str(task)),
         "--output",
         str(tmp_path / "run"),
         "--no-progress",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers import cli, run
+from helpers import cli, cli_run_args, run
 from ragbench._checks import PreflightError
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
@@ -50,12 +50,7 @@ def test_top_k_and_a_system_arg_setting_the_same_option_otherwise_are_refused():
 
 def test_top_k_on_the_command_line_is_refused_in_one_line_by_a_system_without_the_option(tmp_path):
     done = cli(
-        "--tasks",
-        "demo",
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo"),
         "--top-k",
         "5",
         "--output",
@@ -91,12 +86,7 @@ def test_no_warning_where_the_searches_can_differ_or_only_the_question_is_search
 
 def test_a_run_prints_the_warning_before_it_starts(tmp_path):
     done = cli(
-        "--tasks",
-        "demo",
-        "--system",
-        "ircot",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo", system="ircot"),
         "--limit",
         "1",
         "--output",

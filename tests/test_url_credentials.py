@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import run, samples
+from helpers import cli_run_args, run, samples
 from ragbench._cli.main import main
 from ragbench._engines.openai import OpenAIEngine
 from ragbench._registry import Registry
@@ -135,12 +135,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
         url = with_credentials(fake.base_url, "user", password, f"?api_key={key}")
         outcome = CliRunner().invoke(
             main,
-            [
-                "--tasks",
-                "demo",
-                "--system",
-                "closed_book",
-                "--model",
+            cli_run_args(
                 "openai:m",
                 "--base-url",
                 url,
@@ -155,7 +150,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
                 "10",
                 "--output",
                 str(folder / "out"),
-            ],
+            ),
         )
         assert outcome.exit_code == (1 if failing else 0), outcome.output
         assert {r["authorization"] for r in fake.requests} == {
@@ -175,12 +170,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
 def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path):
     outcome = CliRunner().invoke(
         main,
-        [
-            "--tasks",
-            "demo",
-            "--system",
-            "closed_book",
-            "--model",
+        cli_run_args(
             "openai:m",
             "--base-url",
             "http://user:PASSW0RD@127.0.0.1:9/v1?api_key=K3YVALUE",
@@ -189,7 +179,7 @@ def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path
             "--no-progress",
             "--output",
             str(tmp_path / "out"),
-        ],
+        ),
     )
     assert outcome.exit_code != 0 and "http://127.0.0.1:9/v1/models" in outcome.output
     assert "PASSW0RD" not in outcome.output and "K3YVALUE" not in outcome.output

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from helpers import cli_here, run
+from helpers import cli_here, popqa_args, run
 from ragbench._checks import PreflightError
 from ragbench._registry import installed_registry
 from ragbench._storage.cache import ResponseCache
@@ -25,22 +25,7 @@ QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 
 
 def run_args(data: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "--tasks",
-        "popqa",
-        "--system",
-        "vanilla",
-        "--model",
-        "scripted:echo",
-        "--data",
-        f"popqa={data}",
-        "--output",
-        str(out),
-        "--no-progress",
-        "--bootstrap-iters",
-        "20",
-        *extra,
-    ]
+    return popqa_args(data, out, "--no-progress", "--bootstrap-iters", "20", *extra)
 
 
 def snapshot(folder: Path) -> dict[str, tuple]:

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run
+from helpers import cli_here, popqa_args, run
 from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
@@ -117,19 +117,7 @@ def test_a_run_whose_lock_is_held_is_running_with_its_holder_and_once_killed_is_
             sys.executable,
             "-m",
             "ragbench._cli.main",
-            "--tasks",
-            "popqa",
-            "--system",
-            "vanilla",
-            "--model",
-            "scripted:echo",
-            "--model-arg",
-            "overhead=60",
-            "--data",
-            f"popqa={data}",
-            "--output",
-            str(out),
-            "--no-progress",
+            *popqa_args(data, out, "--model-arg", "overhead=60", "--no-progress"),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

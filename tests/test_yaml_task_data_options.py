@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from helpers import cli_here
+from helpers import cli_here, cli_run_args
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks import task_class
@@ -107,12 +107,7 @@ def test_data_given_with_dash_dash_data_is_read_without_the_files_options(tmp_pa
 def test_the_refusal_is_one_line_of_ragbench_check(tmp_path):
     checked = cli_here(
         "check",
-        "--tasks",
-        str(write(tmp_path, "{path: d.csv, records: data}")),
-        "--system",
-        "closed_book",
-        "--model",
-        "scripted:echo",
+        *cli_run_args("scripted:echo", task=str(write(tmp_path, "{path: d.csv, records: data}"))),
         "--output",
         str(tmp_path / "run"),
         "--no-model",

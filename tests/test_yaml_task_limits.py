@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import cli_run_args
 from ragbench._errors import ConfigError
 from ragbench._values.options import construct
 
@@ -113,12 +114,7 @@ def test_a_data_path_that_is_a_pipe_or_device_is_refused_in_one_line(tmp_path, k
             sys.executable,
             "-m",
             "ragbench._cli.main",
-            "--tasks",
-            str(tmp_path / "t.yaml"),
-            "--system",
-            "closed_book",
-            "--model",
-            "scripted:echo",
+            *cli_run_args("scripted:echo", task=str(tmp_path / "t.yaml")),
             "--output",
             str(tmp_path / "run"),
         ],

@@ -8,12 +8,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from helpers import plugin_pyproject
+from helpers import pip_install_args, plugin_pyproject, write_dedented
 
 PROVIDER = "ragbench-yaml-example"
 RECORDS = [
@@ -85,16 +84,11 @@ def ragbench_catalog():
 """
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("yaml_plugin")
     source = root / "src"
-    _write(
+    write_dedented(
         source / "pyproject.toml",
         plugin_pyproject(
             PROVIDER,
@@ -104,27 +98,14 @@ def site(tmp_path_factory) -> Path:
         ),
     )
     package = source / "ragbench_yaml_example"
-    _write(package / "__init__.py", "")
-    _write(package / "hooks.py", HOOK)
-    _write(package / "style.py", STYLE)
-    _write(package / "tasks" / "capitals.yaml", TASK)
-    _write(package / "tasks" / "data" / "capitals.jsonl", "".join(json.dumps(r) + "\n" for r in RECORDS))
+    write_dedented(package / "__init__.py", "")
+    write_dedented(package / "hooks.py", HOOK)
+    write_dedented(package / "style.py", STYLE)
+    write_dedented(package / "tasks" / "capitals.yaml", TASK)
+    write_dedented(package / "tasks" / "data" / "capitals.jsonl", "".join(json.dumps(r) + "\n" for r in RECORDS))
     target = root / "site"
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-            "--target",
-            str(target),
-            str(source),
-        ],
+        pip_install_args(source, target),
         capture_output=True,
         text=True,
         timeout=300,
@@ -168,40 +149,19 @@ def test_the_plugin_task_runs_by_its_group_with_its_style_options(site, tmp_path
             ]
         )
     )
-    checked = _ragbench(
-        [
-            "check",
-            "--tasks",
-            "geography",
-            "--task-arg",
-            "prefix=ASK",
-            "--model",
-            f"scripted:{rules}",
-            "--system",
-            "closed_book",
-            "--no-model",
-        ],
-        site,
-        tmp_path,
-    )
+    args = [
+        "--tasks",
+        "geography",
+        "--task-arg",
+        "prefix=ASK",
+        "--model",
+        f"scripted:{rules}",
+        "--system",
+        "closed_book",
+    ]
+    checked = _ragbench(["check", *args, "--no-model"], site, tmp_path)
     assert checked.returncode == 0, checked.stderr
-    done = _ragbench(
-        [
-            "--tasks",
-            "geography",
-            "--task-arg",
-            "prefix=ASK",
-            "--model",
-            f"scripted:{rules}",
-            "--system",
-            "closed_book",
-            "--no-progress",
-            "--output",
-            str(tmp_path / "r"),
-        ],
-        site,
-        tmp_path,
-    )
+    done = _ragbench([*args, "--no-progress", "--output", str(tmp_path / "r")], site, tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["results"]["capitals"] == {"em": 2 / 3, "match_normalized": 2 / 3}

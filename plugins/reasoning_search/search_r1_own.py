@@ -221,9 +221,15 @@ class SearchR1Own(ReasoningSearch):
         ended = ended_by_model(response)
         written = appended + output if ended else appended
         if self.client == "infer":
-            found = ANSWER_TAG.findall(written)
-            answered = bool(found)
-            answer = qa_em_answer(user + written) if self.answer_from == "qa_em" else found[-1].strip() if found else ""
+            written_answers = ANSWER_TAG.findall(written)
+            answered = bool(written_answers)
+            answer = (
+                qa_em_answer(user + written)
+                if self.answer_from == "qa_em"
+                else written_answers[-1].strip()
+                if written_answers
+                else ""
+            )
             extras = {}
         else:
             found = ANSWER_TAG.search(said)

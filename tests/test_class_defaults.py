@@ -13,8 +13,15 @@ from ragbench.api import Metric, Task
 PACKAGES = ("ragbench", "ragbench.plugins", "ragbench.tasks", "ragbench.metrics")
 # Containers libraries write on classes they make, not defaults of ours: a NamedTuple's `_field_defaults`
 # (collections.namedtuple), a PyYAML loader's own `yaml_constructors` (its `add_constructor` copies the table
-# into the subclass it registers on).
-LIBRARY_OWNED = {"_field_defaults", "yaml_constructors"}
+# into the subclass it registers on), an Enum's member tables (enum.EnumType fills them for each Enum class).
+LIBRARY_OWNED = {
+    "_field_defaults",
+    "yaml_constructors",
+    "_member_names_",
+    "_member_map_",
+    "_value2member_map_",
+    "_unhashable_values_",
+}
 
 
 def test_a_task_writing_into_its_inherited_metric_options_is_refused_and_others_are_unaffected():

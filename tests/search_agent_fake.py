@@ -15,6 +15,11 @@ message; a "result" is a tool message):
 - one result, get_document offered and the last result a list of hits: get_document of its first docid;
 - else it answers, citing the first docid any result names, with the first five words after it.
 A Responses answer starts with a reasoning item (chat completions have none).
+
+Qwen's agent library (qwen_agent, BrowseComp-Plus's qwen_client) sends no `tools`: its system message lists them
+between <tools></tools>, each result comes back in a user message between <tool_response></tool_response>, and it
+reads the calls from the answer's text between <tool_call></tool_call>; the fake plays the same agent over that
+text form (`text_form`), and answers a request with `"stream": true` as server-sent events.
 Token counts are a quarter of the characters: a request's input, an answer's output (at least 1).
 
 As a simulated server (benchmarks/agent_speed.py) each answer first waits `delay` seconds (the network and
@@ -32,6 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DOCID = re.compile(r'"docid": "([^"]+)"')
+TOOLS = re.compile(r"<tools>\n(.*?)\n</tools>", re.S)
+TOOL_RESPONSE = re.compile(r"<tool_response>\n(.*?)\n</tool_response>", re.S)
 
 
 def _text(content: Any) -> str | None:
@@ -119,13 +126,42 @@ def decide(request: dict[str, Any]) -> tuple[str | None, list[tuple[str, str]]]:
         queries = [question, " ".join(question.split()[-3:])] if "twice" in question else [question]
         return None, [(search["name"], json.dumps({argument: query})) for query in queries]
     hits = DOCID.findall(results[-1])
-    if len(results) == 1 and "get_document" in tools and results[-1].lstrip().startswith("[") and hits:
-        return None, [("get_document", json.dumps({"docid": hits[0]}))]
+    get_document = next((name for name in tools if name.endswith("get_document")), None)
+    if len(results) == 1 and get_document and results[-1].lstrip().startswith("[") and hits:
+        return None, [(get_document, json.dumps({"docid": hits[0]}))]
     cited = next((found[0] for found in map(DOCID.findall, results) if found), "none")
     pattern = re.compile(r'"docid": "' + re.escape(cited) + r'",\s*(?:"score": [^,]+,\s*)?"(?:snippet|text)": "([^"]*)')
     texts = [found.group(1) for found in map(pattern.search, results) if found]
     words = " ".join(re.findall(r"[A-Za-z0-9']+", texts[0].replace("\\n", " "))[:5]) if texts else ""
     return f"Explanation: it is in the documents [{cited}].\nExact Answer: {words}\nConfidence: 80%", []
+
+
+def text_form(request: dict[str, Any]) -> dict[str, Any] | None:
+    """A request whose tools are in its system text (Qwen's function-calling prompt) as the fake agent reads a
+    native one: the tools from the <tools> lines, each <tool_response> a tool message; None for any other."""
+    messages = request["messages"]
+    found = TOOLS.search(messages[0]["content"] or "") if messages and messages[0]["role"] == "system" else None
+    if request["tools"] or found is None:
+        return None
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        results = TOOL_RESPONSE.findall(message["content"] or "") if message["role"] == "user" else []
+        turns += [{"role": "tool", "content": result} for result in results] or [message]
+    tools = [json.loads(line)["function"] for line in found.group(1).splitlines()]
+    return request | {"messages": turns, "tools": tools}
+
+
+def text_calls(calls: list[tuple[str, str]]) -> str:
+    """Tool calls written as Qwen's prompt asks: a JSON object of name and arguments between <tool_call> tags (the
+    arguments as given where they are not JSON)."""
+    written = []
+    for name, arguments in calls:
+        try:
+            call = json.dumps({"name": name, "arguments": json.loads(arguments)}, ensure_ascii=False)
+        except ValueError:
+            call = '{"name": ' + json.dumps(name) + ', "arguments": ' + arguments + "}"
+        written.append(f"<tool_call>\n{call}\n</tool_call>")
+    return "\n".join(written)
 
 
 def tokens(text: str) -> int:
@@ -177,7 +213,10 @@ def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
 
 
 def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
-    text, calls = decide(request)
+    in_text = text_form(request)
+    text, calls = decide(in_text or request)
+    if in_text is not None and calls:
+        text, calls = text_calls(calls), []
     tool_calls = [
         {"id": f"call_{turn}_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
         for i, (name, arguments) in enumerate(calls)
@@ -248,10 +287,28 @@ class _Handler(BaseHTTPRequestHandler):
         chat = self.path.endswith("/chat/completions")
         payload = (chat_payload if chat else responses_payload)(request, turn)
         fake.simulate(payload["usage"]["completion_tokens" if chat else "output_tokens"])
-        self.send(200, payload)
+        if chat and body.get("stream"):
+            self.stream(payload)
+        else:
+            self.send(200, payload)
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})
+
+    def stream(self, payload: dict[str, Any]) -> None:
+        """A chat completion as server-sent events: the whole message in one chunk, then its finish reason."""
+        choice = payload["choices"][0]
+        chunk = {key: payload[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        events = [
+            chunk | {"choices": [{"index": 0, "delta": choice["message"], "finish_reason": None}]},
+            chunk | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        ]
+        data = "".join(f"data: {json.dumps(event)}\n\n" for event in events).encode() + b"data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def send(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()

@@ -117,6 +117,7 @@ def searcher_package(checkout: Path) -> types.ModuleType:
             return next(member.searcher_class for member in cls if member.cli_name == cli_name)
 
     package = types.ModuleType("searcher.searchers")
+    package.base = base  # type: ignore[attr-defined]
     package.BaseSearcher = base.BaseSearcher  # type: ignore[attr-defined]
     package.SearcherType = SearcherType  # type: ignore[attr-defined]
     return package

@@ -16,6 +16,7 @@ oss_client shows whole texts. record_upstream.py says how the fixtures were made
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,58 @@ def test_over_the_responses_api_search_agent_sends_the_clients_request_bodies(tm
         assert [json.dumps(b, sort_keys=True) for b in ours[qid]] == [
             json.dumps(b, sort_keys=True) for b in theirs[qid]
         ]
+
+
+# qwen_client (qwen-agent 0.0.27 over searcher/mcp_server.py, fastmcp 2.9.2; tests/data/search_agent/
+# record_qwen_client.py): its MCP server run with --get-document, k 5 and 12-token snippets, the client with
+# QUERY_TEMPLATE and its own sampling (temperature 0.7, top_p 0.8, max_tokens 10000 every turn).
+QWEN_ARGS = {
+    "client": "qwen_client",
+    "get_document": True,
+    "snippet_max_tokens": 12,
+    "snippet_tokenizer": str(DATA / "tokenizer"),
+}
+# what qwen_client's generate_cfg sends besides sampling (its extra_body), given as an engine option
+QWEN_BODY_OPTIONS = {"chat_template_kwargs": {"enable_thinking": True}}
+TRACEBACK = re.compile(r"(\nTraceback:\n).*?(?=\n</tool_response>|\Z)", re.S)
+
+
+def without_traceback(value: Any) -> Any:
+    """`value` with the lines after "Traceback:" of qwen_agent's tool-error texts dropped: they name the files of
+    the installation that recorded them."""
+    if isinstance(value, str):
+        return TRACEBACK.sub(r"\1", value)
+    if isinstance(value, list):
+        return [without_traceback(item) for item in value]
+    if isinstance(value, dict):
+        return {key: without_traceback(item) for key, item in value.items()}
+    return value
+
+
+def qwen_side(tmp_path: Path) -> dict[str, Any]:
+    pytest.importorskip("transformers")  # ragbench[hf], for the snippet tokenizer
+    SYSTEM_ARGS["qwen_client"] = QWEN_ARGS
+    try:
+        return ragbench_side(tmp_path, "qwen_client", model_args=QWEN_BODY_OPTIONS)
+    finally:
+        del SYSTEM_ARGS["qwen_client"]
+
+
+def test_search_agent_sends_the_request_bodies_qwen_client_sends(tmp_path):
+    """Chat completions bodies, keys sorted, byte for byte but for the seed (qwen_agent draws one at random per
+    request, ragbench derives its own), `stream` (qwen_agent streams, ragbench reads whole answers) and `n`
+    (ragbench sends 1, qwen_agent leaves the server's default, 1)."""
+    theirs = without_traceback(upstream("qwen_client")["bodies"])
+    ours = qwen_side(tmp_path)["bodies"]
+    assert sorted(ours) == sorted(theirs)
+    for qid in theirs:
+        drop = ("seed", "stream", "n")
+        assert [json.dumps({k: v for k, v in b.items() if k not in drop}, sort_keys=True) for b in ours[qid]] == [
+            json.dumps({k: v for k, v in b.items() if k not in drop}, sort_keys=True) for b in theirs[qid]
+        ], qid
+
+
+def test_search_agent_ends_with_the_run_files_qwen_client_writes(tmp_path):
+    ours = qwen_side(tmp_path)["runs"]
+    theirs = without_traceback(upstream("qwen_client")["runs"])
+    assert {qid: {k: v for k, v in run.items() if k != "output_tokens"} for qid, run in ours.items()} == theirs

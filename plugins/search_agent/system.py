@@ -23,21 +23,31 @@ from annotated_types import Ge
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.protocols import OwnCorpus
-from ragbench.api.retrieval import CorpusLookup, corpus_format
+from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import first_tokens, load_snippet_tokenizer
 
-from .prompts import QUERY_TEMPLATE, QUERY_TEMPLATE_NO_GET_DOCUMENT, QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
+from . import qwen_client
+from .prompts import (
+    GET_DOCUMENT_DESCRIPTION,
+    QUERY_TEMPLATE,
+    QUERY_TEMPLATE_NO_GET_DOCUMENT,
+    QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION,
+    SEARCH_DESCRIPTION,
+)
 from .tools import (
     OPENAI_CLIENT,
     OSS_CLIENT,
     Client,
     answer_call,
     document_result,
+    search_hits,
     search_results,
     tool_definitions,
 )
 
 COMPLETED = "completed"  # the model answered; "turns" or "tokens": that budget ended the example
+QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
+QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
 
 
 def query_template(get_document: bool, citations: bool) -> str:
@@ -101,16 +111,19 @@ class SearchAgent(System):
 
     Options (defaults from openai_client.py's command line):
       client              "openai_client" (tools `search(query)` and `get_document(docid)`, tool_choice
-                          "auto", the token budget shared by the turns) or "oss_client" (the search tool
+                          "auto", the token budget shared by the turns), "oss_client" (the search tool
                           named `local_knowledge_base_retrieval(user_query)`, no tool choice sent, every
-                          turn the whole token budget)
+                          turn the whole token budget) or "qwen_client" (Qwen's agent library over the MCP
+                          server's tools: no `tools` sent, they are listed in the system message and the
+                          calls read from the answer's text, qwen_client.py's module; every turn the whole
+                          token budget; temperature 0.7 and top_p 0.8 unless given; at most 20 turns)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
       system_prompt       a system message before the question (None: none, as --system unset)
       snippet_max_tokens  a hit's text cut to its first N tokens of `snippet_tokenizer` (512; 0: whole text)
       snippet_tokenizer   the tokenizer snippets are counted in ("Qwen/Qwen3-0.6B"), read from disk only
-      max_turns           model turns per example (100, --max-iterations)
+      max_turns           model turns per example (None: 100, --max-iterations; qwen_client's 20)
       token_budget        output tokens per example (10000, --max_tokens)
       temperature, top_p  sent when given (None: the run's sampling)
       corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
@@ -128,14 +141,14 @@ class SearchAgent(System):
 
     def __init__(
         self,
-        client: Literal["openai_client", "oss_client"] = "openai_client",
+        client: Literal["openai_client", "oss_client", "qwen_client"] = "openai_client",
         k: Annotated[int, Ge(1)] = 5,
         get_document: bool = False,
         citations: bool = True,
         system_prompt: str | None = None,
         snippet_max_tokens: Annotated[int, Ge(0)] = 512,
         snippet_tokenizer: str = "Qwen/Qwen3-0.6B",
-        max_turns: Annotated[int, Ge(1)] = 100,
+        max_turns: Annotated[int, Ge(1)] | None = None,
         token_budget: Annotated[int, Ge(1)] = 10000,
         temperature: float | None = None,
         top_p: float | None = None,
@@ -144,11 +157,16 @@ class SearchAgent(System):
         self.client = client
         self.k, self.get_document, self.citations, self.system_prompt = int(k), get_document, citations, system_prompt
         self.snippet_max_tokens, self.snippet_tokenizer = int(snippet_max_tokens), snippet_tokenizer
-        self.max_turns, self.token_budget = int(max_turns), int(token_budget)
+        self.qwen = client == "qwen_client"
+        self.max_turns = int(max_turns if max_turns is not None else QWEN_MAX_CALLS if self.qwen else 100)
+        self.token_budget = int(token_budget)
         self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
         self._client = OSS_CLIENT if client == "oss_client" else OPENAI_CLIENT
         self._template = query_template(get_document, citations)
         self._tools = tool_definitions(self._client, self.k, get_document)
+        self._functions = [qwen_client.mcp_function("search", SEARCH_DESCRIPTION.format(k=self.k), "query")]
+        if get_document:
+            self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
         self._tokenizer = None
         if self.snippet_max_tokens:
             self._tokenizer = load_snippet_tokenizer("search_agent", snippet_tokenizer)
@@ -167,22 +185,24 @@ class SearchAgent(System):
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 
-    def _get_document(self, task: Task) -> Callable[[str], str] | None:
-        """get_document's answer by the corpus (None: the run has none), its rows found on the run's first call and
+    def _lookup(self, task: Task) -> Callable[[str], Document | None] | None:
+        """The corpus's document of a docid (None: the run has none), its rows found on the run's first call and
         each document read from disk when asked (BrowseComp-Plus's corpus is several GB of text)."""
         path = self._corpus_path(task)
         if path is None:
             return None
 
-        def answer(docid: str) -> str:
+        def lookup(docid: str) -> Document | None:
             if self._documents is None:
                 self._documents = CorpusLookup(path)
-            return document_result(docid, self._documents.get(docid))
+            return self._documents.get(docid)
 
-        return answer
+        return lookup
 
     def _sampling(self, remaining: int) -> dict[str, Any]:
-        sampling: dict[str, Any] = {"max_tokens": remaining if self._client.shares_token_budget else self.token_budget}
+        shared = self._client.shares_token_budget and not self.qwen
+        sampling: dict[str, Any] = QWEN_SAMPLING.copy() if self.qwen else {}
+        sampling["max_tokens"] = remaining if shared else self.token_budget
         if self.temperature is not None:
             sampling["temperature"] = self.temperature
         if self.top_p is not None:
@@ -193,15 +213,24 @@ class SearchAgent(System):
         assert ctx.retriever is not None  # `retrieves`: the run gives one
         retriever = ctx.retriever
 
-        async def search(query: str) -> tuple[str, list[Document]]:
+        async def search(query: str) -> tuple[list[dict[str, Any]], list[Document]]:
             docs = await retriever.search(query, self.k)
-            return search_results(docs, self._snippet), docs
+            return search_hits(docs, self._snippet), docs
 
-        document = self._get_document(ctx.task)
+        lookup = self._lookup(ctx.task)
+        question = {"role": "user", "content": self._template.format(Question=example.question)}
+        if self.qwen:
+            return await self._run_qwen_client(example, ctx, question, search, lookup)
+
+        async def searched(query: str) -> tuple[str, list[Document]]:
+            hits, docs = await search(query)
+            return search_results(hits), docs
+
+        document = None if lookup is None else (lambda docid: document_result(docid, lookup(docid)))
         messages: list[dict[str, Any]] = (
             [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         )
-        messages.append({"role": "user", "content": self._template.format(Question=example.question)})
+        messages.append(question)
         run, status, answer, turns = SearchAgentRun(self._client), "turns", "", 0
         while turns < self.max_turns:
             remaining = self.token_budget - run.output_tokens
@@ -233,7 +262,7 @@ class SearchAgent(System):
                     turn["items"] = self._client.sent_back(response.items)
                 messages.append(turn)
                 for call in response.tool_calls:
-                    answered = await answer_call(call.name, call.raw_arguments, self._client, search, document)
+                    answered = await answer_call(call.name, call.raw_arguments, self._client, searched, document)
                     ctx.record_step(
                         f"tool {call.name}",
                         inputs={"arguments": call.raw_arguments},
@@ -248,6 +277,37 @@ class SearchAgent(System):
             docs=run.docs,
             extras=run.extras(status, turns),
         )
+
+    async def _run_qwen_client(
+        self,
+        example: Example,
+        ctx: Context,
+        question: dict[str, Any],
+        search: qwen_client.Search,
+        lookup: Callable[[str], Document | None] | None,
+    ) -> Prediction:
+        """The example as qwen_client runs it: its status "completed" where the agent's last message is a text,
+        else "turns" (qwen_client's "incomplete": its 20 requests used)."""
+
+        def document(docid: str) -> dict[str, Any] | None:  # mcp_server's get_document: the searcher's dict
+            doc = None if lookup is None else lookup(docid)
+            return None if doc is None else {"docid": docid, "text": passage_text(doc)}
+
+        system = {"role": "system", "content": qwen_client.system_message(self._functions, self.system_prompt)}
+        response, docs, turns, output_tokens = await qwen_client.run_agent(
+            ctx,
+            [system, question],
+            self._functions,
+            self._sampling(self.token_budget),
+            self.max_turns,
+            search,
+            document,
+        )
+        record = qwen_client.run_record(response)
+        last = response[-1] if response else {}
+        answer = last["content"].strip() if last.get("role") == "assistant" else ""
+        extras = record | {"status": COMPLETED if answer else "turns", "turns": turns, "output_tokens": output_tokens}
+        return Prediction(example_id=example.id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         """How the examples ended, and the turns and calls per tool an example took on average (BrowseComp-Plus's

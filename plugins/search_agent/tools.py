@@ -99,14 +99,19 @@ def tool_definitions(client: Client, k: int, get_document: bool) -> list[dict[st
     return tools
 
 
-def search_results(docs: list[Document], snippet: Callable[[str], str]) -> str:
-    """What a search answers: `json.dumps` (indent 2, ASCII) of each hit's docid, score (left out where the
-    retriever gives none) and snippet, in rank order."""
+def search_hits(docs: list[Document], snippet: Callable[[str], str]) -> list[dict[str, Any]]:
+    """What a search returns: each hit's docid, score (left out where the retriever gives none) and snippet, in
+    rank order."""
     results: list[dict[str, Any]] = []
     for doc in docs:
         hit = {"docid": doc.id} if doc.score is None else {"docid": doc.id, "score": doc.score}
         results.append({**hit, "snippet": snippet(passage_text(doc))})
-    return json.dumps(results, indent=2)
+    return results
+
+
+def search_results(hits: list[dict[str, Any]]) -> str:
+    """What a search answers the model: `json.dumps` (indent 2, ASCII) of its hits."""
+    return json.dumps(hits, indent=2)
 
 
 def document_result(docid: str, doc: Document | None) -> str:

@@ -18,6 +18,7 @@ from ragbench._retrieval.corpus import read_corpus
 from ragbench._types import Document
 from ragbench.api.retrieval import CorpusLookup
 from ragbench.plugins.search_agent.system import SearchAgent
+from ragbench.plugins.search_agent.tools import document_result
 
 IDS = st.one_of(st.sampled_from(["d1", "d2", "é3", "文4", "5", "d1 ", "😀"]), st.text(min_size=1, max_size=6))
 TEXTS = st.text(max_size=40)  # any characters: quotes, tabs, \r and \n inside quoted TSV fields, U+2028
@@ -76,10 +77,10 @@ def test_get_document_keeps_no_text_in_memory(tmp_path):
     tracemalloc.start()
     try:
         before = tracemalloc.take_snapshot()
-        answer = agent._get_document(None)  # type: ignore[arg-type]  # the corpus option names the file
-        assert answer is not None
-        assert json.loads(answer("doc-399"))["text"].startswith("T399\ndocument 399 ")
-        assert "not found" in answer("doc-400")
+        lookup = agent._lookup(None)  # type: ignore[arg-type]  # the corpus option names the file
+        assert lookup is not None
+        assert json.loads(document_result("doc-399", lookup("doc-399")))["text"].startswith("T399\ndocument 399 ")
+        assert "not found" in document_result("doc-400", lookup("doc-400"))
         kept = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
     finally:
         tracemalloc.stop()

@@ -73,10 +73,17 @@ def read_answer(text: str) -> list[dict[str, Any]]:
         else:
             written = piece.split("</tool_call>")[0].strip()
             try:
-                call = json.loads(written)
-                name, arguments = call["name"], json.dumps(call["arguments"], ensure_ascii=False)
-            except (ValueError, TypeError, KeyError):
+                call, parsed = json.loads(written), True
+            except ValueError:
+                parsed = False
                 name, arguments = extract_fn(written)
+            if parsed:
+                if not call:  # null, false, 0, "", [], {}: no call
+                    continue
+                try:
+                    name, arguments = call["name"], json.dumps(call["arguments"], ensure_ascii=False)
+                except (TypeError, KeyError):  # qwen_agent fails the query here; read as no JSON
+                    name, arguments = extract_fn(written)
         messages.append({"role": "assistant", "content": "", "function_call": {"name": name, "arguments": arguments}})
     return messages
 

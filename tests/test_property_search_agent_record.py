@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 
 from ragbench.api import Document
 from ragbench.plugins.search_agent.system import SearchAgentRun
-from ragbench.plugins.search_agent.tools import OPENAI_CLIENT, OSS_CLIENT, Client, answer_call, search_results
+from ragbench.plugins.search_agent.tools import (
+    OPENAI_CLIENT,
+    OSS_CLIENT,
+    Client,
+    answer_call,
+    search_hits,
+    search_results,
+)
 
 DOCIDS = st.sampled_from(["d1", "d2", "d3", "é4", "5"])
 ARGUMENT_TEXTS = st.one_of(
@@ -37,7 +44,7 @@ CALLS = st.lists(
 async def search(query: str) -> tuple[str, list[Document]]:
     """Hits named after the query's characters: the same query, the same hits."""
     docs = [Document(id=f"d{ord(c) % 4}", title="", text=f"text {c}", score=1.0) for c in str(query)[:3]]
-    return search_results(docs, lambda text: text), docs
+    return search_results(search_hits(docs, lambda text: text)), docs
 
 
 def document(docid: str) -> str:

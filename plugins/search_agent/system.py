@@ -35,8 +35,7 @@ from .prompts import (
     SEARCH_DESCRIPTION,
 )
 from .tools import (
-    OPENAI_CLIENT,
-    OSS_CLIENT,
+    CLIENTS,
     Client,
     answer_call,
     document_result,
@@ -161,7 +160,7 @@ class SearchAgent(System):
         self.max_turns = int(max_turns if max_turns is not None else QWEN_MAX_CALLS if self.qwen else 100)
         self.token_budget = int(token_budget)
         self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
-        self._client = OSS_CLIENT if client == "oss_client" else OPENAI_CLIENT
+        self._client = CLIENTS[client]
         self._template = query_template(get_document, citations)
         self._tools = tool_definitions(self._client, self.k, get_document)
         self._functions = [qwen_client.mcp_function("search", SEARCH_DESCRIPTION.format(k=self.k), "query")]
@@ -200,9 +199,8 @@ class SearchAgent(System):
         return lookup
 
     def _sampling(self, remaining: int) -> dict[str, Any]:
-        shared = self._client.shares_token_budget and not self.qwen
         sampling: dict[str, Any] = QWEN_SAMPLING.copy() if self.qwen else {}
-        sampling["max_tokens"] = remaining if shared else self.token_budget
+        sampling["max_tokens"] = remaining if self._client.shares_token_budget else self.token_budget
         if self.temperature is not None:
             sampling["temperature"] = self.temperature
         if self.top_p is not None:

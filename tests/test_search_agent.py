@@ -1,6 +1,7 @@
 """The `search_agent` system's loop on fictional_multihop (its corpus, BM25): the conversation only grows, turns
 are batched across examples, the budgets of turns and tokens end an example and say so, snippets are cut in
-tokens of the tokenizer named, and settings it cannot run with are refused before the run. Parity with
+tokens of the tokenizer named, settings it cannot run with are refused before the run, and qwen_client ends after
+qwen_agent's 20 requests and asks again after an empty answer. Parity with
 BrowseComp-Plus's clients is tests/test_search_agent_parity.py."""
 
 from __future__ import annotations
@@ -167,3 +168,26 @@ def test_get_document_reads_a_saved_dataset_corpus_as_the_same_rows_in_jsonl(tmp
     from_folder, lines = served_run(tmp_path / "folder", get_document=True, corpus=str(tmp_path / "saved"))
     assert from_folder == from_jsonl
     assert lines[0]["prediction"]["extras"]["tool_call_counts"]["get_document"] == 1
+
+
+QWEN_SEARCH = '<tool_call>\n{"name": "search-server-search", "arguments": {"query": "Rufea"}}\n</tool_call>'
+
+
+def test_qwen_client_makes_at_most_20_requests_as_qwen_agent_does(tmp_path):
+    """qwen_agent's MAX_LLM_CALL_PER_RUN: the example ends after 20 requests however many calls are left; qwen_client
+    says "incomplete", ragbench names the budget."""
+    model = scripted(tmp_path, [{"pattern": "", "response": QWEN_SEARCH}])
+    _, [line] = agent_run(tmp_path, model, system_args={"client": "qwen_client"})
+    extras = line["prediction"]["extras"]
+    assert (line["prediction"]["answer"], extras["status"], extras["turns"]) == ("", "turns", 20)
+    assert extras["tool_call_counts"] == {"search": 20}
+
+
+def test_qwen_client_asks_again_after_an_answer_with_nothing_in_it(tmp_path):
+    """An empty answer adds nothing to qwen_agent's messages, so the same conversation is sent again, and again."""
+    rules = [{"pattern": '"docid"', "response": "Zealion"}, {"pattern": "", "response": ""}]
+    _, [line] = agent_run(tmp_path, scripted(tmp_path, rules), system_args={"client": "qwen_client", "max_turns": 4})
+    extras = line["prediction"]["extras"]
+    assert (extras["status"], extras["turns"], extras["result"]) == ("turns", 4, [])
+    sent = [step["request"]["messages"] for step in line["trace"] if step["kind"] == "llm"]
+    assert len(sent) == 4 and all(messages == sent[0] for messages in sent)

@@ -11,6 +11,10 @@ The clients' searcher is fed the hits ragbench's BM25 returned for the same quer
 hits.json: their BM25 searcher needs pyserini and Java). openai_client cuts snippets to 12 tokens of the tokenizer it
 loads as Qwen/Qwen3-0.6B, here a small BPE (tests/data/search_agent/tokenizer) that ragbench loads from its folder;
 oss_client shows whole texts. record_upstream.py says how the fixtures were made.
+
+qwen_client (qwen-agent 0.0.27 with searcher/mcp_server.py over fastmcp 2.9.2, both unchanged, the same searcher
+and tokenizer; record_qwen_client.py) speaks chat completions with its tools in the system message and its calls
+in the text: its request bodies are compared as sent, and its run files.
 """
 
 from __future__ import annotations

@@ -234,6 +234,8 @@ def adjust_p_values(reports: list[Report], method: str = "holm") -> None:
 
 def p_values_note(report: Report) -> str:
     """What the p columns are, in one line under a comparison's table."""
+    if report.tested == 0:
+        return f"p: none, as no row has {MIN_TESTED} or more shared examples (too few to test)"
     adjustment = (
         "not adjusted for the number of comparisons"
         if report.p_adjustment == "none"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
+from .._task.protocols import task_corpus
 from .._values.run_config import bootstrap_iterations_problem
 
 if TYPE_CHECKING:
@@ -306,9 +307,11 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
         return
     for p in blind:
         system = p.system.name or config.system
+        corpus = task_corpus(p.task)
+        shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
         check.problem(
             f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
-            f"example's own, so system {system} would answer closed book; search a corpus index "
+            f"example's own, so system {system} would answer closed book; {shipped}search a corpus index "
             f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
             f"closed_book, or pass --retriever none to run {system} without documents on purpose"
         )

@@ -93,6 +93,16 @@ def test_a_task_that_ships_its_corpus_names_leaving_the_retriever_out_as_the_fir
     assert "leave --retriever out" not in no_corpus.value.problems[0]
 
 
+def test_tasks_of_different_corpora_with_no_retriever_get_one_problem_that_says_so(tmp_path):
+    config = RunConfig(
+        tasks=["fictional_multihop", "demo"], system="vanilla", model="scripted:echo", output=str(tmp_path)
+    )
+    with pytest.raises(PreflightError) as refused:
+        preflight(config, REGISTRY)
+    (problem,) = refused.value.problems
+    assert problem.startswith("tasks search different corpora with no --retriever")
+
+
 @pytest.mark.parametrize(
     "options",
     [

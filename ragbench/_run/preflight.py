@@ -306,8 +306,10 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
     if retriever_class is None or not retriever_class.example_documents_only:
         return
     for p in blind:
-        system = p.system.name or config.system
         corpus = task_corpus(p.task)
+        if corpus is not None and config.retriever is None:
+            continue  # its corpus is searched unless other tasks' differ: `check_task_corpora` says so
+        system = p.system.name or config.system
         shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
         check.problem(
             f"task {p.name}: its examples carry no documents and retriever {name} returns only an "

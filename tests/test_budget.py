@@ -12,7 +12,7 @@ import pytest
 from helpers import run
 from ragbench._records import SampleRecord
 from ragbench._registry import installed_registry
-from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally
+from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line
 from ragbench._reports.compare import compare_runs, load_run, markdown
 from ragbench._reports.results_file import read_results
 from ragbench._reports.summary import budget_lines, failure_lines
@@ -110,6 +110,17 @@ def test_what_the_traces_cannot_tell_is_not_measured_rather_than_0():
     budget = uncounted.sections()["budget"]
     assert budget["llm_calls"] == 1.0 and budget["prompt_tokens"] is None
     assert budget["not_measured"] == {"prompt_tokens": NO_TOKENS, "output_tokens": NO_TOKENS}
+
+
+def test_quantities_not_measured_for_one_reason_share_it_in_the_budget_line():
+    untraced = BudgetTally()
+    untraced.add(record({"trace": [], "prediction": {"answer": "x", "extras": {"docs_unknown": True}}}))
+    budget = untraced.sections()["budget"]
+    assert budget_line("t", budget) == (
+        "t: per example (mean of 1): LLM calls, prompt tokens, output tokens, searches, distinct passages retrieved "
+        f"not measured ({NO_TRACE}), passages shown to the reader not measured "
+        f"({budget['not_measured']['passages_shown']})"
+    )
 
 
 def test_failed_examples_and_empty_queries(tmp_path):

@@ -8,6 +8,7 @@ every query: these counts say so, as format adherence says a model ignored a for
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,12 +158,16 @@ def repeated_work_lines(results: Results) -> list[str]:
 
 
 def budget_line(task: str, budget: Mapping[str, Any]) -> str:
-    """A task's budget per example in one line: each quantity's mean, or why it is not measured."""
+    """A task's budget per example in one line: each quantity's mean, or why it is not measured (said once for
+    neighbouring quantities that are not measured for one reason)."""
     unknown = budget.get("not_measured") or {}
-    parts = [
-        f"{label} {'not measured (' + unknown[key] + ')' if key in unknown else format_mean(budget.get(key))}"
-        for key, label in QUANTITIES.items()
-    ]
+    parts = []
+    for reason, quantities in groupby(QUANTITIES.items(), key=lambda item: unknown.get(item[0])):
+        labelled = list(quantities)
+        if reason is None:
+            parts += [f"{label} {format_mean(budget.get(key))}" for key, label in labelled]
+        else:
+            parts.append(f"{', '.join(label for _, label in labelled)} not measured ({reason})")
     return f"{task}: per example (mean of {budget['examples']}): " + ", ".join(parts)
 
 

@@ -109,3 +109,28 @@ def test_a_run_over_the_task_corpus_resumes_as_the_same_run(tmp_path: Path, inde
     resumed = run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1, resume=True)
     assert resumed["config"]["retriever_args"] == first["config"]["retriever_args"]
     assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]
+
+
+def test_a_resume_after_the_shipped_corpus_changed_names_the_corpus_not_options(
+    tmp_path: Path, index_cache: Path
+) -> None:
+    lines = (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "questions.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes((DATA / "corpus.jsonl").read_bytes())
+    (tmp_path / "mine.yaml").write_text(
+        "task: mine\ndata: {path: questions.jsonl}\ncorpus: corpus.jsonl\nfields: {gold: {answers: answers}}\n"
+        "prompt: {style: flashrag}\nmetrics: [em]\n",
+        encoding="utf-8",
+    )
+    options = {"tasks": [str(tmp_path / "mine.yaml")], "system": "vanilla", "model": "scripted:echo"}
+    run(tmp_path, **options)
+    with corpus.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": "new", "title": "New", "text": "A passage added."}) + "\n")
+    with pytest.raises(PreflightError) as refused:
+        run(tmp_path, resume=True, **options)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f"--resume: {tmp_path / 'run'}: ") and "corpus.jsonl changed since the run started" in (
+        problem
+    )
+    assert "restore the file, --overwrite runs it again, or choose a new --output" in problem

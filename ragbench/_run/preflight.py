@@ -353,14 +353,15 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     tasks and what was checked; raises `PreflightError` listing every problem."""
     from .._components import check_components
     from .planning import needs, plan
-    from .task_corpus import check_task_corpora, use_task_corpus
+    from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
 
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
     check_task_corpora(config, planned, check)
     use_task_corpus(config, planned)  # the retriever a task's own corpus gives, part of the run's identity
-    check_output_folder(config, check)
+    if not corpus_changed_on_resume(config, planned, check):
+        check_output_folder(config, check)
     check_documents_to_retrieve(config, registry, planned, check)
     for line in own_query_warnings(config, registry, planned):
         check.warn(line)

@@ -49,6 +49,29 @@ def use_task_corpus(config: Any, planned: list[Any]) -> None:
         config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
 
 
+def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) -> bool:
+    """With --resume, whether the run searched its tasks' shipped corpus through another index of the cache than
+    `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so (rather
+    than options that differ, which the user did not change)."""
+    corpus = shipped_corpus(planned)
+    if not config.resume or corpus is None or config.retriever != CORPUS_RETRIEVER:
+        return False
+    from .._storage.rundir import RunDir
+
+    identity = (RunDir(config.run_dir()).meta or {}).get("identity") or {}
+    before, now = (identity.get("retriever_args") or {}).get("index"), config.retriever_args.get("index")
+    if identity.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
+        return False
+    if Path(before).parent != Path(now).parent or not Path(before).name.startswith(f"{CORPUS_RETRIEVER}-"):
+        return False  # not the cache's index of a corpus: the options differ, as check_start says
+    check.problem(
+        f"--resume: {config.run_dir()}: {corpus} changed since the run started (its index then "
+        f"{Path(before).name}, now {Path(now).name}); its saved samples would mix with new ones: restore the "
+        "file, --overwrite runs it again, or choose a new --output"
+    )
+    return True
+
+
 def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
     """Build the index `use_task_corpus` named, where the cache has none yet."""
     corpus = shipped_corpus(planned)

@@ -15,6 +15,7 @@ import pytest
 from ragbench._checks import PreflightError
 from ragbench._retrieval.index_cache import INDEX_CACHE_ENV
 from ragbench._values.llm_calls import Request
+from ragbench._values.run_config import RunConfig
 from tests.helpers import run, samples
 
 pytest.importorskip("bm25s")
@@ -134,3 +135,23 @@ def test_a_resume_after_the_shipped_corpus_changed_names_the_corpus_not_options(
         problem
     )
     assert "restore the file, --overwrite runs it again, or choose a new --output" in problem
+
+
+def test_a_run_resumes_and_keeps_its_folder_name_when_the_index_cache_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = {"tasks": [TASK], "system": "vanilla", "model": "scripted:echo", "limit": 1}
+    monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / "first"))
+    run(tmp_path, **options)
+    monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / "moved"))  # another machine's, or $RAGBENCH_INDEX_CACHE set
+    run(tmp_path, resume=True, **options)
+    assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]
+    key = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["identity"]["retriever_args"]
+    assert key == {"index": f"bm25-{hashlib.sha256((DATA / 'corpus.jsonl').read_bytes()).hexdigest()}"}
+    named = [
+        RunConfig(tasks=[TASK], retriever="bm25", retriever_args={"index": str(cache / key["index"])}, **flag)
+        for cache in (tmp_path / "first", tmp_path / "moved")
+        for flag in ({"shipped_corpus_index": True}, {})
+    ]
+    assert named[0].run_dir() == named[2].run_dir()  # the cache's index: one run wherever the cache is
+    assert named[1].run_dir() != named[3].run_dir()  # an index named on the command line: its path is an option

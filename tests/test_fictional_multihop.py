@@ -155,3 +155,15 @@ def test_a_run_resumes_and_keeps_its_folder_name_when_the_index_cache_moved(
     ]
     assert named[0].run_dir() == named[2].run_dir()  # the cache's index: one run wherever the cache is
     assert named[1].run_dir() != named[3].run_dir()  # an index named on the command line: its path is an option
+
+
+def test_compare_names_no_difference_between_runs_over_one_index_in_caches_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragbench._reports.compare import compare_runs, load_run
+
+    for name in ("a", "b"):
+        monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / f"cache_{name}"))
+        run(tmp_path, name=name, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    report = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
+    assert [difference.line() for difference in report.differences] == []

@@ -63,6 +63,14 @@ def examples_in_flight(given: int | None, engine: Any = None) -> int:
     return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
 
 
+def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> dict[str, Any]:
+    """`retriever_args` with the index cache's index of a task's own corpus named by its key (its folder's name:
+    kind and corpus sha256) rather than by where the cache is."""
+    if not shipped_corpus_index or not isinstance(retriever_args.get("index"), str):
+        return retriever_args
+    return {**retriever_args, "index": Path(retriever_args["index"]).name}
+
+
 @dataclass
 class RunConfig:
     tasks: list[str]
@@ -113,8 +121,7 @@ class RunConfig:
             for k, v in asdict(self).items()
             if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)
         }
-        if self.shipped_corpus_index:
-            identity["retriever_args"] = {**self.retriever_args, "index": Path(self.retriever_args["index"]).name}
+        identity["retriever_args"] = index_by_key(self.retriever_args, self.shipped_corpus_index)
         return redacted(identity)
 
     def config_hash(self) -> str:

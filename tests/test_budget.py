@@ -12,9 +12,10 @@ import pytest
 from helpers import run
 from ragbench._records import SampleRecord
 from ragbench._registry import installed_registry
-from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line
+from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
 from ragbench._reports.compare import compare_runs, load_run, markdown
 from ragbench._reports.results_file import read_results
+from ragbench._reports.results_schema import Results
 from ragbench._reports.summary import budget_lines, failure_lines
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -82,6 +83,17 @@ def test_searches_and_calls_that_repeat_within_an_example_are_counted_and_warned
     assert not [
         line for line in failure_lines(read_results(runs / "vanilla" / "results.json", "test")) if "warning" in line
     ]
+
+
+def test_repeated_searches_over_a_corpus_index_blame_the_queries_not_the_retriever(runs):
+    data = json.loads((runs / "iter_retgen" / "results.json").read_text())
+    data["config"]["retriever_metadata"] = {"retriever": "bm25", "index": "/indexes/bm25-0123"}
+    [line] = [line for line in repeated_work_lines(Results.from_dict(data)) if "same passages" in line]
+    assert line.endswith(
+        "over retriever bm25's corpus index: the system's queries did not change between its searches "
+        "(the same query again, or an empty one)"
+    )
+    assert "--retriever" not in line
 
 
 def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):

@@ -12,9 +12,10 @@ import pytest
 from helpers import run
 from ragbench._records import SampleRecord
 from ragbench._registry import installed_registry
-from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally
+from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
 from ragbench._reports.compare import compare_runs, load_run, markdown
 from ragbench._reports.results_file import read_results
+from ragbench._reports.results_schema import Results
 from ragbench._reports.summary import budget_lines, failure_lines
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -84,6 +85,17 @@ def test_searches_and_calls_that_repeat_within_an_example_are_counted_and_warned
     ]
 
 
+def test_repeated_searches_over_a_corpus_index_blame_the_queries_not_the_retriever(runs):
+    data = json.loads((runs / "iter_retgen" / "results.json").read_text())
+    data["config"]["retriever_metadata"] = {"retriever": "bm25", "index": "/indexes/bm25-0123"}
+    [line] = [line for line in repeated_work_lines(Results.from_dict(data)) if "same passages" in line]
+    assert line.endswith(
+        "over retriever bm25's corpus index: the system's queries did not change between its searches "
+        "(the same query again, or an empty one)"
+    )
+    assert "--retriever" not in line
+
+
 def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):
     [line] = budget_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
     assert line.startswith("demo: per example (mean of 4): LLM calls 3.00, prompt tokens ")
@@ -110,6 +122,17 @@ def test_what_the_traces_cannot_tell_is_not_measured_rather_than_0():
     budget = uncounted.sections()["budget"]
     assert budget["llm_calls"] == 1.0 and budget["prompt_tokens"] is None
     assert budget["not_measured"] == {"prompt_tokens": NO_TOKENS, "output_tokens": NO_TOKENS}
+
+
+def test_quantities_not_measured_for_one_reason_share_it_in_the_budget_line():
+    untraced = BudgetTally()
+    untraced.add(record({"trace": [], "prediction": {"answer": "x", "extras": {"docs_unknown": True}}}))
+    budget = untraced.sections()["budget"]
+    assert budget_line("t", budget) == (
+        "t: per example (mean of 1): LLM calls, prompt tokens, output tokens, searches, distinct passages retrieved "
+        f"not measured ({NO_TRACE}), passages shown to the reader not measured "
+        f"({budget['not_measured']['passages_shown']})"
+    )
 
 
 def test_failed_examples_and_empty_queries(tmp_path):

@@ -89,3 +89,12 @@ def test_the_cli_names_its_adjustment_and_can_leave_the_slices_out(two_runs):
     rows = [line for line in printed.stdout.splitlines() if line.startswith("| demo |")]
     assert rows and all("| all |" in line for line in rows)
     assert "prop=" not in printed.stdout
+
+
+def test_a_comparison_with_no_row_to_test_says_so_rather_than_adjusting_over_zero(tmp_path):
+    for name in ("a", "b"):
+        run(tmp_path, name=name, tasks=["demo"], system="closed_book", model="scripted:echo", limit=MIN_TESTED - 1)
+    report = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
+    adjust_p_values([report], "holm")
+    note = markdown(report).rstrip().splitlines()[-1]
+    assert note == f"p: none, as no row has {MIN_TESTED} or more shared examples (too few to test)"

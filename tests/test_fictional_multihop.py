@@ -15,6 +15,7 @@ import pytest
 from ragbench._checks import PreflightError
 from ragbench._retrieval.index_cache import INDEX_CACHE_ENV
 from ragbench._values.llm_calls import Request
+from ragbench._values.run_config import RunConfig
 from tests.helpers import run, samples
 
 pytest.importorskip("bm25s")
@@ -109,3 +110,60 @@ def test_a_run_over_the_task_corpus_resumes_as_the_same_run(tmp_path: Path, inde
     resumed = run(tmp_path, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1, resume=True)
     assert resumed["config"]["retriever_args"] == first["config"]["retriever_args"]
     assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]
+
+
+def test_a_resume_after_the_shipped_corpus_changed_names_the_corpus_not_options(
+    tmp_path: Path, index_cache: Path
+) -> None:
+    lines = (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "questions.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes((DATA / "corpus.jsonl").read_bytes())
+    (tmp_path / "mine.yaml").write_text(
+        "task: mine\ndata: {path: questions.jsonl}\ncorpus: corpus.jsonl\nfields: {gold: {answers: answers}}\n"
+        "prompt: {style: flashrag}\nmetrics: [em]\n",
+        encoding="utf-8",
+    )
+    options = {"tasks": [str(tmp_path / "mine.yaml")], "system": "vanilla", "model": "scripted:echo"}
+    run(tmp_path, **options)
+    with corpus.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": "new", "title": "New", "text": "A passage added."}) + "\n")
+    with pytest.raises(PreflightError) as refused:
+        run(tmp_path, resume=True, **options)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f"--resume: {tmp_path / 'run'}: ") and "corpus.jsonl changed since the run started" in (
+        problem
+    )
+    assert "restore the file, --overwrite runs it again, or choose a new --output" in problem
+
+
+def test_a_run_resumes_and_keeps_its_folder_name_when_the_index_cache_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = {"tasks": [TASK], "system": "vanilla", "model": "scripted:echo", "limit": 1}
+    monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / "first"))
+    run(tmp_path, **options)
+    monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / "moved"))  # another machine's, or $RAGBENCH_INDEX_CACHE set
+    run(tmp_path, resume=True, **options)
+    assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]
+    key = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["identity"]["retriever_args"]
+    assert key == {"index": f"bm25-{hashlib.sha256((DATA / 'corpus.jsonl').read_bytes()).hexdigest()}"}
+    named = [
+        RunConfig(tasks=[TASK], retriever="bm25", retriever_args={"index": str(cache / key["index"])}, **flag)
+        for cache in (tmp_path / "first", tmp_path / "moved")
+        for flag in ({"shipped_corpus_index": True}, {})
+    ]
+    assert named[0].run_dir() == named[2].run_dir()  # the cache's index: one run wherever the cache is
+    assert named[1].run_dir() != named[3].run_dir()  # an index named on the command line: its path is an option
+
+
+def test_compare_names_no_difference_between_runs_over_one_index_in_caches_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragbench._reports.compare import compare_runs, load_run
+
+    for name in ("a", "b"):
+        monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / f"cache_{name}"))
+        run(tmp_path, name=name, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    report = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
+    assert [difference.line() for difference in report.differences] == []

@@ -292,3 +292,24 @@ def test_an_overwrite_whose_old_index_fails_to_delete_leaves_only_whole_indexes(
     retriever = registry.load("retrievers", "bm25")(index=str(out))
     assert retriever.manifest.doc_count == len(PASSAGES)
     retriever.close()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["index", "cache"],
+        ["--tasks", "fictional_multihop", "--system", "vanilla", "--model", "scripted:echo", "--limit", "1"],
+    ],
+    ids=["listing", "run"],
+)
+def test_a_cache_variable_naming_a_file_is_refused_in_one_line_naming_the_variable(
+    tmp_path: Path, command: list[str]
+) -> None:
+    not_a_folder = corpus_file(tmp_path / "notes.jsonl")
+    output = ["--output", str(tmp_path / "run")] if command[0] != "index" else []
+    refused = cli_here(*command, *output, env={INDEX_CACHE_ENV: str(not_a_folder)})
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"ragbench: error: ${INDEX_CACHE_ENV}={not_a_folder}: is a file, not a folder; set ${INDEX_CACHE_ENV} to a folder\n"
+    )
+    assert not_a_folder.read_text(encoding="utf-8") == corpus_file(tmp_path / "same.jsonl").read_text(encoding="utf-8")

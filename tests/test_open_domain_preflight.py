@@ -77,6 +77,32 @@ def test_a_retrieving_system_without_documents_to_find_is_refused_before_the_run
         assert fix in problem
 
 
+@pytest.mark.parametrize("retriever", ["provided", "example_bm25"])
+def test_a_task_that_ships_its_corpus_names_leaving_the_retriever_out_as_the_first_fix(tmp_path, retriever):
+    config = RunConfig(
+        tasks=["fictional_multihop"], system="vanilla", retriever=retriever, model="scripted:echo", output=str(tmp_path)
+    )
+    with pytest.raises(PreflightError) as refused:
+        preflight(config, REGISTRY)
+    (problem,) = refused.value.problems
+    assert "would answer closed book; leave --retriever out to search the corpus it ships (corpus.jsonl, BM25)" in (
+        problem
+    )
+    with pytest.raises(PreflightError) as no_corpus:  # nq_open ships none: the fix is not offered
+        check(tmp_path, system="vanilla", retriever=retriever)
+    assert "leave --retriever out" not in no_corpus.value.problems[0]
+
+
+def test_tasks_of_different_corpora_with_no_retriever_get_one_problem_that_says_so(tmp_path):
+    config = RunConfig(
+        tasks=["fictional_multihop", "demo"], system="vanilla", model="scripted:echo", output=str(tmp_path)
+    )
+    with pytest.raises(PreflightError) as refused:
+        preflight(config, REGISTRY)
+    (problem,) = refused.value.problems
+    assert problem.startswith("tasks search different corpora with no --retriever")
+
+
 @pytest.mark.parametrize(
     "options",
     [

@@ -362,3 +362,16 @@ def test_the_compare_page_lists_no_right_and_wrong_for_a_key_without_a_better_va
     site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     listed = {d["metric"] for d in site.data("compare/rgb_en/a~b")["pairs"][0]["disagreements"]}
     assert "accuracy" in listed and "rejected" not in listed
+
+
+def test_runs_with_no_metric_in_common_are_said_so_and_the_other_pairs_still_shown(tmp_path):
+    for name, metrics in (("a", ["em"]), ("b", ["f1"]), ("c", ["em"])):
+        run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model="scripted:echo", metrics=metrics)
+    refused = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
+    assert refused.returncode == 2
+    assert "share no metric scored in both (demo: em vs f1); score one with the other's metrics" in refused.stderr
+    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
+    page = site.data("compare/demo/a~b~c")
+    assert "share no metric scored in both (demo: em vs f1)" in page["error"]
+    assert [(pair["a"], pair["b"]) for pair in page["pairs"]] == [("a", "c")]
+    assert export(site, str(tmp_path / "site")) > 0

@@ -21,7 +21,7 @@ import click
 from .. import _stop_signals
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_if_stopped, stopped_by, stopped_starting
-from .outcomes import environment_error, exit_if_exhausted
+from .outcomes import config_error, environment_error, exit_if_exhausted
 from .registry import command_registry
 
 _MERGED = "ragbench.plugin_commands_merged"  # in ctx.meta: this command's registry has the merge failures
@@ -68,9 +68,10 @@ class PluginCommandGroup(click.Group):
         **extra: Any,
     ) -> Any:
         """As click's, but a usage error (an unknown option, a value click cannot convert) ends in one
-        line and exit 2, like every other configuration error, instead of click's usage block; and a stop
-        signal no command handled in one line and 128 + the signal, instead of `Aborted!` and exit 1; an OS
-        error no command handled (a FIFO where a file is read, a full disk) in one line and exit 1."""
+        line and exit 2, like every other configuration error (a ConfigError no command handled too), instead
+        of click's usage block; and a stop signal no command handled in one line and 128 + the signal, instead
+        of `Aborted!` and exit 1; an OS error no command handled (a FIFO where a file is read, a full disk) in
+        one line and exit 1."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -97,6 +98,8 @@ class PluginCommandGroup(click.Group):
             raise
         except OSError as exc:  # a fault of the machine or of a file that no command took charge of: one line
             environment_error(exc)
+        except ConfigError as exc:  # a configuration error no command took charge of: one line, exit 2
+            config_error(exc)
 
 
 def stopped_message(exc: BaseException) -> Callable[[int], str]:

@@ -8,6 +8,7 @@ every query: these counts say so, as format adherence says a model ignored a for
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,17 +126,26 @@ class BudgetTally:
 def repeated_work_lines(results: Results) -> list[str]:
     """A warning per kind of work that bought nothing (`repeated_work`), with what to do about it: the console's
     summary, report.md and the viewer's run page."""
-    retriever = (results.config.get("retriever_metadata") or {}).get("retriever") or "?"
+    metadata = results.config.get("retriever_metadata") or {}
+    retriever = metadata.get("retriever") or "?"
+    if "index" in metadata:  # a corpus index answers queries apart: the queries found nothing new
+        why = (
+            f"over retriever {retriever}'s corpus index: the system's queries did not change between its searches "
+            "(the same query again, or an empty one)"
+        )
+    else:
+        why = (
+            f"over retriever {retriever} (one that gives every query the example's own passages, or no more "
+            "passages than a search asks for, answers every query alike): search a corpus index with --retriever "
+            "bm25 --retriever-arg index=DIR, or use --retriever example_bm25 where examples carry more passages "
+            "than a search returns"
+        )
     lines = []
     for task, work in (results.repeated_work or {}).items():
         if work["repeated_searches"]:
             lines.append(
                 f"{task}: warning: {work['repeated_searches']} of {work['searches']} searches returned the "
-                f"same passages as the search before them in the example, over retriever {retriever} (one "
-                "that gives every query the example's own passages, or no more passages than a search asks "
-                "for, answers every query alike): search a corpus index with --retriever bm25 "
-                "--retriever-arg index=DIR, or use --retriever example_bm25 where examples carry more "
-                "passages than a search returns"
+                f"same passages as the search before them in the example, {why}"
             )
         if work["empty_queries"]:
             lines.append(
@@ -157,12 +167,16 @@ def repeated_work_lines(results: Results) -> list[str]:
 
 
 def budget_line(task: str, budget: Mapping[str, Any]) -> str:
-    """A task's budget per example in one line: each quantity's mean, or why it is not measured."""
+    """A task's budget per example in one line: each quantity's mean, or why it is not measured (said once for
+    neighbouring quantities that are not measured for one reason)."""
     unknown = budget.get("not_measured") or {}
-    parts = [
-        f"{label} {'not measured (' + unknown[key] + ')' if key in unknown else format_mean(budget.get(key))}"
-        for key, label in QUANTITIES.items()
-    ]
+    parts = []
+    for reason, quantities in groupby(QUANTITIES.items(), key=lambda item: unknown.get(item[0])):
+        labelled = list(quantities)
+        if reason is None:
+            parts += [f"{label} {format_mean(budget.get(key))}" for key, label in labelled]
+        else:
+            parts.append(f"{', '.join(label for _, label in labelled)} not measured ({reason})")
     return f"{task}: per example (mean of {budget['examples']}): " + ", ".join(parts)
 
 

@@ -215,10 +215,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                     )
                 )
     if not report.rows:
-        raise ConfigError(
-            f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}; "
-            "compare runs of the same task on the same data"
-        )
+        raise ConfigError(f"compare: {baseline.path} and {other.path} {_nothing_shared(baseline, other)}")
     return report
 
 
@@ -234,6 +231,8 @@ def adjust_p_values(reports: list[Report], method: str = "holm") -> None:
 
 def p_values_note(report: Report) -> str:
     """What the p columns are, in one line under a comparison's table."""
+    if report.tested == 0:
+        return f"p: none, as no row has {MIN_TESTED} or more shared examples (too few to test)"
     adjustment = (
         "not adjusted for the number of comparisons"
         if report.p_adjustment == "none"
@@ -277,13 +276,21 @@ def _not_the_mean(run: Run, task: str, key: str) -> str | None:
 
 
 def _nothing_shared(a: Run, b: Run) -> str:
+    """Why two runs have no row to compare, and the fix."""
+    same_data = "compare runs of the same task on the same data"
     tasks = sorted(set(a.samples) & set(b.samples))
     if not tasks:
         return (
             f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
-            f"{', '.join(sorted(b.samples)) or 'none'})"
+            f"{', '.join(sorted(b.samples)) or 'none'}); {same_data}"
         )
-    return f"share no example scored in both ({', '.join(tasks)})"
+    if not any(set(a.samples[task]) & set(b.samples[task]) for task in tasks):
+        return f"share no example scored in both ({', '.join(tasks)}); {same_data}"
+    keys = {task: [_example_keys(run.results.details.get(task, {})) for run in (a, b)] for task in tasks}
+    if not any(set(ours) & set(theirs) for ours, theirs in keys.values()):
+        scored = "; ".join(f"{task}: {', '.join(ours)} vs {', '.join(theirs)}" for task, (ours, theirs) in keys.items())
+        return f"share no metric scored in both ({scored}); score one with the other's metrics (`ragbench rescore`)"
+    return f"share no example with a value in both runs ({', '.join(tasks)}): every example failed or was not scorable"
 
 
 def _scored(sample: dict[str, Any], metric: str) -> float:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from .._values.run_config import index_by_key
+
 # Settings that do not change what a system sees or how it is scored, by path pattern (fnmatch), with why.
 NOT_MEASURED = {
     "output": "where the run folder is",
@@ -24,6 +26,9 @@ NOT_MEASURED = {
     "bootstrap_iters": "the resamples of the run's own intervals (compare draws its own)",
     "data": "where the data files are (the examples themselves are compared by id and digest)",
     "task_configs.*.data_path": "where the task's data file is (as `data`)",
+    "shipped_corpus_index": "whether the index is the index cache's of the task's own corpus (named by its key)",
+    "retriever_metadata.index": "where the index searched is (what it holds: `retriever_contents`)",
+    "retriever_metadata.corpus.path": "where the index's corpus is (its bytes: `retriever_contents`)",
 }
 NOT_SET = "(not set)"
 
@@ -68,7 +73,7 @@ def measured(key: str) -> bool:
 
 def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     """The measured settings whose values differ between configs `a` and `b`, in path order."""
-    flat_a, flat_b = flattened(same_named_contents(a, b)), flattened(same_named_contents(b, a))
+    flat_a, flat_b = (flattened(index_named_by_key(same_named_contents(x, y))) for x, y in ((a, b), (b, a)))
     return [
         Difference(key, flat_a.get(key), flat_b.get(key))
         for key in sorted(set(flat_a) | set(flat_b))
@@ -86,3 +91,12 @@ def same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[s
         if str(theirs.get(place, "")).rpartition(" ")[0] == str(value).rpartition(" ")[0]
     }
     return {**config, "model_contents": kept} if "model_contents" in config else config
+
+
+def index_named_by_key(config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with the index cache's index of a task's own corpus named by its key, as the run's identity names
+    it: the same index in a cache elsewhere is no difference."""
+    args = config.get("retriever_args")
+    if not isinstance(args, dict):
+        return config
+    return {**config, "retriever_args": index_by_key(args, config.get("shipped_corpus_index") is True)}

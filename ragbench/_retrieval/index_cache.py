@@ -32,7 +32,13 @@ log = logging.getLogger(__name__)
 
 
 def index_cache_dir() -> Path:
-    return Path(os.environ.get(INDEX_CACHE_ENV) or Path.home() / ".cache" / "ragbench" / "indexes").expanduser()
+    """The cache's folder (made on its first build); a file in its place is refused, naming where it was set."""
+    configured = os.environ.get(INDEX_CACHE_ENV)
+    folder = Path(configured or Path.home() / ".cache" / "ragbench" / "indexes").expanduser()
+    if folder.exists() and not folder.is_dir():
+        origin = f"${INDEX_CACHE_ENV}={configured}" if configured else f"the index cache {folder}"
+        raise ConfigError(f"{origin}: is a file, not a folder; set ${INDEX_CACHE_ENV} to a folder")
+    return folder
 
 
 def index_folder(corpus: Path, kind: str) -> Path:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
+from .._task.protocols import task_corpus
 from .._values.run_config import bootstrap_iterations_problem
 
 if TYPE_CHECKING:
@@ -305,10 +306,14 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
     if retriever_class is None or not retriever_class.example_documents_only:
         return
     for p in blind:
+        corpus = task_corpus(p.task)
+        if corpus is not None and config.retriever is None:
+            continue  # its corpus is searched unless other tasks' differ: `check_task_corpora` says so
         system = p.system.name or config.system
+        shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
         check.problem(
             f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
-            f"example's own, so system {system} would answer closed book; search a corpus index "
+            f"example's own, so system {system} would answer closed book; {shipped}search a corpus index "
             f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
             f"closed_book, or pass --retriever none to run {system} without documents on purpose"
         )
@@ -348,14 +353,15 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
     tasks and what was checked; raises `PreflightError` listing every problem."""
     from .._components import check_components
     from .planning import needs, plan
-    from .task_corpus import check_task_corpora, use_task_corpus
+    from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
 
     check = check if check is not None else Preflight()
     check_run_options(config, check)
     planned = plan(config, registry, check)
     check_task_corpora(config, planned, check)
     use_task_corpus(config, planned)  # the retriever a task's own corpus gives, part of the run's identity
-    check_output_folder(config, check)
+    if not corpus_changed_on_resume(config, planned, check):
+        check_output_folder(config, check)
     check_documents_to_retrieve(config, registry, planned, check)
     for line in own_query_warnings(config, registry, planned):
         check.warn(line)

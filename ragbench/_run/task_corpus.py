@@ -47,6 +47,30 @@ def use_task_corpus(config: Any, planned: list[Any]) -> None:
 
         config.retriever = CORPUS_RETRIEVER
         config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
+        config.shipped_corpus_index = True
+
+
+def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) -> bool:
+    """With --resume, whether the run searched its tasks' shipped corpus through another index of the cache than
+    `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so (rather
+    than options that differ, which the user did not change)."""
+    corpus = shipped_corpus(planned)
+    if not config.resume or corpus is None or not config.shipped_corpus_index:
+        return False
+    from .._storage.rundir import RunDir
+
+    identity = (RunDir(config.run_dir()).meta or {}).get("identity") or {}
+    before, now = (identity.get("retriever_args") or {}).get("index"), config.identity()["retriever_args"]["index"]
+    if identity.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
+        return False
+    if not before.startswith(f"{CORPUS_RETRIEVER}-"):
+        return False  # an index the run named itself (--retriever-arg index=DIR): the options differ
+    check.problem(
+        f"--resume: {config.run_dir()}: {corpus} changed since the run started (its index then {before}, now "
+        f"{now}); its saved samples would mix with new ones: restore the file, --overwrite runs it again, or "
+        "choose a new --output"
+    )
+    return True
 
 
 def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:

@@ -23,6 +23,7 @@ _NOT_IDENTITY = (
     "progress",
     "replay_tools",
     "fail_fast",
+    "shipped_corpus_index",
 )
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
@@ -62,6 +63,14 @@ def examples_in_flight(given: int | None, engine: Any = None) -> int:
     return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
 
 
+def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> dict[str, Any]:
+    """`retriever_args` with the index cache's index of a task's own corpus named by its key (its folder's name:
+    kind and corpus sha256) rather than by where the cache is."""
+    if not shipped_corpus_index or not isinstance(retriever_args.get("index"), str):
+        return retriever_args
+    return {**retriever_args, "index": Path(retriever_args["index"]).name}
+
+
 @dataclass
 class RunConfig:
     tasks: list[str]
@@ -81,6 +90,7 @@ class RunConfig:
     top_k: int | None = None  # --top-k: passages shown per reader call, given to the system's declared option
     retriever: str | None = None  # ctx.retriever of systems; None: the examples' provided docs
     retriever_args: dict[str, Any] = field(default_factory=dict)
+    shipped_corpus_index: bool = False  # retriever_args' index is the index cache's of a task's own corpus
     reranker: str | None = None  # reorders every search's results (--reranker; ragbench._components)
     reranker_args: dict[str, Any] = field(default_factory=dict)
     refiner: str | None = None  # turns a reader's documents into what it shows (--refiner)
@@ -103,14 +113,16 @@ class RunConfig:
 
     def identity(self) -> dict[str, Any]:
         """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the
-        credentials of a URL among the options redacted (a changed key is the same run)."""
-        return redacted(
-            {
-                k: v
-                for k, v in asdict(self).items()
-                if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)
-            }
-        )
+        credentials of a URL among the options redacted (a changed key is the same run). The index cache's
+        index of a task's own corpus is named by its key (its kind and the corpus's sha256), not where the
+        cache is: a cache moved ($RAGBENCH_INDEX_CACHE) or another machine's is the same run."""
+        identity = {
+            k: v
+            for k, v in asdict(self).items()
+            if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)
+        }
+        identity["retriever_args"] = index_by_key(self.retriever_args, self.shipped_corpus_index)
+        return redacted(identity)
 
     def config_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]

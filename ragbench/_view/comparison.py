@@ -65,12 +65,18 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
         return {"task": task, "runs": [f.rid for f in folders], "error": str(exc)}
     details = loaded[0].results.details.get(task, {})
-    pairs = []
-    reports = [compare_runs(loaded[0], other, iterations=iterations) for other in loaded[1:]]
+    compared, problems = [], []
+    for folder, other in zip(folders[1:], loaded[1:]):
+        try:
+            compared.append((folder, other, compare_runs(loaded[0], other, iterations=iterations)))
+        except ConfigError as exc:  # nothing to compare (no metric in common): said, the other pairs shown
+            problems.append(str(exc))
+    reports = [report for _, _, report in compared]
     for report in reports:  # the page shows one task: its rows are the family adjusted together
         report.rows = [row for row in report.rows if row.task == task]
     adjust_p_values(reports)
-    for folder, other, report in zip(folders[1:], loaded[1:], reports):
+    pairs = []
+    for folder, other, report in compared:
         # right and wrong only where the key has a better value (RGB's `rejected` has none)
         metrics = [
             m
@@ -99,4 +105,5 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
                 ],
             }
         )
-    return {"task": task, "runs": [f.rid for f in folders], "pairs": pairs, "budget_quantities": QUANTITIES}
+    page = {"task": task, "runs": [f.rid for f in folders], "pairs": pairs, "budget_quantities": QUANTITIES}
+    return {**page, "error": "; ".join(problems)} if problems else page

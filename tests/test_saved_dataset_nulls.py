@@ -6,7 +6,6 @@ text, url, metadata) and the same BM25 results. A null title is no title: with `
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from ragbench._retrieval.corpus import read_corpus  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._types import Document  # noqa: E402
 from ragbench.api.retrieval import CorpusLookup  # noqa: E402
+from test_saved_dataset_corpus import save, write_jsonl  # noqa: E402
 
 ABSENT = object()  # a key the record leaves out
 TEXTS = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)  # any unicode json writes as UTF-8
@@ -77,20 +77,6 @@ def corpora(draw: st.DrawFn) -> list[dict[str, Any]]:
         values = {"id": number if numbers else f"d{number}", field: record.pop("body"), **record}
         records.append({key: value for key, value in values.items() if value is not ABSENT})
     return records
-
-
-def save(folder: Path, records: list[dict[str, Any]]) -> Path:
-    """The records saved as a `datasets` table: every key a column, a null in each row that has no value for it (as
-    `Dataset.from_list` does for the keys of its first row, and for the fields of a struct)."""
-    columns = list(dict.fromkeys(key for record in records for key in record))
-    datasets.disable_progress_bars()
-    datasets.Dataset.from_list([{key: r.get(key) for key in columns} for r in records]).save_to_disk(str(folder))
-    return folder
-
-
-def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 def passages(path: Path) -> list[Document]:

@@ -146,7 +146,8 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     wait_ready(driver, "compare")
     stats = driver.find_element("css selector", "table.stats").text
     assert "p adj." in stats and "p raw" in stats and "like for like" in stats
-    assert "Holm's method" in driver.find_element("css selector", "p.p-note").text
+    note = driver.find_element("css selector", "p.p-note").text  # the note under the table, as compare.md's
+    assert note == "p: none, as no row has 10 or more shared examples (too few to test)"  # popqa's runs: a few
     disagreements = driver.find_elements("css selector", "table.disagree")
     assert disagreements
     screenshots and shot(driver, "compare")

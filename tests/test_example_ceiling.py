@@ -155,7 +155,7 @@ class AnswersAfterCatchingEverything(System):
         for _ in range(10):
             try:
                 await ctx.llm.generate("again", max_tokens=4)
-            except BaseException:  # noqa: BLE001 (the case under test)
+            except BaseException:  # the case under test
                 pass
         return Prediction(example_id=example.id, answer="fine")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run, samples
+from helpers import cli_here, run, samples
 from ragbench._llm import LLM
 from ragbench._metric import Metric
 from ragbench._retrieval.handle import Retrieval
@@ -258,3 +258,11 @@ def test_a_plugin_test_s_context_has_the_run_s_default_ceiling():
     else:
         raise AssertionError("the step past the ceiling was taken")
     assert len(ctx.trace) == MAX_STEPS
+
+
+def test_a_ceiling_below_one_is_refused_before_the_run_in_one_line(tmp_path):
+    for option in ("--max-steps-per-example", "--max-prompt-chars-per-example"):
+        done = cli_here("--tasks", "demo", "--model", "scripted:echo", option, "0", "--output", str(tmp_path / "run"))
+        assert done.returncode == 2
+        assert done.stderr == f"ragbench: error: {option} 0: give at least 1, or leave it out for the default ceiling\n"
+    assert not (tmp_path / "run").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -173,7 +174,7 @@ class JudgesForever(Metric):
     name = "judges_forever"
     judge_roles = ("judge",)
 
-    async def score(self, example, prediction, ctx) -> float:
+    async def score(self, example, prediction, ctx=None):
         while True:
             await ctx.judges[0].generate("is it right?", max_tokens=4)
 
@@ -181,7 +182,7 @@ class JudgesForever(Metric):
 EXAMPLE = Example(id="e1", question="q", gold={"answers": ["a"]}, docs=[Document(id="d1", title="t", text="a doc")])
 
 
-def one_example(system: System, ceiling: Ceiling, metrics: list[Metric] = ()) -> dict:
+def one_example(system: System, ceiling: Ceiling, metrics: Sequence[Metric] = ()) -> dict:
     """The sample record of `EXAMPLE` run by `system` (and scored by `metrics`) as a run runs it, under `ceiling`."""
 
     async def go() -> dict:

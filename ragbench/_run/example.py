@@ -193,8 +193,8 @@ async def score_prediction(
     prediction: Prediction,
     judges: list[LLM],
     seed: int,
-    nli: NLI | None = None,
-    ceiling: Ceiling | None = None,
+    nli: NLI | None,
+    ceiling: Ceiling,
 ) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
@@ -202,7 +202,7 @@ async def score_prediction(
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
     are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
     none can change what the next one scores. Each metric's steps on the example count against a `ceiling` of
-    its own (the run's; by default `Ceiling()`): past it, the metric fails on this example."""
+    its own (the run's `ceiling`): past it, the metric fails on this example."""
     example, prediction = example.read_only(), prediction.read_only()
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
@@ -215,7 +215,7 @@ async def score_prediction(
         # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
         # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other
         # metrics ran before it), its counts, the trace of its judge calls and its ceiling
-        metric_ceiling = ExampleCeiling(ceiling or Ceiling(), f"metric {metric.name}")
+        metric_ceiling = ExampleCeiling(ceiling, f"metric {metric.name}")
         ctx = Context(
             llm=None,  # type: ignore[arg-type]
             task=planned.task,

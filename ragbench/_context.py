@@ -16,6 +16,7 @@ from ._read_only import read_only
 from ._task import Task
 from ._trace_groups import group
 from ._types import Document, Step
+from ._values.ceiling import ExampleCeiling
 
 if TYPE_CHECKING:
     from ._nli import NLI  # the run's, built with the judges (ragbench._run.metric_models)
@@ -45,6 +46,8 @@ class Context:
     # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
     # caches (`await ctx.resources.page_cache()`); None outside a run.
     resources: RunResources | None = None
+    # The example's ceiling (ragbench._values.ceiling), shared with its LLM handles: every step counts against it.
+    ceiling: ExampleCeiling | None = None
 
     def __post_init__(self) -> None:
         self.tools = read_only(self.tools)  # one run's tools, shared by its examples: no plugin swaps another's
@@ -93,6 +96,7 @@ class Context:
     @contextmanager
     def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:
         """Trace a retrieval or tool call: `with ctx.step("retrieval", "bm25", {...}) as s: s.response = ...`."""
+        self._take_step()
         record = Step(kind=kind, name=name, request=request)
         self.trace.append(record)  # in call order, as LLM steps are
         started = time.perf_counter()
@@ -122,6 +126,7 @@ class Context:
         (numpy scalars become numbers; a `Document` is kept as the sample keeps the documents shown);
         anything else raises a TypeError naming the step and where the value is. The step belongs to
         the enclosing `ctx.group`; it takes no time unless the returned Step's `seconds` is set."""
+        self._take_step()
         step = Step(
             kind="custom",
             name=str(name),
@@ -131,6 +136,11 @@ class Context:
         )
         self.trace.append(step)
         return step
+
+    def _take_step(self) -> None:
+        """Count a traced step against the example's ceiling (`CeilingReached` past it)."""
+        if self.ceiling is not None:
+            self.ceiling.take_step()
 
 
 def _document(doc: Any, where: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._types import Step
+from ._values.ceiling import ExampleCeiling
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
 if TYPE_CHECKING:
@@ -19,7 +20,8 @@ class LLM:
     """`await llm.generate(prompt)` / `await llm.chat(messages)`, one example at a time.
 
     `defaults` are sampling parameters applied unless a call overrides them; `trace` (the
-    example's list of steps) receives one `Step` per call, failed calls included.
+    example's list of steps) receives one `Step` per call, failed calls included; `ceiling` (the
+    example's, shared by its handles) counts each call and its prompt, and refuses one past it.
     """
 
     def __init__(
@@ -30,6 +32,7 @@ class LLM:
         trace: list[Step] | None = None,
         recorder: Callable[..., None] | None = None,
         seed_base: str | None = None,
+        ceiling: ExampleCeiling | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.engine = engine
@@ -37,13 +40,15 @@ class LLM:
         self.trace = trace
         self.recorder = recorder  # ragbench._replay.recording.LlmRecorder: every call to the run's calls/llm.jsonl
         self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
+        self.ceiling = ceiling
         self._calls = 0
 
-    def traced(self, trace: list[Step], seed_base: str | None = None) -> LLM:
-        """This LLM for one example: its calls traced into `trace` and, when `seed_base` is given, every
-        sampled call (temperature > 0, no seed of its own) seeded from (seed_base, call number), so a
-        run's samples do not depend on batch composition or on which examples ran before."""
-        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base)
+    def traced(self, trace: list[Step], seed_base: str | None = None, ceiling: ExampleCeiling | None = None) -> LLM:
+        """This LLM for one example: its calls traced into `trace`, counted against the example's `ceiling`
+        and, when `seed_base` is given, every sampled call (temperature > 0, no seed of its own) seeded from
+        (seed_base, call number), so a run's samples do not depend on batch composition or on which
+        examples ran before."""
+        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling)
 
     def _seeded(self, request: Request) -> Request:
         self._calls += 1
@@ -120,6 +125,8 @@ class LLM:
         return await self.send(Request.ensemble_of(inputs, weights, self.sampling(**sampling)), step)
 
     async def send(self, request: Request, step: str = "generate") -> Response:
+        if self.ceiling is not None:  # a call past the example's ceiling is neither sent nor traced
+            self.ceiling.take_step(request.text_length())
         request = self._seeded(request)
         started = time.perf_counter()
         record = Step(kind="llm", name=step, request=request.to_dict())

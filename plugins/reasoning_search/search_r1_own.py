@@ -128,7 +128,8 @@ class SearchR1Own(ReasoningSearch):
                           server's --snippet-max-tokens; 0: whole text)
       snippet_tokenizer   the tokenizer snippets are counted in ("Qwen/Qwen3-0.6B"), read from disk only
       max_retrieval_num   rounds (None: until the model ends, as both scripts; each round's prompt is longer, so a
-                          model that never ends stops at its context length, an error of that example)
+                          model that never ends stops at its context length, or at the run's ceiling of each
+                          example's steps and prompt characters, an error of that example)
       round_tokens        tokens per round (1024: max_new_tokens)
       temperature         0.7 (do_sample, temperature 0.7)
     """

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .._errors import ConfigError
+from .._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
 from .._values.options import parse_assignments
 
 
@@ -228,6 +229,22 @@ run_options = [
         "was folded into its result (upstream's behaviour, counted, is the default)",
     ),
     click.option(
+        "--max-steps-per-example",
+        default=None,
+        type=int,
+        metavar="N",
+        help=f"each example's ceiling of steps (model calls, searches, tool and recorded steps; default "
+        f"{MAX_STEPS:,}): an example that reaches it fails as CeilingReached and the run goes on",
+    ),
+    click.option(
+        "--max-prompt-chars-per-example",
+        default=None,
+        type=int,
+        metavar="N",
+        help=f"each example's ceiling of characters of prompts sent, summed over its model calls (default "
+        f"{MAX_PROMPT_CHARS:,}): an example that reaches it fails as CeilingReached",
+    ),
+    click.option(
         "--retriever", default=None, help="retriever for ctx.retriever (ragbench list retrievers; default: provided)"
     ),
     click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR"),
@@ -269,6 +286,8 @@ def run_kwargs(
     overwrite,
     fail_fast,
     strict_infra,
+    max_steps_per_example,
+    max_prompt_chars_per_example,
     retriever,
     retriever_arg,
     reranker,
@@ -295,6 +314,8 @@ def run_kwargs(
         "overwrite": overwrite,
         "fail_fast": fail_fast,
         "strict_infra": strict_infra,
+        "max_steps_per_example": max_steps_per_example,
+        "max_prompt_chars_per_example": max_prompt_chars_per_example,
         "retriever": retriever,
         "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
         "reranker": reranker,

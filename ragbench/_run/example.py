@@ -21,6 +21,7 @@ from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
 from .._task import Task
 from .._types import Example, Prediction, Step
+from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.urls import redacted
 from .planning import PlannedTask
 from .plugin_values import Sample, prediction_problem, writable_sample
@@ -67,20 +68,28 @@ async def process_example(
     assert llm is not None and retrieval is not None, "a run lends the examples it runs a model and retrieval"
     example = item.read_only()  # the system and every metric read this one example: none can change it
     started = time.perf_counter()
+    system = planned.system
+    assert system is not None  # a run with a system (only rescoring has none, and runs no example)
+    name = system.name or type(system).__name__
+    ceiling = ExampleCeiling(services.ceiling, f"system {name}")
     ctx = Context(
-        llm=llm, task=planned.task, seed=seed, tools=services.tools.get(planned.name, {}), resources=planned.resources
+        llm=llm,
+        task=planned.task,
+        seed=seed,
+        tools=services.tools.get(planned.name, {}),
+        resources=planned.resources,
+        ceiling=ceiling,
     )
-    ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}")
+    ctx.llm = llm.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}", ceiling=ceiling)
     ctx.models = {
-        role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}")
+        role: model.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{role}", ceiling=ceiling)
         for role, model in services.models.items()
     }
     ctx.retriever = retrieval.bind(ctx, example)
-    system = planned.system
-    assert system is not None  # a run with a system (only rescoring has none, and runs no example)
     with PluginCall() as call:
         returned = await system.run(example, ctx)
-    problem = call.error or prediction_problem(system.name or type(system).__name__, returned)
+    # past its ceiling the example fails, whatever the system made of the refused step
+    problem = ceiling.error or call.error or prediction_problem(name, returned)
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
     record = {**sample_fields(example, prediction, planned.task), "index": position, "traceback": call.traceback}
@@ -95,7 +104,9 @@ async def scored_fields(
     """`record` (a sample record's fields, without scores) with the prediction scored by every metric of the
     task, and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
     if prediction.error is None:
-        scoring = await score_prediction(planned, example, prediction, services.judges, services.seed, services.nli)
+        scoring = await score_prediction(
+            planned, example, prediction, services.judges, services.seed, services.nli, services.ceiling
+        )
         record.update(
             scores=scoring.scores,
             counted=scoring.counted,
@@ -177,14 +188,21 @@ class Scoring(NamedTuple):
 
 
 async def score_prediction(
-    planned: PlannedTask, example: Example, prediction: Prediction, judges: list[LLM], seed: int, nli: NLI | None = None
+    planned: PlannedTask,
+    example: Example,
+    prediction: Prediction,
+    judges: list[LLM],
+    seed: int,
+    nli: NLI | None,
+    ceiling: Ceiling,
 ) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
     are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
-    none can change what the next one scores."""
+    none can change what the next one scores. Each metric's steps on the example count against a `ceiling` of
+    its own (the run's `ceiling`): past it, the metric fails on this example."""
     example, prediction = example.read_only(), prediction.read_only()
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
@@ -196,16 +214,22 @@ async def score_prediction(
             continue
         # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
         # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other
-        # metrics ran before it), its counts and the trace of its judge calls
+        # metrics ran before it), its counts, the trace of its judge calls and its ceiling
+        metric_ceiling = ExampleCeiling(ceiling, f"metric {metric.name}")
         ctx = Context(
             llm=None,  # type: ignore[arg-type]
             task=planned.task,
             seed=seed,
             nli=nli,
             resources=planned.resources,
+            ceiling=metric_ceiling,
         )
         ctx.judges = [
-            judge.traced(ctx.trace, seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}")
+            judge.traced(
+                ctx.trace,
+                seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}",
+                ceiling=metric_ceiling,
+            )
             for i, judge in enumerate(judges)
         ]
         try:
@@ -215,14 +239,15 @@ async def score_prediction(
                     value = await value
         finally:
             judge_trace.extend(ctx.trace)
-        if call.error is None:
+        failure = metric_ceiling.error or call.error  # past its ceiling, whatever the metric made of the refusal
+        if failure is None:
             try:
                 scores.update(typed_scores(metric, value))
             except InvalidScore as exc:  # not a score: the metric raised nothing, no traceback
                 errors[metric.name] = f"{type(exc).__name__}: {exc}"
                 continue
         else:
-            errors[metric.name] = call.error
+            errors[metric.name] = failure
             if call.traceback is not None:
                 tracebacks[metric.name] = call.traceback
             continue

@@ -39,7 +39,10 @@ RUN_NUMBERS = (
     ("--max-inflight", "max_inflight", 1, ""),
     ("--limit", "limit", 1, ", or leave it out for all records"),
     ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"),
+    ("--max-steps-per-example", "max_steps_per_example", 1, ", or leave it out for the default ceiling"),
+    ("--max-prompt-chars-per-example", "max_prompt_chars_per_example", 1, ", or leave it out for the default ceiling"),
 )
+_DEFAULT_WHEN_NONE = ("limit", "max_inflight", "max_steps_per_example", "max_prompt_chars_per_example")
 
 
 def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
@@ -54,9 +57,7 @@ def check_run_options(config: Any, check: Preflight) -> None:
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
         problem = (
-            None
-            if value is None and name in ("limit", "max_inflight")
-            else number_problem(flag, value, least, alternative)
+            None if value is None and name in _DEFAULT_WHEN_NONE else number_problem(flag, value, least, alternative)
         )
         if problem:
             check.problem(problem)

@@ -35,6 +35,7 @@ from .._retrieval.handle import Retrieval
 from .._scheduler import Scheduler
 from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir
+from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
 from .metric_models import MetricModels
 from .planning import PlannedTask
@@ -46,7 +47,7 @@ from .run_engines import Engines, load_engines
 class ExampleServices:
     """What the run lends each example it runs or scores: the model handles (traced per example by
     `process_example`), the judges and the NLI model for its metrics, the retrieval handle, each task's
-    tools, and the run's seed and --strict-infra."""
+    tools, and the run's seed, --strict-infra and the ceiling of each example's steps (ragbench._values.ceiling)."""
 
     llm: LLM | None = None  # the system's model (None where no system runs: rescoring)
     models: dict[str, LLM] = field(default_factory=dict)  # role models by role
@@ -56,6 +57,7 @@ class ExampleServices:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # by task name (ctx.tools)
     seed: int = 0
     strict_infra: bool = False
+    ceiling: Ceiling = field(default_factory=Ceiling)
     examples: ExamplesInFlight | None = None  # the examples in flight, whose calls the scheduler's batches wait for
 
 
@@ -153,6 +155,7 @@ class RunServices:
             retrieval=retrieval,
             seed=self.config.seed,
             strict_infra=self.config.strict_infra,
+            ceiling=Ceiling.of(self.config.max_steps_per_example, self.config.max_prompt_chars_per_example),
             examples=examples,
         )
         try:

@@ -24,6 +24,9 @@ _NOT_IDENTITY = (
     "replay_tools",
     "fail_fast",
     "shipped_corpus_index",
+    # ends only an example that would not end: --resume may lift it to try such examples again
+    "max_steps_per_example",
+    "max_prompt_chars_per_example",
 )
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
@@ -106,6 +109,9 @@ class RunConfig:
     strict_infra: bool = False  # a failed judge/tool call folded into a result fails its example instead
     fail_fast: bool = False  # stop at the first record that fails (StoppedAtFailure), its traceback shown
     max_inflight: int | None = None  # examples running at once; None: examples_in_flight's choice
+    # each example's ceiling (ragbench._values.ceiling; None: its default): past it, the example fails
+    max_steps_per_example: int | None = None  # model calls, searches, tool and recorded steps
+    max_prompt_chars_per_example: int | None = None  # characters of the prompts it sends
     cache: str | None = None
     page_cache: str | None = None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
     progress: bool = True

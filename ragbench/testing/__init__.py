@@ -38,6 +38,7 @@ from .._run.resources import RunResources
 from .._task import Task
 from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
+from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
@@ -81,11 +82,13 @@ def make_context(
     with `assert_steps(ctx, ...)` and `prompts(ctx)`). `resources` (a `RunResources` the test opens and
     closes, `with RunResources() as resources:`) is `ctx.resources`, for a system that works in it (worker
     processes, page caches, shared models), and is bound to a task that works in it (`UsesRunResources.bind`),
-    as a run does.
+    as a run does. Its steps count against a run's default ceiling (docs/running.md, "Every example's
+    ceiling"): a system that loops without end raises `CeilingReached` there instead of running on.
     """
     task = task_object(task)
     if resources is not None and isinstance(task, UsesRunResources):
         task.bind(resources)
+    ceiling = ExampleCeiling(Ceiling(), "the system")
     ctx = Context(
         llm=None,  # type: ignore[arg-type]
         task=task,
@@ -93,10 +96,11 @@ def make_context(
         tools=dict(tools or {}),
         nli=nli,
         resources=resources,
+        ceiling=ceiling,
     )
-    ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace)
-    ctx.models = {role: model.traced(ctx.trace) for role, model in (models or {}).items()}
-    ctx.judges = [judge.traced(ctx.trace) for judge in judges]
+    ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace, ceiling=ceiling)
+    ctx.models = {role: model.traced(ctx.trace, ceiling=ceiling) for role, model in (models or {}).items()}
+    ctx.judges = [judge.traced(ctx.trace, ceiling=ceiling) for judge in judges]
     local = retriever if retriever is not None else ExampleDocs(list(docs))
     ctx.retriever = Retrieval(retriever or ProvidedRetriever(), ctx=ctx, local=local)
     return ctx

@@ -1,0 +1,72 @@
+"""Every example's ceiling: the steps a system (or a metric) may take on one example, and the characters of the
+prompts it may send, before the example ends as a counted failure (`CeilingReached: ...`) while the run goes on.
+
+A system that loops until its model says it is done (search_r1_own's default, as Search-R1's own script) never ends
+with a model that never says so; each round's prompt is longer than the last, and the example's trace keeps every
+prompt, so its memory grows with the square of its rounds. The ceiling is counted where every step enters the
+example's trace (ragbench._llm.LLM.send, ragbench._context.Context.step and record_step; a search is a
+`Context.step`): the steps bound the trace's length, the characters its prompts, and so the memory an example
+holds. The defaults are far above what any built-in system takes at its own bounds (docs/running.md, "Every
+example's ceiling"); `--max-steps-per-example` and `--max-prompt-chars-per-example` set them for a run.
+
+`CeilingReached` derives from BaseException, so that the `except Exception` a system folds a failed call into its
+result with does not swallow it; once reached, every later step of the example is refused too, and the example
+fails whatever the system returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_STEPS = 10_000  # steps of one example: model calls, searches, tool calls and recorded steps
+MAX_PROMPT_CHARS = 100_000_000  # characters of the prompts one example sends, summed over its model calls
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The most steps and prompt characters one example may take."""
+
+    steps: int = MAX_STEPS
+    prompt_chars: int = MAX_PROMPT_CHARS
+
+    @classmethod
+    def of(cls, steps: int | None, prompt_chars: int | None) -> Ceiling:
+        """The ceiling a run's options give (None: the default)."""
+        return cls(MAX_STEPS if steps is None else steps, MAX_PROMPT_CHARS if prompt_chars is None else prompt_chars)
+
+
+class CeilingReached(BaseException):
+    """An example's step or prompt that its ceiling refuses (a BaseException: see the module's docstring)."""
+
+
+class ExampleCeiling:
+    """One example's count against its `Ceiling`, for one plugin (`owner`: "system vanilla", "metric judge")."""
+
+    def __init__(self, ceiling: Ceiling, owner: str) -> None:
+        self.ceiling, self.owner = ceiling, owner
+        self.steps = 0
+        self.prompt_chars = 0
+        self.reached: str | None = None  # what was reached, in a line, once it was
+
+    def take_step(self, prompt_chars: int = 0) -> None:
+        """Count one step (sending `prompt_chars` characters of prompt), or raise `CeilingReached` where it would
+        go past the ceiling, or the ceiling was reached before."""
+        if self.reached is None:
+            if self.steps >= self.ceiling.steps:
+                self.reached = (
+                    f"{self.owner} did not end within {self.ceiling.steps:,} steps on this example (model calls, "
+                    "searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling"
+                )
+            elif self.prompt_chars + prompt_chars > self.ceiling.prompt_chars:
+                self.reached = (
+                    f"{self.owner} did not end within {self.ceiling.prompt_chars:,} characters of prompts on this "
+                    "example: a loop whose prompt grows? --max-prompt-chars-per-example N lifts the ceiling"
+                )
+        if self.reached is not None:
+            raise CeilingReached(self.reached)
+        self.steps += 1
+        self.prompt_chars += prompt_chars
+
+    @property
+    def error(self) -> str | None:
+        """The example's failure once the ceiling was reached (`CeilingReached: ...`), else None."""
+        return None if self.reached is None else f"{CeilingReached.__name__}: {self.reached}"

@@ -1,11 +1,12 @@
 """What a system hands the run for one example, and the sample record made of it, checked before either is
 taken: a `System.run` that returns no `Prediction`, or one whose fields are not of their types or hold what
-JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer), fails that example,
-named and counted, before any metric reads it. A sample record is written only when ragbench's own reader
-reads its line back as written (`sample_line`, then `sample_problem`, the reader's rule, and `json_problem`): else its example fails
-with a record that can be (what a task's example or a system's custom step held is named). A task whose
-`examples()` raises (whatever it raises) ends its stream there with a bad record saying why and where, and
-the records before it run (`task_records`)."""
+JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer, more than a sample may
+hold), fails that example, named and counted, before any metric reads it. A sample record is written only
+when ragbench's own reader reads its line back as written (`sample_line`, then `sample_problem`, the reader's
+rule, and `json_problem`) and it is within the bounds of a sample's size: else its example fails with a
+record that can be (what a task's example or a system's custom step held is named, a value over a bound at
+its path). A task whose `examples()` raises (whatever it raises) ends its stream there with a bad record
+saying why and where, and the records before it run (`task_records`)."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def writable_sample(record: SampleRecord) -> Sample:
     failed = SampleRecord.sealed(
         **kept,
         error=f"UnwritableSample: {problem}; every value a task, system or metric "
-        "hands ragbench must be JSON (docs/writing-plugins.md)",
+        "hands ragbench must be JSON, of bounded size (docs/writing-plugins.md)",
     )
     return Sample(failed, sample_line(failed))
 

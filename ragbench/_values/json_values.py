@@ -90,29 +90,44 @@ class _Walk:
             if found is not None:
                 return Found([_step(key, keyed), *found.path], found.what, found.part)
             if self.values > MAX_VALUES or self.bytes > MAX_BYTES:  # in all: maybe by this value alone
-                found = self._over(values, size, value, key)
+                found = self._over(values, size, value)
                 if found is not None:
                     return found
         self.open.discard(id(value))
         return None
 
-    def _over(self, values: int, size: int, value: Any, last: Any = None) -> Found | None:
-        """The problem of `value` (its walk begun at `values` and `size`, gone up to its part `last`) when it
-        alone is over a size bound: as its parts were walked first, it is the deepest value that is."""
+    def _over(self, values: int, size: int, value: Any) -> Found | None:
+        """The problem of `value` (its walk begun at `values` and `size`) when it alone is over a size bound,
+        named at the deepest value in it that is (`deepest_over`), or None when it is not."""
         by_values = self.values - values > MAX_VALUES
         if not by_values and self.bytes - size <= MAX_BYTES:
             return None
+        path, value, part = deepest_over(value, by_values)
         bound = f"the bound on a whole {self.where}"
-        if not isinstance(value, (dict, list, tuple)):
-            kind = "a string" if isinstance(value, str) else "a number"
-            return Found([], f"is {kind} of {self.bytes - size:,} bytes, over {MAX_BYTES:,} bytes of JSON, {bound}")
+        if by_values:
+            return Found(path, f"holds more than {MAX_VALUES:,} values, {bound}", part)
+        if isinstance(value, (dict, list, tuple)):
+            return Found(path, f"is over {MAX_BYTES:,} bytes of JSON, {bound}", part)
+        kind = "a string" if isinstance(value, str) else "a number"
+        return Found(path, f"is {kind} of {text_bytes(value):,} bytes, over {MAX_BYTES:,} bytes of JSON, {bound}")
+
+
+def deepest_over(value: Any, by_values: bool) -> tuple[list[str], Any, list[str] | None]:
+    """(path, value) of the deepest value in `value` (itself over the bound) that alone is over it, and the path
+    below that of its largest part (None: it is a string, or its parts are numbers and the like)."""
+    bound = MAX_VALUES if by_values else MAX_BYTES
+    path: list[str] = []
+    while isinstance(value, (dict, list, tuple)) and len(path) <= MAX_DEPTH:  # no deeper than the walk went
         keyed = isinstance(value, dict)
-        parts = list(value.items() if isinstance(value, dict) else enumerate(value))
-        parts = parts[: [key for key, _ in parts].index(last) + 1]  # those walked
-        key, largest = max(parts, key=lambda part: measured(part[1], by_values))
-        what = f"holds more than {MAX_VALUES:,} values" if by_values else f"is over {MAX_BYTES:,} bytes of JSON"
-        shown_part = isinstance(largest, (str, dict, list, tuple))  # a part worth naming, not one of many numbers
-        return Found([], f"{what}, {bound}", [_step(key, keyed)] if shown_part else None)
+        parts = value.items() if isinstance(value, dict) else enumerate(value)
+        sizes = [(measured(part, by_values), key, part) for key, part in parts]
+        over = next(((key, part) for size, key, part in sizes if size > bound), None)
+        if over is None:
+            _, key, largest = max(sizes, key=lambda sized: sized[0], default=(0, None, None))
+            return path, value, [_step(key, keyed)] if isinstance(largest, (str, dict, list, tuple)) else None
+        path.append(_step(over[0], keyed))
+        value = over[1]
+    return path, value, None
 
 
 def _step(key: Any, keyed: bool) -> str:

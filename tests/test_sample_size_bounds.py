@@ -1,0 +1,124 @@
+"""A sample's size is bounded (ragbench._values.json_values: MAX_VALUES values, MAX_BYTES bytes of JSON text):
+a system that puts a runaway value in its trace or extras fails that example, counted, with a message naming
+the deepest value that alone is over the bound (never one of the numbers it holds); the run reaches
+results.json and --resume does too. The bounds are lowered here, so the values are small."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragbench._values import json_values
+from ragbench._values.json_values import json_problem, measured
+from ragbench.api import Prediction, System
+from ragbench.testing import run_eval
+from test_plugin_faults import folder_samples
+
+BYTES = 100_000  # the bound on a sample's JSON text in these tests
+VALUES = 2_000  # and on its values
+
+
+@pytest.fixture
+def small_bounds(monkeypatch):
+    monkeypatch.setattr(json_values, "MAX_BYTES", BYTES)
+    monkeypatch.setattr(json_values, "MAX_VALUES", VALUES)
+
+
+class Recording(System):
+    """Records a step whose outputs are OUTPUTS[example id] (default: a few words) and answers "a"."""
+
+    name = "recording"
+    uses_llm = False
+    OUTPUTS: dict[str, dict] = {}
+
+    async def run(self, example, ctx):
+        ctx.record_step("read", inputs={"q": example.question}, outputs=self.OUTPUTS.get(example.id, {"n": 1}))
+        return Prediction(example.id, answer="a")
+
+
+def test_a_huge_string_in_a_step_fails_its_example_named_and_the_run_finishes_and_resumes(tmp_path, small_bounds):
+    first = run_eval("demo", Recording, limit=3, output=tmp_path / "run").samples["demo"][0].id
+    Recording.OUTPUTS = {first: {"pages": 3, "text": "x" * (2 * BYTES)}}
+    folder = tmp_path / "huge"
+    for resume in (False, True):
+        run = run_eval("demo", Recording, limit=3, output=folder, resume=resume)
+        assert run.results["counts"]["demo"] == {**run.results["counts"]["demo"], "records": 3, "failed": 1}
+        [failed] = [s for s in run.samples["demo"] if s.error]
+        assert failed.id == first and failed.error == (
+            f"UnwritableSample: `sample['trace'][0]['response']['text']` is a string of {2 * BYTES + 4:,} bytes, "
+            f"over {BYTES:,} bytes of JSON, the bound on a whole sample; every value a task, system or metric hands "
+            "ragbench must be JSON, of bounded size (docs/writing-plugins.md)"
+        )
+        assert json.loads((folder / "results.json").read_text())["counts"] == run.results["counts"]
+        samples, unreadable = folder_samples(folder)
+        assert len(samples) == 3 and not unreadable
+        assert max(len(line) for line in (folder / "samples" / "demo.jsonl").read_bytes().splitlines()) < BYTES
+
+
+def test_many_values_are_named_at_the_value_that_holds_them_not_at_one_of_its_numbers(tmp_path, small_bounds):
+    first = run_eval("demo", Recording, limit=2, output=tmp_path / "run").samples["demo"][0].id
+    Recording.OUTPUTS = {first: {"kept": [1, 2], "ids": list(range(2 * VALUES))}}
+    run = run_eval("demo", Recording, limit=2, output=tmp_path / "many")
+    [failed] = [s for s in run.samples["demo"] if s.error]
+    assert failed.error.startswith(
+        f"UnwritableSample: `sample['trace'][0]['response']['ids']` holds more than {VALUES:,} values, the bound on "
+        "a whole sample; "
+    )
+    assert (tmp_path / "many" / "results.json").is_file()
+
+
+def test_a_sample_over_the_bound_only_in_all_is_named_whole_with_its_largest_part(small_bounds):
+    line = {"index": 0, "extras": {"a": "x" * (BYTES * 2 // 5)}, "trace": [{"b": "y" * (BYTES * 3 // 5)}, {"c": "z"}]}
+    assert json_problem(line, "sample") == (
+        f"`sample` is over {BYTES:,} bytes of JSON, the bound on a whole sample; its largest part: `sample['trace']`"
+    )
+
+
+def test_a_prediction_with_runaway_extras_is_the_systems_counted_failure(tmp_path, small_bounds):
+    class Hoarding(System):
+        name = "hoarding"
+        uses_llm = False
+
+        async def run(self, example, ctx):
+            return Prediction(example.id, answer="a", extras={"seen": [[n] for n in range(VALUES)]})
+
+    run = run_eval("demo", Hoarding, limit=2, output=tmp_path / "run")
+    assert run.results["counts"]["demo"]["failed"] == 2
+    assert all(
+        f"`prediction['extras']['seen']` holds more than {VALUES:,} values" in sample.error
+        for sample in run.samples["demo"]
+    )
+
+
+def at(value, keys):
+    for key in keys:
+        value = value[key]
+    return value
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=6), inner, max_size=6),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=JSON, bound=st.integers(1, 400), by_values=st.booleans())
+def test_any_value_is_within_the_bound_or_named_at_the_deepest_value_over_it(value, bound, by_values):
+    """Accepted: the whole is within the bound. Refused for its size: the named value is there, alone over
+    the bound, and none of its parts is."""
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(json_values, "MAX_VALUES" if by_values else "MAX_BYTES", bound)
+        found = json_values._Walk("sample").problem(value, 0)
+        if found is None:
+            assert measured(value, by_values) <= bound
+            return
+        named = at(value, [ast.literal_eval(step[1:-1]) for step in found.path])
+        assert measured(named, by_values) > bound
+        parts = named.values() if isinstance(named, dict) else named if isinstance(named, list) else []
+        assert all(measured(part, by_values) <= bound for part in parts)

@@ -78,6 +78,20 @@ def test_a_sample_over_the_bound_only_in_all_is_named_whole_with_its_largest_par
     )
 
 
+def test_text_that_escapes_write_over_the_bound_is_measured_as_written(tmp_path, small_bounds):
+    """A control character is a byte the walk counts and six bytes of JSON (\\u0001): the line is measured."""
+    first = run_eval("demo", Recording, limit=2, output=tmp_path / "run").samples["demo"][0].id
+    Recording.OUTPUTS = {first: {"kept": "k", "text": "\x01" * (BYTES // 3)}}
+    run = run_eval("demo", Recording, limit=2, output=tmp_path / "escaped")
+    [failed] = [s for s in run.samples["demo"] if s.error]
+    assert failed.error.startswith("UnwritableSample: `sample` is ") and failed.error.endswith(
+        f"bytes of JSON, over {BYTES:,}, the bound on a whole sample; its largest part: `sample['trace']`; every "
+        "value a task, system or metric hands ragbench must be JSON, of bounded size (docs/writing-plugins.md)"
+    )
+    lines = (tmp_path / "escaped" / "samples" / "demo.jsonl").read_bytes().splitlines()
+    assert len(lines) == 2 and max(map(len, lines)) < BYTES
+
+
 def test_a_prediction_with_runaway_extras_is_the_systems_counted_failure(tmp_path, small_bounds):
     class Hoarding(System):
         name = "hoarding"

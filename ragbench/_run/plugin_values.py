@@ -16,10 +16,11 @@ from typing import Any, NamedTuple
 from .._errors import RecordError
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord, sample_line
+from .._storage.jsonl import dumps
 from .._storage.run_shapes import sample_problem
 from .._task import Task
 from .._types import Document, Example, Prediction
-from .._values.json_values import json_problem
+from .._values.json_values import checked_json, json_problem, text_problem
 
 NONE = type(None)
 FIELDS = {
@@ -72,7 +73,8 @@ def writable_sample(record: SampleRecord) -> Sample:
     """`record` and its line when the samples' reader reads the line back as written, else its example's failed
     record saying why (itself writable: --resume runs the example again)."""
     line = sample_line(record)
-    problem = sample_problem(line) or json_problem(line, "sample")
+    checked = checked_json(line, "sample")
+    problem = sample_problem(line) or checked.problem or text_problem(line, "sample", checked.bytes, written_bytes)
     if problem is None:
         return Sample(record, line)
     kept = {name: getattr(record, name) for name in KEPT if json_problem(getattr(record, name), name) is None}
@@ -82,6 +84,11 @@ def writable_sample(record: SampleRecord) -> Sample:
         "hands ragbench must be JSON, of bounded size (docs/writing-plugins.md)",
     )
     return Sample(failed, sample_line(failed))
+
+
+def written_bytes(line: dict[str, Any]) -> int:
+    """The bytes of a sample line as the writer writes it."""
+    return len(dumps(line).encode("utf-8"))
 
 
 def task_records(task: Task) -> Iterator[Example | RecordError]:

@@ -18,6 +18,7 @@ import json
 import numbers
 import re
 import sys
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 MAX_DEPTH = 100  # levels of arrays and objects (the reader follows about 1,000; a record adds a few of its own)
@@ -25,6 +26,7 @@ MAX_VALUES = 1_000_000  # values in one record: a plugin's runaway structure is 
 # Bytes of JSON text in one record (a sample line): a hundred 128k-token prompts in an agent's trace (about
 # 50 MB) fit, and a line stays one that its readers hold a few times over in memory, never gigabytes.
 MAX_BYTES = 64 * 2**20
+UNDERCOUNT = 6  # the walk counts a character one byte; its JSON text may be six (an escape: \u0001)
 SHOWN_PATH = 6  # of the path to a problem, the levels a message names
 SCALARS = (str, float, bool, type(None))
 KEYS = (str, int, float, bool, type(None))
@@ -161,14 +163,43 @@ def text_bytes(value: Any) -> int:
     return 6
 
 
+class Checked(NamedTuple):
+    """A value checked (`checked_json`): what keeps it from being written, and about the bytes of its JSON text
+    as the walk counted them (`text_bytes`: up to UNDERCOUNT times fewer than it writes)."""
+
+    problem: str | None
+    bytes: int
+
+
+def checked_json(value: Any, where: str) -> Checked:
+    """`value` checked as `json_problem` checks it, with the bytes the walk counted."""
+    walk = _Walk(where)
+    found = walk.problem(value, 0)
+    if found is None:
+        return Checked(None, walk.bytes)
+    said = f"`{where}{shown(found.path)}` {found.what}"
+    part = "" if found.part is None else f"; its largest part: `{where}{shown(found.path + found.part)}`"
+    return Checked(said + part, walk.bytes)
+
+
 def json_problem(value: Any, where: str) -> str | None:
     """What keeps `value` from being written as JSON and read back as itself (see the module docstring), as
     "`where[path]` is ..."; None when nothing does."""
-    found = _Walk(where).problem(value, 0)
-    if found is None:
+    return checked_json(value, where).problem
+
+
+def text_problem(value: Any, where: str, counted: int, written: Callable[[Any], int]) -> str | None:
+    """Why `value`, whose bytes the walk counted `counted` (`Checked.bytes`), is not written: its JSON text, where
+    it may be over MAX_BYTES (escapes and long numbers write more than the walk counts), measured by `written`
+    and over it; its largest part named. None when it is not."""
+    if counted * UNDERCOUNT <= MAX_BYTES:
         return None
-    said = f"`{where}{shown(found.path)}` {found.what}"
-    return said if found.part is None else f"{said}; its largest part: `{where}{shown(found.path + found.part)}`"
+    size = written(value)
+    if size <= MAX_BYTES:
+        return None
+    _, _, part = deepest_over(value, by_values=False)
+    largest = "" if part is None else f"; its largest part: `{where}{shown(part)}`"
+    return f"`{where}` is {size:,} bytes of JSON, over {MAX_BYTES:,}, the bound on a whole {where}{largest}"
 
 
 def shown(path: list[str]) -> str:

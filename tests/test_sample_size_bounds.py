@@ -6,12 +6,18 @@ results.json and --resume does too. The bounds are lowered here, so the values a
 from __future__ import annotations
 
 import ast
+import io
 import json
+import tempfile
+import tracemalloc
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._storage import sample_files
+from ragbench._storage.sample_files import line_offsets, located_samples
 from ragbench._values import json_values
 from ragbench._values.json_values import json_problem, measured
 from ragbench.api import Prediction, System
@@ -121,7 +127,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(value=JSON, bound=st.integers(1, 400), by_values=st.booleans())
 def test_any_value_is_within_the_bound_or_named_at_the_deepest_value_over_it(value, bound, by_values):
     """Accepted: the whole is within the bound. Refused for its size: the named value is there, alone over
@@ -136,3 +142,58 @@ def test_any_value_is_within_the_bound_or_named_at_the_deepest_value_over_it(val
         assert measured(named, by_values) > bound
         parts = named.values() if isinstance(named, dict) else named if isinstance(named, list) else []
         assert all(measured(part, by_values) <= bound for part in parts)
+
+
+def test_a_line_longer_than_the_writer_writes_is_not_read_its_example_runs_again_and_the_run_resumes(
+    tmp_path, small_bounds
+):
+    """A line over the bound (an older ragbench's, which had none): a checkpoint repair, its example run again."""
+    Recording.OUTPUTS = {}
+    run_eval("demo", Recording, limit=3, output=tmp_path / "run")
+    path = tmp_path / "run" / "samples" / "demo.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    huge = json.loads(lines[1])
+    huge["trace"][0]["response"]["text"] = "x" * (3 * BYTES)
+    path.write_text("\n".join([lines[0], json.dumps(huge), lines[2]]) + "\n", encoding="utf-8")
+    resumed = run_eval("demo", Recording, limit=3, output=tmp_path / "run", resume=True)
+    assert resumed.complete and resumed.results["counts"]["demo"]["scored"] == 3
+    [repair] = resumed.results["checkpoint_repairs"]["demo"]
+    limit = BYTES + sample_files.STAMP_BYTES
+    assert (
+        f"demo.jsonl:2: a line of {len(json.dumps(huge)) + 1:,} bytes, over the {limit:,} a line of this file holds"
+        in repair
+    )
+
+
+def test_a_long_line_is_passed_over_a_piece_at_a_time(tmp_path, small_bounds):
+    path = tmp_path / "demo.jsonl"
+    long_line = b'{"index": 1, "text": "' + b"x" * (40 * 2**20) + b'"}\n'
+    path.write_bytes(b'{"index": 0}\n' + long_line + b'{"index": 2}')
+    tracemalloc.start()
+    try:
+        located = list(located_samples(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20  # the line is 40 MiB
+    assert [(item.line, item.start, item.end) for item in located] == [
+        (0, 0, 13),
+        (1, 13, 13 + len(long_line)),
+        (2, 13 + len(long_line), 25 + len(long_line)),
+    ]
+    assert [item.value["index"] for item in (located[0], located[2])] == [0, 2]
+    assert "not read" in str(located[1].value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8), ended=st.booleans())
+def test_line_offsets_are_every_lines_start_and_the_size_read_a_block_at_a_time(lines, ended):
+    text = b"\n".join(lines) + (b"\n" if ended and lines else b"")
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patched:
+        patched.setattr(sample_files, "BLOCK", 5)
+        path = Path(folder) / "demo.jsonl"
+        path.write_bytes(text)
+        starts = [0]
+        for line in io.BytesIO(text):  # as a file's lines are iterated: at newlines alone
+            starts.append(starts[-1] + len(line))
+        assert list(line_offsets(path)) == (starts if text else [0])

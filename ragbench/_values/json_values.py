@@ -29,6 +29,7 @@ MAX_BYTES = 64 * 2**20
 UNDERCOUNT = 6  # the walk counts a character one byte; its JSON text may be six (an escape: \u0001)
 SHOWN_PATH = 6  # of the path to a problem, the levels a message names
 SCALARS = (str, float, bool, type(None))
+NAMED_PARTS = (str, dict, list, tuple)  # the parts of a value over a size bound that may be over it, or named
 KEYS = (str, int, float, bool, type(None))
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')  # in JSON text: a string (passed over whole), a bracket
 
@@ -53,10 +54,14 @@ class _Walk:
 
     def problem(self, value: Any, depth: int) -> Found | None:
         """The first problem found at or below `value`, or None."""
-        values, size = self.values, self.bytes
         self.values += 1
+        if isinstance(value, str):  # the most common value first, counted as `text_bytes` counts it
+            counted = len(value) + 4 if value.isascii() else text_bytes(value)
+            self.bytes += counted
+            return None if counted <= MAX_BYTES else self._over(self.values - 1, self.bytes - counted, value)
+        values, size = self.values - 1, self.bytes
         self.bytes += text_bytes(value)
-        if self.bytes - size > MAX_BYTES:  # a string (or an integer's digits) alone over it
+        if self.bytes - size > MAX_BYTES:  # an integer's digits alone over it
             return self._over(values, size, value)
         if isinstance(value, SCALARS):
             return None
@@ -87,7 +92,7 @@ class _Walk:
             if keyed:
                 if not json_key(key):
                     return Found([], f"has a key of type {type(key).__name__}: JSON's keys are strings")
-                self.bytes += text_bytes(key)
+                self.bytes += len(key) + 4 if isinstance(key, str) and key.isascii() else text_bytes(key)
             found = self.problem(item, depth + 1)
             if found is not None:
                 return Found([_step(key, keyed), *found.path], found.what, found.part)
@@ -110,23 +115,24 @@ class _Walk:
             return Found(path, f"holds more than {MAX_VALUES:,} values, {bound}", part)
         if isinstance(value, (dict, list, tuple)):
             return Found(path, f"is over {MAX_BYTES:,} bytes of JSON, {bound}", part)
-        kind = "a string" if isinstance(value, str) else "a number"
-        return Found(path, f"is {kind} of {text_bytes(value):,} bytes, over {MAX_BYTES:,} bytes of JSON, {bound}")
+        what = f"a string of {len(value):,} characters" if isinstance(value, str) else "an integer of that many digits"
+        return Found(path, f"is {what}, over {MAX_BYTES:,} bytes of JSON, {bound}")
 
 
 def deepest_over(value: Any, by_values: bool) -> tuple[list[str], Any, list[str] | None]:
     """(path, value) of the deepest value in `value` (itself over the bound) that alone is over it, and the path
-    below that of its largest part (None: it is a string, or its parts are numbers and the like)."""
+    below that of its largest part (None: it is a string, or its parts are numbers and the like, none worth
+    naming and none over a bound alone)."""
     bound = MAX_VALUES if by_values else MAX_BYTES
     path: list[str] = []
     while isinstance(value, (dict, list, tuple)) and len(path) <= MAX_DEPTH:  # no deeper than the walk went
         keyed = isinstance(value, dict)
         parts = value.items() if isinstance(value, dict) else enumerate(value)
-        sizes = [(measured(part, by_values), key, part) for key, part in parts]
+        sizes = [(measured(part, by_values), key, part) for key, part in parts if isinstance(part, NAMED_PARTS)]
         over = next(((key, part) for size, key, part in sizes if size > bound), None)
         if over is None:
-            _, key, largest = max(sizes, key=lambda sized: sized[0], default=(0, None, None))
-            return path, value, [_step(key, keyed)] if isinstance(largest, (str, dict, list, tuple)) else None
+            largest = max(sizes, key=lambda sized: sized[0], default=None)
+            return path, value, None if largest is None else [_step(largest[1], keyed)]
         path.append(_step(over[0], keyed))
         value = over[1]
     return path, value, None
@@ -139,25 +145,26 @@ def _step(key: Any, keyed: bool) -> str:
 
 def measured(value: Any, by_values: bool) -> int:
     """The values, or about the bytes of JSON text (`text_bytes`), that `value` holds, counted without recursion
-    up to the bound on them (a part of a value over it: there may be no end to it)."""
+    a container's parts at a time, up to the bound on them (a part of a value over it: it may have no end)."""
     bound = MAX_VALUES if by_values else MAX_BYTES
-    total, pending = 0, [value]
+    total, pending = 1 if by_values else text_bytes(value), [value]
     while pending and total <= bound:
         item = pending.pop()
-        total += 1 if by_values else text_bytes(item)
-        if isinstance(item, dict):
-            total += 0 if by_values else sum(text_bytes(key) for key in item)
-            pending.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            pending.extend(item)
+        parts = item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else ()
+        total += len(parts) if by_values else sum(map(text_bytes, parts))
+        if isinstance(item, dict) and not by_values:
+            total += sum(map(text_bytes, item))  # its keys
+        pending.extend(part for part in parts if isinstance(part, (dict, list, tuple)))
     return total
 
 
 def text_bytes(value: Any) -> int:
     """About the bytes of `value`'s JSON text, without what it holds: a string's UTF-8 bytes (escapes aside)
     and a key's, an integer's digits; a few for any other value, and for the separator after each."""
-    if isinstance(value, str):
-        return (len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))) + 4
+    if isinstance(value, str):  # UTF-8 counted where it can matter (a copy: not of a string that is over alone)
+        if value.isascii() or len(value) > MAX_BYTES:
+            return len(value) + 4
+        return len(value.encode("utf-8", "surrogatepass")) + 4
     if isinstance(value, int) and not isinstance(value, bool):
         return value.bit_length() * 3 // 10 + 3
     return 6

@@ -151,7 +151,7 @@ def test_a_sample_the_reader_would_refuse_is_written_as_its_examples_failure(tmp
     # one level further in
     assert [s.error for s in run.samples["demo"]] == [
         "UnwritableSample: `sample['trace'][0]['response']['self']['self']['self']` holds itself (a cycle): JSON holds trees; "
-        "every value a task, system or metric hands ragbench must be JSON (docs/writing-plugins.md)"
+        "every value a task, system or metric hands ragbench must be JSON, of bounded size (docs/writing-plugins.md)"
     ] * 2
     samples, unreadable = folder_samples(tmp_path / "run")
     assert [s["id"] for s in samples] == [s.id for s in run.samples["demo"]] and not unreadable

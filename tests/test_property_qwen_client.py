@@ -81,6 +81,17 @@ def test_a_call_that_is_no_json_is_read_as_qwen_agent_reads_it() -> None:
     )
 
 
+def test_a_call_nested_too_deeply_to_parse_is_read_and_written_back_as_one_that_is_no_json() -> None:
+    """Arguments nested 100,000 deep (JSON that Python's parser cannot follow): a call like one that is no JSON,
+    never a RecursionError."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (call,) = read_answer(f'<tool_call>\n{{"name": "search-server-search", "arguments": {deep}}}\n</tool_call>')
+    assert call["function_call"] == {"name": "search-server-search", "arguments": deep}
+    assert assistant_text([call]) == (
+        f'<tool_call>\n{{"name": "search-server-search", "arguments": "{deep}"}}\n</tool_call>'
+    )
+
+
 def test_a_block_of_json_that_is_empty_or_false_is_no_call() -> None:
     """qwen_agent keeps a parsed block only where it is truthy (`if fn:`); checked against qwen_agent 0.0.27's
     NousFnCallPrompt.postprocess_fncall_messages."""

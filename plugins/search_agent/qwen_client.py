@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ragbench.api import Context, Document
+from ragbench.api.data import parse_json
 
 SERVER = "search-server"  # mcp_server.py's FastMCP name: qwen_agent calls each tool "<server>-<tool>"
 FN_CALL_TEMPLATE = (
@@ -73,7 +74,7 @@ def read_answer(text: str) -> list[dict[str, Any]]:
         else:
             written = piece.split("</tool_call>")[0].strip()
             try:
-                call, parsed = json.loads(written), True
+                call, parsed = parse_json(written), True  # too deep to parse: no JSON, as a broken call
             except ValueError:
                 parsed = False
                 name, arguments = extract_fn(written)
@@ -92,7 +93,7 @@ def written_call(call: dict[str, str]) -> str:
     """A call as qwen_agent writes it back: its arguments parsed where they parse, else as a JSON string."""
     arguments: Any = call["arguments"]
     try:
-        arguments = json.loads(arguments)
+        arguments = parse_json(arguments)
     except ValueError:
         pass
     return (

@@ -12,7 +12,9 @@ Each reads a text as vLLM's parser of its name does (vllm.tool_parsers, 0.33.0; 
 A call's argument text is `json.dumps(arguments, ensure_ascii=False)` of what the model wrote. Where vLLM reads a
 call whose JSON does not parse as text, ragbench keeps it as a call (the calls before it too): a block, or an
 object, that begins `{"name": "..."` and then is no JSON is that function called with the argument text as
-written (`ToolCall.error` says why it is no JSON). Call ids are derived from the text (`call_<digest>_<n>`), so
+written (`ToolCall.error` says why it is no JSON). So is a call whose JSON is nested deeper than ragbench reads
+(`CALL_DEPTH`: its arguments more than MAX_DEPTH levels, ragbench._values.json_values), found before the parser,
+which would fail on it. Call ids are derived from the text (`call_<digest>_<n>`), so
 an answer, and its cache entry, is the same on every run.
 """
 
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
+from .._values.json_values import MAX_DEPTH, TooDeep, json_of, nested_deeper
 from .._values.llm_calls import Request, RequestError, Response, Sampling
 from .._values.tool_calls import ToolCall
 
@@ -33,6 +36,7 @@ _HERMES = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.S)
 _CALL_START = re.compile(r'\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _ARGUMENTS = re.compile(r'"(?:arguments|parameters)"\s*:\s*(.*?)\s*\}?\s*$', re.S)
 _OBJECT_START = re.compile(r"\{")
+CALL_DEPTH = MAX_DEPTH + 1  # a call's object around its arguments, which are read to MAX_DEPTH levels (ToolCall)
 
 
 def call_id(text: str, n: int) -> str:
@@ -69,7 +73,7 @@ def _malformed_call(written: str, text: str, n: int) -> ToolCall | None:
 
 def _is_json(written: str) -> bool:
     try:
-        json.loads(written)
+        json_of(written)
     except ValueError:
         return False
     return True
@@ -83,7 +87,7 @@ def hermes(text: str) -> Parsed:
     for n, (closed, left_open) in enumerate(_HERMES.findall(text)):
         written = closed or left_open
         try:
-            call = _call(json.loads(written), ("arguments",), text, n)
+            call = _call(json_of(written, CALL_DEPTH), ("arguments",), text, n)
         except ValueError:
             call = _malformed_call(written, text, n)
         if call is None:
@@ -99,8 +103,10 @@ def llama3_json(text: str) -> Parsed:
         if match.start() <= end:  # inside (or just after) the object before: vLLM skips it
             continue
         try:
+            if nested_deeper(text, CALL_DEPTH, match.start()):
+                raise TooDeep(f"nested more than {CALL_DEPTH} levels deep")
             data, end = decoder.raw_decode(text, match.start())
-        except ValueError:  # a call cut short or malformed: the rest is its text
+        except ValueError:  # a call cut short, malformed or too deep: the rest is its text
             call = _malformed_call(text[match.start() :], text, len(calls))
             if call is None:
                 return text, ()
@@ -177,6 +183,6 @@ def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _object(arguments: str) -> Any:
     try:
-        return json.loads(arguments)
+        return json_of(arguments)
     except ValueError:
         return arguments

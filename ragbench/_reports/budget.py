@@ -1,7 +1,7 @@
 """What a run spent per example, measured from its samples' traces (results.json `budget`), and the work that
 bought nothing (`repeated_work`): searches whose results repeat the search before them in the example, empty or
 whitespace queries, LLM calls whose request repeats an earlier one of the example (the cache answers them) and,
-where a model was offered tools, the tool calls it made and those whose arguments are not JSON.
+where a model was offered tools, the tool calls it made and those whose arguments are not read (`ToolCall.error`).
 A system that searches with queries of its own over the example's provided passages gets the same passages for
 every query: these counts say so, as format adherence says a model ignored a format."""
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._records import SampleRecord, read_samples
 from .._types import Step
+from .._values.json_values import MAX_DEPTH
 from .._values.tool_calls import ToolCall
 
 if TYPE_CHECKING:
@@ -161,7 +162,8 @@ def repeated_work_lines(results: Results) -> list[str]:
         if work.get("malformed_tool_calls"):
             lines.append(
                 f"{task}: warning: {work['malformed_tool_calls']} of {work['tool_calls']} tool calls had arguments "
-                "that are not JSON (kept in the trace as the model wrote them: see each call's error in the viewer)"
+                f"that are not JSON, or are nested more than {MAX_DEPTH} levels deep (kept in the trace as the model "
+                "wrote them: see each call's error in the viewer)"
             )
     return lines
 

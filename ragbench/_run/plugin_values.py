@@ -1,11 +1,12 @@
 """What a system hands the run for one example, and the sample record made of it, checked before either is
 taken: a `System.run` that returns no `Prediction`, or one whose fields are not of their types or hold what
-JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer), fails that example,
-named and counted, before any metric reads it. A sample record is written only when ragbench's own reader
-reads its line back as written (`sample_line`, then `sample_problem`, the reader's rule, and `json_problem`): else its example fails
-with a record that can be (what a task's example or a system's custom step held is named). A task whose
-`examples()` raises (whatever it raises) ends its stream there with a bad record saying why and where, and
-the records before it run (`task_records`)."""
+JSON cannot (ragbench._values.json_values: a set, a cycle, a 5,000-digit integer, more than a sample may
+hold), fails that example, named and counted, before any metric reads it. A sample record is written only
+when ragbench's own reader reads its line back as written (`sample_line`, then `sample_problem`, the reader's
+rule, and `json_problem`) and it is within the bounds of a sample's size: else its example fails with a
+record that can be (what a task's example or a system's custom step held is named, a value over a bound at
+its path). A task whose `examples()` raises (whatever it raises) ends its stream there with a bad record
+saying why and where, and the records before it run (`task_records`)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from typing import Any, NamedTuple
 from .._errors import RecordError
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord, sample_line
+from .._storage.jsonl import dumps
 from .._storage.run_shapes import sample_problem
 from .._task import Task
 from .._types import Document, Example, Prediction
-from .._values.json_values import json_problem
+from .._values.json_values import checked_json, json_problem, text_problem
 
 NONE = type(None)
 FIELDS = {
@@ -71,16 +73,22 @@ def writable_sample(record: SampleRecord) -> Sample:
     """`record` and its line when the samples' reader reads the line back as written, else its example's failed
     record saying why (itself writable: --resume runs the example again)."""
     line = sample_line(record)
-    problem = sample_problem(line) or json_problem(line, "sample")
+    checked = checked_json(line, "sample")
+    problem = sample_problem(line) or checked.problem or text_problem(line, "sample", checked.bytes, written_bytes)
     if problem is None:
         return Sample(record, line)
     kept = {name: getattr(record, name) for name in KEPT if json_problem(getattr(record, name), name) is None}
     failed = SampleRecord.sealed(
         **kept,
         error=f"UnwritableSample: {problem}; every value a task, system or metric "
-        "hands ragbench must be JSON (docs/writing-plugins.md)",
+        "hands ragbench must be JSON, of bounded size (docs/writing-plugins.md)",
     )
     return Sample(failed, sample_line(failed))
+
+
+def written_bytes(line: dict[str, Any]) -> int:
+    """The bytes of a sample line as the writer writes it."""
+    return len(dumps(line).encode("utf-8"))
 
 
 def task_records(task: Task) -> Iterator[Example | RecordError]:

@@ -167,11 +167,13 @@ def located_lines(
     loads: Callable[[str], Any] = json.loads,
     line: int = 0,
     start: int = 0,
+    most_bytes: int | None = None,
 ) -> Iterator[Located]:
     """Every non-blank line of an open binary stream with its line index and byte offsets (`Located`), as
     `read_lines` reads them; `line` and `start`: the index and offset of the stream's first line (a file read
-    on from where an earlier reading stopped, its handle there)."""
-    lines = _Numbered(source, line, start)
+    on from where an earlier reading stopped, its handle there). `most_bytes`: a line longer (a file handle's)
+    is a RecordError saying so, never read whole (a samples file: no line its writer wrote is)."""
+    lines = _Numbered(source, line, start, most_bytes)
     # jsonlines decodes each line to str before `loads` sees it (its annotation allows bytes too)
     reader = jsonlines.Reader(lines, loads=guarded(loads))  # type: ignore[arg-type]
     name = where or str(getattr(source, "name", "<stream>"))
@@ -191,27 +193,62 @@ def located_lines(
             return
         except jsonlines.InvalidLineError as exc:
             value = line_error(name, exc, lines.number)
+            if lines.too_long:
+                value = RecordError(
+                    name,
+                    lines.number,
+                    f"a line of {lines.end - lines.start:,} bytes, over the {most_bytes:,} a line of this file holds: "
+                    "not read",
+                )
         yield Located(lines.number - 1, lines.start, lines.end, lines.ended, value)
 
 
 class _Numbered:
-    """The lines of a stream, remembering the number, offsets and end of the last one handed out and the
-    error that ended it early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
+    """The lines of a stream, remembering the number, offsets and end of the last one handed out, whether it
+    was longer than `most_bytes` (handed out as a line that is no JSON) and the error that ended the stream
+    early (a truncated bz2 or tar member raises EOFError or OSError mid-stream)."""
 
-    def __init__(self, stream: Iterable[bytes], number: int = 0, start: int = 0) -> None:
+    def __init__(self, stream: Iterable[bytes], number: int = 0, start: int = 0, most_bytes: int | None = None) -> None:
         self.stream, self.number = stream, number
         self.start = self.end = start
         self.ended = True
+        self.too_long = False
+        self.most_bytes = most_bytes
         self.failure: Exception | None = None
 
     def __iter__(self) -> Iterator[bytes]:
+        lines = self.stream if self.most_bytes is None else bounded_lines(self.stream, self.most_bytes)
         try:
-            for line in self.stream:
+            for line in lines:
                 self.number += 1
-                self.start, self.end, self.ended = self.end, self.end + len(line), line.endswith(b"\n")
+                size = line.size if isinstance(line, _LongLine) else len(line)
+                self.start, self.end, self.ended = self.end, self.end + size, line.endswith(b"\n")
+                self.too_long = isinstance(line, _LongLine)
                 yield line
         except (EOFError, OSError) as exc:
             self.failure = exc
+
+
+class _LongLine(bytes):
+    """A line over the bound, not read: what stands for it (no JSON), and its `size` in the stream."""
+
+    size: int
+
+
+def bounded_lines(stream: Any, most_bytes: int) -> Iterator[bytes]:
+    """The lines of a binary stream with `readline`, each one longer than `most_bytes` passed over in pieces
+    (memory: one piece at a time) and given as a `_LongLine`."""
+    while line := stream.readline(most_bytes + 1):
+        if len(line) <= most_bytes or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while (piece := stream.readline(2**20)) and not piece.endswith(b"\n"):
+            size += len(piece)
+        size += len(piece)
+        long_line = _LongLine(b"\x00\n" if piece else b"\x00")
+        long_line.size = size
+        yield long_line
 
 
 def objects(items: Iterator[Item], where: str) -> Iterator[Item]:

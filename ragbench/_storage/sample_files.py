@@ -1,6 +1,7 @@
 """A run's samples files, samples/<task>.jsonl: where a task's is, and reading its lines (checked, or as
 `RunDir.finalize_samples` rewrote them) with the byte offset of every line, from its start or on from a line's
-offset (`located_samples`: the viewer's index follows a file as it grows, and reads one line again)."""
+offset (`located_samples`: the viewer's index follows a file as it grows, and reads one line again). A line
+longer than any the writer writes (`most_line_bytes`) is a RecordError like a line cut short, never read whole."""
 
 from __future__ import annotations
 
@@ -10,10 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import RecordError
+from .._values import json_values
 from .._values.names import inside
 from .files import file_there, open_file
 from .jsonl import Located, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
+
+STAMP_BYTES = 2**16  # room on a line for the cost of the attempt that saved it (`attempt_cost`, added once checked)
+BLOCK = 2**20  # bytes read at a time where only the lines' offsets are looked for
+
+
+def most_line_bytes() -> int:
+    """The longest line a samples file's writer writes: a sample within json_values.MAX_BYTES, and its attempt's
+    cost. A longer line (an older ragbench's, or damage) is a RecordError, never read whole."""
+    return json_values.MAX_BYTES + STAMP_BYTES
 
 
 def sample_file(run_folder: str | Path, task: str) -> Path:
@@ -61,7 +72,9 @@ def located_samples(path: str | Path, older_shapes: bool = False, line: int = 0,
     where = str(path)
     with open_file(path) as handle:
         handle.seek(start)
-        for number, begins, ends, ended, value in located_lines(handle, where, line=line, start=start):
+        for number, begins, ends, ended, value in located_lines(
+            handle, where, line=line, start=start, most_bytes=most_line_bytes()
+        ):
             yield Located(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
 
 
@@ -89,11 +102,16 @@ def is_sample(record: dict[str, Any]) -> bool:
 
 
 def line_offsets(path: Path) -> array:
-    """Byte offset of every line's start, and the file's size last (8 bytes a line)."""
-    offsets, position = array("Q"), 0
+    """Byte offset of every line's start, and the file's size last (8 bytes a line), read a block at a time
+    (however long a line is)."""
+    offsets, position = array("Q", [0]), 0
     with open_file(path) as handle:
-        for line in handle:
-            offsets.append(position)
-            position += len(line)
-    offsets.append(position)
+        while block := handle.read(BLOCK):
+            end = block.find(b"\n")
+            while end >= 0:
+                offsets.append(position + end + 1)
+                end = block.find(b"\n", end + 1)
+            position += len(block)
+    if offsets[-1] != position:  # a last line without its newline
+        offsets.append(position)
     return offsets

@@ -3,8 +3,9 @@
 hashable and its cache key covers them.
 
 A tool call keeps the argument text the model wrote (`raw_arguments`); its parsed JSON (`arguments`) is
-read from it, None with a note (`error`) when the text is not JSON: such a call is kept and counted, never
-dropped or repaired.
+read from it, None with a note (`error`) when the text is not JSON or is nested more than MAX_DEPTH levels
+(ragbench._values.json_values: what it could not write back, and what its readers' recursion could fail on):
+such a call is kept and counted, never dropped or repaired.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .json_values import TooDeep, json_of
 
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
 
@@ -64,20 +67,23 @@ class ToolCall:
 
     @property
     def arguments(self) -> Any:
-        """The arguments as parsed JSON; None when `raw_arguments` is not JSON (see `error`)."""
-        try:
-            return json.loads(self.raw_arguments)
-        except ValueError:
-            return None
+        """The arguments as parsed JSON; None when `raw_arguments` is not JSON or too deep to read (see `error`)."""
+        return self._read()[0]
 
     @property
     def error(self) -> str | None:
         """Why the arguments could not be read, or None."""
+        return self._read()[1]
+
+    def _read(self) -> tuple[Any, str | None]:
+        """(the arguments, None), or (None, why they are not read): no JSON, or nested deeper than the
+        MAX_DEPTH levels anything ragbench writes may be (its readers would fail on them)."""
         try:
-            json.loads(self.raw_arguments)
+            return json_of(self.raw_arguments), None
+        except TooDeep as exc:
+            return None, f"arguments are {exc}: not read"
         except ValueError as exc:
-            return f"arguments are not JSON: {exc}"
-        return None
+            return None, f"arguments are not JSON: {exc}"
 
     def to_dict(self) -> dict[str, Any]:
         """The OpenAI form of an assistant message's call (arguments as text, as servers send them)."""

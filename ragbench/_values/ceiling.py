@@ -18,7 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAX_STEPS = 10_000  # steps of one example: model calls, searches, tool calls and recorded steps
-MAX_PROMPT_CHARS = 100_000_000  # characters of the prompts one example sends, summed over its model calls
+# characters of the prompts one example sends, summed over its model calls: below a sample's 64 MiB of JSON
+# (ragbench._values.json_values.MAX_BYTES), since its trace keeps every prompt, so that an example stopped here is
+# still written with its steps
+MAX_PROMPT_CHARS = 40_000_000
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from ragbench._llm import LLM
 from ragbench._retrieval.base import RetrievalError, Retriever
 from ragbench._retrieval.handle import Retrieval
 from ragbench._scheduler import Scheduler
+from ragbench._storage.cache import ResponseCache
 from ragbench._types import Document
 from ragbench._values.llm_calls import EngineError, Request, Response
 
@@ -181,3 +182,25 @@ async def test_a_search_whose_query_is_no_text_fails_that_search_alone(query):
     assert [doc.id for doc in results[0]] == ["fine"]
     assert isinstance(results[1], RetrievalError)
     assert str(results[1]).startswith(f"search query {query!r}: expected a text (str), not {type(query).__name__}")
+
+
+async def short_read(keys):
+    return []
+
+
+async def cancelled_read(keys):
+    raise asyncio.CancelledError
+
+
+@pytest.mark.parametrize("read", [short_read, cancelled_read], ids=["short", "cancelled"])
+async def test_every_cache_lookup_is_answered_when_the_read_fails(tmp_path, monkeypatch, read):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    monkeypatch.setattr(cache._store, "get_many", read)
+    try:
+        results = await answered(cache.aget("a"), cache.aget("b"))
+    finally:
+        cache.close()
+    if read is short_read:
+        assert all("the response cache read 0 entries for 2 lookups" in str(result) for result in results)
+    else:
+        assert all(isinstance(result, asyncio.CancelledError) for result in results)

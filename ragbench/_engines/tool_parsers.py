@@ -70,7 +70,7 @@ def _malformed_call(written: str, text: str, n: int) -> ToolCall | None:
 def _is_json(written: str) -> bool:
     try:
         json.loads(written)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 
@@ -84,7 +84,7 @@ def hermes(text: str) -> Parsed:
         written = closed or left_open
         try:
             call = _call(json.loads(written), ("arguments",), text, n)
-        except ValueError:
+        except (ValueError, RecursionError):  # no JSON, or nested deeper than json reads
             call = _malformed_call(written, text, n)
         if call is None:
             return text, ()
@@ -100,12 +100,13 @@ def llama3_json(text: str) -> Parsed:
             continue
         try:
             data, end = decoder.raw_decode(text, match.start())
-        except ValueError:  # a call cut short or malformed: the rest is its text
+            call = _call(data, ("arguments", "parameters"), text, len(calls))
+        # a call cut short, malformed or nested deeper than json reads: the rest is its text
+        except (ValueError, RecursionError):
             call = _malformed_call(text[match.start() :], text, len(calls))
             if call is None:
                 return text, ()
             return "", (*calls, call)
-        call = _call(data, ("arguments", "parameters"), text, len(calls))
         if call is None:
             return text, ()
         calls.append(call)
@@ -178,5 +179,5 @@ def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _object(arguments: str) -> Any:
     try:
         return json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return arguments

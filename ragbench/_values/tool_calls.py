@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .tool_arguments import arguments_problem
+
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
 
 
@@ -53,6 +55,17 @@ class Tool:
         return name
 
 
+def read_arguments(text: str) -> tuple[Any, str | None]:
+    """A call's argument text as `json.loads` reads it (a key written twice: its last value), and None; or None
+    and why it cannot be read: no JSON, or nested deeper than Python's json follows (about 1,000 levels)."""
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        return None, f"arguments are not JSON: {exc}"
+    except RecursionError:
+        return None, "arguments are not JSON that can be read: nested deeper than Python's json reads"
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One call the model made: its id (the `tool_call_id` its result answers), the function's name and the
@@ -65,19 +78,21 @@ class ToolCall:
     @property
     def arguments(self) -> Any:
         """The arguments as parsed JSON; None when `raw_arguments` is not JSON (see `error`)."""
-        try:
-            return json.loads(self.raw_arguments)
-        except ValueError:
-            return None
+        return read_arguments(self.raw_arguments)[0]
 
     @property
     def error(self) -> str | None:
         """Why the arguments could not be read, or None."""
-        try:
-            json.loads(self.raw_arguments)
-        except ValueError as exc:
-            return f"arguments are not JSON: {exc}"
-        return None
+        return read_arguments(self.raw_arguments)[1]
+
+    def problem(self, tools: Sequence[Tool]) -> str | None:
+        """Why this call's arguments, JSON, do not fit the parameters of the tool of its name among `tools`
+        (ragbench._values.tool_arguments); None where they fit, are not JSON (`error`) or no tool has its name."""
+        value, error = read_arguments(self.raw_arguments)
+        tool = next((tool for tool in tools if tool.name == self.name), None)
+        if error is not None or tool is None:
+            return None
+        return arguments_problem(tool.definition["function"].get("parameters", {}), value)
 
     def to_dict(self) -> dict[str, Any]:
         """The OpenAI form of an assistant message's call (arguments as text, as servers send them)."""

@@ -102,7 +102,7 @@ def test_arguments_of_any_depth_are_checked_or_read_as_no_json_never_a_crash(dep
     if readable:
         assert (arguments_problem(schema, call.arguments) is None) == (depth == 0)
     else:
-        assert call.error.startswith("arguments are not JSON")
+        assert call.error is not None and call.error.startswith("arguments are not JSON")
     offered = (Tool.of({"name": "search", "parameters": schema}),)
     assert (call.problem(offered) is None) == (depth == 0 or not readable)
 

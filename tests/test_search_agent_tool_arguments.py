@@ -73,6 +73,8 @@ def test_qwen_clients_call_whose_arguments_do_not_fit_is_answered_as_qwen_agent_
     )
     assert line["prediction"]["extras"]["invalid_tool_calls"] == 1
     assert results["system_stats"][TASK]["invalid_tool_calls"] == 1
+    [adherence] = results["format_adherence"][TASK]  # the run warns of them: the calls are not native
+    assert (adherence["followed"], adherence["of"]) == (0, 1)
 
 
 def twice(key: str, first: Any, last: Any) -> str:

@@ -327,6 +327,23 @@ class SearchAgent(System):
             example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
         )
 
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+        """qwen_client's calls, read from the text, whose arguments fit the tool's input schema (native calls that
+        do not fit are counted, and warned of, by the run itself: results.json's `repeated_work`)."""
+        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "invalid_tool_calls" in extras]
+        if not self.qwen or not ended:
+            return None
+        calls = sum(item["type"] == "tool_call" for extras in ended for item in extras["result"])
+        return [
+            {
+                "format": "<tool_call> arguments that fit the tool's input schema (a string query or docid)",
+                "followed": calls - sum(extras["invalid_tool_calls"] for extras in ended),
+                "of": calls,
+                "fix": "such calls were answered with the error (docs/agents.md, Invalid tool arguments); use a "
+                "model trained to call these tools",
+            }
+        ]
+
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         """How the examples ended, the turns and calls per tool an example took on average (BrowseComp-Plus's
         evaluation reports the calls per tool), and the calls whose arguments did not fit their tool's parameters."""

@@ -23,6 +23,11 @@ batch limit, and one per other sampling group); with nothing older left, at most
 
 Identical requests in flight share one engine call, and a response cache answers repeats.
 
+Every request taken is answered. A request's `text_length()` and batch key are read in `submit`, so a request
+they fail on fails its own caller, not a batch; whatever the dispatcher raises while it owes answers (a request
+queued, in a batch taken or sent, or being delivered: `_EngineQueue.owed`) answers each of them with an
+`EngineError` saying what it raised, and the queue goes on.
+
 The pooling is not specific to LLMs: any "batch backend" with `generate(requests) -> results`,
 `engine_id`, `max_batch_size`, `max_concurrency` and `concurrent = False` can be pooled, with requests that have a
 `batch_key` (what must be equal within a batch), `text_length()` and `cache_key(backend_id)` (an LLM engine's

@@ -44,7 +44,7 @@ TOOL_SCHEMAS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(ARGUMENTS, st.sampled_from(TOOL_SCHEMAS))
 def test_arguments_fit_a_tools_parameters_exactly_when_they_hold_its_one_string_argument(arguments, tool):
     schema, argument, strict = tool
@@ -77,7 +77,7 @@ SCHEMAS = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(SCHEMAS, ARGUMENTS)
 def test_arguments_fit_a_schema_of_the_subset_exactly_when_jsonschema_says_they_do(schema, arguments):
     jsonschema = pytest.importorskip("jsonschema")  # the reference, where it is installed (not a dependency)

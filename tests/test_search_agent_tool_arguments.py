@@ -89,7 +89,7 @@ def argument_texts(key: str) -> st.SearchStrategy[tuple[str, Any]]:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.sampled_from(["openai_client", "oss_client", "qwen_client"]), st.data())
 def test_the_search_runs_exactly_when_the_arguments_fit_and_always_with_a_string(client, data):
     key = "user_query" if client == "oss_client" else "query"

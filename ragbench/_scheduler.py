@@ -23,6 +23,11 @@ batch limit, and one per other sampling group); with nothing older left, at most
 
 Identical requests in flight share one engine call, and a response cache answers repeats.
 
+Every request taken is answered. A request's `text_length()` and batch key are read in `submit`, so a request
+they fail on fails its own caller, not a batch; whatever the dispatcher raises while it owes answers (a request
+queued, in a batch taken or sent, or being delivered: `_EngineQueue.owed`) answers each of them with an
+`EngineError` saying what it raised, and the queue goes on.
+
 The pooling is not specific to LLMs: any "batch backend" with `generate(requests) -> results`,
 `engine_id`, `max_batch_size`, `max_concurrency` and `concurrent = False` can be pooled, with requests that have a
 `batch_key` (what must be equal within a batch), `text_length()` and `cache_key(backend_id)` (an LLM engine's
@@ -34,12 +39,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ._in_flight import ExamplesInFlight, waiting_for
-from ._plugin_calls import PluginCall
+from ._plugin_calls import PluginCall, exception_line
 from ._values.llm_calls import EngineError, Request, Response
 from ._values.response_checks import response_problem
 
@@ -87,11 +93,19 @@ def _unfit(request: object, response: Response) -> bool:
 Result = TypeVar("Result")
 
 
+def _scheduler_error(exc: Exception) -> EngineError:
+    """What a request gets where the scheduler's own code raised while it owed the answer."""
+    return EngineError(f"scheduler failed: {type(exc).__name__}: {exc}")
+
+
 def _checked(engine: Engine, request: object, result: Result) -> Result | EngineError:
     """An engine's answer to an LLM request as it arrives: one that does not answer it (`response_problem`) is
     the engine's error for that call, saying what was wrong: counted, never cached, its tokens never summed."""
     if isinstance(request, Request) and not isinstance(result, Exception):
-        problem = response_problem(result, request)
+        try:
+            problem = response_problem(result, request)
+        except Exception as exc:  # an object of the engine's own whose fields raise when read
+            problem = f"reading it raised {exception_line(exc)}"
         if problem is not None:
             return EngineError(f"{engine.engine_id} answered no valid response: {problem}")
     return result
@@ -102,6 +116,7 @@ class _Queued(NamedTuple):
     key: str
     future: asyncio.Future
     queued_at: int  # the engine's batches dispatched when it was queued
+    length: int  # `request.text_length()`, read when it was queued (by its caller, who gets what that raises)
 
 
 class _EngineQueue:
@@ -112,6 +127,9 @@ class _EngineQueue:
         self.groups: dict[object, list[_Queued]] = {}
         self.size = 0
         self.dispatched = 0  # batches taken from this queue
+        # every request queued and not yet answered (queued, taken into a batch, sent, being delivered), so that
+        # whatever the dispatcher raises, wherever it was, answers each of them with that error
+        self.owed: dict[asyncio.Future, str] = {}
         self.wake = asyncio.Event()
         self.task: asyncio.Task | None = None
         self.semaphore = asyncio.Semaphore(engine.max_concurrency)
@@ -157,6 +175,9 @@ class Scheduler:
             self.stats.shared += 1
             with waiting_for(self._in_flight[key], leaf=self.searches):
                 return await asyncio.shield(self._in_flight[key])
+        if not engine.concurrent:  # read here, so that a request they fail on fails its caller, not a batch
+            group, length = request.batch_key, operator.index(request.text_length())
+            hash(group)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         self.stats.in_flight += 1
@@ -166,7 +187,8 @@ class Scheduler:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         else:
-            queue.groups.setdefault(request.batch_key, []).append(_Queued(request, key, future, queue.dispatched))
+            queue.groups.setdefault(group, []).append(_Queued(request, key, future, queue.dispatched, length))
+            queue.owed[future] = key
             queue.size += 1
             queue.wake.set()
         with waiting_for(future, leaf=self.searches):
@@ -228,9 +250,8 @@ class Scheduler:
         queue.size -= len(taken)
         self.stats.max_wait_batches = max(self.stats.max_wait_batches, queue.dispatched - taken[0].queued_at)
         queue.dispatched += 1
-        batch = [(item.request, item.key, item.future) for item in taken]
-        batch.sort(key=lambda item: item[0].text_length(), reverse=True)
-        return batch
+        taken = sorted(taken, key=lambda item: item.length, reverse=True)
+        return [(item.request, item.key, item.future) for item in taken]
 
     def _worth_sending_early(self, queue: _EngineQueue) -> bool:
         """Whether the next batch may start before the answers of the one before it are out: it holds at least
@@ -262,26 +283,24 @@ class Scheduler:
                 if queue.size and (not sent or self._worth_sending_early(queue)):
                     batch = self._take_batch(queue)
                     while len(sent) >= depth:
-                        await self._deliver(queue.engine, *sent.popleft())
+                        await self._deliver(queue, *sent.popleft())
                     task = asyncio.create_task(self._compute(queue.engine, batch))
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
                     sent.append((batch, task))
                 elif sent:
-                    await self._deliver(queue.engine, *sent.popleft())
-            except Exception as exc:  # a bug here must not leave callers waiting: fail what is queued and sent
-                error = EngineError(f"scheduler failed: {type(exc).__name__}: {exc}")
-                self._fail_queued(queue, error)
+                    await self._deliver(queue, *sent.popleft())
+            except Exception as exc:  # a bug here must not leave callers waiting: fail every request owed
                 while sent:
-                    batch, task = sent.popleft()
-                    task.cancel()
-                    for _, key, future in batch:
-                        self._finish(key, future, error)
+                    sent.popleft()[1].cancel()
+                self._fail_owed(queue, _scheduler_error(exc))
 
-    def _fail_queued(self, queue: _EngineQueue, error: EngineError) -> None:
-        for group in queue.groups.values():
-            for queued in group:
-                self._finish(queued.key, queued.future, error)
+    def _fail_owed(self, queue: _EngineQueue, error: EngineError) -> None:
+        """Answer every request of `queue` not answered yet with `error`, wherever the dispatcher had it."""
+        owed, queue.owed = queue.owed, {}
+        for future, key in owed.items():
+            if not future.done():
+                self._finish(key, future, error)
         queue.groups.clear()
         queue.size = 0
 
@@ -301,23 +320,29 @@ class Scheduler:
         return results
 
     async def _deliver(
-        self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]], task: asyncio.Task
+        self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future]], task: asyncio.Task
     ) -> None:
         """A sent batch's answers to its callers (once the engine has them) and to the cache."""
         results = await task
         self.stats.batches += 1
-        results = [_checked(engine, request, result) for (request, _, _), result in zip(batch, results)]
+        results = [_checked(queue.engine, request, result) for (request, _, _), result in zip(batch, results)]
         for (_, key, future), result in zip(batch, results):
             self._finish(key, future, result)
-        self._cache_results(engine, batch, results)
+            queue.owed.pop(future, None)
+        self._cache_results(queue.engine, batch, results)
 
     async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
-        async with queue.semaphore:
-            with PluginCall() as call:
-                result: Response | EngineError = await queue.engine.agenerate_one(request)
-            if call.raised is not None:
-                result = call.raised if isinstance(call.raised, EngineError) else EngineError(call.error)
-        result = _checked(queue.engine, request, result)
+        """One request on an engine that batches by itself; whatever raises on the way answers it with the error."""
+        result: Response | EngineError
+        try:
+            async with queue.semaphore:
+                with PluginCall() as call:
+                    result = await queue.engine.agenerate_one(request)
+                if call.raised is not None:
+                    result = call.raised if isinstance(call.raised, EngineError) else EngineError(call.error)
+            result = _checked(queue.engine, request, result)
+        except Exception as exc:
+            result = _scheduler_error(exc)
         self.stats.batches += 1
         self._finish(key, future, result)
         self._cache_results(queue.engine, [(request, key, future)], [result])

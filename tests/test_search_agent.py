@@ -76,6 +76,7 @@ def test_the_run_reports_how_examples_ended_and_their_turns_and_calls_per_tool(t
         "status": {"completed": 2},
         "mean_turns": 2,
         "mean_calls": {"search": 1},
+        "invalid_tool_calls": 0,
     }
 
 

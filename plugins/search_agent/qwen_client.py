@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, NamedTuple
 
 from ragbench.api import Context, Document
 from ragbench.api.data import parse_json
+from ragbench.api.engines import InvalidArguments, checked_arguments
+
+from .tools import ToolAnswer
 
 SERVER = "search-server"  # mcp_server.py's FastMCP name: qwen_agent calls each tool "<server>-<tool>"
 FN_CALL_TEMPLATE = (
@@ -146,7 +149,7 @@ def retrieved_docids(result: list[dict[str, Any]]) -> list[str]:
         output = item["output"]
         try:
             parsed = json.loads(output) if isinstance(output, str) else None
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, list):
             found.update(str(e["docid"]) for e in parsed if isinstance(e, dict) and "docid" in e)
@@ -191,21 +194,36 @@ Search = Callable[[str], Awaitable[tuple[list[dict[str, Any]], list[Document]]]]
 
 
 async def call_tool(
-    call: dict[str, str], offered: set[str], search: Search, document: Callable[[str], dict[str, Any] | None]
-) -> tuple[str, list[Document]]:
+    call: dict[str, str],
+    offered: Mapping[str, Any],
+    search: Search,
+    document: Callable[[str], dict[str, Any] | None],
+) -> ToolAnswer:
     """One call as qwen_agent makes it (Agent._call_tool, then the MCP tool's call): an unknown name answered as
-    such, the arguments read with `json.loads`, the result as MCP carries it."""
+    such, the arguments read with `json.loads` and held to the tool's input schema (`offered`: each tool's, by
+    name; fastmcp validates them so), the result as MCP carries it."""
     name = call["name"]
     if name not in offered:
-        return f"Tool {name} does not exists.", []
+        return ToolAnswer(f"Tool {name} does not exists.", failed=True)
     try:
-        arguments = json.loads(call["arguments"])
+        arguments = checked_arguments(offered[name], json.loads(call["arguments"]))
         if name == f"{SERVER}-search":
             hits, docs = await search(arguments["query"])
-            return mcp_text(hits), docs
-        return mcp_text(document(arguments["docid"])), []
+            return ToolAnswer(mcp_text(hits), docs=tuple(docs))
+        return ToolAnswer(mcp_text(document(arguments["docid"])))
     except Exception as exc:  # qwen_agent tells the model whatever a tool raises
-        return call_error(name, exc), []
+        return ToolAnswer(call_error(name, exc), failed=True, invalid=isinstance(exc, InvalidArguments))
+
+
+class AgentRun(NamedTuple):
+    """What one query's agent run leaves: qwen_agent's response list, the documents the searches returned, the
+    requests made, the output tokens, and the calls whose arguments did not fit their tool's input schema."""
+
+    response: list[dict[str, Any]]
+    docs: list[Document]
+    turns: int
+    output_tokens: int
+    invalid_calls: int
 
 
 async def run_agent(
@@ -216,14 +234,13 @@ async def run_agent(
     max_calls: int,
     search: Search,
     document: Callable[[str], dict[str, Any] | None],
-) -> tuple[list[dict[str, Any]], list[Document], int, int]:
+) -> AgentRun:
     """FnCallAgent._run: at most `max_calls` requests (MAX_LLM_CALL_PER_RUN), each answer's calls made in order,
-    until an answer calls nothing; an answer with nothing in it asks again. The agent's messages (qwen_agent's
-    response list), the documents the searches returned, the requests made and the output tokens."""
-    offered = {function["name"] for function in functions}
+    until an answer calls nothing; an answer with nothing in it asks again."""
+    offered = {function["name"]: function["parameters"] for function in functions}
     response: list[dict[str, Any]] = []
     docs: list[Document] = []
-    calls_made = output_tokens = 0
+    calls_made = output_tokens = invalid_calls = 0
     while calls_made < max_calls:
         calls_made += 1
         with ctx.group(f"turn {calls_made}"):
@@ -239,12 +256,15 @@ async def run_agent(
             messages.append({"role": "assistant", "content": assistant_text(turn)})
             outputs = []
             for call in calls:
-                output, found = await call_tool(call, offered, search, document)
+                answered = await call_tool(call, offered, search, document)
                 ctx.record_step(
-                    f"tool {call['name']}", inputs={"arguments": call["arguments"]}, outputs={"output": output}
+                    f"tool {call['name']}",
+                    inputs={"arguments": call["arguments"]},
+                    outputs={"output": answered.output, "failed": answered.failed},
                 )
-                response.append({"role": "function", "name": call["name"], "content": output})
-                outputs.append(output)
-                docs += found
+                response.append({"role": "function", "name": call["name"], "content": answered.output})
+                outputs.append(answered.output)
+                docs += answered.docs
+                invalid_calls += answered.invalid
             messages.append({"role": "user", "content": tool_responses(outputs)})
-    return response, docs, calls_made, output_tokens
+    return AgentRun(response, docs, calls_made, output_tokens, invalid_calls)

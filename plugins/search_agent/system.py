@@ -70,6 +70,7 @@ class SearchAgentRun:
         self.retrieved: set[str] = set()
         self.docs: list[Document] = []
         self.output_tokens = 0
+        self.invalid_calls = 0  # calls whose arguments did not fit their tool's parameters
 
     def reasoned(self, items: str | None) -> None:
         """The reasoning items of a Responses-API answer, recorded before its text and calls (the order a
@@ -83,7 +84,10 @@ class SearchAgentRun:
         if text.strip():
             self.result.append({"type": "output_text", "tool_name": None, "arguments": None, "output": text.strip()})
 
-    def called(self, name: str, arguments: str, output: str, failed: bool, docs: tuple[Document, ...]) -> None:
+    def called(
+        self, name: str, arguments: str, output: str, failed: bool, docs: tuple[Document, ...], invalid: bool = False
+    ) -> None:
+        self.invalid_calls += invalid
         if self.client.counts_failed_calls or not failed:
             self.calls[self.client.counted_name(name)] += 1
         recorded = None if failed and self.client.counts_failed_calls else output
@@ -99,6 +103,7 @@ class SearchAgentRun:
             "retrieved_docids": sorted(self.retrieved),
             "turns": turns,
             "output_tokens": self.output_tokens,
+            "invalid_tool_calls": self.invalid_calls,
             "result": self.result,
         }
 
@@ -129,7 +134,8 @@ class SearchAgent(System):
                           folder (None: the task's own corpus)
     Recorded per example (extras): `status` ("completed", or "turns" / "tokens": the budget that ended it),
     `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
-    `output_tokens` and `result`, the run file's list of tool calls and texts.
+    `output_tokens`, `invalid_tool_calls` (calls answered with an error because their arguments did not fit the
+    tool's parameters) and `result`, the run file's list of tool calls and texts.
     """
 
     name = "search_agent"
@@ -266,7 +272,14 @@ class SearchAgent(System):
                         inputs={"arguments": call.raw_arguments},
                         outputs={"output": answered.output, "failed": answered.failed},
                     )
-                    run.called(call.name, call.raw_arguments, answered.output, answered.failed, answered.docs)
+                    run.called(
+                        call.name,
+                        call.raw_arguments,
+                        answered.output,
+                        answered.failed,
+                        answered.docs,
+                        invalid=answered.invalid,
+                    )
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": answered.output})
         return Prediction(
             example_id=example.id,
@@ -292,7 +305,7 @@ class SearchAgent(System):
             return None if doc is None else {"docid": docid, "text": passage_text(doc)}
 
         system = {"role": "system", "content": qwen_client.system_message(self._functions, self.system_prompt)}
-        response, docs, turns, output_tokens = await qwen_client.run_agent(
+        agent = await qwen_client.run_agent(
             ctx,
             [system, question],
             self._functions,
@@ -301,15 +314,39 @@ class SearchAgent(System):
             search,
             document,
         )
-        record = qwen_client.run_record(response)
-        last = response[-1] if response else {}
+        record = qwen_client.run_record(agent.response)
+        last = agent.response[-1] if agent.response else {}
         answer = last["content"].strip() if last.get("role") == "assistant" else ""
-        extras = record | {"status": COMPLETED if answer else "turns", "turns": turns, "output_tokens": output_tokens}
-        return Prediction(example_id=example.id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)
+        extras = record | {
+            "status": COMPLETED if answer else "turns",
+            "turns": agent.turns,
+            "output_tokens": agent.output_tokens,
+            "invalid_tool_calls": agent.invalid_calls,
+        }
+        return Prediction(
+            example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
+        )
+
+    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+        """qwen_client's calls, read from the text, whose arguments fit the tool's input schema (native calls that
+        do not fit are counted, and warned of, by the run itself: results.json's `repeated_work`)."""
+        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "invalid_tool_calls" in extras]
+        if not self.qwen or not ended:
+            return None
+        calls = sum(item["type"] == "tool_call" for extras in ended for item in extras["result"])
+        return [
+            {
+                "format": "<tool_call> arguments that fit the tool's input schema (a string query or docid)",
+                "followed": calls - sum(extras["invalid_tool_calls"] for extras in ended),
+                "of": calls,
+                "fix": "such calls were answered with the error (docs/agents.md, Invalid tool arguments); use a "
+                "model trained to call these tools",
+            }
+        ]
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
-        """How the examples ended, and the turns and calls per tool an example took on average (BrowseComp-Plus's
-        evaluation reports the calls per tool)."""
+        """How the examples ended, the turns and calls per tool an example took on average (BrowseComp-Plus's
+        evaluation reports the calls per tool), and the calls whose arguments did not fit their tool's parameters."""
         ended = [extras for extras in (s.extras for s in samples if s.error is None) if "status" in extras]
         if not ended:
             return None
@@ -319,4 +356,5 @@ class SearchAgent(System):
             "status": dict(sorted(Counter(extras["status"] for extras in ended).items())),
             "mean_turns": round(mean(extras["turns"] for extras in ended), 3),
             "mean_calls": {tool: round(mean(e["tool_call_counts"].get(tool, 0) for e in ended), 3) for tool in tools},
+            "invalid_tool_calls": sum(extras.get("invalid_tool_calls", 0) for extras in ended),
         }

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragbench.api import Document
+from ragbench.api.engines import InvalidArguments, checked_arguments
 from ragbench.api.retrieval import passage_text
 
 from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
@@ -77,6 +78,19 @@ CLIENTS = {client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CL
 GET_DOCUMENT = "get_document"
 
 
+DOCID_DESCRIPTION = "Document ID to retrieve"
+
+
+def parameters(argument: str, argument_description: str) -> dict[str, Any]:
+    """A tool's parameters: one required string argument and no other."""
+    return {
+        "type": "object",
+        "properties": {argument: {"type": "string", "description": argument_description}},
+        "required": [argument],
+        "additionalProperties": False,
+    }
+
+
 def function(name: str, description: str, argument: str, argument_description: str) -> dict[str, Any]:
     """One tool in the chat completions form, with the fields and order of the client's Responses-API
     definition (`get_tool_definitions`): one required string argument, strict."""
@@ -85,12 +99,7 @@ def function(name: str, description: str, argument: str, argument_description: s
         "function": {
             "name": name,
             "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": {argument: {"type": "string", "description": argument_description}},
-                "required": [argument],
-                "additionalProperties": False,
-            },
+            "parameters": parameters(argument, argument_description),
             "strict": True,
         },
     }
@@ -99,7 +108,7 @@ def function(name: str, description: str, argument: str, argument_description: s
 def tool_definitions(client: Client, k: int, get_document: bool) -> list[dict[str, Any]]:
     tools = [function(client.search, SEARCH_DESCRIPTION.format(k=k), client.query, client.query_description)]
     if get_document:
-        tools.append(function(GET_DOCUMENT, GET_DOCUMENT_DESCRIPTION, "docid", "Document ID to retrieve"))
+        tools.append(function(GET_DOCUMENT, GET_DOCUMENT_DESCRIPTION, "docid", DOCID_DESCRIPTION))
     return tools
 
 
@@ -128,11 +137,13 @@ def document_result(docid: str, doc: Document | None) -> str:
 @dataclass(frozen=True)
 class ToolAnswer:
     """One call's answer: `output` goes back to the model, `failed` when the call raised (the output is then
-    the error text), `docs` the documents it returned."""
+    the error text), `invalid` when it failed for arguments that do not fit the tool's parameters, `docs` the
+    documents it returned."""
 
     output: str
     failed: bool = False
     docs: tuple[Document, ...] = ()
+    invalid: bool = False
 
 
 async def answer_call(
@@ -143,14 +154,16 @@ async def answer_call(
     document: Callable[[str], str] | None,
 ) -> ToolAnswer:
     """Run one tool call as `execute_tool` does: the arguments read with `json.loads`, the tool looked up by
-    name, any exception turned into "Error executing NAME: MESSAGE" for the model."""
+    name, any exception turned into "Error executing NAME: MESSAGE" for the model. Arguments that do not fit
+    the tool's parameters are such an exception (InvalidArguments), raised before the tool runs."""
     try:
         arguments: Any = json.loads(raw_arguments)
         if name == client.search:
-            output, docs = await search(arguments[client.query])
+            query = checked_arguments(parameters(client.query, client.query_description), arguments)[client.query]
+            output, docs = await search(query)
             return ToolAnswer(output, docs=tuple(docs))
         if name == GET_DOCUMENT and document is not None:  # answered whether offered or not, as the clients do
-            return ToolAnswer(document(arguments["docid"]))
+            return ToolAnswer(document(checked_arguments(parameters("docid", DOCID_DESCRIPTION), arguments)["docid"]))
         raise ValueError(f"Unknown tool: {name}")
     except Exception as exc:  # the client catches everything a tool raises and tells the model
-        return ToolAnswer(f"Error executing {name}: {exc}", failed=True)
+        return ToolAnswer(f"Error executing {name}: {exc}", failed=True, invalid=isinstance(exc, InvalidArguments))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._records import SampleRecord, read_samples
 from .._types import Step
 from .._values.json_values import MAX_DEPTH
-from .._values.tool_calls import ToolCall
+from .._values.tool_calls import ToolCall, tools_of
 
 if TYPE_CHECKING:
     from .results_schema import Results
@@ -84,11 +84,19 @@ class BudgetTally:
         self.totals["prompt_tokens"] += step.prompt_tokens
         self.totals["output_tokens"] += step.completion_tokens
         self.tokens_reported |= bool(step.prompt_tokens or step.completion_tokens)
-        calls = [call for choice in (step.response or {}).get("tool_calls") or () for call in choice or ()]
+        calls = [
+            ToolCall.from_dict(call)
+            for choice in (step.response or {}).get("tool_calls") or ()
+            for call in choice or ()
+        ]
         if calls:
+            offered = tools_of(step.request.get("tools"))
             self.repeats["tool_calls"] = self.repeats.get("tool_calls", 0) + len(calls)
             self.repeats["malformed_tool_calls"] = self.repeats.get("malformed_tool_calls", 0) + sum(
-                ToolCall.from_dict(call).error is not None for call in calls
+                call.error is not None for call in calls
+            )
+            self.repeats["invalid_tool_calls"] = self.repeats.get("invalid_tool_calls", 0) + sum(
+                call.problem(offered) is not None for call in calls
             )
         self.repeats["llm_calls"] += 1
         self.repeats["repeated_llm_calls"] += step.request in requests
@@ -164,6 +172,12 @@ def repeated_work_lines(results: Results) -> list[str]:
                 f"{task}: warning: {work['malformed_tool_calls']} of {work['tool_calls']} tool calls had arguments "
                 f"that are not JSON, or are nested more than {MAX_DEPTH} levels deep (kept in the trace as the model "
                 "wrote them: see each call's error in the viewer)"
+            )
+        if work.get("invalid_tool_calls"):
+            lines.append(
+                f"{task}: warning: {work['invalid_tool_calls']} of {work['tool_calls']} tool calls had arguments "
+                "that do not fit the tool's parameters (a wrong type, a missing or an unknown argument: see each "
+                "call's answer in the viewer)"
             )
     return lines
 

@@ -86,6 +86,7 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
                 "repeated_llm_calls": 0,
                 "tool_calls": Omittable(0),
                 "malformed_tool_calls": Omittable(0),
+                "invalid_tool_calls": Omittable(0),
             }
         )
     ),

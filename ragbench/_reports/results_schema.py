@@ -135,11 +135,12 @@ class RepeatedWorkCounts(TypedDict):
 
 
 class RepeatedWork(RepeatedWorkCounts, total=False):
-    """`RepeatedWorkCounts`, and where the model made tool calls, how many and how many had arguments that are not
-    JSON."""
+    """`RepeatedWorkCounts`, and where the model made tool calls, how many, how many had arguments that are not
+    JSON, and how many had JSON arguments that do not fit the parameters of the tool they name."""
 
     tool_calls: int
     malformed_tool_calls: int
+    invalid_tool_calls: int
 
 
 class Counted(TypedDict):

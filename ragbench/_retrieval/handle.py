@@ -139,6 +139,7 @@ class Retrieval:
     async def search(self, query: str, k: int, *, step: str = "retrieve") -> list[Document]:
         """The top `k` documents for `query`, best first (copies: a system may annotate them); reranked
         when the run has a reranker."""
+        self._check_query(query)
         reranker = self._reranker
         if reranker is None:
             return await self._search(query, k, step)
@@ -175,6 +176,11 @@ class Retrieval:
 
     def _step(self, kind: str, name: str, request: dict[str, Any]) -> AbstractContextManager[Step]:
         return self.ctx.step(kind, name, request) if self.ctx is not None else nullcontext(Step(kind, name, request))
+
+    @staticmethod
+    def _check_query(query: Any) -> None:
+        if not isinstance(query, str):  # a model's tool call {"query": 5}, a plugin's list of queries
+            raise RetrievalError(f"search query {query!r:.80}: expected a text (str), not {type(query).__name__}")
 
     @staticmethod
     def _check_k(k: Any) -> None:

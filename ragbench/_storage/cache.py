@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._values.llm_calls import Response
+from .._values.llm_calls import EngineError, Response
 from .jsonl import json_text
 from .sqlite_store import SqliteStore
 from .store_checks import Schema
@@ -96,15 +96,24 @@ class ResponseCache:
         asked, self._asked = self._asked, []
 
         def answer(read: asyncio.Future) -> None:
-            error = read.exception()
-            found = read.result() if error is None else [None] * len(asked)
-            for (_, future), response in zip(asked, found):
+            """Every lookup asked gets its answer, or the error of the read (cancelled with it at the run's end)."""
+            error: BaseException | None = None
+            found: list[Any] = []
+            try:
+                found = read.result()
+                if len(found) != len(asked):
+                    error = EngineError(f"the response cache read {len(found)} entries for {len(asked)} lookups")
+            except BaseException as exc:  # the read raised, or was cancelled
+                error = exc
+            for n, (_, future) in enumerate(asked):
                 if future.done():  # its caller was cancelled
                     continue
-                if error is not None:
+                if isinstance(error, asyncio.CancelledError):
+                    future.cancel()
+                elif error is not None:
                     future.set_exception(error)
                 else:
-                    future.set_result(response)
+                    future.set_result(found[n])
 
         asyncio.ensure_future(self._store.get_many([key for key, _ in asked])).add_done_callback(answer)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .json_values import TooDeep, json_of
+from .tool_arguments import arguments_problem
 
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
 
@@ -56,6 +57,18 @@ class Tool:
         return name
 
 
+def read_arguments(text: str) -> tuple[Any, str | None]:
+    """A call's argument text as `json.loads` reads it (a key written twice: its last value), and None; or None
+    and why it is not read: no JSON, or nested deeper than the MAX_DEPTH levels anything ragbench writes may be
+    (its readers would fail on them)."""
+    try:
+        return json_of(text), None
+    except TooDeep as exc:
+        return None, f"arguments are {exc}: not read"
+    except ValueError as exc:
+        return None, f"arguments are not JSON: {exc}"
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One call the model made: its id (the `tool_call_id` its result answers), the function's name and the
@@ -67,23 +80,22 @@ class ToolCall:
 
     @property
     def arguments(self) -> Any:
-        """The arguments as parsed JSON; None when `raw_arguments` is not JSON or too deep to read (see `error`)."""
-        return self._read()[0]
+        """The arguments as parsed JSON; None when `raw_arguments` is not JSON (see `error`)."""
+        return read_arguments(self.raw_arguments)[0]
 
     @property
     def error(self) -> str | None:
         """Why the arguments could not be read, or None."""
-        return self._read()[1]
+        return read_arguments(self.raw_arguments)[1]
 
-    def _read(self) -> tuple[Any, str | None]:
-        """(the arguments, None), or (None, why they are not read): no JSON, or nested deeper than the
-        MAX_DEPTH levels anything ragbench writes may be (its readers would fail on them)."""
-        try:
-            return json_of(self.raw_arguments), None
-        except TooDeep as exc:
-            return None, f"arguments are {exc}: not read"
-        except ValueError as exc:
-            return None, f"arguments are not JSON: {exc}"
+    def problem(self, tools: Sequence[Tool]) -> str | None:
+        """Why this call's arguments, JSON, do not fit the parameters of the tool of its name among `tools`
+        (ragbench._values.tool_arguments); None where they fit, are not JSON (`error`) or no tool has its name."""
+        value, error = read_arguments(self.raw_arguments)
+        tool = next((tool for tool in tools if tool.name == self.name), None)
+        if error is not None or tool is None:
+            return None
+        return arguments_problem(tool.definition["function"].get("parameters", {}), value)
 
     def to_dict(self) -> dict[str, Any]:
         """The OpenAI form of an assistant message's call (arguments as text, as servers send them)."""

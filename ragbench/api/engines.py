@@ -5,7 +5,8 @@
 `Engine` (`generate(requests)`: a batch in, a `Response` or an `EngineError` per request out), `Request`
 (a prompt or chat messages and their `Sampling`), `Response` (text, per-token `TokenLogprobs` when asked,
 token counts, finish reason), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
-`local_tokenizer` (a model's tokenizer on disk, without its weights).
+`local_tokenizer` (a model's tokenizer on disk, without its weights); `arguments_problem`, `checked_arguments` and
+`InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema).
 """
 
 from __future__ import annotations
@@ -16,5 +17,6 @@ _MODULES = {
     "ragbench._engines.base": ("Engine",),
     "ragbench._values.llm_calls": ("EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs"),
     "ragbench._engines.tokenizers": ("local_tokenizer",),
+    "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

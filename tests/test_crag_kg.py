@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
-
-import re
 
 import httpx
 import pytest

@@ -38,3 +38,8 @@ def judge_text(prompt: str) -> str:
 def reply(request: Any) -> str:
     """`scripted:browsecomp_plus_fake_judge:reply`: the reply to the request's last message."""
     return judge_text(request.messages[-1][1])
+
+
+def down(request: Any) -> str:
+    """A judge that fails on every call (a server gone for the whole run)."""
+    raise ConnectionError("the judge's server is down")

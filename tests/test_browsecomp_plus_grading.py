@@ -21,7 +21,7 @@ from conftest import TEST_DATA
 from helpers import records_without_texts
 from ragbench._types import Prediction
 from ragbench.tasks.browsecomp_plus.grading import calibration_error, parse_judgement
-from ragbench.tasks.browsecomp_plus.metric import BrowseCompPlusJudge
+from ragbench.tasks.browsecomp_plus.metric import BrowseCompPlusAgent, BrowseCompPlusJudge
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
 from ragbench.testing import ScriptedLLM, make_context
 
@@ -48,13 +48,14 @@ def prediction(run: dict[str, Any]) -> Prediction:
 def scored() -> list[dict[str, Any]]:
     examples = {example.id: example for example in BrowseCompPlusTask(PARITY).examples()}
     runs = [json.loads(line) for line in (PARITY / "runs.jsonl").read_text(encoding="utf-8").splitlines()]
-    metric = BrowseCompPlusJudge()
+    metric, agent = BrowseCompPlusJudge(), BrowseCompPlusAgent()
 
     async def score_all() -> list[dict[str, Any]]:
         out = []
         for run in runs:
             ctx = make_context(BrowseCompPlusTask(PARITY), judges=[ScriptedLLM(reply)])
-            scores = await metric.score(examples[run["query_id"]], prediction(run), ctx)
+            example, predicted = examples[run["query_id"]], prediction(run)
+            scores = {**agent.score(example, predicted), **await metric.score(example, predicted, ctx)}
             out.append({"id": run["query_id"], "scores": scores})
         return out
 

@@ -101,6 +101,33 @@ def test_a_published_run_folder_is_rescored_as_evaluate_run_scores_it(tmp_path):
     assert round(recall * 100, 2) == summary["Recall (%)"]
 
 
+JUDGE_FREE = ("evidence_recall", "gold_recall", "search_calls", "get_document_calls")
+
+
+def test_a_judge_that_fails_on_every_example_keeps_the_judge_free_figures_and_gives_no_calibration_error(tmp_path):
+    def scored(name: str, judge: str) -> dict:
+        return run(
+            tmp_path,
+            name,
+            tasks=["browsecomp_plus"],
+            data={"browsecomp_plus": str(PARITY)},
+            system="recorded",
+            system_args={"path": str(run_folder(tmp_path / name))},
+            judges=[f"scripted:browsecomp_plus_fake_judge:{judge}"],
+            limit=40,
+        )
+
+    judged, failed = scored("judged", "reply"), scored("failed", "down")
+    values, details = failed["results"]["browsecomp_plus"], failed["details"]["browsecomp_plus"]
+    judged_values = judged["results"]["browsecomp_plus"]
+    assert {key: values[key] for key in JUDGE_FREE} == {key: judged_values[key] for key in JUDGE_FREE}
+    assert all(details[key]["n"] == 40 and details[key]["n_errors"] == 0 for key in JUDGE_FREE)
+    assert values["calibration_error"] is None and details["calibration_error"]["n"] == 0  # not 0.0 over nothing
+    judge_failures = details["accuracy"]["n_errors"]  # every example the judge was asked about
+    assert judge_failures > 0 and details["calibration_error"]["n_errors"] == judge_failures
+    assert not failed["complete"]  # the judge's failures are counted: --resume scores them again
+
+
 def test_a_reader_is_sent_the_benchmarks_oracle_prompt_over_the_documents_it_shows():
     """search_agent/prompts.py's QUERY_TEMPLATE_ORACLE (97c637c), its trailing newline included; each document
     as [docid] text."""

@@ -96,6 +96,41 @@ def test_compare_config_errors(tmp_path):
     assert cli_here("compare", str(run_dir)).returncode == 2
 
 
+def unreadable_folders(tmp_path) -> dict[str, tuple[Path, str]]:
+    """Folder arguments that are no folder a command can read, each with what the refusal says of it."""
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    (tmp_path / "a_file").write_text("")
+    return {
+        "a symbolic link loop": (tmp_path / "loop_a", "a symbolic link that leads back to itself"),
+        "a link to nothing": (tmp_path / "dangling", "a symbolic link to nothing"),
+        "a file": (tmp_path / "a_file", "not a folder"),
+    }
+
+
+def test_a_folder_argument_compare_cannot_read_is_refused_in_one_line(tmp_path):
+    run_dir = demo_run(tmp_path, "a", correct=1)
+    for folder, problem in unreadable_folders(tmp_path).values():
+        for args in ((folder, run_dir), (run_dir, folder)):
+            refused = cli_here("compare", *map(str, args))
+            assert refused.returncode == 2 and refused.stderr.splitlines() == [
+                f"ragbench: error: compare: {folder}: {problem}; give the folder of a finished ragbench run"
+            ], refused.stderr
+
+
+def test_a_folder_argument_rescore_or_view_cannot_read_is_refused_in_one_line(tmp_path):
+    for folder, problem in unreadable_folders(tmp_path).values():
+        rescore = cli_here("rescore", str(folder))
+        assert rescore.returncode == 2 and rescore.stderr.splitlines() == [
+            f"ragbench: error: rescore: {folder} holds no ragbench run ({problem}); give a run folder"
+        ], rescore.stderr
+        view = cli_here("view", str(folder), "--export", str(tmp_path / "site"))
+        assert view.returncode == 2 and view.stderr.splitlines() == [
+            f"ragbench: error: view: {folder}: {problem} (give a run folder or a folder of runs, e.g. runs/)"
+        ], view.stderr
+
+
 def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path):
     baseline, other = demo_run(tmp_path, "cb", correct=20), demo_run(tmp_path, "van", correct=12)
     shown = cli_here("compare", str(baseline), str(other))

@@ -142,3 +142,16 @@ def test_a_corpus_value_says_how_many_examples_it_was_computed_over():
     wrong.claimed = 9
     median = corpus_counts(wrong, [1.0, 2.0])["median"]
     assert median[0] is None and "says its corpus key 'median' was computed over 9 samples of the 2" in median[3]
+
+
+class NothingToCalibrate(Median):
+    """As hendrycks' calib_err: 0.0 when given too few examples, none included."""
+
+    def corpus(self, samples, seed):
+        return {"median": CorpusValue(0.0, 0), "first": 0.0}
+
+
+def test_a_corpus_value_computed_over_no_example_is_none_not_a_number():
+    assert corpus_counts(NothingToCalibrate(), [None, None])["median"] == (None, 0, 2, None)
+    details = task_scores([], [NothingToCalibrate()], (), None, 1000, 0)["details"]  # every example failed
+    assert (details["first"]["value"], details["first"]["n"]) == (None, 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -212,6 +213,68 @@ def test_a_full_disk_ends_in_one_line_and_the_run_resumes_once_space_is_freed(tm
         results = json.loads((out / "results.json").read_text())
         assert comparable(results) == comparable(reference)
         assert each_example_once(out, 200)
+
+
+# --- a run folder moved while the run writes it ---------------------------------------------------------
+
+
+def moving_answer(request) -> str:
+    """A scripted model that, asked about $RAGBENCH_TEST_MOVE_AT, moves the run folder $RAGBENCH_TEST_MOVE_FROM
+    to $RAGBENCH_TEST_MOVE_TO (removes it where that is empty): a folder moved under a run at a known point."""
+    folder = Path(os.environ.get("RAGBENCH_TEST_MOVE_FROM", "/nonexistent"))
+    if f"Who is {os.environ.get('RAGBENCH_TEST_MOVE_AT')}?" in str(request.messages or request.prompt):
+        if os.environ["RAGBENCH_TEST_MOVE_TO"]:
+            folder.rename(os.environ["RAGBENCH_TEST_MOVE_TO"])
+        elif folder.is_dir():
+            shutil.rmtree(folder)
+    return "answer"
+
+
+MOVING = ["--model", "scripted:test_run_folder_faults:moving_answer", "--max-inflight", "1"]
+
+
+@pytest.mark.parametrize("at", [0, 3])  # before the first sample is saved; after three are
+def test_a_run_folder_moved_mid_run_ends_in_one_line_and_resumes_where_it_is_now(tmp_path, at):
+    data, out, moved = popqa(tmp_path, 6), tmp_path / "runs" / "x", tmp_path / "moved"
+    env = {
+        "PYTHONPATH": str(Path(__file__).parent),
+        "RAGBENCH_TEST_MOVE_AT": str(at),
+        "RAGBENCH_TEST_MOVE_FROM": str(out),
+        "RAGBENCH_TEST_MOVE_TO": str(moved),
+    }
+    process = start(run_args(data, out, *MOVING), env)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and stderr.splitlines() == [
+        f"ragbench: error: the run folder was moved or removed while the run wrote it: {out}; it is now {moved}, "
+        f"then run the same command with --resume --output {moved} (what finished is saved there)"
+    ], stderr
+    assert not out.exists()
+    saved = samples(moved, "popqa") if at else []  # the samples file, open when the folder moved, goes on there
+    assert len(saved) >= at
+    resumed = cli_here(*run_args(data, moved, *MOVING, "--resume"))
+    assert resumed.returncode == 0, resumed.stderr
+    clean = cli_here(*run_args(data, tmp_path / "clean", *MOVING))
+    assert clean.returncode == 0, clean.stderr
+    results, reference = (json.loads((folder / "results.json").read_text()) for folder in (moved, tmp_path / "clean"))
+    assert comparable(results) == comparable(reference)
+    assert each_example_once(moved, 6)
+
+
+def test_a_run_folder_removed_mid_run_ends_in_one_line(tmp_path):
+    data, out = popqa(tmp_path, 4), tmp_path / "runs" / "x"
+    env = {
+        "PYTHONPATH": str(Path(__file__).parent),
+        "RAGBENCH_TEST_MOVE_AT": "2",
+        "RAGBENCH_TEST_MOVE_FROM": str(out),
+        "RAGBENCH_TEST_MOVE_TO": "",
+    }
+    process = start(run_args(data, out, *MOVING), env)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and stderr.splitlines() == [
+        f"ragbench: error: the run folder was moved or removed while the run wrote it: {out}; it was removed, or "
+        "this system cannot say where it went, then run the same command with --resume --output set to where it "
+        "is now, or run it again"
+    ], stderr
 
 
 # --- a read-only run folder -----------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_replay_without_ranks_counts_the_recorded_entries_above_and_keeps_the_ge
 
 
 def test_a_malformed_ranks_field_is_a_one_line_config_error(tmp_path):
-    with pytest.raises(ConfigError, match='"ranks" must be a list of dicts as long as "tokens"'):
+    with pytest.raises(ConfigError, match='"ranks" is not a list, as long as "tokens", of objects of ranks'):
         replay(tmp_path, {**DECISION, "ranks": [{}]})
 
 

@@ -258,7 +258,7 @@ def test_server_answers_the_api_and_refuses_unknown_paths(site):
 
 def test_view_command_errors_are_one_line(tmp_path):
     result = cli_here("view", str(tmp_path / "missing"))
-    assert result.returncode != 0 and result.stderr.count("\n") == 1 and "is not a folder" in result.stderr
+    assert result.returncode != 0 and result.stderr.count("\n") == 1 and "missing: nothing is there" in result.stderr
     result = cli_here("view", str(tmp_path))
     assert result.returncode != 0 and "no ragbench run under" in result.stderr and "Traceback" not in result.stderr
     (tmp_path / "run").mkdir()

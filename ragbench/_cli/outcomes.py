@@ -87,13 +87,15 @@ def environment_error(
 ) -> None:
     """An OS or SQLite error (a full disk, a read-only path, a failing device): one line naming what,
     where and the fix, then exit 1. What a run finished is saved, so `--resume` goes on from there. Of
-    errors raised while cleaning up after one (a full disk fails every write), the first is named.
+    errors raised while cleaning up after one (a full disk fails every write), the first is named; an error
+    raised `from None` is the first (what it was raised during follows from it: a run folder moved away).
     `options`: the command's options that point its writing elsewhere; `then`: how to go on once fixed
-    (default: `--resume` where the run folder has its run.json, else running the command again). Too many
-    open files, or no memory, is said as such (`exit_if_exhausted`)."""
+    (default: `--resume` where the run folder has its run.json, else running the command again; an error
+    may say its own, as it may its `fix`). Too many open files, or no memory, is said as such
+    (`exit_if_exhausted`)."""
     exit_if_exhausted(exc, run_dir)
     chain: list[BaseException] = [exc]
-    while (earlier := chain[-1].__cause__ or chain[-1].__context__) is not None and earlier not in chain:
+    while (earlier := _earlier(chain[-1])) is not None and earlier not in chain:
         chain.append(earlier)
     exc = next((e for e in reversed(chain) if isinstance(e, OSError) and e.filename), exc)
     if isinstance(exc, OSError):
@@ -103,10 +105,14 @@ def environment_error(
         fix = fix.format(options=options)  # an error may say its own fix (NotAFileError)
     else:
         what, where, fix = f"SQLite error ({exc})", "a SQLite file", "fix or remove the file it names"
-    if then is None:
-        then = then_line(run_dir)
+    then = getattr(exc, "then", None) or then or then_line(run_dir)
     click.echo(f"ragbench: error: {what}: {where}; {fix}, {then}", err=True)
     sys.exit(EXIT_INCOMPLETE)
+
+
+def _earlier(exc: BaseException) -> BaseException | None:
+    """The error `exc` was raised from or during, unless it was raised `from None`."""
+    return exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
 
 
 @contextmanager

@@ -12,7 +12,8 @@ is an error that shows the nearest recorded request.
 Tool calling: a chat record's messages may hold an assistant turn's "tool_calls" and a tool turn's "tool_call_id",
 and the record the request's "tools" and "tool_choice" (as `Request.to_dict()` writes them); all are part of what
 a request is matched by. A hand-written record answers with tool calls by "tool_calls": [{"id", "name",
-"arguments"}, ...] (arguments a JSON value, or the text the model wrote), finish_reason then "tool_calls".
+"arguments"}, ...] (arguments an object, or the text the model wrote), finish_reason then "tool_calls"; a
+record of another shape is refused when the file is read (ragbench._engines.answer_records).
 
 Per-token data (to re-score token-level decisions such as Self-RAG's reflection tokens offline): a
 record may add "tokens": [generated token strings], "logprobs": [{token: logprob, ...} per position]
@@ -37,45 +38,23 @@ from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
 from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
 from .._values.tool_calls import ToolCall
+from .answer_records import record_problem
 from .base import Engine
 from .content import file_digest
 
 
 def check_token_record(record: dict[str, Any]) -> None:
-    """Raise ValueError unless `record`'s tool calls and per-token fields (if any) are well formed."""
-    tool_calls(record)
-    if "tokens" not in record and "logprobs" not in record:
-        return
-    tokens, dicts = record.get("tokens"), record.get("logprobs")
-    if not isinstance(tokens, list) or not isinstance(dicts, list) or len(tokens) != len(dicts):
-        raise ValueError('"tokens" and "logprobs" must be lists of equal length')
-    for position, (token, lps) in enumerate(zip(tokens, dicts)):
-        if not isinstance(lps, dict) or token not in lps:
-            raise ValueError(f"logprobs[{position}] must be a dict holding the chosen token {token!r}")
-    ids = record.get("token_ids")
-    if ids is not None and (not isinstance(ids, list) or len(ids) != len(tokens)):
-        raise ValueError('"token_ids" must be a list as long as "tokens"')
-    ranks = record.get("ranks")
-    if ranks is not None and (
-        not isinstance(ranks, list) or len(ranks) != len(tokens) or not all(isinstance(r, dict) for r in ranks)
-    ):
-        raise ValueError('"ranks" must be a list of dicts as long as "tokens"')
+    """Raise ValueError unless `record`'s tool calls, finish reason and per-token fields (if any) are well formed
+    (ragbench._engines.answer_records)."""
+    problem = record_problem(record)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def tool_calls(record: dict[str, Any]) -> tuple[ToolCall, ...] | None:
-    """A record's "tool_calls" (the answer's calls, each `{"id", "name", "arguments"}`, arguments a JSON value or
-    the text the model wrote, or the OpenAI form `{"id", "type", "function": {...}}`); None without the field."""
+    """A checked record's "tool_calls" (`check_token_record`); None without the field."""
     calls = record.get("tool_calls")
-    if calls is None:
-        return None
-    if not isinstance(calls, list) or not all(
-        isinstance(c, dict)
-        and isinstance(c.get("function", c), dict)
-        and isinstance(c.get("function", c).get("name"), str)
-        for c in calls
-    ):
-        raise ValueError('"tool_calls" must be a list of {"id", "name", "arguments"}')
-    return tuple(ToolCall.from_dict(call) for call in calls)
+    return None if calls is None else tuple(ToolCall.from_dict(call) for call in calls)
 
 
 def token_response(record: dict[str, Any], sampling: Sampling) -> Response:

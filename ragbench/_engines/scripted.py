@@ -9,8 +9,10 @@ A script's answer may also be a replay record with per-token data, {"response": 
 "logprobs": [{token: logprob, ...}, ...], "cumulative_logprob": x} (see replay.py), so tests script
 token-level decisions (Self-RAG's reflection tokens); rules files may hold such dicts as "response". An answer
 to a request that offers tools may call them: {"tool_calls": [{"id": "call_1", "name": "search", "arguments":
-{"query": "..."}}], "response": optional text}; "arguments" a JSON value, or a string: the text the model wrote,
-kept as written (not JSON: a malformed call, kept and counted); finish_reason "tool_calls". A record
+{"query": "..."}}], "response": optional text}; "arguments" an object, or a string: the text the model wrote,
+kept as written (not JSON: a malformed call, kept and counted); finish_reason "tool_calls". A rules file is
+checked as it is read (`rule_problem`, ragbench._engines.answer_records): a rule of another shape is refused
+before the run, naming the file and the rule's index. A record
 whose tokens spell its text is the model's continuation, generated as hf and vllm generate: it ends after
 `max_tokens` tokens (finish_reason "length") or at the token that completes a stop string, and its text is cut
 at the stop string as a text answer is; a record whose tokens do not spell its text is answered as written.
@@ -25,6 +27,7 @@ answers), the cost models of the scheduler and load benchmarks; `batch_size` set
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import time
@@ -39,6 +42,7 @@ from .._imports import load_callable
 from .._storage.jsonl import parse_json
 from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
 from .._values.tool_calls import turn_text
+from .answer_records import ANSWER_FIELDS, record_problem
 from .base import Engine
 from .content import file_digest
 from .replay import check_token_record, token_response
@@ -56,15 +60,61 @@ def echo(request: Request) -> str:
     return last_text(request).rstrip("\n").rsplit("\n", 1)[-1]
 
 
+RULES_SHAPE = 'a JSON list of {"pattern": regex, "response": text or answer object} (docs/engines.md#scripted)'
+
+
 def rules_script(path: Path, data: bytes) -> Script:
-    """The rules of a JSON file, from its bytes `data`."""
+    """The rules of a JSON file, from its bytes `data`: each checked now (`rule_problem`), so a rule the engine
+    could not answer with is refused before the run, naming the file and the rule."""
     try:
         rules = parse_json(data.decode("utf-8"))
-        return rule_script([(r.get("pattern"), r["response"]) for r in rules])
-    except (ValueError, KeyError, TypeError, AttributeError, re.error) as exc:
-        raise ConfigError(
-            f'scripted rules file {path}: {exc}; expected a JSON list of {{"pattern": regex, "response": text}}'
-        ) from exc
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise ConfigError(f"scripted rules file {path}: not JSON ({exc}); expected {RULES_SHAPE}") from None
+    if not isinstance(rules, list):
+        raise ConfigError(f"scripted rules file {path}: {_kind(rules)}, not a list; expected {RULES_SHAPE}")
+    for index, rule in enumerate(rules):
+        problem = rule_problem(rule)
+        if problem is not None:
+            raise ConfigError(f"scripted rules file {path}: rule {index}: {problem}; expected {RULES_SHAPE}")
+    return rule_script([(rule.get("pattern"), rule["response"]) for rule in rules])
+
+
+def rule_problem(rule: Any) -> str | None:
+    """What makes `rule` (one entry of a rules file) no rule the engine answers with, or None."""
+    if not isinstance(rule, dict):
+        return f"{_kind(rule)}, not an object"
+    unknown = sorted(set(rule) - {"pattern", "response"})
+    if unknown:
+        return f"unknown key {json.dumps(unknown[0])}"
+    pattern = rule.get("pattern")
+    if pattern is not None and not isinstance(pattern, str):
+        return f'"pattern" is {_kind(pattern)}, not a regex'
+    try:
+        re.compile(pattern or "")
+    except re.error as exc:
+        return f'"pattern" {json.dumps(pattern)} is no regex ({exc})'
+    if "response" not in rule:
+        return 'no "response"'
+    answer = rule["response"]
+    if isinstance(answer, str):
+        return None
+    if not isinstance(answer, dict):
+        return f'"response" is {_kind(answer)}, not a text or an answer object'
+    unknown = sorted(set(answer) - set(ANSWER_FIELDS))
+    if unknown:
+        return f'"response": unknown key {json.dumps(unknown[0])} (an answer object has {", ".join(ANSWER_FIELDS)})'
+    if not isinstance(answer.get("response", ""), str):
+        return f'"response": its "response" is {_kind(answer["response"])}, not a text'
+    if "response" not in answer and "tool_calls" not in answer:
+        return '"response": an answer object has a "response" text or "tool_calls", or both'
+    problem = record_problem(answer)
+    return None if problem is None else f'"response": {problem}'
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a message names it."""
+    kinds = {dict: "an object", list: "a list", str: "a text", bool: "true or false", type(None): "null"}
+    return kinds.get(type(value), "a number")
 
 
 def rule_script(rules: list[tuple[str | None, Any]]) -> Script:
@@ -162,18 +212,24 @@ class ScriptedEngine(Engine):
         if isinstance(out, Response):
             return out
         sampling = request.sampling
+        asked = sampling.logprobs is not None or sampling.logprob_tokens
         if isinstance(out, dict):
             try:
                 check_token_record(out)
-                response = token_response(generated(out, sampling), sampling)
+                record = generated(out, sampling)
+                if asked and "tokens" not in record:  # log-probs of a certain model, as for a text
+                    record = {**record, **certain_tokens(record.get("response", ""), sampling)}
+                response = token_response(record, sampling)
             except (KeyError, ValueError, TypeError) as exc:
                 return EngineError(f"scripted engine: bad per-token answer ({exc})")
         else:
             text, _ = apply_stop(str(out), sampling.stop, sampling.keep_stop)
-            asked = sampling.logprobs is not None or sampling.logprob_tokens
             response = token_response(certain_tokens(text, sampling) if asked else {"response": text}, sampling)
-            response.texts = [text] * sampling.n
             response.completion_tokens = len(text.split())
+        if len(response.texts) == 1:  # the one answer, for each of the `n` asked
+            response.texts *= sampling.n
+            if response.choice_tool_calls is not None:
+                response.choice_tool_calls *= sampling.n
         response.prompt_tokens = len(last_text(request).split())
         response.completion_tokens = response.completion_tokens or len(response.text.split())
         return response
@@ -182,7 +238,7 @@ class ScriptedEngine(Engine):
 def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
     """A per-token record whose tokens spell its text, as far as a model generates it (see the module docstring)."""
     tokens = record.get("tokens")
-    if not isinstance(tokens, list) or "".join(tokens) != record["response"]:
+    if not isinstance(tokens, list) or "".join(tokens) != record.get("response", ""):  # "": calls alone
         return record
     count, text = 0, ""
     for count, token in enumerate(tokens[: sampling.max_tokens], 1):  # noqa: B007 (`count` is read after the loop)

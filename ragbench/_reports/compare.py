@@ -24,7 +24,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._records import read_samples
-from .._storage.files import file_there
+from .._storage.files import file_there, folder_problem
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .bootstrap import mean
@@ -100,6 +100,9 @@ def label_runs(runs: list[Run]) -> None:
 
 def load_run(path: str | Path) -> Run:
     path = Path(path)
+    problem = folder_problem(path)
+    if problem is not None:
+        raise ConfigError(f"compare: {path}: {problem}; give the folder of a finished ragbench run")
     results_path = path / "results.json"
     if not file_there(results_path):
         raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")

@@ -74,7 +74,7 @@ def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed
 
 def corpus_value(metric: Metric, key: str, value: Any, given: int) -> tuple[float | None, int]:
     """(value, n) of a corpus key's value: a `CorpusValue` says its n, a plain number was computed over all
-    `given` samples; no value scored none. Raises `InvalidScore` for a value that is not a score or an n
+    `given` samples; no value, or one computed over no sample (every example's part failed), is none. Raises `InvalidScore` for a value that is not a score or an n
     outside 0..given."""
     value, n = (value.value, value.n) if isinstance(value, CorpusValue) else (value, given)
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= given:
@@ -83,7 +83,7 @@ def corpus_value(metric: Metric, key: str, value: Any, given: int) -> tuple[floa
             f"of the {given} it was given"
         )
     typed = typed_value(metric, key, value)
-    return typed, 0 if typed is None else n
+    return (None, 0) if typed is None or n == 0 else (typed, n)  # a value over no sample is none
 
 
 def _own_keys(sample: SampleRecord, metric: Metric) -> SampleRecord:

@@ -32,7 +32,7 @@ from .._reports.provenance import provenance
 from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import Results
-from .._storage.files import file_there
+from .._storage.files import file_there, folder_problem
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, bootstrap_iterations_problem, examples_in_flight
@@ -115,9 +115,10 @@ def check_output(config: RunConfig, source: Path) -> None:
 
 def finished_run(source: Path) -> tuple[dict[str, Any], Results]:
     """RUN's run.json and results.json; a folder that holds no finished run is a ConfigError."""
-    meta = RunDir(source).meta if source.is_dir() else None
+    problem = folder_problem(source)
+    meta = RunDir(source).meta if problem is None else None
     if meta is None:
-        raise ConfigError(f"rescore: {source} holds no ragbench run (no run.json); give a run folder")
+        raise ConfigError(f"rescore: {source} holds no ragbench run ({problem or 'no run.json'}); give a run folder")
     results_path = source / "results.json"
     if not meta.get("finished") or not file_there(results_path):
         raise ConfigError(

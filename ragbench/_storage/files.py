@@ -9,11 +9,13 @@ failure (a full disk) removes the temporary file and leaves the old one whole. A
 
 A file of ragbench's is read or appended to through `open_file` (or looked for with `file_there`): a FIFO,
 device, socket or folder there is refused (`NotAFileError`), never waited on. A file kept for the user (a
-damaged cache) is moved aside by `move_aside`, never over another file.
+damaged cache) is moved aside by `move_aside`, never over another file. A folder a command reads (a run
+folder given to compare, rescore or view) is looked at first (`folder_problem`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -116,6 +118,24 @@ def file_there(path: str | Path) -> bool:
         return False
     require_regular(info.st_mode, path)
     return True
+
+
+def folder_problem(path: str | Path) -> str | None:
+    """What makes `path`, a folder a command was given to read (a run folder), none it can read: nothing there, a
+    symbolic link that leads back to itself, a file, a folder it may not list; None for a folder it can read."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that leads back to itself"
+        if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            return "a symbolic link to nothing" if os.path.islink(path) else "nothing is there"
+        return f"cannot be reached ({(exc.strerror or type(exc).__name__).lower()})"
+    if not stat.S_ISDIR(info.st_mode):
+        return "not a folder"
+    if not os.access(path, os.R_OK | os.X_OK):
+        return "a folder that cannot be read (permission denied)"
+    return None
 
 
 def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> IO[Any]:

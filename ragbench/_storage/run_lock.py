@@ -22,6 +22,9 @@ would no longer exclude each other, and closing any descriptor of the file drops
 `holder()` tells, without taking it, whether the folder is held and by whom (the viewer shows a run as
 running from it): it probes with a shared lock held for an instant, so `acquire` tries again for a
 moment (PROBE_WAIT_SECONDS) before it refuses, and a probe never turns a run away.
+
+The held file also tells whether the folder is still where the run put it (`check_in_place`): a folder moved
+under a run keeps its lock file, which the kernel names at its new place.
 """
 
 from __future__ import annotations
@@ -46,6 +49,20 @@ LOCK_FILE = "run.lock"
 PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant
 _HELD: weakref.WeakSet[RunLock] = weakref.WeakSet()  # this process's, for a forked child to let go of: as
 # process-wide as the descriptors a fork copies
+
+
+class RunFolderMoved(FileNotFoundError):
+    """The folder a run holds was moved (or removed) while the run wrote it: the run stops, and `fix` and `then`
+    (read by the command line's one line) say where its saved work is and how to complete it."""
+
+    def __init__(self, path: Path, now: Path | None) -> None:
+        super().__init__(errno.ENOENT, "the run folder was moved or removed while the run wrote it", str(path))
+        if now is None:
+            self.fix = "it was removed, or this system cannot say where it went"
+            self.then = "then run the same command with --resume --output set to where it is now, or run it again"
+        else:
+            self.fix = f"it is now {now}"
+            self.then = f"then run the same command with --resume --output {now} (what finished is saved there)"
 
 
 class RunLock:
@@ -147,6 +164,19 @@ class RunLock:
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
 
+    def check_in_place(self) -> None:
+        """Raise `RunFolderMoved` when the held lock file is no longer the one at `path` (its folder was moved or
+        removed since it was taken). `from None`: what failed before (a file of the folder not found) follows
+        from it, and the command line names this alone."""
+        if self._handle is None:
+            return
+        held = os.fstat(self._handle.fileno())
+        with suppress(OSError):
+            here = os.stat(self.path)
+            if (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino):
+                return
+        raise RunFolderMoved(self.path.parent, None if held.st_nlink == 0 else _folder_of(self._handle)) from None
+
     def _close_in_child(self) -> None:
         """In a forked child: close its copy of the lock file, which leaves the lock to the parent alone (and
         makes the child's `release` a no-op: the record is the parent's)."""
@@ -169,6 +199,15 @@ def _close_in_children() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_close_in_children)
+
+
+def _folder_of(handle: IO[str]) -> Path | None:
+    """The folder of the open file `handle` as the kernel knows it now; None where this system cannot say (no
+    /proc)."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{handle.fileno()}")).parent
+    except OSError:
+        return None
 
 
 def open_lock(path: Path, flags: int) -> IO[str]:

@@ -27,6 +27,10 @@ only then does `--overwrite` delete, and only the names a run writes (`RUN_FOLDE
 judge logs), never what a symbolic link among them points to. A folder holding such names but no run
 (a user's samples/ or results.json) is refused, and so is a run folder holding a link where a run
 writes: nothing outside the run folder is written through it.
+
+While a run holds its folder, run.json is rewritten from the copy the run last wrote, and a folder moved or
+removed under the run (`mv runs/x elsewhere`) stops it with `RunFolderMoved`, naming where the folder is now
+and the `--resume --output` that completes it there: never a run.json written without its config.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from .._errors import ConfigError, RecordError
 from .checkpoint import record_key
 from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, open_append, parse_json, read_json, strict_json
-from .run_lock import RunLock
+from .run_lock import RunFolderMoved, RunLock
 from .run_shapes import is_count, meta_problem
 from .sample_files import line_offsets, numbered_samples, sample_file
 
@@ -100,6 +104,7 @@ class RunDir:
         self._handles: dict[str, Any] = {}
         self.lock = RunLock(self.path)
         self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
+        self._written_meta: str | None = None  # the run.json this run last wrote (`_held_meta`)
 
     @property
     def meta(self) -> dict[str, Any] | None:
@@ -275,6 +280,12 @@ class RunDir:
                     "--output"
                 )
 
+    def _held_meta(self) -> dict[str, Any]:
+        """run.json as this run last wrote it (a copy), else as read; {} where there is none."""
+        if self._written_meta is not None:
+            return dict(parse_json(self._written_meta))
+        return self.meta or {}
+
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
@@ -283,6 +294,7 @@ class RunDir:
         `sample_line`, at the current `schema_version`), with the cost of the attempt that saved it."""
         handle = self._handles.get(task)
         if handle is None:
+            self.lock.check_in_place()
             handle = self._handles[task] = open_append(self.sample_path(task))
         handle.write(line)
 
@@ -295,6 +307,7 @@ class RunDir:
         the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`).
         Returns the file, which `finalized_samples` then reads in data order, one record at a time."""
         self.close()
+        self.lock.check_in_place()  # a folder moved away leaves no samples here: not a run of none
         path = self.sample_path(task)
         errors: list[RecordError] = []
         self.unreadable[task] = errors  # lines a stopped run cut short (their examples ran again): reported
@@ -324,7 +337,7 @@ class RunDir:
 
     def attempts(self) -> list[dict[str, Any]]:
         """Every attempt's cost run.json records (first run and resumes)."""
-        return list((self.meta or {}).get("attempts") or [])
+        return list(self._held_meta().get("attempts") or [])
 
     def _catch_up_attempts(self, costs: dict[str, dict[str, Any]]) -> None:
         """Each attempt's cost in run.json brought up to the latest its samples hold (`costs`, by attempt id):
@@ -343,13 +356,13 @@ class RunDir:
             for attempt in attempts
         ]
         if caught_up != attempts:
-            meta = self.meta or {}
+            meta = self._held_meta()
             meta["attempts"] = caught_up
             self._write_meta(meta)
 
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
-        meta = self.meta or {}
+        meta = self._held_meta()
         earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
         meta["attempts"] = [*earlier, attempt]
         self._write_meta(meta)
@@ -359,7 +372,7 @@ class RunDir:
         count (`records`: what --resume checks the samples against)."""
         write_atomically(self.path / "results.json", results_json)
         write_atomically(self.path / "report.md", report)
-        meta = self.meta or {}
+        meta = self._held_meta()
         meta["finished"] = True
         meta["records"] = records
         self._write_meta(meta)
@@ -367,11 +380,14 @@ class RunDir:
     def _write_meta(self, meta: dict[str, Any]) -> None:
         """run.json, checked as `meta` reads it: a value its reader would refuse (a negative count in an attempt's
         cost) is never written, so nothing a run records makes the run unreadable by itself; the file keeps
-        what it held."""
+        what it held. Only into the folder the run holds (`RunLock.check_in_place`)."""
         problem = meta_problem(meta) if all(key in meta for key in RUN_KEYS) else "it lacks config or config_hash"
         if problem is not None:
             raise ValueError(f"{self.path / 'run.json'} not written: {problem}, which its reader refuses")
-        write_atomically(self.path / "run.json", strict_json(meta, indent=2) + "\n")
+        self.lock.check_in_place()
+        text = strict_json(meta, indent=2) + "\n"
+        write_atomically(self.path / "run.json", text)
+        self._written_meta = text
 
     def close(self) -> None:
         """Close the sample files (the lock stays held)."""
@@ -387,6 +403,10 @@ class RunDir:
             if lock_now:
                 self.lock.acquire()
             yield
+        except Exception as exc:
+            if not isinstance(exc, RunFolderMoved):
+                self.lock.check_in_place()  # what failed (a file not found, a write) failed for the folder moved
+            raise
         finally:
             try:
                 self.close()

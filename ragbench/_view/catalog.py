@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .._errors import ConfigError
+from .._storage.files import folder_problem
 from .runs import RunFolder
 
 
@@ -38,8 +39,9 @@ class RunCatalog:
     def __init__(self, paths: list[str]) -> None:
         self.paths = list(paths or ["runs"])
         for given in self.paths:
-            if not Path(given).is_dir():
-                raise ConfigError(f"view: {given} is not a folder (give a run folder or a folder of runs, e.g. runs/)")
+            problem = folder_problem(given)
+            if problem is not None:
+                raise ConfigError(f"view: {given}: {problem} (give a run folder or a folder of runs, e.g. runs/)")
         self._lock = threading.Lock()
         self._seen: dict[Path, RunFolder] = {}  # every run found so far, by path: its id never changes
         self._taken: set[str] = set()

@@ -1,11 +1,15 @@
-"""`browsecomp_plus`: scripts_evaluation/evaluate_run.py's scores of one example, with any judge (`--judge`).
+"""`browsecomp_plus` and `browsecomp_plus_agent`: scripts_evaluation/evaluate_run.py's scores of one example,
+the judge's (`--judge`, any engine) apart from those of what the agent did, which need no judge: a judge that
+fails on an example fails its `browsecomp_plus` keys only, and recall and tool calls are kept without a rescore.
 
 Per example, as the script computes them:
 - `accuracy`: the judge said "correct: yes" (grading.py reads the reply). An output that is empty or whose
   status is not "completed" is not judged and counts 0, as does a reply with no verdict (counted,
   `browsecomp_plus_unparsed`). Several judges: the mean of their verdicts.
 - `confidence`: the judge's reading of the response's confidence (None where not judged, not parsed or not
-  given); `calibration_error` (corpus) is hendrycks' calib_err over the examples that have one.
+  given); `calibration_error` (corpus) is hendrycks' calib_err over the examples that have one (none where no
+  example has one: the judge failed, or read no confidence, on every example).
+`browsecomp_plus_agent`:
 - `evidence_recall`, `gold_recall`: the share of the query's evidence (gold) docids among the docids the agent
   retrieved (the script reports evidence recall, over queries with evidence docids; None without).
 - `search_calls`, `get_document_calls`: the agent's calls of BrowseComp-Plus's two tools.
@@ -46,23 +50,35 @@ def retrieved_docids(prediction: Prediction) -> set[str]:
     return {str(doc.id) for doc in prediction.docs if doc.id is not None}
 
 
+class BrowseCompPlusAgent(Metric):
+    """What the agent retrieved and called (no judge)."""
+
+    name = "browsecomp_plus_agent"
+    gold_needs = ("evidence_docids", "gold_docids")
+    keys: ClassVar[tuple[str, ...]] = ("evidence_recall", "gold_recall", *(f"{tool}_calls" for tool in TOOLS))
+    value_range = (0, 1)
+    key_specs: ClassVar[Mapping[str, KeySpec]] = {f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS}
+
+    def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        retrieved = retrieved_docids(prediction)
+        calls = prediction.extras.get(TOOL_CALLS) or {}
+        return {
+            "evidence_recall": recall(retrieved, example.gold["evidence_docids"]),
+            "gold_recall": recall(retrieved, example.gold["gold_docids"]),
+            **{f"{tool}_calls": float(calls.get(tool, 0)) for tool in TOOLS},
+        }
+
+
 class BrowseCompPlusJudge(Metric):
     name = "browsecomp_plus"
-    gold_needs = ("answers", "evidence_docids", "gold_docids")
+    gold_needs = ("answers",)
     needs = ("judge",)
-    keys: ClassVar[tuple[str, ...]] = (
-        "accuracy",
-        "confidence",
-        "evidence_recall",
-        "gold_recall",
-        *(f"{tool}_calls" for tool in TOOLS),
-    )
+    keys: ClassVar[tuple[str, ...]] = ("accuracy", "confidence")
     corpus_keys: ClassVar[tuple[str, ...]] = ("calibration_error",)
     value_range = (0, 1)
     key_specs: ClassVar[Mapping[str, KeySpec]] = {
         "confidence": KeySpec(None, (0, 100)),
         "calibration_error": KeySpec(False, (0, 100)),
-        **{f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS},
     }
     counters: ClassVar[Mapping[str, str]] = {
         UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"
@@ -72,15 +88,8 @@ class BrowseCompPlusJudge(Metric):
     )
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        retrieved = retrieved_docids(prediction)
-        calls = prediction.extras.get(TOOL_CALLS) or {}
-        scores: dict[str, Any] = {
-            "evidence_recall": recall(retrieved, example.gold["evidence_docids"]),
-            "gold_recall": recall(retrieved, example.gold["gold_docids"]),
-            **{f"{tool}_calls": float(calls.get(tool, 0)) for tool in TOOLS},
-        }
         if not prediction.answer or prediction.extras.get(STATUS, COMPLETED) != COMPLETED:
-            return {**scores, "accuracy": 0.0, "confidence": None}
+            return {"accuracy": 0.0, "confidence": None}
         prompt = grader_prompt(example.question, prediction.answer, example.gold["answers"][0])
         replies = await ctx.ask_judges(self, [{"role": "user", "content": prompt}], **self.judge_sampling)
         judgements = [parse_judgement(reply.text) for reply in replies]
@@ -88,16 +97,17 @@ class BrowseCompPlusJudge(Metric):
             ctx.count(UNPARSED)
         confidences = [j.confidence for j in judgements if not j.parse_error and j.confidence is not None]
         return {
-            **scores,
             "accuracy": sum(bool(j.correct) for j in judgements) / len(judgements),
             "confidence": sum(confidences) / len(confidences) if confidences else None,
         }
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
-        """calib_err over the examples with a confidence, in the examples' order."""
+        """calib_err over the examples with a confidence, in the examples' order; none without one."""
         pairs = [
             (s.scores["confidence"], s.scores["accuracy"]) for s in samples if s.scores.get("confidence") is not None
         ]
+        if not pairs:
+            return {"calibration_error": CorpusValue(None, 0)}
         return {
             "calibration_error": CorpusValue(
                 calibration_error([c for c, _ in pairs], [a >= 0.5 for _, a in pairs]), len(pairs)

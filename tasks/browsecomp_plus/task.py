@@ -1,5 +1,5 @@
 """The `browsecomp_plus` task: BrowseComp-Plus's decrypted queries (data.py), each with its answer and the
-docids of its evidence and gold documents, scored by `browsecomp_plus` (metric.py) as evaluate_run.py scores
+docids of its evidence and gold documents, scored by `browsecomp_plus` and `browsecomp_plus_agent` (metric.py) as evaluate_run.py scores
 a run. `--data browsecomp_plus=PATH`: a BrowseComp-Plus checkout (its data/browsecomp_plus_decrypted.jsonl and
 topics-qrels/), or the decrypted JSONL itself. The relevant docids are the qrels files' where the checkout has
 them (what evaluate_run.py reads), else the queries' own evidence_docs and gold_docs.
@@ -26,7 +26,7 @@ class BrowseCompPlusTask(Task):
     name = "browsecomp_plus"
     prompting = BrowseCompPlusPrompting()
     gold_fields = ("answers", "evidence_docids", "gold_docids")
-    metrics = ("browsecomp_plus",)
+    metrics = ("browsecomp_plus", "browsecomp_plus_agent")
     own_documents = False
 
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:

@@ -3,7 +3,7 @@ pycragapi.py), returning the response's `result`.
 
 Unlike upstream (a bare `requests.post` with no timeout), each call has a timeout and is retried
 on transport failures (refused or dropped connections, timeouts) with a short backoff; HTTP
-errors are not retried (a 500 for an out-of-range year is deterministic). A failure - server
+errors are not retried (a 422 for an out-of-range year is deterministic). A failure - server
 down, an HTTP error, a body that is not JSON or has no "result" - raises `CragKgError`; the
 baselines catch it exactly where upstream catches its exceptions.
 """

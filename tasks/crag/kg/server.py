@@ -2,7 +2,9 @@
 facebookresearch/CRAG mock_api/server.py: `GET /` says it runs, every endpoint is POST with a
 JSON body and answers `{"result": ...}`; bodies are validated with the same field types (a
 string where an int is declared is coerced, "100" -> 100; an int where a string is declared is a
-422), and an exception in a lookup is an HTTP 500, as upstream.
+422). A value a lookup refuses (a year outside 1990-2021, a date that is none) is a 422 too, with
+`{"detail": "<method>: <why>"}` (upstream answers a bare 500, as for a bug); a domain whose KG is not
+loaded is a 503; any other failure a 500 whose JSON `detail` names it.
 
 `ragbench serve crag-kg --kg-dir DIR` runs it in the foreground; `BackgroundServer` runs it in a
 thread on a free local port for tasks given `--task-arg kg_dir=DIR`.
@@ -49,10 +51,18 @@ def _model(method: str) -> Any:
     return create_model(f"Body_{method}", **fields)
 
 
+REFUSED = (ValueError, TypeError, KeyError, IndexError, OverflowError)  # what a lookup raises for a body's values
+
+
 def create_app(store: KgStore):
-    from fastapi import FastAPI, HTTPException
+    from fastapi import FastAPI, HTTPException, Request
+    from fastapi.responses import JSONResponse
 
     app = FastAPI(title="CRAG API", description="Mock KG API of the CRAG benchmark (ragbench)")
+
+    @app.exception_handler(Exception)
+    def failed(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": f"{request.url.path}: {type(exc).__name__}: {exc}"}, status_code=500)
 
     @app.get("/")
     def root() -> dict[str, str]:
@@ -81,6 +91,8 @@ def create_app(store: KgStore):
                 return {"result": store.call(method, body)}
             except DomainUnavailable as exc:
                 raise HTTPException(status_code=503, detail=str(exc)) from exc
+            except REFUSED as exc:
+                raise HTTPException(status_code=422, detail=f"{method}: {exc}") from exc
 
         handler.__name__ = method
         # plain `def`: FastAPI runs lookups in its thread pool, so a slow search does not stall others

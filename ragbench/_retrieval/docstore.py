@@ -22,6 +22,7 @@ import numpy as np
 from .._storage.jsonl import dumps
 from .._types import Document
 from .corpus import PAGE_ID, TITLE_LINE
+from .index_damage import INTEGERS, IndexDamage, ascending, expect_count, read_array, vector
 
 KEPT_METADATA = (TITLE_LINE, PAGE_ID)
 
@@ -106,3 +107,20 @@ class DocStore:
 
     def close(self) -> None:
         self.data.close()
+
+
+def check_docstore(folder: Path, passages: int) -> None:
+    """An IndexDamage unless the store at `folder` holds `passages` lines: an offset a passage, from 0, each
+    above the one before (a line holds at least its newline), the last at the end of docs.jsonl."""
+    offsets = vector(OFFSETS_FILE, read_array(folder, OFFSETS_FILE), INTEGERS)
+    if not len(offsets):
+        raise IndexDamage(OFFSETS_FILE, "holds no offsets (a store has at least its end)")
+    expect_count(OFFSETS_FILE, "passages", len(offsets) - 1, passages)
+    if offsets[0] != 0:
+        raise IndexDamage(OFFSETS_FILE, f"starts at byte {offsets[0]}, not 0")
+    ascending(OFFSETS_FILE, offsets, "byte offset", strictly=True)
+    try:
+        size = (folder / DOCS_FILE).stat().st_size
+    except FileNotFoundError:
+        raise IndexDamage(DOCS_FILE, "missing") from None
+    expect_count(DOCS_FILE, "bytes", size, int(offsets[-1]))

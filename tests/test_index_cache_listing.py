@@ -335,3 +335,21 @@ def test_a_cache_variable_naming_a_file_is_refused_in_one_line_naming_the_variab
         f"ragbench: error: ${INDEX_CACHE_ENV}={not_a_folder}: is a file, not a folder; set ${INDEX_CACHE_ENV} to a folder\n"
     )
     assert not_a_folder.read_text(encoding="utf-8") == corpus_file(tmp_path / "same.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_damaged_index_is_listed_as_damaged_naming_the_file_and_prune_removes_it(tmp_path: Path, cache: Path) -> None:
+    registry = Registry.discover()
+    corpus = corpus_file(tmp_path / "c.jsonl")
+    built = cached_index(corpus, "bm25", registry=registry)
+    indices = built / "bm25" / "indices.csc.index.npy"
+    np.save(indices, np.load(indices) + 2)  # passage numbers past the corpus's 2 passages
+    [_, row] = listing(cache)
+    assert "corpus as built" not in row
+    assert row.endswith(
+        f"{corpus}: damaged (bm25/indices.csc.index.npy: passage number 2 at position 0 is outside 0..1 "
+        "(params.index.json has num_docs 2))"
+    )
+    pruned = cli_here("index", "cache", "--prune", env={INDEX_CACHE_ENV: str(cache)})
+    assert pruned.returncode == 0 and f"removed {built.name}" in pruned.stdout
+    assert cached_index(corpus, "bm25", registry=registry) == built  # built again, whole
+    assert listing(cache)[1].endswith(f"{corpus}: corpus as built")

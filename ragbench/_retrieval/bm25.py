@@ -33,7 +33,7 @@ from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .bm25s_files import INDPTR, PARAMS, VOCAB, read_bm25s_index
-from .index import IndexedRetriever, Manifest
+from .index import MANIFEST_FILE, IndexedRetriever, Manifest
 from .index_damage import expect_count
 from .ranking import best_k
 
@@ -255,7 +255,8 @@ class BM25Retriever(IndexedRetriever):
     def __init__(self, index: str | None = None, mmap: bool = True) -> None:
         super().__init__(index)
         bm25s = import_bm25s()
-        self.bm25 = self.load(f"{BM25_DIR}/", lambda: bm25s.BM25.load(self.folder / BM25_DIR, mmap=bool(mmap)))
+        # its arrays and vocabulary checked (`check_files`): what bm25s refuses now is a value of its params
+        self.bm25 = self.load(f"{BM25_DIR}/{PARAMS}", lambda: bm25s.BM25.load(self.folder / BM25_DIR, mmap=bool(mmap)))
         self.stopwords = self.manifest.options["stopwords"]
         self.stemmer = make_stemmer(self.manifest.options["stemmer"])
         self.jieba = self.manifest.options.get("tokenizer") == "jieba"
@@ -266,10 +267,11 @@ class BM25Retriever(IndexedRetriever):
         vocabulary holds one more word than the build's, its empty word, numbered past the last term."""
         super().check_files(folder, manifest)
         files = read_bm25s_index(folder / BM25_DIR, prefix=f"{BM25_DIR}/")
-        expect_count(f"{BM25_DIR}/{PARAMS}", "passages", files.passages, manifest.doc_count)
-        expect_count(f"{BM25_DIR}/{INDPTR}", "postings", files.postings, manifest.options["postings"])
-        expect_count(f"{BM25_DIR}/{INDPTR}", "terms", files.terms, manifest.options["vocabulary"])
-        expect_count(f"{BM25_DIR}/{VOCAB}", "terms", len(files.vocab) - 1, manifest.options["vocabulary"])
+        terms = manifest.options["vocabulary"]
+        expect_count(f"{BM25_DIR}/{PARAMS}", "passages", files.passages, manifest.doc_count, MANIFEST_FILE)
+        expect_count(f"{BM25_DIR}/{INDPTR}", "postings", files.postings, manifest.options["postings"], MANIFEST_FILE)
+        expect_count(f"{BM25_DIR}/{INDPTR}", "terms", files.terms, terms, MANIFEST_FILE)
+        expect_count(f"{BM25_DIR}/{VOCAB}", "words and the empty word", len(files.vocab) - 1, terms, MANIFEST_FILE)
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         bm25s = import_bm25s()

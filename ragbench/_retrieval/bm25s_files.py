@@ -98,7 +98,8 @@ def read_bm25s_index(folder: Path, mmap: bool = True, prefix: str = "") -> Bm25s
         indices = postings_array(folder, INDICES, INTEGERS, postings, mmap)
         passages = params["num_docs"]
         within(INDICES, indices, 0, passages, "passage number", f"{PARAMS} has num_docs {passages}")
-        ascending(INDICES, indices, "passage number", strictly=True, restarts=indptr[1:-1])
+        columns = f" in its term's column, as {INDPTR} divides them"
+        ascending(INDICES, indices, "passage number", strictly=True, restarts=indptr[1:-1], runs=columns)
         vocab = read_json_object(folder, VOCAB)
         check_vocabulary(vocab, len(indptr) - 1)
         if params.get("method") in NEEDS_NONOCCURRENCE:
@@ -155,6 +156,6 @@ def check_vocabulary(vocab: dict[str, Any], terms: int) -> None:
     if (words_per_term != 1).any():
         term = int(np.flatnonzero(words_per_term != 1)[0])
         if words_per_term[term] == 0:
-            raise IndexDamage(VOCAB, f"no word has term number {term} (each of the {terms} terms has one)")
+            raise IndexDamage(VOCAB, f"no word has term number {term} (each of the {terms} terms of {INDPTR} has one)")
         shared = [word for word, number in vocab.items() if number == term][:3]
         raise IndexDamage(VOCAB, f"words {', '.join(map(repr, shared))} have one term number, {term}")

@@ -23,7 +23,7 @@ from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .corpus import passage_text
-from .index import IndexedRetriever, Manifest
+from .index import MANIFEST_FILE, IndexedRetriever, Manifest
 from .index_damage import IndexDamage, expect_count, read_array
 from .query_style import QueryStyle
 from .ranking import best_k
@@ -308,8 +308,8 @@ class DenseRetriever(IndexedRetriever):
                 f"holds a {embeddings.dtype} array of shape {embeddings.shape}, not a matrix of {dtype} "
                 "(a row a passage)",
             )
-        expect_count(EMBEDDINGS_FILE, "passages", embeddings.shape[0], manifest.doc_count)
-        expect_count(EMBEDDINGS_FILE, "dimensions", embeddings.shape[1], manifest.options["dim"])
+        expect_count(EMBEDDINGS_FILE, "passages", embeddings.shape[0], manifest.doc_count, MANIFEST_FILE)
+        expect_count(EMBEDDINGS_FILE, "dimensions", embeddings.shape[1], manifest.options["dim"], MANIFEST_FILE)
 
     def check_encoder(self) -> None:
         """The run's encoder gives the index's vectors: its passage 0, encoded again, points where the index's

@@ -23,6 +23,7 @@ from .._storage.jsonl import dumps
 from .._types import Document
 from .corpus import PAGE_ID, TITLE_LINE
 from .index_damage import INTEGERS, IndexDamage, ascending, expect_count, read_array, vector
+from .staging import MANIFEST_FILE
 
 KEPT_METADATA = (TITLE_LINE, PAGE_ID)
 
@@ -110,12 +111,12 @@ class DocStore:
 
 
 def check_docstore(folder: Path, passages: int) -> None:
-    """An IndexDamage unless the store at `folder` holds `passages` lines: an offset a passage, from 0, each
+    """An IndexDamage unless the store at `folder` holds the `passages` lines its manifest counts: an offset a passage, from 0, each
     above the one before (a line holds at least its newline), the last at the end of docs.jsonl."""
     offsets = vector(OFFSETS_FILE, read_array(folder, OFFSETS_FILE), INTEGERS)
     if not len(offsets):
         raise IndexDamage(OFFSETS_FILE, "holds no offsets (a store has at least its end)")
-    expect_count(OFFSETS_FILE, "passages", len(offsets) - 1, passages)
+    expect_count(OFFSETS_FILE, "passages", len(offsets) - 1, passages, MANIFEST_FILE)
     if offsets[0] != 0:
         raise IndexDamage(OFFSETS_FILE, f"starts at byte {offsets[0]}, not 0")
     ascending(OFFSETS_FILE, offsets, "byte offset", strictly=True)
@@ -123,4 +124,4 @@ def check_docstore(folder: Path, passages: int) -> None:
         size = (folder / DOCS_FILE).stat().st_size
     except FileNotFoundError:
         raise IndexDamage(DOCS_FILE, "missing") from None
-    expect_count(DOCS_FILE, "bytes", size, int(offsets[-1]))
+    expect_count(DOCS_FILE, "bytes", size, int(offsets[-1]), OFFSETS_FILE)

@@ -57,6 +57,8 @@ def read_json_object(folder: Path, name: str) -> dict[str, Any]:
         raise IndexDamage(name, f"cannot be read ({exc.strerror or exc})") from None
     except ValueError as exc:  # not JSON, or not UTF-8
         raise IndexDamage(name, f"not JSON ({exc})") from None
+    except RecursionError:
+        raise IndexDamage(name, "JSON nested too deep to read, not what a build writes") from None
     if not isinstance(value, dict):
         raise IndexDamage(name, f"holds a JSON {json_type(value)}, not an object")
     return value
@@ -101,9 +103,11 @@ def finite(name: str, array: np.ndarray) -> None:
             raise IndexDamage(name, f"holds {block[bad[0]]} at position {start + int(bad[0])}, not a number")
 
 
-def ascending(name: str, array: np.ndarray, what: str, strictly: bool, restarts: np.ndarray | None = None) -> None:
+def ascending(
+    name: str, array: np.ndarray, what: str, strictly: bool, restarts: np.ndarray | None = None, runs: str = ""
+) -> None:
     """Every element of an integer `array` above (`strictly`) or at least the one before it, except at the
-    positions `restarts` (sorted) where a new run begins."""
+    positions `restarts` (sorted) where a new run begins (`runs` says what they are)."""
     previous: np.ndarray = np.zeros(0, dtype=np.int64)
     for start, block in blocks(array):
         values = np.concatenate([previous, block.astype(np.int64)])
@@ -118,7 +122,7 @@ def ascending(name: str, array: np.ndarray, what: str, strictly: bool, restarts:
             raise IndexDamage(
                 name,
                 f"{what} {array[position]} at position {position} is not {order} the one before it "
-                f"({array[position - 1]})",
+                f"({array[position - 1]}){runs}",
             )
         previous = values[-1:]
 
@@ -152,7 +156,7 @@ TYPE_NAMES = {
 }
 
 
-def expect_count(name: str, what: str, found: int, expected: int) -> None:
-    """The file `name` holds the `expected` number of `what` (its manifest's, or another file's)."""
+def expect_count(name: str, what: str, found: int, expected: int, source: str) -> None:
+    """The file `name` holds the `expected` number of `what`, as the file `source` says."""
     if found != expected:
-        raise IndexDamage(name, f"holds {found} {what} where {expected} were written")
+        raise IndexDamage(name, f"holds {found} {what} where {source} says {expected}")

@@ -223,6 +223,42 @@ def test_a_ragbench_bm25_index_changed_anywhere_is_refused_naming_the_file_or_an
         retriever.close()
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(-3, 6), max_size=30),
+    st.lists(st.integers(0, 30), max_size=5),
+    st.booleans(),
+    st.integers(1, 9),
+)
+def test_the_scans_find_the_first_fall_and_the_first_number_out_of_range_whatever_the_block(
+    values, restarts, strictly, block
+):
+    from ragbench._retrieval import index_damage
+
+    array, starts = np.array(values, dtype=np.int32), np.array(sorted(restarts), dtype=np.int64)
+    falls = [
+        i
+        for i in range(1, len(values))
+        if (values[i] <= values[i - 1] if strictly else values[i] < values[i - 1]) and i not in restarts
+    ]
+    outside = [i for i, value in enumerate(values) if not 0 <= value < 4]
+    whole = index_damage.BLOCK
+    try:
+        index_damage.BLOCK = block
+        if falls:
+            with pytest.raises(index_damage.IndexDamage, match=f" at position {falls[0]} is not "):
+                index_damage.ascending("x", array, "number", strictly, starts)
+        else:
+            index_damage.ascending("x", array, "number", strictly, starts)
+        if outside:
+            with pytest.raises(index_damage.IndexDamage, match=f" at position {outside[0]} is outside 0..3"):
+                index_damage.within("x", array, 0, 4, "number", "four")
+        else:
+            index_damage.within("x", array, 0, 4, "number", "four")
+    finally:
+        index_damage.BLOCK = whole
+
+
 # -- the run: refused as it starts, in one line, nothing written -----------------------------------------------------
 
 

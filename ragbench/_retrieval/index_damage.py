@@ -81,7 +81,7 @@ def vector(name: str, array: np.ndarray, kind: str, length: int | None = None) -
 
 
 def blocks(array: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-    """(start, elements) of `array`, `BLOCK` at a time."""
+    """(start, elements) of `array`, `BLOCK` at a time (none empty)."""
     for start in range(0, len(array), BLOCK):
         yield start, np.asarray(array[start : start + BLOCK])
 
@@ -108,11 +108,12 @@ def ascending(
 ) -> None:
     """Every element of an integer `array` above (`strictly`) or at least the one before it, except at the
     positions `restarts` (sorted) where a new run begins (`runs` says what they are)."""
-    previous: np.ndarray = np.zeros(0, dtype=np.int64)
+    falling = np.less_equal if strictly else np.less
+    previous: Any = None  # the element before the block
     for start, block in blocks(array):
-        values = np.concatenate([previous, block.astype(np.int64)])
-        steps = values[1:] - values[:-1]
-        falls = np.flatnonzero(steps <= 0 if strictly else steps < 0) + start + (0 if len(previous) else 1)
+        falls = np.flatnonzero(falling(block[1:], block[:-1])) + (start + 1)  # compared in the array's own type
+        if previous is not None and falling(block[0], previous):
+            falls = np.concatenate([[start], falls])
         if restarts is not None and len(restarts) and len(falls):
             at = np.minimum(np.searchsorted(restarts, falls), len(restarts) - 1)
             falls = falls[restarts[at] != falls]
@@ -124,7 +125,7 @@ def ascending(
                 f"{what} {array[position]} at position {position} is not {order} the one before it "
                 f"({array[position - 1]}){runs}",
             )
-        previous = values[-1:]
+        previous = block[-1]
 
 
 def typed_fields(

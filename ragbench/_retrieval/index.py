@@ -167,7 +167,7 @@ class IndexedRetriever(Retriever):
     def __init__(self, index: str | Path | None = None) -> None:
         self.manifest = read_manifest(index, self.name)
         self.folder = Path(index)  # type: ignore[arg-type]  # read_manifest rejected None
-        self.load(f"{DOCS_FILE} or {OFFSETS_FILE}", lambda: self.check_files(self.folder, self.manifest))
+        self.load("its files", lambda: self.check_files(self.folder, self.manifest))  # before anything loads
         self.docs = self.load(f"{DOCS_FILE} or {OFFSETS_FILE}", lambda: DocStore(self.folder))
 
     @classmethod

@@ -396,3 +396,19 @@ def test_dense_embeddings_of_another_type_than_the_manifest_are_refused(tmp_path
         IndexDamage, match=r"embeddings.npy: holds a int8 array of shape \(40, 4\), not a matrix of float16"
     ):
         DenseRetriever.check_files(folder, read_manifest(folder, "dense"))
+
+
+def test_a_passage_line_changed_in_place_fails_the_search_that_returns_it_naming_the_line(tmp_path, ragbench_index):
+    """Offsets and sizes still agree, so no check at opening sees it; the search that shows the passage fails (its
+    example is counted failed), naming the file and the line."""
+    from ragbench._retrieval.base import RetrievalError
+
+    folder = shutil.copytree(ragbench_index, tmp_path / "index")
+    lines = (folder / "docs.jsonl").read_bytes()
+    (folder / "docs.jsonl").write_bytes(b"x" + lines[1:])
+    retriever = load_retriever("bm25", {"index": str(folder)}, registry=installed_registry())
+    try:
+        with pytest.raises(RetrievalError, match=rf"{folder / 'docs.jsonl'}:1: not the passage line a build writes"):
+            retriever.search(["the"], 40)
+    finally:
+        retriever.close()

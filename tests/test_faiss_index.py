@@ -266,3 +266,35 @@ def test_rows_are_the_lines_holding_more_than_whitespace_at_any_block_size(lines
             expected.append(offset)
         offset += len(line) + 1
     assert row_starts(data, block).tolist() == expected
+
+
+def test_an_index_mapping_its_vectors_to_ids_past_the_corpus_is_refused_before_the_encoder_loads(
+    tmp_path, config_only_model
+):
+    """Ids of an `IndexIDMap` are the rows a search shows: one past the corpus (or below 0) would fail, or show
+    another row, in the middle of a run."""
+    index = faiss.IndexIDMap(faiss.IndexFlatIP(32))
+    vectors = np.random.RandomState(0).standard_normal((40, 32)).astype(np.float32)
+    index.add_with_ids(vectors, np.arange(40, dtype=np.int64) + 5)
+    path = tmp_path / "e5_Flat.index"
+    faiss.write_index(index, str(path))
+    with pytest.raises(ConfigError, match=r"maps vector 35 to id 40, not a row of corpus .* \(0\.\.39\)"):
+        retriever(config_only_model, path)
+
+
+def test_an_encoder_whose_config_names_no_width_is_measured_against_the_index(tmp_path, tiny_bert):
+    """DistilBERT's config.json says `dim`, not `hidden_size`: the width of a vector it gives is compared instead."""
+    from transformers import DistilBertConfig, DistilBertModel
+
+    from flashrag_faiss_fixtures import vocabulary
+
+    folder = tmp_path / "tiny-distilbert"
+    config = DistilBertConfig(
+        vocab_size=len(vocabulary()), dim=16, n_layers=1, n_heads=2, hidden_dim=32, max_position_embeddings=64
+    )
+    DistilBertModel(config).save_pretrained(folder)
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        if (tiny_bert / name).exists():
+            shutil.copy(tiny_bert / name, folder / name)
+    with pytest.raises(ConfigError, match=r"gives 16-dimensional vectors, index .* holds 32-dimensional"):
+        retriever(folder, check_encoder=False)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -93,17 +94,36 @@ def test_a_use_records_the_corpus_path_and_an_older_index_is_found_without_it(tm
 
 
 # Entries of any mix: what each is made of, and whether `--prune` removes it.
-KINDS = ("current", "changed", "missing", "unknown", "leftover", "building", "foreign", "file", "link", "misnamed")
-PRUNED = {"changed", "missing", "leftover"}
+KINDS = (
+    "current",
+    "changed",
+    "missing",
+    "unknown",
+    "damaged",
+    "leftover",
+    "building",
+    "foreign",
+    "file",
+    "link",
+    "misnamed",
+)
+PRUNED = {"changed", "missing", "damaged", "leftover"}
 
 
 def fake_index(folder: Path, corpus: Path, sha256: str, size: int, path: bool = True) -> None:
-    """The files of an index as a build writes them (its manifest, passages), without building one."""
-    folder.mkdir()
+    """The files of a bm25 index as a build writes them (its manifest, passage, an empty vocabulary), without
+    building one."""
+    (folder / "bm25").mkdir(parents=True)
     described = {"sha256": sha256, "bytes": size, **({"path": str(corpus)} if path else {})}
-    manifest = {"retriever": "bm25", "doc_count": 1, "format": 1, "corpus": described, "options": {}}
+    options = {"stopwords": "en", "stemmer": "porter", "vocabulary": 0, "postings": 0}
+    manifest = {"retriever": "bm25", "doc_count": 1, "format": 1, "corpus": described, "options": options}
     (folder / "manifest.json").write_text(json.dumps(manifest))
     (folder / "docs.jsonl").write_text('{"id": "1"}\n')
+    np.save(folder / "docs.offsets.npy", np.array([0, 12]))
+    (folder / "bm25" / "params.index.json").write_text('{"num_docs": 1}')
+    (folder / "bm25" / "vocab.index.json").write_text('{"": 0}')
+    for name, dtype in (("data", np.float32), ("indices", np.int32), ("indptr", np.int64)):
+        np.save(folder / "bm25" / f"{name}.csc.index.npy", np.zeros(1 if name == "indptr" else 0, dtype=dtype))
 
 
 def make_entry(cache: Path, outside: Path, number: int, kind: str, held: list[int]) -> Path:
@@ -111,8 +131,10 @@ def make_entry(cache: Path, outside: Path, number: int, kind: str, held: list[in
     corpus = corpus_file(outside / f"corpus{number}.jsonl", [{"id": str(number), "contents": f"passage {number}"}])
     sha, size = corpus_sha256(corpus), corpus.stat().st_size
     name = f"bm25-{sha}"
-    if kind in ("current", "changed", "missing", "unknown"):
+    if kind in ("current", "changed", "missing", "unknown", "damaged"):
         fake_index(cache / name, corpus, sha, size, path=kind != "unknown")
+        if kind == "damaged":
+            (cache / name / "docs.jsonl").write_text('{"id": "1"}')  # its last byte lost
         if kind == "changed":
             corpus.write_text("other bytes\n")
         elif kind == "missing":
@@ -313,3 +335,21 @@ def test_a_cache_variable_naming_a_file_is_refused_in_one_line_naming_the_variab
         f"ragbench: error: ${INDEX_CACHE_ENV}={not_a_folder}: is a file, not a folder; set ${INDEX_CACHE_ENV} to a folder\n"
     )
     assert not_a_folder.read_text(encoding="utf-8") == corpus_file(tmp_path / "same.jsonl").read_text(encoding="utf-8")
+
+
+def test_a_damaged_index_is_listed_as_damaged_naming_the_file_and_prune_removes_it(tmp_path: Path, cache: Path) -> None:
+    registry = Registry.discover()
+    corpus = corpus_file(tmp_path / "c.jsonl")
+    built = cached_index(corpus, "bm25", registry=registry)
+    indices = built / "bm25" / "indices.csc.index.npy"
+    np.save(indices, np.load(indices) + 2)  # passage numbers past the corpus's 2 passages
+    [_, row] = listing(cache)
+    assert "corpus as built" not in row
+    assert row.endswith(
+        f"{corpus}: damaged (bm25/indices.csc.index.npy: passage number 2 at position 0 is outside 0..1 "
+        "(params.index.json has num_docs 2))"
+    )
+    pruned = cli_here("index", "cache", "--prune", env={INDEX_CACHE_ENV: str(cache)})
+    assert pruned.returncode == 0 and f"removed {built.name}" in pruned.stdout
+    assert cached_index(corpus, "bm25", registry=registry) == built  # built again, whole
+    assert listing(cache)[1].endswith(f"{corpus}: corpus as built")

@@ -55,22 +55,25 @@ def demo_run(tmp_path, index, output, *extra):
     [
         (
             lambda index: (index / "docs.offsets.npy").write_bytes(b""),
-            "docs.jsonl or docs.offsets.npy missing or damaged",
+            "docs.offsets.npy: not a readable .npy array",
         ),
         (
             lambda index: (index / "docs.jsonl").write_bytes((index / "docs.jsonl").read_bytes()[:100]),
-            "docs.jsonl holds 100 bytes where",
+            "docs.jsonl: holds 100 bytes where docs.offsets.npy says",
         ),
-        (lambda index: (index / "bm25" / "data.csc.index.npy").write_bytes(b""), "bm25/ missing or damaged"),
+        (
+            lambda index: (index / "bm25" / "data.csc.index.npy").write_bytes(b""),
+            "bm25/data.csc.index.npy: not a readable .npy array",
+        ),
         (
             lambda index: (index / "bm25" / "params.index.json").write_text("{}"),
-            "bm25/params.index.json holds None passages",
+            "bm25/params.index.json: has no num_docs",
         ),
         (
             lambda index: (index / "bm25" / "vocab.index.json").write_bytes(
                 (built(index.parent, "other", n=12) / "bm25" / "vocab.index.json").read_bytes()
             ),
-            "bm25/vocab.index.json holds",
+            "bm25/vocab.index.json: ",
         ),
     ],
 )
@@ -92,7 +95,7 @@ def test_files_of_another_build_are_refused_not_searched(tmp_path):
         (index / name).write_bytes((other / name).read_bytes())
     with pytest.raises(
         ConfigError,
-        match=r"docs.offsets.npy holds 50 passages where 30 were written \(damaged, or a "
+        match=r"docs.offsets.npy: holds 50 passages where manifest.json says 30 \(damaged, or a "
         r"file of another build\); build it again",
     ):
         load_retriever("bm25", {"index": str(index)}, registry=installed_registry())
@@ -115,7 +118,7 @@ def test_dense_embeddings_of_fewer_passages_than_the_manifest_are_refused(tmp_pa
         "options": {"model": "embedded", "query_instruction": "", "normalize": True, "dim": 4},
     }
     (folder / MANIFEST_FILE).write_text(json.dumps(manifest))
-    with pytest.raises(ConfigError, match="embeddings.npy holds 20 passages where 30 were written"):
+    with pytest.raises(ConfigError, match="embeddings.npy: holds 20 passages where manifest.json says 30"):
         load_retriever("dense", {"index": str(folder)}, registry=installed_registry())
 
 

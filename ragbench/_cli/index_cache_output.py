@@ -36,9 +36,8 @@ def listing_lines(folder: Path, entries: list[CacheEntry]) -> list[str]:
         if entry.state in INDEX_STATES:
             used = entry.last_used or "not recorded"
             corpus = f"{entry.corpus}: " if entry.corpus else ""
-            lines.append(
-                f"  {entry.key}  {entry.kind}  {size_text(entry.size)}  last used {used}  {corpus}{entry.state.value}"
-            )
+            state = f"{entry.state.value} ({entry.damage})" if entry.damage else entry.state.value
+            lines.append(f"  {entry.key}  {entry.kind}  {size_text(entry.size)}  last used {used}  {corpus}{state}")
         elif entry.state in (State.LEFTOVER, State.BUILDING):
             lines.append(f"  {entry.key}  {size_text(entry.size)}  {entry.state.value}")
     alone = [entry for entry in entries if entry not in ours]

@@ -100,7 +100,9 @@ def build_command(
 
 
 @index_group.command("cache")
-@click.option("--prune", is_flag=True, help="remove the stale indexes (their corpus gone or changed) and leftovers")
+@click.option(
+    "--prune", is_flag=True, help="remove the stale indexes (their corpus gone or changed), damaged ones and leftovers"
+)
 @click.option("--remove", "keys", multiple=True, metavar="KEY", help="remove this index of the cache (a KEY listed)")
 def cache_command(prune: bool, keys: tuple[str, ...]) -> None:
     """List the indexes ragbench built on first use of a task's corpus ($RAGBENCH_INDEX_CACHE, default
@@ -111,7 +113,7 @@ def cache_command(prune: bool, keys: tuple[str, ...]) -> None:
     from .index_cache_output import chosen_entries, listing_lines, remove_entries
 
     folder = index_cache_dir()
-    entries = cache_entries(folder)
+    entries = cache_entries(folder, command_registry())
     if not prune and not keys:
         for line in listing_lines(folder, entries):
             click.echo(line)

@@ -25,14 +25,16 @@ import json
 import logging
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
-from .index import IndexedRetriever
+from .bm25s_files import INDPTR, PARAMS, VOCAB, read_bm25s_index
+from .index import MANIFEST_FILE, IndexedRetriever, Manifest
+from .index_damage import expect_count
 from .ranking import best_k
 
 BM25_DIR = "bm25"
@@ -241,25 +243,35 @@ class BM25Retriever(IndexedRetriever):
     name = "bm25"
     builder = BM25Builder
 
+    option_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "stopwords": (str, list, type(None)),
+        "stemmer": (str, type(None)),
+        "tokenizer": (str,),
+        "vocabulary": (int,),
+        "postings": (int,),
+    }
+    required_options = ("stopwords", "stemmer", "vocabulary", "postings")
+
     def __init__(self, index: str | None = None, mmap: bool = True) -> None:
         super().__init__(index)
         bm25s = import_bm25s()
-        self.bm25 = self.load(f"{BM25_DIR}/", lambda: bm25s.BM25.load(self.folder / BM25_DIR, mmap=bool(mmap)))
-        scores = self.bm25.scores
-        self.check_count(f"{BM25_DIR}/params.index.json", "passages", scores["num_docs"], self.manifest.doc_count)
-        for name in ("indptr", "data", "indices"):
-            postings = scores["indptr"][-1] if name == "indptr" else len(scores[name])
-            self.check_count(
-                f"{BM25_DIR}/{name}.csc.index.npy", "postings", postings, self.manifest.options.get("postings")
-            )
-        terms = self.manifest.options.get(
-            "vocabulary"
-        )  # both hold one more: bm25s's "" token, the end of the last column
-        self.check_count(f"{BM25_DIR}/vocab.index.json", "terms", len(self.bm25.vocab_dict) - 1, terms)
-        self.check_count(f"{BM25_DIR}/indptr.csc.index.npy", "terms", len(scores["indptr"]) - 1, terms)
+        # its arrays and vocabulary checked (`check_files`): what bm25s refuses now is a value of its params
+        self.bm25 = self.load(f"{BM25_DIR}/{PARAMS}", lambda: bm25s.BM25.load(self.folder / BM25_DIR, mmap=bool(mmap)))
         self.stopwords = self.manifest.options["stopwords"]
         self.stemmer = make_stemmer(self.manifest.options["stemmer"])
         self.jieba = self.manifest.options.get("tokenizer") == "jieba"
+
+    @classmethod
+    def check_files(cls, folder: Path, manifest: Manifest) -> None:
+        """The docs store, then bm25s's files (`bm25s_files`) and their counts against the manifest's: bm25s's
+        vocabulary holds one more word than the build's, its empty word, numbered past the last term."""
+        super().check_files(folder, manifest)
+        files = read_bm25s_index(folder / BM25_DIR, prefix=f"{BM25_DIR}/")
+        terms = manifest.options["vocabulary"]
+        expect_count(f"{BM25_DIR}/{PARAMS}", "passages", files.passages, manifest.doc_count, MANIFEST_FILE)
+        expect_count(f"{BM25_DIR}/{INDPTR}", "postings", files.postings, manifest.options["postings"], MANIFEST_FILE)
+        expect_count(f"{BM25_DIR}/{INDPTR}", "terms", files.terms, terms, MANIFEST_FILE)
+        expect_count(f"{BM25_DIR}/{VOCAB}", "words and the empty word", len(files.vocab) - 1, terms, MANIFEST_FILE)
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         bm25s = import_bm25s()

@@ -9,7 +9,9 @@ listed, never followed; anything else (a file, someone else's folder) is named a
 
 An index is stale when neither the corpus it was last used for (`last-use.json`) nor the one its manifest says it
 was built from still holds the bytes it was built from: each file is gone, or holds other bytes. Its size is compared first, so a
-corpus is read only when its size still matches.
+corpus is read only when its size still matches. An index that is not stale is damaged when its manifest, or a file
+its retriever reads, is not what a build writes (`IndexedRetriever.check_files`, which a run checks as it opens the
+index): listed with that file and what is wrong with it, and removed by `--prune`, so the next run builds it again.
 """
 
 from __future__ import annotations
@@ -18,19 +20,33 @@ import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
-from .index import MANIFEST_FILE, built_index, corpus_bytes, corpus_sha256, corpus_state
+from .index import (
+    MANIFEST_FILE,
+    IndexedRetriever,
+    built_index,
+    corpus_bytes,
+    corpus_sha256,
+    corpus_state,
+    manifest_from,
+)
 from .index_cache import read_use
+from .index_damage import IndexDamage
 from .index_removal import is_held
 from .staging import BUILD_MARK
+
+if TYPE_CHECKING:
+    from .._registry import Registry
 
 
 class State(Enum):
     """What an entry of the cache folder is; the value is how `ragbench index cache` says it."""
 
     CURRENT = "corpus as built"
+    DAMAGED = "damaged"
     CHANGED = "corpus changed since: stale"
     MISSING = "corpus gone: stale"
     UNREADABLE = "corpus unreadable"
@@ -43,8 +59,8 @@ class State(Enum):
 
 
 KEPT = (State.CURRENT, State.UNREADABLE)  # a corpus in either state keeps its index from `--prune`
-INDEX_STATES = (State.CURRENT, State.CHANGED, State.MISSING, State.UNREADABLE, State.UNKNOWN)
-PRUNED = (State.CHANGED, State.MISSING, State.LEFTOVER)  # what `--prune` removes
+INDEX_STATES = (State.CURRENT, State.DAMAGED, State.CHANGED, State.MISSING, State.UNREADABLE, State.UNKNOWN)
+PRUNED = (State.CHANGED, State.MISSING, State.DAMAGED, State.LEFTOVER)  # what `--prune` removes
 REMOVABLE = (*INDEX_STATES, State.LEFTOVER)  # what `--remove KEY` may name
 
 
@@ -56,20 +72,22 @@ class CacheEntry:
     kind: str = ""
     corpus: str = ""  # the path of the corpus it was last used for, or built from
     last_used: str = ""  # UTC, as `last-use.json` records it; "" when no use was recorded
+    damage: str = ""  # a DAMAGED index's: its file found wrong, and what is wrong with it
 
     @property
     def key(self) -> str:
         return self.path.name
 
 
-def cache_entries(folder: Path) -> list[CacheEntry]:
-    """Every entry of the cache `folder`, by name; none when it does not exist."""
+def cache_entries(folder: Path, registry: Registry) -> list[CacheEntry]:
+    """Every entry of the cache `folder`, by name; none when it does not exist. An index's files are checked
+    by its retriever of the `registry` (`IndexedRetriever.check_files`)."""
     if not folder.is_dir():
         return []
-    return [cache_entry(path) for path in sorted(folder.iterdir(), key=lambda p: p.name)]
+    return [cache_entry(path, registry) for path in sorted(folder.iterdir(), key=lambda p: p.name)]
 
 
-def cache_entry(path: Path) -> CacheEntry:
+def cache_entry(path: Path, registry: Registry) -> CacheEntry:
     if path.is_symlink():
         return CacheEntry(path, State.LINK)
     if not path.is_dir():
@@ -87,13 +105,32 @@ def cache_entry(path: Path) -> CacheEntry:
         return CacheEntry(path, State.OTHER_INDEX, size, kind)
     use = read_use(path)
     known = [p for p in dict.fromkeys((use.get("corpus"), built_from.get("path"))) if isinstance(p, str) and p]
-    if not known:
-        return CacheEntry(path, State.UNKNOWN, size, kind, last_used=use.get("used_at", ""))
     checked = {
         corpus: corpus_check(Path(corpus), built_from.get("bytes"), str(built_from["sha256"])) for corpus in known
     }
-    corpus = next((c for c, state in checked.items() if state in KEPT), known[0])  # one that keeps it, else the last
-    return CacheEntry(path, checked[corpus], size, kind, corpus, use.get("used_at", ""))
+    corpus = next((c for c, state in checked.items() if state in KEPT), known[0] if known else "")  # one that keeps
+    state = checked.get(corpus, State.UNKNOWN)  # it, else the last used
+    damage = index_damage(path, manifest, registry) if state in (*KEPT, State.UNKNOWN) else ""  # stale: pruned
+    return CacheEntry(path, State.DAMAGED if damage else state, size, kind, corpus, use.get("used_at", ""), damage)
+
+
+def index_damage(folder: Path, data: dict[str, Any], registry: Registry) -> str:
+    """What is damaged in the index at `folder` (its manifest's JSON `data`): its manifest, or the first of its
+    files its retriever finds wrong; "" when nothing is, or no installed retriever reads it."""
+    try:
+        manifest = manifest_from(data)
+        retriever = registry.load("retrievers", manifest.retriever)
+    except IndexDamage as exc:
+        return str(exc)
+    except ConfigError:  # a retriever not installed: its files cannot be checked
+        return ""
+    if not (isinstance(retriever, type) and issubclass(retriever, IndexedRetriever)):
+        return ""
+    try:
+        retriever.check_files(folder, manifest)
+    except IndexDamage as exc:
+        return str(exc)
+    return ""
 
 
 def corpus_check(corpus: Path, size: object, sha256: str) -> State:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .corpus import passage_text
-from .index import IndexedRetriever
+from .index import MANIFEST_FILE, IndexedRetriever, Manifest
+from .index_damage import IndexDamage, expect_count, read_array
 from .query_style import QueryStyle
 from .ranking import best_k
 
@@ -233,6 +234,15 @@ class DenseRetriever(IndexedRetriever):
 
     name = "dense"
     builder = DenseBuilder
+    option_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "model": (str,),
+        "query_instruction": (str, type(None)),
+        "query_style": (str,),
+        "normalize": (bool,),
+        "dtype": (str,),
+        "dim": (int,),
+    }
+    required_options = ("model", "query_instruction", "normalize", "dim")
 
     def __init__(
         self,
@@ -256,11 +266,8 @@ class DenseRetriever(IndexedRetriever):
             except ImportError as exc:
                 raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
         self.backend, self.chunk_rows = backend, int(chunk_rows)
-        self.embeddings = self.load(EMBEDDINGS_FILE, lambda: np.load(self.folder / EMBEDDINGS_FILE, mmap_mode="r"))
+        self.embeddings = self.load(EMBEDDINGS_FILE, lambda: read_array(self.folder, EMBEDDINGS_FILE))
         options = self.manifest.options
-        self.check_count(EMBEDDINGS_FILE, "passages", len(self.embeddings), self.manifest.doc_count)
-        if self.embeddings.ndim != 2 or self.embeddings.shape[1] != options.get("dim"):
-            self.check_count(EMBEDDINGS_FILE, "dimensions", self.embeddings.shape[-1], options.get("dim"))
         built_style = options.get("query_style", "default")
         if query_style is not None and query_style != built_style:
             changing = next(
@@ -287,6 +294,22 @@ class DenseRetriever(IndexedRetriever):
                 f"index's model ({options['model']})"
             )
         self.check_encoder()
+
+    @classmethod
+    def check_files(cls, folder: Path, manifest: Manifest) -> None:
+        """The docs store, then the embeddings: a matrix of a passage a row and `dim` columns, of the manifest's
+        float type. Their values are not read (a run reads them all with each search)."""
+        super().check_files(folder, manifest)
+        embeddings = read_array(folder, EMBEDDINGS_FILE)
+        dtype = manifest.options.get("dtype", str(embeddings.dtype))
+        if embeddings.ndim != 2 or embeddings.dtype.kind != "f" or str(embeddings.dtype) != dtype:
+            raise IndexDamage(
+                EMBEDDINGS_FILE,
+                f"holds a {embeddings.dtype} array of shape {embeddings.shape}, not a matrix of {dtype} "
+                "(a row a passage)",
+            )
+        expect_count(EMBEDDINGS_FILE, "passages", embeddings.shape[0], manifest.doc_count, MANIFEST_FILE)
+        expect_count(EMBEDDINGS_FILE, "dimensions", embeddings.shape[1], manifest.options["dim"], MANIFEST_FILE)
 
     def check_encoder(self) -> None:
         """The run's encoder gives the index's vectors: its passage 0, encoded again, points where the index's

@@ -21,7 +21,10 @@ import numpy as np
 
 from .._storage.jsonl import dumps
 from .._types import Document
+from .base import RetrievalError
 from .corpus import PAGE_ID, TITLE_LINE
+from .index_damage import INTEGERS, IndexDamage, ascending, expect_count, read_array, vector
+from .staging import MANIFEST_FILE
 
 KEPT_METADATA = (TITLE_LINE, PAGE_ID)
 
@@ -75,6 +78,7 @@ class DocStoreWriter:
 
 class DocStore:
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r")
         with open(folder / DOCS_FILE, "rb") as handle:
             self.data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -93,16 +97,41 @@ class DocStore:
         return int(self.offsets[-1])
 
     def get(self, index: int, score: float | None = None) -> Document:
-        record = json.loads(self.data[int(self.offsets[index]) : int(self.offsets[index + 1])])
-        metadata = {key: record[key] for key in KEPT_METADATA if key in record}
-        return Document(
-            id=record["id"],
-            title=record["title"],
-            text=record["text"],
-            url=record.get("url"),
-            score=score,
-            metadata={**metadata, **record.get("metadata", {})},
-        )
+        """Passage `index`; a line changed in place (what `check_docstore` cannot see) fails the search that
+        returns it, naming the line, as a RetrievalError."""
+        try:
+            record = json.loads(self.data[int(self.offsets[index]) : int(self.offsets[index + 1])])
+            metadata = {key: record[key] for key in KEPT_METADATA if key in record}
+            return Document(
+                id=record["id"],
+                title=record["title"],
+                text=record["text"],
+                url=record.get("url"),
+                score=score,
+                metadata={**metadata, **record.get("metadata", {})},
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RetrievalError(
+                f"{self.folder / DOCS_FILE}:{index + 1}: not the passage line a build writes "
+                f"({type(exc).__name__}: {exc}): the index is damaged, build it again"
+            ) from None
 
     def close(self) -> None:
         self.data.close()
+
+
+def check_docstore(folder: Path, passages: int) -> None:
+    """An IndexDamage unless the store at `folder` holds the `passages` lines its manifest counts: an offset a passage, from 0, each
+    above the one before (a line holds at least its newline), the last at the end of docs.jsonl."""
+    offsets = vector(OFFSETS_FILE, read_array(folder, OFFSETS_FILE), INTEGERS)
+    if not len(offsets):
+        raise IndexDamage(OFFSETS_FILE, "holds no offsets (a store has at least its end)")
+    expect_count(OFFSETS_FILE, "passages", len(offsets) - 1, passages, MANIFEST_FILE)
+    if offsets[0] != 0:
+        raise IndexDamage(OFFSETS_FILE, f"starts at byte {offsets[0]}, not 0")
+    ascending(OFFSETS_FILE, offsets, "byte offset", strictly=True)
+    try:
+        size = (folder / DOCS_FILE).stat().st_size
+    except FileNotFoundError:
+        raise IndexDamage(DOCS_FILE, "missing") from None
+    expect_count(DOCS_FILE, "bytes", size, int(offsets[-1]), OFFSETS_FILE)

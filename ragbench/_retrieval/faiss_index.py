@@ -69,6 +69,14 @@ def method_name(index: Path, model: str) -> str:
     return Path(model).expanduser().resolve().name
 
 
+def check_dimension(model: str, model_dim: int, index: Path, dim: int) -> None:
+    if model_dim != dim:
+        raise ConfigError(
+            f"{LABEL}: model {model} gives {model_dim}-dimensional vectors, index {index} holds "
+            f"{dim}-dimensional ones; pass model= the encoder the index was built with"
+        )
+
+
 def existing(path: str | None, what: str, hint: str) -> Path:
     if not path:
         raise ConfigError(f"{LABEL} needs --retriever-arg {what}=PATH ({hint})")
@@ -120,11 +128,8 @@ class FaissIndexRetriever(Retriever):
             )
         dim, count = index_header(index_path)
         model_dim = model_dimension(model_config(model))
-        if model_dim is not None and model_dim != dim:
-            raise ConfigError(
-                f"{LABEL}: model {model} gives {model_dim}-dimensional vectors, index {index_path} holds "
-                f"{dim}-dimensional ones; pass model= the encoder the index was built with"
-            )
+        if model_dim is not None:
+            check_dimension(model, model_dim, index_path, dim)
         self.method = method or method_name(index_path, model)
         if pooling is not None and pooling not in POOLINGS:
             raise ConfigError(f"{LABEL}: pooling {pooling!r}: choose {', '.join(POOLINGS)}")
@@ -143,6 +148,8 @@ class FaissIndexRetriever(Retriever):
             self.encoder = FlashRagEncoder(
                 model, self.method, pooling, instruction, normalize, query_max_length, batch_size, fp16, device
             )
+            if model_dim is None:  # its config.json names none: the dimension of a vector it gives
+                check_dimension(model, self.encoder.encode(["dimension"], is_query=True).shape[-1], index_path, dim)
             self.encoder_check = self.check_encoder(passage_max_length) if check_encoder else "off"
         except BaseException:
             self.rows.close()
@@ -165,6 +172,7 @@ class FaissIndexRetriever(Retriever):
                 f'{LABEL}: corpus {exc}; pass a FlashRAG JSONL corpus ({{"id", "contents"}} a line)'
             ) from None
         self.index = self.read_index(mmap)
+        self.check_ids()
         self.search_params = {key: value for key, value in search_params.items() if value is not None}
         self.set_search_params()
 
@@ -212,6 +220,21 @@ class FaissIndexRetriever(Retriever):
                 "a faiss index: copy or build it again"
             ) from None
         return found
+
+    def check_ids(self) -> None:
+        """The index answers with row numbers of the corpus: one that maps its vectors to ids of its own
+        (`IndexIDMap`) maps them to rows 0..rows-1, or a search would show another row, or none."""
+        if hasattr(self.index, "id_map"):
+            import faiss
+
+            ids = faiss.vector_to_array(self.index.id_map)
+            bad = np.flatnonzero((ids < 0) | (ids >= len(self.rows)))
+            if len(bad):
+                raise ConfigError(
+                    f"{LABEL}: index {self.index_path} maps vector {bad[0]} to id {ids[bad[0]]}, not a row of "
+                    f"corpus {self.corpus_path} (0..{len(self.rows) - 1}): it is damaged or of another corpus; pass "
+                    "the index built from it"
+                )
 
     def set_search_params(self) -> None:
         import faiss

@@ -31,7 +31,10 @@ from .._storage.content_digest import content_digest
 from .._types import Document
 from .base import RetrievalError, Retriever
 from .bm25 import BM25Builder, import_bm25s
+from .bm25s_files import read_bm25s_index
 from .flashrag_encoder import is_chinese
+from .index import built_index, read_manifest, rebuild_hint
+from .index_damage import IndexDamage
 from .jsonl_rows import JsonlRows
 from .numba_top_k import numba_top_k
 
@@ -117,26 +120,15 @@ class FlashRagBM25Retriever(Retriever):
         self.folder = index_folder(index)
         corpus_path = corpus_file(corpus)
         try:  # bm25s's files read directly: its `BM25.load` of a numba-backend index needs numba, searching does not
-            self.params = json.loads((self.folder / "params.index.json").read_text(encoding="utf-8"))
-            self.vocab: dict[str, int] = json.loads((self.folder / "vocab.index.json").read_text(encoding="utf-8"))
-            self.data, self.indices, self.indptr = (
-                np.load(self.folder / f"{name}.csc.index.npy", mmap_mode="r" if mmap else None)
-                for name in ("data", "indices", "indptr")
-            )
-            passages = int(self.params["num_docs"])
-            postings, columns = int(self.indptr[-1]), len(self.indptr) - 1
-        except (OSError, ValueError, EOFError, KeyError, TypeError) as exc:
+            files = read_bm25s_index(self.folder, mmap=bool(mmap))
+        except IndexDamage as exc:
             raise ConfigError(
-                f"{LABEL}: index {self.folder} could not be read ({type(exc).__name__}: {exc}); copy "
-                "it again or build it with FlashRAG's index_builder or `ragbench index build "
-                "--retriever flashrag_bm25`"
+                f"{LABEL}: index {self.folder}: {exc} (damaged, or a file of another build); "
+                f"{build_again(self.folder, corpus_path)}"
             ) from None
-        if not len(self.data) == len(self.indices) == postings or max(self.vocab.values(), default=-1) >= columns:
-            raise ConfigError(
-                f"{LABEL}: index {self.folder}: its files disagree ({len(self.data)} scores, "
-                f"{len(self.indices)} passage numbers, {postings} postings, {columns} terms for "
-                f"{len(self.vocab)} words): damaged or from two builds; copy or build it again"
-            )
+        self.params, self.vocab = files.params, files.vocab
+        self.data, self.indices, self.indptr = files.data, files.indices, files.indptr
+        passages = files.passages
         self.stopwords = english_stopwords()
         self.corpus_path = corpus_path
         self.rows = JsonlRows(corpus_path)
@@ -213,6 +205,19 @@ def index_folder(index: str | None) -> Path:
     if missing:
         raise ConfigError(f"{LABEL}: index {index} has no {', '.join(missing)}: not a bm25s index; pass index= {hint}")
     return folder
+
+
+def build_again(folder: Path, corpus: Path) -> str:
+    """How to make a damaged index again: `index build --overwrite` of a folder ragbench built, else a new build."""
+    if built_index(folder):
+        try:
+            return rebuild_hint(read_manifest(folder, FlashRagBM25Retriever.name), folder)
+        except ConfigError:
+            pass  # its manifest damaged too, or another retriever's: a build into a new folder
+    return (
+        "copy it again, or build it again with FlashRAG's index_builder or `ragbench index build --corpus "
+        f"{corpus} --retriever flashrag_bm25 --out NEW_DIR`"
+    )
 
 
 def corpus_file(corpus: str | None) -> Path:

@@ -21,9 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-import numpy as np
 from tqdm import tqdm
 
 from .._errors import ConfigError, RecordError
@@ -34,7 +33,8 @@ from .._values.options import construct
 from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
 from .corpus import corpus_format, passage_text, read_corpus
-from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter
+from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
+from .index_damage import IndexDamage, typed_fields
 from .index_removal import empty_marked, set_aside
 from .saved_corpus import data_files, folder_sha256
 from .staging import BUILD_MARK, MANIFEST_FILE, held_staging
@@ -48,6 +48,16 @@ KEPT_ERRORS = 20  # bad records listed in the manifest (all are counted)
 # EOFError, json's ValueError, bm25s's KeyError on a params file without its fields)
 INDEX_FILE_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError)
 T = TypeVar("T")
+MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "retriever": (str,),
+    "doc_count": (int,),
+    "corpus": (dict,),
+    "options": (dict,),
+    "bad_records": (int,),
+    "errors": (list,),
+    "build_seconds": (int, float),
+    "built_at": (str,),
+}
 
 
 @dataclass
@@ -99,20 +109,34 @@ def read_manifest(folder: str | Path | None, kind: str) -> Manifest:
             f"build leaves none); {build_hint(kind, folder)}"
         )
     data = read_json(path, f"the {MANIFEST_FILE} ragbench index build wrote; {build_hint(kind, folder)}")
-    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
-        found = data.get("format") if isinstance(data, dict) else None
-        raise ConfigError(
-            f"{label}: {folder} has index format {found}, this ragbench reads "
-            f"{INDEX_FORMAT}; {build_hint(kind, folder)}"
-        )
     try:
-        manifest = Manifest(**data)
-    except TypeError as exc:  # fields missing or unknown: not what the build wrote
-        raise ConfigError(f"{label}: {path} is damaged ({exc}); {build_hint(kind, folder)}") from None
+        manifest = manifest_from(data)
+    except IndexDamage as exc:
+        raise ConfigError(f"{label}: {path} {exc.problem}; {build_hint(kind, folder)}") from None
     if manifest.retriever != kind:
         raise ConfigError(
             f"{label}: {folder} holds a {manifest.retriever} index, not {kind}; "
             f"use --retriever {manifest.retriever} or {build_hint(kind, folder)}"
+        )
+    return manifest
+
+
+def manifest_from(data: Any) -> Manifest:
+    """The manifest a build wrote, from the JSON `data` of its file; an IndexDamage naming the file when it is
+    not one this ragbench reads (another format, fields missing, unknown or of another type)."""
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise IndexDamage(MANIFEST_FILE, f"has index format {found}, this ragbench reads {INDEX_FORMAT}")
+    try:
+        manifest = Manifest(**data)
+        typed_fields(MANIFEST_FILE, data, MANIFEST_TYPES, required=())
+    except TypeError as exc:  # fields missing or unknown
+        raise IndexDamage(MANIFEST_FILE, f"is damaged ({exc})") from None
+    except IndexDamage as exc:
+        raise IndexDamage(MANIFEST_FILE, f"is damaged ({exc.problem})") from None
+    if manifest.doc_count < 1:
+        raise IndexDamage(
+            MANIFEST_FILE, f"is damaged (doc_count {manifest.doc_count}: a build indexes 1 passage or more)"
         )
     return manifest
 
@@ -131,38 +155,44 @@ def rebuild_hint(manifest: Manifest, folder: Path) -> str:
 
 class IndexedRetriever(Retriever):
     """A retriever over an index folder: its manifest, its docs store, hits as Documents. What the build
-    wrote is checked when it opens: a file missing, cut short, or holding another number of passages than
-    the manifest (a damaged index, or files of two builds) is a ConfigError naming it, never a search over
-    part of the corpus."""
+    wrote is checked when it opens, before anything is searched (`check_files`): a file missing, cut short,
+    of another shape or type, holding numbers out of range or order, or another number of passages than the
+    manifest (a damaged index, or files of two builds) is a ConfigError naming it, never a search over part of
+    the corpus or a failure in the middle of a run."""
+
+    # the options the builder records in the manifest that the retriever reads: their types, and those it needs
+    option_types: ClassVar[dict[str, tuple[type, ...]]] = {}
+    required_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, index: str | Path | None = None) -> None:
         self.manifest = read_manifest(index, self.name)
         self.folder = Path(index)  # type: ignore[arg-type]  # read_manifest rejected None
+        self.load("its files", lambda: self.check_files(self.folder, self.manifest))  # before anything loads
         self.docs = self.load(f"{DOCS_FILE} or {OFFSETS_FILE}", lambda: DocStore(self.folder))
-        self.check_count(OFFSETS_FILE, "passages", len(self.docs), self.manifest.doc_count)
-        self.check_count(DOCS_FILE, "bytes", self.docs.size, self.docs.end)
+
+    @classmethod
+    def check_files(cls, folder: Path, manifest: Manifest) -> None:
+        """An IndexDamage naming the first file of the index at `folder` that is not what its build wrote: the
+        manifest's options, the docs store; a retriever with files of its own checks them after these."""
+        typed_fields(f"{MANIFEST_FILE} options", manifest.options, cls.option_types, cls.required_options)
+        check_docstore(folder, manifest.doc_count)
 
     def load(self, name: str, loader: Callable[[], T]) -> T:
         """What `loader` reads of the index's file(s) `name`; one missing, cut short or not what the build
         wrote is a ConfigError naming it and how to build the index again."""
         try:
             return loader()
+        except IndexDamage as exc:
+            raise ConfigError(
+                f"retriever {self.name}: index {self.folder}: {exc} (damaged, or a file of another build); "
+                f"{rebuild_hint(self.manifest, self.folder)}"
+            ) from None
         except INDEX_FILE_ERRORS as exc:
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
             raise ConfigError(
                 f"retriever {self.name}: index {self.folder}: {name} missing or damaged ({problem}); "
                 f"{rebuild_hint(self.manifest, self.folder)}"
             ) from None
-
-    def check_count(self, name: str, what: str, found: Any, expected: Any) -> None:
-        """A ConfigError unless the index's file `name` holds the `expected` number of `what` (the
-        manifest's)."""
-        if not isinstance(found, (int, np.integer)) or found != expected:
-            raise ConfigError(
-                f"retriever {self.name}: index {self.folder}: {name} holds {found} {what} where "
-                f"{expected} were written (damaged, or a file of another build); "
-                f"{rebuild_hint(self.manifest, self.folder)}"
-            )
 
     def hits(self, ids: Iterable[Iterable[int]], scores: Iterable[Iterable[float]]) -> list[list[Document]]:
         return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]

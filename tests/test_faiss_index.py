@@ -52,7 +52,8 @@ def test_ids_and_scores_equal_flashrags_dense_retriever_on_its_own_index(tiny_be
     found = retriever(tiny_bert, FILES / index, instruction=case["instruction"])
     hits = found.search(EXPECTED["queries"], EXPECTED["topk"])
     assert [[doc.id for doc in row] for row in hits] == case["ids"]
-    np.testing.assert_allclose([[doc.score for doc in row] for row in hits], case["scores"], rtol=0, atol=1e-5)
+    # float32 inner products: faiss versions sum an IVF list's residuals in another order (a few ulps, ~1e-6 relative)
+    np.testing.assert_allclose([[doc.score for doc in row] for row in hits], case["scores"], rtol=2e-6, atol=1e-5)
     assert found.metadata()["pooling"] == case["pooling"]  # FlashRAG's model2pooling for the method's name
     found.close()
 

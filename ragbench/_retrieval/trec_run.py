@@ -28,9 +28,9 @@ def trec_ranking(docs: Sequence[Document]) -> list[tuple[str, float]]:
         if doc.id is None:
             raise ValueError("a document shown has no docid: retrieve from an index whose documents have ids")
         first.setdefault(str(doc.id), doc)
-    scores = [doc.score for doc in first.values()]
-    if all(score is not None for score in scores) and all(a >= b for a, b in zip(scores, scores[1:])):  # type: ignore[operator]
-        return [(docid, float(doc.score)) for docid, doc in first.items()]  # type: ignore[arg-type]
+    scores = [doc.score for doc in first.values() if doc.score is not None]
+    if len(scores) == len(first) and all(a >= b for a, b in zip(scores, scores[1:])):
+        return [(docid, float(score)) for docid, score in zip(first, scores)]
     return [(docid, float(len(first) - rank)) for rank, docid in enumerate(first)]
 
 

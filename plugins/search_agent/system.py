@@ -248,7 +248,7 @@ class SearchAgent(System):
                     step="turn",
                     tools=self._tools,
                     tool_choice=self._client.tool_choice,
-                    **self._sampling(remaining, ctx.llm.engine.model),
+                    **self._sampling(remaining, ctx.llm.engine.served_model),
                 )
                 run.output_tokens += response.completion_tokens
                 run.reasoned(response.items)
@@ -303,7 +303,7 @@ class SearchAgent(System):
             ctx,
             [system, question],
             self._functions,
-            self._sampling(self.token_budget, ctx.llm.engine.model),
+            self._sampling(self.token_budget, ctx.llm.engine.served_model),
             self.max_turns,
             search,
             document,

@@ -70,7 +70,17 @@ class Client:
 
 
 OPENAI_CLIENT = Client(
-    "openai_client", "search", "query", "Search query string", "auto", True, True, False, False, True, True
+    "openai_client",
+    "search",
+    "query",
+    "Search query string",
+    "auto",
+    True,
+    True,
+    False,
+    False,
+    records_incomplete=True,
+    unsampled_o_models=True,
 )
 OSS_CLIENT = Client(
     "oss_client",

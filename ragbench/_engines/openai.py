@@ -7,10 +7,10 @@ https://api.openai.com/v1; it must include the API prefix (`http://localhost:800
 
 Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
 sends a prompt request to the chat endpoint as one user message, for servers or models that only
-serve chat. Sampling maps onto the request as max_tokens, temperature, top_p (omitted where left to the
-server), n, stop (omitted when empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logprobs=k`; completions:
-`logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
-when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
+serve chat. Sampling maps onto the request as max_tokens, temperature and top_p (but those
+`left_to_server`), n, stop (omitted when empty), seed (when set, per request), logprobs (chat:
+`logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
+skip_special_tokens (a vllm extension, sent only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
 `api="responses"` sends chat requests to OpenAI's Responses API instead (openai_responses_api.py: input items,
 `function_call` / `function_call_output` items, an answer's output items, reasoning included, kept in the

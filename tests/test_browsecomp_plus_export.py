@@ -143,11 +143,11 @@ def test_a_run_with_failed_examples_or_an_earlier_export_is_refused_in_one_line(
 
 
 def test_export_trec_writes_any_runs_retrieval(tmp_path, corpus_index):
-    run_dir = agent_run(tmp_path, corpus_index)
+    run_dir = agent_run(tmp_path, corpus_index, name="my run")
     done = cli_here("export", "trec", str(run_dir), "--output", str(tmp_path / "agent.trec"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"TREC run file: {tmp_path / 'agent.trec'} (")
     lines = (tmp_path / "agent.trec").read_text().splitlines()
-    assert [line.split()[0] for line in lines[:1]] == ["11"] and all(line.endswith(" run") for line in lines)
+    assert lines[0].split()[0] == "11" and all(line.endswith(" my_run") for line in lines)  # the folder's name
     refused = cli_here("export", "trec", str(run_dir), "--output", str(tmp_path / "agent.trec"))
     assert refused.returncode == 2 and "exists: give --overwrite" in refused.stderr

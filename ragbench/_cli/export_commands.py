@@ -29,14 +29,16 @@ def output_path(run_dir: str, output: str | None, default_name: str, overwrite: 
 @click.argument("run_dir", metavar="RUN")
 @click.option("--task", default=None, help="the task whose retrieval to write (default: the run's only task)")
 @click.option("--output", default=None, help="the run file to write (default: RUN__TASK.trec beside RUN)")
-@click.option("--tag", default=None, help="the file's last column, the run's name (default: RUN's folder name)")
+@click.option(
+    "--tag", default=None, help="the file's last column, the run's name (default: RUN's folder name, blanks as _)"
+)
 @click.option("--overwrite", is_flag=True, help="replace the output file")
 def export_trec(run_dir: str, task: str | None, output: str | None, tag: str | None, overwrite: bool) -> None:
     """A TREC run file of the documents each example showed (`qid Q0 docid rank score tag`, trec_eval's input):
     each document once, at its first rank, scored so that trec_eval reads the ranking shown."""
     from .._reports.finished_run import finished_run
     from .._reports.run_rankings import run_rankings, run_task
-    from .._retrieval.trec_run import trec_run_text
+    from .._retrieval.trec_run import run_tag, trec_run_text
     from .._storage.files import naming, write_atomically
 
     with config_errors_exit("--output"):
@@ -45,7 +47,7 @@ def export_trec(run_dir: str, task: str | None, output: str | None, tag: str | N
         path = output_path(run_dir, output, f"{Path(run_dir).resolve().name}__{task}.trec", overwrite)
         ranked = run_rankings(run, task)
         try:
-            text = trec_run_text(ranked.rankings, tag or run.path.resolve().name)
+            text = trec_run_text(ranked.rankings, tag or run_tag(run.path.resolve().name))
         except ValueError as exc:
             raise ConfigError(f"export trec: {exc}") from None
         with naming(path):

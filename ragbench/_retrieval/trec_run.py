@@ -34,6 +34,11 @@ def trec_ranking(docs: Sequence[Document]) -> list[tuple[str, float]]:
     return [(docid, float(len(first) - rank)) for rank, docid in enumerate(first)]
 
 
+def run_tag(name: str) -> str:
+    """A run's name as a run file's tag: white space (the format's separator) as "_"."""
+    return _BLANK.sub("_", name) or "ragbench"
+
+
 def trec_lines(qid: str, ranking: Sequence[tuple[str, float]], tag: str) -> list[str]:
     """A query's lines, ranks from 1; the score written so that trec_eval reads back the same number (repr).
     An id holding white space (the format's separator) or empty is a ValueError naming it."""

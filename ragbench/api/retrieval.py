@@ -11,7 +11,7 @@ disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` com
 metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
 (trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `trec_eval_all` (a run file's
 `trec_eval -c` values), `import_pytrec_eval` and `shown_short` (fewer documents shown than a cut-off while the
-searches returned more); `trec_ranking`, `trec_run_text` and `read_trec_run` (TREC run files).
+searches returned more); `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _MODULES = {
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text", "read_corpus", "corpus_format"),
     "ragbench._retrieval.trec_measures": ("trec_measures", "trec_eval_all", "import_pytrec_eval", "shown_short"),
-    "ragbench._retrieval.trec_run": ("trec_ranking", "trec_run_text", "read_trec_run"),
+    "ragbench._retrieval.trec_run": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),
     "ragbench._retrieval.corpus_lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),

@@ -51,7 +51,7 @@ def export_browsecomp_plus(
 
 def export(run_dir: str, output: str | None, data: str | None, given: dict[str, Any], overwrite: bool) -> list[str]:
     from ragbench.api import ConfigError
-    from ragbench.api.retrieval import trec_eval_all, trec_run_text
+    from ragbench.api.retrieval import run_tag, trec_eval_all, trec_run_text
     from ragbench.api.run import finished_run, run_rankings
 
     from .leaderboard import TREC_MEASURES, UNSET, agent_submission, retrieval_submission, run_file
@@ -82,6 +82,8 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
         "Retriever": given["Retriever"] or config.get("retriever") or UNSET,
         "Link": given["Link"] or UNSET,
     }
+    if not records:
+        raise ConfigError(f"export browsecomp-plus: {run.path} has no scored example of {TASK}")
     date = (run.results.date or "")[:10]  # the day the run was scored, as evaluate_run.py dates its summary
     written: dict[str, Any] = {}
     lines = []
@@ -96,7 +98,10 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
     else:
         qrels = qrels_of(data or (config.get("data") or {}).get(TASK))
         trec_run = {qid: dict(ranking) for qid, ranking in ranked.rankings}
-        written["run.trec"] = trec_run_text(ranked.rankings, run.path.resolve().name)
+        try:
+            written["run.trec"] = trec_run_text(ranked.rankings, run_tag(run.path.resolve().name))
+        except ValueError as exc:  # an id the format cannot hold
+            raise ConfigError(f"export browsecomp-plus: {exc}") from None
         values = {kind: trec_eval_all(relevant, trec_run, TREC_MEASURES) for kind, relevant in qrels.items()}
         written["retrieval_summary.json"] = retrieval_submission(values, names, date)
         missing = set(qrels["Evidence"]) - set(trec_run)

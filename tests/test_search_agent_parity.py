@@ -6,6 +6,9 @@ ragbench's `openai` engine chat completions: the fake records every request in t
 conversation, the tools, the tool choice, the output-token limit, the sampling arguments sent), and the test
 asks for the same requests, query by query in the same order, and the same run file per query (status, tool
 call counts, retrieved docids, every tool call with its arguments and output, the final text, output tokens).
+Among the questions, one whose answer the server cuts short (openai_client records it "incomplete"); the fake's
+reasoning items carry no encrypted_content or status (the clients' SDK adds them as null when it dumps the item);
+openai_client ran given top_p alone, and as an "o" model given both (it sends neither).
 
 The clients' searcher is fed the hits ragbench's BM25 returned for the same queries (tests/data/search_agent/
 hits.json: their BM25 searcher needs pyserini and Java). openai_client cuts snippets to 12 tokens of the tokenizer it

@@ -72,6 +72,7 @@ def index_commands() -> Any:
 
 @hookimpl
 def ragbench_cli_commands() -> list[Any]:
+    from .browsecomp_plus.commands import export_group
     from .crag.commands import serve_group
 
-    return [serve_group, index_commands()]
+    return [serve_group, index_commands(), export_group]

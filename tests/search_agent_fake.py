@@ -13,8 +13,11 @@ message; a "result" is a tool message):
   holding "unknown" calls a tool `browse` nobody offered, one holding "twice" calls search twice in one turn
   (the question, then its last three words), any other calls search with the question;
 - one result, get_document offered and the last result a list of hits: get_document of its first docid;
-- else it answers, citing the first docid any result names, with the first five words after it.
-A Responses answer starts with a reasoning item (chat completions have none).
+- else it answers, citing the first docid any result names, with the first five words after it; where the
+  question holds "cut short", that answer is cut short by the token limit (Responses status "incomplete",
+  incomplete_details "max_output_tokens"; chat finish_reason "length").
+A Responses answer starts with a reasoning item (chat completions have none), with the fields a server that
+keeps no encrypted reasoning sends (id, type, summary): a client's SDK adds the others when it dumps the item.
 
 Qwen's agent library (qwen_agent, BrowseComp-Plus's qwen_client) sends no `tools`: its system message lists them
 between <tools></tools>, each result comes back in a user message between <tool_response></tool_response>, and it
@@ -110,11 +113,21 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def question_of(request: dict[str, Any]) -> str:
+    """The question: the "Question: " line of the first user message (the message itself without one)."""
+    first_user: str = next(m["content"] for m in request["messages"] if m["role"] == "user")
+    return next((line[10:] for line in first_user.splitlines() if line.startswith("Question: ")), first_user)
+
+
+def cut_short(request: dict[str, Any], calls: list[tuple[str, str]]) -> bool:
+    """Whether the answer is cut short by the token limit: an answer that calls nothing, to a "cut short" question."""
+    return not calls and "cut short" in question_of(request)
+
+
 def decide(request: dict[str, Any]) -> tuple[str | None, list[tuple[str, str]]]:
     """The fake agent's turn: (answer text, None for none; tool calls as (name, arguments text))."""
     messages, tools = request["messages"], [tool["name"] for tool in request["tools"]]
-    first_user = next(m["content"] for m in messages if m["role"] == "user")
-    question = next((line[10:] for line in first_user.splitlines() if line.startswith("Question: ")), first_user)
+    question = question_of(request)
     results = [m["content"] for m in messages if m["role"] == "tool"]
     search = request["tools"][0]
     argument = search["parameters"]["required"][0]
@@ -170,15 +183,15 @@ def tokens(text: str) -> int:
 
 def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
     text, calls = decide(request)
-    # a reasoning item first, as reasoning models answer (with the fields the clients' SDK dumps, so that a client
-    # sending back its dump sends what was sent)
-    summary = [{"text": f"Turn {turn}: deciding.", "type": "summary_text"}]
-    reasoning = {"id": f"rs_{turn}", "summary": summary, "type": "reasoning", "encrypted_content": None, "status": None}
-    output: list[dict[str, Any]] = [reasoning]
+    cut = cut_short(request, calls)
+    # a reasoning item first, as reasoning models answer
+    summary = [{"type": "summary_text", "text": f"Turn {turn}: deciding."}]
+    output: list[dict[str, Any]] = [{"type": "reasoning", "id": f"rs_{turn}", "summary": summary}]
     if text is not None:
         part = {"type": "output_text", "text": text, "annotations": []}
+        status = "incomplete" if cut else "completed"
         output.append(
-            {"type": "message", "id": f"msg_{turn}", "role": "assistant", "status": "completed", "content": [part]}
+            {"type": "message", "id": f"msg_{turn}", "role": "assistant", "status": status, "content": [part]}
         )
     for i, (name, arguments) in enumerate(calls):
         output.append(
@@ -197,7 +210,8 @@ def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
         "object": "response",
         "created_at": 0,
         "model": request["model"],
-        "status": "completed",
+        "status": "incomplete" if cut else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "output": output,
         "parallel_tool_calls": True,
         "tool_choice": request["tool_choice"] or "auto",
@@ -215,6 +229,7 @@ def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
 def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
     in_text = text_form(request)
     text, calls = decide(in_text or request)
+    cut = cut_short(in_text or request, calls)
     if in_text is not None and calls:
         text, calls = text_calls(calls), []
     tool_calls = [
@@ -222,6 +237,7 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
         for i, (name, arguments) in enumerate(calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": text}
+    finish = "tool_calls" if calls else "length" if cut else "stop"
     if tool_calls:
         message["tool_calls"] = tool_calls
     used_in, used_out = tokens(json.dumps(request["messages"])), tokens(text or json.dumps(calls))
@@ -230,7 +246,7 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 0,
         "model": request["model"],
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": used_in, "completion_tokens": used_out, "total_tokens": used_in + used_out},
     }
 

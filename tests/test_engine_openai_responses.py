@@ -1,6 +1,6 @@
 """The `openai` engine over OpenAI's Responses API (`api=responses`) against the scriptable server of
 tests/test_engine_openai.py: what a request becomes (instructions, input items, flat tools, tool choice,
-max_output_tokens), what an answer gives (text, tool calls, usage, finish reason, the output items kept and sent
+max_output_tokens, sampling but what is left to the server, over chat completions too), what an answer gives (text, tool calls, usage, finish reason, the output items kept and sent
 back as they are, reasoning included), what it refuses, and that the choice keys the cache."""
 
 from __future__ import annotations
@@ -157,3 +157,26 @@ def test_the_api_keys_the_cache(server):
 def test_output_items_that_are_no_list_of_typed_objects_are_refused(items):
     response = Response(texts=["ok"], choice_tool_calls=[()], items=items)
     assert "output items" in (response_problem(response, conversation()) or "")
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+@pytest.mark.parametrize("left", [("temperature",), ("top_p",), ("temperature", "top_p")])
+def test_sampling_left_to_the_server_is_not_sent(server, api, left):
+    if api == "responses":
+        server.then(replied(MESSAGE))  # chat completions: the server's own answer
+    generate(OpenAIEngine("m", base_url=server.base_url, api=api, **FAST), conversation(top_p=0.5, left_to_server=left))
+    body = server.requests[0]["body"]
+    assert {name: body[name] for name in ("temperature", "top_p") if name in body} == {
+        name: value for name, value in {"temperature": 0.0, "top_p": 0.5}.items() if name not in left
+    }
+
+
+def test_leaving_sampling_to_the_server_keys_the_cache_and_leaves_other_keys_as_they_were():
+    sampling = Sampling.make(max_tokens=50)
+    left = Sampling.make(max_tokens=50, left_to_server=["temperature"])
+    assert repr(left) == repr(sampling)  # the keys of requests that leave nothing to the server are unchanged
+    request = Request(prompt="hi", sampling=sampling)
+    assert request.cache_key("e") != Request(prompt="hi", sampling=left).cache_key("e")
+    assert "left_to_server" not in request.to_dict()["sampling"]
+    with pytest.raises(TypeError, match="left_to_server: seed"):
+        Sampling.make(left_to_server=["seed"])

@@ -201,7 +201,8 @@ def test_builtin_benchmark_commands_come_through_the_hook():
     from ragbench._cli.main import main
 
     names = {c.name: p for c, p in installed_registry().cli_commands}
-    assert names == {"serve": "ragbench", "index": "ragbench"}
+    assert names == {"serve": "ragbench", "index": "ragbench", "export": "ragbench"}
     ctx = click.Context(main)
     assert main.get_command(ctx, "serve").commands.keys() == {"crag-kg"}
     assert {"build", "omnieval-corpus"} <= set(main.get_command(ctx, "index").commands)
+    assert main.get_command(ctx, "export").commands.keys() == {"trec", "browsecomp-plus"}  # a task's joins the core's

@@ -6,6 +6,9 @@ ragbench's `openai` engine chat completions: the fake records every request in t
 conversation, the tools, the tool choice, the output-token limit, the sampling arguments sent), and the test
 asks for the same requests, query by query in the same order, and the same run file per query (status, tool
 call counts, retrieved docids, every tool call with its arguments and output, the final text, output tokens).
+Among the questions, one whose answer the server cuts short (openai_client records it "incomplete"); the fake's
+reasoning items carry no encrypted_content or status (the clients' SDK adds them as null when it dumps the item);
+openai_client ran given top_p alone, and as an "o" model given both (it sends neither).
 
 The clients' searcher is fed the hits ragbench's BM25 returned for the same queries (tests/data/search_agent/
 hits.json: their BM25 searcher needs pyserini and Java). openai_client cuts snippets to 12 tokens of the tokenizer it
@@ -30,25 +33,26 @@ from helpers import run, samples
 from search_agent_fake import FakeAgentServer
 
 DATA = Path(__file__).parent / "data" / "search_agent"
-SYSTEM_ARGS = {
-    "openai_client": {
-        "client": "openai_client",
-        "get_document": True,
-        "snippet_max_tokens": 12,
-        "snippet_tokenizer": str(DATA / "tokenizer"),
-        "temperature": 0.0,
-        "top_p": 1.0,
-    },
-    "oss_client": {"client": "oss_client", "snippet_max_tokens": 0},
+SNIPPETS = {"snippet_max_tokens": 12, "snippet_tokenizer": str(DATA / "tokenizer")}
+# fixture -> the model and search_agent's options that run as the fixture's client ran (its "argv")
+RUNS: dict[str, tuple[str, dict[str, Any]]] = {
+    "openai_client": ("agent", {"client": "openai_client", "get_document": True, "top_p": 1.0, **SNIPPETS}),
+    # a model whose name starts with "o": openai_client sends it no temperature or top_p, given or not
+    "openai_client_o3": (
+        "o3",
+        {"client": "openai_client", "get_document": True, "temperature": 0.5, "top_p": 0.9, **SNIPPETS},
+    ),
+    "oss_client": ("agent", {"client": "oss_client", "snippet_max_tokens": 0}),
 }
 
 
 def ragbench_side(
-    tmp_path: Path, client: str, api: str = "chat_completions", model_args: dict[str, Any] | None = None
+    tmp_path: Path, fixture: str, api: str = "chat_completions", model_args: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """search_agent's requests (canonical, and the bodies as sent) by query id, in arrival order within a query,
     and its run records by query id."""
-    if "snippet_tokenizer" in SYSTEM_ARGS[client]:
+    model, system_args = RUNS[fixture]
+    if "snippet_tokenizer" in system_args:
         pytest.importorskip("transformers")  # ragbench[hf]
     server = FakeAgentServer()
     try:
@@ -56,10 +60,10 @@ def ragbench_side(
             tmp_path,
             tasks=["fictional_multihop"],
             system="search_agent",
-            model="openai:agent",
+            model=f"openai:{model}",
             model_args={"base_url": server.base_url, "api": api, **(model_args or {})},
             data={"fictional_multihop": str(DATA / "questions.jsonl")},
-            system_args=SYSTEM_ARGS[client],
+            system_args=system_args,
         )
     finally:
         server.stop()
@@ -89,8 +93,6 @@ APIS = ["chat_completions", "responses"]
 @pytest.mark.parametrize("client", ["openai_client", "oss_client"])
 def test_search_agent_sends_the_requests_browsecomp_plus_clients_send(tmp_path, client, api):
     theirs, ours = upstream(client)["requests"], ragbench_side(tmp_path, client, api)["requests"]
-    if client == "oss_client":  # oss_client sends no temperature or top_p (the server's); ragbench always sends its own
-        ours = {qid: [r | {"temperature": None, "top_p": None} for r in reqs] for qid, reqs in ours.items()}
     assert sorted(ours) == sorted(theirs)
     for qid in theirs:
         assert ours[qid] == theirs[qid], qid
@@ -112,23 +114,21 @@ def test_search_agent_ends_with_the_run_files_browsecomp_plus_clients_write(tmp_
 
 # What each client sends besides the conversation (build_request in openai_client.py, oss_client.py's request),
 # given to ragbench's openai engine as options sent in every body.
-CLIENT_BODY_OPTIONS = {
+CLIENT_BODY_OPTIONS: dict[str, dict[str, Any]] = {
     "openai_client": {"truncation": "auto"},
+    "openai_client_o3": {"truncation": "auto"},
     "oss_client": {"truncation": "auto", "reasoning": {"effort": "high", "summary": "detailed"}},
 }
 
 
-@pytest.mark.parametrize("client", ["openai_client", "oss_client"])
+@pytest.mark.parametrize("client", ["openai_client", "openai_client_o3", "oss_client"])
 def test_over_the_responses_api_search_agent_sends_the_clients_request_bodies(tmp_path, client):
     """The JSON bodies as sent, keys sorted, byte for byte: input items (the output items of each answer sent
-    back without their status), tools, tool choice, max_output_tokens, sampling and the options above."""
+    back as the clients' SDK dumps them, openai_client's without their status), tools, tool choice,
+    max_output_tokens, the sampling arguments the client sends (none but those given; none to an "o" model) and
+    the options above."""
     ours = ragbench_side(tmp_path, client, "responses", CLIENT_BODY_OPTIONS[client])["bodies"]
     theirs = upstream(client)["bodies"]
-    if client == "oss_client":  # it sends no temperature or top_p (the server's); ragbench always sends its own
-        ours = {
-            qid: [{k: v for k, v in b.items() if k not in ("temperature", "top_p")} for b in bodies]
-            for qid, bodies in ours.items()
-        }
     assert sorted(ours) == sorted(theirs)
     for qid in theirs:
         assert [json.dumps(b, sort_keys=True) for b in ours[qid]] == [
@@ -164,11 +164,11 @@ def without_traceback(value: Any) -> Any:
 
 def qwen_side(tmp_path: Path) -> dict[str, Any]:
     pytest.importorskip("transformers")  # ragbench[hf], for the snippet tokenizer
-    SYSTEM_ARGS["qwen_client"] = QWEN_ARGS
+    RUNS["qwen_client"] = ("agent", QWEN_ARGS)
     try:
         return ragbench_side(tmp_path, "qwen_client", model_args=QWEN_BODY_OPTIONS)
     finally:
-        del SYSTEM_ARGS["qwen_client"]
+        del RUNS["qwen_client"]
 
 
 def test_search_agent_sends_the_request_bodies_qwen_client_sends(tmp_path):

@@ -45,6 +45,8 @@ from .tools import (
 )
 
 COMPLETED = "completed"  # the model answered; "turns" or "tokens": that budget ended the example
+INCOMPLETE = "incomplete"  # openai_client: the model's final turn was cut short (the Responses API's status)
+FINISHED = ("stop", "tool_calls")  # the finish reasons of a turn the server completed
 QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
 QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
 
@@ -129,10 +131,12 @@ class SearchAgent(System):
       snippet_tokenizer   the tokenizer snippets are counted in ("Qwen/Qwen3-0.6B"), read from disk only
       max_turns           model turns per example (None: 100, --max-iterations; qwen_client's 20)
       token_budget        output tokens per example (10000, --max_tokens)
-      temperature, top_p  sent when given (None: the run's sampling)
+      temperature, top_p  sent when given (None: not sent, the server's; openai_client sends none to a model
+                          whose name starts with "o"; qwen_client 0.7 and 0.8 unless given)
       corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
                           folder (None: the task's own corpus)
-    Recorded per example (extras): `status` ("completed", or "turns" / "tokens": the budget that ended it),
+    Recorded per example (extras): `status` ("completed"; "incomplete": openai_client's final turn cut short by
+    the server; or "turns" / "tokens": the budget that ended it),
     `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
     `output_tokens`, `invalid_tool_calls` (calls answered with an error because their arguments did not fit the
     tool's parameters) and `result`, the run file's list of tool calls and texts.
@@ -204,14 +208,16 @@ class SearchAgent(System):
 
         return lookup
 
-    def _sampling(self, remaining: int) -> dict[str, Any]:
+    def _sampling(self, remaining: int, model: str) -> dict[str, Any]:
+        """What a turn sends: the output-token limit, and a temperature and top_p only where the client sends
+        them (given, and not to an "o" model under openai_client; qwen_client's own); the server's otherwise."""
         sampling: dict[str, Any] = QWEN_SAMPLING.copy() if self.qwen else {}
         sampling["max_tokens"] = remaining if self._client.shares_token_budget else self.token_budget
-        if self.temperature is not None:
-            sampling["temperature"] = self.temperature
-        if self.top_p is not None:
-            sampling["top_p"] = self.top_p
-        return sampling
+        given = {"temperature": self.temperature, "top_p": self.top_p}
+        if self._client.sends_sampling(model):
+            sampling.update({name: value for name, value in given.items() if value is not None})
+        left = [name for name in given if name not in sampling]
+        return sampling | {"left_to_server": left} if left else sampling
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         assert ctx.retriever is not None  # `retrieves`: the run gives one
@@ -248,13 +254,14 @@ class SearchAgent(System):
                     step="turn",
                     tools=self._tools,
                     tool_choice=self._client.tool_choice,
-                    **self._sampling(remaining),
+                    **self._sampling(remaining, ctx.llm.engine.served_model),
                 )
                 run.output_tokens += response.completion_tokens
                 run.reasoned(response.items)
                 run.said(response.text)
                 if not response.tool_calls:
-                    status, answer = COMPLETED, response.text.strip()
+                    cut = self._client.records_incomplete and response.finish_reason not in FINISHED
+                    status, answer = INCOMPLETE if cut else COMPLETED, response.text.strip()
                     break
                 turn: dict[str, Any] = {
                     "role": "assistant",
@@ -309,7 +316,7 @@ class SearchAgent(System):
             ctx,
             [system, question],
             self._functions,
-            self._sampling(self.token_budget),
+            self._sampling(self.token_budget, ctx.llm.engine.served_model),
             self.max_turns,
             search,
             document,

@@ -15,6 +15,7 @@ from ragbench.api.engines import InvalidArguments, checked_arguments
 from ragbench.api.retrieval import passage_text
 
 from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
+from .sdk_items import sdk_dump
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,9 @@ class Client:
     openai_client counts every call and records a failed one's output as None; oss_client counts the calls
     that ran, under "search" for a name holding "retrieval" (oss_client.py:263-270), and records the error
     text it sent; over the Responses API, whether the output items it sends back keep their `status` and how it records a
-    reasoning item."""
+    reasoning item; whether a final turn the server cut short is recorded "incomplete" (openai_client records the
+    last response's status, oss_client "completed" once a turn calls nothing); whether a model whose name starts
+    with "o" is sent no temperature or top_p (openai_client's build_request)."""
 
     name: str
     search: str
@@ -36,15 +39,23 @@ class Client:
     counts_failed_calls: bool
     keeps_item_status: bool
     reads_reasoning_content: bool
+    records_incomplete: bool = False
+    unsampled_o_models: bool = False
 
     def counted_name(self, name: str) -> str:
         return "search" if not self.counts_failed_calls and "retrieval" in name.lower() else name
 
     def sent_back(self, items: str) -> list[dict[str, Any]]:
-        """A Responses-API answer's output items as the client puts them in its next request: openai_client
-        drops each item's `status` (openai_client.py:238-242), oss_client sends the answer's items as dumped."""
-        parsed: list[dict[str, Any]] = json.loads(items)
-        return parsed if self.keeps_item_status else [{k: v for k, v in i.items() if k != "status"} for i in parsed]
+        """A Responses-API answer's output items as the client puts them in its next request: each as its SDK
+        dumps it (sdk_items.py); openai_client then drops each item's `status` (openai_client.py:238-242),
+        oss_client sends them as dumped."""
+        dumped = [sdk_dump(item) for item in json.loads(items)]
+        return dumped if self.keeps_item_status else [{k: v for k, v in i.items() if k != "status"} for i in dumped]
+
+    def sends_sampling(self, model: str) -> bool:
+        """Whether a temperature or top_p given is sent to `model` (openai_client: not to a model whose name
+        starts with "o", openai_client.py:156-160)."""
+        return not (self.unsampled_o_models and model.lower().startswith("o"))
 
     def reasoning_output(self, item: dict[str, Any]) -> Any:
         """What the run file records of a reasoning item: its summary (openai_client.py:325-333); oss_client's,
@@ -59,7 +70,19 @@ class Client:
         return [text for text in texts if text]
 
 
-OPENAI_CLIENT = Client("openai_client", "search", "query", "Search query string", "auto", True, True, False, False)
+OPENAI_CLIENT = Client(
+    "openai_client",
+    "search",
+    "query",
+    "Search query string",
+    "auto",
+    True,
+    True,
+    False,
+    False,
+    records_incomplete=True,
+    unsampled_o_models=True,
+)
 OSS_CLIENT = Client(
     "oss_client",
     "local_knowledge_base_retrieval",

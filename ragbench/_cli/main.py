@@ -1,4 +1,4 @@
-"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`,
+"""Command line: `ragbench --tasks ... --system ...`, `ragbench list`, `ragbench score`, `ragbench index`, `ragbench export`,
 and the commands plugins add (`ragbench_cli_commands`, e.g. `ragbench serve crag-kg`).
 
 Imports stay light here: engines (torch, vLLM) load only when a run starts.
@@ -16,6 +16,7 @@ import click
 from .._errors import EXIT_CONFIG, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .console import GuardedStream
+from .export_commands import export_group
 from .index_commands import index_group
 from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
@@ -259,7 +260,7 @@ def score_command(task: str, data_file: str | None, predictions: str, resume: bo
     run_and_report(config)
 
 
-for command in (index_group, rescore_command, compare_command, view_command, reproduce_command):
+for command in (index_group, export_group, rescore_command, compare_command, view_command, reproduce_command):
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -46,6 +46,12 @@ class Engine:
         self.model = model
         self.options = options
 
+    @property
+    def served_model(self) -> str:
+        """The model's name as its requests carry it, for a system that decides by it (BrowseComp-Plus's
+        openai_client sends no temperature to a model named "o..."): `model`; a replay engine's, the recorded one's."""
+        return self.model
+
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
         """Problems with `engine:model` and its options found without loading anything (an engine

@@ -7,10 +7,10 @@ https://api.openai.com/v1; it must include the API prefix (`http://localhost:800
 
 Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
 sends a prompt request to the chat endpoint as one user message, for servers or models that only
-serve chat. Sampling maps onto the request as max_tokens, temperature, top_p, n, stop (omitted when
-empty), seed (when set, per request), logprobs (chat: `logprobs=True, top_logprobs=k`; completions:
-`logprobs=k`), response_format (json_mode, chat) and skip_special_tokens (a vllm extension, sent only
-when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
+serve chat. Sampling maps onto the request as max_tokens, temperature and top_p (but those
+`left_to_server`), n, stop (omitted when empty), seed (when set, per request), logprobs (chat:
+`logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
+skip_special_tokens (a vllm extension, sent only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
 `api="responses"` sends chat requests to OpenAI's Responses API instead (openai_responses_api.py: input items,
 `function_call` / `function_call_output` items, an answer's output items, reasoning included, kept in the
@@ -62,7 +62,7 @@ from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError,
 from .._values.urls import Credentials, redact_url, secret_name
 from .base import Engine
 from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
-from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, top_logprobs_asked
+from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
@@ -303,9 +303,7 @@ class OpenAIEngine(Engine):
                 args["tool_choice"] = request.tool_choice_payload()
         else:
             args["prompt"] = request.prompt
-        args.update(
-            max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p, n=sampling.n
-        )
+        args.update(max_tokens=sampling.max_tokens, **sampling_sent(sampling), n=sampling.n)
         if sampling.stop:
             args["stop"] = list(sampling.stop)
         if sampling.seed is not None:

@@ -20,6 +20,12 @@ def top_logprobs_asked(sampling: Any) -> int | None:
     return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
 
 
+def sampling_sent(sampling: Any) -> dict[str, float]:
+    """temperature and top_p as the request sends them: those left to the server (`left_to_server`) not at all."""
+    values = {"temperature": sampling.temperature, "top_p": sampling.top_p}
+    return {name: value for name, value in values.items() if name not in sampling.left_to_server}
+
+
 def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
     """The first choice's per-token log-probs from the SDK's chat or completion shape."""
     if chat:

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import TOOL_CHOICES, ToolCall
-from .openai_responses import top_logprobs_asked, usage_tokens
+from .openai_responses import sampling_sent, top_logprobs_asked, usage_tokens
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -40,7 +40,7 @@ def responses_arguments(request: Request, model: str) -> dict[str, Any]:
     if request.tool_choice is not None:
         choice = request.tool_choice
         args["tool_choice"] = choice if choice in TOOL_CHOICES else {"type": "function", "name": choice}
-    args.update(max_output_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p)
+    args.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling))
     if sampling.json_mode:
         args["text"] = {"format": {"type": "json_object"}}
     return args

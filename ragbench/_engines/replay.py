@@ -136,7 +136,15 @@ class ReplayEngine(Engine):
         self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
         self.records: dict[str, list[dict[str, Any]]] = {}
         self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
+        self._recorded_engine: Any = None  # the engine a run's recording names on its lines ("openai:o3;api=...")
         self._load()
+
+    @property
+    def served_model(self) -> str:
+        """The recorded engine's model, where the file names one (a run's calls/llm.jsonl does), so a system that
+        decides by the model's name decides as it did in the recorded run; else the file."""
+        engine = self._recorded_engine
+        return engine.split(":", 1)[1].split(";", 1)[0] if isinstance(engine, str) and ":" in engine else self.model
 
     @property
     def content_id(self) -> str | None:
@@ -177,6 +185,7 @@ class ReplayEngine(Engine):
                 raise ConfigError(f"{self.path}:{index + 1}: not a replay record ({exc}); {expected}") from exc
             if self.role is None or record.get("role", self.role) == self.role:
                 self.records.setdefault(key, []).append(record)
+                self._recorded_engine = self._recorded_engine or record.get("engine")
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return [self._answer(request) for request in requests]

@@ -23,17 +23,13 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._records import read_samples
-from .._storage.files import file_there, folder_problem
-from .._storage.rundir import RunDir
-from .._storage.sample_files import sample_file
 from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
+from .finished_run import finished_run
 from .like_for_like import budget_rows, like_for_like_text, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
-from .results_file import read_results
 from .results_schema import Entry, Results, direction
 from .slice_labels import SliceLabels, field_labels, slice_value
 
@@ -99,42 +95,21 @@ def label_runs(runs: list[Run]) -> None:
 
 
 def load_run(path: str | Path) -> Run:
-    path = Path(path)
-    problem = folder_problem(path)
-    if problem is not None:
-        raise ConfigError(f"compare: {path}: {problem}; give the folder of a finished ragbench run")
-    results_path = path / "results.json"
-    if not file_there(results_path):
-        raise ConfigError(f"compare: {path} has no results.json (give the folder of a finished ragbench run)")
-    if (RunDir(path).meta or {}).get("finished") is False:
-        raise ConfigError(
-            f"compare: {path} is not finished: an attempt after its results.json stopped or is running, "
-            "so its results and samples may be of different attempts; finish it with `ragbench ... "
-            f"--resume --output {path}` (the options it was run with)"
-        )
-    results = read_results(results_path, "compare")
+    run = finished_run(path, "compare")
+    results = run.results
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     labels: dict[str, dict[str, SliceLabels]] = {}
     for task in results.results:
-        samples_path = sample_file(path, task)
-        if not file_there(samples_path):
-            raise ConfigError(f"compare: {samples_path} is missing (paired tests need the per-example scores)")
-        errors: list = []
         metas: list[dict[str, Any] | None] = []
         samples[task] = {}
-        for r in read_samples(samples_path, errors, has_text=False, older_shapes=True):  # streamed
+        for r in run.records(task, has_text=False, why="paired tests need the per-example scores"):  # streamed
             if not r.bad_record:
                 metas.append(r.meta)
             if r.id is not None and r.error is None:
                 samples[task][r.id] = {"scores": r.scores, "meta": r.meta, "example_sha256": r.example_sha256}
         fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
         labels[task] = {field: field_labels(metas, field) for field in fields}
-        if errors:
-            raise ConfigError(
-                f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "
-                f"`ragbench --resume --output {path}` rebuilds it"
-            )
-    return Run(path, results, samples, labels)
+    return Run(run.path, results, samples, labels)
 
 
 def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0, slices: bool = True) -> Report:

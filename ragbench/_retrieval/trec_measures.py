@@ -1,4 +1,5 @@
-"""trec_eval's measures of one query's ranking, computed by pytrec_eval (pytrec-eval-terrier, trec_eval's own C
+"""trec_eval's measures of one query's ranking, and of a run file's rankings as `trec_eval -c` averages them
+(`trec_eval_all`), computed by pytrec_eval (pytrec-eval-terrier, trec_eval's own C
 code; `ragbench[beir]`), for the metrics that score the documents a system showed against qrels (BEIR's
 EvaluateRetrieval, BrowseComp-Plus's `trec_eval -c -m recall.5,100,1000 -m ndcg_cut.10`).
 
@@ -39,6 +40,26 @@ def trec_measures(qrels: Mapping[str, int], ranking: Sequence[str], measures: It
     run = {"q": {doc: float(len(ranked) - rank) for rank, doc in enumerate(ranked)}}
     values: dict[str, dict[str, float]] = evaluator.evaluate(run)
     return dict(values["q"]) if values.get("q") else dict.fromkeys(measure_keys(measures), 0.0)
+
+
+def trec_eval_all(
+    qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], measures: Iterable[str]
+) -> dict[str, float]:
+    """The "all" values `trec_eval -c -m MEASURE ... QRELS RUN` prints: every query of `qrels` (query id ->
+    docid -> relevance) scored on its documents' scores in `run` (query id -> docid -> score, ordered as
+    trec_eval orders them: highest score first, ties by docid, the later first), a query the run lacks
+    counting 0, averaged over the queries of the qrels; the run's other queries are not read."""
+    measures = list(measures)
+    pytrec_eval = import_pytrec_eval("trec_eval_all")
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}, set(measures)
+    )
+    values: dict[str, dict[str, float]] = evaluator.evaluate({q: dict(run[q]) for q in qrels if run.get(q)})
+    count = len(qrels)
+    return {
+        key: sum(values.get(q, {}).get(key, 0.0) for q in qrels) / count if count else 0.0
+        for key in measure_keys(measures)
+    }
 
 
 def measure_keys(measures: Iterable[str]) -> list[str]:

@@ -20,6 +20,8 @@ from .tool_calls import (
     turn_text,
 )
 
+SERVER_DEFAULTS = ("temperature", "top_p")  # the sampling parameters a request may leave to the server
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -55,6 +57,9 @@ class Sampling:
         "</search>"). The stop string that completes first wins. An API that does not say which stop string
         ended the text (openai) gets FlashRAG's OpenaiGenerator rule: the first stop string is appended when
         the text ends with none of them.
+    left_to_server: of "temperature" and "top_p", those an API engine (openai) leaves out of the request, so
+        that the server's defaults apply, as for a client that does not send them (BrowseComp-Plus's
+        openai_client without --temperature); local engines have no server and decode with the values given.
     """
 
     max_tokens: int = 256
@@ -70,6 +75,7 @@ class Sampling:
     skip_special_tokens: bool = True
     json_mode: bool = False
     keep_stop: bool = False
+    left_to_server: tuple[str, ...] = field(default=(), repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -81,6 +87,11 @@ class Sampling:
             kwargs["stop"] = (stop,) if isinstance(stop, str) else tuple(stop or ())
         if "logprob_tokens" in kwargs:
             kwargs["logprob_tokens"] = tuple(kwargs["logprob_tokens"] or ())
+        if "left_to_server" in kwargs:
+            kwargs["left_to_server"] = tuple(kwargs["left_to_server"] or ())
+            unknown = set(kwargs["left_to_server"]) - set(SERVER_DEFAULTS)
+            if unknown:
+                raise TypeError(f"left_to_server: {', '.join(sorted(unknown))} (only {', '.join(SERVER_DEFAULTS)})")
         return cls(**kwargs)
 
 
@@ -187,9 +198,11 @@ class Request:
             out["tools"] = self.tool_dicts()
         if self.tool_choice is not None:
             out["tool_choice"] = self.tool_choice
-        sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS}
+        sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name != "left_to_server"}
         sampling["stop"] = list(self.sampling.stop)
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
+        if self.sampling.left_to_server:
+            sampling["left_to_server"] = list(self.sampling.left_to_server)
         out["sampling"] = sampling
         return out
 
@@ -202,6 +215,7 @@ class Request:
             + (  # keys of other requests unchanged
                 (self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ()
             )
+            + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

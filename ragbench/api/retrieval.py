@@ -9,8 +9,9 @@ file's or saved dataset's documents, a bad line as a RecordError), `corpus_forma
 a ConfigError saying what a corpus can be); `CorpusLookup` (a passage file's documents by id, read from
 disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the
 metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
-(trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `import_pytrec_eval` and
-`shown_short` (fewer documents shown than a cut-off while the searches returned more).
+(trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `trec_eval_all` (a run file's
+`trec_eval -c` values), `import_pytrec_eval` and `shown_short` (fewer documents shown than a cut-off while the
+searches returned more); `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.corpus": ("passage_text", "read_corpus", "corpus_format"),
-    "ragbench._retrieval.trec_measures": ("trec_measures", "import_pytrec_eval", "shown_short"),
+    "ragbench._retrieval.trec_measures": ("trec_measures", "trec_eval_all", "import_pytrec_eval", "shown_short"),
+    "ragbench._retrieval.trec_run": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),
     "ragbench._retrieval.corpus_lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),

@@ -7,7 +7,9 @@ work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the co
 `ready_threads` makes a thread pool with its threads started), the `PageCache` it opens
 (`await ctx.resources.page_cache()`) and `content_key` for its entries; the pre-flight's probes
 (`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
-plugin adds ends (`config_errors_exit`, `exit_if_skipped`). docs/internals.md, "Who owns what".
+plugin adds ends (`config_errors_exit`, `exit_if_skipped`); a finished run folder as a command reads one
+(`finished_run`: its results.json and sample records, `FinishedRun`) and its retrieval as TREC rankings
+(`run_rankings`, `RunRankings`). docs/internals.md, "Who owns what".
 """
 
 from __future__ import annotations
@@ -20,5 +22,7 @@ _MODULES = {
     "ragbench._storage.page_cache": ("PageCache", "content_key"),
     "ragbench._checks": ("probe_data", "unreachable"),
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
+    "ragbench._reports.finished_run": ("finished_run", "FinishedRun"),
+    "ragbench._reports.run_rankings": ("run_rankings", "RunRankings"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -34,6 +34,7 @@ from .grading import calibration_error, grader_prompt, parse_judgement
 RETRIEVED = "retrieved_docids"  # the union of docids the agent's searches returned
 TOOL_CALLS = "tool_call_counts"  # tool name -> calls
 STATUS = "status"  # "completed", or what ended the agent's loop
+MODEL = "model"  # the agent's model, where a run file names it (metadata.model)
 COMPLETED = "completed"
 TOOLS = ("search", "get_document")
 UNPARSED = "browsecomp_plus_unparsed"

@@ -16,7 +16,7 @@ from typing import Any
 
 from ragbench.api import RecordError
 
-from .metric import RETRIEVED, STATUS, TOOL_CALLS
+from .metric import MODEL, RETRIEVED, STATUS, TOOL_CALLS
 
 
 def final_output(result: list[Any]) -> str:
@@ -40,6 +40,9 @@ def run_record(path: Path) -> dict[str, Any]:
         RETRIEVED: [str(docid) for docid in run.get("retrieved_docids") or []],
         TOOL_CALLS: dict(run.get("tool_call_counts") or {}),
     }
+    model = run.get("metadata", {}).get("model") if isinstance(run.get("metadata"), dict) else None
+    if model:
+        extras[MODEL] = str(model)  # the agent's model (metadata.model), what evaluate_run.py names the LLM
     return {"id": str(run["query_id"]), "output": final_output(run["result"]), "extras": extras}
 
 

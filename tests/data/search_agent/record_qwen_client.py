@@ -9,8 +9,8 @@ record_upstream.py replaces it (one searcher answering with ragbench's BM25 hits
 qwen_client names its run file by the second it ends in, so each query runs as its own invocation of the client's
 main() with its own output folder (two queries ending in the same second would overwrite one file).
 
-    python -m venv /tmp/qw && /tmp/qw/bin/pip install "qwen-agent[mcp]==0.0.27" fastmcp==2.9.2 openai==1.97.0 \\
-        transformers pyngrok python-dotenv rich tqdm
+    python -m venv /tmp/qw && /tmp/qw/bin/pip install "qwen-agent[mcp]==0.0.27" fastmcp==2.9.2 mcp==1.9.4 openai==1.97.0 \\
+        "pydantic<2.12" python-dateutil transformers pyngrok python-dotenv rich tqdm
     /tmp/qw/bin/python tests/data/search_agent/record_qwen_client.py BROWSECOMP_PLUS_CHECKOUT [WORK_FOLDER]
 """
 

@@ -31,8 +31,13 @@ CORPUS = TESTS.parent / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
 RUNS = {  # fixture name -> (client module, its arguments besides --query, --output-dir, --searcher-type)
     "openai_client": (
         "openai_client",
-        ["--model", "agent", "--get-document", "--query-template", "QUERY_TEMPLATE", "--temperature", "0"]
-        + ["--top_p", "1", "--snippet-max-tokens", "12", "--k", "5", "--max_tokens", "10000"],
+        ["--model", "agent", "--get-document", "--query-template", "QUERY_TEMPLATE", "--top_p", "1"]
+        + ["--snippet-max-tokens", "12", "--k", "5", "--max_tokens", "10000"],
+    ),
+    "openai_client_o3": (  # a model whose name starts with "o": no temperature or top_p sent, though given
+        "openai_client",
+        ["--model", "o3", "--get-document", "--query-template", "QUERY_TEMPLATE", "--temperature", "0.5"]
+        + ["--top_p", "0.9", "--snippet-max-tokens", "12", "--k", "5", "--max_tokens", "10000"],
     ),
     "oss_client": ("oss_client", ["--model", "agent", "--snippet-max-tokens", "0", "--k", "5"]),
 }

@@ -61,6 +61,7 @@ class ApiEngine(Engine):
     DEFAULT_KEY_ENV: ClassVar[str]
     RESERVED: ClassVar[frozenset[str]]
     EXAMPLE_BASE_URL: ClassVar[str] = "http://localhost:8000/v1"
+    NOT_FOUND_HINT: ClassVar[str] = "does the base URL end with the API prefix, e.g. /v1?"  # said of an HTTP 404
 
     def __init__(
         self,
@@ -215,7 +216,7 @@ class ApiEngine(Engine):
         if status == 401 and not os.environ.get(self.api_key_env):
             what += f" (environment variable {self.api_key_env} is not set)"
         elif status == 404:
-            what += f" (does the base URL end with the API prefix, e.g. {urlsplit(self.EXAMPLE_BASE_URL).path}?)"
+            what += f" ({self.NOT_FOUND_HINT})"
         elif hint:
             what += f" ({hint})"
         return self._failure(what, attempts, RequestError if request_at_fault(status) else EngineError)

@@ -8,6 +8,7 @@ page, a missing field) is retried too, from the same budget, and the SDK's final
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from types import ModuleType
@@ -53,7 +54,8 @@ class StainlessEngine(ApiEngine):
                 raise self._api_failure(exc, used, request) from None
             used += raw.retries_taken + 1
             try:
-                return parse(raw.parse())
+                answer = raw.parse()
+                return parse(await answer if inspect.isawaitable(answer) else answer)  # anthropic's parse is async
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
                 what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
             if used > self.max_retries:

@@ -6,9 +6,11 @@ shown."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -266,11 +268,25 @@ def test_rate_limits_and_server_errors_are_retried(server, status):
     assert len(server.requests) == 3
 
 
-def test_retry_after_is_honoured_and_capped(server):
-    server.then(error(429, "slow down", **{"Retry-After": "1000"}))
+def test_retry_after_is_honoured(server):
+    server.then(error(429, "slow down", **{"Retry-After": "0.3"}))
+    generate(engine(server, backoff_max=5), chat())
+    first, second = server.requests
+    assert second["time"] - first["time"] >= 0.28
+
+
+def test_retry_after_is_capped_at_backoff_max(server):
+    server.then(error(429, "slow down", **{"Retry-After": "30"}))
+    started = time.monotonic()
     generate(engine(server, backoff_max=0.05), chat())
-    assert len(server.requests) == 2
-    assert server.requests[1]["time"] - server.requests[0]["time"] < 5
+    assert time.monotonic() - started < 5 and len(server.requests) == 2
+
+
+def test_retry_after_as_an_http_date_is_honoured(server):
+    server.then(error(503, "maintenance", **{"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}))
+    generate(engine(server, backoff_max=5), chat())
+    first, second = server.requests
+    assert second["time"] - first["time"] >= 0.9  # the date is to the second: 1-2 s from now
 
 
 @pytest.mark.parametrize("body", ["<html>proxy</html>", {"unexpected": [1]}])

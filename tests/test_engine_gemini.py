@@ -5,35 +5,24 @@ shown."""
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import json
-import logging
-import sys
 import time
 from typing import Any
 
+import httpx2
 import pytest
 
-from ragbench._engines.gemini import GeminiEngine
+from ragbench._engines.gemini import GeminiEngine, retry_after
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
-from test_engine_openai import FAST, FakeServer
+from ragbench._values.llm_calls import Request, RequestError, Sampling
+from test_engine_openai import FAST, FakeServer, chat, generate
+from test_engine_openai_tools import SEARCH
 
 pytest.importorskip("google.genai")
 
 KEY_ENV = "RAGBENCH_TEST_GEMINI_KEY"
 SECRET = "AIzaTEST-Zq9SECRETvalue0123456789abcd"
-SEARCH = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": "Search.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
-    },
-}
 
 
 def answer(parts: list[dict[str, Any]], finish: str = "STOP", **extra: Any) -> dict[str, Any]:
@@ -65,22 +54,6 @@ def no_ambient_gemini_env(monkeypatch):
 
 def engine(server: FakeServer, **options: Any) -> GeminiEngine:
     return GeminiEngine("gemini-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
-
-
-def generate(engine: GeminiEngine, request: Request) -> Response:
-    async def go() -> Response:
-        try:
-            return await engine.agenerate_one(request)
-        finally:
-            await engine.aclose()
-
-    return asyncio.run(go())
-
-
-def chat(text: str = "Capital of France?", **sampling: Any) -> Request:
-    return Request.chat(
-        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}], Sampling.make(**sampling)
-    )
 
 
 def reply(body: Any, status: int = 200, **headers: str) -> dict[str, Any]:
@@ -261,32 +234,14 @@ def test_keep_stop_appends_the_first_stop_string(server):
 # -- retries and failures -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("status", [429, 500, 503])
-def test_rate_limits_and_server_errors_are_retried(server, status):
-    server.then(error(status, "busy"), error(status, "busy"))
-    assert generate(engine(server), chat()).text == "echo: Capital of France?"
-    assert len(server.requests) == 3
+def test_retry_after_is_read_as_seconds_or_as_an_http_date():
+    def response(value: str) -> Any:
+        return httpx2.Response(503, headers={"Retry-After": value})
 
-
-def test_retry_after_is_honoured(server):
-    server.then(error(429, "slow down", **{"Retry-After": "0.3"}))
-    generate(engine(server, backoff_max=5), chat())
-    first, second = server.requests
-    assert second["time"] - first["time"] >= 0.28
-
-
-def test_retry_after_is_capped_at_backoff_max(server):
-    server.then(error(429, "slow down", **{"Retry-After": "30"}))
-    started = time.monotonic()
-    generate(engine(server, backoff_max=0.05), chat())
-    assert time.monotonic() - started < 5 and len(server.requests) == 2
-
-
-def test_retry_after_as_an_http_date_is_honoured(server):
-    server.then(error(503, "maintenance", **{"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)}))
-    generate(engine(server, backoff_max=5), chat())
-    first, second = server.requests
-    assert second["time"] - first["time"] >= 0.9  # the date is to the second: 1-2 s from now
+    assert retry_after(response("0.5")) == 0.5
+    in_a_minute = retry_after(response(email.utils.formatdate(time.time() + 60, usegmt=True)))
+    assert in_a_minute is not None and 50 < in_a_minute <= 60  # the date is to the second
+    assert retry_after(response("soon")) is None and retry_after(httpx2.Response(503)) is None
 
 
 @pytest.mark.parametrize("body", ["<html>proxy</html>", {"unexpected": [1]}])
@@ -300,72 +255,3 @@ def test_a_200_whose_body_is_no_answer_is_retried(server, body):
 def test_a_dropped_connection_is_retried(server, failure):
     server.then(failure)
     assert generate(engine(server), chat()).text == "echo: Capital of France?"
-
-
-def test_exhausted_retries_end_in_one_line_naming_status_message_and_attempts(server):
-    server.then(*[error(503, "Overloaded")] * 3)
-    with pytest.raises(EngineError) as caught:
-        generate(engine(server, max_retries=2), chat())
-    text = str(caught.value)
-    assert not isinstance(caught.value, RequestError)
-    assert "\n" not in text and "HTTP 503" in text and "Overloaded" in text and "3 attempts" in text
-
-
-def test_400_fails_at_once_as_a_request_fault(server):
-    server.then(error(400, "Request contains an invalid argument."))
-    with pytest.raises(RequestError, match="HTTP 400: Request contains an invalid argument.*1 attempt"):
-        generate(engine(server), chat())
-    assert len(server.requests) == 1
-
-
-def test_an_unreachable_base_url_fails_fast_in_one_line_naming_it():
-    with pytest.raises(EngineError) as caught:
-        generate(GeminiEngine("m", base_url="http://127.0.0.1:9", max_retries=5, connect_retries=1, **FAST), chat())
-    text = str(caught.value)
-    assert "127.0.0.1:9" in text and "connection failed" in text and "2 attempts" in text
-
-
-def test_api_key_never_appears_in_ids_errors_or_logs(server, monkeypatch, caplog):
-    monkeypatch.setenv(KEY_ENV, SECRET)
-    server.then(error(403, f"API key {SECRET} not valid"))
-    caplog.set_level(logging.DEBUG)
-    made = engine(server, api_key_env=KEY_ENV)
-    with pytest.raises(EngineError) as caught:
-        generate(made, chat())
-    for shown in (made.engine_id, repr(made), str(caught.value), caplog.text):
-        assert SECRET not in shown
-
-
-def test_concurrency_never_exceeds_the_cap_through_the_scheduler(server):
-    server.delay = 0.05
-    made = engine(server, concurrency=3)
-
-    async def go() -> list[Any]:
-        scheduler = Scheduler()
-        try:
-            return await asyncio.gather(*(scheduler.submit(made, chat(f"q{i}")) for i in range(10)))
-        finally:
-            await scheduler.close()
-            await made.aclose()
-
-    answers = asyncio.run(go())
-    assert [a.text for a in answers] == [f"echo: q{i}" for i in range(10)]
-    assert server.max_active <= 3
-
-
-def test_registry_builds_the_engine_from_a_model_string(server):
-    from ragbench._engines import load_engine
-
-    made = load_engine("gemini:gemini-test", registry=installed_registry(), base_url=server.base_url)
-    assert isinstance(made, GeminiEngine) and made.engine_id.startswith("gemini:gemini-test@")
-
-
-def test_preflight_wants_a_key_for_googles_own_api():
-    [problem] = GeminiEngine.preflight("gemini-test", {})
-    assert "GEMINI_API_KEY" in problem
-
-
-def test_without_the_sdk_the_engine_names_the_install_command(monkeypatch):
-    monkeypatch.setitem(sys.modules, "google.genai", None)
-    with pytest.raises(ConfigError, match=r"pip install 'ragbench\[gemini\]'"):
-        GeminiEngine("gemini-test")

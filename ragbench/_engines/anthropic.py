@@ -25,22 +25,16 @@ from typing import Any
 
 import httpx2
 
-from .._errors import ConfigError
 from .._values.llm_calls import Request, Response
 from .anthropic_messages import message_arguments, parse_message
+from .api_engine import optional_sdk
 from .api_http import FailFastTransport, JitteredRetries, redact_http_logs
 from .stainless_engine import StainlessEngine
 
-INSTALL = "the anthropic engine needs Anthropic's SDK: pip install 'ragbench[anthropic]'"
-
 
 def sdk() -> Any:
-    """The `anthropic` package, imported on first use (an optional extra)."""
-    try:
-        import anthropic
-    except ImportError:
-        raise ConfigError(INSTALL) from None
-    return anthropic
+    """The `anthropic` package (an optional extra), imported on first use."""
+    return optional_sdk("anthropic", "anthropic", "anthropic", "Anthropic's SDK")
 
 
 @cache

@@ -24,6 +24,7 @@ from typing import Any
 
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import ToolCall
+from .api_engine import call_arguments_object
 from .openai_responses import top_logprobs_asked, usage_tokens
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
@@ -91,17 +92,8 @@ def _all_results(content: Any) -> bool:
 
 
 def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
-    function = call["function"]
-    try:
-        arguments = json.loads(function["arguments"])
-    except ValueError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        raise RequestError(
-            f"anthropic engine: tool call {call['id']} ({function['name']}) has arguments that are no JSON object "
-            f"({function['arguments'][:80]!r}); the Messages API takes a call's input as an object"
-        )
-    return {"type": "tool_use", "id": call["id"], "name": function["name"], "input": arguments}
+    arguments = call_arguments_object(call, "anthropic", "the Messages API")
+    return {"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments}
 
 
 def parse_message(answer: Any, request: Request) -> Response:

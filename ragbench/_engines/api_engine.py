@@ -13,6 +13,7 @@ stay out of `engine_id` too.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import json
 import os
@@ -43,6 +44,30 @@ def extra_body_problems(extra: dict[str, Any], reserved: frozenset[str], key_env
             f"--model-arg {', '.join(taken)}: cannot be an option; it comes from the request's sampling parameters"
         )
     return problems
+
+
+def optional_sdk(module: str, engine: str, extra: str, vendor: str) -> Any:
+    """A vendor SDK that is an optional extra, imported on first use; without it, one line saying how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"the {engine} engine needs {vendor}: pip install 'ragbench[{extra}]'") from None
+
+
+def call_arguments_object(call: dict[str, Any], engine: str, api: str) -> dict[str, Any]:
+    """A tool call's arguments (OpenAI form, text) as the JSON object an API that takes them as an object needs;
+    a call whose arguments are no object (written by another engine's model) is the request's fault."""
+    function = call["function"]
+    try:
+        arguments = json.loads(function["arguments"])
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        raise RequestError(
+            f"{engine} engine: tool call {call['id']} ({function['name']}) has arguments that are no JSON object "
+            f"({function['arguments'][:80]!r}); {api} takes a call's arguments as an object"
+        )
+    return arguments
 
 
 def attempts_text(attempts: int) -> str:

@@ -32,22 +32,16 @@ import httpx2
 
 from .._errors import ConfigError
 from .._values.llm_calls import Request, Response
-from .api_engine import ApiEngine
+from .api_engine import ApiEngine, optional_sdk
 from .api_http import FailFastTransport, redact_http_logs, retried_status, retry_wait
 from .gemini_contents import content_arguments, parse_content
 
 log = logging.getLogger(__name__)
 
-INSTALL = "the gemini engine needs Google's google-genai SDK: pip install 'ragbench[gemini]'"
-
 
 def sdk() -> Any:
-    """The `google.genai` package, imported on first use (an optional extra)."""
-    try:
-        import google.genai as genai
-    except ImportError:
-        raise ConfigError(INSTALL) from None
-    return genai
+    """The `google.genai` package (an optional extra), imported on first use."""
+    return optional_sdk("google.genai", "gemini", "gemini", "Google's google-genai SDK")
 
 
 class Unreachable(Exception):

@@ -29,6 +29,7 @@ from typing import Any
 
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import ToolCall
+from .api_engine import call_arguments_object
 from .openai_responses import kept_stop, top_logprobs_asked, usage_tokens
 from .tool_parsers import call_id
 
@@ -43,7 +44,7 @@ def content_arguments(request: Request) -> tuple[list[dict[str, Any]], dict[str,
     if top_logprobs_asked(sampling) is not None:
         raise RequestError("gemini engine: log-probs are not asked of the Gemini API")
     turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}  # the system runs the calls
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         config["system_instruction"] = "\n\n".join(system)
@@ -60,7 +61,6 @@ def content_arguments(request: Request) -> tuple[list[dict[str, Any]], dict[str,
         config["tools"] = [
             {"function_declarations": [_declaration(tool.definition["function"]) for tool in request.tools]}
         ]
-        config["automatic_function_calling"] = {"disable": True}
     if request.tool_choice is not None:
         mode = _MODES.get(request.tool_choice)
         calling: dict[str, Any] = {"mode": mode or "ANY"}
@@ -111,17 +111,8 @@ def contents(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _function_call(call: dict[str, Any]) -> dict[str, Any]:
-    function = call["function"]
-    try:
-        arguments = json.loads(function["arguments"])
-    except ValueError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        raise RequestError(
-            f"gemini engine: tool call {call['id']} ({function['name']}) has arguments that are no JSON object "
-            f"({function['arguments'][:80]!r}); the Gemini API takes a call's args as an object"
-        )
-    return {"id": call["id"], "name": function["name"], "args": arguments}
+    arguments = call_arguments_object(call, "gemini", "the Gemini API")
+    return {"id": call["id"], "name": call["function"]["name"], "args": arguments}
 
 
 def parse_content(answer: Any, request: Request) -> Response:

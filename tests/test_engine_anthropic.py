@@ -57,7 +57,7 @@ def engine(server: FakeServer, **options: Any) -> AnthropicEngine:
     return AnthropicEngine("claude-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
 
 
-def reply(body: dict[str, Any], status: int = 200, **headers: str) -> dict[str, Any]:
+def reply(body: Any, status: int = 200, **headers: str) -> dict[str, Any]:
     return {"status": status, "headers": headers, "body": body}
 
 

@@ -16,6 +16,7 @@ import pytest
 from ragbench._engines.gemini import GeminiEngine, retry_after
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, RequestError, Sampling
+from test_engine_anthropic import CALLED, reply
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
 
@@ -54,10 +55,6 @@ def no_ambient_gemini_env(monkeypatch):
 
 def engine(server: FakeServer, **options: Any) -> GeminiEngine:
     return GeminiEngine("gemini-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
-
-
-def reply(body: Any, status: int = 200, **headers: str) -> dict[str, Any]:
-    return {"status": status, "headers": headers, "body": body}
 
 
 def error(status: int, message: str, **headers: str) -> dict[str, Any]:
@@ -118,20 +115,6 @@ def test_logprobs_are_a_request_fault():
 
 # -- tools ----------------------------------------------------------------------------------
 
-CALLED = [
-    {"role": "user", "content": "Who wrote it?"},
-    {
-        "role": "assistant",
-        "content": "Let me look.",
-        "tool_calls": [
-            {"id": "c0", "type": "function", "function": {"name": "search", "arguments": '{"query":"a"}'}},
-            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"query":"b"}'}},
-        ],
-    },
-    {"role": "tool", "tool_call_id": "c0", "content": "[1] Ann"},
-    {"role": "tool", "tool_call_id": "c1", "content": "[2] Bob"},
-]
-
 
 def test_tools_tool_choice_and_tool_turns_go_out_in_gemini_form(server):
     generate(engine(server), Request.chat(CALLED, tools=[SEARCH], tool_choice="search"))
@@ -148,15 +131,15 @@ def test_tools_tool_choice_and_tool_turns_go_out_in_gemini_form(server):
             "role": "model",
             "parts": [
                 {"text": "Let me look."},
-                {"functionCall": {"id": "c0", "name": "search", "args": {"query": "a"}}},
-                {"functionCall": {"id": "c1", "name": "search", "args": {"query": "b"}}},
+                {"functionCall": {"id": "toolu_0", "name": "search", "args": {"query": "a"}}},
+                {"functionCall": {"id": "toolu_1", "name": "search", "args": {"query": "b"}}},
             ],
         },
         {
             "role": "user",
             "parts": [
-                {"functionResponse": {"id": "c0", "name": "search", "response": {"result": "[1] Ann"}}},
-                {"functionResponse": {"id": "c1", "name": "search", "response": {"result": "[2] Bob"}}},
+                {"functionResponse": {"id": "toolu_0", "name": "search", "response": {"result": "[1] Ann"}}},
+                {"functionResponse": {"id": "toolu_1", "name": "search", "response": {"result": "[2] Bob"}}},
             ],
         },
     ]

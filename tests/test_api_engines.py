@@ -2,12 +2,14 @@
 its vendor's own SDK and a fake server of its API on 127.0.0.1. Rate limits and server errors are retried,
 Retry-After honoured up to `backoff_max`; exhausted retries, a refused request and a server that is not there each
 end in one line naming what, where and how many attempts; the key is never shown; at most `concurrency` requests
-are in flight; the registry builds each from `engine:model`; the pre-flight wants a key for the vendor's own API;
+are in flight; the registry builds each from `engine:model`; a run counts the API's tokens and a second run on
+the same cache sends nothing; the pre-flight wants a key for the vendor's own API;
 and without the SDK the engine names the install command."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 import time
@@ -19,6 +21,7 @@ import pytest
 
 import test_engine_anthropic as anthropic_case
 import test_engine_gemini as gemini_case
+from helpers import cli_here
 from ragbench._engines import load_engine
 from ragbench._engines.anthropic import AnthropicEngine
 from ragbench._engines.api_engine import ApiEngine
@@ -168,3 +171,20 @@ def test_without_the_sdk_the_engine_names_the_install_command(vendor, monkeypatc
     monkeypatch.setitem(sys.modules, vendor.sdk_module, None)  # importing it raises ImportError
     with pytest.raises(ConfigError, match=rf"pip install 'ragbench\[{vendor.name}\]'"):
         vendor.engine_class("the-model")
+
+
+def test_a_run_counts_the_tokens_and_a_second_run_is_answered_from_the_cache(vendor, server, tmp_path):
+    cache = str(tmp_path / "cache.sqlite")
+    model = f"{vendor.name}:the-model"
+    costs = []
+    for run in ("first", "second"):
+        done = cli_here(
+            "--tasks", "demo", "--system", "vanilla", "--model", model, "--base-url", server.base_url.removesuffix("/v1"),
+            "--limit", "2", "--cache", cache, "--output", str(tmp_path / run),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        costs.append(json.loads((tmp_path / run / "results.json").read_text(encoding="utf-8"))["cost"])
+    first, second = costs
+    assert (first["llm_calls"], first["errors"], second["llm_calls"], second["cache_hits"]) == (2, 0, 0, 2)
+    assert first["prompt_tokens"] > 0 and first["completion_tokens"] > 0
+    assert len(server.requests) == 2

@@ -83,6 +83,28 @@ def test_rate_limits_and_server_errors_are_retried(vendor, server, status):
     assert len(server.requests) == 3
 
 
+def test_a_proxys_html_error_page_is_retried_and_named(vendor, server):
+    page = {"status": 502, "headers": {"Content-Type": "text/html"}, "body": b"<html>bad gateway</html>"}
+    server.then(page)
+    assert generate(vendor.engine(server), chat()).text == ANSWER
+    server.then(page)
+    with pytest.raises(EngineError, match=r"HTTP 502: <html>bad gateway</html> \(1 attempt\)"):
+        generate(vendor.engine(server, max_retries=0), chat())
+
+
+def test_a_request_hanging_past_the_timeout_is_retried_then_named(vendor, server):
+    server.then({"hang": 10})
+    assert generate(vendor.engine(server, timeout=1), chat()).text == ANSWER
+    server.then({"hang": 10}, {"hang": 10})
+    with pytest.raises(EngineError, match=r"timed out after 1s \(2 attempts\)"):
+        generate(vendor.engine(server, timeout=1, max_retries=1), chat())
+
+
+def test_a_lora_adapter_is_a_request_fault(vendor):
+    with pytest.raises(RequestError, match="no LoRA adapters"):
+        generate(vendor.engine_class("m", base_url="http://127.0.0.1:9"), chat(lora="my-adapter"))
+
+
 def test_retry_after_is_honoured(vendor, server):
     server.then(vendor.error(429, "slow down", **{"Retry-After": "0.3"}))
     generate(vendor.engine(server, backoff_max=5), chat())

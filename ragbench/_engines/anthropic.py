@@ -109,7 +109,7 @@ class AnthropicEngine(StainlessEngine):
         return client
 
     async def agenerate_one(self, request: Request) -> Response:
-        body = message_arguments(request, request.sampling.lora or self.model)
+        body = message_arguments(request, self.model)
         # the fields create() requires as keywords; the rest (temperature and top_p, which newer SDKs no longer
         # take as keywords, among them) go in the body as they are, with the --model-arg fields
         args = {name: body.pop(name) for name in ("model", "max_tokens", "messages")}

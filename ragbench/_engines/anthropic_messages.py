@@ -7,7 +7,7 @@ assistant's tool calls `tool_use` blocks (its text before them), consecutive too
 thinking blocks must go back with the tool calls they led to) those blocks as they were. A prompt request is one
 user turn. Tools go as `{name, description, input_schema}`, the tool choice as `{"type": "auto" | "none" | "any"
 | "tool"}`. Sampling: `max_tokens`, `temperature`, `top_p` (only when below 1: recent models refuse both),
-`stop_sequences`; n > 1 and log-probabilities are refused (the API has neither); the seed and json_mode are not
+`stop_sequences`; n > 1, log-probabilities and LoRA adapters are refused (the API has none); the seed and json_mode are not
 sent (the API has neither), as local engines ignore json_mode.
 
 The answer's text blocks give the text, its `tool_use` blocks the tool calls (arguments as JSON text of the
@@ -36,7 +36,11 @@ _PLAIN_BLOCKS = {"text", "tool_use"}
 def message_arguments(request: Request, model: str) -> dict[str, Any]:
     """Keyword arguments of the SDK's `messages.create()` for `request` (besides extra body and headers)."""
     sampling = request.sampling
-    for asked, what in ((sampling.n != 1, "n > 1"), (top_logprobs_asked(sampling) is not None, "log-probs")):
+    for asked, what in (
+        (sampling.n != 1, "n > 1"),
+        (top_logprobs_asked(sampling) is not None, "log-probs"),
+        (sampling.lora is not None, "LoRA adapters"),
+    ):
         if asked:
             raise RequestError(f"anthropic engine: the Messages API takes no {what}")
     turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]

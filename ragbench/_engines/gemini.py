@@ -136,7 +136,7 @@ class GeminiEngine(ApiEngine):
             try:
                 async with slots:
                     answer = await client.aio.models.generate_content(
-                        model=request.sampling.lora or self.model, contents=contents, config=config
+                        model=self.model, contents=contents, config=config
                     )
                 return parse_content(answer, request)
             except Unreachable as exc:

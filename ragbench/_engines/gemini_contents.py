@@ -10,7 +10,7 @@ prompt request is one user turn. Tools go as one tool of `function_declarations`
 `parameters_json_schema`), the tool choice as `function_calling_config` (AUTO, NONE, ANY, or ANY limited to the
 named function); the SDK's automatic function calling is off. Sampling: `max_output_tokens`, `temperature`,
 `top_p`, `stop_sequences`, `candidate_count` (n), `seed`, json_mode as `response_mime_type`
-"application/json"; log-probabilities are refused.
+"application/json"; log-probabilities and LoRA adapters are refused.
 
 Each candidate's text parts (thoughts left out) give a text, its `function_call` parts the tool calls (an id
 derived from the call when the API gives none, so an answer and its cache entry are the same on every run),
@@ -43,6 +43,8 @@ def content_arguments(request: Request) -> tuple[list[dict[str, Any]], dict[str,
     sampling = request.sampling
     if top_logprobs_asked(sampling) is not None:
         raise RequestError("gemini engine: log-probs are not asked of the Gemini API")
+    if sampling.lora is not None:
+        raise RequestError("gemini engine: the Gemini API takes no LoRA adapters")
     turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
     config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}  # the system runs the calls
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]

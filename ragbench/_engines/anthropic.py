@@ -3,8 +3,8 @@
 
 Model strings: `anthropic:claude-sonnet-4-5`, `anthropic:claude-haiku-4-5`. The base URL comes from the
 `base_url` option (--base-url), else $ANTHROPIC_BASE_URL, else https://api.anthropic.com; it leaves out the
-`/v1` the SDK adds to each path. The key is read from $api_key_env (default ANTHROPIC_API_KEY) and sent as
-`x-api-key`; without one, requests go out without a key (a local server or proxy needs none) and the SDK's
+`/v1` the SDK adds to each path. The key is read from $api_key_env (default ANTHROPIC_API_KEY) and sent as the
+SDK sends it (2.14: `Authorization: Bearer`); without one, requests go out without a key (a local server or proxy needs none) and the SDK's
 own search for credentials (files in the home folder) is never made.
 
 How a request maps onto the API, and the answer back: anthropic_messages.py (native tool use: tools,

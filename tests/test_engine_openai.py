@@ -108,11 +108,13 @@ class FakeServer:
     Actions (consumed one per request): {"status", "headers", "body"} for a canned reply,
     {"drop": True} closes the connection without a reply, {"reset": True} resets it (RST),
     {"truncate": True} sends headers and half a body, {"hang": seconds} never replies in time.
-    `reply`: the text of every completion, from the request body (default: an echo of the input).
+    `reply`: the text of every completion, from the request body (default: an echo of the input); `answer`:
+    the whole body of every default reply, from the request's path and body (another API's shape).
     """
 
-    def __init__(self, reply: Reply | None = None) -> None:
+    def __init__(self, reply: Reply | None = None, answer: Callable[[str, dict[str, Any]], Any] | None = None) -> None:
         self.reply = reply
+        self.answer = answer
         self.script: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -155,6 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "path": self.path,
                     "authorization": self.headers.get("Authorization"),
+                    "headers": dict(self.headers),
                     "body": body,
                     "time": time.monotonic(),
                 }
@@ -198,7 +201,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             time.sleep(fake.delay)
             chat = urlsplit(self.path).path.endswith("/chat/completions")
-            payload = (chat_payload if chat else completion_payload)(body, fake.reply)
+            if fake.answer is not None:
+                payload = fake.answer(self.path, body)
+            else:
+                payload = (chat_payload if chat else completion_payload)(body, fake.reply)
             self.send(200, payload, {})
 
     def send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
@@ -406,7 +412,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench._engines.openai_client.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr("ragbench._engines.api_http.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())

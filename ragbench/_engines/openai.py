@@ -45,162 +45,72 @@ The client is made lazily inside the running event loop; `await engine.aclose()`
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import json
-import logging
 import os
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, get_args
-from urllib.parse import urlsplit
+from typing import Any, Literal, get_args
 
 import openai
-from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, EngineNeeds, Request, RequestError, Response
-from .._values.urls import Credentials, redact_url, secret_name
-from .base import Engine
-from .openai_client import Unreachable, backoff, make_client, no_auth_header, probe, redact
+from .._values.llm_calls import EngineNeeds, Request, Response
+from .openai_client import Unreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
+from .stainless_engine import StainlessEngine
 
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
-log = logging.getLogger(__name__)
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 Mode = Literal["auto", "chat"]
 MODES: tuple[str, ...] = get_args(Mode)
 Api = Literal["chat_completions", "responses"]
-# Body fields the engine sets itself from the request; an extra option may not override them.
-_RESERVED = {
-    "model",
-    "messages",
-    "prompt",
-    "max_tokens",
-    "temperature",
-    "top_p",
-    "n",
-    "stop",
-    "seed",
-    "logprobs",
-    "top_logprobs",
-    "stream",
-    "skip_special_tokens",
-    "response_format",
-    "tools",
-    "tool_choice",
-    "input",
-    "instructions",
-    "max_output_tokens",
-    "text",
-}
-_ENDPOINT_STATUS = {401, 403, 404}  # the endpoint is misconfigured, not the request
 
 
-def _models_url(base_url: str) -> str:
-    """{base_url}/models, without the base URL's user info and query (any answer says a server is there)."""
-    try:
-        return Credentials.of(base_url).url.rstrip("/") + "/models"
-    except ValueError:  # unreachable() names it
-        return base_url
-
-
-def _extra_body_problems(extra: dict[str, Any]) -> list[str]:
-    """Why extra --model-arg fields (sent verbatim in every request body) cannot be sent."""
-    problems = []
-    secrets = sorted(name for name in extra if secret_name(name))
-    if secrets:
-        problems.append(
-            f"--model-arg {', '.join(secrets)}: secrets are not accepted as --model-arg; put the key in "
-            "an environment variable and name it with --model-arg api_key_env=NAME (default OPENAI_API_KEY)"
-        )
-    reserved = sorted(set(extra) & _RESERVED)
-    if reserved:
-        problems.append(
-            f"--model-arg {', '.join(reserved)}: cannot be an option; it comes from the request's sampling parameters"
-        )
-    return problems
-
-
-class OpenAIEngine(Engine):
+class OpenAIEngine(StainlessEngine):
     kind = "openai"
     calls_tools = True  # chat completions' `tools` / `tool_choice`, the answer's `message.tool_calls`
     says_which_stop = False  # with keep_stop every text ends with a stop string (FlashRAG's rule, `parse_completion`)
-    concurrent = True
+    DEFAULT_BASE_URL = "https://api.openai.com/v1"
+    BASE_URL_ENV = "OPENAI_BASE_URL"
+    DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+    # Body fields the engine sets itself from the request; an extra option may not override them.
+    RESERVED = frozenset(
+        {
+            "model",
+            "messages",
+            "prompt",
+            "max_tokens",
+            "temperature",
+            "top_p",
+            "n",
+            "stop",
+            "seed",
+            "logprobs",
+            "top_logprobs",
+            "stream",
+            "skip_special_tokens",
+            "response_format",
+            "tools",
+            "tool_choice",
+            "input",
+            "instructions",
+            "max_output_tokens",
+            "text",
+        }
+    )
+    unreachable = Unreachable
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        concurrency: Annotated[int, Ge(1)] = 16,
-        timeout: Annotated[float, Gt(0)] = 60,
-        max_retries: Annotated[int, Ge(0)] = 6,
-        connect_retries: Annotated[int, Ge(0)] = 2,
-        backoff_base: Annotated[float, Ge(0)] = 1.0,
-        backoff_max: Annotated[float, Ge(0)] = 60,
-        mode: Mode = "auto",
-        api: Api = "chat_completions",
-        **options: Any,
-    ) -> None:
-        problems = _extra_body_problems(options)
-        if problems:
-            raise ConfigError(f"openai engine: {problems[0]}")
+    def __init__(self, model: str, mode: Mode = "auto", api: Api = "chat_completions", **options: Any) -> None:
         if mode not in MODES:
             raise ConfigError(f"openai engine: mode must be one of {', '.join(MODES)}, not {mode!r}")
         if api not in get_args(Api):
             raise ConfigError(f"openai engine: api must be one of {', '.join(get_args(Api))}, not {api!r}")
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        try:
-            parts = urlsplit(base_url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError("not an http(s) URL")
-            self._base = Credentials.of(base_url)
-        except ValueError:
-            raise ConfigError(
-                f"openai engine: --base-url must be an http(s) URL such as http://localhost:8000/v1, "
-                f"not {redact_url(base_url)!r}"
-            ) from None
         super().__init__(model, **options)
-        self.base_url = self._base.url.rstrip("/")  # without user info or query: shown, and keys the cache
-        self.api_key_env = api_key_env
-        self.max_concurrency = int(concurrency)
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.connect_retries = int(connect_retries)
-        self.backoff_base = float(backoff_base)
-        self.backoff_max = float(backoff_max)
         self.mode = mode
         self.api = api
-        self.extra_body = dict(options)  # --model-arg values arrive already parsed (YAML scalars)
-        self._sdk: openai.AsyncOpenAI | None = None
-        self._sdk_loop: asyncio.AbstractEventLoop | None = None
-        self._slots: asyncio.Semaphore | None = None
-        self._closing: asyncio.Task | None = None
 
-    @classmethod
-    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
-        """A given server (--base-url, or $OPENAI_BASE_URL) answers within a few seconds; OpenAI's own
-        API (no server given) has its key in the environment."""
-        from .._checks import unreachable
-
-        url = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
-        key_env = str(options.get("api_key_env", "OPENAI_API_KEY"))
-        why = unreachable(_models_url(str(url))) if url else None
-        extra = set(options) - set(inspect.signature(cls.__init__).parameters)
-        problems = [
-            *super().preflight(model, options),
-            *_extra_body_problems({name: options[name] for name in extra}),
-            *([f"{why}; start the server or correct --base-url"] if why else []),
-        ]
-        if not url and not os.environ.get(key_env):
-            problems.append(
-                f"{DEFAULT_BASE_URL} needs an API key: set ${key_env} (or name another variable with "
-                "--model-arg api_key_env=NAME), or give --base-url of an OpenAI-compatible server"
-            )
-        return problems
+    @property
+    def sdk(self) -> Any:
+        return openai
 
     @classmethod
     def meet_needs(
@@ -216,18 +126,11 @@ class OpenAIEngine(Engine):
             if need.logprob_tokens and (need.logprob_window or 0) > NAMED_TOP_LOGPROBS
         ]
 
-    @property
-    def engine_id(self) -> str:
-        out = f"{self.kind}:{self.model}"
-        if self.base_url != DEFAULT_BASE_URL:
-            out += f"@{self.base_url}"
-        if self.mode != "auto":
-            out += f";mode={self.mode}"
+    def _id_options(self) -> str:
+        out = f";mode={self.mode}" if self.mode != "auto" else ""
         if self.api != "chat_completions":
             out += f";api={self.api}"
-        for name in sorted(self.extra_body):
-            out += f";{name}={json.dumps(self.extra_body[name], sort_keys=True)}"
-        return out
+        return out + super()._id_options()
 
     def __repr__(self) -> str:
         return (
@@ -235,54 +138,19 @@ class OpenAIEngine(Engine):
             f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})"
         )
 
-    # -- the SDK client, one per event loop -----------------------------------------------------
-
-    def _client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
-        loop = asyncio.get_running_loop()
-        if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
-            # A new loop means a new run; the old client's connections belong to the old loop.
-            self._sdk = make_client(
-                self._base,
-                os.environ.get(self.api_key_env),
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                connect_retries=self.connect_retries,
-                concurrency=self.max_concurrency,
-                backoff_base=self.backoff_base,
-                backoff_max=self.backoff_max,
-            )
-            self._sdk_loop = loop
-            self._slots = asyncio.Semaphore(self.max_concurrency)
-        return self._sdk, self._slots
-
-    async def aclose(self) -> None:
-        client, loop = self._sdk, self._sdk_loop
-        self._sdk = self._sdk_loop = self._slots = None
-        if client is not None and loop is asyncio.get_running_loop():
-            await client.close()
-
-    def close(self) -> None:
-        client, loop = self._sdk, self._sdk_loop
-        if client is None or loop is None:
-            return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._closing = loop.create_task(self.aclose())
-            return
-        self._sdk = self._sdk_loop = self._slots = None
-        if running is None and not loop.is_closed():
-            loop.run_until_complete(client.close())
-        # otherwise the owning loop is gone and its sockets with it: nothing left to await
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return make_client(
+            self._base,
+            os.environ.get(self.api_key_env),
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            connect_retries=self.connect_retries,
+            concurrency=self.max_concurrency,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+        )
 
     # -- requests -------------------------------------------------------------------------
-
-    def detects_chat_model(self) -> bool:
-        """True: a served model is taken for a chat model, as FlashRAG's OpenaiGenerator sends messages to
-        every one (`--model-arg chat=false` for a base model behind a completions endpoint)."""
-        return True
 
     def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
         """(chat?, keyword arguments of the SDK's create())."""
@@ -326,81 +194,25 @@ class OpenAIEngine(Engine):
             args["extra_headers"] = no_auth_header
         return args
 
-    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
-        return error(
-            redact(
-                f"openai {self.model} at {self.base_url}: {what} ({attempts} attempt{'s' if attempts != 1 else ''})",
-                self.api_key_env,
-                self._base,
-            )
-        )
-
-    def _excerpt(self, text: str) -> str:
-        text = " ".join(redact(text, self.api_key_env, self._base).split())
-        return text[:200] + ("..." if len(text) > 200 else "")
-
     async def agenerate_one(self, request: Request) -> Response:
         chat, args = self._arguments(request)
-        client, slots = self._client()
-        used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
-        while True:
-            endpoint = client.with_options(max_retries=self.max_retries - used) if used else client
-            api = endpoint.responses if self.api == "responses" else endpoint.chat.completions
-            create = (api if chat else endpoint.completions).with_raw_response.create
-            try:
-                async with slots:
-                    raw = await create(**args)
-            except openai.APIError as exc:
-                raise self._api_failure(exc, used, top_logprobs_asked(request.sampling)) from None
-            used += raw.retries_taken + 1
-            try:
-                if self.api == "responses":
-                    return parse_response(raw.parse(), bool(request.tools))
-                return parse_completion(raw.parse(), request.sampling, chat, bool(request.tools))
-            except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
-                what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
-            if used > self.max_retries:
-                raise self._failure(what, used)
-            delay = backoff(used - 1, self.backoff_base, self.backoff_max)
-            log.info(
-                "%s",
-                redact(
-                    f"openai {self.base_url}: {what}; retry {used}/{self.max_retries} in {delay:.2f}s",
-                    self.api_key_env,
-                    self._base,
-                ),
-            )
-            await asyncio.sleep(delay)
 
-    def _api_failure(self, exc: openai.APIError, used: int, top_k: int | None) -> EngineError:
-        """The SDK's final error as one line; RequestError when the request itself is at fault."""
-        request = getattr(exc, "request", None)
-        # the SDK numbers its attempts in a header of each request it sends
-        before = used + int(request.headers.get("x-stainless-retry-count", 0) if request is not None else 0)
-        attempts = before + 1
-        if isinstance(exc, Unreachable):
-            return self._failure(
-                f"connection failed ({exc.message}): is a server running at this URL?", before + exc.tries
+        def create(client: openai.AsyncOpenAI) -> Any:
+            api = client.responses if self.api == "responses" else client.chat.completions
+            return (api if chat else client.completions).with_raw_response.create(**args)
+
+        def parse(answer: Any) -> Response:
+            if self.api == "responses":
+                return parse_response(answer, bool(request.tools))
+            return parse_completion(answer, request.sampling, chat, bool(request.tools))
+
+        return await self._send(request, create, parse)
+
+    def _status_hint(self, request: Request, what: str) -> str:
+        top_k = top_logprobs_asked(request.sampling)
+        if top_k and "logprob" in what.lower():
+            return (
+                f"this request asked for the top {top_k} log-probs, named tokens for the top "
+                f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs"
             )
-        if isinstance(exc, openai.APITimeoutError):
-            return self._failure(f"timed out after {self.timeout:g}s", attempts)
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc
-            return self._failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
-        if not isinstance(exc, openai.APIStatusError):
-            return self._failure(f"{type(exc).__name__}: {exc}", attempts)
-        status = exc.status_code
-        body = exc.body
-        message = body.get("message", body) if isinstance(body, dict) else (body or exc.response.text)
-        what = f"HTTP {status}: {self._excerpt(str(message))}"
-        if status == 401 and not os.environ.get(self.api_key_env):
-            what += f" (environment variable {self.api_key_env} is not set)"
-        elif status == 404:
-            what += " (does the base URL end with the API prefix, e.g. /v1?)"
-        elif top_k and "logprob" in what.lower():
-            what += (
-                f" (this request asked for the top {top_k} log-probs, named tokens for the top "
-                f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs)"
-            )
-        request_fault = 400 <= status < 500 and status not in _ENDPOINT_STATUS and status not in (408, 409, 429)
-        return self._failure(what, attempts, RequestError if request_fault else EngineError)
+        return ""

@@ -1,5 +1,5 @@
-"""The `openai` engine's HTTP side: an `openai.AsyncOpenAI` client with ragbench's two knobs, key
-redaction, and `probe` (is a base URL there at all?).
+"""The `openai` engine's HTTP side: an `openai.AsyncOpenAI` client with ragbench's two knobs and key
+redaction (api_http.py, shared with the `anthropic` engine), and `probe` (is a base URL there at all?).
 
 What the SDK does: the retry loop (HTTP 408/409/429/5xx, timeouts, dropped or reset connections, up to
 `max_retries`), Retry-After / Retry-After-ms parsing (seconds or HTTP date), per-phase timeouts,
@@ -17,33 +17,15 @@ the Authorization header and connection pooling. What is added here, and why:
 
 from __future__ import annotations
 
-import logging
-import math
 import os
-import random
-import re
-from typing import Any
 
 import httpx2
 import openai
 
-from .._values.urls import REDACTED, Credentials, redact_urls
+from .._values.urls import Credentials
+from .api_http import FailFastTransport, JitteredRetries, backoff, redact, redact_http_logs
 
-_KEY_LIKE = re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}")
-
-
-def redact(text: str, api_key_env: str, credentials: Credentials | None = None) -> str:
-    """`text` without the key held in $api_key_env, the base URL's `credentials`, anything shaped like an
-    OpenAI key, nor the credentials of any URL in it (ragbench._values.urls)."""
-    for secret in [os.environ.get(api_key_env), *(credentials.secrets() if credentials else ())]:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return redact_urls(_KEY_LIKE.sub("sk-***", text))
-
-
-def backoff(retry: int, base: float, cap: float) -> float:
-    """Full-jitter exponential backoff before retry number `retry` (0 for the first)."""
-    return random.uniform(0.0, min(cap, base * 2**retry))
+__all__ = ["Unreachable", "backoff", "make_client", "no_auth_header", "probe", "redact"]
 
 
 class Unreachable(openai.APIConnectionError):
@@ -55,51 +37,8 @@ class Unreachable(openai.APIConnectionError):
         self.tries = tries
 
 
-class _FailFastTransport(httpx2.AsyncHTTPTransport):
-    def __init__(self, connect_retries: int, **kwargs: Any) -> None:
-        super().__init__(retries=connect_retries, **kwargs)
-        self.tries = connect_retries + 1
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            return await super().handle_async_request(request)
-        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
-            raise Unreachable(request, self.tries, exc) from exc
-
-
-class _Client(openai.AsyncOpenAI):
-    backoff_base = 1.0
-    backoff_max = 60.0
-
-    def _calculate_retry_timeout(self, remaining_retries: int, options: Any, response_headers: Any = None) -> float:
-        retry_after = self._parse_retry_after_header(response_headers)
-        if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
-            return min(retry_after, self.backoff_max)
-        retry = options.get_max_retries(self.max_retries) - remaining_retries
-        return backoff(retry, self.backoff_base, self.backoff_max)
-
-    def copy(self, **kwargs: Any) -> _Client:  # with_options() copies the client: keep the knobs
-        client = super().copy(**kwargs)
-        client.backoff_base, client.backoff_max = self.backoff_base, self.backoff_max
-        return client
-
-    with_options = copy
-
-
-class _RedactedRecords(logging.Filter):
-    """The records of the HTTP library and the SDK with every URL's credentials redacted: httpx logs each
-    request's URL, the base URL's query included (INFO)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact_urls(record.getMessage()), None
-        return True
-
-
-def _redact_http_logs() -> None:
-    for name in ("httpx2", "openai"):
-        logger = logging.getLogger(name)
-        if not any(isinstance(existing, _RedactedRecords) for existing in logger.filters):
-            logger.addFilter(_RedactedRecords())
+class _Client(JitteredRetries, openai.AsyncOpenAI):
+    pass
 
 
 def make_client(
@@ -117,10 +56,10 @@ def make_client(
     (pass `no_auth_header` as extra_headers): local servers need none and the SDK insists on one. The base
     URL's user info is sent as basic auth (in place of the key's Bearer header, when both are given) and its
     query on every request, after the request's own path."""
-    _redact_http_logs()
+    redact_http_logs("openai")
     limits = httpx2.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
     http = openai.DefaultAsyncHttpx2Client(
-        transport=_FailFastTransport(connect_retries, limits=limits),
+        transport=FailFastTransport(connect_retries, Unreachable, limits=limits),
         auth=httpx2.BasicAuth(*base.basic_auth) if base.basic_auth else None,
     )
     client = _Client(

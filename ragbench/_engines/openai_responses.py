@@ -26,6 +26,15 @@ def sampling_sent(sampling: Any) -> dict[str, float]:
     return {name: value for name, value in values.items() if name not in sampling.left_to_server}
 
 
+def kept_stop(text: Any, sampling: Any) -> Any:
+    """`text` as `Sampling.keep_stop` wants it from an API that cuts before the stop string and does not say which
+    fired (FlashRAG's OpenaiGenerator rule): the first stop string appended where the text ends with none. A text
+    that is no string is left as sent, to be refused where responses arrive."""
+    if not (sampling.keep_stop and sampling.stop) or not isinstance(text, str) or text.endswith(tuple(sampling.stop)):
+        return text
+    return text + sampling.stop[0]
+
+
 def _positions(logprobs: Any, chat: bool) -> list[TokenLogprobs] | None:
     """The first choice's per-token log-probs from the SDK's chat or completion shape."""
     if chat:
@@ -94,11 +103,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
     if not choices:
         raise ValueError("no choices")
     texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
-    if sampling.keep_stop and sampling.stop:  # the API cuts before the stop string and does not say which
-        texts = [
-            text if not isinstance(text, str) or text.endswith(tuple(sampling.stop)) else text + sampling.stop[0]
-            for text in texts
-        ]
+    texts = [kept_stop(text, sampling) for text in texts]
     logprobs = cumulative = None
     if top_logprobs_asked(sampling) is not None:
         logprobs = _positions(choices[0].logprobs, chat)

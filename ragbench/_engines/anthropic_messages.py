@@ -1,0 +1,136 @@
+"""Anthropic's Messages API (`POST /v1/messages`, the `anthropic` engine): a request as the body's fields and an
+answer read into a Response.
+
+A chat request's system turns become `system` (joined by a blank line), the other turns `messages`: an
+assistant's tool calls `tool_use` blocks (its text before them), consecutive tool results one user turn of
+`tool_result` blocks, an assistant turn that holds the content blocks of an earlier answer (`Message.items`:
+thinking blocks must go back with the tool calls they led to) those blocks as they were. A prompt request is one
+user turn. Tools go as `{name, description, input_schema}`, the tool choice as `{"type": "auto" | "none" | "any"
+| "tool"}`. Sampling: `max_tokens`, `temperature`, `top_p` (only when below 1: recent models refuse both),
+`stop_sequences`; n > 1, log-probabilities and LoRA adapters are refused (the API has none); the seed and json_mode are not
+sent (the API has neither), as local engines ignore json_mode.
+
+The answer's text blocks give the text, its `tool_use` blocks the tool calls (arguments as JSON text of the
+`input`), its `stop_reason` the finish reason (`tool_use` "tool_calls", `max_tokens` "length", `refusal`
+"content_filter", `end_turn` and `stop_sequence` "stop", the stop string that fired kept when asked), its usage
+the tokens (prompt: input plus cache reads and writes). The content blocks themselves are kept as the answer's
+items when there is more than text and tool calls (thinking), so an agent sends them back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._values.llm_calls import Request, RequestError, Response
+from .._values.tool_calls import ToolCall
+from .api_engine import call_arguments_object
+from .openai_responses import top_logprobs_asked, usage_tokens
+
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+_FINISH_OTHER = {"refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length"}
+_CHOICES = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
+_PLAIN_BLOCKS = {"text", "tool_use"}
+
+
+def message_arguments(request: Request, model: str) -> dict[str, Any]:
+    """Keyword arguments of the SDK's `messages.create()` for `request` (besides extra body and headers)."""
+    sampling = request.sampling
+    for asked, what in (
+        (sampling.n != 1, "n > 1"),
+        (top_logprobs_asked(sampling) is not None, "log-probs"),
+        (sampling.lora is not None, "LoRA adapters"),
+    ):
+        if asked:
+            raise RequestError(f"anthropic engine: the Messages API takes no {what}")
+    turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
+    args: dict[str, Any] = {"model": model, "max_tokens": sampling.max_tokens}
+    system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
+    if system:
+        args["system"] = "\n\n".join(system)
+    args["messages"] = messages([turn for turn in turns if turn["role"] != "system"])
+    args["temperature"] = sampling.temperature
+    if sampling.top_p < 1:
+        args["top_p"] = sampling.top_p
+    if sampling.stop:
+        args["stop_sequences"] = list(sampling.stop)
+    if request.tools:
+        args["tools"] = [tool_definition(tool.definition["function"]) for tool in request.tools]
+    if request.tool_choice is not None:
+        args["tool_choice"] = _CHOICES.get(request.tool_choice) or {"type": "tool", "name": request.tool_choice}
+    return args
+
+
+def tool_definition(function: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-form function as an Anthropic tool."""
+    out: dict[str, Any] = {"name": function["name"]}
+    if function.get("description"):
+        out["description"] = function["description"]
+    out["input_schema"] = function.get("parameters") or {"type": "object", "properties": {}}
+    return out
+
+
+def messages(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat turns (no system turn) as Messages API turns; consecutive tool results join one user turn."""
+    out: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn["role"] == "tool":
+            block = {"type": "tool_result", "tool_use_id": turn["tool_call_id"], "content": turn["content"] or ""}
+            if out and out[-1]["role"] == "user" and _all_results(out[-1]["content"]):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif "items" in turn:
+            out.append({"role": turn["role"], "content": list(turn["items"])})
+        elif turn.get("tool_calls"):
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": turn["content"]}] if turn["content"] else []
+            blocks += [_tool_use(call) for call in turn["tool_calls"]]
+            out.append({"role": turn["role"], "content": blocks})
+        else:
+            out.append({"role": turn["role"], "content": turn["content"] or ""})
+    return out
+
+
+def _all_results(content: Any) -> bool:
+    return isinstance(content, list) and all(block.get("type") == "tool_result" for block in content)
+
+
+def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call_arguments_object(call, "anthropic", "the Messages API")
+    return {"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments}
+
+
+def parse_message(answer: Any, request: Request) -> Response:
+    """A Response from the SDK's `Message` (built without validation: a body that is no message fails here, on a
+    missing field, and is retried as unreadable)."""
+    blocks = list(answer.content)
+    text = "".join(block.text for block in blocks if block.type == "text")
+    calls = tuple(
+        ToolCall(id=block.id, name=block.name, raw_arguments=json.dumps(block.input, ensure_ascii=False))
+        for block in blocks
+        if block.type == "tool_use"
+    )
+    reason = answer.stop_reason
+    if reason is None:
+        raise ValueError("no stop_reason")
+    fired = getattr(answer, "stop_sequence", None)
+    if reason == "stop_sequence" and request.sampling.keep_stop and isinstance(fired, str):
+        text += fired
+    items = None
+    if any(block.type not in _PLAIN_BLOCKS for block in blocks):
+        dumped = [block.model_dump(mode="json", exclude_unset=True, by_alias=True) for block in blocks]
+        items = json.dumps(dumped, ensure_ascii=False)
+    usage = answer.usage
+    prompt = [
+        usage_tokens(usage, name) for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    ]
+    # a count that is no number is passed on as sent, to be refused where responses arrive
+    unreadable = next((n for n in prompt if not isinstance(n, int) or isinstance(n, bool)), None)
+    return Response(
+        texts=[text],
+        choice_tool_calls=[calls] if request.tools else None,
+        prompt_tokens=sum(prompt) if unreadable is None else unreadable,
+        completion_tokens=usage_tokens(usage, "output_tokens"),
+        finish_reason=_FINISH.get(reason) or _FINISH_OTHER.get(reason, str(reason)),
+        items=items,
+    )

@@ -86,7 +86,7 @@ def write_tiny_qwen3(folder: Path, seed: int = 0) -> Path:
     tokenizer = Tokenizer(models.WordLevel(words, unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     tokenizer.post_processor = processors.TemplateProcessing(single=f"$A {EOS}", special_tokens=[(EOS, words[EOS])])
-    PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token=EOS, eos_token=EOS, unk_token="<unk>").save_pretrained(
-        folder
-    )
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, pad_token=EOS, eos_token=EOS, unk_token="<unk>"
+    ).save_pretrained(folder)
     return folder

@@ -53,7 +53,8 @@ def faiss_searcher_class(checkout: Path):
     fields = module.ModelArguments.__dataclass_fields__
     fields["attn_implementation"].default = ATTENTION
     module.ModelArguments.__init__.__defaults__ = tuple(
-        ATTENTION if default == "flash_attention_2" else default for default in module.ModelArguments.__init__.__defaults__
+        ATTENTION if default == "flash_attention_2" else default
+        for default in module.ModelArguments.__init__.__defaults__
     )
     return module.FaissSearcher
 

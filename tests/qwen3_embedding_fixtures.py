@@ -48,15 +48,15 @@ def write_corpus(path: Path) -> Path:
 def vocabulary() -> list[str]:
     words: set[str] = set()
     for text in [row["text"] for row in corpus_rows()] + QUERIES + [TASK_PREFIX]:
-        words.update(re.findall(r"\w+|[^\w\s]+", text))
+        words.update(re.findall(r"\w+|[^\w\s]|\s", text))
     return ["<unk>", EOS] + sorted(words)
 
 
 def write_tiny_qwen3(folder: Path, seed: int = 0) -> Path:
-    """A 2-layer Qwen3 of width 32 with random weights, and a word-level tokenizer that ends every input with
-    <|endoftext|> and pads with it, as Qwen3-Embedding's tokenizer does."""
+    """A 2-layer Qwen3 of width 32 with random weights, and a word-level tokenizer (words, punctuation marks, spaces
+    and newlines) that ends every input with <|endoftext|> and pads with it, as Qwen3-Embedding's tokenizer does."""
     import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3Model
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -84,7 +84,10 @@ def write_tiny_qwen3(folder: Path, seed: int = 0) -> Path:
             parameter.copy_(torch.from_numpy(values))
     model.save_pretrained(folder)
     tokenizer = Tokenizer(models.WordLevel(words, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    # each space and newline a token of its own, as byte-level BPE keeps them: a space more changes the input
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"), pre_tokenizers.Punctuation(behavior="isolated")]
+    )
     tokenizer.post_processor = processors.TemplateProcessing(single=f"$A {EOS}", special_tokens=[(EOS, words[EOS])])
     PreTrainedTokenizerFast(
         tokenizer_object=tokenizer, pad_token=EOS, eos_token=EOS, unk_token="<unk>"

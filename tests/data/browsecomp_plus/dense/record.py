@@ -37,7 +37,7 @@ TOPK = 5
 CASES = [
     ("float32", "float32", 8192, True),
     ("float16", "float16", 8192, True),
-    ("float32_max_length_20", "float32", 20, True),
+    ("float32_max_length_36", "float32", 36, True),
 ]
 ATTENTION = "sdpa"
 

@@ -88,7 +88,7 @@ def read_pickle(path: Path) -> tuple[Any, Any]:
             f"index shard {path} holds {exc}, which Tevatron's (embeddings, docids) shards never hold: refused "
             f"unread (a pickle runs what it names). If you trust the file, convert it: {convert_command(path)}"
         ) from None
-    except (EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError) as exc:
+    except (EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError, MemoryError) as exc:
         raise ConfigError(
             f"index shard {path} could not be read ({type(exc).__name__}: {exc}); it is truncated or no Tevatron "
             "shard: download or encode it again"

@@ -3,7 +3,8 @@ process per size (`python -m ragbench._cli.main compare A B`), and the growth of
 
 A real run (a YAML task with two slice fields, closed_book, `scripted:echo`, scored by em and f1) gives the sample
 lines; each size's two run folders hold that many copies of them, with their own ids, places and digests and
-scores drawn at random (em 0/1, f1 in [0, 1]; B answers 5 points more right), their results.json the template's
+scores drawn at random (em 0/1; f1 the token F1 of answers of 1-7 tokens and golds of 1-4; B answers 5 points
+more right), their results.json the template's
 with each key's value the mean of its per-example values and their run.json the template's. A few examples
 failed in each run (no scores) and B lacks a few of A's examples, as real runs do.
 
@@ -82,7 +83,10 @@ def write_run(folder: Path, template: Path, parts: list[list[str]], n: int, bett
     """A run folder of `n` examples: template lines with drawn scores, results.json's values their means."""
     rng = np.random.default_rng(seed)
     em = (rng.random(n) < 0.4 + better).astype(float)
-    f1 = np.round(np.clip(em * 0.6 + rng.random(n) * 0.4, 0, 1), 4)
+    # token F1 of short answers: 2 x tokens shared / (answer tokens + gold tokens), 1 where the answer is right
+    answer, gold = rng.integers(1, 8, n), rng.integers(1, 5, n)
+    shared = np.minimum(rng.integers(0, 5, n), np.minimum(answer, gold))
+    f1 = np.where(em == 1, 1.0, 2 * shared / (answer + gold))
     kept = np.ones(n, dtype=bool)
     (folder / "samples").mkdir(parents=True)
     with (folder / "samples" / "levels.jsonl").open("w", encoding="utf-8") as out:

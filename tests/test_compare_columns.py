@@ -41,13 +41,13 @@ def exact_tail(n: int, k: int) -> float:
     return total / 2**n
 
 
-@given(st.integers(EXACT_UP_TO + 1, EXACT_UP_TO + 4000), st.floats(0, 1))
+@given(st.integers(EXACT_UP_TO + 1, EXACT_UP_TO + 2000), st.floats(0, 1))
 @example(20003, 0.0).via("no discordant pair the other way")
 @example(20003, 7298 / 10001).via("the smallest float")  # k = 7298
 @example(20003, 7309 / 10001).via("a subnormal float")
 @example(20002, 1.0).via("the centre of an even n")
 @example(20001, 1.0).via("the centre of an odd n")
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_the_tail_of_many_discordant_pairs_is_the_exact_sums_float(n, share):
     k = int(share * (n // 2))
     assert decimal_tail(n, k) == exact_tail(n, k) == binomial_tail(n, k)
@@ -129,9 +129,9 @@ def test_a_run_read_for_compare_holds_its_scores_not_its_records(tmp_path):
             "prediction": {"answer": "an answer " * 10},
             "trace": [{"kind": "llm", "name": "answer", "request": {"prompt": "a prompt " * 40}}],
             "error": None,
-            "scores": {"em": float(i % 2), "f1": i / 20_000},
+            "scores": {"em": float(i % 2), "f1": i / 4000},
         }
-        for i in range(20_000)
+        for i in range(4000)
     ]
     (tmp_path / "samples").mkdir()
     (tmp_path / "samples" / "t.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -143,5 +143,5 @@ def test_a_run_read_for_compare_holds_its_scores_not_its_records(tmp_path):
         held = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    assert len(run.samples["t"]) == 20_000
-    assert held < 250 * 20_000, f"{held / 20_000:.0f} bytes an example"  # the lines alone: 1,000 bytes each
+    assert len(run.samples["t"]) == 4000
+    assert held < 300 * 4000, f"{held / 4000:.0f} bytes an example"  # records without their texts: 950 each

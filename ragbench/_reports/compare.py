@@ -35,7 +35,7 @@ from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_file import read_results
 from .results_schema import Entry, Results, direction
-from .run_scores import TaskScores
+from .run_scores import TaskScores, parse_sample_line
 from .slice_labels import SliceLabels
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -131,7 +131,7 @@ def load_run(path: str | Path) -> Run:
         details = results.details.get(task, {})
         samples[task] = scores = TaskScores(_example_keys(details), _slice_fields(details))
         errors: list[RecordError] = []
-        for located in located_samples(samples_path, older_shapes=True):  # streamed: each line's scores kept
+        for located in located_samples(samples_path, older_shapes=True, loads=parse_sample_line):  # each line's scores kept
             if isinstance(located.value, RecordError):
                 errors.append(located.value)
             else:

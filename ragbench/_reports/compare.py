@@ -131,7 +131,7 @@ def load_run(path: str | Path) -> Run:
         details = results.details.get(task, {})
         samples[task] = scores = TaskScores(_example_keys(details), _slice_fields(details))
         errors: list[RecordError] = []
-        for located in located_samples(samples_path, older_shapes=True, loads=parse_sample_line):  # each line's scores kept
+        for located in located_samples(samples_path, older_shapes=True, loads=parse_sample_line):  # kept: its scores
             if isinstance(located.value, RecordError):
                 errors.append(located.value)
             else:
@@ -284,7 +284,9 @@ def _not_the_mean(run: Run, task: str, key: str) -> str | None:
     reported = entry.get("value") if entry is not None else None
     values = run.samples[task].values(key)
     values = values[~np.isnan(values)]
-    if reported is None or not len(values) or math.isclose(average := mean(values), reported, rel_tol=1e-9, abs_tol=1e-12):
+    if reported is None or not len(values):
+        return None
+    if math.isclose(average := mean(values), reported, rel_tol=1e-9, abs_tol=1e-12):
         return None
     return (
         f"{task} {key}: {run.label}'s results give {reported:.4f}, not the mean of its per-example values "

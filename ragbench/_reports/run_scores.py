@@ -107,12 +107,16 @@ class TaskScores:
         """A sample line (checked, in the current shape): a row where it scored an example, its slice values
         counted for the labels where it is no bad record."""
         meta, bad_record = line.get("meta") or {}, bool(line.get("bad_record"))
-        codes = [(column.codes, column.code(meta, bad_record)) for column in self._slices.values()]
+        codes: list[tuple[array, float]] = [
+            (column.codes, column.code(meta, bad_record)) for column in self._slices.values()
+        ]
         if line.get("id") is None or line.get("error") is not None:
             return
         scores, digest = line.get("scores") or {}, line.get("example_sha256")
         row = self.rows.setdefault(str(line["id"]), len(self.rows))
-        cells = [(column, self._value(key, scores.get(key))) for key, column in self._values.items()]
+        cells: list[tuple[array, float]] = [
+            (column, self._value(key, scores.get(key))) for key, column in self._values.items()
+        ]
         cells += codes
         if digest is not None:
             digest = hashlib.blake2b(str(digest).encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
@@ -171,7 +175,7 @@ class TaskScores:
         return np.frombuffer(column.codes, dtype=np.uint32), list(column.distinct)
 
     def slice_groups(self, field: str, labels: SliceLabels, rows: np.ndarray) -> dict[str, np.ndarray]:
-        """"field=label" -> the positions in `rows` of the rows of that label (in the order of `rows`): every label
+        """`field=label` -> the positions in `rows` of the rows of that label (in the order of `rows`): every label
         of `labels` in their order, empty or not, then any other label the rows' values have (`labels` made
         elsewhere), in the order the rows first have it."""
         codes, values = self.slice_codes(field)

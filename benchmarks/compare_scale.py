@@ -117,7 +117,7 @@ def write_run(folder: Path, template: Path, parts: list[list[str]], n: int, bett
 
 
 def measure(pythonpath: str, a: Path, b: Path, folder: Path) -> dict:
-    """Seconds and peak RSS (MB) of `ragbench compare A B` in a fresh process, and what it printed."""
+    """Seconds, CPU seconds and peak RSS (MB) of `ragbench compare A B` in a fresh process, and what it printed."""
     env = {**os.environ, "PYTHONPATH": pythonpath}
     with (folder / "out.txt").open("w+") as out, (folder / "err.txt").open("w+") as err:
         started = time.perf_counter()
@@ -129,7 +129,8 @@ def measure(pythonpath: str, a: Path, b: Path, folder: Path) -> dict:
         out.seek(0), err.seek(0)
         if os.waitstatus_to_exitcode(status):
             sys.exit(f"compare failed ({pythonpath}):\n{err.read()[-3000:]}")
-        return {"seconds": seconds, "peak_mb": usage.ru_maxrss / 1024, "output": out.read()}
+        cpu = usage.ru_utime + usage.ru_stime  # what the other jobs on a shared machine do not inflate as much
+        return {"seconds": seconds, "cpu": cpu, "peak_mb": usage.ru_maxrss / 1024, "output": out.read()}
 
 
 def main() -> None:
@@ -148,8 +149,8 @@ def main() -> None:
         template = template_run(Path(tmp))
         parts = line_parts(template)
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; 2,000 paired bootstrap rounds")
-        print("| ragbench | examples a run | samples files (MB) | seconds | peak RSS (MB) |")
-        print("|---|---:|---:|---:|---:|")
+        print("| ragbench | examples a run | samples files (MB) | seconds | CPU seconds | peak RSS (MB) | load |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         last: dict = {}
         for n in sizes:
             a = write_run(Path(tmp) / f"a_{n}", template, parts, n, 0.0, seed=1)
@@ -160,7 +161,10 @@ def main() -> None:
             for label, checkout in [*runs, ("this", here)]:
                 last = measure(str(checkout), a, b, Path(tmp))
                 outputs.append(last["output"])
-                print(f"| {label} | {n:,} | {size / 1e6:,.0f} | {last['seconds']:.1f} | {last['peak_mb']:,.0f} |")
+                print(
+                    f"| {label} | {n:,} | {size / 1e6:,.0f} | {last['seconds']:.1f} | {last['cpu']:.1f} | "
+                    f"{last['peak_mb']:,.0f} | {os.getloadavg()[0]:.1f} |"
+                )
             if len(set(outputs)) > 1:
                 sys.exit(f"{n:,} examples: the two checkouts print different comparisons")
             for run in (a, b):

@@ -1,8 +1,8 @@
 """`ragbench compare` at scale: the wall time and peak RSS of comparing two runs of N examples each, in a fresh
 process per size (`python -m ragbench._cli.main compare A B`), and the growth of the peak per example.
 
-A real run (a YAML task with two slice fields, closed_book, `scripted:echo`, scored by em and f1) gives the sample
-lines; each size's two run folders hold that many copies of them, with their own ids, places and digests and
+A real run (aggregation_memory.py's: a YAML task with two slice fields, closed_book, `scripted:echo`, scored by em
+and f1) gives the sample lines; each size's two run folders hold that many copies of them, with their own ids, places and digests and
 scores drawn at random (em 0/1; f1 the token F1 of answers of 1-7 tokens and golds of 1-4; B answers 5 points
 more right), their results.json the template's
 with each key's value the mean of its per-example values and their run.json the template's. A few examples
@@ -32,43 +32,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from aggregation_memory import RECORDS, template_run  # the real run whose sample lines are copied
 
-RECORDS = 24  # the real run's examples, whose lines every size's samples files copy
 FAILED_EVERY = 997  # every so many examples failed in a run (an error, no scores)
 MISSING_EVERY = 1009  # every so many examples of A are not in B
-TASK = (
-    "task: levels\ndata: {path: levels.jsonl, format: jsonl}\n"
-    "fields:\n  gold: {answers: golden_answers}\n  slices: {level: metadata.level, kind: metadata.kind}\n"
-    "prompt:\n  template: '{{ question }}'\nmetrics: [em, f1]\n"
-)
-
-
-def template_run(folder: Path) -> Path:
-    """A real run of the YAML task (RECORDS examples) in folder/template."""
-    from ragbench._registry import installed_registry
-    from ragbench._run.evaluator import Evaluator, RunConfig
-
-    records = [
-        {
-            "id": f"q{i}",
-            "question": f"Question {i} about the river and its city?",
-            "golden_answers": ["yes"],
-            "metadata": {"level": i % 5, "kind": "abc"[i % 3]},
-        }
-        for i in range(RECORDS)
-    ]
-    (folder / "levels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    (folder / "levels.yaml").write_text(TASK, encoding="utf-8")
-    config = RunConfig(
-        tasks=[str(folder / "levels.yaml")],
-        system="closed_book",
-        model="scripted:echo",
-        output=str(folder / "template"),
-        progress=False,
-        bootstrap_iters=10,
-    )
-    Evaluator(config, installed_registry()).run()
-    return folder / "template"
 
 
 def line_parts(template: Path) -> list[list[str]]:
@@ -146,7 +113,8 @@ def main() -> None:
     seconds = math.inf if args.quick else args.seconds
     here = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="ragbench-compare-") as tmp:
-        template = template_run(Path(tmp))
+        template_run(Path(tmp))
+        template = Path(tmp) / "template"
         parts = line_parts(template)
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; 2,000 paired bootstrap rounds")
         print("| ragbench | examples a run | samples files (MB) | seconds | CPU seconds | peak RSS (MB) | load |")

@@ -22,6 +22,7 @@ from ragbench._reports.compare import Run, compare_runs, load_run
 from ragbench._reports.paired_tests import EXACT_UP_TO, binomial_tail, compare_values, decimal_tail
 from ragbench._reports.results_file import normalized_results
 from ragbench._reports.results_schema import Results
+from ragbench._reports.run_scores import parse_sample_line
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "compare_before.json").read_text())
 
@@ -31,6 +32,30 @@ def test_varied_runs_compare_as_they_did_when_every_record_was_held(tmp_path, se
     """Random 0/1 and continuous scores, examples in one run only, failures, bad records, odd values, ids read
     twice, slice values of mixed kinds, changed data: every row, warning and line as before, to the bit."""
     assert compared(tmp_path, seed) == BEFORE[str(seed)]
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(2**62, 2**80)
+    | st.integers(-(2**80), -(2**62))
+    | st.floats()
+    | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["id", "index", "schema_version", "scores", "meta", "trace"]), json_values))
+@settings(max_examples=300, deadline=None)
+def test_a_sample_line_is_read_as_json_reads_it_where_compare_looks(line):
+    """orjson where it gives the same: integers beyond 64 bits (orjson's floats), NaN and Infinity (which
+    orjson refuses) are read by json.loads."""
+    text = json.dumps(line)
+    read, expected = parse_sample_line(text), json.loads(text)
+    for field in ("id", "index", "schema_version", "scores", "meta"):
+        assert repr(read.get(field)) == repr(expected.get(field))
 
 
 def exact_tail(n: int, k: int) -> float:

@@ -47,14 +47,23 @@ def _large_float(line: dict[str, Any]) -> bool:
     values = [line.get("id"), line.get("index"), line.get("schema_version")]
     for part in (line.get("scores"), line.get("meta")):
         if isinstance(part, dict):
-            values += part.values()
-    while values:
-        value = values.pop()
-        if isinstance(value, float) and not abs(value) < BEYOND_64_BITS:
+            values.extend(part.values())
+        else:
+            values.append(part)
+    for value in values:  # flat first: a nested value is rare
+        if isinstance(value, float):
+            if not abs(value) < BEYOND_64_BITS:
+                return True
+        elif isinstance(value, (list, dict)) and _holds_large_float(value):
             return True
-        if isinstance(value, (list, dict)):
-            values += value.values() if isinstance(value, dict) else value
     return False
+
+
+def _holds_large_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return not abs(value) < BEYOND_64_BITS
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_holds_large_float(item) for item in items)
 
 
 def score_value(value: Any) -> float | None:

@@ -156,8 +156,7 @@ class TaskScores:
 
     def places(self, ids: list[str]) -> np.ndarray:
         """The rows of `ids` (each scored here), in their order."""
-        rows = self.rows
-        return np.fromiter((rows[i] for i in ids), dtype=np.int64, count=len(ids))
+        return np.fromiter(map(self.rows.__getitem__, ids), dtype=np.int64, count=len(ids))
 
     def values(self, key: str) -> np.ndarray:
         """The key's value of every row (NaN: none; a key the task does not have: none anywhere)."""

@@ -29,7 +29,7 @@ BEYOND_64_BITS = 2.0**63  # orjson reads an integer beyond 64 bits as a float of
 
 def parse_sample_line(text: str) -> Any:
     """A samples file's line parsed as json.loads parses it, as far as `TaskScores` and the line's checks read
-    it: by orjson (three times as fast), unless orjson refuses it (NaN or Infinity, a lone surrogate, a number
+    it: by orjson (over twice as fast), unless orjson refuses it (NaN or Infinity, a lone surrogate, a number
     beyond the floats, deep nesting, no JSON: json.loads's value or error then) or a value read here is a float
     of 2**63 or more, which may be an integer orjson read as a float (then json.loads again)."""
     try:

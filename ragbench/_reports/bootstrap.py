@@ -7,7 +7,9 @@ BootstrapAggregator draws from (`np.random.choice(n, size=n)` per round), so its
 
 The resamples are drawn in chunks of whole rounds (at most CHUNK_DRAWS indices at once), so memory
 stays bounded whatever the number of examples and of rounds; both streams give the same indices in
-chunks as in one draw, so the statistics are those of a single (iterations, n) draw.
+chunks as in one draw, so the statistics are those of a single (iterations, n) draw. `resampled_by_counts` draws
+the same resamples' means by counts of distinct values, for many values of few distinct ones (`ragbench compare`'s
+large runs).
 """
 
 from __future__ import annotations
@@ -41,6 +43,24 @@ def resampled(
             stats[start : start + count] = np.ldexp(scaled[draws].mean(axis=1), exponent)
         else:
             stats[start : start + count] = [statistic(list(data[row])) for row in draws]
+    return stats
+
+
+def resampled_by_counts(values: Sequence[float], iterations: int, seed: int) -> np.ndarray:
+    """The mean of each of `iterations` resamples of `values`, each resample drawn as how many times it takes each
+    distinct value (a multinomial of len(values) draws over the values' shares): the distribution of `resampled`'s
+    means, from another stream of random numbers, in time of the distinct values rather than of the values."""
+    data = np.asarray(values, dtype=float)
+    distinct, counts = np.unique(data, return_counts=True)
+    draw = np.random.default_rng(seed).multinomial
+    stats = np.empty(iterations)
+    rows = max(1, CHUNK_DRAWS // len(distinct))
+    exponent = mean_exponent(data)
+    scaled = np.ldexp(distinct, -exponent) if exponent else distinct
+    for start in range(0, iterations, rows):
+        count = min(rows, iterations - start)
+        taken = draw(len(data), counts / len(data), size=count)
+        stats[start : start + count] = np.ldexp((taken * scaled).sum(axis=1) / len(data), exponent)
     return stats
 
 

@@ -16,13 +16,16 @@ default). A row of fewer than MIN_TESTED shared examples gets no p-value and is 
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError
+from .._errors import ConfigError, RecordError
+from .._storage.files import file_there
+from .._storage.sample_files import located_samples, sample_file
 from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
@@ -31,7 +34,8 @@ from .like_for_like import budget_rows, like_for_like_text, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
-from .slice_labels import SliceLabels, field_labels, slice_value
+from .run_scores import TaskScores, parse_sample_line
+from .slice_labels import SliceLabels
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
 # Below this many shared examples a row shows no p-value: McNemar's exact test cannot go below 0.0625 with fewer
@@ -44,10 +48,22 @@ MIN_TESTED = 10
 class Run:
     path: Path
     results: Results
-    samples: dict[str, dict[str, dict[str, Any]]]  # task -> example id -> sample record
+    # task -> its scored examples (`TaskScores`; records by example id, as tests give them, are made columns)
+    samples: dict[str, TaskScores]
     # task -> slice field -> its labels over every record but bad ones, as results.json's slices
     slice_labels: dict[str, dict[str, SliceLabels]]
     name: str = ""  # set by `label_runs`; the folder's name by default
+
+    def __post_init__(self) -> None:
+        self.samples = {
+            task: scores
+            if isinstance(scores, TaskScores)
+            else TaskScores.of(scores, _example_keys(self.details(task)), _slice_fields(self.details(task)))
+            for task, scores in self.samples.items()
+        }
+
+    def details(self, task: str) -> dict[str, Entry]:
+        return self.results.details.get(task, {})
 
     @property
     def config(self) -> dict[str, Any]:
@@ -96,20 +112,26 @@ def label_runs(runs: list[Run]) -> None:
 
 def load_run(path: str | Path) -> Run:
     run = finished_run(path, "compare")
-    results = run.results
-    samples: dict[str, dict[str, dict[str, Any]]] = {}
-    labels: dict[str, dict[str, SliceLabels]] = {}
+    path, results = run.path, run.results
+    samples: dict[str, TaskScores] = {}
     for task in results.results:
-        metas: list[dict[str, Any] | None] = []
-        samples[task] = {}
-        for r in run.records(task, has_text=False, why="paired tests need the per-example scores"):  # streamed
-            if not r.bad_record:
-                metas.append(r.meta)
-            if r.id is not None and r.error is None:
-                samples[task][r.id] = {"scores": r.scores, "meta": r.meta, "example_sha256": r.example_sha256}
-        fields = {f for entry in results.details.get(task, {}).values() for f in entry.get("slices", {})}
-        labels[task] = {field: field_labels(metas, field) for field in fields}
-    return Run(run.path, results, samples, labels)
+        samples_path = sample_file(path, task)
+        if not file_there(samples_path):
+            raise ConfigError(f"compare: {samples_path} is missing (paired tests need the per-example scores)")
+        details = results.details.get(task, {})
+        samples[task] = scores = TaskScores(_example_keys(details), _slice_fields(details))
+        errors: list[RecordError] = []
+        for located in located_samples(samples_path, older_shapes=True, loads=parse_sample_line):  # kept: its scores
+            if isinstance(located.value, RecordError):
+                errors.append(located.value)
+            else:
+                scores.add(located.value)
+        if errors:
+            raise ConfigError(
+                f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "
+                f"`ragbench --resume --output {path}` rebuilds it"
+            )
+    return Run(path, results, samples, {task: scores.slice_labels() for task, scores in samples.items()})
 
 
 def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0, slices: bool = True) -> Report:
@@ -125,66 +147,60 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                 f"{run.label} is incomplete ({reason}): examples or metrics that failed are left out of the comparison"
             )
     for task in sorted(set(baseline.samples) & set(other.samples)):
-        shared = sorted(set(baseline.samples[task]) & set(other.samples[task]))
-        left_out = len(set(baseline.samples[task]) ^ set(other.samples[task]))
-        report.differences += example_set_difference(task, set(baseline.samples[task]), set(other.samples[task]))
+        ours, theirs = baseline.samples[task], other.samples[task]
+        shared = sorted(ours.ids() & theirs.ids())
+        left_out = len(ours.ids() ^ theirs.ids())
+        report.differences += example_set_difference(task, ours.ids(), theirs.ids())
         unlike_here = unlike(baseline.results, other.results, task)
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
-        digests = [
-            (baseline.samples[task][i]["example_sha256"], other.samples[task][i]["example_sha256"]) for i in shared
-        ]  # None: a sample of an older ragbench
-        changed = sum(1 for a, b in digests if a is not None and b is not None and a != b)
+        rows_a, rows_b = ours.places(shared), theirs.places(shared)
+        changed = changed_examples(ours, theirs, rows_a, rows_b)
         if changed:
             report.warnings.append(
                 f"{task}: {changed} shared example(s) differ in their data between the runs "
                 "(question, gold or documents): their scores are not paired on the same example"
             )
-        details = baseline.results.details.get(task, {})
-        slice_fields = sorted({f for entry in details.values() for f in entry.get("slices", {})})
-        other_details = other.results.details.get(task, {})
-        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other_details)))
+        details = baseline.details(task)
+        unpaired = sorted(set(_example_keys(details)) ^ set(_example_keys(other.details(task))))
         if unpaired:
             report.warnings.append(f"{task}: {', '.join(unpaired)} scored in only one run: not compared")
         for metric in _example_keys(details):
             if metric in unpaired:
                 continue
-            pairs = [(baseline.samples[task][i], other.samples[task][i]) for i in shared]
-            one_sided = sum(1 for x, y in pairs if (_value(x, metric) is None) != (_value(y, metric) is None))
+            a, b = ours.values(metric)[rows_a], theirs.values(metric)[rows_b]
+            one_sided = int(np.sum(np.isnan(a) != np.isnan(b)))
             if one_sided:
                 report.warnings.append(
                     f"{task} {metric}: {one_sided} shared example(s) have a value in one run only "
                     "(not scorable, or the metric failed, in the other) and are left out"
                 )
             report.warnings += [note for run in (baseline, other) if (note := _not_the_mean(run, task, metric))]
-            pairs = [(x, y) for x, y in pairs if _value(x, metric) is not None and _value(y, metric) is not None]
-            if not all(math.isfinite(_scored(y, metric) - _scored(x, metric)) for x, y in pairs):
-                report.warnings.append(
-                    f"{task} {metric}: values so large that their differences overflow: not compared"
-                )
-                continue
-            groups: dict[str, list[tuple[dict, dict]]] = {"": pairs}
-            for slice_field in slice_fields if slices else ():
-                labels = baseline.slice_labels[task][slice_field]
-                groups.update({f"{slice_field}={label}": [] for label in labels.labels()})  # rows in label order
-                for x, y in pairs:
-                    label = labels.label(slice_value(x["meta"], slice_field))
-                    groups.setdefault(f"{slice_field}={label}", []).append((x, y))
-            for name, group in groups.items():
-                if not group:
+            paired = ~np.isnan(a) & ~np.isnan(b)
+            a, b = a[paired], b[paired]
+            with np.errstate(over="ignore"):
+                if not np.all(np.isfinite(b - a)):
+                    report.warnings.append(
+                        f"{task} {metric}: values so large that their differences overflow: not compared"
+                    )
                     continue
-                a = [_scored(x, metric) for x, _ in group]
-                b = [_scored(y, metric) for _, y in group]
-                interval, p, test = compare_values(a, b, iterations, seed)
+            groups = {"": np.arange(len(a))}  # positions of the pairs of each row, in id order
+            for slice_field in _slice_fields(details) if slices else ():
+                labels = baseline.slice_labels[task][slice_field]
+                groups.update(ours.slice_groups(slice_field, labels, rows_a[paired]))
+            for name, group in groups.items():
+                if not len(group):
+                    continue
+                interval, p, test = compare_values(a[group], b[group], iterations, seed)
                 report.rows.append(
                     Comparison(
                         task,
                         metric,
                         name,
                         len(group),
-                        mean(a),
-                        mean(b),
-                        mean(np.subtract(b, a)),
+                        mean(a[group]),
+                        mean(b[group]),
+                        mean(b[group] - a[group]),
                         interval,
                         p if len(group) >= MIN_TESTED else None,
                         test,
@@ -223,7 +239,7 @@ def p_values_note(report: Report) -> str:
     )
 
 
-def example_set_difference(task: str, a: set[str], b: set[str]) -> list[Difference]:
+def example_set_difference(task: str, a: AbstractSet[str], b: AbstractSet[str]) -> list[Difference]:
     """The task's scored examples as a difference where either run has ids the other has not."""
     if a == b:
         return []
@@ -239,13 +255,28 @@ def _example_keys(details: dict[str, Entry]) -> list[str]:
     return sorted(key for key, entry in details.items() if not entry.get("corpus"))
 
 
+def _slice_fields(details: dict[str, Entry]) -> list[str]:
+    """The slice fields of a task's keys (results.json `slices`), sorted."""
+    return sorted({f for entry in details.values() for f in entry.get("slices", {})})
+
+
+def changed_examples(ours: TaskScores, theirs: TaskScores, rows_a: np.ndarray, rows_b: np.ndarray) -> int:
+    """How many of the paired rows hold other data in the two runs (both have a digest, and they differ)."""
+    (digests_a, known_a), (digests_b, known_b) = ours.digests(), theirs.digests()
+    both = known_a[rows_a] & known_b[rows_b]
+    return int(np.sum(both & (digests_a[rows_a] != digests_b[rows_b])))
+
+
 def _not_the_mean(run: Run, task: str, key: str) -> str | None:
     """A warning where the run's results.json value of the key is not the mean of its per-example values (a
     metric that aggregates otherwise, e.g. a count summed): the table's A and B are means per example."""
-    entry = run.results.details.get(task, {}).get(key)
+    entry = run.details(task).get(key)
     reported = entry.get("value") if entry is not None else None
-    values = [value for sample in run.samples[task].values() if (value := _value(sample, key)) is not None]
-    if reported is None or not values or math.isclose(average := mean(values), reported, rel_tol=1e-9, abs_tol=1e-12):
+    values = run.samples[task].values(key)
+    values = values[~np.isnan(values)]
+    if reported is None or not len(values):
+        return None
+    if math.isclose(average := mean(values), reported, rel_tol=1e-9, abs_tol=1e-12):
         return None
     return (
         f"{task} {key}: {run.label}'s results give {reported:.4f}, not the mean of its per-example values "
@@ -262,28 +293,13 @@ def _nothing_shared(a: Run, b: Run) -> str:
             f"have no task in common ({', '.join(sorted(a.samples)) or 'none'} vs "
             f"{', '.join(sorted(b.samples)) or 'none'}); {same_data}"
         )
-    if not any(set(a.samples[task]) & set(b.samples[task]) for task in tasks):
+    if not any(a.samples[task].ids() & b.samples[task].ids() for task in tasks):
         return f"share no example scored in both ({', '.join(tasks)}); {same_data}"
     keys = {task: [_example_keys(run.results.details.get(task, {})) for run in (a, b)] for task in tasks}
     if not any(set(ours) & set(theirs) for ours, theirs in keys.values()):
         scored = "; ".join(f"{task}: {', '.join(ours)} vs {', '.join(theirs)}" for task, (ours, theirs) in keys.items())
         return f"share no metric scored in both ({scored}); score one with the other's metrics (`ragbench rescore`)"
     return f"share no example with a value in both runs ({', '.join(tasks)}): every example failed or was not scorable"
-
-
-def _scored(sample: dict[str, Any], metric: str) -> float:
-    """The value of a pair kept for having one on both sides."""
-    value = _value(sample, metric)
-    assert value is not None
-    return value
-
-
-def _value(sample: dict[str, Any], metric: str) -> float | None:
-    """A saved score as a float; None where it is not scorable, or not a finite number (an older sample's)."""
-    value = (sample.get("scores") or {}).get(metric)
-    if not isinstance(value, (int, float)) or (isinstance(value, int) and abs(value) >= 2**1023):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def markdown(report: Report) -> str:

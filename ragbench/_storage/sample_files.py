@@ -5,8 +5,9 @@ longer than any the writer writes (`most_line_bytes`) is a RecordError like a li
 
 from __future__ import annotations
 
+import json
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,24 @@ def numbered_samples(
             errors.append(located.value)
 
 
-def located_samples(path: str | Path, older_shapes: bool = False, line: int = 0, start: int = 0) -> Iterator[Located]:
+def located_samples(
+    path: str | Path,
+    older_shapes: bool = False,
+    line: int = 0,
+    start: int = 0,
+    loads: Callable[[str], Any] = json.loads,
+) -> Iterator[Located]:
     """Every line of a samples file with where it is (`Located`: line index, byte offsets), its value the
     checked record (`checked_sample`) or the line's RecordError; `line` and `start`: read on from that line's
-    index and byte offset (where an earlier reading stopped, or one line's start). A missing file has none."""
+    index and byte offset (where an earlier reading stopped, or one line's start); `loads` parses a line
+    (json.loads, or a faster parser of the same values). A missing file has none."""
     if not file_there(path):
         return
     where = str(path)
     with open_file(path) as handle:
         handle.seek(start)
         for number, begins, ends, ended, value in located_lines(
-            handle, where, line=line, start=start, most_bytes=most_line_bytes()
+            handle, where, loads, line=line, start=start, most_bytes=most_line_bytes()
         ):
             yield Located(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
 

@@ -1,52 +1,65 @@
-"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare, unchanged) of every run
-against the first on one task, and the examples on which they disagree."""
+"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare, unchanged: the runs' scores
+read line by line into columns) of every run against the first on one task, and the examples on which they
+disagree."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from .._errors import ConfigError
 from .._reports.budget import QUANTITIES
 from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note
+from .._reports.run_scores import TaskScores
 from .runs import RunFolder, clip
 
 LISTED = 500  # disagreements listed per direction and metric
 
 
 def _binary(runs: list[Run], task: str, metric: str) -> bool:
-    values = {(s.get("scores") or {}).get(metric) for run in runs for s in run.samples.get(task, {}).values()}
-    values.discard(None)
-    return bool(values) and values <= {0, 1}
+    """Whether the key has values in the runs and every saved one is 0 or 1 (right or wrong)."""
+    scores = [run.samples[task] for run in runs if task in run.samples]
+    if any(s.has_odd(metric) for s in scores):
+        return False
+    values = np.concatenate([s.values(metric) for s in scores]) if scores else np.empty(0)
+    values = values[~np.isnan(values)]
+    return len(values) > 0 and bool(np.all((values == 0) | (values == 1)))
 
 
 def disagreements(
     a: Run, b: Run, task: str, metric: str, higher_is_better: bool, folders: tuple[RunFolder, RunFolder]
 ) -> dict[str, Any]:
     """Examples scored in both runs where one is right (the metric's good value) and the other wrong, with
-    the question and each run's answer from the runs' example tables (`a` and `b` hold only scores)."""
+    the question and each run's answer from the runs' example tables (`a` and `b` hold only scores); the first
+    LISTED of each side in id order, and how many there are."""
     good = 1.0 if higher_is_better else 0.0
-    first, second = a.samples.get(task, {}), b.samples.get(task, {})
+    none = TaskScores((), ())
+    first, second = a.samples.get(task, none), b.samples.get(task, none)
+    shared = sorted(first.ids() & second.ids())
+    x, y = first.values(metric)[first.places(shared)], second.values(metric)[second.places(shared)]
+    differ = ~np.isnan(x) & ~np.isnan(y) & (x != y)
     tables = folders[0].samples(task), folders[1].samples(task)
-    found: dict[str, list[dict[str, Any]]] = {"a_right": [], "b_right": []}
-    for example_id in sorted(set(first) & set(second)):
-        x, y = (first[example_id].get("scores") or {}).get(metric), (second[example_id].get("scores") or {}).get(metric)
-        if x is None or y is None or float(x) == float(y):
-            continue
-        side = "a_right" if float(x) == good else "b_right"
-        n_a, n_b = tables[0].position(example_id), tables[1].position(example_id)
-        row_a, row_b = (table.rows[n] if n is not None else {} for table, n in zip(tables, (n_a, n_b)))
-        found[side].append(
-            {
-                "id": example_id,
-                "question": clip(row_a.get("question"), 160),
-                "answer_a": clip(row_a.get("answer"), 160),
-                "answer_b": clip(row_b.get("answer"), 160),
-                "n_a": n_a,
-                "n_b": n_b,
-            }
-        )
-    return {"metric": metric, **{k: {"count": len(v), "rows": v[:LISTED]} for k, v in found.items()}}
+    found: dict[str, dict[str, Any]] = {}
+    for side, right in (("a_right", differ & (x == good)), ("b_right", differ & (x != good))):
+        rows = []
+        for place in np.flatnonzero(right)[:LISTED]:
+            example_id = shared[place]
+            n_a, n_b = tables[0].position(example_id), tables[1].position(example_id)
+            row_a, row_b = (table.rows[n] if n is not None else {} for table, n in zip(tables, (n_a, n_b)))
+            rows.append(
+                {
+                    "id": example_id,
+                    "question": clip(row_a.get("question"), 160),
+                    "answer_a": clip(row_a.get("answer"), 160),
+                    "answer_b": clip(row_b.get("answer"), 160),
+                    "n_a": n_a,
+                    "n_b": n_b,
+                }
+            )
+        found[side] = {"count": int(np.sum(right)), "rows": rows}
+    return {"metric": metric, **found}
 
 
 def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIONS) -> dict[str, Any]:

@@ -148,7 +148,7 @@ class LuceneBM25Builder(IndexBuilder):
         when `finish` runs."""
         store = DocStore(self.folder)
         try:
-            ids = [store.get(i).id for i in range(len(store))]
+            ids = [store.get(i).id or "" for i in range(len(store))]
         finally:
             store.close()
         ranks = np.empty(len(ids), dtype=np.int32)

@@ -82,7 +82,7 @@ def main() -> None:
     analyzer = autoclass("io.anserini.analysis.DefaultEnglishAnalyzer").newDefaultInstance()
     analyze = autoclass("io.anserini.analysis.AnalyzerUtils").analyze
 
-    def jstr(value: str):  # noqa: ANN202
+    def jstr(value: str) -> object:
         return java_string(value.encode("utf-8"), "UTF-8")
 
     rng = random.Random(59)

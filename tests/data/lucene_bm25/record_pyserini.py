@@ -23,6 +23,11 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 K = 10
+# what `python -m pyserini.index.lucene` passes by default and BrowseComp-Plus's build adds (one thread: passages keep
+# the corpus order)
+PYSERINI_DEFAULTS = (
+    "-generator DefaultLuceneDocumentGenerator -threads 1 -storePositions -storeDocvectors -storeRaw -quiet"
+)
 
 ENGLISH = (
     "the running runner's foxes jumped quickly generalization relational conditional hopping hoping agreed feed "
@@ -101,9 +106,7 @@ def main() -> None:
             with open(Path(work) / "in" / "docs.jsonl", "w", encoding="utf-8") as out:
                 for doc in docs:
                     out.write(json.dumps(doc, ensure_ascii=False) + "\n")
-            args = ["-collection", "JsonCollection", "-input", f"{work}/in", "-index", f"{work}/index", "-generator",
-                    "DefaultLuceneDocumentGenerator", "-threads", "1", "-storePositions", "-storeDocvectors",
-                    "-storeRaw", "-quiet"]
+            args = f"-collection JsonCollection -input {work}/in -index {work}/index {PYSERINI_DEFAULTS}".split()
             autoclass("io.anserini.index.IndexCollection").main(args)
             searcher = autoclass("io.anserini.search.SimpleSearcher")(f"{work}/index")
             searcher.set_bm25(0.9, 0.4)

@@ -15,74 +15,95 @@ Format, Extend and ZWJ characters cling to the character before them (WB4). A to
 units: a longer one is cut there (the scanner's buffer) and the rest scanned anew.
 
 Here the same rules are one `regex` pattern matched leftmost-longest (its POSIX flag), which is JFlex's longest
-match; the token types do not change the terms, so they are not kept. The character classes are `regex`'s, from
-its Unicode version, where Lucene's grammar was generated from Unicode 9.0 (emoji data 11.0): characters
-assigned after 9.0 (Lucene skips them as unassigned) and the few whose word-break property changed since (the
-emoji skin-tone modifiers, Extend since Unicode 11, are kept out of Extend here as in 9.0) are where this
-tokenizer and Lucene's can differ.
+match; the token types do not change the terms, so they are not kept. Its character classes are `regex`'s Unicode
+properties corrected to the tables Lucene's grammar was generated from (Unicode 9.0, emoji 11.0) by
+`lucene_unicode9`: the characters added since, which Lucene skips, the pictographs `regex` lacks, and the few
+characters whose property changed. ASCII text takes a plain `re` pattern of the same rules.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import Any
 
 from .._errors import ConfigError
+from . import lucene_unicode9
 
 MAX_TOKEN_UNITS = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units (Java chars)
 
-# WB4: Format, Extend and ZWJ attach to what precedes (the emoji skin-tone modifiers too, in Lucene's tables)
-_EXTEND = r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}]"
-_EXT = _EXTEND + "*"
-_EXT_SANS_PRESENTATION = r"[" + _EXTEND + r"--[\uFE0E\uFE0F]]*"
+
+def code_points(ranges: Iterable[tuple[int, int]]) -> str:
+    """A character class's inside, from (first, last) code point ranges."""
+    return "".join(f"\\U{first:08x}-\\U{last:08x}" for first, last in ranges)
 
 
-def extended(chars: str, tail: str = _EXT) -> str:
-    """A character of class `chars` with the Format/Extend/ZWJ characters that cling to it."""
-    return f"(?:{chars}{tail})"
+def single(points: Iterable[int]) -> Iterable[tuple[int, int]]:
+    return ((point, point) for point in points)
 
 
-_AHLETTER = extended(r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}]")
-_HEBREW = extended(r"\p{WB=Hebrew_Letter}")
-_NUMERIC = extended(r"[\p{WB=Numeric}[\p{Block=Halfwidth_And_Fullwidth_Forms}&&\p{Nd}]]")
-_KATAKANA = extended(r"\p{WB=Katakana}")
-_MID_LETTER = extended(r"[\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}]")
-_MID_NUMERIC = extended(r"[\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}]")
-_EXTEND_NUM_LET = extended(r"\p{WB=ExtendNumLet}")
-_SINGLE_QUOTE = extended(r"\p{WB=Single_Quote}")
-_DOUBLE_QUOTE = extended(r"\p{WB=Double_Quote}")
-_REGIONAL = extended(r"\p{WB=Regional_Indicator}")
+# Lucene's classes where they differ from regex's (lucene_unicode9): OTHER is left out of every property class
+OTHER = code_points((*lucene_unicode9.OTHER_RANGES, *single(lucene_unicode9.RETYPED)))
+PICTOGRAPHIC = code_points((*lucene_unicode9.PICTOGRAPHIC_RANGES, *single(lucene_unicode9.PICTOGRAPHIC)))
 
-# Emoji (TR#51 emoji_sequence as Lucene's grammar writes it)
-_ZWJ = r"\p{WB=ZWJ}"
-_EMOJI_RKAM = r"[\p{WB=Regional_Indicator}0-9#*\u00A9\u00AE\u2122\u3030\u303D\p{Emoji_Modifier}]"
-_EMOJI_CHAR = extended(r"[\p{Extended_Pictographic}[\p{Emoji}--" + _EMOJI_RKAM + r"]]", _EXT_SANS_PRESENTATION)
-_MODIFIER_BASE = extended(r"\p{Emoji_Modifier_Base}", _EXT_SANS_PRESENTATION)
-_MODIFIER = extended(r"\p{Emoji_Modifier}", _EXT_SANS_PRESENTATION)
-_EMOJI_ELEMENT = (
-    f"(?:{_ZWJ}*{_EMOJI_CHAR}\\uFE0F?|(?:{_ZWJ}*{_MODIFIER_BASE})?{_MODIFIER})"  # character, presentation, modifier
-)
-_EMOJI = (
-    f"{_EMOJI_ELEMENT}(?:(?:{_ZWJ}{_EMOJI_ELEMENT})*|[\\U000E0020-\\U000E007E]+\\U000E007F)"
-    f"|[0-9#*]{_EXT_SANS_PRESENTATION}\\uFE0F?\\u20E3{_EXT_SANS_PRESENTATION}"  # keycap
-    f"|{_REGIONAL}{_REGIONAL}"  # flag
-)
 
-# Lucene's number, Hangul and Katakana rules match only what its word rule matches too (they set the token type)
-_NUMBER_RUN = f"{_NUMERIC}(?:(?:{_EXTEND_NUM_LET}*|{_MID_NUMERIC}){_NUMERIC})*"
-_WORD_CORE = (
-    f"(?:{_KATAKANA}(?:{_EXTEND_NUM_LET}*{_KATAKANA})*"
-    f"|(?:{_HEBREW}(?:{_SINGLE_QUOTE}|{_DOUBLE_QUOTE}{_HEBREW})"
-    f"|{_NUMBER_RUN}"
-    f"|{_AHLETTER}(?:(?:{_EXTEND_NUM_LET}*|{_MID_LETTER}){_AHLETTER})*)+)"
-)
-_WORD = f"{_EXTEND_NUM_LET}*{_WORD_CORE}(?:{_EXTEND_NUM_LET}+{_WORD_CORE})*{_EXTEND_NUM_LET}*"
-_SOUTH_EAST_ASIAN = extended(r"\p{Line_Break=Complex_Context}") + "+"
-_ONE_PER_CHARACTER = extended(r"[\p{Script=Han}\p{Script=Hiragana}]")
+def token_pattern() -> str:
+    """Lucene's token rules, over regex's Unicode properties less `OTHER`, plus Lucene's own additions."""
 
-TOKEN_PATTERN = "|".join(f"(?:{rule})" for rule in (_EMOJI, _WORD, _SOUTH_EAST_ASIAN, _ONE_PER_CHARACTER))
+    def known(properties: str, *added: int, more: str = "") -> str:
+        inside = f"[[{properties}]--[{OTHER}]]" if OTHER else properties
+        return f"[{inside}{code_points(single(added))}{more}]"
+
+    # WB4: Format, Extend and ZWJ attach to what precedes (the emoji skin-tone modifiers too, in Lucene's tables)
+    extend = known(r"\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}", *lucene_unicode9.FORMAT)
+    ext = extend + "*"
+    ext_sans_presentation = f"[{extend}--[\\uFE0E\\uFE0F]]*"
+
+    def extended(chars: str, tail: str = ext) -> str:
+        """A character of class `chars` with the Format/Extend/ZWJ characters that cling to it."""
+        return f"(?:{chars}{tail})"
+
+    ahletter = extended(known(r"\p{WB=ALetter}\p{WB=Hebrew_Letter}"))
+    hebrew = extended(known(r"\p{WB=Hebrew_Letter}"))
+    numeric = extended(known(r"\p{WB=Numeric}[\p{Block=Halfwidth_And_Fullwidth_Forms}&&\p{Nd}]"))
+    katakana = extended(known(r"\p{WB=Katakana}"))
+    mid_letter = extended(known(r"\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}"))
+    mid_numeric = extended(known(r"\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}", *lucene_unicode9.MID_NUMERIC))
+    extend_num_let = extended(known(r"\p{WB=ExtendNumLet}"))
+    single_quote = extended(known(r"\p{WB=Single_Quote}"))
+    double_quote = extended(known(r"\p{WB=Double_Quote}"))
+    regional = extended(known(r"\p{WB=Regional_Indicator}"))
+
+    # Emoji (TR#51 emoji_sequence as Lucene's grammar writes it)
+    zwj = r"\p{WB=ZWJ}"
+    rkam = r"\p{WB=Regional_Indicator}0-9#*\u00A9\u00AE\u2122\u3030\u303D\p{Emoji_Modifier}"
+    emoji_char = extended(
+        known(f"\\p{{Extended_Pictographic}}[\\p{{Emoji}}--[{rkam}]]", more=PICTOGRAPHIC), ext_sans_presentation
+    )
+    modifier_base = extended(r"\p{Emoji_Modifier_Base}", ext_sans_presentation)
+    modifier = extended(r"\p{Emoji_Modifier}", ext_sans_presentation)
+    element = (
+        f"(?:{zwj}*{emoji_char}\\uFE0F?|(?:{zwj}*{modifier_base})?{modifier})"  # character, presentation, modifier
+    )
+    emoji = (
+        f"{element}(?:(?:{zwj}{element})*|[\\U000E0020-\\U000E007E]+\\U000E007F)"
+        f"|[0-9#*]{ext_sans_presentation}\\uFE0F?\\u20E3{ext_sans_presentation}"  # keycap
+        f"|{regional}{regional}"  # flag
+    )
+
+    # Lucene's number, Hangul and Katakana rules match only what its word rule matches too (they set the token type)
+    number_run = f"{numeric}(?:(?:{extend_num_let}*|{mid_numeric}){numeric})*"
+    core = (
+        f"(?:{katakana}(?:{extend_num_let}*{katakana})*"
+        f"|(?:{hebrew}(?:{single_quote}|{double_quote}{hebrew})"
+        f"|{number_run}"
+        f"|{ahletter}(?:(?:{extend_num_let}*|{mid_letter}){ahletter})*)+)"
+    )
+    word = f"{extend_num_let}*{core}(?:{extend_num_let}+{core})*{extend_num_let}*"
+    south_east_asian = extended(known(r"\p{Line_Break=Complex_Context}", *lucene_unicode9.SOUTH_EAST_ASIAN)) + "+"
+    one_per_character = extended(known(r"\p{Script=Han}\p{Script=Hiragana}"))
+    return "|".join(f"(?:{rule})" for rule in (emoji, word, south_east_asian, one_per_character))
 
 
 # The same rules on ASCII text, where only the word rule can match (letters, digits, "_" joining anything, ":" "." "'"
@@ -100,7 +121,7 @@ def token_regex() -> Any:
             "the lucene_bm25 retriever needs the regex package (Unicode word-break properties): "
             "pip install 'ragbench[retrieval]'"
         ) from exc
-    return regex.compile(TOKEN_PATTERN, regex.V1 | regex.POSIX)
+    return regex.compile(token_pattern(), regex.V1 | regex.POSIX)
 
 
 def utf16_units(text: str) -> int:

@@ -24,7 +24,7 @@ characters whose property changed. ASCII text takes a plain `re` pattern of the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -34,29 +34,43 @@ from . import lucene_unicode9
 MAX_TOKEN_UNITS = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units (Java chars)
 
 
-def code_points(ranges: Iterable[tuple[int, int]]) -> str:
-    """A character class's inside, from (first, last) code point ranges."""
-    return "".join(f"\\U{first:08x}-\\U{last:08x}" for first, last in ranges)
+# Stand-ins of Lucene's class for the characters `lucene_unicode9` lists: each is replaced by one that `regex` puts
+# in that class before matching (the tokens are cut from the text as given)
+OTHER_CHAR = "\x00"  # WB=Other, in no rule
+FORMAT_CHAR = "\u00ad"  # SOFT HYPHEN: WB=Format
+MID_NUMERIC_CHAR = ","  # WB=MidNum
+SOUTH_EAST_ASIAN_CHAR = "\u0e01"  # THAI CHARACTER KO KAI: Line_Break=Complex_Context
+PICTOGRAPHIC_CHAR = "\U0001f600"  # GRINNING FACE: Extended_Pictographic, Emoji (no modifier, no modifier base)
 
 
-def single(points: Iterable[int]) -> Iterable[tuple[int, int]]:
-    return ((point, point) for point in points)
-
-
-# Lucene's classes where they differ from regex's (lucene_unicode9): OTHER is left out of every property class
-OTHER = code_points((*lucene_unicode9.OTHER_RANGES, *single(lucene_unicode9.RETYPED)))
-PICTOGRAPHIC = code_points((*lucene_unicode9.PICTOGRAPHIC_RANGES, *single(lucene_unicode9.PICTOGRAPHIC)))
+@cache
+def lucene_classes() -> dict[int, str]:
+    """A `str.translate` table giving each character that Lucene's tables class otherwise than `regex` a stand-in
+    of Lucene's class."""
+    table = {
+        point: stand_in
+        for ranges, stand_in in (
+            (lucene_unicode9.OTHER_RANGES, OTHER_CHAR),
+            (lucene_unicode9.PICTOGRAPHIC_RANGES, PICTOGRAPHIC_CHAR),
+        )
+        for first, last in ranges
+        for point in range(max(first, 0x80), last + 1)  # ASCII classes agree; "#" and "*" begin keycaps
+    }
+    for points, stand_in in (
+        (lucene_unicode9.FORMAT, FORMAT_CHAR),
+        (lucene_unicode9.MID_NUMERIC, MID_NUMERIC_CHAR),
+        (lucene_unicode9.SOUTH_EAST_ASIAN, SOUTH_EAST_ASIAN_CHAR),
+        (lucene_unicode9.PICTOGRAPHIC, PICTOGRAPHIC_CHAR),
+    ):
+        table.update(dict.fromkeys(points, stand_in))
+    return table
 
 
 def token_pattern() -> str:
-    """Lucene's token rules, over regex's Unicode properties less `OTHER`, plus Lucene's own additions."""
-
-    def known(properties: str, *added: int, more: str = "") -> str:
-        inside = f"[[{properties}]--[{OTHER}]]" if OTHER else properties
-        return f"[{inside}{code_points(single(added))}{more}]"
+    """Lucene's token rules over `regex`'s Unicode properties."""
 
     # WB4: Format, Extend and ZWJ attach to what precedes (the emoji skin-tone modifiers too, in Lucene's tables)
-    extend = known(r"\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}", *lucene_unicode9.FORMAT)
+    extend = r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}]"
     ext = extend + "*"
     ext_sans_presentation = f"[{extend}--[\\uFE0E\\uFE0F]]*"
 
@@ -64,23 +78,21 @@ def token_pattern() -> str:
         """A character of class `chars` with the Format/Extend/ZWJ characters that cling to it."""
         return f"(?:{chars}{tail})"
 
-    ahletter = extended(known(r"\p{WB=ALetter}\p{WB=Hebrew_Letter}"))
-    hebrew = extended(known(r"\p{WB=Hebrew_Letter}"))
-    numeric = extended(known(r"\p{WB=Numeric}[\p{Block=Halfwidth_And_Fullwidth_Forms}&&\p{Nd}]"))
-    katakana = extended(known(r"\p{WB=Katakana}"))
-    mid_letter = extended(known(r"\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}"))
-    mid_numeric = extended(known(r"\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}", *lucene_unicode9.MID_NUMERIC))
-    extend_num_let = extended(known(r"\p{WB=ExtendNumLet}"))
-    single_quote = extended(known(r"\p{WB=Single_Quote}"))
-    double_quote = extended(known(r"\p{WB=Double_Quote}"))
-    regional = extended(known(r"\p{WB=Regional_Indicator}"))
+    ahletter = extended(r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}]")
+    hebrew = extended(r"[\p{WB=Hebrew_Letter}]")
+    numeric = extended(r"[\p{WB=Numeric}[\p{Block=Halfwidth_And_Fullwidth_Forms}&&\p{Nd}]]")
+    katakana = extended(r"[\p{WB=Katakana}]")
+    mid_letter = extended(r"[\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}]")
+    mid_numeric = extended(r"[\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}]")
+    extend_num_let = extended(r"[\p{WB=ExtendNumLet}]")
+    single_quote = extended(r"[\p{WB=Single_Quote}]")
+    double_quote = extended(r"[\p{WB=Double_Quote}]")
+    regional = extended(r"[\p{WB=Regional_Indicator}]")
 
     # Emoji (TR#51 emoji_sequence as Lucene's grammar writes it)
     zwj = r"\p{WB=ZWJ}"
     rkam = r"\p{WB=Regional_Indicator}0-9#*\u00A9\u00AE\u2122\u3030\u303D\p{Emoji_Modifier}"
-    emoji_char = extended(
-        known(f"\\p{{Extended_Pictographic}}[\\p{{Emoji}}--[{rkam}]]", more=PICTOGRAPHIC), ext_sans_presentation
-    )
+    emoji_char = extended(f"[\\p{{Extended_Pictographic}}[\\p{{Emoji}}--[{rkam}]]]", ext_sans_presentation)
     modifier_base = extended(r"\p{Emoji_Modifier_Base}", ext_sans_presentation)
     modifier = extended(r"\p{Emoji_Modifier}", ext_sans_presentation)
     element = (
@@ -101,8 +113,8 @@ def token_pattern() -> str:
         f"|{ahletter}(?:(?:{extend_num_let}*|{mid_letter}){ahletter})*)+)"
     )
     word = f"{extend_num_let}*{core}(?:{extend_num_let}+{core})*{extend_num_let}*"
-    south_east_asian = extended(known(r"\p{Line_Break=Complex_Context}", *lucene_unicode9.SOUTH_EAST_ASIAN)) + "+"
-    one_per_character = extended(known(r"\p{Script=Han}\p{Script=Hiragana}"))
+    south_east_asian = extended(r"[\p{Line_Break=Complex_Context}]") + "+"
+    one_per_character = extended(r"[\p{Script=Han}\p{Script=Hiragana}]")
     return "|".join(f"(?:{rule})" for rule in (emoji, word, south_east_asian, one_per_character))
 
 
@@ -141,12 +153,15 @@ def window_end(text: str, start: int) -> int:
 
 def standard_tokens(text: str) -> Iterator[str]:
     """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case)."""
-    pattern = ASCII_TOKEN if text.isascii() else token_regex()
+    if text.isascii():
+        pattern, classes = ASCII_TOKEN, text
+    else:
+        pattern, classes = token_regex(), text.translate(lucene_classes())
     position = 0
-    while (found := pattern.search(text, position)) is not None:
+    while (found := pattern.search(classes, position)) is not None:
         start, end = found.span()
         if end - start > MAX_TOKEN_UNITS // 2 and utf16_units(text[start:end]) > MAX_TOKEN_UNITS:
-            cut = pattern.match(text, start, window_end(text, start))
+            cut = pattern.match(classes, start, window_end(text, start))
             if cut is None:  # no token fits in the buffer from here: the scanner skips a character
                 position = start + 1
                 continue

@@ -70,8 +70,7 @@ def main() -> None:
     java_string = autoclass("java.lang.String")
     analyzer = autoclass("io.anserini.analysis.DefaultEnglishAnalyzer").newDefaultInstance()
     java_analyze = autoclass("io.anserini.analysis.AnalyzerUtils").analyze
-    lucene_tokenizer.OTHER, lucene_tokenizer.PICTOGRAPHIC = "", ""  # regex's classes alone
-    lucene_tokenizer.token_regex.cache_clear()
+    lucene_tokenizer.lucene_classes = dict  # regex's classes alone
     term.cache_clear()
     inert, pictographic, other = [], [], []
     for start in range(0, len(CODE_POINTS), BATCH):

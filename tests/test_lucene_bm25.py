@@ -100,7 +100,7 @@ TEXT = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(TEXT, TEXT)
 def test_text_either_side_of_a_space_is_analysed_apart(left, right):
     assert analyze(left + " " + right) == analyze(left) + analyze(right)
@@ -140,7 +140,7 @@ def reference_scores(texts: list[str], query: str, k1: float = 0.9, b: float = 0
     return {doc: float(f32(total)) for doc, total in totals.items()}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(DOCS, st.lists(WORDS, min_size=1, max_size=5).map(" ".join), st.randoms(use_true_random=False))
 def test_hits_are_the_best_scores_with_ties_in_id_order(tmp_path_factory, texts, query, rng):
     ids = [f"p{n}" for n in range(len(texts))]

@@ -74,6 +74,28 @@ def strings(rng: random.Random, count: int) -> list[str]:
     return made + ["a" * 300, "ab'" * 100, "_" * 300 + "a", "1" * 254 + ".5", "𝐀" * 200, ""]
 
 
+# characters whose word-break class changed since Unicode 9.0 (ragbench/_retrieval/lucene_unicode9.py lists them)
+RETYPED = [
+    *range(0x600, 0x606),
+    0x6DD,
+    0x70F,
+    0x8E2,
+    0x110BD,
+    0x110CD,
+    0xFE10,
+    0xFE14,
+    0x19DA,
+    *range(0x1FBF0, 0x1FBFA),
+]
+
+
+def code_point_strings() -> list[str]:
+    """Every 37th code point of the planes in use, and the retyped ones, each alone, between letters, between
+    digits, doubled and between Hebrew letters: where Lucene's Unicode 9.0 classes differ from today's."""
+    planes = [*range(0x80, 0xD800, 37), *range(0xF900, 0x34000, 37), *range(0xE0000, 0xE0200, 37)]
+    return [f"{c} ab{c}cd 12{c}34 {c}{c}x \u05d0{c}\u05d1" for c in map(chr, planes + RETYPED)]
+
+
 def main() -> None:
     os.environ.setdefault("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")
     import jnius_config
@@ -92,7 +114,7 @@ def main() -> None:
 
     rng = random.Random(59)
     record: dict = {"pyserini": "1.6.0", "anserini": Path(jar).name, "lucene": "9.9.1", "k": K, "corpora": {}}
-    texts = strings(rng, 3000)
+    texts = strings(rng, 3000) + code_point_strings()
     record["analysis"] = [[value, [str(t) for t in analyze(analyzer, jstr(value))]] for value in texts]
     for name, pieces in (
         ("english", ENGLISH + ODD),

@@ -90,9 +90,9 @@ def main() -> None:
     lines = TABLE.read_text(encoding="utf-8").split("\n# generated below", 1)[0]
     body = ["\n# generated below by tests/data/lucene_bm25/record_unicode_sweep.py: do not edit"]
     for name, points in (("OTHER_RANGES", inert), ("PICTOGRAPHIC_RANGES", pictographic)):
-        body.append(f"{name} = (")
-        body += [f"    (0x{a:04X}, 0x{b:04X})," for a, b in ranges(points)]
-        body.append(")")
+        spans = [f"{a:04X}-{b:04X}" for a, b in ranges(points)]
+        rows = [" ".join(spans[i : i + 10]) for i in range(0, len(spans), 10)]
+        body.append(f'{name} = hex_ranges(\n    """\n' + "\n".join(rows) + '\n"""\n)')
     TABLE.write_text(lines + "\n".join(body) + "\n", encoding="utf-8")
 
 

@@ -84,11 +84,33 @@ def test_ties_and_near_ties_are_rounded_and_lowered_as_anserini_does():
     ]
 
 
-def test_a_damaged_index_file_is_named(tmp_path):
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda files: np.save(files / "norms.npy", np.zeros(1, dtype=np.uint8)), "norms.npy holds 1 passages where 2"),
+        (lambda files: (files / "postings.npy").write_bytes(b""), "postings.npy missing or damaged"),
+        (lambda files: (files / "freqs.npy").unlink(), "freqs.npy missing or damaged"),
+        (lambda files: (files / "terms.json").write_text('["fox"]'), "terms.json holds 1 terms where 2"),
+    ],
+)
+def test_a_damaged_index_file_is_named_with_the_command_that_builds_it_again(tmp_path, damage, message):
     build(tmp_path, [{"id": "a", "text": "fox"}, {"id": "b", "text": "dog"}])
-    np.save(tmp_path / "index" / "lucene_bm25" / "norms.npy", np.zeros(1, dtype=np.uint8))
-    with pytest.raises(ConfigError, match=r"lucene_bm25/norms.npy holds 1 passages where 2 were written"):
+    damage(tmp_path / "index" / "lucene_bm25")
+    with pytest.raises(ConfigError, match=f"lucene_bm25/{message}.*ragbench index build --corpus"):
         LuceneBM25Retriever(str(tmp_path / "index"))
+
+
+def test_k1_and_b_are_lucenes_set_bm25(tmp_path):
+    texts = ["fox fox dog", "fox cat cat cat cat bank", "dog", "fox"]
+    retriever = build(tmp_path, [{"id": f"p{n}", "text": text} for n, text in enumerate(texts)])
+    tuned = LuceneBM25Retriever(str(tmp_path / "index"), k1=1.2, b=0.75)
+    expected = reference_scores(texts, "fox dog", k1=1.2, b=0.75)
+    ranked = sorted(expected, key=lambda doc: (-expected[doc], doc))
+    assert [hit.id for hit in tuned.search(["fox dog"], 4)[0]] == [f"p{doc}" for doc in ranked]
+    assert [hit.score for hit in tuned.search(["fox dog"], 4)[0]] == anserini_scores(
+        np.array([expected[doc] for doc in ranked], dtype=np.float32)
+    )
+    assert tuned.search(["fox dog"], 4) != retriever.search(["fox dog"], 4)
 
 
 TEXT = st.lists(

@@ -229,17 +229,22 @@ class LuceneBM25Retriever(IndexedRetriever):
         return docs[order], scores[order]
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """The passages with any of the query's terms and their float32 BM25 scores."""
-        total = np.zeros(len(self.norms), dtype=np.float64)
+        """The passages with any of the query's terms and their float32 BM25 scores: each term's scores in float32,
+        summed per passage in float64 (over the terms' postings only, not the whole corpus)."""
+        docs, scores = [], []
         for word, count in Counter(analyze(query)).items():
             number = self.term_numbers.get(word)
             if number is None:
                 continue
             start, end = int(self.offsets[number]), int(self.offsets[number + 1])
-            docs = np.asarray(self.postings[start:end])
+            postings = np.asarray(self.postings[start:end])
             idf = np.float32(math.log(1 + (self.doc_count - (end - start) + 0.5) / (end - start + 0.5)))
             weight = np.float32(count) * idf
             tf = np.asarray(self.freqs[start:end]).astype(np.float32)
-            total[docs] += weight - weight / (np.float32(1) + tf * self.cache[self.norms[docs]])
-        matched = np.flatnonzero(total)
-        return matched, total[matched].astype(np.float32)
+            docs.append(postings)
+            scores.append(weight - weight / (np.float32(1) + tf * self.cache[self.norms[postings]]))
+        if not docs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        matched, slots = np.unique(np.concatenate(docs), return_inverse=True)
+        totals = np.bincount(slots, weights=np.concatenate(scores).astype(np.float64), minlength=len(matched))
+        return matched, totals.astype(np.float32)

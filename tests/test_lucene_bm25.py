@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
@@ -37,7 +38,9 @@ CORPORA = sorted(RECORDED["corpora"])
 
 def build(tmp: Path, docs: list[dict]) -> LuceneBM25Retriever:
     corpus = write_jsonl(tmp / "corpus.jsonl", docs)
-    build_index(corpus, tmp / "index", "lucene_bm25", title=False, progress=False, registry=installed_registry())
+    build_index(  # chunks of 64 passages: postings merged across chunks
+        corpus, tmp / "index", "lucene_bm25", chunk_size=64, title=False, progress=False, registry=installed_registry()
+    )
     return LuceneBM25Retriever(str(tmp / "index"))
 
 
@@ -175,3 +178,19 @@ def test_hits_are_the_best_scores_with_ties_in_id_order(tmp_path_factory, texts,
     raw = np.array([expected[doc] for doc in ranked], dtype=np.float32)
     assert [hit.score for hit in hits] == anserini_scores(raw)
     retriever.close()
+
+
+def test_index_build_on_the_command_line_then_search_with_k1_and_b(tmp_path):
+    corpus = write_jsonl(
+        tmp_path / "corpus.jsonl",
+        [{"id": "b", "title": "Foxes", "text": "The fox's den."}, {"id": "a", "title": "Dogs", "text": "A dog."}],
+    )
+    out = tmp_path / "idx"
+    args = ["index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out)]
+    result = cli_here(*args, "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert f"lucene_bm25 index of 2 passages in {out}" in result.stdout
+    hits = LuceneBM25Retriever(str(out), k1=1.2, b=0.75).search(["foxes"], 5)[0]  # the title is indexed too
+    assert [hit.id for hit in hits] == ["b"] and hits[0].text == "The fox's den."
+    refused = cli_here(*args, "--overwrite", "--build-arg", "k1=1.2", "--no-progress")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr

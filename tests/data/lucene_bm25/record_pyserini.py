@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 K = 10
-# what `python -m pyserini.index.lucene` passes by default and BrowseComp-Plus's build adds (one thread: passages keep
+# pyserini's usual `python -m pyserini.index.lucene` arguments for a JSONL corpus (one thread: passages keep
 # the corpus order)
 PYSERINI_DEFAULTS = (
     "-generator DefaultLuceneDocumentGenerator -threads 1 -storePositions -storeDocvectors -storeRaw -quiet"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -197,3 +198,17 @@ def test_index_build_on_the_command_line_then_search_with_k1_and_b(tmp_path):
         "ragbench: error: --build-arg k1=1.2: index build --retriever lucene_bm25 has no option 'k1' (it takes no "
         "options)"
     ], refused.stderr
+
+
+def test_without_the_regex_package_the_build_is_refused_before_the_corpus_is_read(tmp_path, monkeypatch):
+    from ragbench._retrieval.lucene_tokenizer import token_regex
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "a", "text": "fox"}])
+    token_regex.cache_clear()
+    monkeypatch.setitem(sys.modules, "regex", None)  # `import regex` raises ImportError
+    try:
+        with pytest.raises(ConfigError, match=r"needs the regex package .*pip install 'ragbench\[retrieval\]'"):
+            build_index(corpus, tmp_path / "index", "lucene_bm25", progress=False, registry=installed_registry())
+    finally:
+        token_regex.cache_clear()
+    assert not (tmp_path / "index").exists()

@@ -33,6 +33,7 @@ from .base import IndexBuilder
 from .docstore import DocStore
 from .index import IndexedRetriever
 from .lucene_analyzer import ANALYZER_VERSION, analyze
+from .lucene_tokenizer import token_regex
 
 FILES_DIR = "lucene_bm25"
 SPILL_DIR = "lucene_bm25.spill"
@@ -80,6 +81,7 @@ class LuceneBM25Builder(IndexBuilder):
 
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
+        token_regex()  # without the regex package: refused before the corpus is read, not at its first non-ASCII text
         self.spill = folder / SPILL_DIR
         self.spill.mkdir()
         self.vocabulary: dict[str, int] = {}  # term -> number, in order of first sight
@@ -189,6 +191,7 @@ class LuceneBM25Retriever(IndexedRetriever):
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)
+        token_regex()  # the regex package, checked as the run starts
         files = self.folder / FILES_DIR
         self.offsets = self.load(f"{FILES_DIR}/offsets.npy", lambda: np.load(files / "offsets.npy"))
         self.postings = self.load(f"{FILES_DIR}/postings.npy", lambda: np.load(files / "postings.npy", mmap_mode="r"))

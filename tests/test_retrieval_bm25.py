@@ -148,7 +148,8 @@ def test_build_option_errors_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="bm25 stemmer 'klingon' is unknown"):
         build(corpus, tmp_path / "b", stemmer="klingon")
     with pytest.raises(
-        ConfigError, match=r"--retriever-arg model=x: index build --retriever bm25 has no option 'model'"
+        ConfigError,
+        match=r"--build-arg model=x: index build --retriever bm25 has no option 'model' \(accepted: k1=<float",
     ):
         build(corpus, tmp_path / "c", model="x")
     with pytest.raises(ConfigError, match="retriever provided has no index to build"):

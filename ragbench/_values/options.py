@@ -36,7 +36,7 @@ FLAGS = {
     "system": "--system-arg",
     "metric": "--metric-arg",
     "retriever": "--retriever-arg",
-    "index": "--retriever-arg",
+    "index": "--build-arg",  # index build --retriever NAME
     "reranker": "--reranker-arg",
     "refiner": "--refiner-arg",
 }
@@ -209,7 +209,8 @@ def construct(
     flag = FLAGS.get(label.split()[0], "option")
     parameters, hints, anything = _init_parameters(cls)
     injected = {name: value for name, value in (injected or {}).items() if parameters.pop(name, None) is not None}
-    shown = {name: p for name, p in parameters.items() if name != "data_path"}
+    given_by_core = {"data_path", *list(parameters)[: len(positional)]}  # not options (an index builder's folder)
+    shown = {name: p for name, p in parameters.items() if name not in given_by_core}
     accepted = ", ".join(option_form(n, p, hints.get(n)) for n, p in shown.items()) or "none"
     prefix = f"{label.split()[-1]}." if flag == "--metric-arg" else ""
     unknown = [] if anything else sorted(set(args) - set(parameters))

@@ -1,0 +1,170 @@
+"""Lucene's StandardTokenizer (Lucene 9.9, the one pyserini 1.x's Anserini jar carries), without Java.
+
+Lucene's tokenizer is a JFlex scanner over UAX#29 word-break rules with Lucene's tailoring. At each position it
+takes the longest match of any of its token rules (and skips one character where none matches):
+
+- emoji sequences (TR#51 emoji, presentation, modifier, keycap, flag, tag and ZWJ sequences);
+- numbers: Numeric characters joined by MidNum/MidNumLet/Single_Quote ("3.14", "1,000"), ExtendNumLet ("_");
+- words: ALetter/Hebrew_Letter/Numeric/Katakana runs joined by MidLetter/MidNumLet/Single_Quote ("example.com",
+  "fox's") and ExtendNumLet, with UAX#29's Hebrew quote rules;
+- runs of Hangul, of Katakana, and of South East Asian scripts (Line_Break=Complex_Context: Thai, Lao, Khmer,
+  Myanmar), each one token;
+- one token per Han ideograph and per Hiragana character.
+
+Format, Extend and ZWJ characters cling to the character before them (WB4). A token is at most 255 UTF-16 code
+units: a longer one is cut there (the scanner's buffer) and the rest scanned anew.
+
+Here the same rules are one `regex` pattern matched leftmost-longest (its POSIX flag), which is JFlex's longest
+match; the token types do not change the terms, so they are not kept. Its character classes are `regex`'s Unicode
+properties corrected to the tables Lucene's grammar was generated from (Unicode 9.0, emoji 11.0) by
+`lucene_unicode9`: the characters added since, which Lucene skips, the pictographs `regex` lacks, and the few
+characters whose property changed. ASCII text takes a plain `re` pattern of the same rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from .._errors import ConfigError
+from . import lucene_unicode9
+
+MAX_TOKEN_UNITS = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units (Java chars)
+
+
+# Stand-ins of Lucene's class for the characters `lucene_unicode9` lists: each is replaced by one that `regex` puts
+# in that class before matching (the tokens are cut from the text as given)
+OTHER_CHAR = "\x00"  # WB=Other, in no rule
+FORMAT_CHAR = "\u00ad"  # SOFT HYPHEN: WB=Format
+MID_NUMERIC_CHAR = ","  # WB=MidNum
+SOUTH_EAST_ASIAN_CHAR = "\u0e01"  # THAI CHARACTER KO KAI: Line_Break=Complex_Context
+PICTOGRAPHIC_CHAR = "\U0001f600"  # GRINNING FACE: Extended_Pictographic, Emoji (no modifier, no modifier base)
+
+
+@cache
+def lucene_classes() -> dict[int, str]:
+    """A `str.translate` table giving each character that Lucene's tables class otherwise than `regex` a stand-in
+    of Lucene's class."""
+    table = {
+        point: stand_in
+        for ranges, stand_in in (
+            (lucene_unicode9.OTHER_RANGES, OTHER_CHAR),
+            (lucene_unicode9.PICTOGRAPHIC_RANGES, PICTOGRAPHIC_CHAR),
+        )
+        for first, last in ranges
+        for point in range(max(first, 0x80), last + 1)  # ASCII classes agree; "#" and "*" begin keycaps
+    }
+    for points, stand_in in (
+        (lucene_unicode9.FORMAT, FORMAT_CHAR),
+        (lucene_unicode9.MID_NUMERIC, MID_NUMERIC_CHAR),
+        (lucene_unicode9.SOUTH_EAST_ASIAN, SOUTH_EAST_ASIAN_CHAR),
+        (lucene_unicode9.PICTOGRAPHIC, PICTOGRAPHIC_CHAR),
+    ):
+        table.update(dict.fromkeys(points, stand_in))
+    return table
+
+
+def token_pattern() -> str:
+    """Lucene's token rules over `regex`'s Unicode properties."""
+
+    # WB4: Format, Extend and ZWJ attach to what precedes (the emoji skin-tone modifiers too, in Lucene's tables)
+    extend = r"[\p{WB=Format}\p{WB=Extend}\p{WB=ZWJ}]"
+    ext = extend + "*"
+    ext_sans_presentation = f"[{extend}--[\\uFE0E\\uFE0F]]*"
+
+    def extended(chars: str, tail: str = ext) -> str:
+        """A character of class `chars` with the Format/Extend/ZWJ characters that cling to it."""
+        return f"(?:{chars}{tail})"
+
+    ahletter = extended(r"[\p{WB=ALetter}\p{WB=Hebrew_Letter}]")
+    hebrew = extended(r"[\p{WB=Hebrew_Letter}]")
+    numeric = extended(r"[\p{WB=Numeric}[\p{Block=Halfwidth_And_Fullwidth_Forms}&&\p{Nd}]]")
+    katakana = extended(r"[\p{WB=Katakana}]")
+    mid_letter = extended(r"[\p{WB=MidLetter}\p{WB=MidNumLet}\p{WB=Single_Quote}]")
+    mid_numeric = extended(r"[\p{WB=MidNum}\p{WB=MidNumLet}\p{WB=Single_Quote}]")
+    extend_num_let = extended(r"[\p{WB=ExtendNumLet}]")
+    single_quote = extended(r"[\p{WB=Single_Quote}]")
+    double_quote = extended(r"[\p{WB=Double_Quote}]")
+    regional = extended(r"[\p{WB=Regional_Indicator}]")
+
+    # Emoji (TR#51 emoji_sequence as Lucene's grammar writes it)
+    zwj = r"\p{WB=ZWJ}"
+    rkam = r"\p{WB=Regional_Indicator}0-9#*\u00A9\u00AE\u2122\u3030\u303D\p{Emoji_Modifier}"
+    emoji_char = extended(f"[\\p{{Extended_Pictographic}}[\\p{{Emoji}}--[{rkam}]]]", ext_sans_presentation)
+    modifier_base = extended(r"\p{Emoji_Modifier_Base}", ext_sans_presentation)
+    modifier = extended(r"\p{Emoji_Modifier}", ext_sans_presentation)
+    element = (
+        f"(?:{zwj}*{emoji_char}\\uFE0F?|(?:{zwj}*{modifier_base})?{modifier})"  # character, presentation, modifier
+    )
+    emoji = (
+        f"{element}(?:(?:{zwj}{element})*|[\\U000E0020-\\U000E007E]+\\U000E007F)"
+        f"|[0-9#*]{ext_sans_presentation}\\uFE0F?\\u20E3{ext_sans_presentation}"  # keycap
+        f"|{regional}{regional}"  # flag
+    )
+
+    # Lucene's number, Hangul and Katakana rules match only what its word rule matches too (they set the token type)
+    number_run = f"{numeric}(?:(?:{extend_num_let}*|{mid_numeric}){numeric})*"
+    core = (
+        f"(?:{katakana}(?:{extend_num_let}*{katakana})*"
+        f"|(?:{hebrew}(?:{single_quote}|{double_quote}{hebrew})"
+        f"|{number_run}"
+        f"|{ahletter}(?:(?:{extend_num_let}*|{mid_letter}){ahletter})*)+)"
+    )
+    word = f"{extend_num_let}*{core}(?:{extend_num_let}+{core})*{extend_num_let}*"
+    south_east_asian = extended(r"[\p{Line_Break=Complex_Context}]") + "+"
+    one_per_character = extended(r"[\p{Script=Han}\p{Script=Hiragana}]")
+    return "|".join(f"(?:{rule})" for rule in (emoji, word, south_east_asian, one_per_character))
+
+
+# The same rules on ASCII text, where only the word rule can match (letters, digits, "_" joining anything, ":" "." "'"
+# between letters, "," ";" "." "'" between digits): Python's own `re`, several times faster.
+ASCII_TOKEN = re.compile(r"_*[A-Za-z0-9](?:_*[A-Za-z0-9]|(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))*_*")
+
+
+@cache
+def token_regex() -> Any:
+    """The compiled token pattern, leftmost-longest (POSIX) as JFlex matches."""
+    try:
+        import regex
+    except ImportError as exc:
+        raise ConfigError(
+            "the lucene_bm25 retriever needs the regex package (Unicode word-break properties): "
+            "pip install 'ragbench[retrieval]'"
+        ) from exc
+    return regex.compile(token_pattern(), regex.V1 | regex.POSIX)
+
+
+def utf16_units(text: str) -> int:
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def window_end(text: str, start: int) -> int:
+    """The end of the longest run from `start` that fits in the scanner's buffer of 255 UTF-16 code units."""
+    units, end = 0, start
+    while end < len(text):
+        units += 2 if ord(text[end]) > 0xFFFF else 1
+        if units > MAX_TOKEN_UNITS:
+            break
+        end += 1
+    return end
+
+
+def standard_tokens(text: str) -> Iterator[str]:
+    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case)."""
+    if text.isascii():
+        pattern, classes = ASCII_TOKEN, text
+    else:
+        pattern, classes = token_regex(), text.translate(lucene_classes())
+    position = 0
+    while (found := pattern.search(classes, position)) is not None:
+        start, end = found.span()
+        if end - start > MAX_TOKEN_UNITS // 2 and utf16_units(text[start:end]) > MAX_TOKEN_UNITS:
+            cut = pattern.match(classes, start, window_end(text, start))
+            if cut is None:  # no token fits in the buffer from here: the scanner skips a character
+                position = start + 1
+                continue
+            end = cut.end()
+        yield text[start:end]
+        position = end

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from helpers import run, samples
+from helpers import search_agent_samples
 from search_agent_fake import FakeAgentServer
 
 DATA = Path(__file__).parent / "data" / "search_agent"
@@ -56,18 +56,10 @@ def ragbench_side(
         pytest.importorskip("transformers")  # ragbench[hf]
     server = FakeAgentServer()
     try:
-        run(
-            tmp_path,
-            tasks=["fictional_multihop"],
-            system="search_agent",
-            model=f"openai:{model}",
-            model_args={"base_url": server.base_url, "api": api, **(model_args or {})},
-            data={"fictional_multihop": str(DATA / "questions.jsonl")},
-            system_args=system_args,
-        )
+        options = {"api": api, **(model_args or {})}
+        lines = search_agent_samples(tmp_path, server.base_url, DATA / "questions.jsonl", system_args, model, options)
     finally:
         server.stop()
-    lines = samples(tmp_path / "run", "fictional_multihop")
     by_question = {line["question"]: line["id"] for line in lines}
     requests: dict[str, list[dict[str, Any]]] = {}
     bodies: dict[str, list[dict[str, Any]]] = {}

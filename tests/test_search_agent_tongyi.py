@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers import run, samples
+from helpers import search_agent_samples
 from ragbench.plugins.search_agent import tongyi_client
 from ragbench.plugins.search_agent.prompts import TONGYI_CONTEXT_EXCEEDED
 from search_agent_fake import FakeAgentServer
@@ -39,18 +39,10 @@ def tongyi_run(tmp_path: Path, **system_args: Any) -> tuple[list[dict[str, Any]]
     data.write_text(QUESTION, encoding="utf-8")
     server = FakeAgentServer()
     try:
-        run(
-            tmp_path,
-            tasks=["fictional_multihop"],
-            system="search_agent",
-            model="openai:agent",
-            model_args={"base_url": server.base_url},
-            data={"fictional_multihop": str(data)},
-            system_args={"client": "tongyi_client", "snippet_max_tokens": 0} | system_args,
-        )
+        options = {"client": "tongyi_client", "snippet_max_tokens": 0} | system_args
+        return search_agent_samples(tmp_path, server.base_url, data, options), server
     finally:
         server.stop()
-    return samples(tmp_path / "run", "fictional_multihop"), server
 
 
 def test_past_the_context_limit_one_last_turn_is_asked_for_the_answer(tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge
 
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
-from ragbench.api.engines import EngineNeeds, local_tokenizer
+from ragbench.api.engines import EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import first_tokens, load_snippet_tokenizer
@@ -200,7 +200,7 @@ class SearchAgent(System):
         if self.snippet_max_tokens:
             self._tokenizer = load_snippet_tokenizer("search_agent", snippet_tokenizer)
         self._documents: CorpusLookup | None = None
-        self._context_tokenizer: Any = None
+        self._count_tokens: Callable[[str], int] | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
@@ -357,20 +357,6 @@ class SearchAgent(System):
             example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
         )
 
-    def _context_tokens(self, model: str) -> Callable[[str], int]:
-        """Counts a text's tokens in `context_tokenizer` (the served model's tokenizer by default), loaded at the
-        first count."""
-        name = self.context_tokenizer or model
-        if self._context_tokenizer is None:
-            self._context_tokenizer = local_tokenizer(name)
-        if self._context_tokenizer is None:
-            raise ConfigError(
-                f"search_agent: tongyi_client counts the conversation in tokens of {name}, whose tokenizer is not "
-                f"on disk: download it (huggingface-cli download {name}) or name another (context_tokenizer=PATH)"
-            )
-        tokenizer = self._context_tokenizer
-        return lambda text: len(tokenizer.encode(text))
-
     async def _run_tongyi_client(self, example: Example, ctx: Context) -> Prediction:
         """The example as tongyi_client runs it; its status the run file's ("completed" for an answer, else the
         termination tongyi_client records, e.g. "exceed available llm calls")."""
@@ -381,6 +367,8 @@ class SearchAgent(System):
             return await retriever.search(query, self.k)
 
         model = ctx.llm.engine.served_model
+        if self._count_tokens is None:  # the tokenizer read at the first example
+            self._count_tokens = tongyi_client.token_counter(self.context_tokenizer or model)
         today = self.current_date or date.today().strftime("%Y-%m-%d")
         system = {"role": "system", "content": TONGYI_SYSTEM_PROMPT + today}
         run = tongyi_client.TongyiRun([system, {"role": "user", "content": example.question}])
@@ -391,20 +379,12 @@ class SearchAgent(System):
             self.max_turns,
             search,
             self._snippet,
-            self._context_tokens(model),
+            self._count_tokens,
         )
-        extras = {
-            "status": run.status(),
-            "tool_call_counts": run.counts,
-            "tool_call_counts_all": run.counts_all,
-            "retrieved_docids": sorted(run.docids),
-            "turns": run.requests,
-            "output_tokens": run.output_tokens,
-            "invalid_tool_calls": run.counts_all.get("invalid_json", 0),
-            "result": tongyi_client.run_record(run.messages),
-        }
         answer = run.answer.strip()
-        return Prediction(example_id=example.id, answer=answer, raw_output=answer or None, docs=run.docs, extras=extras)
+        return Prediction(
+            example_id=example.id, answer=answer, raw_output=answer or None, docs=run.docs, extras=run.extras()
+        )
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """qwen_client's calls, read from the text, whose arguments fit the tool's input schema (native calls that

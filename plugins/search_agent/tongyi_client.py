@@ -15,8 +15,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragbench.api import Context, Document
+from ragbench.api import ConfigError, Context, Document
 from ragbench.api.data import parse_json
+from ragbench.api.engines import local_tokenizer
 from ragbench.api.retrieval import passage_text
 
 from .prompts import TONGYI_CALLS_EXCEEDED, TONGYI_CONTEXT_EXCEEDED
@@ -59,6 +60,18 @@ def search_text(query: str, docs: list[Document], snippet: Callable[[str], str])
     return f"A search for '{query}' found {len(hits)} results:\n\n## Web Results\n" + "\n\n".join(hits)
 
 
+def token_counter(name: str) -> Callable[[str], int]:
+    """A text's token count in the tokenizer `name` (a folder, or a hub name already downloaded); a ConfigError
+    naming it and the fix where it is not on disk."""
+    tokenizer = local_tokenizer(name)
+    if tokenizer is None:
+        raise ConfigError(
+            f"search_agent: tongyi_client counts the conversation in tokens of {name}, whose tokenizer is not on "
+            f"disk: download it (huggingface-cli download {name}) or name another (context_tokenizer=PATH)"
+        )
+    return lambda text: len(tokenizer.encode(text))
+
+
 def text_prompt(messages: list[dict[str, str]]) -> str:
     """The conversation as the text completion prompt tongyi_client counts (qwen_agent's
     build_text_completion_prompt): each message between <|im_start|>ROLE and <|im_end|>, the last left open, an
@@ -83,8 +96,19 @@ class TongyiRun:
     termination: str = NO_ANSWER
     answer: str = ""
 
-    def status(self) -> str:
-        return "completed" if self.termination == "answer" else self.termination
+    def extras(self) -> dict[str, Any]:
+        """What the example records: the run file's fields (its status "completed" for an answer, else the
+        termination), the requests made, output tokens, and the calls that were no JSON object."""
+        return {
+            "status": "completed" if self.termination == "answer" else self.termination,
+            "tool_call_counts": self.counts,
+            "tool_call_counts_all": self.counts_all,
+            "retrieved_docids": sorted(self.docids),
+            "turns": self.requests,
+            "output_tokens": self.output_tokens,
+            "invalid_tool_calls": self.counts_all.get("invalid_json", 0),
+            "result": run_record(self.messages),
+        }
 
 
 async def call_tool(written: str, run: TongyiRun, search: Search, snippet: Callable[[str], str]) -> str:

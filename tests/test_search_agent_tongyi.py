@@ -1,16 +1,21 @@
 """`search_agent` with `client=tongyi_client` where the parity fixture does not reach (tests/
 test_search_agent_parity.py compares it with BrowseComp-Plus's tongyi_client request for request): the
-conversation's text as tongyi_client counts it, the last turn asked past the context limit, and a context
-tokenizer that is not on disk."""
+conversation's text as tongyi_client counts it, the last turn asked past the context limit, a context
+tokenizer that is not on disk, and (properties) any call text answered and counted, any answer recorded."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import search_agent_samples
+from ragbench.api import Document
 from ragbench.plugins.search_agent import tongyi_client
 from ragbench.plugins.search_agent.prompts import TONGYI_CONTEXT_EXCEEDED
 from search_agent_fake import FakeAgentServer
@@ -61,3 +66,54 @@ def test_a_context_tokenizer_not_on_disk_is_named(tmp_path):
     (line,), server = tongyi_run(tmp_path, context_tokenizer=str(tmp_path / "nowhere"))
     assert "context_tokenizer=PATH" in str(line["error"])
     assert str(tmp_path / "nowhere") in str(line["error"])
+
+
+NAMES = st.one_of(st.sampled_from(["search", "browse", ""]), st.integers(), st.lists(st.integers(), max_size=1))
+QUERIES = st.one_of(st.text(max_size=8), st.integers(), st.lists(st.text(max_size=4), max_size=2), st.none())
+CALL_TEXTS = st.one_of(
+    st.text(max_size=30),  # mostly not JSON
+    st.fixed_dictionaries({"name": NAMES, "arguments": st.dictionaries(st.sampled_from(["query", "q"]), QUERIES)}).map(
+        json.dumps
+    ),
+    st.fixed_dictionaries({"name": NAMES, "arguments": st.one_of(st.text(max_size=4), st.integers())}).map(json.dumps),
+    st.lists(st.integers(), max_size=2).map(json.dumps),
+)
+
+
+async def hits(query: str) -> list[Document]:
+    """Hits named after the query's characters (none for an empty query; a query that is no string fails)."""
+    return [Document(id=f"d{ord(c) % 4}", title="", text=f"text {c}", score=1.0) for c in query[:3]]
+
+
+@given(written=CALL_TEXTS)
+@settings(max_examples=200, deadline=None)
+def test_any_call_is_answered_and_counted_once(written):
+    """Whatever is written between the tags: answered without raising, counted once in `counts_all` (under
+    "invalid_json" exactly when it is answered as no JSON), counted in `counts` only where the search ran, and
+    the docids those of the hits it answered."""
+    run = tongyi_client.TongyiRun([])
+    output = asyncio.run(tongyi_client.call_tool(written, run, hits, lambda text: text))
+    assert sum(run.counts_all.values()) == 1
+    assert ("invalid_json" in run.counts_all) == (output == tongyi_client.INVALID_CALL)
+    searched = output.startswith(("A search for", "No results found", "Search error"))
+    assert run.counts == ({"search": 1} if searched else {})
+    assert run.docids == {doc.id for doc in run.docs}
+    assert all(f"[text {doc.text[-1]}]" in output for doc in run.docs)
+
+
+@given(contents=st.lists(CALL_TEXTS.map(lambda call: f"<think>t</think><tool_call>{call}</tool_call>"), max_size=4))
+@settings(max_examples=100, deadline=None)
+def test_the_run_file_records_every_call_that_is_a_json_object(contents):
+    messages = [{"role": "assistant", "content": content} for content in contents]
+    result = tongyi_client.run_record(messages)
+    written = [content.split("<tool_call>")[1].split("</tool_call>")[0] for content in contents]
+    objects = [call for call in map(json_or_none, written) if isinstance(call, dict)]
+    assert [item["tool_name"] for item in result if item["type"] == "tool_call"] == [c.get("name", "") for c in objects]
+    assert sum(item["type"] == "reasoning" for item in result) == len(contents)
+
+
+def json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

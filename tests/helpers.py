@@ -45,6 +45,28 @@ def samples(run_dir: Path, task: str) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "samples" / f"{task}.jsonl").read_text().splitlines()]
 
 
+def search_agent_samples(
+    tmp_path: Path,
+    base_url: str,
+    questions: Path,
+    system_args: dict,
+    model: str = "agent",
+    model_args: dict | None = None,
+) -> list[dict]:
+    """The sample lines of `search_agent` run over `questions` (fictional_multihop's corpus) against the OpenAI
+    server at `base_url` (tests/search_agent_fake.py's)."""
+    run(
+        tmp_path,
+        tasks=["fictional_multihop"],
+        system="search_agent",
+        model=f"openai:{model}",
+        model_args={"base_url": base_url, **(model_args or {})},
+        data={"fictional_multihop": str(questions)},
+        system_args=system_args,
+    )
+    return samples(tmp_path / "run", "fictional_multihop")
+
+
 def records_without_texts(lines: list[dict]) -> list[SampleRecord]:
     """Sample lines as a run's aggregation reads them: `SampleRecord`s without their texts."""
     return [SampleRecord.from_dict(line, has_text=False) for line in lines]

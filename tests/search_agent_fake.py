@@ -22,7 +22,9 @@ keeps no encrypted reasoning sends (id, type, summary): a client's SDK adds the 
 Qwen's agent library (qwen_agent, BrowseComp-Plus's qwen_client) sends no `tools`: its system message lists them
 between <tools></tools>, each result comes back in a user message between <tool_response></tool_response>, and it
 reads the calls from the answer's text between <tool_call></tool_call>; the fake plays the same agent over that
-text form (`text_form`), and answers a request with `"stream": true` as server-sent events.
+text form (`text_form`), and answers a request with `"stream": true` as server-sent events. Where that system
+text asks for the answer between <answer></answer> tags (Tongyi DeepResearch's prompt), the answer comes as
+"<think>...</think>" then the text between those tags; an answer cut short has no tags.
 Token counts are a quarter of the characters: a request's input, an answer's output (at least 1).
 
 As a simulated server (benchmarks/agent_speed.py) each answer first waits `delay` seconds (the network and
@@ -164,6 +166,12 @@ def text_form(request: dict[str, Any]) -> dict[str, Any] | None:
     return request | {"messages": turns, "tools": tools}
 
 
+def asks_answer_tags(request: dict[str, Any]) -> bool:
+    """Whether the system text asks for the final answer between <answer></answer> tags (Tongyi DeepResearch's
+    prompt, BrowseComp-Plus's tongyi_client)."""
+    return "<answer></answer>" in (request["messages"][0]["content"] or "")
+
+
 def text_calls(calls: list[tuple[str, str]]) -> str:
     """Tool calls written as Qwen's prompt asks: a JSON object of name and arguments between <tool_call> tags (the
     arguments as given where they are not JSON)."""
@@ -232,6 +240,8 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
     cut = cut_short(in_text or request, calls)
     if in_text is not None and calls:
         text, calls = text_calls(calls), []
+    elif in_text is not None and text is not None and asks_answer_tags(in_text) and not cut:
+        text = f"<think>Turn {turn}: answering.</think>\n<answer>{text}</answer>"
     tool_calls = [
         {"id": f"call_{turn}_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
         for i, (name, arguments) in enumerate(calls)

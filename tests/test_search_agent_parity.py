@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from helpers import run, samples
+from helpers import search_agent_samples
 from search_agent_fake import FakeAgentServer
 
 DATA = Path(__file__).parent / "data" / "search_agent"
@@ -56,28 +56,23 @@ def ragbench_side(
         pytest.importorskip("transformers")  # ragbench[hf]
     server = FakeAgentServer()
     try:
-        run(
-            tmp_path,
-            tasks=["fictional_multihop"],
-            system="search_agent",
-            model=f"openai:{model}",
-            model_args={"base_url": server.base_url, "api": api, **(model_args or {})},
-            data={"fictional_multihop": str(DATA / "questions.jsonl")},
-            system_args=system_args,
-        )
+        options = {"api": api, **(model_args or {})}
+        lines = search_agent_samples(tmp_path, server.base_url, DATA / "questions.jsonl", system_args, model, options)
     finally:
         server.stop()
-    lines = samples(tmp_path / "run", "fictional_multihop")
     by_question = {line["question"]: line["id"] for line in lines}
     requests: dict[str, list[dict[str, Any]]] = {}
     bodies: dict[str, list[dict[str, Any]]] = {}
     for request, body in zip(server.requests, server.bodies):
         first = next(m["content"] for m in request["messages"] if m["role"] == "user")
-        qid = next(qid for question, qid in by_question.items() if f"Question: {question}\n" in first)
+        # the question alone (tongyi_client), or the "Question: " line of BrowseComp-Plus's prompt
+        qid = by_question.get(first) or next(
+            q for question, q in by_question.items() if f"Question: {question}\n" in first
+        )
         requests.setdefault(qid, []).append(request)
         bodies.setdefault(qid, []).append(body)
-    keys = ("tool_call_counts", "status", "result", "retrieved_docids", "output_tokens")
-    runs = {line["id"]: {key: line["prediction"]["extras"][key] for key in keys} for line in lines}
+    keys = ("tool_call_counts", "tool_call_counts_all", "status", "result", "retrieved_docids", "output_tokens")
+    runs = {line["id"]: {k: v for k, v in line["prediction"]["extras"].items() if k in keys} for line in lines}
     return {"requests": requests, "bodies": bodies, "runs": runs}
 
 
@@ -188,4 +183,44 @@ def test_search_agent_sends_the_request_bodies_qwen_client_sends(tmp_path):
 def test_search_agent_ends_with_the_run_files_qwen_client_writes(tmp_path):
     ours = qwen_side(tmp_path)["runs"]
     theirs = without_traceback(upstream("qwen_client")["runs"])
+    assert {qid: {k: v for k, v in run.items() if k != "output_tokens"} for qid, run in ours.items()} == theirs
+
+
+# tongyi_client (tests/data/search_agent/record_tongyi_client.py): k 5, 12-token snippets, MAX_LLM_CALL_PER_RUN=4,
+# the conversation counted in the same tokenizer; its own sampling (temperature 0.85, top_p 0.95, max_tokens 10000
+# every turn, the two stop strings), its presence_penalty given as an engine option.
+TONGYI_BODY_OPTIONS = {"presence_penalty": 1.1}
+CURRENT_DATE = re.compile(r"Current date: (\d{4}-\d{2}-\d{2})$")
+
+
+def tongyi_side(tmp_path: Path) -> dict[str, Any]:
+    pytest.importorskip("transformers")  # ragbench[hf], for the snippet tokenizer
+    day = CURRENT_DATE.search(upstream("tongyi_client")["bodies"]["q0000"][0]["messages"][0]["content"])
+    assert day is not None
+    args = {"client": "tongyi_client", "max_turns": 4, "current_date": day.group(1), **SNIPPETS}
+    RUNS["tongyi_client"] = ("agent", args | {"context_tokenizer": str(DATA / "tokenizer")})
+    try:
+        return ragbench_side(tmp_path, "tongyi_client", model_args=TONGYI_BODY_OPTIONS)
+    finally:
+        del RUNS["tongyi_client"]
+
+
+def test_search_agent_sends_the_request_bodies_tongyi_client_sends(tmp_path):
+    """Chat completions bodies, keys sorted, byte for byte but for the seed (ragbench derives one per request) and
+    `n` (ragbench sends 1, tongyi_client the server's default, 1) and `logprobs` (tongyi_client asks for them and
+    never reads them; ragbench does not ask): a malformed call, an unknown tool, two calls in one answer (the first
+    made), an answer without <answer> tags until the calls run out."""
+    theirs = upstream("tongyi_client")["bodies"]
+    ours = tongyi_side(tmp_path)["bodies"]
+    assert sorted(ours) == sorted(theirs)
+    drop = ("seed", "n", "logprobs")
+    for qid in theirs:
+        assert [json.dumps({k: v for k, v in b.items() if k not in drop}, sort_keys=True) for b in ours[qid]] == [
+            json.dumps({k: v for k, v in b.items() if k not in drop}, sort_keys=True) for b in theirs[qid]
+        ], qid
+
+
+def test_search_agent_ends_with_the_run_files_tongyi_client_writes(tmp_path):
+    ours = tongyi_side(tmp_path)["runs"]
+    theirs = upstream("tongyi_client")["runs"]
     assert {qid: {k: v for k, v in run.items() if k != "output_tokens"} for qid, run in ours.items()} == theirs

@@ -56,3 +56,39 @@ SEARCH_DESCRIPTION = (
     "contains the document's contents (may be truncated based on token limits)."
 )
 GET_DOCUMENT_DESCRIPTION = "Retrieve a full document by its docid."
+
+
+# tongyi_client's system prompt (search_agent/tongyi_utils/react_agent.py, SYSTEM_PROMPT_SEARCH_ONLY), today's date
+# appended, and the texts its loop puts in place of the conversation's last message when a limit is reached
+TONGYI_SYSTEM_PROMPT = (
+    "You are a deep research assistant. Your core function is to conduct thorough, multi-source investigations "
+    "into any topic. You must handle both broad, open-domain inquiries and queries within specialized academic "
+    "fields. For every request, synthesize information from credible, diverse sources to deliver a comprehensive, "
+    "accurate, and objective response. When you have gathered sufficient information and are ready to provide the "
+    "definitive response, you must enclose the entire final answer within <answer></answer> tags.\n"
+    "\n"
+    "# Tools\n"
+    "\n"
+    "You may call the search tool one or multiple times to assist with the user query.\n"
+    "\n"
+    "You are provided with the search tool, its signature within <tools></tools> XML tags:\n"
+    "<tools>\n"
+    '{"type": "function", "function": {"name": "search", "description": "Perform Google web searches then returns '
+    'a string of the top search results. Accepts a single query.", "parameters": {"type": "object", "properties": '
+    '{"query": {"type": "string", "description": "The search query."}}, "required": ["query"]}}}\n'
+    "</tools>\n"
+    "\n"
+    "For each search tool call, return a json object with function name and arguments within "
+    "<tool_call></tool_call> XML tags:\n"
+    "<tool_call>\n"
+    '{"name": search, "arguments": <args-json-object>}\n'
+    "</tool_call>\n"
+    "\n"
+    "Current date: "
+)
+TONGYI_CALLS_EXCEEDED = "Sorry, the number of llm calls exceeds the limit."
+TONGYI_CONTEXT_EXCEEDED = (
+    "You have now reached the maximum context length you can handle. You should stop making tool calls and, based "
+    "on all the information above, think again and provide what you consider the most likely answer in the "
+    "following format:<think>your final thinking</think>\n<answer>your answer</answer>"
+)

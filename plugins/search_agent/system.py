@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from statistics import mean
 from typing import Annotated, Any, Literal
@@ -26,13 +27,14 @@ from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import first_tokens, load_snippet_tokenizer
 
-from . import qwen_client
+from . import qwen_client, tongyi_client
 from .prompts import (
     GET_DOCUMENT_DESCRIPTION,
     QUERY_TEMPLATE,
     QUERY_TEMPLATE_NO_GET_DOCUMENT,
     QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION,
     SEARCH_DESCRIPTION,
+    TONGYI_SYSTEM_PROMPT,
 )
 from .tools import (
     CLIENTS,
@@ -49,6 +51,7 @@ INCOMPLETE = "incomplete"  # openai_client: the model's final turn was cut short
 FINISHED = ("stop", "tool_calls")  # the finish reasons of a turn the server completed
 QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
 QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
+TONGYI_SAMPLING = {"temperature": 0.85, "top_p": 0.95}  # tongyi_client.py's command-line defaults
 
 
 def query_template(get_document: bool, citations: bool) -> str:
@@ -122,7 +125,13 @@ class SearchAgent(System):
                           turn the whole token budget) or "qwen_client" (Qwen's agent library over the MCP
                           server's tools: no `tools` sent, they are listed in the system message and the
                           calls read from the answer's text, qwen_client.py's module; every turn the whole
-                          token budget; temperature 0.7 and top_p 0.8 unless given; at most 20 turns)
+                          token budget; temperature 0.7 and top_p 0.8 unless given; at most 20 turns) or
+                          "tongyi_client" (Tongyi DeepResearch's ReAct loop, tongyi_client.py's module: its own
+                          system prompt, the question alone as the user message, the search tool in the
+                          system prompt and the first <tool_call> of each answer made, until an answer holds
+                          <answer> tags; every turn the whole token budget, stop strings "\n<tool_response>"
+                          and "<tool_response>"; temperature 0.85 and top_p 0.95 unless given; past 108K
+                          tokens of conversation one last turn asks for the answer)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
@@ -130,6 +139,9 @@ class SearchAgent(System):
       snippet_max_tokens  a hit's text cut to its first N tokens of `snippet_tokenizer` (512; 0: whole text)
       snippet_tokenizer   the tokenizer snippets are counted in ("Qwen/Qwen3-0.6B"), read from disk only
       max_turns           model turns per example (None: 100, --max-iterations; qwen_client's 20)
+      current_date        tongyi_client's date at the end of its system prompt (None: today's, as it does)
+      context_tokenizer   the tokenizer tongyi_client counts the conversation in (None: the served model's),
+                          read from disk only
       token_budget        output tokens per example (10000, --max_tokens)
       temperature, top_p  sent when given (None: not sent, the server's; openai_client sends none to a model
                           whose name starts with "o"; qwen_client 0.7 and 0.8 unless given)
@@ -150,7 +162,7 @@ class SearchAgent(System):
 
     def __init__(
         self,
-        client: Literal["openai_client", "oss_client", "qwen_client"] = "openai_client",
+        client: Literal["openai_client", "oss_client", "qwen_client", "tongyi_client"] = "openai_client",
         k: Annotated[int, Ge(1)] = 5,
         get_document: bool = False,
         citations: bool = True,
@@ -162,11 +174,19 @@ class SearchAgent(System):
         temperature: float | None = None,
         top_p: float | None = None,
         corpus: str | None = None,
+        current_date: str | None = None,
+        context_tokenizer: str | None = None,
     ) -> None:
         self.client = client
         self.k, self.get_document, self.citations, self.system_prompt = int(k), get_document, citations, system_prompt
         self.snippet_max_tokens, self.snippet_tokenizer = int(snippet_max_tokens), snippet_tokenizer
-        self.qwen = client == "qwen_client"
+        self.qwen, self.tongyi = client == "qwen_client", client == "tongyi_client"
+        if self.tongyi and (get_document or system_prompt is not None):
+            raise ConfigError(
+                "search_agent: tongyi_client offers the search tool alone under its own system prompt; "
+                "drop get_document and system_prompt, or choose another client"
+            )
+        self.current_date, self.context_tokenizer = current_date, context_tokenizer
         self.max_turns = int(max_turns if max_turns is not None else QWEN_MAX_CALLS if self.qwen else 100)
         self.token_budget = int(token_budget)
         self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
@@ -180,6 +200,7 @@ class SearchAgent(System):
         if self.snippet_max_tokens:
             self._tokenizer = load_snippet_tokenizer("search_agent", snippet_tokenizer)
         self._documents: CorpusLookup | None = None
+        self._count_tokens: Callable[[str], int] | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
@@ -211,7 +232,7 @@ class SearchAgent(System):
     def _sampling(self, remaining: int, model: str) -> dict[str, Any]:
         """What a turn sends: the output-token limit, and a temperature and top_p only where the client sends
         them (given, and not to an "o" model under openai_client; qwen_client's own); the server's otherwise."""
-        sampling: dict[str, Any] = QWEN_SAMPLING.copy() if self.qwen else {}
+        sampling: dict[str, Any] = QWEN_SAMPLING.copy() if self.qwen else TONGYI_SAMPLING.copy() if self.tongyi else {}
         sampling["max_tokens"] = remaining if self._client.shares_token_budget else self.token_budget
         given = {"temperature": self.temperature, "top_p": self.top_p}
         if self._client.sends_sampling(model):
@@ -231,6 +252,8 @@ class SearchAgent(System):
         question = {"role": "user", "content": self._template.format(Question=example.question)}
         if self.qwen:
             return await self._run_qwen_client(example, ctx, question, search, lookup)
+        if self.tongyi:
+            return await self._run_tongyi_client(example, ctx)
 
         async def searched(query: str) -> tuple[str, list[Document]]:
             hits, docs = await search(query)
@@ -332,6 +355,35 @@ class SearchAgent(System):
         }
         return Prediction(
             example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
+        )
+
+    async def _run_tongyi_client(self, example: Example, ctx: Context) -> Prediction:
+        """The example as tongyi_client runs it; its status the run file's ("completed" for an answer, else the
+        termination tongyi_client records, e.g. "exceed available llm calls")."""
+        assert ctx.retriever is not None
+        retriever = ctx.retriever
+
+        async def search(query: str) -> list[Document]:
+            return await retriever.search(query, self.k)
+
+        model = ctx.llm.engine.served_model
+        if self._count_tokens is None:  # the tokenizer read at the first example
+            self._count_tokens = tongyi_client.token_counter(self.context_tokenizer or model)
+        today = self.current_date or date.today().strftime("%Y-%m-%d")
+        system = {"role": "system", "content": TONGYI_SYSTEM_PROMPT + today}
+        run = tongyi_client.TongyiRun([system, {"role": "user", "content": example.question}])
+        await tongyi_client.run_agent(
+            ctx,
+            run,
+            self._sampling(self.token_budget, model),
+            self.max_turns,
+            search,
+            self._snippet,
+            self._count_tokens,
+        )
+        answer = run.answer.strip()
+        return Prediction(
+            example_id=example.id, answer=answer, raw_output=answer or None, docs=run.docs, extras=run.extras()
         )
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:

@@ -97,7 +97,9 @@ OSS_CLIENT = Client(
 # qwen_client's tools are listed in its system message (qwen_client.py), not sent natively; of these fields only
 # its token budget, the whole of it every turn, applies
 QWEN_CLIENT = Client("qwen_client", "search-server-search", "query", "", None, False, True, False, False)
-CLIENTS = {client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT)}
+# tongyi_client's one tool is listed in its system prompt too; its search answers are text (tongyi_client.py)
+TONGYI_CLIENT = Client("tongyi_client", "search", "query", "", None, False, True, False, False)
+CLIENTS = {client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT)}
 GET_DOCUMENT = "get_document"
 
 

@@ -63,10 +63,10 @@ def build_tokenizer() -> Path:
     return folder
 
 
-def hub_cache(tokenizer: Path, home: Path) -> None:
-    """A Hugging Face home whose hub cache holds `tokenizer` as Qwen/Qwen3-0.6B (one snapshot, refs/main)."""
+def hub_cache(tokenizer: Path, home: Path, repo: str = "Qwen/Qwen3-0.6B") -> None:
+    """A Hugging Face home whose hub cache holds `tokenizer` as `repo` (one snapshot, refs/main)."""
     revision = "0" * 40
-    snapshot = home / "hub" / "models--Qwen--Qwen3-0.6B" / "snapshots" / revision
+    snapshot = home / "hub" / ("models--" + repo.replace("/", "--")) / "snapshots" / revision
     snapshot.mkdir(parents=True, exist_ok=True)
     for path in tokenizer.iterdir():
         (snapshot / path.name).write_bytes(path.read_bytes())

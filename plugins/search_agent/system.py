@@ -172,21 +172,28 @@ class SearchAgent(System):
         self._functions = [qwen_client.mcp_function("search", SEARCH_DESCRIPTION.format(k=self.k), "query")]
         if get_document:
             self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
-        self._tokenizer = None
-        if self.snippet_max_tokens:
-            self._tokenizer = load_snippet_tokenizer("search_agent", snippet_tokenizer)
+        self._tokenizer: Any = None  # read from disk when first needed: by `check` in the pre-flight
         self._documents: CorpusLookup | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
 
+    def _snippet_tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._tokenizer = load_snippet_tokenizer("search_agent", self.snippet_tokenizer)
+        return self._tokenizer
+
     def _snippet(self, text: str) -> str:
-        return first_tokens(text, self._tokenizer, self.snippet_max_tokens) if self._tokenizer is not None else text
+        return (
+            first_tokens(text, self._snippet_tokenizer(), self.snippet_max_tokens) if self.snippet_max_tokens else text
+        )
 
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
+        if self.snippet_max_tokens:
+            self._snippet_tokenizer()  # a problem of the pre-flight, said with the others (not at construction)
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 

@@ -24,7 +24,7 @@ from ragbench.api import ConfigError, Context, Document, Example, Prediction, Sa
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
-from ragbench.api.text import first_tokens, load_snippet_tokenizer
+from ragbench.api.text import Snippets
 
 from . import qwen_client
 from .prompts import (
@@ -172,28 +172,17 @@ class SearchAgent(System):
         self._functions = [qwen_client.mcp_function("search", SEARCH_DESCRIPTION.format(k=self.k), "query")]
         if get_document:
             self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
-        self._tokenizer: Any = None  # read from disk when first needed: by `check` in the pre-flight
+        self._snippets = Snippets("search_agent", snippet_tokenizer, self.snippet_max_tokens)
         self._documents: CorpusLookup | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
 
-    def _snippet_tokenizer(self) -> Any:
-        if self._tokenizer is None:
-            self._tokenizer = load_snippet_tokenizer("search_agent", self.snippet_tokenizer)
-        return self._tokenizer
-
-    def _snippet(self, text: str) -> str:
-        return (
-            first_tokens(text, self._snippet_tokenizer(), self.snippet_max_tokens) if self.snippet_max_tokens else text
-        )
-
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
-        if self.snippet_max_tokens:
-            self._snippet_tokenizer()  # a problem of the pre-flight, said with the others (not at construction)
+        self._snippets.check()
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 
@@ -226,7 +215,7 @@ class SearchAgent(System):
 
         async def search(query: str) -> tuple[list[dict[str, Any]], list[Document]]:
             docs = await retriever.search(query, self.k)
-            return search_hits(docs, self._snippet), docs
+            return search_hits(docs, self._snippets.cut), docs
 
         lookup = self._lookup(ctx.task)
         question = {"role": "user", "content": self._template.format(Question=example.question)}

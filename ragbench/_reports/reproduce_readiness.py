@@ -53,11 +53,13 @@ def task_data_missing(registry: Registry, task: str, task_args: dict[str, Any]) 
             accepted = {**entry.defaults.get("task_args", {}), **task_args}
             instance = entry.load()(**accepted)
             instance.prepare()
-        except (ConfigError, TypeError, OSError) as exc:
+        except ConfigError as exc:
             if refused:
                 return [f"data {name}" for name in refused]
             why = str(exc).removeprefix(f"task {task}").strip(" :").split(";")[0].split(" (")[0]
             return [f"{task}: {why}"]
+        except Exception as exc:  # a plugin task's own fault: the listing goes on, and says it cannot tell
+            return [f"{task}: its data check raised {type(exc).__name__}"]
     if instance.data_fingerprint() is None:
         return [f"{task} data (fetched by the run)"]
     return []

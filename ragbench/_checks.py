@@ -38,6 +38,7 @@ class Preflight:
         self.checked: list[str] = []
         self.problems: list[str] = []
         self.warnings: list[str] = []
+        self._leading = 0  # how many of `problems` were given with first=True
 
     def passed(self, what: str) -> None:
         self.checked.append(what)
@@ -46,8 +47,15 @@ class Preflight:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def problem(self, message: str) -> None:
-        if message not in self.problems:
+    def problem(self, message: str, first: bool = False) -> None:
+        """`first`: a problem that makes others moot (the model cannot do what the system is for, whatever
+        the options), listed before them, so the first line a user reads is the one to act on."""
+        if message in self.problems:
+            return
+        if first:
+            self.problems.insert(self._leading, message)
+            self._leading += 1
+        else:
             self.problems.append(message)
 
     @contextmanager

@@ -41,6 +41,18 @@ def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **c
     return outcome.results
 
 
+def preflight_problems(tmp_path: Path, **config) -> list[str]:
+    """Every problem the pre-flight of a run of `config` finds (it must find one), in the order said."""
+    from ragbench._checks import PreflightError
+    from ragbench._run.preflight import preflight
+
+    try:
+        preflight(RunConfig(output=str(tmp_path / "run"), **config), installed_registry())
+    except PreflightError as error:
+        return error.problems
+    raise AssertionError("the pre-flight found no problem")
+
+
 def samples(run_dir: Path, task: str) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "samples" / f"{task}.jsonl").read_text().splitlines()]
 

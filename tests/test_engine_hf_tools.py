@@ -85,7 +85,9 @@ def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
     from ragbench._values.llm_calls import EngineNeeds
 
     need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
-    assert "tool_parser=NAME" in needs_problems(HFEngine, "embedded", {}, [need])[1][0]
+    _, cannot, unmet = needs_problems(HFEngine, "embedded", {}, [need])
+    assert "never reads `tools`" in cannot[0]  # SmolLM2's template: the reason to choose another model
+    assert "tool_parser=NAME" in unmet[0]
 
 
 def test_the_preflight_refuses_a_model_whose_chat_template_would_drop_the_tools(tokenizer, tmp_path, monkeypatch):
@@ -97,7 +99,9 @@ def test_the_preflight_refuses_a_model_whose_chat_template_would_drop_the_tools(
     monkeypatch.setattr(tokenizer, "chat_template", HERMES_TEMPLATE)
     tokenizer.save_pretrained(tmp_path / "hermes")
     [problem] = needs_problems(HFEngine, str(tmp_path / "plain"), {"tool_parser": "hermes"}, [need])[1]
-    assert problem.startswith("search_agent on fictional_multihop offers the model tools: the chat template of ")
+    assert problem.startswith(
+        "search_agent on fictional_multihop needs a model that calls tools: the chat template of "
+    )
     assert "never reads `tools`" in problem
     assert needs_problems(HFEngine, str(tmp_path / "hermes"), {"tool_parser": "hermes"}, [need])[1] == []
 
@@ -128,3 +132,9 @@ def test_a_hermes_tool_request_is_decoded_with_its_special_tokens(tokenizer, mon
     )
     assert decoded == {False: 1, True: 2}
     assert tool.tool_calls[0].arguments == {"q": "x"} and not ruled_out.tool_calls and plain.text == called
+
+
+def test_the_embedded_models_template_is_known_to_drop_tools_before_it_is_converted(tmp_path):
+    from ragbench._engines.tokenizers import tools_template_problem
+
+    assert "never reads `tools`" in (tools_template_problem("embedded", str(tmp_path)) or "")  # nothing converted

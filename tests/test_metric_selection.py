@@ -79,6 +79,26 @@ def test_list_metrics_says_which_tasks_each_fits():
     assert lines[citation + 1].split() == ["fits:", "alce_asqa,", "alce_eli5,", "alce_qampari,", "asqa"]
 
 
+def test_list_metrics_counts_many_tasks_by_group_and_names_them_with_verbose():
+    lines = cli_here("list", "metrics").stdout.splitlines()
+    em = next(i for i, line in enumerate(lines) if line.startswith("  em "))
+    counted = lines[em + 1].strip()
+    total = int(counted.split()[1])
+    assert counted.startswith(f"fits: {total} tasks (flashrag ") and counted.endswith("; --verbose names them)")
+    by_group = counted.split("(")[1].split(";")[0].split(", ")
+    assert sum(int(part.split()[1]) for part in by_group) == total  # every task counted once
+    verbose = cli_here("list", "metrics", "--verbose").stdout.splitlines()
+    named = verbose[next(i for i, line in enumerate(verbose) if line.startswith("  em ")) + 1].strip()
+    assert len(named.removeprefix("fits: ").split(", ")) == total and "fictional_multihop" in named
+
+
+def test_counts_by_group_puts_a_task_in_its_largest_group_once():
+    from ragbench._cli.main import counts_by_group
+
+    groups = {"small": ["a"], "large": ["a", "b", "c"], "empty": []}
+    assert counts_by_group(["a", "b", "z"], groups) == {"large": 2, "other": 1}
+
+
 def test_what_a_task_class_says_it_fits_is_what_its_instance_fits():
     """`ragbench list` judges task classes (never instantiated), the run their instances: both alike, for every
     installed task and metric (every installed task class instantiates without options)."""

@@ -101,6 +101,39 @@ def test_list_and_unknown_names(registry_with_demo_row):
     assert unknown.exit_code == 2 and "did you mean" in unknown.output
 
 
+def test_list_says_which_rows_run_here_now_and_what_the_others_lack(registry_with_demo_row, monkeypatch, tmp_path):
+    """Nothing is downloaded to tell: a data file not on disk is named, as are a model neither a folder nor in
+    the Hugging Face cache, an engine's missing extra and the retriever's files; a row with all of them runs."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("RAGBENCH_DATA_DIR", str(data))
+    model = tmp_path / "model"
+    run = {"tasks": ["nq_open_flashrag"], "system": "vanilla", "model": f"hf:{model}"}
+    run["retriever_args"] = {"index": str(tmp_path / "index")}
+    monkeypatch.setitem(registry_with_demo_row.reproductions, "demo.open", {**DEMO_ROW, "run": run})
+    monkeypatch.setitem(
+        registry_with_demo_row.reproductions,
+        "demo.vllm",
+        {**DEMO_ROW, "run": {**DEMO_ROW["run"], "model": "vllm:someone/absent-model-xyz"}},
+    )
+
+    def state(listed: str, name: str) -> str:
+        return next(line for line in listed.splitlines() if line.startswith(name + " ")).rsplit(" | ", 1)[1]
+
+    listed = reproduce("--list").output
+    assert state(listed, "demo.closed-book") == "runs here"
+    assert state(listed, "demo.open") == (
+        f"needs: model {model}, retriever index {tmp_path / 'index'}, data flashrag_nq_test.jsonl"
+    )
+    assert "model someone/absent-model-xyz" in state(listed, "demo.vllm")
+    assert not data.exists()  # nothing downloaded, nothing written
+    assert re.search(r"^\d+ of \d+ rows run on this machine now", listed.splitlines()[-1])
+    data.mkdir()
+    (data / "flashrag_nq_test.jsonl").write_text('{"id": "0", "question": "q", "golden_answers": ["a"]}\n')
+    model.mkdir()
+    (tmp_path / "index").mkdir()
+    assert state(reproduce("--list").output, "demo.open") == "runs here"
+
+
 def test_verdicts_and_bad_manifests():
     item = Reproduction.from_manifest("x", DEMO_ROW)
     assert verdict(item, None, [], complete=False).startswith("INCOMPLETE")

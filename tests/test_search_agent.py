@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helpers import run, samples
+from helpers import preflight_problems, run, samples
 from ragbench._errors import ConfigError
 from search_agent_fake import FakeAgentServer
 
@@ -141,6 +141,23 @@ def test_a_snippet_tokenizer_that_is_not_on_disk_is_refused_before_the_run(tmp_p
             scripted(tmp_path, SEARCH_THEN_ANSWER),
             system_args={"snippet_max_tokens": 512, "snippet_tokenizer": str(tmp_path / "absent")},
         )
+
+
+def test_the_embedded_model_is_refused_for_what_it_cannot_do_first_and_every_problem_at_once(tmp_path):
+    """SmolLM2's chat template renders no tools: the first line says so (another model is the fix), and the
+    options that would also be needed (a snippet tokenizer on disk, a tool parser) follow in the same message."""
+    first, *others = preflight_problems(
+        tmp_path,
+        tasks=[TASK],
+        system="search_agent",
+        model="hf:embedded",
+        limit=1,
+        system_args={"snippet_tokenizer": str(tmp_path / "absent")},
+    )
+    assert first.startswith("--model hf:embedded: search_agent on fictional_multihop needs a model that calls tools")
+    assert "never reads `tools`" in first
+    assert any("not on disk" in line for line in others)
+    assert any("tool_parser=NAME" in line for line in others)
 
 
 def test_get_document_without_citations_is_refused_browsecomp_plus_has_no_such_prompt(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import closed_port, run, samples
+from helpers import closed_port, preflight_problems, run, samples
 from ragbench.api import ConfigError
 from ragbench.plugins.reasoning_search.search_r1_own import last_query, normalised_question, qa_em_answer
 
@@ -140,3 +140,18 @@ def test_an_engine_that_cannot_tell_a_stop_string_from_the_model_s_end_is_refuse
         ),
     ):
         one_run(tmp_path, [], SEARCHES, model="openai:m", base_url=f"http://127.0.0.1:{port}/v1")
+
+
+def test_a_snippet_tokenizer_not_on_disk_is_a_preflight_problem_beside_the_others(tmp_path):
+    """Not an error at construction, which would hide the run's other problems: the pre-flight says it with them."""
+    problems = preflight_problems(
+        tmp_path,
+        tasks=["fictional_multihop"],
+        system="search_r1_own",
+        model="scripted:echo",
+        limit=1,
+        metrics=["+choice_accuracy"],  # a second problem, found once the task's system is built
+        system_args={"client": "browsecomp_plus", "snippet_tokenizer": str(tmp_path / "absent")},
+    )
+    assert any("search_r1_own: snippets are cut in tokens of" in line for line in problems)
+    assert any("metric choice_accuracy cannot score task fictional_multihop" in line for line in problems)

@@ -137,8 +137,10 @@ def test_the_preflight_says_when_a_systems_engine_cannot_send_tools():
         kind = "plain"
 
     need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
-    assert "search_agent on browsecomp_plus offers the model tools" in needs_problems(Plain, "m", {}, [need])[1][0]
-    assert needs_problems(ScriptedEngine, "echo", {}, [need])[1] == []
+    assert (
+        "search_agent on browsecomp_plus needs a model that calls tools" in needs_problems(Plain, "m", {}, [need])[1][0]
+    )
+    assert needs_problems(ScriptedEngine, "echo", {}, [need])[1:] == ([], [])
 
 
 def test_the_viewer_shows_a_tool_exchange_turn_by_turn():

@@ -133,7 +133,7 @@ def test_the_plugin_task_and_style_are_listed_with_their_provider(site, tmp_path
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
     assert rows["capitals"].endswith(f"[{PROVIDER}]") and "Three capital cities" in rows["capitals"]
     assert rows["shouting"].endswith(f"[{PROVIDER}]")
-    metrics = _ragbench(["list", "metrics"], site, tmp_path).stdout
+    metrics = _ragbench(["list", "metrics", "--verbose"], site, tmp_path).stdout
     em_fits = metrics.split("\n  em ", 1)[1].splitlines()[1]
     assert "capitals" in em_fits  # its gold kinds are known: metrics see that they fit
 

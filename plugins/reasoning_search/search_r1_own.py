@@ -17,7 +17,7 @@ from ragbench.api import Context, Document, Example, Prediction, Task
 from ragbench.api.engines import EngineNeeds, Response
 from ragbench.api.flashrag import flashrag_reference
 from ragbench.api.retrieval import passage_text
-from ragbench.api.text import first_tokens, load_snippet_tokenizer
+from ragbench.api.text import Snippets
 
 from .prompts import SEARCH_R1_DOC, SEARCH_R1_USER
 from .system import EXTRAS, SEARCH_R1, ReasoningSearch
@@ -154,9 +154,11 @@ class SearchR1Own(ReasoningSearch):
         self.max_retrieval_num = max_retrieval_num  # type: ignore[assignment]  # None: unbounded
         self.round_tokens, self.temperature = int(round_tokens), float(temperature)
         self.snippet_max_tokens = int(snippet_max_tokens) if client == "browsecomp_plus" else 0
-        self._tokenizer = (
-            load_snippet_tokenizer("search_r1_own", snippet_tokenizer) if self.snippet_max_tokens else None
-        )
+        self._snippets = Snippets("search_r1_own", snippet_tokenizer, self.snippet_max_tokens)
+
+    def check(self, task: Task) -> None:
+        super().check(task)
+        self._snippets.check()
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_r1_own on {task.name}", stop_known=True)
@@ -175,9 +177,7 @@ class SearchR1Own(ReasoningSearch):
         lines = []
         for idx, doc in enumerate(docs, 1):
             title, text = browsecomp_plus_passage(doc)
-            if self._tokenizer is not None:
-                text = first_tokens(text, self._tokenizer, self.snippet_max_tokens)
-            lines.append(SEARCH_R1_DOC.format(idx=idx, title=title, text=text))
+            lines.append(SEARCH_R1_DOC.format(idx=idx, title=title, text=self._snippets.cut(text)))
         return "".join(lines)
 
     async def _search(self, query: str, ctx: Context) -> tuple[str, list[Document]]:

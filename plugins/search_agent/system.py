@@ -25,7 +25,7 @@ from ragbench.api import ConfigError, Context, Document, Example, Prediction, Sa
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
-from ragbench.api.text import first_tokens, load_snippet_tokenizer
+from ragbench.api.text import Snippets
 
 from . import qwen_client, tongyi_client
 from .prompts import (
@@ -196,22 +196,18 @@ class SearchAgent(System):
         self._functions = [qwen_client.mcp_function("search", SEARCH_DESCRIPTION.format(k=self.k), "query")]
         if get_document:
             self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
-        self._tokenizer = None
-        if self.snippet_max_tokens:
-            self._tokenizer = load_snippet_tokenizer("search_agent", snippet_tokenizer)
+        self._snippets = Snippets("search_agent", snippet_tokenizer, self.snippet_max_tokens)
         self._documents: CorpusLookup | None = None
         self._count_tokens: Callable[[str], int] | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
 
-    def _snippet(self, text: str) -> str:
-        return first_tokens(text, self._tokenizer, self.snippet_max_tokens) if self._tokenizer is not None else text
-
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
+        self._snippets.check()
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 
@@ -246,7 +242,7 @@ class SearchAgent(System):
 
         async def search(query: str) -> tuple[list[dict[str, Any]], list[Document]]:
             docs = await retriever.search(query, self.k)
-            return search_hits(docs, self._snippet), docs
+            return search_hits(docs, self._snippets.cut), docs
 
         lookup = self._lookup(ctx.task)
         question = {"role": "user", "content": self._template.format(Question=example.question)}

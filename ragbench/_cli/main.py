@@ -167,14 +167,34 @@ def check_command(no_model: bool, **options) -> None:
     )
 
 
-def metric_fits(registry: Any, metric: str) -> str:
-    """The tasks whose gold the metric can score (classes are imported, never instantiated)."""
+SHORT_FITS = 8  # a metric that fits up to this many tasks names them; more are counted by group
+
+
+def metric_fits(registry: Any, metric: str, verbose: bool = False) -> str:
+    """The tasks whose gold the metric can score (classes are imported, never instantiated): named when few
+    (or `verbose`), else counted by the task groups they belong to."""
     try:
         cls = registry.load("metrics", metric)
         tasks = [name for name in registry.names("tasks") if cls.fits(registry.load("tasks", name))]
     except Exception as exc:  # a plugin that fails to import is reported, the listing goes on
         return f"unknown ({type(exc).__name__}: {exc})"
-    return ", ".join(tasks) or "no installed task"
+    if not tasks:
+        return "no installed task"
+    if verbose or len(tasks) <= SHORT_FITS:
+        return ", ".join(tasks)
+    counts = ", ".join(f"{group} {count}" for group, count in counts_by_group(tasks, registry.groups).items())
+    return f"{len(tasks)} tasks ({counts}; --verbose names them)"
+
+
+def counts_by_group(tasks: list[str], groups: dict[str, list[str]]) -> dict[str, int]:
+    """How many of `tasks` each group holds, a task counted once, in the largest group that has it (a task in
+    none: `other`, last); largest counts first."""
+    by_size = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    counts: dict[str, int] = {}
+    for task in tasks:
+        group = next((name for name, members in by_size if task in members), "other")
+        counts[group] = counts.get(group, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (item[0] == "other", -item[1], item[0])))
 
 
 @main.command("list")
@@ -184,7 +204,8 @@ def metric_fits(registry: Any, metric: str) -> str:
     type=click.Choice(["tasks", "systems", "metrics", "engines", "retrievers", "rerankers", "refiners", "groups"]),
 )
 @click.option("--include-path", multiple=True, metavar="DIR", help="also the YAML tasks under this folder")
-def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="name every task a metric fits (else counted by group when many)")
+def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
     from .._catalog import KINDS
     from .._shared.yaml_tasks.discovery import folder_tasks
@@ -212,7 +233,7 @@ def list_command(kind: str | None, include_path: tuple[str, ...]) -> None:
             aliases = f" (aliases: {', '.join(entry.aliases)})" if entry.aliases else ""
             click.echo(f"  {name:<{width}} {entry.description}{aliases}  [{entry.provider}]")
             if current == "metrics":
-                click.echo(f"  {'':<{width}} fits: {metric_fits(registry, name)}")
+                click.echo(f"  {'':<{width}} fits: {metric_fits(registry, name, verbose)}")
         if current == "metrics":
             for prefix, family in sorted(registry.metric_families.items()):
                 click.echo(f"  {prefix + ':NAME':<{width}} {family.description}  [{family.provider}]")

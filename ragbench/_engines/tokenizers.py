@@ -60,8 +60,8 @@ def tools_template_problem(model: str, cache_dir: str | None = None) -> str | No
     """Why `model`'s chat template cannot offer it tools, found from its tokenizer on disk; None where it can
     or where the tokenizer cannot be read before the engine loads (the engine refuses each request then)."""
     tokenizer = local_tokenizer(model, cache_dir)
-    if tokenizer is None or renders_tools(tokenizer):
-        return None
+    if tokenizer is None and not is_embedded(model) or tokenizer is not None and renders_tools(tokenizer):
+        return None  # the embedded model's template (SmolLM2's) renders no tools, converted yet or not
     return (
         f"the chat template of {model} never reads `tools`, so the model would not see them; use a model whose "
         "template renders tools (e.g. Qwen2.5/Qwen3 or Llama 3.1 Instruct)"

@@ -82,11 +82,25 @@ def get_reproduction(registry: Registry, name: str) -> Reproduction:
 
 
 def listing(registry: Registry) -> str:
-    lines = []
+    """One line per row: paper, table, row, and whether it runs on this machine now ("runs here"), else what it
+    lacks (`needs: ...`, reproduce_readiness) or why it cannot be reproduced; a count of those that run last."""
+    from .reproduce_readiness import missing_for
+
+    lines, runs_here = [], 0
+    data_checks: dict[tuple[str, str], list[str]] = {}
     for name in sorted(registry.reproductions):
         item = Reproduction.from_manifest(name, registry.reproductions[name])
-        state = "runnable" if item.status == "runnable" else f"not reproducible: {item.why_not}"
+        if item.status != "runnable":
+            state = f"not reproducible: {item.why_not}"
+        elif missing := missing_for(registry, item.run, data_checks):
+            state = f"needs: {', '.join(missing)}"
+        else:
+            state, runs_here = "runs here", runs_here + 1
         lines.append(f"{name:<52} {item.paper} {item.table} | {item.row} | {state}")
+    lines.append(
+        f"{runs_here} of {len(lines)} rows run on this machine now (data and models on disk, nothing downloaded); "
+        "`needs:` names what the others lack"
+    )
     return "\n".join(lines)
 
 

@@ -189,41 +189,59 @@ def engine_needs(planned: list[Any]) -> list[Any]:
 
 def needs_problems(
     engine_class: type[Engine], name: str, options: dict[str, Any], needs: list[Any]
-) -> tuple[dict[str, Any], list[str]]:
-    """The options the engine loader will start the engine with for the systems' `needs`, and what it cannot
-    give them: an option too small, vocabulary entries its tokenizer lacks (read without the weights)."""
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The options the engine loader will start the engine with for the systems' `needs`, what the engine or
+    model cannot give them whatever its options (another model or engine is needed: said first), and what
+    options or vocabulary are missing (an option too small, entries its tokenizer lacks, read without the
+    weights)."""
     options, problems = engine_class.meet_needs(name, options, needs)
+    cannot: list[str] = []
     for need in needs:
         if need.ensembles and not engine_class.decodes_ensembles:
-            problems.append(
+            cannot.append(
                 f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
                 f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL"
             )
         if need.stop_known and not engine_class.says_which_stop:
-            problems.append(
+            cannot.append(
                 f"{need.system} reads whether each output ended at a stop string or at the model's own end, which "
                 f"the {engine_class.kind} engine cannot tell (its API does not say); run the model with --model "
                 "vllm:, hf:, scripted: or replay:"
             )
-        if need.tools and not engine_class.calls_tools:
-            problems.append(
-                f"{need.system} offers the model tools, which the {engine_class.kind} engine cannot send; "
-                "run the model with --model openai:, vllm:, hf:, scripted: or replay:"
-            )
-        elif need.tools and _reads_calls_from_text(engine_class) and options.get("tool_parser") is None:
-            problems.append(
-                f"{need.system} offers the model tools: the {engine_class.kind} engine reads the model's "
-                "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)"
-            )
-        elif need.tools and (problem := engine_class.tools_problem(name, options)):
-            problems.append(f"{need.system} offers the model tools: {problem}")
+        if need.tools:
+            tools_cannot, tools_unmet = _tools_problems(engine_class, name, options, need.system)
+            cannot += tools_cannot
+            problems += tools_unmet
         missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
         if missing:
             problems.append(
                 f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
                 f"{name}'s vocabulary; use {need.models}"
             )
-    return options, problems
+    return options, cannot, problems
+
+
+def _tools_problems(
+    engine_class: type[Engine], name: str, options: dict[str, Any], system: str
+) -> tuple[list[str], list[str]]:
+    """Why `system` cannot offer tools to `name` on this engine at all (an engine that sends none, a chat
+    template that drops them), and the option it still lacks (the tool-call format of a model run locally)."""
+    if not engine_class.calls_tools:
+        return [
+            f"{system} needs a model that calls tools, which the {engine_class.kind} engine cannot send; "
+            "run the model with --model openai:, vllm:, hf:, scripted: or replay:"
+        ], []
+    template = engine_class.tools_problem(name, options)
+    cannot = [f"{system} needs a model that calls tools: {template}"] if template else []
+    unmet = (
+        [
+            f"{system} offers the model tools: the {engine_class.kind} engine reads the model's "
+            "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)"
+        ]
+        if _reads_calls_from_text(engine_class) and options.get("tool_parser") is None
+        else []
+    )
+    return cannot, unmet
 
 
 def _reads_calls_from_text(engine_class: type) -> bool:
@@ -280,7 +298,9 @@ def check_engines(
                     "chat model; every engine takes it)"
                 )
             if needs and flag.startswith(("--model", "--role-model")):
-                plain, unmet = needs_problems(engine_class, name, plain, needs)
+                plain, cannot, unmet = needs_problems(engine_class, name, plain, needs)
+                for problem in cannot:
+                    check.problem(f"{where}: {problem}", first=True)
                 problems += unmet
             urls = plain.get("base_url")
             for url in urls if isinstance(urls, (list, tuple)) else [urls]:

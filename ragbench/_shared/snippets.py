@@ -31,3 +31,25 @@ def first_tokens(text: str, tokenizer: Any, max_tokens: int) -> str:
         decoded: str = tokenizer.decode(tokens[:max_tokens], skip_special_tokens=True)
         return decoded
     return text
+
+
+class Snippets:
+    """Texts cut to their first `max_tokens` tokens of the tokenizer `name` (0: whole texts), read from disk when
+    first needed: a system calls `check` from its own, so a tokenizer that is not on disk is a pre-flight problem
+    said with the run's others rather than an error at construction that hides them."""
+
+    def __init__(self, owner: str, name: str, max_tokens: int) -> None:
+        self.owner, self.name, self.max_tokens = owner, name, max_tokens
+        self._tokenizer: Any = None
+
+    def check(self) -> None:
+        if self.max_tokens:
+            self._loaded()
+
+    def cut(self, text: str) -> str:
+        return first_tokens(text, self._loaded(), self.max_tokens) if self.max_tokens else text
+
+    def _loaded(self) -> Any:
+        if self._tokenizer is None:
+            self._tokenizer = load_snippet_tokenizer(self.owner, self.name)
+        return self._tokenizer

@@ -6,11 +6,29 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
 from .._values.names import inside
+
+# While set (`local_only`), the data files a task would download, refused and recorded instead.
+_REFUSED_DOWNLOADS: ContextVar[list[str] | None] = ContextVar("refused_downloads", default=None)
+
+
+@contextmanager
+def local_only() -> Iterator[list[str]]:
+    """Find data files without downloading any (what runs on this machine now): a file that is not on disk is
+    refused as missing, and its name added to the list yielded."""
+    refused: list[str] = []
+    token = _REFUSED_DOWNLOADS.set(refused)
+    try:
+        yield refused
+    finally:
+        _REFUSED_DOWNLOADS.reset(token)
 
 
 def data_dir() -> Path:
@@ -45,6 +63,10 @@ def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str 
     where = f"put {filename} at {local} or pass --data {task}=PATH"
     if url is None:
         raise ConfigError(f"task {task} needs {filename}, which cannot be downloaded automatically; {where}")
+    refused = _REFUSED_DOWNLOADS.get()
+    if refused is not None:
+        refused.append(filename)
+        raise ConfigError(f"task {task} needs {filename}, which is not on disk (not downloaded now); {where}")
     import urllib.request  # and http.client, email: for a download alone
 
     try:

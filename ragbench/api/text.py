@@ -6,7 +6,8 @@ Answers: `normalize_answer` (SQuAD's normalisation), `exact_presence`, `token_f1
 `remove_citations`, `cited_numbers`, `list_items`. Sentences: `sent_tokenize` (punkt's, offline).
 Instruction-tuned prompt formats: `TEMPLATES` and `fill`. Chunking counted in tokens: `TokenSplitter`,
 `parse_split`, `keep_separator`, `tiktoken_encoding` (a tiktoken encoding, cl100k_base offline). Search
-results cut to their first tokens (BrowseComp-Plus's snippets): `first_tokens`, `load_snippet_tokenizer`.
+results cut to their first tokens (BrowseComp-Plus's snippets): `Snippets` (the tokenizer read when first needed),
+`first_tokens`, `load_snippet_tokenizer`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,6 @@ _MODULES = {
     "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
     "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),
     "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_encoding", "keep_separator"),
-    "ragbench._shared.snippets": ("first_tokens", "load_snippet_tokenizer"),
+    "ragbench._shared.snippets": ("Snippets", "first_tokens", "load_snippet_tokenizer"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

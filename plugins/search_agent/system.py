@@ -374,7 +374,7 @@ class SearchAgent(System):
             self._sampling(self.token_budget, model),
             self.max_turns,
             search,
-            self._snippet,
+            self._snippets.cut,
             self._count_tokens,
         )
         answer = run.answer.strip()

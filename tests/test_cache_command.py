@@ -64,7 +64,7 @@ def test_the_listing_names_every_cache_its_size_and_what_prune_removes(root):
     listed = cli_here("cache")
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert lines[0].startswith(f"ragbench caches ($RAGBENCH_CACHE_DIR, default ~/.cache/ragbench: {root}): ")
+    assert lines[0].startswith(f"caches ($RAGBENCH_CACHE_DIR, default ~/.cache/ragbench: {root}): ")
     assert "--prune removes" in lines[0]
     assert any(line.startswith(f"  {root / 'pages.sqlite'}  100 B  last used 20") for line in lines)
     assert any(line.startswith(f"  {root / 'indexes'}  a symbolic link, not followed") for line in lines)

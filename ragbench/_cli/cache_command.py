@@ -53,7 +53,7 @@ def listing_lines(found: list[Cache], unknown: list[Path]) -> list[str]:
     """A line per cache (size, last use, where, what) and per stale entry, then what is left alone."""
     stale = [path for cache in found for path in cache.stale]
     total = sum(cache.size for cache in found)
-    head = f"ragbench caches (${CACHE_DIR_ENV}, default ~/.cache/ragbench: {cache_root()}): {size_text(total)}"
+    head = f"caches (${CACHE_DIR_ENV}, default ~/.cache/ragbench: {cache_root()}): {size_text(total)}"
     if stale:
         head += f"; --prune removes {len(stale)}, {size_text(sum(cache.stale_size for cache in found))}"
     lines = [head]

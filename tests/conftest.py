@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,30 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("ragbench")
+
+
+SESSION_HOME_ENV = "RAGBENCH_TESTS_HOME"  # set by the first process of a session; its xdist workers inherit it
+REAL_HOME = Path(os.environ.get("RAGBENCH_TESTS_REAL_HOME") or Path.home())
+
+
+def session_home() -> Path:
+    """Tests never touch the user's home folder: HOME, and with it every cache ragbench keeps
+    ($RAGBENCH_CACHE_DIR: the embedded model's converted copy, the index cache...), is a temporary folder of
+    the session, set before anything is imported (so module fixtures and the commands tests start use it too)
+    and shared by the session's xdist workers (one conversion of the embedded model), removed at its end."""
+    if SESSION_HOME_ENV not in os.environ:
+        home = Path(tempfile.mkdtemp(prefix="ragbench-tests-home-"))
+        os.environ.update({SESSION_HOME_ENV: str(home), "RAGBENCH_TESTS_REAL_HOME": str(REAL_HOME), "HOME": str(home)})
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
+    home = Path(os.environ[SESSION_HOME_ENV])
+    os.environ["HOME"] = str(home)
+    os.environ["RAGBENCH_CACHE_DIR"] = str(home / ".cache" / "ragbench")
+    for name in ("RAGBENCH_DATA_DIR", "RAGBENCH_PAGE_CACHE", "RAGBENCH_INDEX_CACHE"):
+        os.environ.pop(name, None)  # each under $RAGBENCH_CACHE_DIR
+    return home
+
+
+SESSION_HOME = session_home()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -84,9 +112,9 @@ def shared_registry():
 
 @pytest.fixture(autouse=True)
 def caches_in_tmp(tmp_path_factory, monkeypatch):
-    """Tests never write the user's page cache (~/.cache/ragbench/pages.sqlite) or data folder
-    (~/.cache/ragbench/data), and no two tests share them (tests run in parallel): one of each per test. The
-    embedded model's converted copy stays shared: each process writes it under its own name, then renames."""
+    """No two tests share a page cache or data folder (tests run in parallel): one of each per test. The rest of
+    the session's cache folder (`session_home`) stays shared: the embedded model's converted copy is written
+    under a name of its process's own, then renamed."""
     folder = tmp_path_factory.mktemp("caches")
     monkeypatch.setenv("RAGBENCH_PAGE_CACHE", str(folder / "pages.sqlite"))
     monkeypatch.setenv("RAGBENCH_DATA_DIR", str(folder / "data"))

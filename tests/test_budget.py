@@ -194,3 +194,25 @@ def test_the_viewer_shows_the_budget_and_the_systems_warnings(runs):
     assert "like_for_like.demo.prompt_style: task vs flashrag" in pair["differences"]
     assert pair["budgets"]["iter_retgen"]["passages_shown"] == 3.0
     assert pair["rows"][0]["unlike"][-1] == "prompt style task vs flashrag"
+
+
+def test_a_search_that_found_no_passage_is_counted_and_warned_about():
+    """A stopwords-only query over a BM25 index returns nothing: not an empty query, still work that bought
+    nothing."""
+    tally = BudgetTally()
+    steps = [
+        {"kind": "retrieval", "request": {"query": "the of and", "k": 5}, "response": {"ids": []}},
+        {"kind": "retrieval", "request": {"query": "q", "k": 0}, "response": {"ids": []}},  # asked for none
+        {"kind": "retrieval", "request": {"query": "q", "k": 5}, "response": {"ids": ["2"]}},
+    ]
+    tally.add(record({"trace": steps, "prediction": {"answer": "x", "docs": []}}))
+    work = tally.sections()["repeated_work"]
+    assert work["empty_results"] == 1 and work["empty_queries"] == 0 and work["searches"] == 3
+
+
+def test_searches_that_found_no_passage_get_a_warning_line(runs):
+    data = json.loads((runs / "iter_retgen" / "results.json").read_text())
+    for work in data["repeated_work"].values():
+        work["empty_results"] = 2
+    [line] = [line for line in repeated_work_lines(Results.from_dict(data)) if "found no passage" in line]
+    assert line.startswith("demo: warning: 2 of ") and "stopwords alone" in line

@@ -314,7 +314,8 @@ def test_a_run_whose_later_attempt_stopped_is_not_compared_from_its_earlier_resu
     )
     site = Site(RunCatalog([str(tmp_path)]), registry=installed_registry())
     assert site.data("compare/demo/a~b")["error"] == (
-        "b not finished (stopped or running; --resume finishes it): compare needs finished runs"
+        "compare needs two finished runs of demo; not compared, not finished (stopped or running; --resume "
+        "finishes it): b"
     )
     assert next(r for r in site.runs if r.rid == "b").status()["state"] == "stopped"
 

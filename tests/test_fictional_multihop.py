@@ -167,3 +167,20 @@ def test_compare_names_no_difference_between_runs_over_one_index_in_caches_elsew
         run(tmp_path, name=name, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
     report = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
     assert [difference.line() for difference in report.differences] == []
+
+
+def test_ircot_whose_thoughts_come_out_empty_gets_no_passages_for_them_and_they_are_counted(
+    tmp_path: Path, index_cache: Path
+) -> None:
+    """A model whose every thought is empty (or stopwords alone) searches with it: the BM25 index returns nothing,
+    not the corpus's first five passages at score 0 shown to the reader, and results.json counts those searches."""
+    rules = tmp_path / "thoughts.json"
+    rules.write_text(json.dumps([{"pattern": "Wikipedia Title", "response": "the of and"}]))
+    results = run(tmp_path, tasks=[TASK], system="ircot", model=f"scripted:{rules}", limit=2)
+    work, budget = results["repeated_work"][TASK], results["budget"][TASK]
+    assert work["searches"] == 2 * 6 and work["empty_results"] == 2 * 5  # the question's search finds passages
+    assert budget["passages_retrieved"] == budget["passages_shown"] == 5.0  # the question's five alone
+    lines = samples(tmp_path / "run", TASK)
+    searches = [step for step in lines[0]["trace"] if step["kind"] == "retrieval"]
+    assert [step["request"]["query"] for step in searches[1:]] == ["the of and"] * 5
+    assert [len(step["response"]["ids"]) for step in searches] == [5, 0, 0, 0, 0, 0]

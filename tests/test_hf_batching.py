@@ -89,7 +89,7 @@ class FakeGpu:
 
 
 def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_disk_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(hf_batching, "default_cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(hf_batching, "cache_root", lambda: tmp_path)
     gpu = FakeGpu(fits=200)
     size = hf_batching.auto_batch_size(gpu, gpu, "m;auto", "cuda", 8192, 0, 512)
     assert size == 128 and gpu.probes == [(512, 2048), (256, 2048), (128, 2048)]

@@ -82,10 +82,21 @@ async def test_the_provided_retriever_keeps_the_given_order_whatever_the_query()
     assert first == second == [title for title, _ in PASSAGES]
 
 
-@pytest.mark.parametrize("query", ["zebra quantum", "the of and", ""])
-async def test_ties_keep_the_given_order_so_a_query_matching_nothing_gets_the_provided_order(query):
-    (titles,) = await ranking(load_retriever("example_bm25", registry=installed_registry()), example(), [query])
+async def test_ties_keep_the_given_order_so_a_query_matching_nothing_gets_the_provided_order():
+    (titles,) = await ranking(
+        load_retriever("example_bm25", registry=installed_registry()), example(), ["zebra quantum"]
+    )
     assert titles == [title for title, _ in PASSAGES]
+
+
+@pytest.mark.parametrize("query", ["the of and", "", "  a "])
+async def test_a_query_bm25_analyses_to_nothing_gets_no_passages(query):
+    """Not the example's passages in their given order: the system's query came out empty (counted in
+    results.json's `repeated_work`)."""
+    nothing, found = await ranking(
+        load_retriever("example_bm25", registry=installed_registry()), example(), [query, "fishing town"]
+    )
+    assert nothing == [] and found[0] == "Olm"
 
 
 async def test_k_cuts_the_ranking_and_every_hit_carries_its_score():

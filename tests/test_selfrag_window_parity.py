@@ -132,10 +132,10 @@ def test_the_fixture_has_reflection_tokens_inside_and_outside_the_windows():
 
 def window_model() -> Path:
     """The recipe's model, built once into ragbench's cache folder (its fingerprint checked every time)."""
-    from ragbench._engines.embedded import default_cache_dir
+    from ragbench._storage.cache_root import cache_root
     from selfrag_window_model import added_rows_digest, build_window_model
 
-    folder = build_window_model(default_cache_dir() / "selfrag-window-model")
+    folder = build_window_model(cache_root() / "selfrag-window-model")
     assert added_rows_digest(folder) == upstream()["model_rows_sha256"], (
         "the model recipe no longer rebuilds the recorded model"
     )

@@ -375,3 +375,20 @@ def test_runs_with_no_metric_in_common_are_said_so_and_the_other_pairs_still_sho
     assert "share no metric scored in both (demo: em vs f1)" in page["error"]
     assert [(pair["a"], pair["b"]) for pair in page["pairs"]] == [("a", "c")]
     assert export(site, str(tmp_path / "site")) > 0
+
+
+def test_the_compare_page_compares_the_finished_runs_and_lists_a_stopped_one(tmp_path):
+    """A run stopped before its results.json (killed) beside the task's finished runs: the default Compare page
+    compares the finished ones and names the other, where it showed only "compare needs finished runs"."""
+    for name in ("a", "b", "stopped"):
+        run(tmp_path / "runs", name, tasks=["demo"], system="closed_book", model="scripted:echo", bootstrap_iters=0)
+    (tmp_path / "runs" / "stopped" / "results.json").unlink()  # as a kill before the end leaves the folder
+    site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
+    stopped = next(r.rid for r in site.runs if r.path.name == "stopped")
+    page = site.data("compare/demo")
+    assert "error" not in page and len(page["runs"]) == 2 and stopped not in page["runs"]
+    assert [(p["a"], p["b"]) for p in page["pairs"]] == [tuple(page["runs"])]
+    assert page["unfinished"] == [stopped] and page["unfinished_note"].endswith(f"--resume finishes it): {stopped}")
+    alone = site.data(f"compare/demo/{page['runs'][0]}~{stopped}")
+    assert not alone.get("pairs")
+    assert alone["error"].startswith("compare needs two finished runs of demo; not compared, not finished")

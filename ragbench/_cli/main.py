@@ -15,6 +15,7 @@ import click
 
 from .._errors import EXIT_CONFIG, ConfigError
 from .._stop_signals import signal_of, stopped_by
+from .cache_command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group
 from .index_commands import index_group
@@ -281,7 +282,15 @@ def score_command(task: str, data_file: str | None, predictions: str, resume: bo
     run_and_report(config)
 
 
-for command in (index_group, export_group, rescore_command, compare_command, view_command, reproduce_command):
+for command in (
+    index_group,
+    cache_command,
+    export_group,
+    rescore_command,
+    compare_command,
+    view_command,
+    reproduce_command,
+):
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._storage.cache_root import cache_root
 from .._storage.jsonl import parse_json
-from .embedded import default_cache_dir
 
 CPU_BATCH_SIZE = 16
 CPU_BATCH_TOKENS = 4096  # padded tokens of one batch on CPU (rows x (longest prompt + max_tokens))
@@ -125,7 +125,7 @@ def cache_key(model_id: str, device_name: str, total_memory: int, probe_tokens: 
 
 
 def cached_size(key: str, cache_dir: Path | None = None) -> int | None:
-    path = (cache_dir or default_cache_dir()) / CACHE_FILE
+    path = (cache_dir or cache_root()) / CACHE_FILE
     try:
         value = parse_json(path.read_text(encoding="utf-8")).get(key)
     except (OSError, ValueError, AttributeError):
@@ -135,7 +135,7 @@ def cached_size(key: str, cache_dir: Path | None = None) -> int | None:
 
 def store_size(key: str, size: int, cache_dir: Path | None = None) -> None:
     """Add one entry to the cache file (atomic replace; concurrent runs keep a whole file)."""
-    folder = cache_dir or default_cache_dir()
+    folder = cache_dir or cache_root()
     path = folder / CACHE_FILE
     with _cache_lock:
         try:

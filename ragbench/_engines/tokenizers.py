@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .embedded import CONVERTED_NAME, default_cache_dir, is_embedded
+from .._storage.cache_root import cache_root
+from .embedded import CONVERTED_NAME, is_embedded
 from .tool_parsers import template_messages
 
 
@@ -73,7 +74,7 @@ def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
     converted), loaded without its weights: what the pre-flight checks vocabulary entries with. None when
     it cannot be loaded that way; the engine's own load then reports why."""
     if is_embedded(model):
-        model = str((Path(cache_dir).expanduser() if cache_dir else default_cache_dir()) / CONVERTED_NAME)
+        model = str((Path(cache_dir).expanduser() if cache_dir else cache_root()) / CONVERTED_NAME)
         if not Path(model).is_dir():
             return None
     if model.endswith(".gguf"):

@@ -1,6 +1,7 @@
 """What a run spent per example, measured from its samples' traces (results.json `budget`), and the work that
 bought nothing (`repeated_work`): searches whose results repeat the search before them in the example, empty or
-whitespace queries, LLM calls whose request repeats an earlier one of the example (the cache answers them) and,
+whitespace queries, searches that found no passage (`empty_results`: a query BM25 analyses to nothing, stopwords
+alone, returns none), LLM calls whose request repeats an earlier one of the example (the cache answers them) and,
 where a model was offered tools, the tool calls it made and those whose arguments are not read (`ToolCall.error`).
 A system that searches with queries of its own over the example's provided passages gets the same passages for
 every query: these counts say so, as format adherence says a model ignored a format."""
@@ -76,6 +77,8 @@ class BudgetTally:
                 self.repeats["searches"] += 1
                 self.repeats["repeated_searches"] += previous is not None and ids == previous
                 self.repeats["empty_queries"] += not str(step.request.get("query") or "").strip()
+                if not ids and step.request.get("k"):
+                    self.repeats["empty_results"] = self.repeats.get("empty_results", 0) + 1
                 previous = ids
         self.totals["passages_retrieved"] += len(retrieved)
 
@@ -160,6 +163,12 @@ def repeated_work_lines(results: Results) -> list[str]:
             lines.append(
                 f"{task}: warning: {work['empty_queries']} of {work['searches']} searches had an empty or "
                 "whitespace query (the system's query came out empty)"
+            )
+        if work.get("empty_results"):
+            lines.append(
+                f"{task}: warning: {work['empty_results']} of {work['searches']} searches found no passage (a "
+                "query with no word a BM25 index holds: empty, stopwords alone, words in no passage; or an example "
+                "without passages)"
             )
         if work["repeated_llm_calls"]:
             lines.append(

@@ -84,6 +84,7 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
                 "empty_queries": 0,
                 "llm_calls": 0,
                 "repeated_llm_calls": 0,
+                "empty_results": Omittable(0),
                 "tool_calls": Omittable(0),
                 "malformed_tool_calls": Omittable(0),
                 "invalid_tool_calls": Omittable(0),

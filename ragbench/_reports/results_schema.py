@@ -135,9 +135,10 @@ class RepeatedWorkCounts(TypedDict):
 
 
 class RepeatedWork(RepeatedWorkCounts, total=False):
-    """`RepeatedWorkCounts`, and where the model made tool calls, how many, how many had arguments that are not
+    """`RepeatedWorkCounts`, and where searches found no passage, how many; where the model made tool calls, how many, how many had arguments that are not
     JSON, and how many had JSON arguments that do not fit the parameters of the tool they name."""
 
+    empty_results: int
     tool_calls: int
     malformed_tool_calls: int
     invalid_tool_calls: int

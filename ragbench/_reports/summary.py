@@ -173,7 +173,7 @@ def _matrix_lines(task: str, details: dict[str, Any], matrix: dict[str, Any], ru
     try:
         paths = [matrix_plot(task, details, key, matrix, run_dir / "plots") for key in matrix.get("keys", [])]
     except ImportError:
-        return ["(plots need matplotlib: pip install ragbench[crag])", ""]
+        return ["(plots need matplotlib: pip install matplotlib)", ""]
     for key, path in zip(matrix.get("keys", []), paths):
         if path:
             lines += [f"![{task} {key} matrix](plots/{path.name})", ""]
@@ -186,7 +186,7 @@ def _plot_line(task: str, field: str, details: dict[str, Any], keys: list[str], 
 
         path = slice_plot(task, field, details, keys, run_dir / "plots")
     except ImportError:
-        return ["(plots need matplotlib: pip install ragbench[crag])", ""]
+        return ["(plots need matplotlib: pip install matplotlib)", ""]
     return [f"![{task} by {field}](plots/{path.name})", ""] if path else []
 
 

@@ -237,7 +237,9 @@ class BM25Retriever(IndexedRetriever):
     Queries are tokenized like the passages were (`bm25s.tokenize` with the index's stopwords and
     stemmer); hits are the top k of bm25s's scores, ties by passage number (`ranking.best_k`), so when
     fewer than k passages share a term with the query the rest are zero-score passages, as bm25s
-    returns them (the first ones of the corpus).
+    returns them (the first ones of the corpus). A query with no term of the index (empty, stopwords
+    alone, one-letter words, words in no passage) returns nothing, as pyserini's search does: not the
+    corpus's first passages at score 0.
     """
 
     name = "bm25"
@@ -283,10 +285,13 @@ class BM25Retriever(IndexedRetriever):
             tokens = bm25s.tokenize(
                 queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False, show_progress=False
             )
-        ranked = [best_k(self.scores(query), k) for query in tokens]  # not bm25s's retrieve: its ties vary
+        ranked = [self.best(query, k) for query in tokens]
         return self.hits([ids for _, ids in ranked], [scores for scores, _ in ranked])
 
-    def scores(self, tokens: list[str]) -> np.ndarray:
-        """bm25s's score of every passage for a tokenized query (all 0 when no word is in the vocabulary)."""
+    def best(self, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top k (scores, passage numbers) of a tokenized query, none when no word is in the vocabulary
+        (not bm25s's retrieve: its ties vary)."""
         ids = self.bm25.get_tokens_ids(tokens)
-        return self.bm25.get_scores_from_ids(ids) if ids else np.zeros(len(self.docs), dtype=np.float32)
+        if not ids:
+            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+        return best_k(self.bm25.get_scores_from_ids(ids), k)

@@ -12,7 +12,8 @@ An example's passages are indexed once, at its first search, by the retriever bo
 through the run's retrieval pool (`pooled`): each batch, in the pool's worker thread, indexes the
 examples seen for the first time and ranks every query of the batch (dense: one encoder call for the
 batch's queries, one for its new passages). Ties keep the given order, so a query that shares nothing
-with any passage gets the passages in the order `provided` gives.
+with any passage gets the passages in the order `provided` gives; a query BM25 analyses to nothing
+(empty, stopwords alone) gets none, as the corpus `bm25` retriever.
 """
 
 from __future__ import annotations
@@ -85,15 +86,18 @@ class ExamplePassageRetriever(Retriever):
     def build_indexes(self, passages: list[list[str]]) -> list[Any]:
         raise NotImplementedError
 
-    def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray]:
+    def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray | None]:
+        """A score per passage of each query's example, or None for a query with nothing to search with."""
         raise NotImplementedError
 
     def metadata(self) -> dict[str, Any]:
         return {"retriever": self.name, "with_title": self.with_title}
 
 
-def ranked(docs: list[Document], scores: np.ndarray, k: int) -> list[Document]:
-    """The top `k` passages by score, ties in their given order, each with its score."""
+def ranked(docs: list[Document], scores: np.ndarray | None, k: int) -> list[Document]:
+    """The top `k` passages by score, ties in their given order, each with its score (none for None)."""
+    if scores is None:
+        return []
     order = np.lexsort((np.arange(len(docs)), -np.asarray(scores, dtype=np.float64)))[:k]
     return [replace(docs[i], score=float(scores[i]), metadata=dict(docs[i].metadata)) for i in order]
 
@@ -140,11 +144,11 @@ class ExampleBM25Retriever(ExamplePassageRetriever):
             indexes.append((index, len(texts)))
         return indexes
 
-    def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray]:
+    def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray | None]:
         words = self.tokenize(queries, ids=False)
-        # a query of stopwords alone has no words (bm25s's get_scores raises on it): every passage scores 0
+        # a query of stopwords alone has no words (bm25s's get_scores raises on it): it finds nothing
         return [
-            index.get_scores(query) if index is not None and query else np.zeros(size)
+            None if not query else index.get_scores(query) if index is not None else np.zeros(size)
             for (index, size), query in zip(indexes, words)
         ]
 
@@ -184,7 +188,7 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
         vectors = self.encoder.encode_passages(flat) if flat else np.zeros((0, self.encoder.dim), np.float32)
         return np.split(vectors, np.cumsum([len(texts) for texts in passages])[:-1])
 
-    def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray]:
+    def score_queries(self, indexes: list[Any], queries: list[str]) -> list[np.ndarray | None]:
         vectors = self.encoder.encode_queries(queries)
         return [index @ vector for index, vector in zip(indexes, vectors)]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
+from .._storage.cache_root import cache_root
 from .._storage.files import replacing
 from .index import build_index, built_index, corpus_sha256
 
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 def index_cache_dir() -> Path:
     """The cache's folder (made on its first build); a file in its place is refused, naming where it was set."""
     configured = os.environ.get(INDEX_CACHE_ENV)
-    folder = Path(configured or Path.home() / ".cache" / "ragbench" / "indexes").expanduser()
+    folder = Path(configured or cache_root() / "indexes").expanduser()
     if folder.exists() and not folder.is_dir():
         origin = f"${INDEX_CACHE_ENV}={configured}" if configured else f"the index cache {folder}"
         raise ConfigError(f"{origin}: is a file, not a folder; set ${INDEX_CACHE_ENV} to a folder")

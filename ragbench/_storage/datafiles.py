@@ -14,6 +14,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._values.names import inside
+from .cache_root import cache_root
 
 # While set (`local_only`), the data files a task would download, refused and recorded instead.
 _REFUSED_DOWNLOADS: ContextVar[list[str] | None] = ContextVar("refused_downloads", default=None)
@@ -32,7 +33,7 @@ def local_only() -> Iterator[list[str]]:
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("RAGBENCH_DATA_DIR", Path.home() / ".cache" / "ragbench" / "data"))
+    return Path(os.environ.get("RAGBENCH_DATA_DIR") or cache_root() / "data")
 
 
 def is_saved_dataset(folder: Path) -> bool:
@@ -67,17 +68,34 @@ def resolve_data_file(task: str, filename: str, explicit: Path | None, url: str 
     if refused is not None:
         refused.append(filename)
         raise ConfigError(f"task {task} needs {filename}, which is not on disk (not downloaded now); {where}")
-    import urllib.request  # and http.client, email: for a download alone
+    import http.client  # and email, urllib.request: for a download alone
+    import urllib.request
 
+    made = [folder for folder in reversed(local.parents) if not folder.exists()]  # outermost first
+    partial = local.with_suffix(local.suffix + f".part-{os.getpid()}")
     try:
         local.parent.mkdir(parents=True, exist_ok=True)
-        partial = local.with_suffix(local.suffix + ".part")
         with urllib.request.urlopen(url, timeout=30) as response, open(partial, "wb") as out:
             shutil.copyfileobj(response, out)
+            promised, got = response.headers.get("Content-Length"), out.tell()
+        if promised is not None and promised.isdigit() and int(promised) != got:  # read(n) takes a cut as the end
+            raise OSError(f"the connection closed after {got} of {promised} bytes")
         partial.replace(local)
-    except OSError as exc:
+    except (OSError, http.client.HTTPException) as exc:  # refused, timed out, cut short (IncompleteRead)
+        remove_made(partial, made)
         raise ConfigError(f"task {task} needs {filename}; downloading {url} failed ({exc}); {where}") from exc
     return local
+
+
+def remove_made(partial: Path, made: list[Path]) -> None:
+    """What a failed download made, gone: its partial file and the folders made for it (innermost first, each
+    only while empty), so that no empty data folder stays where the file was expected."""
+    partial.unlink(missing_ok=True)
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:  # something else was put there meanwhile
+            break
 
 
 def stat_fingerprint(path: str | Path) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .cache_root import cache_root
 from .sqlite_store import SqliteStore
 from .store_checks import Schema, health_lines
 
@@ -39,7 +40,7 @@ SCHEMA = Schema("entries", "key TEXT PRIMARY KEY, value BLOB, created REAL")
 
 
 def default_path() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ragbench" / "pages.sqlite")
+    return Path(os.environ.get(CACHE_ENV) or cache_root() / "pages.sqlite")
 
 
 def content_key(kind: str, *parts: str | bytes) -> str:

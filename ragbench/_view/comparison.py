@@ -63,16 +63,24 @@ def disagreements(
 
 
 def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIONS) -> dict[str, Any]:
+    """The finished runs of `folders` compared (the first finished one is A); the others listed in `unfinished`,
+    so that a run in progress, or one stopped, beside the task's runs leaves the page for the rest."""
     if len(folders) < 2:
         raise ConfigError(f"compare: {task} needs two or more runs")
     unfinished = [f.rid for f in folders if f.results is None]
+    folders = [f for f in folders if f.results is not None]
+    page = compare_finished(folders, task, iterations) if len(folders) >= 2 else {"task": task, "runs": []}
     if unfinished:
-        return {
-            "task": task,
-            "runs": [f.rid for f in folders],
-            "error": f"{', '.join(unfinished)} not finished (stopped or running; --resume finishes it): compare "
-            "needs finished runs",
-        }
+        page["unfinished"] = unfinished
+        page["unfinished_note"] = (
+            f"not compared, not finished (stopped or running; --resume finishes it): {', '.join(unfinished)}"
+        )
+        if len(folders) < 2:
+            page["error"] = f"compare needs two finished runs of {task}; {page['unfinished_note']}"
+    return page
+
+
+def compare_finished(folders: list[RunFolder], task: str, iterations: int) -> dict[str, Any]:
     try:
         loaded = [load_run(f.path) for f in folders]
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on

@@ -331,6 +331,7 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
       i === 0 ? h("b", {}, rid) : link(`#/compare/${task}/${order(rid)}`, rid)])));
   }
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
+  else if (c.unfinished_note) parts.push(h("p", {class: "warn small unfinished"}, c.unfinished_note));
   for (const p of c.pairs || []) {
     parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), h("h3", {}, "What differs (settings that change what is measured)"),
       h("ul", {class: "differences"}, (p.differences.length ? p.differences : ["nothing"]).map(d => h("li", {}, d))),

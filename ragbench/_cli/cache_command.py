@@ -1,0 +1,73 @@
+"""`ragbench cache`: every cache ragbench keeps outside run folders (`cache_inventory`), listed, and `--prune`
+removing what in them is stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .._retrieval.index_removal import FolderBusy
+from .._storage.cache_root import CACHE_DIR_ENV, cache_root
+from .index_cache_output import size_text
+from .plugin_commands import exit_if_skipped
+from .registry import command_registry
+
+if TYPE_CHECKING:
+    from .cache_inventory import Cache
+
+
+@click.command("cache")
+@click.option("--prune", is_flag=True, help="remove what the listing marks stale, in every cache; nothing else")
+def cache_command(prune: bool) -> None:
+    """List every cache ragbench keeps ($RAGBENCH_CACHE_DIR, default ~/.cache/ragbench, and the data, page and
+    index caches wherever their own variables put them): where, what it is, its size and last use, and what
+    --prune would remove: partial downloads, folders a failed download left empty, unfinished conversions of
+    the embedded model and the stale indexes of `ragbench index cache`. Only what ragbench made is ever
+    removed; links inside the caches are never followed."""
+    from .cache_inventory import caches, files_size_and_use, remove_stale, unknown_entries, walk_files
+
+    found = caches(command_registry())
+    if not prune:
+        for line in listing_lines(found, unknown_entries(found)):
+            click.echo(line)
+        return
+    failures, removed, freed = [], 0, 0
+    for cache in found:
+        for path in cache.stale:
+            size = files_size_and_use(walk_files(path))[0]
+            try:
+                remove_stale(cache, path)
+            except FolderBusy:
+                failures.append(f"{path}: a ragbench index build is writing it now")
+            except OSError as exc:
+                failures.append(f"{path}: {exc.strerror or exc}")
+            else:
+                removed, freed = removed + 1, freed + size
+                click.echo(f"removed {path} ({size_text(size)})")
+    click.echo(f"caches: {removed} removed, {size_text(freed)} freed")
+    exit_if_skipped(failures, "not removed", f"{len(failures)} of {removed + len(failures)} not removed")
+
+
+def listing_lines(found: list[Cache], unknown: list[Path]) -> list[str]:
+    """A line per cache (size, last use, where, what) and per stale entry, then what is left alone."""
+    stale = [path for cache in found for path in cache.stale]
+    total = sum(cache.size for cache in found)
+    head = f"caches (${CACHE_DIR_ENV}, default ~/.cache/ragbench: {cache_root()}): {size_text(total)}"
+    if stale:
+        head += f"; --prune removes {len(stale)}, {size_text(sum(cache.stale_size for cache in found))}"
+    lines = [head]
+    for cache in found:
+        if cache.link:
+            lines.append(f"  {cache.path}  a symbolic link, not followed  {cache.what}")
+            continue
+        there = cache.path.exists()
+        size = size_text(cache.size) if there else "not there"
+        used = f"  last used {cache.last_used}" if cache.last_used else ""
+        lines.append(f"  {cache.path}  {size}{used}  {cache.what}")
+        lines.extend(f"    stale: {path}" for path in cache.stale)
+    if unknown:
+        lines.append("left alone (not ragbench's):")
+        lines.extend(f"  {path}" for path in unknown)
+    return lines

@@ -8,7 +8,6 @@ import asyncio
 from typing import Any
 
 import openai
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai._utils import _transform
@@ -18,7 +17,8 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 
 from ragbench._engines.openai import SENT_AS_GIVEN, OpenAIEngine
 from ragbench._values.llm_calls import Request, Sampling
-from test_engine_openai import FAST, FakeServer
+from test_engine_openai import FAST, server  # noqa: F401 (the fake server, a fixture)
+from test_engine_openai_tools import CALLED, SEARCH
 
 TEXT = st.text(max_size=20)
 NAME = st.from_regex(r"[a-z_]{1,8}", fullmatch=True)
@@ -68,27 +68,8 @@ def test_the_sdks_transform_changes_nothing_in_what_is_sent_as_given(conversatio
     assert _transform.maybe_transform(given_fields, params) == given_fields
 
 
-@pytest.fixture
-def server():
-    fake = FakeServer()
-    yield fake
-    fake.stop()
-
-
 def test_the_body_sent_is_the_sdks_and_its_transform_never_sees_the_conversation(server, monkeypatch):
-    messages = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Who wrote it?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "call_0", "type": "function", "function": {"name": "search", "arguments": '{"query": "a"}'}}
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_0", "content": "[1] Ann"},
-    ]
-    tools = [{"type": "function", "function": {"name": "search", "description": "Search.", "parameters": {}}}]
+    messages, tools = [{"role": "system", "content": "Be brief."}, *CALLED], [SEARCH]
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
     request = request_of(messages, tools)
     _, typed = engine._arguments(request)

@@ -69,7 +69,8 @@ def test_the_sdks_transform_changes_nothing_in_what_is_sent_as_given(conversatio
 
 
 def test_the_body_sent_is_the_sdks_and_its_transform_never_sees_the_conversation(server, monkeypatch):
-    messages, tools = [{"role": "system", "content": "Be brief."}, *CALLED], [SEARCH]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}, *CALLED]
+    tools = [SEARCH]
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
     request = request_of(messages, tools)
     _, typed = engine._arguments(request)

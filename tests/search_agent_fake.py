@@ -292,6 +292,9 @@ class FakeAgentServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: with Nagle's algorithm the body waits for the client's delayed ACK
+    # of the headers (40 ms on Linux), on every answer; servers that agents talk to send at once
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

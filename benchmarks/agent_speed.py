@@ -147,7 +147,8 @@ def best(runs: list[Run]) -> Run:
 
 @dataclass
 class Row:
-    """One concurrency's result: the best run of each side, and how many final answers agreed."""
+    """One concurrency's result: the best run of each side, and how many final answers agreed (in the run that
+    agreed least)."""
 
     concurrency: int
     queries: int
@@ -161,15 +162,15 @@ def measured_at(work: Path, concurrency: int, args: argparse.Namespace, server: 
     count = max(args.min_queries, args.queries_per_slot * concurrency)
     ours: list[Run] = []
     theirs: list[Run] = []
-    same = 0
+    agreed: list[int] = []
     for repeat in range(args.repeats):
         name = f"c{concurrency}_{repeat}"
         run, samples = ragbench_run(work, f"ragbench_{name}", count, concurrency, server)
         ours.append(run)
         if args.checkout is not None:
             theirs.append(client_run(work, f"client_{name}", count, concurrency, args, server))
-            same = same_answers(samples, work / f"client_{name}")
-    return Row(concurrency, count, best(ours), best(theirs) if theirs else None, same)
+            agreed.append(same_answers(samples, work / f"client_{name}"))
+    return Row(concurrency, count, best(ours), best(theirs) if theirs else None, min(agreed, default=0))
 
 
 def warmed(work: Path, args: argparse.Namespace, server: FakeAgentServer) -> None:

@@ -265,7 +265,6 @@ class FakeAgentServer:
         self.served: list[tuple[float, float]] = []
         self.lock = threading.Lock()
         self.device = threading.Lock()
-        self.device_seconds = 0.0  # what the simulated device was busy for, in all
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # type: ignore[attr-defined]
@@ -283,7 +282,6 @@ class FakeAgentServer:
         if self.per_request or self.per_token:
             with self.device:
                 time.sleep(self.per_request + self.per_token * output_tokens)
-                self.device_seconds += self.per_request + self.per_token * output_tokens
 
     def stop(self) -> None:
         self.httpd.shutdown()

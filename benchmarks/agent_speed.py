@@ -1,19 +1,24 @@
-"""Wall-clock of BrowseComp-Plus's `openai_client` (texttron/BrowseComp-Plus search_agent/openai_client.py, run
-unchanged from the checkout named, with its own thread pool, `--num-threads`, 10 as its README runs it) and of
-ragbench's `search_agent` (the `openai` engine, its defaults) over the same questions against the same simulated
-OpenAI-compatible server on 127.0.0.1: tests/search_agent_fake.py's agent (search the question, get_document
-of the first hit, answer), each answer costing a per-request delay (overlapping other requests) and then
-`per_request + per_token x output tokens` on one simulated device. Prints the machine, the settings, each side's
-seconds and requests, and the ratio theirs / ours (>= 1: ragbench is not slower).
+"""BrowseComp-Plus's `openai_client` (texttron/BrowseComp-Plus search_agent/openai_client.py, run unchanged from
+the checkout named, with its own thread pool, `--num-threads`) against ragbench's `search_agent` (the `openai`
+engine, `concurrency` the same number), over the same questions against the same simulated OpenAI-compatible
+server on 127.0.0.1: tests/search_agent_fake.py's agent (search the question, get_document of the first hit,
+answer), each answer costing a fixed delay (overlapping other requests) and, where given, `per_request +
+per_token x output tokens` on one simulated device.
+
+Each side is timed from inside its agent loop, on the server's clock: from its first request arriving to its
+last answer sent (start-up, imports and writing results left out), and, beside that, as a whole process. For
+each concurrency the two sides run in turn, `--repeats` times each, and the best of each side counts (the
+machine is shared: noise only slows a run down). Prints the machine and its load average, the settings, each
+side's seconds and the ratios theirs / ours (>= 1: ragbench is not slower).
 
 Both sides search alike: ragbench with its BM25 over fictional_multihop's corpus, the client with a searcher
 answering the hits ragbench's run got for the same queries (tests/data/search_agent/record_upstream.py's; their
-own BM25 needs pyserini and Java). Each side runs once on two questions first (imports, the BM25 index), then
-timed as a whole process: start-up included.
+own BM25 needs pyserini and Java). Each side runs once before any timing (imports, the BM25 index).
 
     python -m venv /tmp/bcp && /tmp/bcp/bin/pip install openai==1.97.0 rich tqdm transformers python-dotenv
-    python benchmarks/agent_speed.py BROWSECOMP_PLUS_CHECKOUT --python /tmp/bcp/bin/python [--queries 100]
-        [--threads 10] [--concurrency N] [--delay 0.5] [--per-request 0.005] [--per-token 0.001]
+    python benchmarks/agent_speed.py BROWSECOMP_PLUS_CHECKOUT --python /tmp/bcp/bin/python
+        [--concurrency 1 4 16] [--queries-per-slot 4] [--min-queries 16] [--repeats 3] [--delay 0.2]
+        [--per-request 0] [--per-token 0]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,19 +68,39 @@ def timed(command: list[str], env: dict[str, str]) -> float:
     return seconds
 
 
+@dataclass
+class Run:
+    """One side's timed run: whole-process seconds, the span of its requests on the server's clock."""
+
+    process: float
+    loop: float
+    requests: int
+
+
+def run_timed(server: FakeAgentServer, command: list[str], env: dict[str, str]) -> Run:
+    """Run `command` (one side), timing it as a process and from the server's first request to its last answer."""
+    before = len(server.served)
+    process = timed(command, env)
+    served = server.served[before:]
+    if not served:
+        sys.exit(f"{command[:4]} sent the server no request")
+    loop = max(sent for _, sent in served) - min(arrived for arrived, _ in served)
+    return Run(process, loop, len(served))
+
+
 def ragbench_run(
-    work: Path, name: str, count: int, args: argparse.Namespace, server: FakeAgentServer
-) -> tuple[float, list[dict]]:
-    """search_agent over the first `count` questions: seconds, and its samples."""
+    work: Path, name: str, count: int, concurrency: int, server: FakeAgentServer
+) -> tuple[Run, list[dict]]:
+    """search_agent over the first `count` questions: its run, and its samples."""
     folder = work / name
     command = [sys.executable, "-m", "ragbench", "--tasks", TASK, "--system", "search_agent", "--limit", str(count)]
     command += ["--model", "openai:agent", "--base-url", server.base_url, "--output", str(folder), "--no-progress"]
-    command += ["--model-arg", f"concurrency={args.concurrency}"] if args.concurrency else []
+    command += ["--model-arg", f"concurrency={concurrency}"]
     for option in ("get_document=true", "snippet_max_tokens=0", "temperature=0", "top_p=1"):
         command += ["--system-arg", option]
-    seconds = timed(command, os.environ | {"OPENAI_API_KEY": "EMPTY"})
+    run = run_timed(server, command, os.environ | {"OPENAI_API_KEY": "EMPTY"})
     lines = (folder / "samples" / f"{TASK}.jsonl").read_text(encoding="utf-8").splitlines()
-    return seconds, [json.loads(line) for line in lines]
+    return run, [json.loads(line) for line in lines]
 
 
 def hits_of(samples: list[dict]) -> dict[str, list[dict[str, Any]]]:
@@ -90,16 +116,18 @@ def hits_of(samples: list[dict]) -> dict[str, list[dict[str, Any]]]:
     return hits
 
 
-def client_run(work: Path, name: str, count: int, args: argparse.Namespace, server: FakeAgentServer) -> float:
-    """openai_client over the first `count` questions: seconds (its run files in work/name)."""
+def client_run(
+    work: Path, name: str, count: int, concurrency: int, args: argparse.Namespace, server: FakeAgentServer
+) -> Run:
+    """openai_client over the first `count` questions with `concurrency` threads (its run files in work/name)."""
     queries = work / f"{name}.tsv"
     queries.write_text("".join(f"{q['id']}\t{q['question']}\n" for q in questions(count)), encoding="utf-8")
     argv = ["--query", str(queries), "--output-dir", str(work / name), "--searcher-type", "ragbench"]
     argv += ["--hits", str(work / "hits.json"), "--model", "agent", "--get-document", "--query-template"]
     argv += ["QUERY_TEMPLATE", "--temperature", "0", "--top_p", "1", "--snippet-max-tokens", "0"]
-    argv += ["--num-threads", str(args.threads)]
+    argv += ["--num-threads", str(concurrency)]
     env = os.environ | {"OPENAI_API_KEY": "EMPTY", "OPENAI_BASE_URL": server.base_url, "HF_HUB_OFFLINE": "1"}
-    return timed([args.python, "-c", CLIENT, str(args.checkout), str(FIXTURES), str(TESTS), *argv], env)
+    return run_timed(server, [args.python, "-c", CLIENT, str(args.checkout), str(FIXTURES), str(TESTS), *argv], env)
 
 
 def same_answers(samples: list[dict], folder: Path) -> int:
@@ -112,68 +140,101 @@ def same_answers(samples: list[dict], folder: Path) -> int:
     return sum(theirs.get(sample["id"]) == sample["prediction"]["answer"] for sample in samples)
 
 
-def measured(work: Path, args: argparse.Namespace, server: FakeAgentServer) -> dict[str, Any]:
-    """Each side warmed up on two questions, then timed; the client only where a checkout was named."""
-    ragbench_run(work, "warm_ragbench", 2, args, server)
-    before, busy = len(server.requests), server.device_seconds
-    ours, samples = ragbench_run(work, "ragbench", args.queries, args, server)
-    found: dict[str, Any] = {"ours": ours, "our_requests": len(server.requests) - before, "samples": samples}
-    found["our_device"] = server.device_seconds - busy
-    if args.checkout is None:
-        return found
+def best(runs: list[Run]) -> Run:
+    """The fastest run from inside the loop (on a shared machine noise only slows a run down)."""
+    return min(runs, key=lambda run: run.loop)
+
+
+@dataclass
+class Row:
+    """One concurrency's result: the best run of each side, and how many final answers agreed (in the run that
+    agreed least)."""
+
+    concurrency: int
+    queries: int
+    ours: Run
+    theirs: Run | None
+    same: int
+
+
+def measured_at(work: Path, concurrency: int, args: argparse.Namespace, server: FakeAgentServer) -> Row:
+    """Both sides in turn, `args.repeats` times each, at `concurrency`; the client only where a checkout was named."""
+    count = max(args.min_queries, args.queries_per_slot * concurrency)
+    ours: list[Run] = []
+    theirs: list[Run] = []
+    agreed: list[int] = []
+    for repeat in range(args.repeats):
+        name = f"c{concurrency}_{repeat}"
+        run, samples = ragbench_run(work, f"ragbench_{name}", count, concurrency, server)
+        ours.append(run)
+        if args.checkout is not None:
+            theirs.append(client_run(work, f"client_{name}", count, concurrency, args, server))
+            agreed.append(same_answers(samples, work / f"client_{name}"))
+    return Row(concurrency, count, best(ours), best(theirs) if theirs else None, min(agreed, default=0))
+
+
+def warmed(work: Path, args: argparse.Namespace, server: FakeAgentServer) -> None:
+    """Each side run once untimed (imports, the BM25 index); the client's searcher gets ragbench's hits for every
+    question any timed run asks."""
+    count = max(max(args.min_queries, args.queries_per_slot * c) for c in args.concurrency)
+    _, samples = ragbench_run(work, "warm_ragbench", count, max(args.concurrency), server)
     (work / "hits.json").write_text(json.dumps(hits_of(samples)), encoding="utf-8")
-    client_run(work, "warm_client", 2, args, server)
-    before, busy = len(server.requests), server.device_seconds
-    found["theirs"] = client_run(work, "client", args.queries, args, server)
-    found["their_requests"] = len(server.requests) - before
-    found["their_device"] = server.device_seconds - busy
-    found["same"] = same_answers(samples, work / "client")
-    return found
+    if args.checkout is not None:
+        client_run(work, "warm_client", 2, 2, args, server)
+
+
+def report(rows: list[Row], args: argparse.Namespace) -> None:
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"load average after the runs (1, 5, 15 min): {load}")
+    print(
+        f"server: {args.delay} s delay a request, then {args.per_request} s + {args.per_token} s an output token "
+        f"on one simulated device; fictional_multihop questions; best of {args.repeats} a side; the client's "
+        "--num-threads and ragbench's openai engine's concurrency equal"
+    )
+    print("seconds: 'loop' = first request arriving to last answer sent (server's clock); 'process' = whole process")
+    header = f"{'concurrency':>11}{'queries':>8}{'requests':>9}{'theirs loop':>12}{'ours loop':>10}{'ratio':>7}"
+    print(header + f"{'theirs process':>15}{'ours process':>13}{'ratio':>7}{'same answers':>13}")
+    for row in rows:
+        ours, theirs = row.ours, row.theirs
+        line = f"{row.concurrency:>11}{row.queries:>8}{ours.requests:>9}"
+        if theirs is None:
+            print(line + f"{'-':>12}{ours.loop:>10.2f}{'-':>7}{'-':>15}{ours.process:>13.2f}{'-':>7}{'-':>13}")
+            continue
+        line += f"{theirs.loop:>12.2f}{ours.loop:>10.2f}{theirs.loop / ours.loop:>7.2f}"
+        print(line + f"{theirs.process:>15.2f}{ours.process:>13.2f}{theirs.process / ours.process:>7.2f}", end="")
+        print(f"{row.same:>6} of {row.queries}")
+    if rows and rows[0].theirs is None:
+        print("openai_client not run: name a BrowseComp-Plus checkout")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, nargs="?", help="a BrowseComp-Plus checkout (search_agent/, searcher/)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter with the client's packages")
-    parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--threads", type=int, default=10, help="the client's --num-threads")
-    parser.add_argument("--concurrency", type=int, help="ragbench's openai engine's (default: its default, 16)")
-    parser.add_argument("--delay", type=float, default=0.5, help="seconds every request waits, overlapping")
-    parser.add_argument("--per-request", type=float, default=0.005, help="device seconds a request")
-    parser.add_argument("--per-token", type=float, default=0.001, help="device seconds an output token")
     parser.add_argument(
-        "--quick", action="store_true", help="4 queries, 0.05 s delay; the client if a checkout is named"
+        "--concurrency", type=int, nargs="+", default=[1, 4, 16], help="the client's --num-threads and ragbench's"
     )
+    parser.add_argument("--queries-per-slot", type=int, default=4, help="questions = this x concurrency ...")
+    parser.add_argument("--min-queries", type=int, default=16, help="... or at least this many")
+    parser.add_argument("--repeats", type=int, default=3, help="runs a side at each concurrency; the best counts")
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds every request waits, overlapping")
+    parser.add_argument("--per-request", type=float, default=0.0, help="device seconds a request")
+    parser.add_argument("--per-token", type=float, default=0.0, help="device seconds an output token")
+    parser.add_argument("--quick", action="store_true", help="4 queries, concurrency 2, once, 0.05 s delay")
     args = parser.parse_args()
     if args.quick:
-        args.queries, args.delay = 4, 0.05
+        args.concurrency, args.queries_per_slot, args.min_queries, args.repeats, args.delay = [2], 2, 4, 1, 0.05
     elif args.checkout is None:
         parser.error("name a BrowseComp-Plus checkout (only --quick runs ragbench's side alone)")
     server = FakeAgentServer(args.delay, args.per_request, args.per_token)
     try:
         with tempfile.TemporaryDirectory(prefix="agent_speed_") as folder:
-            found = measured(Path(folder), args, server)
+            warmed(Path(folder), args, server)
+            rows = [measured_at(Path(folder), concurrency, args, server) for concurrency in args.concurrency]
     finally:
         server.stop()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
-    print(
-        f"server: {args.delay} s delay a request, then {args.per_request} s + {args.per_token} s an output token "
-        f"on one simulated device; {args.queries} queries (fictional_multihop), the client with "
-        f"--num-threads {args.threads}, ragbench's openai engine with concurrency "
-        f"{args.concurrency or 'as its default (16)'}"
-    )
-    print(f"{'side':<28}{'seconds':>10}{'requests':>10}{'device busy, s':>16}")
-    if "theirs" in found:
-        print(f"{'openai_client (theirs)':<28}{found['theirs']:>10.2f}{found['their_requests']:>10}", end="")
-        print(f"{found['their_device']:>16.2f}")
-    print(
-        f"{'search_agent (ragbench)':<28}{found['ours']:>10.2f}{found['our_requests']:>10}{found['our_device']:>16.2f}"
-    )
-    if "theirs" in found:
-        print(f"same final answers: {found['same']} of {len(found['samples'])}")
-        print(f"ratio theirs / ours: {found['theirs'] / found['ours']:.2f}")
-    else:
-        print("openai_client not run: name a BrowseComp-Plus checkout")
+    report(rows, args)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ Token counts are a quarter of the characters: a request's input, an answer's out
 
 As a simulated server (benchmarks/agent_speed.py) each answer first waits `delay` seconds (the network and
 the server's queue, overlapping other requests), then holds the one simulated device for `per_request` plus
-`per_token` seconds per output token (requests computed one after another).
+`per_token` seconds per output token (requests computed one after another). `served` holds each answered
+request's (arrival, answer sent) on the server's clock, `time.perf_counter()`, so a benchmark can time a
+client from its first request to its last answer, without its start-up.
 """
 
 from __future__ import annotations
@@ -263,15 +265,16 @@ def chat_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
 
 class FakeAgentServer:
     """The server: `base_url`, `requests` (canonical, in arrival order), `bodies` (each request's JSON body as
-    sent, in the same order); `stop()` when done."""
+    sent, in the same order), `served` ((arrived, sent) of each answered request, in the order answered);
+    `stop()` when done."""
 
     def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0) -> None:
         self.delay, self.per_request, self.per_token = delay, per_request, per_token
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[dict[str, Any]] = []
+        self.served: list[tuple[float, float]] = []
         self.lock = threading.Lock()
         self.device = threading.Lock()
-        self.device_seconds = 0.0  # what the simulated device was busy for, in all
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.fake = self  # type: ignore[attr-defined]
@@ -289,7 +292,6 @@ class FakeAgentServer:
         if self.per_request or self.per_token:
             with self.device:
                 time.sleep(self.per_request + self.per_token * output_tokens)
-                self.device_seconds += self.per_request + self.per_token * output_tokens
 
     def stop(self) -> None:
         self.httpd.shutdown()
@@ -298,11 +300,15 @@ class FakeAgentServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: with Nagle's algorithm the body waits for the client's delayed ACK
+    # of the headers (40 ms on Linux), on every answer; servers that agents talk to send at once
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
+        arrived = time.perf_counter()
         fake: FakeAgentServer = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         request = canonical(body)
@@ -317,6 +323,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.stream(payload)
         else:
             self.send(200, payload)
+        with fake.lock:
+            fake.served.append((arrived, time.perf_counter()))
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

@@ -58,6 +58,23 @@ from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, sampling_sen
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless_engine import StainlessEngine
 
+# Arguments the engine hands the SDK as they are to be sent (sent_as_given).
+SENT_AS_GIVEN = ("messages", "input", "tools")
+
+
+def sent_as_given(args: dict[str, Any]) -> dict[str, Any]:
+    """`args` of the SDK's create() with the conversation and the tools carried in `extra_body`, which the SDK
+    sends as given, and an empty list where create() expects them (the extra body replaces it in place: the
+    same body, key for key and in the same order). create() otherwise walks them against its parameter types
+    each request (`maybe_transform`), which changes nothing in plain JSON values (the types of these fields
+    have no aliases or formats: tests/test_openai_sent_as_given.py) and costs 2 ms of CPU for an agent's third
+    turn on the 2-vCPU VM, more the longer the conversation: CPU the event loop, which sends every request
+    in flight, has not got to spare (docs/performance.md#agents)."""
+    moved = {key: args[key] for key in SENT_AS_GIVEN if key in args}
+    if not moved:
+        return args
+    return args | {key: [] for key in moved} | {"extra_body": args.get("extra_body", {}) | moved}
+
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
 Mode = Literal["auto", "chat"]
@@ -196,6 +213,7 @@ class OpenAIEngine(StainlessEngine):
 
     async def agenerate_one(self, request: Request) -> Response:
         chat, args = self._arguments(request)
+        args = sent_as_given(args)
 
         def create(client: openai.AsyncOpenAI) -> Any:
             api = client.responses if self.api == "responses" else client.chat.completions

@@ -167,7 +167,7 @@ def repeated_work_lines(results: Results) -> list[str]:
         if work.get("empty_results"):
             lines.append(
                 f"{task}: warning: {work['empty_results']} of {work['searches']} searches found no passage (a "
-                "query with no word a BM25 index holds: empty, stopwords alone, words in no passage; or an example "
+                "query with no word left to search with: empty or stopwords alone; or an example "
                 "without passages)"
             )
         if work["repeated_llm_calls"]:

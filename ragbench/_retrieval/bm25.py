@@ -237,9 +237,9 @@ class BM25Retriever(IndexedRetriever):
     Queries are tokenized like the passages were (`bm25s.tokenize` with the index's stopwords and
     stemmer); hits are the top k of bm25s's scores, ties by passage number (`ranking.best_k`), so when
     fewer than k passages share a term with the query the rest are zero-score passages, as bm25s
-    returns them (the first ones of the corpus). A query with no term of the index (empty, stopwords
-    alone, one-letter words, words in no passage) returns nothing, as pyserini's search does: not the
-    corpus's first passages at score 0.
+    returns them (the first ones of the corpus), also when none of its words is in the index. A query
+    that analyses to nothing (empty, stopwords alone, one-letter words) returns nothing, as pyserini's
+    search does: not the corpus's first passages at score 0 (`lucene_bm25` is pyserini's in every case).
     """
 
     name = "bm25"
@@ -289,9 +289,10 @@ class BM25Retriever(IndexedRetriever):
         return self.hits([ids for _, ids in ranked], [scores for scores, _ in ranked])
 
     def best(self, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The top k (scores, passage numbers) of a tokenized query, none when no word is in the vocabulary
-        (not bm25s's retrieve: its ties vary)."""
-        ids = self.bm25.get_tokens_ids(tokens)
-        if not ids:
+        """The top k (scores, passage numbers) of a tokenized query, none when it has no word left (not
+        bm25s's retrieve: its ties vary)."""
+        if not tokens:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
-        return best_k(self.bm25.get_scores_from_ids(ids), k)
+        ids = self.bm25.get_tokens_ids(tokens)
+        scores = self.bm25.get_scores_from_ids(ids) if ids else np.zeros(len(self.docs), dtype=np.float32)
+        return best_k(scores, k)

@@ -144,27 +144,26 @@ class TaskScores:
         """A sample line (checked, in the current shape): a row where it scored an example, its slice values
         counted for the labels where it is no bad record."""
         meta, bad_record = line.get("meta") or {}, bool(line.get("bad_record"))
-        codes: list[tuple[array, float]] = [
-            (column.codes, column.code(meta, bad_record)) for column in self._slices.values()
-        ]
+        codes = [column.code(meta, bad_record) for column in self._slices.values()]
         if line.get("id") is None or line.get("error") is not None:
             return
         scores, digest = line.get("scores") or {}, line.get("example_sha256")
-        row = self.rows.setdefault(str(line["id"]), len(self.rows))
-        cells: list[tuple[array, float]] = [
-            (column, self._value(key, scores.get(key))) for key, column in self._values.items()
-        ]
-        cells += codes
+        values = [self._value(key, scores.get(key)) for key in self._values]
         if digest is not None:
             digest = hashlib.blake2b(str(digest).encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+        row = self.rows.setdefault(str(line["id"]), len(self.rows))
         if row == len(self._has_digest):  # a new example
-            for column, cell in cells:
-                column.append(cell)
+            for column, value in zip(self._values.values(), values):
+                column.append(value)
+            for slice_column, code in zip(self._slices.values(), codes):
+                slice_column.codes.append(code)
             self._has_digest.append(digest is not None)
             self._digests += digest or bytes(DIGEST_BYTES)
         else:  # an id read again: its later line counts
-            for column, cell in cells:
-                column[row] = cell
+            for column, value in zip(self._values.values(), values):
+                column[row] = value
+            for slice_column, code in zip(self._slices.values(), codes):
+                slice_column.codes[row] = code
             self._has_digest[row] = digest is not None
             self._digests[row * DIGEST_BYTES : (row + 1) * DIGEST_BYTES] = digest or bytes(DIGEST_BYTES)
 
@@ -189,6 +188,8 @@ class TaskScores:
         return True
 
     def _value(self, key: str, saved: Any) -> float:
+        if type(saved) is float and saved - saved == 0:  # finite: most values
+            return saved
         value = score_value(saved)
         if value is None:
             if saved is not None:

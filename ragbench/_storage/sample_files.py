@@ -89,9 +89,9 @@ def located_samples(
 
 def sample_lines(
     path: str | Path, loads: Callable[[str], Any] = json.loads
-) -> Iterator[tuple[int, int, bytes] | Located]:
+) -> Iterator[tuple[int, int, bytes, bool] | Located]:
     """The non-blank lines of a samples file read a block at a time, as (0-based line index, byte offset, the
-    line's bytes without its newline) for the caller to parse (`sample_at` reads one as `located_samples` would);
+    line's bytes without its newline, whether it had one) for the caller to parse (`sample_at` reads one as `located_samples` would);
     a line longer than `most_line_bytes`, or the stream breaking off, as `located_samples`'s Located (never read
     whole). A missing file has none."""
     if not file_there(path):
@@ -112,7 +112,7 @@ def sample_lines(
                 if len(text) > most:
                     yield next(located_samples(path, True, number, offset, loads))
                 elif text.rstrip():
-                    yield number, offset, text
+                    yield number, offset, text, bool(block)
                 number, offset = number + 1, offset + len(text) + 1
             if not block:
                 return
@@ -123,9 +123,12 @@ def sample_lines(
                 handle.seek(offset)
 
 
-def sample_at(where: str, line: int, start: int, text: bytes, loads: Callable[[str], Any] = json.loads) -> Any:
+def sample_at(
+    where: str, line: int, start: int, text: bytes, ended: bool, loads: Callable[[str], Any] = json.loads
+) -> Any:
     """The checked record (`checked_sample`, older shapes brought to the current one) or the RecordError of one
     line of `sample_lines`, as `located_samples` reads it."""
+    text += b"\n" if ended else b""
     located = next(located_lines(io.BytesIO(text), where, loads, line=line, start=start, most_bytes=most_line_bytes()))
     return checked_sample(where, line, located.value, older_shapes=True)
 

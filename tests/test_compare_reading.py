@@ -1,20 +1,14 @@
 """`ragbench compare` reads a samples file a block at a time and takes plainly current lines by a quick check: the
-same scores, slices and errors as reading every line as `located_samples` does; and it reads large runs in worker
-processes with the same result and the same one-line refusal."""
+same scores, slices and errors as reading every line as `located_samples` does."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compare_fixtures import run_pair
-from ragbench._errors import ConfigError, RecordError
-from ragbench._reports import compare
-from ragbench._reports.compare import load_run, load_runs
+from ragbench._errors import RecordError
 from ragbench._reports.run_scores import TaskScores, parse_sample_line, read_task_scores
 from ragbench._storage.sample_files import located_samples
 
@@ -91,43 +85,3 @@ def test_a_line_too_long_to_hold_is_an_error_and_reading_goes_on_after_it(tmp_pa
     assert [str(error) for error in errors] == [
         f"{path}:2: a line of 501 bytes, over the 100 a line of this file holds: not read"
     ]
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_runs_read_in_worker_processes_are_the_runs_read_here(tmp_path, monkeypatch, seed):
-    monkeypatch.setattr(compare, "PARALLEL_FROM_BYTES", 0)
-    a, b = run_pair(tmp_path, seed)
-    try:
-        here = [load_run(a), load_run(b)]
-    except ConfigError as exc:
-        with pytest.raises(ConfigError) as raised:
-            load_runs([a, b], processes=2)
-        assert str(raised.value) == str(exc)
-        return
-    there = load_runs([a, b], processes=2)
-    for ours, theirs in zip(here, there):
-        assert ours.results == theirs.results and ours.slice_labels.keys() == theirs.slice_labels.keys()
-        for task in ours.samples:
-            assert columns_of(ours.samples[task]) == columns_of(theirs.samples[task])
-
-
-def test_a_damaged_run_read_in_a_worker_is_refused_in_the_same_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(compare, "PARALLEL_FROM_BYTES", 0)
-    a, b = run_pair(tmp_path, 0)
-    samples = next((Path(b) / "samples").glob("*.jsonl"))
-    samples.write_bytes(samples.read_bytes()[:-20])  # the last line cut short
-    with pytest.raises(ConfigError) as here:
-        load_run(b)
-    with pytest.raises(ConfigError) as there:
-        load_runs([a, b], processes=2)
-    assert str(there.value) == str(here.value) and "1 unreadable line(s)" in str(here.value)
-
-
-def columns_of(scores: TaskScores) -> tuple:
-    digests, has = scores.digests()
-    return (
-        list(scores.rows.items()),
-        digests.tobytes(),
-        has.tobytes(),
-        [scores.values(key).tobytes() for key in scores._values],
-    )

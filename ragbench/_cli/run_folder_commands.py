@@ -168,12 +168,11 @@ def compare_command(
         adjust_p_values,
         compare_runs,
         label_runs,
-        load_runs,
+        load_run,
         markdown,
         parse_thresholds,
         regressions,
     )
-    from .._run.workers import usable_cores
 
     try:
         if len(runs) < 2:
@@ -188,7 +187,7 @@ def compare_command(
         too_many = bootstrap_iterations_problem("compare --bootstrap-iters", bootstrap_iters)
         if too_many:
             raise ConfigError(too_many)
-        loaded = load_runs(runs, min(2, usable_cores()))
+        loaded = [load_run(path) for path in runs]
         label_runs(loaded)
         reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices) for other in loaded[1:]]
         adjust_p_values(reports, p_adjust)

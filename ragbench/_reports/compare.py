@@ -16,11 +16,7 @@ default). A row of fewer than MIN_TESTED shared examples gets no p-value and is 
 from __future__ import annotations
 
 import math
-import multiprocessing
-from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,9 +42,6 @@ ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the vi
 # than 6 discordant pairs, and the paired bootstrap of a handful of examples has so few distinct resamples that
 # its p-value collapses to its floor (two examples both better give p = 1/iterations).
 MIN_TESTED = 10
-# Samples files of more bytes in all (about 50,000 examples) are read in worker processes, a run each: below it,
-# starting them costs more than reading the runs one after the other saves.
-PARALLEL_FROM_BYTES = 50 * 2**20
 
 
 @dataclass
@@ -133,33 +126,6 @@ def load_run(path: str | Path) -> Run:
                 f"`ragbench --resume --output {path}` rebuilds it"
             )
     return Run(path, results, samples, {task: scores.slice_labels() for task, scores in samples.items()})
-
-
-def load_runs(paths: Iterable[str | Path], processes: int = 1) -> list[Run]:
-    """`load_run` of each path, in their order: in up to `processes` worker processes at once (a run each, its
-    columns sent back; each exits once its run is read) where the runs' samples files are large
-    (PARALLEL_FROM_BYTES), else here. A run's ConfigError is raised here as it is (the first path's first)."""
-    folders = [Path(path) for path in paths]
-    if min(processes, len(folders)) < 2 or sum(map(_samples_bytes, folders)) < PARALLEL_FROM_BYTES:
-        return [load_run(path) for path in folders]
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":  # the server imports compare once; each worker forks from it warm
-        context.set_forkserver_preload([__name__])
-    try:
-        with ProcessPoolExecutor(min(processes, len(folders)), mp_context=context) as pool:
-            futures = [pool.submit(load_run, path) for path in folders]
-            return [future.result() for future in futures]
-    except BrokenProcessPool:  # a worker was killed (out of memory): read here, one run at a time
-        return [load_run(path) for path in folders]
-
-
-def _samples_bytes(run_folder: Path) -> int:
-    """The bytes of a run folder's samples files (0 where it has none to read)."""
-    try:
-        return sum(file.stat().st_size for file in (run_folder / "samples").glob("*.jsonl"))
-    except OSError:
-        return 0
 
 
 def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0, slices: bool = True) -> Report:

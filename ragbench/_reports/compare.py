@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError, RecordError
+from .._errors import ConfigError
 from .._storage.files import file_there
-from .._storage.sample_files import located_samples, sample_file
+from .._storage.sample_files import sample_file
 from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
@@ -34,7 +34,7 @@ from .like_for_like import budget_rows, like_for_like_text, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
-from .run_scores import TaskScores, parse_sample_line
+from .run_scores import TaskScores, read_task_scores
 from .slice_labels import SliceLabels
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -119,13 +119,7 @@ def load_run(path: str | Path) -> Run:
         if not file_there(samples_path):
             raise ConfigError(f"compare: {samples_path} is missing (paired tests need the per-example scores)")
         details = results.details.get(task, {})
-        samples[task] = scores = TaskScores(_example_keys(details), _slice_fields(details))
-        errors: list[RecordError] = []
-        for located in located_samples(samples_path, older_shapes=True, loads=parse_sample_line):  # kept: its scores
-            if isinstance(located.value, RecordError):
-                errors.append(located.value)
-            else:
-                scores.add(located.value)
+        samples[task], errors = read_task_scores(samples_path, _example_keys(details), _slice_fields(details))
         if errors:
             raise ConfigError(
                 f"compare: {errors[0]} ({len(errors)} unreadable line(s) in {samples_path}); "

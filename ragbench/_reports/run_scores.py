@@ -16,11 +16,16 @@ import json
 import math
 from array import array
 from collections.abc import Iterable, KeysView
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
+from .._errors import RecordError
+from .._storage.jsonl import Located
+from .._storage.run_shapes import plainly_current
+from .._storage.sample_files import sample_at, sample_lines
 from .slice_labels import SliceLabels, SliceValue, slice_value
 
 DIGEST_BYTES = 16
@@ -64,6 +69,29 @@ def _holds_large_float(value: Any) -> bool:
         return not abs(value) < BEYOND_64_BITS
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
     return any(_holds_large_float(item) for item in items)
+
+
+def read_task_scores(path: Path, keys: Iterable[str], fields: Iterable[str]) -> tuple[TaskScores, list[RecordError]]:
+    """A samples file's scored examples (`TaskScores`) and its unreadable lines' RecordErrors, read a block at a
+    time: each line that `TaskScores.add_text` does not take is read as `located_samples` reads it."""
+    scores, errors, where = TaskScores(keys, fields), [], str(path)
+    for item in sample_lines(path, parse_sample_line):
+        if isinstance(item, Located):
+            value = item.value
+        elif scores.add_text(item[2]):
+            continue
+        else:
+            value = sample_at(where, *item, parse_sample_line)
+        if isinstance(value, RecordError):
+            errors.append(value)
+        else:
+            scores.add(value)
+    return scores, errors
+
+
+def _too_large(value: Any) -> bool:
+    """A float of 2**63 or more: maybe an integer beyond 64 bits that orjson read as a float."""
+    return type(value) is float and not abs(value) < BEYOND_64_BITS
 
 
 def score_value(value: Any) -> float | None:
@@ -116,31 +144,52 @@ class TaskScores:
         """A sample line (checked, in the current shape): a row where it scored an example, its slice values
         counted for the labels where it is no bad record."""
         meta, bad_record = line.get("meta") or {}, bool(line.get("bad_record"))
-        codes: list[tuple[array, float]] = [
-            (column.codes, column.code(meta, bad_record)) for column in self._slices.values()
-        ]
+        codes = [column.code(meta, bad_record) for column in self._slices.values()]
         if line.get("id") is None or line.get("error") is not None:
             return
         scores, digest = line.get("scores") or {}, line.get("example_sha256")
-        row = self.rows.setdefault(str(line["id"]), len(self.rows))
-        cells: list[tuple[array, float]] = [
-            (column, self._value(key, scores.get(key))) for key, column in self._values.items()
-        ]
-        cells += codes
+        values = [self._value(key, scores.get(key)) for key in self._values]
         if digest is not None:
             digest = hashlib.blake2b(str(digest).encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+        row = self.rows.setdefault(str(line["id"]), len(self.rows))
         if row == len(self._has_digest):  # a new example
-            for column, cell in cells:
-                column.append(cell)
+            for column, value in zip(self._values.values(), values):
+                column.append(value)
+            for slice_column, code in zip(self._slices.values(), codes):
+                slice_column.codes.append(code)
             self._has_digest.append(digest is not None)
             self._digests += digest or bytes(DIGEST_BYTES)
         else:  # an id read again: its later line counts
-            for column, cell in cells:
-                column[row] = cell
+            for column, value in zip(self._values.values(), values):
+                column[row] = value
+            for slice_column, code in zip(self._slices.values(), codes):
+                slice_column.codes[row] = code
             self._has_digest[row] = digest is not None
             self._digests[row * DIGEST_BYTES : (row + 1) * DIGEST_BYTES] = digest or bytes(DIGEST_BYTES)
 
+    def add_text(self, text: bytes) -> bool:
+        """A sample line's bytes added as `add` adds its record, where it is plainly a sample of the current shape
+        that orjson reads as json.loads does (no float of 2**63 or more, no nested slice value, where compare
+        reads); False (nothing added) where the line needs `sample_at`'s full reading."""
+        if text[:1] != b"{":
+            return False
+        try:
+            line = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return False
+        if not plainly_current(line) or _too_large(line.get("id")):
+            return False
+        scores, meta = line.get("scores") or {}, line.get("meta") or {}
+        if any(_too_large(scores.get(key)) for key in self._values) or any(
+            _too_large(meta.get(field)) or type(meta.get(field)) in (list, dict) for field in self._slices
+        ):
+            return False
+        self.add(line)
+        return True
+
     def _value(self, key: str, saved: Any) -> float:
+        if type(saved) is float and saved - saved == 0:  # finite: most values
+            return saved
         value = score_value(saved)
         if value is None:
             if saved is not None:

@@ -183,13 +183,7 @@ def located_lines(
             value = reader.read(allow_none=True, skip_empty=True)
         except EOFError:  # the end of the stream, or (lines.failure) a stream that broke off
             if lines.failure is not None:
-                broken = StreamBroken(
-                    name,
-                    lines.number + 1,
-                    f"cannot read past this line ({lines.failure or type(lines.failure).__name__}): the file "
-                    "is cut short or corrupt",
-                )
-                yield Located(lines.number, lines.end, lines.end, False, broken)
+                yield broken_off(name, lines.number, lines.end, lines.failure)
             return
         except jsonlines.InvalidLineError as exc:
             value = line_error(name, exc, lines.number)
@@ -201,6 +195,16 @@ def located_lines(
                     "not read",
                 )
         yield Located(lines.number - 1, lines.start, lines.end, lines.ended, value)
+
+
+def broken_off(name: str, lines: int, end: int, failure: Exception) -> Located:
+    """Where a stream broke off after `lines` lines, at byte offset `end`: a StreamBroken naming the next line."""
+    broken = StreamBroken(
+        name,
+        lines + 1,
+        f"cannot read past this line ({failure or type(failure).__name__}): the file is cut short or corrupt",
+    )
+    return Located(lines, end, end, False, broken)
 
 
 class _Numbered:

@@ -5,6 +5,7 @@ longer than any the writer writes (`most_line_bytes`) is a RecordError like a li
 
 from __future__ import annotations
 
+import io
 import json
 from array import array
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from .._errors import RecordError
 from .._values import json_values
 from .._values.names import inside
 from .files import file_there, open_file
-from .jsonl import Located, located_lines, parse_json
+from .jsonl import Located, broken_off, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
 
 STAMP_BYTES = 2**16  # room on a line for the cost of the attempt that saved it (`attempt_cost`, added once checked)
@@ -84,6 +85,52 @@ def located_samples(
             handle, where, loads, line=line, start=start, most_bytes=most_line_bytes()
         ):
             yield Located(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
+
+
+def sample_lines(
+    path: str | Path, loads: Callable[[str], Any] = json.loads
+) -> Iterator[tuple[int, int, bytes, bool] | Located]:
+    """The non-blank lines of a samples file read a block at a time, as (0-based line index, byte offset, the
+    line's bytes without its newline, whether it had one) for the caller to parse (`sample_at` reads one as `located_samples` would);
+    a line longer than `most_line_bytes`, or the stream breaking off, as `located_samples`'s Located (never read
+    whole). A missing file has none."""
+    if not file_there(path):
+        return
+    where, most = str(path), most_line_bytes()
+    number = offset = 0
+    rest = b""
+    with open_file(path) as handle:
+        while True:
+            try:
+                block = handle.read(BLOCK)
+            except OSError as failure:
+                yield broken_off(where, number, offset, failure)
+                return
+            lines = (rest + block).split(b"\n") if block else [rest]
+            rest = lines.pop() if block else b""
+            for text in lines:
+                if len(text) > most:
+                    yield next(located_samples(path, True, number, offset, loads))
+                elif text.rstrip():
+                    yield number, offset, text, bool(block)
+                number, offset = number + 1, offset + len(text) + 1
+            if not block:
+                return
+            if len(rest) > most:  # a line too long to hold: read over by `located_samples`, then on after it
+                long_line = next(located_samples(path, True, number, offset, loads))
+                yield long_line
+                number, offset, rest = number + 1, long_line.end, b""
+                handle.seek(offset)
+
+
+def sample_at(
+    where: str, line: int, start: int, text: bytes, ended: bool, loads: Callable[[str], Any] = json.loads
+) -> Any:
+    """The checked record (`checked_sample`, older shapes brought to the current one) or the RecordError of one
+    line of `sample_lines`, as `located_samples` reads it."""
+    text += b"\n" if ended else b""
+    located = next(located_lines(io.BytesIO(text), where, loads, line=line, start=start, most_bytes=most_line_bytes()))
+    return checked_sample(where, line, located.value, older_shapes=True)
 
 
 def checked_sample(where: str, line: int, value: Any, older_shapes: bool = False) -> dict[str, Any] | RecordError:

@@ -75,6 +75,7 @@ def sent_as_given(args: dict[str, Any]) -> dict[str, Any]:
         return args
     return args | {key: [] for key in moved} | {"extra_body": args.get("extra_body", {}) | moved}
 
+
 __all__ = ["OpenAIEngine", "probe", "NAMED_TOP_LOGPROBS"]
 
 Mode = Literal["auto", "chat"]

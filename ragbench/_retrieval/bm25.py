@@ -24,7 +24,9 @@ import itertools
 import json
 import logging
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -245,13 +247,15 @@ class BM25Retriever(IndexedRetriever):
     name = "bm25"
     builder = BM25Builder
 
-    option_types: ClassVar[dict[str, tuple[type, ...]]] = {
-        "stopwords": (str, list, type(None)),
-        "stemmer": (str, type(None)),
-        "tokenizer": (str,),
-        "vocabulary": (int,),
-        "postings": (int,),
-    }
+    option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
+        {
+            "stopwords": (str, list, type(None)),
+            "stemmer": (str, type(None)),
+            "tokenizer": (str,),
+            "vocabulary": (int,),
+            "postings": (int,),
+        }
+    )
     required_options = ("stopwords", "stemmer", "vocabulary", "postings")
 
     def __init__(self, index: str | None = None, mmap: bool = True) -> None:

@@ -13,7 +13,9 @@ plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -234,14 +236,16 @@ class DenseRetriever(IndexedRetriever):
 
     name = "dense"
     builder = DenseBuilder
-    option_types: ClassVar[dict[str, tuple[type, ...]]] = {
-        "model": (str,),
-        "query_instruction": (str, type(None)),
-        "query_style": (str,),
-        "normalize": (bool,),
-        "dtype": (str,),
-        "dim": (int,),
-    }
+    option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
+        {
+            "model": (str,),
+            "query_instruction": (str, type(None)),
+            "query_style": (str,),
+            "normalize": (bool,),
+            "dtype": (str,),
+            "dim": (int,),
+        }
+    )
     required_options = ("model", "query_instruction", "normalize", "dim")
 
     def __init__(

@@ -18,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from tqdm import tqdm
@@ -161,7 +162,7 @@ class IndexedRetriever(Retriever):
     the corpus or a failure in the middle of a run."""
 
     # the options the builder records in the manifest that the retriever reads: their types, and those it needs
-    option_types: ClassVar[dict[str, tuple[type, ...]]] = {}
+    option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType({})
     required_options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, index: str | Path | None = None) -> None:

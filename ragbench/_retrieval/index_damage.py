@@ -9,7 +9,7 @@ and the cost is one read of each array.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +129,7 @@ def ascending(
 
 
 def typed_fields(
-    name: str, record: dict[str, Any], types: dict[str, tuple[type, ...]], required: tuple[str, ...]
+    name: str, record: dict[str, Any], types: Mapping[str, tuple[type, ...]], required: tuple[str, ...]
 ) -> None:
     """The `required` fields present, and each field of `types` that is present of one of its types (a bool
     is no number)."""

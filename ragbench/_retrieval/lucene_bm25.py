@@ -23,7 +23,9 @@ import json
 import math
 import shutil
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -199,13 +201,15 @@ class LuceneBM25Retriever(IndexedRetriever):
     name = "lucene_bm25"
     builder = LuceneBM25Builder
 
-    option_types: ClassVar[dict[str, tuple[type, ...]]] = {
-        "analyzer": (str,),
-        "terms": (int,),
-        "postings": (int,),
-        "docs_with_terms": (int,),
-        "total_terms": (int,),
-    }
+    option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
+        {
+            "analyzer": (str,),
+            "terms": (int,),
+            "postings": (int,),
+            "docs_with_terms": (int,),
+            "total_terms": (int,),
+        }
+    )
     required_options = ("terms", "postings", "docs_with_terms", "total_terms")
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:

@@ -60,7 +60,7 @@ def test_replay_rejects_a_record_whose_chosen_token_has_no_logprob(tmp_path):
     bad = dict(RECORD, logprobs=[{"x": -1.0}, {"Paris": -0.2}, {"[Fully supported]": -0.3}])
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps(bad) + "\n")
-    with pytest.raises(ConfigError, match=r"calls.jsonl:1: .*logprobs\[0\]"):
+    with pytest.raises(ConfigError, match=r"calls.jsonl:1: .*logprobs\"?\[0\]"):
         ReplayEngine(str(path))
 
 

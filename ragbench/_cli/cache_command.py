@@ -10,7 +10,6 @@ import click
 
 from .._retrieval.index_removal import FolderBusy
 from .._storage.cache_root import CACHE_DIR_ENV, cache_root
-from .index_cache_output import size_text
 from .plugin_commands import exit_if_skipped
 from .registry import command_registry
 
@@ -27,6 +26,7 @@ def cache_command(prune: bool) -> None:
     the embedded model and the stale indexes of `ragbench index cache`. Only what ragbench made is ever
     removed; links inside the caches are never followed."""
     from .cache_inventory import caches, files_size_and_use, remove_stale, unknown_entries, walk_files
+    from .index_cache_output import size_text  # the index cache's modules, loaded for this command alone
 
     found = caches(command_registry())
     if not prune:
@@ -52,6 +52,8 @@ def cache_command(prune: bool) -> None:
 
 def listing_lines(found: list[Cache], unknown: list[Path]) -> list[str]:
     """A line per cache (size, last use, where, what) and per stale entry, then what is left alone."""
+    from .index_cache_output import size_text
+
     stale = [path for cache in found for path in cache.stale]
     total = sum(cache.size for cache in found)
     head = f"caches (${CACHE_DIR_ENV}, default ~/.cache/ragbench: {cache_root()}): {size_text(total)}"

@@ -1,0 +1,149 @@
+"""The five `ragas_*` metrics against ragas 0.4.3 run unmodified on the same samples with a fake judge server
+(tests/data/parity/ragas.json): the chat requests ragas sent, in order, with their sampling, and the score
+ragas computed for each sample (or the input it refused)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+
+import pytest
+
+from conftest import TEST_DATA
+from ragbench.api import Document, Example, Prediction
+from ragbench.metrics.ragas.metric import (
+    RagasContextPrecision,
+    RagasContextRecall,
+    RagasFactualCorrectness,
+    RagasFaithfulness,
+    RagasResponseRelevancy,
+    average_precision,
+    fbeta,
+)
+from ragbench.metrics.ragas.replies import Unparsed, structured
+from ragbench.testing import ScriptedLLM, make_context
+
+PARITY = json.loads((TEST_DATA / "parity" / "ragas.json").read_text(encoding="utf-8"))
+SAMPLES = {sample["id"]: sample for sample in PARITY["samples"]}
+METRICS = {
+    "faithfulness": RagasFaithfulness,
+    "context_precision": RagasContextPrecision,
+    "context_recall": RagasContextRecall,
+    "factual_correctness": RagasFactualCorrectness,
+    "answer_relevancy": RagasResponseRelevancy,
+}
+CASES = [(upstream, sample) for upstream in METRICS for sample in SAMPLES]
+RETRIED = "broken_reply"  # its first reply is unterminated JSON: instructor asked again, ragbench does not
+
+
+def example_and_prediction(sample: dict) -> tuple[Example, Prediction]:
+    example = Example(id=sample["id"], question=sample["user_input"], gold={"answers": [sample["reference"]]})
+    docs = [Document(id=str(i), title="", text=text) for i, text in enumerate(sample["retrieved_contexts"])]
+    return example, Prediction(sample["id"], answer=sample["response"], docs=docs)
+
+
+def recorded_judge(upstream: str, sample_id: str) -> ScriptedLLM:
+    """A judge answering, in order, what the fake server answered ragas's first attempts."""
+    replies = [call["reply"] for call in first_attempts(PARITY["calls"][upstream].get(sample_id, []))]
+    return ScriptedLLM(replies)
+
+
+def first_attempts(calls: list[dict]) -> list[dict]:
+    """The calls that are no re-ask (a re-ask repeats the conversation with the failed reply in it)."""
+    return [call for call in calls if not any(m["role"] == "assistant" for m in call["messages"])]
+
+
+def scored(upstream: str, sample_id: str, llm: ScriptedLLM, metric=None) -> tuple[dict, Counter]:
+    counted: Counter = Counter()
+    ctx = make_context("demo", judges=[llm])
+    ctx.count = lambda name: counted.update([name])
+    example, prediction = example_and_prediction(SAMPLES[sample_id])
+    return asyncio.run((metric or METRICS[upstream]()).score(example, prediction, ctx)), counted
+
+
+def sent(request) -> dict:
+    """A ScriptedLLM request as the OpenAI chat body fields ragas's client sent."""
+    sampling = request.sampling
+    return {
+        "messages": request.message_dicts(),
+        "params": {
+            "max_tokens": sampling.max_tokens,
+            "response_format": {"type": "json_object"} if sampling.json_mode else None,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "n": sampling.n,
+        },
+    }
+
+
+def as_sent(call: dict) -> dict:
+    return {"messages": call["messages"], "params": {"n": 1, **{k: v for k, v in call["params"].items() if k != "model"}}}
+
+
+@pytest.mark.parametrize(("upstream", "sample_id"), CASES)
+def test_the_judge_is_asked_ragas_requests_in_ragas_order(upstream, sample_id):
+    llm = recorded_judge(upstream, sample_id)
+    try:
+        scored(upstream, sample_id, llm)
+    except ValueError:
+        pass  # an input ragas refuses (below): refused before any call, as ragas does
+    expected = [as_sent(call) for call in first_attempts(PARITY["calls"][upstream].get(sample_id, []))]
+    if sample_id == RETRIED:
+        expected = expected[:1]  # the unparsed first reply ends the example here
+    assert [sent(r) for r in llm.requests] == expected
+
+
+@pytest.mark.parametrize(("upstream", "sample_id"), [case for case in CASES if case[1] != RETRIED])
+def test_each_sample_scores_as_ragas_scores_it(upstream, sample_id):
+    expected = PARITY["scores"][upstream][sample_id]
+    if isinstance(expected, dict):
+        with pytest.raises(ValueError, match="empty|no documents"):
+            scored(upstream, sample_id, recorded_judge(upstream, sample_id))
+        return
+    scores, counted = scored(upstream, sample_id, recorded_judge(upstream, sample_id))
+    value = scores[METRICS[upstream].name]
+    assert value == (None if expected is None else pytest.approx(expected, abs=1e-9))
+    assert not counted
+
+
+@pytest.mark.parametrize("upstream", list(METRICS))
+def test_a_reply_that_does_not_parse_is_counted_and_not_scored(upstream):
+    scores, counted = scored(upstream, RETRIED, recorded_judge(upstream, RETRIED))
+    if upstream in ("context_precision", "context_recall"):  # their prompts hold the gold answer, not the broken one
+        assert counted == Counter() and scores[METRICS[upstream].name] == PARITY["scores"][upstream][RETRIED]
+    else:
+        assert counted == Counter({"ragas_unparsed": 1}) and scores == {METRICS[upstream].name: None}
+
+
+def test_replies_are_read_as_pydantic_reads_them_in_lax_mode():
+    schema = {
+        "properties": {"verdict": {"type": "integer"}, "reason": {"type": "string"}},
+        "required": ["verdict", "reason"],
+        "type": "object",
+    }
+    assert structured('```json\n{"verdict": "1", "reason": "r"}\n```', schema) == {"verdict": 1, "reason": "r"}
+    assert structured('{"verdict": 0, "reason": "a"} then {"verdict": 1.0, "reason": "b"}', schema)["verdict"] == 1
+    for bad in ('{"verdict": 1}', '{"verdict": 1.5, "reason": "r"}', '{"verdict": 1, "reason": 2}', "no json"):
+        with pytest.raises(Unparsed):
+            structured(bad, schema)
+
+
+def test_average_precision_and_fbeta_are_ragas_formulas():
+    assert average_precision([0, 1, 1]) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert average_precision([0, 0]) == 0.0
+    assert fbeta(1, 1, 0, 1.0) == pytest.approx(2 / 3) and fbeta(0, 3, 2, 1.0) == 0.0
+
+
+def test_factual_correctness_precision_mode_asks_only_the_answers_claims():
+    llm = recorded_judge("factual_correctness", "paris")
+    scores, _ = scored("factual_correctness", "paris", llm, RagasFactualCorrectness(mode="precision"))
+    assert len(llm.requests) == 2 and scores == {"ragas_factual_correctness": 1.0}
+
+
+def test_a_closed_book_prediction_fails_instead_of_scoring_no_contexts():
+    example, _ = example_and_prediction(SAMPLES["paris"])
+    ctx = make_context("demo", judges=[ScriptedLLM("{}")])
+    unknown = Prediction("paris", answer="Paris.", docs=None)
+    with pytest.raises(ValueError):
+        asyncio.run(RagasFaithfulness().score(example, unknown, ctx))

@@ -80,7 +80,10 @@ def sent(request) -> dict:
 
 
 def as_sent(call: dict) -> dict:
-    return {"messages": call["messages"], "params": {"n": 1, **{k: v for k, v in call["params"].items() if k != "model"}}}
+    return {
+        "messages": call["messages"],
+        "params": {"n": 1, **{k: v for k, v in call["params"].items() if k != "model"}},
+    }
 
 
 @functools.cache

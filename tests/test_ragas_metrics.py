@@ -10,6 +10,8 @@ import json
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from ragbench.api import Document, Example, Prediction
@@ -22,6 +24,7 @@ from ragbench.metrics.ragas.metric import (
     average_precision,
     fbeta,
 )
+from ragbench.metrics.ragas.prompts import PROMPTS, messages
 from ragbench.metrics.ragas.replies import Unparsed, structured
 from ragbench.testing import ScriptedLLM, make_context
 
@@ -159,3 +162,32 @@ def test_a_closed_book_prediction_fails_instead_of_scoring_no_contexts():
     unknown = Prediction("paris", answer="Paris.", docs=None)
     with pytest.raises(ValueError):
         asyncio.run(RagasFaithfulness().score(example, unknown, ctx))
+
+
+@settings(max_examples=60, deadline=None)
+@given(question=st.text(), answer=st.text())
+def test_any_input_is_shown_as_the_json_ragas_dumps_it(question, answer):
+    prompt = messages("statements", {"question": question, "answer": answer})[1]["content"]
+    shown = prompt[prompt.rindex("\ninput: ") + len("\ninput: ") : prompt.rindex("\nOutput: ")]
+    assert json.loads(shown) == {"question": question, "answer": answer}
+    assert shown == json.dumps({"question": question, "answer": answer}, indent=4, ensure_ascii=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    verdicts=st.lists(st.integers(0, 1), max_size=12), tp=st.integers(0, 9), fp=st.integers(0, 9), fn=st.integers(0, 9)
+)
+def test_ragas_formulas_stay_within_the_declared_range(verdicts, tp, fp, fn):
+    assert 0 <= average_precision(verdicts) <= 1
+    assert 0 <= fbeta(tp, fp, fn, 1.0) <= 1 + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    statements=st.lists(st.text(), max_size=5), verdicts=st.lists(st.sampled_from([0, 1, "1", 1.0, True]), max_size=5)
+)
+def test_a_reply_of_any_fitting_object_reads_back(statements, verdicts):
+    schema = PROMPTS["nli"]["output_schema"]
+    judged = [{"statement": s, "reason": "r", "verdict": v} for s, v in zip(statements, verdicts)]
+    read = structured("Sure:\n" + json.dumps({"statements": judged}), schema)["statements"]
+    assert [(r["statement"], r["verdict"]) for r in read] == [(j["statement"], int(j["verdict"])) for j in judged]

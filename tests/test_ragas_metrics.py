@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import sys
 from collections import Counter
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench.api import Document, Example, Prediction
+from ragbench.api import Document, Example, Prediction, Preflight
 from ragbench.metrics.ragas.metric import (
     RagasContextPrecision,
     RagasContextRecall,
@@ -191,3 +192,12 @@ def test_a_reply_of_any_fitting_object_reads_back(statements, verdicts):
     judged = [{"statement": s, "reason": "r", "verdict": v} for s, v in zip(statements, verdicts)]
     read = structured("Sure:\n" + json.dumps({"statements": judged}), schema)["statements"]
     assert [(r["statement"], r["verdict"]) for r in read] == [(j["statement"], int(j["verdict"])) for j in judged]
+
+
+def test_without_sentence_transformers_the_preflight_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails as when it is not installed
+    check = Preflight()
+    RagasResponseRelevancy().preflight(check, None)
+    assert check.problems == [
+        "metric ragas_response_relevancy needs sentence-transformers: pip install 'ragbench[retrieval]'"
+    ]

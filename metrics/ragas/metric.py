@@ -7,12 +7,13 @@ scores NaN the value is None (not scorable)."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, Prediction, Preflight, Scores
 from ragbench.api.retrieval import model_location
 
 from .prompts import PROMPTS, SAMPLING, messages
@@ -201,15 +202,21 @@ class RagasResponseRelevancy(RagasMetric):
     def config(self) -> dict[str, Any]:
         return {**super().config(), "strictness": self.strictness, "embeddings": self.embeddings}
 
+    def preflight(self, check: Preflight, task: Any) -> None:
+        """The encoder's package and folder, before any example (the model itself loads at the first)."""
+        if importlib.util.find_spec("sentence_transformers") is None:
+            check.problem(f"metric {self.name} needs sentence-transformers: pip install 'ragbench[retrieval]'")
+            return
+        try:
+            model_location(self.embeddings)
+        except ConfigError as exc:
+            check.problem(f"metric {self.name}: {exc}")
+
     def encoder(self) -> Any:
         """The sentence-transformers model, loaded at its first use ("embedded": the packaged all-MiniLM-L6-v2)."""
         if self._encoder is None:
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise ConfigError(
-                    f"metric {self.name} needs sentence-transformers: pip install 'ragbench[retrieval]'"
-                ) from exc
+            from sentence_transformers import SentenceTransformer  # the preflight checked it is there
+
             self._encoder = SentenceTransformer(model_location(self.embeddings))
         return self._encoder
 

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
+from helpers import cli_here
 from ragbench.api import Document, Example, Prediction, Preflight
 from ragbench.metrics.ragas.metric import (
     RagasContextPrecision,
@@ -28,6 +29,7 @@ from ragbench.metrics.ragas.metric import (
 from ragbench.metrics.ragas.prompts import PROMPTS, messages
 from ragbench.metrics.ragas.replies import Unparsed, structured
 from ragbench.testing import ScriptedLLM, make_context
+from test_engine_openai import FakeServer
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragas.json").read_text(encoding="utf-8"))
 SAMPLES = {sample["id"]: sample for sample in PARITY["samples"]}
@@ -201,3 +203,79 @@ def test_without_sentence_transformers_the_preflight_says_what_to_install(monkey
     assert check.problems == [
         "metric ragas_response_relevancy needs sentence-transformers: pip install 'ragbench[retrieval]'"
     ]
+
+
+SAMPLES_TASK = """task: ragas_samples
+description: the ragas parity samples
+data: {path: samples.json, format: json}
+fields:
+  id: id
+  question: user_input
+  gold: {answers: reference}
+prompt:
+  template: "{{ question }}"
+metrics: [ragas_faithfulness, ragas_context_precision, ragas_context_recall, ragas_factual_correctness]
+"""
+
+
+def test_a_run_with_an_openai_judge_sends_ragas_bodies_and_gets_ragas_scores(tmp_path):
+    """`ragbench score` through the openai engine to a local server answering as the fake server answered
+    ragas: the same request bodies (ragbench adds n and seed), the same value per sample."""
+    replies = {
+        call["messages"][-1]["content"]: call["reply"]
+        for calls in PARITY["calls"].values()
+        for sample_calls in calls.values()
+        for call in first_attempts(sample_calls)
+    }
+    server = FakeServer(reply=lambda body: replies[body["messages"][-1]["content"]])
+    samples = [sample for sample in PARITY["samples"] if sample["id"] != RETRIED]
+    (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
+    (tmp_path / "ragas_samples.yaml").write_text(SAMPLES_TASK, encoding="utf-8")
+    predictions = [
+        {
+            "id": s["id"],
+            "output": s["response"],
+            "docs": [{"id": str(i), "title": "", "text": t} for i, t in enumerate(s["retrieved_contexts"])],
+        }
+        for s in samples
+    ]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions), encoding="utf-8")
+    try:
+        cli_here(
+            "score",
+            "--task",
+            str(tmp_path / "ragas_samples.yaml"),
+            "--predictions",
+            str(tmp_path / "predictions.jsonl"),
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--judge-arg",
+            f"0.base_url={server.base_url}",
+            "--output",
+            str(tmp_path / "run"),
+        )
+    finally:
+        server.stop()
+    sent_bodies = Counter(
+        json.dumps({k: v for k, v in r["body"].items() if k not in ("n", "seed")}, sort_keys=True)
+        for r in server.requests
+    )
+    ragas_bodies = Counter(
+        json.dumps({"messages": call["messages"], **call["params"]}, sort_keys=True)
+        for upstream in ("faithfulness", "context_precision", "context_recall", "factual_correctness")
+        for sample in samples
+        for call in PARITY["calls"][upstream].get(sample["id"], [])
+    )
+    assert sent_bodies == ragas_bodies
+    assert {(r["body"]["n"], "seed" in r["body"]) for r in server.requests} == {(1, True)}
+    rows = {
+        row["id"]: row["scores"]
+        for row in map(json.loads, (tmp_path / "run" / "samples" / "ragas_samples.jsonl").open())
+    }
+    for upstream in ("faithfulness", "context_precision", "context_recall", "factual_correctness"):
+        for sample in samples:
+            expected = PARITY["scores"][upstream][sample["id"]]
+            got = rows[sample["id"]].get(METRICS[upstream].name)
+            assert got == (
+                None if isinstance(expected, dict) or expected is None else pytest.approx(expected, abs=1e-9)
+            )

@@ -4,7 +4,8 @@
 
 `Retriever` (`search(queries, k)`), its on-disk index's `IndexBuilder`, `RetrievalError`; `QueryStyle`
 and `BGE_QUERY_INSTRUCTION` (how a query is phrased for an embedder, registered through the
-`ragbench_query_styles` hook); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
+`ragbench_query_styles` hook); `model_location` (a sentence-transformers model's folder or hub name, "embedded"
+the packaged all-MiniLM-L6-v2); `passage_text` (a document as indexed: `title\\ntext`); `read_corpus` (a passage
 file's or saved dataset's documents, a bad line as a RecordError), `corpus_format` (how a corpus path is read, or
 a ConfigError saying what a corpus can be); `CorpusLookup` (a passage file's documents by id, read from
 disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the
@@ -21,6 +22,7 @@ from ragbench.api._lazy import lazy_names
 _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
+    "ragbench._retrieval.dense": ("model_location",),
     "ragbench._retrieval.corpus": ("passage_text", "read_corpus", "corpus_format"),
     "ragbench._retrieval.trec_measures": ("trec_measures", "trec_eval_all", "import_pytrec_eval", "shown_short"),
     "ragbench._retrieval.trec_run": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),

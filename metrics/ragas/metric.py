@@ -1,0 +1,239 @@
+"""The five RAGAS metrics on ragbench's judge: each asks the run's `--judge` ragas's prompts, one call at a
+time in ragas's order, and computes its score as ragas 0.4.3's collections metric does (the file each
+follows is named in its docstring). The inputs: ragas's `user_input` is the question, `response` the
+answer, `retrieved_contexts` the texts of the documents the system showed, `reference` the task's first gold
+answer. Where ragas raises on an empty input the example fails with that reason (counted); where ragas
+scores NaN the value is None (not scorable)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ragbench.api import ConfigError, Example, Metric, Prediction, Preflight, Scores
+from ragbench.api.retrieval import model_location
+
+from .prompts import PROMPTS, SAMPLING, messages
+from .replies import Unparsed, structured
+
+
+class NotScored(Exception):
+    """A judge reply that did not parse: the example is not scored (counted in `ragas_unparsed`)."""
+
+
+class RagasMetric(Metric):
+    """What the five share: the judge call, the reply reading and the inputs ragas requires."""
+
+    needs = ("judge",)
+    judge_roles = ("judge",)
+    value_range = (0, 1)
+    counters: ClassVar[dict[str, str]] = {
+        "ragas_unparsed": "judge replies with no JSON object fitting ragas's output schema: the example is not "
+        "scored (ragas, through instructor, asks again with the validation error, up to 3 attempts)",
+    }
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "sampling": SAMPLING}
+
+    async def ask(self, ctx: Any, prompt: str, given: dict[str, Any], examples: str = "default") -> dict[str, Any]:
+        """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model."""
+        (judge,) = ctx.judges_for(self)
+        reply = await judge.chat(messages(prompt, given, examples), step=f"judge:{self.name}", **SAMPLING)
+        try:
+            return structured(reply.text, PROMPTS[prompt]["output_schema"])
+        except Unparsed as exc:
+            count = getattr(ctx, "count", None)
+            if count:
+                count("ragas_unparsed")
+            raise NotScored(str(exc)) from exc
+
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        try:
+            value = await self.value(example, prediction, ctx)
+        except NotScored:
+            return {self.name: None}
+        return {self.name: None if value is None or math.isnan(value) else value}
+
+    async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
+        raise NotImplementedError
+
+    def question(self, example: Example) -> str:
+        return self.required(example.question, "a question", "the example's")
+
+    def answer(self, prediction: Prediction) -> str:
+        return self.required(prediction.answer, "an answer", "this prediction's")
+
+    def contexts(self, prediction: Prediction) -> list[str]:
+        prediction.shown_docs(f"{self.name}'s retrieved contexts")
+        if not prediction.docs:
+            raise ValueError(f"{self.name} needs retrieved contexts and this prediction shows no documents")
+        return [doc.text for doc in prediction.docs]
+
+    def reference(self, example: Example, ctx: Any) -> str:
+        golds = ctx.task.gold_references(example.gold)
+        return self.required(golds[0] if golds else "", "a gold answer (ragas's reference)", "the example's")
+
+    def required(self, text: str, what: str, whose: str) -> str:
+        if not text:
+            raise ValueError(f"{self.name} needs {what} and {whose} is empty (ragas refuses it too)")
+        return text
+
+
+def average_precision(verdicts: list[int]) -> float:
+    """ragas's context precision of verdicts in ranking order (collections/context_precision/metric.py)."""
+    numerator = sum(sum(verdicts[: i + 1]) / (i + 1) * verdict for i, verdict in enumerate(verdicts))
+    return numerator / (sum(verdicts) + 1e-10)
+
+
+def fbeta(tp: int, fp: int, fn: int, beta: float) -> float:
+    """ragas's fbeta_score (metrics/utils.py): 0 where precision and recall are both 0."""
+    precision = tp / (tp + fp) if tp + fp else 0
+    recall = tp / (tp + fn) if tp + fn else 0
+    if precision == 0 and recall == 0:
+        return 0.0
+    return (1 + beta**2) * precision * recall / (beta**2 * precision + recall)
+
+
+class RagasFaithfulness(RagasMetric):
+    """collections/faithfulness: the answer's statements, then each judged against the joined contexts."""
+
+    name = "ragas_faithfulness"
+
+    async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
+        answer, question, contexts = self.answer(prediction), self.question(example), self.contexts(prediction)
+        statements = (await self.ask(ctx, "statements", {"question": question, "answer": answer}))["statements"]
+        if not statements:
+            return None
+        verdicts = await self.ask(ctx, "nli", {"context": "\n".join(contexts), "statements": statements})
+        judged = verdicts["statements"]
+        return sum(1 for s in judged if s["verdict"]) / len(judged) if judged else None
+
+
+class RagasContextPrecision(RagasMetric):
+    """collections/context_precision (ContextPrecision, with reference): each context judged useful or not
+    for reaching the gold answer, in ranking order, then their average precision."""
+
+    name = "ragas_context_precision"
+
+    async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
+        question, reference = self.question(example), self.reference(example, ctx)
+        verdicts = [
+            (await self.ask(ctx, "context_precision", {"question": question, "context": c, "answer": reference}))[
+                "verdict"
+            ]
+            for c in self.contexts(prediction)
+        ]
+        return average_precision(verdicts)
+
+
+class RagasContextRecall(RagasMetric):
+    """collections/context_recall: the share of the gold answer's statements the joined contexts support."""
+
+    name = "ragas_context_recall"
+
+    async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
+        question, reference, contexts = self.question(example), self.reference(example, ctx), self.contexts(prediction)
+        given = {"question": question, "context": "\n".join(contexts), "answer": reference}
+        classified = (await self.ask(ctx, "context_recall", given))["classifications"]
+        return sum(c["attributed"] for c in classified) / len(classified) if classified else None
+
+
+class RagasFactualCorrectness(RagasMetric):
+    """collections/factual_correctness: the answer's claims judged against the gold answer and (mode recall
+    or f1) the gold answer's claims against the answer; precision, recall or F-beta, rounded to 2 places."""
+
+    name = "ragas_factual_correctness"
+    MODES = ("precision", "recall", "f1")
+    LEVELS = ("low", "high")
+
+    def __init__(self, mode: str = "f1", beta: float = 1.0, atomicity: str = "low", coverage: str = "low") -> None:
+        if mode not in self.MODES:
+            raise ConfigError(f"metric {self.name}: mode={mode} is not one of {', '.join(self.MODES)}")
+        for option, level in (("atomicity", atomicity), ("coverage", coverage)):
+            if level not in self.LEVELS:
+                raise ConfigError(f"metric {self.name}: {option}={level} is not low or high")
+        self.mode, self.beta, self.atomicity, self.coverage = mode, float(beta), atomicity, coverage
+
+    def config(self) -> dict[str, Any]:
+        options = {"mode": self.mode, "beta": self.beta, "atomicity": self.atomicity, "coverage": self.coverage}
+        return {**super().config(), **options}
+
+    async def verified(self, ctx: Any, text: str, against: str) -> list[bool]:
+        """The claims of `text`, each judged against `against`."""
+        given = {"response": text, "atomicity": self.atomicity, "coverage": self.coverage}
+        claims = (await self.ask(ctx, "claims", given, f"{self.atomicity}/{self.coverage}"))["claims"]
+        if not claims:
+            return []
+        verdicts = await self.ask(ctx, "claim_nli", {"context": against, "statements": claims})
+        return [bool(s["verdict"]) for s in verdicts["statements"]]
+
+    async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
+        answer, reference = self.answer(prediction), self.reference(example, ctx)
+        of_answer = await self.verified(ctx, answer, reference)
+        of_reference = await self.verified(ctx, reference, answer) if self.mode != "precision" else []
+        tp = sum(of_answer)
+        fp = len(of_answer) - tp
+        fn = len(of_reference) - sum(of_reference) if self.mode != "precision" else 0
+        if self.mode == "precision":
+            score = tp / (tp + fp + 1e-8)
+        elif self.mode == "recall":
+            score = tp / (tp + fn + 1e-8)
+        else:
+            score = fbeta(tp, fp, fn, self.beta)
+        return float(np.round(score, 2))
+
+
+class RagasResponseRelevancy(RagasMetric):
+    """collections/answer_relevancy: `strictness` questions generated from the answer (one call each, the same
+    prompt), their mean cosine similarity to the question under a sentence-transformers encoder, 0 when
+    every generation calls the answer noncommittal."""
+
+    name = "ragas_response_relevancy"
+
+    def __init__(self, strictness: int = 3, embeddings: str = "embedded") -> None:
+        if int(strictness) < 1:
+            raise ConfigError(f"metric {self.name}: strictness={strictness} must be 1 or more")
+        self.strictness, self.embeddings = int(strictness), embeddings
+        self._encoder: Any = None
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "strictness": self.strictness, "embeddings": self.embeddings}
+
+    def preflight(self, check: Preflight, task: Any) -> None:
+        """The encoder's package and folder, before any example (the model itself loads at the first)."""
+        if importlib.util.find_spec("sentence_transformers") is None:
+            check.problem(f"metric {self.name} needs sentence-transformers: pip install 'ragbench[retrieval]'")
+            return
+        try:
+            model_location(self.embeddings)
+        except ConfigError as exc:
+            check.problem(f"metric {self.name}: {exc}")
+
+    def encoder(self) -> Any:
+        """The sentence-transformers model, loaded at its first use ("embedded": the packaged all-MiniLM-L6-v2)."""
+        if self._encoder is None:
+            from sentence_transformers import SentenceTransformer  # the preflight checked it is there
+
+            self._encoder = SentenceTransformer(model_location(self.embeddings))
+        return self._encoder
+
+    def embedded(self, texts: str | list[str]) -> np.ndarray:
+        """As ragas's HuggingFaceEmbeddings: normalised, batches of 32, as float64."""
+        vectors = self.encoder().encode(texts, normalize_embeddings=True, batch_size=32, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float64)
+
+    async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
+        question, answer = self.question(example), self.answer(prediction)
+        generated = [await self.ask(ctx, "question", {"response": answer}) for _ in range(self.strictness)]
+        kept = [g for g in generated if g["question"]]
+        if not kept:
+            return 0.0
+        noncommittal = all(g["noncommittal"] for g in kept)
+        question_vector = self.embedded(question).reshape(1, -1)
+        vectors = self.embedded([g["question"] for g in kept]).reshape(len(kept), -1)
+        norm = np.linalg.norm(vectors, axis=1) * np.linalg.norm(question_vector, axis=1)
+        cosine = np.dot(vectors, question_vector.T).reshape(-1) / norm
+        return float(cosine.mean() * int(not noncommittal))

@@ -10,7 +10,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._records import read_samples
-from .._reports.budget import task_budget
+from .._reports.budget import BudgetTally
+from .._reports.human_labels import read_human_labels
+from .._reports.judge_check import JudgeCheckTally, ppi_cells
+from .._reports.judge_cost import JudgeCostTally, prices_of, read_price_table
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
@@ -63,7 +66,28 @@ def scored_task(
         config.seed,
         planned.task.scoring.missing_scores_zero,
     )
-    return {**scores, **task_budget(path)}  # the budget from records read whole (aggregation's have no texts)
+    tallies = (
+        BudgetTally(),
+        JudgeCheckTally(
+            planned.name,
+            planned.metrics,
+            planned.task.scoring.slice_fields,
+            read_human_labels(config.human_labels) if config.human_labels else None,
+        ),
+        JudgeCostTally(
+            *prices_of(
+                config.judges, config.judge_args, read_price_table(config.price_table) if config.price_table else {}
+            )
+        ),
+    )
+    for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
+        for tally in tallies:
+            tally.add(record)
+    for tally in tallies:
+        scores.update(tally.sections())
+    for key, cell in ppi_cells(scores.get("human_agreement", {})).items():
+        scores["details"][key]["ppi"] = cell  # the judged value's PPI interval, beside it
+    return scores
 
 
 def run_results(

@@ -171,3 +171,18 @@ def test_crag_human_labels_shipped_with_the_predictions_check_the_crag_judge(tmp
     assert score["n_labelled"] == sum(label is not None for label in labels)
     assert set(score["labels"]) <= {-1.0, 0.0, 1.0}
     assert score["ppi"] is not None and "domain" in score["slices"]
+
+
+def test_the_viewers_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_path):
+    from ragbench._registry import installed_registry
+    from ragbench._view.catalog import RunCatalog
+    from ragbench._view.site import Site
+
+    verdicts = demo_ids_and_verdicts(tmp_path)
+    results = labelled_run(tmp_path, dict(list(verdicts.items())[:8]))
+    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
+    page = site.data(f"run/{site.runs[0].rid}")
+    assert page["tasks"]["demo"]["metrics"]["llm_judge"]["ppi"] == results["details"]["demo"]["llm_judge"]["ppi"]
+    lines = page["judging"]["demo"]
+    assert lines[0].startswith("judging llm_judge: 24 calls")
+    assert lines[1].startswith("llm_judge against human labels") and "PPI " in lines[1]

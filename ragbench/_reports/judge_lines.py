@@ -74,6 +74,15 @@ def agreement_lines(results: Results) -> list[str]:
     ]
 
 
+def judging_by_task(results: Results) -> dict[str, list[str]]:
+    """By task, the lines of what judging cost and how the judges agree with human labels (the viewer's)."""
+    out: dict[str, list[str]] = {}
+    for line in judge_cost_lines(results) + agreement_lines(results):
+        task, _, text = line.partition(": ")
+        out.setdefault(task, []).append(text)
+    return out
+
+
 def confusion_table(entry: Mapping[str, Any]) -> list[str]:
     """The confusion table in markdown: rows the human's value, columns the judge's."""
     labels = [_number(value, 2) for value in entry["labels"]]

@@ -28,6 +28,8 @@ def ares_ppi_module():
 ares = ares_ppi_module()
 rng = np.random.default_rng(61)
 cases = []
+
+
 def add(name, Y, Yhat, Yhat_u):
     Y, Yhat, Yhat_u = (np.asarray(a, float) for a in (Y, Yhat, Yhat_u))
     out = {"name": name, "labels": Y.tolist(), "judged": Yhat.tolist(), "unlabelled": Yhat_u.tolist()}
@@ -36,13 +38,17 @@ def add(name, Y, Yhat, Yhat_u):
         lo1, hi1 = ppi_py.ppi_mean_ci(Y, Yhat, Yhat_u, alpha=alpha, lam=1)
         clo, chi = ppi_py.classical_mean_ci(Y, alpha=alpha)
         alo, ahi = ares.pp_mean_iid_asymptotic(Y, Yhat, Yhat_u, alpha)
-        out[f"alpha_{alpha}"] = {"ppi_ci": [float(np.squeeze(lo)), float(np.squeeze(hi))],
-                                 "ppi_ci_lhat1": [float(np.squeeze(lo1)), float(np.squeeze(hi1))],
-                                 "classical_ci": [float(np.squeeze(clo)), float(np.squeeze(chi))],
-                                 "ares_pp_mean_iid_asymptotic": [float(alo), float(ahi)]}
+        out[f"alpha_{alpha}"] = {
+            "ppi_ci": [float(np.squeeze(lo)), float(np.squeeze(hi))],
+            "ppi_ci_lhat1": [float(np.squeeze(lo1)), float(np.squeeze(hi1))],
+            "classical_ci": [float(np.squeeze(clo)), float(np.squeeze(chi))],
+            "ares_pp_mean_iid_asymptotic": [float(alo), float(ahi)],
+        }
     out["ppi_pointestimate"] = float(np.squeeze(ppi_py.ppi_mean_pointestimate(Y, Yhat, Yhat_u)))
     out["ppi_pointestimate_lhat1"] = float(np.squeeze(ppi_py.ppi_mean_pointestimate(Y, Yhat, Yhat_u, lam=1)))
     cases.append(out)
+
+
 # binary judge that agrees 85% of the time
 truth = rng.binomial(1, 0.6, 300).astype(float)
 judge = np.where(rng.random(300) < 0.85, truth, 1 - truth)
@@ -53,7 +59,12 @@ j3 = np.where(rng.random(200) < 0.8, t3, rng.choice([-1.0, 0.0, 1.0], size=200))
 add("three_way_judge", t3[:30], j3[:30], j3[30:])
 # continuous judge score in [0,1]
 y = rng.random(120)
-add("continuous_judge", y[:25], np.clip(y[:25] + rng.normal(0, 0.2, 25), 0, 1), np.clip(y[25:] + rng.normal(0, 0.2, 95), 0, 1))
+add(
+    "continuous_judge",
+    y[:25],
+    np.clip(y[:25] + rng.normal(0, 0.2, 25), 0, 1),
+    np.clip(y[25:] + rng.normal(0, 0.2, 95), 0, 1),
+)
 # judge of no use: independent of the labels (lambda tuned to about 0)
 add("noise_judge", rng.binomial(1, 0.5, 30), rng.binomial(1, 0.5, 30), rng.binomial(1, 0.5, 200))
 # anti-correlated judge: lambda clipped at 0
@@ -61,7 +72,9 @@ yy = rng.binomial(1, 0.5, 20).astype(float)
 add("anticorrelated_judge", yy, 1 - yy, rng.binomial(1, 0.5, 50))
 # small n, N
 add("tiny", [1, 0, 1], [1, 1, 1], [0, 1])
-json.dump({"generator": "ppi-python " + version("ppi-python") + ", numpy " + version("numpy") + ", statsmodels "
-           + version("statsmodels") + ", ares-ai " + version("ares-ai") + " (" + ARES_PPI + " pp_mean_iid_asymptotic, scipy "
-           + version("scipy") + ")",
-           "cases": cases}, open(sys.argv[1], "w"), indent=1)
+GENERATOR = (
+    f"ppi-python {version('ppi-python')}, numpy {version('numpy')}, statsmodels {version('statsmodels')}, "
+    f"ares-ai {version('ares-ai')} ({ARES_PPI} pp_mean_iid_asymptotic, scipy {version('scipy')})"
+)
+with open(sys.argv[1], "w") as out:
+    json.dump({"generator": GENERATOR, "cases": cases}, out, indent=1)

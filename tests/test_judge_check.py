@@ -22,33 +22,31 @@ def judge_rules(tmp_path):
     return f"scripted:{path}"
 
 
-def labelled_run(tmp_path, labels, **config):
-    """A closed-book demo run judged by `judge_rules`, with `labels` ({id: label}) as a labels file."""
-    path = write_jsonl(
-        tmp_path / "labels.jsonl", [{"id": i, "metric": "llm_judge", "label": v} for i, v in labels.items()]
-    )
+def judged_run(tmp_path, name="run", **config):
+    """A closed-book demo run on the echoing scripted model, judged by `judge_rules`."""
     return run(
         tmp_path,
+        name=name,
         tasks=["demo"],
         system="closed_book",
         model="scripted:echo",
         metrics=["llm_judge"],
         judges=[judge_rules(tmp_path)],
-        human_labels=str(path),
         **config,
     )
 
 
-def demo_ids_and_verdicts(tmp_path):
-    first = run(
-        tmp_path,
-        name="first",
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        metrics=["llm_judge"],
-        judges=[judge_rules(tmp_path)],
+def labelled_run(tmp_path, labels):
+    """`judged_run` with `labels` ({id: label}) as its labels file."""
+    path = write_jsonl(
+        tmp_path / "labels.jsonl", [{"id": i, "metric": "llm_judge", "label": v} for i, v in labels.items()]
     )
+    return judged_run(tmp_path, human_labels=str(path))
+
+
+def demo_ids_and_verdicts(tmp_path):
+    """The judge's verdict of each example of a first judged run (folder `first`)."""
+    first = judged_run(tmp_path, name="first")
     assert first["results"]["demo"]["llm_judge"] not in (0.0, 1.0)
     return {s["id"]: s["scores"]["llm_judge"] for s in samples(tmp_path / "first", "demo")}
 
@@ -91,15 +89,7 @@ def test_judge_cost_counts_calls_and_tokens_per_metric_and_prices_them_from_the_
     judge = judge_rules(tmp_path)
     prices = tmp_path / "prices.yaml"
     prices.write_text(f"'{judge}': {{prompt: 2.0, completion: 8.0}}\n")
-    results = run(
-        tmp_path,
-        tasks=["demo"],
-        system="closed_book",
-        model="scripted:echo",
-        metrics=["llm_judge"],
-        judges=[judge],
-        price_table=str(prices),
-    )
+    results = judged_run(tmp_path, price_table=str(prices))
     cost = results["judge_cost"]["demo"]["llm_judge"]
     records = samples(tmp_path / "run", "demo")
     steps = [step for record in records for step in record["judge_trace"]]

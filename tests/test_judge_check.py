@@ -176,3 +176,16 @@ def test_the_viewers_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_p
     lines = page["judging"]["demo"]
     assert lines[0].startswith("judging llm_judge: 24 calls")
     assert lines[1].startswith("llm_judge against human labels") and "PPI " in lines[1]
+
+
+def test_a_labels_file_that_cannot_be_read_at_the_runs_end_does_not_keep_it_from_its_results(tmp_path, caplog):
+    """The command read the files when it started; one cut short since (here: given to the run unread) leaves
+    results.json without `human_agreement`, the run warning with the file, the line and the fix."""
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "9000", "metric": "llm_judge", "label": 1}\n{"id": "9001", "metr')
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("gpt-4o: [1, 2]\n")
+    results = judged_run(tmp_path, human_labels=str(labels), price_table=str(prices))
+    assert "human_agreement" not in results and results["results"]["demo"]["llm_judge"] is not None
+    assert f"{labels}:2: not a JSON object" in caplog.text and "ragbench rescore" in caplog.text
+    assert "entry 'gpt-4o'" in results["judge_cost"]["demo"]["llm_judge"]["usd_note"]

@@ -53,7 +53,7 @@ def demo_ids_and_verdicts(tmp_path):
 
 def test_human_labels_give_agreement_and_the_ppi_interval_beside_the_judged_value(tmp_path):
     verdicts = demo_ids_and_verdicts(tmp_path)
-    labelled = list(verdicts)[:12]
+    labelled = list(verdicts)[::2]
     labels = {i: verdicts[i] for i in labelled}
     labels[labelled[0]] = 1.0 - labels[labelled[0]]  # the humans disagree once
     results = labelled_run(tmp_path, {**labels, "no-such-example": 1})
@@ -72,10 +72,15 @@ def test_human_labels_give_agreement_and_the_ppi_interval_beside_the_judged_valu
     assert entry["ppi"]["effective_n"] == pytest.approx(expected.effective_n)
     assert results["details"]["demo"]["llm_judge"]["ppi"]["ci95"] == entry["ppi"]["ci95"]
     assert "ppi" not in results["details"]["demo"]["llm_judge_unparsed"]
-    assert set(entry["slices"]["prop"]) >= {"capital"}
+    assert set(entry["slices"]["prop"]) == set(results["details"]["demo"]["llm_judge"]["slices"]["prop"])
+    capital = entry["slices"]["prop"]["capital"]
+    shown = results["details"]["demo"]["llm_judge"]["slices"]["prop"]["capital"]
+    assert capital["n_labelled"] > 0 and capital["n_unlabelled"] > 0
+    assert shown["ppi"]["ci95"] == capital["ppi"]["ci95"]
     report = (tmp_path / "run" / "report.md").read_text()
     assert "PPI with human labels |" in report and "## Judges against human labels" in report
     assert "| human \\ judge | 0.00 | 1.00 |" in report
+    assert "| capital | " in report and "; PPI " in report  # the slice table's judged value with its PPI
 
 
 def test_a_run_whose_every_judged_example_has_a_label_says_the_humans_mean_is_the_estimate(tmp_path):

@@ -21,7 +21,7 @@ from .._records import SampleRecord
 from .human_agreement import agreement
 from .human_labels import HumanLabels
 from .ppi import MeanInterval, classical_mean, ppi_mean
-from .slice_labels import slice_value
+from .slice_labels import SliceLabels, SliceValue, ordered, slice_value
 
 CONFIDENCE = 0.95
 NO_UNLABELLED = "every judged example has a human label: the humans' own mean is the estimate"
@@ -44,7 +44,7 @@ class _Pairs:
     source: str
     judge: list[float] = field(default_factory=list)
     human: list[float | None] = field(default_factory=list)
-    slices: list[dict[str, str]] = field(default_factory=list)
+    slices: list[dict[str, SliceValue]] = field(default_factory=list)
     unjudged: int = 0  # labels of examples the judge did not score
 
 
@@ -101,7 +101,7 @@ class JudgeCheckTally:
         if record.error is not None or record.bad_record or not self.pairs:
             return
         self.seen.add(str(record.id))
-        slices = {name: slice_value(record.meta, name)[1] for name in self.slice_fields}
+        slices = {name: slice_value(record.meta, name) for name in self.slice_fields}
         for key, pairs in self.pairs.items():
             human = self._label(key, record)
             value = record.scores.get(key)
@@ -133,27 +133,37 @@ class JudgeCheckTally:
         return {"human_agreement": out} if out else {}
 
     def _slices(self, pairs: _Pairs) -> dict[str, dict[str, Any]]:
+        """Per slice field, per label (as `details` labels the field's values), the figures of its examples."""
         out: dict[str, dict[str, Any]] = {}
         for name in self.slice_fields:
+            labels = SliceLabels(values[name] for values in pairs.slices)
             groups: dict[str, tuple[list[float], list[float | None]]] = {}
-            for judge, human, labels in zip(pairs.judge, pairs.human, pairs.slices):
-                values = groups.setdefault(labels[name], ([], []))
-                values[0].append(judge)
-                values[1].append(human)
-            out[name] = {label: check(*values) for label, values in sorted(groups.items())}
+            for judge, human, values in zip(pairs.judge, pairs.human, pairs.slices):
+                group = groups.setdefault(labels.label(values[name]), ([], []))
+                group[0].append(judge)
+                group[1].append(human)
+            out[name] = {label: check(*groups[label]) for label in ordered(groups)}
         return out
 
 
-def ppi_cells(sections: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Key -> the PPI figures `details` gives beside the judge's own value, from a task's `human_agreement`."""
+def _ppi_cell(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        key: {
-            "value": entry["ppi"]["value"],
-            "ci95": entry["ppi"]["ci95"],
-            "n_labelled": entry["n_labelled"],
-            "n_unlabelled": entry["n_unlabelled"],
-            "effective_n": entry["ppi"]["effective_n"],
-        }
-        for key, entry in sections.items()
-        if entry.get("ppi")
+        "value": entry["ppi"]["value"],
+        "ci95": entry["ppi"]["ci95"],
+        "n_labelled": entry["n_labelled"],
+        "n_unlabelled": entry["n_unlabelled"],
+        "effective_n": entry["ppi"]["effective_n"],
     }
+
+
+def add_ppi(details: dict[str, Any], checked: Mapping[str, Any]) -> None:
+    """Each judged key's PPI estimate (from a task's `human_agreement`, `checked`) beside its value in `details`,
+    and each slice's beside the slice's value."""
+    for key, entry in checked.items():
+        if entry.get("ppi"):
+            details[key]["ppi"] = _ppi_cell(entry)
+        for field_name, cells in (entry.get("slices") or {}).items():
+            for label, cell in cells.items():
+                shown = ((details[key].get("slices") or {}).get(field_name) or {}).get(label)
+                if cell.get("ppi") and shown is not None:
+                    shown["ppi"] = _ppi_cell(cell)

@@ -31,9 +31,11 @@ class _Cell(TypedDict):
 
 
 class Cell(_Cell, total=False):
-    """A slice's value of a key, or a key's value over the answered examples alone (`answered`)."""
+    """A slice's value of a key, or a key's value over the answered examples alone (`answered`); a judged
+    key's slice with human labels has its prediction-powered estimate (`ppi`)."""
 
     error: str
+    ppi: dict[str, Any]
 
 
 class _Entry(_Cell):

@@ -168,7 +168,12 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
                 "|---|---:|" + "---|" * len(keys),
             ]
             for label, n, cells in slice_rows(details, keys, field):
-                shown = [_ci(cell) + (f" (n={cell.get('n', 0)})" if cell.get("n", 0) < n else "") for cell in cells]
+                shown = [
+                    _ci(cell)
+                    + (f" (n={cell.get('n', 0)})" if cell.get("n", 0) < n else "")
+                    + (f"; PPI {_ppi(cell)}" if cell.get("ppi") else "")
+                    for cell in cells
+                ]
                 lines.append(f"| {label} | {n} | " + " | ".join(shown) + " |")
             lines.append("")
             if plot_keys and run_dir is not None:

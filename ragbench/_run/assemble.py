@@ -11,7 +11,7 @@ from typing import Any
 
 from .._records import read_samples
 from .._reports.budget import BudgetTally
-from .._reports.judge_check import JudgeCheckTally, ppi_cells
+from .._reports.judge_check import JudgeCheckTally, add_ppi
 from .._reports.judge_cost import JudgeCostTally
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
@@ -78,8 +78,7 @@ def scored_task(
             tally.add(record)
     for tally in tallies:
         scores.update(tally.sections())
-    for key, cell in ppi_cells(scores.get("human_agreement", {})).items():
-        scores["details"][key]["ppi"] = cell  # the judged value's PPI interval, beside it
+    add_ppi(scores["details"], scores.get("human_agreement", {}))  # each judged value's PPI interval beside it
     return scores
 
 

@@ -146,8 +146,9 @@ async function runView(rid) {
       const cellN = (k, l) => (slices[k][field][l] || {}).n ?? 0;
       parts.push(h("h3", {}, `${task} by ${field}`), table([field, h("th", {class: "num"}, "n"), ...keys], labels.map(l => {
         const n = Math.max(...keys.map(k => cellN(k, l)));
+        const ppi = c => c && c.ppi ? `; PPI ${fmt(c.ppi.value)}${ci(c.ppi)}` : "";  // with human labels
         return [l, num(n), ...keys.map(k => num(`${fmt((slices[k][field][l] || {}).value)}${ci(slices[k][field][l])}` +
-                                                (cellN(k, l) < n ? ` (n=${cellN(k, l)})` : "")))];
+                                                (cellN(k, l) < n ? ` (n=${cellN(k, l)})` : "") + ppi(slices[k][field][l])))];
       }), {class: "slice"}));
       const plotKeys = (r.plot_keys[task] || keys.slice(0, 3)).filter(k => slices[k] && slices[k][field]);
       parts.push(h("div", {class: "plot"}, RBPlots.bars(`${task} by ${field}`, Object.fromEntries(plotKeys.map(k => [k, slices[k][field]])), plotKeys, labels)));

@@ -98,7 +98,7 @@ class JudgeCheckTally:
         self.seen: set[str] = set()
 
     def add(self, record: SampleRecord) -> None:
-        if record.error is not None or record.bad_record or not self.pairs:
+        if not self.pairs or record.error is not None or record.bad_record:
             return
         self.seen.add(str(record.id))
         slices = {name: slice_value(record.meta, name) for name in self.slice_fields}

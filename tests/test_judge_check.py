@@ -194,3 +194,31 @@ def test_a_labels_file_that_cannot_be_read_at_the_runs_end_does_not_keep_it_from
     assert "human_agreement" not in results and results["results"]["demo"]["llm_judge"] is not None
     assert f"{labels}:2: not a JSON object" in caplog.text and "ragbench rescore" in caplog.text
     assert "entry 'gpt-4o'" in results["judge_cost"]["demo"]["llm_judge"]["usd_note"]
+
+
+def tally_of(labels, metrics=None):
+    from ragbench._reports.human_labels import HumanLabels
+    from ragbench._reports.judge_check import JudgeCheckTally
+    from ragbench.metrics.judge import LlmJudge
+
+    return JudgeCheckTally("demo", metrics or [LlmJudge()], ("topic",), HumanLabels("labels.jsonl", labels))
+
+
+def test_a_label_of_a_failed_example_is_counted_unjudged_not_unknown():
+    from ragbench._records import SampleRecord
+
+    tally = tally_of({(None, "llm_judge"): {"a": 1.0, "b": 0.0, "c": 1.0}})
+    tally.add(SampleRecord(id="a", scores={"llm_judge": 1.0}))
+    tally.add(SampleRecord(id="b", error="EngineError: the model server went away"))
+    tally.add(SampleRecord(id="d", scores={"llm_judge": 0.0}))
+    entry = tally.sections()["human_agreement"]["llm_judge"]
+    assert (entry["n_labelled"], entry["n_unlabelled"]) == (1, 1)
+    assert entry["labels_unjudged"] == 1 and entry["labels_unknown"] == 1  # b failed; c is no example
+
+
+def test_labels_of_a_key_no_judge_scored_are_named_not_silently_dropped(caplog):
+    tally = tally_of({(None, "em"): {"a": 1.0}, (None, "llm_judge"): {"a": 1.0}})
+    assert (
+        "--human-labels labels.jsonl: em is no judged key of task demo (llm_judge, llm_judge_unparsed)" in caplog.text
+    )
+    assert set(tally.pairs) == {"llm_judge"}

@@ -12,6 +12,7 @@ score (`labels_unjudged`), or that names no example of the task (`labels_unknown
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,8 @@ from .human_agreement import agreement
 from .human_labels import HumanLabels
 from .ppi import MeanInterval, classical_mean, ppi_mean
 from .slice_labels import SliceLabels, SliceValue, ordered, slice_value
+
+log = logging.getLogger(__name__)
 
 CONFIDENCE = 0.95
 NO_UNLABELLED = "every judged example has a human label: the humans' own mean is the estimate"
@@ -90,21 +93,32 @@ class JudgeCheckTally:
         self.file_labels = labels.for_task(task) if labels is not None else {}
         self.label_keys = metric_label_keys(metrics)
         self.pairs: dict[str, _Pairs] = {}
-        for key in judged_keys(metrics):
+        judged = judged_keys(metrics)
+        for key in judged:
             if key in self.file_labels:
                 self.pairs[key] = _Pairs(f"file {labels.path}" if labels is not None else "")
             elif key in self.label_keys:
                 self.pairs[key] = _Pairs(f"key {self.label_keys[key]}")
-        self.seen: set[str] = set()
+        for key in sorted(set(self.file_labels) - set(judged)):
+            log.warning(
+                "--human-labels %s: %s is no judged key of task %s (%s); its %d labels are not used",
+                labels.path if labels is not None else "",
+                key,
+                task,
+                ", ".join(judged) or "it has no judged metric",
+                len(self.file_labels[key]),
+            )
+        self.seen: set[str] = set()  # the ids of the task's records, failed ones too
 
     def add(self, record: SampleRecord) -> None:
-        if not self.pairs or record.error is not None or record.bad_record:
+        if not self.pairs:
             return
         self.seen.add(str(record.id))
+        failed = record.error is not None or record.bad_record
         slices = {name: slice_value(record.meta, name) for name in self.slice_fields}
         for key, pairs in self.pairs.items():
             human = self._label(key, record)
-            value = record.scores.get(key)
+            value = None if failed else record.scores.get(key)
             if value is None:
                 pairs.unjudged += human is not None
                 continue

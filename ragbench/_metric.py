@@ -90,10 +90,14 @@ class Metric:
     # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
     # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
     counters: ClassVar[Mapping[str, str]] = EMPTY
+    # A metric that reads human labels shipped with the predictions (CRAG's crag_human): its own key holding
+    # the label -> the judged key (another metric's, as reported) that label checks; results.json's
+    # `human_agreement` compares the two (ragbench._reports.judge_check).
+    human_labels_for: ClassVar[Mapping[str, str]] = EMPTY
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        freeze_mappings(cls, "key_specs", "counters")
+        freeze_mappings(cls, "key_specs", "counters", "human_labels_for")
 
     @classmethod
     def fits(cls, task: Any) -> bool:

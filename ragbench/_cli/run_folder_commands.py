@@ -21,10 +21,12 @@ from .run_options import (
     common_kwargs,
     data_paths,
     judge_args_of,
+    judging_kwargs,
     overwrite_option,
     resume_option,
     split_names,
     with_common,
+    with_judging,
 )
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
@@ -62,6 +64,7 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
     "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)",
 )
 @click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
+@with_judging
 def rescore_command(
     run_dir: str,
     metrics: str | None,
@@ -76,6 +79,8 @@ def rescore_command(
     max_inflight,
     cache,
     bootstrap_iters,
+    human_labels,
+    price_table,
 ) -> None:
     """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
     failed) without running the system, into a new run folder."""
@@ -102,6 +107,7 @@ def rescore_command(
             "max_inflight": max_inflight,
             "cache": cache,
             "bootstrap_iters": bootstrap_iters,
+            **judging_kwargs(human_labels, price_table),
         }
         with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
             outcome = rescore_run(run_dir, changes, command_registry())

@@ -20,6 +20,23 @@ def data_paths(items: tuple[str, ...]) -> dict[str, str]:
     return {k: str(v) for k, v in parse_assignments(items, "--data").items()}
 
 
+judging_options = [  # run, check, score and rescore
+    click.option(
+        "--human-labels",
+        default=None,
+        metavar="FILE",
+        help="human labels of judged keys (JSONL or CSV: id, metric, label[, task]): results.json checks the "
+        "judges against them and gives the prediction-powered interval (docs/metrics.md)",
+    ),
+    click.option(
+        "--price-table",
+        default=None,
+        metavar="FILE",
+        help="judge prices, USD per million tokens (YAML/JSON: MODEL: {prompt: X, completion: Y}), over "
+        "the built-in OpenAI prices (docs/metrics.md)",
+    ),
+]
+
 common_options = [
     click.option(
         "--model",
@@ -93,11 +110,18 @@ common_options = [
         help="bootstrap resamples of the 95% intervals (0: no intervals)",
     ),
     click.option("--no-progress", is_flag=True, help="no progress bar"),
+    *judging_options,
 ]
 
 
 def with_common(func):
     for option in reversed(common_options):
+        func = option(func)
+    return func
+
+
+def with_judging(func):
+    for option in reversed(judging_options):
         func = option(func)
     return func
 
@@ -159,6 +183,8 @@ def common_kwargs(
     task_arg,
     bootstrap_iters,
     no_progress,
+    human_labels,
+    price_table,
 ) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
@@ -181,7 +207,20 @@ def common_kwargs(
         "task_args": parse_assignments(task_arg, "--task-arg"),
         "bootstrap_iters": bootstrap_iters,
         "progress": not no_progress,
+        **judging_kwargs(human_labels, price_table),
     }
+
+
+def judging_kwargs(human_labels: str | None, price_table: str | None) -> dict[str, Any]:
+    """--human-labels and --price-table, each file read once now so that a bad one fails before any work."""
+    from .._reports.human_labels import read_human_labels
+    from .._reports.judge_cost import read_price_table
+
+    if human_labels:
+        read_human_labels(human_labels)
+    if price_table:
+        read_price_table(price_table)
+    return {"human_labels": human_labels, "price_table": price_table}
 
 
 resume_option = click.option(

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import groupby
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._records import SampleRecord, read_samples
+from .._records import SampleRecord
 from .._types import Step
 from .._values.json_values import MAX_DEPTH
 from .._values.tool_calls import ToolCall, tools_of
@@ -207,13 +206,3 @@ def budget_line(task: str, budget: Mapping[str, Any]) -> str:
 
 def format_mean(value: Any) -> str:
     return "-" if value is None else f"{value:.2f}"
-
-
-def task_budget(path: Path) -> dict[str, Any]:
-    """{"budget": ..., "repeated_work": ...} of a task's samples file as `RunDir.finalize_samples` rewrote it, its
-    records read whole: the records aggregation reads leave out the prompts, search results and documents these
-    are counted from."""
-    tally = BudgetTally()
-    for record in read_samples(path, rewritten=True):
-        tally.add(record)
-    return tally.sections()

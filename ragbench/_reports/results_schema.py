@@ -31,9 +31,11 @@ class _Cell(TypedDict):
 
 
 class Cell(_Cell, total=False):
-    """A slice's value of a key, or a key's value over the answered examples alone (`answered`)."""
+    """A slice's value of a key, or a key's value over the answered examples alone (`answered`); a judged
+    key's slice with human labels has its prediction-powered estimate (`ppi`)."""
 
     error: str
+    ppi: dict[str, Any]
 
 
 class _Entry(_Cell):
@@ -44,8 +46,9 @@ class _Entry(_Cell):
 
 class Entry(_Entry, total=False):
     """What `details` says of a metric key: its value, 95% interval and counts, and where they apply its
-    range, its slices' cells, why it has no value (`error`), a corpus key's mark, and for a task that
-    counts missing as wrong how many were scored 0 and the value over the answered examples."""
+    range, its slices' cells, why it has no value (`error`), a corpus key's mark, for a task that
+    counts missing as wrong how many were scored 0 and the value over the answered examples, and for a judged
+    key with human labels its prediction-powered estimate and interval (`ppi`, ragbench._reports.judge_check)."""
 
     range: list[float]
     slices: dict[str, dict[str, Cell]]
@@ -53,6 +56,7 @@ class Entry(_Entry, total=False):
     corpus: bool
     counted_wrong: int
     answered: Cell
+    ppi: dict[str, Any]
 
 
 def direction(higher_is_better: bool | None) -> str:
@@ -159,6 +163,23 @@ class Adherence(TypedDict):
     fix: str
 
 
+class _JudgeCost(TypedDict):
+    calls: int
+    cached: int
+    errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None
+
+
+class JudgeCost(_JudgeCost, total=False):
+    """One judged metric's judge calls (those the cache answered and those that failed among them), the tokens
+    of the calls sent, and their price in US dollars (null: `usd_note` says why; ragbench._reports.judge_cost)."""
+
+    usd_note: str
+    price_per_million: dict[str, float]
+
+
 class _Cost(TypedDict):
     wall_seconds: float
     examples_per_second: float
@@ -199,6 +220,7 @@ class Results:
     infrastructure_failures: dict[str, InfrastructureFailures] | None = None
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
+    human_agreement: dict[str, dict[str, dict[str, Any]]] | None = None
     data_sha256: dict[str, str] | None = None
     budget: dict[str, Budget] | None = None
     repeated_work: dict[str, RepeatedWork] | None = None
@@ -208,6 +230,7 @@ class Results:
     system_reports: dict[str, dict[str, Any]] | None = None
     system_stats: dict[str, dict[str, Any]] | None = None
     cost: Cost
+    judge_cost: dict[str, dict[str, JudgeCost]] | None = None
     config: dict[str, Any]
     rescored_from: str | None = None
     versions: dict[str, Any]

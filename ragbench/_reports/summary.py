@@ -10,6 +10,7 @@ from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
+from .judge_lines import agreement_sections, judge_cost_lines
 from .results_schema import Results, direction
 from .slice_plots import slice_rows
 
@@ -26,9 +27,12 @@ def results_table(results: Results) -> str:
     a last column with the mean over the answered examples only, with its n."""
     entries = [(task, key, entry) for task, metrics in results.details.items() for key, entry in metrics.items()]
     answered = any("answered" in entry for _, _, entry in entries)
+    ppi = any("ppi" in entry for _, _, entry in entries)
     rows = [
-        "| task | metric | better | value | 95% CI | n | none | errors |" + (" answered only |" if answered else ""),
-        "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else ""),
+        "| task | metric | better | value | 95% CI | n | none | errors |"
+        + (" answered only |" if answered else "")
+        + (" PPI with human labels |" if ppi else ""),
+        "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else "") + ("---|" if ppi else ""),
     ]
     for task, key, entry in entries:
         ci = entry.get("ci95")
@@ -39,8 +43,18 @@ def results_table(results: Results) -> str:
         rows.append(
             f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | {entry['n_none']} | {errors} |"
             + (f" {_answered(entry)} |" if answered else "")
+            + (f" {_ppi(entry)} |" if ppi else "")
         )
     return "\n".join(rows)
+
+
+def _ppi(entry: Mapping[str, Any]) -> str:
+    """A judged key's prediction-powered estimate and interval from its human labels (`ppi`), else "-"."""
+    cell = entry.get("ppi")
+    if cell is None:
+        return "-"
+    low, high = cell["ci95"]
+    return f"{_fmt(cell['value'])} [{_fmt(low)}, {_fmt(high)}] (n={cell['n_labelled']}, N={cell['n_unlabelled']})"
 
 
 def _answered(entry: Mapping[str, Any]) -> str:
@@ -115,8 +129,8 @@ def failure_lines(results: Results) -> list[str]:
 
 
 def budget_lines(results: Results) -> list[str]:
-    """Each task's budget per example, measured from its traces (`budget`)."""
-    return [budget_line(task, budget) for task, budget in (results.budget or {}).items()]
+    """Each task's budget per example, measured from its traces (`budget`), then what judging cost (`judge_cost`)."""
+    return [budget_line(task, budget) for task, budget in (results.budget or {}).items()] + judge_cost_lines(results)
 
 
 def models_line(config: dict[str, Any]) -> str:
@@ -154,7 +168,12 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
                 "|---|---:|" + "---|" * len(keys),
             ]
             for label, n, cells in slice_rows(details, keys, field):
-                shown = [_ci(cell) + (f" (n={cell.get('n', 0)})" if cell.get("n", 0) < n else "") for cell in cells]
+                shown = [
+                    _ci(cell)
+                    + (f" (n={cell.get('n', 0)})" if cell.get("n", 0) < n else "")
+                    + (f"; PPI {_ppi(cell)}" if cell.get("ppi") else "")
+                    for cell in cells
+                ]
                 lines.append(f"| {label} | {n} | " + " | ".join(shown) + " |")
             lines.append("")
             if plot_keys and run_dir is not None:
@@ -250,6 +269,7 @@ def report_markdown(results: Results, run_dir: Path | None = None) -> str:
     failures = failure_lines(results)
     if failures:
         lines += ["## What went wrong", "", *[f"- {line}" for line in failures], "", *traceback_sections(results)]
+    lines += agreement_sections(results)
     figures = system_stats_sections(results)
     if figures:
         lines += [f"## System statistics ({config['system']})", ""] + figures

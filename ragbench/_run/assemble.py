@@ -10,7 +10,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._records import read_samples
-from .._reports.budget import task_budget
+from .._reports.budget import BudgetTally
+from .._reports.judge_check import JudgeCheckTally, add_ppi
+from .._reports.judge_cost import JudgeCostTally
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
@@ -18,6 +20,7 @@ from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
 from .._values.run_config import RunConfig
+from .judging import Judging, judging_of
 from .planning import PlannedTask
 
 SEED_POLICY = (
@@ -45,12 +48,14 @@ def scored_task(
     planned: PlannedTask,
     run_dir: RunDir,
     config: RunConfig,
+    judging: Judging,
     read: TaskCheckpoint | None = None,
     expected: int | None = None,
 ) -> dict[str, Any]:
     """The task's sections of results.json: its samples rewritten in data order (`read`: at the places the data
     holds now, only the records it still holds), then read back one at a time and scored against `expected`
-    records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`)."""
+    records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
+    Then read again whole for the budget, the judges' cost and their check against human labels (`judging`)."""
     path = run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
     samples = read_samples(path, has_text=False, rewritten=True)
@@ -63,7 +68,18 @@ def scored_task(
         config.seed,
         planned.task.scoring.missing_scores_zero,
     )
-    return {**scores, **task_budget(path)}  # the budget from records read whole (aggregation's have no texts)
+    tallies = (
+        BudgetTally(),
+        JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, judging.labels),
+        JudgeCostTally(judging.price, judging.why_unpriced),
+    )
+    for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
+        for tally in tallies:
+            tally.add(record)
+    for tally in tallies:
+        scores.update(tally.sections())
+    add_ppi(scores["details"], scores.get("human_agreement", {}))  # each judged value's PPI interval beside it
+    return scores
 
 
 def run_results(
@@ -84,10 +100,11 @@ def run_results(
     repaired: dict[str, list[str]] = {}
     system_reports: dict[str, Any] = {}
     system_stats: dict[str, Any] = {}
+    judging = judging_of(config)
     for planned in planned_tasks:
         assert planned.system is not None  # a run's, which has one (rescoring assembles its own results)
         with cyclic_gc_paused():
-            scores[planned.name] = scored_task(planned, run_dir, config, checkpoints.get(planned.name))
+            scores[planned.name] = scored_task(planned, run_dir, config, judging, checkpoints.get(planned.name))
             report, checks, figures = system_hooks(
                 planned.system, run_dir.sample_path(planned.name), complete_data=config.limit is None
             )

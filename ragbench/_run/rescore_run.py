@@ -40,6 +40,7 @@ from .._values.urls import redacted
 from .assemble import scored_task
 from .cost import attempt_cost
 from .evaluator import RunOutcome
+from .judging import judging_of
 from .lifecycle import run_interruptible
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
@@ -205,10 +206,11 @@ def rescored_results(
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
+    judging = judging_of(config)
     for task in planned:
         before = original.counts.get(task.name)
         scores[task.name] = scored_task(
-            task, target, config, expected=before["records"] + before["missing"] if before else None
+            task, target, config, judging, expected=before["records"] + before["missing"] if before else None
         )
     return Results(
         **results_sections(scores, original.system_reports or {}),

@@ -27,6 +27,9 @@ _NOT_IDENTITY = (
     # ends only an example that would not end: --resume may lift it to try such examples again
     "max_steps_per_example",
     "max_prompt_chars_per_example",
+    # what results.json checks the judges against and prices them at; the predictions and scores do not change
+    "human_labels",
+    "price_table",
 )
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
@@ -116,6 +119,8 @@ class RunConfig:
     page_cache: str | None = None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
     progress: bool = True
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
+    human_labels: str | None = None  # --human-labels FILE (ragbench._reports.human_labels)
+    price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.judge_cost)
 
     def identity(self) -> dict[str, Any]:
         """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._reports.budget import QUANTITIES, repeated_work_lines
 from .._reports.failures import format_lines
+from .._reports.judge_lines import judging_by_task
 from .._reports.results_schema import Results
 from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
@@ -74,7 +75,11 @@ def config_differences(config: dict[str, Any], registry: Registry) -> dict[str, 
 def _metrics(details: dict[str, Any]) -> dict[str, Any]:
     return {
         key: {
-            k: entry.get(k) for k in ("value", "ci95", "n", "n_none", "n_errors", "higher_is_better", "corpus", "error")
+            **{
+                k: entry.get(k)
+                for k in ("value", "ci95", "n", "n_none", "n_errors", "higher_is_better", "corpus", "error")
+            },
+            **({"ppi": entry["ppi"]} if "ppi" in entry else {}),  # a judged key checked against human labels
         }
         for key, entry in details.items()
     }
@@ -162,6 +167,7 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
         "system_reports": (results and results.system_reports) or {},
         "budget": (results and results.budget) or {},
         "budget_quantities": QUANTITIES,
+        "judging": judging_by_task(results) if results else {},
         "system_warnings": system_warnings(results),
         # lines of samples/<task>.jsonl that are no sample record (cut short, edited, of another shape)
         "bad_lines": {task: run.samples(task).bad_lines() for task in run.tasks},

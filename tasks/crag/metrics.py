@@ -242,17 +242,22 @@ class CragRepoAutoEval(CragAutoEval):
 
 
 HUMAN_SCORES = {"perfect": 1.0, "acceptable": 0.5, "missing": 0.0, "incorrect": -1.0}
+# The human label on the auto-eval's three-way scale (paper section 4.1: perfect and acceptable are accurate).
+HUMAN_AUTO_EVAL = {"perfect": 1.0, "acceptable": 1.0, "missing": 0.0, "incorrect": -1.0}
 
 
 class CragHumanEval(Metric):
     """Score_h from human labels (paper section 4.1): perfect 1, acceptable 0.5, missing 0,
     incorrect -1, averaged. The label comes with the prediction (`label` in a predictions file
-    scored by `ragbench score`); predictions without one are not scorable here."""
+    scored by `ragbench score`); predictions without one are not scorable here. The same label on the
+    auto-eval's scale (`human_accuracy`: perfect or acceptable; `human_score`: accurate 1, missing 0,
+    incorrect -1) is what results.json's `human_agreement` checks the crag / crag_repo judge against."""
 
     name = "crag_human"
     gold_needs = ("crag_answer",)
-    keys = ("score_h",)
+    keys = ("score_h", "human_accuracy", "human_score")
     value_range = (-1, 1)
+    human_labels_for = {"human_accuracy": "accuracy", "human_score": "score"}
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         label = prediction.extras.get("label")
@@ -261,4 +266,5 @@ class CragHumanEval(Metric):
         label = str(label).strip().lower()
         if label not in HUMAN_SCORES:
             raise ValueError(f"label {label!r} is not one of {', '.join(HUMAN_SCORES)}")
-        return {"score_h": HUMAN_SCORES[label]}
+        auto_eval = HUMAN_AUTO_EVAL[label]
+        return {"score_h": HUMAN_SCORES[label], "human_accuracy": float(auto_eval == 1.0), "human_score": auto_eval}

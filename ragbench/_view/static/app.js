@@ -112,8 +112,12 @@ async function runView(rid) {
       h("p", {class: "bad"}, `${bad.count} line(s) of samples/${task}.jsonl are no sample record and are not among the examples` +
         (bad.count > bad.lines.length ? ` (the first ${bad.lines.length}):` : ":")),
       h("ul", {class: "small"}, bad.lines.map(line => h("li", {}, line)))));
-    parts.push(table(["metric", "value [95% CI]", "n", "not scorable", "errors"], Object.entries(x.metrics).map(([k, e]) =>
-      [k, num(`${fmt(e.value)}${ci(e)}`), num(e.n), num(e.n_none ?? 0), num(e.n_errors ?? 0)])));
+    // a judged key with human labels: its prediction-powered estimate and interval (results.json details' ppi)
+    const ppi = Object.values(x.metrics).some(e => e.ppi);
+    parts.push(table(["metric", "value [95% CI]", "n", "not scorable", "errors", ...(ppi ? ["PPI with human labels"] : [])],
+      Object.entries(x.metrics).map(([k, e]) =>
+        [k, num(`${fmt(e.value)}${ci(e)}`), num(e.n), num(e.n_none ?? 0), num(e.n_errors ?? 0),
+         ...(ppi ? [num(e.ppi ? `${fmt(e.ppi.value)}${ci(e.ppi)} (n=${e.ppi.n_labelled}, N=${e.ppi.n_unlabelled})` : "–")] : [])])));
     const causes = r.failures[task] || [];
     if (causes.length) parts.push(h("h3", {}, "Failures by cause"), table(["count", "cause"], causes.map(c =>
       [num(c.count), link(`#/examples/${rid}/${task}?f=failed&q=${encodeURIComponent(c.cause.slice(0, 80))}`, c.cause)])));
@@ -124,6 +128,9 @@ async function runView(rid) {
     if (cut) parts.push(h("p", {class: "warn", id: `token-limit-${task}`}, `${cut.calls} LLM call(s) in ${cut.examples} scored examples stopped at their max_tokens, their outputs cut there: `,
       Object.entries(cut.steps).map(([step, n]) => `${step} ${n}`).join(", ")));
     for (const line of r.system_warnings[task] || []) parts.push(h("p", {class: "warn system-warning"}, line));
+    const judging = r.judging[task] || [];
+    if (judging.length) parts.push(h("h3", {}, "Judging: cost and agreement with human labels"),
+                                   h("ul", {class: "judging"}, judging.map(line => h("li", {}, line))));
     if (r.budget[task]) parts.push(h("h3", {}, "Budget per example, measured from the traces"),
                                    budgetTable(r.budget_quantities, {[r.name]: r.budget[task]}));
     const stats = r.system_stats[task];
@@ -139,8 +146,9 @@ async function runView(rid) {
       const cellN = (k, l) => (slices[k][field][l] || {}).n ?? 0;
       parts.push(h("h3", {}, `${task} by ${field}`), table([field, h("th", {class: "num"}, "n"), ...keys], labels.map(l => {
         const n = Math.max(...keys.map(k => cellN(k, l)));
+        const ppi = c => c && c.ppi ? `; PPI ${fmt(c.ppi.value)}${ci(c.ppi)}` : "";  // with human labels
         return [l, num(n), ...keys.map(k => num(`${fmt((slices[k][field][l] || {}).value)}${ci(slices[k][field][l])}` +
-                                                (cellN(k, l) < n ? ` (n=${cellN(k, l)})` : "")))];
+                                                (cellN(k, l) < n ? ` (n=${cellN(k, l)})` : "") + ppi(slices[k][field][l])))];
       }), {class: "slice"}));
       const plotKeys = (r.plot_keys[task] || keys.slice(0, 3)).filter(k => slices[k] && slices[k][field]);
       parts.push(h("div", {class: "plot"}, RBPlots.bars(`${task} by ${field}`, Object.fromEntries(plotKeys.map(k => [k, slices[k][field]])), plotKeys, labels)));

@@ -1,0 +1,39 @@
+"""What a run's results check its judges against and price them at (`--human-labels`, `--price-table`), read
+once when results.json is made. The files were read when the command started (a bad one stopped it then); one
+that can no longer be read at the end (moved, edited) does not keep the run from its results.json: the run
+warns, naming the file and the fix, and results.json says what is missing (no `human_agreement`; `usd` null
+with the reason)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from .._errors import ConfigError
+from .._reports.human_labels import HumanLabels, read_human_labels
+from .._reports.judge_cost import prices_of, read_price_table
+from .._values.run_config import RunConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Judging:
+    labels: HumanLabels | None
+    price: dict[str, float] | None
+    why_unpriced: str | None
+
+
+def judging_of(config: RunConfig) -> Judging:
+    labels = None
+    if config.human_labels:
+        try:
+            labels = read_human_labels(config.human_labels)
+        except ConfigError as exc:
+            log.warning("%s; results.json has no human_agreement (fix the file, then `ragbench rescore`)", exc)
+    try:
+        table = read_price_table(config.price_table) if config.price_table else {}
+    except ConfigError as exc:
+        log.warning("%s; judging is not priced (fix the file, then `ragbench rescore`)", exc)
+        return Judging(labels, None, str(exc))
+    return Judging(labels, *prices_of(config.judges, config.judge_args, table))

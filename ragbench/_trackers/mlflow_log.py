@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 import time
 from collections.abc import Iterator
@@ -17,7 +18,8 @@ from .run_log import RunLog, Table
 from .trackers import TrackerRequest
 
 DEFAULT_EXPERIMENT = "ragbench"
-MAX_PARAM_CHARS = 6000  # MLflow's limit on a param's value (its keys: 250); the whole config is in run/results.json
+MAX_PARAM_CHARS = 6000  # MLflow's limit on a param's value; the whole config is in run/results.json
+MAX_KEY_CHARS = 250  # on a metric's or param's key
 CUT = " ...(cut; the whole is in run/results.json)"
 
 
@@ -43,20 +45,26 @@ def file_store_allowed(uri: str) -> Iterator[None]:
 
 
 def key(name: str) -> str:
-    """A metric or param key MLflow accepts: other characters than letters, digits, `_ - . / :` and spaces as `_`."""
-    return re.sub(r"[^\w\-./: ]", "_", name)[:250]
+    """A metric or param key MLflow accepts: characters other than letters, digits, `_ - . / :` and spaces as `_`;
+    a key that would read as another path (`a//b`, `../a`, `/a`, empty) without its slashes, after a `_`."""
+    cleaned = re.sub(r"[^\w\-./: ]", "_", name)[:MAX_KEY_CHARS]
+    if posixpath.normpath(cleaned) != cleaned or cleaned.startswith(("..", "/")) or cleaned in ("", "."):
+        cleaned = ("_" + cleaned.replace("/", "_"))[:MAX_KEY_CHARS]
+    return cleaned
 
 
-def flattened(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
-    """(dotted key, text) of each leaf of a nested dict; lists and other values as JSON text, cut to MLflow's limit."""
-    if isinstance(value, dict) and value:
-        for name, inner in value.items():
-            yield from flattened(inner, f"{prefix}.{name}" if prefix else str(name))
-        return
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if len(text) > MAX_PARAM_CHARS:
-        text = text[: MAX_PARAM_CHARS - len(CUT)] + CUT
-    yield key(prefix), text
+def flattened(config: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(dotted key, text) of each leaf of a nested dict: lists and other values as JSON text, cut to MLflow's
+    limit (an empty dict is a leaf, `{}`)."""
+    for name, value in config.items():
+        dotted = f"{prefix}.{name}" if prefix else str(name)
+        if isinstance(value, dict) and value:
+            yield from flattened(value, dotted)
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if len(text) > MAX_PARAM_CHARS:
+            text = text[: MAX_PARAM_CHARS - len(CUT)] + CUT
+        yield key(dotted), text
 
 
 def table_json(table: Table) -> dict[str, Any]:

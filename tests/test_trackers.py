@@ -119,6 +119,7 @@ def test_a_run_logged_to_wandb_offline_holds_its_config_metrics_sample_rows_and_
         env=tracker_env(tmp_path),
     )
     assert done.returncode == 0, done.stderr
+    assert "ragbench: warning" not in done.stderr  # W&B's service process ended with the logging
     run = offline_run(tmp_path)
     assert f"logged to W&B: {run} (an offline run: `wandb sync {run}` uploads it)" in done.stdout
     records = wandb_records(run)
@@ -216,6 +217,29 @@ def test_a_failed_logging_keeps_the_run_and_names_the_command_that_logs_it_again
     assert again.returncode == 0 and "logged to W&B:" in again.stdout
 
 
+def test_a_folder_given_to_mlflow_is_allowed_as_a_file_store_while_it_is_logged_to(monkeypatch):
+    from ragbench._trackers.mlflow_log import file_store_allowed, tracking_uri
+
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    with file_store_allowed(tracking_uri("mlruns")):
+        assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "true"
+    assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
+    with file_store_allowed(tracking_uri("http://127.0.0.1:5000")):
+        assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "false")  # the user's own choice stands
+    with file_store_allowed(tracking_uri("mlruns")):
+        assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "false"
+    assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "false"
+
+
+def test_check_says_which_trackers_are_ready(tmp_path):
+    done = cli_here("check", *RUN, "--output", str(tmp_path / "run"), "--no-model", "--wandb", "--mlflow", "mlruns")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "ok  logging to W&B: its package is installed\nok  logging to MLflow: its package is installed\n" in done.stdout
+    )
+
+
 def test_an_incomplete_run_whose_logging_failed_exits_1_as_any_incomplete_run():
     from ragbench._cli.tracker_commands import exit_after_logging
 
@@ -258,7 +282,8 @@ def test_a_tracker_whose_package_is_missing_is_refused_before_the_run_starts(tmp
     done = cli_here(*RUN, "--output", str(tmp_path / "run"), "--mlflow", str(tmp_path / "mlruns"))
     assert done.returncode == 2
     assert re.fullmatch(
-        r"ragbench: error: --mlflow: the mlflow package is not installed: pip install (-e )?\S+\[mlflow\]\S*\n", done.stderr
+        r"ragbench: error: --mlflow: the mlflow package is not installed: pip install (-e )?\S+\[mlflow\]\S*\n",
+        done.stderr,
     )
     assert not (tmp_path / "run").exists() and not (tmp_path / "mlruns").exists()
 

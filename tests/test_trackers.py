@@ -165,6 +165,23 @@ def test_a_run_logged_to_wandb_offline_holds_its_config_metrics_sample_rows_and_
     assert "results.json" in files and "samples/demo.jsonl" in files
 
 
+def test_a_samples_table_over_wandbs_row_limit_is_named_on_the_console(tmp_path, finished, monkeypatch):
+    """W&B keeps the first Table.MAX_ROWS rows of a table logged to a run (10,000; 2 here): the line says so."""
+    import wandb
+
+    from ragbench._trackers.run_log import run_log
+    from ragbench._trackers.trackers import TrackerRequest
+    from ragbench._trackers.wandb_log import log
+
+    for name, value in tracker_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(wandb.Table, "MAX_ROWS", 2)
+    where = log(run_log(finished), TrackerRequest("wandb"))
+    assert where.endswith(
+        "; samples/demo shows 2 of its 3 examples (W&B's limit on a table; the artifact has them all)"
+    )
+
+
 def test_a_finished_run_logged_to_an_mlflow_folder_holds_its_metrics_params_tables_and_files(tmp_path, finished):
     from mlflow.tracking import MlflowClient
 

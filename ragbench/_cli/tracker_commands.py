@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -14,6 +14,9 @@ from .._errors import EXIT_INCOMPLETE, EXIT_TRACKER, ConfigError
 from .._stop_signals import signal_of
 from .install_hints import for_this_install
 from .outcomes import config_error
+
+if TYPE_CHECKING:
+    from .._trackers.trackers import TrackerRequest
 
 tracker_options = [
     click.option(
@@ -47,7 +50,7 @@ def with_tracker_options(func: Command) -> Command:
     return func
 
 
-def requested_trackers(options: dict[str, Any]) -> list[Any]:
+def requested_trackers(options: dict[str, Any]) -> list[TrackerRequest]:
     """The trackers the command's options ask for, their options taken out of `options` (ConfigError: a malformed
     option, or a tracker whose package is not installed, so a long run does not end unable to log)."""
     from .._trackers.trackers import install_problems, tracker_requests
@@ -58,7 +61,7 @@ def requested_trackers(options: dict[str, Any]) -> list[Any]:
     return requests
 
 
-def log_finished_run(run_dir: Any, requests: list[Any], command: str = "ragbench") -> list[str]:
+def log_finished_run(run_dir: Any, requests: list[TrackerRequest], command: str = "ragbench") -> list[str]:
     """Log the run folder to each tracker, a line for each on the console; the lines of those that failed, each
     naming the tracker, what failed, and the command that logs the run again."""
     from .._trackers.trackers import log_command, log_run
@@ -70,7 +73,7 @@ def log_finished_run(run_dir: Any, requests: list[Any], command: str = "ragbench
         except KeyboardInterrupt as exc:
             click.echo(
                 f"\n{command}: logging to {request.label} interrupted; the run in {run_dir} is saved and unchanged: "
-                f"log it with `{log_command(run_dir, requests)}`",
+                f"log it with `{log_command(run_dir, requests[requests.index(request) :])}`",
                 err=True,
             )
             sys.exit(128 + signal_of(exc))

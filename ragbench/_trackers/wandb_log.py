@@ -43,15 +43,19 @@ def log(run_log: RunLog, request: TrackerRequest) -> str:
             run.summary.update(run_log.summary())
             headline = run_log.headline()
             tables = {"results": wandb.Table(columns=headline.columns, data=headline.rows)}
+            cut = []
             for task in run_log.tasks:
                 samples = run_log.samples(task)
                 tables[f"samples/{task}"] = wandb.Table(columns=samples.columns, data=samples.rows)
+                if len(samples.rows) > wandb.Table.MAX_ROWS:
+                    cut.append(f"samples/{task} shows {wandb.Table.MAX_ROWS:,} of its {len(samples.rows):,} examples")
             run.log(tables)
             artifact = wandb.Artifact(artifact_name(run_log.name), type=ARTIFACT_TYPE, metadata=run_log.identity())
             for path, name in run_log.files():
                 artifact.add_file(str(path), name=name)
             run.log_artifact(artifact)
             offline = Path(run.dir).parent  # the run's folder; its files are in files/
-            return run.url or f"{offline} (an offline run: `wandb sync {offline}` uploads it)"
+            where = run.url or f"{offline} (an offline run: `wandb sync {offline}` uploads it)"
+            return where + "".join(f"; {line} (W&B's limit on a table; the artifact has them all)" for line in cut)
     finally:
         wandb.teardown()  # W&B's service process ends here, not left running after the command

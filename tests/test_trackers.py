@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import cli, cli_here, samples
+from helpers import cli, cli_here, samples, score_args
 
 pytest.importorskip("wandb")
 pytest.importorskip("mlflow")
@@ -213,6 +213,27 @@ def test_a_finished_run_logged_to_an_mlflow_folder_holds_its_metrics_params_tabl
     assert [row[0] for row in table["data"]] == [line["id"] for line in lines]
     assert (artifact_root / "run" / "samples" / "demo.jsonl").read_bytes() == before["samples/demo.jsonl"]
     assert folder_bytes(finished) == before  # logging only reads the run
+
+
+def test_outputs_scored_with_ragbench_score_are_logged_as_a_run_is(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    data = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+    ids = [json.loads(line)["id"] for line in data.read_text().splitlines()]
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"id": i, "output": "Paris"}) + "\n" for i in ids))
+    store = tmp_path / "mlruns"
+    done = cli_here(
+        *score_args("demo", data, predictions), "--output", str(tmp_path / "scored"), "--mlflow", str(store)
+    )
+    assert done.returncode == 0, done.stderr
+    run_id = re.search(r"logged to MLflow: \S+ \(experiment ragbench, run (\w+)\)", done.stdout).group(1)
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    try:
+        logged = MlflowClient(tracking_uri=store.as_uri()).get_run(run_id)
+    finally:
+        del os.environ["MLFLOW_ALLOW_FILE_STORE"]
+    assert logged.data.params["system"] == "recorded" and logged.data.metrics["demo/counts/scored"] == len(ids)
 
 
 def test_a_failed_logging_keeps_the_run_and_names_the_command_that_logs_it_again(tmp_path):

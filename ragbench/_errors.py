@@ -6,6 +6,7 @@ import reprlib
 EXIT_INCOMPLETE = 1  # the work ran, but some of it failed (failed examples, skipped records)
 EXIT_CONFIG = 2  # a ConfigError: nothing was done
 EXIT_CONSOLE = 74  # the work was done, but the console (stdout, stderr) could not be written (sysexits' EX_IOERR)
+EXIT_TRACKER = 75  # the run is complete and saved, but logging it to a tracker failed (sysexits' EX_TEMPFAIL: retry)
 
 
 class ConfigError(Exception):

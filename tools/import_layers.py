@@ -66,6 +66,7 @@ LAYERS = (
         {
             "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, cost",
             "_view": "`ragbench view`: the web viewer of run folders (read only)",
+            "_trackers": "`--wandb`, `--mlflow`, `ragbench log`: a finished run logged to experiment trackers",
         },
     ),
     Layer(

@@ -13,14 +13,14 @@ from typing import Any
 
 import click
 
-from .._errors import EXIT_CONFIG, ConfigError
+from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .cache_command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group
 from .index_commands import index_group
 from .install_hints import for_this_install
-from .outcomes import config_error, environment_error, evaluated, report_outcome, run_starting
+from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
 from .plugin_commands import PluginCommandGroup
 from .registry import command_registry
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
@@ -32,6 +32,13 @@ from .run_options import (
     split_names,
     with_common,
     with_run_options,
+)
+from .tracker_commands import (
+    exit_after_logging,
+    log_command,
+    log_finished_run,
+    requested_trackers,
+    with_tracker_options,
 )
 
 
@@ -56,7 +63,9 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
     return RunConfig(**run_kwargs(**options))
 
 
-def run_and_report(config: Any) -> None:
+def run_and_report(config: Any, trackers: list[Any]) -> None:
+    """Run, print the summary, log the finished run to the trackers asked for; exit 1 when the run is
+    incomplete, 75 when it is complete but a tracker's logging failed."""
     outcome = evaluated(config)
     if outcome.rebuilt:
         click.echo(
@@ -65,7 +74,10 @@ def run_and_report(config: Any) -> None:
         )
     elif outcome.already_finished:
         click.echo(f"ragbench: {outcome.run_dir} is finished and has no failed example: nothing to resume", err=True)
-    report_outcome(outcome)
+    show_outcome(outcome)
+    exit_after_logging(log_finished_run(outcome.run_dir, trackers) if trackers else [], outcome.complete)
+    if not outcome.complete:
+        sys.exit(EXIT_INCOMPLETE)
 
 
 def alias_lines(registry: Any, names: list[str]) -> list[str]:
@@ -116,6 +128,7 @@ def escape_unprintable() -> None:
     "folder (no model, index or server); writes to --output or RUN_DIR__replay",
 )
 @with_run_options
+@with_tracker_options
 @click.pass_context
 def main(ctx: click.Context, replay, **options) -> None:
     """Evaluate a RAG system on benchmark tasks.
@@ -128,15 +141,17 @@ def main(ctx: click.Context, replay, **options) -> None:
     if ctx.invoked_subcommand is not None:
         return
     with run_starting():  # a stop signal or a bad option here ends in its own line: nothing is written yet
+        trackers = requested_trackers(options)
         config = run_config(ctx, replay, options)
         for line in alias_lines(command_registry(), config.tasks):
             click.echo(f"ragbench: {line}", err=True)
-    run_and_report(config)
+    run_and_report(config, trackers)
 
 
 @main.command("check")
 @click.option("--no-model", is_flag=True, help="skip loading the engines (and the systems' model checks)")
 @with_run_options
+@with_tracker_options
 def check_command(no_model: bool, **options) -> None:
     """The pre-flight of a run with these options, and nothing else: every option, data file,
     tokenizer, service and server checked, then the engines loaded and checked against the system.
@@ -147,6 +162,7 @@ def check_command(no_model: bool, **options) -> None:
         click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
         sys.exit(EXIT_CONFIG)
     try:
+        trackers = requested_trackers(options)
         evaluator = Evaluator(RunConfig(**run_kwargs(**options)), command_registry())
         evaluator.check_free_space()
         evaluator.check_services(models=not no_model)
@@ -159,6 +175,8 @@ def check_command(no_model: bool, **options) -> None:
         sys.exit(128 + signal_of(exc))
     for line in evaluator.checks.checked:
         click.echo(f"ok  {line}")
+    for tracker in trackers:
+        click.echo(f"ok  logging to {tracker.label}: its package is installed")
     for line in evaluator.checks.warnings:
         click.echo(f"warning  {for_this_install(line)}")
     warned = len(evaluator.checks.warnings)
@@ -265,9 +283,11 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
 @resume_option
 @overwrite_option
 @with_common
+@with_tracker_options
 def score_command(task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool, **common) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
+        trackers = requested_trackers(common)
         from .._values.run_config import RunConfig
 
         config = RunConfig(
@@ -279,7 +299,7 @@ def score_command(task: str, data_file: str | None, predictions: str, resume: bo
             overwrite=overwrite,
             **common_kwargs(**common),
         )
-    run_and_report(config)
+    run_and_report(config, trackers)
 
 
 for command in (
@@ -290,6 +310,7 @@ for command in (
     compare_command,
     view_command,
     reproduce_command,
+    log_command,
 ):
     main.add_command(command)
 

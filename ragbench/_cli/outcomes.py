@@ -160,6 +160,13 @@ def evaluated(config: Any) -> Any:
 
 def report_outcome(outcome: Any) -> None:
     """A finished run's summary on the console; exit 1 when it is incomplete."""
+    show_outcome(outcome)
+    if not outcome.complete:
+        sys.exit(EXIT_INCOMPLETE)
+
+
+def show_outcome(outcome: Any) -> None:
+    """A finished run's summary on the console, and why it is incomplete where it is."""
     from .._reports.failures import incomplete_reason
     from .._reports.judge_lines import agreement_lines
     from .._reports.summary import budget_lines, cost_line, failure_lines, results_table
@@ -174,4 +181,3 @@ def report_outcome(outcome: Any) -> None:
     click.echo(f"results: {outcome.run_dir / 'results.json'}")
     if not outcome.complete:
         click.echo(f"ragbench: incomplete run ({incomplete_reason(results)})", err=True)
-        sys.exit(EXIT_INCOMPLETE)

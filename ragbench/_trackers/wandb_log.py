@@ -1,0 +1,61 @@
+"""A finished run logged to Weights & Biases: the config, the headline metrics as the run's summary and a
+`results` table, a `samples/TASK` table per task, and the run folder as an artifact of type `ragbench-run`.
+W&B's own settings apply (`wandb login`, WANDB_PROJECT, WANDB_MODE=offline ...); `--wandb-arg` sets
+`wandb.init`'s keywords."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from .run_log import RunLog
+from .trackers import TrackerRequest
+
+ARTIFACT_TYPE = "ragbench-run"
+
+
+def init_keywords(run_log: RunLog, options: dict[str, Any]) -> dict[str, Any]:
+    """`wandb.init`'s keywords: the run named after its folder, job type `eval`, then --wandb-arg's (tags: a
+    list, or names separated by commas; the others as text)."""
+    keywords: dict[str, Any] = {"name": run_log.name, "job_type": "eval"}
+    for key, value in options.items():
+        if key == "tags":
+            keywords[key] = (
+                value if isinstance(value, list) else [t.strip() for t in str(value).split(",") if t.strip()]
+            )
+        else:
+            keywords[key] = str(value)
+    return keywords
+
+
+def artifact_name(folder_name: str) -> str:
+    """An artifact name W&B accepts (letters, digits, `-`, `_`, `.`) made from the run folder's name."""
+    return "run-" + re.sub(r"[^A-Za-z0-9_.-]", "_", folder_name)
+
+
+def log(run_log: RunLog, request: TrackerRequest) -> str:
+    import wandb
+
+    settings = wandb.Settings(console="off")  # ragbench's console is not the run's log
+    try:
+        with wandb.init(config=run_log.config(), settings=settings, **init_keywords(run_log, request.options)) as run:
+            run.summary.update(run_log.summary())
+            headline = run_log.headline()
+            tables = {"results": wandb.Table(columns=headline.columns, data=headline.rows)}
+            cut = []
+            for task in run_log.tasks:
+                samples = run_log.samples(task)
+                tables[f"samples/{task}"] = wandb.Table(columns=samples.columns, data=samples.rows)
+                if len(samples.rows) > wandb.Table.MAX_ROWS:
+                    cut.append(f"samples/{task} shows {wandb.Table.MAX_ROWS:,} of its {len(samples.rows):,} examples")
+            run.log(tables)
+            artifact = wandb.Artifact(artifact_name(run_log.name), type=ARTIFACT_TYPE, metadata=run_log.identity())
+            for path, name in run_log.files():
+                artifact.add_file(str(path), name=name)
+            run.log_artifact(artifact)
+            offline = Path(run.dir).parent  # the run's folder; its files are in files/
+            where = run.url or f"{offline} (an offline run: `wandb sync {offline}` uploads it)"
+            return where + "".join(f"; {line} (W&B's limit on a table; the artifact has them all)" for line in cut)
+    finally:
+        wandb.teardown()  # W&B's service process ends here, not left running after the command

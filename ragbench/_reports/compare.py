@@ -30,7 +30,7 @@ from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
 from .finished_run import finished_run
-from .like_for_like import budget_rows, like_for_like_text, unlike
+from .like_for_like import budget_rows, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
@@ -317,6 +317,9 @@ def markdown(report: Report) -> str:
             ),
             "",
         ]
+        reasons = next((row.unlike for row in report.rows if row.task == task and row.unlike), None)
+        if reasons:  # said once per task, where the table's column says "no"
+            lines += [f"Not like for like on {task}: {'; '.join(reasons)}.", ""]
     lines += [
         "| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p adj. | p raw | test |",
         "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|",
@@ -325,7 +328,7 @@ def markdown(report: Report) -> str:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
         lines.append(
             f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
-            f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {like_for_like_text(row.unlike)} | "
+            f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {'no' if row.unlike else 'yes'} | "
             f"{interval} | {_p(row.p_adjusted)} | {_p(row.p_value)} | "
             f"{row.test if row.p_value is not None else '-'} |"
         )

@@ -1,7 +1,7 @@
 """Whether two runs' numbers on a task compare like for like: the same budget per example, measured from their
 traces (passages shown to the reader, searches; results.json `budget`), and the same prompt style (run.json
 `like_for_like`, from `System.prompt_style`). Where they differ, `ragbench compare` says what differs, in words,
-beside every difference of the task."""
+once per task (its summary: once per pair of runs), and its table marks the task's rows "no"."""
 
 from __future__ import annotations
 
@@ -39,11 +39,6 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     if style_a and style_b and style_a != style_b:
         reasons.append(f"prompt style {style_a} vs {style_b}")
     return reasons
-
-
-def like_for_like_text(reasons: list[str]) -> str:
-    """The words beside a difference: "yes", or "not like for like: <what differs>"."""
-    return "yes" if not reasons else "not like for like: " + "; ".join(reasons)
 
 
 def budget_rows(runs: list[tuple[str, Any]], task: str) -> list[str]:

@@ -10,7 +10,7 @@ from .multiple_testing import METHODS
 from .results_schema import direction
 
 SHOWN_TASKS = 2  # tasks whose like-for-like reasons a verdict names; the others are counted
-SHOWN_SETTINGS = 8  # settings a group of `differing_settings` names; the others are counted
+WIDTH = 120  # characters of the line `differing_settings` fills; the settings it has no room for are counted
 
 
 def summary(reports: list[Report], full_report: str) -> str:
@@ -18,8 +18,7 @@ def summary(reports: list[Report], full_report: str) -> str:
     print it)."""
     parts = [_pair(report) for report in reports]
     slice_rows = sum(bool(row.slice) for report in reports for row in report.rows)
-    rest = "every setting that differs, the budgets per example, raw p-values"
-    rest += f", {slice_rows} slice row(s)" if slice_rows else ""
+    rest = "every setting that differs, budgets, raw p-values" + (f", {slice_rows} slice rows" if slice_rows else "")
     return "\n".join([*parts, p_note(reports[0], slice_rows > 0), f"the full report ({rest}): {full_report}"]) + "\n"
 
 
@@ -47,24 +46,29 @@ def verdict(report: Report) -> str:
 
 
 def differing_settings(report: Report) -> str:
-    """The settings with a difference in one line, grouped by their top-level setting, a task's name left out:
-    "settings that differ (12): system; system_config: framework, max_iter, ..." (at most `SHOWN_SETTINGS` a group)."""
+    """The settings with a difference in one line of about `WIDTH` characters, by their top-level setting, a
+    task's name left out: "settings that differ (13): system; system_config: framework, max_iter and 5 more"."""
     if not report.differences:
         return "settings that differ: none"
     tasks = {row.task for row in report.rows}
-    groups: dict[str, list[str]] = {}
+    named: list[tuple[str, str]] = []  # (top-level setting, the rest of its path: "" for the setting itself)
     for difference in report.differences:
         top, *rest = difference.key.split(".")
-        rest = rest[1:] if rest and rest[0] in tasks else rest
-        named = groups.setdefault(top, [])
-        if rest and ".".join(rest) not in named:
-            named.append(".".join(rest))
-    shown = [
-        top + (": " + ", ".join(names[:SHOWN_SETTINGS]) if names else "")
-        + (f" and {len(names) - SHOWN_SETTINGS} more" if len(names) > SHOWN_SETTINGS else "")
-        for top, names in groups.items()
-    ]
-    return f"settings that differ ({len(report.differences)}): " + "; ".join(shown)
+        entry = (top, ".".join(rest[1:] if rest and rest[0] in tasks else rest))
+        if entry not in named:
+            named.append(entry)
+    head, shown = f"settings that differ ({len(report.differences)}): ", 1
+    while shown < len(named) and len(head + _grouped(named[: shown + 1])) <= WIDTH:
+        shown += 1
+    more = len(named) - shown
+    return head + _grouped(named[:shown]) + (f" and {more} more" if more else "")
+
+
+def _grouped(named: list[tuple[str, str]]) -> str:
+    groups: dict[str, list[str]] = {}
+    for top, rest in named:
+        groups.setdefault(top, []).extend([rest] if rest else [])
+    return "; ".join(top + (": " + ", ".join(rests) if rests else "") for top, rests in groups.items())
 
 
 def _pair(report: Report) -> str:

@@ -17,6 +17,7 @@ from .._records import SampleRecord, read_samples
 from .._types import Step
 from .._values.json_values import MAX_DEPTH
 from .._values.tool_calls import ToolCall, tools_of
+from .sampling_used import SamplingTally
 
 if TYPE_CHECKING:
     from .results_schema import Results
@@ -209,11 +210,12 @@ def format_mean(value: Any) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def task_budget(path: Path) -> dict[str, Any]:
-    """{"budget": ..., "repeated_work": ...} of a task's samples file as `RunDir.finalize_samples` rewrote it, its
-    records read whole: the records aggregation reads leave out the prompts, search results and documents these
-    are counted from."""
-    tally = BudgetTally()
+def traced_sections(path: Path) -> dict[str, Any]:
+    """{"budget": ..., "repeated_work": ..., "sampling": ...} of a task's samples file as `RunDir.finalize_samples`
+    rewrote it, its records read whole: the records aggregation reads leave out the prompts, search results and
+    documents these are counted from (`sampling`: ragbench._reports.sampling_used)."""
+    budget, sampling = BudgetTally(), SamplingTally()
     for record in read_samples(path, rewritten=True):
-        tally.add(record)
-    return tally.sections()
+        budget.add(record)
+        sampling.add(record)
+    return {**budget.sections(), **sampling.sections()}

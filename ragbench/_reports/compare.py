@@ -35,6 +35,7 @@ from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
 from .run_scores import TaskScores, read_task_scores
+from .sampling_used import sampling_differences
 from .slice_labels import SliceLabels
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -145,6 +146,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
         shared = sorted(ours.ids() & theirs.ids())
         left_out = len(ours.ids() ^ theirs.ids())
         report.differences += example_set_difference(task, ours.ids(), theirs.ids())
+        report.differences += sampling_differences(task, baseline.results, other.results)
         unlike_here = unlike(baseline.results, other.results, task)
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")

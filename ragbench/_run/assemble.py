@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._records import read_samples
-from .._reports.budget import task_budget
+from .._reports.budget import traced_sections
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
@@ -63,7 +63,7 @@ def scored_task(
         config.seed,
         planned.task.scoring.missing_scores_zero,
     )
-    return {**scores, **task_budget(path)}  # the budget from records read whole (aggregation's have no texts)
+    return {**scores, **traced_sections(path)}  # from records read whole (aggregation's have no texts)
 
 
 def run_results(

@@ -172,7 +172,6 @@ def compare_command(
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values. Prints a
     summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
     report, --full prints it."""
-    from .._reports.compare_summary import summary
     from .._reports.compare import (
         ITERATIONS,
         adjust_p_values,
@@ -183,6 +182,7 @@ def compare_command(
         parse_thresholds,
         regressions,
     )
+    from .._reports.compare_summary import summary
 
     try:
         if len(runs) < 2:

@@ -13,7 +13,7 @@ from .results_schema import Results
 from .sampling_used import used
 
 COMPARED_BUDGETS = ("passages_shown", "searches")  # the measured budgets a like-for-like comparison shares
-COMPARED_DECODING = ("temperature", "top_p")  # the decoding settings it shares, over all the calls (results.json `sampling`)
+COMPARED_DECODING = ("temperature", "top_p")  # the decoding settings it shares over all calls (`sampling`)
 DECLARED = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
 
 

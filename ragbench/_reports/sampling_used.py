@@ -66,7 +66,7 @@ def used(results: Results, task: str) -> dict[str, dict[str, list[str]]] | None:
     for kind, settings in kinds.items():
         for setting in settings:
             for name in DECODING:
-                value = json.dumps(setting.get(name), sort_keys=True)  # type: ignore[misc]  # a TypedDict's key by name
+                value = json.dumps(setting.get(name), sort_keys=True)
                 if kind not in out[name].setdefault(value, []):
                     out[name][value].append(kind)
     return out

@@ -191,6 +191,10 @@ def test_compare_prints_one_screen_and_writes_the_full_report(runs, tmp_path):
         "not like for like: demo: passages shown to the reader 1.00 vs 3.00 per example, searches 1.00 vs 3.00 per "
         "example, prompt style task vs flashrag",
     ]
+    assert [line for line in lines if line.startswith("decoding")] == [
+        "decoding as sent that differs: stop, keep_stop",  # ircot keeps the stop string, as FlashRAG's vLLM does
+        "decoding as sent that differs: stop",
+    ]
     rows = [line for line in lines if line.startswith("| demo |")]
     assert rows and len(rows) == 2 * len({line.split(" | ")[1] for line in rows})  # one row a metric a run
     assert lines[-1].endswith(str(tmp_path / "out" / "compare.md"))

@@ -1,13 +1,15 @@
 """What `ragbench compare` prints by default: one screen per comparison. Each run compared with the baseline gets
-one like-for-like verdict (its reasons in short), the top-level settings that differ, its warnings and the rows
-over all shared examples (no slice rows) with their adjusted p-values; the whole report (every difference, the
-budgets, the slice rows, raw p-values: `compare.markdown`) is written by `--output` or printed by `--full`."""
+one like-for-like verdict (its reasons in short), the settings that differ in a line, the decoding settings as sent
+that differ in another, its warnings and the rows over all shared examples (no slice rows) with their adjusted
+p-values; the whole report (every difference, the budgets, the slice rows, raw p-values: `compare.markdown`) is
+written by `--output` or printed by `--full`."""
 
 from __future__ import annotations
 
 from .compare import MIN_TESTED, Comparison, Report
 from .multiple_testing import METHODS
 from .results_schema import direction
+from .sampling_used import NOT_RECORDED, used
 
 SHOWN_TASKS = 2  # tasks whose like-for-like reasons a verdict names; the others are counted
 WIDTH = 120  # characters of the line `differing_settings` fills; the settings it has no room for are counted
@@ -39,7 +41,7 @@ def verdict(report: Report) -> str:
     tasks'; the others counted)."""
     reasons = {row.task: row.unlike for row in report.rows if row.unlike}
     if not reasons:
-        return "like for like: yes (the same budget per example and prompt style)"
+        return "like for like: yes"
     named = [f"{task}: {', '.join(why)}" for task, why in list(reasons.items())[:SHOWN_TASKS]]
     more = len(reasons) - SHOWN_TASKS
     return "not like for like: " + "; ".join(named) + (f"; and {more} more task(s)" if more > 0 else "")
@@ -47,21 +49,36 @@ def verdict(report: Report) -> str:
 
 def differing_settings(report: Report) -> str:
     """The settings with a difference in one line of about `WIDTH` characters, by their top-level setting, a
-    task's name left out: "settings that differ (13): system; system_config: framework, max_iter and 5 more"."""
-    if not report.differences:
+    task's name left out: "settings that differ (12): system; system_config: flashrag_generator, max_iter and 5 more"; the decoding
+    as sent has a line of its own (`decoding`)."""
+    settings = [difference for difference in report.differences if difference.key.split(".")[0] != "sampling"]
+    if not settings:  # the decoding is `decoding`'s line
         return "settings that differ: none"
     tasks = {row.task for row in report.rows}
     named: list[tuple[str, str]] = []  # (top-level setting, the rest of its path: "" for the setting itself)
-    for difference in report.differences:
+    for difference in settings:
         top, *rest = difference.key.split(".")
         entry = (top, ".".join(rest[1:] if rest and rest[0] in tasks else rest))
         if entry not in named:
             named.append(entry)
-    head, shown = f"settings that differ ({len(report.differences)}): ", 1
+    head, shown = f"settings that differ ({len(settings)}): ", 1
     while shown < len(named) and len(head + _grouped(named[: shown + 1])) <= WIDTH:
         shown += 1
     more = len(named) - shown
     return head + _grouped(named[:shown]) + (f" and {more} more" if more else "")
+
+
+def decoding(report: Report) -> str | None:
+    """The decoding settings that differ between the runs' calls, as sent (results.json `sampling`), in one line;
+    "the same" where both runs recorded theirs and none differs; None where neither run recorded any."""
+    decoded = [difference for difference in report.differences if difference.key.split(".")[0] == "sampling"]
+    if not decoded:
+        recorded = any(used(run.results, row.task) for row in report.rows for run in (report.baseline, report.other))
+        return "decoding as sent: the same in both runs" if recorded else None
+    names = dict.fromkeys(
+        "not recorded in one run" if NOT_RECORDED in (d.a, d.b) else d.key.rsplit(".", 1)[1] for d in decoded
+    )
+    return "decoding as sent that differs: " + ", ".join(names)
 
 
 def _grouped(named: list[tuple[str, str]]) -> str:
@@ -74,6 +91,7 @@ def _grouped(named: list[tuple[str, str]]) -> str:
 def _pair(report: Report) -> str:
     a, b = report.baseline.label, report.other.label
     lines = [f"## {b} vs {a} (A = {a}, the baseline; B = {b})", verdict(report), differing_settings(report)]
+    lines += [line] if (line := decoding(report)) else []
     lines += [f"> warning: {warning}" for warning in report.warnings]
     lines += [
         "",

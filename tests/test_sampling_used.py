@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from helpers import cli_here, run
 from ragbench._records import SampleRecord
-from ragbench._reports.compare import compare_runs, load_run
+from ragbench._reports.compare import compare_runs, load_run, markdown
 from ragbench._reports.like_for_like import unlike
 from ragbench._reports.results_file import read_results
 from ragbench._reports.results_schema import Results
@@ -52,6 +52,10 @@ def test_a_run_records_the_sampling_each_kind_of_call_was_sent_with(tmp_path):
     keys = {difference.key for difference in report.differences}
     assert {"sampling.demo.stop", "sampling.demo.keep_stop"} <= keys
     assert not {"sampling.demo.temperature", "sampling.demo.top_p", "sampling.demo.max_tokens"} & keys
+    assert (
+        "Decoding as sent on demo, over every call (results.json `sampling`): temperature 0.0 vs 0.0; top_p 1.0 vs "
+        in (markdown(report))
+    )  # where ircot's settings say `(not set)`
 
 
 def test_each_distinct_setting_of_a_kind_is_counted_and_failed_examples_are_not():

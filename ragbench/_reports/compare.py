@@ -35,7 +35,7 @@ from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
 from .run_scores import TaskScores, read_task_scores
-from .sampling_used import sampling_differences
+from .sampling_used import decoding_line, sampling_differences
 from .slice_labels import SliceLabels
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -307,6 +307,9 @@ def markdown(report: Report) -> str:
     lines += ["What differs (settings that change what is measured):", ""]
     lines += [f"- {d.line()}" for d in report.differences] or ["- nothing"]
     lines.append("")
+    for task in dict.fromkeys(row.task for row in report.rows):
+        decoded = decoding_line(task, report.baseline.results, report.other.results)
+        lines += [decoded, ""] if decoded else []
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")

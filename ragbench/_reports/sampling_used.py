@@ -19,6 +19,7 @@ from .results_schema import Results
 
 DECODING = ("max_tokens", "temperature", "top_p", "stop", "n", "keep_stop", "skip_special_tokens", "json_mode", "lora")
 SERVER_DEFAULT = "the server's default"
+SHOWN = ("temperature", "top_p", "max_tokens")  # the settings `decoding_line` shows whether they differ or not
 NOT_RECORDED = "not recorded (outputs made elsewhere, or a run of an older ragbench)"
 
 
@@ -93,3 +94,13 @@ def _values(values: dict[str, list[str]]) -> str:
     if len(values) == 1:
         return next(iter(values))
     return ", ".join(f"{value} ({', '.join(kinds)})" for value, kinds in values.items())
+
+
+def decoding_line(task: str, a: Results, b: Results) -> str | None:
+    """Both runs' temperature, top_p and max_tokens over the task's calls as sent, in a line (what a system's
+    options leave unnamed, `(not set)` among its settings, is here as it was sent); None unless both recorded it."""
+    used_a, used_b = used(a, task), used(b, task)
+    if used_a is None or used_b is None:
+        return None
+    values = [f"{name} {', '.join(used_a[name])} vs {', '.join(used_b[name])}" for name in SHOWN]
+    return f"Decoding as sent on {task}, over every call (results.json `sampling`): " + "; ".join(values) + "."

@@ -100,7 +100,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     p_adjustment: str = "none"  # a key of multiple_testing.METHODS
     tested: int = 0  # rows with a p-value in the family adjusted together (all reports of one command)
-    # every measured setting that differs (ragbench._reports.config_diff), then the example sets of shared tasks
+    # every measured setting that differs (ragbench._reports.config_diff), then per shared task its example sets
+    # and its decoding as sent (ragbench._reports.sampling_used)
     differences: list[Difference] = field(default_factory=list)
 
 

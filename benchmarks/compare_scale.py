@@ -84,12 +84,19 @@ def write_run(folder: Path, template: Path, parts: list[list[str]], n: int, bett
 
 
 def measure(pythonpath: str, a: Path, b: Path, folder: Path) -> dict:
-    """Seconds, CPU seconds and peak RSS (MB) of `ragbench compare A B` in a fresh process, and what it printed."""
+    """Seconds, CPU seconds and peak RSS (MB) of `ragbench compare A B` in a fresh process, and the full report it
+    printed (`--full`, where the checkout prints a summary by default; an older one prints the report itself)."""
     env = {**os.environ, "PYTHONPATH": pythonpath}
+    commands = Path(pythonpath, "ragbench", "_cli", "run_folder_commands.py").read_text()
+    full = ["--full"] if '"--full"' in commands else []
     with (folder / "out.txt").open("w+") as out, (folder / "err.txt").open("w+") as err:
         started = time.perf_counter()
         child = subprocess.Popen(
-            [sys.executable, "-m", "ragbench._cli.main", "compare", str(a), str(b)], stdout=out, stderr=err, env=env
+            [sys.executable, "-m", "ragbench._cli.main", "compare", str(a), str(b), *full],
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=pythonpath,  # `-m` puts the working folder first on sys.path: the checkout's, not the caller's
         )
         _, status, usage = os.wait4(child.pid, 0)  # the child's own peak RSS, not the largest child's so far
         seconds = time.perf_counter() - started

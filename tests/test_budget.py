@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import run
+from helpers import cli_here, run
 from ragbench._records import SampleRecord
 from ragbench._registry import installed_registry
 from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
@@ -164,13 +164,45 @@ def test_compare_marks_a_delta_between_other_budgets_and_prompt_styles_as_not_li
     ]
     text = markdown(report)
     assert (
-        "| +0.0000 | not like for like: passages shown to the reader 1.00 vs 3.00 per example; searches 1.00 vs "
-        "3.00 per example; prompt style task vs flashrag |"
+        "Not like for like on demo: passages shown to the reader 1.00 vs 3.00 per example; searches 1.00 vs "
+        "3.00 per example; prompt style task vs flashrag."
     ) in text
+    assert text.count("not like for like") + text.count("Not like for like") == 1  # once, not on every row
+    assert all(line.split(" | ")[8] == "no" for line in text.splitlines() if line.startswith("| demo |"))
     assert "| vanilla | 1.00 |" in text and "| iter_retgen | 3.00 |" in text  # each run's budget
     keys = [d.key for d in report.differences]
     assert {"like_for_like.demo.passages", "like_for_like.demo.prompt_style", "system_config.demo.top_n"} <= set(keys)
     assert text.index("What differs") < text.index("| task | metric |")
+
+
+def test_compare_prints_one_screen_and_writes_the_full_report(runs, tmp_path):
+    """Three systems' runs: the console holds each run's rows over all shared examples, one like-for-like verdict
+    per run and adjusted p-values, no slice row; --output writes every difference, budget and slice row, and
+    --full prints what it writes."""
+    folders = [str(runs / name) for name in ("vanilla", "ircot", "iter_retgen")]
+    shown = cli_here("compare", *folders, "--output", str(tmp_path / "out"))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert len(lines) <= 40 and max(map(len, lines[:-1])) <= 150  # the last names compare.md
+    verdicts = [line for line in lines if "like for like" in line]
+    assert verdicts == [
+        "not like for like: demo: passages shown to the reader 1.00 vs 3.00 per example, searches 1.00 vs 6.00 per "
+        "example, prompt style task vs flashrag",
+        "not like for like: demo: passages shown to the reader 1.00 vs 3.00 per example, searches 1.00 vs 3.00 per "
+        "example, prompt style task vs flashrag",
+    ]
+    assert [line for line in lines if line.startswith("decoding")] == [
+        "decoding as sent that differs: stop, keep_stop",  # ircot keeps the stop string, as FlashRAG's vLLM does
+        "decoding as sent that differs: stop",
+    ]
+    rows = [line for line in lines if line.startswith("| demo |")]
+    assert rows and len(rows) == 2 * len({line.split(" | ")[1] for line in rows})  # one row a metric a run
+    assert lines[-1].endswith(str(tmp_path / "out" / "compare.md"))
+    report = (tmp_path / "out" / "compare.md").read_text()
+    assert "| all |" in report and "What differs" in report and "Budget per example" in report
+    assert any(line.startswith("| demo |") and "| all |" not in line for line in report.splitlines())  # slices
+    full = cli_here("compare", *folders, "--full")
+    assert full.stdout.startswith(report.split("\n![")[0])  # what compare.md holds, but its plots
 
 
 def test_runs_of_one_budget_and_prompt_style_compare_like_for_like(runs):

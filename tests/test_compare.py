@@ -84,7 +84,7 @@ def test_cli_writes_markdown_and_plot_and_fails_if_worse(tmp_path):
     assert (tmp_path / "same" / "compare.md").is_file() and (tmp_path / "same" / "compare_1.png").is_file()
     failed = cli_here("compare", str(baseline), str(worse), "--fail-if-worse", "match:0.01")
     assert failed.returncode == 1 and "demo match: b is worse by 0.3333" in failed.stderr
-    assert "| demo | match | higher | all | 24 | 0.8333 | 0.5000 | -0.3333 |" in failed.stdout
+    assert "| demo | match | higher | 24 | 0.8333 | 0.5000 | -0.3333 |" in failed.stdout
 
 
 def test_compare_config_errors(tmp_path):
@@ -135,7 +135,7 @@ def test_compare_names_its_runs_and_refuses_runs_that_share_no_example(tmp_path)
     baseline, other = demo_run(tmp_path, "cb", correct=20), demo_run(tmp_path, "van", correct=12)
     shown = cli_here("compare", str(baseline), str(other))
     assert shown.returncode == 0 and "## van vs cb (A = cb, the baseline; B = van)" in shown.stdout
-    assert "| demo | match | higher | all | 24 | 0.8333 | 0.5000 |" in shown.stdout  # A is cb's 20/24
+    assert "| demo | match | higher | 24 | 0.8333 | 0.5000 |" in shown.stdout  # A is cb's 20/24
     lonely = tmp_path / "lonely"
     (lonely / "samples").mkdir(parents=True)
     results = json.loads((other / "results.json").read_text())
@@ -365,7 +365,7 @@ def test_compare_reads_a_run_an_older_ragbench_wrote(tmp_path):
     old = older_run(demo_run(tmp_path, "b", correct=12), "old")
     shown = cli_here("compare", str(old), str(baseline), "--fail-if-worse", "match:0.01")
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
-    assert "| demo | match | higher | all | 24 | 0.5000 | 0.8333 | +0.3333 |" in shown.stdout
+    assert "| demo | match | higher | 24 | 0.5000 | 0.8333 | +0.3333 |" in shown.stdout
 
 
 def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_where_not(tmp_path):

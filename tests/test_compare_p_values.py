@@ -83,7 +83,7 @@ def test_the_family_spans_every_run_compared_with_the_first(two_runs):
 
 
 def test_the_cli_names_its_adjustment_and_can_leave_the_slices_out(two_runs):
-    printed = cli("compare", *map(str, two_runs), "--p-adjust", "bh", "--no-slices")
+    printed = cli("compare", *map(str, two_runs), "--p-adjust", "bh", "--no-slices", "--full")
     assert printed.returncode == 0, printed.stderr
     assert "adjusted by Benjamini-Hochberg's method" in printed.stdout
     rows = [line for line in printed.stdout.splitlines() if line.startswith("| demo |")]

@@ -53,8 +53,8 @@ SYSTEMS = {
     "zero_shot": ("closed_book", {}),
     "naive": ("vanilla", {}),
     "iter_retgen": ("iter_retgen", {}),
-    "ircot": ("ircot", {"framework": "hf"}),
-    "self_ask": ("self_ask", {"framework": "hf"}),
+    "ircot": ("ircot", {"flashrag_generator": "hf"}),
+    "self_ask": ("self_ask", {"flashrag_generator": "hf"}),
     "sure": ("sure", {}),
     "flare": ("flare", {}),
 }

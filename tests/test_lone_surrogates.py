@@ -62,7 +62,7 @@ def test_a_run_resume_and_compare_with_lone_surrogates_finish_and_keep_the_strin
     second = cli_here(*args, str(tmp_path / "b"), "--cache", str(run / "cache.sqlite"))  # answers from the cache
     assert second.returncode == 0 and "failed writes" not in second.stdout + second.stderr, second.stderr
     assert {s["output"] for s in read_records(tmp_path / "b" / "samples" / "demo.jsonl")[0]} == {ANSWER}
-    compared = cli_here("compare", str(run), str(tmp_path / "b"))
+    compared = cli_here("compare", str(run), str(tmp_path / "b"), "--full")  # with its slice rows
     assert compared.returncode == 0 and "Traceback" not in compared.stderr, compared.stderr
     assert "prop=cap\\udfffital" in compared.stdout  # printed as its escape
 

@@ -334,7 +334,7 @@ def test_the_compare_page_shows_the_interval_and_p_value_that_ragbench_compare_p
     site = Site(RunCatalog([str(tmp_path / "runs")]), registry=installed_registry())
     page = site.data("compare/demo/a~b")
     row = next(r for r in page["pairs"][0]["rows"] if r["metric"] == "f1" and not r["slice"])
-    printed = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"))
+    printed = cli_here("compare", str(tmp_path / "runs" / "a"), str(tmp_path / "runs" / "b"), "--full")
     assert printed.returncode == 0, printed.stderr
     assert (
         f"| demo | f1 | higher | all | 24 | {row['mean_a']:.4f} | {row['mean_b']:.4f} | {row['diff']:+.4f} | yes | "

@@ -36,7 +36,8 @@ class Ircot(System):
     max_iter     thoughts at most (run_exp.py:456, 5; the pipeline's own default is 2)
     topk         passages per search (my_config.yaml `retrieval_topk`, 5)
     max_tokens   per thought (my_config.yaml `generation_params.max_tokens`, 32; greedy)
-    framework    vllm (my_config.yaml: the stop string that ended a thought stays in it) | hf (cut and stripped)
+    flashrag_generator  the FlashRAG generator whose output handling is copied, whatever the engine: vllm
+                 (my_config.yaml: the stop string that ended a thought stays in it) | hf (cut and stripped)
     ascending    order of the passage pool by score: true (FlashRAG, :1027) | false (`ircot_fixed`)
     """
 
@@ -52,10 +53,15 @@ class Ircot(System):
         max_iter: Annotated[int, Ge(1)] = 5,
         topk: Annotated[int, Ge(1)] = 5,
         max_tokens: Annotated[int, Ge(1)] = 32,
-        framework: Literal["vllm", "hf"] = "vllm",
+        flashrag_generator: Literal["vllm", "hf"] = "vllm",
         ascending: bool | None = None,
     ) -> None:
-        self.max_iter, self.topk, self.max_tokens, self.framework = int(max_iter), int(topk), int(max_tokens), framework
+        self.max_iter, self.topk, self.max_tokens, self.flashrag_generator = (
+            int(max_iter),
+            int(topk),
+            int(max_tokens),
+            flashrag_generator,
+        )
         if ascending is not None:
             self.ascending = bool(ascending)
 
@@ -69,9 +75,14 @@ class Ircot(System):
             with ctx.group(f"iteration {round_index + 1}"):
                 prompt = TEMPLATE.render(ctx.llm.chat_model, docs, previous_gen=" ".join(thoughts), question=question)
                 response = await flashrag_generate(
-                    ctx.llm, prompt, self.framework, step="thought", max_tokens=self.max_tokens, stop=THOUGHT_STOP
+                    ctx.llm,
+                    prompt,
+                    self.flashrag_generator,
+                    step="thought",
+                    max_tokens=self.max_tokens,
+                    stop=THOUGHT_STOP,
                 )
-                thought = response.text.strip() if self.framework == "hf" else response.text
+                thought = response.text.strip() if self.flashrag_generator == "hf" else response.text
                 thoughts.append(thought)
                 final = FINAL_ANSWER in thought
                 ctx.record_step("next", outputs={"final": final, "query": None if final else thought})

@@ -24,7 +24,8 @@ class IterRetGen(System):
     iter_num     rounds (run_exp.py:422, 3)
     topk         passages per search (my_config.yaml `retrieval_topk`, 5)
     max_tokens   per generation (my_config.yaml `generation_params.max_tokens`, 32; greedy)
-    framework    vllm (my_config.yaml; "<|eot_id|>" joins the stop list) | hf
+    flashrag_generator  the FlashRAG generator whose output handling is copied, whatever the engine: vllm
+                 (my_config.yaml; "<|eot_id|>" joins the stop list) | hf (the output stripped)
     """
 
     name = "iter_retgen"
@@ -38,9 +39,14 @@ class IterRetGen(System):
         iter_num: Annotated[int, Ge(1)] = 3,
         topk: Annotated[int, Ge(1)] = 5,
         max_tokens: Annotated[int, Ge(1)] = 32,
-        framework: Literal["vllm", "hf"] = "vllm",
+        flashrag_generator: Literal["vllm", "hf"] = "vllm",
     ) -> None:
-        self.iter_num, self.topk, self.max_tokens, self.framework = int(iter_num), int(topk), int(max_tokens), framework
+        self.iter_num, self.topk, self.max_tokens, self.flashrag_generator = (
+            int(iter_num),
+            int(topk),
+            int(max_tokens),
+            flashrag_generator,
+        )
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question, generation, docs = example.question, "", []
@@ -49,6 +55,6 @@ class IterRetGen(System):
                 query = question if round_index == 0 else f"{question} {generation}"
                 docs = await ctx.retriever.search(query, self.topk)
                 prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, docs, question=question)
-                response = await flashrag_generate(ctx.llm, prompt, self.framework, max_tokens=self.max_tokens)
-                generation = response.text.strip() if self.framework == "hf" else response.text
+                response = await flashrag_generate(ctx.llm, prompt, self.flashrag_generator, max_tokens=self.max_tokens)
+                generation = response.text.strip() if self.flashrag_generator == "hf" else response.text
         return Prediction(example.id, answer=generation, docs=docs)

@@ -49,7 +49,8 @@ class SelfAsk(System):
     single_hop    the single-hop exemplars and "Are follow up questions needed here: No." (run_exp.py:252, false)
     topk          passages per search (my_config.yaml `retrieval_topk`, 5)
     max_tokens    per call (run_exp.py:239 `generation_params.max_tokens`, 100; greedy)
-    framework     vllm (my_config.yaml: the stop string that fired stays in the output) | hf (cut and stripped)
+    flashrag_generator  the FlashRAG generator whose output handling is copied, whatever the engine: vllm
+                  (my_config.yaml: the stop string that fired stays in the output) | hf (cut and stripped)
     search_after_kept_follow_up   also search a follow-up question written after a kept "Follow up:"
                   (false: FlashRAG, active_pipeline.py:887-889; true: `self_ask_fixed`)
     """
@@ -68,11 +69,11 @@ class SelfAsk(System):
         single_hop: bool = False,
         topk: Annotated[int, Ge(1)] = 5,
         max_tokens: Annotated[int, Ge(1)] = 100,
-        framework: Literal["vllm", "hf"] = "vllm",
+        flashrag_generator: Literal["vllm", "hf"] = "vllm",
         search_after_kept_follow_up: bool | None = None,
     ) -> None:
         self.max_iter, self.single_hop, self.topk = int(max_iter), bool(single_hop), int(topk)
-        self.max_tokens, self.framework = int(max_tokens), framework
+        self.max_tokens, self.flashrag_generator = int(max_tokens), flashrag_generator
         if search_after_kept_follow_up is not None:
             self.search_after_kept_follow_up = bool(search_after_kept_follow_up)
 
@@ -88,12 +89,12 @@ class SelfAsk(System):
                 response = await flashrag_generate(
                     ctx.llm,
                     prompt,
-                    self.framework,
+                    self.flashrag_generator,
                     step=f"until {stop}",
                     max_tokens=self.max_tokens,
                     stop=[*STOP, stop],
                 )
-                output = response.text.strip() if self.framework == "hf" else response.text
+                output = response.text.strip() if self.flashrag_generator == "hf" else response.text
                 kept_follow_up = res.endswith(FOLLOW_UP)
                 res, stop = keep(res, output, stop)
                 if not res:  # FlashRAG ends with an empty prediction (:881-883)

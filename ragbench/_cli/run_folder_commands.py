@@ -130,7 +130,8 @@ def rescore_command(
 @click.option(
     "--output",
     default=None,
-    help="folder for compare.md and compare_N.png, one plot per run compared with the first (default: print only)",
+    help="folder for compare.md (the full report) and compare_N.png, one plot per run compared with the first "
+    "(default: print the summary only)",
 )
 @click.option(
     "--fail-if-worse",
@@ -157,7 +158,12 @@ def rescore_command(
     "--slices/--no-slices",
     default=True,
     show_default=True,
-    help="rows per slice value (--no-slices: each task over all shared examples only)",
+    help="rows per slice value in the full report (--no-slices: each task over all shared examples only)",
+)
+@click.option(
+    "--full",
+    is_flag=True,
+    help="print the full report (what compare.md holds) instead of the one-screen summary",
 )
 def compare_command(
     runs: tuple[str, ...],
@@ -167,8 +173,11 @@ def compare_command(
     seed: int,
     p_adjust: str,
     slices: bool,
+    full: bool,
 ) -> None:
-    """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values."""
+    """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values. Prints a
+    summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
+    report, --full prints it."""
     from .._reports.compare import (
         ITERATIONS,
         adjust_p_values,
@@ -179,6 +188,7 @@ def compare_command(
         parse_thresholds,
         regressions,
     )
+    from .._reports.compare_summary import summary
 
     try:
         if len(runs) < 2:
@@ -201,7 +211,6 @@ def compare_command(
     except ConfigError as exc:
         config_error(exc)
     text = "\n".join(markdown(report) for report in reports)
-    click.echo(text)
     if output:
         folder = Path(output)
         try:
@@ -212,7 +221,13 @@ def compare_command(
                 write_atomically(folder / "compare.md", text + images)  # a link there is replaced, not written through
         except OSError as exc:
             environment_error(exc, options="--output")
-        click.echo(f"comparison: {folder / 'compare.md'}")
+    if full:
+        click.echo(text)
+    if full and output:
+        click.echo(f"comparison: {Path(output) / 'compare.md'}")
+    if not full:
+        where = str(Path(output) / "compare.md") if output else "`--full` prints it, `--output DIR` writes it"
+        click.echo(summary(reports, where), nl=False)
     for line in failures:
         click.echo(f"ragbench: worse: {line}", err=True)
     if failures:

@@ -30,11 +30,12 @@ from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
 from .finished_run import finished_run
-from .like_for_like import budget_rows, like_for_like_text, unlike
+from .like_for_like import budget_rows, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
 from .run_scores import TaskScores, read_task_scores
+from .sampling_used import decoding_line, sampling_differences
 from .slice_labels import SliceLabels
 
 ITERATIONS = 2000  # paired bootstrap resamples of `ragbench compare` and the viewer's Compare page alike
@@ -99,7 +100,8 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     p_adjustment: str = "none"  # a key of multiple_testing.METHODS
     tested: int = 0  # rows with a p-value in the family adjusted together (all reports of one command)
-    # every measured setting that differs (ragbench._reports.config_diff), then the example sets of shared tasks
+    # every measured setting that differs (ragbench._reports.config_diff), then per shared task its example sets
+    # and its decoding as sent (ragbench._reports.sampling_used)
     differences: list[Difference] = field(default_factory=list)
 
 
@@ -145,6 +147,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
         shared = sorted(ours.ids() & theirs.ids())
         left_out = len(ours.ids() ^ theirs.ids())
         report.differences += example_set_difference(task, ours.ids(), theirs.ids())
+        report.differences += sampling_differences(task, baseline.results, other.results)
         unlike_here = unlike(baseline.results, other.results, task)
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
@@ -305,6 +308,9 @@ def markdown(report: Report) -> str:
     lines += ["What differs (settings that change what is measured):", ""]
     lines += [f"- {d.line()}" for d in report.differences] or ["- nothing"]
     lines.append("")
+    for task in dict.fromkeys(row.task for row in report.rows):
+        decoded = decoding_line(task, report.baseline.results, report.other.results)
+        lines += [decoded, ""] if decoded else []
     lines += [f"> warning: {w}" for w in report.warnings]
     if report.warnings:
         lines.append("")
@@ -317,6 +323,9 @@ def markdown(report: Report) -> str:
             ),
             "",
         ]
+        reasons = next((row.unlike for row in report.rows if row.task == task and row.unlike), None)
+        if reasons:  # said once per task, where the table's column says "no"
+            lines += [f"Not like for like on {task}: {'; '.join(reasons)}.", ""]
     lines += [
         "| task | metric | better | slice | n | A | B | B - A | like for like | 95% CI | p adj. | p raw | test |",
         "|---|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|",
@@ -325,7 +334,7 @@ def markdown(report: Report) -> str:
         interval = f"[{row.ci95[0]:.4f}, {row.ci95[1]:.4f}]" if row.ci95 else "-"
         lines.append(
             f"| {row.task} | {row.metric} | {direction(row.higher_is_better)} | {row.slice or 'all'} | "
-            f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {like_for_like_text(row.unlike)} | "
+            f"{row.n} | {row.mean_a:.4f} | {row.mean_b:.4f} | {row.diff:+.4f} | {'no' if row.unlike else 'yes'} | "
             f"{interval} | {_p(row.p_adjusted)} | {_p(row.p_value)} | "
             f"{row.test if row.p_value is not None else '-'} |"
         )

@@ -1,7 +1,8 @@
 """Whether two runs' numbers on a task compare like for like: the same budget per example, measured from their
-traces (passages shown to the reader, searches; results.json `budget`), and the same prompt style (run.json
-`like_for_like`, from `System.prompt_style`). Where they differ, `ragbench compare` says what differs, in words,
-beside every difference of the task."""
+traces (passages shown to the reader, searches; results.json `budget`), the same prompt style (run.json
+`like_for_like`, from `System.prompt_style`), and the same temperature and top_p in their LLM calls, as sent
+(results.json `sampling`). Where they differ, `ragbench compare` says what differs, in words,
+once per task (its summary: once per pair of runs), and its table marks the task's rows "no"."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 
 from .budget import QUANTITIES, format_mean
 from .results_schema import Results
+from .sampling_used import used
 
 COMPARED_BUDGETS = ("passages_shown", "searches")  # the measured budgets a like-for-like comparison shares
+COMPARED_DECODING = ("temperature", "top_p")  # the decoding settings it shares over all calls (`sampling`)
 DECLARED = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
 
 
@@ -38,12 +41,14 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     style_a, style_b = declared_a.get("prompt_style"), declared_b.get("prompt_style")
     if style_a and style_b and style_a != style_b:
         reasons.append(f"prompt style {style_a} vs {style_b}")
+    used_a, used_b = used(a, task), used(b, task)
+    if used_a is not None and used_b is not None:
+        reasons += [
+            f"{name} {', '.join(used_a[name])} vs {', '.join(used_b[name])}"
+            for name in COMPARED_DECODING
+            if set(used_a[name]) != set(used_b[name])
+        ]
     return reasons
-
-
-def like_for_like_text(reasons: list[str]) -> str:
-    """The words beside a difference: "yes", or "not like for like: <what differs>"."""
-    return "yes" if not reasons else "not like for like: " + "; ".join(reasons)
 
 
 def budget_rows(runs: list[tuple[str, Any]], task: str) -> list[str]:

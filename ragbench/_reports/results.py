@@ -141,7 +141,7 @@ class TaskTally:
         records, missing - `expected` records (None: those given) less those given - and metric failures),
         "data_sha256", and where there is anything to say: "failures" (grouped by cause),
         "infrastructure_failures", "token_limit" and "counted" (events the metrics counted); (the run adds
-        "budget" and "repeated_work": ragbench._run.assemble.scored_task). Where the task's
+        "budget", "repeated_work" and "sampling": ragbench._run.assemble.scored_task). Where the task's
         official script counts a missing or failed prediction as wrong, so do its keys' headlines
         (`missing_as_wrong`). Call once: the records never saved join the official columns."""
         missing = max(0, (self.records if expected is None else expected) - self.records)

@@ -91,6 +91,7 @@ SECTIONS = {  # the sections of results.json a reader looks into, beside results
             }
         )
     ),
+    "sampling": Omittable(Each(Each([{"calls": 0}]))),
     "checkpoint_repairs": Omittable(Each([""])),
     "data_sha256": Omittable(Each("")),
     "versions": {"ragbench": "?"},

@@ -148,6 +148,22 @@ class RepeatedWork(RepeatedWorkCounts, total=False):
     invalid_tool_calls: int
 
 
+class SamplingUsed(TypedDict):
+    """One setting with which a kind of the system's LLM calls was decoded, as sent (ragbench._reports.sampling_used):
+    how many calls used it; temperature and top_p read "the server's default" where an API engine left them to it."""
+
+    calls: int
+    max_tokens: int | None
+    temperature: float | str | None
+    top_p: float | str | None
+    stop: list[str] | None
+    n: int | None
+    keep_stop: bool | None
+    skip_special_tokens: bool | None
+    json_mode: bool | None
+    lora: str | None
+
+
 class Counted(TypedDict):
     count: int
     examples: int
@@ -224,6 +240,7 @@ class Results:
     data_sha256: dict[str, str] | None = None
     budget: dict[str, Budget] | None = None
     repeated_work: dict[str, RepeatedWork] | None = None
+    sampling: dict[str, dict[str, list[SamplingUsed]]] | None = None
     format_adherence: dict[str, list[Adherence]] | None = None
     checkpoint_repairs: dict[str, list[str]] | None = None
     seed_policy: str | None = None

@@ -16,6 +16,7 @@ from .._reports.judge_cost import JudgeCostTally
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
+from .._reports.sampling_used import SamplingTally
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
@@ -55,7 +56,8 @@ def scored_task(
     """The task's sections of results.json: its samples rewritten in data order (`read`: at the places the data
     holds now, only the records it still holds), then read back one at a time and scored against `expected`
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
-    Then read again whole for the budget, the judges' cost and their check against human labels (`judging`)."""
+    Then read again whole for the budget, the sampling sent, the judges' cost and their check against human labels
+    (`judging`)."""
     path = run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
     samples = read_samples(path, has_text=False, rewritten=True)
@@ -70,6 +72,7 @@ def scored_task(
     )
     tallies = (
         BudgetTally(),
+        SamplingTally(),
         JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, judging.labels),
         JudgeCostTally(judging.price, judging.why_unpriced),
     )

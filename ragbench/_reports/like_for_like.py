@@ -1,6 +1,7 @@
 """Whether two runs' numbers on a task compare like for like: the same budget per example, measured from their
 traces (passages shown to the reader, searches; results.json `budget`), and the same prompt style (run.json
-`like_for_like`, from `System.prompt_style`). Where they differ, `ragbench compare` says what differs, in words,
+`like_for_like`, from `System.prompt_style`), and the same judge (its --judge engines with their options, and
+`--judge-repeats`: a judged number is the judge's as much as the system's). Where they differ, `ragbench compare` says what differs, in words,
 beside every difference of the task."""
 
 from __future__ import annotations
@@ -38,7 +39,32 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     style_a, style_b = declared_a.get("prompt_style"), declared_b.get("prompt_style")
     if style_a and style_b and style_a != style_b:
         reasons.append(f"prompt style {style_a} vs {style_b}")
+    return reasons + judge_differences(a.config, b.config)
+
+
+def judge_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The ways two runs' configurations judge differently, in words ("judge openai:x vs openai:y"); empty
+    where neither names a judge."""
+    if not (a.get("judges") or b.get("judges")):
+        return []
+    reasons = []
+    judges_a, judges_b = judge_names(a), judge_names(b)
+    if judges_a != judges_b:
+        reasons.append(f"judge {judges_a} vs {judges_b}")
+    repeats_a, repeats_b = a.get("judge_repeats") or 1, b.get("judge_repeats") or 1
+    if repeats_a != repeats_b:
+        reasons.append(f"judge repeats {repeats_a} vs {repeats_b}")
     return reasons
+
+
+def judge_names(config: dict[str, Any]) -> str:
+    """A run's judges as one names them: each --judge with its options ("openai:x (temperature=0.7)"), "none"."""
+    options = config.get("judge_args") or {}
+    named = [
+        judge + (" (" + ", ".join(f"{k}={v}" for k, v in sorted(options[str(i)].items())) + ")" if options.get(str(i)) else "")
+        for i, judge in enumerate(config.get("judges") or [])
+    ]
+    return " + ".join(named) or "none"
 
 
 def like_for_like_text(reasons: list[str]) -> str:

@@ -150,6 +150,23 @@ class Counted(TypedDict):
     meaning: str
 
 
+class JudgeSwap(TypedDict):
+    """One judged key of a rescoring with other judges (`rescore --judge`), against the run's own judges
+    (ragbench._reports.judge_swap)."""
+
+    judge: str
+    against: str
+    examples: int
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    krippendorff_alpha: float | None
+    flipped: float | None
+    before: float | None
+    after: float | None
+    delta: float | None
+    delta_ci95: list[float] | None
+
+
 class Adherence(TypedDict):
     """How often the model's outputs followed the format a system parses."""
 
@@ -199,6 +216,7 @@ class Results:
     infrastructure_failures: dict[str, InfrastructureFailures] | None = None
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
+    judge_swap: dict[str, dict[str, JudgeSwap]] | None = None
     data_sha256: dict[str, str] | None = None
     budget: dict[str, Budget] | None = None
     repeated_work: dict[str, RepeatedWork] | None = None

@@ -47,6 +47,13 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 )
 @click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
 @click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
+@click.option(
+    "--judge-repeats",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="judge every example K times per judge and report the judges' agreement (default: the run's)",
+)
 @click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
 @click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
 @click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
@@ -68,6 +75,7 @@ def rescore_command(
     metric_arg,
     judge,
     judge_arg,
+    judge_repeats,
     nli,
     nli_arg,
     nli_format,
@@ -94,6 +102,7 @@ def rescore_command(
             "metric_args": parse_assignments(metric_arg, "--metric-arg"),
             "judges": list(judge),
             "judge_args": judge_args_of(judge_arg, judge),
+            "judge_repeats": judge_repeats,
             "nli": nli,
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
             "nli_format": nli_format,

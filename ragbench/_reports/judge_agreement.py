@@ -88,9 +88,10 @@ def _pair_distances(values: list[float], level: str) -> float:
     return float(2 * len(data) * np.sum(centred * centred))
 
 
-def judged_interval(table: Table, iterations: int, seed: int) -> tuple[float, float] | None:
+def judged_interval(table: Table, iterations: int, seed: int, averaged: int = 1) -> tuple[float, float] | None:
     """The 95% interval of the mean of a run judged once: examples drawn with replacement, then one of each drawn
-    example's ratings (see the module's docstring); None with fewer than two rated examples."""
+    example's ratings (see the module's docstring), or the mean of `averaged` of them drawn with replacement
+    where the headline is the mean of that many judges; None with fewer than two rated examples."""
     rows = [[float(v) for v in unit if v is not None] for unit in table]
     rows = [row for row in rows if row]
     if len(rows) < 2 or iterations < 1:
@@ -100,12 +101,12 @@ def judged_interval(table: Table, iterations: int, seed: int) -> tuple[float, fl
     rated = np.array([len(row) for row in rows])
     rng = np.random.default_rng(seed)
     means = np.empty(iterations)
-    per_chunk = max(1, CHUNK_DRAWS // len(rows))
+    per_chunk = max(1, CHUNK_DRAWS // (len(rows) * averaged))
     for start in range(0, iterations, per_chunk):
         count = min(per_chunk, iterations - start)
         drawn = rng.integers(0, len(rows), size=(count, len(rows)))
-        which = (rng.random(size=drawn.shape) * rated[drawn]).astype(int)
-        means[start : start + count] = values[drawn, which].mean(axis=1)
+        which = (rng.random(size=(*drawn.shape, averaged)) * rated[drawn][..., None]).astype(int)
+        means[start : start + count] = values[drawn[..., None], which].mean(axis=(1, 2))
     return percentile_interval(means)
 
 

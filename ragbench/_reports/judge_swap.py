@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+
 import numpy as np
 
 from .._records import read_samples
 from .bootstrap import mean
 from .judge_agreement import agreement
+from .judge_ratings import number_text, share_text
 from .paired_tests import paired_bootstrap
 from .results_schema import JudgeSwap, Results
 
@@ -81,16 +83,8 @@ def judge_swap_lines(results: Results) -> list[str]:
             )
             lines.append(
                 f"{task} {key}: judge {entry['against']} vs the run's {entry['judge']} on {entry['examples']} "
-                f"example(s): agreement {_share(entry['percent_agreement'])}, kappa {_number(entry['cohen_kappa'])}, "
-                f"alpha {_number(entry['krippendorff_alpha'])}, verdict flipped on {_share(entry['flipped'])}; "
-                f"headline {_number(entry['before'])} -> {_number(entry['after'])}, delta {moved}"
+                f"example(s): agreement {share_text(entry['percent_agreement'])}, kappa {number_text(entry['cohen_kappa'])}, "
+                f"alpha {number_text(entry['krippendorff_alpha'])}, verdict flipped on {share_text(entry['flipped'])}; "
+                f"headline {number_text(entry['before'])} -> {number_text(entry['after'])}, delta {moved}"
             )
     return lines
-
-
-def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"

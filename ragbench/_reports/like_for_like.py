@@ -61,7 +61,12 @@ def judge_names(config: dict[str, Any]) -> str:
     """A run's judges as one names them: each --judge with its options ("openai:x (temperature=0.7)"), "none"."""
     options = config.get("judge_args") or {}
     named = [
-        judge + (" (" + ", ".join(f"{k}={v}" for k, v in sorted(options[str(i)].items())) + ")" if options.get(str(i)) else "")
+        judge
+        + (
+            " (" + ", ".join(f"{k}={v}" for k, v in sorted(options[str(i)].items())) + ")"
+            if options.get(str(i))
+            else ""
+        )
         for i, judge in enumerate(config.get("judges") or [])
     ]
     return " + ".join(named) or "none"

@@ -150,6 +150,23 @@ class Counted(TypedDict):
     meaning: str
 
 
+class JudgeAgreement(TypedDict):
+    """One judged key whose examples several raters scored (`--judge-repeats`, several judges), as
+    ragbench._reports.judge_ratings sums them up."""
+
+    raters: list[str]
+    averaged: int
+    examples: int
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    krippendorff_alpha: float | None
+    flipped: float | None
+    missing_ratings: int
+    failed_ratings: int
+    failure: str | None
+    ci95_judged: list[float] | None
+
+
 class JudgeSwap(TypedDict):
     """One judged key of a rescoring with other judges (`rescore --judge`), against the run's own judges
     (ragbench._reports.judge_swap)."""
@@ -216,6 +233,7 @@ class Results:
     infrastructure_failures: dict[str, InfrastructureFailures] | None = None
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
+    judge_agreement: dict[str, dict[str, JudgeAgreement]] | None = None
     judge_swap: dict[str, dict[str, JudgeSwap]] | None = None
     data_sha256: dict[str, str] | None = None
     budget: dict[str, Budget] | None = None

@@ -110,7 +110,12 @@ def swapped_judge_report(
     for task in planned:
         keys = [key for metric in task.metrics if "judge" in metric.needs for key in metric.reported_keys()]
         swap = judge_swap(
-            sample_file(source, task.name), target.sample_path(task.name), keys, judges, after["bootstrap_iters"], after["seed"]
+            sample_file(source, task.name),
+            target.sample_path(task.name),
+            keys,
+            judges,
+            after["bootstrap_iters"],
+            after["seed"],
         )
         if swap:
             report[task.name] = swap

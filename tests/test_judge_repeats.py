@@ -81,7 +81,15 @@ def test_each_repeat_of_a_greedy_judge_is_its_own_request(tmp_path, records):
 
 
 def test_several_judges_are_each_a_rater_and_the_headline_their_mean(tmp_path, records):
-    popqa_run(tmp_path, records, ["llm_judge"], judges=[JUDGE, COIN_JUDGE], metric_args=SAMPLED, bootstrap_iters=50)
+    popqa_run(
+        tmp_path,
+        records,
+        ["llm_judge"],
+        judges=[JUDGE, COIN_JUDGE],
+        metric_args=SAMPLED,
+        judge_repeats=1,
+        bootstrap_iters=50,
+    )
     table = []
     for record in samples(tmp_path / "run", "popqa"):
         entry = record["judge_ratings"]["llm_judge"]
@@ -89,6 +97,7 @@ def test_several_judges_are_each_a_rater_and_the_headline_their_mean(tmp_path, r
         first, second = entry["scores"]["llm_judge"]
         assert first == 1.0 and record["scores"]["llm_judge"] == (first + second) / 2  # the metric's own mean
         table.append([first, second])
+    assert scoring_plugin.CALLS["judge"] == 24  # each judge alone once: the headline's requests, from the cache
     found = results_of(tmp_path / "run")["judge_agreement"]["popqa"]["llm_judge"]
     assert found["cohen_kappa"] == 0.0  # judge 1 says "correct" throughout: no better than chance
     assert found["flipped"] == pytest.approx(sum(a != b for a, b in table) / len(table))

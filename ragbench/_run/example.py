@@ -290,7 +290,7 @@ async def score_prediction(
     seed: int,
     nli: NLI | None,
     ceiling: Ceiling,
-    judge_repeats: int = 1,
+    judge_repeats: int | None = None,
 ) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message

@@ -3,7 +3,10 @@ of a sampled judge (`--judge-repeats K`) and several interchangeable judges (`--
 metric without judge roles).
 
 Each rater is one more scoring of the metric on the prediction: with every judge of the run (a metric whose judges
-have roles, or a run of one judge), repeated; or with one judge alone, for each judge and repeat. Its judge calls
+have roles, or a run of one judge), repeated; or with one judge alone, for each judge and repeat. There are raters
+only where `--judge-repeats` is given (1 with several judges: each judge alone, once): a run without it scores as
+it did before raters existed. Each judge's first verdict alone is the request the headline sent it, answered by
+the run's response cache; a call that fails is counted each time it is made. Its judge calls
 are seeded by the metric, the example, the judge and the repeat (`:repeatR` from the second), and a repeat seeds
 even a greedy judge's calls: each repeat is its own request, never the response cache's answer to another.
 
@@ -34,10 +37,11 @@ class Rater:
         return ", ".join(part for part in (judge, repeat) if part)
 
 
-def raters(metric: Metric, judge_count: int, repeats: int) -> list[Rater]:
+def raters(metric: Metric, judge_count: int, repeats: int | None) -> list[Rater]:
     """The scorings of `metric` whose values are compared; empty where it is judged once by one judge (or asks
-    none). With repeats of all its judges, the first is the headline's own scoring."""
-    if "judge" not in metric.needs or judge_count < 1:
+    none), and where `repeats` (--judge-repeats) is not given. With repeats of all its judges, the first is the
+    headline's own scoring."""
+    if "judge" not in metric.needs or judge_count < 1 or repeats is None:
         return []
     if metric.judge_roles or judge_count == 1:
         everyone = tuple(range(judge_count))

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import scoring_plugin
 from helpers import samples
 from ragbench._cli.main import main
 from ragbench._reports.judge_agreement import agreement
@@ -30,7 +29,16 @@ def test_rescore_with_another_judge_reports_agreement_and_the_headline_delta(jud
     out = tmp_path / "swapped"
     result = CliRunner().invoke(
         main,
-        ["rescore", str(judged), "--judge", COIN_JUDGE, "--metric-arg", "llm_judge.temperature=1", "--output", str(out)],
+        [
+            "rescore",
+            str(judged),
+            "--judge",
+            COIN_JUDGE,
+            "--metric-arg",
+            "llm_judge.temperature=1",
+            "--output",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     before = [r["scores"]["llm_judge"] for r in samples(judged, "popqa")]

@@ -62,26 +62,28 @@ def judge_agreement_lines(results: Results) -> list[str]:
     lines = []
     for task, keys in (results.judge_agreement or {}).items():
         for key, entry in keys.items():
-            cell = (results.details.get(task) or {}).get(key) or {}
+            cell: dict[str, Any] = dict((results.details.get(task) or {}).get(key) or {})
             raters = entry["raters"]
-            judged = entry["ci95_judged"]
             headline = "the mean of its judges" if entry["averaged"] > 1 else raters[0]
+            kappa = f", kappa {number_text(entry['cohen_kappa'])}" if len(raters) == 2 else ""
+            notes = [
+                f"{entry['missing_ratings']} rating(s) without a verdict" if entry["missing_ratings"] else "",
+                f"{entry['failed_ratings']} rating(s) failed ({entry['failure']})" if entry["failed_ratings"] else "",
+            ]
             lines.append(
                 f"{task} {key}: {len(raters)} raters ({', '.join(raters)}) on {entry['examples']} example(s): "
-                f"agreement {share_text(entry['percent_agreement'])}"
-                + (f", kappa {number_text(entry['cohen_kappa'])}" if len(raters) == 2 else "")
-                + f", alpha {number_text(entry['krippendorff_alpha'])}, verdict flipped on {share_text(entry['flipped'])}; "
+                f"agreement {share_text(entry['percent_agreement'])}{kappa}, alpha "
+                f"{number_text(entry['krippendorff_alpha'])}, verdict flipped on {share_text(entry['flipped'])}; "
                 f"headline ({headline}) {number_text(cell.get('value'))}, 95% CI with the judge's variance "
-                + (f"[{judged[0]:.4f}, {judged[1]:.4f}]" if judged is not None else "n/a")
-                + (f", examples' alone [{cell['ci95'][0]:.4f}, {cell['ci95'][1]:.4f}]" if cell.get("ci95") else "")
-                + (f"; {entry['missing_ratings']} rating(s) without a verdict" if entry["missing_ratings"] else "")
-                + (
-                    f"; {entry['failed_ratings']} rating(s) failed ({entry['failure']})"
-                    if entry["failed_ratings"]
-                    else ""
-                )
+                f"{interval_text(entry['ci95_judged'])}, examples' alone {interval_text(cell.get('ci95'))}"
+                + "".join(f"; {note}" for note in notes if note)
             )
     return lines
+
+
+def interval_text(interval: list[float] | None) -> str:
+    """An interval as "[low, high]" with four places, "n/a" where there is none."""
+    return "n/a" if interval is None else f"[{interval[0]:.4f}, {interval[1]:.4f}]"
 
 
 def share_text(value: float | None) -> str:

@@ -73,18 +73,18 @@ def judge_swap_lines(results: Results) -> list[str]:
     lines = []
     for task, keys in (results.judge_swap or {}).items():
         for key, entry in keys.items():
-            interval = entry["delta_ci95"]
-            moved = (
-                "n/a"
-                if entry["delta"] is None
-                else f"{entry['delta']:+.4f}"
-                + (f" [{interval[0]:+.4f}, {interval[1]:+.4f}]" if interval is not None else "")
-                + (" (changes the conclusion)" if interval is not None and (interval[0] > 0 or interval[1] < 0) else "")
-            )
+            delta, interval = entry["delta"], entry["delta_ci95"]
+            moved = "n/a" if delta is None else f"{delta:+.4f}"
+            if interval is not None:
+                moved += f" [{interval[0]:+.4f}, {interval[1]:+.4f}]"
+                moved += (
+                    " (its interval leaves out 0: the judge moves it)" if interval[0] > 0 or interval[1] < 0 else ""
+                )
             lines.append(
                 f"{task} {key}: judge {entry['against']} vs the run's {entry['judge']} on {entry['examples']} "
-                f"example(s): agreement {share_text(entry['percent_agreement'])}, kappa {number_text(entry['cohen_kappa'])}, "
-                f"alpha {number_text(entry['krippendorff_alpha'])}, verdict flipped on {share_text(entry['flipped'])}; "
-                f"headline {number_text(entry['before'])} -> {number_text(entry['after'])}, delta {moved}"
+                f"example(s): agreement {share_text(entry['percent_agreement'])}, kappa "
+                f"{number_text(entry['cohen_kappa'])}, alpha {number_text(entry['krippendorff_alpha'])}, verdict "
+                f"flipped on {share_text(entry['flipped'])}; headline {number_text(entry['before'])} -> "
+                f"{number_text(entry['after'])}, delta {moved}"
             )
     return lines

@@ -12,8 +12,13 @@ from click.testing import CliRunner
 import scoring_plugin
 from helpers import samples
 from ragbench._cli.main import main
+from ragbench._registry import installed_registry
 from ragbench._reports.judge_agreement import agreement, judged_interval
+from ragbench._reports.judge_ratings import judge_agreement_lines
+from ragbench._reports.results_file import read_results
 from ragbench._values.run_config import RunConfig
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
 
@@ -125,3 +130,13 @@ def test_a_repeat_that_fails_is_counted_and_named_and_the_headline_stands(tmp_pa
 def test_judge_repeats_leave_the_identity_of_a_run_without_them():
     assert "judge_repeats" not in RunConfig(tasks=["popqa"]).identity()
     assert RunConfig(tasks=["popqa"], judge_repeats=2).config_hash() != RunConfig(tasks=["popqa"]).config_hash()
+
+
+def test_the_viewer_run_page_carries_the_judge_agreement(tmp_path, records):
+    popqa_run(tmp_path, records[:4], ["llm_judge"], judges=[JUDGE], judge_repeats=2, bootstrap_iters=10)
+    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
+    page = site.data(f"run/{site.runs[0].rid}")
+    assert page["judge_notes"]["popqa"] == judge_agreement_lines(
+        read_results(tmp_path / "run" / "results.json", "test")
+    )
+    assert page["judge_notes"]["popqa"][0].startswith("popqa llm_judge: 2 raters (repeat 1, repeat 2) on 4 example(s)")

@@ -140,3 +140,11 @@ def test_the_viewer_run_page_carries_the_judge_agreement(tmp_path, records):
         read_results(tmp_path / "run" / "results.json", "test")
     )
     assert page["judge_notes"]["popqa"][0].startswith("popqa llm_judge: 2 raters (repeat 1, repeat 2) on 4 example(s)")
+
+
+def test_repeats_that_compare_nothing_are_said(tmp_path, records, caplog):
+    popqa_run(tmp_path, records[:2], ["llm_judge"], judges=[JUDGE], judge_repeats=1, bootstrap_iters=10)
+    assert "--judge-repeats 1 compares nothing: each judged metric is judged once by its judge (give 2 or more)" in (
+        caplog.text
+    )
+    assert "judge_agreement" not in results_of(tmp_path / "run")

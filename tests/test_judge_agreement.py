@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,3 +110,16 @@ def test_judged_interval_widens_with_the_judges_disagreement():
     assert high_n - low_n > high_s - low_s
     assert judged_interval(steady, 2000, seed=1) == (low_s, high_s)  # seeded: the same every time
     assert judged_interval([[1.0, None]], 100, seed=1) is None
+
+
+def test_judged_interval_drawn_by_counts_is_that_of_drawing_examples_and_raters():
+    """The quick draw (how often each value is drawn) against the two-level draw done one example at a time."""
+    rng = np.random.default_rng(7)
+    table = [[float(v) for v in rng.choice([0.0, 0.5, 1.0], size=int(rng.integers(1, 4)))] for _ in range(150)]
+    rounds = 4000
+    values = np.array([row + [np.nan] * (3 - len(row)) for row in table])
+    rated = np.array([len(row) for row in table])
+    drawn = rng.integers(0, len(table), size=(rounds, len(table)))  # the examples of each round
+    which = (rng.random(size=drawn.shape) * rated[drawn]).astype(int)  # a rater of each drawn example
+    expected = np.percentile(values[drawn, which].mean(axis=1), [2.5, 97.5])
+    assert judged_interval(table, rounds, seed=3) == pytest.approx(tuple(expected), abs=0.01)

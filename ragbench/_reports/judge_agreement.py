@@ -14,7 +14,9 @@ chance) is None, never a made-up 1 or 0.
 - `flipped_share`: the share of units whose raters did not all give the same value.
 - `judged_interval`: a two-level bootstrap - examples resampled with replacement, then for each drawn example one
   of its raters drawn at random - so the interval is that of a run judged once, with the examples' and the judge's
-  variance both in it (the examples' alone: results.json `ci`).
+  variance both in it (the examples' alone: results.json `ci95`). Where the headline is one rater's verdict, each
+  draw is a value with the chance its example and rater give it, so a round is drawn as how often each distinct
+  value is drawn (a multinomial; of the same distribution, and quick for the few values verdicts take).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .bootstrap import CHUNK_DRAWS, percentile_interval
+
+FEW_VALUES = 1000  # distinct ratings up to which `judged_interval` draws counts of values, not examples one by one
 
 Rating = float | None
 Table = Sequence[Sequence[Rating]]  # per unit, each rater's value
@@ -83,9 +87,8 @@ def _pair_distances(values: list[float], level: str) -> float:
     """The sum of the distances of every ordered pair of distinct positions of `values`."""
     if level == "nominal":
         return float(len(values) ** 2 - sum(c * c for c in Counter(values).values()))
-    data = np.asarray(values, dtype=float)
-    centred = data - data.mean()  # the same sum, without the cancellation of n*sum(x^2) - sum(x)^2
-    return float(2 * len(data) * np.sum(centred * centred))
+    mean = sum(values) / len(values)  # about the mean: without the cancellation of n*sum(x^2) - sum(x)^2
+    return 2 * len(values) * sum((x - mean) * (x - mean) for x in values)
 
 
 def judged_interval(table: Table, iterations: int, seed: int, averaged: int = 1) -> tuple[float, float] | None:
@@ -96,10 +99,17 @@ def judged_interval(table: Table, iterations: int, seed: int, averaged: int = 1)
     rows = [row for row in rows if row]
     if len(rows) < 2 or iterations < 1:
         return None
+    rng = np.random.default_rng(seed)
+    if averaged == 1:
+        weights: dict[float, float] = {}  # each value's chance to be one draw's: its example's, then its rater's
+        for row in rows:
+            for v in row:
+                weights[v] = weights.get(v, 0.0) + 1 / len(row)
+        if len(weights) <= FEW_VALUES:
+            return percentile_interval(_means_by_counts(weights, len(rows), iterations, rng))
     width = max(len(row) for row in rows)
     values = np.array([row + [np.nan] * (width - len(row)) for row in rows])  # each row's ratings first
     rated = np.array([len(row) for row in rows])
-    rng = np.random.default_rng(seed)
     means = np.empty(iterations)
     per_chunk = max(1, CHUNK_DRAWS // (len(rows) * averaged))
     for start in range(0, iterations, per_chunk):
@@ -108,6 +118,20 @@ def judged_interval(table: Table, iterations: int, seed: int, averaged: int = 1)
         which = (rng.random(size=(*drawn.shape, averaged)) * rated[drawn][..., None]).astype(int)
         means[start : start + count] = values[drawn[..., None], which].mean(axis=(1, 2))
     return percentile_interval(means)
+
+
+def _means_by_counts(weights: dict[float, float], n: int, iterations: int, rng: np.random.Generator) -> np.ndarray:
+    """The means of `iterations` rounds of `n` draws of the values weighted by `weights` (summing to `n`), drawn
+    as how often each value is drawn: the same distribution as drawing the examples and their raters one by one."""
+    values = np.array(list(weights))
+    chances = np.array(list(weights.values())) / n
+    chances /= chances.sum()  # exactly 1 for numpy, whatever the rounding of the sums
+    means = np.empty(iterations)
+    per_chunk = max(1, CHUNK_DRAWS // len(values))
+    for start in range(0, iterations, per_chunk):
+        count = min(per_chunk, iterations - start)
+        means[start : start + count] = rng.multinomial(n, chances, size=count) @ values / n
+    return means
 
 
 def agreement(table: Table) -> dict[str, float | int | None]:

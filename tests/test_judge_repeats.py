@@ -12,10 +12,12 @@ from click.testing import CliRunner
 import scoring_plugin
 from helpers import samples
 from ragbench._cli.main import main
+from ragbench._metric import Metric
 from ragbench._registry import installed_registry
 from ragbench._reports.judge_agreement import agreement, judged_interval
 from ragbench._reports.judge_ratings import judge_agreement_lines
 from ragbench._reports.results_file import read_results
+from ragbench._run.judge_raters import headline_draws, headline_is_a_rater, raters
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -148,3 +150,22 @@ def test_repeats_that_compare_nothing_are_said(tmp_path, records, caplog):
         caplog.text
     )
     assert "judge_agreement" not in results_of(tmp_path / "run")
+
+
+def test_raters_repeat_judges_with_roles_together_and_interchangeable_judges_each_alone():
+    class Roles(Metric):
+        name, needs, judge_roles = "roles", ("judge",), ("extractor", "checker")
+
+    class Interchangeable(Metric):
+        name, needs = "interchangeable", ("judge",)
+
+    class Unjudged(Metric):
+        name = "unjudged"
+
+    together = raters(Roles(), 2, 2)
+    assert [r.label for r in together] == ["repeat 1", "repeat 2"] and {r.judges for r in together} == {(0, 1)}
+    assert headline_is_a_rater(together) and headline_draws(together) == 1
+    alone = raters(Interchangeable(), 2, 2)
+    assert [r.label for r in alone] == ["judge 1", "judge 1, repeat 2", "judge 2", "judge 2, repeat 2"]
+    assert not headline_is_a_rater(alone) and headline_draws(alone) == 2
+    assert raters(Interchangeable(), 2, None) == raters(Interchangeable(), 1, 1) == raters(Unjudged(), 1, 3) == []

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from helpers import samples
 from ragbench._cli.main import main
+from ragbench._reports.compare import compare_runs, load_run, markdown
 from ragbench._reports.judge_agreement import agreement
 from ragbench._reports.like_for_like import judge_differences
 from ragbench._reports.paired_tests import paired_bootstrap
@@ -83,3 +84,16 @@ def test_compare_names_a_judge_difference():
     ]
     assert judge_differences(one, {**one, "judge_repeats": 3}) == ["judge repeats 1 vs 3"]
     assert judge_differences(one, {"judges": []}) == ["judge openai:gpt-4o vs none"]
+
+
+def test_compare_calls_a_rescoring_with_another_judge_not_like_for_like(judged, tmp_path):
+    swapped, again = tmp_path / "swapped", tmp_path / "again"
+    for out, extra in ((swapped, ["--judge", COIN_JUDGE]), (again, [])):
+        done = CliRunner().invoke(main, ["rescore", str(judged), *extra, "--output", str(out)])
+        assert done.exit_code == 0, done.output
+    report = compare_runs(load_run(judged), load_run(swapped), iterations=50)
+    row = next(r for r in report.rows if r.metric == "llm_judge" and not r.slice)
+    assert row.unlike == [f"judge {JUDGE} vs {COIN_JUDGE}"]
+    assert f"not like for like: judge {JUDGE} vs {COIN_JUDGE}" in markdown(report)
+    same = compare_runs(load_run(judged), load_run(again), iterations=50)  # the same judge: like for like
+    assert all(r.unlike == [] for r in same.rows)

@@ -4,11 +4,11 @@ metric without judge roles).
 
 Each rater is one more scoring of the metric on the prediction: with every judge of the run (a metric whose judges
 have roles, or a run of one judge), repeated; or with one judge alone, for each judge and repeat. There are raters
-only where `--judge-repeats` is given (1 with several judges: each judge alone, once): a run without it scores as
-it did before raters existed. Each judge's first verdict alone is the request the headline sent it, answered by
-the run's response cache; a call that fails is counted each time it is made. Its judge calls
-are seeded by the metric, the example, the judge and the repeat (`:repeatR` from the second), and a repeat seeds
-even a greedy judge's calls: each repeat is its own request, never the response cache's answer to another.
+only where `--judge-repeats` is given (1 with several judges: each judge alone, once): a run without it judges
+each example once. Each judge's first verdict alone is the request the headline sent it, answered by the run's
+response cache; a call that fails is counted each time it is made. A rater's judge calls are seeded by the metric,
+the example, the judge and the repeat (`:repeatR` from the second), and a repeat seeds even a greedy judge's calls:
+each repeat is its own request, never the response cache's answer to another.
 
 The headline is what the run scores without raters, byte for byte: the first repeat of a single judge (or of the
 judges with roles), or the metric's own use of all its judges (llm_judge's and CRAG's mean). The raters' values

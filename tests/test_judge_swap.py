@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from helpers import samples
 from ragbench._cli.main import main
+from ragbench._registry import installed_registry
 from ragbench._reports.compare import compare_runs, load_run, markdown
 from ragbench._reports.judge_agreement import agreement
 from ragbench._reports.like_for_like import judge_differences
@@ -21,8 +22,8 @@ from test_rescore import popqa_run
 
 @pytest.fixture
 def judged(tmp_path, popqa_records):
-    """A finished run on popqa judged by llm_judge with JUDGE (every answer "correct")."""
-    popqa_run(tmp_path, popqa_records, ["llm_judge"], judges=[JUDGE], bootstrap_iters=50)
+    """A finished run on popqa scored by match and judged by llm_judge with JUDGE (every answer "correct")."""
+    popqa_run(tmp_path, popqa_records, ["match", "llm_judge"], judges=[JUDGE], bootstrap_iters=50)
     return tmp_path / "run"
 
 
@@ -91,9 +92,13 @@ def test_compare_calls_a_rescoring_with_another_judge_not_like_for_like(judged, 
     for out, extra in ((swapped, ["--judge", COIN_JUDGE]), (again, [])):
         done = CliRunner().invoke(main, ["rescore", str(judged), *extra, "--output", str(out)])
         assert done.exit_code == 0, done.output
-    report = compare_runs(load_run(judged), load_run(swapped), iterations=50)
-    row = next(r for r in report.rows if r.metric == "llm_judge" and not r.slice)
-    assert row.unlike == [f"judge {JUDGE} vs {COIN_JUDGE}"]
+    report = compare_runs(
+        load_run(judged), load_run(swapped), iterations=50, metric_class=installed_registry().metric_class
+    )
+    rows = {r.metric: r for r in report.rows if not r.slice}
+    assert rows["llm_judge"].unlike == [f"judge {JUDGE} vs {COIN_JUDGE}"] and rows["match"].unlike == []  # no judge
     assert f"not like for like: judge {JUDGE} vs {COIN_JUDGE}" in markdown(report)
+    unknown = compare_runs(load_run(judged), load_run(swapped), iterations=50)  # no metric classes to tell
+    assert {r.metric: r.unlike for r in unknown.rows if not r.slice}["match"] == [f"judge {JUDGE} vs {COIN_JUDGE}"]
     same = compare_runs(load_run(judged), load_run(again), iterations=50)  # the same judge: like for like
     assert all(r.unlike == [] for r in same.rows)

@@ -198,7 +198,10 @@ def compare_command(
             raise ConfigError(too_many)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
-        reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices) for other in loaded[1:]]
+        judged = command_registry().metric_class  # which keys a judge scores, where the runs' judges differ
+        reports = [
+            compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices, judged) for other in loaded[1:]
+        ]
         adjust_p_values(reports, p_adjust)
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:

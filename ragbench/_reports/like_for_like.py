@@ -1,17 +1,22 @@
 """Whether two runs' numbers on a task compare like for like: the same budget per example, measured from their
 traces (passages shown to the reader, searches; results.json `budget`), and the same prompt style (run.json
-`like_for_like`, from `System.prompt_style`), and the same judge (its --judge engines with their options, and
-`--judge-repeats`: a judged number is the judge's as much as the system's). Where they differ, `ragbench compare` says what differs, in words,
+`like_for_like`, from `System.prompt_style`), and, for a key a judge scores, the same judge (its --judge engines
+with their options, and `--judge-repeats`: a judged number is the judge's as much as the system's). Where they
+differ, `ragbench compare` says what differs, in words,
 beside every difference of the task."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from .._errors import ConfigError
+from .._metric import Metric
 from .budget import QUANTITIES, format_mean
 from .results_schema import Results
 
 COMPARED_BUDGETS = ("passages_shown", "searches")  # the measured budgets a like-for-like comparison shares
+MetricClass = Callable[[str], type[Metric]]  # a metric's class by its name (`Registry.metric_class`)
 DECLARED = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
 
 
@@ -39,7 +44,7 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     style_a, style_b = declared_a.get("prompt_style"), declared_b.get("prompt_style")
     if style_a and style_b and style_a != style_b:
         reasons.append(f"prompt style {style_a} vs {style_b}")
-    return reasons + judge_differences(a.config, b.config)
+    return reasons
 
 
 def judge_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
@@ -55,6 +60,23 @@ def judge_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     if repeats_a != repeats_b:
         reasons.append(f"judge repeats {repeats_a} vs {repeats_b}")
     return reasons
+
+
+def judged_keys(config: dict[str, Any], task: str, metric_class: MetricClass) -> set[str] | None:
+    """The keys of `task` that a metric asking a judge reports (the run's `metric_configs` name the metrics,
+    `metric_class` gives their classes; a `key_prefix` of the run's metric options is put before them); None
+    where a metric's class is not there to say (every key may then be judged)."""
+    keys: set[str] = set()
+    prefixes = config.get("metric_args") or {}
+    for metric in (config.get("metric_configs") or {}).get(task) or []:
+        try:
+            found = metric_class(str(metric.get("name")))
+        except ConfigError:
+            return None
+        if "judge" in found.needs:
+            prefix = str(prefixes.get(f"{found.name}.key_prefix", ""))
+            keys |= {prefix + key for key in (found.keys or (found.name,))}
+    return keys
 
 
 def judge_names(config: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ class LLM:
         recorder: Callable[..., None] | None = None,
         seed_base: str | None = None,
         ceiling: ExampleCeiling | None = None,
+        seed_greedy: bool = False,
     ) -> None:
         self.scheduler = scheduler
         self.engine = engine
@@ -41,18 +42,26 @@ class LLM:
         self.recorder = recorder  # ragbench._replay.recording.LlmRecorder: every call to the run's calls/llm.jsonl
         self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
         self.ceiling = ceiling
+        self.seed_greedy = seed_greedy  # greedy calls seeded too (a judge's repeat: its own request, not a cached one)
         self._calls = 0
 
-    def traced(self, trace: list[Step], seed_base: str | None = None, ceiling: ExampleCeiling | None = None) -> LLM:
+    def traced(
+        self,
+        trace: list[Step],
+        seed_base: str | None = None,
+        ceiling: ExampleCeiling | None = None,
+        seed_greedy: bool = False,
+    ) -> LLM:
         """This LLM for one example: its calls traced into `trace`, counted against the example's `ceiling`
-        and, when `seed_base` is given, every sampled call (temperature > 0, no seed of its own) seeded from
-        (seed_base, call number), so a run's samples do not depend on batch composition or on which
-        examples ran before."""
-        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling)
+        and, when `seed_base` is given, every sampled call (temperature > 0, no seed of its own; with
+        `seed_greedy`, every call without a seed) seeded from (seed_base, call number), so a run's samples do
+        not depend on batch composition or on which examples ran before."""
+        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling, seed_greedy)
 
     def _seeded(self, request: Request) -> Request:
         self._calls += 1
-        if self.seed_base is None or request.sampling.seed is not None or request.sampling.temperature <= 0:
+        greedy = request.sampling.temperature <= 0 and not self.seed_greedy
+        if self.seed_base is None or request.sampling.seed is not None or greedy:
             return request
         digest = hashlib.sha256(f"{self.seed_base}:{self._calls}".encode()).digest()
         return request.with_sampling(seed=int.from_bytes(digest[:4], "big") & 0x7FFFFFFF)

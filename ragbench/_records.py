@@ -105,6 +105,8 @@ class SampleRecord(ReadOnly):
     scores: dict[str, float | None] = field(default_factory=dict)
     score_errors: dict[str, str] = field(default_factory=dict)
     counted: dict[str, dict[str, int]] = field(default_factory=dict)  # per metric, its counted events
+    # per judged metric scored by several raters, their values (ragbench._run.judge_raters.rating_entry)
+    judge_ratings: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     bad_record: bool = False
     infrastructure_failures: list[str] = field(default_factory=list)
@@ -146,6 +148,7 @@ class SampleRecord(ReadOnly):
             scores=record.get("scores") or {},
             score_errors=record.get("score_errors") or {},
             counted=record.get("counted") or {},
+            judge_ratings=record.get("judge_ratings") or {},
             error=record.get("error"),
             bad_record=bool(record.get("bad_record")),
             infrastructure_failures=record.get("infrastructure_failures") or [],
@@ -287,6 +290,7 @@ def sample_line(record: SampleRecord) -> dict[str, Any]:
     _put(
         line,
         counted=record.counted,
+        judge_ratings=record.judge_ratings,
         score_errors=record.score_errors,
         score_tracebacks=record.score_tracebacks,
         judge_trace=[step.to_dict() for step in record.judge_trace],

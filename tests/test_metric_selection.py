@@ -187,8 +187,12 @@ def test_more_judges_than_a_metric_has_roles_for_stop_before_the_run(tmp_path, m
             "ragbench: --nli openai:nobody is not used: no metric of this run asks an NLI model (e.g. citation, on a task "
             "whose answers cite)",
         ),
+        (
+            ["--judge-repeats", "3"],
+            "ragbench: --judge-repeats 3 compares nothing: no metric of this run asks a judge",
+        ),
     ],
-    ids=["judge", "nli"],
+    ids=["judge", "nli", "judge-repeats"],
 )
 def test_a_judge_or_nli_model_no_metric_asks_is_said_and_not_loaded(tmp_path, given, said):
     """A judged number the user expected is not silently missing; an engine nothing calls is neither

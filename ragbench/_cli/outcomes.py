@@ -169,6 +169,8 @@ def show_outcome(outcome: Any) -> None:
     """A finished run's summary on the console, and why it is incomplete where it is."""
     from .._reports.failures import incomplete_reason
     from .._reports.judge_lines import agreement_lines
+    from .._reports.judge_ratings import judge_agreement_lines
+    from .._reports.judge_swap import judge_swap_lines
     from .._reports.summary import budget_lines, cost_line, failure_lines, results_table
 
     results = outcome.typed_results
@@ -176,6 +178,10 @@ def show_outcome(outcome: Any) -> None:
     click.echo(cost_line(results.cost, notices=False))  # each cache's notice was warned when it opened
     for line in budget_lines(results) + agreement_lines(results):
         click.echo(line)
+    for line in judge_agreement_lines(results):
+        click.echo(f"judge agreement: {line}")
+    for line in judge_swap_lines(results):
+        click.echo(f"judge swap: {line}")
     for line in failure_lines(results):
         click.echo(f"ragbench: {line}", err=True)
     click.echo(f"results: {outcome.run_dir / 'results.json'}")

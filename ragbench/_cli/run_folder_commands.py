@@ -49,6 +49,13 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 )
 @click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
 @click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
+@click.option(
+    "--judge-repeats",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="judge every example K times per judge and report the judges' agreement (default: the run's)",
+)
 @click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
 @click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
 @click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
@@ -71,6 +78,7 @@ def rescore_command(
     metric_arg,
     judge,
     judge_arg,
+    judge_repeats,
     nli,
     nli_arg,
     nli_format,
@@ -99,6 +107,7 @@ def rescore_command(
             "metric_args": parse_assignments(metric_arg, "--metric-arg"),
             "judges": list(judge),
             "judge_args": judge_args_of(judge_arg, judge),
+            "judge_repeats": judge_repeats,
             "nli": nli,
             "nli_args": parse_assignments(nli_arg, "--nli-arg"),
             "nli_format": nli_format,
@@ -205,7 +214,10 @@ def compare_command(
             raise ConfigError(too_many)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
-        reports = [compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices) for other in loaded[1:]]
+        judged = command_registry().metric_class  # which keys a judge scores, where the runs' judges differ
+        reports = [
+            compare_runs(loaded[0], other, bootstrap_iters or ITERATIONS, seed, slices, judged) for other in loaded[1:]
+        ]
         adjust_p_values(reports, p_adjust)
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:

@@ -30,7 +30,7 @@ from .bootstrap import mean
 from .config_diff import Difference, config_differences
 from .failures import incomplete_reason
 from .finished_run import finished_run
-from .like_for_like import budget_rows, unlike
+from .like_for_like import MetricClass, budget_rows, judge_differences, judged_keys, unlike
 from .multiple_testing import METHODS, adjusted
 from .paired_tests import compare_values
 from .results_schema import Entry, Results, direction
@@ -130,10 +130,18 @@ def load_run(path: str | Path) -> Run:
     return Run(path, results, samples, {task: scores.slice_labels() for task, scores in samples.items()})
 
 
-def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: int = 0, slices: bool = True) -> Report:
+def compare_runs(
+    baseline: Run,
+    other: Run,
+    iterations: int = ITERATIONS,
+    seed: int = 0,
+    slices: bool = True,
+    metric_class: MetricClass | None = None,
+) -> Report:
     """The paired comparison of `other` with `baseline`; `slices=False` leaves the slice rows out (only each
     task's rows over all shared examples). The p-values are adjusted by `adjust_p_values`, over every report
-    shown together."""
+    shown together. Where the runs' judges differ, the keys a judge scores are not like for like (those of the
+    metrics `metric_class` says ask a judge; without it, or a metric it does not know, every key of the task)."""
     report = Report(baseline, other)
     report.differences = config_differences(baseline.config, other.config)
     for run in (baseline, other):
@@ -149,6 +157,8 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
         report.differences += example_set_difference(task, ours.ids(), theirs.ids())
         report.differences += sampling_differences(task, baseline.results, other.results)
         unlike_here = unlike(baseline.results, other.results, task)
+        judged_unlike = judge_differences(baseline.config, other.config)
+        judged = judged_keys(baseline.config, task, metric_class) if judged_unlike and metric_class else None
         if left_out:
             report.warnings.append(f"{task}: {left_out} scored example(s) are in only one run and are left out")
         rows_a, rows_b = ours.places(shared), theirs.places(shared)
@@ -202,7 +212,7 @@ def compare_runs(baseline: Run, other: Run, iterations: int = ITERATIONS, seed: 
                         p if len(group) >= MIN_TESTED else None,
                         test,
                         details[metric].get("higher_is_better", True),
-                        unlike_here,
+                        unlike_here + (judged_unlike if judged is None or metric in judged else []),
                     )
                 )
     if not report.rows:
@@ -323,7 +333,7 @@ def markdown(report: Report) -> str:
             ),
             "",
         ]
-        reasons = next((row.unlike for row in report.rows if row.task == task and row.unlike), None)
+        reasons = list(dict.fromkeys(r for row in report.rows if row.task == task for r in row.unlike))
         if reasons:  # said once per task, where the table's column says "no"
             lines += [f"Not like for like on {task}: {'; '.join(reasons)}.", ""]
     lines += [

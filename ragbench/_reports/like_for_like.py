@@ -1,19 +1,25 @@
 """Whether two runs' numbers on a task compare like for like: the same budget per example, measured from their
 traces (passages shown to the reader, searches; results.json `budget`), the same prompt style (run.json
-`like_for_like`, from `System.prompt_style`), and the same temperature and top_p in their LLM calls, as sent
-(results.json `sampling`). Where they differ, `ragbench compare` says what differs, in words,
-once per task (its summary: once per pair of runs), and its table marks the task's rows "no"."""
+`like_for_like`, from `System.prompt_style`), the same temperature and top_p in their LLM calls, as sent
+(results.json `sampling`), and, for a key a judge scores, the same judge (its --judge engines with their options,
+and `--judge-repeats`: a judged number is the judge's as much as the system's). Where they differ, `ragbench
+compare` says what differs, in words, once per task (its summary: once per pair of runs), and its table marks the
+task's rows "no"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from .._errors import ConfigError
+from .._metric import Metric
 from .budget import QUANTITIES, format_mean
 from .results_schema import Results
 from .sampling_used import used
 
 COMPARED_BUDGETS = ("passages_shown", "searches")  # the measured budgets a like-for-like comparison shares
 COMPARED_DECODING = ("temperature", "top_p")  # the decoding settings it shares over all calls (`sampling`)
+MetricClass = Callable[[str], type[Metric]]  # a metric's class by its name (`Registry.metric_class`)
 DECLARED = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
 
 
@@ -49,6 +55,53 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
             if set(used_a[name]) != set(used_b[name])
         ]
     return reasons
+
+
+def judge_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The ways two runs' configurations judge differently, in words ("judge openai:x vs openai:y"); empty
+    where neither names a judge."""
+    if not (a.get("judges") or b.get("judges")):
+        return []
+    reasons = []
+    judges_a, judges_b = judge_names(a), judge_names(b)
+    if judges_a != judges_b:
+        reasons.append(f"judge {judges_a} vs {judges_b}")
+    repeats_a, repeats_b = a.get("judge_repeats") or 1, b.get("judge_repeats") or 1
+    if repeats_a != repeats_b:
+        reasons.append(f"judge repeats {repeats_a} vs {repeats_b}")
+    return reasons
+
+
+def judged_keys(config: dict[str, Any], task: str, metric_class: MetricClass) -> set[str] | None:
+    """The keys of `task` that a metric asking a judge reports (the run's `metric_configs` name the metrics,
+    `metric_class` gives their classes; a `key_prefix` of the run's metric options is put before them); None
+    where a metric's class is not there to say (every key may then be judged)."""
+    keys: set[str] = set()
+    prefixes = config.get("metric_args") or {}
+    for metric in (config.get("metric_configs") or {}).get(task) or []:
+        try:
+            found = metric_class(str(metric.get("name")))
+        except ConfigError:
+            return None
+        if "judge" in found.needs:
+            prefix = str(prefixes.get(f"{found.name}.key_prefix", ""))
+            keys |= {prefix + key for key in (found.keys or (found.name,))}
+    return keys
+
+
+def judge_names(config: dict[str, Any]) -> str:
+    """A run's judges as one names them: each --judge with its options ("openai:x (temperature=0.7)"), "none"."""
+    options = config.get("judge_args") or {}
+    named = [
+        judge
+        + (
+            " (" + ", ".join(f"{k}={v}" for k, v in sorted(options[str(i)].items())) + ")"
+            if options.get(str(i))
+            else ""
+        )
+        for i, judge in enumerate(config.get("judges") or [])
+    ]
+    return " + ".join(named) or "none"
 
 
 def budget_rows(runs: list[tuple[str, Any]], task: str) -> list[str]:

@@ -14,6 +14,7 @@ from .._read_only import read_only
 from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
 from .failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
+from .judge_ratings import JudgeRatings
 from .missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
 from .score_columns import ScoreColumns, key_entry
 
@@ -112,6 +113,7 @@ class TaskTally:
         self.zeros = zero_keys(metrics) if missing_scores_zero else None
         self.official = ScoreColumns(metrics, slice_fields) if missing_scores_zero else None
         self.failures, self.events, self.digest = FailureGroups(metrics), CountedEvents(metrics), DataDigest()
+        self.ratings = JudgeRatings()
         self.records = self.bad = self.failed = 0
         self.folded_examples, self.folded = 0, Counter[str]()  # failed calls folded into results, by cause
         self.cut_examples, self.cut_steps = 0, Counter[str]()  # LLM calls stopped at their token limit, by step
@@ -128,6 +130,7 @@ class TaskTally:
         self.failed += sample.error is not None and not sample.bad_record
         self.failures.add(sample)
         self.events.add(sample)
+        self.ratings.add(sample)
         self.digest.add(sample.index, sample.example_sha256)
         folded = sample.infrastructure_failures
         self.folded_examples += bool(folded)
@@ -140,8 +143,9 @@ class TaskTally:
         """By section: "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad
         records, missing - `expected` records (None: those given) less those given - and metric failures),
         "data_sha256", and where there is anything to say: "failures" (grouped by cause),
-        "infrastructure_failures", "token_limit" and "counted" (events the metrics counted); (the run adds
-        "budget", "repeated_work" and "sampling": ragbench._run.assemble.scored_task). Where the task's
+        "infrastructure_failures", "token_limit", "counted" (events the metrics counted) and "judge_agreement"
+        (ragbench._reports.judge_ratings); (the run adds "budget", "repeated_work", "sampling", "human_agreement"
+        and "judge_cost": ragbench._run.assemble.scored_task). Where the task's
         official script counts a missing or failed prediction as wrong, so do its keys' headlines
         (`missing_as_wrong`). Call once: the records never saved join the official columns."""
         missing = max(0, (self.records if expected is None else expected) - self.records)
@@ -184,6 +188,9 @@ class TaskTally:
             }
         if self.events.tallies:
             out["counted"] = self.events.tallies
+        agreement = self.ratings.section(iterations, seed)
+        if agreement:
+            out["judge_agreement"] = agreement
         out["data_sha256"] = self.digest.hexdigest()
         return out
 

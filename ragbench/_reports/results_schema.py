@@ -170,6 +170,40 @@ class Counted(TypedDict):
     meaning: str
 
 
+class JudgeAgreement(TypedDict):
+    """One judged key whose examples several raters scored (`--judge-repeats`, several judges), as
+    ragbench._reports.judge_ratings sums them up."""
+
+    raters: list[str]
+    averaged: int
+    examples: int
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    krippendorff_alpha: float | None
+    flipped: float | None
+    missing_ratings: int
+    failed_ratings: int
+    failure: str | None
+    ci95_judged: list[float] | None
+
+
+class JudgeSwap(TypedDict):
+    """One judged key of a rescoring with other judges (`rescore --judge`), against the run's own judges
+    (ragbench._reports.judge_swap)."""
+
+    judge: str
+    against: str
+    examples: int
+    percent_agreement: float | None
+    cohen_kappa: float | None
+    krippendorff_alpha: float | None
+    flipped: float | None
+    before: float | None
+    after: float | None
+    delta: float | None
+    delta_ci95: list[float] | None
+
+
 class Adherence(TypedDict):
     """How often the model's outputs followed the format a system parses."""
 
@@ -237,6 +271,8 @@ class Results:
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
     human_agreement: dict[str, dict[str, dict[str, Any]]] | None = None
+    judge_agreement: dict[str, dict[str, JudgeAgreement]] | None = None
+    judge_swap: dict[str, dict[str, JudgeSwap]] | None = None
     data_sha256: dict[str, str] | None = None
     budget: dict[str, Budget] | None = None
     repeated_work: dict[str, RepeatedWork] | None = None

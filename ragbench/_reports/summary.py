@@ -11,6 +11,8 @@ from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
 from .judge_lines import agreement_sections, judge_cost_lines
+from .judge_ratings import judge_agreement_lines
+from .judge_swap import judge_swap_lines
 from .results_schema import Results, direction
 from .slice_plots import slice_rows
 
@@ -266,6 +268,12 @@ def report_markdown(results: Results, run_dir: Path | None = None) -> str:
         "",
         *([*(f"{line}  " for line in budget), ""] if (budget := budget_lines(results)) else []),
     ]
+    agreement = judge_agreement_lines(results)
+    if agreement:
+        lines += ["## Judge agreement", "", *[f"- {line}" for line in agreement], ""]
+    swap = judge_swap_lines(results)
+    if swap:
+        lines += ["## Judge swap", "", *[f"- {line}" for line in swap], ""]
     failures = failure_lines(results)
     if failures:
         lines += ["## What went wrong", "", *[f"- {line}" for line in failures], "", *traceback_sections(results)]

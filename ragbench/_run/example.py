@@ -6,6 +6,7 @@ beside its one line in `score_errors`), for the developer of the plugin."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 from .._context import Context
 from .._errors import RecordError
 from .._llm import LLM
-from .._metric import InvalidScore, typed_scores
+from .._metric import InvalidScore, Metric, typed_scores
 from .._nli import NLI
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
@@ -23,6 +24,7 @@ from .._task import Task
 from .._types import Example, Prediction, Step
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.urls import redacted
+from .judge_raters import Rater, headline_is_a_rater, raters, rating_entry
 from .planning import PlannedTask
 from .plugin_values import Sample, prediction_problem, writable_sample
 from .services import ExampleServices
@@ -105,7 +107,14 @@ async def scored_fields(
     task, and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
     if prediction.error is None:
         scoring = await score_prediction(
-            planned, example, prediction, services.judges, services.seed, services.nli, services.ceiling
+            planned,
+            example,
+            prediction,
+            services.judges,
+            services.seed,
+            services.nli,
+            services.ceiling,
+            services.judge_repeats,
         )
         record.update(
             scores=scoring.scores,
@@ -113,6 +122,7 @@ async def scored_fields(
             score_errors=scoring.errors,
             score_tracebacks=scoring.tracebacks,
             judge_trace=scoring.judge_trace,
+            judge_ratings=scoring.judge_ratings,
         )
     folded = [f"{step.name}: {step.error}" for step in [*record["trace"], *record.get("judge_trace", [])] if step.error]
     if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
@@ -185,6 +195,91 @@ class Scoring(NamedTuple):
     tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
     judge_trace: list[Step]  # the metrics' judge calls
     counted: dict[str, dict[str, int]]  # metric -> its counted events
+    judge_ratings: dict[str, dict[str, Any]]  # metric -> its raters' values (ragbench._run.judge_raters)
+
+
+class MetricScoring(NamedTuple):
+    """One scoring of one metric: its typed scores, or why it failed (and the traceback of what it raised)."""
+
+    scores: dict[str, Any] | None
+    error: str | None
+    traceback: str | None
+
+
+class ScoringJob(NamedTuple):
+    """What every scoring of the task's metrics on one prediction shares."""
+
+    planned: PlannedTask
+    example: Example
+    prediction: Prediction
+    judges: list[LLM]
+    seed: int
+    nli: NLI | None
+    ceiling: Ceiling
+
+    def context(self, metric: Metric, ceiling: ExampleCeiling, rater: Rater | None = None) -> Context:
+        """The metric's own context, which no other metric's code reaches: its judge handles (those of `rater`,
+        else every judge), seeded and numbered by the metric, the judge and the repeat (its sampled verdicts and
+        their cache keys do not depend on which other metrics ran before it), its counts, the trace of its judge
+        calls and its ceiling."""
+        ctx = Context(
+            llm=None,  # type: ignore[arg-type]
+            task=self.planned.task,
+            seed=self.seed,
+            nli=self.nli,
+            resources=self.planned.resources,
+            ceiling=ceiling,
+        )
+        repeat = rater.repeat if rater is not None else 0
+        base = f"{self.seed}:{self.planned.name}:{self.example.id}:{metric.name}"
+        ctx.judges = [
+            self.judges[i].traced(
+                ctx.trace,
+                seed_base=f"{base}:judge{i}" + (f":repeat{repeat}" if repeat else ""),
+                ceiling=ceiling,
+                seed_greedy=repeat > 0,
+            )
+            for i in (rater.judges if rater is not None else range(len(self.judges)))
+        ]
+        return ctx
+
+    async def score(self, metric: Metric, ctx: Context, ceiling: ExampleCeiling, trace: list[Step]) -> MetricScoring:
+        """`metric` on the prediction in `ctx`; a failure is returned, not raised (see `score_prediction`).
+        Its judge calls are added to `trace`, however it ends."""
+        try:
+            with PluginCall() as call:
+                value = metric.score(self.example, self.prediction, ctx)
+                if inspect.isawaitable(value):
+                    value = await value
+        finally:
+            trace.extend(ctx.trace)
+        failure = ceiling.error or call.error  # past its ceiling, whatever the metric made of the refusal
+        if failure is not None:
+            return MetricScoring(None, failure, call.traceback)
+        try:
+            return MetricScoring(typed_scores(metric, value), None, None)
+        except InvalidScore as exc:  # not a score: the metric raised nothing, no traceback
+            return MetricScoring(None, f"{type(exc).__name__}: {exc}", None)
+
+    async def ratings(
+        self, metric: Metric, found: list[Rater], headline: dict[str, Any], trace: list[Step]
+    ) -> dict[str, Any]:
+        """The sample's `judge_ratings` entry of `metric`: every rater's scoring (the headline's own where it is
+        the first rater), at once; their judge calls added to `trace` in the raters' order."""
+        own = headline_is_a_rater(found)
+        traces: list[list[Step]] = [[] for _ in found]
+
+        async def rated(i: int, rater: Rater) -> MetricScoring:
+            if own and i == 0:
+                return MetricScoring(headline, None, None)
+            ceiling = ExampleCeiling(self.ceiling, f"metric {metric.name} ({rater.label})")
+            return await self.score(metric, self.context(metric, ceiling, rater), ceiling, traces[i])
+
+        scorings = await asyncio.gather(*(rated(i, rater) for i, rater in enumerate(found)))
+        for steps in traces:
+            trace.extend(steps)
+        errors = {r.label: s.error for r, s in zip(found, scorings, strict=True) if s.error is not None}
+        return rating_entry(found, [s.scores for s in scorings], list(metric.reported_keys()), errors)
 
 
 async def score_prediction(
@@ -195,6 +290,7 @@ async def score_prediction(
     seed: int,
     nli: NLI | None,
     ceiling: Ceiling,
+    judge_repeats: int | None = None,
 ) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
@@ -202,55 +298,31 @@ async def score_prediction(
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
     are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
     none can change what the next one scores. Each metric's steps on the example count against a `ceiling` of
-    its own (the run's `ceiling`): past it, the metric fails on this example."""
-    example, prediction = example.read_only(), prediction.read_only()
+    its own (the run's `ceiling`): past it, the metric fails on this example. A judged metric that scored is
+    scored again by each of its raters (`judge_repeats`, several judges: ragbench._run.judge_raters); a rater
+    that fails is named in its ratings, and the metric's scores are the headline's still."""
+    job = ScoringJob(planned, example.read_only(), prediction.read_only(), judges, seed, nli, ceiling)
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
     tracebacks: dict[str, str] = {}
     judge_trace: list[Step] = []
+    ratings: dict[str, dict[str, Any]] = {}
     for metric in planned.metrics:
         if not metric.score_keys():
             continue
-        # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
-        # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other
-        # metrics ran before it), its counts, the trace of its judge calls and its ceiling
         metric_ceiling = ExampleCeiling(ceiling, f"metric {metric.name}")
-        ctx = Context(
-            llm=None,  # type: ignore[arg-type]
-            task=planned.task,
-            seed=seed,
-            nli=nli,
-            resources=planned.resources,
-            ceiling=metric_ceiling,
-        )
-        ctx.judges = [
-            judge.traced(
-                ctx.trace,
-                seed_base=f"{seed}:{planned.name}:{example.id}:{metric.name}:judge{i}",
-                ceiling=metric_ceiling,
-            )
-            for i, judge in enumerate(judges)
-        ]
-        try:
-            with PluginCall() as call:
-                value = metric.score(example, prediction, ctx)
-                if inspect.isawaitable(value):
-                    value = await value
-        finally:
-            judge_trace.extend(ctx.trace)
-        failure = metric_ceiling.error or call.error  # past its ceiling, whatever the metric made of the refusal
-        if failure is None:
-            try:
-                scores.update(typed_scores(metric, value))
-            except InvalidScore as exc:  # not a score: the metric raised nothing, no traceback
-                errors[metric.name] = f"{type(exc).__name__}: {exc}"
-                continue
-        else:
-            errors[metric.name] = failure
-            if call.traceback is not None:
-                tracebacks[metric.name] = call.traceback
+        ctx = job.context(metric, metric_ceiling)
+        scored = await job.score(metric, ctx, metric_ceiling, judge_trace)
+        if scored.scores is None:
+            errors[metric.name] = str(scored.error)
+            if scored.traceback is not None:
+                tracebacks[metric.name] = scored.traceback
             continue
+        scores.update(scored.scores)
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)
-    return Scoring(scores, errors, tracebacks, judge_trace, counted)
+        found = raters(metric, len(judges), judge_repeats)
+        if found:
+            ratings[metric.name] = await job.ratings(metric, found, scored.scores, judge_trace)
+    return Scoring(scores, errors, tracebacks, judge_trace, counted, ratings)

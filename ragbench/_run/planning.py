@@ -21,6 +21,7 @@ from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig
 from .budget_option import top_k_args
+from .judge_raters import raters
 
 if TYPE_CHECKING:
     from .resources import RunResources
@@ -324,12 +325,23 @@ def needs(planned: list[PlannedTask], need: str) -> bool:
 
 def unused_metric_models(config: RunConfig, planned: list[PlannedTask]) -> list[str]:
     """One line for a --judge or --nli that no metric of the run asks: it is not loaded, and that is said
-    rather than a judged number silently missing."""
+    rather than a judged number silently missing; and for a --judge-repeats that gives no metric raters."""
     lines = []
     if config.judges and not needs(planned, "judge"):
         lines.append(
             f"{' '.join(f'--judge {judge}' for judge in config.judges)} is not used: no metric of this "
             "run asks a judge (add one, e.g. --metrics +llm_judge)"
+        )
+    repeats = config.judge_repeats
+    if repeats is not None and not any(raters(m, len(config.judges), repeats) for p in planned for m in p.metrics):
+        lines.append(
+            f"--judge-repeats {repeats} compares nothing: "
+            + (
+                f"each judged metric is judged once by {'its judge' if len(config.judges) == 1 else 'its judges'}"
+                " (give 2 or more)"
+                if needs(planned, "judge")
+                else "no metric of this run asks a judge"
+            )
         )
     if config.nli is not None and not needs(planned, "nli"):
         lines.append(

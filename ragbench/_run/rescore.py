@@ -34,6 +34,7 @@ SCORING_FIELDS = (
     "score_errors",
     "score_tracebacks",
     "counted",
+    "judge_ratings",
     "judge_trace",
     "infrastructure_failures",
     "rescored",

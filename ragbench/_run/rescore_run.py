@@ -28,10 +28,12 @@ from .._errors import ConfigError, RecordError
 from .._records import SampleRecord, read_samples, sample_line
 from .._registry import Registry
 from .._reports.finish import finish_run
+from .._reports.judge_swap import judge_swap
+from .._reports.like_for_like import judge_names
 from .._reports.provenance import provenance
 from .._reports.results import results_sections
 from .._reports.results_file import read_results
-from .._reports.results_schema import Results
+from .._reports.results_schema import JudgeSwap, Results
 from .._storage.files import file_there, folder_problem
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
@@ -93,8 +95,32 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
             **({"nli": services.nli_stats} if services.nli_stats is not None else {}),
         }
         results = rescored_results(planned, original, target, config, full_config, cost)
+        if changes.get("judges"):  # other judges: how far they agree with the run's own
+            results.judge_swap = swapped_judge_report(planned, source, target, meta["config"], full_config) or None
         finish_run(target, results)
     return RunOutcome(results, target.path)
+
+
+def swapped_judge_report(
+    planned: list[PlannedTask], source: Path, target: RunDir, before: dict[str, Any], after: dict[str, Any]
+) -> dict[str, dict[str, JudgeSwap]]:
+    """results.json `judge_swap`: per task, every key of its judged metrics scored with the rescoring's judges
+    against the run's own (ragbench._reports.judge_swap)."""
+    judges = (judge_names(before), judge_names(after))
+    report = {}
+    for task in planned:
+        keys = [key for metric in task.metrics if "judge" in metric.needs for key in metric.reported_keys()]
+        swap = judge_swap(
+            sample_file(source, task.name),
+            target.sample_path(task.name),
+            keys,
+            judges,
+            after["bootstrap_iters"],
+            after["seed"],
+        )
+        if swap:
+            report[task.name] = swap
+    return report
 
 
 def check_output(config: RunConfig, source: Path) -> None:

@@ -56,6 +56,7 @@ class ExampleServices:
     retrieval: Retrieval | None = None
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # by task name (ctx.tools)
     seed: int = 0
+    judge_repeats: int | None = None  # each judged metric's scorings per judge (--judge-repeats; None: no raters)
     strict_infra: bool = False
     ceiling: Ceiling = field(default_factory=Ceiling)
     examples: ExamplesInFlight | None = None  # the examples in flight, whose calls the scheduler's batches wait for
@@ -154,6 +155,7 @@ class RunServices:
             nli=scoring.nli,
             retrieval=retrieval,
             seed=self.config.seed,
+            judge_repeats=self.config.judge_repeats,
             strict_infra=self.config.strict_infra,
             ceiling=Ceiling.of(self.config.max_steps_per_example, self.config.max_prompt_chars_per_example),
             examples=examples,

@@ -30,6 +30,7 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "score_errors": (dict,),
     "score_tracebacks": (dict,),
     "counted": (dict,),
+    "judge_ratings": (dict,),
     "infrastructure_failures": (list,),
     "gold_references": (list,),
     "attempt_cost": (dict,),

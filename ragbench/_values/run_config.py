@@ -34,7 +34,7 @@ _NOT_IDENTITY = (
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
 # before they existed.
-_IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args", "top_k")
+_IDENTITY_WHEN_GIVEN = ("reranker", "reranker_args", "refiner", "refiner_args", "top_k", "judge_repeats")
 
 
 MAX_BOOTSTRAP_ITERATIONS = 1_000_000  # rounds of a bootstrap (their statistics are kept: 8 MB), checked before a run
@@ -87,6 +87,7 @@ class RunConfig:
     role_model_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> engine options
     judges: list[str] = field(default_factory=list)
     judge_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # judge index -> engine options
+    judge_repeats: int | None = None  # --judge-repeats: each judged metric scored so often per judge (None: once)
     nli: str | None = None  # engine:model of the entailment judge for metrics that need "nli"
     nli_format: str = "true"  # request format, see ragbench._nli
     nli_args: dict[str, Any] = field(default_factory=dict)  # engine options of the NLI engine

@@ -12,6 +12,7 @@ import numpy as np
 from .._errors import ConfigError
 from .._reports.budget import QUANTITIES
 from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note
+from .._reports.like_for_like import MetricClass
 from .._reports.run_scores import TaskScores
 from .runs import RunFolder, clip
 
@@ -62,14 +63,18 @@ def disagreements(
     return {"metric": metric, **found}
 
 
-def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIONS) -> dict[str, Any]:
+def compare_page(
+    folders: list[RunFolder], task: str, metric_class: MetricClass | None = None, iterations: int = ITERATIONS
+) -> dict[str, Any]:
     """The finished runs of `folders` compared (the first finished one is A); the others listed in `unfinished`,
     so that a run in progress, or one stopped, beside the task's runs leaves the page for the rest."""
     if len(folders) < 2:
         raise ConfigError(f"compare: {task} needs two or more runs")
     unfinished = [f.rid for f in folders if f.results is None]
     folders = [f for f in folders if f.results is not None]
-    page = compare_finished(folders, task, iterations) if len(folders) >= 2 else {"task": task, "runs": []}
+    page = (
+        compare_finished(folders, task, iterations, metric_class) if len(folders) >= 2 else {"task": task, "runs": []}
+    )
     if unfinished:
         page["unfinished"] = unfinished
         page["unfinished_note"] = (
@@ -80,7 +85,9 @@ def compare_page(folders: list[RunFolder], task: str, iterations: int = ITERATIO
     return page
 
 
-def compare_finished(folders: list[RunFolder], task: str, iterations: int) -> dict[str, Any]:
+def compare_finished(
+    folders: list[RunFolder], task: str, iterations: int, metric_class: MetricClass | None = None
+) -> dict[str, Any]:
     try:
         loaded = [load_run(f.path) for f in folders]
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
@@ -89,7 +96,9 @@ def compare_finished(folders: list[RunFolder], task: str, iterations: int) -> di
     compared, problems = [], []
     for folder, other in zip(folders[1:], loaded[1:]):
         try:
-            compared.append((folder, other, compare_runs(loaded[0], other, iterations=iterations)))
+            compared.append(
+                (folder, other, compare_runs(loaded[0], other, iterations=iterations, metric_class=metric_class))
+            )
         except ConfigError as exc:  # nothing to compare (no metric in common): said, the other pairs shown
             problems.append(str(exc))
     reports = [report for _, _, report in compared]

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from .._reports.budget import QUANTITIES, repeated_work_lines
 from .._reports.failures import format_lines
 from .._reports.judge_lines import judging_by_task
+from .._reports.judge_ratings import judge_agreement_lines
+from .._reports.judge_swap import judge_swap_lines
 from .._reports.results_schema import Results
 from .._reports.slice_labels import NONE, SliceLabels
 from .._reports.slice_plots import slice_rows
@@ -169,9 +171,28 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
         "budget_quantities": QUANTITIES,
         "judging": judging_by_task(results) if results else {},
         "system_warnings": system_warnings(results),
+        "judge_notes": judge_notes(results),
         # lines of samples/<task>.jsonl that are no sample record (cut short, edited, of another shape)
         "bad_lines": {task: run.samples(task).bad_lines() for task in run.tasks},
     }
+
+
+def judge_notes(results: Results | None) -> dict[str, list[str]]:
+    """By task, the console's lines on its judged keys: the raters' agreement (`judge_agreement`) and, of a
+    rescoring with other judges, the judge swap (`judge_swap`)."""
+    if results is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for task in results.results:
+        one_task = dataclasses.replace(
+            results,
+            judge_agreement={task: found} if (found := (results.judge_agreement or {}).get(task)) else None,
+            judge_swap={task: swapped} if (swapped := (results.judge_swap or {}).get(task)) else None,
+        )
+        lines = judge_agreement_lines(one_task) + judge_swap_lines(one_task)
+        if lines:
+            out[task] = lines
+    return out
 
 
 def system_warnings(results: Results | None) -> dict[str, list[str]]:

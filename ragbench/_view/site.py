@@ -62,7 +62,7 @@ class Site:
                 if len(args) == 1:
                     self.catalog.refresh()
                 runs = [self.run(r) for r in args[1].split("~")] if len(args) == 2 else self.with_task(args[0])
-                return compare_page(runs, args[0])
+                return compare_page(runs, args[0], self.registry.metric_class)
         except (KeyError, ValueError) as exc:
             raise NotFound(f"{key}: {exc}") from exc
         raise NotFound(key)

@@ -118,6 +118,7 @@ async function runView(rid) {
       Object.entries(x.metrics).map(([k, e]) =>
         [k, num(`${fmt(e.value)}${ci(e)}`), num(e.n), num(e.n_none ?? 0), num(e.n_errors ?? 0),
          ...(ppi ? [num(e.ppi ? `${fmt(e.ppi.value)}${ci(e.ppi)} (n=${e.ppi.n_labelled}, N=${e.ppi.n_unlabelled})` : "–")] : [])])));
+    for (const line of r.judge_notes[task] || []) parts.push(h("p", {class: "judge-agreement"}, line));
     const causes = r.failures[task] || [];
     if (causes.length) parts.push(h("h3", {}, "Failures by cause"), table(["count", "cause"], causes.map(c =>
       [num(c.count), link(`#/examples/${rid}/${task}?f=failed&q=${encodeURIComponent(c.cause.slice(0, 80))}`, c.cause)])));

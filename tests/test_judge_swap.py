@@ -97,7 +97,10 @@ def test_compare_calls_a_rescoring_with_another_judge_not_like_for_like(judged, 
     )
     rows = {r.metric: r for r in report.rows if not r.slice}
     assert rows["llm_judge"].unlike == [f"judge {JUDGE} vs {COIN_JUDGE}"] and rows["match"].unlike == []  # no judge
-    assert f"not like for like: judge {JUDGE} vs {COIN_JUDGE}" in markdown(report)
+    text = markdown(report)
+    assert f"Not like for like on popqa: judge {JUDGE} vs {COIN_JUDGE}." in text
+    assert "| popqa | llm_judge | higher | all | 6 | 1.0000 | 1.0000 | +0.0000 | no |" in text
+    assert "| popqa | match | higher | all | 6 | 0.0000 | 0.0000 | +0.0000 | yes |" in text
     unknown = compare_runs(load_run(judged), load_run(swapped), iterations=50)  # no metric classes to tell
     assert {r.metric: r.unlike for r in unknown.rows if not r.slice}["match"] == [f"judge {JUDGE} vs {COIN_JUDGE}"]
     same = compare_runs(load_run(judged), load_run(again), iterations=50)  # the same judge: like for like

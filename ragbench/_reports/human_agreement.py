@@ -6,9 +6,10 @@ categories (a label set's values, CRAG's -1/0/1); keys with more distinct values
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from .judge_agreement import cohen_kappa
 
 MAX_CATEGORIES = 10
 
@@ -26,17 +27,6 @@ def category(value: float) -> float:
     return round(float(value), 9)
 
 
-def cohen_kappa(human: Sequence[float], judge: Sequence[float]) -> float | None:
-    """Cohen's kappa of two raters over the same examples (None where chance agreement is 1: kappa is 0/0)."""
-    n = len(human)
-    if n == 0 or n != len(judge):
-        raise ValueError(f"kappa needs two equally long, non-empty rating lists ({n}, {len(judge)})")
-    pairs = [(category(h), category(j)) for h, j in zip(human, judge)]
-    observed = sum(h == j for h, j in pairs) / n
-    human_counts, judge_counts = Counter(h for h, _ in pairs), Counter(j for _, j in pairs)
-    chance = sum(human_counts[value] * judge_counts[value] for value in human_counts) / (n * n)
-    return None if chance >= 1 else (observed - chance) / (1 - chance)
-
 
 def agreement(human: Sequence[float], judge: Sequence[float]) -> Agreement | None:
     """Accuracy, kappa and the confusion table of the judge against the humans; None where the values are too
@@ -50,4 +40,5 @@ def agreement(human: Sequence[float], judge: Sequence[float]) -> Agreement | Non
     for h, j in pairs:
         confusion[position[h]][position[j]] += 1
     accuracy = sum(h == j for h, j in pairs) / len(pairs)
-    return Agreement(accuracy, cohen_kappa(human, judge), labels, confusion)
+    kappa = cohen_kappa([h for h, _ in pairs], [j for _, j in pairs])
+    return Agreement(accuracy, kappa, labels, confusion)

@@ -12,7 +12,8 @@ message; a "result" is a tool message):
 - no result yet: a question holding "malformed" calls the search tool with arguments that are not JSON, one
   holding "unknown" calls a tool `browse` nobody offered, one holding "twice" calls search twice in one turn
   (the question, then its last three words), any other calls search with the question;
-- one result, get_document offered and the last result a list of hits: get_document of its first docid;
+- one result, get_document offered and the last result a list of hits: get_document of its first docid (of
+  "no-such-doc" where the question holds "missing");
 - else it answers, citing the first docid any result names, with the first five words after it; where the
   question holds "cut short", that answer is cut short by the token limit (Responses status "incomplete",
   incomplete_details "max_output_tokens"; chat finish_reason "length").
@@ -145,7 +146,7 @@ def decide(request: dict[str, Any]) -> tuple[str | None, list[tuple[str, str]]]:
     hits = DOCID.findall(results[-1])
     get_document = next((name for name in tools if name.endswith("get_document")), None)
     if len(results) == 1 and get_document and results[-1].lstrip().startswith("[") and hits:
-        return None, [(get_document, json.dumps({"docid": hits[0]}))]
+        return None, [(get_document, json.dumps({"docid": "no-such-doc" if "missing" in question else hits[0]}))]
     cited = next((found[0] for found in map(DOCID.findall, results) if found), "none")
     pattern = re.compile(r'"docid": "' + re.escape(cited) + r'",\s*(?:"score": [^,]+,\s*)?"(?:snippet|text)": "([^"]*)')
     texts = [found.group(1) for found in map(pattern.search, results) if found]
@@ -268,8 +269,11 @@ class FakeAgentServer:
     sent, in the same order), `served` ((arrived, sent) of each answered request, in the order answered);
     `stop()` when done."""
 
-    def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0) -> None:
+    def __init__(
+        self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0, mcp: Any = None
+    ) -> None:
         self.delay, self.per_request, self.per_token = delay, per_request, per_token
+        self.mcp = mcp  # Messages requests' MCP connector (search_agent_fake_messages.McpCaller)
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[dict[str, Any]] = []
         self.served: list[tuple[float, float]] = []
@@ -311,6 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.perf_counter()
         fake: FakeAgentServer = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        if self.path.split("?")[0].endswith("/messages"):
+            self.messages(fake, body)
+            return
         request = canonical(body)
         with fake.lock:
             fake.requests.append(request)
@@ -325,6 +332,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send(200, payload)
         with fake.lock:
             fake.served.append((arrived, time.perf_counter()))
+
+    def messages(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
+        """A Messages API request: recorded as sent, its path and beta header in `requests`."""
+        from search_agent_fake_messages import messages_payload
+
+        with fake.lock:
+            fake.requests.append({"path": self.path, "anthropic-beta": self.headers.get("anthropic-beta")})
+            fake.bodies.append(body)
+        self.send(200, messages_payload(body, fake.mcp))
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

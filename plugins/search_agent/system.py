@@ -11,6 +11,7 @@ the scheduler like every other LLM call.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -22,12 +23,13 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge
 
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
-from ragbench.api.engines import EngineNeeds
+from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import Snippets
 
-from . import qwen_client, tongyi_client
+from . import anthropic_client, mcp_server, qwen_client, tongyi_client
+from .mcp_server import ServedTool, ToolServer
 from .prompts import (
     GET_DOCUMENT_DESCRIPTION,
     QUERY_TEMPLATE,
@@ -52,6 +54,7 @@ FINISHED = ("stop", "tool_calls")  # the finish reasons of a turn the server com
 QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
 QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
 TONGYI_SAMPLING = {"temperature": 0.85, "top_p": 0.95}  # tongyi_client.py's command-line defaults
+MCP_SERVER = "search-server"  # mcp_server.py's FastMCP name, anthropic_client's --mcp-name
 
 
 def query_template(get_document: bool, citations: bool) -> str:
@@ -131,7 +134,10 @@ class SearchAgent(System):
                           system prompt and the first <tool_call> of each answer made, until an answer holds
                           <answer> tags; every turn the whole token budget, stop strings "\n<tool_response>"
                           and "<tool_response>"; temperature 0.85 and top_p 0.95 unless given; past 108K
-                          tokens of conversation one last turn asks for the answer)
+                          tokens of conversation one last turn asks for the answer) or "anthropic_client"
+                          (an `anthropic:` model: one Messages API request per question naming an MCP server
+                          ragbench starts, whose tools Anthropic's servers call; the whole token budget per
+                          request; a paused answer asked again up to `max_pause_attempts` times)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
@@ -147,6 +153,10 @@ class SearchAgent(System):
                           whose name starts with "o"; qwen_client 0.7 and 0.8 unless given)
       corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
                           folder (None: the task's own corpus)
+      mcp_port            anthropic_client: the port its MCP server listens on, on 127.0.0.1 (8000; 0: any free)
+      mcp_url             anthropic_client: the URL its requests give for that server, where Anthropic's servers
+                          reach it (e.g. a tunnel's https://.../mcp; None: http://127.0.0.1:PORT/mcp)
+      max_pause_attempts  anthropic_client: requests after a paused answer (5, --max-pause-attempts)
     Recorded per example (extras): `status` ("completed"; "incomplete": openai_client's final turn cut short by
     the server; or "turns" / "tokens": the budget that ended it),
     `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
@@ -162,7 +172,9 @@ class SearchAgent(System):
 
     def __init__(
         self,
-        client: Literal["openai_client", "oss_client", "qwen_client", "tongyi_client"] = "openai_client",
+        client: Literal[
+            "openai_client", "oss_client", "qwen_client", "tongyi_client", "anthropic_client"
+        ] = "openai_client",
         k: Annotated[int, Ge(1)] = 5,
         get_document: bool = False,
         citations: bool = True,
@@ -176,6 +188,9 @@ class SearchAgent(System):
         corpus: str | None = None,
         current_date: str | None = None,
         context_tokenizer: str | None = None,
+        mcp_port: Annotated[int, Ge(0)] = 8000,
+        mcp_url: str | None = None,
+        max_pause_attempts: Annotated[int, Ge(0)] = 5,
     ) -> None:
         self.client = client
         self.k, self.get_document, self.citations, self.system_prompt = int(k), get_document, citations, system_prompt
@@ -187,6 +202,8 @@ class SearchAgent(System):
                 "drop get_document and system_prompt, or choose another client"
             )
         self.current_date, self.context_tokenizer = current_date, context_tokenizer
+        self.mcp_port, self.mcp_url, self.max_pause_attempts = int(mcp_port), mcp_url, int(max_pause_attempts)
+        self.anthropic = client == "anthropic_client"
         self.max_turns = int(max_turns if max_turns is not None else QWEN_MAX_CALLS if self.qwen else 100)
         self.token_budget = int(token_budget)
         self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
@@ -198,16 +215,26 @@ class SearchAgent(System):
             self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
         self._snippets = Snippets("search_agent", snippet_tokenizer, self.snippet_max_tokens)
         self._documents: CorpusLookup | None = None
+        self._served: dict[str, Document] = {}  # anthropic_client: the documents its MCP server's searches returned
         self._count_tokens: Callable[[str], int] | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
+
+    def check_model(self, engine: Engine) -> None:
+        if self.anthropic and not engine.connects_mcp:
+            raise ConfigError(
+                f"search_agent: client=anthropic_client sends the Messages API's MCP connector, which the "
+                f"{engine.kind} engine cannot send; run the model with --model anthropic:MODEL"
+            )
 
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
         self._snippets.check()
+        if self.anthropic:
+            mcp_server.check_installed()
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 
@@ -250,6 +277,8 @@ class SearchAgent(System):
             return await self._run_qwen_client(example, ctx, question, search, lookup)
         if self.tongyi:
             return await self._run_tongyi_client(example, ctx)
+        if self.anthropic:
+            return await self._run_anthropic_client(example, ctx, question, search, lookup)
 
         async def searched(query: str) -> tuple[str, list[Document]]:
             hits, docs = await search(query)
@@ -352,6 +381,64 @@ class SearchAgent(System):
         return Prediction(
             example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
         )
+
+    async def _tool_server(
+        self, ctx: Context, search: qwen_client.Search, lookup: Callable[[str], Document | None] | None
+    ) -> ToolServer:
+        """The run's MCP server (started at its first example, closed with the run): searcher/mcp_server.py's
+        `search` (the hits as a list) and, with get_document, `get_document` (the document, None for none);
+        each search's documents kept by docid for the examples' `docs`."""
+        if ctx.resources is None:
+            raise ConfigError("search_agent: client=anthropic_client runs only in a ragbench run (it serves MCP)")
+
+        async def search_tool(query: str):  # type: ignore[no-untyped-def]  # fastmcp writes what it returns
+            hits, docs = await search(query)
+            self._served.update((str(doc.id), doc) for doc in docs)
+            return hits
+
+        async def get_document_tool(docid: str):  # type: ignore[no-untyped-def]
+            doc = None if lookup is None else lookup(docid)
+            return None if doc is None else {"docid": docid, "text": passage_text(doc)}
+
+        tools = [ServedTool("search", SEARCH_DESCRIPTION.format(k=self.k), search_tool)]
+        if self.get_document:
+            tools.append(ServedTool("get_document", GET_DOCUMENT_DESCRIPTION, get_document_tool))
+        loop = asyncio.get_running_loop()
+        server: ToolServer = await asyncio.to_thread(
+            ctx.resources.loaded,
+            ("search_agent mcp server", id(self)),
+            lambda: ToolServer(MCP_SERVER, tools, self.mcp_port, loop),
+        )
+        return server
+
+    async def _run_anthropic_client(
+        self,
+        example: Example,
+        ctx: Context,
+        question: dict[str, Any],
+        search: qwen_client.Search,
+        lookup: Callable[[str], Document | None] | None,
+    ) -> Prediction:
+        """The example as anthropic_client runs it: its status the run file's ("completed", else the last
+        answer's stop reason)."""
+        server = await self._tool_server(ctx, search, lookup)
+        tool = {"type": "mcp", "server_label": MCP_SERVER, "server_url": self.mcp_url or server.url}
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        sampling = self._sampling(self.token_budget, ctx.llm.engine.served_model)
+        run = await anthropic_client.run_agent(ctx, system + [question], tool, sampling, self.max_pause_attempts)
+        record = anthropic_client.run_record(run)
+        texts = [item["output"] for item in record["result"] if item["type"] == "output_text"]
+        answer = texts[-1].strip() if texts else ""
+        extras = record | {
+            "turns": run.requests,
+            "pause_restarts": run.pause_restarts,
+            "output_tokens": run.output_tokens,
+            "invalid_tool_calls": 0,
+        }
+        # the documents its server's searches returned (a cached answer's: the corpus's, without scores)
+        found = (self._served.get(docid) or (lookup and lookup(docid)) for docid in anthropic_client.searched_docids(record["result"]))
+        docs = [doc for doc in found if doc]
+        return Prediction(example_id=example.id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)
 
     async def _run_tongyi_client(self, example: Example, ctx: Context) -> Prediction:
         """The example as tongyi_client runs it; its status the run file's ("completed" for an answer, else the

@@ -99,7 +99,12 @@ OSS_CLIENT = Client(
 QWEN_CLIENT = Client("qwen_client", "search-server-search", "query", "", None, False, True, False, False)
 # tongyi_client's one tool is listed in its system prompt too; its search answers are text (tongyi_client.py)
 TONGYI_CLIENT = Client("tongyi_client", "search", "query", "", None, False, True, False, False)
-CLIENTS = {client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT)}
+# anthropic_client's tools are served over MCP and called by Anthropic's servers; each request may write the
+# whole token budget
+ANTHROPIC_CLIENT = Client("anthropic_client", "search", "query", "", None, False, True, False, False)
+CLIENTS = {
+    client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT, ANTHROPIC_CLIENT)
+}
 GET_DOCUMENT = "get_document"
 
 

@@ -1,0 +1,170 @@
+"""Request-for-request parity of `search_agent` with `client=anthropic_client` and BrowseComp-Plus's own
+anthropic_client (search_agent/anthropic_client.py at commit 97c637c, run unchanged with anthropic 0.58.2 against
+searcher/mcp_server.py over fastmcp 2.9.2: tests/data/search_agent/record_anthropic_client.py). Both run against
+the Messages side of tests/search_agent_fake.py, which plays Anthropic's servers: it calls the tools of the MCP
+server each request names and answers with the whole turn (tests/search_agent_fake_messages.py). The questions:
+a search then get_document, two searches, arguments that are not JSON (sent as `{}`), a tool the server lacks, an
+answer cut short (max_tokens), a get_document of a docid the corpus lacks, and a first answer the API pauses.
+
+Compared: each request's path, beta header and JSON body (the MCP server's URL aside: each side's own port), and
+the run file (status, tool call counts, every item of `result`, retrieved docids, output tokens, pause restarts).
+Where fastmcp is installed (ragbench[mcp]) ragbench serves its tools with it, and the fake calls them through the
+`mcp` library's SSE client as the recording did; without it, ragbench's MCP server is replaced by a stand-in that
+writes a tool's result as fastmcp does, and the one output fastmcp words itself (pydantic's message for the
+arguments `{}`) is compared by its start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import run, samples
+from search_agent_fake import FakeAgentServer
+from search_agent_fake_messages import McpCaller
+
+DATA = Path(__file__).parent / "data" / "search_agent"
+FIXTURE = json.loads((DATA / "anthropic_client.json").read_text(encoding="utf-8"))
+SYSTEM_ARGS = {
+    "client": "anthropic_client",
+    "get_document": True,
+    "snippet_max_tokens": 12,
+    "snippet_tokenizer": str(DATA / "tokenizer"),
+    "mcp_port": 0,
+}
+THINKING = {"type": "enabled", "budget_tokens": 2048}  # the client's --thinking-budget 2048
+FASTMCP_ERROR = "Error calling tool 'search': "
+
+
+class StandInServer:
+    """ragbench's ToolServer without fastmcp: the tools by URL, each call run in the run's loop, its value
+    written as fastmcp 2.9.2 writes it (JSON, indent 2, not ASCII-escaped; a list of one item as the item;
+    nothing for None or an empty list)."""
+
+    servers: dict[str, StandInServer] = {}
+
+    def __init__(self, name: str, tools: list[Any], port: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.tools, self.loop = {tool.name: tool.function for tool in tools}, loop
+        self.url = f"http://stand-in-{len(self.servers)}/mcp"
+        self.servers[self.url] = self
+
+    def call(self, name: str | None, arguments: dict[str, Any]) -> Any:
+        if name is None:
+            return [
+                {"name": tool, "inputSchema": {"properties": {argument: {"type": "string"}}, "required": [argument]}}
+                for tool, argument in (("search", "query"), ("get_document", "docid"))
+                if tool in self.tools
+            ]
+        if name not in self.tools:
+            return [{"type": "text", "text": f"Unknown tool: {name}"}], True
+        try:
+            value = asyncio.run_coroutine_threadsafe(self.tools[name](**arguments), self.loop).result()
+        except TypeError as exc:
+            return [{"type": "text", "text": f"{FASTMCP_ERROR}{exc}"}], True
+        value = value[0] if isinstance(value, list) and len(value) == 1 else value
+        if value is None or value == []:
+            return [], False
+        return [{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=2)}], False
+
+    def close(self) -> None:
+        self.servers.pop(self.url, None)
+
+
+def stand_in_call(url: str, name: str | None, arguments: dict[str, Any]) -> Any:
+    return StandInServer.servers[url].call(name, arguments)
+
+
+def fastmcp_call() -> McpCaller | None:
+    """The recording's MCP client (the `mcp` library's SSE client), where fastmcp is installed."""
+    try:
+        import fastmcp  # noqa: F401
+    except ImportError:
+        return None
+    from record_anthropic_client import mcp_call  # type: ignore[import-not-found]
+
+    return mcp_call  # type: ignore[no-any-return]
+
+
+def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    pytest.importorskip("anthropic")  # ragbench[anthropic]
+    pytest.importorskip("transformers")  # the snippets' tokenizer
+    caller = fastmcp_call()
+    if caller is None:
+        import ragbench.plugins.search_agent.mcp_server as mcp_server
+        import ragbench.plugins.search_agent.system as system
+
+        monkeypatch.setattr(system, "ToolServer", StandInServer)
+        monkeypatch.setattr(mcp_server, "check_installed", lambda: None)
+        caller = stand_in_call
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    server = FakeAgentServer(mcp=caller)
+    try:
+        run(
+            tmp_path,
+            tasks=["fictional_multihop"],
+            system="search_agent",
+            model="anthropic:claude-agent",
+            model_args={"base_url": server.base_url.removesuffix("/v1"), "thinking": THINKING},
+            data={"fictional_multihop": str(DATA / "questions_mcp.jsonl")},
+            system_args=SYSTEM_ARGS,
+        )
+    finally:
+        server.stop()
+    lines = samples(tmp_path / "run", "fictional_multihop")
+    by_question = {line["question"]: line["id"] for line in lines}
+    requests: dict[str, list[Any]] = {}
+    bodies: dict[str, list[Any]] = {}
+    for request, body in zip(server.requests, server.bodies):
+        qid = next(q for question, q in by_question.items() if f"Question: {question}\n" in body["messages"][0]["content"])
+        requests.setdefault(qid, []).append(request)
+        bodies.setdefault(qid, []).append(body)
+    runs = {line["id"]: line["prediction"]["extras"] for line in lines}
+    return {"requests": requests, "bodies": bodies, "runs": runs, "answers": {l["id"]: l["prediction"] for l in lines}}
+
+
+def without_url(body: dict[str, Any]) -> dict[str, Any]:
+    """A request body with its MCP server's URL (each side's own port) left out."""
+    return body | {"mcp_servers": [{k: v for k, v in s.items() if k != "url"} for s in body["mcp_servers"]]}
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return ragbench_side(tmp_path_factory.mktemp("anthropic"), monkeypatch)
+
+
+def test_the_same_requests_in_the_same_order(ours: dict[str, Any]) -> None:
+    assert ours["requests"] == FIXTURE["requests"]
+    assert {q: [without_url(b) for b in bodies] for q, bodies in ours["bodies"].items()} == {
+        q: [without_url(b) for b in bodies] for q, bodies in FIXTURE["bodies"].items()
+    }
+    assert [len(bodies) for bodies in FIXTURE["bodies"].values()] == [1, 1, 1, 1, 1, 2, 1]  # the paused one asks again
+
+
+def test_the_same_run_files(ours: dict[str, Any]) -> None:
+    stand_in = fastmcp_call() is None
+    for qid, theirs in FIXTURE["runs"].items():
+        mine = ours["runs"][qid]
+        result, their_result = mine["result"], theirs["result"]
+        if stand_in and qid == "malformed":  # pydantic's words for the arguments {}: fastmcp's own
+            (failed,) = [i for i, item in enumerate(their_result) if str(item["output"]).startswith(FASTMCP_ERROR)]
+            assert str(result[failed]["output"]).startswith(FASTMCP_ERROR)
+            result = result[:failed] + result[failed + 1 :]
+            their_result = their_result[:failed] + their_result[failed + 1 :]
+        else:  # the fake counts the characters of the answer, that message too
+            assert mine["output_tokens"] == theirs["usage"]["output_tokens"], qid
+        assert result == their_result, qid
+        for key in ("status", "tool_call_counts", "retrieved_docids", "pause_restarts"):
+            assert mine[key] == theirs[key], (qid, key)
+
+
+def test_answer_and_documents_are_the_final_text_and_the_searches_hits(ours: dict[str, Any]) -> None:
+    prediction, result = ours["answers"]["q0000"], FIXTURE["runs"]["q0000"]["result"]
+    assert prediction["answer"] == [item["output"] for item in result if item["type"] == "output_text"][-1].strip()
+    hits = json.loads(next(item["output"] for item in result if item["tool_name"] == "search"))
+    assert [doc["id"] for doc in prediction["docs"]] == [hit["docid"] for hit in hits]

@@ -14,6 +14,7 @@ result), as the API pauses a long turn; a "cut short" answer ends with stop_reas
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,23 @@ from search_agent_fake import decide, tokens
 # (server url, tool name or None to list the tools, arguments) -> the tools (name, description, inputSchema), or
 # the call's result (content blocks, is_error)
 McpCaller = Callable[[str, str | None, dict[str, Any]], Any]
+
+
+def mcp_call(url: str, name: str | None, arguments: dict[str, Any]) -> Any:
+    """The McpCaller of a real MCP server: one session of the `mcp` library's SSE client on `url` (its tools, or
+    one call's content blocks and whether it failed)."""
+    from mcp import ClientSession
+    from mcp.client.sse import sse_client
+
+    async def session_call() -> Any:
+        async with sse_client(url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            if name is None:
+                return [tool.model_dump(exclude_none=True) for tool in (await session.list_tools()).tools]
+            result = await session.call_tool(name, arguments)
+            return [part.model_dump(exclude_none=True) for part in result.content], result.isError
+
+    return asyncio.run(session_call())
 
 
 def question_text(body: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ import pytest
 
 from helpers import run, samples
 from search_agent_fake import FakeAgentServer
-from search_agent_fake_messages import McpCaller
+from search_agent_fake_messages import McpCaller, mcp_call
 
 DATA = Path(__file__).parent / "data" / "search_agent"
 FIXTURE = json.loads((DATA / "anthropic_client.json").read_text(encoding="utf-8"))
@@ -85,9 +85,7 @@ def fastmcp_call() -> McpCaller | None:
         import fastmcp  # noqa: F401
     except ImportError:
         return None
-    from record_anthropic_client import mcp_call  # type: ignore[import-not-found]
-
-    return mcp_call  # type: ignore[no-any-return]
+    return mcp_call
 
 
 def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
@@ -116,6 +114,7 @@ def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     finally:
         server.stop()
     lines = samples(tmp_path / "run", "fictional_multihop")
+    assert not [line["error"] for line in lines if line.get("error")]
     by_question = {line["question"]: line["id"] for line in lines}
     requests: dict[str, list[Any]] = {}
     bodies: dict[str, list[Any]] = {}

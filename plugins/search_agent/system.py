@@ -383,26 +383,27 @@ class SearchAgent(System):
         )
 
     async def _tool_server(
-        self, ctx: Context, search: qwen_client.Search, lookup: Callable[[str], Document | None] | None
+        self, ctx: Context, hits_of: qwen_client.Search, lookup: Callable[[str], Document | None] | None
     ) -> ToolServer:
         """The run's MCP server (started at its first example, closed with the run): searcher/mcp_server.py's
         `search` (the hits as a list) and, with get_document, `get_document` (the document, None for none);
-        each search's documents kept by docid for the examples' `docs`."""
+        each search's documents kept by docid for the examples' `docs`. The functions' names are the tools'
+        (fastmcp's error for arguments that do not fit names the function)."""
         if ctx.resources is None:
             raise ConfigError("search_agent: client=anthropic_client runs only in a ragbench run (it serves MCP)")
 
-        async def search_tool(query: str):  # type: ignore[no-untyped-def]  # fastmcp writes what it returns
-            hits, docs = await search(query)
+        async def search(query: str):  # type: ignore[no-untyped-def]  # fastmcp writes what it returns
+            hits, docs = await hits_of(query)
             self._served.update((str(doc.id), doc) for doc in docs)
             return hits
 
-        async def get_document_tool(docid: str):  # type: ignore[no-untyped-def]
+        async def get_document(docid: str):  # type: ignore[no-untyped-def]
             doc = None if lookup is None else lookup(docid)
             return None if doc is None else {"docid": docid, "text": passage_text(doc)}
 
-        tools = [ServedTool("search", SEARCH_DESCRIPTION.format(k=self.k), search_tool)]
+        tools = [ServedTool("search", SEARCH_DESCRIPTION.format(k=self.k), search)]
         if self.get_document:
-            tools.append(ServedTool("get_document", GET_DOCUMENT_DESCRIPTION, get_document_tool))
+            tools.append(ServedTool("get_document", GET_DOCUMENT_DESCRIPTION, get_document))
         loop = asyncio.get_running_loop()
         server: ToolServer = await asyncio.to_thread(
             ctx.resources.loaded,

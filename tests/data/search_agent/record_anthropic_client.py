@@ -15,7 +15,6 @@ output folder. The questions are questions.jsonl's and one whose first answer pa
 
 from __future__ import annotations
 
-import asyncio
 import importlib.metadata as metadata
 import json
 import os
@@ -32,25 +31,10 @@ CLIENT_ARGS = ["--model", "claude-agent", "--max_tokens", "10000", "--query-temp
 CLIENT_ARGS += ["--thinking-budget", "2048"]
 
 
-def mcp_call(url: str, name: str | None, arguments: dict[str, Any]) -> Any:
-    """One MCP session on `url` (SSE): its tools, or one call's content blocks and whether it failed."""
-    from mcp import ClientSession
-    from mcp.client.sse import sse_client
-
-    async def session_call() -> Any:
-        async with sse_client(url) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            if name is None:
-                return [tool.model_dump(exclude_none=True) for tool in (await session.list_tools()).tools]
-            result = await session.call_tool(name, arguments)
-            return [part.model_dump(exclude_none=True) for part in result.content], result.isError
-
-    return asyncio.run(session_call())
-
-
 def record(checkout: Path, work: Path) -> dict[str, Any]:
     sys.path.insert(0, str(TESTS))
     from search_agent_fake import FakeAgentServer
+    from search_agent_fake_messages import mcp_call
 
     questions = [json.loads(line) for line in (HERE / "questions_mcp.jsonl").read_text(encoding="utf-8").splitlines()]
     port = free_port()

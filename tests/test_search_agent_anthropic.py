@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import run, samples
 from search_agent_fake import FakeAgentServer
@@ -167,3 +169,55 @@ def test_answer_and_documents_are_the_final_text_and_the_searches_hits(ours: dic
     assert prediction["answer"] == [item["output"] for item in result if item["type"] == "output_text"][-1].strip()
     hits = json.loads(next(item["output"] for item in result if item["tool_name"] == "search"))
     assert [doc["id"] for doc in prediction["docs"]] == [hit["docid"] for hit in hits]
+
+
+def test_another_engine_or_no_fastmcp_is_refused_before_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from ragbench.api import ConfigError
+    from ragbench.plugins.search_agent import mcp_server
+    from ragbench.plugins.search_agent.system import SearchAgent
+
+    agent = SearchAgent(client="anthropic_client")
+
+    class OpenAILike:
+        kind, connects_mcp = "openai", False
+
+    with pytest.raises(ConfigError, match="the openai engine cannot send; run the model with --model anthropic:MODEL"):
+        agent.check_model(OpenAILike())  # type: ignore[arg-type]
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "fastmcp" else found(name))
+    with pytest.raises(ConfigError, match=r"pip install 'ragbench\[mcp\]'"):
+        mcp_server.check_installed()
+
+
+TEXT = st.text(alphabet="ab \n", max_size=4)
+BLOCK = st.one_of(
+    st.builds(lambda i, n: {"type": "mcp_tool_use", "id": f"u{i}", "name": n, "input": {}}, st.integers(0, 3), st.sampled_from(["search", "get_document"])),
+    st.builds(
+        lambda i, t: {"type": "mcp_tool_result", "tool_use_id": f"u{i}", "is_error": False, "content": t},
+        st.integers(0, 4),
+        st.one_of(TEXT, st.lists(st.builds(lambda t: {"type": "text", "text": t}, TEXT), max_size=2)),
+    ),
+    st.builds(lambda t: {"type": "text", "text": t}, TEXT),
+    st.builds(lambda t: {"type": "thinking", "thinking": t, "signature": "s"}, TEXT),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(BLOCK, max_size=8))
+def test_every_call_is_one_counted_item_and_every_result_lands_once(blocks: list[dict[str, Any]]) -> None:
+    """anthropic_client's reading of the blocks: one tool_call item per mcp_tool_use, counted by name; each
+    result on the latest call of its id, else an item of its own; a result's output never empty."""
+    from ragbench.plugins.search_agent.anthropic_client import AnthropicRun, run_record
+
+    record = run_record(AnthropicRun(blocks=blocks))
+    uses = [b for b in blocks if b["type"] == "mcp_tool_use"]
+    results = [b for b in blocks if b["type"] == "mcp_tool_result"]
+    calls = [item for item in record["result"] if item["type"] == "tool_call"]
+    before = [{b["id"] for b in blocks[:i] if b["type"] == "mcp_tool_use"} for i in range(len(blocks))]
+    unmatched = [b for i, b in enumerate(blocks) if b in results and b["tool_use_id"] not in before[i]]
+    assert len(calls) == len(uses) + len(unmatched)
+    assert sum(record["tool_call_counts"].values()) == len(uses)
+    assert all(item["output"] != "" for item in calls)
+    assert record["status"] == "completed"

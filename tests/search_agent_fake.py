@@ -269,9 +269,7 @@ class FakeAgentServer:
     sent, in the same order), `served` ((arrived, sent) of each answered request, in the order answered);
     `stop()` when done."""
 
-    def __init__(
-        self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0, mcp: Any = None
-    ) -> None:
+    def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0, mcp: Any = None) -> None:
         self.delay, self.per_request, self.per_token = delay, per_request, per_token
         self.mcp = mcp  # Messages requests' MCP connector (search_agent_fake_messages.McpCaller)
         self.requests: list[dict[str, Any]] = []

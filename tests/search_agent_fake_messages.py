@@ -97,9 +97,9 @@ def messages_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any]:
                 given = json.loads(arguments)
             except ValueError:
                 given = {}
-            blocks.append({"type": "mcp_tool_use", "id": use_id, "name": name, "server_name": server["name"]} | {
-                "input": given
-            })
+            blocks.append(
+                {"type": "mcp_tool_use", "id": use_id, "name": name, "server_name": server["name"]} | {"input": given}
+            )
             turn["tool_calls"].append({"id": use_id, "name": name, "arguments": arguments})
             if "pause" in request["messages"][0]["content"] and answer == 1 and made == 1:
                 stop = "pause_turn"

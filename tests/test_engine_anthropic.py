@@ -260,7 +260,12 @@ def test_a_404_says_the_base_url_must_end_before_v1(server):
 def test_a_remote_mcp_server_goes_to_the_beta_endpoint_and_its_blocks_and_pause_come_back(server):
     blocks = [
         {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "search", "server_name": "s", "input": {"query": "x"}},
-        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": False, "content": [{"type": "text", "text": "[]"}]},
+        {
+            "type": "mcp_tool_result",
+            "tool_use_id": "mcptoolu_1",
+            "is_error": False,
+            "content": [{"type": "text", "text": "[]"}],
+        },
         {"type": "mcp_tool_use", "id": "mcptoolu_2", "name": "search", "server_name": "s", "input": {"query": "y"}},
     ]
     server.then(reply(message(blocks, "pause_turn")))

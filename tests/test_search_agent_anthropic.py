@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +95,8 @@ def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     caller = fastmcp_call()
     if caller is None:
         import ragbench.plugins.search_agent.mcp_server as mcp_server
-        import ragbench.plugins.search_agent.system as system
 
-        monkeypatch.setattr(system, "ToolServer", StandInServer)
+        monkeypatch.setattr(mcp_server, "ToolServer", StandInServer)
         monkeypatch.setattr(mcp_server, "check_installed", lambda: None)
         caller = stand_in_call
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -121,11 +119,18 @@ def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     requests: dict[str, list[Any]] = {}
     bodies: dict[str, list[Any]] = {}
     for request, body in zip(server.requests, server.bodies):
-        qid = next(q for question, q in by_question.items() if f"Question: {question}\n" in body["messages"][0]["content"])
+        qid = next(
+            q for question, q in by_question.items() if f"Question: {question}\n" in body["messages"][0]["content"]
+        )
         requests.setdefault(qid, []).append(request)
         bodies.setdefault(qid, []).append(body)
     runs = {line["id"]: line["prediction"]["extras"] for line in lines}
-    return {"requests": requests, "bodies": bodies, "runs": runs, "answers": {l["id"]: l["prediction"] for l in lines}}
+    return {
+        "requests": requests,
+        "bodies": bodies,
+        "runs": runs,
+        "answers": {line["id"]: line["prediction"] for line in lines},
+    }
 
 
 def without_url(body: dict[str, Any]) -> dict[str, Any]:
@@ -193,7 +198,11 @@ def test_another_engine_or_no_fastmcp_is_refused_before_the_run(monkeypatch: pyt
 
 TEXT = st.text(alphabet="ab \n", max_size=4)
 BLOCK = st.one_of(
-    st.builds(lambda i, n: {"type": "mcp_tool_use", "id": f"u{i}", "name": n, "input": {}}, st.integers(0, 3), st.sampled_from(["search", "get_document"])),
+    st.builds(
+        lambda i, n: {"type": "mcp_tool_use", "id": f"u{i}", "name": n, "input": {}},
+        st.integers(0, 3),
+        st.sampled_from(["search", "get_document"]),
+    ),
     st.builds(
         lambda i, t: {"type": "mcp_tool_result", "tool_use_id": f"u{i}", "is_error": False, "content": t},
         st.integers(0, 4),

@@ -9,11 +9,13 @@ its result (`mcp_tool_result`), the thinking and the final text. An answer the A
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragbench.api import Context
+from ragbench.api import Context, Document, Prediction
 
+from .mcp_server import NAME
 from .qwen_client import retrieved_docids
 
 PAUSED = "pause_turn"
@@ -45,15 +47,13 @@ def answer_blocks(items: str | None, text: str) -> list[dict[str, Any]]:
 
 
 async def run_agent(
-    ctx: Context,
-    question: list[dict[str, Any]],
-    server: dict[str, Any],
-    sampling: dict[str, Any],
-    max_pause_attempts: int,
+    ctx: Context, question: list[dict[str, Any]], server_url: str, sampling: dict[str, Any], max_pause_attempts: int
 ) -> AnthropicRun:
-    """The requests of one question: `question` (the system turn, if any, and the user turn), the MCP server
-    tool, `sampling` every time; each paused answer sent back as an assistant turn of its blocks."""
-    run, answers = AnthropicRun(), []
+    """The requests of one question: `question` (the system turn, if any, and the user turn), the MCP server at
+    `server_url` as a tool, `sampling` every time; each paused answer sent back as an assistant turn of its
+    blocks."""
+    server = {"type": "mcp", "server_label": NAME, "server_url": server_url}
+    run, answers = AnthropicRun(), list[list[dict[str, Any]]]()
     for attempt in range(max_pause_attempts + 1):
         with ctx.group(f"request {attempt + 1}"):
             response = await ctx.llm.chat(
@@ -93,7 +93,12 @@ def run_record(run: AnthropicRun) -> dict[str, Any]:
     for block in run.blocks:
         kind = block.get("type")
         if kind == "mcp_tool_use":
-            entry = {"type": "tool_call", "tool_name": block.get("name"), "arguments": block.get("input"), "output": None}
+            entry = {
+                "type": "tool_call",
+                "tool_name": block.get("name"),
+                "arguments": block.get("input"),
+                "output": None,
+            }
             if block.get("id"):
                 pending[block["id"]] = entry
             result.append(entry)
@@ -107,7 +112,9 @@ def run_record(run: AnthropicRun) -> dict[str, Any]:
             else:
                 result.append({"type": "tool_call", "tool_name": None, "arguments": None, "output": output})
         elif kind == "thinking":
-            result.append({"type": "reasoning", "tool_name": None, "arguments": None, "output": [block.get("thinking")]})
+            result.append(
+                {"type": "reasoning", "tool_name": None, "arguments": None, "output": [block.get("thinking")]}
+            )
         elif kind == "text" and block.get("text"):
             result.append({"type": "output_text", "tool_name": None, "arguments": None, "output": block["text"]})
     return {
@@ -131,3 +138,17 @@ def searched_docids(result: list[dict[str, Any]]) -> list[str]:
             hits = hits if isinstance(hits, list) else [hits]
             docids += [str(hit["docid"]) for hit in hits if isinstance(hit, dict) and "docid" in hit]
     return docids
+
+
+def prediction(example_id: str, run: AnthropicRun, document: Callable[[str], Document | None]) -> Prediction:
+    """The example's prediction: the last text, stripped, as the answer; the documents of every search's hits, in
+    order (`document` of each docid); the run file's fields, the requests sent (`turns`), the pause restarts
+    and the last answer's output tokens as extras (arguments that do not fit are fastmcp's to answer: none
+    counted invalid here)."""
+    record = run_record(run)
+    texts = [item["output"] for item in record["result"] if item["type"] == "output_text"]
+    answer = texts[-1].strip() if texts else ""
+    extras = record | {"turns": run.requests, "pause_restarts": run.pause_restarts}
+    extras |= {"output_tokens": run.output_tokens, "invalid_tool_calls": 0}
+    docs = [doc for doc in map(document, searched_docids(record["result"])) if doc is not None]
+    return Prediction(example_id=example_id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)

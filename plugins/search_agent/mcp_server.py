@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import importlib.util
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from ragbench.api import ConfigError
+from ragbench.api import ConfigError, Context, Document
+from ragbench.api.retrieval import passage_text
 
+from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
+
+NAME = "search-server"  # mcp_server.py's FastMCP name, anthropic_client's --mcp-name
 PATH = "/mcp"
 START_TIMEOUT = 60.0  # seconds for uvicorn to listen (it binds a socket, nothing more)
 
@@ -39,7 +44,7 @@ class ServedTool:
 
     name: str
     description: str
-    function: Callable[..., Awaitable[Any]]
+    function: Callable[..., Coroutine[Any, Any, Any]]
 
 
 class ToolServer:
@@ -51,9 +56,8 @@ class ToolServer:
     ) -> None:
         check_installed()
         import uvicorn
-        from fastmcp import FastMCP
 
-        mcp = FastMCP(name=name)
+        mcp = importlib.import_module("fastmcp").FastMCP(name=name)
         for tool in tools:
             mcp.tool(name=tool.name, description=tool.description)(in_loop(tool.function, loop))
         config = uvicorn.Config(mcp.http_app(path=PATH, transport="sse"), host=host, port=port, log_level="warning")
@@ -83,7 +87,7 @@ class ToolServer:
         self.thread.join()
 
 
-def in_loop(function: Callable[..., Awaitable[Any]], loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+def in_loop(function: Callable[..., Coroutine[Any, Any, Any]], loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
     """`function` as a coroutine function of any loop, each call run in `loop`, with its signature (fastmcp reads
     the tool's parameters from it)."""
 
@@ -92,3 +96,40 @@ def in_loop(function: Callable[..., Awaitable[Any]], loop: asyncio.AbstractEvent
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(function(*args, **kwargs), loop))
 
     return call
+
+
+def search_tools(
+    k: int,
+    offers_document: bool,
+    hits_of: Callable[[str], Awaitable[tuple[list[dict[str, Any]], list[Document]]]],
+    lookup: Callable[[str], Document | None] | None,
+    served: dict[str, Document],
+) -> list[ServedTool]:
+    """searcher/mcp_server.py's tools: `search` (the hits as a list, each search's documents kept in `served` by
+    docid) and, with `offers_document`, `get_document` (the document, None for none). The functions are named as the
+    tools and return without annotations (fastmcp names the function in its error for arguments that do not fit,
+    and reads the annotations)."""
+
+    async def search(query: str):
+        hits, docs = await hits_of(query)
+        served.update((str(doc.id), doc) for doc in docs)
+        return hits
+
+    async def get_document(docid: str):
+        doc = None if lookup is None else lookup(docid)
+        return None if doc is None else {"docid": docid, "text": passage_text(doc)}
+
+    tools = [ServedTool("search", SEARCH_DESCRIPTION.format(k=k), search)]
+    if offers_document:
+        tools.append(ServedTool("get_document", GET_DOCUMENT_DESCRIPTION, get_document))
+    return tools
+
+
+async def started(ctx: Context, key: Any, tools: list[ServedTool], port: int) -> ToolServer:
+    """The run's server under `key`, started at its first call (in a thread: it waits for uvicorn) and closed
+    with the run."""
+    if ctx.resources is None:
+        raise ConfigError("search_agent: client=anthropic_client runs only in a ragbench run (it serves MCP)")
+    loop = asyncio.get_running_loop()
+    server: ToolServer = await asyncio.to_thread(ctx.resources.loaded, key, lambda: ToolServer(NAME, tools, port, loop))
+    return server

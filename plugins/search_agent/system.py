@@ -11,13 +11,11 @@ the scheduler like every other LLM call.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from statistics import mean
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
@@ -28,8 +26,7 @@ from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import Snippets
 
-from . import anthropic_client, mcp_server, qwen_client, tongyi_client
-from .mcp_server import ServedTool, ToolServer
+from . import anthropic_client, mcp_server, qwen_client, run_stats, tongyi_client
 from .prompts import (
     GET_DOCUMENT_DESCRIPTION,
     QUERY_TEMPLATE,
@@ -54,7 +51,6 @@ FINISHED = ("stop", "tool_calls")  # the finish reasons of a turn the server com
 QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
 QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
 TONGYI_SAMPLING = {"temperature": 0.85, "top_p": 0.95}  # tongyi_client.py's command-line defaults
-MCP_SERVER = "search-server"  # mcp_server.py's FastMCP name, anthropic_client's --mcp-name
 
 
 def query_template(get_document: bool, citations: bool) -> str:
@@ -135,9 +131,7 @@ class SearchAgent(System):
                           <answer> tags; every turn the whole token budget, stop strings "\n<tool_response>"
                           and "<tool_response>"; temperature 0.85 and top_p 0.95 unless given; past 108K
                           tokens of conversation one last turn asks for the answer) or "anthropic_client"
-                          (an `anthropic:` model: one Messages API request per question naming an MCP server
-                          ragbench starts, whose tools Anthropic's servers call; the whole token budget per
-                          request; a paused answer asked again up to `max_pause_attempts` times)
+                          (anthropic_client.py: one Messages API request per question, the tools on an MCP server)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
@@ -153,10 +147,8 @@ class SearchAgent(System):
                           whose name starts with "o"; qwen_client 0.7 and 0.8 unless given)
       corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
                           folder (None: the task's own corpus)
-      mcp_port            anthropic_client: the port its MCP server listens on, on 127.0.0.1 (8000; 0: any free)
-      mcp_url             anthropic_client: the URL its requests give for that server, where Anthropic's servers
-                          reach it (e.g. a tunnel's https://.../mcp; None: http://127.0.0.1:PORT/mcp)
-      max_pause_attempts  anthropic_client: requests after a paused answer (5, --max-pause-attempts)
+      mcp_port, mcp_url   anthropic_client: its MCP server's port on 127.0.0.1 (8000; 0: any free), the URL sent
+                          (None: http://127.0.0.1:PORT/mcp); max_pause_attempts: requests after a paused answer (5)
     Recorded per example (extras): `status` ("completed"; "incomplete": openai_client's final turn cut short by
     the server; or "turns" / "tokens": the budget that ended it),
     `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
@@ -277,8 +269,17 @@ class SearchAgent(System):
             return await self._run_qwen_client(example, ctx, question, search, lookup)
         if self.tongyi:
             return await self._run_tongyi_client(example, ctx)
-        if self.anthropic:
-            return await self._run_anthropic_client(example, ctx, question, search, lookup)
+        if self.anthropic:  # its tools on the run's MCP server, which Anthropic's servers call
+            tools = mcp_server.search_tools(self.k, self.get_document, search, lookup, self._served)
+            server = await mcp_server.started(ctx, ("search_agent mcp server", id(self)), tools, self.mcp_port)
+            system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+            sampling = self._sampling(self.token_budget, ctx.llm.engine.served_model)
+            url, pauses = self.mcp_url or server.url, self.max_pause_attempts
+            answers = await anthropic_client.run_agent(ctx, system + [question], url, sampling, pauses)
+            # the documents its searches returned (a cached answer's: the corpus's, without scores)
+            return anthropic_client.prediction(
+                example.id, answers, lambda d: self._served.get(d) or (lookup and lookup(d))
+            )
 
         async def searched(query: str) -> tuple[str, list[Document]]:
             hits, docs = await search(query)
@@ -382,65 +383,6 @@ class SearchAgent(System):
             example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
         )
 
-    async def _tool_server(
-        self, ctx: Context, hits_of: qwen_client.Search, lookup: Callable[[str], Document | None] | None
-    ) -> ToolServer:
-        """The run's MCP server (started at its first example, closed with the run): searcher/mcp_server.py's
-        `search` (the hits as a list) and, with get_document, `get_document` (the document, None for none);
-        each search's documents kept by docid for the examples' `docs`. The functions' names are the tools'
-        (fastmcp's error for arguments that do not fit names the function)."""
-        if ctx.resources is None:
-            raise ConfigError("search_agent: client=anthropic_client runs only in a ragbench run (it serves MCP)")
-
-        async def search(query: str):  # type: ignore[no-untyped-def]  # fastmcp writes what it returns
-            hits, docs = await hits_of(query)
-            self._served.update((str(doc.id), doc) for doc in docs)
-            return hits
-
-        async def get_document(docid: str):  # type: ignore[no-untyped-def]
-            doc = None if lookup is None else lookup(docid)
-            return None if doc is None else {"docid": docid, "text": passage_text(doc)}
-
-        tools = [ServedTool("search", SEARCH_DESCRIPTION.format(k=self.k), search)]
-        if self.get_document:
-            tools.append(ServedTool("get_document", GET_DOCUMENT_DESCRIPTION, get_document))
-        loop = asyncio.get_running_loop()
-        server: ToolServer = await asyncio.to_thread(
-            ctx.resources.loaded,
-            ("search_agent mcp server", id(self)),
-            lambda: ToolServer(MCP_SERVER, tools, self.mcp_port, loop),
-        )
-        return server
-
-    async def _run_anthropic_client(
-        self,
-        example: Example,
-        ctx: Context,
-        question: dict[str, Any],
-        search: qwen_client.Search,
-        lookup: Callable[[str], Document | None] | None,
-    ) -> Prediction:
-        """The example as anthropic_client runs it: its status the run file's ("completed", else the last
-        answer's stop reason)."""
-        server = await self._tool_server(ctx, search, lookup)
-        tool = {"type": "mcp", "server_label": MCP_SERVER, "server_url": self.mcp_url or server.url}
-        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        sampling = self._sampling(self.token_budget, ctx.llm.engine.served_model)
-        run = await anthropic_client.run_agent(ctx, system + [question], tool, sampling, self.max_pause_attempts)
-        record = anthropic_client.run_record(run)
-        texts = [item["output"] for item in record["result"] if item["type"] == "output_text"]
-        answer = texts[-1].strip() if texts else ""
-        extras = record | {
-            "turns": run.requests,
-            "pause_restarts": run.pause_restarts,
-            "output_tokens": run.output_tokens,
-            "invalid_tool_calls": 0,
-        }
-        # the documents its server's searches returned (a cached answer's: the corpus's, without scores)
-        found = (self._served.get(docid) or (lookup and lookup(docid)) for docid in anthropic_client.searched_docids(record["result"]))
-        docs = [doc for doc in found if doc]
-        return Prediction(example_id=example.id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)
-
     async def _run_tongyi_client(self, example: Example, ctx: Context) -> Prediction:
         """The example as tongyi_client runs it; its status the run file's ("completed" for an answer, else the
         termination tongyi_client records, e.g. "exceed available llm calls")."""
@@ -471,33 +413,7 @@ class SearchAgent(System):
         )
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
-        """qwen_client's calls, read from the text, whose arguments fit the tool's input schema (native calls that
-        do not fit are counted, and warned of, by the run itself: results.json's `repeated_work`)."""
-        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "invalid_tool_calls" in extras]
-        if not self.qwen or not ended:
-            return None
-        calls = sum(item["type"] == "tool_call" for extras in ended for item in extras["result"])
-        return [
-            {
-                "format": "<tool_call> arguments that fit the tool's input schema (a string query or docid)",
-                "followed": calls - sum(extras["invalid_tool_calls"] for extras in ended),
-                "of": calls,
-                "fix": "such calls were answered with the error (docs/agents.md, Invalid tool arguments); use a "
-                "model trained to call these tools",
-            }
-        ]
+        return run_stats.qwen_call_adherence(samples) if self.qwen else None
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
-        """How the examples ended, the turns and calls per tool an example took on average (BrowseComp-Plus's
-        evaluation reports the calls per tool), and the calls whose arguments did not fit their tool's parameters."""
-        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "status" in extras]
-        if not ended:
-            return None
-        tools = sorted({tool for extras in ended for tool in extras["tool_call_counts"]})
-        return {
-            "examples": len(ended),
-            "status": dict(sorted(Counter(extras["status"] for extras in ended).items())),
-            "mean_turns": round(mean(extras["turns"] for extras in ended), 3),
-            "mean_calls": {tool: round(mean(e["tool_call_counts"].get(tool, 0) for e in ended), 3) for tool in tools},
-            "invalid_tool_calls": sum(extras.get("invalid_tool_calls", 0) for extras in ended),
-        }
+        return run_stats.statistics(samples)

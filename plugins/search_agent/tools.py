@@ -102,9 +102,7 @@ TONGYI_CLIENT = Client("tongyi_client", "search", "query", "", None, False, True
 # anthropic_client's tools are served over MCP and called by Anthropic's servers; each request may write the
 # whole token budget
 ANTHROPIC_CLIENT = Client("anthropic_client", "search", "query", "", None, False, True, False, False)
-CLIENTS = {
-    client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT, ANTHROPIC_CLIENT)
-}
+CLIENTS = {client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT, ANTHROPIC_CLIENT)}
 GET_DOCUMENT = "get_document"
 
 

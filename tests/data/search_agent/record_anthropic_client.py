@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from record_qwen_client import MCP_ARGS, free_port, serve_mcp, wait_for
+from record_qwen_client import MCP_ARGS, free_port, wait_for
 from record_upstream import HERE, TESTS, build_tokenizer, hub_cache
 
 CLIENT_ARGS = ["--model", "claude-agent", "--max_tokens", "10000", "--query-template", "QUERY_TEMPLATE"]

@@ -15,7 +15,6 @@ output folder. The questions are questions.jsonl's and one whose first answer pa
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import json
 import os
 import runpy
@@ -24,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from record_qwen_client import MCP_ARGS, free_port, wait_for
-from record_upstream import HERE, TESTS, build_tokenizer, hub_cache
+from record_qwen_client import free_port, prepared_work, save_fixture, wait_for
+from record_upstream import HERE, TESTS
 
 CLIENT_ARGS = ["--model", "claude-agent", "--max_tokens", "10000", "--query-template", "QUERY_TEMPLATE"]
 CLIENT_ARGS += ["--thinking-budget", "2048"]
@@ -68,23 +67,10 @@ def record(checkout: Path, work: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    checkout = Path(sys.argv[1]).resolve()
-    work = Path(sys.argv[2] if len(sys.argv) > 2 else "/tmp/anthropic_record").resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    os.environ.update(HF_HOME=str(work / "hf"), HF_HUB_OFFLINE="1")  # the MCP server's process inherits them
-    hub_cache(build_tokenizer(), work / "hf")
-    names = ("anthropic", "fastmcp", "mcp", "transformers")
-    fixture = {
-        "upstream": "texttron/BrowseComp-Plus@97c637c search_agent/anthropic_client.py and searcher/mcp_server.py, "
-        "unchanged",
-        "python": sys.version.split()[0],
-        "versions": {name: metadata.version(name) for name in names},
-        "argv": CLIENT_ARGS,
-        "mcp_server_argv": MCP_ARGS,
-        **record(checkout, work),
-    }
-    text = json.dumps(fixture, indent=1, ensure_ascii=False) + "\n"
-    (HERE / "anthropic_client.json").write_text(text, encoding="utf-8")
+    checkout, work = prepared_work("/tmp/anthropic_record")
+    save_fixture(
+        "anthropic_client", ("anthropic", "fastmcp", "mcp", "transformers"), CLIENT_ARGS, record(checkout, work)
+    )
 
 
 if __name__ == "__main__":

@@ -230,3 +230,34 @@ def test_every_call_is_one_counted_item_and_every_result_lands_once(blocks: list
     assert sum(record["tool_call_counts"].values()) == len(uses)
     assert all(item["output"] != "" for item in calls)
     assert record["status"] == "completed"
+
+
+def test_a_port_in_use_is_said_in_one_line_naming_the_option(tmp_path: Path) -> None:
+    """A real fault: the MCP server's port is taken (fastmcp installed: ragbench[mcp])."""
+    pytest.importorskip("fastmcp")
+    pytest.importorskip("anthropic")
+    import socket
+
+    server = FakeAgentServer(mcp=mcp_call)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        try:
+            run(
+                tmp_path,
+                tasks=["fictional_multihop"],
+                system="search_agent",
+                model="anthropic:claude-agent",
+                model_args={"base_url": server.base_url.removesuffix("/v1")},
+                data={"fictional_multihop": str(DATA / "questions_mcp.jsonl")},
+                system_args={"client": "anthropic_client", "mcp_port": port, "snippet_max_tokens": 0},
+            )
+        finally:
+            server.stop()
+    assert server.bodies == []
+    errors = {line.get("error") for line in samples(tmp_path / "run", "fictional_multihop")}
+    assert errors == {
+        f"ConfigError: search_agent: the MCP server could not listen on 127.0.0.1:{port}: choose another "
+        "--system-arg mcp_port"
+    }

@@ -89,10 +89,10 @@ def fastmcp_call() -> McpCaller | None:
     return mcp_call
 
 
-def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: bool = False) -> dict[str, Any]:
     pytest.importorskip("anthropic")  # ragbench[anthropic]
     pytest.importorskip("transformers")  # the snippets' tokenizer
-    caller = fastmcp_call()
+    caller = None if stand_in else fastmcp_call()
     if caller is None:
         import ragbench.plugins.search_agent.mcp_server as mcp_server
 
@@ -261,3 +261,22 @@ def test_a_port_in_use_is_said_in_one_line_naming_the_option(tmp_path: Path) -> 
         f"ConfigError: search_agent: the MCP server could not listen on 127.0.0.1:{port}: choose another "
         "--system-arg mcp_port"
     }
+
+
+def test_a_run_replays_offline_sending_what_it_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--replay` answers each Messages request, the MCP server named in it, with the recorded answer (the
+    stand-in server: its URL the same in both runs, as a fixed mcp_port makes it)."""
+    import ragbench.plugins.search_agent.mcp_server as mcp_server
+    from helpers import cli_here
+
+    monkeypatch.setattr(mcp_server, "ToolServer", StandInServer)
+    monkeypatch.setattr(mcp_server, "check_installed", lambda: None)
+    recorded = ragbench_side(tmp_path, monkeypatch, stand_in=True)
+    replayed = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replayed"), "--no-progress")
+    assert replayed.returncode == 0, replayed.stderr
+    again = {line["id"]: line["prediction"] for line in samples(tmp_path / "replayed", "fictional_multihop")}
+    for qid, prediction in recorded["answers"].items():  # no search runs: the documents are the corpus's, unscored
+        assert {k: v for k, v in again[qid].items() if k != "docs"} == {
+            k: v for k, v in prediction.items() if k != "docs"
+        }
+        assert [d["id"] for d in again[qid].get("docs", [])] == [d["id"] for d in prediction.get("docs", [])]

@@ -313,8 +313,10 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.perf_counter()
         fake: FakeAgentServer = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        if self.path.split("?")[0].endswith("/messages"):
-            self.messages(fake, body)
+        from search_agent_fake_messages import remote_mcp  # it imports this module
+
+        if self.path.split("?")[0].endswith("/messages") or fake.mcp is not None and remote_mcp(body):
+            self.server_side_agent(fake, body)
             return
         request = canonical(body)
         with fake.lock:
@@ -331,14 +333,16 @@ class _Handler(BaseHTTPRequestHandler):
         with fake.lock:
             fake.served.append((arrived, time.perf_counter()))
 
-    def messages(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
-        """A Messages API request: recorded as sent, its path and beta header in `requests`."""
-        from search_agent_fake_messages import messages_payload
+    def server_side_agent(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
+        """A request whose agent loop the API's side runs over a remote MCP server (the Messages API's
+        connector, a Responses `mcp` tool): recorded as sent, its path and beta header in `requests`."""
+        from search_agent_fake_messages import messages_payload, responses_mcp_payload
 
+        messages = self.path.split("?")[0].endswith("/messages")
         with fake.lock:
             fake.requests.append({"path": self.path, "anthropic-beta": self.headers.get("anthropic-beta")})
             fake.bodies.append(body)
-        self.send(200, messages_payload(body, fake.mcp))
+        self.send(200, (messages_payload if messages else responses_mcp_payload)(body, fake.mcp))
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

@@ -67,51 +67,59 @@ def history(body: dict[str, Any]) -> list[dict[str, Any]]:
     return turns
 
 
-def messages_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any]:
-    """The whole answer to one Messages request: the fake agent's turns, each call made on the MCP server."""
-    (server,) = body["mcp_servers"]
-    tools = [
+def mcp_tools(url: str, mcp: McpCaller) -> list[dict[str, Any]]:
+    """The MCP server's tools, in the form the fake agent reads."""
+    return [
         {"name": tool["name"], "description": tool.get("description"), "parameters": tool["inputSchema"]}
-        for tool in mcp(server["url"], None, {})
+        for tool in mcp(url, None, {})
     ]
-    request = {"model": body["model"], "messages": [{"role": "user", "content": question_text(body)}], "tools": tools}
-    request["messages"] += history(body)
-    answer = 1 + sum(message["role"] == "assistant" for message in body["messages"])
-    thinking = (body.get("thinking") or {}).get("type") == "enabled"
-    blocks: list[dict[str, Any]] = []
-    if thinking:
-        blocks.append({"type": "thinking", "thinking": f"Answer {answer}: deciding.", "signature": f"sig{answer}"})
-    stop, made = "end_turn", 0
+
+
+def play(request: dict[str, Any], url: str, mcp: McpCaller, prefix: str, pause: bool) -> tuple[list[Any], str | None]:
+    """The fake agent's turns on the API's side: each call (id, name, input, its arguments' text, and the
+    result's content and is_error, None where the turn paused before it) made on the MCP server, and the final
+    text (None: paused, after the first result, at the next call)."""
+    calls_made: list[Any] = []
     while True:
         text, calls = decide(request)
         if not calls:
-            blocks.append({"type": "text", "text": text})
-            if "cut short" in request["messages"][0]["content"]:
-                stop = "max_tokens"
-            break
+            return calls_made, text
         turn: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": []}
         request["messages"].append(turn)
         for name, arguments in calls:
-            use_id = f"mcptoolu_{answer}_{made}"
+            use_id = f"{prefix}_{len(calls_made)}"
             try:
                 given = json.loads(arguments)
             except ValueError:
                 given = {}
-            blocks.append(
-                {"type": "mcp_tool_use", "id": use_id, "name": name, "server_name": server["name"]} | {"input": given}
-            )
             turn["tool_calls"].append({"id": use_id, "name": name, "arguments": arguments})
-            if "pause" in request["messages"][0]["content"] and answer == 1 and made == 1:
-                stop = "pause_turn"
-                break
-            content, is_error = mcp(server["url"], name, given)
-            blocks.append({"type": "mcp_tool_result", "tool_use_id": use_id, "is_error": is_error, "content": content})
+            if pause and len(calls_made) == 1:
+                return calls_made + [(use_id, name, given, arguments, None, None)], None
+            content, is_error = mcp(url, name, given)
+            calls_made.append((use_id, name, given, arguments, content, is_error))
             request["messages"].append({"role": "tool", "tool_call_id": use_id, "content": result_text(content)})
-            made += 1
-        if stop == "pause_turn":
-            break
-    used_in = tokens(json.dumps(body["messages"]))
-    used_out = tokens(json.dumps(blocks))
+
+
+def messages_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any]:
+    """The whole answer to one Messages request: the fake agent's turns, each call made on the MCP server."""
+    (server,) = body["mcp_servers"]
+    question = question_text(body)
+    request = {"model": body["model"], "messages": [{"role": "user", "content": question}]}
+    request |= {"tools": mcp_tools(server["url"], mcp)}
+    request["messages"] += history(body)
+    answer = 1 + sum(message["role"] == "assistant" for message in body["messages"])
+    blocks: list[dict[str, Any]] = []
+    if (body.get("thinking") or {}).get("type") == "enabled":
+        blocks.append({"type": "thinking", "thinking": f"Answer {answer}: deciding.", "signature": f"sig{answer}"})
+    calls, text = play(request, server["url"], mcp, f"mcptoolu_{answer}", "pause" in question and answer == 1)
+    for use_id, name, given, _, content, is_error in calls:
+        blocks.append({"type": "mcp_tool_use", "id": use_id, "name": name, "server_name": server["name"]})
+        blocks[-1]["input"] = given
+        if content is not None:
+            blocks.append({"type": "mcp_tool_result", "tool_use_id": use_id, "is_error": is_error, "content": content})
+    if text is not None:
+        blocks.append({"type": "text", "text": text})
+    stop = "pause_turn" if text is None else "max_tokens" if "cut short" in question else "end_turn"
     return {
         "id": f"msg_{answer}",
         "type": "message",
@@ -120,5 +128,54 @@ def messages_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any]:
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": used_in, "output_tokens": used_out},
+        "usage": {"input_tokens": tokens(json.dumps(body["messages"])), "output_tokens": tokens(json.dumps(blocks))},
+    }
+
+
+def remote_mcp(body: dict[str, Any]) -> dict[str, Any] | None:
+    """A Responses request's remote MCP server tool (`{"type": "mcp", ...}`), None for none."""
+    return next((tool for tool in body.get("tools") or () if tool.get("type") == "mcp"), None)
+
+
+def responses_mcp_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any]:
+    """The whole answer to one Responses request with a remote MCP server tool: the server's tools listed
+    (`mcp_list_tools`), a reasoning item, each call an `mcp_call` item (its output; an error's text also as its
+    `error`), then the message; status "incomplete" for a "cut short" question."""
+    tool = remote_mcp(body)
+    assert tool is not None
+    given = body["input"]
+    question = given if isinstance(given, str) else given[0]["content"]
+    tools = mcp_tools(tool["server_url"], mcp)
+    request = {"model": body["model"], "messages": [{"role": "user", "content": question}], "tools": tools}
+    calls, text = play(request, tool["server_url"], mcp, "mcp_1", pause=False)
+    listed = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]} for t in tools]
+    label = tool["server_label"]
+    output: list[dict[str, Any]] = [{"type": "mcp_list_tools", "id": "mcpl_1", "server_label": label, "tools": listed}]
+    output.append({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Deciding."}]})
+    for use_id, name, _, arguments, content, is_error in calls:
+        text_out = result_text(content)
+        output.append({"type": "mcp_call", "id": use_id, "server_label": label, "name": name, "arguments": arguments})
+        output[-1] |= {"output": text_out, "error": text_out if is_error else None}
+    cut = "cut short" in question
+    part = {"type": "output_text", "text": text, "annotations": []}
+    output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [part]})
+    used_in, used_out = tokens(json.dumps(given)), tokens(json.dumps(output))
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "model": body["model"],
+        "status": "incomplete" if cut else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": body.get("tool_choice") or "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": used_in,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": used_out,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": used_in + used_out,
+        },
     }

@@ -159,7 +159,7 @@ def responses_mcp_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any
     cut = "cut short" in question
     part = {"type": "output_text", "text": text, "annotations": []}
     output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [part]})
-    used_in, used_out = tokens(json.dumps(given)), tokens(json.dumps(output))
+    used_in, used_out = tokens(json.dumps(given)), tokens(json.dumps(output[1:]))  # the listing is no output
     return {
         "id": "resp_1",
         "object": "response",

@@ -140,15 +140,15 @@ def searched_docids(result: list[dict[str, Any]]) -> list[str]:
     return docids
 
 
-def prediction(example_id: str, run: AnthropicRun, document: Callable[[str], Document | None]) -> Prediction:
-    """The example's prediction: the last text, stripped, as the answer; the documents of every search's hits, in
-    order (`document` of each docid); the run file's fields, the requests sent (`turns`), the pause restarts
-    and the last answer's output tokens as extras (arguments that do not fit are fastmcp's to answer: none
-    counted invalid here)."""
-    record = run_record(run)
+def prediction(
+    example_id: str, record: dict[str, Any], extras: dict[str, Any], document: Callable[[str], Document | None]
+) -> Prediction:
+    """An example of a client whose tools the API's servers call: the last text of its run file's `record`,
+    stripped, as the answer; the documents of every search's hits, in order (`document` of each docid); the run
+    file's fields and `extras` as extras (arguments that do not fit are fastmcp's to answer: none counted invalid
+    here)."""
     texts = [item["output"] for item in record["result"] if item["type"] == "output_text"]
     answer = texts[-1].strip() if texts else ""
-    extras = record | {"turns": run.requests, "pause_restarts": run.pause_restarts}
-    extras |= {"output_tokens": run.output_tokens, "invalid_tool_calls": 0}
     docs = [doc for doc in map(document, searched_docids(record["result"])) if doc is not None]
+    extras = record | extras | {"invalid_tool_calls": 0}
     return Prediction(example_id=example_id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)

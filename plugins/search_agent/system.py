@@ -26,7 +26,7 @@ from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import Snippets
 
-from . import anthropic_client, mcp_server, qwen_client, run_stats, tongyi_client
+from . import mcp_server, qwen_client, run_stats, server_side, tongyi_client
 from .prompts import (
     GET_DOCUMENT_DESCRIPTION,
     QUERY_TEMPLATE,
@@ -130,8 +130,8 @@ class SearchAgent(System):
                           system prompt and the first <tool_call> of each answer made, until an answer holds
                           <answer> tags; every turn the whole token budget, stop strings "\n<tool_response>"
                           and "<tool_response>"; temperature 0.85 and top_p 0.95 unless given; past 108K
-                          tokens of conversation one last turn asks for the answer) or "anthropic_client"
-                          (anthropic_client.py: one Messages API request per question, the tools on an MCP server)
+                          tokens of conversation one last turn asks for the answer) or "anthropic_client" /
+                          "openai_client_with_mcp" (one request per question, the tools on an MCP server)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
@@ -147,7 +147,7 @@ class SearchAgent(System):
                           whose name starts with "o"; qwen_client 0.7 and 0.8 unless given)
       corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
                           folder (None: the task's own corpus)
-      mcp_port, mcp_url   anthropic_client: its MCP server's port on 127.0.0.1 (8000; 0: any free), the URL sent
+      mcp_port, mcp_url   those two: the MCP server's port on 127.0.0.1 (8000; 0: any free), the URL sent
                           (None: http://127.0.0.1:PORT/mcp); max_pause_attempts: requests after a paused answer (5)
     Recorded per example (extras): `status` ("completed"; "incomplete": openai_client's final turn cut short by
     the server; or "turns" / "tokens": the budget that ended it),
@@ -165,7 +165,7 @@ class SearchAgent(System):
     def __init__(
         self,
         client: Literal[
-            "openai_client", "oss_client", "qwen_client", "tongyi_client", "anthropic_client"
+            "openai_client", "oss_client", "qwen_client", "tongyi_client", "anthropic_client", "openai_client_with_mcp"
         ] = "openai_client",
         k: Annotated[int, Ge(1)] = 5,
         get_document: bool = False,
@@ -195,7 +195,7 @@ class SearchAgent(System):
             )
         self.current_date, self.context_tokenizer = current_date, context_tokenizer
         self.mcp_port, self.mcp_url, self.max_pause_attempts = int(mcp_port), mcp_url, int(max_pause_attempts)
-        self.anthropic = client == "anthropic_client"
+        self.server_side = client in server_side.ENGINES
         self.max_turns = int(max_turns if max_turns is not None else QWEN_MAX_CALLS if self.qwen else 100)
         self.token_budget = int(token_budget)
         self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
@@ -207,25 +207,22 @@ class SearchAgent(System):
             self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
         self._snippets = Snippets("search_agent", snippet_tokenizer, self.snippet_max_tokens)
         self._documents: CorpusLookup | None = None
-        self._served: dict[str, Document] = {}  # anthropic_client: the documents its MCP server's searches returned
+        self._served: dict[str, Document] = {}  # the documents the MCP server's searches returned
         self._count_tokens: Callable[[str], int] | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
 
     def check_model(self, engine: Engine) -> None:
-        if self.anthropic and not engine.connects_mcp:
-            raise ConfigError(
-                f"search_agent: client=anthropic_client sends the Messages API's MCP connector, which the "
-                f"{engine.kind} engine cannot send; run the model with --model anthropic:MODEL"
-            )
+        if self.server_side:
+            server_side.check_engine(self.client, engine)
 
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
         self._snippets.check()
-        if self.anthropic:
+        if self.server_side:
             mcp_server.check_installed()
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
@@ -269,17 +266,8 @@ class SearchAgent(System):
             return await self._run_qwen_client(example, ctx, question, search, lookup)
         if self.tongyi:
             return await self._run_tongyi_client(example, ctx)
-        if self.anthropic:  # its tools on the run's MCP server, which Anthropic's servers call
-            tools = mcp_server.search_tools(self.k, self.get_document, search, lookup, self._served)
-            server = await mcp_server.started(ctx, ("search_agent mcp server", id(self)), tools, self.mcp_port)
-            system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-            sampling = self._sampling(self.token_budget, ctx.llm.engine.served_model)
-            url, pauses = self.mcp_url or server.url, self.max_pause_attempts
-            answers = await anthropic_client.run_agent(ctx, system + [question], url, sampling, pauses)
-            # the documents its searches returned (a cached answer's: the corpus's, without scores)
-            return anthropic_client.prediction(
-                example.id, answers, lambda d: self._served.get(d) or (lookup and lookup(d))
-            )
+        if self.server_side:  # the API's servers call the tools, on the run's MCP server
+            return await server_side.run_example(self, example, ctx, question, search, lookup)
 
         async def searched(query: str) -> tuple[str, list[Document]]:
             hits, docs = await search(query)

@@ -89,8 +89,13 @@ def fastmcp_call() -> McpCaller | None:
     return mcp_call
 
 
-def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: bool = False) -> dict[str, Any]:
-    pytest.importorskip("anthropic")  # ragbench[anthropic]
+OPENAI_FIXTURE = json.loads((DATA / "openai_client_with_mcp.json").read_text(encoding="utf-8"))
+
+
+def ragbench_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: bool = False, client: str = "anthropic_client"
+) -> dict[str, Any]:
+    pytest.importorskip("anthropic" if client == "anthropic_client" else "openai")
     pytest.importorskip("transformers")  # the snippets' tokenizer
     caller = None if stand_in else fastmcp_call()
     if caller is None:
@@ -101,15 +106,26 @@ def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: boo
         caller = stand_in_call
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     server = FakeAgentServer(mcp=caller)
+    questions = tmp_path / "questions.jsonl"
+    asked = FIXTURE["runs"] if client == "anthropic_client" else OPENAI_FIXTURE["runs"]
+    lines = (DATA / "questions_mcp.jsonl").read_text(encoding="utf-8").splitlines()
+    questions.write_text("".join(line + "\n" for line in lines if json.loads(line)["id"] in asked), encoding="utf-8")
+    if client == "anthropic_client":
+        model = "anthropic:claude-agent"
+        model_args = {"base_url": server.base_url.removesuffix("/v1"), "thinking": THINKING}
+        system_args = SYSTEM_ARGS
+    else:
+        model, model_args = "openai:agent", {"base_url": server.base_url, "api": "responses", "truncation": "auto"}
+        system_args = SYSTEM_ARGS | {"client": client, "top_p": 1.0}
     try:
         run(
             tmp_path,
             tasks=["fictional_multihop"],
             system="search_agent",
-            model="anthropic:claude-agent",
-            model_args={"base_url": server.base_url.removesuffix("/v1"), "thinking": THINKING},
-            data={"fictional_multihop": str(DATA / "questions_mcp.jsonl")},
-            system_args=SYSTEM_ARGS,
+            model=model,
+            model_args=model_args,
+            data={"fictional_multihop": str(questions)},
+            system_args=system_args,
         )
     finally:
         server.stop()
@@ -119,9 +135,8 @@ def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: boo
     requests: dict[str, list[Any]] = {}
     bodies: dict[str, list[Any]] = {}
     for request, body in zip(server.requests, server.bodies):
-        qid = next(
-            q for question, q in by_question.items() if f"Question: {question}\n" in body["messages"][0]["content"]
-        )
+        asked_text = body["messages"][0]["content"] if "messages" in body else json.dumps(body["input"])
+        qid = next(q for question, q in by_question.items() if f"Question: {question}" in asked_text)
         requests.setdefault(qid, []).append(request)
         bodies.setdefault(qid, []).append(body)
     runs = {line["id"]: line["prediction"]["extras"] for line in lines}
@@ -135,7 +150,9 @@ def ragbench_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_in: boo
 
 def without_url(body: dict[str, Any]) -> dict[str, Any]:
     """A request body with its MCP server's URL (each side's own port) left out."""
-    return body | {"mcp_servers": [{k: v for k, v in s.items() if k != "url"} for s in body["mcp_servers"]]}
+    if "mcp_servers" in body:
+        return body | {"mcp_servers": [{k: v for k, v in s.items() if k != "url"} for s in body["mcp_servers"]]}
+    return body | {"tools": [{k: v for k, v in t.items() if k != "server_url"} for t in body["tools"]]}
 
 
 @pytest.fixture(scope="module")
@@ -280,3 +297,30 @@ def test_a_run_replays_offline_sending_what_it_sent(tmp_path: Path, monkeypatch:
             k: v for k, v in prediction.items() if k != "docs"
         }
         assert [d["id"] for d in again[qid].get("docs", [])] == [d["id"] for d in prediction.get("docs", [])]
+
+
+@pytest.fixture(scope="module")
+def ours_openai(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return ragbench_side(tmp_path_factory.mktemp("openai"), monkeypatch, client="openai_client_with_mcp")
+
+
+def test_openai_client_with_mcp_sends_the_same_request(ours_openai: dict[str, Any]) -> None:
+    """The same body but its `input`: the question as one user message item, where the client sends the bare
+    string (the API reads both as one user turn)."""
+    assert ours_openai["requests"] == OPENAI_FIXTURE["requests"]
+    for qid, [theirs] in OPENAI_FIXTURE["bodies"].items():
+        [mine] = ours_openai["bodies"][qid]
+        assert mine["input"] == [{"role": "user", "content": theirs["input"]}]
+        assert without_url(mine) | {"input": None} == without_url(theirs) | {"input": None}
+
+
+def test_openai_client_with_mcp_writes_the_same_run_files(ours_openai: dict[str, Any]) -> None:
+    for qid, theirs in OPENAI_FIXTURE["runs"].items():
+        mine = ours_openai["runs"][qid]
+        for key in ("status", "tool_call_counts", "retrieved_docids", "result"):
+            if key == "result" and fastmcp_call() is None and qid == "malformed":
+                continue  # pydantic's words for the arguments {}: fastmcp's own
+            assert mine[key] == theirs[key], (qid, key)
+        if fastmcp_call() is not None or qid != "malformed":  # the fake counts the characters, that message's too
+            assert mine["output_tokens"] == theirs["usage"]["output_tokens"], qid

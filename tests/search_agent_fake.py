@@ -216,23 +216,30 @@ def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
             }
         )
     used_in, used_out = tokens(json.dumps(request["messages"])), tokens(text or json.dumps(calls))
+    return responses_answer(f"resp_{turn}", request["model"], cut, output, request["tool_choice"], (used_in, used_out))
+
+
+def responses_answer(
+    answer_id: str, model: str, cut: bool, output: list[dict[str, Any]], tool_choice: Any, used: tuple[int, int]
+) -> dict[str, Any]:
+    """A Responses answer of `output` items, "incomplete" (max_output_tokens) where `cut`, with its token counts."""
     return {
-        "id": f"resp_{turn}",
+        "id": answer_id,
         "object": "response",
         "created_at": 0,
-        "model": request["model"],
+        "model": model,
         "status": "incomplete" if cut else "completed",
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "output": output,
         "parallel_tool_calls": True,
-        "tool_choice": request["tool_choice"] or "auto",
+        "tool_choice": tool_choice or "auto",
         "tools": [],
         "usage": {
-            "input_tokens": used_in,
+            "input_tokens": used[0],
             "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": used_out,
+            "output_tokens": used[1],
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": used_in + used_out,
+            "total_tokens": sum(used),
         },
     }
 

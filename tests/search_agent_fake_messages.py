@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from search_agent_fake import decide, tokens
+from search_agent_fake import decide, responses_answer, tokens
 
 # (server url, tool name or None to list the tools, arguments) -> the tools (name, description, inputSchema), or
 # the call's result (content blocks, is_error)
@@ -159,23 +159,5 @@ def responses_mcp_payload(body: dict[str, Any], mcp: McpCaller) -> dict[str, Any
     cut = "cut short" in question
     part = {"type": "output_text", "text": text, "annotations": []}
     output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [part]})
-    used_in, used_out = tokens(json.dumps(given)), tokens(json.dumps(output[1:]))  # the listing is no output
-    return {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 0,
-        "model": body["model"],
-        "status": "incomplete" if cut else "completed",
-        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": body.get("tool_choice") or "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": used_in,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": used_out,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": used_in + used_out,
-        },
-    }
+    used = tokens(json.dumps(given)), tokens(json.dumps(output[1:]))  # the listing is no output
+    return responses_answer("resp_1", body["model"], cut, output, body.get("tool_choice"), used)

@@ -1,17 +1,18 @@
-"""Request-for-request parity of `search_agent` with `client=anthropic_client` and BrowseComp-Plus's own
-anthropic_client (search_agent/anthropic_client.py at commit 97c637c, run unchanged with anthropic 0.58.2 against
-searcher/mcp_server.py over fastmcp 2.9.2: tests/data/search_agent/record_anthropic_client.py). Both run against
-the Messages side of tests/search_agent_fake.py, which plays Anthropic's servers: it calls the tools of the MCP
-server each request names and answers with the whole turn (tests/search_agent_fake_messages.py). The questions:
-a search then get_document, two searches, arguments that are not JSON (sent as `{}`), a tool the server lacks, an
-answer cut short (max_tokens), a get_document of a docid the corpus lacks, and a first answer the API pauses.
+"""Request-for-request parity of `search_agent` with BrowseComp-Plus's clients whose tools the API's own servers
+call (texttron/BrowseComp-Plus at commit 97c637c, run unchanged: search_agent/anthropic_client.py with anthropic
+0.58.2, search_agent/openai_client_with_mcp.py with openai 1.97.0, both against searcher/mcp_server.py over
+fastmcp 2.9.2: tests/data/search_agent/record_mcp_clients.py). Both sides run against tests/search_agent_fake.py,
+which plays Anthropic's and OpenAI's servers: it calls the tools of the MCP server each request names and answers
+with the whole turn (tests/search_agent_fake_messages.py). The questions: a search then get_document, two
+searches, arguments that are not JSON (sent as `{}`), a tool the server lacks, an answer cut short, a get_document
+of a docid the corpus lacks, and (anthropic_client) a first answer the API pauses.
 
-Compared: each request's path, beta header and JSON body (the MCP server's URL aside: each side's own port), and
-the run file (status, tool call counts, every item of `result`, retrieved docids, output tokens, pause restarts).
-Where fastmcp is installed (ragbench[mcp]) ragbench serves its tools with it, and the fake calls them through the
-`mcp` library's SSE client as the recording did; without it, ragbench's MCP server is replaced by a stand-in that
-writes a tool's result as fastmcp does, and the one output fastmcp words itself (pydantic's message for the
-arguments `{}`) is compared by its start.
+Compared: each request's path, beta header and JSON body (the MCP server's URL aside: each side's own port;
+openai_client_with_mcp's `input` form, docs/agents.md), and the run file (status, tool call counts, every item of
+`result`, retrieved docids, output tokens, pause restarts). Where fastmcp is installed (ragbench[mcp]) ragbench
+serves its tools with it, and the fake calls them through the `mcp` library's SSE client as the recording did;
+without it, ragbench's MCP server is replaced by a stand-in that writes a tool's result as fastmcp does, and the
+one output fastmcp words itself (pydantic's message for the arguments `{}`) is compared by its start.
 """
 
 from __future__ import annotations

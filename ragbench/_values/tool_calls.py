@@ -107,7 +107,7 @@ class ToolCall:
         """Why this call's arguments, JSON, do not fit the parameters of the tool of its name among `tools`
         (ragbench._values.tool_arguments); None where they fit, are not JSON (`error`) or no tool has its name."""
         value, error = read_arguments(self.raw_arguments)
-        tool = next((tool for tool in tools if tool.name == self.name), None)
+        tool = next((tool for tool in tools if tool.name == self.name and not tool.remote_mcp), None)
         if error is not None or tool is None:
             return None
         return arguments_problem(tool.definition["function"].get("parameters", {}), value)

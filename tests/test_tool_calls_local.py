@@ -241,3 +241,10 @@ def test_pause_turn_answers_only_a_request_that_offered_a_remote_mcp_server():
     paused = Response(texts=[""], finish_reason="pause_turn", choice_tool_calls=[()])
     assert response_problem(paused, Request.chat(ASKED, tools=[MCP_SERVER])) is None
     assert "offered no remote MCP server" in str(response_problem(paused, Request.chat(ASKED, tools=[SEARCH])))
+
+
+def test_the_viewer_names_a_remote_mcp_server_tool_by_its_label():
+    from ragbench._view.example import step_view
+
+    step = Step(kind="llm", name="turn", request={"messages": ASKED, "tools": [MCP_SERVER, SEARCH]}, response={})
+    assert '"tools": [\n  "search-server",\n  "search"\n ]' in step_view(0, step)["details"]

@@ -111,6 +111,10 @@ class LLM:
         request = Request.chat(messages, self.sampling(**sampling), tools, tool_choice)
         if (request.tools or request.tool_choice is not None) and not self.engine.calls_tools:
             raise RequestError(f"the {self.engine.kind} engine cannot send tools to the model")
+        if any(tool.remote_mcp for tool in request.tools) and not self.engine.connects_mcp:
+            raise RequestError(
+                f"the {self.engine.kind} engine cannot send a remote MCP server: run the model with --model anthropic:"
+            )
         return await self.send(request, step)
 
     async def generate_ensemble(

@@ -12,7 +12,8 @@ message; a "result" is a tool message):
 - no result yet: a question holding "malformed" calls the search tool with arguments that are not JSON, one
   holding "unknown" calls a tool `browse` nobody offered, one holding "twice" calls search twice in one turn
   (the question, then its last three words), any other calls search with the question;
-- one result, get_document offered and the last result a list of hits: get_document of its first docid;
+- one result, get_document offered and the last result a list of hits: get_document of its first docid (of
+  "no-such-doc" where the question holds "missing");
 - else it answers, citing the first docid any result names, with the first five words after it; where the
   question holds "cut short", that answer is cut short by the token limit (Responses status "incomplete",
   incomplete_details "max_output_tokens"; chat finish_reason "length").
@@ -145,7 +146,7 @@ def decide(request: dict[str, Any]) -> tuple[str | None, list[tuple[str, str]]]:
     hits = DOCID.findall(results[-1])
     get_document = next((name for name in tools if name.endswith("get_document")), None)
     if len(results) == 1 and get_document and results[-1].lstrip().startswith("[") and hits:
-        return None, [(get_document, json.dumps({"docid": hits[0]}))]
+        return None, [(get_document, json.dumps({"docid": "no-such-doc" if "missing" in question else hits[0]}))]
     cited = next((found[0] for found in map(DOCID.findall, results) if found), "none")
     pattern = re.compile(r'"docid": "' + re.escape(cited) + r'",\s*(?:"score": [^,]+,\s*)?"(?:snippet|text)": "([^"]*)')
     texts = [found.group(1) for found in map(pattern.search, results) if found]
@@ -215,23 +216,30 @@ def responses_payload(request: dict[str, Any], turn: int) -> dict[str, Any]:
             }
         )
     used_in, used_out = tokens(json.dumps(request["messages"])), tokens(text or json.dumps(calls))
+    return responses_answer(f"resp_{turn}", request["model"], cut, output, request["tool_choice"], (used_in, used_out))
+
+
+def responses_answer(
+    answer_id: str, model: str, cut: bool, output: list[dict[str, Any]], tool_choice: Any, used: tuple[int, int]
+) -> dict[str, Any]:
+    """A Responses answer of `output` items, "incomplete" (max_output_tokens) where `cut`, with its token counts."""
     return {
-        "id": f"resp_{turn}",
+        "id": answer_id,
         "object": "response",
         "created_at": 0,
-        "model": request["model"],
+        "model": model,
         "status": "incomplete" if cut else "completed",
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "output": output,
         "parallel_tool_calls": True,
-        "tool_choice": request["tool_choice"] or "auto",
+        "tool_choice": tool_choice or "auto",
         "tools": [],
         "usage": {
-            "input_tokens": used_in,
+            "input_tokens": used[0],
             "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": used_out,
+            "output_tokens": used[1],
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": used_in + used_out,
+            "total_tokens": sum(used),
         },
     }
 
@@ -268,8 +276,9 @@ class FakeAgentServer:
     sent, in the same order), `served` ((arrived, sent) of each answered request, in the order answered);
     `stop()` when done."""
 
-    def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, per_request: float = 0.0, per_token: float = 0.0, mcp: Any = None) -> None:
         self.delay, self.per_request, self.per_token = delay, per_request, per_token
+        self.mcp = mcp  # Messages requests' MCP connector (search_agent_fake_messages.McpCaller)
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[dict[str, Any]] = []
         self.served: list[tuple[float, float]] = []
@@ -311,6 +320,11 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.perf_counter()
         fake: FakeAgentServer = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        from search_agent_fake_messages import remote_mcp  # it imports this module
+
+        if self.path.split("?")[0].endswith("/messages") or fake.mcp is not None and remote_mcp(body):
+            self.server_side_agent(fake, body)
+            return
         request = canonical(body)
         with fake.lock:
             fake.requests.append(request)
@@ -325,6 +339,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.send(200, payload)
         with fake.lock:
             fake.served.append((arrived, time.perf_counter()))
+
+    def server_side_agent(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
+        """A request whose agent loop the API's side runs over a remote MCP server (the Messages API's
+        connector, a Responses `mcp` tool): recorded as sent, its path and beta header in `requests`."""
+        from search_agent_fake_messages import messages_payload, responses_mcp_payload
+
+        messages = self.path.split("?")[0].endswith("/messages")
+        with fake.lock:
+            fake.requests.append({"path": self.path, "anthropic-beta": self.headers.get("anthropic-beta")})
+            fake.bodies.append(body)
+        self.send(200, (messages_payload if messages else responses_mcp_payload)(body, fake.mcp))
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

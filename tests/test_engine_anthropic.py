@@ -255,3 +255,33 @@ def test_a_404_says_the_base_url_must_end_before_v1(server):
     server.then(error(404, "not found"))
     with pytest.raises(EngineError, match="end before /v1"):
         generate(engine(server), chat())
+
+
+def test_a_remote_mcp_server_goes_to_the_beta_endpoint_and_its_blocks_and_pause_come_back(server):
+    blocks = [
+        {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "search", "server_name": "s", "input": {"query": "x"}},
+        {
+            "type": "mcp_tool_result",
+            "tool_use_id": "mcptoolu_1",
+            "is_error": False,
+            "content": [{"type": "text", "text": "[]"}],
+        },
+        {"type": "mcp_tool_use", "id": "mcptoolu_2", "name": "search", "server_name": "s", "input": {"query": "y"}},
+    ]
+    server.then(reply(message(blocks, "pause_turn")))
+    mcp = {"type": "mcp", "server_label": "s", "server_url": "https://mcp.example/mcp"}
+    sampling = Sampling.make(max_tokens=9, left_to_server=("temperature", "top_p"))
+    response = generate(engine(server), Request.chat([{"role": "user", "content": "Q"}], sampling, tools=[mcp]))
+    [got] = server.requests
+    assert got["path"] == "/v1/messages?beta=true"
+    assert {k.lower(): v for k, v in got["headers"].items()}["anthropic-beta"] == "mcp-client-2025-04-04"
+    assert got["body"] == {
+        "model": "claude-test",
+        "max_tokens": 9,
+        "messages": [{"role": "user", "content": "Q"}],
+        "mcp_servers": [
+            {"type": "url", "url": "https://mcp.example/mcp", "name": "s", "tool_configuration": {"enabled": True}}
+        ],
+    }
+    assert response.finish_reason == "pause_turn" and not response.tool_calls
+    assert json.loads(response.items or "null") == blocks

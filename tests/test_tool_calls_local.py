@@ -219,3 +219,32 @@ def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_
     untooled = BudgetTally()
     untooled.add(record({"trace": [], "prediction": {"answer": "x"}}))
     assert "tool_calls" not in untooled.sections()["repeated_work"]  # results.json of a run without tools as before
+
+
+MCP_SERVER = {"type": "mcp", "server_label": "search-server", "server_url": "http://127.0.0.1:8000/mcp"}
+
+
+def test_a_remote_mcp_server_is_a_tool_named_by_its_label_that_only_an_mcp_engine_sends():
+    from ragbench._values.tool_calls import Tool
+
+    tool = Tool.of(MCP_SERVER)
+    assert tool.remote_mcp and tool.name == "search-server" and not Tool.of(SEARCH).remote_mcp
+    with pytest.raises(ValueError, match="server_label and a server_url"):
+        Tool.of({"type": "mcp", "server_label": "search-server"})
+    with pytest.raises(RequestError, match="cannot send a remote MCP server: run the model with --model anthropic:"):
+        chat(LLM(Scheduler(), ScriptedEngine("echo")), ASKED, [MCP_SERVER])
+
+
+def test_pause_turn_answers_only_a_request_that_offered_a_remote_mcp_server():
+    from ragbench._values.response_checks import response_problem
+
+    paused = Response(texts=[""], finish_reason="pause_turn", choice_tool_calls=[()])
+    assert response_problem(paused, Request.chat(ASKED, tools=[MCP_SERVER])) is None
+    assert "offered no remote MCP server" in str(response_problem(paused, Request.chat(ASKED, tools=[SEARCH])))
+
+
+def test_the_viewer_names_a_remote_mcp_server_tool_by_its_label():
+    from ragbench._view.example import step_view
+
+    step = Step(kind="llm", name="turn", request={"messages": ASKED, "tools": [MCP_SERVER, SEARCH]}, response={})
+    assert '"tools": [\n  "search-server",\n  "search"\n ]' in step_view(0, step)["details"]

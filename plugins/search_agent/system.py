@@ -16,18 +16,17 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from statistics import mean
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
-from ragbench.api.engines import EngineNeeds
+from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import Snippets
 
-from . import qwen_client, tongyi_client
+from . import mcp_server, qwen_client, run_stats, server_side, tongyi_client
 from .prompts import (
     GET_DOCUMENT_DESCRIPTION,
     QUERY_TEMPLATE,
@@ -131,7 +130,8 @@ class SearchAgent(System):
                           system prompt and the first <tool_call> of each answer made, until an answer holds
                           <answer> tags; every turn the whole token budget, stop strings "\n<tool_response>"
                           and "<tool_response>"; temperature 0.85 and top_p 0.95 unless given; past 108K
-                          tokens of conversation one last turn asks for the answer)
+                          tokens of conversation one last turn asks for the answer) or "anthropic_client" /
+                          "openai_client_with_mcp" (one request per question, the tools on an MCP server)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
@@ -147,6 +147,8 @@ class SearchAgent(System):
                           whose name starts with "o"; qwen_client 0.7 and 0.8 unless given)
       corpus              the passages get_document reads: a JSONL or DPR TSV file or a datasets save_to_disk
                           folder (None: the task's own corpus)
+      mcp_port, mcp_url   those two: the MCP server's port on 127.0.0.1 (8000; 0: any free), the URL sent
+                          (None: http://127.0.0.1:PORT/mcp); max_pause_attempts: requests after a paused answer (5)
     Recorded per example (extras): `status` ("completed"; "incomplete": openai_client's final turn cut short by
     the server; or "turns" / "tokens": the budget that ended it),
     `tool_call_counts`, `retrieved_docids` (the union of the searches' docids, sorted), `turns`,
@@ -162,7 +164,9 @@ class SearchAgent(System):
 
     def __init__(
         self,
-        client: Literal["openai_client", "oss_client", "qwen_client", "tongyi_client"] = "openai_client",
+        client: Literal[
+            "openai_client", "oss_client", "qwen_client", "tongyi_client", "anthropic_client", "openai_client_with_mcp"
+        ] = "openai_client",
         k: Annotated[int, Ge(1)] = 5,
         get_document: bool = False,
         citations: bool = True,
@@ -176,6 +180,9 @@ class SearchAgent(System):
         corpus: str | None = None,
         current_date: str | None = None,
         context_tokenizer: str | None = None,
+        mcp_port: Annotated[int, Ge(0)] = 8000,
+        mcp_url: str | None = None,
+        max_pause_attempts: Annotated[int, Ge(0)] = 5,
     ) -> None:
         self.client = client
         self.k, self.get_document, self.citations, self.system_prompt = int(k), get_document, citations, system_prompt
@@ -187,6 +194,8 @@ class SearchAgent(System):
                 "drop get_document and system_prompt, or choose another client"
             )
         self.current_date, self.context_tokenizer = current_date, context_tokenizer
+        self.mcp_port, self.mcp_url, self.max_pause_attempts = int(mcp_port), mcp_url, int(max_pause_attempts)
+        self.server_side = client in server_side.ENGINES
         self.max_turns = int(max_turns if max_turns is not None else QWEN_MAX_CALLS if self.qwen else 100)
         self.token_budget = int(token_budget)
         self.temperature, self.top_p, self.corpus = temperature, top_p, corpus
@@ -198,16 +207,23 @@ class SearchAgent(System):
             self._functions.append(qwen_client.mcp_function("get_document", GET_DOCUMENT_DESCRIPTION, "docid"))
         self._snippets = Snippets("search_agent", snippet_tokenizer, self.snippet_max_tokens)
         self._documents: CorpusLookup | None = None
+        self._served: dict[str, Document] = {}  # the documents the MCP server's searches returned
         self._count_tokens: Callable[[str], int] | None = None
 
     def engine_needs(self, task: Task) -> EngineNeeds:
         return EngineNeeds(system=f"search_agent on {task.name}", tools=True)
+
+    def check_model(self, engine: Engine) -> None:
+        if self.server_side:
+            server_side.check_engine(self.client, engine)
 
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
 
     def check(self, task: Task) -> None:
         self._snippets.check()
+        if self.server_side:
+            mcp_server.check_installed()
         if self.corpus is not None:
             corpus_format(Path(self.corpus))  # a JSONL or DPR TSV file, or a datasets save_to_disk folder
 
@@ -250,6 +266,8 @@ class SearchAgent(System):
             return await self._run_qwen_client(example, ctx, question, search, lookup)
         if self.tongyi:
             return await self._run_tongyi_client(example, ctx)
+        if self.server_side:  # the API's servers call the tools, on the run's MCP server
+            return await server_side.run_example(self, example, ctx, question, search, lookup)
 
         async def searched(query: str) -> tuple[str, list[Document]]:
             hits, docs = await search(query)
@@ -383,33 +401,7 @@ class SearchAgent(System):
         )
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
-        """qwen_client's calls, read from the text, whose arguments fit the tool's input schema (native calls that
-        do not fit are counted, and warned of, by the run itself: results.json's `repeated_work`)."""
-        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "invalid_tool_calls" in extras]
-        if not self.qwen or not ended:
-            return None
-        calls = sum(item["type"] == "tool_call" for extras in ended for item in extras["result"])
-        return [
-            {
-                "format": "<tool_call> arguments that fit the tool's input schema (a string query or docid)",
-                "followed": calls - sum(extras["invalid_tool_calls"] for extras in ended),
-                "of": calls,
-                "fix": "such calls were answered with the error (docs/agents.md, Invalid tool arguments); use a "
-                "model trained to call these tools",
-            }
-        ]
+        return run_stats.qwen_call_adherence(samples) if self.qwen else None
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
-        """How the examples ended, the turns and calls per tool an example took on average (BrowseComp-Plus's
-        evaluation reports the calls per tool), and the calls whose arguments did not fit their tool's parameters."""
-        ended = [extras for extras in (s.extras for s in samples if s.error is None) if "status" in extras]
-        if not ended:
-            return None
-        tools = sorted({tool for extras in ended for tool in extras["tool_call_counts"]})
-        return {
-            "examples": len(ended),
-            "status": dict(sorted(Counter(extras["status"] for extras in ended).items())),
-            "mean_turns": round(mean(extras["turns"] for extras in ended), 3),
-            "mean_calls": {tool: round(mean(e["tool_call_counts"].get(tool, 0) for e in ended), 3) for tool in tools},
-            "invalid_tool_calls": sum(extras.get("invalid_tool_calls", 0) for extras in ended),
-        }
+        return run_stats.statistics(samples)

@@ -99,7 +99,17 @@ OSS_CLIENT = Client(
 QWEN_CLIENT = Client("qwen_client", "search-server-search", "query", "", None, False, True, False, False)
 # tongyi_client's one tool is listed in its system prompt too; its search answers are text (tongyi_client.py)
 TONGYI_CLIENT = Client("tongyi_client", "search", "query", "", None, False, True, False, False)
-CLIENTS = {client.name: client for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT)}
+# anthropic_client's tools are served over MCP and called by Anthropic's servers; each request may write the
+# whole token budget
+ANTHROPIC_CLIENT = Client("anthropic_client", "search", "query", "", None, False, True, False, False)
+# openai_client_with_mcp's too, by OpenAI's; it sends tool choice "auto", and no temperature or top_p to "o" models
+OPENAI_MCP_CLIENT = Client(
+    "openai_client_with_mcp", "search", "query", "", "auto", False, True, False, False, unsampled_o_models=True
+)
+CLIENTS = {
+    client.name: client
+    for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT, ANTHROPIC_CLIENT, OPENAI_MCP_CLIENT)
+}
 GET_DOCUMENT = "get_document"
 
 

@@ -8,7 +8,9 @@ SDK sends it (2.14: `Authorization: Bearer`); without one, requests go out witho
 own search for credentials (files in the home folder) is never made.
 
 How a request maps onto the API, and the answer back: anthropic_messages.py (native tool use: tools,
-tool choice, `tool_use` / `tool_result` blocks; thinking blocks kept and sent back). Any other --model-arg is
+tool choice, `tool_use` / `tool_result` blocks; thinking blocks kept and sent back). A request offering a remote
+MCP server (`{"type": "mcp", ...}` tool) goes to the beta Messages API (`/v1/messages?beta=true`, header
+`anthropic-beta: mcp-client-2025-04-04`) with the server in `mcp_servers`: Anthropic's servers call its tools. Any other --model-arg is
 sent verbatim in every request body (e.g. `top_k=40`, `thinking='{type: enabled, budget_tokens: 2048}'`)
 and is part of the engine id, the response cache's key.
 
@@ -30,6 +32,8 @@ from .anthropic_messages import message_arguments, parse_message
 from .api_engine import optional_sdk
 from .api_http import FailFastTransport, JitteredRetries, redact_http_logs
 from .stainless_engine import StainlessEngine
+
+MCP_BETA = "mcp-client-2025-04-04"  # the MCP connector's beta (`anthropic-beta` header)
 
 
 def sdk() -> Any:
@@ -61,6 +65,7 @@ def _client_class() -> type:
 class AnthropicEngine(StainlessEngine):
     kind = "anthropic"
     says_which_stop = True  # the answer names the stop sequence that fired
+    connects_mcp = True  # a remote MCP server tool goes as `mcp_servers`, the API's servers call its tools
     DEFAULT_BASE_URL = "https://api.anthropic.com"
     BASE_URL_ENV = "ANTHROPIC_BASE_URL"
     DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -116,8 +121,13 @@ class AnthropicEngine(StainlessEngine):
         args["extra_body"] = {**body, **self.extra_body}
         if not os.environ.get(self.api_key_env):
             args["extra_headers"] = {"X-Api-Key": sdk().omit, "Authorization": sdk().omit}
+        # the MCP connector is a beta of the API: the SDK's beta messages read its blocks; `?beta=true` as the
+        # SDK's releases before 0.60 sent it (BrowseComp-Plus's anthropic_client's)
+        beta = "mcp_servers" in body
+        if beta:
+            args["betas"], args["extra_query"] = [MCP_BETA], {"beta": "true"}
         return await self._send(
             request,
-            lambda client: client.messages.with_raw_response.create(**args),
+            lambda client: (client.beta.messages if beta else client.messages).with_raw_response.create(**args),
             lambda answer: parse_message(answer, request),
         )

@@ -5,16 +5,20 @@ A chat request's system turns become `system` (joined by a blank line), the othe
 assistant's tool calls `tool_use` blocks (its text before them), consecutive tool results one user turn of
 `tool_result` blocks, an assistant turn that holds the content blocks of an earlier answer (`Message.items`:
 thinking blocks must go back with the tool calls they led to) those blocks as they were. A prompt request is one
-user turn. Tools go as `{name, description, input_schema}`, the tool choice as `{"type": "auto" | "none" | "any"
-| "tool"}`. Sampling: `max_tokens`, `temperature`, `top_p` (only when below 1: recent models refuse both),
+user turn. Tools go as `{name, description, input_schema}`, a remote MCP server tool as an `mcp_servers` entry
+(the beta MCP connector: the API's servers call its tools), the tool choice as `{"type": "auto" | "none" | "any"
+| "tool"}`. Sampling: `max_tokens`, `temperature` and `top_p` unless left to the server (`top_p` only when below
+1: recent models refuse both),
 `stop_sequences`; n > 1, log-probabilities and LoRA adapters are refused (the API has none); the seed and json_mode are not
 sent (the API has neither), as local engines ignore json_mode.
 
 The answer's text blocks give the text, its `tool_use` blocks the tool calls (arguments as JSON text of the
 `input`), its `stop_reason` the finish reason (`tool_use` "tool_calls", `max_tokens` "length", `refusal`
-"content_filter", `end_turn` and `stop_sequence` "stop", the stop string that fired kept when asked), its usage
+"content_filter", `end_turn` and `stop_sequence` "stop", the stop string that fired kept when asked, `pause_turn`
+as it is: the turn goes on when the request is sent again with the answer so far), its usage
 the tokens (prompt: input plus cache reads and writes). The content blocks themselves are kept as the answer's
-items when there is more than text and tool calls (thinking), so an agent sends them back.
+items when there is more than text and tool calls (thinking, the MCP connector's `mcp_tool_use` and
+`mcp_tool_result`), so an agent sends them back.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from typing import Any
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import ToolCall
 from .api_engine import call_arguments_object
-from .openai_responses import top_logprobs_asked, usage_tokens
+from .openai_responses import sampling_sent, top_logprobs_asked, usage_tokens
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
-_FINISH_OTHER = {"refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length"}
+# pause_turn: the API's servers paused a long turn of server-side tool calls; the request is sent again with the
+# answer so far to go on
+_FINISH_OTHER = {"refusal": "content_filter", "pause_turn": "pause_turn", "model_context_window_exceeded": "length"}
 _CHOICES = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
 _PLAIN_BLOCKS = {"text", "tool_use"}
 
@@ -49,16 +55,30 @@ def message_arguments(request: Request, model: str) -> dict[str, Any]:
     if system:
         args["system"] = "\n\n".join(system)
     args["messages"] = messages([turn for turn in turns if turn["role"] != "system"])
-    args["temperature"] = sampling.temperature
-    if sampling.top_p < 1:
-        args["top_p"] = sampling.top_p
+    sent = sampling_sent(sampling)
+    if "temperature" in sent:
+        args["temperature"] = sent["temperature"]
+    if sent.get("top_p", 1) < 1:
+        args["top_p"] = sent["top_p"]
     if sampling.stop:
         args["stop_sequences"] = list(sampling.stop)
-    if request.tools:
-        args["tools"] = [tool_definition(tool.definition["function"]) for tool in request.tools]
+    functions = [tool.definition["function"] for tool in request.tools if not tool.remote_mcp]
+    if functions:
+        args["tools"] = [tool_definition(function) for function in functions]
+    servers = [mcp_server(tool.definition) for tool in request.tools if tool.remote_mcp]
+    if servers:
+        args["mcp_servers"] = servers
     if request.tool_choice is not None:
         args["tool_choice"] = _CHOICES.get(request.tool_choice) or {"type": "tool", "name": request.tool_choice}
     return args
+
+
+def mcp_server(tool: dict[str, Any]) -> dict[str, Any]:
+    """A remote MCP server tool (`{"type": "mcp", "server_label", "server_url"}`) as the MCP connector's
+    `mcp_servers` entry, all its tools enabled."""
+    return {"type": "url", "url": tool["server_url"], "name": tool["server_label"]} | {
+        "tool_configuration": {"enabled": True}
+    }
 
 
 def tool_definition(function: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,9 @@ class Engine:
     # Whether `generate` / `agenerate_one` sends a request's tools (`Request.tools`) and reads the model's tool
     # calls; an engine that cannot refuses a tool request rather than dropping its tools.
     calls_tools: ClassVar[bool] = False
+    # it sends a remote MCP server (`Tool.remote_mcp`) for the API's servers to call its tools (anthropic; openai
+    # with api=responses, set per engine)
+    connects_mcp: bool = False
     # Whether a text cut at a stop string can be told from one the model ended: with `Sampling.keep_stop` the stop
     # string that fired ends the text and nothing else does. An API that does not say which stop string fired
     # (the openai engine) cannot tell.

@@ -125,6 +125,7 @@ class OpenAIEngine(StainlessEngine):
         super().__init__(model, **options)
         self.mode = mode
         self.api = api
+        self.connects_mcp = api == "responses"  # the Responses API's remote `mcp` tool: OpenAI's servers call it
 
     @property
     def sdk(self) -> Any:

@@ -2,7 +2,8 @@
 clients speak it (search_agent/openai_client.py at commit 97c637c): a chat request becomes `input` items (a
 first system turn the `instructions`; user and assistant texts messages; an assistant's tool calls
 `function_call` items, or the output items its Responses answer held, reasoning included, sent back as they
-are; a tool result a `function_call_output`), tools the API's flat function form, the limit
+are; a tool result a `function_call_output`), tools the API's flat function form (a remote MCP server tool,
+`{"type": "mcp", ...}`, as it is: OpenAI's servers call its tools, the answer's `mcp_call` items kept), the limit
 `max_output_tokens`. The answer's `output` gives the text (its messages' output_text parts), the tool calls
 (`call_id`, name, arguments as written), the items themselves as sent (what the clients send back, openai_client
 without their `status`), `usage` and a finish reason read from `status` and `incomplete_details`.
@@ -36,7 +37,10 @@ def responses_arguments(request: Request, model: str) -> dict[str, Any]:
         args["instructions"], turns = turns[0]["content"], turns[1:]
     args["input"] = [item for turn in turns for item in input_items(turn)]
     if request.tools:
-        args["tools"] = [{"type": "function", **tool.definition["function"]} for tool in request.tools]
+        args["tools"] = [
+            tool.definition if tool.remote_mcp else {"type": "function", **tool.definition["function"]}
+            for tool in request.tools
+        ]
     if request.tool_choice is not None:
         choice = request.tool_choice
         args["tool_choice"] = choice if choice in TOOL_CHOICES else {"type": "function", "name": choice}

@@ -125,6 +125,7 @@ def _tool_parts(message: dict[str, Any]) -> str:
 class ReplayEngine(Engine):
     kind = "replay"
     calls_tools = True  # a recorded answer's tool calls are in its "response_data" (or a record's "tool_calls")
+    connects_mcp = True  # a request offering a remote MCP server gets the recorded answer, its servers' calls in it
     cacheable = False  # the file is the cache
     max_batch_size = 1024
 

@@ -18,8 +18,10 @@ from .llm_calls import Request, Response, TokenLogprobs
 from .tool_calls import ToolCall
 
 # "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer
-# only to a request that offered some ("function_call", the legacy form, is none: ragbench sends `tools`).
-FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls")
+# only to a request that offered some ("function_call", the legacy form, is none: ragbench sends `tools`);
+# "pause_turn": the API's servers paused a long turn of their own tool calls (Anthropic's, calling a remote MCP
+# server), an answer only to a request that offered one.
+FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls", "pause_turn")
 MOST_TOKENS = 10**9  # no call reads or writes a billion tokens: a count past it is a server's bug
 
 
@@ -47,6 +49,8 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
             yield f"{name} {_shown(value)} is not a whole number from 0 to {MOST_TOKENS:,}"
     if response.finish_reason not in FINISH_REASONS:
         yield f"finish_reason {_shown(response.finish_reason)} is none of {', '.join(FINISH_REASONS)}"
+    elif response.finish_reason == "pause_turn" and not any(tool.remote_mcp for tool in request.tools):
+        yield "finish_reason 'pause_turn' to a request that offered no remote MCP server"
     yield from _tool_call_problems(response, request)
     yield from _item_problems(response.items)
     if response.cumulative_logprob is not None and not _logprob(response.cumulative_logprob):

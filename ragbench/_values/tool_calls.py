@@ -19,19 +19,27 @@ from .json_values import TooDeep, json_of
 from .tool_arguments import arguments_problem
 
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
+MCP_KEYS = ("server_label", "server_url")
 
 
 @dataclass(frozen=True)
 class Tool:
     """A function the model may call, in the OpenAI `tools` form, kept as its JSON text (key order as given,
-    so a server sees the definition exactly as the system wrote it)."""
+    so a server sees the definition exactly as the system wrote it); or a remote MCP server whose tools the
+    API's own servers call (`{"type": "mcp", "server_label", "server_url"}`, the Responses API's form), which
+    only an engine that `connects_mcp` sends."""
 
     definition_json: str
 
     @classmethod
     def of(cls, definition: Mapping[str, Any]) -> Tool:
-        """From `{"type": "function", "function": {"name", "description", "parameters"}}`, or the bare
-        function `{"name", "description", "parameters"}`; a ValueError says what is missing."""
+        """From `{"type": "function", "function": {"name", "description", "parameters"}}`, the bare
+        function `{"name", "description", "parameters"}`, or `{"type": "mcp", "server_label": NAME,
+        "server_url": URL}`; a ValueError says what is missing."""
+        if definition.get("type") == "mcp":
+            if not all(isinstance(definition.get(key), str) and definition[key] for key in MCP_KEYS):
+                raise ValueError(f"an MCP server tool needs a server_label and a server_url: {dict(definition)!r:.80}")
+            return cls(json.dumps(definition, ensure_ascii=False))
         function = definition.get("function") if definition.get("type") == "function" else None
         if function is None:
             if "name" not in definition:
@@ -52,8 +60,15 @@ class Tool:
         return out
 
     @property
+    def remote_mcp(self) -> bool:
+        """A remote MCP server (its tools called by the API's servers), not a function."""
+        return bool(self.definition.get("type") == "mcp")
+
+    @property
     def name(self) -> str:
-        name: str = self.definition["function"]["name"]
+        """The function's name; a remote MCP server's label."""
+        definition = self.definition
+        name: str = definition["server_label"] if definition.get("type") == "mcp" else definition["function"]["name"]
         return name
 
 
@@ -92,7 +107,7 @@ class ToolCall:
         """Why this call's arguments, JSON, do not fit the parameters of the tool of its name among `tools`
         (ragbench._values.tool_arguments); None where they fit, are not JSON (`error`) or no tool has its name."""
         value, error = read_arguments(self.raw_arguments)
-        tool = next((tool for tool in tools if tool.name == self.name), None)
+        tool = next((tool for tool in tools if tool.name == self.name and not tool.remote_mcp), None)
         if error is not None or tool is None:
             return None
         return arguments_problem(tool.definition["function"].get("parameters", {}), value)

@@ -75,7 +75,11 @@ def step_view(index: int, step: Step) -> dict[str, Any]:
             reply = "\n".join([reply, *_call_lines(calls[0])]).lstrip("\n")
         extra = {k: v for k, v in response.items() if k not in ("texts", "logprobs", "tool_calls")}
         if request.get("tools"):
-            extra["tools"] = [(t.get("function") or {}).get("name") for t in request["tools"] if isinstance(t, dict)]
+            extra["tools"] = [  # a function's name, a remote MCP server's label
+                (t.get("function") or {}).get("name") or t.get("server_label")
+                for t in request["tools"]
+                if isinstance(t, dict)
+            ]
             extra["tool_choice"] = request.get("tool_choice")
         if response.get("logprobs"):
             extra["logprobs"] = f"{len(response['logprobs'])} positions"

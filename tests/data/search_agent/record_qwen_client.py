@@ -97,26 +97,39 @@ def record(checkout: Path, work: Path) -> dict[str, Any]:
     return {"requests": requests, "bodies": bodies, "runs": runs}
 
 
+def prepared_work(default: str) -> tuple[Path, Path]:
+    """The checkout (argv 1) and the work folder (argv 2, else `default`), its Hugging Face home holding the
+    small tokenizer as Qwen/Qwen3-0.6B (the MCP server's process inherits the environment)."""
+    checkout = Path(sys.argv[1]).resolve()
+    work = Path(sys.argv[2] if len(sys.argv) > 2 else default).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.update(HF_HOME=str(work / "hf"), HF_HUB_OFFLINE="1")
+    hub_cache(build_tokenizer(), work / "hf")
+    return checkout, work
+
+
+def save_fixture(client: str, names: tuple[str, ...], argv: list[str], recorded: dict[str, Any]) -> None:
+    """CLIENT.json beside this script: what ran (the client and mcp_server.py, unchanged), the package versions,
+    the arguments, and what was recorded."""
+    fixture = {
+        "upstream": f"texttron/BrowseComp-Plus@97c637c search_agent/{client}.py and searcher/mcp_server.py, unchanged",
+        "python": sys.version.split()[0],
+        "versions": {name: metadata.version(name) for name in names},
+        "argv": argv,
+        "mcp_server_argv": MCP_ARGS,
+        **recorded,
+    }
+    text = json.dumps(fixture, indent=1, ensure_ascii=False) + "\n"
+    (HERE / f"{client}.json").write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     if sys.argv[1] == "--mcp-server":
         serve_mcp(Path(sys.argv[2]).resolve(), int(sys.argv[3]))
         return
-    checkout = Path(sys.argv[1]).resolve()
-    work = Path(sys.argv[2] if len(sys.argv) > 2 else "/tmp/qwen_record").resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    os.environ.update(HF_HOME=str(work / "hf"), HF_HUB_OFFLINE="1")  # the MCP server's process inherits them
-    hub_cache(build_tokenizer(), work / "hf")
+    checkout, work = prepared_work("/tmp/qwen_record")
     names = ("qwen-agent", "fastmcp", "mcp", "openai", "transformers", "json5")
-    fixture = {
-        "upstream": "texttron/BrowseComp-Plus@97c637c search_agent/qwen_client.py and searcher/mcp_server.py, unchanged",
-        "python": sys.version.split()[0],
-        "versions": {name: metadata.version(name) for name in names},
-        "argv": CLIENT_ARGS,
-        "mcp_server_argv": MCP_ARGS,
-        **record(checkout, work),
-    }
-    text = json.dumps(fixture, indent=1, ensure_ascii=False) + "\n"
-    (HERE / "qwen_client.json").write_text(text, encoding="utf-8")
+    save_fixture("qwen_client", names, CLIENT_ARGS, record(checkout, work))
 
 
 if __name__ == "__main__":

@@ -665,15 +665,38 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
 def test_a_task_file_cannot_take_an_installed_task_name(tmp_path):
     path = write_task(tmp_path, GOOD.replace("task: t", "task: popqa"))
     with pytest.raises(ConfigError, match=r"task 'popqa' is already provided by ragbench"):
-        Registry.discover().expand_tasks([str(path)])
+        Registry.discover().add_task_files([str(path)])
 
 
 def test_two_task_files_declaring_one_task_name_are_refused_not_one_dropped(tmp_path):
     first, second = write_task(tmp_path, GOOD, "first.yaml"), write_task(tmp_path, GOOD, "second.yaml")
     registry = Registry.discover()
-    assert registry.expand_tasks([str(first), str(tmp_path / "." / "first.yaml")]) == ["t"]  # one file, named twice
+    once_twice = [str(first), str(tmp_path / "." / "first.yaml")]  # one file, named twice
+    registry.add_task_files(once_twice)
+    assert registry.expand_tasks(once_twice) == ["t"]
+    registry.add_task_files([str(first), str(second)])
     with pytest.raises(ConfigError, match=r"--tasks .*second\.yaml: declares task 't', as .*first\.yaml does"):
         registry.expand_tasks([str(first), str(second)])
+
+
+def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
+    """Only registering adds a task file: looking one up, registered or not, changes nothing."""
+    path = write_task(tmp_path, GOOD)
+    registry = Registry.discover()
+
+    def state() -> tuple:
+        return (dict(registry.entries["tasks"]), dict(registry.aliases["tasks"]), dict(registry.task_files))
+
+    before = state()
+    with pytest.raises(ConfigError, match=r"task file .*\.yaml is not registered"):
+        registry.entry("tasks", str(path))
+    with pytest.raises(ConfigError, match=r"is not registered"):
+        registry.expand_tasks([str(path)])
+    assert state() == before and "t" not in registry.entries["tasks"]
+    registry.add_task_files([str(path)])
+    registered = state()
+    assert registry.entry("tasks", str(path)).name == "t" and registry.expand_tasks([str(path)]) == ["t"]
+    assert registry.entry("tasks", "t").name == "t" and state() == registered
 
 
 def test_the_builtin_selfrag_tasks_are_yaml_catalogue_entries():

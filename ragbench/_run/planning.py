@@ -78,6 +78,7 @@ def plan(config: RunConfig, registry: Registry, check: Preflight | None = None) 
 def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
     names: list[str] = []
     with check.step(f"tasks {', '.join(config.tasks)} installed"):
+        registry.add_task_files(config.tasks)
         names = registry.expand_tasks(config.tasks)
     if not names:
         if not config.tasks:
@@ -85,6 +86,7 @@ def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[Plann
         return []
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
         _check_task_args(config, {name: registry.load("tasks", name) for name in names}, check)
+        registry.add_task_files(config.data)
         for key in config.data:
             if registry.entry("tasks", key).name not in names:
                 check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
@@ -163,6 +165,7 @@ def plan_scoring(
     system; the metrics checked as for a run, their judge and NLI models included. `inherited_args`: the
     keys of `config.metric_args` taken from the run rather than given; those of a metric the rescoring no
     longer asks are dropped (a user who asks for other metrics did not give them)."""
+    registry.add_task_files([*config.tasks, *config.data])
     names = registry.expand_tasks(config.tasks)
     with check.step("--metrics name tasks of the run"):
         _check_metric_scopes(config.metrics, names, registry)

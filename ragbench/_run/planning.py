@@ -20,7 +20,7 @@ from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig
-from .budget_option import top_k_args
+from .system_options import system_options
 
 if TYPE_CHECKING:
     from .resources import RunResources
@@ -122,17 +122,10 @@ def _plan_task(
     if system_class is None:
         return None
     with check.step(f"system {config.system} options"):
-        accepted = accepted_options(system_class)
-        declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
-        defaults = {
-            k: v
-            for k, v in declared.items()
-            if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())
-        }
-        given = {**top_k_args(config.top_k, system_class, config.system_args, accepted), **config.system_args}
-        system = construct(
-            system_class, {**defaults, **given}, f"system {config.system}", injected={"registry": registry}
+        options = system_options(
+            system_class, entry.defaults.get("system_args", {}), system_defaults(task), config.top_k, config.system_args
         )
+        system = construct(system_class, options, f"system {config.system}", injected={"registry": registry})
     if system is None:
         return None
     system.preflight(check, task)

@@ -4,6 +4,7 @@ one clear line each: ragbench._run.preflight)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,13 +53,13 @@ def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> di
 RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
 
 
-def _check_roles(config: RunConfig, system_class: type) -> None:
+def _check_roles(role_models: Iterable[str], system: str, system_class: type) -> None:
     """--role-model names roles the system declares (`System.roles`), each once."""
     roles = tuple(getattr(system_class, "roles", ()))
-    for role in config.role_models:
+    for role in role_models:
         if role not in roles:
             offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
-            raise ConfigError(f"--role-model {role}=...: system {config.system} has no role '{role}'; {offered}")
+            raise ConfigError(f"--role-model {role}=...: system {system} has no role '{role}'; {offered}")
         if role in RESERVED_ROLES or role.startswith("judge"):
             raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
 
@@ -85,7 +86,7 @@ def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[Plann
             check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
         return []
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
-        _check_task_args(config, {name: registry.load("tasks", name) for name in names}, check)
+        _check_task_args(config.task_args, {name: registry.load("tasks", name) for name in names}, check)
         registry.add_task_files(config.data)
         for key in config.data:
             if registry.entry("tasks", key).name not in names:
@@ -94,7 +95,7 @@ def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[Plann
     system_class = None
     with check.step(f"system {config.system} installed"):
         system_class = registry.load("systems", config.system)
-        _check_roles(config, system_class)
+        _check_roles(config.role_models, config.system, system_class)
     chosen: set[str] = set()  # every metric named for a task, planned or refused
     planned = [
         item for name in names if (item := _plan_task(config, registry, name, names, system_class, check, chosen))
@@ -299,7 +300,7 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
                 f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
                 f"{hint} (or choose other metrics with --metrics)"
             )
-    for line in unused_metric_models(config, planned):
+    for line in unused_metric_models(config.judges, config.nli, planned):
         check.warn(line)
     for p in planned:
         for metric in p.metrics:
@@ -318,25 +319,25 @@ def needs(planned: list[PlannedTask], need: str) -> bool:
     return any(need in metric.needs for p in planned for metric in p.metrics)
 
 
-def unused_metric_models(config: RunConfig, planned: list[PlannedTask]) -> list[str]:
+def unused_metric_models(judges: list[str], nli: str | None, planned: list[PlannedTask]) -> list[str]:
     """One line for a --judge or --nli that no metric of the run asks: it is not loaded, and that is said
     rather than a judged number silently missing."""
     lines = []
-    if config.judges and not needs(planned, "judge"):
+    if judges and not needs(planned, "judge"):
         lines.append(
-            f"{' '.join(f'--judge {judge}' for judge in config.judges)} is not used: no metric of this "
+            f"{' '.join(f'--judge {judge}' for judge in judges)} is not used: no metric of this "
             "run asks a judge (add one, e.g. --metrics +llm_judge)"
         )
-    if config.nli is not None and not needs(planned, "nli"):
+    if nli is not None and not needs(planned, "nli"):
         lines.append(
-            f"--nli {config.nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
+            f"--nli {nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
             "on a task whose answers cite)"
         )
     return lines
 
 
-def _check_task_args(config: RunConfig, task_classes: dict[str, type], check: Preflight) -> None:
-    for key in config.task_args:
+def _check_task_args(task_args: dict[str, Any], task_classes: dict[str, type], check: Preflight) -> None:
+    for key in task_args:
         name, option = key.split(".", 1) if "." in key else (None, key)
         if name is not None and name not in task_classes:
             check.problem(f"--task-arg {key}: task '{name}' is not among --tasks")

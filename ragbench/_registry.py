@@ -324,7 +324,10 @@ class Registry:
         raise ConfigError(unknown_name_message(SINGULAR[kind], name, known, f"ragbench list {kind}"))
 
     def _task_file_name(self, path: str) -> str:
-        name = self.task_files.get(Path(path).resolve())
+        try:
+            name = self.task_files.get(Path(path).resolve())
+        except (OSError, ValueError):  # a path no file can have (a NUL byte) or a symlink loop: never registered
+            name = None
         if name is None:
             raise ConfigError(
                 f"task file {path} is not registered: register it before looking it up "

@@ -5,13 +5,17 @@ the file, the line and the key."""
 from __future__ import annotations
 
 import bz2
+import contextlib
 import csv
+import functools
 import gzip
 import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
 from helpers import cli_here, run, samples, task_counts
@@ -697,6 +701,42 @@ def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
     registered = state()
     assert registry.entry("tasks", str(path)).name == "t" and registry.expand_tasks([str(path)]) == ["t"]
     assert registry.entry("tasks", "t").name == "t" and state() == registered
+
+
+@functools.cache
+def looked_up() -> Registry:
+    return Registry.discover()
+
+
+@pytest.fixture(scope="module")
+def unregistered_file(tmp_path_factory) -> str:
+    return str(write_task(tmp_path_factory.mktemp("unregistered"), GOOD))
+
+
+A_FILE = "<a task file on disk, not registered>"
+
+
+@given(
+    st.one_of(
+        st.sampled_from(["demo", "arc", "selfrag_suite", "kilt", "nope", A_FILE]),
+        st.text(max_size=12).map(lambda name: name + ".yaml"),
+    )
+)
+def test_no_lookup_changes_the_registry(unregistered_file: str, name: str):
+    """Any name, a task's, an alias, a group, unknown or a file path (one on disk, one that cannot exist), is
+    found or refused with a ConfigError, and the registry is as it was."""
+    name = unregistered_file if name == A_FILE else name
+    registry = looked_up()
+
+    def state() -> tuple:
+        return dict(registry.entries["tasks"]), dict(registry.aliases["tasks"]), dict(registry.task_files)
+
+    before = state()
+    with contextlib.suppress(ConfigError):
+        registry.entry("tasks", name)
+    with contextlib.suppress(ConfigError):
+        registry.expand_tasks([name])
+    assert state() == before
 
 
 def test_the_builtin_selfrag_tasks_are_yaml_catalogue_entries():

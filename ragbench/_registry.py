@@ -27,7 +27,7 @@ from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, Pl
 from ._errors import ConfigError
 from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
-from ._shared.yaml_tasks.discovery import TaskHeader, file_header, is_task_file, packaged_header
+from ._shared.yaml_tasks.discovery import TaskHeader, file_header, given_file, is_task_file, packaged_header
 from ._values.names import name_problem
 
 
@@ -329,6 +329,7 @@ class Registry:
         except (OSError, ValueError):  # a path no file can have (a NUL byte) or a symlink loop: never registered
             name = None
         if name is None:
+            given_file(path)  # a file that is not there is said so, as registering it says
             raise ConfigError(
                 f"task file {path} is not registered: register it before looking it up "
                 "(Registry.add_task_file, or add_task_files for a run's --tasks)"

@@ -87,8 +87,8 @@ def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[Plann
         return []
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
         _check_task_args(config.task_args, {name: registry.load("tasks", name) for name in names}, check)
-        registry.add_task_files(config.data)
         for key in config.data:
+            registry.add_task_files([key])  # `--data FILE.yaml=...`: each key registered as it is checked
             if registry.entry("tasks", key).name not in names:
                 check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
         _check_metric_scopes(config.metrics, names, registry)

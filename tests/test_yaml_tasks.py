@@ -703,6 +703,27 @@ def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
     assert registry.entry("tasks", "t").name == "t" and state() == registered
 
 
+def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tmp_path):
+    """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
+    not among --tasks is named so."""
+    from ragbench._checks import Preflight
+    from ragbench._run.planning import plan
+    from ragbench._values.run_config import RunConfig
+
+    task = write_task(tmp_path, GOOD)
+    write_jsonl(tmp_path / "d.jsonl", [{"id": "1", "question": "q?", "a": ["x"]}])
+    other = write_task(tmp_path, GOOD.replace("task: t", "task: u"), "other.yaml")
+
+    def problems(data: dict[str, str]) -> list[str]:
+        check = Preflight()
+        plan(RunConfig(tasks=[str(task)], system="closed_book", data=data), Registry.discover(), check)
+        return check.problems
+
+    assert problems({str(task): str(tmp_path / "d.jsonl")}) == []
+    assert problems({str(tmp_path / "gone.yaml"): "d.jsonl"}) == [f"--tasks {tmp_path / 'gone.yaml'}: no such file"]
+    assert problems({str(other): "d.jsonl"}) == [f"--data {other}=...: task '{other}' is not among --tasks"]
+
+
 @functools.cache
 def looked_up() -> Registry:
     return Registry.discover()

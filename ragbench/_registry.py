@@ -27,7 +27,7 @@ from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, Pl
 from ._errors import ConfigError
 from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
-from ._shared.yaml_tasks.discovery import TaskHeader, file_header, is_task_file, packaged_header
+from ._shared.yaml_tasks.discovery import TaskHeader, file_header, given_file, is_task_file, packaged_header
 from ._values.names import name_problem
 
 
@@ -42,6 +42,7 @@ class Registry:
         self.prompt_styles: dict[str, Entry] = {}  # YAML tasks' named prompt styles (`prompt.style`)
         self.record_formats: dict[str, Entry] = {}  # YAML tasks' formats a benchmark registers (`data.format`)
         self.gold_kinds: dict[str, Entry] = {}  # YAML tasks' gold kinds a benchmark registers (`fields.gold`)
+        self.task_files: dict[Path, str] = {}  # resolved path of a task file given by path -> its task's name
         self._command_hooks: list[tuple[pluggy.PluginManager, dict[str, str]]] = []
         self._cli_commands: list[tuple[Any, str]] | None = None
         self.failures: list[PluginFailure] = []
@@ -290,7 +291,15 @@ class Registry:
             )
         self._add_header(header, str(path), TASK_FILE)
         self.entries["tasks"][header.name].load()  # a file given is a task used: read whole now
+        self.task_files[Path(path).resolve()] = header.name
         return header.name
+
+    def add_task_files(self, names: Iterable[str]) -> None:
+        """Registers the YAML task files among `names` (a run's `--tasks` and `--data` keys), so that lookups
+        find each by its path; names that are not files are left to the lookups."""
+        for name in names:
+            if is_task_file(name):
+                self.add_task_file(name)
 
     def check_task_files(self) -> None:
         """Read every catalogue's YAML task file whole (`ragbench list`): one that does not read is reported as its
@@ -302,8 +311,10 @@ class Registry:
         return sorted(self.entries[kind])
 
     def entry(self, kind: str, name: str) -> Entry:
+        """The entry of `name` (an alias resolved; a task file by the name it declares, once registered by
+        `add_task_file`); a lookup only: the registry is left as it was."""
         if kind == "tasks" and is_task_file(name):
-            name = self.add_task_file(name)
+            name = self._task_file_name(name)
         name = self.aliases[kind].get(name, name)
         if name in self.entries[kind]:
             return self.entries[kind][name]
@@ -311,6 +322,19 @@ class Registry:
         if kind == "tasks":
             known += list(self.groups)
         raise ConfigError(unknown_name_message(SINGULAR[kind], name, known, f"ragbench list {kind}"))
+
+    def _task_file_name(self, path: str) -> str:
+        try:
+            name = self.task_files.get(Path(path).resolve())
+        except (OSError, ValueError):  # a path no file can have (a NUL byte) or a symlink loop: never registered
+            name = None
+        if name is None:
+            given_file(path)  # a file that is not there is said so, as registering it says
+            raise ConfigError(
+                f"task file {path} is not registered: register it before looking it up "
+                "(Registry.add_task_file, or add_task_files for a run's --tasks)"
+            )
+        return name
 
     def load(self, kind: str, name: str) -> Any:
         return self.entry(kind, name).load()

@@ -5,13 +5,17 @@ the file, the line and the key."""
 from __future__ import annotations
 
 import bz2
+import contextlib
 import csv
+import functools
 import gzip
 import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
 from helpers import cli_here, run, samples, task_counts
@@ -665,15 +669,95 @@ def test_include_path_runs_tasks_and_groups_by_name_and_lists_them(tmp_path):
 def test_a_task_file_cannot_take_an_installed_task_name(tmp_path):
     path = write_task(tmp_path, GOOD.replace("task: t", "task: popqa"))
     with pytest.raises(ConfigError, match=r"task 'popqa' is already provided by ragbench"):
-        Registry.discover().expand_tasks([str(path)])
+        Registry.discover().add_task_files([str(path)])
 
 
 def test_two_task_files_declaring_one_task_name_are_refused_not_one_dropped(tmp_path):
     first, second = write_task(tmp_path, GOOD, "first.yaml"), write_task(tmp_path, GOOD, "second.yaml")
     registry = Registry.discover()
-    assert registry.expand_tasks([str(first), str(tmp_path / "." / "first.yaml")]) == ["t"]  # one file, named twice
+    once_twice = [str(first), str(tmp_path / "." / "first.yaml")]  # one file, named twice
+    registry.add_task_files(once_twice)
+    assert registry.expand_tasks(once_twice) == ["t"]
+    registry.add_task_files([str(first), str(second)])
     with pytest.raises(ConfigError, match=r"--tasks .*second\.yaml: declares task 't', as .*first\.yaml does"):
         registry.expand_tasks([str(first), str(second)])
+
+
+def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
+    """Only registering adds a task file: looking one up, registered or not, changes nothing."""
+    path = write_task(tmp_path, GOOD)
+    registry = Registry.discover()
+
+    def state() -> tuple:
+        return (dict(registry.entries["tasks"]), dict(registry.aliases["tasks"]), dict(registry.task_files))
+
+    before = state()
+    with pytest.raises(ConfigError, match=r"task file .*\.yaml is not registered"):
+        registry.entry("tasks", str(path))
+    with pytest.raises(ConfigError, match=r"is not registered"):
+        registry.expand_tasks([str(path)])
+    assert state() == before and "t" not in registry.entries["tasks"]
+    registry.add_task_files([str(path)])
+    registered = state()
+    assert registry.entry("tasks", str(path)).name == "t" and registry.expand_tasks([str(path)]) == ["t"]
+    assert registry.entry("tasks", "t").name == "t" and state() == registered
+
+
+def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tmp_path):
+    """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
+    not among --tasks is named so."""
+    from ragbench._checks import Preflight
+    from ragbench._run.planning import plan
+    from ragbench._values.run_config import RunConfig
+
+    task = write_task(tmp_path, GOOD)
+    write_jsonl(tmp_path / "d.jsonl", [{"id": "1", "question": "q?", "a": ["x"]}])
+    other = write_task(tmp_path, GOOD.replace("task: t", "task: u"), "other.yaml")
+
+    def problems(data: dict[str, str]) -> list[str]:
+        check = Preflight()
+        plan(RunConfig(tasks=[str(task)], system="closed_book", data=data), Registry.discover(), check)
+        return check.problems
+
+    assert problems({str(task): str(tmp_path / "d.jsonl")}) == []
+    assert problems({str(tmp_path / "gone.yaml"): "d.jsonl"}) == [f"--tasks {tmp_path / 'gone.yaml'}: no such file"]
+    assert problems({str(other): "d.jsonl"}) == [f"--data {other}=...: task '{other}' is not among --tasks"]
+
+
+@functools.cache
+def looked_up() -> Registry:
+    return Registry.discover()
+
+
+@pytest.fixture(scope="module")
+def unregistered_file(tmp_path_factory) -> str:
+    return str(write_task(tmp_path_factory.mktemp("unregistered"), GOOD))
+
+
+A_FILE = "<a task file on disk, not registered>"
+
+
+@given(
+    st.one_of(
+        st.sampled_from(["demo", "arc", "selfrag_suite", "kilt", "nope", A_FILE]),
+        st.text(max_size=12).map(lambda name: name + ".yaml"),
+    )
+)
+def test_no_lookup_changes_the_registry(unregistered_file: str, name: str):
+    """Any name, a task's, an alias, a group, unknown or a file path (one on disk, one that cannot exist), is
+    found or refused with a ConfigError, and the registry is as it was."""
+    name = unregistered_file if name == A_FILE else name
+    registry = looked_up()
+
+    def state() -> tuple:
+        return dict(registry.entries["tasks"]), dict(registry.aliases["tasks"]), dict(registry.task_files)
+
+    before = state()
+    with contextlib.suppress(ConfigError):
+        registry.entry("tasks", name)
+    with contextlib.suppress(ConfigError):
+        registry.expand_tasks([name])
+    assert state() == before
 
 
 def test_the_builtin_selfrag_tasks_are_yaml_catalogue_entries():

@@ -4,6 +4,7 @@ one clear line each: ragbench._run.preflight)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,8 +21,8 @@ from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
 from .._values.run_config import RunConfig
-from .budget_option import top_k_args
 from .judge_raters import raters
+from .system_options import system_options
 
 if TYPE_CHECKING:
     from .resources import RunResources
@@ -53,13 +54,13 @@ def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> di
 RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
 
 
-def _check_roles(config: RunConfig, system_class: type) -> None:
+def _check_roles(role_models: Iterable[str], system: str, system_class: type) -> None:
     """--role-model names roles the system declares (`System.roles`), each once."""
     roles = tuple(getattr(system_class, "roles", ()))
-    for role in config.role_models:
+    for role in role_models:
         if role not in roles:
             offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
-            raise ConfigError(f"--role-model {role}=...: system {config.system} has no role '{role}'; {offered}")
+            raise ConfigError(f"--role-model {role}=...: system {system} has no role '{role}'; {offered}")
         if role in RESERVED_ROLES or role.startswith("judge"):
             raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
 
@@ -79,21 +80,23 @@ def plan(config: RunConfig, registry: Registry, check: Preflight | None = None) 
 def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
     names: list[str] = []
     with check.step(f"tasks {', '.join(config.tasks)} installed"):
+        registry.add_task_files(config.tasks)
         names = registry.expand_tasks(config.tasks)
     if not names:
         if not config.tasks:
             check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
         return []
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
-        _check_task_args(config, {name: registry.load("tasks", name) for name in names}, check)
+        _check_task_args(config.task_args, {name: registry.load("tasks", name) for name in names}, check)
         for key in config.data:
+            registry.add_task_files([key])  # `--data FILE.yaml=...`: each key registered as it is checked
             if registry.entry("tasks", key).name not in names:
                 check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
         _check_metric_scopes(config.metrics, names, registry)
     system_class = None
     with check.step(f"system {config.system} installed"):
         system_class = registry.load("systems", config.system)
-        _check_roles(config, system_class)
+        _check_roles(config.role_models, config.system, system_class)
     chosen: set[str] = set()  # every metric named for a task, planned or refused
     planned = [
         item for name in names if (item := _plan_task(config, registry, name, names, system_class, check, chosen))
@@ -121,17 +124,10 @@ def _plan_task(
     if system_class is None:
         return None
     with check.step(f"system {config.system} options"):
-        accepted = accepted_options(system_class)
-        declared = {**entry.defaults.get("system_args", {}), **system_defaults(task)}
-        defaults = {
-            k: v
-            for k, v in declared.items()
-            if (accepted is None or k in accepted) and k not in getattr(system_class, "own_defaults", ())
-        }
-        given = {**top_k_args(config.top_k, system_class, config.system_args, accepted), **config.system_args}
-        system = construct(
-            system_class, {**defaults, **given}, f"system {config.system}", injected={"registry": registry}
+        options = system_options(
+            system_class, entry.defaults.get("system_args", {}), system_defaults(task), config.top_k, config.system_args
         )
+        system = construct(system_class, options, f"system {config.system}", injected={"registry": registry})
     if system is None:
         return None
     system.preflight(check, task)
@@ -164,6 +160,7 @@ def plan_scoring(
     system; the metrics checked as for a run, their judge and NLI models included. `inherited_args`: the
     keys of `config.metric_args` taken from the run rather than given; those of a metric the rescoring no
     longer asks are dropped (a user who asks for other metrics did not give them)."""
+    registry.add_task_files([*config.tasks, *config.data])
     names = registry.expand_tasks(config.tasks)
     with check.step("--metrics name tasks of the run"):
         _check_metric_scopes(config.metrics, names, registry)
@@ -304,7 +301,7 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
                 f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
                 f"{hint} (or choose other metrics with --metrics)"
             )
-    for line in unused_metric_models(config, planned):
+    for line in unused_metric_models(config.judges, config.nli, config.judge_repeats, planned):
         check.warn(line)
     for p in planned:
         for metric in p.metrics:
@@ -323,36 +320,37 @@ def needs(planned: list[PlannedTask], need: str) -> bool:
     return any(need in metric.needs for p in planned for metric in p.metrics)
 
 
-def unused_metric_models(config: RunConfig, planned: list[PlannedTask]) -> list[str]:
+def unused_metric_models(
+    judges: list[str], nli: str | None, judge_repeats: int | None, planned: list[PlannedTask]
+) -> list[str]:
     """One line for a --judge or --nli that no metric of the run asks: it is not loaded, and that is said
     rather than a judged number silently missing; and for a --judge-repeats that gives no metric raters."""
     lines = []
-    if config.judges and not needs(planned, "judge"):
+    if judges and not needs(planned, "judge"):
         lines.append(
-            f"{' '.join(f'--judge {judge}' for judge in config.judges)} is not used: no metric of this "
+            f"{' '.join(f'--judge {judge}' for judge in judges)} is not used: no metric of this "
             "run asks a judge (add one, e.g. --metrics +llm_judge)"
         )
-    repeats = config.judge_repeats
-    if repeats is not None and not any(raters(m, len(config.judges), repeats) for p in planned for m in p.metrics):
+    if judge_repeats is not None and not any(raters(m, len(judges), judge_repeats) for p in planned for m in p.metrics):
         lines.append(
-            f"--judge-repeats {repeats} compares nothing: "
+            f"--judge-repeats {judge_repeats} compares nothing: "
             + (
-                f"each judged metric is judged once by {'its judge' if len(config.judges) == 1 else 'its judges'}"
+                f"each judged metric is judged once by {'its judge' if len(judges) == 1 else 'its judges'}"
                 " (give 2 or more)"
                 if needs(planned, "judge")
                 else "no metric of this run asks a judge"
             )
         )
-    if config.nli is not None and not needs(planned, "nli"):
+    if nli is not None and not needs(planned, "nli"):
         lines.append(
-            f"--nli {config.nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
+            f"--nli {nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
             "on a task whose answers cite)"
         )
     return lines
 
 
-def _check_task_args(config: RunConfig, task_classes: dict[str, type], check: Preflight) -> None:
-    for key in config.task_args:
+def _check_task_args(task_args: dict[str, Any], task_classes: dict[str, type], check: Preflight) -> None:
+    for key in task_args:
         name, option = key.split(".", 1) if "." in key else (None, key)
         if name is not None and name not in task_classes:
             check.problem(f"--task-arg {key}: task '{name}' is not among --tasks")

@@ -86,7 +86,7 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
                 engines.roles[role] = load_engine(
                     model, registry=registry, needs=system_needs, **config.role_model_args.get(role, {})
                 )
-        for line in unused_metric_models(config, planned):
+        for line in unused_metric_models(config.judges, config.nli, config.judge_repeats, planned):
             log.warning("ragbench: %s", line)
         for i, model in enumerate(config.judges if needs(planned, "judge") else []):
             engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))

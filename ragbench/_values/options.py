@@ -199,6 +199,58 @@ def engine_option_problems(
     return problems
 
 
+class _Signature:
+    """What `cls.__init__` takes, as `construct` checks a plugin's options against it and words each problem:
+    the flag that sets them, its options as the user may give them (`shown`: not those the core passes), and
+    each accepted form. `positional`: how many parameters the core passes by position (an index builder's
+    folder); `injected`: what the core hands the plugin rather than the user, kept where `__init__` names it."""
+
+    def __init__(self, cls: type, label: str, positional: int, injected: dict[str, Any]) -> None:
+        self.label, self.positional = label, positional
+        self.flag = FLAGS.get(self.label.split()[0], "option")
+        self.parameters, self.hints, self.anything = _init_parameters(cls)
+        self.injected = {name: value for name, value in injected.items() if self.parameters.pop(name, None) is not None}
+        given_by_core = {"data_path", *list(self.parameters)[:positional]}
+        self.shown = {name: p for name, p in self.parameters.items() if name not in given_by_core}
+        self.accepted = ", ".join(option_form(n, p, self.hints.get(n)) for n, p in self.shown.items()) or "none"
+        self.prefix = f"{self.label.split()[-1]}." if self.flag == "--metric-arg" else ""
+
+    def form(self, name: str) -> str:
+        return option_form(name, self.parameters.get(name), self.hints.get(name))
+
+    def unknown(self, args: dict[str, Any]) -> str | None:
+        unknown = [] if self.anything else sorted(set(args) - set(self.parameters))
+        if not unknown:
+            return None
+        given = ", ".join(f"{self.prefix}{name}={shown_value(args[name])}" for name in unknown)
+        return f"{self.flag} {given}: {self.label} has no option {', '.join(repr(n) for n in unknown)} " + (
+            f"(accepted: {self.accepted})" if self.shown else "(it takes no options)"
+        )
+
+    def mistyped(self, args: dict[str, Any]) -> str | None:
+        for name, value in args.items():
+            problem = type_problem(value, self.hints.get(name)) if name in self.shown else None
+            if problem:
+                return (
+                    f"{self.flag} {self.prefix}{name}={shown_value(value)}: {self.label} takes {problem} for {name} "
+                    f"({self.form(name)})"
+                )
+        return None
+
+    def missing(self, args: dict[str, Any]) -> str | None:
+        filled = {*list(self.parameters)[: self.positional], *args, *self.injected}
+        missing = [n for n, p in self.shown.items() if p.default is inspect.Parameter.empty and n not in filled]
+        if not missing:
+            return None
+        needed = ", ".join(f"{self.flag} {self.prefix}{self.form(n)}" for n in missing)
+        return f"{self.label} needs {needed} (accepted: {self.accepted})"
+
+    def refused(self, args: dict[str, Any], exc: Exception) -> str:
+        """The plugin's own refusal of its options, with those given and the accepted ones."""
+        given = " ".join(f"{self.prefix}{k}={shown_value(v)}" for k, v in args.items() if k != "data_path")
+        return f"{self.label}: {exc}" + (f" (given {self.flag} {given}; accepted: {self.accepted})" if given else "")
+
+
 def construct(
     cls: type, args: dict[str, Any], label: str, positional: tuple = (), injected: dict[str, Any] | None = None
 ) -> Any:
@@ -206,36 +258,11 @@ def construct(
     the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather
     than the user (e.g. the run's `registry`): each is passed when `cls.__init__` names it, and is
     not an option."""
-    flag = FLAGS.get(label.split()[0], "option")
-    parameters, hints, anything = _init_parameters(cls)
-    injected = {name: value for name, value in (injected or {}).items() if parameters.pop(name, None) is not None}
-    given_by_core = {"data_path", *list(parameters)[: len(positional)]}  # not options (an index builder's folder)
-    shown = {name: p for name, p in parameters.items() if name not in given_by_core}
-    accepted = ", ".join(option_form(n, p, hints.get(n)) for n, p in shown.items()) or "none"
-    prefix = f"{label.split()[-1]}." if flag == "--metric-arg" else ""
-    unknown = [] if anything else sorted(set(args) - set(parameters))
-    if unknown:
-        given = ", ".join(f"{prefix}{name}={shown_value(args[name])}" for name in unknown)
-        raise ConfigError(
-            f"{flag} {given}: {label} has no option {', '.join(repr(n) for n in unknown)} "
-            + (f"(accepted: {accepted})" if shown else "(it takes no options)")
-        )
-    for name, value in args.items():
-        problem = type_problem(value, hints.get(name)) if name in shown else None
-        if problem:
-            raise ConfigError(
-                f"{flag} {prefix}{name}={shown_value(value)}: {label} takes {problem} for {name} "
-                f"({option_form(name, parameters.get(name), hints.get(name))})"
-            )
-    filled = {*list(parameters)[: len(positional)], *args, *injected}
-    missing = [name for name, p in shown.items() if p.default is inspect.Parameter.empty and name not in filled]
-    if missing:
-        needed = ", ".join(f"{flag} {prefix}{option_form(n, shown[n], hints.get(n))}" for n in missing)
-        raise ConfigError(f"{label} needs {needed} (accepted: {accepted})")
+    signature = _Signature(cls, label, len(positional), injected or {})
+    problem = signature.unknown(args) or signature.mistyped(args) or signature.missing(args)
+    if problem:
+        raise ConfigError(problem)
     try:
-        return cls(*positional, **args, **injected)
+        return cls(*positional, **args, **signature.injected)
     except (TypeError, ValueError) as exc:
-        given = " ".join(f"{prefix}{k}={shown_value(v)}" for k, v in args.items() if k != "data_path")
-        raise ConfigError(
-            f"{label}: {exc}" + (f" (given {flag} {given}; accepted: {accepted})" if given else "")
-        ) from exc
+        raise ConfigError(signature.refused(args, exc)) from exc

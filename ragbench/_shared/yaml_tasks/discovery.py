@@ -19,11 +19,16 @@ def is_task_file(name: str) -> bool:
     return name.lower().endswith(SUFFIXES)
 
 
-def file_header(path: str | Path) -> TaskHeader:
-    """The header of a task file given by path (`--tasks FILE.yaml`)."""
+def given_file(path: str | Path) -> Path:
+    """A task file given by path (`--tasks FILE.yaml`); a `ConfigError` where there is none."""
     if not Path(path).is_file():
         raise ConfigError(f"--tasks {path}: no such file")
-    return task_header(Path(path))
+    return Path(path)
+
+
+def file_header(path: str | Path) -> TaskHeader:
+    """The header of a task file given by path (`--tasks FILE.yaml`)."""
+    return task_header(given_file(path))
 
 
 def packaged_header(resource: str, name: str) -> TaskHeader:

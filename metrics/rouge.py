@@ -19,6 +19,7 @@ import numpy as np
 
 from ragbench.api import (
     ConfigError,
+    Context,
     CorpusValue,
     Example,
     Metric,
@@ -65,7 +66,7 @@ class RougeLsum(Metric):
     corpus_keys = ("rougeLsum_bootstrap_mid",)
     value_range = (0, 100)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         scorer = rouge_lsum_scorer()
         hypothesis = sentence_lines(remove_citations(prediction.answer))
         first, second = (

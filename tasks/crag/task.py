@@ -125,7 +125,7 @@ class CragTask(Task):
 
     def __init__(
         self,
-        data_path=None,
+        data_path: str | Path | None = None,
         split: str = "public_test",
         version: str = "v5",
         tokenizer: str | None = None,

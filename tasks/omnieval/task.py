@@ -41,7 +41,7 @@ class OmniEvalAuto(Task):
 
     def __init__(
         self,
-        data_path=None,
+        data_path: str | Path | None = None,
         tasks: str | list | None = None,
         topics: str | list | None = None,
         literal_newlines: bool = False,

@@ -14,6 +14,7 @@ Two aggregates:
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
 
 
 @lru_cache(maxsize=1)
-def rouge_lsum_scorer():
+def rouge_lsum_scorer() -> Any:
     try:
         from rouge_score import rouge_scorer
     except ImportError as exc:

@@ -40,7 +40,7 @@ def qwen25_prompt(system: str, user: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _json_repair():
+def _json_repair() -> Any:
     try:
         import json_repair
     except ImportError as exc:

@@ -100,7 +100,7 @@ class ClaimsNli(Metric):
     needs = ("nli",)
     value_range = (0, 100)
 
-    async def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Score:
         claims = example.gold.get("claims") or []
         if not claims:
             return None

@@ -24,11 +24,11 @@ def tokenizer_13a() -> Callable[[str], list[str]]:
         from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
     except ImportError as exc:
         raise ConfigError(f"FlashRAG's BLEU needs sacrebleu ({exc}); run `pip install ragbench[flashrag]`") from exc
-    tokenizer = Tokenizer13a()
+    tokenizer = Tokenizer13a()  # type: ignore[no-untyped-call]  # sacrebleu leaves its __init__ unannotated
     return lambda text: tokenizer(text).split()
 
 
-def ngram_counts(tokens: list[str], max_order: int) -> Counter:
+def ngram_counts(tokens: list[str], max_order: int) -> Counter[tuple[str, ...]]:
     return Counter(
         tuple(tokens[i : i + order]) for order in range(1, max_order + 1) for i in range(len(tokens) - order + 1)
     )
@@ -50,7 +50,7 @@ def nmt_bleu(
     for refs, output in zip(references, outputs):
         reference_length += min(len(ref) for ref in refs)
         output_length += len(output)
-        merged: Counter = Counter()
+        merged: Counter[tuple[str, ...]] = Counter()
         for ref in refs:
             merged |= ngram_counts(ref, max_order)
         for ngram, count in (ngram_counts(output, max_order) & merged).items():

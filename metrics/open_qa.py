@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Score, Scores
-from ragbench.api.text import normalize_answer
+from ragbench.api.text import normalize_answer, token_f1
 
-from .match import AnswerMetric, gold_matches, golds_of, regex_module, token_f1
+from .match import AnswerMetric, gold_matches, golds_of, regex_module
 
 YES_NO_ANSWERS = ("yes", "no", "noanswer")
 

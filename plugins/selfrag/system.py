@@ -73,7 +73,7 @@ REFLECTION_NAMES = ("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS  # the entr
 SELF_RAG_MODELS = "a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b"
 
 
-def _choice(name: str, value: Any, allowed: tuple) -> Any:
+def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> Any:
     if value not in allowed:
         raise ConfigError(
             f"selfrag: {name}={value!r} is not one of {', '.join(map(str, allowed))} (--system-arg {name}=...)"

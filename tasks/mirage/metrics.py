@@ -22,7 +22,7 @@ PMC_LLAMA_ANSWER = "Answer:"
 DEFAULT_CHOICE = "A"  # what both readers answer when no pattern matches
 
 
-def _patterns(*patterns: str) -> tuple[re.Pattern, ...]:
+def _patterns(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(pattern) for pattern in patterns)
 
 

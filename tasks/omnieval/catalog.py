@@ -41,7 +41,7 @@ def skipped(topic: str, task: str) -> bool:
     return task in skip["tasks"] or topic in skip["topics"]
 
 
-def select(kind: str, value: str | list | None, names: list[str]) -> list[str] | None:
+def select(kind: str, value: str | list[str] | None, names: list[str]) -> list[str] | None:
     """Parse a `tasks=`/`topics=` task argument: comma-separated exact names, upstream ids or
     English names. None: all."""
     if value is None or value == "" or value == "all":

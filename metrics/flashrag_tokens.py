@@ -67,7 +67,8 @@ class InputTokens(Metric):
         if isinstance(prompt, str):
             return prompt
         if getattr(self.chat_tokenizer, "chat_template", None):
-            return self.chat_tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            rendered: str = self.chat_tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            return rendered
         return "\n\n".join(message["content"] for message in prompt if message["content"])
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:

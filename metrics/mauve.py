@@ -72,7 +72,8 @@ class Featurizer:
 
 def mauve_from_features(p_features: Any, q_features: Any) -> float:
     """mauve.compute_mauve at ALCE's settings (featurization aside), x100."""
-    return 100 * _import_mauve().compute_mauve(p_features=p_features, q_features=q_features).mauve
+    mauve: float = _import_mauve().compute_mauve(p_features=p_features, q_features=q_features).mauve
+    return 100 * mauve
 
 
 class Mauve(Metric):

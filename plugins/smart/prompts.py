@@ -59,7 +59,8 @@ def instruction_block(instruction: str, task_input: str | None) -> str:
 
 def passages_block(passages: list[tuple[str, str]], spelling: dict[str, Any]) -> str:
     """ "<retrieval>[1] title\\ntext\\n[2] ...</retrieval>\\n\\n", numbered 1..k*m."""
-    opening, closing = spelling["retrieval"]
+    retrieval: tuple[str, str] = spelling["retrieval"]
+    opening, closing = retrieval
     body = "\n".join(f"[{i}] {title}\n{text}" for i, (title, text) in enumerate(passages, 1))
     return opening + body + closing
 

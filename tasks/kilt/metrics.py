@@ -42,7 +42,8 @@ def rouge_l(prediction: str, gold: str) -> float:
     except ImportError as exc:
         raise ConfigError(f"KILT's ROUGE-L needs the rouge package ({exc}); run `pip install ragbench[kilt]`") from exc
     try:
-        return Rouge(metrics=["rouge-l"]).get_scores(prediction, gold, avg=True)["rouge-l"]["f"]
+        f1: float = Rouge(metrics=["rouge-l"]).get_scores(prediction, gold, avg=True)["rouge-l"]["f"]
+        return f1
     except ValueError:  # "Hypothesis is empty." and the like, as upstream catches it
         return 0.0
 

@@ -52,7 +52,7 @@ def located_choice(output: str, locate: str = "standard") -> str | None:
     if locate == "pmc_llama":
         sentence = sentence.split(PMC_LLAMA_ANSWER)[-1]
     for pattern in LOCATE_PATTERNS[locate]:
-        found = pattern.findall(sentence)
+        found: list[str] = pattern.findall(sentence)
         if found:
             return found[0]
     return None

@@ -13,7 +13,10 @@ from ragbench.api import ConfigError
 
 @cache
 def data_file(name: str) -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = json.loads(
+        resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    )
+    return loaded
 
 
 def tasks() -> list[str]:

@@ -200,7 +200,11 @@ def engine_option_problems(
 
 
 def construct(
-    cls: type, args: dict[str, Any], label: str, positional: tuple = (), injected: dict[str, Any] | None = None
+    cls: type,
+    args: dict[str, Any],
+    label: str,
+    positional: tuple[Any, ...] = (),
+    injected: dict[str, Any] | None = None,
 ) -> Any:
     """`cls(*positional, **args)`, every problem with the options a `ConfigError` naming the flag,
     the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather

@@ -57,7 +57,7 @@ def _model(method: str) -> Any:
 REFUSED = (ValueError, TypeError, KeyError, IndexError, OverflowError)  # what a lookup raises for a body's values
 
 
-def create_app(store: KgStore) -> FastAPI:
+def create_app(store: KgStore) -> "FastAPI":  # quoted: this module has no postponed annotations (FastAPI reads them)
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import JSONResponse
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import Example, KeySpec, Metric, Prediction, Score, Scores
+from ragbench.api import Context, Example, KeySpec, Metric, Prediction, Score, Scores
 from ragbench.api.text import exact_presence, list_items, normalize_answer, remove_citations
 
 
@@ -27,7 +27,7 @@ class Length(Metric):
     higher_is_better = None  # descriptive: ALCE reports it beside the scores, neither way is better
     value_range = (0, None)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         return float(len(citation_free(prediction).split()))
 
 
@@ -40,7 +40,7 @@ class StrEm(Metric):
     keys = ("str_em", "str_hit")
     value_range = (0, 100)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         qa_pairs = example.gold.get("qa_pairs") or []
         if not qa_pairs:
             return {"str_em": None, "str_hit": None}
@@ -70,7 +70,7 @@ class QampariF1(Metric):
     value_range = (0, 100)
     key_specs = {"num_preds": KeySpec(None, (0, None))}  # how many answers the list gives: descriptive
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         answers = [[normalize_answer(alias) for alias in aliases] for aliases in example.gold.get("answers") or []]
         preds = list_predictions(citation_free(prediction))
         if not answers:
@@ -100,7 +100,7 @@ class ClaimsNli(Metric):
     needs = ("nli",)
     value_range = (0, 100)
 
-    async def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Score:
         claims = example.gold.get("claims") or []
         if not claims:
             return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.api import Example, Metric, Prediction, Score
+from ragbench.api import Context, Example, Metric, Prediction, Score
 from ragbench.api.text import normalize_answer
 
 _DIGIT_TO_LETTER = {"1": "A", "2": "B", "3": "C", "4": "D", "5": "E"}
@@ -35,7 +35,7 @@ class ChoiceAccuracy(Metric):
     value_range = (0, 1)
     gold_needs = ("choices",)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         key = example.gold["answer_key"]
         choices = example.gold["choices"]
         picked = answer_letter(prediction.answer, choices["label"], choices["text"])
@@ -68,7 +68,7 @@ class LabelAccuracy(Metric):
     value_range = (0, 1)
     gold_needs = ("label",)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         answers = example.gold.get("answers") or []
         gold = answers[0].lower() if answers else _LABEL_VALUE.get(example.gold.get("label", ""))
         return float(gold is not None and verdict(prediction.answer) == gold)

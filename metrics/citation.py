@@ -134,7 +134,7 @@ class Citation(Metric):
     def statements(self, example: Example, answer: str) -> list[str]:
         return sent_tokenize(answer)
 
-    async def score(self, example: Example, prediction: Prediction, ctx=None) -> dict[str, Any]:
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> dict[str, Any]:
         check_documents_known(prediction)
         scores = await citation_scores(
             self.statements(example, prediction.answer), prediction.docs, ctx.nli, self.at_most_citations

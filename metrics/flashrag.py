@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ragbench.api import ConfigError, Example, Prediction, Scores
+from ragbench.api import ConfigError, Context, Example, Prediction, Scores
 from ragbench.api.retrieval import passage_text
 from ragbench.api.text import normalize_answer
 
@@ -41,7 +41,7 @@ class TokenPrecisionRecall(AnswerMetric):
     name = "token_pr"
     keys = ("precision", "recall")
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         golds = golds_of(example)
         if not golds:
             return dict.fromkeys(self.keys)
@@ -103,7 +103,7 @@ class FlashRagRouge(AnswerMetric):
             raise ConfigError(f"metric flashrag_rouge: language '{language}' is not en or zh")
         self.language = language
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         golds = golds_of(example)
         if not golds:
             return dict.fromkeys(self.keys)
@@ -133,7 +133,7 @@ class FlashRagRetrieval(AnswerMetric):
             raise ConfigError(f"metric flashrag_retrieval: k must be a whole number of documents from 1, got {k!r}")
         self.k = k
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         golds = [normalize_answer(gold) for gold in golds_of(example)]
         if not golds:
             return dict.fromkeys(self.keys)

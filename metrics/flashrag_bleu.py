@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, CorpusValue, Example, Prediction, SampleRecord, Scores
+from ragbench.api import ConfigError, Context, CorpusValue, Example, Prediction, SampleRecord, Scores
 
 from .match import AnswerMetric, golds_of
 
@@ -24,11 +24,11 @@ def tokenizer_13a() -> Callable[[str], list[str]]:
         from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
     except ImportError as exc:
         raise ConfigError(f"FlashRAG's BLEU needs sacrebleu ({exc}); run `pip install ragbench[flashrag]`") from exc
-    tokenizer = Tokenizer13a()
+    tokenizer = Tokenizer13a()  # type: ignore[no-untyped-call]  # sacrebleu leaves its __init__ unannotated
     return lambda text: tokenizer(text).split()
 
 
-def ngram_counts(tokens: list[str], max_order: int) -> Counter:
+def ngram_counts(tokens: list[str], max_order: int) -> Counter[tuple[str, ...]]:
     return Counter(
         tuple(tokens[i : i + order]) for order in range(1, max_order + 1) for i in range(len(tokens) - order + 1)
     )
@@ -50,7 +50,7 @@ def nmt_bleu(
     for refs, output in zip(references, outputs):
         reference_length += min(len(ref) for ref in refs)
         output_length += len(output)
-        merged: Counter = Counter()
+        merged: Counter[tuple[str, ...]] = Counter()
         for ref in refs:
             merged |= ngram_counts(ref, max_order)
         for ngram, count in (ngram_counts(output, max_order) & merged).items():
@@ -91,7 +91,7 @@ class FlashRagBleu(AnswerMetric):
         """The output's tokens and those of each gold that has any."""
         return self.tokenize(answer), [tokens for tokens in map(self.tokenize, golds) if tokens]
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         output, refs = self.tokens(prediction.answer, golds_of(example))
         if not refs:
             return {"sentence_bleu": None}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score
+from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Score
 from ragbench.api.engines import local_tokenizer
 from ragbench.api.text import tiktoken_encoding
 from ragbench.api.trace import trace_prompts
@@ -67,10 +67,11 @@ class InputTokens(Metric):
         if isinstance(prompt, str):
             return prompt
         if getattr(self.chat_tokenizer, "chat_template", None):
-            return self.chat_tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            rendered: str = self.chat_tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            return rendered
         return "\n\n".join(message["content"] for message in prompt if message["content"])
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         prompts = trace_prompts(step.to_dict() for step in prediction.trace)
         if not prompts:
             return None

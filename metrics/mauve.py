@@ -15,7 +15,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, SampleRecord, Scores
+from ragbench.api import ConfigError, Context, Example, Metric, Prediction, SampleRecord, Scores
 from ragbench.api.text import remove_citations
 
 
@@ -30,7 +30,7 @@ def mauve_texts(samples: list[SampleRecord]) -> tuple[list[str], list[str]]:
     return human, model
 
 
-def _import_mauve():
+def _import_mauve() -> Any:
     try:
         import mauve
     except ImportError as exc:
@@ -59,7 +59,7 @@ class Featurizer:
             ) from exc
         self.max_text_length, self.batch_size = max_text_length, batch_size
 
-    def __call__(self, texts: list[str]):
+    def __call__(self, texts: list[str]) -> Any:
         from mauve.utils import featurize_tokens_from_model
 
         tokens = [
@@ -70,9 +70,10 @@ class Featurizer:
         return featurize_tokens_from_model(self.model, tokens, self.batch_size).detach().cpu().numpy()
 
 
-def mauve_from_features(p_features, q_features) -> float:
+def mauve_from_features(p_features: Any, q_features: Any) -> float:
     """mauve.compute_mauve at ALCE's settings (featurization aside), x100."""
-    return 100 * _import_mauve().compute_mauve(p_features=p_features, q_features=q_features).mauve
+    mauve: float = _import_mauve().compute_mauve(p_features=p_features, q_features=q_features).mauve
+    return 100 * mauve
 
 
 class Mauve(Metric):
@@ -88,7 +89,7 @@ class Mauve(Metric):
         self.featurizer, self.device = str(featurizer), str(device)
         self.max_text_length, self.batch_size = int(max_text_length), int(batch_size)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         return {}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:

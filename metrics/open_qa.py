@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score, Scores
-from ragbench.api.text import normalize_answer
+from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Score, Scores
+from ragbench.api.text import normalize_answer, token_f1
 
-from .match import AnswerMetric, gold_matches, golds_of, regex_module, token_f1
+from .match import AnswerMetric, gold_matches, golds_of, regex_module
 
 YES_NO_ANSWERS = ("yes", "no", "noanswer")
 
@@ -29,7 +29,7 @@ class CoverExactMatch(AnswerMetric):
         if self.regex:
             regex_module(self.name)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         golds = golds_of(example)
         if not golds:
             return None
@@ -64,7 +64,7 @@ class HotpotF1(AnswerMetric):
 
     name = "hotpot_f1"
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         golds = golds_of(example)
         return max(hotpot_f1(prediction.answer, gold) for gold in golds) if golds else None
 
@@ -113,7 +113,7 @@ class SupportingPassages(Metric):
             raise ConfigError(f"metric supporting_passages: by '{by}' is not title or id")
         self.by = by
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         gold = supporting_keys(example.gold.get("supporting_passages"), self.by)
         if not gold:
             return dict.fromkeys(self.keys)

@@ -14,11 +14,13 @@ Two aggregates:
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from ragbench.api import (
     ConfigError,
+    Context,
     CorpusValue,
     Example,
     Metric,
@@ -33,7 +35,7 @@ BOOTSTRAP_SAMPLES = 1000  # rouge_score.scoring.BootstrapAggregator default
 
 
 @lru_cache(maxsize=1)
-def rouge_lsum_scorer():
+def rouge_lsum_scorer() -> Any:
     try:
         from rouge_score import rouge_scorer
     except ImportError as exc:
@@ -65,7 +67,7 @@ class RougeLsum(Metric):
     corpus_keys = ("rougeLsum_bootstrap_mid",)
     value_range = (0, 100)
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         scorer = rouge_lsum_scorer()
         hypothesis = sentence_lines(remove_citations(prediction.answer))
         first, second = (

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Example, Metric, Prediction, Scores
+from ragbench.api import Context, Example, Metric, Prediction, Scores
 from ragbench.api.text import normalize_answer
 
 from .flashrag import token_precision_recall
@@ -80,7 +80,7 @@ class HotpotSupportingFacts(Metric):
         "hotpot_evaluate_v1.py scores an id missing from its sp"
     }
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         gold, golds = gold_facts(example.gold.get("supporting_passages")), golds_of(example)
         if not gold or not golds:
             return dict.fromkeys(self.keys)

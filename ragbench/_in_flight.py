@@ -26,6 +26,7 @@ import asyncio
 import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 STALL_SECONDS = 5.0  # no slot changed for this long while some still work: dispatch what is queued
 _SLOT: contextvars.ContextVar[_Slot | None] = contextvars.ContextVar("ragbench_example_slot", default=None)
@@ -34,7 +35,7 @@ _SLOT: contextvars.ContextVar[_Slot | None] = contextvars.ContextVar("ragbench_e
 class _Slot:
     def __init__(self, examples: ExamplesInFlight) -> None:
         self.examples = examples
-        self.pending: list[tuple[asyncio.Future, bool]] = []  # calls this example waits on, and whether a search
+        self.pending: list[tuple[asyncio.Future[Any], bool]] = []  # calls this example waits on, and whether a search
         self.model_calls = 0  # of them not searches
 
     @property
@@ -57,7 +58,7 @@ class ExamplesInFlight:
 
     def __init__(self) -> None:
         self._slots: set[_Slot] = set()
-        self._waiters: list[tuple[asyncio.Future, bool]] = []  # (waiter, past_leaves)
+        self._waiters: list[tuple[asyncio.Future[Any], bool]] = []  # (waiter, past_leaves)
         self._waiting = 0  # slots with a call they wait on
         self._waiting_past_leaves = 0  # slots with a call they wait on that is not a search
         self.stalls = 0  # times `settled` gave up on a slot that worked STALL_SECONDS with nothing changed
@@ -110,7 +111,7 @@ class ExamplesInFlight:
     def _wake(self) -> None:
         if not self._waiters or not self.is_settled():
             return
-        waiting: list[tuple[asyncio.Future, bool]] = []
+        waiting: list[tuple[asyncio.Future[Any], bool]] = []
         for waiter, past_leaves in self._waiters:
             if waiter.done():
                 continue
@@ -122,7 +123,7 @@ class ExamplesInFlight:
 
 
 @contextmanager
-def waiting_for(future: asyncio.Future, leaf: bool = False) -> Iterator[None]:
+def waiting_for(future: asyncio.Future[Any], leaf: bool = False) -> Iterator[None]:
     """The calling example (if it holds a slot) waits on `future` meanwhile; `leaf`: a search."""
     slot = _SLOT.get()
     if slot is None:

@@ -22,7 +22,7 @@ import asyncio
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ._errors import ConfigError
 from ._in_flight import waiting_for
@@ -101,7 +101,7 @@ class NLI:
         self.llm = llm
         self.format = nli_format(fmt) if isinstance(fmt, str) else fmt
         self.stats = NliStats()
-        self._decisions: dict[tuple[str, str], asyncio.Future] = {}
+        self._decisions: dict[tuple[str, str], asyncio.Future[Any]] = {}
         self._log = ExchangeLog(log_path) if log_path is not None else None
 
     async def entails(self, premise: str, hypothesis: str) -> int:

@@ -30,7 +30,7 @@ def _refuse(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
     raise ReadOnlyError(f"this {type(self).__mro__[1].__name__} is read-only: {COPY_HINT}")
 
 
-class ReadOnlyDict(dict):
+class ReadOnlyDict(dict[Any, Any]):
     """A dict that refuses every change; copies (copy, deepcopy, pickle) are plain dicts."""
 
     __slots__ = ()
@@ -40,7 +40,7 @@ class ReadOnlyDict(dict):
         return dict, (dict(self),)
 
 
-class ReadOnlyList(list):
+class ReadOnlyList(list[Any]):
     """A list that refuses every change; copies (copy, deepcopy, pickle) are plain lists."""
 
     __slots__ = ()

@@ -27,7 +27,8 @@ from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, Pl
 from ._errors import ConfigError
 from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
-from ._shared.yaml_tasks.discovery import TaskHeader, file_header, given_file, is_task_file, packaged_header
+from ._shared.yaml_tasks.discovery import file_header, given_file, is_task_file, packaged_header
+from ._shared.yaml_tasks.header import TaskHeader
 from ._values.names import name_problem
 
 

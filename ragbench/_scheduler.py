@@ -42,7 +42,7 @@ import logging
 import operator
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall, exception_line
@@ -114,7 +114,7 @@ def _checked(engine: Engine, request: object, result: Result) -> Result | Engine
 class _Queued(NamedTuple):
     request: Request
     key: str
-    future: asyncio.Future
+    future: asyncio.Future[Any]
     queued_at: int  # the engine's batches dispatched when it was queued
     length: int  # `request.text_length()`, read when it was queued (by its caller, who gets what that raises)
 
@@ -129,9 +129,9 @@ class _EngineQueue:
         self.dispatched = 0  # batches taken from this queue
         # every request queued and not yet answered (queued, taken into a batch, sent, being delivered), so that
         # whatever the dispatcher raises, wherever it was, answers each of them with that error
-        self.owed: dict[asyncio.Future, str] = {}
+        self.owed: dict[asyncio.Future[Any], str] = {}
         self.wake = asyncio.Event()
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[Any] | None = None
         self.semaphore = asyncio.Semaphore(engine.max_concurrency)
 
 
@@ -151,8 +151,8 @@ class Scheduler:
         self._cache_errors_before = cache.write_errors if cache is not None else 0
         self.stats = CallStats()
         self._queues: dict[int, _EngineQueue] = {}
-        self._in_flight: dict[str, asyncio.Future] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._in_flight: dict[str, asyncio.Future[Any]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._lookups = 0  # callers reading the cache in its thread: their requests may still join a batch
         self._no_lookups = asyncio.Event()
 
@@ -178,7 +178,7 @@ class Scheduler:
         if not engine.concurrent:  # read here, so that a request they fail on fails its caller, not a batch
             group, length = request.batch_key, operator.index(request.text_length())
             hash(group)
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         self.stats.in_flight += 1
         queue = self._queue(engine)
@@ -236,7 +236,7 @@ class Scheduler:
             return oldest
         return max(queue.groups, key=lambda k: len(queue.groups[k]))
 
-    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future]]:
+    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future[Any]]]:
         """The next group's oldest requests, up to the batch limit."""
         key = self._next_group(queue)
         chosen = queue.groups[key]
@@ -273,7 +273,7 @@ class Scheduler:
         engine returned. Up to `parallel_batches` batches are out at once (replicas of one model,
         ragbench._engines.replicas), one otherwise; answers go out in the order the batches were sent."""
         depth = getattr(queue.engine, "parallel_batches", 1)
-        sent: deque[tuple[list[tuple[Request, str, asyncio.Future]], asyncio.Task]] = deque()
+        sent: deque[tuple[list[tuple[Request, str, asyncio.Future[Any]]], asyncio.Task[Any]]] = deque()
         while True:
             if not queue.size and not sent:
                 await queue.wake.wait()
@@ -305,7 +305,7 @@ class Scheduler:
         queue.size = 0
 
     @staticmethod
-    async def _compute(engine: Engine, batch: list[tuple[Request, str, asyncio.Future]]) -> list:
+    async def _compute(engine: Engine, batch: list[tuple[Request, str, asyncio.Future[Any]]]) -> list[Any]:
         """One batch on the engine: its results, or the error of each request. Whatever goes wrong (the engine
         raising, answering a different number of requests) ends every request of the batch - with its answer
         or a clear error - so that no caller waits forever."""
@@ -320,7 +320,7 @@ class Scheduler:
         return results
 
     async def _deliver(
-        self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future]], task: asyncio.Task
+        self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future[Any]]], task: asyncio.Task[Any]
     ) -> None:
         """A sent batch's answers to its callers (once the engine has them) and to the cache."""
         results = await task
@@ -331,7 +331,7 @@ class Scheduler:
             queue.owed.pop(future, None)
         self._cache_results(queue.engine, batch, results)
 
-    async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future) -> None:
+    async def _run_one(self, queue: _EngineQueue, request: Request, key: str, future: asyncio.Future[Any]) -> None:
         """One request on an engine that batches by itself; whatever raises on the way answers it with the error."""
         result: Response | EngineError
         try:
@@ -347,7 +347,9 @@ class Scheduler:
         self._finish(key, future, result)
         self._cache_results(queue.engine, [(request, key, future)], [result])
 
-    def _cache_results(self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future]], results: list) -> None:
+    def _cache_results(
+        self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future[Any]]], results: list[Any]
+    ) -> None:
         """Queue a batch's answers for the cache's writer thread. The answers have reached their
         callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
         if self.cache is not None and getattr(engine, "cacheable", True):
@@ -365,7 +367,7 @@ class Scheduler:
                     "response cache write failed (%s: %s); the answers are used, not cached", type(exc).__name__, exc
                 )
 
-    def _finish(self, key: str, future: asyncio.Future, result: Response | EngineError) -> None:
+    def _finish(self, key: str, future: asyncio.Future[Any], result: Response | EngineError) -> None:
         self._in_flight.pop(key, None)
         self.stats.in_flight -= 1
         if isinstance(result, Exception):

@@ -36,7 +36,8 @@ def structured(text: str, schema: dict[str, Any]) -> dict[str, Any]:
     value = last_json_object(text)
     if value is None:
         raise Unparsed("the reply holds no JSON object")
-    return _conform(value, schema, schema.get("$defs", {}), "reply")
+    conformed: dict[str, Any] = _conform(value, schema, schema.get("$defs", {}), "reply")
+    return conformed
 
 
 def _conform(value: Any, schema: dict[str, Any], defs: dict[str, Any], where: str) -> Any:

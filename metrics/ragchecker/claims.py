@@ -56,7 +56,7 @@ def _evaluated(node: ast.AST) -> Any:
     return ast.literal_eval(node)
 
 
-def _literal_parts(match: str) -> list | None:
+def _literal_parts(match: str) -> list[Any] | None:
     """The match evaluated as upstream's `eval` evaluates it, else split at ", " with the outer parentheses
     dropped. ragbench never runs a reply as code: literals and the `and`, `or` and `+` between them are
     evaluated (_evaluated), any other expression (a call, a name) takes the split, where upstream runs it."""

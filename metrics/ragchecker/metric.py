@@ -16,6 +16,7 @@ gives no claims, whose metrics RAGChecker scores 0."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from ragbench.api import ConfigError, Example, KeySpec, Metric, Prediction, Scores
@@ -57,7 +58,7 @@ class RagChecker(Metric):
             "checking_sampling": self.checking_sampling,
         }
 
-    async def extract(self, judge: Any, question: str, text: str, count) -> list[Triplet]:
+    async def extract(self, judge: Any, question: str, text: str, count: Callable[[str], None]) -> list[Triplet]:
         messages = [{"role": "user", "content": extraction_prompt(question, text)}]
         reply = await judge.chat(messages, step="judge:ragchecker:extract", **self.extraction_sampling)
         claims = parse_triplets(reply.text)
@@ -66,7 +67,7 @@ class RagChecker(Metric):
         return claims
 
     async def check(
-        self, judge: Any, question: str, claims: list[Triplet], references: list[str], count
+        self, judge: Any, question: str, claims: list[Triplet], references: list[str], count: Callable[[str], None]
     ) -> list[list[str]]:
         """The labels [claim][reference] (CheckerBase.check: none for no claims, [] per claim for no references)."""
 

@@ -137,7 +137,8 @@ class Flare(System):
     def sentence_tokens(self, sentence: str, response: Response) -> list[Any]:
         """The sentence's token ids (the tokenizer's), or the engine's tokens that cover it."""
         if self._tokenizer is not None:
-            return self._tokenizer.encode(sentence, add_special_tokens=False)
+            ids: list[Any] = self._tokenizer.encode(sentence, add_special_tokens=False)
+            return ids
         covered, tokens = "", []
         for token in response.logprobs or []:
             if len(covered.lstrip()) >= len(sentence):

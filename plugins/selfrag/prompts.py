@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from ragbench.api.text import TEMPLATES
 
@@ -62,7 +63,7 @@ def fix_spacing(text: str) -> str:
     return re.sub(r"(?<=\w)([.!?])(?=\w)", r"\1 ", text)
 
 
-def cite_segments(segments: Sequence[str], docs: Sequence[object], numbering: str = "path") -> tuple[str, list]:
+def cite_segments(segments: Sequence[str], docs: Sequence[object], numbering: str = "path") -> tuple[str, list[Any]]:
     """run_long_form_static.py main() for ASQA: cleaned segments, each ending in " [i]. ", and the
     passages of the kept segments. numbering="path" (upstream) numbers a segment by its position
     on the path (0 = the empty root), so after a skipped empty or duplicate segment the numbers

@@ -41,7 +41,7 @@ from ragbench.api import (
     Task,
     recorded_extras,
 )
-from ragbench.api.engines import EngineNeeds
+from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import closed_answer
 
 from .longform import long_form
@@ -73,7 +73,7 @@ REFLECTION_NAMES = ("[Retrieval]", "[No Retrieval]") + SCORED_TOKENS  # the entr
 SELF_RAG_MODELS = "a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b"
 
 
-def _choice(name: str, value: Any, allowed: tuple) -> Any:
+def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> Any:
     if value not in allowed:
         raise ConfigError(
             f"selfrag: {name}={value!r} is not one of {', '.join(map(str, allowed))} (--system-arg {name}=...)"
@@ -184,7 +184,7 @@ class SelfRag(System):
             SELF_RAG_MODELS,
         )
 
-    def check_model(self, engine) -> None:
+    def check_model(self, engine: Engine) -> None:
         """Refuse a model without the reflection tokens before the run (engines that can tell once loaded;
         the pre-flight has asked those that can tell from the tokenizer alone)."""
         missing = engine.missing_tokens(REFLECTION_NAMES)

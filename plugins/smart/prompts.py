@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 INSTRUCTION = "<|Instruction|>:\n{instruction}"
 INPUT = "\n\n<|Input|>:\n{input}"
@@ -56,9 +57,10 @@ def instruction_block(instruction: str, task_input: str | None) -> str:
     return text + END_OF_INSTRUCTION
 
 
-def passages_block(passages: list[tuple[str, str]], spelling: dict) -> str:
+def passages_block(passages: list[tuple[str, str]], spelling: dict[str, Any]) -> str:
     """ "<retrieval>[1] title\\ntext\\n[2] ...</retrieval>\\n\\n", numbered 1..k*m."""
-    opening, closing = spelling["retrieval"]
+    retrieval: tuple[str, str] = spelling["retrieval"]
+    opening, closing = retrieval
     body = "\n".join(f"[{i}] {title}\n{text}" for i, (title, text) in enumerate(passages, 1))
     return opening + body + closing
 
@@ -82,7 +84,7 @@ class LocatedFact:
     title: str
     fact: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"number": self.number, "relevant": self.relevant, "title": self.title, "fact": self.fact}
 
 

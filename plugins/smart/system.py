@@ -51,6 +51,7 @@ from ragbench.api import (
     Task,
     recorded_extras,
 )
+from ragbench.api.engines import Response
 from ragbench.api.protocols import closed_answer, instruction_key, task_input
 from ragbench.api.trace import grouped
 
@@ -319,7 +320,7 @@ class Smart(System):
             facts.append(LocatedFact(number, relevant, doc.title, span))
         return facts
 
-    async def ask(self, llm, prompt, step: str, sampling: dict[str, Any]):
+    async def ask(self, llm: Any, prompt: str | list[dict[str, str]], step: str, sampling: dict[str, Any]) -> Response:
         if isinstance(prompt, list):
             return await llm.chat(prompt, step=step, **sampling)
         if self.chat:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from annotated_types import Ge
 
@@ -22,7 +22,7 @@ class Vanilla(Reader):
     retrieves = True
     budget_options = {"passages": "top_n"}
 
-    def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options) -> None:
+    def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options: Any) -> None:
         super().__init__(**options)
         self.top_n = int(top_n)
 

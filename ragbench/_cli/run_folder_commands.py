@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -246,7 +247,7 @@ def compare_command(
         sys.exit(EXIT_WORSE)
 
 
-def compare_plots(reports: list, folder: Path) -> list[Path | None]:
+def compare_plots(reports: list[Any], folder: Path) -> list[Path | None]:
     """compare_N.png of each report; none, in one line naming what to install, where matplotlib is missing (the
     plain install has no plotting: compare.md is written without its pictures)."""
     from .._reports.compare_plot import plot

@@ -53,7 +53,7 @@ def local_transformers(model_class: str, path: str, device: str) -> tuple[Any, A
 def model_contents(component: Any) -> dict[str, Any]:
     """What a component's answers depend on beyond its options: a digest of its local model's files
     (`model_path`), so that `--resume` refuses a run whose model was replaced since it started."""
-    from .._engines.content import content_digest
+    from .._storage.content_digest import content_digest
 
     path = getattr(component, "model_path", None)
     return {"model": content_digest(path)} if path else {}

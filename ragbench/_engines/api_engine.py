@@ -129,7 +129,7 @@ class ApiEngine(Engine):
         self._sdk: Any = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
         self._slots: asyncio.Semaphore | None = None
-        self._closing: asyncio.Task | None = None
+        self._closing: asyncio.Task[Any] | None = None
 
     @classmethod
     def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:

@@ -59,7 +59,7 @@ def load_embedded(dtype: Any = None) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+def embedded_safetensors_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """A safetensors copy of the embedded model (what vLLM loads), converted on first use.
 
     The GGUF is loaded with transformers (de-quantized), its quantizer detached
@@ -81,7 +81,7 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike | None = None) -> Path
     return _saved_once(target / CONVERTED_NAME, str(source / EMBEDDED_GGUF), build)
 
 
-def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike | None = None) -> Path:
+def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """A safetensors copy of the embedded model whose vocabulary gains `tokens` as special tokens, their
     embedding rows drawn around the old rows' mean and spread with a fixed seed. It lets
     systems that read named tokens (Self-RAG's reflection tokens) run end to end on the real `hf` and

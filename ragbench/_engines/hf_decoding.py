@@ -18,7 +18,9 @@ class TokenPicker:
     drawn per row with its own generator (so seeded rows do not depend on their batch mates).
     """
 
-    def __init__(self, torch: Any, sampling: Sampling, generators: list | None, named_ids: Sequence[int] = ()) -> None:
+    def __init__(
+        self, torch: Any, sampling: Sampling, generators: list[Any] | None, named_ids: Sequence[int] = ()
+    ) -> None:
         self.torch = torch
         self.sampling = sampling
         self.generators = generators

@@ -45,13 +45,15 @@ class RecordingTool:
         return self._recorded(target, method)
 
     def _recorded(self, target: Any, method: str) -> Any:
-        def record(args: tuple, kwargs: dict, kind: str, result: Any = None, error: Exception | None = None) -> None:
+        def record(
+            args: tuple[Any, ...], kwargs: dict[str, Any], kind: str, result: Any = None, error: Exception | None = None
+        ) -> None:
             outcome = {"error": f"{type(error).__name__}: {error}"} if error is not None else {"result": _plain(result)}
             self._recorder.tool(
                 self._task, self._name, method, _plain(list(args)), _plain(kwargs), kind=kind, **outcome
             )
 
-        async def finish(pending: Any, args: tuple, kwargs: dict) -> Any:
+        async def finish(pending: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             try:
                 result = await pending
             except Exception as exc:
@@ -91,7 +93,7 @@ class ReplayTool:
     def _key(method: str, args: list[Any], kwargs: dict[str, Any]) -> str:
         return json.dumps([method, args, kwargs], ensure_ascii=False, sort_keys=True)
 
-    def _answer(self, method: str, args: tuple, kwargs: dict) -> Any:
+    def _answer(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         key = self._key(method, _plain(list(args)), _plain(kwargs))
         record = self._answers.get(key)
         if record is None:

@@ -311,11 +311,11 @@ class Results:
         )
 
 
-def _sections() -> list[dataclasses.Field]:
+def _sections() -> list[dataclasses.Field[Any]]:
     return [item for item in dataclasses.fields(Results) if item.name != "other"]
 
 
-def _required(item: dataclasses.Field) -> bool:
+def _required(item: dataclasses.Field[Any]) -> bool:
     return item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
 
 

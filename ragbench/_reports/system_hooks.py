@@ -24,7 +24,7 @@ HOOKS = ("report", "format_adherence", "statistics")
 ADHERENCE_FIX = 'a list of {"format": str, "followed": n, "of": m, "fix": str} with 0 <= n <= m'
 
 
-class SavedRecords(Sequence):
+class SavedRecords(Sequence[SampleRecord]):
     """A task's samples file as `SampleRecord`s without texts, read from the file each time they are iterated
     or indexed (a fraction of a millisecond a record): a system's figures over 100,000 examples
     never hold 100,000 records, only where each one's line starts (8 bytes)."""

@@ -35,9 +35,10 @@ from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .bm25s_files import INDPTR, PARAMS, VOCAB, read_bm25s_index
-from .index import MANIFEST_FILE, IndexedRetriever, Manifest
+from .index import IndexedRetriever, Manifest
 from .index_damage import expect_count
 from .ranking import best_k
+from .staging import MANIFEST_FILE
 
 BM25_DIR = "bm25"
 SPILL_DIR = "bm25.spill"

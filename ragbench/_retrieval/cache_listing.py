@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
 from .index import (
-    MANIFEST_FILE,
     IndexedRetriever,
     built_index,
     corpus_bytes,
@@ -36,7 +35,7 @@ from .index import (
 from .index_cache import read_use
 from .index_damage import IndexDamage
 from .index_removal import is_held
-from .staging import BUILD_MARK
+from .staging import BUILD_MARK, MANIFEST_FILE
 
 if TYPE_CHECKING:
     from .._registry import Registry

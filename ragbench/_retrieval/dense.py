@@ -25,10 +25,11 @@ from .._errors import ConfigError
 from .._types import Document
 from .base import IndexBuilder
 from .corpus import passage_text
-from .index import MANIFEST_FILE, IndexedRetriever, Manifest
+from .index import IndexedRetriever, Manifest
 from .index_damage import IndexDamage, expect_count, read_array
 from .query_style import QueryStyle
 from .ranking import best_k
+from .staging import MANIFEST_FILE
 
 if TYPE_CHECKING:
     from .._registry import Registry

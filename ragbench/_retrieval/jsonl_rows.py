@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import mmap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class JsonlRows:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def record(self, row: int) -> dict:
+    def record(self, row: int) -> dict[str, Any]:
         """Row `row` as its JSON object; a RecordError naming the file and the row when it is none."""
         try:
             record = json.loads(line_at(self.data, int(self.starts[row])))

@@ -315,7 +315,7 @@ class Evaluator:
             self.cost.save()  # replaced by the final cost if the run ends well
         return services.scheduler
 
-    async def _worker(self, read: RecordReader, calls: ExampleServices, progress: Progress) -> None:
+    async def _worker(self, read: RecordReader[Any], calls: ExampleServices, progress: Progress) -> None:
         """One of the run's `max_inflight` workers: the next record still to do, until none is left."""
         assert self.cost is not None and self.services is not None and self.services.resources is not None
         workers = self.services.resources.workers

@@ -45,7 +45,7 @@ class Reaper:
 
     def __init__(self) -> None:
         self.token = uuid.uuid4().hex
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._marker: int | None = None
         self._previous = os.environ.get(MARKER_ENV)
         if not (_PROC / "self" / "environ").is_file():  # no /proc (not Linux): nothing to find processes by

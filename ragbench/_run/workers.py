@@ -204,7 +204,7 @@ class Workers:
                 self._pool = self._start(self.size, lowered=True)
             return self._pool
 
-    def _submit(self, lane: bool, fn: Callable[..., T], *args: Any) -> tuple[Executor, Future]:
+    def _submit(self, lane: bool, fn: Callable[..., T], *args: Any) -> tuple[Executor, Future[T]]:
         """`fn(*args)` submitted to the pool (or the lane)."""
         executor = self._executor(lane)
         try:

@@ -19,8 +19,8 @@ from .._types import Document
 from .refined_text import is_refined_text
 
 if TYPE_CHECKING:
-    from .._engines.base import Response
     from .._llm import LLM
+    from .._values.llm_calls import Response
 
 EOT = "<|eot_id|>"  # FlashRAG's vLLM generator appends it to every stop list (generator.py)
 REFERENCE = "Doc {idx}(Title: {title}) {text}\n"  # PromptTemplate.format_reference's default

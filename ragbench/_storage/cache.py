@@ -27,12 +27,12 @@ LABEL, FIX = "response cache", "--cache PATH names a file that can be written"  
 SCHEMA = Schema("responses", "key TEXT PRIMARY KEY, engine TEXT, request TEXT, response TEXT, created REAL")
 
 
-def _row(key: str, entry: tuple[str, Response, float]) -> tuple:
+def _row(key: str, entry: tuple[str, Response, float]) -> tuple[str, str, None, str, float]:
     engine_id, response, created = entry
     return (key, engine_id, None, json_text(response.to_dict()), created)  # the key, not the prompt
 
 
-def _cached(data: dict) -> Response:
+def _cached(data: dict[str, Any]) -> Response:
     response = Response.from_dict(data)
     response.cached = True
     return response
@@ -67,7 +67,7 @@ class ResponseCache:
             owned=owned,
             busy_seconds=BUSY_TIMEOUT_SECONDS,
         )
-        self._asked: list[tuple[str, asyncio.Future]] = []  # lookups not yet sent to the reader thread
+        self._asked: list[tuple[str, asyncio.Future[Any]]] = []  # lookups not yet sent to the reader thread
 
     @property
     def write_errors(self) -> int:
@@ -95,7 +95,7 @@ class ResponseCache:
     def _read_asked(self) -> None:
         asked, self._asked = self._asked, []
 
-        def answer(read: asyncio.Future) -> None:
+        def answer(read: asyncio.Future[Any]) -> None:
             """Every lookup asked gets its answer, or the error of the read (cancelled with it at the run's end)."""
             error: BaseException | None = None
             found: list[Any] = []

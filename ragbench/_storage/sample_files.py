@@ -156,7 +156,7 @@ def is_sample(record: dict[str, Any]) -> bool:
     return isinstance(record.get("index"), int) and not isinstance(record["index"], bool)
 
 
-def line_offsets(path: Path) -> array:
+def line_offsets(path: Path) -> array[int]:
     """Byte offset of every line's start, and the file's size last (8 bytes a line), read a block at a time
     (however long a line is)."""
     offsets, position = array("Q", [0]), 0

@@ -56,7 +56,7 @@ class SqliteStore:
         path: str | Path,
         schema: Schema,
         value_column: str,
-        encode: Callable[[str, Any], tuple],
+        encode: Callable[[str, Any], tuple[Any, ...]],
         decode: Callable[[Any], Any],
         from_item: Callable[[Any], Any],
         label: str = "cache",
@@ -77,7 +77,7 @@ class SqliteStore:
         self._local = threading.local()
         self._pending: dict[str, Any] = {}
         self._pending_lock = threading.Lock()
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._writer_db: sqlite3.Connection | None = None
         self._reader = ThreadPoolExecutor(1, thread_name_prefix=f"sqlite-read-{self.table}")
         self._writer = threading.Thread(target=self._write_loop, name=f"sqlite-write-{self.table}", daemon=True)
@@ -267,7 +267,7 @@ class SqliteStore:
             if stop:
                 return
 
-    def _row(self, key: str, item: Any) -> tuple:
+    def _row(self, key: str, item: Any) -> tuple[Any, ...]:
         row = self.encode(key, item)
         return (*row, row_checksum(key, row[self._value_index]))
 

@@ -252,7 +252,11 @@ class _Signature:
 
 
 def construct(
-    cls: type, args: dict[str, Any], label: str, positional: tuple = (), injected: dict[str, Any] | None = None
+    cls: type,
+    args: dict[str, Any],
+    label: str,
+    positional: tuple[Any, ...] = (),
+    injected: dict[str, Any] | None = None,
 ) -> Any:
     """`cls(*positional, **args)`, every problem with the options a `ConfigError` naming the flag,
     the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather

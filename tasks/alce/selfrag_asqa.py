@@ -14,6 +14,7 @@ Data loading, gold and metrics are ALCE's (`alce_asqa`); only the prompting diff
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Document, Example
@@ -67,7 +68,7 @@ class Asqa(AlceAsqa):
 
     def __init__(
         self,
-        data_path=None,
+        data_path: str | Path | None = None,
         template: str = "alpaca",
         ndoc: int = 5,
         citations: bool = True,

@@ -142,7 +142,7 @@ class AlceTask(Task):
 
     def __init__(
         self,
-        data_path=None,
+        data_path: str | Path | None = None,
         variant: str = "default",
         use_shorter: str | None = None,
         shot: int = 2,
@@ -274,7 +274,7 @@ class AlceAsqa(AlceTask):
     prompting_class = AlceAsqaPrompting
     prompting: AlceAsqaPrompting
 
-    def __init__(self, data_path=None, use_sub_questions: bool = False, **common: Any) -> None:
+    def __init__(self, data_path: str | Path | None = None, use_sub_questions: bool = False, **common: Any) -> None:
         super().__init__(data_path, **common)
         self.args["use_sub_questions"] = bool(use_sub_questions)
         self.prompting = replace(self.prompting, use_sub_questions=bool(use_sub_questions))
@@ -340,7 +340,7 @@ class AlceEli5(AlceTask):
     default_retrieval = "bm25"
     gold_fields = ("claims", "long_answer")
 
-    def __init__(self, data_path=None, claims_nli: bool = True, **common: Any) -> None:
+    def __init__(self, data_path: str | Path | None = None, claims_nli: bool = True, **common: Any) -> None:
         self.claims_nli = bool(claims_nli)  # read by extra_metrics during super().__init__
         super().__init__(data_path, **common)
         self.args["claims_nli"] = self.claims_nli

@@ -65,7 +65,9 @@ def agent_submission(
     }
 
 
-def retrieval_submission(values: Mapping[str, Mapping[str, float]], names: Mapping[str, str], date: str) -> dict:
+def retrieval_submission(
+    values: Mapping[str, Mapping[str, float]], names: Mapping[str, str], date: str
+) -> dict[str, Any]:
     """The README's retrieval-only JSON from trec_eval's values per qrels ("Evidence", "Gold")."""
     scores = {
         f"{qrels} {field}": round(values[qrels][key], 4)

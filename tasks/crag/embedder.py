@@ -177,20 +177,22 @@ class BatchingEmbedder:
         self.resources = resources  # the run's, where the model is loaded once for all its tasks
         self._model: Any = None
         self._identity: str | None = None
-        self._pending: list[tuple[list[str], asyncio.Future]] = []
-        self._flush: asyncio.Task | None = None
+        self._pending: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+        self._flush: asyncio.Task[None] | None = None
         self.calls = 0  # model calls made (for tests and the benchmark)
         self.texts_encoded = 0  # distinct texts through the model
         self.encode_seconds = 0.0  # wall time in the model's encode calls (the benchmark's sentences/s)
 
     async def embed(self, texts: list[str]) -> np.ndarray:
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
         self._pending.append((list(texts), future))
         if self._flush is None or self._flush.done():
             self._flush = asyncio.create_task(self._run())
         return await future
 
-    async def _from_cache(self, batch: list[tuple[list[str], asyncio.Future]]) -> tuple[list[str], list[Any]]:
+    async def _from_cache(
+        self, batch: list[tuple[list[str], asyncio.Future[np.ndarray]]]
+    ) -> tuple[list[str], list[Any]]:
         if self.cache is None:
             return [], [None] * len(batch)
         if self._identity is None:

@@ -28,11 +28,14 @@ import threading
 from collections.abc import Callable, Generator, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import StreamBroken, objects, read_lines
 from ragbench.api.run import Workers, usable_cores
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 Item = tuple[int, "dict[str, Any] | RecordError"]
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")
@@ -66,7 +69,7 @@ class ChainedParts(io.RawIOBase):
             self.current = None
         return self.position
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         while True:
             if self.current is None:
                 start = 0

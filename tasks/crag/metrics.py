@@ -24,16 +24,19 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
 from ragbench.api.data import parse_json
 
 from .prompts import judge_prompt
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 MAX_PREDICTION_TOKENS = 75
 MISSING_PHRASE = "i don't know"
@@ -41,7 +44,7 @@ TOKENIZER_ENV = "CRAG_LLAMA2_TOKENIZER"
 
 
 @lru_cache(maxsize=4)
-def llama2_tokenizer(path: str):
+def llama2_tokenizer(path: str) -> Tokenizer:
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
@@ -174,10 +177,20 @@ class CragAutoEval(Metric):
         """Starter kit: an exact match is accurate (counted in `exact_accuracy`); else the judge."""
         return True if lowered == self.ground_truths(example)[0].lower() else None
 
-    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str, count) -> bool:
+    async def judge_row(
+        self, judge: Any, example: Example, prediction: str, lowered: str, count: Callable[[str], None]
+    ) -> bool:
         return await self.ask(judge, example, self.ground_truths(example)[0], prediction, read_kddcup2024, count)
 
-    async def ask(self, judge: Any, example: Example, ground_truth: str, prediction: str, read, count) -> bool:
+    async def ask(
+        self,
+        judge: Any,
+        example: Example,
+        ground_truth: str,
+        prediction: str,
+        read: Callable[[str | None], bool | None],
+        count: Callable[[str], None],
+    ) -> bool:
         """The judge's verdict; a reply `read` cannot parse is not accurate (upstream) and counted."""
         prompt = judge_prompt(self.protocol)
         messages = [
@@ -230,7 +243,9 @@ class CragRepoAutoEval(CragAutoEval):
                 return verdict
         return False
 
-    async def judge_row(self, judge: Any, example: Example, prediction: str, lowered: str, count) -> bool:
+    async def judge_row(
+        self, judge: Any, example: Example, prediction: str, lowered: str, count: Callable[[str], None]
+    ) -> bool:
         """The upstream loop over ground truths in order; the first success stops it."""
         for gold in self.ground_truths(example):
             verdict = _invalid_rule(lowered, gold.lower())

@@ -113,11 +113,12 @@ class Offload:
         """How many calls run at once."""
         return (self.workers.size or 1) if self.kind == "process" else (self.threads or usable_cores())
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future:
+    def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """`fn(*args)` on the started executor, as a future of the running loop (in the workers: through
         `Workers.run`, which replaces a pool a killed worker broke)."""
         if self.kind == "process":
-            return asyncio.ensure_future(self.workers.run(fn, *args))
+            in_worker: asyncio.Future[T] = asyncio.ensure_future(self.workers.run(fn, *args))
+            return in_worker
         return asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
@@ -143,7 +144,7 @@ class PageProcessor:
         self.offload = offload
         self.cache = cache
         self.parsed = 0  # pages parsed here (not from the cache), for tests and benchmarks
-        self._in_flight: dict[str, tuple[asyncio.Future, int]] = {}  # page key -> (call, position in it)
+        self._in_flight: dict[str, tuple[asyncio.Future[Any], int]] = {}  # page key -> (call, position in it)
 
     async def process(self, pages: list[str]) -> list[dict[str, list[str]]]:
         keys = await asyncio.to_thread(_keys, pages)  # hashing megabytes of HTML: not on the loop
@@ -179,7 +180,7 @@ class PageProcessor:
             )
         return found
 
-    def _forget(self, keys: list[str], _: asyncio.Future) -> None:
+    def _forget(self, keys: list[str], _: asyncio.Future[Any]) -> None:
         """A call has ended: its pages are no longer in flight."""
         for key in keys:
             self._in_flight.pop(key, None)

@@ -16,7 +16,8 @@ from typing import Any
 @lru_cache(maxsize=1)
 def prompts() -> dict[str, Any]:
     text = resources.files("ragbench.tasks.crag").joinpath("data/prompts.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 def judge_prompt(protocol: str) -> dict[str, str]:
@@ -26,7 +27,8 @@ def judge_prompt(protocol: str) -> dict[str, str]:
 
 
 def baseline_prompt(name: str) -> str:
-    return prompts()["baselines"][name]
+    prompt: str = prompts()["baselines"][name]
+    return prompt
 
 
 # The paper's "straightforward RAG" prompts (arXiv 2406.04744, Appendix A.3.1) ask the model to

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -125,7 +125,7 @@ class CragTask(Task):
 
     def __init__(
         self,
-        data_path=None,
+        data_path: str | Path | None = None,
         split: str = "public_test",
         version: str = "v5",
         tokenizer: str | None = None,
@@ -262,7 +262,7 @@ class CragTask(Task):
     def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
         return read_jsonl(path, parse=self._record_parser())
 
-    def _record_parser(self):
+    def _record_parser(self) -> Callable[[str], Any]:
         """Large records are parsed in the run's record lane (in place outside a run)."""
         return record_parser(self.resources.workers if self.resources is not None else None)
 

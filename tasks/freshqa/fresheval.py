@@ -61,7 +61,7 @@ class FreshEvalPrompt:
             + f"{d['comment']}\nevaluation: {d['evaluation']}"
             for d in dated
         )
-        self.head = spec["prefix"] + "\n\n\n" + demos.strip()
+        self.head: str = spec["prefix"] + "\n\n\n" + demos.strip()
 
     @staticmethod
     def block(question: str, answers: list[str], response: str) -> str:

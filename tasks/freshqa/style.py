@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 from ragbench.api import ConfigError, Example
@@ -40,7 +41,7 @@ class FreshQaSplit(YamlTask):
     """The rows whose `split` is the task's (in any case); a row of neither split
     is a bad record."""
 
-    def __init__(self, data_path=None, split: Literal["test", "dev"] = "test") -> None:
+    def __init__(self, data_path: str | Path | None = None, split: Literal["test", "dev"] = "test") -> None:
         super().__init__(data_path)
         if split not in SPLITS:
             raise ConfigError(f"task {self.name}: split must be one of {', '.join(SPLITS)}, got {split!r}")

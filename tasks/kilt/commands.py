@@ -27,7 +27,7 @@ from ragbench.api.run import config_errors_exit, exit_if_skipped
     "rule-based sentence splitter, no model (other passages than KILT's)",
 )
 @click.option("--overwrite", is_flag=True, help="replace an existing --out file")
-def kilt_corpus_command(source, out, chunk_size, spacy_model, overwrite) -> None:
+def kilt_corpus_command(source: str, out: str, chunk_size: int, spacy_model: str, overwrite: bool) -> None:
     """Cut KILT's knowledge source into passages as KILT's create_kilt_data_paragraphs.py does for its
     retrieval baselines, each carrying its page's wikipedia_id for KILT's page-level retrieval metrics."""
     from .knowledge_source import build_corpus

@@ -83,7 +83,8 @@ def page_passages(paragraphs: list[str], nlp: Any, chunk_size: int = KILT_CHUNK_
 def _text(paragraph: Any, tokens: list[Any]) -> str:
     """`create_chunk`: the paragraph's text from the first token to one character past the last, stripped."""
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
-    return paragraph.text[start : end + 1].strip()
+    text: str = paragraph.text[start : end + 1].strip()
+    return text
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Scores
 from ragbench.api.text import normalize_answer, token_f1
 
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
@@ -42,7 +42,8 @@ def rouge_l(prediction: str, gold: str) -> float:
     except ImportError as exc:
         raise ConfigError(f"KILT's ROUGE-L needs the rouge package ({exc}); run `pip install ragbench[kilt]`") from exc
     try:
-        return Rouge(metrics=["rouge-l"]).get_scores(prediction, gold, avg=True)["rouge-l"]["f"]
+        f1: float = Rouge(metrics=["rouge-l"]).get_scores(prediction, gold, avg=True)["rouge-l"]["f"]
+        return f1
     except ValueError:  # "Hypothesis is empty." and the like, as upstream catches it
         return 0.0
 
@@ -88,7 +89,7 @@ class KiltDownstream(Metric):
     def __init__(self, extract: Extract = "none") -> None:
         self.extract = extract
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         return downstream(example, prediction, self.extract)
 
     def config(self) -> dict[str, Any]:
@@ -177,7 +178,7 @@ class KiltRetrieval(Metric):
         self.extract = extract
         self.keys = ("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         prediction.shown_docs("KILT's retrieval (each document with its wikipedia_id)")
         provenance = example.gold.get("provenance")
         if provenance == []:  # the record has no outputs (output.provenance of []): upstream's max() over none raises

@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ragbench.api import Example, Metric, Prediction, Score
+from ragbench.api import Context, Example, Metric, Prediction, Score
 
 ANSWER_CHOICE = '"answer_choice": "'
 PMC_LLAMA_ANSWER = "Answer:"
 DEFAULT_CHOICE = "A"  # what both readers answer when no pattern matches
 
 
-def _patterns(*patterns: str) -> tuple[re.Pattern, ...]:
+def _patterns(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(pattern) for pattern in patterns)
 
 
@@ -52,7 +52,7 @@ def located_choice(output: str, locate: str = "standard") -> str | None:
     if locate == "pmc_llama":
         sentence = sentence.split(PMC_LLAMA_ANSWER)[-1]
     for pattern in LOCATE_PATTERNS[locate]:
-        found = pattern.findall(sentence)
+        found: list[str] = pattern.findall(sentence)
         if found:
             return found[0]
     return None
@@ -70,7 +70,7 @@ class MirageAccuracy(Metric):
     def __init__(self, locate: Literal["standard", "pmc_llama"] = "standard") -> None:
         self.locate = locate
 
-    def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         choice = located_choice(prediction.answer, self.locate)
         if choice is None:
             getattr(ctx, "count", lambda name: None)(NOT_FOUND)

@@ -38,7 +38,7 @@ from .chunking import CHUNK_OVERLAP, CHUNK_SIZE
     help="tokens of a chunk's last sentences repeated at the start of the next (llama-index 0.9's default)",
 )
 @click.option("--overwrite", is_flag=True, help="replace an existing --out file")
-def multihop_rag_corpus_command(source, out, chunk_size, chunk_overlap, overwrite) -> None:
+def multihop_rag_corpus_command(source: str, out: str, chunk_size: int, chunk_overlap: int, overwrite: bool) -> None:
     """Cut MultiHop-RAG's articles into chunks as its simple_retrieval.py does (llama-index 0.9.40's
     SentenceSplitter), each keeping its article's title, url, published_at and source."""
     from .corpus import build_corpus

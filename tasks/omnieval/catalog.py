@@ -13,7 +13,10 @@ from ragbench.api import ConfigError
 
 @cache
 def data_file(name: str) -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = json.loads(
+        resources.files(__package__).joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    )
+    return loaded
 
 
 def tasks() -> list[str]:
@@ -41,7 +44,7 @@ def skipped(topic: str, task: str) -> bool:
     return task in skip["tasks"] or topic in skip["topics"]
 
 
-def select(kind: str, value: str | list | None, names: list[str]) -> list[str] | None:
+def select(kind: str, value: str | list[str] | None, names: list[str]) -> list[str] | None:
     """Parse a `tasks=`/`topics=` task argument: comma-separated exact names, upstream ids or
     English names. None: all."""
     if value is None or value == "" or value == "all":

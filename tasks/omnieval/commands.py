@@ -30,7 +30,7 @@ from ragbench.api.run import config_errors_exit, exit_if_skipped
     "corpus/gen_datas_all): file paths count against the chunk budget (default: --docs as given)",
 )
 @click.option("--overwrite", is_flag=True, help="replace an existing --out file")
-def omnieval_corpus_command(docs, out, split, path_as, overwrite) -> None:
+def omnieval_corpus_command(docs: str, out: str, split: str, path_as: str | None, overwrite: bool) -> None:
     """Turn OmniEval's raw documents into its knowledge corpus as corpus_builder/build_corpus.py does
     (llama-index SimpleDirectoryReader + TokenTextSplitter 2048/256, long 基金 .jsonl documents
     dropped), with deterministic ids: <relative path>[:<line>][#<chunk>] instead of upstream's random

@@ -40,7 +40,7 @@ def qwen25_prompt(system: str, user: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _json_repair():
+def _json_repair() -> Any:
     try:
         import json_repair
     except ImportError as exc:
@@ -108,7 +108,7 @@ class OmniEvalJudge(Metric):
         self,
         model_adapter: str | None = None,
         hallucination_adapter: str | None = None,
-        metrics: str | list | None = None,
+        metrics: str | list[str] | None = None,
     ) -> None:
         self.model_adapter, self.hallucination_adapter = model_adapter, hallucination_adapter
         chosen = metrics.split(",") if isinstance(metrics, str) else list(metrics or self.keys[:-1])

@@ -14,7 +14,7 @@ from ragbench.api.text import normalize_answer
 
 
 @lru_cache(maxsize=1)
-def _libs():
+def _libs() -> tuple[Any, Any, Any]:
     try:
         import jieba
         import regex

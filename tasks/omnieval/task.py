@@ -41,9 +41,9 @@ class OmniEvalAuto(Task):
 
     def __init__(
         self,
-        data_path=None,
-        tasks: str | list | None = None,
-        topics: str | list | None = None,
+        data_path: str | Path | None = None,
+        tasks: str | list[str] | None = None,
+        topics: str | list[str] | None = None,
         literal_newlines: bool = False,
         chat: bool = True,
         conversation_query: str = "turn",

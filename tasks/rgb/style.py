@@ -5,6 +5,7 @@ The prompts themselves (config/instruction.yaml's system message and instruction
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example
@@ -36,7 +37,7 @@ class RgbPassages(YamlTask):
 
     setting: ClassVar[str] = "plain"
 
-    def __init__(self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5) -> None:
+    def __init__(self, data_path: str | Path | None = None, noise_rate: float = 0.0, passage_num: int = 5) -> None:
         super().__init__(data_path)
         if isinstance(passage_num, bool) or not isinstance(passage_num, int) or passage_num < 1:
             raise ConfigError(
@@ -95,7 +96,11 @@ class RgbCounterfactual(RgbPassages):
     setting = "fact"
 
     def __init__(
-        self, data_path=None, noise_rate: float = 0.0, passage_num: int = 5, correct_rate: float = 0.0
+        self,
+        data_path: str | Path | None = None,
+        noise_rate: float = 0.0,
+        passage_num: int = 5,
+        correct_rate: float = 0.0,
     ) -> None:
         super().__init__(data_path, noise_rate, passage_num)
         self.correct_rate = self.args["correct_rate"] = _rate(self.name, "correct_rate", correct_rate)

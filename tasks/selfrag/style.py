@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from importlib import resources
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, Document, Example, Prompt
@@ -70,7 +71,9 @@ class SelfRagPrompt(YamlTask):
     prompting: SelfRagPrompting
     instruction_key: ClassVar[str | None] = None  # a file's `instruction_key` (StandingInstruction)
 
-    def __init__(self, data_path=None, instruction_format: str = "baseline", template: str = "alpaca") -> None:
+    def __init__(
+        self, data_path: str | Path | None = None, instruction_format: str = "baseline", template: str = "alpaca"
+    ) -> None:
         if instruction_format not in INSTRUCTION_FORMATS:
             raise ConfigError(
                 f"task {self.name}: instruction_format '{instruction_format}' is not one of "
@@ -106,7 +109,7 @@ class SquadPrompt(SelfRagPrompt):
     passages the run's retriever finds (passages=none, SMART's setting), or over the record's own
     paragraph (passages=context, reading comprehension)."""
 
-    def __init__(self, data_path=None, passages: str = "none", template: str = "alpaca") -> None:
+    def __init__(self, data_path: str | Path | None = None, passages: str = "none", template: str = "alpaca") -> None:
         if passages not in PASSAGES:
             raise ConfigError(f"task {self.name}: passages '{passages}' is not one of {', '.join(PASSAGES)}")
         super().__init__(data_path, template=template)

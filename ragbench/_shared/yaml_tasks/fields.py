@@ -79,7 +79,7 @@ class Mapper:
     def fail(self, place: RecordPlace, ref: FieldRef, problem: str) -> FieldError:
         return FieldError(place, ref, problem)
 
-    def value(self, record: dict, ref: FieldRef, place: RecordPlace, required: bool = True) -> Any:
+    def value(self, record: dict[str, Any], ref: FieldRef, place: RecordPlace, required: bool = True) -> Any:
         if ref.combine == "first" and len(ref.paths) == 1 and "." not in ref.paths[0]:  # most fields: one key
             found = [value] if (value := record.get(ref.paths[0])) is not None else []
         else:
@@ -148,7 +148,7 @@ class Mapper:
             return str(int(value)) if value.is_integer() else repr(value)
         return str(value)
 
-    def inputs(self, record: dict, place: RecordPlace) -> dict[str, Any]:
+    def inputs(self, record: dict[str, Any], place: RecordPlace) -> dict[str, Any]:
         """The prompt's inputs: each required (the template shows it), None where optional and missing."""
         out = {}
         for name, ref in self.fields.inputs.items():
@@ -156,7 +156,7 @@ class Mapper:
             out[name] = None if value is MISSING else value
         return out
 
-    def optional(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+    def optional(self, record: dict[str, Any], refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
         out = {}
         for name, ref in refs.items():
             value = self.value(record, ref, place, required=False)
@@ -165,7 +165,7 @@ class Mapper:
         return out
 
     # --- gold -------------------------------------------------------------------------------------------
-    def gold(self, record: dict, place: RecordPlace) -> dict[str, Any]:
+    def gold(self, record: dict[str, Any], place: RecordPlace) -> dict[str, Any]:
         gold: dict[str, Any] = {}
         for gold_kind, ref in self.fields.gold.items():
             if gold_kind in self.kinds:
@@ -236,7 +236,7 @@ class Mapper:
             raise self.fail(place, ref, "expected a list of alias lists (lists of strings)")
         return {"answers": value}
 
-    def choices(self, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+    def choices(self, record: dict[str, Any], refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
         """The choices: texts and labels from their own lists, or (`texts` a mapping, MIRAGE's `options`
         {"A": ..., "B": ...}) labels and texts from the mapping, in label order as MedRAG lists them."""
         value = self.value(record, refs["texts"], place)
@@ -278,7 +278,7 @@ class Mapper:
         return out
 
     # --- documents --------------------------------------------------------------------------------------
-    def documents(self, record: dict, place: RecordPlace, example_id: str) -> list[Document]:
+    def documents(self, record: dict[str, Any], place: RecordPlace, example_id: str) -> list[Document]:
         """The record's documents; one without an id of its own (HotpotQA's and 2Wiki's have none) gets
         `<example id>:<position in the record's list, from 0>`, the same in every run and unique in it, so
         that traces, replays and metrics by id can name it."""
@@ -343,7 +343,7 @@ class GoldReader:
     """The paths one record's gold kind maps, read as the core reads its own kinds (a bad value is a bad
     record naming the path)."""
 
-    def __init__(self, mapper: Mapper, record: dict, refs: dict[str, FieldRef], place: RecordPlace) -> None:
+    def __init__(self, mapper: Mapper, record: dict[str, Any], refs: dict[str, FieldRef], place: RecordPlace) -> None:
         self.mapper, self.record, self.refs, self.place = mapper, record, refs, place
 
     def has(self, part: str) -> bool:

@@ -25,14 +25,14 @@ class SpecError(ConfigError):
         super().__init__(f"{source}:{line}: " + (f"key '{key}': " if key else "") + problem)
 
 
-class LocatedDict(dict):
+class LocatedDict(dict[Any, Any]):
     """A YAML mapping with the line of each key (`lines`) and of the mapping itself (`line`)."""
 
     line: int = 0
     lines: dict[Any, int]
 
 
-class LocatedList(list):
+class LocatedList(list[Any]):
     """A YAML sequence with the line of each item (`lines`) and of the sequence itself (`line`)."""
 
     line: int = 0

@@ -56,7 +56,7 @@ class JsonError(ConfigError):
         self.reason = reason
 
 
-class KeyedObject(dict):
+class KeyedObject(dict[str, Any]):
     """A JSON object that remembers the keys it holds more than once (JSON keeps each one's last value). Only
     keyed documents are parsed into them: parsing into them is several times slower than into plain dicts."""
 
@@ -136,7 +136,7 @@ def json_records(path: Path, records: str | None, keys_as: str | None = None) ->
         )
 
 
-def keyed_records(path: Path, records: str | None, found: dict, keys_as: str) -> Iterator[Item]:
+def keyed_records(path: Path, records: str | None, found: dict[str, Any], keys_as: str) -> Iterator[Item]:
     """The records of a mapping of key -> record, each with its key as the field `keys_as` (a record that
     has that field already is a bad record: its key would replace it; so is a key the mapping repeats, of
     which JSON keeps the last record only)."""

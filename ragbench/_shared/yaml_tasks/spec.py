@@ -215,7 +215,7 @@ def field_ref(section: Section, name: str, default: str | None = None) -> FieldR
     )
 
 
-def _paths(section: Section, name: str, values: list) -> tuple[str, ...]:
+def _paths(section: Section, name: str, values: list[Any]) -> tuple[str, ...]:
     if not values or not all(isinstance(v, str) and v for v in values):
         raise section.error(name, "expected a path (keys joined by dots) or a list of paths")
     return tuple(values)

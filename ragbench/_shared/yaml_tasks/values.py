@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 
-def listed_text(text: str) -> list | None:
+def listed_text(text: str) -> list[Any] | None:
     """The list a text writes as JSON (`["a", "b"]`) or as Python's repr (`['a', 'b']`), else None."""
     text = text.strip()
     if not (text.startswith("[") and text.endswith("]")):

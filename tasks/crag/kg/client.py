@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a client first calls, so listing tasks stays light
@@ -44,7 +45,7 @@ class CragKgClient:
     def __repr__(self) -> str:
         return f"CragKgClient({self.base_url!r})"
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         endpoint = ENDPOINTS.get(name)
         if endpoint is None:
             raise AttributeError(name)

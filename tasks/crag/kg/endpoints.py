@@ -18,7 +18,7 @@ class Endpoint:
     fields: tuple[str, ...] = ("query",)
     defaults: tuple[tuple[str, Any], ...] = ()
 
-    def body(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def body(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         values = dict(self.defaults)
         values.update(zip(self.fields, args))
         values.update(kwargs)

@@ -14,10 +14,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .endpoints import ENDPOINTS
 from .store import DomainUnavailable, KgStore
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 # Field types of the request models in server.py (anything not listed is `query: str`).
 _INT_QUERY = {
@@ -54,7 +57,7 @@ def _model(method: str) -> Any:
 REFUSED = (ValueError, TypeError, KeyError, IndexError, OverflowError)  # what a lookup raises for a body's values
 
 
-def create_app(store: KgStore):
+def create_app(store: KgStore) -> "FastAPI":  # quoted: this module has no postponed annotations (FastAPI reads them)
     from fastapi import FastAPI, HTTPException, Request
     from fastapi.responses import JSONResponse
 

@@ -35,7 +35,7 @@ class DomainUnavailable(RuntimeError):
 
 
 class _PlainUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str):
+    def find_class(self, module: str, name: str) -> Any:
         raise pickle.UnpicklingError(f"{module}.{name} is not plain data; serve with --allow-pickle to load it")
 
 
@@ -115,7 +115,7 @@ class KgStore:
         )
         from rank_bm25 import BM25Okapi
 
-        def index(db: dict[str, Any]):
+        def index(db: dict[str, Any]) -> tuple[list[list[str]], Any]:
             corpus = [key.split() for key in db]
             return corpus, BM25Okapi(corpus)
 
@@ -184,72 +184,72 @@ class KgStore:
         return handler(data, **body)
 
     # open (cragapi/open.py)
-    def _open_search_entity_by_name(self, d, query):
+    def _open_search_entity_by_name(self, d: dict[str, Any], query: Any) -> Any:
         return d["search"].search(query)
 
-    def _open_get_entity(self, d, query):
+    def _open_get_entity(self, d: dict[str, Any], query: Any) -> Any:
         return d["kg"].get(query)
 
     # movie (cragapi/movie.py); index keys are the stored names, split on whitespace
-    def _movie_search(self, d, kind, query):
+    def _movie_search(self, d: dict[str, Any], kind: str, query: Any) -> Any:
         corpus, bm25 = d[kind + "_index"]
         scores = bm25.get_scores(normalize(query).split())
         top = [" ".join(corpus[i]) for i in np.argsort(scores)[::-1][:TOP_N] if scores[i] != 0]
         return [d[kind][key] for key in top[:TOP_N]]
 
-    def _movie_get_person_info(self, d, query):
+    def _movie_get_person_info(self, d: dict[str, Any], query: Any) -> Any:
         return self._movie_search(d, "person", query)
 
-    def _movie_get_movie_info(self, d, query):
+    def _movie_get_movie_info(self, d: dict[str, Any], query: Any) -> Any:
         return self._movie_search(d, "movie", query)
 
-    def _movie_get_year_info(self, d, query):
+    def _movie_get_year_info(self, d: dict[str, Any], query: Any) -> Any:
         if int(query) not in range(1990, 2022):
             raise ValueError("Year must be between 1990 and 2021")
         return d["year"].get(str(query))
 
-    def _movie_get_movie_info_by_id(self, d, query):
+    def _movie_get_movie_info_by_id(self, d: dict[str, Any], query: Any) -> Any:
         return d["movie_by_id"].get(query)
 
-    def _movie_get_person_info_by_id(self, d, query):
+    def _movie_get_person_info_by_id(self, d: dict[str, Any], query: Any) -> Any:
         return d["person_by_id"].get(query)
 
     # finance (cragapi/finance.py)
-    def _finance_get_company_name(self, d, query):
+    def _finance_get_company_name(self, d: dict[str, Any], query: Any) -> Any:
         return d["search"].search(query)
 
-    def _finance_get_ticker_by_name(self, d, query):
+    def _finance_get_ticker_by_name(self, d: dict[str, Any], query: Any) -> Any:
         return d["names"].get(query)
 
-    def _finance_get_price_history(self, d, query):
+    def _finance_get_price_history(self, d: dict[str, Any], query: Any) -> Any:
         return d["price"].get(query)
 
-    def _finance_get_detailed_price_history(self, d, query):
+    def _finance_get_detailed_price_history(self, d: dict[str, Any], query: Any) -> Any:
         return d["detailed_price"].get(query)
 
-    def _finance_get_dividends_history(self, d, query):
+    def _finance_get_dividends_history(self, d: dict[str, Any], query: Any) -> Any:
         return d["dividend"].get(query)
 
-    def _finance_get_market_capitalization(self, d, query):
+    def _finance_get_market_capitalization(self, d: dict[str, Any], query: Any) -> Any:
         return d["marketcap"].get(query)
 
-    def _finance_get_eps(self, d, query):
+    def _finance_get_eps(self, d: dict[str, Any], query: Any) -> Any:
         return (d["info"].get(query) or {}).get("forwardEps")
 
-    def _finance_get_pe_ratio(self, d, query):
+    def _finance_get_pe_ratio(self, d: dict[str, Any], query: Any) -> Any:
         return (d["info"].get(query) or {}).get("forwardPE")
 
-    def _finance_get_info(self, d, query):
+    def _finance_get_info(self, d: dict[str, Any], query: Any) -> Any:
         return d["info"].get(query)
 
     # music (cragapi/music.py)
-    def _music_search_artist_entity_by_name(self, d, query):
+    def _music_search_artist_entity_by_name(self, d: dict[str, Any], query: Any) -> Any:
         return d["artist_search"].search(query)
 
-    def _music_search_song_entity_by_name(self, d, query):
+    def _music_search_song_entity_by_name(self, d: dict[str, Any], query: Any) -> Any:
         return d["song_search"].search(query)
 
-    def _music_get_billboard_rank_date(self, d, rank, date=None):
+    def _music_get_billboard_rank_date(self, d: dict[str, Any], rank: Any, date: Any = None) -> Any:
         entries = d["rank_dict_hot100"].get(str(rank))
         if entries is None:
             return [None, None]
@@ -260,7 +260,7 @@ class KgStore:
             return [[], []]
         return [[item["Song"] for item in entries], [item["Artist"] for item in entries]]
 
-    def _music_get_billboard_attributes(self, d, date, attribute, song_name):
+    def _music_get_billboard_attributes(self, d: dict[str, Any], date: Any, attribute: Any, song_name: Any) -> Any:
         row = d["song_dict_hot100"].get(song_name, {}).get(date)
         if row is None:
             return None
@@ -272,22 +272,22 @@ class KgStore:
         )
         return row[columns.get(attribute, 3)]
 
-    def _grammy_by_category(self, d, query, category):
+    def _grammy_by_category(self, d: dict[str, Any], query: Any, category: str) -> Any:
         if query < 1957 or query > 2019:
             return None
         df = d["grammy_df"]
         return df[(df["category"] == category) & (df["year"] == query)]["nominee"].tolist()
 
-    def _music_grammy_get_best_artist_by_year(self, d, query):
+    def _music_grammy_get_best_artist_by_year(self, d: dict[str, Any], query: Any) -> Any:
         return self._grammy_by_category(d, query, "Best New Artist")
 
-    def _music_grammy_get_best_song_by_year(self, d, query):
+    def _music_grammy_get_best_song_by_year(self, d: dict[str, Any], query: Any) -> Any:
         return self._grammy_by_category(d, query, "Song Of The Year")
 
-    def _music_grammy_get_best_album_by_year(self, d, query):
+    def _music_grammy_get_best_album_by_year(self, d: dict[str, Any], query: Any) -> Any:
         return self._grammy_by_category(d, query, "Album Of The Year")
 
-    def _artist_rows(self, d, name):
+    def _artist_rows(self, d: dict[str, Any], name: str) -> list[int]:
         return [
             i
             for column in ("nominee", "artist", "workers")
@@ -295,59 +295,59 @@ class KgStore:
             if name in str(value)
         ]
 
-    def _music_grammy_get_award_count_by_artist(self, d, query):
+    def _music_grammy_get_award_count_by_artist(self, d: dict[str, Any], query: Any) -> Any:
         return len(self._artist_rows(d, query))
 
-    def _music_grammy_get_award_count_by_song(self, d, query):
+    def _music_grammy_get_award_count_by_song(self, d: dict[str, Any], query: Any) -> Any:
         return int((d["grammy_df"]["nominee"] == query).sum())
 
-    def _music_grammy_get_award_date_by_artist(self, d, query):
+    def _music_grammy_get_award_date_by_artist(self, d: dict[str, Any], query: Any) -> Any:
         years = d["grammy_df"]["year"]
         return [int(x) for x in set(years[i] for i in set(self._artist_rows(d, query)))]
 
-    def _music_grammy_get_all_awarded_artists(self, d):
+    def _music_grammy_get_all_awarded_artists(self, d: dict[str, Any]) -> Any:
         df = d["grammy_df"]
         return df[df["category"] == "Best New Artist"]["nominee"].dropna().unique().tolist()
 
-    def _attribute(self, table, name, field):
+    def _attribute(self, table: dict[str, Any], name: str, field: str) -> Any:
         try:
             return table[name][field] or None
         except (KeyError, TypeError):
             return None
 
-    def _music_get_artist_birth_place(self, d, query):
+    def _music_get_artist_birth_place(self, d: dict[str, Any], query: Any) -> Any:
         return self._attribute(d["artist_dict_simplified"], query, "country")
 
-    def _music_get_artist_birth_date(self, d, query):
+    def _music_get_artist_birth_date(self, d: dict[str, Any], query: Any) -> Any:
         return self._attribute(d["artist_dict_simplified"], query, "birth_date")
 
-    def _music_get_members(self, d, query):
+    def _music_get_members(self, d: dict[str, Any], query: Any) -> Any:
         try:
             return list(set(d["artist_dict_simplified"][query]["members"]))
         except (KeyError, TypeError):
             return None
 
-    def _music_get_lifespan(self, d, query):
+    def _music_get_lifespan(self, d: dict[str, Any], query: Any) -> Any:
         try:
             artist = d["artist_dict_simplified"][query]
             return [artist["birth_date"], artist["end_date"]]
         except (KeyError, TypeError):
             return [None, None]
 
-    def _music_get_song_author(self, d, query):
+    def _music_get_song_author(self, d: dict[str, Any], query: Any) -> Any:
         return self._attribute(d["song_dict_simplified"], query, "author")
 
-    def _music_get_song_release_country(self, d, query):
+    def _music_get_song_release_country(self, d: dict[str, Any], query: Any) -> Any:
         return self._attribute(d["song_dict_simplified"], query, "country")
 
-    def _music_get_song_release_date(self, d, query):
+    def _music_get_song_release_date(self, d: dict[str, Any], query: Any) -> Any:
         return self._attribute(d["song_dict_simplified"], query, "date")
 
-    def _music_get_artist_all_works(self, d, query):
+    def _music_get_artist_all_works(self, d: dict[str, Any], query: Any) -> Any:
         return d["artist_work_dict"].get(query)
 
     # sports (cragapi/sports.py); any error or no rows gives None, as server.py's try/except
-    def _sports_soccer_get_games_on_date(self, stats, date, team_name=None):
+    def _sports_soccer_get_games_on_date(self, stats: Any, date: Any, team_name: Any = None) -> Any:
         try:
             rows = stats if team_name is None else stats.loc[(slice(None), slice(None), team_name, slice(None)), :]
             formats = {3: "%Y-%m-%d", 2: "%Y-%m", 1: "%Y"}
@@ -360,12 +360,12 @@ class KgStore:
             return None
 
     @staticmethod
-    def _time_condition(date: str) -> tuple[str, tuple]:
+    def _time_condition(date: str) -> tuple[str, tuple[Any, ...]]:
         formats = {3: "%Y-%m-%d", 2: "%Y-%m", 1: "%Y"}
         parts = len(date.split("-"))
         return (f"strftime('{formats[parts]}', game_date) = ?", (date,)) if parts in formats else ("1", ())
 
-    def _nba_frame(self, connection, sql: str, params: tuple):
+    def _nba_frame(self, connection: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> Any:
         import pandas as pd
 
         try:
@@ -374,7 +374,7 @@ class KgStore:
         except Exception:
             return None
 
-    def _sports_nba_get_games_on_date(self, connection, date, team_name=None):
+    def _sports_nba_get_games_on_date(self, connection: sqlite3.Connection, date: Any, team_name: Any = None) -> Any:
         # upstream interpolates strings into the SQL; parameters give the same rows (a quote in a
         # name made upstream's query fail -> null; here it matches nothing -> null)
         condition, params = self._time_condition(date)
@@ -383,6 +383,6 @@ class KgStore:
             params = (team_name, team_name, *params)
         return self._nba_frame(connection, f"select * from game where {condition}", params)
 
-    def _sports_nba_get_play_by_play_data_by_game_ids(self, connection, game_ids):
+    def _sports_nba_get_play_by_play_data_by_game_ids(self, connection: sqlite3.Connection, game_ids: Any) -> Any:
         marks = ", ".join("?" for _ in game_ids)
         return self._nba_frame(connection, f"select * from play_by_play where game_id in ({marks})", tuple(game_ids))

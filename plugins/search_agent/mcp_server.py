@@ -110,12 +110,12 @@ def search_tools(
     tools and return without annotations (fastmcp names the function in its error for arguments that do not fit,
     and reads the annotations)."""
 
-    async def search(query: str):
+    async def search(query: str):  # type: ignore[no-untyped-def]  # (no return annotation: above)
         hits, docs = await hits_of(query)
         served.update((str(doc.id), doc) for doc in docs)
         return hits
 
-    async def get_document(docid: str):
+    async def get_document(docid: str):  # type: ignore[no-untyped-def]
         doc = None if lookup is None else lookup(docid)
         return None if doc is None else {"docid": docid, "text": passage_text(doc)}
 

@@ -23,7 +23,7 @@ from .._records import SampleRecord, read_samples
 from .._reports.failures import metric_failures
 from .._storage.checkpoint import checkpoint_key
 from .._storage.rundir import RunDir
-from .example import StoppedAtFailure, gold_references, record_failed, scored_fields
+from .example import StoppedAtFailure, gold_references, record_failed, scored
 from .lifecycle import run_together
 from .planning import PlannedTask
 from .plugin_values import Sample, writable_sample
@@ -55,10 +55,8 @@ async def rescore_record(planned: PlannedTask, record: SampleRecord, services: E
         for spec in fields(SampleRecord)
         if spec.name not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, "schema_version")
     }
-    scored = await scored_fields(
-        {**kept, **gold_references(planned.task, example)}, planned, example, prediction, services
-    )
-    return writable_sample(SampleRecord.sealed(**scored, rescored=True))
+    unscored = SampleRecord.sealed(**kept, **gold_references(planned.task, example), rescored=True)
+    return writable_sample(await scored(unscored, planned, example, prediction, services))
 
 
 def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[SampleRecord]:

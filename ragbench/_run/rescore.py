@@ -88,11 +88,11 @@ async def rescore_saved(
     run_dir: RunDir,
     services: ExampleServices,
     most: int,
-    stamped: Callable[[dict[str, Any]], dict[str, Any]],
+    attempt_cost: Callable[[], dict[str, Any]],
     fail_fast: bool = False,
 ) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
-    appended to the checkpoint (as `stamped` makes it: with the attempt's cost), where it replaces the
+    appended to the checkpoint (with the attempt's cost then, `attempt_cost()`), where it replaces the
     earlier record. Returns how many. With `fail_fast`, the first that fails again raises
     `StoppedAtFailure` once it is saved."""
     done = 0
@@ -101,7 +101,7 @@ async def rescore_saved(
         nonlocal done
         task, record = item
         rescored = await rescore_record(task, record, services)
-        run_dir.append_sample(task.name, stamped(rescored.line))
+        run_dir.append_sample(task.name, rescored.line, attempt_cost())
         done += 1
         if fail_fast and record_failed(rescored.record):
             raise StoppedAtFailure(task.name, rescored.record, run_dir.path)

@@ -52,7 +52,7 @@ from .run_lock import RunFolderMoved, RunLock
 from .run_shapes import is_count, meta_problem
 from .sample_files import line_offsets, numbered_samples, sample_file
 
-ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
+ATTEMPT_COST = "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._run.cost)
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
 
@@ -289,14 +289,15 @@ class RunDir:
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def append_sample(self, task: str, line: dict[str, Any]) -> None:
+    def append_sample(self, task: str, line: dict[str, Any], attempt_cost: dict[str, Any] | None = None) -> None:
         """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
-        `sample_line`, at the current `schema_version`), with the cost of the attempt that saved it."""
+        `sample_line`, at the current `schema_version`), with `attempt_cost`, the cost of the attempt that saved
+        it, written last on the line (`ATTEMPT_COST`: the checkpoint's, taken off by `finalize_samples`)."""
         handle = self._handles.get(task)
         if handle is None:
             self.lock.check_in_place()
             handle = self._handles[task] = open_append(self.sample_path(task))
-        handle.write(line)
+        handle.write(line if attempt_cost is None else {**line, ATTEMPT_COST: attempt_cost})
 
     def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> Path:
         """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`

@@ -28,9 +28,10 @@ from typing import Any
 
 from ._errors import RecordError
 from ._read_only import ReadOnly, ReadOnlyList
+from ._storage.checkpoint import checkpoint_key
 from ._storage.jsonl import Located
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
-from ._storage.sample_files import finalized_samples, located_samples
+from ._storage.sample_files import ATTEMPT_COST, SavedLine, finalized_samples, located_samples
 from ._types import Document, Example, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
@@ -352,6 +353,18 @@ def located_records(
         else:
             number, begins, ends, ended, value = located
             yield Located(number, begins, ends, ended, SampleRecord.from_dict(value, has_text, owned=True))
+
+
+def saved_lines(path: Path, errors: list[RecordError]) -> Iterator[SavedLine]:
+    """`read_samples` of a run's checkpoint, as `RunDir.finalize_samples` rewrites it: each record's line, its
+    checkpoint key and position, and the cost of the attempt that saved it (on the line beside the record)."""
+    for located in located_samples(path):
+        if isinstance(located.value, RecordError):
+            errors.append(located.value)
+            continue
+        record = SampleRecord.from_dict(located.value, has_text=False, owned=True)
+        key = checkpoint_key(record.id, record.index)
+        yield SavedLine(located.line, key, record.index, located.value.get(ATTEMPT_COST))
 
 
 def record_at(

@@ -14,7 +14,8 @@ import scoring_plugin
 from conftest import write_jsonl
 from ragbench._records import SampleRecord, sample_line
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._storage.rundir import _STAMP, ATTEMPT_COST, RunDir
+from ragbench._storage.rundir import _STAMP, RunDir
+from ragbench._storage.sample_files import ATTEMPT_COST
 from ragbench._system import System
 from ragbench._types import Prediction
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)

@@ -4,10 +4,11 @@ A record is written as a line of samples/<task>.jsonl by `sample_line` (the one 
 `schema_version`; `RunDir.append_sample` appends it); a line is read as a
 `SampleRecord` through `read_samples` (checked line by line: a line that is not a sample record is a
 `RecordError` naming the file and the line, as the run's readers report it) or, for a line already checked,
-`sample_record`; the run's checkpoint is read through it when its samples are rewritten (`saved_lines`), and so
-are the samples a call file's references point into (ragbench._replay.call_refs). A system's reporting hooks (`System.statistics`, `format_adherence`, `trace_outline`,
+`sample_record`. A system's reporting hooks (`System.statistics`, `format_adherence`, `trace_outline`,
 `report`), the corpus metrics (`Metric.corpus`), `ragbench.testing`'s runs, `rescore` and the viewer read
-these records, so the layout of that file is ragbench's own business, not an API plugins depend on.
+these records, so the layout of that file is ragbench's own business, not an API plugins depend on; so do the
+run, rewriting its checkpoint (`saved_lines`), and a call file's references into the samples
+(ragbench._replay.call_refs).
 
 The hooks and metrics that read a whole task (`statistics`, `format_adherence`, `report`, `Metric.corpus`)
 get records without their texts (`has_text` False): no prompts, replies, raw output, documents shown or judge

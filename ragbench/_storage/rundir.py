@@ -20,7 +20,7 @@ own (ragbench._storage.checkpoint, with the digests and positions a --resume com
 position in the task's stream, set by the evaluator, so a task need not number its examples. A record that moved in the data keeps its sample, which takes its new
 position when the samples are rewritten (`finalize_samples`).
 
-Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
+Sample files are read one record at a time (ragbench._records' `saved_lines`): nothing here holds a task's samples.
 
 A folder is a run's when its run.json is one ragbench wrote (a regular file with the keys it writes):
 only then does `--overwrite` delete, and only the names a run writes (`RUN_FOLDERS`, `RUN_FILES`, the
@@ -299,8 +299,8 @@ class RunDir:
 
     def finalize_samples(self, task: str, saved: SavedLines, positions: dict[str, int] | None = None) -> Path:
         """Rewrite the task's samples in data order, the latest attempt of each record, its lines read by `saved`
-        (ragbench._records' `saved_lines`: the samples' one reader, which lies above this layer); with `positions`
-        (each key's position in the task's data now), only the records of those keys, each at its position
+        (ragbench._records' `saved_lines`: the samples' one reader, a layer above); with `positions` (each key's
+        position in the task's data now), only the records of those keys, each at its position
         (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
         puts them where they are now). Streamed: only each record's key, position and line offset are
         held; the lines are copied as written, but for the `index` of a record that moved and the cost of

@@ -26,8 +26,8 @@ BLOCK = 2**20  # bytes read at a time where only the lines' offsets are looked f
 
 class SavedLine(NamedTuple):
     """A checkpoint line as `RunDir.finalize_samples` rewrites it: its 0-based index in the file, its record's
-    checkpoint key and `position` (its `index`), and the cost of the attempt that saved it, written beside the record on
-    the line (`attempt_cost`: no field of the record)."""
+    checkpoint key and `position` (its `index`), and the cost of the attempt that saved it, written beside the
+    record on the line (`attempt_cost`: no field of the record)."""
 
     line: int
     key: str

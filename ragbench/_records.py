@@ -6,7 +6,9 @@ A record is written as a line of samples/<task>.jsonl by `sample_line` (the one 
 `RecordError` naming the file and the line, as the run's readers report it) or, for a line already checked,
 `sample_record`. A system's reporting hooks (`System.statistics`, `format_adherence`, `trace_outline`,
 `report`), the corpus metrics (`Metric.corpus`), `ragbench.testing`'s runs, `rescore` and the viewer read
-these records, so the layout of that file is ragbench's own business, not an API plugins depend on.
+these records, so the layout of that file is ragbench's own business, not an API plugins depend on; so do the
+run, rewriting its checkpoint (`saved_lines`), and a call file's references into the samples
+(ragbench._replay.call_refs).
 
 The hooks and metrics that read a whole task (`statistics`, `format_adherence`, `report`, `Metric.corpus`)
 get records without their texts (`has_text` False): no prompts, replies, raw output, documents shown or judge
@@ -28,9 +30,10 @@ from typing import Any
 
 from ._errors import RecordError
 from ._read_only import ReadOnly, ReadOnlyList
+from ._storage.checkpoint import checkpoint_key
 from ._storage.jsonl import Located
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
-from ._storage.sample_files import finalized_samples, located_samples
+from ._storage.sample_files import ATTEMPT_COST, SavedLine, finalized_samples, located_samples
 from ._types import Document, Example, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
@@ -356,6 +359,18 @@ def located_records(
         else:
             number, begins, ends, ended, value = located
             yield Located(number, begins, ends, ended, SampleRecord.from_dict(value, has_text, owned=True))
+
+
+def saved_lines(path: Path, errors: list[RecordError]) -> Iterator[SavedLine]:
+    """`read_samples` of a run's checkpoint, as `RunDir.finalize_samples` rewrites it: each record's line, its
+    checkpoint key and position, and the cost of the attempt that saved it (on the line beside the record)."""
+    for located in located_samples(path):
+        if isinstance(located.value, RecordError):
+            errors.append(located.value)
+            continue
+        record = SampleRecord.from_dict(located.value, has_text=False, owned=True)
+        key = checkpoint_key(record.id, record.index)
+        yield SavedLine(located.line, key, record.index, located.value.get(ATTEMPT_COST))
 
 
 def record_at(

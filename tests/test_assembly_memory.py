@@ -10,6 +10,7 @@ import tracemalloc
 from pathlib import Path
 
 from helpers import run
+from ragbench._records import saved_lines
 from ragbench._registry import installed_registry
 from ragbench._run.assemble import run_results
 from ragbench._run.planning import plan
@@ -60,7 +61,7 @@ def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp
     from ragbench._reports.system_hooks import SavedRecords
 
     config, run_dir = copied_run(tmp_path, 7)
-    path = run_dir.finalize_samples("demo")
+    path = run_dir.finalize_samples("demo", saved_lines)
     records = SavedRecords(path)
     assert len(records) == 7 and [r.index for r in records] == list(range(7))
     assert records[-1].id == "q6" and [r.id for r in records[2:4]] == ["q2", "q3"]
@@ -95,7 +96,7 @@ def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
             ]
 
     config, run_dir = copied_run(tmp_path, 9)
-    path = run_dir.finalize_samples("demo")
+    path = run_dir.finalize_samples("demo", saved_lines)
     listed = [
         SampleRecord.from_dict(json.loads(line), has_text=False)
         for line in path.read_text(encoding="utf-8").splitlines()

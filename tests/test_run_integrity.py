@@ -16,6 +16,7 @@ from helpers import cli, cli_here, run, samples, task_counts, task_run_args
 from ragbench._engines.base import Engine
 from ragbench._errors import ConfigError
 from ragbench._metric import Metric
+from ragbench._records import saved_lines
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.interrupted import RunInterrupted
@@ -430,7 +431,7 @@ def test_finalizing_keeps_the_latest_attempt_of_each_record_in_data_order_line_f
         + json.dumps({"id": None, "index": 3, "bad_record": True}),
         encoding="utf-8",
     )  # no final newline
-    run_dir.finalize_samples("t")
+    run_dir.finalize_samples("t", saved_lines)
     assert [r.get("id") for r in iter_samples(path)] == ["a", "b", "c", None]
     assert list(iter_samples(path))[1] == {"id": "b", "index": 1, "scores": {"m": 1}}
     assert path.read_text(encoding="utf-8").splitlines()[0] == json.dumps(lines[2], ensure_ascii=False)

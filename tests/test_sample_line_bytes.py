@@ -14,6 +14,8 @@ import scoring_plugin
 from conftest import write_jsonl
 from ragbench._records import SampleRecord, sample_line
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._storage.rundir import _STAMP, RunDir
+from ragbench._storage.sample_files import ATTEMPT_COST
 from ragbench._system import System
 from ragbench._types import Prediction
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
@@ -86,3 +88,36 @@ def test_each_line_reads_as_a_record_whose_line_is_the_same_key_for_key():
     for line in [*lines, rescored]:
         written = {k: v for k, v in line.items() if k != "attempt_cost"}  # the attempt's, stamped when saved
         assert list(sample_line(SampleRecord.from_dict(line)).items()) == list(written.items())
+
+
+def test_a_saved_sample_holds_no_attempt_cost_which_is_written_beside_it_last_on_its_line(
+    tmp_path, popqa_records, monkeypatch
+):
+    """The run hands the checkpoint a sample's line (`sample_line`, nothing added) and the attempt's cost beside it;
+    the checkpoint line is the two at once, the cost last (what `finalize_samples` takes off)."""
+    appended = []
+    real_append = RunDir.append_sample
+
+    def append(self, task, line, attempt_cost=None):
+        real_append(self, task, line, attempt_cost)
+        appended.append((dict(line), attempt_cost, self.sample_path(task).read_bytes().splitlines()[-1]))
+
+    monkeypatch.setattr(RunDir, "append_sample", append)
+    Evaluator(
+        RunConfig(
+            tasks=["popqa"],
+            system="vanilla",
+            data={"popqa": str(write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:3]))},
+            model="scripted:echo",
+            metrics=["match"],
+            output=str(tmp_path / "run"),
+            progress=False,
+            bootstrap_iters=10,
+        ),
+        registry=scoring_plugin.registry(),
+    ).run()
+    assert [cost["examples"] for _, cost, _ in appended] == [1, 2, 3]
+    for line, cost, written in appended:
+        assert ATTEMPT_COST not in line
+        assert json.loads(written) == {**line, ATTEMPT_COST: cost}
+        assert list(json.loads(written))[-1] == ATTEMPT_COST and _STAMP.search(written)

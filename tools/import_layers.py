@@ -103,11 +103,14 @@ LAYERS = (
             "_task": "`Task`: a benchmark's data, prompting and scoring; the protocols one benchmark adds",
             "_system": "`System`: a RAG method, one example at a time",
             "_metric": "`Metric`, `Score`: scoring a prediction",
-            "_records": "`SampleRecord`: the one typed sample record, and its reader `read_samples`",
             "_llm": "`LLM`: the handle a system awaits (`ctx.llm`), every call traced",
             "_scheduler": "the call pool: every example's LLM and retrieval calls, batched onto their backends",
             "_replay": "recording a run's external calls and replaying them offline",
         },
+    ),
+    Layer(
+        "the sample record",
+        {"_records": "`SampleRecord`: the one typed sample record, and its reader `read_samples`"},
     ),
     Layer(
         "files and data types",

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import RecordError
+from .._records import read_samples
 from .._storage.jsonl import iter_jsonl
-from .._storage.sample_files import iter_samples
 
 NLI_LOG = "nli_calls.jsonl"
 _REQUEST_FIELDS = ("prompt", "messages", "tools", "tool_choice", "sampling")  # a request without tools: no key
@@ -100,12 +100,12 @@ def run_folder_of(path: Path) -> Path:
 
 def _holders(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
     """(request, response data or None for a failed call) of every exchange held in a run folder:
-    its samples' LLM steps, then the NLI log's lines, one at a time."""
+    its samples' LLM steps (read by the samples' one reader), then the NLI log's lines, one at a time."""
     for sample_file in sorted((folder / "samples").glob("*.jsonl")):
-        for record in iter_samples(sample_file):  # a line that is no sample record holds nothing to refer to
-            for step in (*(record.get("trace") or ()), *(record.get("judge_trace") or ())):
-                if step.get("kind") == "llm" and step.get("request") is not None:
-                    yield step["request"], (step_response_data(step) if step.get("response") is not None else None)
+        for record in read_samples(sample_file):  # a line that is no sample record holds nothing to refer to
+            for step in (*record.trace, *record.judge_trace):
+                if step.kind == "llm":
+                    yield step.request, (None if step.response is None else step_response_data(step.to_dict()))
     log = folder / NLI_LOG
     if log.is_file():
         for _, line in iter_jsonl(log):

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._records import read_samples
+from .._records import read_samples, saved_lines
 from .._reports.budget import BudgetTally
 from .._reports.judge_check import JudgeCheckTally, add_ppi
 from .._reports.judge_cost import JudgeCostTally
@@ -58,7 +58,7 @@ def scored_task(
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
     Then read again whole for the budget, the sampling sent, the judges' cost and their check against human labels
     (`judging`)."""
-    path = run_dir.finalize_samples(planned.name, read.positions if read is not None else None)
+    path = run_dir.finalize_samples(planned.name, saved_lines, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
     samples = read_samples(path, has_text=False, rewritten=True)
     scores = task_scores(

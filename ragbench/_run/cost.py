@@ -10,7 +10,6 @@ from typing import Any, cast
 
 from .._reports.results_schema import Cost
 from .._scheduler import CallStats
-from .._storage.rundir import ATTEMPT_COST
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, Any], processed: int, wall: float) -> dict[str, Any]:
@@ -44,7 +43,7 @@ class AttemptCost:
     end replaces it with the final cost): when the attempt starts, every second while it runs
     (`save_every`, a task of the loop that runs whatever the examples do) and when the attempt
     stops, whichever way. A kill loses at most the last second of it, and none of the cost of its
-    saved samples: each sample carries the attempt's cost when it was saved (`stamped`), which the
+    saved samples: each sample is saved with the attempt's cost then (`at_save`), which the
     run folder adds to run.json when it next rewrites the samples (ragbench._storage.rundir); `--resume`
     adds every attempt up."""
 
@@ -59,10 +58,10 @@ class AttemptCost:
             self.id, (self.stats or CallStats()).to_dict(), self.examples, time.perf_counter() - self.started
         )
 
-    def stamped(self, record: dict[str, Any], saving: int = 0) -> dict[str, Any]:
-        """`record` with this attempt's cost once it is saved (`attempt_cost`; `saving`: the samples it
-        adds to those saved): a sample line and the cost of the calls that made it are written at once."""
-        return {**record, ATTEMPT_COST: {**self.so_far(), "examples": self.examples + saving}}
+    def at_save(self, saving: int = 0) -> dict[str, Any]:
+        """This attempt's cost once a sample is saved (`saving`: the samples it adds to those saved), written
+        with the sample (`RunDir.append_sample`): a sample and the cost of the calls that made it, at once."""
+        return {**self.so_far(), "examples": self.examples + saving}
 
     def save(self) -> None:
         self._record({**self.so_far(), "interrupted": True})

@@ -299,7 +299,7 @@ class Evaluator:
                     calls.tools = await self._tools(services.recorder)
                     if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
                         await rescore.rescore_saved(
-                            self.planned, self.run_dir, calls, inflight, self.cost.stamped, self.config.fail_fast
+                            self.planned, self.run_dir, calls, inflight, self.cost.at_save, self.config.fail_fast
                         )
                     read = RecordReader(iter(()) if self.scoring_only else self._work())
                     await run_together(self._worker(read, calls, progress) for _ in range(inflight))
@@ -324,7 +324,7 @@ class Evaluator:
                 planned, position, item = entry
                 sample = await process_example(planned, item, calls, position)
                 workers.raise_if_unavailable()  # every later example would fail the same way
-                self.run_dir.append_sample(planned.name, self.cost.stamped(sample.line, saving=1))
+                self.run_dir.append_sample(planned.name, sample.line, self.cost.at_save(saving=1))
                 self.cost.examples += 1
                 progress.advance(failed=record_failed(sample.record))
                 if self.config.fail_fast and record_failed(sample.record):  # saved: --resume tries it again

@@ -94,17 +94,17 @@ async def process_example(
     problem = ceiling.error or call.error or prediction_problem(name, returned)
     prediction = returned if problem is None else Prediction(example_id=example.id, error=problem)
     prediction = prediction.read_only(trace=ctx.trace)  # what the record keeps and every metric reads
-    record = {**sample_fields(example, prediction, planned.task), "index": position, "traceback": call.traceback}
-    record = await scored_fields(record, planned, example, prediction, services)
-    record["seconds"] = round(time.perf_counter() - started, 4)
-    return writable_sample(SampleRecord.sealed(**record))
+    record = sample_record(example, prediction, planned.task, index=position, traceback=call.traceback)
+    record = await scored(record, planned, example, prediction, services)
+    return writable_sample(record.read_only(seconds=round(time.perf_counter() - started, 4)))
 
 
-async def scored_fields(
-    record: dict[str, Any], planned: PlannedTask, example: Example, prediction: Prediction, services: ExampleServices
-) -> dict[str, Any]:
-    """`record` (a sample record's fields, without scores) with the prediction scored by every metric of the
-    task, and the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
+async def scored(
+    record: SampleRecord, planned: PlannedTask, example: Example, prediction: Prediction, services: ExampleServices
+) -> SampleRecord:
+    """`record` (a sample record without scores) with the prediction scored by every metric of the task, and
+    the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
+    changes: dict[str, Any] = {}
     if prediction.error is None:
         scoring = await score_prediction(
             planned,
@@ -116,7 +116,7 @@ async def scored_fields(
             services.ceiling,
             services.judge_repeats,
         )
-        record.update(
+        changes.update(
             scores=scoring.scores,
             counted=scoring.counted,
             score_errors=scoring.errors,
@@ -124,58 +124,66 @@ async def scored_fields(
             judge_trace=scoring.judge_trace,
             judge_ratings=scoring.judge_ratings,
         )
-    folded = [f"{step.name}: {step.error}" for step in [*record["trace"], *record.get("judge_trace", [])] if step.error]
-    if folded and record.get("error") is None:  # calls that failed yet ended in a result (as upstream)
-        record["infrastructure_failures"] = folded
+    steps = [*record.trace, *changes.get("judge_trace", record.judge_trace)]
+    folded = [f"{step.name}: {step.error}" for step in steps if step.error]
+    if folded and record.error is None:  # calls that failed yet ended in a result (as upstream)
+        changes["infrastructure_failures"] = folded
         if services.strict_infra:
-            record["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
-    return failures_redacted(record)
+            changes["error"] = f"infrastructure failure folded into the result (--strict-infra): {folded[0]}"
+    return failures_redacted(record.read_only(**changes))
 
 
-def failures_redacted(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` (a sample record's fields) with the credentials of any URL in what it says of its failures
-    redacted (its error, tracebacks, the errors of its steps): a plugin's exception may quote the URL it called,
-    key and all."""
+def failures_redacted(record: SampleRecord) -> SampleRecord:
+    """`record` with the credentials of any URL in what it says of its failures redacted (its error,
+    tracebacks, the errors of its steps): a plugin's exception may quote the URL it called, key and all."""
+    changes: dict[str, Any] = {}
     for name in ("error", "traceback", "score_errors", "score_tracebacks", "infrastructure_failures"):
-        if record.get(name) is not None:
-            record[name] = redacted(record[name])
+        value = getattr(record, name)
+        if value is not None and redacted(value) != value:
+            changes[name] = redacted(value)
     for name in ("trace", "judge_trace"):
-        if name in record:
-            record[name] = [
-                step
-                if step.error is None or redacted(step.error) == step.error
-                else step.read_only(error=redacted(step.error))
-                for step in record[name]
-            ]
-    return record
+        steps = getattr(record, name)
+        kept = [
+            step
+            if step.error is None or redacted(step.error) == step.error
+            else step.read_only(error=redacted(step.error))
+            for step in steps
+        ]
+        if any(new is not old for new, old in zip(kept, steps)):
+            changes[name] = kept
+    return record.read_only(**changes) if changes else record
 
 
-def sample_fields(example: Example, prediction: Prediction, task: Task | None = None) -> dict[str, Any]:
-    """The fields of a run example's sample record, without scores; with `task`, the gold as the task reads
-    it (`gold_references`)."""
-    return {
-        "id": example.id,
-        "index": example.index,
-        "question": example.question,
-        "gold": example.gold,
-        "meta": example.meta,
-        "turns": example.turns,
-        "example_sha256": record_digest(example),
+def sample_record(
+    example: Example,
+    prediction: Prediction,
+    task: Task | None = None,
+    *,
+    index: int | None = None,
+    traceback: str | None = None,
+) -> SampleRecord:
+    """The sample record of a run example, without scores; with `task`, the gold as the task reads it
+    (`gold_references`); `index`: its position in the task's stream (else the example's own); `traceback`:
+    what the system raised."""
+    return SampleRecord.sealed(
+        id=example.id,
+        index=example.index if index is None else index,
+        question=example.question,
+        gold=example.gold,
+        meta=example.meta,
+        turns=example.turns,
+        example_sha256=record_digest(example),
         **(gold_references(task, example) if task else {}),
-        "answer": prediction.answer,
-        "citations": prediction.citations,
-        "docs": prediction.docs,
-        "extras": prediction.extras,
-        "raw_output": prediction.raw_output if prediction.raw_output != prediction.answer else None,
-        "output": prediction.raw_output if prediction.raw_output is not None else prediction.answer,
-        "trace": prediction.trace,  # the one copy of its prompts
-        "error": prediction.error,
-    }
-
-
-def sample_record(example: Example, prediction: Prediction, task: Task | None = None) -> SampleRecord:
-    """The sample record of a run example, without scores (`sample_fields`)."""
-    return SampleRecord.sealed(**sample_fields(example, prediction, task))
+        answer=prediction.answer,
+        citations=prediction.citations,
+        docs=prediction.docs,
+        extras=prediction.extras,
+        raw_output=prediction.raw_output if prediction.raw_output != prediction.answer else None,
+        output=prediction.raw_output if prediction.raw_output is not None else prediction.answer,
+        trace=prediction.trace,  # the one copy of its prompts
+        error=prediction.error,
+        traceback=traceback,
+    )
 
 
 def gold_references(task: Task, example: Example) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from .._records import SampleRecord, read_samples
 from .._reports.failures import metric_failures
 from .._storage.checkpoint import checkpoint_key
 from .._storage.rundir import RunDir
-from .example import StoppedAtFailure, gold_references, record_failed, scored_fields
+from .example import StoppedAtFailure, gold_references, record_failed, scored
 from .lifecycle import run_together
 from .planning import PlannedTask
 from .plugin_values import Sample, writable_sample
@@ -56,10 +56,8 @@ async def rescore_record(planned: PlannedTask, record: SampleRecord, services: E
         for spec in fields(SampleRecord)
         if spec.name not in (*SCORING_FIELDS, *GOLD_READING_FIELDS, "schema_version")
     }
-    scored = await scored_fields(
-        {**kept, **gold_references(planned.task, example)}, planned, example, prediction, services
-    )
-    return writable_sample(SampleRecord.sealed(**scored, rescored=True))
+    unscored = SampleRecord.sealed(**kept, **gold_references(planned.task, example), rescored=True)
+    return writable_sample(await scored(unscored, planned, example, prediction, services))
 
 
 def failed_scoring(run_dir: RunDir, planned: PlannedTask) -> Iterator[SampleRecord]:
@@ -91,11 +89,11 @@ async def rescore_saved(
     run_dir: RunDir,
     services: ExampleServices,
     most: int,
-    stamped: Callable[[dict[str, Any]], dict[str, Any]],
+    attempt_cost: Callable[[], dict[str, Any]],
     fail_fast: bool = False,
 ) -> int:
     """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
-    appended to the checkpoint (as `stamped` makes it: with the attempt's cost), where it replaces the
+    appended to the checkpoint (with the attempt's cost then, `attempt_cost()`), where it replaces the
     earlier record. Returns how many. With `fail_fast`, the first that fails again raises
     `StoppedAtFailure` once it is saved."""
     done = 0
@@ -104,7 +102,7 @@ async def rescore_saved(
         nonlocal done
         task, record = item
         rescored = await rescore_record(task, record, services)
-        run_dir.append_sample(task.name, stamped(rescored.line))
+        run_dir.append_sample(task.name, rescored.line, attempt_cost())
         done += 1
         if fail_fast and record_failed(rescored.record):
             raise StoppedAtFailure(task.name, rescored.record, run_dir.path)

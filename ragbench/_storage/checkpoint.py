@@ -28,11 +28,6 @@ def checkpoint_key(example_id: Any, index: int | None) -> str:
     return f"bad record {index}" if example_id is None else f"id {example_id}"
 
 
-def record_key(record: dict[str, Any]) -> str:
-    """The checkpoint key of a sample record (`checkpoint_key`)."""
-    return checkpoint_key(record.get("id"), record["index"])
-
-
 def record_digest(example: Any) -> str:
     """sha256 of everything an example (a dataclass) holds but its position in the data (`index`)."""
     digest = hashlib.sha256()

@@ -20,7 +20,7 @@ own (ragbench._storage.checkpoint, with the digests and positions a --resume com
 position in the task's stream, set by the evaluator, so a task need not number its examples. A record that moved in the data keeps its sample, which takes its new
 position when the samples are rewritten (`finalize_samples`).
 
-Sample files are read one record at a time (`iter_samples`): nothing here holds a task's samples.
+Sample files are read one record at a time (ragbench._records' `saved_lines`): nothing here holds a task's samples.
 
 A folder is a run's when its run.json is one ragbench wrote (a regular file with the keys it writes):
 only then does `--overwrite` delete, and only the names a run writes (`RUN_FOLDERS`, `RUN_FILES`, the
@@ -45,14 +45,12 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, RecordError
-from .checkpoint import record_key
 from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
 from .jsonl import dumps, open_append, parse_json, read_json, strict_json
 from .run_lock import RunFolderMoved, RunLock
 from .run_shapes import is_count, meta_problem
-from .sample_files import line_offsets, numbered_samples, sample_file
+from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
 
-ATTEMPT_COST = "attempt_cost"  # a sample's field: its attempt's cost when it was saved (ragbench._run.cost)
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
 
@@ -289,18 +287,20 @@ class RunDir:
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def append_sample(self, task: str, line: dict[str, Any]) -> None:
+    def append_sample(self, task: str, line: dict[str, Any], attempt_cost: dict[str, Any] | None = None) -> None:
         """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
-        `sample_line`, at the current `schema_version`), with the cost of the attempt that saved it."""
+        `sample_line`, at the current `schema_version`), with `attempt_cost`, the cost of the attempt that saved
+        it, written last on the line (`ATTEMPT_COST`: the checkpoint's, taken off by `finalize_samples`)."""
         handle = self._handles.get(task)
         if handle is None:
             self.lock.check_in_place()
             handle = self._handles[task] = open_append(self.sample_path(task))
-        handle.write(line)
+        handle.write(line if attempt_cost is None else {**line, ATTEMPT_COST: attempt_cost})
 
-    def finalize_samples(self, task: str, positions: dict[str, int] | None = None) -> Path:
-        """Rewrite the task's samples in data order, the latest attempt of each record; with `positions`
-        (each key's position in the task's data now), only the records of those keys, each at its position
+    def finalize_samples(self, task: str, saved: SavedLines, positions: dict[str, int] | None = None) -> Path:
+        """Rewrite the task's samples in data order, the latest attempt of each record, its lines read by `saved`
+        (ragbench._records' `saved_lines`: the samples' one reader, a layer above); with `positions` (each key's
+        position in the task's data now), only the records of those keys, each at its position
         (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
         puts them where they are now). Streamed: only each record's key, position and line offset are
         held; the lines are copied as written, but for the `index` of a record that moved and the cost of
@@ -316,13 +316,12 @@ class RunDir:
         offsets = line_offsets(path)
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
         costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
-        for line, record in numbered_samples(path, errors):
-            _latest_cost(costs, record.get(ATTEMPT_COST))
-            key = record_key(record)
+        for line, key, index, cost in saved(path, errors):
+            _latest_cost(costs, cost)
             if positions is not None and key not in positions:
                 continue
-            position = record["index"] if positions is None else positions[key]
-            latest[key] = (position, line, position != record["index"])
+            position = index if positions is None else positions[key]
+            latest[key] = (position, line, position != index)
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         kept = sorted(latest.values(), key=lambda entry: entry[:2])
         with open_file(path) as source, replacing(path) as target:

@@ -10,7 +10,7 @@ import json
 from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._errors import RecordError
 from .._values import json_values
@@ -19,8 +19,23 @@ from .files import file_there, open_file
 from .jsonl import Located, broken_off, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
 
+ATTEMPT_COST = "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._run.cost)
 STAMP_BYTES = 2**16  # room on a line for the cost of the attempt that saved it (`attempt_cost`, added once checked)
 BLOCK = 2**20  # bytes read at a time where only the lines' offsets are looked for
+
+
+class SavedLine(NamedTuple):
+    """A checkpoint line as `RunDir.finalize_samples` rewrites it: its 0-based index in the file, its record's
+    checkpoint key and `position` (its `index`), and the cost of the attempt that saved it, written beside the
+    record on the line (`attempt_cost`: no field of the record)."""
+
+    line: int
+    key: str
+    position: int
+    attempt_cost: Any
+
+
+SavedLines = Callable[[Path, list[RecordError]], Iterator[SavedLine]]  # a samples file's, the others into the list
 
 
 def most_line_bytes() -> int:

@@ -15,6 +15,11 @@ turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA
 (hermes, llama3_json: the model's tool-call format, read as vLLM's parsers read it, tool_parsers.py; tools go to
 the template's `tools=`; a hermes tool request is decoded with its special tokens, as vLLM's server decodes it).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
+prefix_cache_mb (default 512 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
+states (hf_prefix_cache.py). With it on, each request of one output row runs alone and computes only the tokens
+after its longest cached prefix (a prompt and its generated tokens are cached once computed); requests of
+several rows (n > 1 sampled) and ensembles run in batches as without it. `stats()` reports prompt tokens sent
+and computed (results.json's `cost.engine`).
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
 - Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
@@ -56,6 +61,7 @@ principle pick another token.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -74,6 +80,7 @@ from .embedded import embedded_model_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
+from .hf_prefix_cache import PrefixCache
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import TOOL_PARSERS, ParserName, tool_parser_id, tool_sampling, with_tool_calls
 
@@ -81,6 +88,7 @@ __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
 _Dtype = Literal["float32", "float16", "bfloat16", "auto"]
 _DTYPES: tuple[str, ...] = get_args(_Dtype)
+PREFIX_CACHE_MB = 512  # the prefix cache's default bound on CPU: with the embedded model, peak RSS stays < 2 GB
 
 
 class HFEngine(Engine):
@@ -100,6 +108,7 @@ class HFEngine(Engine):
         cudnn_attention: bool = False,
         max_batch_tokens: Annotated[int, Ge(1)] | None = None,
         tool_parser: ParserName | None = None,
+        prefix_cache_mb: Annotated[int, Ge(0)] | None = None,
     ) -> None:
         # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
@@ -127,6 +136,12 @@ class HFEngine(Engine):
         )
         self._piece_cache: dict[int, str] = {}
         self._named_ids: dict[str, int | None] = {}
+        cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
+        self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cache_mb > 0 and not self.seq2seq else None
+        self.prompt_tokens_sent = self.prompt_tokens_computed = 0
+        # transformers renamed generate's `past_key_values` to `cache` within 5.x: the name this model takes
+        forward_arguments = inspect.signature(self.model_obj.forward).parameters
+        self._cache_argument = "cache" if "cache" in forward_arguments else "past_key_values"
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
             if fixed is None:
@@ -213,8 +228,19 @@ class HFEngine(Engine):
         """The model's tokenizer has a chat template (what `chat` requests are rendered with)."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
+    def stats(self) -> dict[str, int] | None:
+        if self.prefix_cache is None:
+            return None
+        return {
+            "prompt_tokens_sent": self.prompt_tokens_sent,
+            "prompt_tokens_computed": self.prompt_tokens_computed,
+            "prefix_cache_bytes": self.prefix_cache.bytes,
+            "prefix_cache_max_bytes": self.prefix_cache.max_bytes,
+        }
+
     def close(self) -> None:
         self.model_obj = None
+        self.prefix_cache = None
         if self.device.startswith("cuda"):
             self._torch.cuda.empty_cache()
 
@@ -292,13 +318,19 @@ class HFEngine(Engine):
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
+    def _uses_prefix_cache(self, sampling: Sampling) -> bool:
+        return self.prefix_cache is not None and self._rows_per_request(sampling) == 1
+
     def _chunks(
         self,
         items: list[tuple[int, list[int], int | None]],
         sampling: Sampling,
     ) -> Iterator[list[tuple[int, list[int], int | None]]]:
         """`items` (longest prompt first) in batches of at most `max_batch_size` rows and `max_batch_tokens`
-        padded tokens."""
+        padded tokens; one request a batch where the prefix cache serves them."""
+        if self._uses_prefix_cache(sampling):
+            yield from ([item] for item in items)
+            return
         cuts = batching.token_bounded_cuts(
             [len(ids) for _, ids, _ in items],
             sampling.max_tokens,
@@ -344,6 +376,12 @@ class HFEngine(Engine):
             )
         from transformers import StoppingCriteriaList
 
+        one_row = mix is None and len(prompts) == 1 and self._uses_prefix_cache(sampling)
+        cached = self._cached_prefix(prompts[0]) if one_row else None
+        self.prompt_tokens_sent += sum(len(ids) for _, ids, _ in chunk)
+        self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (
+            cached.get_seq_length() if cached is not None else 0
+        )
         with torch.inference_mode():
             out = self.model_obj.generate(
                 input_ids=input_ids,
@@ -353,7 +391,12 @@ class HFEngine(Engine):
                 num_beams=1,
                 logits_processor=processors,
                 stopping_criteria=StoppingCriteriaList([tracker]),
+                **({self._cache_argument: cached} if cached is not None else {}),
             )
+        if cached is not None and self.prefix_cache is not None:
+            # The states of every token fed: the prompt and all generated tokens but the last.
+            computed = out[0, : cached.get_seq_length()].tolist()
+            self.prefix_cache.add(computed, [(layer.keys, layer.values) for layer in cached.layers])
         generated = out[:, prefix:].tolist()
 
         responses = []
@@ -400,6 +443,15 @@ class HFEngine(Engine):
                 )
             )
         return responses
+
+    def _cached_prefix(self, ids: list[int]) -> Any:
+        """A transformers cache holding the states of the longest cached prefix of `ids` (at most all its tokens
+        but the last: generate computes at least one), for generate to start from and to fill."""
+        from transformers import DynamicCache
+
+        assert self.prefix_cache is not None
+        _, layers = self.prefix_cache.longest(ids, len(ids) - 1)
+        return DynamicCache(ddp_cache_data=layers or None, config=self.model_obj.config)
 
     def _piece(self, token_id: int) -> str:
         piece = self._piece_cache.get(token_id)

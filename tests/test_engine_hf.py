@@ -265,17 +265,16 @@ STEPS = (
 @pytest.mark.model
 def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine, cached_engine):
     def run(hf: HFEngine) -> list[Response]:
-        answers = []
-        for question, first in STEPS:
-            prompt = DEMO + first + f"Question: {question}\nThought:"
-            for step in range(3):
-                request = Request(prompt=prompt, sampling=Sampling(max_tokens=12, stop=("\n",), logprobs=2))
-                [answer] = hf.generate([request])
-                answers.append(answer)
-                prompt += answer.text + f"\nPassage: step {step} of {question}\nThought:"
-        # and several requests at once, one of them twice, and a chat request
+        answers: list[Response] = []
+        prompts = [DEMO + first + f"Question: {question}\nThought:" for question, first in STEPS]
+        for step in range(3):  # the examples' calls in one batch, as the scheduler pools them
+            sampling = Sampling(max_tokens=12, stop=("\n",), logprobs=2)
+            batch = hf.generate([Request(prompt=prompt, sampling=sampling) for prompt in prompts])
+            answers += batch
+            prompts = [p + a.text + f"\nPassage: step {step}\nThought:" for p, a in zip(prompts, batch)]
+        # and requests of other lengths at once: one twice, chat ones, one of a single token
         many = [chat(q, max_tokens=8) for q in (*QUESTIONS, QUESTIONS[0])]
-        return answers + hf.generate(many)
+        return answers + hf.generate([*many, Request(prompt="Hi", sampling=Sampling(max_tokens=4))])
 
     new, old = run(cached_engine), run(engine)
     for a, b in zip(new, old, strict=True):

@@ -16,10 +16,10 @@ turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA
 the template's `tools=`; a hermes tool request is decoded with its special tokens, as vLLM's server decodes it).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 prefix_cache_mb (default 512 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
-states (hf_prefix_cache.py). With it on, each request of one output row runs alone and computes only the tokens
-after its longest cached prefix (a prompt and its generated tokens are cached once computed); requests of
-several rows (n > 1 sampled) and ensembles run in batches as without it. `stats()` reports prompt tokens sent
-and computed (results.json's `cost.engine`).
+states (hf_prefix_cache.py). With it on, each prompt of a batch computes only the tokens after its longest cached
+prefix, then the batch decodes together (hf_prefill.py); a prompt and its generated tokens are cached once
+computed. Requests of several rows (n > 1 sampled) and ensembles run as without it. `stats()` reports prompt
+tokens sent and computed (results.json's `cost.engine`).
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
 - Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
@@ -61,7 +61,6 @@ principle pick another token.
 
 from __future__ import annotations
 
-import inspect
 import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -80,6 +79,7 @@ from .embedded import embedded_model_dir, is_embedded
 from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
+from .hf_prefill import Prefill, cache_argument
 from .hf_prefix_cache import PrefixCache
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import TOOL_PARSERS, ParserName, tool_parser_id, tool_sampling, with_tool_calls
@@ -139,9 +139,7 @@ class HFEngine(Engine):
         cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
         self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cache_mb > 0 and not self.seq2seq else None
         self.prompt_tokens_sent = self.prompt_tokens_computed = 0
-        # transformers renamed generate's `past_key_values` to `cache` within 5.x: the name this model takes
-        forward_arguments = inspect.signature(self.model_obj.forward).parameters
-        self._cache_argument = "cache" if "cache" in forward_arguments else "past_key_values"
+        self._cache_argument = cache_argument(self.model_obj)
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
             if fixed is None:
@@ -327,10 +325,7 @@ class HFEngine(Engine):
         sampling: Sampling,
     ) -> Iterator[list[tuple[int, list[int], int | None]]]:
         """`items` (longest prompt first) in batches of at most `max_batch_size` rows and `max_batch_tokens`
-        padded tokens; one request a batch where the prefix cache serves them."""
-        if self._uses_prefix_cache(sampling):
-            yield from ([item] for item in items)
-            return
+        padded tokens."""
         cuts = batching.token_bounded_cuts(
             [len(ids) for _, ids, _ in items],
             sampling.max_tokens,
@@ -376,13 +371,11 @@ class HFEngine(Engine):
             )
         from transformers import StoppingCriteriaList
 
-        one_row = mix is None and len(prompts) == 1 and self._uses_prefix_cache(sampling)
-        cached = self._cached_prefix(prompts[0]) if one_row else None
-        self.prompt_tokens_sent += sum(len(ids) for _, ids, _ in chunk)
-        self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (
-            cached.get_seq_length() if cached is not None else 0
-        )
         with torch.inference_mode():
+            prefill = None
+            if mix is None and self.prefix_cache is not None and self._uses_prefix_cache(sampling):
+                prefill = Prefill(torch, self.model_obj, self.prefix_cache, prompts)
+            cached = prefill.cache if prefill is not None else None
             out = self.model_obj.generate(
                 input_ids=input_ids,
                 attention_mask=mask,
@@ -393,11 +386,11 @@ class HFEngine(Engine):
                 stopping_criteria=StoppingCriteriaList([tracker]),
                 **({self._cache_argument: cached} if cached is not None else {}),
             )
-        if cached is not None and self.prefix_cache is not None:
-            # The states of every token fed: the prompt and all generated tokens but the last.
-            computed = out[0, : cached.get_seq_length()].tolist()
-            self.prefix_cache.add(computed, [(layer.keys, layer.values) for layer in cached.layers])
         generated = out[:, prefix:].tolist()
+        self.prompt_tokens_sent += sum(len(ids) for _, ids, _ in chunk)
+        self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (prefill.reused if prefill else 0)
+        if prefill is not None:
+            prefill.store(out, [tracker.done_at[row] or len(generated[row]) for row in range(len(prompts))])
 
         responses = []
         for position, (_, ids, _) in enumerate(chunk):
@@ -443,15 +436,6 @@ class HFEngine(Engine):
                 )
             )
         return responses
-
-    def _cached_prefix(self, ids: list[int]) -> Any:
-        """A transformers cache holding the states of the longest cached prefix of `ids` (at most all its tokens
-        but the last: generate computes at least one), for generate to start from and to fill."""
-        from transformers import DynamicCache
-
-        assert self.prefix_cache is not None
-        _, layers = self.prefix_cache.longest(ids, len(ids) - 1)
-        return DynamicCache(ddp_cache_data=layers or None, config=self.model_obj.config)
 
     def _piece(self, token_id: int) -> str:
         piece = self._piece_cache.get(token_id)

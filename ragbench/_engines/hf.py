@@ -70,13 +70,13 @@ from typing import Annotated, Any, Literal, get_args
 from annotated_types import Ge
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from . import hf_batching as batching
 from .base import Engine
 from .base import one_line as _one_line
 from .content import local_model_digest
 from .embedded import embedded_model_dir, is_embedded
-from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
+from .hf_decoding import StopTracker, TokenPicker, responses_of
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
 from .hf_prefill import Prefill, cache_argument
@@ -392,50 +392,7 @@ class HFEngine(Engine):
         if prefill is not None:
             prefill.store(out, [tracker.done_at[row] or len(generated[row]) for row in range(len(prompts))])
 
-        responses = []
-        for position, (_, ids, _) in enumerate(chunk):
-            texts, first_length, finish = [], 0, "length"
-            for sample in range(rows_per):
-                row = position * rows_per + sample
-                tokens = generated[row]
-                done_at, reason = tracker.done_at[row], tracker.reason[row]
-                length = done_at if done_at else len(tokens)
-                kept = tokens[: length - 1] if reason == "eos" else tokens[:length]
-                text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
-                text, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
-                texts.append(text)
-                if sample == 0:
-                    first_length = length
-                    finish = "stop" if (reason or stopped) else "length"
-            logprobs = cumulative = None
-            if picker.records:
-                logprobs = picked_logprobs(
-                    picker, position * rows_per, generated[position * rows_per][:first_length], self._piece
-                )
-                cumulative = sum(t.logprob for t in logprobs)
-            completion = (
-                first_length
-                if rows_per == 1
-                else sum(
-                    (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
-                    for s in range(rows_per)
-                )
-            )
-            if rows_per == 1 and sampling.n > 1:
-                texts = texts * sampling.n
-                completion *= sampling.n
-            responses.append(
-                Response(
-                    texts=texts,
-                    logprobs=logprobs,
-                    prompt_tokens=len(ids),
-                    completion_tokens=completion,
-                    finish_reason=finish,
-                    cumulative_logprob=cumulative,
-                    token_ids=generated[position * rows_per][:first_length],
-                )
-            )
-        return responses
+        return responses_of(chunk, generated, tracker, picker, self.tokenizer, sampling, rows_per, self._piece)
 
     def _piece(self, token_id: int) -> str:
         piece = self._piece_cache.get(token_id)

@@ -50,6 +50,7 @@ class Progress:
                 file=sys.stderr,
                 mininterval=0.5,
                 dynamic_ncols=True,
+                smoothing=0,  # the mean rate since the start: calls are answered a batch at a time, in lumps
             )
 
     def _answered(self) -> int:

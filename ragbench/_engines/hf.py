@@ -15,7 +15,7 @@ turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA
 (hermes, llama3_json: the model's tool-call format, read as vLLM's parsers read it, tool_parsers.py; tools go to
 the template's `tools=`; a hermes tool request is decoded with its special tokens, as vLLM's server decodes it).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
-prefix_cache_mb (default 512 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
+prefix_cache_mb (default 256 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
 states (hf_prefix_cache.py). With it on, each prompt of a batch computes only the tokens after its longest cached
 prefix, then the batch decodes together (hf_prefill.py); a prompt and its generated tokens are cached once
 computed. Requests of several rows (n > 1 sampled) and ensembles run as without it. `stats()` reports prompt
@@ -88,7 +88,7 @@ __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
 _Dtype = Literal["float32", "float16", "bfloat16", "auto"]
 _DTYPES: tuple[str, ...] = get_args(_Dtype)
-PREFIX_CACHE_MB = 512  # the prefix cache's default bound on CPU: with the embedded model, peak RSS stays < 2 GB
+PREFIX_CACHE_MB = 256  # the prefix cache's default bound on CPU: with the embedded model, peak RSS stays < 2 GB
 
 
 class HFEngine(Engine):

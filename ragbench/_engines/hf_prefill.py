@@ -51,16 +51,20 @@ class Prefill:
         )
 
     def _stacked(self, rows: list[Layers]) -> Layers:
-        """Per layer, the rows' states left-padded with zeros to width - 1 tokens, as one batch."""
+        """Per layer, the rows' states left-padded with zeros to width - 1 tokens, as one batch; each row's layer
+        let go once stacked (memory: the rows and the batch are not all held at once)."""
         torch, columns = self.torch, self.width - 1
-        longest = next(layers for layers in rows if layers)  # a prompt of width > 1 tokens has states
+        first = next(layers for layers in rows if layers)  # a prompt of width > 1 tokens has states
+        none = first[0][0][:, :, :0]  # a prompt of one token: no states before it
         stacked = []
-        for index, (like, _) in enumerate(longest):
+        for index in range(len(first)):
             keys, values = [], []
             for layers in rows:
-                k, v = layers[index] if layers else (like[:, :, :0], like[:, :, :0])  # one token: none before it
+                k, v = layers[index] if layers else (none, none)
                 keys.append(torch.nn.functional.pad(k, (0, 0, columns - k.shape[2], 0)))
                 values.append(torch.nn.functional.pad(v, (0, 0, columns - v.shape[2], 0)))
+                if layers:
+                    layers[index] = (none, none)
             stacked.append((torch.cat(keys, dim=0), torch.cat(values, dim=0)))
         return stacked
 

@@ -78,9 +78,13 @@ class Progress:
             examples=examples, in_flight=stats.in_flight, cache_hits=stats.cache_hits, errors=self.errors, refresh=False
         )
         self.bar.total = self._expected()
-        self.bar.update(self._answered() - self.bar.n)
+        answered = self._answered()
+        if answered > self.bar.n:
+            self.bar.update(answered - self.bar.n)
+        else:
+            self.bar.refresh()  # the elapsed time and ETA move on while a batch computes
 
-    async def follow(self, seconds: float = 0.5) -> None:
+    async def follow(self, seconds: float = 1.0) -> None:
         """Refresh every `seconds`: calls are answered between examples' ends."""
         while True:
             await asyncio.sleep(seconds)

@@ -388,7 +388,7 @@ class HFEngine(Engine):
             )
         generated = out[:, prefix:].tolist()
         self.prompt_tokens_sent += sum(len(ids) for _, ids, _ in chunk)
-        self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (prefill.reused if prefill else 0)
+        self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (prefill.reused if prefill is not None else 0)
         if prefill is not None:
             prefill.store(out, [tracker.done_at[row] or len(generated[row]) for row in range(len(prompts))])
 

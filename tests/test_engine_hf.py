@@ -3,6 +3,7 @@ embedded SmolLM2-135M-Instruct (marked `model`, loaded once for the module)."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -13,6 +14,7 @@ pytest.importorskip("transformers")
 from ragbench._engines import embedded  # noqa: E402
 from ragbench._engines.hf import HFEngine, embedded_model_dir  # noqa: E402
 from ragbench._engines.hf_decoding import TokenPicker  # noqa: E402
+from ragbench._engines.hf_prefix_cache import PrefixCache  # noqa: E402
 from ragbench._engines.tokenizers import chat_prompt_ids  # noqa: E402
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._values.llm_calls import Request, RequestError, Response, Sampling  # noqa: E402
@@ -90,9 +92,18 @@ def engine():
         embedded_model_dir()
     except ConfigError as exc:
         pytest.skip(str(exc))
-    hf = HFEngine("embedded", batch_size=8)
+    hf = HFEngine("embedded", batch_size=8, prefix_cache_mb=0)  # batches: the path without the prefix cache
     yield hf
     hf.close()
+
+
+@pytest.fixture
+def cached_engine(engine):
+    """The module's engine (its model loaded once) with a prefix cache of its own."""
+    with_cache = copy.copy(engine)
+    with_cache.prefix_cache = PrefixCache(64 * 2**20, torch.cat)
+    with_cache.prompt_tokens_sent = with_cache.prompt_tokens_computed = 0
+    return with_cache
 
 
 QUESTIONS = [
@@ -234,3 +245,51 @@ def test_a_too_long_prompt_fails_alone(engine):
     out = engine.generate([long, chat("2+2?", max_tokens=4)])
     assert isinstance(out[0], RequestError) and "context" in str(out[0])  # the request's fault
     assert isinstance(out[1], Response)
+
+
+# An IRCoT-like run: every prompt repeats the worked examples; each step's prompt is the one before it, its
+# answer and a passage more.
+DEMO = (
+    "Answer the question step by step, citing the passages.\n\n"
+    "Passage: Rufea Beabax (born 1941) is a painter born in Griozal. Rufea works for Viodrou Institute.\n"
+    "Passage: Viodrou Institute is an organisation working in optics. Its headquarters are in Diobox.\n"
+    "Question: In which city are the headquarters of the organisation that Rufea Beabax works for?\n"
+    "Thought: Rufea Beabax works for Viodrou Institute. Its headquarters are in Diobox. So the answer is: Diobox.\n\n"
+)
+STEPS = (
+    ("Brema Dedux works for", "Passage: Brema Dedux (born 1915) is an engineer. Brema works for Moulux Shipping.\n"),
+    ("Who founded Sulerk Works?", "Passage: Sulerk Works was founded in 1969 by Brema Dedux.\n"),
+)
+
+
+@pytest.mark.model
+def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine, cached_engine):
+    def run(hf: HFEngine) -> list[Response]:
+        answers: list[Response] = []
+        prompts = [DEMO + first + f"Question: {question}\nThought:" for question, first in STEPS]
+        for step in range(3):  # the examples' calls in one batch, as the scheduler pools them
+            sampling = Sampling(max_tokens=12, stop=("\n",), logprobs=2)
+            batch = hf.generate([Request(prompt=prompt, sampling=sampling) for prompt in prompts])
+            answers += batch
+            prompts = [p + a.text + f"\nPassage: step {step}\nThought:" for p, a in zip(prompts, batch)]
+        # and requests of other lengths at once: one twice, chat ones, one of a single token
+        many = [chat(q, max_tokens=8) for q in (*QUESTIONS, QUESTIONS[0])]
+        return answers + hf.generate([*many, Request(prompt="Hi", sampling=Sampling(max_tokens=4))])
+
+    new, old = run(cached_engine), run(engine)
+    for a, b in zip(new, old, strict=True):
+        assert isinstance(a, Response) and isinstance(b, Response)
+        assert (a.token_ids, a.texts, a.finish_reason, a.completion_tokens, a.prompt_tokens) == (
+            b.token_ids,
+            b.texts,
+            b.finish_reason,
+            b.completion_tokens,
+            b.prompt_tokens,
+        )
+        for x, y in zip(a.logprobs or [], b.logprobs or [], strict=True):
+            assert x.token == y.token and x.logprob == pytest.approx(y.logprob, abs=2e-3)
+    stats = cached_engine.stats()
+    assert stats["prompt_tokens_sent"] == sum(r.prompt_tokens for r in new)
+    assert stats["prompt_tokens_computed"] < stats["prompt_tokens_sent"] / 2  # the worked examples once
+    assert 0 < stats["prefix_cache_bytes"] <= stats["prefix_cache_max_bytes"]
+    assert engine.stats() is None  # prefix_cache_mb=0: no cache, the old path

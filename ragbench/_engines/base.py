@@ -130,5 +130,10 @@ class Engine:
         `Sampling.logprob_tokens` needs); None when the engine cannot tell (an API server)."""
         return None
 
+    def stats(self) -> dict[str, Any] | None:
+        """Figures of the engine's own work for results.json's `cost.engine` (the hf engine's prefix cache: prompt
+        tokens sent and computed); None: none."""
+        return None
+
     def close(self) -> None:
         """Free resources (models, connections)."""

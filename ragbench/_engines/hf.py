@@ -15,6 +15,11 @@ turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA
 (hermes, llama3_json: the model's tool-call format, read as vLLM's parsers read it, tool_parsers.py; tools go to
 the template's `tools=`; a hermes tool request is decoded with its special tokens, as vLLM's server decodes it).
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
+prefix_cache_mb (default 256 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
+states (hf_prefix_cache.py). With it on, each prompt of a batch computes only the tokens after its longest cached
+prefix, then the batch decodes together (hf_prefill.py); a prompt and its generated tokens are cached once
+computed. Requests of several rows (n > 1 sampled) and ensembles run as without it. `stats()` reports prompt
+tokens sent and computed (results.json's `cost.engine`).
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
 - Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
@@ -65,15 +70,17 @@ from typing import Annotated, Any, Literal, get_args
 from annotated_types import Ge
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, apply_stop
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from . import hf_batching as batching
 from .base import Engine
 from .base import one_line as _one_line
 from .content import local_model_digest
 from .embedded import embedded_model_dir, is_embedded
-from .hf_decoding import StopTracker, TokenPicker, picked_logprobs
+from .hf_decoding import StopTracker, TokenPicker, responses_of
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
+from .hf_prefill import Prefill, cache_argument
+from .hf_prefix_cache import PrefixCache
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import TOOL_PARSERS, ParserName, tool_parser_id, tool_sampling, with_tool_calls
 
@@ -81,6 +88,7 @@ __all__ = ["HFEngine", "chat_prompt_ids", "embedded_model_dir", "vocabulary_id"]
 
 _Dtype = Literal["float32", "float16", "bfloat16", "auto"]
 _DTYPES: tuple[str, ...] = get_args(_Dtype)
+PREFIX_CACHE_MB = 256  # the prefix cache's default bound on CPU: with the embedded model, peak RSS stays < 2 GB
 
 
 class HFEngine(Engine):
@@ -100,6 +108,7 @@ class HFEngine(Engine):
         cudnn_attention: bool = False,
         max_batch_tokens: Annotated[int, Ge(1)] | None = None,
         tool_parser: ParserName | None = None,
+        prefix_cache_mb: Annotated[int, Ge(0)] | None = None,
     ) -> None:
         # no **options: the pre-flight (Engine.preflight) checks every --model-arg against this signature
         super().__init__(model)
@@ -127,6 +136,10 @@ class HFEngine(Engine):
         )
         self._piece_cache: dict[int, str] = {}
         self._named_ids: dict[str, int | None] = {}
+        cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
+        self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cache_mb > 0 and not self.seq2seq else None
+        self.prompt_tokens_sent = self.prompt_tokens_computed = 0
+        self._cache_argument = cache_argument(self.model_obj)
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
             if fixed is None:
@@ -213,8 +226,19 @@ class HFEngine(Engine):
         """The model's tokenizer has a chat template (what `chat` requests are rendered with)."""
         return bool(getattr(self.tokenizer, "chat_template", None))
 
+    def stats(self) -> dict[str, int] | None:
+        if self.prefix_cache is None:
+            return None
+        return {
+            "prompt_tokens_sent": self.prompt_tokens_sent,
+            "prompt_tokens_computed": self.prompt_tokens_computed,
+            "prefix_cache_bytes": self.prefix_cache.bytes,
+            "prefix_cache_max_bytes": self.prefix_cache.max_bytes,
+        }
+
     def close(self) -> None:
         self.model_obj = None
+        self.prefix_cache = None
         if self.device.startswith("cuda"):
             self._torch.cuda.empty_cache()
 
@@ -292,6 +316,9 @@ class HFEngine(Engine):
     def _rows_per_request(self, sampling: Sampling) -> int:
         return max(1, sampling.n) if sampling.temperature > 0 else 1
 
+    def _uses_prefix_cache(self, sampling: Sampling) -> bool:
+        return self.prefix_cache is not None and self._rows_per_request(sampling) == 1
+
     def _chunks(
         self,
         items: list[tuple[int, list[int], int | None]],
@@ -345,6 +372,10 @@ class HFEngine(Engine):
         from transformers import StoppingCriteriaList
 
         with torch.inference_mode():
+            prefill = None
+            if mix is None and self.prefix_cache is not None and self._uses_prefix_cache(sampling):
+                prefill = Prefill(torch, self.model_obj, self.prefix_cache, prompts)
+            cached = prefill.cache if prefill is not None else None
             out = self.model_obj.generate(
                 input_ids=input_ids,
                 attention_mask=mask,
@@ -353,53 +384,15 @@ class HFEngine(Engine):
                 num_beams=1,
                 logits_processor=processors,
                 stopping_criteria=StoppingCriteriaList([tracker]),
+                **({self._cache_argument: cached} if cached is not None else {}),
             )
         generated = out[:, prefix:].tolist()
+        self.prompt_tokens_sent += sum(len(ids) for _, ids, _ in chunk)
+        self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (prefill.reused if prefill is not None else 0)
+        if prefill is not None:
+            prefill.store(out, [tracker.done_at[row] or len(generated[row]) for row in range(len(prompts))])
 
-        responses = []
-        for position, (_, ids, _) in enumerate(chunk):
-            texts, first_length, finish = [], 0, "length"
-            for sample in range(rows_per):
-                row = position * rows_per + sample
-                tokens = generated[row]
-                done_at, reason = tracker.done_at[row], tracker.reason[row]
-                length = done_at if done_at else len(tokens)
-                kept = tokens[: length - 1] if reason == "eos" else tokens[:length]
-                text = self.tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
-                text, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
-                texts.append(text)
-                if sample == 0:
-                    first_length = length
-                    finish = "stop" if (reason or stopped) else "length"
-            logprobs = cumulative = None
-            if picker.records:
-                logprobs = picked_logprobs(
-                    picker, position * rows_per, generated[position * rows_per][:first_length], self._piece
-                )
-                cumulative = sum(t.logprob for t in logprobs)
-            completion = (
-                first_length
-                if rows_per == 1
-                else sum(
-                    (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
-                    for s in range(rows_per)
-                )
-            )
-            if rows_per == 1 and sampling.n > 1:
-                texts = texts * sampling.n
-                completion *= sampling.n
-            responses.append(
-                Response(
-                    texts=texts,
-                    logprobs=logprobs,
-                    prompt_tokens=len(ids),
-                    completion_tokens=completion,
-                    finish_reason=finish,
-                    cumulative_logprob=cumulative,
-                    token_ids=generated[position * rows_per][:first_length],
-                )
-            )
-        return responses
+        return responses_of(chunk, generated, tracker, picker, self.tokenizer, sampling, rows_per, self._piece)
 
     def _piece(self, token_id: int) -> str:
         piece = self._piece_cache.get(token_id)

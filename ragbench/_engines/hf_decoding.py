@@ -1,6 +1,6 @@
 """The `hf` engine's per-step hooks into transformers `generate`: the token picker (greedy or seeded
 sampling over the top_p nucleus, recording log-probabilities) and the stop tracker (EOS or a stop
-string, per row). Their semantics follow vLLM's; see hf.py."""
+string, per row), and the responses made from what they recorded. Their semantics follow vLLM's; see hf.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._values.llm_calls import Sampling, TokenLogprobs
+from .._values.llm_calls import Response, Sampling, TokenLogprobs, apply_stop
 
 
 class TokenPicker:
@@ -141,3 +141,61 @@ def picked_logprobs(
             TokenLogprobs(token=piece(token_id), logprob=chosen_lp[row], top=top, named=named, token_id=token_id)
         )
     return out
+
+
+def responses_of(
+    chunk: Sequence[tuple[int, list[int], int | None]],
+    generated: list[list[int]],
+    tracker: StopTracker,
+    picker: TokenPicker,
+    tokenizer: Any,
+    sampling: Sampling,
+    rows_per: int,
+    piece: Callable[[int], str],
+) -> list[Response]:
+    """One Response per request of `chunk` from the `generated` ids of its `rows_per` rows: each row cut where
+    `tracker` saw it end, decoded and cut at a stop string; the first row's log-probs from `picker`."""
+    responses = []
+    for position, (_, ids, _) in enumerate(chunk):
+        texts, first_length, finish = [], 0, "length"
+        for sample in range(rows_per):
+            row = position * rows_per + sample
+            tokens = generated[row]
+            done_at, reason = tracker.done_at[row], tracker.reason[row]
+            length = done_at if done_at else len(tokens)
+            kept = tokens[: length - 1] if reason == "eos" else tokens[:length]
+            text = tokenizer.decode(kept, skip_special_tokens=sampling.skip_special_tokens)
+            text, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
+            texts.append(text)
+            if sample == 0:
+                first_length = length
+                finish = "stop" if (reason or stopped) else "length"
+        logprobs = cumulative = None
+        if picker.records:
+            logprobs = picked_logprobs(
+                picker, position * rows_per, generated[position * rows_per][:first_length], piece
+            )
+            cumulative = sum(t.logprob for t in logprobs)
+        completion = (
+            first_length
+            if rows_per == 1
+            else sum(
+                (tracker.done_at[position * rows_per + s] or len(generated[position * rows_per + s]))
+                for s in range(rows_per)
+            )
+        )
+        if rows_per == 1 and sampling.n > 1:
+            texts = texts * sampling.n
+            completion *= sampling.n
+        responses.append(
+            Response(
+                texts=texts,
+                logprobs=logprobs,
+                prompt_tokens=len(ids),
+                completion_tokens=completion,
+                finish_reason=finish,
+                cumulative_logprob=cumulative,
+                token_ids=generated[position * rows_per][:first_length],
+            )
+        )
+    return responses

@@ -253,6 +253,7 @@ class Cost(_Cost, total=False):
     page_cache: dict[str, Any]
     retrieval: dict[str, int]
     nli: dict[str, Any]
+    engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
     rescoring: dict[str, Any]
 
 

@@ -93,10 +93,19 @@ def cost_line(cost: Mapping[str, Any], notices: bool = True) -> str:
         f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
         f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
         f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
+        + computed_note(cost.get("engine"))
         + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
         + ("\n" + (page_cache.console_line(cost["page_cache"], notices) or "") if cost.get("page_cache") else "")
         + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else "")
     )
+
+
+def computed_note(engine: Mapping[str, Any] | None) -> str:
+    """How many of this attempt's prompt tokens the model computed, where its engine reused cached ones (the hf
+    engine's prefix cache)."""
+    if not engine or not engine.get("prompt_tokens_sent"):
+        return ""
+    return f" (prompt tokens computed {engine['prompt_tokens_computed']} of {engine['prompt_tokens_sent']} sent)"
 
 
 def rescoring_line(cost: dict[str, Any]) -> str:

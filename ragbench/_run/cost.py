@@ -78,12 +78,14 @@ def run_cost(
     stores: dict[str, dict[str, Any] | None],
     retrieval: dict[str, int],
     nli: dict[str, Any] | None,
+    engine: dict[str, Any] | None = None,
 ) -> Cost:
     """results.json's `cost`: the `earlier` attempts' (brought up to their saved samples' by
     `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
     up; the caches' reports (`stores`, by name: damaged entries, failed reads and writes, a replaced file;
     pages and embeddings reused), pooled searches (`retrieval`: queries answered by fewer searches; provided
-    documents are not) and the NLI model's figures, where there are any."""
+    documents are not), the NLI model's figures and the model engine's (this attempt's: `Engine.stats`), where
+    there are any."""
     cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
     cost["this_attempt"] = attempt
     cost.update({name: stats for name, stats in stores.items() if stats})
@@ -95,4 +97,6 @@ def run_cost(
         }
     if nli is not None:
         cost["nli"] = nli
+    if engine is not None:
+        cost["engine"] = engine
     return cast(Cost, cost)  # the shape results_schema.Cost names

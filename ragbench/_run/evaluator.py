@@ -292,9 +292,12 @@ class Evaluator:
             async with services.calls() as calls:
                 assert services.scheduler is not None and services.recorder is not None and services.engines
                 self.cost.stats = services.scheduler.stats
-                progress = Progress(services.scheduler.stats, total=self._known_total(), enabled=self.config.progress)
                 inflight = examples_in_flight(self.config.max_inflight, services.engines.model)
+                progress = Progress(
+                    services.scheduler.stats, self._known_total(), inflight, enabled=self.config.progress
+                )
                 saver = asyncio.ensure_future(self.cost.save_every())  # whether or not examples finish
+                following = asyncio.ensure_future(progress.follow())
                 try:
                     calls.tools = await self._tools(services.recorder)
                     if self.config.resume:  # saved examples whose metrics failed score again; the system does not run
@@ -305,12 +308,13 @@ class Evaluator:
                     await run_together(self._worker(read, calls, progress) for _ in range(inflight))
                 finally:
                     saver.cancel()
+                    following.cancel()
                     try:
                         progress.close()
                         for planned in self.planned:
                             await stop_tools(planned.task)
                     finally:
-                        await asyncio.gather(saver, return_exceptions=True)
+                        await asyncio.gather(saver, following, return_exceptions=True)
         finally:
             self.cost.save()  # replaced by the final cost if the run ends well
         return services.scheduler
@@ -326,7 +330,7 @@ class Evaluator:
                 workers.raise_if_unavailable()  # every later example would fail the same way
                 self.run_dir.append_sample(planned.name, sample.line, self.cost.at_save(saving=1))
                 self.cost.examples += 1
-                progress.advance(failed=record_failed(sample.record))
+                progress.advance(sample.record, failed=record_failed(sample.record))
                 if self.config.fail_fast and record_failed(sample.record):  # saved: --resume tries it again
                     raise StoppedAtFailure(planned.name, sample.record, self.run_dir.path)
 
@@ -372,6 +376,7 @@ class Evaluator:
                 {"response_cache": services.response_cache_stats, "page_cache": services.page_cache_stats},
                 services.retrieval_stats,
                 services.nli_stats,
+                services.engine_stats,
             )
 
         return run_results(

@@ -77,6 +77,7 @@ class RunServices:
         self.page_cache_stats: dict[str, Any] | None = None  # taken as the resources close
         self.retrieval_stats: dict[str, int] = {}  # taken as the retrieval handle closes
         self.nli_stats: dict[str, Any] | None = None  # taken as the NLI model's handle closes
+        self.engine_stats: dict[str, Any] | None = None  # the model engine's (Engine.stats), taken as the calls end
         self._opened = ExitStack()
         self._components_freed = False
 
@@ -170,6 +171,7 @@ class RunServices:
                 self._components_freed = True
                 self.retrieval_stats = retrieval.stats.to_dict()
             self.nli_stats = scoring.nli.stats.to_dict() if scoring.nli is not None else None
+            self.engine_stats = self.engines.model.stats() if self.engines.model is not None else None
             scoring.close()
             await self.engines.aclose()
 

@@ -91,16 +91,16 @@ def _tool_call_problems(response: Response, request: Request) -> Iterator[str]:
 
 
 def _item_problems(items: Any) -> Iterator[str]:
-    """A Responses-API answer's output items: the JSON text of a list of objects, each with a `type` (an agent
-    sends them back as they are)."""
+    """An answer's output items: the JSON text of a list of objects, each a Responses-API item (with a `type`) or
+    a Gemini part (a `text`, a `function_call`...) (an agent sends them back as they are)."""
     if items is None:
         return
     try:
         parsed = json.loads(items) if isinstance(items, str) else None
     except ValueError:
         parsed = None
-    if not isinstance(parsed, list) or not all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in parsed):
-        yield f"output items {_shown(items)} are not the JSON text of a list of typed objects"
+    if not isinstance(parsed, list) or not all(isinstance(i, dict) and i for i in parsed):
+        yield f"output items {_shown(items)} are not the JSON text of a list of objects"
 
 
 def is_token_count(value: Any) -> bool:

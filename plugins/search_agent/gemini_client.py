@@ -36,7 +36,8 @@ class QuestionFailed(Exception):
 
 
 def check_engine(engine: Engine) -> None:
-    if engine.kind != "gemini":
+    """A ConfigError, before the run, for an engine that sends no Gemini API requests (`replay` answers them)."""
+    if engine.kind not in ("gemini", "replay"):
         raise ConfigError(
             f"search_agent: client=gemini_client sends Gemini API requests, not the {engine.kind} engine's; run "
             "the model with --model gemini:MODEL"

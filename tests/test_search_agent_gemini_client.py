@@ -186,3 +186,20 @@ def test_every_call_and_response_is_counted_once(parts: list[dict[str, Any]]) ->
     orphans = [item for item in items if item["arguments"] is None]
     assert len(items) == len(calls) + len(orphans)
     assert sum(record["tool_call_counts"].values()) == len(responses) + len(unanswered)
+
+
+def test_a_run_replays_offline_sending_what_it_sent(tmp_path: Path) -> None:
+    """`--replay` answers each generateContent request with the recorded answer; the calls run again on
+    ragbench's side, so the same examples fail, and the others give the same predictions."""
+    from helpers import cli_here
+
+    recorded = ragbench_side(tmp_path)
+    replayed = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replayed"), "--no-progress")
+    assert replayed.returncode == 1, replayed.stderr  # the failed examples: an incomplete run
+    assert "3 x QuestionFailed: malformed, unknown, missing" in replayed.stderr
+    assert "do not fit the tool's parameters" not in replayed.stderr  # Gemini Schema types are read
+    again = {line["id"]: line for line in samples(tmp_path / "replayed", "fictional_multihop")}
+    for qid, sample in recorded["samples"].items():
+        assert again[qid].get("error") == sample.get("error"), qid
+        if not sample.get("error"):
+            assert again[qid]["prediction"] == sample["prediction"], qid

@@ -322,6 +322,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         from search_agent_fake_messages import remote_mcp  # it imports this module
 
+        if self.path.split("?")[0].endswith(":generateContent"):
+            self.gemini_turn(fake, body)
+            return
         if self.path.split("?")[0].endswith("/messages") or fake.mcp is not None and remote_mcp(body):
             self.server_side_agent(fake, body)
             return
@@ -350,6 +353,17 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append({"path": self.path, "anthropic-beta": self.headers.get("anthropic-beta")})
             fake.bodies.append(body)
         self.send(200, (messages_payload if messages else responses_mcp_payload)(body, fake.mcp))
+
+    def gemini_turn(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
+        """A Gemini generateContent request (the client runs the tools): recorded as sent, its path in
+        `requests`."""
+        from search_agent_fake_gemini import gemini_payload
+
+        path = self.path.split("?")[0]
+        with fake.lock:
+            fake.requests.append({"path": path})
+            fake.bodies.append(body)
+        self.send(200, gemini_payload(body, path.rsplit("/", 1)[-1].split(":")[0]))
 
     def do_GET(self) -> None:
         self.send(200, {"object": "list", "data": [{"id": "agent", "object": "model", "created": 0, "owned_by": "me"}]})

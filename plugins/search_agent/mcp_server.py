@@ -14,6 +14,7 @@ import asyncio
 import functools
 import importlib
 import importlib.util
+import json
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -96,6 +97,16 @@ def in_loop(function: Callable[..., Coroutine[Any, Any, Any]], loop: asyncio.Abs
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(function(*args, **kwargs), loop))
 
     return call
+
+
+def fastmcp_text(value: Any) -> str | None:
+    """The text fastmcp 2.9.2 answers a tool's return value with: its JSON (indent 2, not ASCII-escaped), a list
+    of one item as that item; None (no content) for None or an empty list."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if value is None or value == []:
+        return None
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def search_tools(

@@ -17,6 +17,7 @@ from ragbench.api import Context, Document
 from ragbench.api.data import parse_json
 from ragbench.api.engines import InvalidArguments, checked_arguments
 
+from . import mcp_server
 from .tools import ToolAnswer
 
 SERVER = "search-server"  # mcp_server.py's FastMCP name: qwen_agent calls each tool "<server>-<tool>"
@@ -126,11 +127,8 @@ def tool_responses(outputs: list[str]) -> str:
 def mcp_text(value: Any) -> str:
     """A tool's return value as qwen_agent receives it over MCP: fastmcp's JSON text (indent 2, not ASCII-escaped),
     a list of one item as that item, nothing (qwen_agent's "execute error") for None or an empty list."""
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if value is None or value == []:
-        return NO_RESULT
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    text = mcp_server.fastmcp_text(value)
+    return NO_RESULT if text is None else text
 
 
 def call_error(name: str, exc: Exception) -> str:

@@ -26,7 +26,7 @@ from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import Snippets
 
-from . import mcp_server, qwen_client, run_stats, server_side, tongyi_client
+from . import gemini_client, mcp_server, qwen_client, run_stats, server_side, tongyi_client
 from .prompts import (
     GET_DOCUMENT_DESCRIPTION,
     QUERY_TEMPLATE,
@@ -131,7 +131,9 @@ class SearchAgent(System):
                           <answer> tags; every turn the whole token budget, stop strings "\n<tool_response>"
                           and "<tool_response>"; temperature 0.85 and top_p 0.95 unless given; past 108K
                           tokens of conversation one last turn asks for the answer) or "anthropic_client" /
-                          "openai_client_with_mcp" (one request per question, the tools on an MCP server)
+                          "openai_client_with_mcp" (one request per question, the tools on an MCP server) or
+                          "gemini_client" (a gemini: model, google-genai's automatic function calling over the
+                          MCP server's tools, run by ragbench: gemini_client.py's module)
       k                   hits per search (5)
       get_document        offer the get_document tool too (False)
       citations           the prompt asks for docids in brackets (True; get_document needs it)
@@ -165,7 +167,13 @@ class SearchAgent(System):
     def __init__(
         self,
         client: Literal[
-            "openai_client", "oss_client", "qwen_client", "tongyi_client", "anthropic_client", "openai_client_with_mcp"
+            "openai_client",
+            "oss_client",
+            "qwen_client",
+            "tongyi_client",
+            "anthropic_client",
+            "openai_client_with_mcp",
+            "gemini_client",
         ] = "openai_client",
         k: Annotated[int, Ge(1)] = 5,
         get_document: bool = False,
@@ -216,6 +224,8 @@ class SearchAgent(System):
     def check_model(self, engine: Engine) -> None:
         if self.server_side:
             server_side.check_engine(self.client, engine)
+        if self.client == "gemini_client":
+            gemini_client.check_engine(engine)
 
     def _corpus_path(self, task: Task) -> str | None:
         return self.corpus or (str(task.corpus) if isinstance(task, OwnCorpus) else None)
@@ -268,6 +278,8 @@ class SearchAgent(System):
             return await self._run_tongyi_client(example, ctx)
         if self.server_side:  # the API's servers call the tools, on the run's MCP server
             return await server_side.run_example(self, example, ctx, question, search, lookup)
+        if self.client == "gemini_client":  # google-genai's automatic function calling, on ragbench's side
+            return await gemini_client.run_example(self, example, ctx, question, search, lookup)
 
         async def searched(query: str) -> tuple[str, list[Document]]:
             hits, docs = await search(query)

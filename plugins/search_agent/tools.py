@@ -106,9 +106,20 @@ ANTHROPIC_CLIENT = Client("anthropic_client", "search", "query", "", None, False
 OPENAI_MCP_CLIENT = Client(
     "openai_client_with_mcp", "search", "query", "", "auto", False, True, False, False, unsampled_o_models=True
 )
+# gemini_client's run on ragbench's side as google-genai runs them (gemini_client.py); each request may write the
+# whole token budget
+GEMINI_CLIENT = Client("gemini_client", "search", "query", "", None, False, True, False, False)
 CLIENTS = {
     client.name: client
-    for client in (OPENAI_CLIENT, OSS_CLIENT, QWEN_CLIENT, TONGYI_CLIENT, ANTHROPIC_CLIENT, OPENAI_MCP_CLIENT)
+    for client in (
+        OPENAI_CLIENT,
+        OSS_CLIENT,
+        QWEN_CLIENT,
+        TONGYI_CLIENT,
+        ANTHROPIC_CLIENT,
+        OPENAI_MCP_CLIENT,
+        GEMINI_CLIENT,
+    )
 }
 GET_DOCUMENT = "get_document"
 

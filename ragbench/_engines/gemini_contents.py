@@ -8,8 +8,9 @@ consecutive results one user turn; an assistant turn that holds the parts of an 
 (`Message.items`: thought signatures must go back with the calls they came with) those parts as they were. A
 prompt request is one user turn. Tools go as one tool of `function_declarations` (the JSON schema as
 `parameters_json_schema`), the tool choice as `function_calling_config` (AUTO, NONE, ANY, or ANY limited to the
-named function); the SDK's automatic function calling is off. Sampling: `max_output_tokens`, `temperature`,
-`top_p`, `stop_sequences`, `candidate_count` (n), `seed`, json_mode as `response_mime_type`
+named function; a schema of upper-case types, a Gemini Schema, as `parameters`); the SDK's automatic function
+calling is off. Sampling: `max_output_tokens`, `temperature`,
+`top_p` (not those left to the server), `stop_sequences`, `candidate_count` (n), `seed`, json_mode as `response_mime_type`
 "application/json"; log-probabilities and LoRA adapters are refused.
 
 Each candidate's text parts (thoughts left out) give a text, its `function_call` parts the tool calls (an id
@@ -30,7 +31,7 @@ from typing import Any
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import ToolCall
 from .api_engine import call_arguments_object
-from .openai_responses import kept_stop, top_logprobs_asked, usage_tokens
+from .openai_responses import kept_stop, sampling_sent, top_logprobs_asked, usage_tokens
 from .tool_parsers import call_id
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
@@ -50,7 +51,7 @@ def content_arguments(request: Request) -> tuple[list[dict[str, Any]], dict[str,
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         config["system_instruction"] = "\n\n".join(system)
-    config.update(max_output_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p)
+    config.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling))
     if sampling.stop:
         config["stop_sequences"] = list(sampling.stop)
     if sampling.n != 1:
@@ -76,8 +77,10 @@ def _declaration(function: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"name": function["name"]}
     if function.get("description"):
         out["description"] = function["description"]
-    if function.get("parameters"):
-        out["parameters_json_schema"] = function["parameters"]
+    parameters = function.get("parameters")
+    if parameters:  # a Gemini Schema (upper-case types, as google-genai derives one) as itself
+        gemini_schema = isinstance(parameters.get("type"), str) and parameters["type"].isupper()
+        out["parameters" if gemini_schema else "parameters_json_schema"] = parameters
     return out
 
 

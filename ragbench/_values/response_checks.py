@@ -91,16 +91,27 @@ def _tool_call_problems(response: Response, request: Request) -> Iterator[str]:
 
 
 def _item_problems(items: Any) -> Iterator[str]:
-    """A Responses-API answer's output items: the JSON text of a list of objects, each with a `type` (an agent
-    sends them back as they are)."""
+    """An answer's output items: the JSON text of a list of objects, each a Responses-API item (with a `type`) or
+    a Gemini part (with one of its fields) (an agent sends them back as they are)."""
     if items is None:
         return
     try:
         parsed = json.loads(items) if isinstance(items, str) else None
     except ValueError:
         parsed = None
-    if not isinstance(parsed, list) or not all(isinstance(i, dict) and isinstance(i.get("type"), str) for i in parsed):
-        yield f"output items {_shown(items)} are not the JSON text of a list of typed objects"
+    if not isinstance(parsed, list) or not all(isinstance(i, dict) and _typed_or_part(i) for i in parsed):
+        yield f"output items {_shown(items)} are not the JSON text of a list of typed objects or Gemini parts"
+
+
+# the fields of a Gemini API part as google-genai dumps one (snake_case)
+GEMINI_PART_FIELDS = frozenset(
+    {"text", "thought", "thought_signature", "function_call", "function_response", "inline_data", "file_data"}
+    | {"executable_code", "code_execution_result"}
+)
+
+
+def _typed_or_part(item: dict[str, Any]) -> bool:
+    return isinstance(item.get("type"), str) or not GEMINI_PART_FIELDS.isdisjoint(item)
 
 
 def is_token_count(value: Any) -> bool:

@@ -4,8 +4,8 @@ a key the tool has not), and a server only holds it to the schema where it const
 
 The arguments are the JSON value the call's text parses to, as `json.loads` reads it (the agents' clients read
 them so): a key written twice counts as its last value. Of JSON Schema, the keywords tools' parameters use are
-checked: `type` (one or a list of "object", "array", "string", "integer", "number", "boolean", "null"; an
-integer is a whole number, 1.0 included; no bool is a number), `properties`, `required`,
+checked: `type` (one or a list of "object", "array", "string", "integer", "number", "boolean", "null", or these upper-cased as a Gemini Schema
+names them; an integer is a whole number, 1.0 included; no bool is a number), `properties`, `required`,
 `additionalProperties` (false, or the schema of the other keys' values), `items` (one schema), `enum` and
 `const`; other keywords (`minLength`, `pattern`, `anyOf` ...) are not checked. A schema that is no object
 checks nothing (JSON Schema's `true`), `false` nothing passes.
@@ -48,6 +48,8 @@ def _problems(schema: Any, value: Any, where: str) -> Iterator[str]:
         return
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else kinds
+    if isinstance(kinds, list):  # a Gemini Schema's names are these upper-cased (OBJECT, STRING)
+        kinds = [kind.lower() if isinstance(kind, str) else kind for kind in kinds]
     if isinstance(kinds, list) and not any(_is(kind, value) for kind in kinds):
         yield f"{_at(where)}{_shown(value)} is not {' or '.join(_article(str(kind)) for kind in kinds)}"
         return

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from .._context import Context
 from .._errors import RecordError
 from .._llm import LLM
-from .._metric import InvalidScore, typed_scores
+from .._metric import InvalidScore, score_keys, typed_scores
 from .._nli import NLI
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
@@ -210,7 +210,7 @@ async def score_prediction(
     tracebacks: dict[str, str] = {}
     judge_trace: list[Step] = []
     for metric in planned.metrics:
-        if not metric.score_keys():
+        if not score_keys(metric):
             continue
         # each metric its own context, which no other metric's code reaches: its judge handles, seeded and
         # numbered by the metric (its sampled verdicts and their cache keys do not depend on which other

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
+from .._system import declared
 from .._task.protocols import task_corpus
 from .._values.run_config import bootstrap_iterations_problem
 
@@ -318,7 +319,7 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
     answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
     from .._retrieval import DEFAULT_RETRIEVER
 
-    blind = [p for p in planned if p.system is not None and p.system.retrieves and p.task.own_documents is False]
+    blind = [p for p in planned if p.system is not None and declared(p.system).retrieves and p.task.own_documents is False]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if blind else None
@@ -351,7 +352,7 @@ def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[s
     searching = [
         p
         for p in planned
-        if p.system is not None and type(p.system).searches_own_queries and p.task.own_documents is not False
+        if p.system is not None and declared(p.system).searches_own_queries and p.task.own_documents is not False
     ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
@@ -392,7 +393,7 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
         system_class = registry.load("systems", config.system)
     except ConfigError:
         system_class = None  # reported by plan
-    uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
+    uses_llm = system_class is not None and declared(system_class).uses_llm
     check_engines(
         config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned), needs(planned, "judge")
     )

@@ -145,50 +145,100 @@ class Metric:
         def keys(self) -> tuple[str, ...]:
             return self.declares.keys
 
+        @keys.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def keys(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "keys", value)
+
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def corpus_keys(self) -> tuple[str, ...]:
             return self.declares.corpus_keys
+
+        @corpus_keys.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def corpus_keys(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "corpus_keys", value)
 
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def needs(self) -> tuple[str, ...]:
             return self.declares.needs
 
+        @needs.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def needs(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "needs", value)
+
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def judge_roles(self) -> tuple[str, ...]:
             return self.declares.judge_roles
+
+        @judge_roles.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def judge_roles(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "judge_roles", value)
 
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def gold_needs(self) -> tuple[str, ...]:
             return self.declares.gold_needs
 
+        @gold_needs.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def gold_needs(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "gold_needs", value)
+
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def higher_is_better(self) -> bool | None:
             return self.declares.higher_is_better
+
+        @higher_is_better.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def higher_is_better(self, value: bool | None) -> None:
+            assign_declared(self, "higher_is_better", value)
 
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def value_range(self) -> tuple[float | None, float | None] | None:
             return self.declares.value_range
 
+        @value_range.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def value_range(self, value: tuple[float | None, float | None] | None) -> None:
+            assign_declared(self, "value_range", value)
+
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def key_specs(self) -> Mapping[str, KeySpec]:
             return self.declares.key_specs
+
+        @key_specs.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def key_specs(self, value: Mapping[str, KeySpec]) -> None:
+            assign_declared(self, "key_specs", value)
 
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def counters(self) -> Mapping[str, str]:
             return self.declares.counters
 
+        @counters.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def counters(self, value: Mapping[str, str]) -> None:
+            assign_declared(self, "counters", value)
+
         @property
         @deprecated("declare it in `declares` (a MetricDeclaration)")
         def human_labels_for(self) -> Mapping[str, str]:
             return self.declares.human_labels_for
+
+        @human_labels_for.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def human_labels_for(self, value: Mapping[str, str]) -> None:
+            assign_declared(self, "human_labels_for", value)
 
     def preflight(self, check: Preflight, task: Any) -> None:
         """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._class_defaults import (
@@ -212,15 +213,14 @@ def like_for_like(system: System) -> dict[str, Any]:
     }
 
 
-def trace_outline(system: Any, record: SampleRecord) -> list[dict[str, Any]]:
+def trace_outline(system: System | type[System] | None, record: SampleRecord) -> list[dict[str, Any]]:
     """The structure of one sample's trace for the viewer's timeline: the system's own `trace_outline` hook
-    where it has one (it may add what only it knows to a group: {"info": {name: value}, "chosen": True}),
-    else the groups its steps were made in (`with ctx.group(label):`, see ragbench._trace_groups)."""
+    (a classmethod) where it has one (it may add what only it knows to a group: {"info": {name: value},
+    "chosen": True}), else the groups its steps were made in (`with ctx.group(label):`, ragbench._trace_groups)."""
     from ._trace_groups import outline
 
-    if hasattr(type(system), "trace_outline"):  # a hook of its own (the base has none)
-        return system.trace_outline(record)
-    return outline(record.trace)
+    hook = getattr(system if isinstance(system, type) else type(system), "trace_outline", None)
+    return outline(record.trace) if hook is None else hook(record)
 
 
 def _no_report(*args: Any) -> None:
@@ -231,5 +231,5 @@ _BASE_HOOKS: dict[str, Any] = {
     "report": _no_report,
     "statistics": _no_report,
     "format_adherence": _no_report,
-    "trace_outline": lambda record: trace_outline(None, record),
+    "trace_outline": partial(trace_outline, None),
 }

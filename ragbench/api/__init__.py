@@ -42,10 +42,16 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragbench.api._deprecated import deprecated
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read the plugin bases where they are defined, their deprecations (PEP 702) too
+    from ragbench._metric import Metric as Metric
+    from ragbench._metric import MetricDeclaration as MetricDeclaration
+    from ragbench._system import System as System
+    from ragbench._system import SystemDeclaration as SystemDeclaration
 
 # the internal module that defines each name
 _MODULES = {

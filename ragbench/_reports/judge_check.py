@@ -37,7 +37,11 @@ def judged_keys(metrics: list[Metric]) -> list[str]:
 
 def metric_label_keys(metrics: list[Metric]) -> dict[str, str]:
     """Judged key -> the key of a metric that holds the human label for it (`Metric.human_labels_for`)."""
-    return {judged: metric.key_prefix + own for metric in metrics for own, judged in metric.declares.human_labels_for.items()}
+    return {
+        judged: metric.key_prefix + own
+        for metric in metrics
+        for own, judged in metric.declares.human_labels_for.items()
+    }
 
 
 @dataclass

@@ -319,7 +319,9 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
     answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
     from .._retrieval import DEFAULT_RETRIEVER
 
-    blind = [p for p in planned if p.system is not None and declared(p.system).retrieves and p.task.own_documents is False]
+    blind = [
+        p for p in planned if p.system is not None and declared(p.system).retrieves and p.task.own_documents is False
+    ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if blind else None

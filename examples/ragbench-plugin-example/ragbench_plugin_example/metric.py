@@ -21,8 +21,7 @@ class VerdictAccuracy(Metric):
     0.0. An example without such gold is not scorable (None)."""
 
     name = "verdict_accuracy"
-    # a built-in task fits when its records carry a verdict label; a value outside (0, 1) fails the metric
-    declares = MetricDeclaration(gold_needs=("label",), value_range=(0, 1))
+    declares = MetricDeclaration(gold_needs=("label",), value_range=(0, 1))  # fits tasks with a verdict label
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         truth = example.gold.get("truth")

@@ -98,6 +98,9 @@ def test_an_instance_s_own_value_of_an_old_name_is_what_the_core_reads():
                 self.searches_own_queries = True
 
         one = Assigned()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per class, not per instance
+        assert declared(Assigned()).searches_own_queries
     assert declared(one).searches_own_queries and not declared(Assigned).searches_own_queries
     assert "declares" not in one.config() and one.config() == {"searches_own_queries": True}
 

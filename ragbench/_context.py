@@ -24,11 +24,20 @@ if TYPE_CHECKING:
     from ._run.resources import RunResources
 
 
+class JudgedDeclaration(Protocol):
+    """What `Context.judges_for` reads of a metric's declaration (a `MetricDeclaration`)."""
+
+    @property
+    def judge_roles(self) -> tuple[str, ...]: ...
+
+
 class JudgedMetric(Protocol):
     """What `Context.judges_for` reads of a metric (a `Metric`, which imports this module)."""
 
     name: str
-    judge_roles: tuple[str, ...]
+
+    @property
+    def declares(self) -> JudgedDeclaration: ...
 
 
 @dataclass
@@ -63,7 +72,7 @@ class Context:
     def judges_for(self, metric: JudgedMetric) -> list[LLM]:
         """The --judge engines `metric` asks: one per role of its `judge_roles` (the last judge taking the
         roles left), or every one. A ValueError saying what to pass when there are none or too many."""
-        roles = metric.judge_roles
+        roles = metric.declares.judge_roles
         if not self.judges:
             asked = f"one judge per role ({', '.join(roles)})" if len(roles) > 1 else "an LLM judge"
             raise ValueError(f"metric {metric.name} asks {asked}: pass --judge ENGINE:MODEL")

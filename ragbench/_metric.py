@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from ._class_defaults import EMPTY, freeze_mappings
+from ._class_defaults import EMPTY, assign_declared, deprecated_read, fold_declared, freeze_mappings, frozen
 from ._plugin_calls import plugin_text
 
 if TYPE_CHECKING:
+    from typing_extensions import deprecated
+
     from ._checks import Preflight
     from ._context import Context
     from ._records import SampleRecord
@@ -51,81 +54,196 @@ class InvalidScore(ValueError):
     """A metric returned something that is not a score (see `typed_scores`)."""
 
 
+@dataclass(frozen=True)
+class MetricDeclaration:
+    """What the core reads about a metric, declared once: `Metric.declares`. Every key says which way is
+    better and, where it has one, its range: `key_specs` per key, else `higher_is_better` and `value_range`
+    for all of them."""
+
+    keys: tuple[str, ...] = ()  # the names a dict-valued `score` reports; default (name,)
+    corpus_keys: tuple[str, ...] = ()  # the names `corpus` reports
+    needs: tuple[str, ...] = ()  # run components the metric calls: "nli", "judge"
+    # With needs "judge": what each --judge does, in --judge order, when the judges have different jobs
+    # (e.g. ("extractor", "checker")): the run takes one judge per role at most, and with fewer the last
+    # judge takes the roles left (`ctx.judges_for`). Empty: any number, each asked the same (averaged).
+    judge_roles: tuple[str, ...] = ()
+    # Kinds of gold (Task.scoring.gold_fields; "citations" for tasks whose answers cite) the metric scores
+    # against, all required; () scores any task.
+    gold_needs: tuple[str, ...] = ()
+    # Direction and range of every key `key_specs` leaves out (see KeySpec); `key_specs`: per key (of
+    # `keys` and `corpus_keys`).
+    higher_is_better: bool | None = True
+    value_range: tuple[float | None, float | None] | None = None
+    key_specs: Mapping[str, KeySpec] = field(default_factory=lambda: EMPTY)
+    # Events a score folds in that a reader must see counted (e.g. a judge reply that did not parse,
+    # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
+    # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
+    counters: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    # A metric that reads human labels shipped with the predictions (CRAG's crag_human): its own key holding
+    # the label -> the judged key (another metric's, as reported) that label checks; results.json's
+    # `human_agreement` compares the two (ragbench._reports.judge_check).
+    human_labels_for: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+
+    def __post_init__(self) -> None:
+        for name in ("key_specs", "counters", "human_labels_for"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+
+
+DECLARED = tuple(MetricDeclaration.__dataclass_fields__)
+_MOVED = {  # the members a metric had before `declares` -> the function the core calls now
+    "fits": "ragbench reads `declares.gold_needs`",
+    "score_keys": "`declares.keys`",
+    "key_spec": "`declares.key_specs`",
+    "reported_keys": "`declares.keys` and `key_prefix`",
+}
+
+
 class Metric:
     """`score` returns one value (reported under `name`) or a dict of named values; it may be
     async when it calls a judge or an NLI model through `ctx`. A value is a finite number (bool and
     numpy scalars are taken as floats) or None, which means "not scorable" and is counted apart from
     errors; anything else fails the metric on that example (`typed_scores`). `aggregate` is the mean
-    unless the metric says otherwise.
-
-    Every key says which way is better and, where it has one, its range: `key_specs` per key, else
-    `higher_is_better` and `value_range` for all of them (a metric written before these were declared
-    per key sets only `higher_is_better`).
+    unless the metric says otherwise. What the core reads about the metric is its `declares`.
 
     What `score` and `corpus` are given is read-only (the next metric reads the same): a change raises
     `ReadOnlyError` (docs/writing-plugins.md, "What a plugin may change").
     """
 
     name: ClassVar[str] = ""
-    keys: ClassVar[tuple[str, ...]] = ()  # the names a dict-valued `score` reports; default (name,)
-    corpus_keys: ClassVar[tuple[str, ...]] = ()  # the names `corpus` reports
-    needs: ClassVar[tuple[str, ...]] = ()  # run components the metric calls: "nli", "judge"
-    # With needs "judge": what each --judge does, in --judge order, when the judges have different jobs
-    # (e.g. ("extractor", "checker")): the run takes one judge per role at most, and with fewer the last
-    # judge takes the roles left (`ctx.judges_for`). Empty: any number, each asked the same (averaged).
-    judge_roles: ClassVar[tuple[str, ...]] = ()
-    # Kinds of gold (Task.scoring.gold_fields; "citations" for tasks whose answers cite) the metric scores
-    # against, all required; () scores any task.
-    gold_needs: ClassVar[tuple[str, ...]] = ()
-    # Direction and range of every key `key_specs` leaves out (see KeySpec); `key_specs`: per key (of
-    # `keys` and `corpus_keys`).
-    higher_is_better: ClassVar[bool | None] = True
-    value_range: ClassVar[tuple[float | None, float | None] | None] = None
-    key_specs: ClassVar[Mapping[str, KeySpec]] = EMPTY  # read-only, as `counters` (ragbench._class_defaults)
+    declares: MetricDeclaration = MetricDeclaration()
     # Set by the run from `--metric-arg NAME.key_prefix=P`: every key is reported as P + key, so two
     # metrics with a key of the same name can score one task. `score`, `aggregate` and `corpus` keep
     # seeing their own key names.
     key_prefix: str = ""
-    # Events a score folds in that a reader must see counted (e.g. a judge reply that did not parse,
-    # scored as upstream's rule says): name -> what it means. `score` calls `ctx.count(name)` for each;
-    # the run adds them up per task and shows them in the console, report.md and results.json `counted`.
-    counters: ClassVar[Mapping[str, str]] = EMPTY
-    # A metric that reads human labels shipped with the predictions (CRAG's crag_human): its own key holding
-    # the label -> the judged key (another metric's, as reported) that label checks; results.json's
-    # `human_agreement` compares the two (ragbench._reports.judge_check).
-    human_labels_for: ClassVar[Mapping[str, str]] = EMPTY
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         freeze_mappings(cls, "key_specs", "counters", "human_labels_for")
+        fold_declared(cls, DECLARED)
 
-    @classmethod
-    def fits(cls, task: Any) -> bool:
-        """Whether `task`'s records carry the gold this metric needs (a task that does not declare its
-        gold, as older plugins, is given the benefit of the doubt); `task` a Task or, for a listing, its class."""
-        if task.scoring.gold_fields is None:
-            return True
-        # a class: `ragbench list`, which instantiates no task
-        prompting = cast("type[Task]", task).declared_prompting() if isinstance(task, type) else task.prompting
-        offered = set(task.scoring.gold_fields) | ({"citations"} if prompting.cites else set())
-        return set(cls.gold_needs) <= offered
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in DECLARED:
+            assign_declared(self, name, value)
+        super().__setattr__(name, value)
+
+    if not TYPE_CHECKING:  # type checkers see the deprecated names below, not a catch-all
+
+        def __getattr__(self, name: str) -> Any:
+            """The members a metric had before `declares`, read with a DeprecationWarning."""
+            if name in DECLARED:
+                deprecated_read(self, name, f"its `declares.{name}`")
+                return getattr(self.declares, name)
+            if name in _MOVED:
+                deprecated_read(self, name, _MOVED[name])
+                return partial(_MOVED_TO[name], type(self) if name == "fits" else self)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    else:
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def keys(self) -> tuple[str, ...]:
+            return self.declares.keys
+
+        @keys.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def keys(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "keys", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def corpus_keys(self) -> tuple[str, ...]:
+            return self.declares.corpus_keys
+
+        @corpus_keys.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def corpus_keys(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "corpus_keys", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def needs(self) -> tuple[str, ...]:
+            return self.declares.needs
+
+        @needs.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def needs(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "needs", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def judge_roles(self) -> tuple[str, ...]:
+            return self.declares.judge_roles
+
+        @judge_roles.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def judge_roles(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "judge_roles", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def gold_needs(self) -> tuple[str, ...]:
+            return self.declares.gold_needs
+
+        @gold_needs.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def gold_needs(self, value: tuple[str, ...]) -> None:
+            assign_declared(self, "gold_needs", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def higher_is_better(self) -> bool | None:
+            return self.declares.higher_is_better
+
+        @higher_is_better.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def higher_is_better(self, value: bool | None) -> None:
+            assign_declared(self, "higher_is_better", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def value_range(self) -> tuple[float | None, float | None] | None:
+            return self.declares.value_range
+
+        @value_range.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def value_range(self, value: tuple[float | None, float | None] | None) -> None:
+            assign_declared(self, "value_range", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def key_specs(self) -> Mapping[str, KeySpec]:
+            return self.declares.key_specs
+
+        @key_specs.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def key_specs(self, value: Mapping[str, KeySpec]) -> None:
+            assign_declared(self, "key_specs", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def counters(self) -> Mapping[str, str]:
+            return self.declares.counters
+
+        @counters.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def counters(self, value: Mapping[str, str]) -> None:
+            assign_declared(self, "counters", value)
+
+        @property
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def human_labels_for(self) -> Mapping[str, str]:
+            return self.declares.human_labels_for
+
+        @human_labels_for.setter
+        @deprecated("declare it in `declares` (a MetricDeclaration)")
+        def human_labels_for(self, value: Mapping[str, str]) -> None:
+            assign_declared(self, "human_labels_for", value)
 
     def preflight(self, check: Preflight, task: Any) -> None:
         """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service
         it calls): report with `check.problem("...; the option that fixes it")`. Default: nothing
         (whether its gold and its judge/NLI model are there is checked for every metric)."""
-
-    def score_keys(self) -> tuple[str, ...]:
-        """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""
-        return self.keys or (() if self.corpus_keys else (self.name,))
-
-    def key_spec(self, key: str) -> KeySpec:
-        """The direction and range of one of the metric's own keys (not prefixed)."""
-        return self.key_specs.get(key) or KeySpec(self.higher_is_better, self.value_range)
-
-    def reported_keys(self, corpus: bool = False) -> dict[str, str]:
-        """Reported name -> own name of every per-example key (`corpus`: of every corpus key)."""
-        return {self.key_prefix + key: key for key in (self.corpus_keys if corpus else self.score_keys())}
 
     def score(
         self, example: Example, prediction: Prediction, ctx: Context | None = None
@@ -146,6 +264,44 @@ class Metric:
         return {"name": self.name}
 
 
+def fits(metric: type[Metric], task: Any) -> bool:
+    """Whether `task`'s records carry the gold `metric` needs (`declares.gold_needs`; a task that does not
+    declare its gold, as older plugins, is given the benefit of the doubt); `task` a Task or, for a listing,
+    its class."""
+    if task.scoring.gold_fields is None:
+        return True
+    # a class: `ragbench list`, which instantiates no task
+    prompting = cast("type[Task]", task).declared_prompting() if isinstance(task, type) else task.prompting
+    offered = set(task.scoring.gold_fields) | ({"citations"} if prompting.cites else set())
+    return set(metric.declares.gold_needs) <= offered
+
+
+def score_keys(metric: Metric) -> tuple[str, ...]:
+    """Per-example keys; a corpus-only metric (only `corpus_keys`) has none."""
+    declaration = metric.declares
+    return declaration.keys or (() if declaration.corpus_keys else (metric.name,))
+
+
+def key_spec(metric: Metric, key: str) -> KeySpec:
+    """The direction and range of one of the metric's own keys (not prefixed)."""
+    declaration = metric.declares
+    return declaration.key_specs.get(key) or KeySpec(declaration.higher_is_better, declaration.value_range)
+
+
+def reported_keys(metric: Metric, corpus: bool = False) -> dict[str, str]:
+    """Reported name -> own name of every per-example key (`corpus`: of every corpus key)."""
+    own = metric.declares.corpus_keys if corpus else score_keys(metric)
+    return {metric.key_prefix + key: key for key in own}
+
+
+_MOVED_TO: dict[str, Any] = {
+    "fits": fits,
+    "score_keys": score_keys,
+    "key_spec": key_spec,
+    "reported_keys": reported_keys,
+}
+
+
 def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     """`value` of the metric's own `key` as a score: None, or a finite float within the key's range.
     bool counts as 0/1 and numpy scalars as the number they hold; a string, a list, NaN or an
@@ -153,7 +309,7 @@ def typed_value(metric: Metric, key: str, value: Any) -> float | None:
     if value is None:
         return None
     number = finite_number(f"metric {metric.name}", key, value, " or None")
-    spec = metric.key_spec(key)
+    spec = key_spec(metric, key)
     if not spec.contains(number):
         low, high = spec.range or (None, None)
         raise InvalidScore(
@@ -185,7 +341,7 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
     `InvalidScore`, as does a value that is not a score)."""
     if not isinstance(value, dict):
         value = {metric.name: value}
-    own = metric.reported_keys()
+    own = reported_keys(metric)
     if set(value) != set(own.values()):
         given = {key if isinstance(key, str) else _shown(key) for key in value}
         missing, extra = sorted(set(own.values()) - given), sorted(given - set(own.values()))

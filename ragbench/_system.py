@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._class_defaults import EMPTY, freeze_mappings
+from ._class_defaults import (
+    EMPTY,
+    assign_declared,
+    deprecated_read,
+    fold_declared,
+    freeze_mappings,
+    frozen,
+    with_instance_values,
+)
 
-BUDGETS = ("passages", "searches")  # the budgets a system may declare options for (`System.budget_options`)
+BUDGETS = ("passages", "searches")  # the budgets a system may declare options for (`SystemDeclaration.budget_options`)
 
 if TYPE_CHECKING:
+    from typing_extensions import deprecated
+
     from ._checks import Preflight
     from ._context import Context
     from ._engines.base import Engine
@@ -19,45 +31,125 @@ if TYPE_CHECKING:
     from ._values.llm_calls import EngineNeeds
 
 
-class System:
-    """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`)."""
+@dataclass(frozen=True)
+class SystemDeclaration:
+    """What the core reads about a system, declared once: `System.declares`."""
 
-    name: ClassVar[str] = ""
-    uses_llm: ClassVar[bool] = True  # False: the run loads no engine (e.g. scoring recorded outputs)
-    # Roles that may each get their own model (--role-model ROLE=ENGINE:MODEL); `ctx.model(role)` is that
-    # model's LLM, or the run's --model for a role given none. Every call goes through the same scheduler.
-    roles: ClassVar[tuple[str, ...]] = ()
     # True: the system shows documents it searches for through `ctx.retriever`. On a task whose examples
     # carry none (`Task.own_documents` False), a retriever that returns only an example's own documents
     # would leave it answering closed book under its name: the pre-flight refuses that run. A system whose
-    # options turn retrieval off answers per instance (a property).
+    # options turn retrieval off says so per instance (`self.declares = dataclasses.replace(self.declares, ...)`).
     retrieves: bool = False
-    # Options whose defaults are the method's own settings (e.g. a token budget its paper or reference code
-    # sets for this method): a task's declared `system_args` do not replace them; --system-arg still does.
-    own_defaults: ClassVar[tuple[str, ...]] = ()
-    # The options that set this system's retrieval budget, by budget: "passages" (documents shown per reader
-    # call, what --top-k sets) and "searches" (searches or rounds allowed per example). The core reads them:
-    # --top-k goes to the "passages" option (a system that declares none refuses --top-k), and run.json records
-    # each budget's value (`system_budget`) so that `ragbench compare` names a difference in budget.
-    budget_options: ClassVar[Mapping[str, str]] = EMPTY
     # True: the system searches with queries of its own (a generated sub-question, a rewritten query, the text
     # generated so far), not only the question. Over a retriever that gives every query the example's own
     # passages in their given order (`provided`) each of its searches returns the same passages: the
     # pre-flight warns, naming a retriever that answers such queries.
-    searches_own_queries: ClassVar[bool] = False
+    searches_own_queries: bool = False
+    # The options that set this system's retrieval budget, by budget: "passages" (documents shown per reader
+    # call, what --top-k sets) and "searches" (searches or rounds allowed per example). The core reads them:
+    # --top-k goes to the "passages" option (a system that declares none refuses --top-k), and run.json records
+    # each budget's value (`system_budget`) so that `ragbench compare` names a difference in budget.
+    budget_options: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     # Whose prompts the system sends: "task" (the task's own prompts, `ctx.task.prompting`), or the method family
     # whose templates it sends whatever the task (e.g. "flashrag"). Two runs whose prompt styles differ are not
     # compared like for like (`ragbench compare` says so beside each difference).
-    prompt_style: ClassVar[str] = "task"
+    prompt_style: str = "task"
+    # Options whose defaults are the method's own settings (e.g. a token budget its paper or reference code
+    # sets for this method): a task's declared `system_args` do not replace them; --system-arg still does.
+    own_defaults: tuple[str, ...] = ()
+    # Roles that may each get their own model (--role-model ROLE=ENGINE:MODEL); `ctx.model(role)` is that
+    # model's LLM, or the run's --model for a role given none. Every call goes through the same scheduler.
+    roles: tuple[str, ...] = ()
+    uses_llm: bool = True  # False: the run loads no engine (e.g. scoring recorded outputs)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.budget_options) - set(BUDGETS))
+        if unknown:
+            raise TypeError(f"budget_options names {', '.join(unknown)}: a budget is one of {', '.join(BUDGETS)}")
+        object.__setattr__(self, "budget_options", frozen(self.budget_options))
+
+
+DECLARED = tuple(f.name for f in SystemDeclaration.__dataclass_fields__.values())
+# the reporting hooks a system may define (`system_hooks`, the viewer's `trace_outline`); the base has none
+REPORTING_HOOKS = ("report", "statistics", "format_adherence", "trace_outline")
+
+
+class System:
+    """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`) and say what
+    the core reads about them in `declares`. Optional reporting hooks (docs/writing-plugins.md): `report`,
+    `statistics`, `format_adherence`, `trace_outline`."""
+
+    name: ClassVar[str] = ""
+    declares: SystemDeclaration = SystemDeclaration()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        unknown = sorted(set(cls.budget_options) - set(BUDGETS))
-        if unknown:
-            raise TypeError(
-                f"{cls.__name__}.budget_options names {', '.join(unknown)}: a budget is one of {', '.join(BUDGETS)}"
-            )
         freeze_mappings(cls, "budget_options")
+        try:
+            fold_declared(cls, DECLARED)
+        except TypeError as exc:
+            raise TypeError(f"{cls.__name__}.{exc}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in DECLARED:
+            assign_declared(self, name, value)
+        super().__setattr__(name, value)
+
+    if not TYPE_CHECKING:  # type checkers see the deprecated names below, not a catch-all
+
+        def __getattr__(self, name: str) -> Any:
+            """The members a system had before `declares`, read with a DeprecationWarning."""
+            if name in DECLARED:
+                deprecated_read(self, name, f"its `declares.{name}`")
+                return getattr(declared(self), name)
+            if name == "like_for_like":
+                deprecated_read(self, name, "ragbench's run.json `like_for_like`")
+                return lambda: like_for_like(self)
+            if name in REPORTING_HOOKS:
+                deprecated_read(self, name, "a hook of your own (the base has none)")
+                return _BASE_HOOKS[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    else:
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def retrieves(self) -> bool:
+            return declared(self).retrieves
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def searches_own_queries(self) -> bool:
+            return declared(self).searches_own_queries
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def budget_options(self) -> Mapping[str, str]:
+            return declared(self).budget_options
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def prompt_style(self) -> str:
+            return declared(self).prompt_style
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def own_defaults(self) -> tuple[str, ...]:
+            return declared(self).own_defaults
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def roles(self) -> tuple[str, ...]:
+            return declared(self).roles
+
+        @property
+        @deprecated("declare it in `declares` (a SystemDeclaration)")
+        def uses_llm(self) -> bool:
+            return declared(self).uses_llm
+
+        @deprecated("run.json records it; ragbench reads it of `declares`")
+        def like_for_like(self) -> dict[str, Any]:
+            return like_for_like(self)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         """The prediction for one example. `example` is read-only (the metrics score against it); the documents
@@ -86,15 +178,6 @@ class System:
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
 
-    def like_for_like(self) -> dict[str, Any]:
-        """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
-        budget this system declares (`budget_options`) with the value it runs with, and its `prompt_style`."""
-        options = self.config()
-        return {
-            **{budget: options.get(option) for budget, option in self.budget_options.items()},
-            "prompt_style": self.prompt_style,
-        }
-
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""
         plain = (str, int, float, bool, type(None))
@@ -108,39 +191,45 @@ class System:
             )
         }
 
-    # --- reporting: from the task's sample records (ragbench._records.SampleRecord), not from state kept
-    # during the run, so a resumed run counts every example. `report`, `statistics` and `format_adherence`
-    # get the sample records without their texts (SampleRecord.has_text is False).
-    def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any] | None:
-        """Problems found outside any single example (e.g. a bad line in a predictions file, or one whose
-        id none of `samples` has; `complete_data`: the run read the task's whole data, no --limit),
-        as {"errors": [...], ...}; any error marks the run incomplete."""
-        return None
-
-    @classmethod
-    def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
-        """The structure of one sample's trace for the viewer's timeline: by default the groups its steps
-        were made in (`with ctx.group(label):`, see ragbench._trace_groups). Override to add what only the
-        system knows to a group: {"info": {name: value}, "chosen": True}."""
-        from ._trace_groups import outline
-
-        return outline(record.trace)
-
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
-        """System-specific figures computed from the task's sample records (e.g. iterations per
-        example, calls per stage), kept in results.json `system_stats` and shown in report.md."""
-        return None
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
-        """How often the model's outputs followed the format this system parses, from the task's sample
-        records: a list of {"format": what was expected, "followed": n, "of": m, "fix": what to do when
-        they did not} (e.g. SMART's `Search(...)` intents, Self-RAG's reflection tokens). The run warns
-        with the rate whenever followed < of, so a model that ignores the format is not read as a bad
-        system. None: the system parses no model format."""
-        return None
-
 
 def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:
     """`extras[name]` of every sample that ran without error and recorded it: what a system's
     `statistics` and `format_adherence` read from the task's sample records."""
     return [s.extras[name] for s in samples if s.error is None and name in s.extras]
+
+
+def declared(system: System | type[System]) -> SystemDeclaration:
+    """What the core reads about `system` (a class, or an instance with the values its options set)."""
+    return with_instance_values(system) if isinstance(system, System) else system.declares
+
+
+def like_for_like(system: System) -> dict[str, Any]:
+    """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
+    budget `system` declares (`budget_options`) with the value it runs with, and its `prompt_style`."""
+    declaration, options = declared(system), system.config()
+    return {
+        **{budget: options.get(option) for budget, option in declaration.budget_options.items()},
+        "prompt_style": declaration.prompt_style,
+    }
+
+
+def trace_outline(system: System | type[System] | None, record: SampleRecord) -> list[dict[str, Any]]:
+    """The structure of one sample's trace for the viewer's timeline: the system's own `trace_outline` hook
+    (a classmethod) where it has one (it may add what only it knows to a group: {"info": {name: value},
+    "chosen": True}), else the groups its steps were made in (`with ctx.group(label):`, ragbench._trace_groups)."""
+    from ._trace_groups import outline
+
+    hook = getattr(system if isinstance(system, type) else type(system), "trace_outline", None)
+    return outline(record.trace) if hook is None else hook(record)
+
+
+def _no_report(*args: Any) -> None:
+    return None
+
+
+_BASE_HOOKS: dict[str, Any] = {
+    "report": _no_report,
+    "statistics": _no_report,
+    "format_adherence": _no_report,
+    "trace_outline": partial(trace_outline, None),
+}

@@ -722,7 +722,7 @@ def task_examples(
         _EXAMPLES[task, limit] = (
             [e for e in planned.task.examples() if isinstance(e, Example)][:limit],
             planned.task.own_documents,
-            {need for m in planned.metrics for need in m.needs},
+            {need for m in planned.metrics for need in m.declares.needs},
         )
     return _EXAMPLES[task, limit]
 

@@ -8,7 +8,7 @@ from collections.abc import MutableMapping, MutableSequence, MutableSet
 
 import pytest
 
-from ragbench.api import Metric, Task
+from ragbench.api import Metric, MetricDeclaration, Task
 
 PACKAGES = ("ragbench", "ragbench.plugins", "ragbench.tasks", "ragbench.metrics")
 # Containers libraries write on classes they make, not defaults of ours: a NamedTuple's `_field_defaults`
@@ -63,20 +63,35 @@ def test_an_instance_assigns_metric_options_of_its_own():
     assert PerInstance().scoring.metric_options == {} and first.scoring.metric_options == {"f1": {"k": 1}}
 
 
-@pytest.mark.parametrize("attribute", ["key_specs", "counters"])
+@pytest.mark.parametrize("attribute", ["key_specs", "counters", "human_labels_for"])
 def test_metric_mappings_are_not_shared(attribute):
     class One(Metric):
         name = "one"
 
     class Two(Metric):
         name = "two"
-        counters = {"event": "what it means"}
+        declares = MetricDeclaration(**{attribute: {"event": "what it means"}})
 
     with pytest.raises(TypeError):
-        getattr(One, attribute)["x"] = "y"
+        getattr(One.declares, attribute)["x"] = "y"
     with pytest.raises(TypeError):
-        Two.counters["other"] = "y"
-    assert dict(getattr(Metric, attribute)) == {} and dict(Two.counters) == {"event": "what it means"}
+        getattr(Two.declares, attribute)["other"] = "y"
+    assert dict(getattr(Metric.declares, attribute)) == {}
+    assert dict(getattr(Two.declares, attribute)) == {"event": "what it means"}
+
+
+def test_a_metric_s_mapping_declared_by_its_old_name_is_read_only_too():
+    with pytest.warns(DeprecationWarning, match="declares counters by name"):
+
+        class Old(Metric):
+            name = "old"
+            counters = {"event": "what it means"}
+
+    with pytest.raises(TypeError):
+        Old.counters["other"] = "y"
+    with pytest.raises(TypeError):
+        Old.declares.counters["other"] = "y"
+    assert dict(Old.declares.counters) == {"event": "what it means"}
 
 
 def every_module():

@@ -1,12 +1,12 @@
 """The structure hook: `ctx.group` / `@grouped` tag the steps made inside (across asyncio.gather),
-`outline` builds the tree the viewer draws, `System.trace_outline` defaults to it."""
+`outline` builds the tree the viewer draws, a system without a `trace_outline` of its own gets it."""
 
 from __future__ import annotations
 
 import asyncio
 
 from ragbench._records import SampleRecord
-from ragbench._system import System
+from ragbench._system import System, trace_outline
 from ragbench._trace_groups import find_groups, group, grouped, outline
 from ragbench._types import Step
 
@@ -50,4 +50,4 @@ def test_outline_nests_and_merges_consecutive_steps_of_a_group():
         {"group": "it 2", "items": [{"step": 4}]},
     ]
     assert [node["items"] for node in find_groups(outline(trace), "verify")] == [[{"step": 1}]]
-    assert System.trace_outline(SampleRecord("q", trace=trace)) == outline(trace)
+    assert trace_outline(System, SampleRecord("q", trace=trace)) == outline(trace)

@@ -52,7 +52,7 @@ from annotated_types import Ge
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System
 from ragbench.api.protocols import task_demonstration
 from ragbench.api.text import exact_presence
-from ragbench.api.trace import find_groups
+from ragbench.api.trace import find_groups, outline
 
 from .prompts import (
     JUDGE_SYSTEM,
@@ -351,7 +351,7 @@ class LLatrieval(System):
     @classmethod
     def trace_outline(cls, record: SampleRecord) -> list[dict[str, Any]]:
         """Each iteration's group notes its query, selection and the verifier's verdict."""
-        items = super().trace_outline(record)
+        items = outline(record.trace)
         for it in (record.extras.get("llatrieval") or {}).get("iterations") or []:
             verdict = it.get("verification")
             info = {

@@ -43,6 +43,7 @@ from ragbench.api import (
 )
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import closed_answer
+from ragbench.api.trace import outline
 
 from .longform import long_form
 from .outline import long_form as long_form_outline
@@ -323,7 +324,7 @@ class SelfRag(System):
         node's (long form) call with its critique scores, the chosen ones marked (selfrag_outline)."""
         extras = record.extras.get("selfrag") or {}
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
-        return form(record.trace, extras) if form else super().trace_outline(record)
+        return form(record.trace, extras) if form else outline(record.trace)
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model

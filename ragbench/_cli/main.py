@@ -192,9 +192,11 @@ SHORT_FITS = 8  # a metric that fits up to this many tasks names them; more are 
 def metric_fits(registry: Any, metric: str, verbose: bool = False) -> str:
     """The tasks whose gold the metric can score (classes are imported, never instantiated): named when few
     (or `verbose`), else counted by the task groups they belong to."""
+    from .._metric import fits
+
     try:
         cls = registry.load("metrics", metric)
-        tasks = [name for name in registry.names("tasks") if cls.fits(registry.load("tasks", name))]
+        tasks = [name for name in registry.names("tasks") if fits(cls, registry.load("tasks", name))]
     except Exception as exc:  # a plugin that fails to import is reported, the listing goes on
         return f"unknown ({type(exc).__name__}: {exc})"
     if not tasks:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._metric import InvalidScore, Metric, typed_value
+from .._metric import InvalidScore, Metric, reported_keys, typed_value
 from .._records import SampleRecord
 from .results_schema import Results
 
@@ -78,7 +78,7 @@ class FailureGroups:
         the error) as a group without ids, as are the values of `not_computed` (each key's, with its "keys")."""
         failed_metrics = dict(self.metric_groups)
         for metric in self.metrics:  # a corpus metric's error is in each of its entries
-            entries = [(details or {}).get(key) or {} for key in metric.reported_keys(corpus=True)]
+            entries = [(details or {}).get(key) or {} for key in reported_keys(metric, corpus=True)]
             for error in {entry["error"] for entry in entries if entry.get("error")}:
                 failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
                     "count": 1,
@@ -129,7 +129,7 @@ def metric_failures(record: SampleRecord, metrics: Sequence[Metric]) -> dict[str
     failed = {str(name): str(message) for name, message in record.score_errors.items()}
     scores = record.scores
     for metric in metrics:
-        for reported, key in metric.reported_keys().items():
+        for reported, key in reported_keys(metric).items():
             if metric.name in failed:
                 continue
             if reported not in scores:
@@ -233,7 +233,7 @@ class CountedEvents:
     examples that are scored: a failed one (--strict-infra) folds its events into no number shown."""
 
     def __init__(self, metrics: list[Any]) -> None:
-        self.meanings = {m.name: getattr(m, "counters", {}) for m in metrics}
+        self.meanings = {m.name: m.declares.counters for m in metrics}
         self.tallies: dict[str, dict[str, Any]] = {}
 
     def add(self, record: SampleRecord) -> None:

@@ -27,7 +27,6 @@ def category(value: float) -> float:
     return round(float(value), 9)
 
 
-
 def agreement(human: Sequence[float], judge: Sequence[float]) -> Agreement | None:
     """Accuracy, kappa and the confusion table of the judge against the humans; None where the values are too
     many to be categories."""

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._metric import Metric
+from .._metric import Metric, reported_keys
 from .._records import SampleRecord
 from .human_agreement import agreement
 from .human_labels import HumanLabels
@@ -32,12 +32,16 @@ NO_UNLABELLED = "every judged example has a human label: the humans' own mean is
 
 def judged_keys(metrics: list[Metric]) -> list[str]:
     """The reported keys of the metrics that ask an LLM judge."""
-    return [key for metric in metrics if "judge" in metric.needs for key in metric.reported_keys()]
+    return [key for metric in metrics if "judge" in metric.declares.needs for key in reported_keys(metric)]
 
 
 def metric_label_keys(metrics: list[Metric]) -> dict[str, str]:
     """Judged key -> the key of a metric that holds the human label for it (`Metric.human_labels_for`)."""
-    return {judged: metric.key_prefix + own for metric in metrics for own, judged in metric.human_labels_for.items()}
+    return {
+        judged: metric.key_prefix + own
+        for metric in metrics
+        for own, judged in metric.declares.human_labels_for.items()
+    }
 
 
 @dataclass

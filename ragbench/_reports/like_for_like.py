@@ -1,6 +1,6 @@
 """Whether two runs' numbers on a task compare like for like: the same budget per example, measured from their
 traces (passages shown to the reader, searches; results.json `budget`), the same prompt style (run.json
-`like_for_like`, from `System.prompt_style`), the same temperature and top_p in their LLM calls, as sent
+`like_for_like`, from the system's declared `prompt_style`), the same temperature and top_p in their LLM calls, as sent
 (results.json `sampling`), and, for a key a judge scores, the same judge (its --judge engines with their options,
 and `--judge-repeats`: a judged number is the judge's as much as the system's). Where they differ, `ragbench
 compare` says what differs, in words, once per task (its summary: once per pair of runs), and its table marks the
@@ -83,9 +83,9 @@ def judged_keys(config: dict[str, Any], task: str, metric_class: MetricClass) ->
             found = metric_class(str(metric.get("name")))
         except ConfigError:
             return None
-        if "judge" in found.needs:
+        if "judge" in found.declares.needs:
             prefix = str(prefixes.get(f"{found.name}.key_prefix", ""))
-            keys |= {prefix + key for key in (found.keys or (found.name,))}
+            keys |= {prefix + key for key in (found.declares.keys or (found.name,))}
     return keys
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .._metric import InvalidScore, Metric, typed_value
+from .._metric import InvalidScore, Metric, key_spec, reported_keys, typed_value
 from .._records import SampleRecord
 
 
 def scores_zero(metric: Metric, key: str) -> bool:
     """Whether 0 is the worst value of the metric's own `key` (higher is better, its range starting at 0)."""
-    spec = metric.key_spec(key)
+    spec = key_spec(metric, key)
     return spec.higher_is_better is True and spec.range is not None and spec.range[0] == 0
 
 
@@ -29,7 +29,7 @@ def zero_keys(metrics: list[Metric]) -> dict[str, tuple[Metric, str]]:
     return {
         reported: (metric, key)
         for metric in metrics
-        for reported, key in metric.reported_keys().items()
+        for reported, key in reported_keys(metric).items()
         if scores_zero(metric, key)
     }
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from .._metric import CorpusValue, InvalidScore, Metric, typed_value
+from .._metric import CorpusValue, InvalidScore, Metric, reported_keys, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
 from .._records import SampleRecord
@@ -25,7 +25,7 @@ class CorpusSamples:
     only samples a run's end holds, and only where a task has a corpus metric."""
 
     def __init__(self, metrics: list[Metric]) -> None:
-        self.metrics = [metric for metric in metrics if metric.corpus_keys]
+        self.metrics = [metric for metric in metrics if metric.declares.corpus_keys]
         self.scored: dict[str, list[SampleRecord]] = {metric.name: [] for metric in self.metrics}
         self.errors: Counter[str] = Counter()
 
@@ -53,10 +53,10 @@ def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed
     typed: dict[str, tuple[float | None, int]] = {}
     with PluginCall() as call:
         values = metric.corpus(read_only(scored), seed)  # what the counts and the other metrics read after it
-        typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.corpus_keys}
+        typed = {key: corpus_value(metric, key, values.get(key), len(scored)) for key in metric.declares.corpus_keys}
     error = call.error
     out = {}
-    for reported, key in metric.reported_keys(corpus=True).items():
+    for reported, key in reported_keys(metric, corpus=True).items():
         value, n = typed.get(key, (None, len(scored)))
         entry = {
             "value": value,
@@ -96,7 +96,7 @@ def _own_keys(sample: SampleRecord, metric: Metric) -> SampleRecord:
         sample,
         scores={
             **scores,
-            **{key: scores[reported] for reported, key in metric.reported_keys().items() if reported in scores},
+            **{key: scores[reported] for reported, key in reported_keys(metric).items() if reported in scores},
         },
     ).read_only()
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._metric import InvalidScore, Metric, finite_number, typed_value
+from .._metric import InvalidScore, Metric, finite_number, key_spec, reported_keys, typed_value
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
 from .bootstrap import mean, percentile_interval, resampled
@@ -86,7 +86,7 @@ def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
 
 def key_entry(metric: Metric, key: str) -> dict[str, Any]:
     """What results.json says of a key's values: its direction, and its range where declared."""
-    spec = metric.key_spec(key)
+    spec = key_spec(metric, key)
     return {"higher_is_better": spec.higher_is_better, **({"range": list(spec.range)} if spec.range else {})}
 
 
@@ -152,7 +152,7 @@ class ScoreColumns:
 
     def __init__(self, metrics: list[Metric], slice_fields: tuple[str, ...]) -> None:
         self.keys = [
-            KeyColumn(metric, reported, key) for metric in metrics for reported, key in metric.reported_keys().items()
+            KeyColumn(metric, reported, key) for metric in metrics for reported, key in reported_keys(metric).items()
         ]
         self.slices = [SliceColumn(field) for field in slice_fields]
         self.samples = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ConfigError
+from .._system import declared
 
 
 def top_k_args(
@@ -18,7 +19,7 @@ def top_k_args(
     if top_k is None:
         return {}
     name = getattr(system_class, "name", "") or system_class.__name__
-    option = getattr(system_class, "budget_options", {}).get("passages")
+    option = declared(system_class).budget_options.get("passages")
     if option is None:
         raise ConfigError(
             f"--top-k {top_k}: system {name} declares no option for the passages it shows "

@@ -32,6 +32,7 @@ from .._scheduler import Scheduler
 from .._stop_signals import signal_of
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
+from .._system import declared, like_for_like
 from .._task.protocols import UsesTools, stop_tools
 from .._types import Example
 from .._values.run_config import RunConfig, examples_in_flight
@@ -245,11 +246,11 @@ class Evaluator:
     def full_config(self) -> dict[str, Any]:
         out = asdict(self.config)
         out["tasks"] = [p.name for p in self.planned]
-        uses_llm = any(type(p.system).uses_llm for p in self.planned)
+        uses_llm = any(declared(p.system).uses_llm for p in self.planned)
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: p.system.config() for p in self.planned}
-        out["like_for_like"] = {p.name: p.system.like_for_like() for p in self.planned}
+        out["like_for_like"] = {p.name: like_for_like(p.system) for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = self.retriever_metadata
         out["retriever_contents"] = self.retriever_contents

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from .._context import Context
 from .._errors import RecordError
 from .._llm import LLM
-from .._metric import InvalidScore, Metric, typed_scores
+from .._metric import InvalidScore, Metric, score_keys, typed_scores
 from .._nli import NLI
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
@@ -317,7 +317,7 @@ async def score_prediction(
     judge_trace: list[Step] = []
     ratings: dict[str, dict[str, Any]] = {}
     for metric in planned.metrics:
-        if not metric.score_keys():
+        if not score_keys(metric):
             continue
         metric_ceiling = ExampleCeiling(ceiling, f"metric {metric.name}")
         ctx = job.context(metric, metric_ceiling)

@@ -41,9 +41,9 @@ def raters(metric: Metric, judge_count: int, repeats: int | None) -> list[Rater]
     """The scorings of `metric` whose values are compared; empty where it is judged once by one judge (or asks
     none), and where `repeats` (--judge-repeats) is not given. With repeats of all its judges, the first is the
     headline's own scoring."""
-    if "judge" not in metric.needs or judge_count < 1 or repeats is None:
+    if "judge" not in metric.declares.needs or judge_count < 1 or repeats is None:
         return []
-    if metric.judge_roles or judge_count == 1:
+    if metric.declares.judge_roles or judge_count == 1:
         everyone = tuple(range(judge_count))
         return [Rater(everyone, r, alone=False) for r in range(repeats)] if repeats > 1 else []
     return [Rater((j,), r, alone=True) for j in range(judge_count) for r in range(repeats)]

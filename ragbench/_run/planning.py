@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
-from .._metric import Metric
+from .._metric import Metric, fits, reported_keys
 from .._nli import nli_format
 from .._read_only import read_only
 from .._registry import Registry
 from .._storage.datafiles import check_data_path
-from .._system import System
+from .._system import System, declared
 from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
@@ -56,7 +56,7 @@ RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl give
 
 def _check_roles(role_models: Iterable[str], system: str, system_class: type) -> None:
     """--role-model names roles the system declares (`System.roles`), each once."""
-    roles = tuple(getattr(system_class, "roles", ()))
+    roles = declared(system_class).roles
     for role in role_models:
         if role not in roles:
             offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
@@ -191,10 +191,10 @@ def plan_metrics(
         chosen.add(m)
         with check.step(f"metric {m} on task {name}"):
             cls = registry.metric_class(m)
-            if not cls.fits(task):
+            if not fits(cls, task):
                 needed = ", ".join(
                     sorted(
-                        set(cls.gold_needs)
+                        set(cls.declares.gold_needs)
                         - set(task.scoring.gold_fields or ())
                         - ({"citations"} if task.prompting.cites else set())
                     )
@@ -225,7 +225,7 @@ def _check_key_collisions(task: str, metrics: list[Metric], check: Preflight) ->
     """Two metrics reporting a key of the same name would overwrite each other's values: refused."""
     owners: dict[str, Metric] = {}
     for metric in metrics:
-        for key in [*metric.reported_keys(), *metric.reported_keys(corpus=True)]:
+        for key in [*reported_keys(metric), *reported_keys(metric, corpus=True)]:
             first = owners.setdefault(key, metric)
             if first is not metric:
                 check.problem(
@@ -295,7 +295,7 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
         "judge": "pass --judge ENGINE:MODEL",
     }
     for need, hint in hints.items():
-        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.needs})
+        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.declares.needs})
         if users and not provided[need]:
             check.problem(
                 f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
@@ -305,7 +305,7 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
         check.warn(line)
     for p in planned:
         for metric in p.metrics:
-            roles = metric.judge_roles if "judge" in metric.needs else ()
+            roles = metric.declares.judge_roles if "judge" in metric.declares.needs else ()
             if roles and len(config.judges) > len(roles):
                 check.problem(
                     f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
@@ -317,7 +317,7 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
 
 
 def needs(planned: list[PlannedTask], need: str) -> bool:
-    return any(need in metric.needs for p in planned for metric in p.metrics)
+    return any(need in metric.declares.needs for p in planned for metric in p.metrics)
 
 
 def unused_metric_models(

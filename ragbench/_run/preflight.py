@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
+from .._system import declared
 from .._task.protocols import task_corpus
 from .._values.run_config import bootstrap_iterations_problem
 
@@ -312,13 +313,15 @@ def check_engines(
 
 
 def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], check: Preflight) -> None:
-    """A system that retrieves (`System.retrieves`) on a task whose examples carry no documents
+    """A system that retrieves (its declared `retrieves`) on a task whose examples carry no documents
     (`Task.own_documents` False), with a retriever that returns only an example's own documents
     (`Retriever.example_documents_only`: the default `provided`, `example_bm25`, `example_dense`), would
     answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
     from .._retrieval import DEFAULT_RETRIEVER
 
-    blind = [p for p in planned if p.system is not None and p.system.retrieves and p.task.own_documents is False]
+    blind = [
+        p for p in planned if p.system is not None and declared(p.system).retrieves and p.task.own_documents is False
+    ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
         retriever_class = registry.load("retrievers", name) if blind else None
@@ -341,7 +344,7 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
 
 
 def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[str]:
-    """A system that searches with queries of its own (`System.searches_own_queries`) over a retriever that gives
+    """A system that searches with queries of its own (its declared `searches_own_queries`) over a retriever that gives
     every query the example's own documents in their given order (`fixed_documents` and `example_documents_only`:
     `provided`; a reranker reorders them per query) gets the same passages from every search: a warning per
     task, naming retrievers that answer such queries; `ragbench check` lists them and a run prints them before
@@ -351,7 +354,7 @@ def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[s
     searching = [
         p
         for p in planned
-        if p.system is not None and type(p.system).searches_own_queries and p.task.own_documents is not False
+        if p.system is not None and declared(p.system).searches_own_queries and p.task.own_documents is not False
     ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
@@ -392,7 +395,7 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
         system_class = registry.load("systems", config.system)
     except ConfigError:
         system_class = None  # reported by plan
-    uses_llm = system_class is not None and getattr(system_class, "uses_llm", True)
+    uses_llm = system_class is not None and declared(system_class).uses_llm
     check_engines(
         config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned), needs(planned, "judge")
     )

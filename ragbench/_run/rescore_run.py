@@ -25,6 +25,7 @@ from typing import Any
 
 from .._checks import Preflight
 from .._errors import ConfigError, RecordError
+from .._metric import reported_keys
 from .._records import SampleRecord, read_samples, sample_line
 from .._registry import Registry
 from .._reports.finish import finish_run
@@ -109,7 +110,7 @@ def swapped_judge_report(
     judges = (judge_names(before), judge_names(after))
     report = {}
     for task in planned:
-        keys = [key for metric in task.metrics if "judge" in metric.needs for key in metric.reported_keys()]
+        keys = [key for metric in task.metrics if "judge" in metric.declares.needs for key in reported_keys(metric)]
         swap = judge_swap(
             sample_file(source, task.name),
             target.sample_path(task.name),

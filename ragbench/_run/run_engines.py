@@ -10,6 +10,7 @@ from typing import Any
 
 from .._engines import load_engine
 from .._registry import Registry
+from .._system import declared
 from .._values.run_config import RunConfig
 from .planning import PlannedTask, needs, unused_metric_models
 from .preflight import engine_needs
@@ -80,7 +81,7 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
     try:
         if system:
             system_needs = engine_needs(planned)
-            if any(p.system is not None and type(p.system).uses_llm for p in planned):
+            if any(p.system is not None and declared(p.system).uses_llm for p in planned):
                 engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
             for role, model in config.role_models.items():
                 engines.roles[role] = load_engine(

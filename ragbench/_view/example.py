@@ -10,6 +10,7 @@ from typing import Any
 
 from .._records import SampleRecord
 from .._storage.files import open_file
+from .._system import trace_outline
 from .._trace_groups import outline
 from .._types import Document, Step
 from .runs import RunFolder, clip, gold_text
@@ -170,7 +171,7 @@ def example_page(record: SampleRecord, system: Any, run: RunFolder) -> dict[str,
     cited = {n for sentence in record.citations for n in (sentence or []) if isinstance(n, int)}
     docs = [{**doc, "cited": doc["number"] in cited} for doc in document_views(record.docs)]
     try:
-        items = system.trace_outline(record) if system is not None else outline(record.trace)
+        items = trace_outline(system, record)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
         items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(record.trace)}]
     return {

@@ -11,8 +11,9 @@ The layout:
 
 - `ragbench.api`: the contract. `Task` (its `TaskPrompting`, the hooks systems call, the `Prompt` it
   builds, the `TaskScoring` it is scored by), `System` and `Reader` (the base of systems that send the
-  task's own baseline prompt), `Metric` (`KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue` and the
-  bootstrap `resampled` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
+  task's own baseline prompt), `SystemDeclaration` (what the core reads about a system), `Metric`
+  (`MetricDeclaration`, `KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue` and the bootstrap
+  `resampled` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read (`SampleRecord`,
   `recorded_extras`), the pre-flight's `Preflight`, `hookimpl` for the plugin's hook module, and the errors:
   `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError` (a bad record:
@@ -41,19 +42,25 @@ module that imports `hookimpl` keeps `ragbench list` as fast as before.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragbench.api._deprecated import deprecated
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read the plugin bases where they are defined, their deprecations (PEP 702) too
+    from ragbench._metric import Metric as Metric
+    from ragbench._metric import MetricDeclaration as MetricDeclaration
+    from ragbench._system import System as System
+    from ragbench._system import SystemDeclaration as SystemDeclaration
 
 # the internal module that defines each name
 _MODULES = {
     "ragbench._task": ("Task",),
     "ragbench._task.prompting": ("TaskPrompting", "Prompt"),
     "ragbench._task.scoring": ("TaskScoring",),
-    "ragbench._system": ("System", "recorded_extras"),
+    "ragbench._system": ("System", "SystemDeclaration", "recorded_extras"),
     "ragbench._shared.reader": ("Reader",),
-    "ragbench._metric": ("Metric", "KeySpec", "CorpusValue", "Score", "Scores"),
+    "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._reports.bootstrap": ("resampled",),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
     "ragbench._context": ("Context",),

@@ -7,7 +7,7 @@ import importlib
 import warnings
 from typing import Any
 
-REMOVED_IN = "0.3.0"
+from ragbench._class_defaults import REMOVED_IN
 
 # namespace of ragbench.api -> the names that moved there from ragbench.api
 MOVED = {

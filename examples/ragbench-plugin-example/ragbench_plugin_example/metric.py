@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score
 
 _VERDICT = re.compile(r"\b(true|false)\b", re.I)
 
@@ -21,8 +21,7 @@ class VerdictAccuracy(Metric):
     0.0. An example without such gold is not scorable (None)."""
 
     name = "verdict_accuracy"
-    gold_needs = ("label",)  # a built-in task fits when its records carry a verdict label
-    value_range = (0, 1)  # a value outside it fails the metric on that example (higher is better: the default)
+    declares = MetricDeclaration(gold_needs=("label",), value_range=(0, 1))  # fits tasks with a verdict label
 
     def score(self, example: Example, prediction: Prediction, ctx=None) -> Score:
         truth = example.gold.get("truth")

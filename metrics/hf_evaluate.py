@@ -129,6 +129,5 @@ def metric_class(full_name: str) -> type[Metric]:
     name = full_name[len(PREFIX) :]
     if not name:
         raise ConfigError("--metrics hf:NAME: give an evaluate metric name or path, e.g. hf:bleu")
-    return type(
-        f"HfEvaluate[{name}]", (HfEvaluate,), {"name": full_name, "evaluate_name": name, "corpus_keys": (full_name,)}
-    )
+    declares = dataclasses.replace(HfEvaluate.declares, corpus_keys=(full_name,))
+    return type(f"HfEvaluate[{name}]", (HfEvaluate,), {"name": full_name, "evaluate_name": name, "declares": declares})

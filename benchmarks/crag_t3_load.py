@@ -74,6 +74,7 @@ from ragbench.tasks.crag.pages import html_to_sentences
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, standin_tokenizer, task3_record, write_task3_archive
 
 SYSTEMS = ("vanilla", "llatrieval", "selfrag", "smart")
+QUICK_SYSTEMS = ("vanilla", "llatrieval")  # one that embeds sentences, one that does not: the script's two paths
 
 
 def single_page_costs(pages: int, sizes: PageSizes, embedder: ModelSpec | None, repeat: int) -> dict[str, float]:
@@ -220,7 +221,9 @@ def main() -> None:
         metavar="KB",
         help="log-normal pages of this median size and sigma 1 instead of real CRAG page sizes",
     )
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--systems", default=None, help=f"default: {','.join(SYSTEMS)} ({','.join(QUICK_SYSTEMS)} --quick)"
+    )
     parser.add_argument(
         "--embedder",
         default=None,
@@ -231,11 +234,14 @@ def main() -> None:
     parser.add_argument("--per-token", type=float, default=2e-5, help="seconds per token (prompt + answer)")
     parser.add_argument("--batch", type=int, default=64, help="engine batch limit")
     parser.add_argument("--repeat", type=int, default=1, help="take every measurement this many times, keep the least")
-    parser.add_argument("--quick", action="store_true", help="a small run for CI (2 questions x 4 small pages)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a small run for CI (2 questions x 4 small pages, 2 systems)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.questions, args.pages, args.small_pages = 2, 4, 4.0
-    systems = [s for s in args.systems.split(",") if s]
+    default = QUICK_SYSTEMS if args.quick else SYSTEMS
+    systems = [s for s in (args.systems or ",".join(default)).split(",") if s]
     sizes = CRAG_PAGES if args.small_pages is None else PageSizes.small(int(args.small_pages * 1000))
     described = (
         "real CRAG page sizes" if sizes is CRAG_PAGES else "log-normal sigma 1"

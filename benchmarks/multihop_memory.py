@@ -185,14 +185,14 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=5)
     parser.add_argument("--tries", type=int, default=3, help="measurements at most of a system below 0.9x")
     parser.add_argument("--model-arg", action="append", default=[])
-    parser.add_argument("--quick", action="store_true", help="vanilla on 1 question")
+    parser.add_argument("--quick", action="store_true", help="vanilla on 1 question, measured once")
     parser.add_argument("--raw", nargs=2, metavar=("RUN_DIR", "BATCH"))
     args = parser.parse_args()
     if args.raw:
         raw_side(args.raw[0], int(args.raw[1]))
         return
     systems = ["vanilla"] if args.quick else builtin_systems() if args.systems == "all" else args.systems.split(",")
-    limit = 1 if args.quick else args.limit
+    limit, tries = (1, 1) if args.quick else (args.limit, args.tries)  # quick: the script runs, not a figure
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "RAGBENCH_INDEX_CACHE": os.environ.get("RAGBENCH_INDEX_CACHE", str(Path(tmp) / "idx"))}
         print(f"{TASK}, {limit} questions, hf:embedded on {os.cpu_count()} CPUs; peak RSS of each process")
@@ -202,7 +202,7 @@ def main() -> None:
         )
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for system in systems:
-            row = best_of(system, limit, args.model_arg, Path(tmp), env, args.tries)
+            row = best_of(system, limit, args.model_arg, Path(tmp), env, tries)
             if "skipped" in row:
                 print(f"| {system} | not run: {row['skipped']} ||||||||| ", flush=True)
                 continue

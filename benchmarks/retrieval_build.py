@@ -135,10 +135,12 @@ def main() -> None:
     parser.add_argument("--query-batch", type=int, default=64)
     parser.add_argument("--query-rounds", type=int, default=5)
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
-    parser.add_argument("--quick", action="store_true", help="a small run for CI (5,000 passages, 200 dense)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a small run for CI (2,000 passages in chunks of 1,000, 64 dense)"
+    )
     args = parser.parse_args()
     if args.quick:
-        args.passages, args.dense_passages, args.query_rounds = 5_000, 200, 1
+        args.passages, args.dense_passages, args.chunk_size, args.query_rounds = 2_000, 64, 1_000, 1
     if args.child:
         name, *rest = args.child
         if name == "streaming":

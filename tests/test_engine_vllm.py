@@ -634,15 +634,17 @@ def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypa
 
 
 @pytest.mark.model
-def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entries(tmp_path):
+def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entries():
+    """In the session's cache (tests/conftest.py), beside the plain copy the session converted once: the test
+    above converts one of its own."""
     pytest.importorskip("transformers")
     from ragbench._engines.hf import HFEngine
 
     try:
-        folder = embedded.embedded_with_tokens(NAMES, cache_dir=tmp_path)
+        folder = embedded.embedded_with_tokens(NAMES)
     except ConfigError as exc:
         pytest.skip(str(exc))
-    assert embedded.embedded_with_tokens(NAMES, cache_dir=tmp_path) == folder  # built once
+    assert embedded.embedded_with_tokens(NAMES) == folder  # built once
     engine = HFEngine(str(folder))
     assert engine.missing_tokens(NAMES + ("[Utility:5]",)) == ["[Utility:5]"]
     out = engine.generate([Request(prompt="Relevant or not?", sampling=Sampling(max_tokens=3, logprob_tokens=NAMES))])[

@@ -149,10 +149,11 @@ def test_a_tokenizer_that_is_not_llama2_is_refused_whatever_its_folder_is_called
 def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
     from transformers import AutoTokenizer
 
-    from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+    from ragbench._engines.embedded import embedded_safetensors_dir
     from ragbench.tasks.crag.preflight import llama2_tokenizer_problem
 
-    AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF).save_pretrained(tmp_path / "tok")
+    # from the session's converted copy (tests/conftest.py): reading it from the GGUF parses the whole file
+    AutoTokenizer.from_pretrained(embedded_safetensors_dir()).save_pretrained(tmp_path / "tok")
     assert "is not the Llama-2 tokenizer (a vocabulary of 49152 entries" in llama2_tokenizer_problem(tmp_path / "tok")
 
 

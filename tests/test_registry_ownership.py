@@ -26,12 +26,12 @@ def test_no_module_keeps_a_registry_or_falls_back_to_one():
     """No `global` (a cached singleton), no `get_registry`, no `x or <something>_registry()` fallback."""
     found = []
     for path in modules():
+        module = path.relative_to(ROOT)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
             if isinstance(node, ast.Global):
-                found.append(f"{where} global {', '.join(node.names)}")
+                found.append(f"{module}:{node.lineno} global {', '.join(node.names)}")
             if isinstance(node, ast.FunctionDef) and node.name == "get_registry":
-                found.append(f"{where} def get_registry")
+                found.append(f"{module}:{node.lineno} def get_registry")
             if (
                 isinstance(node, ast.BoolOp)
                 and isinstance(node.op, ast.Or)
@@ -40,7 +40,7 @@ def test_no_module_keeps_a_registry_or_falls_back_to_one():
                     for value in node.values
                 )
             ):
-                found.append(f"{where} {ast.unparse(node)}")
+                found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
     assert found == []
 
 

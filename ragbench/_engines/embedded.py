@@ -12,12 +12,13 @@ Nothing here imports torch or transformers at module level.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import io
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,9 @@ def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike[s
 
 def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]]) -> Path:
     """`target` holding build()'s (model, tokenizer), saved once: written under a temporary name and
-    renamed when complete, so an interrupted conversion is redone, never half-used."""
+    renamed when complete, so an interrupted conversion is redone, never half-used. Processes that need it
+    at once convert it once: each converts only while it holds the OS lock on the folder of `target` (the
+    others wait, then find it made; the kernel lets go of a killed process's lock)."""
     if _complete(target):
         return target
     try:
@@ -121,20 +124,32 @@ def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]])
         ) from exc
     transformers.utils.logging.disable_progress_bar()
     target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    shutil.rmtree(scratch, ignore_errors=True)
-    try:
-        model, tokenizer = build()
-        model.save_pretrained(scratch)
-        tokenizer.save_pretrained(scratch)
-        (scratch / "SOURCE").write_text(f"{source}\n", encoding="utf-8")
-        if _complete(target):  # another process finished first
+    with _folder_held(target.parent):
+        if _complete(target):  # another process made it while this one waited
             return target
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(scratch, target)
-    finally:
+        scratch = target.parent / f".{target.name}.tmp-{os.getpid()}"
         shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            model, tokenizer = build()
+            model.save_pretrained(scratch)
+            tokenizer.save_pretrained(scratch)
+            (scratch / "SOURCE").write_text(f"{source}\n", encoding="utf-8")
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(scratch, target)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     return target
+
+
+@contextlib.contextmanager
+def _folder_held(folder: Path) -> Iterator[None]:
+    """The block run while this process holds an exclusive `flock` on `folder` (waiting for it)."""
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing the only descriptor of the open folder lets go of its lock
 
 
 def _complete(folder: Path) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from .._context import Context
 from .._errors import RecordError
 from .._llm import LLM
-from .._metric import InvalidScore, Metric, score_keys, typed_scores
+from .._metric import InvalidScore, Metric, reported_keys, score_keys, typed_scores
 from .._nli import NLI
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
@@ -287,7 +287,7 @@ class ScoringJob(NamedTuple):
         for steps in traces:
             trace.extend(steps)
         errors = {r.label: s.error for r, s in zip(found, scorings, strict=True) if s.error is not None}
-        return rating_entry(found, [s.scores for s in scorings], list(metric.reported_keys()), errors)
+        return rating_entry(found, [s.scores for s in scorings], list(reported_keys(metric)), errors)
 
 
 async def score_prediction(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import Context, Example, KeySpec, Metric, Prediction, Score, Scores
+from ragbench.api import Context, Example, KeySpec, Metric, MetricDeclaration, Prediction, Score, Scores
 from ragbench.api.text import exact_presence, list_items, normalize_answer, remove_citations
 
 
@@ -24,8 +24,10 @@ class Length(Metric):
     """eval.py `compute_len`: words (whitespace split) of the citation-free output."""
 
     name = "length"
-    higher_is_better = None  # descriptive: ALCE reports it beside the scores, neither way is better
-    value_range = (0, None)
+    declares = MetricDeclaration(
+        higher_is_better=None,  # descriptive: ALCE reports it beside the scores, neither way is better
+        value_range=(0, None),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         return float(len(citation_free(prediction).split()))
@@ -36,9 +38,11 @@ class StrEm(Metric):
     str_hit = 100 when all of them are."""
 
     name = "str_em"
-    gold_needs = ("qa_pairs",)
-    keys = ("str_em", "str_hit")
-    value_range = (0, 100)
+    declares = MetricDeclaration(
+        gold_needs=("qa_pairs",),
+        keys=("str_em", "str_hit"),
+        value_range=(0, 100),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         qa_pairs = example.gold.get("qa_pairs") or []
@@ -65,16 +69,18 @@ class QampariF1(Metric):
     rec_top5 counts at most 5 hits out of at most 5 gold answers."""
 
     name = "qampari"
-    gold_needs = ("answer_lists",)
-    keys = ("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1", "qampari_f1_top5", "num_preds")
-    value_range = (0, 100)
-    key_specs = {"num_preds": KeySpec(None, (0, None))}  # how many answers the list gives: descriptive
+    declares = MetricDeclaration(
+        gold_needs=("answer_lists",),
+        keys=("qampari_prec", "qampari_rec", "qampari_rec_top5", "qampari_f1", "qampari_f1_top5", "num_preds"),
+        value_range=(0, 100),
+        key_specs={"num_preds": KeySpec(None, (0, None))},  # how many answers the list gives: descriptive
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         answers = [[normalize_answer(alias) for alias in aliases] for aliases in example.gold.get("answers") or []]
         preds = list_predictions(citation_free(prediction))
         if not answers:
-            return {key: (float(len(preds)) if key == "num_preds" else None) for key in self.keys}
+            return {key: (float(len(preds)) if key == "num_preds" else None) for key in self.declares.keys}
         flat = [alias for aliases in answers for alias in aliases]
         hits = sum(any(alias in preds for alias in aliases) for aliases in answers)
         precision = sum(pred in flat for pred in preds) / len(preds) if preds else 0
@@ -96,9 +102,11 @@ class ClaimsNli(Metric):
     which differs from once on outputs such as "[[1]2]"."""
 
     name = "claims_nli"
-    gold_needs = ("claims",)
-    needs = ("nli",)
-    value_range = (0, 100)
+    declares = MetricDeclaration(
+        gold_needs=("claims",),
+        needs=("nli",),
+        value_range=(0, 100),
+    )
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Score:
         claims = example.gold.get("claims") or []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.api import Context, Example, Metric, Prediction, Score
+from ragbench.api import Context, Example, Metric, MetricDeclaration, Prediction, Score
 from ragbench.api.text import normalize_answer
 
 _DIGIT_TO_LETTER = {"1": "A", "2": "B", "3": "C", "4": "D", "5": "E"}
@@ -32,8 +32,10 @@ def answer_letter(output: str, labels: list[str], texts: list[str]) -> str | Non
 
 class ChoiceAccuracy(Metric):
     name = "choice_accuracy"
-    value_range = (0, 1)
-    gold_needs = ("choices",)
+    declares = MetricDeclaration(
+        value_range=(0, 1),
+        gold_needs=("choices",),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         key = example.gold["answer_key"]
@@ -65,8 +67,10 @@ class LabelAccuracy(Metric):
     """PubHealth: the first true/false verdict word of the output, in any case, against the gold."""
 
     name = "label_accuracy"
-    value_range = (0, 1)
-    gold_needs = ("label",)
+    declares = MetricDeclaration(
+        value_range=(0, 1),
+        gold_needs=("label",),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
         answers = example.gold.get("answers") or []

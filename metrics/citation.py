@@ -27,6 +27,7 @@ from ragbench.api import (
     Document,
     Example,
     Metric,
+    MetricDeclaration,
     Prediction,
     SampleRecord,
 )
@@ -122,11 +123,13 @@ class Citation(Metric):
     """ALCE citation recall/precision for prose answers (ASQA, ELI5): statements are sentences."""
 
     name = "citation"
-    gold_needs = ("citations",)
-    keys = ("citation_rec", "citation_prec")
-    corpus_keys = ("citation_f1",)
-    value_range = (0, 100)
-    needs = ("nli",)
+    declares = MetricDeclaration(
+        gold_needs=("citations",),
+        keys=("citation_rec", "citation_prec"),
+        corpus_keys=("citation_f1",),
+        value_range=(0, 100),
+        needs=("nli",),
+    )
 
     def __init__(self, at_most_citations: int = 3) -> None:
         self.at_most_citations = int(at_most_citations)
@@ -139,7 +142,7 @@ class Citation(Metric):
         scores = await citation_scores(
             self.statements(example, prediction.answer), prediction.docs, ctx.nli, self.at_most_citations
         )
-        return scores if scores is not None else {key: None for key in self.keys}
+        return scores if scores is not None else {key: None for key in self.declares.keys}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
         """F1 of the mean recall and precision over the examples that have both (an output without

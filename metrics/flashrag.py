@@ -8,6 +8,7 @@ multiple-choice set the gold answers are the texts of the right choices (FlashRA
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal
@@ -39,12 +40,15 @@ class TokenPrecisionRecall(AnswerMetric):
     from different golds, as upstream keeps a running max of each). No gold answers: not scorable."""
 
     name = "token_pr"
-    keys = ("precision", "recall")
+    declares = dataclasses.replace(
+        AnswerMetric.declares,
+        keys=("precision", "recall"),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         golds = golds_of(example)
         if not golds:
-            return dict.fromkeys(self.keys)
+            return dict.fromkeys(self.declares.keys)
         pairs = [token_precision_recall(prediction.answer, gold) for gold in golds]
         return {"precision": max(p for p, _ in pairs), "recall": max(r for _, r in pairs)}
 
@@ -96,7 +100,10 @@ class FlashRagRouge(AnswerMetric):
     left out, and an example with no gold left is not scorable (never a 0 that is no answer's fault)."""
 
     name = "flashrag_rouge"
-    keys = tuple(ROUGE_KEYS)
+    declares = dataclasses.replace(
+        AnswerMetric.declares,
+        keys=tuple(ROUGE_KEYS),
+    )
 
     def __init__(self, language: Literal["en", "zh"] = "en") -> None:
         if language not in ("en", "zh"):
@@ -106,12 +113,12 @@ class FlashRagRouge(AnswerMetric):
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         golds = golds_of(example)
         if not golds:
-            return dict.fromkeys(self.keys)
+            return dict.fromkeys(self.declares.keys)
         scorer, cut = rouge_scorer(self.language)
         per_gold = [scores for gold in golds if (scores := rouge_f(scorer, cut(prediction.answer), cut(gold)))]
         if not per_gold:
-            return dict.fromkeys(self.keys)
-        return {key: max(scores[key] for scores in per_gold) for key in self.keys}
+            return dict.fromkeys(self.declares.keys)
+        return {key: max(scores[key] for scores in per_gold) for key in self.declares.keys}
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "language": self.language}
@@ -126,7 +133,10 @@ class FlashRagRetrieval(AnswerMetric):
     No gold answers: not scorable."""
 
     name = "flashrag_retrieval"
-    keys = ("retrieval_recall", "retrieval_precision")
+    declares = dataclasses.replace(
+        AnswerMetric.declares,
+        keys=("retrieval_recall", "retrieval_precision"),
+    )
 
     def __init__(self, k: int = 5) -> None:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -136,7 +146,7 @@ class FlashRagRetrieval(AnswerMetric):
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         golds = [normalize_answer(gold) for gold in golds_of(example)]
         if not golds:
-            return dict.fromkeys(self.keys)
+            return dict.fromkeys(self.declares.keys)
         shown = prediction.shown_docs("FlashRAG's retrieval recall and precision")[: self.k]
         hits = [any(gold in normalize_answer(passage_text(doc)) for gold in golds) for doc in shown]
         return {"retrieval_recall": float(any(hits)), "retrieval_precision": sum(hits) / len(hits) if hits else None}

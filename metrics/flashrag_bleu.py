@@ -6,6 +6,7 @@ FlashRAG's number is the corpus BLEU over all examples (`bleu`, a corpus key); i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -75,9 +76,12 @@ class FlashRagBleu(AnswerMetric):
     step computes it; FlashRAG's per-example step divides by zero on it: counted."""
 
     name = "bleu"
-    keys = ("sentence_bleu",)
-    corpus_keys = ("bleu",)
-    counters = {EMPTY_OUTPUT: "outputs without a 13a token, scored 0 (FlashRAG's per-example BLEU divides by zero)"}
+    declares = dataclasses.replace(
+        AnswerMetric.declares,
+        keys=("sentence_bleu",),
+        corpus_keys=("bleu",),
+        counters={EMPTY_OUTPUT: "outputs without a 13a token, scored 0 (FlashRAG's per-example BLEU divides by zero)"},
+    )
 
     def __init__(self, max_order: int = 4, smooth: bool = False) -> None:
         if not isinstance(max_order, int) or isinstance(max_order, bool) or max_order < 1:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Score
+from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Score
 from ragbench.api.engines import local_tokenizer
 from ragbench.api.text import tiktoken_encoding
 from ragbench.api.trace import trace_prompts
@@ -56,8 +56,10 @@ class InputTokens(Metric):
     encoding refuses (special-token text such as <|endoftext|>, where FlashRAG raises)."""
 
     name = "input_tokens"
-    higher_is_better = None
-    value_range = (0, None)
+    declares = MetricDeclaration(
+        higher_is_better=None,
+        value_range=(0, None),
+    )
 
     def __init__(self, tokenizer: str = "gpt-4") -> None:
         self.tokenizer = str(tokenizer)

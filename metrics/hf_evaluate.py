@@ -16,6 +16,7 @@ LOWER_IS_BETTER (error rates and losses) or `--metric-arg hf:NAME.higher_is_bett
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, KeySpec, Metric, Preflight, SampleRecord, Task
@@ -52,7 +53,7 @@ class HfEvaluate(Metric):
         self.references = ("all" if self.takes_lists else "first") if references == "auto" else references
         if higher_is_better is None:
             higher_is_better = self.stem() not in LOWER_IS_BETTER
-        self.key_specs = {self.name: KeySpec(bool(higher_is_better))}
+        self.declares = dataclasses.replace(self.declares, key_specs={self.name: KeySpec(bool(higher_is_better))})
 
     def preflight(self, check: Preflight, task: Task) -> None:
         self.task = task  # planning builds a metric per task and hands it here: the task whose gold `corpus` reads
@@ -64,7 +65,7 @@ class HfEvaluate(Metric):
             "references": self.references,
             "key": self.key,
             "compute": self.compute_args,
-            "higher_is_better": self.key_specs[self.name].higher_is_better,
+            "higher_is_better": self.declares.key_specs[self.name].higher_is_better,
         }
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
@@ -128,6 +129,5 @@ def metric_class(full_name: str) -> type[Metric]:
     name = full_name[len(PREFIX) :]
     if not name:
         raise ConfigError("--metrics hf:NAME: give an evaluate metric name or path, e.g. hf:bleu")
-    return type(
-        f"HfEvaluate[{name}]", (HfEvaluate,), {"name": full_name, "evaluate_name": name, "corpus_keys": (full_name,)}
-    )
+    declares = dataclasses.replace(HfEvaluate.declares, corpus_keys=(full_name,))
+    return type(f"HfEvaluate[{name}]", (HfEvaluate,), {"name": full_name, "evaluate_name": name, "declares": declares})

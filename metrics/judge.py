@@ -23,14 +23,15 @@ are worded by ragbench, not taken from a paper. CRAG's judges keep their exact p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
-from ragbench.api import ConfigError, EngineError, Example, KeySpec, Metric, Prediction, Scores, Task
+from ragbench.api import ConfigError, EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores, Task
 
 PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the presets' template files
 
@@ -81,8 +82,10 @@ def _parse_labels(text: str) -> dict[str, float]:
 
 class LlmJudge(Metric):
     name = "llm_judge"
-    keys: ClassVar[tuple[str, ...]] = ("llm_judge", "llm_judge_unparsed")
-    needs = ("judge",)
+    declares = MetricDeclaration(
+        keys=("llm_judge", "llm_judge_unparsed"),
+        needs=("judge",),
+    )
 
     def __init__(
         self,
@@ -129,10 +132,11 @@ class LlmJudge(Metric):
             if self.score_range
             else None
         )  # a JSON field without a range: as the judge gives it
-        self.key_specs = {
+        key_specs = {
             "llm_judge": KeySpec(range=verdicts),
             "llm_judge_unparsed": KeySpec(False, (0, None)),
         }  # replies that did not parse
+        self.declares = dataclasses.replace(self.declares, key_specs=key_specs)
         self.sampling = {"max_tokens": int(max_tokens or base.get("max_tokens", 16)), "temperature": float(temperature)}
         try:
             self.template.format(question="", answer="", reference="", documents="")

@@ -12,7 +12,7 @@ import string
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Score
+from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Score
 from ragbench.api.text import normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
@@ -46,8 +46,10 @@ def golds_of(example: Example) -> list[str]:
 class AnswerMetric(Metric):
     """A metric of the answer against the gold answers, valued in [0, 1] (1 is right)."""
 
-    gold_needs = ("answers",)
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        gold_needs=("answers",),
+        value_range=(0, 1),
+    )
 
 
 class Match(AnswerMetric):

@@ -15,7 +15,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, Prediction, SampleRecord, Scores
+from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
 from ragbench.api.text import remove_citations
 
 
@@ -78,9 +78,11 @@ def mauve_from_features(p_features: Any, q_features: Any) -> float:
 
 class Mauve(Metric):
     name = "mauve"
-    gold_needs = ("long_answer",)
-    corpus_keys = ("mauve",)
-    value_range = (0, 100)
+    declares = MetricDeclaration(
+        gold_needs=("long_answer",),
+        corpus_keys=("mauve",),
+        value_range=(0, 100),
+    )
 
     def __init__(
         self, featurizer: str = "gpt2-large", device: str = "cpu", max_text_length: int = 512, batch_size: int = 8

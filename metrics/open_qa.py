@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Score, Scores
+from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Score, Scores
 from ragbench.api.text import normalize_answer, token_f1
 
 from .match import AnswerMetric, gold_matches, golds_of, regex_module
@@ -103,10 +103,12 @@ class SupportingPassages(Metric):
     outputs scored from a predictions file that does not say which documents were shown fail (counted)."""
 
     name = "supporting_passages"
-    keys = ("support_recall", "support_precision", "support_f1", "support_em")
-    gold_needs = ("supporting_passages",)
-    higher_is_better = True
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        keys=("support_recall", "support_precision", "support_f1", "support_em"),
+        gold_needs=("supporting_passages",),
+        higher_is_better=True,
+        value_range=(0, 1),
+    )
 
     def __init__(self, by: str = "title") -> None:
         if by not in ("title", "id"):
@@ -116,7 +118,7 @@ class SupportingPassages(Metric):
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         gold = supporting_keys(example.gold.get("supporting_passages"), self.by)
         if not gold:
-            return dict.fromkeys(self.keys)
+            return dict.fromkeys(self.declares.keys)
         docs = prediction.shown_docs("supporting passages")
         shown = {str(key) for key in (doc.title if self.by == "title" else doc.id for doc in docs) if key is not None}
         hits = len(shown & gold)

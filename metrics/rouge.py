@@ -24,6 +24,7 @@ from ragbench.api import (
     CorpusValue,
     Example,
     Metric,
+    MetricDeclaration,
     Prediction,
     SampleRecord,
     Scores,
@@ -62,10 +63,12 @@ def bootstrap_mid(values: list[float], seed: int, samples: int = BOOTSTRAP_SAMPL
 
 class RougeLsum(Metric):
     name = "rouge_lsum"
-    gold_needs = ("long_answer",)
-    keys = ("rougeLsum",)
-    corpus_keys = ("rougeLsum_bootstrap_mid",)
-    value_range = (0, 100)
+    declares = MetricDeclaration(
+        gold_needs=("long_answer",),
+        keys=("rougeLsum",),
+        corpus_keys=("rougeLsum_bootstrap_mid",),
+        value_range=(0, 100),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         scorer = rouge_lsum_scorer()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Context, Example, Metric, Prediction, Scores
+from ragbench.api import Context, Example, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.text import normalize_answer
 
 from .flashrag import token_precision_recall
@@ -72,22 +72,24 @@ def answer_scores(answer: str, golds: list[str]) -> tuple[float, float, float]:
 
 class HotpotSupportingFacts(Metric):
     name = "hotpot_supporting_facts"
-    keys = ("sp_em", "sp_f1", "sp_prec", "sp_recall", "joint_em", "joint_f1", "joint_prec", "joint_recall")
-    gold_needs = ("answers", "supporting_passages")
-    value_range = (0, 1)
-    counters = {
-        NOT_PREDICTED: f'predictions without supporting facts (extras["{SUPPORTING_FACTS}"]), scored 0 as '
-        "hotpot_evaluate_v1.py scores an id missing from its sp"
-    }
+    declares = MetricDeclaration(
+        keys=("sp_em", "sp_f1", "sp_prec", "sp_recall", "joint_em", "joint_f1", "joint_prec", "joint_recall"),
+        gold_needs=("answers", "supporting_passages"),
+        value_range=(0, 1),
+        counters={
+            NOT_PREDICTED: f'predictions without supporting facts (extras["{SUPPORTING_FACTS}"]), scored 0 as '
+            "hotpot_evaluate_v1.py scores an id missing from its sp"
+        },
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         gold, golds = gold_facts(example.gold.get("supporting_passages")), golds_of(example)
         if not gold or not golds:
-            return dict.fromkeys(self.keys)
+            return dict.fromkeys(self.declares.keys)
         predicted = predicted_facts(prediction)
         if predicted is None:
             getattr(ctx, "count", lambda name: None)(NOT_PREDICTED)
-            return dict.fromkeys(self.keys, 0.0)
+            return dict.fromkeys(self.declares.keys, 0.0)
         sp_em, sp_f1, sp_prec, sp_recall = set_scores(predicted, gold)
         em, prec, recall = answer_scores(prediction.answer, golds)
         joint_prec, joint_recall = prec * sp_prec, recall * sp_recall

@@ -55,8 +55,8 @@ def test_identical_ids_are_kept_when_asked():
 
 
 def test_cutoffs_option():
-    assert BeirRetrieval(k="10, 1,3").keys[:3] == ("ndcg_at_1", "ndcg_at_3", "ndcg_at_10")
-    assert BeirRetrieval(k=5).keys == ("ndcg_at_5", "map_at_5", "recall_at_5", "p_at_5", "mrr_at_5")
+    assert BeirRetrieval(k="10, 1,3").declares.keys[:3] == ("ndcg_at_1", "ndcg_at_3", "ndcg_at_10")
+    assert BeirRetrieval(k=5).declares.keys == ("ndcg_at_5", "map_at_5", "recall_at_5", "p_at_5", "mrr_at_5")
     for bad in ("0,5", "ten", ""):
         with pytest.raises(ConfigError, match="expected cut-offs"):
             BeirRetrieval(k=bad)

@@ -141,7 +141,7 @@ def test_supporting_passages_are_read_from_every_shape_the_sets_ship(shape):
 
 def test_a_record_without_supporting_passages_is_not_scorable():
     assert score(SupportingPassages(), {"supporting_passages": []}, docs=titled(["A"])) == dict.fromkeys(
-        SupportingPassages.keys
+        SupportingPassages.declares.keys
     )
 
 

@@ -5,6 +5,7 @@ same with a DeprecationWarning once per class."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._metric import reported_keys
+from ragbench._registry import installed_registry
 from ragbench._system import BUDGETS, declared, like_for_like, trace_outline
 from ragbench.api import Example, Metric, MetricDeclaration, Prediction, SampleRecord, System, SystemDeclaration
 
@@ -187,3 +189,43 @@ def test_any_facts_declared_by_name_read_as_the_same_declaration(declaration, da
     expected = dataclasses.replace(SystemDeclaration(), **{name: fields[name] for name in on_class})
     assert declared(Old) == expected
     assert declared(old) == dataclasses.replace(expected, **on_instance)
+
+
+# ragbench's warnings for a fact declared, or read, by its old name
+OLD_NAME_WARNINGS = r"(?s).*( by name: set `declares = | is deprecated: use its `declares\.)"
+
+
+def built_in_plugins() -> tuple[list[type], list[object]]:
+    """Every registered built-in system and metric class, and an instance of each that takes no required
+    option; an `hf:` metric's class too (its instance loads an `evaluate` module)."""
+    registry = installed_registry()
+    kinds = ("systems", "metrics")
+    classes = [registry.load(kind, name) for kind in kinds for name in registry.names(kind)]
+    required = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    plain = [
+        cls
+        for cls in classes
+        if not any(p.default is p.empty and p.kind in required for p in inspect.signature(cls).parameters.values())
+    ]
+    return [*classes, registry.metric_class("hf:bleu")], [cls() for cls in plain]
+
+
+def test_no_built_in_system_or_metric_declares_a_fact_by_its_old_name():
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", OLD_NAME_WARNINGS, DeprecationWarning)
+        classes, instances = built_in_plugins()
+    old_names = {
+        field.name for field in (*dataclasses.fields(SystemDeclaration), *dataclasses.fields(MetricDeclaration))
+    }
+    # set on a class or an instance, as an earlier import in this process would have warned about already
+    on_classes = {
+        f"{owner.__module__}.{owner.__qualname__}": sorted(old_names & set(vars(owner)))
+        for cls in classes
+        for owner in cls.__mro__
+        if owner not in (System, Metric) and old_names & set(vars(owner))
+    }
+    on_instances = {
+        type(i).__qualname__: sorted(old_names & set(vars(i))) for i in instances if old_names & set(vars(i))
+    }
+    assert on_classes == on_instances == {}
+    assert len(classes) > 60 and len(instances) > 60  # the registry was read whole

@@ -18,7 +18,7 @@ RECORDS = {
     r["_id"]: r
     for r in json.loads((TEST_DATA / "open_qa" / "hotpot_dev_distractor_v1.json").read_text(encoding="utf-8"))
 }
-KEYS = HotpotSupportingFacts.keys
+KEYS = HotpotSupportingFacts.declares.keys
 
 
 class Counts:

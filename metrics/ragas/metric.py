@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Preflight, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
 from ragbench.api.retrieval import model_location
 
 from .prompts import PROMPTS, SAMPLING, messages
@@ -27,13 +27,15 @@ class NotScored(Exception):
 class RagasMetric(Metric):
     """What the five share: the judge call, the reply reading and the inputs ragas requires."""
 
-    needs = ("judge",)
-    judge_roles = ("judge",)
-    value_range = (0, 1)
-    counters: ClassVar[dict[str, str]] = {
-        "ragas_unparsed": "judge replies with no JSON object fitting ragas's output schema: the example is not "
-        "scored (ragas, through instructor, asks again with the validation error, up to 3 attempts)",
-    }
+    declares = MetricDeclaration(
+        needs=("judge",),
+        judge_roles=("judge",),
+        value_range=(0, 1),
+        counters={
+            "ragas_unparsed": "judge replies with no JSON object fitting ragas's output schema: the example is not "
+            "scored (ragas, through instructor, asks again with the validation error, up to 3 attempts)",
+        },
+    )
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "sampling": SAMPLING}

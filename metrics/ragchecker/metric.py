@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, Example, KeySpec, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 
 from .claims import Triplet, checking_prompts, extraction_prompt, parse_labels, parse_triplets
 from .scores import KEYS, ragchecker_scores
@@ -29,18 +29,20 @@ LOWER_IS_BETTER = ("noise_sensitivity_in_relevant", "noise_sensitivity_in_irrele
 
 class RagChecker(Metric):
     name = "ragchecker"
-    keys = KEYS
-    needs = ("judge",)
-    judge_roles = ("extractor", "checker")
-    value_range = (0, 1)
-    # RAGChecker's tutorial: whether less self-knowledge is better "depends on user's preference"
-    key_specs = {**{key: KeySpec(False, (0, 1)) for key in LOWER_IS_BETTER}, "self_knowledge": KeySpec(None, (0, 1))}
-    counters = {
-        "ragchecker_labels_padded": "checking replies with fewer labels than claims, padded with Neutral "
-        "as RefChecker does",
-        "ragchecker_no_claims": "extractions (of a response or a gold answer) that gave no claim: the "
-        "metrics that need them score 0, as RAGChecker does",
-    }
+    declares = MetricDeclaration(
+        keys=KEYS,
+        needs=("judge",),
+        judge_roles=("extractor", "checker"),
+        value_range=(0, 1),
+        # RAGChecker's tutorial: whether less self-knowledge is better "depends on user's preference"
+        key_specs={**{key: KeySpec(False, (0, 1)) for key in LOWER_IS_BETTER}, "self_knowledge": KeySpec(None, (0, 1))},
+        counters={
+            "ragchecker_labels_padded": "checking replies with fewer labels than claims, padded with Neutral "
+            "as RefChecker does",
+            "ragchecker_no_claims": "extractions (of a response or a gold answer) that gave no claim: the "
+            "metrics that need them score 0, as RAGChecker does",
+        },
+    )
 
     def __init__(self, joint_check_num: int = 5, extractor_max_new_tokens: int = 1000) -> None:
         if int(joint_check_num) < 1:

@@ -28,6 +28,7 @@ from ragbench.api import (
     Preflight,
     SampleRecord,
     System,
+    SystemDeclaration,
     Task,
     recorded_extras,
 )
@@ -61,10 +62,12 @@ class AdaptiveRag(System):
     """
 
     name = "adaptive_rag"
-    retrieves = True
-    budget_options = {"passages": "topk"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,

@@ -34,7 +34,16 @@ from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import ConfigError, Context, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.engines import Engine, Response, local_tokenizer
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
 
@@ -54,10 +63,12 @@ class Flare(System):
     """
 
     name = "flare"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "max_iter_num"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "max_iter_num"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,

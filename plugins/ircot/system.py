@@ -23,7 +23,16 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.flashrag import flashrag_generate
 
 from .prompts import FINAL_ANSWER, TEMPLATE
@@ -42,10 +51,12 @@ class Ircot(System):
     """
 
     name = "ircot"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "max_iter"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "max_iter"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
     ascending = True
 
     def __init__(

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Example, Prediction, System
+from ragbench.api import Context, Example, Prediction, System, SystemDeclaration
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
 
 
@@ -29,10 +29,12 @@ class IterRetGen(System):
     """
 
     name = "iter_retgen"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "iter_num"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "iter_num"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,

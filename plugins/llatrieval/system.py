@@ -49,7 +49,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, SystemDeclaration
 from ragbench.api.protocols import task_demonstration
 from ragbench.api.text import exact_presence
 from ragbench.api.trace import find_groups, outline
@@ -79,10 +79,12 @@ Count = Annotated[int, Ge(1)]
 
 class LLatrieval(System):
     name = "llatrieval"
-    retrieves = True
-    budget_options = {"passages": "k", "searches": "max_iterations"}
-    searches_own_queries = True
-    prompt_style = "llatrieval"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "k", "searches": "max_iterations"},
+        searches_own_queries=True,
+        prompt_style="llatrieval",
+    )
 
     def __init__(
         self,

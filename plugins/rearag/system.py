@@ -8,7 +8,16 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.flashrag import flashrag_sampling, title_and_text
 
 from .actions import first_action, next_move
@@ -55,10 +64,12 @@ class ReaRag(System):
     """
 
     name = "rearag"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "max_iter_num"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "max_iter_num"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,

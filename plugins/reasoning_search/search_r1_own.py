@@ -7,6 +7,7 @@ output comes back as "\\n\\n{output}<information>{passages}</information>\\n\\n"
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -135,7 +136,10 @@ class SearchR1Own(ReasoningSearch):
     """
 
     name = "search_r1_own"
-    prompt_style = "search_r1"
+    declares = dataclasses.replace(
+        ReasoningSearch.declares,
+        prompt_style="search_r1",
+    )
     search_format = SEARCH_R1
 
     def __init__(

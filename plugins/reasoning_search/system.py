@@ -20,7 +20,16 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.engines import Response
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling
 
@@ -135,10 +144,12 @@ class ReasoningSearch(System):
     """
 
     name = "r1_searcher"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "max_retrieval_num"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "max_retrieval_num"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
     search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512

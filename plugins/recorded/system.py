@@ -16,7 +16,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Document, Example, Prediction, RecordError, SampleRecord, System
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    RecordError,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+)
 from ragbench.api.data import iter_jsonl, require
 from ragbench.api.protocols import PredictionRecords
 
@@ -67,8 +77,10 @@ def shown_documents(record: dict[str, Any], path: str, index: int, text_required
 
 class Recorded(System):
     name = "recorded"
-    prompt_style = "recorded"  # outputs made elsewhere, with prompts ragbench never saw
-    uses_llm = False
+    declares = SystemDeclaration(
+        prompt_style="recorded",  # outputs made elsewhere, with prompts ragbench never saw
+        uses_llm=False,
+    )
 
     def __init__(self, path: str) -> None:
         self.path = str(path)

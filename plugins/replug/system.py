@@ -30,6 +30,7 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
+    SystemDeclaration,
     Task,
     recorded_extras,
 )
@@ -59,9 +60,11 @@ class Replug(System):
     """
 
     name = "replug"
-    retrieves = True
-    budget_options = {"passages": "topk"}
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk"},
+        prompt_style="flashrag",
+    )
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
         self.topk, self.max_tokens = int(topk), int(max_tokens)

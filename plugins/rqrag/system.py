@@ -33,7 +33,17 @@ from typing import Annotated, Any, cast
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.engines import Response
 from ragbench.api.flashrag import title_and_text
 
@@ -82,10 +92,12 @@ class RqRag(System):
     """
 
     name = "rqrag"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "max_depth"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "max_depth"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,

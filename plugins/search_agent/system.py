@@ -20,7 +20,17 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, Task
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    Task,
+)
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
@@ -159,10 +169,12 @@ class SearchAgent(System):
     """
 
     name = "search_agent"
-    retrieves = True
-    searches_own_queries = True
-    prompt_style = "browsecomp_plus"
-    budget_options = {"passages": "k", "searches": "max_turns"}
+    declares = SystemDeclaration(
+        retrieves=True,
+        searches_own_queries=True,
+        prompt_style="browsecomp_plus",
+        budget_options={"passages": "k", "searches": "max_turns"},
+    )
 
     def __init__(
         self,

@@ -26,7 +26,16 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.flashrag import flashrag_generate
 
 from .prompts import (
@@ -56,11 +65,13 @@ class SelfAsk(System):
     """
 
     name = "self_ask"
-    retrieves = True
-    budget_options = {"passages": "topk", "searches": "max_iter"}
-    searches_own_queries = True
-    prompt_style = "flashrag"
-    own_defaults = ("max_tokens",)  # run_exp.py's 100 for this method, not a FlashRAG task's 32
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": "max_iter"},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+        own_defaults=("max_tokens",),  # run_exp.py's 100 for this method, not a FlashRAG task's 32
+    )
     search_after_kept_follow_up = False
 
     def __init__(

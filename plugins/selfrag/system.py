@@ -24,6 +24,7 @@ a threshold is a configuration error before the run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from statistics import mean
 from typing import Annotated, Any
@@ -38,6 +39,7 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
+    SystemDeclaration,
     Task,
     recorded_extras,
 )
@@ -84,8 +86,10 @@ def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> Any:
 
 class SelfRag(System):
     name = "selfrag"
-    budget_options = {"passages": "ndocs"}
-    prompt_style = "selfrag"
+    declares = SystemDeclaration(
+        budget_options={"passages": "ndocs"},
+        prompt_style="selfrag",
+    )
 
     def __init__(
         self,
@@ -141,10 +145,7 @@ class SelfRag(System):
         self.chain_sibling_segments = bool(chain_sibling_segments)
         self.citation_numbering = _choice("citation_numbering", citation_numbering, ("path", "kept"))
         self.logprob_window = _choice("logprob_window", logprob_window, ("upstream", "exact"))
-
-    @property
-    def retrieves(self) -> bool:
-        return self.mode != "no_retrieval"
+        self.declares = dataclasses.replace(self.declares, retrieves=self.mode != "no_retrieval")
 
     # -- resolved per task ------------------------------------------------------------------
 

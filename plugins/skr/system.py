@@ -16,7 +16,17 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Context, Example, Prediction, SampleRecord, System, Task, recorded_extras
+from ragbench.api import (
+    ConfigError,
+    Context,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    Task,
+    recorded_extras,
+)
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, Judger, flashrag_generate, judger_folder
 
 from .prompts import ZERO_SHOT
@@ -39,9 +49,11 @@ class Skr(System):
     """
 
     name = "skr"
-    retrieves = True
-    budget_options = {"passages": "topk"}
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk"},
+        prompt_style="flashrag",
+    )
 
     def __init__(
         self,

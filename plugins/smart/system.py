@@ -35,6 +35,7 @@ On a task that cites, the answer-level citations are written as "[i][j]" before 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from statistics import mean
 from typing import Annotated, Any
 
@@ -48,6 +49,7 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
+    SystemDeclaration,
     Task,
     recorded_extras,
 )
@@ -91,10 +93,12 @@ OPTIONS = {
 
 class Smart(System):
     name = "smart"
-    budget_options = {"passages": "top_k"}
-    searches_own_queries = True
-    prompt_style = "smart"
-    roles = ROLES
+    declares = SystemDeclaration(
+        budget_options={"passages": "top_k"},
+        searches_own_queries=True,
+        prompt_style="smart",
+        roles=ROLES,
+    )
 
     def __init__(
         self,
@@ -133,10 +137,7 @@ class Smart(System):
         # the trajectory Locator writes one block for all k*m passages; a prompted one answers per passage
         self.locator_max_tokens = int(locator_max_tokens or (512 if mode == "trajectory" else 200))
         self.chat = bool(chat)  # prompted mode only: a trajectory model reads its own format, never a chat template
-
-    @property
-    def retrieves(self) -> bool:
-        return self.agents != "generator_only"
+        self.declares = dataclasses.replace(self.declares, retrieves=agents != "generator_only")
 
     @property
     def reconstructs(self) -> bool:

@@ -25,7 +25,16 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, SampleRecord, System, recorded_extras
+from ragbench.api import (
+    Context,
+    Document,
+    Example,
+    Prediction,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    recorded_extras,
+)
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference
 
 from .prompts import FIXED, PROMPTS, REFERENCE
@@ -73,9 +82,11 @@ class SuRe(System):
     """
 
     name = "sure"
-    retrieves = True
-    budget_options = {"passages": "topk"}
-    prompt_style = "flashrag"
+    declares = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk"},
+        prompt_style="flashrag",
+    )
     prompts = PROMPTS
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 from annotated_types import Ge
@@ -19,8 +20,11 @@ class Vanilla(Reader):
     """
 
     name = "vanilla"
-    retrieves = True
-    budget_options = {"passages": "top_n"}
+    declares = dataclasses.replace(
+        Reader.declares,
+        retrieves=True,
+        budget_options={"passages": "top_n"},
+    )
 
     def __init__(self, top_n: Annotated[int, Ge(1)] = 1, **options: Any) -> None:
         super().__init__(**options)

@@ -20,9 +20,10 @@ document scores 0, as pytrec_eval scores a query with an empty run).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Preflight, Scores
+from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
 from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
 
 DEFAULT_CUTOFFS = "1,3,5,10"
@@ -71,17 +72,20 @@ class BeirRetrieval(Metric):
     more, the example is counted (`shown_short`): its deeper values take the missing ranks as non-relevant."""
 
     name = "beir_retrieval"
-    gold_needs = ("qrels",)
-    value_range = (0, 1)
-    counters = {
-        SHOWN_SHORT: "examples that showed fewer documents than the deepest cut-off while the corpus had "
-        "more (raise the system's top_n): their deeper values count the missing ranks as misses"
-    }
+    declares = MetricDeclaration(
+        gold_needs=("qrels",),
+        value_range=(0, 1),
+        counters={
+            SHOWN_SHORT: "examples that showed fewer documents than the deepest cut-off while the corpus had "
+            "more (raise the system's top_n): their deeper values count the missing ranks as misses"
+        },
+    )
 
     def __init__(self, k: str | int = DEFAULT_CUTOFFS, ignore_identical_ids: bool = True) -> None:
         self.ks = cutoffs(k)
         self.ignore_identical_ids = ignore_identical_ids
-        self.keys = tuple(f"{key}_at_{k}" for key in (*MEASURES, "mrr") for k in self.ks)
+        keys = tuple(f"{key}_at_{k}" for key in (*MEASURES, "mrr") for k in self.ks)
+        self.declares = dataclasses.replace(self.declares, keys=keys)
 
     def preflight(self, check: Preflight, task: Any) -> None:
         with check.step("metric beir_retrieval: pytrec_eval installed"):

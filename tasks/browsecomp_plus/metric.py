@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ragbench.api import CorpusValue, Example, KeySpec, Metric, Prediction, SampleRecord, Scores
+from ragbench.api import CorpusValue, Example, KeySpec, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
 
 from .grading import calibration_error, grader_prompt, parse_judgement
 
@@ -55,10 +55,12 @@ class BrowseCompPlusAgent(Metric):
     """What the agent retrieved and called (no judge)."""
 
     name = "browsecomp_plus_agent"
-    gold_needs = ("evidence_docids", "gold_docids")
-    keys: ClassVar[tuple[str, ...]] = ("evidence_recall", "gold_recall", *(f"{tool}_calls" for tool in TOOLS))
-    value_range = (0, 1)
-    key_specs: ClassVar[Mapping[str, KeySpec]] = {f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS}
+    declares = MetricDeclaration(
+        gold_needs=("evidence_docids", "gold_docids"),
+        keys=("evidence_recall", "gold_recall", *(f"{tool}_calls" for tool in TOOLS)),
+        value_range=(0, 1),
+        key_specs={f"{tool}_calls": KeySpec(None, (0, None)) for tool in TOOLS},
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         retrieved = retrieved_docids(prediction)
@@ -72,18 +74,20 @@ class BrowseCompPlusAgent(Metric):
 
 class BrowseCompPlusJudge(Metric):
     name = "browsecomp_plus"
-    gold_needs = ("answers",)
-    needs = ("judge",)
-    keys: ClassVar[tuple[str, ...]] = ("accuracy", "confidence")
-    corpus_keys: ClassVar[tuple[str, ...]] = ("calibration_error",)
-    value_range = (0, 1)
-    key_specs: ClassVar[Mapping[str, KeySpec]] = {
-        "confidence": KeySpec(None, (0, 100)),
-        "calibration_error": KeySpec(False, (0, 100)),
-    }
-    counters: ClassVar[Mapping[str, str]] = {
-        UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"
-    }
+    declares = MetricDeclaration(
+        gold_needs=("answers",),
+        needs=("judge",),
+        keys=("accuracy", "confidence"),
+        corpus_keys=("calibration_error",),
+        value_range=(0, 1),
+        key_specs={
+            "confidence": KeySpec(None, (0, 100)),
+            "calibration_error": KeySpec(False, (0, 100)),
+        },
+        counters={
+            UNPARSED: "judge replies with no 'correct: yes|no' (evaluate_run.py's parse error), scored incorrect"
+        },
+    )
     judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {"temperature": 0.7, "top_p": 0.8, "max_tokens": 4096}
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Example, Metric, Prediction, Preflight, Scores
+from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
 from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
 
 MEASURES = ("ndcg_cut.10", "recall.5,100,1000")  # the README's trec_eval command
@@ -31,13 +31,15 @@ class BrowseCompPlusRetrieval(Metric):
     """nDCG@10 and Recall@5, @100, @1000 of the shown documents against the evidence and the gold qrels."""
 
     name = "browsecomp_plus_retrieval"
-    gold_needs = tuple(QRELS.values())
-    value_range = (0, 1)
-    keys = tuple(f"{prefix}_{key}" for prefix in QRELS for key in KEYS.values())
-    counters = {
-        SHOWN_SHORT: f"examples that showed fewer than {DEPTH} documents while their searches had more (raise "
-        "the system's top_n): their recall@1000 counts the missing ranks as misses"
-    }
+    declares = MetricDeclaration(
+        gold_needs=tuple(QRELS.values()),
+        value_range=(0, 1),
+        keys=tuple(f"{prefix}_{key}" for prefix in QRELS for key in KEYS.values()),
+        counters={
+            SHOWN_SHORT: f"examples that showed fewer than {DEPTH} documents while their searches had more (raise "
+            "the system's top_n): their recall@1000 counts the missing ranks as misses"
+        },
+    )
 
     def preflight(self, check: Preflight, task: Any) -> None:
         with check.step(f"metric {self.name}: pytrec_eval installed"):

@@ -22,6 +22,7 @@ average of per-judge accuracy / hallucination / missing / score.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -30,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ragbench.api import EngineError, Example, KeySpec, Metric, Prediction, Scores
+from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.data import parse_json
 
 from .prompts import judge_prompt
@@ -118,19 +119,21 @@ class CragAutoEval(Metric):
     """Protocol `kddcup2024` (the default; see the module docstring)."""
 
     name = "crag"
-    gold_needs = ("crag_answer",)
-    needs = ("judge",)
-    keys: ClassVar[tuple[str, ...]] = ("accuracy", "hallucination", "missing", "score", "exact_accuracy")
-    # shares of the examples: accurate, hallucinated and missing add up to 1; score = accuracy - hallucination
-    value_range = (0, 1)
-    key_specs = {
-        "hallucination": KeySpec(False, (0, 1)),
-        "missing": KeySpec(False, (0, 1)),
-        "score": KeySpec(True, (-1, 1)),
-    }
-    counters = {
-        "judge_unparsed": "judge replies that did not parse, scored not accurate (a hallucination) as upstream does"
-    }
+    declares = MetricDeclaration(
+        gold_needs=("crag_answer",),
+        needs=("judge",),
+        keys=("accuracy", "hallucination", "missing", "score", "exact_accuracy"),
+        # shares of the examples: accurate, hallucinated and missing add up to 1; score = accuracy - hallucination
+        value_range=(0, 1),
+        key_specs={
+            "hallucination": KeySpec(False, (0, 1)),
+            "missing": KeySpec(False, (0, 1)),
+            "score": KeySpec(True, (-1, 1)),
+        },
+        counters={
+            "judge_unparsed": "judge replies that did not parse, scored not accurate (a hallucination) as upstream does"
+        },
+    )
     protocol: ClassVar[str] = "kddcup2024"
     # upstream sets no temperature (API default 1.0) and asks for response_format json_object
     judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType(
@@ -169,7 +172,7 @@ class CragAutoEval(Metric):
             "missing": missing_value,
             "score": accurate - hallucination,
         }
-        if "exact_accuracy" in self.keys:
+        if "exact_accuracy" in self.declares.keys:
             out["exact_accuracy"] = 1.0 if exact else 0.0
         return out
 
@@ -227,7 +230,10 @@ class CragRepoAutoEval(CragAutoEval):
     (prediction_lowercase assigned before use; ground truths = [answer] + alt_ans, each stripped)."""
 
     name = "crag_repo"
-    keys = ("accuracy", "hallucination", "missing", "score")
+    declares = dataclasses.replace(
+        CragAutoEval.declares,
+        keys=("accuracy", "hallucination", "missing", "score"),
+    )
     protocol = "crag_repo"
     judge_sampling = MappingProxyType({"temperature": 0.0, "max_tokens": 512, "json_mode": True})  # local_evaluation.py
 
@@ -269,15 +275,17 @@ class CragHumanEval(Metric):
     incorrect -1) is what results.json's `human_agreement` checks the crag / crag_repo judge against."""
 
     name = "crag_human"
-    gold_needs = ("crag_answer",)
-    keys = ("score_h", "human_accuracy", "human_score")
-    value_range = (-1, 1)
-    human_labels_for = {"human_accuracy": "accuracy", "human_score": "score"}
+    declares = MetricDeclaration(
+        gold_needs=("crag_answer",),
+        keys=("score_h", "human_accuracy", "human_score"),
+        value_range=(-1, 1),
+        human_labels_for={"human_accuracy": "accuracy", "human_score": "score"},
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         label = prediction.extras.get("label")
         if label is None:
-            return {key: None for key in self.keys}
+            return {key: None for key in self.declares.keys}
         label = str(label).strip().lower()
         if label not in HUMAN_SCORES:
             raise ValueError(f"label {label!r} is not one of {', '.join(HUMAN_SCORES)}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Score
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score
 
 PROMPTS = Path(__file__).parent / "prompts"
 VERSION_DATE = "November 24, 2025"  # the FreshQA version freshqa.yaml downloads (FreshQA_v112425)
@@ -87,13 +87,15 @@ class FreshEvalPrompt:
 
 class FreshEval(Metric):
     name = "fresheval"
-    value_range = (0, 1)
-    gold_needs = ("answers",)
-    needs = ("judge",)
-    counters = {
-        UNPARSED: "judge replies FreshEval's extract_ratings finds invalid (the notebooks ask again), "
-        "scored None for that judge"
-    }
+    declares = MetricDeclaration(
+        value_range=(0, 1),
+        gold_needs=("answers",),
+        needs=("judge",),
+        counters={
+            UNPARSED: "judge replies FreshEval's extract_ratings finds invalid (the notebooks ask again), "
+            "scored None for that judge"
+        },
+    )
     # call_fresheval's
     judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 0.0, "max_tokens": 256})
 

@@ -14,12 +14,13 @@ reproduced exactly; tests/test_kilt_metrics.py pins them to values from running 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Context, Example, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.text import normalize_answer, token_f1
 
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
@@ -82,9 +83,11 @@ def extract_config(name: str, extract: Extract) -> dict[str, Any]:
 
 class KiltDownstream(Metric):
     name = "kilt_downstream"
-    keys = DOWNSTREAM_KEYS
-    gold_needs = ("answers",)
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        keys=DOWNSTREAM_KEYS,
+        gold_needs=("answers",),
+        value_range=(0, 1),
+    )
 
     def __init__(self, extract: Extract = "none") -> None:
         self.extract = extract
@@ -170,19 +173,23 @@ class KiltRetrieval(Metric):
     scored from a file that does not say which documents were shown fail (counted)."""
 
     name = "kilt_retrieval"
-    gold_needs = ("answers", "provenance")
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        gold_needs=("answers", "provenance"),
+        value_range=(0, 1),
+    )
 
     def __init__(self, k: Annotated[int, Ge(1)] = 5, extract: Extract = "none") -> None:
         self.k = k
         self.extract = extract
-        self.keys = ("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
+        self.declares = dataclasses.replace(
+            self.declares, keys=("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
+        )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         prediction.shown_docs("KILT's retrieval (each document with its wikipedia_id)")
         provenance = example.gold.get("provenance")
         if provenance == []:  # the record has no outputs (output.provenance of []): upstream's max() over none raises
-            return dict.fromkeys(self.keys)
+            return dict.fromkeys(self.declares.keys)
         guess = shown_pages(prediction)
         rprec = r_precision(guess, gold_pages(provenance))
         counts = rprec == 1 or not gold_answers(example)  # no gold answer: not scorable either way

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ragbench.api import Context, Example, Metric, Prediction, Score
+from ragbench.api import Context, Example, Metric, MetricDeclaration, Prediction, Score
 
 ANSWER_CHOICE = '"answer_choice": "'
 PMC_LLAMA_ANSWER = "Answer:"
@@ -60,12 +60,14 @@ def located_choice(output: str, locate: str = "standard") -> str | None:
 
 class MirageAccuracy(Metric):
     name = "mirage_accuracy"
-    value_range = (0, 1)
-    gold_needs = ("choices",)
-    counters = {
-        NOT_FOUND: "outputs in which evaluate.py's locate_answer finds no option A-D, scored as the "
-        "choice A as upstream scores them"
-    }
+    declares = MetricDeclaration(
+        value_range=(0, 1),
+        gold_needs=("choices",),
+        counters={
+            NOT_FOUND: "outputs in which evaluate.py's locate_answer finds no option A-D, scored as the "
+            "choice A as upstream scores them"
+        },
+    )
 
     def __init__(self, locate: Literal["standard", "pmc_llama"] = "standard") -> None:
         self.locate = locate

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragbench.api import Context, Document, Example, Metric, Prediction, Scores
+from ragbench.api import Context, Document, Example, Metric, MetricDeclaration, Prediction, Scores
 
 QUOTED_ANSWER = re.compile(r'The answer to the question is "(.*?)"')
 NULL_QUERY = "null_query"
@@ -46,9 +46,11 @@ def shares_a_word(prediction: str, gold: str) -> bool:
 
 class MultiHopRagQA(Metric):
     name = "multihop_rag_qa"
-    keys = ("accuracy",)
-    gold_needs = ("answers",)
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        keys=("accuracy",),
+        gold_needs=("answers",),
+        value_range=(0, 1),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         answers = example.gold.get("answers") or []
@@ -114,9 +116,11 @@ class MultiHopRagRetrieval(Metric):
     does not say which documents were shown fail (counted), never a 0."""
 
     name = "multihop_rag_retrieval"
-    keys = RETRIEVAL_KEYS
-    gold_needs = ("evidence",)
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        keys=RETRIEVAL_KEYS,
+        gold_needs=("evidence",),
+        value_range=(0, 1),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         facts = evidence_facts(example.gold.get("evidence"))

@@ -20,7 +20,17 @@ import asyncio
 from functools import lru_cache
 from typing import Any
 
-from ragbench.api import ConfigError, Document, EngineError, Example, KeySpec, Metric, Prediction, Scores
+from ragbench.api import (
+    ConfigError,
+    Document,
+    EngineError,
+    Example,
+    KeySpec,
+    Metric,
+    MetricDeclaration,
+    Prediction,
+    Scores,
+)
 
 from .catalog import data_file
 from .metrics import searched
@@ -94,15 +104,17 @@ def judge_prompt(metric: str, example: Example, prediction: Prediction) -> str:
 
 class OmniEvalJudge(Metric):
     name = "omnieval_judge"
-    keys = (*MODEL_METRICS, "hallucination", "judge_failures")
-    # no ranges: the evaluator's values pass unclipped, as upstream (a negative one is not scored: metric_score)
-    key_specs = {
-        "hallucination": KeySpec(False),  # 1 = the answer hallucinates
-        "judge_failures": KeySpec(False, (0, None)),
-    }
-    gold_needs = ("answers",)
-    needs = ("judge",)
-    judge_roles = ("ModelEvaluator", "HallucinationEvaluator")  # one judge: both, with its two adapters
+    declares = MetricDeclaration(
+        keys=(*MODEL_METRICS, "hallucination", "judge_failures"),
+        # no ranges: the evaluator's values pass unclipped, as upstream (a negative one is not scored: metric_score)
+        key_specs={
+            "hallucination": KeySpec(False),  # 1 = the answer hallucinates
+            "judge_failures": KeySpec(False, (0, None)),
+        },
+        gold_needs=("answers",),
+        needs=("judge",),
+        judge_roles=("ModelEvaluator", "HallucinationEvaluator"),  # one judge: both, with its two adapters
+    )
 
     def __init__(
         self,
@@ -111,11 +123,11 @@ class OmniEvalJudge(Metric):
         metrics: str | list[str] | None = None,
     ) -> None:
         self.model_adapter, self.hallucination_adapter = model_adapter, hallucination_adapter
-        chosen = metrics.split(",") if isinstance(metrics, str) else list(metrics or self.keys[:-1])
-        unknown = set(chosen) - set(self.keys[:-1])
+        chosen = metrics.split(",") if isinstance(metrics, str) else list(metrics or self.declares.keys[:-1])
+        unknown = set(chosen) - set(self.declares.keys[:-1])
         if unknown:
             raise ConfigError(
-                f"metric {self.name}: metrics={','.join(sorted(unknown))} is not one of {', '.join(self.keys[:-1])}"
+                f"metric {self.name}: metrics={','.join(sorted(unknown))} is not one of {', '.join(self.declares.keys[:-1])}"
             )
         self.metrics = tuple(chosen)
 
@@ -151,7 +163,7 @@ class OmniEvalJudge(Metric):
         judges = ctx.judges_for(self)
         asked = [m for m in self.metrics if prediction.docs or searched(prediction) or m not in NEEDS_DOCS]
         values = await asyncio.gather(*(self.ask(m, example, prediction, judges) for m in asked))
-        out: Scores = {m: None for m in self.keys[:-1]}
+        out: Scores = {m: None for m in self.declares.keys[:-1]}
         failures = 0
         for metric, value in zip(asked, values):
             if isinstance(value, EngineError):

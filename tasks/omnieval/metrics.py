@@ -9,7 +9,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.text import normalize_answer
 
 
@@ -90,9 +90,11 @@ class OmniEvalRule(Metric):
     """Rouge-1/2/L, F1 and EM against `gold["answers"]`."""
 
     name = "omnieval_rule"
-    keys = ("rouge_1", "rouge_2", "rouge_l", "f1", "em")
-    value_range = (0, 1)
-    gold_needs = ("answers",)
+    declares = MetricDeclaration(
+        keys=("rouge_1", "rouge_2", "rouge_l", "f1", "em"),
+        value_range=(0, 1),
+        gold_needs=("answers",),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         golds = [str(g) for g in example.gold["answers"]]
@@ -123,9 +125,11 @@ class OmniEvalRetrieval(Metric):
     (and count in the mean: leaving them out would raise the mean over the questions that found some)."""
 
     name = "omnieval_retrieval"
-    keys = ("map", "mrr")
-    value_range = (0, 1)
-    gold_needs = ("answers",)
+    declares = MetricDeclaration(
+        keys=("map", "mrr"),
+        value_range=(0, 1),
+        gold_needs=("answers",),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         relevant = example.gold.get("relevant_node")

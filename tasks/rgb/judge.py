@@ -13,6 +13,7 @@ and rates to the scripts' own."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -48,7 +49,10 @@ FACT_PROMPT = (
 class RgbJudge(RgbMetric):
     """One upstream judge prompt over the raw output; `says_yes` reads a reply as upstream's main does."""
 
-    needs = ("judge",)
+    declares = dataclasses.replace(
+        RgbMetric.declares,
+        needs=("judge",),
+    )
     prompt: ClassVar[str]
     judge_sampling: ClassVar[Mapping[str, Any]] = MappingProxyType({"temperature": 1.0})  # upstream: the API's default
 
@@ -69,7 +73,10 @@ class RgbJudge(RgbMetric):
 
 class RgbRejectionJudge(RgbJudge):
     name = "rgb_rejection_judge"
-    keys = ("rejection_judged",)
+    declares = dataclasses.replace(
+        RgbJudge.declares,
+        keys=("rejection_judged",),
+    )
     prompt = REJECTION_PROMPT
 
     def says_yes(self, reply: str) -> bool:
@@ -81,7 +88,10 @@ class RgbRejectionJudge(RgbJudge):
 
 class RgbFactJudge(RgbJudge):
     name = "rgb_fact_judge"
-    keys = ("error_detection_judged", "error_correction_judged")
+    declares = dataclasses.replace(
+        RgbJudge.declares,
+        keys=("error_detection_judged", "error_correction_judged"),
+    )
     prompt = FACT_PROMPT
 
     def says_yes(self, reply: str) -> bool:

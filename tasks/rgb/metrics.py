@@ -19,9 +19,10 @@ holds "factual errors" or "事实性错误".
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from ragbench.api import Context, Example, KeySpec, Metric, Prediction, Scores
+from ragbench.api import Context, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 
 REJECTIONS = ("信息不足", "insufficient information")
 FACT_CHECKS = ("事实性错误", "factual errors")
@@ -56,8 +57,10 @@ def answered(labels: list[int]) -> bool:
 class RgbMetric(Metric):
     """Shared by both: the output labelled as `predict` does (`strip_spaces`: the Chinese sets)."""
 
-    gold_needs = (ANSWER,)
-    value_range = (0, 1)
+    declares = MetricDeclaration(
+        gold_needs=(ANSWER,),
+        value_range=(0, 1),
+    )
 
     def __init__(self, strip_spaces: bool = False) -> None:
         self.strip_spaces = strip_spaces
@@ -71,9 +74,12 @@ class RgbMetric(Metric):
 
 class RgbAccuracy(RgbMetric):
     name = "rgb"
-    keys = ("accuracy", "rejected", "all_rate")
-    # a rejection is right where no passage holds the answer (noise_rate 1) and wrong elsewhere
-    key_specs = {"rejected": KeySpec(None, (0, 1))}
+    declares = dataclasses.replace(
+        RgbMetric.declares,
+        keys=("accuracy", "rejected", "all_rate"),
+        # a rejection is right where no passage holds the answer (noise_rate 1) and wrong elsewhere
+        key_specs={"rejected": KeySpec(None, (0, 1))},
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         labels, _ = self.labels(example, prediction)
@@ -84,7 +90,10 @@ class RgbAccuracy(RgbMetric):
 
 class RgbCounterfactual(RgbMetric):
     name = "rgb_fact"
-    keys = ("error_detection", "error_correction")
+    declares = dataclasses.replace(
+        RgbMetric.declares,
+        keys=("error_detection", "error_correction"),
+    )
 
     def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
         labels, fact_label = self.labels(example, prediction)

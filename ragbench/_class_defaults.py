@@ -19,12 +19,10 @@ import warnings
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
-from weakref import WeakSet
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
+WARNED = "_ragbench_warned_old_names"  # set on a class once it has been warned about
 REMOVED_IN = "0.3.0"  # the release that stops reading the names the public API deprecated
-
-_warned: WeakSet[type] = WeakSet()
 
 
 def freeze_mappings(cls: type, *names: str) -> None:
@@ -74,9 +72,9 @@ def with_instance_values(instance: Any) -> Any:
 def warn_old_names(cls: type, names: list[str]) -> None:
     """One DeprecationWarning per class that declares facts by their old names (stacklevel 4: the class
     statement, through `__init_subclass__`, or the assignment, through `__setattr__`)."""
-    if cls in _warned:
+    if cls.__dict__.get(WARNED):
         return
-    _warned.add(cls)
+    type.__setattr__(cls, WARNED, True)  # the class owns the mark: a class made anew warns anew
     declaration = type(cls.declares).__name__  # type: ignore[attr-defined]
     warnings.warn(
         f"{cls.__qualname__} declares {', '.join(names)} by name: set `declares = {declaration}(...)` "

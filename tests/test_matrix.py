@@ -48,6 +48,8 @@ CRAG = {
     "score": 0.0,  # score = accuracy - hallucination
     "exact_accuracy": 0.5,  # the gold answer matches exactly; the wrong one goes to the judge, which says no
     "score_h": None,
+    "human_accuracy": None,  # crag_human's human grade on the judge's scales: none without a predictions file
+    "human_score": None,
 }  # human labels only come with predictions files
 # ASQA, first record right: its first long answer, "[1]" before each '.': 17 words; 2 of its 3 qa_pairs
 # (Mawsynram, Lloró; not Cherrapunji/Sohra) are in it; ROUGE-Lsum 100 against that long answer. Punkt ends a

@@ -10,6 +10,7 @@ from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli_here, cli_run_args, run
 from ragbench._errors import ConfigError
+from ragbench._metric import fits
 from ragbench._registry import installed_registry
 from ragbench._run.planning import metric_names
 from test_crag_task import EMBEDDER
@@ -107,8 +108,8 @@ def test_what_a_task_class_says_it_fits_is_what_its_instance_fits():
         cls = registry.load("tasks", name)
         task = cls()
         for metric in registry.names("metrics"):
-            fits = registry.load("metrics", metric).fits
-            assert fits(cls) == fits(task), (name, metric)
+            metric_class = registry.load("metrics", metric)
+            assert fits(metric_class, cls) == fits(metric_class, task), (name, metric)
 
 
 def test_the_chosen_metrics_are_recorded_in_the_run_config(tmp_path):

@@ -188,8 +188,8 @@ def test_an_engine_option_the_engine_does_not_take_is_refused_before_it_loads(tm
     [line] = refused(tmp_path, "--tasks", "demo", "--model", "hf:embedded", "--model-arg", "nonsense=1")
     assert line == (
         "ragbench: error: --model hf:embedded: unknown option(s) nonsense "
-        "(accepted: batch_size, cudnn_attention, device, dtype, max_batch_size, max_batch_tokens, threads, "
-        "tool_parser, trust_remote_code)"
+        "(accepted: batch_size, cudnn_attention, device, dtype, max_batch_size, max_batch_tokens, prefix_cache_mb, "
+        "threads, tool_parser, trust_remote_code)"
     )
 
 

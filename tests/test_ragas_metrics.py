@@ -112,6 +112,12 @@ def test_the_judge_is_asked_ragas_requests_in_ragas_order(upstream, sample_id):
     assert replayed(upstream, sample_id)[0] == expected
 
 
+def tolerance(upstream: str) -> float:
+    """How close a value is to ragas's: to 1e-9, but a cosine of the encoder's float32 embeddings to 1e-6 (their
+    sums' order, so their last bits, follow the number of threads torch runs on, which other tests set)."""
+    return 1e-6 if upstream == "answer_relevancy" else 1e-9
+
+
 @pytest.mark.parametrize(("upstream", "sample_id"), [case for case in CASES if case[1] != RETRIED])
 def test_each_sample_scores_as_ragas_scores_it(upstream, sample_id):
     expected = PARITY["scores"][upstream][sample_id]
@@ -122,7 +128,7 @@ def test_each_sample_scores_as_ragas_scores_it(upstream, sample_id):
         return
     assert isinstance(scores, dict) and not counted
     value = scores[METRICS[upstream].name]
-    assert value == (None if expected is None else pytest.approx(expected, abs=1e-9))
+    assert value == (None if expected is None else pytest.approx(expected, abs=tolerance(upstream)))
 
 
 @pytest.mark.parametrize("upstream", list(METRICS))
@@ -277,5 +283,7 @@ def test_a_run_with_an_openai_judge_sends_ragas_bodies_and_gets_ragas_scores(tmp
             expected = PARITY["scores"][upstream][sample["id"]]
             got = rows[sample["id"]].get(METRICS[upstream].name)
             assert got == (
-                None if isinstance(expected, dict) or expected is None else pytest.approx(expected, abs=1e-9)
+                None
+                if isinstance(expected, dict) or expected is None
+                else pytest.approx(expected, abs=tolerance(upstream))
             )

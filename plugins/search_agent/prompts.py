@@ -1,8 +1,10 @@
 """BrowseComp-Plus's prompts and tool descriptions, byte for byte (search_agent/prompts.py and
 searcher/searchers/base.py at commit 97c637c): the user message of a question, with or without the
-get_document tool, with or without citations."""
+get_document tool, with or without citations; `query_template` picks one."""
 
 from __future__ import annotations
+
+from ragbench.api import ConfigError
 
 QUERY_TEMPLATE = (
     "You are a deep research agent. You need to answer the given question by interacting with a search "
@@ -92,3 +94,13 @@ TONGYI_CONTEXT_EXCEEDED = (
     "on all the information above, think again and provide what you consider the most likely answer in the "
     "following format:<think>your final thinking</think>\n<answer>your answer</answer>"
 )
+
+
+def query_template(get_document: bool, citations: bool) -> str:
+    """BrowseComp-Plus's user prompt for the tools offered (prompts.py; it has no prompt that offers
+    get_document without asking for citations)."""
+    if get_document:
+        if not citations:
+            raise ConfigError("search_agent: BrowseComp-Plus has no prompt with get_document and no citations")
+        return QUERY_TEMPLATE
+    return QUERY_TEMPLATE_NO_GET_DOCUMENT if citations else QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION

@@ -37,14 +37,7 @@ from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
 from ragbench.api.text import Snippets
 
 from . import gemini_client, mcp_server, qwen_client, run_stats, server_side, tongyi_client
-from .prompts import (
-    GET_DOCUMENT_DESCRIPTION,
-    QUERY_TEMPLATE,
-    QUERY_TEMPLATE_NO_GET_DOCUMENT,
-    QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION,
-    SEARCH_DESCRIPTION,
-    TONGYI_SYSTEM_PROMPT,
-)
+from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION, TONGYI_SYSTEM_PROMPT, query_template
 from .tools import (
     CLIENTS,
     Client,
@@ -61,16 +54,6 @@ FINISHED = ("stop", "tool_calls")  # the finish reasons of a turn the server com
 QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
 QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
 TONGYI_SAMPLING = {"temperature": 0.85, "top_p": 0.95}  # tongyi_client.py's command-line defaults
-
-
-def query_template(get_document: bool, citations: bool) -> str:
-    """BrowseComp-Plus's user prompt for the tools offered (prompts.py; it has no prompt that offers
-    get_document without asking for citations)."""
-    if get_document:
-        if not citations:
-            raise ConfigError("search_agent: BrowseComp-Plus has no prompt with get_document and no citations")
-        return QUERY_TEMPLATE
-    return QUERY_TEMPLATE_NO_GET_DOCUMENT if citations else QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION
 
 
 class SearchAgentRun:

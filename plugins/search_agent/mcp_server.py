@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragbench.api import ConfigError, Context, Document
-from ragbench.api.retrieval import passage_text
 
 from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
+from .tools import document_value
 
 NAME = "search-server"  # mcp_server.py's FastMCP name, anthropic_client's --mcp-name
 PATH = "/mcp"
@@ -127,8 +127,7 @@ def search_tools(
         return hits
 
     async def get_document(docid: str):  # type: ignore[no-untyped-def]
-        doc = None if lookup is None else lookup(docid)
-        return None if doc is None else {"docid": docid, "text": passage_text(doc)}
+        return document_value(docid, None if lookup is None else lookup(docid))
 
     tools = [ServedTool("search", SEARCH_DESCRIPTION.format(k=k), search)]
     if offers_document:

@@ -33,7 +33,7 @@ from ragbench.api import (
 )
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import OwnCorpus
-from ragbench.api.retrieval import CorpusLookup, corpus_format, passage_text
+from ragbench.api.retrieval import CorpusLookup, corpus_format
 from ragbench.api.text import Snippets
 
 from . import gemini_client, mcp_server, qwen_client, run_stats, server_side, tongyi_client
@@ -43,6 +43,7 @@ from .tools import (
     Client,
     answer_call,
     document_result,
+    document_value,
     search_hits,
     search_results,
     tool_definitions,
@@ -352,8 +353,7 @@ class SearchAgent(System):
         else "turns" (qwen_client's "incomplete": its 20 requests used)."""
 
         def document(docid: str) -> dict[str, Any] | None:  # mcp_server's get_document: the searcher's dict
-            doc = None if lookup is None else lookup(docid)
-            return None if doc is None else {"docid": docid, "text": passage_text(doc)}
+            return document_value(docid, None if lookup is None else lookup(docid))
 
         system = {"role": "system", "content": qwen_client.system_message(self._functions, self.system_prompt)}
         agent = await qwen_client.run_agent(

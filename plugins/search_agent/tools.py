@@ -173,11 +173,16 @@ def search_results(hits: list[dict[str, Any]]) -> str:
     return json.dumps(hits, indent=2)
 
 
+def document_value(docid: str, doc: Document | None) -> dict[str, Any] | None:
+    """The searcher's get_document (searcher/mcp_server.py): the document's docid and full text; None for none."""
+    return None if doc is None else {"docid": docid, "text": passage_text(doc)}
+
+
 def document_result(docid: str, doc: Document | None) -> str:
     """What get_document answers: the document's docid and full text, or the client's not-found error."""
     if doc is None:
         return json.dumps({"error": f"Document with docid '{docid}' not found"})
-    return json.dumps({"docid": docid, "text": passage_text(doc)}, indent=2)
+    return json.dumps(document_value(docid, doc), indent=2)
 
 
 @dataclass(frozen=True)

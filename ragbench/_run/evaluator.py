@@ -380,14 +380,9 @@ class Evaluator:
                 services.engine_stats,
             )
 
+        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
         return run_results(
-            self.planned,
-            self.run_dir,
-            Scoring.of(self.config),
-            self.checkpoints,
-            cost,
-            self.full_config(),
-            self.versions,
+            self.planned, self.run_dir, scoring, self.checkpoints, cost, self.full_config(), self.versions
         )
 
     def finish(self, results: Results) -> None:

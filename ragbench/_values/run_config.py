@@ -1,4 +1,5 @@
-"""What a run is asked to do, and its identity (the hash that names its folder)."""
+"""What a run is asked to do (`RunConfig`), the parts of it a stage reads (`PlanRequest`, `EngineRequest`), and its
+identity (the hash that names its folder)."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ TASK = (
 CHILD = r"""
 import json, resource, sys, time
 from ragbench._registry import installed_registry
-from ragbench._run.assemble import run_results
+from ragbench._run.assemble import Scoring, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
@@ -46,10 +46,10 @@ from ragbench._values.run_config import RunConfig
 folder, task, iterations = sys.argv[1], sys.argv[2], int(sys.argv[3])
 config = RunConfig(tasks=[task], system="closed_book", model="scripted:echo", output=folder, progress=False,
                    bootstrap_iters=iterations)
-planned = plan(config, installed_registry())
+planned = plan(config.plan_request(), installed_registry())
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-results = run_results(planned, RunDir(folder), config, {}, dict, {}, {"ragbench": "benchmark"})
+results = run_results(planned, RunDir(folder), Scoring.of(config), {}, dict, {}, {"ragbench": "benchmark"})
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"start_kb": start, "peak_kb": peak, "seconds": seconds,

@@ -716,7 +716,7 @@ def task_examples(
                 task_args=task_args,
                 judges=["scripted:echo"],
                 nli="scripted:echo",
-            ),
+            ).plan_request(),
             installed_registry(),
         )[0]
         _EXAMPLES[task, limit] = (

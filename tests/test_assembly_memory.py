@@ -12,7 +12,7 @@ from pathlib import Path
 from helpers import run
 from ragbench._records import saved_lines
 from ragbench._registry import installed_registry
-from ragbench._run.assemble import run_results
+from ragbench._run.assemble import Scoring, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
@@ -45,10 +45,10 @@ def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
 def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path):
     n = 5000  # every sample held as parsed JSON: about 4 kB each (20 MB)
     config, run_dir = copied_run(tmp_path, n)
-    planned = plan(config, installed_registry())
+    planned = plan(config.plan_request(), installed_registry())
     tracemalloc.start()
     try:
-        results = run_results(planned, run_dir, config, {}, dict, {}, {"ragbench": "test"})
+        results = run_results(planned, run_dir, Scoring.of(config), {}, dict, {}, {"ragbench": "test"})
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -36,7 +36,7 @@ def planned_task(name: str):
             data={name: str(BENCHMARK)},
             judges=["scripted:echo"],
             nli="scripted:echo",
-        ),
+        ).plan_request(),
         registry,
     )[0].task
 

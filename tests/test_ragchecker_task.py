@@ -24,7 +24,7 @@ def planned_task(data: str):
             data={"ragchecker": data},
             judges=["scripted:echo"],
             nli="scripted:echo",
-        ),
+        ).plan_request(),
         installed_registry(),
     )[0].task
 

@@ -716,7 +716,7 @@ def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tm
 
     def problems(data: dict[str, str]) -> list[str]:
         check = Preflight()
-        plan(RunConfig(tasks=[str(task)], system="closed_book", data=data), Registry.discover(), check)
+        plan(RunConfig(tasks=[str(task)], system="closed_book", data=data).plan_request(), Registry.discover(), check)
         return check.problems
 
     assert problems({str(task): str(tmp_path / "d.jsonl")}) == []

@@ -24,7 +24,7 @@ takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replic
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, Any
 
@@ -39,7 +39,7 @@ from .base import Engine
 RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus_per_replica": Annotated[float, Ge(0)]}
 
 
-def replica_option_problems(options: dict[str, Any]) -> list[str]:
+def replica_option_problems(options: Mapping[str, Any]) -> list[str]:
     """The Ray replica options among `options` that are not of their type, one line each."""
     from .._values.options import option_form, type_problem
 

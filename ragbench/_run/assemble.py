@@ -7,6 +7,7 @@ import gc
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from .._records import read_samples, saved_lines
@@ -45,11 +46,27 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """What making results.json reads of a run's options: the bootstrap's rounds and seed, what its judges are
+    checked against and priced at (`judging`, read when results.json is made), and whether every record was
+    read (no --limit: a system's report may then speak of the whole data)."""
+
+    bootstrap_iters: int
+    seed: int
+    judging: Judging
+    complete_data: bool
+
+    @classmethod
+    def of(cls, config: RunConfig) -> Scoring:
+        judging = judging_of(config.human_labels, config.price_table, config.judges, config.judge_args)
+        return cls(config.bootstrap_iters, config.seed, judging, complete_data=config.limit is None)
+
+
 def scored_task(
     planned: PlannedTask,
     run_dir: RunDir,
-    config: RunConfig,
-    judging: Judging,
+    scoring: Scoring,
     read: TaskCheckpoint | None = None,
     expected: int | None = None,
 ) -> dict[str, Any]:
@@ -57,7 +74,7 @@ def scored_task(
     holds now, only the records it still holds), then read back one at a time and scored against `expected`
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
     Then read again whole for the budget, the sampling sent, the judges' cost and their check against human labels
-    (`judging`)."""
+    (`scoring.judging`)."""
     path = run_dir.finalize_samples(planned.name, saved_lines, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
     samples = read_samples(path, has_text=False, rewritten=True)
@@ -66,15 +83,15 @@ def scored_task(
         planned.metrics,
         planned.task.scoring.slice_fields,
         expected,
-        config.bootstrap_iters,
-        config.seed,
+        scoring.bootstrap_iters,
+        scoring.seed,
         planned.task.scoring.missing_scores_zero,
     )
     tallies = (
         BudgetTally(),
         SamplingTally(),
-        JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, judging.labels),
-        JudgeCostTally(judging.price, judging.why_unpriced),
+        JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, scoring.judging.labels),
+        JudgeCostTally(scoring.judging.price, scoring.judging.why_unpriced),
     )
     for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
         for tally in tallies:
@@ -88,7 +105,7 @@ def scored_task(
 def run_results(
     planned_tasks: list[PlannedTask],
     run_dir: RunDir,
-    config: RunConfig,
+    scoring: Scoring,
     checkpoints: dict[str, TaskCheckpoint],
     cost: Callable[[], Cost],
     full_config: dict[str, Any],
@@ -103,13 +120,12 @@ def run_results(
     repaired: dict[str, list[str]] = {}
     system_reports: dict[str, Any] = {}
     system_stats: dict[str, Any] = {}
-    judging = judging_of(config)
     for planned in planned_tasks:
         assert planned.system is not None  # a run's, which has one (rescoring assembles its own results)
         with cyclic_gc_paused():
-            scores[planned.name] = scored_task(planned, run_dir, config, judging, checkpoints.get(planned.name))
+            scores[planned.name] = scored_task(planned, run_dir, scoring, checkpoints.get(planned.name))
             report, checks, figures = system_hooks(
-                planned.system, run_dir.sample_path(planned.name), complete_data=config.limit is None
+                planned.system, run_dir.sample_path(planned.name), complete_data=scoring.complete_data
             )
         if run_dir.unreadable.get(planned.name):  # lines a stopped run cut short: their examples ran again
             repaired[planned.name] = [str(e) for e in run_dir.unreadable[planned.name]]

@@ -364,7 +364,7 @@ class Evaluator:
     # --- results: their modules (numpy's statistics, the report) load when a run ends, not before its first call
     def collect(self, scheduler: Scheduler | None, processed: int, wall: float) -> Results:
         """results.json from the samples; `scheduler` None: rebuilt with no attempt of its own."""
-        from .assemble import run_results
+        from .assemble import Scoring, run_results
 
         attempt = self._attempt_cost(scheduler, processed, wall) if scheduler is not None else None
 
@@ -380,8 +380,9 @@ class Evaluator:
                 services.engine_stats,
             )
 
+        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
         return run_results(
-            self.planned, self.run_dir, self.config, self.checkpoints, cost, self.full_config(), self.versions
+            self.planned, self.run_dir, scoring, self.checkpoints, cost, self.full_config(), self.versions
         )
 
     def finish(self, results: Results) -> None:

@@ -7,12 +7,13 @@ with the reason)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .._errors import ConfigError
 from .._reports.human_labels import HumanLabels, read_human_labels
 from .._reports.judge_cost import prices_of, read_price_table
-from .._values.run_config import RunConfig
 
 log = logging.getLogger(__name__)
 
@@ -24,16 +25,19 @@ class Judging:
     why_unpriced: str | None
 
 
-def judging_of(config: RunConfig) -> Judging:
+def judging_of(
+    human_labels: str | None, price_table: str | None, judges: list[str], judge_args: Mapping[str, Mapping[str, Any]]
+) -> Judging:
+    """The run's `--human-labels` and `--price-table` files read, the price looked up for its `judges`."""
     labels = None
-    if config.human_labels:
+    if human_labels:
         try:
-            labels = read_human_labels(config.human_labels)
+            labels = read_human_labels(human_labels)
         except ConfigError as exc:
             log.warning("%s; results.json has no human_agreement (fix the file, then `ragbench rescore`)", exc)
     try:
-        table = read_price_table(config.price_table) if config.price_table else {}
+        table = read_price_table(price_table) if price_table else {}
     except ConfigError as exc:
         log.warning("%s; judging is not priced (fix the file, then `ragbench rescore`)", exc)
         return Judging(labels, None, str(exc))
-    return Judging(labels, *prices_of(config.judges, config.judge_args, table))
+    return Judging(labels, *prices_of(judges, judge_args, table))

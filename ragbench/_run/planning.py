@@ -1,11 +1,11 @@
-"""Turning a RunConfig into instantiated tasks, systems and metrics, checking every option and
-running each plugin's pre-flight before anything is loaded or run (every problem listed at once,
-one clear line each: ragbench._run.preflight)."""
+"""Turning what a run asks (`PlanRequest`, from its RunConfig) into instantiated tasks, systems and metrics,
+checking every option and running each plugin's pre-flight before anything is loaded or run (every problem
+listed at once, one clear line each: ragbench._run.preflight)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from .._system import System, declared
 from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
-from .._values.run_config import RunConfig
+from .._values.run_config import PlanRequest
 from .judge_raters import raters
 from .system_options import system_options
 
@@ -43,7 +43,7 @@ class PlannedTask:
             self.task.bind(resources)
 
 
-def _task_args_for(name: str, task_class: type, task_args: dict[str, Any]) -> dict[str, Any]:
+def _task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> dict[str, Any]:
     """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
     accepted = accepted_options(task_class)
     args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
@@ -65,48 +65,48 @@ def _check_roles(role_models: Iterable[str], system: str, system_class: type) ->
             raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
 
 
-def plan(config: RunConfig, registry: Registry, check: Preflight | None = None) -> list[PlannedTask]:
+def plan(request: PlanRequest, registry: Registry, check: Preflight | None = None) -> list[PlannedTask]:
     """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics,
     running their pre-flight hooks. Problems go to `check`; without one, they are raised at the end,
     all at once (`PreflightError`)."""
     own = check is None
     check = check if check is not None else Preflight()
-    planned = _plan(config, registry, check)
+    planned = _plan(request, registry, check)
     if own:
         check.raise_if_failed()
     return planned
 
 
-def _plan(config: RunConfig, registry: Registry, check: Preflight) -> list[PlannedTask]:
+def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[PlannedTask]:
     names: list[str] = []
-    with check.step(f"tasks {', '.join(config.tasks)} installed"):
-        registry.add_task_files(config.tasks)
-        names = registry.expand_tasks(config.tasks)
+    with check.step(f"tasks {', '.join(request.tasks)} installed"):
+        registry.add_task_files(request.tasks)
+        names = registry.expand_tasks(request.tasks)
     if not names:
-        if not config.tasks:
+        if not request.tasks:
             check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
         return []
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
-        _check_task_args(config.task_args, {name: registry.load("tasks", name) for name in names}, check)
-        for key in config.data:
+        _check_task_args(request.task_args, {name: registry.load("tasks", name) for name in names}, check)
+        for key in request.data:
             registry.add_task_files([key])  # `--data FILE.yaml=...`: each key registered as it is checked
             if registry.entry("tasks", key).name not in names:
                 check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
-        _check_metric_scopes(config.metrics, names, registry)
+        _check_metric_scopes(request.metrics, names, registry)
     system_class = None
-    with check.step(f"system {config.system} installed"):
-        system_class = registry.load("systems", config.system)
-        _check_roles(config.role_models, config.system, system_class)
+    with check.step(f"system {request.system} installed"):
+        system_class = registry.load("systems", request.system)
+        _check_roles(request.roles, request.system, system_class)
     chosen: set[str] = set()  # every metric named for a task, planned or refused
     planned = [
-        item for name in names if (item := _plan_task(config, registry, name, names, system_class, check, chosen))
+        item for name in names if (item := _plan_task(request, registry, name, names, system_class, check, chosen))
     ]
-    _check_metric_needs(config, planned, chosen, check)
+    _check_metric_needs(request, planned, chosen, check)
     return planned
 
 
 def _plan_task(
-    config: RunConfig,
+    request: PlanRequest,
     registry: Registry,
     name: str,
     names: list[str],
@@ -117,30 +117,34 @@ def _plan_task(
     """One task of the run with its system and metrics, each checked by its own pre-flight."""
     entry = registry.entry("tasks", name)
     system = None
-    task = _build_task(config, registry, name, check)
+    task = _build_task(request, registry, name, check)
     if task is None:
         return None
     task.preflight(check)
     if system_class is None:
         return None
-    with check.step(f"system {config.system} options"):
+    with check.step(f"system {request.system} options"):
         options = system_options(
-            system_class, entry.defaults.get("system_args", {}), system_defaults(task), config.top_k, config.system_args
+            system_class,
+            entry.defaults.get("system_args", {}),
+            system_defaults(task),
+            request.top_k,
+            request.system_args,
         )
-        system = construct(system_class, options, f"system {config.system}", injected={"registry": registry})
+        system = construct(system_class, options, f"system {request.system}", injected={"registry": registry})
     if system is None:
         return None
     system.preflight(check, task)
-    return PlannedTask(name, task, system, plan_metrics(config, registry, name, names, task, check, chosen))
+    return PlannedTask(name, task, system, plan_metrics(request, registry, name, names, task, check, chosen))
 
 
-def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflight) -> Task | None:
+def _build_task(request: PlanRequest, registry: Registry, name: str, check: Preflight) -> Task | None:
     """The task built from its options (nothing loaded yet); None when they are wrong (reported to `check`)."""
     entry = registry.entry("tasks", name)
     task = None
     with check.step(f"task {name} options"):
-        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), config.task_args)}
-        data_path = next((p for k, p in config.data.items() if registry.entry("tasks", k).name == name), None)
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), request.task_args)}
+        data_path = next((p for k, p in request.data.items() if registry.entry("tasks", k).name == name), None)
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
@@ -148,44 +152,53 @@ def _build_task(config: RunConfig, registry: Registry, name: str, check: Preflig
             task.args = read_only(task.args)
         if isinstance(task, UsesTools):
             # set by the run, as UsesTools says (not declared there: isinstance would then require it)
-            task.tools_replayed = config.replay_tools is not None  # type: ignore[attr-defined]
+            task.tools_replayed = request.tools_replayed  # type: ignore[attr-defined]
     return task
 
 
 def plan_scoring(
-    config: RunConfig, registry: Registry, check: Preflight, inherited_args: frozenset[str] = frozenset()
-) -> list[PlannedTask]:
+    request: PlanRequest, registry: Registry, check: Preflight, inherited_args: frozenset[str] = frozenset()
+) -> tuple[list[PlannedTask], dict[str, Any]]:
     """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
     rescore): each task built from its options but neither loaded nor checked (its data is not read), no
-    system; the metrics checked as for a run, their judge and NLI models included. `inherited_args`: the
-    keys of `config.metric_args` taken from the run rather than given; those of a metric the rescoring no
-    longer asks are dropped (a user who asks for other metrics did not give them)."""
-    registry.add_task_files([*config.tasks, *config.data])
-    names = registry.expand_tasks(config.tasks)
+    system; the metrics checked as for a run, their judge and NLI models included. With them, the rescoring's
+    metric options: `inherited_args` are the keys of `request.metric_args` taken from the run rather than
+    given, and those of a metric the rescoring no longer asks are left out (a user who asks for other metrics
+    did not give them)."""
+    registry.add_task_files([*request.tasks, *request.data])
+    names = registry.expand_tasks(request.tasks)
     with check.step("--metrics name tasks of the run"):
-        _check_metric_scopes(config.metrics, names, registry)
+        _check_metric_scopes(request.metrics, names, registry)
     chosen: set[str] = set()
     planned = [
-        PlannedTask(name, task, None, plan_metrics(config, registry, name, names, task, check, chosen))
+        PlannedTask(name, task, None, plan_metrics(request, registry, name, names, task, check, chosen))
         for name in names
-        if (task := _build_task(config, registry, name, check)) is not None
+        if (task := _build_task(request, registry, name, check)) is not None
     ]
-    for key in inherited_args:
-        if not any(key.startswith(metric + ".") for metric in chosen):
-            config.metric_args.pop(key, None)
-    _check_metric_needs(config, planned, chosen, check)
-    return planned
+    metric_args = {
+        key: value
+        for key, value in request.metric_args.items()
+        if key not in inherited_args or any(key.startswith(metric + ".") for metric in chosen)
+    }
+    _check_metric_needs(replace(request, metric_args=metric_args), planned, chosen, check)
+    return planned, metric_args
 
 
 def plan_metrics(
-    config: RunConfig, registry: Registry, name: str, names: list[str], task: Task, check: Preflight, chosen: set[str]
+    request: PlanRequest,
+    registry: Registry,
+    name: str,
+    names: list[str],
+    task: Task,
+    check: Preflight,
+    chosen: set[str],
 ) -> list[Metric]:
     """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
     their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
     metrics = []
     for m in dict.fromkeys(
         registry.metric_name(m)
-        for m in metric_names(task.scoring.metrics, config.metrics, name, names)
+        for m in metric_names(task.scoring.metrics, request.metrics, name, names)
         if _known_metric(registry, m, check)
     ):
         chosen.add(m)
@@ -208,7 +221,7 @@ def plan_metrics(
             own = next(
                 (args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {}
             )
-            args = {**own, **_metric_args_for(m, config.metric_args)}
+            args = {**own, **_metric_args_for(m, request.metric_args)}
             prefix = args.pop(KEY_PREFIX, "")
             metric = construct(cls, args, f"metric {m}")
             metric.key_prefix = str(prefix)
@@ -249,7 +262,7 @@ def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
 
 
 def metric_names(
-    task_metrics: tuple[str, ...], chosen: list[str], task: str = "", tasks: list[str] | tuple[str, ...] = ()
+    task_metrics: tuple[str, ...], chosen: Sequence[str], task: str = "", tasks: Sequence[str] = ()
 ) -> list[str]:
     """The metrics of `task` for this run: `--metrics a,b` replaces the task's list, `+c` adds to it;
     `TASK:a` / `TASK:+c` (TASK one of the run's `tasks`) applies to that task only."""
@@ -265,7 +278,7 @@ def metric_names(
     return list(dict.fromkeys([*(replace if replace else task_metrics), *added]))
 
 
-def _check_metric_scopes(chosen: list[str], names: list[str], registry: Registry) -> None:
+def _check_metric_scopes(chosen: Sequence[str], names: list[str], registry: Registry) -> None:
     """`TASK:NAME` must name a task of the run, by its name (not an alias)."""
     for item in chosen:
         scope, scoped, _ = item.partition(":")
@@ -277,19 +290,19 @@ def _check_metric_scopes(chosen: list[str], names: list[str], registry: Registry
             raise ConfigError(f"--metrics {item}: task '{scope}' is not among --tasks ({', '.join(names)})")
 
 
-def _metric_args_for(name: str, metric_args: dict[str, Any]) -> dict[str, Any]:
+def _metric_args_for(name: str, metric_args: Mapping[str, Any]) -> dict[str, Any]:
     return {k[len(name) + 1 :]: v for k, v in metric_args.items() if k.startswith(name + ".")}
 
 
-def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
+def _check_metric_needs(request: PlanRequest, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
     """Metrics that call an NLI model or a judge fail before the run when none is configured."""
-    for key in config.metric_args:
+    for key in request.metric_args:
         if not any(key.startswith(m + ".") for m in chosen):
             check.problem(
                 f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
                 f"({', '.join(sorted(chosen)) or 'none'})"
             )
-    provided = {"nli": config.nli is not None, "judge": bool(config.judges)}
+    provided = {"nli": request.nli is not None, "judge": bool(request.judges)}
     hints = {
         "nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
         "judge": "pass --judge ENGINE:MODEL",
@@ -301,19 +314,19 @@ def _check_metric_needs(config: RunConfig, planned: list[PlannedTask], chosen: s
                 f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
                 f"{hint} (or choose other metrics with --metrics)"
             )
-    for line in unused_metric_models(config.judges, config.nli, config.judge_repeats, planned):
+    for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
         check.warn(line)
     for p in planned:
         for metric in p.metrics:
             roles = metric.declares.judge_roles if "judge" in metric.declares.needs else ()
-            if roles and len(config.judges) > len(roles):
+            if roles and len(request.judges) > len(roles):
                 check.problem(
                     f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
-                    f"({', '.join(roles)}), and {len(config.judges)} --judge are given; give at most "
+                    f"({', '.join(roles)}), and {len(request.judges)} --judge are given; give at most "
                     f"{len(roles)} (or choose other metrics with --metrics)"
                 )
-    with check.step(f"--nli-format {config.nli_format}"):
-        nli_format(config.nli_format)
+    with check.step(f"--nli-format {request.nli_format}"):
+        nli_format(request.nli_format)
 
 
 def needs(planned: list[PlannedTask], need: str) -> bool:
@@ -321,7 +334,7 @@ def needs(planned: list[PlannedTask], need: str) -> bool:
 
 
 def unused_metric_models(
-    judges: list[str], nli: str | None, judge_repeats: int | None, planned: list[PlannedTask]
+    judges: Sequence[str], nli: str | None, judge_repeats: int | None, planned: list[PlannedTask]
 ) -> list[str]:
     """One line for a --judge or --nli that no metric of the run asks: it is not loaded, and that is said
     rather than a judged number silently missing; and for a --judge-repeats that gives no metric raters."""
@@ -349,7 +362,7 @@ def unused_metric_models(
     return lines
 
 
-def _check_task_args(task_args: dict[str, Any], task_classes: dict[str, type], check: Preflight) -> None:
+def _check_task_args(task_args: Mapping[str, Any], task_classes: dict[str, type], check: Preflight) -> None:
     for key in task_args:
         name, option = key.split(".", 1) if "." in key else (None, key)
         if name is not None and name not in task_classes:

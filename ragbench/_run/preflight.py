@@ -28,7 +28,7 @@ from .._checks import Preflight
 from .._errors import ConfigError
 from .._system import declared
 from .._task.protocols import task_corpus
-from .._values.run_config import bootstrap_iterations_problem
+from .._values.run_config import EngineRequest, RunConfig, bootstrap_iterations_problem
 
 if TYPE_CHECKING:
     from .._engines.base import Engine
@@ -53,7 +53,7 @@ def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> 
     return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
 
 
-def check_run_options(config: Any, check: Preflight) -> None:
+def check_run_options(config: RunConfig, check: Preflight) -> None:
     """Numbers of the right type and range, and a cache path that is not a folder."""
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
@@ -69,7 +69,7 @@ def check_run_options(config: Any, check: Preflight) -> None:
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
 
 
-def check_output_folder(config: Any, check: Preflight) -> None:
+def check_output_folder(config: RunConfig, check: Preflight) -> None:
     """An output folder that can take this run (nothing is created): new, or this run's to resume or overwrite."""
     from .._storage.files import write_problem
     from .._storage.rundir import RunDir
@@ -81,7 +81,7 @@ def check_output_folder(config: Any, check: Preflight) -> None:
             raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
 
 
-def cache_files(config: Any, planned: list[Any]) -> list[tuple[str, Path, str, Any, bool]]:
+def cache_files(config: RunConfig, planned: list[Any]) -> list[tuple[str, Path, str, Any, bool]]:
     """(label, path, fix, schema, owned) of the caches the run opens: the response cache and (for tasks that
     take a `page_cache` option) the page cache; `owned`: the run folder's own cache.sqlite."""
     from .._storage import cache, page_cache
@@ -114,7 +114,7 @@ def cache_files(config: Any, planned: list[Any]) -> list[tuple[str, Path, str, A
     return caches
 
 
-def check_cache_files(config: Any, planned: list[Any], check: Preflight) -> None:
+def check_cache_files(config: RunConfig, planned: list[Any], check: Preflight) -> None:
     """The caches (`cache_files`): files a run can read and write. A file ragbench did not make is a problem
     (the run would leave it out); one that cannot serve otherwise is a warning: the run goes on without it,
     or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
@@ -139,7 +139,7 @@ SPACE_PER_RECORD = 64 * 2**10
 SPACE_FLOOR = 100 * 2**20
 
 
-def check_free_space(config: Any, planned: list[Any], check: Preflight) -> None:
+def check_free_space(config: RunConfig, planned: list[Any], check: Preflight) -> None:
     """The free space of each file system the run writes to (its folder, its caches): passed with the figure,
     or a warning when below what the run may write (`SPACE_PER_RECORD` for each record it will read, counted
     as the progress bar does, at least `SPACE_FLOOR`). A warning only: the estimate is rough, and a full disk
@@ -251,7 +251,7 @@ def _reads_calls_from_text(engine_class: type) -> bool:
 
 
 def check_engines(
-    config: Any,
+    engines: EngineRequest,
     registry: Any,
     check: Preflight,
     uses_llm: bool,
@@ -267,18 +267,18 @@ def check_engines(
 
     # (option, how its engine options are written, engine:model, options); an engine's messages name
     # --model-arg and --base-url, rewritten here for the engine they are about
-    engines = [("--model", "--model-arg ", config.model or EMBEDDED_MODEL, config.model_args)] if uses_llm else []
-    engines += [
-        (f"--role-model {role}=", f"--role-model-arg {role}.", model, config.role_model_args.get(role, {}))
-        for role, model in config.role_models.items()
+    named = [("--model", "--model-arg ", engines.model or EMBEDDED_MODEL, engines.model_args)] if uses_llm else []
+    named += [
+        (f"--role-model {role}=", f"--role-model-arg {role}.", model, engines.role_model_args.get(role, {}))
+        for role, model in engines.role_models.items()
     ]
-    engines += [
-        ("--judge", f"--judge-arg {i}.", model, config.judge_args.get(str(i), {}))
-        for i, model in enumerate(config.judges if uses_judges else [])
+    named += [
+        ("--judge", f"--judge-arg {i}.", model, engines.judge_args.get(str(i), {}))
+        for i, model in enumerate(engines.judges if uses_judges else [])
     ]
-    if config.nli and uses_nli:
-        engines.append(("--nli", "--nli-arg ", config.nli, config.nli_args))
-    for flag, args_flag, spec, options in engines:
+    if engines.nli and uses_nli:
+        named.append(("--nli", "--nli-arg ", engines.nli, engines.nli_args))
+    for flag, args_flag, spec, options in named:
         where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
         with check.step(where):
             kind, sep, name = spec.partition(":")
@@ -312,7 +312,7 @@ def check_engines(
                 check.problem(f"{where}: {problem}")
 
 
-def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], check: Preflight) -> None:
+def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[Any], check: Preflight) -> None:
     """A system that retrieves (its declared `retrieves`) on a task whose examples carry no documents
     (`Task.own_documents` False), with a retriever that returns only an example's own documents
     (`Retriever.example_documents_only`: the default `provided`, `example_bm25`, `example_dense`), would
@@ -343,7 +343,7 @@ def check_documents_to_retrieve(config: Any, registry: Any, planned: list[Any], 
         )
 
 
-def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[str]:
+def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> list[str]:
     """A system that searches with queries of its own (its declared `searches_own_queries`) over a retriever that gives
     every query the example's own documents in their given order (`fixed_documents` and `example_documents_only`:
     `provided`; a reranker reorders them per query) gets the same passages from every search: a warning per
@@ -372,7 +372,7 @@ def own_query_warnings(config: Any, registry: Any, planned: list[Any]) -> list[s
     ]
 
 
-def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
+def preflight(config: RunConfig, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
     """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
     tasks and what was checked; raises `PreflightError` listing every problem."""
     from .._components import check_components
@@ -381,7 +381,7 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
 
     check = check if check is not None else Preflight()
     check_run_options(config, check)
-    planned = plan(config, registry, check)
+    planned = plan(config.plan_request(), registry, check)
     check_task_corpora(config, planned, check)
     use_task_corpus(config, planned)  # the retriever a task's own corpus gives, part of the run's identity
     if not corpus_changed_on_resume(config, planned, check):
@@ -397,7 +397,13 @@ def preflight(config: Any, registry: Any, check: Preflight | None = None) -> tup
         system_class = None  # reported by plan
     uses_llm = system_class is not None and declared(system_class).uses_llm
     check_engines(
-        config, registry, check, uses_llm, needs(planned, "nli"), engine_needs(planned), needs(planned, "judge")
+        config.engine_request(),
+        registry,
+        check,
+        uses_llm,
+        needs(planned, "nli"),
+        engine_needs(planned),
+        needs(planned, "judge"),
     )
     check.raise_if_failed()
     return planned, check

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,9 @@ from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, bootstrap_iterations_problem, examples_in_flight
 from .._values.urls import redacted
-from .assemble import scored_task
+from .assemble import Scoring, scored_task
 from .cost import attempt_cost
 from .evaluator import RunOutcome
-from .judging import judging_of
 from .lifecycle import run_interruptible
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
@@ -71,9 +70,15 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     with check.step(f"output folder {config.run_dir()}"):
         check_output(config, source)
     inherited = frozenset(meta["config"].get("metric_args") or {}) - set(changes.get("metric_args") or {})
-    planned = plan_scoring(config, registry, check, inherited)
+    planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
+    config = replace(config, metric_args=metric_args)  # without the run's options of metrics no longer asked
     check_engines(
-        config, registry, check, uses_llm=False, uses_nli=needs(planned, "nli"), uses_judges=needs(planned, "judge")
+        config.engine_request(),
+        registry,
+        check,
+        uses_llm=False,
+        uses_nli=needs(planned, "nli"),
+        uses_judges=needs(planned, "judge"),
     )
     for task in planned:
         if not file_there(sample_file(source, task.name)):
@@ -233,11 +238,11 @@ def rescored_results(
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
-    judging = judging_of(config)
+    scoring = Scoring.of(config)
     for task in planned:
         before = original.counts.get(task.name)
         scores[task.name] = scored_task(
-            task, target, config, judging, expected=before["records"] + before["missing"] if before else None
+            task, target, scoring, expected=before["records"] + before["missing"] if before else None
         )
     return Results(
         **results_sections(scores, original.system_reports or {}),

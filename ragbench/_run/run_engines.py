@@ -11,7 +11,7 @@ from typing import Any
 from .._engines import load_engine
 from .._registry import Registry
 from .._system import declared
-from .._values.run_config import RunConfig
+from .._values.run_config import EngineRequest
 from .planning import PlannedTask, needs, unused_metric_models
 from .preflight import engine_needs
 from .reaper import Reaper
@@ -72,9 +72,11 @@ class Engines:
         }
 
 
-def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTask], system: bool = True) -> Engines:
-    """The engines a run loads after its pre-flight: with `system`, the system's model (when a system calls
-    one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
+def load_engines(
+    request: EngineRequest, registry: Registry, planned: list[PlannedTask], system: bool = True
+) -> Engines:
+    """The engines of `request` a run loads after its pre-flight: with `system`, the system's model (when a
+    system calls one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
     checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
     --nli names the same model with no engine options of its own). One that fails closes the others."""
     engines = Engines(reaper=Reaper())
@@ -82,18 +84,18 @@ def load_engines(config: RunConfig, registry: Registry, planned: list[PlannedTas
         if system:
             system_needs = engine_needs(planned)
             if any(p.system is not None and declared(p.system).uses_llm for p in planned):
-                engines.model = load_engine(config.model, registry=registry, needs=system_needs, **config.model_args)
-            for role, model in config.role_models.items():
+                engines.model = load_engine(request.model, registry=registry, needs=system_needs, **request.model_args)
+            for role, model in request.role_models.items():
                 engines.roles[role] = load_engine(
-                    model, registry=registry, needs=system_needs, **config.role_model_args.get(role, {})
+                    model, registry=registry, needs=system_needs, **request.role_model_args.get(role, {})
                 )
-        for line in unused_metric_models(config.judges, config.nli, config.judge_repeats, planned):
+        for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
             log.warning("ragbench: %s", line)
-        for i, model in enumerate(config.judges if needs(planned, "judge") else []):
-            engines.judges.append(load_engine(model, registry=registry, **config.judge_args.get(str(i), {})))
-        if config.nli is not None and needs(planned, "nli"):
-            same = engines.model is not None and config.nli == config.model and not config.nli_args
-            engines.nli = engines.model if same else load_engine(config.nli, registry=registry, **config.nli_args)
+        for i, model in enumerate(request.judges if needs(planned, "judge") else []):
+            engines.judges.append(load_engine(model, registry=registry, **request.judge_args.get(str(i), {})))
+        if request.nli is not None and needs(planned, "nli"):
+            same = engines.model is not None and request.nli == request.model and not request.nli_args
+            engines.nli = engines.model if same else load_engine(request.nli, registry=registry, **request.nli_args)
     except BaseException:
         engines.close()
         raise

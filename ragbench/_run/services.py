@@ -109,7 +109,7 @@ class RunServices:
         """The engines (ragbench._run.run_engines), once the imports `preloading` began have ended."""
         if preloading is not None:
             preloading.join()
-        self.engines = load_engines(self.config, self.registry, planned, system=system)
+        self.engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)
         self._opened.callback(self._unless_interrupted, self.engines.close)
         return self.engines
 

@@ -3,6 +3,7 @@ docs/running.md's table of them is checked against it)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ def system_options(
     declared: dict[str, Any],
     task_defaults: dict[str, Any],
     top_k: int | None,
-    system_args: dict[str, Any],
+    system_args: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The options a system is built with for one task, each source of `SOURCES` over the ones before it:
     the task's `declared` system_args, its `task_defaults`, `--top-k` and `--system-arg` (the system's own
@@ -53,7 +54,7 @@ def system_options(
     def for_the_system(options: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in options.items() if (accepted is None or k in accepted) and k not in keeps}
 
-    layers = (
+    layers: tuple[Mapping[str, Any], ...] = (
         for_the_system(declared),
         for_the_system(task_defaults),
         top_k_args(top_k, system_class, system_args, accepted),

@@ -1,10 +1,12 @@
-"""What a run is asked to do, and its identity (the hash that names its folder)."""
+"""What a run is asked to do (`RunConfig`), the parts of it a stage reads (`PlanRequest`, `EngineRequest`), and its
+identity (the hash that names its folder)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +79,43 @@ def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> 
     return {**retriever_args, "index": Path(retriever_args["index"]).name}
 
 
+@dataclass(frozen=True)
+class PlanRequest:
+    """What planning reads of a run (ragbench._run.planning): its tasks and their options, its system and the
+    options it is given, its metrics and their options, and which judge and NLI models the metrics may call."""
+
+    tasks: tuple[str, ...]
+    data: Mapping[str, str]  # task (or task file) -> data file (--data)
+    task_args: Mapping[str, Any]  # "key" for every task, "task.key" for one
+    tools_replayed: bool  # tools answer from a recorded run (--replay)
+    system: str
+    system_args: Mapping[str, Any]
+    top_k: int | None
+    roles: tuple[str, ...]  # the system's roles given a model of their own (--role-model)
+    metrics: tuple[str, ...]  # --metrics: NAME replaces the tasks' lists, +NAME adds
+    metric_args: Mapping[str, Any]  # "metric.key" -> value
+    judges: tuple[str, ...]
+    judge_repeats: int | None
+    nli: str | None
+    nli_format: str
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """The engines a run names, each with its options: what the pre-flight checks and the run then loads
+    (ragbench._run.preflight.check_engines, ragbench._run.run_engines.load_engines)."""
+
+    model: str | None  # None: the embedded default
+    model_args: Mapping[str, Any]
+    role_models: Mapping[str, str]  # a system's role -> engine:model
+    role_model_args: Mapping[str, Mapping[str, Any]]
+    judges: tuple[str, ...]
+    judge_args: Mapping[str, Mapping[str, Any]]  # judge index ("0", "1" ...) -> engine options
+    judge_repeats: int | None
+    nli: str | None
+    nli_args: Mapping[str, Any]
+
+
 @dataclass
 class RunConfig:
     tasks: list[str]
@@ -122,6 +161,37 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
     human_labels: str | None = None  # --human-labels FILE (ragbench._reports.human_labels)
     price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.judge_cost)
+
+    def plan_request(self) -> PlanRequest:
+        return PlanRequest(
+            tasks=tuple(self.tasks),
+            data=dict(self.data),
+            task_args=dict(self.task_args),
+            tools_replayed=self.replay_tools is not None,
+            system=self.system,
+            system_args=dict(self.system_args),
+            top_k=self.top_k,
+            roles=tuple(self.role_models),
+            metrics=tuple(self.metrics),
+            metric_args=dict(self.metric_args),
+            judges=tuple(self.judges),
+            judge_repeats=self.judge_repeats,
+            nli=self.nli,
+            nli_format=self.nli_format,
+        )
+
+    def engine_request(self) -> EngineRequest:
+        return EngineRequest(
+            model=self.model,
+            model_args=dict(self.model_args),
+            role_models=dict(self.role_models),
+            role_model_args=dict(self.role_model_args),
+            judges=tuple(self.judges),
+            judge_args=dict(self.judge_args),
+            judge_repeats=self.judge_repeats,
+            nli=self.nli,
+            nli_args=dict(self.nli_args),
+        )
 
     def identity(self) -> dict[str, Any]:
         """What names the run (its folder's hash) and what a --resume must repeat, as run.json records it: the

@@ -42,9 +42,9 @@ from .._values.run_config import RunConfig, bootstrap_iterations_problem, exampl
 from .._values.urls import redacted
 from .assemble import scored_task
 from .cost import attempt_cost
-from .evaluator import RunOutcome
 from .judging import judging_of
 from .lifecycle import run_interruptible
+from .outcome import RunOutcome
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines
 from .rescore import bounded, rescore_record, scorable

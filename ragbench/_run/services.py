@@ -37,7 +37,7 @@ from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
-from .metric_models import MetricModels
+from .metric_models import CallRoute, MetricModels
 from .planning import PlannedTask
 from .resources import RunResources
 from .run_engines import Engines, load_engines
@@ -85,6 +85,10 @@ class RunServices:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Everything opened closed, in the reverse order (once: closing again does nothing)."""
         self._opened.close()
 
     def open_retrieval(self) -> tuple[Retriever, Components]:
@@ -135,9 +139,7 @@ class RunServices:
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
         scheduler = self.scheduler = Scheduler(self.cache, examples=examples)
         recorder = self.recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        scoring = MetricModels(
-            scheduler, recorder, self.run_dir.path, self.engines.judges, self.engines.nli, self.config.nli_format
-        )
+        scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), self.engines, self.config.nli_format)
         retrieval = None
         if self.retriever is not None and self.components is not None:
             retrieval = Retrieval(

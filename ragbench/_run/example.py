@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .._context import Context
+from .._context import Context, ScoringContext
 from .._errors import RecordError
 from .._metric import InvalidScore, Metric, reported_keys, score_keys, typed_scores
 from .._plugin_calls import PluginCall
@@ -212,13 +212,12 @@ class ScoringJob(NamedTuple):
     prediction: Prediction
     services: ExampleServices
 
-    def context(self, metric: Metric, ceiling: ExampleCeiling, rater: Rater | None = None) -> Context:
+    def context(self, metric: Metric, ceiling: ExampleCeiling, rater: Rater | None = None) -> ScoringContext:
         """The metric's own context, which no other metric's code reaches: its judge handles (those of `rater`,
         else every judge), seeded and numbered by the metric, the judge and the repeat (its sampled verdicts and
         their cache keys do not depend on which other metrics ran before it), its counts, the trace of its judge
         calls and its ceiling."""
-        ctx = Context(
-            llm=None,  # type: ignore[arg-type]
+        ctx = ScoringContext(
             task=self.planned.task,
             seed=self.services.seed,
             nli=self.services.nli,
@@ -239,7 +238,9 @@ class ScoringJob(NamedTuple):
         ]
         return ctx
 
-    async def score(self, metric: Metric, ctx: Context, ceiling: ExampleCeiling, trace: list[Step]) -> MetricScoring:
+    async def score(
+        self, metric: Metric, ctx: ScoringContext, ceiling: ExampleCeiling, trace: list[Step]
+    ) -> MetricScoring:
         """`metric` on the prediction in `ctx`; a failure is returned, not raised (see `score_prediction`).
         Its judge calls are added to `trace`, however it ends."""
         try:

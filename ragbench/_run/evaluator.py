@@ -24,7 +24,7 @@ from .planned_run import PlannedRun
 from .planning import PlannedTask
 from .preflight import check_free_space, own_query_warnings, preflight
 from .run_modes import run_mode
-from .services import RunServices
+from .services import RunServices, held_services
 from .workers import refuse_in_worker_start
 
 log = logging.getLogger(__name__)
@@ -70,12 +70,11 @@ class Evaluator:
         return self.plan.preloading
 
     def run(self) -> RunOutcome:
-        """The run, holding its folder's lock (ragbench._storage.run_lock) to the end, however it ends, on
-        services of its own (ragbench._run.services), closed whatever way it ends."""
+        """The run in its mode, on services of its own (ragbench._run.services) and holding its folder's lock,
+        both let go however it ends."""
         plan = self.plan
-        with plan.run_dir.held(lock_now=plan.config.resume):
-            with RunServices(plan.config, plan.registry, plan.run_dir) as services:
-                return run_mode(plan, plan.open_retrieval(services)).run_in(services)
+        with held_services(plan.config, plan.registry, plan.run_dir, lock_now=plan.config.resume) as services:
+            return run_mode(plan, plan.open_retrieval(services)).run_in(services)
 
     def check_services(self, models: bool = True) -> None:
         """`ragbench check`: the retriever and components opened (a bad index fails here) and, with `models`,

@@ -45,14 +45,7 @@ class Evaluator:
             log.warning("ragbench: warning: %s", line)
         self.plan = PlannedRun(config, registry, planned, RunDir(config.run_dir()), checks, preloading)
 
-    @property
-    def config(self) -> RunConfig:
-        return self.plan.config
-
-    @property
-    def registry(self) -> Registry:
-        return self.plan.registry
-
+    # what `ragbench check` and tests read of the plan
     @property
     def planned(self) -> list[PlannedTask]:
         return self.plan.planned
@@ -87,4 +80,4 @@ class Evaluator:
 
     def check_free_space(self) -> None:
         """`ragbench check`: the free space where the run writes (a warning when short; the data is counted)."""
-        check_free_space(self.config, self.planned, self.checks)
+        check_free_space(self.plan.config, self.plan.planned, self.plan.checks)

@@ -46,7 +46,9 @@ class FreshRun:
 
     runs_system: ClassVar[bool] = True  # whether the system's engines load
 
-    def __init__(self, run: PlannedRun, retrieved: Retrieved, checkpoints: dict[str, TaskCheckpoint] | None = None):
+    def __init__(
+        self, run: PlannedRun, retrieved: Retrieved, checkpoints: dict[str, TaskCheckpoint] | None = None
+    ) -> None:
         self.run, self.retrieved = run, retrieved
         # by task, filled as the task's records are read (given: read already, as the mode was decided)
         self.checkpoints: dict[str, TaskCheckpoint] = {} if checkpoints is None else checkpoints

@@ -41,16 +41,16 @@ class JudgedMetric(Protocol):
 
 
 @dataclass
-class Context:
-    llm: LLM
+class ScoringContext:
+    """What a metric gets for one example: the task, the run's seed, its judges (`ctx.ask_judges`) and NLI model,
+    its counted events (`ctx.count`), the trace of its calls, the run's resources and its ceiling. A system gets
+    a `Context`, which is one with the model, the tools and the retriever besides."""
+
     task: Task
     seed: int = 0
     trace: list[Step] = field(default_factory=list)
-    tools: dict[str, Any] = field(default_factory=dict)
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
-    retriever: Retrieval | None = None  # `await ctx.retriever.search(query, k)` (--retriever)
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
-    models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
     counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
     # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
     # caches (`await ctx.resources.page_cache()`); None outside a run.
@@ -58,16 +58,9 @@ class Context:
     # The example's ceiling (ragbench._values.ceiling), shared with its LLM handles: every step counts against it.
     ceiling: ExampleCeiling | None = None
 
-    def __post_init__(self) -> None:
-        self.tools = read_only(self.tools)  # one run's tools, shared by its examples: no plugin swaps another's
-
     def count(self, event: str, n: int = 1) -> None:
         """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""
         self.counts[event] += n
-
-    def model(self, role: str) -> LLM:
-        """The LLM of one of the system's roles: its own --role-model, else the run's model."""
-        return self.models.get(role, self.llm)
 
     def judges_for(self, metric: JudgedMetric) -> list[LLM]:
         """The --judge engines `metric` asks: one per role of its `judge_roles` (the last judge taking the
@@ -150,6 +143,24 @@ class Context:
         """Count a traced step against the example's ceiling (`CeilingReached` past it)."""
         if self.ceiling is not None:
             self.ceiling.take_step()
+
+
+@dataclass
+class Context(ScoringContext):
+    """What a system gets for one example: a `ScoringContext` with the model (`ctx.llm`; its roles' models,
+    `ctx.model(role)`), the task's tools and the retriever (`await ctx.retriever.search(query, k)`)."""
+
+    llm: LLM = field(kw_only=True)
+    tools: dict[str, Any] = field(default_factory=dict)
+    retriever: Retrieval | None = None  # `await ctx.retriever.search(query, k)` (--retriever)
+    models: dict[str, LLM] = field(default_factory=dict)  # --role-model engines, by the system's role names
+
+    def __post_init__(self) -> None:
+        self.tools = read_only(self.tools)  # one run's tools, shared by its examples: no plugin swaps another's
+
+    def model(self, role: str) -> LLM:
+        """The LLM of one of the system's roles: its own --role-model, else the run's model."""
+        return self.models.get(role, self.llm)
 
 
 def _document(doc: Any, where: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing_extensions import deprecated
 
     from ._checks import Preflight
-    from ._context import Context
+    from ._context import ScoringContext
     from ._records import SampleRecord
     from ._task import Task
     from ._types import Example, Prediction
@@ -246,7 +246,7 @@ class Metric:
         (whether its gold and its judge/NLI model are there is checked for every metric)."""
 
     def score(
-        self, example: Example, prediction: Prediction, ctx: Context | None = None
+        self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None
     ) -> Score | Scores | Awaitable[Score | Scores]:
         raise NotImplementedError
 

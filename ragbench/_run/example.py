@@ -12,17 +12,15 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .._context import Context
+from .._context import Context, ScoringContext
 from .._errors import RecordError
-from .._llm import LLM
 from .._metric import InvalidScore, Metric, reported_keys, score_keys, typed_scores
-from .._nli import NLI
 from .._plugin_calls import PluginCall
 from .._records import SampleRecord
 from .._storage.checkpoint import record_digest
 from .._task import Task
 from .._types import Example, Prediction, Step
-from .._values.ceiling import Ceiling, ExampleCeiling
+from .._values.ceiling import ExampleCeiling
 from .._values.urls import redacted
 from .judge_raters import Rater, headline_is_a_rater, raters, rating_entry
 from .planning import PlannedTask
@@ -106,16 +104,7 @@ async def scored(
     the failed calls folded into its result listed (or, with --strict-infra, failing it)."""
     changes: dict[str, Any] = {}
     if prediction.error is None:
-        scoring = await score_prediction(
-            planned,
-            example,
-            prediction,
-            services.judges,
-            services.seed,
-            services.nli,
-            services.ceiling,
-            services.judge_repeats,
-        )
+        scoring = await score_prediction(planned, example, prediction, services)
         changes.update(
             scores=scoring.scores,
             counted=scoring.counted,
@@ -215,43 +204,43 @@ class MetricScoring(NamedTuple):
 
 
 class ScoringJob(NamedTuple):
-    """What every scoring of the task's metrics on one prediction shares."""
+    """What every scoring of the task's metrics on one prediction shares: the run's judges, NLI model, seed,
+    ceiling and judge repeats are those it lends the example (`services`)."""
 
     planned: PlannedTask
     example: Example
     prediction: Prediction
-    judges: list[LLM]
-    seed: int
-    nli: NLI | None
-    ceiling: Ceiling
+    services: ExampleServices
 
-    def context(self, metric: Metric, ceiling: ExampleCeiling, rater: Rater | None = None) -> Context:
+    def context(self, metric: Metric, ceiling: ExampleCeiling, rater: Rater | None = None) -> ScoringContext:
         """The metric's own context, which no other metric's code reaches: its judge handles (those of `rater`,
         else every judge), seeded and numbered by the metric, the judge and the repeat (its sampled verdicts and
         their cache keys do not depend on which other metrics ran before it), its counts, the trace of its judge
         calls and its ceiling."""
-        ctx = Context(
-            llm=None,  # type: ignore[arg-type]
+        ctx = ScoringContext(
             task=self.planned.task,
-            seed=self.seed,
-            nli=self.nli,
+            seed=self.services.seed,
+            nli=self.services.nli,
             resources=self.planned.resources,
             ceiling=ceiling,
         )
         repeat = rater.repeat if rater is not None else 0
-        base = f"{self.seed}:{self.planned.name}:{self.example.id}:{metric.name}"
+        base = f"{self.services.seed}:{self.planned.name}:{self.example.id}:{metric.name}"
+        judges = self.services.judges
         ctx.judges = [
-            self.judges[i].traced(
+            judges[i].traced(
                 ctx.trace,
                 seed_base=f"{base}:judge{i}" + (f":repeat{repeat}" if repeat else ""),
                 ceiling=ceiling,
                 seed_greedy=repeat > 0,
             )
-            for i in (rater.judges if rater is not None else range(len(self.judges)))
+            for i in (rater.judges if rater is not None else range(len(judges)))
         ]
         return ctx
 
-    async def score(self, metric: Metric, ctx: Context, ceiling: ExampleCeiling, trace: list[Step]) -> MetricScoring:
+    async def score(
+        self, metric: Metric, ctx: ScoringContext, ceiling: ExampleCeiling, trace: list[Step]
+    ) -> MetricScoring:
         """`metric` on the prediction in `ctx`; a failure is returned, not raised (see `score_prediction`).
         Its judge calls are added to `trace`, however it ends."""
         try:
@@ -280,7 +269,7 @@ class ScoringJob(NamedTuple):
         async def rated(i: int, rater: Rater) -> MetricScoring:
             if own and i == 0:
                 return MetricScoring(headline, None, None)
-            ceiling = ExampleCeiling(self.ceiling, f"metric {metric.name} ({rater.label})")
+            ceiling = ExampleCeiling(self.services.ceiling, f"metric {metric.name} ({rater.label})")
             return await self.score(metric, self.context(metric, ceiling, rater), ceiling, traces[i])
 
         scorings = await asyncio.gather(*(rated(i, rater) for i, rater in enumerate(found)))
@@ -291,25 +280,19 @@ class ScoringJob(NamedTuple):
 
 
 async def score_prediction(
-    planned: PlannedTask,
-    example: Example,
-    prediction: Prediction,
-    judges: list[LLM],
-    seed: int,
-    nli: NLI | None,
-    ceiling: Ceiling,
-    judge_repeats: int | None = None,
+    planned: PlannedTask, example: Example, prediction: Prediction, services: ExampleServices
 ) -> Scoring:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
     are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
-    none can change what the next one scores. Each metric's steps on the example count against a `ceiling` of
-    its own (the run's `ceiling`): past it, the metric fails on this example. A judged metric that scored is
-    scored again by each of its raters (`judge_repeats`, several judges: ragbench._run.judge_raters); a rater
-    that fails is named in its ratings, and the metric's scores are the headline's still."""
-    job = ScoringJob(planned, example.read_only(), prediction.read_only(), judges, seed, nli, ceiling)
+    none can change what the next one scores. Each metric's steps on the example count against a ceiling of
+    its own (of the run's, `services.ceiling`): past it, the metric fails on this example. A judged metric that
+    scored is scored again by each of its raters (`services.judge_repeats`, several judges:
+    ragbench._run.judge_raters); a rater that fails is named in its ratings, and the metric's scores are the
+    headline's still."""
+    job = ScoringJob(planned, example.read_only(), prediction.read_only(), services)
     scores: dict[str, Any] = {}
     counted: dict[str, dict[str, int]] = {}
     errors: dict[str, str] = {}
@@ -319,7 +302,7 @@ async def score_prediction(
     for metric in planned.metrics:
         if not score_keys(metric):
             continue
-        metric_ceiling = ExampleCeiling(ceiling, f"metric {metric.name}")
+        metric_ceiling = ExampleCeiling(services.ceiling, f"metric {metric.name}")
         ctx = job.context(metric, metric_ceiling)
         scored = await job.score(metric, ctx, metric_ceiling, judge_trace)
         if scored.scores is None:
@@ -330,7 +313,7 @@ async def score_prediction(
         scores.update(scored.scores)
         if ctx.counts:
             counted[metric.name] = dict(ctx.counts)
-        found = raters(metric, len(judges), judge_repeats)
+        found = raters(metric, len(services.judges), services.judge_repeats)
         if found:
             ratings[metric.name] = await job.ratings(metric, found, scored.scores, judge_trace)
     return Scoring(scores, errors, tracebacks, judge_trace, counted, ratings)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import nullcontext
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .._in_flight import ExamplesInFlight
@@ -84,36 +84,34 @@ def pending(run_dir: RunDir, planned: list[PlannedTask]) -> bool:
     return any(next(failed_scoring(run_dir, p), None) is not None for p in planned)
 
 
-async def rescore_saved(
-    planned: list[PlannedTask],
-    run_dir: RunDir,
-    services: ExampleServices,
-    most: int,
-    attempt_cost: Callable[[], dict[str, Any]],
-    fail_fast: bool = False,
-) -> int:
-    """--resume: every saved example whose metrics failed scored again (at most `most` at once) and
-    appended to the checkpoint (with the attempt's cost then, `attempt_cost()`), where it replaces the
-    earlier record. Returns how many. With `fail_fast`, the first that fails again raises
-    `StoppedAtFailure` once it is saved."""
-    done = 0
+@dataclass(frozen=True)
+class SavedRescoring:
+    """--resume: every saved example whose metrics failed scored again (at most `most` at once) and appended to
+    the checkpoint (with the attempt's cost then, `attempt_cost()`), where it replaces the earlier record. With
+    `fail_fast`, the first that fails again raises `StoppedAtFailure` once it is saved."""
 
-    async def rescore(item: tuple[PlannedTask, SampleRecord]) -> None:
-        nonlocal done
-        task, record = item
-        rescored = await rescore_record(task, record, services)
-        run_dir.append_sample(task.name, rescored.line, attempt_cost())
-        done += 1
-        if fail_fast and record_failed(rescored.record):
-            raise StoppedAtFailure(task.name, rescored.record, run_dir.path)
+    planned: list[PlannedTask]
+    run_dir: RunDir
+    most: int
+    attempt_cost: Callable[[], dict[str, Any]]
+    fail_fast: bool = False
 
-    await bounded(
-        (((task, record) for task in planned for record in failed_scoring(run_dir, task))),
-        rescore,
-        most,
-        services.examples,
-    )
-    return done
+    async def run(self, services: ExampleServices) -> int:
+        """The rescoring on `services`; returns how many examples scored again."""
+        done = 0
+
+        async def rescore(item: tuple[PlannedTask, SampleRecord]) -> None:
+            nonlocal done
+            task, record = item
+            rescored = await rescore_record(task, record, services)
+            self.run_dir.append_sample(task.name, rescored.line, self.attempt_cost())
+            done += 1
+            if self.fail_fast and record_failed(rescored.record):
+                raise StoppedAtFailure(task.name, rescored.record, self.run_dir.path)
+
+        saved = ((task, record) for task in self.planned for record in failed_scoring(self.run_dir, task))
+        await bounded(saved, rescore, self.most, services.examples)
+        return done
 
 
 async def bounded(

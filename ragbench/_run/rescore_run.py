@@ -38,16 +38,16 @@ from .._reports.results_schema import JudgeSwap, Results
 from .._storage.files import file_there, folder_problem
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
-from .._values.run_config import RunConfig, bootstrap_iterations_problem, examples_in_flight
+from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from .assemble import Scoring, scored_task
 from .cost import attempt_cost
-from .evaluator import RunOutcome
 from .lifecycle import run_interruptible
+from .outcome import RunOutcome
 from .planning import PlannedTask, needs, plan_scoring
-from .preflight import check_engines
+from .preflight import check_engines, check_run_options
 from .rescore import bounded, rescore_record, scorable
-from .services import RunServices
+from .services import RunServices, held_services
 
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were
@@ -60,51 +60,69 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
     """Score RUN's saved predictions again with `changes` to its RunConfig (metrics, metric_args,
     judges, judge_args, nli, nli_args, nli_format, output, overwrite, max_inflight, cache,
     bootstrap_iters: see the module's docstring); every problem is found before anything is written."""
-    source = Path(source)
-    meta, original = finished_run(source)
-    config = rescoring_config(meta["config"], changes, source)
-    check = Preflight()
-    too_many = bootstrap_iterations_problem("--bootstrap-iters", config.bootstrap_iters)
-    if too_many:
-        check.problem(too_many)
-    with check.step(f"output folder {config.run_dir()}"):
-        check_output(config, source)
-    inherited = frozenset(meta["config"].get("metric_args") or {}) - set(changes.get("metric_args") or {})
-    planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
-    config = replace(config, metric_args=metric_args)  # without the run's options of metrics no longer asked
-    check_engines(
-        config.engine_request(),
-        registry,
-        check,
-        uses_llm=False,
-        uses_nli=needs(planned, "nli"),
-        uses_judges=needs(planned, "judge"),
-    )
-    for task in planned:
-        if not file_there(sample_file(source, task.name)):
-            check.problem(f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored")
-    check.raise_if_failed()
-    target = RunDir(config.run_dir())
-    full_config = rescored_config(meta["config"], config, planned, source)
-    with target.held(lock_now=False):  # locked by `start`, let go however this ends
-        with RunServices(config, registry, target) as services:  # what scoring needs: no retriever, no system model
-            services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
-            services.open_engines(planned, system=False)  # the judges and the NLI model
-            services.start_folder(
-                full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite
-            )
-            services.open_cache()
-            started = time.perf_counter()
-            rescored, calls = run_interruptible(score_saved(planned, source, services))
+    rescoring = RescoreRun(Path(source), changes, registry)
+    # the new folder's lock is taken by `start`
+    with held_services(rescoring.config, registry, rescoring.target, lock_now=False) as services:
+        return rescoring.run_in(services)
+
+
+class RescoreRun:
+    """`ragbench rescore`'s mode over a run's services: what scoring needs (no retriever, no system model)."""
+
+    def __init__(self, source: Path, changes: dict[str, Any], registry: Registry) -> None:
+        """The rescoring planned and pre-flighted: every problem at once (`PreflightError`), nothing written."""
+        meta, self.original = finished_run(source)
+        self.source, self.recorded = source, meta["config"]
+        self.config = config = rescoring_config(self.recorded, changes, source)
+        check = Preflight()
+        check_run_options(config, check)  # as a run's: its numbers, and a --cache that is not a folder
+        with check.step(f"output folder {config.run_dir()}"):
+            check_output(config, source)
+        inherited = frozenset(self.recorded.get("metric_args") or {}) - set(changes.get("metric_args") or {})
+        planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
+        self.planned = planned
+        # without the run's options of metrics no longer asked
+        self.config = config = replace(config, metric_args=metric_args)
+        check_engines(
+            config.engine_request(),
+            registry,
+            check,
+            uses_llm=False,
+            uses_nli=needs(planned, "nli"),
+            uses_judges=needs(planned, "judge"),
+        )
+        for task in planned:
+            if not file_there(sample_file(source, task.name)):
+                check.problem(
+                    f"{source}/samples/{task.name}.jsonl is missing: the saved predictions are what is re-scored"
+                )
+        check.raise_if_failed()
+        self.target = RunDir(config.run_dir())
+        self.full_config = rescored_config(self.recorded, config, planned, source)
+        self.swaps_judges = bool(changes.get("judges"))  # other judges: how far they agree with the run's own
+
+    def run_in(self, services: RunServices) -> RunOutcome:
+        """The rescoring on `services`, which it closes before results.json is assembled."""
+        config, planned = self.config, self.planned
+        services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
+        services.open_engines(planned, system=False)  # the judges and the NLI model
+        services.start_folder(
+            self.full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite
+        )
+        services.open_cache()
+        started = time.perf_counter()
+        rescored, calls = run_interruptible(score_saved(planned, self.source, services))
+        services.close()
         cost = {
             **attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
             **({"nli": services.nli_stats} if services.nli_stats is not None else {}),
         }
-        results = rescored_results(planned, original, target, config, full_config, cost)
-        if changes.get("judges"):  # other judges: how far they agree with the run's own
-            results.judge_swap = swapped_judge_report(planned, source, target, meta["config"], full_config) or None
-        finish_run(target, results)
-    return RunOutcome(results, target.path)
+        results = rescored_results(planned, self.original, self.target, config, self.full_config, cost)
+        if self.swaps_judges:
+            swap = swapped_judge_report(planned, self.source, self.target, self.recorded, self.full_config)
+            results.judge_swap = swap or None
+        finish_run(self.target, results)
+        return RunOutcome(results, self.target.path)
 
 
 def swapped_judge_report(
@@ -142,8 +160,6 @@ def check_output(config: RunConfig, source: Path) -> None:
         raise ConfigError(
             f"rescore --output {output}: already holds a run; --overwrite replaces it, or give another --output"
         )
-    if config.cache and Path(config.cache).is_dir():
-        raise ConfigError(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
 
 
 def finished_run(source: Path) -> tuple[dict[str, Any], Results]:

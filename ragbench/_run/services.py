@@ -2,13 +2,13 @@
 opens as the run starts (after the pre-flight and the folder's lock) - the retriever and the pipeline
 components with their models, the run's resources (worker processes, page caches), the engines, the
 response cache - and, inside the run's event loop, the scheduler, the call recorder and the handles every
-example reaches (`ExampleServices`). A run, its `--resume` and `ragbench rescore` all set up through it,
-each opening what it needs (rescore: no retriever and no system model), and it closes everything it
+example reaches (`ExampleServices`). Every mode of a run (ragbench._run.run_modes) and `ragbench rescore` set
+up through it, each opening what it needs (rescore: no retriever and no system model), and it closes everything it
 opened, in the reverse order, whatever way the run ends: an interrupted run (`interrupted`) leaves the
 engines and the retriever to the process's exit (a worker thread may still be in one) and does not wait
 for worker calls still running.
 
-    with RunServices(config, registry, run_dir) as services:
+    with held_services(config, registry, run_dir, lock_now=config.resume) as services:
         services.open_retrieval()
         services.open_resources(planned)
         engines = services.open_engines(planned)
@@ -18,8 +18,8 @@ for worker calls still running.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import ExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
-from .metric_models import MetricModels
+from .metric_models import CallRoute, MetricModels
 from .planning import PlannedTask
 from .resources import RunResources
 from .run_engines import Engines, load_engines
@@ -85,6 +85,10 @@ class RunServices:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Everything opened closed, in the reverse order (once: closing again does nothing)."""
         self._opened.close()
 
     def open_retrieval(self) -> tuple[Retriever, Components]:
@@ -135,9 +139,7 @@ class RunServices:
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
         scheduler = self.scheduler = Scheduler(self.cache, examples=examples)
         recorder = self.recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        scoring = MetricModels(
-            scheduler, recorder, self.run_dir.path, self.engines.judges, self.engines.nli, self.config.nli_format
-        )
+        scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), self.engines, self.config.nli_format)
         retrieval = None
         if self.retriever is not None and self.components is not None:
             retrieval = Retrieval(
@@ -194,3 +196,13 @@ class RunServices:
             self.response_cache_stats = cache.stats()
         finally:
             cache.close()
+
+
+@contextmanager
+def held_services(config: RunConfig, registry: Registry, run_dir: RunDir, lock_now: bool) -> Iterator[RunServices]:
+    """The services of a run (a fresh run, a resume, a rescoring: each a mode over them) in `run_dir`, whose lock
+    (ragbench._storage.run_lock) is held to the end, however it ends: taken now with `lock_now` (a folder that
+    holds the run already), else by `RunDir.start`. The services close first (a mode may close them sooner: what
+    results.json reads of them is taken as they close)."""
+    with run_dir.held(lock_now=lock_now), RunServices(config, registry, run_dir) as services:
+        yield services

@@ -63,7 +63,7 @@ _MODULES = {
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._reports.bootstrap": ("resampled",),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
-    "ragbench._context": ("Context",),
+    "ragbench._context": ("Context", "ScoringContext"),
     "ragbench._records": ("SampleRecord",),
     "ragbench._checks": ("Preflight",),
     "ragbench._hookspecs": ("hookimpl",),

@@ -89,16 +89,17 @@ def make_context(
     if resources is not None and isinstance(task, UsesRunResources):
         task.bind(resources)
     ceiling = ExampleCeiling(Ceiling(), "the system")
+    trace: list[Step] = []  # every call and search of the context's handles
     ctx = Context(
-        llm=None,  # type: ignore[arg-type]
+        llm=(llm or ScriptedLLM(_no_llm)).traced(trace, ceiling=ceiling),
         task=task,
         seed=seed,
+        trace=trace,
         tools=dict(tools or {}),
         nli=nli,
         resources=resources,
         ceiling=ceiling,
     )
-    ctx.llm = (llm or ScriptedLLM(_no_llm)).traced(ctx.trace, ceiling=ceiling)
     ctx.models = {role: model.traced(ctx.trace, ceiling=ceiling) for role, model in (models or {}).items()}
     ctx.judges = [judge.traced(ctx.trace, ceiling=ceiling) for judge in judges]
     local = retriever if retriever is not None else ExampleDocs(list(docs))

@@ -1,0 +1,192 @@
+"""A run as planned and pre-flighted, which every run mode (ragbench._run.run_modes) works from: its
+configuration, registry, planned tasks and folder, and what each mode reads of them - the tasks' configs and
+data fingerprints, the records still to do, the examples saved, run.json's `config` and the results assembled
+from the samples."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+from .._checks import Preflight
+from .._errors import RecordError
+from .._registry import Registry
+from .._reports.results_schema import Cost, Results
+from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
+from .._storage.rundir import RunDir
+from .._system import System, declared, like_for_like
+from .._types import Example
+from .._values.run_config import RunConfig
+from .._values.urls import redacted
+from .cost import run_cost
+from .example import made_from
+from .finished import finished_keys
+from .planning import PlannedTask
+from .plugin_values import task_records
+from .run_engines import Engines
+from .services import RunServices
+from .task_corpus import build_task_index
+
+Work = Iterator[tuple[PlannedTask, int, Example | RecordError]]  # records to do, each with its position
+
+
+def system_of(planned: PlannedTask) -> System:
+    """The system of a run's task (only rescoring plans tasks without one)."""
+    assert planned.system is not None, f"task {planned.name} of a run has no system"
+    return planned.system
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """What run.json records of the run's retriever and components, read once they are open."""
+
+    metadata: dict[str, Any]
+    contents: dict[str, Any]  # their contents' sha256s
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """The run planned and pre-flighted (`checks`); `preloading`: the engines' imports begun in the background."""
+
+    config: RunConfig
+    registry: Registry  # the command's (ragbench._cli.registry), for every component the run loads
+    planned: list[PlannedTask]
+    run_dir: RunDir
+    checks: Preflight
+    preloading: threading.Thread | None
+
+    def open_retrieval(self, services: RunServices) -> Retrieved:
+        """The run's retriever and components (their models load now), and what run.json records of them."""
+        build_task_index(self.config, self.planned, self.registry)  # no --retriever, a task's own corpus: its index
+        retriever, components = services.open_retrieval()
+        return Retrieved(
+            {**retriever.metadata(), **components.metadata()}, {**retriever.contents(), **components.contents()}
+        )
+
+    def check_models(self, engines: Engines) -> None:
+        """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
+        check = Preflight()
+        for planned in self.planned if engines.model is not None else ():
+            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+                system_of(planned).check_model(engines.model)
+        check.raise_if_failed()
+        self.checks.checked.extend(check.checked)
+
+    def task_configs(self) -> dict[str, Any]:
+        """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
+        return json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+
+    def data_fingerprints(self) -> dict[str, Any]:
+        """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
+        return {p.name: p.task.data_fingerprint() for p in self.planned}
+
+    def known_total(self) -> int | None:
+        """Records this run will process, for the progress bar's ETA (None when a task cannot tell cheaply)."""
+        total = 0
+        for planned in self.planned:
+            size = planned.task.size_hint()
+            if size is None and self.config.limit is None:
+                return None
+            total += min(x for x in (size, self.config.limit) if x is not None)
+        return total
+
+    def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> dict[str, Any]:
+        """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
+        out = asdict(self.config)
+        out["tasks"] = [p.name for p in self.planned]
+        uses_llm = any(declared(system_of(p)).uses_llm for p in self.planned)
+        out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
+        out["task_configs"] = self.task_configs()
+        out["system_config"] = {p.name: system_of(p).config() for p in self.planned}
+        out["like_for_like"] = {p.name: like_for_like(system_of(p)) for p in self.planned}
+        out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        out["retriever_metadata"] = retrieved.metadata
+        out["retriever_contents"] = retrieved.contents
+        out["model_contents"] = model_contents
+        return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
+
+    def work(self, checkpoints: dict[str, TaskCheckpoint], resume: bool) -> Work:
+        """Every record still to do with its position in the task's stream, task after task, streamed
+        (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
+        not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else
+        none counts). Each task's checkpoint goes into `checkpoints` as its records are read. Checkpoint keys
+        are example ids: a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
+        (`Example.gold_error`)."""
+        for planned in self.planned:
+            read = checkpoints[planned.name] = TaskCheckpoint(
+                finished_keys(self.run_dir, planned.name) if resume else {}
+            )
+            for position, item in enumerate(task_records(planned.task)):
+                if self.config.limit is not None and position >= self.config.limit:
+                    break
+                if isinstance(item, Example):
+                    if read.repeats(item.id):
+                        item = RecordError(
+                            planned.name,
+                            position + 1,
+                            f"example id {item.id!r} repeats an earlier record's (ids must be unique in a task)",
+                            "id",
+                        )
+                    elif item.gold_error is not None:  # it would be scored wrong, silently
+                        item = RecordError(planned.name, position + 1, item.gold_error)
+                key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
+                if read.needs_run(key, position, partial(made_from, item)):
+                    yield planned, position, item
+
+    def saved(self, checkpoints: dict[str, TaskCheckpoint], changed_data: frozenset[str]) -> int:
+        """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run
+        started (`changed_data`), a sample from before this attempt counts once its record was read again,
+        unchanged."""
+        saved = 0
+        for p in self.planned:
+            finished, read = finished_keys(self.run_dir, p.name), checkpoints.get(p.name)
+            saved += read.kept(finished) if read is not None and p.name in changed_data else len(finished)
+        return saved
+
+    # --- results: their modules (numpy's statistics, the report) load when a run ends, not before its first call
+    def results(self, assembled: Assembled, services: RunServices) -> Results:
+        """results.json from the samples, with the run's cost: the earlier attempts' (as brought up to their
+        saved samples') and this attempt's (`assembled.attempt`; None: rebuilt, with no attempt of its own),
+        and the statistics `services` took as they closed (a run rebuilt from its samples opened none: they
+        are empty)."""
+        from .assemble import Scoring, run_results
+
+        def cost() -> Cost:
+            return run_cost(
+                [
+                    a
+                    for a in self.run_dir.attempts()
+                    if assembled.attempt_id is None or a.get("id") != assembled.attempt_id
+                ],
+                assembled.attempt,
+                {"response_cache": services.response_cache_stats, "page_cache": services.page_cache_stats},
+                services.retrieval_stats,
+                services.nli_stats,
+                services.engine_stats,
+            )
+
+        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
+        return run_results(
+            self.planned, self.run_dir, scoring, assembled.checkpoints, cost, assembled.config, assembled.versions
+        )
+
+    def finish(self, results: Results) -> None:
+        """results.json and report.md written, the run folder marked finished."""
+        from .._reports.finish import finish_run
+
+        finish_run(self.run_dir, results)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """What a run's results.json is assembled with, besides its samples."""
+
+    checkpoints: dict[str, TaskCheckpoint]  # by task, of the tasks whose records were read
+    config: dict[str, Any]  # `PlannedRun.full_config`
+    attempt_id: str | None = None
+    attempt: dict[str, Any] | None = None  # this attempt's cost (`attempt_cost`); None: a rebuilt results.json
+    versions: dict[str, Any] | None = None  # the provenance taken as the attempt started; None: taken now

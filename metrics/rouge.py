@@ -79,6 +79,6 @@ class RougeLsum(Metric):
         return {"rougeLsum": 100 * (first if first > second else second)}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
-        values = [s.scores["rougeLsum"] / 100 for s in samples if s.scores.get("rougeLsum") is not None]
+        values = [value / 100 for s in samples if (value := s.scores.get("rougeLsum")) is not None]
         mid = 100 * bootstrap_mid(values, seed) if values else None
         return {"rougeLsum_bootstrap_mid": CorpusValue(mid, len(values))}

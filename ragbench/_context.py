@@ -65,6 +65,16 @@ class Context:
         """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""
         self.counts[event] += n
 
+    def required_retriever(self) -> Retrieval:
+        """`ctx.retriever`, for a system that searches: a run gives one to a system that declares `retrieves`
+        (`make_context` always does), and a context without one is a ValueError naming that fix."""
+        if self.retriever is None:
+            raise ValueError(
+                "this context has no retriever: a system that searches declares "
+                "SystemDeclaration(retrieves=True), and its run then gives it the --retriever"
+            )
+        return self.retriever
+
     def model(self, role: str) -> LLM:
         """The LLM of one of the system's roles: its own --role-model, else the run's model."""
         return self.models.get(role, self.llm)

@@ -113,7 +113,7 @@ class ClaimsNli(Metric):
         if not claims:
             return None
         premise = remove_citations(citation_free(prediction))
-        entailed = await asyncio.gather(*(ctx.nli.entails(premise, claim) for claim in claims))
+        entailed: list[bool] = await asyncio.gather(*(ctx.nli.entails(premise, claim) for claim in claims))
         return 100 * sum(entailed) / len(claims)
 
     def config(self) -> dict[str, Any]:

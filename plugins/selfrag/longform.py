@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragbench.api import Context, Document
 from ragbench.api.engines import Response
@@ -22,8 +22,9 @@ from .prompts import (
 )
 from .scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
-# The SelfRag system (system.py), which imports this module: not imported back (no import cycle).
-SelfRag = Any
+if TYPE_CHECKING:  # system.py imports this module: not imported back at run time
+    from .system import SelfRag
+
 
 DECISION_TOKENS = 25  # call_model_beam_batch's adaptive decision generates 25 tokens
 

@@ -3,13 +3,17 @@ they become; a malformed one is a ConfigError."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from .._errors import ConfigError
 from .._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
 from .._values.options import parse_assignments
+
+# a click command function, as the decorators below hand it back with their options
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 
 def split_names(value: str) -> list[str]:
@@ -121,13 +125,13 @@ common_options = [
 ]
 
 
-def with_common(func):
+def with_common(func: Command) -> Command:
     for option in reversed(common_options):
         func = option(func)
     return func
 
 
-def with_judging(func):
+def with_judging(func: Command) -> Command:
     for option in reversed(judging_options):
         func = option(func)
     return func
@@ -316,7 +320,7 @@ run_options = [
 ]
 
 
-def with_run_options(func):
+def with_run_options(func: Command) -> Command:
     for option in reversed([*run_options, *common_options]):
         func = option(func)
     return func

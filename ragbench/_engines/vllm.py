@@ -45,10 +45,20 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
-from .base import Engine, EngineNeeds
+from .._storage.content_digest import content_digest
+from .._values.llm_calls import (
+    EngineError,
+    EngineNeeds,
+    Request,
+    RequestError,
+    Response,
+    Sampling,
+    TokenLogprobs,
+    apply_stop,
+)
+from .base import Engine
 from .base import one_line as _one_line
-from .content import content_digest, local_model_digest
+from .content import local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import tool_parser_id, with_tool_calls

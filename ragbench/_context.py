@@ -165,7 +165,8 @@ class Context:
 def _document(doc: Any, where: str) -> dict[str, Any]:
     if not isinstance(doc, Document):
         raise TypeError(f"ctx.record_step({where}): a Document is expected, not {type(doc).__name__}")
-    return _json_value(doc.to_dict(), where, strict=False)
+    recorded: dict[str, Any] = _json_value(doc.to_dict(), where, strict=False)  # a mapping stays one
+    return recorded
 
 
 def _json_value(value: Any, where: str, strict: bool = True) -> Any:

@@ -424,7 +424,10 @@ class VLLMEngine(Engine):
 
     def _token_text(self, token_id: int, entry: Any) -> str:
         decoded = getattr(entry, "decoded_token", None)
-        return decoded if decoded is not None else self.tokenizer.decode([token_id])
+        if decoded is None:
+            decoded = self.tokenizer.decode([token_id])
+        text: str = decoded  # vLLM's logprob entry's, else the tokenizer's
+        return text
 
     def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
         return read_logprobs(choice, sampling, self.named_ids(sampling.logprob_tokens), self._token_text)

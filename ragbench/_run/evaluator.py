@@ -228,7 +228,8 @@ class Evaluator:
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
-        return json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+        configs: dict[str, Any] = json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+        return configs
 
     def data_fingerprints(self) -> dict[str, Any]:
         """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
@@ -255,7 +256,8 @@ class Evaluator:
         out["retriever_metadata"] = self.retriever_metadata
         out["retriever_contents"] = self.retriever_contents
         out["model_contents"] = self.model_contents
-        return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
+        recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+        return recorded
 
     # --- execution ------------------------------------------------------------------------------
     def _work(self) -> Iterator[tuple[PlannedTask, int, Example | RecordError]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragbench.api import Context, Document
 from ragbench.api.engines import Response
@@ -22,9 +22,8 @@ from .prompts import (
 )
 from .scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
 
-if TYPE_CHECKING:  # system.py imports this module: not imported back at run time
-    from .system import SelfRag
-
+# The SelfRag system (system.py), which imports this module: not imported back (no import cycle).
+SelfRag = Any
 
 DECISION_TOKENS = 25  # call_model_beam_batch's adaptive decision generates 25 tokens
 
@@ -103,7 +102,8 @@ async def decide(system: SelfRag, ctx: Context, prompt: str, trace: dict[str, An
     p = {t: math.exp(logprob(positions[0], t) if positions else MISSING) for t in ("[Retrieval]", "[No Retrieval]")}
     ratio = p["[Retrieval]"] / (p["[Retrieval]"] + p["[No Retrieval]"])
     trace["retrieval_ratio"] = ratio
-    return ratio > system.threshold
+    threshold: float = system.threshold  # not None: checked above
+    return ratio > threshold
 
 
 async def beam_search(

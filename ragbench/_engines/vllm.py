@@ -45,20 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
-from .._storage.content_digest import content_digest
-from .._values.llm_calls import (
-    EngineError,
-    EngineNeeds,
-    Request,
-    RequestError,
-    Response,
-    Sampling,
-    TokenLogprobs,
-    apply_stop,
-)
-from .base import Engine
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from .base import Engine, EngineNeeds
 from .base import one_line as _one_line
-from .content import local_model_digest
+from .content import content_digest, local_model_digest
 from .embedded import embedded_safetensors_dir, is_embedded
 from .tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
 from .tool_parsers import tool_parser_id, with_tool_calls
@@ -423,11 +413,8 @@ class VLLMEngine(Engine):
         return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
 
     def _token_text(self, token_id: int, entry: Any) -> str:
-        decoded = getattr(entry, "decoded_token", None)
-        if decoded is None:
-            decoded = self.tokenizer.decode([token_id])
-        text: str = decoded  # vLLM's logprob entry's, else the tokenizer's
-        return text
+        decoded: str | None = getattr(entry, "decoded_token", None)  # vLLM's text of the token, where it has one
+        return decoded if decoded is not None else str(self.tokenizer.decode([token_id]))
 
     def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
         return read_logprobs(choice, sampling, self.named_ids(sampling.logprob_tokens), self._token_text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragbench.api import Context, Example, KeySpec, Metric, MetricDeclaration, Prediction, Score, Scores
+from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Score, Scores, ScoringContext
 from ragbench.api.text import exact_presence, list_items, normalize_answer, remove_citations
 
 
@@ -29,7 +29,7 @@ class Length(Metric):
         value_range=(0, None),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         return float(len(citation_free(prediction).split()))
 
 
@@ -44,7 +44,7 @@ class StrEm(Metric):
         value_range=(0, 100),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         qa_pairs = example.gold.get("qa_pairs") or []
         if not qa_pairs:
             return {"str_em": None, "str_hit": None}
@@ -76,7 +76,7 @@ class QampariF1(Metric):
         key_specs={"num_preds": KeySpec(None, (0, None))},  # how many answers the list gives: descriptive
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         answers = [[normalize_answer(alias) for alias in aliases] for aliases in example.gold.get("answers") or []]
         preds = list_predictions(citation_free(prediction))
         if not answers:
@@ -113,7 +113,7 @@ class ClaimsNli(Metric):
         if not claims:
             return None
         premise = remove_citations(citation_free(prediction))
-        entailed = await asyncio.gather(*(ctx.nli.entails(premise, claim) for claim in claims))
+        entailed: list[bool] = await asyncio.gather(*(ctx.nli.entails(premise, claim) for claim in claims))
         return 100 * sum(entailed) / len(claims)
 
     def config(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ragbench.api import Context, Example, Metric, MetricDeclaration, Prediction, Score
+from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
 from ragbench.api.text import normalize_answer
 
 _DIGIT_TO_LETTER = {"1": "A", "2": "B", "3": "C", "4": "D", "5": "E"}
@@ -37,7 +37,7 @@ class ChoiceAccuracy(Metric):
         gold_needs=("choices",),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         key = example.gold["answer_key"]
         choices = example.gold["choices"]
         picked = answer_letter(prediction.answer, choices["label"], choices["text"])
@@ -72,7 +72,7 @@ class LabelAccuracy(Metric):
         gold_needs=("label",),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         answers = example.gold.get("answers") or []
         gold = answers[0].lower() if answers else _LABEL_VALUE.get(example.gold.get("label", ""))
         return float(gold is not None and verdict(prediction.answer) == gold)

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ragbench.api import ConfigError, Context, Example, Prediction, Scores
+from ragbench.api import ConfigError, Example, Prediction, Scores, ScoringContext
 from ragbench.api.retrieval import passage_text
 from ragbench.api.text import normalize_answer
 
@@ -45,7 +45,7 @@ class TokenPrecisionRecall(AnswerMetric):
         keys=("precision", "recall"),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         golds = golds_of(example)
         if not golds:
             return dict.fromkeys(self.declares.keys)
@@ -110,7 +110,7 @@ class FlashRagRouge(AnswerMetric):
             raise ConfigError(f"metric flashrag_rouge: language '{language}' is not en or zh")
         self.language = language
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         golds = golds_of(example)
         if not golds:
             return dict.fromkeys(self.declares.keys)
@@ -143,7 +143,7 @@ class FlashRagRetrieval(AnswerMetric):
             raise ConfigError(f"metric flashrag_retrieval: k must be a whole number of documents from 1, got {k!r}")
         self.k = k
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         golds = [normalize_answer(gold) for gold in golds_of(example)]
         if not golds:
             return dict.fromkeys(self.declares.keys)

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, Context, CorpusValue, Example, Prediction, SampleRecord, Scores
+from ragbench.api import ConfigError, CorpusValue, Example, Prediction, SampleRecord, Scores, ScoringContext
 
 from .match import AnswerMetric, golds_of
 
@@ -95,7 +95,7 @@ class FlashRagBleu(AnswerMetric):
         """The output's tokens and those of each gold that has any."""
         return self.tokenize(answer), [tokens for tokens in map(self.tokenize, golds) if tokens]
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         output, refs = self.tokens(prediction.answer, golds_of(example))
         if not refs:
             return {"sentence_bleu": None}

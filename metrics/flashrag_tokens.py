@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Score
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
 from ragbench.api.engines import local_tokenizer
 from ragbench.api.text import tiktoken_encoding
 from ragbench.api.trace import trace_prompts
@@ -73,7 +73,7 @@ class InputTokens(Metric):
             return rendered
         return "\n\n".join(message["content"] for message in prompt if message["content"])
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         prompts = trace_prompts(step.to_dict() for step in prediction.trace)
         if not prompts:
             return None

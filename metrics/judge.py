@@ -102,7 +102,7 @@ class LlmJudge(Metric):
             raise ConfigError(f"metric llm_judge: preset '{preset}' is not one of {', '.join(PRESETS)}")
         base = PRESETS[preset]
         self.preset = preset
-        self.template = base["template"]
+        self.template: str = base["template"]
         if prompt is not None:
             try:
                 self.template = read_template(prompt)

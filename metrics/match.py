@@ -12,7 +12,7 @@ import string
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Score
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
 from ragbench.api.text import normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
@@ -55,7 +55,7 @@ class AnswerMetric(Metric):
 class Match(AnswerMetric):
     name = "match"
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         return float(raw_match(prediction.answer, golds_of(example)))
 
 
@@ -66,7 +66,7 @@ class SelfRagMatch(AnswerMetric):
 
     name = "selfrag_match"
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         text = prediction.answer
         if not text:
             return 0.0
@@ -85,7 +85,7 @@ class NormalizedMatch(AnswerMetric):
 
     name = "match_normalized"
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         output = f" {normalize_answer(prediction.answer)} "
         golds = [normalize_answer(g) for g in golds_of(example)]
         return float(any(gold and f" {gold} " in output for gold in golds))
@@ -163,7 +163,7 @@ class ExactMatch(RegexAnswerMetric):
 
     name = "em"
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         golds = golds_of(example)
         if not golds:
             return None
@@ -184,7 +184,7 @@ class TokenF1(NormalizedAnswerMetric):
         super().__init__(normalize)
         self.empty_agree = bool(empty_agree)
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         golds = golds_of(example)
         return max(token_f1(prediction.answer, g, self.normalizer, self.empty_agree) for g in golds) if golds else None
 

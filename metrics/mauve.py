@@ -15,7 +15,16 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
+from ragbench.api import (
+    ConfigError,
+    Example,
+    Metric,
+    MetricDeclaration,
+    Prediction,
+    SampleRecord,
+    Scores,
+    ScoringContext,
+)
 from ragbench.api.text import remove_citations
 
 
@@ -91,7 +100,7 @@ class Mauve(Metric):
         self.featurizer, self.device = str(featurizer), str(device)
         self.max_text_length, self.batch_size = int(max_text_length), int(batch_size)
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         return {}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Score, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, Scores, ScoringContext
 from ragbench.api.text import normalize_answer, token_f1
 
 from .match import AnswerMetric, gold_matches, golds_of, regex_module
@@ -29,7 +29,7 @@ class CoverExactMatch(AnswerMetric):
         if self.regex:
             regex_module(self.name)
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         golds = golds_of(example)
         if not golds:
             return None
@@ -64,7 +64,7 @@ class HotpotF1(AnswerMetric):
 
     name = "hotpot_f1"
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         golds = golds_of(example)
         return max(hotpot_f1(prediction.answer, gold) for gold in golds) if golds else None
 
@@ -115,7 +115,7 @@ class SupportingPassages(Metric):
             raise ConfigError(f"metric supporting_passages: by '{by}' is not title or id")
         self.by = by
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         gold = supporting_keys(example.gold.get("supporting_passages"), self.by)
         if not gold:
             return dict.fromkeys(self.declares.keys)

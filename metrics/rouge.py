@@ -20,7 +20,6 @@ import numpy as np
 
 from ragbench.api import (
     ConfigError,
-    Context,
     CorpusValue,
     Example,
     Metric,
@@ -28,6 +27,7 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     Scores,
+    ScoringContext,
     resampled,
 )
 from ragbench.api.text import remove_citations, sent_tokenize
@@ -70,7 +70,7 @@ class RougeLsum(Metric):
         value_range=(0, 100),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         scorer = rouge_lsum_scorer()
         hypothesis = sentence_lines(remove_citations(prediction.answer))
         first, second = (
@@ -79,6 +79,6 @@ class RougeLsum(Metric):
         return {"rougeLsum": 100 * (first if first > second else second)}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
-        values = [s.scores["rougeLsum"] / 100 for s in samples if s.scores.get("rougeLsum") is not None]
+        values = [value / 100 for s in samples if (value := s.scores.get("rougeLsum")) is not None]
         mid = 100 * bootstrap_mid(values, seed) if values else None
         return {"rougeLsum_bootstrap_mid": CorpusValue(mid, len(values))}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragbench.api import Context, Example, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Scores, ScoringContext
 from ragbench.api.text import normalize_answer
 
 from .flashrag import token_precision_recall
@@ -82,7 +82,7 @@ class HotpotSupportingFacts(Metric):
         },
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         gold, golds = gold_facts(example.gold.get("supporting_passages")), golds_of(example)
         if not gold or not golds:
             return dict.fromkeys(self.declares.keys)

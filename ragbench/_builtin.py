@@ -39,7 +39,7 @@ def packaged_yaml(package: str, resource: str) -> Any:
     return _copied(_parsed(package, resource))
 
 
-def section(*keys: str) -> dict[str, Any]:
-    """The sections `keys` of registry.yaml, the caller's own copies (as `packaged_yaml`)."""
+def section(*keys: str) -> dict[str, dict[str, Any]]:
+    """The sections `keys` of registry.yaml (each a mapping), the caller's own copies (as `packaged_yaml`)."""
     data = _parsed("ragbench", "registry.yaml")
     return {key: _copied(data.get(key) or {}) for key in keys}

@@ -47,7 +47,7 @@ def source(provider: str, plugin: str) -> str:
     return provider if plugin == "?" else f"{provider}, entry point {plugin}"
 
 
-def check_kind(obj: Any, kind: str, what: str, where: str) -> Any:
+def check_kind(obj: Any, kind: str, what: str, where: str) -> type[Any]:
     """`obj` when it is a subclass of `kind`'s base class, else a one-line ConfigError naming `where`."""
     base = import_target(BASES[kind])
     if isinstance(obj, type) and issubclass(obj, base):
@@ -71,13 +71,13 @@ class Entry:
     plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
     build: Callable[[], Any] | None = None  # makes the component instead of importing `target` (a YAML task)
     check: Callable[[], Any] | None = None  # reads all it is made of without making it (a YAML task's whole file)
-    _loaded: Any = None
+    _loaded: type[Any] | None = None
 
     @property
     def source(self) -> str:
         return source(self.provider, self.plugin)
 
-    def load(self) -> Any:
+    def load(self) -> type[Any]:
         if self._loaded is None:
             what = f"{SINGULAR[self.kind]} '{self.name}'"
             try:

@@ -162,11 +162,22 @@ class Context(ScoringContext):
         """The LLM of one of the system's roles: its own --role-model, else the run's model."""
         return self.models.get(role, self.llm)
 
+    def required_retriever(self) -> Retrieval:
+        """`ctx.retriever`, for a system that searches: a run gives one to a system that declares `retrieves`
+        (`make_context` always does), and a context without one is a ValueError naming that fix."""
+        if self.retriever is None:
+            raise ValueError(
+                "this context has no retriever: a system that searches declares "
+                "SystemDeclaration(retrieves=True), and its run then gives it the --retriever"
+            )
+        return self.retriever
+
 
 def _document(doc: Any, where: str) -> dict[str, Any]:
     if not isinstance(doc, Document):
         raise TypeError(f"ctx.record_step({where}): a Document is expected, not {type(doc).__name__}")
-    return _json_value(doc.to_dict(), where, strict=False)
+    recorded: dict[str, Any] = _json_value(doc.to_dict(), where, strict=False)  # a mapping stays one
+    return recorded
 
 
 def _json_value(value: Any, where: str, strict: bool = True) -> Any:

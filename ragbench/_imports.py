@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from ._errors import ConfigError
 
@@ -17,9 +18,13 @@ def import_target(target: str) -> Any:
     return obj
 
 
-def load_callable(target: str, what: str, hint: str) -> Any:
-    """`import_target` for a user-given option: any failure is one clear ConfigError line."""
+def load_callable(target: str, what: str, hint: str) -> Callable[..., Any]:
+    """`import_target` for a user-given option: any failure, or an object that cannot be called, is one clear
+    ConfigError line."""
     try:
-        return import_target(target)
+        loaded = import_target(target)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigError(f"{what}: cannot load '{target}' ({exc}); {hint}") from exc
+    if not callable(loaded):
+        raise ConfigError(f"{what}: '{target}' is a {type(loaded).__name__}, not something to call; {hint}")
+    return cast(Callable[..., Any], loaded)  # callable, checked above (mypy keeps Any as Any)

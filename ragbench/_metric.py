@@ -253,7 +253,7 @@ class Metric:
     def aggregate(self, key: str, values: list[float]) -> float:
         return sum(values) / len(values) if values else float("nan")
 
-    def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
+    def corpus(self, samples: list[SampleRecord], seed: int) -> Mapping[str, float | CorpusValue | None]:
         """Values of `corpus_keys` that only exist for the whole set (MAUVE, a bootstrap median),
         computed once from the scored `SampleRecord`s (question, gold, answer, scores; read without texts);
         reported without interval or slices. A value computed over fewer of them than given (the others

@@ -14,7 +14,7 @@ Example, Document, Prediction, Step, SampleRecord) refuse attribute assignment. 
 from __future__ import annotations
 
 from dataclasses import MISSING, fields
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, TypeVar, cast
 
 COPY_HINT = (
     "ragbench hands plugins read-only values, so that no plugin changes another's input or what is "
@@ -89,6 +89,9 @@ def read_only(value: Any, _within: frozenset[int] = frozenset()) -> Any:
     return value
 
 
+Sealed = TypeVar("Sealed", bound="ReadOnly")  # the record class `sealed` is called on
+
+
 class ReadOnly:
     """A dataclass whose `read_only()` copy refuses attribute assignment and holds its values read-only.
 
@@ -121,13 +124,13 @@ class ReadOnly:
                 },
             )
 
-    def read_only(self, **changes: Any) -> Any:
+    def read_only(self: Sealed, **changes: Any) -> Sealed:
         """A read-only copy of this record with `changes` to its fields (itself when it is read-only already
         and nothing changes)."""
-        return self._sealed(changes, frozenset({id(self)}))
+        return cast(Sealed, self._sealed(changes, frozenset({id(self)})))  # an instance of the read-only subclass
 
     @classmethod
-    def sealed(cls, **values: Any) -> Any:
+    def sealed(cls: type[Sealed], **values: Any) -> Sealed:
         """A read-only record made straight from `values` (by field; a field not given takes its default): each
         value is copied read-only once (the record holds none of the given containers), with no mutable record
         built and copied first (`read_only()`), so records read in bulk (a parsed line's) cost one copy."""
@@ -145,7 +148,7 @@ class ReadOnly:
                 state[name] = ReadOnlyList()
             else:
                 state[name] = read_only(value, within)
-        return copy
+        return cast(Sealed, copy)  # an instance of the read-only subclass of `cls`
 
     @classmethod
     def _defaults(cls) -> list[tuple[str, Any, Any]]:

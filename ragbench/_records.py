@@ -381,4 +381,5 @@ def record_at(
     located = next(located_records(path, has_text=has_text, older_shapes=older_shapes, line=line, start=start), None)
     if located is None:
         return RecordError(str(path), line + 1, "no line here now (the file was changed since it was read)")
-    return located.value
+    record: SampleRecord | RecordError = located.value  # what located_records reads a line as
+    return record

@@ -172,7 +172,7 @@ class Registry:
         """A GoldKind of the class a plugin registered as `name` (a YAML task's `fields.gold.NAME`)."""
         return self._installed("gold_kinds", self.gold_kinds, name)()
 
-    def _installed(self, kind: str, table: dict[str, Entry], name: str) -> Any:
+    def _installed(self, kind: str, table: dict[str, Entry], name: str) -> type[Any]:
         entry = table.get(name)
         if entry is None:
             raise ConfigError(
@@ -185,7 +185,8 @@ class Registry:
     def prompt_style(self, name: str) -> type:
         """The YamlTask subclass registered as prompt style `name` (`template`: YamlTask itself)."""
         if name == "template":
-            return import_target(BASES["prompt_styles"])
+            template: type = import_target(BASES["prompt_styles"])  # YamlTask
+            return template
         entry = self.prompt_styles.get(name)
         if entry is None:
             raise ConfigError(

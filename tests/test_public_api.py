@@ -10,6 +10,7 @@ import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -60,6 +61,23 @@ def test_every_public_name_resolves_and_nothing_else_does():
     with pytest.raises(AttributeError, match="ragbench.api has no 'Evaluator'"):
         ragbench.api.Evaluator  # noqa: B018
     assert ragbench.api.Task is importlib.import_module("ragbench._task").Task
+
+
+def names_for_type_checkers(module: ModuleType) -> dict[str, str]:
+    """name -> the module it is imported from in `module`'s `if TYPE_CHECKING:` block (read from the source)."""
+    names = {}
+    for node in ast.parse(Path(module.__file__).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                names.update({alias.asname or alias.name: statement.module for alias in statement.names})
+    return names
+
+
+def test_type_checkers_read_each_public_name_from_the_module_it_is_imported_from_at_run_time():
+    for module in (ragbench.api, *NAMESPACES):
+        lazy = {name: source for source, names in module._MODULES.items() for name in names}
+        assert names_for_type_checkers(module) == lazy, module.__name__
 
 
 def test_a_hook_module_importing_hookimpl_or_a_namespace_loads_none_of_the_contract():

@@ -7,6 +7,8 @@ Upstream then averages each metric over the examples (x100, one decimal): ragben
 
 from __future__ import annotations
 
+from ragbench.api import Scores
+
 from .claims import ENTAILMENT
 
 KEYS = (
@@ -37,12 +39,12 @@ def ragchecker_scores(
     response2answer: list[str],
     retrieved2answer: list[list[str]],
     retrieved2response: list[list[str]],
-) -> dict[str, float]:
+) -> Scores:
     correct = _entailed(answer2response)  # per response claim
     covered = _entailed(response2answer)  # per gold claim
     gold_in_chunk = [_entailed(row) for row in retrieved2answer]  # [gold claim][chunk]
     response_in_chunk = [_entailed(row) for row in retrieved2response]  # [response claim][chunk]
-    out = dict.fromkeys(KEYS, 0.0)
+    out: Scores = dict.fromkeys(KEYS, 0.0)
 
     precision = _mean(correct) if correct else 0.0
     recall = _mean(covered) if covered else 0.0

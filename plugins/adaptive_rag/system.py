@@ -147,7 +147,7 @@ class AdaptiveRag(System):
                 prediction = await self.multi_hop_system().run(example, ctx)
                 prediction.extras["adaptive_rag"] = {"label": label}
                 return prediction
-            docs = await ctx.retriever.search(question, self.topk) if label == "B" else []
+            docs = await ctx.required_retriever().search(question, self.topk) if label == "B" else []
             template = FLASHRAG_RAG_TEMPLATE if label == "B" else FLASHRAG_ZERO_SHOT_TEMPLATE
             response = await flashrag_generate(
                 ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=self.max_tokens

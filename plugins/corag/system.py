@@ -125,7 +125,7 @@ class CoRag(System):
                 subquery = normalize_subquery(written)
                 ctx.record_step("sub-query", inputs={"output": written}, outputs={"query": subquery})
                 subqueries.append(subquery)
-                docs = await ctx.retriever.search(subquery, self.topk)
+                docs = await ctx.required_retriever().search(subquery, self.topk)
                 retrieved.extend(docs)
                 context = "".join(f"{contents(doc)}\n\n" for doc in docs).strip()
                 subanswers.append(

@@ -37,6 +37,7 @@ from annotated_types import Ge, Gt, Le
 from ragbench.api import (
     ConfigError,
     Context,
+    Document,
     Example,
     Prediction,
     SampleRecord,
@@ -98,7 +99,8 @@ class Flare(System):
             )
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        question, kept, judged, docs = example.question, "", 0, []
+        question, kept, judged = example.question, "", 0
+        docs: list[Document] = []
         rounds: list[dict[str, Any]] = []
         while judged < self.max_generation_length and len(rounds) < self.max_iter_num:
             with ctx.group(f"iteration {len(rounds) + 1}"):
@@ -116,7 +118,7 @@ class Flare(System):
                     },
                 )
                 if query is not None:
-                    docs = await ctx.retriever.search(query, self.topk)
+                    docs = await ctx.required_retriever().search(query, self.topk)
                     prompt = FLASHRAG_RAG_TEMPLATE.render(
                         ctx.llm.chat_model, docs, previous_gen=kept, question=question
                     )

@@ -80,7 +80,7 @@ class Ircot(System):
         question = example.question
         thoughts: list[str] = []
         with ctx.group("retrieval"):
-            docs = await ctx.retriever.search(question, self.topk)  # in rank order until the first merge
+            docs = await ctx.required_retriever().search(question, self.topk)  # in rank order until the first merge
         pool = self.merge({}, docs)
         for round_index in range(self.max_iter):
             with ctx.group(f"iteration {round_index + 1}"):
@@ -99,7 +99,7 @@ class Ircot(System):
                 ctx.record_step("next", outputs={"final": final, "query": None if final else thought})
                 if final:
                     break
-                pool = self.merge(pool, await ctx.retriever.search(thought, self.topk))
+                pool = self.merge(pool, await ctx.required_retriever().search(thought, self.topk))
                 docs = self.ordered(pool)
         raw = " ".join(thoughts)
         answer = raw.split(FINAL_ANSWER)[1].strip() if FINAL_ANSWER in raw else raw

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Example, Prediction, System, SystemDeclaration
+from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
 
 
@@ -51,11 +51,12 @@ class IterRetGen(System):
         )
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        question, generation, docs = example.question, "", []
+        question, generation = example.question, ""
+        docs: list[Document] = []
         for round_index in range(self.iter_num):
             with ctx.group(f"iteration {round_index + 1}"):
                 query = question if round_index == 0 else f"{question} {generation}"
-                docs = await ctx.retriever.search(query, self.topk)
+                docs = await ctx.required_retriever().search(query, self.topk)
                 prompt = FLASHRAG_RAG_TEMPLATE.render(ctx.llm.chat_model, docs, question=question)
                 response = await flashrag_generate(ctx.llm, prompt, self.flashrag_generator, max_tokens=self.max_tokens)
                 generation = response.text.strip() if self.flashrag_generator == "hf" else response.text

@@ -178,7 +178,9 @@ class LLatrieval(System):
         for t in range(self.max_iterations):
             with ctx.group(f"iteration {t + 1}"):  # the viewer's timeline: iteration -> its steps
                 query = await self.query(t, text, selected, ctx)
-                retrieved = await ctx.task.prompting.passages(await ctx.retriever.search(query, self.retrieve_top))
+                retrieved = await ctx.task.prompting.passages(
+                    await ctx.required_retriever().search(query, self.retrieve_top)
+                )
                 await self.summarize(text, retrieved[: self.summarize_top], ctx)
                 new = retrieved[: self.doc_num]
                 # Iterative_retrieval.py: from iteration 1 on, last iteration's selection joins the new top-50

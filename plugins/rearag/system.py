@@ -101,7 +101,8 @@ class ReaRag(System):
             {"role": "assistant", "content": ""},
         ]
         act = flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(ACTION_STOP), top_p=0.85)
-        messages, shown, searches, restarts = list(start), [], 0, 0
+        messages, searches, restarts = list(start), 0, 0
+        shown: list[Document] = []
         answer, finished = NO_ANSWER, False
         for round_no in range(1, self.max_iter_num + 1):
             with ctx.group(f"iteration {round_no}"):
@@ -116,7 +117,7 @@ class ReaRag(System):
                     messages, restarts = list(start), restarts + 1
                     continue
                 query = text
-                docs = await ctx.retriever.search(query, self.topk)
+                docs = await ctx.required_retriever().search(query, self.topk)
                 searches += 1
                 shown.extend(docs)
                 observation = await ctx.llm.generate(

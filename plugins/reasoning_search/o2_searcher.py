@@ -94,7 +94,9 @@ class O2Searcher(ReasoningSearch):
                     messages.append({"role": "user", "content": O2_SEARCHER_ERROR})
                     continue
                 messages.append({"role": "user", "content": completed(output).strip()})
-                found = await asyncio.gather(*(ctx.retriever.search(query, self.topk) for query in turn.queries))
+                found = await asyncio.gather(
+                    *(ctx.required_retriever().search(query, self.topk) for query in turn.queries)
+                )
                 docs = [doc for hits in found for doc in hits]
                 searches += 1
                 shown.extend(docs)

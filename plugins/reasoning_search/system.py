@@ -181,7 +181,8 @@ class ReasoningSearch(System):
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         fmt = self.search_format
-        written, shown, searches = "", [], 0
+        written, searches = "", 0
+        shown: list[Document] = []
         for round_no in range(self.max_retrieval_num):
             with ctx.group(f"iteration {round_no + 1}"):
                 response = await self.continue_text(
@@ -193,7 +194,7 @@ class ReasoningSearch(System):
                 ctx.record_step("read output", inputs={"output": output}, outputs={turn.kind: turn.text})
                 if turn.kind != "search":
                     break
-                docs = await ctx.retriever.search(turn.text, self.topk)
+                docs = await ctx.required_retriever().search(turn.text, self.topk)
                 searches += 1
                 shown.extend(docs)
                 written += fmt.passages(docs)

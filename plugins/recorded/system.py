@@ -146,7 +146,7 @@ class Recorded(System):
         docs = self._docs[example.id]
         output = record["output"]
         answer = ctx.task.prompting.postprocess(output)
-        extras = {key: record[key] for key in ("label", "supporting_facts") if key in record}
+        extras: dict[str, Any] = {key: record[key] for key in ("label", "supporting_facts") if key in record}
         extras.update(record.get("extras") or {})
         if docs is None:  # which documents were shown is unknown (not: none were shown)
             extras[Prediction.DOCS_UNKNOWN] = True

@@ -42,8 +42,8 @@ REFERENCE = "Document(Title: {title}): {text}"  # REPLUGPipeline.format_referenc
 
 def passage_weights(docs: list[Document]) -> list[float]:
     """The passages' scores normalised to sum 1 (REPLUGLogitsProcessor); equal weights when they cannot be."""
-    scores = [doc.score for doc in docs]
-    total = sum(s for s in scores if s is not None) if all(s is not None for s in scores) else 0.0
+    scores = [doc.score for doc in docs if doc.score is not None]
+    total = sum(scores) if len(scores) == len(docs) else 0.0
     if total <= 0:
         return [1.0 / len(docs)] * len(docs)
     return [s / total for s in scores]
@@ -92,7 +92,7 @@ class Replug(System):
         return out
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        docs = await ctx.retriever.search(example.question, self.topk)
+        docs = await ctx.required_retriever().search(example.question, self.topk)
         if not docs:
             raise ValueError(f"replug: the retriever returned no passage for {example.id!r}")
         weights = passage_weights(docs)

@@ -142,7 +142,7 @@ class RqRag(System):
             inputs={"token": token, "depth": path.depth},
             outputs={"query": query if query is not None else "dummy", "parsed": query is not None},
         )
-        docs = await ctx.retriever.search(query if query is not None else "dummy", self.topk)
+        docs = await ctx.required_retriever().search(query if query is not None else "dummy", self.topk)
         passages = [title_and_text(doc) for doc in docs]
         return Path(prompt + output + evidences(passages), path.depth + 1, [*path.docs, *docs])
 

@@ -92,7 +92,7 @@ class SelfAsk(System):
         question = example.question
         exemplars, follow_ups = (SINGLE_HOP, "No.") if self.single_hop else (MULTI_HOP, "Yes.")
         with ctx.group("retrieval"):
-            docs = await ctx.retriever.search(question, self.topk)
+            docs = await ctx.required_retriever().search(question, self.topk)
         res, stop, searches, answered = "", INTERMEDIATE_ANSWER, 0, False
         for round_index in range(self.max_iter):
             with ctx.group(f"iteration {round_index + 1}"):
@@ -115,7 +115,7 @@ class SelfAsk(System):
                 query = follow_up_question(read)
                 ctx.record_step("parse", outputs={"kept": res, "follow_up_question": query})
                 if query is not None:
-                    docs = await ctx.retriever.search(query, self.topk)
+                    docs = await ctx.required_retriever().search(query, self.topk)
                     searches += 1
                 if FINAL_ANSWER in output:
                     answered = True

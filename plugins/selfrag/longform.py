@@ -102,7 +102,8 @@ async def decide(system: SelfRag, ctx: Context, prompt: str, trace: dict[str, An
     p = {t: math.exp(logprob(positions[0], t) if positions else MISSING) for t in ("[Retrieval]", "[No Retrieval]")}
     ratio = p["[Retrieval]"] / (p["[Retrieval]"] + p["[No Retrieval]"])
     trace["retrieval_ratio"] = ratio
-    return ratio > system.threshold
+    threshold: float = system.threshold  # not None: checked above
+    return ratio > threshold
 
 
 async def beam_search(

@@ -105,7 +105,7 @@ class Skr(System):
         judgement = await self._judger.judge(example.id, question)
         retrieve = judgement["label"]
         ctx.record_step("judgement", inputs={"question": question}, outputs=judgement)
-        docs = await ctx.retriever.search(question, self.topk) if retrieve else []
+        docs = await ctx.required_retriever().search(question, self.topk) if retrieve else []
         template = FLASHRAG_RAG_TEMPLATE if retrieve else ZERO_SHOT
         response = await flashrag_generate(
             ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=self.max_tokens

@@ -322,11 +322,14 @@ class Smart(System):
         return facts
 
     async def ask(self, llm: Any, prompt: str | list[dict[str, str]], step: str, sampling: dict[str, Any]) -> Response:
+        response: Response  # what ctx.llm and ctx.model(role) answer
         if isinstance(prompt, list):
-            return await llm.chat(prompt, step=step, **sampling)
-        if self.chat:
-            return await llm.chat([{"role": "user", "content": prompt}], step=step, **sampling)
-        return await llm.generate(prompt, step=step, **sampling)
+            response = await llm.chat(prompt, step=step, **sampling)
+        elif self.chat:
+            response = await llm.chat([{"role": "user", "content": prompt}], step=step, **sampling)
+        else:
+            response = await llm.generate(prompt, step=step, **sampling)
+        return response
 
     def final_answer(self, task: Task, text: str, cited: list[int]) -> str:
         answer = task.prompting.postprocess(text)

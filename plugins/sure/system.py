@@ -104,7 +104,7 @@ class SuRe(System):
     async def run(self, example: Example, ctx: Context) -> Prediction:
         question = example.question
         with ctx.group("retrieval"):  # the viewer's timeline: stage by stage
-            docs: list[Document] = await ctx.retriever.search(question, self.topk)
+            docs: list[Document] = await ctx.required_retriever().search(question, self.topk)
         reference = flashrag_reference(docs, REFERENCE)
         with ctx.group("candidates"):
             [output] = await self._ask(

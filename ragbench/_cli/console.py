@@ -28,7 +28,7 @@ class GuardedStream(io.TextIOBase):
     """A text stream that writes to `stream` until a write or flush fails with an OSError (`failure`), and
     from then on drops what it is given. It has no `buffer`: bytes reach it only as text."""
 
-    def __init__(self, stream: Any, name: str) -> None:
+    def __init__(self, stream: io.TextIOWrapper, name: str) -> None:
         self.stream, self.name = stream, name
         self.failure: OSError | None = None
         self.target = ""  # what the stream wrote to when it failed (a path, a pipe)

@@ -69,7 +69,17 @@ def index_group() -> None:
 @click.option("--overwrite", is_flag=True, help="replace an existing index folder")
 @click.option("--no-progress", is_flag=True, help="no progress bar")
 def build_command(
-    corpus, kind, out, model, build_arg, chunk_size, no_title, split, split_header, overwrite, no_progress
+    corpus: str,
+    kind: str,
+    out: str,
+    model: str | None,
+    build_arg: tuple[str, ...],
+    chunk_size: int,
+    no_title: bool,
+    split: str | None,
+    split_header: str | None,
+    overwrite: bool,
+    no_progress: bool,
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from .._retrieval.index import build_index

@@ -130,7 +130,7 @@ def escape_unprintable() -> None:
 @with_run_options
 @with_tracker_options
 @click.pass_context
-def main(ctx: click.Context, replay, **options) -> None:
+def main(ctx: click.Context, /, replay: str | None, **options: Any) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
@@ -152,7 +152,7 @@ def main(ctx: click.Context, replay, **options) -> None:
 @click.option("--no-model", is_flag=True, help="skip loading the engines (and the systems' model checks)")
 @with_run_options
 @with_tracker_options
-def check_command(no_model: bool, **options) -> None:
+def check_command(no_model: bool, **options: Any) -> None:
     """The pre-flight of a run with these options, and nothing else: every option, data file,
     tokenizer, service and server checked, then the engines loaded and checked against the system.
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
@@ -286,7 +286,9 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
 @overwrite_option
 @with_common
 @with_tracker_options
-def score_command(task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool, **common) -> None:
+def score_command(
+    task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool, **common: Any
+) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
         trackers = requested_trackers(common)

@@ -160,7 +160,7 @@ def config_errors_exit(output_option: str = "its output") -> Iterator[None]:
         environment_error(exc, options=output_option)
 
 
-def exit_if_skipped(errors: list[str], each: str, summary: str) -> None:
+def exit_if_skipped(errors: Sequence[str | Exception], each: str, summary: str) -> None:
     """Report what a command skipped (`each` before every error, then `summary`) and exit EXIT_INCOMPLETE."""
     if errors:
         for error in errors:

@@ -21,4 +21,5 @@ def command_registry(ctx: click.Context | None = None) -> Registry:
         from .._registry import installed_registry
 
         meta[_KEY] = installed_registry()
-    return meta[_KEY]
+    registry: Registry = meta[_KEY]
+    return registry

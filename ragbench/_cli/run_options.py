@@ -3,13 +3,17 @@ they become; a malformed one is a ConfigError."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from .._errors import ConfigError
 from .._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
 from .._values.options import parse_assignments
+
+# a click command function, as the decorators below hand it back with their options
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 
 def split_names(value: str) -> list[str]:
@@ -121,13 +125,13 @@ common_options = [
 ]
 
 
-def with_common(func):
+def with_common(func: Command) -> Command:
     for option in reversed(common_options):
         func = option(func)
     return func
 
 
-def with_judging(func):
+def with_judging(func: Command) -> Command:
     for option in reversed(judging_options):
         func = option(func)
     return func
@@ -172,27 +176,27 @@ def _role_models(items: tuple[str, ...], args: tuple[str, ...]) -> dict[str, Any
 
 
 def common_kwargs(
-    model,
-    model_arg,
-    base_url,
-    judge,
-    judge_arg,
-    judge_repeats,
-    nli,
-    nli_format,
-    nli_arg,
-    metrics,
-    metric_arg,
-    output,
-    seed,
-    max_inflight,
-    cache,
-    page_cache,
-    task_arg,
-    bootstrap_iters,
-    no_progress,
-    human_labels,
-    price_table,
+    model: str | None,
+    model_arg: tuple[str, ...],
+    base_url: tuple[str, ...],
+    judge: tuple[str, ...],
+    judge_arg: tuple[str, ...],
+    judge_repeats: int | None,
+    nli: str | None,
+    nli_format: str,
+    nli_arg: tuple[str, ...],
+    metrics: str | None,
+    metric_arg: tuple[str, ...],
+    output: str | None,
+    seed: int,
+    max_inflight: int | None,
+    cache: str | None,
+    page_cache: str | None,
+    task_arg: tuple[str, ...],
+    bootstrap_iters: int | None,
+    no_progress: bool,
+    human_labels: str | None,
+    price_table: str | None,
 ) -> dict[str, Any]:
     model_args = parse_assignments(model_arg, "--model-arg")
     if base_url:
@@ -316,35 +320,35 @@ run_options = [
 ]
 
 
-def with_run_options(func):
+def with_run_options(func: Command) -> Command:
     for option in reversed([*run_options, *common_options]):
         func = option(func)
     return func
 
 
 def run_kwargs(
-    tasks,
-    include_path,
-    system,
-    system_arg,
-    top_k,
-    data,
-    limit,
-    resume,
-    overwrite,
-    fail_fast,
-    strict_infra,
-    max_steps_per_example,
-    max_prompt_chars_per_example,
-    retriever,
-    retriever_arg,
-    reranker,
-    reranker_arg,
-    refiner,
-    refiner_arg,
-    role_model,
-    role_model_arg,
-    **common,
+    tasks: str,
+    include_path: tuple[str, ...],
+    system: str,
+    system_arg: tuple[str, ...],
+    top_k: int | None,
+    data: tuple[str, ...],
+    limit: int | None,
+    resume: bool,
+    overwrite: bool,
+    fail_fast: bool,
+    strict_infra: bool,
+    max_steps_per_example: int | None,
+    max_prompt_chars_per_example: int | None,
+    retriever: str | None,
+    retriever_arg: tuple[str, ...],
+    reranker: str | None,
+    reranker_arg: tuple[str, ...],
+    refiner: str | None,
+    refiner_arg: tuple[str, ...],
+    role_model: tuple[str, ...],
+    role_model_arg: tuple[str, ...],
+    **common: Any,
 ) -> dict[str, Any]:
     """RunConfig fields from the run options (ConfigError on a malformed one). The tasks of --include-path
     folders are named by their files, so the run's config says which files it ran."""

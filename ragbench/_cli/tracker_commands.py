@@ -5,8 +5,7 @@ for a run folder already there (a failed logging tried again, a run made by `sco
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +13,7 @@ from .._errors import EXIT_INCOMPLETE, EXIT_TRACKER, ConfigError
 from .._stop_signals import signal_of
 from .install_hints import for_this_install
 from .outcomes import config_error
+from .run_options import Command
 
 if TYPE_CHECKING:
     from .._trackers.trackers import TrackerRequest
@@ -40,7 +40,6 @@ tracker_options = [
     ),
     click.option("--mlflow-arg", multiple=True, metavar="K=V", help="MLflow option: experiment, run_name"),
 ]
-Command = TypeVar("Command", bound=Callable[..., Any])
 TRACKER_KEYS = ("wandb", "wandb_arg", "mlflow", "mlflow_arg")
 
 

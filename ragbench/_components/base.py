@@ -133,7 +133,7 @@ class Refiner:
         question: str,
         docs: list[Document],
         *,
-        pooled: Callable[[str, list[Document]], Awaitable[Any]] | None = None,
+        pooled: Callable[[str, list[Document]], Awaitable[list[Document] | str]] | None = None,
     ) -> list[Document] | str:
         """What the reader shows for `question` instead of `docs`. `pooled` batches the work with other
         examples' (the run gives it); without it the work runs in a thread."""

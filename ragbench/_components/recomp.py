@@ -130,7 +130,10 @@ class AbstractiveRefiner(Refiner):
         ).to(self.device)
         with torch.inference_mode():
             outputs = self._model.generate(**inputs, max_length=self.max_output_length)
-        return self._tokenizer.batch_decode(outputs, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        texts: list[str] = self._tokenizer.batch_decode(
+            outputs, skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )  # transformers' tokenizer
+        return texts
 
     def metadata(self) -> dict[str, Any]:
         return {"refiner": self.name, "model": self.model_path}

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from .._values.llm_calls import EngineError, EngineNeeds, Request, Response, Sampling
+from .._values.llm_calls import EngineError, Request, Response, Sampling
+from .._values.llm_calls import EngineNeeds as EngineNeeds  # re-exported: what an engine's `needs` are
 
 
 def one_line(exc: BaseException) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from .._storage.content_digest import BLOCK, content_digest  # noqa: F401  (BLOCK: re-exported)
+from .._storage.content_digest import BLOCK as BLOCK  # re-exported
+from .._storage.content_digest import content_digest as content_digest  # re-exported
 from .embedded import is_embedded
 
 

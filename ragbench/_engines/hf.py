@@ -293,7 +293,10 @@ class HFEngine(Engine):
             if self.device == "cpu":
                 batching.release_freed_memory()
         parser = TOOL_PARSERS.get(self.tool_parser or "")
-        return [with_tool_calls(request, result, parser, self.kind) for request, result in zip(requests, results)]
+        answered = [
+            result if result is not None else RequestError("hf engine: no result for the request") for result in results
+        ]
+        return [with_tool_calls(request, result, parser, self.kind) for request, result in zip(requests, answered)]
 
     def _run_fitting(
         self,

@@ -81,7 +81,8 @@ class TokenPicker:
         named = logp[:, self.named_ids]
         window = self.sampling.logprob_window
         if window is None:
-            return named.tolist()
+            rows: list[list[float | None]] = named.tolist()
+            return rows
         ranks = (logp.unsqueeze(1) > named.unsqueeze(-1)).sum(-1)  # rows x named: entries above each
         shown = (ranks < window) | (chosen.unsqueeze(-1) == self.torch.tensor(self.named_ids, device=logp.device))
         return [

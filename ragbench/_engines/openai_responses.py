@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._values.llm_calls import Response, TokenLogprobs
+from .._values.llm_calls import Response, Sampling, TokenLogprobs
 from .._values.tool_calls import ToolCall
 
 NAMED_TOP_LOGPROBS = 20
 _FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
 
 
-def top_logprobs_asked(sampling: Any) -> int | None:
+def top_logprobs_asked(sampling: Sampling) -> int | None:
     """How many top log-probs to ask for: the request's k, or enough to find named tokens."""
     if not sampling.logprob_tokens:
         return sampling.logprobs

@@ -66,7 +66,7 @@ class ReplicaSet(Engine):
         self.max_concurrency = sum(r.max_concurrency for r in replicas)
         self.parallel_batches = len(replicas)
         self.cacheable = getattr(first, "cacheable", True)
-        self._engine_id = first.engine_id  # replicas serve one model: one cache identity
+        self._engine_id: str = first.engine_id  # replicas serve one model: one cache identity
         self._content_id = getattr(first, "content_id", None)
         self._outstanding = [0] * len(replicas)
         self.failures = [0] * len(replicas)  # replica faults in a row per replica (0: healthy)
@@ -87,7 +87,10 @@ class ReplicaSet(Engine):
 
     def call_identity(self, sampling: Any) -> str:
         identity = getattr(self.replicas[0], "call_identity", None)  # a Ray actor's engine: its engine_id
-        return identity(sampling) if identity is not None else self._engine_id
+        if identity is None:
+            return self._engine_id
+        called: str = identity(sampling)
+        return called
 
     def _order(self) -> list[int]:
         """Replicas to try, best first: never-failed before failed, then fewest requests outstanding."""
@@ -129,7 +132,8 @@ class ReplicaSet(Engine):
         for index in self._order():
             try:
                 with self._serving(index, len(requests)):
-                    return self.replicas[index].generate(requests)
+                    results: list[Response | EngineError] = self.replicas[index].generate(requests)
+                    return results
             except Exception as exc:  # the replica failed as a whole: try the next
                 self._next_or_raise(index, exc, errors)
         raise self._all_failed(errors)
@@ -139,7 +143,8 @@ class ReplicaSet(Engine):
         for index in self._order():
             try:
                 with self._serving(index, 1):
-                    return await self.replicas[index].agenerate_one(request)
+                    response: Response = await self.replicas[index].agenerate_one(request)
+                    return response
             except Exception as exc:
                 self._next_or_raise(index, exc, errors)
         raise self._all_failed(errors)
@@ -172,10 +177,12 @@ class RayReplica:
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         import ray
 
-        return ray.get(self.actor.generate.remote(requests))
+        results: list[Response | EngineError] = ray.get(self.actor.generate.remote(requests))  # _EngineActor's
+        return results
 
     async def agenerate_one(self, request: Request) -> Response:
-        return await self.actor.agenerate_one.remote(request)
+        response: Response = await self.actor.agenerate_one.remote(request)  # _EngineActor's
+        return response
 
     def close(self) -> None:
         import ray
@@ -191,7 +198,7 @@ class _EngineActor:
     """The actor body: builds the engine inside the Ray worker (so weights load where it runs)."""
 
     def __init__(self, engine_class: type, name: str, options: dict[str, Any]) -> None:
-        self.engine = engine_class(name, **options)
+        self.engine: Engine = engine_class(name, **options)
 
     def describe(self) -> dict[str, Any]:
         engine = self.engine

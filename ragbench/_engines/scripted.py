@@ -117,12 +117,12 @@ def _kind(value: Any) -> str:
     return kinds.get(type(value), "a number")
 
 
-def rule_script(rules: list[tuple[str | None, Any]]) -> Script:
+def rule_script(rules: list[tuple[str | None, str | Response | dict[str, Any]]]) -> Script:
     """(regex, answer) rules: the first whose regex is found in the request's text answers; an empty
     or missing regex matches anything (the default)."""
     compiled = [(re.compile(pattern, re.S) if pattern else None, response) for pattern, response in rules]
 
-    def answer(request: Request) -> str:
+    def answer(request: Request) -> str | Response | dict[str, Any]:
         text = last_text(request)
         for pattern, response in compiled:
             if pattern is None or pattern.search(text):

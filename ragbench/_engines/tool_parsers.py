@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any, Literal, get_args
 
 from .._values.json_values import MAX_DEPTH, TooDeep, json_of, nested_deeper
-from .._values.llm_calls import Request, RequestError, Response, Sampling
+from .._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from .._values.tool_calls import ToolCall
 
 Parsed = tuple[str, tuple[ToolCall, ...]]  # (the content, the calls)
@@ -142,7 +142,9 @@ def tool_parser_id(parser: str | None) -> str:
     return f";tool_parser={parser};tool_reading={TOOL_READING}" if parser else ""
 
 
-def with_tool_calls(request: Request, result: Any, parser: Callable[[str], Parsed] | None, engine: str) -> Any:
+def with_tool_calls(
+    request: Request, result: Response | EngineError, parser: Callable[[str], Parsed] | None, engine: str
+) -> Response | EngineError:
     """`result` (a Response or an EngineError) of `request` with each completion's tool calls read by `parser`
     when the request offered tools and did not rule them out (tool_choice "none": the text is the answer, as vLLM's
     server leaves it): a completion that called tools keeps its content as text ("" where that is only whitespace,

@@ -413,8 +413,8 @@ class VLLMEngine(Engine):
         return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
 
     def _token_text(self, token_id: int, entry: Any) -> str:
-        decoded = getattr(entry, "decoded_token", None)
-        return decoded if decoded is not None else self.tokenizer.decode([token_id])
+        decoded: str | None = getattr(entry, "decoded_token", None)  # vLLM's text of the token, where it has one
+        return decoded if decoded is not None else str(self.tokenizer.decode([token_id]))
 
     def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
         return read_logprobs(choice, sampling, self.named_ids(sampling.logprob_tokens), self._token_text)

@@ -24,7 +24,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
     stepped = np.maximum.accumulate(p[order] * (m - np.arange(m)))
     adjusted = np.empty(m)
     adjusted[order] = np.minimum(stepped, 1.0)
-    return adjusted.tolist()
+    values: list[float] = adjusted.tolist()
+    return values
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
@@ -37,7 +38,8 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     stepped = np.minimum.accumulate(scaled[::-1])[::-1]
     adjusted = np.empty(m)
     adjusted[order] = np.minimum(stepped, 1.0)
-    return adjusted.tolist()
+    values: list[float] = adjusted.tolist()
+    return values
 
 
 def adjusted(p_values: Sequence[float], method: str) -> list[float]:

@@ -40,7 +40,8 @@ def binomial_tail(n: int, k: int) -> float:
     for i in range(1, k + 1):
         term = term * (n - i + 1) // i
         total += term
-    return total / 2**n
+    outcomes: int = 2**n  # (mypy types int ** int as Any: a negative exponent would make a float)
+    return total / outcomes
 
 
 def decimal_tail(n: int, k: int) -> float:

@@ -36,9 +36,10 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
     from .._values.options import construct
 
     name = name or DEFAULT_RETRIEVER
-    return construct(
+    retriever: Retriever = construct(
         registry.load("retrievers", name), dict(args or {}), f"retriever {name}", injected={"registry": registry}
-    )
+    )  # an instance of the registered Retriever subclass
+    return retriever
 
 
 __all__ = ["IndexBuilder", "Retriever", "load_retriever"]

@@ -132,7 +132,7 @@ def score_dtype(params: dict[str, Any]) -> np.dtype:
     """The float type params.index.json names for the scores (bm25s's default float32)."""
     name = params.get("dtype", "float32")
     try:
-        dtype = np.dtype(name)
+        dtype: np.dtype | None = np.dtype(name)
     except TypeError:
         dtype = None
     if dtype is None or dtype.kind != "f":

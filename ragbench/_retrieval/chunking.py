@@ -135,6 +135,10 @@ class TokenSplitter:
             )
         if text == "":
             return [text]
+        return self._chunks(text, budget)
+
+    def _chunks(self, text: str, budget: int) -> list[str]:
+        """The chunks of a non-empty `text`, each within `budget` tokens (a subclass's own splits and merge)."""
         return self._merge(self._pieces(text, budget), budget)
 
     def _pieces(self, text: str, budget: int) -> list[str]:

@@ -287,7 +287,7 @@ class FaissIndexRetriever(Retriever):
 
     @property
     def encoder_fp16(self) -> bool:
-        return next(self.encoder.model.parameters()).dtype.itemsize == 2
+        return bool(next(self.encoder.model.parameters()).dtype.itemsize == 2)  # a torch dtype's size
 
     def contents(self) -> dict[str, Any]:
         """The files' contents (sampled: `content_digest`), so a resumed run searches the same index and corpus

@@ -168,7 +168,8 @@ class FlashRagEncoder:
                 )
             if self.normalize:
                 vectors = torch.nn.functional.normalize(vectors, dim=-1)
-            return vectors.detach().cpu().numpy().astype(np.float32, order="C")
+            array: np.ndarray = vectors.detach().cpu().numpy().astype(np.float32, order="C")  # torch's tensor
+            return array
 
 
 def pool(pooler_output: Any, last_hidden_state: Any, attention_mask: Any, method: str) -> Any:

@@ -39,7 +39,8 @@ def read_array(folder: Path, name: str, mmap: bool = True) -> np.ndarray:
     """The .npy file `name` of `folder` (memory-mapped with `mmap`); missing, cut short or not a .npy file (a
     pickled object array is none) is an IndexDamage."""
     try:
-        return np.load(folder / name, mmap_mode="r" if mmap else None, allow_pickle=False)
+        array: np.ndarray = np.load(folder / name, mmap_mode="r" if mmap else None, allow_pickle=False)
+        return array
     except FileNotFoundError:
         raise IndexDamage(name, "missing") from None
     except (OSError, ValueError, EOFError) as exc:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,12 @@ class ReplayRetriever(Retriever):
                 f"replay miss in {self.path}: no recorded search for "
                 f"{json.dumps(query[:300], ensure_ascii=False)}; nearest recorded query: {shown}"
             )
-        for accept in (lambda r: r.get("k") == k, lambda r: (r.get("k") or 0) > k, lambda r: r.get("k") is None):
+        accepts: tuple[Callable[[dict[str, Any]], bool], ...] = (
+            lambda r: r.get("k") == k,
+            lambda r: (r.get("k") or 0) > k,
+            lambda r: r.get("k") is None,
+        )
+        for accept in accepts:
             match = next((r for r in records if accept(r)), None)
             if match is not None:
                 return match

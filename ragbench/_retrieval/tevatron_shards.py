@@ -41,7 +41,7 @@ def convert_command(path: Path) -> str:
 
 def number_dtype(*args: Any) -> np.dtype:
     """`numpy.dtype` as a pickle calls it, for numbers only (an object dtype would rebuild arbitrary objects)."""
-    dtype = np.dtype(*args)
+    dtype: np.dtype = np.dtype(*args)
     if dtype.kind not in "fiub":
         raise pickle.UnpicklingError(f"numpy.dtype {dtype}")
     return dtype

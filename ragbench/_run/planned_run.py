@@ -78,7 +78,8 @@ class PlannedRun:
 
     def task_configs(self) -> dict[str, Any]:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
-        return json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+        configs: dict[str, Any] = json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+        return configs
 
     def data_fingerprints(self) -> dict[str, Any]:
         """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
@@ -107,7 +108,8 @@ class PlannedRun:
         out["retriever_metadata"] = retrieved.metadata
         out["retriever_contents"] = retrieved.contents
         out["model_contents"] = model_contents
-        return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
+        recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+        return recorded
 
     def work(self, checkpoints: dict[str, TaskCheckpoint], resume: bool) -> Work:
         """Every record still to do with its position in the task's stream, task after task, streamed

@@ -141,7 +141,7 @@ def _plan_task(
 def _build_task(request: PlanRequest, registry: Registry, name: str, check: Preflight) -> Task | None:
     """The task built from its options (nothing loaded yet); None when they are wrong (reported to `check`)."""
     entry = registry.entry("tasks", name)
-    task = None
+    task: Task | None = None
     with check.step(f"task {name} options"):
         task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), request.task_args)}
         data_path = next((p for k, p in request.data.items() if registry.entry("tasks", k).name == name), None)

@@ -212,7 +212,8 @@ def rescored_config(
         "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned},
         "rescored_from": str(source),
     }
-    return redacted(json.loads(json.dumps(out, default=str)))  # as recorded: no URL's credentials
+    recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+    return recorded
 
 
 async def score_saved(planned: list[PlannedTask], source: Path, services: RunServices) -> tuple[int, dict[str, Any]]:

@@ -45,7 +45,8 @@ class RunResources:
         with self._loading:
             if key not in self._loaded:
                 self._loaded[key] = load()
-            return self._loaded[key]
+            loaded: T = self._loaded[key]  # what `load` made (one loader per key)
+            return loaded
 
     def close(self, wait: bool = True) -> None:
         """End the workers, close the page caches and drop the loaded objects. `wait=False` (an

@@ -14,8 +14,10 @@ from typing import Any
 from .._errors import ConfigError
 
 
-def judger_folder(path: str, what: str) -> Path:
-    """`path` as a local model folder (one holding a config.json), else a one-line ConfigError."""
+def judger_folder(path: str | None, what: str) -> Path:
+    """`path` as a local model folder (one holding a config.json), else (none given too) a one-line ConfigError."""
+    if path is None:
+        raise ConfigError(f"{what} is not set: pass the local folder the model was downloaded to")
     folder = Path(path).expanduser()
     if not (folder / "config.json").is_file():
         raise ConfigError(

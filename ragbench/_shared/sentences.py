@@ -35,4 +35,5 @@ def english_tokenizer() -> Any:
 
 def sent_tokenize(text: str) -> list[str]:
     """The sentences of `text`, exactly as `nltk.sent_tokenize(text)` (language english)."""
-    return english_tokenizer().tokenize(text)
+    sentences: list[str] = english_tokenizer().tokenize(text)  # nltk's punkt, untyped
+    return sentences

@@ -88,7 +88,7 @@ class ResponseCache:
         loop = asyncio.get_running_loop()
         if not self._asked:
             loop.call_soon(self._read_asked)
-        future = loop.create_future()
+        future: asyncio.Future[Response | None] = loop.create_future()
         self._asked.append((key, future))
         return await future
 

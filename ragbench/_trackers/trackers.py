@@ -102,4 +102,5 @@ def log_run(run_dir: str | Path, request: TrackerRequest) -> str:
     if problems := install_problems([request]):
         raise ConfigError(problems[0])
     sender = importlib.import_module(f"{__package__}.{TRACKERS[request.tracker].module}")
-    return sender.log(run_log(run_dir), request)
+    logged: str = sender.log(run_log(run_dir), request)  # each tracker module's log()
+    return logged

@@ -36,9 +36,9 @@ def name_problem(name: Any) -> str | None:
 def checked_name(name: Any, what: str, where: str, fix: str = "rename it") -> str:
     """`name` when it keeps the rule, else a one-line ConfigError: `what` it names, `where` it came from."""
     problem = name_problem(name)
-    if problem is not None:
-        raise ConfigError(f"{what} (from {where}): {problem}; {fix}")
-    return name
+    if problem is None and isinstance(name, str):  # no problem: a string
+        return name
+    raise ConfigError(f"{what} (from {where}): {problem}; {fix}")
 
 
 def part_problem(part: Any) -> str | None:

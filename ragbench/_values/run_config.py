@@ -67,7 +67,7 @@ def examples_in_flight(given: int | None, engine: Any = None) -> int:
         return given
     if engine is None:
         return DEFAULT_INFLIGHT
-    capacity = max(engine.max_batch_size, engine.max_concurrency if engine.concurrent else 0)
+    capacity: int = max(engine.max_batch_size, engine.max_concurrency if engine.concurrent else 0)
     return max(DEFAULT_INFLIGHT, min(capacity, MAX_DEFAULT_INFLIGHT))
 
 
@@ -204,7 +204,8 @@ class RunConfig:
             if k not in _NOT_IDENTITY and not (k in _IDENTITY_WHEN_GIVEN and not v)
         }
         identity["retriever_args"] = index_by_key(self.retriever_args, self.shipped_corpus_index)
-        return redacted(identity)
+        recorded: dict[str, Any] = redacted(identity)  # a dict stays one
+        return recorded
 
     def config_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]

@@ -41,8 +41,8 @@ BAD_LINES_KEPT = 100  # lines that are no sample record kept to name (all are co
 BAD_LINES_SHOWN = 20  # of them, named on the run page
 
 
-def clip(text: Any, limit: int = TEXT_CHARS) -> str:
-    text = "" if text is None else str(text)
+def clip(value: Any, limit: int = TEXT_CHARS) -> str:
+    text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -239,7 +239,8 @@ class RunFolder:
         with self._lock:
             known = self._read.get(name)
         if known is not None and known[0] == seen:
-            return known[1]
+            value: T = known[1]  # what `read` made of `name` (one reader per file name)
+            return value
         value = read(path)
         with self._lock:
             self._read[name] = (seen, value)

@@ -47,11 +47,22 @@ from typing import TYPE_CHECKING, Any
 from ragbench.api._deprecated import deprecated
 from ragbench.api._lazy import lazy_names
 
-if TYPE_CHECKING:  # type checkers read the plugin bases where they are defined, their deprecations (PEP 702) too
-    from ragbench._metric import Metric as Metric
-    from ragbench._metric import MetricDeclaration as MetricDeclaration
-    from ragbench._system import System as System
-    from ragbench._system import SystemDeclaration as SystemDeclaration
+# type checkers read each name where it is defined (PEP 702 deprecations too); it is imported on first use (below)
+if TYPE_CHECKING:
+    from ragbench._checks import Preflight
+    from ragbench._context import Context, ScoringContext
+    from ragbench._errors import ConfigError, RecordError
+    from ragbench._hookspecs import hookimpl
+    from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores
+    from ragbench._records import SampleRecord
+    from ragbench._reports.bootstrap import resampled
+    from ragbench._shared.reader import Reader
+    from ragbench._system import System, SystemDeclaration, recorded_extras
+    from ragbench._task import Task
+    from ragbench._task.prompting import Prompt, TaskPrompting
+    from ragbench._task.scoring import TaskScoring
+    from ragbench._types import Document, Example, Prediction, Step
+    from ragbench._values.llm_calls import EngineError
 
 # the internal module that defines each name
 _MODULES = {

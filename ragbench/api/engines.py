@@ -11,7 +11,15 @@ token counts, finish reason), `EngineNeeds` (what a system needs of its engine, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._engines.base import Engine
+    from ragbench._engines.tokenizers import local_tokenizer
+    from ragbench._values.llm_calls import EngineNeeds, Request, Response, Sampling, TokenLogprobs
+    from ragbench._values.tool_arguments import InvalidArguments, arguments_problem, checked_arguments
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),

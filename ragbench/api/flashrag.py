@@ -12,7 +12,21 @@ or a file of judgements by example id) and `judger_folder` (that folder, else on
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._shared.flashrag import (
+        FLASHRAG_RAG_TEMPLATE,
+        FLASHRAG_ZERO_SHOT_TEMPLATE,
+        FlashRagTemplate,
+        flashrag_generate,
+        flashrag_reference,
+        flashrag_sampling,
+        title_and_text,
+    )
+    from ragbench._shared.judgers import Judger, judger_folder
 
 _MODULES = {
     "ragbench._shared.flashrag": (

@@ -15,7 +15,25 @@ docs/writing-plugins.md, "The task-system contract", says what each is for.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._task.protocols import (
+        Demonstration,
+        OwnCorpus,
+        PlotKeys,
+        PredictionRecords,
+        StandingInstruction,
+        SystemDefaults,
+        UsesRunResources,
+        UsesTools,
+        closed_answer,
+        instruction_key,
+        task_demonstration,
+        task_input,
+    )
 
 _MODULES = {
     "ragbench._task.protocols": (

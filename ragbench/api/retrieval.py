@@ -17,7 +17,20 @@ searches returned more); `trec_ranking`, `trec_run_text`, `read_trec_run` and `r
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._components.base import Refiner, Reranker
+    from ragbench._retrieval.base import IndexBuilder, RetrievalError, Retriever
+    from ragbench._retrieval.corpus import corpus_format, passage_text, read_corpus
+    from ragbench._retrieval.corpus_lookup import CorpusLookup
+    from ragbench._retrieval.dense import model_location
+    from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
+    from ragbench._retrieval.trec_measures import import_pytrec_eval, shown_short, trec_eval_all, trec_measures
+    from ragbench._retrieval.trec_run import read_trec_run, run_tag, trec_ranking, trec_run_text
+    from ragbench._shared.refined_text import REFINED_TEXT
 
 _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),

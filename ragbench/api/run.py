@@ -14,7 +14,18 @@ plugin adds ends (`config_errors_exit`, `exit_if_skipped`); a finished run folde
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._checks import probe_data, unreachable
+    from ragbench._cli.plugin_commands import config_errors_exit, exit_if_skipped
+    from ragbench._reports.finished_run import FinishedRun, finished_run
+    from ragbench._reports.run_rankings import RunRankings, run_rankings
+    from ragbench._run.resources import RunResources
+    from ragbench._run.workers import Workers, ready_threads, usable_cores
+    from ragbench._storage.page_cache import PageCache, content_key
 
 _MODULES = {
     "ragbench._run.resources": ("RunResources",),

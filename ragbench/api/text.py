@@ -12,7 +12,17 @@ results cut to their first tokens (BrowseComp-Plus's snippets): `Snippets` (the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._retrieval.chunking import TokenSplitter, keep_separator, parse_split, tiktoken_encoding
+    from ragbench._shared.answers import exact_presence, normalize_answer, token_f1
+    from ragbench._shared.citations import cited_numbers, list_items, remove_citations
+    from ragbench._shared.instruction_templates import TEMPLATES, fill
+    from ragbench._shared.sentences import sent_tokenize
+    from ragbench._shared.snippets import Snippets, first_tokens, load_snippet_tokenizer
 
 _MODULES = {
     "ragbench._shared.answers": ("normalize_answer", "exact_presence", "token_f1"),

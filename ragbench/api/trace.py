@@ -9,7 +9,13 @@ each LLM call of a trace, in call order).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._trace_groups import find_groups, group, grouped, outline
+    from ragbench._types import trace_prompts
 
 _MODULES = {
     "ragbench._trace_groups": ("group", "grouped", "outline", "find_groups"),

@@ -13,7 +13,19 @@ record's paths with. docs/yaml-tasks.md is the guide.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragbench.api._lazy import lazy_names
+
+if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
+    from ragbench._shared.yaml_tasks.fields import GoldReader
+    from ragbench._shared.yaml_tasks.formats import RecordFormat
+    from ragbench._shared.yaml_tasks.gold_kinds import GoldKind
+    from ragbench._shared.yaml_tasks.places import RecordPlace
+    from ragbench._shared.yaml_tasks.prompting import YamlPrompting
+    from ragbench._shared.yaml_tasks.sources import json_records, jsonl_records, read_document
+    from ragbench._shared.yaml_tasks.task import YamlTask, yaml_task_class
+    from ragbench._shared.yaml_tasks.values import kind
 
 _MODULES = {
     "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),

@@ -50,7 +50,8 @@ def _as_script(script: Any) -> Script:
     if isinstance(script, (list, tuple)):
         return _in_order(script)
     if callable(script):
-        return script
+        function: Script = script  # a function(request) -> reply, as the docstring of ScriptedLLM says
+        return function
     raise TypeError(
         f"ScriptedLLM: a script is a reply, a list of replies, a dict of rules or a function, "
         f"not a {type(script).__name__}"
@@ -91,7 +92,9 @@ class ScriptedLLM(LLM):
 
     @property
     def batch_sizes(self) -> list[int]:
-        return self.engine.batch_sizes  # type: ignore[attr-defined]
+        engine = self.engine
+        assert isinstance(engine, ScriptedEngine)  # what __init__ made
+        return engine.batch_sizes
 
 
 def _logged(script: Script, log: list[Request]) -> Script:

@@ -76,7 +76,8 @@ def task_object(task: Task | type[Task] | str) -> Task:
         return task
     if isinstance(task, str):
         task = installed_registry().load("tasks", task)
-    return check_kind(task, "tasks", f"make_context task {task!r}", "the test")()
+    task_class: type[Task] = check_kind(task, "tasks", f"make_context task {task!r}", "the test")
+    return task_class()
 
 
 @dataclass
@@ -90,12 +91,13 @@ class EvalResult:
     @property
     def scores(self) -> dict[str, dict[str, Any]]:
         """{task: {metric key: value}} (results.json `results`)."""
-        return self.results["results"]
+        scores: dict[str, dict[str, Any]] = self.results["results"]
+        return scores
 
     @property
     def complete(self) -> bool:
         """Every example ran and was scored, no record was bad (the command line's exit code 0)."""
-        return self.results["complete"]
+        return bool(self.results["complete"])
 
 
 class _RunComponents:
@@ -111,12 +113,11 @@ class _RunComponents:
         if isinstance(component, str):
             return component
         cls = check_kind(component, kind, f"run_eval {SINGULAR[kind]} {component!r}", "the test")
-        if not cls.name:
+        name: str = cls.name
+        if not name:
             raise ConfigError(f"run_eval: {SINGULAR[kind]} class {cls.__qualname__} has no `name`; give it one")
-        self.added.append(
-            Entry(kind, cls.name, f"{cls.__module__}:{cls.__qualname__}", provider="run_eval", _loaded=cls)
-        )
-        return cls.name
+        self.added.append(Entry(kind, name, f"{cls.__module__}:{cls.__qualname__}", provider="run_eval", _loaded=cls))
+        return name
 
     def model(self, model: Any) -> Any:
         if not isinstance(model, ScriptedLLM):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores, ScoringContext
 from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
 
 DEFAULT_CUTOFFS = "1,3,5,10"
@@ -91,7 +91,7 @@ class BeirRetrieval(Metric):
         with check.step("metric beir_retrieval: pytrec_eval installed"):
             import_pytrec_eval(f"metric {self.name}")
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         prediction.shown_docs("BEIR's retrieval (each document with its corpus id)")
         if ctx is not None and shown_short(prediction, self.ks[-1]):
             ctx.count(SHOWN_SHORT)

@@ -120,13 +120,18 @@ class BeirTask(Task):
         """A system shows as many documents as the deepest cut-off scores."""
         return {"top_n": max(self.cutoffs)}
 
-    def prepare(self) -> None:
+    @property
+    def folder(self) -> Path:
+        """The BEIR dataset folder --data names."""
         if self.data_path is None:
             raise ConfigError(
                 "task beir reads a BEIR dataset folder: pass --data beir=FOLDER (one holding "
                 f"{QUERIES} and {QRELS_FOLDER}/{self.split}.tsv)"
             )
-        for path in (self.data_path / QUERIES, self.qrels_path):
+        return self.data_path
+
+    def prepare(self) -> None:
+        for path in (self.folder / QUERIES, self.qrels_path):
             if not path.is_file():
                 raise ConfigError(
                     f"task beir: {path} not found; --data beir=FOLDER names a BEIR dataset folder "
@@ -135,14 +140,14 @@ class BeirTask(Task):
 
     @property
     def qrels_path(self) -> Path:
-        return self.data_path / QRELS_FOLDER / f"{self.split}.tsv"
+        return self.folder / QRELS_FOLDER / f"{self.split}.tsv"
 
     def examples(self) -> Iterator[Example | RecordError]:
         self.prepare()
         qrels, lines, bad = read_qrels(self.qrels_path)
         queries: dict[str, str] = {}
         unread: list[int] = []  # lines of queries.jsonl that are not a query: named where a qrels query is missing
-        for index, item in iter_jsonl(self.data_path / QUERIES):
+        for index, item in iter_jsonl(self.folder / QUERIES):
             if isinstance(item, RecordError) or "_id" not in item or not isinstance(item.get("text"), str):
                 unread.append(index + 1)
             else:

@@ -48,7 +48,7 @@ def agent_submission(
     records: list[SampleRecord], calibration_error: float | None, names: Mapping[str, str], date: str
 ) -> dict[str, Any]:
     """evaluate_run.py's summary of the scored records (`names`: "LLM", "Retriever", "Link")."""
-    recalls = [r.scores["evidence_recall"] for r in records if r.scores.get("evidence_recall") is not None]
+    recalls = [recall for r in records if (recall := r.scores.get("evidence_recall")) is not None]
     return {
         "LLM": names["LLM"],
         "Accuracy (%)": percent(sum(map(correct, records)) / len(records)),

@@ -109,7 +109,10 @@ class BrowseCompPlusJudge(Metric):
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, CorpusValue]:
         """calib_err over the examples with a confidence, in the examples' order; none without one."""
         pairs = [
-            (s.scores["confidence"], s.scores["accuracy"]) for s in samples if s.scores.get("confidence") is not None
+            (confidence, accuracy)
+            for s in samples
+            if (confidence := s.scores.get("confidence")) is not None
+            and (accuracy := s.scores.get("accuracy")) is not None  # every scored sample has one
         ]
         if not pairs:
             return {"calibration_error": CorpusValue(None, 0)}

@@ -33,15 +33,20 @@ class BrowseCompPlusTask(Task):
         super().__init__(data_path, **args)
 
     @property
-    def queries_path(self) -> Path:
-        return self.data_path / QUERIES if self.data_path.is_dir() else self.data_path
-
-    def prepare(self) -> None:
+    def source(self) -> Path:
+        """What --data names: a BrowseComp-Plus checkout, or its decrypted queries file."""
         if self.data_path is None:
             raise ConfigError(
                 "task browsecomp_plus reads the decrypted queries: pass --data browsecomp_plus=PATH, a "
                 f"BrowseComp-Plus checkout holding {QUERIES} (its README's decrypt command) or that file"
             )
+        return self.data_path
+
+    @property
+    def queries_path(self) -> Path:
+        return self.source / QUERIES if self.source.is_dir() else self.source
+
+    def prepare(self) -> None:
         if not self.queries_path.is_file():
             raise ConfigError(
                 f"task browsecomp_plus: {self.queries_path} not found; run BrowseComp-Plus's "
@@ -50,12 +55,12 @@ class BrowseCompPlusTask(Task):
 
     def qrels(self) -> dict[str, dict[str, list[str]]]:
         """gold field -> the checkout's qrels (query id -> docids), for the qrels files it has."""
-        if not self.data_path.is_dir():
+        if not self.source.is_dir():
             return {}
         return {
-            field: read_qrels(self.data_path / name)
+            field: read_qrels(self.source / name)
             for field, (_, name) in GOLD_LISTS.items()
-            if (self.data_path / name).is_file()
+            if (self.source / name).is_file()
         }
 
     def examples(self) -> Iterator[Example | RecordError]:

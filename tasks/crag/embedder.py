@@ -116,7 +116,8 @@ class ModelSpec:
         self, spec: str | None, device: str | None = None, precision: str | None = None, batch_size: int | None = None
     ) -> None:
         self.spec = spec
-        self.factory = bool(spec and ":" in spec and not Path(spec).exists())
+        # a "package.module:factory" spec (one not naming a folder), else None
+        self.factory = spec if spec and ":" in spec and not Path(spec).exists() else None
         self._options = (device, precision, batch_size)
         self._where: Placement | None = None
 
@@ -137,7 +138,7 @@ class ModelSpec:
     def load(self) -> Any:
         """The model, loaded now."""
         if self.factory:
-            return load_callable(self.spec, "embedder", "give a model folder or package.module:factory")()
+            return load_callable(self.factory, "embedder", "give a model folder or package.module:factory")()
         return SentenceTransformerModel(str(self.spec or default_model_path()), self.where)
 
     def load_for(self, resources: RunResources | None) -> Any:
@@ -197,7 +198,8 @@ class BatchingEmbedder:
             return [], [None] * len(batch)
         if self._identity is None:
             self._identity = await asyncio.to_thread(self.model_spec.identity)
-        keys = await asyncio.to_thread(lambda: [content_key(KIND, self._identity, *texts) for texts, _ in batch])
+        identity = self._identity
+        keys = await asyncio.to_thread(lambda: [content_key(KIND, identity, *texts) for texts, _ in batch])
         return keys, await self.cache.get_many(keys)
 
     async def _run(self) -> None:

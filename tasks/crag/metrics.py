@@ -166,7 +166,7 @@ class CragAutoEval(Metric):
     def row(self, accurate: float, missing: bool, exact: bool) -> Scores:
         missing_value = 1.0 if missing else 0.0
         hallucination = 1.0 - accurate - missing_value
-        out = {
+        out: Scores = {
             "accuracy": accurate,
             "hallucination": hallucination,
             "missing": missing_value,

@@ -122,6 +122,7 @@ class CragTask(Task):
     own_documents = True  # each question's five search result pages
     kg_default: ClassVar[bool] = False
     tools_replayed = False  # set by the run (UsesTools)
+    prompting: CragPrompting
 
     def __init__(
         self,

@@ -53,8 +53,9 @@ class FreshQaSplit(YamlTask):
             if isinstance(record, dict):
                 if not header_checked and (missing := columns_missing(record)):
                     # the notebooks stop on it (row['answer_0']); read without, every answer in it would be lost
+                    header_row = self.spec.data.header_row if self.spec.data is not None else None
                     raise ConfigError(
-                        f"{place.source}: the header (data.header_row {self.spec.data.header_row}) "
+                        f"{place.source}: the header (data.header_row {header_row}) "
                         f"has no column {', '.join(missing)}; is it FreshQA's spreadsheet, saved as CSV?"
                     )
                 header_checked = True

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import ConfigError, Context, Example, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores, ScoringContext
 from ragbench.api.text import normalize_answer, token_f1
 
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
@@ -92,7 +92,7 @@ class KiltDownstream(Metric):
     def __init__(self, extract: Extract = "none") -> None:
         self.extract = extract
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         return downstream(example, prediction, self.extract)
 
     def config(self) -> dict[str, Any]:
@@ -185,7 +185,7 @@ class KiltRetrieval(Metric):
             self.declares, keys=("rprec", f"recall_at_{k}", *(f"kilt_{key}" for key in DOWNSTREAM_KEYS))
         )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         prediction.shown_docs("KILT's retrieval (each document with its wikipedia_id)")
         provenance = example.gold.get("provenance")
         if provenance == []:  # the record has no outputs (output.provenance of []): upstream's max() over none raises

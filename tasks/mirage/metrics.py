@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from ragbench.api import Context, Example, Metric, MetricDeclaration, Prediction, Score
+from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
 
 ANSWER_CHOICE = '"answer_choice": "'
 PMC_LLAMA_ANSWER = "Answer:"
@@ -72,7 +72,7 @@ class MirageAccuracy(Metric):
     def __init__(self, locate: Literal["standard", "pmc_llama"] = "standard") -> None:
         self.locate = locate
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Score:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Score:
         choice = located_choice(prediction.answer, self.locate)
         if choice is None:
             getattr(ctx, "count", lambda name: None)(NOT_FOUND)

@@ -78,7 +78,10 @@ class SentenceSplitter(TokenSplitter):
                 return pieces
         return pieces
 
-    def _pieces(self, text: str, budget: int) -> list[tuple[str, int]]:
+    def _chunks(self, text: str, budget: int) -> list[str]:
+        return self._merge_counted(self._counted_pieces(text, budget), budget)
+
+    def _counted_pieces(self, text: str, budget: int) -> list[tuple[str, int]]:
         """(text, tokens) of each split, in order."""
         tokens = self.length(text)
         if tokens <= budget:
@@ -86,10 +89,10 @@ class SentenceSplitter(TokenSplitter):
         out: list[tuple[str, int]] = []
         for piece in self._split_once(text):
             tokens = self.length(piece)
-            out.extend([(piece, tokens)] if tokens <= budget else self._pieces(piece, budget))
+            out.extend([(piece, tokens)] if tokens <= budget else self._counted_pieces(piece, budget))
         return out
 
-    def _merge(self, splits: list[tuple[str, int]], budget: int) -> list[str]:
+    def _merge_counted(self, splits: list[tuple[str, int]], budget: int) -> list[str]:
         chunks: list[str] = []
         current: list[tuple[str, int]] = []
         size = 0

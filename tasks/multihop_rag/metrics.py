@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragbench.api import Context, Document, Example, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, Scores, ScoringContext
 
 QUOTED_ANSWER = re.compile(r'The answer to the question is "(.*?)"')
 NULL_QUERY = "null_query"
@@ -52,7 +52,7 @@ class MultiHopRagQA(Metric):
         value_range=(0, 1),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         answers = example.gold.get("answers") or []
         if len(answers) > 1:  # qa_evaluate.py lower-cases the answer: a list there is a crash, not its first item
             raise ValueError(
@@ -122,7 +122,7 @@ class MultiHopRagRetrieval(Metric):
         value_range=(0, 1),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         facts = evidence_facts(example.gold.get("evidence"))
         if example.meta.get("question_type") == NULL_QUERY or not facts:
             return dict.fromkeys(RETRIEVAL_KEYS)

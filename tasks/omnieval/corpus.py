@@ -30,6 +30,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.data import parse_json
@@ -205,5 +206,5 @@ def _write_corpus(
                     stats.chunks += 1
         for doc in read_folder(root, path_as):
             if not isinstance(doc, RecordError) and upstream_fate(doc, limit) == "whole":
-                write(doc.id, doc.title, doc.text)
+                write(cast(str, doc.id), doc.title, doc.text)  # read_file names every document it reads
                 stats.whole += 1

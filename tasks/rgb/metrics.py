@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ragbench.api import Context, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores, ScoringContext
 
 REJECTIONS = ("信息不足", "insufficient information")
 FACT_CHECKS = ("事实性错误", "factual errors")
@@ -81,7 +81,7 @@ class RgbAccuracy(RgbMetric):
         key_specs={"rejected": KeySpec(None, (0, 1))},
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         labels, _ = self.labels(example, prediction)
         rejected = labels[0] == -1 if labels else False
         counted = (example.meta.get(NOISE_RATE) == 1 and rejected) or answered(labels)
@@ -95,7 +95,7 @@ class RgbCounterfactual(RgbMetric):
         keys=("error_detection", "error_correction"),
     )
 
-    def score(self, example: Example, prediction: Prediction, ctx: Context | None = None) -> Scores:
+    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         labels, fact_label = self.labels(example, prediction)
         corrected = float(0 not in labels) if fact_label else None
         return {"error_detection": float(fact_label), "error_correction": corrected}

@@ -171,17 +171,18 @@ def _corpus(top: Section, folder: Path) -> Path | None:
     name = top.get("corpus", str)
     if name is None:
         return None
-    if not (folder / name).is_file():
-        raise top.error("corpus", f"no passage file {folder / name} (a path relative to the task's file)")
-    return folder / name
+    path: Path = folder / name
+    if not path.is_file():
+        raise top.error("corpus", f"no passage file {path} (a path relative to the task's file)")
+    return path
 
 
 def _name(section: Section, key: str, name: Any) -> str:
     """`name`, given at `key`, when it keeps the rule for names that become file names (ragbench._values.names)."""
     problem = name_problem(name)
-    if problem is not None:
-        raise section.error(key, problem)
-    return name
+    if problem is None and isinstance(name, str):  # no problem: a string
+        return name
+    raise section.error(key, str(problem))
 
 
 def field_ref(section: Section, name: str, default: str | None = None) -> FieldRef | None:

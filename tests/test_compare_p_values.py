@@ -21,7 +21,6 @@ from ragbench._reports.multiple_testing import adjusted
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 
 
-
 def multipletests(p_values: list[float], method: str) -> tuple:
     """statsmodels' `multipletests`, without the full garbage collection its Holm branch ends with (which changes
     no number, and took 0.4 s a call in a test process holding torch's objects: most of this file's time).

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import plugins_read_once
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 from matrix_groups import builtin, task_groups
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
-REGISTRY = installed_registry()
+REGISTRY = plugins_read_once()
 SYSTEMS = builtin(REGISTRY, "systems")
 TASKS = builtin(REGISTRY, "tasks")
 GROUPS = task_groups(REGISTRY, TASKS)  # representative -> the other tasks of its group

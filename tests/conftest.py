@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import atexit
+import functools
+import importlib.util
 import json
 import os
 import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from ragbench._registry import Registry
 
 # Property-based tests are the same on every machine: a fixed seed per test (derandomize), no time limit per
 # example (a slow 2-core machine must pass what a fast one does), no example database written beside the tests.
@@ -64,6 +70,23 @@ TEST_DATA = ROOT / "tests" / "data"
 SHARED = ROOT.parent / "shared"
 
 
+def installed(module: str) -> bool:
+    """Whether `module` can be found, without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
+def needs(*modules: str, reason: str = "") -> pytest.MarkDecorator:
+    """Skips what it marks (a test, or a module as its `pytestmark`) where one of `modules` is not installed, as
+    `pytest.importorskip` does, but without importing them while the tests are collected: every xdist worker
+    collects every file, and mauve, evaluate, anthropic or sentence-transformers take 1-5 s of CPU each to
+    import, for the few tests that use them."""
+    missing = [module for module in modules if not installed(module)]
+    return pytest.mark.skipif(bool(missing), reason=reason or f"not installed: {', '.join(missing)}")
+
+
 def shared_reference() -> Path:
     """`../shared/reference` beside the checkout (CI lays shared/ there); tests that need it skip otherwise."""
     path = SHARED / "reference"
@@ -99,15 +122,21 @@ def popqa_records() -> list[dict]:
     ]
 
 
-@pytest.fixture(scope="session")
-def shared_registry():
-    """The installed plugins, read once for the tests that make many runs (reading the 74 YAML task files again
-    was a fifth of a small run's CPU time): a run loads the entries it uses and changes nothing else (a YAML
-    task given by its path replaces the file given before), as one process running several tasks reads them
-    once."""
+@functools.cache
+def plugins_read_once() -> Registry:
+    """The installed plugins, read once in this process for the tests that make many runs (reading the 74 YAML
+    task files again was a fifth of a small run's CPU time): a run loads the entries it uses and changes nothing
+    else (a YAML task given by its path replaces the file given before), as one process running several tasks
+    reads them once."""
     from ragbench._registry import installed_registry
 
     return installed_registry()
+
+
+@pytest.fixture(scope="session")
+def shared_registry() -> Registry:
+    """`plugins_read_once()` as a fixture."""
+    return plugins_read_once()
 
 
 @pytest.fixture(autouse=True)

@@ -18,10 +18,9 @@ from typing import Any
 
 import ragbench.tasks.flashrag
 import ragbench.tasks.selfrag
-from conftest import TEST_DATA, write_jsonl
+from conftest import TEST_DATA, plugins_read_once, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
-from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
 
@@ -422,8 +421,8 @@ def build_corpus_index(folder: Path) -> Path:
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
-    build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False, registry=installed_registry())
-    build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False, registry=installed_registry())
+    build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False, registry=plugins_read_once())
+    build_index(KILT / "kilt_passages.jsonl", folder / "kilt", "bm25", progress=False, registry=plugins_read_once())
     folder.mkdir(parents=True, exist_ok=True)
     build_corpus(MULTIHOP_RAG / "corpus.json", folder / "multihop_rag_chunks.jsonl")
     build_index(
@@ -431,16 +430,16 @@ def build_corpus_index(folder: Path) -> Path:
         folder / "multihop_rag",
         "bm25",
         progress=False,
-        registry=installed_registry(),
+        registry=plugins_read_once(),
     )
-    build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=installed_registry())
-    build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=installed_registry())
+    build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=plugins_read_once())
+    build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=plugins_read_once())
     build_index(
         BROWSECOMP_PLUS / "corpus.jsonl",
         folder / "browsecomp_plus",
         "bm25",
         progress=False,
-        registry=installed_registry(),
+        registry=plugins_read_once(),
     )
     return folder
 
@@ -717,7 +716,7 @@ def task_examples(
                 judges=["scripted:echo"],
                 nli="scripted:echo",
             ).plan_request(),
-            installed_registry(),
+            plugins_read_once(),
         )[0]
         _EXAMPLES[task, limit] = (
             [e for e in planned.task.examples() if isinstance(e, Example)][:limit],

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from alce_helpers import ALCE_DATA, DATA_FILES, scored_run, write_predictions
+from conftest import needs
 from helpers import run
 from ragbench._records import read_samples
 from ragbench.metrics.mauve import Mauve, mauve_texts
 from tiny_models import tiny_gpt2
 
-pytest.importorskip("mauve")
+pytestmark = needs("mauve")
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ import pytest
 
 import test_engine_anthropic as anthropic_case
 import test_engine_gemini as gemini_case
+from conftest import needs
 from helpers import cli_here
 from ragbench._engines import load_engine
 from ragbench._engines.anthropic import AnthropicEngine
@@ -31,6 +32,8 @@ from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import EngineError, RequestError
 from test_engine_openai import FAST, FakeServer, chat, generate
+
+pytestmark = needs("anthropic", "google.genai")
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,15 @@ test, and slice rows that can be left out. The adjustments equal statsmodels' `m
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from statsmodels.stats.multitest import multipletests
 
 import ragbench.tasks.selfrag
 from helpers import cli, run
@@ -19,11 +20,22 @@ from ragbench._reports.multiple_testing import adjusted
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 
+
+def multipletests(p_values: list[float], method: str) -> tuple:
+    """statsmodels' `multipletests`, without the full garbage collection its Holm branch ends with (which changes
+    no number, and took 0.4 s a call in a test process holding torch's objects: most of this file's time).
+    statsmodels is imported here, by the tests that use it, not by every xdist worker collecting the file."""
+    from statsmodels.stats.multitest import multipletests as statsmodels_multipletests
+
+    with mock.patch.object(gc, "collect", lambda *generation: 0):
+        return statsmodels_multipletests(p_values, method=method)
+
+
 p_values = st.lists(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.05, 0.0005])), min_size=1, max_size=60)
 
 
 @given(p_values)
-@settings(max_examples=80, deadline=None)  # each example calls statsmodels twice (~0.1 s)
+@settings(max_examples=80, deadline=None)
 def test_holm_and_benjamini_hochberg_equal_statsmodels(values):
     for ours, theirs in (("holm", "holm"), ("bh", "fdr_bh")):
         expected = multipletests(values, method=theirs)[1]

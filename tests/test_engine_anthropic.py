@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from conftest import needs
 from ragbench._engines.anthropic import AnthropicEngine
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
 
-pytest.importorskip("anthropic")
+pytestmark = needs("anthropic")
 
 KEY_ENV = "RAGBENCH_TEST_ANTHROPIC_KEY"
 SECRET = "sk-ant-test-Zq9SECRETvalue0123456789"

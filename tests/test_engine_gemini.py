@@ -13,6 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from conftest import needs
 from ragbench._engines.gemini import GeminiEngine, retry_after
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, RequestError, Sampling
@@ -20,7 +21,7 @@ from test_engine_anthropic import CALLED, reply
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
 
-pytest.importorskip("google.genai")
+pytestmark = needs("google.genai")
 
 KEY_ENV = "RAGBENCH_TEST_GEMINI_KEY"
 SECRET = "AIzaTEST-Zq9SECRETvalue0123456789abcd"

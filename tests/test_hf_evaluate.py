@@ -8,12 +8,12 @@ import shutil
 
 import pytest
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from helpers import cli, cli_here, cli_run_args, run
 from ragbench._errors import ConfigError
 from test_compare import DEMO
 
-pytest.importorskip("evaluate", reason="pip install 'ragbench[evaluate]'")
+pytestmark = needs("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
 MULTI = TEST_DATA / "evaluate" / "best_overlap.py"  # a list of references per prediction
 RECORDS = [json.loads(line) for line in DEMO.read_text().splitlines()]

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import plugins_read_once
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 from matrix_groups import builtin, task_groups
 from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
-REGISTRY = installed_registry()
+REGISTRY = plugins_read_once()
 SYSTEMS = builtin(REGISTRY, "systems")
 TASKS = builtin(REGISTRY, "tasks")
 GROUPS = task_groups(REGISTRY, TASKS)  # representative -> the other tasks of its group
@@ -532,6 +532,10 @@ def test_cell_scores_the_scripted_answers_as_worked_out(
 ):
     if system != ONCE:  # a run's worker processes do its task's work (CRAG's pages), the same for every system:
         monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task starts them, the others use a thread
+        # and its report's plots (CRAG's slice bars, OmniEval's heat maps; ~0.3 s a PNG, four a CRAG cell): the
+        # same code for every system, drawn in vanilla's cell; the others' reports are made without them
+        monkeypatch.setattr("ragbench._reports.slice_plots.slice_plot", lambda *args: None)
+        monkeypatch.setattr("ragbench._reports.slice_plots.matrix_plot", lambda *args: None)
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:

@@ -11,11 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("bm25s")
-
 from component_helpers import TASK, bm25_args, bm25_vanilla_run
 from component_models import tiny_causal_lm, tiny_encoder
+from conftest import needs
 from helpers import cli_here, samples
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
 from ragbench._components.selective_context import SelectiveContextRefiner
@@ -26,6 +24,8 @@ from ragbench._types import Document
 from retrieval_samples import WORDS, passages, write_dpr_tsv
 from tiny_models import WORDS as T5_WORDS
 from tiny_models import tiny_t5
+
+pytestmark = needs("sentence_transformers", "bm25s")
 
 QUESTION = "king queen castle?"
 

@@ -13,11 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("bm25s")
-pytest.importorskip("sentence_transformers")
-
 from component_helpers import TASK, bm25_args, bm25_vanilla_run
 from component_models import tiny_cross_encoder
+from conftest import needs
 from helpers import cli_here, samples
 from ragbench._components.base import ranked
 from ragbench._components.cross_encoder import CrossEncoderReranker
@@ -32,6 +30,8 @@ from ragbench._types import Document
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from retrieval_samples import WORDS, passages, write_dpr_tsv
+
+pytestmark = needs("bm25s", "sentence_transformers")
 
 QUESTIONS = ["king queen castle", "running river song", "Moses the prophet"]
 

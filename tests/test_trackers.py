@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import needs
 from helpers import cli, cli_here, samples, score_args
 
-pytest.importorskip("wandb")
-pytest.importorskip("mlflow")
+pytestmark = needs("wandb", "mlflow")
 
 RUN = ("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "3", "--no-progress")
 

@@ -170,10 +170,7 @@ class Counted(TypedDict):
     meaning: str
 
 
-class JudgeAgreement(TypedDict):
-    """One judged key whose examples several raters scored (`--judge-repeats`, several judges), as
-    ragbench._reports.judge_ratings sums them up."""
-
+class _JudgeAgreement(TypedDict):
     raters: list[str]
     averaged: int
     examples: int
@@ -185,6 +182,16 @@ class JudgeAgreement(TypedDict):
     failed_ratings: int
     failure: str | None
     ci95_judged: list[float] | None
+
+
+class JudgeAgreement(_JudgeAgreement, total=False):
+    """One judged key: how far the raters that scored its examples agree (`--judge-repeats`, several judges), as
+    ragbench._reports.judge_ratings sums them up; or, `measured` false, that it was judged once, every statistic
+    null, and `measure_with`, the command that measures it (RUN: the run folder). Absent `measured` (results
+    written before it): measured."""
+
+    measured: bool
+    measure_with: str
 
 
 class JudgeSwap(TypedDict):

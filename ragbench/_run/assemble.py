@@ -69,6 +69,7 @@ def scored_task(
         config.bootstrap_iters,
         config.seed,
         planned.task.scoring.missing_scores_zero,
+        len(config.judges),
     )
     tallies = (
         BudgetTally(),

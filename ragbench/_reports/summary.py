@@ -10,7 +10,7 @@ from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
-from .judge_lines import agreement_sections, judge_cost_lines
+from .judge_lines import agreement_sections, judge_cost_lines, model_cost_lines
 from .judge_ratings import agreement_cell, judge_agreement_lines
 from .judge_swap import judge_swap_lines
 from .results_schema import Results, direction
@@ -148,8 +148,10 @@ def failure_lines(results: Results) -> list[str]:
 
 
 def budget_lines(results: Results) -> list[str]:
-    """Each task's budget per example, measured from its traces (`budget`), then what judging cost (`judge_cost`)."""
-    return [budget_line(task, budget) for task, budget in (results.budget or {}).items()] + judge_cost_lines(results)
+    """Each task's budget per example, measured from its traces (`budget`), then what the system's model calls
+    (`model_cost`) and judging (`judge_cost`) cost."""
+    budgets = [budget_line(task, budget) for task, budget in (results.budget or {}).items()]
+    return budgets + model_cost_lines(results) + judge_cost_lines(results)
 
 
 def models_line(config: dict[str, Any]) -> str:

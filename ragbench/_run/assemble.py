@@ -13,6 +13,7 @@ from .._records import read_samples, saved_lines
 from .._reports.budget import BudgetTally
 from .._reports.judge_check import JudgeCheckTally, add_ppi
 from .._reports.judge_cost import JudgeCostTally
+from .._reports.model_cost import ModelCostTally
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
@@ -75,7 +76,8 @@ def scored_task(
         BudgetTally(),
         SamplingTally(),
         JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, judging.labels),
-        JudgeCostTally(judging.price, judging.why_unpriced),
+        JudgeCostTally(judging.prices),
+        ModelCostTally(judging.prices),
     )
     for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
         for tally in tallies:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .._errors import ConfigError
 from .._reports.human_labels import HumanLabels, read_human_labels
-from .._reports.judge_cost import prices_of, read_price_table
+from .._reports.prices import ModelPrices, read_price_table
 from .._values.run_config import RunConfig
 
 log = logging.getLogger(__name__)
@@ -20,8 +20,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Judging:
     labels: HumanLabels | None
-    price: dict[str, float] | None
-    why_unpriced: str | None
+    prices: ModelPrices  # of the system's model and the judges
 
 
 def judging_of(config: RunConfig) -> Judging:
@@ -34,6 +33,6 @@ def judging_of(config: RunConfig) -> Judging:
     try:
         table = read_price_table(config.price_table) if config.price_table else {}
     except ConfigError as exc:
-        log.warning("%s; judging is not priced (fix the file, then `ragbench rescore`)", exc)
-        return Judging(labels, None, str(exc))
-    return Judging(labels, *prices_of(config.judges, config.judge_args, table))
+        log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
+        return Judging(labels, ModelPrices(config, {}, str(exc)))
+    return Judging(labels, ModelPrices(config, table))

@@ -27,7 +27,7 @@ class MetricModels:
     ) -> None:
         self.logs = [ExchangeLog(folder / judge_log_name(i)) for i in range(len(judges))]  # --judge replay: reads them
         self.judges = [
-            LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
+            LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log), role=f"judge:{i}")
             for i, (judge, log) in enumerate(zip(judges, self.logs))
         ]
         self.nli = (

@@ -78,6 +78,7 @@ def test_the_one_command_measures_the_agreement_of_a_finished_run_judged_once(tm
     command = results_of(run)["judge_agreement"]["popqa"]["llm_judge"]["measure_with"]
     result = CliRunner().invoke(main, [*run_command(command, run), "--output", str(tmp_path / "measured")])
     assert result.exit_code == 0, result.output
+    assert scoring_plugin.CALLS["judge"] == len(records) * 3  # the run's; two repeats more (the first: RUN's cache)
     found = results_of(tmp_path / "measured")["judge_agreement"]["popqa"]["llm_judge"]
     assert found["measured"] is True and found["raters"] == ["repeat 1", "repeat 2", "repeat 3"]
     assert found["examples"] == len(records) and found["percent_agreement"] is not None
@@ -87,7 +88,7 @@ def test_the_one_command_measures_the_agreement_of_a_finished_run_judged_once(tm
     assert after["llm_judge"] == before["llm_judge"]  # the headline is the run's own verdicts
 
 
-def test_several_judges_averaged_are_measured_each_alone_at_no_more_calls(tmp_path, records):
+def test_several_judges_averaged_are_measured_from_the_runs_cache_alone(tmp_path, records):
     popqa_run(tmp_path, records[:6], ["llm_judge"], judges=[JUDGE, COIN_JUDGE], metric_args=SAMPLED, bootstrap_iters=10)
     run = tmp_path / "run"
     entry = results_of(run)["judge_agreement"]["popqa"]["llm_judge"]
@@ -97,7 +98,7 @@ def test_several_judges_averaged_are_measured_each_alone_at_no_more_calls(tmp_pa
     calls = scoring_plugin.CALLS["judge"]
     result = CliRunner().invoke(main, [*run_command(entry["measure_with"], run), "--output", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
-    assert scoring_plugin.CALLS["judge"] == 2 * calls  # the headline's again; each judge alone: its answer, cached
+    assert scoring_plugin.CALLS["judge"] == calls  # the headline and each judge alone: RUN's requests, its cache's
     found = results_of(tmp_path / "m")["judge_agreement"]["popqa"]["llm_judge"]
     assert found["measured"] is True and found["raters"] == ["judge 1", "judge 2"] and found["examples"] == 6
 

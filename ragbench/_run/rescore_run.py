@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -88,6 +89,8 @@ def rescore_run(source: str | Path, changes: dict[str, Any], registry: Registry)
             services.start_folder(
                 full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite
             )
+            if config.cache is None:  # its own cache starts as RUN's: the calls RUN made are answered, not paid again
+                copy_cache(source, target.path)
             services.open_cache()
             started = time.perf_counter()
             rescored, calls = run_interruptible(score_saved(planned, source, services))
@@ -122,6 +125,14 @@ def swapped_judge_report(
         if swap:
             report[task.name] = swap
     return report
+
+
+def copy_cache(source: Path, target: Path) -> None:
+    """RUN's response cache (cache.sqlite and its write-ahead log, where there is one) copied into the rescored
+    run's folder; RUN's files are only read."""
+    for name in ("cache.sqlite", "cache.sqlite-wal"):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
 
 
 def check_output(config: RunConfig, source: Path) -> None:

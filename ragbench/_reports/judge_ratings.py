@@ -166,7 +166,9 @@ def agreement_cell(entry: Mapping[str, Any] | None) -> str:
 
 def interval_text(interval: list[float] | None) -> str:
     """An interval as "[low, high]" with four places, "n/a" where there is none."""
-    return "n/a" if interval is None else f"[{interval[0]:.4f}, {interval[1]:.4f}]"
+    if interval is None or len(interval) != 2 or None in interval:  # none (or a damaged one: read so)
+        return "n/a"
+    return f"[{interval[0]:.4f}, {interval[1]:.4f}]"
 
 
 def share_text(value: float | None) -> str:

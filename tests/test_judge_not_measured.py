@@ -47,8 +47,10 @@ def test_every_judged_key_of_a_run_judged_once_says_its_agreement_is_not_measure
     assert "| popqa | llm_judge | higher |" in report and "| not measured (judged once) |" in report
     match_row = next(line for line in report.splitlines() if line.startswith("| popqa | match | higher |"))
     assert match_row.endswith("| - |")  # a key no judge scores
-    command = f"ragbench rescore {shlex.quote(str(tmp_path / 'run'))} --judge-repeats 3"
-    assert f"- popqa llm_judge, llm_judge_unparsed: judged once, agreement not measured: `{command}`" in report
+    assert (
+        "- popqa llm_judge, llm_judge_unparsed: judged once, agreement not measured: "
+        "`ragbench rescore RUN --judge-repeats 3` (RUN: the run's folder) measures it" in report
+    )
 
 
 def test_the_console_and_the_viewer_carry_it_beside_the_number(tmp_path, records):

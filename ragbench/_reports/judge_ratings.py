@@ -141,10 +141,12 @@ def judge_agreement_lines(results: Results, run: str | Path | None = None) -> li
 def not_measured_line(task: str, keys: list[str], command: str, run: str | Path | None) -> str:
     """A task's keys judged once: that their agreement is not measured, and the command that measures it."""
     shown = ", ".join(keys[:SHOWN_KEYS]) + (f" (+{len(keys) - SHOWN_KEYS})" if len(keys) > SHOWN_KEYS else "")
-    if run is not None:
-        command = command.replace(RUN, shlex.quote(str(run)), 1)
+    if run is None:
+        where = f" ({RUN}: the run's folder)"
+    else:
+        command, where = command.replace(RUN, shlex.quote(str(run)), 1), ""
     return (
-        f"{task} {shown}: judged once, agreement not measured: `{command}` measures it "
+        f"{task} {shown}: judged once, agreement not measured: `{command}`{where} measures it "
         "(`--judge ENGINE:MODEL` instead: another judge)"
     )
 

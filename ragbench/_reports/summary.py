@@ -287,7 +287,7 @@ def report_markdown(results: Results, run_dir: Path | None = None) -> str:
         "",
         *([*(f"{line}  " for line in budget), ""] if (budget := budget_lines(results)) else []),
     ]
-    agreement = judge_agreement_lines(results, run_dir)
+    agreement = judge_agreement_lines(results)  # RUN, not this folder's path: report.md moves with the folder
     if agreement:
         lines += ["## Judge agreement", "", *[f"- {line}" for line in agreement], ""]
     swap = judge_swap_lines(results)

@@ -49,7 +49,8 @@ def judge_cost_lines(results: Results) -> list[str]:
 def model_cost_lines(results: Results) -> list[str]:
     """One line per task: the system's own model calls, tokens and money."""
     return [
-        f"{task}: the system's model{'' if 'by_model' in cost else ' ' + cost.get('model', '')}: {_calls_phrase(cost)}"
+        f"{task}: the system's model{'' if cost.get('by_model') else ' ' + (cost.get('model') or '?')}: "
+        + _calls_phrase(cost)
         for task, cost in (results.model_cost or {}).items()
     ]
 

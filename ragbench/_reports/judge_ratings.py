@@ -110,7 +110,7 @@ class JudgeRatings:
 
 def judge_agreement_lines(results: Results, run: str | Path | None = None) -> list[str]:
     """One line per judged key with raters, then per task one line for its keys judged once, with the command
-    that measures them (`run`: the run folder, put in it for RUN), for report.md, the console and the viewer."""
+    that measures them (`run`: the run's folder, shown in place of RUN), for report.md, the console and the viewer."""
     lines = []
     for task, keys in (results.judge_agreement or {}).items():
         once: dict[str, list[str]] = {}  # measure_with -> the keys judged once

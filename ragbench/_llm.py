@@ -34,6 +34,7 @@ class LLM:
         seed_base: str | None = None,
         ceiling: ExampleCeiling | None = None,
         seed_greedy: bool = False,
+        role: str | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.engine = engine
@@ -43,6 +44,7 @@ class LLM:
         self.seed_base = seed_base  # "run seed:task:example id": sampled calls get seeds derived from it
         self.ceiling = ceiling
         self.seed_greedy = seed_greedy  # greedy calls seeded too (a judge's repeat: its own request, not a cached one)
+        self.role = role  # which of the run's models this is, where not its --model (`Step.role`)
         self._calls = 0
 
     def traced(
@@ -56,7 +58,9 @@ class LLM:
         and, when `seed_base` is given, every sampled call (temperature > 0, no seed of its own; with
         `seed_greedy`, every call without a seed) seeded from (seed_base, call number), so a run's samples do
         not depend on batch composition or on which examples ran before."""
-        return LLM(self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling, seed_greedy)
+        return LLM(
+            self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling, seed_greedy, self.role
+        )
 
     def _seeded(self, request: Request) -> Request:
         self._calls += 1
@@ -142,7 +146,7 @@ class LLM:
             self.ceiling.take_step(request.text_length())
         request = self._seeded(request)
         started = time.perf_counter()
-        record = Step(kind="llm", name=step, request=request.to_dict())
+        record = Step(kind="llm", name=step, request=request.to_dict(), role=self.role)
         if self.trace is not None:  # in the order the system made its calls, whatever order they finish in
             self.trace.append(record)
         try:

@@ -175,13 +175,17 @@ class Step(ReadOnly):
     cached: bool = False
     group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
     docs: list[dict[str, Any]] | None = None  # a custom step's documents kept, in its order
+    # an LLM call's model, where it is not the run's --model: a system role's name (its --role-model) or
+    # "judge:N" (the N-th --judge), so each call is priced at its model's price (ragbench._reports.prices)
+    role: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)  # shallow: request/response dicts are not mutated after the call
         if not out["group"]:
             del out["group"]
-        if out["docs"] is None:
-            del out["docs"]
+        for key in ("docs", "role"):
+            if out[key] is None:
+                del out[key]
         return out
 
 

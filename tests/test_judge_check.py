@@ -10,8 +10,8 @@ import pytest
 from conftest import write_jsonl
 from crag_helpers import parity_fixture
 from helpers import cli_here, run, samples
-from ragbench._reports.judge_cost import judge_price, prices_of
 from ragbench._reports.ppi import ppi_mean
+from ragbench._reports.prices import model_price
 from test_crag_score_cli import score_upstream_rows
 
 
@@ -104,13 +104,10 @@ def test_judge_cost_counts_calls_and_tokens_per_metric_and_prices_them_from_the_
 
 
 def test_openai_judges_are_priced_from_the_built_in_table_unless_sent_elsewhere():
-    assert judge_price("openai:gpt-4o-mini", {}, {}) == {"prompt": 0.15, "completion": 0.60}
-    assert judge_price("openai:gpt-4o-mini", {"base_url": "http://127.0.0.1:8000/v1"}, {}) is None
-    assert judge_price("vllm:gpt-4o-mini", {}, {"gpt-4o-mini": {"prompt": 1.0, "completion": 1.0}}) is not None
-    price, why = prices_of(["openai:gpt-4o", "openai:gpt-4o-mini"], {}, {})
-    assert price is None and "different prices" in (why or "")
-    price, why = prices_of(["hf:some/model"], {}, {})
-    assert price is None and "--price-table" in (why or "")
+    assert model_price("openai:gpt-4o-mini", {}, {}) == {"prompt": 0.15, "completion": 0.60}
+    assert model_price("openai:gpt-4o-mini", {"base_url": "http://127.0.0.1:8000/v1"}, {}) is None
+    assert model_price("vllm:gpt-4o-mini", {}, {"gpt-4o-mini": {"prompt": 1.0, "completion": 1.0}}) is not None
+    assert model_price("hf:some/model", {}, {}) is None
 
 
 def test_a_bad_labels_file_stops_the_run_before_it_starts(tmp_path):
@@ -179,8 +176,9 @@ def test_the_viewers_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_p
     page = site.data(f"run/{site.runs[0].rid}")
     assert page["tasks"]["demo"]["metrics"]["llm_judge"]["ppi"] == results["details"]["demo"]["llm_judge"]["ppi"]
     lines = page["judging"]["demo"]
-    assert lines[0].startswith("judging llm_judge: 24 calls")
-    assert lines[1].startswith("llm_judge against human labels") and "PPI " in lines[1]
+    assert lines[0].startswith("the system's model scripted:echo: 24 calls")  # the run's own cost first
+    assert lines[1].startswith("judging llm_judge: 24 calls")
+    assert lines[2].startswith("llm_judge against human labels") and "PPI " in lines[2]
 
 
 def test_a_labels_file_that_cannot_be_read_at_the_runs_end_does_not_keep_it_from_its_results(tmp_path, caplog):

@@ -64,6 +64,7 @@ def test_repeats_of_a_sampled_judge_report_their_agreement_and_keep_the_headline
     assert len({tuple(row) for row in table}) > 1 and any(len(set(row)) > 1 for row in table)  # the repeats differ
     found = results_of(tmp_path / "run")["judge_agreement"]["popqa"]["llm_judge"]
     assert found == {
+        "measured": True,
         "raters": ["repeat 1", "repeat 2", "repeat 3"],
         "averaged": 1,
         **{k: v for k, v in agreement(table).items() if k != "raters"},
@@ -74,7 +75,8 @@ def test_repeats_of_a_sampled_judge_report_their_agreement_and_keep_the_headline
     }
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Judge agreement" in report and "- popqa llm_judge: 3 raters (repeat 1, repeat 2, repeat 3)" in report
-    assert "judge_agreement" not in results_of(tmp_path / "once" / "run")
+    once_agreement = results_of(tmp_path / "once" / "run")["judge_agreement"]["popqa"]["llm_judge"]
+    assert once_agreement["measured"] is False  # judged once: said, not left out
 
 
 def test_each_repeat_of_a_greedy_judge_is_its_own_request(tmp_path, records):
@@ -149,7 +151,7 @@ def test_repeats_that_compare_nothing_are_said(tmp_path, records, caplog):
     assert "--judge-repeats 1 compares nothing: each judged metric is judged once by its judge (give 2 or more)" in (
         caplog.text
     )
-    assert "judge_agreement" not in results_of(tmp_path / "run")
+    assert not any(entry["measured"] for entry in results_of(tmp_path / "run")["judge_agreement"]["popqa"].values())
 
 
 def test_raters_repeat_judges_with_roles_together_and_interchangeable_judges_each_alone():

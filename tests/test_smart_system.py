@@ -135,6 +135,8 @@ def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_repla
     )
     calls = [json.loads(line) for line in (tmp_path / "run" / "calls" / "llm.jsonl").read_text().splitlines()]
     assert sorted({c["role"] for c in calls}) == ["generator", "locator", "model"]
+    assert [s.get("role") for s in llm_steps(record)] == [None, "locator", "generator"]  # each priced by its model
+    assert list(first["model_cost"]["pubhealth"]["by_model"]) == ["model", "locator", "generator"]
     assert first["config"]["role_models"] == {"locator": script, "generator": script}
     replayed = Evaluator(
         replay_config(tmp_path / "run", output=str(tmp_path / "replay"), progress=False), registry=installed_registry()

@@ -178,7 +178,7 @@ def show_outcome(outcome: Any) -> None:
     click.echo(cost_line(results.cost, notices=False))  # each cache's notice was warned when it opened
     for line in budget_lines(results) + agreement_lines(results):
         click.echo(line)
-    for line in judge_agreement_lines(results):
+    for line in judge_agreement_lines(results, outcome.run_dir):
         click.echo(f"judge agreement: {line}")
     for line in judge_swap_lines(results):
         click.echo(f"judge swap: {line}")

@@ -227,7 +227,7 @@ def common_kwargs(
 def judging_kwargs(human_labels: str | None, price_table: str | None) -> dict[str, Any]:
     """--human-labels and --price-table, each file read once now so that a bad one fails before any work."""
     from .._reports.human_labels import read_human_labels
-    from .._reports.judge_cost import read_price_table
+    from .._reports.prices import read_price_table
 
     if human_labels:
         read_human_labels(human_labels)

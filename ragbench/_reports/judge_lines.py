@@ -1,4 +1,4 @@
-"""What results.json's `judge_cost` and `human_agreement` say, as the console's lines and report.md's section
+"""What results.json's `model_cost`, `judge_cost` and `human_agreement` say, as the console's lines and report.md's section
 (the viewer shows the same lines on a run's page)."""
 
 from __future__ import annotations
@@ -20,19 +20,39 @@ def _interval(cell: Mapping[str, Any] | None) -> str:
     return f"{_number(cell['value'])} [{_number(low)}, {_number(high)}]"
 
 
+def money_phrase(cost: Mapping[str, Any]) -> str:
+    """A `TokenCost`'s money: dollars, or why there is no figure; with several models, each one's."""
+    money = f"${cost['usd']:.4f}" if cost.get("usd") is not None else f"no money figure ({cost.get('usd_note')})"
+    shares = [
+        f"{label} {share['model']} " + (f"${share['usd']:.4f}" if share.get("usd") is not None else "not priced")
+        for label, share in (cost.get("by_model") or {}).items()
+    ]
+    return money + (f" ({', '.join(shares)})" if shares else "")
+
+
+def _calls_phrase(cost: Mapping[str, Any]) -> str:
+    return (
+        f"{cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} failed), tokens "
+        f"{cost['prompt_tokens']} in / {cost['completion_tokens']} out, {money_phrase(cost)}"
+    )
+
+
 def judge_cost_lines(results: Results) -> list[str]:
     """One line per task and judged metric: its judge calls, tokens and money."""
-    lines = []
-    for task, metrics in (results.judge_cost or {}).items():
-        for name, cost in metrics.items():
-            money = (
-                f"${cost['usd']:.4f}" if cost.get("usd") is not None else f"no money figure ({cost.get('usd_note')})"
-            )
-            lines.append(
-                f"{task}: judging {name}: {cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} "
-                f"failed), tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out, {money}"
-            )
-    return lines
+    return [
+        f"{task}: judging {name}: {_calls_phrase(cost)}"
+        for task, metrics in (results.judge_cost or {}).items()
+        for name, cost in metrics.items()
+    ]
+
+
+def model_cost_lines(results: Results) -> list[str]:
+    """One line per task: the system's own model calls, tokens and money."""
+    return [
+        f"{task}: the system's model{'' if cost.get('by_model') else ' ' + (cost.get('model') or '?')}: "
+        + _calls_phrase(cost)
+        for task, cost in (results.model_cost or {}).items()
+    ]
 
 
 def ppi_phrase(entry: Mapping[str, Any]) -> str:
@@ -75,9 +95,10 @@ def agreement_lines(results: Results) -> list[str]:
 
 
 def judging_by_task(results: Results) -> dict[str, list[str]]:
-    """By task, the lines of what judging cost and how the judges agree with human labels (the viewer's)."""
+    """By task, the lines of what the system's model and judging cost and how the judges agree with human labels
+    (the viewer's)."""
     out: dict[str, list[str]] = {}
-    for line in judge_cost_lines(results) + agreement_lines(results):
+    for line in model_cost_lines(results) + judge_cost_lines(results) + agreement_lines(results):
         task, _, text = line.partition(": ")
         out.setdefault(task, []).append(text)
     return out

@@ -107,13 +107,15 @@ class TaskTally:
     prediction as wrong), what the corpus metrics are given, the counts, the failures by cause, failed calls
     folded into results, outputs cut at their token limit, counted events and the data digest."""
 
-    def __init__(self, metrics: list[Metric], slice_fields: tuple[str, ...], missing_scores_zero: bool = False) -> None:
+    def __init__(
+        self, metrics: list[Metric], slice_fields: tuple[str, ...], missing_scores_zero: bool = False, judges: int = 0
+    ) -> None:
         self.metrics = metrics
         self.answered, self.corpus = ScoreColumns(metrics, slice_fields), CorpusSamples(metrics)
         self.zeros = zero_keys(metrics) if missing_scores_zero else None
         self.official = ScoreColumns(metrics, slice_fields) if missing_scores_zero else None
         self.failures, self.events, self.digest = FailureGroups(metrics), CountedEvents(metrics), DataDigest()
-        self.ratings = JudgeRatings()
+        self.ratings = JudgeRatings(metrics, judges)  # `judges`: the run's --judge count
         self.records = self.bad = self.failed = 0
         self.folded_examples, self.folded = 0, Counter[str]()  # failed calls folded into results, by cause
         self.cut_examples, self.cut_steps = 0, Counter[str]()  # LLM calls stopped at their token limit, by step
@@ -188,7 +190,7 @@ class TaskTally:
             }
         if self.events.tallies:
             out["counted"] = self.events.tallies
-        agreement = self.ratings.section(iterations, seed)
+        agreement = self.ratings.section(iterations, seed, details)
         if agreement:
             out["judge_agreement"] = agreement
         out["data_sha256"] = self.digest.hexdigest()
@@ -203,10 +205,12 @@ def task_scores(
     iterations: int,
     seed: int,
     missing_scores_zero: bool = False,
+    judges: int = 0,
 ) -> dict[str, Any]:
     """A task's part of results.json that its samples (in data order) and metrics decide
-    (`TaskTally.sections`); every record of the stream must end as a scored record or a recorded error."""
-    tally = TaskTally(metrics, slice_fields, missing_scores_zero)
+    (`TaskTally.sections`; `judges`: the run's --judge count, for the judged keys' `judge_agreement`); every
+    record of the stream must end as a scored record or a recorded error."""
+    tally = TaskTally(metrics, slice_fields, missing_scores_zero, judges)
     for sample in samples:
         tally.add(sample)
     return tally.sections(expected, iterations, seed)

@@ -46,7 +46,7 @@ class Omittable:
 
 
 # Shapes (`shaped`): an object with these keys (others kept as they are), [item], Each, Omittable; a number
-# (its default; None: a number or null), a string (its default).
+# (its default; None: a number or null), a string (its default), true or false (its default).
 STORE = {"path": "", "damaged_entries": 0, "read_errors": 0, "write_errors": 0, "notice": Omittable("")}
 PAGE_CACHE = {**STORE, "hit_rate": Omittable(0.0), "hits": 0, "lookups": 0, "bytes": 0}
 COST = {
@@ -64,8 +64,39 @@ COST = {
     "page_cache": Omittable({**PAGE_CACHE, "caches": Omittable([PAGE_CACHE])}),
     "rescoring": Omittable({"examples": 0, "wall_seconds": 0.0, "llm_calls": 0, "batches": 0, "cache_hits": 0}),
 }
+MODEL_TOKENS = {
+    "model": "",
+    "calls": 0,
+    "prompt_tokens": 0,
+    "completion_tokens": 0,
+    "usd": None,
+    "usd_note": Omittable(""),
+}
+TOKEN_COST = {  # results_schema.TokenCost
+    **MODEL_TOKENS,
+    "cached": 0,
+    "errors": 0,
+    "model": Omittable(""),
+    "price_per_million": Omittable(Each(0.0)),
+    "by_model": Omittable(Each(MODEL_TOKENS)),
+}
+JUDGE_AGREEMENT = {  # results_schema.JudgeAgreement
+    "raters": [""],
+    "averaged": 1,
+    "examples": 0,
+    **dict.fromkeys(("percent_agreement", "cohen_kappa", "krippendorff_alpha", "flipped")),
+    "missing_ratings": 0,
+    "failed_ratings": 0,
+    "failure": Omittable(""),
+    "ci95_judged": Omittable([None]),
+    "measured": Omittable(True),
+    "measure_with": Omittable(""),
+}
 SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
     "cost": COST,
+    "model_cost": Omittable(Each(TOKEN_COST)),
+    "judge_cost": Omittable(Each(Each(TOKEN_COST))),
+    "judge_agreement": Omittable(Each(Each(JUDGE_AGREEMENT))),
     "failures": Omittable(
         Each([{"cause": "?", "count": 0, "ids": [""], "example": Omittable(""), "traceback": Omittable("")}])
     ),
@@ -282,6 +313,8 @@ def shaped(value: Any, shape: Any) -> Any:
         }
     if isinstance(shape, str):
         return value if isinstance(value, str) else shape if value is None else str(value)
+    if isinstance(shape, bool):
+        return value if isinstance(value, bool) else shape
     return _number(value, shape)
 
 

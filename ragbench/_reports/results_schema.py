@@ -170,10 +170,7 @@ class Counted(TypedDict):
     meaning: str
 
 
-class JudgeAgreement(TypedDict):
-    """One judged key whose examples several raters scored (`--judge-repeats`, several judges), as
-    ragbench._reports.judge_ratings sums them up."""
-
+class _JudgeAgreement(TypedDict):
     raters: list[str]
     averaged: int
     examples: int
@@ -185,6 +182,16 @@ class JudgeAgreement(TypedDict):
     failed_ratings: int
     failure: str | None
     ci95_judged: list[float] | None
+
+
+class JudgeAgreement(_JudgeAgreement, total=False):
+    """One judged key: how far the raters that scored its examples agree (`--judge-repeats`, several judges), as
+    ragbench._reports.judge_ratings sums them up; or, `measured` false, that it was judged once, every statistic
+    null, and `measure_with`, the command that measures it (RUN: the run folder). Absent `measured` (results
+    written before it): measured."""
+
+    measured: bool
+    measure_with: str
 
 
 class JudgeSwap(TypedDict):
@@ -213,7 +220,21 @@ class Adherence(TypedDict):
     fix: str
 
 
-class _JudgeCost(TypedDict):
+class _ModelTokens(TypedDict):
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None
+
+
+class ModelTokens(_ModelTokens, total=False):
+    """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
+
+    usd_note: str
+
+
+class _TokenCost(TypedDict):
     calls: int
     cached: int
     errors: int
@@ -222,12 +243,16 @@ class _JudgeCost(TypedDict):
     usd: float | None
 
 
-class JudgeCost(_JudgeCost, total=False):
-    """One judged metric's judge calls (those the cache answered and those that failed among them), the tokens
-    of the calls sent, and their price in US dollars (null: `usd_note` says why; ragbench._reports.judge_cost)."""
+class TokenCost(_TokenCost, total=False):
+    """Traced LLM calls (`judge_cost`: a judged metric's; `model_cost`: the system's), those the cache answered and
+    those that failed among them, the tokens of the calls sent, and their price in US dollars (null: `usd_note`
+    says why; ragbench._reports.prices): the one model's engine:model and price, or with several models each one's
+    share (`by_model`, by its label: `model`, a system role, `judge N`)."""
 
     usd_note: str
+    model: str
     price_per_million: dict[str, float]
+    by_model: dict[str, ModelTokens]
 
 
 class _Cost(TypedDict):
@@ -284,7 +309,8 @@ class Results:
     system_reports: dict[str, dict[str, Any]] | None = None
     system_stats: dict[str, dict[str, Any]] | None = None
     cost: Cost
-    judge_cost: dict[str, dict[str, JudgeCost]] | None = None
+    model_cost: dict[str, TokenCost] | None = None
+    judge_cost: dict[str, dict[str, TokenCost]] | None = None
     config: dict[str, Any]
     rescored_from: str | None = None
     versions: dict[str, Any]

@@ -10,8 +10,8 @@ from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
-from .judge_lines import agreement_sections, judge_cost_lines
-from .judge_ratings import judge_agreement_lines
+from .judge_lines import agreement_sections, judge_cost_lines, model_cost_lines
+from .judge_ratings import agreement_cell, judge_agreement_lines
 from .judge_swap import judge_swap_lines
 from .results_schema import Results, direction
 from .slice_plots import slice_rows
@@ -26,15 +26,22 @@ def results_table(results: Results) -> str:
     """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
     95% interval, n, not scorable, errors (the example or the metric failed), and where a task counts a
     missing or failed prediction as wrong (its official script's headline, ragbench._reports.missing_as_wrong)
-    a last column with the mean over the answered examples only, with its n."""
+    a last column with the mean over the answered examples only, with its n; where a judge scored keys, each one's
+    judge agreement (`judge_agreement`: measured, or not) and, with human labels, its PPI estimate."""
     entries = [(task, key, entry) for task, metrics in results.details.items() for key, entry in metrics.items()]
     answered = any("answered" in entry for _, _, entry in entries)
+    agreements = results.judge_agreement or {}
+    judged = any(agreements.values())
     ppi = any("ppi" in entry for _, _, entry in entries)
     rows = [
         "| task | metric | better | value | 95% CI | n | none | errors |"
         + (" answered only |" if answered else "")
+        + (" judge agreement |" if judged else "")
         + (" PPI with human labels |" if ppi else ""),
-        "|---|---|---|---:|---|---:|---:|---:|" + ("---:|" if answered else "") + ("---|" if ppi else ""),
+        "|---|---|---|---:|---|---:|---:|---:|"
+        + ("---:|" if answered else "")
+        + ("---|" if judged else "")
+        + ("---|" if ppi else ""),
     ]
     for task, key, entry in entries:
         ci = entry.get("ci95")
@@ -45,6 +52,7 @@ def results_table(results: Results) -> str:
         rows.append(
             f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | {entry['n_none']} | {errors} |"
             + (f" {_answered(entry)} |" if answered else "")
+            + (f" {agreement_cell(agreements.get(task, {}).get(key))} |" if judged else "")
             + (f" {_ppi(entry)} |" if ppi else "")
         )
     return "\n".join(rows)
@@ -140,8 +148,10 @@ def failure_lines(results: Results) -> list[str]:
 
 
 def budget_lines(results: Results) -> list[str]:
-    """Each task's budget per example, measured from its traces (`budget`), then what judging cost (`judge_cost`)."""
-    return [budget_line(task, budget) for task, budget in (results.budget or {}).items()] + judge_cost_lines(results)
+    """Each task's budget per example, measured from its traces (`budget`), then what the system's model calls
+    (`model_cost`) and judging (`judge_cost`) cost."""
+    budgets = [budget_line(task, budget) for task, budget in (results.budget or {}).items()]
+    return budgets + model_cost_lines(results) + judge_cost_lines(results)
 
 
 def models_line(config: dict[str, Any]) -> str:
@@ -277,7 +287,7 @@ def report_markdown(results: Results, run_dir: Path | None = None) -> str:
         "",
         *([*(f"{line}  " for line in budget), ""] if (budget := budget_lines(results)) else []),
     ]
-    agreement = judge_agreement_lines(results)
+    agreement = judge_agreement_lines(results)  # RUN, not this folder's path: report.md moves with the folder
     if agreement:
         lines += ["## Judge agreement", "", *[f"- {line}" for line in agreement], ""]
     swap = judge_swap_lines(results)

@@ -14,6 +14,7 @@ from .._records import read_samples, saved_lines
 from .._reports.budget import BudgetTally
 from .._reports.judge_check import JudgeCheckTally, add_ppi
 from .._reports.judge_cost import JudgeCostTally
+from .._reports.model_cost import ModelCostTally
 from .._reports.provenance import provenance
 from .._reports.results import results_sections, task_scores
 from .._reports.results_schema import Cost, Results
@@ -55,12 +56,13 @@ class Scoring:
     bootstrap_iters: int
     seed: int
     judging: Judging
+    judges: int  # how many --judge score each judged key (one judged once: its agreement not measured)
     complete_data: bool
 
     @classmethod
     def of(cls, config: RunConfig) -> Scoring:
-        judging = judging_of(config.human_labels, config.price_table, config.judges, config.judge_args)
-        return cls(config.bootstrap_iters, config.seed, judging, complete_data=config.limit is None)
+        judging = judging_of(config.human_labels, config.price_table, config.engine_request())
+        return cls(config.bootstrap_iters, config.seed, judging, len(config.judges), config.limit is None)
 
 
 def scored_task(
@@ -86,12 +88,14 @@ def scored_task(
         scoring.bootstrap_iters,
         scoring.seed,
         planned.task.scoring.missing_scores_zero,
+        scoring.judges,
     )
     tallies = (
         BudgetTally(),
         SamplingTally(),
         JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, scoring.judging.labels),
-        JudgeCostTally(scoring.judging.price, scoring.judging.why_unpriced),
+        JudgeCostTally(scoring.judging.prices),
+        ModelCostTally(scoring.judging.prices),
     )
     for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
         for tally in tallies:

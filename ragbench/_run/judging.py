@@ -7,13 +7,12 @@ with the reason)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .._errors import ConfigError
 from .._reports.human_labels import HumanLabels, read_human_labels
-from .._reports.judge_cost import prices_of, read_price_table
+from .._reports.prices import ModelPrices, read_price_table
+from .._values.run_config import EngineRequest
 
 log = logging.getLogger(__name__)
 
@@ -21,14 +20,11 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Judging:
     labels: HumanLabels | None
-    price: dict[str, float] | None
-    why_unpriced: str | None
+    prices: ModelPrices  # of the system's model and the judges
 
 
-def judging_of(
-    human_labels: str | None, price_table: str | None, judges: list[str], judge_args: Mapping[str, Mapping[str, Any]]
-) -> Judging:
-    """The run's `--human-labels` and `--price-table` files read, the price looked up for its `judges`."""
+def judging_of(human_labels: str | None, price_table: str | None, models: EngineRequest) -> Judging:
+    """The run's `--human-labels` and `--price-table` files read, the prices looked up for its `models`."""
     labels = None
     if human_labels:
         try:
@@ -38,6 +34,6 @@ def judging_of(
     try:
         table = read_price_table(price_table) if price_table else {}
     except ConfigError as exc:
-        log.warning("%s; judging is not priced (fix the file, then `ragbench rescore`)", exc)
-        return Judging(labels, None, str(exc))
-    return Judging(labels, *prices_of(judges, judge_args, table))
+        log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
+        return Judging(labels, ModelPrices(models, {}, str(exc)))
+    return Judging(labels, ModelPrices(models, table))

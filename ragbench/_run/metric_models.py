@@ -33,7 +33,7 @@ class MetricModels:
         # the judges' exchanges, which --judge replay reads
         self.logs = [ExchangeLog(folder / judge_log_name(i)) for i in range(len(engines.judges))]
         self.judges = [
-            LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log))
+            LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log), role=f"judge:{i}")
             for i, (judge, log) in enumerate(zip(engines.judges, self.logs))
         ]
         self.nli = (

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
 from dataclasses import asdict, fields, replace
 from pathlib import Path
@@ -109,6 +110,8 @@ class RescoreRun:
         services.start_folder(
             self.full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite
         )
+        if config.cache is None:  # its own cache starts as RUN's: the calls RUN made are answered, not paid again
+            copy_cache(self.source, self.target.path)
         services.open_cache()
         started = time.perf_counter()
         rescored, calls = run_interruptible(score_saved(planned, self.source, services))
@@ -145,6 +148,14 @@ def swapped_judge_report(
         if swap:
             report[task.name] = swap
     return report
+
+
+def copy_cache(source: Path, target: Path) -> None:
+    """RUN's response cache (cache.sqlite and its write-ahead log, where there is one) copied into the rescored
+    run's folder; RUN's files are only read."""
+    for name in ("cache.sqlite", "cache.sqlite-wal"):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
 
 
 def check_output(config: RunConfig, source: Path) -> None:

@@ -151,7 +151,7 @@ class RunServices:
         services = ExampleServices(
             llm=LLM(scheduler, self.engines.model, recorder=recorder.for_role("model")) if system else None,
             models={
-                role: LLM(scheduler, engine, recorder=recorder.for_role(role))
+                role: LLM(scheduler, engine, recorder=recorder.for_role(role), role=role)
                 for role, engine in self.engines.roles.items()
             },
             judges=scoring.judges,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._reports.budget import QUANTITIES, repeated_work_lines
 from .._reports.failures import format_lines
 from .._reports.judge_lines import judging_by_task
-from .._reports.judge_ratings import judge_agreement_lines
+from .._reports.judge_ratings import agreement_cell, judge_agreement_lines
 from .._reports.judge_swap import judge_swap_lines
 from .._reports.results_schema import Results
 from .._reports.slice_labels import NONE, SliceLabels
@@ -74,7 +75,7 @@ def config_differences(config: dict[str, Any], registry: Registry) -> dict[str, 
     return out
 
 
-def _metrics(details: dict[str, Any]) -> dict[str, Any]:
+def _metrics(details: dict[str, Any], agreements: dict[str, Any]) -> dict[str, Any]:
     return {
         key: {
             **{
@@ -82,6 +83,7 @@ def _metrics(details: dict[str, Any]) -> dict[str, Any]:
                 for k in ("value", "ci95", "n", "n_none", "n_errors", "higher_is_better", "corpus", "error")
             },
             **({"ppi": entry["ppi"]} if "ppi" in entry else {}),  # a judged key checked against human labels
+            **({"judge": agreement_cell(agreements[key])} if key in agreements else {}),  # its judge's agreement
         }
         for key, entry in details.items()
     }
@@ -94,7 +96,8 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
     tasks: dict[str, Any] = {}
     for task in run.tasks:
         if results is not None and task in results.details:
-            tasks[task] = {"metrics": _metrics(results.details[task]), "counts": results.counts.get(task)}
+            agreements = (results.judge_agreement or {}).get(task) or {}
+            tasks[task] = {"metrics": _metrics(results.details[task], agreements), "counts": results.counts.get(task)}
         else:
             rows = run.samples(task).rows
             failed = sum(1 for r in rows if row_failed(r))
@@ -171,13 +174,13 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
         "budget_quantities": QUANTITIES,
         "judging": judging_by_task(results) if results else {},
         "system_warnings": system_warnings(results),
-        "judge_notes": judge_notes(results),
+        "judge_notes": judge_notes(results, run.path),
         # lines of samples/<task>.jsonl that are no sample record (cut short, edited, of another shape)
         "bad_lines": {task: run.samples(task).bad_lines() for task in run.tasks},
     }
 
 
-def judge_notes(results: Results | None) -> dict[str, list[str]]:
+def judge_notes(results: Results | None, run: Path | None = None) -> dict[str, list[str]]:
     """By task, the console's lines on its judged keys: the raters' agreement (`judge_agreement`) and, of a
     rescoring with other judges, the judge swap (`judge_swap`)."""
     if results is None:
@@ -189,7 +192,7 @@ def judge_notes(results: Results | None) -> dict[str, list[str]]:
             judge_agreement={task: found} if (found := (results.judge_agreement or {}).get(task)) else None,
             judge_swap={task: swapped} if (swapped := (results.judge_swap or {}).get(task)) else None,
         )
-        lines = judge_agreement_lines(one_task) + judge_swap_lines(one_task)
+        lines = judge_agreement_lines(one_task, run) + judge_swap_lines(one_task)
         if lines:
             out[task] = lines
     return out

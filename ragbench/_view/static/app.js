@@ -114,9 +114,12 @@ async function runView(rid) {
       h("ul", {class: "small"}, bad.lines.map(line => h("li", {}, line)))));
     // a judged key with human labels: its prediction-powered estimate and interval (results.json details' ppi)
     const ppi = Object.values(x.metrics).some(e => e.ppi);
-    parts.push(table(["metric", "value [95% CI]", "n", "not scorable", "errors", ...(ppi ? ["PPI with human labels"] : [])],
+    const judged = Object.values(x.metrics).some(e => e.judge);  // a judged key's agreement (results.json judge_agreement)
+    parts.push(table(["metric", "value [95% CI]", "n", "not scorable", "errors", ...(judged ? ["judge agreement"] : []),
+                      ...(ppi ? ["PPI with human labels"] : [])],
       Object.entries(x.metrics).map(([k, e]) =>
         [k, num(`${fmt(e.value)}${ci(e)}`), num(e.n), num(e.n_none ?? 0), num(e.n_errors ?? 0),
+         ...(judged ? [e.judge || "–"] : []),
          ...(ppi ? [num(e.ppi ? `${fmt(e.ppi.value)}${ci(e.ppi)} (n=${e.ppi.n_labelled}, N=${e.ppi.n_unlabelled})` : "–")] : [])])));
     for (const line of r.judge_notes[task] || []) parts.push(h("p", {class: "judge-agreement"}, line));
     const causes = r.failures[task] || [];

@@ -199,3 +199,14 @@ def test_the_test_suite_fails_on_a_deprecated_name():
 def test_a_name_ragbench_api_never_had_is_an_attribute_error():
     with pytest.raises(AttributeError, match="ragbench.api has no 'Evaluator'"):
         ragbench.api.Evaluator  # noqa: B018
+
+
+@pytest.mark.parametrize("name, value", [("llm", None), ("retriever", None), ("tools", {}), ("models", {})])
+def test_a_metric_reading_what_a_system_context_held_gets_what_it_got_then_with_a_warning(name, value):
+    from ragbench.api import ScoringContext
+
+    ctx = ScoringContext(task=None)
+    with pytest.warns(DeprecationWarning, match=f"ctx.{name}.*read until ragbench"):
+        assert getattr(ctx, name) == value
+    with pytest.raises(AttributeError, match="no attribute 'lm'"):
+        ctx.lm  # noqa: B018 - any other name is still an error

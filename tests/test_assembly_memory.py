@@ -48,7 +48,15 @@ def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path
     planned = plan(config.plan_request(), installed_registry())
     tracemalloc.start()
     try:
-        results = run_results(planned, run_dir, Scoring.of(config), {}, dict, {}, {"ragbench": "test"})
+        results = run_results(
+            planned,
+            run_dir,
+            Scoring.of(config),
+            checkpoints={},
+            cost=dict,
+            full_config={},
+            versions={"ragbench": "test"},
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -110,6 +110,7 @@ def run_results(
     planned_tasks: list[PlannedTask],
     run_dir: RunDir,
     scoring: Scoring,
+    *,
     checkpoints: dict[str, TaskCheckpoint],
     cost: Callable[[], Cost],
     full_config: dict[str, Any],

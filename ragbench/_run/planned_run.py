@@ -173,7 +173,13 @@ class PlannedRun:
 
         scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
         return run_results(
-            self.planned, self.run_dir, scoring, assembled.checkpoints, cost, assembled.config, assembled.versions
+            self.planned,
+            self.run_dir,
+            scoring,
+            checkpoints=assembled.checkpoints,
+            cost=cost,
+            full_config=assembled.config,
+            versions=assembled.versions,
         )
 
     def finish(self, results: Results) -> None:

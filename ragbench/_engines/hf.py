@@ -17,9 +17,11 @@ the template's `tools=`; a hermes tool request is decoded with its special token
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 prefix_cache_mb (default 256 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
 states (hf_prefix_cache.py). With it on, each prompt of a batch computes only the tokens after its longest cached
-prefix, then the batch decodes together (hf_prefill.py); a prompt and its generated tokens are cached once
-computed. Requests of several rows (n > 1 sampled) and ensembles run as without it. `stats()` reports prompt
-tokens sent and computed (results.json's `cost.engine`).
+prefix (hf_prefill.py), then the batch decodes together: greedy requests without log-probs in the engine's own loop,
+where a row leaves the batch as soon as it ends and the states grow in place (hf_cached_decode.py,
+hf_roomy_cache.py), others through `generate`; a prompt and its generated tokens are cached once computed. Requests
+of several rows (n > 1 sampled), ensembles and models with sliding-window layers run as without it. `stats()` reports
+prompt tokens sent and computed (results.json's `cost.engine`).
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
 - Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and

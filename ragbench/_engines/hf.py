@@ -134,6 +134,7 @@ class HFEngine(Engine):
         if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
+        config = self.model_obj.config
         self.eos_ids, self.pad_id, self.context_length = set_up_tokens(
             self.tokenizer, self.model_obj, transformers, self.model
         )
@@ -141,11 +142,7 @@ class HFEngine(Engine):
         self._named_ids: dict[str, int | None] = {}
         cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
         # a sliding window's layers keep their own length: the prefix-cache path's layers (hf_roomy_cache) are full ones
-        cacheable = (
-            cache_mb > 0
-            and not self.seq2seq
-            and not any(transformers.DynamicCache(config=self.model_obj.config).is_sliding)
-        )
+        cacheable = cache_mb > 0 and not self.seq2seq and not any(transformers.DynamicCache(config=config).is_sliding)
         self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cacheable else None
         self.prompt_tokens_sent = self.prompt_tokens_computed = 0
         self._cache_argument = cache_argument(self.model_obj)
@@ -387,7 +384,6 @@ class HFEngine(Engine):
             if prefill is not None and processors is None:  # greedy, no log-probs: rows leave as they end
                 generated = decode_greedy(torch, self.model_obj, prefill, sampling.max_tokens, tracker)
             else:
-                cached = prefill.cache if prefill is not None else None
                 out = self.model_obj.generate(
                     input_ids=input_ids,
                     attention_mask=mask,
@@ -396,7 +392,7 @@ class HFEngine(Engine):
                     num_beams=1,
                     logits_processor=processors,
                     stopping_criteria=StoppingCriteriaList([tracker]),
-                    **({self._cache_argument: cached} if cached is not None else {}),
+                    **({self._cache_argument: prefill.cache} if prefill and prefill.cache is not None else {}),
                 )
                 generated = out[:, prefix:].tolist()
                 if prefill is not None:

@@ -4,6 +4,7 @@ embedded SmolLM2-135M-Instruct (marked `model`, loaded once for the module)."""
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import pytest
@@ -309,6 +310,7 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
     rows: list[int] = []
     forward = cached_engine.model_obj.forward
 
+    @functools.wraps(forward)  # generate reads the forward's signature
     def counting(*args, **kwargs):
         rows.append(kwargs["input_ids"].shape[0])
         return forward(*args, **kwargs)

@@ -4,6 +4,7 @@ embedded SmolLM2-135M-Instruct (marked `model`, loaded once for the module)."""
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import pytest
@@ -263,12 +264,13 @@ STEPS = (
 
 
 @pytest.mark.model
-def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine, cached_engine):
+@pytest.mark.parametrize("logprobs", [None, 2], ids=["own greedy loop", "generate with log-probs"])
+def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine, cached_engine, logprobs):
     def run(hf: HFEngine) -> list[Response]:
         answers: list[Response] = []
         prompts = [DEMO + first + f"Question: {question}\nThought:" for question, first in STEPS]
         for step in range(3):  # the examples' calls in one batch, as the scheduler pools them
-            sampling = Sampling(max_tokens=12, stop=("\n",), logprobs=2)
+            sampling = Sampling(max_tokens=12, stop=("\n",), logprobs=logprobs)
             batch = hf.generate([Request(prompt=prompt, sampling=sampling) for prompt in prompts])
             answers += batch
             prompts = [p + a.text + f"\nPassage: step {step}\nThought:" for p, a in zip(prompts, batch)]
@@ -293,3 +295,34 @@ def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine
     assert stats["prompt_tokens_computed"] < stats["prompt_tokens_sent"] / 2  # the worked examples once
     assert 0 < stats["prefix_cache_bytes"] <= stats["prefix_cache_max_bytes"]
     assert engine.stats() is None  # prefix_cache_mb=0: no cache, the old path
+
+
+@pytest.mark.model
+def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_engine, monkeypatch):
+    """A batch whose answers end at different steps: each step computes only the rows still running (transformers
+    `generate` feeds every row until the last ends), and the answers are those of the batch path."""
+    sampling = {"max_tokens": 12, "stop": ["\n"]}  # one batch: requests of one sampling
+    requests = [
+        chat("Name three colors.", **sampling),  # ends at its first line
+        chat("Write one sentence about the sea, the mountains and the long rivers of Europe.", **sampling),
+        chat("2+2?", **sampling),
+    ]
+    rows: list[int] = []
+    forward = cached_engine.model_obj.forward
+
+    @functools.wraps(forward)  # generate reads the forward's signature
+    def counting(*args, **kwargs):
+        rows.append(kwargs["input_ids"].shape[0])
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(cached_engine.model_obj, "forward", counting)
+    new = cached_engine.generate(requests)
+    monkeypatch.undo()
+    old = engine.generate(requests)
+    assert [(r.token_ids, r.text, r.finish_reason) for r in new] == [
+        (r.token_ids, r.text, r.finish_reason) for r in old
+    ]
+    lengths = [r.completion_tokens for r in new]
+    assert len(set(lengths)) > 1 and max(lengths) == 12
+    decoded = rows[len(requests) :]  # after each prompt's own prefill
+    assert decoded == [sum(length > step for length in lengths) for step in range(max(lengths))]

@@ -17,9 +17,11 @@ the template's `tools=`; a hermes tool request is decoded with its special token
 On CUDA a tiny warm-up generate runs at load, so the first batch of a run pays no kernel set-up.
 prefix_cache_mb (default 256 on CPU, 0 on CUDA; 0 turns it off): the prefix cache's bound, in MB of key/value
 states (hf_prefix_cache.py). With it on, each prompt of a batch computes only the tokens after its longest cached
-prefix, then the batch decodes together (hf_prefill.py); a prompt and its generated tokens are cached once
-computed. Requests of several rows (n > 1 sampled) and ensembles run as without it. `stats()` reports prompt
-tokens sent and computed (results.json's `cost.engine`).
+prefix (hf_prefill.py), then the batch decodes together: greedy requests without log-probs in the engine's own loop,
+where a row leaves the batch as soon as it ends and the states grow in place (hf_cached_decode.py,
+hf_roomy_cache.py), others through `generate`; a prompt and its generated tokens are cached once computed. Requests
+of several rows (n > 1 sampled), ensembles and models with sliding-window layers run as without it. `stats()` reports
+prompt tokens sent and computed (results.json's `cost.engine`).
 
 Decoding follows vLLM's semantics so that `hf` and `vllm` results are comparable:
 - Chat requests are rendered with the tokenizer's chat template (add_generation_prompt=True) and
@@ -76,6 +78,7 @@ from .base import Engine
 from .base import one_line as _one_line
 from .content import local_model_digest
 from .embedded import embedded_model_dir, is_embedded
+from .hf_cached_decode import decode_greedy
 from .hf_decoding import StopTracker, TokenPicker, responses_of
 from .hf_ensemble import LogitMixer, decode_ensemble
 from .hf_loading import cache_then_hub, import_hf, model_place, set_up_tokens, truthy
@@ -131,13 +134,16 @@ class HFEngine(Engine):
         if self.device.startswith("cuda") and not truthy(cudnn_attention):
             torch.backends.cuda.enable_cudnn_sdp(False)
         self.model_obj, self.tokenizer = self._load(transformers)
+        config = self.model_obj.config
         self.eos_ids, self.pad_id, self.context_length = set_up_tokens(
             self.tokenizer, self.model_obj, transformers, self.model
         )
         self._piece_cache: dict[int, str] = {}
         self._named_ids: dict[str, int | None] = {}
         cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
-        self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cache_mb > 0 and not self.seq2seq else None
+        # a sliding window's layers keep their own length: the prefix-cache path's layers (hf_roomy_cache) are full ones
+        cacheable = cache_mb > 0 and not self.seq2seq and not any(transformers.DynamicCache(config=config).is_sliding)
+        self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cacheable else None
         self.prompt_tokens_sent = self.prompt_tokens_computed = 0
         self._cache_argument = cache_argument(self.model_obj)
         if self.device.startswith("cuda"):
@@ -377,23 +383,25 @@ class HFEngine(Engine):
         with torch.inference_mode():
             prefill = None
             if mix is None and self.prefix_cache is not None and self._uses_prefix_cache(sampling):
-                prefill = Prefill(torch, self.model_obj, self.prefix_cache, prompts)
-            cached = prefill.cache if prefill is not None else None
-            out = self.model_obj.generate(
-                input_ids=input_ids,
-                attention_mask=mask,
-                max_new_tokens=sampling.max_tokens,
-                do_sample=False,
-                num_beams=1,
-                logits_processor=processors,
-                stopping_criteria=StoppingCriteriaList([tracker]),
-                **({self._cache_argument: cached} if cached is not None else {}),
-            )
-        generated = out[:, prefix:].tolist()
+                prefill = Prefill(torch, self.model_obj, self.prefix_cache, prompts, sampling.max_tokens)
+            if prefill is not None and processors is None:  # greedy, no log-probs: rows leave as they end
+                generated = decode_greedy(torch, self.model_obj, prefill, sampling.max_tokens, tracker)
+            else:
+                out = self.model_obj.generate(
+                    input_ids=input_ids,
+                    attention_mask=mask,
+                    max_new_tokens=sampling.max_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    logits_processor=processors,
+                    stopping_criteria=StoppingCriteriaList([tracker]),
+                    **({self._cache_argument: prefill.cache} if prefill and prefill.cache is not None else {}),
+                )
+                generated = out[:, prefix:].tolist()
+                if prefill is not None:
+                    prefill.store(out, [tracker.done_at[row] or len(generated[row]) for row in range(len(prompts))])
         self.prompt_tokens_sent += sum(len(ids) for _, ids, _ in chunk)
         self.prompt_tokens_computed += sum(len(ids) for ids in prompts) - (prefill.reused if prefill is not None else 0)
-        if prefill is not None:
-            prefill.store(out, [tracker.done_at[row] or len(generated[row]) for row in range(len(prompts))])
 
         return responses_of(chunk, generated, tracker, picker, self.tokenizer, sampling, rows_per, self._piece)
 

@@ -105,21 +105,19 @@ class StopTracker:
         self.reason: defaultdict[int, str] = defaultdict(str)
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        steps = input_ids.shape[1] - self.width
-        last = input_ids[:, -1].tolist()
-        for row, token in enumerate(last):
-            if self.done_at[row]:
-                continue
-            if token in self.eos_ids:
-                self.done_at[row], self.reason[row] = steps, "eos"
-            elif self.stop:
-                text = self.tokenizer.decode(
-                    input_ids[row, self.width :].tolist(), skip_special_tokens=self.skip_special
-                )
-                if any(s in text for s in self.stop):
-                    self.done_at[row], self.reason[row] = steps, "stop"
-        done = [bool(self.done_at[row]) for row in range(len(last))]
+        done = [self.ended(row, tokens) for row, tokens in enumerate(input_ids[:, self.width :].tolist())]
         return self.torch.tensor(done, dtype=self.torch.bool, device=input_ids.device)
+
+    def ended(self, row: int, generated: list[int]) -> bool:
+        """Whether `row` has ended, now that it has `generated` these ids (recording when and why, once)."""
+        if not self.done_at[row]:
+            if generated[-1] in self.eos_ids:
+                self.done_at[row], self.reason[row] = len(generated), "eos"
+            elif self.stop:
+                text = self.tokenizer.decode(generated, skip_special_tokens=self.skip_special)
+                if any(s in text for s in self.stop):
+                    self.done_at[row], self.reason[row] = len(generated), "stop"
+        return bool(self.done_at[row])
 
 
 def picked_logprobs(

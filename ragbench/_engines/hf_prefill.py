@@ -25,7 +25,9 @@ class Prefill:
     """The prompts of one batch (one row each), prefilled to all but their last token; `cache` is what
     `generate` starts from (None where every prompt is a single token: generate computes them whole)."""
 
-    def __init__(self, torch: Any, model: Any, prefix_cache: PrefixCache, prompts: list[list[int]]) -> None:
+    def __init__(
+        self, torch: Any, model: Any, prefix_cache: PrefixCache, prompts: list[list[int]], room: int = 0
+    ) -> None:
         from transformers import DynamicCache
 
         self.torch, self.model, self.prefix_cache, self.prompts = torch, model, prefix_cache, prompts
@@ -33,7 +35,7 @@ class Prefill:
         self.reused = 0
         parameters = inspect.signature(model.forward).parameters
         extra = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}  # the logits are not needed
-        argument = cache_argument(model)
+        self.argument = argument = cache_argument(model)
         device = model.device
         rows: list[Layers] = []
         for ids in prompts:
@@ -46,26 +48,29 @@ class Prefill:
                 layers = [(layer.keys, layer.values) for layer in row.layers]
                 prefix_cache.add(ids[:-1], layers)
             rows.append(layers)
-        self.cache: Any = (
-            DynamicCache(ddp_cache_data=self._stacked(rows), config=model.config) if self.width > 1 else None
-        )
+        self.cache: Any = None
+        if self.width > 1:
+            self.cache = DynamicCache(config=model.config)
+            self.cache.layers = self._stacked(rows, room)
 
-    def _stacked(self, rows: list[Layers]) -> Layers:
-        """Per layer, the rows' states left-padded with zeros to width - 1 tokens, as one batch; each row's layer
-        let go once stacked (memory: the rows and the batch are not all held at once)."""
-        torch, columns = self.torch, self.width - 1
+    def _stacked(self, rows: list[Layers], room: int) -> list[Any]:
+        """Per layer, the rows' states left-padded with zeros to width - 1 columns, as one batch with room for
+        `room` more columns (hf_roomy_cache.py); each row's layer let go once stacked (memory: the rows and the batch
+        are not all held at once)."""
+        from .hf_roomy_cache import RoomyLayer
+
+        columns = self.width - 1
         first = next(layers for layers in rows if layers)  # a prompt of width > 1 tokens has states
-        none = first[0][0][:, :, :0]  # a prompt of one token: no states before it
         stacked = []
         for index in range(len(first)):
-            keys, values = [], []
-            for layers in rows:
-                k, v = layers[index] if layers else (none, none)
-                keys.append(torch.nn.functional.pad(k, (0, 0, columns - k.shape[2], 0)))
-                values.append(torch.nn.functional.pad(v, (0, 0, columns - v.shape[2], 0)))
-                if layers:
-                    layers[index] = (none, none)
-            stacked.append((torch.cat(keys, dim=0), torch.cat(values, dim=0)))
+            shape = first[index][0].shape
+            buffers = [first[index][0].new_zeros((len(rows), shape[1], columns + room, shape[3])) for _ in range(2)]
+            for slot, layers in enumerate(rows):
+                if layers:  # else a prompt of one token: no states before it
+                    for buffer, states in zip(buffers, layers[index]):
+                        buffer[slot, :, columns - states.shape[2] : columns] = states[0]
+                    layers[index] = (None, None)
+            stacked.append(RoomyLayer(buffers[0], buffers[1], columns))
         return stacked
 
     def store(self, out: Any, lengths: list[int]) -> None:
@@ -73,11 +78,19 @@ class Prefill:
         the cache generate filled (every token fed: all but the last generated)."""
         if self.cache is None:
             return
-        fed = self.cache.get_seq_length()  # columns: the padded prompt and the generated tokens fed
-        sequences = out.tolist()
-        for row, ids in enumerate(self.prompts):
-            start = self.width - len(ids)
-            end = min(self.width + lengths[row], fed)
-            layers = [(layer.keys[row : row + 1], layer.values[row : row + 1]) for layer in self.cache.layers]
-            kept = [(k.narrow(2, start, end - start), v.narrow(2, start, end - start)) for k, v in layers]
-            self.prefix_cache.add(sequences[row][start:end], kept)
+        for row, sequence in enumerate(out.tolist()):
+            start = self.width - len(self.prompts[row])
+            self.store_row(row, self.cache, row, start, sequence[self.width : self.width + lengths[row]])
+
+    def store_row(self, row: int, cache: Any, slot: int, start: int, generated: list[int]) -> None:
+        """Cache prompt `row` and the `generated` ids after it, as far as `cache`'s row `slot` holds their states
+        (its columns from `start` on)."""
+        ids = (self.prompts[row] + generated)[: cache.get_seq_length() - start]
+        end = start + len(ids)
+        self.prefix_cache.add(
+            ids,
+            [
+                (layer.keys[slot : slot + 1, :, start:end], layer.values[slot : slot + 1, :, start:end])
+                for layer in cache.layers
+            ],
+        )

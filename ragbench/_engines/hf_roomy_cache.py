@@ -15,7 +15,7 @@ class RoomyLayer(DynamicLayer):
     """Keys and values [batch, heads, columns, head dim]: the first `length` columns of `buffers`."""
 
     def __init__(self, keys: Any, values: Any, length: int) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
         self.device, self.is_initialized = keys.device, True
         self.buffers, self.length = (keys, values), length
         self._view()

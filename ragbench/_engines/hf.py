@@ -299,9 +299,8 @@ class HFEngine(Engine):
             if self.device == "cpu":
                 batching.release_freed_memory()
         parser = TOOL_PARSERS.get(self.tool_parser or "")
-        answered = [
-            result if result is not None else RequestError("hf engine: no result for the request") for result in results
-        ]
+        unanswered = RequestError("hf engine: no result for the request")  # every request is given one above
+        answered = [result if result is not None else unanswered for result in results]
         return [with_tool_calls(request, result, parser, self.kind) for request, result in zip(requests, answered)]
 
     def _run_fitting(

@@ -326,3 +326,29 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
     assert len(set(lengths)) > 1 and max(lengths) == 12
     decoded = rows[len(requests) :]  # after each prompt's own prefill
     assert decoded == [sum(length > step for length in lengths) for step in range(max(lengths))]
+
+
+@pytest.mark.model
+def test_with_the_prefix_cache_long_prompts_sharing_a_prefix_decode_in_one_batch(engine, cached_engine, monkeypatch):
+    """Two prompts of ~2,200 tokens: the padded-token bound (4096 on CPU) puts them in batches of one each, but with the
+    prefix cache they cost their key/value states, and decode together, to the same tokens."""
+    cached_engine.prefix_cache = PrefixCache(256 * 2**20, torch.cat)  # the shared prefix stays cached
+    shared = DEMO * (2200 // len(engine.encode(Request(prompt=DEMO))))
+    sampling = Sampling(max_tokens=4)
+    requests = [Request(prompt=shared + f"Question: {q}\nThought:", sampling=sampling) for q in QUESTIONS[:2]]
+    assert min(len(cached_engine.encode(r)) for r in requests) + 4 > cached_engine.max_batch_tokens // 2
+    rows: list[int] = []
+    forward = cached_engine.model_obj.forward
+
+    @functools.wraps(forward)  # generate reads the forward's signature
+    def counting(*args, **kwargs):
+        rows.append(kwargs["input_ids"].shape[0])
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(cached_engine.model_obj, "forward", counting)
+    new = cached_engine.generate(requests)
+    monkeypatch.undo()
+    assert max(rows) == 2  # the decode steps hold both rows
+    assert cached_engine.stats()["prompt_tokens_computed"] < 1.5 * len(cached_engine.encode(requests[0]))
+    old = engine.generate(requests)
+    assert [r.token_ids for r in new] == [r.token_ids for r in old]

@@ -159,7 +159,7 @@ def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_wh
     from ragbench._engines.hf import HFEngine
     from ragbench._values.llm_calls import Request, Sampling
 
-    engine = HFEngine("embedded", batch_size=8)
+    engine = HFEngine("embedded", batch_size=8, prefix_cache_mb=0)  # the padded-token bound's path
     assert engine.max_batch_tokens == hf_batching.CPU_BATCH_TOKENS
     requests = [Request(prompt="Count: " + "one two " * (3 * i), sampling=Sampling(max_tokens=4)) for i in range(6)]
     whole = engine.generate(requests)

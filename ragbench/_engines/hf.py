@@ -145,6 +145,8 @@ class HFEngine(Engine):
         cacheable = cache_mb > 0 and not self.seq2seq and not any(transformers.DynamicCache(config=config).is_sliding)
         self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cacheable else None
         self.prompt_tokens_sent = self.prompt_tokens_computed = 0
+        state_bound = batching.cached_batch_tokens(torch, self.model_obj) if on_cpu else None
+        self._cached_batch_tokens = max_batch_tokens or state_bound  # the prefix-cache path's (hf_batching.py)
         self._cache_argument = cache_argument(self.model_obj)
         if self.device.startswith("cuda"):
             batching.warm_up(torch, self.model_obj, self.pad_id, self.device)
@@ -333,14 +335,10 @@ class HFEngine(Engine):
         sampling: Sampling,
     ) -> Iterator[list[tuple[int, list[int], int | None]]]:
         """`items` (longest prompt first) in batches of at most `max_batch_size` rows and `max_batch_tokens`
-        padded tokens."""
-        cuts = batching.token_bounded_cuts(
-            [len(ids) for _, ids, _ in items],
-            sampling.max_tokens,
-            self._rows_per_request(sampling),
-            self.max_batch_size,
-            self.max_batch_tokens,
-        )
+        padded tokens (on the prefix-cache path, by default on CPU, as many as its key/value states budget holds)."""
+        bound = self._cached_batch_tokens if self._uses_prefix_cache(sampling) else self.max_batch_tokens
+        lengths, rows_per = [len(ids) for _, ids, _ in items], self._rows_per_request(sampling)
+        cuts = batching.token_bounded_cuts(lengths, sampling.max_tokens, rows_per, self.max_batch_size, bound)
         for start, end in cuts:
             yield items[start:end]
 

@@ -14,6 +14,11 @@ the embedded 135M model under 2 GB peak RSS: the figures are in docs/engines.md)
 longest-first rows into batches of similar lengths, so that little is spent on padding. On CPU the memory
 freed after each `generate` is handed back to the system (glibc `malloc_trim`): batches run on the
 scheduler's worker threads, and each thread's malloc arena otherwise keeps its high-water mark.
+
+With the prefix cache (hf_prefill.py) a batch costs less: each prompt computes its uncached tokens alone, and the
+batch together computes one column a step, so what grows with its rows is their key/value states. On CPU such a batch
+holds by default as many padded tokens as fit CPU_BATCH_STATE_BYTES of states (`cached_batch_tokens`), and at least
+`max_batch_tokens`: for the embedded model, three prompts of ~2,500 tokens where the bound alone lets one through.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from .._storage.jsonl import parse_json
 
 CPU_BATCH_SIZE = 16
 CPU_BATCH_TOKENS = 4096  # padded tokens of one batch on CPU (rows x (longest prompt + max_tokens))
+CPU_BATCH_STATE_BYTES = 384 * 2**20  # key/value states of one prefix-cache batch on CPU
 MAX_AUTO_BATCH_SIZE = 512
 PROBE_TOKENS = 2048  # prompt tokens of a probe row (capped by the model's context)
 PROBE_NEW_TOKENS = 16
@@ -65,6 +71,17 @@ def token_bounded_cuts(
         cuts.append((start, min(len(lengths), start + fit)))
         start = cuts[-1][1]
     return cuts
+
+
+def cached_batch_tokens(torch: Any, model: Any) -> int:
+    """Padded tokens of one prefix-cache batch on CPU: as many as CPU_BATCH_STATE_BYTES of key/value states hold
+    (per token: layers x keys and values x key/value heads x head size x the dtype's bytes), at least CPU_BATCH_TOKENS."""
+    config = model.config
+    heads = getattr(config, "num_attention_heads", 1)
+    head_size = getattr(config, "head_dim", None) or config.hidden_size // heads
+    per_layer = 2 * (getattr(config, "num_key_value_heads", None) or heads) * head_size
+    per_token = config.num_hidden_layers * per_layer * int(torch.empty((), dtype=model.dtype).element_size())
+    return max(CPU_BATCH_TOKENS, CPU_BATCH_STATE_BYTES // int(per_token))
 
 
 def release_freed_memory() -> None:

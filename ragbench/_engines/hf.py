@@ -7,9 +7,9 @@ name already in the local Hugging Face cache (nothing is downloaded when HF_HUB_
 Options (--model-arg): batch_size (rows per forward pass; `auto`, the default on CUDA, is the
 largest that fits, searched once from max_batch_size (512) down and cached on disk, see
 hf_batching.py; 16 on CPU; a request with n>1 samples takes n rows), max_batch_tokens (rows x (longest
-prompt + max_tokens) of one batch, the padded tokens its memory grows with; default 4096 on CPU, none on
-CUDA, where batch_size=auto bounds memory), dtype (default float32 on CPU,
-the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
+prompt + max_tokens) of one batch, the padded tokens its memory grows with; default 4096 on CPU, on its prefix-cache
+path as many as 384 MB of key/value states hold; none on CUDA, where batch_size=auto bounds memory), dtype
+(default float32 on CPU, the checkpoint's own dtype on GPU), device (default cuda if available, else cpu),
 trust_remote_code (default false), cudnn_attention (default false: on CUDA cuDNN's SDPA kernel is
 turned off, its first-call set-up costs seconds; flash and memory-efficient SDPA stay on), tool_parser
 (hermes, llama3_json: the model's tool-call format, read as vLLM's parsers read it, tool_parsers.py; tools go to

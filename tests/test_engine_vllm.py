@@ -608,8 +608,19 @@ def test_embedded_gguf_converts_to_a_plain_safetensors_folder(tmp_path, monkeypa
         embedded.embedded_model_dir()
     except ConfigError as exc:
         pytest.skip(str(exc))
+    gguf = pytest.importorskip("gguf")
+    parsed = []
+
+    class CountedReader(gguf.GGUFReader):
+        def __init__(self, *args, **kwargs):
+            parsed.append(args[0])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(gguf, "GGUFReader", CountedReader)
     folder = embedded.embedded_safetensors_dir(tmp_path)
     assert folder == tmp_path / "smollm2-safetensors"
+    assert len(parsed) == 1  # the tokenizer, config and weights read from one parse of the GGUF file
+    assert gguf.GGUFReader is CountedReader  # and gguf is left as it was
     assert list(tmp_path.iterdir()) == [folder]  # no scratch folder left behind
     config = json.loads((folder / "config.json").read_text())
     assert "quantization_config" not in config

@@ -145,6 +145,36 @@ def test_a_tokenizer_that_is_not_llama2_is_refused_whatever_its_folder_is_called
     assert "pass --task-arg tokenizer=DIR" in line
 
 
+def test_a_tokenizer_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch):
+    """Every CRAG run checks the tokenizer: an unchanged tokenizer.json is parsed once a process, and one
+    replaced in place (here by Llama-2's, then by another vocabulary) is read again."""
+    import shutil
+
+    import tokenizers
+
+    from ragbench.tasks.crag.preflight import llama2_tokenizer_problem
+
+    parsed, real = [], tokenizers.Tokenizer
+
+    class Counted:
+        @staticmethod
+        def from_file(path: str):
+            parsed.append(path)
+            return real.from_file(path)
+
+    folder = _word_tokenizer(tmp_path / "tok", 49152)
+    with monkeypatch.context() as patched:
+        patched.setattr(tokenizers, "Tokenizer", Counted)
+        for _ in range(3):
+            assert "a vocabulary of 49152 entries" in llama2_tokenizer_problem(folder)
+    assert len(parsed) == 1
+    shutil.copyfile(Path(tokenizer_dir()) / "tokenizer.json", folder / "tokenizer.json")
+    assert llama2_tokenizer_problem(folder) is None
+    _word_tokenizer(tmp_path / "other", 100)
+    (tmp_path / "other" / "tokenizer.json").replace(folder / "tokenizer.json")
+    assert "a vocabulary of 100 entries" in llama2_tokenizer_problem(folder)
+
+
 @pytest.mark.model
 def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
     from transformers import AutoTokenizer

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import io
@@ -72,7 +73,8 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike[str] | None = None) ->
     target = Path(cache_dir).expanduser() if cache_dir is not None else cache_root()
 
     def build() -> tuple[Any, Any]:
-        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own tqdm bar, once per machine
+        # the GGUF reader's own tqdm bar, once per machine
+        with contextlib.redirect_stderr(io.StringIO()), _gguf_parsed_once():
             model, tokenizer = load_embedded()
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
@@ -80,6 +82,29 @@ def embedded_safetensors_dir(cache_dir: str | os.PathLike[str] | None = None) ->
         return model, tokenizer
 
     return _saved_once(target / CONVERTED_NAME, str(source / EMBEDDED_GGUF), build)
+
+
+@contextlib.contextmanager
+def _gguf_parsed_once() -> Iterator[None]:
+    """The block in which transformers' GGUF loading parses a file once, not three times (for the tokenizer,
+    the config and the weights: seconds each, reading 49,152 vocabulary entries field by field), and builds
+    the tensor-name map of an architecture once, not once per module of the model. Both are read-only: what
+    is loaded is the same."""
+    gguf: Any = importlib.import_module("gguf")  # its functions swapped in place below
+    reader_class, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict[tuple[str, str], Any] = {}
+
+    def reader(path: str | os.PathLike[str], mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = reader_class(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, functools.cache(name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader_class, name_map
 
 
 def embedded_with_tokens(tokens: tuple[str, ...], cache_dir: str | os.PathLike[str] | None = None) -> Path:

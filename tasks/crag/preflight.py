@@ -3,6 +3,7 @@ proves nothing), and the mock KG API answering."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from ragbench.api import ConfigError
@@ -15,7 +16,22 @@ LLAMA2_IDS = {"<unk>": 0, "<s>": 1, "</s>": 2, "\u2581the": 278}
 
 
 def llama2_tokenizer_problem(folder: str | Path) -> str | None:
-    """Why `folder`/tokenizer.json is not Llama-2's tokenizer, or None."""
+    """Why `folder`/tokenizer.json is not Llama-2's tokenizer, or None. A file read before, unchanged since
+    (same path, device, inode, size and modification time), is not parsed again: parsing it takes a tenth of a
+    second, paid by every CRAG run of a process otherwise."""
+    try:
+        stat = (Path(folder) / "tokenizer.json").stat()
+    except OSError:
+        return _tokenizer_problem(folder)  # the parse names why it cannot be read
+    return _unchanged_tokenizer_problem(str(folder), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _unchanged_tokenizer_problem(folder: str, device: int, inode: int, size: int, mtime_ns: int) -> str | None:
+    return _tokenizer_problem(folder)
+
+
+def _tokenizer_problem(folder: str | Path) -> str | None:
     try:
         from tokenizers import Tokenizer
 

@@ -141,8 +141,7 @@ class HFEngine(Engine):
         self._piece_cache: dict[int, str] = {}
         self._named_ids: dict[str, int | None] = {}
         cache_mb = PREFIX_CACHE_MB if prefix_cache_mb is None and on_cpu else int(prefix_cache_mb or 0)
-        # a sliding window's layers keep their own length: the prefix-cache path's layers (hf_roomy_cache) are full ones
-        cacheable = cache_mb > 0 and not self.seq2seq and not any(transformers.DynamicCache(config=config).is_sliding)
+        cacheable = cache_mb > 0 and not self.seq2seq and batching.full_attention_layers(transformers, config)
         self.prefix_cache = PrefixCache(cache_mb * 2**20, torch.cat) if cacheable else None
         self.prompt_tokens_sent = self.prompt_tokens_computed = 0
         state_bound = batching.cached_batch_tokens(torch, self.model_obj) if on_cpu else None

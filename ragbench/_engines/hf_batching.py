@@ -78,10 +78,23 @@ def cached_batch_tokens(torch: Any, model: Any) -> int:
     (per token: layers x keys and values x key/value heads x head size x the dtype's bytes), at least CPU_BATCH_TOKENS."""
     config = model.config
     heads = getattr(config, "num_attention_heads", 1)
-    head_size = getattr(config, "head_dim", None) or config.hidden_size // heads
+    head_size = getattr(config, "head_dim", None) or getattr(config, "hidden_size", 0) // heads
     per_layer = 2 * (getattr(config, "num_key_value_heads", None) or heads) * head_size
-    per_token = config.num_hidden_layers * per_layer * int(torch.empty((), dtype=model.dtype).element_size())
+    layers = getattr(config, "num_hidden_layers", 0)
+    per_token = layers * per_layer * int(torch.empty((), dtype=model.dtype).element_size())
+    if per_token <= 0:  # a config that does not describe its layers: the padded-token bound alone
+        return CPU_BATCH_TOKENS
     return max(CPU_BATCH_TOKENS, CPU_BATCH_STATE_BYTES // int(per_token))
+
+
+def full_attention_layers(transformers: Any, config: Any) -> bool:
+    """Whether every layer of the model attends to the whole sequence (the prefix-cache path's layers,
+    hf_roomy_cache, are full ones; a sliding window's keep their own length). A config that does not describe
+    its layers (a custom model's) cannot tell: no."""
+    try:
+        return not any(transformers.DynamicCache(config=config).is_sliding)
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def release_freed_memory() -> None:

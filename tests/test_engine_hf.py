@@ -297,6 +297,20 @@ def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine
     assert engine.stats() is None  # prefix_cache_mb=0: no cache, the old path
 
 
+def rows_per_forward(engine, monkeypatch) -> list[int]:
+    """The rows of each forward call `engine`'s model makes from now on (until `monkeypatch.undo()`)."""
+    rows: list[int] = []
+    forward = engine.model_obj.forward
+
+    @functools.wraps(forward)  # generate reads the forward's signature
+    def counting(*args, **kwargs):
+        rows.append(kwargs["input_ids"].shape[0])
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(engine.model_obj, "forward", counting)
+    return rows
+
+
 @pytest.mark.model
 def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_engine, monkeypatch):
     """A batch whose answers end at different steps: each step computes only the rows still running (transformers
@@ -307,15 +321,7 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
         chat("Write one sentence about the sea, the mountains and the long rivers of Europe.", **sampling),
         chat("2+2?", **sampling),
     ]
-    rows: list[int] = []
-    forward = cached_engine.model_obj.forward
-
-    @functools.wraps(forward)  # generate reads the forward's signature
-    def counting(*args, **kwargs):
-        rows.append(kwargs["input_ids"].shape[0])
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(cached_engine.model_obj, "forward", counting)
+    rows = rows_per_forward(cached_engine, monkeypatch)
     new = cached_engine.generate(requests)
     monkeypatch.undo()
     old = engine.generate(requests)
@@ -337,15 +343,7 @@ def test_with_the_prefix_cache_long_prompts_sharing_a_prefix_decode_in_one_batch
     sampling = Sampling(max_tokens=4)
     requests = [Request(prompt=shared + f"Question: {q}\nThought:", sampling=sampling) for q in QUESTIONS[:2]]
     assert min(len(cached_engine.encode(r)) for r in requests) + 4 > cached_engine.max_batch_tokens // 2
-    rows: list[int] = []
-    forward = cached_engine.model_obj.forward
-
-    @functools.wraps(forward)  # generate reads the forward's signature
-    def counting(*args, **kwargs):
-        rows.append(kwargs["input_ids"].shape[0])
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(cached_engine.model_obj, "forward", counting)
+    rows = rows_per_forward(cached_engine, monkeypatch)
     new = cached_engine.generate(requests)
     monkeypatch.undo()
     assert max(rows) == 2  # the decode steps hold both rows

@@ -4,6 +4,7 @@ runs at once) and when the user has a file of that name."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import tempfile
 import threading
@@ -72,6 +73,19 @@ def test_a_file_of_the_user_at_the_name_and_its_companions_names_are_left_alone(
         "c.sqlite.kept.3",
         "c.sqlite.kept.3-wal",
     ]  # no claimed name left empty
+
+
+def test_a_companion_removed_between_the_listing_and_the_move_is_skipped(tmp_path, monkeypatch):
+    """SQLite deletes a WAL file when another connection to the database closes: seen there, gone a moment
+    later. The file and its other companions still move (seen failing: FileNotFoundError, nothing moved)."""
+    path = tmp_path / "c.sqlite"
+    path.write_text("database")
+    Path(f"{path}-wal").write_text("wal")
+    seen = os.path.lexists
+    monkeypatch.setattr(os.path, "lexists", lambda name: str(name).endswith("-shm") or seen(name))
+    aside = move_aside(path, "c.sqlite.kept", companions=("-wal", "-shm"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite.kept", "c.sqlite.kept-wal"]
+    assert aside.read_text() == "database" and Path(f"{aside}-wal").read_text() == "wal"
 
 
 def test_a_mover_whose_source_vanished_leaves_no_empty_file(tmp_path):

@@ -175,7 +175,7 @@ def _sync_folder(folder: Path) -> None:
 def move_aside(path: Path, name: str, companions: tuple[str, ...] = ()) -> Path:
     """Move `path`, kept for the user, to the first free name of `name`, `name.2`, `name.3` ... beside it,
     with each file named `path` + a suffix of `companions` that exists (a database's WAL files) moved to
-    that name + the suffix. Never over a file: every name is claimed first by creating it with O_EXCL (which
+    that name + the suffix (one removed meanwhile is skipped). Never over a file: every name is claimed first by creating it with O_EXCL (which
     fails on an existing name, also against another process claiming it at the same moment), and only a
     file so claimed is replaced. The companions move first, `path` last: a crash in between leaves `path`
     where it was. Returns where `path` went."""
@@ -186,7 +186,12 @@ def move_aside(path: Path, name: str, companions: tuple[str, ...] = ()) -> Path:
     moved: set[str] = set()
     try:
         for suffix in [*suffixes[1:], ""]:
-            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+            try:
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+            except FileNotFoundError:
+                if not suffix:
+                    raise
+                continue  # a companion removed meanwhile (SQLite deletes a WAL file as its last connection closes)
             moved.add(suffix)
     finally:
         for suffix in set(suffixes) - moved:  # not moved (the source vanished, a failing disk): no empty file stays

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +55,19 @@ def session_home() -> Path:
 
 
 SESSION_HOME = session_home()
+
+
+def keep_bytecode() -> None:
+    """Python keeps compiled modules as it does by default, in the __pycache__ folders git ignores, even where
+    PYTHONDONTWRITEBYTECODE is set (container images often set it): otherwise each of the hundreds of Python
+    processes the suite starts (the CLI, a run's workers, the benchmark scripts) compiles ragbench from source
+    again, a fifth of the CPU time of the tests that start them on a 2-core VM. Set in the first process of a
+    session, before its xdist workers start: they and every command a test starts inherit it."""
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        sys.dont_write_bytecode = False
+
+
+keep_bytecode()
 
 
 def pytest_configure(config: pytest.Config) -> None:

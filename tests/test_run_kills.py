@@ -93,8 +93,9 @@ def finish(args: list[str], env: dict[str, str]) -> dict:
     return json.loads((Path(args[args.index("--output") + 1]) / "results.json").read_text())
 
 
-def left_behind(seen: dict[int, str], seconds: float = 5.0) -> dict[int, str]:
-    """The processes of `seen` still alive `seconds` after the kill (the same pid and start time)."""
+def left_behind(seen: dict[int, str], seconds: float = 60.0) -> dict[int, str]:
+    """The processes of `seen` still alive `seconds` after the kill (the same pid and start time). The wait ends
+    as soon as none is: a generous bound, since a loaded 2-core machine may take seconds to run a worker's exit."""
     deadline = time.monotonic() + seconds
     while True:
         table = processes()

@@ -11,7 +11,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -75,15 +74,32 @@ def test_the_site_builds_with_warnings_as_errors(site):
     assert [page for page in nav_pages() if not (site / page).is_file()] == []
 
 
+def two_page_site(folder: Path, index: str) -> Path:
+    """The repository's mkdocs.yml (its theme, plugins, markdown and validation settings) over two pages of
+    its own: index.md holding `index`, and running.md with an "Options" section. Builds in a second where
+    the whole site takes several."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["nav"] = ["index.md", "running.md"]
+    (folder / "docs").mkdir()
+    (folder / "docs" / "index.md").write_text(f"# Home\n\n{index}\n", encoding="utf-8")
+    (folder / "docs" / "running.md").write_text("# Running\n\n## Options\n\nThe options.\n", encoding="utf-8")
+    (folder / "mkdocs.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return folder / "mkdocs.yml"
+
+
 @pytest.mark.parametrize("broken", ["[the options](running.md#no-such-section)", "[a page](no-such-page.md)"])
 def test_a_broken_link_or_anchor_fails_the_build(broken, tmp_path):
-    shutil.copytree(ROOT / "docs", tmp_path / "docs")
-    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
-    with (tmp_path / "docs" / "index.md").open("a", encoding="utf-8") as index:
-        index.write(f"\nSee {broken}.\n")
-    done = build(tmp_path / "mkdocs.yml", tmp_path / "site")
+    done = build(two_page_site(tmp_path, f"See {broken}."), tmp_path / "site")
     assert done.returncode != 0
-    assert broken.split("(")[1].rstrip(")").split("#")[-1] in done.stderr
+    target = broken.split("(")[1].rstrip(")").split("#")[-1]
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
+    assert warnings and all(target in line for line in warnings), done.stderr  # the link's, and only its
+
+
+def test_the_two_page_site_builds_without_a_broken_link(tmp_path):
+    """The other half of the test above: without the broken link its site builds, so the link failed it."""
+    done = build(two_page_site(tmp_path, "See [the options](running.md#options)."), tmp_path / "site")
+    assert done.returncode == 0 and "WARNING" not in done.stderr, done.stderr
 
 
 class _Ids(HTMLParser):

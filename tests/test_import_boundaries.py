@@ -7,6 +7,7 @@ runner, the engines or replay; and docs/internals.md draws the layers as measure
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import itertools
 import subprocess
@@ -28,6 +29,13 @@ def load_layers():
 
 
 layers = load_layers()
+
+
+@functools.cache
+def import_graph(type_checking: bool = True) -> dict[str, set[str]]:
+    """tools/import_layers.py's import graph, read once per variant (each read parses every module); the
+    tests only read it."""
+    return layers.import_graph(type_checking)
 
 
 def folder(module: str) -> str:
@@ -55,7 +63,7 @@ def crossing(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
 
 
 def test_the_graph_sees_the_whole_code_base():
-    graph = layers.import_graph()
+    graph = import_graph()
     assert {
         "ragbench._cli.main",
         "ragbench.tasks.crag.task",
@@ -131,11 +139,11 @@ def test_the_reader_finds_every_import_that_runs_and_none_for_type_checkers(item
 def test_the_table_names_every_unit_once():
     names = [name for layer in layers.LAYERS for name in layer.units]
     assert len(names) == len(set(names))
-    assert set(layers.unit_graph(layers.import_graph())) == set(names), "every unit in tools/import_layers.py LAYERS"
+    assert set(layers.unit_graph(import_graph())) == set(names), "every unit in tools/import_layers.py LAYERS"
 
 
 def test_every_import_goes_down_the_layer_table():
-    problems = layers.against_table(layers.unit_graph(layers.import_graph(type_checking=False)))
+    problems = layers.against_table(layers.unit_graph(import_graph(type_checking=False)))
     assert not problems, "imports against the layers (tools/import_layers.py LAYERS):\n" + "\n".join(problems)
 
 
@@ -151,24 +159,24 @@ def test_the_table_check_refuses_an_arrow_up_or_sideways_and_a_plugin_reaching_i
 
 
 def test_no_two_units_import_each_other_nor_any_in_a_circle():
-    units = layers.unit_graph(layers.import_graph(type_checking=False))
+    units = layers.unit_graph(import_graph(type_checking=False))
     assert layers.mutual_pairs(units) == []
     assert layers.cycles(units) == []
 
 
 def test_the_core_imports_no_plugin():
-    graph = layers.import_graph()
+    graph = import_graph()
     leaks = sorted((s, t) for s, ts in graph.items() if folder(s) == "core" for t in ts if folder(t) != "core")
     assert not leaks, f"core modules import plugin code (reach it through a hook instead): {leaks}"
 
 
 def test_plugin_folders_import_only_the_core_and_themselves():
-    edges = sorted(crossing(layers.import_graph()))
+    edges = sorted(crossing(import_graph()))
     assert not edges, f"imports across plugin folders (use the core's contract or a neutral core module): {edges}"
 
 
 def test_no_import_cycles():
-    cycles = layers.cycles(layers.import_graph())
+    cycles = layers.cycles(import_graph())
     assert not cycles, f"modules importing each other in a circle: {cycles}"
 
 
@@ -185,7 +193,7 @@ def test_the_contract_loads_nothing_of_the_runner_the_engines_replay_or_the_view
 
 
 def test_the_runner_imports_nothing_of_the_viewer():
-    graph = layers.import_graph()
+    graph = import_graph()
     leaks = sorted(
         (s, t) for s, ts in graph.items() if s.startswith("ragbench._run") for t in ts if t.startswith("ragbench._view")
     )
@@ -194,7 +202,7 @@ def test_the_runner_imports_nothing_of_the_viewer():
 
 def test_the_docs_draw_the_layers_as_measured():
     internals = layers.INTERNALS.read_text(encoding="utf-8")
-    section = layers.drawn(layers.unit_graph(layers.import_graph(type_checking=False)))
+    section = layers.drawn(layers.unit_graph(import_graph(type_checking=False)))
     assert layers.written(internals, section) == internals, (
         "docs/internals.md's layers are stale: run `python tools/import_layers.py --write`"
     )

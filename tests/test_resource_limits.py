@@ -72,11 +72,10 @@ def test_no_thread_can_start_is_one_line_not_a_traceback_and_a_hang(tmp_path):
 
 
 def test_out_of_memory_is_one_line(tmp_path):
-    data = tmp_path / "huge.jsonl.gz"  # one line of 1 GB (4.6 MB compressed), more than the 1 GB allowed
-    with gzip.open(data, "wb", compresslevel=1) as handle:
-        handle.write(b'{"question": "')
-        for _ in range(64):
-            handle.write(b"a" * 2**24)
-        handle.write(b'", "answers": ["x"]}\n')
+    data = tmp_path / "huge.jsonl.gz"  # one line of 1 GB (1 MB compressed), more than the 1 GB allowed
+    sixteen_mb = gzip.compress(b"a" * 2**24, mtime=0)  # compressed once: a gzip file of 66 members reads as one text
+    data.write_bytes(
+        gzip.compress(b'{"question": "', mtime=0) + sixteen_mb * 64 + gzip.compress(b'", "answers": ["x"]}\n', mtime=0)
+    )
     limited = run(tmp_path / "run", "--data", f"demo={data}", limits={resource.RLIMIT_AS: GB})
     assert_one_line(limited, "out of memory; free memory, or raise the memory limit (ulimit -v")

@@ -336,10 +336,13 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
 
 @pytest.mark.model
 def test_with_the_prefix_cache_long_prompts_sharing_a_prefix_decode_in_one_batch(engine, cached_engine, monkeypatch):
-    """Two prompts of ~2,200 tokens: the padded-token bound (4096 on CPU) puts them in batches of one each, but with the
-    prefix cache they cost their key/value states, and decode together, to the same tokens."""
+    """Two prompts longer than half the padded-token bound (on CPU 4096 by default, here 512, so that the prompts
+    are ~300 tokens rather than ~2,200) go in batches of one each, but with the prefix cache they cost their key/value
+    states (a bound of its own, by default 8,738 tokens for this model), and decode together, to the same tokens."""
+    assert cached_engine._cached_batch_tokens >= 2 * (2200 + 4) > cached_engine.max_batch_tokens  # the defaults
+    cached_engine.max_batch_tokens = 512
     cached_engine.prefix_cache = PrefixCache(256 * 2**20, torch.cat)  # the shared prefix stays cached
-    shared = DEMO * (2200 // len(engine.encode(Request(prompt=DEMO))))
+    shared = DEMO * (300 // len(engine.encode(Request(prompt=DEMO))))
     sampling = Sampling(max_tokens=4)
     requests = [Request(prompt=shared + f"Question: {q}\nThought:", sampling=sampling) for q in QUESTIONS[:2]]
     assert min(len(cached_engine.encode(r)) for r in requests) + 4 > cached_engine.max_batch_tokens // 2

@@ -263,23 +263,34 @@ STEPS = (
 )
 
 
+def ircot_like_run(hf: HFEngine, logprobs: int | None) -> list[Response]:
+    """Two IRCoT-like steps (the second prompt holds the first and its answer), then requests of other lengths."""
+    answers: list[Response] = []
+    prompts = [DEMO + first + f"Question: {question}\nThought:" for question, first in STEPS]
+    for step in range(2):  # the examples' calls in one batch, as the scheduler pools them
+        sampling = Sampling(max_tokens=12, stop=("\n",), logprobs=logprobs)
+        batch = hf.generate([Request(prompt=prompt, sampling=sampling) for prompt in prompts])
+        answers += batch
+        prompts = [p + a.text + f"\nPassage: step {step}\nThought:" for p, a in zip(prompts, batch)]
+    # and requests of other lengths at once: one twice, chat ones, one of a single token
+    many = [chat(q, max_tokens=8) for q in (*QUESTIONS, QUESTIONS[0])]
+    return answers + hf.generate([*many, Request(prompt="Hi", sampling=Sampling(max_tokens=4))])
+
+
+@pytest.fixture(scope="module")
+def batch_path_answers(engine) -> list[Response]:
+    """`ircot_like_run`'s answers on the path without the prefix cache, with log-probs: what both cases of the test
+    below compare with (greedy tokens do not depend on whether log-probs are asked)."""
+    return ircot_like_run(engine, 2)
+
+
 @pytest.mark.model
 @pytest.mark.parametrize("logprobs", [None, 2], ids=["own greedy loop", "generate with log-probs"])
-def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine, cached_engine, logprobs):
-    def run(hf: HFEngine) -> list[Response]:
-        answers: list[Response] = []
-        prompts = [DEMO + first + f"Question: {question}\nThought:" for question, first in STEPS]
-        for step in range(3):  # the examples' calls in one batch, as the scheduler pools them
-            sampling = Sampling(max_tokens=12, stop=("\n",), logprobs=logprobs)
-            batch = hf.generate([Request(prompt=prompt, sampling=sampling) for prompt in prompts])
-            answers += batch
-            prompts = [p + a.text + f"\nPassage: step {step}\nThought:" for p, a in zip(prompts, batch)]
-        # and requests of other lengths at once: one twice, chat ones, one of a single token
-        many = [chat(q, max_tokens=8) for q in (*QUESTIONS, QUESTIONS[0])]
-        return answers + hf.generate([*many, Request(prompt="Hi", sampling=Sampling(max_tokens=4))])
-
-    new, old = run(cached_engine), run(engine)
-    for a, b in zip(new, old, strict=True):
+def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(
+    engine, cached_engine, batch_path_answers, logprobs
+):
+    new = ircot_like_run(cached_engine, logprobs)
+    for a, b in zip(new, batch_path_answers, strict=True):
         assert isinstance(a, Response) and isinstance(b, Response)
         assert (a.token_ids, a.texts, a.finish_reason, a.completion_tokens, a.prompt_tokens) == (
             b.token_ids,
@@ -288,7 +299,7 @@ def test_the_prefix_cache_gives_the_same_greedy_tokens_and_computes_fewer(engine
             b.completion_tokens,
             b.prompt_tokens,
         )
-        for x, y in zip(a.logprobs or [], b.logprobs or [], strict=True):
+        for x, y in zip(a.logprobs or [], (b.logprobs or []) if logprobs else [], strict=True):  # as asked
             assert x.token == y.token and x.logprob == pytest.approx(y.logprob, abs=2e-3)
     stats = cached_engine.stats()
     assert stats["prompt_tokens_sent"] == sum(r.prompt_tokens for r in new)
@@ -336,10 +347,13 @@ def test_with_the_prefix_cache_rows_leave_the_batch_as_they_end(engine, cached_e
 
 @pytest.mark.model
 def test_with_the_prefix_cache_long_prompts_sharing_a_prefix_decode_in_one_batch(engine, cached_engine, monkeypatch):
-    """Two prompts of ~2,200 tokens: the padded-token bound (4096 on CPU) puts them in batches of one each, but with the
-    prefix cache they cost their key/value states, and decode together, to the same tokens."""
+    """Two prompts longer than half the padded-token bound (on CPU 4096 by default, here 512, so that the prompts
+    are ~300 tokens rather than ~2,200) go in batches of one each, but with the prefix cache they cost their key/value
+    states (a bound of its own, by default 8,738 tokens for this model), and decode together, to the same tokens."""
+    assert cached_engine._cached_batch_tokens >= 2 * (2200 + 4) > cached_engine.max_batch_tokens  # the defaults
+    cached_engine.max_batch_tokens = 512
     cached_engine.prefix_cache = PrefixCache(256 * 2**20, torch.cat)  # the shared prefix stays cached
-    shared = DEMO * (2200 // len(engine.encode(Request(prompt=DEMO))))
+    shared = DEMO * (300 // len(engine.encode(Request(prompt=DEMO))))
     sampling = Sampling(max_tokens=4)
     requests = [Request(prompt=shared + f"Question: {q}\nThought:", sampling=sampling) for q in QUESTIONS[:2]]
     assert min(len(cached_engine.encode(r)) for r in requests) + 4 > cached_engine.max_batch_tokens // 2

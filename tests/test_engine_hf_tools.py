@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+from ragbench._engines.embedded import embedded_safetensors_dir
 from ragbench._engines.hf import HFEngine
 from ragbench._values.llm_calls import Request, Response
 
@@ -54,7 +54,7 @@ HERMES_TEMPLATE = (
 def tokenizer():
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF)
+    return AutoTokenizer.from_pretrained(embedded_safetensors_dir())  # the folder the engine loads (hf_loading.py)
 
 
 def encode(tokenizer, request: Request) -> str:

@@ -21,10 +21,13 @@ it with a stop string, "." or a newline), and bm25s raises on the empty query, e
 holds the error and the calls made before it. Self-Ask (one prompt a call) on the same two, five calls of up to 100
 tokens each: the model never writes a "Follow up: " line nor "So the final answer is: ", so only the question is
 searched and both predictions are empty, yet every one of the ten prompts holds all the model's text before it,
-token for token. SuRe on one question, nq_1, the one of the six where the model writes more than one candidate
-("(a)", "(b)" ... six of them, each empty once parsed): the only one that reaches the pairwise ranking (30 of its
-43 calls); with one candidate no pair is ranked, with none only the candidates are asked. FLARE (one prompt a call)
-on nq_1, whose first two sentences are unsure and searched for, and hotpot_3, whose one sentence is sure: both ways
+token for token. Here Self-Ask runs on nq_1 alone, compared with its five recorded calls (`RUN_ON`): its 100-token
+decodes were most of this file's time, and the second question's five calls are the same rounds over another
+question (one prompt a call in FlashRAG: no batch padding for them to check; on the embedded model the prefix
+cache's parity across batch mates is tests/test_engine_hf.py's). SuRe on one question, nq_1, the one of the six
+where the model writes more than one candidate ("(a)", "(b)" ... six of them, each empty once parsed): the only one
+that reaches the pairwise ranking (30 of its 43 calls); with one candidate no pair is ranked, with none only the
+candidates are asked. FLARE (one prompt a call) on nq_1, whose first two sentences are unsure and searched for, and hotpot_3, whose one sentence is sure: both ways
 of its judge, every judged sentence with its token probabilities compared with what FlashRAG's judge read
 (`judges`); after its sentences the model writes nothing more, and the remaining rounds judge an empty sentence.
 """
@@ -59,6 +62,42 @@ SYSTEMS = {
     "flare": ("flare", {}),
 }
 TASK = "nq_open_flashrag"
+# methods run here on fewer of their recorded questions (the module's docstring says why): compared with the
+# recorded calls, searches and predictions of those questions
+RUN_ON = {"self_ask": ["nq_1"]}
+
+
+def recording(method: str) -> dict[str, Any]:
+    """What FlashRAG recorded for `method`, narrowed to the questions in RUN_ON: each recorded model input and
+    search belongs to the one question whose text it holds (a Self-Ask prompt holds its question, a search is the
+    question or a follow-up the prompts after it hold)."""
+    recorded = RECORDED["methods"][method]
+    if method not in RUN_ON:
+        return recorded
+    texts = {
+        row["id"]: row["question"]
+        for row in map(json.loads, QUESTIONS.read_text(encoding="utf-8").splitlines())
+        if row["id"] in recorded["questions"]
+    }
+    rows = [row for call in recorded["calls"] for row in zip(call["inputs"], call["generated_ids"])]
+
+    def question_of(inputs: list[str]) -> str:
+        """The one question whose text the recorded `inputs` hold."""
+        [owner] = {id_ for id_, question in texts.items() for text in inputs if question in text}
+        return owner
+
+    kept = [(text, ids) for text, ids in rows if question_of([text]) in RUN_ON[method]]
+    return {
+        **recorded,
+        "questions": RUN_ON[method],
+        "predictions": {id_: answer for id_, answer in recorded["predictions"].items() if id_ in RUN_ON[method]},
+        "calls": [{"inputs": [text], "generated_ids": [ids]} for text, ids in kept],
+        "searches": [
+            query
+            for query in recorded["searches"]
+            if question_of([text for text, _ in rows if query in text]) in RUN_ON[method]
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +143,7 @@ def run_system(tmp_path: Path, index: Path, method: str) -> list[dict[str, Any]]
         tasks=[TASK],
         system=system,
         system_args=system_args,
-        data={TASK: str(recorded_questions(tmp_path, RECORDED["methods"][method]))},
+        data={TASK: str(recorded_questions(tmp_path, recording(method)))},
         model="hf:embedded",
         model_args={"chat": True},
         retriever="flashrag_bm25",
@@ -144,7 +183,7 @@ RAISED = sorted(method for method in SYSTEMS if "error" in RECORDED["methods"][m
 def test_the_system_on_the_embedded_model_prompts_searches_and_answers_as_flashrags_pipeline(
     tmp_path, flashrag_bm25_index, method
 ):
-    recorded = RECORDED["methods"][method]
+    recorded = recording(method)
     records = run_system(tmp_path, flashrag_bm25_index, method)
     assert {record["id"]: record["prediction"]["answer"] for record in records} == recorded["predictions"]
     assert calls(records) == (recorded_prompts(recorded), Counter(recorded["searches"]))

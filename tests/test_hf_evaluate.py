@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import TEST_DATA, needs
-from helpers import cli, cli_here, cli_run_args, run
+from helpers import cli_here, cli_run_args, run
 from ragbench._errors import ConfigError
 from test_compare import DEMO
 
 pytestmark = needs("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
 MULTI = TEST_DATA / "evaluate" / "best_overlap.py"  # a list of references per prediction
+TESTS = Path(__file__).parent  # helpers.py
 RECORDS = [json.loads(line) for line in DEMO.read_text().splitlines()]
 
 
@@ -108,34 +113,26 @@ def test_a_metric_in_the_local_evaluate_cache_loads_offline_by_name(tmp_path):
         "HF_EVALUATE_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
     }
-    done = cli(
-        *cli_run_args("scripted:echo"),
-        "--limit",
-        "2",
-        "--metrics",
-        "+hf:word_overlap",
-        "--metric-arg",
-        "hf:word_overlap.key=word_overlap",
-        "--output",
-        str(tmp_path / "run"),
-        "--no-progress",
+    found, missing = commands_in_a_fresh_process(
+        [
+            *cli_run_args("scripted:echo"),
+            "--limit",
+            "2",
+            "--metrics",
+            "+hf:word_overlap",
+            "--metric-arg",
+            "hf:word_overlap.key=word_overlap",
+            "--output",
+            str(tmp_path / "run"),
+            "--no-progress",
+        ],
+        ["--tasks", "demo", "--model", "scripted:echo", "--metrics", "+hf:bleu", "--output", str(tmp_path / "bleu")],
         env=env,
     )
-    assert done.returncode == 0, done.stderr
+    assert found["returncode"] == 0, found["stderr"]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["results"]["demo"]["hf:word_overlap"] is not None
-    missing = cli(
-        "--tasks",
-        "demo",
-        "--model",
-        "scripted:echo",
-        "--metrics",
-        "+hf:bleu",
-        "--output",
-        str(tmp_path / "bleu"),
-        env=env,
-    )
-    assert missing.returncode == 2 and "metric hf:bleu: evaluate.load('bleu') failed" in missing.stderr
+    assert missing["returncode"] == 2 and "metric hf:bleu: evaluate.load('bleu') failed" in missing["stderr"]
 
 
 def test_an_error_rate_is_lower_is_better_and_any_metric_can_say_so(tmp_path):
@@ -162,3 +159,19 @@ def test_an_error_rate_is_lower_is_better_and_any_metric_can_say_so(tmp_path):
         metric_args={f"{other}.key": "word_overlap"},
     )
     assert default["details"]["demo"][other]["higher_is_better"] is True and default["complete"]
+
+
+def commands_in_a_fresh_process(*commands: list[str], env: dict[str, str]) -> list[dict]:
+    """Each command line's exit code, stdout and stderr, run one after another (as `cli_here` runs one) in a
+    Python process started with `env`: evaluate reads HF_HOME and its offline flags when it is imported, and
+    importing it (it imports torch) is the cost of a process."""
+    script = "import json, sys; from helpers import cli_here; print(json.dumps([vars(cli_here(*json.loads(a))) for a in sys.argv[1:]]))"
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(json.dumps, commands)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])

@@ -47,6 +47,7 @@ from typing import Any
 from .._errors import ConfigError, RecordError
 from .files import file_there, open_file, remove_temporaries, replacing, write_all_atomically, write_atomically
 from .jsonl import dumps, open_append, parse_json, read_json, strict_json
+from .run_attempts import latest_cost, with_attempt
 from .run_lock import RunFolderMoved, RunLock
 from .run_shapes import is_count, meta_problem
 from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
@@ -71,24 +72,6 @@ RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
-
-
-def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
-    """`cost` (a sample's `attempt_cost`) into `costs`, the largest count of each attempt's each figure
-    (what is not a count is passed over)."""
-    if not isinstance(cost, dict) or not isinstance(cost.get("id"), str):
-        return
-    seen = costs.setdefault(cost["id"], {})
-    for name, value in cost.items():
-        if is_count(value):
-            seen[name] = max(seen.get(name, value), value)
-
-
-def _with_attempt(attempts: list[dict[str, Any]], attempt: dict[str, Any]) -> list[dict[str, Any]]:
-    """`attempts` (run.json's) with `attempt`'s cost added, or in place of the entry of the same `id` (its cost
-    so far)."""
-    earlier = [a for a in attempts if attempt.get("id") is None or a.get("id") != attempt["id"]]
-    return [*earlier, attempt]
 
 
 def _differences(old: Any, new: Any) -> str:
@@ -235,7 +218,7 @@ class RunDir:
                 "config_hash": config_hash,
                 "data": data or {},
                 "finished": False,
-                "attempts": attempts if attempt is None else _with_attempt(attempts, attempt),
+                "attempts": attempts if attempt is None else with_attempt(attempts, attempt),
             }
         )
         return attempts
@@ -326,7 +309,7 @@ class RunDir:
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
         costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
         for line, key, index, cost in saved(path, errors):
-            _latest_cost(costs, cost)
+            latest_cost(costs, cost)
             if positions is not None and key not in positions:
                 continue
             position = index if positions is None else positions[key]
@@ -371,7 +354,7 @@ class RunDir:
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self._held_meta()
-        meta["attempts"] = _with_attempt(meta.get("attempts") or [], attempt)
+        meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
         self._write_meta(meta)
 
     def finish(
@@ -383,7 +366,7 @@ class RunDir:
         write_all_atomically({self.path / "results.json": results_json, self.path / "report.md": report})
         meta = self._held_meta()
         if attempt is not None:
-            meta["attempts"] = _with_attempt(meta.get("attempts") or [], attempt)
+            meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
         meta["finished"] = True
         meta["records"] = records
         self._write_meta(meta)

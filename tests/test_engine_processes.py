@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+import ragbench._run.reaper
 from process_tree import HAVE_PROC, processes
 from ragbench._engines.base import Engine
-from ragbench._run.reaper import MARKER_ENV, reap
+from ragbench._run.reaper import MARKER_ENV, Reaper, reap
 
 pytestmark = pytest.mark.skipif(
     not HAVE_PROC or not hasattr(os, "pidfd_open"), reason="reads processes from /proc (Linux)"
@@ -166,3 +167,27 @@ def test_the_reaper_ends_the_marked_processes_and_their_descendants_only(tmp_pat
             end(pids_in(folder) if folder.is_dir() else {})
         for process in started:
             process.wait()
+
+
+def test_the_reaper_process_starts_without_site_packages_and_imports_only_what_it_uses():
+    """Every run starts a reaper, so its start is part of every run's cost: no `.pth` file of the environment runs
+    in it (`-I -S`) and it imports none of what only the run's side uses (subprocess, uuid) nor pathlib or typing."""
+    reaper = Reaper()
+    try:
+        assert reaper._process is not None
+        command = Path(f"/proc/{reaper._process.pid}/cmdline").read_bytes().split(b"\0")
+    finally:
+        reaper.close()
+    assert command[1:4] == [b"-I", b"-S", ragbench._run.reaper.__file__.encode()]
+    # as the run starts it, for a process that is not its parent (pid 1): it returns at once, finding nothing marked
+    started = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", ragbench._run.reaper.__file__, "1", os.urandom(8).hex(), "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert started.returncode == 0, started.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in started.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "signal" in imported and not imported & {"site", "subprocess", "uuid", "pathlib", "typing"}, imported

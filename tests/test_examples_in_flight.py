@@ -128,3 +128,33 @@ def test_the_gpu_embedder_turns_cudnn_attention_off(monkeypatch, tmp_path):
         assert placed == ["cpu", "cuda"]
     finally:
         torch.backends.cuda.enable_cudnn_sdp(was)
+
+
+@pytest.mark.parametrize(
+    ("limit", "max_inflight", "workers"), [(2, None, 2), (2, 1, 1), (None, None, 64), (100, 10, 10)]
+)
+def test_a_run_starts_no_more_example_workers_than_limit_lets_run(tmp_path, monkeypatch, limit, max_inflight, workers):
+    """Each worker takes records until none is left: one more than --limit's records only starts and stops (a
+    2-example run started 64). The records all run, whatever the number."""
+    from ragbench._run.attempt import FreshRun
+
+    started = []
+    worker = FreshRun.worker
+
+    def counted(self, *args):
+        started.append(1)
+        return worker(self, *args)
+
+    monkeypatch.setattr(FreshRun, "worker", counted)
+    results = run(
+        tmp_path,
+        tasks=["popqa"],
+        system="closed_book",
+        model="scripted:echo",
+        data={"popqa": popqa(tmp_path, 3)},
+        limit=limit,
+        max_inflight=max_inflight,
+        bootstrap_iters=0,
+    )
+    assert len(started) == workers
+    assert results["counts"]["popqa"]["scored"] == min(3, limit or 3)

@@ -57,6 +57,21 @@ def test_version_names_what_a_bug_report_needs():
     assert python.startswith("Python 3.") and "numpy " in packages
 
 
+def test_the_git_commit_is_read_once_per_process(monkeypatch):
+    """Every run's results.json names the commit: read once, as the package versions are, not a `git` process
+    started for every run."""
+    import subprocess
+
+    from ragbench._reports import provenance
+
+    started = []
+    real = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: started.append(args) or real(*args, **kwargs))
+    provenance.git_hash.cache_clear()
+    first = provenance.provenance()["git_hash"]
+    assert provenance.provenance()["git_hash"] == first and len(started) == 1
+
+
 def test_scoring_a_runs_samples_fails_its_failed_examples_again_never_scores_them_as_empty(tmp_path):
     # a run's own samples/<task>.jsonl is a predictions file; its failed examples hold "error" and an empty output
     predictions = tmp_path / "pred.jsonl"

@@ -21,7 +21,7 @@ from helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._storage.files import replacing
+from ragbench._storage.files import replacing, write_all_atomically
 
 
 def popqa(tmp_path, n: int, words: int = 0):
@@ -356,3 +356,38 @@ def test_a_file_replaced_in_place_is_whole_or_as_it_was(tmp_path):
     with replacing(path) as handle:
         handle.write(b"new")
     assert path.read_text() == "new" and list(tmp_path.iterdir()) == [path]
+
+
+def test_files_replaced_together_are_each_whole_or_as_they_were_and_their_folder_synced_once_after(
+    tmp_path, monkeypatch
+):
+    """results.json and report.md are replaced together: each file flushed before its rename, the folder once
+    after the renames made (one wait for the disk, not two), even when a later file fails (a real fault: a
+    folder where the file goes), which is left as it was."""
+    events = []
+    fsync, rename = os.fsync, os.replace
+
+    def synced(descriptor):
+        events.append(("sync", Path(os.readlink(f"/proc/self/fd/{descriptor}")).name))
+        fsync(descriptor)
+
+    def renamed(source, target):
+        events.append(("rename", Path(target).name))
+        rename(source, target)
+
+    monkeypatch.setattr(os, "fsync", synced)
+    monkeypatch.setattr(os, "replace", renamed)
+    first, second = tmp_path / "results.json", tmp_path / "report.md"
+    first.write_text("old")
+    write_all_atomically({first: "new", second: "report"})
+    assert (first.read_text(), second.read_text()) == ("new", "report")
+    assert [name for kind, name in events if kind == "sync" and not name.endswith(".tmp")] == [tmp_path.name]
+    assert events[-1] == ("sync", tmp_path.name) and [kind for kind, _ in events].count("rename") == 2
+    events.clear()
+    second.unlink()
+    second.mkdir()  # the second file cannot be renamed into place
+    with pytest.raises(OSError):
+        write_all_atomically({first: "newer", second: "report"})
+    assert first.read_text() == "newer" and second.is_dir() and not any(second.iterdir())
+    assert events[-1] == ("sync", tmp_path.name)  # the rename made is on disk
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["report.md", "results.json"]  # no temporary left

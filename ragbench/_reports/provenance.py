@@ -29,7 +29,10 @@ PACKAGES = (
 )
 
 
+@functools.cache
 def git_hash() -> str | None:
+    """The commit of the checkout ragbench runs from (None outside one), read once per process, as the package
+    versions are (`_package_versions`): a process runs the code of its start, and each read starts `git`."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5

@@ -77,6 +77,7 @@ class FreshRun:
         run.check_models(engines)
         fingerprints = run.data_fingerprints()
         changed = self.changed_data(fingerprints)
+        cost = AttemptCost(self.attempt_id, run.run_dir.record_attempt)
         services.start_folder(
             run.full_config(self.retrieved, contents),
             config.identity(),
@@ -84,10 +85,9 @@ class FreshRun:
             config.resume,
             config.overwrite,
             fingerprints,
+            cost.so_far_interrupted(),  # the attempt counts from its start, whatever stops it
         )
-        cost = AttemptCost(self.attempt_id, run.run_dir.record_attempt)
         versions = provenance()
-        cost.save()  # the attempt counts from its start, whatever stops it
         services.open_cache()
         try:
             scheduler = run_interruptible(self.execute(services, cost))
@@ -105,8 +105,7 @@ class FreshRun:
         results = run.results(assembled, services)
         this_attempt = results.cost["this_attempt"]
         assert this_attempt is not None  # `attempt`, as counted in the run's cost
-        run.run_dir.record_attempt(this_attempt)
-        run.finish(results)
+        run.finish(results, this_attempt)
         return RunOutcome(results, run.run_dir.path)
 
     async def execute(self, services: RunServices, cost: AttemptCost) -> Scheduler:
@@ -126,7 +125,8 @@ class FreshRun:
                     calls.tools = await self.tools(services.recorder)
                     await self.rescore_failed(calls, inflight, cost)
                     read = RecordReader(self.records())
-                    await run_together(self.worker(read, calls, services, progress, cost) for _ in range(inflight))
+                    workers = self.run.example_workers(inflight)
+                    await run_together(self.worker(read, calls, services, progress, cost) for _ in range(workers))
                 finally:
                     saver.cancel()
                     following.cancel()

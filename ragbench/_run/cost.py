@@ -40,7 +40,8 @@ def whole_run_cost(attempts: list[dict[str, Any]]) -> dict[str, Any]:
 
 class AttemptCost:
     """This attempt's cost as it happens. `save` records it in run.json marked interrupted (the run's
-    end replaces it with the final cost): when the attempt starts, every second while it runs
+    end replaces it with the final cost, as it marks the run finished): when the attempt starts (with the
+    run folder's start, `so_far_interrupted`), every second while it runs
     (`save_every`, a task of the loop that runs whatever the examples do) and when the attempt
     stops, whichever way. A kill loses at most the last second of it, and none of the cost of its
     saved samples: each sample is saved with the attempt's cost then (`at_save`), which the
@@ -63,8 +64,12 @@ class AttemptCost:
         with the sample (`RunDir.append_sample`): a sample and the cost of the calls that made it, at once."""
         return {**self.so_far(), "examples": self.examples + saving}
 
+    def so_far_interrupted(self) -> dict[str, Any]:
+        """What `save` records: the cost so far, marked interrupted."""
+        return {**self.so_far(), "interrupted": True}
+
     def save(self) -> None:
-        self._record({**self.so_far(), "interrupted": True})
+        self._record(self.so_far_interrupted())
 
     async def save_every(self, seconds: float = 1.0) -> None:
         while True:

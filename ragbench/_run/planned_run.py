@@ -95,6 +95,13 @@ class PlannedRun:
             total += min(x for x in (size, self.config.limit) if x is not None)
         return total
 
+    def example_workers(self, inflight: int) -> int:
+        """How many example workers run `inflight` examples at once: fewer where --limit bounds the records
+        (each worker takes records until none is left: one with none to take only starts and stops)."""
+        if self.config.limit is None:
+            return inflight
+        return max(1, min(inflight, self.config.limit * len(self.planned)))
+
     def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> dict[str, Any]:
         """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
         out = asdict(self.config)
@@ -182,11 +189,12 @@ class PlannedRun:
             versions=assembled.versions,
         )
 
-    def finish(self, results: Results) -> None:
-        """results.json and report.md written, the run folder marked finished."""
+    def finish(self, results: Results, attempt: dict[str, Any] | None = None) -> None:
+        """results.json and report.md written, the run folder marked finished with `attempt`'s final cost
+        (None: results rebuilt, with no attempt of their own)."""
         from .._reports.finish import finish_run
 
-        finish_run(self.run_dir, results)
+        finish_run(self.run_dir, results, attempt)
 
 
 @dataclass(frozen=True)

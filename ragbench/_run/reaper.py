@@ -3,7 +3,8 @@
 on after a killed run, reparented to init, holding gigabytes.
 
 A run starts a `Reaper` before its engines: a small process of its own (this file, run as a script:
-standard library only), in a session of its own so that a Ctrl-C at the terminal reaches the run
+standard library only, so started without site-packages, `-I -S`: no `.pth` file of the environment runs,
+the start costs a run little), in a session of its own so that a Ctrl-C at the terminal reaches the run
 alone. It waits on a pidfd of the run's process (Linux 5.3+; else it looks every second whether its
 parent changed). When the run has ended, it ends every process that carries the run's mark and
 every descendant of those: first all stopped (SIGSTOP, so none forks meanwhile), then killed. The
@@ -30,32 +31,36 @@ from __future__ import annotations
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
-import uuid
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing's, which the reaper process would import for nothing (mypy reads either as True)
+if TYPE_CHECKING:
+    import subprocess
 
 MARKER_ENV = "RAGBENCH_RUN_MARKER"
-_PROC = Path("/proc")
+_PROC = "/proc"  # paths as text, no pathlib: the reaper process imports only what it uses (its start is a run's)
 
 
 class Reaper:
     """Started by a run before its engines; `close()` at its end (then nothing is killed)."""
 
     def __init__(self) -> None:
+        import subprocess  # here, not in the reaper process, which needs neither
+        import uuid
+
         self.token = uuid.uuid4().hex
         self._process: subprocess.Popen[bytes] | None = None
         self._marker: int | None = None
         self._previous = os.environ.get(MARKER_ENV)
-        if not (_PROC / "self" / "environ").is_file():  # no /proc (not Linux): nothing to find processes by
+        if not os.path.isfile(f"{_PROC}/self/environ"):  # no /proc (not Linux): nothing to find processes by
             return
         self._marker, write = os.pipe()  # not inheritable: a fork keeps it, an exec drops it
         os.close(write)
         inode = os.fstat(self._marker).st_ino
         env = {key: value for key, value in os.environ.items() if key != MARKER_ENV}
         self._process = subprocess.Popen(
-            [sys.executable, "-I", __file__, str(os.getpid()), self.token, str(inode)],
+            [sys.executable, "-I", "-S", __file__, str(os.getpid()), self.token, str(inode)],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -93,15 +98,16 @@ def _wait_until_gone(pid: int) -> None:
     os.close(handle)
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: str) -> bytes | None:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as file:
+            return file.read()
     except OSError:  # gone, or another user's
         return None
 
 
 def _parent(pid: int) -> int | None:
-    stat = _read(_PROC / str(pid) / "stat")
+    stat = _read(f"{_PROC}/{pid}/stat")
     return int(stat.rsplit(b")", 1)[1].split()[1]) if stat else None
 
 
@@ -110,18 +116,18 @@ def _pids() -> list[int]:
 
 
 def _marked(pid: int, token: str, inode: int) -> bool:
-    environ = _read(_PROC / str(pid) / "environ")
+    environ = _read(f"{_PROC}/{pid}/environ")
     if environ is not None and f"{MARKER_ENV}={token}".encode() in environ.split(b"\0"):
         return True
     pipe = f"pipe:[{inode}]"
     try:
-        return any(os.readlink(_PROC / str(pid) / "fd" / fd) == pipe for fd in os.listdir(_PROC / str(pid) / "fd"))
+        return any(os.readlink(f"{_PROC}/{pid}/fd/{fd}") == pipe for fd in os.listdir(f"{_PROC}/{pid}/fd"))
     except OSError:
         return False
 
 
 def _started(pid: int) -> bytes | None:
-    stat = _read(_PROC / str(pid) / "stat")
+    stat = _read(f"{_PROC}/{pid}/stat")
     return stat.rsplit(b")", 1)[1].split()[19] if stat else None
 
 

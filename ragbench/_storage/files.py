@@ -2,7 +2,8 @@
 written at all (for the pre-flight).
 
 A file rewritten in place (run.json, results.json, report.md, the finalized samples, calls/tools.json)
-goes through `replacing`: written to a temporary file beside it, flushed to disk, renamed over it; a
+goes through `replacing`: written to a temporary file beside it, flushed to disk, renamed over it, and the
+rename flushed too (its folder synced: once for several files replaced together, `write_all_atomically`); a
 failure (a full disk) removes the temporary file and leaves the old one whole. Append-only files
 (samples, calls, judge and NLI logs) stay appends (ragbench._storage.jsonl.open_append), whose errors
 `naming` gives the file's name: a write's ENOSPC carries none of its own.
@@ -46,9 +47,10 @@ def naming(path: str | Path) -> Iterator[None]:
 
 
 @contextmanager
-def replacing(path: str | Path) -> Iterator[IO[bytes]]:
+def replacing(path: str | Path, sync_folder: bool = True) -> Iterator[IO[bytes]]:
     """A binary file whose content replaces `path` when the block ends without an error. Its OSErrors
-    name `path`; on any error the temporary file is removed and `path` is as it was."""
+    name `path`; on any error the temporary file is removed and `path` is as it was. `sync_folder=False`:
+    the caller syncs the folder (`_sync_folder`) once the files it replaces there are all renamed."""
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")  # one per writer
     try:
@@ -66,7 +68,8 @@ def replacing(path: str | Path) -> Iterator[IO[bytes]]:
         with suppress(OSError):
             temporary.unlink()
         raise
-    _sync_folder(path.parent)
+    if sync_folder:
+        _sync_folder(path.parent)
 
 
 TEMPORARY = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")  # the names `replacing` gives
@@ -158,8 +161,21 @@ def open_file(path: str | Path, mode: str = "rb", errors: str | None = None) -> 
 def write_atomically(path: str | Path, text: str) -> None:
     """`path` holds `text` (UTF-8), whole, or is as it was. A lone surrogate (a string no UTF-8 holds,
     e.g. a label in report.md) is written as its escape, \\udXXX (JSON text escapes them itself: `json_text`)."""
-    with replacing(path) as handle:
-        handle.write(text.encode("utf-8", "backslashreplace"))
+    write_all_atomically({Path(path): text})
+
+
+def write_all_atomically(texts: dict[Path, str]) -> None:
+    """Each path holds its text as `write_atomically` writes it, whole, or is as it was, in the order given; each
+    folder is synced once, after the renames of its files that were made (one wait for the disk, not one a file)."""
+    renamed: list[Path] = []
+    try:
+        for path, text in texts.items():
+            with replacing(path, sync_folder=False) as handle:
+                handle.write(text.encode("utf-8", "backslashreplace"))
+            renamed.append(path)
+    finally:
+        for folder in dict.fromkeys(path.parent for path in renamed):
+            _sync_folder(folder)
 
 
 def _sync_folder(folder: Path) -> None:

@@ -45,8 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, RecordError
-from .files import file_there, open_file, remove_temporaries, replacing, write_atomically
+from .files import file_there, open_file, remove_temporaries, replacing, write_all_atomically, write_atomically
 from .jsonl import dumps, open_append, parse_json, read_json, strict_json
+from .run_attempts import latest_cost, with_attempt
 from .run_lock import RunFolderMoved, RunLock
 from .run_shapes import is_count, meta_problem
 from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
@@ -71,17 +72,6 @@ RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
-
-
-def _latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
-    """`cost` (a sample's `attempt_cost`) into `costs`, the largest count of each attempt's each figure
-    (what is not a count is passed over)."""
-    if not isinstance(cost, dict) or not isinstance(cost.get("id"), str):
-        return
-    seen = costs.setdefault(cost["id"], {})
-    for name, value in cost.items():
-        if is_count(value):
-            seen[name] = max(seen.get(name, value), value)
 
 
 def _differences(old: Any, new: Any) -> str:
@@ -201,10 +191,12 @@ class RunDir:
         resume: bool,
         overwrite: bool = False,
         data: dict[str, Any] | None = None,
+        attempt: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first; `data`: each task's data fingerprint
-        (`Task.data_fingerprint`, what `data_changed` compares). Returns the earlier attempts' costs."""
+        (`Task.data_fingerprint`, what `data_changed` compares); `attempt`: this attempt's cost so far, recorded
+        in the same write (`record_attempt`). Returns the earlier attempts' costs."""
         self.check_start(identity, config_hash, resume, overwrite)
         if resume:
             self.check_same_inputs(config)
@@ -226,7 +218,7 @@ class RunDir:
                 "config_hash": config_hash,
                 "data": data or {},
                 "finished": False,
-                "attempts": attempts,
+                "attempts": attempts if attempt is None else with_attempt(attempts, attempt),
             }
         )
         return attempts
@@ -317,7 +309,7 @@ class RunDir:
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
         costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
         for line, key, index, cost in saved(path, errors):
-            _latest_cost(costs, cost)
+            latest_cost(costs, cost)
             if positions is not None and key not in positions:
                 continue
             position = index if positions is None else positions[key]
@@ -362,16 +354,19 @@ class RunDir:
     def record_attempt(self, attempt: dict[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self._held_meta()
-        earlier = [a for a in meta.get("attempts") or [] if attempt.get("id") is None or a.get("id") != attempt["id"]]
-        meta["attempts"] = [*earlier, attempt]
+        meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
         self._write_meta(meta)
 
-    def finish(self, results_json: str, report: str, records: dict[str, int]) -> None:
+    def finish(
+        self, results_json: str, report: str, records: dict[str, int], attempt: dict[str, Any] | None = None
+    ) -> None:
         """results.json (its text) and report.md, then the run marked finished with each task's record
-        count (`records`: what --resume checks the samples against)."""
-        write_atomically(self.path / "results.json", results_json)
-        write_atomically(self.path / "report.md", report)
+        count (`records`: what --resume checks the samples against) and, in the same write, `attempt`, the
+        final cost of the attempt that finished it (`record_attempt`)."""
+        write_all_atomically({self.path / "results.json": results_json, self.path / "report.md": report})
         meta = self._held_meta()
+        if attempt is not None:
+            meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
         meta["finished"] = True
         meta["records"] = records
         self._write_meta(meta)

@@ -1,0 +1,26 @@
+"""run.json's `attempts`: each attempt's cost, as the run records it (ragbench._run.cost) and as its samples
+hold it (`attempt_cost`, brought into run.json when the samples are rewritten: ragbench._storage.rundir)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .run_shapes import is_count
+
+
+def latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
+    """`cost` (a sample's `attempt_cost`) into `costs`, the largest count of each attempt's each figure
+    (what is not a count is passed over)."""
+    if not isinstance(cost, dict) or not isinstance(cost.get("id"), str):
+        return
+    seen = costs.setdefault(cost["id"], {})
+    for name, value in cost.items():
+        if is_count(value):
+            seen[name] = max(seen.get(name, value), value)
+
+
+def with_attempt(attempts: list[dict[str, Any]], attempt: dict[str, Any]) -> list[dict[str, Any]]:
+    """`attempts` (run.json's) with `attempt`'s cost added, or in place of the entry of the same `id` (its cost
+    so far)."""
+    earlier = [a for a in attempts if attempt.get("id") is None or a.get("id") != attempt["id"]]
+    return [*earlier, attempt]

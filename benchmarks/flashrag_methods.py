@@ -27,7 +27,7 @@ FlashRAG's HF generator reads them from the same fake causal LM.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
---quick: 24 examples, a cheap cost, ragbench's side only unless --flashrag-python is given.
+--quick: 6 examples (the fixture's questions once each), a cheap cost, ragbench's side only unless --flashrag-python is given.
 """
 
 from __future__ import annotations
@@ -282,7 +282,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        args.examples, args.overhead, args.per_request = 24, 0.005, 0.0005
+        args.examples, args.overhead, args.per_request = 6, 0.005, 0.0005
     elif args.flashrag_python is None and Path(DEFAULT_FLASHRAG).exists():
         args.flashrag_python = DEFAULT_FLASHRAG
     args.max_inflight = args.max_inflight or 2 * args.batch_size

@@ -9,9 +9,10 @@ the run and calls `run_results` on the folder: what it holds beyond its start is
 
 The growth per example (between the two largest sizes) must stay within `--bound` bytes (the numeric
 arrays: a value and a place per metric key, a code per slice field, a position and an offset per record):
-the script exits 1 where it does not (`--quick` does not check it). Both sizes must be past CHUNK_DRAWS / iterations examples, where the
-bootstrap's chunk of resamples (16 MB) stops growing with n. `--before PYTHON` measures another checkout's interpreter first (a
-virtualenv of an older ragbench), for a before/after table in one run.
+the script exits 1 where it does not (`--quick` does not check it). Both sizes must be past CHUNK_DRAWS /
+iterations examples, where the bootstrap's chunk of resamples (16 MB) stops growing with n. `--before PYTHON`
+measures another checkout's interpreter first (a virtualenv of an older ragbench), for a before/after table in
+one run.
 
 Run: python benchmarks/aggregation_memory.py [--sizes 1000,10000,100000] [--iters 1000] [--before PYTHON]
      [--bound 400] [--quick]

@@ -44,6 +44,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ragbench._engines.embedded import embedded_safetensors_dir
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
@@ -64,7 +65,7 @@ METHODS = {
     "iter_retgen": ("iter_retgen", {}),
     "ircot": ("ircot", {}),
     "self_ask": ("self_ask", {}),
-    "flare": ("flare", {"tokenizer": "embedded"}),  # the recording's tokenizer, as FlashRAG's HF generator has
+    "flare": ("flare", {}),  # the recording's tokenizer, as FlashRAG's HF generator has: set in ragbench_side
     "sure": ("sure", {}),
     "skr": ("skr", {}),  # the judger's decisions scripted, as on FlashRAG's side (judgements_file)
     "adaptive_rag": ("adaptive_rag", {}),
@@ -188,6 +189,8 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     system, options = METHODS[method]
     if method in ("skr", "adaptive_rag"):
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
+    if method == "flare":  # the embedded model's folder, converted on first use ("embedded" finds only a converted one)
+        options = {**options, "tokenizer": str(embedded_safetensors_dir())}
     out = work / f"ragbench_{method}"
     model = "fake_flare_model" if method == "flare" else "fake_model"
     config = RunConfig(

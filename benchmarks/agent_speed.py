@@ -221,10 +221,10 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds every request waits, overlapping")
     parser.add_argument("--per-request", type=float, default=0.0, help="device seconds a request")
     parser.add_argument("--per-token", type=float, default=0.0, help="device seconds an output token")
-    parser.add_argument("--quick", action="store_true", help="4 queries, concurrency 2, once, 0.05 s delay")
+    parser.add_argument("--quick", action="store_true", help="2 queries, concurrency 2, once, 0.01 s delay")
     args = parser.parse_args()
     if args.quick:
-        args.concurrency, args.queries_per_slot, args.min_queries, args.repeats, args.delay = [2], 2, 4, 1, 0.05
+        args.concurrency, args.queries_per_slot, args.min_queries, args.repeats, args.delay = [2], 1, 2, 1, 0.01
     elif args.checkout is None:
         parser.error("name a BrowseComp-Plus checkout (only --quick runs ragbench's side alone)")
     server = FakeAgentServer(args.delay, args.per_request, args.per_token)

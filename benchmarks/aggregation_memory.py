@@ -9,9 +9,10 @@ the run and calls `run_results` on the folder: what it holds beyond its start is
 
 The growth per example (between the two largest sizes) must stay within `--bound` bytes (the numeric
 arrays: a value and a place per metric key, a code per slice field, a position and an offset per record):
-the script exits 1 where it does not. Both sizes must be past CHUNK_DRAWS / iterations examples, where the
-bootstrap's chunk of resamples (16 MB) stops growing with n. `--before PYTHON` measures another checkout's interpreter first (a
-virtualenv of an older ragbench), for a before/after table in one run.
+the script exits 1 where it does not (`--quick` does not check it). Both sizes must be past CHUNK_DRAWS /
+iterations examples, where the bootstrap's chunk of resamples (16 MB) stops growing with n. `--before PYTHON`
+measures another checkout's interpreter first (a virtualenv of an older ragbench), for a before/after table in
+one run.
 
 Run: python benchmarks/aggregation_memory.py [--sizes 1000,10000,100000] [--iters 1000] [--before PYTHON]
      [--bound 400] [--quick]
@@ -119,9 +120,14 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=1000)
     parser.add_argument("--before", default=None, metavar="PYTHON")
     parser.add_argument("--bound", type=float, default=400, help="bytes a example the peak may grow by (this checkout)")
-    parser.add_argument("--quick", action="store_true", help="10,000 and 30,000 examples, 200 iterations")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="1,000 and 2,000 examples, 200 iterations, the bound not checked (at these sizes the bootstrap's chunk "
+        "still grows with n)",
+    )
     args = parser.parse_args()
-    sizes = [10000, 30000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [1000, 2000] if args.quick else [int(s) for s in args.sizes.split(",")]
     iterations = 200 if args.quick else args.iters
     pythons = ([("before", args.before)] if args.before else []) + [("this", sys.executable)]
     with tempfile.TemporaryDirectory(prefix="ragbench-assembly-") as tmp:
@@ -145,7 +151,7 @@ def main() -> None:
             growth[label] = (peaks[-1] - peaks[-2]) / (sizes[-1] - sizes[-2])
         for label, per_example in growth.items():
             print(f"{label}: the peak grows {per_example:,.0f} bytes a example ({sizes[-2]:,} -> {sizes[-1]:,})")
-    if growth["this"] > args.bound:
+    if not args.quick and growth["this"] > args.bound:
         sys.exit(f"the peak grows {growth['this']:,.0f} bytes a example, over the bound of {args.bound:,.0f}")
 
 

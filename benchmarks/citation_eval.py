@@ -135,10 +135,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--overhead", type=float, default=0.02, help="seconds per engine call")
     parser.add_argument("--per-request", type=float, default=0.001, help="seconds per request in a call")
-    parser.add_argument("--quick", action="store_true", help="a small run for CI (100 items)")
+    parser.add_argument("--quick", action="store_true", help="a small run for CI (20 items)")
     args = parser.parse_args()
     if args.quick:
-        args.items = 100
+        args.items = 20
     with tempfile.TemporaryDirectory() as tmp:
         for dataset in ("qampari", "eli5"):
             r = measure(dataset, args.items, args.overhead, args.per_request, Path(tmp))

@@ -114,9 +114,9 @@ def main() -> None:
     parser.add_argument("--before-up-to", type=int, default=20000, help="the largest size run --before")
     parser.add_argument("--seconds", type=float, default=60, help="the largest size's bound on wall time")
     parser.add_argument("--megabytes", type=float, default=1024, help="the largest size's bound on peak RSS")
-    parser.add_argument("--quick", action="store_true", help="1,000 and 5,000 examples, no bound on time")
+    parser.add_argument("--quick", action="store_true", help="200 and 1,000 examples, no bound on time")
     args = parser.parse_args()
-    sizes = [1000, 5000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    sizes = [200, 1000] if args.quick else [int(s) for s in args.sizes.split(",")]
     seconds = math.inf if args.quick else args.seconds
     here = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="ragbench-compare-") as tmp:

@@ -98,12 +98,14 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=50)
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--llm-seconds", type=float, default=2.0)
-    parser.add_argument("--quick", action="store_true", help="a small run for CI (5 pages, 2 questions)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a small run for CI (3 pages of 4 kB, 2 questions, LLM 0.1 s)"
+    )
     args = parser.parse_args()
     sizes = CRAG_PAGES
     if args.quick:
-        args.pages, args.questions, args.llm_seconds, sizes = 5, 2, 0.2, PageSizes.small(4_000)
-    figures = throughput(pages(args.pages, sizes, 0), 200 if args.quick else 4000)
+        args.pages, args.questions, args.llm_seconds, sizes = 3, 2, 0.1, PageSizes.small(4_000)
+    figures = throughput(pages(args.pages, sizes, 0), 64 if args.quick else 4000)
     print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
     print(
         "HTML -> sentences: {pages_per_s_serial:.1f} pages/s in-process, {pages_per_s_workers:.1f} pages/s "

@@ -235,11 +235,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64, help="engine batch limit")
     parser.add_argument("--repeat", type=int, default=1, help="take every measurement this many times, keep the least")
     parser.add_argument(
-        "--quick", action="store_true", help="a small run for CI (2 questions x 4 small pages, 2 systems)"
+        "--quick", action="store_true", help="a small run for CI (1 question x 4 small pages, 2 systems)"
     )
     args = parser.parse_args()
     if args.quick:
-        args.questions, args.pages, args.small_pages = 2, 4, 4.0
+        args.questions, args.pages, args.small_pages = 1, 4, 4.0
     default = QUICK_SYSTEMS if args.quick else SYSTEMS
     systems = [s for s in (args.systems or ",".join(default)).split(",") if s]
     sizes = CRAG_PAGES if args.small_pages is None else PageSizes.small(int(args.small_pages * 1000))

@@ -27,7 +27,7 @@ FlashRAG's HF generator reads them from the same fake causal LM.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
---quick: 24 examples, a cheap cost, ragbench's side only unless --flashrag-python is given.
+--quick: 6 examples (the fixture's questions once each), a cheap cost, ragbench's side only unless --flashrag-python is given.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ragbench._engines.embedded import embedded_safetensors_dir
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
@@ -64,7 +65,7 @@ METHODS = {
     "iter_retgen": ("iter_retgen", {}),
     "ircot": ("ircot", {}),
     "self_ask": ("self_ask", {}),
-    "flare": ("flare", {"tokenizer": "embedded"}),  # the recording's tokenizer, as FlashRAG's HF generator has
+    "flare": ("flare", {}),  # the recording's tokenizer, as FlashRAG's HF generator has: set in ragbench_side
     "sure": ("sure", {}),
     "skr": ("skr", {}),  # the judger's decisions scripted, as on FlashRAG's side (judgements_file)
     "adaptive_rag": ("adaptive_rag", {}),
@@ -188,6 +189,8 @@ def ragbench_side(method: str, data: Path, index: Path, work: Path, args: argpar
     system, options = METHODS[method]
     if method in ("skr", "adaptive_rag"):
         options = {**options, "judgements": str(judgements_file(method, args.examples, work))}
+    if method == "flare":  # the embedded model's folder, converted on first use ("embedded" finds only a converted one)
+        options = {**options, "tokenizer": str(embedded_safetensors_dir())}
     out = work / f"ragbench_{method}"
     model = "fake_flare_model" if method == "flare" else "fake_model"
     config = RunConfig(
@@ -282,7 +285,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        args.examples, args.overhead, args.per_request = 24, 0.005, 0.0005
+        args.examples, args.overhead, args.per_request = 6, 0.005, 0.0005
     elif args.flashrag_python is None and Path(DEFAULT_FLASHRAG).exists():
         args.flashrag_python = DEFAULT_FLASHRAG
     args.max_inflight = args.max_inflight or 2 * args.batch_size

@@ -113,7 +113,7 @@ def main() -> None:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--records", type=int, default=5000)
-    parser.add_argument("--quick", action="store_true", help="300 records (CI)")
+    parser.add_argument("--quick", action="store_true", help="100 records (CI)")
     parser.add_argument("--ctxs", type=int, default=5, help="passages per record")
     parser.add_argument("--bootstrap-iters", type=int, default=1000)
     parser.add_argument("--engine-batch", type=int, default=16)
@@ -124,7 +124,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep (and print) the temporary directory")
     args = parser.parse_args()
     if args.quick:
-        args.records = 300
+        args.records = 100
 
     tmp_handle = tempfile.TemporaryDirectory(prefix="ragbench-harness-")
     tmp = Path(tmp_handle.name)

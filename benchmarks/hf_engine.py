@@ -250,14 +250,14 @@ def main() -> None:
         help="the raw loop's batch sizes to try (default: --batch-size, or 32,64,128,256 with auto)",
     )
     parser.add_argument("--repeat", type=int, default=1, help="part 1's timings taken this many times, the least kept")
-    parser.add_argument("--quick", action="store_true", help="4 prompts x 4 tokens")
+    parser.add_argument("--quick", action="store_true", help="2 prompts x 2 tokens, batches of 2")
     parser.add_argument("--raw", nargs=4, metavar=("PROMPTS", "OUT", "MODEL_DIR", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.raw:
         raw_script(*args.raw[:3], int(args.raw[3]))
         return
     if args.quick:
-        args.prompts, args.tokens, args.batch_size = 4, 4, "2"
+        args.prompts, args.tokens, args.batch_size = 2, 2, "2"
     batch = args.batch_size if args.batch_size == "auto" else int(args.batch_size)
     raw_batches = [
         int(size) for size in (args.raw_batches or ("32,64,128,256" if batch == "auto" else str(batch))).split(",")

@@ -338,10 +338,10 @@ def main() -> None:
     parser.add_argument("--max-inflight", type=int, default=64, help="examples in flight in (c) (the CLI default)")
     parser.add_argument("--sequential-examples", type=int, default=24, help="examples (a) runs, then scales")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="a small run for CI (48 examples, (a) on 4)")
+    parser.add_argument("--quick", action="store_true", help="a small run for CI (12 examples, (a) on 2)")
     args = parser.parse_args()
     if args.quick:
-        args.examples, args.sequential_examples = 48, 4
+        args.examples, args.sequential_examples = 12, 2
 
     examples, plans = make_examples(args.examples, args.seed)
     task, system, script = AlceAsqa(data_path="(benchmark)"), LLatrieval(), Script(plans)

@@ -5,7 +5,8 @@ per example per task (from its system_stats).
 
     python benchmarks/matrix.py            # 2 examples per cell (~5 min on 2 vCPUs: 25 systems x 84 tasks)
     python benchmarks/matrix.py --quick    # 1 example per cell, the systems named in --systems or QUICK_SYSTEMS,
-                                           # on QUICK_TASKS (tests/test_matrix.py runs every task's cells)
+                                           # on QUICK_TASKS: the script's own paths (a working cell, a refused
+                                           # one, LLatrieval's calls); tests/test_matrix.py runs every kind of cell
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from ragbench._errors import ConfigError
 from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 
-QUICK_SYSTEMS = ("closed_book", "vanilla", "llatrieval", "ircot", "search_r1")  # a reader, a loop, a tag format
-QUICK_TASKS = ("demo", "nq_open", "crag_t2", "alce_asqa")  # own passages, an open-domain corpus, a KG, citations
+QUICK_SYSTEMS = ("llatrieval", "replug")  # cells that work and give the calls table; cells refused (scripted logits)
+QUICK_TASKS = ("demo", "nq_open")  # own passages, an open-domain corpus
 
 
 def run_cell(
@@ -47,7 +48,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=2, help="examples per cell")
     parser.add_argument(
-        "--quick", action="store_true", help="1 example per cell, a system of each kind on a task of each kind"
+        "--quick",
+        action="store_true",
+        help="1 example per cell, llatrieval and replug (refused) on demo and nq_open: every path of the script",
     )
     parser.add_argument("--systems", nargs="*", help="only these systems (default: every built-in one)")
     args = parser.parse_args()

@@ -349,10 +349,10 @@ def main() -> None:
         help=f"fraction of examples whose calls use other sampling settings (top_p {MINORITY_TOP_P})",
     )
     parser.add_argument("--show-batches", action="store_true", help="print the scheduler's batch sizes")
-    parser.add_argument("--quick", action="store_true", help="a small run for CI (64 examples, (a) on 8)")
+    parser.add_argument("--quick", action="store_true", help="a small run for CI (16 examples, (a) on 2)")
     args = parser.parse_args()
     if args.quick:
-        args.examples, args.sequential_examples = 64, 8
+        args.examples, args.sequential_examples = 16, 2
 
     weights = [float(w) for w in args.weights.split(",")]
     if len(weights) != MAX_ITERATIONS:

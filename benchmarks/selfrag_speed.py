@@ -234,10 +234,12 @@ def main() -> None:
     parser.add_argument("--vllm-tokens", type=int, default=12)
     parser.add_argument("--memory", type=float, default=0.3, help="vLLM gpu_memory_utilization (CPU: share of RAM)")
     parser.add_argument("--no-vllm", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="a small run (< 60 s)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a small run for CI (4 questions; hf: 1 question x 4 passages, 2 tokens)"
+    )
     args = parser.parse_args()
     if args.quick:
-        args.questions, args.hf_questions, args.hf_tokens = 40, 4, 6
+        args.questions, args.hf_questions, args.hf_tokens = 4, 1, 2
         args.vllm_questions, args.vllm_ndocs, args.vllm_tokens = 2, 2, 4
     part1(args)
     if not args.no_hf:

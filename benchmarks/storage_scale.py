@@ -164,10 +164,10 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--large", type=int, default=2000)
     parser.add_argument("--before", default=None, help="the python of another ragbench checkout, measured first")
-    parser.add_argument("--quick", action="store_true", help="20 and 100 examples")
+    parser.add_argument("--quick", action="store_true", help="5 and 20 examples")
     args = parser.parse_args()
     if args.quick:
-        args.small, args.large = 20, 100
+        args.small, args.large = 5, 20
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         data = work / "crag_t1.jsonl"

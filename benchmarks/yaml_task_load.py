@@ -87,10 +87,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, the fastest reported")
-    parser.add_argument("--quick", action="store_true", help="500 records, one run each (CI)")
+    parser.add_argument("--quick", action="store_true", help="50 records, one run each (CI)")
     args = parser.parse_args()
     if args.quick:
-        args.records, args.repeat = 500, 1
+        args.records, args.repeat = 50, 1
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     with tempfile.TemporaryDirectory(prefix="ragbench-yaml-") as tmp:
         folder = Path(tmp)

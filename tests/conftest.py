@@ -70,6 +70,14 @@ def keep_bytecode() -> None:
 keep_bytecode()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores this process may use. A fifth of the suite's time is spent
+    waiting (on the commands and servers tests start, on signals), and a third worker keeps two cores busy
+    through it: 155 s -> 141 s for a 51-file sample on a 2-core VM, a fourth no faster."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """A suite started in the background by a shell without job control inherits Ctrl-C ignored, and so would
     every command a test starts, and Python then never raises KeyboardInterrupt in it. The tests send Ctrl-C as a

@@ -50,8 +50,8 @@ config = RunConfig(tasks=[task], system="closed_book", model="scripted:echo", ou
 planned = plan(config.plan_request(), installed_registry())
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-results = run_results(planned, RunDir(folder), Scoring.of(config), checkpoints={}, cost=dict, full_config={}, versions={"ragbench": "benchmark"}
-)
+results = run_results(planned, RunDir(folder), Scoring.of(config), checkpoints={}, cost=dict, full_config={},
+                      versions={"ragbench": "benchmark"})
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"start_kb": start, "peak_kb": peak, "seconds": seconds,

@@ -27,7 +27,8 @@ FlashRAG's HF generator reads them from the same fake causal LM.
 ragbench retrieves with its own BM25 over the fixture corpus, FlashRAG with its bm25s index.
 
 Run: python benchmarks/flashrag_methods.py [--examples 500 --overhead 0.05 --per-request 0.002 --methods ...]
---quick: 6 examples (the fixture's questions once each), a cheap cost, ragbench's side only unless --flashrag-python is given.
+--quick: 6 examples (the fixture's questions once each), a cheap cost, ragbench's side only unless
+--flashrag-python is given.
 """
 
 from __future__ import annotations

@@ -27,9 +27,10 @@ question (one prompt a call in FlashRAG: no batch padding for them to check; on 
 cache's parity across batch mates is tests/test_engine_hf.py's). SuRe on one question, nq_1, the one of the six
 where the model writes more than one candidate ("(a)", "(b)" ... six of them, each empty once parsed): the only one
 that reaches the pairwise ranking (30 of its 43 calls); with one candidate no pair is ranked, with none only the
-candidates are asked. FLARE (one prompt a call) on nq_1, whose first two sentences are unsure and searched for, and hotpot_3, whose one sentence is sure: both ways
-of its judge, every judged sentence with its token probabilities compared with what FlashRAG's judge read
-(`judges`); after its sentences the model writes nothing more, and the remaining rounds judge an empty sentence.
+candidates are asked. FLARE (one prompt a call) on nq_1, whose first two sentences are unsure and searched for, and
+hotpot_3, whose one sentence is sure: both ways of its judge, every judged sentence with its token probabilities
+compared with what FlashRAG's judge read (`judges`); after its sentences the model writes nothing more, and the
+remaining rounds judge an empty sentence.
 """
 
 from __future__ import annotations

@@ -191,9 +191,9 @@ def _sync_folder(folder: Path) -> None:
 def move_aside(path: Path, name: str, companions: tuple[str, ...] = ()) -> Path:
     """Move `path`, kept for the user, to the first free name of `name`, `name.2`, `name.3` ... beside it,
     with each file named `path` + a suffix of `companions` that exists (a database's WAL files) moved to
-    that name + the suffix (one removed meanwhile is skipped). Never over a file: every name is claimed first by creating it with O_EXCL (which
-    fails on an existing name, also against another process claiming it at the same moment), and only a
-    file so claimed is replaced. The companions move first, `path` last: a crash in between leaves `path`
+    that name + the suffix (one removed meanwhile is skipped). Never over a file: every name is claimed first
+    by creating it with O_EXCL (which fails on an existing name, also against another process claiming it at
+    the same moment), and only a file so claimed is replaced. The companions move first, `path` last: a crash in between leaves `path`
     where it was. Returns where `path` went."""
     suffixes = ["", *(suffix for suffix in companions if os.path.lexists(f"{path}{suffix}"))]
     number = 1

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from helpers import cli_here, tmpfs
 from ragbench._registry import Registry
+from ragbench._retrieval import index_removal
 from ragbench._retrieval.index import built_index, corpus_sha256
 from ragbench._retrieval.index_cache import INDEX_CACHE_ENV, USE_FILE, cached_index
-from ragbench._retrieval import index_removal
 from ragbench._retrieval.index_removal import REMOVING
 from ragbench._retrieval.staging import BUILD_MARK
 

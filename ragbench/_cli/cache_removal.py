@@ -38,8 +38,15 @@ class Removal:
 
 
 def removal(name: str, found: list[Cache], registry: Registry) -> Removal:
-    """What `--remove name` removes; ConfigError (before anything is removed) for a name no entry has, or one
-    ragbench may not remove."""
+    """What `--remove name` removes; ConfigError (before anything is removed, in one line whatever the name holds)
+    for a name no entry has, or one ragbench may not remove."""
+    try:
+        return named(name, found, registry)
+    except ConfigError as exc:
+        raise ConfigError("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc))) from None
+
+
+def named(name: str, found: list[Cache], registry: Registry) -> Removal:
     by_name = {cache.path.name: cache for cache in found}
     cache = by_name.get(name)
     if cache is not None:

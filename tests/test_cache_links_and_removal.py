@@ -165,6 +165,27 @@ def test_an_index_holding_a_link_is_neither_pruned_nor_removed(tmp_path: Path) -
     assert (mine / "notes.txt").read_text() == "the user's notes"
 
 
+def test_a_build_leftover_holding_a_link_is_refused_and_the_link_kept(tmp_path: Path) -> None:
+    """What a killed build left in `<out>.partial` is emptied by the next build; a link in it is not."""
+    mine, out = outside(tmp_path), tmp_path / "index"
+    staging = tmp_path / "index.partial"
+    staging.mkdir()
+    (staging / BUILD_MARK).write_text("")
+    (staging / "bm25").mkdir()
+    (staging / "bm25" / "theirs").symlink_to(mine, target_is_directory=True)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in PASSAGES), encoding="utf-8")
+    before, theirs = snapshot(staging), snapshot(mine)
+    done = cli_here(
+        "index", "build", "--retriever", "bm25", "--out", str(out), "--no-progress", "--corpus", str(corpus)
+    )
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"ragbench: error: --out {out}: {staging} holds a symbolic link, {staging / 'bm25' / 'theirs'}, which "
+        "ragbench never removes; move it out, or choose another --out"
+    ]
+    assert snapshot(staging) == before and snapshot(mine) == theirs and not out.exists()
+
+
 def last_used(listed: str, path: Path) -> str:
     [line] = [line for line in listed.splitlines() if line.startswith(f"  {path}  ")]
     return line.split("last used ", 1)[1].split("  ", 1)[0]
@@ -191,6 +212,7 @@ def test_a_use_of_the_model_copy_is_its_last_use(tmp_path: Path) -> None:
     copy = model_copy(root / "smollm2-safetensors", "?")
     os.utime(copy / "SOURCE", (OLD, OLD))
     assert embedded_safetensors_dir(root) == copy  # complete: used as it is
+    assert (copy / "SOURCE").stat().st_mtime > OLD  # the use recorded, no byte of the copy changed
     assert last_used(cli_here("cache", env=env(root)).stdout, copy) > "2020-01-01T00:00:00Z"
 
 

@@ -61,7 +61,10 @@ def held_staging(out: Path) -> Iterator[Path]:
             raise ConfigError(f"{not_ours} (it holds files, and no {BUILD_MARK}); remove it, or choose another --out")
         links = links_in(staging)
         if links:
-            raise ConfigError(f"{not_ours} alone: {links[0]} is a symbolic link; move it out, or choose another --out")
+            raise ConfigError(
+                f"--out {out}: {staging} holds a symbolic link, {links[0]}, which ragbench never removes; "
+                "move it out, or choose another --out"
+            )
         for child in left:  # what a killed build left
             remove_all_but_links(child) if child.is_dir() and not child.is_symlink() else child.unlink()
         (staging / BUILD_MARK).touch()

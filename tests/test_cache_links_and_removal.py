@@ -237,6 +237,12 @@ def test_remove_takes_the_model_copy_alone_in_one_line_with_the_space_freed(root
     assert done.stdout == f"removed smollm2-safetensors ({root / 'smollm2-safetensors'}): 1.1 kB freed\n"
     kept = {key: value for key, value in before.items() if key.split("/")[0] != "smollm2-safetensors"}
     assert snapshot(root) == kept
+    sizes = cli_here("cache", "--remove", "hf_batch_sizes.json", env=env(root))
+    assert sizes.stdout == f"removed hf_batch_sizes.json ({root / 'hf_batch_sizes.json'}): 3 B freed\n"
+    again = cli_here("cache", "--remove", "hf_batch_sizes.json", env=env(root))
+    assert again.returncode == 2 and again.stderr.endswith("hf_batch_sizes.json is not there\n")
+    del kept["hf_batch_sizes.json"]
+    assert snapshot(root) == kept
 
 
 def test_remove_takes_an_index_by_its_key(tmp_path: Path, root: Path) -> None:
@@ -253,7 +259,7 @@ def test_remove_takes_an_index_by_its_key(tmp_path: Path, root: Path) -> None:
         ("smollm2-safetensor", "unknown cache entry 'smollm2-safetensor'; did you mean 'smollm2-safetensors'"),
         ("notes.txt", "is not ragbench's; left alone"),
         ("smollm2-safetensors-plus-mine", "holds no SOURCE of ragbench's"),
-        ("smollm2-safetensors-plus-link", "is or holds a symbolic link, which ragbench never removes nor follows"),
+        ("smollm2-safetensors-plus-link", "plus-link is a symbolic link, which ragbench never removes nor follows"),
         ("data", "is a whole cache, not one entry of it"),
     ],
 )

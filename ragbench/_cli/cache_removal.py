@@ -72,27 +72,27 @@ def removable(cache: Cache) -> bool:
 def cache_removal(cache: Cache) -> Removal:
     path, name = cache.path, cache.path.name
     refused = f"--remove {name}: {path}"
-    if cache.link or links_in(path):
-        raise ConfigError(f"{refused} is or holds a symbolic link, which ragbench never removes nor follows")
+    if not (path.exists() or path.is_symlink()):
+        raise ConfigError(f"{refused} is not there")
+    if not cache.link and not removable(cache):
+        raise ConfigError(
+            f"{refused} is a whole cache, not one entry of it: --prune removes what is stale in it, and --remove "
+            "takes an index by the key `ragbench index cache` lists"
+        )
+    links = links_in(path)
+    if links:
+        raise ConfigError(f"--remove {name}: {links[0]} is a symbolic link, which ragbench never removes nor follows")
     scratch = SCRATCH.match(name)
     if scratch is not None:
         if alive(scratch["pid"]):
             raise ConfigError(f"{refused} is being written by the conversion of process {scratch['pid']}; left alone")
         return Removal(name, path, cache.size, lambda: remove_tree(path), "")
-    if is_copy(path):
-        if not path.is_dir():
-            raise ConfigError(f"{refused} is not there")
-        if not read_source(path):
-            raise ConfigError(f"{refused} holds no SOURCE of ragbench's: not its own copy; left alone")
-        return Removal(
-            name, path, cache.size, lambda: remove_copy(path), "a conversion of the embedded model is at work"
-        )
     if is_batch_sizes(path):
         return Removal(name, path, cache.size, path.unlink, "")
-    raise ConfigError(
-        f"{refused} is a whole cache, not one entry of it: --prune removes what is stale in it, and --remove takes "
-        "an index by the key `ragbench index cache` lists"
-    )
+    if not read_source(path):
+        raise ConfigError(f"{refused} holds no SOURCE of ragbench's: not its own copy; left alone")
+    busy = "a conversion of the embedded model is at work"
+    return Removal(name, path, cache.size, lambda: remove_copy(path), busy)
 
 
 def is_copy(path: Path) -> bool:

@@ -85,7 +85,9 @@ LINK_NAMES = st.sampled_from(
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     links=st.lists(
-        st.tuples(st.sampled_from(PLACES), LINK_NAMES, st.sampled_from(["mine", "mine/notes.txt", "mine/empty"])),
+        st.tuples(
+            st.sampled_from(PLACES), LINK_NAMES, st.sampled_from(["mine", "mine/notes.txt", "mine/empty", "mine/gone"])
+        ),
         min_size=1,
         max_size=4,
         unique_by=lambda link: (link[0], link[1]),

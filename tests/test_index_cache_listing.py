@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from helpers import cli_here, tmpfs
 from ragbench._registry import Registry
+from ragbench._retrieval import index_removal
 from ragbench._retrieval.index import built_index, corpus_sha256
 from ragbench._retrieval.index_cache import INDEX_CACHE_ENV, USE_FILE, cached_index
 from ragbench._retrieval.index_removal import REMOVING
@@ -245,14 +246,14 @@ def test_a_removal_cut_short_leaves_no_index_and_the_next_prune_ends_it(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = stale_index(tmp_path)
-    real_rmtree = shutil.rmtree
+    real_remove = index_removal.remove_all_but_links
 
     def failing(path: object, *args: object, **kwargs: object) -> None:
         raise OSError(5, "Input/output error", str(path))
 
-    monkeypatch.setattr(shutil, "rmtree", failing)  # the disk fails once the manifest is gone
+    monkeypatch.setattr(index_removal, "remove_all_but_links", failing)  # the disk fails once the manifest is gone
     cut = cli_here("index", "cache", "--prune", env={INDEX_CACHE_ENV: str(cache)})
-    monkeypatch.setattr(shutil, "rmtree", real_rmtree)
+    monkeypatch.setattr(index_removal, "remove_all_but_links", real_remove)
     assert cut.returncode == 1
     [away] = cache.iterdir()
     assert away.name.startswith(built.name + REMOVING) and (away / BUILD_MARK).is_file()
@@ -295,16 +296,12 @@ def test_an_overwrite_whose_old_index_fails_to_delete_leaves_only_whole_indexes(
     build = ("index", "build", "--retriever", "bm25", "--out", str(out), "--no-progress", "--corpus")
     assert cli_here(*build, str(corpus_file(tmp_path / "old.jsonl", PASSAGES[:1]))).returncode == 0
 
-    real_rmtree = shutil.rmtree
-
-    def failing(path: object, *args: object, **kwargs: object) -> None:  # on all but the build's own folder
-        if ".partial" in str(path):
-            return real_rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+    def failing(path: object, *args: object, **kwargs: object) -> None:  # removing the replaced index's files
         for folder in (Path(str(path)), Path(str(path)).parent):
             (folder / "docs.jsonl").unlink(missing_ok=True)
         raise OSError(5, "Input/output error", str(path))
 
-    monkeypatch.setattr(shutil, "rmtree", failing)
+    monkeypatch.setattr(index_removal, "remove_all_but_links", failing)
     replaced = cli_here(*build, str(corpus_file(tmp_path / "new.jsonl")), "--overwrite")
     assert replaced.returncode == 1 and "Input/output error" in replaced.stderr
     monkeypatch.undo()

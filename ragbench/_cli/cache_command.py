@@ -1,5 +1,5 @@
-"""`ragbench cache`: every cache ragbench keeps outside run folders (`cache_inventory`), listed, and `--prune`
-removing what in them is stale."""
+"""`ragbench cache`: every cache ragbench keeps outside run folders (`cache_inventory`), listed, `--prune`
+removing what in them is stale, and `--remove NAME` one entry (`cache_removal`)."""
 
 from __future__ import annotations
 
@@ -10,44 +10,82 @@ import click
 
 from .._retrieval.index_removal import FolderBusy
 from .._storage.cache_root import CACHE_DIR_ENV, cache_root
-from .plugin_commands import exit_if_skipped
+from .plugin_commands import config_errors_exit, exit_if_skipped
 from .registry import command_registry
 
 if TYPE_CHECKING:
     from .cache_inventory import Cache
+    from .cache_removal import Removal
 
 
 @click.command("cache")
 @click.option("--prune", is_flag=True, help="remove what the listing marks stale, in every cache; nothing else")
-def cache_command(prune: bool) -> None:
+@click.option(
+    "--remove",
+    "names",
+    multiple=True,
+    metavar="NAME",
+    help="remove this entry, named as listed (e.g. smollm2-safetensors) or an index by its KEY",
+)
+def cache_command(prune: bool, names: tuple[str, ...]) -> None:
     """List every cache ragbench keeps ($RAGBENCH_CACHE_DIR, default ~/.cache/ragbench, and the data, page and
     index caches wherever their own variables put them): where, what it is, its size and last use, and what
     --prune would remove: partial downloads, folders a failed download left empty, unfinished conversions of
-    the embedded model and the stale indexes of `ragbench index cache`. Only what ragbench made is ever
-    removed; links inside the caches are never followed."""
-    from .cache_inventory import caches, files_size_and_use, remove_stale, unknown_entries, walk_files
-    from .index_cache_output import size_text  # the index cache's modules, loaded for this command alone
+    the embedded model and the stale indexes of `ragbench index cache`. --remove NAME removes one entry: a
+    converted copy of the embedded model, an index (its key), the batch sizes file. Only what ragbench made is
+    ever removed; a link inside the caches is never followed nor removed."""
+    from .cache_inventory import caches, unknown_entries
+    from .cache_removal import removal
 
-    found = caches(command_registry())
-    if not prune:
+    registry = command_registry()
+    found = caches(registry)
+    if not prune and not names:
         for line in listing_lines(found, unknown_entries(found)):
             click.echo(line)
         return
+    with config_errors_exit():
+        chosen = [removal(name, found, registry) for name in dict.fromkeys(names)]
+    failures = [failure for item in chosen if (failure := removed(item))]
+    done = {item.path for item in chosen}
+    stale = [(cache, path) for cache in found for path in cache.stale if path not in done] if prune else []
+    if prune:
+        failures += pruned(stale)
+    exit_if_skipped(failures, "not removed", f"{len(failures)} of {len(chosen) + len(stale)} not removed")
+
+
+def removed(item: Removal) -> str:
+    """Remove one named entry, and say so in a line with the space freed; what kept it, "" when nothing did."""
+    from .index_cache_output import size_text
+
+    try:
+        item.remove()
+    except FolderBusy:
+        return f"{item.name}: {item.busy} now"
+    except OSError as exc:
+        return f"{item.name}: {exc.strerror or exc}"
+    click.echo(f"removed {item.name} ({item.path}): {size_text(item.size)} freed")
+    return ""
+
+
+def pruned(stale: list[tuple[Cache, Path]]) -> list[str]:
+    """Remove each stale entry of its cache: a line each, and the total; what could not be removed, a line each."""
+    from .cache_inventory import files_size_and_use, remove_stale, walk_files
+    from .index_cache_output import size_text  # the index cache's modules, loaded for this command alone
+
     failures, removed, freed = [], 0, 0
-    for cache in found:
-        for path in cache.stale:
-            size = files_size_and_use(walk_files(path))[0]
-            try:
-                remove_stale(cache, path)
-            except FolderBusy:
-                failures.append(f"{path}: a ragbench index build is writing it now")
-            except OSError as exc:
-                failures.append(f"{path}: {exc.strerror or exc}")
-            else:
-                removed, freed = removed + 1, freed + size
-                click.echo(f"removed {path} ({size_text(size)})")
+    for cache, path in stale:
+        size = files_size_and_use(walk_files(path))[0]
+        try:
+            remove_stale(cache, path)
+        except FolderBusy:
+            failures.append(f"{path}: a ragbench index build is writing it now")
+        except OSError as exc:
+            failures.append(f"{path}: {exc.strerror or exc}")
+        else:
+            removed, freed = removed + 1, freed + size
+            click.echo(f"removed {path} ({size_text(size)})")
     click.echo(f"caches: {removed} removed, {size_text(freed)} freed")
-    exit_if_skipped(failures, "not removed", f"{len(failures)} of {removed + len(failures)} not removed")
+    return failures
 
 
 def listing_lines(found: list[Cache], unknown: list[Path]) -> list[str]:

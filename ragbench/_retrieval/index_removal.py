@@ -2,18 +2,20 @@
 no step of it leaves a folder that looks like an index but is not: the folder is held with the build lock
 (`staging`), marked as a leftover (`BUILD_MARK`), renamed away from its name, and only then emptied, its mark
 last. A removal cut short (a kill, a failing disk) leaves at most a marked `<name>.removing-<hex>` folder, which no
-run reads and `ragbench index cache --prune` finishes."""
+run reads and `ragbench index cache --prune` finishes. A symbolic link inside (one the user put there) is never
+removed nor followed: a folder holding one is not removed (`own_trees.HoldsLink`), and a link that comes while
+a folder is emptied stays, with the folders holding it."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 import secrets
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .._storage.own_trees import HoldsLink, links_in, remove_all_but_links
 from .staging import BUILD_MARK, MANIFEST_FILE
 
 REMOVING = ".removing-"  # the name a folder being removed takes: `<name>.removing-<hex>`
@@ -48,8 +50,12 @@ def is_held(folder: Path) -> bool:
 
 
 def remove_index_folder(folder: Path) -> None:
-    """Remove `folder` (an index or a leftover, never a link) as the module says; FolderBusy while a build holds it."""
+    """Remove `folder` (an index or a leftover, never a link) as the module says; FolderBusy while a build holds it,
+    HoldsLink (nothing removed) while a link is inside."""
     with folder_held(folder):
+        links = links_in(folder)
+        if links:
+            raise HoldsLink(links[0])
         empty_marked(set_aside(folder))
 
 
@@ -71,12 +77,15 @@ def set_aside(folder: Path) -> Path:
 
 def empty_marked(folder: Path) -> None:
     """Delete a marked folder: its manifest first (so that no part of it is an index), its other files and folders
-    (links removed, never followed), then its mark, then it."""
+    (HoldsLink, nothing removed, while a link is inside), then its mark, then it."""
+    links = links_in(folder)
+    if links:
+        raise HoldsLink(links[0])
     for child in sorted(folder.iterdir(), key=lambda child: child.name != MANIFEST_FILE):
-        if child.name == BUILD_MARK:
+        if child.name == BUILD_MARK or child.is_symlink():  # a link come meanwhile: its folder stays
             continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
+        if child.is_dir():
+            remove_all_but_links(child)
         else:
             child.unlink()
     (folder / BUILD_MARK).unlink()

@@ -5,19 +5,20 @@ renamed to `<out>`, so a second `ragbench index build` of the same `--out` is re
 emptying the first one's files under it (two builds once wrote one folder: an index of neither corpus).
 The kernel lets go of the lock when the process ends however it ends, so the folder a killed build left
 is taken over by the next build: it holds `BUILD_MARK`, the first file a build writes there. A
-`<out>.partial` without it (a folder of the user's), or that is a link, is refused, never emptied.
+`<out>.partial` without it (a folder of the user's), that is a link or that holds one, is refused, never emptied;
+a failed build removes what it wrote there, never a link (`own_trees`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .._errors import ConfigError
+from .._storage.own_trees import links_in, remove_all_but_links
 
 MANIFEST_FILE = "manifest.json"  # what an index is known by: written last by a build, removed first by a removal
 BUILD_MARK = ".ragbench-build"  # made first in the folder a build holds; removed before it becomes the index
@@ -58,13 +59,20 @@ def held_staging(out: Path) -> Iterator[Path]:
         left = list(staging.iterdir())
         if left and not (staging / BUILD_MARK).is_file():
             raise ConfigError(f"{not_ours} (it holds files, and no {BUILD_MARK}); remove it, or choose another --out")
+        links = links_in(staging)
+        if links:
+            raise ConfigError(
+                f"--out {out}: {staging} holds a symbolic link, {links[0]}, which ragbench never removes; "
+                "move it out, or choose another --out"
+            )
         for child in left:  # what a killed build left
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+            remove_all_but_links(child) if child.is_dir() and not child.is_symlink() else child.unlink()
         (staging / BUILD_MARK).touch()
         try:
             yield staging
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            with suppress(OSError):  # a link put there meanwhile: it stays, and so does its folder
+                remove_all_but_links(staging)
             raise
     finally:
         os.close(handle)

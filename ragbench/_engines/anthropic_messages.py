@@ -128,7 +128,11 @@ def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
 def _sent_block(block: Any) -> Any:
     """A kept content block as it goes back: a tool-use block (`tool_use`, `server_tool_use`, `mcp_tool_use`)
     whose input is no object with input `{}`, which the API takes (it refuses the request otherwise)."""
-    if isinstance(block, dict) and str(block.get("type")).endswith("tool_use") and not isinstance(block.get("input"), dict):
+    if (
+        isinstance(block, dict)
+        and str(block.get("type")).endswith("tool_use")
+        and not isinstance(block.get("input"), dict)
+    ):
         return block | {"input": {}}
     return block
 

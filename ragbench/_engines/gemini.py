@@ -17,28 +17,26 @@ timeouts, dropped connections and a 2xx body that is no answer are retried up to
 ragbench's full-jitter backoff, a Retry-After honoured up to `backoff_max`; a connection refused ends the call
 after `connect_retries` (api_http.py). Concurrency, timeouts, key redaction and one-line failures are the
 `openai` engine's (api_engine.py). The SDK reads a token count leniently (pydantic's lax mode: `true` as 1, 2.0
-as 2), so the usage is also checked as the server sent it (`usage_as_sent`), and such a body is unreadable too.
+as 2), so the usage is also checked as the server sent it (usage_counts.usage_as_sent), and such a body is unreadable too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import logging
 import os
 import time
 from typing import Any
 
 import httpx2
-from pydantic.alias_generators import to_snake
 
 from .._errors import ConfigError
 from .._values.llm_calls import Request, Response
 from .api_engine import ApiEngine, optional_sdk
 from .api_http import FailFastTransport, redact_http_logs, retried_status, retry_wait
 from .gemini_contents import content_arguments, parse_content
-from .usage_counts import GEMINI, read_usage
+from .usage_counts import GEMINI, usage_as_sent
 
 log = logging.getLogger(__name__)
 
@@ -68,19 +66,11 @@ def retry_after(response: Any) -> float | None:
         return None if date is None else email.utils.mktime_tz(date) - time.time()
 
 
-async def usage_as_sent(response: httpx2.Response) -> None:
-    """A 2xx answer's `usageMetadata` held to `read_usage` as the server sent it (ValueError, raised through
-    the SDK's call: an unreadable answer), before google-genai reads it leniently. A body that is no JSON is
-    left to the SDK, which finds it no answer."""
-    if not response.is_success:
-        return
-    await response.aread()
-    try:
-        body = json.loads(response.content)
-    except (ValueError, RecursionError):
-        return
-    usage = body.get("usageMetadata") if isinstance(body, dict) else None
-    read_usage({to_snake(name): value for name, value in usage.items()} if isinstance(usage, dict) else usage, GEMINI)
+async def _usage_as_sent(response: httpx2.Response) -> None:
+    """A 2xx answer's `usageMetadata` checked as the server sent it (`usage_as_sent`; its ValueError, raised
+    through the SDK's call, is an unreadable answer), before google-genai reads it leniently."""
+    if response.is_success:
+        usage_as_sent(await response.aread(), "usageMetadata", GEMINI)
 
 
 class GeminiEngine(ApiEngine):
@@ -128,7 +118,7 @@ class GeminiEngine(ApiEngine):
             auth=httpx2.BasicAuth(*self._base.basic_auth) if self._base.basic_auth else None,
             params=self._base.query or None,
             timeout=httpx2.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
-            event_hooks={"response": [usage_as_sent]},
+            event_hooks={"response": [_usage_as_sent]},
         )
         options = genai.types.HttpOptions(
             base_url=self._base.url,

@@ -78,7 +78,11 @@ def parse_response(answer: Any, tools: bool) -> Response:
     answer fails here, on a missing field, and is retried as unreadable)."""
     output = list(answer.output)
     texts = [
-        part.text for item in output if _typed(item) == "message" for part in item.content or () if _typed(part) == "output_text"
+        part.text
+        for item in output
+        if _typed(item) == "message"
+        for part in item.content or ()
+        if _typed(part) == "output_text"
     ]
     calls = tuple(
         ToolCall(id=item.call_id, name=item.name, raw_arguments=item.arguments)

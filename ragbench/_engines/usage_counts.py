@@ -6,14 +6,20 @@ otherwise cancel another in a sum that passes every later check and price the ca
 one that is no object, makes the answer unreadable: `read_usage` raises ValueError, which the engines retry
 as they retry any unreadable 2xx body, and which fails the call, counted, when it persists. A count the server
 leaves out (or sends as null) is 0.
+
+The vendors' SDKs read a count leniently where they validate (pydantic's lax mode: `true` as 1, 2.0 as 2, "3"
+as 3; openai's and anthropic's where the usage holds every field they require, google-genai's always), so the
+usage is held to the check as the server sent it too (`usage_as_sent`, on the body's JSON text).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 
 from .._values.response_checks import MOST_TOKENS, is_token_count
 
@@ -54,12 +60,26 @@ def read_usage(usage: Any, counts: Sequence[str]) -> dict[str, int]:
                 break
             if not isinstance(value, (BaseModel, dict)):
                 raise ValueError(f"{where} {_shown(value)} is not an object")
-            value = value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+            # a JSON object as sent names Gemini's counts in camelCase
+            value = (
+                value.get(name, value.get(to_camel(name))) if isinstance(value, dict) else getattr(value, name, None)
+            )
             where += f".{name}"
         if value is not None and not is_token_count(value):
             raise ValueError(f"{where} {_shown(value)} is not a whole number from 0 to {MOST_TOKENS:,}")
         out[path] = 0 if value is None else value
     return out
+
+
+def usage_as_sent(body: bytes | str, key: str, counts: Sequence[str]) -> None:
+    """`read_usage` of the `key` field of a JSON answer body as the server sent it (ValueError: unreadable). A
+    body that is no JSON object is left to the SDK, which finds it no answer."""
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        return
+    if isinstance(answer, dict):
+        read_usage(answer.get(key), counts)
 
 
 def _shown(value: Any) -> str:

@@ -158,7 +158,7 @@ def parse_message(answer: Any, request: Request) -> Response:
         text += fired
     items = None
     if any(block.type not in _PLAIN_BLOCKS for block in blocks):
-        dumped = [block.model_dump(mode="json", exclude_unset=True, by_alias=True) for block in blocks]
+        dumped = [block.model_dump(mode="json", exclude_unset=True, by_alias=True, warnings=False) for block in blocks]
         items = json.dumps(dumped, ensure_ascii=False)
     usage = read_usage(answer.usage, ANTHROPIC)
     return Response(

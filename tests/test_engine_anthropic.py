@@ -11,10 +11,12 @@ import pytest
 
 from conftest import needs
 from ragbench._engines.anthropic import AnthropicEngine
+from ragbench._engines.anthropic_messages import message_arguments
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
+from test_search_agent import agent_run
 
 pytestmark = needs("anthropic")
 
@@ -207,7 +209,7 @@ def test_thinking_blocks_are_kept_as_items_and_sent_back_as_they_were(server):
     assert server.requests[1]["body"]["messages"][1] == {"role": "assistant", "content": blocks}
 
 
-def test_a_tool_call_whose_arguments_are_no_object_is_a_request_fault(server):
+def test_a_tool_call_whose_arguments_are_no_object_goes_back_with_input_an_empty_object(server):
     bad = [
         CALLED[0],
         {
@@ -215,9 +217,8 @@ def test_a_tool_call_whose_arguments_are_no_object_is_a_request_fault(server):
             "tool_calls": [{**CALLED[1]["tool_calls"][0], "function": {"name": "search", "arguments": "[1"}}],
         },
     ]
-    with pytest.raises(RequestError, match="toolu_0.*no JSON object"):
-        generate(engine(server), Request.chat([*bad, CALLED[2]], tools=[SEARCH]))
-    assert server.requests == []
+    generate(engine(server), Request.chat([*bad, CALLED[2]], tools=[SEARCH]))
+    assert server.requests[0]["body"]["messages"][1]["content"][1]["input"] == {}
 
 
 # -- answers --------------------------------------------------------------------------------
@@ -286,3 +287,57 @@ def test_a_remote_mcp_server_goes_to_the_beta_endpoint_and_its_blocks_and_pause_
     }
     assert response.finish_reason == "pause_turn" and not response.tool_calls
     assert json.loads(response.items or "null") == blocks
+
+
+# -- a call whose input is no object: answered, and the conversation goes on ---------------------------------
+
+
+@pytest.mark.parametrize("thinking", [False, True], ids=["plain", "with thinking (blocks sent back as kept)"])
+def test_a_tool_use_whose_input_is_a_string_is_answered_with_the_error_and_the_agent_goes_on(tmp_path, thinking):
+    """docs/agents.md: a call whose arguments do not fit is answered with the error and the model goes on; the
+    next request sends the call back with an input the API takes (an object), not a request the API refuses."""
+
+    def agent(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        last = body["messages"][-1]["content"]
+        if isinstance(last, list) and last[0]["type"] == "tool_result":
+            return message([{"type": "text", "text": "Zealion"}])
+        blocks = [{"type": "thinking", "thinking": "Search.", "signature": "sig"}] if thinking else []
+        return message([*blocks, {"type": "tool_use", "id": "toolu_1", "name": "search", "input": "Rufea"}], "tool_use")
+
+    fake = FakeServer(answer=agent)
+    try:
+        _, [line] = agent_run(tmp_path, "anthropic:m", model_args={"base_url": fake.base_url.removesuffix("/v1")})
+    finally:
+        fake.stop()
+    assert (line["error"], line["prediction"]["answer"]) == (None, "Zealion")
+    assert line["prediction"]["extras"]["invalid_tool_calls"] == 1
+    first, second = (request["body"]["messages"] for request in fake.requests)
+    assert [block for block in second[1]["content"] if block["type"] == "tool_use"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {}}
+    ]
+    [result] = second[2]["content"]
+    assert result["tool_use_id"] == "toolu_1" and result["content"].startswith("Error executing search: arguments: ")
+
+
+def test_kept_tool_use_blocks_whose_input_is_no_object_go_back_with_an_empty_object():
+    blocks = [
+        {"type": "mcp_tool_use", "id": "m1", "name": "search", "server_name": "s", "input": "x"},
+        {"type": "mcp_tool_result", "tool_use_id": "m1", "is_error": True, "content": []},
+        {"type": "tool_use", "id": "t1", "name": "search", "input": None},
+        {"type": "tool_use", "id": "t2", "name": "search", "input": {"query": "y"}},
+    ]
+    turn = {"role": "assistant", "content": None, "items": blocks}
+    sent = message_arguments(Request.chat([{"role": "user", "content": "q"}, turn]), "m")["messages"][1]["content"]
+    assert [block.get("input") for block in sent] == [{}, None, {}, {"query": "y"}]
+
+
+def test_a_negative_cache_read_count_beside_the_input_is_retried_as_unreadable_never_priced(server):
+    """The issue's case: `cache_read_input_tokens: -10` with `input_tokens: 10` summed to 0 prompt tokens."""
+    damaged = message([{"type": "text", "text": "x"}])
+    damaged["usage"] = {"input_tokens": 10, "output_tokens": 3, "cache_read_input_tokens": -10}
+    server.then(reply(damaged))
+    response = generate(engine(server), chat())
+    assert len(server.requests) == 2 and response.prompt_tokens == 15  # the retry's answer, priced right
+    server.then(*[reply(damaged)] * 3)
+    with pytest.raises(EngineError, match=r"unreadable response .*cache_read_input_tokens -10 .*\(3 attempts\)"):
+        generate(engine(server, max_retries=2), chat())

@@ -16,7 +16,7 @@ import pytest
 from conftest import needs
 from ragbench._engines.gemini import GeminiEngine, retry_after
 from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import Request, RequestError, Sampling
+from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
 from test_engine_anthropic import CALLED, reply
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
@@ -239,3 +239,26 @@ def test_a_200_whose_body_is_no_answer_is_retried(server, body):
 def test_a_dropped_connection_is_retried(server, failure):
     server.then(failure)
     assert generate(engine(server), chat()).text == "echo: Capital of France?"
+
+
+def test_negative_thoughts_tokens_are_retried_as_unreadable_never_priced(server):
+    """The issue's case: `thoughtsTokenCount: -5` summed into the output tokens."""
+    damaged = answer([{"text": "x"}])
+    damaged["usageMetadata"]["thoughtsTokenCount"] = -5
+    server.then(reply(damaged))
+    response = generate(engine(server), chat())
+    assert len(server.requests) == 2 and response.completion_tokens == 5  # the retry's answer, priced right
+    server.then(*[reply(damaged)] * 3)
+    with pytest.raises(EngineError, match=r"unreadable response .*thoughts_token_count -5 .*\(3 attempts\)"):
+        generate(engine(server, max_retries=2), chat())
+
+
+def test_a_call_sent_back_whose_arguments_are_no_object_goes_with_empty_args(server):
+    bad = {
+        **CALLED[1],
+        "tool_calls": [{**CALLED[1]["tool_calls"][0], "function": {"name": "search", "arguments": '"x"'}}],
+    }
+    generate(engine(server), Request.chat([CALLED[0], bad, CALLED[2]], tools=[SEARCH]))
+    assert server.requests[0]["body"]["contents"][1]["parts"][1] == {
+        "functionCall": {"id": "toolu_0", "name": "search", "args": {}}
+    }

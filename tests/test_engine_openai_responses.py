@@ -180,3 +180,12 @@ def test_leaving_sampling_to_the_server_keys_the_cache_and_leaves_other_keys_as_
     assert "left_to_server" not in request.to_dict()["sampling"]
     with pytest.raises(TypeError, match="left_to_server: seed"):
         Sampling.make(left_to_server=["seed"])
+
+
+def test_an_output_text_part_without_its_type_is_retried_as_unreadable_not_scored_empty(server):
+    untyped = {**MESSAGE, "content": [{"text": "Paris", "annotations": []}]}
+    server.then(replied(untyped), replied(MESSAGE))
+    assert generate(engine(server), conversation()).text == "Let me search."
+    server.then(*[replied(untyped)] * 3)
+    with pytest.raises(EngineError, match="unreadable response .*without a type"):
+        generate(engine(server, max_retries=2), conversation())

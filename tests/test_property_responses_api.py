@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ragbench._engines.openai import OpenAIEngine
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench._values.llm_calls import Request, Response, Sampling
 from search_agent_fake import canonical
+from test_property_vendor_messages import BAD_COUNTS, GOOD_COUNTS, answered, unreadable  # noqa: F401 (fixture)
 
 TEXT = st.text(max_size=20)
 NAME = st.sampled_from(["search", "get_document", "browse"])
@@ -86,3 +87,74 @@ def test_an_assistant_turn_holding_items_is_sent_as_exactly_those_items(items):
     request = Request.chat([{"role": "user", "content": "q"}, turn, {"role": "user", "content": "go on"}])
     _, responses = bodies(request)
     assert responses["input"] == [{"role": "user", "content": "q"}, *items, {"role": "user", "content": "go on"}]
+
+
+# -- answers: a damaged usage or an item or part of no type is unreadable, never priced or scored --------------
+
+CHAT_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
+RESPONSES_USAGE = ("input_tokens", "output_tokens", "total_tokens")
+DETAILS = {
+    "openai": (("prompt_tokens_details", "cached_tokens"), ("completion_tokens_details", "reasoning_tokens")),
+    "responses": (("input_tokens_details", "cached_tokens"), ("output_tokens_details", "reasoning_tokens")),
+}
+
+
+def chat_answer(usage: dict[str, Any], message: dict[str, Any] | None = None) -> dict[str, Any]:
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": "ok"} if message is None else message,
+        "finish_reason": "stop",
+    }
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice], "usage": usage}
+
+
+def responses_answer(usage: dict[str, Any], output: list[Any] | None = None) -> dict[str, Any]:
+    part = {"type": "output_text", "text": "ok", "annotations": []}
+    message = {"type": "message", "id": "m", "role": "assistant", "status": "completed", "content": [part]}
+    body = {"id": "r", "object": "response", "created_at": 0, "model": "m", "status": "completed"}
+    return body | {"output": [message] if output is None else output, "usage": usage}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kind=st.sampled_from(["openai", "responses"]),
+    counts=st.lists(GOOD_COUNTS, min_size=5, max_size=5),
+    field=st.integers(0, 4),
+    bad=BAD_COUNTS,
+)
+def test_an_openai_usage_with_any_count_damaged_is_unreadable_and_never_priced(answered, kind, counts, field, bad):
+    """Chat completions and the Responses API alike, the details' cached and reasoning tokens included."""
+    names = CHAT_USAGE if kind == "openai" else RESPONSES_USAGE
+    usage: dict[str, Any] = dict(zip(names, counts))
+    usage |= {outer: {inner: count} for (outer, inner), count in zip(DETAILS[kind], counts[3:])}
+    make = chat_answer if kind == "openai" else responses_answer
+    good = answered(kind, make(usage))
+    assert isinstance(good, Response) and (good.prompt_tokens, good.completion_tokens) == tuple(counts[:2])
+    if field < 3:
+        usage[names[field]], named = bad, names[field]
+    else:
+        (outer, inner) = DETAILS[kind][field - 3]
+        usage[outer][inner], named = bad, f"{outer}.{inner}"
+    assert unreadable(answered(kind, make(usage)), named)
+
+
+UNTYPED_PARTS = st.sampled_from([{"text": "the answer", "annotations": []}, {"text": "x"}, {"type": None, "text": "x"}])
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.text(max_size=5), max_size=3), untyped=UNTYPED_PARTS, at=st.integers(0, 3), item=st.booleans())
+def test_a_responses_output_item_or_part_lacking_a_type_is_never_scored(answered, texts, untyped, at, item):
+    """`item`: the untyped one is an output item itself, else a part of a message's content."""
+    parts: list[dict[str, Any]] = [{"type": "output_text", "text": text, "annotations": []} for text in texts]
+    if not item:
+        parts.insert(at, untyped)
+    message = {"type": "message", "id": "m", "role": "assistant", "status": "completed", "content": parts}
+    output = [message, untyped] if item else [message]
+    assert unreadable(answered("responses", responses_answer({}, output)), "without a type")
+
+
+def test_a_chat_choice_whose_message_holds_no_content_field_is_unreadable_not_the_empty_answer(answered):
+    for message in ({}, {"role": "assistant"}):
+        assert unreadable(answered("openai", chat_answer({}, message)), "no content")
+    empty = answered("openai", chat_answer({}, {"role": "assistant", "content": None}))
+    assert isinstance(empty, Response) and empty.text == ""  # content given as null: the empty answer

@@ -7,15 +7,21 @@ called it."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import needs
 from ragbench._engines.anthropic_messages import message_arguments
 from ragbench._engines.gemini_contents import content_arguments
-from ragbench._values.llm_calls import Request
+from ragbench._values.llm_calls import EngineError, Request, Response
+from test_engine_openai import FAST, FakeServer
 
 TEXT = st.text(min_size=1, max_size=20)
 NAMES = st.sampled_from(["search", "get_document", "näme"])
@@ -117,3 +123,157 @@ def test_gemini_contents_keep_every_text_call_and_result_in_order(turns):
             assert before["role"] == "model"
             called = {part["function_call"]["id"] for part in before["parts"] if "function_call" in part}
             assert {part["function_response"]["id"] for part in after["parts"]} == called
+
+
+# -- answers: a damaged usage or a block of no known shape is unreadable, never priced or scored ---------------
+
+# a token count no server may send: negative, past 10^9, a bool, a float (whole or not), a text, a container
+BAD_COUNTS = st.one_of(
+    st.integers(max_value=-1),
+    st.integers(min_value=10**9 + 1),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.text(max_size=3),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(0, 3), max_size=1),
+)
+GOOD_COUNTS = st.integers(0, 10**6)
+ANTHROPIC_USAGE = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+GEMINI_USAGE = (
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "cachedContentTokenCount",
+    "toolUsePromptTokenCount",
+    "totalTokenCount",
+)
+
+
+class Answering:
+    """A real local server and the engine (max_retries 0) of each vendor on it, asked from one event loop (an
+    engine's client is made once per loop: a fresh loop per example would spend most of the test making them)."""
+
+    def __init__(self) -> None:
+        self.server = FakeServer()
+        self.loop = asyncio.new_event_loop()
+        self.engines: dict[str, Any] = {}
+
+    def __call__(self, kind: str, body: Any) -> Response | Exception:
+        """What the `kind` engine makes of one reply of `body`."""
+        if kind not in self.engines:
+            module, engine, options = ENGINES[kind]
+            url = self.server.base_url if module == "openai" else self.server.base_url.removesuffix("/v1")
+            made = getattr(importlib.import_module(f"ragbench._engines.{module}"), engine)
+            self.engines[kind] = made("m", base_url=url, max_retries=0, **FAST, **options)
+        self.server.script[:] = [{"status": 200, "headers": {}, "body": body}]
+        try:
+            return self.loop.run_until_complete(self.engines[kind].agenerate_one(Request.chat(QUESTION)))
+        except EngineError as exc:
+            return exc
+
+    def close(self) -> None:
+        for engine in self.engines.values():
+            self.loop.run_until_complete(engine.aclose())
+        self.loop.close()
+        self.server.stop()
+
+
+QUESTION = [{"role": "user", "content": "q"}]
+# kind: (module of ragbench._engines, engine class, options)
+ENGINES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "anthropic": ("anthropic", "AnthropicEngine", {}),
+    "gemini": ("gemini", "GeminiEngine", {}),
+    "openai": ("openai", "OpenAIEngine", {}),
+    "responses": ("openai", "OpenAIEngine", {"api": "responses"}),
+}
+
+
+@pytest.fixture(scope="module")
+def answered() -> Iterator[Answering]:
+    answering = Answering()
+    yield answering
+    answering.close()
+
+
+def anthropic_answer(content: list[Any], usage: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "msg", "type": "message", "role": "assistant", "model": "m", "content": content} | {
+        "stop_reason": "end_turn",
+        "usage": usage,
+    }
+
+
+def gemini_answer(parts: list[Any], usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+        "usageMetadata": usage,
+    }
+
+
+def unreadable(outcome: Response | Exception, named: str) -> bool:
+    return isinstance(outcome, EngineError) and "unreadable response" in str(outcome) and named in str(outcome)
+
+
+@needs("anthropic")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    usage=st.fixed_dictionaries({name: GOOD_COUNTS for name in ANTHROPIC_USAGE}),
+    field=st.sampled_from(ANTHROPIC_USAGE),
+    bad=BAD_COUNTS,
+)
+def test_an_anthropic_usage_with_any_count_damaged_is_unreadable_and_never_priced(answered, usage, field, bad):
+    good = answered("anthropic", anthropic_answer([{"type": "text", "text": "ok"}], usage))
+    assert (
+        isinstance(good, Response)
+        and good.prompt_tokens
+        == usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
+    )
+    outcome = answered("anthropic", anthropic_answer([{"type": "text", "text": "ok"}], usage | {field: bad}))
+    assert unreadable(outcome, field)
+
+
+@needs("google.genai")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    usage=st.fixed_dictionaries({name: GOOD_COUNTS for name in GEMINI_USAGE}),
+    field=st.sampled_from(GEMINI_USAGE),
+    bad=BAD_COUNTS,
+)
+def test_a_gemini_usage_with_any_count_damaged_is_unreadable_and_never_priced(answered, usage, field, bad):
+    good = answered("gemini", gemini_answer([{"text": "ok"}], usage))
+    assert (
+        isinstance(good, Response)
+        and good.completion_tokens == usage["candidatesTokenCount"] + usage["thoughtsTokenCount"]
+    )
+    outcome = answered("gemini", gemini_answer([{"text": "ok"}], usage | {field: bad}))
+    assert unreadable(outcome, "usage")
+
+
+TYPED_BLOCKS = st.sampled_from(
+    [
+        {"type": "text", "text": "ok"},
+        {"type": "thinking", "thinking": "hm", "signature": "s"},
+        {"type": "redacted_thinking", "data": "x"},
+    ]
+)
+UNTYPED = st.sampled_from([{"text": "the answer"}, {"thinking": "hm"}, {}, {"type": None, "text": "x"}, {"type": 3}])
+
+
+@needs("anthropic")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocks=st.lists(TYPED_BLOCKS, max_size=3), untyped=UNTYPED, at=st.integers(0, 3))
+def test_an_anthropic_content_list_with_a_block_lacking_a_type_is_never_scored(answered, blocks, untyped, at):
+    content = [*blocks[:at], untyped, *blocks[at:]]
+    outcome = answered("anthropic", anthropic_answer(content, {"input_tokens": 1, "output_tokens": 1}))
+    assert unreadable(outcome, "without a type")
+
+
+@needs("google.genai")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    parts=st.lists(st.sampled_from([{"text": "ok"}, {"text": "hm", "thought": True}]), max_size=3),
+    empty=st.sampled_from([{}, {"txt": "the answer"}, {"text": None}, {"kind": "text", "value": "x"}]),
+    at=st.integers(0, 3),
+)
+def test_a_gemini_part_of_no_known_field_is_never_scored(answered, parts, empty, at):
+    outcome = answered("gemini", gemini_answer([*parts[:at], empty, *parts[at:]], {"promptTokenCount": 1}))
+    assert unreadable(outcome, "no field")

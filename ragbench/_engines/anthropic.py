@@ -32,6 +32,7 @@ from .anthropic_messages import message_arguments, parse_message
 from .api_engine import optional_sdk
 from .api_http import FailFastTransport, JitteredRetries, redact_http_logs
 from .stainless_engine import StainlessEngine
+from .usage_counts import ANTHROPIC
 
 MCP_BETA = "mcp-client-2025-04-04"  # the MCP connector's beta (`anthropic-beta` header)
 
@@ -130,4 +131,5 @@ class AnthropicEngine(StainlessEngine):
             request,
             lambda client: (client.beta.messages if beta else client.messages).with_raw_response.create(**args),
             lambda answer: parse_message(answer, request),
+            ANTHROPIC,
         )

@@ -18,7 +18,11 @@ The answer's text blocks give the text, its `tool_use` blocks the tool calls (ar
 as it is: the turn goes on when the request is sent again with the answer so far), its usage
 the tokens (prompt: input plus cache reads and writes). The content blocks themselves are kept as the answer's
 items when there is more than text and tool calls (thinking, the MCP connector's `mcp_tool_use` and
-`mcp_tool_result`), so an agent sends them back.
+`mcp_tool_result`), so an agent sends them back. A block without a `type`, or a usage whose counts are no token
+counts (usage_counts.py), makes the answer unreadable (ValueError), retried as any unreadable answer. A
+`tool_use` whose `input` is no object (a proxy's model wrote a string) is a call all the same, its arguments the
+JSON of that input, for the system to answer with an error; sent back, such a call's input is `{}` (the API
+takes nothing else), and so is that of any tool-use block of kept items.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from typing import Any
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import ToolCall
 from .api_engine import call_arguments_object
-from .openai_responses import sampling_sent, top_logprobs_asked, usage_tokens
+from .openai_responses import sampling_sent, top_logprobs_asked
+from .usage_counts import ANTHROPIC, read_usage
 
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
 # pause_turn: the API's servers paused a long turn of server-side tool calls; the request is sent again with the
@@ -101,7 +106,7 @@ def messages(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
             else:
                 out.append({"role": "user", "content": [block]})
         elif "items" in turn:
-            out.append({"role": turn["role"], "content": list(turn["items"])})
+            out.append({"role": turn["role"], "content": [_sent_block(block) for block in turn["items"]]})
         elif turn.get("tool_calls"):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": turn["content"]}] if turn["content"] else []
             blocks += [_tool_use(call) for call in turn["tool_calls"]]
@@ -116,14 +121,29 @@ def _all_results(content: Any) -> bool:
 
 
 def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
-    arguments = call_arguments_object(call, "anthropic", "the Messages API")
+    arguments = call_arguments_object(call)
     return {"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments}
+
+
+def _sent_block(block: Any) -> Any:
+    """A kept content block as it goes back: a tool-use block (`tool_use`, `server_tool_use`, `mcp_tool_use`)
+    whose input is no object with input `{}`, which the API takes (it refuses the request otherwise)."""
+    if (
+        isinstance(block, dict)
+        and str(block.get("type")).endswith("tool_use")
+        and not isinstance(block.get("input"), dict)
+    ):
+        return block | {"input": {}}
+    return block
 
 
 def parse_message(answer: Any, request: Request) -> Response:
     """A Response from the SDK's `Message` (built without validation: a body that is no message fails here, on a
     missing field, and is retried as unreadable)."""
     blocks = list(answer.content)
+    untyped = next((block for block in blocks if not isinstance(getattr(block, "type", None), str)), None)
+    if untyped is not None:  # read as no block at all, it would leave the empty answer
+        raise ValueError(f"a content block without a type: {untyped!r:.80}")
     text = "".join(block.text for block in blocks if block.type == "text")
     calls = tuple(
         ToolCall(id=block.id, name=block.name, raw_arguments=json.dumps(block.input, ensure_ascii=False))
@@ -138,19 +158,14 @@ def parse_message(answer: Any, request: Request) -> Response:
         text += fired
     items = None
     if any(block.type not in _PLAIN_BLOCKS for block in blocks):
-        dumped = [block.model_dump(mode="json", exclude_unset=True, by_alias=True) for block in blocks]
+        dumped = [block.model_dump(mode="json", exclude_unset=True, by_alias=True, warnings=False) for block in blocks]
         items = json.dumps(dumped, ensure_ascii=False)
-    usage = answer.usage
-    prompt = [
-        usage_tokens(usage, name) for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    ]
-    # a count that is no number is passed on as sent, to be refused where responses arrive
-    unreadable = next((n for n in prompt if not isinstance(n, int) or isinstance(n, bool)), None)
+    usage = read_usage(answer.usage, ANTHROPIC)
     return Response(
         texts=[text],
         choice_tool_calls=[calls] if request.tools else None,
-        prompt_tokens=sum(prompt) if unreadable is None else unreadable,
-        completion_tokens=usage_tokens(usage, "output_tokens"),
+        prompt_tokens=usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"],
+        completion_tokens=usage["output_tokens"],
         finish_reason=_FINISH.get(reason) or _FINISH_OTHER.get(reason, str(reason)),
         items=items,
     )

@@ -24,6 +24,7 @@ from annotated_types import Ge, Gt
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineError, RequestError
+from .._values.tool_calls import read_arguments
 from .._values.urls import Credentials, redact_url, secret_name
 from .api_http import redact, request_at_fault
 from .base import Engine
@@ -54,20 +55,12 @@ def optional_sdk(module: str, engine: str, extra: str, vendor: str) -> Any:
         raise ConfigError(f"the {engine} engine needs {vendor}: pip install 'ragbench[{extra}]'") from None
 
 
-def call_arguments_object(call: dict[str, Any], engine: str, api: str) -> dict[str, Any]:
-    """A tool call's arguments (OpenAI form, text) as the JSON object an API that takes them as an object needs;
-    a call whose arguments are no object (written by another engine's model) is the request's fault."""
-    function = call["function"]
-    try:
-        arguments = json.loads(function["arguments"])
-    except ValueError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        raise RequestError(
-            f"{engine} engine: tool call {call['id']} ({function['name']}) has arguments that are no JSON object "
-            f"({function['arguments'][:80]!r}); {api} takes a call's arguments as an object"
-        )
-    return arguments
+def call_arguments_object(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments (OpenAI form, text) as the JSON object an API that takes them as an object needs.
+    A call whose arguments are no JSON object (the model wrote something else, which the system answered with
+    an error: docs/agents.md) goes as `{}`, so that the conversation goes on."""
+    arguments, _ = read_arguments(call["function"]["arguments"])
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def attempts_text(attempts: int) -> str:

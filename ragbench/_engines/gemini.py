@@ -16,7 +16,8 @@ Retries are ragbench's, the SDK's own turned off (its tenacity waits cannot be s
 timeouts, dropped connections and a 2xx body that is no answer are retried up to `max_retries` times with
 ragbench's full-jitter backoff, a Retry-After honoured up to `backoff_max`; a connection refused ends the call
 after `connect_retries` (api_http.py). Concurrency, timeouts, key redaction and one-line failures are the
-`openai` engine's (api_engine.py).
+`openai` engine's (api_engine.py). The SDK reads a token count leniently (pydantic's lax mode: `true` as 1, 2.0
+as 2), so the usage is also checked as the server sent it (usage_counts.usage_as_sent), and such a body is unreadable too.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .._values.llm_calls import Request, Response
 from .api_engine import ApiEngine, optional_sdk
 from .api_http import FailFastTransport, redact_http_logs, retried_status, retry_wait
 from .gemini_contents import content_arguments, parse_content
+from .usage_counts import GEMINI, usage_as_sent
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,13 @@ def retry_after(response: Any) -> float | None:
     except ValueError:
         date = email.utils.parsedate_tz(value)
         return None if date is None else email.utils.mktime_tz(date) - time.time()
+
+
+async def _usage_as_sent(response: httpx2.Response) -> None:
+    """A 2xx answer's `usageMetadata` checked as the server sent it (`usage_as_sent`; its ValueError, raised
+    through the SDK's call, is an unreadable answer), before google-genai reads it leniently."""
+    if response.is_success:
+        usage_as_sent(await response.aread(), "usageMetadata", GEMINI)
 
 
 class GeminiEngine(ApiEngine):
@@ -109,6 +118,7 @@ class GeminiEngine(ApiEngine):
             auth=httpx2.BasicAuth(*self._base.basic_auth) if self._base.basic_auth else None,
             params=self._base.query or None,
             timeout=httpx2.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
+            event_hooks={"response": [_usage_as_sent]},
         )
         options = genai.types.HttpOptions(
             base_url=self._base.url,

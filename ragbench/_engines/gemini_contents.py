@@ -20,7 +20,11 @@ MAX_TOKENS "length"; SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII "co
 case), a prompt the API blocked an empty "content_filter" answer; usage the tokens (completion: candidates plus
 thoughts). The API does not say which stop string fired: with keep_stop, the first is appended where the text
 ends with none (FlashRAG's rule, as the openai engine). The first candidate's parts are kept as the answer's
-items when they hold thoughts or thought signatures, so an agent sends them back.
+items when they hold thoughts or thought signatures, so an agent sends them back. A part that holds no field the
+SDK knows (read as no part at all, it would be dropped) or a usage whose counts are no token counts
+(usage_counts.py) makes the answer unreadable (ValueError), retried as any unreadable answer; the SDK reads a
+`functionCall` whose `args` is no object as no answer too. A call sent back whose arguments are no JSON object
+(the system answered it with an error) goes with `args` `{}`.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from typing import Any
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import ToolCall
 from .api_engine import call_arguments_object
-from .openai_responses import kept_stop, sampling_sent, top_logprobs_asked, usage_tokens
+from .openai_responses import kept_stop, sampling_sent, top_logprobs_asked
 from .tool_parsers import call_id
+from .usage_counts import GEMINI, read_usage
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -116,7 +121,7 @@ def contents(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _function_call(call: dict[str, Any]) -> dict[str, Any]:
-    arguments = call_arguments_object(call, "gemini", "the Gemini API")
+    arguments = call_arguments_object(call)
     return {"id": call["id"], "name": call["function"]["name"], "args": arguments}
 
 
@@ -124,6 +129,7 @@ def parse_content(answer: Any, request: Request) -> Response:
     """A Response from the SDK's `GenerateContentResponse`; a body that is no answer fails here, on a missing
     field, and is retried as unreadable."""
     candidates = sorted(answer.candidates or (), key=lambda candidate: candidate.index or 0)
+    usage = read_usage(answer.usage_metadata, GEMINI)
     if not candidates:
         blocked = getattr(answer.prompt_feedback, "block_reason", None)
         if blocked is None:
@@ -131,10 +137,13 @@ def parse_content(answer: Any, request: Request) -> Response:
         return Response(
             texts=[""] * request.sampling.n,
             choice_tool_calls=[() for _ in range(request.sampling.n)] if request.tools else None,
-            prompt_tokens=usage_tokens(answer.usage_metadata, "prompt_token_count"),
+            prompt_tokens=usage["prompt_token_count"],
             finish_reason="content_filter",
         )
     parts = [list(candidate.content.parts or ()) if candidate.content else [] for candidate in candidates]
+    empty = next((part for ps in parts for part in ps if not part.model_dump(exclude_none=True)), None)
+    if empty is not None:
+        raise ValueError("a part that holds no field the SDK knows")
     texts = [kept_stop("".join(p.text for p in ps if p.text and not p.thought), request.sampling) for ps in parts]
     calls = [
         tuple(
@@ -152,14 +161,11 @@ def parse_content(answer: Any, request: Request) -> Response:
     items = None
     if any(p.thought or p.thought_signature for p in parts[0]):
         items = json.dumps([p.model_dump(mode="json", exclude_none=True) for p in parts[0]], ensure_ascii=False)
-    usage = answer.usage_metadata
-    output = [usage_tokens(usage, name) for name in ("candidates_token_count", "thoughts_token_count")]
-    unreadable = next((n for n in output if not isinstance(n, int) or isinstance(n, bool)), None)
     return Response(
         texts=texts,
         choice_tool_calls=calls if request.tools else None,
-        prompt_tokens=usage_tokens(usage, "prompt_token_count"),
-        completion_tokens=sum(output) if unreadable is None else unreadable,
+        prompt_tokens=usage["prompt_token_count"],
+        completion_tokens=usage["candidates_token_count"] + usage["thoughts_token_count"],
         finish_reason=finish,
         items=items,
     )

@@ -57,6 +57,7 @@ from .openai_client import Unreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless_engine import StainlessEngine
+from .usage_counts import OPENAI, OPENAI_RESPONSES
 
 # Arguments the engine hands the SDK as they are to be sent (sent_as_given).
 SENT_AS_GIVEN = ("messages", "input", "tools")
@@ -226,7 +227,7 @@ class OpenAIEngine(StainlessEngine):
                 return parse_response(answer, bool(request.tools))
             return parse_completion(answer, request.sampling, chat, bool(request.tools))
 
-        return await self._send(request, create, parse)
+        return await self._send(request, create, parse, OPENAI_RESPONSES if self.api == "responses" else OPENAI)
 
     def _status_hint(self, request: Request, what: str) -> str:
         top_k = top_logprobs_asked(request.sampling)

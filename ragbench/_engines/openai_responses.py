@@ -1,6 +1,8 @@
 """An OpenAI-compatible server's chat or completions answer read into a Response: texts, tool calls, the
 first choice's log-probs (named tokens found among the top NAMED_TOP_LOGPROBS), usage and finish reason, each
-as the server sent it (checked where every response arrives: ragbench._values.response_checks)."""
+as the server sent it (checked where every response arrives: ragbench._values.response_checks). A choice with
+no text field (a chat message with no `content`, tool calls or refusal; a completion choice with no `text`)
+and a usage whose counts are no token counts (usage_counts.py) make the answer unreadable (ValueError)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 
 from .._values.llm_calls import Response, Sampling, TokenLogprobs
 from .._values.tool_calls import ToolCall
+from .usage_counts import OPENAI, read_usage
 
 NAMED_TOP_LOGPROBS = 20
 _FINISH_ALIASES = {"eos_token": "stop", "stop_sequence": "stop"}  # TGI's names of OpenAI's "stop"
@@ -102,7 +105,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
     choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
     if not choices:
         raise ValueError("no choices")
-    texts = [_or_empty(choice.message.content if chat else choice.text) for choice in choices]
+    texts = [_or_empty(_choice_text(choice, chat)) for choice in choices]
     texts = [kept_stop(text, sampling) for text in texts]
     logprobs = cumulative = None
     if top_logprobs_asked(sampling) is not None:
@@ -110,6 +113,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         if logprobs is not None and sampling.logprob_tokens:
             logprobs = _keep_asked(logprobs, sampling)
             cumulative = sum(t.logprob for t in logprobs)
+    usage = read_usage(completion.usage, OPENAI)
     finish = choices[0].finish_reason
     if finish is None:  # servers that leave it out (as ragbench has always read them): the check sees the rest
         finish = "stop"
@@ -118,19 +122,23 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         logprobs=logprobs,
         cumulative_logprob=cumulative,
         choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
-        prompt_tokens=usage_tokens(completion.usage, "prompt_tokens"),
-        completion_tokens=usage_tokens(completion.usage, "completion_tokens"),
+        prompt_tokens=usage["prompt_tokens"],
+        completion_tokens=usage["completion_tokens"],
         finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish,
     )
 
 
-def usage_tokens(usage: Any, name: str) -> Any:
-    """A usage count as the server sent it, checked where every response arrives
-    (ragbench._values.response_checks); 0 where the server reports none."""
-    if usage is None:
-        return 0
-    value = getattr(usage, name, usage)  # a usage that is no object (a list, a string): itself, which is refused
-    return 0 if value is None else value
+def _choice_text(choice: Any, chat: bool) -> Any:
+    """A choice's text field as sent; ValueError for a choice that has none (a chat message with neither
+    `content`, null included, nor tool calls nor a refusal): a damaged answer, not an empty one."""
+    if not chat:
+        if "text" not in choice.model_fields_set:
+            raise ValueError(f"choice {choice.index!r} has no text")
+        return choice.text
+    message = choice.message
+    if "content" not in message.model_fields_set and message.tool_calls is None and message.refusal is None:
+        raise ValueError(f"choice {choice.index!r}: the message has no content, tool calls or refusal")
+    return message.content
 
 
 def _or_empty(text: Any) -> Any:

@@ -6,7 +6,9 @@ are; a tool result a `function_call_output`), tools the API's flat function form
 `{"type": "mcp", ...}`, as it is: OpenAI's servers call its tools, the answer's `mcp_call` items kept), the limit
 `max_output_tokens`. The answer's `output` gives the text (its messages' output_text parts), the tool calls
 (`call_id`, name, arguments as written), the items themselves as sent (what the clients send back, openai_client
-without their `status`), `usage` and a finish reason read from `status` and `incomplete_details`.
+without their `status`), `usage` and a finish reason read from `status` and `incomplete_details`. An output item
+or a message's content part without a `type`, or a usage whose counts are no token counts (usage_counts.py),
+makes the answer unreadable (ValueError), retried as any unreadable answer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 from .._values.llm_calls import Request, RequestError, Response
 from .._values.tool_calls import TOOL_CHOICES, ToolCall
-from .openai_responses import sampling_sent, top_logprobs_asked, usage_tokens
+from .openai_responses import sampling_sent, top_logprobs_asked
+from .usage_counts import OPENAI_RESPONSES, read_usage
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -77,14 +80,14 @@ def parse_response(answer: Any, tools: bool) -> Response:
     texts = [
         part.text
         for item in output
-        if getattr(item, "type", None) == "message"
+        if _typed(item) == "message"
         for part in item.content or ()
-        if getattr(part, "type", None) == "output_text"
+        if _typed(part) == "output_text"
     ]
     calls = tuple(
         ToolCall(id=item.call_id, name=item.name, raw_arguments=item.arguments)
         for item in output
-        if getattr(item, "type", None) == "function_call"
+        if item.type == "function_call"
     )
     # as the server sent them: not the defaults of fields a newer SDK knows
     items = [item.model_dump(mode="json", exclude_unset=True, by_alias=True) for item in output]
@@ -95,11 +98,21 @@ def parse_response(answer: Any, tools: bool) -> Response:
         finish = _INCOMPLETE.get(str(reason), str(reason))
     else:
         raise ValueError(f"status {answer.status!r}")
+    usage = read_usage(answer.usage, OPENAI_RESPONSES)
     return Response(
         texts=["".join(texts)],
         choice_tool_calls=[calls] if tools else None,
-        prompt_tokens=usage_tokens(answer.usage, "input_tokens"),
-        completion_tokens=usage_tokens(answer.usage, "output_tokens"),
+        prompt_tokens=usage["input_tokens"],
+        completion_tokens=usage["output_tokens"],
         finish_reason=finish,
         items=json.dumps(items, ensure_ascii=False),
     )
+
+
+def _typed(value: Any) -> str:
+    """An output item's or a content part's `type`; ValueError for one without (an `output_text` part that lost
+    its type would otherwise be dropped, its message read as the empty answer)."""
+    kind = getattr(value, "type", None)
+    if not isinstance(kind, str):
+        raise ValueError(f"{type(value).__name__} without a type: {value!r:.80}")
+    return kind

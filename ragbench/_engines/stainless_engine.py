@@ -2,21 +2,22 @@
 retries HTTP 408/409/429/5xx, timeouts and dropped connections (`max_retries`, with ragbench's wait:
 api_http.JitteredRetries), honours Retry-After and pools connections; a connection refused is retried only
 `connect_retries` times (api_http.FailFastTransport). Added here: a 2xx body that is no answer (a proxy's HTML
-page, a missing field) is retried too, from the same budget, and the SDK's final error becomes one line
-(api_engine.ApiEngine's failures)."""
+page, a missing field, a usage whose counts as sent are no token counts: usage_counts.py) is retried too, from
+the same budget, and the SDK's final error becomes one line (api_engine.ApiEngine's failures)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import ModuleType
 from typing import Any, ClassVar
 
 from .._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine
 from .api_http import backoff
+from .usage_counts import usage_as_sent
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,10 @@ class StainlessEngine(ApiEngine):
         request: Request,
         create: Callable[[Any], Awaitable[Any]],
         parse: Callable[[Any], Response],
+        counts: Sequence[str],
     ) -> Response:
-        """`create(client)` (a `with_raw_response` call) until `parse` reads its answer, within `max_retries`."""
+        """`create(client)` (a `with_raw_response` call) until `parse` reads its answer, and its `usage` as sent
+        holds `counts` that are token counts, within `max_retries`."""
         client, slots = self._client()
         used = 0  # attempts spent by earlier calls of the SDK (each ended in an unreadable 2xx)
         while True:
@@ -54,6 +57,7 @@ class StainlessEngine(ApiEngine):
                 raise self._api_failure(exc, used, request) from None
             used += raw.retries_taken + 1
             try:
+                usage_as_sent(raw.http_response.content, "usage", counts)
                 answer = raw.parse()
                 return parse(await answer if inspect.isawaitable(answer) else answer)  # anthropic's parse is async
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried

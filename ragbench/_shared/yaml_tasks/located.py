@@ -115,14 +115,23 @@ def read_yaml_text(text: str, source: str, loader: type[_SafeLoader] = _Loader, 
         if "could not determine a constructor for the tag" in problem:
             problem = f"the tag {problem.rsplit(' ', 1)[-1]} is not allowed: {data_is}"
         raise SpecError(source, mark.line + 1 if mark else 1, None, problem) from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML does not take (NUL, a control character)
+        line_start = text.rfind("\n", 0, exc.position) + 1
+        raise SpecError(
+            source,
+            text.count("\n", 0, exc.position) + 1,
+            None,
+            f"not valid YAML (character #x{exc.character:04x} at column {exc.position - line_start + 1}: {exc.reason})",
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = " ".join(part for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part)
+        parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+        problem = " ".join(part for part in parts if part) or " ".join(str(exc).split())  # one line
         raise SpecError(
             source,
             mark.line + 1 if mark else 1,
             None,
-            f"not valid YAML ({problem or exc}" + (f", column {mark.column + 1})" if mark else ")"),
+            f"not valid YAML ({problem}" + (f", column {mark.column + 1})" if mark else ")"),
         ) from exc
     except RecursionError:
         raise SpecError(source, 1, None, "nested too deeply to read: not valid YAML for ragbench") from None

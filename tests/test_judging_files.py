@@ -111,7 +111,7 @@ def test_a_labels_csv_value_over_csvs_limit_is_read_and_a_bad_one_named_in_one_l
     [
         ("p.yaml", "m: {prompt: .inf, completion: 1}"),
         ("p.yaml", "m: {prompt: .nan, completion: 1}"),
-        ("p.yaml", "m: {prompt: 1.0e400, completion: 1}"),
+        ("p.yaml", "m: {prompt: 1.0e+400, completion: 1}"),
         ("p.yaml", "m: {prompt: -0.5, completion: 1}"),
         ("p.json", '{"m": {"prompt": 1e400, "completion": 1}}'),
         ("p.json", '{"m": {"prompt": Infinity, "completion": 1}}'),

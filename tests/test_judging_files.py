@@ -25,6 +25,7 @@ from ragbench._reports.human_labels import read_human_labels
 from ragbench._reports.prices import read_price_table
 from ragbench._run.judge_raters import compares, raters
 from ragbench._run.preflight import check_run_options
+from ragbench._shared.yaml_tasks.located import SpecError, read_yaml_text
 from ragbench._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, RunConfig
 
 pytestmark = pytest.mark.timeout(120, method="thread")  # a hang in any thread fails the session
@@ -145,6 +146,21 @@ def test_a_price_table_that_is_no_yaml_or_has_a_tag_is_one_line_naming_its_line(
     prices.write_text(text)
     line = one_line(cli_here(*commands(tmp_path)["rescore"], "--price-table", str(prices)))
     assert f"--price-table {prices}{problem}" in line
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("task: t\nx: \x00\n", "t.yaml:2: not valid YAML (character #x0000 at column 4: control characters"),
+        ("task: !!int 0b2\n", "t.yaml:1: a value YAML cannot read (invalid literal for int()"),
+        ("task: t\nx: " + "[" * 990 + "]" * 990 + "\n", "t.yaml:1: nested too deeply to read"),
+    ],
+)
+def test_a_yaml_task_file_reads_the_same_way_in_one_line(text, problem):
+    """The reader the price table shares with YAML task files: their errors are one line too."""
+    with pytest.raises(SpecError) as refused:
+        read_yaml_text(text, "t.yaml")
+    assert str(refused.value).startswith(problem) and len(str(refused.value).splitlines()) == 1
 
 
 def test_a_price_table_may_share_an_entry_through_a_yaml_alias(tmp_path):

@@ -72,7 +72,7 @@ def test_labels_are_read_from_jsonl_and_csv_alike(tmp_path):
         ('{"id": "q1", "metric": "llm_judge", "label": "yes"}\n', "labels.jsonl:1: label 'yes' is not a number"),
         (
             '{"id": "q1", "metric": "m", "label": 1}\n{"id": "q1", "metric": "m", "label": 0}\n',
-            "labels.jsonl:2: example q1 already has label 1.0",
+            "labels.jsonl:2: example 'q1' already has label 1.0",
         ),
         ("[1, 2]\n", "labels.jsonl:1: not a JSON object"),
         ('{"id": "q1", "metric": "m", "label": 1\n', "labels.jsonl:1: not a JSON object"),

@@ -15,7 +15,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
 from .._values.options import parse_assignments
-from .._values.run_config import bootstrap_iterations_problem
+from .._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, too_many
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
 from .run_options import (
@@ -24,6 +24,7 @@ from .run_options import (
     judge_args_of,
     judging_kwargs,
     overwrite_option,
+    repeats_at_most,
     resume_option,
     split_names,
     with_common,
@@ -54,8 +55,10 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
     "--judge-repeats",
     default=None,
     type=click.IntRange(min=1),
+    callback=repeats_at_most,
     metavar="K",
-    help="judge every example K times per judge and report the judges' agreement (default: the run's)",
+    help=f"judge every example K times per judge (1 to {MAX_JUDGE_REPEATS}) and report the judges' agreement "
+    "(default: the run's)",
 )
 @click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
 @click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
@@ -63,7 +66,10 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 @click.option("--output", default=None, help="folder of the rescored run (default: RUN__rescored; RUN is not changed)")
 @click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
 @click.option(
-    "--max-inflight", default=None, type=click.IntRange(min=1), help="examples scored at once (default: the run's)"
+    "--max-inflight",
+    default=None,
+    type=click.IntRange(min=1),
+    help=f"examples scored at once, at most {MAX_INFLIGHT:,} (default: the run's)",
 )
 @click.option(
     "--cache",
@@ -210,9 +216,8 @@ def compare_command(
         if output and (unwritable := write_problem(output)):
             raise ConfigError(f"compare --output {output}: {unwritable}; choose a folder that can be written")
         thresholds = parse_thresholds(fail_if_worse)
-        too_many = bootstrap_iterations_problem("compare --bootstrap-iters", bootstrap_iters)
-        if too_many:
-            raise ConfigError(too_many)
+        if problem := too_many("compare --bootstrap-iters", "bootstrap_iters", bootstrap_iters):
+            raise ConfigError(problem)
         loaded = [load_run(path) for path in runs]
         label_runs(loaded)
         judged = command_registry().metric_class  # which keys a judge scores, where the runs' judges differ

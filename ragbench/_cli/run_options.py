@@ -11,6 +11,7 @@ import click
 from .._errors import ConfigError
 from .._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS
 from .._values.options import parse_assignments
+from .._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, too_many
 
 # a click command function, as the decorators below hand it back with their options
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -18,6 +19,14 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 
 def split_names(value: str) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def repeats_at_most(ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    """--judge-repeats over its bound, refused as the command line is read: a run makes its raters for every
+    judged example (ragbench._values.run_config.MAX_JUDGE_REPEATS)."""
+    if problem := too_many("--judge-repeats", "judge_repeats", value):
+        raise click.UsageError(problem, ctx)
+    return value
 
 
 def data_paths(items: tuple[str, ...]) -> dict[str, str]:
@@ -68,8 +77,10 @@ common_options = [
         "--judge-repeats",
         default=None,
         type=click.IntRange(min=1),
+        callback=repeats_at_most,
         metavar="K",
-        help="judge every example K times per judge and report the judges' agreement (default: once)",
+        help=f"judge every example K times per judge (1 to {MAX_JUDGE_REPEATS}) and report the judges' agreement "
+        "(default: once)",
     ),
     click.option(
         "--nli",
@@ -101,7 +112,7 @@ common_options = [
         "--max-inflight",
         default=None,
         type=int,
-        help="examples running at once (default: the model "
+        help=f"examples running at once, at most {MAX_INFLIGHT:,} (default: the model "
         "engine's batch size or concurrency, at least 64 and at most 256)",
     ),
     click.option("--cache", default=None, help="SQLite response cache (default: in the run folder)"),

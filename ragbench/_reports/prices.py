@@ -15,14 +15,17 @@ none of the judges: they are priced where every judge of the run has one and the
 from __future__ import annotations
 
 import json
+import math
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .._errors import ConfigError
+from .._shared.yaml_tasks.located import PlainLoader, read_yaml_text
+from .._storage.given_files import given_text
+from .._storage.jsonl import parse_json
 from .._types import Step
 from .._values.run_config import EngineRequest
 
@@ -44,31 +47,57 @@ LOCAL = "{model} is a local model, not priced (a --price-table entry prices it)"
 NO_MODEL = "no model recorded for the run"
 MIXED = "the judges ({judges}) have different prices and these samples do not say which judge answered each call"
 
+PRICE = "{prompt: USD, completion: USD}"
+ENTRY = f"MODEL: {PRICE}"  # a price table's entry
+
 Price = dict[str, float]
 
 
 def read_price_table(path: str | Path) -> dict[str, Price]:
-    """A price table file's entries; a ConfigError naming the file and entry where one is not a price."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-        table = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--price-table {path}: cannot be read ({exc})") from None
+    """A price table file's entries; a ConfigError of one line naming the file, and the line or entry, where it is
+    not one: not a regular file, not YAML or JSON (a tag such as `!!python/object` is refused), or an entry that
+    is not two finite prices >= 0."""
+    where = f"--price-table {path}"
+    text = given_text(path, "--price-table", f"a YAML or JSON file of {ENTRY} entries")
+    if str(path).endswith(".json"):
+        try:
+            table = parse_json(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+        except ValueError as exc:  # nested too deeply, an integer of over 4,300 digits
+            raise ConfigError(f"{where}: not JSON ragbench reads ({exc})") from None
+    else:
+        table = read_yaml_text(text, where, PlainLoader, f"a price table is data, {ENTRY} entries")
     if not isinstance(table, dict):
-        raise ConfigError(f"--price-table {path}: expected MODEL: {{prompt: USD, completion: USD}} entries")
+        raise ConfigError(f"{where}: expected {ENTRY} entries")
     out = {}
-    for model, price in table.items():
-        if not (
-            isinstance(price, dict)
-            and set(price) == {"prompt", "completion"}
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in price.values())
-        ):
+    for model, entry in table.items():
+        price = _price(entry)
+        if price is None:
             raise ConfigError(
-                f"--price-table {path}: entry {model!r} is not {{prompt: USD, completion: USD}} "
-                "(US dollars per million tokens, >= 0)"
+                f"{where}: entry {reprlib.repr(model)} is not {PRICE} (US dollars per million tokens, finite "
+                f"numbers >= 0): {reprlib.repr(entry)}"
             )
-        out[str(model)] = {key: float(value) for key, value in price.items()}
+        out[str(model)] = price
     return out
+
+
+def _price(entry: object) -> Price | None:
+    """A table entry's prices, each a finite number >= 0 (not NaN, not an infinity, not true or false); else None."""
+    if not isinstance(entry, dict) or set(entry) != {"prompt", "completion"}:
+        return None
+    price = {}
+    for key, value in entry.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past any float
+            return None
+        if not (math.isfinite(number) and number >= 0):
+            return None
+        price[str(key)] = number
+    return price
 
 
 def model_price(spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]) -> Price | None:

@@ -41,12 +41,19 @@ def raters(metric: Metric, judge_count: int, repeats: int | None) -> list[Rater]
     """The scorings of `metric` whose values are compared; empty where it is judged once by one judge (or asks
     none), and where `repeats` (--judge-repeats) is not given. With repeats of all its judges, the first is the
     headline's own scoring."""
-    if "judge" not in metric.declares.needs or judge_count < 1 or repeats is None:
+    if repeats is None or not compares(metric, judge_count, repeats):
         return []
     if metric.declares.judge_roles or judge_count == 1:
         everyone = tuple(range(judge_count))
-        return [Rater(everyone, r, alone=False) for r in range(repeats)] if repeats > 1 else []
+        return [Rater(everyone, r, alone=False) for r in range(repeats)]
     return [Rater((j,), r, alone=True) for j in range(judge_count) for r in range(repeats)]
+
+
+def compares(metric: Metric, judge_count: int, repeats: int | None) -> bool:
+    """Whether `metric` has raters (`raters` is not empty), known without making them (the pre-flight's look)."""
+    if "judge" not in metric.declares.needs or judge_count < 1 or repeats is None:
+        return False
+    return repeats > 1 or (judge_count > 1 and not metric.declares.judge_roles)
 
 
 def headline_is_a_rater(found: list[Rater]) -> bool:

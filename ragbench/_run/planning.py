@@ -21,7 +21,7 @@ from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
 from .._values.run_config import PlanRequest
-from .judge_raters import raters
+from .judge_raters import compares
 from .system_options import system_options
 
 if TYPE_CHECKING:
@@ -344,7 +344,9 @@ def unused_metric_models(
             f"{' '.join(f'--judge {judge}' for judge in judges)} is not used: no metric of this "
             "run asks a judge (add one, e.g. --metrics +llm_judge)"
         )
-    if judge_repeats is not None and not any(raters(m, len(judges), judge_repeats) for p in planned for m in p.metrics):
+    if judge_repeats is not None and not any(
+        compares(m, len(judges), judge_repeats) for p in planned for m in p.metrics
+    ):
         lines.append(
             f"--judge-repeats {judge_repeats} compares nothing: "
             + (

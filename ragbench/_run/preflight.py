@@ -28,7 +28,7 @@ from .._checks import Preflight
 from .._errors import ConfigError
 from .._system import declared
 from .._task.protocols import task_corpus
-from .._values.run_config import EngineRequest, RunConfig, bootstrap_iterations_problem
+from .._values.run_config import EngineRequest, RunConfig, too_many
 
 if TYPE_CHECKING:
     from .._engines.base import Engine
@@ -42,6 +42,12 @@ RUN_NUMBERS = (
     ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"),
     ("--max-steps-per-example", "max_steps_per_example", 1, ", or leave it out for the default ceiling"),
     ("--max-prompt-chars-per-example", "max_prompt_chars_per_example", 1, ", or leave it out for the default ceiling"),
+)
+# The numbers that are also bounded above (ragbench._values.run_config.too_many): (option, RunConfig field)
+BOUNDED_ABOVE = (
+    ("--bootstrap-iters", "bootstrap_iters"),
+    ("--judge-repeats", "judge_repeats"),
+    ("--max-inflight", "max_inflight"),
 )
 _DEFAULT_WHEN_NONE = ("limit", "max_inflight", "max_steps_per_example", "max_prompt_chars_per_example")
 
@@ -62,9 +68,9 @@ def check_run_options(config: RunConfig, check: Preflight) -> None:
         )
         if problem:
             check.problem(problem)
-    too_many = bootstrap_iterations_problem("--bootstrap-iters", config.bootstrap_iters)
-    if too_many:
-        check.problem(too_many)
+    for flag, name in BOUNDED_ABOVE:
+        if problem := too_many(flag, name, getattr(config, name)):
+            check.problem(problem)
     if config.cache and Path(config.cache).is_dir():
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
 

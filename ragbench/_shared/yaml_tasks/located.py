@@ -99,28 +99,44 @@ def read_yaml(path: Path, source: str) -> Any:
     return read_yaml_text(text, source)
 
 
-def read_yaml_text(text: str, source: str) -> Any:
-    """`text`'s data with line numbers, as `read_yaml` reads a file's."""
+TASK_DATA = "a YAML task is data; logic belongs in a prompt style written in Python (docs/yaml-tasks.md)"
+PlainLoader = _SafeLoader  # PyYAML's safe loader (libyaml's where it has it): plain data, aliases too
+
+
+def read_yaml_text(text: str, source: str, loader: type[_SafeLoader] = _Loader, data_is: str = TASK_DATA) -> Any:
+    """`text`'s data with line numbers, as `read_yaml` reads a file's; `loader`: a safe loader of other data
+    (`PlainLoader`: no line numbers, aliases allowed), whose refusal of a tag says `data_is`. Nesting deeper than
+    Python follows, or a value its type cannot hold (`!!int 0b2`, a year 0), is one line too."""
     try:
-        return yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
+        return yaml.load(text, Loader=loader)  # a SafeLoader
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
         problem = exc.problem or str(exc)
         if "could not determine a constructor for the tag" in problem:
-            problem = (
-                f"the tag {problem.rsplit(' ', 1)[-1]} is not allowed: a YAML task is data; logic belongs in "
-                "a prompt style written in Python (docs/yaml-tasks.md)"
-            )
+            problem = f"the tag {problem.rsplit(' ', 1)[-1]} is not allowed: {data_is}"
         raise SpecError(source, mark.line + 1 if mark else 1, None, problem) from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML does not take (NUL, a control character)
+        line_start = text.rfind("\n", 0, exc.position) + 1
+        raise SpecError(
+            source,
+            text.count("\n", 0, exc.position) + 1,
+            None,
+            f"not valid YAML (character #x{exc.character:04x} at column {exc.position - line_start + 1}: {exc.reason})",
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = " ".join(part for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part)
+        parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+        problem = " ".join(part for part in parts if part) or " ".join(str(exc).split())  # one line
         raise SpecError(
             source,
             mark.line + 1 if mark else 1,
             None,
-            f"not valid YAML ({problem or exc}" + (f", column {mark.column + 1})" if mark else ")"),
+            f"not valid YAML ({problem}" + (f", column {mark.column + 1})" if mark else ")"),
         ) from exc
+    except RecursionError:
+        raise SpecError(source, 1, None, "nested too deeply to read: not valid YAML for ragbench") from None
+    except (ValueError, OverflowError) as exc:  # raised by a constructor (int(), float(), datetime()) with no line
+        raise SpecError(source, 1, None, f"a value YAML cannot read ({exc})") from None
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

@@ -67,7 +67,8 @@ def calls(upstream: str, sample_id: str) -> list[dict]:
 
 def answered(reply: str):
     """The scripted answer: a reply the fake server cut (finish_reason "length") as a model cut at max_tokens."""
-    return {"response": reply, "tokens": list(reply)} if reply.endswith(" " * 1_100) else reply
+    tokens = list(reply)
+    return {"response": reply, "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]} if reply.endswith(" " * 1_100) else reply
 
 
 def sent(request) -> dict:

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from conftest import TEST_DATA
+from helpers import cli_here
+from ragbench._engines.openai import OpenAIEngine
 from ragbench.api import Document, Example, Prediction
-from ragbench.api.engines import reasoning_model
 from ragbench.metrics.ragas.metric import (
     RagasContextPrecision,
     RagasContextRecall,
@@ -26,9 +27,11 @@ from ragbench.metrics.ragas.metric import (
     RagasFaithfulness,
     RagasResponseRelevancy,
 )
-from ragbench.metrics.ragas.prompts import PROMPTS
+from ragbench.api.engines import Request, Sampling, reasoning_model
+from ragbench.metrics.ragas.prompts import PROMPTS, sampling
 from ragbench.metrics.ragas.replies import output_model, read, reask
 from ragbench.testing import ScriptedLLM, make_context
+from test_engine_openai import FAST, FakeServer, chat, generate
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragas_replies.json").read_text(encoding="utf-8"))
 READING = json.loads((TEST_DATA / "parity" / "ragas_reading.json").read_text(encoding="utf-8"))
@@ -194,3 +197,64 @@ def test_reasoning_models_get_ragas_sampling():
         assert sampling.temperature == params["temperature"]
         assert ("top_p" in sampling.left_to_server) == ("top_p" not in params)
         assert sampling.max_tokens == params.get("max_tokens", params.get("max_completion_tokens"))
+
+
+@pytest.mark.parametrize("model", ["o3-mini", "gpt-5", "codex-mini", "gpt-4o"])
+def test_the_openai_engine_sends_a_judge_call_as_llm_factory_sends_it(model):
+    """The body ragas sent to each model (recorded), ragbench adding n; a prompt (completions) request keeps
+    max_tokens."""
+    server = FakeServer()
+    try:
+        generate(OpenAIEngine(model, base_url=server.base_url, **FAST), chat(**sampling(model)))
+        generate(OpenAIEngine(model, base_url=server.base_url, **FAST), Request(prompt="Q", sampling=Sampling()))
+    finally:
+        server.stop()
+    body = server.requests[0]["body"]
+    assert {k: v for k, v in body.items() if k not in ("messages", "n")} == PARITY["reasoning_models"][model]
+    assert "max_tokens" in server.requests[1]["body"] and "max_completion_tokens" not in server.requests[1]["body"]
+
+
+DEEP_TASK = """task: ragas_deep
+description: the malformed-reply samples
+data: {path: samples.json, format: json}
+fields:
+  id: id
+  question: user_input
+  gold: {answers: reference}
+prompt:
+  template: "{{ question }}"
+metrics: [ragas_context_precision]
+"""
+
+
+@pytest.mark.parametrize("reasked", ['{"reason": "r", "verdict": 1}', DEEP["deep_object"]])
+def test_a_deeply_nested_reply_is_asked_again_and_a_resumed_run_completes(tmp_path, reasked):
+    """`ragbench score` with a judge whose every first reply is nested 5,000 objects deep (instructor: invalid
+    JSON, asked again): scored from the re-ask's reply, or, where every reply is as deep, not scored and counted;
+    never a failed example, so `--resume` has nothing to try again."""
+    (tmp_path / "judge.json").write_text(
+        json.dumps([{"pattern": "Correct your JSON", "response": reasked}, {"pattern": "", "response": DEEP["deep_array"]}]),
+        encoding="utf-8",
+    )
+    samples = [SAMPLES["bare"], SAMPLES["fenced"]]
+    (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
+    (tmp_path / "ragas_deep.yaml").write_text(DEEP_TASK, encoding="utf-8")
+    predictions = [
+        {"id": s["id"], "output": s["response"], "docs": [{"id": "0", "title": "", "text": t} for t in s["retrieved_contexts"]]}
+        for s in samples
+    ]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions), encoding="utf-8")
+    args = ["score", "--task", str(tmp_path / "ragas_deep.yaml"), "--predictions", str(tmp_path / "predictions.jsonl")]
+    args += ["--judge", f"scripted:{tmp_path / 'judge.json'}", "--output", str(tmp_path / "run")]
+    first = cli_here(*args)
+    resumed = cli_here(*args, "--resume")
+    assert first.returncode == 0 and resumed.returncode == 0, first.stderr + resumed.stderr
+    rows = [json.loads(line) for line in (tmp_path / "run" / "samples" / "ragas_deep.jsonl").open()]
+    assert [row.get("score_errors") for row in rows] == [None, None] and [row.get("error") for row in rows] == [None, None]
+    scored = [row["scores"]["ragas_context_precision"] for row in rows]
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    counted = {name: c["count"] for name, c in results["counted"]["ragas_deep"]["ragas_context_precision"].items()}
+    if reasked.startswith('{"reason"'):  # each of the two contexts' first reply refused, the re-ask's read
+        assert scored == [pytest.approx(1.0)] * 2 and counted == {"ragas_unparsed": 4}
+    else:  # the first context's four replies refused: instructor gives up
+        assert scored == [None, None] and counted == {"ragas_unparsed": 8, "ragas_gave_up": 2}

@@ -174,9 +174,7 @@ def test_ragas_formulas_stay_within_the_declared_range(verdicts, tp, fp, fn):
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    statements=st.lists(st.text(), max_size=5), verdicts=st.lists(st.integers(-(2**62), 2**62), max_size=5)
-)
+@given(statements=st.lists(st.text(), max_size=5), verdicts=st.lists(st.integers(-(2**62), 2**62), max_size=5))
 def test_a_reply_of_any_fitting_object_reads_back(statements, verdicts):
     judged = [{"statement": s, "reason": "r", "verdict": v} for s, v in zip(statements, verdicts)]
     assert read(json.dumps({"statements": judged}), "nli") == {"statements": judged}

@@ -20,6 +20,7 @@ from conftest import TEST_DATA
 from helpers import cli_here
 from ragbench._engines.openai import OpenAIEngine
 from ragbench.api import Document, Example, Prediction
+from ragbench.api.engines import Request, Sampling, reasoning_model
 from ragbench.metrics.ragas.metric import (
     RagasContextPrecision,
     RagasContextRecall,
@@ -27,7 +28,6 @@ from ragbench.metrics.ragas.metric import (
     RagasFaithfulness,
     RagasResponseRelevancy,
 )
-from ragbench.api.engines import Request, Sampling, reasoning_model
 from ragbench.metrics.ragas.prompts import PROMPTS, sampling
 from ragbench.metrics.ragas.replies import output_model, read, reask
 from ragbench.testing import ScriptedLLM, make_context
@@ -71,7 +71,11 @@ def calls(upstream: str, sample_id: str) -> list[dict]:
 def answered(reply: str):
     """The scripted answer: a reply the fake server cut (finish_reason "length") as a model cut at max_tokens."""
     tokens = list(reply)
-    return {"response": reply, "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]} if reply.endswith(" " * 1_100) else reply
+    return (
+        {"response": reply, "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]}
+        if reply.endswith(" " * 1_100)
+        else reply
+    )
 
 
 def sent(request) -> dict:
@@ -134,7 +138,11 @@ def case_text(case: dict) -> str:
     if isinstance(shown, str):
         return shown
     depth = shown["depth"]
-    return '{"statements": ' + "[" * depth + "]" * depth + "}" if shown["nested"] == "array" else '{"a": ' * depth + "1" + "}" * depth
+    return (
+        '{"statements": ' + "[" * depth + "]" * depth + "}"
+        if shown["nested"] == "array"
+        else '{"a": ' * depth + "1" + "}" * depth
+    )
 
 
 @pytest.mark.parametrize("case", READING["cases"], ids=lambda case: f"{case['prompt']}")
@@ -173,7 +181,7 @@ def test_only_bare_json_with_integer_integers_is_read(reason, verdict, wrapper, 
     """Any reason text, any integer spelling, any wrapping, nesting of any depth: read only where it is the bare
     object with an integer verdict, else refused with a ValidationError (never another exception)."""
     deep = ("[" * depth + "]" * depth) if nest else ('{"a": ' * depth + "1" + "}" * depth)
-    body = '{"reason": %s, "verdict": %s, "extra": %s}' % (json.dumps(reason), verdict, deep or "0")
+    body = f'{{"reason": {json.dumps(reason)}, "verdict": {verdict}, "extra": {deep or "0"}}}'
     text = wrapper.replace("{}", body)
     bare = wrapper in ("{}", " {}\n") and verdict in INTEGERS and depth <= 150
     if bare:
@@ -233,14 +241,20 @@ def test_a_deeply_nested_reply_is_asked_again_and_a_resumed_run_completes(tmp_pa
     JSON, asked again): scored from the re-ask's reply, or, where every reply is as deep, not scored and counted;
     never a failed example, so `--resume` has nothing to try again."""
     (tmp_path / "judge.json").write_text(
-        json.dumps([{"pattern": "Correct your JSON", "response": reasked}, {"pattern": "", "response": DEEP["deep_array"]}]),
+        json.dumps(
+            [{"pattern": "Correct your JSON", "response": reasked}, {"pattern": "", "response": DEEP["deep_array"]}]
+        ),
         encoding="utf-8",
     )
     samples = [SAMPLES["bare"], SAMPLES["fenced"]]
     (tmp_path / "samples.json").write_text(json.dumps(samples), encoding="utf-8")
     (tmp_path / "ragas_deep.yaml").write_text(DEEP_TASK, encoding="utf-8")
     predictions = [
-        {"id": s["id"], "output": s["response"], "docs": [{"id": "0", "title": "", "text": t} for t in s["retrieved_contexts"]]}
+        {
+            "id": s["id"],
+            "output": s["response"],
+            "docs": [{"id": "0", "title": "", "text": t} for t in s["retrieved_contexts"]],
+        }
         for s in samples
     ]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions), encoding="utf-8")
@@ -250,7 +264,10 @@ def test_a_deeply_nested_reply_is_asked_again_and_a_resumed_run_completes(tmp_pa
     resumed = cli_here(*args, "--resume")
     assert first.returncode == 0 and resumed.returncode == 0, first.stderr + resumed.stderr
     rows = [json.loads(line) for line in (tmp_path / "run" / "samples" / "ragas_deep.jsonl").open()]
-    assert [row.get("score_errors") for row in rows] == [None, None] and [row.get("error") for row in rows] == [None, None]
+    assert [row.get("score_errors") for row in rows] == [None, None] and [row.get("error") for row in rows] == [
+        None,
+        None,
+    ]
     scored = [row["scores"]["ragas_context_precision"] for row in rows]
     results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
     counted = {name: c["count"] for name, c in results["counted"]["ragas_deep"]["ragas_context_precision"].items()}

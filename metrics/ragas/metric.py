@@ -14,11 +14,10 @@ import math
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
 from ragbench.api.retrieval import model_location
-
-from pydantic import ValidationError
 
 from .prompts import messages, sampling
 from .replies import ATTEMPTS, read, reask

@@ -27,6 +27,7 @@ def sampling(model: str) -> dict[str, Any]:
     """The sampling ragas's llm_factory sends to judge `model`."""
     return REASONING if reasoning_model(model) else SAMPLING
 
+
 INSTRUCTOR_JSON_MODE = """
             As a genius expert, your task is to understand the content and provide
             the parsed objects in json that match the following json_schema:

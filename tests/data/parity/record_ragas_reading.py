@@ -89,7 +89,7 @@ def written(value: Any, rng: random.Random) -> str:
 
 
 def noise(rng: random.Random) -> str:
-    alphabet = "{}[]\":, 01abc\\\n\t`é漢🙂\u0000"
+    alphabet = '{}[]":, 01abc\\\n\t`é漢🙂\u0000'
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
 
 
@@ -102,7 +102,9 @@ def main() -> None:
     cases = []
     for prompt, model in models().items():
         schema = model.model_json_schema()
-        texts: list[Any] = [written(instance(schema, schema.get("$defs", {}), rng), rng) for _ in range(CASES_PER_PROMPT)]
+        texts: list[Any] = [
+            written(instance(schema, schema.get("$defs", {}), rng), rng) for _ in range(CASES_PER_PROMPT)
+        ]
         texts += [deep(rng) for _ in range(6)] + [noise(rng) for _ in range(6)]
         for shown in texts:
             text = shown if isinstance(shown, str) else nested(shown["nested"], shown["depth"])

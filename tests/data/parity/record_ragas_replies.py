@@ -119,7 +119,10 @@ def answer(title: str, given: dict[str, Any]) -> dict[str, Any]:
         ]
         return {"statements": judged}
     if title == "ContextPrecisionOutput":
-        return {"reason": "fake judge: shared words", "verdict": int(bool(words(given["context"]) & words(given["answer"])))}
+        return {
+            "reason": "fake judge: shared words",
+            "verdict": int(bool(words(given["context"]) & words(given["answer"]))),
+        }
     if title == "ContextRecallOutput":
         classified = [
             {"statement": s, "reason": "fake judge: word overlap", "attributed": supported(s, given["context"])}
@@ -177,7 +180,9 @@ class Judge(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = reply(body)
         finish = "length" if text.endswith(" " * 1_100) else "stop"
-        Judge.log.append({"messages": body["messages"], "params": {k: v for k, v in body.items() if k != "messages"}, "reply": text})
+        Judge.log.append(
+            {"messages": body["messages"], "params": {k: v for k, v in body.items() if k != "messages"}, "reply": text}
+        )
         out = json.dumps(
             {
                 "id": "fake",

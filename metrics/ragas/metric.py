@@ -3,7 +3,9 @@ time in ragas's order, and computes its score as ragas 0.4.3's collections metri
 follows is named in its docstring). The inputs: ragas's `user_input` is the question, `response` the
 answer, `retrieved_contexts` the texts of the documents the system showed, `reference` the task's first gold
 answer. Where ragas raises on an empty input the example fails with that reason (counted); where ragas
-scores NaN the value is None (not scorable)."""
+scores NaN the value is None (not scorable). A reply instructor refuses is re-asked as instructor re-asks it
+(replies.py); where instructor gives up (every attempt refused, or a reply cut at max_tokens) ragas raises, and
+here the example is not scored and is counted."""
 
 from __future__ import annotations
 
@@ -12,16 +14,17 @@ import math
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
 from ragbench.api.retrieval import model_location
 
-from .prompts import PROMPTS, SAMPLING, messages
-from .replies import Unparsed, structured
+from .prompts import messages, sampling
+from .replies import ATTEMPTS, read, reask
 
 
 class NotScored(Exception):
-    """A judge reply that did not parse: the example is not scored (counted in `ragas_unparsed`)."""
+    """Instructor gave up on the judge's replies (ragas raises): the example is not scored (`ragas_gave_up`)."""
 
 
 class RagasMetric(Metric):
@@ -32,25 +35,38 @@ class RagasMetric(Metric):
         judge_roles=("judge",),
         value_range=(0, 1),
         counters={
-            "ragas_unparsed": "judge replies with no JSON object fitting ragas's output schema: the example is not "
-            "scored (ragas, through instructor, asks again with the validation error, up to 3 attempts)",
+            "ragas_unparsed": "judge replies instructor refuses (not the bare JSON of ragas's output model, checked "
+            "strictly): each is asked again with pydantic's error, as instructor asks, while attempts remain",
+            "ragas_gave_up": f"judge calls where instructor gives up and ragas raises: {ATTEMPTS} replies refused, "
+            "or a reply cut at max_tokens; the example is not scored",
         },
     )
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "sampling": SAMPLING}
+        return {"name": self.name, "sampling": sampling("")}
 
     async def ask(self, ctx: Any, prompt: str, given: dict[str, Any], examples: str = "default") -> dict[str, Any]:
-        """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model."""
+        """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model, asked again
+        as instructor asks; `NotScored` where instructor gives up."""
         (judge,) = ctx.judges_for(self)
-        reply = await judge.chat(messages(prompt, given, examples), step=f"judge:{self.name}", **SAMPLING)
-        try:
-            return structured(reply.text, PROMPTS[prompt]["output_schema"])
-        except Unparsed as exc:
-            count = getattr(ctx, "count", None)
-            if count:
-                count("ragas_unparsed")
-            raise NotScored(str(exc)) from exc
+        conversation = messages(prompt, given, examples)
+        for _ in range(ATTEMPTS):
+            reply = await judge.chat(conversation, step=f"judge:{self.name}", **sampling(judge.engine.model))
+            if reply.finish_reason == "length":  # instructor's IncompleteOutputException: not asked again
+                self.counted(ctx, "ragas_gave_up")
+                raise NotScored("the judge's reply was cut at max_tokens (instructor's IncompleteOutputException)")
+            try:
+                return read(reply.text, prompt)
+            except ValidationError as exc:
+                self.counted(ctx, "ragas_unparsed")
+                conversation = [*conversation, *reask(reply.text, exc)]
+        self.counted(ctx, "ragas_gave_up")
+        raise NotScored(f"instructor refused all {ATTEMPTS} of the judge's replies (InstructorRetryException)")
+
+    def counted(self, ctx: Any, counter: str) -> None:
+        count = getattr(ctx, "count", None)
+        if count:
+            count(counter)
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         try:

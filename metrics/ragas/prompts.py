@@ -4,7 +4,9 @@ prompts.json holds each prompt's data as ragas defines it: the instruction, the 
 few-shot examples (factual correctness: one example set per atomicity/coverage level). The user message is
 ragas's `BasePrompt.to_string` layout (the schema as compact JSON, examples and input as 4-space-indented
 JSON); instructor's JSON mode adds a system message with the schema indented by 2 and asks for
-`response_format: json_object`. llm_factory's sampling defaults: temperature 0.01, top_p 0.1, 1,024 tokens."""
+`response_format: json_object`. llm_factory's sampling defaults: temperature 0.01, top_p 0.1, 1,024 tokens; for
+a reasoning model (its `_map_openai_params`: o1-o9, gpt-5 to gpt-19, codex-mini) temperature 1.0, no top_p, and
+the 1,024 tokens sent as `max_completion_tokens` (the openai engine sends that for such a model)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragbench.api.engines import reasoning_model
+
 PROMPTS: dict[str, dict[str, Any]] = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
 
 # ragas's InstructorModelArgs defaults; instructor's JSON mode asks for a JSON object (response_format)
-SAMPLING = {"temperature": 0.01, "top_p": 0.1, "max_tokens": 1024, "json_mode": True}
+SAMPLING: dict[str, Any] = {"temperature": 0.01, "top_p": 0.1, "max_tokens": 1024, "json_mode": True}
+REASONING: dict[str, Any] = {"temperature": 1.0, "left_to_server": ("top_p",), "max_tokens": 1024, "json_mode": True}
+
+
+def sampling(model: str) -> dict[str, Any]:
+    """The sampling ragas's llm_factory sends to judge `model`."""
+    return REASONING if reasoning_model(model) else SAMPLING
+
 
 INSTRUCTOR_JSON_MODE = """
             As a genius expert, your task is to understand the content and provide

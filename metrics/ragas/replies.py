@@ -1,76 +1,59 @@
-"""A judge's reply read as ragas reads it: instructor's JSON mode takes the last JSON object in the text and
-pydantic validates it against the prompt's output model in lax mode (an integer field takes 1, 1.0, true or
-"1"; a string field only a string). `structured` is that reading over the output's JSON Schema."""
+"""A judge's reply read as ragas 0.4.3 reads it through instructor 1.17 (`llm_factory`, OpenAI provider: instructor's
+JSON mode): pydantic's `model_validate_json` of the whole reply, in strict mode, against the prompt's output model.
+No code fence or text around the JSON is taken, and an integer field takes only an integer (`1.0`, `true` and
+`"1"` are refused); a reply nested deeper than pydantic's JSON parser goes is refused as invalid JSON. A refused
+reply is answered with instructor's re-ask: the reply as the assistant's turn, then a user turn holding pydantic's
+error text; instructor makes 4 attempts (max_retries 3), then raises.
+
+The output models are pydantic models built from the JSON Schema in prompts.json (ragas's own models' schema),
+so pydantic's checks and its error text are those ragas's instructor gets (with the same pydantic release)."""
 
 from __future__ import annotations
 
-import json
-import re
+import functools
 from typing import Any
 
-_INTEGER_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+from pydantic import BaseModel, Field, ValidationError, create_model
+
+from .prompts import PROMPTS
+
+ATTEMPTS = 4  # instructor's default max_retries (3), which ragas leaves, plus the first attempt
+REASK = "Correct your JSON ONLY RESPONSE, based on the following errors:\n"
+
+_TYPES: dict[str, type] = {"string": str, "integer": int}
 
 
-class Unparsed(ValueError):
-    """A reply with no JSON object that fits the prompt's output schema."""
+@functools.cache
+def output_model(prompt: str) -> type[BaseModel]:
+    """The pydantic model of prompt `prompt`'s output: its JSON Schema is the prompt's `output_schema`."""
+    schema = PROMPTS[prompt]["output_schema"]
+    return _model(schema, schema.get("$defs", {}))
 
 
-def last_json_object(text: str) -> dict[str, Any] | None:
-    """The last complete JSON object in `text` (instructor's extract_json_from_codeblock keeps the last)."""
-    decoder = json.JSONDecoder()
-    found, index = None, text.find("{")
-    while index != -1:
-        try:
-            value, end = decoder.raw_decode(text, index)
-        except ValueError:
-            index = text.find("{", index + 1)
-            continue
-        if isinstance(value, dict):
-            found = value
-        index = text.find("{", end)
-    return found
+def _model(schema: dict[str, Any], defs: dict[str, Any]) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        name: (_annotation(field, defs), Field(description=field.get("description")))
+        for name, field in schema["properties"].items()
+    }
+    model: type[BaseModel] = create_model(schema["title"], __doc__=schema.get("description"), **fields)
+    return model
 
 
-def structured(text: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The reply's object, checked and coerced as the output model's fields say; `Unparsed` otherwise."""
-    value = last_json_object(text)
-    if value is None:
-        raise Unparsed("the reply holds no JSON object")
-    conformed: dict[str, Any] = _conform(value, schema, schema.get("$defs", {}), "reply")
-    return conformed
+def _annotation(field: dict[str, Any], defs: dict[str, Any]) -> Any:
+    if "$ref" in field:
+        return _model(defs[field["$ref"].rsplit("/", 1)[-1]], defs)
+    if field.get("type") == "array":
+        return list[_annotation(field["items"], defs)]  # type: ignore[misc]
+    return _TYPES[field["type"]]
 
 
-def _conform(value: Any, schema: dict[str, Any], defs: dict[str, Any], where: str) -> Any:
-    if "$ref" in schema:
-        return _conform(value, defs[schema["$ref"].rsplit("/", 1)[-1]], defs, where)
-    kind = schema.get("type")
-    if kind == "object":
-        if not isinstance(value, dict):
-            raise Unparsed(f"{where} is not an object")
-        missing = [name for name in schema.get("required", ()) if name not in value]
-        if missing:
-            raise Unparsed(f"{where} lacks {', '.join(missing)}")
-        fields = schema.get("properties", {})
-        return {name: _conform(value[name], fields[name], defs, f"{where}.{name}") for name in fields if name in value}
-    if kind == "array":
-        if not isinstance(value, list):
-            raise Unparsed(f"{where} is not a list")
-        return [_conform(item, schema.get("items", {}), defs, f"{where}[{i}]") for i, item in enumerate(value)]
-    if kind == "string":
-        if not isinstance(value, str):
-            raise Unparsed(f"{where} is not a string")
-        return value
-    if kind == "integer":
-        return _integer(value, where)
+def read(text: str, prompt: str) -> dict[str, Any]:
+    """The reply as instructor's JSON mode validates it against prompt `prompt`'s output model; pydantic's
+    `ValidationError` where it refuses it."""
+    value: dict[str, Any] = output_model(prompt).model_validate_json(text, strict=True).model_dump()
     return value
 
 
-def _integer(value: Any, where: str) -> int:
-    """pydantic's lax int: a bool, an int, a float without fraction, or a string of digits."""
-    if isinstance(value, bool | int):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
-        return int(value)
-    raise Unparsed(f"{where} is not an integer")
+def reask(reply: str, error: ValidationError) -> list[dict[str, str]]:
+    """The turns instructor's JSON mode appends to the conversation after a refused reply."""
+    return [{"role": "assistant", "content": reply}, {"role": "user", "content": REASK + str(error)}]

@@ -7,8 +7,9 @@ https://api.openai.com/v1; it must include the API prefix (`http://localhost:800
 
 Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
 sends a prompt request to the chat endpoint as one user message, for servers or models that only
-serve chat. Sampling maps onto the request as max_tokens, temperature and top_p (but those
-`left_to_server`), n, stop (omitted when empty), seed (when set, per request), logprobs (chat:
+serve chat. Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
+OpenAI reasoning model, which refuses max_tokens: o1-o9, gpt-5 to gpt-19, codex-mini), temperature and top_p (but
+those `left_to_server`), n, stop (omitted when empty), seed (when set, per request), logprobs (chat:
 `logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
 skip_special_tokens (a vllm extension, sent only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
@@ -54,7 +55,7 @@ import openai
 from .._errors import ConfigError
 from .._values.llm_calls import EngineNeeds, Request, Response
 from .openai_client import Unreachable, make_client, no_auth_header, probe
-from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, sampling_sent, top_logprobs_asked
+from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless_engine import StainlessEngine
 from .usage_counts import OPENAI, OPENAI_RESPONSES
@@ -98,6 +99,7 @@ class OpenAIEngine(StainlessEngine):
             "messages",
             "prompt",
             "max_tokens",
+            "max_completion_tokens",
             "temperature",
             "top_p",
             "n",
@@ -191,7 +193,8 @@ class OpenAIEngine(StainlessEngine):
                 args["tool_choice"] = request.tool_choice_payload()
         else:
             args["prompt"] = request.prompt
-        args.update(max_tokens=sampling.max_tokens, **sampling_sent(sampling), n=sampling.n)
+        tokens = "max_completion_tokens" if chat and reasoning_model(self.model) else "max_tokens"
+        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling), n=sampling.n)
         if sampling.stop:
             args["stop"] = list(sampling.stop)
         if sampling.seed is not None:

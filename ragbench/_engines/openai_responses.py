@@ -23,6 +23,22 @@ def top_logprobs_asked(sampling: Sampling) -> int | None:
     return max(sampling.logprobs or 0, NAMED_TOP_LOGPROBS)
 
 
+def reasoning_model(model: str) -> bool:
+    """Whether `model` names an OpenAI reasoning model, which takes `max_completion_tokens` (not `max_tokens`),
+    temperature 1 only and no top_p: o1 to o9 (alone or before "-" or "_"), gpt-5 to gpt-19 and codex-mini, any
+    case (ragas 0.4.3's rule, `InstructorLLM._map_openai_params`)."""
+    name = model.lower()
+    if len(name) >= 2 and name[0] == "o" and name[1] in "123456789" and (len(name) == 2 or name[2] in "-_"):
+        return True
+    if name.startswith("gpt-"):
+        try:  # int() as ragas reads the version: " 5", "+5" and "05" are 5
+            if 5 <= int(name[4:].split("-")[0].split("_")[0]) <= 19:
+                return True
+        except ValueError:
+            pass
+    return name == "codex-mini"
+
+
 def sampling_sent(sampling: Any) -> dict[str, float]:
     """temperature and top_p as the request sends them: those left to the server (`left_to_server`) not at all."""
     values = {"temperature": sampling.temperature, "top_p": sampling.top_p}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
@@ -118,13 +118,16 @@ class PlannedRun:
         recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
         return recorded
 
-    def work(self, checkpoints: dict[str, TaskCheckpoint], resume: bool) -> Work:
+    def work(
+        self, checkpoints: dict[str, TaskCheckpoint], resume: bool, passed: Callable[[], None] | None = None
+    ) -> Work:
         """Every record still to do with its position in the task's stream, task after task, streamed
         (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
         not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else
         none counts). Each task's checkpoint goes into `checkpoints` as its records are read. Checkpoint keys
         are example ids: a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
-        (`Example.gold_error`)."""
+        (`Example.gold_error`). `passed` is called for each record passed as saved already (the progress bar's
+        examples done)."""
         for planned in self.planned:
             read = checkpoints[planned.name] = TaskCheckpoint(
                 finished_keys(self.run_dir, planned.name) if resume else {}
@@ -145,6 +148,8 @@ class PlannedRun:
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
                 if read.needs_run(key, position, partial(made_from, item)):
                     yield planned, position, item
+                elif passed is not None:
+                    passed()
 
     def saved(self, checkpoints: dict[str, TaskCheckpoint], changed_data: frozenset[str]) -> int:
         """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run

@@ -16,9 +16,11 @@ from .._checks import Preflight
 from .._errors import RecordError
 from .._registry import Registry
 from .._reports.results_schema import Cost, Results
+from .._shared.yaml_tasks.task import YamlTask
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
 from .._system import System, declared, like_for_like
+from .._task import Task
 from .._types import Example
 from .._values.run_config import RunConfig
 from .._values.urls import redacted
@@ -38,6 +40,13 @@ def system_of(planned: PlannedTask) -> System:
     """The system of a run's task (only rescoring plans tasks without one)."""
     assert planned.system is not None, f"task {planned.name} of a run has no system"
     return planned.system
+
+
+def task_prompts(task: Task) -> str:
+    """The family of a task's own prompts: a YAML task's named prompt style (`prompt.style`: flashrag, selfrag
+    ...), else "task" (prompts of its own: a Jinja2 template, a benchmark's code)."""
+    style = task.spec.prompt.style if isinstance(task, YamlTask) else "template"
+    return "task" if style == "template" else style
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,7 @@ class PlannedRun:
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: system_of(p).config() for p in self.planned}
-        out["like_for_like"] = {p.name: like_for_like(system_of(p)) for p in self.planned}
+        out["like_for_like"] = {p.name: like_for_like(system_of(p), task_prompts(p.task)) for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = retrieved.metadata
         out["retriever_contents"] = retrieved.contents

@@ -64,7 +64,8 @@ def described(config: dict[str, Any]) -> str:
     after it; "no model" for a system that calls none (a config records the model a run loaded: `hf:embedded`
     where --model was left at its default)."""
     engine, _, model = str(config.get("model") or "").partition(":")
-    said = f"system {config.get('system')}, " + (f"engine {engine}, model {model}" if model else "no model")
+    system = f"system {config['system']}" if config.get("system") else "system not recorded"
+    said = f"{system}, " + (f"engine {engine}, model {model}" if model else "no model")
     roles = config.get("role_models") or {}
     return said + "".join(f"; role {role}: {spec}" for role, spec in sorted(roles.items()))
 

@@ -11,10 +11,13 @@ import pytest
 
 from helpers import cli_here, run, samples
 from ragbench._records import SampleRecord, step_from_dict
+from ragbench._registry import installed_registry
 from ragbench._reports.judge_cost import JudgeCostTally
 from ragbench._reports.model_cost import ModelCostTally
 from ragbench._reports.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
 
 
 def judge_rules(tmp_path, name):
@@ -105,6 +108,7 @@ def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_repor
     assert cost["model"] == "hf:embedded" and "hf:embedded is a local model, not priced" in cost["usd_note"]
     line = "demo: the system's model hf:embedded: 2 calls"
     assert line in ran.stdout and line in (out / "report.md").read_text()
+    assert Site(RunCatalog([str(tmp_path)]), registry=installed_registry()).data("run/run")["model"] == "hf:embedded"
 
 
 def test_judge_calls_saved_before_they_named_their_judge_are_priced_where_the_judges_share_a_price():

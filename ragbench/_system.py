@@ -203,13 +203,16 @@ def declared(system: System | type[System]) -> SystemDeclaration:
     return with_instance_values(system) if isinstance(system, System) else system.declares
 
 
-def like_for_like(system: System) -> dict[str, Any]:
+def like_for_like(system: System, task_prompts: str = "task") -> dict[str, Any]:
     """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
-    budget `system` declares (`budget_options`) with the value it runs with, and its `prompt_style`."""
+    budget `system` declares (`budget_options`) with the value it runs with, and its `prompt_style`; a system that
+    sends the task's prompts ("task") sends those of the task's family (`task_prompts`: a YAML task's named
+    prompt style, e.g. "flashrag": vanilla on a task in FlashRAG's style sends FlashRAG's prompts)."""
     declaration, options = declared(system), system.config()
+    style = declaration.prompt_style
     return {
         **{budget: options.get(option) for budget, option in declaration.budget_options.items()},
-        "prompt_style": declaration.prompt_style,
+        "prompt_style": task_prompts if style == "task" else style,
     }
 
 

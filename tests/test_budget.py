@@ -161,12 +161,12 @@ def test_compare_marks_a_delta_between_other_budgets_and_prompt_styles_as_not_li
     assert row.unlike == [
         "passages shown to the reader 1.00 vs 3.00 per example",
         "searches 1.00 vs 3.00 per example",
-        "prompt style task vs flashrag",
+        "prompt style selfrag vs flashrag",
     ]
     text = markdown(report)
     assert (
         "Not like for like on demo: passages shown to the reader 1.00 vs 3.00 per example; searches 1.00 vs "
-        "3.00 per example; prompt style task vs flashrag."
+        "3.00 per example; prompt style selfrag vs flashrag."
     ) in text
     assert text.count("not like for like") + text.count("Not like for like") == 1  # once, not on every row
     assert all(line.split(" | ")[8] == "no" for line in text.splitlines() if line.startswith("| demo |"))
@@ -188,9 +188,9 @@ def test_compare_prints_one_screen_and_writes_the_full_report(runs, tmp_path):
     verdicts = [line for line in lines if "like for like" in line]
     assert verdicts == [
         "not like for like: demo: passages shown to the reader 1.00 vs 3.00 per example, searches 1.00 vs 6.00 per "
-        "example, prompt style task vs flashrag",
+        "example, prompt style selfrag vs flashrag",
         "not like for like: demo: passages shown to the reader 1.00 vs 3.00 per example, searches 1.00 vs 3.00 per "
-        "example, prompt style task vs flashrag",
+        "example, prompt style selfrag vs flashrag",
     ]
     assert [line for line in lines if line.startswith("decoding")] == [
         "decoding as sent that differs: stop, keep_stop",  # ircot keeps the stop string, as FlashRAG's vLLM does
@@ -224,9 +224,11 @@ def test_the_viewer_shows_the_budget_and_the_systems_warnings(runs):
     warnings = site.data("run/ircot")["system_warnings"]["demo"]  # format adherence, as the console says it
     assert any(w.startswith("demo: warning: 4 of 4 outputs (100%) did not follow ircot's format") for w in warnings)
     pair = site.data("compare/demo/vanilla~iter_retgen")["pairs"][0]
-    assert "like_for_like.demo.prompt_style: task vs flashrag" in pair["differences"]
+    assert "like_for_like.demo.prompt_style: selfrag vs flashrag" in pair["differences"]
+    assert pair["runs"].startswith("A = vanilla: system vanilla, engine scripted, model ")  # what each run is
+    assert "; B = iter_retgen: system iter_retgen, engine scripted, model " in pair["runs"]
     assert pair["budgets"]["iter_retgen"]["passages_shown"] == 3.0
-    assert pair["rows"][0]["unlike"][-1] == "prompt style task vs flashrag"
+    assert pair["rows"][0]["unlike"][-1] == "prompt style selfrag vs flashrag"
 
 
 def test_a_search_that_found_no_passage_is_counted_and_warned_about():

@@ -24,6 +24,8 @@ def test_demo_runs_offline_on_the_embedded_model(demo_run):
     assert result.returncode == 0, result.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["model"] == "hf:embedded"
+    assert results["model_cost"]["demo"]["model"] == "hf:embedded"  # the default named, not "?"
+    assert "demo: the system's model hf:embedded: 6 calls" in result.stdout
     assert results["counts"]["demo"] == task_counts(6, 6)
     assert results["cost"]["llm_calls"] == 6 and results["cost"]["completion_tokens"] > 0
     assert "| demo | match |" in result.stdout

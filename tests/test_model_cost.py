@@ -9,12 +9,15 @@ import json
 
 import pytest
 
-from helpers import run, samples
+from helpers import cli_here, run, samples
 from ragbench._records import SampleRecord, step_from_dict
+from ragbench._registry import installed_registry
 from ragbench._reports.judge_cost import JudgeCostTally
 from ragbench._reports.model_cost import ModelCostTally
 from ragbench._reports.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
+from ragbench._view.catalog import RunCatalog
+from ragbench._view.site import Site
 
 
 def judge_rules(tmp_path, name):
@@ -79,6 +82,33 @@ def test_a_local_model_is_said_to_be_unpriced_not_free():
     tally.add(record_with(trace=[llm_step(10, 2)]))
     found = tally.sections()["model_cost"]
     assert found["usd"] is None and "hf:Qwen/Qwen2.5-7B-Instruct is a local model, not priced" in found["usd_note"]
+
+
+def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_report(tmp_path, monkeypatch):
+    """--model left at its default: the run loads the embedded model, and every place that names the model
+    that answered says `hf:embedded`, never "?". The engine loaded for the default answers as scripted:echo
+    (the real model is test_demo_with_embedded_model's), so the name must come from the default itself."""
+    from ragbench._engines import load_engine
+    from ragbench._run import run_engines
+
+    asked = []
+
+    def default_answered_by_echo(model, **options):
+        asked.append(model)
+        return load_engine("scripted:echo" if model is None else model, **options)
+
+    monkeypatch.setattr(run_engines, "load_engine", default_answered_by_echo)
+    out = tmp_path / "run"
+    ran = cli_here("--tasks", "demo", "--system", "vanilla", "--limit", "2", "--no-progress", "--output", str(out))
+    assert ran.returncode == 0, ran.stderr
+    assert asked == [None]  # the run asked for the default model: no --model reached the engine loader
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["model"] == "hf:embedded"
+    cost = results["model_cost"]["demo"]
+    assert cost["model"] == "hf:embedded" and "hf:embedded is a local model, not priced" in cost["usd_note"]
+    line = "demo: the system's model hf:embedded: 2 calls"
+    assert line in ran.stdout and line in (out / "report.md").read_text()
+    assert Site(RunCatalog([str(tmp_path)]), registry=installed_registry()).data("run/run")["model"] == "hf:embedded"
 
 
 def test_judge_calls_saved_before_they_named_their_judge_are_priced_where_the_judges_share_a_price():

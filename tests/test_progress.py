@@ -1,78 +1,152 @@
-"""The run's progress bar counts LLM calls answered of the calls expected so far (ragbench._run.progress), so that it
-moves, with an ETA, while examples that run side by side have not ended."""
+"""The run's progress bar (ragbench._run.progress) counts examples done of every example the run's tasks hold, a
+total known at the start that does not grow; its ETA comes from the examples finished (before one has, it says
+"estimating"), timed on the bar's clock (a fake one here: nothing waits); under --resume the examples saved before
+count as done, so a finished run's bar ends at its total (20/20), through the command line too."""
 
 from __future__ import annotations
 
 import io
+import json
+import re
+from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._records import SampleRecord
+from helpers import cli_here, cli_run_args, samples
 from ragbench._run import progress as progress_module
-from ragbench._run.progress import Progress, expected_calls
+from ragbench._run.progress import Progress
 from ragbench._scheduler import CallStats
-from ragbench._types import Step
 
 
-def record(llm_calls: int) -> SampleRecord:
-    steps = [Step(kind="llm", name="step", request={}) for _ in range(llm_calls)]
-    return SampleRecord(id="x", trace=[*steps, Step(kind="retrieval", name="search", request={})])
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-def test_before_any_example_ends_the_running_ones_are_expected_to_call_once_more():
-    # 20 examples, all running in lock-step, 3 calls each answered: at least 4 each
-    assert expected_calls(answered=60, examples=20, done=0, done_calls=0, in_flight=64) == 80
-    # 100 examples, 10 running with 2 calls each: the others are expected to make 3 each
-    assert expected_calls(answered=20, examples=100, done=0, done_calls=0, in_flight=10) == 20 + 90 * 3 + 10
-
-
-def test_ended_examples_set_the_mean_and_a_finished_run_expects_what_it_made():
-    # 10 ended with 4 calls each, 10 running with 3 each so far: 1 more each
-    assert expected_calls(answered=70, examples=20, done=10, done_calls=40, in_flight=64) == 80
-    assert expected_calls(answered=87, examples=20, done=20, done_calls=87, in_flight=64) == 87
-
-
-@given(
-    st.integers(1, 500),
-    st.integers(0, 500),
-    st.integers(0, 20),
-    st.integers(1, 300),
-    st.data(),
-)
-def test_the_expected_calls_are_never_fewer_than_those_answered_and_one_more_per_unfinished(
-    examples, done, running_calls, in_flight, data
-):
-    done = min(done, examples)
-    done_calls = data.draw(st.integers(0, 20 * done))
-    answered = done_calls + running_calls
-    expected = expected_calls(answered, examples, done, done_calls, in_flight)
-    assert expected >= answered + min(in_flight, examples - done)
-    if done == examples:
-        assert expected == answered
-
-
-def test_the_bar_counts_calls_as_they_are_answered_with_a_total(monkeypatch):
+def quiet(monkeypatch) -> io.StringIO:
     out = io.StringIO()
     monkeypatch.setattr(progress_module.sys, "stderr", out)
+    return out
+
+
+def bar_lines(text: str) -> list[str]:
+    """The bar as drawn, each state of it (tqdm redraws over a carriage return)."""
+    return [part.strip() for part in re.split(r"[\r\n]", text) if re.match(r"ragbench: .* examples \[", part.strip())]
+
+
+def test_the_total_is_the_examples_and_it_does_not_grow_as_calls_are_answered(monkeypatch):
+    out = quiet(monkeypatch)
     stats = CallStats()
-    bar = Progress(stats, total=4, in_flight=64)
-    assert bar.bar is not None and bar.bar.total == 4  # one call each at least
-    stats.calls, stats.cache_hits = 6, 2  # every example has made two calls, none has ended
+    bar = Progress(stats, total=20, clock=Clock())
+    assert bar.bar is not None and (bar.bar.n, bar.bar.total) == (0, 20)
+    stats.calls, stats.cache_hits = 60, 2  # a multi-step system: three calls each so far, none ended
     bar.refresh()
-    assert (bar.bar.n, bar.bar.total) == (8, 12)
-    bar.advance(record(3))
-    stats.calls += 1
+    assert (bar.bar.n, bar.bar.total) == (0, 20)
+    assert "0/20 examples" in bar_lines(out.getvalue())[-1] and "calls 62" in bar_lines(out.getvalue())[-1]
+    bar.advance()
+    stats.calls += 40
     bar.refresh()
-    assert (bar.bar.n, bar.bar.total) == (9, 9 + 3 * 1)  # the others: 3 each, one more each at least
+    assert (bar.bar.n, bar.bar.total) == (1, 20)
     bar.close()
-    assert "call" in out.getvalue() and "examples=1/4" in out.getvalue()
 
 
-def test_a_run_of_unknown_size_counts_calls_without_a_total(monkeypatch):
-    monkeypatch.setattr(progress_module.sys, "stderr", io.StringIO())
-    stats = CallStats(calls=5)
-    bar = Progress(stats, total=None, in_flight=64)
+def test_before_an_example_finishes_the_eta_says_estimating_then_comes_from_finished_examples(monkeypatch):
+    out = quiet(monkeypatch)
+    clock = Clock()
+    bar = Progress(CallStats(calls=5), total=4, clock=clock)
+    clock.now += 30
     bar.refresh()
-    assert bar.bar is not None and bar.bar.n == 5 and bar.bar.total is None
+    assert bar.eta() is None and "ETA estimating" in bar_lines(out.getvalue())[-1]
+    bar.advance()  # 1 of 4 after 30 s: 3 left at 30 s each
+    clock.now += 10
+    assert bar.eta() == 3 * 30 - 10  # counted down from the finish
+    clock.now += 200  # past the estimate, none finished since: the same, at the mean time per example now
+    assert bar.eta() == 3 * 240
+    bar.advance(failed=True), bar.advance(), bar.advance()
+    assert bar.eta() == 0.0
     bar.close()
+    last = bar_lines(out.getvalue())[-1]
+    assert "100%" in last and "4/4 examples" in last and "failed 1" in last
+
+
+def test_examples_passed_as_saved_are_done_but_not_a_measure_of_speed(monkeypatch):
+    quiet(monkeypatch)
+    clock = Clock()
+    bar = Progress(CallStats(), total=20, clock=clock)
+    for _ in range(16):
+        bar.pass_saved()  # --resume: saved by the attempt before
+    assert bar.done == 16 and bar.eta() is None  # none of them was run by this attempt
+    clock.now += 8
+    bar.advance()
+    assert bar.eta() == 3 * 8.0  # 3 left, 8 s each, as this attempt ran them
+    bar.close()
+
+
+def test_a_run_of_unknown_size_counts_examples_without_a_total_or_eta(monkeypatch):
+    out = quiet(monkeypatch)
+    bar = Progress(CallStats(calls=5), total=None, clock=Clock())
+    bar.advance()
+    assert bar.bar is not None and bar.bar.n == 1 and bar.bar.total is None and bar.eta() is None
+    bar.close()
+    assert "1 examples" in bar_lines(out.getvalue())[-1] and "ETA" not in out.getvalue()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.data(),
+)
+def test_whatever_the_order_and_resume_split_the_bar_never_passes_its_total_and_ends_there(total, data):
+    saved = data.draw(st.integers(0, total), label="saved before")
+    failed = data.draw(st.lists(st.booleans(), min_size=total - saved, max_size=total - saved), label="failed")
+    events = data.draw(st.permutations(["pass"] * saved + [f"run {i}" for i in range(total - saved)]))
+    out, clock = io.StringIO(), Clock()
+    progress_module.sys.stderr, stderr = out, progress_module.sys.stderr
+    try:
+        bar = Progress(CallStats(), total=total, clock=clock)
+        for event in events:
+            clock.now += data.draw(st.floats(0, 100), label="seconds")
+            if event == "pass":
+                bar.pass_saved()
+            else:
+                bar.advance(failed=failed[int(event.split()[1])])
+            assert bar.bar is not None and bar.done == bar.bar.n <= bar.bar.total == total
+            eta = bar.eta()
+            assert eta is None or eta >= 0
+        bar.close()
+    finally:
+        progress_module.sys.stderr = stderr
+    assert bar.done == total and bar.eta() == (0.0 if total > saved else None)
+    last = bar_lines(out.getvalue())[-1]
+    assert "100%" in last and f"{total}/{total} examples" in last and f"failed {sum(failed)}" in last
+
+
+def test_a_resumed_run_ends_its_bar_at_the_total(tmp_path):
+    """A run of 20 examples stops at the 16th (--fail-fast: its question has no answer), then --resume runs it
+    and the four after it: the bar counts the 15 saved as done and ends at 20/20."""
+    source = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+    records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()][:20]
+    data = tmp_path / "demo.jsonl"
+    broken = [{**r, "question": r["question"] + " BROKEN"} if i == 15 else r for i, r in enumerate(records)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in broken))
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": "^(?!.*BROKEN)", "response": "answer"}]))
+    args = [
+        *cli_run_args(f"scripted:{rules}", "--data", f"demo={data}", "--limit", "20", "--max-inflight", "1"),
+        "--bootstrap-iters",
+        "0",
+        "--output",
+        str(tmp_path / "run"),
+    ]
+    stopped = cli_here(*args, "--fail-fast")
+    assert stopped.returncode == 1 and len(samples(tmp_path / "run", "demo")) == 16
+    assert "16/20 examples" in bar_lines(stopped.stderr)[-1]
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))  # the cause fixed in the data
+    resumed = cli_here(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    last = bar_lines(resumed.stderr)[-1]
+    assert "100%" in last and "20/20 examples" in last and "failed 0" in last

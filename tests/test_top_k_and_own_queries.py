@@ -24,7 +24,7 @@ def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(t
     run(tmp_path, "iter_retgen", tasks=["demo"], system="iter_retgen", model="scripted:echo", limit=2, top_k=3)
     vanilla = json.loads((tmp_path / "vanilla" / "run.json").read_text())["config"]
     assert vanilla["system_config"]["demo"]["top_n"] == 3 and vanilla["top_k"] == 3
-    assert vanilla["like_for_like"]["demo"] == {"passages": 3, "prompt_style": "task"}
+    assert vanilla["like_for_like"]["demo"] == {"passages": 3, "prompt_style": "selfrag"}  # the demo task's own style
     iter_retgen = json.loads((tmp_path / "iter_retgen" / "run.json").read_text())["config"]
     assert iter_retgen["system_config"]["demo"]["topk"] == 3
     assert iter_retgen["like_for_like"]["demo"] == {"passages": 3, "searches": 3, "prompt_style": "flashrag"}

@@ -37,9 +37,14 @@ def test_the_run_and_compare_pages_show_budgets_warnings_and_what_differs(tmp_pa
             driver.get(address + "compare/demo/vanilla~ircot")
             wait_ready(driver, "compare/")
             differences = driver.find_element("css selector", "ul.differences").text
-            assert "like_for_like.demo.prompt_style: task vs flashrag" in differences
+            assert "like_for_like.demo.prompt_style: selfrag vs flashrag" in differences
+            runs = driver.find_element("css selector", "p.runs").text
+            assert (
+                runs
+                == "A = vanilla: system vanilla, engine scripted, model echo; B = ircot: system ircot, engine scripted, model echo"
+            )
             stats = driver.find_element("css selector", "table.stats").text
-            assert "not like for like: " in stats and "prompt style task vs flashrag" in stats
+            assert "not like for like: " in stats and "prompt style selfrag vs flashrag" in stats
     finally:
         server.shutdown()
         server.server_close()

@@ -131,7 +131,7 @@ common_options = [
         type=int,
         help="bootstrap resamples of the 95% intervals (0: no intervals)",
     ),
-    click.option("--no-progress", is_flag=True, help="no progress bar (LLM calls answered of those expected, ETA)"),
+    click.option("--no-progress", is_flag=True, help="no progress bar (examples done of the run's, ETA)"),
     *judging_options,
 ]
 

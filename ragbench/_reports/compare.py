@@ -27,7 +27,7 @@ from .._errors import ConfigError
 from .._storage.files import file_there
 from .._storage.sample_files import sample_file
 from .bootstrap import mean
-from .config_diff import Difference, config_differences
+from .config_diff import Difference, config_differences, described
 from .failures import incomplete_reason
 from .finished_run import finished_run
 from .like_for_like import MetricClass, budget_rows, judge_differences, judged_keys, unlike
@@ -309,10 +309,18 @@ def _nothing_shared(a: Run, b: Run) -> str:
     return f"share no example with a value in both runs ({', '.join(tasks)}): every example failed or was not scorable"
 
 
+def runs_line(report: Report) -> str:
+    """What each run is: its system, engine and model (`described`)."""
+    a, b = report.baseline, report.other
+    return f"A = {a.label}: {described(a.config)}; B = {b.label}: {described(b.config)}"
+
+
 def markdown(report: Report) -> str:
     lines = [
         f"## {report.other.label} vs {report.baseline.label} (A = {report.baseline.label}, the baseline; "
         f"B = {report.other.label})",
+        "",
+        runs_line(report),
         "",
     ]
     lines += ["What differs (settings that change what is measured):", ""]

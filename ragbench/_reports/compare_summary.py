@@ -6,7 +6,7 @@ written by `--output` or printed by `--full`."""
 
 from __future__ import annotations
 
-from .compare import MIN_TESTED, Comparison, Report
+from .compare import MIN_TESTED, Comparison, Report, runs_line
 from .multiple_testing import METHODS
 from .results_schema import direction
 from .sampling_used import NOT_RECORDED, used
@@ -90,7 +90,8 @@ def _grouped(named: list[tuple[str, str]]) -> str:
 
 def _pair(report: Report) -> str:
     a, b = report.baseline.label, report.other.label
-    lines = [f"## {b} vs {a} (A = {a}, the baseline; B = {b})", verdict(report), differing_settings(report)]
+    lines = [f"## {b} vs {a} (A = {a}, the baseline; B = {b})", runs_line(report), verdict(report)]
+    lines.append(differing_settings(report))
     lines += [line] if (line := decoding(report)) else []
     lines += [f"> warning: {warning}" for warning in report.warnings]
     lines += [

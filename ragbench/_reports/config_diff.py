@@ -31,26 +31,43 @@ NOT_MEASURED = {
     "retriever_metadata.corpus.path": "where the index's corpus is (its bytes: `retriever_contents`)",
 }
 NOT_SET = "(not set)"
+# A setting of the system that one run's config lacks altogether: its system has no such option (or declares no
+# such budget), which "(not set)" would read as an option left unset.
+ABSENT = {"system_config": "not an option of {system}", "like_for_like": "not declared by {system}"}
 
 
 @dataclass(frozen=True)
 class Difference:
-    """A setting whose value differs: its path in the config and each run's value (None: not set)."""
+    """A setting whose value differs: its path in the config and each run's value (None: not set; `unset_a`,
+    `unset_b`: how a run without a value says so)."""
 
     key: str
     a: Any
     b: Any
+    unset_a: str = NOT_SET
+    unset_b: str = NOT_SET
 
     def line(self, width: int = 80) -> str:
-        return f"{self.key}: {shown(self.a, width)} vs {shown(self.b, width)}"
+        return f"{self.key}: {shown(self.a, width, self.unset_a)} vs {shown(self.b, width, self.unset_b)}"
 
 
-def shown(value: Any, width: int = 80) -> str:
-    """A setting's value in a line: its JSON, cut at `width` characters; NOT_SET where it is not set."""
+def shown(value: Any, width: int = 80, unset: str = NOT_SET) -> str:
+    """A setting's value in a line: its JSON, cut at `width` characters; `unset` where it has none."""
     if value is None:
-        return NOT_SET
+        return unset
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def described(config: dict[str, Any]) -> str:
+    """What ran, in words, from a run's config: "system vanilla, engine hf, model embedded", each --role-model
+    after it; "no model" for a system that calls none (a config records the model a run loaded: `hf:embedded`
+    where --model was left at its default)."""
+    engine, _, model = str(config.get("model") or "").partition(":")
+    system = f"system {config['system']}" if config.get("system") else "system not recorded"
+    said = f"{system}, " + (f"engine {engine}, model {model}" if model else "no model")
+    roles = config.get("role_models") or {}
+    return said + "".join(f"; role {role}: {spec}" for role, spec in sorted(roles.items()))
 
 
 def flattened(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -75,10 +92,23 @@ def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]
     """The measured settings whose values differ between configs `a` and `b`, in path order."""
     flat_a, flat_b = (flattened(index_named_by_key(same_named_contents(x, y))) for x, y in ((a, b), (b, a)))
     return [
-        Difference(key, flat_a.get(key), flat_b.get(key))
+        Difference(key, flat_a.get(key), flat_b.get(key), unset_text(a, key), unset_text(b, key))
         for key in sorted(set(flat_a) | set(flat_b))
         if measured(key) and flat_a.get(key) != flat_b.get(key)
     ]
+
+
+def unset_text(config: dict[str, Any], key: str) -> str:
+    """How `config` says it has no value at `key`: a system option (or declared budget) its config lacks
+    altogether is no option of its system (`ABSENT`); one there as null, or any other setting, is NOT_SET."""
+    top, *path = key.split(".")
+    absent = ABSENT.get(top)
+    node: Any = config.get(top)
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return absent.format(system=config.get("system") or "its system") if absent else NOT_SET
+        node = node[part]
+    return NOT_SET
 
 
 def same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

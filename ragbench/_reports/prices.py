@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._engines import EMBEDDED_MODEL
 from .._errors import ConfigError
 from .._shared.yaml_tasks.located import PlainLoader, read_yaml_text
 from .._storage.given_files import given_text
@@ -44,7 +45,6 @@ LOCAL_ENGINES = ("hf", "vllm")  # models run on this machine: no list price
 SOME_JUDGE = "judge"  # the role of a judge call saved before calls named their judge
 NO_PRICE = "{model} has no price: add it with --price-table FILE"
 LOCAL = "{model} is a local model, not priced (a --price-table entry prices it)"
-NO_MODEL = "no model recorded for the run"
 MIXED = "the judges ({judges}) have different prices and these samples do not say which judge answered each call"
 
 PRICE = "{prompt: USD, completion: USD}"
@@ -122,9 +122,7 @@ class Priced:
     note: str | None
 
 
-def priced(label: str, spec: str | None, options: Mapping[str, Any], table: Mapping[str, Price]) -> Priced:
-    if spec is None:
-        return Priced(label, "?", None, NO_MODEL)
+def priced(label: str, spec: str, options: Mapping[str, Any], table: Mapping[str, Price]) -> Priced:
     price = model_price(spec, options, table)
     if price is not None:
         return Priced(label, spec, price, None)
@@ -138,7 +136,8 @@ class ModelPrices:
 
     def __init__(self, models: EngineRequest, table: Mapping[str, Price], unreadable: str | None = None) -> None:
         self.unreadable = unreadable
-        self.models: dict[str | None, Priced] = {None: priced("model", models.model, models.model_args, table)}
+        model = models.model or EMBEDDED_MODEL  # --model left at its default: the run loads the embedded model
+        self.models: dict[str | None, Priced] = {None: priced("model", model, models.model_args, table)}
         for role, spec in models.role_models.items():
             self.models[role] = priced(role, spec, models.role_model_args.get(role, {}), table)
         judges = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any, ClassVar
 
@@ -54,7 +55,8 @@ class FreshRun:
         self.checkpoints: dict[str, TaskCheckpoint] = {} if checkpoints is None else checkpoints
         self.attempt_id = new_attempt_id()
 
-    def records(self) -> Work:
+    def records(self, passed: Callable[[], None]) -> Work:
+        """The records to run; `passed` is called for each one passed as saved already (none: a fresh run)."""
         return self.run.work(self.checkpoints, resume=False)
 
     def recorded_config(self) -> dict[str, Any] | None:
@@ -118,13 +120,13 @@ class FreshRun:
                 assert services.scheduler is not None and services.recorder is not None and services.engines
                 cost.stats = services.scheduler.stats
                 inflight = examples_in_flight(config.max_inflight, services.engines.model)
-                progress = Progress(services.scheduler.stats, self.run.known_total(), inflight, enabled=config.progress)
+                progress = Progress(services.scheduler.stats, self.run.known_total(), enabled=config.progress)
                 saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
                 following = asyncio.ensure_future(progress.follow())
                 try:
                     calls.tools = await self.tools(services.recorder)
                     await self.rescore_failed(calls, inflight, cost)
-                    read = RecordReader(self.records())
+                    read = RecordReader(self.records(progress.pass_saved))
                     workers = self.run.example_workers(inflight)
                     await run_together(self.worker(read, calls, services, progress, cost) for _ in range(workers))
                 finally:
@@ -158,7 +160,7 @@ class FreshRun:
                 workers.raise_if_unavailable()  # every later example would fail the same way
                 run_dir.append_sample(planned.name, sample.line, cost.at_save(saving=1))
                 cost.examples += 1
-                progress.advance(sample.record, failed=record_failed(sample.record))
+                progress.advance(failed=record_failed(sample.record))
                 if fail_fast and record_failed(sample.record):  # saved: --resume tries it again
                     raise StoppedAtFailure(planned.name, sample.record, run_dir.path)
 
@@ -181,8 +183,8 @@ class ResumedRun(FreshRun):
     """--resume of a run: the saved examples whose metrics failed score again (the system does not run them),
     then the records without a finished sample run (not saved yet, failed, or changed since they were saved)."""
 
-    def records(self) -> Work:
-        return self.run.work(self.checkpoints, resume=True)
+    def records(self, passed: Callable[[], None]) -> Work:
+        return self.run.work(self.checkpoints, resume=True, passed=passed)
 
     def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
         return frozenset(self.run.run_dir.data_changed(fingerprints))
@@ -199,7 +201,9 @@ class ScoreOnlyRun(ResumedRun):
 
     runs_system = False
 
-    def records(self) -> Work:
+    def records(self, passed: Callable[[], None]) -> Work:
+        for _ in range(self.run.saved(self.checkpoints, frozenset())):
+            passed()  # every record is saved: none runs
         return iter(())
 
     def recorded_config(self) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
@@ -16,9 +16,11 @@ from .._checks import Preflight
 from .._errors import RecordError
 from .._registry import Registry
 from .._reports.results_schema import Cost, Results
+from .._shared.yaml_tasks.task import YamlTask
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
 from .._system import System, declared, like_for_like
+from .._task import Task
 from .._types import Example
 from .._values.run_config import RunConfig
 from .._values.urls import redacted
@@ -38,6 +40,13 @@ def system_of(planned: PlannedTask) -> System:
     """The system of a run's task (only rescoring plans tasks without one)."""
     assert planned.system is not None, f"task {planned.name} of a run has no system"
     return planned.system
+
+
+def task_prompts(task: Task) -> str:
+    """The family of a task's own prompts: a YAML task's named prompt style (`prompt.style`: flashrag, selfrag
+    ...), else "task" (prompts of its own: a Jinja2 template, a benchmark's code)."""
+    style = task.spec.prompt.style if isinstance(task, YamlTask) else "template"
+    return "task" if style == "template" else style
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,7 @@ class PlannedRun:
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: system_of(p).config() for p in self.planned}
-        out["like_for_like"] = {p.name: like_for_like(system_of(p)) for p in self.planned}
+        out["like_for_like"] = {p.name: like_for_like(system_of(p), task_prompts(p.task)) for p in self.planned}
         out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
         out["retriever_metadata"] = retrieved.metadata
         out["retriever_contents"] = retrieved.contents
@@ -118,13 +127,16 @@ class PlannedRun:
         recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
         return recorded
 
-    def work(self, checkpoints: dict[str, TaskCheckpoint], resume: bool) -> Work:
+    def work(
+        self, checkpoints: dict[str, TaskCheckpoint], resume: bool, passed: Callable[[], None] | None = None
+    ) -> Work:
         """Every record still to do with its position in the task's stream, task after task, streamed
         (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
         not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else
         none counts). Each task's checkpoint goes into `checkpoints` as its records are read. Checkpoint keys
         are example ids: a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
-        (`Example.gold_error`)."""
+        (`Example.gold_error`). `passed` is called for each record passed as saved already (the progress bar's
+        examples done)."""
         for planned in self.planned:
             read = checkpoints[planned.name] = TaskCheckpoint(
                 finished_keys(self.run_dir, planned.name) if resume else {}
@@ -145,6 +157,8 @@ class PlannedRun:
                 key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
                 if read.needs_run(key, position, partial(made_from, item)):
                     yield planned, position, item
+                elif passed is not None:
+                    passed()
 
     def saved(self, checkpoints: dict[str, TaskCheckpoint], changed_data: frozenset[str]) -> int:
         """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run

@@ -1,88 +1,123 @@
-"""Progress bar (tqdm, on stderr): LLM calls answered of the calls expected so far, with an ETA, and the
-examples done, calls in flight, cache hits and errors beside it.
+"""Progress bar (tqdm, on stderr): the run's examples done of all its examples, with an ETA, and the LLM calls
+answered, calls in flight, cache hits and errors beside it.
 
-Examples run side by side and a multi-step system's examples often end together, so a bar of examples stays at
-0 % until the end; calls are answered all along. The calls a run will make are not known in advance: they are
-estimated from what is seen (`expected_calls`), and the bar's total (and so its ETA) follows the estimate.
-Where the run's number of examples is unknown, the bar counts calls without a total.
+The total is the records of every task, known when the run starts (`PlannedRun.known_total`; without one, where a
+task cannot tell cheaply, the bar counts examples without a total and has no ETA). Under --resume the examples saved
+before count as done as the run passes them (`passed`), so a run that finishes ends at its total.
+
+The ETA comes from the examples this attempt finished, the only measure of the work left that does not grow as the
+run goes (the LLM calls a multi-step example makes are known only once it ends): the time so far per finished
+example, for each example left, counted down from the last finish; past that estimate, the same from now. Until an
+example finishes there is nothing to estimate from and the bar says so ("ETA estimating"): examples run side by
+side, so the first ones often end together, a while after the start; the calls answered beside the bar move all
+along.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .._records import SampleRecord
 from .._scheduler import CallStats
 
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
-def expected_calls(answered: int, examples: int, done: int, done_calls: int, in_flight: int) -> int:
-    """The calls a run of `examples` examples is expected to make, seen `answered` calls answered, `done` examples
-    ended having made `done_calls` of them, and at most `in_flight` examples running at once: the ended examples'
-    mean for every example not begun; for each running one, that mean less what the running ones made so far, and
-    at least one call more. With no example ended, the running ones' calls so far plus one make the mean."""
-    running = max(0, min(in_flight, examples - done))
-    so_far = max(0, answered - done_calls)  # the running examples' calls
-    mean = done_calls / done if done else so_far / max(1, running) + 1
-    not_begun = max(0, examples - done - running)
-    return answered + round(not_begun * mean + max(running, running * mean - so_far))
-
-
-def llm_steps(record: SampleRecord) -> int:
-    """The LLM calls an example made: its system's and its metrics' judges'."""
-    return sum(step.kind == "llm" for step in (*record.trace, *record.judge_trace))
+ESTIMATING = "estimating"  # the ETA before an example of this attempt has finished
+BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} examples [{elapsed}{postfix}]"
+COUNT = "{desc}: {n_fmt} examples [{elapsed}{postfix}]"  # a run whose size is not known
 
 
 class Progress:
-    def __init__(self, stats: CallStats, total: int | None, in_flight: int, enabled: bool = True) -> None:
-        self.stats = stats
-        self.examples = total
-        self.in_flight = in_flight
-        self.done = self.done_calls = self.errors = 0
-        self.bar = None
+    """The bar of one attempt: `passed` and `advance` count the examples done; `clock` (seconds) times the ETA."""
+
+    def __init__(
+        self,
+        stats: CallStats,
+        total: int | None,
+        enabled: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stats, self.known, self.clock = stats, total, clock
+        self.started = self.last_finish = clock()
+        self.passed = self.finished = self.errors = 0
+        self.bar: tqdm[Any] | None = None
         if enabled:
             from tqdm import tqdm
 
             self.bar = tqdm(
-                total=self._expected(),
-                unit="call",
+                total=total,
                 desc="ragbench",
                 file=sys.stderr,
                 mininterval=0.5,
                 dynamic_ncols=True,
-                smoothing=0,  # the mean rate since the start: calls are answered a batch at a time, in lumps
+                bar_format=BAR if total is not None else COUNT,
+                postfix=self.beside(),
             )
 
-    def _answered(self) -> int:
-        stats = self.stats
-        return stats.calls + stats.errors + stats.cache_hits + stats.shared
+    @property
+    def done(self) -> int:
+        return self.passed + self.finished
 
-    def _expected(self) -> int | None:
-        if self.examples is None:
-            return None
-        return expected_calls(self._answered(), self.examples, self.done, self.done_calls, self.in_flight)
+    @property
+    def total(self) -> int | None:
+        """The examples of the run: the known total, or more where the data held more records than it told."""
+        return None if self.known is None else max(self.known, self.done)
 
-    def advance(self, record: SampleRecord, failed: bool = False) -> None:
-        """An example ended (its `record` saved)."""
-        self.done += 1
-        self.done_calls += llm_steps(record)
-        self.errors += int(failed)
+    def pass_saved(self) -> None:
+        """An example saved by an earlier attempt was passed (--resume): done, not run again."""
+        self.passed += 1
         self.refresh()
+
+    def advance(self, failed: bool = False) -> None:
+        """An example ended (its sample saved)."""
+        self.finished += 1
+        self.errors += int(failed)
+        self.last_finish = self.clock()
+        self.refresh()
+
+    def eta(self) -> float | None:
+        """Seconds left, from the examples this attempt finished; None before one has (or with no total)."""
+        total = self.total
+        if total is None or not self.finished:
+            return None
+        left = total - self.done
+        if not left:
+            return 0.0
+        now = self.clock()
+        countdown = self.last_finish + left * (self.last_finish - self.started) / self.finished - now
+        return countdown if countdown > 0 else left * (now - self.started) / self.finished
+
+    def eta_text(self) -> str:
+        seconds = self.eta()
+        if seconds is None:
+            return ESTIMATING
+        from tqdm import tqdm
+
+        return str(tqdm.format_interval(seconds))
+
+    def beside(self) -> str:
+        """What the bar shows after the time: the ETA (with a total), the calls answered and in flight, the cache
+        hits and the examples that failed."""
+        stats = self.stats
+        answered = stats.calls + stats.errors + stats.cache_hits + stats.shared
+        eta = f"ETA {self.eta_text()}, " if self.total is not None else ""
+        return (
+            f"{eta}calls {answered}, in flight {stats.in_flight}, cache hits {stats.cache_hits}, failed {self.errors}"
+        )
 
     def refresh(self) -> None:
         if self.bar is None:
             return
-        examples = f"{self.done}/{self.examples}" if self.examples is not None else str(self.done)
-        stats = self.stats
-        self.bar.set_postfix(
-            examples=examples, in_flight=stats.in_flight, cache_hits=stats.cache_hits, errors=self.errors, refresh=False
-        )
-        self.bar.total = self._expected()
-        answered = self._answered()
-        if answered > self.bar.n:
-            self.bar.update(answered - self.bar.n)
+        self.bar.set_postfix_str(self.beside(), refresh=False)
+        self.bar.total = self.total
+        if self.done > self.bar.n:
+            self.bar.update(self.done - self.bar.n)
         else:
-            self.bar.refresh()  # the elapsed time and ETA move on while a batch computes
+            self.bar.refresh()  # the elapsed time, the ETA and the calls move on while examples run
 
     async def follow(self, seconds: float = 1.0) -> None:
         """Refresh every `seconds`: calls are answered between examples' ends."""

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._reports.budget import QUANTITIES
-from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note
+from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note, runs_line
 from .._reports.like_for_like import MetricClass
 from .._reports.run_scores import TaskScores
 from .runs import RunFolder, clip
@@ -119,6 +119,7 @@ def compare_finished(
             {
                 "a": folders[0].rid,
                 "b": folder.rid,
+                "runs": runs_line(report),
                 "warnings": report.warnings,
                 "differences": [difference.line() for difference in report.differences],
                 "budgets": {

@@ -345,7 +345,7 @@ async function compareView(task, rids) {  // rids: "a~b~c" (first is the baselin
   if (c.error) parts.push(h("p", {class: "warn"}, c.error));
   else if (c.unfinished_note) parts.push(h("p", {class: "warn small unfinished"}, c.unfinished_note));
   for (const p of c.pairs || []) {
-    parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), h("h3", {}, "What differs (settings that change what is measured)"),
+    parts.push(h("h2", {}, `B = ${p.b} vs A = ${p.a}`), h("p", {class: "small runs"}, p.runs), h("h3", {}, "What differs (settings that change what is measured)"),
       h("ul", {class: "differences"}, (p.differences.length ? p.differences : ["nothing"]).map(d => h("li", {}, d))),
       ...p.warnings.map(w => h("p", {class: "warn small"}, w)));
     parts.push(h("h3", {}, "Budget per example, measured from the traces"), budgetTable(c.budget_quantities, p.budgets));

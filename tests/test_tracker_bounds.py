@@ -174,3 +174,23 @@ def test_logging_writes_in_the_home_folder_only_what_the_docs_list(finished, tmp
     assert done.returncode == 0, done.stderr
     written = sorted(str(path.relative_to(home)) for path in home.rglob("*") if path.is_file())
     assert written and all(path.startswith(".cache/ragbench/wandb/") for path in written), written
+
+
+def test_wandb_online_with_a_server_that_never_answers_ends_at_its_init_timeout_in_one_line(finished, tmp_path):
+    with NeverAnswers() as server:
+        env = {
+            "WANDB_MODE": "online",
+            "WANDB_BASE_URL": server.url,
+            "WANDB_API_KEY": "a" * 40,
+            "WANDB_INIT_TIMEOUT": "3",  # W&B's own bound (90 s by default), short for the test
+            "WANDB_DIR": str(tmp_path),
+            "WANDB_SILENT": "true",
+        }
+        done = cli("log", str(finished), "--wandb", env=env, timeout=300)
+        accepted = server.accepted
+    assert done.returncode == 75, done.stderr
+    lines = done.stderr.splitlines()
+    assert f"ragbench log: logging the run to W&B at {server.url} ..." in lines
+    [failed] = [line for line in lines if "error:" in line]
+    assert failed.startswith(f"ragbench log: error: logging to W&B at {server.url} failed (CommError: ")
+    assert failed.endswith(f"log it with `ragbench log {finished} --wandb`") and accepted >= 1

@@ -53,8 +53,9 @@ class TrackerRequest:
 
     @property
     def destination(self) -> str:
-        """Where it logs, as the console names it: `MLflow at URI`, `W&B`."""
-        return self.label + (f" at {tracking_uri(self.target)}" if self.target is not None else "")
+        """Where it logs, as the console names it: `MLflow at URI`, `W&B` (`W&B at URL` with WANDB_BASE_URL set)."""
+        where = tracking_uri(self.target) if self.target is not None else os.environ.get("WANDB_BASE_URL")
+        return self.label + (f" at {where}" if where else "")
 
     def flags(self) -> list[str]:
         """The command-line options that ask for this again."""

@@ -53,8 +53,12 @@ class TrackerRequest:
 
     @property
     def destination(self) -> str:
-        """Where it logs, as the console names it: `MLflow at URI`, `W&B` (`W&B at URL` with WANDB_BASE_URL set)."""
-        where = tracking_uri(self.target) if self.target is not None else os.environ.get("WANDB_BASE_URL")
+        """Where it logs, as the console names it: `MLflow at URI`, `W&B` (`W&B at URL` with WANDB_BASE_URL set, for
+        a run W&B sends: not in its offline mode)."""
+        if self.target is not None:
+            return f"{self.label} at {tracking_uri(self.target)}"
+        mode = str(self.options.get("mode") or os.environ.get("WANDB_MODE") or "online")
+        where = os.environ.get("WANDB_BASE_URL") if mode not in ("offline", "dryrun", "disabled") else None
         return self.label + (f" at {where}" if where else "")
 
     def flags(self) -> list[str]:

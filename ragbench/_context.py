@@ -18,7 +18,7 @@ from ._read_only import read_only
 from ._task import Task
 from ._trace_groups import group
 from ._types import Document, Step
-from ._values.ceiling import ExampleCeiling
+from ._values.ceiling import ExampleCeiling, keep_ceiling
 
 if TYPE_CHECKING:
     from ._nli import NLI  # the run's, built with the judges (ragbench._run.metric_models)
@@ -62,7 +62,16 @@ class ScoringContext:
     # caches (`await ctx.resources.page_cache()`); None outside a run.
     resources: RunResources | None = None
     # The example's ceiling (ragbench._values.ceiling), shared with its LLM handles: every step counts against it.
+    # Given when the context is made, it cannot be replaced or deleted (`__setattr__`).
     ceiling: ExampleCeiling | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        keep_ceiling(self, name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        keep_ceiling(self, name)
+        super().__delattr__(name)
 
     if not TYPE_CHECKING:  # checkers keep refusing these names on a ScoringContext
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._types import Step
-from ._values.ceiling import ExampleCeiling
+from ._values.ceiling import ExampleCeiling, keep_ceiling
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
 if TYPE_CHECKING:
@@ -21,7 +21,8 @@ class LLM:
 
     `defaults` are sampling parameters applied unless a call overrides them; `trace` (the
     example's list of steps) receives one `Step` per call, failed calls included; `ceiling` (the
-    example's, shared by its handles) counts each call and its prompt, and refuses one past it.
+    example's, shared by its handles) counts each call and its prompt, and refuses one past it: given when the
+    handle is made, it cannot be replaced or deleted, and `traced` keeps it.
     """
 
     def __init__(
@@ -47,6 +48,14 @@ class LLM:
         self.role = role  # which of the run's models this is, where not its --model (`Step.role`)
         self._calls = 0
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        keep_ceiling(self, name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        keep_ceiling(self, name)
+        super().__delattr__(name)
+
     def traced(
         self,
         trace: list[Step],
@@ -57,7 +66,12 @@ class LLM:
         """This LLM for one example: its calls traced into `trace`, counted against the example's `ceiling`
         and, when `seed_base` is given, every sampled call (temperature > 0, no seed of its own; with
         `seed_greedy`, every call without a seed) seeded from (seed_base, call number), so a run's samples do
-        not depend on batch composition or on which examples ran before."""
+        not depend on batch composition or on which examples ran before. A handle already counted against a
+        ceiling gives handles counted against the same one (another is a ValueError)."""
+        if self.ceiling is not None:
+            if ceiling not in (None, self.ceiling):
+                raise ValueError("this LLM handle counts against its example's ceiling: it cannot be given another")
+            ceiling = self.ceiling
         return LLM(
             self.scheduler, self.engine, self.defaults, trace, self.recorder, seed_base, ceiling, seed_greedy, self.role
         )

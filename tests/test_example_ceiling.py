@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from helpers import cli_here, run, samples
 from ragbench._llm import LLM
-from ragbench._metric import Metric
+from ragbench._metric import Metric, MetricDeclaration
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
 from ragbench._run.example import process_example
@@ -26,7 +26,7 @@ from ragbench._scheduler import Scheduler
 from ragbench._system import System
 from ragbench._task import Task
 from ragbench._types import Document, Example, Prediction
-from ragbench._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS, Ceiling, CeilingReached
+from ragbench._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS, Ceiling, CeilingReached, ExampleCeiling
 from ragbench._values.run_config import RunConfig
 from ragbench.testing import ScriptedLLM, make_context
 
@@ -182,8 +182,11 @@ class JudgesForever(Metric):
 EXAMPLE = Example(id="e1", question="q", gold={"answers": ["a"]}, docs=[Document(id="d1", title="t", text="a doc")])
 
 
-def one_example(system: System, ceiling: Ceiling, metrics: Sequence[Metric] = ()) -> dict:
-    """The sample record of `EXAMPLE` run by `system` (and scored by `metrics`) as a run runs it, under `ceiling`."""
+def one_example(
+    system: System, ceiling: Ceiling, metrics: Sequence[Metric] = (), judges: int = 1, judge_repeats: int | None = None
+) -> dict:
+    """The sample record of `EXAMPLE` run by `system` (and scored by `metrics`, with `judges` judges and
+    `judge_repeats`) as a run runs it, under `ceiling`."""
 
     async def go() -> dict:
         scheduler = Scheduler()
@@ -191,9 +194,10 @@ def one_example(system: System, ceiling: Ceiling, metrics: Sequence[Metric] = ()
         engine = ScriptedLLM("ok").engine
         services = ExampleServices(
             llm=LLM(scheduler, engine),
-            judges=[LLM(scheduler, engine)],
+            judges=[LLM(scheduler, engine) for _ in range(judges)],
             retrieval=retrieval,
             ceiling=ceiling,
+            judge_repeats=judge_repeats,
         )
         try:
             sample = await process_example(PlannedTask("t", Task(), system, list(metrics)), EXAMPLE, services, 0)
@@ -267,3 +271,107 @@ def test_a_ceiling_below_one_is_refused_before_the_run_in_one_line(tmp_path):
         assert done.returncode == 2
         assert done.stderr == f"ragbench: error: {option} 0: give at least 1, or leave it out for the default ceiling\n"
     assert not (tmp_path / "run").exists()
+
+
+# --- a metric's judge calls on one example, all its raters' with them, share one ceiling --------------------------
+
+
+class AsksEachJudge(Metric):
+    """A judged metric that asks each of its judges `calls` times, and scores 1."""
+
+    name = "asks_each_judge"
+    declares = MetricDeclaration(keys=("asks_each_judge",), needs=("judge",))
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+
+    async def score(self, example, prediction, ctx=None):
+        for _ in range(self.calls):
+            for judge in ctx.judges:
+                await judge.generate("is it right?", max_tokens=4)
+        return {"asks_each_judge": 1.0}
+
+
+def test_the_repeats_of_a_judged_metric_share_its_ceiling_on_the_example():
+    # the headline (the first repeat) and 2 more, 40 calls each, under a ceiling of 100: the 101st is refused
+    line = one_example(Answers(), Ceiling(steps=100), [AsksEachJudge(40)], judge_repeats=3)
+    assert len(line["judge_trace"]) == 100 and line["scores"]["asks_each_judge"] == 1.0  # the headline's stands
+    errors = line["judge_ratings"]["asks_each_judge"]["errors"]
+    assert set(errors) <= {"repeat 2", "repeat 3"} and set(errors.values()) == {
+        "CeilingReached: metric asks_each_judge did not end within 100 steps on this example (model "
+        "calls, searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling"
+    }
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 3), st.integers(1, 4), st.integers(1, 60))
+def test_a_metric_s_judge_calls_on_one_example_never_exceed_the_ceiling(calls, judges, repeats, steps):
+    line = one_example(Answers(), Ceiling(steps=steps), [AsksEachJudge(calls)], judges, repeats)
+    made = len(line["judge_trace"])
+    assert made <= steps
+    wanted = calls * judges * (repeats if judges == 1 else 1 + repeats)  # the headline's, then every rater's
+    refused = "asks_each_judge" in line.get("score_errors", {}) or line.get("judge_ratings", {}).get(
+        "asks_each_judge", {}
+    ).get("errors")
+    assert made == min(wanted, steps) and bool(refused) == (wanted > steps)
+
+
+# --- a plugin cannot take its steps out of the count ----------------------------------------------------------------
+
+ATTACKS = {
+    "ctx.llm.ceiling = None": lambda ctx: setattr(ctx.llm, "ceiling", None),
+    "del ctx.llm.ceiling": lambda ctx: delattr(ctx.llm, "ceiling"),
+    "ctx.ceiling = None": lambda ctx: setattr(ctx, "ceiling", None),
+    "ctx.ceiling = another": lambda ctx: setattr(ctx, "ceiling", ExampleCeiling(Ceiling(10**9), "x")),
+    "del ctx.ceiling": lambda ctx: delattr(ctx, "ceiling"),
+    "ctx.ceiling.steps = 0": lambda ctx: setattr(ctx.ceiling, "steps", 0),
+    "ctx.ceiling._steps = 0": lambda ctx: setattr(ctx.ceiling, "_steps", 0),
+    "ctx.ceiling.ceiling = higher": lambda ctx: setattr(ctx.ceiling, "ceiling", Ceiling(10**9)),
+    "ctx.ceiling._limit = higher": lambda ctx: setattr(ctx.ceiling, "_limit", Ceiling(10**9)),
+    "del ctx.ceiling._reached": lambda ctx: delattr(ctx.ceiling, "_reached"),
+    "ctx.retriever.ctx = None": lambda ctx: setattr(ctx.retriever, "ctx", None),
+    "ctx.llm = ctx.llm.traced(ctx.trace)": lambda ctx: setattr(ctx, "llm", ctx.llm.traced(ctx.trace)),
+}
+
+
+class Tampers(Loop):
+    """The loop, after it tried to lift its ceiling with `attack` (each try must fail: recorded in `refused`), for
+    1,000 rounds."""
+
+    def __init__(self, attack, actions: list[tuple]) -> None:
+        super().__init__(actions)
+        self.attack, self.refused = attack, []
+
+    async def run(self, example: Example, ctx) -> Prediction:
+        for _ in range(3):  # before the loop, and again once its steps are counted
+            try:
+                self.attack(ctx)
+            except AttributeError as exc:
+                self.refused.append(str(exc))
+            await self._act(("llm", 1), 0, ctx)
+        for rounds in range(1_000):  # far past any ceiling drawn: a lifted one ends the loop without a failure
+            for action in self.actions:
+                await self._act(action, rounds, ctx)
+        return Prediction(example_id=example.id, answer="lifted")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(ATTACKS)), ACTIONS, st.integers(4, 30))
+def test_a_system_cannot_lift_or_remove_its_ceiling_through_its_context(attack, actions, steps):
+    system = Tampers(ATTACKS[attack], actions)
+    line = one_example(system, Ceiling(steps=steps))
+    assert line["error"].startswith(f"CeilingReached: system loop did not end within {steps} steps")
+    assert len(line["trace"]) == steps
+    if attack != "ctx.llm = ctx.llm.traced(ctx.trace)":  # that one makes a handle: it keeps the ceiling
+        assert len(system.refused) == 3 and all("an example's ceiling is the run's" in r for r in system.refused)
+
+
+def test_a_handle_counted_against_a_ceiling_cannot_be_given_another():
+    ctx = make_context(Task(), ScriptedLLM("ok"))
+    assert ctx.llm.traced([]).ceiling is ctx.ceiling
+    try:
+        ctx.llm.traced([], ceiling=ExampleCeiling(Ceiling(), "another"))
+    except ValueError as exc:
+        assert "cannot be given another" in str(exc)
+    else:
+        raise AssertionError("the handle was given another ceiling")

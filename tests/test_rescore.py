@@ -247,3 +247,20 @@ def test_a_saved_line_that_is_no_sample_record_is_named_and_counted_missing_in_t
     assert f"{path}:2: not a sample record" in caplog.text and "counted as missing" in caplog.text
     counts = json.loads((outcome.run_dir / "results.json").read_text())["counts"]["popqa"]
     assert (counts["records"], counts["missing"]) == (len(lines) - 1, 1) and not outcome.complete
+
+
+def test_rescore_takes_the_run_s_display_options_and_shows_its_progress_bar(finished, tmp_path):
+    runner = CliRunner()
+    shown = runner.invoke(main, ["rescore", str(finished), "--metrics", "+em", "--output", str(tmp_path / "shown")])
+    assert shown.exit_code == 0, shown.output
+    assert "ragbench: " in shown.stderr and "examples=6/6" in shown.stderr  # the bar, on stderr
+    quiet = runner.invoke(
+        main, ["rescore", str(finished), "--metrics", "+em", "--output", str(tmp_path / "quiet"), "--no-progress"]
+    )
+    assert quiet.exit_code == 0, quiet.output
+    assert "examples=" not in quiet.stderr
+
+
+def test_every_command_that_runs_examples_or_judges_takes_the_run_s_display_options():
+    for command in (main, *(main.commands[name] for name in ("score", "reproduce", "rescore"))):
+        assert "--no-progress" in [o for p in command.params for o in p.opts], command.name

@@ -120,6 +120,7 @@ def test_a_rescore_stopped_by_a_signal_says_so_in_one_line_and_overwrite_complet
         "1",
         "--output",
         str(out),
+        "--no-progress",  # the bar on stderr besides the line
     ]
     process = subprocess.Popen(
         [sys.executable, "-m", "ragbench._cli.main", *args],

@@ -247,7 +247,8 @@ def test_a_failed_logging_keeps_the_run_and_names_the_command_that_logs_it_again
     assert failed == [
         f"ragbench: error: logging to W&B failed (UsageError: No API key configured. Use `wandb login` to log in.); "
         f"the run in {folder} is saved and unchanged: log it with `ragbench log {folder} --wandb`",
-        f"ragbench: error: logging to MLflow failed (NotADirectoryError: [Errno 20] Not a directory: '{store}'); "
+        f"ragbench: error: logging to MLflow at {store.as_uri()} failed (NotADirectoryError: [Errno 20] Not a "
+        f"directory: '{store}'); "
         f"the run in {folder} is saved and unchanged: log it with `ragbench log {folder} --mlflow {store}`",
     ]
     assert json.loads((folder / "results.json").read_text())["complete"] is True
@@ -256,16 +257,17 @@ def test_a_failed_logging_keeps_the_run_and_names_the_command_that_logs_it_again
 
 
 def test_a_folder_given_to_mlflow_is_allowed_as_a_file_store_while_it_is_logged_to(monkeypatch):
-    from ragbench._trackers.mlflow_log import file_store_allowed, tracking_uri
+    from ragbench._trackers.mlflow_log import logging_environment, tracking_uri
+    from ragbench._trackers.trackers import environment_defaults
 
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
-    with file_store_allowed(tracking_uri("mlruns")):
+    with environment_defaults(logging_environment(tracking_uri("mlruns"))):
         assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "true"
     assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
-    with file_store_allowed(tracking_uri("http://127.0.0.1:5000")):
+    with environment_defaults(logging_environment(tracking_uri("http://127.0.0.1:5000"))):
         assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "false")  # the user's own choice stands
-    with file_store_allowed(tracking_uri("mlruns")):
+    with environment_defaults(logging_environment(tracking_uri("mlruns"))):
         assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "false"
     assert os.environ["MLFLOW_ALLOW_FILE_STORE"] == "false"
 

@@ -32,6 +32,7 @@ from .._storage import page_cache
 from .._storage.cache_root import cache_root
 from .._storage.datafiles import data_dir
 from .._storage.own_trees import HoldsLink, remove_tree
+from .._trackers.wandb_log import files_dir
 
 PARTIAL = re.compile(r"\.part(-(?P<pid>\d+))?$")  # a download's partial file (not CRAG's `.tar.bz2.part1`)
 SCRATCH = re.compile(rf"^\.{re.escape(CONVERTED_NAME)}.*\.tmp-(?P<pid>\d+)$")  # a conversion's scratch folder
@@ -55,7 +56,14 @@ def caches(registry: Registry) -> list[Cache]:
     """Every cache, the ones not there included (so the listing says where each would go); the indexes' files
     checked by their retrievers of `registry`."""
     root = cache_root()
-    return [data_cache(), pages_cache(), index_cache(registry), *model_copies(root), batch_sizes(root)]
+    return [
+        data_cache(),
+        pages_cache(),
+        index_cache(registry),
+        *model_copies(root),
+        batch_sizes(root),
+        tracker_files(),
+    ]
 
 
 def unknown_entries(known: list[Cache]) -> list[Path]:
@@ -155,6 +163,14 @@ def batch_sizes(root: Path) -> Cache:
     path = root / BATCH_SIZES_FILE
     files = [path] if path.exists() or path.is_symlink() else []
     return Cache(path, "batch sizes the hf engine measured, per model and GPU", *files_size_and_use(files))
+
+
+def tracker_files() -> Cache:
+    """W&B's logs and staged files of the runs `--wandb` logged (nothing in it is stale: an offline run's staged
+    files wait there for `wandb sync`)."""
+    folder = files_dir()
+    what = "W&B's debug logs and staged artifact files of runs logged with --wandb (WANDB_CACHE_DIR, WANDB_DATA_DIR)"
+    return summed(folder, what, []) if folder.is_dir() else Cache(folder, what)
 
 
 def summed(path: Path, what: str, stale: list[Path], removal: str = "emptied") -> Cache:

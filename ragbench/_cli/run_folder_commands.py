@@ -23,6 +23,7 @@ from .run_options import (
     data_paths,
     judge_args_of,
     judging_kwargs,
+    no_progress_option,
     overwrite_option,
     repeats_at_most,
     resume_option,
@@ -78,6 +79,7 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
     "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)",
 )
 @click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
+@no_progress_option
 @with_judging
 def rescore_command(
     run_dir: str,
@@ -94,6 +96,7 @@ def rescore_command(
     max_inflight: int | None,
     cache: str | None,
     bootstrap_iters: int | None,
+    no_progress: bool,
     human_labels: str | None,
     price_table: str | None,
 ) -> None:
@@ -123,6 +126,7 @@ def rescore_command(
             "max_inflight": max_inflight,
             "cache": cache,
             "bootstrap_iters": bootstrap_iters,
+            "progress": not no_progress,
             **judging_kwargs(human_labels, price_table),
         }
         with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does

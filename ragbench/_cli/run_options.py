@@ -50,6 +50,10 @@ judging_options = [  # run, check, score and rescore
     ),
 ]
 
+# a run's display option, taken by every command that runs examples or judges (run, score, reproduce, rescore)
+no_progress_option = click.option(
+    "--no-progress", is_flag=True, help="no progress bar (examples done of the run's, ETA)"
+)
 common_options = [
     click.option(
         "--model",
@@ -131,7 +135,7 @@ common_options = [
         type=int,
         help="bootstrap resamples of the 95% intervals (0: no intervals)",
     ),
-    click.option("--no-progress", is_flag=True, help="no progress bar (examples done of the run's, ETA)"),
+    no_progress_option,
     *judging_options,
 ]
 

@@ -67,18 +67,19 @@ def log_finished_run(run_dir: Any, requests: list[TrackerRequest], command: str 
 
     failed = []
     for request in requests:
+        click.echo(f"{command}: logging the run to {request.destination} ...", err=True)
         try:
             where = log_run(run_dir, request)
         except KeyboardInterrupt as exc:
             click.echo(
-                f"\n{command}: logging to {request.label} interrupted; the run in {run_dir} is saved and unchanged: "
+                f"\n{command}: logging to {request.destination} interrupted; the run in {run_dir} is saved and unchanged: "
                 f"log it with `{log_command(run_dir, requests[requests.index(request) :])}`",
                 err=True,
             )
             sys.exit(128 + signal_of(exc))
         except Exception as exc:  # whatever the tracker's client raises: the run is done and saved all the same
             failed.append(
-                f"{command}: error: logging to {request.label} failed ({type(exc).__name__}: "
+                f"{command}: error: logging to {request.destination} failed ({type(exc).__name__}: "
                 f"{for_this_install(str(exc)).splitlines()[0] if str(exc) else 'no message'}); the run in {run_dir} "
                 f"is saved and unchanged: log it with `{log_command(run_dir, [request])}`"
             )

@@ -259,17 +259,18 @@ class ScoringJob(NamedTuple):
             return MetricScoring(None, f"{type(exc).__name__}: {exc}", None)
 
     async def ratings(
-        self, metric: Metric, found: list[Rater], headline: dict[str, Any], trace: list[Step]
+        self, metric: Metric, found: list[Rater], headline: dict[str, Any], ceiling: ExampleCeiling, trace: list[Step]
     ) -> dict[str, Any]:
         """The sample's `judge_ratings` entry of `metric`: every rater's scoring (the headline's own where it is
-        the first rater), at once; their judge calls added to `trace` in the raters' order."""
+        the first rater), at once; their judge calls added to `trace` in the raters' order. Their steps count
+        against the metric's `ceiling` on the example, the headline's with them: a rater that ends after it was
+        reached fails."""
         own = headline_is_a_rater(found)
         traces: list[list[Step]] = [[] for _ in found]
 
         async def rated(i: int, rater: Rater) -> MetricScoring:
             if own and i == 0:
                 return MetricScoring(headline, None, None)
-            ceiling = ExampleCeiling(self.services.ceiling, f"metric {metric.name} ({rater.label})")
             return await self.score(metric, self.context(metric, ceiling, rater), ceiling, traces[i])
 
         scorings = await asyncio.gather(*(rated(i, rater) for i, rater in enumerate(found)))
@@ -287,8 +288,9 @@ async def score_prediction(
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
     Corpus-only metrics (no per-example keys) are not asked. NLI calls are not traced per sample (they
     are logged once per run in nli_calls.jsonl). Every metric reads the same read-only example and prediction:
-    none can change what the next one scores. Each metric's steps on the example count against a ceiling of
-    its own (of the run's, `services.ceiling`): past it, the metric fails on this example. A judged metric that
+    none can change what the next one scores. Each metric's steps on the example, those of all its raters with
+    them, count against one ceiling of its own (of the run's, `services.ceiling`): past it, the metric (or the
+    rater) fails on this example. A judged metric that
     scored is scored again by each of its raters (`services.judge_repeats`, several judges:
     ragbench._run.judge_raters); a rater that fails is named in its ratings, and the metric's scores are the
     headline's still."""
@@ -315,5 +317,5 @@ async def score_prediction(
             counted[metric.name] = dict(ctx.counts)
         found = raters(metric, len(services.judges), services.judge_repeats)
         if found:
-            ratings[metric.name] = await job.ratings(metric, found, scored.scores, judge_trace)
+            ratings[metric.name] = await job.ratings(metric, found, scored.scores, metric_ceiling, judge_trace)
     return Scoring(scores, errors, tracebacks, judge_trace, counted, ratings)

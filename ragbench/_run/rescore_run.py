@@ -16,6 +16,7 @@ their options) replace the run's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import shutil
@@ -43,10 +44,12 @@ from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from .assemble import Scoring, scored_task
 from .cost import attempt_cost
+from .example import record_failed
 from .lifecycle import run_interruptible
 from .outcome import RunOutcome
 from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines, check_run_options
+from .progress import Progress
 from .rescore import bounded, rescore_record, scorable
 from .services import RunServices, held_services
 
@@ -114,7 +117,8 @@ class RescoreRun:
             copy_cache(self.source, self.target.path)
         services.open_cache()
         started = time.perf_counter()
-        rescored, calls = run_interruptible(score_saved(planned, self.source, services))
+        total = sum(self.original.counts[task.name]["records"] for task in planned if task.name in self.original.counts)
+        rescored, calls = run_interruptible(score_saved(planned, self.source, services, total))
         services.close()
         cost = {
             **attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
@@ -227,22 +231,30 @@ def rescored_config(
     return recorded
 
 
-async def score_saved(planned: list[PlannedTask], source: Path, services: RunServices) -> tuple[int, dict[str, Any]]:
-    """Every saved record of RUN into the target's samples, scored again where it holds a prediction.
+async def score_saved(
+    planned: list[PlannedTask], source: Path, services: RunServices, total: int | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Every saved record of RUN into the target's samples, scored again where it holds a prediction, with the
+    run's progress bar (of `total` examples) unless the config turns it off (--no-progress).
     Returns how many were scored and the calls' statistics."""
     rescored = 0
     async with services.calls(system=False) as calls:
         assert services.scheduler is not None
+        config = services.config
+        progress = Progress(services.scheduler.stats, total, examples_in_flight(config.max_inflight), config.progress)
+        following = asyncio.ensure_future(progress.follow())
 
         async def score(item: tuple[PlannedTask, SampleRecord]) -> None:
             nonlocal rescored
             task, record = item
             if scorable(record):
-                line = (await rescore_record(task, record, calls)).line
+                sample = await rescore_record(task, record, calls)
+                line, record = sample.line, sample.record
                 rescored += 1
             else:  # kept as it was, in the current layout
                 line = sample_line(record)
             services.run_dir.append_sample(task.name, line)
+            progress.advance(record, failed=record_failed(record))
 
         unreadable: list[RecordError] = []
         saved = (
@@ -250,7 +262,12 @@ async def score_saved(planned: list[PlannedTask], source: Path, services: RunSer
             for task in planned
             for record in read_samples(sample_file(source, task.name), unreadable, older_shapes=True)
         )
-        await bounded(saved, score, examples_in_flight(services.config.max_inflight), calls.examples)
+        try:
+            await bounded(saved, score, examples_in_flight(config.max_inflight), calls.examples)
+        finally:
+            following.cancel()
+            progress.close()
+            await asyncio.gather(following, return_exceptions=True)
     for error in unreadable:  # its example is not in the rescored run: counted there as missing
         log.warning("rescore: %s: not re-scored, counted as missing", error)
     return rescored, services.scheduler.stats.to_dict()

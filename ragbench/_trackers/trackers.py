@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import re
 import shlex
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,10 +51,40 @@ class TrackerRequest:
     def label(self) -> str:
         return TRACKERS[self.tracker].label
 
+    @property
+    def destination(self) -> str:
+        """Where it logs, as the console names it: `MLflow at URI`, `W&B` (`W&B at URL` with WANDB_BASE_URL set, for
+        a run W&B sends: not in its offline mode)."""
+        if self.target is not None:
+            return f"{self.label} at {tracking_uri(self.target)}"
+        mode = str(self.options.get("mode") or os.environ.get("WANDB_MODE") or "online")
+        where = os.environ.get("WANDB_BASE_URL") if mode not in ("offline", "dryrun", "disabled") else None
+        return self.label + (f" at {where}" if where else "")
+
     def flags(self) -> list[str]:
         """The command-line options that ask for this again."""
         switch = [f"--{self.tracker}"] + ([self.target] if self.target is not None else [])
         return switch + [part for item in self.items for part in (f"--{self.tracker}-arg", item)]
+
+
+def tracking_uri(target: str) -> str:
+    """A folder (no URI scheme) as its absolute `file:` URI; any other URI as given."""
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", target):
+        return target
+    return Path(target).resolve().as_uri()
+
+
+@contextmanager
+def environment_defaults(values: Mapping[str, str]) -> Iterator[None]:
+    """Each of `values` set in the environment while a run is logged, where the user has not set it (the user's
+    own value stands); the environment is then as it was."""
+    added = [name for name in values if name not in os.environ]
+    os.environ.update({name: values[name] for name in added})
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def tracker_requests(

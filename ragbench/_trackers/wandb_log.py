@@ -1,7 +1,9 @@
 """A finished run logged to Weights & Biases: the config, the headline metrics as the run's summary and a
 `results` table, a `samples/TASK` table per task, and the run folder as an artifact of type `ragbench-run`.
 W&B's own settings apply (`wandb login`, WANDB_PROJECT, WANDB_MODE=offline ...); `--wandb-arg` sets
-`wandb.init`'s keywords."""
+`wandb.init`'s keywords. What W&B writes beside its runs (its debug logs, the staged copies of an artifact's files
+that an offline run keeps until `wandb sync`) goes under ragbench's cache folder, not ~/.cache/wandb and
+~/.local/share/wandb, unless the user's WANDB_CACHE_DIR / WANDB_DATA_DIR say otherwise (`logging_environment`)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._storage.cache_root import cache_root
 from .run_log import RunLog
-from .trackers import TrackerRequest
+from .trackers import TrackerRequest, environment_defaults
 
 ARTIFACT_TYPE = "ragbench-run"
+
+
+def files_dir() -> Path:
+    """Where W&B's cache and data folders go, unless the user sets them: `ragbench cache` lists it."""
+    return cache_root() / "wandb"
+
+
+def logging_environment() -> dict[str, str]:
+    """What ragbench sets while it logs to W&B, where the user has not (docs/outputs.md)."""
+    return {"WANDB_CACHE_DIR": str(files_dir() / "cache"), "WANDB_DATA_DIR": str(files_dir() / "data")}
 
 
 def init_keywords(run_log: RunLog, options: dict[str, Any]) -> dict[str, Any]:
@@ -35,6 +48,11 @@ def artifact_name(folder_name: str) -> str:
 
 
 def log(run_log: RunLog, request: TrackerRequest) -> str:
+    with environment_defaults(logging_environment()):
+        return logged(run_log, request)
+
+
+def logged(run_log: RunLog, request: TrackerRequest) -> str:
     import wandb
 
     settings = wandb.Settings(console="off")  # ragbench's console is not the run's log

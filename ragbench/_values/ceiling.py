@@ -42,34 +42,90 @@ class CeilingReached(BaseException):
 
 
 class ExampleCeiling:
-    """One example's count against its `Ceiling`, for one plugin (`owner`: "system vanilla", "metric judge")."""
+    """One example's count against its `Ceiling`, for one plugin (`owner`: "system vanilla", "metric judge").
+
+    Read-only to the plugin it bounds (`ctx.ceiling`): its count goes up only through `take_step`, and setting or
+    deleting any of its attributes raises AttributeError."""
+
+    __slots__ = ("_limit", "_owner", "_steps", "_prompt_chars", "_reached")
+    _limit: Ceiling
+    _owner: str
+    _steps: int
+    _prompt_chars: int
+    _reached: str | None
 
     def __init__(self, ceiling: Ceiling, owner: str) -> None:
-        self.ceiling, self.owner = ceiling, owner
-        self.steps = 0
-        self.prompt_chars = 0
-        self.reached: str | None = None  # what was reached, in a line, once it was
+        self._set("_limit", ceiling)
+        self._set("_owner", owner)
+        self._set("_steps", 0)
+        self._set("_prompt_chars", 0)
+        self._set("_reached", None)  # what was reached, in a line, once it was
+
+    def _set(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{UNBOUNDABLE}: its count cannot be set (ExampleCeiling.{name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{UNBOUNDABLE}: its count cannot be deleted (ExampleCeiling.{name})")
+
+    @property
+    def ceiling(self) -> Ceiling:
+        return self._limit
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    @property
+    def steps(self) -> int:
+        """The steps taken so far."""
+        return self._steps
+
+    @property
+    def prompt_chars(self) -> int:
+        """The characters of prompts sent so far."""
+        return self._prompt_chars
+
+    @property
+    def reached(self) -> str | None:
+        """What was reached, in a line, once it was."""
+        return self._reached
 
     def take_step(self, prompt_chars: int = 0) -> None:
         """Count one step (sending `prompt_chars` characters of prompt), or raise `CeilingReached` where it would
         go past the ceiling, or the ceiling was reached before."""
         if self.reached is None:
             if self.steps >= self.ceiling.steps:
-                self.reached = (
+                self._set(
+                    "_reached",
                     f"{self.owner} did not end within {self.ceiling.steps:,} steps on this example (model calls, "
-                    "searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling"
+                    "searches, tool and recorded steps): a loop? --max-steps-per-example N lifts the ceiling",
                 )
             elif self.prompt_chars + prompt_chars > self.ceiling.prompt_chars:
-                self.reached = (
+                self._set(
+                    "_reached",
                     f"{self.owner} did not end within {self.ceiling.prompt_chars:,} characters of prompts on this "
-                    "example: a loop whose prompt grows? --max-prompt-chars-per-example N lifts the ceiling"
+                    "example: a loop whose prompt grows? --max-prompt-chars-per-example N lifts the ceiling",
                 )
         if self.reached is not None:
             raise CeilingReached(self.reached)
-        self.steps += 1
-        self.prompt_chars += prompt_chars
+        self._set("_steps", self.steps + 1)
+        self._set("_prompt_chars", self.prompt_chars + prompt_chars)
 
     @property
     def error(self) -> str | None:
         """The example's failure once the ceiling was reached (`CeilingReached: ...`), else None."""
         return None if self.reached is None else f"{CeilingReached.__name__}: {self.reached}"
+
+
+UNBOUNDABLE = "an example's ceiling is the run's (--max-steps-per-example, --max-prompt-chars-per-example)"
+
+
+def keep_ceiling(holder: object, name: str) -> None:
+    """Refuse (AttributeError) to set or delete `name` of `holder` (an LLM handle, a context, a bound retrieval)
+    where it is the attribute `ceiling` or `ctx` and was given when `holder` was made: a plugin that replaces it
+    (`ctx.llm.ceiling = None`) would take its steps out of its example's count."""
+    if name in ("ceiling", "ctx") and name in vars(holder):
+        raise AttributeError(f"{UNBOUNDABLE}: {type(holder).__name__}.{name} cannot be replaced or deleted")

@@ -91,16 +91,18 @@ def judged_keys(config: dict[str, Any], task: str, metric_class: MetricClass) ->
 
 def judge_names(config: dict[str, Any]) -> str:
     """A run's judges as one names them: each --judge with its options ("openai:x (temperature=0.7)"), "none"."""
-    options = config.get("judge_args") or {}
-    named = [
-        judge
-        + (
-            " (" + ", ".join(f"{k}={v}" for k, v in sorted(options[str(i)].items())) + ")"
-            if options.get(str(i))
+    options = config.get("judge_args")
+    options = options if isinstance(options, dict) else {}
+    judges = config.get("judges")
+    named = []
+    for i, judge in enumerate(judges if isinstance(judges, list) else []):
+        given = options.get(str(i))
+        shown = (
+            ", ".join(f"{k}={v}" for k, v in sorted(given.items(), key=lambda item: str(item[0])))
+            if isinstance(given, dict)
             else ""
         )
-        for i, judge in enumerate(config.get("judges") or [])
-    ]
+        named.append(f"{judge}" + (f" ({shown})" if shown else ""))
     return " + ".join(named) or "none"
 
 

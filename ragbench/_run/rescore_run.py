@@ -241,7 +241,7 @@ async def score_saved(
     async with services.calls(system=False) as calls:
         assert services.scheduler is not None
         config = services.config
-        progress = Progress(services.scheduler.stats, total, examples_in_flight(config.max_inflight), config.progress)
+        progress = Progress(services.scheduler.stats, total, enabled=config.progress)
         following = asyncio.ensure_future(progress.follow())
 
         async def score(item: tuple[PlannedTask, SampleRecord]) -> None:
@@ -254,7 +254,7 @@ async def score_saved(
             else:  # kept as it was, in the current layout
                 line = sample_line(record)
             services.run_dir.append_sample(task.name, line)
-            progress.advance(record, failed=record_failed(record))
+            progress.advance(failed=record_failed(record))
 
         unreadable: list[RecordError] = []
         saved = (

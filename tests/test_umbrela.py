@@ -95,7 +95,9 @@ def test_the_openai_engine_sends_umbrelas_bodies(name):
         return REPLIES[passage_of(body["messages"][-1]["content"])]
 
     server = FakeServer(reply=reply)
-    server.then(*(error(400, "bad request") if call["reply"] == FIXTURE["bad_request"] else {} for call in run["calls"]))
+    server.then(
+        *(error(400, "bad request") if call["reply"] == FIXTURE["bad_request"] else {} for call in run["calls"])
+    )
     engine = OpenAIEngine(
         run["model"], base_url=server.base_url, frequency_penalty=0.5, presence_penalty=0, concurrency=1, **FAST
     )

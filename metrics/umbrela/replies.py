@@ -47,9 +47,7 @@ def grade(reply: str) -> tuple[int, bool]:
     here, which changes nothing), and whether a pattern was found (False: no digit 0-3, graded 0)."""
     text = reply.lower().strip().lower()
     for pattern in PATTERNS:
-        last = None
-        for last in pattern.finditer(text):
-            pass
-        if last is not None:
-            return int(last.group(1)), True
+        found = pattern.findall(text)
+        if found:
+            return int(found[-1]), True
     return 0, False

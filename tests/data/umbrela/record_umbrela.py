@@ -97,7 +97,7 @@ class Fake:
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         fake: Fake = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt = body["messages"][-1]["content"]
@@ -114,9 +114,7 @@ class Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": 0,
                 "model": body["model"],
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
-                ],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             }
         data = json.dumps(payload).encode()
@@ -161,9 +159,7 @@ def main(commit: str) -> None:
                     "prompt_type": run["prompt_type"],
                     "qid": qid,
                     "calls": [{k: v for k, v in call.items()} for call in fake.log[start:]],
-                    "judgments": [
-                        {k: j[k] for k in ("judgment", "result_status", "prediction")} for j in judgments
-                    ],
+                    "judgments": [{k: j[k] for k in ("judgment", "result_status", "prediction")} for j in judgments],
                 }
             )
     httpd.shutdown()

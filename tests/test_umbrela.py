@@ -121,11 +121,13 @@ def test_the_openai_engine_sends_umbrelas_bodies(name):
     assert scores == expected_values(run)
 
 
-def test_a_prompt_type_umbrela_has_not_is_refused():
+def test_options_umbrela_has_not_are_refused_before_the_run():
     with pytest.raises(ConfigError, match="prompt_type 'fewshot'"):
         Umbrela(prompt_type="fewshot")
-    with pytest.raises(ConfigError, match="k must be 1 or more"):
+    with pytest.raises(ConfigError, match="k and max_tokens must be 1 or more"):
         Umbrela(k=0)
+    with pytest.raises(ConfigError, match="k and max_tokens are whole numbers"):
+        Umbrela(k="top")  # type: ignore[arg-type]
 
 
 def test_only_the_top_k_passages_are_judged_and_no_passage_is_not_scorable():

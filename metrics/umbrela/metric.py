@@ -62,11 +62,16 @@ class Umbrela(Metric):
     def __init__(self, prompt_type: str = "bing", k: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
         if prompt_type not in PROMPTS["templates"]:
             raise ConfigError(f"metric umbrela: prompt_type '{prompt_type}' is not one of bing, basic")
-        if k is not None and int(k) < 1:
-            raise ConfigError(f"metric umbrela: k must be 1 or more (the top passages judged), not {k}")
+        try:
+            self.k = None if k is None else int(k)
+            self.max_tokens = int(max_tokens)
+        except ValueError:
+            raise ConfigError(
+                f"metric umbrela: k and max_tokens are whole numbers, not {k!r}, {max_tokens!r}"
+            ) from None
+        if (self.k is not None and self.k < 1) or self.max_tokens < 1:
+            raise ConfigError(f"metric umbrela: k and max_tokens must be 1 or more, not {k}, {max_tokens}")
         self.prompt_type = prompt_type
-        self.k = None if k is None else int(k)
-        self.max_tokens = int(max_tokens)
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}

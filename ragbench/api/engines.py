@@ -4,7 +4,7 @@
 
 `Engine` (`generate(requests)`: a batch in, a `Response` or an `EngineError` per request out), `Request`
 (a prompt or chat messages and their `Sampling`), `Response` (text, per-token `TokenLogprobs` when asked,
-token counts, finish reason), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
+token counts, finish reason), `RequestError` (a request refused for itself, e.g. HTTP 400), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
 `local_tokenizer` (a model's tokenizer on disk, without its weights); `arguments_problem`, `checked_arguments` and
 `InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `reasoning_model` (whether
 a model name is an OpenAI reasoning model's, which the openai engine sends `max_completion_tokens`).
@@ -20,13 +20,13 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._engines.base import Engine
     from ragbench._engines.openai_responses import reasoning_model
     from ragbench._engines.tokenizers import local_tokenizer
-    from ragbench._values.llm_calls import EngineNeeds, Request, Response, Sampling, TokenLogprobs
+    from ragbench._values.llm_calls import EngineNeeds, Request, RequestError, Response, Sampling, TokenLogprobs
     from ragbench._values.tool_arguments import InvalidArguments, arguments_problem, checked_arguments
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
     "ragbench._engines.openai_responses": ("reasoning_model",),
-    "ragbench._values.llm_calls": ("EngineNeeds", "Request", "Response", "Sampling", "TokenLogprobs"),
+    "ragbench._values.llm_calls": ("EngineNeeds", "Request", "RequestError", "Response", "Sampling", "TokenLogprobs"),
     "ragbench._engines.tokenizers": ("local_tokenizer",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
 }

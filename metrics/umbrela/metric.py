@@ -1,0 +1,111 @@
+"""`umbrela`: each passage the system showed graded 0-3 for the question by the run's `--judge`, as castorini's
+umbrela 0.0.7 grades a query's candidates with its GPTJudge (`judge`, zero-shot): one chat per passage, in the
+passages' order, its system message and prompt (`prompt_type` bing, its default, or basic), its sampling
+(`sampling`), each reply read by its patterns (replies.py). An HTTP 400 is an empty reply, as umbrela's
+BadRequestError is. Reported per example: the mean grade and the share of passages graded 2 or 3 (umbrela's
+relevant, as its kappa binarises and trec_eval's `-l 2` reads its qrels); a reply with no digit 0-3 is graded 0 as
+umbrela grades it, and counted (`umbrela_invalid`, umbrela's `result_status` 0)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api.engines import RequestError
+
+from .replies import grade
+
+PROMPTS = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
+MAX_TOKENS = 100  # umbrela's `judge` default (its qrel `evaluate` asks 200)
+REASONING_MAX_TOKENS = 4096  # umbrela's for reasoning models when max_tokens is its default
+REASONING_MARKERS = ("o1", "o3", "o4", "gpt-5")  # anywhere in the model name, as umbrela tests it
+SYSTEM_TO_USER_MARKERS = ("o1", "o3", "o4")
+
+
+def reasoning_style(model: str) -> bool:
+    return any(marker in model for marker in REASONING_MARKERS)
+
+
+def messages(model: str, prompt: str) -> list[dict[str, str]]:
+    """umbrela's chat: its system message, then the prompt; for o1/o3/o4 models one user message of both."""
+    if any(marker in model for marker in SYSTEM_TO_USER_MARKERS):
+        return [{"role": "user", "content": PROMPTS["system"] + "\n" + prompt}]
+    return [{"role": "system", "content": PROMPTS["system"]}, {"role": "user", "content": prompt}]
+
+
+def sampling(model: str, max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
+    """umbrela's chat.completions sampling: greedy with top_p 1, or for a reasoning model temperature 1, no top_p
+    and 4,096 tokens. Its frequency_penalty 0.5 and presence_penalty 0 are no `Sampling` fields: an OpenAI judge
+    sends them with `--judge-arg frequency_penalty=0.5 --judge-arg presence_penalty=0` (docs/metrics.md)."""
+    if reasoning_style(model):
+        tokens = REASONING_MAX_TOKENS if max_tokens == MAX_TOKENS else max_tokens
+        return {"temperature": 1.0, "left_to_server": ("top_p",), "max_tokens": tokens}
+    return {"temperature": 0.0, "top_p": 1.0, "max_tokens": max_tokens}
+
+
+class Umbrela(Metric):
+    name = "umbrela"
+    declares = MetricDeclaration(
+        keys=("umbrela", "umbrela_relevant"),
+        needs=("judge",),
+        judge_roles=("judge",),
+        key_specs={"umbrela": KeySpec(True, (0, 3)), "umbrela_relevant": KeySpec(True, (0, 1))},
+        counters={
+            "umbrela_invalid": "passages whose judge reply holds no digit 0-3 (or was refused with HTTP 400): "
+            "graded 0, as umbrela grades them (its result_status 0)"
+        },
+    )
+
+    def __init__(self, prompt_type: str = "bing", k: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
+        if prompt_type not in PROMPTS["templates"]:
+            raise ConfigError(f"metric umbrela: prompt_type '{prompt_type}' is not one of bing, basic")
+        try:
+            self.k = None if k is None else int(k)
+            self.max_tokens = int(max_tokens)
+        except ValueError:
+            raise ConfigError(
+                f"metric umbrela: k and max_tokens are whole numbers, not {k!r}, {max_tokens!r}"
+            ) from None
+        if (self.k is not None and self.k < 1) or self.max_tokens < 1:
+            raise ConfigError(f"metric umbrela: k and max_tokens must be 1 or more, not {k}, {max_tokens}")
+        self.prompt_type = prompt_type
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, "prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
+
+    def prompt(self, query: str, passage: str) -> str:
+        return str(PROMPTS["templates"][self.prompt_type].format(examples="", query=query, passage=passage))
+
+    async def ask(self, judge: Any, query: str, passage: str) -> str:
+        """The judge's reply lowercased, as umbrela keeps it; "" where the request is refused (HTTP 400)."""
+        model = judge.engine.model
+        chat = messages(model, self.prompt(query, passage))
+        try:
+            reply = await judge.chat(chat, step=f"judge:{self.name}", **sampling(model, self.max_tokens))
+        except RequestError:
+            return ""
+        return str(reply.text).lower()
+
+    async def grades(self, example: Example, prediction: Prediction, ctx: Any) -> list[tuple[int, bool]]:
+        """Each judged passage's grade and whether umbrela's patterns found it, in the passages' order."""
+        (judge,) = ctx.judges_for(self)
+        passages = prediction.docs[: self.k] if self.k else prediction.docs
+        replies = await asyncio.gather(*(self.ask(judge, example.question, doc.text) for doc in passages))
+        return [grade(reply) for reply in replies]
+
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        graded = await self.grades(example, prediction, ctx)
+        if not graded:  # no passage shown: nothing to judge
+            return {"umbrela": None, "umbrela_relevant": None}
+        count = getattr(ctx, "count", None)
+        if count:
+            for _ in range(sum(not valid for _, valid in graded)):
+                count("umbrela_invalid")
+        values = [value for value, _ in graded]
+        return {
+            "umbrela": sum(values) / len(values),
+            "umbrela_relevant": sum(value >= 2 for value in values) / len(values),
+        }

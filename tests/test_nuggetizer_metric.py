@@ -17,10 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
+from helpers import cli_here
 from ragbench.api import ConfigError, Document, Example, Prediction
 from ragbench.metrics.nuggetizer.metric import KEYS, NuggetizerMetric
 from ragbench.metrics.nuggetizer.steps import Nugget, Steps, read
 from ragbench.testing import ScriptedLLM, make_context
+from test_engine_openai import FakeServer
 
 FIXTURE = json.loads((TEST_DATA / "nuggetizer" / "nuggetizer.json").read_text(encoding="utf-8"))
 TOPICS = {t["qid"]: t for t in FIXTURE["topics"]}
@@ -164,3 +166,77 @@ def test_any_list_of_labels_written_as_python_reads_back(labels, fence, as_tuple
     if "```" in written:  # nuggetizer removes the fence marks wherever they are, inside a label too
         return
     assert list(read(fence.format(written))) == labels
+
+
+TASK = """task: nugget_topics
+description: the nuggetizer parity topics
+data: {path: topics.json, format: json}
+fields:
+  id: qid
+  question: query
+prompt:
+  template: "{{ question }}"
+metrics: [nuggetizer]
+"""
+OVER_HTTP = [qid for qid in TOPICS if TOPICS[qid]["model"] == "gpt-4o" and qid != "scorer_gives_up"]
+
+
+def test_a_run_with_an_openai_judge_sends_nuggetizers_bodies_and_gets_its_scores(tmp_path):
+    """`ragbench score` through the openai engine to a local server answering each request as the fake server
+    answered nuggetizer (its n-th identical request the n-th reply): the same bodies in each topic's order
+    (ragbench adds n, and a seed at temperature 0.2; it sends max_tokens where nuggetizer sends
+    max_completion_tokens), the same scores."""
+    replies: dict[str, list[str]] = {}
+    for qid in OVER_HTTP:
+        for call in TOPICS[qid]["calls"]:
+            replies.setdefault(json.dumps(call["messages"]), []).extend([call["reply"]] * call["times"])
+    server = FakeServer(reply=lambda body: replies[json.dumps(body["messages"])].pop(0))
+    topics = [{"qid": qid, "query": TOPICS[qid]["query"]} for qid in OVER_HTTP]
+    (tmp_path / "topics.json").write_text(json.dumps(topics), encoding="utf-8")
+    (tmp_path / "nugget_topics.yaml").write_text(TASK, encoding="utf-8")
+    predictions = [
+        {
+            "id": qid,
+            "output": TOPICS[qid]["answer"],
+            "docs": [{"id": str(i), "title": "", "text": p} for i, p in enumerate(TOPICS[qid]["passages"])],
+        }
+        for qid in OVER_HTTP
+    ]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions), encoding="utf-8")
+    try:
+        cli_here(
+            "score",
+            "--task",
+            str(tmp_path / "nugget_topics.yaml"),
+            "--predictions",
+            str(tmp_path / "predictions.jsonl"),
+            "--metric-arg",
+            "nuggetizer.passages=shown",
+            "--judge",
+            "openai:gpt-4o",
+            "--judge-arg",
+            f"0.base_url={server.base_url}",
+            "--output",
+            str(tmp_path / "run"),
+        )
+    finally:
+        server.stop()
+    by_topic: dict[str, list[dict]] = {}
+    for request in server.requests:
+        body = dict(request["body"])
+        assert body.pop("n") == 1 and ("seed" in body) == (body["temperature"] == 0.2)
+        body.pop("seed", None)
+        body["max_completion_tokens"] = body.pop("max_tokens")
+        qid = next(q for q in OVER_HTTP if f"Search Query: {TOPICS[q]['query']}\n" in body["messages"][1]["content"])
+        by_topic.setdefault(qid, []).append(body)
+    for qid in OVER_HTTP:
+        upstream = [{"messages": c["messages"], **c["params"]} for c in TOPICS[qid]["calls"] for _ in range(c["times"])]
+        assert by_topic.get(qid, []) == upstream
+    rows = {
+        row["id"]: row["scores"]
+        for row in map(json.loads, (tmp_path / "run" / "samples" / "nugget_topics.jsonl").open())
+    }
+    for qid in OVER_HTTP:
+        assert {key: rows[qid][f"nuggetizer_{key}"] for key in KEYS} == {
+            key: TOPICS[qid]["scores"][key] for key in KEYS
+        }

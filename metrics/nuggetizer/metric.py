@@ -1,0 +1,82 @@
+"""`nuggetizer`: TREC 2024 RAG's AutoNuggetizer per example. Nuggets are created (and labelled vital or okay)
+from the example's passages, then assigned against the system's answer; the four scores are nuggetizer's
+`calculate_nugget_scores` of that answer, and the run's mean of each is its `calculate_global_metrics`.
+
+Roles (--judge, in order): creator, scorer, assigner; one judge does all three (nuggetizer's `model=`).
+TREC RAG creates the nuggets once per topic from the pooled relevant segments; here the passages are the
+example's own documents (`passages=example`, what the task gives as its relevant passages) or the documents the
+system showed (`passages=shown`), and the nuggets are created again for each example scored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
+
+from .steps import TRIALS, Steps, scores
+
+KEYS = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
+
+
+class NuggetizerMetric(Metric):
+    name = "nuggetizer"
+    SOURCES = ("example", "shown")
+    declares = MetricDeclaration(
+        keys=tuple(f"nuggetizer_{key}" for key in KEYS),
+        needs=("judge",),
+        judge_roles=("creator", "scorer", "assigner"),
+        value_range=(0, 1),
+        counters={
+            "nuggetizer_unparsed": "judge replies nuggetizer cannot use (not a Python literal it can slice or "
+            "whose labels it can lower): each is asked again at temperature 0.2, as nuggetizer asks",
+            "nuggetizer_gave_up": f"windows where {TRIALS} replies in a row could not be used: creation keeps the "
+            'nuggets so far, scoring labels the window\'s nuggets "failed" (not vital), assignment "failed" '
+            "(not supported), as nuggetizer does",
+            "nuggetizer_no_vital": "examples with no vital nugget: their vital scores are 0.0, as nuggetizer's",
+            "nuggetizer_no_nuggets": "examples where no nugget was created: all four scores 0.0, as nuggetizer's",
+        },
+    )
+
+    def __init__(
+        self, passages: str = "example", window_size: int = 10, max_nuggets: int = 30, assign_grades: int = 3
+    ) -> None:
+        if passages not in self.SOURCES:
+            raise ConfigError(f"metric {self.name}: passages={passages} is not one of {', '.join(self.SOURCES)}")
+        if int(window_size) < 1 or int(max_nuggets) < 1:
+            raise ConfigError(f"metric {self.name}: window_size and max_nuggets must be 1 or more")
+        if int(assign_grades) not in (2, 3):
+            raise ConfigError(f"metric {self.name}: assign_grades={assign_grades} is not 2 or 3")
+        self.passages, self.window, self.max_nuggets = passages, int(window_size), int(max_nuggets)
+        self.grades = int(assign_grades)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passages": self.passages,
+            "window_size": self.window,
+            "max_nuggets": self.max_nuggets,
+            "assign_grades": self.grades,
+        }
+
+    def texts(self, example: Example, prediction: Prediction) -> list[str]:
+        """The passages the nuggets are created from (a document's text, as nuggetizer's `segment`)."""
+        if self.passages == "shown":
+            docs = prediction.shown_docs(f"{self.name}'s passages")
+            whose = "this prediction shows"
+        else:
+            docs, whose = example.docs, "the example has (passages=shown takes the system's)"
+        if not docs:
+            raise ValueError(f"{self.name} creates nuggets from passages and {whose} none")
+        return [doc.text for doc in docs]
+
+    async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        passages = self.texts(example, prediction)
+        count = getattr(ctx, "count", None) or (lambda name: None)
+        steps = Steps(ctx.judges_for(self), count, self.window, self.max_nuggets)
+        created = await steps.create(example.question, passages)
+        assigned = await steps.assign(example.question, prediction.answer or "", created, self.grades)
+        if not assigned:
+            count("nuggetizer_no_nuggets")
+        elif not any(n.importance == "vital" for n in assigned):
+            count("nuggetizer_no_vital")
+        return {f"nuggetizer_{key}": value for key, value in scores(assigned).items()}

@@ -7,13 +7,15 @@ internal id (the caller's id plus 8 characters; `external_req_ids` maps back) wh
 running request, built as vLLM's `append_logprobs_for_next_position` builds it: the sampled token first, then
 the top-k (`SamplingParams(logprobs=k)`; -1: the whole vocabulary), each a `Logprob(logprob, rank,
 decoded_token)` with a freshly decoded string. A request's RequestOutput (`output_kind` FINAL_ONLY) comes when
-its `max_tokens` positions are made and carries that list. No model: position p of a request samples a token
+its `max_tokens` positions are made and carries that list. `AsyncLLMEngine` (vLLM's AsyncLLM) runs the same
+engine request by request, yielding an unfinished output after each step as vLLM's default output kind does. No model: position p of a request samples a token
 chosen from its prompt, ranked first; the top-k runs from it through the vocabulary in id order, so the
 reflection tokens (ids 32000-32015, Self-RAG's added tokens) fall inside or outside a window by the prompt.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 import zlib
 from collections import defaultdict
@@ -181,3 +183,31 @@ class LLM:
 
     def get_tokenizer(self) -> Tokenizer:
         return self.llm_engine.tokenizer
+
+
+class AsyncEngineArgs:
+    def __init__(self, model: str, **options: Any) -> None:
+        self.model, self.options = model, options
+
+
+class AsyncLLMEngine:
+    def __init__(self) -> None:
+        self.engine = LLMEngine(Tokenizer())
+        self.output_processor = self.engine.output_processor
+        self.done: dict[str, RequestOutput] = {}
+
+    @classmethod
+    def from_engine_args(cls, args: AsyncEngineArgs) -> AsyncLLMEngine:
+        return cls()
+
+    async def generate(self, prompt: Any, params: SamplingParams, request_id: str, lora_request: Any = None) -> Any:
+        self.engine.add_request(request_id, prompt, params)
+        while request_id not in self.done:
+            await asyncio.sleep(0)  # the other requests join the step
+            self.done.update((output.request_id, output) for output in self.engine.step())
+            if request_id not in self.done:
+                yield RequestOutput(request_id, [], [], finished=False)
+        yield self.done.pop(request_id)
+
+    def shutdown(self) -> None:
+        self.done.clear()

@@ -14,7 +14,8 @@ with `--model DIR` real vLLM (installed in this Python) on a model folder that h
 (tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
 
 Peak: the tree's RSS (the run and its children, e.g. vLLM's EngineCore) sampled every 20 ms, and the sum over the
-tree of each process's own peak (VmHWM, as last read). `held` is what the whole side's positions hold at most at
+tree of each process's own peak (VmHWM, as last read); CPU: the side's processes' user + system seconds (wall
+time on a shared machine says little). `held` is what the whole side's positions hold at most at
 once by the structure (requests of one engine batch x positions x window entries x bytes an entry).
 
 Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR] [--quick]
@@ -25,11 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,7 +84,7 @@ def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
     stop, peak = threading.Event(), {}
     sampler = threading.Thread(target=tree_peak, args=(process.pid, stop, peak))
-    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     sampler.start()
     _, error = process.communicate()
     stop.set()
@@ -92,7 +93,9 @@ def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
         raise SystemExit(f"selfrag_memory: the run failed: {error.strip().splitlines()[-1:]}")
     lines = (folder / "samples" / "popqa.jsonl").read_text(encoding="utf-8").splitlines()
     kept = [(s["prediction"]["answer"], s["prediction"]["extras"]["selfrag"]) for s in map(json.loads, lines)]
-    return {**peak, "seconds": time.perf_counter() - started, "samples": kept}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {**peak, "cpu_s": cpu, "samples": kept}
 
 
 def held_mb(args: argparse.Namespace) -> float:
@@ -130,7 +133,7 @@ def main() -> None:
     for name, side in (("whole", whole), ("cut", cut)):
         print(
             f"  {name:5s}  tree peak {side['tree_mb']:8.0f} MB   sum of VmHWM {side['hwm_mb']:8.0f} MB   "
-            f"{side['seconds']:6.1f} s"
+            f"CPU {side['cpu_s']:6.1f} s"
         )
     print(
         f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x; the whole side's positions held at most "

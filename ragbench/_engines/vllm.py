@@ -29,6 +29,7 @@ request asking for top-k and named tokens together, or any named-token request o
 top-k (`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and reports a
 named token only where that dict holds it. A name that is not one entry of the vocabulary fails its request, naming
 it. Whenever log-probs are asked, positions carry their `token_id` and `Response.cumulative_logprob` is vLLM's.
+While a named-token request without top-k runs, vLLM keeps of each position only what is read (vllm_positions).
 
 If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried one by one so only
 the bad one fails. vLLM starts worker processes: a script that creates this engine needs an `if __name__ ==

@@ -29,6 +29,7 @@ request asking for top-k and named tokens together, or any named-token request o
 top-k (`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and reports a
 named token only where that dict holds it. A name that is not one entry of the vocabulary fails its request, naming
 it. Whenever log-probs are asked, positions carry their `token_id` and `Response.cumulative_logprob` is vLLM's.
+While a named-token request without top-k runs, vLLM keeps of each position only what is read (vllm_positions).
 
 If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried one by one so only
 the bad one fails. vLLM starts worker processes: a script that creates this engine needs an `if __name__ ==
@@ -62,7 +63,8 @@ from .vllm_options import (
     options_for_needs,
     start_option_problems,
 )
-from .vllm_steps import run_until_finished
+from .vllm_positions import keep_named
+from .vllm_steps import one_by_one_on_refusal, run_until_finished
 from .vllm_tools import ToolCallReader
 
 
@@ -309,13 +311,15 @@ class VLLMEngine(Engine):
         return result
 
     async def _agenerate(self, request: Request) -> Any:
-        final = None
+        final, request_id = None, uuid.uuid4().hex
         async for output in self._async.generate(
             self.prompt_of(request),
             self.sampling_params(request),
-            uuid.uuid4().hex,
+            request_id,
             lora_request=self.lora_request(request.sampling.lora),
         ):
+            if final is None:  # vLLM has the request now (and may have made some positions)
+                keep_named(self._async, request_id, request.sampling, self.named_ids)
             final = output
         return final
 
@@ -358,27 +362,21 @@ class VLLMEngine(Engine):
 
     def _generate(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
         """The answers to `todo`, in its order."""
-        try:
-            return self._call(todo, requests)
-        except Exception as exc:
-            if len(todo) == 1:
-                return [self._response(requests[todo[0][0]], exc)]
-        answers: list[Response | EngineError] = []
-        for item in todo:  # isolate the request vLLM refused
-            try:
-                answers.extend(self._call([item], requests))
-            except Exception as exc:
-                answers.append(self._response(requests[item[0]], exc))
-        return answers
+        return one_by_one_on_refusal(
+            lambda part: self._call(part, requests), todo, lambda item, exc: self._response(requests[item[0]], exc)
+        )
 
     def _call(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
         """The requests through vLLM's step loop (`run_until_finished`), each answer made a Response the
-        moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`)."""
+        moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`); while
+        they run, vLLM keeps of each position only that too where it can (`keep_named`)."""
         assert self.llm is not None  # loaded before any call
+        engine = self.llm.llm_engine
         return run_until_finished(
-            self.llm.llm_engine,
+            engine,
             [(prompt, params, lora) for _, prompt, params, lora in todo],
             lambda place, output: self._response(requests[todo[place][0]], output),
+            lambda place, request_id: keep_named(engine, request_id, requests[todo[place][0]].sampling, self.named_ids),
         )
 
     def _response(self, request: Request, output: Any) -> Response | EngineError:

@@ -1,0 +1,146 @@
+"""Self-RAG on the vllm engine: the peak memory of the run's whole process tree, with vLLM keeping every running
+request's whole log-prob window at each position made (as before) and with ragbench cutting each position to the
+entries it reads as vLLM makes it (ragbench._engines.vllm_positions).
+
+`python -m ragbench --tasks popqa --system selfrag` (adaptive retrieval, threshold 0.2, ndocs 5, max_new_tokens 10:
+the end-to-end check against upstream's run_short_form.py, tests/test_selfrag_window_parity.py) on
+tests/data/selfrag/popqa_window.jsonl (24 questions) with --max-inflight 16, each side in a fresh process:
+  whole   ragbench with vllm_positions.keep_named switched off: vLLM keeps upstream's window (the top 32,016
+          log-probs for the retrieval decision, 5,000 for each passage) at every position until the request ends
+  cut     ragbench as it is
+Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
+(benchmarks/support/vllm_shaped: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
+with `--model DIR` real vLLM (installed in this Python) on a model folder that has Self-RAG's tokens
+(tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
+
+Peak: the tree's RSS (the run and its children, e.g. vLLM's EngineCore) sampled every 20 ms, and the sum over the
+tree of each process's own peak (VmHWM, as last read); CPU: the side's processes' user + system seconds (wall
+time on a shared machine says little). `held` is what the whole side's positions hold at most at
+once by the structure (requests of one engine batch x positions x window entries x bytes an entry).
+
+Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data" / "selfrag" / "popqa_window.jsonl"
+SHAPED = REPO / "benchmarks" / "support" / "vllm_shaped"
+WHOLE = "import ragbench._engines.vllm as engine; engine.keep_named = lambda *args: False; "
+CUT = ""
+ENTRY_BYTES = 290  # a position's entry in vLLM's dict: int key, Logprob(float, int rank, decoded str), dict slot
+
+
+def tree_peak(pid: int, stop: threading.Event, out: dict[str, float]) -> None:
+    """Sample the RSS of `pid` and its descendants every 20 ms until `stop`: out["tree_mb"] the largest sum,
+    out["hwm_mb"] the sum of each process's last-read VmHWM."""
+    import psutil
+
+    hwm: dict[int, int] = {}
+    root = psutil.Process(pid)
+    while not stop.is_set():
+        try:
+            processes = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            break
+        total = 0
+        for process in processes:
+            try:
+                total += process.memory_info().rss
+                status = Path(f"/proc/{process.pid}/status").read_text()
+                hwm[process.pid] = int(status.split("VmHWM:")[1].split()[0]) * 1024
+            except (psutil.Error, OSError, IndexError):
+                continue
+        out["tree_mb"] = max(out.get("tree_mb", 0.0), total / 2**20)
+        out["hwm_mb"] = sum(hwm.values()) / 2**20
+        stop.wait(0.02)
+
+
+def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
+    model = f"vllm:{args.model}" if args.model else "vllm:/nonexistent/vllm-shaped-selfrag"
+    command = [
+        sys.executable,
+        "-c",
+        prelude + "from ragbench._cli.entry import main; main()",
+        *("--tasks", "popqa", "--data", f"popqa={DATA}", "--limit", str(args.questions), "--system", "selfrag"),
+        *("--system-arg", "mode=adaptive_retrieval", "--system-arg", "threshold=0.2", "--system-arg", "ndocs=5"),
+        *("--system-arg", f"max_new_tokens={args.tokens}", "--model", model, "--model-arg", "max_logprobs=32016"),
+        *(arg for option in args.model_arg for arg in ("--model-arg", option)),
+        *("--max-inflight", str(args.max_inflight), "--output", str(folder), "--no-progress"),
+    ]
+    env = dict(os.environ)
+    if not args.model:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHAPED), env.get("PYTHONPATH", "")]))
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    stop, peak = threading.Event(), {}
+    sampler = threading.Thread(target=tree_peak, args=(process.pid, stop, peak))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sampler.start()
+    _, error = process.communicate()
+    stop.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"selfrag_memory: the run failed: {error.strip().splitlines()[-1:]}")
+    lines = (folder / "samples" / "popqa.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [(s["prediction"]["answer"], s["prediction"]["extras"]["selfrag"]) for s in map(json.loads, lines)]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {**peak, "cpu_s": cpu, "samples": kept}
+
+
+def held_mb(args: argparse.Namespace) -> float:
+    """The whole side's positions at most at once by the structure: the retrieval decisions of the examples in
+    flight (window 32,016) or their passages (5 each, window 5,000), whichever is more, at every position."""
+    flight = min(args.max_inflight, args.questions)
+    entries = args.tokens * max(flight * 32017, flight * 5 * 5001)
+    return entries * ENTRY_BYTES / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", type=int, default=24)
+    parser.add_argument("--max-inflight", type=int, default=16)
+    parser.add_argument("--tokens", type=int, default=10, help="max_new_tokens (every position holds a window)")
+    parser.add_argument("--model", help="a model folder with Self-RAG's tokens: real vLLM instead of the stand-in")
+    parser.add_argument("--model-arg", action="append", default=[], help="k=v, an engine option (real vLLM)")
+    parser.add_argument("--quick", action="store_true", help="4 questions, 4 in flight, 4 tokens")
+    args = parser.parse_args()
+    if args.quick:
+        args.questions, args.max_inflight, args.tokens = 4, 4, 4
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        raise SystemExit("selfrag_memory: needs psutil to follow the process tree (pip install psutil)") from None
+    with tempfile.TemporaryDirectory() as work:
+        whole = run_side(WHOLE, args, Path(work) / "whole")
+        cut = run_side(CUT, args, Path(work) / "cut")
+    assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
+    engine = f"real vLLM on {args.model}" if args.model else "the vLLM-shaped stand-in"
+    print(
+        f"Self-RAG short form, {args.questions} PopQA questions, --max-inflight {args.max_inflight}, "
+        f"{args.tokens} tokens, window 32,016 / 5,000, on {engine}:"
+    )
+    for name, side in (("whole", whole), ("cut", cut)):
+        print(
+            f"  {name:5s}  tree peak {side['tree_mb']:8.0f} MB   sum of VmHWM {side['hwm_mb']:8.0f} MB   "
+            f"CPU {side['cpu_s']:6.1f} s"
+        )
+    print(
+        f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x; the whole side's positions held at most "
+        f"{held_mb(args):.0f} MB by the structure (~{ENTRY_BYTES} bytes an entry); outputs identical"
+    )
+    assert cut["tree_mb"] < whole["tree_mb"], "cutting vLLM's positions did not lower the peak"
+
+
+if __name__ == "__main__":
+    main()

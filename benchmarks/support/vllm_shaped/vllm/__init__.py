@@ -1,0 +1,213 @@
+"""A stand-in for vLLM 0.32's offline engine, shaped as its frontend holds log-probs in the caller's process:
+what benchmarks/selfrag_memory.py and tests/test_vllm_positions.py run the `vllm` engine on.
+
+As vLLM's `LLMEngine` (v1): `add_request` registers a RequestState in `output_processor.request_states` under an
+internal id (the caller's id plus 8 characters; `external_req_ids` maps back) whose
+`logprobs_processor.logprobs` list receives, at every `step()`, one dict per generated position for each
+running request, built as vLLM's `append_logprobs_for_next_position` builds it: the sampled token first, then
+the top-k (`SamplingParams(logprobs=k)`; -1: the whole vocabulary), each a `Logprob(logprob, rank,
+decoded_token)` with a freshly decoded string. A request's RequestOutput (`output_kind` FINAL_ONLY) comes when
+its `max_tokens` positions are made and carries that list. `AsyncLLMEngine` (vLLM's AsyncLLM) runs the same
+engine request by request, yielding an unfinished output after each step as vLLM's default output kind does. No model: position p of a request samples a token
+chosen from its prompt, ranked first; the top-k runs from it through the vocabulary in id order, so the
+reflection tokens (ids 32000-32015, Self-RAG's added tokens) fall inside or outside a window by the prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+ADDED = (
+    "[No Retrieval]",
+    "[Retrieval]",
+    "[Continue to Use Evidence]",
+    "[Irrelevant]",
+    "[Relevant]",
+    "<paragraph>",
+    "</paragraph>",
+    *(f"[Utility:{i}]" for i in range(1, 6)),
+    "[Fully supported]",
+    "[Partially supported]",
+    "[No support / Contradictory]",
+    "<pad>",
+)
+BASE = 32000
+VOCABULARY = BASE + len(ADDED)  # Self-RAG's 32,016 entries
+IDS = {name: BASE + i for i, name in enumerate(ADDED)}
+
+
+@dataclass
+class Logprob:  # vllm.logprobs.Logprob
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
+
+
+class SamplingParams:
+    def __init__(self, **kwargs: Any) -> None:
+        self.n, self.max_tokens, self.logprobs, self.output_kind = 1, 16, None, None
+        self.__dict__.update(kwargs)
+
+
+class Tokenizer:
+    def convert_tokens_to_ids(self, token: str) -> int:
+        return IDS.get(token, 0)
+
+    def convert_ids_to_tokens(self, token_id: int) -> str:
+        return ADDED[token_id - BASE] if token_id >= BASE else f"w{token_id}"
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(self.convert_ids_to_tokens(i) if i >= BASE else f" w{i}" for i in ids)
+
+
+@dataclass
+class CompletionOutput:
+    index: int
+    text: str
+    token_ids: list[int]
+    logprobs: Any
+    finish_reason: str
+    cumulative_logprob: float
+
+
+@dataclass
+class RequestOutput:
+    request_id: str
+    prompt_token_ids: list[int]
+    outputs: list[CompletionOutput]
+    finished: bool = True
+
+
+@dataclass
+class LogprobsProcessor:
+    logprobs: Any = field(default_factory=list)
+    cumulative_logprob: float = 0.0
+
+
+@dataclass
+class RequestState:
+    external_req_id: str
+    prompt: str
+    params: SamplingParams
+    logprobs_processor: LogprobsProcessor
+    token_ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class OutputProcessor:
+    request_states: dict[str, RequestState] = field(default_factory=dict)
+    external_req_ids: defaultdict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+def sampled(prompt: str, position: int) -> int:
+    """The token chosen at `position`: a relevance token first, a grounding then a utility token last, words
+    between (the shape of a Self-RAG passage generation)."""
+    pick = zlib.crc32(f"{prompt}|{position}".encode())
+    if position == 0:
+        return IDS[("[Relevant]", "[Irrelevant]")[pick % 2]]
+    if position == 2:
+        return BASE + 12 + pick % 3  # a grounding token
+    if position == 3:
+        return BASE + 7 + pick % 5  # a utility token
+    return 1000 + pick % 30000
+
+
+class LLMEngine:
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.output_processor = OutputProcessor()
+
+    def add_request(self, request_id: str, prompt: Any, params: SamplingParams, lora_request: Any = None) -> str:
+        internal = f"{request_id}-{uuid.uuid4().hex[:8]}"
+        text = prompt if isinstance(prompt, str) else str(prompt)
+        self.output_processor.request_states[internal] = RequestState(request_id, text, params, LogprobsProcessor())
+        self.output_processor.external_req_ids[request_id].append(internal)
+        return internal
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.output_processor.request_states)
+
+    def abort_request(self, request_ids: list[str]) -> None:
+        for external in request_ids:
+            for internal in self.output_processor.external_req_ids.pop(external, []):
+                self.output_processor.request_states.pop(internal, None)
+
+    def step(self) -> list[RequestOutput]:
+        finished = []
+        for internal, state in list(self.output_processor.request_states.items()):
+            self.make_position(state)
+            if len(state.token_ids) == state.params.max_tokens:
+                del self.output_processor.request_states[internal]
+                self.output_processor.external_req_ids.pop(state.external_req_id, None)
+                finished.append(self.output(state))
+        return finished
+
+    def make_position(self, state: RequestState) -> None:
+        chosen = sampled(state.prompt, len(state.token_ids))
+        state.token_ids.append(chosen)
+        k = state.params.logprobs
+        if k is None:
+            return
+        k = VOCABULARY if k == -1 else k
+        ids = [chosen, *((chosen + r) % VOCABULARY for r in range(k))]
+        values = [-0.05, *(-0.05 - r / 1000 for r in range(k))]
+        ranks = [1, *range(1, k + 1)]
+        decode = self.tokenizer.decode
+        state.logprobs_processor.cumulative_logprob += values[0]
+        state.logprobs_processor.logprobs.append(
+            {tid: Logprob(value, rank, decode([tid])) for tid, value, rank in zip(ids, values, ranks)}
+        )
+
+    def output(self, state: RequestState) -> RequestOutput:
+        processor = state.logprobs_processor
+        choice = CompletionOutput(
+            0,
+            self.tokenizer.decode(state.token_ids),
+            state.token_ids,
+            processor.logprobs if state.params.logprobs is not None else None,
+            "length",
+            processor.cumulative_logprob,
+        )
+        return RequestOutput(state.external_req_id, [0] * len(state.prompt.split()), [choice])
+
+
+class LLM:
+    def __init__(self, model: str, **options: Any) -> None:
+        self.model, self.options = model, options
+        self.llm_engine = LLMEngine(Tokenizer())
+
+    def get_tokenizer(self) -> Tokenizer:
+        return self.llm_engine.tokenizer
+
+
+class AsyncEngineArgs:
+    def __init__(self, model: str, **options: Any) -> None:
+        self.model, self.options = model, options
+
+
+class AsyncLLMEngine:
+    def __init__(self) -> None:
+        self.engine = LLMEngine(Tokenizer())
+        self.output_processor = self.engine.output_processor
+        self.done: dict[str, RequestOutput] = {}
+
+    @classmethod
+    def from_engine_args(cls, args: AsyncEngineArgs) -> AsyncLLMEngine:
+        return cls()
+
+    async def generate(self, prompt: Any, params: SamplingParams, request_id: str, lora_request: Any = None) -> Any:
+        self.engine.add_request(request_id, prompt, params)
+        while request_id not in self.done:
+            await asyncio.sleep(0)  # the other requests join the step
+            self.done.update((output.request_id, output) for output in self.engine.step())
+            if request_id not in self.done:
+                yield RequestOutput(request_id, [], [], finished=False)
+        yield self.done.pop(request_id)
+
+    def shutdown(self) -> None:
+        self.done.clear()

@@ -1,0 +1,144 @@
+"""What vLLM's frontend holds of a running Self-RAG request's log-probs (ragbench._engines.vllm_positions), on
+the vLLM-shaped stand-in benchmarks/support/vllm_shaped (vLLM 0.32's LLMEngine / AsyncLLM as they keep every
+running request's per-position dicts in the caller's process): each position keeps the sampled token's entry and
+the named tokens', not upstream's window of 5,000 / 32,016, and every value read stays the same."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragbench._engines import vllm as vllm_engine
+from ragbench._engines.vllm import VLLMEngine
+from ragbench._engines.vllm_positions import NamedEntries
+from ragbench._values.llm_calls import Request, Sampling
+from ragbench.plugins.selfrag.system import REFLECTION_NAMES, SCORED_TOKENS
+
+SHAPED = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "vllm_shaped" / "vllm" / "__init__.py"
+
+
+@pytest.fixture
+def shaped(monkeypatch):
+    spec = importlib.util.spec_from_file_location("vllm", SHAPED)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "vllm", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def window_requests(count: int, positions: int, window: int = 5000, names=SCORED_TOKENS) -> list[Request]:
+    sampling = Sampling(max_tokens=positions, logprob_tokens=names, logprob_window=window)
+    return [Request(prompt=f"question {i} [Retrieval]<paragraph>passage {i}", sampling=sampling) for i in range(count)]
+
+
+def largest_position_held(module, engine) -> list[int]:
+    """Wrap the engine's step: after each, the most entries any running request's position holds."""
+    seen: list[int] = []
+    step = engine.step
+
+    def counting_step():
+        outputs = step()
+        held = [
+            len(position)
+            for state in engine.output_processor.request_states.values()
+            for position in state.logprobs_processor.logprobs
+        ]
+        seen.append(max(held, default=0))
+        return outputs
+
+    engine.step = counting_step
+    return seen
+
+
+def test_a_running_window_request_keeps_the_sampled_and_named_entries_of_each_position(shaped, monkeypatch):
+    engine = VLLMEngine("/m", max_logprobs=32016)
+    seen = largest_position_held(shaped, engine.llm.llm_engine)
+    requests = window_requests(16, 6)
+    cut = engine.generate(requests)
+    assert seen and max(seen) <= 1 + len(SCORED_TOKENS)  # vLLM's own dicts: 5,001 entries a position
+    monkeypatch.setattr(vllm_engine, "keep_named", lambda *args: False)  # vLLM's positions left whole
+    whole = VLLMEngine("/m", max_logprobs=32016).generate(requests)
+    assert [r.logprobs for r in cut] == [r.logprobs for r in whole] and [r.text for r in cut] == [r.text for r in whole]
+    assert any(p.named and len(p.named) < len(SCORED_TOKENS) for r in cut for p in r.logprobs)  # the window matters
+
+
+def test_what_a_batch_holds_while_it_runs_does_not_grow_with_positions_or_requests(shaped):
+    """tracemalloc's peak over a batch of 8 requests x 6 positions of a 5,000 window stays under a few of one
+    position's whole dict (vLLM builds each, then ragbench cuts it), where keeping them held 48 of them."""
+    engine = VLLMEngine("/m", max_logprobs=32016)
+    state = shaped.RequestState("one", "p", shaped.SamplingParams(logprobs=5000), shaped.LogprobsProcessor())
+    requests = window_requests(8, 6, names=REFLECTION_NAMES)
+    tracemalloc.start()
+    try:
+        engine.llm.llm_engine.make_position(state)
+        one_position = tracemalloc.get_traced_memory()[0]
+        del state
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        results = engine.generate(requests)
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert all(len(r.logprobs) == 6 for r in results)
+    assert peak < 3 * one_position, (peak, one_position)
+
+
+def test_the_async_engine_cuts_the_positions_of_its_requests_too(shaped, monkeypatch):
+    """AsyncLLM makes positions before ragbench sees a request's first output: those are cut then, the later
+    ones as vLLM appends them; at the end every position holds the sampled and named entries alone."""
+
+    def run(engine: VLLMEngine) -> tuple[list, list[int]]:
+        engine._tokenizer = shaped.Tokenizer()  # the async engine reads the model folder's tokenizer otherwise
+        held: list[int] = []
+
+        async def go():
+            pending = [asyncio.ensure_future(engine.agenerate_one(r)) for r in window_requests(8, 5)]
+            while engine._async is None:
+                await asyncio.sleep(0)
+            finish = engine._async.engine.output
+            engine._async.engine.output = lambda state: (
+                held.append(max(map(len, state.logprobs_processor.logprobs))) or finish(state)
+            )
+            return await asyncio.gather(*pending)
+
+        return asyncio.run(go()), held
+
+    cut, held = run(VLLMEngine("/m", async_engine=True, max_logprobs=32016))
+    assert len(held) == 8 and max(held) <= 1 + len(SCORED_TOKENS)
+    monkeypatch.setattr(vllm_engine, "keep_named", lambda *args: False)
+    whole, held_whole = run(VLLMEngine("/m", async_engine=True, max_logprobs=32016))
+    assert min(held_whole) >= 5000 and [r.logprobs for r in cut] == [r.logprobs for r in whole]
+
+
+def test_requests_asking_a_top_k_of_their_own_are_left_whole(shaped):
+    engine = VLLMEngine("/m", max_logprobs=-1)
+    seen = largest_position_held(shaped, engine.llm.llm_engine)
+    sampling = Sampling(max_tokens=3, logprobs=40, logprob_tokens=("[Relevant]",))
+    (response,) = engine.generate([Request(prompt="q", sampling=sampling)])
+    assert max(seen) > 40 and len(response.logprobs[0].top) == 40
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    positions=st.lists(
+        st.dictionaries(st.integers(0, 60), st.floats(-50, 0), max_size=30),
+        max_size=6,
+    ),
+    ids=st.lists(st.integers(0, 60), max_size=8),
+)
+def test_each_position_keeps_exactly_its_first_entry_and_the_named_ids_it_holds(positions, ids):
+    kept = NamedEntries(ids, positions[:2])
+    for position in positions[2:]:
+        kept.append(position)
+    assert len(kept) == len(positions)
+    for cut, whole in zip(kept, positions):
+        wanted = {tid for tid in ids if tid in whole} | set(list(whole)[:1])
+        assert cut == {tid: whole[tid] for tid in whole if tid in wanted}
+        assert list(cut)[:1] == list(whole)[:1]  # the sampled token first, as vLLM's decoding reads it

@@ -199,10 +199,10 @@ def index(corpus, tmp_path_factory) -> Path:
     return folder
 
 
-def test_a_run_over_an_index_of_the_shards_scores_as_trec_eval_over_its_run_file(tmp_path, index):
+def scripted_run(tmp_path: Path, index: Path, response: str, **options) -> dict:
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"response": "Take them three times a day [1][2]. Four to eight [3]."}]))
-    results = run(
+    rules.write_text(json.dumps([{"response": response}]))
+    return run(
         tmp_path,
         tasks=["trec_rag24"],
         system="vanilla",
@@ -211,7 +211,12 @@ def test_a_run_over_an_index_of_the_shards_scores_as_trec_eval_over_its_run_file
         task_args={"trec_rag24.qrels": str(QRELS24)},
         retriever="bm25",
         retriever_args={"index": str(index)},
+        **options,
     )
+
+
+def test_a_run_over_an_index_of_the_shards_scores_as_trec_eval_over_its_run_file(tmp_path, index):
+    results = scripted_run(tmp_path, index, "Three times a day [1][2]. Four to eight [3].")
     rows = samples(tmp_path / "run", "trec_rag24")
     assert len(rows) == 2 and all(len(row["prediction"]["docs"]) == 7 for row in rows)  # the whole corpus
     trec_run = {
@@ -330,3 +335,25 @@ def test_a_folder_of_submissions_is_scored_as_predictions_docids_citations_inclu
     assert rows["300986"]["scores"]["recall_100"] == 1.0
     assert rows["2027497"]["scores"]["recall_100"] == pytest.approx(1 / 3)
     assert results["counts"]["trec_rag24"]["scored"] == 2
+
+
+def test_export_writes_the_submission_of_a_run_references_capped_citations_kept(tmp_path, index):
+    from ragbench.tasks.trec_rag.commands import export
+
+    scripted_run(tmp_path, index, "Three times a day [1][2]. Four to eight [3][9].", system_args={"top_n": 3})
+    out = tmp_path / "ag.jsonl"
+    lines = export(str(tmp_path / "run"), None, str(out), "my-run", "team", False)
+    assert lines[0] == f"TREC RAG 2024 submission: {out} (2 topics, run_id my-run)"
+    assert lines[1] == "2 citation(s) named no segment in references and were left out"  # [9], in both topics
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    rows = {row["id"]: row for row in samples(tmp_path / "run", "trec_rag24")}
+    for line in written:
+        shown = [doc["id"] for doc in rows[line["topic_id"]]["prediction"]["docs"]]
+        assert line["references"] == shown and line["run_id"] == "my-run"
+        assert line["answer"] == [
+            {"text": "Three times a day.", "citations": [0, 1]},
+            {"text": "Four to eight.", "citations": [2]},
+        ]
+        assert line["response_length"] == 7
+    with pytest.raises(ConfigError, match="exists: give --overwrite"):
+        export(str(tmp_path / "run"), None, str(out), None, "team", False)

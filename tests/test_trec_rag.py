@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 from math import log2
 from pathlib import Path
 
@@ -80,7 +81,8 @@ def write_corpus(folder: Path, *shards: list[dict]) -> Path:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    return write_corpus(tmp_path_factory.mktemp("trec_rag") / "msmarco_v2.1_doc_segmented", SHARD_00, SHARD_01)
+    """A copy of tests/data/trec_rag/msmarco_v2.1_doc_segmented: SHARD_00 and SHARD_01 as two gzip shards."""
+    return Path(shutil.copytree(DATA / "msmarco_v2.1_doc_segmented", tmp_path_factory.mktemp("trec_rag") / "corpus"))
 
 
 def test_the_shards_are_read_in_order_each_segment_a_document_found_again_where_it_was(corpus):
@@ -199,7 +201,7 @@ def index(corpus, tmp_path_factory) -> Path:
     return folder
 
 
-def scripted_run(tmp_path: Path, index: Path, response: str, **options) -> dict:
+def scripted_run(tmp_path: Path, index: Path, response: str, qrels: Path = QRELS24, **options) -> dict:
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": response}]))
     return run(
@@ -208,7 +210,7 @@ def scripted_run(tmp_path: Path, index: Path, response: str, **options) -> dict:
         system="vanilla",
         model=f"scripted:{rules}",
         data={"trec_rag24": str(TOPICS24)},
-        task_args={"trec_rag24.qrels": str(QRELS24)},
+        task_args={"trec_rag24.qrels": str(qrels)},
         retriever="bm25",
         retriever_args={"index": str(index)},
         **options,
@@ -216,17 +218,30 @@ def scripted_run(tmp_path: Path, index: Path, response: str, **options) -> dict:
 
 
 def test_a_run_over_an_index_of_the_shards_scores_as_trec_eval_over_its_run_file(tmp_path, index):
-    results = scripted_run(tmp_path, index, "Three times a day [1][2]. Four to eight [3].")
+    qrels_file = tmp_path / "qrels.txt"  # judged segments bm25 ranks low, and one judged but never shown
+    qrels_file.write_text(
+        "2027497 0 msmarco_v2.1_doc_10_1000#0_2000 3\n"
+        "2027497 0 msmarco_v2.1_doc_51_766815931#1_1606876582 1\n"
+        "2027497 0 msmarco_v2.1_doc_99_1#0_0 2\n"
+        "300986 0 msmarco_v2.1_doc_10_1000#1_2900 2\n"
+        "300986 0 msmarco_v2.1_doc_10_1000#0_2000 0\n",
+        encoding="utf-8",
+    )
+    results = scripted_run(tmp_path, index, "Three times a day [1][2]. Four to eight [3].", qrels_file)
     rows = samples(tmp_path / "run", "trec_rag24")
     assert len(rows) == 2 and all(len(row["prediction"]["docs"]) == 7 for row in rows)  # the whole corpus
     trec_run = {
         row["id"]: {doc["id"]: float(7 - rank) for rank, doc in enumerate(row["prediction"]["docs"])} for row in rows
     }
-    qrels = {example.id: example.gold["qrels"] for example in TrecRagTask(TOPICS24, qrels=str(QRELS24)).examples()}
+    qrels = {e.id: e.gold["qrels"] for e in TrecRagTask(TOPICS24, qrels=str(qrels_file)).examples()}
     expected = trec_eval_all(qrels, trec_run, ["ndcg_cut.20", "recall.100"])
     details = results["details"]["trec_rag24"]
     assert details["ndcg_cut_20"]["value"] == pytest.approx(expected["ndcg_cut_20"], abs=1e-12)
-    assert details["recall_100"]["value"] == expected["recall_100"] == 1.0  # every judged segment was shown
+    assert details["recall_100"]["value"] == pytest.approx(expected["recall_100"], abs=1e-12)
+    assert expected["recall_100"] == pytest.approx(
+        (2 / 3 + 1) / 2
+    )  # 2027497's third judged segment is not in the corpus
+    assert 0 < expected["ndcg_cut_20"] < 0.8
     assert "counted" not in results  # seven segments: the whole corpus was shown, none short
 
 

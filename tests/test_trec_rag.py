@@ -372,3 +372,18 @@ def test_export_writes_the_submission_of_a_run_references_capped_citations_kept(
         assert line["response_length"] == 7
     with pytest.raises(ConfigError, match="exists: give --overwrite"):
         export(str(tmp_path / "run"), None, str(out), None, "team", False)
+
+
+def test_a_bad_submission_line_is_a_record_error_naming_it_and_the_rest_are_read(tmp_path):
+    from ragbench.tasks.trec_rag.ag_output import submission_records
+
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    good = {"topic_id": "1", "references": ["s"], "answer": [{"text": "Yes.", "citations": [0]}]}
+    bad_cite = {"topic_id": "2", "references": ["s"], "answer": [{"text": "No.", "citations": [3]}]}
+    lines = [b"\xff\xfe not utf-8", b"[1]", json.dumps(bad_cite).encode(), json.dumps(good).encode()]
+    (folder / "run.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    items = [item for _, item in submission_records(folder)]
+    assert [type(item) for item in items] == [RecordError, RecordError, RecordError, dict]
+    assert "run.jsonl:3" in str(items[2]) and "citation 3 is neither an index" in str(items[2])
+    assert items[3] == {"id": "1", "output": "Yes [1].", "docs": [{"id": "s"}]}

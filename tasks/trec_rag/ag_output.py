@@ -105,18 +105,19 @@ def submission_record(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def submission_records(folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-    """Every line of the folder's *.jsonl submission files, in name order, as `ragbench score` records."""
+    """Every line of the folder's *.jsonl submission files, in name order, as `ragbench score` records; a line that
+    is not UTF-8, not JSON or not a submission line is a RecordError naming it."""
     index = 0
     for path in sorted(folder.glob("*.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            for number, text in enumerate(handle, start=1):
-                if not text.strip():
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
                     continue
                 try:
-                    line = json.loads(text)
+                    line = json.loads(raw.decode("utf-8"))
                     if not isinstance(line, dict):
                         raise ValueError("expected a JSON object")
                     yield index, submission_record(line)
-                except ValueError as exc:  # json.JSONDecodeError is one
+                except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
                     yield index, RecordError(str(path), number, str(exc))
                 index += 1

@@ -58,7 +58,6 @@ class TrecRagTask(Task):
     """TREC RAG 2024: the test topics (one-sentence queries), scored on the segments shown by trec_rag_retrieval."""
 
     name = "trec_rag24"
-    year = 2024
     prompting = TrecRagPrompting()
     gold_fields = ("qrels",)
     metrics = ("trec_rag_retrieval",)
@@ -111,4 +110,3 @@ class TrecRag25Task(TrecRagTask):
     """TREC RAG 2025: the narratives (2-3 sentence topics), scored as 2024's."""
 
     name = "trec_rag25"
-    year = 2025

@@ -387,3 +387,10 @@ def test_a_bad_submission_line_is_a_record_error_naming_it_and_the_rest_are_read
     assert [type(item) for item in items] == [RecordError, RecordError, RecordError, dict]
     assert "run.jsonl:3" in str(items[2]) and "citation 3 is neither an index" in str(items[2])
     assert items[3] == {"id": "1", "output": "Yes [1].", "docs": [{"id": "s"}]}
+
+
+def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
+    from ragbench._retrieval.index import build_index
+
+    manifest = build_index(corpus, tmp_path / "lucene", "lucene_bm25", progress=False, registry=installed_registry())
+    assert manifest.doc_count == 7 and manifest.corpus["format"] == SEGMENTED

@@ -394,3 +394,17 @@ def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
 
     manifest = build_index(corpus, tmp_path / "lucene", "lucene_bm25", progress=False, registry=installed_registry())
     assert manifest.doc_count == 7 and manifest.corpus["format"] == SEGMENTED
+
+
+def test_the_prompt_shows_segments_as_ragnarok_does_and_answers_cite_them():
+    from ragbench._types import Example
+    from ragbench.tasks.trec_rag.task import TrecRagPrompting
+
+    docs = [
+        Document(id="a", title="Potty", text="Most toddlers [2] pee\nfour times."),
+        Document(id="b", title="", text="x"),
+    ]
+    prompt = TrecRagPrompting().build_prompt(Example(id="1", question="how often?", gold={}), docs)
+    assert "Question: how often?" in prompt and "IEEE format in square brackets" in prompt
+    assert "[1] Title: Potty Content: Most toddlers (2) pee four times.\n[2] x\n" in prompt
+    assert TrecRagPrompting().citations("Often [1][2]. Less [2].") == [[1, 2], [2]]

@@ -10,6 +10,7 @@ folder of submission files is scored as predictions (`ragbench score --predictio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from .ag_output import submission_records
 from .data import read_qrels, read_topics
 from .metric import DEPTH
 
-# ragnarok's ragnarok_v4 template: its system message and instruction; the contexts as its
-# convert_doc_to_prompt_content shows a segment ("Title: ... Content: ...", one line)
+# ragnarok's ragnarok_v4 template (castorini/ragnarok 7233fa7): its system message and instruction; the contexts
+# as its convert_doc_to_prompt_content shows a segment ("Title: ... Content: ...", one line, "[n]" in it as "(n)")
+CITED = re.compile(r"\[(\d+)\]")  # a number in brackets in a segment, shown as (n): no citation marker
 SYSTEM = (
     "This is a chat between a user and an artificial intelligence assistant. The assistant gives helpful and "
     "detailed answers to the user's question based on the context references. The assistant should also indicate "
@@ -33,13 +35,18 @@ INSTRUCTION = (
     "any circumstances. Prioritize the most relevant and impactful information within this strict limit. Ensure "
     "your answer directly addresses the question and maintains coherence throughout. Cite supporting context "
     "documents inline using IEEE format in square brackets []. Include 1-3 citations per sentence, ordered by "
-    "decreasing importance. Ensure each sentence has at least one citation."
+    "decreasing importance. Ensure each sentence has at least one citation. Use multiple sources to provide a "
+    "well-rounded answer when possible. If sources contradict each other, acknowledge this and explain the "
+    "discrepancy. Express uncertainty when appropriate rather than making unfounded claims. Prioritize factual "
+    "accuracy and avoid speculation. Focus solely on answering the question with properly cited information. Avoid "
+    "mentioning references or providing any meta-commentary about the answering process."
 )
 
 
 def context_line(number: int, doc: Document) -> str:
     content = f"Title: {doc.title} Content: {doc.text}" if doc.title else doc.text
-    return f"[{number}] {' '.join(content.split())}"
+    shown = CITED.sub(r"(\1)", " ".join(content.split()))
+    return f"[{number}] {shown}"
 
 
 class TrecRagPrompting(TaskPrompting):

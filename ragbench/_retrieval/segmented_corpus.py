@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .._errors import ConfigError, RecordError
 from .._storage.jsonl import Located, StreamBroken, located_lines, objects
@@ -37,7 +37,7 @@ def is_segmented_folder(folder: Path) -> bool:
     return bool(shard_files(folder))
 
 
-def unpacked_lines(handle: IO[bytes]) -> Iterator[bytes]:
+def unpacked_lines(handle: Iterable[bytes]) -> Iterator[bytes]:
     """The lines of an open gzip file; a damaged deflate stream (zlib.error, no OSError) reads as a broken
     stream, as a cut-short one does (EOFError)."""
     try:

@@ -90,7 +90,7 @@ def reference_index(cite: Any, references: list[str]) -> int:
 
 def submission_record(line: dict[str, Any]) -> dict[str, Any]:
     """One submission line (2024 or 2025 format) as a `ragbench score` record `{"id", "output", "docs"}`."""
-    metadata = line.get("metadata") if isinstance(line.get("metadata"), dict) else {}
+    metadata = line["metadata"] if isinstance(line.get("metadata"), dict) else {}
     topic_id = line.get("topic_id", metadata.get("narrative_id"))
     references = line.get("references")
     if topic_id is None or not isinstance(references, list) or not isinstance(line.get("answer"), list):

@@ -74,5 +74,8 @@ def index_commands() -> Any:
 def ragbench_cli_commands() -> list[Any]:
     from .browsecomp_plus.commands import export_group
     from .crag.commands import serve_group
+    from .trec_rag.commands import export_trec_rag
+
+    export_group.add_command(export_trec_rag)
 
     return [serve_group, index_commands(), export_group]

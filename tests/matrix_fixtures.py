@@ -31,6 +31,7 @@ KILT = TEST_DATA / "kilt"
 MULTIHOP_RAG = TEST_DATA / "multihop_rag"
 MIRAGE = TEST_DATA / "mirage"
 FRESHQA = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
+TREC_RAG = TEST_DATA / "trec_rag"  # topics, qrels and two gzip shards of the MS MARCO V2.1 segmented corpus
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
 FRAMES = TEST_DATA / "frames" / "test.tsv"  # FRAMES's test.tsv layout, three questions over the Varn corpus
 BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
@@ -346,6 +347,14 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     **{task: flashrag(task) for task in FLASHRAG_TASK_FILES},
     "multihop_rag": multihop_rag,
     "beir": lambda folder: (str(BEIR), {}),
+    "trec_rag24": lambda folder: (
+        str(TREC_RAG / "topics.rag24.test.txt"),
+        {"qrels": str(TREC_RAG / "qrels.rag24.test-umbrela-all.txt")},
+    ),
+    "trec_rag25": lambda folder: (
+        str(TREC_RAG / "trec_rag_2025_queries.jsonl"),
+        {"qrels": str(TREC_RAG / "qrels.rag25.txt")},
+    ),
     "browsecomp_plus": lambda folder: (str(BROWSECOMP_PLUS), {}),
     "frames": lambda folder: (str(FRAMES), {}),
     "freshqa": freshqa,
@@ -373,6 +382,8 @@ CORPUS_TASKS = {
     "multihop_rag",
     *MIRAGE_TASKS,
     "beir",
+    "trec_rag24",
+    "trec_rag25",
     "browsecomp_plus",
     "frames",
     "freshqa",
@@ -383,6 +394,8 @@ CORPUS_INDEX = {
     "multihop_rag": "multihop_rag",
     **dict.fromkeys(MIRAGE_TASKS, "mirage"),
     "beir": "beir",
+    "trec_rag24": "trec_rag",
+    "trec_rag25": "trec_rag",
     "browsecomp_plus": "browsecomp_plus",
 }  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
@@ -416,7 +429,8 @@ def build_corpus_index(folder: Path) -> Path:
     folder/varn, of the KILT corpus sample, under folder/kilt, and of the MultiHop-RAG corpus sample's
     chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
     folder/multihop_rag, of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
-    folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, and of the BrowseComp-Plus sample's
+    folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, of TREC RAG's two segmented shards, under
+    folder/trec_rag, and of the BrowseComp-Plus sample's
     corpus.jsonl, under folder/browsecomp_plus."""
     from ragbench._retrieval.index import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
@@ -434,6 +448,8 @@ def build_corpus_index(folder: Path) -> Path:
     )
     build_index(MIRAGE / "medcorp.jsonl", folder / "mirage", "bm25", progress=False, registry=plugins_read_once())
     build_index(BEIR / "corpus.jsonl", folder / "beir", "bm25", progress=False, registry=plugins_read_once())
+    segmented = TREC_RAG / "msmarco_v2.1_doc_segmented"
+    build_index(segmented, folder / "trec_rag", "bm25", progress=False, registry=plugins_read_once())
     build_index(
         BROWSECOMP_PLUS / "corpus.jsonl",
         folder / "browsecomp_plus",
@@ -504,6 +520,8 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "crag_t3": lambda e: e.gold["answer"],
     **{task: rgb_answer for task in RGB_TASKS},
     "beir": lambda e: e.question,  # no answer is scored: BEIR's gold is the relevant documents
+    "trec_rag24": lambda e: e.question,  # TREC RAG's retrieval measures score the segments shown, not the answer
+    "trec_rag25": lambda e: e.question,
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],

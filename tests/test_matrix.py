@@ -307,6 +307,15 @@ MULTIHOP_RAG_NOTHING_SHOWN = {"hits_at_4": 0.0, "hits_at_10": 0.0, "map_at_10": 
 # predictions file records the examples' own documents: none): every value 0. Self-RAG's short form shows only
 # the top passage: q1's d1 alone, nDCG@3+ 1 / (2 + 1/log2 3) = 0.38009, MAP 1/2, Recall 1/2, P@k 1/k.
 LOG2_3 = 1.584962500721156
+# TREC RAG (tasks/trec_rag), over bm25 of its two segmented shards (tests/data/trec_rag, seven segments): each topic's
+# judged segments rank first, best grade first (2027497: #2 grade 3, #10 grade 2, #1 grade 1; 300986: the money
+# laundering segment, grade 2; 2025's 464 and 31 one relevant segment each, first): nDCG@20 and recall@100 are 1.
+# Self-RAG's short form shows the top segment alone: 2027497's grade 3 of the ideal 3, 2, 1: nDCG
+# 3 / (3 + 2/log2 3 + 1/2), recall 1/3; every other topic has one relevant segment, shown first.
+TREC_RAG = {"ndcg_cut_20": 1.0, "recall_100": 1.0}
+# llatrieval shows the two segments its scripted selector keeps (above): 2027497's grades 3 and 2, not its 1.
+TREC_RAG24_TOP_TWO = {"ndcg_cut_20": ((3 + 2 / LOG2_3) / (3 + 2 / LOG2_3 + 0.5) + 1) / 2, "recall_100": (2 / 3 + 1) / 2}
+TREC_RAG24_TOP_ONLY = {"ndcg_cut_20": (3 / (3 + 2 / LOG2_3 + 0.5) + 1) / 2, "recall_100": (1 / 3 + 1) / 2}
 BEIR_Q1_NDCG = (1 + 2 / LOG2_3) / (2 + 1 / LOG2_3)
 BEIR = {
     **{f"ndcg_at_{k}": (BEIR_Q1_NDCG + 1) / 2 for k in (3, 5, 10)},
@@ -422,6 +431,8 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     **dict.fromkeys(KILT_TASKS, KILT),
     "multihop_rag": MULTIHOP_RAG,
     "beir": BEIR,
+    "trec_rag24": TREC_RAG,
+    "trec_rag25": TREC_RAG,
     **{task: RGB_FACT if task.endswith("_fact") else RGB for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, {"mirage_accuracy": 0.5}),
     "freshqa": {"fresheval": 0.5},
@@ -474,6 +485,13 @@ OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     ("selfrag", "multihop_rag"): {"map_at_10": 0.5},
     **{(system, "beir"): dict.fromkeys(BEIR, 0.0) for system in ("closed_book", "recorded")},
     ("selfrag", "beir"): BEIR_TOP_ONLY,
+    **{
+        (system, task): dict.fromkeys(TREC_RAG, 0.0)
+        for system in ("closed_book", "recorded")
+        for task in ("trec_rag24", "trec_rag25")
+    },
+    ("selfrag", "trec_rag24"): TREC_RAG24_TOP_ONLY,
+    ("llatrieval", "trec_rag24"): TREC_RAG24_TOP_TWO,
     **{(system, "ragchecker"): RAGCHECKER_NOTHING_SHOWN for system in ("closed_book", "recorded")},
     # on rgb_en_fact the first sentence is RGB's detection sentence, without the answer after it
     **{(system, "rgb_en_fact"): {"accuracy": 0.0, "all_rate": 0.0, "error_correction": 0.0} for system in ONE_SENTENCE},

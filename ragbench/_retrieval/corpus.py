@@ -12,6 +12,8 @@
   prompt shows). A null is an absent key, at any depth of an object (`without_nulls`): `"title": null` is no title.
 - A folder written by Hugging Face `datasets`' `save_to_disk` (BrowseComp-Plus's corpus): each row read as a
   JSONL line is (`saved_corpus`), its index standing for a row's byte offset.
+- A folder of MS MARCO V2.1 segmented shards (`msmarco_v2.1_doc_segmented_NN.json.gz`, TREC RAG's corpus), read
+  shard by shard (`segmented_corpus`).
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
@@ -32,7 +34,8 @@ from .._storage.datafiles import is_saved_dataset
 from .._storage.files import open_file
 from .._storage.jsonl import Located, located_lines, objects
 from .._types import Document
-from .saved_corpus import load_saved, saved_records
+from .saved_corpus import data_files, load_saved, saved_records
+from .segmented_corpus import SHARDS, is_segmented_folder, segmented_passage_at, segmented_rows, shard_files
 
 DPR_COLUMNS = ("id", "text", "title")
 DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
@@ -40,6 +43,7 @@ BOM = codecs.BOM_UTF8
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 FORMATS = {".tsv": "dpr_tsv", ".jsonl": "jsonl"}
 SAVED_DATASET = "saved_dataset"  # a folder of `datasets`' save_to_disk
+SEGMENTED = "msmarco_v2.1_segmented"  # a folder of MS MARCO V2.1 segmented gzip JSONL shards
 TITLE_LINE = "title_line"  # Document.metadata: a FlashRAG passage's first line of `contents`, as written
 PAGE_ID = "wikipedia_id"  # Document.metadata: the Wikipedia page a passage is from (KILT's page-level retrieval)
 ID_FIELDS = ("id", "_id", "docid")  # the first a line has names the passage
@@ -50,10 +54,13 @@ def corpus_format(path: Path) -> str:
     """How the corpus at `path` is read: a file by its suffix, a folder as a saved dataset; anything else is a
     ConfigError saying what a corpus can be."""
     if path.is_dir():
+        if is_segmented_folder(path):
+            return SEGMENTED
         if not is_saved_dataset(path):
             raise ConfigError(
                 f"corpus {path} is a folder but no dataset saved by Hugging Face datasets (no state.json or "
-                "dataset_dict.json): save it with Dataset.save_to_disk(FOLDER), or name a .tsv or .jsonl file"
+                f"dataset_dict.json) and no MS MARCO V2.1 segmented shards ({SHARDS}): save it with "
+                "Dataset.save_to_disk(FOLDER), or name a .tsv or .jsonl file"
             )
         return SAVED_DATASET
     if not path.is_file():
@@ -82,16 +89,28 @@ def corpus_rows(path: str | Path) -> Iterator[tuple[int, Document | RecordError]
     fmt = corpus_format(path)
     if fmt == SAVED_DATASET:
         return saved_dataset_rows(path)
+    if fmt == SEGMENTED:
+        return segmented_rows(path)
     return dpr_tsv_rows(path) if fmt == "dpr_tsv" else jsonl_corpus_rows(path)
 
 
 def passage_reader(path: Path) -> Callable[[int], Document | RecordError]:
     """Reads back the passage whose row `corpus_rows` found at `start` (a byte offset; a saved dataset's row
     index), as it read it. A saved dataset is opened once and stays memory-mapped between reads."""
-    if corpus_format(path) == SAVED_DATASET:
+    fmt = corpus_format(path)
+    if fmt == SAVED_DATASET:
         rows = load_saved(path)
         return lambda start: saved_dataset_passage(rows[start], path, start)
+    if fmt == SEGMENTED:
+        return lambda position: segmented_passage_at(path, position)
     return lambda start: passage_at(path, start)
+
+
+def corpus_files(path: Path) -> list[Path]:
+    """The files whose content is the corpus: the file itself, a saved dataset's Arrow files, the shards."""
+    if not path.is_dir():
+        return [path]
+    return shard_files(path) if corpus_format(path) == SEGMENTED else data_files(path)
 
 
 def passage_at(path: Path, start: int) -> Document | RecordError:

@@ -33,11 +33,11 @@ from .._types import Document
 from .._values.options import construct
 from .base import Retriever
 from .chunking import chunk_documents, parse_split, title_header
-from .corpus import corpus_format, passage_text, read_corpus
+from .corpus import corpus_files, corpus_format, passage_text, read_corpus
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
 from .index_damage import IndexDamage, typed_fields
 from .index_removal import empty_marked, set_aside
-from .saved_corpus import data_files, folder_sha256
+from .saved_corpus import folder_sha256
 from .staging import BUILD_MARK, MANIFEST_FILE, held_staging
 
 if TYPE_CHECKING:
@@ -381,8 +381,7 @@ def _build_into(
 def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:
     """Name, size and modification time (ns) of the corpus file, or of each data file of a saved dataset: what
     a copy still being written changes."""
-    files = data_files(corpus) if corpus.is_dir() else [corpus]
-    return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in files)
+    return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in corpus_files(corpus))
 
 
 def corpus_bytes(state: tuple[tuple[str, int, int], ...]) -> int:
@@ -390,8 +389,8 @@ def corpus_bytes(state: tuple[tuple[str, int, int], ...]) -> int:
 
 
 def corpus_sha256(corpus: Path) -> str:
-    """The identity of a corpus's content: the file's sha256, or a saved dataset's `folder_sha256`."""
-    return folder_sha256(corpus) if corpus.is_dir() else file_sha256(corpus)
+    """The identity of a corpus's content: the file's sha256, or `folder_sha256` of a folder's data files."""
+    return folder_sha256(corpus, corpus_files(corpus)) if corpus.is_dir() else file_sha256(corpus)
 
 
 def file_sha256(path: Path) -> str:

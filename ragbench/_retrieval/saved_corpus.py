@@ -55,10 +55,11 @@ def data_files(folder: Path) -> list[Path]:
     return sorted(folder.rglob(DATA_FILES))
 
 
-def folder_sha256(folder: Path) -> str:
-    """sha256 over the folder's data files in sorted order: each one's name, size and bytes."""
+def folder_sha256(folder: Path, files: list[Path]) -> str:
+    """sha256 over a folder's data `files` (a saved dataset's, a sharded corpus's) in sorted order: each one's
+    name, size and bytes."""
     digest = hashlib.sha256()
-    for file in data_files(folder):
+    for file in files:
         digest.update(f"{file.relative_to(folder).as_posix()}\0{file.stat().st_size}\0".encode())
         with open(file, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):

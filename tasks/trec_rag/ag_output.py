@@ -1,0 +1,123 @@
+"""The TREC RAG generation tasks' answer format (the AG/RAG submission JSONL, trec-rag.github.io's 2024 and 2025
+track guidelines; ragnarok's rag24_validation.py checks it): per topic, the `references` (segment docids, ranked)
+and the `answer`, a list of sentences `{"text", "citations"}` whose citations are 0-based indices into the
+references (2025's format 2: the cited docids themselves, also read).
+
+- 2024: `{"run_id", "topic_id", "topic", "references", "response_length", "answer"}`; `response_length` is
+  rag24_validation's count: the words (str.split) of each sentence's NFKC-normalised, stripped text.
+- 2025 (format 1): `{"metadata": {"team_id", "run_id", "type", "narrative_id", "narrative"}, "references",
+  "answer"}`.
+
+A ragbench answer cites the documents it was shown as "[n]" (1-based, ALCE's markers): `sentences` splits it
+with `sent_tokenize` and maps each sentence's numbers to reference indices; `recorded_output` writes a
+submission's sentences back as such an answer, the markers before each sentence's full stop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragbench.api import RecordError
+from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
+
+END = re.compile(r"[.!?]+$")
+
+
+def response_length(answer: list[dict[str, Any]]) -> int:
+    """rag24_validation.compute_rag24_response_length."""
+    return sum(len(unicodedata.normalize("NFKC", str(sentence["text"]).strip()).split()) for sentence in answer)
+
+
+def sentences(answer: str, shown: int) -> tuple[list[dict[str, Any]], int]:
+    """The answer's sentences as `{"text", "citations"}` (each cited number once, in order, 0-based) and how many
+    citations named no document shown (left out)."""
+    out, dropped = [], 0
+    for statement in sent_tokenize(answer):
+        numbers = list(dict.fromkeys(cited_numbers(statement)))
+        kept = [number - 1 for number in numbers if 1 <= number <= shown]
+        dropped += len(numbers) - len(kept)
+        text = " ".join(remove_citations(statement).split())
+        if text:
+            out.append({"text": text, "citations": kept})
+    return out, dropped
+
+
+def submission(
+    year: int, topic_id: str, topic: str, references: list[str], answer: list[dict[str, Any]], run_id: str, team_id: str
+) -> dict[str, Any]:
+    """One topic's line of a `year` (2024 or 2025) submission."""
+    if year == 2024:
+        return {
+            "run_id": run_id,
+            "topic_id": topic_id,
+            "topic": topic,
+            "references": references,
+            "response_length": response_length(answer),
+            "answer": answer,
+        }
+    metadata = {"team_id": team_id, "run_id": run_id, "type": "automatic", "narrative_id": topic_id, "narrative": topic}
+    return {"metadata": metadata, "references": references, "answer": answer}
+
+
+def recorded_output(answer: list[Any], references: list[str]) -> str:
+    """A submission's sentences as a ragbench answer: each sentence's text with "[n]" markers (1-based) before its
+    closing punctuation. A citation that is neither an index into `references` nor one of its docids is a
+    ValueError."""
+    parts = []
+    for sentence in answer:
+        if not isinstance(sentence, dict) or not isinstance(sentence.get("text"), str):
+            raise ValueError('an answer sentence is not {"text", "citations"}')
+        marks = "".join(f"[{reference_index(cite, references) + 1}]" for cite in sentence.get("citations") or [])
+        text = sentence["text"].strip()
+        end = END.search(text)
+        body, stop = (text[: end.start()], end.group()) if end else (text, "")
+        parts.append(f"{body} {marks}{stop}" if marks else text)
+    return " ".join(parts)
+
+
+def reference_index(cite: Any, references: list[str]) -> int:
+    if isinstance(cite, int) and not isinstance(cite, bool) and 0 <= cite < len(references):
+        return cite
+    if isinstance(cite, str) and cite in references:
+        return references.index(cite)
+    raise ValueError(f"citation {cite!r} is neither an index into the {len(references)} references nor one of them")
+
+
+def submission_record(line: dict[str, Any]) -> dict[str, Any]:
+    """One submission line (2024 or 2025 format) as a `ragbench score` record `{"id", "output", "docs"}`."""
+    metadata = line["metadata"] if isinstance(line.get("metadata"), dict) else {}
+    topic_id = line.get("topic_id", metadata.get("narrative_id"))
+    references = line.get("references")
+    if topic_id is None or not isinstance(references, list) or not isinstance(line.get("answer"), list):
+        raise ValueError('expected "topic_id" (or "metadata": {"narrative_id"}), "references" and "answer"')
+    if not all(isinstance(ref, str) for ref in references):
+        raise ValueError('"references" holds a value that is not a docid string')
+    return {
+        "id": str(topic_id),
+        "output": recorded_output(line["answer"], references),
+        "docs": [{"id": ref} for ref in references],
+    }
+
+
+def submission_records(folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+    """Every line of the folder's *.jsonl submission files, in name order, as `ragbench score` records; a line that
+    is not UTF-8, not JSON or not a submission line is a RecordError naming it."""
+    index = 0
+    for path in sorted(folder.glob("*.jsonl")):
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    line = json.loads(raw.decode("utf-8"))
+                    if not isinstance(line, dict):
+                        raise ValueError("expected a JSON object")
+                    yield index, submission_record(line)
+                except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+                    yield index, RecordError(str(path), number, str(exc))
+                index += 1

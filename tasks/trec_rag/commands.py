@@ -1,0 +1,80 @@
+"""`ragbench export trec-rag RUN`: a finished run of trec_rag24 or trec_rag25 as the generation task's submission
+JSONL (ag_output.py), one line per topic, added to `ragbench export` (tasks/__init__.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+TASKS = {"trec_rag24": (2024, 20), "trec_rag25": (2025, 100)}  # year, the most references a line may hold
+
+
+@click.command("trec-rag")
+@click.argument("run_dir", metavar="RUN")
+@click.option("--task", "task", type=click.Choice(sorted(TASKS)), default=None, help="the task (default: the run's)")
+@click.option("--output", default=None, help="the file to write (default: RUN__TASK.jsonl beside RUN)")
+@click.option("--run-id", default=None, help="the submission's run_id (default: the run folder's name)")
+@click.option("--team-id", default="ragbench", show_default=True, help="2025's metadata.team_id")
+@click.option("--overwrite", is_flag=True, help="replace an earlier export at --output")
+def export_trec_rag(
+    run_dir: str, task: str | None, output: str | None, run_id: str | None, team_id: str, overwrite: bool
+) -> None:
+    """TREC RAG's AG/RAG submission file from a finished run: per topic its references (the docids of the
+    segments shown, at most 20 in 2024 and 100 in 2025) and its answer's sentences, citations as reference indices."""
+    from ragbench.api.run import config_errors_exit
+
+    with config_errors_exit("--output"):
+        lines = export(run_dir, task, output, run_id, team_id, overwrite)
+    for line in lines:
+        click.echo(line)
+
+
+def export(
+    run_dir: str, task: str | None, output: str | None, run_id: str | None, team_id: str, overwrite: bool
+) -> list[str]:
+    from ragbench.api import ConfigError
+    from ragbench.api.retrieval import run_tag
+    from ragbench.api.run import finished_run
+
+    from .ag_output import sentences, submission
+
+    run = finished_run(run_dir, "export trec-rag")
+    ran = [name for name in TASKS if name in run.results.results]
+    if task is None and len(ran) != 1:
+        raise ConfigError(
+            f"export trec-rag: {run.path} ran {', '.join(ran) or 'neither trec_rag24 nor trec_rag25'}: give --task"
+        )
+    task = task or ran[0]
+    if task not in run.results.results:
+        raise ConfigError(f"export trec-rag: {run.path} did not run {task}")
+    unscored = run.results.counts[task]["failed"] + run.results.counts[task]["missing"]
+    if unscored:
+        raise ConfigError(
+            f"export trec-rag: {unscored} topic(s) of {run.path} failed or are missing, and a submission answers "
+            f"every topic: finish them with `ragbench ... --resume --output {run.path}`"
+        )
+    year, most = TASKS[task]
+    path = Path(output) if output else run.path.resolve().parent / f"{run.path.resolve().name}__{task}.jsonl"
+    if path.exists() and not overwrite:
+        raise ConfigError(f"export trec-rag: {path} exists: give --overwrite, or another --output")
+    tag = run_id or run_tag(run.path.resolve().name)
+    written: list[dict[str, Any]] = []
+    dropped = cut = 0
+    for record in run.records(task, why="the answers to export"):
+        if record.bad_record or record.id is None or record.error is not None:
+            continue
+        references = list(dict.fromkeys(str(doc.id) for doc in record.docs if doc.id is not None))
+        cut += max(0, len(references) - most)
+        answer, unknown = sentences(record.answer, shown=min(len(references), most))
+        dropped += unknown
+        written.append(submission(year, record.id, record.question, references[:most], answer, tag, team_id))
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in written), encoding="utf-8")
+    lines = [f"TREC RAG {year} submission: {path} ({len(written)} topics, run_id {tag})"]
+    if cut:
+        lines.append(f"{cut} segment(s) shown past the first {most} left out of references (the track's limit)")
+    if dropped:
+        lines.append(f"{dropped} citation(s) named no segment in references and were left out")
+    return lines

@@ -1,0 +1,99 @@
+"""TREC RAG's topics and qrels as released.
+
+- RAG 2024 topics: TSV, one `topic_id<TAB>query` per line (trec_rag_2024_queries.tsv, Anserini's
+  topics.rag24.test.txt), read as ragnarok's rag24_validation.load_topics reads them (`line.strip().split("\\t")`).
+- RAG 2025 topics: JSONL, one `{"id", "narrative"}` per line (trec_rag_2025_queries.jsonl as released; the track
+  guidelines' example names the text `"title"`, also read).
+- Qrels: trec_eval's `topic_id iteration docid relevance` per line, white-space separated, graded (UMBRELA's and
+  NIST's 0-3). A line trec_eval could not read, or a judgment given twice, is refused in one line naming where.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragbench.api import ConfigError, RecordError
+
+TOPIC_TEXT = ("narrative", "title", "query")  # a JSONL topic's text: the first of these it has
+
+
+def read_topics(path: Path) -> tuple[dict[str, str], list[RecordError]]:
+    """topic id -> its text, in file order, and the lines that are no topic."""
+    topics: dict[str, str] = {}
+    bad: list[RecordError] = []
+    for number, line in text_lines(path):
+        item = jsonl_topic(line) if line.lstrip().startswith("{") else tsv_topic(line)
+        if isinstance(item, str):
+            bad.append(RecordError(str(path), number, item))
+        else:
+            topics[item[0]] = item[1]
+    return topics, bad
+
+
+def text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every non-blank line; a file that is not UTF-8 is a ConfigError naming the line."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{path}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
+                ) from None
+            if line.strip():
+                yield number, line
+
+
+def tsv_topic(line: str) -> tuple[str, str] | str:
+    """(id, query) of a TSV line, or what is wrong with it."""
+    fields = line.strip().split("\t")
+    if len(fields) != 2 or not fields[0] or not fields[1].strip():
+        return f"expected topic_id<TAB>query, got {len(fields)} tab-separated field(s)"
+    return fields[0], fields[1]
+
+
+def jsonl_topic(line: str) -> tuple[str, str] | str:
+    """(id, text) of a JSONL line, or what is wrong with it."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON at column {exc.colno}: {exc.msg}"
+    if (
+        not isinstance(record, dict)
+        or isinstance(record.get("id"), bool)
+        or not isinstance(record.get("id"), (str, int))
+    ):
+        return 'expected {"id", "narrative"} with a string or whole-number id'
+    text = next((record[key] for key in TOPIC_TEXT if isinstance(record.get(key), str) and record[key].strip()), None)
+    if text is None:
+        return f"topic {record['id']!r} has no text (expected one of {', '.join(TOPIC_TEXT)})"
+    return str(record["id"]), text
+
+
+def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """topic id -> {docid: grade} in file order, and the line of each topic's first judgment."""
+    qrels: dict[str, dict[str, int]] = {}
+    lines: dict[str, int] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in text_lines(path):
+        fields = line.split()
+        if len(fields) != 4:
+            raise ConfigError(
+                f"{path}:{number}: expected 4 fields (topic_id iteration docid relevance), got {len(fields)}"
+            )
+        topic, _, docid, grade = fields
+        try:
+            relevance = int(grade)
+        except ValueError:
+            raise ConfigError(f"{path}:{number}: relevance {grade!r} is not a whole number") from None
+        if (topic, docid) in seen:
+            raise ConfigError(
+                f"{path}:{number}: topic {topic} judges {docid} again (first on line {seen[topic, docid]}); "
+                "keep one judgment per segment"
+            )
+        seen[topic, docid] = number
+        lines.setdefault(topic, number)
+        qrels.setdefault(topic, {})[docid] = relevance
+    return qrels, lines

@@ -236,3 +236,59 @@ def test_without_the_regex_package_the_build_is_refused_before_the_corpus_is_rea
     finally:
         token_regex.cache_clear()
     assert not (tmp_path / "index").exists()
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("small")
+    build(tmp, [{"id": "a", "text": "fox fox dog"}, {"id": "b", "text": "the"}, {"id": "c", "text": "cat dog"}])
+    return tmp / "index"
+
+
+COUNTS = ("doc_count", "terms", "postings", "docs_with_terms", "total_terms")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(COUNTS), st.one_of(st.integers(-3, 12), st.integers(-(2**63), 2**63)))
+def test_a_manifest_count_other_than_the_files_is_refused_before_a_search(small_index, field, value):
+    path = small_index / "manifest.json"
+    written = path.read_text(encoding="utf-8")
+    manifest = json.loads(written)
+    counts = {"doc_count": manifest["doc_count"], **manifest["options"]}
+    assert {name: counts[name] for name in COUNTS} == dict(zip(COUNTS, [3, 3, 4, 2, 5]))  # as built
+    if value == counts[field]:
+        return
+    if field == "doc_count":
+        manifest[field] = value
+    else:
+        manifest["options"][field] = value
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    try:
+        with pytest.raises(ConfigError) as refused:
+            LuceneBM25Retriever(str(small_index))
+    finally:
+        path.write_text(written, encoding="utf-8")
+    message = str(refused.value)
+    assert "\n" not in message and "manifest.json" in message and "ragbench index build --corpus" in message
+
+
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("docs_with_terms", 0, "norms.npy: holds 2 passages with terms where manifest.json's docs_with_terms says 0"),
+        ("docs_with_terms", 3, "norms.npy: holds 2 passages with terms where manifest.json's docs_with_terms says 3"),
+        ("total_terms", -5, "freqs.npy: holds 5 term occurrences where manifest.json's total_terms says -5"),
+        ("total_terms", 4000, "freqs.npy: holds 5 term occurrences where manifest.json's total_terms says 4000"),
+    ],
+)
+def test_the_counts_scores_are_made_of_are_those_of_the_files(small_index, field, value, message):
+    path = small_index / "manifest.json"
+    written = path.read_text(encoding="utf-8")
+    manifest = json.loads(written)
+    path.write_text(json.dumps({**manifest, "options": {**manifest["options"], field: value}}), encoding="utf-8")
+    try:
+        with pytest.raises(ConfigError, match=f"lucene_bm25/{re.escape(message)} .*ragbench index build --corpus"):
+            LuceneBM25Retriever(str(small_index))
+    finally:
+        path.write_text(written, encoding="utf-8")
+    assert [hit.id for hit in LuceneBM25Retriever(str(small_index)).search(["dog"], 5)[0]] == ["c", "a"]

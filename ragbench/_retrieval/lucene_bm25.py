@@ -38,6 +38,7 @@ from .index_damage import (
     INTEGERS,
     IndexDamage,
     ascending,
+    blocks,
     expect_count,
     read_array,
     vector,
@@ -279,7 +280,8 @@ class LuceneBM25Retriever(IndexedRetriever):
 
 def check_postings(files: Path, manifest: Manifest) -> None:
     """`LuceneBM25Retriever.check_files`'s checks of the `lucene_bm25/` files (an IndexDamage names the first
-    found wrong)."""
+    found wrong), and of the manifest's counts that scores are made of against them: its total_terms is the sum of
+    the frequencies, its docs_with_terms the passages with a norm (a wrong one gives every score wrong)."""
     options, passages = manifest.options, manifest.doc_count
     terms, total = options["terms"], options["postings"]
     offsets = vector("offsets.npy", np.asarray(read_array(files, "offsets.npy")), INTEGERS, terms + 1)
@@ -292,8 +294,14 @@ def check_postings(files: Path, manifest: Manifest) -> None:
     ascending("postings.npy", postings, "passage number", strictly=True, restarts=offsets[1:-1], runs=runs)
     freqs = vector("freqs.npy", read_array(files, "freqs.npy"), INTEGERS, total)
     within("freqs.npy", freqs, 1, 2**31, "term frequency", "a term is in the passages it is listed for")
+    occurrences = sum(int(block.sum(dtype=np.int64)) for _, block in blocks(freqs))
+    expect_count("freqs.npy", "term occurrences", occurrences, options["total_terms"], f"{MANIFEST_FILE}'s total_terms")
     norms = vector("norms.npy", read_array(files, "norms.npy"), INTEGERS, passages)
     within("norms.npy", norms, 0, 256, "norm", "one byte")
+    with_terms = int(np.count_nonzero(norms))  # a passage's norm is 0 only when it has no terms
+    expect_count(
+        "norms.npy", "passages with terms", with_terms, options["docs_with_terms"], f"{MANIFEST_FILE}'s docs_with_terms"
+    )
     ranks = vector("id_ranks.npy", np.asarray(read_array(files, "id_ranks.npy")), INTEGERS, passages)
     within("id_ranks.npy", ranks, 0, passages, "rank", f"the index has {passages} passages")
     if passages and int(np.bincount(ranks, minlength=passages).max()) > 1:

@@ -32,6 +32,7 @@ from .._errors import ConfigError
 from . import lucene_unicode9
 
 MAX_TOKEN_UNITS = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units (Java chars)
+SEARCH_SPAN = 2 * MAX_TOKEN_UNITS  # characters the pattern is given at once (`standard_tokens`)
 
 
 # Stand-ins of Lucene's class for the characters `lucene_unicode9` lists: each is replaced by one that `regex` puts
@@ -104,15 +105,24 @@ def token_pattern() -> str:
         f"|{regional}{regional}"  # flag
     )
 
-    # Lucene's number, Hangul and Katakana rules match only what its word rule matches too (they set the token type)
-    number_run = f"{numeric}(?:(?:{extend_num_let}*|{mid_numeric}){numeric})*"
-    core = (
-        f"(?:{katakana}(?:{extend_num_let}*{katakana})*"
-        f"|(?:{hebrew}(?:{single_quote}|{double_quote}{hebrew})"
-        f"|{number_run}"
-        f"|{ahletter}(?:(?:{extend_num_let}*|{mid_letter}){ahletter})*)+)"
+    # Lucene's word rule, `extend_num_let* core (extend_num_let+ core)* extend_num_let*` with
+    #   core = katakana (extend_num_let* katakana)*
+    #        | (hebrew (single_quote | double_quote hebrew) | numeric ((extend_num_let* | mid_numeric) numeric)*
+    #           | ahletter ((extend_num_let* | mid_letter) ahletter)*)+
+    # (its number, Hangul and Katakana rules match only what this matches too: they set the token type), written so
+    # that a string matches it in one way only: leftmost-longest matching tries every way, and the ways of that form
+    # grow with the cube of a word's length. A run of extend_num_let may join any two cores, so it parts groups that
+    # hold none: a katakana run, or a run of atoms (a letter, a Hebrew letter or a number with the mid letters or
+    # numbers that join it to the next; a quote after a Hebrew letter not so joined is its own and ends the atom).
+    letter = extended(r"[\p{WB=ALetter}]")
+    mid_letter_not_quote = extended(r"[\p{WB=MidLetter}\p{WB=MidNumLet}]")
+    atom = (
+        f"{letter}(?:{mid_letter}{ahletter})*"
+        f"|{hebrew}(?:{mid_letter_not_quote}{ahletter}(?:{mid_letter}{ahletter})*|{single_quote}|{double_quote}{hebrew})?"
+        f"|{numeric}(?:{mid_numeric}{numeric})*"
     )
-    word = f"{extend_num_let}*{core}(?:{extend_num_let}+{core})*{extend_num_let}*"
+    group = f"{katakana}+|(?:{atom})+"
+    word = f"{extend_num_let}*(?:{group})(?:{extend_num_let}+(?:{group}))*{extend_num_let}*"
     south_east_asian = extended(r"[\p{Line_Break=Complex_Context}]") + "+"
     one_per_character = extended(r"[\p{Script=Han}\p{Script=Hiragana}]")
     return "|".join(f"(?:{rule})" for rule in (emoji, word, south_east_asian, one_per_character))
@@ -121,6 +131,21 @@ def token_pattern() -> str:
 # The same rules on ASCII text, where only the word rule can match (letters, digits, "_" joining anything, ":" "." "'"
 # between letters, "," ";" "." "'" between digits): Python's own `re`, several times faster.
 ASCII_TOKEN = re.compile(r"_*[A-Za-z0-9](?:_*[A-Za-z0-9]|(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))*_*")
+
+
+# A character every token holds (the ones it may begin with before it are extend_num_let and ZWJ), or another
+# that is not white space: none of the buffers that end before the next one holds a token
+ASCII_STARTER = re.compile(r"[A-Za-z0-9]")
+STARTER = r"[^\p{WB=ExtendNumLet}\p{WB=ZWJ}\s]"
+
+
+@cache
+def starter_regex() -> Any:
+    """`STARTER`, compiled (`token_regex` checks first that the regex package is there)."""
+    token_regex()
+    import regex
+
+    return regex.compile(STARTER, regex.V1)
 
 
 @cache
@@ -152,13 +177,29 @@ def window_end(text: str, start: int) -> int:
 
 
 def standard_tokens(text: str) -> Iterator[str]:
-    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case)."""
+    """The terms Lucene's StandardTokenizer cuts `text` into, in order (unchanged case).
+
+    At each position the scanner takes the longest match that fits in its buffer (`window_end`), else skips a
+    character. Here the pattern is only ever given `SEARCH_SPAN` characters, so that a word of any length costs time
+    in proportion to its length (searching the whole rest of a long word again after each 255-unit cut was
+    quadratic): a match found to start within a span's first `SEARCH_SPAN - MAX_TOKEN_UNITS` characters has its
+    whole buffer inside the span, and where none starts there, no buffer there holds one. A buffer holds a token
+    only if it reaches a `STARTER`, so the search begins no further than a buffer before the next one.
+    """
     if text.isascii():
-        pattern, classes = ASCII_TOKEN, text
+        pattern, starter, classes = ASCII_TOKEN, ASCII_STARTER, text
     else:
-        pattern, classes = token_regex(), text.translate(lucene_classes())
-    position = 0
-    while (found := pattern.search(classes, position)) is not None:
+        pattern, starter, classes = token_regex(), starter_regex(), text.translate(lucene_classes())
+    position, length = 0, len(text)
+    while (next_starter := starter.search(classes, position)) is not None:
+        position = max(position, next_starter.start() - MAX_TOKEN_UNITS + 1)
+        limit = min(length, position + SEARCH_SPAN)
+        found = pattern.search(classes, position, limit)
+        if found is None or (limit < length and found.start() > limit - MAX_TOKEN_UNITS):
+            if limit == length:
+                return
+            position = limit - MAX_TOKEN_UNITS + 1  # the first position whose buffer may reach past the span
+            continue
         start, end = found.span()
         if end - start > MAX_TOKEN_UNITS // 2 and utf16_units(text[start:end]) > MAX_TOKEN_UNITS:
             cut = pattern.match(classes, start, window_end(text, start))

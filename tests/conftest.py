@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
 from ray_cluster import ray_cluster  # noqa: F401  (one local multi-node Ray cluster a session, when a test asks)
 
 if TYPE_CHECKING:

@@ -15,17 +15,17 @@ from hypothesis import strategies as st
 
 pytest.importorskip("bm25s")
 
-from ragbench._errors import ConfigError  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.bm25 import BM25Retriever  # noqa: E402
-from ragbench._retrieval.dense import inner_product_top_k  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
-from ragbench._retrieval.ranking import best_k  # noqa: E402
-from ragbench._retrieval.sharded.layout import Shard, read_layout  # noqa: E402
-from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges  # noqa: E402
-from ragbench._retrieval.sharded.searcher import ShardSearcher  # noqa: E402
-from ragbench._retrieval.sharded.split import split_dense, split_index  # noqa: E402
+from ragbench._errors import ConfigError
+from ragbench._registry import installed_registry
+from ragbench._retrieval import load_retriever
+from ragbench._retrieval.bm25 import BM25Retriever
+from ragbench._retrieval.dense import inner_product_top_k
+from ragbench._retrieval.index import build_index
+from ragbench._retrieval.ranking import best_k
+from ragbench._retrieval.sharded.layout import Shard, read_layout
+from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
+from ragbench._retrieval.sharded.searcher import ShardSearcher
+from ragbench._retrieval.sharded.split import split_dense, split_index
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x"]
 TIED = st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0])  # few values: many ties
@@ -39,7 +39,9 @@ def splits(n: int) -> st.SearchStrategy[int]:
 @given(st.lists(TIED, min_size=1, max_size=40), st.data(), st.integers(0, 45))
 def test_merging_shards_top_k_is_the_whole_arrays_top_k_ties_by_smaller_number(scores, data, k):
     scores = np.array(scores, dtype=np.float32)
-    cuts = sorted(data.draw(st.sets(st.integers(1, len(scores) - 1), max_size=len(scores) - 1))) if len(scores) > 1 else []
+    cuts = (
+        sorted(data.draw(st.sets(st.integers(1, len(scores) - 1), max_size=len(scores) - 1))) if len(scores) > 1 else []
+    )
     bounds = [0, *cuts, len(scores)]
     parts = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
@@ -102,9 +104,7 @@ def test_a_split_bm25_index_answers_exactly_as_the_whole_one(corpus_texts, data,
 
 
 @settings(max_examples=40)
-@given(
-    st.integers(1, 40), st.integers(1, 6), st.data(), st.integers(0, 45), st.sampled_from(["float16", "float32"])
-)
+@given(st.integers(1, 40), st.integers(1, 6), st.data(), st.integers(0, 45), st.sampled_from(["float16", "float32"]))
 def test_split_dense_embeddings_answer_exactly_as_the_whole_matrix(rows, dim, data, k, dtype):
     """Equal vectors (ties) included; the unsharded search reads the matrix in chunks of chunk_rows too."""
     values = st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0])

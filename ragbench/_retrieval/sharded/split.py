@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +80,9 @@ def split_bm25(index: Path, folders: list[Path], ranges: list[tuple[int, int]]) 
         (out / PARAMS).write_text(json.dumps(params, indent=4), encoding="utf-8")
 
 
-def posting_blocks(indices: np.ndarray, data: np.ndarray, indptr: np.ndarray):  # type: ignore[no-untyped-def]
+def posting_blocks(
+    indices: np.ndarray, data: np.ndarray, indptr: np.ndarray
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """(first posting, scores, passage numbers) of the score matrix, BLOCK postings at a time."""
     for first in range(0, len(indices), BLOCK):
         yield first, np.asarray(data[first : first + BLOCK]), np.asarray(indices[first : first + BLOCK], np.int64)

@@ -184,3 +184,18 @@ def test_splitting_leaves_the_index_files_as_they_were(bm25_index):
     split_index(bm25_index, 3)
     assert {p: p.read_bytes() for p in before} == before
     assert sorted(p.name for p in bm25_index.iterdir() if p.name.startswith((".", "shards"))) == ["shards-3"]
+
+
+def test_index_shard_command_splits_once_and_refuses_an_index_it_cannot_shard_in_one_line(bm25_index, tmp_path):
+    from helpers import cli
+
+    done = cli("index", "shard", "--index", str(bm25_index), "--shards", "2")
+    assert done.returncode == 0 and "2 shards of" in done.stdout
+    assert read_layout(bm25_index / "shards-2", bm25_index).doc_count == 20
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "manifest.json").write_text(
+        json.dumps({**json.loads((bm25_index / "manifest.json").read_text()), "retriever": "lucene_bm25"})
+    )
+    refused = cli("index", "shard", "--index", str(tmp_path / "fake"), "--shards", "2")
+    assert refused.returncode != 0 and "only dense and bm25 indexes can be sharded" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1

@@ -62,3 +62,16 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
     assert sharded.pool.restarts == [before[0], before[1] + 1, before[2]]
     assert "shard 1 (passages 101..200" in caplog.text and "starting it again from its files" in caplog.text
     assert len(set(sharded.pool.nodes)) == SHARDS  # the freed node took it back
+
+
+def test_a_shard_lost_for_good_fails_the_batch_naming_it_never_a_partial_answer(searchers, monkeypatch):
+    from ragbench._retrieval.base import RetrievalError
+    from ragbench._retrieval.sharded import actors
+
+    whole, sharded = searchers
+    monkeypatch.setattr(actors, "MAX_RESTARTS", 0)  # no restart: the first death is final for the batch
+    ray.kill(sharded.pool.actors[2], no_restart=True)
+    failed = sharded.search(QUERIES, 10)
+    assert all(isinstance(result, RetrievalError) and "shard 2 (passages 201..300" in str(result) for result in failed)
+    monkeypatch.setattr(actors, "MAX_RESTARTS", 3)
+    assert answers(sharded.search(QUERIES, 10)) == answers(whole.search(QUERIES, 10))  # the next batch restarts it

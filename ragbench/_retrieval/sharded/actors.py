@@ -5,7 +5,7 @@ distinct nodes while there are free ones), so a node holds about 1/S of the inde
 at once (the queries put in Ray's object store once) and gathered in shard order. A shard whose actor died (its
 process or node lost: a RayActorError) is started again from its files, on any node with a free CPU, and its
 part of the batch sent again; the other shards' answers are kept. The wait is logged (a warning naming the shard)
-and a batch fails, as RetrievalError, only after MAX_RESTARTS restarts of one shard in a row.
+and a batch fails (a RetrievalError) only when one shard's actor died MAX_RESTARTS + 1 times in a row.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from ..._errors import ConfigError
+from ..base import RetrievalError
 from ..index_damage import IndexDamage
 from .layout import Layout, Shard
 from .searcher import ShardSearcher, TopK
@@ -93,7 +94,11 @@ class ShardPool:
                     break
                 except ray.exceptions.RayActorError as exc:
                     if attempt == MAX_RESTARTS:
-                        raise
+                        shard = self.layout.shards[number]
+                        raise RetrievalError(
+                            f"{shard.describe()}: its Ray actor died {attempt + 1} time(s) in a row while "
+                            f"searching ({type(exc).__name__})"
+                        ) from None
                     ref = self._restart(number, exc).top_k.remote(sent, k)
         return answers
 
@@ -103,7 +108,7 @@ class ShardPool:
 
         shard = self.layout.shards[number]
         logger.warning(
-            "%s: its Ray actor died (%s); starting it again from its files and sending its queries again",
+            "ragbench: warning: %s: its Ray actor died (%s); starting it again from its files and sending its queries again",
             shard.describe(),
             type(cause).__name__,
         )
@@ -114,7 +119,7 @@ class ShardPool:
         self.actors[number] = self.actor_class.remote(self.layout.retriever, shard, self.options)
         self.nodes[number] = self._ready(shard, self.actors[number])
         self.restarts[number] += 1
-        logger.warning("%s: serving again on node %s", shard.describe(), self.nodes[number][:12])
+        logger.warning("ragbench: %s: serving again on node %s", shard.describe(), self.nodes[number][:12])
         return self.actors[number]
 
     def close(self) -> None:

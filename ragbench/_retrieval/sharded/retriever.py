@@ -73,7 +73,10 @@ class ShardedRetriever(Retriever):
         self.max_batch_size = front.max_batch_size
 
     def search(self, queries: list[str], k: int) -> Sequence[list[Document] | RetrievalError]:
-        answers = self.pool.top_k(self.front.payload(queries), k)
+        try:
+            answers = self.pool.top_k(self.front.payload(queries), k)
+        except RetrievalError as exc:  # a shard lost for good: these searches fail, counted, never a partial answer
+            return [exc] * len(queries)
         merged = [merge_top_k([answer[query] for answer in answers], k) for query in range(len(queries))]
         return self.front.hits([ids for _, ids in merged], [scores for scores, _ in merged])
 

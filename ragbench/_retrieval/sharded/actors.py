@@ -4,7 +4,8 @@ Each actor (`_ShardActor`, 1 CPU) loads its shard's files where Ray places it (`
 distinct nodes while there are free ones), so a node holds about 1/S of the index. A batch is sent to every shard
 at once (the queries put in Ray's object store once) and gathered in shard order. A shard whose actor died (its
 process or node lost: a RayActorError) is started again from its files, on any node with a free CPU, and its
-part of the batch sent again; the other shards' answers are kept. The wait is logged (a warning naming the shard)
+part of the batch sent again; the other shards' answers are kept. The wait is logged (a warning naming the shard,
+and every WAIT_NOTE_SECONDS while no node has room for it)
 and a batch fails (a RetrievalError) only when one shard's actor died MAX_RESTARTS + 1 times in a row.
 """
 
@@ -20,6 +21,7 @@ from .layout import Layout, Shard
 from .searcher import ShardSearcher, TopK
 
 MAX_RESTARTS = 3  # restarts of one shard for one batch before the batch fails
+WAIT_NOTE_SECONDS = 30  # a shard actor not started after this long is logged, and again after each as long
 logger = logging.getLogger(__name__)
 
 
@@ -69,10 +71,17 @@ class ShardPool:
     def _ready(self, shard: Shard, actor: Any) -> str:
         import ray
 
+        ready = actor.ready.remote()
+        while not ray.wait([ready], timeout=WAIT_NOTE_SECONDS)[0]:  # no free CPU yet: say so, keep waiting
+            logger.warning(
+                "ragbench: waiting for %s to start on Ray (it needs 1 free CPU on a node that sees its folder)",
+                shard.describe(),
+            )
         try:
-            problem, node = ray.get(actor.ready.remote())
+            problem, node = ray.get(ready)
         except ray.exceptions.RayError as exc:
-            raise ConfigError(f"{shard.describe()} failed to start on Ray: {type(exc).__name__}: {exc}") from None
+            cause = (str(exc).strip().splitlines() or [""])[0]
+            raise ConfigError(f"{shard.describe()} failed to start on Ray: {type(exc).__name__}: {cause}") from None
         if problem is not None:
             raise ConfigError(
                 f"{shard.describe()}: {problem} (damaged); split the index again: ragbench index shard "
@@ -99,7 +108,10 @@ class ShardPool:
                             f"{shard.describe()}: its Ray actor died {attempt + 1} time(s) in a row while "
                             f"searching ({type(exc).__name__})"
                         ) from None
-                    ref = self._restart(number, exc).top_k.remote(sent, k)
+                    try:
+                        ref = self._restart(number, exc).top_k.remote(sent, k)
+                    except ConfigError as problem:  # its files damaged since: this batch fails, the run goes on
+                        raise RetrievalError(str(problem)) from None
         return answers
 
     def _restart(self, number: int, cause: Exception) -> Any:

@@ -41,14 +41,30 @@ K, QUERIES, DIM = 10, 64, 384
 MB = 1 << 20
 
 
+def shard_processes() -> list[psutil.Process]:
+    """The live shard actor processes of this script's own cluster (its raylets are its children)."""
+    return [
+        process
+        for process in psutil.Process().children(recursive=True)
+        if process.is_running()
+        and process.status() != psutil.STATUS_ZOMBIE
+        and any("_ShardActor" in part for part in process.cmdline())
+    ]
+
+
 def shard_memory() -> list[tuple[float, float]]:
-    """(RssAnon MB, RssFile MB) of each live shard actor process on this machine."""
+    """(RssAnon MB, RssFile MB) of each live shard actor process."""
     found = []
-    for process in psutil.process_iter(["cmdline"]):
-        if any("_ShardActor" in part for part in process.info["cmdline"] or []):
-            fields = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
-            found.append(tuple(int(fields[key].split()[0]) * 1024 / MB for key in ("RssAnon", "RssFile")))
+    for process in shard_processes():
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
+        found.append(tuple(int(fields[key].split()[0]) * 1024 / MB for key in ("RssAnon", "RssFile")))
     return sorted(found)
+
+
+def closed(close) -> None:
+    """`close` a pool, then wait until its actors' processes are gone (ray.kill returns at once)."""
+    close()
+    psutil.wait_procs(shard_processes(), timeout=60)
 
 
 def best_time(search, repeats: int = 3) -> float:
@@ -85,7 +101,7 @@ def bm25_case(folder: Path, passages: int, shards: int) -> dict:
         results[f"sharded_{count}_s"] = best_time(lambda retriever=sharded: retriever.search(queries, K))
         results[f"memory_{count}"] = shard_memory()
         results[f"nodes_{count}"] = len(set(sharded.pool.nodes))
-        sharded.close()
+        closed(sharded.close)
     whole.close()
     return results
 
@@ -120,7 +136,7 @@ def dense_case(folder: Path, passages: int, shards: int) -> dict:
         results[f"sharded_{count}_s"] = best_time(search)
         results[f"memory_{count}"] = shard_memory()
         results[f"nodes_{count}"] = len(set(pool.nodes))
-        pool.close()
+        closed(pool.close)
     return results
 
 

@@ -23,7 +23,7 @@ from ..dense import DenseRetriever
 from ..index import IndexedRetriever
 from ..index_damage import IndexDamage
 from .actors import ShardPool
-from .layout import read_layout, shards_folder
+from .layout import LAYOUT_FILE, Layout, read_layout, shards_folder
 from .merge import merge_top_k
 
 if TYPE_CHECKING:
@@ -105,12 +105,25 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     if address is not None and not isinstance(address, str):
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
     front = construct(FRONTS[kind], args, f"retriever {kind}", injected={"registry": registry})
-    folder = shards_folder(Path(front.folder), shards)
-    hint = f"split it: ragbench index shard --index {front.folder} --shards {shards}"
-    if not folder.is_dir():
-        raise ConfigError(f"retriever {kind}: {front.folder} has no {shards} shards ({folder} missing); {hint}")
     try:
-        layout = read_layout(folder, Path(front.folder))
+        return ShardedRetriever(
+            front, ShardPool(shard_layout(kind, Path(front.folder), shards), front.shard_options(), address)
+        )
+    except BaseException:
+        front.close()
+        raise
+
+
+def shard_layout(kind: str, index: Path, shards: int) -> Layout:
+    """The checked layout of `index`'s `shards` shards, or a ConfigError naming what is wrong and the fix."""
+    folder = shards_folder(index, shards)
+    hint = f"split it: ragbench index shard --index {index} --shards {shards}"
+    if not folder.is_dir():
+        raise ConfigError(f"retriever {kind}: {index} has no {shards} shards ({folder} missing); {hint}")
+    try:
+        layout = read_layout(folder, index)
+        if layout.retriever != kind or len(layout.shards) != shards:
+            raise IndexDamage(LAYOUT_FILE, f"holds {len(layout.shards)} {layout.retriever} shards, not {shards} {kind}")
     except IndexDamage as exc:
         raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {hint} --overwrite") from None
-    return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address))
+    return layout

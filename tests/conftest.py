@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import ray_cluster  # noqa: F401  (one local multi-node Ray cluster a session, when a test asks)
+from ray_cluster import ray_cluster, ray_cluster_session  # noqa: F401  (a local multi-node Ray cluster, when asked)
 
 if TYPE_CHECKING:
     from ragbench._registry import Registry

@@ -199,3 +199,56 @@ def test_index_shard_command_splits_once_and_refuses_an_index_it_cannot_shard_in
     refused = cli("index", "shard", "--index", str(tmp_path / "fake"), "--shards", "2")
     assert refused.returncode != 0 and "only dense and bm25 indexes can be sharded" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def split_once(tmp_path_factory):
+    """A bm25 index of 20 passages split into 3 shards, kept pristine: each example damages a copy."""
+    folder = tmp_path_factory.mktemp("pristine")
+    texts = [" ".join(WORDS[i % 7 : i % 7 + 3]) for i in range(20)]
+    build_index(
+        write_corpus(folder, texts), folder / "index", "bm25", {}, progress=False, registry=installed_registry()
+    )
+    split_index(folder / "index", 3)
+    return folder / "index"
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 40) | st.text(max_size=5), lambda inner: st.lists(inner, max_size=3)
+)
+
+
+@settings(max_examples=30)
+@given(st.data())
+def test_any_cut_shard_file_or_changed_shards_json_field_is_refused_in_one_line(split_once, data):
+    import shutil
+
+    with tempfile.TemporaryDirectory() as tmp:
+        index = Path(tmp) / "index"
+        shutil.copytree(split_once, index)
+        folder = index / "shards-3"
+        if data.draw(st.booleans()):
+            files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "shards.json")
+            path = data.draw(st.sampled_from(files))
+            path.write_bytes(path.read_bytes()[: data.draw(st.integers(0, path.stat().st_size - 1))])
+            named = path.name
+        else:
+            record = json.loads((folder / "shards.json").read_text())
+            target = record if data.draw(st.booleans()) else record["shards"][data.draw(st.integers(0, 2))]
+            key = data.draw(st.sampled_from(sorted(target)))
+            value = data.draw(JSON_VALUES.filter(lambda v, old=target[key]: v != old))
+            target[key] = value
+            (folder / "shards.json").write_text(json.dumps(record))
+            named = "shards.json"
+        with pytest.raises(ConfigError) as caught:
+            load_retriever("bm25", {"index": str(index), "shards": 3}, registry=installed_registry())
+        message = str(caught.value)
+        assert "\n" not in message and "--overwrite" in message
+        assert "shards-3" in message and (named == "shards.json" or named in message)
+
+
+@given(st.integers(-3, 60).filter(lambda n: not 1 <= n <= 20))
+def test_a_shard_count_outside_the_passages_is_refused_and_writes_nothing(split_once, shards):
+    with pytest.raises(ConfigError, match=r"--shards -?\d+: choose 1 to 20"):
+        split_index(split_once, shards)
+    assert sorted(p.name for p in split_once.iterdir() if p.name.startswith((".", "shards"))) == ["shards-3"]

@@ -72,3 +72,20 @@ def test_dense_shards_served_by_actors_answer_as_the_whole_matrix(tmp_path, ray_
     for row in range(5):
         merged_scores, merged_ids = merge_top_k([answer[row] for answer in answers], 30)
         assert merged_ids.tolist() == ids[row].tolist() and merged_scores.tobytes() == scores[row].tobytes()
+
+
+def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_behind(tmp_path):
+    from helpers import cli
+
+    index = tmp_path / "index"
+    build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(40)), index, "bm25", {}, progress=False,
+                registry=installed_registry())  # fmt: skip
+    split_index(index, 2)
+    data = tmp_path / "nq.jsonl"
+    data.write_text(json.dumps({"id": "0", "question": "king castle", "golden_answers": ["castle"]}) + "\n")
+    done = cli("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:echo", "--retriever", "bm25",
+               "--retriever-arg", f"index={index}", "--retriever-arg", "shards=2", "--output", str(tmp_path / "run"),
+               "--no-progress", timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "still running" not in done.stderr  # the local Ray the shards started is shut down with them
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["config"]["retriever_args"]["shards"] == 2

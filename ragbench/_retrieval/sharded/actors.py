@@ -54,7 +54,8 @@ class ShardPool:
             import ray
         except ImportError as exc:
             raise ConfigError("--retriever-arg shards=S serves shards on Ray: pip install 'ragbench[ray]'") from exc
-        if not ray.is_initialized():
+        self.own_ray = not ray.is_initialized()  # a local Ray this pool started: shut down with it
+        if self.own_ray:
             ray.init(address=ray_address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         self.layout, self.options = layout, options
         self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
@@ -142,3 +143,5 @@ class ShardPool:
                 ray.kill(actor)
             except Exception:  # already gone
                 pass
+        if self.own_ray and ray.is_initialized():
+            ray.shutdown()

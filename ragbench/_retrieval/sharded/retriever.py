@@ -85,7 +85,7 @@ class ShardedRetriever(Retriever):
         return {**self.front.metadata(), "shards": len(shards), "shard_passages": shards}
 
     def contents(self) -> dict[str, Any]:
-        return self.front.contents()  # the unsharded index's: a sharded run resumes an unsharded one and back
+        return self.front.contents()  # the unsharded index's: its answers are the same
 
     def close(self) -> None:
         self.pool.close()

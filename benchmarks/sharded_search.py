@@ -165,7 +165,8 @@ def main() -> None:
                 each = "; ".join(f"anon {a:.0f} MB file {f:.0f} MB" for a, f in r[f"memory_{shards}"])
                 print(
                     f"{name}: {passages} passages, {QUERIES} queries, k={K}: answers equal; unsharded "
-                    f"{r['unsharded_s'] * 1000:.0f} ms, 1 shard actor {r['sharded_1_s'] * 1000:.0f} ms, {shards} shards "
+                    f"{r['unsharded_s'] * 1000:.0f} ms, 1 shard actor {r['sharded_1_s'] * 1000:.0f} ms, "
+                    f"{shards} shards "
                     f"on {r[f'nodes_{shards}']} nodes {r[f'sharded_{shards}_s'] * 1000:.0f} ms "
                     f"({r[f'sharded_{shards}_s'] / r['unsharded_s']:.2f}x unsharded)\n"
                     f"  memory of the 1-shard actor: {one}\n  memory of each of the {shards} shard actors: {each}"

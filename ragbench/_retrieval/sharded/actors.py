@@ -121,7 +121,8 @@ class ShardPool:
 
         shard = self.layout.shards[number]
         logger.warning(
-            "ragbench: warning: %s: its Ray actor died (%s); starting it again from its files and sending its queries again",
+            "ragbench: warning: %s: its Ray actor died (%s); starting it again from its files and sending its "
+            "queries again",
             shard.describe(),
             type(cause).__name__,
         )

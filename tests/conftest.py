@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
+from ray_cluster import ray_cluster, ray_cluster_session  # noqa: F401  (a local multi-node Ray cluster, when asked)
+
 if TYPE_CHECKING:
     from ragbench._registry import Registry
 

@@ -109,6 +109,22 @@ def build_command(
     )
 
 
+@index_group.command("shard")
+@click.option("--index", "index", required=True, help="an index folder from `ragbench index build` (dense or bm25)")
+@click.option("--shards", required=True, type=int, help="how many shards (a Ray actor serves each)")
+@click.option("--overwrite", is_flag=True, help="split again, replacing INDEX/shards-S")
+def shard_command(index: str, shards: int, overwrite: bool) -> None:
+    """Split an index into shards (INDEX/shards-S), each served by a Ray actor on its own node when a run passes
+    --retriever-arg shards=S: the same answers as the whole index, about 1/S of it in each node's memory."""
+    from pathlib import Path
+
+    from .._retrieval.sharded.split import split_index
+
+    with config_errors_exit():
+        folder = split_index(Path(index), shards, overwrite=overwrite)
+    click.echo(f"{shards} shards of {index} in {folder}")
+
+
 @index_group.command("cache")
 @click.option(
     "--prune", is_flag=True, help="remove the stale indexes (their corpus gone or changed), damaged ones and leftovers"

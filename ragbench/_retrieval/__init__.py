@@ -36,6 +36,10 @@ def load_retriever(name: str | None, args: dict[str, Any] | None = None, *, regi
     from .._values.options import construct
 
     name = name or DEFAULT_RETRIEVER
+    if "shards" in (args or {}):  # the index served through its shards on Ray (ragbench._retrieval.sharded)
+        from .sharded.retriever import sharded_retriever
+
+        return sharded_retriever(name, dict(args or {}), registry=registry)
     retriever: Retriever = construct(
         registry.load("retrievers", name), dict(args or {}), f"retriever {name}", injected={"registry": registry}
     )  # an instance of the registered Retriever subclass

@@ -281,25 +281,32 @@ class BM25Retriever(IndexedRetriever):
         expect_count(f"{BM25_DIR}/{VOCAB}", "words and the empty word", len(files.vocab) - 1, terms, MANIFEST_FILE)
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
-        bm25s = import_bm25s()
-        if self.jieba:  # the builder's Tokenizer steps: lower, split, drop stopwords, stem
-            stop = set(bm25s.tokenization._infer_stopwords(self.stopwords) or ())
-            words = [[w for w in jieba_words(q.lower()) if w not in stop] for q in queries]
-            tokens = [self.stemmer.stemWords(ws) if self.stemmer else ws for ws in words]
-        else:
-            tokens = bm25s.tokenize(
-                queries, stopwords=self.stopwords, stemmer=self.stemmer, return_ids=False, show_progress=False
-            )
-        ranked = [self.best(query, k) for query in tokens]
+        tokens = query_tokens(queries, self.stopwords, self.stemmer, self.jieba)
+        ranked = [bm25_top_k(self.bm25, query, k) for query in tokens]
         return self.hits([ids for _, ids in ranked], [scores for scores, _ in ranked])
 
-    def best(self, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The top k (scores, passage numbers) of the passages that hold a word of a tokenized query, none when
-        no passage does (not bm25s's retrieve: its ties vary, and it fills k with passages that match nothing)."""
-        ids = self.bm25.get_tokens_ids(tokens)
-        if not ids:
-            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
-        scores = self.bm25.get_scores_from_ids(ids)
-        indptr, indices = self.bm25.scores["indptr"], self.bm25.scores["indices"]
-        matched = np.unique(np.concatenate([indices[indptr[term] : indptr[term + 1]] for term in set(ids)]))
-        return best_k(scores[matched], k, matched)
+
+def query_tokens(queries: list[str], stopwords: Any, stemmer: Any, jieba: bool) -> list[list[str]]:
+    """The queries tokenized as the index's passages were (its stopwords, stemmer and tokenizer)."""
+    bm25s = import_bm25s()
+    if jieba:  # the builder's Tokenizer steps: lower, split, drop stopwords, stem
+        stop = set(bm25s.tokenization._infer_stopwords(stopwords) or ())
+        words = [[w for w in jieba_words(q.lower()) if w not in stop] for q in queries]
+        return [stemmer.stemWords(ws) if stemmer else ws for ws in words]
+    tokens: list[list[str]] = bm25s.tokenize(
+        queries, stopwords=stopwords, stemmer=stemmer, return_ids=False, show_progress=False
+    )
+    return tokens
+
+
+def bm25_top_k(bm25: Any, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top k (scores, passage numbers) of the passages of a loaded bm25s index that hold a word of a tokenized
+    query, none when no passage does (not bm25s's retrieve: its ties vary, and it fills k with passages that match
+    nothing)."""
+    ids = bm25.get_tokens_ids(tokens)
+    if not ids:
+        return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+    scores = bm25.get_scores_from_ids(ids)
+    indptr, indices = bm25.scores["indptr"], bm25.scores["indices"]
+    matched = np.unique(np.concatenate([indices[indptr[term] : indptr[term + 1]] for term in set(ids)]))
+    return best_k(scores[matched], k, matched)

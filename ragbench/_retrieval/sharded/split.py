@@ -1,0 +1,144 @@
+"""`ragbench index shard`: an index folder split into S shard folders and their shards.json (`layout`).
+
+A shard holds the passages `start..stop-1` and the retriever's files for them alone:
+- dense: the rows start..stop-1 of embeddings.npy;
+- bm25: bm25s's score matrix restricted to those passages (their columns' postings, renumbered from 0), with the
+  index's whole vocabulary and params (num_docs the shard's). bm25s stores each posting's finished BM25 score,
+  computed at build time with the whole corpus's passage count, document frequencies and average length, so a
+  shard scores a passage with the global statistics, exactly as the unsharded index does.
+The docs store and the manifest stay in the index folder (the run's process reads them, `retriever`).
+
+The shards are written into a staging folder renamed into place when complete, so a split cut short leaves no
+shards.json; the index's own files are only read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..._errors import ConfigError
+from ..bm25 import BM25_DIR, BM25Retriever
+from ..bm25s_files import DATA, INDICES, INDPTR, NONOCCURRENCE, PARAMS, VOCAB, read_bm25s_index
+from ..dense import EMBEDDINGS_FILE, DenseRetriever
+from ..index import IndexedRetriever, manifest_from
+from ..index_damage import IndexDamage, read_array, read_json_object
+from ..staging import MANIFEST_FILE
+from .layout import LAYOUT_FILE, layout_record, read_layout, shards_folder
+from .merge import shard_ranges
+
+BLOCK = 1 << 22  # rows or postings copied at a time
+
+
+def split_dense(index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:
+    embeddings = read_array(index, EMBEDDINGS_FILE)
+    for folder, (start, stop) in zip(folders, ranges):
+        out = np.lib.format.open_memmap(
+            folder / EMBEDDINGS_FILE, "w+", embeddings.dtype, (stop - start, *embeddings.shape[1:])
+        )
+        rows = max(1, BLOCK // max(1, embeddings.shape[1]))
+        for first in range(start, stop, rows):
+            out[first - start : min(stop, first + rows) - start] = embeddings[first : min(stop, first + rows)]
+        out.flush()
+        del out
+
+
+def split_bm25(index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:
+    files = read_bm25s_index(index / BM25_DIR, prefix=f"{BM25_DIR}/")
+    for folder, (start, stop) in zip(folders, ranges):
+        out = folder / BM25_DIR
+        out.mkdir()
+        counts = np.zeros(files.terms, dtype=np.int64)
+        for first, _, indices in posting_blocks(files.indices, files.data, files.indptr):
+            keep = (indices >= start) & (indices < stop)
+            counts += np.bincount(column_of(files.indptr, first + np.flatnonzero(keep)), minlength=files.terms)
+        indptr = np.zeros(files.terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        postings = int(indptr[-1])
+        data = np.lib.format.open_memmap(out / DATA, "w+", files.data.dtype, (postings,))
+        local = np.lib.format.open_memmap(out / INDICES, "w+", np.int32, (postings,))
+        written = 0
+        for _, scores, indices in posting_blocks(files.indices, files.data, files.indptr):
+            keep = (indices >= start) & (indices < stop)  # column-major order is kept: the shard's is the same
+            taken = int(keep.sum())
+            data[written : written + taken] = scores[keep]
+            local[written : written + taken] = indices[keep] - start
+            written += taken
+        data.flush()
+        local.flush()
+        del data, local
+        np.save(out / INDPTR, indptr.astype(files.indptr.dtype) if files.indptr.dtype == np.int32 else indptr)
+        shutil.copyfile(index / BM25_DIR / VOCAB, out / VOCAB)
+        if (index / BM25_DIR / NONOCCURRENCE).is_file():
+            shutil.copyfile(index / BM25_DIR / NONOCCURRENCE, out / NONOCCURRENCE)
+        params = {**files.params, "num_docs": stop - start}
+        (out / PARAMS).write_text(json.dumps(params, indent=4), encoding="utf-8")
+
+
+def posting_blocks(
+    indices: np.ndarray, data: np.ndarray, indptr: np.ndarray
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(first posting, scores, passage numbers) of the score matrix, BLOCK postings at a time."""
+    for first in range(0, len(indices), BLOCK):
+        yield first, np.asarray(data[first : first + BLOCK]), np.asarray(indices[first : first + BLOCK], np.int64)
+
+
+def column_of(indptr: np.ndarray, postings: np.ndarray) -> np.ndarray:
+    """The term (column) of each posting number."""
+    return np.searchsorted(indptr, postings, side="right") - 1
+
+
+SPLITTERS: dict[str, tuple[type[IndexedRetriever], Callable[[Path, list[Path], list[tuple[int, int]]], None]]] = {
+    "dense": (DenseRetriever, split_dense),
+    "bm25": (BM25Retriever, split_bm25),
+}
+
+
+def split_index(index: Path, shards: int, overwrite: bool = False) -> Path:
+    """Split the index at `index` into `shards` shard folders under `index`/shards-S (module docstring); the
+    folder written. An existing complete split is kept (replaced with `overwrite`)."""
+    try:
+        manifest = manifest_from(read_json_object(index, MANIFEST_FILE))
+    except IndexDamage as exc:
+        raise ConfigError(f"index shard: {index}: {exc}; build the index again (ragbench index build)") from None
+    if manifest.retriever not in SPLITTERS:
+        raise ConfigError(
+            f"index shard: {index} holds a {manifest.retriever} index; only {' and '.join(SPLITTERS)} indexes "
+            "can be sharded"
+        )
+    if not 1 <= shards <= manifest.doc_count:
+        raise ConfigError(f"index shard: --shards {shards}: choose 1 to {manifest.doc_count} (its passages)")
+    retriever_class, splitter = SPLITTERS[manifest.retriever]
+    target = shards_folder(index, shards)
+    if target.exists() and not overwrite:
+        try:
+            read_layout(target, index)
+            return target
+        except IndexDamage as exc:
+            raise ConfigError(f"index shard: {target}: {exc}; split again with --overwrite") from None
+    try:
+        retriever_class.check_files(index, manifest)
+    except IndexDamage as exc:
+        raise ConfigError(f"index shard: {index}: {exc}; build the index again (ragbench index build)") from None
+    staging = index / f".{target.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        ranges = shard_ranges(manifest.doc_count, shards)
+        folders = [staging / f"{number:03d}" for number in range(shards)]
+        for folder in folders:
+            folder.mkdir()
+        splitter(index, folders, ranges)
+        record = layout_record(manifest.retriever, manifest.doc_count, index, folders, ranges)
+        (staging / LAYOUT_FILE).write_text(record, encoding="utf-8")
+        if target.exists():  # --overwrite: a split ragbench made (shards-S under its index)
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

@@ -1,0 +1,91 @@
+"""Sharded search on the session's local 3-node Ray cluster (`ray_cluster`), each test's shards closed before the
+next starts (one CPU a node): a whole evaluation run searching the shards scores as the run on the whole index, and
+dense shards served by actors answer as the whole matrix."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import run
+from retrieval_samples import passages, write_dpr_tsv
+
+pytest.importorskip("bm25s")
+ray = pytest.importorskip("ray")
+
+from ragbench._registry import installed_registry  # noqa: E402
+from ragbench._retrieval.dense import inner_product_top_k  # noqa: E402
+from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._retrieval.sharded.actors import ShardPool  # noqa: E402
+from ragbench._retrieval.sharded.layout import Layout, Shard  # noqa: E402
+from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges  # noqa: E402
+from ragbench._retrieval.sharded.split import split_dense, split_index  # noqa: E402
+
+SHARDS = 3
+TASK = "nq_open_flashrag"
+
+
+def test_a_run_searching_the_shards_scores_as_the_run_on_the_whole_index(tmp_path, ray_cluster):
+    index = tmp_path / "index"
+    corpus = write_dpr_tsv(tmp_path / "psgs_w100.tsv", passages(120))
+    build_index(corpus, index, "bm25", {}, progress=False, registry=installed_registry())
+    split_index(index, SHARDS)
+    data = tmp_path / "nq.jsonl"
+    questions = ["Which king built the castle?", "Who was Moses?", "the song of winter", "zzz"]
+    data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["castle"]}) + "\n"
+                            for i, q in enumerate(questions)))  # fmt: skip
+    common = {"tasks": [TASK], "data": {TASK: str(data)}, "system": "vanilla"}
+    whole = run(
+        tmp_path, "whole", model="scripted:echo", retriever="bm25", retriever_args={"index": str(index)}, **common
+    )
+    sharded = run(tmp_path, "sharded", model="scripted:echo", retriever="bm25",
+                  retriever_args={"index": str(index), "shards": SHARDS}, **common)  # fmt: skip
+    assert sharded["results"] == whole["results"]
+    predictions = [
+        [
+            (line["id"], line["prediction"])
+            for line in map(json.loads, (tmp_path / name / "samples" / f"{TASK}.jsonl").read_text().splitlines())
+        ]
+        for name in ("whole", "sharded")
+    ]
+    assert predictions[0] == predictions[1] and any(len(docs["docs"]) == 5 for _, docs in predictions[0])
+
+
+def test_dense_shards_served_by_actors_answer_as_the_whole_matrix(tmp_path, ray_cluster):
+    rng = np.random.default_rng(3)
+    matrix = rng.choice([-1.0, 0.0, 0.5, 1.0], size=(90, 8)).astype(np.float16)  # many equal rows: ties
+    np.save(tmp_path / "embeddings.npy", matrix)
+    queries = rng.choice([-1.0, 0.5, 1.0], size=(5, 8)).astype(np.float32)
+    ranges, folders = shard_ranges(90, 2), [tmp_path / "0", tmp_path / "1"]
+    for folder in folders:
+        folder.mkdir()
+    split_dense(tmp_path, folders, ranges)
+    layout = Layout(tmp_path, "dense", 90, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
+    pool = ShardPool(layout, {"chunk_rows": 16, "backend": "numpy"})
+    try:
+        answers = pool.top_k(queries, 30)
+    finally:
+        pool.close()
+    scores, ids = inner_product_top_k(queries, np.load(tmp_path / "embeddings.npy"), 30, chunk_rows=16)
+    for row in range(5):
+        merged_scores, merged_ids = merge_top_k([answer[row] for answer in answers], 30)
+        assert merged_ids.tolist() == ids[row].tolist() and merged_scores.tobytes() == scores[row].tobytes()
+
+
+def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_behind(tmp_path):
+    from helpers import cli
+
+    index = tmp_path / "index"
+    build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(40)), index, "bm25", {}, progress=False,
+                registry=installed_registry())  # fmt: skip
+    split_index(index, 2)
+    data = tmp_path / "nq.jsonl"
+    data.write_text(json.dumps({"id": "0", "question": "king castle", "golden_answers": ["castle"]}) + "\n")
+    done = cli("--tasks", TASK, "--data", f"{TASK}={data}", "--model", "scripted:echo", "--retriever", "bm25",
+               "--retriever-arg", f"index={index}", "--retriever-arg", "shards=2", "--output", str(tmp_path / "run"),
+               "--no-progress", timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "still running" not in done.stderr  # the local Ray the shards started is shut down with them
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["config"]["retriever_args"]["shards"] == 2

@@ -20,6 +20,8 @@ REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")
 WITHOUT_DOCUMENTS = {
     "nq_open",
+    "trec_rag24",  # its corpus is the MS MARCO v2.1 segments, searched through an index
+    "trec_rag25",
     "nq_open_flashrag",
     "triviaqa",
     "triviaqa_flashrag",

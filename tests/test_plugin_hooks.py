@@ -205,4 +205,8 @@ def test_builtin_benchmark_commands_come_through_the_hook():
     ctx = click.Context(main)
     assert main.get_command(ctx, "serve").commands.keys() == {"crag-kg"}
     assert {"build", "omnieval-corpus"} <= set(main.get_command(ctx, "index").commands)
-    assert main.get_command(ctx, "export").commands.keys() == {"trec", "browsecomp-plus"}  # a task's joins the core's
+    assert main.get_command(ctx, "export").commands.keys() == {
+        "trec",
+        "browsecomp-plus",
+        "trec-rag",
+    }  # tasks' join the core's

@@ -1,8 +1,6 @@
 """`Sampling.keep_stop` (FlashRAG's generator keeps the stop string that fired) and `--model-arg chat=`
 (whether a model is a chat model), on every engine that decodes or declares."""
 
-from types import SimpleNamespace
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -120,9 +118,12 @@ def test_vllm_is_asked_to_include_the_stop_string_when_it_is_kept(fake_vllm):
 
 
 def test_an_api_answer_gets_flashrags_stop_string_appended():
+    from openai.types import Completion  # the SDK's own reply type, as the engine gets it
+
     def completion(text):
-        return SimpleNamespace(
-            choices=[SimpleNamespace(index=0, text=text, finish_reason="stop", logprobs=None)], usage=None
+        choice = {"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}
+        return Completion.model_validate(
+            {"id": "c", "object": "text_completion", "created": 0, "model": "m", "choices": [choice]}
         )
 
     sampling = Sampling.make(stop=[".", "\n"], keep_stop=True)

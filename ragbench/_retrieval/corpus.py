@@ -32,7 +32,7 @@ from .._errors import ConfigError, RecordError
 from .._storage.csv_fields import large_fields
 from .._storage.datafiles import is_saved_dataset
 from .._storage.files import open_file
-from .._storage.jsonl import Located, located_lines, objects
+from .._storage.jsonl import Located, line_record, located_lines
 from .._types import Document
 from .saved_corpus import data_files, load_saved, saved_records
 from .segmented_corpus import SHARDS, is_segmented_folder, segmented_passage_at, segmented_rows, shard_files
@@ -210,13 +210,7 @@ def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]
 
 def jsonl_passage(located: Located, path: Path) -> Document | RecordError:
     """The passage of a JSONL line, or the RecordError saying why it is none."""
-    _, record = next(objects(iter([(located.line, located.value)]), str(path)))
-    if isinstance(record, RecordError):
-        return record
-    try:
-        return jsonl_document(record, str(path), located.line + 1)
-    except RecordError as exc:
-        return exc
+    return line_record(located, str(path), jsonl_document)
 
 
 def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, RecordError
-from .._storage.jsonl import Located, StreamBroken, located_lines, objects
+from .._storage.jsonl import Located, StreamBroken, line_record, located_lines
 from .._types import Document
 
 SHARDS = "msmarco_v2.1_doc_segmented_*.json.gz"
@@ -71,13 +71,7 @@ def shard_passage(located: Located, shard: Path) -> Document | RecordError:
             f"corpus shard {shard}: {str(located.value).split(': ', 1)[-1]}; download the shard again "
             "(gzip -t names a damaged one)"
         )
-    _, record = next(objects(iter([(located.line, located.value)]), str(shard)))
-    if isinstance(record, RecordError):
-        return record
-    try:
-        return segment_document(record, str(shard), located.line + 1)
-    except RecordError as exc:
-        return exc
+    return line_record(located, str(shard), segment_document)
 
 
 def segment_document(record: dict[str, Any], path: str, line: int) -> Document:

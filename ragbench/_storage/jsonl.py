@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import jsonlines
 
@@ -28,6 +28,7 @@ from .._errors import ConfigError, RecordError
 from .files import NotAFileError, file_there, naming, open_file
 
 Item = tuple[int, Any]  # (0-based line index, parsed value or RecordError)
+T = TypeVar("T")
 OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # too many open files, no memory
 
 
@@ -262,6 +263,18 @@ def objects(items: Iterator[Item], where: str) -> Iterator[Item]:
             yield index, value
         else:
             yield index, RecordError(where, index + 1, f"expected a JSON object, got {type(value).__name__}")
+
+
+def line_record(located: Located, where: str, build: Callable[[dict[str, Any], str, int], T]) -> T | RecordError:
+    """What `build(record, where, 1-based line)` makes of a located line's JSON object, or the RecordError saying
+    why the line makes none (not an object, or `build` refused it)."""
+    _, record = next(objects(iter([(located.line, located.value)]), where))
+    if isinstance(record, RecordError):
+        return record
+    try:
+        return build(record, where, located.line + 1)
+    except RecordError as exc:
+        return exc
 
 
 def iter_jsonl(path: str | Path) -> Iterator[Item]:

@@ -18,7 +18,7 @@ from ._read_only import read_only
 from ._task import Task
 from ._trace_groups import group
 from ._types import Document, Step
-from ._values.ceiling import ExampleCeiling, keep_ceiling
+from ._values.ceiling import CeilingHeld, ExampleCeiling
 
 if TYPE_CHECKING:
     from ._nli import NLI  # the run's, built with the judges (ragbench._run.metric_models)
@@ -47,7 +47,7 @@ _SYSTEM_ONLY: dict[str, Any] = {"llm": None, "tools": {}, "retriever": None, "mo
 
 
 @dataclass
-class ScoringContext:
+class ScoringContext(CeilingHeld):
     """What a metric gets for one example: the task, the run's seed, its judges (`ctx.ask_judges`) and NLI model,
     its counted events (`ctx.count`), the trace of its calls, the run's resources and its ceiling. A system gets
     a `Context`, which is one with the model, the tools and the retriever besides."""
@@ -64,14 +64,6 @@ class ScoringContext:
     # The example's ceiling (ragbench._values.ceiling), shared with its LLM handles: every step counts against it.
     # Given when the context is made, it cannot be replaced or deleted (`__setattr__`).
     ceiling: ExampleCeiling | None = None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        keep_ceiling(self, name)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        keep_ceiling(self, name)
-        super().__delattr__(name)
 
     if not TYPE_CHECKING:  # checkers keep refusing these names on a ScoringContext
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._types import Step
-from ._values.ceiling import ExampleCeiling, keep_ceiling
+from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ._scheduler import Scheduler
 
 
-class LLM:
+class LLM(CeilingHeld):
     """`await llm.generate(prompt)` / `await llm.chat(messages)`, one example at a time.
 
     `defaults` are sampling parameters applied unless a call overrides them; `trace` (the
@@ -47,14 +47,6 @@ class LLM:
         self.seed_greedy = seed_greedy  # greedy calls seeded too (a judge's repeat: its own request, not a cached one)
         self.role = role  # which of the run's models this is, where not its --model (`Step.role`)
         self._calls = 0
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        keep_ceiling(self, name)
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        keep_ceiling(self, name)
-        super().__delattr__(name)
 
     def traced(
         self,

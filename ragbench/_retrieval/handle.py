@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._scheduler import CallStats, Scheduler
 from .._types import Document, Example, Step
-from .._values.ceiling import keep_ceiling
+from .._values.ceiling import CeilingHeld
 from .._values.llm_calls import EngineError
 from .base import RetrievalError, Retriever
 
@@ -86,7 +86,7 @@ class SearchBackend:
         return list(results)  # a RetrievalError in a query's place fails that request alone
 
 
-class Retrieval:
+class Retrieval(CeilingHeld):  # a bound retrieval's `ctx` counts its searches against the example's ceiling
     """A run's retriever behind the pool; `bind` gives each example its own traced view."""
 
     def __init__(
@@ -109,14 +109,6 @@ class Retrieval:
         # recorded with an example-bound search: two examples' identical queries have different answers
         self.example_id = example_id
         self.components = components  # the run's reranker and refiner (ragbench._components), if any
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        keep_ceiling(self, name)  # a bound retrieval's `ctx` counts its searches against the example's ceiling
-        super().__setattr__(name, value)
-
-    def __delattr__(self, name: str) -> None:
-        keep_ceiling(self, name)
-        super().__delattr__(name)
 
     def bind(self, ctx: StepTracer, example: Example) -> Retrieval:
         local = self.retriever.for_example(example)

@@ -16,6 +16,7 @@ fails whatever the system returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 MAX_STEPS = 10_000  # steps of one example: model calls, searches, tool calls and recorded steps
 # characters of the prompts one example sends, summed over its model calls: below a sample's 64 MiB of JSON
@@ -129,3 +130,16 @@ def keep_ceiling(holder: object, name: str) -> None:
     (`ctx.llm.ceiling = None`) would take its steps out of its example's count."""
     if name in ("ceiling", "ctx") and name in vars(holder):
         raise AttributeError(f"{UNBOUNDABLE}: {type(holder).__name__}.{name} cannot be replaced or deleted")
+
+
+class CeilingHeld:
+    """A holder (an LLM handle, a context, a bound retrieval) whose `ceiling` or `ctx`, given when it was made,
+    cannot be replaced or deleted (`keep_ceiling`)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        keep_ceiling(self, name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        keep_ceiling(self, name)
+        super().__delattr__(name)

@@ -5,7 +5,8 @@ The run's process keeps what is small and per query: the index's manifest and do
 read their passages from it), and the query side, the dense encoder (checked against the index as `dense` checks
 it) or bm25's tokenizer. It never loads the embeddings or postings (dense reads its first row, to check the
 encoder). The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
-starts a local Ray (shut down on close). The shards come from `ragbench index shard --index DIR --shards S`
+starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
+names one. The shards come from `ragbench index shard --index DIR --shards S`
 (DIR/shards-S); every node must see them at the same path (a shared file system, or a copy of each shard's folder
 on its node).
 """

@@ -23,6 +23,7 @@ takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replic
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -233,7 +234,8 @@ def ray_replicas(engine_class: type, model: str, options: dict[str, Any]) -> Rep
     gpus = options.pop("gpus_per_replica", None)
     if count < 1:
         raise ConfigError("--model-arg replicas must be >= 1")
-    if not ray.is_initialized():
+    if not ray.is_initialized():  # no address: a Ray of its own, not whichever cluster runs on the machine
+        address = address or os.environ.get("RAY_ADDRESS") or "local"
         ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
     if gpus is None:
         parallel = int(options.get("tensor_parallel_size", 1)) * int(options.get("pipeline_parallel_size", 1))

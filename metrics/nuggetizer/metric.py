@@ -3,24 +3,28 @@ from the example's passages, then assigned against the system's answer; the four
 `calculate_nugget_scores` of that answer, and the run's mean of each is its `calculate_global_metrics`.
 
 Roles (--judge, in order): creator, scorer, assigner; one judge does all three (nuggetizer's `model=`).
-TREC RAG creates the nuggets once per topic from the pooled relevant segments; here the passages are the
-example's own documents (`passages=example`, what the task gives as its relevant passages) or the documents the
-system showed (`passages=shown`), and the nuggets are created again for each example scored."""
+The passages are the example's own documents (`passages=example`, what the task gives as its relevant passages)
+or the documents the system showed (`passages=shown`), the nuggets created again for each example scored; or, as
+TREC RAG runs it, the topic's pool (`passages=pool`, pool.py): nuggets created once per topic from its qrels
+segments graded 1-3 (their text from `corpus`), kept in `nuggets=FILE` for every run, assigned against the
+answer as its submission reads."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
 
-from .steps import TRIALS, Steps, scores
+from .pool import Pool, submitted_text
+from .steps import TRIALS, Nugget, Steps, scores
 
 KEYS = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
 
 
 class NuggetizerMetric(Metric):
     name = "nuggetizer"
-    SOURCES = ("example", "shown")
+    SOURCES = ("example", "shown", "pool")
     declares = MetricDeclaration(
         keys=tuple(f"nuggetizer_{key}" for key in KEYS),
         needs=("judge",),
@@ -33,15 +37,31 @@ class NuggetizerMetric(Metric):
             'nuggets so far, scoring labels the window\'s nuggets "failed" (not vital), assignment "failed" '
             "(not supported), as nuggetizer does",
             "nuggetizer_no_vital": "examples with no vital nugget: their vital scores are 0.0, as nuggetizer's",
-            "nuggetizer_no_nuggets": "examples where no nugget was created: all four scores 0.0, as nuggetizer's",
+            "nuggetizer_no_nuggets": "examples where no nugget was created (passages=pool: a topic with no segment "
+            "graded above 0): all four scores 0.0, as nuggetizer's",
         },
     )
 
     def __init__(
-        self, passages: str = "example", window_size: int = 10, max_nuggets: int = 30, assign_grades: int = 3
+        self,
+        passages: str = "example",
+        window_size: int = 10,
+        max_nuggets: int = 30,
+        assign_grades: int = 3,
+        corpus: str | None = None,
+        nuggets: str | None = None,
     ) -> None:
         if passages not in self.SOURCES:
             raise ConfigError(f"metric {self.name}: passages={passages} is not one of {', '.join(self.SOURCES)}")
+        if (passages == "pool") != (corpus is not None) or (nuggets is not None and passages != "pool"):
+            raise ConfigError(
+                f"metric {self.name}: passages=pool reads the pooled segments from corpus=PATH (and keeps the nuggets "
+                "in nuggets=FILE); give corpus (and nuggets) with passages=pool only"
+            )
+        if corpus is not None and not Path(corpus).exists():
+            raise ConfigError(f"metric {self.name}: corpus {corpus} not found; name the TREC RAG corpus (its shards)")
+        self.corpus, self.nugget_file = corpus, nuggets
+        self.pool = Pool(Path(corpus), None if nuggets is None else Path(nuggets)) if corpus is not None else None
         if int(window_size) < 1 or int(max_nuggets) < 1:
             raise ConfigError(f"metric {self.name}: window_size and max_nuggets must be 1 or more")
         if int(assign_grades) not in (2, 3):
@@ -56,6 +76,8 @@ class NuggetizerMetric(Metric):
             "window_size": self.window,
             "max_nuggets": self.max_nuggets,
             "assign_grades": self.grades,
+            "corpus": self.corpus,
+            "nuggets": self.nugget_file,
         }
 
     def texts(self, example: Example, prediction: Prediction) -> list[str]:
@@ -69,12 +91,19 @@ class NuggetizerMetric(Metric):
             raise ValueError(f"{self.name} creates nuggets from passages and {whose} none")
         return [doc.text for doc in docs]
 
+    async def created(self, example: Example, prediction: Prediction, steps: Steps) -> list[Nugget]:
+        if self.pool is None:
+            return await steps.create(example.question, self.texts(example, prediction))
+        made_by = {"creator": steps.creator.engine.model, "scorer": steps.scorer.engine.model}
+        return await self.pool.nuggets(example, lambda texts: steps.create(example.question, texts), made_by)
+
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        passages = self.texts(example, prediction)
         count = getattr(ctx, "count", None) or (lambda name: None)
         steps = Steps(ctx.judges_for(self), count, self.window, self.max_nuggets)
-        created = await steps.create(example.question, passages)
-        assigned = await steps.assign(example.question, prediction.answer or "", created, self.grades)
+        created = await self.created(example, prediction, steps)
+        answer = prediction.answer or ""
+        answer = submitted_text(answer) if self.pool is not None else answer
+        assigned = await steps.assign(example.question, answer, created, self.grades)
         if not assigned:
             count("nuggetizer_no_nuggets")
         elif not any(n.importance == "vital" for n in assigned):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from statistics import mean
@@ -158,6 +159,12 @@ def test_pool_options_are_checked_before_the_run(tmp_path):
         NuggetizerMetric(nuggets=str(tmp_path / "n.jsonl"))
     with pytest.raises(ConfigError, match="corpus .* not found"):
         NuggetizerMetric(passages="pool", corpus=str(tmp_path / "nowhere"))
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # a real FIFO: refused at once, never read (a read would wait for a writer)
+    with pytest.raises(ConfigError, match="fifo.jsonl is not a regular file"):
+        NuggetizerMetric(passages="pool", corpus=str(tmp_path), nuggets=str(fifo))
+    with pytest.raises(ConfigError, match="does not exist; create it"):
+        NuggetizerMetric(passages="pool", corpus=str(tmp_path), nuggets=str(tmp_path / "no" / "n.jsonl"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"qid": "t1"}\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="bad.jsonl:1: not a nugget line"):

@@ -17,7 +17,7 @@ from typing import Any
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
 
 from .pool import Pool, submitted_text
-from .steps import TRIALS, Nugget, Steps, scores
+from .steps import TRIALS, Steps, scores
 
 KEYS = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
 
@@ -91,18 +91,17 @@ class NuggetizerMetric(Metric):
             raise ValueError(f"{self.name} creates nuggets from passages and {whose} none")
         return [doc.text for doc in docs]
 
-    async def created(self, example: Example, prediction: Prediction, steps: Steps) -> list[Nugget]:
-        if self.pool is None:
-            return await steps.create(example.question, self.texts(example, prediction))
-        made_by = {"creator": steps.creator.engine.model, "scorer": steps.scorer.engine.model}
-        return await self.pool.nuggets(example, lambda texts: steps.create(example.question, texts), made_by)
-
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
+        passages = self.texts(example, prediction) if self.pool is None else []  # no passages: fails at once
         count = getattr(ctx, "count", None) or (lambda name: None)
         steps = Steps(ctx.judges_for(self), count, self.window, self.max_nuggets)
-        created = await self.created(example, prediction, steps)
-        answer = prediction.answer or ""
-        answer = submitted_text(answer) if self.pool is not None else answer
+        if self.pool is None:
+            created = await steps.create(example.question, passages)
+            answer = prediction.answer or ""
+        else:
+            made_by = {"creator": steps.creator.engine.model, "scorer": steps.scorer.engine.model}
+            created = await self.pool.nuggets(example, lambda texts: steps.create(example.question, texts), made_by)
+            answer = submitted_text(prediction.answer or "")
         assigned = await steps.assign(example.question, answer, created, self.grades)
         if not assigned:
             count("nuggetizer_no_nuggets")

@@ -76,8 +76,12 @@ class Pool:
         self.loading = asyncio.Lock()
         self.topics: dict[str, list[Nugget]] = {}
         self.writable = True
-        if nugget_file is not None and nugget_file.exists():
+        if nugget_file is not None and (nugget_file.exists() or nugget_file.is_symlink()):
+            if not nugget_file.is_file():
+                raise ConfigError(f"metric nuggetizer: nugget file {nugget_file} is not a regular file; name a file")
             self.topics, self.writable = read_nugget_file(nugget_file)
+        elif nugget_file is not None and not nugget_file.parent.is_dir():
+            raise ConfigError(f"metric nuggetizer: the folder of nugget file {nugget_file} does not exist; create it")
         self.locks: dict[str, asyncio.Lock] = {}
 
     async def texts(self, docids: list[str]) -> list[str]:

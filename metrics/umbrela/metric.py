@@ -1,6 +1,7 @@
 """`umbrela`: each passage the system showed graded 0-3 for the question by the run's `--judge`, as castorini's
-umbrela 0.0.7 grades a query's candidates with its GPTJudge (`judge`, zero-shot): one chat per passage, in the
-passages' order, its system message and prompt (`prompt_type` bing, its default, or basic), its sampling
+umbrela 0.0.7 grades a query's candidates with its GPTJudge (`judge`): one chat per passage, in the passages'
+order, its system message and prompt (`prompt_type` bing, its default, or basic; zero-shot, or with
+`few_shot_count` its few-shot prompt: bing's four fixed examples, or basic's drawn from qrels, examples.py), its sampling
 (`sampling`), each reply read by its patterns (replies.py). An HTTP 400 is an empty reply, as umbrela's
 BadRequestError is. Reported per example: the mean grade and the share of passages graded 2 or 3 (umbrela's
 relevant, as its kappa binarises and trec_eval's `-l 2` reads its qrels); a reply with no digit 0-3 is graded 0 as
@@ -16,6 +17,7 @@ from typing import Any
 from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.engines import RequestError
 
+from .examples import examples_text
 from .replies import grade
 
 PROMPTS = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
@@ -59,7 +61,17 @@ class Umbrela(Metric):
         },
     )
 
-    def __init__(self, prompt_type: str = "bing", k: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(
+        self,
+        prompt_type: str = "bing",
+        k: int | None = None,
+        max_tokens: int = MAX_TOKENS,
+        few_shot_count: int = 0,
+        few_shot_qrels: str | None = None,
+        few_shot_topics: str | None = None,
+        few_shot_corpus: str | None = None,
+        few_shot_seed: int = 0,
+    ) -> None:
         if prompt_type not in PROMPTS["templates"]:
             raise ConfigError(f"metric umbrela: prompt_type '{prompt_type}' is not one of bing, basic")
         try:
@@ -71,13 +83,45 @@ class Umbrela(Metric):
             ) from None
         if (self.k is not None and self.k < 1) or self.max_tokens < 1:
             raise ConfigError(f"metric umbrela: k and max_tokens must be 1 or more, not {k}, {max_tokens}")
+        try:
+            self.few_shot_count, self.few_shot_seed = int(few_shot_count), int(few_shot_seed)
+        except ValueError:
+            raise ConfigError(
+                f"metric umbrela: few_shot_count and few_shot_seed are whole numbers, not {few_shot_count!r}, "
+                f"{few_shot_seed!r}"
+            ) from None
+        if self.few_shot_count < 0:
+            raise ConfigError(f"metric umbrela: few_shot_count must be 0 or more, not {few_shot_count}")
         self.prompt_type = prompt_type
+        self.sources = {"qrels": few_shot_qrels, "topics": few_shot_topics, "corpus": few_shot_corpus}
+        self.examples = self.few_shot_examples()
+
+    def few_shot_examples(self) -> str:
+        """The examples the few-shot basic prompt shows (bing's few-shot prompt holds its own four; zero-shot none)."""
+        given = {name: path for name, path in self.sources.items() if path is not None}
+        wanted = self.few_shot_count > 0 and self.prompt_type == "basic"
+        if wanted and len(given) < len(self.sources) or given and not wanted:
+            raise ConfigError(
+                "metric umbrela: few_shot_qrels, few_shot_topics and few_shot_corpus (where its few-shot examples "
+                "are drawn from) go with few_shot_count > 0 and prompt_type=basic, all three: the few-shot bing "
+                "prompt holds four examples of its own"
+            )
+        if not wanted:
+            return ""
+        paths = {name: Path(path) for name, path in given.items()}
+        return examples_text(paths["qrels"], paths["topics"], paths["corpus"], self.few_shot_count, self.few_shot_seed)
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
+        """Zero-shot, as before few-shot prompts were added (a run's config stays comparable)."""
+        config = {"name": self.name, "prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
+        if not self.few_shot_count:
+            return config
+        few_shot = {f"few_shot_{name}": path for name, path in self.sources.items()}
+        return config | {"few_shot_count": self.few_shot_count, "few_shot_seed": self.few_shot_seed} | few_shot
 
     def prompt(self, query: str, passage: str) -> str:
-        return str(PROMPTS["templates"][self.prompt_type].format(examples="", query=query, passage=passage))
+        templates = PROMPTS["fewshot" if self.few_shot_count else "templates"]
+        return str(templates[self.prompt_type].format(examples=self.examples, query=query, passage=passage))
 
     async def ask(self, judge: Any, query: str, passage: str) -> str:
         """The judge's reply lowercased, as umbrela keeps it; "" where the request is refused (HTTP 400)."""

@@ -148,7 +148,7 @@ def test_a_nugget_file_ragbench_did_not_write_is_only_read(corpus, tmp_path):
 def test_a_pooled_segment_missing_from_the_corpus_fails_the_example_named(corpus):
     metric = NuggetizerMetric(passages="pool", corpus=str(corpus))
     example = Example(id="x", question="q", gold={"qrels": {"msmarco_v2.1_doc_77_1#0_1": 2}})
-    with pytest.raises(ValueError, match="pooled segment msmarco_v2.1_doc_77_1#0_1 is not in the corpus"):
+    with pytest.raises(ValueError, match="segment msmarco_v2.1_doc_77_1#0_1 is not in the corpus"):
         asyncio.run(metric.score(example, Prediction("x", answer="a"), make_context("demo", judges=[judge()])))
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
 
+from ..segment_texts import existing_corpus
 from .pool import Pool, submitted_text
 from .steps import TRIALS, Steps, scores
 
@@ -58,10 +59,9 @@ class NuggetizerMetric(Metric):
                 f"metric {self.name}: passages=pool reads the pooled segments from corpus=PATH (and keeps the nuggets "
                 "in nuggets=FILE); give corpus (and nuggets) with passages=pool only"
             )
-        if corpus is not None and not Path(corpus).exists():
-            raise ConfigError(f"metric {self.name}: corpus {corpus} not found; name the TREC RAG corpus (its shards)")
         self.corpus, self.nugget_file = corpus, nuggets
-        self.pool = Pool(Path(corpus), None if nuggets is None else Path(nuggets)) if corpus is not None else None
+        nugget_file = None if nuggets is None else Path(nuggets)
+        self.pool = None if corpus is None else Pool(existing_corpus(self.name, corpus), nugget_file)
         if int(window_size) < 1 or int(max_nuggets) < 1:
             raise ConfigError(f"metric {self.name}: window_size and max_nuggets must be 1 or more")
         if int(assign_grades) not in (2, 3):

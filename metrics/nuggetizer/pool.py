@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Example
-from ragbench.api.retrieval import CorpusLookup
 from ragbench.api.text import remove_citations, sent_tokenize
 
+from ..segment_texts import SegmentTexts
 from .steps import Nugget
 
 MADE_BY = "ragbench"  # the key of every line ragbench writes (its value: the judges that made the nuggets)
@@ -71,9 +71,7 @@ class Pool:
     """The pooled segments' texts (`corpus`) and each topic's nuggets, made at most once (`nuggets`)."""
 
     def __init__(self, corpus: Path, nugget_file: Path | None) -> None:
-        self.corpus, self.nugget_file = corpus, nugget_file
-        self.lookup: CorpusLookup | None = None
-        self.loading = asyncio.Lock()
+        self.segments, self.nugget_file = SegmentTexts(corpus), nugget_file
         self.topics: dict[str, list[Nugget]] = {}
         self.writable = True
         if nugget_file is not None and (nugget_file.exists() or nugget_file.is_symlink()):
@@ -83,18 +81,6 @@ class Pool:
         elif nugget_file is not None and not nugget_file.parent.is_dir():
             raise ConfigError(f"metric nuggetizer: the folder of nugget file {nugget_file} does not exist; create it")
         self.locks: dict[str, asyncio.Lock] = {}
-
-    async def texts(self, docids: list[str]) -> list[str]:
-        """Each docid's segment; a docid the corpus lacks fails the example, named."""
-        async with self.loading:
-            if self.lookup is None:
-                self.lookup = await asyncio.to_thread(CorpusLookup, self.corpus)
-        lookup = self.lookup
-        docs = await asyncio.to_thread(lambda: [lookup.get(docid) for docid in docids])
-        missing = [docid for docid, doc in zip(docids, docs) if doc is None]
-        if missing:
-            raise ValueError(f"pooled segment {missing[0]} is not in the corpus {self.corpus} ({len(missing)} missing)")
-        return [doc.text for doc in docs if doc is not None]
 
     async def nuggets(
         self, example: Example, create: Callable[[list[str]], Awaitable[list[Nugget]]], made_by: dict[str, Any]
@@ -109,7 +95,7 @@ class Pool:
                         f"topic {topic} has no nuggets in {self.nugget_file}, a file ragbench did not write "
                         "(it only reads it): add the topic's line, or name a new nugget file"
                     )
-                created = await create(await self.texts(pooled_docids(example)))
+                created = await create(await self.segments.texts(pooled_docids(example)))
                 self.topics[topic] = created
                 if self.nugget_file is not None:
                     self.append(topic, example.question, created, made_by)

@@ -12,8 +12,8 @@ The layout:
 - `ragbench.api`: the contract. `Task` (its `TaskPrompting`, the hooks systems call, the `Prompt` it
   builds, the `TaskScoring` it is scored by), `System` and `Reader` (the base of systems that send the
   task's own baseline prompt), `SystemDeclaration` (what the core reads about a system), `Metric`
-  (`MetricDeclaration`, `KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue` and the bootstrap
-  `resampled` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
+  (`MetricDeclaration`, `KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
+  `resampled` and `cohen_kappa` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read (`SampleRecord`,
   `recorded_extras`), the pre-flight's `Preflight`, `hookimpl` for the plugin's hook module, and the errors:
   `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError` (a bad record:
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores
     from ragbench._records import SampleRecord
     from ragbench._reports.bootstrap import resampled
+    from ragbench._reports.judge_agreement import cohen_kappa
     from ragbench._shared.reader import Reader
     from ragbench._system import System, SystemDeclaration, recorded_extras
     from ragbench._task import Task
@@ -73,6 +74,7 @@ _MODULES = {
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._reports.bootstrap": ("resampled",),
+    "ragbench._reports.judge_agreement": ("cohen_kappa",),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
     "ragbench._context": ("Context", "ScoringContext"),
     "ragbench._records": ("SampleRecord",),

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
 from ragbench.api.engines import RequestError
 
+from ..segment_texts import SegmentTexts, existing_corpus
 from .examples import examples_text
+from .qrels_eval import count_pairs, declaration, holes, judge_cat, kappas
 from .replies import grade
 
 PROMPTS = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
-MAX_TOKENS = 100  # umbrela's `judge` default (its qrel `evaluate` asks 200)
+MAX_TOKENS = 100  # umbrela's `judge` default
+QRELS_MAX_TOKENS = 200  # what umbrela's qrel evaluation asks
 REASONING_MAX_TOKENS = 4096  # umbrela's for reasoning models when max_tokens is its default
 REASONING_MARKERS = ("o1", "o3", "o4", "gpt-5")  # anywhere in the model name, as umbrela tests it
 SYSTEM_TO_USER_MARKERS = ("o1", "o3", "o4")
@@ -65,18 +69,22 @@ class Umbrela(Metric):
         self,
         prompt_type: str = "bing",
         k: int | None = None,
-        max_tokens: int = MAX_TOKENS,
+        max_tokens: int | None = None,
         few_shot_count: int = 0,
         few_shot_qrels: str | None = None,
         few_shot_topics: str | None = None,
         few_shot_corpus: str | None = None,
         few_shot_seed: int = 0,
+        passages: str = "shown",
+        corpus: str | None = None,
+        judge_cat: str = "0123",
     ) -> None:
         if prompt_type not in PROMPTS["templates"]:
             raise ConfigError(f"metric umbrela: prompt_type '{prompt_type}' is not one of bing, basic")
         try:
             self.k = None if k is None else int(k)
-            self.max_tokens = int(max_tokens)
+            default = QRELS_MAX_TOKENS if passages == "qrels" else MAX_TOKENS
+            self.max_tokens = default if max_tokens is None else int(max_tokens)
         except ValueError:
             raise ConfigError(
                 f"metric umbrela: k and max_tokens are whole numbers, not {k!r}, {max_tokens!r}"
@@ -92,9 +100,28 @@ class Umbrela(Metric):
             ) from None
         if self.few_shot_count < 0:
             raise ConfigError(f"metric umbrela: few_shot_count must be 0 or more, not {few_shot_count}")
-        self.prompt_type = prompt_type
+        self.prompt_type, self.passages = prompt_type, passages
+        self.segments = self.qrels_evaluation(corpus, judge_cat)
         self.sources = {"qrels": few_shot_qrels, "topics": few_shot_topics, "corpus": few_shot_corpus}
         self.examples = self.few_shot_examples()
+
+    def qrels_evaluation(self, corpus: str | None, cat: str) -> SegmentTexts | None:
+        """passages=qrels (umbrela's qrel evaluation, qrels_eval.py): the corpus the pairs' texts are read from."""
+        if self.passages not in ("shown", "qrels"):
+            raise ConfigError(f"metric umbrela: passages={self.passages} is not one of shown, qrels")
+        if (self.passages == "qrels") != (corpus is not None) or (self.passages == "qrels" and self.k is not None):
+            raise ConfigError(
+                "metric umbrela: passages=qrels judges the topic's qrels pairs, their text read from corpus=PATH: "
+                "give corpus with passages=qrels only, and k (the shown passages judged) without it"
+            )
+        try:
+            self.judge_cat = judge_cat(cat)
+        except ValueError as exc:
+            raise ConfigError(f"metric umbrela: {exc}") from None
+        if corpus is None:
+            return None
+        self.declares = declaration(self.declares)
+        return SegmentTexts(existing_corpus(self.name, corpus))
 
     def few_shot_examples(self) -> str:
         """The examples the few-shot basic prompt shows (bing's few-shot prompt holds its own four; zero-shot none)."""
@@ -114,6 +141,8 @@ class Umbrela(Metric):
     def config(self) -> dict[str, Any]:
         """Zero-shot, as before few-shot prompts were added (a run's config stays comparable)."""
         config = {"name": self.name, "prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
+        if self.segments is not None:
+            config |= {"passages": self.passages, "judge_cat": "".join(map(str, self.judge_cat))}
         if not self.few_shot_count:
             return config
         few_shot = {f"few_shot_{name}": path for name, path in self.sources.items()}
@@ -133,12 +162,27 @@ class Umbrela(Metric):
             return ""
         return str(reply.text).lower()
 
+    async def texts(self, example: Example, prediction: Prediction, ctx: Any) -> list[str]:
+        """The passages to judge: those shown (the top k), or the topic's qrels pairs (their grades counted)."""
+        if self.segments is None:
+            return [doc.text for doc in (prediction.docs[: self.k] if self.k else prediction.docs)]
+        judged = holes(example, self.judge_cat)
+        return await self.segments.texts([docid for docid, _ in judged])
+
     async def grades(self, example: Example, prediction: Prediction, ctx: Any) -> list[tuple[int, bool]]:
         """Each judged passage's grade and whether umbrela's patterns found it, in the passages' order."""
         (judge,) = ctx.judges_for(self)
-        passages = prediction.docs[: self.k] if self.k else prediction.docs
-        replies = await asyncio.gather(*(self.ask(judge, example.question, doc.text) for doc in passages))
-        return [grade(reply) for reply in replies]
+        passages = await self.texts(example, prediction, ctx)
+        replies = await asyncio.gather(*(self.ask(judge, example.question, text) for text in passages))
+        graded = [grade(reply) for reply in replies]
+        count = getattr(ctx, "count", None)
+        if self.segments is not None and count:
+            count_pairs(count, [human for _, human in holes(example, self.judge_cat)], graded)
+        return graded
+
+    def corpus(self, samples: list[SampleRecord], seed: int) -> Mapping[str, float | None]:
+        """passages=qrels: the kappas of the judge's grades against the qrels' over the run (qrels_eval.py)."""
+        return kappas(samples, self.name) if self.segments is not None else {}
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         graded = await self.grades(example, prediction, ctx)

@@ -65,18 +65,23 @@ class LuceneIndexReader:
 }
 
 
-def main() -> None:
+def fake_pyserini(qrels: list[tuple[str, str, int]]) -> Path:
+    """The stand-in pyserini, first on sys.path, answering for `qrels`; the temporary folder it is in."""
     folder = Path(tempfile.mkdtemp())
     for name, text in PYSERINI.items():
         (folder / "pyserini" / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / "pyserini" / name).write_text(text, encoding="utf-8")
     qrels_file = folder / "qrels.dl19-passage.txt"
-    qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in QRELS), encoding="utf-8")
+    qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels), encoding="utf-8")
     data = {"qrels_file": str(qrels_file), "topics": TOPICS, "passages": PASSAGES}
     (folder / "data.json").write_text(json.dumps(data), encoding="utf-8")
     os.environ["FAKE_PYSERINI"] = str(folder / "data.json")
     sys.path.insert(0, str(folder))
+    return folder
 
+
+def fake_judge() -> tuple[ThreadingHTTPServer, Fake]:
+    """record_umbrela.py's fake judge on 127.0.0.1, umbrela's OpenAI client pointed at it."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     fake = Fake()
     httpd.fake = fake  # type: ignore[attr-defined]
@@ -84,6 +89,12 @@ def main() -> None:
     os.environ["OPENAI_API_KEY"] = "sk-fake"
     os.environ["OPENAI_BASE_URL"] = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     os.environ.pop("OPENROUTER_API_KEY", None)
+    return httpd, fake
+
+
+def main() -> None:
+    fake_pyserini(QRELS)
+    httpd, fake = fake_judge()
     from umbrela.gpt_judge import GPTJudge
 
     runs = []

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
+from helpers import run
 from ragbench.api import ConfigError, Example, Prediction, SampleRecord
 from ragbench.api.engines import RequestError
 from ragbench.metrics.umbrela.metric import Umbrela
@@ -145,3 +146,31 @@ def test_the_kappas_are_those_of_the_pairs_counted_in_any_samples(pairs):
     got += [values[k] for k in ("umbrela_qrels_valid_kappa", "umbrela_qrels_valid_kappa_binary")]
     for value, wanted in zip(got, expected, strict=True):
         assert value == wanted if wanted is None else value == pytest.approx(wanted, abs=1e-12)
+
+
+def test_a_trec_rag_run_reports_the_kappas_and_the_confusion_counts(corpus, tmp_path):
+    """Through a run of trec_rag24 over the fixture's topics and qrels: the kappas are results.json corpus keys, the
+    cells counted, and the judge answering as umbrela's fake judge did gives umbrela's overall kappa."""
+    topics_file, qrels_file, rules = tmp_path / "topics.tsv", tmp_path / "qrels.txt", tmp_path / "judge.json"
+    topics_file.write_text("".join(f"{q}\t{t}\n" for q, t in FIXTURE["topics"].items()), encoding="utf-8")
+    qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in FIXTURE["qrels"]), encoding="utf-8")
+    refused = [{"pattern": re.escape(p), "response": ""} for p, r in REPLIES.items() if r == FIXTURE["bad_request"]]
+    replies = [{"pattern": re.escape(p), "response": r} for p, r in REPLIES.items() if r != FIXTURE["bad_request"]]
+    rules.write_text(json.dumps(refused + replies), encoding="utf-8")
+    (tmp_path / "answers.json").write_text('[{"response": "x"}]', encoding="utf-8")
+    results = run(
+        tmp_path,
+        tasks=["trec_rag24"],
+        system="closed_book",
+        model=f"scripted:{tmp_path / 'answers.json'}",
+        data={"trec_rag24": str(topics_file)},
+        task_args={"trec_rag24.qrels": str(qrels_file)},
+        metrics=("+umbrela",),
+        metric_args={"umbrela.passages": "qrels", "umbrela.corpus": str(corpus)},
+        judges=[f"scripted:{rules}"],
+    )
+    entry = results["details"]["trec_rag24"]["umbrela_qrels_kappa"]
+    assert entry["corpus"] is True
+    assert entry["value"] == pytest.approx(printed(RUNS["0123"], "\nKohen kappa overall")[1], abs=1e-12)
+    counted = results["counted"]["trec_rag24"]["umbrela"]
+    assert sum(counted[cell(h, j)]["count"] for h in GRADES for j in GRADES if cell(h, j) in counted) == 24

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
+from helpers import run, samples
 from ragbench.api import ConfigError, Example, Prediction
 from ragbench.metrics.nuggetizer.metric import KEYS, NuggetizerMetric
 from ragbench.metrics.nuggetizer.pool import pooled_docids, submitted_text
@@ -185,3 +186,58 @@ def test_the_assigned_text_is_the_exported_submissions_sentences_joined(parts):
     answer = " ".join(f"{text.strip() or 'x'} [{n}]." for text, n in parts)
     exported, _ = sentences(answer, shown=3)
     assert submitted_text(answer) == " ".join(sentence["text"] for sentence in exported)
+
+
+def fake_judge(request) -> str:
+    """`scripted:test_nuggetizer_pool:fake_judge`: the judge of a run, answering as the recorder's did."""
+    return REPLIES[key(request.message_dicts(), request.sampling.temperature)]
+
+
+def test_two_trec_rag_runs_scored_from_their_submissions_share_the_topics_nuggets(corpus, tmp_path):
+    """Each run's submission file (2024's format) scored on trec_rag24 with one nugget file: the first run creates
+    the topics' nuggets (the file is create_nuggets.py's output), the second assigns the same ones; each topic's
+    scores are calculate_metrics.py's of that run."""
+    topics_file, qrels_file = tmp_path / "topics.tsv", tmp_path / "qrels.txt"
+    topics_file.write_text("".join(f"{q}\t{t}\n" for q, t in FIXTURE["topics"].items()), encoding="utf-8")
+    qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in FIXTURE["qrels"]), encoding="utf-8")
+    nugget_file = tmp_path / "nuggets.jsonl"
+    for name, run_ in RUNS.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = [
+            {
+                "run_id": name,
+                "topic_id": qid,
+                "topic": FIXTURE["topics"][qid],
+                "references": ["msmarco_v2.1_doc_01_1000#0_0"],
+                "response_length": 1,
+                "answer": [{"text": text, "citations": [0]} for text in answer["sentences"]],
+            }
+            for qid, answer in run_["answers"].items()
+        ]
+        (folder / "ag_output.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        run(
+            tmp_path,
+            name=f"scored_{name}",
+            tasks=["trec_rag24"],
+            system="recorded",
+            system_args={"path": str(folder)},
+            data={"trec_rag24": str(topics_file)},
+            task_args={"trec_rag24.qrels": str(qrels_file)},
+            metrics=("+nuggetizer",),
+            metric_args={
+                "nuggetizer.passages": "pool",
+                "nuggetizer.corpus": str(corpus),
+                "nuggetizer.nuggets": str(nugget_file),
+            },
+            judges=["scripted:test_nuggetizer_pool:fake_judge"],
+        )
+        rows = {row["id"]: row["scores"] for row in samples(tmp_path / f"scored_{name}", "trec_rag24")}
+        assert {qid: {k: rows[qid][k] for k in scores} for qid, scores in upstream_scores(name).items()} == (
+            upstream_scores(name)
+        )
+        written = [json.loads(line) for line in nugget_file.read_text(encoding="utf-8").splitlines()]
+        assert sorted(line["qid"] for line in written) == ["t1", "t2", "t3"]  # created once, by the first run
+        assert sorted(({k: line[k] for k in ("query", "qid", "nuggets")} for line in written), key=str) == sorted(
+            FIXTURE["nuggets"], key=str
+        )

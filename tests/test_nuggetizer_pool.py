@@ -113,9 +113,9 @@ def test_nuggets_are_created_once_per_topic_from_its_pool_and_two_runs_share_the
     llm, scores, _ = score_run(second, "run_b")  # a later run: the file's nuggets, no creation
     assert [sent(r) for r in llm.requests] == recorded(RUNS["run_b"]["calls"])
     assert scores == upstream_scores("run_b")
-    for run in RUNS:
-        run_mean = {key: mean(s[f"nuggetizer_{key}"] for s in upstream_scores(run).values()) for key in KEYS}
-        assert RUNS[run]["metrics"][-1] == {"qid": "all"} | run_mean
+    for name in RUNS:
+        run_mean = {key: mean(s[f"nuggetizer_{key}"] for s in upstream_scores(name).values()) for key in KEYS}
+        assert RUNS[name]["metrics"][-1] == {"qid": "all"} | run_mean
 
 
 def test_without_a_nugget_file_a_topic_is_created_once_per_metric(corpus):
@@ -201,7 +201,7 @@ def test_two_trec_rag_runs_scored_from_their_submissions_share_the_topics_nugget
     topics_file.write_text("".join(f"{q}\t{t}\n" for q, t in FIXTURE["topics"].items()), encoding="utf-8")
     qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in FIXTURE["qrels"]), encoding="utf-8")
     nugget_file = tmp_path / "nuggets.jsonl"
-    for name, run_ in RUNS.items():
+    for name, recorded_run in RUNS.items():
         folder = tmp_path / name
         folder.mkdir()
         lines = [
@@ -213,7 +213,7 @@ def test_two_trec_rag_runs_scored_from_their_submissions_share_the_topics_nugget
                 "response_length": 1,
                 "answer": [{"text": text, "citations": [0]} for text in answer["sentences"]],
             }
-            for qid, answer in run_["answers"].items()
+            for qid, answer in recorded_run["answers"].items()
         ]
         (folder / "ag_output.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         run(

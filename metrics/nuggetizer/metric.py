@@ -59,7 +59,7 @@ class NuggetizerMetric(Metric):
                 f"metric {self.name}: passages=pool reads the pooled segments from corpus=PATH (and keeps the nuggets "
                 "in nuggets=FILE); give corpus (and nuggets) with passages=pool only"
             )
-        self.corpus, self.nugget_file = corpus, nuggets
+        self.corpus_path, self.nugget_file = corpus, nuggets
         nugget_file = None if nuggets is None else Path(nuggets)
         self.pool = None if corpus is None else Pool(existing_corpus(self.name, corpus), nugget_file)
         if int(window_size) < 1 or int(max_nuggets) < 1:
@@ -70,15 +70,15 @@ class NuggetizerMetric(Metric):
         self.grades = int(assign_grades)
 
     def config(self) -> dict[str, Any]:
-        return {
+        config = {
             "name": self.name,
             "passages": self.passages,
             "window_size": self.window,
             "max_nuggets": self.max_nuggets,
             "assign_grades": self.grades,
-            "corpus": self.corpus,
-            "nuggets": self.nugget_file,
         }
+        pool = {"corpus": self.corpus_path, "nuggets": self.nugget_file}  # passages=pool only
+        return config | pool if self.pool is not None else config
 
     def texts(self, example: Example, prediction: Prediction) -> list[str]:
         """The passages the nuggets are created from (a document's text, as nuggetizer's `segment`)."""

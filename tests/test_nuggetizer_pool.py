@@ -23,6 +23,7 @@ from helpers import run, samples
 from ragbench.api import ConfigError, Example, Prediction
 from ragbench.metrics.nuggetizer.metric import KEYS, NuggetizerMetric
 from ragbench.metrics.nuggetizer.pool import pooled_docids, submitted_text
+from ragbench.metrics.segment_texts import scan
 from ragbench.tasks.trec_rag.ag_output import sentences
 from ragbench.testing import ScriptedLLM, make_context
 
@@ -144,6 +145,30 @@ def test_a_nugget_file_ragbench_did_not_write_is_only_read(corpus, tmp_path):
     with pytest.raises(ValueError, match="topic t3 has no nuggets in .*track_nuggets.jsonl, a file ragbench did not"):
         asyncio.run(metric.score(examples()[2], Prediction("t3", answer="a"), make_context("demo", judges=[llm])))
     assert track.read_bytes() == before
+
+
+class Topics:
+    """A task as the pre-flight sees it: its examples."""
+
+    def examples(self):
+        return iter(examples())
+
+
+def test_after_the_preflight_one_pass_over_the_corpus_reads_every_topics_pool(corpus, monkeypatch):
+    """The pre-flight tells the metric every topic's pool: the corpus is read once, not once per topic (the
+    TREC RAG shards are 113,520,750 segments); without it, each topic's first use reads it."""
+    from ragbench.metrics import segment_texts
+
+    passes = []
+    monkeypatch.setattr(segment_texts, "scan", lambda path, wanted: passes.append(wanted) or scan(path, wanted))
+    metric = NuggetizerMetric(passages="pool", corpus=str(corpus))
+    metric.preflight(None, Topics())
+    _, scores, _ = score_run(metric, "run_a")
+    assert scores == upstream_scores("run_a")
+    assert passes == [{docid for t, docid, grade in FIXTURE["qrels"] if grade > 0}]
+    passes.clear()
+    score_run(NuggetizerMetric(passages="pool", corpus=str(corpus)), "run_a")
+    assert len(passes) == 2  # t1's pool, then t2's (t3's is empty)
 
 
 def test_a_pooled_segment_missing_from_the_corpus_fails_the_example_named(corpus):

@@ -174,3 +174,19 @@ def test_a_trec_rag_run_reports_the_kappas_and_the_confusion_counts(corpus, tmp_
     assert entry["value"] == pytest.approx(printed(RUNS["0123"], "\nKohen kappa overall")[1], abs=1e-12)
     counted = results["counted"]["trec_rag24"]["umbrela"]
     assert sum(counted[cell(h, j)]["count"] for h in GRADES for j in GRADES if cell(h, j) in counted) == 24
+
+
+def test_after_the_preflight_the_corpus_is_read_once_for_every_topic(corpus, monkeypatch):
+    from ragbench.metrics import segment_texts
+
+    class Topics:
+        def examples(self):
+            return iter(topics())
+
+    passes = []
+    real = segment_texts.scan
+    monkeypatch.setattr(segment_texts, "scan", lambda path, wanted: passes.append(wanted) or real(path, wanted))
+    metric = Umbrela(passages="qrels", corpus=str(corpus), judge_cat="23")
+    metric.preflight(None, Topics())
+    evaluated(metric)
+    assert passes == [{docid for _, docid, grade in FIXTURE["qrels"] if grade >= 2}]

@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
 
 from ..segment_texts import existing_corpus
-from .pool import Pool, submitted_text
+from .pool import Pool, pooled_docids, submitted_text
 from .steps import TRIALS, Steps, scores
 
 KEYS = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
@@ -79,6 +79,11 @@ class NuggetizerMetric(Metric):
         }
         pool = {"corpus": self.corpus_path, "nuggets": self.nugget_file}  # passages=pool only
         return config | pool if self.pool is not None else config
+
+    def preflight(self, check: Preflight, task: Any) -> None:
+        """passages=pool: every topic's pool is read from the corpus in one pass (segment_texts.py)."""
+        if self.pool is not None:
+            self.pool.segments.want_topics(task, pooled_docids)
 
     def texts(self, example: Example, prediction: Prediction) -> list[str]:
         """The passages the nuggets are created from (a document's text, as nuggetizer's `segment`)."""

@@ -15,7 +15,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
+from ragbench.api import (
+    ConfigError,
+    Example,
+    KeySpec,
+    Metric,
+    MetricDeclaration,
+    Prediction,
+    Preflight,
+    SampleRecord,
+    Scores,
+)
 from ragbench.api.engines import RequestError
 
 from ..segment_texts import SegmentTexts, existing_corpus
@@ -122,6 +132,11 @@ class Umbrela(Metric):
             return None
         self.declares = declaration(self.declares)
         return SegmentTexts(existing_corpus(self.name, corpus))
+
+    def preflight(self, check: Preflight, task: Any) -> None:
+        """passages=qrels: every topic's pairs are read from the corpus in one pass (segment_texts.py)."""
+        if self.segments is not None:
+            self.segments.want_topics(task, lambda example: [docid for docid, _ in holes(example, self.judge_cat)])
 
     def few_shot_examples(self) -> str:
         """The examples the few-shot basic prompt shows (bing's few-shot prompt holds its own four; zero-shot none)."""

@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragbench._errors import ConfigError
@@ -118,6 +118,7 @@ def written(tmp_path_factory):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(FIELDS), value=JSON)
+@example(field="records", value={"demo": 1.5})  # a count of records that is no whole number
 def test_run_json_with_any_value_in_a_field_reads_typed_or_is_refused_in_one_line(written, tmp_path, field, value):
     (tmp_path / "run.json").write_text(json.dumps({**written, field: value}))
     try:

@@ -15,8 +15,8 @@ running.
         engines = services.open_engines(planned)
         services.start_folder(...)
         opened = Opened(resources, engines, services.open_cache(), retrieval)
-        value, reports = run_interruptible(services.run_calls(opened, work))   # work(calls) runs the examples
-        stores = opened.store_reports()
+        value, calls = run_interruptible(services.run_calls(opened, work))   # work(calls) runs the examples
+        reports = opened.store_reports(calls)                                 # what results.json's cost reads
         services.close()
 """
 

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import cli_here, cli_run_args
 from ragbench._errors import ConfigError
-from ragbench._run.planned_run import PlannedRun
+from ragbench._run.planned_run import RecordsToDo
 from test_resume_data_changes import RECORDS, TASK, closed_book_run
 
 
@@ -74,7 +74,7 @@ def test_a_finished_run_with_unchanged_inputs_returns_its_results_without_readin
     write_task(tmp_path, RECORDS)
     run(tmp_path)
     os.utime(tmp_path / "t.yaml")  # a task file touched but not changed: its config is the same
-    monkeypatch.setattr(PlannedRun, "work", lambda *args, **kwargs: pytest.fail("the data was read"))
+    monkeypatch.setattr(RecordsToDo, "each", lambda *args, **kwargs: pytest.fail("the data was read"))
     assert run(tmp_path, resume=True).already_finished
 
 

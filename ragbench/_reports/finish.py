@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .._storage.rundir import RunDir
+from .cost_schema import AttemptCost
 from .results_file import results_text
 from .results_schema import Results
 from .summary import report_markdown
 
 
-def finish_run(run_dir: RunDir, results: Results, attempt: dict[str, Any] | None = None) -> None:
+def finish_run(run_dir: RunDir, results: Results, attempt: AttemptCost | None = None) -> None:
     """results.json (`results_text`), report.md and run.json's mark with each task's record count (what
     --resume checks the samples against) and the final cost of the `attempt` that finished the run."""
     records = {task: counts["records"] + counts.get("missing", 0) for task, counts in results.counts.items()}

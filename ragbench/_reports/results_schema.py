@@ -20,6 +20,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Union
 
+from .cost_schema import Cost, TokenCost
+
 SCHEMA_VERSION = 2
 VERSIONS = (1, 2)  # the versions this ragbench reads; 1: no `schema_version` key
 
@@ -218,68 +220,6 @@ class Adherence(TypedDict):
     of: int
     followed: int
     fix: str
-
-
-class _ModelTokens(TypedDict):
-    model: str
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-    usd: float | None
-
-
-class ModelTokens(_ModelTokens, total=False):
-    """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
-
-    usd_note: str
-
-
-class _TokenCost(TypedDict):
-    calls: int
-    cached: int
-    errors: int
-    prompt_tokens: int
-    completion_tokens: int
-    usd: float | None
-
-
-class TokenCost(_TokenCost, total=False):
-    """Traced LLM calls (`judge_cost`: a judged metric's; `model_cost`: the system's), those the cache answered and
-    those that failed among them, the tokens of the calls sent, and their price in US dollars (null: `usd_note`
-    says why; ragbench._reports.prices): the one model's engine:model and price, or with several models each one's
-    share (`by_model`, by its label: `model`, a system role, `judge N`)."""
-
-    usd_note: str
-    model: str
-    price_per_million: dict[str, float]
-    by_model: dict[str, ModelTokens]
-
-
-class _Cost(TypedDict):
-    wall_seconds: float
-    examples_per_second: float
-    attempts: int
-    interrupted_attempts: int
-
-
-class Cost(_Cost, total=False):
-    """What the run cost, every attempt added up (`this_attempt`: the last one's own; None for results rebuilt
-    from the samples), with the caches' reports, pooled searches, the NLI model's figures and a rescoring's
-    cost where there are any."""
-
-    examples: int
-    llm_calls: int
-    batches: int
-    cache_hits: int
-    prompt_tokens: int
-    completion_tokens: int
-    this_attempt: dict[str, Any] | None
-    response_cache: dict[str, Any]
-    page_cache: dict[str, Any]
-    retrieval: dict[str, int]
-    nli: dict[str, Any]
-    engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
-    rescoring: dict[str, Any]
 
 
 @dataclass(kw_only=True)

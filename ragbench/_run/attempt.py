@@ -18,12 +18,12 @@ from typing import Any, ClassVar
 from .._replay.recording import CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.provenance import provenance
-from .._scheduler import Scheduler
+from .._reports.run_record import RunRecord
 from .._stop_signals import signal_of
 from .._storage.checkpoint import TaskCheckpoint
 from .._task.protocols import UsesTools, stop_tools
 from .._values.run_config import examples_in_flight
-from .cost import AttemptCost, attempt_cost
+from .cost import AttemptMeter, CallReports
 from .example import StoppedAtFailure, process_example, record_failed
 from .interrupted import RunInterrupted
 from .lifecycle import run_interruptible, run_together
@@ -33,8 +33,8 @@ from .planned_run import Assembled, PlannedRun, Retrieved, Work
 from .progress import Progress
 from .reading import RecordReader
 from .rescore import SavedRescoring
-from .services import ExampleServices, RunServices
-from .workers import use_ready_threads
+from .services import Calls, ExampleServices, Opened, RunServices
+from .workers import Workers, use_ready_threads
 
 
 def new_attempt_id() -> str:
@@ -51,13 +51,13 @@ class FreshRun:
         self, run: PlannedRun, retrieved: Retrieved, checkpoints: dict[str, TaskCheckpoint] | None = None
     ) -> None:
         self.run, self.retrieved = run, retrieved
-        # by task, filled as the task's records are read (given: read already, as the mode was decided)
-        self.checkpoints: dict[str, TaskCheckpoint] = {} if checkpoints is None else checkpoints
+        # its checkpoints given: the tasks' records read already, as the mode was decided
+        self.todo = run.records_to_do(resume=run.config.resume, read=checkpoints)
         self.attempt_id = new_attempt_id()
 
     def records(self, passed: Callable[[], None]) -> Work:
         """The records to run; `passed` is called for each one passed as saved already (none: a fresh run)."""
-        return self.run.work(self.checkpoints, resume=False)
+        return self.todo.each()
 
     def recorded_config(self) -> dict[str, Any] | None:
         """run.json's `config` of the run, where the engines that made its predictions do not load."""
@@ -66,93 +66,88 @@ class FreshRun:
     def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
         return frozenset()
 
-    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptCost) -> None:
+    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
         """A fresh run has no saved example."""
 
     def run_in(self, services: RunServices) -> RunOutcome:
-        """The attempt on `services` (its retrieval open), which it closes before results.json is assembled
-        (what they hold of the run's statistics is taken as they close)."""
-        run, config = self.run, self.run.config
-        services.open_resources(run.planned)  # the workers start in the background, while the engines load
+        """The attempt on `services` (its retrieval open), which it closes, once they reported their statistics,
+        before results.json is assembled."""
+        run = self.run
+        resources = services.open_resources(run.planned)  # the workers start in the background, while engines load
         engines = services.open_engines(run.planned, system=self.runs_system, preloading=run.preloading)
         contents = model_contents(engines, run.registry, self.recorded_config())
         run.check_models(engines)
         fingerprints = run.data_fingerprints()
         changed = self.changed_data(fingerprints)
-        cost = AttemptCost(self.attempt_id, run.run_dir.record_attempt)
-        services.start_folder(
-            run.full_config(self.retrieved, contents),
-            config.identity(),
-            config.config_hash(),
-            config.resume,
-            config.overwrite,
-            fingerprints,
-            cost.so_far_interrupted(),  # the attempt counts from its start, whatever stops it
-        )
+        cost = AttemptMeter(self.attempt_id, run.run_dir.record_attempt)
+        # the attempt counts from its start, whatever stops it
+        services.start_folder(run.full_config(self.retrieved, contents), fingerprints, cost.so_far_interrupted())
         versions = provenance()
-        services.open_cache()
+        opened = Opened(resources, engines, services.open_cache(), self.retrieved.opened)
         try:
-            scheduler = run_interruptible(self.execute(services, cost))
+            calls = run_interruptible(self.execute(services, opened, cost))
         except KeyboardInterrupt as exc:
             services.interrupted = True
-            saved = run.saved(self.checkpoints, changed)
+            saved = run.saved(self.todo.checkpoints, changed)
             raise RunInterrupted(run.run_dir.path, saved, run.known_total(), signal_of(exc)) from None
+        reports = opened.store_reports(calls)
         services.close()
-        attempt = attempt_cost(
-            self.attempt_id, scheduler.stats.to_dict(), cost.examples, time.perf_counter() - cost.started
-        )
+        attempt = cost.final(calls.calls)
         assembled = Assembled(
-            self.checkpoints, run.full_config(self.retrieved, contents), self.attempt_id, attempt, versions
+            self.todo.checkpoints, run.full_config(self.retrieved, contents), self.attempt_id, attempt, versions
         )
-        results = run.results(assembled, services)
-        this_attempt = results.cost["this_attempt"]
-        assert this_attempt is not None  # `attempt`, as counted in the run's cost
-        run.finish(results, this_attempt)
+        results = run.results(assembled, reports)
+        run.finish(results, attempt)
         return RunOutcome(results, run.run_dir.path)
 
-    async def execute(self, services: RunServices, cost: AttemptCost) -> Scheduler:
+    async def execute(self, services: RunServices, opened: Opened, cost: AttemptMeter) -> CallReports:
         """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifecycle.run_together):
-        teardown begins only when every example has ended, so nothing is saved once it has begun."""
+        teardown begins only when every example has ended, so nothing is saved once it has begun. Returns what
+        the calls reported as they ended."""
         await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
-        config = self.run.config
         try:
-            async with services.calls() as calls:
-                assert services.scheduler is not None and services.recorder is not None and services.engines
-                cost.stats = services.scheduler.stats
-                inflight = examples_in_flight(config.max_inflight, services.engines.model)
-                progress = Progress(services.scheduler.stats, self.run.known_total(), enabled=config.progress)
-                saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
-                following = asyncio.ensure_future(progress.follow())
-                try:
-                    calls.tools = await self.tools(services.recorder)
-                    await self.rescore_failed(calls, inflight, cost)
-                    read = RecordReader(self.records(progress.pass_saved))
-                    workers = self.run.example_workers(inflight)
-                    await run_together(self.worker(read, calls, services, progress, cost) for _ in range(workers))
-                finally:
-                    saver.cancel()
-                    following.cancel()
-                    try:
-                        progress.close()
-                        for planned in self.run.planned:
-                            await stop_tools(planned.task)
-                    finally:
-                        await asyncio.gather(saver, following, return_exceptions=True)
+            _, reports = await services.run_calls(opened, lambda calls: self.examples(calls, opened, cost))
         finally:
             cost.save()  # replaced by the final cost if the run ends well
-        return services.scheduler
+        return reports
+
+    async def examples(self, calls: Calls, opened: Opened, cost: AttemptMeter) -> None:
+        """The examples on `calls`: the saved ones whose metrics failed scored again, then the records to do."""
+        config = self.run.config
+        cost.counting(calls.scheduler.stats)
+        inflight = examples_in_flight(config.max_inflight, opened.engines.model)
+        progress = Progress(calls.scheduler.stats, self.run.known_total(), enabled=config.progress)
+        saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
+        following = asyncio.ensure_future(progress.follow())
+        try:
+            calls.example.tools = await self.tools(calls.recorder)
+            await self.rescore_failed(calls.example, inflight, cost)
+            read = RecordReader(self.records(progress.pass_saved))
+            workers = opened.resources.workers
+            await run_together(
+                self.worker(read, calls.example, workers, progress, cost)
+                for _ in range(self.run.example_workers(inflight))
+            )
+        finally:
+            saver.cancel()
+            following.cancel()
+            try:
+                progress.close()
+                for planned in self.run.planned:
+                    await stop_tools(planned.task)
+            finally:
+                await asyncio.gather(saver, following, return_exceptions=True)
 
     async def worker(
         self,
         read: RecordReader[Any],
         calls: ExampleServices,
-        services: RunServices,
+        workers: Workers,
         progress: Progress,
-        cost: AttemptCost,
+        cost: AttemptMeter,
     ) -> None:
         """One of the run's `max_inflight` workers: the next record still to do, until none is left."""
-        assert services.resources is not None
-        workers, run_dir, fail_fast = services.resources.workers, self.run.run_dir, self.run.config.fail_fast
+        run_dir, fail_fast = self.run.run_dir, self.run.config.fail_fast
         with calls.examples.slot() if calls.examples is not None else nullcontext():
             while (entry := await read.next()) is not None:
                 planned, position, item = entry
@@ -184,12 +179,12 @@ class ResumedRun(FreshRun):
     then the records without a finished sample run (not saved yet, failed, or changed since they were saved)."""
 
     def records(self, passed: Callable[[], None]) -> Work:
-        return self.run.work(self.checkpoints, resume=True, passed=passed)
+        return self.todo.each(passed)
 
     def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
         return frozenset(self.run.run_dir.data_changed(fingerprints))
 
-    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptCost) -> None:
+    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
         run = self.run
         await SavedRescoring(run.planned, run.run_dir, inflight, cost.at_save, run.config.fail_fast).run(calls)
 
@@ -202,9 +197,10 @@ class ScoreOnlyRun(ResumedRun):
     runs_system = False
 
     def records(self, passed: Callable[[], None]) -> Work:
-        for _ in range(self.run.saved(self.checkpoints, frozenset())):
+        for _ in range(self.run.saved(self.todo.checkpoints, frozenset())):
             passed()  # every record is saved: none runs
         return iter(())
 
     def recorded_config(self) -> dict[str, Any] | None:
-        return (self.run.run_dir.meta or {}).get("config")
+        recorded = RunRecord.read(self.run.run_dir)
+        return recorded.config if recorded is not None else None

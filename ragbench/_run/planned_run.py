@@ -1,7 +1,7 @@
 """A run as planned and pre-flighted, which every run mode (ragbench._run.run_modes) works from: its
 configuration, registry, planned tasks and folder, and what each mode reads of them - the tasks' configs and
-data fingerprints, the records still to do, the examples saved, run.json's `config` and the results assembled
-from the samples."""
+data fingerprints, the records still to do (`RecordsToDo`), the examples saved, run.json's `config` and the
+results assembled from the samples."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from typing import Any
 from .._checks import Preflight
 from .._errors import RecordError
 from .._registry import Registry
-from .._reports.results_schema import Cost, Results
+from .._reports.cost_schema import AttemptCost, Cost
+from .._reports.results_schema import Results
+from .._reports.run_record import earlier_attempts
 from .._shared.yaml_tasks.task import YamlTask
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
@@ -24,13 +26,13 @@ from .._task import Task
 from .._types import Example
 from .._values.run_config import RunConfig
 from .._values.urls import redacted
-from .cost import run_cost
+from .cost import ServiceReports, run_cost
 from .example import made_from
 from .finished import finished_keys
 from .planning import PlannedTask
 from .plugin_values import task_records
 from .run_engines import Engines
-from .services import RunServices
+from .services import OpenRetrieval, RunServices
 from .task_corpus import build_task_index
 
 Work = Iterator[tuple[PlannedTask, int, Example | RecordError]]  # records to do, each with its position
@@ -51,8 +53,9 @@ def task_prompts(task: Task) -> str:
 
 @dataclass(frozen=True)
 class Retrieved:
-    """What run.json records of the run's retriever and components, read once they are open."""
+    """The run's retriever and components, open (`opened`), and what run.json records of them."""
 
+    opened: OpenRetrieval
     metadata: dict[str, Any]
     contents: dict[str, Any]  # their contents' sha256s
 
@@ -71,10 +74,8 @@ class PlannedRun:
     def open_retrieval(self, services: RunServices) -> Retrieved:
         """The run's retriever and components (their models load now), and what run.json records of them."""
         build_task_index(self.config, self.planned, self.registry)  # no --retriever, a task's own corpus: its index
-        retriever, components = services.open_retrieval()
-        return Retrieved(
-            {**retriever.metadata(), **components.metadata()}, {**retriever.contents(), **components.contents()}
-        )
+        opened = services.open_retrieval()
+        return Retrieved(opened, opened.metadata(), opened.contents())
 
     def check_models(self, engines: Engines) -> None:
         """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
@@ -127,22 +128,85 @@ class PlannedRun:
         recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
         return recorded
 
-    def work(
-        self, checkpoints: dict[str, TaskCheckpoint], resume: bool, passed: Callable[[], None] | None = None
-    ) -> Work:
-        """Every record still to do with its position in the task's stream, task after task, streamed
-        (the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
-        not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else
-        none counts). Each task's checkpoint goes into `checkpoints` as its records are read. Checkpoint keys
-        are example ids: a repeated id is a bad record, and so is gold of a shape the metrics would mis-score
-        (`Example.gold_error`). `passed` is called for each record passed as saved already (the progress bar's
+    def records_to_do(self, resume: bool, read: dict[str, TaskCheckpoint] | None = None) -> RecordsToDo:
+        """The records still to do (`RecordsToDo`); with `resume` the saved samples are read, else none counts;
+        `read`: the checkpoints of the tasks whose records were read already (as the run's mode was decided)."""
+        return RecordsToDo(self, resume, dict(read or {}))
+
+    def saved(self, checkpoints: dict[str, TaskCheckpoint], changed_data: frozenset[str]) -> int:
+        """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run
+        started (`changed_data`), a sample from before this attempt counts once its record was read again,
+        unchanged."""
+        saved = 0
+        for p in self.planned:
+            finished, read = finished_keys(self.run_dir, p.name), checkpoints.get(p.name)
+            saved += read.kept(finished) if read is not None and p.name in changed_data else len(finished)
+        return saved
+
+    # --- results: their modules (numpy's statistics, the report) load when a run ends, not before its first call
+    def results(self, assembled: Assembled, reports: ServiceReports) -> Results:
+        """results.json from the samples, with the run's cost: the earlier attempts' (as brought up to their
+        saved samples') and this attempt's (`assembled.attempt`; None: rebuilt, with no attempt of its own),
+        and what the services reported as they ended (`reports`; a run rebuilt from its samples opened none:
+        `ServiceReports()`)."""
+        from .assemble import Scoring, run_results
+
+        def cost() -> Cost:
+            return run_cost(earlier_attempts(self.run_dir, assembled.attempt_id), assembled.attempt, reports)
+
+        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
+        return run_results(
+            self.planned,
+            self.run_dir,
+            scoring,
+            checkpoints=assembled.checkpoints,
+            cost=cost,
+            full_config=assembled.config,
+            versions=assembled.versions,
+        )
+
+    def finish(self, results: Results, attempt: AttemptCost | None = None) -> None:
+        """results.json and report.md written, the run folder marked finished with `attempt`'s final cost
+        (None: results rebuilt, with no attempt of their own)."""
+        from .._reports.finish import finish_run
+
+        finish_run(self.run_dir, results, attempt)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """What a run's results.json is assembled with, besides its samples."""
+
+    checkpoints: dict[str, TaskCheckpoint]  # by task, of the tasks whose records were read
+    config: dict[str, Any]  # `PlannedRun.full_config`
+    attempt_id: str | None = None
+    attempt: AttemptCost | None = None  # this attempt's cost (`attempt_cost`); None: a rebuilt results.json
+    versions: dict[str, Any] | None = None  # the provenance taken as the attempt started; None: taken now
+
+
+@dataclass(frozen=True)
+class RecordsToDo:
+    """Every record of a run still to do, with its position in the task's stream, task after task, streamed
+    (`each`; the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
+    not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else none
+    counts). `checkpoints` holds the checkpoint of each task whose records were read, as far as they were read
+    (what the examples saved and results.json are counted against). Checkpoint keys are example ids: a repeated id
+    is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
+
+    run: PlannedRun
+    resume: bool
+    checkpoints: dict[str, TaskCheckpoint]  # by task, each made as its records begin to be read
+
+    def each(self, passed: Callable[[], None] | None = None) -> Work:
+        """The records to do; `passed` is called for each record passed as saved already (the progress bar's
         examples done)."""
-        for planned in self.planned:
-            read = checkpoints[planned.name] = TaskCheckpoint(
-                finished_keys(self.run_dir, planned.name) if resume else {}
+        run = self.run
+        for planned in run.planned:
+            read = self.checkpoints[planned.name] = TaskCheckpoint(
+                finished_keys(run.run_dir, planned.name) if self.resume else {}
             )
             for position, item in enumerate(task_records(planned.task)):
-                if self.config.limit is not None and position >= self.config.limit:
+                if run.config.limit is not None and position >= run.config.limit:
                     break
                 if isinstance(item, Example):
                     if read.repeats(item.id):
@@ -160,63 +224,6 @@ class PlannedRun:
                 elif passed is not None:
                     passed()
 
-    def saved(self, checkpoints: dict[str, TaskCheckpoint], changed_data: frozenset[str]) -> int:
-        """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run
-        started (`changed_data`), a sample from before this attempt counts once its record was read again,
-        unchanged."""
-        saved = 0
-        for p in self.planned:
-            finished, read = finished_keys(self.run_dir, p.name), checkpoints.get(p.name)
-            saved += read.kept(finished) if read is not None and p.name in changed_data else len(finished)
-        return saved
-
-    # --- results: their modules (numpy's statistics, the report) load when a run ends, not before its first call
-    def results(self, assembled: Assembled, services: RunServices) -> Results:
-        """results.json from the samples, with the run's cost: the earlier attempts' (as brought up to their
-        saved samples') and this attempt's (`assembled.attempt`; None: rebuilt, with no attempt of its own),
-        and the statistics `services` took as they closed (a run rebuilt from its samples opened none: they
-        are empty)."""
-        from .assemble import Scoring, run_results
-
-        def cost() -> Cost:
-            return run_cost(
-                [
-                    a
-                    for a in self.run_dir.attempts()
-                    if assembled.attempt_id is None or a.get("id") != assembled.attempt_id
-                ],
-                assembled.attempt,
-                {"response_cache": services.response_cache_stats, "page_cache": services.page_cache_stats},
-                services.retrieval_stats,
-                services.nli_stats,
-                services.engine_stats,
-            )
-
-        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
-        return run_results(
-            self.planned,
-            self.run_dir,
-            scoring,
-            checkpoints=assembled.checkpoints,
-            cost=cost,
-            full_config=assembled.config,
-            versions=assembled.versions,
-        )
-
-    def finish(self, results: Results, attempt: dict[str, Any] | None = None) -> None:
-        """results.json and report.md written, the run folder marked finished with `attempt`'s final cost
-        (None: results rebuilt, with no attempt of their own)."""
-        from .._reports.finish import finish_run
-
-        finish_run(self.run_dir, results, attempt)
-
-
-@dataclass(frozen=True)
-class Assembled:
-    """What a run's results.json is assembled with, besides its samples."""
-
-    checkpoints: dict[str, TaskCheckpoint]  # by task, of the tasks whose records were read
-    config: dict[str, Any]  # `PlannedRun.full_config`
-    attempt_id: str | None = None
-    attempt: dict[str, Any] | None = None  # this attempt's cost (`attempt_cost`); None: a rebuilt results.json
-    versions: dict[str, Any] | None = None  # the provenance taken as the attempt started; None: taken now
+    def first(self) -> tuple[PlannedTask, int, Example | RecordError] | None:
+        """The first record to do, None when none is left (the tasks read up to it)."""
+        return next(self.each(), None)

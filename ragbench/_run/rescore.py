@@ -20,6 +20,7 @@ from typing import Any
 
 from .._in_flight import ExamplesInFlight
 from .._records import SampleRecord, read_samples
+from .._reports.cost_schema import AttemptCost
 from .._reports.failures import metric_failures
 from .._storage.checkpoint import checkpoint_key
 from .._storage.rundir import RunDir
@@ -93,7 +94,7 @@ class SavedRescoring:
     planned: list[PlannedTask]
     run_dir: RunDir
     most: int
-    attempt_cost: Callable[[], dict[str, Any]]
+    attempt_cost: Callable[[], AttemptCost]
     fail_fast: bool = False
 
     async def run(self, services: ExampleServices) -> int:

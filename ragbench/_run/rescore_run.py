@@ -23,13 +23,14 @@ import shutil
 import time
 from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._checks import Preflight
 from .._errors import ConfigError, RecordError
 from .._metric import reported_keys
 from .._records import SampleRecord, read_samples, sample_line
 from .._registry import Registry
+from .._reports.cost_schema import RescoringCost
 from .._reports.finish import finish_run
 from .._reports.judge_swap import judge_swap
 from .._reports.like_for_like import judge_names
@@ -37,13 +38,14 @@ from .._reports.provenance import provenance
 from .._reports.results import results_sections
 from .._reports.results_file import read_results
 from .._reports.results_schema import JudgeSwap, Results
+from .._reports.run_record import RunRecord
 from .._storage.files import file_there, folder_problem
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from .assemble import Scoring, scored_task
-from .cost import attempt_cost
+from .cost import CallReports, attempt_cost
 from .example import record_failed
 from .lifecycle import run_interruptible
 from .outcome import RunOutcome
@@ -51,7 +53,7 @@ from .planning import PlannedTask, needs, plan_scoring
 from .preflight import check_engines, check_run_options
 from .progress import Progress
 from .rescore import bounded, rescore_record, scorable
-from .services import RunServices, held_services
+from .services import Calls, Opened, RunServices, held_services
 
 SUFFIX = "__rescored"  # the default output folder: RUN__rescored
 # the original results' sections that describe the system's outputs, kept as they were
@@ -75,8 +77,8 @@ class RescoreRun:
 
     def __init__(self, source: Path, changes: dict[str, Any], registry: Registry) -> None:
         """The rescoring planned and pre-flighted: every problem at once (`PreflightError`), nothing written."""
-        meta, self.original = finished_run(source)
-        self.source, self.recorded = source, meta["config"]
+        recorded, self.original = finished_run(source)
+        self.source, self.recorded = source, recorded.config
         self.config = config = rescoring_config(self.recorded, changes, source)
         check = Preflight()
         check_run_options(config, check)  # as a run's: its numbers, and a --cache that is not a folder
@@ -108,22 +110,23 @@ class RescoreRun:
     def run_in(self, services: RunServices) -> RunOutcome:
         """The rescoring on `services`, which it closes before results.json is assembled."""
         config, planned = self.config, self.planned
-        services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
-        services.open_engines(planned, system=False)  # the judges and the NLI model
-        services.start_folder(
-            self.full_config, config.identity(), config.config_hash(), resume=False, overwrite=config.overwrite
-        )
+        resources = services.open_resources(planned)  # the process pool a metric uses (CRAG's truncation)
+        engines = services.open_engines(planned, system=False)  # the judges and the NLI model
+        services.start_folder(self.full_config)
         if config.cache is None:  # its own cache starts as RUN's: the calls RUN made are answered, not paid again
             copy_cache(self.source, self.target.path)
-        services.open_cache()
+        opened = Opened(resources, engines, services.open_cache())
         started = time.perf_counter()
         total = sum(self.original.counts[task.name]["records"] for task in planned if task.name in self.original.counts)
-        rescored, calls = run_interruptible(score_saved(planned, self.source, services, total))
+        rescored, reports = run_interruptible(score_saved(planned, self.source, services, opened, total))
         services.close()
-        cost = {
-            **attempt_cost("rescoring", calls, rescored, time.perf_counter() - started),
-            **({"nli": services.nli_stats} if services.nli_stats is not None else {}),
-        }
+        cost = cast(
+            RescoringCost,
+            {
+                **attempt_cost("rescoring", reports.calls, rescored, time.perf_counter() - started),
+                **({"nli": reports.nli} if reports.nli is not None else {}),
+            },
+        )
         results = rescored_results(planned, self.original, self.target, config, self.full_config, cost)
         if self.swaps_judges:
             swap = swapped_judge_report(planned, self.source, self.target, self.recorded, self.full_config)
@@ -177,24 +180,19 @@ def check_output(config: RunConfig, source: Path) -> None:
         )
 
 
-def finished_run(source: Path) -> tuple[dict[str, Any], Results]:
+def finished_run(source: Path) -> tuple[RunRecord, Results]:
     """RUN's run.json and results.json; a folder that holds no finished run is a ConfigError."""
     problem = folder_problem(source)
-    meta = RunDir(source).meta if problem is None else None
-    if meta is None:
+    recorded = RunRecord.read(RunDir(source)) if problem is None else None
+    if recorded is None:
         raise ConfigError(f"rescore: {source} holds no ragbench run ({problem or 'no run.json'}); give a run folder")
     results_path = source / "results.json"
-    if not meta.get("finished") or not file_there(results_path):
+    if not recorded.finished or not file_there(results_path):
         raise ConfigError(
             f"rescore: {source} is not finished; finish it first with `ragbench ... --resume "
             f"--output {source}` (the options it was run with)"
         )
-    if not isinstance(meta.get("config"), dict):
-        raise ConfigError(
-            f"rescore: {source}/run.json holds no run configuration (no 'config' object); give a run "
-            "folder ragbench wrote"
-        )
-    return meta, read_results(results_path, "rescore")
+    return recorded, read_results(results_path, "rescore")
 
 
 def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: Path) -> RunConfig:
@@ -232,23 +230,24 @@ def rescored_config(
 
 
 async def score_saved(
-    planned: list[PlannedTask], source: Path, services: RunServices, total: int | None = None
-) -> tuple[int, dict[str, Any]]:
+    planned: list[PlannedTask], source: Path, services: RunServices, opened: Opened, total: int | None = None
+) -> tuple[int, CallReports]:
     """Every saved record of RUN into the target's samples, scored again where it holds a prediction, with the
-    run's progress bar (of `total` examples) unless the config turns it off (--no-progress).
-    Returns how many were scored and the calls' statistics."""
+    run's progress bar (of `total` examples) unless the config turns it off (--no-progress), on the calls of
+    `opened` (no system model). Returns how many were scored and what the calls reported."""
     rescored = 0
-    async with services.calls(system=False) as calls:
-        assert services.scheduler is not None
+    unreadable: list[RecordError] = []
+
+    async def score_all(calls: Calls) -> None:
         config = services.config
-        progress = Progress(services.scheduler.stats, total, enabled=config.progress)
+        progress = Progress(calls.scheduler.stats, total, enabled=config.progress)
         following = asyncio.ensure_future(progress.follow())
 
         async def score(item: tuple[PlannedTask, SampleRecord]) -> None:
             nonlocal rescored
             task, record = item
             if scorable(record):
-                sample = await rescore_record(task, record, calls)
+                sample = await rescore_record(task, record, calls.example)
                 line, record = sample.line, sample.record
                 rescored += 1
             else:  # kept as it was, in the current layout
@@ -256,21 +255,22 @@ async def score_saved(
             services.run_dir.append_sample(task.name, line)
             progress.advance(failed=record_failed(record))
 
-        unreadable: list[RecordError] = []
         saved = (
             (task, record)
             for task in planned
             for record in read_samples(sample_file(source, task.name), unreadable, older_shapes=True)
         )
         try:
-            await bounded(saved, score, examples_in_flight(config.max_inflight), calls.examples)
+            await bounded(saved, score, examples_in_flight(config.max_inflight), calls.example.examples)
         finally:
             following.cancel()
             progress.close()
             await asyncio.gather(following, return_exceptions=True)
+
+    _, reports = await services.run_calls(opened, score_all, system=False)
     for error in unreadable:  # its example is not in the rescored run: counted there as missing
         log.warning("rescore: %s: not re-scored, counted as missing", error)
-    return rescored, services.scheduler.stats.to_dict()
+    return rescored, reports
 
 
 def rescored_results(
@@ -279,7 +279,7 @@ def rescored_results(
     target: RunDir,
     config: RunConfig,
     full_config: dict[str, Any],
-    cost: dict[str, Any],
+    cost: RescoringCost,
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task

@@ -12,9 +12,11 @@ from .._errors import ConfigError
 from .._reports.failures import metric_failed
 from .._reports.results_file import NewerResults, read_results
 from .._reports.results_schema import Results
+from .._reports.run_record import RunRecord
 from .._storage.checkpoint import TaskCheckpoint
 from . import rescore
 from .attempt import FreshRun, ResumedRun, ScoreOnlyRun
+from .cost import ServiceReports
 from .finished import finished_keys
 from .model_contents import contents_now
 from .outcome import RunOutcome
@@ -44,7 +46,7 @@ class RebuiltRun:
 
     def run_in(self, services: RunServices) -> RunOutcome:
         run = self.run
-        results = run.results(Assembled(self.checkpoints, run.full_config(self.retrieved, {})), services)
+        results = run.results(Assembled(self.checkpoints, run.full_config(self.retrieved, {})), ServiceReports())
         run.finish(results)
         return RunOutcome(results, run.run_dir.path, already_finished=True, rebuilt=True)
 
@@ -64,15 +66,13 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
     if not run.config.resume:
         return FreshRun(run, retrieved)
     run_dir = run.run_dir
-    meta = run_dir.meta
-    if not meta or not meta.get("finished"):
+    recorded = RunRecord.read(run_dir)
+    if recorded is None or not recorded.finished:
         return ResumedRun(run, retrieved)
-    config = meta.get("config")
-    recorded = config if isinstance(config, dict) else {}
     run_dir.check_same_inputs(
         {
             "task_configs": run.task_configs(),
-            "model_contents": contents_now(run.registry, recorded.get("model_contents")),
+            "model_contents": contents_now(run.registry, recorded.config.get("model_contents")),
             "retriever_contents": retrieved.contents,
         }
     )
@@ -85,13 +85,13 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
             ", ".join(changed),
         )
         return ResumedRun(run, retrieved)
-    records = meta.get("records") or {}
-    checkpoints: dict[str, TaskCheckpoint] = {}  # of the tasks whose records are read here
+    todo = run.records_to_do(resume=True)  # its checkpoints: of the tasks whose records are read here
     if (
-        not all(len(finished_keys(run_dir, p.name)) == records.get(p.name) for p in run.planned)
-        and next(run.work(checkpoints, resume=True), None) is not None
+        not all(len(finished_keys(run_dir, p.name)) == recorded.records.get(p.name) for p in run.planned)
+        and todo.first() is not None
     ):  # the data is read only when a count is short
         return ResumedRun(run, retrieved)
+    checkpoints = todo.checkpoints
     try:
         results: Results | None = read_results(run_dir.path / "results.json", "--resume")
     except NewerResults:

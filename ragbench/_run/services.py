@@ -1,27 +1,32 @@
-"""The services of one run, in one object: the registry and the run folder it was made with, then what it
-opens as the run starts (after the pre-flight and the folder's lock) - the retriever and the pipeline
-components with their models, the run's resources (worker processes, page caches), the engines, the
-response cache - and, inside the run's event loop, the scheduler, the call recorder and the handles every
-example reaches (`ExampleServices`). Every mode of a run (ragbench._run.run_modes) and `ragbench rescore` set
-up through it, each opening what it needs (rescore: no retriever and no system model), and it closes everything it
-opened, in the reverse order, whatever way the run ends: an interrupted run (`interrupted`) leaves the
-engines and the retriever to the process's exit (a worker thread may still be in one) and does not wait
-for worker calls still running.
+"""The services of one run, opened in stages, each returning what it opened for the stages after it: the registry
+and the run folder it was made with, then (after the pre-flight and the folder's lock) the retriever and the
+pipeline components with their models (`OpenRetrieval`), the run's resources (worker processes, page caches),
+the engines, the response cache - put together as `Opened` - and, inside the run's event loop, the scheduler,
+the call recorder and the handles every example reaches (`Calls`, `run_calls`), which end with the statistics
+they report (`CallReports`). Every mode of a run (ragbench._run.run_modes) and `ragbench rescore` set up through
+it, each opening what it needs (rescore: no retriever and no system model), and it closes everything it opened,
+in the reverse order, whatever way the run ends: an interrupted run (`interrupted`) leaves the engines and the
+retriever to the process's exit (a worker thread may still be in one) and does not wait for worker calls still
+running.
 
     with held_services(config, registry, run_dir, lock_now=config.resume) as services:
-        services.open_retrieval()
-        services.open_resources(planned)
+        retrieval = services.open_retrieval()
+        resources = services.open_resources(planned)
         engines = services.open_engines(planned)
-        ...
-        run_interruptible(run(services))       # inside: async with services.calls(...) as calls: ...
+        services.start_folder(...)
+        opened = Opened(resources, engines, services.open_cache(), retrieval)
+        value, calls = run_interruptible(services.run_calls(opened, work))   # work(calls) runs the examples
+        reports = opened.store_reports(calls)                                 # what results.json's cost reads
+        services.close()
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .._components.pooling import Components
 from .._in_flight import ExamplesInFlight
@@ -29,6 +34,7 @@ from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
+from .._reports.cost_schema import AttemptCost
 from .._retrieval import load_retriever
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
@@ -37,10 +43,13 @@ from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
+from .cost import CallReports, ServiceReports
 from .metric_models import CallRoute, MetricModels
 from .planning import PlannedTask
 from .resources import RunResources
 from .run_engines import Engines, load_engines
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -62,24 +71,57 @@ class ExampleServices:
     examples: ExamplesInFlight | None = None  # the examples in flight, whose calls the scheduler's batches wait for
 
 
+@dataclass(frozen=True)
+class OpenRetrieval:
+    """The run's retriever (its index open) and its --reranker and --refiner (their models loaded); `release`
+    frees the models when the services close, unless the retrieval handle of the run's calls freed them first
+    (`freed`)."""
+
+    retriever: Retriever
+    components: Components
+    release: ExitStack
+
+    def freed(self) -> None:
+        """The components' models were freed (by the retrieval handle that pooled them): not freed again."""
+        self.release.pop_all()
+
+    def metadata(self) -> dict[str, Any]:
+        return {**self.retriever.metadata(), **self.components.metadata()}
+
+    def contents(self) -> dict[str, Any]:
+        return {**self.retriever.contents(), **self.components.contents()}
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What a run's calls are made with (`RunServices.run_calls`), each opened by its stage; `retrieval` None:
+    the calls search nothing (rescoring)."""
+
+    resources: RunResources
+    engines: Engines
+    cache: ResponseCache
+    retrieval: OpenRetrieval | None = None
+
+    def store_reports(self, calls: CallReports) -> ServiceReports:
+        """The services' reports once the calls ended (`calls`), with the response cache's and the page caches'."""
+        return ServiceReports(self.cache.stats(), self.resources.page_caches.report(), calls)
+
+
+@dataclass(frozen=True)
+class Calls:
+    """Inside the run's loop: the scheduler of the calls, the recorder of every call (calls/), and what every
+    example reaches (`example`, its `tools` the caller's to fill)."""
+
+    scheduler: Scheduler
+    recorder: CallRecorder
+    example: ExampleServices
+
+
 class RunServices:
     def __init__(self, config: RunConfig, registry: Registry, run_dir: RunDir) -> None:
         self.config, self.registry, self.run_dir = config, registry, run_dir
-        self.retriever: Retriever | None = None
-        self.components: Components | None = None
-        self.resources: RunResources | None = None
-        self.engines: Engines | None = None
-        self.cache: ResponseCache | None = None
-        self.scheduler: Scheduler | None = None  # the calls' pool, inside the run's loop (`calls`) ...
-        self.recorder: CallRecorder | None = None  # ... and the recorder of every call (calls/)
         self.interrupted = False  # set by a run stopped by a signal: see the module's docstring
-        self.response_cache_stats: dict[str, Any] | None = None  # taken as the cache closes
-        self.page_cache_stats: dict[str, Any] | None = None  # taken as the resources close
-        self.retrieval_stats: dict[str, int] = {}  # taken as the retrieval handle closes
-        self.nli_stats: dict[str, Any] | None = None  # taken as the NLI model's handle closes
-        self.engine_stats: dict[str, Any] | None = None  # the model engine's (Engine.stats), taken as the calls end
         self._opened = ExitStack()
-        self._components_freed = False
 
     def __enter__(self) -> RunServices:
         return self
@@ -91,118 +133,114 @@ class RunServices:
         """Everything opened closed, in the reverse order (once: closing again does nothing)."""
         self._opened.close()
 
-    def open_retrieval(self) -> tuple[Retriever, Components]:
+    def open_retrieval(self) -> OpenRetrieval:
         """The retriever (its index opened: a bad one fails here) and the --reranker and --refiner, models loaded."""
-        self.retriever = load_retriever(self.config.retriever, self.config.retriever_args, registry=self.registry)
-        self._opened.callback(self._unless_interrupted, self.retriever.close)
-        self.components = Components.configured(self.config, self.registry)
-        self._opened.callback(self._unless_interrupted, self._free_components)
-        return self.retriever, self.components
+        retriever = load_retriever(self.config.retriever, self.config.retriever_args, registry=self.registry)
+        self._opened.callback(self._unless_interrupted, retriever.close)
+        components = Components.configured(self.config, self.registry)
+        release = self._opened.enter_context(ExitStack())
+        release.callback(self._unless_interrupted, components.close)
+        return OpenRetrieval(retriever, components, release)
 
     def open_resources(self, planned: list[PlannedTask]) -> RunResources:
         """The run's resources, every task that works in them bound to them, the worker processes starting
         in the background."""
-        self.resources = RunResources(self.config.page_cache)
-        self._opened.callback(self._close_resources, self.resources)
+        resources = RunResources(self.config.page_cache)
+        self._opened.callback(lambda: resources.close(wait=not self.interrupted))
         for task in planned:
-            task.bind(self.resources)
-        self.resources.workers.prestart()
-        return self.resources
+            task.bind(resources)
+        resources.workers.prestart()
+        return resources
 
-    def open_engines(self, planned: list[PlannedTask], system: bool = True, preloading: Any = None) -> Engines:
+    def open_engines(
+        self, planned: list[PlannedTask], system: bool = True, preloading: threading.Thread | None = None
+    ) -> Engines:
         """The engines (ragbench._run.run_engines), once the imports `preloading` began have ended."""
         if preloading is not None:
             preloading.join()
-        self.engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)
-        self._opened.callback(self._unless_interrupted, self.engines.close)
-        return self.engines
+        engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)
+        self._opened.callback(self._unless_interrupted, engines.close)
+        return engines
 
-    def start_folder(self, *args: Any, **kwargs: Any) -> None:
-        """`RunDir.start` of the run folder (its arguments), closed with the rest."""
-        self.run_dir.start(*args, **kwargs)
+    def start_folder(
+        self, config: dict[str, Any], data: dict[str, Any] | None = None, attempt: AttemptCost | None = None
+    ) -> None:
+        """The run folder started (`RunDir.start`) for the run of `config` (run.json's: `PlannedRun.full_config`), as
+        the RunConfig names it and resumes or overwrites, with each task's data fingerprint (`data`) and this
+        attempt's cost so far (`attempt`); closed with the rest."""
+        run = self.config
+        self.run_dir.start(config, run.identity(), run.config_hash(), run.resume, run.overwrite, data, attempt)
         self._opened.callback(self.run_dir.close)
 
     def open_cache(self) -> ResponseCache:
         """The response cache: --cache, else the run folder's cache.sqlite (the run's own)."""
-        self.cache = ResponseCache(
-            self.config.cache or self.run_dir.path / "cache.sqlite", owned=self.config.cache is None
-        )
-        self._opened.callback(self._close_cache, self.cache)
-        return self.cache
+        cache = ResponseCache(self.config.cache or self.run_dir.path / "cache.sqlite", owned=self.config.cache is None)
+        self._opened.callback(cache.close)
+        return cache
 
-    @asynccontextmanager
-    async def calls(self, system: bool = True) -> AsyncIterator[ExampleServices]:
-        """Inside the run's loop: the scheduler over the response cache, the call recorder, the model handles,
-        the judges and NLI model and (with a retriever open) the retrieval handle, as one `ExampleServices`
-        (its `tools` the caller's to fill); all closed, the engines' clients too, when the block ends."""
-        assert self.engines is not None and self.cache is not None, "open_engines and open_cache come first"
+    async def run_calls(
+        self, opened: Opened, work: Callable[[Calls], Awaitable[T]], system: bool = True
+    ) -> tuple[T, CallReports]:
+        """`work` inside the run's loop, on the scheduler over the response cache, the call recorder, the model
+        handles (the system's with `system`), the judges and NLI model and (with a retriever open) the retrieval
+        handle; all closed, the engines' clients too, when it ends, however it ends. Returns what `work`
+        returned and what the calls report (`CallReports`)."""
+        engines, config = opened.engines, self.config
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
-        scheduler = self.scheduler = Scheduler(self.cache, examples=examples)
-        recorder = self.recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
-        scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), self.engines, self.config.nli_format)
+        scheduler = Scheduler(opened.cache, examples=examples)
+        recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
+        scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), engines, config.nli_format)
         retrieval = None
-        if self.retriever is not None and self.components is not None:
+        if opened.retrieval is not None:
             retrieval = Retrieval(
-                self.retriever,
+                opened.retrieval.retriever,
                 Scheduler(examples=examples, searches=True),
                 recorder=recorder,
-                components=self.components.pooled(Scheduler(examples=examples, searches=True)),
+                components=opened.retrieval.components.pooled(Scheduler(examples=examples, searches=True)),
             )
         services = ExampleServices(
-            llm=LLM(scheduler, self.engines.model, recorder=recorder.for_role("model")) if system else None,
+            llm=LLM(scheduler, engines.model, recorder=recorder.for_role("model")) if system else None,
             models={
                 role: LLM(scheduler, engine, recorder=recorder.for_role(role), role=role)
-                for role, engine in self.engines.roles.items()
+                for role, engine in engines.roles.items()
             },
             judges=scoring.judges,
             nli=scoring.nli,
             retrieval=retrieval,
-            seed=self.config.seed,
-            judge_repeats=self.config.judge_repeats,
-            strict_infra=self.config.strict_infra,
-            ceiling=Ceiling.of(self.config.max_steps_per_example, self.config.max_prompt_chars_per_example),
+            seed=config.seed,
+            judge_repeats=config.judge_repeats,
+            strict_infra=config.strict_infra,
+            ceiling=Ceiling.of(config.max_steps_per_example, config.max_prompt_chars_per_example),
             examples=examples,
         )
         try:
-            yield services
+            value = await work(Calls(scheduler, recorder, services))
         finally:
             recorder.close()
             await scheduler.close()
-            if retrieval is not None:
+            if retrieval is not None and opened.retrieval is not None:
                 await retrieval.close()  # its pool's components free their models
-                self._components_freed = True
-                self.retrieval_stats = retrieval.stats.to_dict()
-            self.nli_stats = scoring.nli.stats.to_dict() if scoring.nli is not None else None
-            self.engine_stats = self.engines.model.stats() if self.engines.model is not None else None
+                opened.retrieval.freed()
+            reports = CallReports(
+                scheduler.stats.to_dict(),
+                retrieval.stats.to_dict() if retrieval is not None else {},
+                scoring.nli.stats.to_dict() if scoring.nli is not None else None,
+                engines.model.stats() if engines.model is not None else None,
+            )
             scoring.close()
-            await self.engines.aclose()
+            await engines.aclose()
+        return value, reports
 
-    def _unless_interrupted(self, close: Any) -> None:
+    def _unless_interrupted(self, close: Callable[[], None]) -> None:
         if not self.interrupted:  # else an engine may still be busy in a worker thread: left to the exit
             close()
-
-    def _free_components(self) -> None:
-        if self.components is not None and not self._components_freed:  # (a run ended before its examples began)
-            self.components.close()
-
-    def _close_resources(self, resources: RunResources) -> None:
-        try:
-            self.page_cache_stats = resources.page_caches.report()
-        finally:
-            resources.close(wait=not self.interrupted)
-
-    def _close_cache(self, cache: ResponseCache) -> None:
-        try:
-            self.response_cache_stats = cache.stats()
-        finally:
-            cache.close()
 
 
 @contextmanager
 def held_services(config: RunConfig, registry: Registry, run_dir: RunDir, lock_now: bool) -> Iterator[RunServices]:
     """The services of a run (a fresh run, a resume, a rescoring: each a mode over them) in `run_dir`, whose lock
     (ragbench._storage.run_lock) is held to the end, however it ends: taken now with `lock_now` (a folder that
-    holds the run already), else by `RunDir.start`. The services close first (a mode may close them sooner: what
-    results.json reads of them is taken as they close)."""
+    holds the run already), else by `RunDir.start`. The services close first (a mode may close them sooner, once
+    it took their reports: `Opened.store_reports`)."""
     with run_dir.held(lock_now=lock_now), RunServices(config, registry, run_dir) as services:
         yield services

@@ -57,9 +57,11 @@ def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) 
     corpus = shipped_corpus(planned)
     if not config.resume or corpus is None or not config.shipped_corpus_index:
         return False
+    from .._reports.run_record import RunRecord
     from .._storage.rundir import RunDir
 
-    identity = (RunDir(config.run_dir()).meta or {}).get("identity") or {}
+    recorded = RunRecord.read(RunDir(config.run_dir()))
+    identity = recorded.identity if recorded is not None else {}
     before, now = (identity.get("retriever_args") or {}).get("index"), config.identity()["retriever_args"]["index"]
     if identity.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
         return False

@@ -3,6 +3,7 @@ hold it (`attempt_cost`, brought into run.json when the samples are rewritten: r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .run_shapes import is_count
@@ -19,8 +20,8 @@ def latest_cost(costs: dict[str, dict[str, Any]], cost: Any) -> None:
             seen[name] = max(seen.get(name, value), value)
 
 
-def with_attempt(attempts: list[dict[str, Any]], attempt: dict[str, Any]) -> list[dict[str, Any]]:
+def with_attempt(attempts: list[dict[str, Any]], attempt: Mapping[str, Any]) -> list[dict[str, Any]]:
     """`attempts` (run.json's) with `attempt`'s cost added, or in place of the entry of the same `id` (its cost
     so far)."""
     earlier = [a for a in attempts if attempt.get("id") is None or a.get("id") != attempt["id"]]
-    return [*earlier, attempt]
+    return [*earlier, dict(attempt)]

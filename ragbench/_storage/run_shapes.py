@@ -153,7 +153,8 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
             is_count(value) for name, value in attempt.items() if name not in ("id", "interrupted")
         ):
             return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
-    task = next((task for task, count in (meta.get("records") or {}).items() if not is_count(count)), None)
+    records = meta.get("records") or {}
+    task = next((task for task, count in records.items() if not (is_count(count) and isinstance(count, int))), None)
     return None if task is None else f"its `records.{task}` is not a count of records"
 
 

@@ -39,7 +39,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -191,7 +191,7 @@ class RunDir:
         resume: bool,
         overwrite: bool = False,
         data: dict[str, Any] | None = None,
-        attempt: dict[str, Any] | None = None,
+        attempt: Mapping[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first; `data`: each task's data fingerprint
@@ -279,7 +279,7 @@ class RunDir:
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def append_sample(self, task: str, line: dict[str, Any], attempt_cost: dict[str, Any] | None = None) -> None:
+    def append_sample(self, task: str, line: dict[str, Any], attempt_cost: Mapping[str, Any] | None = None) -> None:
         """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
         `sample_line`, at the current `schema_version`), with `attempt_cost`, the cost of the attempt that saved
         it, written last on the line (`ATTEMPT_COST`: the checkpoint's, taken off by `finalize_samples`)."""
@@ -351,14 +351,14 @@ class RunDir:
             meta["attempts"] = caught_up
             self._write_meta(meta)
 
-    def record_attempt(self, attempt: dict[str, Any]) -> None:
+    def record_attempt(self, attempt: Mapping[str, Any]) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
         meta = self._held_meta()
         meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
         self._write_meta(meta)
 
     def finish(
-        self, results_json: str, report: str, records: dict[str, int], attempt: dict[str, Any] | None = None
+        self, results_json: str, report: str, records: dict[str, int], attempt: Mapping[str, Any] | None = None
     ) -> None:
         """results.json (its text) and report.md, then the run marked finished with each task's record
         count (`records`: what --resume checks the samples against) and, in the same write, `attempt`, the

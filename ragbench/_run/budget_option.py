@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ConfigError
-from .._system import declared
 
 
 def top_k_args(
@@ -20,7 +19,7 @@ def top_k_args(
     if top_k is None:
         return {}
     name = getattr(system_class, "name", "") or system_class.__name__
-    option = declared(system_class).budget_options.get("passages")
+    option = system_class.declares.budget_options.get("passages")
     if option is None:
         raise ConfigError(
             f"--top-k {top_k}: system {name} declares no option for the passages it shows "

@@ -21,8 +21,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
+    SystemDeclaration,
     Task,
     TaskPrompting,
+    TaskScoring,
 )
 from ragbench.api.run import RunResources
 from ragbench.testing import ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval, run_examples
@@ -34,7 +36,7 @@ class Lookup(System):
     """Retrieves, asks the task's prompt, then asks a role model to check the answer."""
 
     name = "lookup"
-    roles = ("checker",)
+    declares = SystemDeclaration(roles=("checker",))
 
     async def run(self, example, ctx):
         docs = await ctx.retriever.search(example.question, 2)
@@ -74,7 +76,7 @@ class LettersPrompting(TaskPrompting):
 
 class Letters(Task):
     name = "letters"
-    metrics = ("match",)
+    scoring = TaskScoring(metrics=("match",))
     prompting = LettersPrompting()
 
     def examples(self):

@@ -51,7 +51,7 @@ class ScoringContext(CeilingHeld):
     trace: list[Step] = field(default_factory=list)
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
-    counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
+    counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (MetricDeclaration.counters)
     # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
     # caches (`await ctx.resources.page_cache()`); None outside a run.
     resources: RunResources | None = None
@@ -60,7 +60,7 @@ class ScoringContext(CeilingHeld):
     ceiling: ExampleCeiling | None = None
 
     def count(self, event: str, n: int = 1) -> None:
-        """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""
+        """Count an event a score folds in (see `MetricDeclaration.counters`), so it is shown, not hidden in a number."""
         self.counts[event] += n
 
     def judges_for(self, metric: JudgedMetric) -> list[LLM]:

@@ -18,6 +18,7 @@ from ragbench.api import (
     EngineError,
     Example,
     Metric,
+    MetricDeclaration,
     Prediction,
     SampleRecord,
     System,
@@ -243,10 +244,10 @@ def test_a_made_context_gives_a_metric_its_nli():
 
 def test_a_metric_asks_every_judge_or_one_per_role_and_is_told_what_to_pass_otherwise():
     class Averaged(Metric):
-        name, needs = "averaged", ("judge",)
+        name, declares = "averaged", MetricDeclaration(needs=("judge",))
 
     class Roles(Metric):
-        name, needs, judge_roles = "roles", ("judge",), ("extractor", "checker")
+        name, declares = "roles", MetricDeclaration(needs=("judge",), judge_roles=("extractor", "checker"))
 
     first, second, third = (ScriptedLLM({"": word}) for word in ("one", "two", "three"))
     ctx = make_context(Letters, judges=[first, second])

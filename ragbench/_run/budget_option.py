@@ -1,5 +1,5 @@
 """`--top-k N`: one budget of passages shown per reader call for whatever system a run has, given to the option
-the system declares for it (`System.budget_options["passages"]`). A system that declares none refuses it: an
+the system declares for it (`SystemDeclaration.budget_options["passages"]`). A system that declares none refuses it: an
 option that a system does not read is never silently ignored."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def top_k_args(
     if option is None:
         raise ConfigError(
             f"--top-k {top_k}: system {name} declares no option for the passages it shows "
-            "(System.budget_options), so it cannot take --top-k; leave --top-k out for it"
+            "(SystemDeclaration.budget_options), so it cannot take --top-k; leave --top-k out for it"
         )
     if accepted is not None and option not in accepted:
         raise ConfigError(

@@ -55,7 +55,7 @@ RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl give
 
 
 def _check_roles(role_models: Iterable[str], system: str, system_class: type) -> None:
-    """--role-model names roles the system declares (`System.roles`), each once."""
+    """--role-model names roles the system declares (`SystemDeclaration.roles`), each once."""
     roles = system_class.declares.roles
     for role in role_models:
         if role not in roles:

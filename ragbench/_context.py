@@ -60,7 +60,7 @@ class ScoringContext(CeilingHeld):
     ceiling: ExampleCeiling | None = None
 
     def count(self, event: str, n: int = 1) -> None:
-        """Count an event a score folds in (see `MetricDeclaration.counters`), so it is shown, not hidden in a number."""
+        """Count an event a score folds in (`MetricDeclaration.counters`), so it is shown, not hidden in a number."""
         self.counts[event] += n
 
     def judges_for(self, metric: JudgedMetric) -> list[LLM]:

@@ -1,6 +1,6 @@
 """`--top-k N` sets the passages shown per reader call through the option each system declares for it
-(`SystemDeclaration.budget_options`), recorded in run.json (`like_for_like`); a system that declares none refuses it. A system
-that searches with queries of its own (`SystemDeclaration.searches_own_queries`) over the example's provided passages is
+(`declares.budget_options`), recorded in run.json (`like_for_like`); a system that declares none refuses it. A system
+that searches with queries of its own (`declares.searches_own_queries`) over the example's provided passages is
 warned about in the pre-flight, naming retrievers that answer such queries."""
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ConfigError
+from .._system import System
 
 
 def top_k_args(
-    top_k: int | None, system_class: type, system_args: Mapping[str, Any], accepted: set[str] | None
+    top_k: int | None, system_class: type[System], system_args: Mapping[str, Any], accepted: set[str] | None
 ) -> dict[str, Any]:
     """The system options `--top-k` sets (none without it); a `ConfigError` where the system declares no option
     for the passages it shows, declares one it does not take (`accepted`: its options; None, any), or where

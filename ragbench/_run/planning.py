@@ -54,7 +54,7 @@ def _task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) ->
 RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
 
 
-def _check_roles(role_models: Iterable[str], system: str, system_class: type) -> None:
+def _check_roles(role_models: Iterable[str], system: str, system_class: type[System]) -> None:
     """--role-model names roles the system declares (`SystemDeclaration.roles`), each once."""
     roles = system_class.declares.roles
     for role in role_models:
@@ -110,7 +110,7 @@ def _plan_task(
     registry: Registry,
     name: str,
     names: list[str],
-    system_class: type | None,
+    system_class: type[System] | None,
     check: Preflight,
     chosen: set[str],
 ) -> PlannedTask | None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._system import System
 from .._values.options import accepted_options
 from .budget_option import top_k_args
 
@@ -38,7 +39,7 @@ SOURCES = (
 
 
 def system_options(
-    system_class: type,
+    system_class: type[System],
     declared: dict[str, Any],
     task_defaults: dict[str, Any],
     top_k: int | None,

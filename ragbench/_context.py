@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import numbers
 import time
-import warnings
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._class_defaults import REMOVED_IN
 from ._llm import LLM
 from ._read_only import read_only
 from ._task import Task
@@ -42,10 +40,6 @@ class JudgedMetric(Protocol):
     def declares(self) -> JudgedDeclaration: ...
 
 
-# what a metric's Context held of the system's: read through ScoringContext.__getattr__, deprecated
-_SYSTEM_ONLY: dict[str, Any] = {"llm": None, "tools": {}, "retriever": None, "models": {}}
-
-
 @dataclass
 class ScoringContext(CeilingHeld):
     """What a metric gets for one example: the task, the run's seed, its judges (`ctx.ask_judges`) and NLI model,
@@ -57,7 +51,7 @@ class ScoringContext(CeilingHeld):
     trace: list[Step] = field(default_factory=list)
     judges: list[LLM] = field(default_factory=list)  # --judge engines, for judge-based metrics
     nli: NLI | None = None  # --nli entailment judge, for metrics that declare needs = ("nli",)
-    counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (Metric.counters)
+    counts: Counter[str] = field(default_factory=Counter)  # a metric's counted events (MetricDeclaration.counters)
     # The run's worker processes (`await ctx.resources.workers.run(fn, *args)` for CPU-bound work) and page
     # caches (`await ctx.resources.page_cache()`); None outside a run.
     resources: RunResources | None = None
@@ -65,23 +59,8 @@ class ScoringContext(CeilingHeld):
     # Given when the context is made, it cannot be replaced or deleted (`__setattr__`).
     ceiling: ExampleCeiling | None = None
 
-    if not TYPE_CHECKING:  # checkers keep refusing these names on a ScoringContext
-
-        def __getattr__(self, name: str) -> Any:
-            """A metric written when metrics got a system's `Context` may still read its `llm`, `tools`,
-            `retriever` or `models`: it reads what it read then (None, or empty), with a DeprecationWarning."""
-            if name not in _SYSTEM_ONLY:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            warnings.warn(
-                f"a metric's ctx.{name}: a metric's ctx is a ScoringContext, which has no {name} (always "
-                f"{_SYSTEM_ONLY[name]!r} for metrics); the name is read until ragbench {REMOVED_IN}",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return type(_SYSTEM_ONLY[name])()  # a fresh empty value, or None
-
     def count(self, event: str, n: int = 1) -> None:
-        """Count an event a score folds in (see `Metric.counters`), so it is shown, not hidden in a number."""
+        """Count an event a score folds in (`MetricDeclaration.counters`), so it is shown, not hidden in a number."""
         self.counts[event] += n
 
     def judges_for(self, metric: JudgedMetric) -> list[LLM]:

@@ -5,15 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from ._class_defaults import EMPTY, assign_declared, deprecated_read, fold_declared, freeze_mappings, frozen
+from ._class_defaults import EMPTY, frozen, refuse_by_name
 from ._plugin_calls import plugin_text
 
 if TYPE_CHECKING:
-    from typing_extensions import deprecated
-
     from ._checks import Preflight
     from ._context import ScoringContext
     from ._records import SampleRecord
@@ -89,15 +86,6 @@ class MetricDeclaration:
             object.__setattr__(self, name, frozen(getattr(self, name)))
 
 
-DECLARED = tuple(MetricDeclaration.__dataclass_fields__)
-_MOVED = {  # the members a metric had before `declares` -> the function the core calls now
-    "fits": "ragbench reads `declares.gold_needs`",
-    "score_keys": "`declares.keys`",
-    "key_spec": "`declares.key_specs`",
-    "reported_keys": "`declares.keys` and `key_prefix`",
-}
-
-
 class Metric:
     """`score` returns one value (reported under `name`) or a dict of named values; it may be
     async when it calls a judge or an NLI model through `ctx`. A value is a finite number (bool and
@@ -118,127 +106,11 @@ class Metric:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        freeze_mappings(cls, "key_specs", "counters", "human_labels_for")
-        fold_declared(cls, DECLARED)
+        refuse_by_name(cls, vars(cls), "declares")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in DECLARED:
-            assign_declared(self, name, value)
+        refuse_by_name(type(self), (name,), "declares", instance=True)
         super().__setattr__(name, value)
-
-    if not TYPE_CHECKING:  # type checkers see the deprecated names below, not a catch-all
-
-        def __getattr__(self, name: str) -> Any:
-            """The members a metric had before `declares`, read with a DeprecationWarning."""
-            if name in DECLARED:
-                deprecated_read(self, name, f"its `declares.{name}`")
-                return getattr(self.declares, name)
-            if name in _MOVED:
-                deprecated_read(self, name, _MOVED[name])
-                return partial(_MOVED_TO[name], type(self) if name == "fits" else self)
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    else:
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def keys(self) -> tuple[str, ...]:
-            return self.declares.keys
-
-        @keys.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def keys(self, value: tuple[str, ...]) -> None:
-            assign_declared(self, "keys", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def corpus_keys(self) -> tuple[str, ...]:
-            return self.declares.corpus_keys
-
-        @corpus_keys.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def corpus_keys(self, value: tuple[str, ...]) -> None:
-            assign_declared(self, "corpus_keys", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def needs(self) -> tuple[str, ...]:
-            return self.declares.needs
-
-        @needs.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def needs(self, value: tuple[str, ...]) -> None:
-            assign_declared(self, "needs", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def judge_roles(self) -> tuple[str, ...]:
-            return self.declares.judge_roles
-
-        @judge_roles.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def judge_roles(self, value: tuple[str, ...]) -> None:
-            assign_declared(self, "judge_roles", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def gold_needs(self) -> tuple[str, ...]:
-            return self.declares.gold_needs
-
-        @gold_needs.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def gold_needs(self, value: tuple[str, ...]) -> None:
-            assign_declared(self, "gold_needs", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def higher_is_better(self) -> bool | None:
-            return self.declares.higher_is_better
-
-        @higher_is_better.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def higher_is_better(self, value: bool | None) -> None:
-            assign_declared(self, "higher_is_better", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def value_range(self) -> tuple[float | None, float | None] | None:
-            return self.declares.value_range
-
-        @value_range.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def value_range(self, value: tuple[float | None, float | None] | None) -> None:
-            assign_declared(self, "value_range", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def key_specs(self) -> Mapping[str, KeySpec]:
-            return self.declares.key_specs
-
-        @key_specs.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def key_specs(self, value: Mapping[str, KeySpec]) -> None:
-            assign_declared(self, "key_specs", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def counters(self) -> Mapping[str, str]:
-            return self.declares.counters
-
-        @counters.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def counters(self, value: Mapping[str, str]) -> None:
-            assign_declared(self, "counters", value)
-
-        @property
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def human_labels_for(self) -> Mapping[str, str]:
-            return self.declares.human_labels_for
-
-        @human_labels_for.setter
-        @deprecated("declare it in `declares` (a MetricDeclaration)")
-        def human_labels_for(self, value: Mapping[str, str]) -> None:
-            assign_declared(self, "human_labels_for", value)
 
     def preflight(self, check: Preflight, task: Any) -> None:
         """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service
@@ -266,7 +138,7 @@ class Metric:
 
 def fits(metric: type[Metric], task: Any) -> bool:
     """Whether `task`'s records carry the gold `metric` needs (`declares.gold_needs`; a task that does not
-    declare its gold, as older plugins, is given the benefit of the doubt); `task` a Task or, for a listing,
+    declare its gold, `gold_fields` None, is given the benefit of the doubt); `task` a Task or, for a listing,
     its class."""
     if task.scoring.gold_fields is None:
         return True
@@ -292,14 +164,6 @@ def reported_keys(metric: Metric, corpus: bool = False) -> dict[str, str]:
     """Reported name -> own name of every per-example key (`corpus`: of every corpus key)."""
     own = metric.declares.corpus_keys if corpus else score_keys(metric)
     return {metric.key_prefix + key: key for key in own}
-
-
-_MOVED_TO: dict[str, Any] = {
-    "fits": fits,
-    "score_keys": score_keys,
-    "key_spec": key_spec,
-    "reported_keys": reported_keys,
-}
 
 
 def typed_value(metric: Metric, key: str, value: Any) -> float | None:
@@ -348,7 +212,7 @@ def typed_scores(metric: Metric, value: Any) -> Scores:
         raise InvalidScore(
             f"metric {metric.name} returned keys {sorted(given)}, expected {sorted(own.values())}"
             + (f" (missing {', '.join(missing)})" if missing else "")
-            + (f" (undeclared {', '.join(extra)}: add them to `keys`)" if extra else "")
+            + (f" (undeclared {', '.join(extra)}: add them to `declares.keys`)" if extra else "")
         )
     return {reported: typed_value(metric, key, value[key]) for reported, key in own.items()}
 

@@ -15,14 +15,10 @@ get records without their texts (`has_text` False): no prompts, replies, raw out
 calls, so that a large run's figures never hold every page in memory. Steps keep their kind, name, group,
 request options, finish reason, timing, token counts and error; records keep the answer, citations, extras
 and scores. `trace_outline` (one example, for the viewer) gets the whole record.
-
-A record read with `record["scores"]` (the line's keys, as `Metric.corpus` read dicts before 0.2) still works,
-with a `DeprecationWarning`: that access goes away in ragbench 0.3.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -37,8 +33,6 @@ from ._storage.sample_files import ATTEMPT_COST, SavedLine, finalized_samples, l
 from ._types import Document, Example, Prediction, Step, trace_prompts
 
 _STEP_FIELDS = {f.name for f in fields(Step)}
-_PREDICTION_KEYS = ("answer", "raw_output", "citations", "docs", "extras")  # a line's `prediction` object
-DICT_ACCESS_REMOVED_IN = "0.3"
 _UNREAD = "_unread_steps"  # a record's attribute: the lines of its steps not read yet (`SampleRecord.__getattr__`)
 
 
@@ -220,36 +214,6 @@ class SampleRecord(ReadOnly):
             extras=dict(self.extras),
         ).read_only()
 
-    # --- deprecated: the record read as the line's dict (what `Metric.corpus` was given before 0.2)
-    def __getitem__(self, key: str) -> Any:
-        _warn_dict_access(key)
-        return self._line_value(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        _warn_dict_access(key)
-        return self._line_value(key) if self._has_line_key(key) else default
-
-    def __contains__(self, key: object) -> bool:
-        _warn_dict_access(str(key))
-        return isinstance(key, str) and self._has_line_key(key)
-
-    def _has_line_key(self, key: str) -> bool:
-        return key == "prediction" or key in {f.name for f in fields(self)} - {*_PREDICTION_KEYS, "has_text"}
-
-    def _line_value(self, key: str) -> Any:
-        if key == "prediction":
-            prediction = {"answer": self.answer, "citations": self.citations, "extras": self.extras}
-            return (
-                prediction
-                if not self.has_text
-                else {**prediction, "raw_output": self.raw_output, "docs": [doc.to_dict() for doc in self.docs]}
-            )
-        if key in ("trace", "judge_trace"):
-            return [step.to_dict() for step in getattr(self, key)]
-        if not self._has_line_key(key):
-            raise KeyError(key)
-        return getattr(self, key)
-
 
 def sample_line(record: SampleRecord) -> dict[str, Any]:
     """The one layout of a sample, the line of samples/<task>.jsonl a record is written as: `schema_version` first;
@@ -311,15 +275,6 @@ def _put(line: dict[str, Any], **values: Any) -> None:
         (name, value)
         for name, value in values.items()
         if value is not None and value != [] and value != {} and value is not False
-    )
-
-
-def _warn_dict_access(key: str) -> None:
-    warnings.warn(
-        f"sample[{key!r}]: a sample is a ragbench.api.SampleRecord; read its attributes (sample.scores, "
-        f"sample.answer, sample.gold, ...): dict-style access goes away in ragbench {DICT_ACCESS_REMOVED_IN}",
-        DeprecationWarning,
-        stacklevel=3,
     )
 
 

@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._class_defaults import (
-    EMPTY,
-    assign_declared,
-    deprecated_read,
-    fold_declared,
-    freeze_mappings,
-    frozen,
-    with_instance_values,
-)
+from ._class_defaults import EMPTY, frozen, refuse_by_name
 
 BUDGETS = ("passages", "searches")  # the budgets a system may declare options for (`SystemDeclaration.budget_options`)
 
 if TYPE_CHECKING:
-    from typing_extensions import deprecated
-
     from ._checks import Preflight
     from ._context import Context
     from ._engines.base import Engine
@@ -69,11 +58,6 @@ class SystemDeclaration:
         object.__setattr__(self, "budget_options", frozen(self.budget_options))
 
 
-DECLARED = tuple(f.name for f in SystemDeclaration.__dataclass_fields__.values())
-# the reporting hooks a system may define (`system_hooks`, the viewer's `trace_outline`); the base has none
-REPORTING_HOOKS = ("report", "statistics", "format_adherence", "trace_outline")
-
-
 class System:
     """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`) and say what
     the core reads about them in `declares`. Optional reporting hooks (docs/writing-plugins.md): `report`,
@@ -84,72 +68,11 @@ class System:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        freeze_mappings(cls, "budget_options")
-        try:
-            fold_declared(cls, DECLARED)
-        except TypeError as exc:
-            raise TypeError(f"{cls.__name__}.{exc}") from None
+        refuse_by_name(cls, vars(cls), "declares")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in DECLARED:
-            assign_declared(self, name, value)
+        refuse_by_name(type(self), (name,), "declares", instance=True)
         super().__setattr__(name, value)
-
-    if not TYPE_CHECKING:  # type checkers see the deprecated names below, not a catch-all
-
-        def __getattr__(self, name: str) -> Any:
-            """The members a system had before `declares`, read with a DeprecationWarning."""
-            if name in DECLARED:
-                deprecated_read(self, name, f"its `declares.{name}`")
-                return getattr(declared(self), name)
-            if name == "like_for_like":
-                deprecated_read(self, name, "ragbench's run.json `like_for_like`")
-                return lambda: like_for_like(self)
-            if name in REPORTING_HOOKS:
-                deprecated_read(self, name, "a hook of your own (the base has none)")
-                return _BASE_HOOKS[name]
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    else:
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def retrieves(self) -> bool:
-            return declared(self).retrieves
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def searches_own_queries(self) -> bool:
-            return declared(self).searches_own_queries
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def budget_options(self) -> Mapping[str, str]:
-            return declared(self).budget_options
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def prompt_style(self) -> str:
-            return declared(self).prompt_style
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def own_defaults(self) -> tuple[str, ...]:
-            return declared(self).own_defaults
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def roles(self) -> tuple[str, ...]:
-            return declared(self).roles
-
-        @property
-        @deprecated("declare it in `declares` (a SystemDeclaration)")
-        def uses_llm(self) -> bool:
-            return declared(self).uses_llm
-
-        @deprecated("run.json records it; ragbench reads it of `declares`")
-        def like_for_like(self) -> dict[str, Any]:
-            return like_for_like(self)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         """The prediction for one example. `example` is read-only (the metrics score against it); the documents
@@ -198,17 +121,12 @@ def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:
     return [s.extras[name] for s in samples if s.error is None and name in s.extras]
 
 
-def declared(system: System | type[System]) -> SystemDeclaration:
-    """What the core reads about `system` (a class, or an instance with the values its options set)."""
-    return with_instance_values(system) if isinstance(system, System) else system.declares
-
-
 def like_for_like(system: System, task_prompts: str = "task") -> dict[str, Any]:
     """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
     budget `system` declares (`budget_options`) with the value it runs with, and its `prompt_style`; a system that
     sends the task's prompts ("task") sends those of the task's family (`task_prompts`: a YAML task's named
     prompt style, e.g. "flashrag": vanilla on a task in FlashRAG's style sends FlashRAG's prompts)."""
-    declaration, options = declared(system), system.config()
+    declaration, options = system.declares, system.config()
     style = declaration.prompt_style
     return {
         **{budget: options.get(option) for budget, option in declaration.budget_options.items()},
@@ -224,15 +142,3 @@ def trace_outline(system: System | type[System] | None, record: SampleRecord) ->
 
     hook = getattr(system if isinstance(system, type) else type(system), "trace_outline", None)
     return outline(record.trace) if hook is None else hook(record)
-
-
-def _no_report(*args: Any) -> None:
-    return None
-
-
-_BASE_HOOKS: dict[str, Any] = {
-    "report": _no_report,
-    "statistics": _no_report,
-    "format_adherence": _no_report,
-    "trace_outline": partial(trace_outline, None),
-}

@@ -20,7 +20,7 @@ import pytest
 
 from helpers import cli_run_args
 from ragbench._hookspecs import hookimpl
-from ragbench._metric import CorpusValue, KeySpec, Metric
+from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration
 from ragbench._registry import Registry
 from ragbench._values.llm_calls import EngineError
 
@@ -49,11 +49,13 @@ def family(name: str) -> type[Metric]:
     kind = name.partition(":")[2]
 
     class Scored(Metric):
-        value_range = None if kind in ("huge", "values") else (0, 1)
-        keys = (name,) if kind == "raise_corpus" else ()
-        corpus_keys = (name,) if kind == "corpus" else (f"{name}_mean",) if kind == "raise_corpus" else ()
-        key_specs = {name: KeySpec(False, (0, 1))} if kind == "lower" else {}
-        needs = ("judge",) if kind == "judged" else ()
+        declares = MetricDeclaration(
+            value_range=None if kind in ("huge", "values") else (0, 1),
+            keys=(name,) if kind == "raise_corpus" else (),
+            corpus_keys=(name,) if kind == "corpus" else (f"{name}_mean",) if kind == "raise_corpus" else (),
+            key_specs={name: KeySpec(False, (0, 1))} if kind == "lower" else {},
+            needs=("judge",) if kind == "judged" else (),
+        )
 
         def score(self, example, prediction, ctx=None):
             if kind == "judged":

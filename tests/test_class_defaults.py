@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from collections.abc import MutableMapping, MutableSequence, MutableSet
 
 import pytest
 
-from ragbench.api import Metric, MetricDeclaration, Task
+from ragbench.api import Metric, MetricDeclaration, Task, TaskScoring
 
 PACKAGES = ("ragbench", "ragbench.plugins", "ragbench.tasks", "ragbench.metrics")
 # Containers libraries write on classes they make, not defaults of ours: a NamedTuple's `_field_defaults`
@@ -39,11 +40,11 @@ def test_a_task_writing_into_its_inherited_metric_options_is_refused_and_others_
 def test_a_task_s_own_metric_options_are_read_only_and_its_own():
     class Declared(Task):
         name = "declared"
-        metric_options = {"f1": {"strip": True}}
+        scoring = TaskScoring(metric_options={"f1": {"strip": True}})
 
     class Sibling(Task):
         name = "sibling"
-        metric_options = {"f1": {"strip": False}}
+        scoring = TaskScoring(metric_options={"f1": {"strip": False}})
 
     with pytest.raises(TypeError):
         Declared.scoring.metric_options["em"] = {}
@@ -59,7 +60,7 @@ def test_an_instance_assigns_metric_options_of_its_own():
         name = "per_instance"
 
     first = PerInstance()
-    first.metric_options = {"f1": {"k": 1}}  # assigned by name: the instance's scoring
+    first.scoring = dataclasses.replace(first.scoring, metric_options={"f1": {"k": 1}})
     assert PerInstance().scoring.metric_options == {} and first.scoring.metric_options == {"f1": {"k": 1}}
 
 
@@ -78,20 +79,6 @@ def test_metric_mappings_are_not_shared(attribute):
         getattr(Two.declares, attribute)["other"] = "y"
     assert dict(getattr(Metric.declares, attribute)) == {}
     assert dict(getattr(Two.declares, attribute)) == {"event": "what it means"}
-
-
-def test_a_metric_s_mapping_declared_by_its_old_name_is_read_only_too():
-    with pytest.warns(DeprecationWarning, match="declares counters by name"):
-
-        class Old(Metric):
-            name = "old"
-            counters = {"event": "what it means"}
-
-    with pytest.raises(TypeError):
-        Old.counters["other"] = "y"
-    with pytest.raises(TypeError):
-        Old.declares.counters["other"] = "y"
-    assert dict(Old.declares.counters) == {"event": "what it means"}
 
 
 def every_module():

@@ -172,7 +172,7 @@ class JudgesForever(Metric):
     """A judged metric that never stops asking its judge."""
 
     name = "judges_forever"
-    judge_roles = ("judge",)
+    declares = MetricDeclaration(judge_roles=("judge",))
 
     async def score(self, example, prediction, ctx=None):
         while True:

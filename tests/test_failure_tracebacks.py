@@ -14,7 +14,7 @@ from helpers import cli_here, cli_run_args, samples, task_counts
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System
+from ragbench._system import System, SystemDeclaration
 from ragbench._types import Prediction
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
@@ -23,7 +23,7 @@ class KeyErrorSystem(System):
     """A plugin under development: it reads a field the odd examples do not have."""
 
     name = "key_error_system"
-    uses_llm = False
+    declares = SystemDeclaration(uses_llm=False)
 
     async def run(self, example, ctx):
         return Prediction(example_id=example.id, answer=lookup_answer(example))

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import scoring_plugin
 from helpers import samples
 from ragbench._cli.main import main
-from ragbench._metric import Metric
+from ragbench._metric import Metric, MetricDeclaration
 from ragbench._registry import installed_registry
 from ragbench._reports.judge_agreement import agreement, judged_interval
 from ragbench._reports.judge_ratings import judge_agreement_lines
@@ -156,10 +156,10 @@ def test_repeats_that_compare_nothing_are_said(tmp_path, records, caplog):
 
 def test_raters_repeat_judges_with_roles_together_and_interchangeable_judges_each_alone():
     class Roles(Metric):
-        name, needs, judge_roles = "roles", ("judge",), ("extractor", "checker")
+        name, declares = "roles", MetricDeclaration(needs=("judge",), judge_roles=("extractor", "checker"))
 
     class Interchangeable(Metric):
-        name, needs = "interchangeable", ("judge",)
+        name, declares = "interchangeable", MetricDeclaration(needs=("judge",))
 
     class Unjudged(Metric):
         name = "unjudged"

@@ -15,6 +15,7 @@ from ragbench._errors import ConfigError
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._types import Document
+from ragbench.api import TaskScoring
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
@@ -342,7 +343,7 @@ class UndeclaredGoldDemo(Demo):
     """The demo task as a third party might write it: its gold kinds not declared (gold_fields None)."""
 
     name = "undeclared_gold_demo"
-    gold_fields = None
+    scoring = TaskScoring(gold_fields=None)
 
 
 class NoGoldDemo(UndeclaredGoldDemo):

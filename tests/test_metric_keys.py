@@ -8,7 +8,7 @@ import pytest
 from conftest import TEST_DATA
 from helpers import records_without_texts, run, samples
 from ragbench._errors import ConfigError
-from ragbench._metric import CorpusValue, KeySpec, Metric
+from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, key_spec
 from ragbench._registry import installed_registry
 from ragbench._reports.results import task_scores
 from ragbench.metrics.citation import Citation
@@ -51,7 +51,7 @@ OMNIEVAL = {
     ],
 )
 def test_built_in_metrics_declare_each_keys_direction_and_range(metric, key, higher_is_better, value_range):
-    spec = installed_registry().metric_class(metric)().key_spec(key)
+    spec = key_spec(installed_registry().metric_class(metric)(), key)
     assert (spec.higher_is_better, spec.range) == (higher_is_better, value_range)
 
 
@@ -63,16 +63,15 @@ def test_results_carry_each_keys_direction_and_range(tmp_path):
 
 
 def test_a_metric_that_only_sets_higher_is_better_gives_it_to_every_key():
-    class OlderPluginMetric(Metric):
-        name = "older"
-        keys = ("errors", "slips")
-        higher_is_better = False
+    class OneWayMetric(Metric):
+        name = "one_way"
+        declares = MetricDeclaration(keys=("errors", "slips"), higher_is_better=False)
 
     samples_ = [{"id": "a", "error": None, "scores": {"errors": 1.0, "slips": 2.0}}]
-    details = task_scores(records_without_texts(samples_), [OlderPluginMetric()], (), None, 1000, 0)["details"]
+    details = task_scores(records_without_texts(samples_), [OneWayMetric()], (), None, 1000, 0)["details"]
     assert [details[k]["higher_is_better"] for k in ("errors", "slips")] == [False, False]
     assert "range" not in details["errors"]
-    assert OlderPluginMetric().key_spec("slips") == KeySpec(False, None)
+    assert key_spec(OneWayMetric(), "slips") == KeySpec(False, None)
 
 
 def test_two_metrics_reporting_one_key_refuse_to_start_naming_both(tmp_path):
@@ -110,8 +109,7 @@ class Median(Metric):
     """A corpus key over the examples whose `value` is scorable; `claimed` overrides the n it says."""
 
     name = "median"
-    keys = ("value",)
-    corpus_keys = ("median", "first")
+    declares = MetricDeclaration(keys=("value",), corpus_keys=("median", "first"))
     claimed: int | None = None
 
     def corpus(self, samples, seed):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
 from helpers import records_without_texts, run
-from ragbench._metric import Metric
+from ragbench._metric import Metric, MetricDeclaration
 from ragbench._registry import Registry, installed_registry
 from ragbench._reports.results import task_scores
 from ragbench._reports.results_schema import Results
@@ -167,13 +167,12 @@ def test_a_task_that_does_not_declare_it_keeps_the_answered_only_mean(tmp_path):
 
 class Accuracy(Metric):
     name = "acc"
-    value_range = (0, 1)
+    declares = MetricDeclaration(value_range=(0, 1))
 
 
 class Length(Metric):
     name = "length"
-    higher_is_better = None
-    value_range = (0, None)
+    declares = MetricDeclaration(higher_is_better=None, value_range=(0, None))
 
 
 # one record: a score, not scorable (None), a failed example, or the metric failing on it

@@ -18,7 +18,7 @@ from ragbench._checks import PreflightError
 from ragbench._plugin_calls import PluginCall, exception_line, traceback_text
 from ragbench._stop_signals import raise_stop
 from ragbench._storage.sample_files import iter_samples
-from ragbench.api import Metric, Prediction, Step, System
+from ragbench.api import Metric, Prediction, Step, System, SystemDeclaration
 from ragbench.testing import ScriptedLLM, run_eval
 
 
@@ -37,7 +37,7 @@ def system_that(behaviour):
 
     class Faulty(System):
         name = "faulty"
-        uses_llm = False
+        declares = SystemDeclaration(uses_llm=False)
 
         async def run(self, example, ctx):
             return behaviour(example)
@@ -140,7 +140,7 @@ def test_a_sample_the_reader_would_refuse_is_written_as_its_examples_failure(tmp
 
     class StepAppender(System):
         name = "step_appender"
-        uses_llm = False
+        declares = SystemDeclaration(uses_llm=False)
 
         async def run(self, example, ctx):
             return custom_step(example, ctx)
@@ -217,7 +217,7 @@ class BadHooks(System):
     """Reporting hooks that return what their contracts do not allow."""
 
     name = "bad_hooks"
-    uses_llm = False
+    declares = SystemDeclaration(uses_llm=False)
     returns: dict = {}
 
     async def run(self, example, ctx):
@@ -398,7 +398,7 @@ def test_a_task_whose_examples_exit_at_once_is_a_pre_flight_problem_in_one_line(
 def test_a_plugins_check_that_raises_is_one_pre_flight_line(exc):
     class CheckingSystem(System):
         name = "checking"
-        uses_llm = False
+        declares = SystemDeclaration(uses_llm=False)
 
         def check(self, task):
             raise exc

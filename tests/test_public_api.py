@@ -63,6 +63,18 @@ def test_every_public_name_resolves_and_nothing_else_does():
     assert ragbench.api.Task is importlib.import_module("ragbench._task").Task
 
 
+def test_each_name_has_one_home():
+    """A namespace's name (`ragbench.api.text.normalize_answer`) is no attribute of `ragbench.api` besides, and
+    no internal name is one of its: `ragbench.api` answers exactly `__all__` and its namespaces."""
+    elsewhere = {name for namespace in NAMESPACES for name in namespace.__all__} - set(ragbench.api.__all__)
+    for name in sorted(elsewhere | {"LLM", "ReadOnlyError", "apply_stop", "load_yaml", "tiktoken_counter"}):
+        with pytest.raises(AttributeError, match=f"ragbench.api has no '{name}'"):
+            getattr(ragbench.api, name)
+    with pytest.raises(ImportError):
+        exec("from ragbench.api import normalize_answer", {})
+    assert len(elsewhere) > 80
+
+
 def names_for_type_checkers(module: ModuleType) -> dict[str, str]:
     """name -> the module it is imported from in `module`'s `if TYPE_CHECKING:` block (read from the source)."""
     names = {}

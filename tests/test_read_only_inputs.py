@@ -22,7 +22,7 @@ from ragbench._read_only import ReadOnlyDict, ReadOnlyError, ReadOnlyList, read_
 from ragbench._records import SampleRecord
 from ragbench._registry import Registry, installed_registry
 from ragbench._types import Document, Example, Prediction, Step
-from ragbench.api import Metric, System
+from ragbench.api import Metric, MetricDeclaration, System
 
 DICT_CHANGES = ("setitem", "delitem", "update", "setdefault", "pop", "clear", "ior")
 LIST_CHANGES = ("setitem", "delitem", "append", "extend", "iadd", "insert", "pop", "clear", "reverse")
@@ -181,7 +181,7 @@ class JudgingMetric(Metric):
     """Asks its judge once; scores 1."""
 
     name = "judging"
-    needs = ("judge",)
+    declares = MetricDeclaration(needs=("judge",))
 
     async def score(self, example, prediction, ctx=None):
         await ctx.judges[0].chat([{"role": "user", "content": example.question}])
@@ -192,7 +192,7 @@ class ContextMeddler(Metric):
     """Clears the judge calls it can reach, swaps the NLI judge and counts an event: in its own context only."""
 
     name = "context_meddler"
-    counters = {"meddled": "the meddler ran"}
+    declares = MetricDeclaration(counters={"meddled": "the meddler ran"})
 
     def score(self, example, prediction, ctx=None):
         ctx.trace.clear()
@@ -214,7 +214,7 @@ class CorpusMeddler(Metric):
     """A corpus-level metric that rewrites a score of the first sample."""
 
     name = "corpus_meddler"
-    corpus_keys = ("meddled",)
+    declares = MetricDeclaration(corpus_keys=("meddled",))
 
     def corpus(self, samples, seed):
         samples[0].scores["em"] = 1.0

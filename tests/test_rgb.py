@@ -10,6 +10,7 @@ import pytest
 from conftest import TEST_DATA, write_jsonl
 from helpers import samples
 from ragbench._errors import ConfigError, RecordError
+from ragbench._metric import key_spec
 from ragbench._registry import installed_registry
 from ragbench._types import Example, Prediction
 from ragbench.tasks.rgb.metrics import RgbAccuracy, RgbCounterfactual
@@ -202,5 +203,5 @@ def test_vanilla_shows_every_sampled_passage_in_order(tmp_path, passage_num):
 def test_rejected_has_no_better_direction():
     """A rejection is right at noise_rate 1 and wrong where passages hold the answer: compare and the viewer
     must not call either direction better."""
-    assert RgbAccuracy().key_spec("rejected").higher_is_better is None
-    assert RgbAccuracy().key_spec("all_rate").higher_is_better is True
+    assert key_spec(RgbAccuracy(), "rejected").higher_is_better is None
+    assert key_spec(RgbAccuracy(), "all_rate").higher_is_better is True

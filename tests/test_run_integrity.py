@@ -30,7 +30,7 @@ from ragbench._system import System
 from ragbench._task import Task
 from ragbench._types import Example, Prediction
 from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
-from ragbench.api import TaskPrompting
+from ragbench.api import MetricDeclaration, SystemDeclaration, TaskPrompting, TaskScoring
 
 
 def popqa_run(tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", **config) -> dict:
@@ -97,7 +97,7 @@ class NoIndexTask(Task):
     """A third-party task that leaves Example.index at its default."""
 
     name = "no_index"
-    metrics = ("match",)
+    scoring = TaskScoring(metrics=("match",))
     prompting = QuestionPrompting()
 
     def examples(self):
@@ -326,7 +326,7 @@ def test_every_sampled_call_gets_a_seed_from_the_run_seed_example_and_call(tmp_p
 
 class KgDown(System):
     name = "kg_down"
-    uses_llm = False
+    declares = SystemDeclaration(uses_llm=False)
 
     def __init__(self, max_tokens: int = 8) -> None:
         self.max_tokens = max_tokens
@@ -344,7 +344,7 @@ class CountsAnEvent(Metric):
     """Folds an event into every score it gives, counted (as CRAG's unparsed judge replies)."""
 
     name = "counts_an_event"
-    counters = {"folded": "events folded into the score"}
+    declares = MetricDeclaration(counters={"folded": "events folded into the score"})
 
     def score(self, example, prediction, ctx=None):
         ctx.count("folded")

@@ -1,6 +1,6 @@
 """A sample record as an object (ragbench._records): read back from the line a run writes, a bad record's
 line included; without its texts it says so instead of answering with empty prompts. A reporting hook
-still written for dict records fails without costing the run its results."""
+written for dict records fails without costing the run its results."""
 
 from __future__ import annotations
 
@@ -97,11 +97,11 @@ def test_a_hook_that_fails_is_reported_and_the_run_keeps_its_scores():
     )
 
 
-def test_a_hook_still_reading_dicts_works_with_a_deprecation_warning():
-    with pytest.warns(
-        DeprecationWarning,
-        match=r"sample\['prediction'\]: a sample is a ragbench.api.SampleRecord; "
-        r"read its attributes .* goes away in ragbench 0.3",
-    ):
-        run = run_eval("demo", DictStatistics, "scripted:echo", limit=2)
-    assert run.complete and run.results["system_stats"]["demo"]["answers"] == [s.answer for s in run.samples["demo"]]
+def test_a_hook_still_reading_dicts_fails_as_a_hook_and_the_run_keeps_its_scores():
+    run = run_eval("demo", DictStatistics, "scripted:echo", limit=2)
+    assert not run.complete and run.scores["demo"]["match"] is not None and "system_stats" not in run.results
+    [error] = run.results["system_reports"]["demo"]["errors"]
+    assert error == (
+        "System.statistics of DictStatistics failed (TypeError: 'SampleRecord' object is not subscriptable); "
+        "its records are ragbench.api.SampleRecord objects (docs/writing-plugins.md)"
+    )

@@ -1,7 +1,6 @@
 """The sample record's schema: every line of samples/<task>.jsonl is written at the current `schema_version` by the
 one writer, read as a `SampleRecord` by the one reader (`read_samples`), which reads a file of ragbench 0.1's
-format (no version: version 1) and refuses a newer version's line by file and line; a plugin still reading the
-line's keys (`sample["scores"]`) gets what the line holds, with a DeprecationWarning."""
+format (no version: version 1) and refuses a newer version's line by file and line."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import json
 import pickle
 import shutil
 import tempfile
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,11 +20,9 @@ from helpers import run
 from ragbench._errors import RecordError
 from ragbench._read_only import ReadOnlyError
 from ragbench._records import SampleRecord, read_samples, without_texts
-from ragbench._registry import installed_registry
 from ragbench._reports.compare import load_run
 from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ragbench._types import Document, Step
-from ragbench.api import Metric
 
 V1_SAMPLES = Path(__file__).parent / "data" / "samples" / "demo_v1.jsonl"  # written by ragbench 0.1 (f2304de)
 
@@ -111,59 +107,21 @@ LINES = st.fixed_dictionaries(
 
 @settings(max_examples=60, deadline=None)
 @given(LINES, st.booleans())
-def test_a_plugin_reading_a_records_line_keys_gets_what_the_line_holds_with_a_deprecation(
-    line: dict, has_text: bool
-) -> None:
+def test_a_record_is_read_by_its_attributes_not_as_the_lines_dict(line: dict, has_text: bool) -> None:
     record = SampleRecord.from_dict(line, has_text)
     seen = line if has_text else without_texts(line)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert (record["id"], record["question"], record["gold"], record["scores"]) == (
-            seen["id"],
-            seen["question"],
-            seen["gold"],
-            seen["scores"],
-        )
-        assert {key: value for key, value in record["prediction"].items() if value} == {
-            key: value for key, value in seen["prediction"].items() if value
-        }
-        assert record["trace"] == seen["trace"]
-        assert record.get("error") == seen["error"] and record.get("no such key", 7) == 7 and "scores" in record
-    assert caught and all(issubclass(warning.category, DeprecationWarning) for warning in caught)
-    assert all("goes away in ragbench 0.3" in str(warning.message) for warning in caught)
-    with pytest.raises(KeyError), pytest.warns(DeprecationWarning):
-        record["no such key"]
-
-
-class DictReadingCorpusMetric(Metric):
-    """A corpus metric written before 0.2: it reads each sample as the line's dict."""
-
-    name = "dict_corpus"
-    keys = ("answered",)
-    corpus_keys = ("answer_chars",)
-
-    def score(self, example, prediction, ctx=None):
-        return {"answered": 1.0}
-
-    def corpus(self, samples, seed):
-        return {"answer_chars": float(sum(len(s["prediction"]["answer"]) for s in samples if s["scores"]["answered"]))}
-
-
-def test_a_corpus_metric_reading_dicts_still_scores_with_a_deprecation_warning(tmp_path: Path) -> None:
-    registry = installed_registry()
-    registry.add_catalog({"metrics": {"dict_corpus": {"target": f"{__name__}:DictReadingCorpusMetric"}}}, "tests")
-    with pytest.warns(DeprecationWarning, match=r"sample\['(prediction|scores)'\]: .* goes away in ragbench 0.3"):
-        results = run(
-            tmp_path,
-            registry=registry,
-            tasks=["demo"],
-            system="vanilla",
-            model="scripted:echo",
-            limit=3,
-            metrics=["dict_corpus"],
-        )
-    answers = [record.answer for record in read_samples(tmp_path / "run" / "samples" / "demo.jsonl")]
-    assert results["results"]["demo"]["answer_chars"] == float(sum(map(len, answers))) > 0
+    assert (record.id, record.question, record.gold, record.scores, record.error) == (
+        seen["id"],
+        seen["question"],
+        seen["gold"],
+        seen["scores"],
+        seen["error"],
+    )
+    assert record.answer == seen["prediction"]["answer"] and [step.to_dict() for step in record.trace] == seen["trace"]
+    for read in (lambda: record["scores"], lambda: "scores" in record):
+        with pytest.raises(TypeError):
+            read()
+    assert not hasattr(record, "get") and not hasattr(record, "keys")
 
 
 STEP_LINES = st.lists(

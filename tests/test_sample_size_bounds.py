@@ -20,7 +20,7 @@ from ragbench._storage import sample_files
 from ragbench._storage.sample_files import line_offsets, located_samples
 from ragbench._values import json_values
 from ragbench._values.json_values import json_problem, measured
-from ragbench.api import Prediction, System
+from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import run_eval
 from test_plugin_faults import folder_samples
 
@@ -38,7 +38,7 @@ class Recording(System):
     """Records a step whose outputs are OUTPUTS[example id] (default: a few words) and answers "a"."""
 
     name = "recording"
-    uses_llm = False
+    declares = SystemDeclaration(uses_llm=False)
     OUTPUTS: dict[str, dict] = {}
 
     async def run(self, example, ctx):
@@ -101,7 +101,7 @@ def test_text_that_escapes_write_over_the_bound_is_measured_as_written(tmp_path,
 def test_a_prediction_with_runaway_extras_is_the_systems_counted_failure(tmp_path, small_bounds):
     class Hoarding(System):
         name = "hoarding"
-        uses_llm = False
+        declares = SystemDeclaration(uses_llm=False)
 
         async def run(self, example, ctx):
             return Prediction(example.id, answer="a", extras={"seen": [[n] for n in range(VALUES)]})

@@ -4,21 +4,20 @@ docs/running.md's table of the sources is that order."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ragbench._run.system_options import SOURCES, system_options
-from ragbench._system import System
+from ragbench._system import System, SystemDeclaration
 
 RUNNING = Path(__file__).resolve().parents[1] / "docs" / "running.md"
 
 
 class Budgeted(System):
     name = "budgeted"
-    budget_options: ClassVar[dict[str, str]] = {"passages": "top_n"}
-    own_defaults = ("max_tokens",)
+    declares = SystemDeclaration(budget_options={"passages": "top_n"}, own_defaults=("max_tokens",))
 
     def __init__(self, top_n: int = 1, temperature: float = 0.0, max_tokens: int = 100) -> None:
         self.options = {"top_n": top_n, "temperature": temperature, "max_tokens": max_tokens}

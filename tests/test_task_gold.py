@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from crag_helpers import crag_record
-from ragbench.api import Example, Prediction, Task, TaskPrompting
+from ragbench.api import Example, Prediction, Task, TaskPrompting, TaskScoring
 from ragbench.metrics.match import ExactMatch, Match
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.tasks.crag.task import CragTask1, example_from_record
@@ -63,7 +63,7 @@ class Riddles(Task):
     """A task whose gold is its own shape: {"solution": {"text": ...}}."""
 
     name = "riddles"
-    metrics = ("match",)
+    scoring = TaskScoring(metrics=("match",))
     prompting = RiddlePrompting()
 
     def examples(self):
@@ -119,7 +119,7 @@ class Capitals(Task):
     """A Python task whose records' gold is `golds` (one example each), as a plugin's `examples` yields it."""
 
     name = "capitals"
-    metrics = ("em", "match")
+    scoring = TaskScoring(metrics=("em", "match"))
     golds: list = []
     prompting = CapitalsPrompting()
 

@@ -8,10 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from ragbench.api import Example, Prediction, System, Task, TaskPrompting
+from ragbench.api import Example, Prediction, System, SystemDeclaration, Task, TaskPrompting, TaskScoring
 from ragbench.api.protocols import (
     StandingInstruction,
     UsesRunResources,
@@ -46,8 +44,7 @@ class QuestionPrompting(TaskPrompting):
 
 class Plain(Task):
     name = "protocols_plain"
-    metrics = ("em",)
-    gold_fields = ("answers",)
+    scoring = TaskScoring(metrics=("em",), gold_fields=("answers",))
     prompting = QuestionPrompting()
 
     def examples(self) -> Iterator[Example]:
@@ -76,7 +73,7 @@ class ToolReader(System):
     """Answers from the task's tool when there is one; says whether the run lent it its resources."""
 
     name = "protocols_tool_reader"
-    uses_llm = False
+    declares = SystemDeclaration(uses_llm=False)
 
     async def run(self, example: Example, ctx: Any) -> Prediction:
         table = ctx.tools.get("capitals", {})
@@ -169,71 +166,6 @@ def test_the_prompting_hooks_are_members_of_the_prompting_object_a_task_provides
             type("Old", (Task,), {hook: None})
         with pytest.raises(TypeError, match=f"Plain defines {hook}: a task's prompting"):
             setattr(Plain(), hook, None)
-
-
-def test_scoring_declared_by_name_on_a_class_or_an_instance_is_the_tasks_scoring():
-    class Declared(Task):
-        name = "declared"
-        metrics = ("em",)
-        slice_fields = ("region",)
-        gold_fields = ("answers",)
-
-    class Child(Declared):
-        missing_scores_zero = True
-
-    child = Child()
-    child.metrics = ("em", "f1")
-    assert (Declared.scoring.metrics, Declared.scoring.slice_fields, Declared.scoring.gold_fields) == (
-        ("em",),
-        ("region",),
-        ("answers",),
-    )
-    assert Child.scoring.missing_scores_zero and Child.scoring.slice_fields == ("region",)
-    assert child.scoring.metrics == ("em", "f1") and Child.scoring.metrics == ("em",)
-    assert not hasattr(Declared, "metrics") and not hasattr(child, "metrics")
-
-
-names = st.lists(st.text(st.characters(min_codepoint=48, max_codepoint=122), min_size=1, max_size=8), max_size=4)
-slice_names = st.lists(st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,7}", fullmatch=True), max_size=4)  # they name files
-
-
-@settings(max_examples=40)
-@given(
-    on_class=st.fixed_dictionaries(
-        {},
-        optional={
-            "metrics": names,
-            "slice_fields": slice_names,
-            "gold_fields": names,
-            "missing_scores_zero": st.booleans(),
-        },
-    ),
-    on_instance=st.fixed_dictionaries(
-        {},
-        optional={
-            "metrics": names,
-            "missing_scores_zero": st.booleans(),
-            "metric_options": st.dictionaries(
-                st.sampled_from(["em", "f1"]),
-                st.dictionaries(st.sampled_from(["k", "strip"]), st.integers()),
-                max_size=2,
-            ),
-        },
-    ),
-)
-def test_scoring_is_what_the_class_and_then_the_instance_declare(on_class, on_instance):
-    declared = type("Declared", (Task,), {"name": "declared", **on_class})
-    task = declared()
-    for name, value in on_instance.items():
-        setattr(task, name, value)
-    expected = {**on_class, **on_instance}
-    scoring = task.scoring
-    assert scoring.metrics == tuple(expected.get("metrics", ()))
-    assert scoring.slice_fields == tuple(expected.get("slice_fields", ()))
-    assert scoring.gold_fields == (tuple(expected["gold_fields"]) if "gold_fields" in expected else None)
-    assert scoring.missing_scores_zero == expected.get("missing_scores_zero", False)
-    assert scoring.metric_options == expected.get("metric_options", {})
-    assert declared.scoring == Task.scoring.__class__(**on_class) and declared().scoring == declared.scoring
 
 
 def test_a_yaml_task_that_names_a_standing_instruction_implements_the_protocol(tmp_path):

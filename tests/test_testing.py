@@ -18,11 +18,14 @@ from ragbench.api import (
     EngineError,
     Example,
     Metric,
+    MetricDeclaration,
     Prediction,
     SampleRecord,
     System,
+    SystemDeclaration,
     Task,
     TaskPrompting,
+    TaskScoring,
 )
 from ragbench.api.run import RunResources
 from ragbench.testing import ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval, run_examples
@@ -34,7 +37,7 @@ class Lookup(System):
     """Retrieves, asks the task's prompt, then asks a role model to check the answer."""
 
     name = "lookup"
-    roles = ("checker",)
+    declares = SystemDeclaration(roles=("checker",))
 
     async def run(self, example, ctx):
         docs = await ctx.retriever.search(example.question, 2)
@@ -74,7 +77,7 @@ class LettersPrompting(TaskPrompting):
 
 class Letters(Task):
     name = "letters"
-    metrics = ("match",)
+    scoring = TaskScoring(metrics=("match",))
     prompting = LettersPrompting()
 
     def examples(self):
@@ -241,10 +244,10 @@ def test_a_made_context_gives_a_metric_its_nli():
 
 def test_a_metric_asks_every_judge_or_one_per_role_and_is_told_what_to_pass_otherwise():
     class Averaged(Metric):
-        name, needs = "averaged", ("judge",)
+        name, declares = "averaged", MetricDeclaration(needs=("judge",))
 
     class Roles(Metric):
-        name, needs, judge_roles = "roles", ("judge",), ("extractor", "checker")
+        name, declares = "roles", MetricDeclaration(needs=("judge",), judge_roles=("extractor", "checker"))
 
     first, second, third = (ScriptedLLM({"": word}) for word in ("one", "two", "three"))
     ctx = make_context(Letters, judges=[first, second])

@@ -1,6 +1,6 @@
 """`--top-k N` sets the passages shown per reader call through the option each system declares for it
-(`System.budget_options`), recorded in run.json (`like_for_like`); a system that declares none refuses it. A system
-that searches with queries of its own (`System.searches_own_queries`) over the example's provided passages is
+(`declares.budget_options`), recorded in run.json (`like_for_like`); a system that declares none refuses it. A system
+that searches with queries of its own (`declares.searches_own_queries`) over the example's provided passages is
 warned about in the pre-flight, naming retrievers that answer such queries."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._run.budget_option import top_k_args
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System
+from ragbench._system import System, SystemDeclaration
 
 
 def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(tmp_path):
@@ -60,10 +60,10 @@ def test_top_k_on_the_command_line_is_refused_in_one_line_by_a_system_without_th
     assert done.returncode == 2 and "--top-k 5: system closed_book declares no option" in done.stderr
 
 
-def test_a_budget_no_core_reads_is_refused_when_the_class_is_made():
+def test_a_budget_no_core_reads_is_refused_when_it_is_declared():
     with pytest.raises(TypeError, match="budget_options names rounds"):
-        type("Odd", (System,), {"budget_options": {"rounds": "max_iter"}})
-    declared: Any = type("Fine", (System,), {"budget_options": {"passages": "topk"}}).budget_options
+        type("Odd", (System,), {"declares": SystemDeclaration(budget_options={"rounds": "max_iter"})})
+    declared: Any = SystemDeclaration(budget_options={"passages": "topk"}).budget_options
     with pytest.raises(TypeError):
         declared["searches"] = "max_iter"  # read-only: shared by the class and its instances
 

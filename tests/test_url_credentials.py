@@ -18,7 +18,7 @@ from helpers import cli_run_args, run, samples
 from ragbench._cli.main import main
 from ragbench._engines.openai import OpenAIEngine
 from ragbench._registry import Registry
-from ragbench._system import System
+from ragbench._system import System, SystemDeclaration
 from ragbench._values.urls import redact_url, redact_urls, secret_name
 from test_engine_openai import FAST, FakeServer, chat, error, generate
 
@@ -189,7 +189,7 @@ class QuotingSystem(System):
     """A plugin whose service call fails with an error quoting the URL it called, key and all."""
 
     name = "quoting_system"
-    uses_llm = False
+    declares = SystemDeclaration(uses_llm=False)
 
     async def run(self, example, ctx):
         raise RuntimeError("GET https://kg.example/api?apiKey=K3YVALUE&q=x failed (HTTP 503)")

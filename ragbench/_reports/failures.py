@@ -228,7 +228,7 @@ def incomplete_reason(results: Results) -> str:
 
 
 class CountedEvents:
-    """Per metric and event (`Metric.counters`): how often it happened, in how many examples, and what it
+    """Per metric and event (`MetricDeclaration.counters`): how often it happened, in how many examples, and what it
     means - the failures a score folds in as upstream's rule says, shown rather than hidden. Only of the
     examples that are scored: a failed one (--strict-infra) folds its events into no number shown."""
 

@@ -5,7 +5,7 @@ mean human label with its interval and the effective number of labels it is wort
 
 Human labels come from a labels file (`--human-labels FILE`, ragbench._reports.human_labels) or from a metric of
 the task that reads labels shipped with the predictions and declares which judged key each checks
-(`Metric.human_labels_for`: CRAG's crag_human). The labelled examples are those with a judge value and a label;
+(`declares.human_labels_for`: CRAG's crag_human). The labelled examples are those with a judge value and a label;
 the unlabelled ones (PPI's N) those with a judge value and no label. A label whose example the judge did not
 score (`labels_unjudged`), or that names no example of the task (`labels_unknown`), is counted, not used.
 """
@@ -36,7 +36,7 @@ def judged_keys(metrics: list[Metric]) -> list[str]:
 
 
 def metric_label_keys(metrics: list[Metric]) -> dict[str, str]:
-    """Judged key -> the key of a metric that holds the human label for it (`Metric.human_labels_for`)."""
+    """Judged key -> the key of a metric that holds the human label for it (`MetricDeclaration.human_labels_for`)."""
     return {
         judged: metric.key_prefix + own
         for metric in metrics

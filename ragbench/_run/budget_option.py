@@ -1,5 +1,5 @@
 """`--top-k N`: one budget of passages shown per reader call for whatever system a run has, given to the option
-the system declares for it (`System.budget_options["passages"]`). A system that declares none refuses it: an
+the system declares for it (`SystemDeclaration.budget_options["passages"]`). A system that declares none refuses it: an
 option that a system does not read is never silently ignored."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ConfigError
-from .._system import declared
+from .._system import System
 
 
 def top_k_args(
-    top_k: int | None, system_class: type, system_args: Mapping[str, Any], accepted: set[str] | None
+    top_k: int | None, system_class: type[System], system_args: Mapping[str, Any], accepted: set[str] | None
 ) -> dict[str, Any]:
     """The system options `--top-k` sets (none without it); a `ConfigError` where the system declares no option
     for the passages it shows, declares one it does not take (`accepted`: its options; None, any), or where
@@ -20,11 +20,11 @@ def top_k_args(
     if top_k is None:
         return {}
     name = getattr(system_class, "name", "") or system_class.__name__
-    option = declared(system_class).budget_options.get("passages")
+    option = system_class.declares.budget_options.get("passages")
     if option is None:
         raise ConfigError(
             f"--top-k {top_k}: system {name} declares no option for the passages it shows "
-            "(System.budget_options), so it cannot take --top-k; leave --top-k out for it"
+            "(SystemDeclaration.budget_options), so it cannot take --top-k; leave --top-k out for it"
         )
     if accepted is not None and option not in accepted:
         raise ConfigError(

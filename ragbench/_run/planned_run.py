@@ -21,7 +21,7 @@ from .._reports.run_record import earlier_attempts
 from .._shared.yaml_tasks.task import YamlTask
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
-from .._system import System, declared, like_for_like
+from .._system import System, like_for_like
 from .._task import Task
 from .._types import Example
 from .._values.run_config import RunConfig
@@ -116,7 +116,7 @@ class PlannedRun:
         """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
         out = asdict(self.config)
         out["tasks"] = [p.name for p in self.planned]
-        uses_llm = any(declared(system_of(p)).uses_llm for p in self.planned)
+        uses_llm = any(system_of(p).declares.uses_llm for p in self.planned)
         out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
         out["task_configs"] = self.task_configs()
         out["system_config"] = {p.name: system_of(p).config() for p in self.planned}

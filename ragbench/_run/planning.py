@@ -16,7 +16,7 @@ from .._nli import nli_format
 from .._read_only import read_only
 from .._registry import Registry
 from .._storage.datafiles import check_data_path
-from .._system import System, declared
+from .._system import System
 from .._task import Task
 from .._task.protocols import UsesRunResources, UsesTools, system_defaults
 from .._values.options import accepted_options, construct
@@ -54,9 +54,9 @@ def _task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) ->
 RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
 
 
-def _check_roles(role_models: Iterable[str], system: str, system_class: type) -> None:
-    """--role-model names roles the system declares (`System.roles`), each once."""
-    roles = declared(system_class).roles
+def _check_roles(role_models: Iterable[str], system: str, system_class: type[System]) -> None:
+    """--role-model names roles the system declares (`SystemDeclaration.roles`), each once."""
+    roles = system_class.declares.roles
     for role in role_models:
         if role not in roles:
             offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
@@ -110,7 +110,7 @@ def _plan_task(
     registry: Registry,
     name: str,
     names: list[str],
-    system_class: type | None,
+    system_class: type[System] | None,
     check: Preflight,
     chosen: set[str],
 ) -> PlannedTask | None:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._checks import Preflight
 from .._errors import ConfigError
-from .._system import declared
 from .._task.protocols import task_corpus
 from .._values.run_config import EngineRequest, RunConfig, too_many
 
@@ -326,7 +325,7 @@ def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[
     from .._retrieval import DEFAULT_RETRIEVER
 
     blind = [
-        p for p in planned if p.system is not None and declared(p.system).retrieves and p.task.own_documents is False
+        p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.own_documents is False
     ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
@@ -360,7 +359,7 @@ def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> 
     searching = [
         p
         for p in planned
-        if p.system is not None and declared(p.system).searches_own_queries and p.task.own_documents is not False
+        if p.system is not None and p.system.declares.searches_own_queries and p.task.own_documents is not False
     ]
     name = config.retriever or DEFAULT_RETRIEVER
     try:
@@ -401,7 +400,7 @@ def preflight(config: RunConfig, registry: Any, check: Preflight | None = None) 
         system_class = registry.load("systems", config.system)
     except ConfigError:
         system_class = None  # reported by plan
-    uses_llm = system_class is not None and declared(system_class).uses_llm
+    uses_llm = system_class is not None and system_class.declares.uses_llm
     check_engines(
         config.engine_request(),
         registry,

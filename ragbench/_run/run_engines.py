@@ -10,7 +10,6 @@ from typing import Any
 
 from .._engines import load_engine
 from .._registry import Registry
-from .._system import declared
 from .._values.run_config import EngineRequest
 from .planning import PlannedTask, needs, unused_metric_models
 from .preflight import engine_needs
@@ -83,7 +82,7 @@ def load_engines(
     try:
         if system:
             system_needs = engine_needs(planned)
-            if any(p.system is not None and declared(p.system).uses_llm for p in planned):
+            if any(p.system is not None and p.system.declares.uses_llm for p in planned):
                 engines.model = load_engine(request.model, registry=registry, needs=system_needs, **request.model_args)
             for role, model in request.role_models.items():
                 engines.roles[role] = load_engine(

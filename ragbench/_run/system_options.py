@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._system import declared as declaration_of
+from .._system import System
 from .._values.options import accepted_options
 from .budget_option import top_k_args
 
@@ -39,7 +39,7 @@ SOURCES = (
 
 
 def system_options(
-    system_class: type,
+    system_class: type[System],
     declared: dict[str, Any],
     task_defaults: dict[str, Any],
     top_k: int | None,
@@ -49,7 +49,7 @@ def system_options(
     the task's `declared` system_args, its `task_defaults`, `--top-k` and `--system-arg` (the system's own
     defaults are what remains unset). A `ConfigError` where `--top-k` cannot be given to the system."""
     accepted = accepted_options(system_class)
-    keeps = set(declaration_of(system_class).own_defaults)
+    keeps = set(system_class.declares.own_defaults)
 
     def for_the_system(options: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in options.items() if (accepted is None or k in accepted) and k not in keeps}

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .._checks import Preflight, probe_data
+from .._class_defaults import refuse_by_name
 from .._errors import RecordError
 from .._storage.datafiles import stat_fingerprint
 from .._types import Example
 from .prompting import PROMPTING_NAMES, TaskPrompting
 from .protocols import plot_keys
-from .scoring import SCORING_FIELDS, TaskScoring, with_declared
+from .scoring import TaskScoring
 
 
 class Task:
@@ -25,8 +26,8 @@ class Task:
     """
 
     name: ClassVar[str] = ""
-    # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task.scoring): a
-    # task declares them as one TaskScoring or each by its own name, on the class or on an instance
+    # metrics, metric_options, slice_fields, missing_scores_zero, gold_fields (ragbench._task.scoring): one
+    # TaskScoring on the class, or an instance's own (`self.scoring = dataclasses.replace(self.scoring, ...)`)
     scoring: TaskScoring = TaskScoring()
     # answer_format, cites and the prompting hooks (ragbench._task.prompting; docs/writing-plugins.md, "The
     # task-system contract"): one object on the class, or an instance's own made from its options
@@ -42,15 +43,11 @@ class Task:
     own_documents: bool | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Scoring fields declared by name on the class become the class's `scoring` (and leave the class); a
-        prompting hook defined on the class is refused (it would never be called: systems call `prompting`'s)."""
+        """A scoring field or a prompting hook defined on the class is refused: nothing would read it (the run
+        reads `scoring`, systems call `prompting`'s hooks)."""
         super().__init_subclass__(**kwargs)
         _refuse_prompting(cls.__qualname__, cls.__dict__)
-        declared = {name: cls.__dict__[name] for name in SCORING_FIELDS if name in cls.__dict__}
-        if declared:
-            cls.scoring = with_declared(cls.scoring, declared)
-            for name in declared:
-                delattr(cls, name)
+        refuse_by_name(cls, vars(cls), "scoring")
 
     @classmethod
     def declared_prompting(cls) -> TaskPrompting | type[TaskPrompting]:
@@ -60,11 +57,10 @@ class Task:
         return cls.prompting if made is None or isinstance(cls.prompting, made) else made
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """A scoring field assigned by name (`self.metrics = ...`) changes the instance's `scoring`; a prompting
-        member assigned (`self.answer_format = ...`) is refused."""
+        """A scoring field (`self.metrics = ...`) or a prompting member (`self.answer_format = ...`) assigned by
+        name is refused."""
         _refuse_prompting(type(self).__qualname__, (name,))
-        if name in SCORING_FIELDS:
-            name, value = "scoring", with_declared(self.scoring, {name: value})
+        refuse_by_name(type(self), (name,), "scoring", instance=True)
         super().__setattr__(name, value)
 
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:

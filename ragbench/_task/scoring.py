@@ -1,14 +1,14 @@
 """How a task's answers are scored, in one value: `Task.scoring`.
 
-A task declares its scoring as one `TaskScoring`, or by the names of its fields (`metrics = ("em",)`
-on the class, `self.metrics = ...` in `__init__`): each is folded into the task's `scoring`, so that
-what the run reads is always `task.scoring` and a simple task writes no more than before.
+A task declares its scoring as one `TaskScoring`: `scoring = TaskScoring(metrics=("em",))` on the class, or
+`self.scoring = dataclasses.replace(self.scoring, ...)` where its options decide (in `__init__`). What the run
+reads is always `task.scoring`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -48,12 +48,3 @@ class TaskScoring:
                 {name: MappingProxyType(dict(options)) for name, options in dict(self.metric_options).items()}
             ),
         )
-
-
-SCORING_FIELDS = frozenset(f.name for f in fields(TaskScoring))
-
-
-def with_declared(scoring: TaskScoring, declared: Mapping[str, Any]) -> TaskScoring:
-    """`scoring` with the fields a task declares by name (class attributes or assignments) replaced."""
-    changed = {name: value for name, value in declared.items() if name in SCORING_FIELDS}
-    return replace(scoring, **changed) if changed else scoring

@@ -29,9 +29,6 @@ The layout:
   pre-flight's probes, how a plugin's command ends.
 - `ragbench.api.trace`: the structure of a trace (`group`, `outline`, `trace_prompts`).
 
-A name that moved still imports from `ragbench.api` until the release `REMOVED_IN` names, with
-a DeprecationWarning naming its new home (ragbench.api._deprecated).
-
 Why a module of its own and not the package root: `import ragbench.anything` runs the package's
 `__init__`, so a root that exported the API would import the contract, the LLM handle and the
 scheduler for every command; and the core's own modules import from each other, not from a surface
@@ -44,10 +41,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ragbench.api._deprecated import deprecated
 from ragbench.api._lazy import lazy_names
 
-# type checkers read each name where it is defined (PEP 702 deprecations too); it is imported on first use (below)
+# type checkers read each name where it is defined; it is imported on first use (below)
 if TYPE_CHECKING:
     from ragbench._checks import Preflight
     from ragbench._context import Context, ScoringContext
@@ -90,9 +86,7 @@ __all__, _contract, _listed = lazy_names(__name__, _MODULES)
 def __getattr__(name: str) -> Any:
     if name in NAMESPACES:
         return importlib.import_module(f"{__name__}.{name}")
-    if name in __all__:
-        return _contract(name)
-    return deprecated(name)
+    return _contract(name)
 
 
 def __dir__() -> list[str]:

@@ -33,7 +33,7 @@ from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge, Lt
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, list_items, sent_tokenize
 
 from .data import alce_data_file, read_records
@@ -188,7 +188,7 @@ class AlceTask(Task):
         self.prompting = self.prompting_class(
             self.dataset, variant, use_shorter, int(shot), int(ndoc), int(seed), bool(run_py_cleanup)
         )
-        self.metrics = (
+        metrics = (
             "length",
             *self.quality_metrics,
             *(("rouge_lsum",) if rouge else ()),
@@ -196,6 +196,7 @@ class AlceTask(Task):
             *((self.citation_metric,) if citations else ()),
             *(("mauve",) if mauve else ()),
         )
+        self.scoring = replace(self.scoring, metrics=metrics)
         self.path: Path | None = None
 
     def extra_metrics(self) -> tuple[str, ...]:
@@ -270,7 +271,7 @@ class AlceAsqa(AlceTask):
         }
     )
     quality_metrics = ("str_em",)
-    gold_fields = ("qa_pairs", "long_answer")
+    scoring = TaskScoring(gold_fields=("qa_pairs", "long_answer"))
     prompting_class = AlceAsqaPrompting
     prompting: AlceAsqaPrompting
 
@@ -315,7 +316,7 @@ class AlceQampari(AlceTask):
     quality_metrics = ("qampari",)
     citation_metric = "citation_list"
     prompting_class = AlceQampariPrompting
-    gold_fields = ("answer_lists", "long_answer")
+    scoring = TaskScoring(gold_fields=("answer_lists", "long_answer"))
     default_rouge = False  # eval.py turns ROUGE (and QA, MAUVE) off for QAMPARI
 
     def gold(self, record: dict[str, Any], index: int) -> dict[str, Any]:
@@ -338,7 +339,7 @@ class AlceEli5(AlceTask):
         {"bm25": "eli5_eval_bm25_top100.json", "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"}
     )
     default_retrieval = "bm25"
-    gold_fields = ("claims", "long_answer")
+    scoring = TaskScoring(gold_fields=("claims", "long_answer"))
 
     def __init__(self, data_path: str | Path | None = None, claims_nli: bool = True, **common: Any) -> None:
         self.claims_nli = bool(claims_nli)  # read by extra_metrics during super().__init__

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.data import iter_jsonl
 
 from .metrics import cutoffs
@@ -106,15 +107,14 @@ class BeirTask(Task):
 
     name = "beir"
     prompting = BeirPrompting()
-    gold_fields = ("qrels",)
-    metrics = ("beir_retrieval",)
+    scoring = TaskScoring(gold_fields=("qrels",), metrics=("beir_retrieval",))
     own_documents = False
 
     def __init__(self, data_path: str | Path | None = None, split: str = "test", k: str | int = "1,3,5,10") -> None:
         super().__init__(data_path, split=split, k=k)
         self.split = split
         self.cutoffs = cutoffs(k)
-        self.metric_options = {"beir_retrieval": {"k": k}}
+        self.scoring = replace(self.scoring, metric_options={"beir_retrieval": {"k": k}})
 
     def system_defaults(self) -> dict[str, Any]:
         """A system shows as many documents as the deepest cut-off scores."""

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, RecordError, Task
+from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 
 from .data import EVIDENCE_QRELS, GOLD_QRELS, QUERIES, read_qrels, read_queries
 from .prompting import BrowseCompPlusPrompting
@@ -25,8 +25,9 @@ class BrowseCompPlusTask(Task):
 
     name = "browsecomp_plus"
     prompting = BrowseCompPlusPrompting()
-    gold_fields = ("answers", "evidence_docids", "gold_docids")
-    metrics = ("browsecomp_plus", "browsecomp_plus_agent")
+    scoring = TaskScoring(
+        gold_fields=("answers", "evidence_docids", "gold_docids"), metrics=("browsecomp_plus", "browsecomp_plus_agent")
+    )
     own_documents = False
 
     def __init__(self, data_path: str | Path | None = None, **args: Any) -> None:

@@ -24,10 +24,11 @@ import ast
 import asyncio
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
 from .kg.client import URL_ENV, CragKgClient
@@ -116,8 +117,7 @@ def _split_name(value: Any) -> str:
 
 
 class CragTask(Task):
-    slice_fields = SLICES
-    gold_fields = ("crag_answer",)
+    scoring = TaskScoring(slice_fields=SLICES, gold_fields=("crag_answer",))
     plot_keys = ("accuracy", "hallucination", "missing", "score")
     own_documents = True  # each question's five search result pages
     kg_default: ClassVar[bool] = False
@@ -180,7 +180,7 @@ class CragTask(Task):
             kg_tokens=kg_tokens,
         )
         self.split, self.version = split, version
-        self.metrics = PROTOCOL_METRICS[judge_protocol]
+        self.scoring = replace(self.scoring, metrics=PROTOCOL_METRICS[judge_protocol])
         self.tokenizer_path = tokenizer
         self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
         self.path: Path | None = None

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, RecordError, Task
+from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 
 from . import catalog, predictions, prompts
 from .loader import Cell, load_cells
@@ -34,9 +34,11 @@ def _as_list(value: Any) -> list[Any]:
 class OmniEvalAuto(Task):
     name = "omnieval_auto"
     dataset = "RUC-NLPIR/OmniEval-AutoGen-Dataset"
-    metrics = ("omnieval_rule", "omnieval_retrieval")
-    slice_fields = ("task", "topic", "cell")  # cell = "<topic> - <task>", one upstream file
-    gold_fields = ("answers",)
+    scoring = TaskScoring(
+        metrics=("omnieval_rule", "omnieval_retrieval"),
+        slice_fields=("task", "topic", "cell"),  # cell = "<topic> - <task>", one upstream file
+        gold_fields=("answers",),
+    )
     own_documents = False  # systems search the knowledge corpus (--retriever bm25|dense, ragbench index build)
 
     def __init__(

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, sent_tokenize
 
 from .ag_output import submission_records
@@ -66,8 +66,7 @@ class TrecRagTask(Task):
 
     name = "trec_rag24"
     prompting = TrecRagPrompting()
-    gold_fields = ("qrels",)
-    metrics = ("trec_rag_retrieval",)
+    scoring = TaskScoring(gold_fields=("qrels",), metrics=("trec_rag_retrieval",))
     own_documents = False
 
     def __init__(self, data_path: str | Path | None = None, qrels: str | None = None) -> None:

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting
+from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.data import iter_jsonl, require
 
 INSTRUCTION = "Is the following statement true or false? Answer with one word: true or false."
@@ -40,9 +40,9 @@ class TriviaTFPrompting(TaskPrompting):
 class TriviaTF(Task):
     name = "trivia_tf"
     # Our own metric first; built-in metrics work too because gold["answers"] is filled.
-    metrics = ("verdict_accuracy", "match_normalized")
+    # gold["truth"] is a true/false verdict
+    scoring = TaskScoring(metrics=("verdict_accuracy", "match_normalized"), gold_fields=("answers", "label"))
     prompting = TriviaTFPrompting()
-    gold_fields = ("answers", "label")  # gold["truth"] is a true/false verdict
     own_documents = True  # each statement comes with its evidence passages
 
     def __init__(self, data_path: str | Path | None = None) -> None:

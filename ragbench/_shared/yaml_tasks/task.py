@@ -18,6 +18,7 @@ from ..._class_defaults import EMPTY
 from ..._errors import ConfigError, RecordError
 from ..._storage.datafiles import check_data_path, resolve_data_file
 from ..._task import Task
+from ..._task.scoring import TaskScoring
 from ..._types import Example
 from .data_spec import FORMATS, unused_data_option
 from .fields import MISSING, FieldError, Mapper
@@ -277,12 +278,14 @@ def task_class(
         "name": spec.name,
         "record_format": record_format,
         "gold_kinds": registered_kinds,
-        "metrics": tuple(name for name, _ in spec.metrics),
-        "metric_options": {name: args for name, args in spec.metrics if args},
-        "slice_fields": tuple(spec.fields.slices),
-        "gold_fields": spec.gold_fields(),
+        "scoring": TaskScoring(
+            metrics=tuple(name for name, _ in spec.metrics),
+            metric_options={name: args for name, args in spec.metrics if args},
+            slice_fields=tuple(spec.fields.slices),
+            gold_fields=spec.gold_fields(),
+            missing_scores_zero=spec.missing_scores_zero,
+        ),
         "own_documents": spec.fields.documents is not None,
-        "missing_scores_zero": spec.missing_scores_zero,
         "prompting": _prompting(spec, base),
         "__doc__": spec.description or base.__doc__,
     }

@@ -31,6 +31,8 @@ from .._values.llm_calls import Request, Response
 from .anthropic_messages import message_arguments, parse_message
 from .api_engine import optional_sdk
 from .api_http import FailFastTransport, JitteredRetries, redact_http_logs
+from .batch_anthropic import AnthropicBatches
+from .batch_runner import Vendor
 from .stainless_engine import StainlessEngine
 from .usage_counts import ANTHROPIC
 
@@ -133,3 +135,6 @@ class AnthropicEngine(StainlessEngine):
             lambda answer: parse_message(answer, request),
             ANTHROPIC,
         )
+
+    def _batch_vendor(self) -> Vendor:
+        return AnthropicBatches(self)

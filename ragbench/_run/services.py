@@ -114,6 +114,7 @@ class RunServices:
         if preloading is not None:
             preloading.join()
         self.engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)
+        self.engines.keep_batches(self.run_dir.path)
         self._opened.callback(self._unless_interrupted, self.engines.close)
         return self.engines
 

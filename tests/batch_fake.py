@@ -18,6 +18,7 @@ import email.parser
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +36,7 @@ class FakeBatchServer:
         self.created: list[str] = []  # batch ids, in the order of their creation
         self.sent: list[dict[str, Any]] = []  # every request line of every batch created
         self.calls: list[tuple[str, str]] = []  # (method, path) of every request
+        self.on_poll: Callable[[dict[str, Any]], None] | None = None  # called with the batch at each retrieve
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -70,6 +72,8 @@ class FakeBatchServer:
 
     def advance(self, batch: dict[str, Any]) -> None:
         """One retrieve of `batch`: past `polls_to_end` (and not held), it ends."""
+        if self.on_poll is not None:
+            self.on_poll(batch)
         with self.lock:
             batch["polls"] += 1
             if batch["status"] != "in_progress" or self.hold.is_set() or batch["polls"] <= self.polls_to_end:

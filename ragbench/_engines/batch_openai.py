@@ -57,7 +57,7 @@ class OpenAIBatches:
         return url, {"custom_id": custom, "method": "POST", "url": url, "body": body}
 
     async def create(self, client: openai.AsyncOpenAI, endpoint: str, lines: list[dict[str, Any]]) -> str:
-        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+        data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         uploaded = await client.files.create(
             file=("ragbench-batch.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=self._headers
         )

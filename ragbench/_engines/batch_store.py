@@ -110,7 +110,7 @@ class BatchStore:
         batch.failed = failed
         if self.folder is not None:
             path = self._path(batch)
-            results = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+            results = "".join(json.dumps(line) + "\n" for line in lines)
             self._write({path.with_suffix(".results.jsonl"): results, path: self._record(batch, ended=True)})
         batch.results = {str(line["custom_id"]): line for line in lines}
 
@@ -119,7 +119,7 @@ class BatchStore:
         record.update(custom_ids=batch.custom_ids, at=batch.at, ended=ended)
         if batch.failed is not None:
             record["failed"] = batch.failed
-        return json.dumps(record, ensure_ascii=False) + "\n"
+        return json.dumps(record) + "\n"
 
     def _path(self, batch: Submitted) -> Path:
         assert self.folder is not None

@@ -16,7 +16,8 @@ and is part of the engine id, the response cache's key.
 
 Retries, the failed-connection limit, concurrency, timeouts, key redaction and one-line failures are the
 `openai` engine's (stainless_engine.py, api_engine.py, api_http.py): the SDK retries HTTP 408/409/429/5xx
-(Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After.
+(Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After. `batch=true` sends
+the scheduler's pooled requests through the Message Batches API instead (batch_anthropic.py, batch_runner.py).
 """
 
 from __future__ import annotations

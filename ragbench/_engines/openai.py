@@ -39,6 +39,9 @@ one line naming the URL and the number of attempts, as a `RequestError` when the
 fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
 
+`batch=true` sends the scheduler's pooled requests through OpenAI's Batch API instead (batch_openai.py,
+batch_runner.py: one batch per scheduler batch and endpoint, recorded in the run folder and resumed by polling).
+
 `timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
 The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
 `close()` after it) releases its connections.

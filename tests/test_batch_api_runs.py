@@ -52,8 +52,15 @@ def batch_args(fake: FakeBatchServer, vendor: str) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("vendor", ["openai", pytest.param("anthropic", marks=needs("anthropic"))])
-def test_a_run_killed_between_creating_its_batch_and_polling_it_resumes_the_same_batch(fake, vendor, tmp_path):
+@pytest.mark.parametrize(
+    ("vendor", "stop"),
+    [
+        ("openai", signal.SIGKILL),
+        pytest.param("anthropic", signal.SIGKILL, marks=needs("anthropic")),
+        ("openai", signal.SIGTERM),  # stopped as Ctrl-C stops it: exits at once, its poll still out
+    ],
+)
+def test_a_run_killed_between_creating_its_batch_and_polling_it_resumes_the_same_batch(fake, vendor, stop, tmp_path):
     out = tmp_path / "run"
     args = [*batch_args(fake, vendor), "--output", str(out)]
     first_poll, release = threading.Event(), threading.Event()
@@ -72,8 +79,8 @@ def test_a_run_killed_between_creating_its_batch_and_polling_it_resumes_the_same
         assert first_poll.wait(240), (tmp_path / "stderr.txt").read_text()
         records = list((out / BATCHES_DIR).glob("*.json"))
         assert len(records) == 1 and not json.loads(records[0].read_text())["ended"]  # written before the poll
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(60) == -signal.SIGKILL
+        process.send_signal(stop)
+        assert process.wait(60) == (-signal.SIGKILL if stop == signal.SIGKILL else 128 + stop)
     finally:
         if process.poll() is None:
             process.kill()

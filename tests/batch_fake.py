@@ -17,8 +17,8 @@ from __future__ import annotations
 import email.parser
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -230,7 +230,9 @@ class _Handler(BaseHTTPRequestHandler):
         head = f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode()
         message = email.parser.BytesParser().parsebytes(head + data)
         content = next(
-            part.get_payload(decode=True) for part in message.get_payload() if part.get_param("name", header="content-disposition") == "file"
+            part.get_payload(decode=True)
+            for part in message.get_payload()
+            if part.get_param("name", header="content-disposition") == "file"
         )
         with self.fake.lock:
             file_id = f"file-{len(self.fake.files) + 1}"

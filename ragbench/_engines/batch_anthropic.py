@@ -76,4 +76,6 @@ class AnthropicBatches:
         what = f"{error.get('type')}: {self.engine._excerpt(str(error.get('message')))}"
         if error.get("type") in VENDOR_ERRORS:
             return Resend(what)
-        return self.engine._failure(what, 1, RequestError if error.get("type") == "invalid_request_error" else EngineError)
+        return self.engine._failure(
+            what, 1, RequestError if error.get("type") == "invalid_request_error" else EngineError
+        )

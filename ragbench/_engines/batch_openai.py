@@ -91,7 +91,7 @@ class OpenAIBatches:
         return lines
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
-        response, error = line.get("response"), line.get("error")
+        response, error = line["response"], line.get("error")
         if error:  # batch_expired, batch_cancelled: never sent, or not answered in time
             return Resend(f"{error.get('code')}: {error.get('message')}")
         status, body = int(response["status_code"]), response["body"]

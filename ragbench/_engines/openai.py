@@ -57,11 +57,11 @@ import openai
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineNeeds, Request, Response
+from .batch_openai import OpenAIBatches
+from .batch_runner import Vendor
 from .openai_client import Unreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
-from .batch_openai import OpenAIBatches
-from .batch_runner import Vendor
 from .stainless_engine import StainlessEngine
 from .usage_counts import OPENAI, OPENAI_RESPONSES
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any, ClassVar
 
-from annotated_types import Ge, Gt
+from annotated_types import Ge
 
 from .._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine

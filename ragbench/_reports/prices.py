@@ -88,7 +88,10 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
 
 def _price(entry: object) -> Price | None:
     """A table entry's prices, each a finite number >= 0 (not NaN, not an infinity, not true or false); else None."""
-    if not isinstance(entry, dict) or set(entry) not in ({"prompt", "completion"}, {"prompt", "completion", *BATCH_KEYS}):
+    if not isinstance(entry, dict) or set(entry) not in (
+        {"prompt", "completion"},
+        {"prompt", "completion", *BATCH_KEYS},
+    ):
         return None
     price = {}
     for key, value in entry.items():

@@ -55,9 +55,10 @@ def batch_args(fake: FakeBatchServer, vendor: str) -> list[str]:
 @pytest.mark.parametrize(
     ("vendor", "stop"),
     [
-        ("openai", signal.SIGKILL),
-        pytest.param("anthropic", signal.SIGKILL, marks=needs("anthropic")),
-        ("openai", signal.SIGTERM),  # stopped as Ctrl-C stops it: exits at once, its poll still out
+        pytest.param("openai", signal.SIGKILL, id="openai-SIGKILL"),
+        pytest.param("anthropic", signal.SIGKILL, marks=needs("anthropic"), id="anthropic-SIGKILL"),
+        # stopped as Ctrl-C stops it: it exits at once, its poll still out
+        pytest.param("openai", signal.SIGTERM, id="openai-SIGTERM"),
     ],
 )
 def test_a_run_killed_between_creating_its_batch_and_polling_it_resumes_the_same_batch(fake, vendor, stop, tmp_path):

@@ -13,22 +13,19 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._values.llm_calls import EngineError, Request, RequestError
 from .anthropic_messages import message_arguments, parse_message
-from .batch_runner import Outcome, Polled, Resend
+from .batch_runner import BatchingEngine, Outcome, Polled, Resend
 from .usage_counts import ANTHROPIC, read_usage
-
-if TYPE_CHECKING:
-    from .anthropic import AnthropicEngine
 
 VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")
 ENDPOINT = "/v1/messages"
 
 
 class AnthropicBatches:
-    def __init__(self, engine: AnthropicEngine) -> None:
+    def __init__(self, engine: BatchingEngine) -> None:
         self.engine = engine
 
     @property

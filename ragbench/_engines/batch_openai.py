@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import openai
 from openai.types import Completion
@@ -21,14 +21,11 @@ from openai.types.responses import Response as ResponsesAnswer
 
 from .._values.llm_calls import EngineError, Request, Response
 from .api_http import RETRIED_STATUS
-from .batch_runner import Outcome, Polled, Resend
+from .batch_runner import BatchingEngine, Outcome, Polled, Resend
 from .openai_client import no_auth_header
 from .openai_responses import parse_completion
 from .openai_responses_api import parse_response
 from .usage_counts import OPENAI, OPENAI_RESPONSES, read_usage
-
-if TYPE_CHECKING:
-    from .openai import OpenAIEngine
 
 ENDED = ("completed", "failed", "expired", "cancelled")
 ENDPOINTS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "prompt": "/v1/completions"}
@@ -40,8 +37,20 @@ def vendor_failed(status: int) -> bool:
     return status >= 500 or status in RETRIED_STATUS
 
 
+class OpenAIEngineLike(BatchingEngine, Protocol):
+    """What is read of the `openai` engine (which imports this module): its API, mode and request bodies."""
+
+    @property
+    def api(self) -> str: ...
+
+    @property
+    def mode(self) -> str: ...
+
+    def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]: ...
+
+
 class OpenAIBatches:
-    def __init__(self, engine: OpenAIEngine) -> None:
+    def __init__(self, engine: OpenAIEngineLike) -> None:
         self.engine = engine
 
     @property

@@ -20,14 +20,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .._values.llm_calls import EngineError, Request, Response
+from .._values.llm_calls import EngineError, Request, Response, Sampling
 from .batch_board import BOARD
 from .batch_store import BatchStore, Submitted, custom_id
-
-if TYPE_CHECKING:
-    from .stainless_engine import StainlessEngine
 
 
 @dataclass(frozen=True)
@@ -49,6 +46,39 @@ class Polled:
 
 
 Outcome = Response | EngineError | Resend
+
+
+class BatchingEngine(Protocol):
+    """What the batch loop and the vendors' sides use of the engine (stainless_engine.StainlessEngine, which
+    imports them): its options, its SDK and client, and its one-line failures."""
+
+    model: str
+    api_key_env: str
+    extra_body: dict[str, Any]
+    batch_poll_s: float
+    batch_retries: int
+
+    @property
+    def sdk(self) -> Any: ...
+
+    @property
+    def unreachable(self) -> type[Exception]: ...
+
+    def call_identity(self, sampling: Sampling) -> str: ...
+
+    def _new_client(self) -> Any: ...
+
+    async def _close_client(self, client: Any) -> None: ...
+
+    def _api_failure(self, exc: Exception, used: int, request: Request) -> EngineError: ...
+
+    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError: ...
+
+    def _status_failure(self, status: int, message: str, attempts: int, hint: str = "") -> EngineError: ...
+
+    def _status_hint(self, request: Request, what: str) -> str: ...
+
+    def _excerpt(self, text: str) -> str: ...
 
 
 class Vendor(Protocol):
@@ -92,7 +122,7 @@ class BatchCounts:
 class BatchRun:
     """One scheduler batch of `engine` answered through `vendor`, with the engine's `store` and `counts`."""
 
-    def __init__(self, engine: StainlessEngine, vendor: Vendor, store: BatchStore, counts: BatchCounts) -> None:
+    def __init__(self, engine: BatchingEngine, vendor: Vendor, store: BatchStore, counts: BatchCounts) -> None:
         self.engine, self.vendor, self.store, self.counts = engine, vendor, store, counts
         self.polled: set[str] = set()
 

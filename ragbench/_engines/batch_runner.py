@@ -196,15 +196,17 @@ class BatchRun:
         if batch.resumed and batch.batch_id not in self.polled:
             self.counts.resumed += 1
         self.polled.add(batch.batch_id)
-        while True:
-            polled = await self.vendor.poll(client, batch.batch_id)
-            BOARD.show(batch.batch_id, polled.state, polled.done, polled.total)
-            if polled.ended:
-                break
-            await asyncio.sleep(self.engine.batch_poll_s)
-        lines = [] if polled.failed is not None else await self.vendor.results(client, batch.batch_id)
-        self.store.ended(batch, lines, polled.failed)
-        BOARD.drop(batch.batch_id)
+        try:
+            while True:
+                polled = await self.vendor.poll(client, batch.batch_id)
+                BOARD.show(batch.batch_id, polled.state, polled.done, polled.total)
+                if polled.ended:
+                    break
+                await asyncio.sleep(self.engine.batch_poll_s)
+            lines = [] if polled.failed is not None else await self.vendor.results(client, batch.batch_id)
+            self.store.ended(batch, lines, polled.failed)
+        finally:
+            BOARD.drop(batch.batch_id)
 
     def _read(self, batch: Submitted, custom: str, request: Request) -> Outcome:
         assert batch.results is not None

@@ -266,3 +266,16 @@ def test_any_texts_come_back_each_to_its_own_request_and_from_the_record(fake, v
     created = len(fake.created)
     again = engine(fake, vendor, folder).generate([chat(q) for q in questions[::-1]])
     assert texts(again) == echoed(vendor, questions[::-1]) and len(fake.created) == created
+
+
+def test_batch_options_are_the_engines_own_checked_before_the_run_and_not_sent_or_keyed(fake, tmp_path):
+    from helpers import preflight_problems
+
+    model_args = {"base_url": fake.root + "/v1", "batch": True, "batch_poll_s": -1}
+    problems = preflight_problems(
+        tmp_path, tasks=["demo"], system="closed_book", model="openai:m", model_args=model_args
+    )
+    assert len(problems) == 1 and "batch_poll_s" in problems[0]
+    assert engine(fake, "openai").engine_id == OpenAIEngine("m", base_url=fake.root + "/v1").engine_id  # one cache
+    engine(fake, "openai").generate([chat("q")])
+    assert not {key for key in fake.sent[0]["body"] if key.startswith("batch")}  # no batch option in the body

@@ -16,7 +16,8 @@ and is part of the engine id, the response cache's key.
 
 Retries, the failed-connection limit, concurrency, timeouts, key redaction and one-line failures are the
 `openai` engine's (stainless_engine.py, api_engine.py, api_http.py): the SDK retries HTTP 408/409/429/5xx
-(Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After.
+(Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After. `batch=true` sends
+the scheduler's pooled requests through the Message Batches API instead (batch_anthropic.py, batch_runner.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from .._values.llm_calls import Request, Response
 from .anthropic_messages import message_arguments, parse_message
 from .api_engine import optional_sdk
 from .api_http import FailFastTransport, JitteredRetries, redact_http_logs
+from .batch_anthropic import AnthropicBatches
+from .batch_runner import Vendor
 from .stainless_engine import StainlessEngine
 from .usage_counts import ANTHROPIC
 
@@ -133,3 +136,6 @@ class AnthropicEngine(StainlessEngine):
             lambda answer: parse_message(answer, request),
             ANTHROPIC,
         )
+
+    def _batch_vendor(self) -> Vendor:
+        return AnthropicBatches(self)

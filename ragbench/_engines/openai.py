@@ -39,6 +39,9 @@ one line naming the URL and the number of attempts, as a `RequestError` when the
 fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an `EngineError` when the
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
 
+`batch=true` sends the scheduler's pooled requests through OpenAI's Batch API instead (batch_openai.py,
+batch_runner.py: one batch per scheduler batch and endpoint, recorded in the run folder and resumed by polling).
+
 `timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
 The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
 `close()` after it) releases its connections.
@@ -54,6 +57,8 @@ import openai
 
 from .._errors import ConfigError
 from .._values.llm_calls import EngineNeeds, Request, Response
+from .batch_openai import OpenAIBatches
+from .batch_runner import Vendor
 from .openai_client import Unreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
@@ -240,3 +245,6 @@ class OpenAIEngine(StainlessEngine):
                 f"{NAMED_TOP_LOGPROBS}: OpenAI allows at most 20, a vllm server its --max-logprobs"
             )
         return ""
+
+    def _batch_vendor(self) -> Vendor:
+        return OpenAIBatches(self)

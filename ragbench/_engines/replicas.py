@@ -61,7 +61,7 @@ class ReplicaSet(Engine):
         super().__init__(getattr(first, "model", "replicas"))
         self.replicas = replicas
         self.names = describe or [f"replica {i}" for i in range(len(replicas))]
-        self.concurrent = bool(first.concurrent)  # type: ignore[misc]
+        self.concurrent = bool(first.concurrent)
         self.calls_tools = bool(getattr(first, "calls_tools", False))  # type: ignore[misc]
         self.max_batch_size = first.max_batch_size
         self.max_concurrency = sum(r.max_concurrency for r in replicas)

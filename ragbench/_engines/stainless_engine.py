@@ -3,20 +3,30 @@ retries HTTP 408/409/429/5xx, timeouts and dropped connections (`max_retries`, w
 api_http.JitteredRetries), honours Retry-After and pools connections; a connection refused is retried only
 `connect_retries` times (api_http.FailFastTransport). Added here: a 2xx body that is no answer (a proxy's HTML
 page, a missing field, a usage whose counts as sent are no token counts: usage_counts.py) is retried too, from
-the same budget, and the SDK's final error becomes one line (api_engine.ApiEngine's failures)."""
+the same budget, and the SDK's final error becomes one line (api_engine.ApiEngine's failures).
+
+With `batch=true` the engine sends the scheduler's pooled requests through the vendor's batch API instead
+(batch_runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
+seconds and records its batches in the run folder (`keep_batches`)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
+
+from annotated_types import Ge
 
 from .._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine
 from .api_http import backoff
+from .batch_runner import BatchCounts, BatchRun, Vendor
+from .batch_store import BatchStore
 from .usage_counts import usage_as_sent
 
 log = logging.getLogger(__name__)
@@ -28,6 +38,46 @@ class StainlessEngine(ApiEngine):
     with `message` and `tries`)."""
 
     unreachable: ClassVar[type[Exception]]
+
+    def __init__(
+        self,
+        model: str,
+        batch: bool = False,
+        batch_poll_s: Annotated[float, Ge(0)] = 30.0,
+        batch_size: Annotated[int, Ge(1)] = 50_000,
+        batch_retries: Annotated[int, Ge(0)] = 2,
+        **options: Any,
+    ) -> None:
+        super().__init__(model, **options)
+        self.concurrent = not batch
+        self.batch_poll_s, self.batch_retries = float(batch_poll_s), int(batch_retries)
+        if batch:
+            self.max_batch_size = int(batch_size)
+        self._batch_folder: Path | None = None
+        self._batches: BatchStore | None = None  # read from the folder on the first batch
+        self._batches_lock = threading.Lock()
+        self._batch_counts = BatchCounts()
+
+    def _batch_vendor(self) -> Vendor:
+        """The vendor's batch API (batch_openai.py, batch_anthropic.py)."""
+        raise NotImplementedError
+
+    def keep_batches(self, folder: Path) -> None:
+        """Record the batches in (and resume them from) run folder `folder`."""
+        self._batch_folder, self._batches = folder, None
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        """`requests` answered through the vendor's batch API (`batch=true`), in the scheduler's worker thread."""
+        with self._batches_lock:
+            if self._batches is None:
+                store = BatchStore(self.engine_id, self._batch_folder)
+                store.load()
+                self._batches = store
+        run = BatchRun(self, self._batch_vendor(), self._batches, self._batch_counts)
+        return asyncio.run(run.answer(requests))
+
+    def stats(self) -> dict[str, Any] | None:
+        return None if self.concurrent else self._batch_counts.to_dict()
 
     @property
     def sdk(self) -> ModuleType:

@@ -112,7 +112,7 @@ class VLLMEngine(Engine):
         self._starting: asyncio.Lock | None = None
         self._gate = LogprobGate()
         if self.async_engine:
-            self.concurrent = True  # type: ignore[misc]
+            self.concurrent = True
             self.max_concurrency = 256
             self.llm = None
             return

@@ -5,7 +5,9 @@ Prices are US dollars per million tokens, prompt and completion. `DEFAULT_PRICES
 of common models (as published by OpenAI in 2025); they apply to `openai:` models sent to OpenAI itself (no
 base_url of their own). `--price-table FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as
 `engine:model` or the model's name alone) adds prices or replaces these, for any engine. A model without a price
-has no money figure (null, with why): a local model (hf, vllm) says so rather than cost 0.
+has no money figure (null, with why): a local model (hf, vllm) says so rather than cost 0. A model sent through
+its vendor's batch API (`--model-arg batch=true`) is priced at the entry's `batch_prompt` and `batch_completion`
+where it gives them, else at half its prices (OpenAI's and Anthropic's batch discount).
 
 A traced LLM call names the model that answered it by its role (`Step.role`): none, the run's --model; a system
 role's name, its --role-model; `judge:N`, the N-th --judge. Judge calls saved before the role was recorded name
@@ -48,6 +50,8 @@ LOCAL = "{model} is a local model, not priced (a --price-table entry prices it)"
 MIXED = "the judges ({judges}) have different prices and these samples do not say which judge answered each call"
 
 PRICE = "{prompt: USD, completion: USD}"
+BATCH_KEYS = ("batch_prompt", "batch_completion")  # an entry's batch API prices, optional (both or neither)
+BATCH_DISCOUNT = 0.5  # a batch's price where the table gives none: half (OpenAI's and Anthropic's batch APIs)
 ENTRY = f"MODEL: {PRICE}"  # a price table's entry
 
 Price = dict[str, float]
@@ -76,7 +80,7 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
         if price is None:
             raise ConfigError(
                 f"{where}: entry {reprlib.repr(model)} is not {PRICE} (US dollars per million tokens, finite "
-                f"numbers >= 0): {reprlib.repr(entry)}"
+                f"numbers >= 0; batch_prompt and batch_completion may be added): {reprlib.repr(entry)}"
             )
         out[str(model)] = price
     return out
@@ -84,7 +88,10 @@ def read_price_table(path: str | Path) -> dict[str, Price]:
 
 def _price(entry: object) -> Price | None:
     """A table entry's prices, each a finite number >= 0 (not NaN, not an infinity, not true or false); else None."""
-    if not isinstance(entry, dict) or set(entry) != {"prompt", "completion"}:
+    if not isinstance(entry, dict) or set(entry) not in (
+        {"prompt", "completion"},
+        {"prompt", "completion", *BATCH_KEYS},
+    ):
         return None
     price = {}
     for key, value in entry.items():
@@ -102,14 +109,17 @@ def _price(entry: object) -> Price | None:
 
 def model_price(spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]) -> Price | None:
     """The price of one model (engine:model with its options): the table's entry for engine:model, or for the
-    model's name alone; the default prices for an OpenAI model that talks to OpenAI."""
+    model's name alone; the default prices for an OpenAI model that talks to OpenAI. With `batch=true`, the batch
+    prices (see the module's docstring)."""
     engine, _, model = spec.partition(":")
-    for name in (spec, model):
-        if name in table:
-            return dict(table[name])
-    if engine == PRICED_ENGINE and not options.get("base_url") and model in DEFAULT_PRICES:
-        return dict(DEFAULT_PRICES[model])
-    return None
+    entry = next((table[name] for name in (spec, model) if name in table), None)
+    if entry is None and engine == PRICED_ENGINE and not options.get("base_url") and model in DEFAULT_PRICES:
+        entry = DEFAULT_PRICES[model]
+    if entry is None:
+        return None
+    if options.get("batch") is True:
+        return {kind: entry.get(f"batch_{kind}", entry[kind] * BATCH_DISCOUNT) for kind in ("prompt", "completion")}
+    return {kind: entry[kind] for kind in ("prompt", "completion")}
 
 
 @dataclass(frozen=True)

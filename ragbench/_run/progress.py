@@ -1,5 +1,5 @@
 """Progress bar (tqdm, on stderr): the run's examples done of all its examples, with an ETA, and the LLM calls
-answered, calls in flight, cache hits and errors beside it.
+answered, calls in flight, cache hits and errors beside it (and the batches out at a vendor's batch API).
 
 The total is the records of every task, known when the run starts (`PlannedRun.known_total`; without one, where a
 task cannot tell cheaply, the bar counts examples without a total and has no ETA). Under --resume the examples saved
@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._engines.batch_board import BOARD
 from .._scheduler import CallStats
 
 if TYPE_CHECKING:
@@ -101,12 +102,15 @@ class Progress:
 
     def beside(self) -> str:
         """What the bar shows after the time: the ETA (with a total), the calls answered and in flight, the cache
-        hits and the examples that failed."""
+        hits and the examples that failed; and each batch out at a vendor's batch API (`batch=true`), its state and
+        requests done, and the requests waiting on them."""
         stats = self.stats
         answered = stats.calls + stats.errors + stats.cache_hits + stats.shared
         eta = f"ETA {self.eta_text()}, " if self.total is not None else ""
+        batches = BOARD.line()
         return (
             f"{eta}calls {answered}, in flight {stats.in_flight}, cache hits {stats.cache_hits}, failed {self.errors}"
+            + (f", {batches}" if batches else "")
         )
 
     def refresh(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._engines import load_engine
@@ -54,6 +55,13 @@ class Engines:
         finally:
             if self.reaper is not None:
                 self.reaper.close()
+
+    def keep_batches(self, folder: Path) -> None:
+        """Each engine that sends batches (`--model-arg batch=true`) records them in run folder `folder`, and
+        resumes those an earlier attempt recorded there (ragbench._engines.batch_store)."""
+        for engine in self._loaded():
+            if hasattr(engine, "keep_batches"):
+                engine.keep_batches(folder)
 
     def content_ids(self) -> dict[str, str]:
         """ "kind:model content_id" (a digest of the model's local files) of each engine that has one, by

@@ -159,6 +159,7 @@ class RunServices:
         if preloading is not None:
             preloading.join()
         engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)
+        engines.keep_batches(self.run_dir.path)
         self._opened.callback(self._unless_interrupted, engines.close)
         return engines
 

@@ -302,7 +302,8 @@ def query_tokens(queries: list[str], stopwords: Any, stemmer: Any, jieba: bool) 
 def bm25_top_k(bm25: Any, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
     """The top k (scores, passage numbers) of the passages of a loaded bm25s index that hold a word of a tokenized
     query, none when no passage does (not bm25s's retrieve: its ties vary, and it fills k with passages that match
-    nothing)."""
+    nothing). The passages that hold a word are its column of the score matrix, at any score (atire's idf of a word
+    in every passage is 0); among them the order is the whole ranking's (`best_k`: score, then passage number)."""
     ids = bm25.get_tokens_ids(tokens)
     if not ids:
         return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)

@@ -605,3 +605,5 @@ def test_cell_scores_the_scripted_answers_as_worked_out(
                 assert "docs" not in record["prediction"], record["id"]
             else:
                 assert record["prediction"]["docs"], record["id"]
+        if task in NOTHING_FOUND:  # counted, with a warning: a search that found nothing bought nothing
+            assert results["repeated_work"][task]["empty_results"] >= len(NOTHING_FOUND[task])

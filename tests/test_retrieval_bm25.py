@@ -133,7 +133,7 @@ def test_a_search_returns_only_passages_that_hold_a_word_of_the_query_in_bm25s_o
 ):
     """The hits are bm25s's whole ranking (score, then passage number) less the passages that hold no word of the
     query: its zero-score padding (bm25l and bm25+ give those their non-occurrence score), cut at k. A passage that
-    holds one is kept at any score: atire's and robertson's idf of a word in every passage (or in half) is 0."""
+    holds one is kept at any score: atire's idf of a word in every passage is 0, robertson's of one in half or more."""
     tmp = tmp_path_factory.mktemp("match")
     docs = [Document(id=str(i), title="", text=" ".join(words) or "the") for i, words in enumerate(texts, 1)]
     retriever = build(write_dpr_tsv(tmp / "c.tsv", docs), tmp / "index", method=method)

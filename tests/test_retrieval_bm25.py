@@ -128,6 +128,7 @@ SEARCH_WORDS = ["king", "queen", "castle", "river", "zzz", "the", "song", "moses
 )
 @example([["king"], ["king"]], ["king"], 2, "atire")  # idf log(2/2): both at score 0, both hold "king"
 @example([["king"], ["queen"]], ["king"], 2, "bm25l")  # "queen" at king's non-occurrence score, above 0
+@example([[]], ["king"], 1, "lucene")  # no passage holds a word: bm25s's vocabulary is empty
 def test_a_search_returns_only_passages_that_hold_a_word_of_the_query_in_bm25s_order(
     tmp_path_factory, texts, query, k, method
 ):
@@ -142,7 +143,8 @@ def test_a_search_returns_only_passages_that_hold_a_word_of_the_query_in_bm25s_o
     [tokens] = bm25s.tokenize(
         [" ".join(query)], stopwords="en", stemmer=Stemmer.Stemmer("porter"), return_ids=False, show_progress=False
     )
-    every = retriever.bm25.get_scores(tokens) if tokens else np.zeros(len(docs))  # bm25s's, padding and all
+    ids = retriever.bm25.get_tokens_ids(tokens)  # bm25s's scores, padding and all (none for an empty vocabulary)
+    every = retriever.bm25.get_scores_from_ids(ids) if ids else np.zeros(len(docs), dtype=np.float32)
     ranking = sorted(range(len(docs)), key=lambda i: (-every[i], i))
     expected = [i for i in ranking if words & set(docs[i].text.split())][:k]
     assert [hit.id for hit in hits] == [docs[i].id for i in expected]

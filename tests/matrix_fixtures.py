@@ -551,9 +551,9 @@ SENTENCE_BY_SENTENCE = {"flare"}
 def reconstructor_rules(task: str, system: str, examples: list[Example]) -> list[dict[str, str]]:
     """SMART's Reconstructor on a corpus task searches the question (`Search(<question>)`). Asked as any
     other prompt, the scripted model would make the answer the search intent: "zzz" shares no word with any
-    passage, and bm25s returns passages that all score 0 in np.argpartition's order, which no one can work
-    out by hand. On the distractor tasks example_bm25 keeps such ties in the file's order: there SMART
-    searches its answer, a query of its own."""
+    passage, and bm25 returns none for it, so the second record's cell would show nothing of SMART's ranking.
+    On the distractor tasks example_bm25 keeps the ties of a query that matches nothing in the file's order:
+    there SMART searches its answer, a query of its own."""
     if system != "smart" or task not in CORPUS_TASKS:
         return []
     return [

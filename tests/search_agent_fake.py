@@ -11,7 +11,8 @@ The agent it plays, from the conversation so far (the question is the "Question:
 message; a "result" is a tool message):
 - no result yet: a question holding "malformed" calls the search tool with arguments that are not JSON, one
   holding "unknown" calls a tool `browse` nobody offered, one holding "twice" calls search twice in one turn
-  (the question, then its last three words), any other calls search with the question;
+  (the question, then its last three words, "for, asked twice?", which holds no word of the corpus: bm25 finds
+  nothing), any other calls search with the question;
 - one result, get_document offered and the last result a list of hits: get_document of its first docid (of
   "no-such-doc" where the question holds "missing");
 - else it answers, citing the first docid any result names, with the first five words after it; where the

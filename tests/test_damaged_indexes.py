@@ -215,10 +215,10 @@ def test_a_ragbench_bm25_index_changed_anywhere_is_refused_naming_the_file_or_an
         return
     ids = {doc.id for doc in passages(40)}
     try:
-        for query in ["river castle", "music song album artist", "zebra"]:  # "zebra": in no passage, zero-score hits
+        for query in ["river castle", "music song album artist", "zebra"]:  # "zebra": in no passage
             for k in (1, 10, 60):
-                [hits] = retriever.search([query], k)
-                assert len(hits) == min(k, 40) and {doc.id for doc in hits} <= ids
+                [hits] = retriever.search([query], k)  # only passages that match: maybe fewer than k
+                assert len(hits) <= min(k, 40) and {doc.id for doc in hits} <= ids
     finally:
         retriever.close()
 
@@ -409,6 +409,6 @@ def test_a_passage_line_changed_in_place_fails_the_search_that_returns_it_naming
     retriever = load_retriever("bm25", {"index": str(folder)}, registry=installed_registry())
     try:
         with pytest.raises(RetrievalError, match=rf"{folder / 'docs.jsonl'}:1: not the passage line a build writes"):
-            retriever.search(["zebra"], 40)  # in no passage: every passage at score 0, the changed one among them
+            retriever.search([passages(40)[0].text], 40)  # the changed passage's own words
     finally:
         retriever.close()

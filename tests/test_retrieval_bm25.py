@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from retrieval_samples import passages, write_dpr_tsv
 
@@ -15,7 +17,7 @@ Stemmer = pytest.importorskip("Stemmer")
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.bm25 import BM25Builder, BM25Retriever  # noqa: E402
+from ragbench._retrieval.bm25 import METHODS, BM25Builder, BM25Retriever  # noqa: E402
 from ragbench._retrieval.corpus import passage_text  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._types import Document  # noqa: E402
@@ -63,8 +65,9 @@ def test_search_returns_bm25s_top_k_ties_by_passage_number_with_ids_titles_texts
             continue
         every = reference.get_scores(tokens)
         ids = sorted(range(len(DOCS)), key=lambda i: (-every[i], i))[:10]  # as Lucene: ties by document number
+        ids = [i for i in ids if every[i] > 0]  # bm25s's padding with passages that match no word left out
         assert [doc.id for doc in row] == [DOCS[i].id for i in ids]
-        assert [doc.score for doc in row] == scores.tolist()
+        assert [doc.score for doc in row] == scores.tolist()[: len(ids)]
         assert [(doc.title, doc.text) for doc in row] == [(DOCS[i].title, DOCS[i].text) for i in ids]
 
 
@@ -78,7 +81,7 @@ def test_tied_passages_come_in_corpus_order_whatever_bm25s_top_k_backend(tmp_pat
     assert [doc.id for doc in retriever.search(["alpha"], 100)[0]] == expected
     assert [doc.id for doc in retriever.search(["alpha"], 7)[0]] == expected[:7]
     assert [doc.id for doc in retriever.search(["alpha delta"], 3)[0]] == ["p1", "p3", "p5"]
-    assert [doc.id for doc in retriever.search(["gamma"], 102)[0]][-2:] == ["p1", "p3"]  # then the zero-score ones
+    assert [doc.id for doc in retriever.search(["gamma"], 102)[0]] == [f"p{i}" for i in range(0, 200, 2)]  # no more
     monkeypatch.setattr(bm25s.selection, "_topk_numpy", lambda scores, k, sorted: (scores[:k], np.arange(k)))
     assert [doc.id for doc in retriever.search(["alpha"], 7)[0]] == expected[:7]  # not bm25s's selection
 
@@ -107,10 +110,45 @@ def test_loaded_index_is_memory_mapped_and_answers_as_when_loaded_into_memory(co
     assert mapped.search(QUERIES, 5) == in_memory.search(QUERIES, 5)
 
 
-def test_k_larger_than_the_corpus_returns_every_passage(tmp_path):
+def test_k_larger_than_the_corpus_returns_every_passage_that_matches(tmp_path):
     corpus = write_dpr_tsv(tmp_path / "c.tsv", passages(12))
-    hits = build(corpus, tmp_path / "index").search(["king"], 50)
-    assert len(hits[0]) == 12
+    hits = build(corpus, tmp_path / "index").search(["title"], 50)  # every title has it; passage 5 has none
+    assert sorted(int(hit.id) for hit in hits[0]) == [1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12]
+
+
+SEARCH_WORDS = ["king", "queen", "castle", "river", "zzz", "the", "song", "moses"]  # "the": a stopword
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(SEARCH_WORDS), max_size=6), min_size=1, max_size=12),
+    st.lists(st.sampled_from(SEARCH_WORDS), max_size=4),
+    st.integers(1, 15),
+    st.sampled_from(METHODS),
+)
+@example([["king"], ["king"]], ["king"], 2, "atire")  # idf log(2/2): both at score 0, both hold "king"
+@example([["king"], ["queen"]], ["king"], 2, "bm25l")  # "queen" at king's non-occurrence score, above 0
+@example([[]], ["king"], 1, "lucene")  # no passage holds a word: bm25s's vocabulary is empty
+def test_a_search_returns_only_passages_that_hold_a_word_of_the_query_in_bm25s_order(
+    tmp_path_factory, texts, query, k, method
+):
+    """The hits are bm25s's whole ranking (score, then passage number) less the passages that hold no word of the
+    query: its zero-score padding (bm25l and bm25+ give those their non-occurrence score), cut at k. A passage that
+    holds one is kept at any score: atire's idf of a word in every passage is 0, robertson's of one in half or more."""
+    tmp = tmp_path_factory.mktemp("match")
+    docs = [Document(id=str(i), title="", text=" ".join(words) or "the") for i, words in enumerate(texts, 1)]
+    retriever = build(write_dpr_tsv(tmp / "c.tsv", docs), tmp / "index", method=method)
+    hits = retriever.search([" ".join(query)], k)[0]
+    words = set(query) - {"the"}
+    [tokens] = bm25s.tokenize(
+        [" ".join(query)], stopwords="en", stemmer=Stemmer.Stemmer("porter"), return_ids=False, show_progress=False
+    )
+    ids = retriever.bm25.get_tokens_ids(tokens)  # bm25s's scores, padding and all (none for an empty vocabulary)
+    every = retriever.bm25.get_scores_from_ids(ids) if ids else np.zeros(len(docs), dtype=np.float32)
+    ranking = sorted(range(len(docs)), key=lambda i: (-every[i], i))
+    expected = [i for i in ranking if words & set(docs[i].text.split())][:k]
+    assert [hit.id for hit in hits] == [docs[i].id for i in expected]
+    assert [hit.score for hit in hits] == [float(every[i]) for i in expected]
 
 
 def test_manifest_records_kind_options_corpus_and_bad_records(tmp_path):
@@ -168,9 +206,11 @@ def test_build_option_errors_are_config_errors(tmp_path):
     assert not (tmp_path / "f").exists() and not (tmp_path / "f.partial").exists()
 
 
-@pytest.mark.parametrize("query", ["", "   ", "the of and", "a b c"])
-def test_a_query_that_analyses_to_nothing_returns_nothing(corpus, tmp_path, query):
-    """Not the corpus's first passages at score 0 (what an IRCoT loop's empty queries were shown), as pyserini."""
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "a b c", "zzz unknownword"])
+def test_a_query_with_no_word_any_passage_holds_returns_nothing(corpus, tmp_path, query):
+    """Not the corpus's first passages at score 0 (what an IRCoT loop's empty queries were shown, and a reader
+    took for found), as pyserini: one that analyses to nothing (empty, stopwords alone, one-letter words) or whose
+    words are in no passage."""
     retriever = build(corpus, tmp_path / "index")
     assert retriever.search([query, "king queen castle"], 5)[0] == []
     assert len(retriever.search([query, "king queen castle"], 5)[1]) == 5

@@ -2,7 +2,7 @@
 commit 97c637c, search_agent/gemini_client.py run unchanged with google-genai 1.27.0's automatic function calling
 over a fastmcp 2.9.2 session of searcher/mcp_server.py: tests/data/search_agent/record_gemini_client.py). Both
 sides run against the fake Gemini API of tests/search_agent_fake_gemini.py. The questions: a search then
-get_document, two searches in one turn, arguments that do not fit (sent as `{}`), a function nobody declared, an
+get_document, two searches in one turn (the second finds nothing: an empty list, no content), arguments that do not fit (sent as `{}`), a function nobody declared, an
 answer cut short, a get_document of a docid the corpus lacks.
 
 Compared: each request's path and JSON body (fastmcp's words for the arguments `{}`, pydantic's message, by its
@@ -28,6 +28,7 @@ DATA = Path(__file__).parent / "data" / "search_agent"
 FIXTURE = json.loads((DATA / "gemini_client.json").read_text(encoding="utf-8"))
 FASTMCP_ERROR = "Error calling tool 'search': "
 FAILED = {  # the question the client ends without a run file -> what the example's error says
+    "twice": "the function response of 'search' has no content",
     "malformed": "the function response of 'search' is an error",
     "unknown": "the model called 'browse', a function the request did not declare",
     "missing": "the function response of 'get_document' has no content",
@@ -196,7 +197,7 @@ def test_a_run_replays_offline_sending_what_it_sent(tmp_path: Path) -> None:
     recorded = ragbench_side(tmp_path)
     replayed = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replayed"), "--no-progress")
     assert replayed.returncode == 1, replayed.stderr  # the failed examples: an incomplete run
-    assert "3 x QuestionFailed: malformed, unknown, missing" in replayed.stderr
+    assert "4 x QuestionFailed: twice, malformed, unknown, missing" in replayed.stderr
     assert "do not fit the tool's parameters" not in replayed.stderr  # Gemini Schema types are read
     again = {line["id"]: line for line in samples(tmp_path / "replayed", "fictional_multihop")}
     for qid, sample in recorded["samples"].items():

@@ -81,7 +81,8 @@ texts = st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=8).map(" 
 @given(texts, st.data(), st.integers(0, 35), st.sampled_from(["lucene", "bm25+"]))
 def test_a_split_bm25_index_answers_exactly_as_the_whole_one(corpus_texts, data, k, method):
     """Duplicate passages, passages without words, queries of unknown words or stopwords alone: the merged
-    answer is the unsharded one, scores bit-equal (each posting's score is the build's, global statistics)."""
+    answer is the unsharded one, scores bit-equal (each posting's score is the build's, global statistics), and
+    holds only passages that hold a word of the query."""
     corpus_texts = [*corpus_texts, "river king"]  # at least one passage with words
     shards = data.draw(st.integers(1, len(corpus_texts)))
     queries = data.draw(st.lists(st.lists(st.sampled_from(WORDS), max_size=4).map(" ".join), min_size=1, max_size=4))
@@ -97,8 +98,10 @@ def test_a_split_bm25_index_answers_exactly_as_the_whole_one(corpus_texts, data,
             queries, whole.stopwords, whole.stemmer, whole.jieba
         )
         merged = merged_search("bm25", layout, tokens, k, {})
-        for hits, (scores, ids) in zip(expected, merged):
+        for query, hits, (scores, ids) in zip(queries, expected, merged):
             assert [int(h.id) for h in hits] == ids.tolist()
+            words = set(query.split()) - {"the", "of", "x"}  # stopwords, and a one-letter word: no term
+            assert all(words & set(corpus_texts[i].split()) for i in ids.tolist())  # no zero-score padding
             assert np.array([h.score for h in hits], dtype=np.float32).tobytes() == scores.astype(np.float32).tobytes()
         whole.close()
 

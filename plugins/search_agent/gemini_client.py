@@ -8,8 +8,8 @@ client's `maximum_remote_calls`; the last answer's calls still run, as AFC runs 
 
 The run file is read as the client's `_persist_response` reads the SDK's response: the AFC history (the question
 first, as an output_text item) then the last answer's parts. Where that reading raises (an error response, a
-result with no content: a docid the corpus lacks) or AFC raises (a call of a function not declared), the client
-writes no run file; here the example fails with that said.
+result with no content: a docid the corpus lacks, a search that found nothing) or AFC raises (a call of a function
+not declared), the client writes no run file; here the example fails with that said.
 """
 
 from __future__ import annotations
@@ -138,8 +138,9 @@ def response_output(answer: dict[str, Any]) -> Any:
     content = result.get("content") or []
     if not content:
         raise QuestionFailed(
-            f"gemini_client: the function response of {name!r} has no content (a None result, e.g. a docid the "
-            "corpus lacks), which the client's run file cannot read (list index out of range)"
+            f"gemini_client: the function response of {name!r} has no content (a None result, a docid the corpus "
+            "lacks, or an empty list, a search that found nothing), which the client's run file cannot read (list "
+            "index out of range)"
         )
     return content[0].get("text")
 

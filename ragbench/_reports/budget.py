@@ -1,9 +1,9 @@
 """What a run spent per example, measured from its samples' traces (results.json `budget`), and the work that
 bought nothing (`repeated_work`): searches whose results repeat the search before them in the example, empty or
 whitespace queries, searches that found no passage (`empty_results`: a query BM25 analyses to nothing, stopwords
-alone, returns none), LLM calls whose request repeats an earlier one of the example (the cache answers them) and,
-where a model was offered tools, the tool calls it made and those whose arguments are not read (`ToolCall.error`).
-A system that searches with queries of its own over the example's provided passages gets the same passages for
+alone, or whose words are in no passage, returns none), LLM calls whose request repeats an earlier one of the example
+(the cache answers them) and, where a model was offered tools, the tool calls it made and those whose arguments are
+not read (`ToolCall.error`). A system that searches with queries of its own over the example's provided passages gets the same passages for
 every query: these counts say so, as format adherence says a model ignored a format."""
 
 from __future__ import annotations
@@ -166,8 +166,8 @@ def repeated_work_lines(results: Results) -> list[str]:
         if work.get("empty_results"):
             lines.append(
                 f"{task}: warning: {work['empty_results']} of {work['searches']} searches found no passage (a "
-                "query with no word left to search with: empty or stopwords alone; or an example "
-                "without passages)"
+                "query with no word left to search with: empty or stopwords alone; one whose words are in no "
+                "passage; or an example without passages)"
             )
         if work["repeated_llm_calls"]:
             lines.append(

@@ -238,11 +238,11 @@ class BM25Retriever(IndexedRetriever):
     """bm25s over an index from `ragbench index build --retriever bm25` (memory-mapped).
 
     Queries are tokenized like the passages were (`bm25s.tokenize` with the index's stopwords and
-    stemmer); hits are the top k of bm25s's scores, ties by passage number (`ranking.best_k`), so when
-    fewer than k passages share a term with the query the rest are zero-score passages, as bm25s
-    returns them (the first ones of the corpus), also when none of its words is in the index. A query
-    that analyses to nothing (empty, stopwords alone, one-letter words) returns nothing, as pyserini's
-    search does: not the corpus's first passages at score 0 (`lucene_bm25` is pyserini's in every case).
+    stemmer); hits are the top k of bm25s's scores among the passages that hold one of the query's words,
+    ties by passage number (`ranking.best_k`): fewer than k when fewer passages match, none when no word
+    of the query is in the index or it analyses to nothing (empty, stopwords alone, one-letter words), as
+    pyserini's search does; not bm25s's padding of the corpus's first passages at score 0, which a reader
+    would be shown as if they were found (`lucene_bm25` is pyserini's in every case).
     """
 
     name = "bm25"
@@ -300,10 +300,14 @@ def query_tokens(queries: list[str], stopwords: Any, stemmer: Any, jieba: bool) 
 
 
 def bm25_top_k(bm25: Any, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The top k (scores, passage numbers) of a tokenized query in a loaded bm25s index, none when it has no word
-    left (not bm25s's retrieve: its ties vary)."""
-    if not tokens:
-        return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+    """The top k (scores, passage numbers) of the passages of a loaded bm25s index that hold a word of a tokenized
+    query, none when no passage does (not bm25s's retrieve: its ties vary, and it fills k with passages that match
+    nothing). The passages that hold a word are its column of the score matrix, at any score (atire's idf of a word
+    in every passage is 0); among them the order is the whole ranking's (`best_k`: score, then passage number)."""
     ids = bm25.get_tokens_ids(tokens)
-    scores = bm25.get_scores_from_ids(ids) if ids else np.zeros(int(bm25.scores["num_docs"]), dtype=np.float32)
-    return best_k(scores, k)
+    if not ids:
+        return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+    scores = bm25.get_scores_from_ids(ids)
+    indptr, indices = bm25.scores["indptr"], bm25.scores["indices"]
+    matched = np.unique(np.concatenate([indices[indptr[term] : indptr[term + 1]] for term in set(ids)]))
+    return best_k(scores[matched], k, matched)

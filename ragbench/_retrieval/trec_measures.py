@@ -72,8 +72,8 @@ def measure_keys(measures: Iterable[str]) -> list[str]:
 
 
 def shown_short(prediction: Prediction, depth: int) -> bool:
-    """Fewer documents shown than the deepest cut-off, other than because the corpus ran out (a search
-    returned fewer than it asked for and every document returned was shown)."""
+    """Fewer documents shown than the deepest cut-off, other than because the search ran out (it returned fewer
+    than it asked for: a small corpus, or few passages holding a word of a BM25 query; every one returned shown)."""
     shown = {doc.id for doc in prediction.docs}
     if len(shown) >= depth:
         return False

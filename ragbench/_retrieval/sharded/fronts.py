@@ -138,13 +138,14 @@ class FaissQueries(SplitLayout, FaissIndexRetriever):
     vector 0, to check the encoder); the shards hold the vectors."""
 
     def read_index(self, mmap: bool) -> Any:
+        self.mmap = mmap  # the shards' (`mmap=`: their vectors left on disk); this process maps the index
         return super().read_index(True)
 
     def payload(self, queries: list[str]) -> Any:
         return self.encoder.encode(queries, is_query=True) if queries else np.zeros((0, self.index.d), np.float32)
 
     def shard_options(self) -> dict[str, Any]:
-        return {"mmap": False}
+        return {"mmap": self.mmap}
 
     def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
         merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]

@@ -248,3 +248,22 @@ def test_tevatrons_shard_files_served_apart_answer_as_the_whole_index(tiny_qwen3
     finally:
         front.close()
         whole.close()
+
+
+@pytest.mark.parametrize("kind", ["lucene_bm25", "flashrag_bm25"])
+def test_a_cut_shard_file_of_a_new_kind_is_refused_in_one_line_naming_it(tmp_path, kind):
+    from ragbench._retrieval import load_retriever
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "contents": " ".join(WORDS[i % 9 : i % 9 + 3])}) + "\n"
+                              for i in range(12)))  # fmt: skip
+    options = {"language": "en"} if kind == "flashrag_bm25" else {}
+    build_index(corpus, tmp_path / "index", kind, options, progress=False, registry=installed_registry())
+    folder = split_index(tmp_path / "index", 3)
+    cut = sorted(p for p in (folder / "001").rglob("*.npy"))[0]
+    cut.write_bytes(cut.read_bytes()[:-3])
+    args = {"index": str(tmp_path / "index"), "shards": 3, **({"corpus": str(corpus)} if options else {})}
+    with pytest.raises(ConfigError) as caught:
+        load_retriever(kind, args, registry=installed_registry())
+    message = str(caught.value)
+    assert "\n" not in message and cut.name in message and "--overwrite" in message

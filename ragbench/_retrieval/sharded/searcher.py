@@ -22,7 +22,7 @@ from ..bm25 import BM25_DIR, bm25_top_k, import_bm25s
 from ..bm25s_files import read_bm25s_index
 from ..dense import EMBEDDINGS_FILE, inner_product_top_k
 from ..flashrag_bm25 import word_scores
-from ..index_damage import IndexDamage, read_array, read_json_object
+from ..index_damage import IndexDamage, read_array, read_json_object, typed_fields
 from ..lucene_bm25 import FILES_DIR, lucene_cache, lucene_scores, ranked_by_id
 from ..numba_top_k import pushed
 from .layout import Shard
@@ -30,6 +30,7 @@ from .split_faiss import SHARD_FILE
 from .split_lucene import DOC_FREQS, STATS
 
 TopK = list[tuple[np.ndarray, np.ndarray]]  # a query's (scores, passage numbers), best first
+LUCENE_STATS: dict[str, tuple[type, ...]] = {"docs_with_terms": (int,), "total_terms": (int,)}
 
 
 class ShardSearcher:
@@ -68,13 +69,18 @@ class ShardSearcher:
         self.norms, self.id_ranks = np.asarray(read_array(files, "norms.npy")), read_array(files, "id_ranks.npy")
         self.doc_freqs = np.asarray(read_array(files, DOC_FREQS), dtype=np.int64)
         stats = read_json_object(files, STATS)
+        try:
+            typed_fields(STATS, stats, LUCENE_STATS, tuple(LUCENE_STATS))
+        except IndexDamage as exc:
+            raise IndexDamage(f"{FILES_DIR}/{exc.file}", exc.problem) from None
         self.expect(f"{FILES_DIR}/norms.npy", len(self.norms))
         self.expect(f"{FILES_DIR}/id_ranks.npy", len(self.id_ranks))
         if len(self.doc_freqs) != len(self.offsets) - 1 or int(self.offsets[-1]) != len(self.postings):
             raise IndexDamage(f"{FILES_DIR}/{DOC_FREQS}", "does not hold one count a term of offsets.npy")
         self.doc_count = int(stats["docs_with_terms"])
-        self.cache = lucene_cache(self.options.get("k1", 0.9), self.options.get("b", 0.4), self.doc_count,
-                                  int(stats["total_terms"]))  # fmt: skip
+        self.cache = lucene_cache(
+            self.options.get("k1", 0.9), self.options.get("b", 0.4), self.doc_count, int(stats["total_terms"])
+        )
 
     def load_flashrag(self) -> None:
         files = read_bm25s_index(self.shard.folder, mmap=bool(self.options.get("mmap", True)))
@@ -125,8 +131,9 @@ class ShardSearcher:
 
     def lucene_top_k(self, terms: list[tuple[int, int]], k: int) -> tuple[np.ndarray, np.ndarray]:
         doc_freqs = [int(self.doc_freqs[number]) for number, _ in terms]
-        docs, scores = ranked_by_id(*lucene_scores(terms, doc_freqs, self, self.doc_count, self.cache),
-                                    self.id_ranks, k)  # fmt: skip
+        docs, scores = ranked_by_id(
+            *lucene_scores(terms, doc_freqs, self, self.doc_count, self.cache), self.id_ranks, k
+        )
         return scores, docs
 
     def flashrag_pushed(self, words: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import ConfigError
-from .. import faiss_index
 from ..bm25 import BM25_DIR, BM25Retriever
 from ..bm25s_files import DATA, INDICES, INDPTR, NONOCCURRENCE, PARAMS, VOCAB, read_bm25s_index
 from ..dense import EMBEDDINGS_FILE, DenseRetriever
+from ..faiss_index import index_header
 from ..index import IndexedRetriever, manifest_from
 from ..index_damage import IndexDamage, read_array, read_json_object
 from ..lucene_bm25 import LuceneBM25Retriever
@@ -130,7 +130,7 @@ def index_source(index: Path) -> tuple[str, int]:
     FlashRAG bm25s folder or a faiss index file."""
     rebuild = "build the index again (ragbench index build)"
     if index.is_file():
-        return "faiss_index", faiss_index.index_header(index)[1]
+        return "faiss_index", index_header(index)[1]
     if (index / PARAMS).is_file() and not (index / MANIFEST_FILE).is_file():
         try:
             return "flashrag_bm25", read_bm25s_index(index).passages

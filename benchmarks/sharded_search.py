@@ -16,7 +16,7 @@ pages of its shard's memory-mapped files it touched), read from /proc; the 1-sha
 whole index) is the unsharded figure. On one machine the S nodes share its cores, so the time ratio measures the
 sharding's overhead (Ray calls, merging), not the speed-up of S machines.
 
-    python benchmarks/sharded_search.py              # N=200000, S=3, ~3 min on 2 cores
+    python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
     python benchmarks/sharded_search.py --quick      # N=5000, S=2, well under a minute
 """
 

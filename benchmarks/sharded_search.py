@@ -2,18 +2,21 @@
 one CPU each (`ray.cluster_utils.Cluster`, all on this machine): the answers must be equal; printed are the time of
 a batch of queries and each shard process's memory.
 
-- bm25: an index of N synthetic passages (random words of a Zipf-like vocabulary) built by `ragbench index build`'s
-  code, split into S shards, searched through `--retriever-arg shards=S` (the run's real path) and unsharded.
+- bm25, lucene_bm25, flashrag_bm25: an index of N synthetic passages (random words of a Zipf-like vocabulary)
+  built by `ragbench index build`'s code, split into S shards, searched through `--retriever-arg shards=S` (the
+  run's real path) and unsharded.
 - dense: N random float16 vectors of 384 dimensions (an index's embeddings.npy), split into S shards and searched
   by their actors; unsharded: `dense.inner_product_top_k` in this process. Query encoding is left out (the run
   encodes once, sharded or not).
+- faiss_index: N random float32 vectors of 384 dimensions in a flat inner-product faiss index (FlashRAG's Flat),
+  split by `ragbench index shard`, its shards searched by their actors; unsharded: the faiss index.
 
 Memory: each shard actor's resident memory after the searches (RssAnon, what it holds itself, and RssFile, the
 pages of its shard's memory-mapped files it touched), read from /proc; the 1-shard layout (one actor serving the
 whole index) is the unsharded figure. On one machine the S nodes share its cores, so the time ratio measures the
 sharding's overhead (Ray calls, merging), not the speed-up of S machines.
 
-    python benchmarks/sharded_search.py              # N=200000, S=3, ~3 min on 2 cores
+    python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
     python benchmarks/sharded_search.py --quick      # N=5000, S=2, well under a minute
 """
 
@@ -23,6 +26,7 @@ import argparse
 import json
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +37,7 @@ from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense import inner_product_top_k
 from ragbench._retrieval.index import build_index
 from ragbench._retrieval.sharded.actors import ShardPool
-from ragbench._retrieval.sharded.layout import Layout, Shard
+from ragbench._retrieval.sharded.layout import Layout, Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_dense, split_index
 
@@ -77,7 +81,8 @@ def best_time(search, repeats: int = 3) -> float:
     return min(times)
 
 
-def bm25_case(folder: Path, passages: int, shards: int) -> dict:
+def write_corpus(folder: Path, passages: int) -> list[str]:
+    """N synthetic passages (random words of a Zipf-like vocabulary) in FlashRAG's JSONL form; the queries."""
     rng = np.random.default_rng(0)
     vocabulary = [f"w{i}" for i in range(5000)]
     weights = 1 / np.arange(1, len(vocabulary) + 1)
@@ -85,24 +90,66 @@ def bm25_case(folder: Path, passages: int, shards: int) -> dict:
     with open(folder / "corpus.jsonl", "w") as handle:
         for i in range(passages):
             words = rng.choice(vocabulary, size=rng.integers(20, 100), p=weights)
-            handle.write(json.dumps({"id": str(i), "title": "", "text": " ".join(words)}) + "\n")
-    queries = [" ".join(rng.choice(vocabulary, size=4, p=weights)) for _ in range(QUERIES)]
+            handle.write(json.dumps({"id": str(i), "contents": " ".join(words)}) + "\n")
+    return [" ".join(rng.choice(vocabulary, size=4, p=weights)) for _ in range(QUERIES)]
+
+
+def sparse_case(kind: str, folder: Path, passages: int, shards: int) -> dict:
+    """A `kind` index (bm25, lucene_bm25, flashrag_bm25) searched through `--retriever-arg shards=S`, the run's
+    real path, and unsharded."""
+    queries = write_corpus(folder, passages)
     registry = installed_registry()
-    build_index(folder / "corpus.jsonl", folder / "bm25", "bm25", {}, progress=False, registry=registry)
+    options = {"language": "en"} if kind == "flashrag_bm25" else {}
+    build_index(folder / "corpus.jsonl", folder / kind, kind, options, progress=False, registry=registry)
+    args = {
+        "index": str(folder / kind),
+        **({"corpus": str(folder / "corpus.jsonl")} if kind == "flashrag_bm25" else {}),
+    }
     results = {}
-    whole = load_retriever("bm25", {"index": str(folder / "bm25")}, registry=registry)
+    whole = load_retriever(kind, args, registry=registry)
     expected = [[(d.id, d.score) for d in row] for row in whole.search(queries, K)]
     results["unsharded_s"] = best_time(lambda: whole.search(queries, K))
     for count in (1, shards):
-        split_index(folder / "bm25", count)
-        sharded = load_retriever("bm25", {"index": str(folder / "bm25"), "shards": count}, registry=registry)
+        split_index(folder / kind, count)
+        sharded = load_retriever(kind, {**args, "shards": count}, registry=registry)
         got = [[(d.id, d.score) for d in row] for row in sharded.search(queries, K)]
-        assert got == expected, "sharded bm25 answers differ from the unsharded index"
+        assert got == expected, f"sharded {kind} answers differ from the unsharded index"
         results[f"sharded_{count}_s"] = best_time(lambda retriever=sharded: retriever.search(queries, K))
         results[f"memory_{count}"] = shard_memory()
         results[f"nodes_{count}"] = len(set(sharded.pool.nodes))
         closed(sharded.close)
     whole.close()
+    return results
+
+
+def faiss_case(folder: Path, passages: int, shards: int) -> dict:
+    """A flat inner-product faiss index (FlashRAG's Flat) of N random float32 vectors split by `ragbench index
+    shard`, its shards searched by their actors; unsharded: the faiss index in this process. Encoding left out."""
+    import faiss
+
+    rng = np.random.default_rng(2)
+    whole = faiss.IndexFlatIP(DIM)
+    for start in range(0, passages, 50_000):
+        block = rng.standard_normal((min(50_000, passages - start), DIM), dtype=np.float32)
+        whole.add(block / np.linalg.norm(block, axis=1, keepdims=True))
+    faiss.write_index(whole, str(folder / "e5_Flat.index"))
+    queries = rng.standard_normal((QUERIES, DIM), dtype=np.float32)
+    expected = whole.search(queries, K)
+    results = {"unsharded_s": best_time(lambda: whole.search(queries, K))}
+    for count in (1, shards):
+        layout = read_layout(split_index(folder / "e5_Flat.index", count), folder / "e5_Flat.index")
+        pool = ShardPool(layout, {"mmap": True})  # --retriever-arg mmap=true: the vectors left on disk, mapped
+
+        def search(pool: ShardPool = pool) -> list:
+            answers = pool.top_k(queries, K)
+            return [merge_top_k([answer[q] for answer in answers], K) for q in range(QUERIES)]
+
+        for row, (scores, ids) in enumerate(search()):
+            assert ids.tolist() == expected[1][row].tolist() and scores.tobytes() == expected[0][row].tobytes()
+        results[f"sharded_{count}_s"] = best_time(search)
+        results[f"memory_{count}"] = shard_memory()
+        results[f"nodes_{count}"] = len(set(pool.nodes))
+        closed(pool.close)
     return results
 
 
@@ -157,7 +204,8 @@ def main() -> None:
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for name, case in (("bm25", bm25_case), ("dense", dense_case)):
+            cases = {kind: partial(sparse_case, kind) for kind in ("bm25", "lucene_bm25", "flashrag_bm25")}
+            for name, case in {**cases, "dense": dense_case, "faiss_index": faiss_case}.items():
                 folder = Path(tmp) / name
                 folder.mkdir()
                 r = case(folder, passages, shards)

@@ -197,10 +197,10 @@ def test_index_shard_command_splits_once_and_refuses_an_index_it_cannot_shard_in
     assert read_layout(bm25_index / "shards-2", bm25_index).doc_count == 20
     (tmp_path / "fake").mkdir()
     (tmp_path / "fake" / "manifest.json").write_text(
-        json.dumps({**json.loads((bm25_index / "manifest.json").read_text()), "retriever": "lucene_bm25"})
+        json.dumps({**json.loads((bm25_index / "manifest.json").read_text()), "retriever": "splade"})
     )
     refused = cli("index", "shard", "--index", str(tmp_path / "fake"), "--shards", "2")
-    assert refused.returncode != 0 and "only dense and bm25 indexes can be sharded" in refused.stderr
+    assert refused.returncode != 0 and "holds a splade index; only dense, bm25, lucene_bm25" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
 
 

@@ -110,12 +110,19 @@ def build_command(
 
 
 @index_group.command("shard")
-@click.option("--index", "index", required=True, help="an index folder from `ragbench index build` (dense or bm25)")
+@click.option(
+    "--index",
+    "index",
+    required=True,
+    help="an index folder from `ragbench index build` (dense, bm25, lucene_bm25, flashrag_bm25), FlashRAG's bm25s "
+    "folder, or its flat faiss .index file",
+)
 @click.option("--shards", required=True, type=int, help="how many shards (a Ray actor serves each)")
-@click.option("--overwrite", is_flag=True, help="split again, replacing INDEX/shards-S")
+@click.option("--overwrite", is_flag=True, help="split again, replacing INDEX/shards-S (INDEX.shards-S for a file)")
 def shard_command(index: str, shards: int, overwrite: bool) -> None:
-    """Split an index into shards (INDEX/shards-S), each served by a Ray actor on its own node when a run passes
-    --retriever-arg shards=S: the same answers as the whole index, about 1/S of it in each node's memory."""
+    """Split an index into shards (INDEX/shards-S, or FILE.shards-S beside a faiss file), each served by a Ray actor
+    on its own node when a run passes --retriever-arg shards=S: the same answers as the whole index, about 1/S of it
+    in each node's memory."""
     from pathlib import Path
 
     from .._retrieval.sharded.split import split_index

@@ -257,6 +257,10 @@ class FaissIndexRetriever(Retriever):
         if k == 0 or not queries:
             return [[] for _ in queries]
         scores, labels = self.index.search(self.encoder.encode(queries, is_query=True), k)
+        return self.documents(labels, scores)
+
+    def documents(self, labels: Any, scores: Any) -> list[list[Document]]:
+        """Each query's rows `labels` scored `scores` (its -1 labels left out) as documents of the corpus."""
         try:
             return [
                 [self.rows.get(int(label), float(score)) for label, score in zip(row, row_scores) if label >= 0]

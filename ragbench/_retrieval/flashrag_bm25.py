@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,32 +141,26 @@ class FlashRagBM25Retriever(Retriever):
             )
 
     def search(self, queries: list[str], k: int) -> list[list[Document] | RetrievalError]:
-        found: list[list[Document] | RetrievalError] = []
-        for query in queries:
-            words = query_words(query, self.stopwords)
-            if not words:  # FlashRAG raises here (module docstring): this query fails, the others go on
-                found.append(
-                    RetrievalError(
-                        f"{LABEL}: query {json.dumps(query, ensure_ascii=False)} has no word "
-                        "once lower-cased and stopwords dropped; FlashRAG's BM25 raises on it"
-                    )
-                )
-                continue
-            scores, rows = numba_top_k(self.scores(words), k)
-            try:
-                found.append([self.rows.get(int(row), float(score)) for row, score in zip(rows, scores)])
-            except RecordError as exc:
-                raise RetrievalError(f"{LABEL}: corpus {exc}") from None
-        return found
+        return [self.answer(query, lambda words: numba_top_k(self.scores(words), k)) for query in queries]
+
+    def answer(
+        self, query: str, rank: Callable[[list[str]], tuple[np.ndarray, np.ndarray]]
+    ) -> list[Document] | RetrievalError:
+        """The query's hits, `rank` giving the (scores, rows) of its words; a query with no word fails alone."""
+        words = query_words(query, self.stopwords)
+        if not words:  # FlashRAG raises here (module docstring): this query fails, the others go on
+            return RetrievalError(
+                f"{LABEL}: query {json.dumps(query, ensure_ascii=False)} has no word "
+                "once lower-cased and stopwords dropped; FlashRAG's BM25 raises on it"
+            )
+        scores, rows = rank(words)
+        try:
+            return [self.rows.get(int(row), float(score)) for row, score in zip(rows, scores)]
+        except RecordError as exc:
+            raise RetrievalError(f"{LABEL}: corpus {exc}") from None
 
     def scores(self, words: list[str]) -> np.ndarray:
-        """Every passage's score for the query's words, added in float32 word by word, as bm25s's numba
-        `_compute_relevance_from_scores` does."""
-        scores = np.zeros(len(self.rows), dtype=np.float32)
-        for term in (self.vocab[word] for word in words if word in self.vocab):
-            start, end = int(self.indptr[term]), int(self.indptr[term + 1])
-            scores[self.indices[start:end]] += self.data[start:end]  # a passage appears once in a term's column
-        return scores
+        return word_scores(words, self, len(self.rows))
 
     def metadata(self) -> dict[str, Any]:
         return {
@@ -186,6 +181,16 @@ class FlashRagBM25Retriever(Retriever):
 
     def close(self) -> None:
         self.rows.close()
+
+
+def word_scores(words: list[str], files: Any, passages: int) -> np.ndarray:
+    """Every passage's score for the query's words over `files`' vocab and score matrix (indptr, indices, data),
+    added in float32 word by word, as bm25s's numba `_compute_relevance_from_scores` does."""
+    scores = np.zeros(passages, dtype=np.float32)
+    for term in (files.vocab[word] for word in words if word in files.vocab):
+        start, end = int(files.indptr[term]), int(files.indptr[term + 1])
+        scores[files.indices[start:end]] += files.data[start:end]  # a passage appears once in a term's column
+    return scores
 
 
 def index_folder(index: str | None) -> Path:

@@ -227,9 +227,7 @@ class LuceneBM25Retriever(IndexedRetriever):
         self.term_numbers = {word: i for i, word in enumerate(words)}
         self.k1, self.b = np.float32(k1), np.float32(b)
         self.doc_count = int(options["docs_with_terms"])
-        avgdl = np.float32(options["total_terms"] / self.doc_count) if self.doc_count else np.float32(1)
-        one = np.float32(1)
-        self.cache = one / (self.k1 * ((one - self.b) + self.b * LENGTH_TABLE / avgdl))  # float32 throughout
+        self.cache = lucene_cache(k1, b, self.doc_count, options["total_terms"])
 
     @classmethod
     def check_files(cls, folder: Path, manifest: Manifest) -> None:
@@ -248,34 +246,62 @@ class LuceneBM25Retriever(IndexedRetriever):
 
     def top_k(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The passage numbers and float32 scores of the `k` best passages, best first, ties by id."""
-        docs, scores = self.scores(query)
-        if len(docs) > k:
-            threshold = np.partition(scores, len(scores) - k)[len(scores) - k]
-            keep = scores >= threshold
-            docs, scores = docs[keep], scores[keep]
-        order = np.lexsort((self.id_ranks[docs], -scores))[:k]
-        return docs[order], scores[order]
+        return ranked_by_id(*self.scores(self.query_terms(query)), self.id_ranks, k)
 
-    def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """The passages with any of the query's terms and their float32 BM25 scores: each term's scores in float32,
-        summed per passage in float64 (over the terms' postings only, not the whole corpus)."""
-        docs, scores = [], []
-        for word, count in Counter(analyze(query)).items():
-            number = self.term_numbers.get(word)
-            if number is None:
-                continue
-            start, end = int(self.offsets[number]), int(self.offsets[number + 1])
-            postings = np.asarray(self.postings[start:end])
-            idf = np.float32(math.log(1 + (self.doc_count - (end - start) + 0.5) / (end - start + 0.5)))
-            weight = np.float32(count) * idf
-            tf = np.asarray(self.freqs[start:end]).astype(np.float32)
-            docs.append(postings)
-            scores.append(weight - weight / (np.float32(1) + tf * self.cache[self.norms[postings]]))
-        if not docs:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        matched, slots = np.unique(np.concatenate(docs), return_inverse=True)
-        totals = np.bincount(slots, weights=np.concatenate(scores).astype(np.float64), minlength=len(matched))
-        return matched, totals.astype(np.float32)
+    def query_terms(self, query: str) -> list[tuple[int, int]]:
+        return query_terms(query, self.term_numbers)
+
+    def scores(self, terms: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        offsets = self.offsets
+        doc_freqs = [int(offsets[number + 1] - offsets[number]) for number, _ in terms]
+        return lucene_scores(terms, doc_freqs, self, self.doc_count, self.cache)
+
+
+def query_terms(query: str, term_numbers: dict[str, int]) -> list[tuple[int, int]]:
+    """The query's analyzed terms in the index, as (term number, count in the query), in order of first sight."""
+    found = ((term_numbers.get(word), count) for word, count in Counter(analyze(query)).items())
+    return [(number, count) for number, count in found if number is not None]
+
+
+def lucene_cache(k1: float, b: float, doc_count: int, total_terms: int) -> np.ndarray:
+    """BM25Similarity's cache: 1 / (k1 * ((1 - b) + b * length / avgdl)) for each norm, in float32."""
+    k1_, b_, one = np.float32(k1), np.float32(b), np.float32(1)
+    avgdl = np.float32(total_terms / doc_count) if doc_count else one
+    cache: np.ndarray = one / (k1_ * ((one - b_) + b_ * LENGTH_TABLE / avgdl))
+    return cache
+
+
+def lucene_scores(
+    terms: list[tuple[int, int]], doc_freqs: list[int], files: Any, doc_count: int, cache: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The passages with any of `terms` (term number, count in the query) and their float32 BM25 scores: each
+    term's scores in float32, summed per passage in float64 (over the terms' postings only, not the whole corpus).
+    `doc_freqs`: each term's passages in the whole index, `doc_count` its passages with terms (a shard's postings,
+    `files`' offsets, postings, freqs and norms, are scored with the whole index's statistics)."""
+    docs, scores = [], []
+    for (number, count), df in zip(terms, doc_freqs):
+        start, end = int(files.offsets[number]), int(files.offsets[number + 1])
+        postings = np.asarray(files.postings[start:end])
+        idf = np.float32(math.log(1 + (doc_count - df + 0.5) / (df + 0.5)))
+        weight = np.float32(count) * idf
+        tf = np.asarray(files.freqs[start:end]).astype(np.float32)
+        docs.append(postings)
+        scores.append(weight - weight / (np.float32(1) + tf * cache[files.norms[postings]]))
+    if not docs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    matched, slots = np.unique(np.concatenate(docs), return_inverse=True)
+    totals = np.bincount(slots, weights=np.concatenate(scores).astype(np.float64), minlength=len(matched))
+    return matched, totals.astype(np.float32)
+
+
+def ranked_by_id(docs: np.ndarray, scores: np.ndarray, id_ranks: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `k` best of `docs` scored `scores`, best first, ties by smaller `id_ranks[doc]`."""
+    if len(docs) > k:
+        threshold = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= threshold
+        docs, scores = docs[keep], scores[keep]
+    order = np.lexsort((id_ranks[docs], -scores))[:k]
+    return docs[order], scores[order]
 
 
 def check_postings(files: Path, manifest: Manifest) -> None:

@@ -29,7 +29,14 @@ from functools import cache
 from typing import Any
 
 from .._errors import ConfigError
-from . import lucene_unicode9
+from .lucene_unicode9 import (
+    FORMAT,
+    MID_NUMERIC,
+    OTHER_RANGES,
+    PICTOGRAPHIC,
+    PICTOGRAPHIC_RANGES,
+    SOUTH_EAST_ASIAN,
+)
 
 MAX_TOKEN_UNITS = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units (Java chars)
 SEARCH_SPAN = 2 * MAX_TOKEN_UNITS  # characters the pattern is given at once (`standard_tokens`)
@@ -51,17 +58,17 @@ def lucene_classes() -> dict[int, str]:
     table = {
         point: stand_in
         for ranges, stand_in in (
-            (lucene_unicode9.OTHER_RANGES, OTHER_CHAR),
-            (lucene_unicode9.PICTOGRAPHIC_RANGES, PICTOGRAPHIC_CHAR),
+            (OTHER_RANGES, OTHER_CHAR),
+            (PICTOGRAPHIC_RANGES, PICTOGRAPHIC_CHAR),
         )
         for first, last in ranges
         for point in range(max(first, 0x80), last + 1)  # ASCII classes agree; "#" and "*" begin keycaps
     }
     for points, stand_in in (
-        (lucene_unicode9.FORMAT, FORMAT_CHAR),
-        (lucene_unicode9.MID_NUMERIC, MID_NUMERIC_CHAR),
-        (lucene_unicode9.SOUTH_EAST_ASIAN, SOUTH_EAST_ASIAN_CHAR),
-        (lucene_unicode9.PICTOGRAPHIC, PICTOGRAPHIC_CHAR),
+        (FORMAT, FORMAT_CHAR),
+        (MID_NUMERIC, MID_NUMERIC_CHAR),
+        (SOUTH_EAST_ASIAN, SOUTH_EAST_ASIAN_CHAR),
+        (PICTOGRAPHIC, PICTOGRAPHIC_CHAR),
     ):
         table.update(dict.fromkeys(points, stand_in))
     return table

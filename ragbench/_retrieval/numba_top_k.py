@@ -46,14 +46,20 @@ def _sift_up(values: list[float], indices: list[int], pos: int, length: int) -> 
     _sift_down(values, indices, startpos, pos)
 
 
-def heap_top_k(scores: np.ndarray, k: int) -> tuple[list[float], list[int]]:
-    """The heap `_numba_sorted_top_k` holds after it has seen every score: values and positions, heap order."""
+def heap_top_k(
+    scores: np.ndarray, k: int, positions: np.ndarray | None = None, replaced: list[int] | None = None
+) -> tuple[list[float], list[int]]:
+    """The heap `_numba_sorted_top_k` holds after it has seen every score: values and positions, heap order.
+    `positions`: the scores' passage numbers where they are not 0, 1, ... (a sharded search replays the heap over
+    the shards' candidates, `sharded.merge`); `replaced` collects the places (in `scores`) that entered the heap
+    after its first k."""
     k = min(k, len(scores))
+    at = positions.tolist() if positions is not None else None
     values: list[float] = []
     indices: list[int] = []
     for i, value in enumerate(scores[:k].tolist()):  # heap_push: append, then sift towards the root
         values.append(value)
-        indices.append(i)
+        indices.append(i if at is None else at[i])
         _sift_down(values, indices, 0, i)
     if k == 0:
         return values, indices
@@ -62,9 +68,20 @@ def heap_top_k(scores: np.ndarray, k: int) -> tuple[list[float], list[int]]:
         for offset in np.flatnonzero(block > values[0]).tolist():
             value = float(block[offset])
             if value > values[0]:
-                values[0], indices[0] = value, start + offset
+                place = start + offset
+                values[0], indices[0] = value, place if at is None else at[place]
                 _sift_up(values, indices, 0, k)
+                if replaced is not None:
+                    replaced.append(place)
     return values, indices
+
+
+def pushed(scores: np.ndarray, k: int) -> np.ndarray:
+    """The places of `scores` that ever entered the numba heap of k, ascending: its first k and each that replaced
+    its minimum (a shard's candidates for `sharded.merge.merge_numba_top_k`)."""
+    replaced: list[int] = []
+    heap_top_k(scores, k, replaced=replaced)
+    return np.concatenate([np.arange(min(k, len(scores)), dtype=np.int64), np.array(replaced, dtype=np.int64)])
 
 
 def numba_argsort(values: list[float]) -> list[int]:
@@ -125,9 +142,10 @@ def _partition(values: list[float], order: list[int], low: int, high: int) -> in
     return i
 
 
-def numba_top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best (scores, positions) of `scores`, best first, in bm25s 0.2.1's numba order (module docstring)."""
-    values, indices = heap_top_k(scores, k)
+def numba_top_k(scores: np.ndarray, k: int, positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (scores, positions) of `scores`, best first, in bm25s 0.2.1's numba order (module docstring);
+    `positions` as `heap_top_k`'s."""
+    values, indices = heap_top_k(scores, k, positions)
     order = numba_argsort(values)[::-1]
     return (
         np.array([values[i] for i in order], dtype=scores.dtype),

@@ -71,24 +71,7 @@ class TevatronDenseRetriever(Retriever):
         self.documents = CorpusLookup(self.corpus_path)
 
     def read_index(self) -> tuple[Any, list[str]]:
-        """The shards in one flat inner-product index, their docids in the same order."""
-        try:
-            import faiss
-        except ImportError:
-            raise ConfigError(f"{LABEL} needs faiss: pip install faiss-cpu") from None
-        index, docids = None, []
-        for path in self.paths:
-            embeddings, shard_docids = read_shard(path)
-            if index is None:
-                index = faiss.IndexFlatIP(embeddings.shape[1])
-            if embeddings.shape[1] != index.d:
-                raise ConfigError(
-                    f"{LABEL}: shard {path} holds {embeddings.shape[1]}-dimensional vectors, {self.paths[0]} "
-                    f"{index.d}-dimensional ones; pass the shards of one index"
-                )
-            index.add(embeddings)
-            docids += shard_docids
-        return index, docids
+        return flat_index(self.paths)
 
     def search(self, queries: list[str], k: int) -> list[list[Document] | RetrievalError]:
         return [self.search_one(query, k) for query in queries]
@@ -97,8 +80,12 @@ class TevatronDenseRetriever(Retriever):
         if k == 0:
             return []
         scores, rows = self.index.search(self.encoder.encode(query), k)
+        return self.hits_of(rows[0].tolist(), scores[0].tolist())
+
+    def hits_of(self, rows: list[int], scores: list[float]) -> list[Document] | RetrievalError:
+        """The corpus's documents of the index's `rows` (a -1 row left out), scored `scores`."""
         hits = []
-        for row, score in zip(rows[0].tolist(), scores[0].tolist()):
+        for row, score in zip(rows, scores):
             if row < 0:  # fewer vectors than k
                 continue
             document = self.documents.get(self.docids[row])
@@ -142,3 +129,24 @@ class TevatronDenseRetriever(Retriever):
 
     def close(self) -> None:
         self.index, self.docids = None, []
+
+
+def flat_index(paths: list[Path]) -> tuple[Any, list[str]]:
+    """The shards at `paths` in one flat inner-product index, their docids in the same order."""
+    try:
+        import faiss
+    except ImportError:
+        raise ConfigError(f"{LABEL} needs faiss: pip install faiss-cpu") from None
+    index, docids = None, []
+    for path in paths:
+        embeddings, shard_docids = read_shard(path)
+        if index is None:
+            index = faiss.IndexFlatIP(embeddings.shape[1])
+        if embeddings.shape[1] != index.d:
+            raise ConfigError(
+                f"{LABEL}: shard {path} holds {embeddings.shape[1]}-dimensional vectors, {paths[0]} "
+                f"{index.d}-dimensional ones; pass the shards of one index"
+            )
+        index.add(embeddings)
+        docids += shard_docids
+    return index, docids

@@ -18,7 +18,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..base import RetrievalError
 from ..index_damage import IndexDamage
-from .layout import Layout, Shard
+from .layout import Layout, Shard, split_from
 from .searcher import ShardSearcher, TopK
 
 MAX_RESTARTS = 3  # restarts of one shard for one batch before the batch fails
@@ -34,8 +34,9 @@ class _ShardActor:
         self.problem: str | None = None
         try:
             self.searcher = ShardSearcher(kind, shard, options)
-        except (IndexDamage, OSError, ValueError) as exc:
-            self.problem = str(exc) if isinstance(exc, IndexDamage) else f"{type(exc).__name__}: {exc}"
+        except (IndexDamage, ConfigError, OSError, ValueError) as exc:
+            named = isinstance(exc, (IndexDamage, ConfigError))
+            self.problem = str(exc) if named else f"{type(exc).__name__}: {exc}"
 
     def ready(self) -> tuple[str | None, str]:
         """(the damage found, or None; the node's id)."""
@@ -88,10 +89,11 @@ class ShardPool:
             cause = (str(exc).strip().splitlines() or [""])[0]
             raise ConfigError(f"{shard.describe()} failed to start on Ray: {type(exc).__name__}: {cause}") from None
         if problem is not None:
-            raise ConfigError(
-                f"{shard.describe()}: {problem} (damaged); split the index again: ragbench index shard "
-                f"--index {self.layout.folder.parent} --shards {len(self.layout.shards)} --overwrite"
+            fix = self.layout.fix or (
+                f"split the index again: ragbench index shard --index {split_from(self.layout.folder)} "
+                f"--shards {len(self.layout.shards)} --overwrite"
             )
+            raise ConfigError(f"{shard.describe()}: {problem} (damaged); {fix}")
         return str(node)
 
     def top_k(self, payload: Any, k: int) -> list[TopK]:

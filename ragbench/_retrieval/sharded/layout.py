@@ -1,7 +1,8 @@
 """The layout of a sharded index: `<index>/shards-<S>/shards.json` and one folder a shard beside it.
 
-shards.json records the index it was split from (its kind, passage count and the sha256 of its manifest.json,
-so shards of an index built again are refused), each shard's passage range [start, stop) and the size of each
+shards.json records the index it was split from (its kind, passage count and the sha256 of its manifest.json, or
+of its files' sampled digests where it has none: a FlashRAG index folder or faiss file, so shards of an index built
+again are refused), each shard's passage range [start, stop) and the size of each
 of its files. `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is
 served: a missing, cut-short or foreign file is an IndexDamage naming it. What a shard's files hold is checked by
 the shard actor that loads them (`searcher`).
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..._errors import ConfigError
+from ..._storage.content_digest import content_digest
 from ..index_damage import IndexDamage, read_json_object, typed_fields
 from ..staging import MANIFEST_FILE
 
@@ -30,11 +33,26 @@ LAYOUT_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def shards_folder(index: Path, shards: int) -> Path:
-    return index / f"shards-{shards}"
+    """`index`/shards-S, or beside an index that is one file (faiss): `FILE.shards-S`."""
+    return index.with_name(f"{index.name}.shards-{shards}") if index.is_file() else index / f"shards-{shards}"
+
+
+def split_from(folder: Path) -> Path:
+    """The index a shards folder was split from (`shards_folder`'s inverse)."""
+    name, _, _ = folder.name.rpartition(".shards-")
+    return folder.parent / name if name else folder.parent
 
 
 def manifest_sha256(index: Path) -> str:
-    return hashlib.sha256((index / MANIFEST_FILE).read_bytes()).hexdigest()
+    """The sha256 of the index's manifest.json; where it has none (an index FlashRAG built), of its files' sampled
+    digests (`content_digest`, its shards and hidden files left out)."""
+    if (index / MANIFEST_FILE).is_file():
+        return hashlib.sha256((index / MANIFEST_FILE).read_bytes()).hexdigest()
+    if index.is_file():
+        files = [index]
+    else:
+        files = sorted(p for p in index.iterdir() if p.is_file() and not p.name.startswith("."))
+    return hashlib.sha256(json.dumps([[p.name, content_digest(p)] for p in files]).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,7 @@ class Shard:
     folder: Path
     start: int
     stop: int
+    files: tuple[Path, ...] = ()  # tevatron_dense: the index's own shard files it serves (no split)
 
     def describe(self) -> str:
         return f"shard {self.number} (passages {self.start}..{self.stop - 1}, {self.folder})"
@@ -54,6 +73,7 @@ class Layout:
     retriever: str
     doc_count: int
     shards: list[Shard]
+    fix: str = ""  # what to do about a damaged shard; empty: split the index again
 
 
 def layout_record(kind: str, doc_count: int, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> str:
@@ -116,3 +136,18 @@ def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
             where = f"{entry['folder']}/{name}"
             raise IndexDamage(where, "is missing" if found is None else f"holds {found} bytes, shards.json {size}")
     return shard
+
+
+def shard_layout(kind: str, index: Path, shards: int) -> Layout:
+    """The checked layout of `index`'s `shards` shards, or a ConfigError naming what is wrong and the fix."""
+    folder = shards_folder(index, shards)
+    hint = f"split it: ragbench index shard --index {index} --shards {shards}"
+    if not folder.is_dir():
+        raise ConfigError(f"retriever {kind}: {index} has no {shards} shards ({folder} missing); {hint}")
+    try:
+        layout = read_layout(folder, index)
+        if layout.retriever != kind or len(layout.shards) != shards:
+            raise IndexDamage(LAYOUT_FILE, f"holds {len(layout.shards)} {layout.retriever} shards, not {shards} {kind}")
+    except IndexDamage as exc:
+        raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {hint} --overwrite") from None
+    return layout

@@ -54,7 +54,7 @@ def lucene_block(texts: list[str]) -> dict[str, np.ndarray]:
 
 
 class BlockAnalyser:
-    """The body of a Ray Data actor (`map_batches`): each row `{block, digest, texts}` (texts pickled: any string
+    """The body of a Ray Data actor (`map_batches`; dense) or task (`analyse_blocks`): each row `{block, digest, texts}` (texts pickled: any string
     survives) becomes `{block, payload}`, the block file's bytes (`state.npz_bytes`). `settings` are the driver's
     builder's (`absorb.worker_settings`); a dense actor loads its encoder once."""
 
@@ -78,3 +78,8 @@ class BlockAnalyser:
             for texts, digest in zip(batch["texts"], batch["digest"])
         ]
         return {"block": [int(number) for number in batch["block"]], "payload": payloads}
+
+
+def analyse_blocks(batch: dict[str, np.ndarray], kind: str, settings: dict[str, Any]) -> dict[str, list[Any]]:
+    """`BlockAnalyser` as a Ray task (the BM25 kinds: nothing to hold, and Ray reuses its worker processes)."""
+    return BlockAnalyser(kind, settings)(batch)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from .absorb import absorb, worker_settings
-from .analysis import FIELDS, BlockAnalyser
+from .analysis import FIELDS, BlockAnalyser, analyse_blocks
 from .state import BuildState, texts_digest
 
 WAVE_BLOCKS = 4  # blocks a worker per wave
@@ -116,13 +116,20 @@ class RayFeeder:
 
         items = [{"block": n, "digest": digests[n], "texts": pickle.dumps(block)} for n, block in missing]
         dataset = ray.data.from_items(items, override_num_blocks=len(items))
-        analysed = dataset.map_batches(
-            BlockAnalyser,
-            fn_constructor_kwargs={"kind": self.kind, "settings": settings},
-            batch_size=1,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=min(self.pool_size, len(items))),
-            num_cpus=1,
-            num_gpus=self.gpus,
-        )
+        common: dict[str, Any] = {"batch_size": 1, "batch_format": "numpy", "num_cpus": 1, "num_gpus": self.gpus}
+        pool = min(self.pool_size, len(items))
+        if self.kind == "dense":  # actors, each holding its encoder
+            analysed = dataset.map_batches(
+                BlockAnalyser,
+                fn_constructor_kwargs={"kind": self.kind, "settings": settings},
+                compute=ray.data.ActorPoolStrategy(size=pool),
+                **common,
+            )
+        else:  # tasks: Ray reuses their worker processes from wave to wave
+            analysed = dataset.map_batches(
+                analyse_blocks,
+                fn_kwargs={"kind": self.kind, "settings": settings},
+                compute=ray.data.TaskPoolStrategy(size=pool),
+                **common,
+            )
         return analysed.iter_rows()

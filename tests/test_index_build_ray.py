@@ -102,3 +102,108 @@ def test_lucene_bm25_built_on_ray_answers_as_pyserini(ray_cluster, tmp_path):
     found = [[[doc.id, doc.score] for doc in hits] for hits in retriever.search(corpus["queries"], recorded["k"])]
     retriever.close()
     assert found == corpus["hits"]
+
+
+def test_dense_embeddings_from_encoder_actors_are_the_one_process_builds(ray_cluster, tmp_path):
+    from component_models import tiny_encoder
+
+    model = tiny_encoder(tmp_path / "encoder", [w.lower() for w in WORDS])
+    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 7 : i % 7 + i % 5])} for i in range(23)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    registry, options = installed_registry(), {"model": str(model), "query_instruction": ""}
+    build = {"title": False, "progress": False, "chunk_size": 5}  # a block is a chunk: the same encoder batches
+    build_index(corpus, tmp_path / "whole", "dense", dict(options), registry=registry, **build)
+    build_parallel(  # one actor: each loads torch and the model, which takes long on a loaded 2-core machine
+        corpus, tmp_path / "parallel", "dense", dict(options), ray_address=None, workers=1, shards=None,
+        registry=registry, **build,
+    )  # fmt: skip
+    assert tree(tmp_path / "parallel") == tree(tmp_path / "whole")
+    assert searched("dense", tmp_path / "parallel", corpus) == searched("dense", tmp_path / "whole", corpus)
+
+
+def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cluster, tmp_path):
+    """The driver is killed (SIGKILL) while it waits to write the last block (its `.partial` file is a FIFO no one
+    reads); the second invocation reuses the whole blocks, builds a cut-short one and one holding another block's
+    postings again, and writes the one-process build's index."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 11 : i % 11 + 1 + i % 4])} for i in range(40)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "parallel"
+    state = state_folder(out)
+    args = ["index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out), "--no-title",
+            "--no-progress", "--chunk-size", "5", "--ray", ray_cluster.address, "--workers", "1"]  # fmt: skip
+    blocks = 8  # two waves of four
+    driver = subprocess.Popen([sys.executable, "-m", "ragbench._cli.main", *args], stderr=subprocess.DEVNULL)
+    try:
+        while not (state / "ray-build.json").is_file():
+            assert driver.poll() is None, "the build ended before its state folder appeared"
+        os.mkfifo(state / f"block-{blocks - 1:06d}.npz.partial")  # the last block's file: its write never ends
+        while len(list(state.glob("block-*.npz"))) < 4:  # the first wave written
+            assert driver.poll() is None, "the build ended before its blocks were written"
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    written = sorted(state.glob("block-*.npz"))
+    written[0].write_bytes(written[0].read_bytes()[:100])  # cut short
+    written[2].write_bytes(written[1].read_bytes())  # another block's
+    resumed = cli(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed: {len(written) - 2} of {blocks} blocks" in resumed.stdout
+    build_index(corpus, tmp_path / "whole", "lucene_bm25", title=False, progress=False, registry=installed_registry())
+    assert tree(out) == tree(tmp_path / "whole")
+    assert not state.exists()
+
+
+def test_shards_written_by_a_parallel_build_are_index_shards(ray_cluster, tmp_path):
+    from ragbench._retrieval.sharded.split import split_index
+
+    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 9 : i % 9 + 3])} for i in range(17)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    registry, build = installed_registry(), {"title": False, "progress": False}
+    build_index(corpus, tmp_path / "whole", "bm25", {}, registry=registry, **build)
+    split_index(tmp_path / "whole", 3)
+    done = build_parallel(
+        corpus, tmp_path / "parallel", "bm25", {}, ray_address=None, workers=2, shards=3, registry=registry,
+        chunk_size=4, **build,
+    )  # fmt: skip
+    assert done.shards == tmp_path / "parallel" / "shards-3"
+    shards = {name: data for name, data in tree(tmp_path / "parallel").items() if name.startswith("shards-3/0")}
+    assert len(shards) == 3 * 5 and shards == {
+        name: data for name, data in tree(tmp_path / "whole").items() if name.startswith("shards-3/0")
+    }
+
+
+def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(ray_cluster, tmp_path):
+    from ragbench._errors import ConfigError
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "1", "contents": "castle"}])
+    mine = state_folder(tmp_path / "index")
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="ray-build.json: not the build state"):
+        build_parallel(
+            corpus, tmp_path / "index", "bm25", {}, ray_address=None, workers=1, shards=None,
+            registry=installed_registry(), progress=False,
+        )  # fmt: skip
+    assert (mine / "notes.txt").read_text() == "mine" and not (tmp_path / "index").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--retriever", "bm25", "--workers", "2"], "--workers is an option of --ray: pass --ray"),
+        (["--retriever", "bm25", "--shards", "2"], "--shards is an option of --ray: pass --ray"),
+        (["--retriever", "bm25", "--ray", "--workers", "0"], "--workers 0: must be at least 1"),
+        (["--retriever", "lucene_bm25", "--ray", "--shards", "2"], "--shards 2: shards are written for"),
+        (["--retriever", "example_bm25", "--ray"], "--ray builds bm25, flashrag_bm25, lucene_bm25, dense indexes"),
+    ],
+)
+def test_parallel_options_out_of_place_fail_in_one_line_before_work(tmp_path, args, message):
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "1", "contents": "castle"}])
+    done = cli("index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), *args)
+    assert done.returncode != 0 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "index").exists() and not state_folder(tmp_path / "index").exists()

@@ -78,7 +78,7 @@ class RayFeeder:
             self.own_ray = True
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = context.print_on_execution_start = context.enable_auto_log_stats = False
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notes on progress bars and its API
         resources = ray.cluster_resources()
         self.gpus = 1.0 if self.kind == "dense" and resources.get("GPU", 0) >= 1 else 0.0
         self.pool_size = self.workers or max(1, int(resources.get("GPU" if self.gpus else "CPU", 1)))

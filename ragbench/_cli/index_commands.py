@@ -110,7 +110,7 @@ def build_command(
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model
-        build = {
+        build: dict[str, Any] = {
             "chunk_size": chunk_size,
             "title": not no_title,
             "overwrite": overwrite,

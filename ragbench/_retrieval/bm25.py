@@ -163,13 +163,13 @@ class BM25Builder(IndexBuilder):
     def add_postings(self, triples: dict[str, np.ndarray], lengths: np.ndarray) -> None:
         """The next chunk's (passage, term, term frequency) triples, passages numbered from 0 within the chunk and
         terms as `self.tokenizer` numbers them, and the chunk's passage lengths (`id_triples`)."""
-        triples = {**triples, "doc": (triples["doc"] + self.n_docs).astype(np.int32)}
+        spilled: dict[str, Any] = {**triples, "doc": (triples["doc"] + self.n_docs).astype(np.int32)}
         path = self.spill / f"chunk{len(self.chunk_files):06d}.npz"
-        np.savez(path, **triples)
+        np.savez(path, **spilled)
         self.chunk_files.append(path)
         vocab_size = len(self.tokenizer.get_vocab_dict())
         self.doc_freqs = np.pad(self.doc_freqs, (0, vocab_size - len(self.doc_freqs)))
-        self.doc_freqs += np.bincount(triples["term"], minlength=vocab_size)
+        self.doc_freqs += np.bincount(spilled["term"], minlength=vocab_size)
         self.lengths.append(lengths.astype(np.int32))
         self.n_docs += len(lengths)
 

@@ -126,8 +126,9 @@ class RayFeeder:
                 **common,
             )
         else:  # tasks: Ray reuses their worker processes from wave to wave
+            task: Any = analyse_blocks  # its further arguments come as fn_kwargs
             analysed = dataset.map_batches(
-                analyse_blocks,
+                task,
                 fn_kwargs={"kind": self.kind, "settings": settings},
                 compute=ray.data.TaskPoolStrategy(size=pool),
                 **common,

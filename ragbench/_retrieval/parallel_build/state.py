@@ -112,5 +112,6 @@ def remove_state(out: Path) -> None:
 
 def npz_bytes(arrays: dict[str, np.ndarray], digest: str) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **{DIGEST: np.array(digest)}, **arrays)
+    members: dict[str, Any] = {DIGEST: np.array(digest), **arrays}
+    np.savez(buffer, **members)
     return buffer.getvalue()

@@ -61,7 +61,7 @@ passage_text = st.one_of(
 )
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(passage_text, min_size=1, max_size=40),
     copies=st.integers(0, 3),
@@ -119,6 +119,13 @@ def test_dense_embeddings_from_encoder_actors_are_the_one_process_builds(ray_clu
     )  # fmt: skip
     assert tree(tmp_path / "parallel") == tree(tmp_path / "whole")
     assert searched("dense", tmp_path / "parallel", corpus) == searched("dense", tmp_path / "whole", corpus)
+    from ragbench._errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--workers 4: the Ray cluster has 3 CPUs and an encoder actor takes one"):
+        build_parallel(  # more encoder actors than the cluster holds: refused, not waited for forever
+            corpus, tmp_path / "more", "dense", dict(options), ray_address=None, workers=4, shards=None,
+            registry=registry, **build,
+        )  # fmt: skip
 
 
 def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cluster, tmp_path):
@@ -150,10 +157,12 @@ def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cl
     written = sorted(state.glob("block-*.npz"))
     written[0].write_bytes(written[0].read_bytes()[:100])  # cut short
     written[2].write_bytes(written[1].read_bytes())  # another block's
-    resumed = cli(*args)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed: {len(written) - 2} of {blocks} blocks" in resumed.stdout
-    build_index(corpus, tmp_path / "whole", "lucene_bm25", title=False, progress=False, registry=installed_registry())
+    registry, build = installed_registry(), {"title": False, "progress": False, "chunk_size": 5}
+    resumed = build_parallel(  # the same arguments, in this process (the command line's are tested above)
+        corpus, out, "lucene_bm25", {}, ray_address=None, workers=1, shards=None, registry=registry, **build
+    )
+    assert (resumed.reused, resumed.analysed) == (len(written) - 2, blocks - len(written) + 2)
+    build_index(corpus, tmp_path / "whole", "lucene_bm25", registry=registry, **build)
     assert tree(out) == tree(tmp_path / "whole")
     assert not state.exists()
 

@@ -81,7 +81,13 @@ class RayFeeder:
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # its notes on progress bars and its API
         resources = ray.cluster_resources()
         self.gpus = 1.0 if self.kind == "dense" and resources.get("GPU", 0) >= 1 else 0.0
-        self.pool_size = self.workers or max(1, int(resources.get("GPU" if self.gpus else "CPU", 1)))
+        unit = "GPU" if self.gpus else "CPU"
+        self.pool_size = self.workers or max(1, int(resources.get(unit, 1)))
+        if self.kind == "dense" and self.pool_size > resources.get(unit, 0):  # actors no node can hold: a wait forever
+            raise ConfigError(
+                f"--workers {self.pool_size}: the Ray cluster has {resources.get(unit, 0):g} {unit}s and an encoder "
+                f"actor takes one; pass --workers {int(resources.get(unit, 0)) or 1} or fewer"
+            )
 
     def close(self) -> None:
         """Shut down the Ray this build started (one it joined stays)."""

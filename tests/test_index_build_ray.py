@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
@@ -61,14 +61,20 @@ passage_text = st.one_of(
 )
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SEEN = ["castle king", "song winter castles", "", "über naïve the", "東京 emoji🙂 song", "king castle"]
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(passage_text, min_size=1, max_size=40),
     copies=st.integers(0, 3),
-    block=st.integers(1, 12),
+    block=st.integers(1, 8),
     workers=st.integers(1, 2),
     kind=st.sampled_from(sorted(OPTIONS)),
 )
+@example(texts=SEEN, copies=1, block=2, workers=2, kind="bm25")  # blocks that see words in another order
+@example(texts=SEEN, copies=0, block=4, workers=1, kind="lucene_bm25")
+@example(texts=SEEN[::-1], copies=2, block=3, workers=2, kind="flashrag_bm25")
 def test_any_corpus_builds_on_ray_into_the_one_process_builds_files(ray_cluster, texts, copies, block, workers, kind):
     texts = texts + texts[:copies]  # duplicate texts
     docs = [{"id": f"d{i}", "contents": text} for i, text in enumerate(texts)]

@@ -163,12 +163,11 @@ def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cl
     written = sorted(state.glob("block-*.npz"))
     written[0].write_bytes(written[0].read_bytes()[:100])  # cut short
     written[2].write_bytes(written[1].read_bytes())  # another block's
-    registry, build = installed_registry(), {"title": False, "progress": False, "chunk_size": 5}
-    resumed = build_parallel(  # the same arguments, in this process (the command line's are tested above)
-        corpus, out, "lucene_bm25", {}, ray_address=None, workers=1, shards=None, registry=registry, **build
-    )
-    assert (resumed.reused, resumed.analysed) == (len(written) - 2, blocks - len(written) + 2)
-    build_index(corpus, tmp_path / "whole", "lucene_bm25", registry=registry, **build)
+    resumed = cli(*args)  # the same command again
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed: {len(written) - 2} of {blocks} blocks read from the interrupted build" in resumed.stdout
+    build = {"title": False, "progress": False, "chunk_size": 5}
+    build_index(corpus, tmp_path / "whole", "lucene_bm25", registry=installed_registry(), **build)
     assert tree(out) == tree(tmp_path / "whole")
     assert not state.exists()
 

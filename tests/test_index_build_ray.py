@@ -5,6 +5,7 @@ again); the shards it writes are `ragbench index shard`'s."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from pathlib import Path
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import cli
+from helpers import cli, closed_port
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.index import build_index
@@ -214,10 +215,15 @@ def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(r
         (["--retriever", "bm25", "--ray", "--workers", "0"], "--workers 0: must be at least 1"),
         (["--retriever", "lucene_bm25", "--ray", "--shards", "2"], "--shards 2: shards are written for"),
         (["--retriever", "example_bm25", "--ray"], "--ray builds bm25, flashrag_bm25, lucene_bm25, dense indexes"),
+        (["CLOSED"], "a cluster's address where nothing listens (ray.init would wait minutes)"),
     ],
 )
 def test_parallel_options_out_of_place_fail_in_one_line_before_work(tmp_path, args, message):
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "1", "contents": "castle"}])
-    done = cli("index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), *args)
+    with contextlib.ExitStack() as stack:
+        if args == ["CLOSED"]:  # held closed while the command runs
+            port = stack.enter_context(closed_port())
+            args, message = ["--retriever", "bm25", "--ray", f"127.0.0.1:{port}"], f"127.0.0.1:{port}: nothing answers"
+        done = cli("index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), *args)
     assert done.returncode != 0 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "index").exists() and not state_folder(tmp_path / "index").exists()

@@ -4,6 +4,8 @@ it, for `--retriever-arg shards=S`."""
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,8 @@ from .state import remove_state
 
 if TYPE_CHECKING:
     from ..._registry import Registry
+
+CONNECT_SECONDS = 10  # for a cluster's address to accept a connection
 
 
 @dataclass
@@ -57,6 +61,7 @@ def build_parallel(
         import ray.data  # noqa: F401
     except ImportError:
         raise ConfigError("index build --ray needs Ray Data: pip install 'ragbench[ray]'") from None
+    check_address(ray_address or os.environ.get("RAY_ADDRESS"))
     corpus, out = Path(corpus), Path(out)
     corpus_format(corpus)  # a missing or unknown corpus refused before the key reads its files
     key = {
@@ -78,3 +83,18 @@ def build_parallel(
 
         split = split_index(out, shards, overwrite=True)
     return ParallelBuild(manifest, feeder.reused, feeder.analysed, split)
+
+
+def check_address(address: str | None) -> None:
+    """A cluster's HOST:PORT (or ray://HOST:PORT) where nothing listens is refused at once, before any work: ray.init
+    waits minutes for it."""
+    host, colon, port = (address or "").removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():  # auto, local, none
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"--ray {address}: nothing answers there ({exc.strerror or exc}); start the cluster (`ray start --head`) "
+            "and pass its address, or --ray alone for a Ray of this machine"
+        ) from None

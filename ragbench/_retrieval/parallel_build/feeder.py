@@ -4,8 +4,8 @@
 The driver reads the corpus as a one-process build does (the docs store, bad records and the passage count stay
 its work) and cuts it into blocks of `--chunk-size` passages. They go to Ray Data in waves of WAVE_BLOCKS blocks a
 worker (`ray.data.from_items`, so the workers need no view of the driver's disk and the driver holds one wave's
-texts at a time); `map_batches` hands each block to an actor of a pool of `workers` (`analysis.BlockAnalyser`: a
-dense encoder is held by the actor, one GPU each where the cluster has GPUs). Each block's file is written into the
+texts at a time); `map_batches` hands each block to one of `workers` Ray tasks (`analysis.analyse_blocks`, the BM25
+kinds) or actors (`analysis.BlockAnalyser`, dense: each holds its encoder, one GPU each where the cluster has GPUs). Each block's file is written into the
 build state (`state`) as it arrives, then every block of the wave is given to the builder in corpus order
 (`absorb`). A block whose file a killed build already wrote is read, not analysed again.
 """
@@ -26,7 +26,6 @@ from .analysis import FIELDS, BlockAnalyser, analyse_blocks
 from .state import BuildState, texts_digest
 
 WAVE_BLOCKS = 4  # blocks a worker per wave
-logger = logging.getLogger(__name__)
 
 
 class RayFeeder:
@@ -64,7 +63,7 @@ class RayFeeder:
             self.run_wave(builder, state, wave, settings)
 
     def start_ray(self) -> None:
-        import ray
+        import ray.data
 
         if not ray.is_initialized():
             address = self.address or os.environ.get("RAY_ADDRESS") or "local"

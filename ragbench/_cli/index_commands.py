@@ -6,11 +6,17 @@ Kept light: the retriever's own module (bm25s, torch) is imported only when the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
+from .._errors import ConfigError
 from .._values.options import parse_assignments
 from .plugin_commands import config_errors_exit, exit_if_skipped
 from .registry import command_registry
+
+if TYPE_CHECKING:
+    from .._retrieval.index import Manifest
 
 
 @click.group("index")
@@ -68,6 +74,19 @@ def index_group() -> None:
 )
 @click.option("--overwrite", is_flag=True, help="replace an existing index folder")
 @click.option("--no-progress", is_flag=True, help="no progress bar")
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[ADDRESS]",
+    help="analyse the passages on Ray Data workers (bm25, lucene_bm25, flashrag_bm25, dense): the same index, "
+    "built in parallel; resumes a killed build. ADDRESS: a cluster's (auto, HOST:6379); alone: $RAY_ADDRESS's, "
+    "else a Ray of this machine",
+)
+@click.option("--workers", type=int, default=None, help="with --ray: worker actors (default: a CPU, dense: a GPU each)")
+@click.option("--shards", type=int, default=None, help="with --ray: split the index into S shards too (INDEX/shards-S)")
 def build_command(
     corpus: str,
     kind: str,
@@ -80,6 +99,9 @@ def build_command(
     split_header: str | None,
     overwrite: bool,
     no_progress: bool,
+    ray_address: str | None,
+    workers: int | None,
+    shards: int | None,
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from .._retrieval.index import build_index
@@ -88,25 +110,50 @@ def build_command(
         options = parse_assignments(build_arg, "--build-arg")
         if model is not None:
             options["model"] = model
-        manifest = build_index(
-            corpus,
-            out,
-            kind,
-            options,
-            chunk_size=chunk_size,
-            title=not no_title,
-            overwrite=overwrite,
-            progress=not no_progress,
-            split=split,
-            split_header=split_header,
-            registry=command_registry(),
-        )
+        build: dict[str, Any] = {
+            "chunk_size": chunk_size,
+            "title": not no_title,
+            "overwrite": overwrite,
+            "progress": not no_progress,
+            "split": split,
+            "split_header": split_header,
+        }
+        if ray_address is None and (workers, shards) != (None, None):
+            raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
+        if ray_address is not None:
+            manifest = parallel_build(corpus, out, kind, options, build, ray_address, workers, shards)
+        else:
+            manifest = build_index(corpus, out, kind, options, registry=command_registry(), **build)
     click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} ({manifest.build_seconds:.1f} s)")
     exit_if_skipped(
         manifest.errors,
         "bad record skipped",
         f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)",
     )
+
+
+def parallel_build(
+    corpus: str,
+    out: str,
+    kind: str,
+    options: dict[str, Any],
+    build: dict[str, Any],
+    ray_address: str,
+    workers: int | None,
+    shards: int | None,
+) -> Manifest:
+    """`build --ray`: the index built on Ray, what was resumed and the shards written said in a line each."""
+    from .._retrieval.parallel_build.build import build_parallel
+
+    done = build_parallel(
+        corpus, out, kind, options, ray_address=ray_address, workers=workers, shards=shards,
+        registry=command_registry(), **build,
+    )  # fmt: skip
+    if done.reused:
+        click.echo(f"resumed: {done.reused} of {done.reused + done.analysed} blocks read from the interrupted build")
+    if done.shards is not None:
+        click.echo(f"{shards} shards of {out} in {done.shards}")
+    return done.manifest
 
 
 @index_group.command("shard")

@@ -88,6 +88,43 @@ def jieba_words(text: str) -> list[str]:
 TOKENIZERS = ("regex", "jieba")
 
 
+def make_tokenizer(stopwords: str, stemmer: str, tokenizer: str) -> Any:
+    """bm25s's `Tokenizer` with these settings (`BM25Builder`'s), its vocabulary empty."""
+    bm25s = import_bm25s()
+    if tokenizer not in TOKENIZERS:
+        raise ConfigError(f"bm25 tokenizer '{tokenizer}' is unknown; choose one of {', '.join(TOKENIZERS)}")
+    splitter = {"splitter": jieba_words} if tokenizer == "jieba" else {}
+    try:
+        return bm25s.tokenization.Tokenizer(stopwords=stopwords, stemmer=make_stemmer(stemmer), **splitter)
+    except ValueError as exc:
+        raise ConfigError(f"bm25 stopwords '{stopwords}': {exc}") from exc
+
+
+def token_ids(tokenizer: Any, texts: list[str]) -> list[list[int]]:
+    """The texts' term numbers, `tokenizer`'s vocabulary growing with their new words. allow_empty=False: a passage
+    without tokens has length 0 and no entries, as with bm25s.tokenize (whose default `allow_empty=True` adds
+    nothing, a quirk of its code)."""
+    ids: list[list[int]] = tokenizer.tokenize(
+        texts, update_vocab=True, return_as="ids", show_progress=False, allow_empty=False
+    )
+    return ids
+
+
+def id_triples(ids: list[list[int]]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The (passage, term, term frequency) triples of passages' term numbers, sorted by passage (numbered from 0)
+    then term, and the passages' lengths."""
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    terms = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+    docs = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+    pairs, counts = np.unique((docs << 32) | terms, return_counts=True)
+    triples = {
+        "doc": (pairs >> 32).astype(np.int32),
+        "term": (pairs & 0xFFFFFFFF).astype(np.int32),
+        "tf": counts.astype(np.float32),
+    }
+    return triples, lengths
+
+
 class BM25Builder(IndexBuilder):
     """Writes bm25s's index files into `files_dir` of the index folder (module docstring)."""
 
@@ -108,20 +145,11 @@ class BM25Builder(IndexBuilder):
         tokenizer: str = "regex",
     ) -> None:
         super().__init__(folder)
-        bm25s = import_bm25s()
         if method not in METHODS:
             raise ConfigError(f"bm25 method '{method}' is unknown; choose one of {', '.join(METHODS)}")
         self.params = {"k1": float(k1), "b": float(b), "delta": float(delta), "method": method}
         self.stopwords, self.stemmer_name, self.tokenizer_name = stopwords, stemmer, tokenizer
-        if tokenizer not in TOKENIZERS:
-            raise ConfigError(f"bm25 tokenizer '{tokenizer}' is unknown; choose one of {', '.join(TOKENIZERS)}")
-        splitter = {"splitter": jieba_words} if tokenizer == "jieba" else {}
-        try:
-            self.tokenizer = bm25s.tokenization.Tokenizer(
-                stopwords=stopwords, stemmer=make_stemmer(stemmer), **splitter
-            )
-        except ValueError as exc:
-            raise ConfigError(f"bm25 stopwords '{stopwords}': {exc}") from exc
+        self.tokenizer = make_tokenizer(stopwords, stemmer, tokenizer)
         self.spill = folder / SPILL_DIR
         self.spill.mkdir()
         self.chunk_files: list[Path] = []
@@ -130,26 +158,20 @@ class BM25Builder(IndexBuilder):
         self.n_docs = 0
 
     def add(self, texts: list[str]) -> None:
-        # allow_empty=False: a passage without tokens has length 0 and no entries, as with
-        # bm25s.tokenize (whose default `allow_empty=True` adds nothing, a quirk of its code).
-        ids = self.tokenizer.tokenize(texts, update_vocab=True, return_as="ids", show_progress=False, allow_empty=False)
-        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        terms = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
-        docs = np.repeat(np.arange(self.n_docs, self.n_docs + len(ids), dtype=np.int64), lengths)
-        pairs, counts = np.unique((docs << 32) | terms, return_counts=True)  # sorted by passage, then term
-        triples = {
-            "doc": (pairs >> 32).astype(np.int32),
-            "term": (pairs & 0xFFFFFFFF).astype(np.int32),
-            "tf": counts.astype(np.float32),
-        }
+        self.add_postings(*id_triples(token_ids(self.tokenizer, texts)))
+
+    def add_postings(self, triples: dict[str, np.ndarray], lengths: np.ndarray) -> None:
+        """The next chunk's (passage, term, term frequency) triples, passages numbered from 0 within the chunk and
+        terms as `self.tokenizer` numbers them, and the chunk's passage lengths (`id_triples`)."""
+        spilled: dict[str, Any] = {**triples, "doc": (triples["doc"] + self.n_docs).astype(np.int32)}
         path = self.spill / f"chunk{len(self.chunk_files):06d}.npz"
-        np.savez(path, **triples)
+        np.savez(path, **spilled)
         self.chunk_files.append(path)
         vocab_size = len(self.tokenizer.get_vocab_dict())
         self.doc_freqs = np.pad(self.doc_freqs, (0, vocab_size - len(self.doc_freqs)))
-        self.doc_freqs += np.bincount(triples["term"], minlength=vocab_size)
+        self.doc_freqs += np.bincount(spilled["term"], minlength=vocab_size)
         self.lengths.append(lengths.astype(np.int32))
-        self.n_docs += len(ids)
+        self.n_docs += len(lengths)
 
     def finish(self) -> dict[str, Any]:
         bm25s = import_bm25s()

@@ -97,7 +97,7 @@ class Encoder:
                 "--model (or --retriever-arg model=) a local sentence-transformers folder, "
                 "or 'embedded' for the packaged all-MiniLM-L6-v2"
             ) from exc
-        self.name, self.query_style = model, query_style
+        self.name, self.query_style, self.device = model, query_style, device
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
 

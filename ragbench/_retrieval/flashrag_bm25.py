@@ -31,7 +31,7 @@ from .._errors import ConfigError, RecordError
 from .._storage.content_digest import content_digest
 from .._types import Document
 from .base import RetrievalError, Retriever
-from .bm25 import BM25Builder, import_bm25s
+from .bm25 import BM25Builder, import_bm25s, make_tokenizer
 from .bm25s_files import read_bm25s_index
 from .flashrag_encoder import is_chinese
 from .index import built_index, read_manifest, rebuild_hint
@@ -83,13 +83,18 @@ class FlashRagBM25Builder(BM25Builder):
         self.language = language
 
     def add(self, texts: list[str]) -> None:
-        if self.language == "auto" and texts:
-            self.language = "zh" if self.first_is_chinese(texts[0]) else "en"
-            if self.language == "zh":
-                bm25s = import_bm25s()
-                self.stopwords, self.stemmer_name = "zh", "none"
-                self.tokenizer = bm25s.tokenization.Tokenizer(stopwords="zh")
+        if texts:
+            self.choose_language(texts[0])
         super().add(texts)
+
+    def choose_language(self, first: str) -> None:
+        """With language auto, FlashRAG's choice by the corpus's `first` passage: Chinese stopwords and no stemmer
+        for Chinese (once: a language chosen stays)."""
+        if self.language == "auto":
+            self.language = "zh" if self.first_is_chinese(first) else "en"
+            if self.language == "zh":
+                self.stopwords, self.stemmer_name = "zh", "none"
+                self.tokenizer = make_tokenizer("zh", "none", "regex")
 
     @staticmethod
     def first_is_chinese(text: str) -> bool:

@@ -49,6 +49,7 @@ KEPT_ERRORS = 20  # bad records listed in the manifest (all are counted)
 # EOFError, json's ValueError, bm25s's KeyError on a params file without its fields)
 INDEX_FILE_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError)
 T = TypeVar("T")
+Feeder = Callable[[Any, Iterable[list[str]]], None]  # (builder, chunks' texts): gives the builder the texts
 MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
     "retriever": (str,),
     "doc_count": (int,),
@@ -243,13 +244,15 @@ def build_index(
     split_header: str | None = None,
     *,
     registry: Registry,
+    feeder: Feeder | None = None,
 ) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
     as llama-index's TokenTextSplitter does (ragbench._retrieval.chunking), `split_header` (a template
     over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
     the run's `registry`, which a builder whose `__init__` takes
-    `registry` is given too (e.g. dense, for its query style)."""
+    `registry` is given too (e.g. dense, for its query style). `feeder` gives the builder the passages' texts
+    (default: chunk by chunk, `add`; a parallel build's: `parallel_build`)."""
     entry = registry.entry("retrievers", kind)
     kind = entry.name
     builder_class = registry.load("retrievers", kind).builder
@@ -297,6 +300,7 @@ def build_index(
                 split,
                 split_header,
                 registry=registry,
+                feeder=feeder or add_chunks,
             )
             (staging / BUILD_MARK).unlink()
         replaced = set_aside(out) if out.exists() else None  # an index ragbench built (`built_index`)
@@ -320,6 +324,7 @@ def _build_into(
     split_header: str | None = None,
     *,
     registry: Registry,
+    feeder: Feeder,
 ) -> Manifest:
     started = time.perf_counter()
     builder = construct(
@@ -333,11 +338,7 @@ def _build_into(
     errors: list[RecordError] = []
     before = corpus_state(corpus)
     with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
-        for chunk in chunks(passages, chunk_size, errors):
-            for doc in chunk:
-                docs.add(doc)
-            builder.add([passage_text(doc, title) for doc in chunk])
-            bar.update(len(chunk))
+        feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, title, bar))
     docs.close()
     if len(docs) == 0:
         raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
@@ -376,6 +377,20 @@ def _build_into(
         json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return manifest
+
+
+def add_chunks(builder: Any, texts: Iterable[list[str]]) -> None:
+    for chunk in texts:
+        builder.add(chunk)
+
+
+def stored_texts(chunked: Iterable[list[Document]], docs: DocStoreWriter, title: bool, bar: Any) -> Iterator[list[str]]:
+    """Each chunk's indexed texts, its passages added to the docs store first."""
+    for chunk in chunked:
+        for doc in chunk:
+            docs.add(doc)
+        yield [passage_text(doc, title) for doc in chunk]
+        bar.update(len(chunk))
 
 
 def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:

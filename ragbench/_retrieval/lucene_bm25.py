@@ -89,6 +89,18 @@ def norms(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+def analysed_postings(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """The texts' postings: (passage from 0, term, frequency) in the order of each passage's first sight of its
+    terms, the passages' lengths, and the words the terms number, in order of first sight."""
+    counts = [Counter(analyze(text)) for text in texts]
+    lengths = np.array([sum(c.values()) for c in counts], dtype=np.int64)
+    vocabulary: dict[str, int] = {}
+    terms = np.array([vocabulary.setdefault(term, len(vocabulary)) for c in counts for term in c], dtype=np.int32)
+    docs = np.repeat(np.arange(len(texts), dtype=np.int32), [len(c) for c in counts])
+    freqs = np.fromiter((n for c in counts for n in c.values()), dtype=np.int32, count=len(terms))
+    return docs, terms, freqs, lengths, list(vocabulary)
+
+
 class LuceneBM25Builder(IndexBuilder):
     """Postings (term -> passages, term frequencies), norms and id order of the corpus, into `lucene_bm25/`."""
 
@@ -103,17 +115,20 @@ class LuceneBM25Builder(IndexBuilder):
         self.n_docs = 0
 
     def add(self, texts: list[str]) -> None:
-        counts = [Counter(analyze(text)) for text in texts]
-        lengths = np.array([sum(c.values()) for c in counts], dtype=np.int64)
+        self.add_postings(*analysed_postings(texts))
+
+    def add_postings(
+        self, docs: np.ndarray, terms: np.ndarray, freqs: np.ndarray, lengths: np.ndarray, words: list[str]
+    ) -> None:
+        """The next chunk's postings (`analysed_postings`: passages numbered from 0 within the chunk, terms as
+        places in `words`), numbered in the corpus's passages and vocabulary (terms in order of first sight)."""
         vocabulary = self.vocabulary
-        terms = np.array([vocabulary.setdefault(term, len(vocabulary)) for c in counts for term in c], dtype=np.int32)
-        docs = np.repeat(np.arange(self.n_docs, self.n_docs + len(texts), dtype=np.int32), [len(c) for c in counts])
-        freqs = np.fromiter((n for c in counts for n in c.values()), dtype=np.int32, count=len(terms))
+        numbers = np.array([vocabulary.setdefault(word, len(vocabulary)) for word in words], dtype=np.int32)
         path = self.spill / f"chunk{len(self.chunk_files):06d}.npz"
-        np.savez(path, doc=docs, term=terms, tf=freqs)
+        np.savez(path, doc=(docs + self.n_docs).astype(np.int32), term=numbers[terms], tf=freqs)
         self.chunk_files.append(path)
         self.lengths.append(lengths)
-        self.n_docs += len(texts)
+        self.n_docs += len(lengths)
 
     def finish(self) -> dict[str, Any]:
         out = self.folder / FILES_DIR

@@ -1,0 +1,1 @@
+"""Parallel index builds on Ray Data (`ragbench index build --ray`): `build`."""

@@ -1,0 +1,85 @@
+"""What a worker of a parallel index build makes of one block of passages (its texts, in corpus order), as arrays:
+the same steps as the one-process build's `add`, with a vocabulary of the block's own (terms numbered in order of
+first sight in the block), which the driver renumbers into the corpus's (`absorb`).
+
+- bm25, flashrag_bm25: bm25s's tokenizer with the build's settings: (passage, term, frequency) triples, the
+  passages' lengths and the tokenizer's three dictionaries (word -> stem, stem -> term, word -> term);
+- lucene_bm25: the Lucene-analysed postings, the passages' lengths and the block's words;
+- dense: the passages' embeddings, by the encoder an actor holds (one model load per actor).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from typing import Any
+
+import numpy as np
+
+from ..bm25 import id_triples, make_tokenizer, token_ids
+from ..dense import Encoder
+from ..lucene_bm25 import analysed_postings
+from .state import npz_bytes
+
+BM25_KINDS = ("bm25", "flashrag_bm25")
+KINDS = (*BM25_KINDS, "lucene_bm25", "dense")
+TOKENIZER_DICTS = ("word_to_stem", "stem_to_sid", "word_to_id")
+FIELDS: dict[str, tuple[str, ...]] = {  # what a block file holds, by kind
+    "bm25": ("doc", "term", "tf", "lengths", "vocabulary"),
+    "flashrag_bm25": ("doc", "term", "tf", "lengths", "vocabulary"),
+    "lucene_bm25": ("doc", "term", "tf", "lengths", "words"),
+    "dense": ("embeddings",),
+}
+
+
+def json_array(value: Any) -> np.ndarray:
+    """A JSON value as a uint8 array (npz without pickles; lone surrogates kept as JSON escapes)."""
+    return np.frombuffer(json.dumps(value).encode("ascii"), dtype=np.uint8)
+
+
+def from_json_array(array: np.ndarray) -> Any:
+    return json.loads(array.tobytes().decode("ascii"))
+
+
+def bm25_block(texts: list[str], settings: dict[str, Any]) -> dict[str, np.ndarray]:
+    tokenizer = make_tokenizer(settings["stopwords"], settings["stemmer"], settings["tokenizer"])
+    triples, lengths = id_triples(token_ids(tokenizer, texts))
+    dicts = {name: getattr(tokenizer, name) for name in TOKENIZER_DICTS}
+    return {**triples, "lengths": lengths, "vocabulary": json_array(dicts)}
+
+
+def lucene_block(texts: list[str]) -> dict[str, np.ndarray]:
+    docs, terms, freqs, lengths, words = analysed_postings(texts)
+    return {"doc": docs, "term": terms, "tf": freqs, "lengths": lengths, "words": json_array(words)}
+
+
+class BlockAnalyser:
+    """The body of a Ray Data actor (`map_batches`; dense) or task (`analyse_blocks`): each row `{block, digest, texts}` (texts pickled: any string
+    survives) becomes `{block, payload}`, the block file's bytes (`state.npz_bytes`). `settings` are the driver's
+    builder's (`absorb.worker_settings`); a dense actor loads its encoder once."""
+
+    def __init__(self, kind: str, settings: dict[str, Any]) -> None:
+        self.kind, self.settings = kind, settings
+        self.encoder: Encoder | None = None
+        if kind == "dense":
+            options = dict(settings["encoder"])
+            self.encoder = Encoder(**options, registry=settings["registry"])
+
+    def arrays(self, texts: list[str]) -> dict[str, np.ndarray]:
+        if self.encoder is not None:
+            return {"embeddings": self.encoder.encode_passages(texts)}
+        if self.kind == "lucene_bm25":
+            return lucene_block(texts)
+        return bm25_block(texts, self.settings)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
+        payloads = [
+            npz_bytes(self.arrays(pickle.loads(texts)), str(digest))
+            for texts, digest in zip(batch["texts"], batch["digest"])
+        ]
+        return {"block": [int(number) for number in batch["block"]], "payload": payloads}
+
+
+def analyse_blocks(batch: dict[str, np.ndarray], kind: str, settings: dict[str, Any]) -> dict[str, list[Any]]:
+    """`BlockAnalyser` as a Ray task (the BM25 kinds: nothing to hold, and Ray reuses its worker processes)."""
+    return BlockAnalyser(kind, settings)(batch)

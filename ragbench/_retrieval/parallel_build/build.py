@@ -1,0 +1,100 @@
+"""`ragbench index build --ray`: `index.build_index` with its passages analysed by a pool of Ray Data workers
+(`feeder`), the index the very one a one-process build writes; with `shards`, split as `ragbench index shard` splits
+it, for `--retriever-arg shards=S`."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._errors import ConfigError
+from ..corpus import corpus_format
+from ..index import Manifest, build_index, corpus_state
+from .analysis import KINDS
+from .feeder import RayFeeder
+from .state import remove_state
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+
+CONNECT_SECONDS = 10  # for a cluster's address to accept a connection
+
+
+@dataclass
+class ParallelBuild:
+    manifest: Manifest
+    reused: int  # blocks an interrupted build had written
+    analysed: int  # blocks the workers analysed
+    shards: Path | None  # the shards' folder (`sharded.layout`), with `shards`
+
+
+def build_parallel(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: dict[str, Any],
+    *,
+    ray_address: str | None,
+    workers: int | None,
+    shards: int | None,
+    registry: Registry,
+    **build: Any,
+) -> ParallelBuild:
+    """`build_index(corpus, out, kind, options, **build)` on Ray (module docstring); `ray_address` "" or None: the
+    RAY_ADDRESS variable's Ray, else one of this process's own."""
+    kind = registry.entry("retrievers", kind).name
+    if kind not in KINDS:
+        raise ConfigError(f"--ray builds {', '.join(KINDS)} indexes, not {kind}; build it without --ray")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers {workers}: must be at least 1")
+    if shards is not None:
+        from ..sharded.split import SPLITTERS
+
+        if kind not in SPLITTERS or shards < 1:
+            raise ConfigError(
+                f"--shards {shards}: shards are written for {' and '.join(SPLITTERS)} indexes, 1 or more of them"
+            )
+    try:
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise ConfigError("index build --ray needs Ray Data: pip install 'ragbench[ray]'") from None
+    check_address(ray_address or os.environ.get("RAY_ADDRESS"))
+    corpus, out = Path(corpus), Path(out)
+    corpus_format(corpus)  # a missing or unknown corpus refused before the key reads its files
+    key = {
+        "retriever": kind,
+        "options": options,
+        "corpus": str(corpus.resolve()),
+        "corpus_files": [list(entry) for entry in corpus_state(corpus)],
+        **{name: build.get(name) for name in ("chunk_size", "title", "split", "split_header")},
+    }
+    feeder = RayFeeder(kind, out, key, ray_address, workers, registry)
+    try:
+        manifest = build_index(corpus, out, kind, options, registry=registry, feeder=feeder, **build)
+    finally:
+        feeder.close()
+    remove_state(out)  # the index is complete: its blocks are no longer needed
+    split = None
+    if shards is not None:
+        from ..sharded.split import split_index
+
+        split = split_index(out, shards, overwrite=True)
+    return ParallelBuild(manifest, feeder.reused, feeder.analysed, split)
+
+
+def check_address(address: str | None) -> None:
+    """A cluster's HOST:PORT (or ray://HOST:PORT) where nothing listens is refused at once, before any work: ray.init
+    waits minutes for it."""
+    host, colon, port = (address or "").removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():  # auto, local, none
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"--ray {address}: nothing answers there ({exc.strerror or exc}); start the cluster (`ray start --head`) "
+            "and pass its address, or --ray alone for a Ray of this machine"
+        ) from None

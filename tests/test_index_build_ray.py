@@ -227,3 +227,20 @@ def test_parallel_options_out_of_place_fail_in_one_line_before_work(tmp_path, ar
         done = cli("index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), *args)
     assert done.returncode != 0 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "index").exists() and not state_folder(tmp_path / "index").exists()
+
+
+def test_a_dense_build_resumed_with_a_changed_model_folder_reuses_no_block(tmp_path):
+    """The build's key (what its blocks are reused for) holds each file of the dense model's folder: weights replaced
+    between a killed build and its second invocation make another key, so the old blocks are not taken as this
+    model's embeddings."""
+    from ragbench._retrieval.parallel_build.build import model_files
+
+    model = tmp_path / "encoder"
+    (model / "sub").mkdir(parents=True)
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    (model / "sub" / "weights.bin").write_bytes(b"\x00" * 8)
+    before = model_files({"model": str(model)})
+    assert [entry[0] for entry in before] == ["config.json", "sub/weights.bin"]
+    (model / "sub" / "weights.bin").write_bytes(b"\x01" * 9)
+    assert model_files({"model": str(model)}) != before
+    assert model_files({"model": "org/hub-name"}) == []  # no local folder: nothing to read

@@ -70,6 +70,7 @@ def build_parallel(
         "corpus": str(corpus.resolve()),
         "corpus_files": [list(entry) for entry in corpus_state(corpus)],
         **{name: build.get(name) for name in ("chunk_size", "title", "split", "split_header")},
+        "model_files": model_files(options) if kind == "dense" else [],
     }
     feeder = RayFeeder(kind, out, key, ray_address, workers, registry)
     try:
@@ -83,6 +84,18 @@ def build_parallel(
 
         split = split_index(out, shards, overwrite=True)
     return ParallelBuild(manifest, feeder.reused, feeder.analysed, split)
+
+
+def model_files(options: dict[str, Any]) -> list[list[Any]]:
+    """Path, size and modification time (ns) of each file of the dense model's local folder: blocks a model since
+    changed (a folder copied over, weights replaced) encoded are not taken as this model's."""
+    from ..dense import DEFAULT_MODEL, model_location
+
+    folder = Path(model_location(str(options.get("model", DEFAULT_MODEL))))
+    if not folder.is_dir():
+        return []
+    files = sorted(path for path in folder.rglob("*") if path.is_file())
+    return [[str(path.relative_to(folder)), (stat := path.stat()).st_size, stat.st_mtime_ns] for path in files]
 
 
 def check_address(address: str | None) -> None:

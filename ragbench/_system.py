@@ -121,6 +121,12 @@ def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:
     return [s.extras[name] for s in samples if s.error is None and name in s.extras]
 
 
+def adherence(what: str, followed: int, of: int, fix: str) -> list[dict[str, Any]]:
+    """A `format_adherence` of one output format: `followed` of `of` outputs followed `what`; `fix`, what the
+    warning a shortfall gives tells the user to do."""
+    return [{"format": what, "followed": followed, "of": of, "fix": fix}]
+
+
 def like_for_like(system: System, task_prompts: str = "task") -> dict[str, Any]:
     """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
     budget `system` declares (`budget_options`) with the value it runs with, and its `prompt_style`; a system that

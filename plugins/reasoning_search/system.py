@@ -27,11 +27,11 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
+    adherence,
     recorded_extras,
 )
 from ragbench.api.engines import Response
-from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling
+from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling, flashrag_searching
 
 from .prompts import (
     AUTOREFINE_USER,
@@ -144,12 +144,7 @@ class ReasoningSearch(System):
     """
 
     name = "r1_searcher"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_retrieval_num"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_retrieval_num")
     search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512
@@ -226,14 +221,12 @@ class ReasoningSearch(System):
             return None
         fmt = self.search_format
         answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
-        return [
-            {
-                "format": f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
-                "followed": sum(r["finish"] == "answer" for r in runs),
-                "of": len(runs),
-                "fix": f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
-            }
-        ]
+        return adherence(
+            f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
+            sum(r["finish"] == "answer" for r in runs),
+            len(runs),
+            f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
+        )
 
 
 class SearchR1(ReasoningSearch):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._system import SystemDeclaration
 from .._types import Document
 from .refined_text import is_refined_text
 
@@ -90,6 +91,19 @@ class FlashRagTemplate:
 
 FLASHRAG_RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
 FLASHRAG_ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
+
+
+def flashrag_searching(searches: str, **fields: Any) -> SystemDeclaration:
+    """The declaration of a FlashRAG method that writes its own searches (IRCoT, FLARE, CoRAG ...): it retrieves,
+    shows `topk` passages per search (its my_config.yaml `retrieval_topk`), its option `searches` bounds its
+    searches, and a task reads it in FlashRAG's prompt style; `fields`, the method's other declared facts."""
+    return SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": searches},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+        **fields,
+    )
 
 
 def flashrag_sampling(

@@ -133,8 +133,6 @@ class Ircot(System):
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "ircot")
-        if not runs:
-            return None
         return adherence(
             f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
             sum(r["answered"] for r in runs),

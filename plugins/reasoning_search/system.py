@@ -217,8 +217,6 @@ class ReasoningSearch(System):
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """An example follows the format when it ends with an answer in the model's answer format."""
         runs = recorded_extras(samples, EXTRAS)
-        if not runs:
-            return None
         fmt = self.search_format
         answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
         return adherence(

@@ -139,8 +139,6 @@ class SelfAsk(System):
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "self_ask")
-        if not runs:
-            return None
         return adherence(
             f'"{FINAL_ANSWER.strip()}" within max_iter calls',
             sum(r["answered"] for r in runs),

@@ -338,8 +338,6 @@ class SelfRag(System):
             for p in (extras or {}).get("passages", [])
             if "relevance_token_first" in p
         ]
-        if not checked:
-            return None
         return adherence(
             "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
             sum(checked),

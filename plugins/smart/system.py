@@ -377,8 +377,6 @@ class Smart(System):
         SMART's format writes something else, which upstream's parser takes whole as the intents."""
         traces = recorded_extras(samples, "smart")
         checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
-        if not checked:
-            return None
         return adherence(
             "Reconstructor intents as Search(intent; ...)",
             sum(checked),

@@ -171,8 +171,6 @@ class SuRe(System):
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "sure")
-        if not runs:
-            return None
         return adherence(
             "answer candidates as (a) xx, (b) yy",
             sum(1 for r in runs if r["candidates"]),

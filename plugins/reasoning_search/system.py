@@ -87,6 +87,19 @@ class Turn:
     queries: tuple[str, ...] = ()
 
 
+def ended(
+    example: Example, turn: Turn, raw_output: str, shown: list[Document], rounds: int, searches: int
+) -> Prediction:
+    """The prediction of a run that ended on `turn`, its extras those `statistics` and `format_adherence` read."""
+    return Prediction(
+        example_id=example.id,
+        answer=turn.text,
+        raw_output=raw_output,
+        docs=shown,
+        extras={EXTRAS: {"rounds": rounds, "searches": searches, "finish": turn.kind}},
+    )
+
+
 def read_output(output: str, fmt: SearchFormat) -> Turn:
     """FlashRAG's reading of one output (reasoning_pipeline.py:117-136, 239-254): an answer first, then a
     search the output ends with, else the output itself finishes the example."""
@@ -195,13 +208,7 @@ class ReasoningSearch(System):
                 written += fmt.passages(docs)
         else:
             turn = Turn("rounds_out", NO_ANSWER)
-        return Prediction(
-            example_id=example.id,
-            answer=turn.text,
-            raw_output=written,
-            docs=shown,
-            extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}},
-        )
+        return ended(example, turn, written, shown, round_no + 1, searches)
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, EXTRAS)

@@ -20,6 +20,7 @@ from .._types import Document
 from .refined_text import is_refined_text
 
 if TYPE_CHECKING:
+    from .._context import Context
     from .._llm import LLM
     from .._values.llm_calls import Response
 
@@ -138,3 +139,22 @@ async def flashrag_generate(
     if isinstance(prompt, list):
         return await llm.chat(prompt, step=step, **params)
     return await llm.generate(prompt, step=step, **params)
+
+
+async def flashrag_naive_or_zero_shot(
+    ctx: Context,
+    question: str,
+    retrieve: bool,
+    topk: int,
+    max_tokens: int,
+    zero_shot: FlashRagTemplate = FLASHRAG_ZERO_SHOT_TEMPLATE,
+) -> tuple[list[Document], str]:
+    """The two branches of FlashRAG's conditional methods (SKR, Adaptive-RAG's A and B): its naive pipeline
+    (`topk` passages searched for the question, its base prompt) or its zero-shot one; the documents shown and
+    the answer."""
+    docs = await ctx.required_retriever().search(question, topk) if retrieve else []
+    template = FLASHRAG_RAG_TEMPLATE if retrieve else zero_shot
+    response = await flashrag_generate(
+        ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=max_tokens
+    )
+    return docs, response.text

@@ -8,7 +8,8 @@
 `flashrag_generate` (its vLLM or HF generator's parameters and stop handling, on any engine),
 `flashrag_searching` (the declaration of a method that writes its own searches, bounded by its option); the judgers
 of its conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local folder,
-or a file of judgements by example id) and `judger_folder` (that folder, else one line).
+or a file of judgements by example id) and `judger_folder` (that folder, else one line), and
+`flashrag_naive_or_zero_shot` (the two answers they choose between).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         FLASHRAG_ZERO_SHOT_TEMPLATE,
         FlashRagTemplate,
         flashrag_generate,
+        flashrag_naive_or_zero_shot,
         flashrag_reference,
         flashrag_sampling,
         flashrag_searching,
@@ -36,6 +38,7 @@ _MODULES = {
         "flashrag_reference",
         "flashrag_sampling",
         "flashrag_generate",
+        "flashrag_naive_or_zero_shot",
         "flashrag_searching",
         "title_and_text",
         "FLASHRAG_RAG_TEMPLATE",

@@ -56,7 +56,7 @@ RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "Tracking": ("--wandb", "--wandb-arg", "--mlflow", "--mlflow-arg"),
 }
-# the options of the command's own that belong to no topic: shown last, with --help, under "Other options"
+# the options of no topic (the root's --version, check's --no-model): shown last, with --help, as "Other options"
 UNGROUPED = ("--version", "--no-model")
 
 

@@ -42,3 +42,16 @@ def refuse_by_name(cls: type, names: Iterable[str], attribute: str, instance: bo
             f"{cls.__qualname__} sets {', '.join(named)} by name, which nothing reads: "
             f"declare it in `{how}` (docs/writing-plugins.md)"
         )
+
+
+class RefusesDeclaredByName:
+    """The base of a contract class whose facts are its `declares` (`System`, `Metric`): a subclass that defines
+    one of them by its own name, or an instance that assigns one, is a TypeError (`refuse_by_name`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        refuse_by_name(cls, vars(cls), "declares")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        refuse_by_name(type(self), (name,), "declares", instance=True)
+        super().__setattr__(name, value)

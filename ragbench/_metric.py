@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from ._class_defaults import EMPTY, frozen, refuse_by_name
+from ._class_defaults import EMPTY, RefusesDeclaredByName, frozen
 from ._plugin_calls import plugin_text
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class MetricDeclaration:
             object.__setattr__(self, name, frozen(getattr(self, name)))
 
 
-class Metric:
+class Metric(RefusesDeclaredByName):
     """`score` returns one value (reported under `name`) or a dict of named values; it may be
     async when it calls a judge or an NLI model through `ctx`. A value is a finite number (bool and
     numpy scalars are taken as floats) or None, which means "not scorable" and is counted apart from
@@ -103,14 +103,6 @@ class Metric:
     # metrics with a key of the same name can score one task. `score`, `aggregate` and `corpus` keep
     # seeing their own key names.
     key_prefix: str = ""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        refuse_by_name(cls, vars(cls), "declares")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        refuse_by_name(type(self), (name,), "declares", instance=True)
-        super().__setattr__(name, value)
 
     def preflight(self, check: Preflight, task: Any) -> None:
         """The metric's own pre-flight on `task`, before anything loads (a file it reads, a service

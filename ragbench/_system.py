@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._class_defaults import EMPTY, frozen, refuse_by_name
+from ._class_defaults import EMPTY, RefusesDeclaredByName, frozen
 
 BUDGETS = ("passages", "searches")  # the budgets a system may declare options for (`SystemDeclaration.budget_options`)
 
@@ -58,21 +58,13 @@ class SystemDeclaration:
         object.__setattr__(self, "budget_options", frozen(self.budget_options))
 
 
-class System:
+class System(RefusesDeclaredByName):
     """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`) and say what
     the core reads about them in `declares`. Optional reporting hooks (docs/writing-plugins.md): `report`,
     `statistics`, `format_adherence`, `trace_outline`."""
 
     name: ClassVar[str] = ""
     declares: SystemDeclaration = SystemDeclaration()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        refuse_by_name(cls, vars(cls), "declares")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        refuse_by_name(type(self), (name,), "declares", instance=True)
-        super().__setattr__(name, value)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         """The prediction for one example. `example` is read-only (the metrics score against it); the documents
@@ -119,6 +111,12 @@ def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:
     """`extras[name]` of every sample that ran without error and recorded it: what a system's
     `statistics` and `format_adherence` read from the task's sample records."""
     return [s.extras[name] for s in samples if s.error is None and name in s.extras]
+
+
+def adherence(what: str, followed: int, of: int, fix: str) -> list[dict[str, Any]] | None:
+    """A `format_adherence` of one output format: `followed` of `of` outputs followed `what`; `fix`, what the
+    warning a shortfall gives tells the user to do. None when no output was checked (`of` 0)."""
+    return [{"format": what, "followed": followed, "of": of, "fix": fix}] if of else None
 
 
 def like_for_like(system: System, task_prompts: str = "task") -> dict[str, Any]:

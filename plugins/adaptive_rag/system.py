@@ -34,10 +34,8 @@ from ragbench.api import (
 )
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import (
-    FLASHRAG_RAG_TEMPLATE,
-    FLASHRAG_ZERO_SHOT_TEMPLATE,
     Judger,
-    flashrag_generate,
+    flashrag_naive_or_zero_shot,
     judger_folder,
 )
 
@@ -147,15 +145,11 @@ class AdaptiveRag(System):
                 prediction = await self.multi_hop_system().run(example, ctx)
                 prediction.extras["adaptive_rag"] = {"label": label}
                 return prediction
-            docs = await ctx.required_retriever().search(question, self.topk) if label == "B" else []
-            template = FLASHRAG_RAG_TEMPLATE if label == "B" else FLASHRAG_ZERO_SHOT_TEMPLATE
-            response = await flashrag_generate(
-                ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=self.max_tokens
-            )
+            docs, answer = await flashrag_naive_or_zero_shot(ctx, question, label == "B", self.topk, self.max_tokens)
         return Prediction(
             example_id=example.id,
-            answer=response.text,
-            raw_output=response.text,
+            answer=answer,
+            raw_output=answer,
             docs=docs,
             extras={"adaptive_rag": {"label": label}},
         )

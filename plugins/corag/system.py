@@ -16,10 +16,9 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     recorded_extras,
 )
-from ragbench.api.flashrag import flashrag_sampling, title_and_text
+from ragbench.api.flashrag import flashrag_sampling, flashrag_searching, title_and_text
 
 from .prompts import (
     FINAL_ANSWER,
@@ -84,12 +83,7 @@ class CoRag(System):
     """
 
     name = "corag"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_iter_num"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_iter_num")
 
     def __init__(
         self,

@@ -42,11 +42,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     recorded_extras,
 )
 from ragbench.api.engines import Engine, Response, local_tokenizer
-from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate, flashrag_searching
 
 from .prompts import SENTENCE_END, STOP
 
@@ -64,12 +63,7 @@ class Flare(System):
     """
 
     name = "flare"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_iter_num"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_iter_num")
 
     def __init__(
         self,

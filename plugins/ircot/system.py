@@ -30,10 +30,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
+    adherence,
     recorded_extras,
 )
-from ragbench.api.flashrag import flashrag_generate
+from ragbench.api.flashrag import flashrag_generate, flashrag_searching
 
 from .prompts import FINAL_ANSWER, TEMPLATE
 
@@ -51,12 +51,7 @@ class Ircot(System):
     """
 
     name = "ircot"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_iter"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_iter")
     ascending = True
 
     def __init__(
@@ -138,16 +133,12 @@ class Ircot(System):
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "ircot")
-        if not runs:
-            return None
-        return [
-            {
-                "format": f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
-                "followed": sum(r["answered"] for r in runs),
-                "of": len(runs),
-                "fix": "raise max_iter, or use a model that follows the worked example",
-            }
-        ]
+        return adherence(
+            f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
+            sum(r["answered"] for r in runs),
+            len(runs),
+            "raise max_iter, or use a model that follows the worked example",
+        )
 
 
 class IrcotFixed(Ircot):

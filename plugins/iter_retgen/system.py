@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import Context, Document, Example, Prediction, System, SystemDeclaration
-from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate
+from ragbench.api import Context, Document, Example, Prediction, System
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate, flashrag_searching
 
 
 class IterRetGen(System):
@@ -29,12 +29,7 @@ class IterRetGen(System):
     """
 
     name = "iter_retgen"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "iter_num"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("iter_num")
 
     def __init__(
         self,

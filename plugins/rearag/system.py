@@ -15,10 +15,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
+    adherence,
     recorded_extras,
 )
-from ragbench.api.flashrag import flashrag_sampling, title_and_text
+from ragbench.api.flashrag import flashrag_sampling, flashrag_searching, title_and_text
 
 from .actions import first_action, next_move
 from .prompts import ACTION_STOP, LONG_ANSWER, SHORT_ANSWER, SHORT_ANSWER_STOP, SYSTEM
@@ -64,12 +64,7 @@ class ReaRag(System):
     """
 
     name = "rearag"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_iter_num"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_iter_num")
 
     def __init__(
         self,
@@ -162,11 +157,9 @@ class ReaRag(System):
         if not runs:
             return None
         rounds = sum(r["rounds"] for r in runs)
-        return [
-            {
-                "format": "Thought N: ... Action N: ```{'function': 'search'|'finish', 'parameters': {...}}```",
-                "followed": rounds - sum(r["restarts"] for r in runs),
-                "of": rounds,
-                "fix": "use a ReaRAG-trained model (THU-KEG/ReaRAG-9B)",
-            }
-        ]
+        return adherence(
+            "Thought N: ... Action N: ```{'function': 'search'|'finish', 'parameters': {...}}```",
+            rounds - sum(r["restarts"] for r in runs),
+            rounds,
+            "use a ReaRAG-trained model (THU-KEG/ReaRAG-9B)",
+        )

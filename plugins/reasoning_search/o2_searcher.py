@@ -20,7 +20,7 @@ from .prompts import (
     O2_SEARCHER_USER,
     R1_SEARCHER_DOC,
 )
-from .system import EXTRAS, NO_ANSWER, ReasoningSearch, SearchFormat, Turn, extract_between
+from .system import NO_ANSWER, ReasoningSearch, SearchFormat, Turn, ended, extract_between
 
 O2_SEARCHER = SearchFormat(
     O2_SEARCHER_USER, ("<query>", "</query>"), ("<learnings>", "</learnings>"), R1_SEARCHER_DOC, O2_SEARCHER_STOP
@@ -104,10 +104,4 @@ class O2Searcher(ReasoningSearch):
                 messages.append({"role": "user", "content": O2_SEARCHER_LEARNINGS.format(learning_str=learnings)})
         else:
             turn = Turn("rounds_out", NO_ANSWER)
-        return Prediction(
-            example_id=example.id,
-            answer=turn.text,
-            raw_output=output,
-            docs=shown,
-            extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}},
-        )
+        return ended(example, turn, output, shown, round_no + 1, searches)

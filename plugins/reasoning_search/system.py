@@ -27,11 +27,11 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
+    adherence,
     recorded_extras,
 )
 from ragbench.api.engines import Response
-from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling
+from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling, flashrag_searching
 
 from .prompts import (
     AUTOREFINE_USER,
@@ -85,6 +85,19 @@ class Turn:
     kind: str
     text: str
     queries: tuple[str, ...] = ()
+
+
+def ended(
+    example: Example, turn: Turn, raw_output: str, shown: list[Document], rounds: int, searches: int
+) -> Prediction:
+    """The prediction of a run that ended on `turn`, its extras those `statistics` and `format_adherence` read."""
+    return Prediction(
+        example_id=example.id,
+        answer=turn.text,
+        raw_output=raw_output,
+        docs=shown,
+        extras={EXTRAS: {"rounds": rounds, "searches": searches, "finish": turn.kind}},
+    )
 
 
 def read_output(output: str, fmt: SearchFormat) -> Turn:
@@ -144,12 +157,7 @@ class ReasoningSearch(System):
     """
 
     name = "r1_searcher"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_retrieval_num"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_retrieval_num")
     search_format: ClassVar[SearchFormat] = R1_SEARCHER
     default_rounds: ClassVar[int] = 5
     default_round_tokens: ClassVar[int] = 512
@@ -200,13 +208,7 @@ class ReasoningSearch(System):
                 written += fmt.passages(docs)
         else:
             turn = Turn("rounds_out", NO_ANSWER)
-        return Prediction(
-            example_id=example.id,
-            answer=turn.text,
-            raw_output=written,
-            docs=shown,
-            extras={EXTRAS: {"rounds": round_no + 1, "searches": searches, "finish": turn.kind}},
-        )
+        return ended(example, turn, written, shown, round_no + 1, searches)
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         runs = recorded_extras(samples, EXTRAS)
@@ -222,18 +224,14 @@ class ReasoningSearch(System):
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         """An example follows the format when it ends with an answer in the model's answer format."""
         runs = recorded_extras(samples, EXTRAS)
-        if not runs:
-            return None
         fmt = self.search_format
         answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
-        return [
-            {
-                "format": f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
-                "followed": sum(r["finish"] == "answer" for r in runs),
-                "of": len(runs),
-                "fix": f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
-            }
-        ]
+        return adherence(
+            f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
+            sum(r["finish"] == "answer" for r in runs),
+            len(runs),
+            f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
+        )
 
 
 class SearchR1(ReasoningSearch):

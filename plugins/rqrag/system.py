@@ -41,11 +41,11 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
+    adherence,
     recorded_extras,
 )
 from ragbench.api.engines import Response
-from ragbench.api.flashrag import title_and_text
+from ragbench.api.flashrag import flashrag_searching, title_and_text
 
 from .prompts import ANSWER_TOKEN, END, QUERY_TOKENS, STOP, evidences, first_prompt
 
@@ -92,12 +92,7 @@ class RqRag(System):
     """
 
     name = "rqrag"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_depth"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_searching("max_depth")
 
     def __init__(
         self,
@@ -203,12 +198,10 @@ class RqRag(System):
         runs = recorded_extras(samples, "rqrag")
         if not runs:
             return None
-        return [
-            {
-                "format": f"answers ending with {END}",
-                "followed": sum(r["parsed"] for r in runs),
-                "of": sum(r["paths"] for r in runs),
-                "fix": "use RQ-RAG's model (zorowin123/rq_rag_llama2_7B); "
-                "an answer without it is FlashRAG's 'Unable to detect valid answer'",
-            }
-        ]
+        return adherence(
+            f"answers ending with {END}",
+            sum(r["parsed"] for r in runs),
+            sum(r["paths"] for r in runs),
+            "use RQ-RAG's model (zorowin123/rq_rag_llama2_7B); "
+            "an answer without it is FlashRAG's 'Unable to detect valid answer'",
+        )

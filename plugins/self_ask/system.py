@@ -33,10 +33,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
+    adherence,
     recorded_extras,
 )
-from ragbench.api.flashrag import flashrag_generate
+from ragbench.api.flashrag import flashrag_generate, flashrag_searching
 
 from .prompts import (
     FINAL_ANSWER,
@@ -65,11 +65,8 @@ class SelfAsk(System):
     """
 
     name = "self_ask"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk", "searches": "max_iter"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
+    declares = flashrag_searching(
+        "max_iter",
         own_defaults=("max_tokens",),  # run_exp.py's 100 for this method, not a FlashRAG task's 32
     )
     search_after_kept_follow_up = False
@@ -142,16 +139,12 @@ class SelfAsk(System):
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "self_ask")
-        if not runs:
-            return None
-        return [
-            {
-                "format": f'"{FINAL_ANSWER.strip()}" within max_iter calls',
-                "followed": sum(r["answered"] for r in runs),
-                "of": len(runs),
-                "fix": "raise max_iter, or use a model that follows Self-Ask's exemplars",
-            }
-        ]
+        return adherence(
+            f'"{FINAL_ANSWER.strip()}" within max_iter calls',
+            sum(r["answered"] for r in runs),
+            len(runs),
+            "raise max_iter, or use a model that follows Self-Ask's exemplars",
+        )
 
 
 def follow_up_question(text: str) -> str | None:

@@ -41,6 +41,7 @@ from ragbench.api import (
     System,
     SystemDeclaration,
     Task,
+    adherence,
     recorded_extras,
 )
 from ragbench.api.engines import Engine, EngineNeeds
@@ -337,17 +338,13 @@ class SelfRag(System):
             for p in (extras or {}).get("passages", [])
             if "relevance_token_first" in p
         ]
-        if not checked:
-            return None
-        return [
-            {
-                "format": "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
-                "followed": sum(checked),
-                "of": len(checked),
-                "fix": "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
-                "carry the reflection tokens",
-            }
-        ]
+        return adherence(
+            "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
+            sum(checked),
+            len(checked),
+            "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
+            "carry the reflection tokens",
+        )
 
     def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
         traces = recorded_extras(samples, "selfrag")

@@ -27,7 +27,7 @@ from ragbench.api import (
     Task,
     recorded_extras,
 )
-from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, Judger, flashrag_generate, judger_folder
+from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, judger_folder
 
 from .prompts import ZERO_SHOT
 
@@ -105,15 +105,11 @@ class Skr(System):
         judgement = await self._judger.judge(example.id, question)
         retrieve = judgement["label"]
         ctx.record_step("judgement", inputs={"question": question}, outputs=judgement)
-        docs = await ctx.required_retriever().search(question, self.topk) if retrieve else []
-        template = FLASHRAG_RAG_TEMPLATE if retrieve else ZERO_SHOT
-        response = await flashrag_generate(
-            ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=self.max_tokens
-        )
+        docs, answer = await flashrag_naive_or_zero_shot(ctx, question, retrieve, self.topk, self.max_tokens, ZERO_SHOT)
         return Prediction(
             example_id=example.id,
-            answer=response.text,
-            raw_output=response.text,
+            answer=answer,
+            raw_output=answer,
             docs=docs,
             extras={"skr": {"retrieve": retrieve}},
         )

@@ -51,6 +51,7 @@ from ragbench.api import (
     System,
     SystemDeclaration,
     Task,
+    adherence,
     recorded_extras,
 )
 from ragbench.api.engines import Response
@@ -376,14 +377,10 @@ class Smart(System):
         SMART's format writes something else, which upstream's parser takes whole as the intents."""
         traces = recorded_extras(samples, "smart")
         checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
-        if not checked:
-            return None
-        return [
-            {
-                "format": "Reconstructor intents as Search(intent; ...)",
-                "followed": sum(checked),
-                "of": len(checked),
-                "fix": "use a SMART-trained model (--model, or --role-model "
-                "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model",
-            }
-        ]
+        return adherence(
+            "Reconstructor intents as Search(intent; ...)",
+            sum(checked),
+            len(checked),
+            "use a SMART-trained model (--model, or --role-model "
+            "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model",
+        )

@@ -33,6 +33,7 @@ from ragbench.api import (
     SampleRecord,
     System,
     SystemDeclaration,
+    adherence,
     recorded_extras,
 )
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference
@@ -170,17 +171,12 @@ class SuRe(System):
 
     def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
         runs = recorded_extras(samples, "sure")
-        if not runs:
-            return None
-        return [
-            {
-                "format": "answer candidates as (a) xx, (b) yy",
-                "followed": sum(1 for r in runs if r["candidates"]),
-                "of": len(runs),
-                "fix": "use an instruction-following model; an example without candidates "
-                'answers "" as FlashRAG\'s SuRe does',
-            }
-        ]
+        return adherence(
+            "answer candidates as (a) xx, (b) yy",
+            sum(1 for r in runs if r["candidates"]),
+            len(runs),
+            'use an instruction-following model; an example without candidates answers "" as FlashRAG\'s SuRe does',
+        )
 
 
 class SuReFixed(SuRe):

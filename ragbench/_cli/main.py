@@ -12,16 +12,17 @@ import sys
 from typing import Any
 
 import click
+import cloup
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .cache_command import cache_command
 from .console import GuardedStream
 from .export_commands import export_group
+from .help_groups import GroupedHelpGroup, with_help_groups
 from .index_commands import index_group
 from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
-from .plugin_commands import PluginCommandGroup
 from .registry import command_registry
 from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
 from .run_options import (
@@ -110,8 +111,9 @@ def escape_unprintable() -> None:
 
 
 @click.group(
-    cls=PluginCommandGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=GroupedHelpGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
 )
+@with_help_groups
 @click.option(
     "--version",
     is_flag=True,
@@ -148,7 +150,8 @@ def main(ctx: click.Context, /, replay: str | None, **options: Any) -> None:
     run_and_report(config, trackers)
 
 
-@main.command("check")
+@main.command("check", cls=cloup.Command)
+@with_help_groups
 @click.option("--no-model", is_flag=True, help="skip loading the engines (and the systems' model checks)")
 @with_run_options
 @with_tracker_options

@@ -15,17 +15,17 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
 from .._storage.files import naming, open_file, write_atomically, write_problem
 from .._values.options import parse_assignments
-from .._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, too_many
+from .._values.run_config import MAX_INFLIGHT, too_many
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
 from .run_options import (
     common_kwargs,
     data_paths,
     judge_args_of,
+    judge_repeats_option,
     judging_kwargs,
     no_progress_option,
     overwrite_option,
-    repeats_at_most,
     resume_option,
     split_names,
     with_common,
@@ -52,15 +52,7 @@ EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 )
 @click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
 @click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
-@click.option(
-    "--judge-repeats",
-    default=None,
-    type=click.IntRange(min=1),
-    callback=repeats_at_most,
-    metavar="K",
-    help=f"judge every example K times per judge (1 to {MAX_JUDGE_REPEATS}) and report the judges' agreement "
-    "(default: the run's)",
-)
+@judge_repeats_option("the run's")
 @click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
 @click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
 @click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")

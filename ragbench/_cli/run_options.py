@@ -29,6 +29,19 @@ def repeats_at_most(ctx: click.Context, _param: click.Parameter, value: int | No
     return value
 
 
+def judge_repeats_option(default: str) -> Callable[[Command], Command]:
+    """--judge-repeats, of a run (`default`: "once") or of a rescoring ("the run's")."""
+    return click.option(
+        "--judge-repeats",
+        default=None,
+        type=click.IntRange(min=1),
+        callback=repeats_at_most,
+        metavar="K",
+        help=f"judge every example K times per judge (1 to {MAX_JUDGE_REPEATS}) and report the judges' agreement "
+        f"(default: {default})",
+    )
+
+
 def data_paths(items: tuple[str, ...]) -> dict[str, str]:
     return {k: str(v) for k, v in parse_assignments(items, "--data").items()}
 
@@ -77,15 +90,7 @@ common_options = [
         metavar="N.K=V",
         help="engine option of the N-th --judge (from 0), e.g. 1.base_url=http://127.0.0.1:8001/v1",
     ),
-    click.option(
-        "--judge-repeats",
-        default=None,
-        type=click.IntRange(min=1),
-        callback=repeats_at_most,
-        metavar="K",
-        help=f"judge every example K times per judge (1 to {MAX_JUDGE_REPEATS}) and report the judges' agreement "
-        "(default: once)",
-    ),
+    judge_repeats_option("once"),
     click.option(
         "--nli",
         default=None,

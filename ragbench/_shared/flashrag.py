@@ -15,10 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._system import SystemDeclaration
 from .._types import Document
 from .refined_text import is_refined_text
 
 if TYPE_CHECKING:
+    from .._context import Context
     from .._llm import LLM
     from .._values.llm_calls import Response
 
@@ -92,6 +94,19 @@ FLASHRAG_RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
 FLASHRAG_ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
 
 
+def flashrag_searching(searches: str, **fields: Any) -> SystemDeclaration:
+    """The declaration of a FlashRAG method that writes its own searches (IRCoT, FLARE, CoRAG ...): it retrieves,
+    shows `topk` passages per search (its my_config.yaml `retrieval_topk`), its option `searches` bounds its
+    searches, and a task reads it in FlashRAG's prompt style; `fields`, the method's other declared facts."""
+    return SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": searches},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+        **fields,
+    )
+
+
 def flashrag_sampling(
     framework: Literal["vllm", "hf"] = "vllm", *, max_tokens: int = 32, stop: list[str] | None = None, **sampling: Any
 ) -> dict[str, Any]:
@@ -124,3 +139,22 @@ async def flashrag_generate(
     if isinstance(prompt, list):
         return await llm.chat(prompt, step=step, **params)
     return await llm.generate(prompt, step=step, **params)
+
+
+async def flashrag_naive_or_zero_shot(
+    ctx: Context,
+    question: str,
+    retrieve: bool,
+    topk: int,
+    max_tokens: int,
+    zero_shot: FlashRagTemplate = FLASHRAG_ZERO_SHOT_TEMPLATE,
+) -> tuple[list[Document], str]:
+    """The two branches of FlashRAG's conditional methods (SKR, Adaptive-RAG's A and B): its naive pipeline
+    (`topk` passages searched for the question, its base prompt) or its zero-shot one; the documents shown and
+    the answer."""
+    docs = await ctx.required_retriever().search(question, topk) if retrieve else []
+    template = FLASHRAG_RAG_TEMPLATE if retrieve else zero_shot
+    response = await flashrag_generate(
+        ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=max_tokens
+    )
+    return docs, response.text

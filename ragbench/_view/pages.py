@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,35 +184,41 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
 def judge_notes(results: Results | None, run: Path | None = None) -> dict[str, list[str]]:
     """By task, the console's lines on its judged keys: the raters' agreement (`judge_agreement`) and, of a
     rescoring with other judges, the judge swap (`judge_swap`)."""
-    if results is None:
-        return {}
-    out: dict[str, list[str]] = {}
-    for task in results.results:
-        one_task = dataclasses.replace(
-            results,
-            judge_agreement={task: found} if (found := (results.judge_agreement or {}).get(task)) else None,
-            judge_swap={task: swapped} if (swapped := (results.judge_swap or {}).get(task)) else None,
-        )
-        lines = judge_agreement_lines(one_task, run) + judge_swap_lines(one_task)
-        if lines:
-            out[task] = lines
-    return out
+    return lines_by_task(
+        results,
+        lambda found, task: {
+            "judge_agreement": {task: agreed} if (agreed := (found.judge_agreement or {}).get(task)) else None,
+            "judge_swap": {task: swapped} if (swapped := (found.judge_swap or {}).get(task)) else None,
+        },
+        lambda one_task: judge_agreement_lines(one_task, run) + judge_swap_lines(one_task),
+    )
 
 
 def system_warnings(results: Results | None) -> dict[str, list[str]]:
     """By task, the console's warnings about the system's outputs and work: formats its outputs did not follow
     (`format_adherence`) and work that bought nothing (`repeated_work`)."""
+    return lines_by_task(
+        results,
+        lambda found, task: {
+            "format_adherence": {task: (found.format_adherence or {}).get(task) or []},
+            "repeated_work": {task: work} if (work := (found.repeated_work or {}).get(task)) else {},
+        },
+        lambda one_task: format_lines(one_task) + repeated_work_lines(one_task),
+    )
+
+
+def lines_by_task(
+    results: Results | None,
+    narrowed: Callable[[Results, str], dict[str, Any]],
+    lines_of: Callable[[Results], list[str]],
+) -> dict[str, list[str]]:
+    """By task that has any, the console's lines (`lines_of`) of the results narrowed to that task: the fields
+    `narrowed` gives replaced."""
     if results is None:
         return {}
     out: dict[str, list[str]] = {}
     for task in results.results:
-        one_task = dataclasses.replace(
-            results,
-            format_adherence={task: (results.format_adherence or {}).get(task) or []},
-            repeated_work={task: work} if (work := (results.repeated_work or {}).get(task)) else {},
-        )
-        lines = format_lines(one_task) + repeated_work_lines(one_task)
-        if lines:
+        if lines := lines_of(dataclasses.replace(results, **narrowed(results, task))):
             out[task] = lines
     return out
 

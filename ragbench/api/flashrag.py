@@ -5,9 +5,11 @@
 `FlashRagTemplate` (its `PromptTemplate`: a string, or a chat model's `[system, user]` messages),
 `FLASHRAG_RAG_TEMPLATE` and `FLASHRAG_ZERO_SHOT_TEMPLATE` (its base and zero-shot prompts),
 `flashrag_reference` and `title_and_text` (its reference formatting), `flashrag_sampling` and
-`flashrag_generate` (its vLLM or HF generator's parameters and stop handling, on any engine); the judgers
+`flashrag_generate` (its vLLM or HF generator's parameters and stop handling, on any engine),
+`flashrag_searching` (the declaration of a method that writes its own searches, bounded by its option); the judgers
 of its conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local folder,
-or a file of judgements by example id) and `judger_folder` (that folder, else one line).
+or a file of judgements by example id) and `judger_folder` (that folder, else one line), and
+`flashrag_naive_or_zero_shot` (the two answers they choose between).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         FLASHRAG_ZERO_SHOT_TEMPLATE,
         FlashRagTemplate,
         flashrag_generate,
+        flashrag_naive_or_zero_shot,
         flashrag_reference,
         flashrag_sampling,
+        flashrag_searching,
         title_and_text,
     )
     from ragbench._shared.judgers import Judger, judger_folder
@@ -34,6 +38,8 @@ _MODULES = {
         "flashrag_reference",
         "flashrag_sampling",
         "flashrag_generate",
+        "flashrag_naive_or_zero_shot",
+        "flashrag_searching",
         "title_and_text",
         "FLASHRAG_RAG_TEMPLATE",
         "FLASHRAG_ZERO_SHOT_TEMPLATE",

@@ -1,0 +1,69 @@
+"""The declarations and reporting helpers the built-in systems share say what each system said on its own:
+`flashrag_searching` declares the same facts the FlashRAG methods wrote out, `adherence` builds the
+`format_adherence` entry the run reads, and System and Metric still refuse a fact set by its own name."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragbench._registry import installed_registry
+from ragbench.api import Metric, System, SystemDeclaration, adherence
+from ragbench.api.flashrag import flashrag_searching
+
+# what each method declared, written out, before it used flashrag_searching
+SEARCHING = {
+    "corag": "max_iter_num",
+    "rearag": "max_iter_num",
+    "rqrag": "max_depth",
+    "flare": "max_iter_num",
+    "iter_retgen": "iter_num",
+    "ircot": "max_iter",
+    "self_ask": "max_iter",
+    "search_r1": "max_retrieval_num",
+}
+
+
+def written_out(searches: str, **fields: object) -> SystemDeclaration:
+    return SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk", "searches": searches},
+        searches_own_queries=True,
+        prompt_style="flashrag",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("system", sorted(SEARCHING))
+def test_each_flashrag_method_declares_what_it_wrote_out(system: str) -> None:
+    fields = {"own_defaults": ("max_tokens",)} if system == "self_ask" else {}
+    assert installed_registry().load("systems", system).declares == written_out(SEARCHING[system], **fields)
+
+
+def test_flashrag_searching_passes_other_facts_through() -> None:
+    assert flashrag_searching("n", roles=("a",)) == written_out("n", roles=("a",))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(), st.integers(0, 10**6), st.integers(0, 10**6), st.text())
+def test_adherence_is_the_one_entry_or_none_when_nothing_was_checked(what: str, a: int, b: int, fix: str) -> None:
+    followed, of = min(a, b), max(a, b)
+    made = adherence(what, followed, of, fix)
+    if of == 0:
+        assert made is None
+    else:
+        assert made == [{"format": what, "followed": followed, "of": of, "fix": fix}]
+
+
+def test_system_and_metric_refuse_a_fact_set_by_its_own_name() -> None:
+    with pytest.raises(TypeError, match="sets retrieves by name"):
+        type("Named", (System,), {"retrieves": True})
+    with pytest.raises(TypeError, match="sets higher_is_better by name"):
+        type("Named", (Metric,), {"higher_is_better": False})
+    metric = type("Fine", (Metric,), {"name": "fine"})()
+    with pytest.raises(TypeError, match=r"sets keys by name.*dataclasses.replace"):
+        metric.keys = ("x",)
+    system = type("Fine", (System,), {"name": "fine"})()
+    with pytest.raises(TypeError, match="sets uses_llm by name"):
+        system.uses_llm = False

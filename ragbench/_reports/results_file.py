@@ -71,6 +71,8 @@ MODEL_TOKENS = {
     "completion_tokens": 0,
     "usd": None,
     "usd_note": Omittable(""),
+    "prompt_cache": Omittable({"read_tokens": 0, "write_tokens": 0, "write_1h_tokens": 0, "usd_saved": None}),
+    "price_note": Omittable(""),
 }
 TOKEN_COST = {  # results_schema.TokenCost
     **MODEL_TOKENS,

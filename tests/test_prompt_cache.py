@@ -61,7 +61,7 @@ def test_openai_chat_completions_cached_tokens_are_read():
     with fake_server() as server:
         engine = OpenAIEngine("gpt-4o-mini", base_url=server.base_url, **FAST)
 
-        @settings(max_examples=15, deadline=None)
+        @settings(max_examples=10, deadline=None)
         @given(uncached=COUNTS, cached=COUNTS, completion=COUNTS)
         def check(uncached: int, cached: int, completion: int) -> None:
             usage = openai_usage(uncached + cached, cached, completion)
@@ -90,7 +90,7 @@ def test_anthropic_cache_reads_and_writes_are_read_with_the_one_hour_share():
     with fake_server() as server:
         engine = AnthropicEngine("claude-test", base_url=server.base_url.removesuffix("/v1"), **FAST)
 
-        @settings(max_examples=15, deadline=None)
+        @settings(max_examples=8, deadline=None)
         @given(fresh=COUNTS, read=COUNTS, five=COUNTS, hour=COUNTS, split=st.booleans())
         def check(fresh: int, read: int, five: int, hour: int, split: bool) -> None:
             usage = {"input_tokens": fresh, "output_tokens": 3, "cache_read_input_tokens": read}

@@ -321,3 +321,12 @@ def test_prompt_cache_marks_batch_requests_too_and_refuses_other_values():
     for value in ("2h", 1, "yes"):
         with pytest.raises(ConfigError, match="prompt_cache must be true, false, 5m or 1h"):
             AnthropicEngine("claude-test", prompt_cache=value)
+
+
+def test_a_call_files_reference_to_the_step_gives_the_cache_counts_back():
+    """A call file refers to the trace step for what the step holds: the counts come back from it (replay)."""
+    from ragbench._replay.call_refs import step_response_data
+    from ragbench._types import Step
+
+    held = Step(kind="llm", name="a", request={}, response={"texts": ["x"]}, prompt_tokens=10, cached_prompt_tokens=8)
+    assert Response.from_dict(step_response_data(held.to_dict())).cached_prompt_tokens == 8

@@ -330,3 +330,19 @@ def test_a_call_files_reference_to_the_step_gives_the_cache_counts_back():
 
     held = Step(kind="llm", name="a", request={}, response={"texts": ["x"]}, prompt_tokens=10, cached_prompt_tokens=8)
     assert Response.from_dict(step_response_data(held.to_dict())).cached_prompt_tokens == 8
+
+
+def test_the_console_line_says_what_the_prompt_cache_read_wrote_and_saved():
+    from ragbench._reports.judge_lines import model_cost_lines
+    from ragbench._reports.results_schema import Results
+
+    def line(cost: dict[str, Any]) -> str:
+        empty: dict[str, Any] = {}
+        results = Results(results={}, details={}, counts={}, complete=True, cost=empty, config=empty, versions={})
+        results.model_cost = {"demo": cost}  # type: ignore[dict-item]
+        [only] = model_cost_lines(results)
+        return only
+
+    cached = line(model_cost("openai:gpt-4o-mini", [step(10_000, 100, read=8_000)]))
+    assert "tokens 10000 in / 100 out (8000 read from the prompt cache, 0 written, $0.0006 saved), $0.0010" in cached
+    assert "prompt cache" not in line(model_cost("openai:gpt-4o-mini", [step(10, 1)]))

@@ -146,7 +146,7 @@ def test_cache_counts_that_are_no_part_of_the_prompt_are_no_answer(counts):
     assert problem is not None and ("more than" in problem or "whole number" in problem)
 
 
-def test_the_counts_reach_the_trace_step_and_the_record_and_zeros_stay_out():
+def test_the_counts_reach_the_trace_step_the_record_and_the_cost_and_zeros_stay_out_of_the_step():
     def traced(server: FakeServer, cached: int) -> dict[str, Any]:
         server.answer = lambda path, body: chat_payload(body) | {"usage": openai_usage(10, cached, 2)}
         trace: list[Any] = []
@@ -161,6 +161,8 @@ def test_the_counts_reach_the_trace_step_and_the_record_and_zeros_stay_out():
                 await llm.engine.aclose()
 
         asyncio.run(go())
+        counted = scheduler.stats.to_dict()  # results.json's `cost` counts
+        assert (counted["cached_prompt_tokens"], counted["cache_write_tokens"]) == (cached, 0)
         return dict(trace[0].to_dict())
 
     with fake_server() as server:

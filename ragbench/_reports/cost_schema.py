@@ -20,6 +20,8 @@ class CallCounts(TypedDict, total=False):
     cache_errors: int
     prompt_tokens: int
     completion_tokens: int
+    cached_prompt_tokens: int  # of prompt_tokens, read from the vendor's prompt cache (docs/engines.md)
+    cache_write_tokens: int  # of prompt_tokens, written to it
 
 
 class _AttemptCost(CallCounts):

@@ -58,6 +58,8 @@ COST = {
     "cache_hits": 0,
     "prompt_tokens": 0,
     "completion_tokens": 0,
+    "cached_prompt_tokens": Omittable(0),  # written since prompt caching was counted
+    "cache_write_tokens": Omittable(0),
     "attempts": 1,
     "interrupted_attempts": 0,
     "response_cache": Omittable(STORE),

@@ -174,6 +174,9 @@ class LLM(CeilingHeld):
         record.prompt_tokens = response.prompt_tokens
         record.completion_tokens = response.completion_tokens
         record.cached = response.cached
+        record.cached_prompt_tokens = response.cached_prompt_tokens
+        record.cache_write_tokens = response.cache_write_tokens
+        record.cache_write_1h_tokens = response.cache_write_1h_tokens
         if self.recorder is not None:
             self.recorder(self.engine.engine_id, record.request, response.to_dict(), step=self._held(record))
         return response

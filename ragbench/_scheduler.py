@@ -75,6 +75,8 @@ class CallStats:
     in_flight: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, those the vendor's prompt cache served
+    cache_write_tokens: int = 0  # of prompt_tokens, those written to it (Anthropic's)
     max_wait_batches: int = 0  # the longest a request waited: batches of its engine dispatched before its own
 
     def to_dict(self) -> dict[str, int]:
@@ -380,6 +382,8 @@ class Scheduler:
         if isinstance(result, Response):
             self.stats.prompt_tokens += result.prompt_tokens
             self.stats.completion_tokens += result.completion_tokens
+            self.stats.cached_prompt_tokens += result.cached_prompt_tokens
+            self.stats.cache_write_tokens += result.cache_write_tokens
         if not future.done():
             future.set_result(result)
 

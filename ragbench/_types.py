@@ -172,7 +172,11 @@ class Step(ReadOnly):
     seconds: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cached: bool = False
+    cached: bool = False  # answered by ragbench's response cache (not sent, not paid)
+    # of prompt_tokens, those the vendor's prompt cache served and those written to it (1-hour cache: of those)
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
     group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
     docs: list[dict[str, Any]] | None = None  # a custom step's documents kept, in its order
     # an LLM call's model, where it is not the run's --model: a system role's name (its --role-model) or
@@ -185,6 +189,9 @@ class Step(ReadOnly):
             del out["group"]
         for key in ("docs", "role"):
             if out[key] is None:
+                del out[key]
+        for key in ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens"):
+            if not out[key]:  # left out when 0: the records of calls no prompt cache served are as before
                 del out[key]
         return out
 

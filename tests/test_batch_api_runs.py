@@ -153,7 +153,8 @@ def test_the_batch_price_is_the_tables_batch_price_else_half(prompt, completion,
 
 
 def test_the_default_openai_prices_are_halved_for_a_batch_model():
-    assert model_price("openai:gpt-4o-mini", {"batch": True}, {}) == {"prompt": 0.075, "completion": 0.3}
+    halved = {"prompt": 0.075, "completion": 0.3, "cached_prompt": 0.0375}  # the cached-input price too
+    assert model_price("openai:gpt-4o-mini", {"batch": True}, {}) == halved
 
 
 @pytest.mark.parametrize("entry", ["{prompt: 1, completion: 2, batch_prompt: 0.5}", "{prompt: 1, batch_prompt: 1}"])

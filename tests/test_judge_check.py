@@ -104,7 +104,7 @@ def test_judge_cost_counts_calls_and_tokens_per_metric_and_prices_them_from_the_
 
 
 def test_openai_judges_are_priced_from_the_built_in_table_unless_sent_elsewhere():
-    assert model_price("openai:gpt-4o-mini", {}, {}) == {"prompt": 0.15, "completion": 0.60}
+    assert model_price("openai:gpt-4o-mini", {}, {}) == {"prompt": 0.15, "completion": 0.60, "cached_prompt": 0.075}
     assert model_price("openai:gpt-4o-mini", {"base_url": "http://127.0.0.1:8000/v1"}, {}) is None
     assert model_price("vllm:gpt-4o-mini", {}, {"gpt-4o-mini": {"prompt": 1.0, "completion": 1.0}}) is not None
     assert model_price("hf:some/model", {}, {}) is None

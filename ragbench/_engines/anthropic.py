@@ -14,6 +14,11 @@ MCP server (`{"type": "mcp", ...}` tool) goes to the beta Messages API (`/v1/mes
 sent verbatim in every request body (e.g. `top_k=40`, `thinking='{type: enabled, budget_tokens: 2048}'`)
 and is part of the engine id, the response cache's key.
 
+`prompt_cache=true` (or `5m`, `1h`: the cache's lifetime) marks the prefix an agent's loop repeats for Anthropic's
+prompt cache: `cache_control` on the last tool and on the system prompt (anthropic_messages.cache_marked); off by
+default, when requests go as they always have. The answers are the same either way, so it is not part of the
+engine id; reads and writes of the cache are priced at their own rates (ragbench._reports.prices).
+
 Retries, the failed-connection limit, concurrency, timeouts, key redaction and one-line failures are the
 `openai` engine's (stainless_engine.py, api_engine.py, api_http.py): the SDK retries HTTP 408/409/429/5xx
 (Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After. `batch=true` sends
@@ -24,12 +29,13 @@ from __future__ import annotations
 
 import os
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 
+from .._errors import ConfigError
 from .._values.llm_calls import Request, Response
-from .anthropic_messages import message_arguments, parse_message
+from .anthropic_messages import PROMPT_CACHE_TTLS, message_arguments, parse_message
 from .api_engine import optional_sdk
 from .api_http import FailFastTransport, JitteredRetries, redact_http_logs
 from .batch_anthropic import AnthropicBatches
@@ -80,9 +86,13 @@ class AnthropicEngine(StainlessEngine):
         | {"tools", "tool_choice"}
     )
 
-    def __init__(self, model: str, **options: Any) -> None:
+    def __init__(self, model: str, prompt_cache: Literal[False, True, "5m", "1h"] = False, **options: Any) -> None:
         sdk()  # the install command, before anything else
+        if not (isinstance(prompt_cache, bool) or prompt_cache in PROMPT_CACHE_TTLS):
+            raise ConfigError(f"anthropic engine: prompt_cache must be true, false, 5m or 1h, not {prompt_cache!r}")
         super().__init__(model, **options)
+        # the cache's lifetime where the prefix is marked for it: answers are the same, so it keys nothing
+        self.prompt_cache = PROMPT_CACHE_TTLS[0] if prompt_cache is True else prompt_cache or None
 
     @property
     def sdk(self) -> Any:
@@ -118,7 +128,7 @@ class AnthropicEngine(StainlessEngine):
         return client
 
     async def agenerate_one(self, request: Request) -> Response:
-        body = message_arguments(request, self.model)
+        body = message_arguments(request, self.model, self.prompt_cache)
         # the fields create() requires as keywords; the rest (temperature and top_p, which newer SDKs no longer
         # take as keywords, among them) go in the body as they are, with the --model-arg fields
         args = {name: body.pop(name) for name in ("model", "max_tokens", "messages")}
@@ -138,4 +148,4 @@ class AnthropicEngine(StainlessEngine):
         )
 
     def _batch_vendor(self) -> Vendor:
-        return AnthropicBatches(self)
+        return AnthropicBatches(self, self.prompt_cache)

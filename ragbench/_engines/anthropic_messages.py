@@ -7,7 +7,8 @@ assistant's tool calls `tool_use` blocks (its text before them), consecutive too
 thinking blocks must go back with the tool calls they led to) those blocks as they were. A prompt request is one
 user turn. Tools go as `{name, description, input_schema}`, a remote MCP server tool as an `mcp_servers` entry
 (the beta MCP connector: the API's servers call its tools), the tool choice as `{"type": "auto" | "none" | "any"
-| "tool"}`. Sampling: `max_tokens`, `temperature` and `top_p` unless left to the server (`top_p` only when below
+| "tool"}`; with the `anthropic` engine's `prompt_cache` option the last tool and the system prompt carry
+`cache_control` (`cache_marked`). Sampling: `max_tokens`, `temperature` and `top_p` unless left to the server (`top_p` only when below
 1: recent models refuse both),
 `stop_sequences`; n > 1, log-probabilities and LoRA adapters are refused (the API has none); the seed and json_mode are not
 sent (the API has neither), as local engines ignore json_mode.
@@ -16,7 +17,8 @@ The answer's text blocks give the text, its `tool_use` blocks the tool calls (ar
 `input`), its `stop_reason` the finish reason (`tool_use` "tool_calls", `max_tokens` "length", `refusal`
 "content_filter", `end_turn` and `stop_sequence` "stop", the stop string that fired kept when asked, `pause_turn`
 as it is: the turn goes on when the request is sent again with the answer so far), its usage
-the tokens (prompt: input plus cache reads and writes). The content blocks themselves are kept as the answer's
+the tokens (prompt: input plus cache reads and writes; the cache reads and writes, the 1-hour cache's among
+them, kept apart to be priced at their rates). The content blocks themselves are kept as the answer's
 items when there is more than text and tool calls (thinking, the MCP connector's `mcp_tool_use` and
 `mcp_tool_result`), so an agent sends them back. A block without a `type`, or a usage whose counts are no token
 counts (usage_counts.py), makes the answer unreadable (ValueError), retried as any unreadable answer. A
@@ -42,10 +44,12 @@ _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", 
 _FINISH_OTHER = {"refusal": "content_filter", "pause_turn": "pause_turn", "model_context_window_exceeded": "length"}
 _CHOICES = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
 _PLAIN_BLOCKS = {"text", "tool_use"}
+PROMPT_CACHE_TTLS = ("5m", "1h")  # Anthropic's prompt cache lifetimes, its default first
 
 
-def message_arguments(request: Request, model: str) -> dict[str, Any]:
-    """Keyword arguments of the SDK's `messages.create()` for `request` (besides extra body and headers)."""
+def message_arguments(request: Request, model: str, prompt_cache: str | None = None) -> dict[str, Any]:
+    """Keyword arguments of the SDK's `messages.create()` for `request` (besides extra body and headers);
+    `prompt_cache` ("5m", "1h"): the prefix marked for Anthropic's prompt cache (`cache_marked`)."""
     sampling = request.sampling
     for asked, what in (
         (sampling.n != 1, "n > 1"),
@@ -75,7 +79,21 @@ def message_arguments(request: Request, model: str) -> dict[str, Any]:
         args["mcp_servers"] = servers
     if request.tool_choice is not None:
         args["tool_choice"] = _CHOICES.get(request.tool_choice) or {"type": "tool", "name": request.tool_choice}
-    return args
+    return cache_marked(args, prompt_cache) if prompt_cache else args
+
+
+def cache_marked(args: dict[str, Any], ttl: str) -> dict[str, Any]:
+    """`args` with a `cache_control` breakpoint on the prefix every turn of an agent's loop repeats, as
+    Anthropic's prompt caching takes it: on the last tool (the cache then holds the tools) and on the system
+    prompt, sent as one text block (it holds the tools and the system prompt); nothing else is marked. A 5-minute
+    cache is the API's default `{"type": "ephemeral"}`, a 1-hour one adds `"ttl": "1h"`."""
+    marker = {"type": "ephemeral"} | ({"ttl": ttl} if ttl != PROMPT_CACHE_TTLS[0] else {})
+    out = dict(args)
+    if out.get("tools"):
+        out["tools"] = [*out["tools"][:-1], {**out["tools"][-1], "cache_control": marker}]
+    if "system" in out:
+        out["system"] = [{"type": "text", "text": out["system"], "cache_control": marker}]
+    return out
 
 
 def mcp_server(tool: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +184,9 @@ def parse_message(answer: Any, request: Request) -> Response:
         choice_tool_calls=[calls] if request.tools else None,
         prompt_tokens=usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"],
         completion_tokens=usage["output_tokens"],
+        cached_prompt_tokens=usage["cache_read_input_tokens"],
+        cache_write_tokens=usage["cache_creation_input_tokens"],
+        cache_write_1h_tokens=usage["cache_creation.ephemeral_1h_input_tokens"],
         finish_reason=_FINISH.get(reason) or _FINISH_OTHER.get(reason, str(reason)),
         items=items,
     )

@@ -25,8 +25,8 @@ ENDPOINT = "/v1/messages"
 
 
 class AnthropicBatches:
-    def __init__(self, engine: BatchingEngine) -> None:
-        self.engine = engine
+    def __init__(self, engine: BatchingEngine, prompt_cache: str | None = None) -> None:
+        self.engine, self.prompt_cache = engine, prompt_cache
 
     @property
     def _headers(self) -> Any:
@@ -36,7 +36,7 @@ class AnthropicBatches:
         return {"X-Api-Key": omit, "Authorization": omit}
 
     def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
-        params = message_arguments(request, self.engine.model)
+        params = message_arguments(request, self.engine.model, self.prompt_cache)
         if "mcp_servers" in params:
             raise RequestError("anthropic engine: a remote MCP server is not sent in a batch (batch=true)")
         return ENDPOINT, {"custom_id": custom, "params": {**params, **self.engine.extra_body}}

@@ -138,6 +138,7 @@ def parse_content(answer: Any, request: Request) -> Response:
             texts=[""] * request.sampling.n,
             choice_tool_calls=[() for _ in range(request.sampling.n)] if request.tools else None,
             prompt_tokens=usage["prompt_token_count"],
+            cached_prompt_tokens=usage["cached_content_token_count"],
             finish_reason="content_filter",
         )
     parts = [list(candidate.content.parts or ()) if candidate.content else [] for candidate in candidates]
@@ -166,6 +167,7 @@ def parse_content(answer: Any, request: Request) -> Response:
         choice_tool_calls=calls if request.tools else None,
         prompt_tokens=usage["prompt_token_count"],
         completion_tokens=usage["candidates_token_count"] + usage["thoughts_token_count"],
+        cached_prompt_tokens=usage["cached_content_token_count"],
         finish_reason=finish,
         items=items,
     )

@@ -140,6 +140,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         choice_tool_calls=[_tool_calls(choice.message) for choice in choices] if tools else None,
         prompt_tokens=usage["prompt_tokens"],
         completion_tokens=usage["completion_tokens"],
+        cached_prompt_tokens=usage["prompt_tokens_details.cached_tokens"],
         finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish,
     )
 

@@ -104,6 +104,7 @@ def parse_response(answer: Any, tools: bool) -> Response:
         choice_tool_calls=[calls] if tools else None,
         prompt_tokens=usage["input_tokens"],
         completion_tokens=usage["output_tokens"],
+        cached_prompt_tokens=usage["input_tokens_details.cached_tokens"],
         finish_reason=finish,
         items=json.dumps(items, ensure_ascii=False),
     )

@@ -39,7 +39,13 @@ OPENAI_RESPONSES = (
     "input_tokens_details.cached_tokens",
     "output_tokens_details.reasoning_tokens",
 )
-ANTHROPIC = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+ANTHROPIC = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation.ephemeral_1h_input_tokens",  # of the cache writes, the 1-hour cache's (the rest: 5 minutes)
+)
 GEMINI = (
     "prompt_token_count",
     "candidates_token_count",

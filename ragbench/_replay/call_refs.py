@@ -27,6 +27,7 @@ from typing import Any
 from .._errors import RecordError
 from .._records import read_samples
 from .._storage.jsonl import iter_jsonl
+from .._values.llm_calls import PROMPT_CACHE_COUNTS
 
 NLI_LOG = "nli_calls.jsonl"
 _REQUEST_FIELDS = ("prompt", "messages", "tools", "tool_choice", "sampling")  # a request without tools: no key
@@ -58,6 +59,7 @@ def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
     }
     if "tool_calls" in response:
         data["tool_calls"] = response["tool_calls"]
+    data.update({name: step[name] for name in PROMPT_CACHE_COUNTS if step.get(name)})  # the step keeps them too
     return data
 
 

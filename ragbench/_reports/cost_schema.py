@@ -20,6 +20,8 @@ class CallCounts(TypedDict, total=False):
     cache_errors: int
     prompt_tokens: int
     completion_tokens: int
+    cached_prompt_tokens: int  # of prompt_tokens, read from the vendor's prompt cache (docs/engines.md)
+    cache_write_tokens: int  # of prompt_tokens, written to it
 
 
 class _AttemptCost(CallCounts):
@@ -53,6 +55,8 @@ class ModelTokens(_ModelTokens, total=False):
     """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
 
     usd_note: str
+    prompt_cache: dict[str, Any]  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.prices)
+    price_note: str
 
 
 class _TokenCost(TypedDict):
@@ -73,6 +77,8 @@ class TokenCost(_TokenCost, total=False):
     usd_note: str
     model: str
     price_per_million: dict[str, float]
+    prompt_cache: dict[str, Any]
+    price_note: str
     by_model: dict[str, ModelTokens]
 
 

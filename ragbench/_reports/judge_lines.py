@@ -33,8 +33,17 @@ def money_phrase(cost: Mapping[str, Any]) -> str:
 def _calls_phrase(cost: Mapping[str, Any]) -> str:
     return (
         f"{cost['calls']} calls ({cost['cached']} from the cache, {cost['errors']} failed), tokens "
-        f"{cost['prompt_tokens']} in / {cost['completion_tokens']} out, {money_phrase(cost)}"
+        f"{cost['prompt_tokens']} in / {cost['completion_tokens']} out{_prompt_cache_phrase(cost)}, {money_phrase(cost)}"
     )
+
+
+def _prompt_cache_phrase(cost: Mapping[str, Any]) -> str:
+    """What the vendor's prompt cache read and wrote of the prompt tokens, and saved; nothing where it did neither."""
+    cache = cost.get("prompt_cache")
+    if not cache:
+        return ""
+    saved = "" if cache.get("usd_saved") is None else f", ${cache['usd_saved']:.4f} saved"
+    return f" ({cache['read_tokens']} read from the prompt cache, {cache['write_tokens']} written{saved})"
 
 
 def judge_cost_lines(results: Results) -> list[str]:

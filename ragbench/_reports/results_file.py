@@ -58,6 +58,8 @@ COST = {
     "cache_hits": 0,
     "prompt_tokens": 0,
     "completion_tokens": 0,
+    "cached_prompt_tokens": Omittable(0),  # written since prompt caching was counted
+    "cache_write_tokens": Omittable(0),
     "attempts": 1,
     "interrupted_attempts": 0,
     "response_cache": Omittable(STORE),
@@ -71,6 +73,8 @@ MODEL_TOKENS = {
     "completion_tokens": 0,
     "usd": None,
     "usd_note": Omittable(""),
+    "prompt_cache": Omittable({"read_tokens": 0, "write_tokens": 0, "write_1h_tokens": 0, "usd_saved": None}),
+    "price_note": Omittable(""),
 }
 TOKEN_COST = {  # results_schema.TokenCost
     **MODEL_TOKENS,

@@ -234,6 +234,9 @@ class TokenLogprobs:
     token_id: int | None = None
 
 
+PROMPT_CACHE_COUNTS = ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens")  # kept when not 0
+
+
 @dataclass
 class Response:
     texts: list[str]
@@ -251,6 +254,12 @@ class Response:
     # The first choice's generated token ids, the EOS or stop-completing token included (hf, vllm); None: the
     # engine does not see ids (openai, scripted, replay).
     token_ids: list[int] | None = None
+    # Of prompt_tokens, those the vendor's prompt cache served (OpenAI's cached_tokens, Anthropic's cache reads,
+    # Gemini's cachedContentTokenCount) and those written to it (Anthropic's cache writes; of them, the
+    # 1-hour cache's): each priced at its own rate (ragbench._reports.prices)
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @property
     def text(self) -> str:
@@ -298,6 +307,7 @@ class Response:
             out["items"] = self.items
         if self.token_ids is not None:
             out["token_ids"] = list(self.token_ids)
+        out.update({name: getattr(self, name) for name in PROMPT_CACHE_COUNTS if getattr(self, name)})
         return out
 
     @classmethod
@@ -315,6 +325,7 @@ class Response:
             else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
             items=data.get("items"),
             token_ids=None if data.get("token_ids") is None else list(data["token_ids"]),
+            **{name: data[name] for name in PROMPT_CACHE_COUNTS if name in data},
         )
 
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from .llm_calls import Request, Response, TokenLogprobs
+from .llm_calls import PROMPT_CACHE_COUNTS, Request, Response, TokenLogprobs
 from .tool_calls import ToolCall
 
 # "content_filter": the provider withheld the text (OpenAI); "tool_calls": the model called tools, an answer
@@ -43,10 +43,13 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
         yield f"texts {_shown(texts)} are not a list of strings"
     elif len(texts) != request.sampling.n:
         yield f"{len(texts)} texts for a request of n={request.sampling.n}"
-    for name in ("prompt_tokens", "completion_tokens"):
+    counts = ("prompt_tokens", "completion_tokens", *PROMPT_CACHE_COUNTS)
+    for name in counts:
         value = getattr(response, name)
         if not is_token_count(value):
             yield f"{name} {_shown(value)} is not a whole number from 0 to {MOST_TOKENS:,}"
+    if all(is_token_count(getattr(response, name)) for name in counts):
+        yield from _cache_problems(response)
     if response.finish_reason not in FINISH_REASONS:
         yield f"finish_reason {_shown(response.finish_reason)} is none of {', '.join(FINISH_REASONS)}"
     elif response.finish_reason == "pause_turn" and not any(tool.remote_mcp for tool in request.tools):
@@ -64,6 +67,18 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
         bad = next((n for n, position in enumerate(response.logprobs) if not _well_formed(position)), None)
         if bad is not None:
             yield f"logprobs[{bad}]: {next(_position_problems(response.logprobs[bad]))}"
+
+
+def _cache_problems(response: Response) -> Iterator[str]:
+    """The prompt cache's counts are parts of the prompt's: more would price a call below nothing."""
+    cached, written = response.cached_prompt_tokens, response.cache_write_tokens
+    if cached + written > response.prompt_tokens:
+        yield (
+            f"cached_prompt_tokens {cached:,} and cache_write_tokens {written:,} are more than the prompt_tokens "
+            f"{response.prompt_tokens:,} they are part of"
+        )
+    elif response.cache_write_1h_tokens > written:
+        yield f"cache_write_1h_tokens {response.cache_write_1h_tokens:,} are more than cache_write_tokens {written:,}"
 
 
 def _tool_call_problems(response: Response, request: Request) -> Iterator[str]:

@@ -17,6 +17,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .cache_command import cache_command
 from .console import GuardedStream
+from .estimate_command import estimate_command
 from .export_commands import export_group
 from .index_commands import index_group
 from .install_hints import for_this_install
@@ -315,6 +316,7 @@ for command in (
     view_command,
     reproduce_command,
     log_command,
+    estimate_command,
 ):
     main.add_command(command)
 

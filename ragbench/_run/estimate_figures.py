@@ -1,0 +1,133 @@
+"""The figures of a run's cost estimate (`ragbench estimate`, ragbench._run.estimate): what each example that ran
+cost (`example_figures`: LLM calls, prompt and output tokens, searches, judge calls, dollars by model, seconds),
+and the totals of a run from a sample of its examples (`Totals`, `extrapolated`).
+
+The interval of a total is a t-interval (95%) of the mean per-example figure of the examples that ran, times the
+examples still to run, with the finite-population correction (the examples that ran are part of the run's), plus
+what was paid already, exactly. It assumes the examples that ran are like those still to run: the pilot takes
+every k-th record of each task for that reason (ragbench._run.estimate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .._records import SampleRecord
+from .._reports.prices import ModelPrices, TokenUsage
+
+CONFIDENCE = 0.95
+SECONDS = "seconds"  # the example's steps' seconds added up (not a figure of money or calls: shown as wall time)
+
+
+def example_figures(record: SampleRecord, prices: ModelPrices) -> dict[str, float]:
+    """What one example cost, by figure: the system's LLM calls sent (`llm_calls`; the response cache's answers
+    cost nothing and count as `cached_calls`), their `prompt_tokens` and `completion_tokens`, `searches`
+    (retrieval steps), per judged metric its calls and tokens (`judge:METRIC calls` ...), dollars
+    (`usd:model`, `usd:judge:METRIC`; left out where the model has no price) and the seconds of its steps."""
+    out: dict[str, float] = {"examples": 1.0}
+    system = TokenUsage()
+    for step in record.trace:
+        if step.kind == "llm":
+            system.add(step, step.role)
+        elif step.kind == "retrieval":
+            out["searches"] = out.get("searches", 0.0) + 1
+    out.update(_usage("", system, prices, "usd:model"))
+    judges: dict[str, TokenUsage] = {}
+    for step in record.judge_trace:
+        judges.setdefault(step.name.removeprefix("judge:") or "judge", TokenUsage()).add(step, step.role or "judge")
+    for metric, usage in judges.items():
+        out.update(_usage(f"judge:{metric} ", usage, prices, f"usd:judge:{metric}"))
+    out[SECONDS] = sum(step.seconds for step in (*record.trace, *record.judge_trace))
+    return out
+
+
+def _usage(prefix: str, usage: TokenUsage, prices: ModelPrices, usd_key: str) -> dict[str, float]:
+    sent = [sum(each[i] for each in usage.tokens.values()) for i in range(3)]
+    out = {
+        f"{prefix}llm_calls": float(sent[0]),
+        f"{prefix}cached_calls": float(usage.cached),
+        f"{prefix}prompt_tokens": float(sent[1]),
+        f"{prefix}completion_tokens": float(sent[2]),
+    }
+    usd = usage.figures(prices)["usd"] if usage.calls else 0.0
+    if usd is not None:
+        out[usd_key] = float(usd)
+    return out
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A total's point estimate and its 95% interval (`low`, `high`; `high` None: unbounded, too few examples ran
+    to tell a spread)."""
+
+    point: float
+    low: float
+    high: float | None
+
+    def holds(self, value: float) -> bool:
+        return self.low <= value and (self.high is None or value <= self.high)
+
+
+def t_quantile(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with `df` degrees of freedom (scipy's)."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + CONFIDENCE / 2, df))
+
+
+def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval:
+    """The total of a figure over a run: `paid` already (exact), and `remaining` examples still to run, each like
+    the `observed` ones (the per-example values of the examples that ran). Fewer than two observed: the point is
+    the one value's (or 0), the interval unbounded above unless nothing remains."""
+    if remaining <= 0:
+        return Interval(paid, paid, paid)
+    n = len(observed)
+    mean = sum(observed) / n if n else 0.0
+    point = paid + remaining * mean
+    if n < 2:
+        return Interval(point, paid, None)
+    variance = sum((x - mean) ** 2 for x in observed) / (n - 1)
+    correction = math.sqrt(remaining / (n + remaining))  # finite population: n of the n + remaining examples ran
+    half = t_quantile(n - 1) * remaining * math.sqrt(variance / n) * correction
+    return Interval(point, max(paid, point - half), point + half)
+
+
+class Totals:
+    """A task's figures added up: `paid`, over every sample saved (failed examples' calls were paid too), and
+    `observed`, the per-example figures of the finished examples, what the examples still to run are estimated
+    from."""
+
+    def __init__(self) -> None:
+        self.paid: dict[str, float] = {}
+        self.observed: list[dict[str, float]] = []
+
+    def add(self, figures: Mapping[str, float], finished: bool) -> None:
+        for key, value in figures.items():
+            self.paid[key] = self.paid.get(key, 0.0) + value
+        if finished:
+            self.observed.append(dict(figures))
+
+    def keys(self) -> list[str]:
+        return sorted({*self.paid, *(key for each in self.observed for key in each)})
+
+    def estimate(self, remaining: int) -> dict[str, Interval]:
+        """Each figure's total once `remaining` more examples ran (a figure an example lacks counts 0 there)."""
+        return {
+            key: extrapolated(self.paid.get(key, 0.0), [each.get(key, 0.0) for each in self.observed], remaining)
+            for key in self.keys()
+            if key != "examples"
+        }
+
+
+def summed(intervals: Iterable[Mapping[str, Interval]]) -> dict[str, Interval]:
+    """Tasks' intervals added up, figure by figure (each task's bounds added: a conservative interval of the sum;
+    unbounded where any task's is)."""
+    out: dict[str, Interval] = {}
+    for each in intervals:
+        for key, interval in each.items():
+            before = out.get(key, Interval(0.0, 0.0, 0.0))
+            high = None if before.high is None or interval.high is None else before.high + interval.high
+            out[key] = Interval(before.point + interval.point, before.low + interval.low, high)
+    return out

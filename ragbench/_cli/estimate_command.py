@@ -79,10 +79,11 @@ def estimate_lines(estimate: Any) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="the estimate as JSON")
 @with_run_options
 def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
-    """What a run with these options will cost, before it is paid: a pilot of every k-th example (5% by
+    """What a run with these options will cost, before it is paid: a pilot of a random sample of its examples (5% by
     default) runs for real in the run's own folder, and the rest is estimated from it, each figure with a 95%
     interval. Run the same options with --resume afterwards: the pilot's examples are not paid again."""
-    from .._run.estimate import PilotSize, as_json as estimate_json, estimate
+    from .._run.estimate import PilotSize, estimate
+    from .._run.estimate import as_json as estimate_json
 
     if not split_names(options["tasks"] or ""):
         click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)

@@ -1,17 +1,18 @@
 """A run's cost before it is paid (`ragbench estimate`): a pilot of a few of its examples run for real, in the run's
 own folder, and the rest of the run estimated from them (ragbench._run.estimate_figures).
 
-The pilot IS part of the run: it runs every k-th record of each task (k from `PilotSize`: 5% of the records by
-default, at least 2 per task) with the run's own options, in the run's own folder (a fresh run, or the unfinished
+The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
+default, at least 2 per task; drawn from the run's --seed and the task's name) with the run's own options, in the run's own folder (a fresh run, or the unfinished
 run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
 is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
-records only. Taking every k-th record rather than the first k keeps a task sorted by difficulty or length from
-biasing the estimate. A run folder that holds a finished run is estimated from its samples and runs nothing.
+records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
+kinds of question come in a cycle from biasing the estimate, and is what the interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -55,11 +56,12 @@ class PilotSize:
             return cls(count=int(value))
         raise ConfigError(f"--pilot {text!r}: expected a share of each task's records (5%) or a count (20)")
 
-    def stride(self, records: int) -> int:
-        """Every how many-th record of a task of `records` records the pilot runs."""
+    def positions(self, records: int, seed: str) -> frozenset[int]:
+        """The positions the pilot runs of a task of `records` records: a simple random sample, drawn from `seed`
+        (the same run's pilot is the same)."""
         wanted = self.count if self.count is not None else math.ceil((self.fraction or 0) * records)
-        wanted = max(wanted, MIN_PILOT)
-        return max(1, records // wanted) if records else 1
+        wanted = min(records, max(wanted, MIN_PILOT))
+        return frozenset(random.Random(seed).sample(range(records), wanted))
 
 
 class PilotEnded(Exception):
@@ -67,13 +69,13 @@ class PilotEnded(Exception):
 
 
 class _Pilot:
-    """A run mode's pilot: only every `strides[task]`-th record runs, then the attempt ends unfinished."""
+    """A run mode's pilot: only the records at `positions[task]` run, then the attempt ends unfinished."""
 
-    strides: dict[str, int]
+    positions: dict[str, frozenset[int]]
 
     def records(self, passed: Callable[[], None]) -> Work:
         for planned, position, item in super().records(passed):  # type: ignore[misc]
-            if position % self.strides[planned.name] == 0:
+            if position in self.positions[planned.name]:
                 yield planned, position, item
 
     async def execute(self, services: RunServices, opened: Opened, cost: AttemptMeter) -> CallReports:
@@ -162,7 +164,7 @@ def pilot_config(config: RunConfig) -> RunConfig:
     return replace(config, resume=holds_run or config.resume, overwrite=config.overwrite and not holds_run)
 
 
-def run_pilot(run: PlannedRun, strides: dict[str, int]) -> bool:
+def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)."""
     recorded = RunRecord.read(run.run_dir)
     if recorded is not None and recorded.finished:
@@ -170,7 +172,7 @@ def run_pilot(run: PlannedRun, strides: dict[str, int]) -> bool:
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
         retrieved = run.open_retrieval(services)
         mode = (ResumedPilot if run.config.resume else FreshPilot)(run, retrieved)
-        mode.strides = strides
+        mode.positions = positions
         try:
             mode.run_in(services)
         except PilotEnded:
@@ -188,7 +190,8 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
     prices = run_prices(config)
     records = {p.name: count_records(p, config.limit) for p in run.planned}
     before = {p.name: read_totals(run, p, prices) for p in run.planned}
-    ran = pilot and run_pilot(run, {name: size.stride(count) for name, count in records.items()})
+    drawn = {name: size.positions(count, f"{config.seed}:{name}") for name, count in records.items()}
+    ran = pilot and run_pilot(run, drawn)
     tasks = []
     for planned in run.planned:
         totals, done = read_totals(run, planned, prices)

@@ -2,10 +2,12 @@
 cost (`example_figures`: LLM calls, prompt and output tokens, searches, judge calls, dollars by model, seconds),
 and the totals of a run from a sample of its examples (`Totals`, `extrapolated`).
 
-The interval of a total is a t-interval (95%) of the mean per-example figure of the examples that ran, times the
-examples still to run, with the finite-population correction (the examples that ran are part of the run's), plus
-what was paid already, exactly. It assumes the examples that ran are like those still to run: the pilot takes
-every k-th record of each task for that reason (ragbench._run.estimate).
+The interval of a total is the 95% percentile bootstrap interval (ragbench._reports.bootstrap, 2000 resamples,
+seed 0) of the mean per-example figure of the examples that ran, times the examples still to run, its spread
+widened by sqrt(n/(n-1)) (a resample's variance is the plug-in one) and narrowed by the finite-population
+correction sqrt(M/(n+M)) (the n examples that ran are part of the run's n+M), plus what was paid already,
+exactly. It assumes the examples that ran are like those still to run: the pilot takes
+a random sample of each task's records for that reason (ragbench._run.estimate).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .._records import SampleRecord
+from .._reports import bootstrap
 from .._reports.prices import ModelPrices, TokenUsage
 
-CONFIDENCE = 0.95
 SECONDS = "seconds"  # the example's steps' seconds added up (not a figure of money or calls: shown as wall time)
 
 
@@ -70,11 +72,8 @@ class Interval:
         return self.low <= value and (self.high is None or value <= self.high)
 
 
-def t_quantile(df: int) -> float:
-    """The two-sided 95% quantile of Student's t with `df` degrees of freedom (scipy's)."""
-    from scipy.stats import t
-
-    return float(t.ppf(0.5 + CONFIDENCE / 2, df))
+BOOTSTRAP_ROUNDS = 2000
+BOOTSTRAP_SEED = 0  # the interval of the same samples is the same
 
 
 def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval:
@@ -84,14 +83,17 @@ def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval
     if remaining <= 0:
         return Interval(paid, paid, paid)
     n = len(observed)
-    mean = sum(observed) / n if n else 0.0
+    mean = bootstrap.mean(observed) if n else 0.0
     point = paid + remaining * mean
     if n < 2:
         return Interval(point, paid, None)
-    variance = sum((x - mean) ** 2 for x in observed) / (n - 1)
-    correction = math.sqrt(remaining / (n + remaining))  # finite population: n of the n + remaining examples ran
-    half = t_quantile(n - 1) * remaining * math.sqrt(variance / n) * correction
-    return Interval(point, max(paid, point - half), point + half)
+    low, high = bootstrap.percentile_interval(bootstrap.resampled(observed, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED))
+    # the resamples' spread, unbiased (n / (n - 1): a resample's variance is the plug-in one) and corrected for
+    # the finite population (n of the n + remaining examples ran)
+    widen = math.sqrt(n / (n - 1)) * math.sqrt(remaining / (n + remaining))
+    return Interval(
+        point, max(paid, point - remaining * (mean - low) * widen), point + remaining * (high - mean) * widen
+    )
 
 
 class Totals:

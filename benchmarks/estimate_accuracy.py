@@ -79,6 +79,7 @@ def actual(results: dict[str, Any]) -> dict[str, float]:
     }
     for metric, cost in (results.get("judge_cost") or {}).get(TASK, {}).items():
         out[f"judge:{metric} prompt_tokens"] = cost["prompt_tokens"]
+        out[f"judge:{metric} completion_tokens"] = cost["completion_tokens"]
         out[f"usd:judge:{metric}"] = cost["usd"]
     return out
 

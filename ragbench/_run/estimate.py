@@ -145,7 +145,7 @@ def read_totals(run: PlannedRun, planned: PlannedTask, prices: ModelPrices) -> t
     totals = Totals()
     path = run.run_dir.sample_path(planned.name)
     if path.exists():
-        for record in read_samples(path, has_text=False):
+        for record in read_samples(path):  # with texts: a judge's calls are read only so
             if not record.bad_record:
                 totals.add(example_figures(record, prices), finished=record.error is None)
     return totals, len(finished)

@@ -90,7 +90,7 @@ def t_over_z(df: int) -> float:
         (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
         (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
     )
-    return 1 + sum(term / df ** (i + 1) for i, term in enumerate(terms)) / z
+    return 1 + sum(term / float(df) ** (i + 1) for i, term in enumerate(terms)) / z
 
 
 def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval:

@@ -2,7 +2,7 @@
 own folder, and the rest of the run estimated from them (ragbench._run.estimate_figures).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
-default, at least 2 per task; drawn from the run's --seed and the task's name) with the run's own options, in the run's own folder (a fresh run, or the unfinished
+default, at least 3 per task; drawn from the run's --seed and the task's name) with the run's own options, in the run's own folder (a fresh run, or the unfinished
 run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
 is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
 records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
@@ -35,7 +35,7 @@ from .plugin_values import task_records
 from .services import Opened, RunServices, held_services
 
 DEFAULT_PILOT = "5%"
-MIN_PILOT = 2  # examples per task, the fewest that show a spread
+MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from .._registry import Registry
 from .._reports.prices import ModelPrices, read_price_table
 from .._reports.run_record import RunRecord
 from .._values.ceiling import MAX_STEPS
-from .._values.run_config import RunConfig
+from .._values.run_config import RunConfig, examples_in_flight
 from .attempt import FreshRun, ResumedRun
 from .cost import AttemptMeter, CallReports
 from .estimate_figures import SECONDS, Interval, Totals, example_figures, summed
@@ -219,19 +219,26 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
 
 
 def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
-    """The wall time of the rest of the run: the steps' seconds still to come (`SECONDS`'s interval, less what was
-    spent) over the concurrency the last attempt reached (its examples' step seconds per second of its wall
-    time). None where no attempt of the run was timed."""
+    """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
+    from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
+    of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
+    min(examples left, --max-inflight): `high` assumes no more concurrency than the attempt's, `low` that it grows
+    in proportion to the slots, the point the geometric mean of the two. None where no attempt was timed."""
     recorded = RunRecord.read(run.run_dir)
     attempt = recorded.attempts[-1] if recorded is not None and recorded.attempts else None
     seconds = estimate.totals.get(SECONDS)
     if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):
         return None
     spent = estimate.paid().get(SECONDS, 0.0)
-    per_example = spent / max(1, sum(t.done for t in estimate.tasks))
+    per_example = spent / max(1, estimate.done)
     concurrency = max(1e-9, per_example * attempt["examples"] / attempt["wall_seconds"])
+    inflight = examples_in_flight(run.config.max_inflight)
+    slots = min(attempt["examples"], inflight)
+    more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
     high = None if seconds.high is None else (seconds.high - spent) / concurrency
-    return Interval((seconds.point - spent) / concurrency, (seconds.low - spent) / concurrency, high)
+    return Interval(
+        (seconds.point - spent) / (concurrency * math.sqrt(more)), (seconds.low - spent) / (concurrency * more), high
+    )
 
 
 def varying_steps(totals: dict[str, Interval]) -> list[str]:

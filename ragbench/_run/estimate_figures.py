@@ -21,14 +21,14 @@ from .._records import SampleRecord
 from .._reports import bootstrap
 from .._reports.prices import ModelPrices, TokenUsage
 
-SECONDS = "seconds"  # the example's steps' seconds added up (not a figure of money or calls: shown as wall time)
+SECONDS = "seconds"  # the example's own, start to sample (not a figure of money or calls: shown as wall time)
 
 
 def example_figures(record: SampleRecord, prices: ModelPrices) -> dict[str, float]:
     """What one example cost, by figure: the system's LLM calls sent (`llm_calls`; the response cache's answers
     cost nothing and count as `cached_calls`), their `prompt_tokens` and `completion_tokens`, `searches`
     (retrieval steps), per judged metric its calls and tokens (`judge:METRIC calls` ...), dollars
-    (`usd:model`, `usd:judge:METRIC`; left out where the model has no price) and the seconds of its steps."""
+    (`usd:model`, `usd:judge:METRIC`; left out where the model has no price) and its seconds."""
     out: dict[str, float] = {"examples": 1.0}
     system = TokenUsage()
     for step in record.trace:
@@ -42,7 +42,8 @@ def example_figures(record: SampleRecord, prices: ModelPrices) -> dict[str, floa
         judges.setdefault(step.name.removeprefix("judge:") or "judge", TokenUsage()).add(step, step.role or "judge")
     for metric, usage in judges.items():
         out.update(_usage(f"judge:{metric} ", usage, prices, f"usd:judge:{metric}"))
-    out[SECONDS] = sum(step.seconds for step in (*record.trace, *record.judge_trace))
+    steps = sum(step.seconds for step in (*record.trace, *record.judge_trace))
+    out[SECONDS] = record.seconds if record.seconds is not None else steps  # an older sample: its steps' seconds
     return out
 
 

@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._errors import ConfigError
-from ragbench._run.estimate import MIN_PILOT, PilotSize
+from ragbench._reports.prices import ModelPrices
+from ragbench._run.estimate import MIN_PILOT, PilotSize, unknowns
 from ragbench._run.estimate_figures import Interval, extrapolated
+from ragbench._values.run_config import RunConfig
 from tests.helpers import cli_here
 
 PRICES = (
@@ -163,3 +166,38 @@ def test_the_interval_holds_the_total_of_a_5_percent_pilot_in_most_draws(sigma: 
         held += interval.holds(total)
         close += abs(interval.point - total) <= 0.10 * total
     assert held >= 170 and close >= (190 if sigma == 0.5 else 90)
+
+
+@pytest.mark.parametrize("system,model", [("search_agent", "agent"), ("self_ask", "reply"), ("ircot", "reply")])
+def test_multi_step_systems_and_an_agent_are_estimated_and_their_declared_budgets_bound_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, system: str, model: str
+) -> None:
+    """Their calls vary from example to example (the interval is wide, never a point), and each declares a search
+    budget (max_turns, max_iter), so none is named as bounded only by the run's ceiling."""
+    pytest.importorskip("bm25s")
+    monkeypatch.setenv("RAGBENCH_INDEX_CACHE", str(tmp_path / "indexes"))
+    agent = ["--system-arg", "snippet_max_tokens=0"] if system == "search_agent" else []
+    args = ["--tasks", "fictional_multihop", "--system", system, "--model", f"scripted:tests.estimate_fake:{model}"]
+    output = ["--limit", "24", "--output", str(tmp_path / "r")]
+    done = cli_here("estimate", "--pilot", "12", "--json", *args, *agent, *output)
+    assert done.returncode == 0, done.stderr
+    estimate = json.loads(done.stdout)
+    calls = estimate["totals"]["llm_calls"]
+    assert estimate["pilot_examples"] == 12 and calls["low"] < calls["point"] < calls["high"]
+    assert not any("search budget" in line for line in estimate["unknowns"])
+
+
+@pytest.mark.parametrize(
+    "budget,varying,named", [({}, ["llm_calls"], True), ({}, [], False), ({"searches": "n"}, ["llm_calls"], False)]
+)
+def test_a_system_whose_calls_vary_without_a_declared_budget_is_named_as_bounded_only_by_the_ceiling(
+    budget: dict, varying: list[str], named: bool
+) -> None:
+    system = SimpleNamespace(declares=SimpleNamespace(budget_options=budget))
+    run = SimpleNamespace(planned=[SimpleNamespace(system=system)], config=RunConfig(tasks=["demo"], system="agent"))
+    prices = ModelPrices(RunConfig(tasks=["demo"], model="openai:gpt-4o").engine_request(), {})
+    lines = unknowns(run, prices, varying)  # type: ignore[arg-type]
+    assert (
+        any("declares no search budget" in line and "--max-steps-per-example (10000)" in line for line in lines)
+        == named
+    )

@@ -201,3 +201,17 @@ def test_a_system_whose_calls_vary_without_a_declared_budget_is_named_as_bounded
         any("declares no search budget" in line and "--max-steps-per-example (10000)" in line for line in lines)
         == named
     )
+
+
+def test_no_pilot_on_a_new_run_says_there_is_nothing_to_estimate_from(tmp_path: Path) -> None:
+    estimate = estimated(tmp_path, pilot="0")
+    assert estimate["pilot_examples"] == 0 and estimate["totals"] == {} and estimate["done"] == 0
+    assert any("nothing to estimate from" in line for line in estimate["unknowns"])
+    assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_overwrite_replaces_the_run_in_the_folder_as_the_run_would(tmp_path: Path) -> None:
+    assert cli_here(*options(tmp_path)).returncode == 0  # a finished run of 24
+    estimate = estimated(tmp_path, "--overwrite", pilot="4")
+    assert estimate["pilot_examples"] == 4 and estimate["paid_before"] == {}
+    assert not json.loads((tmp_path / "run" / "run.json").read_text())["finished"]

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from .._errors import EXIT_CONFIG, ConfigError
-from .outcomes import config_error, environment_error
+from .outcomes import config_error, environment_error, stopped_at_failure
 from .registry import command_registry
 from .run_options import run_kwargs, split_names, with_run_options
 
@@ -84,6 +84,8 @@ def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
     interval. Run the same options with --resume afterwards: the pilot's examples are not paid again."""
     from .._run.estimate import PilotSize, estimate
     from .._run.estimate import as_json as estimate_json
+    from .._run.example import StoppedAtFailure
+    from .._run.interrupted import RunInterrupted, exit_interrupted
 
     if not split_names(options["tasks"] or ""):
         click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)
@@ -98,6 +100,10 @@ def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc)
+    except StoppedAtFailure as exc:  # --fail-fast: a pilot example failed
+        stopped_at_failure(exc)
+    except RunInterrupted as exc:  # Ctrl-C during the pilot: its examples saved are kept
+        exit_interrupted(exc)
     if as_json:
         click.echo(json.dumps(estimate_json(result), indent=2))
         return

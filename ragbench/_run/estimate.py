@@ -35,6 +35,7 @@ from .plugin_values import task_records
 from .services import Opened, RunServices, held_services
 
 DEFAULT_PILOT = "5%"
+NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
 MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
 
 
@@ -157,17 +158,19 @@ def run_prices(config: RunConfig) -> ModelPrices:
 
 
 def pilot_config(config: RunConfig) -> RunConfig:
-    """The run's options as the pilot runs them: a run folder that holds a run is continued (--resume)."""
+    """The run's options as the pilot runs them: a run folder that holds a run is continued (--resume), unless
+    --overwrite is given: then the pilot replaces it, as the run would."""
     from .._storage.rundir import RunDir
 
     holds_run = RunDir(config.run_dir()).meta is not None
-    return replace(config, resume=holds_run or config.resume, overwrite=config.overwrite and not holds_run)
+    return replace(config, resume=config.resume or (holds_run and not config.overwrite))
 
 
 def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
-    """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)."""
+    """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)
+    that --overwrite does not replace."""
     recorded = RunRecord.read(run.run_dir)
-    if recorded is not None and recorded.finished:
+    if recorded is not None and recorded.finished and not (run.config.overwrite and not run.config.resume):
         return False
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
         retrieved = run.open_retrieval(services)
@@ -189,7 +192,8 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
     run = Evaluator(config, registry).plan
     prices = run_prices(config)
     records = {p.name: count_records(p, config.limit) for p in run.planned}
-    before = {p.name: read_totals(run, p, prices) for p in run.planned}
+    replaced = config.overwrite and not config.resume  # the run there is replaced: none of it counts
+    before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}
     drawn = {name: size.positions(count, f"{config.seed}:{name}") for name, count in records.items()}
     ran = pilot and run_pilot(run, drawn)
     tasks = []
@@ -212,7 +216,10 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
         tasks,
         summed(task.totals for task in tasks),
         None,
-        unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
+        [
+            *([] if any(task.done for task in tasks) else [NOTHING_RAN]),
+            *unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
+        ],
         sum(t.done - t.done_before for t in tasks) if ran else 0,
     )
     return replace(estimate, wall=wall_left(run, estimate))

@@ -110,9 +110,7 @@ def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
     for line in estimate_lines(result):
         click.echo(line)
     args = [a for a in sys.argv[1:] if a not in ("estimate", "--resume", "--overwrite", "--json")]
-    args = [
-        a for i, a in enumerate(args) if not (a.startswith(("--pilot=", "--pilot")) or (i and args[i - 1] == "--pilot"))
-    ]
+    args = [a for i, a in enumerate(args) if not (a.partition("=")[0] == "--pilot" or (i and args[i - 1] == "--pilot"))]
     click.echo(
         f"ragbench estimate: the pilot's examples are saved in {result.run_dir}; the run reuses them: "
         f"{shlex.join(['ragbench', *args, '--resume'])}"

@@ -18,6 +18,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .cache_command import cache_command
 from .console import GuardedStream
+from .estimate_command import estimate_command
 from .export_commands import export_group
 from .help_groups import GroupedHelpGroup, with_help_groups
 from .index_commands import index_group
@@ -318,6 +319,7 @@ for command in (
     view_command,
     reproduce_command,
     log_command,
+    estimate_command,
 ):
     main.add_command(command)
 

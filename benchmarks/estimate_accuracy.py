@@ -1,0 +1,144 @@
+"""How close `ragbench estimate` comes to what a run then costs: for a single-step system (vanilla), two multi-step
+ones (ircot, self_ask), an agent (search_agent) and a judged metric (vanilla with llm_judge), the estimate after a
+pilot (5% by default) against the whole run's actual cost once `--resume` ran the rest, figure by figure: LLM calls,
+prompt and output tokens and dollars of the system's model, and of the judge.
+
+The models are scripted (tests/estimate_fake.py): replies of log-normal length, a varying number of steps for the
+multi-step systems and 0-4 searches for the agent, each drawn from the request's own text, so the pilot and the run
+that resumes it get the same replies as one run would. The task is fictional_multihop's 300 questions, repeated
+`--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price
+table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's).
+
+    python benchmarks/estimate_accuracy.py [--copies 4] [--pilot 5%] [--systems vanilla ircot ...] [--quick]
+
+Prints, per system and figure: the estimate's point and 95% interval, the actual total, the error of the point,
+and whether the actual is inside the interval and within 10% of the point (exit 1 where one is not); and the wall
+time the estimate gave the rest of the run beside the resumed attempt's, printed only (a shared machine's timing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = ROOT / "tasks" / "fictional_multihop" / "data" / "questions.jsonl"
+TASK = "fictional_multihop"
+MODEL = "scripted:tests.estimate_fake:reply"
+AGENT = "scripted:tests.estimate_fake:agent"
+JUDGE = "scripted:tests.estimate_fake:judge"
+PRICES = f"{MODEL}: {{prompt: 2.5, completion: 10}}\n{AGENT}: {{prompt: 2.5, completion: 10}}\n"
+PRICES += f"{JUDGE}: {{prompt: 0.15, completion: 0.6}}\n"
+SETUPS: dict[str, list[str]] = {
+    "vanilla": ["--system", "vanilla", "--model", MODEL],
+    "ircot": ["--system", "ircot", "--model", MODEL],
+    "self_ask": ["--system", "self_ask", "--model", MODEL],
+    "search_agent": ["--system", "search_agent", "--model", AGENT, "--system-arg", "snippet_max_tokens=0"],
+    "vanilla+judge": ["--system", "vanilla", "--model", MODEL, "--metrics", "+llm_judge", "--judge", JUDGE],
+}
+TOLERANCE = 0.10
+
+
+def ragbench(*args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "ragbench", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        sys.exit(f"ragbench {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return done.stdout
+
+
+def copied_questions(folder: Path, copies: int) -> Path:
+    """fictional_multihop's questions `copies` times, each copy's ids and questions marked."""
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
+    path = folder / "questions.jsonl"
+    with path.open("w") as out:
+        for copy in range(copies):
+            for row in rows:
+                marked = {**row, "id": f"{row['id']}-{copy}"}
+                if copy:
+                    marked["question"] = f"{row['question']} (asked {copy} times before)"
+                out.write(json.dumps(marked) + "\n")
+    return path
+
+
+def actual(results: dict[str, Any]) -> dict[str, float]:
+    """The finished run's figures, from results.json (its cost, counted from the samples' traces)."""
+    model = results["model_cost"][TASK]
+    out = {
+        "llm_calls": model["calls"],
+        "prompt_tokens": model["prompt_tokens"],
+        "completion_tokens": model["completion_tokens"],
+        "usd:model": model["usd"],
+    }
+    for metric, cost in (results.get("judge_cost") or {}).get(TASK, {}).items():
+        out[f"judge:{metric} prompt_tokens"] = cost["prompt_tokens"]
+        out[f"judge:{metric} completion_tokens"] = cost["completion_tokens"]
+        out[f"usd:judge:{metric}"] = cost["usd"]
+    return out
+
+
+def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool:
+    good = True
+    print(f"{name}: {estimate['records']} examples, pilot {estimate['pilot_examples']}")
+    for key, value in real.items():
+        interval = estimate["totals"][key]
+        point, low, high = interval["point"], interval["low"], interval["high"]
+        error = (point - value) / value if value else 0.0
+        inside = low <= value and (high is None or value <= high)
+        ok = inside and abs(error) <= TOLERANCE
+        good &= ok
+        print(
+            f"  {key:<32} estimate {point:>14,.4f} [{low:,.4f} .. {high if high is None else f'{high:,.4f}'}]"
+            f"  actual {value:>14,.4f}  error {error:+.1%}  {'ok' if ok else 'MISSED'}"
+        )
+    return good
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--copies", type=int, default=4)
+    parser.add_argument("--pilot", default="5%")
+    parser.add_argument("--systems", nargs="+", default=list(SETUPS), choices=list(SETUPS))
+    parser.add_argument("--quick", action="store_true", help="vanilla on 300 examples, its misses not an error")
+    args = parser.parse_args()
+    if args.quick:
+        args.copies, args.systems = 1, ["vanilla"]
+    good = True
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        os.environ.setdefault("RAGBENCH_INDEX_CACHE", str(folder / "indexes"))
+        (folder / "prices.yaml").write_text(PRICES)
+        data = copied_questions(folder, args.copies)
+        for name in args.systems:
+            options = [
+                "--tasks",
+                TASK,
+                "--data",
+                f"{TASK}={data}",
+                "--price-table",
+                str(folder / "prices.yaml"),
+                "--output",
+                str(folder / name),
+                "--no-progress",
+                *SETUPS[name],
+            ]
+            estimate = json.loads(ragbench("estimate", "--pilot", args.pilot, "--json", *options))
+            ragbench(*options, "--resume")
+            results = json.loads((folder / name / "results.json").read_text())
+            good &= compare(name, estimate, actual(results))
+            wall = estimate["wall_seconds_left"]
+            resumed = json.loads((folder / name / "run.json").read_text())["attempts"][-1]["wall_seconds"]
+            print(f"  {'wall seconds left (not checked)':<32} estimate {wall}  actual {resumed}")
+    sys.exit(0 if good or args.quick else 1)
+
+
+if __name__ == "__main__":
+    main()

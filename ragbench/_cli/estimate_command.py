@@ -1,0 +1,117 @@
+"""`ragbench estimate`: with the run's own options, what the run will cost before it is paid - examples, LLM calls,
+tokens, searches, dollars by model and judge, wall time, each with its interval - from a pilot of a few of its
+examples run in the run's own folder (ragbench._run.estimate), which the run then reuses (`--resume`)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import sys
+from typing import Any
+
+import click
+
+from .._errors import EXIT_CONFIG, ConfigError
+from .outcomes import config_error, environment_error, stopped_at_failure
+from .registry import command_registry
+from .run_options import run_kwargs, split_names, with_run_options
+
+COUNTS = {  # figure: how it is shown
+    "llm_calls": "LLM calls (system)",
+    "prompt_tokens": "prompt tokens (system)",
+    "completion_tokens": "output tokens (system)",
+    "searches": "searches",
+}
+
+
+def shown(value: float, money: bool) -> str:
+    return f"${value:,.4f}" if money else f"{value:,.0f}"
+
+
+def interval_text(interval: Any, money: bool = False) -> str:
+    high = "unbounded" if interval.high is None else shown(interval.high, money)
+    return f"{shown(interval.point, money)}  [95%: {shown(interval.low, money)} .. {high}]"
+
+
+def figure_name(key: str) -> str | None:
+    """How a figure of the estimate is named, None for one not shown (cached calls: nothing to pay)."""
+    if key in COUNTS:
+        return COUNTS[key]
+    if key.startswith("usd:"):
+        return f"dollars, {key.removeprefix('usd:').replace('model', 'system model', 1)}"
+    if key.startswith("judge:") and not key.endswith("cached_calls"):
+        metric, _, what = key.partition(" ")
+        return f"{what.replace('_', ' ')} ({metric})"
+    return None
+
+
+def estimate_lines(estimate: Any) -> list[str]:
+    lines = [
+        f"examples: {estimate.records} in the run, {estimate.done} done "
+        f"({estimate.pilot_ran} by this pilot), {estimate.records - estimate.done} left",
+    ]
+    paid_before, paid = estimate.paid(before=True), estimate.paid()
+    for key, interval in estimate.totals.items():
+        name = figure_name(key)
+        if name is None:
+            continue
+        money = key.startswith("usd:")
+        lines.append(
+            f"{name}: {interval_text(interval, money)}; paid already {shown(paid.get(key, 0.0), money)} "
+            f"(before this pilot {shown(paid_before.get(key, 0.0), money)})"
+        )
+    if estimate.wall is None:
+        lines.append("wall time left: unknown (no attempt of this run was timed)")
+    else:
+        lines.append(f"wall time left, seconds: {interval_text(estimate.wall)}")
+    lines.extend(f"cannot know: {line}" for line in estimate.unknowns)
+    return lines
+
+
+@click.command("estimate")
+@click.option(
+    "--pilot",
+    default="5%",
+    show_default=True,
+    help="records of each task the pilot runs for real: a share (5%) or a count (20); 0 runs none",
+)
+@click.option("--json", "as_json", is_flag=True, help="the estimate as JSON")
+@with_run_options
+def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
+    """What a run with these options will cost, before it is paid: a pilot of a random sample of its examples (5% by
+    default) runs for real in the run's own folder, and the rest is estimated from it, each figure with a 95%
+    interval. Run the same options with --resume afterwards: the pilot's examples are not paid again."""
+    from .._run.estimate import PilotSize, estimate
+    from .._run.estimate import as_json as estimate_json
+    from .._run.example import StoppedAtFailure
+    from .._run.interrupted import RunInterrupted, exit_interrupted
+
+    if not split_names(options["tasks"] or ""):
+        click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)
+        sys.exit(EXIT_CONFIG)
+    try:
+        from .._values.run_config import RunConfig
+
+        size = PilotSize.parse(pilot) if pilot.strip() != "0" else None
+        config = RunConfig(**run_kwargs(**options))
+        result = estimate(config, command_registry(), size or PilotSize(count=1), pilot=size is not None)
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc)
+    except StoppedAtFailure as exc:  # --fail-fast: a pilot example failed
+        stopped_at_failure(exc)
+    except RunInterrupted as exc:  # Ctrl-C during the pilot: its examples saved are kept
+        exit_interrupted(exc)
+    if as_json:
+        click.echo(json.dumps(estimate_json(result), indent=2))
+        return
+    for line in estimate_lines(result):
+        click.echo(line)
+    args = [a for a in sys.argv[1:] if a not in ("estimate", "--resume", "--overwrite", "--json")]
+    args = [a for i, a in enumerate(args) if not (a.partition("=")[0] == "--pilot" or (i and args[i - 1] == "--pilot"))]
+    click.echo(
+        f"ragbench estimate: the pilot's examples are saved in {result.run_dir}; the run reuses them: "
+        f"{shlex.join(['ragbench', *args, '--resume'])}"
+    )

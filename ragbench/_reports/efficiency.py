@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .._metric import Metric, key_spec, reported_keys
 from .._records import SampleRecord
 from .cost_schema import Efficiency, KeyEfficiency, Latency
@@ -30,9 +28,11 @@ from .score_columns import saved_value
 KINDS = {"llm": "llm", "retrieval": "search"}  # a step's kind -> the call kind `latency_seconds` names
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The `q`-th percentile by nearest rank (the smallest value with at least q% of the values at or below it)."""
-    return float(np.percentile(np.asarray(values, dtype=float), q, method="inverted_cdf"))
+def percentile(values: list[float], q: int) -> float:
+    """The `q`-th percentile by nearest rank: the smallest value with at least q% of the values at or below it
+    (the rank in whole numbers, so no rounding moves it)."""
+    ordered = sorted(values)
+    return ordered[max(0, -(-q * len(ordered) // 100) - 1)]
 
 
 def latency(values: list[float]) -> Latency:

@@ -188,3 +188,16 @@ def test_the_viewer_shows_the_cost_columns(tmp_path):
         "efficiency"
     ]["demo"]["tokens"]
     assert page["efficiency"]["demo"][0].startswith("per example (all 6, failed ones too) LLM calls 1.00")
+
+
+def test_a_rescore_recomputes_the_cost_of_a_correct_answer_for_its_metrics(tmp_path):
+    from ragbench._registry import installed_registry
+    from ragbench._run.rescore_run import rescore_run
+
+    _, first, _ = scripted_run(tmp_path, "one", [{"pattern": "France", "response": "Paris"}, {"response": "no"}])
+    rescored = tmp_path / "rescored"
+    rescore_run(tmp_path / "one", {"output": str(rescored), "metrics": ["em"]}, installed_registry())
+    after = json.loads((rescored / "results.json").read_text())["efficiency"]["demo"]
+    assert list(after["per_correct"]) == ["em"]  # the rescoring's metrics, counted again from the samples
+    assert after["per_correct"]["em"] == first["efficiency"]["demo"]["per_correct"]["em"]
+    assert after["tokens"] == first["efficiency"]["demo"]["tokens"]

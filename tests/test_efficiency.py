@@ -123,9 +123,7 @@ def test_front_members_are_not_dominated_and_the_others_are(points):
         beaten = any(dominates(other, points[i]) for j, other in enumerate(points) if j != i)
         assert on_front is not beaten
         if not on_front:  # one that beats it is as good or better on both, better on one
-            assert any(
-                other[0] >= points[i][0] and other[1] <= points[i][1] and other != points[i] for other in points
-            )
+            assert any(other[0] >= points[i][0] and other[1] <= points[i][1] and other != points[i] for other in points)
     assert any(front)  # some point is never beaten: the best quality at its least cost
 
 
@@ -166,7 +164,9 @@ def test_a_run_records_and_shows_its_cost_per_correct_answer_and_compare_marks_t
     assert "usd_per_correct" not in bad["efficiency"]["demo"]["per_correct"]["em"]  # unpriced: no dollars
     compared = cli_here("compare", str(tmp_path / "good"), str(tmp_path / "bad"), "--output", str(tmp_path / "cmp"))
     assert compared.returncode == 0, compared.stderr
-    rows = [line for line in compared.stdout.splitlines() if line.startswith(("| demo | em | good", "| demo | em | bad"))]
+    rows = [
+        line for line in compared.stdout.splitlines() if line.startswith(("| demo | em | good", "| demo | em | bad"))
+    ]
     assert rows[0].startswith("| demo | em | good | 0.3333 |") and rows[0].endswith("| yes (tokens) |")
     assert rows[1].startswith("| demo | em | bad | 0.1667 |") and rows[1].endswith("| no |")
     assert "| demo | em | bad |" in (tmp_path / "cmp" / "compare.md").read_text()
@@ -184,9 +184,10 @@ def test_the_viewer_shows_the_cost_columns(tmp_path):
     page = run_page(folder, installed_registry())
     assert page["tasks"]["demo"]["metrics"]["em"]["cost"][1] == "-"  # no price
     tokens = page["tasks"]["demo"]["metrics"]["em"]["cost"][0]
-    assert float(tokens.replace(",", "")) == json.loads((tmp_path / "one" / "results.json").read_text())[
-        "efficiency"
-    ]["demo"]["tokens"]
+    assert (
+        float(tokens.replace(",", ""))
+        == json.loads((tmp_path / "one" / "results.json").read_text())["efficiency"]["demo"]["tokens"]
+    )
     assert page["efficiency"]["demo"][0].startswith("per example (all 6, failed ones too) LLM calls 1.00")
 
 

@@ -10,7 +10,7 @@ written before it) is not placed on the front."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +34,8 @@ class CostRow:
 
     run: str
     value: float | None
-    figures: dict[str, Any] | None  # the task's `efficiency`
-    key: dict[str, Any] | None  # its `per_correct` entry of the key
+    figures: Mapping[str, Any] | None  # the task's `efficiency`
+    key: Mapping[str, Any] | None  # its `per_correct` entry of the key
     front: bool | None = None  # None: not placed (no value or no efficiency)
 
     def per_correct(self, unit: str) -> float | None:
@@ -43,7 +43,7 @@ class CostRow:
 
 
 def cost_unit(rows: list[CostRow]) -> str:
-    """"usd" where every row with figures has dollars per correct answer (or none for want of a correct answer, with
+    """ "usd" where every row with figures has dollars per correct answer (or none for want of a correct answer, with
     its run priced), else "tokens"."""
     placed = [row for row in rows if row.key is not None and row.figures is not None]
     priced = placed and all(row.figures is not None and row.figures.get("usd") is not None for row in placed)
@@ -63,7 +63,7 @@ def cost_rows(runs: list[Run]) -> dict[tuple[str, str], tuple[str, list[CostRow]
         rows = []
         for run in runs:
             figures = (run.results.efficiency or {}).get(task)
-            entry = (figures or {}).get("per_correct", {}).get(key)
+            entry = figures["per_correct"].get(key) if figures else None
             rows.append(CostRow(run.label, run.results.results.get(task, {}).get(key), figures, entry))
         unit = cost_unit(rows)
         placed = [row for row in rows if row.value is not None and row.key is not None]
@@ -103,7 +103,7 @@ def cost_markdown(runs: list[Run]) -> str:
     return "\n".join([*lines, ""])
 
 
-def _per_example(figures: dict[str, Any], name: str) -> str:
+def _per_example(figures: Mapping[str, Any], name: str) -> str:
     value = figures.get(f"{name}_per_example")
     return "-" if value is None else f"{value:.2f}"
 

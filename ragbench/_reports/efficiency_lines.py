@@ -21,7 +21,8 @@ def dollars(value: float | None) -> str:
 def cost_cells(results: Results, task: str, key: str) -> tuple[str, str]:
     """The tokens and dollars per correct answer of a task's key: "-" where no correct answer was counted, the key
     counts none (no bounded range) or a model has no price."""
-    entry = ((results.efficiency or {}).get(task) or {}).get("per_correct", {}).get(key)
+    figures = (results.efficiency or {}).get(task)
+    entry = figures["per_correct"].get(key) if figures else None
     if entry is None:
         return "-", "-"
     return number(entry.get("tokens_per_correct")), dollars(entry.get("usd_per_correct"))

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._reports.budget import QUANTITIES, repeated_work_lines
-from .._reports.failures import format_lines
 from .._reports.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
+from .._reports.failures import format_lines
 from .._reports.judge_lines import judging_by_task
 from .._reports.judge_ratings import agreement_cell, judge_agreement_lines
 from .._reports.judge_swap import judge_swap_lines

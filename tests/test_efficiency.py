@@ -164,12 +164,16 @@ def test_a_run_records_and_shows_its_cost_per_correct_answer_and_compare_marks_t
     assert "usd_per_correct" not in bad["efficiency"]["demo"]["per_correct"]["em"]  # unpriced: no dollars
     compared = cli_here("compare", str(tmp_path / "good"), str(tmp_path / "bad"), "--output", str(tmp_path / "cmp"))
     assert compared.returncode == 0, compared.stderr
-    rows = [
-        line for line in compared.stdout.splitlines() if line.startswith(("| demo | em | good", "| demo | em | bad"))
-    ]
-    assert rows[0].startswith("| demo | em | good | 0.3333 |") and rows[0].endswith("| yes (tokens) |")
-    assert rows[1].startswith("| demo | em | bad | 0.1667 |") and rows[1].endswith("| no |")
-    assert "| demo | em | bad |" in (tmp_path / "cmp" / "compare.md").read_text()
+    good_tpc = f"{tokens / 2:,.1f}"
+    bad_tpc = f"{bad['efficiency']['demo']['tokens'] / 1:,.1f}"
+    assert f"demo em: front good (0.3333 at {good_tpc} tokens); beaten: bad (0.1667 at {bad_tpc} tokens)" in (
+        compared.stdout.splitlines()
+    )
+    report = (tmp_path / "cmp" / "compare.md").read_text().splitlines()
+    rows = [line for line in report if line.startswith(("| demo | em | good", "| demo | em | bad"))]
+    assert rows[0].startswith(f"| demo | em | good | 0.3333 | {good_tpc} | ${usd / 2:.6f} |")
+    assert rows[0].endswith("| yes (tokens) |")  # tokens: the bad run has no price
+    assert rows[1].startswith(f"| demo | em | bad | 0.1667 | {bad_tpc} | - |") and rows[1].endswith("| no |")
     pytest.importorskip("matplotlib")
     assert (tmp_path / "cmp" / "compare_cost.png").stat().st_size > 0
 

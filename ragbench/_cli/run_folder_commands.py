@@ -208,7 +208,7 @@ def compare_command(
         parse_thresholds,
         regressions,
     )
-    from .._reports.compare_cost import cost_markdown
+    from .._reports.compare_cost import cost_markdown, front_lines
     from .._reports.compare_summary import summary
 
     try:
@@ -251,7 +251,7 @@ def compare_command(
         click.echo(f"comparison: {Path(output) / 'compare.md'}")
     if not full:
         where = str(Path(output) / "compare.md") if output else "`--full` prints it, `--output DIR` writes it"
-        click.echo(summary(reports, where) + ("\n" + costs if costs else ""), nl=False)
+        click.echo(summary(reports, where, front_lines(loaded) if costs else None), nl=False)
     for line in failures:
         click.echo(f"ragbench: worse: {line}", err=True)
     if failures:

@@ -118,3 +118,21 @@ def _front(front: bool | None, unit: str) -> str:
     if front is None:
         return "-"
     return f"yes ({'$' if unit == 'usd' else 'tokens'})" if front else "no"
+
+
+def front_lines(runs: list[Run]) -> list[str]:
+    """The console's part of the cost table: per task and key, the runs on the front and the others, each with its
+    value and cost per correct answer (the whole table: `cost_markdown`)."""
+    lines = []
+    for (task, key), (unit, rows) in cost_rows(runs).items():
+        shown: dict[bool | None, list[str]] = {True: [], False: [], None: []}
+        for row in rows:
+            cost = row.per_correct(unit)
+            price = "-" if cost is None else dollars(cost) if unit == "usd" else f"{number(cost)} tokens"
+            shown[row.front].append(f"{row.run} ({number(row.value, 4)} at {price})")
+        lines.append(
+            f"{task} {key}: front {', '.join(shown[True])}"
+            + (f"; beaten: {', '.join(shown[False])}" if shown[False] else "")
+            + (f"; not placed: {', '.join(shown[None])}" if shown[None] else "")
+        )
+    return ["cost per correct answer (value at cost; the front: no run is as good on both and better on one):", *lines]

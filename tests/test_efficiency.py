@@ -171,10 +171,10 @@ def test_a_run_records_and_shows_its_cost_per_correct_answer_and_compare_marks_t
         compared.stdout.splitlines()
     )
     report = (tmp_path / "cmp" / "compare.md").read_text().splitlines()
-    rows = [line for line in report if line.startswith(("| demo | em | good", "| demo | em | bad"))]
-    assert rows[0].startswith(f"| demo | em | good | 0.3333 | {good_tpc} | ${usd / 2:.6f} |")
+    rows = [line for line in report if line.startswith(("| good | demo | em |", "| bad | demo | em |"))]
+    assert rows[0].startswith(f"| good | demo | em | 0.3333 | {good_tpc} | ${usd / 2:.6f} |")
     assert rows[0].endswith("| yes (tokens) |")  # tokens: the bad run has no price
-    assert rows[1].startswith(f"| demo | em | bad | 0.1667 | {bad_tpc} | - |") and rows[1].endswith("| no |")
+    assert rows[1].startswith(f"| bad | demo | em | 0.1667 | {bad_tpc} | - |") and rows[1].endswith("| no |")
     pytest.importorskip("matplotlib")
     assert (tmp_path / "cmp" / "compare_cost.png").stat().st_size > 0
 

@@ -79,14 +79,15 @@ def _cost(value: float | None) -> float:
 
 
 def cost_markdown(runs: list[Run]) -> str:
-    """The cost table of every run (empty where no run has `efficiency`), front members marked "yes"."""
+    """The cost table of every run (empty where no run has `efficiency`), front members marked "yes"; each row starts
+    with its run, so that no reader takes it for a comparison's row (those start with the task)."""
     table = cost_rows(runs)
     if not table:
         return ""
     lines = [
         "## Cost beside every number (front: no other run is as good on quality and cost and better on one)",
         "",
-        "| task | metric | run | value | tokens / correct | $ / correct | LLM calls / example | searches / example "
+        "| run | task | metric | value | tokens / correct | $ / correct | LLM calls / example | searches / example "
         "| LLM call p50 / p95 s | search p50 / p95 s | front |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
@@ -95,7 +96,7 @@ def cost_markdown(runs: list[Run]) -> str:
             figures = row.figures or {}
             latency = figures.get("latency_seconds", {})
             lines.append(
-                f"| {task} | {key} | {row.run} | {number(row.value, 4)} | {number(row.per_correct('tokens'))} | "
+                f"| {row.run} | {task} | {key} | {number(row.value, 4)} | {number(row.per_correct('tokens'))} | "
                 f"{dollars(row.per_correct('usd'))} | {_per_example(figures, 'llm_calls')} | "
                 f"{_per_example(figures, 'searches')} | {_latency(latency.get('llm'))} | "
                 f"{_latency(latency.get('search'))} | {_front(row.front, unit)} |"

@@ -10,6 +10,8 @@ samples' traces (every record, failed ones too: their calls were made, and they 
 - tokens per correct answer (TPC, as OverSearchQA, arXiv 2601.05503, defines it): tokens / correct answers;
   dollars per correct answer: those tokens priced by the model that answered each call (ragbench._reports.prices),
   absent where a model has no price (`usd_note` says why), never 0 for an unknown price. No correct answer: null;
+  LLM calls whose engine reported no token counts: both null (`usd_note`); no record with a trace (outputs made
+  elsewhere): no `efficiency` for the task;
 - LLM calls and searches (retrieval steps) per example (every record), and the latency in seconds of each call
   kind at its 50th and 95th percentiles (nearest rank: a latency some call took) over the calls sent (an LLM call
   the response cache answered took no model time and is left out).
@@ -21,6 +23,7 @@ from typing import Any
 
 from .._metric import Metric, key_spec, reported_keys
 from .._records import SampleRecord
+from .budget import NO_TOKENS
 from .cost_schema import Efficiency, KeyEfficiency, Latency
 from .prices import PER, ModelPrices
 from .score_columns import saved_value
@@ -61,13 +64,14 @@ class EfficiencyTally:
     def __init__(self, metrics: list[Metric], prices: ModelPrices) -> None:
         self.prices = prices
         self.keys = counted_keys(metrics)
-        self.examples = self.llm_calls = self.searches = 0
+        self.examples = self.traced = self.llm_calls = self.searches = 0
         self.tokens: dict[str | None, list[int]] = {}  # role -> [prompt, completion]
         self.seconds: dict[str, list[float]] = {kind: [] for kind in KINDS.values()}
         self.correct = dict.fromkeys(self.keys, 0.0)
 
     def add(self, record: SampleRecord) -> None:
         self.examples += 1
+        self.traced += bool(record.trace)
         for step in record.trace:
             if step.kind == "llm":
                 self.llm_calls += 1
@@ -98,11 +102,14 @@ class EfficiencyTally:
         return (None, "; ".join(dict.fromkeys(notes))) if notes else (total, None)
 
     def sections(self) -> dict[str, Any]:
-        """{"efficiency": figures}; nothing for a task without records."""
-        if not self.examples:
+        """{"efficiency": figures}; nothing where no record carries a trace (outputs made elsewhere: what they cost is
+        not known, not 0)."""
+        if not self.traced:
             return {}
         tokens = sum(prompt + completion for prompt, completion in self.tokens.values())
         usd, note = self.usd()
+        if self.llm_calls and not tokens:  # calls whose engine reported no token counts: not known, not 0
+            usd, note = None, NO_TOKENS
         out: Efficiency = {
             "examples": self.examples,
             "tokens": tokens,
@@ -110,16 +117,23 @@ class EfficiencyTally:
             "llm_calls_per_example": self.llm_calls / self.examples,
             "searches_per_example": self.searches / self.examples,
             "latency_seconds": {kind: latency(values) for kind, values in self.seconds.items()},
-            "per_correct": {key: per_correct(correct, tokens, usd) for key, correct in self.correct.items()},
+            "per_correct": {
+                key: per_correct(correct, tokens if tokens or not self.llm_calls else None, usd)
+                for key, correct in self.correct.items()
+            },
         }
         if note is not None:
             out["usd_note"] = note
         return {"efficiency": out}
 
 
-def per_correct(correct: float, tokens: int, usd: float | None) -> KeyEfficiency:
-    """One key's correct answers and what each cost (null with no correct answer; no dollars without a price)."""
-    out: KeyEfficiency = {"correct": correct, "tokens_per_correct": tokens / correct if correct > 0 else None}
+def per_correct(correct: float, tokens: int | None, usd: float | None) -> KeyEfficiency:
+    """One key's correct answers and what each cost (null with no correct answer or no token counts; no dollars
+    without a price)."""
+    out: KeyEfficiency = {
+        "correct": correct,
+        "tokens_per_correct": tokens / correct if tokens is not None and correct > 0 else None,
+    }
     if usd is not None:
         out["usd_per_correct"] = usd / correct if correct > 0 else None
     return out

@@ -25,11 +25,12 @@ def _fmt(value: float | None, places: int = 4) -> str:
 
 def results_table(results: Results) -> str:
     """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
-    95% interval, n, not scorable, errors (the example or the metric failed), the tokens and dollars per correct
-    answer (`efficiency`: "-" where none was counted or a model has no price), and where a task counts a
+    95% interval, n, not scorable, errors (the example or the metric failed), and where a task counts a
     missing or failed prediction as wrong (its official script's headline, ragbench._reports.missing_as_wrong)
-    a last column with the mean over the answered examples only, with its n; where a judge scored keys, each one's
-    judge agreement (`judge_agreement`: measured, or not) and, with human labels, its PPI estimate."""
+    a column with the mean over the answered examples only, with its n; where a judge scored keys, each one's
+    judge agreement (`judge_agreement`: measured, or not) and, with human labels, its PPI estimate; last, where the
+    run has `efficiency`, the tokens and dollars per correct answer ("-" where none was counted or a model has no
+    price)."""
     entries = [(task, key, entry) for task, metrics in results.details.items() for key, entry in metrics.items()]
     answered = any("answered" in entry for _, _, entry in entries)
     agreements = results.judge_agreement or {}
@@ -38,15 +39,15 @@ def results_table(results: Results) -> str:
     costs = has_cost_columns(results)
     rows = [
         "| task | metric | better | value | 95% CI | n | none | errors |"
-        + ("".join(f" {column} |" for column in COLUMNS) if costs else "")
         + (" answered only |" if answered else "")
         + (" judge agreement |" if judged else "")
-        + (" PPI with human labels |" if ppi else ""),
+        + (" PPI with human labels |" if ppi else "")
+        + ("".join(f" {column} |" for column in COLUMNS) if costs else ""),
         "|---|---|---|---:|---|---:|---:|---:|"
-        + ("---:|" * len(COLUMNS) if costs else "")
         + ("---:|" if answered else "")
         + ("---|" if judged else "")
-        + ("---|" if ppi else ""),
+        + ("---|" if ppi else "")
+        + ("---:|" * len(COLUMNS) if costs else ""),
     ]
     for task, key, entry in entries:
         ci = entry.get("ci95")
@@ -56,10 +57,10 @@ def results_table(results: Results) -> str:
         errors = f"{entry['n_errors']}" + (" (as 0)" if entry.get("n_errors") and "answered" in entry else "")
         rows.append(
             f"| {task} | {key} | {better} | {value} | {ci_text} | {entry['n']} | {entry['n_none']} | {errors} |"
-            + ("".join(f" {cell} |" for cell in cost_cells(results, task, key)) if costs else "")
             + (f" {_answered(entry)} |" if answered else "")
             + (f" {agreement_cell(agreements.get(task, {}).get(key))} |" if judged else "")
             + (f" {_ppi(entry)} |" if ppi else "")
+            + ("".join(f" {cell} |" for cell in cost_cells(results, task, key)) if costs else "")
         )
     return "\n".join(rows)
 

@@ -97,7 +97,8 @@ def test_repeated_searches_over_a_corpus_index_blame_the_queries_not_the_retriev
 
 
 def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):
-    line, model_line = budget_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
+    line, model_line, calls_line = budget_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
+    assert calls_line.startswith("demo: per example (all 4, failed ones too) LLM calls 3.00, searches 3.00, tokens ")
     assert model_line.startswith("demo: the system's model ")  # then what the model's calls cost
     assert line.startswith("demo: per example (mean of 4): LLM calls 3.00, prompt tokens ")
     assert "searches 3.00, distinct passages retrieved 3.00, passages shown to the reader 3.00" in line

@@ -200,6 +200,7 @@ def compare_command(
         parse_thresholds,
         regressions,
     )
+    from .._reports.compare_cost import cost_markdown, front_lines
     from .._reports.compare_summary import summary
 
     try:
@@ -224,13 +225,14 @@ def compare_command(
         failures = [line for report in reports for line in regressions(report, thresholds)]
     except ConfigError as exc:
         config_error(exc)
-    text = "\n".join(markdown(report) for report in reports)
+    costs = cost_markdown(loaded)  # every run's cost per correct answer and the Pareto front
+    text = "\n".join([*(markdown(report) for report in reports), *([costs] if costs else [])])
     if output:
         folder = Path(output)
         try:
             with naming(folder):  # a full disk's error names no file of its own
                 folder.mkdir(parents=True, exist_ok=True)
-                pictures = compare_plots(reports, folder)
+                pictures = compare_plots(reports, loaded, folder)
                 images = "".join(f"\n![{p.stem}]({p.name})\n" for p in pictures if p is not None)
                 write_atomically(folder / "compare.md", text + images)  # a link there is replaced, not written through
         except OSError as exc:
@@ -241,20 +243,22 @@ def compare_command(
         click.echo(f"comparison: {Path(output) / 'compare.md'}")
     if not full:
         where = str(Path(output) / "compare.md") if output else "`--full` prints it, `--output DIR` writes it"
-        click.echo(summary(reports, where), nl=False)
+        click.echo(summary(reports, where, front_lines(loaded) if costs else None), nl=False)
     for line in failures:
         click.echo(f"ragbench: worse: {line}", err=True)
     if failures:
         sys.exit(EXIT_WORSE)
 
 
-def compare_plots(reports: list[Any], folder: Path) -> list[Path | None]:
-    """compare_N.png of each report; none, in one line naming what to install, where matplotlib is missing (the
-    plain install has no plotting: compare.md is written without its pictures)."""
-    from .._reports.compare_plot import plot
+def compare_plots(reports: list[Any], runs: list[Any], folder: Path) -> list[Path | None]:
+    """compare_N.png of each report and compare_cost.png of every run (quality vs cost); none, in one line naming
+    what to install, where matplotlib is missing (the plain install has no plotting: compare.md is written without
+    its pictures)."""
+    from .._reports.compare_plot import cost_plot, plot
 
     try:
-        return [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+        pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
+        return [*pictures, cost_plot(runs, folder / "compare_cost.png")]
     except ImportError:
         click.echo(
             "ragbench: warning: compare.md is written without its plots, which need matplotlib: pip install matplotlib",

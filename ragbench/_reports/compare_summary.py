@@ -15,13 +15,16 @@ SHOWN_TASKS = 2  # tasks whose like-for-like reasons a verdict names; the others
 WIDTH = 120  # characters of the line `differing_settings` fills; the settings it has no room for are counted
 
 
-def summary(reports: list[Report], full_report: str) -> str:
+def summary(reports: list[Report], full_report: str, costs: list[str] | None = None) -> str:
     """The reports of one command in a screen; `full_report` says where the rest is ("compare.md", or how to
-    print it)."""
+    print it); `costs`: the lines of every run's cost per correct answer and the Pareto front
+    (ragbench._reports.compare_cost.front_lines), whose whole table is in the full report."""
     parts = [_pair(report) for report in reports]
     slice_rows = sum(bool(row.slice) for report in reports for row in report.rows)
     rest = "every setting that differs, budgets, raw p-values" + (f", {slice_rows} slice rows" if slice_rows else "")
-    return "\n".join([*parts, p_note(reports[0], slice_rows > 0), f"the full report ({rest}): {full_report}"]) + "\n"
+    rest += ", the cost table" if costs else ""
+    end = [p_note(reports[0], slice_rows > 0), *(costs or []), f"the full report ({rest}): {full_report}"]
+    return "\n".join([*parts, *end]) + "\n"
 
 
 def p_note(report: Report, slices: bool) -> str:

@@ -1,6 +1,7 @@
 """The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) and run.json
 (`attempts`: ragbench._reports.run_record) hold it: one attempt's figures (`AttemptCost`), the run's, every
-attempt added up (`Cost`), and the traced calls' tokens and price (`TokenCost`). Each is a `TypedDict`: a dict at
+attempt added up (`Cost`), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
+(`Efficiency`). Each is a `TypedDict`: a dict at
 run time, as the files read."""
 
 from __future__ import annotations
@@ -102,3 +103,42 @@ class Cost(_Cost, total=False):
     nli: dict[str, Any]
     engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
     rescoring: RescoringCost
+
+
+class Latency(TypedDict):
+    """One call kind's latency in seconds over the calls sent: their number, 50th and 95th percentiles (nearest
+    rank; null with no call)."""
+
+    calls: int
+    p50: float | None
+    p95: float | None
+
+
+class _KeyEfficiency(TypedDict):
+    correct: float
+    tokens_per_correct: float | None
+
+
+class KeyEfficiency(_KeyEfficiency, total=False):
+    """A metric key's correct answers (its values scaled to its range, summed) and the tokens and, where every
+    model is priced, the dollars each cost (null: no correct answer)."""
+
+    usd_per_correct: float | None
+
+
+class _Efficiency(TypedDict):
+    examples: int
+    tokens: int
+    usd: float | None
+    llm_calls_per_example: float
+    searches_per_example: float
+    latency_seconds: dict[str, Latency]
+    per_correct: dict[str, KeyEfficiency]
+
+
+class Efficiency(_Efficiency, total=False):
+    """A task's cost beside its numbers (ragbench._reports.efficiency): the system's tokens and their price (null:
+    `usd_note` says why), calls and searches per example, latency by call kind ("llm", "search") and per key
+    the cost of a correct answer."""
+
+    usd_note: str

@@ -96,10 +96,21 @@ JUDGE_AGREEMENT = {  # results_schema.JudgeAgreement
     "measured": Omittable(True),
     "measure_with": Omittable(""),
 }
+EFFICIENCY = {  # cost_schema.Efficiency
+    "examples": 0,
+    "tokens": 0,
+    "usd": None,
+    "usd_note": Omittable(""),
+    "llm_calls_per_example": 0.0,
+    "searches_per_example": 0.0,
+    "latency_seconds": Each({"calls": 0, "p50": None, "p95": None}),
+    "per_correct": Each({"correct": 0.0, "tokens_per_correct": None, "usd_per_correct": Omittable(None)}),
+}
 SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
     "cost": COST,
     "model_cost": Omittable(Each(TOKEN_COST)),
     "judge_cost": Omittable(Each(Each(TOKEN_COST))),
+    "efficiency": Omittable(Each(EFFICIENCY)),
     "judge_agreement": Omittable(Each(Each(JUDGE_AGREEMENT))),
     "failures": Omittable(
         Each([{"cause": "?", "count": 0, "ids": [""], "example": Omittable(""), "traceback": Omittable("")}])

@@ -20,7 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Union
 
-from .cost_schema import Cost, TokenCost
+from .cost_schema import Cost, Efficiency, TokenCost
 
 SCHEMA_VERSION = 2
 VERSIONS = (1, 2)  # the versions this ragbench reads; 1: no `schema_version` key
@@ -251,6 +251,7 @@ class Results:
     cost: Cost
     model_cost: dict[str, TokenCost] | None = None
     judge_cost: dict[str, dict[str, TokenCost]] | None = None
+    efficiency: dict[str, Efficiency] | None = None
     config: dict[str, Any]
     rescored_from: str | None = None
     versions: dict[str, Any]

@@ -9,6 +9,7 @@ from typing import Any
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
+from .efficiency_lines import COLUMNS, cost_cells, efficiency_lines, has_cost_columns
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
 from .judge_lines import agreement_sections, judge_cost_lines, model_cost_lines
 from .judge_ratings import agreement_cell, judge_agreement_lines
@@ -26,22 +27,27 @@ def results_table(results: Results) -> str:
     """Markdown table: task, metric, which way is better, value ("error" where it could not be computed),
     95% interval, n, not scorable, errors (the example or the metric failed), and where a task counts a
     missing or failed prediction as wrong (its official script's headline, ragbench._reports.missing_as_wrong)
-    a last column with the mean over the answered examples only, with its n; where a judge scored keys, each one's
-    judge agreement (`judge_agreement`: measured, or not) and, with human labels, its PPI estimate."""
+    a column with the mean over the answered examples only, with its n; where a judge scored keys, each one's
+    judge agreement (`judge_agreement`: measured, or not) and, with human labels, its PPI estimate; last, where the
+    run has `efficiency`, the tokens and dollars per correct answer ("-" where none was counted or a model has no
+    price)."""
     entries = [(task, key, entry) for task, metrics in results.details.items() for key, entry in metrics.items()]
     answered = any("answered" in entry for _, _, entry in entries)
     agreements = results.judge_agreement or {}
     judged = any(agreements.values())
     ppi = any("ppi" in entry for _, _, entry in entries)
+    costs = has_cost_columns(results)
     rows = [
         "| task | metric | better | value | 95% CI | n | none | errors |"
         + (" answered only |" if answered else "")
         + (" judge agreement |" if judged else "")
-        + (" PPI with human labels |" if ppi else ""),
+        + (" PPI with human labels |" if ppi else "")
+        + ("".join(f" {column} |" for column in COLUMNS) if costs else ""),
         "|---|---|---|---:|---|---:|---:|---:|"
         + ("---:|" if answered else "")
         + ("---|" if judged else "")
-        + ("---|" if ppi else ""),
+        + ("---|" if ppi else "")
+        + ("---:|" * len(COLUMNS) if costs else ""),
     ]
     for task, key, entry in entries:
         ci = entry.get("ci95")
@@ -54,6 +60,7 @@ def results_table(results: Results) -> str:
             + (f" {_answered(entry)} |" if answered else "")
             + (f" {agreement_cell(agreements.get(task, {}).get(key))} |" if judged else "")
             + (f" {_ppi(entry)} |" if ppi else "")
+            + ("".join(f" {cell} |" for cell in cost_cells(results, task, key)) if costs else "")
         )
     return "\n".join(rows)
 
@@ -149,9 +156,9 @@ def failure_lines(results: Results) -> list[str]:
 
 def budget_lines(results: Results) -> list[str]:
     """Each task's budget per example, measured from its traces (`budget`), then what the system's model calls
-    (`model_cost`) and judging (`judge_cost`) cost."""
+    (`model_cost`) and judging (`judge_cost`) cost, and each task's calls per example and latency (`efficiency`)."""
     budgets = [budget_line(task, budget) for task, budget in (results.budget or {}).items()]
-    return budgets + model_cost_lines(results) + judge_cost_lines(results)
+    return budgets + model_cost_lines(results) + judge_cost_lines(results) + efficiency_lines(results)
 
 
 def models_line(config: dict[str, Any]) -> str:

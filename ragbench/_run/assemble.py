@@ -13,6 +13,7 @@ from typing import Any
 from .._records import read_samples, saved_lines
 from .._reports.budget import BudgetTally
 from .._reports.cost_schema import Cost
+from .._reports.efficiency import EfficiencyTally
 from .._reports.judge_check import JudgeCheckTally, add_ppi
 from .._reports.judge_cost import JudgeCostTally
 from .._reports.model_cost import ModelCostTally
@@ -77,7 +78,7 @@ def scored_task(
     holds now, only the records it still holds), then read back one at a time and scored against `expected`
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
     Then read again whole for the budget, the sampling sent, the judges' cost and their check against human labels
-    (`scoring.judging`)."""
+    (`scoring.judging`), the system's cost and its cost per correct answer (`efficiency`)."""
     path = run_dir.finalize_samples(planned.name, saved_lines, read.positions if read is not None else None)
     expected = expected if expected is not None else read.records if read is not None else None
     samples = read_samples(path, has_text=False, rewritten=True)
@@ -97,6 +98,7 @@ def scored_task(
         JudgeCheckTally(planned.name, planned.metrics, planned.task.scoring.slice_fields, scoring.judging.labels),
         JudgeCostTally(scoring.judging.prices),
         ModelCostTally(scoring.judging.prices),
+        EfficiencyTally(planned.metrics, scoring.judging.prices),
     )
     for record in read_samples(path, rewritten=True):  # read whole: aggregation's records have no traces
         for tally in tallies:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._reports.budget import QUANTITIES, repeated_work_lines
+from .._reports.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
 from .._reports.failures import format_lines
 from .._reports.judge_lines import judging_by_task
 from .._reports.judge_ratings import agreement_cell, judge_agreement_lines
@@ -76,7 +77,11 @@ def config_differences(config: dict[str, Any], registry: Registry) -> dict[str, 
     return out
 
 
-def _metrics(details: dict[str, Any], agreements: dict[str, Any]) -> dict[str, Any]:
+def _metrics(results: Results, task: str) -> dict[str, Any]:
+    """A task's keys as the run's table shows them: value, interval, counts, and where they are, the PPI estimate,
+    the judge's agreement and the tokens and dollars per correct answer (`cost`, ragbench._reports.efficiency)."""
+    details, agreements = results.details[task], (results.judge_agreement or {}).get(task) or {}
+    costs = has_cost_columns(results)
     return {
         key: {
             **{
@@ -85,6 +90,7 @@ def _metrics(details: dict[str, Any], agreements: dict[str, Any]) -> dict[str, A
             },
             **({"ppi": entry["ppi"]} if "ppi" in entry else {}),  # a judged key checked against human labels
             **({"judge": agreement_cell(agreements[key])} if key in agreements else {}),  # its judge's agreement
+            **({"cost": cost_cells(results, task, key)} if costs else {}),
         }
         for key, entry in details.items()
     }
@@ -97,8 +103,7 @@ def run_summary(run: RunFolder) -> dict[str, Any]:
     tasks: dict[str, Any] = {}
     for task in run.tasks:
         if results is not None and task in results.details:
-            agreements = (results.judge_agreement or {}).get(task) or {}
-            tasks[task] = {"metrics": _metrics(results.details[task], agreements), "counts": results.counts.get(task)}
+            tasks[task] = {"metrics": _metrics(results, task), "counts": results.counts.get(task)}
         else:
             rows = run.samples(task).rows
             failed = sum(1 for r in rows if row_failed(r))
@@ -174,11 +179,20 @@ def run_page(run: RunFolder, registry: Registry) -> dict[str, Any]:
         "budget": (results and results.budget) or {},
         "budget_quantities": QUANTITIES,
         "judging": judging_by_task(results) if results else {},
+        "efficiency": _by_task(efficiency_lines(results)) if results else {},
         "system_warnings": system_warnings(results),
         "judge_notes": judge_notes(results, run.path),
         # lines of samples/<task>.jsonl that are no sample record (cut short, edited, of another shape)
         "bad_lines": {task: run.samples(task).bad_lines() for task in run.tasks},
     }
+
+
+def _by_task(lines: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in lines:
+        task, _, text = line.partition(": ")
+        out.setdefault(task, []).append(text)
+    return out
 
 
 def judge_notes(results: Results | None, run: Path | None = None) -> dict[str, list[str]]:

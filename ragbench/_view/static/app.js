@@ -115,13 +115,16 @@ async function runView(rid) {
     // a judged key with human labels: its prediction-powered estimate and interval (results.json details' ppi)
     const ppi = Object.values(x.metrics).some(e => e.ppi);
     const judged = Object.values(x.metrics).some(e => e.judge);  // a judged key's agreement (results.json judge_agreement)
+    const costs = Object.values(x.metrics).some(e => e.cost);  // tokens and $ per correct answer (results.json efficiency)
     parts.push(table(["metric", "value [95% CI]", "n", "not scorable", "errors", ...(judged ? ["judge agreement"] : []),
-                      ...(ppi ? ["PPI with human labels"] : [])],
+                      ...(ppi ? ["PPI with human labels"] : []), ...(costs ? ["tokens / correct", "$ / correct"] : [])],
       Object.entries(x.metrics).map(([k, e]) =>
         [k, num(`${fmt(e.value)}${ci(e)}`), num(e.n), num(e.n_none ?? 0), num(e.n_errors ?? 0),
          ...(judged ? [e.judge || "–"] : []),
-         ...(ppi ? [num(e.ppi ? `${fmt(e.ppi.value)}${ci(e.ppi)} (n=${e.ppi.n_labelled}, N=${e.ppi.n_unlabelled})` : "–")] : [])])));
+         ...(ppi ? [num(e.ppi ? `${fmt(e.ppi.value)}${ci(e.ppi)} (n=${e.ppi.n_labelled}, N=${e.ppi.n_unlabelled})` : "–")] : []),
+         ...(costs ? (e.cost || ["–", "–"]).map(num) : [])])));
     for (const line of r.judge_notes[task] || []) parts.push(h("p", {class: "judge-agreement"}, line));
+    for (const line of (r.efficiency || {})[task] || []) parts.push(h("p", {class: "efficiency"}, line));
     const causes = r.failures[task] || [];
     if (causes.length) parts.push(h("h3", {}, "Failures by cause"), table(["count", "cause"], causes.map(c =>
       [num(c.count), link(`#/examples/${rid}/${task}?f=failed&q=${encodeURIComponent(c.cause.slice(0, 80))}`, c.cause)])));

@@ -8,17 +8,20 @@ tests/data/selfrag/popqa_window.jsonl (24 questions) with --max-inflight 16, eac
   whole   ragbench with vllm_positions.keep_named switched off: vLLM keeps upstream's window (the top 32,016
           log-probs for the retrieval decision, 5,000 for each passage) at every position until the request ends
   cut     ragbench as it is
-Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
+`--before DIR` makes the whole side an older ragbench instead (the package in DIR, e.g. built from the commit
+before the cut with `git archive COMMIT | tar -x -C SRC; pip install --no-deps --target DIR SRC`), run in DIR so
+that it is the one imported. Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
 (benchmarks/support/vllm_shaped: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
 with `--model DIR` real vLLM (installed in this Python) on a model folder that has Self-RAG's tokens
 (tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
 
-Peak: the tree's RSS (the run and its children, e.g. vLLM's EngineCore) sampled every 20 ms, and the sum over the
-tree of each process's own peak (VmHWM, as last read); CPU: the side's processes' user + system seconds (wall
+Peak: the tree's RSS (the run and its children, e.g. vLLM's EngineCore and its Worker) sampled every 50 ms, the
+sum over the tree of each process's own peak (VmHWM, as last read), and the ragbench process alone; CPU: the side's processes' user + system seconds (wall
 time on a shared machine says little). `held` is what the whole side's positions hold at most at
 once by the structure (requests of one engine batch x positions x window entries x bytes an entry).
 
-Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR] [--quick]
+Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR]
+     [--model-arg k=v] [--before DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -42,8 +45,9 @@ ENTRY_BYTES = 290  # a position's entry in vLLM's dict: int key, Logprob(float, 
 
 
 def tree_peak(pid: int, stop: threading.Event, out: dict[str, float]) -> None:
-    """Sample the RSS of `pid` and its descendants every 20 ms until `stop`: out["tree_mb"] the largest sum,
-    out["hwm_mb"] the sum of each process's last-read VmHWM."""
+    """Sample the RSS of `pid` and its descendants every 50 ms until `stop`: out["tree_mb"] the largest sum,
+    out["root_mb"] the largest RSS of `pid` alone (the ragbench process), out["hwm_mb"] the sum of each
+    process's last-read VmHWM, out["root_hwm_mb"] that of `pid`."""
     import psutil
 
     hwm: dict[int, int] = {}
@@ -56,17 +60,22 @@ def tree_peak(pid: int, stop: threading.Event, out: dict[str, float]) -> None:
         total = 0
         for process in processes:
             try:
-                total += process.memory_info().rss
+                rss = process.memory_info().rss
                 status = Path(f"/proc/{process.pid}/status").read_text()
                 hwm[process.pid] = int(status.split("VmHWM:")[1].split()[0]) * 1024
             except (psutil.Error, OSError, IndexError):
                 continue
+            total += rss
+            if process.pid == pid:
+                out["root_mb"] = max(out.get("root_mb", 0.0), rss / 2**20)
         out["tree_mb"] = max(out.get("tree_mb", 0.0), total / 2**20)
         out["hwm_mb"] = sum(hwm.values()) / 2**20
-        stop.wait(0.02)
+        out["root_hwm_mb"] = hwm.get(pid, 0) / 2**20
+        stop.wait(0.05)
 
 
-def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
+def run_side(prelude: str, checkout: Path, args: argparse.Namespace, folder: Path) -> dict:
+    """One side in a fresh process run in `checkout` (so that its ragbench package is the one imported)."""
     model = f"vllm:{args.model}" if args.model else "vllm:/nonexistent/vllm-shaped-selfrag"
     command = [
         sys.executable,
@@ -81,7 +90,9 @@ def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
     env = dict(os.environ)
     if not args.model:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHAPED), env.get("PYTHONPATH", "")]))
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True, cwd=checkout
+    )
     stop, peak = threading.Event(), {}
     sampler = threading.Thread(target=tree_peak, args=(process.pid, stop, peak))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -113,6 +124,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=10, help="max_new_tokens (every position holds a window)")
     parser.add_argument("--model", help="a model folder with Self-RAG's tokens: real vLLM instead of the stand-in")
     parser.add_argument("--model-arg", action="append", default=[], help="k=v, an engine option (real vLLM)")
+    parser.add_argument("--before", help="the whole side: a folder holding an older ragbench package instead")
     parser.add_argument("--quick", action="store_true", help="4 questions, 4 in flight, 4 tokens")
     args = parser.parse_args()
     if args.quick:
@@ -121,9 +133,10 @@ def main() -> None:
         import psutil  # noqa: F401
     except ImportError:
         raise SystemExit("selfrag_memory: needs psutil to follow the process tree (pip install psutil)") from None
+    before = (WHOLE, REPO) if args.before is None else (CUT, Path(args.before).resolve())
     with tempfile.TemporaryDirectory() as work:
-        whole = run_side(WHOLE, args, Path(work) / "whole")
-        cut = run_side(CUT, args, Path(work) / "cut")
+        whole = run_side(*before, args, Path(work) / "whole")
+        cut = run_side(CUT, REPO, args, Path(work) / "cut")
     assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
     engine = f"real vLLM on {args.model}" if args.model else "the vLLM-shaped stand-in"
     print(
@@ -133,10 +146,11 @@ def main() -> None:
     for name, side in (("whole", whole), ("cut", cut)):
         print(
             f"  {name:5s}  tree peak {side['tree_mb']:8.0f} MB   sum of VmHWM {side['hwm_mb']:8.0f} MB   "
-            f"CPU {side['cpu_s']:6.1f} s"
+            f"ragbench alone {side['root_mb']:8.0f} MB (VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s"
         )
     print(
-        f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x; the whole side's positions held at most "
+        f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x, ragbench alone "
+        f"{whole['root_hwm_mb'] / cut['root_hwm_mb']:.1f}x; the whole side's positions held at most "
         f"{held_mb(args):.0f} MB by the structure (~{ENTRY_BYTES} bytes an entry); outputs identical"
     )
     assert cut["tree_mb"] < whole["tree_mb"], "cutting vLLM's positions did not lower the peak"

@@ -9,19 +9,21 @@ tests/data/selfrag/popqa_window.jsonl (24 questions) with --max-inflight 16, eac
           log-probs for the retrieval decision, 5,000 for each passage) at every position until the request ends
   cut     ragbench as it is
 `--before DIR` makes the whole side an older ragbench instead (the package in DIR, e.g. built from the commit
-before the cut with `git archive COMMIT | tar -x -C SRC; pip install --no-deps --target DIR SRC`), run in DIR so
-that it is the one imported. Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
+before the cut: `git archive COMMIT | tar -x -C SRC; pip install --no-deps --target DIR SRC`), run in DIR so that
+it is the one imported; `--cut-only` runs the cut side alone (where the whole one would not fit in memory).
+Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
 (benchmarks/support/vllm_shaped: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
 with `--model DIR` real vLLM (installed in this Python) on a model folder that has Self-RAG's tokens
 (tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
 
-Peak: the tree's RSS (the run and its children, e.g. vLLM's EngineCore and its Worker) sampled every 50 ms, the
-sum over the tree of each process's own peak (VmHWM, as last read), and the ragbench process alone; CPU: the side's processes' user + system seconds (wall
-time on a shared machine says little). `held` is what the whole side's positions hold at most at
-once by the structure (requests of one engine batch x positions x window entries x bytes an entry).
+Peak: the tree's RSS (the run and its children: vLLM's EngineCore and its Worker, compile workers) sampled every
+50 ms, the largest sum split by process as it was then, and the ragbench process's own peak (the largest sample
+and its VmHWM); CPU: the side's processes' user + system seconds (wall time on a shared machine says little).
+`held` is what the whole side's positions hold at most at once by the structure (requests of one engine batch x
+positions x window entries x bytes an entry).
 
 Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR]
-     [--model-arg k=v] [--before DIR] [--quick]
+     [--model-arg k=v] [--before DIR] [--cut-only] [--quick]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "selfrag" / "popqa_window.jsonl"
@@ -44,33 +47,41 @@ CUT = ""
 ENTRY_BYTES = 290  # a position's entry in vLLM's dict: int key, Logprob(float, int rank, decoded str), dict slot
 
 
-def tree_peak(pid: int, stop: threading.Event, out: dict[str, float]) -> None:
+def label(process: Any, root: int) -> str:
+    """A process of the tree as the breakdown names it: the ragbench run, vLLM's titled processes
+    (VLLM::EngineCore, VLLM::Worker), everything else (compile workers, Ray, the reaper) as other."""
+    if process.pid == root:
+        return "ragbench"
+    title = (process.cmdline() or [""])[0]
+    return title if title.startswith("VLLM::") else "other"
+
+
+def tree_peak(pid: int, stop: threading.Event, out: dict[str, Any]) -> None:
     """Sample the RSS of `pid` and its descendants every 50 ms until `stop`: out["tree_mb"] the largest sum,
-    out["root_mb"] the largest RSS of `pid` alone (the ragbench process), out["hwm_mb"] the sum of each
-    process's last-read VmHWM, out["root_hwm_mb"] that of `pid`."""
+    out["at_peak"] its split by `label` then, out["root_mb"] the largest RSS of `pid` alone (the ragbench
+    process) and out["root_hwm_mb"] its VmHWM as last read."""
     import psutil
 
-    hwm: dict[int, int] = {}
     root = psutil.Process(pid)
     while not stop.is_set():
         try:
             processes = [root, *root.children(recursive=True)]
         except psutil.Error:
             break
-        total = 0
+        split: dict[str, float] = {}
         for process in processes:
             try:
-                rss = process.memory_info().rss
-                status = Path(f"/proc/{process.pid}/status").read_text()
-                hwm[process.pid] = int(status.split("VmHWM:")[1].split()[0]) * 1024
+                rss = process.memory_info().rss / 2**20
+                name = label(process, pid)
+                if process.pid == pid:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    out["root_hwm_mb"] = int(status.split("VmHWM:")[1].split()[0]) / 1024
+                    out["root_mb"] = max(out.get("root_mb", 0.0), rss)
             except (psutil.Error, OSError, IndexError):
                 continue
-            total += rss
-            if process.pid == pid:
-                out["root_mb"] = max(out.get("root_mb", 0.0), rss / 2**20)
-        out["tree_mb"] = max(out.get("tree_mb", 0.0), total / 2**20)
-        out["hwm_mb"] = sum(hwm.values()) / 2**20
-        out["root_hwm_mb"] = hwm.get(pid, 0) / 2**20
+            split[name] = split.get(name, 0.0) + rss
+        if sum(split.values()) > out.get("tree_mb", 0.0):
+            out["tree_mb"], out["at_peak"] = sum(split.values()), split
         stop.wait(0.05)
 
 
@@ -117,6 +128,16 @@ def held_mb(args: argparse.Namespace) -> float:
     return entries * ENTRY_BYTES / 2**20
 
 
+def report(name: str, side: dict) -> dict:
+    split = ", ".join(f"{label} {mb:.0f}" for label, mb in sorted(side["at_peak"].items()))
+    print(
+        f"  {name:5s}  tree peak {side['tree_mb']:6.0f} MB ({split})   ragbench alone {side['root_mb']:6.0f} MB "
+        f"(VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s",
+        flush=True,
+    )
+    return side
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=24)
@@ -125,6 +146,7 @@ def main() -> None:
     parser.add_argument("--model", help="a model folder with Self-RAG's tokens: real vLLM instead of the stand-in")
     parser.add_argument("--model-arg", action="append", default=[], help="k=v, an engine option (real vLLM)")
     parser.add_argument("--before", help="the whole side: a folder holding an older ragbench package instead")
+    parser.add_argument("--cut-only", action="store_true", help="only the cut side (where the whole would not fit)")
     parser.add_argument("--quick", action="store_true", help="4 questions, 4 in flight, 4 tokens")
     args = parser.parse_args()
     if args.quick:
@@ -134,20 +156,17 @@ def main() -> None:
     except ImportError:
         raise SystemExit("selfrag_memory: needs psutil to follow the process tree (pip install psutil)") from None
     before = (WHOLE, REPO) if args.before is None else (CUT, Path(args.before).resolve())
-    with tempfile.TemporaryDirectory() as work:
-        whole = run_side(*before, args, Path(work) / "whole")
-        cut = run_side(CUT, REPO, args, Path(work) / "cut")
-    assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
     engine = f"real vLLM on {args.model}" if args.model else "the vLLM-shaped stand-in"
     print(
         f"Self-RAG short form, {args.questions} PopQA questions, --max-inflight {args.max_inflight}, "
         f"{args.tokens} tokens, window 32,016 / 5,000, on {engine}:"
     )
-    for name, side in (("whole", whole), ("cut", cut)):
-        print(
-            f"  {name:5s}  tree peak {side['tree_mb']:8.0f} MB   sum of VmHWM {side['hwm_mb']:8.0f} MB   "
-            f"ragbench alone {side['root_mb']:8.0f} MB (VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s"
-        )
+    with tempfile.TemporaryDirectory() as work:
+        whole = None if args.cut_only else report("whole", run_side(*before, args, Path(work) / "whole"))
+        cut = report("cut", run_side(CUT, REPO, args, Path(work) / "cut"))
+    if whole is None:
+        return
+    assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
     print(
         f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x, ragbench alone "
         f"{whole['root_hwm_mb'] / cut['root_hwm_mb']:.1f}x; the whole side's positions held at most "

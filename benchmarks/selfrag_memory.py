@@ -129,7 +129,7 @@ def held_mb(args: argparse.Namespace) -> float:
 
 
 def report(name: str, side: dict) -> dict:
-    split = ", ".join(f"{label} {mb:.0f}" for label, mb in sorted(side["at_peak"].items()))
+    split = ", ".join(f"{who} {mb:.0f}" for who, mb in sorted(side["at_peak"].items()))
     print(
         f"  {name:5s}  tree peak {side['tree_mb']:6.0f} MB ({split})   ragbench alone {side['root_mb']:6.0f} MB "
         f"(VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s",
@@ -155,6 +155,8 @@ def main() -> None:
         import psutil  # noqa: F401
     except ImportError:
         raise SystemExit("selfrag_memory: needs psutil to follow the process tree (pip install psutil)") from None
+    if args.before is not None and not (Path(args.before) / "ragbench" / "__init__.py").is_file():
+        raise SystemExit(f"selfrag_memory: --before {args.before} holds no ragbench package (pip install --target it)")
     before = (WHOLE, REPO) if args.before is None else (CUT, Path(args.before).resolve())
     engine = f"real vLLM on {args.model}" if args.model else "the vLLM-shaped stand-in"
     print(

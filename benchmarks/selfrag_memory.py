@@ -8,17 +8,22 @@ tests/data/selfrag/popqa_window.jsonl (24 questions) with --max-inflight 16, eac
   whole   ragbench with vllm_positions.keep_named switched off: vLLM keeps upstream's window (the top 32,016
           log-probs for the retrieval decision, 5,000 for each passage) at every position until the request ends
   cut     ragbench as it is
+`--before DIR` makes the whole side an older ragbench instead (the package in DIR, e.g. built from the commit
+before the cut: `git archive COMMIT | tar -x -C SRC; pip install --no-deps --target DIR SRC`), run in DIR so that
+it is the one imported; `--cut-only` runs the cut side alone (where the whole one would not fit in memory).
 Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
 (benchmarks/support/vllm_shaped: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
 with `--model DIR` real vLLM (installed in this Python) on a model folder that has Self-RAG's tokens
 (tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
 
-Peak: the tree's RSS (the run and its children, e.g. vLLM's EngineCore) sampled every 20 ms, and the sum over the
-tree of each process's own peak (VmHWM, as last read); CPU: the side's processes' user + system seconds (wall
-time on a shared machine says little). `held` is what the whole side's positions hold at most at
-once by the structure (requests of one engine batch x positions x window entries x bytes an entry).
+Peak: the tree's RSS (the run and its children: vLLM's EngineCore and its Worker, compile workers) sampled every
+50 ms, the largest sum split by process as it was then, and the ragbench process's own peak (the largest sample
+and its VmHWM); CPU: the side's processes' user + system seconds (wall time on a shared machine says little).
+`held` is what the whole side's positions hold at most at once by the structure (requests of one engine batch x
+positions x window entries x bytes an entry).
 
-Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR] [--quick]
+Run: python benchmarks/selfrag_memory.py [--questions 24] [--max-inflight 16] [--tokens 10] [--model DIR]
+     [--model-arg k=v] [--before DIR] [--cut-only] [--quick]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "selfrag" / "popqa_window.jsonl"
@@ -41,32 +47,46 @@ CUT = ""
 ENTRY_BYTES = 290  # a position's entry in vLLM's dict: int key, Logprob(float, int rank, decoded str), dict slot
 
 
-def tree_peak(pid: int, stop: threading.Event, out: dict[str, float]) -> None:
-    """Sample the RSS of `pid` and its descendants every 20 ms until `stop`: out["tree_mb"] the largest sum,
-    out["hwm_mb"] the sum of each process's last-read VmHWM."""
+def label(process: Any, root: int) -> str:
+    """A process of the tree as the breakdown names it: the ragbench run, vLLM's titled processes
+    (VLLM::EngineCore, VLLM::Worker), everything else (compile workers, Ray, the reaper) as other."""
+    if process.pid == root:
+        return "ragbench"
+    title = (process.cmdline() or [""])[0]
+    return title if title.startswith("VLLM::") else "other"
+
+
+def tree_peak(pid: int, stop: threading.Event, out: dict[str, Any]) -> None:
+    """Sample the RSS of `pid` and its descendants every 50 ms until `stop`: out["tree_mb"] the largest sum,
+    out["at_peak"] its split by `label` then, out["root_mb"] the largest RSS of `pid` alone (the ragbench
+    process) and out["root_hwm_mb"] its VmHWM as last read."""
     import psutil
 
-    hwm: dict[int, int] = {}
     root = psutil.Process(pid)
     while not stop.is_set():
         try:
             processes = [root, *root.children(recursive=True)]
         except psutil.Error:
             break
-        total = 0
+        split: dict[str, float] = {}
         for process in processes:
             try:
-                total += process.memory_info().rss
-                status = Path(f"/proc/{process.pid}/status").read_text()
-                hwm[process.pid] = int(status.split("VmHWM:")[1].split()[0]) * 1024
+                rss = process.memory_info().rss / 2**20
+                name = label(process, pid)
+                if process.pid == pid:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    out["root_hwm_mb"] = int(status.split("VmHWM:")[1].split()[0]) / 1024
+                    out["root_mb"] = max(out.get("root_mb", 0.0), rss)
             except (psutil.Error, OSError, IndexError):
                 continue
-        out["tree_mb"] = max(out.get("tree_mb", 0.0), total / 2**20)
-        out["hwm_mb"] = sum(hwm.values()) / 2**20
-        stop.wait(0.02)
+            split[name] = split.get(name, 0.0) + rss
+        if sum(split.values()) > out.get("tree_mb", 0.0):
+            out["tree_mb"], out["at_peak"] = sum(split.values()), split
+        stop.wait(0.05)
 
 
-def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
+def run_side(prelude: str, checkout: Path, args: argparse.Namespace, folder: Path) -> dict:
+    """One side in a fresh process run in `checkout` (so that its ragbench package is the one imported)."""
     model = f"vllm:{args.model}" if args.model else "vllm:/nonexistent/vllm-shaped-selfrag"
     command = [
         sys.executable,
@@ -81,7 +101,9 @@ def run_side(prelude: str, args: argparse.Namespace, folder: Path) -> dict:
     env = dict(os.environ)
     if not args.model:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHAPED), env.get("PYTHONPATH", "")]))
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True, cwd=checkout
+    )
     stop, peak = threading.Event(), {}
     sampler = threading.Thread(target=tree_peak, args=(process.pid, stop, peak))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -106,6 +128,16 @@ def held_mb(args: argparse.Namespace) -> float:
     return entries * ENTRY_BYTES / 2**20
 
 
+def report(name: str, side: dict) -> dict:
+    split = ", ".join(f"{who} {mb:.0f}" for who, mb in sorted(side["at_peak"].items()))
+    print(
+        f"  {name:5s}  tree peak {side['tree_mb']:6.0f} MB ({split})   ragbench alone {side['root_mb']:6.0f} MB "
+        f"(VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s",
+        flush=True,
+    )
+    return side
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=24)
@@ -113,6 +145,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=10, help="max_new_tokens (every position holds a window)")
     parser.add_argument("--model", help="a model folder with Self-RAG's tokens: real vLLM instead of the stand-in")
     parser.add_argument("--model-arg", action="append", default=[], help="k=v, an engine option (real vLLM)")
+    parser.add_argument("--before", help="the whole side: a folder holding an older ragbench package instead")
+    parser.add_argument("--cut-only", action="store_true", help="only the cut side (where the whole would not fit)")
     parser.add_argument("--quick", action="store_true", help="4 questions, 4 in flight, 4 tokens")
     args = parser.parse_args()
     if args.quick:
@@ -121,22 +155,23 @@ def main() -> None:
         import psutil  # noqa: F401
     except ImportError:
         raise SystemExit("selfrag_memory: needs psutil to follow the process tree (pip install psutil)") from None
-    with tempfile.TemporaryDirectory() as work:
-        whole = run_side(WHOLE, args, Path(work) / "whole")
-        cut = run_side(CUT, args, Path(work) / "cut")
-    assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
+    if args.before is not None and not (Path(args.before) / "ragbench" / "__init__.py").is_file():
+        raise SystemExit(f"selfrag_memory: --before {args.before} holds no ragbench package (pip install --target it)")
+    before = (WHOLE, REPO) if args.before is None else (CUT, Path(args.before).resolve())
     engine = f"real vLLM on {args.model}" if args.model else "the vLLM-shaped stand-in"
     print(
         f"Self-RAG short form, {args.questions} PopQA questions, --max-inflight {args.max_inflight}, "
         f"{args.tokens} tokens, window 32,016 / 5,000, on {engine}:"
     )
-    for name, side in (("whole", whole), ("cut", cut)):
-        print(
-            f"  {name:5s}  tree peak {side['tree_mb']:8.0f} MB   sum of VmHWM {side['hwm_mb']:8.0f} MB   "
-            f"CPU {side['cpu_s']:6.1f} s"
-        )
+    with tempfile.TemporaryDirectory() as work:
+        whole = None if args.cut_only else report("whole", run_side(*before, args, Path(work) / "whole"))
+        cut = report("cut", run_side(CUT, REPO, args, Path(work) / "cut"))
+    if whole is None:
+        return
+    assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
     print(
-        f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x; the whole side's positions held at most "
+        f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x, ragbench alone "
+        f"{whole['root_hwm_mb'] / cut['root_hwm_mb']:.1f}x; the whole side's positions held at most "
         f"{held_mb(args):.0f} MB by the structure (~{ENTRY_BYTES} bytes an entry); outputs identical"
     )
     assert cut["tree_mb"] < whole["tree_mb"], "cutting vLLM's positions did not lower the peak"

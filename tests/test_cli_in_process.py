@@ -18,11 +18,15 @@ RUN = ("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo",
 
 
 def seen(done, folder) -> tuple:
-    """The exit code and text, with the run folder and the run's speed taken out."""
+    """The exit code and text, with the run folder, the run's speed and its calls' latency taken out."""
     return (
         done.returncode,
         *(
-            re.sub(r"in [0-9.]+ s \([0-9.]+/s\)", "in T", text.replace(str(folder), "RUN"))
+            re.sub(
+                r"p50 [0-9.]+ s, p95 [0-9.]+ s",
+                "p50 L, p95 L",
+                re.sub(r"in [0-9.]+ s \([0-9.]+/s\)", "in T", text.replace(str(folder), "RUN")),
+            )
             for text in (done.stdout, done.stderr)
         ),
     )

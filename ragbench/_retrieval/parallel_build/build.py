@@ -50,13 +50,8 @@ def build_parallel(
         raise ConfigError(f"--ray builds {', '.join(KINDS)} indexes, not {kind}; build it without --ray")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
-    if shards is not None:
-        from ..sharded.split import SPLITTERS
-
-        if kind not in SPLITTERS or shards < 1:
-            raise ConfigError(
-                f"--shards {shards}: shards are written for {' and '.join(SPLITTERS)} indexes, 1 or more of them"
-            )
+    if shards is not None and shards < 1:  # every kind built here can be split (sharded.split.SPLITTERS)
+        raise ConfigError(f"--shards {shards}: must be at least 1")
     try:
         import ray.data  # noqa: F401
     except ImportError:

@@ -81,7 +81,9 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
         expected.pop(count)  # 0 here: written only where the vendor's prompt cache served or stored tokens
     assert response.to_dict() == expected and list(response.to_dict()) == list(expected)
     assert Response.from_dict(response.to_dict()) == response
-    cached = Response(texts=["a"], prompt_tokens=9, cached_prompt_tokens=4, cache_write_tokens=3, cache_write_1h_tokens=1)
+    cached = Response(
+        texts=["a"], prompt_tokens=9, cached_prompt_tokens=4, cache_write_tokens=3, cache_write_1h_tokens=1
+    )
     assert {k: cached.to_dict()[k] for k in ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens")} == {
         "cached_prompt_tokens": 4, "cache_write_tokens": 3, "cache_write_1h_tokens": 1
     }  # fmt: skip

@@ -17,7 +17,7 @@ whole index) is the unsharded figure. On one machine the S nodes share its cores
 sharding's overhead (Ray calls, merging), not the speed-up of S machines.
 
     python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
-    python benchmarks/sharded_search.py --quick      # N=5000, S=2, well under a minute
+    python benchmarks/sharded_search.py --quick      # N=5000, S=2, bm25 and dense: well under a minute
 """
 
 from __future__ import annotations
@@ -191,9 +191,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=200_000)
     parser.add_argument("--shards", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="5000 passages, 2 shards")
+    parser.add_argument("--kinds", default="bm25,lucene_bm25,flashrag_bm25,dense,faiss_index")
+    parser.add_argument("--quick", action="store_true", help="5000 passages, 2 shards, bm25 and dense")
     args = parser.parse_args()
     passages, shards = (5000, 2) if args.quick else (args.passages, args.shards)
+    kinds = ("bm25", "dense") if args.quick else tuple(args.kinds.split(","))
 
     import ray
     from ray.cluster_utils import Cluster
@@ -205,7 +207,9 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cases = {kind: partial(sparse_case, kind) for kind in ("bm25", "lucene_bm25", "flashrag_bm25")}
-            for name, case in {**cases, "dense": dense_case, "faiss_index": faiss_case}.items():
+            cases |= {"dense": dense_case, "faiss_index": faiss_case}
+            for name in kinds:
+                case = cases[name]
                 folder = Path(tmp) / name
                 folder.mkdir()
                 r = case(folder, passages, shards)

@@ -143,6 +143,7 @@ def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cl
     import signal
     import subprocess
     import sys
+    import time
 
     docs = [{"id": str(i), "contents": " ".join(WORDS[i % 11 : i % 11 + 1 + i % 4])} for i in range(40)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
@@ -155,9 +156,11 @@ def test_a_killed_build_resumes_from_its_blocks_and_rebuilds_damaged_ones(ray_cl
     try:
         while not (state / "ray-build.json").is_file():
             assert driver.poll() is None, "the build ended before its state folder appeared"
+            time.sleep(0.05)  # a poll, not a deadline: leaves the build the machine's cores
         os.mkfifo(state / f"block-{blocks - 1:06d}.npz.partial")  # the last block's file: its write never ends
         while len(list(state.glob("block-*.npz"))) < 4:  # the first wave written
             assert driver.poll() is None, "the build ended before its blocks were written"
+            time.sleep(0.05)
     finally:
         driver.send_signal(signal.SIGKILL)
         driver.wait()

@@ -115,7 +115,7 @@ def test_dense_embeddings_from_encoder_actors_are_the_one_process_builds(ray_clu
     from component_models import tiny_encoder
 
     model = tiny_encoder(tmp_path / "encoder", [w.lower() for w in WORDS])
-    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 7 : i % 7 + i % 5])} for i in range(23)]
+    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 7 : i % 7 + i % 5])} for i in range(20)]  # 1 wave of 4
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     registry, options = installed_registry(), {"model": str(model), "query_instruction": ""}
     build = {"title": False, "progress": False, "chunk_size": 5}  # a block is a chunk: the same encoder batches

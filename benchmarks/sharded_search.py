@@ -139,17 +139,7 @@ def faiss_case(folder: Path, passages: int, shards: int) -> dict:
     for count in (1, shards):
         layout = read_layout(split_index(folder / "e5_Flat.index", count), folder / "e5_Flat.index")
         pool = ShardPool(layout, {"mmap": True})  # --retriever-arg mmap=true: the vectors left on disk, mapped
-
-        def search(pool: ShardPool = pool) -> list:
-            answers = pool.top_k(queries, K)
-            return [merge_top_k([answer[q] for answer in answers], K) for q in range(QUERIES)]
-
-        for row, (scores, ids) in enumerate(search()):
-            assert ids.tolist() == expected[1][row].tolist() and scores.tobytes() == expected[0][row].tobytes()
-        results[f"sharded_{count}_s"] = best_time(search)
-        results[f"memory_{count}"] = shard_memory()
-        results[f"nodes_{count}"] = len(set(pool.nodes))
-        closed(pool.close)
+        results |= vector_pool_figures(pool, queries, expected, count)
     return results
 
 
@@ -173,18 +163,23 @@ def dense_case(folder: Path, passages: int, shards: int) -> dict:
         split_dense(folder, folders, ranges)
         layout = Layout(folder, "dense", passages, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
         pool = ShardPool(layout, {"chunk_rows": 32768, "backend": "numpy"})
-
-        def search(pool: ShardPool = pool) -> list:
-            answers = pool.top_k(queries, K)
-            return [merge_top_k([answer[q] for answer in answers], K) for q in range(QUERIES)]
-
-        for row, (scores, ids) in enumerate(search()):
-            assert ids.tolist() == expected[1][row].tolist() and scores.tobytes() == expected[0][row].tobytes()
-        results[f"sharded_{count}_s"] = best_time(search)
-        results[f"memory_{count}"] = shard_memory()
-        results[f"nodes_{count}"] = len(set(pool.nodes))
-        closed(pool.close)
+        results |= vector_pool_figures(pool, queries, expected, count)
     return results
+
+
+def vector_pool_figures(pool: ShardPool, queries: np.ndarray, expected: tuple, count: int) -> dict:
+    """A vector index's shard pool checked against the unsharded (scores, ids), timed, its memory read; then closed."""
+
+    def search() -> list:
+        answers = pool.top_k(queries, K)
+        return [merge_top_k([answer[q] for answer in answers], K) for q in range(QUERIES)]
+
+    for row, (scores, ids) in enumerate(search()):
+        assert ids.tolist() == expected[1][row].tolist() and scores.tobytes() == expected[0][row].tobytes()
+    figures = {f"sharded_{count}_s": best_time(search), f"memory_{count}": shard_memory()}
+    figures[f"nodes_{count}"] = len(set(pool.nodes))
+    closed(pool.close)
+    return figures
 
 
 def main() -> None:

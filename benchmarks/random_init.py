@@ -10,7 +10,9 @@ random weights for that config into OUT in the config's dtype (on the GPU when t
 config files is enough, which is what travels to a GPU node.
 
 Presets: `llama-1b`, Llama-3.2-1B's shapes (16 layers, hidden 2048, MLP 8192, 32 heads, 8 KV heads,
-tied embeddings, bf16) with LIKE's vocabulary: 1.0B parameters with SmolLM2's 49,152 tokens.
+tied embeddings, bf16) with LIKE's vocabulary: 1.0B parameters with SmolLM2's 49,152 tokens. `e5-base`,
+e5-base-v2's (BERT-base: 12 layers, hidden 768, MLP 3072, 12 heads) over a BERT folder: 109M parameters with
+all-MiniLM-L6-v2's 30,522 tokens.
 Without a preset LIKE's own shapes are kept (all-MiniLM-L6-v2 for the CRAG embedder, say).
 
   --quick   a 2-layer model of LIKE's shapes (default: the embedded SmolLM2's folder) into a
@@ -42,6 +44,14 @@ PRESETS = {
         "tie_word_embeddings": True,
         "hidden_act": "silu",
         "dtype": "bfloat16",
+    },
+    # e5-base-v2's shapes (BERT-base: FlashRAG's default dense encoder), over a BERT folder such as all-MiniLM-L6-v2's
+    "e5-base": {
+        "hidden_size": 768,
+        "intermediate_size": 3072,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "max_position_embeddings": 512,
     },
     "tiny": {"num_hidden_layers": 2},
 }

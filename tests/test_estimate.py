@@ -215,3 +215,24 @@ def test_overwrite_replaces_the_run_in_the_folder_as_the_run_would(tmp_path: Pat
     estimate = estimated(tmp_path, "--overwrite", pilot="4")
     assert estimate["pilot_examples"] == 4 and estimate["paid_before"] == {}
     assert not json.loads((tmp_path / "run" / "run.json").read_text())["finished"]
+
+
+def test_estimate_on_the_run_prints_the_estimate_command_s_and_runs_nothing_more(tmp_path: Path) -> None:
+    """`ragbench ... --estimate` is `ragbench estimate` with its default pilot (one code: the same figures, the
+    same pilot kept in the run folder), exits 0 and writes no results; --resume then runs the rest."""
+    done = cli_here(*options(tmp_path), "--estimate")
+    assert done.returncode == 0, done.stderr
+    assert "examples: 24 in the run, 3 done (3 by this pilot), 21 left" in done.stdout
+    assert "dollars, system model: $" in done.stdout and not (tmp_path / "run" / "results.json").exists()
+    resume = done.stdout.splitlines()[-1]
+    assert resume.endswith("--resume") and "--estimate" not in resume
+    again = cli_here("estimate", "--pilot", "0", *options(tmp_path))  # reads the same samples: the same figures
+    figures = [line.partition("; paid")[0] for line in done.stdout.splitlines()[1:-2]]
+    assert [line.partition("; paid")[0] for line in again.stdout.splitlines()[1:-2]] == figures
+    assert cli_here(*options(tmp_path, "--resume")).returncode == 0
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["finished"]
+
+
+def test_estimate_with_replay_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = cli_here("--replay", str(tmp_path), "--estimate", "--tasks", "demo")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--replay" in done.stderr

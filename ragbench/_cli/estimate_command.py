@@ -17,6 +17,7 @@ from .outcomes import config_error, environment_error, stopped_at_failure
 from .registry import command_registry
 from .run_options import run_kwargs, split_names, with_run_options
 
+DEFAULT_PILOT = "5%"
 COUNTS = {  # figure: how it is shown
     "llm_calls": "LLM calls (system)",
     "prompt_tokens": "prompt tokens (system)",
@@ -72,7 +73,7 @@ def estimate_lines(estimate: Any) -> list[str]:
 @click.command("estimate")
 @click.option(
     "--pilot",
-    default="5%",
+    default=DEFAULT_PILOT,
     show_default=True,
     help="records of each task the pilot runs for real: a share (5%) or a count (20); 0 runs none",
 )
@@ -82,14 +83,21 @@ def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
     """What a run with these options will cost, before it is paid: a pilot of a random sample of its examples (5% by
     default) runs for real in the run's own folder, and the rest is estimated from it, each figure with a 95%
     interval. Run the same options with --resume afterwards: the pilot's examples are not paid again."""
+    if not split_names(options["tasks"] or ""):
+        click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)
+        sys.exit(EXIT_CONFIG)
+    show_estimate(pilot, as_json, options)
+
+
+def show_estimate(pilot: str, as_json: bool, options: dict[str, Any]) -> None:
+    """The estimate of the run `options` name, after a pilot of `pilot` (`ragbench estimate`, and the run's
+    `--estimate`, which stops here): printed, with the command that reuses the pilot; a ConfigError or a fault of
+    the environment ends in one line."""
     from .._run.estimate import PilotSize, estimate
     from .._run.estimate import as_json as estimate_json
     from .._run.example import StoppedAtFailure
     from .._run.interrupted import RunInterrupted, exit_interrupted
 
-    if not split_names(options["tasks"] or ""):
-        click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)
-        sys.exit(EXIT_CONFIG)
     try:
         from .._values.run_config import RunConfig
 
@@ -109,7 +117,7 @@ def estimate_command(pilot: str, as_json: bool, **options: Any) -> None:
         return
     for line in estimate_lines(result):
         click.echo(line)
-    args = [a for a in sys.argv[1:] if a not in ("estimate", "--resume", "--overwrite", "--json")]
+    args = [a for a in sys.argv[1:] if a not in ("estimate", "--estimate", "--resume", "--overwrite", "--json")]
     args = [a for i, a in enumerate(args) if not (a.partition("=")[0] == "--pilot" or (i and args[i - 1] == "--pilot"))]
     click.echo(
         f"ragbench estimate: the pilot's examples are saved in {result.run_dir}; the run reuses them: "

@@ -34,7 +34,6 @@ from .planning import PlannedTask
 from .plugin_values import task_records
 from .services import Opened, RunServices, held_services
 
-DEFAULT_PILOT = "5%"
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
 MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -43,6 +45,7 @@ SETUPS: dict[str, list[str]] = {
     "vanilla+judge": ["--system", "vanilla", "--model", MODEL, "--metrics", "+llm_judge", "--judge", JUDGE],
 }
 TOLERANCE = 0.10
+CHECKED = ("llm_calls", "prompt_tokens", "completion_tokens", "searches")
 
 
 def ragbench(*args: str) -> str:
@@ -73,7 +76,7 @@ def actual(results: dict[str, Any]) -> dict[str, float]:
     """The finished run's figures, from results.json (its cost, counted from the samples' traces)."""
     model = results["model_cost"][TASK]
     out = {
-        "llm_calls": model["calls"],
+        "llm_calls": model["calls"] - model["cached"],  # sent, as the estimate counts them (a cache hit is free)
         "prompt_tokens": model["prompt_tokens"],
         "completion_tokens": model["completion_tokens"],
         "usd:model": model["usd"],
@@ -102,12 +105,42 @@ def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool
     return good
 
 
+def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: int) -> None:
+    """`draws` more pilots of `fraction` of the finished run's examples, each a random sample, estimated by the same
+    code (`Totals`) from the samples saved: per figure, the share of pilots whose interval held the actual total and
+    whose point was within 10% of it (one pilot is one draw: these say how often it lands)."""
+    from ragbench._records import read_samples
+    from ragbench._reports.prices import ModelPrices, read_price_table
+    from ragbench._run.estimate_figures import Totals, example_figures
+    from ragbench._values.run_config import RunConfig
+
+    judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []
+    config = RunConfig(tasks=[TASK], model=setup[setup.index("--model") + 1], judges=judge)
+    priced = ModelPrices(config.engine_request(), read_price_table(str(prices)))
+    records = [r for r in read_samples(run / "samples" / f"{TASK}.jsonl") if not r.bad_record]
+    figures = [example_figures(record, priced) for record in records]
+    size = max(3, math.ceil(fraction * len(figures)))
+    stream = random.Random(1)
+    estimates = []
+    for _ in range(draws):
+        totals = Totals()
+        for each in stream.sample(figures, size):
+            totals.add(each, finished=True)
+        estimates.append(totals.estimate(len(figures) - size))
+    for key in [k for k in estimates[0] if k in CHECKED or k.startswith(("usd:", "judge:"))]:
+        actual = sum(each.get(key, 0.0) for each in figures)
+        held = sum(each[key].holds(actual) for each in estimates) / draws
+        close = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in estimates) / draws
+        print(f"  {key:<32} over {draws} pilots of {size}: interval held {held:.1%}, point within 10% {close:.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--pilot", default="5%")
     parser.add_argument("--systems", nargs="+", default=list(SETUPS), choices=list(SETUPS))
     parser.add_argument("--quick", action="store_true", help="vanilla on 300 examples, its misses not an error")
+    parser.add_argument("--draws", type=int, default=200, help="pilots re-drawn from each finished run (0: none)")
     args = parser.parse_args()
     if args.quick:
         args.copies, args.systems = 1, ["vanilla"]
@@ -137,6 +170,9 @@ def main() -> None:
             wall = estimate["wall_seconds_left"]
             resumed = json.loads((folder / name / "run.json").read_text())["attempts"][-1]["wall_seconds"]
             print(f"  {'wall seconds left (not checked)':<32} estimate {wall}  actual {resumed}")
+            if args.draws:
+                share = float(args.pilot.rstrip("%")) / 100 if args.pilot.endswith("%") else 0.05
+                redrawn(folder / name, SETUPS[name], folder / "prices.yaml", share, args.draws)
     sys.exit(0 if good or args.quick else 1)
 
 

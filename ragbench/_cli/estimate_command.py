@@ -66,6 +66,12 @@ def estimate_lines(estimate: Any) -> list[str]:
         lines.append("wall time left: unknown (no attempt of this run was timed)")
     else:
         lines.append(f"wall time left, seconds: {interval_text(estimate.wall)}")
+    lines.extend(
+        f"{task.name}: the dollars within 10% of their point (95%) need about {task.pilot_for} of its examples run, "
+        f"{task.done} have: --pilot {task.pilot_for} runs about that many more"
+        for task in estimate.tasks
+        if task.pilot_for is not None and task.pilot_for > task.done
+    )
     lines.extend(f"cannot know: {line}" for line in estimate.unknowns)
     return lines
 

@@ -100,6 +100,7 @@ class TaskEstimate:
     totals: dict[str, Interval]
     paid_before: dict[str, float]
     paid: dict[str, float]
+    pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,7 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
                 totals.estimate(remaining),
                 before[planned.name][0].paid,
                 totals.paid,
+                totals.pilot_for(records[planned.name]),
             )
         )
     estimate = RunEstimate(
@@ -248,8 +250,9 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
 
 
 def varying_steps(totals: dict[str, Interval]) -> list[str]:
-    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran."""
-    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].low]
+    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
+    above its point; one that saw no spread ends at its point, estimate_figures.extrapolated)."""
+    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
 
 
 def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:
@@ -287,5 +290,6 @@ def as_json(estimate: RunEstimate) -> dict[str, Any]:
         "paid_before": estimate.paid(before=True),
         "paid": estimate.paid(),
         "wall_seconds_left": interval(estimate.wall),
+        "pilot_for_10_percent": {task.name: task.pilot_for for task in estimate.tasks},
         "unknowns": estimate.unknowns,
     }

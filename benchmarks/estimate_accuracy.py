@@ -105,13 +105,23 @@ def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool
     return good
 
 
-def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: int) -> None:
-    """`draws` more pilots of `fraction` of the finished run's examples, each a random sample, estimated by the same
-    code (`Totals`) from the samples saved: per figure, the share of pilots whose interval held the actual total and
-    whose point was within 10% of it (one pilot is one draw: these say how often it lands)."""
+def pilot_of(figures: list[dict[str, float]]) -> Any:
+    from ragbench._run.estimate_figures import Totals
+
+    totals = Totals()
+    for each in figures:
+        totals.add(each, finished=True)
+    return totals
+
+
+def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: int, precision: float | None) -> None:
+    """`draws` more pilots of `fraction` of the finished run's examples, each a random sample (grown as `--precision`
+    grows it), estimated by the same code (`Totals`) from the samples saved: per figure, the share of pilots whose
+    interval held the actual total and whose point was within 10% of it (one pilot is one draw: these say how often
+    it lands)."""
     from ragbench._records import read_samples
     from ragbench._reports.prices import ModelPrices, read_price_table
-    from ragbench._run.estimate_figures import Totals, example_figures
+    from ragbench._run.estimate_figures import example_figures
     from ragbench._values.run_config import RunConfig
 
     judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []
@@ -121,12 +131,20 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
     figures = [example_figures(record, priced) for record in records]
     size = max(3, math.ceil(fraction * len(figures)))
     stream = random.Random(1)
-    estimates = []
+    estimates, sizes = [], []
     for _ in range(draws):
-        totals = Totals()
-        for each in stream.sample(figures, size):
-            totals.add(each, finished=True)
-        estimates.append(totals.estimate(len(figures) - size))
+        order = stream.sample(figures, len(figures))
+        totals = pilot_of(order[:size])
+        wanted = totals.pilot_for(len(figures), precision) if precision else None
+        if wanted is not None and wanted > size:  # the second stage, as `--precision` runs it
+            totals = pilot_of(order[:wanted])
+        sizes.append(len(totals.observed))
+        estimates.append(totals.estimate(len(figures) - len(totals.observed)))
+    if precision:
+        print(
+            f"  pilots grown for dollars within {precision:.0%}: {min(sizes)} to {max(sizes)} examples, median "
+            f"{sorted(sizes)[len(sizes) // 2]}"
+        )
     for key in [k for k in estimates[0] if k in CHECKED or k.startswith(("usd:", "judge:"))]:
         actual = sum(each.get(key, 0.0) for each in figures)
         held = sum(each[key].holds(actual) for each in estimates) / draws
@@ -141,6 +159,7 @@ def main() -> None:
     parser.add_argument("--systems", nargs="+", default=list(SETUPS), choices=list(SETUPS))
     parser.add_argument("--quick", action="store_true", help="vanilla on 300 examples, its misses not an error")
     parser.add_argument("--draws", type=int, default=200, help="pilots re-drawn from each finished run (0: none)")
+    parser.add_argument("--precision", default=None, help="ragbench estimate --precision (e.g. 10%%): grown pilots")
     args = parser.parse_args()
     if args.quick:
         args.copies, args.systems = 1, ["vanilla"]
@@ -163,7 +182,8 @@ def main() -> None:
                 "--no-progress",
                 *SETUPS[name],
             ]
-            estimate = json.loads(ragbench("estimate", "--pilot", args.pilot, "--json", *options))
+            grow = ["--precision", args.precision] if args.precision else []
+            estimate = json.loads(ragbench("estimate", "--pilot", args.pilot, *grow, "--json", *options))
             ragbench(*options, "--resume")
             results = json.loads((folder / name / "results.json").read_text())
             good &= compare(name, estimate, actual(results))
@@ -172,7 +192,8 @@ def main() -> None:
             print(f"  {'wall seconds left (not checked)':<32} estimate {wall}  actual {resumed}")
             if args.draws:
                 share = float(args.pilot.rstrip("%")) / 100 if args.pilot.endswith("%") else 0.05
-                redrawn(folder / name, SETUPS[name], folder / "prices.yaml", share, args.draws)
+                precision = float(args.precision.rstrip("%")) / 100 if args.precision else None
+                redrawn(folder / name, SETUPS[name], folder / "prices.yaml", share, args.draws, precision)
     sys.exit(0 if good or args.quick else 1)
 
 

@@ -27,6 +27,7 @@ PRICES = (
 
 
 def options(tmp_path: Path, *more: str) -> list[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "prices.yaml").write_text(PRICES)
     return [
         "--tasks",
@@ -292,3 +293,34 @@ def test_the_text_report_says_how_large_a_pilot_the_dollars_need(tmp_path: Path)
     assert line.startswith(
         f"demo: the dollars within 10% of their point (95%) need about {wanted['pilot_for_10_percent']['demo']} "
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 3000), st.integers(1, 400), st.integers(1, 400), st.text(max_size=5))
+def test_a_larger_pilot_of_the_same_run_holds_the_smaller_one(records: int, small: int, large: int, seed: str) -> None:
+    """`--precision` grows a pilot, and `--pilot N` after a smaller one, by running the rest of the larger."""
+    small, large = min(small, large), max(small, large)
+    assert PilotSize(count=small).positions(records, seed) <= PilotSize(count=large).positions(records, seed)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=8))
+def test_a_precision_is_a_share_below_100_percent_or_refused(text: str) -> None:
+    try:
+        share = PilotSize.precision(text)
+    except ConfigError as exc:
+        assert "\n" not in str(exc) and "--precision" in str(exc)
+        return
+    assert 0 < share < 1
+
+
+def test_precision_grows_the_pilot_to_what_its_spread_asks_for(tmp_path: Path) -> None:
+    """Stein's two stages: a pilot of 4, then as many as its dollars' spread asks for +-10% (pilot_for)."""
+    first = estimated(tmp_path / "first", pilot="4")
+    wanted = first["pilot_for_10_percent"]["demo"]
+    assert 4 < wanted <= 24
+    done = cli_here("estimate", "--pilot", "4", "--precision", "10%", "--json", *options(tmp_path / "grown"))
+    assert done.returncode == 0, done.stderr
+    grown = json.loads(done.stdout)
+    assert grown["pilot_examples"] == wanted == grown["done"]
+    assert not json.loads((tmp_path / "grown" / "run" / "run.json").read_text())["finished"]

@@ -52,6 +52,7 @@ RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
         "--max-inflight",
         "--max-steps-per-example",
         "--max-prompt-chars-per-example",
+        "--max-cost",
         "--fail-fast",
         "--strict-infra",
     ),

@@ -167,11 +167,11 @@ class Totals:
             if key != "examples"
         }
 
-    def pilot_for(self, records: int) -> int | None:
-        """The examples a pilot needs for each dollar figure within `PRECISION` of its point (`pilot_for`; the
+    def pilot_for(self, records: int, precision: float = PRECISION) -> int | None:
+        """The examples a pilot needs for each dollar figure within `precision` of its point (`pilot_for`; the
         largest), None where no dollar figure can tell."""
         wanted = [
-            pilot_for([each.get(key, 0.0) for each in self.observed], records)
+            pilot_for([each.get(key, 0.0) for each in self.observed], records, precision)
             for key in self.keys()
             if key.startswith("usd:")
         ]

@@ -149,7 +149,8 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
         actual = sum(each.get(key, 0.0) for each in figures)
         held = sum(each[key].holds(actual) for each in estimates) / draws
         close = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in estimates) / draws
-        print(f"  {key:<32} over {draws} pilots of {size}: interval held {held:.1%}, point within 10% {close:.1%}")
+        pilots = f"{draws} pilots of {size}{', grown' if precision else ''}"
+        print(f"  {key:<32} over {pilots}: interval held {held:.1%}, point within 10% {close:.1%}")
 
 
 def main() -> None:

@@ -100,11 +100,12 @@ def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval
     the `observed` ones (the per-example values of the examples that ran). Fewer than two observed: the point is
     the one value's (or 0), the interval unbounded above unless nothing remains.
 
-    Observed values all equal (a single-step system's one call an example) leave no spread to resample, yet the
-    examples left need not all be alike: a repeated request the response cache answers costs 0 (8 of 1,200 examples
-    in benchmarks/estimate_accuracy.py). By the rule of three, none of n observed examples differing bounds the share
-    of those left that differ by 3/n (95%); no figure is below 0, so the low end allows that share at 0. The high
-    end stays the point: a figure that can grow beyond its constant (more calls, longer replies) varies in a pilot."""
+    A rare example the pilot did not meet is in no resample: a repeated request the response cache answers costs 0
+    (8 of 1,200 examples in benchmarks/estimate_accuracy.py, which a pilot of 60 mostly misses). By the rule of
+    three, none of n observed examples being 0 bounds the share of those left that are by 3/n (95%), so the low end
+    is at most the point less that share of the examples left at 0. Observed values all equal (a single-step
+    system's one call an example) leave no spread to resample: the interval is that low end to the point (a figure
+    that can grow beyond its constant, more calls or longer replies, varies in a pilot)."""
     if remaining <= 0:
         return Interval(paid, paid, paid)
     n = len(observed)
@@ -112,16 +113,16 @@ def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval
     point = paid + remaining * mean
     if n < 2:
         return Interval(point, paid, None)
-    if min(observed) == max(observed):  # no spread seen: the rule of three (below)
-        return Interval(point, max(paid, point - remaining * mean * min(1.0, 3 / n)), point)
+    unseen = point - remaining * mean * min(1.0, 3 / n) if min(observed) > 0 else point  # the rule of three
+    if min(observed) == max(observed):
+        return Interval(point, max(paid, unseen), point)
     low, high = bootstrap.percentile_interval(bootstrap.resampled(observed, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED))
     # the resamples' spread, unbiased (n / (n - 1): a resample's variance is the plug-in one), widened as Student's
     # t is over the normal for n - 1 degrees of freedom, and corrected for the finite population (n of the
     # n + remaining examples ran)
     widen = math.sqrt(n / (n - 1)) * t_over_z(n - 1) * math.sqrt(remaining / (n + remaining))
-    return Interval(
-        point, max(paid, point - remaining * (mean - low) * widen), point + remaining * (high - mean) * widen
-    )
+    low = min(unseen, point - remaining * (mean - low) * widen)
+    return Interval(point, max(paid, low), point + remaining * (high - mean) * widen)
 
 
 PRECISION = 0.10  # the share of its point within which a dollar figure is wanted (`pilot_for`)

@@ -37,7 +37,7 @@ class SpendingCap:
     """This attempt's dollars against `cap`: `spent` (calls answered), `reserved` (calls sent, by request, at their
     worst); `reached` once a batch was refused. `priced`: each engine's price by id() (None: free)."""
 
-    def __init__(self, cap: float, priced: dict[int, Price | None], stop: Callable[[], None]) -> None:
+    def __init__(self, cap: float, priced: dict[int, Price | None], stop: Callable[[], object]) -> None:
         self.cap, self.priced, self.stop = cap, priced, stop
         self.spent = 0.0
         self.reserved: dict[int, float] = {}

@@ -2,8 +2,9 @@
 own folder, and the rest of the run estimated from them (ragbench._run.estimate_figures).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
-default, at least 3 per task; drawn from the run's --seed and the task's name) with the run's own options, in the run's own folder (a fresh run, or the unfinished
-run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
+default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
+larger pilot of the run holds a smaller one, `--precision` grows it, `grown_pilot`) with the run's own options, in
+the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
 is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
 records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
 kinds of question come in a cycle from biasing the estimate, and is what the interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.

@@ -79,7 +79,7 @@ class SpendingCapReached(Exception):
         self.run_dir, self.saved, self.total, self.cap = run_dir, saved, total, cap
         of = "" if total is None else f" of {total}"
         super().__init__(
-            f"stopped before the run's calls would cost more than --max-cost ${cap.cap:g}: ${cap.spent:,.4f} spent "
+            f"stopped before the run's calls would cost more than --max-cost ${cap.cap:,.6g}: ${cap.spent:,.4f} spent "
             f"by this command; {saved}{of} examples saved in {run_dir}"
         )
 

@@ -176,7 +176,7 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
     human_labels: str | None = None  # --human-labels FILE (ragbench._reports.human_labels)
     price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.judge_cost)
-    max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short of it (ragbench._run.spending_cap)
+    max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short (ragbench._run.spending_cap)
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(

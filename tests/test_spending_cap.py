@@ -24,7 +24,8 @@ PRICE = {"prompt": 2.5, "completion": 10.0}
 
 def options(tmp_path: Path, *more: str) -> list[str]:
     tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "prices.yaml").write_text(f"{MODEL}: {{prompt: 2.5, completion: 10}}\n")
+    if not (tmp_path / "prices.yaml").exists():
+        (tmp_path / "prices.yaml").write_text(f"{MODEL}: {{prompt: 2.5, completion: 10}}\n")
     return [
         "--tasks",
         "demo",
@@ -139,3 +140,17 @@ def test_an_engine_that_takes_requests_as_they_come_never_spends_past_the_cap(
     assert engine.sent == len(prompts) or gate.reached
     if sum(usd_of(PRICE, *worst_tokens(r)) for r in requests) <= cap:
         assert engine.sent == len(prompts) and not gate.reached
+
+
+def test_the_judges_calls_count_against_the_cap(tmp_path: Path) -> None:
+    """A free system model (priced 0) and a priced judge: the judge's calls alone reach the cap."""
+    judge = "scripted:tests.estimate_fake:judge"
+    (tmp_path / "prices.yaml").write_text(
+        f"{MODEL}: {{prompt: 0, completion: 0}}\n{judge}: {{prompt: 2.5, completion: 10}}\n"
+    )
+    args = options(tmp_path, "--metrics", "+llm_judge", "--judge", judge, "--max-inflight", "2")
+    done = cli_here(*args, "--max-cost", "0.004")
+    assert done.returncode == 1 and "--max-cost $0.004" in done.stderr, done.stderr
+    spent = float(done.stderr.split("--max-cost $0.004: $")[1].split(" spent")[0])
+    assert 0 < spent <= 0.004
+    assert cli_here(*args, "--resume").returncode == 0

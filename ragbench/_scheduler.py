@@ -21,7 +21,8 @@ AGE_LIMIT batches plus those that serve requests queued before it (at most one p
 batch limit, and one per other sampling group); with nothing older left, at most AGE_LIMIT.
 `CallStats.max_wait_batches` is the longest wait seen.
 
-Identical requests in flight share one engine call, and a response cache answers repeats.
+Identical requests in flight share one engine call, and a response cache answers repeats. A spending gate
+(`--max-cost`: ragbench._values.spend_gate) is asked before each batch or request is sent, and told each answer.
 
 Every request taken is answered. A request's `text_length()` and batch key are read in `submit`, so a request
 they fail on fails its own caller, not a batch; whatever the dispatcher raises while it owes answers (a request

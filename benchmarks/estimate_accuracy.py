@@ -1,7 +1,8 @@
 """How close `ragbench estimate` comes to what a run then costs: for a single-step system (vanilla), two multi-step
 ones (ircot, self_ask), an agent (search_agent) and a judged metric (vanilla with llm_judge), the estimate after a
 pilot (5% by default) against the whole run's actual cost once `--resume` ran the rest, figure by figure: LLM calls,
-prompt and output tokens and dollars of the system's model, and of the judge.
+prompt and output tokens and dollars of the system's model, and of the judge. LLM calls are those sent, as the
+estimate counts them (a response-cache hit costs nothing: 8 of the 1,200 questions repeat one another's prompt).
 
 The models are scripted (tests/estimate_fake.py): replies of log-normal length, a varying number of steps for the
 multi-step systems and 0-4 searches for the agent, each drawn from the request's own text, so the pilot and the run
@@ -9,18 +10,25 @@ that resumes it get the same replies as one run would. The task is fictional_mul
 `--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price
 table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's).
 
-    python benchmarks/estimate_accuracy.py [--copies 4] [--pilot 5%] [--systems vanilla ircot ...] [--quick]
+    python benchmarks/estimate_accuracy.py [--copies 4] [--pilot 5%] [--precision 10%] [--draws 200]
+        [--systems vanilla ircot ...] [--quick]
 
 Prints, per system and figure: the estimate's point and 95% interval, the actual total, the error of the point,
 and whether the actual is inside the interval and within 10% of the point (exit 1 where one is not); and the wall
 time the estimate gave the rest of the run beside the resumed attempt's, printed only (a shared machine's timing).
+One pilot is one draw: then `--draws` more pilots are drawn from the finished run's samples and estimated by the
+same code, and each figure's share of them whose interval held the actual total and whose point was within 10% is
+printed (what a researcher can expect of one pilot). `--precision 10%` passes that option on (and grows the
+re-drawn pilots as it grows the real one).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -43,6 +51,7 @@ SETUPS: dict[str, list[str]] = {
     "vanilla+judge": ["--system", "vanilla", "--model", MODEL, "--metrics", "+llm_judge", "--judge", JUDGE],
 }
 TOLERANCE = 0.10
+CHECKED = ("llm_calls", "prompt_tokens", "completion_tokens", "searches")
 
 
 def ragbench(*args: str) -> str:
@@ -73,7 +82,7 @@ def actual(results: dict[str, Any]) -> dict[str, float]:
     """The finished run's figures, from results.json (its cost, counted from the samples' traces)."""
     model = results["model_cost"][TASK]
     out = {
-        "llm_calls": model["calls"],
+        "llm_calls": model["calls"] - model["cached"],  # sent, as the estimate counts them (a cache hit is free)
         "prompt_tokens": model["prompt_tokens"],
         "completion_tokens": model["completion_tokens"],
         "usd:model": model["usd"],
@@ -102,12 +111,63 @@ def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool
     return good
 
 
+def pilot_of(figures: list[dict[str, float]]) -> Any:
+    from ragbench._run.estimate_figures import Totals
+
+    totals = Totals()
+    for each in figures:
+        totals.add(each, finished=True)
+    return totals
+
+
+def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: int, precision: float | None) -> None:
+    """`draws` more pilots of `fraction` of the finished run's examples, each a random sample (grown as `--precision`
+    grows it), estimated by the same code (`Totals`) from the samples saved: per figure, the share of pilots whose
+    interval held the actual total and whose point was within 10% of it (one pilot is one draw: these say how often
+    it lands)."""
+    from ragbench._records import read_samples
+    from ragbench._reports.prices import ModelPrices, read_price_table
+    from ragbench._run.estimate_figures import example_figures
+    from ragbench._values.run_config import RunConfig
+
+    judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []
+    config = RunConfig(tasks=[TASK], model=setup[setup.index("--model") + 1], judges=judge)
+    priced = ModelPrices(config.engine_request(), read_price_table(str(prices)))
+    records = [r for r in read_samples(run / "samples" / f"{TASK}.jsonl") if not r.bad_record]
+    figures = [example_figures(record, priced) for record in records]
+    size = max(3, math.ceil(fraction * len(figures)))
+    stream = random.Random(1)
+    estimates, sizes = [], []
+    for _ in range(draws):
+        order = stream.sample(figures, len(figures))
+        totals = pilot_of(order[:size])
+        wanted = totals.pilot_for(len(figures), precision) if precision else None
+        if wanted is not None and wanted > size:  # the second stage, as `--precision` runs it
+            totals = pilot_of(order[:wanted])
+        sizes.append(len(totals.observed))
+        estimates.append(totals.estimate(len(figures) - len(totals.observed)))
+    if precision:
+        print(
+            f"  pilots grown for dollars within {precision:.0%}: {min(sizes)} to {max(sizes)} examples, median "
+            f"{sorted(sizes)[len(sizes) // 2]}"
+        )
+    shown = [k for k in estimates[0] if k in CHECKED or k.startswith(("usd:", "judge:")) and "cached" not in k]
+    for key in shown:
+        actual = sum(each.get(key, 0.0) for each in figures)
+        held = sum(each[key].holds(actual) for each in estimates) / draws
+        close = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in estimates) / draws
+        pilots = f"{draws} pilots of {size}{', grown' if precision else ''}"
+        print(f"  {key:<32} over {pilots}: interval held {held:.1%}, point within 10% {close:.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--pilot", default="5%")
     parser.add_argument("--systems", nargs="+", default=list(SETUPS), choices=list(SETUPS))
     parser.add_argument("--quick", action="store_true", help="vanilla on 300 examples, its misses not an error")
+    parser.add_argument("--draws", type=int, default=200, help="pilots re-drawn from each finished run (0: none)")
+    parser.add_argument("--precision", default=None, help="ragbench estimate --precision (e.g. 10%%): grown pilots")
     args = parser.parse_args()
     if args.quick:
         args.copies, args.systems = 1, ["vanilla"]
@@ -130,13 +190,18 @@ def main() -> None:
                 "--no-progress",
                 *SETUPS[name],
             ]
-            estimate = json.loads(ragbench("estimate", "--pilot", args.pilot, "--json", *options))
+            grow = ["--precision", args.precision] if args.precision else []
+            estimate = json.loads(ragbench("estimate", "--pilot", args.pilot, *grow, "--json", *options))
             ragbench(*options, "--resume")
             results = json.loads((folder / name / "results.json").read_text())
             good &= compare(name, estimate, actual(results))
             wall = estimate["wall_seconds_left"]
             resumed = json.loads((folder / name / "run.json").read_text())["attempts"][-1]["wall_seconds"]
             print(f"  {'wall seconds left (not checked)':<32} estimate {wall}  actual {resumed}")
+            if args.draws:
+                share = float(args.pilot.rstrip("%")) / 100 if args.pilot.endswith("%") else 0.05
+                precision = float(args.precision.rstrip("%")) / 100 if args.precision else None
+                redrawn(folder / name, SETUPS[name], folder / "prices.yaml", share, args.draws, precision)
     sys.exit(0 if good or args.quick else 1)
 
 

@@ -21,7 +21,8 @@ AGE_LIMIT batches plus those that serve requests queued before it (at most one p
 batch limit, and one per other sampling group); with nothing older left, at most AGE_LIMIT.
 `CallStats.max_wait_batches` is the longest wait seen.
 
-Identical requests in flight share one engine call, and a response cache answers repeats.
+Identical requests in flight share one engine call, and a response cache answers repeats. A spending gate
+(`--max-cost`: ragbench._values.spend_gate) is asked before each batch or request is sent, and told each answer.
 
 Every request taken is answered. A request's `text_length()` and batch key are read in `submit`, so a request
 they fail on fails its own caller, not a batch; whatever the dispatcher raises while it owes answers (a request
@@ -48,6 +49,7 @@ from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall, exception_line
 from ._values.llm_calls import EngineError, Request, Response
 from ._values.response_checks import response_problem
+from ._values.spend_gate import Sent, SpendGate
 
 if TYPE_CHECKING:
     from ._engines.base import Engine
@@ -144,8 +146,9 @@ class Scheduler:
         age_limit: int = AGE_LIMIT,
         examples: ExamplesInFlight | None = None,
         searches: bool = False,
+        gate: SpendGate | None = None,
     ) -> None:
-        self.cache = cache
+        self.cache, self.gate = cache, gate
         self.age_limit = age_limit
         self.examples = examples  # the run's examples in flight: a batch waits until each has queued its call
         # a retriever's scheduler: its calls are searches, which a model's batch waits past (ragbench._in_flight)
@@ -284,6 +287,7 @@ class Scheduler:
                 await self._settle(queue)
                 if queue.size and (not sent or self._worth_sending_early(queue)):
                     batch = self._take_batch(queue)
+                    await self._admitted(queue.engine, [request for request, _, _ in batch])
                     while len(sent) >= depth:
                         await self._deliver(queue, *sent.popleft())
                     task = asyncio.create_task(self._compute(queue.engine, batch))
@@ -296,6 +300,11 @@ class Scheduler:
                 while sent:
                     sent.popleft()[1].cancel()
                 self._fail_owed(queue, _scheduler_error(exc))
+
+    async def _admitted(self, engine: Engine, requests: list[Request]) -> None:
+        """Returns once the gate lets the requests be sent; one it refuses waits for the run's stop (its cancel)."""
+        if self.gate is not None and not self.gate.admit(engine, requests):
+            await asyncio.Event().wait()
 
     def _fail_owed(self, queue: _EngineQueue, error: EngineError) -> None:
         """Answer every request of `queue` not answered yet with `error`, wherever the dispatcher had it."""
@@ -328,8 +337,8 @@ class Scheduler:
         results = await task
         self.stats.batches += 1
         results = [_checked(queue.engine, request, result) for (request, _, _), result in zip(batch, results)]
-        for (_, key, future), result in zip(batch, results):
-            self._finish(key, future, result)
+        for (request, key, future), result in zip(batch, results):
+            self._finish(key, future, result, (self.gate, queue.engine, request))
             queue.owed.pop(future, None)
         self._cache_results(queue.engine, batch, results)
 
@@ -337,6 +346,7 @@ class Scheduler:
         """One request on an engine that batches by itself; whatever raises on the way answers it with the error."""
         result: Response | EngineError
         try:
+            await self._admitted(queue.engine, [request])
             async with queue.semaphore:
                 with PluginCall() as call:
                     result = await queue.engine.agenerate_one(request)
@@ -346,7 +356,7 @@ class Scheduler:
         except Exception as exc:
             result = _scheduler_error(exc)
         self.stats.batches += 1
-        self._finish(key, future, result)
+        self._finish(key, future, result, (self.gate, queue.engine, request))
         self._cache_results(queue.engine, [(request, key, future)], [result])
 
     def _cache_results(
@@ -369,7 +379,10 @@ class Scheduler:
                     "response cache write failed (%s: %s); the answers are used, not cached", type(exc).__name__, exc
                 )
 
-    def _finish(self, key: str, future: asyncio.Future[Any], result: Response | EngineError) -> None:
+    def _finish(self, key: str, future: asyncio.Future[Any], result: Response | EngineError, sent: Sent = None) -> None:
+        """A request answered; one an engine answered (`sent`: the gate, engine and request) told to the gate."""
+        if sent is not None and sent[0] is not None:
+            sent[0].settle(sent[1], sent[2], result)
         self._in_flight.pop(key, None)
         self.stats.in_flight -= 1
         if isinstance(result, Exception):

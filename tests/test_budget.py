@@ -97,10 +97,12 @@ def test_repeated_searches_over_a_corpus_index_blame_the_queries_not_the_retriev
 
 
 def test_the_console_summary_and_report_md_give_the_budget_per_example(runs):
-    line, model_line, calls_line = budget_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
-    assert calls_line.startswith("demo: per example (all 4, failed ones too) LLM calls 3.00, searches 3.00, tokens ")
+    line, model_line = budget_lines(read_results(runs / "iter_retgen" / "results.json", "test"))
     assert model_line.startswith("demo: the system's model ")  # then what the model's calls cost
+    # one "per example" line: the scored examples' means, then every example's calls (none printed twice)
     assert line.startswith("demo: per example (mean of 4): LLM calls 3.00, prompt tokens ")
+    assert line.count("per example") == 1
+    assert "; (all 4, failed ones too) LLM calls 3.00, searches 3.00, tokens " in line
     assert "searches 3.00, distinct passages retrieved 3.00, passages shown to the reader 3.00" in line
     report = (runs / "iter_retgen" / "report.md").read_text()
     assert line in report and "8 of 12 searches returned the same passages" in report

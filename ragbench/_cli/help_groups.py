@@ -22,6 +22,7 @@ RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
         "--top-k",
         "--seed",
         "--replay",
+        "--estimate",
     ),
     "Model and engine": ("--model", "--model-arg", "--base-url", "--role-model", "--role-model-arg"),
     "Retrieval": (
@@ -51,6 +52,7 @@ RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
         "--max-inflight",
         "--max-steps-per-example",
         "--max-prompt-chars-per-example",
+        "--max-cost",
         "--fail-fast",
         "--strict-infra",
     ),

@@ -18,7 +18,7 @@ from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
 from .cache_command import cache_command
 from .console import GuardedStream
-from .estimate_command import estimate_command
+from .estimate_command import DEFAULT_PILOT, estimate_command, show_estimate
 from .export_commands import export_group
 from .help_groups import GroupedHelpGroup, with_help_groups
 from .index_commands import index_group
@@ -63,6 +63,15 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
     from .._values.run_config import RunConfig
 
     return RunConfig(**run_kwargs(**options))
+
+
+def estimate_run(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> None:
+    """`--estimate`: the estimate of the run these options name (`ragbench estimate`'s, its default pilot), then
+    stop; --replay is refused (a replay costs nothing)."""
+    if replay:
+        config_error(ConfigError("--estimate with --replay: a replayed run calls no model; run it without --estimate"))
+    run_config(ctx, None, options)  # --tasks required, every option read: a bad one ends here in one line
+    show_estimate(DEFAULT_PILOT, False, options)
 
 
 def run_and_report(config: Any, trackers: list[Any]) -> None:
@@ -130,10 +139,16 @@ def escape_unprintable() -> None:
     help="re-execute a recorded run offline from its calls/ "
     "folder (no model, index or server); writes to --output or RUN_DIR__replay",
 )
+@click.option(
+    "--estimate",
+    is_flag=True,
+    help="print what the run will cost and stop: `ragbench estimate` with these options (a 5% pilot run in the run "
+    "folder, which --resume reuses); nothing else runs",
+)
 @with_run_options
 @with_tracker_options
 @click.pass_context
-def main(ctx: click.Context, /, replay: str | None, **options: Any) -> None:
+def main(ctx: click.Context, /, replay: str | None, estimate: bool, **options: Any) -> None:
     """Evaluate a RAG system on benchmark tasks.
 
     Example: ragbench --tasks demo --system vanilla --limit 5
@@ -145,6 +160,9 @@ def main(ctx: click.Context, /, replay: str | None, **options: Any) -> None:
         return
     with run_starting():  # a stop signal or a bad option here ends in its own line: nothing is written yet
         trackers = requested_trackers(options)
+        if estimate:
+            estimate_run(ctx, replay, options)
+            return
         config = run_config(ctx, replay, options)
         for line in alias_lines(command_registry(), config.tasks):
             click.echo(f"ragbench: {line}", err=True)

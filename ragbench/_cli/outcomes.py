@@ -154,8 +154,22 @@ def evaluated(config: Any) -> Any:
         from .._run.example import StoppedAtFailure
 
         if not isinstance(exc, StoppedAtFailure):
+            stopped_at_cap(exc)
             raise
         stopped_at_failure(exc)
+
+
+def stopped_at_cap(exc: Exception) -> None:
+    """A run stopped at its --max-cost (`SpendingCapReached`): one line, what it spent and the command that
+    continues it; exit 1. Anything else returns."""
+    import shlex
+
+    from .._run.spending_cap import SpendingCapReached
+
+    if isinstance(exc, SpendingCapReached):
+        args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]
+        click.echo(f"ragbench: {exc}; continue with: {shlex.join(['ragbench', *args, '--resume'])}", err=True)
+        sys.exit(EXIT_INCOMPLETE)
 
 
 def report_outcome(outcome: Any) -> None:

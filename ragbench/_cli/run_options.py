@@ -309,6 +309,14 @@ run_options = [
         f"{MAX_STEPS:,}): an example that reaches it fails as CeilingReached and the run goes on",
     ),
     click.option(
+        "--max-cost",
+        default=None,
+        type=float,
+        metavar="DOLLARS",
+        help="stop the run before its LLM calls (system model and judges, priced as results.json prices them) "
+        "would cost more than this, each batch checked at its worst first; --resume continues",
+    ),
+    click.option(
         "--max-prompt-chars-per-example",
         default=None,
         type=int,
@@ -360,6 +368,7 @@ def run_kwargs(
     strict_infra: bool,
     max_steps_per_example: int | None,
     max_prompt_chars_per_example: int | None,
+    max_cost: float | None,
     retriever: str | None,
     retriever_arg: tuple[str, ...],
     reranker: str | None,
@@ -388,6 +397,7 @@ def run_kwargs(
         "strict_infra": strict_infra,
         "max_steps_per_example": max_steps_per_example,
         "max_prompt_chars_per_example": max_prompt_chars_per_example,
+        "max_cost": max_cost,
         "retriever": retriever,
         "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
         "reranker": reranker,

@@ -32,19 +32,24 @@ def has_cost_columns(results: Results) -> bool:
     return any(figures.get("per_correct") for figures in (results.efficiency or {}).values())
 
 
-def efficiency_lines(results: Results) -> list[str]:
+def efficiency_parts(results: Results) -> dict[str, str]:
     """Per task: its LLM calls and searches per example, its tokens and the latency of each call kind sent (why
-    it has no dollar figures is the `model_cost` line's)."""
-    lines = []
+    it has no dollar figures is the `model_cost` line's): what follows "TASK: per example " in its line."""
+    parts = {}
     for task, figures in (results.efficiency or {}).items():
         latency = "; ".join(
             f"{kind} p50 {number(each['p50'], 3)} s, p95 {number(each['p95'], 3)} s over {each['calls']} calls"
             for kind, each in figures["latency_seconds"].items()
             if each["calls"]
         )
-        lines.append(
-            f"{task}: per example (all {figures['examples']}, failed ones too) LLM calls "
+        parts[task] = (
+            f"(all {figures['examples']}, failed ones too) LLM calls "
             f"{figures['llm_calls_per_example']:.2f}, searches {figures['searches_per_example']:.2f}, "
             f"tokens {figures['tokens']:,} in all" + (f"; latency {latency}" if latency else "")
         )
-    return lines
+    return parts
+
+
+def efficiency_lines(results: Results) -> list[str]:
+    """`efficiency_parts`, each a line of its task's."""
+    return [f"{task}: per example {part}" for task, part in efficiency_parts(results).items()]

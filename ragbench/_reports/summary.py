@@ -9,7 +9,7 @@ from typing import Any
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .budget import budget_line, repeated_work_lines
-from .efficiency_lines import COLUMNS, cost_cells, efficiency_lines, has_cost_columns
+from .efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_cost_columns
 from .failures import counted_lines, failure_group_line, format_lines, incomplete_reason, message_lines, repair_lines
 from .judge_lines import agreement_sections, judge_cost_lines, model_cost_lines
 from .judge_ratings import agreement_cell, judge_agreement_lines
@@ -157,8 +157,13 @@ def failure_lines(results: Results) -> list[str]:
 def budget_lines(results: Results) -> list[str]:
     """Each task's budget per example, measured from its traces (`budget`), then what the system's model calls
     (`model_cost`) and judging (`judge_cost`) cost, and each task's calls per example and latency (`efficiency`)."""
-    budgets = [budget_line(task, budget) for task, budget in (results.budget or {}).items()]
-    return budgets + model_cost_lines(results) + judge_cost_lines(results) + efficiency_lines(results)
+    efficiency = efficiency_parts(results)
+    budgets = [  # one "per example" line a task: the scored examples' means, then every example's calls
+        budget_line(task, budget) + (f"; {efficiency.pop(task)}" if task in efficiency else "")
+        for task, budget in (results.budget or {}).items()
+    ]
+    rest = [f"{task}: per example {part}" for task, part in efficiency.items()]
+    return budgets + model_cost_lines(results) + judge_cost_lines(results) + rest
 
 
 def models_line(config: dict[str, Any]) -> str:

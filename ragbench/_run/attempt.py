@@ -34,6 +34,7 @@ from .progress import Progress
 from .reading import RecordReader
 from .rescore import SavedRescoring
 from .services import Calls, ExampleServices, Opened, RunServices
+from .spending_cap import SpendingCapReached
 from .workers import Workers, use_ready_threads
 
 
@@ -90,6 +91,11 @@ class FreshRun:
             services.interrupted = True
             saved = run.saved(self.todo.checkpoints, changed)
             raise RunInterrupted(run.run_dir.path, saved, run.known_total(), signal_of(exc)) from None
+        except asyncio.CancelledError:  # --max-cost's cap stops the run so (ragbench._run.spending_cap)
+            if services.spending is None or not services.spending.reached:
+                raise
+            saved = run.saved(self.todo.checkpoints, changed)
+            raise SpendingCapReached(run.run_dir.path, saved, run.known_total(), services.spending) from None
         reports = opened.store_reports(calls)
         services.close()
         attempt = cost.final(calls.calls)

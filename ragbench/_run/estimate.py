@@ -2,8 +2,9 @@
 own folder, and the rest of the run estimated from them (ragbench._run.estimate_figures).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
-default, at least 3 per task; drawn from the run's --seed and the task's name) with the run's own options, in the run's own folder (a fresh run, or the unfinished
-run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
+default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
+larger pilot of the run holds a smaller one, `--precision` grows it, `grown_pilot`) with the run's own options, in
+the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
 is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
 records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
 kinds of question come in a cycle from biasing the estimate, and is what the interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
@@ -21,7 +22,7 @@ from typing import Any
 from .._errors import ConfigError
 from .._records import read_samples
 from .._registry import Registry
-from .._reports.prices import ModelPrices, read_price_table
+from .._reports.prices import ModelPrices
 from .._reports.run_record import RunRecord
 from .._values.ceiling import MAX_STEPS
 from .._values.run_config import RunConfig, examples_in_flight
@@ -33,8 +34,8 @@ from .planned_run import PlannedRun, Work, system_of
 from .planning import PlannedTask
 from .plugin_values import task_records
 from .services import Opened, RunServices, held_services
+from .spending_cap import run_prices
 
-DEFAULT_PILOT = "5%"
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
 MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
 
@@ -45,6 +46,14 @@ class PilotSize:
 
     fraction: float | None = None
     count: int | None = None
+
+    @staticmethod
+    def precision(text: str) -> float:
+        """`--precision 10%`: the share of their point within which the dollars are wanted (0 to 100%, not 0)."""
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
+        if not match or not 0 < float(match.group(1)) < 100:
+            raise ConfigError(f"--precision {text!r}: expected a share of the point above 0, below 100% (10%)")
+        return float(match.group(1)) / 100
 
     @classmethod
     def parse(cls, text: str) -> PilotSize:
@@ -62,7 +71,8 @@ class PilotSize:
         (the same run's pilot is the same)."""
         wanted = self.count if self.count is not None else math.ceil((self.fraction or 0) * records)
         wanted = min(records, max(wanted, MIN_PILOT))
-        return frozenset(random.Random(seed).sample(range(records), wanted))
+        # the first `wanted` of the seed's order of the records: a larger pilot of the same run holds a smaller one
+        return frozenset(random.Random(seed).sample(range(records), records)[:wanted])
 
 
 class PilotEnded(Exception):
@@ -101,6 +111,7 @@ class TaskEstimate:
     totals: dict[str, Interval]
     paid_before: dict[str, float]
     paid: dict[str, float]
+    pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
 
 
 @dataclass(frozen=True)
@@ -152,11 +163,6 @@ def read_totals(run: PlannedRun, planned: PlannedTask, prices: ModelPrices) -> t
     return totals, len(finished)
 
 
-def run_prices(config: RunConfig) -> ModelPrices:
-    table = read_price_table(config.price_table) if config.price_table else {}
-    return ModelPrices(config.engine_request(), table)
-
-
 def pilot_config(config: RunConfig) -> RunConfig:
     """The run's options as the pilot runs them: a run folder that holds a run is continued (--resume), unless
     --overwrite is given: then the pilot replaces it, as the run would."""
@@ -183,9 +189,31 @@ def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     return True
 
 
-def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool = True) -> RunEstimate:
+def grown_pilot(
+    run: PlannedRun, size: PilotSize, records: dict[str, int], prices: ModelPrices, precision: float
+) -> bool:
+    """Stein's second stage: each task whose pilot's spread asks for more examples than ran for its dollars within
+    `precision` of their point (estimate_figures.pilot_for) runs the first that many of the seed's order of its
+    records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
+    from .evaluator import Evaluator
+
+    drawn, more = {}, False
+    for planned in run.planned:
+        totals, done = read_totals(run, planned, prices)
+        wanted = totals.pilot_for(records[planned.name], precision) or 0
+        more |= wanted > done
+        grown = PilotSize(count=wanted) if wanted > done else size
+        drawn[planned.name] = grown.positions(records[planned.name], f"{run.config.seed}:{planned.name}")
+    config = replace(run.config, resume=True, overwrite=False)
+    return more and run_pilot(Evaluator(config, run.registry).plan, drawn)
+
+
+def estimate(
+    config: RunConfig, registry: Registry, size: PilotSize, pilot: bool = True, precision: float | None = None
+) -> RunEstimate:
     """The run's estimate: the pre-flight (a refused run is refused here, nothing paid), the pilot (unless
-    `pilot` is False: the samples saved already are all it reads), and the totals."""
+    `pilot` is False: the samples saved already are all it reads), grown where `precision` asks for more
+    (`grown_pilot`), and the totals."""
     from .evaluator import Evaluator
 
     config = pilot_config(replace(config, progress=False))
@@ -196,6 +224,8 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
     before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}
     drawn = {name: size.positions(count, f"{config.seed}:{name}") for name, count in records.items()}
     ran = pilot and run_pilot(run, drawn)
+    if ran and precision is not None:
+        grown_pilot(run, size, records, prices, precision)
     tasks = []
     for planned in run.planned:
         totals, done = read_totals(run, planned, prices)
@@ -209,6 +239,7 @@ def estimate(config: RunConfig, registry: Registry, size: PilotSize, pilot: bool
                 totals.estimate(remaining),
                 before[planned.name][0].paid,
                 totals.paid,
+                totals.pilot_for(records[planned.name]),
             )
         )
     estimate = RunEstimate(
@@ -249,8 +280,9 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
 
 
 def varying_steps(totals: dict[str, Interval]) -> list[str]:
-    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran."""
-    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].low]
+    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
+    above its point; one that saw no spread ends at its point, estimate_figures.extrapolated)."""
+    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
 
 
 def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:
@@ -288,5 +320,6 @@ def as_json(estimate: RunEstimate) -> dict[str, Any]:
         "paid_before": estimate.paid(before=True),
         "paid": estimate.paid(),
         "wall_seconds_left": interval(estimate.wall),
+        "pilot_for_10_percent": {task.name: task.pilot_for for task in estimate.tasks},
         "unknowns": estimate.unknowns,
     }

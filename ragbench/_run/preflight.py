@@ -28,6 +28,7 @@ from .._checks import Preflight
 from .._errors import ConfigError
 from .._task.protocols import task_corpus
 from .._values.run_config import EngineRequest, RunConfig, too_many
+from .spending_cap import check_cap
 
 if TYPE_CHECKING:
     from .._engines.base import Engine
@@ -72,6 +73,9 @@ def check_run_options(config: RunConfig, check: Preflight) -> None:
             check.problem(problem)
     if config.cache and Path(config.cache).is_dir():
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
+    if config.max_cost is not None:
+        with check.step(f"--max-cost {config.max_cost:g}"):
+            check_cap(config)
 
 
 def check_output_folder(config: RunConfig, check: Preflight) -> None:

@@ -22,6 +22,7 @@ running.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -48,6 +49,7 @@ from .metric_models import CallRoute, MetricModels
 from .planning import PlannedTask
 from .resources import RunResources
 from .run_engines import Engines, load_engines
+from .spending_cap import SpendingCap, spending_cap
 
 T = TypeVar("T")
 
@@ -121,6 +123,7 @@ class RunServices:
     def __init__(self, config: RunConfig, registry: Registry, run_dir: RunDir) -> None:
         self.config, self.registry, self.run_dir = config, registry, run_dir
         self.interrupted = False  # set by a run stopped by a signal: see the module's docstring
+        self.spending: SpendingCap | None = None  # --max-cost's, once the calls run
         self._opened = ExitStack()
 
     def __enter__(self) -> RunServices:
@@ -188,7 +191,8 @@ class RunServices:
         returned and what the calls report (`CallReports`)."""
         engines, config = opened.engines, self.config
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
-        scheduler = Scheduler(opened.cache, examples=examples)
+        self.spending = spending_cap(config, engines, asyncio.current_task())
+        scheduler = Scheduler(opened.cache, examples=examples, gate=self.spending)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), engines, config.nli_format)
         retrieval = None

@@ -32,6 +32,7 @@ _NOT_IDENTITY = (
     # what results.json checks the judges against and prices them at; the predictions and scores do not change
     "human_labels",
     "price_table",
+    "max_cost",  # what this command may spend: --resume may give another
 )
 
 # Options in the identity only when given: a run without them keeps the identity (and folder) it had
@@ -175,6 +176,7 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
     human_labels: str | None = None  # --human-labels FILE (ragbench._reports.human_labels)
     price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.judge_cost)
+    max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short (ragbench._run.spending_cap)
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(

@@ -89,6 +89,7 @@ def test_a_batch_of_requests_is_one_vendor_batch_recorded_before_its_first_poll(
     assert made.stats() == {
         "batches_submitted": 1,
         "batches_resumed": 0,
+        "batches_adopted": 0,
         "batch_requests_sent": 5,
         "batch_requests_resent": 0,
         "batch_requests_failed": 0,

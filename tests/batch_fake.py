@@ -8,7 +8,8 @@ GET /v1/batches/ID, POST /v1/batches/ID/cancel, GET /v1/files/ID/content (output
 Anthropic (base_url http://127.0.0.1:PORT): POST /v1/messages/batches, GET /v1/messages/batches/ID,
 GET /v1/messages/batches/ID/results, POST /v1/messages/batches/ID/cancel, GET /v1/messages/batches (newest first,
 `limit` and `after_id`). A batch `forget` drops is unknown from then on (HTTP 404). `on_create` is called with each
-batch created before the vendor's answer is sent (a test kills the client there).
+batch created before the vendor's answer is sent (a test kills the client there); the first `drop_creates`
+creations get no answer at all, their connection closed (the batch created all the same).
 
 An ending: {"status": "completed" | "expired" | "cancelled" | "failed", "answered": N (the first N requests get a
 result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status)}. An
@@ -42,6 +43,7 @@ class FakeBatchServer:
         self.calls: list[tuple[str, str]] = []  # (method, path) of every request
         self.on_poll: Callable[[dict[str, Any]], None] | None = None  # called with the batch at each retrieve
         self.on_create: Callable[[dict[str, Any]], None] | None = None  # called with each batch created
+        self.drop_creates = 0
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -231,11 +233,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(data)
             lines = [json.loads(text) for text in fake.files[body["input_file_id"]].decode().splitlines()]
             batch = fake.create("openai", lines, body["endpoint"], body.get("metadata"))
-            return self.send(200, openai_batch(batch, fake.root))
+            return self.answer_create(openai_batch(batch, fake.root))
         if method == "GET" and path in ("/v1/batches", "/v1/messages/batches"):
             return self.send(200, fake.listed("openai" if path == "/v1/batches" else "anthropic", query))
         if method == "POST" and path == "/v1/messages/batches":
-            return self.send(200, anthropic_batch(fake.create("anthropic", json.loads(data)["requests"]), fake.root))
+            return self.answer_create(
+                anthropic_batch(fake.create("anthropic", json.loads(data)["requests"]), fake.root)
+            )
         if parts[:2] == ["v1", "files"] and parts[-1] == "content":
             return self.file_content(parts[2])
         if parts[:2] == ["v1", "batches"] or parts[:3] == ["v1", "messages", "batches"]:
@@ -256,6 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self.send(200, text.encode(), "application/binary")
         fake.advance(batch)
         self.send(200, show(batch, fake.root))
+
+    def answer_create(self, batch: dict[str, Any]) -> None:
+        with self.fake.lock:
+            drop, self.fake.drop_creates = self.fake.drop_creates > 0, max(0, self.fake.drop_creates - 1)
+        if drop:
+            self.close_connection = True  # the batch is created, its answer lost
+            return
+        self.send(200, batch)
 
     def upload(self, data: bytes) -> None:
         head = f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode()

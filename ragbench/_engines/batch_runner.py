@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._values.llm_calls import EngineError, Request, Response, Sampling
+from .api_http import backoff, retried_status
 from .batch_board import BOARD
 from .batch_shelf import BatchShelf
-from .batch_store import Submitted, custom_id
+from .batch_store import Submitted
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class BatchingEngine(Protocol):
     extra_body: dict[str, Any]
     batch_poll_s: float
     batch_retries: int
+    max_retries: int
+    backoff_base: float
+    backoff_max: float
 
     @property
     def engine_id(self) -> str: ...
@@ -122,7 +126,7 @@ class BatchRun:
     def __init__(self, engine: BatchingEngine, shelf: BatchShelf) -> None:
         self.engine, self.shelf, self.vendor = engine, shelf, engine._batch_vendor()
         self.store, self.counts = shelf.store(), shelf.counts
-        self.polled: set[str] = set()
+        self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
         self.sides: dict[str, tuple[BatchingEngine, Vendor, Any]] = {}  # by base URL: engine, vendor, client
 
     async def answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
@@ -150,7 +154,7 @@ class BatchRun:
 
     async def _answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
         engine, lead = self.engine, self.shelf.lead
-        customs = [custom_id(r.cache_key(lead.call_identity(r.sampling))) for r in requests]
+        customs = [self.store.custom(r.cache_key(lead.call_identity(r.sampling))) for r in requests]
         answers: dict[str, Response | EngineError] = {}
         asked = dict(zip(customs, requests))  # one request of each custom id (the scheduler sends no two alike)
         with self.shelf.resolving:
@@ -201,7 +205,7 @@ class BatchRun:
             _, vendor, client = self._side(intent.base_url)
         except EngineError as exc:
             return exc
-        for batch_id, sure in await vendor.candidates(client, intent, self.store.known()):
+        for batch_id, sure in await vendor.candidates(client, intent, self.store.known(intent.base_url)):
             if not sure:
                 polled, lines = await self._ended(vendor, client, batch_id)
                 if {str(line.get("custom_id")) for line in lines} != set(intent.custom_ids):
@@ -230,27 +234,51 @@ class BatchRun:
                 self.counts.failed += 1
                 continue
             by_endpoint.setdefault(endpoint, []).append((custom, line))
-        out = []
-        for endpoint, lines in by_endpoint.items():
-            batch = self.store.intend(engine.base_url, endpoint, [custom for custom, _ in lines])
+        return [await self._create(vendor, client, endpoint, lines) for endpoint, lines in by_endpoint.items()]
+
+    async def _create(
+        self, vendor: Vendor, client: Any, endpoint: str, lines: list[tuple[str, dict[str, Any]]]
+    ) -> Submitted:
+        """The batch of `lines` (custom id, input line), its intent recorded before each try. The SDK does not retry
+        the creation (after an answer lost, its retry would create a second batch, paid twice): a try that failed
+        as the SDK would retry it (connection lost, timeout, HTTP 408/409/429/5xx) is resolved, and tried again
+        only where the vendor holds no batch for it, up to `max_retries` times."""
+        engine, customs = self.engine, [custom for custom, _ in lines]
+        tries = 0
+        while True:
+            batch = self.store.intend(engine.base_url, endpoint, customs)
             try:
-                batch_id = await vendor.create(client, endpoint, [line for _, line in lines], batch.intent)
-            finally:
-                batch.creating = False  # failed: the vendor may hold it all the same, resolved on the next ask
-            self.store.created(batch, batch_id)
-            out.append(batch)
-            BOARD.show(batch_id, "submitted", 0, len(lines))
+                batch_id = await vendor.create(
+                    client.with_options(max_retries=0), endpoint, [line for _, line in lines], batch.intent
+                )
+            except (engine.sdk.APIError, engine.unreachable) as exc:
+                batch.creating = False
+                status = getattr(exc, "status_code", None)
+                if isinstance(exc, engine.unreachable) or (status is not None and not retried_status(status)):
+                    self.store.forget(batch)  # refused, or never sent: the vendor holds no batch
+                    raise
+                if tries >= engine.max_retries:
+                    raise  # the intent stays: resolved when its requests are asked again
+                tries += 1
+                await self._resolve(batch)
+                if batch.batch_id is None:
+                    await asyncio.sleep(backoff(tries - 1, engine.backoff_base, engine.backoff_max))
+                    continue
+            else:
+                batch.creating = False
+                self.store.created(batch, batch_id)
+            BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
             self.counts.batches += 1
             self.counts.sent += len(lines)
-        return out
+            return batch
 
     async def _until_ended(self, batch: Submitted) -> EngineError | None:
         """Poll `batch` at the server holding it until it has ended, then record its result lines; the error of its
         requests where the server cannot poll it."""
         assert batch.batch_id is not None  # every intent asked was resolved
-        if batch.resumed and batch.batch_id not in self.polled:
+        if batch.resumed and (batch.base_url, batch.batch_id) not in self.polled:
             self.counts.resumed += 1
-        self.polled.add(batch.batch_id)
+        self.polled.add((batch.base_url, batch.batch_id))
         try:
             holder, vendor, client = self._side(batch.base_url)
         except EngineError as exc:

@@ -22,7 +22,7 @@ class BatchCounts:
 
     batches: int = 0  # batches submitted
     resumed: int = 0  # batches of an earlier attempt polled again instead of submitted
-    adopted: int = 0  # of them, batches an attempt killed before it recorded their ids, found at the vendor
+    adopted: int = 0  # batches whose creation's answer was lost (a kill, a connection dropped), found at the vendor
     sent: int = 0  # requests sent in batches, each try counted
     resent: int = 0  # of them, sent again after the vendor failed, expired or left them out
     failed: int = 0  # requests that failed: refused, in a failed or lost batch, or after their last try

@@ -11,14 +11,18 @@ holds none, forgets the intent and sends its requests. Once a batch has ended, i
 `batches/<key>.json` again with "ended" (and "failed": why the vendor failed the whole batch, where it did). The
 base URL is the server that holds the batch (one of a replica set's `--base-url`s): it is polled there. A request
 is known by its custom id (`custom_id`: a digest of its cache key), so a resumed run that asks it again finds the
-latest batch that holds it, whichever batch of the resumed run it comes in. Without a folder (an engine used outside
-a run) the records are kept in memory only.
+latest batch that holds it, whichever batch of the resumed run it comes in; the digest is salted with a random key
+of the engine's in the folder (`batches/<key>.key`, made once), so that no other run, asking the same requests,
+makes batches of the same custom ids (Anthropic's batches carry no tag: an intent is told from them by its custom
+ids). Without a folder (an engine used outside a run) the records are kept in memory only.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import secrets
 import threading
 import time
@@ -33,9 +37,10 @@ BATCHES_DIR = "batches"
 CLOCK_SKEW_S = 3600  # the vendor's clock may differ from ours: batches this much older than an intent are looked at
 
 
-def custom_id(cache_key: str) -> str:
-    """A request's id within a batch: 40 hex digits of its cache key (Anthropic takes 1 to 64 of [A-Za-z0-9_-])."""
-    return "rb-" + hashlib.sha256(cache_key.encode()).hexdigest()[:40]
+def custom_id(cache_key: str, salt: str) -> str:
+    """A request's id within a batch: 40 hex digits of its cache key salted (Anthropic takes 1 to 64 of
+    [A-Za-z0-9_-])."""
+    return "rb-" + hashlib.sha256(f"{salt}\n{cache_key}".encode()).hexdigest()[:40]
 
 
 @dataclass
@@ -68,11 +73,17 @@ class BatchStore:
     folder: Path | None = None
     batches: list[Submitted] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    salt: str = field(default_factory=lambda: secrets.token_hex(8))  # the folder's, once loaded
+
+    def custom(self, cache_key: str) -> str:
+        """The custom id of the request of `cache_key`."""
+        return custom_id(cache_key, self.salt)
 
     def load(self) -> None:
-        """This engine's records from the folder (an earlier attempt's); one line naming a damaged one."""
-        if self.folder is None or not (self.folder / BATCHES_DIR).is_dir():
+        """This engine's salt and records from the folder (an earlier attempt's); one line naming a damaged one."""
+        if self.folder is None:
             return
+        self.salt = self._salt()
         for path in sorted((self.folder / BATCHES_DIR).glob("*.json")):
             try:
                 record = json.loads(path.read_text(encoding="utf-8"))
@@ -115,10 +126,10 @@ class BatchStore:
         with self.lock:
             return [b for b in self.batches if b.batch_id is None and not b.creating and customs & set(b.custom_ids)]
 
-    def known(self) -> set[str]:
-        """The vendor's ids of the batches recorded."""
+    def known(self, base_url: str) -> set[str]:
+        """The ids of the batches recorded at the server at `base_url`."""
         with self.lock:
-            return {batch.batch_id for batch in self.batches if batch.batch_id is not None}
+            return {b.batch_id for b in self.batches if b.batch_id is not None and b.base_url == base_url}
 
     def intend(self, base_url: str, endpoint: str, customs: list[str]) -> Submitted:
         """Record a batch about to be asked of the server at `base_url`, before it is asked: its intent."""
@@ -162,6 +173,32 @@ class BatchStore:
         if batch.failed is not None:
             record["failed"] = batch.failed
         return json.dumps(record) + "\n"
+
+    def _salt(self) -> str:
+        """The engine's key in the folder, made by the first to ask (an exclusive link: never two)."""
+        assert self.folder is not None
+        name = hashlib.sha256(self.engine_id.encode()).hexdigest()[:24]
+        path = self.folder / BATCHES_DIR / f"{name}.key"
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")  # files.remove_temporaries'
+            try:
+                with open(temporary, "x", encoding="utf-8") as handle:
+                    handle.write(secrets.token_hex(8) + "\n")
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.link(temporary, path)
+            except FileExistsError:
+                pass  # another engine of the same id made it first
+            finally:
+                temporary.unlink(missing_ok=True)
+        salt = path.read_text(encoding="utf-8").strip()
+        if not re.fullmatch(r"[0-9a-f]{16}", salt):
+            raise EngineError(
+                f"{path}: not a batch key ragbench wrote; move the folder's batches/ away to send its batches' "
+                "requests again (they are then paid twice)"
+            )
+        return salt
 
     def _path(self, batch: Submitted) -> Path:
         assert self.folder is not None

@@ -212,6 +212,9 @@ class BatchRun:
                     continue
             self.store.created(intent, batch_id)
             self.counts.adopted += 1
+            if intent.resumed:  # an earlier attempt's batch, polled (here, or where it is waited on)
+                self.counts.resumed += 1
+                self.polled.add((intent.base_url, batch_id))
             if not sure:
                 self.store.ended(intent, lines, polled.failed)
             return None

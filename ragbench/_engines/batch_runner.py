@@ -183,7 +183,8 @@ class BatchRun:
                         send.append(custom)
                         self.counts.resent += 1
             for batch in await self._submit(send, asked, answers):
-                waiting[batch.intent] = batch
+                if not batch.ended:  # (a batch adopted after its creation's answer was lost may have)
+                    waiting[batch.intent] = batch
             out = list(waiting.values())
             for batch, lost in zip(out, await asyncio.gather(*(self._until_ended(batch) for batch in out))):
                 self._fail(batch, lost, asked, answers)
@@ -255,7 +256,6 @@ class BatchRun:
                     client.with_options(max_retries=0), endpoint, [line for _, line in lines], batch.intent
                 )
             except (engine.sdk.APIError, engine.unreachable) as exc:
-                batch.creating = False
                 status = getattr(exc, "status_code", None)
                 if isinstance(exc, engine.unreachable) or (status is not None and not retried_status(status)):
                     self.store.forget(batch)  # refused, or never sent: the vendor holds no batch
@@ -268,8 +268,9 @@ class BatchRun:
                     await asyncio.sleep(backoff(tries - 1, engine.backoff_base, engine.backoff_max))
                     continue
             else:
-                batch.creating = False
                 self.store.created(batch, batch_id)
+            finally:
+                batch.creating = False  # failed: resolved on the next ask of its requests, if not here
             BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
             self.counts.batches += 1
             self.counts.sent += len(lines)

@@ -123,7 +123,7 @@ class Vendor(Protocol):
 class BatchRun:
     """One scheduler batch of `engine` answered through its vendor, with the batches of its `shelf`."""
 
-    def __init__(self, engine: BatchingEngine, shelf: BatchShelf) -> None:
+    def __init__(self, engine: BatchingEngine, shelf: BatchShelf[BatchingEngine]) -> None:
         self.engine, self.shelf, self.vendor = engine, shelf, engine._batch_vendor()
         self.store, self.counts = shelf.store(), shelf.counts
         self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own

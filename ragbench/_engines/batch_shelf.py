@@ -8,12 +8,21 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
 from .batch_store import BatchStore
 
-if TYPE_CHECKING:
-    from .batch_runner import BatchingEngine
+
+class Named(Protocol):
+    """What the shelf reads of an engine (batch_runner.BatchingEngine is one)."""
+
+    base_url: str
+
+    @property
+    def engine_id(self) -> str: ...
+
+
+E = TypeVar("E", bound=Named)
 
 
 @dataclass
@@ -39,11 +48,11 @@ class BatchCounts:
 
 
 @dataclass
-class BatchShelf:
+class BatchShelf(Generic[E]):
     """`lead` names the requests and the records (its call identity and engine id); `engines`: by base URL."""
 
-    lead: BatchingEngine
-    engines: dict[str, BatchingEngine]
+    lead: E
+    engines: dict[str, E]
     folder: Path | None = None
     counts: BatchCounts = field(default_factory=BatchCounts)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -51,7 +60,7 @@ class BatchShelf:
     _store: BatchStore | None = None
 
     @classmethod
-    def of(cls, engines: list[BatchingEngine]) -> BatchShelf:
+    def of(cls, engines: list[E]) -> BatchShelf[E]:
         return cls(engines[0], {engine.base_url: engine for engine in engines})
 
     def keep_in(self, folder: Path) -> None:

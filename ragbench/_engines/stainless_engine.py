@@ -25,7 +25,7 @@ from annotated_types import Ge
 from .._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine
 from .api_http import backoff
-from .batch_runner import BatchRun, Vendor
+from .batch_runner import BatchingEngine, BatchRun, Vendor
 from .batch_shelf import BatchShelf
 from .usage_counts import usage_as_sent
 
@@ -53,7 +53,7 @@ class StainlessEngine(ApiEngine):
         self.batch_poll_s, self.batch_retries = float(batch_poll_s), int(batch_retries)
         if batch:
             self.max_batch_size = int(batch_size)
-        self._batch_shelf = BatchShelf.of([self])
+        self._batch_shelf: BatchShelf[BatchingEngine] = BatchShelf.of([self])
 
     def _batch_vendor(self) -> Vendor:
         """The vendor's batch API (batch_openai.py, batch_anthropic.py)."""
@@ -66,7 +66,7 @@ class StainlessEngine(ApiEngine):
     def share_batches(self, replicas: list[StainlessEngine]) -> None:
         """Keep one record of the batches of `replicas` (this engine first: it names the requests), each batch
         polled at the replica's server that holds it."""
-        shelf = BatchShelf.of(list(replicas))
+        shelf: BatchShelf[BatchingEngine] = BatchShelf.of(list(replicas))
         for replica in replicas:
             replica._batch_shelf = shelf
 

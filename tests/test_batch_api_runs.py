@@ -143,6 +143,19 @@ def test_a_run_killed_after_the_vendor_created_its_batch_before_recording_its_id
     assert (engine["batches_adopted"], engine["batches_resumed"], engine["batches_submitted"]) == (1, 1, 0)
 
 
+def test_a_run_whose_batch_the_vendor_does_not_know_fails_its_examples_in_one_line_and_resends_nothing(fake, tmp_path):
+    fake.on_poll = lambda batch: fake.forget(batch["id"])  # the vendor answers HTTP 404 from the next poll on
+    args = [*batch_args(fake, "openai"), "--output", str(tmp_path / "run"), "--limit", "4"]
+    for attempt in ("first", "resumed"):
+        done = cli_here(*args, *(["--resume"] if attempt == "resumed" else []))
+        assert done.returncode == 1, done.stderr
+        errors = {line["error"] for line in samples(tmp_path / "run", "demo")}
+        (error,) = errors
+        assert "batch batch_1 is unknown to the vendor (HTTP 404" in error and "\n" not in error
+        assert "resume with that key, or move " in error and "send its 4 requests again (paid again)" in error
+    assert len(fake.created) == 1
+
+
 def test_judge_calls_go_in_batches_priced_at_the_batch_prices_of_the_table(fake, tmp_path):
     table = tmp_path / "prices.yaml"
     table.write_text("openai:judge: {prompt: 4.0, completion: 8.0, batch_prompt: 1.0, batch_completion: 3.0}\n")

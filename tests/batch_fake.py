@@ -3,9 +3,13 @@ clock): a batch is `in_progress` for its first `polls_to_end` retrieves (and as 
 as its ending says (`then`: one per batch created, in order; default: completed, every request answered).
 
 OpenAI (base_url http://127.0.0.1:PORT/v1): POST /v1/files (multipart, the JSONL input), POST /v1/batches,
-GET /v1/batches/ID, POST /v1/batches/ID/cancel, GET /v1/files/ID/content (output and error files).
+GET /v1/batches/ID, POST /v1/batches/ID/cancel, GET /v1/files/ID/content (output and error files), GET /v1/batches
+(newest first, `limit` and `after`, each batch with the `metadata` it was created with).
 Anthropic (base_url http://127.0.0.1:PORT): POST /v1/messages/batches, GET /v1/messages/batches/ID,
-GET /v1/messages/batches/ID/results, POST /v1/messages/batches/ID/cancel.
+GET /v1/messages/batches/ID/results, POST /v1/messages/batches/ID/cancel, GET /v1/messages/batches (newest first,
+`limit` and `after_id`). A batch `forget` drops is unknown from then on (HTTP 404). `on_create` is called with each
+batch created before the vendor's answer is sent (a test kills the client there); the first `drop_creates`
+creations get no answer at all, their connection closed (the batch created all the same).
 
 An ending: {"status": "completed" | "expired" | "cancelled" | "failed", "answered": N (the first N requests get a
 result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status)}. An
@@ -17,10 +21,11 @@ from __future__ import annotations
 import email.parser
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from test_engine_anthropic import echo as anthropic_echo
 from test_engine_openai import chat_payload, completion_payload
@@ -37,6 +42,8 @@ class FakeBatchServer:
         self.sent: list[dict[str, Any]] = []  # every request line of every batch created
         self.calls: list[tuple[str, str]] = []  # (method, path) of every request
         self.on_poll: Callable[[dict[str, Any]], None] | None = None  # called with the batch at each retrieve
+        self.on_create: Callable[[dict[str, Any]], None] | None = None  # called with each batch created
+        self.drop_creates = 0
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -58,17 +65,39 @@ class FakeBatchServer:
 
     # -- the batches ------------------------------------------------------------------------
 
-    def create(self, vendor: str, lines: list[dict[str, Any]], endpoint: str = "") -> dict[str, Any]:
+    def create(
+        self, vendor: str, lines: list[dict[str, Any]], endpoint: str = "", metadata: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         with self.lock:
             number = len(self.created) + 1
             batch_id = f"batch_{number}" if vendor == "openai" else f"msgbatch_{number}"
             ending = self.endings.pop(0) if self.endings else {"status": "completed"}
             batch = {"id": batch_id, "vendor": vendor, "lines": lines, "endpoint": endpoint, "polls": 0}
-            batch.update(ending=ending, status="in_progress", cancelled=False)
+            batch.update(ending=ending, status="in_progress", cancelled=False, metadata=metadata, at=int(time.time()))
             self.batches[batch_id] = batch
             self.created.append(batch_id)
             self.sent.extend(lines)
+        if self.on_create is not None:
+            self.on_create(batch)
         return batch
+
+    def forget(self, batch_id: str) -> None:
+        """The vendor no longer knows `batch_id` (deleted, or asked with another organisation's key)."""
+        with self.lock:
+            self.batches.pop(batch_id, None)
+
+    def listed(self, vendor: str, query: dict[str, list[str]]) -> dict[str, Any]:
+        """A page of the vendor's batches, newest first."""
+        with self.lock:
+            ids = [b for b in reversed(self.created) if b in self.batches and self.batches[b]["vendor"] == vendor]
+        after = (query.get("after") or query.get("after_id") or [None])[0]
+        if after is not None:
+            ids = ids[ids.index(after) + 1 :]
+        limit = int(query.get("limit", ["20"])[0])
+        show = openai_batch if vendor == "openai" else anthropic_batch
+        page = [show(self.batches[b], self.root) for b in ids[:limit]]
+        first, last = (page[0]["id"], page[-1]["id"]) if page else (None, None)
+        return {"object": "list", "data": page, "first_id": first, "last_id": last, "has_more": len(ids) > limit}
 
     def advance(self, batch: dict[str, Any]) -> None:
         """One retrieve of `batch`: past `polls_to_end` (and not held), it ends."""
@@ -139,7 +168,8 @@ def openai_batch(batch: dict[str, Any], root: str) -> dict[str, Any]:
         "input_file_id": "file-in",
         "completion_window": "24h",
         "status": batch["status"],
-        "created_at": 1700000000,
+        "created_at": batch["at"],
+        "metadata": batch["metadata"],
         "request_counts": {
             "total": len(batch["lines"]),
             "completed": len(lines) - len(errors),
@@ -168,8 +198,8 @@ def anthropic_batch(batch: dict[str, Any], root: str) -> dict[str, Any]:
             "canceled": kinds.count("canceled"),
             "expired": kinds.count("expired"),
         },
-        "created_at": "2026-01-01T00:00:00Z",
-        "expires_at": "2026-01-02T00:00:00Z",
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(batch["at"])),
+        "expires_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(batch["at"] + 86400)),
         "results_url": f"{root}/v1/messages/batches/{batch['id']}/results" if ended else None,
     }
 
@@ -191,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.handle_call("POST", self.rfile.read(int(self.headers.get("Content-Length", 0))))
 
     def handle_call(self, method: str, data: bytes) -> None:
-        fake, path = self.fake, urlsplit(self.path).path
+        fake, path, query = self.fake, urlsplit(self.path).path, parse_qs(urlsplit(self.path).query)
         with fake.lock:
             fake.calls.append((method, path))
         parts = path.strip("/").split("/")
@@ -202,9 +232,14 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/v1/batches":
             body = json.loads(data)
             lines = [json.loads(text) for text in fake.files[body["input_file_id"]].decode().splitlines()]
-            return self.send(200, openai_batch(fake.create("openai", lines, body["endpoint"]), fake.root))
+            batch = fake.create("openai", lines, body["endpoint"], body.get("metadata"))
+            return self.answer_create(openai_batch(batch, fake.root))
+        if method == "GET" and path in ("/v1/batches", "/v1/messages/batches"):
+            return self.send(200, fake.listed("openai" if path == "/v1/batches" else "anthropic", query))
         if method == "POST" and path == "/v1/messages/batches":
-            return self.send(200, anthropic_batch(fake.create("anthropic", json.loads(data)["requests"]), fake.root))
+            return self.answer_create(
+                anthropic_batch(fake.create("anthropic", json.loads(data)["requests"]), fake.root)
+            )
         if parts[:2] == ["v1", "files"] and parts[-1] == "content":
             return self.file_content(parts[2])
         if parts[:2] == ["v1", "batches"] or parts[:3] == ["v1", "messages", "batches"]:
@@ -225,6 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self.send(200, text.encode(), "application/binary")
         fake.advance(batch)
         self.send(200, show(batch, fake.root))
+
+    def answer_create(self, batch: dict[str, Any]) -> None:
+        with self.fake.lock:
+            drop, self.fake.drop_creates = self.fake.drop_creates > 0, max(0, self.fake.drop_creates - 1)
+        if drop:
+            self.close_connection = True  # the batch is created, its answer lost
+            return
+        self.send(200, batch)
 
     def upload(self, data: bytes) -> None:
         head = f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode()

@@ -77,7 +77,7 @@ QUESTIONS = [f"question {n}" for n in range(5)]
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_a_batch_of_requests_is_one_vendor_batch_recorded_before_its_first_poll(fake, vendor, tmp_path):
     seen_at_poll: list[list[str]] = []
-    fake.on_poll = lambda batch: seen_at_poll.append(sorted(p.name for p in (tmp_path / BATCHES_DIR).iterdir()))
+    fake.on_poll = lambda batch: seen_at_poll.append(sorted(p.name for p in (tmp_path / BATCHES_DIR).glob("*.json")))
     made = engine(fake, vendor, tmp_path)
     assert not made.concurrent and made.max_batch_size == 50_000  # the scheduler hands it batches
     answers = made.generate([chat(q) for q in QUESTIONS])
@@ -89,6 +89,7 @@ def test_a_batch_of_requests_is_one_vendor_batch_recorded_before_its_first_poll(
     assert made.stats() == {
         "batches_submitted": 1,
         "batches_resumed": 0,
+        "batches_adopted": 0,
         "batch_requests_sent": 5,
         "batch_requests_resent": 0,
         "batch_requests_failed": 0,

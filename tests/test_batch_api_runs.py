@@ -102,6 +102,60 @@ def test_a_run_killed_between_creating_its_batch_and_polling_it_resumes_the_same
     assert len(lines) == DEMO and all(line["prediction"]["answer"].startswith("echo") for line in lines)
 
 
+@pytest.mark.parametrize("vendor", ["openai", pytest.param("anthropic", marks=needs("anthropic"))])
+def test_a_run_killed_after_the_vendor_created_its_batch_before_recording_its_id_adopts_it(fake, vendor, tmp_path):
+    """The kill lands after the vendor has created the batch and before its answer reaches ragbench: the run folder
+    holds only the intent; the resumed run finds the batch at the vendor and polls it, never creating another."""
+    out = tmp_path / "run"
+    args = [*batch_args(fake, vendor), "--output", str(out)]
+    created, release = threading.Event(), threading.Event()
+
+    def stall(batch: dict[str, Any]) -> None:  # the vendor has created it; its answer waits until the kill
+        created.set()
+        release.wait(120)
+
+    fake.on_create = stall
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
+    with (tmp_path / "stderr.txt").open("w") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ragbench._cli.main", *args], stdout=subprocess.DEVNULL, stderr=errors, env=env
+        )
+    try:
+        while not created.wait(0.5):
+            assert process.poll() is None, (tmp_path / "stderr.txt").read_text()
+        process.kill()
+        assert process.wait(60) == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        fake.on_create = None
+        release.set()
+    (record,) = [json.loads(path.read_text()) for path in (out / BATCHES_DIR).glob("*.json")]
+    assert record["batch"] is None and len(record["custom_ids"]) == DEMO  # the intent, written before the creation
+
+    resumed = cli_here(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(fake.created) == 1 and len(fake.sent) == DEMO  # the one batch, adopted: nothing paid twice
+    results = json.loads((out / "results.json").read_text())
+    assert results["counts"]["demo"]["scored"] == DEMO and results["counts"]["demo"]["failed"] == 0
+    engine = results["cost"]["engine"]
+    assert (engine["batches_adopted"], engine["batches_resumed"], engine["batches_submitted"]) == (1, 1, 0)
+
+
+def test_a_run_whose_batch_the_vendor_does_not_know_fails_its_examples_in_one_line_and_resends_nothing(fake, tmp_path):
+    fake.on_poll = lambda batch: fake.forget(batch["id"])  # the vendor answers HTTP 404 from the next poll on
+    args = [*batch_args(fake, "openai"), "--output", str(tmp_path / "run"), "--limit", "4"]
+    for attempt in ("first", "resumed"):
+        done = cli_here(*args, *(["--resume"] if attempt == "resumed" else []))
+        assert done.returncode == 1, done.stderr
+        errors = {line["error"] for line in samples(tmp_path / "run", "demo")}
+        (error,) = errors
+        assert "batch batch_1 is unknown to the vendor (HTTP 404" in error and "\n" not in error
+        assert "resume with that key, or move " in error and "send its 4 requests again (paid again)" in error
+    assert len(fake.created) == 1
+
+
 def test_judge_calls_go_in_batches_priced_at_the_batch_prices_of_the_table(fake, tmp_path):
     table = tmp_path / "prices.yaml"
     table.write_text("openai:judge: {prompt: 4.0, completion: 8.0, batch_prompt: 1.0, batch_completion: 3.0}\n")
@@ -114,6 +168,14 @@ def test_judge_calls_go_in_batches_priced_at_the_batch_prices_of_the_table(fake,
     # the judge calls of the examples each batch of the system's model (16 at most) ended, pooled in one batch
     assert [len(fake.batches[b]["lines"]) for b in fake.created] == [16, DEMO - 16]
     assert results["results"]["demo"]["llm_judge"] is not None
+    # the judge's batches counted beside the model's figures (the scripted model has none)
+    assert "engine" not in results["cost"]
+    figures = results["cost"]["other_engines"]["judge 1"]
+    assert (figures["batches_submitted"], figures["batch_requests_sent"], figures["batch_requests_failed"]) == (
+        2,
+        24,
+        0,
+    )
     cost = results["judge_cost"]["demo"]["llm_judge"]
     assert cost["price_per_million"] == {"prompt": 1.0, "completion": 3.0}
     assert cost["usd"] == pytest.approx((cost["prompt_tokens"] * 1.0 + cost["completion_tokens"] * 3.0) / 1e6)

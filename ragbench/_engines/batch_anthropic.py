@@ -1,7 +1,8 @@
 """Anthropic's Message Batches API for the `anthropic` engine with `batch=true` (the loop: batch_runner.py): the
 requests sent as one batch (`POST /v1/messages/batches`, `{"requests": [{"custom_id", "params"}]}`), polled
 (`GET /v1/messages/batches/ID`) until its `processing_status` is "ended", then its results read (the JSONL of its
-`results_url`).
+`results_url`). A batch carries no tag of ours: an intent left without an id (batch_store.py) is matched among
+the batches created since it (`GET /v1/messages/batches`, newest first) of as many requests, by their results.
 
 Each request's `params` are the body the engine would send (--model-arg fields included); a remote MCP server is
 not sent in a batch (the MCP connector is a beta the batch endpoint is not asked for): that request fails with why.
@@ -18,6 +19,7 @@ from typing import Any
 from .._values.llm_calls import EngineError, Request, RequestError
 from .anthropic_messages import message_arguments, parse_message
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
+from .batch_store import CLOCK_SKEW_S, Submitted
 from .usage_counts import ANTHROPIC, read_usage
 
 VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")
@@ -41,12 +43,23 @@ class AnthropicBatches:
             raise RequestError("anthropic engine: a remote MCP server is not sent in a batch (batch=true)")
         return ENDPOINT, {"custom_id": custom, "params": {**params, **self.engine.extra_body}}
 
-    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]]) -> str:
+    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
         # sent as given (the SDK would walk every request against its types)
         batch = await client.messages.batches.create(
             requests=[], extra_body={"requests": lines}, extra_headers=self._headers
         )
         return str(batch.id)
+
+    async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
+        since, out = intent.at / 1e9 - CLOCK_SKEW_S, []
+        async for batch in client.messages.batches.list(limit=100, extra_headers=self._headers):
+            if batch.created_at.timestamp() < since:
+                break
+            counts = batch.request_counts
+            total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+            if batch.id not in known and total == len(intent.custom_ids):
+                out.append((str(batch.id), False))
+        return out
 
     async def poll(self, client: Any, batch_id: str) -> Polled:
         batch = await client.messages.batches.retrieve(batch_id, extra_headers=self._headers)

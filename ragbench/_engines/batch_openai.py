@@ -1,6 +1,8 @@
 """OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: batch_runner.py): the requests as a JSONL
 file uploaded (`POST /files`, purpose "batch"), a batch of it created (`POST /batches`, a 24 h window) and polled
-(`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`).
+(`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`). The batch carries its intent
+in its `metadata` (`ragbench_intent`, batch_store.py): an intent left without an id is matched among the batches
+created since it (`GET /batches`, newest first).
 
 Each input line is `{"custom_id", "method": "POST", "url", "body"}`, the body the one the engine would send
 (chat completions, completions or the Responses API, --model-arg fields included); each output line's
@@ -22,6 +24,7 @@ from openai.types.responses import Response as ResponsesAnswer
 from .._values.llm_calls import EngineError, Request, Response
 from .api_http import RETRIED_STATUS
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
+from .batch_store import CLOCK_SKEW_S, Submitted
 from .openai_client import no_auth_header
 from .openai_responses import parse_completion
 from .openai_responses_api import parse_response
@@ -65,19 +68,30 @@ class OpenAIBatches:
         url = ENDPOINTS[api]
         return url, {"custom_id": custom, "method": "POST", "url": url, "body": body}
 
-    async def create(self, client: openai.AsyncOpenAI, endpoint: str, lines: list[dict[str, Any]]) -> str:
+    async def create(self, client: openai.AsyncOpenAI, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         uploaded = await client.files.create(
-            file=("ragbench-batch.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=self._headers
+            file=(f"ragbench-{intent}.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=self._headers
         )
         batch = await client.batches.create(
             input_file_id=uploaded.id,
             endpoint=endpoint,  # type: ignore[arg-type]  # one of ENDPOINTS
             completion_window="24h",
-            metadata={"made_by": "ragbench"},
+            metadata={"made_by": "ragbench", "ragbench_intent": intent},
             extra_headers=self._headers,
         )
         return str(batch.id)
+
+    async def candidates(
+        self, client: openai.AsyncOpenAI, intent: Submitted, known: set[str]
+    ) -> list[tuple[str, bool]]:
+        since = intent.at / 1e9 - CLOCK_SKEW_S
+        async for batch in client.batches.list(limit=100, extra_headers=self._headers):
+            if batch.created_at < since:
+                break
+            if batch.id not in known and (batch.metadata or {}).get("ragbench_intent") == intent.intent:
+                return [(batch.id, True)]
+        return []
 
     async def poll(self, client: openai.AsyncOpenAI, batch_id: str) -> Polled:
         batch = await client.batches.retrieve(batch_id, extra_headers=self._headers)

@@ -27,6 +27,7 @@ import os
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 from annotated_types import Ge
@@ -73,10 +74,22 @@ class ReplicaSet(Engine):
         self.failures = [0] * len(replicas)  # replica faults in a row per replica (0: healthy)
         self.served = [0] * len(replicas)  # requests answered per replica (tests, benchmarks)
         self._lock = threading.Lock()
+        if hasattr(first, "share_batches"):  # endpoints sending batches: one record, each batch polled where it is
+            first.share_batches(replicas)
 
     @property
     def engine_id(self) -> str:
         return self._engine_id
+
+    def keep_batches(self, folder: Path) -> None:
+        """The replicas' batches (`batch=true`) recorded in run folder `folder` (stainless_engine.py)."""
+        if hasattr(self.replicas[0], "keep_batches"):
+            self.replicas[0].keep_batches(folder)
+
+    def stats(self) -> dict[str, Any] | None:
+        """The figures the replicas share (their batches', kept by the first), where they have any."""
+        first = self.replicas[0]
+        return first.stats() if hasattr(first, "share_batches") else None
 
     @property
     def content_id(self) -> str | None:

@@ -7,14 +7,14 @@ the same budget, and the SDK's final error becomes one line (api_engine.ApiEngin
 
 With `batch=true` the engine sends the scheduler's pooled requests through the vendor's batch API instead
 (batch_runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
-seconds and records its batches in the run folder (`keep_batches`)."""
+seconds and records its batches in the run folder (`keep_batches`); the engines of a replica set share their
+records (`share_batches`: batch_shelf.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -25,8 +25,8 @@ from annotated_types import Ge
 from .._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine
 from .api_http import backoff
-from .batch_runner import BatchCounts, BatchRun, Vendor
-from .batch_store import BatchStore
+from .batch_runner import BatchingEngine, BatchRun, Vendor
+from .batch_shelf import BatchShelf
 from .usage_counts import usage_as_sent
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,7 @@ class StainlessEngine(ApiEngine):
         self.batch_poll_s, self.batch_retries = float(batch_poll_s), int(batch_retries)
         if batch:
             self.max_batch_size = int(batch_size)
-        self._batch_folder: Path | None = None
-        self._batches: BatchStore | None = None  # read from the folder on the first batch
-        self._batches_lock = threading.Lock()
-        self._batch_counts = BatchCounts()
+        self._batch_shelf: BatchShelf[BatchingEngine] = BatchShelf.of([self])
 
     def _batch_vendor(self) -> Vendor:
         """The vendor's batch API (batch_openai.py, batch_anthropic.py)."""
@@ -64,20 +61,21 @@ class StainlessEngine(ApiEngine):
 
     def keep_batches(self, folder: Path) -> None:
         """Record the batches in (and resume them from) run folder `folder`."""
-        self._batch_folder, self._batches = folder, None
+        self._batch_shelf.keep_in(folder)
+
+    def share_batches(self, replicas: list[StainlessEngine]) -> None:
+        """Keep one record of the batches of `replicas` (this engine first: it names the requests), each batch
+        polled at the replica's server that holds it."""
+        shelf: BatchShelf[BatchingEngine] = BatchShelf.of(list(replicas))
+        for replica in replicas:
+            replica._batch_shelf = shelf
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         """`requests` answered through the vendor's batch API (`batch=true`), in the scheduler's worker thread."""
-        with self._batches_lock:
-            if self._batches is None:
-                store = BatchStore(self.engine_id, self._batch_folder)
-                store.load()
-                self._batches = store
-        run = BatchRun(self, self._batch_vendor(), self._batches, self._batch_counts)
-        return asyncio.run(run.answer(requests))
+        return asyncio.run(BatchRun(self, self._batch_shelf).answer(requests))
 
     def stats(self) -> dict[str, Any] | None:
-        return None if self.concurrent else self._batch_counts.to_dict()
+        return None if self.concurrent else self._batch_shelf.counts.to_dict()
 
     @property
     def sdk(self) -> ModuleType:

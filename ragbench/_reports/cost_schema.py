@@ -42,6 +42,7 @@ class RescoringCost(AttemptCost, total=False):
     """`ragbench rescore`'s own cost (results.json's `cost.rescoring`), with the NLI model's figures."""
 
     nli: dict[str, Any]
+    other_engines: dict[str, dict[str, Any]]  # the judges' own figures (a batch=true judge's batches), by place
 
 
 class _ModelTokens(TypedDict):
@@ -102,6 +103,7 @@ class Cost(_Cost, total=False):
     retrieval: dict[str, int]
     nli: dict[str, Any]
     engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
+    other_engines: dict[str, dict[str, Any]]  # the role models' and judges' (by place: "judge 1"), this attempt's
     rescoring: RescoringCost
 
 

@@ -91,13 +91,14 @@ class AttemptMeter:
 @dataclass(frozen=True)
 class CallReports:
     """What a run's calls report as they end (`RunServices.run_calls`): the scheduler's counts (`calls`), pooled
-    searches (`retrieval`: the retrieval handle's; empty without one), the NLI model's figures and the model
-    engine's (`Engine.stats`), where there are any."""
+    searches (`retrieval`: the retrieval handle's; empty without one), the NLI model's figures, the model
+    engine's (`Engine.stats`), where there are any, and the role models' and judges' by place (`other_engines`)."""
 
     calls: dict[str, int]
     retrieval: dict[str, int] = field(default_factory=dict)
     nli: dict[str, Any] | None = None
     engine: dict[str, Any] | None = None
+    other_engines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,4 +132,6 @@ def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: S
         cost["nli"] = reports.calls.nli
     if reports.calls.engine is not None:
         cost["engine"] = reports.calls.engine
+    if reports.calls.other_engines:
+        cost["other_engines"] = reports.calls.other_engines
     return cast(Cost, cost)  # the shape results_schema.Cost names

@@ -125,6 +125,7 @@ class RescoreRun:
             {
                 **attempt_cost("rescoring", reports.calls, rescored, time.perf_counter() - started),
                 **({"nli": reports.nli} if reports.nli is not None else {}),
+                **({"other_engines": reports.other_engines} if reports.other_engines else {}),
             },
         )
         results = rescored_results(planned, self.original, self.target, config, self.full_config, cost)

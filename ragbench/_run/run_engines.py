@@ -63,15 +63,30 @@ class Engines:
             if hasattr(engine, "keep_batches"):
                 engine.keep_batches(folder)
 
-    def content_ids(self) -> dict[str, str]:
-        """ "kind:model content_id" (a digest of the model's local files) of each engine that has one, by
-        its place in the run (model, role NAME, judge N, nli)."""
-        places = {
+    def _places(self) -> dict[str, Any]:
+        """The engines by their place in the run (model, role NAME, judge N, nli; None where none)."""
+        return {
             "model": self.model,
             **{f"role {name}": engine for name, engine in self.roles.items()},
             **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)},
             "nli": self.nli,
         }
+
+    def other_figures(self) -> dict[str, dict[str, Any]]:
+        """The own figures (`Engine.stats`: a `batch=true` judge's batches) of the role models and judges that have
+        any, by place (results.json's `cost.other_engines`; the model's are `cost.engine`, the NLI model's
+        `cost.nli`)."""
+        places = self._places()
+        return {
+            place: stats
+            for place, engine in places.items()
+            if place not in ("model", "nli") and engine is not None and (stats := engine.stats()) is not None
+        }
+
+    def content_ids(self) -> dict[str, str]:
+        """ "kind:model content_id" (a digest of the model's local files) of each engine that has one, by
+        its place in the run (model, role NAME, judge N, nli)."""
+        places = self._places()
         return {
             place: f"{engine.kind}:{engine.model} {engine.content_id}"
             for place, engine in places.items()

@@ -231,6 +231,7 @@ class RunServices:
                 retrieval.stats.to_dict() if retrieval is not None else {},
                 scoring.nli.stats.to_dict() if scoring.nli is not None else None,
                 engines.model.stats() if engines.model is not None else None,
+                engines.other_figures(),
             )
             scoring.close()
             await engines.aclose()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import ray_cluster, ray_cluster_session  # noqa: F401  (a local multi-node Ray cluster, when asked)
+from ray_cluster import CONTROLLER_ENV, ray_cluster, ray_cluster_session, stop_shared_cluster  # noqa: F401
 
 if TYPE_CHECKING:
     from ragbench._registry import Registry
@@ -47,6 +47,7 @@ def session_home() -> Path:
     if SESSION_HOME_ENV not in os.environ:
         home = Path(tempfile.mkdtemp(prefix="ragbench-tests-home-"))
         os.environ.update({SESSION_HOME_ENV: str(home), "RAGBENCH_TESTS_REAL_HOME": str(REAL_HOME), "HOME": str(home)})
+        os.environ[CONTROLLER_ENV] = str(os.getpid())  # the process that ends the session's Ray cluster
         atexit.register(shutil.rmtree, home, ignore_errors=True)
     home = Path(os.environ[SESSION_HOME_ENV])
     os.environ["HOME"] = str(home)
@@ -87,6 +88,11 @@ def pytest_configure(config: pytest.Config) -> None:
     process and each xdist worker), so the commands they start get it too."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The session's one Ray cluster (tests/ray_cluster.py), where a test started it, ends with the session."""
+    stop_shared_cluster()
 
 
 ROOT = Path(__file__).resolve().parent.parent

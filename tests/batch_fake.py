@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from test_engine_anthropic import echo as anthropic_echo
 from test_engine_openai import chat_payload, completion_payload
 
@@ -297,3 +299,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+@pytest.fixture
+def fake():
+    """A fake batch server for the test, stopped after it."""
+    server = FakeBatchServer()
+    yield server
+    server.hold.clear()
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_keys(monkeypatch):
+    """No key or base URL of the developer's environment reaches the SDKs."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)

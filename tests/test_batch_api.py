@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batch_fake import FakeBatchServer
+from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
 from ragbench._engines.anthropic import AnthropicEngine
 from ragbench._engines.batch_board import BOARD
@@ -30,20 +30,6 @@ from ragbench._values.llm_calls import EngineError, Request, RequestError, Respo
 from test_engine_openai import chat
 
 VENDORS = ["openai", pytest.param("anthropic", marks=needs("anthropic"))]
-
-
-@pytest.fixture
-def fake():
-    server = FakeBatchServer()
-    yield server
-    server.hold.clear()
-    server.stop()
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_keys(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def engine(fake: FakeBatchServer, vendor: str, folder: Path | None = None, **options: Any) -> StainlessEngine:

@@ -16,27 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from batch_fake import FakeBatchServer
+from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from ragbench._engines.batch_store import BATCHES_DIR, BatchStore
 from ragbench._engines.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
 from ragbench._values.llm_calls import EngineError
 from test_batch_api import QUESTIONS, VENDORS, asked, echoed, engine, texts
 from test_engine_openai import chat
-
-
-@pytest.fixture
-def fake():
-    server = FakeBatchServer()
-    yield server
-    server.hold.clear()
-    server.stop()
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_keys(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def records(folder: Path) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from batch_fake import FakeBatchServer
+from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
 from helpers import cli_here, cli_run_args, run, samples
 from ragbench._engines.batch_store import BATCHES_DIR
@@ -27,20 +27,6 @@ from test_llm_judge import judged_demo_run
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = 24  # the demo task's records
-
-
-@pytest.fixture
-def fake():
-    server = FakeBatchServer()
-    yield server
-    server.hold.clear()
-    server.stop()
-
-
-@pytest.fixture(autouse=True)
-def no_ambient_keys(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def batch_args(fake: FakeBatchServer, vendor: str) -> list[str]:

@@ -23,7 +23,7 @@ terms) is whole in every bm25 shard and adds to the fixed part; the per-passage 
 (wiki-18's are 100 words, MS MARCO v2.1 segments ~ 100-150 words: about 2x these 60 on average).
 
     python benchmarks/scale_projection.py                       # ~5 min on a 2-vCPU VM (a 50,000-passage sample)
-    python benchmarks/scale_projection.py --sample 5000 --kinds bm25   # the script runs (seconds)
+    python benchmarks/scale_projection.py --quick               # a 2,000-passage sample of bm25: the script runs
 """
 
 from __future__ import annotations
@@ -160,8 +160,16 @@ def main() -> None:
     parser.add_argument("--cores-per-node", type=int, default=4, help="build workers a node (one a core)")
     parser.add_argument("--encode-rate", type=float, help="passages/s one GPU encodes (faiss's build time)")
     parser.add_argument("--dim", type=int, default=768, help="vector dimensions of the projected faiss index")
+    parser.add_argument("--quick", action="store_true", help="a 2,000-passage sample of bm25 (the script runs)")
     args = parser.parse_args()
-    figures = json.loads(args.figures.read_text())
+    if args.quick:
+        args.sample, args.chunk_size, args.kinds = 2000, 500, "bm25"
+    try:
+        figures = json.loads(args.figures.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(
+            f"scale_projection: --figures {args.figures}: {exc}; run benchmarks/sharded_search.py --json-out"
+        ) from None
     here = machine() | {"load_average": [round(x, 1) for x in os.getloadavg()]}
     print(f"search figures: {args.figures}: {figures['passages']:,} passages, {figures['shards']} shards, measured on")
     print(f"  {figures['machine']}")

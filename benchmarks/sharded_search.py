@@ -21,7 +21,7 @@ speed-up of S machines.
 
 `--work-dir DIR` keeps the corpus, the indexes and their splits in DIR (named by N and --dim) and reuses them: a
 10^6-passage lucene_bm25 index takes a long while to build on a small machine. `--json-out FILE` writes the
-figures for benchmarks/scale_projection.py.
+figures for benchmarks/scale_projection.py (adding to those of an earlier run of the same N, S and --dim).
 
     python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
     python benchmarks/sharded_search.py --passages 1000000 --kinds bm25,lucene_bm25,faiss_index --dim 768 \
@@ -296,6 +296,10 @@ def main() -> None:
 
     figures = {"machine": machine(), "passages": passages, "shards": shards, "queries": QUERIES, "k": K}
     figures |= {"dim": args.dim, "kinds": {}}
+    if args.json_out and args.json_out.is_file():  # the kinds of an earlier run of the same sizes are kept
+        earlier = json.loads(args.json_out.read_text())
+        if all(earlier.get(key) == figures[key] for key in ("passages", "shards", "dim")):
+            figures["kinds"] = earlier["kinds"]
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     for _ in range(shards - 1):
         cluster.add_node(num_cpus=1)

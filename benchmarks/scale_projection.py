@@ -142,8 +142,10 @@ def projection_rows(
                     head = f"{r['driver_mb'] * passages * MB / GB:.0f} GB"
                 elif kind == "faiss_index" and encode_rate:
                     build, head = duration(passages / (encode_rate * nodes)), "-"
-                else:
+                elif kind in ("faiss_index", "dense"):
                     build, head = "encoder rate not measured", "-"
+                else:
+                    build, head = "not measured (--kinds)", "-"
                 rows.append(
                     f"| {kind} | {corpus} | {nodes} | {nodes} | {node_gb:.1f} GB | {passages * bytes_each / GB:.0f} GB "
                     f"| {build} | {head} |"

@@ -12,7 +12,8 @@ Inputs, each printed with the machine it was measured on:
   not enter): the workers' part (each block analysed: tokenizing, Lucene analysis) and the driver's part (reading
   the corpus, the docs store, merging each block into the index, writing it), which stays serial on the head;
   then `index shard`'s split (serial too), and the driver's peak memory per passage (the builder holds the
-  postings until it writes them). Build time on N nodes = passages x (driver + split + worker / (N x
+  postings until it writes them): what a build of the whole sample adds to the peak of a build of its half, over
+  the other half's passages. Build time on N nodes = passages x (driver + split + worker / (N x
   --cores-per-node)) CPU seconds: each worker a core as fast as the one measured.
 - faiss (FlashRAG's e5-base Flat, 768 float32 dimensions): its vectors must be encoded; the encoder's rate is not
   measured here unless given (`--encode-rate`, passages/s of one GPU worker, e.g. from a GPU node), so its build
@@ -34,6 +35,7 @@ import multiprocessing
 import os
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +53,11 @@ def peak_mb() -> float:
     return int(next(line for line in status if line.startswith("VmHWM")).split()[1]) * 1024 / MB
 
 
-def build_sample(kind: str, corpus: str, warm: str, out: str, chunk_size: int) -> dict[str, float]:
+def build_sample(kind: str, corpus: str, half: str, warm: str, out: str, chunk_size: int) -> dict[str, float]:
     """A `kind` build of `corpus` in this (fresh) process, its blocks analysed as `index build --ray`'s workers
     analyse them and merged as its driver merges them, each part's CPU seconds counted; then split in 4. The
-    `warm` corpus is built first, so that imports and loaded tables count in neither time nor memory."""
+    `warm` corpus (imports, loaded tables) and the `half` one are built first: the peak memory the second half of
+    the passages adds is the driver's memory a passage, without its fixed part."""
     from ragbench._registry import installed_registry
     from ragbench._retrieval.index import build_index
     from ragbench._retrieval.parallel_build.absorb import absorb, worker_settings
@@ -74,11 +77,13 @@ def build_sample(kind: str, corpus: str, warm: str, out: str, chunk_size: int) -
             worker[0] += time.process_time() - started
             absorb(builder, arrays)
 
-    build_index(warm, f"{out}-warm", kind, {}, chunk_size=chunk_size, progress=False, registry=registry, feeder=feeder)
+    build = {"chunk_size": chunk_size, "progress": False, "registry": registry, "feeder": feeder}
+    build_index(warm, f"{out}-warm", kind, {}, **build)
+    build_index(half, f"{out}-half", kind, {}, **build)
     worker[0] = 0.0
     before = peak_mb()
     started = time.process_time()
-    build_index(corpus, out, kind, {}, chunk_size=chunk_size, progress=False, registry=registry, feeder=feeder)
+    build_index(corpus, out, kind, {}, **build)
     total = time.process_time() - started
     build_peak = peak_mb() - before
     started = time.process_time()
@@ -94,17 +99,17 @@ def measure_builds(kinds: list[str], passages: int, chunk_size: int) -> dict[str
         corpus = Path(tmp) / "corpus.jsonl"
         write_corpus(corpus, passages)
         write_corpus(Path(tmp) / "warm.jsonl", 1000)
+        write_corpus(Path(tmp) / "half.jsonl", passages // 2)
         spawn = multiprocessing.get_context("spawn")
         for kind in kinds:
-            with spawn.Pool(1) as pool:
-                got = pool.apply(
-                    build_sample, (kind, str(corpus), str(Path(tmp) / "warm.jsonl"), str(Path(tmp) / kind), chunk_size)
-                )
+            with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                paths = (str(Path(tmp) / name) for name in ("corpus.jsonl", "half.jsonl", "warm.jsonl", kind))
+                got = pool.submit(build_sample, kind, *paths, chunk_size).result()
             rates[kind] = {
                 "worker_s": got["worker_cpu_s"] / passages,
                 "driver_s": got["driver_cpu_s"] / passages,
                 "split_s": got["split_cpu_s"] / passages,
-                "driver_mb": got["peak_mb"] / passages,
+                "driver_mb": got["peak_mb"] / (passages - passages // 2),
                 "index_bytes": folder_bytes(Path(tmp) / kind) / passages,
             }
     return rates

@@ -25,7 +25,7 @@ figures for benchmarks/scale_projection.py (adding to those of an earlier run of
 
     python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
     python benchmarks/sharded_search.py --passages 1000000 --kinds bm25,lucene_bm25,faiss_index --dim 768 \
-        --work-dir /work/scratch/scale1m --json-out scale1m.json     # the 10^6 figures (benchmarks/README.md)
+        --work-dir ../scale1m --json-out benchmarks/figures/sharded_search_1m.json   # the 10^6 figures
     python benchmarks/sharded_search.py --quick      # N=5000, S=2, bm25 and dense: well under a minute
 """
 

@@ -2,21 +2,30 @@
 one CPU each (`ray.cluster_utils.Cluster`, all on this machine): the answers must be equal; printed are the time of
 a batch of queries and each shard process's memory.
 
-- bm25, lucene_bm25, flashrag_bm25: an index of N synthetic passages (random words of a Zipf-like vocabulary)
-  built by `ragbench index build`'s code, split into S shards, searched through `--retriever-arg shards=S` (the
-  run's real path) and unsharded.
-- dense: N random float16 vectors of 384 dimensions (an index's embeddings.npy), split into S shards and searched
-  by their actors; unsharded: `dense.inner_product_top_k` in this process. Query encoding is left out (the run
-  encodes once, sharded or not).
-- faiss_index: N random float32 vectors of 384 dimensions in a flat inner-product faiss index (FlashRAG's Flat),
-  split by `ragbench index shard`, its shards searched by their actors; unsharded: the faiss index.
+- bm25, lucene_bm25, flashrag_bm25: an index of N synthetic passages (20-100 random words of a Zipf-like
+  vocabulary) built by `ragbench index build`'s code, split into S shards, searched through
+  `--retriever-arg shards=S` (the run's real path) and unsharded.
+- dense: N random unit float16 vectors of --dim dimensions (an index's embeddings.npy), split into S shards and
+  searched by their actors; unsharded: `dense.inner_product_top_k` in this process.
+- faiss_index: N random unit float32 vectors of --dim dimensions in a flat inner-product faiss index (FlashRAG's
+  Flat; 768 is e5-base's), split by `ragbench index shard`, its shards searched by their actors (mmap=true);
+  unsharded: the faiss index in this process.
+The vectors are synthetic, not encoded: equal answers and search time do not depend on the encoder (the run
+encodes each query once, sharded or not).
 
-Memory: each shard actor's resident memory after the searches (RssAnon, what it holds itself, and RssFile, the
-pages of its shard's memory-mapped files it touched), read from /proc; the 1-shard layout (one actor serving the
-whole index) is the unsharded figure. On one machine the S nodes share its cores, so the time ratio measures the
-sharding's overhead (Ray calls, merging), not the speed-up of S machines.
+Memory: each shard actor's peak resident memory (VmHWM) and what it holds after the searches (RssAnon, its own,
+and RssFile, the pages of its shard's memory-mapped files it touched), read from /proc. The 1-shard layout, one
+actor serving the whole index, is the one-index process (the same code and Ray worker as a shard). On one machine
+the S nodes share its cores, so the time ratio measures the sharding's overhead (Ray calls, merging), not the
+speed-up of S machines.
+
+`--work-dir DIR` keeps the corpus, the indexes and their splits in DIR (named by N and --dim) and reuses them: a
+10^6-passage lucene_bm25 index takes a long while to build on a small machine. `--json-out FILE` writes the
+figures for benchmarks/scale_projection.py (adding to those of an earlier run of the same N, S and --dim).
 
     python benchmarks/sharded_search.py              # N=200000, S=3, ~40 min on 2 loaded cores (lucene_bm25 builds in Python)
+    python benchmarks/sharded_search.py --passages 1000000 --kinds bm25,lucene_bm25,faiss_index --dim 768 \
+        --work-dir ../scale1m --json-out benchmarks/figures/sharded_search_1m.json   # the 10^6 figures
     python benchmarks/sharded_search.py --quick      # N=5000, S=2, bm25 and dense: well under a minute
 """
 
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from functools import partial
@@ -43,6 +53,9 @@ from ragbench._retrieval.sharded.split import split_dense, split_index
 
 K, QUERIES, DIM = 10, 64, 384
 MB = 1 << 20
+VOCABULARY = [f"w{i}" for i in range(5000)]
+WEIGHTS = 1 / np.arange(1, len(VOCABULARY) + 1)
+WEIGHTS /= WEIGHTS.sum()
 
 
 def shard_processes() -> list[psutil.Process]:
@@ -56,12 +69,14 @@ def shard_processes() -> list[psutil.Process]:
     ]
 
 
-def shard_memory() -> list[tuple[float, float]]:
-    """(RssAnon MB, RssFile MB) of each live shard actor process."""
+def shard_memory() -> list[list[float]]:
+    """[peak RSS (VmHWM), RssAnon, RssFile] in MB of each live shard actor process, read from /proc: the peak is
+    what the node needed at most (loading included); anon what the actor holds itself, file the pages of its
+    shard's memory-mapped files it touched."""
     found = []
     for process in shard_processes():
         fields = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
-        found.append(tuple(int(fields[key].split()[0]) * 1024 / MB for key in ("RssAnon", "RssFile")))
+        found.append([int(fields[key].split()[0]) * 1024 / MB for key in ("VmHWM", "RssAnon", "RssFile")])
     return sorted(found)
 
 
@@ -81,36 +96,59 @@ def best_time(search, repeats: int = 3) -> float:
     return min(times)
 
 
-def write_corpus(folder: Path, passages: int) -> list[str]:
-    """N synthetic passages (random words of a Zipf-like vocabulary) in FlashRAG's JSONL form; the queries."""
+def folder_bytes(path: Path) -> int:
+    """Bytes of an index file, or of an index folder's files outside its shards-S folders."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(
+        f.stat().st_size
+        for f in path.rglob("*")
+        if f.is_file() and not f.relative_to(path).parts[0].startswith("shards-")
+    )
+
+
+def write_corpus(path: Path, passages: int) -> None:
+    """N synthetic passages (20-100 random words of a Zipf-like vocabulary) in FlashRAG's JSONL form, written in
+    blocks; an existing file is kept (`--work-dir`)."""
+    if path.is_file():
+        return
     rng = np.random.default_rng(0)
-    vocabulary = [f"w{i}" for i in range(5000)]
-    weights = 1 / np.arange(1, len(vocabulary) + 1)
-    weights /= weights.sum()
-    with open(folder / "corpus.jsonl", "w") as handle:
-        for i in range(passages):
-            words = rng.choice(vocabulary, size=rng.integers(20, 100), p=weights)
-            handle.write(json.dumps({"id": str(i), "contents": " ".join(words)}) + "\n")
-    return [" ".join(rng.choice(vocabulary, size=4, p=weights)) for _ in range(QUERIES)]
+    partial_path = path.with_suffix(".partial")
+    with open(partial_path, "w") as handle:
+        for start in range(0, passages, 100_000):
+            lengths = rng.integers(20, 100, size=min(100_000, passages - start))
+            words = rng.choice(len(VOCABULARY), size=int(lengths.sum()), p=WEIGHTS)
+            bounds = np.concatenate(([0], np.cumsum(lengths)))
+            for offset in range(len(lengths)):
+                text = " ".join(VOCABULARY[w] for w in words[bounds[offset] : bounds[offset + 1]])
+                handle.write(json.dumps({"id": str(start + offset), "contents": text}) + "\n")
+    partial_path.rename(path)
 
 
-def sparse_case(kind: str, folder: Path, passages: int, shards: int) -> dict:
+def sparse_queries() -> list[str]:
+    rng = np.random.default_rng(1)
+    return [" ".join(VOCABULARY[w] for w in rng.choice(len(VOCABULARY), size=4, p=WEIGHTS)) for _ in range(QUERIES)]
+
+
+def sparse_case(kind: str, work: Path, passages: int, shards: int, dim: int) -> dict:
     """A `kind` index (bm25, lucene_bm25, flashrag_bm25) searched through `--retriever-arg shards=S`, the run's
-    real path, and unsharded."""
-    queries = write_corpus(folder, passages)
+    real path, and unsharded. The corpus and the index are built unless `work` has them."""
+    corpus = work / f"corpus-{passages}.jsonl"
+    write_corpus(corpus, passages)
     registry = installed_registry()
     options = {"language": "en"} if kind == "flashrag_bm25" else {}
-    build_index(folder / "corpus.jsonl", folder / kind, kind, options, progress=False, registry=registry)
-    args = {
-        "index": str(folder / kind),
-        **({"corpus": str(folder / "corpus.jsonl")} if kind == "flashrag_bm25" else {}),
-    }
-    results = {}
+    index = work / f"{kind}-{passages}"
+    if not index.exists():
+        build_index(corpus, index, kind, options, progress=False, registry=registry)
+    args = {"index": str(index), **({"corpus": str(corpus)} if kind == "flashrag_bm25" else {})}
+    queries = sparse_queries()
     whole = load_retriever(kind, args, registry=registry)
     expected = [[(d.id, d.score) for d in row] for row in whole.search(queries, K)]
-    results["unsharded_s"] = best_time(lambda: whole.search(queries, K))
+    results = {"unsharded_s": best_time(lambda: whole.search(queries, K)), "index_bytes": folder_bytes(index)}
+    if (index / "manifest.json").is_file():
+        results["build_seconds"] = json.loads((index / "manifest.json").read_text())["build_seconds"]
     for count in (1, shards):
-        split_index(folder / kind, count)
+        split_index(index, count)
         sharded = load_retriever(kind, {**args, "shards": count}, registry=registry)
         got = [[(d.id, d.score) for d in row] for row in sharded.search(queries, K)]
         assert got == expected, f"sharded {kind} answers differ from the unsharded index"
@@ -122,45 +160,70 @@ def sparse_case(kind: str, folder: Path, passages: int, shards: int) -> dict:
     return results
 
 
-def faiss_case(folder: Path, passages: int, shards: int) -> dict:
-    """A flat inner-product faiss index (FlashRAG's Flat) of N random float32 vectors split by `ragbench index
-    shard`, its shards searched by their actors; unsharded: the faiss index in this process. Encoding left out."""
+def write_faiss(path: Path, passages: int, dim: int) -> None:
+    """A flat inner-product faiss index (FlashRAG's Flat) of N random unit float32 vectors; an existing file is
+    kept (`--work-dir`). Written through a partial file renamed into place."""
     import faiss
 
+    if path.is_file():
+        return
     rng = np.random.default_rng(2)
-    whole = faiss.IndexFlatIP(DIM)
+    whole = faiss.IndexFlatIP(dim)
     for start in range(0, passages, 50_000):
-        block = rng.standard_normal((min(50_000, passages - start), DIM), dtype=np.float32)
+        block = rng.standard_normal((min(50_000, passages - start), dim), dtype=np.float32)
         whole.add(block / np.linalg.norm(block, axis=1, keepdims=True))
-    faiss.write_index(whole, str(folder / "e5_Flat.index"))
-    queries = rng.standard_normal((QUERIES, DIM), dtype=np.float32)
+    faiss.write_index(whole, str(path.with_suffix(".partial")))
+    path.with_suffix(".partial").rename(path)
+
+
+def faiss_case(work: Path, passages: int, shards: int, dim: int) -> dict:
+    """A flat inner-product faiss index (FlashRAG's Flat) of N random unit float32 vectors split by `ragbench index
+    shard`, its shards searched by their actors; unsharded: the faiss index in this process. No encoder: equal
+    answers and search time do not depend on where the vectors came from."""
+    import faiss
+
+    path = work / f"flat-{passages}x{dim}.index"
+    write_faiss(path, passages, dim)
+    whole = faiss.read_index(str(path))
+    queries = np.random.default_rng(3).standard_normal((QUERIES, dim), dtype=np.float32)
     expected = whole.search(queries, K)
-    results = {"unsharded_s": best_time(lambda: whole.search(queries, K))}
+    results = {"unsharded_s": best_time(lambda: whole.search(queries, K)), "index_bytes": folder_bytes(path)}
+    whole.reset()  # its vectors freed before the shard actors load theirs
     for count in (1, shards):
-        layout = read_layout(split_index(folder / "e5_Flat.index", count), folder / "e5_Flat.index")
+        layout = read_layout(split_index(path, count), path)
         pool = ShardPool(layout, {"mmap": True})  # --retriever-arg mmap=true: the vectors left on disk, mapped
         results |= vector_pool_figures(pool, queries, expected, count)
     return results
 
 
-def dense_case(folder: Path, passages: int, shards: int) -> dict:
-    rng = np.random.default_rng(1)
-    matrix = np.lib.format.open_memmap(folder / "embeddings.npy", "w+", np.float16, (passages, DIM))
-    for start in range(0, passages, 50_000):
-        block = rng.standard_normal((min(50_000, passages - start), DIM), dtype=np.float32)
-        matrix[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
-    matrix.flush()
-    del matrix
-    queries = rng.standard_normal((QUERIES, DIM), dtype=np.float32)
+def dense_case(work: Path, passages: int, shards: int, dim: int) -> dict:
+    """N random unit float16 vectors (a dense index's embeddings.npy) split into S shards searched by their
+    actors; unsharded: `dense.inner_product_top_k` in this process."""
+    folder = work / f"dense-{passages}x{dim}"
+    if not (folder / "embeddings.npy").is_file():
+        folder.mkdir(exist_ok=True)
+        rng = np.random.default_rng(1)
+        matrix = np.lib.format.open_memmap(folder / "partial.npy", "w+", np.float16, (passages, dim))
+        for start in range(0, passages, 50_000):
+            block = rng.standard_normal((min(50_000, passages - start), dim), dtype=np.float32)
+            matrix[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+        matrix.flush()
+        del matrix
+        (folder / "partial.npy").rename(folder / "embeddings.npy")
+    queries = np.random.default_rng(3).standard_normal((QUERIES, dim), dtype=np.float32)
     embeddings = np.load(folder / "embeddings.npy", mmap_mode="r")
     expected = inner_product_top_k(queries, embeddings, K)
-    results = {"unsharded_s": best_time(lambda: inner_product_top_k(queries, embeddings, K))}
+    results = {
+        "unsharded_s": best_time(lambda: inner_product_top_k(queries, embeddings, K)),
+        "index_bytes": folder_bytes(folder),
+    }
     for count in (1, shards):
         ranges = shard_ranges(passages, count)
-        folders = [folder / f"dense-{count}-{i}" for i in range(count)]
-        for shard_folder in folders:
-            shard_folder.mkdir()
-        split_dense(folder, folders, ranges)
+        folders = [folder / f"shards-{count}" / f"{i:03d}" for i in range(count)]
+        if not all((shard / "embeddings.npy").is_file() for shard in folders):
+            for shard_folder in folders:
+                shard_folder.mkdir(parents=True, exist_ok=True)
+            split_dense(folder, folders, ranges)
         layout = Layout(folder, "dense", passages, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
         pool = ShardPool(layout, {"chunk_rows": 32768, "backend": "numpy"})
         results |= vector_pool_figures(pool, queries, expected, count)
@@ -182,42 +245,76 @@ def vector_pool_figures(pool: ShardPool, queries: np.ndarray, expected: tuple, c
     return figures
 
 
+def machine() -> dict:
+    """The machine the figures were measured on: CPU model, cores, memory, load average."""
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        "unknown CPU",
+    )
+    return {"cpu": cpu, "cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / (1 << 30), 1)}
+
+
+def report(name: str, r: dict, passages: int, shards: int) -> str:
+    def each(memory: list[list[float]]) -> str:
+        return "; ".join(f"peak {p:.0f} MB (anon {a:.0f}, file {f:.0f})" for p, a, f in memory)
+
+    return (
+        f"{name}: {passages} passages, {QUERIES} queries, k={K}: answers equal; unsharded "
+        f"{r['unsharded_s'] * 1000:.0f} ms, 1 shard actor {r['sharded_1_s'] * 1000:.0f} ms, {shards} shards "
+        f"on {r[f'nodes_{shards}']} nodes {r[f'sharded_{shards}_s'] * 1000:.0f} ms "
+        f"({r[f'sharded_{shards}_s'] / r['unsharded_s']:.2f}x unsharded); index {r['index_bytes'] / MB:.0f} MB\n"
+        f"  memory of the one-index process (1 shard actor): {each(r['memory_1'])}\n"
+        f"  memory of each of the {shards} shard actors: {each(r[f'memory_{shards}'])}\n"
+        f"  load average {r['load_average']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=200_000)
     parser.add_argument("--shards", type=int, default=3)
     parser.add_argument("--kinds", default="bm25,lucene_bm25,flashrag_bm25,dense,faiss_index")
+    parser.add_argument("--dim", type=int, default=384, help="dimensions of the dense and faiss vectors")
+    parser.add_argument("--work-dir", type=Path, help="keep the corpus and the indexes here, reused by a later run")
+    parser.add_argument("--json-out", type=Path, help="write the figures here (benchmarks/scale_projection.py)")
     parser.add_argument("--quick", action="store_true", help="5000 passages, 2 shards, bm25 and dense")
     args = parser.parse_args()
     passages, shards = (5000, 2) if args.quick else (args.passages, args.shards)
     kinds = ("bm25", "dense") if args.quick else tuple(args.kinds.split(","))
+    cases = {kind: partial(sparse_case, kind) for kind in ("bm25", "lucene_bm25", "flashrag_bm25")}
+    cases |= {"dense": dense_case, "faiss_index": faiss_case}
+    unknown = sorted(set(kinds) - set(cases))
+    if unknown:
+        raise SystemExit(f"sharded_search: --kinds {','.join(unknown)}: choose from {', '.join(cases)}")
 
     import ray
     from ray.cluster_utils import Cluster
 
+    figures = {"machine": machine(), "passages": passages, "shards": shards, "queries": QUERIES, "k": K}
+    figures |= {"dim": args.dim, "kinds": {}}
+    if args.json_out and args.json_out.is_file():  # the kinds of an earlier run of the same sizes are kept
+        earlier = json.loads(args.json_out.read_text())
+        if all(earlier.get(key) == figures[key] for key in ("passages", "shards", "dim")):
+            figures["kinds"] = earlier["kinds"]
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     for _ in range(shards - 1):
         cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            cases = {kind: partial(sparse_case, kind) for kind in ("bm25", "lucene_bm25", "flashrag_bm25")}
-            cases |= {"dense": dense_case, "faiss_index": faiss_case}
+            work = args.work_dir or Path(tmp)
+            work.mkdir(parents=True, exist_ok=True)
             for name in kinds:
-                case = cases[name]
-                folder = Path(tmp) / name
-                folder.mkdir()
-                r = case(folder, passages, shards)
-                one = ", ".join(f"anon {a:.0f} MB file {f:.0f} MB" for a, f in r["memory_1"])
-                each = "; ".join(f"anon {a:.0f} MB file {f:.0f} MB" for a, f in r[f"memory_{shards}"])
-                print(
-                    f"{name}: {passages} passages, {QUERIES} queries, k={K}: answers equal; unsharded "
-                    f"{r['unsharded_s'] * 1000:.0f} ms, 1 shard actor {r['sharded_1_s'] * 1000:.0f} ms, "
-                    f"{shards} shards "
-                    f"on {r[f'nodes_{shards}']} nodes {r[f'sharded_{shards}_s'] * 1000:.0f} ms "
-                    f"({r[f'sharded_{shards}_s'] / r['unsharded_s']:.2f}x unsharded)\n"
-                    f"  memory of the 1-shard actor: {one}\n  memory of each of the {shards} shard actors: {each}"
-                )
+                r = cases[name](work, passages, shards, args.dim)
+                r["load_average"] = [round(x, 1) for x in os.getloadavg()]
+                figures["kinds"][name] = r
+                print(report(name, r, passages, shards), flush=True)
+                if args.json_out:
+                    args.json_out.write_text(json.dumps(figures, indent=1))
     finally:
         ray.shutdown()
         cluster.shutdown()

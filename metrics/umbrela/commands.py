@@ -71,26 +71,30 @@ def export(
 
 def judged_grades(records: list[Any], where: str) -> tuple[set[int], dict[tuple[str, str], tuple[int, int]]]:
     """The judge_cat and each judged pair's (qrels grade, judge's grade), by umbrela's keys, from the samples'
-    judge traces (qrels_eval.judged_pairs)."""
+    judge traces (qrels_eval.judged_pairs). A pair judged more than once (--judge-repeats) takes the most frequent
+    of its grades, the first seen on a tie, as umbrela's num_samples takes `statistics.mode` of its samples."""
+    import statistics
+
     from ragbench.api import ConfigError
 
     from .modified_qrels import umbrela_id
     from .qrels_eval import JUDGED_STEP
 
     cats: set[str] = set()
-    judged: dict[tuple[str, str], tuple[int, int]] = {}
+    grades: dict[tuple[str, str], tuple[int, list[int]]] = {}
     for record in records:
         for step in record.judge_trace:
             if step.kind == "custom" and step.name == JUDGED_STEP and record.id is not None:
                 cats.add(step.response["judge_cat"])
                 for docid, human, grade in step.response["judged"]:
-                    judged[umbrela_id(str(record.id)), umbrela_id(str(docid))] = (int(human), int(grade))
+                    pair = umbrela_id(str(record.id)), umbrela_id(str(docid))
+                    grades.setdefault(pair, (int(human), []))[1].append(int(grade))
     if len(cats) != 1:
         raise ConfigError(
             f"export umbrela-qrels: {where} holds {'no' if not cats else 'mixed'} judgments of the qrels: run it "
             "with --metrics +umbrela --metric-arg umbrela.passages=qrels (one judge_cat)"
         )
-    return {int(c) for c in cats.pop()}, judged
+    return {int(c) for c in cats.pop()}, {pair: (human, statistics.mode(g)) for pair, (human, g) in grades.items()}
 
 
 def check_pairs(pairs: Any, cat: set[int], judged: dict[tuple[str, str], Any], qrels: Path, run: Path) -> None:

@@ -37,7 +37,7 @@ def judged_run(tmp_path: Path, judge_cat: str) -> tuple[Path, Path]:
     ]
     rules.write_text(json.dumps(replies), encoding="utf-8")
     answers.write_text('[{"response": "x"}]', encoding="utf-8")
-    run(
+    results = run(
         tmp_path,
         name=f"run{judge_cat}",
         tasks=["trec_rag24"],
@@ -49,6 +49,8 @@ def judged_run(tmp_path: Path, judge_cat: str) -> tuple[Path, Path]:
         metric_args={"umbrela.passages": "qrels", "umbrela.corpus": str(corpus), "umbrela.judge_cat": judge_cat},
         judges=[f"scripted:{rules}"],
     )
+    judged = sum(1 for _, _, grade in FIXTURE["qrels"] if str(grade) in judge_cat)
+    assert {name: cost["calls"] for name, cost in results["judge_cost"]["trec_rag24"].items()} == {"umbrela": judged}
     return tmp_path / f"run{judge_cat}", qrels
 
 

@@ -18,3 +18,13 @@ def ragbench_catalog() -> dict[str, Any]:
 @hookimpl
 def ragbench_metric_families() -> dict[str, Any]:
     return section("metric_families")["metric_families"]
+
+
+@hookimpl
+def ragbench_cli_commands() -> list[Any]:
+    """`ragbench export umbrela-qrels` (metrics/umbrela/commands.py)."""
+    import click
+
+    from .umbrela.commands import export_umbrela_qrels
+
+    return [click.Group("export", commands=[export_umbrela_qrels])]

@@ -1,4 +1,4 @@
-"""`ragbench index build --ray`: the index a pool of Ray Data workers builds (on the session's 3-node local Ray
+"""`ragbench index build --ray`: the index a pool of Ray actors builds (on the session's 3-node local Ray
 cluster, `ray_cluster`) is the one-process build's, file for file, for any corpus, block size and worker count;
 lucene_bm25's still answers as pyserini; a build killed for real resumes from its block files (a damaged one built
 again); the shards it writes are `ragbench index shard`'s."""
@@ -45,9 +45,9 @@ def tree(folder: Path) -> dict[str, object]:
     return files
 
 
-def searched(kind: str, index: Path, corpus: Path) -> list[list[tuple[str | None, float]]]:
+def searched(kind: str, index: Path, corpus: Path, registry=None) -> list[list[tuple[str | None, float]]]:
     args = {"index": str(index), **({"corpus": str(corpus)} if kind == "flashrag_bm25" else {})}
-    retriever = load_retriever(kind, args, registry=installed_registry())
+    retriever = load_retriever(kind, args, registry=registry or installed_registry())
     try:
         found = retriever.search(QUERIES, 5)
         return [[(doc.id, doc.score) for doc in hits] if isinstance(hits, list) else [] for hits in found]
@@ -111,24 +111,79 @@ def test_lucene_bm25_built_on_ray_answers_as_pyserini(ray_cluster, tmp_path):
     assert found == corpus["hits"]
 
 
-def test_dense_embeddings_from_encoder_actors_are_the_one_process_builds(ray_cluster, tmp_path):
+def counting_registry(loads: Path, hold: Path | None = None):
+    """The installed registry with a query style `counting` that appends its process's id to `loads` each time an
+    encoder is made (each model load), then, in a process other than this one, waits while `hold` exists: a class
+    of this function's, so Ray ships it to the actors by value."""
+    import os
+    import time
+
+    from ragbench._catalog import Entry
+    from ragbench._retrieval.query_style import QueryStyle
+
+    driver = os.getpid()
+
+    class CountingStyle(QueryStyle):
+        def __init__(self) -> None:
+            with open(loads, "a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()}\n")
+            while hold is not None and os.getpid() != driver and hold.exists():
+                time.sleep(0.05)  # until the test removes it, however long that takes
+
+    registry = installed_registry()
+    registry.query_styles["counting"] = Entry("query_styles", "counting", "tests:CountingStyle", _loaded=CountingStyle)
+    return registry
+
+
+def kill_first_actor(loads: Path, hold: Path, killed: list[int]) -> None:
+    """SIGKILL the first encoder actor's process while it is held loading its model (a block is waiting for it),
+    then let the actors go on."""
+    import os
+    import signal
+    import time
+
+    while not (pids := [int(p) for p in loads.read_text(encoding="utf-8").split() if int(p) != os.getpid()]):
+        time.sleep(0.05)  # a poll, not a deadline
+    os.kill(pids[0], signal.SIGKILL)
+    killed.append(pids[0])
+    hold.unlink()
+
+
+def test_dense_encoder_actors_load_the_model_once_and_write_the_one_process_builds_files(ray_cluster, tmp_path):
+    """Ten blocks, two encoder actors (several blocks each, more than a worker's share of a window): each actor's
+    process loads the model once for the whole build, one killed (SIGKILL) while it loads is made again by Ray and
+    its block sent again, and the embeddings are the one-process build's."""
+    import os
+    import threading
+
     from component_models import tiny_encoder
 
     model = tiny_encoder(tmp_path / "encoder", [w.lower() for w in WORDS])
-    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 7 : i % 7 + i % 5])} for i in range(20)]  # 1 wave of 4
+    docs = [{"id": str(i), "contents": " ".join(WORDS[i % 7 : i % 7 + i % 5])} for i in range(50)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
-    registry, options = installed_registry(), {"model": str(model), "query_instruction": ""}
+    loads, hold = tmp_path / "loads", tmp_path / "hold"
+    registry = counting_registry(loads, hold)
+    options = {"model": str(model), "query_instruction": "", "query_style": "counting"}
     build = {"title": False, "progress": False, "chunk_size": 5}  # a block is a chunk: the same encoder batches
     build_index(corpus, tmp_path / "whole", "dense", dict(options), registry=registry, **build)
-    build_parallel(  # one actor: each loads torch and the model, which takes long on a loaded 2-core machine
-        corpus, tmp_path / "parallel", "dense", dict(options), ray_address=None, workers=1, shards=None,
+    hold.touch()
+    killed: list[int] = []
+    killer = threading.Thread(target=kill_first_actor, args=(loads, hold, killed), daemon=True)
+    killer.start()
+    done = build_parallel(
+        corpus, tmp_path / "parallel", "dense", dict(options), ray_address=None, workers=2, shards=None,
         registry=registry, **build,
     )  # fmt: skip
+    killer.join()
+    actors = [int(pid) for pid in loads.read_text(encoding="utf-8").split() if int(pid) != os.getpid()]
+    # one load an actor's process (2 actors, 1 made again), not one a window of blocks (4, 5 with the kill)
+    assert (done.analysed, len(actors), len(set(actors)), actors[0]) == (10, 3, 3, killed[0])
     assert tree(tmp_path / "parallel") == tree(tmp_path / "whole")
-    assert searched("dense", tmp_path / "parallel", corpus) == searched("dense", tmp_path / "whole", corpus)
+    found = searched("dense", tmp_path / "parallel", corpus, registry)
+    assert found == searched("dense", tmp_path / "whole", corpus, registry)
     from ragbench._errors import ConfigError
 
-    with pytest.raises(ConfigError, match="--workers 4: the Ray cluster has 3 CPUs and an encoder actor takes one"):
+    with pytest.raises(ConfigError, match="--workers 4: the Ray cluster has 3 CPUs and a worker actor takes one"):
         build_parallel(  # more encoder actors than the cluster holds: refused, not waited for forever
             corpus, tmp_path / "more", "dense", dict(options), ray_address=None, workers=4, shards=None,
             registry=registry, **build,

@@ -141,3 +141,20 @@ def llm_step(prompt, completion, name="answer", role=None):
 
 def record_with(trace=(), judge_trace=()):
     return SampleRecord(index=0, id="1", trace=list(trace), judge_trace=list(judge_trace))
+
+
+def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
+    """`ctx.record_step` in a metric (umbrela's judged qrels pairs) puts a custom step among the judge's calls:
+    neither judge_cost nor the estimate's figures count it as a call."""
+    from ragbench._run.estimate_figures import example_figures
+
+    recorded = step_from_dict({"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}})
+    record = record_with(judge_trace=[llm_step(1000, 10, name="judge:umbrela", role="judge"), recorded])
+    prices = ModelPrices(RunConfig(tasks=["demo"], judges=["openai:gpt-4o-mini"]).engine_request(), {})
+    tally = JudgeCostTally(prices)
+    tally.add(record)
+    assert {name: cost["calls"] for name, cost in tally.sections()["judge_cost"].items()} == {"umbrela": 1}
+    figures = example_figures(record, prices)
+    assert (
+        {key for key in figures if key.startswith("judge:")} == {key for key in figures if "umbrela " in key} != set()
+    )

@@ -209,4 +209,5 @@ def test_builtin_benchmark_commands_come_through_the_hook():
         "trec",
         "browsecomp-plus",
         "trec-rag",
-    }  # tasks' join the core's
+        "umbrela-qrels",
+    }  # tasks' and metrics' join the core's

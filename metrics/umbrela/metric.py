@@ -30,7 +30,7 @@ from ragbench.api.engines import RequestError
 
 from ..segment_texts import SegmentTexts, existing_corpus
 from .examples import examples_text
-from .qrels_eval import count_pairs, declaration, holes, judge_cat, kappas
+from .qrels_eval import JUDGED_STEP, count_pairs, declaration, holes, judge_cat, judged_pairs, kappas
 from .replies import grade
 
 PROMPTS = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
@@ -190,9 +190,10 @@ class Umbrela(Metric):
         passages = await self.texts(example, prediction, ctx)
         replies = await asyncio.gather(*(self.ask(judge, example.question, text) for text in passages))
         graded = [grade(reply) for reply in replies]
-        count = getattr(ctx, "count", None)
-        if self.segments is not None and count:
-            count_pairs(count, [human for _, human in holes(example, self.judge_cat)], graded)
+        if self.segments is not None:
+            judged = holes(example, self.judge_cat)
+            count_pairs(ctx.count, [human for _, human in judged], graded)
+            ctx.record_step(JUDGED_STEP, outputs=judged_pairs(self.judge_cat, judged, graded))
         return graded
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> Mapping[str, float | None]:

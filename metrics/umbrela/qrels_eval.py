@@ -18,6 +18,7 @@ from typing import Any
 from ragbench.api import Example, KeySpec, MetricDeclaration, SampleRecord, cohen_kappa
 
 GRADES = (0, 1, 2, 3)
+JUDGED_STEP = "umbrela_qrels"  # the judge trace's record of a topic's judged pairs (`judged_pairs`)
 KAPPAS = {
     "umbrela_qrels_kappa": "overall",
     "umbrela_qrels_kappa_binary": "overall",
@@ -68,6 +69,13 @@ def count_pairs(count: Any, humans: list[int], graded: list[tuple[int, bool]]) -
         count(cell(human, judged))
         if not valid:
             count(invalid(human))
+
+
+def judged_pairs(cat: tuple[int, ...], judged: list[tuple[str, int]], graded: list[tuple[int, bool]]) -> dict[str, Any]:
+    """What the sample's judge trace keeps of a topic's judged pairs (step JUDGED_STEP), from which `ragbench export
+    umbrela-qrels` writes umbrela's modified qrels: `judge_cat`, and each pair's [docid, qrels grade, judge's grade]."""
+    pairs = [[docid, human, judged] for (docid, human), (judged, _) in zip(judged, graded, strict=True)]
+    return {"judge_cat": "".join(map(str, cat)), "judged": pairs}
 
 
 def kappas(samples: list[SampleRecord], metric: str) -> Mapping[str, float | None]:

@@ -81,7 +81,7 @@ def index_group() -> None:
     flag_value="",
     default=None,
     metavar="[ADDRESS]",
-    help="analyse the passages on Ray Data workers (bm25, lucene_bm25, flashrag_bm25, dense): the same index, "
+    help="analyse the passages on a pool of Ray actors (bm25, lucene_bm25, flashrag_bm25, dense): the same index, "
     "built in parallel; resumes a killed build. ADDRESS: a cluster's (auto, HOST:6379); alone: $RAY_ADDRESS's, "
     "else a Ray of this machine",
 )

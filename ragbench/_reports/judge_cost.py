@@ -21,6 +21,8 @@ class JudgeCostTally:
 
     def add(self, record: SampleRecord) -> None:
         for step in record.judge_trace:
+            if step.kind != "llm":  # a step a metric recorded of its own (ctx.record_step): no call
+                continue
             name = step.name.removeprefix("judge:") or "judge"
             self.by_metric.setdefault(name, TokenUsage()).add(step, step.role or SOME_JUDGE)
 

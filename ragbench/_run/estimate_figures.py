@@ -39,7 +39,7 @@ def example_figures(record: SampleRecord, prices: ModelPrices) -> dict[str, floa
             out["searches"] = out.get("searches", 0.0) + 1
     out.update(_usage("", system, prices, "usd:model"))
     judges: dict[str, TokenUsage] = {}
-    for step in record.judge_trace:
+    for step in (step for step in record.judge_trace if step.kind == "llm"):  # not a metric's own recorded steps
         judges.setdefault(step.name.removeprefix("judge:") or "judge", TokenUsage()).add(step, step.role or "judge")
     for metric, usage in judges.items():
         out.update(_usage(f"judge:{metric} ", usage, prices, f"usd:judge:{metric}"))

@@ -160,6 +160,7 @@ def reasons(record: SampleRecord, run: RunFolder) -> list[dict[str, Any]]:
             "reply": step.error or " | ".join((step.response or {}).get("texts") or []),
         }
         for step in record.judge_trace
+        if step.kind == "llm"  # a metric's own recorded step (ctx.record_step) is no judge call
     ]
     if record.answer and record.docs:
         out += nli_verdicts(record.answer, record.docs, run)

@@ -1,1 +1,1 @@
-"""Parallel index builds on Ray Data (`ragbench index build --ray`): `build`."""
+"""Parallel index builds on a pool of Ray actors (`ragbench index build --ray`): `build`."""

@@ -11,7 +11,6 @@ first sight in the block), which the driver renumbers into the corpus's (`absorb
 from __future__ import annotations
 
 import json
-import pickle
 from typing import Any
 
 import numpy as np
@@ -54,9 +53,9 @@ def lucene_block(texts: list[str]) -> dict[str, np.ndarray]:
 
 
 class BlockAnalyser:
-    """The body of a Ray Data actor (`map_batches`; dense) or task (`analyse_blocks`): each row `{block, digest, texts}` (texts pickled: any string
-    survives) becomes `{block, payload}`, the block file's bytes (`state.npz_bytes`). `settings` are the driver's
-    builder's (`absorb.worker_settings`); a dense actor loads its encoder once."""
+    """The body of a Ray actor of the build's pool (`feeder`): `analyse` makes a block's file bytes
+    (`state.npz_bytes`) from its texts. `settings` are the driver's builder's (`absorb.worker_settings`); a dense
+    actor loads its encoder once, for every block it is given."""
 
     def __init__(self, kind: str, settings: dict[str, Any]) -> None:
         self.kind, self.settings = kind, settings
@@ -72,14 +71,5 @@ class BlockAnalyser:
             return lucene_block(texts)
         return bm25_block(texts, self.settings)
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list[Any]]:
-        payloads = [
-            npz_bytes(self.arrays(pickle.loads(texts)), str(digest))
-            for texts, digest in zip(batch["texts"], batch["digest"])
-        ]
-        return {"block": [int(number) for number in batch["block"]], "payload": payloads}
-
-
-def analyse_blocks(batch: dict[str, np.ndarray], kind: str, settings: dict[str, Any]) -> dict[str, list[Any]]:
-    """`BlockAnalyser` as a Ray task (the BM25 kinds: nothing to hold, and Ray reuses its worker processes)."""
-    return BlockAnalyser(kind, settings)(batch)
+    def analyse(self, number: int, digest: str, texts: list[str]) -> tuple[int, bytes]:
+        return number, npz_bytes(self.arrays(texts), digest)

@@ -1,4 +1,4 @@
-"""`ragbench index build --ray`: `index.build_index` with its passages analysed by a pool of Ray Data workers
+"""`ragbench index build --ray`: `index.build_index` with its passages analysed by a pool of Ray actors
 (`feeder`), the index the very one a one-process build writes; with `shards`, split as `ragbench index shard` splits
 it, for `--retriever-arg shards=S`."""
 
@@ -53,9 +53,9 @@ def build_parallel(
     if shards is not None and shards < 1:  # every kind built here can be split (sharded.split.SPLITTERS)
         raise ConfigError(f"--shards {shards}: must be at least 1")
     try:
-        import ray.data  # noqa: F401
+        import ray  # noqa: F401
     except ImportError:
-        raise ConfigError("index build --ray needs Ray Data: pip install 'ragbench[ray]'") from None
+        raise ConfigError("index build --ray needs Ray: pip install 'ragbench[ray]'") from None
     check_address(ray_address or os.environ.get("RAY_ADDRESS"))
     corpus, out = Path(corpus), Path(out)
     corpus_format(corpus)  # a missing or unknown corpus refused before the key reads its files

@@ -1,5 +1,5 @@
 """YAML tasks: what reading a local JSONL through Hugging Face `datasets` would cost, against ragbench's
-own reader (the choice in ragbench/_shared/yaml_tasks/sources.py), and the field mapping's rate.
+own reader (the choice in ragbench/_yaml_tasks/sources.py), and the field mapping's rate.
 
 Each figure is a fresh process (as a user's `ragbench` command is), on FlashRAG-format records with 5
 passages each:

@@ -24,9 +24,9 @@ import test_engine_gemini as gemini_case
 from conftest import needs
 from helpers import cli_here
 from ragbench._engines import load_engine
-from ragbench._engines.anthropic import AnthropicEngine
-from ragbench._engines.api_engine import ApiEngine
-from ragbench._engines.gemini import GeminiEngine
+from ragbench._engines.hosted.anthropic import AnthropicEngine
+from ragbench._engines.hosted.api_engine import ApiEngine
+from ragbench._engines.hosted.gemini import GeminiEngine
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from ragbench._engines.anthropic_messages import message_arguments
-from ragbench._engines.gemini_contents import content_arguments
+from ragbench._engines.hosted.anthropic_messages import message_arguments
+from ragbench._engines.hosted.gemini_contents import content_arguments
 from ragbench._values.llm_calls import EngineError, Request, Response
 from test_engine_openai import FAST, FakeServer
 

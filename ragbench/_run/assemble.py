@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._records import read_samples, saved_lines
-from .._reports.budget import BudgetTally
-from .._reports.cost_schema import Cost
-from .._reports.efficiency import EfficiencyTally
-from .._reports.judge_check import JudgeCheckTally, add_ppi
-from .._reports.judge_cost import JudgeCostTally
-from .._reports.model_cost import ModelCostTally
-from .._reports.provenance import provenance
-from .._reports.results import results_sections, task_scores
-from .._reports.results_schema import Results
-from .._reports.sampling_used import SamplingTally
+from .._reports.aggregation import results_sections, task_scores
+from .._reports.cost.efficiency import EfficiencyTally
+from .._reports.cost.judge_cost import JudgeCostTally
+from .._reports.cost.model_cost import ModelCostTally
+from .._reports.judging.human_agreement import JudgeCheckTally, add_ppi
+from .._reports.results.budget import BudgetTally
+from .._reports.results.cost_schema import Cost
+from .._reports.results.provenance import provenance
+from .._reports.results.sampling_used import SamplingTally
+from .._reports.results.schema import Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir

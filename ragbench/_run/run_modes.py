@@ -9,15 +9,15 @@ from __future__ import annotations
 import logging
 
 from .._errors import ConfigError
-from .._reports.failures import metric_failed
-from .._reports.results_file import NewerResults, read_results
-from .._reports.results_schema import Results
-from .._reports.run_record import RunRecord
+from .._reports.results.failures import metric_failed
+from .._reports.results.file import NewerResults, read_results
+from .._reports.results.run_record import RunRecord
+from .._reports.results.schema import Results
 from .._storage.checkpoint import TaskCheckpoint
 from . import rescore
 from .attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from .cost import ServiceReports
-from .finished import finished_keys
+from .finished_keys import finished_keys
 from .model_contents import contents_now
 from .outcome import RunOutcome
 from .planned_run import Assembled, PlannedRun, Retrieved

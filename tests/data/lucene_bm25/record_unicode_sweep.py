@@ -1,4 +1,4 @@
-"""Re-make ragbench/_retrieval/lucene_unicode9.py: the code points that Lucene 9.9's StandardTokenizer (its grammar
+"""Re-make ragbench/_retrieval/lucene/unicode9.py: the code points that Lucene 9.9's StandardTokenizer (its grammar
 generated from Unicode 9.0 and emoji 11.0 data) classes otherwise than the `regex` package's current Unicode data.
 
 Each code point c (all planes but surrogates and private use) is analysed by pyserini's analyzer in four contexts:
@@ -64,8 +64,8 @@ def main() -> None:
     jnius_config.set_classpath(jar)
     from jnius import autoclass
 
-    from ragbench._retrieval import lucene_tokenizer
-    from ragbench._retrieval.lucene_analyzer import analyze, term
+    from ragbench._retrieval.lucene import tokenizer as lucene_tokenizer
+    from ragbench._retrieval.lucene.analyzer import analyze, term
 
     java_string = autoclass("java.lang.String")
     analyzer = autoclass("io.anserini.analysis.DefaultEnglishAnalyzer").newDefaultInstance()

@@ -1,6 +1,7 @@
 """A run's end holds a few numbers an example, never its samples: results.json is assembled from the samples file
 read back one record at a time (ragbench._run.assemble), each key's values kept as a float64 column and each slice
-value as a small-int code (ragbench._reports.results.score_columns), and the system's hooks read records from the file."""
+value as a small-int code (ragbench._reports.results.score_columns), and the system's hooks read records from the
+file."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ HERMES_TEMPLATE = (
 def tokenizer():
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(embedded_safetensors_dir())  # the folder the engine loads (hf_loading.py)
+    return AutoTokenizer.from_pretrained(embedded_safetensors_dir())  # what the engine loads (hf/loading.py)
 
 
 def encode(tokenizer, request: Request) -> str:

@@ -1,5 +1,6 @@
-"""A judge against human labels: accuracy, Cohen's kappa and the confusion table (ragbench._reports.statistics.label_agreement),
-and the labels file they are read from (ragbench._reports.judging.human_labels)."""
+"""A judge against human labels: accuracy, Cohen's kappa and the confusion table
+(ragbench._reports.statistics.label_agreement), and the labels file they are read from
+(ragbench._reports.judging.human_labels)."""
 
 from __future__ import annotations
 

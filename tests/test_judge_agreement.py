@@ -1,6 +1,6 @@
-"""Agreement statistics of judges (ragbench._reports.statistics.rater_agreement): equal to the `krippendorff` package's alpha and
-scikit-learn's `cohen_kappa_score` (expected values computed with them: tests/data/judge_agreement_expected.json),
-and the properties every agreement has whatever the ratings."""
+"""Agreement statistics of judges (ragbench._reports.statistics.rater_agreement): equal to the `krippendorff` package's
+alpha and scikit-learn's `cohen_kappa_score` (expected values computed with them:
+tests/data/judge_agreement_expected.json), and the properties every agreement has whatever the ratings."""
 
 from __future__ import annotations
 

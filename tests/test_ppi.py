@@ -1,5 +1,5 @@
-"""Prediction-powered inference of a mean (ragbench._reports.statistics.ppi): equal to ppi-python's and ARES's outputs on
-the same inputs (tests/data/ppi, NOTES.md), and what must hold for a perfect judge and a judge of no use."""
+"""Prediction-powered inference of a mean (ragbench._reports.statistics.ppi): equal to ppi-python's and ARES's outputs
+on the same inputs (tests/data/ppi, NOTES.md), and what must hold for a perfect judge and a judge of no use."""
 
 from __future__ import annotations
 

@@ -146,8 +146,8 @@ class TaskTally:
         records, missing - `expected` records (None: those given) less those given - and metric failures),
         "data_sha256", and where there is anything to say: "failures" (grouped by cause),
         "infrastructure_failures", "token_limit", "counted" (events the metrics counted) and "judge_agreement"
-        (ragbench._reports.judging.judge_agreement); (the run adds "budget", "repeated_work", "sampling", "human_agreement"
-        and "judge_cost": ragbench._run.assemble.scored_task). Where the task's
+        (ragbench._reports.judging.judge_agreement); (the run adds "budget", "repeated_work", "sampling",
+        "human_agreement" and "judge_cost": ragbench._run.assemble.scored_task). Where the task's
         official script counts a missing or failed prediction as wrong, so do its keys' headlines
         (`missing_as_wrong`). Call once: the records never saved join the official columns."""
         missing = max(0, (self.records if expected is None else expected) - self.records)

@@ -1,6 +1,6 @@
-"""What a run cost: each attempt's examples, wall time and LLM calls (`AttemptCost`, ragbench._reports.results.cost_schema),
-and the whole run's (first run and resumes) added up, with what the run's services report as they end
-(`ServiceReports`), as results.json's `cost`."""
+"""What a run cost: each attempt's examples, wall time and LLM calls (`AttemptCost`,
+ragbench._reports.results.cost_schema), and the whole run's (first run and resumes) added up, with what the run's
+services report as they end (`ServiceReports`), as results.json's `cost`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare.comparison, unchanged: the runs' scores
-read line by line into columns) of every run against the first on one task, and the examples on which they
+"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare.comparison, unchanged: the runs'
+scores read line by line into columns) of every run against the first on one task, and the examples on which they
 disagree."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Tasks declared as YAML files (docs/yaml-tasks.md): the file's schema (`spec`), the readers of local
+"""The YAML-task engine, lm-evaluation-harness's central idea: a benchmark declared as a YAML file, no Python
+(docs/yaml-tasks.md), becomes a Task like any other. Its parts: the file's schema (`spec`), the readers of local
 files, FlashRAG's and SQuAD's layouts and Hugging Face datasets (`sources`, `hf`), the field mapping
 (`fields`), Jinja2 prompt templates (`templates`), the post-processing filters (`filters`), the Task
 class a file becomes (`task`) and its prompting (`prompting`), finding the files of a folder (`discovery`) and

@@ -22,7 +22,8 @@ engine id; reads and writes of the cache are priced at their own rates (ragbench
 Retries, the failed-connection limit, concurrency, timeouts, key redaction and one-line failures are the
 `openai` engine's (hosted/stainless.py, hosted/api_engine.py, hosted/http.py): the SDK retries HTTP 408/409/429/5xx
 (Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After. `batch=true` sends
-the scheduler's pooled requests through the Message Batches API instead (hosted/batch_anthropic.py, hosted/batch_runner.py).
+the scheduler's pooled requests through the Message Batches API instead (hosted/batch_anthropic.py,
+hosted/batch_runner.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: hosted/batch_runner.py): the requests as a JSONL
-file uploaded (`POST /files`, purpose "batch"), a batch of it created (`POST /batches`, a 24 h window) and polled
+"""OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: hosted/batch_runner.py): the requests as a
+JSONL file uploaded (`POST /files`, purpose "batch"), a batch of it created (`POST /batches`, a 24 h window) and polled
 (`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`).
 
 Each input line is `{"custom_id", "method": "POST", "url", "body"}`, the body the one the engine would send

@@ -1,5 +1,6 @@
 """compare_N.png: the differences of one comparison with their intervals, a bar per task and metric; compare_cost.png:
-every run's quality against its cost per correct answer, with the Pareto front (ragbench._reports.compare.cost_table)."""
+every run's quality against its cost per correct answer, with the Pareto front
+(ragbench._reports.compare.cost_table)."""
 
 from __future__ import annotations
 

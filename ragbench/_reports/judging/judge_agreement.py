@@ -4,9 +4,10 @@ in it, gathered from the samples' `judge_ratings`; report.md and the console sho
 
 Per key: the raters, the examples two of them or more rated, percent agreement, Cohen's kappa (two raters),
 Krippendorff's alpha (interval distances: a verdict's values are ordered, CRAG's -1 < 0 < 1), the share of examples
-whose verdict flipped (ragbench._reports.statistics.rater_agreement), the ratings without a value (a reply that did not parse
-is no verdict; a rater's scoring that failed neither) and those of them whose scoring failed (with the commonest cause), and `ci95_judged`, the two-level bootstrap
-interval of the headline (`judged_interval`; the examples' alone: `details` `ci95`).
+whose verdict flipped (ragbench._reports.statistics.rater_agreement), the ratings without a value (a reply that did not
+parse is no verdict; a rater's scoring that failed neither) and those of them whose scoring failed (with the commonest
+cause), and `ci95_judged`, the two-level bootstrap interval of the headline (`judged_interval`; the examples' alone:
+`details` `ci95`).
 
 Every other judged key of the run (a metric that asks a judge, judged once) has an entry too, `measured` false:
 its agreement is unknown, not perfect, and `measure_with` is the one command that measures it on the finished

@@ -50,7 +50,8 @@ class Entry(_Entry, total=False):
     """What `details` says of a metric key: its value, 95% interval and counts, and where they apply its
     range, its slices' cells, why it has no value (`error`), a corpus key's mark, for a task that
     counts missing as wrong how many were scored 0 and the value over the answered examples, and for a judged
-    key with human labels its prediction-powered estimate and interval (`ppi`, ragbench._reports.judging.human_agreement)."""
+    key with human labels its prediction-powered estimate and interval (`ppi`,
+    ragbench._reports.judging.human_agreement)."""
 
     range: list[float]
     slices: dict[str, dict[str, Cell]]
@@ -151,8 +152,9 @@ class RepeatedWork(RepeatedWorkCounts, total=False):
 
 
 class SamplingUsed(TypedDict):
-    """One setting with which a kind of the system's LLM calls was decoded, as sent (ragbench._reports.results.sampling_used):
-    how many calls used it; temperature and top_p read "the server's default" where an API engine left them to it."""
+    """One setting with which a kind of the system's LLM calls was decoded, as sent
+    (ragbench._reports.results.sampling_used): how many calls used it; temperature and top_p read "the server's default"
+    where an API engine left them to it."""
 
     calls: int
     max_tokens: int | None
@@ -188,8 +190,8 @@ class _JudgeAgreement(TypedDict):
 
 class JudgeAgreement(_JudgeAgreement, total=False):
     """One judged key: how far the raters that scored its examples agree (`--judge-repeats`, several judges), as
-    ragbench._reports.judging.judge_agreement sums them up; or, `measured` false, that it was judged once, every statistic
-    null, and `measure_with`, the command that measures it (RUN: the run folder). Absent `measured` (results
+    ragbench._reports.judging.judge_agreement sums them up; or, `measured` false, that it was judged once, every
+    statistic null, and `measure_with`, the command that measures it (RUN: the run folder). Absent `measured` (results
     written before it): measured."""
 
     measured: bool

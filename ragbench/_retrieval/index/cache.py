@@ -5,8 +5,9 @@ corpus content (`bm25-<sha256 of the corpus bytes>`): an edited corpus gets an i
 finds its index again, and the corpus file is only ever read. The build is `ragbench index build`'s
 (`build_index`: staged in `<folder>.partial`, renamed when complete), so a killed build leaves no index.
 Each use writes `last-use.json` into the index folder (the corpus path it was used for and when, UTC), so that
-`ragbench index cache` can tell which indexes no corpus has those bytes any more (ragbench._retrieval.index.cache_listing);
-the folder's name alone finds an index, so an index written before this file existed is found all the same.
+`ragbench index cache` can tell which indexes no corpus has those bytes any more
+(ragbench._retrieval.index.cache_listing); the folder's name alone finds an index, so an index written before this file
+existed is found all the same.
 """
 
 from __future__ import annotations

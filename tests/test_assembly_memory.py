@@ -13,7 +13,7 @@ from pathlib import Path
 from helpers import run
 from ragbench._records import saved_lines
 from ragbench._registry import installed_registry
-from ragbench._run.assemble import Scoring, run_results
+from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
@@ -52,7 +52,7 @@ def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path
         results = run_results(
             planned,
             run_dir,
-            Scoring.of(config),
+            ResultsSettings.of(config),
             checkpoints={},
             cost=dict,
             full_config={},

@@ -50,7 +50,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class Scoring:
+class ResultsSettings:
     """What making results.json reads of a run's options: the bootstrap's rounds and seed, what its judges are
     checked against and priced at (`judging`, read when results.json is made), and whether every record was
     read (no --limit: a system's report may then speak of the whole data)."""
@@ -62,7 +62,7 @@ class Scoring:
     complete_data: bool
 
     @classmethod
-    def of(cls, config: RunConfig) -> Scoring:
+    def of(cls, config: RunConfig) -> ResultsSettings:
         judging = judging_of(config.human_labels, config.price_table, config.engine_request())
         return cls(config.bootstrap_iters, config.seed, judging, len(config.judges), config.limit is None)
 
@@ -70,7 +70,7 @@ class Scoring:
 def scored_task(
     planned: PlannedTask,
     run_dir: RunDir,
-    scoring: Scoring,
+    scoring: ResultsSettings,
     read: TaskCheckpoint | None = None,
     expected: int | None = None,
 ) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def scored_task(
 def run_results(
     planned_tasks: list[PlannedTask],
     run_dir: RunDir,
-    scoring: Scoring,
+    scoring: ResultsSettings,
     *,
     checkpoints: dict[str, TaskCheckpoint],
     cost: Callable[[], Cost],

@@ -149,12 +149,12 @@ class PlannedRun:
         saved samples') and this attempt's (`assembled.attempt`; None: rebuilt, with no attempt of its own),
         and what the services reported as they ended (`reports`; a run rebuilt from its samples opened none:
         `ServiceReports()`)."""
-        from .assemble import Scoring, run_results
+        from .assemble import ResultsSettings, run_results
 
         def cost() -> Cost:
             return run_cost(earlier_attempts(self.run_dir, assembled.attempt_id), assembled.attempt, reports)
 
-        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
+        scoring = ResultsSettings.of(self.config)  # its judging files read now, as results.json is made
         return run_results(
             self.planned,
             self.run_dir,

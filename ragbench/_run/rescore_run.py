@@ -44,7 +44,7 @@ from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
-from .assemble import Scoring, scored_task
+from .assemble import ResultsSettings, scored_task
 from .cost import CallReports, attempt_cost
 from .example import record_failed
 from .lifecycle import run_interruptible
@@ -283,7 +283,7 @@ def rescored_results(
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
-    scoring = Scoring.of(config)
+    scoring = ResultsSettings.of(config)
     for task in planned:
         before = original.counts.get(task.name)
         scores[task.name] = scored_task(

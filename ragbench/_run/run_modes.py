@@ -26,7 +26,7 @@ from .services import RunServices
 log = logging.getLogger(__name__)
 
 
-class FinishedRun:
+class AlreadyFinishedRun:
     """--resume of a finished run with nothing left to do: its results.json, read back; nothing loads."""
 
     def __init__(self, run: PlannedRun, results: Results) -> None:
@@ -51,7 +51,7 @@ class RebuiltRun:
         return RunOutcome(results, run.run_dir.path, already_finished=True, rebuilt=True)
 
 
-RunMode = FreshRun | ResumedRun | ScoreOnlyRun | FinishedRun | RebuiltRun
+RunMode = FreshRun | ResumedRun | ScoreOnlyRun | AlreadyFinishedRun | RebuiltRun
 
 
 def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
@@ -102,4 +102,4 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
         return ScoreOnlyRun(run, retrieved, checkpoints)  # metrics failed: they score again, their examples don't run
     if results is None:
         return RebuiltRun(run, retrieved, checkpoints)
-    return FinishedRun(run, results)
+    return AlreadyFinishedRun(run, results)

@@ -56,7 +56,7 @@ def sdk() -> Any:
 def _unreachable_class() -> type[Exception]:
     base: Any = sdk().AnthropicError
 
-    class Unreachable(base):
+    class AnthropicUnreachable(base):
         """The server refused the connection (after the transport's `connect_retries`): an AnthropicError that
         is no APIConnectionError, which the SDK passes on without retrying."""
 
@@ -65,7 +65,7 @@ def _unreachable_class() -> type[Exception]:
             super().__init__(self.message)
             self.request, self.tries = request, tries
 
-    return Unreachable
+    return AnthropicUnreachable
 
 
 @cache

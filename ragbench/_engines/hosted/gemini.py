@@ -46,7 +46,7 @@ def sdk() -> Any:
     return optional_sdk("google.genai", "gemini", "gemini", "Google's google-genai SDK")
 
 
-class Unreachable(Exception):
+class GeminiUnreachable(Exception):
     """The server refused the connection (after the transport's `connect_retries`)."""
 
     def __init__(self, request: httpx2.Request, tries: int, cause: Exception) -> None:
@@ -114,7 +114,7 @@ class GeminiEngine(ApiEngine):
             max_connections=max(1, self.max_concurrency), max_keepalive_connections=max(1, self.max_concurrency)
         )
         http = httpx2.AsyncClient(
-            transport=FailFastTransport(self.connect_retries, Unreachable, limits=limits),
+            transport=FailFastTransport(self.connect_retries, GeminiUnreachable, limits=limits),
             auth=httpx2.BasicAuth(*self._base.basic_auth) if self._base.basic_auth else None,
             params=self._base.query or None,
             timeout=httpx2.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
@@ -149,7 +149,7 @@ class GeminiEngine(ApiEngine):
                         model=self.model, contents=contents, config=config
                     )
                 return parse_content(answer, request)
-            except Unreachable as exc:
+            except GeminiUnreachable as exc:
                 raise self._failure(
                     f"connection failed ({exc}): is a server running at this URL?", attempt + exc.tries
                 ) from None

@@ -59,7 +59,7 @@ from ..._errors import ConfigError
 from ..._values.llm_calls import EngineNeeds, Request, Response
 from .batch_openai import OpenAIBatches
 from .batch_runner import Vendor
-from .openai_client import Unreachable, make_client, no_auth_header, probe
+from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless import StainlessEngine
@@ -123,7 +123,7 @@ class OpenAIEngine(StainlessEngine):
             "text",
         }
     )
-    unreachable = Unreachable
+    unreachable = OpenAIUnreachable
 
     def __init__(self, model: str, mode: Mode = "auto", api: Api = "chat_completions", **options: Any) -> None:
         if mode not in MODES:

@@ -25,10 +25,10 @@ import openai
 from ..._values.urls import Credentials
 from .http import FailFastTransport, JitteredRetries, backoff, redact, redact_http_logs
 
-__all__ = ["Unreachable", "backoff", "make_client", "no_auth_header", "probe", "redact"]
+__all__ = ["OpenAIUnreachable", "backoff", "make_client", "no_auth_header", "probe", "redact"]
 
 
-class Unreachable(openai.APIConnectionError):
+class OpenAIUnreachable(openai.APIConnectionError):
     """The server refused the connection (after the transport's `connect_retries`). An OpenAIError
     raised by the transport is passed on by the SDK without retrying."""
 
@@ -59,7 +59,7 @@ def make_client(
     redact_http_logs("openai")
     limits = httpx2.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
     http = openai.DefaultAsyncHttpx2Client(
-        transport=FailFastTransport(connect_retries, Unreachable, limits=limits),
+        transport=FailFastTransport(connect_retries, OpenAIUnreachable, limits=limits),
         auth=httpx2.BasicAuth(*base.basic_auth) if base.basic_auth else None,
     )
     client = _Client(
@@ -87,7 +87,7 @@ async def probe(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: flo
     client = make_client(base, key, timeout=timeout, max_retries=0, connect_retries=0, concurrency=1)
     try:
         await client.models.with_raw_response.list(extra_headers=None if key else no_auth_header)
-    except Unreachable:
+    except OpenAIUnreachable:
         return f"{shown}: nothing answers there (connection refused): start the server or fix --base-url"
     except openai.APITimeoutError:
         return f"{shown}: no answer within {timeout:g}s: is the server up and the address right?"

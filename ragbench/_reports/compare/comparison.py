@@ -30,7 +30,7 @@ from ..results.config_diff import Difference, config_differences, described
 from ..results.failures import incomplete_reason
 from ..results.finished_run import finished_run
 from ..results.sampling_used import decoding_line, sampling_differences
-from ..results.schema import Entry, Results, direction
+from ..results.schema import KeyDetails, Results, direction
 from ..results.slice_labels import SliceLabels
 from ..statistics.bootstrap import mean
 from ..statistics.multiple_testing import METHODS, adjusted
@@ -63,7 +63,7 @@ class Run:
             for task, scores in self.samples.items()
         }
 
-    def details(self, task: str) -> dict[str, Entry]:
+    def details(self, task: str) -> dict[str, KeyDetails]:
         return self.results.details.get(task, {})
 
     @property
@@ -257,12 +257,12 @@ def example_set_difference(task: str, a: AbstractSet[str], b: AbstractSet[str]) 
     ]
 
 
-def _example_keys(details: dict[str, Entry]) -> list[str]:
+def _example_keys(details: dict[str, KeyDetails]) -> list[str]:
     """A task's keys with per-example values (corpus-level keys have none to pair), sorted."""
     return sorted(key for key, entry in details.items() if not entry.get("corpus"))
 
 
-def _slice_fields(details: dict[str, Entry]) -> list[str]:
+def _slice_fields(details: dict[str, KeyDetails]) -> list[str]:
     """The slice fields of a task's keys (results.json `slices`), sorted."""
     return sorted({f for entry in details.values() for f in entry.get("slices", {})})
 

@@ -23,7 +23,7 @@ import numpy as np
 import orjson
 
 from ..._errors import RecordError
-from ..._storage.jsonl import Located
+from ..._storage.jsonl import LocatedLine
 from ..._storage.run_shapes import plainly_current
 from ..._storage.sample_files import sample_at, sample_lines
 from ..results.slice_labels import SliceLabels, SliceValue, slice_value
@@ -76,7 +76,7 @@ def read_task_scores(path: Path, keys: Iterable[str], fields: Iterable[str]) -> 
     time: each line that `TaskScores.add_text` does not take is read as `located_samples` reads it."""
     scores, errors, where = TaskScores(keys, fields), [], str(path)
     for item in sample_lines(path, parse_sample_line):
-        if isinstance(item, Located):
+        if isinstance(item, LocatedLine):
             value = item.value
         elif scores.add_text(item[2]):
             continue

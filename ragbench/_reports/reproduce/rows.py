@@ -27,7 +27,7 @@ SYSTEM_STATS = "system_stats:"  # a cell's metric read from results.json's syste
 
 
 @dataclass
-class Cell:
+class PaperCell:
     column: str
     task: str
     metric: str
@@ -42,7 +42,7 @@ class Reproduction:
     table: str
     row: str
     status: str  # runnable | not_reproducible
-    cells: list[Cell]
+    cells: list[PaperCell]
     tolerance: float
     run: dict[str, Any]
     why_not: str = ""
@@ -58,7 +58,7 @@ class Reproduction:
                 table=manifest["table"],
                 row=manifest["row"],
                 status=manifest.get("status", "runnable"),
-                cells=[Cell(**cell) for cell in manifest["cells"]],
+                cells=[PaperCell(**cell) for cell in manifest["cells"]],
                 tolerance=float(manifest["tolerance"]),
                 run=dict(manifest.get("run") or {}),
                 why_not=manifest.get("why_not", ""),
@@ -136,7 +136,7 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
 
 @dataclass
 class CellResult:
-    cell: Cell
+    cell: PaperCell
     ours: float | None
 
     @property

@@ -40,13 +40,13 @@ class Cell(_Cell, total=False):
     ppi: dict[str, Any]
 
 
-class _Entry(_Cell):
+class _KeyDetails(_Cell):
     n_none: int
     n_errors: int
     higher_is_better: bool | None
 
 
-class Entry(_Entry, total=False):
+class KeyDetails(_KeyDetails, total=False):
     """What `details` says of a metric key: its value, 95% interval and counts, and where they apply its
     range, its slices' cells, why it has no value (`error`), a corpus key's mark, for a task that
     counts missing as wrong how many were scored 0 and the value over the answered examples, and for a judged
@@ -63,7 +63,7 @@ class Entry(_Entry, total=False):
 
 
 def direction(higher_is_better: bool | None) -> str:
-    """How a table says which way a key (`Entry.higher_is_better`) is better."""
+    """How a table says which way a key (`KeyDetails.higher_is_better`) is better."""
     return {True: "higher", False: "lower", None: "neither"}[higher_is_better]
 
 
@@ -231,7 +231,7 @@ class Results:
 
     schema_version: int = SCHEMA_VERSION
     results: dict[str, dict[str, float | None]]
-    details: dict[str, dict[str, Entry]]
+    details: dict[str, dict[str, KeyDetails]]
     counts: dict[str, Counts]
     complete: bool
     failures: dict[str, list[Failure]] | None = None

@@ -32,7 +32,7 @@ from ..._errors import ConfigError, RecordError
 from ..._storage.csv_fields import large_fields
 from ..._storage.datafiles import is_saved_dataset
 from ..._storage.files import open_file
-from ..._storage.jsonl import Located, line_record, located_lines
+from ..._storage.jsonl import LocatedLine, line_record, located_lines
 from ..._types import Document
 from .saved import data_files, load_saved, saved_records
 from .segmented import SHARDS, is_segmented_folder, segmented_passage_at, segmented_rows, shard_files
@@ -208,7 +208,7 @@ def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]
             yield located.start, jsonl_passage(located, path)
 
 
-def jsonl_passage(located: Located, path: Path) -> Document | RecordError:
+def jsonl_passage(located: LocatedLine, path: Path) -> Document | RecordError:
     """The passage of a JSONL line, or the RecordError saying why it is none."""
     return line_record(located, str(path), jsonl_document)
 

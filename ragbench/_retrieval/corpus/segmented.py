@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError, RecordError
-from ..._storage.jsonl import Located, StreamBroken, line_record, located_lines
+from ..._storage.jsonl import LocatedLine, StreamBroken, line_record, located_lines
 from ..._types import Document
 
 SHARDS = "msmarco_v2.1_doc_segmented_*.json.gz"
@@ -64,7 +64,7 @@ def segmented_passage_at(folder: Path, position: int) -> Document | RecordError:
         return shard_passage(located, shard)
 
 
-def shard_passage(located: Located, shard: Path) -> Document | RecordError:
+def shard_passage(located: LocatedLine, shard: Path) -> Document | RecordError:
     """The segment of a shard's line, or the RecordError saying why it is none; a broken shard is a ConfigError."""
     if isinstance(located.value, StreamBroken):
         raise ConfigError(

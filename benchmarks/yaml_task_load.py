@@ -37,8 +37,8 @@ metrics: [em, f1]
 READ_DIRECT = """
 import sys
 from pathlib import Path
-from ragbench._shared.yaml_tasks import task_class
-from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench._yaml_tasks import task_class
+from ragbench._yaml_tasks.spec import load_spec
 task = task_class(load_spec(Path(sys.argv[1])))()
 print(sum(1 for _ in task.examples()))
 """

@@ -20,7 +20,8 @@ from ..._records import read_samples
 from ..results.schema import JudgeSwap, Results
 from ..statistics.bootstrap import mean
 from ..statistics.paired_tests import paired_bootstrap
-from .judge_agreement import agreement, number_text, share_text
+from ..statistics.rater_agreement import agreement
+from .judge_agreement import number_text, share_text
 
 
 def judged_values(samples: Path, keys: Iterable[str]) -> dict[str, dict[str, float]]:

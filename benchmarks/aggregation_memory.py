@@ -39,7 +39,7 @@ TASK = (
 CHILD = r"""
 import json, resource, sys, time
 from ragbench._registry import installed_registry
-from ragbench._run.assemble import Scoring, run_results
+from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
@@ -50,7 +50,7 @@ config = RunConfig(tasks=[task], system="closed_book", model="scripted:echo", ou
 planned = plan(config.plan_request(), installed_registry())
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.perf_counter()
-results = run_results(planned, RunDir(folder), Scoring.of(config), checkpoints={}, cost=dict, full_config={},
+results = run_results(planned, RunDir(folder), ResultsSettings.of(config), checkpoints={}, cost=dict, full_config={},
                       versions={"ragbench": "benchmark"})
 seconds = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -111,7 +111,7 @@ def measure_mmap(path: Path, repeats: int) -> dict:
 
 def measure_rows(folder: Path, rows: int) -> dict:
     """`jsonl_rows.row_starts` over a FlashRAG-like corpus of `rows` 100-word passages."""
-    from ragbench._retrieval.jsonl_rows import JsonlRows  # imported before the clock starts
+    from ragbench._retrieval.corpus.jsonl_rows import JsonlRows  # imported before the clock starts
 
     path = folder / "wiki.jsonl"
     words = " ".join(["passage"] * 100)

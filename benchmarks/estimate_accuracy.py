@@ -126,7 +126,7 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
     interval held the actual total and whose point was within 10% of it (one pilot is one draw: these say how often
     it lands)."""
     from ragbench._records import read_samples
-    from ragbench._reports.prices import ModelPrices, read_price_table
+    from ragbench._reports.cost.prices import ModelPrices, read_price_table
     from ragbench._run.estimate_figures import example_figures
     from ragbench._values.run_config import RunConfig
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.llm_calls import EngineError, Request

@@ -45,10 +45,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ragbench._engines.embedded import embedded_safetensors_dir
+from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import installed_registry
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.index.built import build_index
 from ragbench._run.evaluator import Evaluator
 from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig

@@ -103,14 +103,14 @@ def raw_script(prompts_file: str, out_file: str, model_dir: str, batch: int) -> 
 
 
 def model_dir(model: str) -> str:
-    from ragbench._engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
 
     return str(embedded_safetensors_dir()) if model == "embedded" else model
 
 
 def load_engine(model: str, batch: int | str):
     """The engine and the seconds its load took (with batch_size=auto: the search or the cache read)."""
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     started = time.perf_counter()
     engine = HFEngine(model, batch_size=batch)
@@ -128,8 +128,8 @@ def generation(
         engine.close()  # frees the GPU memory before the second load
         engine, again = load_engine(model, batch)
         if engine.device.startswith("cuda"):
-            from ragbench._engines.embedded import default_cache_dir
-            from ragbench._engines.hf_batching import CACHE_FILE
+            from ragbench._engines.hf.batching import CACHE_FILE
+            from ragbench._engines.local.embedded import default_cache_dir
 
             print(
                 f"batch_size=auto: {engine.max_batch_size} rows (engine load {load:.1f} s, the search included; "
@@ -179,7 +179,7 @@ def generation(
 
 
 def end_to_end(model: str, work: Path, count: int, batch: int | str, raw_batch: int, tokens: int) -> None:
-    from ragbench._reports.results_file import read_results
+    from ragbench._reports.results.file import read_results
 
     data = work / "popqa.jsonl"
     write_popqa(data, count)

@@ -70,7 +70,7 @@ def raw_side(run_dir: str, batch: int) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging
 
-    from ragbench._engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
 
     logging.disable_progress_bar()
     torch.set_num_threads(max(1, (os.cpu_count() or 1) - 1))  # as the hf engine does: like for like

@@ -116,7 +116,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        from ragbench._engines.embedded import embedded_safetensors_dir
+        from ragbench._engines.local.embedded import embedded_safetensors_dir
 
         quick(args.like or embedded_safetensors_dir())
         return

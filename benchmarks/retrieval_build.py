@@ -30,7 +30,7 @@ import numpy as np
 
 
 def english_words() -> np.ndarray:
-    from ragbench._retrieval.dense import model_location
+    from ragbench._retrieval.dense.retriever import model_location
 
     vocab = (Path(model_location("embedded")) / "vocab.txt").read_text(encoding="utf-8").split("\n")
     return np.array([w for w in vocab if w.isalpha() and w.isascii() and len(w) > 1])
@@ -59,7 +59,7 @@ def queries(n: int, seed: int = 1) -> list[str]:
 
 def child_streaming(corpus: str, out: str, kind: str, chunk_size: int, extra: str) -> dict:
     from ragbench._registry import installed_registry
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
 
     options = json.loads(extra)
     started = time.perf_counter()
@@ -73,7 +73,7 @@ def child_bm25s_in_memory(corpus: str, out: str) -> dict:
     import bm25s
     import Stemmer
 
-    from ragbench._retrieval.corpus import passage_text, read_corpus
+    from ragbench._retrieval.corpus.readers import passage_text, read_corpus
 
     started = time.perf_counter()
     texts = [passage_text(doc) for doc in read_corpus(corpus)]
@@ -91,7 +91,7 @@ def child_queries(index: str, kind: str, batch: int, rounds: int, backend: str) 
     already encoded): the median keeps other processes' bursts on a shared machine out."""
     from ragbench._registry import installed_registry
     from ragbench._retrieval import load_retriever
-    from ragbench._retrieval.dense import inner_product_top_k
+    from ragbench._retrieval.dense.retriever import inner_product_top_k
 
     args = {"index": index, **({"backend": backend} if kind == "dense" else {})}
     retriever = load_retriever(kind, args, registry=installed_registry())

@@ -1,6 +1,6 @@
 """Self-RAG on the vllm engine: the peak memory of the run's whole process tree, with vLLM keeping every running
 request's whole log-prob window at each position made (as before) and with ragbench cutting each position to the
-entries it reads as vLLM makes it (ragbench._engines.vllm_positions).
+entries it reads as vLLM makes it (ragbench._engines.vllm.positions).
 
 `python -m ragbench --tasks popqa --system selfrag` (adaptive retrieval, threshold 0.2, ndocs 5, max_new_tokens 10:
 the end-to-end check against upstream's run_short_form.py, tests/test_selfrag_window_parity.py) on
@@ -42,7 +42,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "selfrag" / "popqa_window.jsonl"
 SHAPED = REPO / "benchmarks" / "support" / "vllm_shaped"
-WHOLE = "import ragbench._engines.vllm as engine; engine.keep_named = lambda *args: False; "
+WHOLE = "import ragbench._engines.vllm.engine as engine; engine.keep_named = lambda *args: False; "
 CUT = ""
 ENTRY_BYTES = 290  # a position's entry in vLLM's dict: int key, Logprob(float, int rank, decoded str), dict slot
 

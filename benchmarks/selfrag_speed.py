@@ -154,7 +154,7 @@ def rate(seconds: float, responses: list) -> float:
 
 def part2(args: argparse.Namespace) -> None:
     try:
-        from ragbench._engines.hf import HFEngine
+        from ragbench._engines.hf.engine import HFEngine
 
         engine = HFEngine("embedded", batch_size=16)
     except Exception as exc:  # torch/transformers or the embedded model missing
@@ -178,8 +178,8 @@ def part3(args: argparse.Namespace) -> None:
     if importlib.util.find_spec("vllm") is None:
         print("vllm part skipped: vLLM is not installed (see docs/engines.md, vllm)")
         return
-    from ragbench._engines.embedded import embedded_with_tokens
-    from ragbench._engines.vllm import VLLMEngine
+    from ragbench._engines.local.embedded import embedded_with_tokens
+    from ragbench._engines.vllm.engine import VLLMEngine
 
     # max_logprobs=-1: the system's default logprob_window=upstream asks vLLM for the top-5,000 log-probs
     engine = VLLMEngine(str(embedded_with_tokens(ADDED_TOKENS)), gpu_memory_utilization=args.memory, max_logprobs=-1)

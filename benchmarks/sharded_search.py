@@ -44,8 +44,8 @@ import psutil
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.dense import inner_product_top_k
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.sharded.actors import ShardPool
 from ragbench._retrieval.sharded.layout import Layout, Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges

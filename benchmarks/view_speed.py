@@ -29,7 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from ragbench._registry import installed_registry
-from ragbench._reports.score_columns import summarise
+from ragbench._reports.results.score_columns import summarise
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
 from ragbench._view.site import Site

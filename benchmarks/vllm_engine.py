@@ -34,7 +34,7 @@ def main() -> None:
         print("vllm is not installed: nothing to measure (see docs/engines.md, vllm)")
         return
 
-    from ragbench._engines.vllm import VLLMEngine
+    from ragbench._engines.vllm.engine import VLLMEngine
     from ragbench._scheduler import Scheduler
     from ragbench._values.llm_calls import Request, Sampling
 

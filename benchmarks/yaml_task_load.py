@@ -1,5 +1,5 @@
 """YAML tasks: what reading a local JSONL through Hugging Face `datasets` would cost, against ragbench's
-own reader (the choice in ragbench/_shared/yaml_tasks/sources.py), and the field mapping's rate.
+own reader (the choice in ragbench/_yaml_tasks/sources.py), and the field mapping's rate.
 
 Each figure is a fresh process (as a user's `ragbench` command is), on FlashRAG-format records with 5
 passages each:
@@ -37,8 +37,8 @@ metrics: [em, f1]
 READ_DIRECT = """
 import sys
 from pathlib import Path
-from ragbench._shared.yaml_tasks import task_class
-from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench._yaml_tasks import task_class
+from ragbench._yaml_tasks.spec import load_spec
 task = task_class(load_spec(Path(sys.argv[1])))()
 print(sum(1 for _ in task.examples()))
 """

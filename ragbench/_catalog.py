@@ -35,9 +35,9 @@ BASES = {
     "rerankers": "ragbench._components.base:Reranker",
     "refiners": "ragbench._components.base:Refiner",
     "query_styles": "ragbench._retrieval.query_style:QueryStyle",
-    "prompt_styles": "ragbench._shared.yaml_tasks.task:YamlTask",
-    "record_formats": "ragbench._shared.yaml_tasks.formats:RecordFormat",
-    "gold_kinds": "ragbench._shared.yaml_tasks.gold_kinds:GoldKind",
+    "prompt_styles": "ragbench._yaml_tasks.task:YamlTask",
+    "record_formats": "ragbench._yaml_tasks.formats:RecordFormat",
+    "gold_kinds": "ragbench._yaml_tasks.gold_kinds:GoldKind",
 }
 TASK_FILE = "a YAML task file"  # the `plugin` of tasks given as files (--tasks FILE.yaml, --include-path)
 

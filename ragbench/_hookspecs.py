@@ -31,11 +31,11 @@ encoder encodes (imported only when an encoder uses it). The core provides only 
 
 `ragbench_record_formats()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a
 layout of data files a YAML task names in `data.format` (a benchmark's own: FlashRAG's JSONL, SQuAD's
-JSON), a subclass of `ragbench._shared.yaml_tasks.formats.RecordFormat` (imported when a task reads it).
+JSON), a subclass of `ragbench._yaml_tasks.formats.RecordFormat` (imported when a task reads it).
 
 `ragbench_gold_kinds()` returns `{name: {"target": "pkg.module:Class", "description": "..."}}`: a kind
 of gold a YAML task maps under `fields.gold.NAME` (a benchmark's own: CRAG's answer and alternatives), a
-subclass of `ragbench._shared.yaml_tasks.gold_kinds.GoldKind` (imported when a task maps it).
+subclass of `ragbench._yaml_tasks.gold_kinds.GoldKind` (imported when a task maps it).
 
 `ragbench_cli_commands()` returns a list of click commands added to the `ragbench` command line. A
 click group named like an existing group (`index`, or one another plugin added) adds its commands to

@@ -78,7 +78,7 @@ class MetricDeclaration:
     counters: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     # A metric that reads human labels shipped with the predictions (CRAG's crag_human): its own key holding
     # the label -> the judged key (another metric's, as reported) that label checks; results.json's
-    # `human_agreement` compares the two (ragbench._reports.judge_check).
+    # `human_agreement` compares the two (ragbench._reports.judging.human_agreement).
     human_labels_for: Mapping[str, str] = field(default_factory=lambda: EMPTY)
 
     def __post_init__(self) -> None:

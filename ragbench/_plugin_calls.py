@@ -12,7 +12,8 @@ Ctrl-C from a plugin's `raise KeyboardInterrupt`), and the cancellation of the t
 (`asyncio.CancelledError` while that task is being cancelled; a plugin's own is its fault).
 
 An exception whose `__str__` raises (or is itself a plugin's bug) still yields a line: its class name. Every
-line starts with the exception's class and ": ", which groups the failures by cause (ragbench._reports.failures)."""
+line starts with the exception's class and ": ", which groups the failures by cause
+(ragbench._reports.results.failures)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from typing import Any
 from ._errors import RecordError
 from ._read_only import ReadOnly, ReadOnlyList
 from ._storage.checkpoint import checkpoint_key
-from ._storage.jsonl import Located
+from ._storage.jsonl import LocatedLine
 from ._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ._storage.sample_files import ATTEMPT_COST, SavedLine, finalized_samples, located_samples
 from ._types import Document, Example, Prediction, Step, trace_prompts
@@ -304,8 +304,8 @@ def read_samples(
 
 def located_records(
     path: str | Path, *, has_text: bool = True, older_shapes: bool = False, line: int = 0, start: int = 0
-) -> Iterator[Located]:
-    """`read_samples` with where each line is: every line of a samples file as a `Located` (line index, byte
+) -> Iterator[LocatedLine]:
+    """`read_samples` with where each line is: every line of a samples file as a `LocatedLine` (line index, byte
     offsets) whose value is its `SampleRecord` or its `RecordError`; `line` and `start`: read on from that line
     (a reader that keeps each record's offset, not the record, and reads one again: `record_at`)."""
     for located in located_samples(path, older_shapes, line, start):
@@ -313,7 +313,7 @@ def located_records(
             yield located
         else:
             number, begins, ends, ended, value = located
-            yield Located(number, begins, ends, ended, SampleRecord.from_dict(value, has_text, owned=True))
+            yield LocatedLine(number, begins, ends, ended, SampleRecord.from_dict(value, has_text, owned=True))
 
 
 def saved_lines(path: Path, errors: list[RecordError]) -> Iterator[SavedLine]:

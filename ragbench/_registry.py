@@ -27,9 +27,9 @@ from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, Pl
 from ._errors import ConfigError
 from ._hookspecs import PROJECT, RagbenchHooks
 from ._imports import import_target
-from ._shared.yaml_tasks.discovery import file_header, given_file, is_task_file, packaged_header
-from ._shared.yaml_tasks.header import TaskHeader
 from ._values.names import name_problem
+from ._yaml_tasks.discovery import file_header, given_file, is_task_file, packaged_header
+from ._yaml_tasks.header import TaskHeader
 
 
 class Registry:
@@ -259,7 +259,7 @@ class Registry:
 
     def _add_header(self, header: TaskHeader, provider: str, plugin: str = "?") -> None:
         def build() -> type:  # the Task class, made on first use (the full spec is read, Jinja2 loads with it)
-            from ._shared.yaml_tasks.task import task_class
+            from ._yaml_tasks.task import task_class
 
             return task_class(header.spec(), self.prompt_style, self.record_format, self.gold_kind)
 

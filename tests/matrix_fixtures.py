@@ -21,8 +21,8 @@ import ragbench.tasks.selfrag
 from conftest import TEST_DATA, plugins_read_once, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from crag_tiny_kg import write_tiny_kg
-from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
+from ragbench._yaml_tasks.spec import load_spec
 
 ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
@@ -432,7 +432,7 @@ def build_corpus_index(folder: Path) -> Path:
     folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, of TREC RAG's two segmented shards, under
     folder/trec_rag, and of the BrowseComp-Plus sample's
     corpus.jsonl, under folder/browsecomp_plus."""
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
     build_index(OPEN_QA / "varn_corpus.jsonl", folder / "varn", "bm25", progress=False, registry=plugins_read_once())

@@ -37,7 +37,7 @@ RECIPE = {
 
 def build_window_model(folder: Path) -> Path:
     """Write the model to `folder` (once: written aside and renamed when complete) and return it."""
-    from ragbench._engines.embedded import _saved_once, embedded_safetensors_dir
+    from ragbench._engines.local.embedded import _saved_once, embedded_safetensors_dir
     from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     base = embedded_safetensors_dir()

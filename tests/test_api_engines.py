@@ -1,5 +1,5 @@
-"""What the `anthropic` and `gemini` engines promise alike, as the `openai` engine does (api_engine.py): each against
-its vendor's own SDK and a fake server of its API on 127.0.0.1. Rate limits and server errors are retried,
+"""What the `anthropic` and `gemini` engines promise alike, as the `openai` engine does (_engines/hosted/api_engine.py):
+each against its vendor's own SDK and a fake server of its API on 127.0.0.1. Rate limits and server errors are retried,
 Retry-After honoured up to `backoff_max`; exhausted retries, a refused request and a server that is not there each
 end in one line naming what, where and how many attempts; the key is never shown; at most `concurrency` requests
 are in flight; the registry builds each from `engine:model`; a run counts the API's tokens and a second run on
@@ -24,9 +24,9 @@ import test_engine_gemini as gemini_case
 from conftest import needs
 from helpers import cli_here
 from ragbench._engines import load_engine
-from ragbench._engines.anthropic import AnthropicEngine
-from ragbench._engines.api_engine import ApiEngine
-from ragbench._engines.gemini import GeminiEngine
+from ragbench._engines.hosted.anthropic import AnthropicEngine
+from ragbench._engines.hosted.api_engine import ApiEngine
+from ragbench._engines.hosted.gemini import GeminiEngine
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler

@@ -1,6 +1,7 @@
 """A run's end holds a few numbers an example, never its samples: results.json is assembled from the samples file
 read back one record at a time (ragbench._run.assemble), each key's values kept as a float64 column and each slice
-value as a small-int code (ragbench._reports.score_columns), and the system's hooks read records from the file."""
+value as a small-int code (ragbench._reports.results.score_columns), and the system's hooks read records from the
+file."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from helpers import run
 from ragbench._records import saved_lines
 from ragbench._registry import installed_registry
-from ragbench._run.assemble import Scoring, run_results
+from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
@@ -51,7 +52,7 @@ def test_assembling_a_task_holds_a_few_bytes_an_example_not_its_samples(tmp_path
         results = run_results(
             planned,
             run_dir,
-            Scoring.of(config),
+            ResultsSettings.of(config),
             checkpoints={},
             cost=dict,
             full_config={},

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
-from ragbench._engines.anthropic import AnthropicEngine
-from ragbench._engines.batch_board import BOARD
-from ragbench._engines.batch_store import BATCHES_DIR
-from ragbench._engines.openai import OpenAIEngine
-from ragbench._engines.stainless_engine import StainlessEngine
+from ragbench._engines.hosted.anthropic import AnthropicEngine
+from ragbench._engines.hosted.batch_board import BOARD
+from ragbench._engines.hosted.batch_store import BATCHES_DIR
+from ragbench._engines.hosted.openai import OpenAIEngine
+from ragbench._engines.hosted.stainless import StainlessEngine
 from ragbench._run.progress import Progress
 from ragbench._scheduler import CallStats, Scheduler
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Response

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
-from ragbench._engines.batch_store import BATCHES_DIR, BatchStore
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.batch_store import BATCHES_DIR, BatchStore
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
 from ragbench._values.llm_calls import EngineError
 from test_batch_api import QUESTIONS, VENDORS, asked, echoed, engine, texts

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
 from helpers import cli_here, cli_run_args, run, samples
-from ragbench._engines.batch_store import BATCHES_DIR
+from ragbench._engines.hosted.batch_store import BATCHES_DIR
 from ragbench._errors import ConfigError
-from ragbench._reports.prices import model_price, read_price_table
+from ragbench._reports.cost.prices import model_price, read_price_table
 from test_llm_judge import judged_demo_run
 
 ROOT = Path(__file__).resolve().parent.parent

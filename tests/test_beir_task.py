@@ -78,7 +78,7 @@ def test_systems_show_as_many_documents_as_the_deepest_cutoff():
 
 @pytest.fixture(scope="module")
 def beir_index(tmp_path_factory):
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
 
     folder = tmp_path_factory.mktemp("beir") / "index"
     build_index(BEIR / "corpus.jsonl", folder, "bm25", progress=False, registry=installed_registry())

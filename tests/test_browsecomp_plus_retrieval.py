@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA
 from helpers import run
 from ragbench._registry import installed_registry
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.index.built import build_index
 from ragbench._types import Document, Example, Prediction
 from ragbench.tasks.browsecomp_plus.retrieval import BrowseCompPlusRetrieval
 

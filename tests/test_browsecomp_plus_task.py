@@ -13,7 +13,7 @@ import pytest
 from conftest import TEST_DATA
 from helpers import run, samples
 from ragbench._errors import ConfigError
-from ragbench._retrieval.corpus import read_corpus
+from ragbench._retrieval.corpus.readers import read_corpus
 from ragbench.tasks.browsecomp_plus.data import read_qrels
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
 

@@ -161,7 +161,7 @@ def test_a_killed_run_whose_cache_was_damaged_resumes_beside_a_fresh_one_with_on
 
 
 def test_the_console_summary_leaves_out_the_notices_its_caches_warned_of_and_keeps_their_counts():
-    from ragbench._reports.summary import cost_line
+    from ragbench._reports.run_summary import cost_line
 
     stored = {"path": "c.sqlite", "damaged_entries": 2, "notice": "response cache c.sqlite: damaged; moved aside"}
     pages = {

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from ragbench._engines.tokenizers import chat_prompt_ids
+from ragbench._engines.local.tokenizers import chat_prompt_ids
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"

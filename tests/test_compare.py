@@ -14,8 +14,8 @@ import ragbench.tasks.selfrag
 from helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._reports.compare import compare_runs, load_run, markdown, regressions
-from ragbench._reports.paired_tests import mcnemar_p, paired_bootstrap
+from ragbench._reports.compare.comparison import compare_runs, load_run, markdown, regressions
+from ragbench._reports.statistics.paired_tests import mcnemar_p, paired_bootstrap
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 
@@ -369,9 +369,9 @@ def test_compare_reads_a_run_an_older_ragbench_wrote(tmp_path):
 
 
 def test_scores_near_the_largest_float_are_compared_where_they_can_be_and_said_where_not(tmp_path):
-    from ragbench._reports.compare import Run
-    from ragbench._reports.results_file import normalized_results
-    from ragbench._reports.results_schema import Results
+    from ragbench._reports.compare.comparison import Run
+    from ragbench._reports.results.file import normalized_results
+    from ragbench._reports.results.schema import Results
 
     huge = float(2**1023)
     results = Results.from_dict(normalized_results({"details": {"demo": {"x": {"value": None}, "y": {"value": None}}}}))

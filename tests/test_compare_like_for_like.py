@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here
-from ragbench._reports.config_diff import NOT_SET, config_differences, described
+from ragbench._reports.results.config_diff import NOT_SET, config_differences, described
 
 
 def fictional_run(tmp_path: Path, name: str, system: str, *extra: str) -> Path:

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from ragbench._retrieval.corpus import read_corpus
-from ragbench._shared.yaml_tasks.sources import file_records
+from ragbench._retrieval.corpus.readers import read_corpus
+from ragbench._yaml_tasks.sources import file_records
 
 LONG = "x" * 300_000  # past csv's default limit of 128 KiB a value
 
@@ -25,7 +25,7 @@ def default_limit():
 
 def test_importing_the_readers_leaves_the_process_limit_as_it_was():
     code = (
-        "import csv; import ragbench._retrieval.corpus, ragbench._shared.yaml_tasks.sources, ragbench._cli.main; "
+        "import csv; import ragbench._retrieval.corpus.readers, ragbench._yaml_tasks.sources, ragbench._cli.main; "
         "print(csv.field_size_limit())"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

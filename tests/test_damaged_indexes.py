@@ -30,9 +30,9 @@ pytest.importorskip("bm25s")
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.flashrag_bm25 import FlashRagBM25Retriever
-from ragbench._retrieval.index import build_index
-from ragbench._retrieval.numba_top_k import numba_top_k
+from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
+from ragbench._retrieval.bm25.numba_top_k import numba_top_k
+from ragbench._retrieval.index.built import build_index
 
 FLASHRAG = TEST_DATA / "flashrag_bm25"
 CORPUS = FLASHRAG / "corpus.jsonl"
@@ -233,7 +233,7 @@ def test_a_ragbench_bm25_index_changed_anywhere_is_refused_naming_the_file_or_an
 def test_the_scans_find_the_first_fall_and_the_first_number_out_of_range_whatever_the_block(
     values, restarts, strictly, block
 ):
-    from ragbench._retrieval import index_damage
+    from ragbench._retrieval.index import damage as index_damage
 
     array, starts = np.array(values, dtype=np.int32), np.array(sorted(restarts), dtype=np.int64)
     falls = [
@@ -378,9 +378,9 @@ def test_a_manifest_field_of_another_type_is_refused_naming_it(tmp_path, ragbenc
 
 def test_dense_embeddings_of_another_type_than_the_manifest_are_refused(tmp_path, ragbench_index):
     """Checked before the encoder loads (`check_files`): int8 codes are no float16 vectors, though counts agree."""
-    from ragbench._retrieval.dense import DenseRetriever
-    from ragbench._retrieval.index import read_manifest
-    from ragbench._retrieval.index_damage import IndexDamage
+    from ragbench._retrieval.dense.retriever import DenseRetriever
+    from ragbench._retrieval.index.built import read_manifest
+    from ragbench._retrieval.index.damage import IndexDamage
 
     folder = tmp_path / "dense"
     folder.mkdir()

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from helpers import cli_here, samples
 from ragbench._metric import KeySpec, Metric, MetricDeclaration
 from ragbench._records import SampleRecord
-from ragbench._reports.compare_cost import pareto_front
-from ragbench._reports.efficiency import EfficiencyTally
-from ragbench._reports.prices import ModelPrices
+from ragbench._reports.compare.cost_table import pareto_front
+from ragbench._reports.cost.efficiency import EfficiencyTally
+from ragbench._reports.cost.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
 
 PRICE = {"prompt": 3.0, "completion": 7.0}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._engines import embedded
+from ragbench._engines.local import embedded
 
 
 class SavedFiles:

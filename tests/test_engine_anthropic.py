@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import needs
-from ragbench._engines.anthropic import AnthropicEngine
-from ragbench._engines.anthropic_messages import message_arguments
+from ragbench._engines.hosted.anthropic import AnthropicEngine
+from ragbench._engines.hosted.anthropic_messages import message_arguments
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
 from test_engine_openai import FAST, FakeServer, chat, generate

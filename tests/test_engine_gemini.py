@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from conftest import needs
-from ragbench._engines.gemini import GeminiEngine, retry_after
+from ragbench._engines.hosted.gemini import GeminiEngine, retry_after
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
 from test_engine_anthropic import CALLED, reply

@@ -12,11 +12,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from ragbench._engines import embedded  # noqa: E402
-from ragbench._engines.hf import HFEngine, embedded_model_dir  # noqa: E402
-from ragbench._engines.hf_decoding import TokenPicker  # noqa: E402
-from ragbench._engines.hf_prefix_cache import PrefixCache  # noqa: E402
-from ragbench._engines.tokenizers import chat_prompt_ids  # noqa: E402
+from ragbench._engines.hf.decoding import TokenPicker  # noqa: E402
+from ragbench._engines.hf.engine import HFEngine, embedded_model_dir  # noqa: E402
+from ragbench._engines.hf.prefix_cache import PrefixCache  # noqa: E402
+from ragbench._engines.local import embedded  # noqa: E402
+from ragbench._engines.local.tokenizers import chat_prompt_ids  # noqa: E402
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._values.llm_calls import Request, RequestError, Response, Sampling  # noqa: E402
 

@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ragbench._engines.embedded import embedded_safetensors_dir
-from ragbench._engines.hf import HFEngine
+from ragbench._engines.hf.engine import HFEngine
+from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench._values.llm_calls import Request, Response
 
 SEARCH = {
@@ -54,7 +54,7 @@ HERMES_TEMPLATE = (
 def tokenizer():
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(embedded_safetensors_dir())  # the folder the engine loads (hf_loading.py)
+    return AutoTokenizer.from_pretrained(embedded_safetensors_dir())  # what the engine loads (hf/loading.py)
 
 
 def encode(tokenizer, request: Request) -> str:
@@ -135,6 +135,6 @@ def test_a_hermes_tool_request_is_decoded_with_its_special_tokens(tokenizer, mon
 
 
 def test_the_embedded_models_template_is_known_to_drop_tools_before_it_is_converted(tmp_path):
-    from ragbench._engines.tokenizers import tools_template_problem
+    from ragbench._engines.local.tokenizers import tools_template_problem
 
     assert "never reads `tools`" in (tools_template_problem("embedded", str(tmp_path)) or "")  # nothing converted

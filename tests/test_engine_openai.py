@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ragbench._engines.openai import OpenAIEngine, probe
+from ragbench._engines.hosted.openai import OpenAIEngine, probe
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
@@ -412,7 +412,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench._engines.api_http.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr("ragbench._engines.hosted.http.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import EngineError, Request

@@ -14,9 +14,9 @@ from unittest.mock import ANY
 
 import pytest
 
-from ragbench._engines import embedded
-from ragbench._engines import vllm as vllm_engine
-from ragbench._engines.vllm import VLLMEngine
+from ragbench._engines.local import embedded
+from ragbench._engines.vllm import engine as vllm_engine
+from ragbench._engines.vllm.engine import VLLMEngine
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
@@ -649,7 +649,7 @@ def test_the_embedded_model_with_added_tokens_reads_them_as_single_distinct_entr
     """In the session's cache (tests/conftest.py), beside the plain copy the session converted once: the test
     above converts one of its own."""
     pytest.importorskip("transformers")
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     try:
         folder = embedded.embedded_with_tokens(NAMES)

@@ -46,8 +46,8 @@ def test_the_async_engine_gives_the_offline_engines_outputs(tmp_path):
 
 
 def test_named_token_logprobs_agree_with_the_whole_vocabulary_and_with_hf():
-    from ragbench._engines.hf import HFEngine
-    from ragbench._engines.vllm import VLLMEngine
+    from ragbench._engines.hf.engine import HFEngine
+    from ragbench._engines.vllm.engine import VLLMEngine
     from ragbench._values.llm_calls import Request, Sampling
 
     names = ("<|im_end|>", "<|im_start|>", "Paris")  # single entries of SmolLM2's vocabulary
@@ -80,7 +80,7 @@ def test_named_token_logprobs_agree_with_the_whole_vocabulary_and_with_hf():
 
 
 def test_selfrag_on_vllm_gives_hfs_answers_and_critique_scores(tmp_path):
-    from ragbench._engines.embedded import embedded_with_tokens
+    from ragbench._engines.local.embedded import embedded_with_tokens
     from ragbench.plugins.selfrag.prompts import ADDED_TOKENS
 
     # SmolLM2 with Self-RAG's reflection tokens added (untrained rows: the answers mean nothing)

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from ragbench._engines.tool_parsers import TOOL_READING
-from ragbench._engines.vllm import VLLMEngine
+from ragbench._engines.local.tool_parsers import TOOL_READING
+from ragbench._engines.vllm.engine import VLLMEngine
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, Response
 from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOutput, fake_vllm  # noqa: F401

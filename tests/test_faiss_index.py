@@ -23,7 +23,7 @@ from helpers import cli_here, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.jsonl_rows import row_starts
+from ragbench._retrieval.corpus.jsonl_rows import row_starts
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 faiss = pytest.importorskip("faiss")
@@ -41,7 +41,7 @@ def tiny_bert(tmp_path_factory) -> Path:
 def retriever(
     model: Path, index: Path | str = FILES / "e5_Flat.index", corpus: Path | str = FILES / "corpus.jsonl", **options
 ):
-    from ragbench._retrieval.faiss_index import FaissIndexRetriever
+    from ragbench._retrieval.dense.faiss_index import FaissIndexRetriever
 
     return FaissIndexRetriever(index=str(index), corpus=str(corpus), model=str(model), **options)
 

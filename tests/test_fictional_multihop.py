@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragbench._checks import PreflightError
-from ragbench._retrieval.index_cache import INDEX_CACHE_ENV
+from ragbench._retrieval.index.cache import INDEX_CACHE_ENV
 from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig
 from tests.helpers import run, samples
@@ -160,7 +160,7 @@ def test_a_run_resumes_and_keeps_its_folder_name_when_the_index_cache_moved(
 def test_compare_names_no_difference_between_runs_over_one_index_in_caches_elsewhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragbench._reports.compare import compare_runs, load_run
+    from ragbench._reports.compare.comparison import compare_runs, load_run
 
     for name in ("a", "b"):
         monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / f"cache_{name}"))

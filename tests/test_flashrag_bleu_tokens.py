@@ -159,7 +159,7 @@ def smollm2_tokenizer(tmp_path_factory):
     """The embedded SmolLM2's tokenizer saved as a folder, as the parity values were counted with."""
     from transformers import AutoTokenizer
 
-    from ragbench._engines.embedded import EMBEDDED_GGUF, embedded_model_dir
+    from ragbench._engines.local.embedded import EMBEDDED_GGUF, embedded_model_dir
 
     folder = tmp_path_factory.mktemp("smollm2_tok")
     AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF).save_pretrained(folder)

@@ -20,10 +20,10 @@ from conftest import TEST_DATA, write_jsonl
 from helpers import run, samples
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._retrieval import numba_top_k as selection
 from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.flashrag_bm25 import FlashRagBM25Retriever, query_words
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.bm25 import numba_top_k as selection
+from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever, query_words
+from ragbench._retrieval.index.built import build_index
 
 pytest.importorskip("bm25s")
 
@@ -132,7 +132,7 @@ def test_index_build_writes_the_files_flashrags_index_builder_writes(tmp_path):
 
 
 def test_the_language_is_judged_on_the_first_passage_as_flashrag_does(tmp_path, monkeypatch):
-    from ragbench._retrieval import flashrag_bm25
+    from ragbench._retrieval.bm25 import flashrag as flashrag_bm25
 
     judged: list[str] = []
     monkeypatch.setattr(flashrag_bm25, "is_chinese", lambda text: judged.append(text) or True)

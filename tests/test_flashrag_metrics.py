@@ -13,7 +13,7 @@ import pytest
 
 from conftest import TEST_DATA
 from ragbench._errors import ConfigError
-from ragbench._retrieval.corpus import flashrag_passage
+from ragbench._retrieval.corpus.readers import flashrag_passage
 from ragbench._types import Example, Prediction
 from ragbench.metrics.flashrag import FlashRagRetrieval, FlashRagRouge, TokenPrecisionRecall
 from ragbench.metrics.match import ExactMatch

@@ -74,7 +74,7 @@ def recorded_lm(folder):
     )
     from transformers.modeling_outputs import CausalLMOutput
 
-    from ragbench._engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
 
     class RecordedLMConfig(PretrainedConfig):
         model_type = "flashrag_parity_recorded_lm"
@@ -157,7 +157,7 @@ def tiny_lm(folder):
     """A 2-layer random GPT-2 over the embedded SmolLM2's tokenizer."""
     from transformers import AutoTokenizer
 
-    from ragbench._engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
 
     return tiny_causal_lm(folder, AutoTokenizer.from_pretrained(embedded_safetensors_dir()))
 
@@ -205,7 +205,7 @@ def test_on_hf_the_answer_is_the_replug_rule_and_the_prompts_are_flashrags(tmp_p
 def test_the_mixer_mixes_logits_not_probabilities():
     import torch
 
-    from ragbench._engines.hf_ensemble import LogitMixer
+    from ragbench._engines.hf.ensemble import LogitMixer
 
     scores = torch.tensor([[10.0, 0.0, 0.0], [0.0, 8.0, 8.0]])
     mixed = LogitMixer(torch, [0.5, 0.5], "cpu")(None, scores)

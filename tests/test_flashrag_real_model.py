@@ -46,7 +46,7 @@ from conftest import TEST_DATA
 from flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
 from helpers import run, samples
 from ragbench._registry import installed_registry
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.index.built import build_index
 
 pytestmark = pytest.mark.model
 pytest.importorskip("transformers")

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, TEST_DATA
 from helpers import run
 from ragbench._registry import installed_registry
-from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench._yaml_tasks.spec import load_spec
 
 SAMPLES = TEST_DATA / "flashrag"
 TASK_FILES = {path.stem: path for path in sorted((ROOT / "tasks" / "flashrag").glob("*.yaml"))}

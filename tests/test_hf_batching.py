@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from ragbench._engines import hf_batching  # noqa: E402
+from ragbench._engines.hf import batching as hf_batching  # noqa: E402
 from ragbench._errors import ConfigError  # noqa: E402
 
 
@@ -106,7 +106,7 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
 @pytest.mark.model
 def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
     from ragbench._values.llm_calls import Request, Sampling
 
     engine = HFEngine("embedded", batch_size=8)
@@ -156,7 +156,7 @@ def test_token_bounded_cuts_cover_every_request_in_order_within_both_limits_and_
 @pytest.mark.model
 def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
     from ragbench._values.llm_calls import Request, Sampling
 
     engine = HFEngine("embedded", batch_size=8, prefix_cache_mb=0)  # the padded-token bound's path
@@ -180,6 +180,6 @@ def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_wh
 @pytest.mark.model
 def test_the_embedded_model_attends_with_sdpa_which_keeps_no_full_attention_matrix():
     pytest.importorskip("transformers")
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     assert HFEngine("embedded", batch_size=1).model_obj.config._attn_implementation == "sdpa"

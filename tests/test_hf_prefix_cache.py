@@ -1,4 +1,4 @@
-"""The hf engine's prefix cache (ragbench._engines.hf_prefix_cache): the states it gives back are those stored for
+"""The hf engine's prefix cache (ragbench._engines.hf.prefix_cache): the states it gives back are those stored for
 exactly the prefix asked, the longest one cached, and it never holds more than its bound. States here are
 made-up tensors whose entries say which token, at which position, they belong to."""
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
-from ragbench._engines.hf_prefix_cache import PrefixCache  # noqa: E402
+from ragbench._engines.hf.prefix_cache import PrefixCache  # noqa: E402
 
 LAYERS = 2
 TOKEN_BYTES = LAYERS * 2 * 2 * 4  # layers x (keys, values) x 2 float32 entries

@@ -1,4 +1,4 @@
-"""The prefix-cache path's cache layer (ragbench._engines.hf_roomy_cache): its states are those transformers'
+"""The prefix-cache path's cache layer (ragbench._engines.hf.roomy_cache): its states are those transformers'
 DynamicLayer would hold after the same updates, row selections and dropped columns, growing in place."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ pytest.importorskip("transformers")
 
 from transformers.cache_utils import DynamicLayer  # noqa: E402
 
-from ragbench._engines.hf_roomy_cache import RoomyLayer  # noqa: E402
+from ragbench._engines.hf.roomy_cache import RoomyLayer  # noqa: E402
 
 
 def states(rows: int, columns: int, start: float) -> torch.Tensor:

@@ -1,5 +1,6 @@
-"""A judge against human labels: accuracy, Cohen's kappa and the confusion table (ragbench._reports.human_agreement),
-and the labels file they are read from (ragbench._reports.human_labels)."""
+"""A judge against human labels: accuracy, Cohen's kappa and the confusion table
+(ragbench._reports.statistics.label_agreement), and the labels file they are read from
+(ragbench._reports.judging.human_labels)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragbench._errors import ConfigError
-from ragbench._reports.human_agreement import MAX_CATEGORIES, agreement
-from ragbench._reports.human_labels import read_human_labels
-from ragbench._reports.judge_agreement import cohen_kappa
+from ragbench._reports.judging.human_labels import read_human_labels
+from ragbench._reports.statistics.label_agreement import MAX_CATEGORIES, agreement
+from ragbench._reports.statistics.rater_agreement import cohen_kappa
 
 
 def test_kappa_of_a_textbook_two_by_two_table():

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from helpers import cli_here, tmpfs
 from ragbench._registry import Registry
-from ragbench._retrieval import index_removal
-from ragbench._retrieval.index import built_index, corpus_sha256
-from ragbench._retrieval.index_cache import INDEX_CACHE_ENV, USE_FILE, cached_index
-from ragbench._retrieval.index_removal import REMOVING
-from ragbench._retrieval.staging import BUILD_MARK
+from ragbench._retrieval.index import removal as index_removal
+from ragbench._retrieval.index.built import built_index, corpus_sha256
+from ragbench._retrieval.index.cache import INDEX_CACHE_ENV, USE_FILE, cached_index
+from ragbench._retrieval.index.removal import REMOVING
+from ragbench._retrieval.index.staging import BUILD_MARK
 
 PASSAGES = [
     {"id": "1", "title": "France", "contents": "Paris is the capital of France."},

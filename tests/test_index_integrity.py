@@ -18,9 +18,9 @@ pytest.importorskip("bm25s")
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.bm25 import BM25Builder
-from ragbench._retrieval.dense import NpyAppender
-from ragbench._retrieval.index import MANIFEST_FILE, build_index
+from ragbench._retrieval.bm25.retriever import BM25Builder
+from ragbench._retrieval.dense.retriever import NpyAppender
+from ragbench._retrieval.index.built import MANIFEST_FILE, build_index
 
 
 def built(tmp_path, name="index", n=30, seed=0):
@@ -173,7 +173,7 @@ def test_a_second_build_of_one_folder_is_refused_while_another_holds_it_and_take
             sys.executable,
             "-c",
             "import sys, time\nfrom pathlib import Path\n"
-            "from ragbench._retrieval.staging import held_staging\n"
+            "from ragbench._retrieval.index.staging import held_staging\n"
             "with held_staging(Path(sys.argv[1])) as staging:\n"
             "    (staging / 'docs.jsonl').write_text('half')\n    print('held', flush=True)\n"
             "    time.sleep(60)\n",

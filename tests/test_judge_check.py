@@ -10,8 +10,8 @@ import pytest
 from conftest import write_jsonl
 from crag_helpers import parity_fixture
 from helpers import cli_here, run, samples
-from ragbench._reports.ppi import ppi_mean
-from ragbench._reports.prices import model_price
+from ragbench._reports.cost.prices import model_price
+from ragbench._reports.statistics.ppi import ppi_mean
 from test_crag_score_cli import score_upstream_rows
 
 
@@ -195,8 +195,8 @@ def test_a_labels_file_that_cannot_be_read_at_the_runs_end_does_not_keep_it_from
 
 
 def tally_of(labels, metrics=None):
-    from ragbench._reports.human_labels import HumanLabels
-    from ragbench._reports.judge_check import JudgeCheckTally
+    from ragbench._reports.judging.human_agreement import JudgeCheckTally
+    from ragbench._reports.judging.human_labels import HumanLabels
     from ragbench.metrics.judge import LlmJudge
 
     return JudgeCheckTally("demo", metrics or [LlmJudge()], ("topic",), HumanLabels("labels.jsonl", labels))

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 import scoring_plugin
 from ragbench._cli.main import main
 from ragbench._registry import installed_registry
-from ragbench._reports.judge_ratings import agreement_cell, judge_agreement_lines
-from ragbench._reports.results_file import read_results
+from ragbench._reports.judging.judge_agreement import agreement_cell, judge_agreement_lines
+from ragbench._reports.results.file import read_results
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)

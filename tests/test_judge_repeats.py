@@ -14,9 +14,9 @@ from helpers import samples
 from ragbench._cli.main import main
 from ragbench._metric import Metric, MetricDeclaration
 from ragbench._registry import installed_registry
-from ragbench._reports.judge_agreement import agreement, judged_interval
-from ragbench._reports.judge_ratings import judge_agreement_lines
-from ragbench._reports.results_file import read_results
+from ragbench._reports.judging.judge_agreement import judge_agreement_lines
+from ragbench._reports.results.file import read_results
+from ragbench._reports.statistics.rater_agreement import agreement, judged_interval
 from ragbench._run.judge_raters import headline_draws, headline_is_a_rater, raters
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from helpers import samples
 from ragbench._cli.main import main
 from ragbench._registry import installed_registry
-from ragbench._reports.compare import compare_runs, load_run, markdown
-from ragbench._reports.judge_agreement import agreement
-from ragbench._reports.like_for_like import judge_differences
-from ragbench._reports.paired_tests import paired_bootstrap
+from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
+from ragbench._reports.compare.like_for_like import judge_differences
+from ragbench._reports.statistics.paired_tests import paired_bootstrap
+from ragbench._reports.statistics.rater_agreement import agreement
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
 

@@ -21,16 +21,16 @@ from conftest import TEST_DATA, write_jsonl
 from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.index import build_index
-from ragbench._retrieval.lucene_analyzer import ENGLISH_STOP_WORDS, analyze
-from ragbench._retrieval.lucene_bm25 import (
+from ragbench._retrieval.index.built import build_index
+from ragbench._retrieval.lucene.analyzer import ENGLISH_STOP_WORDS, analyze
+from ragbench._retrieval.lucene.retriever import (
     LENGTH_TABLE,
     LuceneBM25Retriever,
     anserini_scores,
     length_to_norm,
     norm_to_length,
 )
-from ragbench._retrieval.lucene_tokenizer import standard_tokens, utf16_units
+from ragbench._retrieval.lucene.tokenizer import standard_tokens, utf16_units
 
 pytest.importorskip("regex")
 
@@ -225,7 +225,7 @@ def test_index_build_on_the_command_line_then_search_with_k1_and_b(tmp_path):
 
 
 def test_without_the_regex_package_the_build_is_refused_before_the_corpus_is_read(tmp_path, monkeypatch):
-    from ragbench._retrieval.lucene_tokenizer import token_regex
+    from ragbench._retrieval.lucene.tokenizer import token_regex
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "a", "text": "fox"}])
     token_regex.cache_clear()

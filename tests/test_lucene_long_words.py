@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from helpers import cli_here
-from ragbench._retrieval import lucene_tokenizer
-from ragbench._retrieval.lucene_analyzer import analyze
-from ragbench._retrieval.lucene_bm25 import LuceneBM25Retriever
-from ragbench._retrieval.lucene_tokenizer import (
+from ragbench._retrieval.lucene import tokenizer as lucene_tokenizer
+from ragbench._retrieval.lucene.analyzer import analyze
+from ragbench._retrieval.lucene.retriever import LuceneBM25Retriever
+from ragbench._retrieval.lucene.tokenizer import (
     ASCII_TOKEN,
     MAX_TOKEN_UNITS,
     lucene_classes,

@@ -577,8 +577,8 @@ def test_cell_scores_the_scripted_answers_as_worked_out(
         monkeypatch.setenv("RAGBENCH_WORKERS", "0")  # vanilla's cell of each task starts them, the others use a thread
         # and its report's plots (CRAG's slice bars, OmniEval's heat maps; ~0.3 s a PNG, four a CRAG cell): the
         # same code for every system, drawn in vanilla's cell; the others' reports are made without them
-        monkeypatch.setattr("ragbench._reports.slice_plots.slice_plot", lambda *args: None)
-        monkeypatch.setattr("ragbench._reports.slice_plots.matrix_plot", lambda *args: None)
+        monkeypatch.setattr("ragbench._reports.results.slice_plots.slice_plot", lambda *args: None)
+        monkeypatch.setattr("ragbench._reports.results.slice_plots.matrix_plot", lambda *args: None)
     config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:

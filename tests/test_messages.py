@@ -62,7 +62,7 @@ def test_the_git_commit_is_read_once_per_process(monkeypatch):
     started for every run."""
     import subprocess
 
-    from ragbench._reports import provenance
+    from ragbench._reports.results import provenance
 
     started = []
     real = subprocess.run

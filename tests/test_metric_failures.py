@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import scoring_plugin
 from helpers import records_without_texts, samples
 from ragbench._cli.main import main
-from ragbench._reports.results import task_scores
+from ragbench._reports.aggregation import task_scores
 from ragbench._run.evaluator import Evaluator, RunConfig
 from scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 

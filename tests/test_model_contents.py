@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_here, cli_run_args
-from ragbench._engines.content import BLOCK, content_digest
+from ragbench._engines.local.content import BLOCK, content_digest
 from tiny_models import tiny_gpt2
 
 
@@ -43,7 +43,7 @@ def test_the_digest_follows_the_bytes_of_the_weights_not_the_folder_name_or_time
 
 def test_the_hf_engine_keys_its_cache_by_the_weights_of_a_local_folder(tmp_path):
     pytest.importorskip("transformers")
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     model = tiny_gpt2(tmp_path / "m")
     before = HFEngine(str(model), device="cpu")

@@ -12,9 +12,9 @@ import pytest
 from helpers import cli_here, run, samples
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._registry import installed_registry
-from ragbench._reports.judge_cost import JudgeCostTally
-from ragbench._reports.model_cost import ModelCostTally
-from ragbench._reports.prices import ModelPrices
+from ragbench._reports.cost.judge_cost import JudgeCostTally
+from ragbench._reports.cost.model_cost import ModelCostTally
+from ragbench._reports.cost.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -125,8 +125,8 @@ def test_judge_calls_saved_before_they_named_their_judge_are_priced_where_the_ju
 
 
 def test_results_written_before_model_cost_still_render():
-    from ragbench._reports.judge_lines import model_cost_lines
-    from ragbench._reports.results_schema import Results
+    from ragbench._reports.cost.cost_lines import model_cost_lines
+    from ragbench._reports.results.schema import Results
 
     results = Results(results={}, details={}, counts={}, complete=True, cost={}, config={}, versions={})  # type: ignore[typeddict-item]
     assert results.model_cost is None and model_cost_lines(results) == []

@@ -79,7 +79,7 @@ def test_scripted_dict_answers_carry_token_data_and_text_answers_are_certain():
 @pytest.mark.model
 def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
     pytest.importorskip("torch")
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     engine = HFEngine("embedded")
     named = ("Paris", "London")
@@ -108,7 +108,7 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
 
 
 def test_openai_asks_the_top_20_and_reports_the_named_tokens_found_there():
-    from ragbench._engines.openai import OpenAIEngine
+    from ragbench._engines.hosted.openai import OpenAIEngine
     from test_engine_openai import FAST, FakeServer, generate
 
     server = FakeServer()

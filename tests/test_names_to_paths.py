@@ -154,7 +154,7 @@ def test_every_path_built_from_a_task_name_stays_in_its_folder(tmp_path):
         RunDir(tmp_path / "run").sample_path("../../x")
     with pytest.raises(ConfigError, match="is not a plain file name"):
         RunDir(tmp_path / "run").sample_path(str(tmp_path / "abs"))
-    from ragbench._reports.slice_plots import slice_plot
+    from ragbench._reports.results.slice_plots import slice_plot
 
     with pytest.raises(ConfigError, match="is not a plain file name"):
         slice_plot("t", "../../x", {"em": {"slices": {"../../x": {"a": {"value": 1, "n": 1}}}}}, ["em"], tmp_path)

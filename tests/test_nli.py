@@ -118,7 +118,7 @@ def test_hf_engine_runs_seq2seq_nli_like_eval_py(t5_folder):
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     tokenizer = AutoTokenizer.from_pretrained(t5_folder)
     model = AutoModelForSeq2SeqLM.from_pretrained(t5_folder).eval()

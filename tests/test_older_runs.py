@@ -1,5 +1,5 @@
 """Run folders an older ragbench wrote, or whose results.json was edited or damaged, are read by one reader
-(ragbench._reports.results_file) in `compare`, `rescore`, `reproduce` and the viewer: the sections and
+(ragbench._reports.results.file) in `compare`, `rescore`, `reproduce` and the viewer: the sections and
 sample fields an older version left out or shaped otherwise are read in today's shape, and a file that is
 no run's results is refused in one line naming it, never a traceback."""
 
@@ -17,8 +17,8 @@ import ragbench.tasks.selfrag
 from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._reports.compare import compare_runs, load_run
-from ragbench._reports.results_file import NewerResults, normalized_results, read_results
+from ragbench._reports.compare.comparison import compare_runs, load_run
+from ragbench._reports.results.file import NewerResults, normalized_results, read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
 from ragbench._storage.jsonl import strict_json

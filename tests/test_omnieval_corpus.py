@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragbench._errors import ConfigError
-from ragbench._retrieval.chunking import TokenSplitter
+from ragbench._retrieval.corpus.chunking import TokenSplitter
 from ragbench.tasks.omnieval.corpus import build_corpus, read_folder
 
 
@@ -100,7 +100,7 @@ def test_long_documents_are_chunked_with_the_file_path_in_the_budget_and_come_fi
 
 def test_cli_reports_skipped_files(tmp_path):
     from ragbench._cli.main import main
-    from ragbench._retrieval.chunking import tiktoken_counter
+    from ragbench._retrieval.corpus.chunking import tiktoken_counter
 
     try:
         tiktoken_counter("cl100k_base")

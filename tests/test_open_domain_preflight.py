@@ -121,7 +121,7 @@ def test_a_run_that_asks_for_no_documents_passes(tmp_path, options):
 
 
 def test_a_corpus_retriever_passes(tmp_path):
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
 
     build_index(
         TEST_DATA / "open_qa" / "varn_corpus.jsonl",

@@ -15,7 +15,7 @@ from openai.resources.chat.completions import completions
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 
-from ragbench._engines.openai import SENT_AS_GIVEN, OpenAIEngine
+from ragbench._engines.hosted.openai import SENT_AS_GIVEN, OpenAIEngine
 from ragbench._values.llm_calls import Request, Sampling
 from test_engine_openai import FAST, server  # noqa: F401 (the fake server, a fixture)
 from test_engine_openai_tools import CALLED, SEARCH

@@ -179,7 +179,7 @@ def test_a_tokenizer_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch)
 def test_smollm2s_tokenizer_passed_as_llama2s_is_refused(tmp_path):
     from transformers import AutoTokenizer
 
-    from ragbench._engines.embedded import embedded_safetensors_dir
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
     from ragbench.tasks.crag.preflight import llama2_tokenizer_problem
 
     # from the session's converted copy (tests/conftest.py): reading it from the GGUF parses the whole file

@@ -17,15 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from ragbench._engines.anthropic import AnthropicEngine
-from ragbench._engines.batch_anthropic import AnthropicBatches
-from ragbench._engines.gemini import GeminiEngine
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.anthropic import AnthropicEngine
+from ragbench._engines.hosted.batch_anthropic import AnthropicBatches
+from ragbench._engines.hosted.gemini import GeminiEngine
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._errors import ConfigError
 from ragbench._llm import LLM
 from ragbench._records import SampleRecord, step_from_dict
-from ragbench._reports.model_cost import ModelCostTally
-from ragbench._reports.prices import ModelPrices, read_price_table
+from ragbench._reports.cost.model_cost import ModelCostTally
+from ragbench._reports.cost.prices import ModelPrices, read_price_table
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._values.response_checks import response_problem
@@ -335,8 +335,8 @@ def test_a_call_files_reference_to_the_step_gives_the_cache_counts_back():
 
 
 def test_the_console_line_says_what_the_prompt_cache_read_wrote_and_saved():
-    from ragbench._reports.judge_lines import model_cost_lines
-    from ragbench._reports.results_schema import Results
+    from ragbench._reports.cost.cost_lines import model_cost_lines
+    from ragbench._reports.results.schema import Results
 
     def line(cost: dict[str, Any]) -> str:
         empty: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""Property: `ragbench compare`'s "what differs" (ragbench._reports.config_diff) names every setting of two
+"""Property: `ragbench compare`'s "what differs" (ragbench._reports.results.config_diff) names every setting of two
 runs' configs whose value differs, by its path, and no other; the settings that measure nothing
 (`NOT_MEASURED`, e.g. worker counts and folders) are never named."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.config_diff import (
+from ragbench._reports.results.config_diff import (
     NOT_MEASURED,
     config_differences,
     flattened,

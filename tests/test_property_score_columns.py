@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from helpers import records_without_texts
 from ragbench._metric import Metric
-from ragbench._reports.results import task_scores
-from ragbench._reports.score_columns import summarise
-from ragbench._reports.slice_labels import field_labels, ordered, slice_value
+from ragbench._reports.aggregation import task_scores
+from ragbench._reports.results.score_columns import summarise
+from ragbench._reports.results.slice_labels import field_labels, ordered, slice_value
 from ragbench._storage.checkpoint import data_sha256
 
 SLICE_VALUES = (

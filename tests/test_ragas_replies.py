@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from conftest import TEST_DATA
 from helpers import cli_here
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench.api import Document, Example, Prediction
 from ragbench.api.engines import Request, Sampling, reasoning_model
 from ragbench.metrics.ragas.metric import (

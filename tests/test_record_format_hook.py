@@ -66,7 +66,7 @@ def ragbench_gold_kinds() -> dict[str, Any]:
 def test_the_yaml_loader_names_no_benchmarks_format():
     """No string in the loader's code (its docstrings aside) is a benchmark's format name."""
     named = {}
-    for path in (ROOT / "ragbench" / "_shared" / "yaml_tasks").glob("*.py"):
+    for path in (ROOT / "ragbench" / "_yaml_tasks").glob("*.py"):
         tree = ast.parse(path.read_text())
         docstrings = {
             id(node.body[0].value)

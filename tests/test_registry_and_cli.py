@@ -70,7 +70,7 @@ def test_help_and_list_import_neither_torch_nor_vllm(args):
 def test_help_reads_the_yaml_tasks_names_without_building_their_classes():
     code = (
         "import sys\nfrom ragbench._cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('jinja2', 'ragbench._shared.yaml_tasks.task') if m in sys.modules))\n"
+        "print(sorted(m for m in ('jinja2', 'ragbench._yaml_tasks.task') if m in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ragbench._cli.outcomes import report_outcome
-from ragbench._reports.finish import finish_run
-from ragbench._reports.results_file import read_results
+from ragbench._reports.results.file import read_results
+from ragbench._reports.run_end import finish_run
 from ragbench._run.evaluator import RunOutcome
 from ragbench._storage.rundir import RunDir
 

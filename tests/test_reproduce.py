@@ -11,8 +11,14 @@ from click.testing import CliRunner
 import ragbench._cli.main as cli_module
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._reports.reproduce import Reproduction, compare_with_paper, get_reproduction, reproduction_config, verdict
-from ragbench._reports.results_schema import Results
+from ragbench._reports.reproduce.rows import (
+    Reproduction,
+    compare_with_paper,
+    get_reproduction,
+    reproduction_config,
+    verdict,
+)
+from ragbench._reports.results.schema import Results
 from test_compare import DEMO
 
 DEMO_ROW = {

@@ -7,7 +7,7 @@ import dataclasses
 
 from helpers import cli_here
 from ragbench._registry import installed_registry
-from ragbench._reports.reproduce import get_reproduction
+from ragbench._reports.reproduce.rows import get_reproduction
 from ragbench._values.run_config import RunConfig
 
 

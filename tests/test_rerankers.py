@@ -22,9 +22,9 @@ from ragbench._components.cross_encoder import CrossEncoderReranker
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._replay.rerun import replay_config
-from ragbench._retrieval.bm25 import BM25Retriever
-from ragbench._retrieval.corpus import passage_text
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.bm25.retriever import BM25Retriever
+from ragbench._retrieval.corpus.readers import passage_text
+from ragbench._retrieval.index.built import build_index
 from ragbench._run.evaluator import Evaluator
 from ragbench._types import Document
 from ragbench._view.catalog import RunCatalog

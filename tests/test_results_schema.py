@@ -1,4 +1,4 @@
-"""results.json is a typed `Results` (ragbench._reports.results_schema) with a `schema_version`, written by one
+"""results.json is a typed `Results` (ragbench._reports.results.schema) with a `schema_version`, written by one
 function and read by one (`read_results`) in `compare`, `rescore`, `reproduce`, `--resume` and the viewer: a
 file written before the version was recorded reads as version 1, a later version is refused in one line naming
 the file and the fix, and the JSON schema in docs/outputs.md is the one the dataclasses make."""
@@ -18,8 +18,8 @@ import ragbench.tasks.selfrag
 from helpers import cli_here, cli_run_args
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._reports.results_file import NewerResults, read_results, results_text
-from ragbench._reports.results_schema import SCHEMA_VERSION, Results, json_schema
+from ragbench._reports.results.file import NewerResults, read_results, results_text
+from ragbench._reports.results.schema import SCHEMA_VERSION, Results, json_schema
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
 from ragbench._storage.jsonl import parse_json
@@ -190,7 +190,7 @@ def documented_schema() -> dict:
 
 
 def test_the_schema_in_the_docs_is_the_one_the_dataclasses_make():
-    assert documented_schema() == json_schema(), "regenerate: python -m ragbench._reports.results_schema"
+    assert documented_schema() == json_schema(), "regenerate: python -m ragbench._reports.results.schema"
 
 
 def test_a_written_results_json_follows_the_schema(finished, tmp_path):

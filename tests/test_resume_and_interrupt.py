@@ -13,7 +13,7 @@ import pytest
 
 from helpers import cli_here, run, samples
 from ragbench._registry import installed_registry
-from ragbench._reports.results_file import read_results
+from ragbench._reports.results.file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}

@@ -17,9 +17,9 @@ Stemmer = pytest.importorskip("Stemmer")
 from ragbench._errors import ConfigError  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.bm25 import METHODS, BM25Builder, BM25Retriever  # noqa: E402
-from ragbench._retrieval.corpus import passage_text  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._retrieval.bm25.retriever import METHODS, BM25Builder, BM25Retriever  # noqa: E402
+from ragbench._retrieval.corpus.readers import passage_text  # noqa: E402
+from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._types import Document  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]

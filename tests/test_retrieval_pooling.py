@@ -199,7 +199,7 @@ class RetrieveThenAnswer(System):
 @pytest.fixture
 def demo_index(tmp_path):
     pytest.importorskip("bm25s")
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
     from ragbench.tasks.selfrag.demo import Demo
 
     corpus = tmp_path / "demo_corpus.jsonl"

@@ -9,7 +9,7 @@ import json
 from ragbench._registry import installed_registry
 from ragbench._run.attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.run_modes import FinishedRun, RebuiltRun, run_mode
+from ragbench._run.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
 from ragbench._run.services import RunServices
 from test_resume_data_changes import RECORDS, TASK
 
@@ -64,7 +64,7 @@ def test_a_run_without_resume_is_a_fresh_run(tmp_path, monkeypatch):
 def test_a_finished_run_resumed_with_nothing_left_is_finished(tmp_path, monkeypatch):
     finished_run(tmp_path)
     no_engine_loads(monkeypatch)
-    assert type(mode_of(tmp_path)) is FinishedRun
+    assert type(mode_of(tmp_path)) is AlreadyFinishedRun
 
 
 def test_a_finished_run_whose_results_json_is_lost_is_rebuilt(tmp_path, monkeypatch):

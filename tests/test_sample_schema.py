@@ -20,7 +20,7 @@ from helpers import run
 from ragbench._errors import RecordError
 from ragbench._read_only import ReadOnlyError
 from ragbench._records import SampleRecord, read_samples, without_texts
-from ragbench._reports.compare import load_run
+from ragbench._reports.compare.comparison import load_run
 from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ragbench._types import Document, Step
 

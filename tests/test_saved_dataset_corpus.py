@@ -21,9 +21,9 @@ datasets = pytest.importorskip("datasets")
 
 from ragbench._errors import ConfigError, RecordError  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.corpus import corpus_rows, read_corpus  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
-from ragbench._retrieval.index_cache import index_folder  # noqa: E402
+from ragbench._retrieval.corpus.readers import corpus_rows, read_corpus  # noqa: E402
+from ragbench._retrieval.index.built import build_index  # noqa: E402
+from ragbench._retrieval.index.cache import index_folder  # noqa: E402
 from ragbench._types import Document  # noqa: E402
 from ragbench.api.retrieval import CorpusLookup  # noqa: E402
 
@@ -108,7 +108,7 @@ def build(corpus: Path, out: Path) -> Path:
 
 def test_a_bm25_index_of_a_saved_dataset_searches_as_the_index_of_the_same_jsonl(tmp_path):
     pytest.importorskip("bm25s")
-    from ragbench._retrieval.bm25 import BM25Retriever
+    from ragbench._retrieval.bm25.retriever import BM25Retriever
 
     rows = passages_rows(30)
     folder_index = build(save(tmp_path / "corpus", rows), tmp_path / "from_folder")
@@ -192,7 +192,7 @@ def test_a_saved_dataset_dict_of_several_splits_asks_for_one(tmp_path):
 
 def test_a_saved_dataset_rewritten_while_it_is_indexed_leaves_no_index(tmp_path, monkeypatch):
     pytest.importorskip("bm25s")
-    from ragbench._retrieval.bm25 import BM25Builder
+    from ragbench._retrieval.bm25.retriever import BM25Builder
 
     folder = save(tmp_path / "corpus", passages_rows(30))
     [arrow] = folder.glob("*.arrow")

@@ -112,8 +112,8 @@ def test_an_unknown_window_is_a_one_line_config_error():
 
 
 def test_engines_that_cannot_give_upstreams_windows_are_told_before_they_start(monkeypatch):
-    from ragbench._engines.openai import OpenAIEngine
-    from ragbench._engines.vllm import VLLMEngine
+    from ragbench._engines.hosted.openai import OpenAIEngine
+    from ragbench._engines.vllm.engine import VLLMEngine
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=lambda **kwargs: None))
     upstream, exact = [SelfRag().engine_needs(Demo())], [SelfRag(logprob_window="exact").engine_needs(Demo())]
@@ -134,7 +134,7 @@ def test_the_system_asks_upstreams_windows_or_none():
 
 @pytest.mark.model
 def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     candidates = ("<|im_end|>", "<|im_start|>", "Paris", "ĠParis", "the", "Ġthe", "The", "ĠThe", "Ġcapital", "Ġis")
     engine = HFEngine("embedded")
@@ -165,7 +165,7 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
 def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
-    from ragbench._engines.vllm import VLLMEngine
+    from ragbench._engines.vllm.engine import VLLMEngine
     from ragbench._values.llm_calls import EngineError
 
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from helpers import run, samples
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._reports.results_file import read_results, results_text
-from ragbench._reports.results_schema import Results
+from ragbench._reports.results.file import read_results, results_text
+from ragbench._reports.results.schema import Results
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.run_shapes import is_count

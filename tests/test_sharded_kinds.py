@@ -19,9 +19,9 @@ from conftest import TEST_DATA
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.flashrag_bm25 import FlashRagBM25Retriever
-from ragbench._retrieval.index import build_index
-from ragbench._retrieval.numba_top_k import numba_top_k, pushed
+from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
+from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
+from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.sharded.fronts import FRONTS
 from ragbench._retrieval.sharded.layout import read_layout
 from ragbench._retrieval.sharded.merge import merge_numba_top_k, merge_top_k
@@ -191,7 +191,7 @@ def tiny_bert(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("shards", [1, 3, 40])
 def test_flashrags_own_flat_faiss_index_split_answers_as_the_whole_one(tmp_path, tiny_bert, shards):
     from flashrag_faiss_fixtures import QUERIES
-    from ragbench._retrieval.faiss_index import FaissIndexRetriever
+    from ragbench._retrieval.dense.faiss_index import FaissIndexRetriever
 
     index = tmp_path / "e5_Flat.index"
     shutil.copyfile(FAISS / "e5_Flat.index", index)
@@ -230,7 +230,7 @@ def tiny_qwen3(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("shards", [1, 2])
 def test_tevatrons_shard_files_served_apart_answer_as_the_whole_index(tiny_qwen3, shards):
-    from ragbench._retrieval.tevatron_dense import TevatronDenseRetriever
+    from ragbench._retrieval.dense.tevatron import TevatronDenseRetriever
 
     options = {
         "index": str(TEVATRON / "corpus.shard*.pkl"),

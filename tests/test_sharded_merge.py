@@ -18,9 +18,9 @@ pytest.importorskip("bm25s")
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.bm25 import BM25Retriever
-from ragbench._retrieval.dense import inner_product_top_k
-from ragbench._retrieval.index import build_index
+from ragbench._retrieval.bm25.retriever import BM25Retriever
+from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.ranking import best_k
 from ragbench._retrieval.sharded.layout import Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
@@ -94,7 +94,7 @@ def test_a_split_bm25_index_answers_exactly_as_the_whole_one(corpus_texts, data,
         whole = BM25Retriever(str(index))
         expected = whole.search(queries, k)
         layout = read_layout(split_index(index, shards), index)
-        tokens = __import__("ragbench._retrieval.bm25", fromlist=["x"]).query_tokens(
+        tokens = __import__("ragbench._retrieval.bm25.retriever", fromlist=["x"]).query_tokens(
             queries, whole.stopwords, whole.stemmer, whole.jieba
         )
         merged = merged_search("bm25", layout, tokens, k, {})

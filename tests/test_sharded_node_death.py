@@ -22,7 +22,7 @@ pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
 from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.sharded.fronts import LuceneQueries  # noqa: E402
 from ragbench._retrieval.sharded.retriever import ShardedRetriever  # noqa: E402
 from ragbench._retrieval.sharded.split import split_index  # noqa: E402

@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray")
 
 from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.sharded.split import split_index  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]

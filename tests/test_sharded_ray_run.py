@@ -16,8 +16,8 @@ pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
 from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.dense import inner_product_top_k  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
+from ragbench._retrieval.dense.retriever import inner_product_top_k  # noqa: E402
+from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.sharded.actors import ShardPool  # noqa: E402
 from ragbench._retrieval.sharded.layout import Layout, Shard  # noqa: E402
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges  # noqa: E402

@@ -11,8 +11,8 @@ import pytest
 
 from helpers import run
 from ragbench._registry import installed_registry
-from ragbench._reports.compare import compare_runs, load_run
-from ragbench._reports.slice_labels import SliceLabels, ordered, slice_value
+from ragbench._reports.compare.comparison import compare_runs, load_run
+from ragbench._reports.results.slice_labels import SliceLabels, ordered, slice_value
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from slice_fixtures import EXPECTED, LEVELS, level_task
@@ -43,7 +43,7 @@ def test_plot_bars_name_the_same_slices(level_run, tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     from matplotlib.axes import Axes
 
-    from ragbench._reports.slice_plots import slice_plot
+    from ragbench._reports.results.slice_plots import slice_plot
 
     ticks = []
     original = Axes.set_xticks

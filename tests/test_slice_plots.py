@@ -13,7 +13,7 @@ from helpers import run
 pytest.importorskip("matplotlib")
 from matplotlib.axes import Axes
 
-from ragbench._reports.slice_plots import matrix_plot, slice_plot
+from ragbench._reports.results.slice_plots import matrix_plot, slice_plot
 from ragbench._view.pages import slice_tables
 
 

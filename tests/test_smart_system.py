@@ -270,8 +270,8 @@ def test_options_are_checked():
 
 
 def test_outputs_that_ignore_smarts_format_are_counted_and_warned_with_the_fix(tmp_path):
-    from ragbench._reports.results_schema import Results
-    from ragbench._reports.summary import failure_lines
+    from ragbench._reports.results.schema import Results
+    from ragbench._reports.run_summary import failure_lines
 
     trained = pubhealth_run(tmp_path, name="trained", limit=3)
     assert trained["format_adherence"]["pubhealth"][0]["followed"] == 3

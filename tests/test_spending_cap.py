@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.prices import usd_of
+from ragbench._reports.cost.prices import usd_of
 from ragbench._run.spending_cap import SpendingCap, worst_tokens
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import Request, Response, Sampling

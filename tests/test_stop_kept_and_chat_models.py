@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from helpers import run, samples
-from ragbench._engines.openai_responses import parse_completion as _parse
+from ragbench._engines.hosted.openai_responses import parse_completion as _parse
 from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, Sampling, apply_stop
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
@@ -86,7 +86,7 @@ def test_a_scripted_per_token_answer_cut_at_its_budget_says_length():
 
 
 def test_hf_keeps_the_stop_string_at_the_end_when_asked_and_cuts_before_it_otherwise(tmp_path):
-    from ragbench._engines.hf import HFEngine
+    from ragbench._engines.hf.engine import HFEngine
 
     engine = HFEngine(str(tiny_causal_lm(tmp_path / "lm")), device="cpu")
 
@@ -103,7 +103,7 @@ def test_hf_keeps_the_stop_string_at_the_end_when_asked_and_cuts_before_it_other
 
 
 def test_vllm_is_asked_to_include_the_stop_string_when_it_is_kept(fake_vllm):
-    from ragbench._engines.vllm import VLLMEngine
+    from ragbench._engines.vllm.engine import VLLMEngine
 
     engine = VLLMEngine("/m")
     kept, cut = engine.generate(

@@ -28,7 +28,7 @@ from qwen3_embedding_fixtures import corpus_rows, write_tiny_qwen3
 from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.base import RetrievalError
-from ragbench._retrieval.tevatron_shards import convert_command, read_shard
+from ragbench._retrieval.dense.tevatron_shards import convert_command, read_shard
 from ragbench._run.evaluator import Evaluator, RunConfig
 
 pytest.importorskip("faiss")
@@ -49,7 +49,7 @@ def tiny_qwen3(tmp_path_factory) -> Path:
 
 
 def retriever(model: Path, index: str = SHARDS, corpus: Path = CORPUS, **options):
-    from ragbench._retrieval.tevatron_dense import TevatronDenseRetriever
+    from ragbench._retrieval.dense.tevatron import TevatronDenseRetriever
 
     return TevatronDenseRetriever(index=index, model=str(model), corpus=str(corpus), **options)
 

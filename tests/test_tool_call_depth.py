@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines.tool_parsers import TOOL_PARSERS, template_messages, with_tool_calls
+from ragbench._engines.local.tool_parsers import TOOL_PARSERS, template_messages, with_tool_calls
 from ragbench._values.json_values import MAX_DEPTH, nested_deeper
 from ragbench._values.llm_calls import Request, Response
 from ragbench._values.tool_calls import ToolCall

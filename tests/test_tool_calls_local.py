@@ -194,12 +194,12 @@ def test_a_recorded_tool_call_refers_to_its_trace_step_and_resolves_whole():
 
 def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_and_warned_about():
     from ragbench._records import SampleRecord
-    from ragbench._reports.budget import BudgetTally, repeated_work_lines
+    from ragbench._reports.results.budget import BudgetTally, repeated_work_lines
 
     def record(line: dict[str, Any]) -> SampleRecord:
         return SampleRecord.from_dict({"index": 0, **line})
 
-    from ragbench._reports.results_schema import Results
+    from ragbench._reports.results.schema import Results
 
     trace: list[Step] = []
     chat(LLM(Scheduler(), ScriptedEngine("x", script=Counting()), trace=trace), ASKED, [SEARCH])

@@ -10,7 +10,7 @@ import sys
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines.tool_parsers import (
+from ragbench._engines.local.tool_parsers import (
     TOOL_PARSERS,
     hermes,
     llama3_json,
@@ -18,7 +18,7 @@ from ragbench._engines.tool_parsers import (
     tool_sampling,
     with_tool_calls,
 )
-from ragbench._engines.vllm_tools import ToolCallReader
+from ragbench._engines.vllm.tools import ToolCallReader
 from ragbench._values.llm_calls import Request, RequestError, Response
 
 JSON_VALUES = st.recursive(

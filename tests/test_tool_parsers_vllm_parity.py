@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.tool_parsers import TOOL_PARSERS
+from ragbench._engines.local.tool_parsers import TOOL_PARSERS
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "tool_parsers" / "vllm_parsers.json").read_text("utf-8"))
 CASES = {case["case"]: case for case in RECORDED["cases"]}

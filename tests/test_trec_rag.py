@@ -18,8 +18,8 @@ from conftest import TEST_DATA
 from helpers import run, samples
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.corpus import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
-from ragbench._retrieval.trec_measures import trec_eval_all
+from ragbench._retrieval.corpus.readers import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
+from ragbench._retrieval.trec.measures import trec_eval_all
 from ragbench._types import Document
 from ragbench.tasks.trec_rag.ag_output import recorded_output, response_length, sentences, submission
 from ragbench.tasks.trec_rag.data import read_qrels
@@ -193,7 +193,7 @@ def test_a_missing_qrels_or_topics_file_fails_before_the_run():
 
 @pytest.fixture(scope="module")
 def index(corpus, tmp_path_factory) -> Path:
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
 
     folder = tmp_path_factory.mktemp("index") / "bm25"
     manifest = build_index(corpus, folder, "bm25", progress=False, registry=installed_registry())
@@ -395,7 +395,7 @@ def test_a_bad_submission_line_is_a_record_error_naming_it_and_the_rest_are_read
 
 
 def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
 
     manifest = build_index(corpus, tmp_path / "lucene", "lucene_bm25", progress=False, registry=installed_registry())
     assert manifest.doc_count == 7 and manifest.corpus["format"] == SEGMENTED

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, Document, Example, Prediction

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from helpers import cli_run_args, run, samples
 from ragbench._cli.main import main
-from ragbench._engines.openai import OpenAIEngine
+from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._registry import Registry
 from ragbench._system import System, SystemDeclaration
 from ragbench._values.urls import redact_url, redact_urls, secret_name

@@ -360,7 +360,7 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
 
 
 def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
-    from ragbench._retrieval.index import build_index
+    from ragbench._retrieval.index.built import build_index
     from retrieval_samples import passages, write_dpr_tsv
 
     pytest.importorskip("bm25s")

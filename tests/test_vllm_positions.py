@@ -1,4 +1,4 @@
-"""What vLLM's frontend holds of a running Self-RAG request's log-probs (ragbench._engines.vllm_positions), on
+"""What vLLM's frontend holds of a running Self-RAG request's log-probs (ragbench._engines.vllm.positions), on
 the vLLM-shaped stand-in benchmarks/support/vllm_shaped (vLLM 0.32's LLMEngine / AsyncLLM as they keep every
 running request's per-position dicts in the caller's process): each position keeps the sampled token's entry and
 the named tokens', not upstream's window of 5,000 / 32,016, and every value read stays the same."""
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines import vllm as vllm_engine
-from ragbench._engines.vllm import VLLMEngine
-from ragbench._engines.vllm_positions import NamedEntries
+from ragbench._engines.vllm import engine as vllm_engine
+from ragbench._engines.vllm.engine import VLLMEngine
+from ragbench._engines.vllm.positions import NamedEntries
 from ragbench._values.llm_calls import Request, Sampling
 from ragbench.plugins.selfrag.system import REFLECTION_NAMES, SCORED_TOKENS
 

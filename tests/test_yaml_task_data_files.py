@@ -14,8 +14,8 @@ import pytest
 
 from helpers import cli_here
 from ragbench._errors import ConfigError, RecordError
-from ragbench._shared.yaml_tasks import task_class
-from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench._yaml_tasks import task_class
+from ragbench._yaml_tasks.spec import load_spec
 
 RECORDS = [{"id": "a", "question": "Q1?", "answer": "x"}, {"id": "b", "question": "Q2?", "answer": "y"}]
 JSONL = "".join(json.dumps(r) + "\n" for r in RECORDS)

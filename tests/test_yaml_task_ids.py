@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from ragbench._errors import RecordError
-from ragbench._shared.yaml_tasks import task_class
-from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench._yaml_tasks import task_class
+from ragbench._yaml_tasks.spec import load_spec
 
 TASK = """task: ids
 data:

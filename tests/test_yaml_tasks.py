@@ -21,9 +21,9 @@ from conftest import ROOT, write_jsonl
 from helpers import cli_here, run, samples, task_counts
 from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import Registry, installed_registry
-from ragbench._shared.yaml_tasks import task_class
-from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench._types import Example
+from ragbench._yaml_tasks import task_class
+from ragbench._yaml_tasks.spec import load_spec
 
 FLASHRAG = [
     {

@@ -85,8 +85,12 @@ LAYERS = (
         {"_components": "rerankers and refiners between the retriever and the reader (`--reranker`, `--refiner`)"},
     ),
     Layer(
+        "YAML tasks",
+        {"_yaml_tasks": "the YAML-task engine: a benchmark declared as a YAML file becomes a Task"},
+    ),
+    Layer(
         "shared plugin helpers",
-        {"_shared": "answer matching, citations, sentences, prompt formats, the reader system, YAML tasks"},
+        {"_shared": "answer matching, citations, sentences, prompt formats, the reader system"},
     ),
     Layer(
         "an example's context and its backends",

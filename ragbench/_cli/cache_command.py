@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .._retrieval.index_removal import FolderBusy
+from .._retrieval.index.removal import FolderBusy
 from .._storage.cache_root import CACHE_DIR_ENV, cache_root
 from .plugin_commands import config_errors_exit, exit_if_skipped
 from .registry import command_registry

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .._engines.embedded import CONVERTED_NAME, EMBEDDED_GGUF, embedded_model_dir
-from .._engines.hf_batching import CACHE_FILE as BATCH_SIZES_FILE
+from .._engines.hf.batching import CACHE_FILE as BATCH_SIZES_FILE
+from .._engines.local.embedded import CONVERTED_NAME, EMBEDDED_GGUF, embedded_model_dir
 from .._errors import ConfigError
 from .._registry import Registry
-from .._retrieval.cache_listing import PRUNED, cache_entries
-from .._retrieval.index_cache import index_cache_dir
-from .._retrieval.index_removal import remove_index_folder
+from .._retrieval.index.cache import index_cache_dir
+from .._retrieval.index.cache_listing import PRUNED, cache_entries
+from .._retrieval.index.removal import remove_index_folder
 from .._storage import page_cache
 from .._storage.cache_root import cache_root
 from .._storage.datafiles import data_dir

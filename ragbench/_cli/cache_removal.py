@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._engines.embedded import CONVERTED_NAME
-from .._engines.hf_batching import CACHE_FILE as BATCH_SIZES_FILE
+from .._engines.hf.batching import CACHE_FILE as BATCH_SIZES_FILE
+from .._engines.local.embedded import CONVERTED_NAME
 from .._errors import ConfigError
 from .._registry import Registry, unknown_name_message
-from .._retrieval.cache_listing import REMOVABLE, cache_entries
-from .._retrieval.index_cache import index_cache_dir
-from .._retrieval.index_removal import folder_held, remove_index_folder
+from .._retrieval.index.cache import index_cache_dir
+from .._retrieval.index.cache_listing import REMOVABLE, cache_entries
+from .._retrieval.index.removal import folder_held, remove_index_folder
 from .._storage.cache_root import cache_root
 from .._storage.own_trees import HoldsLink, links_in, remove_tree
 from .cache_inventory import SCRATCH, Cache, alive, read_source, unknown_entries

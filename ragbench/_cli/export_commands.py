@@ -36,9 +36,9 @@ def output_path(run_dir: str, output: str | None, default_name: str, overwrite: 
 def export_trec(run_dir: str, task: str | None, output: str | None, tag: str | None, overwrite: bool) -> None:
     """A TREC run file of the documents each example showed (`qid Q0 docid rank score tag`, trec_eval's input):
     each document once, at its first rank, scored so that trec_eval reads the ranking shown."""
-    from .._reports.finished_run import finished_run
-    from .._reports.run_rankings import run_rankings, run_task
-    from .._retrieval.trec_run import run_tag, trec_run_text
+    from .._reports.results.finished_run import finished_run
+    from .._reports.results.run_rankings import run_rankings, run_task
+    from .._retrieval.trec.run_file import run_tag, trec_run_text
     from .._storage.files import naming, write_atomically
 
     with config_errors_exit("--output"):

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from .._errors import ConfigError
-from .._retrieval.cache_listing import INDEX_STATES, PRUNED, REMOVABLE, CacheEntry, State
-from .._retrieval.index_removal import FolderBusy, remove_index_folder
+from .._retrieval.index.cache_listing import INDEX_STATES, PRUNED, REMOVABLE, CacheEntry, State
+from .._retrieval.index.removal import FolderBusy, remove_index_folder
 
 
 def size_text(size: int) -> str:

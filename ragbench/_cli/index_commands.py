@@ -1,5 +1,5 @@
-"""`ragbench index build` and `ragbench index cache`: the command line of `ragbench._retrieval.index.build_index`
-and of the index cache (`ragbench._retrieval.cache_listing`).
+"""`ragbench index build` and `ragbench index cache`: the command line of `ragbench._retrieval.index.built.build_index`
+and of the index cache (`ragbench._retrieval.index.cache_listing`).
 
 Kept light: the retriever's own module (bm25s, torch) is imported only when the command runs.
 """
@@ -16,7 +16,7 @@ from .plugin_commands import config_errors_exit, exit_if_skipped
 from .registry import command_registry
 
 if TYPE_CHECKING:
-    from .._retrieval.index import Manifest
+    from .._retrieval.index.built import Manifest
 
 
 @click.group("index")
@@ -104,7 +104,7 @@ def build_command(
     shards: int | None,
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
-    from .._retrieval.index import build_index
+    from .._retrieval.index.built import build_index
 
     with config_errors_exit(output_option="--out"):
         options = parse_assignments(build_arg, "--build-arg")
@@ -188,8 +188,8 @@ def cache_command(prune: bool, keys: tuple[str, ...]) -> None:
     """List the indexes ragbench built on first use of a task's corpus ($RAGBENCH_INDEX_CACHE, default
     ~/.cache/ragbench/indexes): each one's kind, size, last use and corpus, whether that corpus still holds the
     bytes it was built from, and the total. Only what ragbench made there is ever removed."""
-    from .._retrieval.cache_listing import cache_entries
-    from .._retrieval.index_cache import index_cache_dir
+    from .._retrieval.index.cache import index_cache_dir
+    from .._retrieval.index.cache_listing import cache_entries
     from .index_cache_output import chosen_entries, listing_lines, remove_entries
 
     folder = index_cache_dir()

@@ -106,7 +106,7 @@ def alias_lines(registry: Any, names: list[str]) -> list[str]:
 
 def _show_version(ctx: click.Context, _param: Any, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        from .._reports.provenance import version_text
+        from .._reports.results.provenance import version_text
 
         click.echo(version_text())
         ctx.exit()
@@ -251,7 +251,7 @@ def counts_by_group(tasks: list[str], groups: dict[str, list[str]]) -> dict[str,
 def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool) -> None:
     """Show the installed tasks, systems, metrics and engines (name, description, provider)."""
     from .._catalog import KINDS
-    from .._shared.yaml_tasks.discovery import folder_tasks
+    from .._yaml_tasks.discovery import folder_tasks
 
     registry = command_registry()
     try:

@@ -181,11 +181,11 @@ def report_outcome(outcome: Any) -> None:
 
 def show_outcome(outcome: Any) -> None:
     """A finished run's summary on the console, and why it is incomplete where it is."""
-    from .._reports.failures import incomplete_reason
-    from .._reports.judge_lines import agreement_lines
-    from .._reports.judge_ratings import judge_agreement_lines
-    from .._reports.judge_swap import judge_swap_lines
-    from .._reports.summary import budget_lines, cost_line, failure_lines, results_table
+    from .._reports.cost.cost_lines import agreement_lines
+    from .._reports.judging.judge_agreement import judge_agreement_lines
+    from .._reports.judging.judge_swap import judge_swap_lines
+    from .._reports.results.failures import incomplete_reason
+    from .._reports.run_summary import budget_lines, cost_line, failure_lines, results_table
 
     results = outcome.typed_results
     click.echo(results_table(results))

@@ -190,7 +190,7 @@ def compare_command(
     """Paired comparison of runs on the examples they share: differences, bootstrap intervals, p-values. Prints a
     summary (the rows over all shared examples, one like-for-like verdict per run); --output writes the full
     report, --full prints it."""
-    from .._reports.compare import (
+    from .._reports.compare.comparison import (
         ITERATIONS,
         adjust_p_values,
         compare_runs,
@@ -200,8 +200,8 @@ def compare_command(
         parse_thresholds,
         regressions,
     )
-    from .._reports.compare_cost import cost_markdown, front_lines
-    from .._reports.compare_summary import summary
+    from .._reports.compare.cost_table import cost_markdown, front_lines
+    from .._reports.compare.summary import summary
 
     try:
         if len(runs) < 2:
@@ -254,7 +254,7 @@ def compare_plots(reports: list[Any], runs: list[Any], folder: Path) -> list[Pat
     """compare_N.png of each report and compare_cost.png of every run (quality vs cost); none, in one line naming
     what to install, where matplotlib is missing (the plain install has no plotting: compare.md is written without
     its pictures)."""
-    from .._reports.compare_plot import cost_plot, plot
+    from .._reports.compare.plot import cost_plot, plot
 
     try:
         pictures = [plot(report, folder / f"compare_{i}.png") for i, report in enumerate(reports, 1)]
@@ -322,7 +322,7 @@ def reproduce_command(
     **common: Any,
 ) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
-    from .._reports.reproduce import (
+    from .._reports.reproduce.rows import (
         compare_with_paper,
         get_reproduction,
         listing,
@@ -330,7 +330,7 @@ def reproduce_command(
         reproduction_config,
         verdict,
     )
-    from .._reports.results_file import results_text
+    from .._reports.results.file import results_text
     from .._storage.files import write_atomically
 
     registry = command_registry()

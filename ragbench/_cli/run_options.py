@@ -246,8 +246,8 @@ def common_kwargs(
 
 def judging_kwargs(human_labels: str | None, price_table: str | None) -> dict[str, Any]:
     """--human-labels and --price-table, each file read once now so that a bad one fails before any work."""
-    from .._reports.human_labels import read_human_labels
-    from .._reports.prices import read_price_table
+    from .._reports.cost.prices import read_price_table
+    from .._reports.judging.human_labels import read_human_labels
 
     if human_labels:
         read_human_labels(human_labels)
@@ -381,7 +381,7 @@ def run_kwargs(
 ) -> dict[str, Any]:
     """RunConfig fields from the run options (ConfigError on a malformed one). The tasks of --include-path
     folders are named by their files, so the run's config says which files it ran."""
-    from .._shared.yaml_tasks.discovery import include
+    from .._yaml_tasks.discovery import include
 
     names = split_names(tasks)
     return {

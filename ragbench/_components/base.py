@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._retrieval.corpus import passage_text
+from .._retrieval.corpus.readers import passage_text
 
 if TYPE_CHECKING:
     from .._types import Document

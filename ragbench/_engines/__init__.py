@@ -1,4 +1,9 @@
-"""LLM engines (a plugin package like any other) and the `engine:model` string parser."""
+"""LLM engines (a plugin package like any other) and the `engine:model` string parser.
+
+Here the engine interface (`base`), replicas of one model (`replicas`) and the engines that run no model (`scripted`,
+`replay`); by family: transformers (`hf/`), vLLM (`vllm/`), hosted APIs (`hosted/`: openai, anthropic, gemini and
+their batch APIs) and what the engines that run a model here share (`local/`).
+"""
 
 from __future__ import annotations
 

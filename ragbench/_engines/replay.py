@@ -40,7 +40,7 @@ from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenL
 from .._values.tool_calls import ToolCall
 from .answer_records import record_problem
 from .base import Engine
-from .content import file_digest
+from .local.content import file_digest
 
 
 def check_token_record(record: dict[str, Any]) -> None:

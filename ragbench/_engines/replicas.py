@@ -82,7 +82,7 @@ class ReplicaSet(Engine):
         return self._engine_id
 
     def keep_batches(self, folder: Path) -> None:
-        """The replicas' batches (`batch=true`) recorded in run folder `folder` (stainless_engine.py)."""
+        """The replicas' batches (`batch=true`) recorded in run folder `folder` (hosted/stainless.py)."""
         if hasattr(self.replicas[0], "keep_batches"):
             self.replicas[0].keep_batches(folder)
 

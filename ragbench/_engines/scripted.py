@@ -44,7 +44,7 @@ from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_
 from .._values.tool_calls import turn_text
 from .answer_records import ANSWER_FIELDS, record_problem
 from .base import Engine
-from .content import file_digest
+from .local.content import file_digest
 from .replay import check_token_record, token_response
 
 Script = Callable[[Request], "str | Response | dict[str, Any]"]  # a dict: a per-token record

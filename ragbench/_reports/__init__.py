@@ -1,4 +1,6 @@
-"""Statistics and reports: per-task aggregation with bootstrap intervals and slices (results, bootstrap),
-paired comparison of runs (compare), the end-of-run table and report.md (summary, slice_plots),
-failures grouped by cause, provenance of a number, and `ragbench reproduce`'s paper-beside-ours rows.
+"""Statistics and reports: a task's sample records aggregated into its metric values with bootstrap intervals and
+slices (`aggregation`), the end-of-run table and report.md (`run_summary`), and results.json written at a run's end
+(`run_end`); by family: the statistics (`statistics/`), results.json and a run folder read back (`results/`), what a
+run cost (`cost/`), the judges judged (`judging/`), `ragbench compare` (`compare/`) and `ragbench reproduce`
+(`reproduce/`).
 """

@@ -1,5 +1,10 @@
 """Retrieval: retrievers behind one batched interface, corpus readers and on-disk indexes.
 
+Here the interface (`base`), the handle a system awaits (`handle`) and the retrievers without an index (`provided`,
+`example_passages`, `replay`); by family: pyserini's BM25 (`lucene/`), bm25s's (`bm25/`), dense retrieval (`dense/`),
+the corpora (`corpus/`), on-disk indexes and their cache (`index/`), TREC's formats (`trec/`), and the scale-out of
+a corpus over processes and machines (`parallel_build/`, `sharded/`).
+
 Retrievers are plugins (the `retrievers` catalogue section), and so are the dense encoder's query
 styles (`ragbench_query_styles`; the core serves only `default`); this module stays light (no bm25s,
 no torch) so that `ragbench list` never imports them.

@@ -26,9 +26,9 @@ import numpy as np
 from .._errors import ConfigError
 from .._types import Document, Example
 from .base import RetrievalError, Retriever
-from .bm25 import METHODS, import_bm25s, make_stemmer
-from .corpus import passage_text
-from .dense import EMBEDDED_MODEL, Encoder
+from .bm25.retriever import METHODS, import_bm25s, make_stemmer
+from .corpus.readers import passage_text
+from .dense.retriever import EMBEDDED_MODEL, Encoder
 
 if TYPE_CHECKING:
     from .._registry import Registry

@@ -77,7 +77,7 @@ class ReplayRetriever(Retriever):
         }
 
     def contents(self) -> dict[str, Any]:
-        from .index import file_sha256
+        from .index.built import file_sha256
 
         return {"file_sha256": file_sha256(self.path)}  # a recording changed between attempts answers otherwise
 
@@ -164,11 +164,11 @@ class ReplayRetriever(Retriever):
 
     def _load_lookup(self) -> dict[str, Document]:
         if self.corpus_path:
-            from .corpus import read_corpus
+            from .corpus.readers import read_corpus
 
             return {str(doc.id): doc for doc in read_corpus(self.corpus_path) if isinstance(doc, Document)}
         if self.index_path:
-            from .docstore import DocStore
+            from .index.docstore import DocStore
 
             store = DocStore(Path(self.index_path))
             try:

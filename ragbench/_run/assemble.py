@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._records import read_samples, saved_lines
-from .._reports.budget import BudgetTally
-from .._reports.cost_schema import Cost
-from .._reports.efficiency import EfficiencyTally
-from .._reports.judge_check import JudgeCheckTally, add_ppi
-from .._reports.judge_cost import JudgeCostTally
-from .._reports.model_cost import ModelCostTally
-from .._reports.provenance import provenance
-from .._reports.results import results_sections, task_scores
-from .._reports.results_schema import Results
-from .._reports.sampling_used import SamplingTally
+from .._reports.aggregation import results_sections, task_scores
+from .._reports.cost.efficiency import EfficiencyTally
+from .._reports.cost.judge_cost import JudgeCostTally
+from .._reports.cost.model_cost import ModelCostTally
+from .._reports.judging.human_agreement import JudgeCheckTally, add_ppi
+from .._reports.results.budget import BudgetTally
+from .._reports.results.cost_schema import Cost
+from .._reports.results.provenance import provenance
+from .._reports.results.sampling_used import SamplingTally
+from .._reports.results.schema import Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
@@ -50,7 +50,7 @@ def cyclic_gc_paused() -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class Scoring:
+class ResultsSettings:
     """What making results.json reads of a run's options: the bootstrap's rounds and seed, what its judges are
     checked against and priced at (`judging`, read when results.json is made), and whether every record was
     read (no --limit: a system's report may then speak of the whole data)."""
@@ -62,7 +62,7 @@ class Scoring:
     complete_data: bool
 
     @classmethod
-    def of(cls, config: RunConfig) -> Scoring:
+    def of(cls, config: RunConfig) -> ResultsSettings:
         judging = judging_of(config.human_labels, config.price_table, config.engine_request())
         return cls(config.bootstrap_iters, config.seed, judging, len(config.judges), config.limit is None)
 
@@ -70,7 +70,7 @@ class Scoring:
 def scored_task(
     planned: PlannedTask,
     run_dir: RunDir,
-    scoring: Scoring,
+    scoring: ResultsSettings,
     read: TaskCheckpoint | None = None,
     expected: int | None = None,
 ) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def scored_task(
 def run_results(
     planned_tasks: list[PlannedTask],
     run_dir: RunDir,
-    scoring: Scoring,
+    scoring: ResultsSettings,
     *,
     checkpoints: dict[str, TaskCheckpoint],
     cost: Callable[[], Cost],

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from .._replay.recording import CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
-from .._reports.provenance import provenance
-from .._reports.run_record import RunRecord
+from .._reports.results.provenance import provenance
+from .._reports.results.run_record import RunRecord
 from .._stop_signals import signal_of
 from .._storage.checkpoint import TaskCheckpoint
 from .._task.protocols import UsesTools, stop_tools

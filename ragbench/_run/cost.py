@@ -1,6 +1,6 @@
-"""What a run cost: each attempt's examples, wall time and LLM calls (`AttemptCost`, ragbench._reports.cost_schema),
-and the whole run's (first run and resumes) added up, with what the run's services report as they end
-(`ServiceReports`), as results.json's `cost`."""
+"""What a run cost: each attempt's examples, wall time and LLM calls (`AttemptCost`,
+ragbench._reports.results.cost_schema), and the whole run's (first run and resumes) added up, with what the run's
+services report as they end (`ServiceReports`), as results.json's `cost`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .._reports.cost_schema import AttemptCost, Cost
+from .._reports.results.cost_schema import AttemptCost, Cost
 from .._scheduler import CallStats
 
 

@@ -22,14 +22,14 @@ from typing import Any
 from .._errors import ConfigError
 from .._records import read_samples
 from .._registry import Registry
-from .._reports.prices import ModelPrices
-from .._reports.run_record import RunRecord
+from .._reports.cost.prices import ModelPrices
+from .._reports.results.run_record import RunRecord
 from .._values.ceiling import MAX_STEPS
 from .._values.run_config import RunConfig, examples_in_flight
 from .attempt import FreshRun, ResumedRun
 from .cost import AttemptMeter, CallReports
 from .estimate_figures import SECONDS, Interval, Totals, example_figures, summed
-from .finished import finished_keys
+from .finished_keys import finished_keys
 from .planned_run import PlannedRun, Work, system_of
 from .planning import PlannedTask
 from .plugin_values import task_records

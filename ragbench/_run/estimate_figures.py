@@ -2,8 +2,8 @@
 cost (`example_figures`: LLM calls, prompt and output tokens, searches, judge calls, dollars by model, seconds),
 and the totals of a run from a sample of its examples (`Totals`, `extrapolated`).
 
-The interval of a total is the 95% percentile bootstrap interval (ragbench._reports.bootstrap, 2000 resamples,
-seed 0) of the mean per-example figure of the examples that ran, times the examples still to run, its spread
+The interval of a total is the 95% percentile bootstrap interval (ragbench._reports.statistics.bootstrap, 2000
+resamples, seed 0) of the mean per-example figure of the examples that ran, times the examples still to run, its spread
 widened by sqrt(n/(n-1)) (a resample's variance is the plug-in one) and by Student's t over the normal for n-1
 degrees of freedom (the percentile interval is too narrow for a small pilot), and narrowed by the finite-population
 correction sqrt(M/(n+M)) (the n examples that ran are part of the run's n+M), plus what was paid already,
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .._records import SampleRecord
-from .._reports import bootstrap
-from .._reports.prices import ModelPrices, TokenUsage
+from .._reports.cost.prices import ModelPrices, TokenUsage
+from .._reports.statistics import bootstrap
 
 SECONDS = "seconds"  # the example's own, start to sample (not a figure of money or calls: shown as wall time)
 

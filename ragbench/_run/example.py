@@ -184,7 +184,7 @@ def gold_references(task: Task, example: Example) -> dict[str, Any]:
     return {"gold_references_error": call.error}
 
 
-class Scoring(NamedTuple):
+class PredictionScores(NamedTuple):
     """What the metrics made of one prediction."""
 
     scores: dict[str, Any]  # typed, of the metrics that scored
@@ -282,7 +282,7 @@ class ScoringJob(NamedTuple):
 
 async def score_prediction(
     planned: PlannedTask, example: Example, prediction: Prediction, services: ExampleServices
-) -> Scoring:
+) -> PredictionScores:
     """Every metric of the task on one prediction; a failing metric is recorded, not raised: one that
     raises (its traceback kept), or returns something that is not a score (`typed_scores`: the message
     names the metric, the key and the value's type), fails on this example and adds none of its keys.
@@ -318,4 +318,4 @@ async def score_prediction(
         found = raters(metric, len(services.judges), services.judge_repeats)
         if found:
             ratings[metric.name] = await job.ratings(metric, found, scored.scores, metric_ceiling, judge_trace)
-    return Scoring(scores, errors, tracebacks, judge_trace, counted, ratings)
+    return PredictionScores(scores, errors, tracebacks, judge_trace, counted, ratings)

@@ -13,7 +13,7 @@ each repeat is its own request, never the response cache's answer to another.
 The headline is what the run scores without raters, byte for byte: the first repeat of a single judge (or of the
 judges with roles), or the metric's own use of all its judges (llm_judge's and CRAG's mean). The raters' values
 are kept in the sample's `judge_ratings` and summed up in results.json `judge_agreement`
-(ragbench._reports.judge_ratings).
+(ragbench._reports.judging.judge_agreement).
 """
 
 from __future__ import annotations

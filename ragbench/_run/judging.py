@@ -10,8 +10,8 @@ import logging
 from dataclasses import dataclass
 
 from .._errors import ConfigError
-from .._reports.human_labels import HumanLabels, read_human_labels
-from .._reports.prices import ModelPrices, read_price_table
+from .._reports.cost.prices import ModelPrices, read_price_table
+from .._reports.judging.human_labels import HumanLabels, read_human_labels
 from .._values.run_config import EngineRequest
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """A run's models told by their files: "kind:model content_id" by place in the run (model, role NAME,
-judge N, nli; the content_id a digest of a local model's files, ragbench._engines.content), as run.json
+judge N, nli; the content_id a digest of a local model's files, ragbench._engines.local.content), as run.json
 records them and --resume compares them, so that a model whose files changed under the same name is
 refused."""
 

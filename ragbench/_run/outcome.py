@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._reports.results_schema import Results
+from .._reports.results.schema import Results
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,9 @@ from typing import Any
 from .._checks import Preflight
 from .._errors import RecordError
 from .._registry import Registry
-from .._reports.cost_schema import AttemptCost, Cost
-from .._reports.results_schema import Results
-from .._reports.run_record import earlier_attempts
-from .._shared.yaml_tasks.task import YamlTask
+from .._reports.results.cost_schema import AttemptCost, Cost
+from .._reports.results.run_record import earlier_attempts
+from .._reports.results.schema import Results
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from .._storage.rundir import RunDir
 from .._system import System, like_for_like
@@ -26,9 +25,10 @@ from .._task import Task
 from .._types import Example
 from .._values.run_config import RunConfig
 from .._values.urls import redacted
+from .._yaml_tasks.task import YamlTask
 from .cost import ServiceReports, run_cost
 from .example import made_from
-from .finished import finished_keys
+from .finished_keys import finished_keys
 from .planning import PlannedTask
 from .plugin_values import task_records
 from .run_engines import Engines
@@ -149,12 +149,12 @@ class PlannedRun:
         saved samples') and this attempt's (`assembled.attempt`; None: rebuilt, with no attempt of its own),
         and what the services reported as they ended (`reports`; a run rebuilt from its samples opened none:
         `ServiceReports()`)."""
-        from .assemble import Scoring, run_results
+        from .assemble import ResultsSettings, run_results
 
         def cost() -> Cost:
             return run_cost(earlier_attempts(self.run_dir, assembled.attempt_id), assembled.attempt, reports)
 
-        scoring = Scoring.of(self.config)  # its judging files read now, as results.json is made
+        scoring = ResultsSettings.of(self.config)  # its judging files read now, as results.json is made
         return run_results(
             self.planned,
             self.run_dir,
@@ -168,7 +168,7 @@ class PlannedRun:
     def finish(self, results: Results, attempt: AttemptCost | None = None) -> None:
         """results.json and report.md written, the run folder marked finished with `attempt`'s final cost
         (None: results rebuilt, with no attempt of their own)."""
-        from .._reports.finish import finish_run
+        from .._reports.run_end import finish_run
 
         finish_run(self.run_dir, results, attempt)
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .._engines.batch_board import BOARD
+from .._engines.hosted.batch_board import BOARD
 from .._scheduler import CallStats
 
 if TYPE_CHECKING:

@@ -30,21 +30,21 @@ from .._errors import ConfigError, RecordError
 from .._metric import reported_keys
 from .._records import SampleRecord, read_samples, sample_line
 from .._registry import Registry
-from .._reports.cost_schema import RescoringCost
-from .._reports.finish import finish_run
-from .._reports.judge_swap import judge_swap
-from .._reports.like_for_like import judge_names
-from .._reports.provenance import provenance
-from .._reports.results import results_sections
-from .._reports.results_file import read_results
-from .._reports.results_schema import JudgeSwap, Results
-from .._reports.run_record import RunRecord
+from .._reports.aggregation import results_sections
+from .._reports.compare.like_for_like import judge_names
+from .._reports.judging.judge_swap import judge_swap
+from .._reports.results.cost_schema import RescoringCost
+from .._reports.results.file import read_results
+from .._reports.results.provenance import provenance
+from .._reports.results.run_record import RunRecord
+from .._reports.results.schema import JudgeSwap, Results
+from .._reports.run_end import finish_run
 from .._storage.files import file_there, folder_problem
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
-from .assemble import Scoring, scored_task
+from .assemble import ResultsSettings, scored_task
 from .cost import CallReports, attempt_cost
 from .example import record_failed
 from .lifecycle import run_interruptible
@@ -140,7 +140,7 @@ def swapped_judge_report(
     planned: list[PlannedTask], source: Path, target: RunDir, before: dict[str, Any], after: dict[str, Any]
 ) -> dict[str, dict[str, JudgeSwap]]:
     """results.json `judge_swap`: per task, every key of its judged metrics scored with the rescoring's judges
-    against the run's own (ragbench._reports.judge_swap)."""
+    against the run's own (ragbench._reports.judging.judge_swap)."""
     judges = (judge_names(before), judge_names(after))
     report = {}
     for task in planned:
@@ -284,7 +284,7 @@ def rescored_results(
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
     scores: dict[str, dict[str, Any]] = {}  # by task
-    scoring = Scoring.of(config)
+    scoring = ResultsSettings.of(config)
     for task in planned:
         before = original.counts.get(task.name)
         scores[task.name] = scored_task(

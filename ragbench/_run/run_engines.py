@@ -58,7 +58,7 @@ class Engines:
 
     def keep_batches(self, folder: Path) -> None:
         """Each engine that sends batches (`--model-arg batch=true`) records them in run folder `folder`, and
-        resumes those an earlier attempt recorded there (ragbench._engines.batch_store)."""
+        resumes those an earlier attempt recorded there (ragbench._engines.hosted.batch_store)."""
         for engine in self._loaded():
             if hasattr(engine, "keep_batches"):
                 engine.keep_batches(folder)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import logging
 
 from .._errors import ConfigError
-from .._reports.failures import metric_failed
-from .._reports.results_file import NewerResults, read_results
-from .._reports.results_schema import Results
-from .._reports.run_record import RunRecord
+from .._reports.results.failures import metric_failed
+from .._reports.results.file import NewerResults, read_results
+from .._reports.results.run_record import RunRecord
+from .._reports.results.schema import Results
 from .._storage.checkpoint import TaskCheckpoint
 from . import rescore
 from .attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from .cost import ServiceReports
-from .finished import finished_keys
+from .finished_keys import finished_keys
 from .model_contents import contents_now
 from .outcome import RunOutcome
 from .planned_run import Assembled, PlannedRun, Retrieved
@@ -26,7 +26,7 @@ from .services import RunServices
 log = logging.getLogger(__name__)
 
 
-class FinishedRun:
+class AlreadyFinishedRun:
     """--resume of a finished run with nothing left to do: its results.json, read back; nothing loads."""
 
     def __init__(self, run: PlannedRun, results: Results) -> None:
@@ -51,7 +51,7 @@ class RebuiltRun:
         return RunOutcome(results, run.run_dir.path, already_finished=True, rebuilt=True)
 
 
-RunMode = FreshRun | ResumedRun | ScoreOnlyRun | FinishedRun | RebuiltRun
+RunMode = FreshRun | ResumedRun | ScoreOnlyRun | AlreadyFinishedRun | RebuiltRun
 
 
 def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
@@ -102,4 +102,4 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
         return ScoreOnlyRun(run, retrieved, checkpoints)  # metrics failed: they score again, their examples don't run
     if results is None:
         return RebuiltRun(run, retrieved, checkpoints)
-    return FinishedRun(run, results)
+    return AlreadyFinishedRun(run, results)

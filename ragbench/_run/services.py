@@ -35,7 +35,7 @@ from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
-from .._reports.cost_schema import AttemptCost
+from .._reports.results.cost_schema import AttemptCost
 from .._retrieval import load_retriever
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval

@@ -1,5 +1,5 @@
 """The retriever of a run that names none, over tasks that ship their own corpus (`OwnCorpus`): BM25 over it,
-indexed on first use (ragbench._retrieval.index_cache), so that such a task runs multi-step systems with
+indexed on first use (ragbench._retrieval.index.cache), so that such a task runs multi-step systems with
 searches of their own after nothing but the install."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def use_task_corpus(config: Any, planned: list[Any]) -> None:
     run.json, results.json and `--resume` see what is searched."""
     corpus = shipped_corpus(planned)
     if config.retriever is None and corpus is not None:
-        from .._retrieval.index_cache import index_folder  # the index modules (numpy) load for such a task alone
+        from .._retrieval.index.cache import index_folder  # the index modules (numpy) load for such a task alone
 
         config.retriever = CORPUS_RETRIEVER
         config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
@@ -57,7 +57,7 @@ def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) 
     corpus = shipped_corpus(planned)
     if not config.resume or corpus is None or not config.shipped_corpus_index:
         return False
-    from .._reports.run_record import RunRecord
+    from .._reports.results.run_record import RunRecord
     from .._storage.rundir import RunDir
 
     recorded = RunRecord.read(RunDir(config.run_dir()))
@@ -80,7 +80,7 @@ def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
     corpus = shipped_corpus(planned)
     if corpus is None or config.retriever != CORPUS_RETRIEVER:
         return
-    from .._retrieval.index_cache import cached_index, index_folder
+    from .._retrieval.index.cache import cached_index, index_folder
 
     if config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
         cached_index(corpus, CORPUS_RETRIEVER, registry=registry)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._engines.tokenizers import local_tokenizer
+from .._engines.local.tokenizers import local_tokenizer
 from .._errors import ConfigError
 
 

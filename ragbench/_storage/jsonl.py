@@ -138,7 +138,7 @@ def line_error(where: str, exc: jsonlines.InvalidLineError, line: int | None = N
     return RecordError(where, line, f"unreadable line ({cause or exc})")
 
 
-class Located(NamedTuple):
+class LocatedLine(NamedTuple):
     """A line of a file as `located_lines` reads it: where it is, and what it holds."""
 
     line: int  # 0-based line index
@@ -169,8 +169,8 @@ def located_lines(
     line: int = 0,
     start: int = 0,
     most_bytes: int | None = None,
-) -> Iterator[Located]:
-    """Every non-blank line of an open binary stream with its line index and byte offsets (`Located`), as
+) -> Iterator[LocatedLine]:
+    """Every non-blank line of an open binary stream with its line index and byte offsets (`LocatedLine`), as
     `read_lines` reads them; `line` and `start`: the index and offset of the stream's first line (a file read
     on from where an earlier reading stopped, its handle there). `most_bytes`: a line longer (a file handle's)
     is a RecordError saying so, never read whole (a samples file: no line its writer wrote is)."""
@@ -195,17 +195,17 @@ def located_lines(
                     f"a line of {lines.end - lines.start:,} bytes, over the {most_bytes:,} a line of this file holds: "
                     "not read",
                 )
-        yield Located(lines.number - 1, lines.start, lines.end, lines.ended, value)
+        yield LocatedLine(lines.number - 1, lines.start, lines.end, lines.ended, value)
 
 
-def broken_off(name: str, lines: int, end: int, failure: Exception) -> Located:
+def broken_off(name: str, lines: int, end: int, failure: Exception) -> LocatedLine:
     """Where a stream broke off after `lines` lines, at byte offset `end`: a StreamBroken naming the next line."""
     broken = StreamBroken(
         name,
         lines + 1,
         f"cannot read past this line ({failure or type(failure).__name__}): the file is cut short or corrupt",
     )
-    return Located(lines, end, end, False, broken)
+    return LocatedLine(lines, end, end, False, broken)
 
 
 class _Numbered:
@@ -265,7 +265,7 @@ def objects(items: Iterator[Item], where: str) -> Iterator[Item]:
             yield index, RecordError(where, index + 1, f"expected a JSON object, got {type(value).__name__}")
 
 
-def line_record(located: Located, where: str, build: Callable[[dict[str, Any], str, int], T]) -> T | RecordError:
+def line_record(located: LocatedLine, where: str, build: Callable[[dict[str, Any], str, int], T]) -> T | RecordError:
     """What `build(record, where, 1-based line)` makes of a located line's JSON object, or the RecordError saying
     why the line makes none (not an object, or `build` refused it)."""
     _, record = next(objects(iter([(located.line, located.value)]), where))

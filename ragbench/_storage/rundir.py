@@ -242,7 +242,7 @@ class RunDir:
 
     def check_same_inputs(self, config: dict[str, Any]) -> None:
         """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
-        its options), a model's files (`model_contents`: ragbench._engines.content) or the retriever's index
+        its options), a model's files (`model_contents`: ragbench._engines.local.content) or the retriever's index
         (`retriever_contents`: `Retriever.contents`) are not those the run was started with: the options can
         match while a file changed."""
         recorded = (self.meta or {}).get("config") or {}

@@ -16,7 +16,7 @@ from .._errors import RecordError
 from .._values import json_values
 from .._values.names import inside
 from .files import file_there, open_file
-from .jsonl import Located, broken_off, located_lines, parse_json
+from .jsonl import LocatedLine, broken_off, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
 
 ATTEMPT_COST = "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._run.cost)
@@ -86,8 +86,8 @@ def located_samples(
     line: int = 0,
     start: int = 0,
     loads: Callable[[str], Any] = json.loads,
-) -> Iterator[Located]:
-    """Every line of a samples file with where it is (`Located`: line index, byte offsets), its value the
+) -> Iterator[LocatedLine]:
+    """Every line of a samples file with where it is (`LocatedLine`: line index, byte offsets), its value the
     checked record (`checked_sample`) or the line's RecordError; `line` and `start`: read on from that line's
     index and byte offset (where an earlier reading stopped, or one line's start); `loads` parses a line
     (json.loads, or a faster parser of the same values). A missing file has none."""
@@ -99,15 +99,15 @@ def located_samples(
         for number, begins, ends, ended, value in located_lines(
             handle, where, loads, line=line, start=start, most_bytes=most_line_bytes()
         ):
-            yield Located(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
+            yield LocatedLine(number, begins, ends, ended, checked_sample(where, number, value, older_shapes))
 
 
 def sample_lines(
     path: str | Path, loads: Callable[[str], Any] = json.loads
-) -> Iterator[tuple[int, int, bytes, bool] | Located]:
+) -> Iterator[tuple[int, int, bytes, bool] | LocatedLine]:
     """The non-blank lines of a samples file read a block at a time, as (0-based line index, byte offset, the
     line's bytes without its newline, whether it had one) for the caller to parse (`sample_at` reads one as `located_samples` would);
-    a line longer than `most_line_bytes`, or the stream breaking off, as `located_samples`'s Located (never read
+    a line longer than `most_line_bytes`, or the stream breaking off, as `located_samples`'s LocatedLine (never read
     whole). A missing file has none."""
     if not file_there(path):
         return

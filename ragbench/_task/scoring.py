@@ -25,7 +25,7 @@ class TaskScoring:
     slice_fields: tuple[str, ...] = ()
     # The benchmark's official script counts a missing or failed prediction as wrong (it divides by every gold
     # example): each key that scores 0 at worst is then reported so, the answered-only mean beside it
-    # (ragbench._reports.missing_as_wrong). False: the mean over the answered examples, failures counted apart.
+    # (ragbench._reports.results.missing_as_wrong). False: the mean over the answered examples, failures counted apart.
     missing_scores_zero: bool = False
     # the kinds of gold the records carry: answers (short strings), label, choices, qa_pairs, answer_lists,
     # long_answer, claims, or a kind a benchmark registers (metrics name the kinds they need in `gold_needs`;

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._records import SampleRecord
-from .._reports.finished_run import FinishedRun, finished_run
+from .._reports.results.finished_run import FinishedRun, finished_run
 from .._storage.rundir import RunDir
 
 HEADLINE_COLUMNS = ["task", "metric", "value", "ci95_low", "ci95_high", "n", "higher_is_better"]

@@ -174,8 +174,8 @@ class RunConfig:
     page_cache: str | None = None  # parsed pages and embeddings (ragbench._storage.page_cache); "off" disables it
     progress: bool = True
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
-    human_labels: str | None = None  # --human-labels FILE (ragbench._reports.human_labels)
-    price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.judge_cost)
+    human_labels: str | None = None  # --human-labels FILE (ragbench._reports.judging.human_labels)
+    price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.cost.judge_cost)
     max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short (ragbench._run.spending_cap)
 
     def plan_request(self) -> PlanRequest:

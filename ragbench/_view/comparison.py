@@ -1,5 +1,5 @@
-"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare, unchanged: the runs' scores
-read line by line into columns) of every run against the first on one task, and the examples on which they
+"""The Compare page: `ragbench compare`'s paired statistics (ragbench._reports.compare.comparison, unchanged: the runs'
+scores read line by line into columns) of every run against the first on one task, and the examples on which they
 disagree."""
 
 from __future__ import annotations
@@ -10,10 +10,18 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._reports.budget import QUANTITIES
-from .._reports.compare import ITERATIONS, Run, adjust_p_values, compare_runs, load_run, p_values_note, runs_line
-from .._reports.like_for_like import MetricClass
-from .._reports.run_scores import TaskScores
+from .._reports.compare.comparison import (
+    ITERATIONS,
+    Run,
+    adjust_p_values,
+    compare_runs,
+    load_run,
+    p_values_note,
+    runs_line,
+)
+from .._reports.compare.like_for_like import MetricClass
+from .._reports.compare.run_scores import TaskScores
+from .._reports.results.budget import QUANTITIES
 from .runs import RunFolder, clip
 
 LISTED = 500  # disagreements listed per direction and metric

@@ -9,15 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._reports.budget import QUANTITIES, repeated_work_lines
-from .._reports.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
-from .._reports.failures import format_lines
-from .._reports.judge_lines import judging_by_task
-from .._reports.judge_ratings import agreement_cell, judge_agreement_lines
-from .._reports.judge_swap import judge_swap_lines
-from .._reports.results_schema import Results
-from .._reports.slice_labels import NONE, SliceLabels
-from .._reports.slice_plots import slice_rows
+from .._reports.cost.cost_lines import judging_by_task
+from .._reports.cost.efficiency_lines import cost_cells, efficiency_lines, has_cost_columns
+from .._reports.judging.judge_agreement import agreement_cell, judge_agreement_lines
+from .._reports.judging.judge_swap import judge_swap_lines
+from .._reports.results.budget import QUANTITIES, repeated_work_lines
+from .._reports.results.failures import format_lines
+from .._reports.results.schema import Results
+from .._reports.results.slice_labels import NONE, SliceLabels
+from .._reports.results.slice_plots import slice_rows
 from .._values.run_config import RunConfig
 from .example import example_page
 from .runs import RunFolder, row_failed, table_row
@@ -79,7 +79,7 @@ def config_differences(config: dict[str, Any], registry: Registry) -> dict[str, 
 
 def _metrics(results: Results, task: str) -> dict[str, Any]:
     """A task's keys as the run's table shows them: value, interval, counts, and where they are, the PPI estimate,
-    the judge's agreement and the tokens and dollars per correct answer (`cost`, ragbench._reports.efficiency)."""
+    the judge's agreement and the tokens and dollars per correct answer (`cost`, ragbench._reports.cost.efficiency)."""
     details, agreements = results.details[task], (results.judge_agreement or {}).get(task) or {}
     costs = has_cost_columns(results)
     return {

@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 from .._errors import ConfigError, RecordError
 from .._records import SampleRecord, located_records, record_at
-from .._reports.failures import metric_failures
-from .._reports.results_file import NewerResults, read_results
-from .._reports.results_schema import Results
-from .._reports.slice_labels import slice_value
+from .._reports.results.failures import metric_failures
+from .._reports.results.file import NewerResults, read_results
+from .._reports.results.schema import Results
+from .._reports.results.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
 from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.run_lock import RunLock, describe

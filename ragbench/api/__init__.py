@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from ragbench._hookspecs import hookimpl
     from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores
     from ragbench._records import SampleRecord
-    from ragbench._reports.bootstrap import resampled
-    from ragbench._reports.judge_agreement import cohen_kappa
+    from ragbench._reports.statistics.bootstrap import resampled
+    from ragbench._reports.statistics.rater_agreement import cohen_kappa
     from ragbench._shared.reader import Reader
     from ragbench._system import System, SystemDeclaration, adherence, recorded_extras
     from ragbench._task import Task
@@ -70,8 +70,8 @@ _MODULES = {
     "ragbench._system": ("System", "SystemDeclaration", "recorded_extras", "adherence"),
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "CorpusValue", "Score", "Scores"),
-    "ragbench._reports.bootstrap": ("resampled",),
-    "ragbench._reports.judge_agreement": ("cohen_kappa",),
+    "ragbench._reports.statistics.bootstrap": ("resampled",),
+    "ragbench._reports.statistics.rater_agreement": ("cohen_kappa",),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
     "ragbench._context": ("Context", "ScoringContext"),
     "ragbench._records": ("SampleRecord",),

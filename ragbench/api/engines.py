@@ -18,16 +18,16 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._engines.base import Engine
-    from ragbench._engines.openai_responses import reasoning_model
-    from ragbench._engines.tokenizers import local_tokenizer
+    from ragbench._engines.hosted.openai_responses import reasoning_model
+    from ragbench._engines.local.tokenizers import local_tokenizer
     from ragbench._values.llm_calls import EngineNeeds, Request, RequestError, Response, Sampling, TokenLogprobs
     from ragbench._values.tool_arguments import InvalidArguments, arguments_problem, checked_arguments
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
-    "ragbench._engines.openai_responses": ("reasoning_model",),
+    "ragbench._engines.hosted.openai_responses": ("reasoning_model",),
     "ragbench._values.llm_calls": ("EngineNeeds", "Request", "RequestError", "Response", "Sampling", "TokenLogprobs"),
-    "ragbench._engines.tokenizers": ("local_tokenizer",),
+    "ragbench._engines.local.tokenizers": ("local_tokenizer",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

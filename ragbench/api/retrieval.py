@@ -24,22 +24,22 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._components.base import Refiner, Reranker
     from ragbench._retrieval.base import IndexBuilder, RetrievalError, Retriever
-    from ragbench._retrieval.corpus import corpus_format, passage_text, read_corpus
-    from ragbench._retrieval.corpus_lookup import CorpusLookup
-    from ragbench._retrieval.dense import model_location
+    from ragbench._retrieval.corpus.lookup import CorpusLookup
+    from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
+    from ragbench._retrieval.dense.retriever import model_location
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
-    from ragbench._retrieval.trec_measures import import_pytrec_eval, shown_short, trec_eval_all, trec_measures
-    from ragbench._retrieval.trec_run import read_trec_run, run_tag, trec_ranking, trec_run_text
+    from ragbench._retrieval.trec.measures import import_pytrec_eval, shown_short, trec_eval_all, trec_measures
+    from ragbench._retrieval.trec.run_file import read_trec_run, run_tag, trec_ranking, trec_run_text
     from ragbench._shared.refined_text import REFINED_TEXT
 
 _MODULES = {
     "ragbench._retrieval.base": ("Retriever", "IndexBuilder", "RetrievalError"),
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
-    "ragbench._retrieval.dense": ("model_location",),
-    "ragbench._retrieval.corpus": ("passage_text", "read_corpus", "corpus_format"),
-    "ragbench._retrieval.trec_measures": ("trec_measures", "trec_eval_all", "import_pytrec_eval", "shown_short"),
-    "ragbench._retrieval.trec_run": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),
-    "ragbench._retrieval.corpus_lookup": ("CorpusLookup",),
+    "ragbench._retrieval.dense.retriever": ("model_location",),
+    "ragbench._retrieval.corpus.readers": ("passage_text", "read_corpus", "corpus_format"),
+    "ragbench._retrieval.trec.measures": ("trec_measures", "trec_eval_all", "import_pytrec_eval", "shown_short"),
+    "ragbench._retrieval.trec.run_file": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),
+    "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
 }

@@ -21,8 +21,8 @@ from ragbench.api._lazy import lazy_names
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._checks import probe_data, unreachable
     from ragbench._cli.plugin_commands import config_errors_exit, exit_if_skipped
-    from ragbench._reports.finished_run import FinishedRun, finished_run
-    from ragbench._reports.run_rankings import RunRankings, run_rankings
+    from ragbench._reports.results.finished_run import FinishedRun, finished_run
+    from ragbench._reports.results.run_rankings import RunRankings, run_rankings
     from ragbench._run.resources import RunResources
     from ragbench._run.workers import Workers, ready_threads, usable_cores
     from ragbench._storage.page_cache import PageCache, content_key
@@ -33,7 +33,7 @@ _MODULES = {
     "ragbench._storage.page_cache": ("PageCache", "content_key"),
     "ragbench._checks": ("probe_data", "unreachable"),
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
-    "ragbench._reports.finished_run": ("finished_run", "FinishedRun"),
-    "ragbench._reports.run_rankings": ("run_rankings", "RunRankings"),
+    "ragbench._reports.results.finished_run": ("finished_run", "FinishedRun"),
+    "ragbench._reports.results.run_rankings": ("run_rankings", "RunRankings"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
-    from ragbench._retrieval.chunking import TokenSplitter, keep_separator, parse_split, tiktoken_encoding
+    from ragbench._retrieval.corpus.chunking import TokenSplitter, keep_separator, parse_split, tiktoken_encoding
     from ragbench._shared.answers import exact_presence, normalize_answer, token_f1
     from ragbench._shared.citations import cited_numbers, list_items, remove_citations
     from ragbench._shared.instruction_templates import TEMPLATES, fill
@@ -29,7 +29,7 @@ _MODULES = {
     "ragbench._shared.sentences": ("sent_tokenize",),
     "ragbench._shared.citations": ("remove_citations", "cited_numbers", "list_items"),
     "ragbench._shared.instruction_templates": ("TEMPLATES", "fill"),
-    "ragbench._retrieval.chunking": ("TokenSplitter", "parse_split", "tiktoken_encoding", "keep_separator"),
+    "ragbench._retrieval.corpus.chunking": ("TokenSplitter", "parse_split", "tiktoken_encoding", "keep_separator"),
     "ragbench._shared.snippets": ("Snippets", "first_tokens", "load_snippet_tokenizer"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

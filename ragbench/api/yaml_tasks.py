@@ -18,23 +18,23 @@ from typing import TYPE_CHECKING
 from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
-    from ragbench._shared.yaml_tasks.fields import GoldReader
-    from ragbench._shared.yaml_tasks.formats import RecordFormat
-    from ragbench._shared.yaml_tasks.gold_kinds import GoldKind
-    from ragbench._shared.yaml_tasks.places import RecordPlace
-    from ragbench._shared.yaml_tasks.prompting import YamlPrompting
-    from ragbench._shared.yaml_tasks.sources import json_records, jsonl_records, read_document
-    from ragbench._shared.yaml_tasks.task import YamlTask, yaml_task_class
-    from ragbench._shared.yaml_tasks.values import kind
+    from ragbench._yaml_tasks.fields import GoldReader
+    from ragbench._yaml_tasks.formats import RecordFormat
+    from ragbench._yaml_tasks.gold_kinds import GoldKind
+    from ragbench._yaml_tasks.places import RecordPlace
+    from ragbench._yaml_tasks.prompting import YamlPrompting
+    from ragbench._yaml_tasks.sources import json_records, jsonl_records, read_document
+    from ragbench._yaml_tasks.task import YamlTask, yaml_task_class
+    from ragbench._yaml_tasks.values import kind
 
 _MODULES = {
-    "ragbench._shared.yaml_tasks.task": ("YamlTask", "yaml_task_class"),
-    "ragbench._shared.yaml_tasks.prompting": ("YamlPrompting",),
-    "ragbench._shared.yaml_tasks.places": ("RecordPlace",),
-    "ragbench._shared.yaml_tasks.formats": ("RecordFormat",),
-    "ragbench._shared.yaml_tasks.gold_kinds": ("GoldKind",),
-    "ragbench._shared.yaml_tasks.fields": ("GoldReader",),
-    "ragbench._shared.yaml_tasks.sources": ("jsonl_records", "json_records", "read_document"),
-    "ragbench._shared.yaml_tasks.values": ("kind",),
+    "ragbench._yaml_tasks.task": ("YamlTask", "yaml_task_class"),
+    "ragbench._yaml_tasks.prompting": ("YamlPrompting",),
+    "ragbench._yaml_tasks.places": ("RecordPlace",),
+    "ragbench._yaml_tasks.formats": ("RecordFormat",),
+    "ragbench._yaml_tasks.gold_kinds": ("GoldKind",),
+    "ragbench._yaml_tasks.fields": ("GoldReader",),
+    "ragbench._yaml_tasks.sources": ("jsonl_records", "json_records", "read_document"),
+    "ragbench._yaml_tasks.values": ("kind",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..bm25 import BM25Builder
-from ..dense import DenseBuilder
-from ..flashrag_bm25 import FlashRagBM25Builder
-from ..lucene_bm25 import LuceneBM25Builder
+from ..bm25.flashrag import FlashRagBM25Builder
+from ..bm25.retriever import BM25Builder
+from ..dense.retriever import DenseBuilder
+from ..lucene.retriever import LuceneBM25Builder
 from .analysis import from_json_array
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..bm25 import id_triples, make_tokenizer, token_ids
-from ..dense import Encoder
-from ..lucene_bm25 import analysed_postings
+from ..bm25.retriever import id_triples, make_tokenizer, token_ids
+from ..dense.retriever import Encoder
+from ..lucene.retriever import analysed_postings
 from .state import npz_bytes
 
 BM25_KINDS = ("bm25", "flashrag_bm25")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..corpus import corpus_format
-from ..index import Manifest, build_index, corpus_state
+from ..corpus.readers import corpus_format
+from ..index.built import Manifest, build_index, corpus_state
 from .analysis import KINDS
 from .feeder import RayFeeder
 from .state import remove_state
@@ -84,7 +84,7 @@ def build_parallel(
 def model_files(options: dict[str, Any]) -> list[list[Any]]:
     """Path, size and modification time (ns) of each file of the dense model's local folder: blocks a model since
     changed (a folder copied over, weights replaced) encoded are not taken as this model's."""
-    from ..dense import DEFAULT_MODEL, model_location
+    from ..dense.retriever import DEFAULT_MODEL, model_location
 
     folder = Path(model_location(str(options.get("model", DEFAULT_MODEL))))
     if not folder.is_dir():

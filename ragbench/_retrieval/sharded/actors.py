@@ -17,7 +17,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..base import RetrievalError
-from ..index_damage import IndexDamage
+from ..index.damage import IndexDamage
 from .layout import Layout, Shard, split_from
 from .searcher import ShardSearcher, TopK
 

@@ -21,15 +21,15 @@ import numpy as np
 from ..._errors import ConfigError
 from ..._types import Document
 from ..base import RetrievalError
-from ..bm25 import BM25Retriever, make_stemmer, query_tokens
-from ..dense import DenseRetriever
-from ..faiss_index import FaissIndexRetriever
-from ..flashrag_bm25 import FlashRagBM25Retriever, query_words
-from ..index import IndexedRetriever
-from ..lucene_bm25 import FILES_DIR, LuceneBM25Retriever, anserini_scores, query_terms
-from ..tevatron_dense import TevatronDenseRetriever
-from ..tevatron_encoder import LABEL as TEVATRON
-from ..tevatron_shards import read_shard
+from ..bm25.flashrag import FlashRagBM25Retriever, query_words
+from ..bm25.retriever import BM25Retriever, make_stemmer, query_tokens
+from ..dense.faiss_index import FaissIndexRetriever
+from ..dense.retriever import DenseRetriever
+from ..dense.tevatron import TevatronDenseRetriever
+from ..dense.tevatron_encoder import LABEL as TEVATRON
+from ..dense.tevatron_shards import read_shard
+from ..index.built import IndexedRetriever
+from ..lucene.retriever import FILES_DIR, LuceneBM25Retriever, anserini_scores, query_terms
 from .layout import Layout, Shard, shard_layout
 from .merge import merge_numba_top_k, merge_top_k, shard_ranges
 from .searcher import TopK

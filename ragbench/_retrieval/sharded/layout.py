@@ -18,8 +18,8 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
-from ..index_damage import IndexDamage, read_json_object, typed_fields
-from ..staging import MANIFEST_FILE
+from ..index.damage import IndexDamage, read_json_object, typed_fields
+from ..index.staging import MANIFEST_FILE
 
 LAYOUT_FILE = "shards.json"
 LAYOUT_FORMAT = 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numba_top_k import numba_top_k
+from ..bm25.numba_top_k import numba_top_k
 
 
 def shard_ranges(doc_count: int, shards: int) -> list[tuple[int, int]]:

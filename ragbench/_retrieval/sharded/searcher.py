@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ..bm25 import BM25_DIR, bm25_top_k, import_bm25s
-from ..bm25s_files import read_bm25s_index
-from ..dense import EMBEDDINGS_FILE, inner_product_top_k
-from ..flashrag_bm25 import word_scores
-from ..index_damage import IndexDamage, read_array, read_json_object, typed_fields
-from ..lucene_bm25 import FILES_DIR, lucene_cache, lucene_scores, ranked_by_id
-from ..numba_top_k import pushed
+from ..bm25.bm25s_files import read_bm25s_index
+from ..bm25.flashrag import word_scores
+from ..bm25.numba_top_k import pushed
+from ..bm25.retriever import BM25_DIR, bm25_top_k, import_bm25s
+from ..dense.retriever import EMBEDDINGS_FILE, inner_product_top_k
+from ..index.damage import IndexDamage, read_array, read_json_object, typed_fields
+from ..lucene.retriever import FILES_DIR, lucene_cache, lucene_scores, ranked_by_id
 from .layout import Shard
 from .split_faiss import SHARD_FILE
 from .split_lucene import DOC_FREQS, STATS
@@ -100,7 +100,7 @@ class ShardSearcher:
         self.expect(SHARD_FILE, int(self.index.ntotal))
 
     def load_tevatron(self) -> None:
-        from ..tevatron_dense import flat_index
+        from ..dense.tevatron import flat_index
 
         self.index, docids = flat_index(list(self.shard.files))
         self.expect(str(self.shard.folder), len(docids))

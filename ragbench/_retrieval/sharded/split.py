@@ -28,14 +28,14 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import ConfigError
-from ..bm25 import BM25_DIR, BM25Retriever
-from ..bm25s_files import DATA, INDICES, INDPTR, NONOCCURRENCE, PARAMS, VOCAB, read_bm25s_index
-from ..dense import EMBEDDINGS_FILE, DenseRetriever
-from ..faiss_index import index_header
-from ..index import IndexedRetriever, manifest_from
-from ..index_damage import IndexDamage, read_array, read_json_object
-from ..lucene_bm25 import LuceneBM25Retriever
-from ..staging import MANIFEST_FILE
+from ..bm25.bm25s_files import DATA, INDICES, INDPTR, NONOCCURRENCE, PARAMS, VOCAB, read_bm25s_index
+from ..bm25.retriever import BM25_DIR, BM25Retriever
+from ..dense.faiss_index import index_header
+from ..dense.retriever import EMBEDDINGS_FILE, DenseRetriever
+from ..index.built import IndexedRetriever, manifest_from
+from ..index.damage import IndexDamage, read_array, read_json_object
+from ..index.staging import MANIFEST_FILE
+from ..lucene.retriever import LuceneBM25Retriever
 from .layout import LAYOUT_FILE, layout_record, read_layout, shards_folder
 from .merge import shard_ranges
 from .split_faiss import split_faiss

@@ -1,7 +1,7 @@
 """Records FlashRAG's zero-shot, naive, Iter-RetGen, IRCoT, Self-Ask, SuRe and FLARE pipelines with a real model:
 SmolLM2-135M-Instruct (the embedded model, its GGUF de-quantized by transformers into the safetensors folder
-`ragbench._engines.embedded.embedded_safetensors_dir()` writes, copied to a folder named `smollm2-135m-instruct` so
-that FlashRAG's PromptTemplate applies the chat template), FlashRAG's `HFCausalLMGenerator` on CPU, greedy (its
+`ragbench._engines.local.embedded.embedded_safetensors_dir()` writes, copied to a folder named `smollm2-135m-instruct`
+so that FlashRAG's PromptTemplate applies the chat template), FlashRAG's `HFCausalLMGenerator` on CPU, greedy (its
 my_config.yaml: max_tokens 32, generator_batch_size 2), and its BM25 (bm25s backend) over
 tests/data/flashrag_parity/corpus.jsonl for questions there. FlashRAG's code is unchanged (commit 1ee5249); its
 config, index build and transformers-4 names come from tests/data/flashrag_parity/record_traces.py.

@@ -74,7 +74,7 @@ def strings(rng: random.Random, count: int) -> list[str]:
     return made + ["a" * 300, "ab'" * 100, "_" * 300 + "a", "1" * 254 + ".5", "𝐀" * 200, ""]
 
 
-# characters whose word-break class changed since Unicode 9.0 (ragbench/_retrieval/lucene_unicode9.py lists them)
+# characters whose word-break class changed since Unicode 9.0 (ragbench/_retrieval/lucene/unicode9.py lists them)
 RETYPED = [
     *range(0x600, 0x606),
     0x6DD,

@@ -1,4 +1,4 @@
-"""Re-make ragbench/_retrieval/lucene_unicode9.py: the code points that Lucene 9.9's StandardTokenizer (its grammar
+"""Re-make ragbench/_retrieval/lucene/unicode9.py: the code points that Lucene 9.9's StandardTokenizer (its grammar
 generated from Unicode 9.0 and emoji 11.0 data) classes otherwise than the `regex` package's current Unicode data.
 
 Each code point c (all planes but surrogates and private use) is analysed by pyserini's analyzer in four contexts:
@@ -7,7 +7,7 @@ Each code point c (all planes but surrogates and private use) is analysed by pys
   and the characters added after Unicode 9.0, which `regex` may class as letters or digits);
 and, where ragbench's analyzer (run with an empty table) gives other terms,
 - pictographic when Lucene makes a term of c alone (Extended_Pictographic in emoji 11.0, which `regex` lacks);
-- listed by hand in lucene_unicode9.py otherwise (a property changed since 9.0; this script prints them).
+- listed by hand in lucene/unicode9.py otherwise (a property changed since 9.0; this script prints them).
 
 Run it with pyserini's jar (see record_pyserini.py), from the repository root:
 
@@ -23,7 +23,7 @@ import os
 import re
 from pathlib import Path
 
-TABLE = Path(__file__).parents[3] / "ragbench" / "_retrieval" / "lucene_unicode9.py"
+TABLE = Path(__file__).parents[3] / "ragbench" / "_retrieval" / "lucene" / "unicode9.py"
 CODE_POINTS = [*range(0x20, 0xD800), *range(0xF900, 0x34000), *range(0xE0000, 0xE0200)]
 BATCH = 2000
 MARK = re.compile(r"^q([0-9a-f]{6})k$")
@@ -64,8 +64,8 @@ def main() -> None:
     jnius_config.set_classpath(jar)
     from jnius import autoclass
 
-    from ragbench._retrieval import lucene_tokenizer
-    from ragbench._retrieval.lucene_analyzer import analyze, term
+    from ragbench._retrieval.lucene import tokenizer as lucene_tokenizer
+    from ragbench._retrieval.lucene.analyzer import analyze, term
 
     java_string = autoclass("java.lang.String")
     analyzer = autoclass("io.anserini.analysis.DefaultEnglishAnalyzer").newDefaultInstance()
@@ -86,7 +86,7 @@ def main() -> None:
                 pictographic.append(cp)
             else:
                 other.append(cp)
-    print("by hand (check lucene_unicode9.py lists them):", [hex(cp) for cp in other])
+    print("by hand (check lucene/unicode9.py lists them):", [hex(cp) for cp in other])
     lines = TABLE.read_text(encoding="utf-8").split("\n# generated below", 1)[0]
     body = ["\n# generated below by tests/data/lucene_bm25/record_unicode_sweep.py: do not edit"]
     for name, points in (("OTHER_RANGES", inert), ("PICTOGRAPHIC_RANGES", pictographic)):

@@ -21,7 +21,7 @@ requests, datasets, tqdm, fastapi, uvicorn, python-dotenv; the versions are writ
         datasets tqdm fastapi uvicorn python-dotenv
     /tmp/up/bin/python tests/data/search_r1_own/record_upstream.py record SEARCH_R1_CHECKOUT \\
         BROWSECOMP_PLUS_CHECKOUT SMOLLM2_FOLDER
-(SMOLLM2_FOLDER: `python -c "from ragbench._engines.embedded import embedded_safetensors_dir as d; print(d())"`.)
+(SMOLLM2_FOLDER: `python -c "from ragbench._engines.local.embedded import embedded_safetensors_dir as d; print(d())"`.)
 """
 
 from __future__ import annotations

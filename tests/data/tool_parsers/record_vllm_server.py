@@ -1,5 +1,5 @@
 """Records what vLLM's own classes (vLLM 0.33.0, run unchanged) return where ragbench's `vllm` engine calls them for
-a tool request (ragbench/_engines/vllm_tools.py), and what ragbench made of it: per case (a parser, a tool choice,
+a tool request (ragbench/_engines/vllm/tools.py), and what ragbench made of it: per case (a parser, a tool choice,
 a model output), the sampling settings the server's adjust_request made (`skip_special_tokens`, and
 `structured_outputs` as its JSON), `vllm.parser`'s parse (reasoning, content, each FunctionCall's fields), the
 tool parser's own `extract_tool_calls` (ExtractedToolCallInformation's fields, what releases before vllm.parser
@@ -76,8 +76,8 @@ def main(tokenizer_dir: str) -> None:
     from transformers import AutoTokenizer
     from vllm.tool_parsers import ToolParserManager
 
-    from ragbench._engines.tool_parsers import with_tool_calls
-    from ragbench._engines.vllm_tools import ToolCallReader
+    from ragbench._engines.local.tool_parsers import with_tool_calls
+    from ragbench._engines.vllm.tools import ToolCallReader
     from ragbench._values.llm_calls import Request, Response
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)

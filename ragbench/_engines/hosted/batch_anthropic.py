@@ -1,0 +1,91 @@
+"""Anthropic's Message Batches API for the `anthropic` engine with `batch=true` (the loop: hosted/batch_runner.py): the
+requests sent as one batch (`POST /v1/messages/batches`, `{"requests": [{"custom_id", "params"}]}`), polled
+(`GET /v1/messages/batches/ID`) until its `processing_status` is "ended", then its results read (the JSONL of its
+`results_url`). A batch carries no tag of ours: an intent left without an id (hosted/batch_store.py) is matched among
+the batches created since it (`GET /v1/messages/batches`, newest first) of as many requests, by their results.
+
+Each request's `params` are the body the engine would send (--model-arg fields included); a remote MCP server is
+not sent in a batch (the MCP connector is a beta the batch endpoint is not asked for): that request fails with why.
+A result `succeeded` is read as the engine reads a message; `expired` and `canceled`, and `errored` with an error
+of Anthropic's side (api_error, overloaded_error, rate_limit_error, timeout_error), are sent again; another
+`errored` fails: invalid_request_error as the request's fault (a RequestError)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..._values.llm_calls import EngineError, Request, RequestError
+from .anthropic_messages import message_arguments, parse_message
+from .batch_runner import BatchingEngine, Outcome, Polled, Resend
+from .batch_store import CLOCK_SKEW_S, Submitted
+from .usage_counts import ANTHROPIC, read_usage
+
+VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")
+ENDPOINT = "/v1/messages"
+
+
+class AnthropicBatches:
+    def __init__(self, engine: BatchingEngine, prompt_cache: str | None = None) -> None:
+        self.engine, self.prompt_cache = engine, prompt_cache
+
+    @property
+    def _headers(self) -> Any:
+        if os.environ.get(self.engine.api_key_env):
+            return None
+        omit = self.engine.sdk.omit
+        return {"X-Api-Key": omit, "Authorization": omit}
+
+    def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
+        params = message_arguments(request, self.engine.model, self.prompt_cache)
+        if "mcp_servers" in params:
+            raise RequestError("anthropic engine: a remote MCP server is not sent in a batch (batch=true)")
+        return ENDPOINT, {"custom_id": custom, "params": {**params, **self.engine.extra_body}}
+
+    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
+        # sent as given (the SDK would walk every request against its types)
+        batch = await client.messages.batches.create(
+            requests=[], extra_body={"requests": lines}, extra_headers=self._headers
+        )
+        return str(batch.id)
+
+    async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
+        since, out = intent.at / 1e9 - CLOCK_SKEW_S, []
+        async for batch in client.messages.batches.list(limit=100, extra_headers=self._headers):
+            if batch.created_at.timestamp() < since:
+                break
+            counts = batch.request_counts
+            total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+            if batch.id not in known and total == len(intent.custom_ids):
+                out.append((str(batch.id), False))
+        return out
+
+    async def poll(self, client: Any, batch_id: str) -> Polled:
+        batch = await client.messages.batches.retrieve(batch_id, extra_headers=self._headers)
+        counts = batch.request_counts
+        done = counts.succeeded + counts.errored + counts.canceled + counts.expired
+        return Polled(batch.processing_status, done, done + counts.processing, batch.processing_status == "ended")
+
+    async def results(self, client: Any, batch_id: str) -> list[dict[str, Any]]:
+        raw = await client.messages.batches.with_raw_response.results(batch_id, extra_headers=self._headers)
+        text = (await raw.http_response.aread()).decode("utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
+        result = line["result"]
+        kind = result["type"]
+        if kind == "succeeded":
+            message = result["message"]
+            read_usage(message.get("usage"), ANTHROPIC)
+            return parse_message(self.engine.sdk.types.Message.construct(**message), request)
+        if kind != "errored":  # expired, canceled
+            return Resend(f"the batch's request was {kind}")
+        error = result.get("error") or {}
+        error = error.get("error", error) if isinstance(error, dict) else {}
+        what = f"{error.get('type')}: {self.engine._excerpt(str(error.get('message')))}"
+        if error.get("type") in VENDOR_ERRORS:
+            return Resend(what)
+        return self.engine._failure(
+            what, 1, RequestError if error.get("type") == "invalid_request_error" else EngineError
+        )

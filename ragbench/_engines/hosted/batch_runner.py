@@ -1,0 +1,326 @@
+"""A batch of the scheduler's requests answered through a vendor's batch API (`--model-arg batch=true` on the
+`openai` and `anthropic` engines; the vendor's side: hosted/batch_openai.py, hosted/batch_anthropic.py).
+
+The scheduler hands a `batch=true` engine its pooled requests as it hands a local model its batches (the engine is
+not `concurrent`): each batch of the scheduler becomes one vendor batch per endpoint, and a multi-step system's
+rounds successive batches. A request is known by its custom id (batch_store.custom_id); before anything is sent,
+each request is looked up in the run folder's batch records (hosted/batch_store.py): one a batch of an earlier attempt
+answered is answered from that batch's result lines, one a batch still out holds waits on that batch, polled
+again at the server that holds it (a killed run's batches are never submitted twice), and the rest are sent in a
+new batch, its intent recorded before the vendor is asked and its id at once, before the first poll. An intent an
+earlier attempt left without an id (killed while the vendor created the batch) is resolved first (`_resolve`): the
+batch the vendor holds for it is adopted (OpenAI: the one tagged with it; Anthropic, whose batches carry no tag:
+one created since, of as many requests, whose results hold exactly its custom ids), else its requests are sent.
+Every batch out is polled each `batch_poll_s` seconds until it has ended (OpenAI: completed, failed, expired or
+cancelled; Anthropic: ended), its state on the progress bar (hosted/batch_board.py); then its result lines are recorded
+and read. A request the vendor failed on its side (HTTP 5xx or 429 in its line), expired, cancelled or left out,
+or whose line is unreadable, is sent again in the next batch, counted (`resent`), up to `batch_retries` times more;
+one the vendor refused as malformed (HTTP 4xx) fails at once (a RequestError), and so does every request of a batch
+the vendor failed as a whole (its input file refused), naming why. A batch the vendor says it does not know
+(HTTP 404 while polling it: another organisation's key, or deleted) fails its requests in one line naming the
+batch and the fix, and is not sent again: it may still run, and be paid, under the key that created it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..._values.llm_calls import EngineError, Request, Response, Sampling
+from .batch_board import BOARD
+from .batch_shelf import BatchShelf
+from .batch_store import Submitted
+from .http import backoff, retried_status
+
+
+@dataclass(frozen=True)
+class Resend:
+    """A request the vendor did not answer on its side (failed, expired, cancelled, left out): sent again."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Polled:
+    """A batch's state as the vendor reports it; `failed`: why the vendor failed the batch as a whole."""
+
+    state: str
+    done: int
+    total: int
+    ended: bool
+    failed: str | None = None
+
+
+Outcome = Response | EngineError | Resend
+
+
+class BatchingEngine(Protocol):
+    """What the batch loop and the vendors' sides use of the engine (stainless_engine.StainlessEngine, which
+    imports them): its options, its SDK and client, and its one-line failures."""
+
+    model: str
+    base_url: str
+    api_key_env: str
+    extra_body: dict[str, Any]
+    batch_poll_s: float
+    batch_retries: int
+    max_retries: int
+    backoff_base: float
+    backoff_max: float
+
+    @property
+    def engine_id(self) -> str: ...
+
+    @property
+    def sdk(self) -> Any: ...
+
+    @property
+    def unreachable(self) -> type[Exception]: ...
+
+    def call_identity(self, sampling: Sampling) -> str: ...
+
+    def _new_client(self) -> Any: ...
+
+    def _batch_vendor(self) -> Vendor: ...
+
+    async def _close_client(self, client: Any) -> None: ...
+
+    def _api_failure(self, exc: Exception, used: int, request: Request) -> EngineError: ...
+
+    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError: ...
+
+    def _status_failure(self, status: int, message: str, attempts: int, hint: str = "") -> EngineError: ...
+
+    def _status_hint(self, request: Request, what: str) -> str: ...
+
+    def _excerpt(self, text: str) -> str: ...
+
+
+class Vendor(Protocol):
+    """One vendor's batch API over the engine's SDK client."""
+
+    def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
+        """(endpoint, the batch's input line for `request`); RequestError where it cannot be sent."""
+
+    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
+        """Upload and create a batch of `lines` (tagged with `intent` where the vendor takes a tag): its id."""
+
+    async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
+        """The vendor's batches, not among `known`, that may be `intent`'s, each with whether it surely is (its tag);
+        one not sure is `intent`'s when its results hold exactly its custom ids."""
+
+    async def poll(self, client: Any, batch_id: str) -> Polled: ...
+
+    async def results(self, client: Any, batch_id: str) -> list[dict[str, Any]]:
+        """An ended batch's result lines (answers and errors), each with its `custom_id`."""
+
+    def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
+        """What one result line says of `request` (ValueError, TypeError, KeyError: unreadable, sent again)."""
+
+
+class BatchRun:
+    """One scheduler batch of `engine` answered through its vendor, with the batches of its `shelf`."""
+
+    def __init__(self, engine: BatchingEngine, shelf: BatchShelf[BatchingEngine]) -> None:
+        self.engine, self.shelf, self.vendor = engine, shelf, engine._batch_vendor()
+        self.store, self.counts = shelf.store(), shelf.counts
+        self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
+        self.sides: dict[str, tuple[BatchingEngine, Vendor, Any]] = {}  # by base URL: engine, vendor, client
+
+    async def answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
+        engine = self.engine
+        try:
+            return await self._answer(requests)
+        except (engine.sdk.APIError, engine.unreachable) as exc:
+            raise engine._api_failure(exc, 0, requests[0]) from None
+        finally:
+            for holder, _, client in self.sides.values():
+                await holder._close_client(client)
+
+    def _side(self, base_url: str) -> tuple[BatchingEngine, Vendor, Any]:
+        """The engine, vendor and client of the server at `base_url`; one line where the run names no such one."""
+        if base_url not in self.sides:
+            holder = self.shelf.engines.get(base_url)
+            if holder is None:
+                raise self.engine._failure(
+                    f"a batch an earlier attempt recorded is held at {base_url}, which this run does not name: "
+                    "give it among the --base-url values to poll it there",
+                    1,
+                )
+            self.sides[base_url] = (holder, holder._batch_vendor(), holder._new_client())
+        return self.sides[base_url]
+
+    async def _answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
+        engine, lead = self.engine, self.shelf.lead
+        customs = [self.store.custom(r.cache_key(lead.call_identity(r.sampling))) for r in requests]
+        answers: dict[str, Response | EngineError] = {}
+        asked = dict(zip(customs, requests))  # one request of each custom id (the scheduler sends no two alike)
+        with self.shelf.resolving:
+            for intent in self.store.unresolved(set(asked)):
+                self._fail(intent, await self._resolve(intent), asked, answers)
+        while len(answers) < len(asked):
+            send: list[str] = []
+            waiting: dict[str, Submitted] = {}
+            for custom, request in asked.items():
+                if custom in answers:
+                    continue
+                batch = self.store.latest(custom)
+                if batch is None:
+                    send.append(custom)
+                elif not batch.ended:
+                    waiting[batch.intent] = batch
+                else:
+                    outcome = self._read(batch, custom, request)
+                    if not isinstance(outcome, Resend):
+                        answers[custom] = outcome
+                        self.counts.failed += isinstance(outcome, EngineError)
+                    elif (tries := self.store.tries(custom)) > engine.batch_retries:
+                        answers[custom] = engine._failure(f"batch request not answered: {outcome.why}", tries)
+                        self.counts.failed += 1
+                    else:
+                        send.append(custom)
+                        self.counts.resent += 1
+            for batch in await self._submit(send, asked, answers):
+                if not batch.ended:  # (a batch adopted after its creation's answer was lost may have)
+                    waiting[batch.intent] = batch
+            out = list(waiting.values())
+            for batch, lost in zip(out, await asyncio.gather(*(self._until_ended(batch) for batch in out))):
+                self._fail(batch, lost, asked, answers)
+        return [answers[custom] for custom in customs]
+
+    def _fail(
+        self, batch: Submitted, error: EngineError | None, asked: dict[str, Request], answers: dict[str, Any]
+    ) -> None:
+        """Answer the requests asked of `batch` with `error` (None: nothing failed)."""
+        for custom in batch.custom_ids if error is not None else ():
+            if custom in asked and custom not in answers:
+                answers[custom] = error
+                self.counts.failed += 1
+
+    async def _resolve(self, intent: Submitted) -> EngineError | None:
+        """Adopt the batch the vendor created for `intent` (its id never recorded); where it holds none, forget the
+        intent: its requests are sent."""
+        try:
+            _, vendor, client = self._side(intent.base_url)
+        except EngineError as exc:
+            return exc
+        for batch_id, sure in await vendor.candidates(client, intent, self.store.known(intent.base_url)):
+            if not sure:
+                polled, lines = await self._ended(vendor, client, batch_id)
+                if {str(line.get("custom_id")) for line in lines} != set(intent.custom_ids):
+                    continue
+            self.store.created(intent, batch_id)
+            self.counts.adopted += 1
+            if intent.resumed:  # an earlier attempt's batch, polled (here, or where it is waited on)
+                self.counts.resumed += 1
+                self.polled.add((intent.base_url, batch_id))
+            if not sure:
+                self.store.ended(intent, lines, polled.failed)
+            return None
+        self.store.forget(intent)
+        return None
+
+    async def _submit(
+        self, send: list[str], asked: dict[str, Request], answers: dict[str, Response | EngineError]
+    ) -> list[Submitted]:
+        """New batches (one per endpoint) of the requests `send`, each recorded before the vendor is asked to
+        create it and again once it has; a request that cannot be sent is answered with why."""
+        engine = self.engine
+        _, vendor, client = self._side(engine.base_url)
+        by_endpoint: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for custom in send:
+            try:
+                endpoint, line = vendor.line(asked[custom], custom)
+            except EngineError as exc:
+                answers[custom] = exc
+                self.counts.failed += 1
+                continue
+            by_endpoint.setdefault(endpoint, []).append((custom, line))
+        return [await self._create(vendor, client, endpoint, lines) for endpoint, lines in by_endpoint.items()]
+
+    async def _create(
+        self, vendor: Vendor, client: Any, endpoint: str, lines: list[tuple[str, dict[str, Any]]]
+    ) -> Submitted:
+        """The batch of `lines` (custom id, input line), its intent recorded before each try. The SDK does not retry
+        the creation (after an answer lost, its retry would create a second batch, paid twice): a try that failed
+        as the SDK would retry it (connection lost, timeout, HTTP 408/409/429/5xx) is resolved, and tried again
+        only where the vendor holds no batch for it, up to `max_retries` times."""
+        engine, customs = self.engine, [custom for custom, _ in lines]
+        tries = 0
+        while True:
+            batch = self.store.intend(engine.base_url, endpoint, customs)
+            try:
+                batch_id = await vendor.create(
+                    client.with_options(max_retries=0), endpoint, [line for _, line in lines], batch.intent
+                )
+            except (engine.sdk.APIError, engine.unreachable) as exc:
+                status = getattr(exc, "status_code", None)
+                if isinstance(exc, engine.unreachable) or (status is not None and not retried_status(status)):
+                    self.store.forget(batch)  # refused, or never sent: the vendor holds no batch
+                    raise
+                if tries >= engine.max_retries:
+                    raise  # the intent stays: resolved when its requests are asked again
+                tries += 1
+                await self._resolve(batch)
+                if batch.batch_id is None:
+                    await asyncio.sleep(backoff(tries - 1, engine.backoff_base, engine.backoff_max))
+                    continue
+            else:
+                self.store.created(batch, batch_id)
+            finally:
+                batch.creating = False  # failed: resolved on the next ask of its requests, if not here
+            BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
+            self.counts.batches += 1
+            self.counts.sent += len(lines)
+            return batch
+
+    async def _until_ended(self, batch: Submitted) -> EngineError | None:
+        """Poll `batch` at the server holding it until it has ended, then record its result lines; the error of its
+        requests where the server cannot poll it."""
+        assert batch.batch_id is not None  # every intent asked was resolved
+        if batch.resumed and (batch.base_url, batch.batch_id) not in self.polled:
+            self.counts.resumed += 1
+        self.polled.add((batch.base_url, batch.batch_id))
+        try:
+            holder, vendor, client = self._side(batch.base_url)
+        except EngineError as exc:
+            return exc
+        try:
+            polled, lines = await self._ended(vendor, client, batch.batch_id)
+        except holder.sdk.NotFoundError as exc:
+            return holder._failure(
+                f"batch {batch.batch_id} is unknown to the vendor (HTTP 404: {holder._excerpt(str(exc.message))}): "
+                "the API key is not of the organisation or project that created it, or the batch was deleted; "
+                f"resume with that key, or move {self.store.record_path(batch)} away to send its "
+                f"{len(batch.custom_ids)} requests again (paid again)",
+                1,
+            )
+        self.store.ended(batch, lines, polled.failed)
+        return None
+
+    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[dict[str, Any]]]:
+        """Poll batch `batch_id` until it has ended: its last state and its result lines."""
+        try:
+            while True:
+                polled = await vendor.poll(client, batch_id)
+                BOARD.show(batch_id, polled.state, polled.done, polled.total)
+                if polled.ended:
+                    break
+                await asyncio.sleep(self.engine.batch_poll_s)
+            return polled, [] if polled.failed is not None else await vendor.results(client, batch_id)
+        finally:
+            BOARD.drop(batch_id)
+
+    def _read(self, batch: Submitted, custom: str, request: Request) -> Outcome:
+        assert batch.results is not None
+        if batch.failed is not None:
+            return self.engine._failure(f"batch {batch.batch_id} failed: {batch.failed}", 1)
+        line = batch.results.get(custom)
+        if line is None:
+            return Resend(f"batch {batch.batch_id} ended without it")
+        try:
+            return self.vendor.outcome(line, request)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            return Resend(f"unreadable result in batch {batch.batch_id} ({type(exc).__name__}: {exc})")

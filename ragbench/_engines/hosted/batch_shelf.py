@@ -1,0 +1,77 @@
+"""What the engines of one model keep of their batches (`--model-arg batch=true`; the loop: hosted/batch_runner.py): the
+records (hosted/batch_store.py, read from the run folder on first use), the counts, and the engines by base URL. A
+replica set's engines (`--base-url` repeated) share one shelf: a request is named by the first replica's identity
+whichever replica sends it, and a batch an earlier attempt left at one server is polled at that server."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from .batch_store import BatchStore
+
+
+class Named(Protocol):
+    """What the shelf reads of an engine (batch_runner.BatchingEngine is one)."""
+
+    base_url: str
+
+    @property
+    def engine_id(self) -> str: ...
+
+
+E = TypeVar("E", bound=Named)
+
+
+@dataclass
+class BatchCounts:
+    """The engine's batch figures (results.json's `cost.engine` for the run's model, `cost.judge_engines`...)."""
+
+    batches: int = 0  # batches submitted
+    resumed: int = 0  # batches of an earlier attempt polled again instead of submitted
+    adopted: int = 0  # batches whose creation's answer was lost (a kill, a connection dropped), found at the vendor
+    sent: int = 0  # requests sent in batches, each try counted
+    resent: int = 0  # of them, sent again after the vendor failed, expired or left them out
+    failed: int = 0  # requests that failed: refused, in a failed or lost batch, or after their last try
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "batches_submitted": self.batches,
+            "batches_resumed": self.resumed,
+            "batches_adopted": self.adopted,
+            "batch_requests_sent": self.sent,
+            "batch_requests_resent": self.resent,
+            "batch_requests_failed": self.failed,
+        }
+
+
+@dataclass
+class BatchShelf(Generic[E]):
+    """`lead` names the requests and the records (its call identity and engine id); `engines`: by base URL."""
+
+    lead: E
+    engines: dict[str, E]
+    folder: Path | None = None
+    counts: BatchCounts = field(default_factory=BatchCounts)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    resolving: threading.Lock = field(default_factory=threading.Lock)  # one thread at a time resolves intents
+    _store: BatchStore | None = None
+
+    @classmethod
+    def of(cls, engines: list[E]) -> BatchShelf[E]:
+        return cls(engines[0], {engine.base_url: engine for engine in engines})
+
+    def keep_in(self, folder: Path) -> None:
+        """Record the batches in (and resume them from) run folder `folder`."""
+        with self.lock:
+            self.folder, self._store = folder, None
+
+    def store(self) -> BatchStore:
+        with self.lock:
+            if self._store is None:
+                store = BatchStore(self.lead.engine_id, self.folder)
+                store.load()
+                self._store = store
+            return self._store

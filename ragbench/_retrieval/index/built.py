@@ -1,0 +1,416 @@
+"""On-disk indexes: built once from a corpus by `ragbench index build`, memory-mapped by runs.
+
+Folder layout:
+
+    manifest.json       retriever kind, builder options, corpus (path, size, sha256), doc count,
+                        bad records, build time and versions; written last, so a folder without
+                        it is an unfinished build
+    docs.jsonl          the passages, so hits come back with title and text (`docstore`)
+    docs.offsets.npy
+    <retriever files>   bm25/ (bm25s's own format) or embeddings.npy (dense)
+
+The build streams the corpus in chunks of `chunk_size` passages: the docs store and the
+retriever's builder see one chunk at a time and never the whole corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from tqdm import tqdm
+
+from ..._errors import ConfigError, RecordError
+from ..._storage.files import naming, write_problem
+from ..._storage.jsonl import read_json
+from ..._types import Document
+from ..._values.options import construct
+from ..base import Retriever
+from ..corpus.chunking import chunk_documents, parse_split, title_header
+from ..corpus.readers import corpus_files, corpus_format, passage_text, read_corpus
+from ..corpus.saved import folder_sha256
+from .damage import IndexDamage, typed_fields
+from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
+from .removal import empty_marked, set_aside
+from .staging import BUILD_MARK, MANIFEST_FILE, held_staging
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+
+INDEX_FORMAT = 1
+KEPT_ERRORS = 20  # bad records listed in the manifest (all are counted)
+# what reading a file an index build wrote raises when it is missing, cut short or not that file (np.load's
+# EOFError, json's ValueError, bm25s's KeyError on a params file without its fields)
+INDEX_FILE_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError)
+T = TypeVar("T")
+Feeder = Callable[[Any, Iterable[list[str]]], None]  # (builder, chunks' texts): gives the builder the texts
+MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "retriever": (str,),
+    "doc_count": (int,),
+    "corpus": (dict,),
+    "options": (dict,),
+    "bad_records": (int,),
+    "errors": (list,),
+    "build_seconds": (int, float),
+    "built_at": (str,),
+}
+
+
+@dataclass
+class Manifest:
+    retriever: str
+    doc_count: int
+    corpus: dict[str, Any]
+    options: dict[str, Any]  # what the builder recorded: the settings that change results
+    bad_records: int = 0
+    errors: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0
+    built_at: str = ""
+    format: int = INDEX_FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def built_index(folder: Path) -> bool:
+    """Whether `folder` holds an index ragbench built: its manifest, a file (not a link) of the fields a build
+    writes. Only such a folder is replaced by `index build --overwrite`."""
+    path = folder / MANIFEST_FILE
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and all(key in manifest for key in ("retriever", "doc_count", "format"))
+
+
+def build_hint(kind: str, folder: Path | str) -> str:
+    return f"build it with `ragbench index build --corpus FILE --retriever {kind} --out {folder}`"
+
+
+def read_manifest(folder: str | Path | None, kind: str) -> Manifest:
+    """The manifest of an index built for retriever `kind`, or a ConfigError that says what is wrong and
+    how to fix it."""
+    label = f"retriever {kind}"
+    if folder is None:
+        raise ConfigError(f"{label} needs --retriever-arg index=DIR; {build_hint(kind, 'DIR')}")
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{label}: index folder {folder} does not exist; {build_hint(kind, folder)}")
+    path = folder / MANIFEST_FILE
+    if not path.is_file():
+        raise ConfigError(
+            f"{label}: {folder} is not a ragbench index (no {MANIFEST_FILE}; an unfinished "
+            f"build leaves none); {build_hint(kind, folder)}"
+        )
+    data = read_json(path, f"the {MANIFEST_FILE} ragbench index build wrote; {build_hint(kind, folder)}")
+    try:
+        manifest = manifest_from(data)
+    except IndexDamage as exc:
+        raise ConfigError(f"{label}: {path} {exc.problem}; {build_hint(kind, folder)}") from None
+    if manifest.retriever != kind:
+        raise ConfigError(
+            f"{label}: {folder} holds a {manifest.retriever} index, not {kind}; "
+            f"use --retriever {manifest.retriever} or {build_hint(kind, folder)}"
+        )
+    return manifest
+
+
+def manifest_from(data: Any) -> Manifest:
+    """The manifest a build wrote, from the JSON `data` of its file; an IndexDamage naming the file when it is
+    not one this ragbench reads (another format, fields missing, unknown or of another type)."""
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        raise IndexDamage(MANIFEST_FILE, f"has index format {found}, this ragbench reads {INDEX_FORMAT}")
+    try:
+        manifest = Manifest(**data)
+        typed_fields(MANIFEST_FILE, data, MANIFEST_TYPES, required=())
+    except TypeError as exc:  # fields missing or unknown
+        raise IndexDamage(MANIFEST_FILE, f"is damaged ({exc})") from None
+    except IndexDamage as exc:
+        raise IndexDamage(MANIFEST_FILE, f"is damaged ({exc.problem})") from None
+    if manifest.doc_count < 1:
+        raise IndexDamage(
+            MANIFEST_FILE, f"is damaged (doc_count {manifest.doc_count}: a build indexes 1 passage or more)"
+        )
+    return manifest
+
+
+def rebuild_hint(manifest: Manifest, folder: Path) -> str:
+    corpus = manifest.corpus if isinstance(manifest.corpus, dict) else {}
+    flags = (" --no-title" if corpus.get("title") is False else "") + (
+        f" --split {corpus['split']}" if corpus.get("split") else ""
+    )
+    return (
+        f"build it again: ragbench index build --corpus {corpus.get('path', 'FILE')} --retriever "
+        f"{manifest.retriever} --out {folder} --overwrite{flags} (and the --build-arg options its "
+        f"{MANIFEST_FILE} records)"
+    )
+
+
+class IndexedRetriever(Retriever):
+    """A retriever over an index folder: its manifest, its docs store, hits as Documents. What the build
+    wrote is checked when it opens, before anything is searched (`check_files`): a file missing, cut short,
+    of another shape or type, holding numbers out of range or order, or another number of passages than the
+    manifest (a damaged index, or files of two builds) is a ConfigError naming it, never a search over part of
+    the corpus or a failure in the middle of a run."""
+
+    # the options the builder records in the manifest that the retriever reads: their types, and those it needs
+    option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType({})
+    required_options: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, index: str | Path | None = None) -> None:
+        self.manifest = read_manifest(index, self.name)
+        self.folder = Path(index)  # type: ignore[arg-type]  # read_manifest rejected None
+        self.load("its files", lambda: self.check_files(self.folder, self.manifest))  # before anything loads
+        self.docs = self.load(f"{DOCS_FILE} or {OFFSETS_FILE}", lambda: DocStore(self.folder))
+
+    @classmethod
+    def check_files(cls, folder: Path, manifest: Manifest) -> None:
+        """An IndexDamage naming the first file of the index at `folder` that is not what its build wrote: the
+        manifest's options, the docs store; a retriever with files of its own checks them after these."""
+        typed_fields(f"{MANIFEST_FILE} options", manifest.options, cls.option_types, cls.required_options)
+        check_docstore(folder, manifest.doc_count)
+
+    def load(self, name: str, loader: Callable[[], T]) -> T:
+        """What `loader` reads of the index's file(s) `name`; one missing, cut short or not what the build
+        wrote is a ConfigError naming it and how to build the index again."""
+        try:
+            return loader()
+        except IndexDamage as exc:
+            raise ConfigError(
+                f"retriever {self.name}: index {self.folder}: {exc} (damaged, or a file of another build); "
+                f"{rebuild_hint(self.manifest, self.folder)}"
+            ) from None
+        except INDEX_FILE_ERRORS as exc:
+            problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+            raise ConfigError(
+                f"retriever {self.name}: index {self.folder}: {name} missing or damaged ({problem}); "
+                f"{rebuild_hint(self.manifest, self.folder)}"
+            ) from None
+
+    def hits(self, ids: Iterable[Iterable[int]], scores: Iterable[Iterable[float]]) -> list[list[Document]]:
+        return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "retriever": self.name,
+            "index": str(self.folder.resolve()),
+            "doc_count": self.manifest.doc_count,
+            "corpus": self.manifest.corpus,
+            "options": self.manifest.options,
+        }
+
+    def contents(self) -> dict[str, Any]:
+        corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}  # moved, same bytes
+        return {"doc_count": self.manifest.doc_count, "corpus": corpus, "options": self.manifest.options}
+
+    def close(self) -> None:
+        self.docs.close()
+
+
+def chunks(items: Iterable[Document | RecordError], size: int, errors: list[RecordError]) -> Iterator[list[Document]]:
+    """Passages in lists of at most `size`; bad records go to `errors`."""
+    chunk: list[Document] = []
+    for item in items:
+        if isinstance(item, RecordError):
+            errors.append(item)
+            continue
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def build_index(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: dict[str, Any] | None = None,
+    chunk_size: int = 50_000,
+    title: bool = True,
+    overwrite: bool = False,
+    progress: bool = True,
+    split: str | None = None,
+    split_header: str | None = None,
+    *,
+    registry: Registry,
+    feeder: Feeder | None = None,
+) -> Manifest:
+    """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
+    (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
+    as llama-index's TokenTextSplitter does (ragbench._retrieval.corpus.chunking), `split_header` (a template
+    over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
+    the run's `registry`, which a builder whose `__init__` takes
+    `registry` is given too (e.g. dense, for its query style). `feeder` gives the builder the passages' texts
+    (default: chunk by chunk, `add`; a parallel build's: `parallel_build`)."""
+    entry = registry.entry("retrievers", kind)
+    kind = entry.name
+    builder_class = registry.load("retrievers", kind).builder
+    if builder_class is None:
+        raise ConfigError(
+            f"retriever {kind} has no index to build (only retrievers with an index do, "
+            "e.g. bm25 or dense; `ragbench list retrievers`)"
+        )
+    if chunk_size < 1:
+        raise ConfigError(f"--chunk-size {chunk_size}: must be at least 1")
+    if split_header is not None and split is None:
+        raise ConfigError(
+            "--split-header is the metadata text of split documents: pass --split tokens:SIZE:OVERLAP too"
+        )
+    corpus, out = Path(corpus), Path(out)
+    passages = read_corpus(corpus)
+    if split is not None:
+        splitter = parse_split(split)  # upstream keeps documents of at most SIZE characters whole
+        header = title_header(split_header) if split_header is not None else None
+        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder (new, or an index's with --overwrite)")
+    if unwritable := write_problem(out.with_name(out.name + ".partial")):
+        raise ConfigError(f"--out {out}: {unwritable}; choose a folder that can be written")
+    with held_staging(out) as staging:
+        if out.exists() and any(out.iterdir()):  # checked while no other build can end
+            if not built_index(out):
+                raise ConfigError(
+                    f"--out {out} holds files but no index ragbench built (no {MANIFEST_FILE} it "
+                    "wrote); --overwrite replaces only an index: choose another folder"
+                )
+            if not overwrite:
+                raise ConfigError(f"--out {out} exists and is not empty; pass --overwrite or choose another folder")
+        with naming(staging):  # a full disk's error names no file of its own
+            manifest = _build_into(
+                staging,
+                builder_class,
+                kind,
+                corpus,
+                passages,
+                options or {},
+                chunk_size,
+                title,
+                progress,
+                split,
+                split_header,
+                registry=registry,
+                feeder=feeder or add_chunks,
+            )
+            (staging / BUILD_MARK).unlink()
+        replaced = set_aside(out) if out.exists() else None  # an index ragbench built (`built_index`)
+        staging.rename(out)
+    if replaced is not None:
+        empty_marked(replaced)
+    return manifest
+
+
+def _build_into(
+    folder: Path,
+    builder_class: type,
+    kind: str,
+    corpus: Path,
+    passages: Iterable[Document | RecordError],
+    options: dict[str, Any],
+    chunk_size: int,
+    title: bool,
+    progress: bool,
+    split: str | None = None,
+    split_header: str | None = None,
+    *,
+    registry: Registry,
+    feeder: Feeder,
+) -> Manifest:
+    started = time.perf_counter()
+    builder = construct(
+        builder_class,
+        dict(options),
+        f"index build --retriever {kind}",
+        positional=(folder,),
+        injected={"registry": registry},
+    )
+    docs = DocStoreWriter(folder)
+    errors: list[RecordError] = []
+    before = corpus_state(corpus)
+    with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
+        feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, title, bar))
+    docs.close()
+    if len(docs) == 0:
+        raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
+    if repeated := docs.repeated_ids():
+        shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
+        raise ConfigError(
+            f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match "
+            "documents by id, so each passage needs its own: make the ids unique, then build again"
+        )
+    sha256, after = corpus_sha256(corpus), corpus_state(corpus)
+    if after != before:  # a download or copy still writing
+        raise ConfigError(
+            f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now "
+            f"{corpus_bytes(after)}): the index would hold neither version; build again once the "
+            f"{'folder' if corpus.is_dir() else 'file'} is complete"
+        )
+    manifest = Manifest(
+        retriever=kind,
+        doc_count=len(docs),
+        corpus={
+            "path": str(corpus.resolve()),
+            "format": corpus_format(corpus),
+            "bytes": corpus_bytes(after),
+            "sha256": sha256,
+            "title": title,
+            **({"split": split} if split else {}),
+            **({"split_header": split_header} if split and split_header is not None else {}),
+        },
+        options=builder.finish(),
+        bad_records=len(errors),
+        errors=[str(e) for e in errors[:KEPT_ERRORS]],
+        build_seconds=round(time.perf_counter() - started, 3),
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
+    (folder / MANIFEST_FILE).write_text(
+        json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return manifest
+
+
+def add_chunks(builder: Any, texts: Iterable[list[str]]) -> None:
+    for chunk in texts:
+        builder.add(chunk)
+
+
+def stored_texts(chunked: Iterable[list[Document]], docs: DocStoreWriter, title: bool, bar: Any) -> Iterator[list[str]]:
+    """Each chunk's indexed texts, its passages added to the docs store first."""
+    for chunk in chunked:
+        for doc in chunk:
+            docs.add(doc)
+        yield [passage_text(doc, title) for doc in chunk]
+        bar.update(len(chunk))
+
+
+def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:
+    """Name, size and modification time (ns) of the corpus file, or of each data file of a saved dataset: what
+    a copy still being written changes."""
+    return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in corpus_files(corpus))
+
+
+def corpus_bytes(state: tuple[tuple[str, int, int], ...]) -> int:
+    return sum(size for _, size, _ in state)
+
+
+def corpus_sha256(corpus: Path) -> str:
+    """The identity of a corpus's content: the file's sha256, or `folder_sha256` of a folder's data files."""
+    return folder_sha256(corpus, corpus_files(corpus)) if corpus.is_dir() else file_sha256(corpus)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

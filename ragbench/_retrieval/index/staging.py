@@ -1,0 +1,86 @@
+"""The folder an index is built in, `<out>.partial`, held by one build at a time.
+
+The build holds an OS lock (`fcntl.flock`) on the folder itself from before it empties it to after it is
+renamed to `<out>`, so a second `ragbench index build` of the same `--out` is refused at once instead of
+emptying the first one's files under it (two builds once wrote one folder: an index of neither corpus).
+The kernel lets go of the lock when the process ends however it ends, so the folder a killed build left
+is taken over by the next build: it holds `BUILD_MARK`, the first file a build writes there. A
+`<out>.partial` without it (a folder of the user's), that is a link or that holds one, is refused, never emptied;
+a failed build removes what it wrote there, never a link (`own_trees`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from ..._errors import ConfigError
+from ..._storage.own_trees import links_in, remove_all_but_links
+
+MANIFEST_FILE = "manifest.json"  # what an index is known by: written last by a build, removed first by a removal
+BUILD_MARK = ".ragbench-build"  # made first in the folder a build holds; removed before it becomes the index
+ATTEMPTS = 5  # a folder renamed or removed between opening and locking it (its build just ended): open again
+
+
+@contextmanager
+def held_staging(out: Path) -> Iterator[Path]:
+    """`<out>.partial`, empty (`BUILD_MARK` aside) and held by this build while the block runs; removed when
+    the block raises (the block removes the mark and renames it to `out` to keep it)."""
+    staging = out.with_name(out.name + ".partial")
+    not_ours = f"--out {out}: {staging} is not a folder a ragbench index build made"
+    if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
+        raise ConfigError(
+            f"{not_ours} (it is a {'symbolic link' if staging.is_symlink() else 'file'}); remove it, "
+            "or choose another --out"
+        )
+    for _ in range(ATTEMPTS):
+        staging.mkdir(parents=True, exist_ok=True)
+        handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            raise ConfigError(
+                f"--out {out}: another ragbench index build is writing it ({staging} is locked); "
+                "wait for it to end, or choose another --out"
+            ) from None
+        if _same_folder(staging, handle):
+            break
+        os.close(handle)
+    else:
+        raise ConfigError(
+            f"--out {out}: {staging} keeps being replaced by another process; "
+            "wait for it to end, or choose another --out"
+        )
+    try:
+        left = list(staging.iterdir())
+        if left and not (staging / BUILD_MARK).is_file():
+            raise ConfigError(f"{not_ours} (it holds files, and no {BUILD_MARK}); remove it, or choose another --out")
+        links = links_in(staging)
+        if links:
+            raise ConfigError(
+                f"--out {out}: {staging} holds a symbolic link, {links[0]}, which ragbench never removes; "
+                "move it out, or choose another --out"
+            )
+        for child in left:  # what a killed build left
+            remove_all_but_links(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        (staging / BUILD_MARK).touch()
+        try:
+            yield staging
+        except BaseException:
+            with suppress(OSError):  # a link put there meanwhile: it stays, and so does its folder
+                remove_all_but_links(staging)
+            raise
+    finally:
+        os.close(handle)
+
+
+def _same_folder(path: Path, handle: int) -> bool:
+    """`path` is still the folder open as `handle` (not renamed to an index or removed since)."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(handle))
+    except FileNotFoundError:
+        return False

@@ -76,8 +76,8 @@ def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metri
 
 
 def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
-    from ragbench._metric import Metric
     from ragbench._reports.results import task_scores
+    from ragbench.api import Metric
 
     class HalfBroken(Metric):
         name = "half"

@@ -77,9 +77,8 @@ def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp
 
 
 def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
-    from ragbench._records import SampleRecord
     from ragbench._reports.system_hooks import system_hooks
-    from ragbench._system import System
+    from ragbench.api import SampleRecord, System
 
     class Counting(System):
         name = "counting"

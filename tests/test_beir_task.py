@@ -12,8 +12,8 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, task_counts
-from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
+from ragbench.api import ConfigError, RecordError
 from ragbench.tasks.beir.task import BeirTask
 
 BEIR = TEST_DATA / "beir"

@@ -16,7 +16,7 @@ from conftest import TEST_DATA
 from helpers import run
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import Document, Example, Prediction
 from ragbench.tasks.browsecomp_plus.retrieval import BrowseCompPlusRetrieval
 
 SAMPLE = TEST_DATA / "browsecomp_plus" / "sample"

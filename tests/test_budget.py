@@ -10,7 +10,6 @@ import json
 import pytest
 
 from helpers import cli_here, run
-from ragbench._records import SampleRecord
 from ragbench._registry import installed_registry
 from ragbench._reports.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
 from ragbench._reports.compare import compare_runs, load_run, markdown
@@ -19,6 +18,7 @@ from ragbench._reports.results_schema import Results
 from ragbench._reports.summary import budget_lines, failure_lines
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.api import SampleRecord
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compare_fixtures import SEEDS, compared
-from ragbench._errors import ConfigError
 from ragbench._reports import paired_tests
 from ragbench._reports.bootstrap import resampled, resampled_by_counts
 from ragbench._reports.compare import Run, compare_runs, load_run
@@ -23,6 +22,7 @@ from ragbench._reports.paired_tests import EXACT_UP_TO, binomial_tail, compare_v
 from ragbench._reports.results_file import normalized_results
 from ragbench._reports.results_schema import Results
 from ragbench._reports.run_scores import parse_sample_line
+from ragbench.api import ConfigError
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "compare_before.json").read_text())
 

@@ -12,12 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here, samples
-from ragbench._metric import KeySpec, Metric, MetricDeclaration
-from ragbench._records import SampleRecord
 from ragbench._reports.compare_cost import pareto_front
 from ragbench._reports.efficiency import EfficiencyTally
 from ragbench._reports.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
+from ragbench.api import KeySpec, Metric, MetricDeclaration, SampleRecord
 
 PRICE = {"prompt": 3.0, "completion": 7.0}
 

@@ -14,7 +14,7 @@ from ragbench._engines import load_engine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import RunConfig
 from ragbench._run.preflight import preflight
-from ragbench._values.llm_calls import Sampling
+from ragbench.api.engines import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)

@@ -17,8 +17,8 @@ import pytest
 from ragbench._engines import embedded
 from ragbench._engines import vllm as vllm_engine
 from ragbench._engines.vllm import VLLMEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, RequestError, Response, Sampling
 
 # -- a fake vllm ----------------------------------------------------------------------------
 

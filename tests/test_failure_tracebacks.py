@@ -14,8 +14,7 @@ from helpers import cli_here, cli_run_args, samples, task_counts
 from ragbench._cli.main import main
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System, SystemDeclaration
-from ragbench._types import Prediction
+from ragbench.api import Prediction, System, SystemDeclaration
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 

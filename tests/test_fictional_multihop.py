@@ -14,8 +14,8 @@ import pytest
 
 from ragbench._checks import PreflightError
 from ragbench._retrieval.index_cache import INDEX_CACHE_ENV
-from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig
+from ragbench.api.engines import Request
 from tests.helpers import run, samples
 
 pytest.importorskip("bm25s")

@@ -10,8 +10,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._errors import ConfigError
-from ragbench._types import Prediction
+from ragbench.api import ConfigError, Prediction
 from ragbench.tasks.freshqa.fresheval import UNPARSED, FreshEval, extract_rating
 from ragbench.testing import ScriptedLLM, make_context
 

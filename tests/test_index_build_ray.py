@@ -126,7 +126,7 @@ def test_dense_embeddings_from_encoder_actors_are_the_one_process_builds(ray_clu
     )  # fmt: skip
     assert tree(tmp_path / "parallel") == tree(tmp_path / "whole")
     assert searched("dense", tmp_path / "parallel", corpus) == searched("dense", tmp_path / "whole", corpus)
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     with pytest.raises(ConfigError, match="--workers 4: the Ray cluster has 3 CPUs and an encoder actor takes one"):
         build_parallel(  # more encoder actors than the cluster holds: refused, not waited for forever
@@ -196,7 +196,7 @@ def test_shards_written_by_a_parallel_build_are_index_shards(ray_cluster, tmp_pa
 
 
 def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(ray_cluster, tmp_path):
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "1", "contents": "castle"}])
     mine = state_folder(tmp_path / "index")

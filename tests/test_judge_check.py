@@ -203,7 +203,7 @@ def tally_of(labels, metrics=None):
 
 
 def test_a_label_of_a_failed_example_is_counted_unjudged_not_unknown():
-    from ragbench._records import SampleRecord
+    from ragbench.api import SampleRecord
 
     tally = tally_of({(None, "llm_judge"): {"a": 1.0, "b": 0.0, "c": 1.0}})
     tally.add(SampleRecord(id="a", scores={"llm_judge": 1.0}))

@@ -12,7 +12,6 @@ from click.testing import CliRunner
 import scoring_plugin
 from helpers import samples
 from ragbench._cli.main import main
-from ragbench._metric import Metric, MetricDeclaration
 from ragbench._registry import installed_registry
 from ragbench._reports.judge_agreement import agreement, judged_interval
 from ragbench._reports.judge_ratings import judge_agreement_lines
@@ -21,6 +20,7 @@ from ragbench._run.judge_raters import headline_draws, headline_is_a_rater, rate
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.api import Metric, MetricDeclaration
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
 

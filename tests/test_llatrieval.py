@@ -11,11 +11,9 @@ from alce_helpers import ALCE_DATA
 from conftest import TEST_DATA
 from helpers import run
 from llatrieval_helpers import StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, make_docs
-from ragbench._errors import ConfigError
 from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import Document
-from ragbench.api import TaskScoring
+from ragbench.api import ConfigError, Document, TaskScoring
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter

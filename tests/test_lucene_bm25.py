@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import cli_here
-from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
 from ragbench._retrieval.lucene_analyzer import ENGLISH_STOP_WORDS, analyze
@@ -31,6 +30,7 @@ from ragbench._retrieval.lucene_bm25 import (
     norm_to_length,
 )
 from ragbench._retrieval.lucene_tokenizer import standard_tokens, utf16_units
+from ragbench.api import ConfigError
 
 pytest.importorskip("regex")
 

@@ -25,8 +25,8 @@ from conftest import plugins_read_once
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 from matrix_groups import builtin, task_groups
-from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
 
 REGISTRY = plugins_read_once()
 SYSTEMS = builtin(REGISTRY, "systems")

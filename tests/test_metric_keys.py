@@ -7,10 +7,10 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import records_without_texts, run, samples
-from ragbench._errors import ConfigError
 from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, key_spec
 from ragbench._registry import installed_registry
 from ragbench._reports.results import task_scores
+from ragbench.api import ConfigError
 from ragbench.metrics.citation import Citation
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"

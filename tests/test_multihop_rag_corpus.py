@@ -12,9 +12,9 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import cli_here, run, samples, tmpfs
-from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.index import build_index
+from ragbench.api import ConfigError
 from ragbench.tasks.multihop_rag.chunking import SentenceSplitter
 from ragbench.tasks.multihop_rag.corpus import build_corpus, metadata_text
 from test_run_folder_faults import fill

@@ -9,8 +9,8 @@ import pytest
 
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, Sampling
 
 NAMED = ("[Relevant]", "[Irrelevant]", "[Fully supported]")
 RECORD = {

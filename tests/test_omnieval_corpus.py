@@ -11,8 +11,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragbench._errors import ConfigError
-from ragbench._retrieval.chunking import TokenSplitter
+from ragbench.api import ConfigError
+from ragbench.api.text import TokenSplitter
 from ragbench.tasks.omnieval.corpus import build_corpus, read_folder
 
 

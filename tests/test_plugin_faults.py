@@ -376,7 +376,8 @@ def test_a_task_whose_examples_exit_midway_runs_the_records_before_and_counts_th
 
 
 def test_a_task_whose_examples_exit_at_once_is_a_pre_flight_problem_in_one_line():
-    from ragbench._checks import Preflight, probe_data
+    from ragbench.api import Preflight
+    from ragbench.api.run import probe_data
     from ragbench.tasks.selfrag.demo import Demo
 
     class ExitingDemo(Demo):

@@ -11,13 +11,10 @@ from click.testing import CliRunner
 
 from ragbench._cli import plugin_commands as cli_plugins
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._errors import ConfigError
-from ragbench._hookspecs import hookimpl
-from ragbench._metric import Metric
 from ragbench._registry import Registry, installed_registry
-from ragbench._retrieval.base import Retriever
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, Metric, hookimpl
+from ragbench.api.retrieval import Retriever
 
 PROVIDER, PLUGIN = "ragbench-test-plugin", "test_plugin"
 

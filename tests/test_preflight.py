@@ -19,8 +19,7 @@ from ragbench._cli.main import main
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._task import Task
-from ragbench._types import Example
+from ragbench.api import Example, Task
 
 
 def ragbench(*args: str):

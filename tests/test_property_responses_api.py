@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ragbench._engines.openai import OpenAIEngine
-from ragbench._values.llm_calls import Request, Response, Sampling
+from ragbench.api.engines import Request, Response, Sampling
 from search_agent_fake import canonical
 from test_property_vendor_messages import BAD_COUNTS, GOOD_COUNTS, answered, unreadable  # noqa: F401 (fixture)
 

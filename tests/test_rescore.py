@@ -13,11 +13,11 @@ import scoring_plugin
 from conftest import write_jsonl
 from helpers import samples, task_counts
 from ragbench._cli.main import main
-from ragbench._errors import ConfigError
 from ragbench._registry import Registry, installed_registry
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
+from ragbench.api import ConfigError
 from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 import scoring_plugin
-from ragbench._errors import ConfigError
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture)
 
 

@@ -7,10 +7,9 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.corpus import passage_text, read_corpus
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, RecordError
+from ragbench.api.retrieval import passage_text, read_corpus
 
 # psgs_w100.tsv as DPR ships it: a header, quoted text with doubled inner quotes, plain titles.
 DPR_TSV = (

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense import NpyAppender, inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
+from ragbench.api import ConfigError
 from retrieval_samples import passages, write_dpr_tsv
 
 
@@ -115,7 +115,7 @@ def dense_index(tmp_path_factory):
 
 
 def test_dense_index_holds_the_encoded_passages_and_search_equals_brute_force_on_them(dense_index):
-    from ragbench._retrieval.corpus import passage_text
+    from ragbench.api.retrieval import passage_text
 
     encoder = dense_index.encoder
     stored = np.asarray(dense_index.embeddings)

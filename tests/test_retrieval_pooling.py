@@ -9,15 +9,12 @@ import json
 import pytest
 
 from helpers import samples
-from ragbench._context import Context
-from ragbench._errors import ConfigError
 from ragbench._registry import Registry, installed_registry
 from ragbench._retrieval import Retriever, load_retriever
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, System
+from ragbench.api.retrieval import RetrievalError
 
 
 class CountingRetriever(Retriever):

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import TEST_DATA
 from ragbench._registry import installed_registry
-from ragbench._types import Prediction
+from ragbench.api import Prediction
 from ragbench.tasks.rgb.judge import RgbFactJudge, RgbRejectionJudge
 from ragbench.testing import ScriptedLLM, make_context
 

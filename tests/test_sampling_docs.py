@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ragbench._llm import LLM
-from ragbench._values.llm_calls import Sampling
+from ragbench.api.engines import Sampling
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "engines.md"
 FIELDS = [f.name for f in dataclasses.fields(Sampling)]

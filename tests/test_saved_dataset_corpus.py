@@ -19,12 +19,11 @@ from helpers import cli_here
 
 datasets = pytest.importorskip("datasets")
 
-from ragbench._errors import ConfigError, RecordError  # noqa: E402
 from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval.corpus import corpus_rows, read_corpus  # noqa: E402
 from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._retrieval.index_cache import index_folder  # noqa: E402
-from ragbench._types import Document  # noqa: E402
+from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.retrieval import CorpusLookup  # noqa: E402
 
 ID_KEYS = st.sampled_from(["id", "_id", "docid", None])  # None: a row without an id

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from ragbench._engines.replay import ReplayEngine
-from ragbench._errors import ConfigError
-from ragbench._task import Task
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench.api import ConfigError, Task
+from ragbench.api.engines import Request, Sampling
 from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
@@ -166,7 +165,7 @@ def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch)
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
     from ragbench._engines.vllm import VLLMEngine
-    from ragbench._values.llm_calls import EngineError
+    from ragbench.api import EngineError
 
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]
 

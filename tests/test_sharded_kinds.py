@@ -16,9 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.flashrag_bm25 import FlashRagBM25Retriever
 from ragbench._retrieval.index import build_index
 from ragbench._retrieval.numba_top_k import numba_top_k, pushed
@@ -27,6 +25,8 @@ from ragbench._retrieval.sharded.layout import read_layout
 from ragbench._retrieval.sharded.merge import merge_numba_top_k, merge_top_k
 from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_index
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import RetrievalError
 
 pytest.importorskip("bm25s")
 

@@ -65,8 +65,8 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
 
 
 def test_a_shard_lost_for_good_fails_the_batch_naming_it_never_a_partial_answer(searchers, monkeypatch):
-    from ragbench._retrieval.base import RetrievalError
     from ragbench._retrieval.sharded import actors
+    from ragbench.api.retrieval import RetrievalError
 
     whole, sharded = searchers
     monkeypatch.setattr(actors, "MAX_RESTARTS", 0)  # no restart: the first death is final for the batch

@@ -12,10 +12,9 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError
 from ragbench._registry import installed_registry
-from ragbench._retrieval.base import Retriever
-from ragbench._types import Document, Example
+from ragbench.api import ConfigError, Document, Example
+from ragbench.api.retrieval import Retriever
 from ragbench.plugins.smart.prompts import (
     parse_intents,
     parse_locator,

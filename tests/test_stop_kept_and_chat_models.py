@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from conftest import write_jsonl
 from helpers import run, samples
 from ragbench._engines.openai_responses import parse_completion as _parse
-from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, Sampling, apply_stop
+from ragbench.api import ConfigError
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 from tiny_models import tiny_causal_lm
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
-from ragbench._types import trace_prompts
+from ragbench.api.trace import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
@@ -268,7 +268,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
 
 def test_loader_reports_bad_records(sites, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(sites["example"]))
-    from ragbench._errors import RecordError
+    from ragbench.api import RecordError
     from ragbench_plugin_example.task import TriviaTF
 
     good = {"qid": "q1", "statement": "Water is wet.", "truth": True, "evidence": [{"title": "W", "text": "Wet."}]}

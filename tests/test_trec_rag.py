@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError, RecordError
 from ragbench._registry import installed_registry
 from ragbench._retrieval.corpus import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
-from ragbench._retrieval.trec_measures import trec_eval_all
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, RecordError
+from ragbench.api.retrieval import trec_eval_all
 from ragbench.tasks.trec_rag.ag_output import recorded_output, response_length, sentences, submission
 from ragbench.tasks.trec_rag.data import read_qrels
 from ragbench.tasks.trec_rag.task import TrecRag25Task, TrecRagTask
@@ -257,7 +256,7 @@ def test_ndcg_at_20_and_recall_at_100_are_trec_eval_s_graded_values():
 
     qrels = {"a": 3, "b": 2, "c": 1, "d": 0}
     shown = [Document(id=doc, title="", text="") for doc in ("d", "b", "x", "a")]
-    from ragbench._types import Example, Prediction
+    from ragbench.api import Example, Prediction
 
     scores = TrecRagRetrieval().score(Example(id="q", question="", gold={"qrels": qrels}), Prediction("q", docs=shown))
     # DCG = 2/log2(3) + 3/log2(5); ideal DCG = 3 + 2/log2(3) + 1/log2(4); 2 of the 3 relevant retrieved
@@ -402,7 +401,7 @@ def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
 
 
 def test_the_prompt_shows_segments_as_ragnarok_does_and_answers_cite_them():
-    from ragbench._types import Example
+    from ragbench.api import Example
     from ragbench.tasks.trec_rag.task import TrecRagPrompting
 
     docs = [

@@ -18,8 +18,8 @@ from helpers import cli_run_args, run, samples
 from ragbench._cli.main import main
 from ragbench._engines.openai import OpenAIEngine
 from ragbench._registry import Registry
-from ragbench._system import System, SystemDeclaration
 from ragbench._values.urls import redact_url, redact_urls, secret_name
+from ragbench.api import System, SystemDeclaration
 from test_engine_openai import FAST, FakeServer, chat, error, generate
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_here
-from ragbench._errors import ConfigError, RecordError
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench.api import ConfigError, RecordError
 
 RECORDS = [{"id": "a", "question": "Q1?", "answer": "x"}, {"id": "b", "question": "Q2?", "answer": "y"}]
 JSONL = "".join(json.dumps(r) + "\n" for r in RECORDS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ragbench._errors import RecordError
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench.api import RecordError
 
 TASK = """task: ids
 data:

@@ -27,10 +27,10 @@ from ragbench._engines import load_engine
 from ragbench._engines.anthropic import AnthropicEngine
 from ragbench._engines.api_engine import ApiEngine
 from ragbench._engines.gemini import GeminiEngine
-from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import RequestError
+from ragbench.testing import installed_registry
 from test_engine_openai import FAST, FakeServer, chat, generate
 
 pytestmark = needs("anthropic", "google.genai")

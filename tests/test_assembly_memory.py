@@ -11,11 +11,11 @@ from pathlib import Path
 
 from helpers import run
 from ragbench._records import saved_lines
-from ragbench._registry import installed_registry
 from ragbench._run.assemble import Scoring, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
+from ragbench.testing import installed_registry
 
 
 def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:

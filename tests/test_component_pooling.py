@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from helpers import samples
 from ragbench._components.pooling import Components, PairsRequest, ScoringBackend
-from ragbench._registry import Registry
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Document, Example, hookimpl
 from ragbench.api.retrieval import Refiner, Reranker
+from ragbench.testing import Registry
 
 
 class LengthReranker(Reranker):

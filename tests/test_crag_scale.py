@@ -16,11 +16,11 @@ import pytest
 
 from crag_helpers import tokenizer_dir
 from helpers import run
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
+from ragbench.testing import installed_registry
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 LOOP_CPU_SECONDS = 0.05

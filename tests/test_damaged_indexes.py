@@ -27,12 +27,10 @@ from retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("bm25s")
 
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
 from ragbench._retrieval.flashrag_bm25 import FlashRagBM25Retriever
-from ragbench._retrieval.index import build_index
 from ragbench._retrieval.numba_top_k import numba_top_k
 from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry, load_retriever
 
 FLASHRAG = TEST_DATA / "flashrag_bm25"
 CORPUS = FLASHRAG / "corpus.jsonl"

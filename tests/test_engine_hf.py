@@ -17,8 +17,8 @@ from ragbench._engines.hf import HFEngine, embedded_model_dir  # noqa: E402
 from ragbench._engines.hf_decoding import TokenPicker  # noqa: E402
 from ragbench._engines.hf_prefix_cache import PrefixCache  # noqa: E402
 from ragbench._engines.tokenizers import chat_prompt_ids  # noqa: E402
-from ragbench.api import ConfigError
-from ragbench.api.engines import Request, RequestError, Response, Sampling
+from ragbench.api import ConfigError  # noqa: E402
+from ragbench.api.engines import Request, RequestError, Response, Sampling  # noqa: E402
 
 
 def chat(text: str, **sampling) -> Request:

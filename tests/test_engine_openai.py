@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from ragbench._engines.openai import OpenAIEngine, probe
-from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import Request, RequestError, Response, Sampling
+from ragbench.testing import installed_registry
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"

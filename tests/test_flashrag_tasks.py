@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ROOT, TEST_DATA
 from helpers import run
-from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks.spec import load_spec
+from ragbench.testing import installed_registry
 
 SAMPLES = TEST_DATA / "flashrag"
 TASK_FILES = {path.stem: path for path in sorted((ROOT / "tasks" / "flashrag").glob("*.yaml"))}

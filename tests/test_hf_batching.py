@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 
 from ragbench._engines import hf_batching  # noqa: E402
-from ragbench.api import ConfigError
+from ragbench.api import ConfigError  # noqa: E402
 
 
 def oom() -> Exception:

@@ -16,11 +16,9 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import cli, closed_port
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
-from ragbench._retrieval.index import build_index
 from ragbench._retrieval.parallel_build.build import build_parallel
 from ragbench._retrieval.parallel_build.state import state_folder
+from ragbench.testing import build_index, installed_registry, load_retriever
 
 pytest.importorskip("bm25s")
 pytest.importorskip("regex")

@@ -166,9 +166,9 @@ def test_crag_human_labels_shipped_with_the_predictions_check_the_crag_judge(tmp
 
 
 def test_the_viewers_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_path):
-    from ragbench._registry import installed_registry
     from ragbench._view.catalog import RunCatalog
     from ragbench._view.site import Site
+    from ragbench.testing import installed_registry
 
     verdicts = demo_ids_and_verdicts(tmp_path)
     results = labelled_run(tmp_path, dict(list(verdicts.items())[:8]))

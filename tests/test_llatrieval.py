@@ -11,14 +11,13 @@ from alce_helpers import ALCE_DATA
 from conftest import TEST_DATA
 from helpers import run
 from llatrieval_helpers import StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, make_docs
-from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError, Document, TaskScoring
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.selfrag.demo import Demo
-from ragbench.testing import ScriptedLLM, make_context, run_examples
+from ragbench.testing import Registry, ScriptedLLM, make_context, run_examples
 
 QUESTIONS = ["Who sang it?"]
 

@@ -19,8 +19,6 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import cli_here
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index import build_index
 from ragbench._retrieval.lucene_analyzer import ENGLISH_STOP_WORDS, analyze
 from ragbench._retrieval.lucene_bm25 import (
     LENGTH_TABLE,
@@ -31,6 +29,7 @@ from ragbench._retrieval.lucene_bm25 import (
 )
 from ragbench._retrieval.lucene_tokenizer import standard_tokens, utf16_units
 from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry
 
 pytest.importorskip("regex")
 

@@ -10,11 +10,11 @@ import pytest
 
 from conftest import TEST_DATA
 from matrix_fixtures import cell_config
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator
 from ragbench._run.planning import plan
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Document, Example
+from ragbench.testing import installed_registry
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
 SETS = {

@@ -11,13 +11,13 @@ import pytest
 
 from helpers import cli_here, run, samples
 from ragbench._records import SampleRecord, step_from_dict
-from ragbench._registry import installed_registry
 from ragbench._reports.judge_cost import JudgeCostTally
 from ragbench._reports.model_cost import ModelCostTally
 from ragbench._reports.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.testing import installed_registry
 
 
 def judge_rules(tmp_path, name):

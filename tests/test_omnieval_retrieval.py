@@ -9,10 +9,9 @@ import pytest
 pytest.importorskip("bm25s")
 pytest.importorskip("jieba")
 
-from ragbench._registry import installed_registry
 from ragbench._retrieval.bm25 import BM25Retriever
-from ragbench._retrieval.index import build_index
 from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry
 
 ROWS = [
     {"id": "n1", "title": "存款", "contents": "定期存款\n定期存款的最长期限为五年，利率高于活期存款。"},

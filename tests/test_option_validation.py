@@ -13,17 +13,16 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from helpers import closed_port
 from ragbench._checks import PreflightError
-from ragbench._cli.main import main
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.preflight import preflight
+from ragbench.testing import cli, installed_registry
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)  # noqa: F401 (the fixture)
 
 
 def refused(tmp_path: Path, *args: str) -> str:
     """The one error line of a run the command line refuses (exit 2, no traceback, nothing written)."""
     out = tmp_path / "run"
-    result = CliRunner().invoke(main, [*args, "--no-progress", "--output", str(out)])
+    result = CliRunner().invoke(cli, [*args, "--no-progress", "--output", str(out)])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 2, result.output
     assert not out.exists(), "the refused run wrote its folder"
@@ -67,7 +66,7 @@ def test_numbers_given_through_the_api_are_checked_too(tmp_path):
 
 
 def test_compare_refuses_a_negative_seed_in_one_line(tmp_path):
-    result = CliRunner().invoke(main, ["compare", str(tmp_path), str(tmp_path), "--seed", "-1"])
+    result = CliRunner().invoke(cli, ["compare", str(tmp_path), str(tmp_path), "--seed", "-1"])
     assert result.exit_code == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("ragbench: error: Invalid value for '--seed': -1 is not in the range x>=0.")

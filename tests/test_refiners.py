@@ -17,10 +17,9 @@ from conftest import needs
 from helpers import cli_here, samples
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
 from ragbench._components.selective_context import SelectiveContextRefiner
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index import build_index
 from ragbench.api import Document
 from ragbench.api.retrieval import passage_text
+from ragbench.testing import build_index, installed_registry
 from retrieval_samples import WORDS, passages, write_dpr_tsv
 from tiny_models import WORDS as T5_WORDS
 from tiny_models import tiny_t5

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 import ragbench._cli.main as cli_module
-from ragbench._registry import installed_registry
 from ragbench._reports.reproduce import Reproduction, compare_with_paper, get_reproduction, reproduction_config, verdict
 from ragbench._reports.results_schema import Results
 from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 from test_compare import DEMO
 
 DEMO_ROW = {

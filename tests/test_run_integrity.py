@@ -14,7 +14,6 @@ import pytest
 from conftest import write_jsonl
 from helpers import cli, cli_here, run, samples, task_counts, task_run_args
 from ragbench._records import saved_lines
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.interrupted import RunInterrupted
 from ragbench._scheduler import Scheduler
@@ -37,6 +36,7 @@ from ragbench.api import (
     TaskScoring,
 )
 from ragbench.api.engines import Engine, Request, Response, Sampling
+from ragbench.testing import installed_registry
 
 
 def popqa_run(tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", **config) -> dict:

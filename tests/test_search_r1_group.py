@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from matrix_fixtures import build_corpus_index, cell_config
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.testing import installed_registry
 
 URL = "https://huggingface.co/datasets/RUC-NLPIR/FlashRAG_datasets/resolve/main/"
 SEARCH_R1_FILES = {  # task -> the FlashRAG file Search-R1 evaluates on

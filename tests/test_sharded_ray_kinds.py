@@ -14,10 +14,8 @@ from retrieval_samples import passages, write_dpr_tsv
 pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.index import build_index  # noqa: E402
 from ragbench._retrieval.sharded.split import split_index  # noqa: E402
+from ragbench.testing import build_index, installed_registry, load_retriever  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 

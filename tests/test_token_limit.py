@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import write_jsonl
 from helpers import cli_here, cli_run_args, run
-from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.testing import installed_registry
 
 
 def cut_task(folder: Path, cut: set[int]) -> Path:

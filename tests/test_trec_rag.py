@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._registry import installed_registry
 from ragbench._retrieval.corpus import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.retrieval import trec_eval_all
 from ragbench.tasks.trec_rag.ag_output import recorded_output, response_length, sentences, submission
 from ragbench.tasks.trec_rag.data import read_qrels
 from ragbench.tasks.trec_rag.task import TrecRag25Task, TrecRagTask
+from ragbench.testing import installed_registry
 
 DATA = TEST_DATA / "trec_rag"
 TOPICS24, QRELS24 = DATA / "topics.rag24.test.txt", DATA / "qrels.rag24.test-umbrela-all.txt"
@@ -192,7 +192,7 @@ def test_a_missing_qrels_or_topics_file_fails_before_the_run():
 
 @pytest.fixture(scope="module")
 def index(corpus, tmp_path_factory) -> Path:
-    from ragbench._retrieval.index import build_index
+    from ragbench.testing import build_index
 
     folder = tmp_path_factory.mktemp("index") / "bm25"
     manifest = build_index(corpus, folder, "bm25", progress=False, registry=installed_registry())
@@ -394,7 +394,7 @@ def test_a_bad_submission_line_is_a_record_error_naming_it_and_the_rest_are_read
 
 
 def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
-    from ragbench._retrieval.index import build_index
+    from ragbench.testing import build_index
 
     manifest = build_index(corpus, tmp_path / "lucene", "lucene_bm25", progress=False, registry=installed_registry())
     assert manifest.doc_count == 7 and manifest.corpus["format"] == SEGMENTED

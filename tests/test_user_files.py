@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from conftest import write_jsonl
 from helpers import cli_here, popqa_args, run
 from ragbench._checks import PreflightError
-from ragbench._registry import installed_registry
 from ragbench._storage.cache import ResponseCache
 from ragbench.api.run import PageCache
+from ragbench.testing import installed_registry
 
 QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 
@@ -360,7 +360,7 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
 
 
 def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
-    from ragbench._retrieval.index import build_index
+    from ragbench.testing import build_index
     from retrieval_samples import passages, write_dpr_tsv
 
     pytest.importorskip("bm25s")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from chromium import headless_chromium, require_chromium, wait_ready
-from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
+from ragbench.testing import installed_registry
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 require_chromium()

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from flashrag_parity import expected_calls, expected_predictions, recording_tokenizer, run_parity
-from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.plugins.corag.prompts import MULTI_HOP_TASK_DESC
+from ragbench.testing import installed_registry
 
 EXAMPLE = "hotpot_1"
 FAKE_MODEL = "scripted:flashrag_parity:fake_model"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 
 from chromium import headless_chromium, require_chromium, wait_ready
-from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
+from ragbench.testing import installed_registry
 from scoring_plugin import JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
 

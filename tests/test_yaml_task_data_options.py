@@ -8,10 +8,10 @@ import json
 import pytest
 
 from helpers import cli_here, cli_run_args
-from ragbench._registry import installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 
 TEMPLATE = """task: opts
 data: {data}

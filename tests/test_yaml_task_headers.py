@@ -11,12 +11,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._registry import Registry
 from ragbench._shared.yaml_tasks import header as header_module
 from ragbench._shared.yaml_tasks.header import read_header
 from ragbench._shared.yaml_tasks.located import Section, read_yaml
 from ragbench._shared.yaml_tasks.spec import header_fields
 from ragbench.api import ConfigError, hookimpl
+from ragbench.testing import Registry
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
 from helpers import cli_here, run, samples, task_counts
-from ragbench._registry import Registry, installed_registry
 from ragbench._shared.yaml_tasks import task_class
 from ragbench._shared.yaml_tasks.spec import load_spec
 from ragbench.api import ConfigError, Example, RecordError
+from ragbench.testing import Registry, installed_registry
 
 FLASHRAG = [
     {

@@ -1,0 +1,44 @@
+"""Components by their catalogue names, as a run finds them: the registry of the installed plugins, an index
+built and a retriever made by the name of its kind (`ragbench index --kind`, `--retriever`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._registry import Registry, installed_registry
+from .._retrieval import load_retriever as _load_retriever
+from .._retrieval.base import Retriever
+from .._retrieval.index import Manifest
+from .._retrieval.index import build_index as _build_index
+
+
+def _or_installed(registry: Registry | None) -> Registry:
+    return installed_registry() if registry is None else registry
+
+
+def build_index(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: dict[str, Any] | None = None,
+    *,
+    registry: Registry | None = None,
+    **build: Any,
+) -> Manifest:
+    """A `kind` index of `corpus` built into `out`, as `ragbench index --kind KIND` builds it (it appears there only
+    once complete): `options` are the builder's (`--option`), `build` the command's own (`chunk_size`, `title`,
+    `overwrite`, `progress`, `split`, `split_header`). The builder is `registry`'s (default: a new registry of the
+    installed plugins, `installed_registry()`). Returns the index's manifest (`kind`, `count`, `options` ...)."""
+    return _build_index(corpus, out, kind, options, registry=_or_installed(registry), **build)
+
+
+def load_retriever(
+    kind: str | None, options: dict[str, Any] | None = None, *, registry: Registry | None = None
+) -> Retriever:
+    """The retriever a run with `--retriever KIND` and these `--retriever-arg`s searches (`provided`, an example's
+    own documents, when `kind` is None), its class `registry`'s (default: `installed_registry()`)."""
+    return _load_retriever(kind, options, registry=_or_installed(registry))
+
+
+__all__ = ["Registry", "build_index", "installed_registry", "load_retriever"]

@@ -23,7 +23,7 @@ import test_engine_anthropic as anthropic_case
 import test_engine_gemini as gemini_case
 from conftest import needs
 from helpers import cli_here
-from ragbench._engines import load_engine
+from ragbench.testing import load_engine
 from ragbench._engines.anthropic import AnthropicEngine
 from ragbench._engines.api_engine import ApiEngine
 from ragbench._engines.gemini import GeminiEngine

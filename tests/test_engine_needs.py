@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from ragbench._checks import PreflightError
-from ragbench._engines import load_engine
+from ragbench.testing import load_engine
 from ragbench._run.evaluator import RunConfig
 from ragbench._run.preflight import preflight
 from ragbench.api.engines import Sampling

@@ -658,7 +658,7 @@ def test_sync_close_releases_the_client_of_a_stopped_loop(server):
 
 
 def test_registry_builds_the_engine_from_a_model_string(server):
-    from ragbench._engines import load_engine
+    from ragbench.testing import load_engine
 
     engine = load_engine("openai:some/model", base_url=server.base_url, registry=installed_registry())
     assert isinstance(engine, OpenAIEngine)

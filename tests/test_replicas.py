@@ -10,7 +10,7 @@ import time
 import pytest
 
 from helpers import run, samples
-from ragbench._engines import load_engine
+from ragbench.testing import load_engine
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler

@@ -19,7 +19,7 @@ run in one call, and assertions on traces. Nothing here loads a model or touches
 to the script, without the scheduler. `run_examples` runs several examples at once through a scheduler,
 as a run has them, unscored; `run_eval` is the command line's run, in this process: the same planning,
 pre-flight, scheduler, scoring and results (docs/testing-plugins.md). `installed_registry`, `Registry`,
-`build_index` and `load_retriever` give components by their catalogue names, `cli` is the `ragbench` command
+`load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `cli` is the `ragbench` command
 for `click.testing.CliRunner`. The scripted and replayed LLMs are in `llms`, the runs in `runs`, the
 components in `components`; import all of them from here.
 """
@@ -42,7 +42,7 @@ from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
-from .components import Registry, build_index, installed_registry, load_retriever
+from .components import Registry, build_index, installed_registry, load_engine, load_retriever
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
 
@@ -58,6 +58,7 @@ __all__ = [
     "build_index",
     "cli",
     "installed_registry",
+    "load_engine",
     "load_retriever",
     "make_context",
     "prompts",

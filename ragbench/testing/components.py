@@ -1,11 +1,14 @@
-"""Components by their catalogue names, as a run finds them: the registry of the installed plugins, an index
-built and a retriever made by the name of its kind (`ragbench index --kind`, `--retriever`)."""
+"""Components by their catalogue names, as a run finds them: the registry of the installed plugins, an engine
+made from its `engine:model` (`--model`), an index built and a retriever made by the name of its kind
+(`ragbench index --kind`, `--retriever`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from .._engines import load_engine as _load_engine
+from .._engines.base import Engine
 from .._registry import Registry, installed_registry
 from .._retrieval import load_retriever as _load_retriever
 from .._retrieval.base import Retriever
@@ -15,6 +18,13 @@ from .._retrieval.index import build_index as _build_index
 
 def _or_installed(registry: Registry | None) -> Registry:
     return installed_registry() if registry is None else registry
+
+
+def load_engine(model: str | None, *, registry: Registry | None = None, **options: Any) -> Engine:
+    """The engine of `--model ENGINE:MODEL` with these `--model-arg`s (`scripted:echo`, `replay:calls.jsonl`,
+    `openai:gpt-4o-mini` with `base_url=...`), its class `registry`'s (default: `installed_registry()`); a bad
+    option is a `ConfigError`. Its `generate(requests)` answers a batch directly, without a run's scheduler."""
+    return _load_engine(model, registry=_or_installed(registry), **options)
 
 
 def build_index(
@@ -41,4 +51,4 @@ def load_retriever(
     return _load_retriever(kind, options, registry=_or_installed(registry))
 
 
-__all__ = ["Registry", "build_index", "installed_registry", "load_retriever"]
+__all__ = ["Registry", "build_index", "installed_registry", "load_engine", "load_retriever"]

@@ -11,10 +11,9 @@ import pytest
 import ragbench.tasks.flashrag
 from conftest import TEST_DATA
 from helpers import cli_here
-from ragbench._checks import PreflightError
 from ragbench._run.preflight import preflight
 from ragbench._values.run_config import RunConfig
-from ragbench.testing import Registry, installed_registry
+from ragbench.testing import PreflightError, Registry, installed_registry
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")

@@ -13,9 +13,8 @@ import pytest
 
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
-from ragbench._checks import PreflightError
 from ragbench.tasks.open_qa.formats import webquestions_records
-from ragbench.testing import Registry, installed_registry
+from ragbench.testing import PreflightError, Registry, installed_registry
 
 SAMPLES = TEST_DATA / "open_qa"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "open_qa").glob("*.yaml"))

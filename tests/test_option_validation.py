@@ -12,10 +12,9 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from helpers import closed_port
-from ragbench._checks import PreflightError
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.preflight import preflight
-from ragbench.testing import cli, installed_registry
+from ragbench.testing import PreflightError, cli, installed_registry
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)  # noqa: F401 (the fixture)
 
 

@@ -14,12 +14,11 @@ import threading
 
 import pytest
 
-from ragbench._checks import PreflightError
 from ragbench._plugin_calls import PluginCall, exception_line, traceback_text
 from ragbench._stop_signals import raise_stop
 from ragbench._storage.sample_files import iter_samples
 from ragbench.api import Metric, Prediction, Step, System, SystemDeclaration
-from ragbench.testing import ScriptedLLM, run_eval
+from ragbench.testing import PreflightError, ScriptedLLM, run_eval
 
 
 class UnreadableMessage(Exception):

@@ -14,11 +14,10 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import closed_port
-from ragbench._checks import PreflightError
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Example, Task
-from ragbench.testing import Registry, cli, installed_registry
+from ragbench.testing import PreflightError, Registry, cli, installed_registry
 
 
 def ragbench(*args: str):

@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from helpers import cli_here, popqa_args, run
-from ragbench._checks import PreflightError
 from ragbench._storage.cache import ResponseCache
 from ragbench.api.run import PageCache
-from ragbench.testing import installed_registry
+from ragbench.testing import PreflightError, installed_registry
 
 QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 

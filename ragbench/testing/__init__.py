@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._checks import PreflightError
 from .._context import Context
 from .._llm import LLM
 from .._nli import NLI
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # imported on first use (below): the command line's modules a
 
 __all__ = [
     "EvalResult",
+    "PreflightError",
     "Registry",
     "ReplayLLM",
     "ScriptedLLM",

@@ -181,7 +181,8 @@ def run_eval(
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
     plugin's tests need not install it). `output`: the run folder, kept; None: a temporary one, removed
     once read. Other keywords are options of the run (`ragbench._values.run_config.RunConfig`: seed,
-    max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse.
+    max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse: a
+    `PreflightError` (a `ConfigError` whose `problems` are its lines) where the run's pre-flight does.
     """
     components = _RunComponents(plugins)
     tasks = [components.name("tasks", t) for t in (task if isinstance(task, (list, tuple)) else [task])]

@@ -99,11 +99,11 @@ def test_long_documents_are_chunked_with_the_file_path_in_the_budget_and_come_fi
 
 
 def test_cli_reports_skipped_files(tmp_path):
-    from ragbench._retrieval.chunking import tiktoken_counter
+    from ragbench.api.text import tiktoken_encoding
     from ragbench.testing import cli
 
     try:
-        tiktoken_counter("cl100k_base")
+        tiktoken_encoding("cl100k_base")
     except ConfigError:
         pytest.skip("tiktoken cl100k_base not available")
     make_folder(tmp_path / "docs")

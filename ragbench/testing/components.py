@@ -39,7 +39,8 @@ def build_index(
     """A `kind` index of `corpus` built into `out`, as `ragbench index --kind KIND` builds it (it appears there only
     once complete): `options` are the builder's (`--option`), `build` the command's own (`chunk_size`, `title`,
     `overwrite`, `progress`, `split`, `split_header`). The builder is `registry`'s (default: a new registry of the
-    installed plugins, `installed_registry()`). Returns the index's manifest (`kind`, `count`, `options` ...)."""
+    installed plugins, `installed_registry()`). Returns the index's manifest (`retriever`, `doc_count`,
+    `bad_records`, `options` ...)."""
     return _build_index(corpus, out, kind, options, registry=_or_installed(registry), **build)
 
 

@@ -5,9 +5,17 @@ installs them)."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +103,25 @@ def run_page(run_dir) -> Iterator:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def viewer(*folders: Path) -> Iterator[tuple[str, list[str]]]:
+    """`ragbench view FOLDERS` as a user starts it, a process of its own on a free port: (its address
+    `http://127.0.0.1:PORT`, the rids of its runs, from /api/runs); stopped with Ctrl-C (SIGINT) at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench", "view", *map(str, folders), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = process.stderr.readline()  # "ragbench view: N run(s) at http://127.0.0.1:PORT/ (Ctrl-C stops)"
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        assert found, line
+        with urllib.request.urlopen(found.group(1) + "/api/runs", timeout=30) as response:
+            rids = [run["rid"] for run in json.load(response)["runs"]]
+        yield found.group(1), rids
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)

@@ -16,6 +16,7 @@ import tempfile
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,6 +106,12 @@ def run_page(run_dir) -> Iterator:
         server.server_close()
 
 
+def api(address: str, key: str) -> Any:
+    """The data of a viewer's page, `address`/api/`key`, as its page reads it."""
+    with urllib.request.urlopen(f"{address}/api/{key}", timeout=30) as response:
+        return json.load(response)
+
+
 @contextlib.contextmanager
 def viewer(*folders: Path) -> Iterator[tuple[str, list[str]]]:
     """`ragbench view FOLDERS` as a user starts it, a process of its own on a free port: (its address
@@ -119,9 +126,7 @@ def viewer(*folders: Path) -> Iterator[tuple[str, list[str]]]:
         line = process.stderr.readline()  # "ragbench view: N run(s) at http://127.0.0.1:PORT/ (Ctrl-C stops)"
         found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
         assert found, line
-        with urllib.request.urlopen(found.group(1) + "/api/runs", timeout=30) as response:
-            rids = [run["rid"] for run in json.load(response)["runs"]]
-        yield found.group(1), rids
+        yield found.group(1), [run["rid"] for run in api(found.group(1), "runs")["runs"]]
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)

@@ -88,8 +88,8 @@ def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_repor
     """--model left at its default: the run loads the embedded model, and every place that names the model
     that answered says `hf:embedded`, never "?". The engine loaded for the default answers as scripted:echo
     (the real model is test_demo_with_embedded_model's), so the name must come from the default itself."""
-    from ragbench.testing import load_engine
     from ragbench._run import run_engines
+    from ragbench.testing import load_engine
 
     asked = []
 

@@ -156,8 +156,7 @@ def declared_engine(kind, folder):
 @pytest.mark.parametrize("kind", ["scripted", "replay"])
 @pytest.mark.parametrize("declared", [None, True, False])
 def test_a_test_engine_is_a_chat_model_when_declared(tmp_path, kind, declared):
-    from ragbench.testing import load_engine
-    from ragbench.testing import installed_registry
+    from ragbench.testing import installed_registry, load_engine
 
     options = {} if declared is None else {"chat": declared}
     engine = load_engine(declared_engine(kind, tmp_path), registry=installed_registry(), **options)

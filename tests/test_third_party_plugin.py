@@ -47,7 +47,7 @@ def _broken_package(root: Path) -> Path:
     write_dedented(
         root / "ragbench_broken_example" / "lazy.py",
         """\
-        from ragbench._hookspecs import hookimpl
+        from ragbench.api import hookimpl
 
 
         @hookimpl
@@ -150,7 +150,7 @@ def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
     script = textwrap.dedent("""\
         import json, sys
-        from ragbench._registry import installed_registry
+        from ragbench.testing import installed_registry
         registry = installed_registry()
         before = sorted(m for m in sys.modules if m.startswith("ragbench_plugin_example"))
         loaded = {kind: registry.load(kind, name).name for kind, name in

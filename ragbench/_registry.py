@@ -33,6 +33,9 @@ from ._yaml_tasks.header import TaskHeader
 
 
 class Registry:
+    """The components of the plugins by kind and name: `load(kind, name)` (the class), `names(kind)`,
+    `entry(kind, name)`; `Registry.discover(plugins=...)` finds the installed plugins and the hook modules given."""
+
     def __init__(self) -> None:
         self.entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.aliases: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}

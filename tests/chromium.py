@@ -5,9 +5,18 @@ installs them)."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +104,29 @@ def run_page(run_dir) -> Iterator:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def api(address: str, key: str) -> Any:
+    """The data of a viewer's page, `address`/api/`key`, as its page reads it."""
+    with urllib.request.urlopen(f"{address}/api/{key}", timeout=30) as response:
+        return json.load(response)
+
+
+@contextlib.contextmanager
+def viewer(*folders: Path) -> Iterator[tuple[str, list[str]]]:
+    """`ragbench view FOLDERS` as a user starts it, a process of its own on a free port: (its address
+    `http://127.0.0.1:PORT`, the rids of its runs, from /api/runs); stopped with Ctrl-C (SIGINT) at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragbench", "view", *map(str, folders), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = process.stderr.readline()  # "ragbench view: N run(s) at http://127.0.0.1:PORT/ (Ctrl-C stops)"
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        assert found, line
+        yield found.group(1), [run["rid"] for run in api(found.group(1), "runs")["runs"]]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)

@@ -26,7 +26,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ragbench._records import SampleRecord
 from ragbench._registry import Registry, installed_registry
@@ -77,6 +77,23 @@ def search_agent_samples(
         system_args=system_args,
     )
     return samples(tmp_path / "run", "fictional_multihop")
+
+
+def viewed(*folders: Path, out: Path) -> dict[str, Any]:
+    """The viewer's pages of the run folders by key (`runs`, `run/RID`, `example/RID/TASK/N` ...), as the user's
+    `ragbench view FOLDERS --export OUT` writes them: each data/KEY.js is `RB.put(key, data);`."""
+    from click.testing import CliRunner
+
+    from ragbench.testing import cli as command
+
+    result = CliRunner().invoke(command, ["view", *map(str, folders), "--export", str(out)])
+    assert result.exit_code == 0, result.output
+    pages = {}
+    for script in (out / "data").rglob("*.js"):
+        text = script.read_text(encoding="utf-8").removeprefix("RB.put(").removesuffix(");\n")
+        key, end = json.JSONDecoder().raw_decode(text)
+        pages[key] = json.loads(text[end:].removeprefix(", "))
+    return pages
 
 
 def records_without_texts(lines: list[dict]) -> list[SampleRecord]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import scoring_plugin
 from helpers import records_without_texts
-from ragbench._cli.main import main
+from ragbench.testing import cli
 from scoring_plugin import demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
@@ -31,7 +31,7 @@ def run(tmp_path, monkeypatch, metrics: str, registry=None) -> tuple[object, dic
     """The demo run on the command line with the scoring plugin installed (`registry`: one made already)."""
     made = (lambda: registry) if registry is not None else scoring_plugin.registry
     monkeypatch.setattr("ragbench._registry.installed_registry", made)
-    result = CliRunner().invoke(main, demo_args(metrics, tmp_path / "run", "--bootstrap-iters", "50"))
+    result = CliRunner().invoke(cli, demo_args(metrics, tmp_path / "run", "--bootstrap-iters", "50"))
     return result, strict((tmp_path / "run" / "results.json").read_text())
 
 
@@ -76,8 +76,8 @@ def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metri
 
 
 def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
-    from ragbench._metric import Metric
     from ragbench._reports.aggregation import task_scores
+    from ragbench.api import Metric
 
     class HalfBroken(Metric):
         name = "half"

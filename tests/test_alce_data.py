@@ -11,7 +11,7 @@ import pytest
 
 from alce_helpers import ALCE_DATA, DATA_FILES, records
 from helpers import run, task_counts
-from ragbench._errors import ConfigError, RecordError
+from ragbench.api import ConfigError, RecordError
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 
 
@@ -151,7 +151,7 @@ def test_sentence_splitting_equals_nltk_sent_tokenize_with_punkt_tab(tmp_path, m
     import nltk
     from punkt.data import english
 
-    from ragbench._shared.sentences import sent_tokenize
+    from ragbench.api.text import sent_tokenize
 
     folder = tmp_path / "tokenizers" / "punkt_tab" / "english"
     folder.mkdir(parents=True)

@@ -8,7 +8,7 @@ import pytest
 from alce_helpers import ALCE_DATA, DATA_FILES, scored_run, write_predictions
 from conftest import needs
 from helpers import run
-from ragbench._records import read_samples
+from ragbench.api.run import finished_run
 from ragbench.metrics.mauve import Mauve, mauve_texts
 from tiny_models import tiny_gpt2
 
@@ -36,7 +36,7 @@ def score_eli5(tmp_path, featurizer=None):
 def test_texts_equal_eval_py_compute_mauve_inputs(tmp_path):
     score_eli5(tmp_path)
     call = scored_run("eli5")["aggregate"]["mauve_call"]
-    human, model = mauve_texts(list(read_samples(tmp_path / "run" / "samples" / "alce_eli5.jsonl")))
+    human, model = mauve_texts(list(finished_run(tmp_path / "run", "test").records("alce_eli5")))
     assert (human, model) == (call["p_text"], call["q_text"])
 
 

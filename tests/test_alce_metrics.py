@@ -9,7 +9,7 @@ import pytest
 
 from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
 from helpers import cli_here, run, samples
-from ragbench._types import Document, Prediction
+from ragbench.api import Document, Prediction
 from ragbench.metrics.alce_correctness import ClaimsNli, Length, QampariF1, StrEm
 from ragbench.metrics.citation import Citation, ListCitation, remove_citations
 from ragbench.metrics.rouge import RougeLsum, bootstrap_mid

@@ -9,7 +9,7 @@ import pytest
 from alce_helpers import ALCE_DATA, DATA_FILES, fixture
 from conftest import shared_reference
 from helpers import run, samples
-from ragbench._types import Document
+from ragbench.api import Document
 from ragbench.tasks.alce.prompting import choose_demos, load_prompt_file
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 

@@ -23,14 +23,13 @@ import test_engine_anthropic as anthropic_case
 import test_engine_gemini as gemini_case
 from conftest import needs
 from helpers import cli_here
-from ragbench._engines import load_engine
 from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.api_engine import ApiEngine
 from ragbench._engines.hosted.gemini import GeminiEngine
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import EngineError, RequestError
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import RequestError
+from ragbench.testing import installed_registry, load_engine
 from test_engine_openai import FAST, FakeServer, chat, generate
 
 pytestmark = needs("anthropic", "google.genai")

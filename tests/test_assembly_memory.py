@@ -12,11 +12,11 @@ from pathlib import Path
 
 from helpers import run
 from ragbench._records import saved_lines
-from ragbench._registry import installed_registry
 from ragbench._run.assemble import ResultsSettings, run_results
 from ragbench._run.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
+from ragbench.testing import installed_registry
 
 
 def copied_run(tmp_path: Path, n: int) -> tuple[RunConfig, RunDir]:
@@ -78,9 +78,8 @@ def test_the_records_a_system_hook_gets_are_read_from_the_file_in_data_order(tmp
 
 
 def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
-    from ragbench._records import SampleRecord
     from ragbench._reports.system_hooks import system_hooks
-    from ragbench._system import System
+    from ragbench.api import SampleRecord, System
 
     class Counting(System):
         name = "counting"

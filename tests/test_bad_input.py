@@ -8,7 +8,7 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli_here, run, samples, score_args, task_counts
-from ragbench._errors import ConfigError
+from ragbench.api import ConfigError
 
 
 @pytest.fixture

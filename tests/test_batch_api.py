@@ -26,7 +26,8 @@ from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.hosted.stainless import StainlessEngine
 from ragbench._run.progress import Progress
 from ragbench._scheduler import CallStats, Scheduler
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response
+from ragbench.api import EngineError
+from ragbench.api.engines import Request, RequestError, Response
 from test_engine_openai import chat
 
 VENDORS = ["openai", pytest.param("anthropic", marks=needs("anthropic"))]

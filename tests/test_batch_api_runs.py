@@ -21,8 +21,8 @@ from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fix
 from conftest import needs
 from helpers import cli_here, cli_run_args, run, samples
 from ragbench._engines.hosted.batch_store import BATCHES_DIR
-from ragbench._errors import ConfigError
 from ragbench._reports.cost.prices import model_price, read_price_table
+from ragbench.api import ConfigError
 from test_llm_judge import judged_demo_run
 
 ROOT = Path(__file__).resolve().parent.parent

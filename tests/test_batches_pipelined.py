@@ -12,10 +12,10 @@ import pytest
 from conftest import write_jsonl
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._in_flight import ExamplesInFlight
-from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Document, Prediction, System
 from ragbench.api.retrieval import Retriever
+from ragbench.testing import Registry
 
 
 class SearchThenAsk(System):

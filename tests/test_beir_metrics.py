@@ -10,9 +10,7 @@ from statistics import mean
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._checks import Preflight
-from ragbench._errors import ConfigError
-from ragbench._types import Document, Example, Prediction, Step
+from ragbench.api import ConfigError, Document, Example, Prediction, Preflight, Step
 from ragbench.tasks.beir.metrics import BeirRetrieval
 
 PARITY = json.loads((TEST_DATA / "parity" / "beir.json").read_text(encoding="utf-8"))

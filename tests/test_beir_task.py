@@ -12,9 +12,9 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, task_counts
-from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import installed_registry
+from ragbench.api import ConfigError, RecordError
 from ragbench.tasks.beir.task import BeirTask
+from ragbench.testing import installed_registry
 
 BEIR = TEST_DATA / "beir"
 
@@ -78,7 +78,7 @@ def test_systems_show_as_many_documents_as_the_deepest_cutoff():
 
 @pytest.fixture(scope="module")
 def beir_index(tmp_path_factory):
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     folder = tmp_path_factory.mktemp("beir") / "index"
     build_index(BEIR / "corpus.jsonl", folder, "bm25", progress=False, registry=installed_registry())

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from helpers import cli_here, cli_run_args, records_without_texts
-from ragbench._metric import Metric
 from ragbench._reports.aggregation import task_scores
 from ragbench._reports.statistics.bootstrap import CHUNK_DRAWS, resampled
 from ragbench._values.run_config import MAX_BOOTSTRAP_ITERATIONS
+from ragbench.api import Metric
 
 
 class Match(Metric):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_here, run
-from ragbench._retrieval.trec.run_file import read_trec_run
+from ragbench.api.retrieval import read_trec_run
 from test_browsecomp_plus_retrieval import corpus_index  # noqa: F401 (a fixture)
 from test_browsecomp_plus_task import PARITY, SAMPLE, run_folder
 

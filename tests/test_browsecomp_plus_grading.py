@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from browsecomp_plus_fake_judge import reply
 from conftest import TEST_DATA
 from helpers import records_without_texts
-from ragbench._types import Prediction
+from ragbench.api import Prediction
 from ragbench.tasks.browsecomp_plus.grading import calibration_error, parse_judgement
 from ragbench.tasks.browsecomp_plus.metric import BrowseCompPlusAgent, BrowseCompPlusJudge
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask

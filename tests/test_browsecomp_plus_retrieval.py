@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from helpers import run
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index.built import build_index
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import Document, Example, Prediction
 from ragbench.tasks.browsecomp_plus.retrieval import BrowseCompPlusRetrieval
+from ragbench.testing import build_index, installed_registry
 
 SAMPLE = TEST_DATA / "browsecomp_plus" / "sample"
 DOCIDS = st.sampled_from([str(n) for n in range(40)])

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError
-from ragbench._retrieval.corpus.readers import read_corpus
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import read_corpus
 from ragbench.tasks.browsecomp_plus.data import read_qrels
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
 
@@ -131,7 +131,7 @@ def test_a_judge_that_fails_on_every_example_keeps_the_judge_free_figures_and_gi
 def test_a_reader_is_sent_the_benchmarks_oracle_prompt_over_the_documents_it_shows():
     """search_agent/prompts.py's QUERY_TEMPLATE_ORACLE (97c637c), its trailing newline included; each document
     as [docid] text."""
-    from ragbench._types import Document
+    from ragbench.api import Document
 
     task = BrowseCompPlusTask(SAMPLE)
     example = next(iter(task.examples()))

@@ -10,8 +10,6 @@ import json
 import pytest
 
 from helpers import cli_here, run
-from ragbench._records import SampleRecord
-from ragbench._registry import installed_registry
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
 from ragbench._reports.results.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
 from ragbench._reports.results.file import read_results
@@ -19,6 +17,8 @@ from ragbench._reports.results.schema import Results
 from ragbench._reports.run_summary import budget_lines, failure_lines
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.api import SampleRecord
+from ragbench.testing import installed_registry
 
 
 @pytest.fixture(scope="module")

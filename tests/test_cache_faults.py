@@ -20,8 +20,8 @@ from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
-from ragbench._storage.page_cache import PageCache, content_key
-from ragbench._values.llm_calls import Request, Response, Sampling
+from ragbench.api.engines import Request, Response, Sampling
+from ragbench.api.run import PageCache, content_key
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from helpers import cli_here
 from ragbench._engines.local.embedded import embedded_safetensors_dir
-from ragbench._registry import Registry
 from ragbench._retrieval.index.cache import cached_index
 from ragbench._retrieval.index.staging import BUILD_MARK
+from ragbench.testing import Registry
 from test_cache_command import gone_pid, model_copy
 
 DEAD = gone_pid()

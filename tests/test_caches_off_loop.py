@@ -13,7 +13,7 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.page_cache import PageCache, console_line, content_key
-from ragbench._values.llm_calls import Request, Response, Sampling
+from ragbench.api.engines import Request, Response, Sampling
 
 LOCK_SECONDS = 2.0
 

@@ -8,14 +8,14 @@ from collections import namedtuple
 from click.testing import CliRunner
 
 from helpers import cli_run_args, tmpfs
-from ragbench._cli.main import main
+from ragbench.testing import cli
 
 Usage = namedtuple("Usage", "total used free")
 
 
 def check(output, *extra):
     return CliRunner().invoke(
-        main,
+        cli,
         [
             "check",
             *cli_run_args("scripted:echo"),

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from helpers import comparable, samples
 from ragbench._engines.scripted import echo
-from ragbench._registry import Registry
 from ragbench._storage.checkpoint import TaskCheckpoint, checkpoint_key, record_digest
+from ragbench.testing import Registry
 from test_resume_data_changes import TASK, closed_book_run
 from test_resume_properties import write_data
 

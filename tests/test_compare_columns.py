@@ -15,7 +15,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from compare_fixtures import SEEDS, compared
-from ragbench._errors import ConfigError
 from ragbench._reports.compare.comparison import Run, compare_runs, load_run
 from ragbench._reports.compare.run_scores import parse_sample_line
 from ragbench._reports.results.file import normalized_results
@@ -23,6 +22,7 @@ from ragbench._reports.results.schema import Results
 from ragbench._reports.statistics import paired_tests
 from ragbench._reports.statistics.bootstrap import resampled, resampled_by_counts
 from ragbench._reports.statistics.paired_tests import EXACT_UP_TO, binomial_tail, compare_values, decimal_tail
+from ragbench.api import ConfigError
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "compare_before.json").read_text())
 

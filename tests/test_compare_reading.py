@@ -8,9 +8,9 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragbench._errors import RecordError
 from ragbench._reports.compare.run_scores import TaskScores, parse_sample_line, read_task_scores
 from ragbench._storage.sample_files import located_samples
+from ragbench.api import RecordError
 
 KEYS, FIELDS = ("em", "f1"), ("level", "kind")
 values = st.recursive(

@@ -10,14 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import samples
-from ragbench._components.base import Refiner, Reranker
 from ragbench._components.pooling import Components, PairsRequest, ScoringBackend
-from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import Document, Example
+from ragbench.api import Document, Example, hookimpl
+from ragbench.api.retrieval import Refiner, Reranker
+from ragbench.testing import Registry
 
 
 class LengthReranker(Reranker):
@@ -68,7 +67,7 @@ class Traced:
     def step(self, kind, name, request):
         from contextlib import contextmanager
 
-        from ragbench._types import Step
+        from ragbench.api import Step
 
         @contextmanager
         def recorded():

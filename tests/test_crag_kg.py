@@ -17,7 +17,7 @@ from conftest import shared_reference
 from crag_helpers import crag_t2_run
 from crag_tiny_kg import write_tiny_kg
 from helpers import closed_port, samples
-from ragbench._types import trace_prompts
+from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
 from ragbench.tasks.crag.kg.server import BackgroundServer

@@ -9,7 +9,7 @@ import hashlib
 import pytest
 
 from crag_helpers import example_of, fixture_judge, llama2_tokenizer_dir, metric_ctx, parity_fixture
-from ragbench._types import Prediction
+from ragbench.api import Prediction
 from ragbench.tasks.crag.metrics import (
     CragAutoEval,
     CragHumanEval,

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from crag_helpers import crag_record
-from ragbench._errors import RecordError
+from ragbench.api import RecordError
 from ragbench.tasks.crag import loader
 from test_crag_task import make_task3_parts
 

@@ -16,11 +16,11 @@ import pytest
 
 from crag_helpers import tokenizer_dir
 from helpers import run
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import trace_prompts
+from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
+from ragbench.testing import installed_registry
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 LOOP_CPU_SECONDS = 0.05
@@ -151,7 +151,7 @@ def _samples(run_dir):
 
 
 def test_the_device_decides_precision_and_batch_size(monkeypatch):
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
     from ragbench.tasks.crag import embedder
 
     monkeypatch.setattr(embedder, "cuda_available", lambda: True)
@@ -177,7 +177,7 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
     import numpy as np
 
     from crag_helpers import KeywordEmbedder
-    from ragbench._run.resources import RunResources
+    from ragbench.api.run import RunResources
     from ragbench.tasks.crag import baselines
     from ragbench.tasks.crag.pages import html_to_sentences
     from ragbench.tasks.crag.task import CragTask3, example_from_record

@@ -12,8 +12,8 @@ import pytest
 from conftest import shared_reference, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import run, samples
-from ragbench._errors import ConfigError, RecordError
-from ragbench._types import trace_prompts
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag.loader import read_task3_archive, task3_parts
 from ragbench.tasks.crag.prompts import prompts
 from ragbench.tasks.crag.task import CragTask1, CragTask3

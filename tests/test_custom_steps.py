@@ -11,16 +11,12 @@ import numpy as np
 import pytest
 
 from helpers import samples
-from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry, installed_registry
 from ragbench._replay.rerun import replay_config
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._shared.reader import Reader
-from ragbench._task import Task
-from ragbench._types import Document
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
-from ragbench.testing import make_context
+from ragbench.api import Document, Reader, Task, hookimpl
+from ragbench.testing import Registry, installed_registry, make_context
 from test_record_replay import without_timings
 
 

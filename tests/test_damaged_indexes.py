@@ -27,12 +27,10 @@ from retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("bm25s")
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k
-from ragbench._retrieval.index.built import build_index
+from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry, load_retriever
 
 FLASHRAG = TEST_DATA / "flashrag_bm25"
 CORPUS = FLASHRAG / "corpus.jsonl"
@@ -401,7 +399,7 @@ def test_dense_embeddings_of_another_type_than_the_manifest_are_refused(tmp_path
 def test_a_passage_line_changed_in_place_fails_the_search_that_returns_it_naming_the_line(tmp_path, ragbench_index):
     """Offsets and sizes still agree, so no check at opening sees it; the search that shows the passage fails (its
     example is counted failed), naming the file and the line."""
-    from ragbench._retrieval.base import RetrievalError
+    from ragbench.api.retrieval import RetrievalError
 
     folder = shutil.copytree(ragbench_index, tmp_path / "index")
     lines = (folder / "docs.jsonl").read_bytes()

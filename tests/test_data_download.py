@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ragbench._errors import ConfigError
-from ragbench._storage.datafiles import resolve_data_file
+from ragbench.api import ConfigError
+from ragbench.api.data import resolve_data_file
 
 BODY = b"Prompt\tAnswer\nq\ta\n"
 

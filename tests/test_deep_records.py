@@ -9,9 +9,9 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli_here, run, samples, task_counts
-from ragbench._errors import ConfigError, RecordError
 from ragbench._storage import jsonl
 from ragbench._storage.jsonl import read_json, read_lines
+from ragbench.api import ConfigError, RecordError
 
 DEEP = '{"a": ' * 100_000 + "1" + "}" * 100_000
 

@@ -94,14 +94,14 @@ def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monke
     """The windows the timed test above hits only on a loaded machine, made certain: the signal raised
     before click's own handling begins, inside its parsing of the run's options, in its steps before it
     calls the command, and as the run's command begins."""
-    from ragbench._cli.main import main
     from ragbench._stop_signals import raise_stopped
+    from ragbench.testing import cli
 
     monkeypatch.setattr(where, stand_in)
     previous = signal.signal(signal.SIGHUP, raise_stopped)  # as the command's entry point installs it
     try:
         with pytest.raises((SystemExit, KeyboardInterrupt)) as exited:  # caught here, not by pytest's session
-            main.main(["--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo"], prog_name="ragbench")
+            cli.main(["--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo"], prog_name="ragbench")
     finally:
         signal.signal(signal.SIGHUP, previous)
     assert exited.type is SystemExit, "the stop signal's exception left the command"
@@ -111,15 +111,15 @@ def test_a_stop_signal_while_the_options_are_read_is_a_stop_while_starting(monke
 
 
 def test_a_stop_signal_in_a_command_s_own_work_says_it_stopped_before_the_command_finished(monkeypatch, capsys):
-    from ragbench._cli.main import main
     from ragbench._stop_signals import Stopped
+    from ragbench.testing import cli
 
     def stopped(*args, **kwargs):
         raise Stopped(signal.SIGTERM)
 
     monkeypatch.setattr("ragbench._cli.main.metric_fits", stopped)  # `ragbench list` at work
     with pytest.raises(SystemExit) as exited:
-        main.main(["list", "metrics"], prog_name="ragbench")
+        cli.main(["list", "metrics"], prog_name="ragbench")
     assert exited.value.code == 128 + signal.SIGTERM
     said = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert said == ["ragbench: stopped by SIGTERM before the command finished: run it again"]

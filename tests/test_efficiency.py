@@ -12,12 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here, samples
-from ragbench._metric import KeySpec, Metric, MetricDeclaration
-from ragbench._records import SampleRecord
 from ragbench._reports.compare.cost_table import pareto_front
 from ragbench._reports.cost.efficiency import EfficiencyTally
 from ragbench._reports.cost.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
+from ragbench.api import KeySpec, Metric, MetricDeclaration, SampleRecord
 
 PRICE = {"prompt": 3.0, "completion": 7.0}
 
@@ -185,9 +184,9 @@ def test_a_run_records_and_shows_its_cost_per_correct_answer_and_compare_marks_t
 
 
 def test_the_viewer_shows_the_cost_columns(tmp_path):
-    from ragbench._registry import installed_registry
     from ragbench._view.catalog import RunCatalog
     from ragbench._view.pages import run_page
+    from ragbench.testing import installed_registry
 
     scripted_run(tmp_path, "one", [{"pattern": "France", "response": "Paris"}, {"response": "no"}])
     [folder] = RunCatalog([str(tmp_path / "one")]).runs
@@ -202,8 +201,8 @@ def test_the_viewer_shows_the_cost_columns(tmp_path):
 
 
 def test_a_rescore_recomputes_the_cost_of_a_correct_answer_for_its_metrics(tmp_path):
-    from ragbench._registry import installed_registry
     from ragbench._run.rescore_run import rescore_run
+    from ragbench.testing import installed_registry
 
     _, first, _ = scripted_run(tmp_path, "one", [{"pattern": "France", "response": "Paris"}, {"response": "no"}])
     rescored = tmp_path / "rescored"

@@ -12,8 +12,8 @@ import pytest
 from conftest import needs
 from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.anthropic_messages import message_arguments
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, RequestError, Sampling
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
 from test_search_agent import agent_run

@@ -15,8 +15,8 @@ import pytest
 
 from conftest import needs
 from ragbench._engines.hosted.gemini import GeminiEngine, retry_after
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, RequestError, Sampling
 from test_engine_anthropic import CALLED, reply
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH

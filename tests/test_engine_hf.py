@@ -17,8 +17,8 @@ from ragbench._engines.hf.engine import HFEngine, embedded_model_dir  # noqa: E4
 from ragbench._engines.hf.prefix_cache import PrefixCache  # noqa: E402
 from ragbench._engines.local import embedded  # noqa: E402
 from ragbench._engines.local.tokenizers import chat_prompt_ids  # noqa: E402
-from ragbench._errors import ConfigError  # noqa: E402
-from ragbench._values.llm_calls import Request, RequestError, Response, Sampling  # noqa: E402
+from ragbench.api import ConfigError  # noqa: E402
+from ragbench.api.engines import Request, RequestError, Response, Sampling  # noqa: E402
 
 
 def chat(text: str, **sampling) -> Request:

@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 
 from ragbench._engines.hf.engine import HFEngine
 from ragbench._engines.local.embedded import embedded_safetensors_dir
-from ragbench._values.llm_calls import Request, Response
+from ragbench.api.engines import Request, Response
 
 SEARCH = {
     "type": "function",
@@ -82,7 +82,7 @@ def test_the_engines_options_name_a_known_parser():
 
 def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
     from ragbench._run.preflight import needs_problems
-    from ragbench._values.llm_calls import EngineNeeds
+    from ragbench.api.engines import EngineNeeds
 
     need = EngineNeeds(system="search_agent on browsecomp_plus", tools=True)
     _, cannot, unmet = needs_problems(HFEngine, "embedded", {}, [need])
@@ -92,7 +92,7 @@ def test_the_preflight_asks_for_a_parser_where_a_system_offers_tools():
 
 def test_the_preflight_refuses_a_model_whose_chat_template_would_drop_the_tools(tokenizer, tmp_path, monkeypatch):
     from ragbench._run.preflight import needs_problems
-    from ragbench._values.llm_calls import EngineNeeds
+    from ragbench.api.engines import EngineNeeds
 
     need = EngineNeeds(system="search_agent on fictional_multihop", tools=True)
     tokenizer.save_pretrained(tmp_path / "plain")  # SmolLM2's template: no tools

@@ -9,14 +9,12 @@ import sys
 
 import pytest
 
-from ragbench._checks import PreflightError
-from ragbench._engines import load_engine
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import RunConfig
 from ragbench._run.preflight import preflight
-from ragbench._values.llm_calls import Sampling
+from ragbench.api.engines import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
+from ragbench.testing import PreflightError, installed_registry, load_engine
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 from tiny_models import word_tokenizer
 

@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from ragbench._engines.hosted.openai import OpenAIEngine, probe
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, RequestError, Response, Sampling
+from ragbench.testing import installed_registry
 
 KEY_ENV = "RAGBENCH_TEST_OPENAI_KEY"
 SECRET = "sk-test-Zq9SECRETvalue0123456789"
@@ -658,7 +658,7 @@ def test_sync_close_releases_the_client_of_a_stopped_loop(server):
 
 
 def test_registry_builds_the_engine_from_a_model_string(server):
-    from ragbench._engines import load_engine
+    from ragbench.testing import load_engine
 
     engine = load_engine("openai:some/model", base_url=server.base_url, registry=installed_registry())
     assert isinstance(engine, OpenAIEngine)

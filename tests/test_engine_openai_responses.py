@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ragbench._values.response_checks import response_problem
+from ragbench.api import EngineError
+from ragbench.api.engines import Request, RequestError, Response, Sampling
 from test_engine_openai import FAST, FakeServer, generate, no_ambient_openai_env  # noqa: F401 (autouse)
 
 SEARCH = {

@@ -13,7 +13,8 @@ import pytest
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import EngineError, Request
+from ragbench.api import EngineError
+from ragbench.api.engines import Request
 from test_engine_openai import FAST, FakeServer, generate
 
 SEARCH = {

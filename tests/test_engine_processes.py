@@ -18,8 +18,8 @@ import pytest
 
 import ragbench._run.reaper
 from process_tree import HAVE_PROC, processes
-from ragbench._engines.base import Engine
 from ragbench._run.reaper import MARKER_ENV, Reaper, reap
+from ragbench.api.engines import Engine
 
 pytestmark = pytest.mark.skipif(
     not HAVE_PROC or not hasattr(os, "pidfd_open"), reason="reads processes from /proc (Linux)"

@@ -17,8 +17,8 @@ import pytest
 from ragbench._engines.local import embedded
 from ragbench._engines.vllm import engine as vllm_engine
 from ragbench._engines.vllm.engine import VLLMEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, RequestError, Response, Sampling
 
 # -- a fake vllm ----------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def test_the_async_engine_gives_the_offline_engines_outputs(tmp_path):
 def test_named_token_logprobs_agree_with_the_whole_vocabulary_and_with_hf():
     from ragbench._engines.hf.engine import HFEngine
     from ragbench._engines.vllm.engine import VLLMEngine
-    from ragbench._values.llm_calls import Request, Sampling
+    from ragbench.api.engines import Request, Sampling
 
     names = ("<|im_end|>", "<|im_start|>", "Paris")  # single entries of SmolLM2's vocabulary
     # float32: vLLM's CPU default (bfloat16) picks other greedy tokens than hf's float32

@@ -16,8 +16,8 @@ import pytest
 
 from ragbench._engines.local.tool_parsers import TOOL_READING
 from ragbench._engines.vllm.engine import VLLMEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import Request, Response
+from ragbench.api import ConfigError
+from ragbench.api.engines import Request, Response
 from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOutput, fake_vllm  # noqa: F401
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}

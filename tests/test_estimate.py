@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._errors import ConfigError
 from ragbench._reports.cost.prices import ModelPrices
 from ragbench._run.estimate import MIN_PILOT, PilotSize, unknowns
 from ragbench._run.estimate_figures import Interval, extrapolated, pilot_for
 from ragbench._values.run_config import RunConfig
+from ragbench.api import ConfigError
 from tests.helpers import cli_here
 
 PRICES = (

@@ -16,18 +16,15 @@ from hypothesis import strategies as st
 
 from helpers import cli_here, run, samples
 from ragbench._llm import LLM
-from ragbench._metric import Metric, MetricDeclaration
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
 from ragbench._run.example import process_example
 from ragbench._run.planning import PlannedTask
 from ragbench._run.services import ExampleServices
 from ragbench._scheduler import Scheduler
-from ragbench._system import System
-from ragbench._task import Task
-from ragbench._types import Document, Example, Prediction
 from ragbench._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS, Ceiling, CeilingReached, ExampleCeiling
 from ragbench._values.run_config import RunConfig
+from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, System, Task
 from ragbench.testing import ScriptedLLM, make_context
 
 KEEPS_SEARCHING = "<answer><search>x</search>Zealion</answer>"  # cut at "</search>": never the model's end

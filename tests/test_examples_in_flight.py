@@ -12,10 +12,10 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import run
-from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.run_config import examples_in_flight
 from ragbench.api import Prediction, System
+from ragbench.testing import Registry
 
 
 def popqa(tmp_path, count: int):

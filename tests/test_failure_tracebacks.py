@@ -11,11 +11,9 @@ from click.testing import CliRunner
 import scoring_plugin
 from conftest import write_jsonl
 from helpers import cli_here, cli_run_args, samples, task_counts
-from ragbench._cli.main import main
-from ragbench._registry import Registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System, SystemDeclaration
-from ragbench._types import Prediction
+from ragbench.api import Prediction, System, SystemDeclaration
+from ragbench.testing import Registry, cli
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 
@@ -137,7 +135,7 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
         str(tmp_path / "run"),
         *extra,
     ]
-    return CliRunner().invoke(main, args)
+    return CliRunner().invoke(cli, args)
 
 
 def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_path, monkeypatch):

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA
 from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
 from helpers import cli_here, samples
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.corpus.jsonl_rows import row_starts
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import installed_registry
 
 faiss = pytest.importorskip("faiss")
 pytest.importorskip("transformers")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._checks import PreflightError
 from ragbench._retrieval.index.cache import INDEX_CACHE_ENV
-from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig
+from ragbench.api.engines import Request
+from ragbench.testing import PreflightError
 from tests.helpers import run, samples
 
 pytest.importorskip("bm25s")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragbench._types import Example, Prediction
+from ragbench.api import Example, Prediction
 from ragbench.metrics.choice import ChoiceAccuracy, LabelAccuracy
 from ragbench.metrics.match import NormalizedMatch
 

@@ -11,9 +11,7 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError
-from ragbench._records import SampleRecord
-from ragbench._types import Example, Prediction, Step
+from ragbench.api import ConfigError, Example, Prediction, SampleRecord, Step
 from ragbench.metrics.flashrag_bleu import EMPTY_OUTPUT, FlashRagBleu, tokenizer_13a
 from ragbench.metrics.flashrag_tokens import InputTokens
 

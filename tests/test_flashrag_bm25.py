@@ -18,12 +18,11 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import run, samples
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.bm25 import numba_top_k as selection
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever, query_words
-from ragbench._retrieval.index.built import build_index
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import build_index, installed_registry
 
 pytest.importorskip("bm25s")
 

@@ -10,9 +10,9 @@ import pytest
 
 from flashrag_parity import assert_parity, expected_calls, fixture, judgements_file
 from helpers import run, samples
-from ragbench._registry import installed_registry
 from ragbench.api import ConfigError
 from ragbench.plugins.adaptive_rag.judger import LABELS, ComplexityClassifier
+from ragbench.testing import installed_registry
 from tiny_models import tiny_t5
 
 

@@ -45,8 +45,7 @@ import pytest
 from conftest import TEST_DATA
 from flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
 from helpers import run, samples
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index.built import build_index
+from ragbench.testing import build_index, installed_registry
 
 pytestmark = pytest.mark.model
 pytest.importorskip("transformers")

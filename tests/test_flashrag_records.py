@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ragbench._errors import RecordError
+from ragbench.api import RecordError
 from ragbench.tasks.open_qa.formats import flashrag_records
 
 QUESTION = {"id": "test_0", "question": "Who founded the fishing town of Olm?", "metadata": {}}

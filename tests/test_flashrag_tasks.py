@@ -11,8 +11,7 @@ import pytest
 
 from conftest import ROOT, TEST_DATA
 from helpers import run
-from ragbench._registry import installed_registry
-from ragbench._yaml_tasks.spec import load_spec
+from ragbench.testing import installed_registry
 
 SAMPLES = TEST_DATA / "flashrag"
 TASK_FILES = {path.stem: path for path in sorted((ROOT / "tasks" / "flashrag").glob("*.yaml"))}
@@ -34,7 +33,7 @@ def score(tmp_path: Path, task: str, answers: dict[str, str]) -> dict:
     the task's values."""
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": p, "response": r} for p, r in answers.items()]), encoding="utf-8")
-    data = SAMPLES / load_spec(TASK_FILES[task]).data.file
+    data = SAMPLES / installed_registry().load("tasks", task).spec.data.file
     results = run(tmp_path, tasks=[task], data={task: str(data)}, system="closed_book", model=f"scripted:{rules}")
     counts = results["counts"][task]
     assert counts["records"] == counts["scored"] == 2 and counts["failed"] == counts["bad_records"] == 0
@@ -50,7 +49,7 @@ def test_group_flashrag_holds_every_flashrag_task_and_flashrag_qa_stays_as_it_wa
 
 @pytest.mark.parametrize("task", sorted(TASK_FILES))
 def test_each_set_downloads_its_flashrag_file_and_scores_its_gold_as_right(task, tmp_path):
-    spec = load_spec(TASK_FILES[task])
+    spec = installed_registry().load("tasks", task).spec
     folder, split = spec.data.url.removeprefix(URL).split("/")
     assert (
         spec.data.url.startswith(URL)

@@ -8,7 +8,7 @@ import json
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._registry import installed_registry
+from ragbench.testing import installed_registry
 
 SAMPLE = TEST_DATA / "frames" / "test.tsv"
 

@@ -10,8 +10,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._errors import ConfigError
-from ragbench._types import Prediction
+from ragbench.api import ConfigError, Prediction
 from ragbench.tasks.freshqa.fresheval import UNPARSED, FreshEval, extract_rating
 from ragbench.testing import ScriptedLLM, make_context
 
@@ -22,7 +21,7 @@ RATINGS = {"TRUE": True, "FALSE": False, None: None}
 
 def examples():
     """Every row of the sample, both splits, as the freshqa task reads them (upstream evaluates every row)."""
-    from ragbench._registry import installed_registry
+    from ragbench.testing import installed_registry
 
     task = installed_registry().load("tasks", "freshqa")
     return [e for split in ("test", "dev") for e in task(SAMPLE, split=split).examples()]

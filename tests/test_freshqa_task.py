@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import installed_registry
+from ragbench.api import ConfigError, RecordError
+from ragbench.testing import installed_registry
 
 SAMPLE = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
 FRESHQA = installed_registry().load("tasks", "freshqa")

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli_run_args, score_args, task_run_args
-from ragbench._cli.main import main
+from ragbench.testing import cli
 
 GOOD = 4  # well-formed records in each partly broken file
 
@@ -40,7 +40,7 @@ def popqa_record(i: int) -> dict:
 
 
 def invoke(*args: str):
-    result = CliRunner().invoke(main, [*args], catch_exceptions=True)
+    result = CliRunner().invoke(cli, [*args], catch_exceptions=True)
     return result
 
 

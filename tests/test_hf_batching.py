@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 
 from ragbench._engines.hf import batching as hf_batching  # noqa: E402
-from ragbench._errors import ConfigError  # noqa: E402
+from ragbench.api import ConfigError  # noqa: E402
 
 
 def oom() -> Exception:
@@ -107,7 +107,7 @@ def test_auto_batch_size_is_searched_once_per_model_and_gpu_then_read_from_the_d
 def test_a_batch_that_runs_out_of_memory_is_split_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
     from ragbench._engines.hf.engine import HFEngine
-    from ragbench._values.llm_calls import Request, Sampling
+    from ragbench.api.engines import Request, Sampling
 
     engine = HFEngine("embedded", batch_size=8)
     requests = [Request(prompt=f"Count to {i}:", sampling=Sampling(max_tokens=4)) for i in range(6)]
@@ -157,7 +157,7 @@ def test_token_bounded_cuts_cover_every_request_in_order_within_both_limits_and_
 def test_a_token_budget_cuts_a_batch_by_padded_tokens_and_answers_as_it_would_whole(monkeypatch):
     pytest.importorskip("transformers")
     from ragbench._engines.hf.engine import HFEngine
-    from ragbench._values.llm_calls import Request, Sampling
+    from ragbench.api.engines import Request, Sampling
 
     engine = HFEngine("embedded", batch_size=8, prefix_cache_mb=0)  # the padded-token bound's path
     assert engine.max_batch_tokens == hf_batching.CPU_BATCH_TOKENS

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import TEST_DATA, needs
 from helpers import cli_here, cli_run_args, run
-from ragbench._errors import ConfigError
+from ragbench.api import ConfigError
 from test_compare import DEMO
 
 pytestmark = needs("evaluate", reason="pip install 'ragbench[evaluate]'")

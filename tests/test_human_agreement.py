@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._errors import ConfigError
 from ragbench._reports.judging.human_labels import read_human_labels
 from ragbench._reports.statistics.label_agreement import MAX_CATEGORIES, agreement
-from ragbench._reports.statistics.rater_agreement import cohen_kappa
+from ragbench.api import ConfigError, cohen_kappa
 
 
 def test_kappa_of_a_textbook_two_by_two_table():

@@ -16,11 +16,9 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import cli, closed_port
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
-from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.parallel_build.build import build_parallel
 from ragbench._retrieval.parallel_build.state import state_folder
+from ragbench.testing import build_index, installed_registry, load_retriever
 
 pytest.importorskip("bm25s")
 pytest.importorskip("regex")
@@ -181,7 +179,7 @@ def test_dense_encoder_actors_load_the_model_once_and_write_the_one_process_buil
     assert tree(tmp_path / "parallel") == tree(tmp_path / "whole")
     found = searched("dense", tmp_path / "parallel", corpus, registry)
     assert found == searched("dense", tmp_path / "whole", corpus, registry)
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     with pytest.raises(ConfigError, match="--workers 4: the Ray cluster has 3 CPUs and a worker actor takes one"):
         build_parallel(  # more encoder actors than the cluster holds: refused, not waited for forever
@@ -251,7 +249,7 @@ def test_shards_written_by_a_parallel_build_are_index_shards(ray_cluster, tmp_pa
 
 
 def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(ray_cluster, tmp_path):
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "1", "contents": "castle"}])
     mine = state_folder(tmp_path / "index")

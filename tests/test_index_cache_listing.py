@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here, tmpfs
-from ragbench._registry import Registry
 from ragbench._retrieval.index import removal as index_removal
 from ragbench._retrieval.index.built import built_index, corpus_sha256
 from ragbench._retrieval.index.cache import INDEX_CACHE_ENV, USE_FILE, cached_index
 from ragbench._retrieval.index.removal import REMOVING
 from ragbench._retrieval.index.staging import BUILD_MARK
+from ragbench.testing import Registry
 
 PASSAGES = [
     {"id": "1", "title": "France", "contents": "Paris is the capital of France."},

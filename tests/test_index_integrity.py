@@ -15,12 +15,11 @@ from retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("bm25s")
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
 from ragbench._retrieval.bm25.retriever import BM25Builder
 from ragbench._retrieval.dense.retriever import NpyAppender
 from ragbench._retrieval.index.built import MANIFEST_FILE, build_index
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry, load_retriever
 
 
 def built(tmp_path, name="index", n=30, seed=0):

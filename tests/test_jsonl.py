@@ -6,8 +6,8 @@ import bz2
 import json
 import random
 
-from ragbench._errors import RecordError
 from ragbench._storage.jsonl import iter_jsonl, open_append, read_lines, read_records
+from ragbench.api import RecordError
 
 
 def test_a_json_error_names_its_real_line_and_column(tmp_path):

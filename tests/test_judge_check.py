@@ -166,9 +166,9 @@ def test_crag_human_labels_shipped_with_the_predictions_check_the_crag_judge(tmp
 
 
 def test_the_viewers_run_page_shows_the_ppi_interval_and_the_judging_lines(tmp_path):
-    from ragbench._registry import installed_registry
     from ragbench._view.catalog import RunCatalog
     from ragbench._view.site import Site
+    from ragbench.testing import installed_registry
 
     verdicts = demo_ids_and_verdicts(tmp_path)
     results = labelled_run(tmp_path, dict(list(verdicts.items())[:8]))
@@ -203,7 +203,7 @@ def tally_of(labels, metrics=None):
 
 
 def test_a_label_of_a_failed_example_is_counted_unjudged_not_unknown():
-    from ragbench._records import SampleRecord
+    from ragbench.api import SampleRecord
 
     tally = tally_of({(None, "llm_judge"): {"a": 1.0, "b": 0.0, "c": 1.0}})
     tally.add(SampleRecord(id="a", scores={"llm_judge": 1.0}))

@@ -10,12 +10,11 @@ import shlex
 from click.testing import CliRunner
 
 import scoring_plugin
-from ragbench._cli.main import main
-from ragbench._registry import installed_registry
 from ragbench._reports.judging.judge_agreement import agreement_cell, judge_agreement_lines
 from ragbench._reports.results.file import read_results
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.testing import cli, installed_registry
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_judge_repeats import SAMPLED, records  # noqa: F401 (records: a fixture)
 from test_rescore import popqa_run
@@ -65,7 +64,7 @@ def test_the_console_and_the_viewer_carry_it_beside_the_number(tmp_path, records
         f"`ragbench rescore {shlex.quote(str(run))} --judge-repeats 3` measures it" in page["judge_notes"]["popqa"][0]
     )
     out = tmp_path / "again"  # the console: a rescoring with the run's own judge, judged once again
-    result = CliRunner().invoke(main, ["rescore", str(run), "--output", str(out)])
+    result = CliRunner().invoke(cli, ["rescore", str(run), "--output", str(out)])
     assert result.exit_code == 0, result.output
     assert "| llm_judge | higher |" in result.output and "| not measured (judged once) |" in result.output
     assert (
@@ -78,7 +77,7 @@ def test_the_one_command_measures_the_agreement_of_a_finished_run_judged_once(tm
     popqa_run(tmp_path, records, ["llm_judge"], judges=[COIN_JUDGE], metric_args=SAMPLED, bootstrap_iters=20)
     run = tmp_path / "run"
     command = results_of(run)["judge_agreement"]["popqa"]["llm_judge"]["measure_with"]
-    result = CliRunner().invoke(main, [*run_command(command, run), "--output", str(tmp_path / "measured")])
+    result = CliRunner().invoke(cli, [*run_command(command, run), "--output", str(tmp_path / "measured")])
     assert result.exit_code == 0, result.output
     assert scoring_plugin.CALLS["judge"] == len(records) * 3  # the run's; two repeats more (the first: RUN's cache)
     found = results_of(tmp_path / "measured")["judge_agreement"]["popqa"]["llm_judge"]
@@ -98,7 +97,7 @@ def test_several_judges_averaged_are_measured_from_the_runs_cache_alone(tmp_path
     assert entry["measure_with"] == "ragbench rescore RUN --judge-repeats 1"
     assert agreement_cell(entry) == "not measured (2 judges averaged)"
     calls = scoring_plugin.CALLS["judge"]
-    result = CliRunner().invoke(main, [*run_command(entry["measure_with"], run), "--output", str(tmp_path / "m")])
+    result = CliRunner().invoke(cli, [*run_command(entry["measure_with"], run), "--output", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
     assert scoring_plugin.CALLS["judge"] == calls  # the headline and each judge alone: RUN's requests, its cache's
     found = results_of(tmp_path / "m")["judge_agreement"]["popqa"]["llm_judge"]

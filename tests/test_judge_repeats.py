@@ -11,9 +11,6 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from helpers import samples
-from ragbench._cli.main import main
-from ragbench._metric import Metric, MetricDeclaration
-from ragbench._registry import installed_registry
 from ragbench._reports.judging.judge_agreement import judge_agreement_lines
 from ragbench._reports.results.file import read_results
 from ragbench._reports.statistics.rater_agreement import agreement, judged_interval
@@ -21,6 +18,8 @@ from ragbench._run.judge_raters import headline_draws, headline_is_a_rater, rate
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.api import Metric, MetricDeclaration
+from ragbench.testing import cli, installed_registry
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
 
@@ -120,7 +119,7 @@ def test_a_repeat_that_fails_is_counted_and_named_and_the_headline_stands(tmp_pa
     replay = f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}"
     out = tmp_path / "repeated"
     result = CliRunner().invoke(
-        main, ["rescore", str(tmp_path / "run"), "--judge", replay, "--judge-repeats", "2", "--output", str(out)]
+        cli, ["rescore", str(tmp_path / "run"), "--judge", replay, "--judge-repeats", "2", "--output", str(out)]
     )
     assert result.exit_code == 0, result.output
     assert [r["scores"] for r in samples(out, "popqa")] == [r["scores"] for r in samples(tmp_path / "run", "popqa")]

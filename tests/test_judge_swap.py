@@ -10,12 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import samples
-from ragbench._cli.main import main
-from ragbench._registry import installed_registry
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
 from ragbench._reports.compare.like_for_like import judge_differences
 from ragbench._reports.statistics.paired_tests import paired_bootstrap
 from ragbench._reports.statistics.rater_agreement import agreement
+from ragbench.testing import cli, installed_registry
 from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
 
@@ -30,7 +29,7 @@ def judged(tmp_path, popqa_records):
 def test_rescore_with_another_judge_reports_agreement_and_the_headline_delta(judged, tmp_path):
     out = tmp_path / "swapped"
     result = CliRunner().invoke(
-        main,
+        cli,
         [
             "rescore",
             str(judged),
@@ -70,7 +69,7 @@ def test_rescore_with_another_judge_reports_agreement_and_the_headline_delta(jud
 
 
 def test_rescore_without_another_judge_has_no_judge_swap(judged, tmp_path):
-    result = CliRunner().invoke(main, ["rescore", str(judged), "--output", str(tmp_path / "again")])
+    result = CliRunner().invoke(cli, ["rescore", str(judged), "--output", str(tmp_path / "again")])
     assert result.exit_code == 0, result.output
     assert "judge_swap" not in json.loads((tmp_path / "again" / "results.json").read_text())
     assert "judge swap" not in result.output
@@ -90,7 +89,7 @@ def test_compare_names_a_judge_difference():
 def test_compare_calls_a_rescoring_with_another_judge_not_like_for_like(judged, tmp_path):
     swapped, again = tmp_path / "swapped", tmp_path / "again"
     for out, extra in ((swapped, ["--judge", COIN_JUDGE]), (again, [])):
-        done = CliRunner().invoke(main, ["rescore", str(judged), *extra, "--output", str(out)])
+        done = CliRunner().invoke(cli, ["rescore", str(judged), *extra, "--output", str(out)])
         assert done.exit_code == 0, done.output
     report = compare_runs(
         load_run(judged), load_run(swapped), iterations=50, metric_class=installed_registry().metric_class

@@ -18,15 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here
-from ragbench._checks import Preflight
-from ragbench._errors import ConfigError
-from ragbench._metric import Metric, MetricDeclaration
 from ragbench._reports.cost.prices import read_price_table
 from ragbench._reports.judging.human_labels import read_human_labels
 from ragbench._run.judge_raters import compares, raters
 from ragbench._run.preflight import check_run_options
 from ragbench._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, RunConfig
 from ragbench._yaml_tasks.located import SpecError, read_yaml_text
+from ragbench.api import ConfigError, Metric, MetricDeclaration, Preflight
 
 pytestmark = pytest.mark.timeout(120, method="thread")  # a hang in any thread fails the session
 TESTS = Path(__file__).parent

@@ -10,10 +10,9 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import cli_here, run, samples, tmpfs
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index.built import build_index
+from ragbench.api import ConfigError
 from ragbench.tasks.kilt.knowledge_source import build_corpus, page_passages, spacy_pipeline
+from ragbench.testing import build_index, installed_registry
 from test_run_folder_faults import fill
 
 CHUNKING = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf-8"))["chunking"]

@@ -9,8 +9,7 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run
-from ragbench._errors import ConfigError
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import ConfigError, Document, Example, Prediction
 from ragbench.tasks.kilt.metrics import KiltDownstream, KiltRetrieval
 
 PARITY = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf-8"))["cases"]

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
-from ragbench._registry import Registry, installed_registry
+from ragbench.testing import Registry, installed_registry
 
 SAMPLES = TEST_DATA / "kilt"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "kilt").glob("*.yaml"))
@@ -132,7 +132,7 @@ def test_the_output_is_scored_whole_as_eval_downstream_scores_it(tmp_path, name)
 def test_an_index_of_passages_with_their_wikipedia_id_serves_kilts_page_level_retrieval(tmp_path):
     """A JSONL corpus line's `wikipedia_id` travels through `ragbench index build` to the passages a run
     shows, where kilt_retrieval reads it."""
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     index = tmp_path / "index"
     build_index(

@@ -11,16 +11,12 @@ from alce_helpers import ALCE_DATA
 from conftest import TEST_DATA
 from helpers import run
 from llatrieval_helpers import StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, make_docs
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import Document
-from ragbench.api import TaskScoring
+from ragbench.api import ConfigError, Document, TaskScoring
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.selfrag.demo import Demo
-from ragbench.testing import ScriptedLLM, make_context, run_examples
+from ragbench.testing import ScriptedLLM, make_context, run_eval, run_examples
 
 QUESTIONS = ["Who sang it?"]
 
@@ -355,39 +351,29 @@ class NoGoldDemo(UndeclaredGoldDemo):
             yield example
 
 
-def registry_with(task: type) -> Registry:
-    registry = Registry.discover()
-    registry.add_catalog({"tasks": {task.name: {"target": f"test_llatrieval:{task.__name__}"}}}, "tests")
-    return registry
-
-
 def test_gold_verification_runs_on_a_task_that_does_not_declare_its_gold(tmp_path):
-    config = RunConfig(
-        tasks=["undeclared_gold_demo"],
-        system="llatrieval",
-        model="scripted:echo",
+    results = run_eval(
+        UndeclaredGoldDemo,
+        "llatrieval",
+        "scripted:echo",
         limit=2,
         system_args={"verification": "gold", "max_iterations": 2, "token_limit": 0},
-        output=str(tmp_path / "run"),
-        progress=False,
+        output=tmp_path / "run",
         bootstrap_iters=10,
-    )
-    results = Evaluator(config, registry=registry_with(UndeclaredGoldDemo)).run().results
+    ).results
     assert results["complete"] and results["counts"]["undeclared_gold_demo"]["scored"] == 2
 
 
 def test_gold_verification_fails_an_example_without_short_gold_naming_it(tmp_path):
-    config = RunConfig(
-        tasks=["no_gold_demo"],
-        system="llatrieval",
-        model="scripted:echo",
+    results = run_eval(
+        NoGoldDemo,
+        "llatrieval",
+        "scripted:echo",
         limit=1,
         system_args={"verification": "gold", "token_limit": 0},
-        output=str(tmp_path / "run"),
-        progress=False,
+        output=tmp_path / "run",
         bootstrap_iters=10,
-    )
-    results = Evaluator(config, registry=registry_with(NoGoldDemo)).run().results
+    ).results
     assert results["counts"]["no_gold_demo"]["failed"] == 1
     error = json.loads((tmp_path / "run" / "samples" / "no_gold_demo.jsonl").read_text().splitlines()[0])["error"]
     assert error == (

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from llatrieval_helpers import asqa_examples, asqa_task, make_docs, parity, upstream_doc
-from ragbench._types import Document
+from ragbench.api import Document
 from ragbench.plugins.llatrieval import prompts
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter

@@ -13,9 +13,9 @@ import scoring_plugin
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli_here, run, samples
-from ragbench._errors import ConfigError
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
 from ragbench.metrics.judge import PRESETS, LlmJudge
 from test_crag_task import EMBEDDER
 from test_engine_openai import FakeServer

@@ -19,9 +19,6 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import cli_here
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.lucene.analyzer import ENGLISH_STOP_WORDS, analyze
 from ragbench._retrieval.lucene.retriever import (
     LENGTH_TABLE,
@@ -31,6 +28,8 @@ from ragbench._retrieval.lucene.retriever import (
     norm_to_length,
 )
 from ragbench._retrieval.lucene.tokenizer import standard_tokens, utf16_units
+from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry
 
 pytest.importorskip("regex")
 

@@ -25,8 +25,8 @@ from conftest import plugins_read_once
 from helpers import samples
 from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
 from matrix_groups import builtin, task_groups
-from ragbench._errors import ConfigError
-from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
+from ragbench.testing import run_eval
 
 REGISTRY = plugins_read_once()
 SYSTEMS = builtin(REGISTRY, "systems")
@@ -579,14 +579,15 @@ def test_cell_scores_the_scripted_answers_as_worked_out(
         # same code for every system, drawn in vanilla's cell; the others' reports are made without them
         monkeypatch.setattr("ragbench._reports.results.slice_plots.slice_plot", lambda *args: None)
         monkeypatch.setattr("ragbench._reports.results.slice_plots.matrix_plot", lambda *args: None)
-    config = RunConfig(**cell_config(task, system, tmp_path, corpus_index=corpus_index))
+    config = cell_config(task, system, tmp_path, corpus_index=corpus_index)
+    options = {key: value for key, value in config.items() if key != "tasks"}
     reason = INTENDED_REFUSALS.get((system, task))
     if reason is not None:
         with pytest.raises(ConfigError, match=reason) as refused:
-            Evaluator(config, registry=shared_registry)
+            run_eval(config["tasks"], registry=shared_registry, page_cache=None, **options)
         assert "\n" not in str(refused.value) and not (tmp_path / "run").exists()
         return
-    results = Evaluator(config, registry=shared_registry).run().results
+    results = run_eval(config["tasks"], registry=shared_registry, page_cache=None, **options).results
     assert results["complete"], results.get("failures")
     counts = results["counts"][task]
     assert counts["scored"] == counts["records"] == 2
@@ -596,10 +597,10 @@ def test_cell_scores_the_scripted_answers_as_worked_out(
     want = expected(system, task)
     assert set(got) == set(want), f"metric keys changed: got {sorted(got)}, expected {sorted(want)}"
     assert got == {key: pytest.approx(value, abs=1e-9) if value is not None else None for key, value in want.items()}
-    if config.retriever not in (None, "none"):  # every example searched what the cell gave it, and showed some
+    if config.get("retriever") not in (None, "none"):  # every example searched what the cell gave it, and showed some
         for record in samples(tmp_path / "run", task):  # unless its searches found nothing (none shown, no padding)
             searches = [step for step in record["trace"] if step["kind"] == "retrieval"]
-            assert {step["request"]["retriever"] for step in searches} == {config.retriever}, record["id"]
+            assert {step["request"]["retriever"] for step in searches} == {config.get("retriever")}, record["id"]
             if record["index"] in NOTHING_FOUND.get(task, ()):
                 assert not any(step["response"]["ids"] for step in searches), record["id"]
                 assert "docs" not in record["prediction"], record["id"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import plugins_read_once
 from matrix_groups import task_groups
-from ragbench._registry import installed_registry
+from ragbench.testing import installed_registry
 
 # nq_open_flashrag's file (tasks/open_qa), without its comments and description
 NQ_OPEN_FLASHRAG = """task: {name}

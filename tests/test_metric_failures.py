@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 import scoring_plugin
 from helpers import records_without_texts, samples
-from ragbench._cli.main import main
 from ragbench._reports.aggregation import task_scores
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.testing import cli
 from scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
@@ -84,7 +84,7 @@ def test_a_value_outside_the_declared_range_or_an_undeclared_key_fails_the_metri
 def test_metrics_that_raise_on_some_examples_are_counted_and_the_cli_exits_1(tmp_path, monkeypatch):
     scoring_plugin.FAILING.update({"9000", "9002", "9004"})
     monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
-    result = CliRunner().invoke(main, demo_args("match,scored:raise", tmp_path / "run"))
+    result = CliRunner().invoke(cli, demo_args("match,scored:raise", tmp_path / "run"))
     assert result.exit_code == 1
     assert (
         "demo: 3 x metric scored:raise: RuntimeError: 9000, 9002, 9004 - e.g. RuntimeError: flaky metric on 9000"

@@ -9,10 +9,10 @@ import pytest
 from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli_here, cli_run_args, run
-from ragbench._errors import ConfigError
 from ragbench._metric import fits
-from ragbench._registry import installed_registry
 from ragbench._run.planning import metric_names
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 from test_crag_task import EMBEDDER
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"

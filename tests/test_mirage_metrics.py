@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._types import Example, Prediction
+from ragbench.api import Example, Prediction
 from ragbench.tasks.mirage.metrics import NOT_FOUND, MirageAccuracy
 
 PARITY = json.loads((TEST_DATA / "parity" / "mirage.json").read_text(encoding="utf-8"))

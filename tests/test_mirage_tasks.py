@@ -10,11 +10,11 @@ import pytest
 
 from conftest import TEST_DATA
 from matrix_fixtures import cell_config
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator
 from ragbench._run.planning import plan
-from ragbench._types import Document, Example
 from ragbench._values.run_config import RunConfig
+from ragbench.api import Document, Example
+from ragbench.testing import installed_registry
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
 SETS = {
@@ -103,7 +103,7 @@ def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
 )
 def test_a_record_evaluate_py_cannot_score_is_a_bad_record_naming_the_field(tmp_path, record, field):
     """An answer key no option has (or one past D, where evaluate.py stops) can never be credited: not a 0."""
-    from ragbench._errors import RecordError
+    from ragbench.api import RecordError
 
     path = tmp_path / "benchmark.json"
     path.write_text(json.dumps({"medqa": {"q1": {"question": "Which?", **record}}}), encoding="utf-8")

@@ -11,13 +11,13 @@ import pytest
 
 from helpers import cli_here, run, samples
 from ragbench._records import SampleRecord, step_from_dict
-from ragbench._registry import installed_registry
 from ragbench._reports.cost.judge_cost import JudgeCostTally
 from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._reports.cost.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.testing import installed_registry
 
 
 def judge_rules(tmp_path, name):
@@ -88,8 +88,8 @@ def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_repor
     """--model left at its default: the run loads the embedded model, and every place that names the model
     that answered says `hf:embedded`, never "?". The engine loaded for the default answers as scripted:echo
     (the real model is test_demo_with_embedded_model's), so the name must come from the default itself."""
-    from ragbench._engines import load_engine
     from ragbench._run import run_engines
+    from ragbench.testing import load_engine
 
     asked = []
 

@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 import ragbench
-from ragbench._builtin import packaged_yaml, section
+from ragbench.api.data import packaged_yaml, section
 from ragbench.tasks import ragbench_catalog
 
 ROOT = Path(ragbench.__file__).parent.parent

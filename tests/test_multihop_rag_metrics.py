@@ -11,7 +11,7 @@ from statistics import mean
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import Document, Example, Prediction
 from ragbench.tasks.multihop_rag.metrics import MultiHopRagQA, MultiHopRagRetrieval
 
 PARITY = json.loads((TEST_DATA / "parity" / "multihop_rag.json").read_text(encoding="utf-8"))

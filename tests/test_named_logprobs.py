@@ -7,10 +7,9 @@ import math
 
 import pytest
 
-from ragbench._engines.replay import ReplayEngine
-from ragbench._engines.scripted import ScriptedEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, Sampling
+from ragbench.testing import load_engine
 
 NAMED = ("[Relevant]", "[Irrelevant]", "[Fully supported]")
 RECORD = {
@@ -34,7 +33,7 @@ def request(**sampling) -> Request:
 def test_replay_answers_named_tokens_per_position_without_the_whole_dicts(tmp_path):
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps(RECORD) + "\n")
-    response = ReplayEngine(str(path)).generate([request(logprob_tokens=NAMED)])[0]
+    response = load_engine(f"replay:{path}").generate([request(logprob_tokens=NAMED)])[0]
     assert response.text == RECORD["response"] and response.cumulative_logprob == -0.6
     assert [t.named for t in response.logprobs] == [
         {"[Relevant]": -0.1, "[Irrelevant]": -2.5},
@@ -43,16 +42,16 @@ def test_replay_answers_named_tokens_per_position_without_the_whole_dicts(tmp_pa
     ]
     assert [t.token_id for t in response.logprobs] == [32004, 3681, 32012]
     assert all(t.top == {} for t in response.logprobs)  # no top-k asked: no dicts kept
-    top = ReplayEngine(str(path)).generate([request(logprobs=1)])[0]
+    top = load_engine(f"replay:{path}").generate([request(logprobs=1)])[0]
     assert [t.top for t in top.logprobs] == [{"[Relevant]": -0.1}, {"Paris": -0.2}, {"[Fully supported]": -0.3}]
-    plain = ReplayEngine(str(path)).generate([request()])[0]
+    plain = load_engine(f"replay:{path}").generate([request()])[0]
     assert plain.logprobs is None and plain.text == RECORD["response"]
 
 
 def test_replay_cumulative_logprob_defaults_to_the_sum(tmp_path):
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps({k: v for k, v in RECORD.items() if k != "cumulative_logprob"}) + "\n")
-    response = ReplayEngine(str(path)).generate([request(logprob_tokens=NAMED)])[0]
+    response = load_engine(f"replay:{path}").generate([request(logprob_tokens=NAMED)])[0]
     assert response.cumulative_logprob == pytest.approx(-0.6)
 
 
@@ -61,27 +60,26 @@ def test_replay_rejects_a_record_whose_chosen_token_has_no_logprob(tmp_path):
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps(bad) + "\n")
     with pytest.raises(ConfigError, match=r"calls.jsonl:1: .*logprobs\"?\[0\]"):
-        ReplayEngine(str(path))
+        load_engine(f"replay:{path}")
 
 
 def test_scripted_dict_answers_carry_token_data_and_text_answers_are_certain():
-    engine = ScriptedEngine("t", script=lambda r: dict(RECORD) if r.prompt == "Q" else "[Relevant] Paris is big")
+    engine = load_engine("scripted:t", script=lambda r: dict(RECORD) if r.prompt == "Q" else "[Relevant] Paris is big")
     scripted = engine.generate([request(logprob_tokens=NAMED)])[0]
     assert scripted.logprobs[0].named == {"[Relevant]": -0.1, "[Irrelevant]": -2.5}
     certain = engine.generate([Request(prompt="other", sampling=Sampling.make(logprob_tokens=NAMED))])[0]
     assert [t.token for t in certain.logprobs] == ["[Relevant]", " Paris", " is", " big"]
     assert certain.logprobs[0].named == {"[Relevant]": 0.0} and certain.logprobs[1].named == {}
     assert certain.cumulative_logprob == 0.0
-    bad = ScriptedEngine("t", script=lambda r: {"response": "x", "tokens": ["x"], "logprobs": [{}]})
+    bad = load_engine("scripted:t", script=lambda r: {"response": "x", "tokens": ["x"], "logprobs": [{}]})
     assert isinstance(bad.generate([request(logprob_tokens=NAMED)])[0], EngineError)
 
 
 @pytest.mark.model
 def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
     pytest.importorskip("torch")
-    from ragbench._engines.hf.engine import HFEngine
 
-    engine = HFEngine("embedded")
+    engine = load_engine("hf:embedded")
     named = ("Paris", "London")
     assert all(engine.token_id(t) is not None for t in named)
     response = engine.generate(
@@ -108,19 +106,18 @@ def test_hf_named_logprobs_match_the_logits_and_unknown_tokens_fail_clearly():
 
 
 def test_openai_asks_the_top_20_and_reports_the_named_tokens_found_there():
-    from ragbench._engines.hosted.openai import OpenAIEngine
     from test_engine_openai import FAST, FakeServer, generate
 
     server = FakeServer()
     try:
-        engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
+        engine = load_engine("openai:m", base_url=server.base_url, **FAST)
         response = generate(engine, Request(prompt="Q", sampling=Sampling.make(logprob_tokens=(" London", "!", "x"))))
         assert server.requests[-1]["body"]["logprobs"] == 20
         assert [t.named for t in response.logprobs] == [{" London": -2.5}, {"!": -1.5}]
         assert all(t.top == {} and t.token_id is None for t in response.logprobs)
         assert response.cumulative_logprob == pytest.approx(-0.625)
         chat = Request.chat([{"role": "user", "content": "x"}], Sampling.make(logprobs=1, logprob_tokens=("Lon",)))
-        response = generate(OpenAIEngine("m", base_url=server.base_url, **FAST), chat)
+        response = generate(load_engine("openai:m", base_url=server.base_url, **FAST), chat)
         assert server.requests[-1]["body"]["top_logprobs"] == 20
         assert response.logprobs[0].named == {"Lon": -1.75} and response.logprobs[0].top == {"Par": -0.25}
     finally:

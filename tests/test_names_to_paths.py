@@ -13,15 +13,14 @@ import pytest
 from conftest import write_jsonl
 from helpers import cli_here, cli_run_args, run
 from ragbench._errors import ConfigError, shown_value
-from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry, installed_registry
 from ragbench._storage.rundir import RunDir
-from ragbench._task import Task, TaskScoring
 from ragbench._values.names import NAME_RULE, checked_name, inside, name_problem
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
 from ragbench._view.site import Site
+from ragbench.api import Task, TaskScoring, hookimpl
+from ragbench.testing import Registry, installed_registry
 
 TASK = """task: {name}
 data: {{path: data.jsonl}}

@@ -12,7 +12,7 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._nli import NLI, PROMPT_TEMPLATE, TrueFormat
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import Request, Response
+from ragbench.api.engines import Request, Response
 from tiny_models import tiny_t5
 
 
@@ -101,7 +101,7 @@ def test_a_failed_call_is_raised_and_retried_by_the_next_asker():
 
 
 def test_unknown_format_is_a_config_error():
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     with pytest.raises(ConfigError, match="--nli-format"):
         nli_with(lambda r: "1", fmt="xnli")

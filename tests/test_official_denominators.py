@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
 from helpers import records_without_texts, run
-from ragbench._metric import Metric, MetricDeclaration
-from ragbench._registry import Registry, installed_registry
 from ragbench._reports.aggregation import task_scores
 from ragbench._reports.results.schema import Results
 from ragbench._reports.run_summary import results_table
+from ragbench.api import Metric, MetricDeclaration
+from ragbench.testing import Registry, installed_registry
 
 PARITY = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))
 HOTPOT = PARITY["hotpotqa"]

@@ -15,8 +15,6 @@ from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
 from helpers import cli_here
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._reports.compare.comparison import compare_runs, load_run
 from ragbench._reports.results.file import NewerResults, normalized_results, read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -24,6 +22,8 @@ from ragbench._run.rescore_run import rescore_run
 from ragbench._storage.jsonl import strict_json
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import NotFound, Site
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 

@@ -11,8 +11,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from ragbench._errors import ConfigError
-from ragbench._retrieval.corpus.chunking import TokenSplitter
+from ragbench.api import ConfigError
+from ragbench.api.text import TokenSplitter
 from ragbench.tasks.omnieval.corpus import build_corpus, read_folder
 
 
@@ -99,16 +99,16 @@ def test_long_documents_are_chunked_with_the_file_path_in_the_budget_and_come_fi
 
 
 def test_cli_reports_skipped_files(tmp_path):
-    from ragbench._cli.main import main
-    from ragbench._retrieval.corpus.chunking import tiktoken_counter
+    from ragbench.api.text import tiktoken_encoding
+    from ragbench.testing import cli
 
     try:
-        tiktoken_counter("cl100k_base")
+        tiktoken_encoding("cl100k_base")
     except ConfigError:
         pytest.skip("tiktoken cl100k_base not available")
     make_folder(tmp_path / "docs")
     out = tmp_path / "corpus.jsonl"
-    result = CliRunner().invoke(main, ["index", "omnieval-corpus", "--docs", str(tmp_path / "docs"), "--out", str(out)])
+    result = CliRunner().invoke(cli, ["index", "omnieval-corpus", "--docs", str(tmp_path / "docs"), "--out", str(out)])
     assert result.exit_code == 1, result.output
     assert "5 documents: 5 whole, 0 split into 0 chunks, 0 dropped" in result.output
     assert "report.pdf" in result.output and "2 file(s) skipped" in result.output

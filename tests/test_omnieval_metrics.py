@@ -11,8 +11,7 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._types import Document, Example, Prediction, Step
-from ragbench.api import Context
+from ragbench.api import Context, Document, Example, Prediction, Step
 from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
 from ragbench.tasks.omnieval.task import OmniEvalAuto

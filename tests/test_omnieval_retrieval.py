@@ -9,10 +9,8 @@ import pytest
 pytest.importorskip("bm25s")
 pytest.importorskip("jieba")
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.bm25.retriever import BM25Retriever
-from ragbench._retrieval.index.built import build_index
+from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry, load_retriever
 
 ROWS = [
     {"id": "n1", "title": "存款", "contents": "定期存款\n定期存款的最长期限为五年，利率高于活期存款。"},
@@ -26,7 +24,7 @@ def build(tmp_path, **options):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS), encoding="utf-8")
     build_index(corpus, tmp_path / "index", "bm25", options, progress=False, registry=installed_registry())
-    return BM25Retriever(str(tmp_path / "index"))
+    return load_retriever("bm25", {"index": str(tmp_path / "index")})
 
 
 def test_jieba_tokenizer_finds_chinese_words(tmp_path):

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError, RecordError
-from ragbench._types import Document, trace_prompts
+from ragbench.api import ConfigError, Document, RecordError
+from ragbench.api.trace import trace_prompts
 from ragbench.tasks.omnieval.task import OmniEvalAuto, OmniEvalHuman
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"

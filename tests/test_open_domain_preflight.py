@@ -11,10 +11,9 @@ import pytest
 import ragbench.tasks.flashrag
 from conftest import TEST_DATA
 from helpers import cli_here
-from ragbench._checks import PreflightError
-from ragbench._registry import Registry, installed_registry
 from ragbench._run.preflight import preflight
 from ragbench._values.run_config import RunConfig
+from ragbench.testing import PreflightError, Registry, installed_registry
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")
@@ -121,7 +120,7 @@ def test_a_run_that_asks_for_no_documents_passes(tmp_path, options):
 
 
 def test_a_corpus_retriever_passes(tmp_path):
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     build_index(
         TEST_DATA / "open_qa" / "varn_corpus.jsonl",

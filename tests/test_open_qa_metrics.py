@@ -9,8 +9,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._errors import ConfigError
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import ConfigError, Document, Example, Prediction
 from ragbench.metrics.match import ExactMatch, TokenF1
 from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1, SupportingPassages
 

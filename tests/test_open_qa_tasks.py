@@ -13,9 +13,8 @@ import pytest
 
 from conftest import ROOT, TEST_DATA
 from helpers import run, samples
-from ragbench._checks import PreflightError
-from ragbench._registry import Registry, installed_registry
 from ragbench.tasks.open_qa.formats import webquestions_records
+from ragbench.testing import PreflightError, Registry, installed_registry
 
 SAMPLES = TEST_DATA / "open_qa"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "open_qa").glob("*.yaml"))
@@ -329,7 +328,7 @@ def test_hotpotqa_fullwiki_runs_without_documents_only_when_asked(tmp_path):
 
 def fullwiki_over(tmp_path: Path, corpus: str) -> dict:
     """hotpotqa_fullwiki's sample scored with vanilla's top 2 of a BM25 index of the sample corpus `corpus`."""
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     index = tmp_path / "index"
     build_index(SAMPLES / corpus, index, "bm25", chunk_size=4, progress=False, registry=installed_registry())

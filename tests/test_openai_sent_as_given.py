@@ -16,7 +16,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 
 from ragbench._engines.hosted.openai import SENT_AS_GIVEN, OpenAIEngine
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench.api.engines import Request, Sampling
 from test_engine_openai import FAST, server  # noqa: F401 (the fake server, a fixture)
 from test_engine_openai_tools import CALLED, SEARCH
 

@@ -12,18 +12,14 @@ from click.testing import CliRunner
 
 from conftest import write_jsonl
 from helpers import closed_port
-from ragbench._checks import PreflightError
-from ragbench._cli.main import main
-from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.preflight import preflight
+from ragbench.testing import PreflightError, cli, run_eval
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)  # noqa: F401 (the fixture)
 
 
 def refused(tmp_path: Path, *args: str) -> str:
     """The one error line of a run the command line refuses (exit 2, no traceback, nothing written)."""
     out = tmp_path / "run"
-    result = CliRunner().invoke(main, [*args, "--no-progress", "--output", str(out)])
+    result = CliRunner().invoke(cli, [*args, "--no-progress", "--output", str(out)])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 2, result.output
     assert not out.exists(), "the refused run wrote its folder"
@@ -55,10 +51,7 @@ def test_an_unknown_option_is_one_line_naming_the_near_ones(tmp_path):
 
 def test_numbers_given_through_the_api_are_checked_too(tmp_path):
     with pytest.raises(PreflightError) as caught:
-        Evaluator(
-            RunConfig(tasks=["demo"], model="scripted:echo", seed=-5, limit="3", output=str(tmp_path / "r")),
-            registry=installed_registry(),
-        )
+        run_eval("demo", model="scripted:echo", seed=-5, limit="3", output=tmp_path / "r")
     assert caught.value.problems == [
         "--seed -5: give at least 0",
         "--limit 3: give an integer of at least 1, or leave it out for all records",
@@ -67,7 +60,7 @@ def test_numbers_given_through_the_api_are_checked_too(tmp_path):
 
 
 def test_compare_refuses_a_negative_seed_in_one_line(tmp_path):
-    result = CliRunner().invoke(main, ["compare", str(tmp_path), str(tmp_path), "--seed", "-1"])
+    result = CliRunner().invoke(cli, ["compare", str(tmp_path), str(tmp_path), "--seed", "-1"])
     assert result.exit_code == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("ragbench: error: Invalid value for '--seed': -1 is not in the range x>=0.")
@@ -76,7 +69,7 @@ def test_compare_refuses_a_negative_seed_in_one_line(tmp_path):
 # --- engine options, every engine, before any engine loads -------------------------------------------------
 def problems(tmp_path: Path, **config) -> list[str]:
     with pytest.raises(PreflightError) as caught:
-        preflight(RunConfig(tasks=["demo"], output=str(tmp_path / "r"), **config), installed_registry())
+        run_eval("demo", output=tmp_path / "r", **{"model": None, **config})  # refused before it starts
     return caught.value.problems
 
 
@@ -217,15 +210,10 @@ def test_each_engine_flag_is_named_in_its_own_problems(tmp_path):
 
 
 def test_an_nli_option_is_checked_when_a_metric_needs_nli(tmp_path):
-    config = RunConfig(
-        tasks=["alce_asqa"],
-        model="scripted:echo",
-        nli="scripted:echo",
-        nli_args={"per_token": -1},
-        output=str(tmp_path / "r"),
-    )
     with pytest.raises(PreflightError) as caught:
-        preflight(config, installed_registry())
+        run_eval(
+            "alce_asqa", model="scripted:echo", nli="scripted:echo", nli_args={"per_token": -1}, output=tmp_path / "r"
+        )
     assert any(
         p.startswith("--nli scripted:echo: --nli-arg per_token=-1: the scripted engine takes a number >= 0")
         for p in caught.value.problems

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._metric import reported_keys
-from ragbench._registry import installed_registry
 from ragbench._system import like_for_like, trace_outline
 from ragbench.api import (
     Metric,
@@ -24,6 +23,7 @@ from ragbench.api import (
     Task,
     TaskScoring,
 )
+from ragbench.testing import installed_registry
 
 RUN_OPTIONS = {"topk": 5, "rounds": 3}
 

@@ -14,12 +14,11 @@ import threading
 
 import pytest
 
-from ragbench._checks import PreflightError
 from ragbench._plugin_calls import PluginCall, exception_line, traceback_text
 from ragbench._stop_signals import raise_stop
 from ragbench._storage.sample_files import iter_samples
 from ragbench.api import Metric, Prediction, Step, System, SystemDeclaration
-from ragbench.testing import ScriptedLLM, run_eval
+from ragbench.testing import PreflightError, ScriptedLLM, run_eval
 
 
 class UnreadableMessage(Exception):
@@ -376,7 +375,8 @@ def test_a_task_whose_examples_exit_midway_runs_the_records_before_and_counts_th
 
 
 def test_a_task_whose_examples_exit_at_once_is_a_pre_flight_problem_in_one_line():
-    from ragbench._checks import Preflight, probe_data
+    from ragbench.api import Preflight
+    from ragbench.api.run import probe_data
     from ragbench.tasks.selfrag.demo import Demo
 
     class ExitingDemo(Demo):

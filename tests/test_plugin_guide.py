@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._types import trace_prompts
+from ragbench.api.trace import trace_prompts
 from test_public_api import non_public_imports
 
 try:

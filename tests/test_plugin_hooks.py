@@ -11,13 +11,10 @@ from click.testing import CliRunner
 
 from ragbench._cli import plugin_commands as cli_plugins
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._errors import ConfigError
-from ragbench._hookspecs import hookimpl
-from ragbench._metric import Metric
-from ragbench._registry import Registry, installed_registry
-from ragbench._retrieval.base import Retriever
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, Metric, hookimpl
+from ragbench.api.retrieval import Retriever
+from ragbench.testing import Registry, installed_registry
 
 PROVIDER, PLUGIN = "ragbench-test-plugin", "test_plugin"
 
@@ -198,14 +195,14 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
 
 
 def test_builtin_benchmark_commands_come_through_the_hook():
-    from ragbench._cli.main import main
+    from ragbench.testing import cli
 
     names = {c.name: p for c, p in installed_registry().cli_commands}
     assert names == {"serve": "ragbench", "index": "ragbench", "export": "ragbench"}
-    ctx = click.Context(main)
-    assert main.get_command(ctx, "serve").commands.keys() == {"crag-kg"}
-    assert {"build", "omnieval-corpus"} <= set(main.get_command(ctx, "index").commands)
-    assert main.get_command(ctx, "export").commands.keys() == {
+    ctx = click.Context(cli)
+    assert cli.get_command(ctx, "serve").commands.keys() == {"crag-kg"}
+    assert {"build", "omnieval-corpus"} <= set(cli.get_command(ctx, "index").commands)
+    assert cli.get_command(ctx, "export").commands.keys() == {
         "trec",
         "browsecomp-plus",
         "trec-rag",

@@ -14,18 +14,15 @@ from click.testing import CliRunner
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import closed_port
-from ragbench._checks import PreflightError
-from ragbench._cli.main import main
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._task import Task
-from ragbench._types import Example
+from ragbench.api import Example, Task
+from ragbench.testing import PreflightError, Registry, cli, installed_registry
 
 
 def ragbench(*args: str):
     """The CLI in-process; returns (exit code, stdout, stderr)."""
-    result = CliRunner().invoke(main, list(args))
+    result = CliRunner().invoke(cli, list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout, result.stderr
 

@@ -29,8 +29,8 @@ def test_heavy_imports_start_in_the_background_for_hf_models_only(tmp_path, monk
 
 
 def test_the_run_owns_its_preload_thread_and_joins_it_before_loading_engines(tmp_path, monkeypatch):
-    from ragbench._registry import Registry
     from ragbench._run.evaluator import Evaluator, RunConfig
+    from ragbench.testing import Registry
 
     slow_module(tmp_path, monkeypatch, "ragbench_preload_owned")
     evaluator = Evaluator(

@@ -21,15 +21,15 @@ from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.batch_anthropic import AnthropicBatches
 from ragbench._engines.hosted.gemini import GeminiEngine
 from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._errors import ConfigError
 from ragbench._llm import LLM
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.model_cost import ModelCostTally
 from ragbench._reports.cost.prices import ModelPrices, read_price_table
 from ragbench._scheduler import Scheduler
-from ragbench._values.llm_calls import Request, Response, Sampling
 from ragbench._values.response_checks import response_problem
 from ragbench._values.run_config import RunConfig
+from ragbench.api import ConfigError
+from ragbench.api.engines import Request, Response, Sampling
 from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate
 from test_engine_openai_tools import SEARCH
 
@@ -328,7 +328,7 @@ def test_prompt_cache_marks_batch_requests_too_and_refuses_other_values():
 def test_a_call_files_reference_to_the_step_gives_the_cache_counts_back():
     """A call file refers to the trace step for what the step holds: the counts come back from it (replay)."""
     from ragbench._replay.call_refs import step_response_data
-    from ragbench._types import Step
+    from ragbench.api import Step
 
     held = Step(kind="llm", name="a", request={}, response={"texts": ["x"]}, prompt_tokens=10, cached_prompt_tokens=8)
     assert Response.from_dict(step_response_data(held.to_dict())).cached_prompt_tokens == 8

@@ -14,9 +14,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragbench._retrieval.corpus.readers import read_corpus
-from ragbench._types import Document
-from ragbench.api.retrieval import CorpusLookup
+from ragbench.api import Document
+from ragbench.api.retrieval import CorpusLookup, read_corpus
 from ragbench.plugins.search_agent.system import SearchAgent
 from ragbench.plugins.search_agent.tools import document_result
 

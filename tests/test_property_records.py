@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import run
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry
 from ragbench._storage.jsonl import read_records
+from ragbench.api import ConfigError
+from ragbench.testing import Registry
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
 TEXT = st.text(ANY_CHARACTER, max_size=12)

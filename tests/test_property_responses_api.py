@@ -13,14 +13,16 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._values.llm_calls import Request, Response, Sampling
+from ragbench.api.engines import Request, Response, Sampling
+from ragbench.testing import installed_registry, load_engine
 from search_agent_fake import canonical
 from test_property_vendor_messages import BAD_COUNTS, GOOD_COUNTS, answered, unreadable  # noqa: F401 (fixture)
 
 TEXT = st.text(max_size=20)
 NAME = st.sampled_from(["search", "get_document", "browse"])
 CALL_IDS = st.text(alphabet="abc123_", min_size=1, max_size=6)
+
+REGISTRY = installed_registry()  # one registry for every engine made here (each made anew, as before)
 
 
 @st.composite
@@ -52,7 +54,9 @@ def bodies(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the chat completions body, the Responses body) the engine would send."""
     sent = []
     for api in ("chat_completions", "responses"):
-        _, args = OpenAIEngine("m", base_url="http://127.0.0.1:9/v1", api=api)._arguments(request)
+        _, args = load_engine("openai:m", registry=REGISTRY, base_url="http://127.0.0.1:9/v1", api=api)._arguments(
+            request
+        )
         sent.append({k: v for k, v in args.items() if k not in ("extra_body", "extra_headers")})
     return sent[0], sent[1]
 

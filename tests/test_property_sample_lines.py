@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ragbench._records import SampleRecord, sample_line
 from ragbench._storage.run_shapes import sample_problem
-from ragbench._types import Document, Step
+from ragbench.api import Document, Step
 
 TEXT = st.text(max_size=8)
 JSON_VALUES = st.recursive(

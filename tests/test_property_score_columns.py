@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import records_without_texts
-from ragbench._metric import Metric
 from ragbench._reports.aggregation import task_scores
 from ragbench._reports.results.score_columns import summarise
 from ragbench._reports.results.slice_labels import field_labels, ordered, slice_value
 from ragbench._storage.checkpoint import data_sha256
+from ragbench.api import Metric
 
 SLICE_VALUES = (
     st.none()

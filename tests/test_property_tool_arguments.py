@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from ragbench._engines.local.tool_parsers import hermes, llama3_json
 from ragbench._reports.results.budget import BudgetTally
-from ragbench._values.tool_arguments import arguments_problem
 from ragbench._values.tool_calls import Tool, ToolCall
+from ragbench.api.engines import arguments_problem
 from ragbench.plugins.search_agent import qwen_client
 from ragbench.plugins.search_agent.tools import OPENAI_CLIENT, OSS_CLIENT, parameters
 
@@ -128,7 +128,7 @@ def test_the_parsers_keep_a_call_of_any_depth_as_a_call(depth):
 @settings(max_examples=40, deadline=None)
 @given(DEPTHS, ARGUMENTS)
 def test_the_runs_count_of_tool_calls_reads_calls_of_any_shape_and_depth(depth, arguments):
-    from ragbench._records import SampleRecord
+    from ragbench.api import SampleRecord
 
     schema = TOOL_SCHEMAS[0][0]
     calls = [ToolCall("a", "search", json.dumps(arguments)), ToolCall("b", "search", f'{{"query": {nested(depth)}}}')]

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from conftest import needs
 from ragbench._engines.hosted.anthropic_messages import message_arguments
 from ragbench._engines.hosted.gemini_contents import content_arguments
-from ragbench._values.llm_calls import EngineError, Request, Response
+from ragbench.api import EngineError
+from ragbench.api.engines import Request, Response
 from test_engine_openai import FAST, FakeServer
 
 TEXT = st.text(min_size=1, max_size=20)

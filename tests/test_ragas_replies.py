@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from conftest import TEST_DATA
 from helpers import cli_here
-from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench.api import Document, Example, Prediction
 from ragbench.api.engines import Request, Sampling, reasoning_model
 from ragbench.metrics.ragas.metric import (
@@ -30,7 +29,7 @@ from ragbench.metrics.ragas.metric import (
 )
 from ragbench.metrics.ragas.prompts import PROMPTS, sampling
 from ragbench.metrics.ragas.replies import output_model, read, reask
-from ragbench.testing import ScriptedLLM, make_context
+from ragbench.testing import ScriptedLLM, load_engine, make_context
 from test_engine_openai import FAST, FakeServer, chat, generate
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragas_replies.json").read_text(encoding="utf-8"))
@@ -213,8 +212,10 @@ def test_the_openai_engine_sends_a_judge_call_as_llm_factory_sends_it(model):
     max_tokens."""
     server = FakeServer()
     try:
-        generate(OpenAIEngine(model, base_url=server.base_url, **FAST), chat(**sampling(model)))
-        generate(OpenAIEngine(model, base_url=server.base_url, **FAST), Request(prompt="Q", sampling=Sampling()))
+        generate(load_engine(f"openai:{model}", base_url=server.base_url, **FAST), chat(**sampling(model)))
+        generate(
+            load_engine(f"openai:{model}", base_url=server.base_url, **FAST), Request(prompt="Q", sampling=Sampling())
+        )
     finally:
         server.stop()
     body = server.requests[0]["body"]

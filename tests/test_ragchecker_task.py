@@ -8,10 +8,10 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._registry import installed_registry
 from ragbench._run.planning import plan
-from ragbench._types import Document
 from ragbench._values.run_config import RunConfig
+from ragbench.api import Document
+from ragbench.testing import installed_registry
 
 GENERATION = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(encoding="utf-8"))["benchmark_generation"]
 

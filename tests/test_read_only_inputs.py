@@ -19,10 +19,8 @@ from hypothesis import strategies as st
 
 from helpers import run, samples
 from ragbench._read_only import ReadOnlyDict, ReadOnlyError, ReadOnlyList, read_only
-from ragbench._records import SampleRecord
-from ragbench._registry import Registry, installed_registry
-from ragbench._types import Document, Example, Prediction, Step
-from ragbench.api import Metric, MetricDeclaration, System
+from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, SampleRecord, Step, System
+from ragbench.testing import Registry, installed_registry
 
 DICT_CHANGES = ("setitem", "delitem", "update", "setdefault", "pop", "clear", "ior")
 LIST_CHANGES = ("setitem", "delitem", "append", "extend", "iadd", "insert", "pop", "clear", "reverse")

@@ -19,11 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
-from ragbench._registry import Registry, installed_registry
 from ragbench.api import RecordError, hookimpl
 from ragbench.api.data import read_lines
 from ragbench.api.yaml_tasks import GoldKind, GoldReader, RecordFormat, RecordPlace
-from ragbench.testing import run_eval
+from ragbench.testing import Registry, installed_registry, run_eval
 
 BENCHMARK_NAMES = ("flashrag", "squad", "webquestions", "crag_answer")
 

@@ -14,15 +14,14 @@ from conftest import write_jsonl
 from crag_helpers import crag_t2_run
 from crag_tiny_kg import write_tiny_kg
 from helpers import cli_here, comparable, run, samples
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._replay.recording import CallRecorder
 from ragbench._replay.rerun import replay_config
 from ragbench._replay.tools import RecordingTool, ReplayedToolError, load_replay_tools
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.replay import ReplayRetriever
 from ragbench._run.evaluator import Evaluator
-from ragbench._types import Document, Example
+from ragbench.api import ConfigError, Document, Example
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import installed_registry
 from test_llatrieval_end_to_end import run_on_bm25_index
 
 # What legitimately differs between a run and its replay: timings, and which of two identical calls

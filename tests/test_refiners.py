@@ -17,10 +17,9 @@ from conftest import needs
 from helpers import cli_here, samples
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
 from ragbench._components.selective_context import SelectiveContextRefiner
-from ragbench._registry import installed_registry
-from ragbench._retrieval.corpus.readers import passage_text
-from ragbench._retrieval.index.built import build_index
-from ragbench._types import Document
+from ragbench.api import Document
+from ragbench.api.retrieval import passage_text
+from ragbench.testing import build_index, installed_registry
 from retrieval_samples import WORDS, passages, write_dpr_tsv
 from tiny_models import WORDS as T5_WORDS
 from tiny_models import tiny_t5
@@ -121,7 +120,7 @@ def test_longllmlingua_gives_what_llmlinguas_prompt_compressor_gives_with_flashr
     import llmlingua.prompt_compressor as upstream
 
     from ragbench._components.llmlingua import LegacyCacheModel, LongLLMLinguaRefiner
-    from ragbench._retrieval.corpus.chunking import tiktoken_encoding
+    from ragbench.api.text import tiktoken_encoding
 
     docs = documents()[:count]
     ours = LongLLMLinguaRefiner(model=str(causal_lm)).refine_batch([(QUESTION, docs)])

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from helpers import cli_here
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry, installed_registry
+from ragbench.api import ConfigError
+from ragbench.testing import Registry, installed_registry
 
 
 def test_builtins_register_through_the_entry_point_group_with_their_provider():

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import ragbench
-from ragbench._registry import Registry, installed_registry
+from ragbench.testing import Registry, installed_registry
 
 ROOT = Path(ragbench.__file__).parent.parent
 PACKAGES = ("ragbench", "plugins", "tasks", "metrics")
@@ -72,7 +72,7 @@ def test_what_loads_a_component_is_given_the_registry(target):
 
 
 def test_a_command_discovers_the_plugins_once_and_passes_its_registry_down(tmp_path, monkeypatch):
-    from ragbench._cli.main import main
+    from ragbench.testing import cli
 
     made: list[Registry] = []
 
@@ -82,9 +82,9 @@ def test_a_command_discovers_the_plugins_once_and_passes_its_registry_down(tmp_p
 
     monkeypatch.setattr("ragbench._registry.installed_registry", counted)
     result = CliRunner().invoke(
-        main, ["check", "--tasks", "demo", "--model", "scripted:echo", "--no-model", "--output", str(tmp_path / "run")]
+        cli, ["check", "--tasks", "demo", "--model", "scripted:echo", "--no-model", "--output", str(tmp_path / "run")]
     )
     assert result.exit_code == 0, result.output
     assert len(made) == 1  # the plugins' commands merged, the pre-flight planned: one registry
-    result = CliRunner().invoke(main, ["list", "systems"])
+    result = CliRunner().invoke(cli, ["list", "systems"])
     assert result.exit_code == 0 and len(made) == 2  # the next command makes its own

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import write_jsonl
-from ragbench._engines.replay import ReplayEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, Sampling
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, Sampling
+from ragbench.testing import load_engine
 
 
 @pytest.fixture
@@ -24,14 +24,14 @@ def calls(tmp_path):
 
 
 def test_chat_and_completion_calls_are_looked_up_exactly(calls):
-    engine = ReplayEngine(str(calls))
+    engine = load_engine(f"replay:{calls}")
     chat = Request.chat([{"role": "user", "content": "Is it true?"}])
     out = engine.generate([chat, Request(prompt="Capital of France?")])
     assert [r.text for r in out] == ["yes", "Paris"]
 
 
 def test_sampling_is_ignored_unless_the_line_gives_it(calls):
-    engine = ReplayEngine(str(calls))
+    engine = load_engine(f"replay:{calls}")
     [plain] = engine.generate([Request(prompt="Capital of France?", sampling=Sampling(max_tokens=3))])
     [hot] = engine.generate([Request(prompt="Capital of France?", sampling=Sampling(temperature=0.7))])
     assert plain.text == "Paris" and hot.text == "Paris"  # the first line matching wins
@@ -42,12 +42,12 @@ def test_sampling_is_ignored_unless_the_line_gives_it(calls):
 
 
 def test_recorded_errors_replay_as_failures(calls):
-    [failed] = ReplayEngine(str(calls)).generate([Request(prompt="Broken call")])
+    [failed] = load_engine(f"replay:{calls}").generate([Request(prompt="Broken call")])
     assert isinstance(failed, EngineError) and "timeout" in str(failed)
 
 
 def test_a_miss_shows_the_nearest_recorded_request(calls):
-    [miss] = ReplayEngine(str(calls)).generate([Request(prompt="Capital of Frence?")])
+    [miss] = load_engine(f"replay:{calls}").generate([Request(prompt="Capital of Frence?")])
     assert isinstance(miss, EngineError)
     assert 'nearest recorded request: "Capital of France?"' in str(miss)
 
@@ -55,14 +55,14 @@ def test_a_miss_shows_the_nearest_recorded_request(calls):
 def test_a_bad_replay_line_is_a_config_error_naming_the_line(tmp_path):
     path = write_jsonl(tmp_path / "bad.jsonl", [{"prompt": "x", "response": "y"}, {"prompt": "no answer"}])
     with pytest.raises(ConfigError, match=r"bad.jsonl:2: not a replay record"):
-        ReplayEngine(str(path))
+        load_engine(f"replay:{path}")
 
 
 def test_a_response_dict_has_every_field_but_cached_and_reads_back():
     """Response.to_dict is written field by field (for speed): it must stay what asdict gives."""
     from dataclasses import asdict
 
-    from ragbench._values.llm_calls import Response, TokenLogprobs
+    from ragbench.api.engines import Response, TokenLogprobs
 
     response = Response(
         texts=["a", "b"],

@@ -10,13 +10,12 @@ import time
 import pytest
 
 from helpers import run, samples
-from ragbench._engines import load_engine
-from ragbench._engines.base import Engine
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._registry import installed_registry
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, request_fault
+from ragbench.api.engines import Engine
+from ragbench.testing import installed_registry, load_engine
 from test_engine_openai import FakeServer, error
 
 

@@ -9,8 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 import ragbench._cli.main as cli_module
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._reports.reproduce.rows import (
     Reproduction,
     compare_with_paper,
@@ -19,6 +17,8 @@ from ragbench._reports.reproduce.rows import (
     verdict,
 )
 from ragbench._reports.results.schema import Results
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 from test_compare import DEMO
 
 DEMO_ROW = {

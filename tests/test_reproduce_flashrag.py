@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 from helpers import cli_here
-from ragbench._registry import installed_registry
 from ragbench._reports.reproduce.rows import get_reproduction
 from ragbench._values.run_config import RunConfig
+from ragbench.testing import installed_registry
 
 
 def flashrag_rows() -> dict:

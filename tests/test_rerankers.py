@@ -19,16 +19,14 @@ from conftest import needs
 from helpers import cli_here, samples
 from ragbench._components.base import ranked
 from ragbench._components.cross_encoder import CrossEncoderReranker
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._replay.rerun import replay_config
 from ragbench._retrieval.bm25.retriever import BM25Retriever
-from ragbench._retrieval.corpus.readers import passage_text
-from ragbench._retrieval.index.built import build_index
 from ragbench._run.evaluator import Evaluator
-from ragbench._types import Document
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
+from ragbench.api import ConfigError, Document
+from ragbench.api.retrieval import passage_text
+from ragbench.testing import build_index, installed_registry
 from retrieval_samples import WORDS, passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "sentence_transformers")

@@ -12,12 +12,11 @@ from click.testing import CliRunner
 import scoring_plugin
 from conftest import write_jsonl
 from helpers import samples, task_counts
-from ragbench._cli.main import main
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry, installed_registry
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
+from ragbench.api import ConfigError
+from ragbench.testing import Registry, cli, installed_registry
 from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
@@ -155,14 +154,14 @@ def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished
     monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
     scoring_plugin.FAILING.add("101")
     result = CliRunner().invoke(
-        main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "flaky")]
+        cli, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "flaky")]
     )
     assert result.exit_code == 1
     assert "popqa: 1 x metric scored:raise: RuntimeError: 101" in result.output
     assert "re-scored 6 examples" in result.output
     scoring_plugin.FAILING.clear()
     fixed = CliRunner().invoke(
-        main, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "fixed")]
+        cli, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "fixed")]
     )
     assert fixed.exit_code == 0, fixed.output
     assert scoring_plugin.CALLS["system"] == 6
@@ -251,16 +250,16 @@ def test_a_saved_line_that_is_no_sample_record_is_named_and_counted_missing_in_t
 
 def test_rescore_takes_the_run_s_display_options_and_shows_its_progress_bar(finished, tmp_path):
     runner = CliRunner()
-    shown = runner.invoke(main, ["rescore", str(finished), "--metrics", "+em", "--output", str(tmp_path / "shown")])
+    shown = runner.invoke(cli, ["rescore", str(finished), "--metrics", "+em", "--output", str(tmp_path / "shown")])
     assert shown.exit_code == 0, shown.output
     assert "ragbench: " in shown.stderr and "6/6 examples" in shown.stderr  # the bar, on stderr
     quiet = runner.invoke(
-        main, ["rescore", str(finished), "--metrics", "+em", "--output", str(tmp_path / "quiet"), "--no-progress"]
+        cli, ["rescore", str(finished), "--metrics", "+em", "--output", str(tmp_path / "quiet"), "--no-progress"]
     )
     assert quiet.exit_code == 0, quiet.output
     assert "examples" not in quiet.stderr
 
 
 def test_every_command_that_runs_examples_or_judges_takes_the_run_s_display_options():
-    for command in (main, *(main.commands[name] for name in ("score", "reproduce", "rescore"))):
+    for command in (cli, *(cli.commands[name] for name in ("score", "reproduce", "rescore"))):
         assert "--no-progress" in [o for p in command.params for o in p.opts], command.name

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
 from helpers import cli_here, cli_run_args
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._reports.results.file import NewerResults, read_results, results_text
 from ragbench._reports.results.schema import SCHEMA_VERSION, Results, json_schema
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore_run import rescore_run
-from ragbench._storage.jsonl import parse_json
+from ragbench.api import ConfigError
+from ragbench.api.data import parse_json
+from ragbench.testing import installed_registry
 from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)  # noqa: F401 (a fixture)
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from helpers import cli_here, run, samples
-from ragbench._registry import installed_registry
 from ragbench._reports.results.file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.testing import installed_registry
 
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from helpers import comparable, samples, stopped_resume_after_the_data_changed, task_counts
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig, RunOutcome
-from ragbench._values.llm_calls import EngineError
+from ragbench.api import ConfigError, EngineError
+from ragbench.testing import Registry, installed_registry
 
 DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 

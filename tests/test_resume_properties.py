@@ -16,11 +16,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from helpers import comparable
-from ragbench._checks import PreflightError
 from ragbench._engines.scripted import echo
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry
-from ragbench._values.llm_calls import EngineError
+from ragbench.api import ConfigError, EngineError
+from ragbench.testing import PreflightError, Registry
 from test_resume_data_changes import TASK, closed_book_run
 
 # any character, a lone high surrogate ("\ud800", written as its escape: tests/test_lone_surrogates.py) among

@@ -9,8 +9,8 @@ import json
 import pytest
 
 import scoring_plugin
-from ragbench._errors import ConfigError
-from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
+from ragbench.testing import run_eval
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture)
 
 
@@ -56,21 +56,18 @@ MODELS = {"scripted rules file": (rules_model, change_rules), "local hf folder":
 
 
 def evaluate(tmp_path, model: str, resume: bool = False):
-    return Evaluator(
-        RunConfig(
-            tasks=["demo"],
-            system="closed_book",
-            model=model,
-            system_args={"max_tokens": 3},
-            metrics=["match", "scored:raise"],
-            limit=4,
-            output=str(tmp_path / "run"),
-            resume=resume,
-            progress=False,
-            bootstrap_iters=0,
-        ),
+    return run_eval(
+        "demo",
+        "closed_book",
+        model,
+        system_args={"max_tokens": 3},
+        metrics=["match", "scored:raise"],
+        limit=4,
+        output=tmp_path / "run",
+        resume=resume,
+        bootstrap_iters=0,
         registry=scoring_plugin.registry(),
-    ).run()
+    )
 
 
 def failed_metric_run(tmp_path, make_model) -> str:

@@ -14,13 +14,10 @@ from retrieval_samples import passages, write_dpr_tsv
 bm25s = pytest.importorskip("bm25s")
 Stemmer = pytest.importorskip("Stemmer")
 
-from ragbench._errors import ConfigError  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval import load_retriever  # noqa: E402
 from ragbench._retrieval.bm25.retriever import METHODS, BM25Builder, BM25Retriever  # noqa: E402
-from ragbench._retrieval.corpus.readers import passage_text  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
-from ragbench._types import Document  # noqa: E402
+from ragbench.api import ConfigError, Document  # noqa: E402
+from ragbench.api.retrieval import passage_text  # noqa: E402
+from ragbench.testing import build_index, installed_registry, load_retriever  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 DOCS = passages(300)

@@ -10,10 +10,9 @@ import json
 
 import pytest
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._retrieval.corpus.chunking import TokenSplitter, chunk_documents, parse_split, title_header
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document
+from ragbench.testing import installed_registry
 
 
 def chars(size: int, overlap: int) -> TokenSplitter:

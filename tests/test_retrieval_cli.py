@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from helpers import cli_here
-from ragbench._registry import installed_registry
+from ragbench.testing import installed_registry
 from retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("bm25s")
@@ -41,7 +41,7 @@ def test_index_build_bm25_then_search_the_folder_it_wrote(tmp_path, corpus):
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["options"]["k1"] == 1.2 and manifest["corpus"]["path"] == str(corpus)
 
-    from ragbench._retrieval import load_retriever
+    from ragbench.testing import load_retriever
 
     hits = load_retriever("bm25", {"index": str(tmp_path / "idx")}, registry=installed_registry()).search(
         ["king queen"], 3

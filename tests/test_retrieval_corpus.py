@@ -7,10 +7,9 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.corpus.readers import passage_text, read_corpus
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, RecordError
+from ragbench.api.retrieval import passage_text, read_corpus
+from ragbench.testing import installed_registry
 
 # psgs_w100.tsv as DPR ships it: a header, quoted text with doubled inner quotes, plain titles.
 DPR_TSV = (
@@ -154,8 +153,8 @@ def test_a_corpus_with_a_title_field_keeps_contents_as_the_text(tmp_path):
 
 
 def test_an_index_of_a_flashrag_corpus_returns_titles_and_the_written_title_line(tmp_path):
-    from ragbench._retrieval.index.built import build_index
     from ragbench._retrieval.index.docstore import DocStore
+    from ragbench.testing import build_index
 
     build_index(
         write_jsonl(tmp_path / "wiki.jsonl", FLASHRAG),
@@ -175,8 +174,8 @@ def test_an_index_of_a_flashrag_corpus_returns_titles_and_the_written_title_line
 
 
 def test_a_lines_metadata_object_is_kept_through_the_index(tmp_path):
-    from ragbench._retrieval.index.built import build_index
     from ragbench._retrieval.index.docstore import DocStore
+    from ragbench.testing import build_index
 
     metadata = {"published_at": "2023-10-02T08:15:00+00:00", "source": "The Varn Courier"}
     path = write_jsonl(

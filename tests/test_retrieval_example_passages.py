@@ -11,15 +11,12 @@ import time
 import pytest
 
 from helpers import samples
-from ragbench._context import Context
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.example_passages import ExampleBM25Retriever
 from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._types import Document, Example
+from ragbench.api import ConfigError, Context, Document, Example
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import installed_registry, load_retriever
 
 pytest.importorskip("bm25s")
 

@@ -9,15 +9,11 @@ import json
 import pytest
 
 from helpers import samples
-from ragbench._context import Context
-from ragbench._errors import ConfigError
-from ragbench._registry import Registry, installed_registry
-from ragbench._retrieval import Retriever, load_retriever
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System
-from ragbench._types import Document, Example, Prediction
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, System
+from ragbench.api.retrieval import RetrievalError, Retriever
+from ragbench.testing import Registry, installed_registry, load_retriever
 
 
 class CountingRetriever(Retriever):
@@ -199,8 +195,8 @@ class RetrieveThenAnswer(System):
 @pytest.fixture
 def demo_index(tmp_path):
     pytest.importorskip("bm25s")
-    from ragbench._retrieval.index.built import build_index
     from ragbench.tasks.selfrag.demo import Demo
+    from ragbench.testing import build_index
 
     corpus = tmp_path / "demo_corpus.jsonl"
     with open(corpus, "w", encoding="utf-8") as handle:

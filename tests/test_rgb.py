@@ -9,11 +9,10 @@ import pytest
 
 from conftest import TEST_DATA, write_jsonl
 from helpers import samples
-from ragbench._errors import ConfigError, RecordError
 from ragbench._metric import key_spec
-from ragbench._registry import installed_registry
-from ragbench._types import Example, Prediction
+from ragbench.api import ConfigError, Example, Prediction, RecordError
 from ragbench.tasks.rgb.metrics import RgbAccuracy, RgbCounterfactual
+from ragbench.testing import installed_registry
 
 PARITY = json.loads((TEST_DATA / "parity" / "rgb.json").read_text(encoding="utf-8"))
 CASES = PARITY["cases"]

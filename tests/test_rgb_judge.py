@@ -9,10 +9,9 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._registry import installed_registry
-from ragbench._types import Prediction
+from ragbench.api import Prediction
 from ragbench.tasks.rgb.judge import RgbFactJudge, RgbRejectionJudge
-from ragbench.testing import ScriptedLLM, make_context
+from ragbench.testing import ScriptedLLM, installed_registry, make_context
 
 PARITY = json.loads((TEST_DATA / "parity" / "rgb.json").read_text(encoding="utf-8"))
 JUDGE = PARITY["judge"]

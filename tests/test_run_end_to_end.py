@@ -11,8 +11,8 @@ import time
 
 from conftest import write_jsonl
 from helpers import cli_here, cli_run_args, comparable, run, samples, task_counts
-from ragbench._registry import installed_registry
-from ragbench._types import trace_prompts
+from ragbench.api.trace import trace_prompts
+from ragbench.testing import installed_registry
 
 
 def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):
@@ -201,11 +201,11 @@ class ToolTask:
 
 
 class ToolUser:
-    from ragbench._system import System as _System
+    from ragbench.api import System as _System
 
     class System(_System):
         async def run(self, example, ctx):
-            from ragbench._types import Prediction
+            from ragbench.api import Prediction
 
             return Prediction(example_id=example.id, answer=ctx.tools["kg"](example.question))
 

@@ -99,8 +99,8 @@ def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_pa
     second holds the lock it finds the first run there and is refused, never appending to it."""
     import threading
 
-    from ragbench._errors import ConfigError
     from ragbench._storage.rundir import RunDir
+    from ragbench.api import ConfigError
 
     folder = tmp_path / "run"
     first, second = RunDir(folder), RunDir(folder)

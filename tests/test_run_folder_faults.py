@@ -18,10 +18,10 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.files import replacing, write_all_atomically
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 
 
 def popqa(tmp_path, n: int, words: int = 0):

@@ -13,11 +13,7 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli, cli_here, run, samples, task_counts, task_run_args
-from ragbench._engines.base import Engine
-from ragbench._errors import ConfigError
-from ragbench._metric import Metric
 from ragbench._records import saved_lines
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.interrupted import RunInterrupted
 from ragbench._scheduler import Scheduler
@@ -26,11 +22,21 @@ from ragbench._storage.cache import ResponseCache
 from ragbench._storage.jsonl import open_append
 from ragbench._storage.rundir import RunDir
 from ragbench._storage.sample_files import iter_samples
-from ragbench._system import System
-from ragbench._task import Task
-from ragbench._types import Example, Prediction
-from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
-from ragbench.api import MetricDeclaration, SystemDeclaration, TaskPrompting, TaskScoring
+from ragbench.api import (
+    ConfigError,
+    EngineError,
+    Example,
+    Metric,
+    MetricDeclaration,
+    Prediction,
+    System,
+    SystemDeclaration,
+    Task,
+    TaskPrompting,
+    TaskScoring,
+)
+from ragbench.api.engines import Engine, Request, Response, Sampling
+from ragbench.testing import installed_registry
 
 
 def popqa_run(tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", **config) -> dict:

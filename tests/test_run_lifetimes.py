@@ -17,14 +17,13 @@ import pytest
 from crag_helpers import tokenizer_dir
 from helpers import comparable, samples
 from process_tree import children
-from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.lifecycle import run_together
-from ragbench._run.resources import RunResources
-from ragbench._run.workers import Workers
 from ragbench._storage.rundir import RunDir
+from ragbench.api.run import RunResources, Workers
 from ragbench.tasks.crag.pages import Offload, PageProcessor
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
+from ragbench.testing import installed_registry
 
 EMBEDDER = "crag_helpers:KeywordEmbedder"
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from ragbench._registry import installed_registry
 from ragbench._run.attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
 from ragbench._run.services import RunServices
+from ragbench.testing import installed_registry
 from test_resume_data_changes import RECORDS, TASK
 
 

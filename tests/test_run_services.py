@@ -7,14 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._components.base import Reranker
-from ragbench._errors import ConfigError
-from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry
-from ragbench._retrieval.base import Retriever
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.example import StoppedAtFailure
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, hookimpl
+from ragbench.api.retrieval import Reranker, Retriever
+from ragbench.testing import Registry
 
 
 def noted(log: str, event: str) -> None:

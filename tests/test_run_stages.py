@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._reports.results.run_record import RunRecord
 from ragbench._run.cost import CallReports
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.services import Calls, Opened, held_services
 from ragbench._storage.rundir import RunDir
+from ragbench.api import ConfigError
+from ragbench.testing import installed_registry
 
 
 def plan_of(folder, **config):

@@ -16,8 +16,7 @@ from ragbench._records import SampleRecord, sample_line
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.rundir import _STAMP, RunDir
 from ragbench._storage.sample_files import ATTEMPT_COST
-from ragbench._system import System
-from ragbench._types import Prediction
+from ragbench.api import Prediction, System
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 FIXED = Path(__file__).parent / "data" / "samples" / "fixed_run.jsonl"

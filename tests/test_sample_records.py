@@ -8,7 +8,7 @@ import pytest
 
 from ragbench._records import SampleRecord, sample_line, step_from_dict
 from ragbench._run.example import sample_record
-from ragbench._types import Document, Example, Prediction, Step
+from ragbench.api import Document, Example, Prediction, Step
 from ragbench.plugins.vanilla.system import Vanilla
 from ragbench.testing import run_eval
 

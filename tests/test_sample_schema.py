@@ -17,12 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import run
-from ragbench._errors import RecordError
 from ragbench._read_only import ReadOnlyError
 from ragbench._records import SampleRecord, read_samples, without_texts
 from ragbench._reports.compare.comparison import load_run
 from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
-from ragbench._types import Document, Step
+from ragbench.api import Document, RecordError, Step
 
 V1_SAMPLES = Path(__file__).parent / "data" / "samples" / "demo_v1.jsonl"  # written by ragbench 0.1 (f2304de)
 

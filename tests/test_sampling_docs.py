@@ -8,11 +8,12 @@ import inspect
 import re
 from pathlib import Path
 
-from ragbench._llm import LLM
-from ragbench._values.llm_calls import Sampling
+from ragbench.api.engines import Sampling
+from ragbench.testing import make_context
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "engines.md"
 FIELDS = [f.name for f in dataclasses.fields(Sampling)]
+LLM = type(make_context("demo").llm)  # the class of `ctx.llm`, whose methods a system calls
 
 
 def test_every_sampling_field_is_described_in_its_docstring():

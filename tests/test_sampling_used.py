@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here, run
-from ragbench._records import SampleRecord
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
 from ragbench._reports.compare.like_for_like import unlike
 from ragbench._reports.results.file import read_results
 from ragbench._reports.results.sampling_used import SERVER_DEFAULT, SamplingTally, effective, sampling_differences
 from ragbench._reports.results.schema import Results
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench.api import SampleRecord
+from ragbench.api.engines import Request, Sampling
 
 
 def llm_step(name: str | None, **sampling) -> dict:

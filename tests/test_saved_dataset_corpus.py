@@ -19,13 +19,11 @@ from helpers import cli_here
 
 datasets = pytest.importorskip("datasets")
 
-from ragbench._errors import ConfigError, RecordError  # noqa: E402
-from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval.corpus.readers import corpus_rows, read_corpus  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.index.cache import index_folder  # noqa: E402
-from ragbench._types import Document  # noqa: E402
+from ragbench.api import ConfigError, Document, RecordError  # noqa: E402
 from ragbench.api.retrieval import CorpusLookup  # noqa: E402
+from ragbench.testing import build_index, installed_registry  # noqa: E402
 
 ID_KEYS = st.sampled_from(["id", "_id", "docid", None])  # None: a row without an id
 IDS = st.one_of(st.sampled_from(["d1", "d2", "é3", "文4", "5", "😀"]), st.text(min_size=1, max_size=6))

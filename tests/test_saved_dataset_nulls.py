@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 datasets = pytest.importorskip("datasets")
 
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.corpus.readers import read_corpus  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
-from ragbench._types import Document  # noqa: E402
-from ragbench.api.retrieval import CorpusLookup  # noqa: E402
+from ragbench.api import Document  # noqa: E402
+from ragbench.api.retrieval import (  # noqa: E402
+    CorpusLookup,
+    read_corpus,
+)
+from ragbench.testing import build_index, installed_registry  # noqa: E402
 from test_saved_dataset_corpus import save, write_jsonl  # noqa: E402
 
 ABSENT = object()  # a key the record leaves out

@@ -10,7 +10,8 @@ from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
-from ragbench._values.llm_calls import EngineError, Request, Response, Sampling
+from ragbench.api import EngineError
+from ragbench.api.engines import Request, Response, Sampling
 
 
 def upper(request: Request) -> str:

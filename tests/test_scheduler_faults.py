@@ -8,15 +8,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from ragbench._engines.base import Engine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
-from ragbench._retrieval.base import RetrievalError, Retriever
 from ragbench._retrieval.handle import Retrieval
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
-from ragbench._types import Document
-from ragbench._values.llm_calls import EngineError, Request, Response
+from ragbench.api import Document, EngineError
+from ragbench.api.engines import Engine, Request, Response
+from ragbench.api.retrieval import RetrievalError, Retriever
 
 # A safety net only: every call below is answered at once; a caller left waiting fails the test here, not by hanging.
 ANSWERED_WITHIN = 30

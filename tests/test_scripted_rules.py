@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from helpers import cli_here, popqa_args
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._errors import ConfigError
-from ragbench._values.llm_calls import EngineError, Request, Sampling
 from ragbench._values.response_checks import response_problem
+from ragbench.api import ConfigError, EngineError
+from ragbench.api.engines import Request, Sampling
 from test_tool_calls import JSON_VALUES, SEARCH
 
 RECORD = {"id": "q0", "question": "Who?", "answers": ["A"], "ctxs": [{"id": "d", "title": "T", "text": "t"}]}

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from helpers import preflight_problems, run, samples
-from ragbench._errors import ConfigError
+from ragbench.api import ConfigError
 from search_agent_fake import FakeAgentServer
 
 TASK = "fictional_multihop"

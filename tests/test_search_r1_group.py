@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 
 from matrix_fixtures import build_corpus_index, cell_config
-from ragbench._registry import installed_registry
-from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.testing import installed_registry, run_eval
 
 URL = "https://huggingface.co/datasets/RUC-NLPIR/FlashRAG_datasets/resolve/main/"
 SEARCH_R1_FILES = {  # task -> the FlashRAG file Search-R1 evaluates on
@@ -45,19 +44,17 @@ def test_the_search_r1_agent_runs_on_all_seven_over_a_corpus_index(tmp_path):
         for rule in json.loads((tmp_path / config["tasks"][0] / "rules.json").read_text())
     ]
     (tmp_path / "rules.json").write_text(json.dumps(rules))
-    config = RunConfig(
-        tasks=["search_r1"],
-        system="search_r1",
-        model=f"scripted:{tmp_path / 'rules.json'}",
+    results = run_eval(
+        "search_r1",
+        "search_r1",
+        f"scripted:{tmp_path / 'rules.json'}",
         data={task: config["data"][task] for task, config in cells.items()},
         retriever="bm25",
         retriever_args={"index": str(index)},
         limit=2,
-        progress=False,
         bootstrap_iters=50,
-        output=str(tmp_path / "run"),
-    )
-    results = Evaluator(config, registry=installed_registry()).run().results
+        output=tmp_path / "run",
+    ).results
     assert results["complete"], results.get("failures")
     # each set's first question answered with its gold, the second with "zzz" (matrix_fixtures.answers)
     assert {task: values["em"] for task, values in results["results"].items()} == dict.fromkeys(SEARCH_R1_FILES, 0.5)

@@ -21,8 +21,7 @@ import pytest
 
 from flashrag_parity import chatml, recording_tokenizer
 from helpers import run, samples
-from ragbench._registry import installed_registry
-from ragbench._retrieval.index.built import build_index
+from ragbench.testing import build_index, installed_registry
 from search_r1_own_fake import continuation
 
 DATA = Path(__file__).parent / "data" / "search_r1_own"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA, shared_reference
-from ragbench._types import Example, Prediction
+from ragbench.api import Example, Prediction
 from ragbench.metrics.match import ExactMatch, Match, SelfRagMatch, TokenF1
 from ragbench.tasks.selfrag.tasks import ArcChallenge, PopQA, PubHealth
 
@@ -130,7 +130,7 @@ def test_arc_options_with_fixed_format_show_every_label(tmp_path):
 
 
 def test_task_instructions_equal_upstream_constants():
-    from ragbench._shared.instruction_templates import TEMPLATES
+    from ragbench.api.text import TEMPLATES
     from ragbench.tasks.alce.selfrag_asqa import INSTRUCTION
     from ragbench.tasks.selfrag.prompts import TASK_INSTRUCTIONS
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import run, samples
-from ragbench._errors import ConfigError
+from ragbench.api import ConfigError
 from ragbench.plugins.selfrag.system import SelfRag
 
 
@@ -207,7 +207,7 @@ def test_citation_numbering_after_a_skipped_duplicate_path_vs_kept():
 
 
 def test_selfrag_warns_when_passage_generations_do_not_open_with_a_relevance_token():
-    from ragbench._records import SampleRecord
+    from ragbench.api import SampleRecord
     from ragbench.plugins.selfrag.system import SelfRag
 
     def sample(*firsts):

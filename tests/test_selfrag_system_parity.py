@@ -14,9 +14,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._task import Task
-from ragbench._types import Document, Example
-from ragbench.api import TaskPrompting
+from ragbench.api import Document, Example, Task, TaskPrompting
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.testing import ReplayLLM, make_context
 

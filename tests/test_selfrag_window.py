@@ -12,14 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._engines.replay import ReplayEngine
-from ragbench._errors import ConfigError
-from ragbench._task import Task
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench.api import ConfigError, Task
+from ragbench.api.engines import Engine, Request, Sampling
 from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
-from ragbench.testing import ReplayLLM, make_context
+from ragbench.testing import ReplayLLM, installed_registry, load_engine, make_context
 from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
 
 PROMPT = "### Instruction:\nq\n\n### Response:\n"
@@ -31,8 +29,8 @@ def replay_file(tmp_path, *records) -> Path:
     return path
 
 
-def replay(tmp_path, *records) -> ReplayEngine:
-    return ReplayEngine(str(replay_file(tmp_path, *records)))
+def replay(tmp_path, *records) -> Engine:
+    return load_engine(f"replay:{replay_file(tmp_path, *records)}")
 
 
 def named(engine, window, prompt=PROMPT, names=("[Retrieval]", "[No Retrieval]")):
@@ -112,8 +110,10 @@ def test_an_unknown_window_is_a_one_line_config_error():
 
 
 def test_engines_that_cannot_give_upstreams_windows_are_told_before_they_start(monkeypatch):
-    from ragbench._engines.hosted.openai import OpenAIEngine
-    from ragbench._engines.vllm.engine import VLLMEngine
+    OpenAIEngine = installed_registry().load(
+        "engines", "openai"
+    )  # the classes `--model openai:...` and `vllm:...` make
+    VLLMEngine = installed_registry().load("engines", "vllm")
 
     monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=lambda **kwargs: None))
     upstream, exact = [SelfRag().engine_needs(Demo())], [SelfRag(logprob_window="exact").engine_needs(Demo())]
@@ -134,10 +134,9 @@ def test_the_system_asks_upstreams_windows_or_none():
 
 @pytest.mark.model
 def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
-    from ragbench._engines.hf.engine import HFEngine
 
     candidates = ("<|im_end|>", "<|im_start|>", "Paris", "ĠParis", "the", "Ġthe", "The", "ĠThe", "Ġcapital", "Ġis")
-    engine = HFEngine("embedded")
+    engine = load_engine("hf:embedded")
     try:
         names = tuple(n for n in candidates if n not in engine.missing_tokens(candidates))
         assert len(names) >= 5
@@ -165,8 +164,7 @@ def test_hf_reports_a_named_token_only_within_the_top_k_of_its_position():
 def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch):
     """logprob_window=k asks vLLM for logprobs=k (needs max_logprobs >= k; vLLM's default is 20) and
     reports a named token where that dict holds it within rank k (vLLM adds the sampled token, whatever its rank)."""
-    from ragbench._engines.vllm.engine import VLLMEngine
-    from ragbench._values.llm_calls import EngineError
+    from ragbench.api import EngineError
 
     relevant, irrelevant = NAMED["[Relevant]"], NAMED["[Irrelevant]"]
 
@@ -188,9 +186,9 @@ def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch)
             [Request(prompt="p", sampling=Sampling(max_tokens=3, logprob_tokens=names, logprob_window=window))]
         )[0]
 
-    refused = ask(VLLMEngine("/m"), 30)
+    refused = ask(load_engine("vllm:/m"), 30)
     assert isinstance(refused, EngineError) and "max_logprobs=-1 (or >= 30)" in str(refused)
-    out = ask(VLLMEngine("/m"), 2)
+    out = ask(load_engine("vllm:/m"), 2)
     params = FakeLLM.instances[-1].calls[-1]["params"][0].kwargs
     assert params["logprobs"] == 2 and "logprob_token_ids" not in params
     assert [p.named for p in out.logprobs] == [{"[Relevant]": -2.0}, {}, {"[Irrelevant]": -6.0}]

@@ -24,8 +24,9 @@ from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
 from ragbench._storage.run_shapes import is_count
 from ragbench._storage.rundir import RunDir
-from ragbench._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
 from ragbench._values.response_checks import response_problem
+from ragbench.api import EngineError
+from ragbench.api.engines import Request, Response, Sampling, TokenLogprobs
 from test_engine_openai import FAST, FakeServer, chat_payload
 
 JSON_VALUES = st.recursive(

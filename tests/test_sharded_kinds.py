@@ -16,17 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
-from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.sharded.fronts import FRONTS
 from ragbench._retrieval.sharded.layout import read_layout
 from ragbench._retrieval.sharded.merge import merge_numba_top_k, merge_top_k
 from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_index
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import build_index, installed_registry
 
 pytest.importorskip("bm25s")
 
@@ -252,7 +251,7 @@ def test_tevatrons_shard_files_served_apart_answer_as_the_whole_index(tiny_qwen3
 
 @pytest.mark.parametrize("kind", ["lucene_bm25", "flashrag_bm25"])
 def test_a_cut_shard_file_of_a_new_kind_is_refused_in_one_line_naming_it(tmp_path, kind):
-    from ragbench._retrieval import load_retriever
+    from ragbench.testing import load_retriever
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": str(i), "contents": " ".join(WORDS[i % 9 : i % 9 + 3])}) + "\n"

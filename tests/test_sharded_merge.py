@@ -15,17 +15,15 @@ from hypothesis import strategies as st
 
 pytest.importorskip("bm25s")
 
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval import load_retriever
 from ragbench._retrieval.bm25.retriever import BM25Retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
-from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.ranking import best_k
 from ragbench._retrieval.sharded.layout import Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_dense, split_index
+from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry, load_retriever
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x"]
 TIED = st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0])  # few values: many ties

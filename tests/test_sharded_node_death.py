@@ -21,11 +21,10 @@ from retrieval_samples import passages, write_dpr_tsv
 pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.sharded.fronts import LuceneQueries  # noqa: E402
 from ragbench._retrieval.sharded.retriever import ShardedRetriever  # noqa: E402
 from ragbench._retrieval.sharded.split import split_index  # noqa: E402
+from ragbench.testing import build_index, installed_registry  # noqa: E402
 
 TASK = "nq_open_flashrag"
 QUESTIONS = ["Which king built the castle?", "Who was Moses?", "the song of winter", "zzz", "running river",

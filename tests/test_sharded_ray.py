@@ -13,10 +13,8 @@ from retrieval_samples import passages, write_dpr_tsv
 pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.sharded.split import split_index  # noqa: E402
+from ragbench.testing import build_index, installed_registry, load_retriever  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 SHARDS = 3
@@ -65,8 +63,8 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
 
 
 def test_a_shard_lost_for_good_fails_the_batch_naming_it_never_a_partial_answer(searchers, monkeypatch):
-    from ragbench._retrieval.base import RetrievalError
     from ragbench._retrieval.sharded import actors
+    from ragbench.api.retrieval import RetrievalError
 
     whole, sharded = searchers
     monkeypatch.setattr(actors, "MAX_RESTARTS", 0)  # no restart: the first death is final for the batch

@@ -14,12 +14,17 @@ from retrieval_samples import passages, write_dpr_tsv
 pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
-from ragbench._registry import installed_registry  # noqa: E402
-from ragbench._retrieval import load_retriever  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
-from ragbench._retrieval.sharded.split import split_index  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from ragbench.testing import build_index, cli, installed_registry, load_retriever  # noqa: E402
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
+
+
+def shard(index, shards: int) -> None:
+    """`ragbench index shard --index INDEX --shards S`, as a user splits an index."""
+    result = CliRunner().invoke(cli, ["index", "shard", "--index", str(index), "--shards", str(shards)])
+    assert result.exit_code == 0, result.output
 
 
 def answers(results):
@@ -44,13 +49,13 @@ def test_lucene_bm25_shards_on_ray_answer_as_the_whole_index(tmp_path, ray_clust
     index = tmp_path / "index"
     corpus = write_dpr_tsv(tmp_path / "psgs_w100.tsv", passages(150))
     build_index(corpus, index, "lucene_bm25", {}, progress=False, registry=installed_registry())
-    split_index(index, 3)
+    shard(index, 3)
     same_answers("lucene_bm25", {"index": str(index)}, 3, QUERIES)
 
 
 def test_flashrags_own_bm25_folder_in_shards_on_ray_answers_as_the_whole(tmp_path, ray_cluster):
     shutil.copytree(TEST_DATA / "flashrag_bm25" / "bm25", tmp_path / "bm25")
-    split_index(tmp_path / "bm25", 3)
+    shard(tmp_path / "bm25", 3)
     args = {"index": str(tmp_path / "bm25"), "corpus": str(TEST_DATA / "flashrag_bm25" / "corpus.jsonl")}
     same_answers("flashrag_bm25", args, 3, [*QUERIES, "river bridge"])  # "the a of": each failing alike
 
@@ -62,7 +67,7 @@ def test_flashrags_flat_faiss_index_in_shards_on_ray_answers_as_the_whole(tmp_pa
     from flashrag_faiss_fixtures import write_tiny_bert
 
     shutil.copyfile(TEST_DATA / "flashrag_faiss" / "e5_Flat.index", tmp_path / "e5_Flat.index")
-    split_index(tmp_path / "e5_Flat.index", 2)
+    shard(tmp_path / "e5_Flat.index", 2)
     model = write_tiny_bert(tmp_path / "tiny-bert")
     args = {"index": str(tmp_path / "e5_Flat.index"), "corpus": str(TEST_DATA / "flashrag_faiss" / "corpus.jsonl")}
     same_answers("faiss_index", {**args, "model": str(model)}, 2, ASKED)

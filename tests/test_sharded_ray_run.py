@@ -15,13 +15,12 @@ from retrieval_samples import passages, write_dpr_tsv
 pytest.importorskip("bm25s")
 ray = pytest.importorskip("ray")
 
-from ragbench._registry import installed_registry  # noqa: E402
 from ragbench._retrieval.dense.retriever import inner_product_top_k  # noqa: E402
-from ragbench._retrieval.index.built import build_index  # noqa: E402
 from ragbench._retrieval.sharded.actors import ShardPool  # noqa: E402
 from ragbench._retrieval.sharded.layout import Layout, Shard  # noqa: E402
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges  # noqa: E402
 from ragbench._retrieval.sharded.split import split_dense, split_index  # noqa: E402
+from ragbench.testing import build_index, installed_registry  # noqa: E402
 
 SHARDS = 3
 TASK = "nq_open_flashrag"

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._registry import installed_registry
 from ragbench.api import Metric, System, SystemDeclaration, adherence
 from ragbench.api.flashrag import flashrag_searching
+from ragbench.testing import installed_registry
 
 # what each method declared, written out, before it used flashrag_searching
 SEARCHING = {

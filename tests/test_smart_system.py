@@ -12,10 +12,8 @@ import pytest
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.base import Retriever
-from ragbench._types import Document, Example
+from ragbench.api import ConfigError, Document, Example
+from ragbench.api.retrieval import Retriever
 from ragbench.plugins.smart.prompts import (
     parse_intents,
     parse_locator,
@@ -24,7 +22,7 @@ from ragbench.plugins.smart.prompts import (
     split_citations,
 )
 from ragbench.plugins.smart.system import Smart
-from ragbench.testing import make_context
+from ragbench.testing import installed_registry, make_context
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
 X = (

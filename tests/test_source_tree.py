@@ -12,7 +12,7 @@ from types import ModuleType
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._registry import installed_registry
+from ragbench.testing import installed_registry
 
 REPO = Path(__file__).resolve().parents[1]
 

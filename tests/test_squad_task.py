@@ -7,8 +7,7 @@ import json
 import pytest
 
 from helpers import run
-from ragbench._errors import ConfigError, RecordError
-from ragbench._types import Example
+from ragbench.api import ConfigError, Example, RecordError
 from ragbench.tasks.selfrag.squad import Squad
 
 DEV = {

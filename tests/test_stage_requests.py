@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._checks import Preflight
-from ragbench._registry import installed_registry
 from ragbench._run.planning import plan_scoring
 from ragbench._values.run_config import RunConfig
+from ragbench.api import Preflight
+from ragbench.testing import installed_registry
 
 names = st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=8)
 scalars = st.none() | st.booleans() | st.integers() | names

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from conftest import write_jsonl
 from helpers import run, samples
 from ragbench._engines.hosted.openai_responses import parse_completion as _parse
-from ragbench._errors import ConfigError
 from ragbench._values.llm_calls import Request, Sampling, apply_stop
+from ragbench.api import ConfigError
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 from tiny_models import tiny_causal_lm
 
@@ -156,8 +156,7 @@ def declared_engine(kind, folder):
 @pytest.mark.parametrize("kind", ["scripted", "replay"])
 @pytest.mark.parametrize("declared", [None, True, False])
 def test_a_test_engine_is_a_chat_model_when_declared(tmp_path, kind, declared):
-    from ragbench._engines import load_engine
-    from ragbench._registry import installed_registry
+    from ragbench.testing import installed_registry, load_engine
 
     options = {} if declared is None else {"chat": declared}
     engine = load_engine(declared_engine(kind, tmp_path), registry=installed_registry(), **options)

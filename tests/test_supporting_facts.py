@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from ragbench._types import Example, Prediction
+from ragbench.api import Example, Prediction
 from ragbench.metrics.supporting_facts import HotpotSupportingFacts
 
 HOTPOT = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))["hotpotqa"]

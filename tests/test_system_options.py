@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragbench._run.system_options import SOURCES, system_options
-from ragbench._system import System, SystemDeclaration
+from ragbench.api import System, SystemDeclaration
 
 RUNNING = Path(__file__).resolve().parents[1] / "docs" / "running.md"
 

@@ -169,8 +169,7 @@ def test_the_prompting_hooks_are_members_of_the_prompting_object_a_task_provides
 
 
 def test_a_yaml_task_that_names_a_standing_instruction_implements_the_protocol(tmp_path):
-    from ragbench._yaml_tasks import task_class
-    from ragbench._yaml_tasks.spec import load_spec
+    from ragbench.api.yaml_tasks import yaml_task_class
 
     (tmp_path / "d.jsonl").write_text('{"id": "1", "question": "The sky is green.", "label": "false"}\n')
     for declared, key in (("instruction_key: fever\n", "fever"), ("", None)):
@@ -179,7 +178,7 @@ def test_a_yaml_task_that_names_a_standing_instruction_implements_the_protocol(t
             "fields: {gold: {label: label}}\nprompt:\n  template: '{{ question }}'\n"
             "metrics: [em]\n"
         )
-        task = task_class(load_spec(tmp_path / "t.yaml"))()
+        task = yaml_task_class(tmp_path / "t.yaml")()
         (example,) = task.examples()
         assert (instruction_key(task), task_input(task, example)) == (key, "The sky is green.")
         assert isinstance(task, StandingInstruction) == (key is not None)

@@ -25,11 +25,11 @@ from hypothesis.extra import numpy as hnp
 from conftest import TEST_DATA
 from helpers import cli_here, samples
 from qwen3_embedding_fixtures import corpus_rows, write_tiny_qwen3
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._retrieval.base import RetrievalError
 from ragbench._retrieval.dense.tevatron_shards import convert_command, read_shard
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench.api import ConfigError
+from ragbench.api.retrieval import RetrievalError
+from ragbench.testing import installed_registry
 
 pytest.importorskip("faiss")
 pytest.importorskip("transformers")

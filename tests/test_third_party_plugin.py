@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
-from ragbench._types import trace_prompts
+from ragbench.api.trace import trace_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
@@ -47,7 +47,7 @@ def _broken_package(root: Path) -> Path:
     write_dedented(
         root / "ragbench_broken_example" / "lazy.py",
         """\
-        from ragbench._hookspecs import hookimpl
+        from ragbench.api import hookimpl
 
 
         @hookimpl
@@ -150,7 +150,7 @@ def test_plugin_adds_a_command_and_a_metric_family(sites, tmp_path):
 def test_catalogue_is_lazy_and_targets_resolve(sites, tmp_path):
     script = textwrap.dedent("""\
         import json, sys
-        from ragbench._registry import installed_registry
+        from ragbench.testing import installed_registry
         registry = installed_registry()
         before = sorted(m for m in sys.modules if m.startswith("ragbench_plugin_example"))
         loaded = {kind: registry.load(kind, name).name for kind, name in
@@ -268,7 +268,7 @@ def test_builtin_systems_on_plugin_task(sites, tmp_path, system, expected):
 
 def test_loader_reports_bad_records(sites, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(sites["example"]))
-    from ragbench._errors import RecordError
+    from ragbench.api import RecordError
     from ragbench_plugin_example.task import TriviaTF
 
     good = {"qid": "q1", "statement": "Water is wet.", "truth": True, "evidence": [{"title": "W", "text": "Wet."}]}

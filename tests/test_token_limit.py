@@ -8,10 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import write_jsonl
-from helpers import cli_here, cli_run_args, run
-from ragbench._registry import installed_registry
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import Site
+from helpers import cli_here, cli_run_args, run, viewed
 
 
 def cut_task(folder: Path, cut: set[int]) -> Path:
@@ -43,8 +40,9 @@ def test_cut_outputs_are_counted_by_step_and_said(tmp_path):
     assert results["results"]["qa"]["em"] == 0.6  # the numbers are upstream's: the cut answers are scored as they are
     line = "qa: 2 LLM call(s) in 2 of 5 scored examples stopped at their max_tokens, their outputs cut there (answer 2)"
     assert line in (tmp_path / "run" / "report.md").read_text()
-    site = Site(RunCatalog([str(tmp_path / "run")]), registry=installed_registry())
-    assert site.data(f"run/{site.runs[0].rid}")["token_limit"] == results["token_limit"]
+    pages = viewed(tmp_path / "run", out=tmp_path / "site")
+    [run_page] = [page for key, page in pages.items() if key.startswith("run/")]
+    assert run_page["token_limit"] == results["token_limit"]
 
 
 def test_no_section_when_no_output_was_cut(tmp_path):

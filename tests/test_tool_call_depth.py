@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from ragbench._engines.local.tool_parsers import TOOL_PARSERS, template_messages, with_tool_calls
 from ragbench._values.json_values import MAX_DEPTH, nested_deeper
-from ragbench._values.llm_calls import Request, Response
 from ragbench._values.tool_calls import ToolCall
 from ragbench.api import Prediction, System
+from ragbench.api.engines import Request, Response
 from ragbench.testing import ScriptedLLM, run_eval
 from test_plugin_faults import folder_samples
 

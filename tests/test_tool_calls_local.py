@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.base import Engine
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
 from ragbench._scheduler import Scheduler
 from ragbench._storage.cache import ResponseCache
-from ragbench._types import Step
-from ragbench._values.llm_calls import Request, RequestError, Response
+from ragbench.api import Step
+from ragbench.api.engines import Engine, Request, RequestError, Response
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 FETCH = {"type": "function", "function": {"name": "get_document", "parameters": {"type": "object"}}}
@@ -131,7 +130,7 @@ def test_an_engine_that_cannot_send_tools_refuses_a_tool_request():
 
 def test_the_preflight_says_when_a_systems_engine_cannot_send_tools():
     from ragbench._run.preflight import needs_problems
-    from ragbench._values.llm_calls import EngineNeeds
+    from ragbench.api.engines import EngineNeeds
 
     class Plain(Engine):
         kind = "plain"
@@ -193,8 +192,8 @@ def test_a_recorded_tool_call_refers_to_its_trace_step_and_resolves_whole():
 
 
 def test_the_runs_tool_calls_and_those_whose_arguments_are_not_json_are_counted_and_warned_about():
-    from ragbench._records import SampleRecord
     from ragbench._reports.results.budget import BudgetTally, repeated_work_lines
+    from ragbench.api import SampleRecord
 
     def record(line: dict[str, Any]) -> SampleRecord:
         return SampleRecord.from_dict({"index": 0, **line})

@@ -19,7 +19,7 @@ from ragbench._engines.local.tool_parsers import (
     with_tool_calls,
 )
 from ragbench._engines.vllm.tools import ToolCallReader
-from ragbench._values.llm_calls import Request, RequestError, Response
+from ragbench.api.engines import Request, RequestError, Response
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),

@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 
 from helpers import cli, cli_run_args, run
-from ragbench._checks import PreflightError
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
 from ragbench._run.budget_option import top_k_args
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._system import System, SystemDeclaration
+from ragbench.api import ConfigError, System, SystemDeclaration
+from ragbench.testing import PreflightError, installed_registry
 
 
 def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(tmp_path):

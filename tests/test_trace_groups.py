@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from ragbench._records import SampleRecord
 from ragbench._system import System, trace_outline
-from ragbench._trace_groups import find_groups, group, grouped, outline
-from ragbench._types import Step
+from ragbench.api import SampleRecord, Step
+from ragbench.api.trace import find_groups, group, grouped, outline
 
 
 def test_steps_record_their_groups_across_tasks_and_nesting():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._types import Step
+from ragbench.api import Step
 from tests.helpers import run, samples
 
 

@@ -16,14 +16,13 @@ from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from helpers import run, samples
-from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import installed_registry
 from ragbench._retrieval.corpus.readers import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
-from ragbench._retrieval.trec.measures import trec_eval_all
-from ragbench._types import Document
+from ragbench.api import ConfigError, Document, RecordError
+from ragbench.api.retrieval import trec_eval_all
 from ragbench.tasks.trec_rag.ag_output import recorded_output, response_length, sentences, submission
 from ragbench.tasks.trec_rag.data import read_qrels
 from ragbench.tasks.trec_rag.task import TrecRag25Task, TrecRagTask
+from ragbench.testing import installed_registry
 
 DATA = TEST_DATA / "trec_rag"
 TOPICS24, QRELS24 = DATA / "topics.rag24.test.txt", DATA / "qrels.rag24.test-umbrela-all.txt"
@@ -193,7 +192,7 @@ def test_a_missing_qrels_or_topics_file_fails_before_the_run():
 
 @pytest.fixture(scope="module")
 def index(corpus, tmp_path_factory) -> Path:
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     folder = tmp_path_factory.mktemp("index") / "bm25"
     manifest = build_index(corpus, folder, "bm25", progress=False, registry=installed_registry())
@@ -257,7 +256,7 @@ def test_ndcg_at_20_and_recall_at_100_are_trec_eval_s_graded_values():
 
     qrels = {"a": 3, "b": 2, "c": 1, "d": 0}
     shown = [Document(id=doc, title="", text="") for doc in ("d", "b", "x", "a")]
-    from ragbench._types import Example, Prediction
+    from ragbench.api import Example, Prediction
 
     scores = TrecRagRetrieval().score(Example(id="q", question="", gold={"qrels": qrels}), Prediction("q", docs=shown))
     # DCG = 2/log2(3) + 3/log2(5); ideal DCG = 3 + 2/log2(3) + 1/log2(4); 2 of the 3 relevant retrieved
@@ -395,14 +394,14 @@ def test_a_bad_submission_line_is_a_record_error_naming_it_and_the_rest_are_read
 
 
 def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
 
     manifest = build_index(corpus, tmp_path / "lucene", "lucene_bm25", progress=False, registry=installed_registry())
     assert manifest.doc_count == 7 and manifest.corpus["format"] == SEGMENTED
 
 
 def test_the_prompt_shows_segments_as_ragnarok_does_and_answers_cite_them():
-    from ragbench._types import Example
+    from ragbench.api import Example
     from ragbench.tasks.trec_rag.task import TrecRagPrompting
 
     docs = [

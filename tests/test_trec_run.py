@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragbench._retrieval.trec.run_file import read_trec_run, trec_lines, trec_ranking, trec_run_text
-from ragbench._types import Document
+from ragbench.api import Document
 from trec_eval_cases import MEASURES, SEEDS, case
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "trec_eval" / "expected.json").read_text(encoding="utf-8"))
@@ -29,7 +29,7 @@ def graded_qrels(text: str) -> dict[str, dict[str, int]]:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_run_file_scores_as_trec_eval_c_prints_it(tmp_path, seed):
-    from ragbench._retrieval.trec.measures import trec_eval_all
+    from ragbench.api.retrieval import trec_eval_all
 
     pytest.importorskip("pytrec_eval")
     qrels_text, run_text = case(seed)

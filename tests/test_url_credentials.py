@@ -15,11 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_run_args, run, samples
-from ragbench._cli.main import main
 from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._registry import Registry
-from ragbench._system import System, SystemDeclaration
 from ragbench._values.urls import redact_url, redact_urls, secret_name
+from ragbench.api import System, SystemDeclaration
+from ragbench.testing import Registry, cli
 from test_engine_openai import FAST, FakeServer, chat, error, generate
 
 
@@ -134,7 +133,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
             fake.then(*[error(500, f"upstream saw {password} and {key} at {fake.base_url}?key={key}")] * 20)
         url = with_credentials(fake.base_url, "user", password, f"?api_key={key}")
         outcome = CliRunner().invoke(
-            main,
+            cli,
             cli_run_args(
                 "openai:m",
                 "--base-url",
@@ -169,7 +168,7 @@ def test_no_secret_of_the_base_url_reaches_the_run_folder_or_the_console(tmp_pat
 
 def test_the_preflight_names_an_unreachable_url_without_its_credentials(tmp_path):
     outcome = CliRunner().invoke(
-        main,
+        cli,
         cli_run_args(
             "openai:m",
             "--base-url",

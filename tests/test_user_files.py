@@ -16,10 +16,9 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from helpers import cli_here, popqa_args, run
-from ragbench._checks import PreflightError
-from ragbench._registry import installed_registry
 from ragbench._storage.cache import ResponseCache
-from ragbench._storage.page_cache import PageCache
+from ragbench.api.run import PageCache
+from ragbench.testing import PreflightError, installed_registry
 
 QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 
@@ -360,7 +359,7 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
 
 
 def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
-    from ragbench._retrieval.index.built import build_index
+    from ragbench.testing import build_index
     from retrieval_samples import passages, write_dpr_tsv
 
     pytest.importorskip("bm25s")
@@ -369,7 +368,7 @@ def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
 
 
 def test_index_build_overwrite_replaces_only_an_index_it_built(tmp_path):
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     mine = tmp_path / "mine"
     users_samples_and_calls(mine)
@@ -385,7 +384,7 @@ def test_index_build_overwrite_replaces_only_an_index_it_built(tmp_path):
 
 @pytest.mark.parametrize("kind", ["folder", "symlink"])
 def test_a_partial_folder_of_the_users_is_never_emptied_by_a_build(tmp_path, kind):
-    from ragbench._errors import ConfigError
+    from ragbench.api import ConfigError
 
     home, staging = tmp_path / "home", tmp_path / "index.partial"
     users_samples_and_calls(home)
@@ -489,8 +488,8 @@ def test_no_run_changes_a_users_file_outside_the_run_folder_ragbench_made(
 ):
     import shutil
 
-    from ragbench._errors import ConfigError
     from ragbench._run.evaluator import Evaluator, RunConfig
+    from ragbench.api import ConfigError
 
     template, data = template_run
     top = tmp_path_factory.mktemp("user")

@@ -17,13 +17,12 @@ import pytest
 
 from conftest import write_jsonl
 from helpers import cli_here, popqa_args, run
-from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
 from ragbench._view.runs import SampleIndex
 from ragbench._view.server import make_server
 from ragbench._view.site import NotFound, Site
-from ragbench.testing import ScriptedLLM, run_eval
+from ragbench.testing import ScriptedLLM, installed_registry, run_eval
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 

@@ -7,17 +7,12 @@ Set RAGBENCH_SCREENSHOTS=DIR to save the pages as PNGs (docs/ holds those of doc
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
-from chromium import headless_chromium, require_chromium, wait_ready
-from ragbench._registry import installed_registry
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.export import export
-from ragbench._view.server import make_server
-from ragbench._view.site import Site
+from chromium import headless_chromium, require_chromium, viewer, wait_ready
+from helpers import viewed
 from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 require_chromium()
@@ -25,11 +20,11 @@ SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser_runs")
     make_runs(root)
     failed_run(root)
-    return Site(RunCatalog([str(root)]), registry=installed_registry())
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +34,9 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def served(site):
-    server = make_server(site, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+def served(runs):
+    with viewer(runs) as (address, rids):
+        yield f"{address}/", rids
 
 
 def click(driver, text: str, hash_part: str) -> None:
@@ -63,10 +55,10 @@ def shot(driver, name: str, height: int | None = None) -> None:
         driver.set_window_size(size["width"], size["height"])
 
 
-def click_through(driver, base: str, site: Site, screenshots: bool = False) -> None:
-    llatrieval = next(r.rid for r in site.runs if r.rid.startswith("llatrieval_"))
-    vanilla = next(r.rid for r in site.runs if r.rid.startswith("vanilla_"))
-    closed_book = next(r.rid for r in site.runs if r.rid.startswith("closed_book_"))
+def click_through(driver, base: str, rids: list[str], screenshots: bool = False) -> None:
+    llatrieval = next(rid for rid in rids if rid.startswith("llatrieval_"))
+    vanilla = next(rid for rid in rids if rid.startswith("vanilla_"))
+    closed_book = next(rid for rid in rids if rid.startswith("closed_book_"))
     driver.get(base)
     wait_ready(driver, "#/")
     runs = driver.find_element("id", "runs").text
@@ -162,10 +154,11 @@ def click_through(driver, base: str, site: Site, screenshots: bool = False) -> N
     assert len(driver.find_elements("css selector", ".cols h2")) >= 2
 
 
-def test_served_site(browser, served, site):
-    click_through(browser, served, site, screenshots=True)
+def test_served_site(browser, served):
+    address, rids = served
+    click_through(browser, address, rids, screenshots=True)
 
 
-def test_exported_site_opens_from_disk(browser, site, tmp_path):
-    export(site, str(tmp_path / "site"))
-    click_through(browser, (tmp_path / "site" / "index.html").as_uri(), site)
+def test_exported_site_opens_from_disk(browser, runs, tmp_path):
+    pages = viewed(runs, out=tmp_path / "site")  # `ragbench view RUNS --export DIR`
+    click_through(browser, (tmp_path / "site" / "index.html").as_uri(), [run["rid"] for run in pages["runs"]["runs"]])

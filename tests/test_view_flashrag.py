@@ -8,9 +8,7 @@ import json
 import pytest
 
 from flashrag_parity import expected_calls, expected_predictions, recording_tokenizer, run_parity
-from ragbench._registry import installed_registry
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.site import Site
+from helpers import viewed
 from ragbench.plugins.corag.prompts import MULTI_HOP_TASK_DESC
 
 EXAMPLE = "hotpot_1"
@@ -36,10 +34,9 @@ CASES = {
 def example_page(tmp_path, method):
     form, system_args, model, _, _ = CASES[method]
     run_parity(tmp_path, method, form, method, system_args=system_args, model=model)
-    site = Site(RunCatalog([str(tmp_path)]), registry=installed_registry())
-    [run] = site.runs
-    pages = [site.data(f"example/{run.rid}/nq_open_flashrag/{n}") for n in range(6)]
-    return next(page for page in pages if page["id"] == EXAMPLE)
+    pages = viewed(tmp_path, out=tmp_path / "site")
+    examples = [page for key, page in pages.items() if key.startswith("example/") and "/nq_open_flashrag/" in key]
+    return next(page for page in examples if page["id"] == EXAMPLE)
 
 
 @pytest.mark.parametrize("method", list(CASES))

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._registry import installed_registry
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.runs import SampleIndex
 from ragbench._view.server import make_server
 from ragbench._view.site import Site
+from ragbench.testing import installed_registry
 
 
 def write_run(folder: Path, records: list[dict], task: str = "t", results: dict | None = None) -> Path:
@@ -253,9 +253,9 @@ def test_the_address_given_with_host_is_one_of_its_names(tmp_path):
 def test_a_port_out_of_range_is_one_line(tmp_path, port):
     from click.testing import CliRunner
 
-    from ragbench._cli.main import main
+    from ragbench.testing import cli
 
-    result = CliRunner().invoke(main, ["view", str(tmp_path), "--port", port])
+    result = CliRunner().invoke(cli, ["view", str(tmp_path), "--port", port])
     assert result.exit_code == 2 and (result.exception is None or isinstance(result.exception, SystemExit))
     assert result.stderr.strip().splitlines() == [
         f"ragbench: error: Invalid value for '--port': {port} is not in "

@@ -12,14 +12,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._errors import RecordError
 from ragbench._records import SampleRecord, read_samples, sample_line
-from ragbench._registry import installed_registry
 from ragbench._storage.checkpoint import checkpoint_key
 from ragbench._storage.jsonl import dumps
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.runs import SampleIndex
 from ragbench._view.site import Site
+from ragbench.api import RecordError
+from ragbench.testing import installed_registry
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
 DAMAGED = [  # lines that are no sample record, each refused by `read_samples` for another reason

@@ -5,17 +5,12 @@ the Example page name and order them alike, and the "wrong" filter on a key with
 
 from __future__ import annotations
 
-import threading
 from urllib.parse import quote
 
 import pytest
 
-from chromium import headless_chromium, require_chromium, wait_ready
+from chromium import headless_chromium, require_chromium, viewer, wait_ready
 from helpers import run
-from ragbench._registry import installed_registry
-from ragbench._view.catalog import RunCatalog
-from ragbench._view.server import make_server
-from ragbench._view.site import Site
 from slice_fixtures import EXPECTED, level_task
 
 require_chromium()
@@ -25,17 +20,8 @@ require_chromium()
 def page(tmp_path_factory):
     folder = tmp_path_factory.mktemp("levels")
     run(folder, tasks=[str(level_task(folder))], system="closed_book", model=f"scripted:{folder / 'answers.json'}")
-    site = Site(RunCatalog([str(folder / "run")]), registry=installed_registry())
-    server = make_server(site, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    with headless_chromium() as driver:
-        yield (
-            driver,
-            f"http://127.0.0.1:{server.server_address[1]}/#/examples/{site.runs[0].rid}/levels",
-            site.runs[0].rid,
-        )
-    server.shutdown()
-    server.server_close()
+    with viewer(folder / "run") as (address, rids), headless_chromium() as driver:
+        yield driver, f"{address}/#/examples/{rids[0]}/levels", rids[0]
 
 
 def shown_ids(driver) -> list[str]:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ragbench._engines.vllm import engine as vllm_engine
 from ragbench._engines.vllm.engine import VLLMEngine
 from ragbench._engines.vllm.positions import NamedEntries
-from ragbench._values.llm_calls import Request, Sampling
+from ragbench.api.engines import Request, Sampling
 from ragbench.plugins.selfrag.system import REFLECTION_NAMES, SCORED_TOKENS
 
 SHAPED = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "vllm_shaped" / "vllm" / "__init__.py"

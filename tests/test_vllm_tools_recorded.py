@@ -20,7 +20,7 @@ import pytest
 
 from ragbench._engines.local.tool_parsers import with_tool_calls
 from ragbench._engines.vllm.tools import ToolCallReader
-from ragbench._values.llm_calls import Request, Response
+from ragbench.api.engines import Request, Response
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "tool_parsers" / "vllm_server.json").read_text("utf-8"))
 CASES = RECORDED["cases"]

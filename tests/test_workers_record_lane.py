@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ragbench._run.workers import Workers
+from ragbench.api.run import Workers
 from ragbench.tasks.crag.loader import LARGE_RECORD_BYTES, record_parser
 
 LINE = json.dumps({"page_result": "x" * LARGE_RECORD_BYTES})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._run.workers import Workers
+from ragbench.api.run import Workers
 from ragbench.tasks.crag.synthetic import PageSizes, standin_tokenizer, write_task3_archive
 
 ROOT = Path(__file__).resolve().parent.parent

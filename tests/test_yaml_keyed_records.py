@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ragbench._errors import ConfigError
+from ragbench.api import ConfigError
 from test_yaml_tasks import spec_task
 
 RECORDS = {
@@ -85,7 +85,7 @@ def test_keys_as_over_a_list_is_refused(tmp_path):
 
 def test_a_key_the_mapping_repeats_is_a_bad_record_not_a_record_dropped(tmp_path):
     """JSON keeps a repeated key's last record: read as it is, the first would vanish from n uncounted."""
-    from ragbench._errors import RecordError
+    from ragbench.api import RecordError
 
     record = json.dumps(RECORDS["easy"]["q0"])
     task = keyed_task(tmp_path)

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_here
-from ragbench._errors import ConfigError, RecordError
-from ragbench._yaml_tasks import task_class
-from ragbench._yaml_tasks.spec import load_spec
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.yaml_tasks import yaml_task_class
 
 RECORDS = [{"id": "a", "question": "Q1?", "answer": "x"}, {"id": "b", "question": "Q2?", "answer": "y"}]
 JSONL = "".join(json.dumps(r) + "\n" for r in RECORDS)
@@ -27,7 +26,7 @@ def task_on(folder: Path, name: str, content: str | bytes, fields: str = "{gold:
     (folder / name).write_bytes(content.encode() if isinstance(content, str) else content)
     yaml = folder / "t.yaml"
     yaml.write_text(f"task: t\ndata: {{path: {name}}}\nfields: {fields}\nmetrics: [em]\n", encoding="utf-8")
-    return task_class(load_spec(yaml))()
+    return yaml_task_class(yaml)()
 
 
 def read(task) -> list:

@@ -8,10 +8,9 @@ import json
 import pytest
 
 from helpers import cli_here, cli_run_args
-from ragbench._errors import ConfigError
-from ragbench._registry import installed_registry
-from ragbench._yaml_tasks import task_class
-from ragbench._yaml_tasks.spec import load_spec
+from ragbench.api import ConfigError
+from ragbench.api.yaml_tasks import yaml_task_class
+from ragbench.testing import installed_registry
 
 TEMPLATE = """task: opts
 data: {data}
@@ -44,7 +43,7 @@ def write(tmp_path, data: str):
     ],
 )
 def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(tmp_path, data, option, fmt):
-    task = task_class(load_spec(write(tmp_path, data)), None, installed_registry().record_format)()
+    task = yaml_task_class(write(tmp_path, data), None, formats=installed_registry().record_format)()
     with pytest.raises(
         ConfigError,
         match=rf"^task opts \(.*t.yaml\): data.{option} is read only with format "
@@ -54,7 +53,7 @@ def test_an_option_the_format_does_not_read_is_refused_naming_it_and_the_format(
 
 
 def test_a_revision_for_local_data_is_refused(tmp_path):
-    task = task_class(load_spec(write(tmp_path, "{path: d.jsonl, revision: main}")))()
+    task = yaml_task_class(write(tmp_path, "{path: d.jsonl, revision: main}"))()
     with pytest.raises(
         ConfigError,
         match=r"data.revision is read only for a hub dataset \(data.hf\), and .*d.jsonl "
@@ -64,9 +63,9 @@ def test_a_revision_for_local_data_is_refused(tmp_path):
 
 
 def test_the_options_a_format_reads_are_accepted(tmp_path):
-    task = task_class(load_spec(write(tmp_path, "{path: d.json, records: data}")))()
+    task = yaml_task_class(write(tmp_path, "{path: d.json, records: data}"))()
     assert [e.id for e in task.examples()] == ["q1"]
-    task = task_class(load_spec(write(tmp_path, "{path: d.csv, delimiter: ','}")))()
+    task = yaml_task_class(write(tmp_path, "{path: d.csv, delimiter: ','}"))()
     assert [e.id for e in task.examples()] == ["q1"]
 
 
@@ -76,7 +75,7 @@ def test_a_csv_header_row_below_title_rows_is_read_as_the_header(tmp_path):
     write(tmp_path, "{path: d.csv}")
     (tmp_path / "d.csv").write_text('"Title,\nover two lines",,\nnote,,\nid,question,answers\nq1,Q?,a\n')
     (tmp_path / "t.yaml").write_text(TEMPLATE.format(data="{path: d.csv, header_row: 2}"))
-    task = task_class(load_spec(tmp_path / "t.yaml"))()
+    task = yaml_task_class(tmp_path / "t.yaml")()
     assert [(e.id, e.question) for e in task.examples()] == [("q1", "Q?")]
 
 
@@ -90,17 +89,17 @@ def test_a_file_with_fewer_title_rows_names_header_row_in_its_one_line(tmp_path)
         match=r"d.csv:3: the header names column '' twice .* or set data.header_row "
         r"\(now 2\) to the header's row$",
     ):
-        list(task_class(load_spec(tmp_path / "t.yaml"))().examples())
+        list(yaml_task_class(tmp_path / "t.yaml")().examples())
 
 
 def test_a_negative_header_row_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="header_row.*expected the header's row counted from 0, got -1"):
-        load_spec(write(tmp_path, "{path: d.csv, header_row: -1}"))
+        yaml_task_class(write(tmp_path, "{path: d.csv, header_row: -1}"))
 
 
 def test_data_given_with_dash_dash_data_is_read_without_the_files_options(tmp_path):
     """--data replaces the task file's data, not its options: those for the file's own data are not refused."""
-    task = task_class(load_spec(write(tmp_path, "{path: d.json, records: data}")))(data_path=tmp_path / "d.jsonl")
+    task = yaml_task_class(write(tmp_path, "{path: d.json, records: data}"))(data_path=tmp_path / "d.jsonl")
     assert [e.id for e in task.examples()] == ["q1"]
 
 

@@ -11,13 +11,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._errors import ConfigError
-from ragbench._hookspecs import hookimpl
-from ragbench._registry import Registry
 from ragbench._yaml_tasks import header as header_module
 from ragbench._yaml_tasks.header import read_header
 from ragbench._yaml_tasks.located import Section, read_yaml
 from ragbench._yaml_tasks.spec import header_fields
+from ragbench.api import ConfigError, hookimpl
+from ragbench.testing import Registry
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)

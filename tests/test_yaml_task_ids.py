@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ragbench._errors import RecordError
-from ragbench._yaml_tasks import task_class
-from ragbench._yaml_tasks.spec import load_spec
+from ragbench.api import RecordError
+from ragbench.api.yaml_tasks import yaml_task_class
 
 TASK = """task: ids
 data:
@@ -21,7 +20,7 @@ metrics: [em]
 def examples(tmp_path, records):
     (tmp_path / "t.yaml").write_text(TASK)
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return list(task_class(load_spec(tmp_path / "t.yaml"))().examples())
+    return list(yaml_task_class(tmp_path / "t.yaml")().examples())
 
 
 def record(question, **fields):

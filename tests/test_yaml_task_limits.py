@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from helpers import cli_run_args
-from ragbench._errors import ConfigError
 from ragbench._values.options import construct
+from ragbench.api import ConfigError
 
 DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 LAUGHS = ['      a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [

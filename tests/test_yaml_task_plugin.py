@@ -73,7 +73,7 @@ class Shouting(YamlTask):
         self.prompting = replace(self.prompting, prefix=prefix)
 """
 HOOK = """\
-from ragbench._hookspecs import hookimpl
+from ragbench.api import hookimpl
 
 
 @hookimpl

@@ -19,11 +19,10 @@ from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
 from helpers import cli_here, run, samples, task_counts
-from ragbench._errors import ConfigError, RecordError
-from ragbench._registry import Registry, installed_registry
-from ragbench._types import Example
 from ragbench._yaml_tasks import task_class
 from ragbench._yaml_tasks.spec import load_spec
+from ragbench.api import ConfigError, Example, RecordError
+from ragbench.testing import Registry, installed_registry
 
 FLASHRAG = [
     {
@@ -706,9 +705,9 @@ def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
 def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tmp_path):
     """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
     not among --tasks is named so."""
-    from ragbench._checks import Preflight
     from ragbench._run.planning import plan
     from ragbench._values.run_config import RunConfig
+    from ragbench.api import Preflight
 
     task = write_task(tmp_path, GOOD)
     write_jsonl(tmp_path / "d.jsonl", [{"id": "1", "question": "q?", "a": ["x"]}])

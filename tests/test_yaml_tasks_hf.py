@@ -87,12 +87,11 @@ def test_a_dataset_saved_with_save_to_disk(tmp_path, offline):
 
 
 def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
-    from ragbench._yaml_tasks import task_class
-    from ragbench._yaml_tasks.spec import load_spec
+    from ragbench.api.yaml_tasks import yaml_task_class
 
     datasets.Dataset.from_list([ROWS[0], {**ROWS[1], "answer": None}]).save_to_disk(str(tmp_path / "saved"))
     (tmp_path / "task.yaml").write_text(TASK.replace("{DATA}", "{path: saved}"), encoding="utf-8")
-    good, bad = task_class(load_spec(tmp_path / "task.yaml"))().examples()
+    good, bad = yaml_task_class(tmp_path / "task.yaml")().examples()
     assert (
         good.id == "5a8b" and str(bad) == f"{tmp_path / 'saved'} row 1 field 'answer': null where a value is required"
     )

@@ -18,15 +18,18 @@ run in one call, and assertions on traces. Nothing here loads a model or touches
 `ctx.tools`, `ctx.task`, `ctx.judges`, `ctx.nli`), each call traced into `ctx.trace` but sent straight
 to the script, without the scheduler. `run_examples` runs several examples at once through a scheduler,
 as a run has them, unscored; `run_eval` is the command line's run, in this process: the same planning,
-pre-flight, scheduler, scoring and results (docs/testing-plugins.md). The scripted and replayed LLMs
-are in `llms`, the runs in `runs`; import all of them from here.
+pre-flight, scheduler, scoring and results (docs/testing-plugins.md). `installed_registry`, `Registry`,
+`load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `cli` is the `ragbench` command
+for `click.testing.CliRunner`. The scripted and replayed LLMs are in `llms`, the runs in `runs`, the
+components in `components`; import all of them from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._checks import PreflightError
 from .._context import Context
 from .._llm import LLM
 from .._nli import NLI
@@ -40,19 +43,40 @@ from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts
 from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
+from .components import Registry, build_index, installed_registry, load_engine, load_retriever
 from .llms import ReplayLLM, ScriptedLLM
 from .runs import EvalResult, run_eval, run_examples, task_object
 
+if TYPE_CHECKING:  # imported on first use (below): the command line's modules are not every test's
+    from .._cli.main import main as cli
+
 __all__ = [
     "EvalResult",
+    "PreflightError",
+    "Registry",
     "ReplayLLM",
     "ScriptedLLM",
     "assert_steps",
+    "build_index",
+    "cli",
+    "installed_registry",
+    "load_engine",
+    "load_retriever",
     "make_context",
     "prompts",
     "run_eval",
     "run_examples",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`cli`: the `ragbench` command (a click group), for `click.testing.CliRunner().invoke(cli, [...])` in this
+    process, as the console script runs it but without its guards of stop signals and the console."""
+    if name == "cli":
+        from .._cli.main import main
+
+        return main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _no_llm(request: Request) -> str:

@@ -125,9 +125,16 @@ class _RunComponents:
         self.scripts.append(model)
         return f"scripted_llm:{len(self.scripts) - 1}"
 
-    def registry(self) -> Registry:
-        """A new registry of the installed plugins, the hook modules and the components of this call."""
-        registry = Registry.discover(plugins=[(module.__name__, "run_eval", module) for module in self.plugins])
+    def registry(self, given: Registry | None) -> Registry:
+        """The registry of this call: `given` (default: a new one of the installed plugins) with the hook modules and
+        the components of this call."""
+        plugins = [(module.__name__, "run_eval", module) for module in self.plugins]
+        if given is None:
+            registry = Registry.discover(plugins=plugins)
+        else:
+            registry = given
+            if plugins:
+                registry.add_plugins(plugins)
         if self.scripts:
             scripts = self.scripts
 
@@ -170,6 +177,7 @@ def run_eval(
     role_models: dict[str, Any] | None = None,
     output: str | Path | None = None,
     plugins: Iterable[ModuleType] = (),
+    registry: Registry | None = None,
     **options: Any,
 ) -> EvalResult:
     """A whole run in this process, as `ragbench --tasks ... --system ... --model ...` makes it.
@@ -179,9 +187,11 @@ def run_eval(
     `engine:model` string (`scripted:rules.json`, `replay:calls.jsonl` ...) or a `ScriptedLLM`.
     `metrics` None: the tasks' own; else as `--metrics` (names replace them, "+name" adds). `data`: the
     data file of the task (or {task: file}). `plugins`: hook modules registered as if installed (a
-    plugin's tests need not install it). `output`: the run folder, kept; None: a temporary one, removed
-    once read. Other keywords are options of the run (`ragbench._values.run_config.RunConfig`: seed,
-    max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse.
+    plugin's tests need not install it). `registry`: the registry the run finds its components in (a test's own,
+    `Registry.discover(plugins=...)`), which the classes and modules named are added to; None: a new one of the
+    installed plugins. `output`: the run folder, kept; None: a temporary one, removed once read. Other keywords are options of the run (`ragbench._values.run_config.RunConfig`: seed,
+    max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse: a
+    `PreflightError` (a `ConfigError` whose `problems` are its lines) where the run's pre-flight does.
     """
     components = _RunComponents(plugins)
     tasks = [components.name("tasks", t) for t in (task if isinstance(task, (list, tuple)) else [task])]
@@ -205,7 +215,7 @@ def run_eval(
         page_cache="off",
     )
     config.update(options)
-    registry = components.registry()
+    registry = components.registry(registry)
     with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
         outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()

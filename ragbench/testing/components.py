@@ -1,0 +1,55 @@
+"""Components by their catalogue names, as a run finds them: the registry of the installed plugins, an engine
+made from its `engine:model` (`--model`), an index built and a retriever made by the name of its kind
+(`ragbench index --kind`, `--retriever`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._engines import load_engine as _load_engine
+from .._engines.base import Engine
+from .._registry import Registry, installed_registry
+from .._retrieval import load_retriever as _load_retriever
+from .._retrieval.base import Retriever
+from .._retrieval.index.built import Manifest
+from .._retrieval.index.built import build_index as _build_index
+
+
+def _or_installed(registry: Registry | None) -> Registry:
+    return installed_registry() if registry is None else registry
+
+
+def load_engine(model: str | None, *, registry: Registry | None = None, **options: Any) -> Engine:
+    """The engine of `--model ENGINE:MODEL` with these `--model-arg`s (`scripted:echo`, `replay:calls.jsonl`,
+    `openai:gpt-4o-mini` with `base_url=...`), its class `registry`'s (default: `installed_registry()`); a bad
+    option is a `ConfigError`. Its `generate(requests)` answers a batch directly, without a run's scheduler."""
+    return _load_engine(model, registry=_or_installed(registry), **options)
+
+
+def build_index(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: dict[str, Any] | None = None,
+    *,
+    registry: Registry | None = None,
+    **build: Any,
+) -> Manifest:
+    """A `kind` index of `corpus` built into `out`, as `ragbench index --kind KIND` builds it (it appears there only
+    once complete): `options` are the builder's (`--option`), `build` the command's own (`chunk_size`, `title`,
+    `overwrite`, `progress`, `split`, `split_header`). The builder is `registry`'s (default: a new registry of the
+    installed plugins, `installed_registry()`). Returns the index's manifest (`retriever`, `doc_count`,
+    `bad_records`, `options` ...)."""
+    return _build_index(corpus, out, kind, options, registry=_or_installed(registry), **build)
+
+
+def load_retriever(
+    kind: str | None, options: dict[str, Any] | None = None, *, registry: Registry | None = None
+) -> Retriever:
+    """The retriever a run with `--retriever KIND` and these `--retriever-arg`s searches (`provided`, an example's
+    own documents, when `kind` is None), its class `registry`'s (default: `installed_registry()`)."""
+    return _load_retriever(kind, options, registry=_or_installed(registry))
+
+
+__all__ = ["Registry", "build_index", "installed_registry", "load_engine", "load_retriever"]

@@ -34,7 +34,7 @@ from .progress import Progress
 from .reading import RecordReader
 from .rescore import SavedRescoring
 from .services import Calls, ExampleServices, Opened, RunServices
-from .spending_cap import SpendingCapReached
+from .spending_cap import CapStopped, SpendingCapReached
 from .workers import Workers, use_ready_threads
 
 
@@ -91,11 +91,9 @@ class FreshRun:
             services.interrupted = True
             saved = run.saved(self.todo.checkpoints, changed)
             raise RunInterrupted(run.run_dir.path, saved, run.known_total(), signal_of(exc)) from None
-        except asyncio.CancelledError:  # --max-cost's cap stops the run so (ragbench._run.spending_cap)
-            if services.spending is None or not services.spending.reached:
-                raise
+        except CapStopped as stopped:  # --max-cost's cap stopped the calls (ragbench._run.spending_cap)
             saved = run.saved(self.todo.checkpoints, changed)
-            raise SpendingCapReached(run.run_dir.path, saved, run.known_total(), services.spending) from None
+            raise SpendingCapReached(run.run_dir.path, saved, run.known_total(), stopped.cap) from None
         reports = opened.store_reports(calls)
         services.close()
         attempt = cost.final(calls.calls)

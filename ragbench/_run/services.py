@@ -49,7 +49,7 @@ from .metric_models import CallRoute, MetricModels
 from .planning import PlannedTask
 from .resources import RunResources
 from .run_engines import Engines, load_engines
-from .spending_cap import SpendingCap, spending_cap
+from .spending_cap import CapStopped, SpendingCap, spending_cap
 
 T = TypeVar("T")
 
@@ -123,7 +123,6 @@ class RunServices:
     def __init__(self, config: RunConfig, registry: Registry, run_dir: RunDir) -> None:
         self.config, self.registry, self.run_dir = config, registry, run_dir
         self.interrupted = False  # set by a run stopped by a signal: see the module's docstring
-        self.spending: SpendingCap | None = None  # --max-cost's, once the calls run
         self._opened = ExitStack()
 
     def __enter__(self) -> RunServices:
@@ -188,11 +187,22 @@ class RunServices:
         """`work` inside the run's loop, on the scheduler over the response cache, the call recorder, the model
         handles (the system's with `system`), the judges and NLI model and (with a retriever open) the retrieval
         handle; all closed, the engines' clients too, when it ends, however it ends. Returns what `work`
-        returned and what the calls report (`CallReports`)."""
+        returned and what the calls report (`CallReports`). Where --max-cost's cap stops the calls, raises
+        `CapStopped` (with the cap: what was spent)."""
+        spending = spending_cap(self.config, opened.engines, asyncio.current_task())
+        try:
+            return await self._run_calls(opened, work, system, spending)
+        except asyncio.CancelledError:
+            if spending is None or not spending.reached:
+                raise
+            raise CapStopped(spending) from None
+
+    async def _run_calls(
+        self, opened: Opened, work: Callable[[Calls], Awaitable[T]], system: bool, spending: SpendingCap | None
+    ) -> tuple[T, CallReports]:
         engines, config = opened.engines, self.config
         examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
-        self.spending = spending_cap(config, engines, asyncio.current_task())
-        scheduler = Scheduler(opened.cache, examples=examples, gate=self.spending)
+        scheduler = Scheduler(opened.cache, examples=examples, gate=spending)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), engines, config.nli_format)
         retrieval = None

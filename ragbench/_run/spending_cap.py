@@ -72,6 +72,15 @@ class SpendingCap:
             )
 
 
+class CapStopped(Exception):
+    """The calls were stopped by the run's cap (`cap`, reached): what `RunServices.run_calls` raises in place of the
+    cancellation the cap caused."""
+
+    def __init__(self, cap: SpendingCap) -> None:
+        self.cap = cap
+        super().__init__(f"--max-cost ${cap.cap:,.6g} reached")
+
+
 class SpendingCapReached(Exception):
     """The run stopped at its --max-cost: what it spent, and its examples saved (`--resume` runs the rest)."""
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import CONTROLLER_ENV, ray_cluster, ray_cluster_session, stop_shared_cluster  # noqa: F401
+from ray_cluster import ray_cluster, ray_cluster_session  # noqa: F401  (a local multi-node Ray cluster, when asked)
 
 if TYPE_CHECKING:
     from ragbench._registry import Registry
@@ -47,7 +47,6 @@ def session_home() -> Path:
     if SESSION_HOME_ENV not in os.environ:
         home = Path(tempfile.mkdtemp(prefix="ragbench-tests-home-"))
         os.environ.update({SESSION_HOME_ENV: str(home), "RAGBENCH_TESTS_REAL_HOME": str(REAL_HOME), "HOME": str(home)})
-        os.environ[CONTROLLER_ENV] = str(os.getpid())  # the process that ends the session's Ray cluster
         atexit.register(shutil.rmtree, home, ignore_errors=True)
     home = Path(os.environ[SESSION_HOME_ENV])
     os.environ["HOME"] = str(home)
@@ -88,41 +87,6 @@ def pytest_configure(config: pytest.Config) -> None:
     process and each xdist worker), so the commands they start get it too."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-# The modules holding the suite's longest tests, longest first, start the run; then the other modules with a test
-# that loads the embedded model or runs a benchmark script. Under `--dist worksteal` each worker takes an equal share
-# of the tests in order and an idle one takes the back half of the busiest one's queue: a long test late in the
-# order can be begun when little else is left, and the run waits for it alone (alphabetically mypy's was test 6,150
-# of 6,700: 115 s of CPU from a cold cache, as in a fresh checkout). Begun first, they run beside the short tests.
-# Whole modules move, in their own order: their fixtures are still built once.
-LONG_FIRST = (
-    "tests/test_static_checks.py",  # mypy --strict over 519 files
-    "tests/test_flashrag_real_model.py",  # Self-Ask's and FLARE's decodes on the embedded model
-    "tests/test_benchmarks_quick.py",  # 35 scripts, each a process of its own
-    "tests/test_index_build_ray.py",
-    "tests/test_sharded_ray_kinds.py",
-    "tests/test_docs_site.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules of LONG_FIRST first, then those with a `model` or `benchmark` test, then the rest (each group
-    in the collected order). Every xdist worker orders its collection alike, as xdist requires."""
-    modules: dict[str, int] = {}
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        if module in LONG_FIRST:
-            rank = LONG_FIRST.index(module)
-        else:
-            rank = len(LONG_FIRST) + all(item.get_closest_marker(name) is None for name in ("model", "benchmark"))
-        modules[module] = min(rank, modules.get(module, rank))
-    items.sort(key=lambda item: modules[item.nodeid.split("::")[0]])
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The session's one Ray cluster (tests/ray_cluster.py), where a test started it, ends with the session."""
-    stop_shared_cluster()
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -172,14 +172,21 @@ def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
 
 try:
     import ray
-except ImportError:  # the tests above need no Ray; `ray_cluster` skips those below
+except ImportError:  # the tests above need no Ray
     ray = None
 
-# The Ray tests below run on the session's shared test cluster (`ray_cluster`, tests/ray_cluster.py): replicas
-# without `ray_address` join the Ray this process is connected to, one actor of one CPU each.
+
+@pytest.fixture(scope="module")
+def local_ray():
+    if ray is None:
+        pytest.skip("pip install 'ragbench[ray]'")
+    # a Ray of this module's own: the session's shared test cluster may run beside it (tests/ray_cluster.py)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield
+    ray.shutdown()
 
 
-def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, ray_cluster):
+def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local_ray):
     results = run(
         tmp_path,
         tasks=["demo"],
@@ -191,7 +198,7 @@ def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, ray_c
     assert results["complete"] and results["counts"]["demo"]["scored"] == 6
 
 
-def test_a_dead_ray_replica_is_replaced_by_the_live_one(ray_cluster):
+def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
     engine = load_engine("scripted:echo", replicas=2, batch_size=4, registry=installed_registry())
     try:
         dead = engine.replicas[0].actor
@@ -209,7 +216,7 @@ def test_a_dead_ray_replica_is_replaced_by_the_live_one(ray_cluster):
         engine.close()
 
 
-def test_a_request_fault_raised_in_a_ray_actor_is_still_a_request_fault(ray_cluster):
+def test_a_request_fault_raised_in_a_ray_actor_is_still_a_request_fault(local_ray):
     @ray.remote
     def refuse():
         raise RequestError("prompt longer than the context")

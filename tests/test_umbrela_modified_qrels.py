@@ -72,6 +72,15 @@ def test_the_modified_qrels_and_the_ndcg_of_a_run_are_umbrelas(recorded, tmp_pat
         "export", "umbrela-qrels", str(run_dir), "--qrels", str(qrels), "--output", str(out), "--overwrite"
     )
     assert "of the segments the run showed: original 0.0000, modified 0.0000" in shown.stdout  # closed book: none
+    mine = tmp_path / "mine.txt"  # --output a link to a file of the user's: the link is replaced, the file kept
+    mine.write_text("the user's own\n", encoding="utf-8")
+    out.unlink()
+    out.symlink_to(mine)
+    shown = cli_here(
+        "export", "umbrela-qrels", str(run_dir), "--qrels", str(qrels), "--output", str(out), "--overwrite"
+    )
+    assert shown.returncode == 0 and mine.read_text(encoding="utf-8") == "the user's own\n"
+    assert not out.is_symlink() and out.read_text(encoding="utf-8") == recorded["modified_qrels"]
 
 
 def test_qrels_other_than_the_runs_or_a_run_without_judgments_fail_in_one_line(tmp_path):

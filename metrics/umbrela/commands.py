@@ -39,7 +39,7 @@ def export(
     run_dir: str, qrels: Path, output: Path, trec_run: str | None, task: str | None, overwrite: bool
 ) -> list[str]:
     from ragbench.api import ConfigError
-    from ragbench.api.run import finished_run
+    from ragbench.api.run import finished_run, write_atomically
 
     from .modified_qrels import modified, ndcg_at_10, read_pairs
 
@@ -59,7 +59,7 @@ def export(
     check_pairs(pairs, cat, judged, qrels, run.path)
     text = modified(pairs, {pair: grade for pair, (_, grade) in judged.items()})
     scored = read_run(Path(trec_run)) if trec_run else shown_run(records)
-    output.write_text(text, encoding="utf-8")
+    write_atomically(output, text)
     changed = sum(human != grade for human, grade in judged.values())
     original, then = (ndcg_at_10(lines, scored) for lines in (qrels.read_text("utf-8").splitlines(), text.splitlines()))
     return [

@@ -9,7 +9,8 @@ work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the co
 (`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
 plugin adds ends (`config_errors_exit`, `exit_if_skipped`); a finished run folder as a command reads one
 (`finished_run`: its results.json and sample records, `FinishedRun`) and its retrieval as TREC rankings
-(`run_rankings`, `RunRankings`). docs/internals.md, "Who owns what".
+(`run_rankings`, `RunRankings`); `write_atomically` for the files a command writes (whole or as they were; a link at
+the path is replaced, never followed). docs/internals.md, "Who owns what".
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._reports.results.run_rankings import RunRankings, run_rankings
     from ragbench._run.resources import RunResources
     from ragbench._run.workers import Workers, ready_threads, usable_cores
+    from ragbench._storage.files import write_atomically
     from ragbench._storage.page_cache import PageCache, content_key
 
 _MODULES = {
@@ -35,5 +37,6 @@ _MODULES = {
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),
     "ragbench._reports.results.finished_run": ("finished_run", "FinishedRun"),
     "ragbench._reports.results.run_rankings": ("run_rankings", "RunRankings"),
+    "ragbench._storage.files": ("write_atomically",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -52,7 +52,7 @@ def export_browsecomp_plus(
 def export(run_dir: str, output: str | None, data: str | None, given: dict[str, Any], overwrite: bool) -> list[str]:
     from ragbench.api import ConfigError
     from ragbench.api.retrieval import run_tag, trec_eval_all, trec_run_text
-    from ragbench.api.run import finished_run, run_rankings
+    from ragbench.api.run import finished_run, run_rankings, write_atomically
 
     from .leaderboard import TREC_MEASURES, UNSET, agent_submission, retrieval_submission, run_file
     from .metric import MODEL
@@ -117,7 +117,7 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
     for name, content in written.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         text = content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False) + "\n"
-        (folder / name).write_text(text, encoding="utf-8")
+        write_atomically(folder / name, text)
     files = len([name for name in written if name.startswith("runs/")])
     lines.append(
         f"BrowseComp-Plus submission files: {folder} ({', '.join(n for n in written if '/' not in n)}, {files} run files)"

@@ -27,7 +27,7 @@ E = TypeVar("E", bound=Named)
 
 @dataclass
 class BatchCounts:
-    """The engine's batch figures (results.json's `cost.engine` for the run's model, `cost.judge_engines`...)."""
+    """The engine's batch figures (results.json's `cost.engine` for the run's model, `cost.other_engines` for a judge or role model)."""
 
     batches: int = 0  # batches submitted
     resumed: int = 0  # batches of an earlier attempt polled again instead of submitted

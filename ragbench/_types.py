@@ -11,10 +11,15 @@ import numbers
 import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from ._read_only import ReadOnly
 from ._trace_groups import current_group
+
+# A value as JSON holds it, for payloads whose shape is open (a vendor's request body, a record's extras): unlike
+# `Any`, a reader must narrow it (isinstance) before using it. Shapes that are known get a TypedDict or a dataclass.
+JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
+JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 
 def _copied(value: Any) -> Any:

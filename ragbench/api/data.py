@@ -9,7 +9,8 @@ ValueError, not a RecursionError), `objects` (only the JSON objects of a stream 
 task's data is); `replacing` (a file written whole or not at all: a corpus a command builds);
 `load_callable` (an option naming "module:function"); `packaged_yaml` (a YAML file a package ships, parsed
 once per process, each caller given its own copy) and `section` (parts of ragbench's own registry.yaml,
-which the built-in packages' `ragbench_catalog` hooks serve).
+which the built-in packages' `ragbench_catalog` hooks serve); `JsonValue` and `JsonObject` (the types of JSON
+whose shape is open, such as a vendor's request body: a reader narrows them before use).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._builtin import packaged_yaml, section
+    from ragbench._types import JsonObject, JsonValue
     from ragbench._imports import load_callable
     from ragbench._storage.datafiles import data_dir, resolve_data_file
     from ragbench._storage.files import replacing
@@ -31,5 +33,6 @@ _MODULES = {
     "ragbench._storage.files": ("replacing",),
     "ragbench._imports": ("load_callable",),
     "ragbench._builtin": ("packaged_yaml", "section"),
+    "ragbench._types": ("JsonValue", "JsonObject"),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

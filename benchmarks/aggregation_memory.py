@@ -40,7 +40,7 @@ CHILD = r"""
 import json, resource, sys, time
 from ragbench._registry import installed_registry
 from ragbench._run.assemble import ResultsSettings, run_results
-from ragbench._run.planning import plan
+from ragbench._run.plan.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
 

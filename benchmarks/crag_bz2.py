@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragbench._run.workers import usable_cores
+from ragbench._run.lifetime.workers import usable_cores
 from ragbench.tasks.crag.loader import _bz2_stream, parallel_bz2, read_task3_archive
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
 

@@ -18,7 +18,7 @@ import random
 import time
 
 from ragbench._context import Context
-from ragbench._run.resources import RunResources
+from ragbench._run.lifetime.resources import RunResources
 from ragbench._types import Document, Example
 from ragbench.tasks.crag.embedder import BatchingEmbedder
 from ragbench.tasks.crag.pages import Offload, PageProcessor, html_to_sentences

@@ -66,8 +66,8 @@ import time
 from pathlib import Path
 
 from ragbench._registry import installed_registry
-from ragbench._run import workers
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.lifetime import workers
 from ragbench.tasks.crag.embedder import ModelSpec
 from ragbench.tasks.crag.loader import parallel_bz2, read_task3_archive
 from ragbench.tasks.crag.pages import html_to_sentences

@@ -112,7 +112,7 @@ def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool
 
 
 def pilot_of(figures: list[dict[str, float]]) -> Any:
-    from ragbench._run.estimate_figures import Totals
+    from ragbench._run.estimate.figures import Totals
 
     totals = Totals()
     for each in figures:
@@ -127,7 +127,7 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
     it lands)."""
     from ragbench._records import read_samples
     from ragbench._reports.cost.prices import ModelPrices, read_price_table
-    from ragbench._run.estimate_figures import example_figures
+    from ragbench._run.estimate.figures import example_figures
     from ragbench._values.run_config import RunConfig
 
     judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []

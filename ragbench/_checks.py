@@ -1,6 +1,6 @@
 """The pre-flight's problem collector (`Preflight`) and the probes plugin hooks use (a task's first
 records, UTF-8, an HTTP service answering): part of the contract, beside Task, System and Metric, whose
-`preflight` hooks receive it; ragbench._run.preflight runs the whole pre-flight.
+`preflight` hooks receive it; ragbench._run.plan.preflight runs the whole pre-flight.
 """
 
 from __future__ import annotations

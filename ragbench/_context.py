@@ -19,9 +19,9 @@ from ._types import Document, Step
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 
 if TYPE_CHECKING:
-    from ._nli import NLI  # the run's, built with the judges (ragbench._run.metric_models)
+    from ._nli import NLI  # the run's, built with the judges (ragbench._run.models.metric_models)
     from ._retrieval.handle import Retrieval
-    from ._run.resources import RunResources
+    from ._run.lifetime.resources import RunResources
 
 
 class JudgedDeclaration(Protocol):

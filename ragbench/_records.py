@@ -102,7 +102,7 @@ class SampleRecord(ReadOnly):
     scores: dict[str, float | None] = field(default_factory=dict)
     score_errors: dict[str, str] = field(default_factory=dict)
     counted: dict[str, dict[str, int]] = field(default_factory=dict)  # per metric, its counted events
-    # per judged metric scored by several raters, their values (ragbench._run.judge_raters.rating_entry)
+    # per judged metric scored by several raters, their values (ragbench._run.judges.raters.rating_entry)
     judge_ratings: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     bad_record: bool = False

@@ -131,7 +131,7 @@ def exit_when_stuck(message: Callable[[int], str], grace: float = 1.0) -> Iterat
     exception native code swallowed; when the main thread has not ended the process `grace` seconds
     later, the watcher prints `message(signal)` and exits (128 + the signal). Files are written line by
     line and flushed, so nothing finished is lost; the worker processes end with this process
-    (ragbench._run.workers)."""
+    (ragbench._run.lifetime.workers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -44,7 +44,7 @@ def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **c
 def preflight_problems(tmp_path: Path, **config) -> list[str]:
     """Every problem the pre-flight of a run of `config` finds (it must find one), in the order said."""
     from ragbench._checks import PreflightError
-    from ragbench._run.preflight import preflight
+    from ragbench._run.plan.preflight import preflight
 
     try:
         preflight(RunConfig(output=str(tmp_path / "run"), **config), installed_registry())

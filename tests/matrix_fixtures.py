@@ -722,7 +722,7 @@ def task_examples(
     """The first `limit` examples of the cell's task, as the run will read them (read once per task), whether
     they carry documents of their own (`Task.own_documents`) and what its metrics call ("judge", "nli")."""
     if (task, limit) not in _EXAMPLES:
-        from ragbench._run.planning import plan
+        from ragbench._run.plan.planning import plan
         from ragbench._values.run_config import RunConfig
 
         planned = plan(

@@ -13,7 +13,7 @@ from pathlib import Path
 from helpers import run
 from ragbench._records import saved_lines
 from ragbench._run.assemble import ResultsSettings, run_results
-from ragbench._run.planning import plan
+from ragbench._run.plan.planning import plan
 from ragbench._storage.rundir import RunDir
 from ragbench._values.run_config import RunConfig
 from ragbench.testing import installed_registry

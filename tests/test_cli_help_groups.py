@@ -1,5 +1,5 @@
 """`ragbench --help` and `ragbench check --help` show the run's options by topic: every option once, under the
-group ragbench._cli.help_groups names for it; an option added without a group fails here."""
+group ragbench._cli.run.help_groups names for it; an option added without a group fails here."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from ragbench._cli.help_groups import RUN_HELP_GROUPS, UNGROUPED
 from ragbench._cli.main import check_command, main
+from ragbench._cli.run.help_groups import RUN_HELP_GROUPS, UNGROUPED
 
 OPTION_LINE = re.compile(r"^  (?:-\w, )?(--[\w-]+)")
 

@@ -201,7 +201,7 @@ def test_the_viewer_shows_the_cost_columns(tmp_path):
 
 
 def test_a_rescore_recomputes_the_cost_of_a_correct_answer_for_its_metrics(tmp_path):
-    from ragbench._run.rescore_run import rescore_run
+    from ragbench._run.rescore.rescore_run import rescore_run
     from ragbench.testing import installed_registry
 
     _, first, _ = scripted_run(tmp_path, "one", [{"pattern": "France", "response": "Paris"}, {"response": "no"}])

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from ragbench._run.evaluator import RunConfig
-from ragbench._run.preflight import preflight
+from ragbench._run.plan.preflight import preflight
 from ragbench.api.engines import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo

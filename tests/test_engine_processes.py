@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-import ragbench._run.reaper
+import ragbench._run.models.reaper
 from process_tree import HAVE_PROC, processes
-from ragbench._run.reaper import MARKER_ENV, Reaper, reap
+from ragbench._run.models.reaper import MARKER_ENV, Reaper, reap
 from ragbench.api.engines import Engine
 
 pytestmark = pytest.mark.skipif(
@@ -178,10 +178,20 @@ def test_the_reaper_process_starts_without_site_packages_and_imports_only_what_i
         command = list(reaper._process.args)  # as started (its /proc cmdline is empty for a moment while it execs)
     finally:
         reaper.close()
-    assert command[1:4] == ["-I", "-S", ragbench._run.reaper.__file__]
+    assert command[1:4] == ["-I", "-S", ragbench._run.models.reaper.__file__]
     # as the run starts it, for a process that is not its parent (pid 1): it returns at once, finding nothing marked
     started = subprocess.run(
-        [sys.executable, "-I", "-S", "-X", "importtime", ragbench._run.reaper.__file__, "1", os.urandom(8).hex(), "0"],
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-X",
+            "importtime",
+            ragbench._run.models.reaper.__file__,
+            "1",
+            os.urandom(8).hex(),
+            "0",
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -136,7 +136,7 @@ def test_the_gpu_embedder_turns_cudnn_attention_off(monkeypatch, tmp_path):
 def test_a_run_starts_no_more_example_workers_than_limit_lets_run(tmp_path, monkeypatch, limit, max_inflight, workers):
     """Each worker takes records until none is left: one more than --limit's records only starts and stops (a
     2-example run started 64). The records all run, whatever the number."""
-    from ragbench._run.attempt import FreshRun
+    from ragbench._run.modes.attempt import FreshRun
 
     started = []
     worker = FreshRun.worker

@@ -1,5 +1,5 @@
 """fictional_multihop: the shipped multi-hop task over its own corpus (tasks/fictional_multihop), searched with a
-BM25 index ragbench builds on first use when a run names no retriever (ragbench._run.task_corpus)."""
+BM25 index ragbench builds on first use when a run names no retriever (ragbench._run.plan.task_corpus)."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ def test_the_table_check_refuses_an_arrow_up_or_sideways_and_a_plugin_reaching_i
     units = {
         "_storage": {"_run": ["ragbench._storage.x -> ragbench._run.y"]},
         "_run": {"_view": ["v"]},
-        "tasks": {"_run": ["ragbench.tasks.crag.loader -> ragbench._run.workers"], "api": ["fine"]},
+        "tasks": {"_run": ["ragbench.tasks.crag.loader -> ragbench._run.lifetime.workers"], "api": ["fine"]},
     }
     problems = layers.against_table(units)
     assert [p.split(" (")[0] for p in problems] == ["_run -> _view", "_storage -> _run", "tasks -> _run"]

@@ -1,4 +1,4 @@
-"""`--judge-repeats K` and several judges: every judged metric scored again by each rater (ragbench._run.judge_raters),
+"""`--judge-repeats K` and several judges: every judged metric scored again by each rater (ragbench._run.judges.raters),
 the values kept in the sample's `judge_ratings`, summed up in results.json `judge_agreement`, report.md and the
 console; the headline is the run's without raters, and a run without them is as it was."""
 
@@ -14,7 +14,7 @@ from helpers import samples
 from ragbench._reports.judging.judge_agreement import judge_agreement_lines
 from ragbench._reports.results.file import read_results
 from ragbench._reports.statistics.rater_agreement import agreement, judged_interval
-from ragbench._run.judge_raters import headline_draws, headline_is_a_rater, raters
+from ragbench._run.judges.raters import headline_draws, headline_is_a_rater, raters
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site

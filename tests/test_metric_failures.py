@@ -108,7 +108,7 @@ def test_resume_scores_only_the_failed_metrics_examples_again_without_running_th
     traces = {i: r["trace"] for i, r in saved(tmp_path).items()}
     scoring_plugin.FAILING.clear()
     loaded = []
-    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **k: loaded.append(model))
+    monkeypatch.setattr("ragbench._run.models.run_engines.load_engine", lambda model, **k: loaded.append(model))
     resumed = evaluate(tmp_path, ["match", "scored:raise"], resume=True)
     assert loaded == []  # no engine of the system loaded
     assert scoring_plugin.CALLS["system"] == 6  # and the system's model never called again
@@ -162,7 +162,7 @@ def test_a_saved_score_that_is_not_a_number_is_counted_not_a_crash_and_resume_sc
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[1]["scores"]["scored:numpy"] = "0.5"  # what an older ragbench saved for numpy.float32(0.5)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench._run.planning import plan
+    from ragbench._run.plan.planning import plan
 
     [planned] = plan(
         RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()
@@ -182,7 +182,7 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     records = [json.loads(line) for line in path.read_text().splitlines()]
     del records[1]["scores"]["scored:numpy"]  # saved by an older version of the metric, without this key
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    from ragbench._run.planning import plan
+    from ragbench._run.plan.planning import plan
 
     [planned] = plan(
         RunConfig(tasks=["demo"], metrics=["match", "scored:numpy"]).plan_request(), scoring_plugin.registry()

@@ -10,7 +10,7 @@ from conftest import TEST_DATA, write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli_here, cli_run_args, run
 from ragbench._metric import fits
-from ragbench._run.planning import metric_names
+from ragbench._run.plan.planning import metric_names
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
 from test_crag_task import EMBEDDER

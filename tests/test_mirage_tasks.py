@@ -11,7 +11,7 @@ import pytest
 from conftest import TEST_DATA
 from matrix_fixtures import cell_config
 from ragbench._run.evaluator import Evaluator
-from ragbench._run.planning import plan
+from ragbench._run.plan.planning import plan
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Document, Example
 from ragbench.testing import installed_registry

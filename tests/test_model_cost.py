@@ -88,7 +88,7 @@ def test_the_default_model_is_named_hf_embedded_in_the_console_results_and_repor
     """--model left at its default: the run loads the embedded model, and every place that names the model
     that answered says `hf:embedded`, never "?". The engine loaded for the default answers as scripted:echo
     (the real model is test_demo_with_embedded_model's), so the name must come from the default itself."""
-    from ragbench._run import run_engines
+    from ragbench._run.models import run_engines
     from ragbench.testing import load_engine
 
     asked = []
@@ -146,7 +146,7 @@ def record_with(trace=(), judge_trace=()):
 def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
     """`ctx.record_step` in a metric (umbrela's judged qrels pairs) puts a custom step among the judge's calls:
     neither judge_cost nor the estimate's figures count it as a call."""
-    from ragbench._run.estimate_figures import example_figures
+    from ragbench._run.estimate.figures import example_figures
 
     recorded = step_from_dict({"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}})
     record = record_with(judge_trace=[llm_step(1000, 10, name="judge:umbrela", role="judge"), recorded])

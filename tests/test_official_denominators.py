@@ -148,7 +148,7 @@ def test_the_table_shows_the_headline_and_the_answered_only_view_with_counts(tmp
 
 
 def test_a_rescored_run_keeps_the_official_headline(tmp_path):
-    from ragbench._run.rescore_run import rescore_run
+    from ragbench._run.rescore.rescore_run import rescore_run
 
     mirage = PARITY["mirage_medqa"]
     lines = [{"id": key, "output": outputs[0]} for key, outputs in mirage["files"].items() if outputs]

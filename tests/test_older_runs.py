@@ -18,7 +18,7 @@ from helpers import cli_here
 from ragbench._reports.compare.comparison import compare_runs, load_run
 from ragbench._reports.results.file import NewerResults, normalized_results, read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.rescore_run import rescore_run
+from ragbench._run.rescore.rescore_run import rescore_run
 from ragbench._storage.jsonl import strict_json
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import NotFound, Site

@@ -11,7 +11,7 @@ import pytest
 import ragbench.tasks.flashrag
 from conftest import TEST_DATA
 from helpers import cli_here
-from ragbench._run.preflight import preflight
+from ragbench._run.plan.preflight import preflight
 from ragbench._values.run_config import RunConfig
 from ragbench.testing import PreflightError, Registry, installed_registry
 

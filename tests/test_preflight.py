@@ -102,7 +102,9 @@ def test_an_empty_data_file_is_refused(tmp_path):
 def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, monkeypatch):
     path = tmp_path / "popqa.jsonl"
     path.write_text("question,answers\nwho?,me\n")
-    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(
+        "ragbench._run.models.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded")
+    )
     [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
     assert f"task popqa: none of the first 2 record(s) of {path} is usable" in line and "not valid JSON" in line
 
@@ -274,7 +276,9 @@ class NoReflectionTokens(ScriptedEngine):
 
 
 def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._run.run_engines.load_engine", lambda model, **options: NoReflectionTokens("echo"))
+    monkeypatch.setattr(
+        "ragbench._run.models.run_engines.load_engine", lambda model, **options: NoReflectionTokens("echo")
+    )
     out = tmp_path / "run"
     evaluator = Evaluator(
         RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out), progress=False),

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._run.planning import plan
+from ragbench._run.plan.planning import plan
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Document
 from ragbench.testing import installed_registry

@@ -55,7 +55,7 @@ def test_installed_registry_is_a_new_one_each_call():
     "target",
     [
         "ragbench._run.evaluator:Evaluator",
-        "ragbench._run.rescore_run:rescore_run",
+        "ragbench._run.rescore.rescore_run:rescore_run",
         "ragbench._engines:load_engine",
         "ragbench._retrieval:load_retriever",
         "ragbench._retrieval.index.built:build_index",

@@ -14,7 +14,7 @@ from conftest import write_jsonl
 from helpers import samples, task_counts
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.rescore_run import rescore_run
+from ragbench._run.rescore.rescore_run import rescore_run
 from ragbench.api import ConfigError
 from ragbench.testing import Registry, cli, installed_registry
 from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)

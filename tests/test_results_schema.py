@@ -19,7 +19,7 @@ from helpers import cli_here, cli_run_args
 from ragbench._reports.results.file import NewerResults, read_results, results_text
 from ragbench._reports.results.schema import SCHEMA_VERSION, Results, json_schema
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.rescore_run import rescore_run
+from ragbench._run.rescore.rescore_run import rescore_run
 from ragbench.api import ConfigError
 from ragbench.api.data import parse_json
 from ragbench.testing import installed_registry

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from helpers import cli_here, cli_run_args
-from ragbench._run.planned_run import RecordsToDo
+from ragbench._run.modes.planned_run import RecordsToDo
 from ragbench.api import ConfigError
 from test_resume_data_changes import RECORDS, TASK, closed_book_run
 

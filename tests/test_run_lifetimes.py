@@ -18,7 +18,7 @@ from crag_helpers import tokenizer_dir
 from helpers import comparable, samples
 from process_tree import children
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.lifecycle import run_together
+from ragbench._run.lifetime.lifecycle import run_together
 from ragbench._storage.rundir import RunDir
 from ragbench.api.run import RunResources, Workers
 from ragbench.tasks.crag.pages import Offload, PageProcessor

@@ -1,4 +1,4 @@
-"""A run's mode (ragbench._run.run_modes) is decided once, from its options and its folder, before any engine
+"""A run's mode (ragbench._run.modes.run_modes) is decided once, from its options and its folder, before any engine
 loads: fresh without --resume; on --resume, finished (results.json read back), rebuilt (results.json lost),
 score-only (a metric failed) or resumed (a sample lost)."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from ragbench._run.attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
+from ragbench._run.modes.attempt import FreshRun, ResumedRun, ScoreOnlyRun
+from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
 from ragbench._run.services import RunServices
 from ragbench.testing import installed_registry
 from test_resume_data_changes import RECORDS, TASK
@@ -52,7 +52,7 @@ def no_engine_loads(monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("an engine loaded before the mode was decided")
 
-    monkeypatch.setattr("ragbench._run.run_engines.load_engine", refused)
+    monkeypatch.setattr("ragbench._run.models.run_engines.load_engine", refused)
 
 
 def test_a_run_without_resume_is_a_fresh_run(tmp_path, monkeypatch):

@@ -1,6 +1,6 @@
 """A run's services open in stages, each returning what the next takes (ragbench._run.services): no handle is
 left on `RunServices` to be set later, the calls return what they report as they end, and the records to do hold
-their own checkpoints (ragbench._run.planned_run.RecordsToDo). run.json reads typed (`RunRecord`), a damaged one
+their own checkpoints (ragbench._run.modes.planned_run.RecordsToDo). run.json reads typed (`RunRecord`), a damaged one
 refused in one line."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragbench._reports.results.run_record import RunRecord
-from ragbench._run.cost import CallReports
+from ragbench._run.cost.run_cost import CallReports
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.services import Calls, Opened, held_services
 from ragbench._storage.rundir import RunDir

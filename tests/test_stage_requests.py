@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._run.planning import plan_scoring
+from ragbench._run.plan.planning import plan_scoring
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Preflight
 from ragbench.testing import installed_registry

@@ -52,7 +52,7 @@ def test_a_stop_signal_that_lands_in_a_finalizer_still_stops_the_command_without
 
 SECOND_SIGNAL_WHILE_CLEANING_UP = """
 import asyncio, gc, os, signal, threading
-from ragbench._run.lifecycle import Stopped, run_interruptible
+from ragbench._run.lifetime.lifecycle import Stopped, run_interruptible
 
 async def a_run():
     helper = asyncio.get_running_loop().create_task(asyncio.sleep(60))  # e.g. a scheduler's dispatcher
@@ -82,7 +82,7 @@ def test_a_second_signal_while_a_stopped_run_cleans_up_leaves_no_asyncio_report(
 
 SIGNAL_AS_THE_RUN_ENDS = """
 import asyncio, os, signal, sys
-from ragbench._run.lifecycle import run_interruptible
+from ragbench._run.lifetime.lifecycle import run_interruptible
 
 async def a_run():  # the signal lands once the run's task is done, before the loop stops: too late to cancel it
     asyncio.current_task().add_done_callback(lambda _: os.kill(os.getpid(), getattr(signal, sys.argv[1])))

@@ -1,4 +1,4 @@
-"""A system's options merge from their sources in one declared order (ragbench._run.system_options.SOURCES), and
+"""A system's options merge from their sources in one declared order (ragbench._run.plan.system_options.SOURCES), and
 docs/running.md's table of the sources is that order."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._run.system_options import SOURCES, system_options
+from ragbench._run.plan.system_options import SOURCES, system_options
 from ragbench.api import System, SystemDeclaration
 
 RUNNING = Path(__file__).resolve().parents[1] / "docs" / "running.md"

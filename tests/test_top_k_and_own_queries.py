@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from helpers import cli, cli_run_args, run
-from ragbench._run.budget_option import top_k_args
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.plan.budget_option import top_k_args
 from ragbench.api import ConfigError, System, SystemDeclaration
 from ragbench.testing import PreflightError, installed_registry
 

@@ -281,7 +281,7 @@ def test_check_says_which_trackers_are_ready(tmp_path):
 
 
 def test_an_incomplete_run_whose_logging_failed_exits_1_as_any_incomplete_run():
-    from ragbench._cli.tracker_commands import exit_after_logging
+    from ragbench._cli.run.trackers import exit_after_logging
 
     with pytest.raises(SystemExit) as incomplete:
         exit_after_logging(["a line"], complete=False)

@@ -705,7 +705,7 @@ def test_a_lookup_leaves_the_registry_as_it_was(tmp_path):
 def test_data_keys_that_are_task_files_are_registered_as_planning_checks_them(tmp_path):
     """`--data FILE.yaml=PATH`: the run's file is found by its path; a file not there is one line, said once; one
     not among --tasks is named so."""
-    from ragbench._run.planning import plan
+    from ragbench._run.plan.planning import plan
     from ragbench._values.run_config import RunConfig
     from ragbench.api import Preflight
 

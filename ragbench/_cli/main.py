@@ -16,17 +16,16 @@ import cloup
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import signal_of, stopped_by
-from .cache_command import cache_command
+from .cache.command import cache_command
 from .console import GuardedStream
-from .estimate_command import DEFAULT_PILOT, estimate_command, show_estimate
 from .export_commands import export_group
-from .help_groups import GroupedHelpGroup, with_help_groups
-from .index_commands import index_group
+from .index.commands import index_group
 from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
 from .registry import command_registry
-from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
-from .run_options import (
+from .run.estimate import DEFAULT_PILOT, estimate_command, show_estimate
+from .run.help_groups import GroupedHelpGroup, with_help_groups
+from .run.options import (
     common_kwargs,
     overwrite_option,
     resume_option,
@@ -35,13 +34,14 @@ from .run_options import (
     with_common,
     with_run_options,
 )
-from .tracker_commands import (
+from .run.trackers import (
     exit_after_logging,
     log_command,
     log_finished_run,
     requested_trackers,
     with_tracker_options,
 )
+from .run_folder_commands import compare_command, reproduce_command, rescore_command, view_command
 
 
 def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
-from .._run.interrupted import RunInterrupted, exit_interrupted, interrupt_message
+from .._run.lifetime.interrupted import RunInterrupted, exit_interrupted, interrupt_message
 from .._stop_signals import exit_if_stopped, exit_when_stuck, stopped_starting
 from .install_hints import for_this_install
 from .registry import command_registry
@@ -164,7 +164,7 @@ def stopped_at_cap(exc: Exception) -> None:
     continues it; exit 1. Anything else returns."""
     import shlex
 
-    from .._run.spending_cap import SpendingCapReached
+    from .._run.cost.spending_cap import SpendingCapReached
 
     if isinstance(exc, SpendingCapReached):
         args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]

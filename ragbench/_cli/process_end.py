@@ -28,7 +28,7 @@ def end_process(command: Callable[[], Any]) -> NoReturn:
     try:
         threads, processes, waited_for = left_running()
         stopped = isinstance(code, int) and code - 128 in STOP_SIGNALS  # it leaves its own engine calls running
-        if (threads or processes) and not stopped:  # (ragbench._run.interrupted), as its line said
+        if (threads or processes) and not stopped:  # (ragbench._run.lifetime.interrupted), as its line said
             sys.stderr.write(left_running_line(threads, processes))
     except KeyboardInterrupt as exc:  # a stop signal once the command has ended: it ends the process, as it is
         code, waited_for = 128 + signal_of(exc), True

@@ -18,7 +18,7 @@ from .._values.options import parse_assignments
 from .._values.run_config import MAX_INFLIGHT, too_many
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
-from .run_options import (
+from .run.options import (
     common_kwargs,
     data_paths,
     judge_args_of,
@@ -94,7 +94,7 @@ def rescore_command(
 ) -> None:
     """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
     failed) without running the system, into a new run folder."""
-    from .._run.rescore_run import rescore_run
+    from .._run.rescore.rescore_run import rescore_run
 
     def stopped(signum: int) -> str:
         how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"

@@ -7,7 +7,7 @@ call per k, run in a worker thread while the other examples go on. Each search i
 max(k, its `retrieval_topk`) candidates and returns the reranked top k; with a refiner (`--refiner`),
 `refine` turns a reader's documents into what it shows (ragbench._components); each is a traced step.
 
-A thread, not the worker processes (ragbench._run.workers), on measurement (docs/performance.md,
+A thread, not the worker processes (ragbench._run.lifetime.workers), on measurement (docs/performance.md,
 "Figures behind the code"): bm25s's search holds the GIL most of the time, but a good part of it is
 building the hit Documents from the docstore, which must happen in this process anyway; in the process
 pool, with Documents pickled back, it was slower with the same loop stalls (unpickling holds the GIL too);

@@ -25,8 +25,8 @@ from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
 from .._values.run_config import RunConfig
-from .judging import Judging, judging_of
-from .planning import PlannedTask
+from .judges.labels_and_prices import Judging, judging_of
+from .plan.planning import PlannedTask
 
 SEED_POLICY = (
     "every sampled call (temperature > 0) without its own seed gets sha256('{seed}:{task}:{example id}:"

@@ -1,10 +1,10 @@
 """Runs a system on tasks: examples stream in, run as coroutines (at most `max_inflight` at once,
 across all tasks), each is scored as soon as it finishes and appended to the checkpoint.
 
-Start-up order: the pre-flight (every option, data file and prerequisite; ragbench._run.preflight), the
+Start-up order: the pre-flight (every option, data file and prerequisite; ragbench._run.plan.preflight), the
 engines, each system's `check_model`, and only then the run folder, so a refused run writes nothing. What the
 run then does - a fresh run, a resume, a finished run's resume, scoring only or a rebuilt results.json - is its
-mode (ragbench._run.run_modes), decided once its folder is locked and its retrieval open.
+mode (ragbench._run.modes.run_modes), decided once its folder is locked and its retrieval open.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from .._registry import Registry
 from .._storage.rundir import RunDir
 from .._values.run_config import RunConfig
 from .example import sample_record
-from .interrupted import RunInterrupted
+from .lifetime.interrupted import RunInterrupted
+from .lifetime.workers import refuse_in_worker_start
+from .modes.planned_run import PlannedRun
+from .modes.run_modes import run_mode
 from .outcome import RunOutcome
-from .planned_run import PlannedRun
-from .planning import PlannedTask
-from .preflight import check_free_space, own_query_warnings, preflight
-from .run_modes import run_mode
+from .plan.planning import PlannedTask
+from .plan.preflight import check_free_space, own_query_warnings, preflight
 from .services import RunServices, held_services
-from .workers import refuse_in_worker_start
 
 log = logging.getLogger(__name__)
 

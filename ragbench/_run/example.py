@@ -22,8 +22,8 @@ from .._task import Task
 from .._types import Example, Prediction, Step
 from .._values.ceiling import ExampleCeiling
 from .._values.urls import redacted
-from .judge_raters import Rater, headline_is_a_rater, raters, rating_entry
-from .planning import PlannedTask
+from .judges.raters import Rater, headline_is_a_rater, raters, rating_entry
+from .plan.planning import PlannedTask
 from .plugin_values import Sample, prediction_problem, writable_sample
 from .services import ExampleServices
 
@@ -192,7 +192,7 @@ class PredictionScores(NamedTuple):
     tracebacks: dict[str, str]  # metric -> the traceback of what it raised (`PluginCall.traceback`)
     judge_trace: list[Step]  # the metrics' judge calls
     counted: dict[str, dict[str, int]]  # metric -> its counted events
-    judge_ratings: dict[str, dict[str, Any]]  # metric -> its raters' values (ragbench._run.judge_raters)
+    judge_ratings: dict[str, dict[str, Any]]  # metric -> its raters' values (ragbench._run.judges.raters)
 
 
 class MetricScoring(NamedTuple):
@@ -292,7 +292,7 @@ async def score_prediction(
     them, count against one ceiling of its own (of the run's, `services.ceiling`): past it, the metric (or the
     rater) fails on this example. A judged metric that
     scored is scored again by each of its raters (`services.judge_repeats`, several judges:
-    ragbench._run.judge_raters); a rater that fails is named in its ratings, and the metric's scores are the
+    ragbench._run.judges.raters); a rater that fails is named in its ratings, and the metric's scores are the
     headline's still."""
     job = ScoringJob(planned, example.read_only(), prediction.read_only(), services)
     scores: dict[str, Any] = {}

@@ -3,7 +3,7 @@ and the run folder it was made with, then (after the pre-flight and the folder's
 pipeline components with their models (`OpenRetrieval`), the run's resources (worker processes, page caches),
 the engines, the response cache - put together as `Opened` - and, inside the run's event loop, the scheduler,
 the call recorder and the handles every example reaches (`Calls`, `run_calls`), which end with the statistics
-they report (`CallReports`). Every mode of a run (ragbench._run.run_modes) and `ragbench rescore` set up through
+they report (`CallReports`). Every mode of a run (ragbench._run.modes.run_modes) and `ragbench rescore` set up through
 it, each opening what it needs (rescore: no retriever and no system model), and it closes everything it opened,
 in the reverse order, whatever way the run ends: an interrupted run (`interrupted`) leaves the engines and the
 retriever to the process's exit (a worker thread may still be in one) and does not wait for worker calls still
@@ -44,12 +44,12 @@ from .._storage.cache import ResponseCache
 from .._storage.rundir import RunDir
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
-from .cost import CallReports, ServiceReports
-from .metric_models import CallRoute, MetricModels
-from .planning import PlannedTask
-from .resources import RunResources
-from .run_engines import Engines, load_engines
-from .spending_cap import CapStopped, SpendingCap, spending_cap
+from .cost.run_cost import CallReports, ServiceReports
+from .cost.spending_cap import CapStopped, SpendingCap, spending_cap
+from .lifetime.resources import RunResources
+from .models.metric_models import CallRoute, MetricModels
+from .models.run_engines import Engines, load_engines
+from .plan.planning import PlannedTask
 
 T = TypeVar("T")
 
@@ -157,7 +157,7 @@ class RunServices:
     def open_engines(
         self, planned: list[PlannedTask], system: bool = True, preloading: threading.Thread | None = None
     ) -> Engines:
-        """The engines (ragbench._run.run_engines), once the imports `preloading` began have ended."""
+        """The engines (ragbench._run.models.run_engines), once the imports `preloading` began have ended."""
         if preloading is not None:
             preloading.join()
         engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)

@@ -11,7 +11,7 @@ One SQLite file (WAL, ragbench._storage.sqlite_store: reads and batched writes i
 under concurrent runs; entries are immutable, so racing writers store the same value) shared by
 every task of a run: `$RAGBENCH_PAGE_CACHE`, else `~/.cache/ragbench/pages.sqlite`; a task
 option or `--page-cache PATH` names another, `off` disables it. A run opens its caches through its
-own `PageCaches` (ragbench._run.resources) and closes them when it ends: two runs in one process
+own `PageCaches` (ragbench._run.lifetime.resources) and closes them when it ends: two runs in one process
 each have theirs, even on the same file. Hits, misses and the file's size are reported in
 results.json (`cost.page_cache`) and on the console.
 """

@@ -15,7 +15,7 @@ fork shares with the child (O_CLOEXEC drops it only at an exec), so a plugin's h
 kept the folder locked after the run ended, and `--resume` was refused. A forked child closes its copy at
 once (`_close_in_child`, an at-fork hook, for `os.fork` and multiprocessing's fork); `release` unlocks the
 open file itself, for a child forked by C code (no at-fork hook runs there); and a run killed while such a
-child lives has the child killed by its reaper (ragbench._run.reaper), or names it (`describe`). Locks keyed
+child lives has the child killed by its reaper (ragbench._run.models.reaper), or names it (`describe`). Locks keyed
 to the process (POSIX record locks, which no fork inherits) were the alternative: two handles in one process
 would no longer exclude each other, and closing any descriptor of the file drops the process's lock.
 

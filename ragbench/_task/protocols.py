@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .._types import Example
 
 if TYPE_CHECKING:
-    from .._run.resources import RunResources
+    from .._run.lifetime.resources import RunResources
 
 Task = Any  # any ragbench._task.Task (not imported: Task's config reads `plot_keys` from here)
 
@@ -34,7 +34,7 @@ class UsesRunResources(Protocol):
 
     def bind(self, resources: RunResources) -> None:
         """Called by the run before anything else (before `examples` and `setup`): the run's worker
-        processes, page caches and shared models (ragbench._run.resources), which the run closes. A
+        processes, page caches and shared models (ragbench._run.lifetime.resources), which the run closes. A
         task that works in the worker processes names the modules they should import here
         (`resources.workers.warm(...)`), so that they start warm while the engines load."""
 
@@ -110,7 +110,7 @@ class SystemDefaults(Protocol):
 @runtime_checkable
 class OwnCorpus(Protocol):
     """An open-domain task that ships the corpus its questions are answered from: a run that names no
-    `--retriever` searches a BM25 index of it (ragbench._run.task_corpus), so it needs nothing but the task."""
+    `--retriever` searches a BM25 index of it (ragbench._run.plan.task_corpus), so it needs nothing but the task."""
 
     corpus: Path  # a passage file `ragbench index build` reads (JSONL {id, title, text}, DPR TSV)
 

@@ -96,7 +96,7 @@ def index_by_key(retriever_args: dict[str, Any], shipped_corpus_index: bool) -> 
 
 @dataclass(frozen=True)
 class PlanRequest:
-    """What planning reads of a run (ragbench._run.planning): its tasks and their options, its system and the
+    """What planning reads of a run (ragbench._run.plan.planning): its tasks and their options, its system and the
     options it is given, its metrics and their options, and which judge and NLI models the metrics may call."""
 
     tasks: tuple[str, ...]
@@ -118,7 +118,7 @@ class PlanRequest:
 @dataclass(frozen=True)
 class EngineRequest:
     """The engines a run names, each with its options: what the pre-flight checks and the run then loads
-    (ragbench._run.preflight.check_engines, ragbench._run.run_engines.load_engines)."""
+    (ragbench._run.plan.preflight.check_engines, ragbench._run.models.run_engines.load_engines)."""
 
     model: str | None  # None: the embedded default
     model_args: Mapping[str, Any]
@@ -176,7 +176,9 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
     human_labels: str | None = None  # --human-labels FILE (ragbench._reports.judging.human_labels)
     price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.cost.judge_cost)
-    max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short (ragbench._run.spending_cap)
+    max_cost: float | None = (
+        None  # --max-cost DOLLARS: this command's calls stop short (ragbench._run.cost.spending_cap)
+    )
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(

@@ -24,14 +24,14 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._cli.plugin_commands import config_errors_exit, exit_if_skipped
     from ragbench._reports.results.finished_run import FinishedRun, finished_run
     from ragbench._reports.results.run_rankings import RunRankings, run_rankings
-    from ragbench._run.resources import RunResources
-    from ragbench._run.workers import Workers, ready_threads, usable_cores
+    from ragbench._run.lifetime.resources import RunResources
+    from ragbench._run.lifetime.workers import Workers, ready_threads, usable_cores
     from ragbench._storage.files import write_atomically
     from ragbench._storage.page_cache import PageCache, content_key
 
 _MODULES = {
-    "ragbench._run.resources": ("RunResources",),
-    "ragbench._run.workers": ("Workers", "usable_cores", "ready_threads"),
+    "ragbench._run.lifetime.resources": ("RunResources",),
+    "ragbench._run.lifetime.workers": ("Workers", "usable_cores", "ready_threads"),
     "ragbench._storage.page_cache": ("PageCache", "content_key"),
     "ragbench._checks": ("probe_data", "unreachable"),
     "ragbench._cli.plugin_commands": ("config_errors_exit", "exit_if_skipped"),

@@ -37,7 +37,7 @@ from .._records import SampleRecord
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ExampleDocs, ProvidedRetriever
-from .._run.resources import RunResources
+from .._run.lifetime.resources import RunResources
 from .._task import Task
 from .._task.protocols import UsesRunResources
 from .._types import Document, Step, trace_prompts

@@ -22,7 +22,7 @@ from .._retrieval.handle import Retrieval
 from .._retrieval.provided import ProvidedRetriever
 from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
-from .._run.planning import PlannedTask
+from .._run.plan.planning import PlannedTask
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler
 from .._storage.rundir import RunDir

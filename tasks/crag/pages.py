@@ -5,7 +5,7 @@ models/rag_llama_baseline.py ChunkExtractor._extract_chunks: BeautifulSoup(html,
 .get_text(" ", strip=True), blingfire sentence offsets, each sentence cut to 1,000 characters;
 a page without text gives one empty sentence. Systems that read pages themselves get the same
 sentences joined into passages of about 100 words. Pages are parsed in the run's worker processes
-(`RunResources.workers`, ragbench._run.workers: a share of an example's pages per worker), so parsing
+(`RunResources.workers`, ragbench._run.lifetime.workers: a share of an example's pages per worker), so parsing
 runs beside the LLM calls of other examples and never on the loop; results go to the run's page
 cache (ragbench._storage.page_cache) under a hash of the page and of the processing (parser and
 splitter versions included).

@@ -46,7 +46,7 @@ class PageWork:
         if self.offload is None:
             raise RuntimeError(
                 f"task {self.task} works on a run's resources: the evaluator binds it (UsesRunResources"
-                ".bind); outside a run, bind it to a ragbench._run.resources.RunResources"
+                ".bind); outside a run, bind it to a ragbench._run.lifetime.resources.RunResources"
             )
         return self.offload
 

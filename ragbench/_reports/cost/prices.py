@@ -268,7 +268,7 @@ class TokenUsage:
 
 def usd_of(price: Price, prompt: int, completion: int, read: int = 0, write: int = 0, write_1h: int = 0) -> float:
     """One call's dollars at `price`, as results.json prices them; prompt-cache tokens the entry has no price for at
-    the prompt's (a --max-cost counts them at no less: ragbench._run.spending_cap)."""
+    the prompt's (a --max-cost counts them at no less: ragbench._run.cost.spending_cap)."""
     usd = _priced_tokens(Priced("", "", price, None), [1, prompt, completion, read, write, write_1h])["usd"]
     return float(usd) if usd is not None else (prompt * price["prompt"] + completion * price["completion"]) / PER
 

@@ -1,5 +1,5 @@
 """results.json `judge_agreement`: per task and judged key, how far the raters of its examples agree (the repeats of
-a sampled judge, several judges: ragbench._run.judge_raters) and the headline's interval with the judge's variance
+a sampled judge, several judges: ragbench._run.judges.raters) and the headline's interval with the judge's variance
 in it, gathered from the samples' `judge_ratings`; report.md and the console show it beside the numbers.
 
 Per key: the raters, the examples two of them or more rated, percent agreement, Cohen's kappa (two raters),

@@ -33,7 +33,7 @@ class _AttemptCost(CallCounts):
 
 class AttemptCost(_AttemptCost, total=False):
     """One attempt's cost (a run's first, a resume, a rescoring): its id, the examples it saved, its wall time and
-    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._run.cost)."""
+    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._run.cost.run_cost)."""
 
     interrupted: bool
 

@@ -1,0 +1,1 @@
+"""`ragbench cache`: the caches ragbench keeps outside run folders, listed, pruned and removed one by one."""

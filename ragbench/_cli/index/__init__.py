@@ -1,0 +1,1 @@
+"""`ragbench index build` and `ragbench index cache`, and the index cache's listing."""

@@ -1,0 +1,204 @@
+"""`ragbench index build` and `ragbench index cache`: the command line of `ragbench._retrieval.index.built.build_index`
+and of the index cache (`ragbench._retrieval.index.cache_listing`).
+
+Kept light: the retriever's own module (bm25s, torch) is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..._errors import ConfigError
+from ..._values.options import parse_assignments
+from ..plugin_commands import config_errors_exit, exit_if_skipped
+from ..registry import command_registry
+
+if TYPE_CHECKING:
+    from ..._retrieval.index.built import Manifest
+
+
+@click.group("index")
+def index_group() -> None:
+    """Build on-disk retrieval indexes, once; runs memory-map them (--retriever-arg index=DIR). List and clean
+    the cache of indexes built on first use. Plugins add corpus builders here (e.g. omnieval-corpus)."""
+
+
+@index_group.command("build")
+@click.option(
+    "--corpus",
+    required=True,
+    help="DPR psgs_w100.tsv (id, text, title), JSONL {id, title, contents|text}, "
+    "FlashRAG's JSONL {id, contents} (the title on its first line), or a folder of Hugging Face datasets' "
+    "save_to_disk (rows read as JSONL records)",
+)
+@click.option(
+    "--retriever",
+    "kind",
+    required=True,
+    help="bm25, dense or flashrag_bm25 (FlashRAG's bm25s files; ragbench list retrievers)",
+)
+@click.option("--out", required=True, help="index folder to create")
+@click.option(
+    "--model",
+    default=None,
+    help="dense encoder: sentence-transformers folder or hub name "
+    "(default BAAI/bge-large-en-v1.5; 'embedded' = the packaged all-MiniLM-L6-v2)",
+)
+@click.option(
+    "--build-arg",
+    multiple=True,
+    metavar="K=V",
+    help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
+    "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense); "
+    "language (flashrag_bm25)",
+)
+@click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
+@click.option("--no-title", is_flag=True, help="index the passage text alone (default: title + newline + text)")
+@click.option(
+    "--split",
+    default=None,
+    metavar="tokens:SIZE:OVERLAP[:ENCODING]",
+    help="cut documents longer than "
+    "SIZE characters into chunks of SIZE tokens overlapping by OVERLAP first (llama-index "
+    "TokenTextSplitter; OmniEval's corpus: tokens:2048:256, tiktoken cl100k_base); chunk ids <id>#<n>",
+)
+@click.option(
+    "--split-header",
+    default=None,
+    metavar="TEMPLATE",
+    help="with --split: the metadata text each "
+    "document renders, over {title}, taken off every chunk's token budget as llama-index does "
+    "(OmniEval's corpus: 'Title=>{title}'; default none)",
+)
+@click.option("--overwrite", is_flag=True, help="replace an existing index folder")
+@click.option("--no-progress", is_flag=True, help="no progress bar")
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[ADDRESS]",
+    help="analyse the passages on a pool of Ray actors (bm25, lucene_bm25, flashrag_bm25, dense): the same index, "
+    "built in parallel; resumes a killed build. ADDRESS: a cluster's (auto, HOST:6379); alone: $RAY_ADDRESS's, "
+    "else a Ray of this machine",
+)
+@click.option("--workers", type=int, default=None, help="with --ray: worker actors (default: a CPU, dense: a GPU each)")
+@click.option("--shards", type=int, default=None, help="with --ray: split the index into S shards too (INDEX/shards-S)")
+def build_command(
+    corpus: str,
+    kind: str,
+    out: str,
+    model: str | None,
+    build_arg: tuple[str, ...],
+    chunk_size: int,
+    no_title: bool,
+    split: str | None,
+    split_header: str | None,
+    overwrite: bool,
+    no_progress: bool,
+    ray_address: str | None,
+    workers: int | None,
+    shards: int | None,
+) -> None:
+    """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
+    from ..._retrieval.index.built import build_index
+
+    with config_errors_exit(output_option="--out"):
+        options = parse_assignments(build_arg, "--build-arg")
+        if model is not None:
+            options["model"] = model
+        build: dict[str, Any] = {
+            "chunk_size": chunk_size,
+            "title": not no_title,
+            "overwrite": overwrite,
+            "progress": not no_progress,
+            "split": split,
+            "split_header": split_header,
+        }
+        if ray_address is None and (workers, shards) != (None, None):
+            raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
+        if ray_address is not None:
+            manifest = parallel_build(corpus, out, kind, options, build, ray_address, workers, shards)
+        else:
+            manifest = build_index(corpus, out, kind, options, registry=command_registry(), **build)
+    click.echo(f"{manifest.retriever} index of {manifest.doc_count} passages in {out} ({manifest.build_seconds:.1f} s)")
+    exit_if_skipped(
+        manifest.errors,
+        "bad record skipped",
+        f"{manifest.bad_records} bad record(s) skipped (listed in {out}/manifest.json)",
+    )
+
+
+def parallel_build(
+    corpus: str,
+    out: str,
+    kind: str,
+    options: dict[str, Any],
+    build: dict[str, Any],
+    ray_address: str,
+    workers: int | None,
+    shards: int | None,
+) -> Manifest:
+    """`build --ray`: the index built on Ray, what was resumed and the shards written said in a line each."""
+    from ..._retrieval.parallel_build.build import build_parallel
+
+    done = build_parallel(
+        corpus, out, kind, options, ray_address=ray_address, workers=workers, shards=shards,
+        registry=command_registry(), **build,
+    )  # fmt: skip
+    if done.reused:
+        click.echo(f"resumed: {done.reused} of {done.reused + done.analysed} blocks read from the interrupted build")
+    if done.shards is not None:
+        click.echo(f"{shards} shards of {out} in {done.shards}")
+    return done.manifest
+
+
+@index_group.command("shard")
+@click.option(
+    "--index",
+    "index",
+    required=True,
+    help="an index folder from `ragbench index build` (dense, bm25, lucene_bm25, flashrag_bm25), FlashRAG's bm25s "
+    "folder, or its flat faiss .index file",
+)
+@click.option("--shards", required=True, type=int, help="how many shards (a Ray actor serves each)")
+@click.option("--overwrite", is_flag=True, help="split again, replacing INDEX/shards-S (INDEX.shards-S for a file)")
+def shard_command(index: str, shards: int, overwrite: bool) -> None:
+    """Split an index into shards (INDEX/shards-S, or FILE.shards-S beside a faiss file), each served by a Ray actor
+    on its own node when a run passes --retriever-arg shards=S: the same answers as the whole index, about 1/S of it
+    in each node's memory."""
+    from pathlib import Path
+
+    from ..._retrieval.sharded.split import split_index
+
+    with config_errors_exit():
+        folder = split_index(Path(index), shards, overwrite=overwrite)
+    click.echo(f"{shards} shards of {index} in {folder}")
+
+
+@index_group.command("cache")
+@click.option(
+    "--prune", is_flag=True, help="remove the stale indexes (their corpus gone or changed), damaged ones and leftovers"
+)
+@click.option("--remove", "keys", multiple=True, metavar="KEY", help="remove this index of the cache (a KEY listed)")
+def cache_command(prune: bool, keys: tuple[str, ...]) -> None:
+    """List the indexes ragbench built on first use of a task's corpus ($RAGBENCH_INDEX_CACHE, default
+    ~/.cache/ragbench/indexes): each one's kind, size, last use and corpus, whether that corpus still holds the
+    bytes it was built from, and the total. Only what ragbench made there is ever removed."""
+    from ..._retrieval.index.cache import index_cache_dir
+    from ..._retrieval.index.cache_listing import cache_entries
+    from .cache_output import chosen_entries, listing_lines, remove_entries
+
+    folder = index_cache_dir()
+    entries = cache_entries(folder, command_registry())
+    if not prune and not keys:
+        for line in listing_lines(folder, entries):
+            click.echo(line)
+        return
+    with config_errors_exit():
+        chosen = chosen_entries(folder, entries, prune, keys)
+    failures = remove_entries(chosen)
+    exit_if_skipped(failures, "not removed", f"{len(failures)} of {len(chosen)} not removed")

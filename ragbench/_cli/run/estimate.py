@@ -1,0 +1,143 @@
+"""`ragbench estimate`: with the run's own options, what the run will cost before it is paid - examples, LLM calls,
+tokens, searches, dollars by model and judge, wall time, each with its interval - from a pilot of a few of its
+examples run in the run's own folder (ragbench._run.estimate.pilot_run), which the run then reuses (`--resume`)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import sys
+from typing import Any
+
+import click
+
+from ..._errors import EXIT_CONFIG, ConfigError
+from ..outcomes import config_error, environment_error, stopped_at_cap, stopped_at_failure
+from ..registry import command_registry
+from .options import run_kwargs, split_names, with_run_options
+
+DEFAULT_PILOT = "5%"
+COUNTS = {  # figure: how it is shown
+    "llm_calls": "LLM calls (system)",
+    "prompt_tokens": "prompt tokens (system)",
+    "completion_tokens": "output tokens (system)",
+    "searches": "searches",
+}
+
+
+def shown(value: float, money: bool) -> str:
+    return f"${value:,.4f}" if money else f"{value:,.0f}"
+
+
+def interval_text(interval: Any, money: bool = False) -> str:
+    high = "unbounded" if interval.high is None else shown(interval.high, money)
+    return f"{shown(interval.point, money)}  [95%: {shown(interval.low, money)} .. {high}]"
+
+
+def figure_name(key: str) -> str | None:
+    """How a figure of the estimate is named, None for one not shown (cached calls: nothing to pay)."""
+    if key in COUNTS:
+        return COUNTS[key]
+    if key.startswith("usd:"):
+        return f"dollars, {key.removeprefix('usd:').replace('model', 'system model', 1)}"
+    if key.startswith("judge:") and not key.endswith("cached_calls"):
+        metric, _, what = key.partition(" ")
+        return f"{what.replace('_', ' ')} ({metric})"
+    return None
+
+
+def estimate_lines(estimate: Any) -> list[str]:
+    lines = [
+        f"examples: {estimate.records} in the run, {estimate.done} done "
+        f"({estimate.pilot_ran} by this pilot), {estimate.records - estimate.done} left",
+    ]
+    paid_before, paid = estimate.paid(before=True), estimate.paid()
+    for key, interval in estimate.totals.items():
+        name = figure_name(key)
+        if name is None:
+            continue
+        money = key.startswith("usd:")
+        lines.append(
+            f"{name}: {interval_text(interval, money)}; paid already {shown(paid.get(key, 0.0), money)} "
+            f"(before this pilot {shown(paid_before.get(key, 0.0), money)})"
+        )
+    if estimate.wall is None:
+        lines.append("wall time left: unknown (no attempt of this run was timed)")
+    else:
+        lines.append(f"wall time left, seconds: {interval_text(estimate.wall)}")
+    lines.extend(
+        f"{task.name}: the dollars within 10% of their point (95%) need about {task.pilot_for} of its examples run, "
+        f"{task.done} have: --pilot {task.pilot_for} runs the rest of them (a pilot holds the smaller ones)"
+        for task in estimate.tasks
+        if task.pilot_for is not None and task.pilot_for > task.done
+    )
+    lines.extend(f"cannot know: {line}" for line in estimate.unknowns)
+    return lines
+
+
+@click.command("estimate")
+@click.option(
+    "--pilot",
+    default=DEFAULT_PILOT,
+    show_default=True,
+    help="records of each task the pilot runs for real: a share (5%) or a count (20); 0 runs none",
+)
+@click.option(
+    "--precision",
+    default=None,
+    metavar="PCT",
+    help="after the pilot, run as many more of each task's records as its spread asks for the dollars' point to be "
+    "within PCT of the total (95%; Stein's two-stage sample), e.g. 10%",
+)
+@click.option("--json", "as_json", is_flag=True, help="the estimate as JSON")
+@with_run_options
+def estimate_command(pilot: str, precision: str | None, as_json: bool, **options: Any) -> None:
+    """What a run with these options will cost, before it is paid: a pilot of a random sample of its examples (5% by
+    default) runs for real in the run's own folder, and the rest is estimated from it, each figure with a 95%
+    interval. Run the same options with --resume afterwards: the pilot's examples are not paid again."""
+    if not split_names(options["tasks"] or ""):
+        click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)
+        sys.exit(EXIT_CONFIG)
+    show_estimate(pilot, as_json, options, precision)
+
+
+def show_estimate(pilot: str, as_json: bool, options: dict[str, Any], precision: str | None = None) -> None:
+    """The estimate of the run `options` name, after a pilot of `pilot` (`ragbench estimate`, and the run's
+    `--estimate`, which stops here): printed, with the command that reuses the pilot; a ConfigError or a fault of
+    the environment ends in one line."""
+    from ..._run.estimate.pilot_run import PilotSize, estimate
+    from ..._run.estimate.pilot_run import as_json as estimate_json
+    from ..._run.example import StoppedAtFailure
+    from ..._run.lifetime.interrupted import RunInterrupted, exit_interrupted
+
+    try:
+        from ..._values.run_config import RunConfig
+
+        size = PilotSize.parse(pilot) if pilot.strip() != "0" else None
+        share = PilotSize.precision(precision) if precision is not None else None
+        config = RunConfig(**run_kwargs(**options))
+        result = estimate(config, command_registry(), size or PilotSize(count=1), size is not None, share)
+    except ConfigError as exc:
+        config_error(exc)
+    except (OSError, sqlite3.Error) as exc:
+        environment_error(exc)
+    except StoppedAtFailure as exc:  # --fail-fast: a pilot example failed
+        stopped_at_failure(exc)
+    except RunInterrupted as exc:  # Ctrl-C during the pilot: its examples saved are kept
+        exit_interrupted(exc)
+    except Exception as exc:  # the pilot reached --max-cost; anything else is raised again
+        stopped_at_cap(exc)
+        raise
+    if as_json:
+        click.echo(json.dumps(estimate_json(result), indent=2))
+        return
+    for line in estimate_lines(result):
+        click.echo(line)
+    args = [a for a in sys.argv[1:] if a not in ("estimate", "--estimate", "--resume", "--overwrite", "--json")]
+    own = ("--pilot", "--precision")
+    args = [a for i, a in enumerate(args) if not (a.partition("=")[0] in own or (i and args[i - 1] in own))]
+    click.echo(
+        f"ragbench estimate: the pilot's examples are saved in {result.run_dir}; the run reuses them: "
+        f"{shlex.join(['ragbench', *args, '--resume'])}"
+    )

@@ -1,0 +1,93 @@
+"""The run's options in `ragbench --help` and `ragbench check --help`, shown by topic (cloup's option groups)
+instead of one list of about fifty. The options themselves are declared where they were (run/options.py,
+run/trackers.py, main.py); only their place in the help is said here, by name."""
+
+from __future__ import annotations
+
+import click
+import cloup
+
+from ..plugin_commands import PluginCommandGroup
+from .options import Command
+
+RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
+    "What to run": (
+        "--tasks",
+        "--include-path",
+        "--data",
+        "--task-arg",
+        "--limit",
+        "--system",
+        "--system-arg",
+        "--top-k",
+        "--seed",
+        "--replay",
+        "--estimate",
+    ),
+    "Model and engine": ("--model", "--model-arg", "--base-url", "--role-model", "--role-model-arg"),
+    "Retrieval": (
+        "--retriever",
+        "--retriever-arg",
+        "--reranker",
+        "--reranker-arg",
+        "--refiner",
+        "--refiner-arg",
+        "--page-cache",
+    ),
+    "Judging and metrics": (
+        "--metrics",
+        "--metric-arg",
+        "--judge",
+        "--judge-arg",
+        "--judge-repeats",
+        "--nli",
+        "--nli-format",
+        "--nli-arg",
+        "--human-labels",
+        "--price-table",
+        "--bootstrap-iters",
+    ),
+    "Output and resume": ("--output", "--resume", "--overwrite", "--cache", "--no-progress"),
+    "Speed, limits and failures": (
+        "--max-inflight",
+        "--max-steps-per-example",
+        "--max-prompt-chars-per-example",
+        "--max-cost",
+        "--fail-fast",
+        "--strict-infra",
+    ),
+    "Tracking": ("--wandb", "--wandb-arg", "--mlflow", "--mlflow-arg"),
+}
+# the options of no topic (the root's --version, check's --no-model): shown last, with --help, as "Other options"
+UNGROUPED = ("--version", "--no-model")
+
+
+def with_help_groups(func: Command) -> Command:
+    """Puts each option already declared on the command function in its RUN_HELP_GROUPS group, the groups and
+    their options in that order (the options' parsing does not depend on it). Goes above the options'
+    decorators, on a command whose class shows option groups (cloup's)."""
+    groups = {title: cloup.OptionGroup(title) for title in RUN_HELP_GROUPS}
+    place = {name: (title, n) for title, names in RUN_HELP_GROUPS.items() for n, name in enumerate(names)}
+    order = list(RUN_HELP_GROUPS)
+    params: list[click.Parameter] = getattr(func, "__click_params__", [])
+    for param in params:
+        if isinstance(param, click.Option) and param.opts[0] in place:
+            param.group = groups[place[param.opts[0]][0]]  # type: ignore[attr-defined]  # cloup's marker
+
+    def position(param: click.Parameter) -> tuple[int, int]:
+        title, n = place.get(param.opts[0], ("", 0))
+        return (order.index(title), n) if title else (len(order), 0)
+
+    # click builds the command from __click_params__ reversed (the decorators run bottom-up)
+    params.sort(key=position, reverse=True)
+    return func
+
+
+class GroupedHelpGroup(cloup.OptionGroupMixin, PluginCommandGroup):
+    """The `ragbench` group, its options shown by group (cloup's help formatter)."""
+
+    context_class = cloup.Context
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.format_params(ctx, formatter)
+        self.format_commands(ctx, formatter)

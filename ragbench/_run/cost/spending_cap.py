@@ -1,0 +1,128 @@
+"""`--max-cost DOLLARS`: the run stops before its LLM calls would cost more than that.
+
+The scheduler asks the cap before it sends each batch (`admit`, ragbench._scheduler's `SpendGate`): the dollars this
+attempt's calls cost so far (each answer priced as results.json prices it, ragbench._reports.cost.prices), plus the
+calls sent and not answered, plus this batch, those two priced at their worst: every prompt at a token per character (no
+tokenizer makes fewer characters than tokens of a text, bar a rare emoji or CJK character) plus 8 a chat turn (the
+chat template's), and `max_tokens` times `n` of output. Over the cap, the batch is not sent and the run stops as an
+interrupted run stops (`stop`: the run's task cancelled): its finished examples saved, run.json not finished, and
+`--resume` runs the rest (with a --max-cost of its own: the cap is this command's, not the run's over its attempts).
+What it counts is the system's model, its role models and the judges; a local model (hf, vllm) without a price costs
+nothing here, and a remote one without a price is refused before the run starts (`check_cap`)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..._errors import ConfigError
+from ..._reports.cost.prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
+from ..._values.llm_calls import Request, Response
+from ..._values.run_config import RunConfig
+
+TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
+
+
+def worst_tokens(request: Request) -> tuple[int, int]:
+    """The most prompt and output tokens a request can cost (see the module's docstring)."""
+    turns = len(request.messages or ())
+    tools = sum(len(str(tool.definition)) for tool in request.tools)
+    return request.text_length() + tools + TURN_TOKENS * turns, request.sampling.max_tokens * request.sampling.n
+
+
+class SpendingCap:
+    """This attempt's dollars against `cap`: `spent` (calls answered), `reserved` (calls sent, by request, at their
+    worst); `reached` once a batch was refused. `priced`: each engine's price by id() (None: free)."""
+
+    def __init__(self, cap: float, priced: dict[int, Price | None], stop: Callable[[], object]) -> None:
+        self.cap, self.priced, self.stop = cap, priced, stop
+        self.spent = 0.0
+        self.reserved: dict[int, float] = {}
+        self.reached = False
+
+    def admit(self, engine: Any, requests: list[Request]) -> bool:
+        """Whether the batch may be sent: if so, its worst cost is reserved; if not (once one was refused, none
+        is), the run stops."""
+        price = self.priced.get(id(engine))
+        if self.reached or price is None:
+            return not self.reached
+        worst = {id(request): usd_of(price, *worst_tokens(request)) for request in requests}
+        if self.spent + sum(self.reserved.values()) + sum(worst.values()) > self.cap:
+            self.reached = True
+            self.stop()
+            return False
+        self.reserved.update(worst)
+        return True
+
+    def settle(self, engine: Any, request: Request, result: object) -> None:
+        """A call answered: its reserve released, its answer's price spent (an error costs nothing)."""
+        price = self.priced.get(id(engine))
+        self.reserved.pop(id(request), None)
+        if price is not None and isinstance(result, Response):
+            self.spent += usd_of(
+                price,
+                result.prompt_tokens,
+                result.completion_tokens,
+                result.cached_prompt_tokens,
+                result.cache_write_tokens,
+                result.cache_write_1h_tokens,
+            )
+
+
+class CapStopped(Exception):
+    """The calls were stopped by the run's cap (`cap`, reached): what `RunServices.run_calls` raises in place of the
+    cancellation the cap caused."""
+
+    def __init__(self, cap: SpendingCap) -> None:
+        self.cap = cap
+        super().__init__(f"--max-cost ${cap.cap:,.6g} reached")
+
+
+class SpendingCapReached(Exception):
+    """The run stopped at its --max-cost: what it spent, and its examples saved (`--resume` runs the rest)."""
+
+    def __init__(self, run_dir: Path, saved: int, total: int | None, cap: SpendingCap) -> None:
+        self.run_dir, self.saved, self.total, self.cap = run_dir, saved, total, cap
+        of = "" if total is None else f" of {total}"
+        super().__init__(
+            f"stopped before the run's calls would cost more than --max-cost ${cap.cap:,.6g}: ${cap.spent:,.4f} spent "
+            f"by this command; {saved}{of} examples saved in {run_dir}"
+        )
+
+
+def spending_cap(config: RunConfig, engines: Any, run: asyncio.Task[Any] | None) -> SpendingCap | None:
+    """The run's cap (None without --max-cost) over its `engines`, stopping the `run` task when reached."""
+    if config.max_cost is None or run is None:
+        return None
+    return SpendingCap(config.max_cost, engine_prices(engines, run_prices(config)), run.cancel)
+
+
+def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
+    """Each engine of the run (`Engines`) by id(), with the price of its role (ragbench._reports.cost.prices)."""
+    roles: list[tuple[Any, str | None]] = [(engines.model, None)]
+    roles += [(engine, role) for role, engine in engines.roles.items()]
+    roles += [(engine, f"judge:{i}") for i, engine in enumerate(engines.judges)]
+    return {id(engine): prices.of(role).price for engine, role in roles if engine is not None}
+
+
+def run_prices(config: RunConfig) -> ModelPrices:
+    """The price of each model of the run (--price-table, else the built-in list prices)."""
+    table = read_price_table(config.price_table) if config.price_table else {}
+    return ModelPrices(config.engine_request(), table)
+
+
+def check_cap(config: RunConfig) -> None:
+    """A --max-cost of a positive, finite number of dollars, and a price for each remote model the run calls
+    (else nothing counts its calls): a ConfigError of one line otherwise."""
+    cap = config.max_cost
+    if cap is None:
+        return
+    if not (math.isfinite(cap) and cap > 0):
+        raise ConfigError(f"--max-cost {cap:g}: give the dollars the run may spend, a number above 0")
+    for priced in run_prices(config).models.values():
+        local = priced.model.partition(":")[0] in LOCAL_ENGINES
+        if priced.price is None and not local and not priced.model.startswith("?"):
+            raise ConfigError(f"--max-cost {cap:g}: {priced.note} (the cap counts every model's dollars)")

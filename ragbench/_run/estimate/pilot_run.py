@@ -1,0 +1,325 @@
+"""A run's cost before it is paid (`ragbench estimate`): a pilot of a few of its examples run for real, in the run's
+own folder, and the rest of the run estimated from them (ragbench._run.estimate.figures).
+
+The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
+default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
+larger pilot of the run holds a smaller one, `--precision` grows it, `grown_pilot`) with the run's own options, in
+the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
+is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
+records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
+kinds of question come in a cycle from biasing the estimate, and is what the interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..._errors import ConfigError
+from ..._records import read_samples
+from ..._registry import Registry
+from ..._reports.cost.prices import ModelPrices
+from ..._reports.results.run_record import RunRecord
+from ..._values.ceiling import MAX_STEPS
+from ..._values.run_config import RunConfig, examples_in_flight
+from ..cost.run_cost import AttemptMeter, CallReports
+from ..cost.spending_cap import run_prices
+from ..finished_keys import finished_keys
+from ..modes.attempt import FreshRun, ResumedRun
+from ..modes.planned_run import PlannedRun, Work, system_of
+from ..plan.planning import PlannedTask
+from ..plugin_values import task_records
+from ..services import Opened, RunServices, held_services
+from .figures import SECONDS, Interval, Totals, example_figures, summed
+
+NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
+MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
+
+
+@dataclass(frozen=True)
+class PilotSize:
+    """How many records of each task the pilot runs: a `fraction` of them, or a `count`; at least `MIN_PILOT`."""
+
+    fraction: float | None = None
+    count: int | None = None
+
+    @staticmethod
+    def precision(text: str) -> float:
+        """`--precision 10%`: the share of their point within which the dollars are wanted (0 to 100%, not 0)."""
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
+        if not match or not 0 < float(match.group(1)) < 100:
+            raise ConfigError(f"--precision {text!r}: expected a share of the point above 0, below 100% (10%)")
+        return float(match.group(1)) / 100
+
+    @classmethod
+    def parse(cls, text: str) -> PilotSize:
+        """`5%` (a share of each task's records) or `20` (records per task); a ConfigError of one line else."""
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", text)
+        value = float(match.group(1)) if match else -1.0
+        if match and match.group(2) and 0 < value <= 100:
+            return cls(fraction=value / 100)
+        if match and not match.group(2) and value >= 1 and value.is_integer():
+            return cls(count=int(value))
+        raise ConfigError(f"--pilot {text!r}: expected a share of each task's records (5%) or a count (20)")
+
+    def positions(self, records: int, seed: str) -> frozenset[int]:
+        """The positions the pilot runs of a task of `records` records: a simple random sample, drawn from `seed`
+        (the same run's pilot is the same)."""
+        wanted = self.count if self.count is not None else math.ceil((self.fraction or 0) * records)
+        wanted = min(records, max(wanted, MIN_PILOT))
+        # the first `wanted` of the seed's order of the records: a larger pilot of the same run holds a smaller one
+        return frozenset(random.Random(seed).sample(range(records), records)[:wanted])
+
+
+class PilotEnded(Exception):
+    """The pilot's records ran: the attempt stops here, as an interrupted one (run.json not finished)."""
+
+
+class _Pilot:
+    """A run mode's pilot: only the records at `positions[task]` run, then the attempt ends unfinished."""
+
+    positions: dict[str, frozenset[int]]
+
+    def records(self, passed: Callable[[], None]) -> Work:
+        for planned, position, item in super().records(passed):  # type: ignore[misc]
+            if position in self.positions[planned.name]:
+                yield planned, position, item
+
+    async def execute(self, services: RunServices, opened: Opened, cost: AttemptMeter) -> CallReports:
+        await super().execute(services, opened, cost)  # type: ignore[misc]  # its `finally` records the attempt
+        raise PilotEnded()
+
+
+class FreshPilot(_Pilot, FreshRun):
+    pass
+
+
+class ResumedPilot(_Pilot, ResumedRun):
+    pass
+
+
+@dataclass(frozen=True)
+class TaskEstimate:
+    name: str
+    records: int  # of the run
+    done: int  # finished examples saved (before the pilot: `done_before`)
+    done_before: int
+    totals: dict[str, Interval]
+    paid_before: dict[str, float]
+    paid: dict[str, float]
+    pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """The estimate of a run (`totals`, summed over its tasks), what was paid before and by the pilot, the pilot's
+    wall time, and what the estimate cannot know (`unknowns`)."""
+
+    run_dir: str
+    tasks: list[TaskEstimate]
+    totals: dict[str, Interval]
+    wall: Interval | None  # seconds the rest of the run takes; None: no attempt timed
+    unknowns: list[str] = field(default_factory=list)
+    pilot_ran: int = 0
+
+    @property
+    def records(self) -> int:
+        return sum(task.records for task in self.tasks)
+
+    @property
+    def done(self) -> int:
+        return sum(task.done for task in self.tasks)
+
+    def paid(self, before: bool = False) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for task in self.tasks:
+            for key, value in (task.paid_before if before else task.paid).items():
+                out[key] = out.get(key, 0.0) + value
+        return out
+
+
+def count_records(planned: PlannedTask, limit: int | None) -> int:
+    """A task's records in the run (its --limit applied), read once."""
+    count = 0
+    for count, _ in enumerate(task_records(planned.task), start=1):
+        if limit is not None and count >= limit:
+            break
+    return count
+
+
+def read_totals(run: PlannedRun, planned: PlannedTask, prices: ModelPrices) -> tuple[Totals, int]:
+    """The task's saved samples, added up (`Totals`), and how many of them are finished."""
+    finished = finished_keys(run.run_dir, planned.name)
+    totals = Totals()
+    path = run.run_dir.sample_path(planned.name)
+    if path.exists():
+        for record in read_samples(path):  # with texts: a judge's calls are read only so
+            if not record.bad_record:
+                totals.add(example_figures(record, prices), finished=record.error is None)
+    return totals, len(finished)
+
+
+def pilot_config(config: RunConfig) -> RunConfig:
+    """The run's options as the pilot runs them: a run folder that holds a run is continued (--resume), unless
+    --overwrite is given: then the pilot replaces it, as the run would."""
+    from ..._storage.rundir import RunDir
+
+    holds_run = RunDir(config.run_dir()).meta is not None
+    return replace(config, resume=config.resume or (holds_run and not config.overwrite))
+
+
+def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
+    """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)
+    that --overwrite does not replace."""
+    recorded = RunRecord.read(run.run_dir)
+    if recorded is not None and recorded.finished and not (run.config.overwrite and not run.config.resume):
+        return False
+    with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
+        retrieved = run.open_retrieval(services)
+        mode = (ResumedPilot if run.config.resume else FreshPilot)(run, retrieved)
+        mode.positions = positions
+        try:
+            mode.run_in(services)
+        except PilotEnded:
+            pass
+    return True
+
+
+def grown_pilot(
+    run: PlannedRun, size: PilotSize, records: dict[str, int], prices: ModelPrices, precision: float
+) -> bool:
+    """Stein's second stage: each task whose pilot's spread asks for more examples than ran for its dollars within
+    `precision` of their point (estimate_figures.pilot_for) runs the first that many of the seed's order of its
+    records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
+    from ..evaluator import Evaluator
+
+    drawn, more = {}, False
+    for planned in run.planned:
+        totals, done = read_totals(run, planned, prices)
+        wanted = totals.pilot_for(records[planned.name], precision) or 0
+        more |= wanted > done
+        grown = PilotSize(count=wanted) if wanted > done else size
+        drawn[planned.name] = grown.positions(records[planned.name], f"{run.config.seed}:{planned.name}")
+    config = replace(run.config, resume=True, overwrite=False)
+    return more and run_pilot(Evaluator(config, run.registry).plan, drawn)
+
+
+def estimate(
+    config: RunConfig, registry: Registry, size: PilotSize, pilot: bool = True, precision: float | None = None
+) -> RunEstimate:
+    """The run's estimate: the pre-flight (a refused run is refused here, nothing paid), the pilot (unless
+    `pilot` is False: the samples saved already are all it reads), grown where `precision` asks for more
+    (`grown_pilot`), and the totals."""
+    from ..evaluator import Evaluator
+
+    config = pilot_config(replace(config, progress=False))
+    run = Evaluator(config, registry).plan
+    prices = run_prices(config)
+    records = {p.name: count_records(p, config.limit) for p in run.planned}
+    replaced = config.overwrite and not config.resume  # the run there is replaced: none of it counts
+    before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}
+    drawn = {name: size.positions(count, f"{config.seed}:{name}") for name, count in records.items()}
+    ran = pilot and run_pilot(run, drawn)
+    if ran and precision is not None:
+        grown_pilot(run, size, records, prices, precision)
+    tasks = []
+    for planned in run.planned:
+        totals, done = read_totals(run, planned, prices)
+        remaining = max(0, records[planned.name] - done)
+        tasks.append(
+            TaskEstimate(
+                planned.name,
+                records[planned.name],
+                done,
+                before[planned.name][1],
+                totals.estimate(remaining),
+                before[planned.name][0].paid,
+                totals.paid,
+                totals.pilot_for(records[planned.name]),
+            )
+        )
+    estimate = RunEstimate(
+        str(run.run_dir.path),
+        tasks,
+        summed(task.totals for task in tasks),
+        None,
+        [
+            *([] if any(task.done for task in tasks) else [NOTHING_RAN]),
+            *unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
+        ],
+        sum(t.done - t.done_before for t in tasks) if ran else 0,
+    )
+    return replace(estimate, wall=wall_left(run, estimate))
+
+
+def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
+    """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
+    from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
+    of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
+    min(examples left, --max-inflight): `high` assumes no more concurrency than the attempt's, `low` that it grows
+    in proportion to the slots, the point the geometric mean of the two. None where no attempt was timed."""
+    recorded = RunRecord.read(run.run_dir)
+    attempt = recorded.attempts[-1] if recorded is not None and recorded.attempts else None
+    seconds = estimate.totals.get(SECONDS)
+    if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):
+        return None
+    spent = estimate.paid().get(SECONDS, 0.0)
+    per_example = spent / max(1, estimate.done)
+    concurrency = max(1e-9, per_example * attempt["examples"] / attempt["wall_seconds"])
+    inflight = examples_in_flight(run.config.max_inflight)
+    slots = min(attempt["examples"], inflight)
+    more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
+    high = None if seconds.high is None else (seconds.high - spent) / concurrency
+    return Interval(
+        (seconds.point - spent) / (concurrency * math.sqrt(more)), (seconds.low - spent) / (concurrency * more), high
+    )
+
+
+def varying_steps(totals: dict[str, Interval]) -> list[str]:
+    """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
+    above its point; one that saw no spread ends at its point, estimate_figures.extrapolated)."""
+    return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
+
+
+def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[str]:
+    """What the estimate cannot know, each a line: a system whose steps per example varied and that declares no
+    budget of searches, a model without a price."""
+    lines = []
+    for planned in run.planned[:1]:
+        budget = system_of(planned).declares.budget_options.get("searches")
+        if budget is None and varying:
+            steps = run.config.max_steps_per_example or MAX_STEPS
+            lines.append(
+                f"system {run.config.system} makes more calls for some examples than for others and declares no "
+                f"search budget: an example's calls are bounded only by --max-steps-per-example ({steps}); "
+                "the interval assumes the pilot's spread, and a long tail of examples the pilot did not meet is not "
+                "covered"
+            )
+    for priced in {**prices.models}.values():
+        if priced.price is None and not priced.model.startswith("?"):
+            lines.append(f"no dollars for {priced.model}: {priced.note}")
+    return list(dict.fromkeys(lines))
+
+
+def as_json(estimate: RunEstimate) -> dict[str, Any]:
+    """The estimate as JSON (`ragbench estimate --json`)."""
+
+    def interval(value: Interval | None) -> dict[str, Any] | None:
+        return None if value is None else {"point": value.point, "low": value.low, "high": value.high}
+
+    return {
+        "run_dir": estimate.run_dir,
+        "records": estimate.records,
+        "done": estimate.done,
+        "pilot_examples": estimate.pilot_ran,
+        "totals": {key: interval(value) for key, value in estimate.totals.items()},
+        "paid_before": estimate.paid(before=True),
+        "paid": estimate.paid(),
+        "wall_seconds_left": interval(estimate.wall),
+        "pilot_for_10_percent": {task.name: task.pilot_for for task in estimate.tasks},
+        "unknowns": estimate.unknowns,
+    }

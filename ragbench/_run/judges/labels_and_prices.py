@@ -1,0 +1,39 @@
+"""What a run's results check its judges against and price them at (`--human-labels`, `--price-table`), read
+once when results.json is made. The files were read when the command started (a bad one stopped it then); one
+that can no longer be read at the end (moved, edited) does not keep the run from its results.json: the run
+warns, naming the file and the fix, and results.json says what is missing (no `human_agreement`; `usd` null
+with the reason)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..._errors import ConfigError
+from ..._reports.cost.prices import ModelPrices, read_price_table
+from ..._reports.judging.human_labels import HumanLabels, read_human_labels
+from ..._values.run_config import EngineRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Judging:
+    labels: HumanLabels | None
+    prices: ModelPrices  # of the system's model and the judges
+
+
+def judging_of(human_labels: str | None, price_table: str | None, models: EngineRequest) -> Judging:
+    """The run's `--human-labels` and `--price-table` files read, the prices looked up for its `models`."""
+    labels = None
+    if human_labels:
+        try:
+            labels = read_human_labels(human_labels)
+        except ConfigError as exc:
+            log.warning("%s; results.json has no human_agreement (fix the file, then `ragbench rescore`)", exc)
+    try:
+        table = read_price_table(price_table) if price_table else {}
+    except ConfigError as exc:
+        log.warning("%s; the model calls are not priced (fix the file, then `ragbench rescore`)", exc)
+        return Judging(labels, ModelPrices(models, {}, str(exc)))
+    return Judging(labels, ModelPrices(models, table))

@@ -1,0 +1,124 @@
+"""A run's engines (the system's model and role models, the judges, the NLI model): loaded after the
+pre-flight, each only where something of the run calls it, and closed together. The processes they
+start end with the run however it ends, kill -9 included (ragbench._run.models.reaper)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..._engines import load_engine
+from ..._registry import Registry
+from ..._values.run_config import EngineRequest
+from ..plan.planning import PlannedTask, needs, unused_metric_models
+from ..plan.preflight import engine_needs
+from .reaper import Reaper
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Engines:
+    """The engines of a run, loaded after the pre-flight and before the run folder."""
+
+    model: Any = None
+    roles: dict[str, Any] = field(default_factory=dict)
+    judges: list[Any] = field(default_factory=list)
+    nli: Any = None
+    reaper: Reaper | None = None  # started before the first engine: ends their processes if the run is killed
+
+    def _loaded(self) -> list[Any]:
+        """Each loaded engine once (the NLI model may be the system's own engine)."""
+        return [
+            engine
+            for engine in (
+                self.model,
+                *self.judges,
+                *self.roles.values(),
+                *([self.nli] if self.nli is not self.model else []),
+            )
+            if engine is not None
+        ]
+
+    async def aclose(self) -> None:
+        """Close the engines' HTTP clients, inside the loop that opened them (`close` ends the engines)."""
+        for engine in self._loaded():
+            if hasattr(engine, "aclose"):
+                await engine.aclose()
+
+    def close(self) -> None:
+        try:
+            for engine in self._loaded():
+                engine.close()
+        finally:
+            if self.reaper is not None:
+                self.reaper.close()
+
+    def keep_batches(self, folder: Path) -> None:
+        """Each engine that sends batches (`--model-arg batch=true`) records them in run folder `folder`, and
+        resumes those an earlier attempt recorded there (ragbench._engines.hosted.batch_store)."""
+        for engine in self._loaded():
+            if hasattr(engine, "keep_batches"):
+                engine.keep_batches(folder)
+
+    def _places(self) -> dict[str, Any]:
+        """The engines by their place in the run (model, role NAME, judge N, nli; None where none)."""
+        return {
+            "model": self.model,
+            **{f"role {name}": engine for name, engine in self.roles.items()},
+            **{f"judge {number}": judge for number, judge in enumerate(self.judges, 1)},
+            "nli": self.nli,
+        }
+
+    def other_figures(self) -> dict[str, dict[str, Any]]:
+        """The own figures (`Engine.stats`: a `batch=true` judge's batches) of the role models and judges that have
+        any, by place (results.json's `cost.other_engines`; the model's are `cost.engine`, the NLI model's
+        `cost.nli`)."""
+        places = self._places()
+        return {
+            place: stats
+            for place, engine in places.items()
+            if place not in ("model", "nli") and engine is not None and (stats := engine.stats()) is not None
+        }
+
+    def content_ids(self) -> dict[str, str]:
+        """ "kind:model content_id" (a digest of the model's local files) of each engine that has one, by
+        its place in the run (model, role NAME, judge N, nli)."""
+        places = self._places()
+        return {
+            place: f"{engine.kind}:{engine.model} {engine.content_id}"
+            for place, engine in places.items()
+            if engine is not None and getattr(engine, "content_id", None)
+        }
+
+
+def load_engines(
+    request: EngineRequest, registry: Registry, planned: list[PlannedTask], system: bool = True
+) -> Engines:
+    """The engines of `request` a run loads after its pre-flight: with `system`, the system's model (when a
+    system calls one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
+    checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
+    --nli names the same model with no engine options of its own). One that fails closes the others."""
+    engines = Engines(reaper=Reaper())
+    try:
+        if system:
+            system_needs = engine_needs(planned)
+            if any(p.system is not None and p.system.declares.uses_llm for p in planned):
+                engines.model = load_engine(request.model, registry=registry, needs=system_needs, **request.model_args)
+            for role, model in request.role_models.items():
+                engines.roles[role] = load_engine(
+                    model, registry=registry, needs=system_needs, **request.role_model_args.get(role, {})
+                )
+        for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
+            log.warning("ragbench: %s", line)
+        for i, model in enumerate(request.judges if needs(planned, "judge") else []):
+            engines.judges.append(load_engine(model, registry=registry, **request.judge_args.get(str(i), {})))
+        if request.nli is not None and needs(planned, "nli"):
+            same = engines.model is not None and request.nli == request.model and not request.nli_args
+            engines.nli = engines.model if same else load_engine(request.nli, registry=registry, **request.nli_args)
+    except BaseException:
+        engines.close()
+        raise
+    return engines

@@ -1,0 +1,210 @@
+"""The run modes that make an attempt (ragbench._run.modes.run_modes decides which): a fresh run, a resumed one, and a
+finished run resumed whose only work left is metrics that failed. Each loads its engines, starts the run folder,
+runs its records (`max_inflight` at once, across all tasks: each scored as soon as it finishes and appended to the
+checkpoint) and, once its services are closed, writes results.json.
+
+The modes differ in four steps, each a method the subclass overrides: whether the system's engines load
+(`runs_system`), which records run (`records`), whether the saved examples whose metrics failed score again first
+(`rescore_failed`) and which tasks' data changed since the run started (`changed_data`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any, ClassVar
+
+from ..._replay.recording import CallRecorder
+from ..._replay.tools import load_replay_tools, recording_tools
+from ..._reports.results.provenance import provenance
+from ..._reports.results.run_record import RunRecord
+from ..._stop_signals import signal_of
+from ..._storage.checkpoint import TaskCheckpoint
+from ..._task.protocols import UsesTools, stop_tools
+from ..._values.run_config import examples_in_flight
+from ..cost.run_cost import AttemptMeter, CallReports
+from ..cost.spending_cap import CapStopped, SpendingCapReached
+from ..example import StoppedAtFailure, process_example, record_failed
+from ..lifetime.interrupted import RunInterrupted
+from ..lifetime.lifecycle import run_interruptible, run_together
+from ..lifetime.workers import Workers, use_ready_threads
+from ..models.contents import model_contents
+from ..outcome import RunOutcome
+from ..progress import Progress
+from ..reading import RecordReader
+from ..rescore.saved_predictions import SavedRescoring
+from ..services import Calls, ExampleServices, Opened, RunServices
+from .planned_run import Assembled, PlannedRun, Retrieved, Work
+
+
+def new_attempt_id() -> str:
+    """An attempt's id in run.json: when it began, to the microsecond's digits of a performance counter."""
+    return time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
+
+
+class FreshRun:
+    """A run's first attempt (no --resume): every record runs."""
+
+    runs_system: ClassVar[bool] = True  # whether the system's engines load
+
+    def __init__(
+        self, run: PlannedRun, retrieved: Retrieved, checkpoints: dict[str, TaskCheckpoint] | None = None
+    ) -> None:
+        self.run, self.retrieved = run, retrieved
+        # its checkpoints given: the tasks' records read already, as the mode was decided
+        self.todo = run.records_to_do(resume=run.config.resume, read=checkpoints)
+        self.attempt_id = new_attempt_id()
+
+    def records(self, passed: Callable[[], None]) -> Work:
+        """The records to run; `passed` is called for each one passed as saved already (none: a fresh run)."""
+        return self.todo.each()
+
+    def recorded_config(self) -> dict[str, Any] | None:
+        """run.json's `config` of the run, where the engines that made its predictions do not load."""
+        return None
+
+    def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
+        return frozenset()
+
+    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
+        """A fresh run has no saved example."""
+
+    def run_in(self, services: RunServices) -> RunOutcome:
+        """The attempt on `services` (its retrieval open), which it closes, once they reported their statistics,
+        before results.json is assembled."""
+        run = self.run
+        resources = services.open_resources(run.planned)  # the workers start in the background, while engines load
+        engines = services.open_engines(run.planned, system=self.runs_system, preloading=run.preloading)
+        contents = model_contents(engines, run.registry, self.recorded_config())
+        run.check_models(engines)
+        fingerprints = run.data_fingerprints()
+        changed = self.changed_data(fingerprints)
+        cost = AttemptMeter(self.attempt_id, run.run_dir.record_attempt)
+        # the attempt counts from its start, whatever stops it
+        services.start_folder(run.full_config(self.retrieved, contents), fingerprints, cost.so_far_interrupted())
+        versions = provenance()
+        opened = Opened(resources, engines, services.open_cache(), self.retrieved.opened)
+        try:
+            calls = run_interruptible(self.execute(services, opened, cost))
+        except KeyboardInterrupt as exc:
+            services.interrupted = True
+            saved = run.saved(self.todo.checkpoints, changed)
+            raise RunInterrupted(run.run_dir.path, saved, run.known_total(), signal_of(exc)) from None
+        except CapStopped as stopped:  # --max-cost's cap stopped the calls (ragbench._run.cost.spending_cap)
+            saved = run.saved(self.todo.checkpoints, changed)
+            raise SpendingCapReached(run.run_dir.path, saved, run.known_total(), stopped.cap) from None
+        reports = opened.store_reports(calls)
+        services.close()
+        attempt = cost.final(calls.calls)
+        assembled = Assembled(
+            self.todo.checkpoints, run.full_config(self.retrieved, contents), self.attempt_id, attempt, versions
+        )
+        results = run.results(assembled, reports)
+        run.finish(results, attempt)
+        return RunOutcome(results, run.run_dir.path)
+
+    async def execute(self, services: RunServices, opened: Opened, cost: AttemptMeter) -> CallReports:
+        """The examples, `max_inflight` at a time, as one task group (ragbench._run.lifetime.lifecycle.run_together):
+        teardown begins only when every example has ended, so nothing is saved once it has begun. Returns what
+        the calls reported as they ended."""
+        await use_ready_threads()  # no thread is started inside a callback (the loop's close shuts it down)
+        try:
+            _, reports = await services.run_calls(opened, lambda calls: self.examples(calls, opened, cost))
+        finally:
+            cost.save()  # replaced by the final cost if the run ends well
+        return reports
+
+    async def examples(self, calls: Calls, opened: Opened, cost: AttemptMeter) -> None:
+        """The examples on `calls`: the saved ones whose metrics failed scored again, then the records to do."""
+        config = self.run.config
+        cost.counting(calls.scheduler.stats)
+        inflight = examples_in_flight(config.max_inflight, opened.engines.model)
+        progress = Progress(calls.scheduler.stats, self.run.known_total(), enabled=config.progress)
+        saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
+        following = asyncio.ensure_future(progress.follow())
+        try:
+            calls.example.tools = await self.tools(calls.recorder)
+            await self.rescore_failed(calls.example, inflight, cost)
+            read = RecordReader(self.records(progress.pass_saved))
+            workers = opened.resources.workers
+            await run_together(
+                self.worker(read, calls.example, workers, progress, cost)
+                for _ in range(self.run.example_workers(inflight))
+            )
+        finally:
+            saver.cancel()
+            following.cancel()
+            try:
+                progress.close()
+                for planned in self.run.planned:
+                    await stop_tools(planned.task)
+            finally:
+                await asyncio.gather(saver, following, return_exceptions=True)
+
+    async def worker(
+        self,
+        read: RecordReader[Any],
+        calls: ExampleServices,
+        workers: Workers,
+        progress: Progress,
+        cost: AttemptMeter,
+    ) -> None:
+        """One of the run's `max_inflight` workers: the next record still to do, until none is left."""
+        run_dir, fail_fast = self.run.run_dir, self.run.config.fail_fast
+        with calls.examples.slot() if calls.examples is not None else nullcontext():
+            while (entry := await read.next()) is not None:
+                planned, position, item = entry
+                sample = await process_example(planned, item, calls, position)
+                workers.raise_if_unavailable()  # every later example would fail the same way
+                run_dir.append_sample(planned.name, sample.line, cost.at_save(saving=1))
+                cost.examples += 1
+                progress.advance(failed=record_failed(sample.record))
+                if fail_fast and record_failed(sample.record):  # saved: --resume tries it again
+                    raise StoppedAtFailure(planned.name, sample.record, run_dir.path)
+
+    async def tools(self, recorder: CallRecorder) -> dict[str, dict[str, Any]]:
+        """Each task's tools (ctx.tools), recorded call by call; under --replay, answered from the
+        recorded run's calls instead (no task setup: no KG server is started)."""
+        planned_tasks = self.run.planned
+        if self.run.config.replay_tools is not None:
+            replayed = load_replay_tools(self.run.config.replay_tools)
+            return {planned.name: replayed.get(planned.name, {}) for planned in planned_tasks}
+        tools = {
+            planned.name: await planned.task.setup() if isinstance(planned.task, UsesTools) else {}
+            for planned in planned_tasks
+        }
+        recorder.tool_names({task: sorted(names) for task, names in tools.items()})
+        return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
+
+
+class ResumedRun(FreshRun):
+    """--resume of a run: the saved examples whose metrics failed score again (the system does not run them),
+    then the records without a finished sample run (not saved yet, failed, or changed since they were saved)."""
+
+    def records(self, passed: Callable[[], None]) -> Work:
+        return self.todo.each(passed)
+
+    def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
+        return frozenset(self.run.run_dir.data_changed(fingerprints))
+
+    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
+        run = self.run
+        await SavedRescoring(run.planned, run.run_dir, inflight, cost.at_save, run.config.fail_fast).run(calls)
+
+
+class ScoreOnlyRun(ResumedRun):
+    """--resume of a finished run whose only work left is metrics that failed: they score again; no record
+    runs and the system's engines do not load (run.json keeps the contents of the models that made the
+    predictions)."""
+
+    runs_system = False
+
+    def records(self, passed: Callable[[], None]) -> Work:
+        for _ in range(self.run.saved(self.todo.checkpoints, frozenset())):
+            passed()  # every record is saved: none runs
+        return iter(())
+
+    def recorded_config(self) -> dict[str, Any] | None:
+        recorded = RunRecord.read(self.run.run_dir)
+        return recorded.config if recorded is not None else None

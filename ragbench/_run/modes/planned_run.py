@@ -1,0 +1,229 @@
+"""A run as planned and pre-flighted, which every run mode (ragbench._run.modes.run_modes) works from: its
+configuration, registry, planned tasks and folder, and what each mode reads of them - the tasks' configs and
+data fingerprints, the records still to do (`RecordsToDo`), the examples saved, run.json's `config` and the
+results assembled from the samples."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from functools import partial
+from typing import Any
+
+from ..._checks import Preflight
+from ..._errors import RecordError
+from ..._registry import Registry
+from ..._reports.results.cost_schema import AttemptCost, Cost
+from ..._reports.results.run_record import earlier_attempts
+from ..._reports.results.schema import Results
+from ..._storage.checkpoint import TaskCheckpoint, checkpoint_key
+from ..._storage.rundir import RunDir
+from ..._system import System, like_for_like
+from ..._task import Task
+from ..._types import Example
+from ..._values.run_config import RunConfig
+from ..._values.urls import redacted
+from ..._yaml_tasks.task import YamlTask
+from ..cost.run_cost import ServiceReports, run_cost
+from ..example import made_from
+from ..finished_keys import finished_keys
+from ..models.run_engines import Engines
+from ..plan.planning import PlannedTask
+from ..plan.task_corpus import build_task_index
+from ..plugin_values import task_records
+from ..services import OpenRetrieval, RunServices
+
+Work = Iterator[tuple[PlannedTask, int, Example | RecordError]]  # records to do, each with its position
+
+
+def system_of(planned: PlannedTask) -> System:
+    """The system of a run's task (only rescoring plans tasks without one)."""
+    assert planned.system is not None, f"task {planned.name} of a run has no system"
+    return planned.system
+
+
+def task_prompts(task: Task) -> str:
+    """The family of a task's own prompts: a YAML task's named prompt style (`prompt.style`: flashrag, selfrag
+    ...), else "task" (prompts of its own: a Jinja2 template, a benchmark's code)."""
+    style = task.spec.prompt.style if isinstance(task, YamlTask) else "template"
+    return "task" if style == "template" else style
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """The run's retriever and components, open (`opened`), and what run.json records of them."""
+
+    opened: OpenRetrieval
+    metadata: dict[str, Any]
+    contents: dict[str, Any]  # their contents' sha256s
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """The run planned and pre-flighted (`checks`); `preloading`: the engines' imports begun in the background."""
+
+    config: RunConfig
+    registry: Registry  # the command's (ragbench._cli.registry), for every component the run loads
+    planned: list[PlannedTask]
+    run_dir: RunDir
+    checks: Preflight
+    preloading: threading.Thread | None
+
+    def open_retrieval(self, services: RunServices) -> Retrieved:
+        """The run's retriever and components (their models load now), and what run.json records of them."""
+        build_task_index(self.config, self.planned, self.registry)  # no --retriever, a task's own corpus: its index
+        opened = services.open_retrieval()
+        return Retrieved(opened, opened.metadata(), opened.contents())
+
+    def check_models(self, engines: Engines) -> None:
+        """Each system's `check_model` on the loaded model, every problem at once (`PreflightError`)."""
+        check = Preflight()
+        for planned in self.planned if engines.model is not None else ():
+            with check.step(f"system {self.config.system} can use model {engines.model.model} ({planned.name})"):
+                system_of(planned).check_model(engines.model)
+        check.raise_if_failed()
+        self.checks.checked.extend(check.checked)
+
+    def task_configs(self) -> dict[str, Any]:
+        """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
+        configs: dict[str, Any] = json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+        return configs
+
+    def data_fingerprints(self) -> dict[str, Any]:
+        """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
+        return {p.name: p.task.data_fingerprint() for p in self.planned}
+
+    def known_total(self) -> int | None:
+        """Records this run will process, for the progress bar's ETA (None when a task cannot tell cheaply)."""
+        total = 0
+        for planned in self.planned:
+            size = planned.task.size_hint()
+            if size is None and self.config.limit is None:
+                return None
+            total += min(x for x in (size, self.config.limit) if x is not None)
+        return total
+
+    def example_workers(self, inflight: int) -> int:
+        """How many example workers run `inflight` examples at once: fewer where --limit bounds the records
+        (each worker takes records until none is left: one with none to take only starts and stops)."""
+        if self.config.limit is None:
+            return inflight
+        return max(1, min(inflight, self.config.limit * len(self.planned)))
+
+    def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> dict[str, Any]:
+        """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
+        out = asdict(self.config)
+        out["tasks"] = [p.name for p in self.planned]
+        uses_llm = any(system_of(p).declares.uses_llm for p in self.planned)
+        out["model"] = (self.config.model or "hf:embedded") if uses_llm else None
+        out["task_configs"] = self.task_configs()
+        out["system_config"] = {p.name: system_of(p).config() for p in self.planned}
+        out["like_for_like"] = {p.name: like_for_like(system_of(p), task_prompts(p.task)) for p in self.planned}
+        out["metric_configs"] = {p.name: [m.config() for m in p.metrics] for p in self.planned}
+        out["retriever_metadata"] = retrieved.metadata
+        out["retriever_contents"] = retrieved.contents
+        out["model_contents"] = model_contents
+        recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+        return recorded
+
+    def records_to_do(self, resume: bool, read: dict[str, TaskCheckpoint] | None = None) -> RecordsToDo:
+        """The records still to do (`RecordsToDo`); with `resume` the saved samples are read, else none counts;
+        `read`: the checkpoints of the tasks whose records were read already (as the run's mode was decided)."""
+        return RecordsToDo(self, resume, dict(read or {}))
+
+    def saved(self, checkpoints: dict[str, TaskCheckpoint], changed_data: frozenset[str]) -> int:
+        """Examples whose sample is saved and needs no new attempt. Where a task's data changed since the run
+        started (`changed_data`), a sample from before this attempt counts once its record was read again,
+        unchanged."""
+        saved = 0
+        for p in self.planned:
+            finished, read = finished_keys(self.run_dir, p.name), checkpoints.get(p.name)
+            saved += read.kept(finished) if read is not None and p.name in changed_data else len(finished)
+        return saved
+
+    # --- results: their modules (numpy's statistics, the report) load when a run ends, not before its first call
+    def results(self, assembled: Assembled, reports: ServiceReports) -> Results:
+        """results.json from the samples, with the run's cost: the earlier attempts' (as brought up to their
+        saved samples') and this attempt's (`assembled.attempt`; None: rebuilt, with no attempt of its own),
+        and what the services reported as they ended (`reports`; a run rebuilt from its samples opened none:
+        `ServiceReports()`)."""
+        from ..assemble import ResultsSettings, run_results
+
+        def cost() -> Cost:
+            return run_cost(earlier_attempts(self.run_dir, assembled.attempt_id), assembled.attempt, reports)
+
+        scoring = ResultsSettings.of(self.config)  # its judging files read now, as results.json is made
+        return run_results(
+            self.planned,
+            self.run_dir,
+            scoring,
+            checkpoints=assembled.checkpoints,
+            cost=cost,
+            full_config=assembled.config,
+            versions=assembled.versions,
+        )
+
+    def finish(self, results: Results, attempt: AttemptCost | None = None) -> None:
+        """results.json and report.md written, the run folder marked finished with `attempt`'s final cost
+        (None: results rebuilt, with no attempt of their own)."""
+        from ..._reports.run_end import finish_run
+
+        finish_run(self.run_dir, results, attempt)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """What a run's results.json is assembled with, besides its samples."""
+
+    checkpoints: dict[str, TaskCheckpoint]  # by task, of the tasks whose records were read
+    config: dict[str, Any]  # `PlannedRun.full_config`
+    attempt_id: str | None = None
+    attempt: AttemptCost | None = None  # this attempt's cost (`attempt_cost`); None: a rebuilt results.json
+    versions: dict[str, Any] | None = None  # the provenance taken as the attempt started; None: taken now
+
+
+@dataclass(frozen=True)
+class RecordsToDo:
+    """Every record of a run still to do, with its position in the task's stream, task after task, streamed
+    (`each`; the limit applies per task): what the task's checkpoint says must run (`TaskCheckpoint.needs_run`:
+    not saved yet, failed, or changed since it was saved; with `resume` the saved samples are read, else none
+    counts). `checkpoints` holds the checkpoint of each task whose records were read, as far as they were read
+    (what the examples saved and results.json are counted against). Checkpoint keys are example ids: a repeated id
+    is a bad record, and so is gold of a shape the metrics would mis-score (`Example.gold_error`)."""
+
+    run: PlannedRun
+    resume: bool
+    checkpoints: dict[str, TaskCheckpoint]  # by task, each made as its records begin to be read
+
+    def each(self, passed: Callable[[], None] | None = None) -> Work:
+        """The records to do; `passed` is called for each record passed as saved already (the progress bar's
+        examples done)."""
+        run = self.run
+        for planned in run.planned:
+            read = self.checkpoints[planned.name] = TaskCheckpoint(
+                finished_keys(run.run_dir, planned.name) if self.resume else {}
+            )
+            for position, item in enumerate(task_records(planned.task)):
+                if run.config.limit is not None and position >= run.config.limit:
+                    break
+                if isinstance(item, Example):
+                    if read.repeats(item.id):
+                        item = RecordError(
+                            planned.name,
+                            position + 1,
+                            f"example id {item.id!r} repeats an earlier record's (ids must be unique in a task)",
+                            "id",
+                        )
+                    elif item.gold_error is not None:  # it would be scored wrong, silently
+                        item = RecordError(planned.name, position + 1, item.gold_error)
+                key = checkpoint_key(item.id if isinstance(item, Example) else None, position)
+                if read.needs_run(key, position, partial(made_from, item)):
+                    yield planned, position, item
+                elif passed is not None:
+                    passed()
+
+    def first(self) -> tuple[PlannedTask, int, Example | RecordError] | None:
+        """The first record to do, None when none is left (the tasks read up to it)."""
+        return next(self.each(), None)

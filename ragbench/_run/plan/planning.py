@@ -1,0 +1,375 @@
+"""Turning what a run asks (`PlanRequest`, from its RunConfig) into instantiated tasks, systems and metrics,
+checking every option and running each plugin's pre-flight before anything is loaded or run (every problem
+listed at once, one clear line each: ragbench._run.plan.preflight)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._checks import Preflight
+from ..._errors import ConfigError
+from ..._metric import Metric, fits, reported_keys
+from ..._nli import nli_format
+from ..._read_only import read_only
+from ..._registry import Registry
+from ..._storage.datafiles import check_data_path
+from ..._system import System
+from ..._task import Task
+from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
+from ..._values.options import accepted_options, construct
+from ..._values.run_config import PlanRequest
+from ..judges.raters import compares
+from .system_options import system_options
+
+if TYPE_CHECKING:
+    from ..lifetime.resources import RunResources
+
+
+@dataclass
+class PlannedTask:
+    name: str
+    task: Task
+    system: System | None  # None when the run only scores saved predictions (ragbench rescore)
+    metrics: list[Metric]
+    resources: RunResources | None = None  # the run's, from `bind` (what systems and metrics reach as ctx.resources)
+
+    def bind(self, resources: RunResources) -> None:
+        """The run's resources, before anything else starts: lent to the task when it works in them."""
+        self.resources = resources
+        if isinstance(self.task, UsesRunResources):
+            self.task.bind(resources)
+
+
+def _task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> dict[str, Any]:
+    """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
+    accepted = accepted_options(task_class)
+    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
+    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
+    return args
+
+
+RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
+
+
+def _check_roles(role_models: Iterable[str], system: str, system_class: type[System]) -> None:
+    """--role-model names roles the system declares (`SystemDeclaration.roles`), each once."""
+    roles = system_class.declares.roles
+    for role in role_models:
+        if role not in roles:
+            offered = f"its roles are {', '.join(roles)}" if roles else "it has a single model (use --model)"
+            raise ConfigError(f"--role-model {role}=...: system {system} has no role '{role}'; {offered}")
+        if role in RESERVED_ROLES or role.startswith("judge"):
+            raise ConfigError(f"--role-model {role}: the name is reserved for the run's own engines")
+
+
+def plan(request: PlanRequest, registry: Registry, check: Preflight | None = None) -> list[PlannedTask]:
+    """Instantiate every task, one system per task (task defaults differ) and the tasks' metrics,
+    running their pre-flight hooks. Problems go to `check`; without one, they are raised at the end,
+    all at once (`PreflightError`)."""
+    own = check is None
+    check = check if check is not None else Preflight()
+    planned = _plan(request, registry, check)
+    if own:
+        check.raise_if_failed()
+    return planned
+
+
+def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[PlannedTask]:
+    names: list[str] = []
+    with check.step(f"tasks {', '.join(request.tasks)} installed"):
+        registry.add_task_files(request.tasks)
+        names = registry.expand_tasks(request.tasks)
+    if not names:
+        if not request.tasks:
+            check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
+        return []
+    with check.step("--task-arg, --data and --metrics name tasks of the run"):
+        _check_task_args(request.task_args, {name: registry.load("tasks", name) for name in names}, check)
+        for key in request.data:
+            registry.add_task_files([key])  # `--data FILE.yaml=...`: each key registered as it is checked
+            if registry.entry("tasks", key).name not in names:
+                check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
+        _check_metric_scopes(request.metrics, names, registry)
+    system_class = None
+    with check.step(f"system {request.system} installed"):
+        system_class = registry.load("systems", request.system)
+        _check_roles(request.roles, request.system, system_class)
+    chosen: set[str] = set()  # every metric named for a task, planned or refused
+    planned = [
+        item for name in names if (item := _plan_task(request, registry, name, names, system_class, check, chosen))
+    ]
+    _check_metric_needs(request, planned, chosen, check)
+    return planned
+
+
+def _plan_task(
+    request: PlanRequest,
+    registry: Registry,
+    name: str,
+    names: list[str],
+    system_class: type[System] | None,
+    check: Preflight,
+    chosen: set[str],
+) -> PlannedTask | None:
+    """One task of the run with its system and metrics, each checked by its own pre-flight."""
+    entry = registry.entry("tasks", name)
+    system = None
+    task = _build_task(request, registry, name, check)
+    if task is None:
+        return None
+    task.preflight(check)
+    if system_class is None:
+        return None
+    with check.step(f"system {request.system} options"):
+        options = system_options(
+            system_class,
+            entry.defaults.get("system_args", {}),
+            system_defaults(task),
+            request.top_k,
+            request.system_args,
+        )
+        system = construct(system_class, options, f"system {request.system}", injected={"registry": registry})
+    if system is None:
+        return None
+    system.preflight(check, task)
+    return PlannedTask(name, task, system, plan_metrics(request, registry, name, names, task, check, chosen))
+
+
+def _build_task(request: PlanRequest, registry: Registry, name: str, check: Preflight) -> Task | None:
+    """The task built from its options (nothing loaded yet); None when they are wrong (reported to `check`)."""
+    entry = registry.entry("tasks", name)
+    task: Task | None = None
+    with check.step(f"task {name} options"):
+        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), request.task_args)}
+        data_path = next((p for k, p in request.data.items() if registry.entry("tasks", k).name == name), None)
+        if data_path is not None:
+            check_data_path(Path(data_path), f"--data {name}={data_path}")
+        task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
+        if isinstance(getattr(task, "args", None), dict):  # the run's config (results.json): no plugin changes it
+            task.args = read_only(task.args)
+        if isinstance(task, UsesTools):
+            # set by the run, as UsesTools says (not declared there: isinstance would then require it)
+            task.tools_replayed = request.tools_replayed  # type: ignore[attr-defined]
+    return task
+
+
+def plan_scoring(
+    request: PlanRequest, registry: Registry, check: Preflight, inherited_args: frozenset[str] = frozenset()
+) -> tuple[list[PlannedTask], dict[str, Any]]:
+    """The tasks of a finished run and the metrics that score its saved predictions again (ragbench
+    rescore): each task built from its options but neither loaded nor checked (its data is not read), no
+    system; the metrics checked as for a run, their judge and NLI models included. With them, the rescoring's
+    metric options: `inherited_args` are the keys of `request.metric_args` taken from the run rather than
+    given, and those of a metric the rescoring no longer asks are left out (a user who asks for other metrics
+    did not give them)."""
+    registry.add_task_files([*request.tasks, *request.data])
+    names = registry.expand_tasks(request.tasks)
+    with check.step("--metrics name tasks of the run"):
+        _check_metric_scopes(request.metrics, names, registry)
+    chosen: set[str] = set()
+    planned = [
+        PlannedTask(name, task, None, plan_metrics(request, registry, name, names, task, check, chosen))
+        for name in names
+        if (task := _build_task(request, registry, name, check)) is not None
+    ]
+    metric_args = {
+        key: value
+        for key, value in request.metric_args.items()
+        if key not in inherited_args or any(key.startswith(metric + ".") for metric in chosen)
+    }
+    _check_metric_needs(replace(request, metric_args=metric_args), planned, chosen, check)
+    return planned, metric_args
+
+
+def plan_metrics(
+    request: PlanRequest,
+    registry: Registry,
+    name: str,
+    names: list[str],
+    task: Task,
+    check: Preflight,
+    chosen: set[str],
+) -> list[Metric]:
+    """The metrics of one task, each checked (fits the task's gold, its options, its own pre-flight), with
+    their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
+    metrics = []
+    for m in dict.fromkeys(
+        registry.metric_name(m)
+        for m in metric_names(task.scoring.metrics, request.metrics, name, names)
+        if _known_metric(registry, m, check)
+    ):
+        chosen.add(m)
+        with check.step(f"metric {m} on task {name}"):
+            cls = registry.metric_class(m)
+            if not fits(cls, task):
+                needed = ", ".join(
+                    sorted(
+                        set(cls.declares.gold_needs)
+                        - set(task.scoring.gold_fields or ())
+                        - ({"citations"} if task.prompting.cites else set())
+                    )
+                )
+                raise ConfigError(
+                    f"metric {m} cannot score task {name}: it needs {needed} gold, which {name}'s records "
+                    f"do not carry (they carry: {', '.join(task.scoring.gold_fields or ()) or 'none'}); "
+                    f"leave {m} out of --metrics or give it only to the tasks it fits (--metrics TASK:+{m}); "
+                    "`ragbench list metrics` shows which tasks each metric fits"
+                )
+            own = next(
+                (args for name, args in task.scoring.metric_options.items() if registry.metric_name(name) == m), {}
+            )
+            args = {**own, **_metric_args_for(m, request.metric_args)}
+            prefix = args.pop(KEY_PREFIX, "")
+            metric = construct(cls, args, f"metric {m}")
+            metric.key_prefix = str(prefix)
+            metrics.append(metric)
+            metric.preflight(check, task)
+    _check_key_collisions(name, metrics, check)
+    return metrics
+
+
+KEY_PREFIX = "key_prefix"  # --metric-arg METRIC.key_prefix=P, taken by the run for every metric (Metric.key_prefix)
+
+
+def _check_key_collisions(task: str, metrics: list[Metric], check: Preflight) -> None:
+    """Two metrics reporting a key of the same name would overwrite each other's values: refused."""
+    owners: dict[str, Metric] = {}
+    for metric in metrics:
+        for key in [*reported_keys(metric), *reported_keys(metric, corpus=True)]:
+            first = owners.setdefault(key, metric)
+            if first is not metric:
+                check.problem(
+                    f"task {task}: metrics {first.name} and {metric.name} both report the key '{key}'; "
+                    f"rename one's keys, e.g. --metric-arg {metric.name}.{KEY_PREFIX}="
+                    f"{_prefix_hint(metric)}_ (or leave one out of --metrics)"
+                )
+
+
+def _prefix_hint(metric: Metric) -> str:
+    return "".join(c if c.isalnum() else "_" for c in metric.name.split(":")[0])
+
+
+def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
+    try:
+        registry.metric_name(name)
+    except ConfigError as exc:
+        check.problem(f"--metrics: {exc}")
+        return False
+    return True
+
+
+def metric_names(
+    task_metrics: tuple[str, ...], chosen: Sequence[str], task: str = "", tasks: Sequence[str] = ()
+) -> list[str]:
+    """The metrics of `task` for this run: `--metrics a,b` replaces the task's list, `+c` adds to it;
+    `TASK:a` / `TASK:+c` (TASK one of the run's `tasks`) applies to that task only."""
+    mine = []
+    for item in chosen:
+        scope, scoped, rest = item.partition(":")
+        if not scoped or scope not in tasks:  # hf:bleu is a metric name, not a scope
+            mine.append(item)
+        elif scope == task:
+            mine.append(rest)
+    replace = [name for name in mine if not name.startswith("+")]
+    added = [name[1:] for name in mine if name.startswith("+")]
+    return list(dict.fromkeys([*(replace if replace else task_metrics), *added]))
+
+
+def _check_metric_scopes(chosen: Sequence[str], names: list[str], registry: Registry) -> None:
+    """`TASK:NAME` must name a task of the run, by its name (not an alias)."""
+    for item in chosen:
+        scope, scoped, _ = item.partition(":")
+        if scoped and scope in registry.aliases["tasks"]:
+            raise ConfigError(
+                f"--metrics {item}: write the task's name, {registry.aliases['tasks'][scope]}:..., to scope a metric"
+            )
+        if scoped and scope in registry.entries["tasks"] and scope not in names:
+            raise ConfigError(f"--metrics {item}: task '{scope}' is not among --tasks ({', '.join(names)})")
+
+
+def _metric_args_for(name: str, metric_args: Mapping[str, Any]) -> dict[str, Any]:
+    return {k[len(name) + 1 :]: v for k, v in metric_args.items() if k.startswith(name + ".")}
+
+
+def _check_metric_needs(request: PlanRequest, planned: list[PlannedTask], chosen: set[str], check: Preflight) -> None:
+    """Metrics that call an NLI model or a judge fail before the run when none is configured."""
+    for key in request.metric_args:
+        if not any(key.startswith(m + ".") for m in chosen):
+            check.problem(
+                f"--metric-arg {key}=...: expected METRIC.KEY for a metric of the selected tasks "
+                f"({', '.join(sorted(chosen)) or 'none'})"
+            )
+    provided = {"nli": request.nli is not None, "judge": bool(request.judges)}
+    hints = {
+        "nli": "pass --nli ENGINE:MODEL (e.g. hf:google/t5_xxl_true_nli_mixture, or replay:nli_calls.jsonl)",
+        "judge": "pass --judge ENGINE:MODEL",
+    }
+    for need, hint in hints.items():
+        users = sorted({f"{m.name} ({p.name})" for p in planned for m in p.metrics if need in m.declares.needs})
+        if users and not provided[need]:
+            check.problem(
+                f"metric(s) {', '.join(users)} need {'an NLI' if need == 'nli' else 'a judge'} model; "
+                f"{hint} (or choose other metrics with --metrics)"
+            )
+    for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
+        check.warn(line)
+    for p in planned:
+        for metric in p.metrics:
+            roles = metric.declares.judge_roles if "judge" in metric.declares.needs else ()
+            if roles and len(request.judges) > len(roles):
+                check.problem(
+                    f"metric {metric.name} ({p.name}) asks at most {len(roles)} judge(s), one per role "
+                    f"({', '.join(roles)}), and {len(request.judges)} --judge are given; give at most "
+                    f"{len(roles)} (or choose other metrics with --metrics)"
+                )
+    with check.step(f"--nli-format {request.nli_format}"):
+        nli_format(request.nli_format)
+
+
+def needs(planned: list[PlannedTask], need: str) -> bool:
+    return any(need in metric.declares.needs for p in planned for metric in p.metrics)
+
+
+def unused_metric_models(
+    judges: Sequence[str], nli: str | None, judge_repeats: int | None, planned: list[PlannedTask]
+) -> list[str]:
+    """One line for a --judge or --nli that no metric of the run asks: it is not loaded, and that is said
+    rather than a judged number silently missing; and for a --judge-repeats that gives no metric raters."""
+    lines = []
+    if judges and not needs(planned, "judge"):
+        lines.append(
+            f"{' '.join(f'--judge {judge}' for judge in judges)} is not used: no metric of this "
+            "run asks a judge (add one, e.g. --metrics +llm_judge)"
+        )
+    if judge_repeats is not None and not any(
+        compares(m, len(judges), judge_repeats) for p in planned for m in p.metrics
+    ):
+        lines.append(
+            f"--judge-repeats {judge_repeats} compares nothing: "
+            + (
+                f"each judged metric is judged once by {'its judge' if len(judges) == 1 else 'its judges'}"
+                " (give 2 or more)"
+                if needs(planned, "judge")
+                else "no metric of this run asks a judge"
+            )
+        )
+    if nli is not None and not needs(planned, "nli"):
+        lines.append(
+            f"--nli {nli} is not used: no metric of this run asks an NLI model (e.g. citation, "
+            "on a task whose answers cite)"
+        )
+    return lines
+
+
+def _check_task_args(task_args: Mapping[str, Any], task_classes: dict[str, type], check: Preflight) -> None:
+    for key in task_args:
+        name, option = key.split(".", 1) if "." in key else (None, key)
+        if name is not None and name not in task_classes:
+            check.problem(f"--task-arg {key}: task '{name}' is not among --tasks")
+            continue
+        targets = [cls for task, cls in task_classes.items() if name in (None, task)]
+        if not any((accepted := accepted_options(cls)) is None or option in accepted for cls in targets):
+            check.problem(f"--task-arg {key}=...: no selected task accepts '{option}'")

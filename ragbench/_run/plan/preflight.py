@@ -1,0 +1,418 @@
+"""The pre-flight: everything a run can check before anything heavy loads or anything is written.
+
+The core checks the run's own options (numbers, output folder, engine strings and options) and asks
+every plugin for its own checks through one hook each, so a third-party task, system, metric or
+engine adds checks without the core knowing it:
+
+  Task.preflight(check)                  data found, its first records read (the default), plus a
+                                         task's prerequisites (tokenizers, services ...)
+  System.preflight(check, task)          the system on that task (default: `System.check`)
+  Metric.preflight(check, task)          the metric on that task (default: nothing)
+  Engine.preflight(model, options)       an engine string and its options, without loading it
+                                         (default: names and typed values `__init__` accepts)
+  System.engine_needs(task) with         what the system needs of its engines: the options the engine
+  Engine.meet_needs / missing_vocabulary loader will start them with, what no option can give
+
+A hook reports through `check.problem("one line: what, where; the option that fixes it")`, or by
+raising `ConfigError` inside `with check.step(...)`. Every problem is collected; the run stops with
+all of them at once (`PreflightError`, exit 2) before its folder exists.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._checks import Preflight
+from ..._errors import ConfigError
+from ..._task.protocols import task_corpus
+from ..._values.run_config import EngineRequest, RunConfig, too_many
+from ..cost.spending_cap import check_cap
+
+if TYPE_CHECKING:
+    from ..._engines.base import Engine
+
+# --- the run's own options ----------------------------------------------------------------------------
+# The run's numeric options: (option, RunConfig field, least value, what else may be given)
+RUN_NUMBERS = (
+    ("--seed", "seed", 0, ""),
+    ("--max-inflight", "max_inflight", 1, ""),
+    ("--limit", "limit", 1, ", or leave it out for all records"),
+    ("--bootstrap-iters", "bootstrap_iters", 0, " (0: no intervals)"),
+    ("--max-steps-per-example", "max_steps_per_example", 1, ", or leave it out for the default ceiling"),
+    ("--max-prompt-chars-per-example", "max_prompt_chars_per_example", 1, ", or leave it out for the default ceiling"),
+)
+# The numbers that are also bounded above (ragbench._values.run_config.too_many): (option, RunConfig field)
+BOUNDED_ABOVE = (
+    ("--bootstrap-iters", "bootstrap_iters"),
+    ("--judge-repeats", "judge_repeats"),
+    ("--max-inflight", "max_inflight"),
+)
+_DEFAULT_WHEN_NONE = ("limit", "max_inflight", "max_steps_per_example", "max_prompt_chars_per_example")
+
+
+def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> str | None:
+    """`--seed -5: give an integer of at least 0`, or None when `value` is an integer >= `least`."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+        return None
+    return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
+
+
+def check_run_options(config: RunConfig, check: Preflight) -> None:
+    """Numbers of the right type and range, and a cache path that is not a folder."""
+    for flag, name, least, alternative in RUN_NUMBERS:
+        value = getattr(config, name)
+        problem = (
+            None if value is None and name in _DEFAULT_WHEN_NONE else number_problem(flag, value, least, alternative)
+        )
+        if problem:
+            check.problem(problem)
+    for flag, name in BOUNDED_ABOVE:
+        if problem := too_many(flag, name, getattr(config, name)):
+            check.problem(problem)
+    if config.cache and Path(config.cache).is_dir():
+        check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
+    if config.max_cost is not None:
+        with check.step(f"--max-cost {config.max_cost:g}"):
+            check_cap(config)
+
+
+def check_output_folder(config: RunConfig, check: Preflight) -> None:
+    """An output folder that can take this run (nothing is created): new, or this run's to resume or overwrite."""
+    from ..._storage.files import write_problem
+    from ..._storage.rundir import RunDir
+
+    with check.step(f"output folder {config.run_dir()}"):
+        RunDir(config.run_dir()).check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
+        unwritable = write_problem(config.run_dir())
+        if unwritable:
+            raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
+
+
+def cache_files(config: RunConfig, planned: list[Any]) -> list[tuple[str, Path, str, Any, bool]]:
+    """(label, path, fix, schema, owned) of the caches the run opens: the response cache and (for tasks that
+    take a `page_cache` option) the page cache; `owned`: the run folder's own cache.sqlite."""
+    from ..._storage import cache, page_cache
+    from ..._storage.files import write_problem
+
+    # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
+    skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
+    caches = (
+        []
+        if skip
+        else [
+            (
+                cache.LABEL,
+                Path(config.cache or Path(config.run_dir()) / "cache.sqlite"),
+                cache.FIX,
+                cache.SCHEMA,
+                config.cache is None,
+            )
+        ]
+    )
+    # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
+    for chosen in dict.fromkeys(
+        p.task.args.get("page_cache") or config.page_cache
+        for p in planned
+        if "page_cache" in getattr(p.task, "args", {})
+    ):
+        if str(chosen).strip().lower() not in page_cache.OFF:
+            path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
+            caches.append((page_cache.LABEL, path, page_cache.FIX, page_cache.SCHEMA, False))
+    return caches
+
+
+def check_cache_files(config: RunConfig, planned: list[Any], check: Preflight) -> None:
+    """The caches (`cache_files`): files a run can read and write. A file ragbench did not make is a problem
+    (the run would leave it out); one that cannot serve otherwise is a warning: the run goes on without it,
+    or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
+    from ..._storage.store_checks import file_problem
+
+    for label, path, fix, schema, owned in cache_files(config, planned):
+        if config.cache and path == Path(config.cache) and path.is_dir():  # said of --cache already
+            continue
+        problem = file_problem(path, schema, owned)
+        if problem is None:
+            check.passed(f"{label} {path}: can be read and written")
+        elif problem.foreign:
+            check.problem(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
+        else:
+            check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
+
+
+# What `ragbench check` asks of the free space where the run writes: 64 KiB a record (a run folder of the demo
+# task held 3-4 KiB a record with the prompts and replies of closed_book and vanilla; prompts of retrieved
+# pages run ten times that), and never less than 100 MiB (the response cache, results, report).
+SPACE_PER_RECORD = 64 * 2**10
+SPACE_FLOOR = 100 * 2**20
+
+
+def check_free_space(config: RunConfig, planned: list[Any], check: Preflight) -> None:
+    """The free space of each file system the run writes to (its folder, its caches): passed with the figure,
+    or a warning when below what the run may write (`SPACE_PER_RECORD` for each record it will read, counted
+    as the progress bar does, at least `SPACE_FLOOR`). A warning only: the estimate is rough, and a full disk
+    during the run ends in one line leaving a run that --resume completes."""
+    import shutil
+
+    from ..._storage.files import nearest_existing, write_problem
+
+    sizes = [min((x for x in (p.task.size_hint(), config.limit) if x is not None), default=None) for p in planned]
+    records = sum(size for size in sizes if size is not None)
+    need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
+    estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"
+    estimate += " and tasks of unknown size" if None in sizes else ""
+    places = [("--output", Path(config.run_dir()))]
+    places += [(label, path) for label, path, *_ in cache_files(config, planned)]
+    seen: set[int] = set()
+    for label, path in places:
+        if write_problem(path):
+            continue  # the write checks say so
+        existing = nearest_existing(path.expanduser().absolute())
+        try:
+            device, free = existing.stat().st_dev, shutil.disk_usage(existing).free
+        except OSError:
+            continue
+        if device in seen:
+            continue
+        seen.add(device)
+        if free < need:
+            check.warn(
+                f"{label} {path}: {mebibytes(free)} free on its file system, less than the run may write "
+                f"({mebibytes(need)}: {estimate}, at least {mebibytes(SPACE_FLOOR)}); free space there, or "
+                "choose another place (a full disk stops the run, which --resume continues)"
+            )
+        else:
+            check.passed(
+                f"{label} {path}: {mebibytes(free)} free on its file system (the run may write {mebibytes(need)})"
+            )
+
+
+def mebibytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MiB"
+
+
+def engine_needs(planned: list[Any]) -> list[Any]:
+    """What the run's systems need of the engines serving them, task by task (`System.engine_needs`)."""
+    return [need for p in planned if (need := p.system.engine_needs(p.task)) is not None]
+
+
+def needs_problems(
+    engine_class: type[Engine], name: str, options: dict[str, Any], needs: list[Any]
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The options the engine loader will start the engine with for the systems' `needs`, what the engine or
+    model cannot give them whatever its options (another model or engine is needed: said first), and what
+    options or vocabulary are missing (an option too small, entries its tokenizer lacks, read without the
+    weights)."""
+    options, problems = engine_class.meet_needs(name, options, needs)
+    cannot: list[str] = []
+    for need in needs:
+        if need.ensembles and not engine_class.decodes_ensembles:
+            cannot.append(
+                f"{need.system} decodes ensembles of prompts (every prompt's next-token logits at every "
+                f"step), which the {engine_class.kind} engine cannot give; run the model with --model hf:MODEL"
+            )
+        if need.stop_known and not engine_class.says_which_stop:
+            cannot.append(
+                f"{need.system} reads whether each output ended at a stop string or at the model's own end, which "
+                f"the {engine_class.kind} engine cannot tell (its API does not say); run the model with --model "
+                "vllm:, hf:, scripted: or replay:"
+            )
+        if need.tools:
+            tools_cannot, tools_unmet = _tools_problems(engine_class, name, options, need.system)
+            cannot += tools_cannot
+            problems += tools_unmet
+        missing = engine_class.missing_vocabulary(name, options, need.logprob_tokens) if need.logprob_tokens else None
+        if missing:
+            problems.append(
+                f"{need.system} reads log-probs of {', '.join(missing)}, which are not single entries of "
+                f"{name}'s vocabulary; use {need.models}"
+            )
+    return options, cannot, problems
+
+
+def _tools_problems(
+    engine_class: type[Engine], name: str, options: dict[str, Any], system: str
+) -> tuple[list[str], list[str]]:
+    """Why `system` cannot offer tools to `name` on this engine at all (an engine that sends none, a chat
+    template that drops them), and the option it still lacks (the tool-call format of a model run locally)."""
+    if not engine_class.calls_tools:
+        return [
+            f"{system} needs a model that calls tools, which the {engine_class.kind} engine cannot send; "
+            "run the model with --model openai:, vllm:, hf:, scripted: or replay:"
+        ], []
+    template = engine_class.tools_problem(name, options)
+    cannot = [f"{system} needs a model that calls tools: {template}"] if template else []
+    unmet = (
+        [
+            f"{system} offers the model tools: the {engine_class.kind} engine reads the model's "
+            "calls from its text in the format --model-arg tool_parser=NAME names (e.g. hermes)"
+        ]
+        if _reads_calls_from_text(engine_class) and options.get("tool_parser") is None
+        else []
+    )
+    return cannot, unmet
+
+
+def _reads_calls_from_text(engine_class: type) -> bool:
+    """An engine that runs the model itself has a `tool_parser` option: the model family's tool-call format."""
+    return "tool_parser" in inspect.signature(engine_class).parameters
+
+
+def check_engines(
+    engines: EngineRequest,
+    registry: Any,
+    check: Preflight,
+    uses_llm: bool,
+    uses_nli: bool,
+    needs: list[Any] | None = None,
+    uses_judges: bool = True,
+) -> None:
+    """Every engine the run will load (--model, --role-model, --judge, --nli): a known engine, options it
+    accepts, a server that answers, and (the system's engines) what the systems need of them; nothing is
+    loaded."""
+    from ..._engines import EMBEDDED_MODEL
+    from ..._engines.replicas import RAY_OPTION_TYPES, replica_option_problems
+
+    # (option, how its engine options are written, engine:model, options); an engine's messages name
+    # --model-arg and --base-url, rewritten here for the engine they are about
+    named = [("--model", "--model-arg ", engines.model or EMBEDDED_MODEL, engines.model_args)] if uses_llm else []
+    named += [
+        (f"--role-model {role}=", f"--role-model-arg {role}.", model, engines.role_model_args.get(role, {}))
+        for role, model in engines.role_models.items()
+    ]
+    named += [
+        ("--judge", f"--judge-arg {i}.", model, engines.judge_args.get(str(i), {}))
+        for i, model in enumerate(engines.judges if uses_judges else [])
+    ]
+    if engines.nli and uses_nli:
+        named.append(("--nli", "--nli-arg ", engines.nli, engines.nli_args))
+    for flag, args_flag, spec, options in named:
+        where = f"{flag}{'' if flag.endswith('=') else ' '}{spec}"
+        with check.step(where):
+            kind, sep, name = spec.partition(":")
+            if not sep or not name:
+                raise ConfigError(
+                    f"{where}: is not of the form engine:model (e.g. hf:Qwen/Qwen2.5-0.5B-Instruct, "
+                    "openai:gpt-4o-mini, replay:calls.jsonl); `ragbench list engines` names the engines"
+                )
+            try:
+                engine_class = registry.load("engines", kind)
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            plain = {k: v for k, v in options.items() if k not in RAY_OPTION_TYPES and k != "chat"}
+            problems = replica_option_problems(options)
+            if not isinstance(options.get("chat", False), bool):
+                problems.append(
+                    f"--model-arg chat={options['chat']}: takes true or false (whether the model is a "
+                    "chat model; every engine takes it)"
+                )
+            if needs and flag.startswith(("--model", "--role-model")):
+                plain, cannot, unmet = needs_problems(engine_class, name, plain, needs)
+                for problem in cannot:
+                    check.problem(f"{where}: {problem}", first=True)
+                problems += unmet
+            urls = plain.get("base_url")
+            for url in urls if isinstance(urls, (list, tuple)) else [urls]:
+                problems += engine_class.preflight(name, {**plain, **({"base_url": url} if url else {})})
+            for problem in problems:
+                if flag != "--model":
+                    problem = problem.replace("--model-arg ", args_flag).replace("--base-url", f"{args_flag}base_url")
+                check.problem(f"{where}: {problem}")
+
+
+def check_documents_to_retrieve(config: RunConfig, registry: Any, planned: list[Any], check: Preflight) -> None:
+    """A system that retrieves (its declared `retrieves`) on a task whose examples carry no documents
+    (`Task.own_documents` False), with a retriever that returns only an example's own documents
+    (`Retriever.example_documents_only`: the default `provided`, `example_bm25`, `example_dense`), would
+    answer closed book under its own name: one problem per task. `--retriever none` asks for that run."""
+    from ..._retrieval import DEFAULT_RETRIEVER
+
+    blind = [
+        p for p in planned if p.system is not None and p.system.declares.retrieves and p.task.own_documents is False
+    ]
+    name = config.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if blind else None
+    except ConfigError:
+        return  # an unknown retriever: said where the run builds it
+    if retriever_class is None or not retriever_class.example_documents_only:
+        return
+    for p in blind:
+        corpus = task_corpus(p.task)
+        if corpus is not None and config.retriever is None:
+            continue  # its corpus is searched unless other tasks' differ: `check_task_corpora` says so
+        system = p.system.name or config.system
+        shipped = f"leave --retriever out to search the corpus it ships ({corpus.name}, BM25), " if corpus else ""
+        check.problem(
+            f"task {p.name}: its examples carry no documents and retriever {name} returns only an "
+            f"example's own, so system {system} would answer closed book; {shipped}search a corpus index "
+            f"(--retriever bm25|dense --retriever-arg index=DIR, from ragbench index build), use --system "
+            f"closed_book, or pass --retriever none to run {system} without documents on purpose"
+        )
+
+
+def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> list[str]:
+    """A system that searches with queries of its own (its declared `searches_own_queries`) over a retriever that gives
+    every query the example's own documents in their given order (`fixed_documents` and `example_documents_only`:
+    `provided`; a reranker reorders them per query) gets the same passages from every search: a warning per
+    task, naming retrievers that answer such queries; `ragbench check` lists them and a run prints them before
+    it starts. Tasks whose examples carry no documents are refused by `check_documents_to_retrieve` instead."""
+    from ..._retrieval import DEFAULT_RETRIEVER
+
+    searching = [
+        p
+        for p in planned
+        if p.system is not None and p.system.declares.searches_own_queries and p.task.own_documents is not False
+    ]
+    name = config.retriever or DEFAULT_RETRIEVER
+    try:
+        retriever_class = registry.load("retrievers", name) if searching and not config.reranker else None
+    except ConfigError:
+        return []  # an unknown retriever: said where the run builds it
+    if retriever_class is None or not (retriever_class.fixed_documents and retriever_class.example_documents_only):
+        return []
+    return [
+        f"task {p.name}: system {p.system.name or config.system} searches with queries of its own, but retriever "
+        f"{name} gives every query the example's own passages in their given order, so each of its searches "
+        "returns the same passages; --retriever example_bm25 ranks the example's passages for each query, or "
+        "search a corpus with --retriever bm25 --retriever-arg index=DIR (ragbench index build)"
+        for p in searching
+    ]
+
+
+def preflight(config: RunConfig, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
+    """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
+    tasks and what was checked; raises `PreflightError` listing every problem."""
+    from ..._components import check_components
+    from .planning import needs, plan
+    from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
+
+    check = check if check is not None else Preflight()
+    check_run_options(config, check)
+    planned = plan(config.plan_request(), registry, check)
+    check_task_corpora(config, planned, check)
+    use_task_corpus(config, planned)  # the retriever a task's own corpus gives, part of the run's identity
+    if not corpus_changed_on_resume(config, planned, check):
+        check_output_folder(config, check)
+    check_documents_to_retrieve(config, registry, planned, check)
+    for line in own_query_warnings(config, registry, planned):
+        check.warn(line)
+    check_components(config, registry, check)
+    check_cache_files(config, planned, check)
+    try:
+        system_class = registry.load("systems", config.system)
+    except ConfigError:
+        system_class = None  # reported by plan
+    uses_llm = system_class is not None and system_class.declares.uses_llm
+    check_engines(
+        config.engine_request(),
+        registry,
+        check,
+        uses_llm,
+        needs(planned, "nli"),
+        engine_needs(planned),
+        needs(planned, "judge"),
+    )
+    check.raise_if_failed()
+    return planned, check

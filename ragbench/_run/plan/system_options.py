@@ -1,0 +1,66 @@
+"""A system's options for one task, merged from their sources in one declared order (`SOURCES`, lowest first;
+docs/running.md's table of them is checked against it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..._system import System
+from ..._values.options import accepted_options
+from .budget_option import top_k_args
+
+
+@dataclass(frozen=True)
+class OptionSource:
+    """One source of a system's options: a later source's value replaces an earlier one's."""
+
+    given_by: str  # how it is given, as the docs' table says it
+    reaches: str  # which options it sets
+
+
+SOURCES = (
+    OptionSource("the system's own defaults (its `__init__`)", "every option no source below sets"),
+    OptionSource(
+        "the task's declared `system_args` (its YAML file or catalogue entry)",
+        "the options the system takes, except those it names in `own_defaults`",
+    ),
+    OptionSource(
+        "the task's `system_defaults()` (e.g. RGB's passages)",
+        "the options the system takes, except those it names in `own_defaults`",
+    ),
+    OptionSource("`--top-k N`", "the option the system declares for the passages it shows (`budget_options`)"),
+    OptionSource(
+        "`--system-arg K=V` (for `ragbench reproduce`, the row's `system_args`, then yours key by key)",
+        "any option the system takes; one `--top-k` also sets must have its value",
+    ),
+)
+
+
+def system_options(
+    system_class: type[System],
+    declared: dict[str, Any],
+    task_defaults: dict[str, Any],
+    top_k: int | None,
+    system_args: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The options a system is built with for one task, each source of `SOURCES` over the ones before it:
+    the task's `declared` system_args, its `task_defaults`, `--top-k` and `--system-arg` (the system's own
+    defaults are what remains unset). A `ConfigError` where `--top-k` cannot be given to the system."""
+    accepted = accepted_options(system_class)
+    keeps = set(system_class.declares.own_defaults)
+
+    def for_the_system(options: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in options.items() if (accepted is None or k in accepted) and k not in keeps}
+
+    layers: tuple[Mapping[str, Any], ...] = (
+        for_the_system(declared),
+        for_the_system(task_defaults),
+        top_k_args(top_k, system_class, system_args, accepted),
+        system_args,
+    )
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged.update(layer)
+    return merged

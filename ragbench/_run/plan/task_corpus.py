@@ -1,0 +1,86 @@
+"""The retriever of a run that names none, over tasks that ship their own corpus (`OwnCorpus`): BM25 over it,
+indexed on first use (ragbench._retrieval.index.cache), so that such a task runs multi-step systems with
+searches of their own after nothing but the install."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..._checks import Preflight
+from ..._task.protocols import task_corpus
+
+CORPUS_RETRIEVER = "bm25"
+
+
+def shipped_corpus(planned: list[Any]) -> Path | None:
+    """The corpus every task of the run ships; None when none ships one, or they differ (`check_task_corpora`)."""
+    corpora = {task_corpus(p.task) for p in planned}
+    return corpora.pop() if len(corpora) == 1 else None
+
+
+def check_task_corpora(config: Any, planned: list[Any], check: Preflight) -> None:
+    """One problem when the run names no retriever and its tasks do not all search the same corpus."""
+    if config.retriever is not None:
+        return
+    by_corpus: dict[Path | None, list[str]] = {}
+    for p in planned:
+        by_corpus.setdefault(task_corpus(p.task), []).append(p.name)
+    if len(by_corpus) > 1 and any(corpus is not None for corpus in by_corpus):
+        groups = "; ".join(
+            f"{', '.join(names)}: {corpus.name if corpus else 'the passages of their examples'}"
+            for corpus, names in by_corpus.items()
+        )
+        check.problem(
+            f"tasks search different corpora with no --retriever ({groups}); one run has one retriever: "
+            "run them separately, or name one with --retriever"
+        )
+
+
+def use_task_corpus(config: Any, planned: list[Any]) -> None:
+    """Name the run's retriever where it names none and its tasks ship one corpus: BM25 over that corpus's index
+    in the cache (`build_task_index` builds it as the run starts), before the run's identity is read, so that
+    run.json, results.json and `--resume` see what is searched."""
+    corpus = shipped_corpus(planned)
+    if config.retriever is None and corpus is not None:
+        from ..._retrieval.index.cache import index_folder  # the index modules (numpy) load for such a task alone
+
+        config.retriever = CORPUS_RETRIEVER
+        config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
+        config.shipped_corpus_index = True
+
+
+def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) -> bool:
+    """With --resume, whether the run searched its tasks' shipped corpus through another index of the cache than
+    `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so (rather
+    than options that differ, which the user did not change)."""
+    corpus = shipped_corpus(planned)
+    if not config.resume or corpus is None or not config.shipped_corpus_index:
+        return False
+    from ..._reports.results.run_record import RunRecord
+    from ..._storage.rundir import RunDir
+
+    recorded = RunRecord.read(RunDir(config.run_dir()))
+    identity = recorded.identity if recorded is not None else {}
+    before, now = (identity.get("retriever_args") or {}).get("index"), config.identity()["retriever_args"]["index"]
+    if identity.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
+        return False
+    if not before.startswith(f"{CORPUS_RETRIEVER}-"):
+        return False  # an index the run named itself (--retriever-arg index=DIR): the options differ
+    check.problem(
+        f"--resume: {config.run_dir()}: {corpus} changed since the run started (its index then {before}, now "
+        f"{now}); its saved samples would mix with new ones: restore the file, --overwrite runs it again, or "
+        "choose a new --output"
+    )
+    return True
+
+
+def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
+    """Build the index `use_task_corpus` named, where the cache has none yet."""
+    corpus = shipped_corpus(planned)
+    if corpus is None or config.retriever != CORPUS_RETRIEVER:
+        return
+    from ..._retrieval.index.cache import cached_index, index_folder
+
+    if config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
+        cached_index(corpus, CORPUS_RETRIEVER, registry=registry)

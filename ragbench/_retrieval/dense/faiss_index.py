@@ -24,6 +24,7 @@ from ..._storage.content_digest import content_digest
 from ..._types import Document
 from ..base import RetrievalError, Retriever
 from ..corpus.jsonl_rows import JsonlRows
+from ..option_paths import option_path
 from .flashrag_encoder import (
     MODEL_POOLING,
     POOLINGS,
@@ -77,15 +78,6 @@ def check_dimension(model: str, model_dim: int, index: Path, dim: int) -> None:
         )
 
 
-def existing(path: str | None, what: str, hint: str) -> Path:
-    if not path:
-        raise ConfigError(f"{LABEL} needs --retriever-arg {what}=PATH ({hint})")
-    found = Path(path).expanduser()
-    if not found.is_file():
-        raise ConfigError(f"{LABEL}: {what} {path}: no such file; pass {what}= {hint}")
-    return found
-
-
 class FaissIndexRetriever(Retriever):
     """Searches a faiss index FlashRAG built over its JSONL corpus (module docstring).
 
@@ -119,8 +111,10 @@ class FaissIndexRetriever(Retriever):
         check_encoder: bool = True,
         passage_max_length: int = 512,
     ) -> None:
-        index_path = existing(index, "index", "the .index file FlashRAG's index_builder wrote, e.g. e5_Flat.index")
-        corpus_path = existing(corpus, "corpus", "the JSONL corpus the index was built from")
+        index_path = option_path(
+            LABEL, index, "index", "the .index file FlashRAG's index_builder wrote, e.g. e5_Flat.index"
+        )
+        corpus_path = option_path(LABEL, corpus, "corpus", "the JSONL corpus the index was built from")
         if not model:
             raise ConfigError(
                 f"{LABEL} needs --retriever-arg model=PATH (the encoder the index was built with, "

@@ -25,6 +25,7 @@ from ..._types import Document
 from ..base import RetrievalError, Retriever
 from ..corpus.jsonl_rows import JsonlRows
 from ..option_paths import option_path
+from .encoder_check import check_encoding
 from .flashrag_encoder import (
     MODEL_POOLING,
     POOLINGS,
@@ -36,7 +37,6 @@ from .flashrag_encoder import (
 )
 
 LABEL = "retriever faiss_index"
-MIN_COSINE = 0.99  # the run's encoder against the index's stored vector of row 0 (FaissIndexRetriever.check_encoder)
 # every faiss index file opens with its type's fourcc ("IxFI": flat inner product, "IHNf": HNSW, "IwFl": IVF ...),
 # its dimension (int32) and its vector count (int64)
 HEADER = struct.Struct("<4siq")
@@ -189,15 +189,16 @@ class FaissIndexRetriever(Retriever):
         if not isinstance(contents, str):
             return "skipped (row 0 has no contents)"
         vector = self.encoder.encode([contents], is_query=False, max_length=passage_max_length)[0]
-        cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
-        if cosine < MIN_COSINE:
-            raise ConfigError(
-                f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage "
-                f"prefix {prefix(self.method, self.encoder.instruction, False, '')!r}) does not give the "
-                f"vectors of index {self.index_path} (its row 0 encodes at cosine {cosine:.3f} to the stored "
-                "one): pass the model, method=, pooling= or instruction= the index was built with "
-                "(passage_max_length= its max_length), or check_encoder=false"
-            )
+        cosine = check_encoding(
+            vector,
+            stored,
+            f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage prefix "
+            f"{prefix(self.method, self.encoder.instruction, False, '')!r})",
+            f"index {self.index_path}",
+            "row 0",
+            "pass the model, method=, pooling= or instruction= the index was built with (passage_max_length= its "
+            "max_length), or check_encoder=false",
+        )
         return f"row 0 at cosine {cosine:.4f}"
 
     def read_index(self, mmap: bool) -> Any:

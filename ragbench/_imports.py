@@ -1,9 +1,11 @@
-"""Importing a `package.module:attribute` target (plugins, scripts, pluggable components)."""
+"""Importing a `package.module:attribute` target (plugins, scripts, pluggable components), and an optional
+dependency on first use."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, cast
 
 from ._errors import ConfigError
@@ -28,3 +30,12 @@ def load_callable(target: str, what: str, hint: str) -> Callable[..., Any]:
     if not callable(loaded):
         raise ConfigError(f"{what}: '{target}' is a {type(loaded).__name__}, not something to call; {hint}")
     return cast(Callable[..., Any], loaded)  # callable, checked above (mypy keeps Any as Any)
+
+
+def import_extra(module: str, missing: str) -> ModuleType:
+    """`module`, an optional dependency imported on first use; without it, the ConfigError `missing` (what needs it
+    and the `pip install` that brings it), one line."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(missing) from None

@@ -405,3 +405,26 @@ def test_an_engine_reading_a_file_is_keyed_by_its_content_in_a_shared_cache(tmp_
     assert ask(answering_engine(kind, tmp_path / "c", "Berlin")) == "Berlin"
     assert cache.stats()["path"] and len(cache) == 3  # the same content is one entry, whatever folder holds it
     cache.close()
+
+
+def test_failed_reads_and_writes_are_each_counted_and_warned_of_once(tmp_path, caplog):
+    path = tmp_path / "shared.sqlite"
+    cache = ResponseCache(path)
+    other = sqlite3.connect(path)  # another program takes the table away under the run: every read and write fails
+    other.execute("DROP TABLE responses")
+    other.commit()
+    other.close()
+    answer = Response(texts=["Berlin"], prompt_tokens=1, completion_tokens=1)
+    with caplog.at_level("WARNING", logger="ragbench._storage.sqlite_store"):
+        for n in range(3):
+            assert cache.get(f"key{n}") is None
+            cache.put_many([(f"key{n}", "scripted:x", answer)])
+            cache.flush()
+        stats = cache.stats()
+    cache.close()
+    assert (stats["read_errors"], stats["write_errors"]) == (3, 3)
+    warnings = [record.getMessage() for record in caplog.records]
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith(f"ragbench: warning: response cache {path}: a read failed (no such table: responses)")
+    assert warnings[1].startswith(f"ragbench: warning: response cache {path}: a write of 1 entries failed (Operational")
+    assert all("\n" not in warning and "reported when the run ends" in warning for warning in warnings)

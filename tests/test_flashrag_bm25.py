@@ -201,3 +201,20 @@ def test_a_lucene_index_of_flashrags_pyserini_backend_is_named_and_refused(tmp_p
     (folder / "segments_1").write_bytes(b"")
     with pytest.raises(ConfigError, match="is a Lucene index .*pyserini backend.* --retriever flashrag_bm25"):
         FlashRagBM25Retriever(index=str(folder), corpus=str(CORPUS))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"corpus": str(CORPUS)}, "retriever flashrag_bm25 needs --retriever-arg index=DIR (the folder FlashRAG's"),
+        ({"index": "nowhere", "corpus": str(CORPUS)}, "retriever flashrag_bm25: index nowhere: no such folder; pass"),
+        ({"index": str(CORPUS), "corpus": str(CORPUS)}, f"index {CORPUS}: no such folder; pass index= the folder"),
+        ({"index": str(FILES / "bm25")}, "needs --retriever-arg corpus=PATH (the JSONL corpus the index was built"),
+        ({"index": str(FILES / "bm25"), "corpus": "nowhere.jsonl"}, "corpus nowhere.jsonl: no such file; pass corpus="),
+        ({"index": str(FILES / "bm25"), "corpus": str(FILES / "bm25")}, "no such file; pass corpus= the JSONL corpus"),
+    ],
+)
+def test_a_missing_index_folder_or_corpus_file_is_named_in_one_line(options, message):
+    with pytest.raises(ConfigError) as refused:
+        FlashRagBM25Retriever(**options)
+    assert message in str(refused.value) and "\n" not in str(refused.value)

@@ -291,3 +291,16 @@ def test_the_counts_scores_are_made_of_are_those_of_the_files(small_index, field
     finally:
         path.write_text(written, encoding="utf-8")
     assert [hit.id for hit in LuceneBM25Retriever(str(small_index)).search(["dog"], 5)[0]] == ["c", "a"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aeiouybcdlstwxyz", min_size=1, max_size=12), st.data())
+def test_the_stemmers_measure_counts_the_vowel_consonant_sequences_of_the_stem(word, data):
+    """Porter's m of [C](VC)^m[V]: a vowel followed by a consonant, counted in the stem b[0..j] ("y" after a
+    consonant is a vowel)."""
+    from ragbench._retrieval.lucene.porter_stemmer import _Word
+
+    state = _Word(list(word))
+    state.j = data.draw(st.integers(0, len(word) - 1))
+    kinds = "".join("c" if state.cons(i) else "v" for i in range(state.j + 1))
+    assert state.m() == kinds.count("vc")

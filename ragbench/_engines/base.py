@@ -45,6 +45,7 @@ class Engine:
     # string that fired ends the text and nothing else does. An API that does not say which stop string fired
     # (the openai engine) cannot tell.
     says_which_stop: ClassVar[bool] = True
+    _content: str | None = None  # `content_id`
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model
@@ -101,8 +102,9 @@ class Engine:
     def content_id(self) -> str | None:
         """A digest of the model's local files (a model folder, a rules or replay file), when it has
         some: a resumed run refuses a model whose files changed under the same name. Part of
-        `engine_id`, so a shared cache never answers from the old files."""
-        return None
+        `engine_id`, so a shared cache never answers from the old files. Set as `_content` by an engine
+        that reads such files."""
+        return self._content
 
     @classmethod
     def content_of(cls, model: str) -> str | None:

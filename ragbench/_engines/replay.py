@@ -147,10 +147,6 @@ class ReplayEngine(Engine):
         engine = self._recorded_engine
         return engine.split(":", 1)[1].split(";", 1)[0] if isinstance(engine, str) and ":" in engine else self.model
 
-    @property
-    def content_id(self) -> str | None:
-        return self._digest
-
     @classmethod
     def content_of(cls, model: str) -> str | None:
         return file_digest(model)
@@ -161,12 +157,12 @@ class ReplayEngine(Engine):
         the same name, never gets the old answers) and the role read from it. A run's recording refers
         to its samples by a hash of request and reply (ragbench._replay.call_refs), so the file alone
         decides every answer."""
-        return f"{self.kind}:{self.model};role={self.role};sha256={self._digest}"
+        return f"{self.kind}:{self.model};role={self.role};sha256={self._content}"
 
     def _load(self) -> None:
         if not self.path.is_file():
             raise ConfigError(f"replay file not found: {self.path} (use replay:PATH to a JSONL of recorded calls)")
-        self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # the records are all held too
+        self._content = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # the records are all held too
         expected = (
             'expected {"prompt" or "messages", "response" or "error"} (optionally "tokens", '
             '"logprobs", "token_ids", "cumulative_logprob", "ranks", "finish_reason")'

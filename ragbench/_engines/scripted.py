@@ -164,7 +164,7 @@ class ScriptedEngine(Engine):
         batch_size: Annotated[int, Ge(1)] = 16,
     ) -> None:
         super().__init__(model)
-        self.script, self._digest = (script, None) if script else load_script(model)
+        self.script, self._content = (script, None) if script else load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)
         self.per_token = float(per_token)
@@ -180,10 +180,6 @@ class ScriptedEngine(Engine):
             return None
         return max(1, math.ceil(min(self.max_batch_size, self.overhead / self.per_request)))  # inf: the limit
 
-    @property
-    def content_id(self) -> str | None:
-        return self._digest
-
     @classmethod
     def content_of(cls, model: str) -> str | None:
         return file_digest(model) if model.endswith(".json") else None
@@ -192,7 +188,7 @@ class ScriptedEngine(Engine):
     def engine_id(self) -> str:
         """A rules file's answers are keyed by its content, not its name: an edited file, or another
         folder's file of the same name, never gets the old answers from a shared cache."""
-        return super().engine_id + (f";sha256={self._digest}" if self._digest else "")
+        return super().engine_id + (f";sha256={self._content}" if self._content else "")
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         self.batch_sizes.append(len(requests))

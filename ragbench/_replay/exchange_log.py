@@ -12,17 +12,29 @@ a run's predictions with them; a judge file is read with its run folder's sample
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .._storage.jsonl import Appender, open_append
-from .call_refs import reference, reply_of, step_response_data
+from .call_refs import reference, reply_of
 
 
 def exchange_line(request: dict[str, Any], response: Any = None, error: str | None = None) -> dict[str, Any]:
     """A whole exchange: `request` is `Request.to_dict()`, `response` the reply text (or texts)."""
     return {**request, **({"response": response} if error is None else {"error": error})}
+
+
+def call_line(
+    request: dict[str, Any], response: dict[str, Any] | None, error: str | None, held: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One LLM call as a replay line: a `call_refs.reference` to the one copy of it when one holds it (`held`: the
+    response data that copy gives back), else the whole exchange (`response`: `Response.to_dict()`, None when the
+    call failed)."""
+    if held is not None:
+        return reference(request, response, held, error)
+    if response is None:
+        return exchange_line(request, error=error or "failed")
+    return exchange_line(request, reply_of(response.get("texts") or [""]))
 
 
 class ExchangeLog:
@@ -44,27 +56,3 @@ class ExchangeLog:
             if self._handle is not None:
                 self._handle.close()
                 self._handle = None
-
-
-class LoggingRecorder:
-    """An `LLM` recorder that passes every call to the run's recorder and appends it to an ExchangeLog
-    (a traced call as a reference to its step)."""
-
-    def __init__(self, recorder: Callable[..., None], log: ExchangeLog) -> None:
-        self.recorder, self.log = recorder, log
-
-    def __call__(
-        self,
-        engine_id: str,
-        request: dict[str, Any],
-        response: dict[str, Any] | None,
-        error: str | None = None,
-        step: dict[str, Any] | None = None,
-    ) -> None:
-        self.recorder(engine_id, request, response, error, step=step)
-        if step is not None:
-            self.log.write(reference(request, response, step_response_data(step), error))
-        elif response is None:
-            self.log.write(exchange_line(request, error=error or "failed"))
-        else:
-            self.log.write(exchange_line(request, reply_of(response.get("texts") or [""])))

@@ -37,7 +37,8 @@ from typing import Any
 from .._storage.files import write_atomically
 from .._storage.jsonl import open_append
 from .._types import Document
-from .call_refs import log_response_data, reference, reply_of, step_response_data
+from .call_refs import log_response_data, step_response_data
+from .exchange_log import ExchangeLog, call_line
 
 CALLS_DIR = "calls"
 LLM_FILE = "llm.jsonl"
@@ -63,31 +64,15 @@ class CallRecorder:
                 handle = self._handles[name] = open_append(self.folder / name)
             handle.write(record)
 
-    def for_role(self, role: str, logged: bool = False) -> LlmRecorder:
+    def for_role(self, role: str, logged: bool = False, log: ExchangeLog | None = None) -> LlmRecorder:
         """The recorder of one role's calls; `logged`: the role's answered calls are held in its
-        exchange log (the NLI model's nli_calls.jsonl)."""
-        return LlmRecorder(self, role, logged)
+        exchange log (the NLI model's nli_calls.jsonl); `log`: an exchange log it appends every call to (a
+        judge's judgeN_calls.jsonl)."""
+        return LlmRecorder(self, role, logged, log)
 
-    def llm(
-        self,
-        role: str,
-        engine_id: str,
-        request: dict[str, Any],
-        response: dict[str, Any] | None,
-        error: str | None = None,
-        held: dict[str, Any] | None = None,
-    ) -> None:
-        """`request` is `Request.to_dict()`, `response` is `Response.to_dict()` (None when it failed);
-        `held`: the response data that the one copy of the call gives back (ragbench._replay.call_refs), or
-        None when no other copy holds the call (it is written whole)."""
-        record: dict[str, Any] = {"role": role, "engine": engine_id}
-        if held is not None:
-            record.update(reference(request, response, held, error))
-        elif response is None:
-            record.update(request, error=error or "failed")
-        else:
-            record.update(request, response=reply_of(response.get("texts") or [""]), response_data=response)
-        self._write(LLM_FILE, record)
+    def llm(self, role: str, engine_id: str, line: dict[str, Any]) -> None:
+        """`line`: the call as `exchange_log.call_line` gives it (with "response_data" when written whole)."""
+        self._write(LLM_FILE, {"role": role, "engine": engine_id, **line})
 
     def retrieval(
         self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool, example: str | None = None
@@ -161,10 +146,10 @@ class CallRecorder:
 class LlmRecorder:
     """A recorder bound to one role, handed to an `LLM`: a traced call (`step`, as its trace holds
     it) is recorded as a reference to that step, an answered call of a `logged` role as a reference
-    to its exchange log line."""
+    to its exchange log line; each call is appended to `log` too, when one is given."""
 
-    def __init__(self, recorder: CallRecorder, role: str, logged: bool = False) -> None:
-        self.recorder, self.role, self.logged = recorder, role, logged
+    def __init__(self, recorder: CallRecorder, role: str, logged: bool = False, log: ExchangeLog | None = None) -> None:
+        self.recorder, self.role, self.logged, self.log = recorder, role, logged, log
 
     def __call__(
         self,
@@ -180,4 +165,8 @@ class LlmRecorder:
             held = log_response_data({"response": (response.get("texts") or [""])[0]})
         else:
             held = None
-        self.recorder.llm(self.role, engine_id, request, response, error, held)
+        line = call_line(request, response, error, held)
+        whole = held is None and response is not None  # written whole: with the full response
+        self.recorder.llm(self.role, engine_id, {**line, "response_data": response} if whole else line)
+        if self.log is not None:
+            self.log.write(line)

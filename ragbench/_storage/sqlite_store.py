@@ -218,15 +218,18 @@ class SqliteStore:
                     found[key] = self._verified(key, value, checksum)
         except sqlite3.Error as exc:
             self.read_errors += 1
-            if self.read_errors == 1:
-                log.warning(
-                    "ragbench: warning: %s %s: a read failed (%s); such reads are misses (counted, and "
-                    "reported when the run ends)",
-                    self.label,
-                    self.path,
-                    exc,
-                )
+            self._warn_first(
+                self.read_errors,
+                "a read failed (%s); such reads are misses (counted, and reported when the run ends)",
+                exc,
+            )
         return [self.from_item(queued[key]) if key in queued else found.get(key) for key in keys]
+
+    def _warn_first(self, count: int, failure: str, *args: object) -> None:
+        """One warning naming the store for the first failure of a kind (`count`: those so far, the first 1); the
+        others are only counted."""
+        if count == 1:
+            log.warning("ragbench: warning: %s %s: " + failure, self.label, self.path, *args)
 
     def _verified(self, key: str, value: Any, checksum: str | None) -> Any | None:
         try:
@@ -284,16 +287,14 @@ class SqliteStore:
             db.execute("COMMIT")
         except Exception as exc:  # a locked, full or broken file: the answers are used, not stored
             self.write_errors += 1
-            if self.write_errors == 1:
-                log.warning(
-                    "ragbench: warning: %s %s: a write of %d entries failed (%s: %s); they are used, not "
-                    "stored (failed writes are counted, and reported when the run ends)",
-                    self.label,
-                    self.path,
-                    len(items),
-                    type(exc).__name__,
-                    exc,
-                )
+            self._warn_first(
+                self.write_errors,
+                "a write of %d entries failed (%s: %s); they are used, not stored (failed writes are counted, and "
+                "reported when the run ends)",
+                len(items),
+                type(exc).__name__,
+                exc,
+            )
             try:
                 db.rollback()
             except sqlite3.Error:

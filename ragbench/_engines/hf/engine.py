@@ -215,10 +215,6 @@ class HFEngine(Engine):
             + tool_parser_id(self.tool_parser)
         )
 
-    @property
-    def content_id(self) -> str | None:
-        return self._content
-
     @classmethod
     def content_of(cls, model: str) -> str | None:
         return local_model_digest(model)

@@ -13,7 +13,6 @@ stay out of `engine_id` too.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import os
@@ -23,6 +22,7 @@ from urllib.parse import urlsplit
 from annotated_types import Ge, Gt
 
 from ..._errors import ConfigError
+from ..._imports import import_extra
 from ..._values.llm_calls import EngineError, RequestError
 from ..._values.tool_calls import read_arguments
 from ..._values.urls import Credentials, redact_url, secret_name
@@ -49,10 +49,7 @@ def extra_body_problems(extra: dict[str, Any], reserved: frozenset[str], key_env
 
 def optional_sdk(module: str, engine: str, extra: str, vendor: str) -> Any:
     """A vendor SDK that is an optional extra, imported on first use; without it, one line saying how to install it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ConfigError(f"the {engine} engine needs {vendor}: pip install 'ragbench[{extra}]'") from None
+    return import_extra(module, f"the {engine} engine needs {vendor}: pip install 'ragbench[{extra}]'")
 
 
 def call_arguments_object(call: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from ..corpus.jsonl_rows import JsonlRows
 from ..dense.flashrag_encoder import is_chinese
 from ..index.built import built_index, read_manifest, rebuild_hint
 from ..index.damage import IndexDamage
+from ..option_paths import option_path
 from .bm25s_files import read_bm25s_index
 from .numba_top_k import numba_top_k
 from .retriever import BM25Builder, import_bm25s, make_tokenizer
@@ -124,7 +125,9 @@ class FlashRagBM25Retriever(Retriever):
 
     def __init__(self, index: str | None = None, corpus: str | None = None, mmap: bool = True) -> None:
         self.folder = index_folder(index)
-        corpus_path = corpus_file(corpus)
+        corpus_path = option_path(
+            LABEL, corpus, "corpus", "the JSONL corpus the index was built from, FlashRAG's corpus_path"
+        )
         try:  # bm25s's files read directly: its `BM25.load` of a numba-backend index needs numba, searching does not
             files = read_bm25s_index(self.folder, mmap=bool(mmap))
         except IndexDamage as exc:
@@ -200,11 +203,7 @@ def word_scores(words: list[str], files: Any, passages: int) -> np.ndarray:
 
 def index_folder(index: str | None) -> Path:
     hint = "the folder FlashRAG's index_builder wrote for bm25 (its index_path, holding params.index.json)"
-    if not index:
-        raise ConfigError(f"{LABEL} needs --retriever-arg index=DIR ({hint})")
-    folder = Path(index).expanduser()
-    if not folder.is_dir():
-        raise ConfigError(f"{LABEL}: index {index}: no such folder; pass index= {hint}")
+    folder = option_path(LABEL, index, "index", hint, folder=True)
     missing = [name for name in INDEX_FILES if not (folder / name).is_file()]
     if missing and any(folder.glob("segments_*")):  # Lucene's commit point: FlashRAG's pyserini backend
         raise ConfigError(
@@ -228,13 +227,3 @@ def build_again(folder: Path, corpus: Path) -> str:
         "copy it again, or build it again with FlashRAG's index_builder or `ragbench index build --corpus "
         f"{corpus} --retriever flashrag_bm25 --out NEW_DIR`"
     )
-
-
-def corpus_file(corpus: str | None) -> Path:
-    hint = "the JSONL corpus the index was built from, FlashRAG's corpus_path"
-    if not corpus:
-        raise ConfigError(f"{LABEL} needs --retriever-arg corpus=PATH ({hint})")
-    path = Path(corpus).expanduser()
-    if not path.is_file():
-        raise ConfigError(f"{LABEL}: corpus {corpus}: no such file; pass corpus= {hint}")
-    return path

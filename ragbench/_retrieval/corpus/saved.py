@@ -11,18 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._imports import import_extra
 
 DATA_FILES = "*.arrow"
 
 
 def load_saved(path: Path) -> Any:
     """The one split of the dataset saved at `path`, as a `datasets.Dataset`; every failure one line."""
-    try:
-        import datasets
-    except ImportError:
-        raise ConfigError(
-            f"corpus {path} is a dataset folder, read with Hugging Face datasets: pip install 'ragbench[datasets]'"
-        ) from None
+    datasets = import_extra(
+        "datasets",
+        f"corpus {path} is a dataset folder, read with Hugging Face datasets: pip install 'ragbench[datasets]'",
+    )
     was_disabled = datasets.are_progress_bars_disabled()
     datasets.disable_progress_bars()
     try:

@@ -24,6 +24,8 @@ from ..._storage.content_digest import content_digest
 from ..._types import Document
 from ..base import RetrievalError, Retriever
 from ..corpus.jsonl_rows import JsonlRows
+from ..option_paths import option_path
+from .encoder_check import check_encoding
 from .flashrag_encoder import (
     MODEL_POOLING,
     POOLINGS,
@@ -35,7 +37,6 @@ from .flashrag_encoder import (
 )
 
 LABEL = "retriever faiss_index"
-MIN_COSINE = 0.99  # the run's encoder against the index's stored vector of row 0 (FaissIndexRetriever.check_encoder)
 # every faiss index file opens with its type's fourcc ("IxFI": flat inner product, "IHNf": HNSW, "IwFl": IVF ...),
 # its dimension (int32) and its vector count (int64)
 HEADER = struct.Struct("<4siq")
@@ -77,15 +78,6 @@ def check_dimension(model: str, model_dim: int, index: Path, dim: int) -> None:
         )
 
 
-def existing(path: str | None, what: str, hint: str) -> Path:
-    if not path:
-        raise ConfigError(f"{LABEL} needs --retriever-arg {what}=PATH ({hint})")
-    found = Path(path).expanduser()
-    if not found.is_file():
-        raise ConfigError(f"{LABEL}: {what} {path}: no such file; pass {what}= {hint}")
-    return found
-
-
 class FaissIndexRetriever(Retriever):
     """Searches a faiss index FlashRAG built over its JSONL corpus (module docstring).
 
@@ -119,8 +111,10 @@ class FaissIndexRetriever(Retriever):
         check_encoder: bool = True,
         passage_max_length: int = 512,
     ) -> None:
-        index_path = existing(index, "index", "the .index file FlashRAG's index_builder wrote, e.g. e5_Flat.index")
-        corpus_path = existing(corpus, "corpus", "the JSONL corpus the index was built from")
+        index_path = option_path(
+            LABEL, index, "index", "the .index file FlashRAG's index_builder wrote, e.g. e5_Flat.index"
+        )
+        corpus_path = option_path(LABEL, corpus, "corpus", "the JSONL corpus the index was built from")
         if not model:
             raise ConfigError(
                 f"{LABEL} needs --retriever-arg model=PATH (the encoder the index was built with, "
@@ -195,15 +189,16 @@ class FaissIndexRetriever(Retriever):
         if not isinstance(contents, str):
             return "skipped (row 0 has no contents)"
         vector = self.encoder.encode([contents], is_query=False, max_length=passage_max_length)[0]
-        cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
-        if cosine < MIN_COSINE:
-            raise ConfigError(
-                f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage "
-                f"prefix {prefix(self.method, self.encoder.instruction, False, '')!r}) does not give the "
-                f"vectors of index {self.index_path} (its row 0 encodes at cosine {cosine:.3f} to the stored "
-                "one): pass the model, method=, pooling= or instruction= the index was built with "
-                "(passage_max_length= its max_length), or check_encoder=false"
-            )
+        cosine = check_encoding(
+            vector,
+            stored,
+            f"{LABEL}: model {self.model_path} ({self.method}: pooling {self.encoder.pooling}, passage prefix "
+            f"{prefix(self.method, self.encoder.instruction, False, '')!r})",
+            f"index {self.index_path}",
+            "row 0",
+            "pass the model, method=, pooling= or instruction= the index was built with (passage_max_length= its "
+            "max_length), or check_encoder=false",
+        )
         return f"row 0 at cosine {cosine:.4f}"
 
     def read_index(self, mmap: bool) -> Any:

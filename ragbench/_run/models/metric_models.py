@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..._llm import LLM
 from ..._nli import NLI
-from ..._replay.exchange_log import ExchangeLog, LoggingRecorder
+from ..._replay.exchange_log import ExchangeLog
 from ..._replay.recording import CallRecorder
 from ..._scheduler import Scheduler
 from ..._storage.rundir import judge_log_name
@@ -33,7 +33,7 @@ class MetricModels:
         # the judges' exchanges, which --judge replay reads
         self.logs = [ExchangeLog(folder / judge_log_name(i)) for i in range(len(engines.judges))]
         self.judges = [
-            LLM(scheduler, judge, recorder=LoggingRecorder(recorder.for_role(f"judge:{i}"), log), role=f"judge:{i}")
+            LLM(scheduler, judge, recorder=recorder.for_role(f"judge:{i}", log=log), role=f"judge:{i}")
             for i, (judge, log) in enumerate(zip(engines.judges, self.logs))
         ]
         self.nli = (

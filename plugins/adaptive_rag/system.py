@@ -28,7 +28,6 @@ from ragbench.api import (
     Preflight,
     SampleRecord,
     System,
-    SystemDeclaration,
     Task,
     recorded_extras,
 )
@@ -36,6 +35,7 @@ from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import (
     Judger,
     flashrag_naive_or_zero_shot,
+    flashrag_retrieving,
     judger_folder,
 )
 
@@ -60,12 +60,7 @@ class AdaptiveRag(System):
     """
 
     name = "adaptive_rag"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving(searches_own_queries=True)
 
     def __init__(
         self,

@@ -30,12 +30,11 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     Task,
     recorded_extras,
 )
 from ragbench.api.engines import EngineNeeds
-from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, title_and_text
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_retrieving, title_and_text
 
 REFERENCE = "Document(Title: {title}): {text}"  # REPLUGPipeline.format_reference
 
@@ -60,11 +59,7 @@ class Replug(System):
     """
 
     name = "replug"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving()
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
         self.topk, self.max_tokens = int(topk), int(max_tokens)

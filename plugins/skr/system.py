@@ -23,11 +23,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     Task,
     recorded_extras,
 )
-from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, judger_folder
+from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, flashrag_retrieving, judger_folder
 
 from .prompts import ZERO_SHOT
 
@@ -49,11 +48,7 @@ class Skr(System):
     """
 
     name = "skr"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving()
 
     def __init__(
         self,

@@ -32,11 +32,10 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     adherence,
     recorded_extras,
 )
-from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference
+from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference, flashrag_retrieving
 
 from .prompts import FIXED, PROMPTS, REFERENCE
 
@@ -83,11 +82,7 @@ class SuRe(System):
     """
 
     name = "sure"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving()
     prompts = PROMPTS
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:

@@ -31,6 +31,7 @@ from ragbench.api import (
     Task,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import (
     Judger,
@@ -149,7 +150,7 @@ class AdaptiveRag(System):
             extras={"adaptive_rag": {"label": label}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         labels = Counter(extras["label"] for extras in recorded_extras(samples, "adaptive_rag"))
         if not labels:
             return None

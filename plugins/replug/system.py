@@ -33,6 +33,7 @@ from ragbench.api import (
     Task,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_retrieving, title_and_text
 
@@ -109,6 +110,6 @@ class Replug(System):
             extras={"replug": {"passages": len(docs)}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "replug")
         return {"examples": len(runs), "mean_passages": round(mean(r["passages"] for r in runs), 3)} if runs else None

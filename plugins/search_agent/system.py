@@ -25,12 +25,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     SystemDeclaration,
     Task,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format
@@ -407,8 +409,8 @@ class SearchAgent(System):
             example_id=example.id, answer=answer, raw_output=answer or None, docs=run.docs, extras=run.extras()
         )
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         return run_stats.qwen_call_adherence(samples) if self.qwen else None
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         return run_stats.statistics(samples)

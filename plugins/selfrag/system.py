@@ -36,6 +36,7 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
@@ -44,6 +45,7 @@ from ragbench.api import (
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import closed_answer
 from ragbench.api.trace import outline
@@ -328,7 +330,7 @@ class SelfRag(System):
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
         return form(record.trace, extras) if form else outline(record.trace)
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
         without trained reflection tokens does not, and its critique scores then read tokens it never
         generates (relevance from position 0, support and utility left at 0)."""
@@ -346,11 +348,11 @@ class SelfRag(System):
             "carry the reflection tokens",
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         traces = recorded_extras(samples, "selfrag")
         if not traces:
             return None
-        stats: dict[str, Any] = {
+        stats: JsonObject = {
             "examples": len(traces),
             "retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4),
         }

@@ -26,6 +26,7 @@ from ragbench.api import (
     Task,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, flashrag_retrieving, judger_folder
 
 from .prompts import ZERO_SHOT
@@ -109,7 +110,7 @@ class Skr(System):
             extras={"skr": {"retrieve": retrieve}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         judged = recorded_extras(samples, "skr")
         if not judged:
             return None

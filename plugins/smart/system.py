@@ -46,6 +46,7 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
@@ -54,6 +55,7 @@ from ragbench.api import (
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Response
 from ragbench.api.protocols import closed_answer, instruction_key, task_input
 from ragbench.api.trace import grouped
@@ -354,11 +356,11 @@ class Smart(System):
             return "fever" if instruction_key(task) == "fever" else None
         return "arc_c"
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         traces = recorded_extras(samples, "smart")
         if not traces:
             return None
-        stats: dict[str, Any] = {
+        stats: JsonObject = {
             "examples": len(traces),
             "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3),
         }
@@ -372,7 +374,7 @@ class Smart(System):
         stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
         return stats
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         """Trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on
         SMART's format writes something else, which upstream's parser takes whole as the intents."""
         traces = recorded_extras(samples, "smart")

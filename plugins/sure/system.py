@@ -29,12 +29,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference, flashrag_retrieving
 
 from .prompts import FIXED, PROMPTS, REFERENCE
@@ -151,7 +153,7 @@ class SuRe(System):
             example_id=example.id, answer=candidates[best], raw_output=output, docs=docs, extras={"sure": extras}
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "sure")
         if not runs:
             return None
@@ -164,7 +166,7 @@ class SuRe(System):
             else None,
         }
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         runs = recorded_extras(samples, "sure")
         return adherence(
             "answer candidates as (a) xx, (b) yy",

@@ -1,6 +1,7 @@
 """The declarations and reporting helpers the built-in systems share say what each system said on its own:
-`flashrag_retrieving` and `flashrag_searching` declare the same facts the FlashRAG methods wrote out, `adherence` builds the
-`format_adherence` entry the run reads, and System and Metric still refuse a fact set by its own name."""
+`flashrag_retrieving` and `flashrag_searching` declare the same facts the FlashRAG methods wrote out,
+`adherence` builds the `format_adherence` entry the run reads (a `FormatCheck`), and System and Metric still
+refuse a fact set by its own name."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench.api import Metric, System, SystemDeclaration, adherence
+from ragbench.api import FormatCheck, Metric, System, SystemDeclaration, adherence
 from ragbench.api.flashrag import flashrag_retrieving, flashrag_searching
 from ragbench.testing import installed_registry
 
@@ -70,6 +71,7 @@ def test_adherence_is_the_one_entry_or_none_when_nothing_was_checked(what: str, 
         assert made is None
     else:
         assert made == [{"format": what, "followed": followed, "of": of, "fix": fix}]
+        assert list(made[0]) == list(FormatCheck.__annotations__)  # the typed entry, its keys in order
 
 
 def test_system_and_metric_refuse_a_fact_set_by_its_own_name() -> None:

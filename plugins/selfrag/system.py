@@ -64,6 +64,7 @@ from .prompts import (
     evidence_prompt,
 )
 from .scoring import LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob, token_positions
+from .shapes import Settings, Trace
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 
@@ -155,7 +156,7 @@ class SelfRag(System):
     def is_long(self, task: Task) -> bool:
         return self.form == "long" or (self.form == "auto" and task.prompting.answer_format == "long")
 
-    def settings(self, task: Task) -> dict[str, Any]:
+    def settings(self, task: Task) -> Settings:
         """The options as they run on `task` (per-form upstream defaults filled in)."""
         long = self.is_long(task)
         return {
@@ -242,7 +243,7 @@ class SelfRag(System):
         answer, raw, shown, trace = await self.short_form(ctx, prompt, docs, run)
         return Prediction(example_id=example.id, answer=answer, raw_output=raw, docs=shown, extras={"selfrag": trace})
 
-    async def decide_retrieval(self, ctx: Context, prompt: str, trace: dict[str, Any]) -> bool:
+    async def decide_retrieval(self, ctx: Context, prompt: str, trace: Trace) -> bool:
         """Adaptive decision of run_short_form.py: the two retrieval tokens' values at the first
         generated position, ratio > threshold. Upstream divides raw log-probs (retrieval_ratio=
         "logprob"), so a confident [Retrieval] gives a small ratio; a token the engine did not report
@@ -256,16 +257,16 @@ class SelfRag(System):
             values = {t: math.exp(v) for t, v in values.items()}
         total = values["[Retrieval]"] + values["[No Retrieval]"]
         ratio = values["[Retrieval]"] / total if total else 0.0
-        trace.update(no_retrieval_output=response.text, retrieval_ratio=ratio)
+        trace["no_retrieval_output"], trace["retrieval_ratio"] = response.text, ratio
         return ratio > self.threshold  # type: ignore[operator]
 
     async def short_form(
-        self, ctx: Context, prompt: str, docs: list[Document], run: dict[str, Any]
-    ) -> tuple[str, str, list[Document], dict[str, Any]]:
+        self, ctx: Context, prompt: str, docs: list[Document], run: Settings
+    ) -> tuple[str, str, list[Document], Trace]:
         """call_model_rerank_w_scores_batch. (Upstream crashes with always_retrieve and a single passage;
         here one passage is simply the best one. With no passages there is nothing to retrieve. Upstream's
         no_retrieval mode also generates once from the bare prompt and discards it: that call is skipped.)"""
-        trace: dict[str, Any] = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
+        trace: Trace = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
         if run["mode"] == "always_retrieve":
             retrieve = True
         elif run["mode"] == "no_retrieval":

@@ -255,10 +255,11 @@ class SearchAgent(System):
         them (given, and not to an "o" model under openai_client; qwen_client's own); the server's otherwise."""
         sampling = QWEN_SAMPLING.copy() if self.qwen else TONGYI_SAMPLING.copy() if self.tongyi else TurnSampling()
         sampling["max_tokens"] = remaining if self._client.shares_token_budget else self.token_budget
-        if self._client.sends_sampling(model) and self.temperature is not None:
-            sampling["temperature"] = self.temperature
-        if self._client.sends_sampling(model) and self.top_p is not None:
-            sampling["top_p"] = self.top_p
+        if self._client.sends_sampling(model):
+            if self.temperature is not None:
+                sampling["temperature"] = self.temperature
+            if self.top_p is not None:
+                sampling["top_p"] = self.top_p
         left = [name for name in ("temperature", "top_p") if name not in sampling]
         if left:
             sampling["left_to_server"] = left

@@ -20,6 +20,8 @@ class TurnSampling(TypedDict, total=False):
 
 
 class Hit(TypedDict):
+    """The keys every search hit has (`SearchHit`)."""
+
     docid: str | None
     snippet: str
 
@@ -38,6 +40,8 @@ class DocumentValue(TypedDict):
 
 
 class FunctionCall(TypedDict):
+    """A call as qwen_agent reads it from the model's text: the function's name and its arguments' text."""
+
     name: str
     arguments: str
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from ._class_defaults import EMPTY, RefusesDeclaredByName, frozen
 
@@ -113,7 +113,17 @@ def recorded_extras(samples: list[SampleRecord], name: str) -> list[Any]:
     return [s.extras[name] for s in samples if s.error is None and name in s.extras]
 
 
-def adherence(what: str, followed: int, of: int, fix: str) -> list[dict[str, Any]] | None:
+class FormatCheck(TypedDict):
+    """One output format's count in `format_adherence`: `followed` of `of` outputs followed `format`; `fix`, what
+    to do about a shortfall."""
+
+    format: str
+    followed: int
+    of: int
+    fix: str
+
+
+def adherence(what: str, followed: int, of: int, fix: str) -> list[FormatCheck] | None:
     """A `format_adherence` of one output format: `followed` of `of` outputs followed `what`; `fix`, what the
     warning a shortfall gives tells the user to do. None when no output was checked (`of` 0)."""
     return [{"format": what, "followed": followed, "of": of, "fix": fix}] if of else None

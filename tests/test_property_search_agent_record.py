@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench.api import Document
+from ragbench.plugins.search_agent.shapes import AgentExtras, RunItem
 from ragbench.plugins.search_agent.system import SearchAgentRun
 from ragbench.plugins.search_agent.tools import (
     OPENAI_CLIENT,
@@ -86,6 +87,8 @@ async def record(client: Client, calls: list[tuple[str, str]]) -> tuple[SearchAg
 def test_every_call_is_recorded_as_browsecomp_plus_records_it(calls, client):
     run, failures = asyncio.run(record(client, calls))
     extras = run.extras("completed", 1)
+    assert set(extras) == AgentExtras.__required_keys__  # the typed record, no more and no less
+    assert all(list(item) == list(RunItem.__annotations__) for item in extras["result"])  # in the run file's order
     assert [(item["tool_name"], item["arguments"]) for item in extras["result"]] == calls
     for item, failed in zip(extras["result"], failures):
         if failed and client is OPENAI_CLIENT:

@@ -1,6 +1,7 @@
 """The declarations and reporting helpers the built-in systems share say what each system said on its own:
-`flashrag_searching` declares the same facts the FlashRAG methods wrote out, `adherence` builds the
-`format_adherence` entry the run reads, and System and Metric still refuse a fact set by its own name."""
+`flashrag_retrieving` and `flashrag_searching` declare the same facts the FlashRAG methods wrote out,
+`adherence` builds the `format_adherence` entry the run reads (a `FormatCheck`), and System and Metric still
+refuse a fact set by its own name."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench.api import Metric, System, SystemDeclaration, adherence
-from ragbench.api.flashrag import flashrag_searching
+from ragbench.api import FormatCheck, Metric, System, SystemDeclaration, adherence
+from ragbench.api.flashrag import flashrag_retrieving, flashrag_searching
 from ragbench.testing import installed_registry
 
 # what each method declared, written out, before it used flashrag_searching
@@ -45,6 +46,22 @@ def test_flashrag_searching_passes_other_facts_through() -> None:
     assert flashrag_searching("n", roles=("a",)) == written_out("n", roles=("a",))
 
 
+# what each method that searches with the question declared, written out, before it used flashrag_retrieving
+RETRIEVING = {"replug": {}, "sure": {}, "sure_fixed": {}, "skr": {}, "adaptive_rag": {"searches_own_queries": True}}
+
+
+@pytest.mark.parametrize("system", sorted(RETRIEVING))
+def test_each_flashrag_method_that_searches_the_question_declares_what_it_wrote_out(system: str) -> None:
+    written = SystemDeclaration(
+        retrieves=True,
+        budget_options={"passages": "topk"},
+        prompt_style="flashrag",
+        **RETRIEVING[system],  # type: ignore[arg-type]
+    )
+    assert installed_registry().load("systems", system).declares == written
+    assert flashrag_retrieving(**RETRIEVING[system]) == written  # type: ignore[arg-type]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(), st.integers(0, 10**6), st.integers(0, 10**6), st.text())
 def test_adherence_is_the_one_entry_or_none_when_nothing_was_checked(what: str, a: int, b: int, fix: str) -> None:
@@ -54,6 +71,7 @@ def test_adherence_is_the_one_entry_or_none_when_nothing_was_checked(what: str, 
         assert made is None
     else:
         assert made == [{"format": what, "followed": followed, "of": of, "fix": fix}]
+        assert list(made[0]) == list(FormatCheck.__annotations__)  # the typed entry, its keys in order
 
 
 def test_system_and_metric_refuse_a_fact_set_by_its_own_name() -> None:

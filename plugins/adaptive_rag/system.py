@@ -28,14 +28,15 @@ from ragbench.api import (
     Preflight,
     SampleRecord,
     System,
-    SystemDeclaration,
     Task,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import (
     Judger,
     flashrag_naive_or_zero_shot,
+    flashrag_retrieving,
     judger_folder,
 )
 
@@ -60,12 +61,7 @@ class AdaptiveRag(System):
     """
 
     name = "adaptive_rag"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        searches_own_queries=True,
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving(searches_own_queries=True)
 
     def __init__(
         self,
@@ -154,7 +150,7 @@ class AdaptiveRag(System):
             extras={"adaptive_rag": {"label": label}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         labels = Counter(extras["label"] for extras in recorded_extras(samples, "adaptive_rag"))
         if not labels:
             return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from statistics import mean
-from typing import Annotated, Any
+from typing import Annotated
 
 from annotated_types import Ge
 
@@ -18,6 +18,7 @@ from ragbench.api import (
     System,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import flashrag_sampling, flashrag_searching, title_and_text
 
 from .prompts import (
@@ -148,7 +149,7 @@ class CoRag(System):
             extras={EXTRAS: {"sub_queries": subqueries, "empty_sub_queries": subqueries.count("")}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         chains = recorded_extras(samples, EXTRAS)
         if not chains:
             return None

@@ -44,6 +44,7 @@ from ragbench.api import (
     System,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Engine, Response, local_tokenizer
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate, flashrag_searching
 
@@ -163,7 +164,7 @@ class Flare(System):
         text = self._tokenizer.decode(confident) if self._tokenizer is not None else "".join(confident)
         return text or None
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = [r["rounds"] for r in recorded_extras(samples, "flare")]
         if not runs:
             return None

@@ -27,12 +27,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import flashrag_generate, flashrag_searching
 
 from .prompts import FINAL_ANSWER, TEMPLATE
@@ -121,7 +123,7 @@ class Ircot(System):
     def ordered(self, pool: dict[Any, Document]) -> list[Document]:
         return sorted(pool.values(), key=lambda doc: doc.score or 0.0, reverse=not self.ascending)
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "ircot")
         if not runs:
             return None
@@ -131,7 +133,7 @@ class Ircot(System):
             "mean_passages": round(mean(r["passages"] for r in runs), 3),
         }
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         runs = recorded_extras(samples, "ircot")
         return adherence(
             f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',

@@ -50,6 +50,7 @@ from typing import Annotated, Any
 from annotated_types import Ge
 
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, SampleRecord, System, SystemDeclaration
+from ragbench.api.data import JsonObject
 from ragbench.api.protocols import task_demonstration
 from ragbench.api.text import exact_presence
 from ragbench.api.trace import find_groups, outline
@@ -373,7 +374,7 @@ class LLatrieval(System):
                 node["info"] = info
         return items
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         """The paper's Tables 4-6 figures and the cost per example (`run_statistics`)."""
         return run_statistics(samples, self.use_sub_questions, self.verification, self.query_style, self.max_iterations)
 

@@ -12,12 +12,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import flashrag_sampling, flashrag_searching, title_and_text
 
 from .actions import first_action, next_move
@@ -144,14 +146,14 @@ class ReaRag(System):
             **flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(SHORT_ANSWER_STOP), top_p=0.7),
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, EXTRAS)
         if not runs:
             return None
         means = {f"mean_{key}": round(mean(r[key] for r in runs), 3) for key in ("rounds", "searches", "restarts")}
         return {"examples": len(runs), **means, "finished": sum(r["finished"] for r in runs)}
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         """Every round's output should hold a readable Thought/Action step; a restart is one that did not."""
         runs = recorded_extras(samples, EXTRAS)
         if not runs:

@@ -24,12 +24,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Response
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling, flashrag_searching
 
@@ -210,7 +212,7 @@ class ReasoningSearch(System):
             turn = Turn("rounds_out", NO_ANSWER)
         return ended(example, turn, written, shown, round_no + 1, searches)
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, EXTRAS)
         if not runs:
             return None
@@ -221,7 +223,7 @@ class ReasoningSearch(System):
             "finish": dict(sorted(Counter(r["finish"] for r in runs).items())),
         }
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         """An example follows the format when it ends with an answer in the model's answer format."""
         runs = recorded_extras(samples, EXTRAS)
         fmt = self.search_format

@@ -30,12 +30,12 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     Task,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import EngineNeeds
-from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, title_and_text
+from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_retrieving, title_and_text
 
 REFERENCE = "Document(Title: {title}): {text}"  # REPLUGPipeline.format_reference
 
@@ -60,11 +60,7 @@ class Replug(System):
     """
 
     name = "replug"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving()
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
         self.topk, self.max_tokens = int(topk), int(max_tokens)
@@ -114,6 +110,6 @@ class Replug(System):
             extras={"replug": {"passages": len(docs)}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "replug")
         return {"examples": len(runs), "mean_passages": round(mean(r["passages"] for r in runs), 3)} if runs else None

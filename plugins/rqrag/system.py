@@ -38,12 +38,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Response
 from ragbench.api.flashrag import flashrag_searching, title_and_text
 
@@ -190,11 +192,11 @@ class RqRag(System):
             },
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "rqrag")
         return {"examples": len(runs), "mean_paths": round(mean(r["paths"] for r in runs), 3)} if runs else None
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         runs = recorded_extras(samples, "rqrag")
         if not runs:
             return None

@@ -9,14 +9,15 @@ its result (`mcp_tool_result`), the thinking and the final text. An answer the A
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ragbench.api import Context, Document, Prediction
+from ragbench.api.data import JsonObject, JsonValue
 
 from .mcp_server import NAME
 from .qwen_client import retrieved_docids
+from .shapes import RunItem, RunRecord, StatusRecord, TurnSampling
 
 PAUSED = "pause_turn"
 # the run file's status: "completed" for the API's end_turn, else its stop_reason (the finish reasons ragbench
@@ -30,30 +31,30 @@ class AnthropicRun:
     without its result dropped, as the client drops it), the last answer's finish reason and output tokens,
     the requests made."""
 
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[JsonObject] = field(default_factory=list)
     finish_reason: str = "stop"
     output_tokens: int = 0
     requests: int = 0
     pause_restarts: int = 0
 
 
-def answer_blocks(items: str | None, text: str) -> list[dict[str, Any]]:
+def answer_blocks(items: str | None, text: str) -> list[JsonObject]:
     """An answer's content blocks: the SDK's dump of each (the engine keeps them when there is more than text),
     else its text as one block."""
     if items is not None:
-        blocks: list[dict[str, Any]] = json.loads(items)
+        blocks: list[JsonObject] = json.loads(items)
         return blocks
     return [{"type": "text", "text": text}] if text else []
 
 
 async def run_agent(
-    ctx: Context, question: list[dict[str, Any]], server_url: str, sampling: dict[str, Any], max_pause_attempts: int
+    ctx: Context, question: list[dict[str, str]], server_url: str, sampling: TurnSampling, max_pause_attempts: int
 ) -> AnthropicRun:
     """The requests of one question: `question` (the system turn, if any, and the user turn), the MCP server at
     `server_url` as a tool, `sampling` every time; each paused answer sent back as an assistant turn of its
     blocks."""
     server = {"type": "mcp", "server_label": NAME, "server_url": server_url}
-    run, answers = AnthropicRun(), list[list[dict[str, Any]]]()
+    run, answers = AnthropicRun(), list[list[JsonObject]]()
     for attempt in range(max_pause_attempts + 1):
         with ctx.group(f"request {attempt + 1}"):
             response = await ctx.llm.chat(
@@ -75,25 +76,26 @@ async def run_agent(
     return run
 
 
-def tool_output(block: dict[str, Any]) -> str:
+def tool_output(block: JsonObject) -> str:
     """An `mcp_tool_result`'s output as the run file records it: its text parts joined and stripped, else the
     JSON of its content."""
     content = block.get("content", [])
-    text = "".join(part["text"] for part in content if isinstance(part, dict) and part.get("text"))
+    parts = content if isinstance(content, list) else []
+    text = "".join(str(part["text"]) for part in parts if isinstance(part, dict) and part.get("text"))
     return text.strip() or json.dumps(content, ensure_ascii=False)
 
 
-def run_record(run: AnthropicRun) -> dict[str, Any]:
+def run_record(run: AnthropicRun) -> StatusRecord:
     """The run file's fields: a tool_call item per `mcp_tool_use` (its `input` as the arguments) with the output
     of the `mcp_tool_result` that answers it, a reasoning item per thinking block, an output_text item per text;
     the calls per tool; the searches' docids; the status ("completed" for end_turn, else the stop reason)."""
-    result: list[dict[str, Any]] = []
+    result: list[RunItem] = []
     counts: dict[str, int] = {}
-    pending: dict[str, dict[str, Any]] = {}
+    pending: dict[JsonValue, RunItem] = {}
     for block in run.blocks:
         kind = block.get("type")
         if kind == "mcp_tool_use":
-            entry = {
+            entry: RunItem = {
                 "type": "tool_call",
                 "tool_name": block.get("name"),
                 "arguments": block.get("input"),
@@ -102,8 +104,9 @@ def run_record(run: AnthropicRun) -> dict[str, Any]:
             if block.get("id"):
                 pending[block["id"]] = entry
             result.append(entry)
-            if block.get("name"):
-                counts[block["name"]] = counts.get(block["name"], 0) + 1
+            name = block.get("name")
+            if name:  # a tool's name: a string in the Messages API
+                counts[str(name)] = counts.get(str(name), 0) + 1
         elif kind == "mcp_tool_result":
             output = tool_output(block)
             answered = pending.get(block.get("tool_use_id", ""))
@@ -125,7 +128,7 @@ def run_record(run: AnthropicRun) -> dict[str, Any]:
     }
 
 
-def searched_docids(result: list[dict[str, Any]]) -> list[str]:
+def searched_docids(result: list[RunItem]) -> list[str]:
     """The docids of every search's hits, search by search in rank order (a search whose output is no list of
     hits, an error, gives none)."""
     docids: list[str] = []
@@ -141,14 +144,14 @@ def searched_docids(result: list[dict[str, Any]]) -> list[str]:
 
 
 def prediction(
-    example_id: str, record: dict[str, Any], extras: dict[str, Any], document: Callable[[str], Document | None]
+    example_id: str, record: RunRecord, extras: Mapping[str, int], document: Callable[[str], Document | None]
 ) -> Prediction:
     """An example of a client whose tools the API's servers call: the last text of its run file's `record`,
     stripped, as the answer; the documents of every search's hits, in order (`document` of each docid); the run
     file's fields and `extras` as extras (arguments that do not fit are fastmcp's to answer: none counted invalid
     here)."""
-    texts = [item["output"] for item in record["result"] if item["type"] == "output_text"]
+    texts = [str(item["output"]) for item in record["result"] if item["type"] == "output_text"]  # a text each
     answer = texts[-1].strip() if texts else ""
     docs = [doc for doc in map(document, searched_docids(record["result"])) if doc is not None]
-    extras = record | extras | {"invalid_tool_calls": 0}
-    return Prediction(example_id=example_id, answer=answer, raw_output=answer or None, docs=docs, extras=extras)
+    recorded = {**record, **extras, "invalid_tool_calls": 0}
+    return Prediction(example_id=example_id, answer=answer, raw_output=answer or None, docs=docs, extras=recorded)

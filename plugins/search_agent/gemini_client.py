@@ -15,20 +15,56 @@ not declared), the client writes no run file; here the example fails with that s
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from ragbench.api import ConfigError, Context, Document, Example, Prediction
+from ragbench.api.data import JsonObject, JsonValue
 from ragbench.api.engines import Engine, Response
 
 from . import anthropic_client, mcp_server
 from .qwen_client import Search, retrieved_docids
+from .shapes import RunItem, StatusRecord, TurnSampling
 
 ARGUMENTS = {"search": "query", "get_document": "docid"}  # each tool's one argument (searcher/mcp_server.py)
 MAX_REMOTE_CALLS = 100  # gemini_client's AutomaticFunctionCallingConfig(maximum_remote_calls=100)
 # the run file's status: "completed" for STOP, else the API's finish reason (ragbench's names back to the API's;
 # "content_filter" stands for several, SAFETY the first)
 STATUS = {"stop": "completed", "tool_calls": "completed", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+
+
+class FunctionCall(TypedDict, total=False):
+    """A Part's `function_call` (google-genai's FunctionCall): the function, its arguments, an id where sent."""
+
+    name: str
+    args: JsonObject
+    id: str
+
+
+class ToolResult(TypedDict):
+    """An MCP CallToolResult as the SDK dumps it: its content parts (`{"type": "text", "text": ...}`)."""
+
+    content: list[JsonObject]
+    isError: bool
+
+
+class FunctionResponse(TypedDict, total=False):
+    """A Part's `function_response`: the function and its response, `{"result": ...}` or `{"error": ...}`."""
+
+    name: str
+    response: dict[str, ToolResult]
+    id: str
+
+
+class Part(TypedDict, total=False):
+    """A content part of the Gemini API (google-genai's Part as it dumps it): a text (a thought's where `thought`),
+    a function call or a function response; what else the API sends (a thought signature) rides along."""
+
+    text: str
+    thought: bool
+    function_call: FunctionCall
+    function_response: FunctionResponse
 
 
 class QuestionFailed(Exception):
@@ -44,14 +80,14 @@ def check_engine(engine: Engine) -> None:
         )
 
 
-def declaration(name: str, description: str, argument: str) -> dict[str, Any]:
+def declaration(name: str, description: str, argument: str) -> JsonObject:
     """A tool as google-genai declares an MCP tool of one string argument (its input schema from fastmcp)."""
-    schema = {"type": "OBJECT", "properties": {argument: {"type": "STRING", "title": argument.title()}}}
+    schema: JsonObject = {"type": "OBJECT", "properties": {argument: {"type": "STRING", "title": argument.title()}}}
     schema["required"] = [argument]
     return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
 
 
-def fastmcp_content(value: Any) -> list[dict[str, Any]]:
+def fastmcp_content(value: Any) -> list[JsonObject]:
     """A tool's return value as fastmcp 2.9.2 answers it: one text part of its JSON (indent 2, not ASCII-escaped;
     a list of one item as the item), none for None or an empty list."""
     text = mcp_server.fastmcp_text(value)
@@ -63,25 +99,25 @@ class GeminiRun:
     """One question's AFC: the parts of its history (the question, each answer, each turn of function responses)
     when a call ran, the last answer's parts, finish reason and output tokens, the requests made."""
 
-    history: list[dict[str, Any]] = field(default_factory=list)
-    last: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Part] = field(default_factory=list)
+    last: list[Part] = field(default_factory=list)
     finish_reason: str = "stop"
     output_tokens: int = 0
     requests: int = 0
 
 
-def answer_parts(response: Response) -> list[dict[str, Any]]:
+def answer_parts(response: Response) -> list[Part]:
     """An answer's parts: as the SDK dumped them (the engine keeps them where they hold thoughts), else its text
     and calls (the API sends calls without an id)."""
     if response.items is not None:
-        parts: list[dict[str, Any]] = json.loads(response.items)
+        parts: list[Part] = json.loads(response.items)
         return parts
-    out: list[dict[str, Any]] = [{"text": response.text}] if response.text else []
+    out: list[Part] = [{"text": response.text}] if response.text else []
     calls = response.tool_calls
     return out + [{"function_call": {"name": c.name, "args": json.loads(c.raw_arguments)}} for c in calls]
 
 
-async def function_response(tools: dict[str, mcp_server.ServedTool], call: dict[str, Any]) -> dict[str, Any]:
+async def function_response(tools: dict[str, mcp_server.ServedTool], call: FunctionCall) -> FunctionResponse:
     """One call run as AFC runs it on the MCP session: `{"result": CallToolResult}`, `{"error": ...}` where the
     tool failed (fastmcp's text for arguments that do not fit)."""
     name = call["name"]
@@ -99,13 +135,13 @@ async def function_response(tools: dict[str, mcp_server.ServedTool], call: dict[
 
 async def run_agent(
     ctx: Context,
-    turns: list[dict[str, Any]],
-    declarations: list[dict[str, Any]],
+    turns: list[dict[str, str]],
+    declarations: list[JsonObject],
     tools: dict[str, mcp_server.ServedTool],
-    sampling: dict[str, Any],
+    sampling: TurnSampling,
 ) -> GeminiRun:
     """The requests of one question (`turns`: the system turn, if any, then the question)."""
-    run, sent = GeminiRun(), list[dict[str, Any]]()
+    run, sent = GeminiRun(), list[Mapping[str, object]]()
     for request in range(MAX_REMOTE_CALLS):
         with ctx.group(f"request {request + 1}"):
             response = await ctx.llm.chat(turns + sent, step="turn", tools=declarations, **sampling)
@@ -115,7 +151,7 @@ async def run_agent(
         calls = [part["function_call"] for part in run.last if part.get("function_call")]
         if not calls:
             break
-        answers = [{"function_response": await function_response(tools, call)} for call in calls]
+        answers: list[Part] = [{"function_response": await function_response(tools, call)} for call in calls]
         for call, answer in zip(calls, answers):
             ctx.record_step(f"tool {call['name']}", inputs={"args": call.get("args")}, outputs=answer)
         if not run.history:
@@ -126,7 +162,7 @@ async def run_agent(
     return run
 
 
-def response_output(answer: dict[str, Any]) -> Any:
+def response_output(answer: FunctionResponse) -> JsonValue:
     """A function response's text as the client reads it (`response.result.content[0].text`)."""
     name = answer.get("name")
     result = (answer.get("response") or {}).get("result")
@@ -145,18 +181,23 @@ def response_output(answer: dict[str, Any]) -> Any:
     return content[0].get("text")
 
 
-def run_record(run: GeminiRun) -> dict[str, Any]:
+def run_record(run: GeminiRun) -> StatusRecord:
     """The run file's fields: a tool_call item per function_call (its `args` as the arguments; its output the
     text of the first response of that name that has none yet), a reasoning item per thought, an output_text
     item per other text; the calls per tool (a response counts, and a call no response answered); the docids
     its searches' outputs name; the status."""
-    result: list[dict[str, Any]] = []
+    result: list[RunItem] = []
     counts: dict[str, int] = {}
-    pending: dict[str, dict[str, Any]] = {}
+    pending: dict[str, RunItem] = {}
     for part in run.history + run.last:
         call, answer = part.get("function_call"), part.get("function_response")
         if call:
-            entry = {"type": "tool_call", "tool_name": call.get("name"), "arguments": call.get("args"), "output": None}
+            entry: RunItem = {
+                "type": "tool_call",
+                "tool_name": call.get("name"),
+                "arguments": call.get("args"),
+                "output": None,
+            }
             pending[call.get("id") or f"call_{len(pending)}"] = entry
             result.append(entry)
         elif answer:
@@ -169,14 +210,14 @@ def run_record(run: GeminiRun) -> dict[str, Any]:
                 matched["output"] = output
             else:
                 result.append({"type": "tool_call", "tool_name": name, "arguments": None, "output": output})
-            counts[name] = counts.get(name, 0) + 1
+            counts[str(name)] = counts.get(str(name), 0) + 1  # a function_response's: of a declared function
         elif part.get("thought") is True:
             result.append({"type": "reasoning", "tool_name": None, "arguments": None, "output": [part.get("text", "")]})
         elif part.get("text"):
             result.append({"type": "output_text", "tool_name": None, "arguments": None, "output": part["text"]})
     for entry in pending.values():
         if entry["output"] is None:
-            counts[entry["tool_name"]] = counts.get(entry["tool_name"], 0) + 1
+            counts[str(entry["tool_name"])] = counts.get(str(entry["tool_name"]), 0) + 1
     return {
         "status": STATUS.get(run.finish_reason, run.finish_reason.upper()),
         "tool_call_counts": counts,
@@ -186,7 +227,7 @@ def run_record(run: GeminiRun) -> dict[str, Any]:
 
 
 async def run_example(
-    agent: Any, example: Example, ctx: Context, question: dict[str, Any], search: Search, lookup: Any
+    agent: Any, example: Example, ctx: Context, question: dict[str, str], search: Search, lookup: Any
 ) -> Prediction:
     """One example of `agent` (a SearchAgent of gemini_client): its requests, and the prediction from the run
     file."""

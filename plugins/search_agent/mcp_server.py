@@ -23,6 +23,7 @@ from typing import Any
 from ragbench.api import ConfigError, Context, Document
 
 from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
+from .shapes import SearchHit
 from .tools import document_value
 
 NAME = "search-server"  # mcp_server.py's FastMCP name, anthropic_client's --mcp-name
@@ -112,7 +113,7 @@ def fastmcp_text(value: Any) -> str | None:
 def search_tools(
     k: int,
     offers_document: bool,
-    hits_of: Callable[[str], Awaitable[tuple[list[dict[str, Any]], list[Document]]]],
+    hits_of: Callable[[str], Awaitable[tuple[list[SearchHit], list[Document]]]],
     lookup: Callable[[str], Document | None] | None,
     served: dict[str, Document],
 ) -> list[ServedTool]:

@@ -6,49 +6,33 @@ from __future__ import annotations
 
 from ragbench.api import ConfigError
 
-QUERY_TEMPLATE = (
+# each prompt: what the agent is and which tools it has, the question, then the response format (whose
+# explanation asks for docids in brackets, or not)
+WITH_GET_DOCUMENT = (
     "You are a deep research agent. You need to answer the given question by interacting with a search "
     "engine, using the search and get_document tools provided. Please perform reasoning and use the "
     "tools step by step, in an interleaved manner. You may use the search and get_document tools "
     "multiple times.\n"
-    "\n"
-    "Question: {Question}\n"
-    "\n"
-    "Your response should be in the following format:\n"
-    "Explanation: {{your explanation for your final answer. For this explanation section only, you "
-    "should cite your evidence documents inline by enclosing their docids in square brackets [] at the "
-    "end of sentences. For example, [20].}}\n"
-    "Exact Answer: {{your succinct, final answer}}\n"
-    "Confidence: {{your confidence score between 0% and 100% for your answer}}"
 )
-
-QUERY_TEMPLATE_NO_GET_DOCUMENT = (
+SEARCH_ONLY = (
     "You are a deep research agent. You need to answer the given question by interacting with a search "
     "engine, using the search tool provided. Please perform reasoning and use the tool step by step, in "
     "an interleaved manner. You may use the search tool multiple times.\n"
-    "\n"
-    "Question: {Question}\n"
-    "\n"
-    "Your response should be in the following format:\n"
+)
+QUESTION = "\nQuestion: {Question}\n\nYour response should be in the following format:\n"
+CITED_EXPLANATION = (
     "Explanation: {{your explanation for your final answer. For this explanation section only, you "
     "should cite your evidence documents inline by enclosing their docids in square brackets [] at the "
     "end of sentences. For example, [20].}}\n"
+)
+EXPLANATION = "Explanation: {{your explanation for your final answer}}\n"
+ANSWER = (
     "Exact Answer: {{your succinct, final answer}}\n"
     "Confidence: {{your confidence score between 0% and 100% for your answer}}"
 )
-
-QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION = (
-    "You are a deep research agent. You need to answer the given question by interacting with a search "
-    "engine, using the search tool provided. Please perform reasoning and use the tool step by step, in "
-    "an interleaved manner. You may use the search tool multiple times.\n"
-    "\n"
-    "Question: {Question}\n"
-    "\n"
-    "Your response should be in the following format:\n"
-    "Explanation: {{your explanation for your final answer}}\n"
-    "Exact Answer: {{your succinct, final answer}}\n"
-    "Confidence: {{your confidence score between 0% and 100% for your answer}}"
-)
+QUERY_TEMPLATE = WITH_GET_DOCUMENT + QUESTION + CITED_EXPLANATION + ANSWER
+QUERY_TEMPLATE_NO_GET_DOCUMENT = SEARCH_ONLY + QUESTION + CITED_EXPLANATION + ANSWER
+QUERY_TEMPLATE_NO_GET_DOCUMENT_NO_CITATION = SEARCH_ONLY + QUESTION + EXPLANATION + ANSWER
 
 
 # The tool descriptions of `BaseSearcher` (searcher/searchers/base.py:57-67), which the BM25 and FAISS searchers keep;

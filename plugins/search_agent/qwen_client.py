@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
 from ragbench.api import Context, Document
-from ragbench.api.data import parse_json
+from ragbench.api.data import JsonObject, JsonValue, parse_json
 from ragbench.api.engines import InvalidArguments, checked_arguments
 
 from . import mcp_server
+from .shapes import DocumentValue, FunctionCall, QwenMessage, RunItem, RunRecord, SearchHit, TurnSampling
 from .tools import ToolAnswer
 
 SERVER = "search-server"  # mcp_server.py's FastMCP name: qwen_agent calls each tool "<server>-<tool>"
@@ -31,14 +32,14 @@ NO_RESULT = "execute error"  # qwen_agent's text for a tool that answered no tex
 DOCID = (re.compile(r'"docid"\s*:\s*"([^"]+)"'), re.compile(r'"docid"\s*:\s*(\d+)'))
 
 
-def mcp_function(tool: str, description: str, argument: str) -> dict[str, Any]:
+def mcp_function(tool: str, description: str, argument: str) -> JsonObject:
     """A tool as qwen_agent lists it from the MCP server: its name after the server's, the input schema fastmcp
     derives from the Python signature (one required string argument, titled)."""
-    schema = {"type": "object", "properties": {argument: {"title": argument.title(), "type": "string"}}}
+    schema: JsonObject = {"type": "object", "properties": {argument: {"title": argument.title(), "type": "string"}}}
     return {"name": f"{SERVER}-{tool}", "description": description, "parameters": schema | {"required": [argument]}}
 
 
-def system_message(functions: list[dict[str, Any]], system_prompt: str | None) -> str:
+def system_message(functions: list[JsonObject], system_prompt: str | None) -> str:
     """The system message: the prompt given (none by default), then the tools, one JSON line each."""
     lines = "\n".join(json.dumps({"type": "function", "function": f}, ensure_ascii=False) for f in functions)
     tools = FN_CALL_TEMPLATE.format(tool_descs=lines)
@@ -61,10 +62,10 @@ def extract_fn(text: str) -> tuple[str, str]:
     return name, arguments[:-1] if len(arguments) > 2 else ""
 
 
-def read_answer(text: str) -> list[dict[str, Any]]:
+def read_answer(text: str) -> list[QwenMessage]:
     """An answer's text as qwen_agent reads it (NousFnCallPrompt.postprocess_fncall_messages): the text before the
     first <tool_call> a message of its own, each block a call (text after a block's </tool_call> dropped)."""
-    messages: list[dict[str, Any]] = []
+    messages: list[QwenMessage] = []
     pieces = text.split("<tool_call>")
     if pieces[0].strip() or (len(pieces) == 1 and pieces[0]):
         messages.append({"role": "assistant", "content": pieces[0]})
@@ -93,7 +94,7 @@ def read_answer(text: str) -> list[dict[str, Any]]:
     return messages
 
 
-def written_call(call: dict[str, str]) -> str:
+def written_call(call: FunctionCall) -> str:
     """A call as qwen_agent writes it back: its arguments parsed where they parse, else as a JSON string."""
     arguments: Any = call["arguments"]
     try:
@@ -107,7 +108,7 @@ def written_call(call: dict[str, str]) -> str:
     )
 
 
-def assistant_text(turn: list[dict[str, Any]]) -> str:
+def assistant_text(turn: list[QwenMessage]) -> str:
     """A turn's messages as one assistant message (NousFnCallPrompt.preprocess_fncall_messages): its texts and
     written calls, a newline between two where the first does not end with one."""
     text = ""
@@ -137,7 +138,7 @@ def call_error(name: str, exc: Exception) -> str:
     return f"An error occurred when calling tool `{name}`:\n{type(exc).__name__}: {exc}\nTraceback:\n"
 
 
-def retrieved_docids(result: list[dict[str, Any]]) -> list[str]:
+def retrieved_docids(result: list[RunItem]) -> list[str]:
     """search_agent/utils.py's extract_retrieved_docids_from_result: the docids of every search's output, read as
     a JSON list, else grepped from its text; sorted."""
     found: set[str] = set()
@@ -156,12 +157,12 @@ def retrieved_docids(result: list[dict[str, Any]]) -> list[str]:
     return sorted(found)
 
 
-def run_record(response: list[dict[str, Any]]) -> dict[str, Any]:
+def run_record(response: list[QwenMessage]) -> RunRecord:
     """qwen_client's `_persist_response` over the agent's messages: a tool_call item per call with the output of a
     function message right after it under the same name (else None: of calls made in one turn only the last gets
     one, the first result), an output_text item per assistant message with text; the calls per tool, unknown
     tools too; the docids its searches' recorded outputs name."""
-    result: list[dict[str, Any]] = []
+    result: list[RunItem] = []
     counts: dict[str, int] = {}
     i = 0
     while i < len(response):
@@ -169,12 +170,12 @@ def run_record(response: list[dict[str, Any]]) -> dict[str, Any]:
         if "function_call" in message:
             name = message["function_call"]["name"]
             tool = re.sub(f"^{SERVER}-", "", name)
-            following = response[i + 1] if i + 1 < len(response) else {}
+            following = response[i + 1] if i + 1 < len(response) else QwenMessage()
             output = None
             if following.get("role") == "function" and following.get("name") == name:
                 output, i = following["content"], i + 1
-            result.append({"type": "tool_call", "tool_name": tool, "arguments": message["function_call"]["arguments"]})
-            result[-1]["output"] = output
+            arguments = message["function_call"]["arguments"]
+            result.append({"type": "tool_call", "tool_name": tool, "arguments": arguments, "output": output})
             counts[tool] = counts.get(tool, 0) + 1
         elif message["role"] == "assistant" and message["content"].strip():
             result.append(
@@ -188,14 +189,14 @@ def run_record(response: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-Search = Callable[[str], Awaitable[tuple[list[dict[str, Any]], list[Document]]]]
+Search = Callable[[str], Awaitable[tuple[list[SearchHit], list[Document]]]]
 
 
 async def call_tool(
-    call: dict[str, str],
-    offered: Mapping[str, Any],
+    call: FunctionCall,
+    offered: Mapping[str, JsonValue],
     search: Search,
-    document: Callable[[str], dict[str, Any] | None],
+    document: Callable[[str], DocumentValue | None],
 ) -> ToolAnswer:
     """One call as qwen_agent makes it (Agent._call_tool, then the MCP tool's call): an unknown name answered as
     such, the arguments read with `json.loads` and held to the tool's input schema (`offered`: each tool's, by
@@ -217,7 +218,7 @@ class AgentRun(NamedTuple):
     """What one query's agent run leaves: qwen_agent's response list, the documents the searches returned, the
     requests made, the output tokens, and the calls whose arguments did not fit their tool's input schema."""
 
-    response: list[dict[str, Any]]
+    response: list[QwenMessage]
     docs: list[Document]
     turns: int
     output_tokens: int
@@ -226,17 +227,17 @@ class AgentRun(NamedTuple):
 
 async def run_agent(
     ctx: Context,
-    messages: list[dict[str, Any]],
-    functions: list[dict[str, Any]],
-    sampling: dict[str, Any],
+    messages: list[dict[str, str]],
+    functions: list[JsonObject],
+    sampling: TurnSampling,
     max_calls: int,
     search: Search,
-    document: Callable[[str], dict[str, Any] | None],
+    document: Callable[[str], DocumentValue | None],
 ) -> AgentRun:
     """FnCallAgent._run: at most `max_calls` requests (MAX_LLM_CALL_PER_RUN), each answer's calls made in order,
     until an answer calls nothing; an answer with nothing in it asks again."""
-    offered = {function["name"]: function["parameters"] for function in functions}
-    response: list[dict[str, Any]] = []
+    offered = {str(function["name"]): function["parameters"] for function in functions}
+    response: list[QwenMessage] = []
     docs: list[Document] = []
     calls_made = output_tokens = invalid_calls = 0
     while calls_made < max_calls:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
-from typing import Any
 
-from ragbench.api import SampleRecord
+from ragbench.api import FormatCheck, SampleRecord
+from ragbench.api.data import JsonObject
 
 
-def statistics(samples: list[SampleRecord]) -> dict[str, Any] | None:
+def statistics(samples: list[SampleRecord]) -> JsonObject | None:
     """How the examples ended, the turns and calls per tool an example took on average (BrowseComp-Plus's
     evaluation reports the calls per tool), and the calls whose arguments did not fit their tool's parameters."""
     ended = [extras for extras in (s.extras for s in samples if s.error is None) if "status" in extras]
@@ -26,7 +26,7 @@ def statistics(samples: list[SampleRecord]) -> dict[str, Any] | None:
     }
 
 
-def qwen_call_adherence(samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+def qwen_call_adherence(samples: list[SampleRecord]) -> list[FormatCheck] | None:
     """qwen_client's calls, read from the text, whose arguments fit the tool's input schema (native calls that
     do not fit are counted, and warned of, by the run itself: results.json's `repeated_work`)."""
     ended = [extras for extras in (s.extras for s in samples if s.error is None) if "invalid_tool_calls" in extras]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragbench.api.data import JsonObject
+
 # the fields of openai 1.97.0's models (openai/types/responses/), in their order
 ITEMS = {
     "reasoning": ("id", "summary", "type", "encrypted_content", "status"),
@@ -60,9 +62,9 @@ def _logprob(logprob: Any) -> Any:
     return dumped
 
 
-def sdk_dump(item: dict[str, Any]) -> dict[str, Any]:
+def sdk_dump(item: JsonObject) -> JsonObject:
     """One output item as openai 1.97.0's `model_dump(mode="python")` gives it."""
-    dumped: dict[str, Any] = _by_type(item, ITEMS)
+    dumped: JsonObject = _by_type(item, ITEMS)
     if dumped.get("type") == "reasoning":
         dumped["summary"] = _each(dumped["summary"], lambda part: _dumped(part, SUMMARY))
     elif dumped.get("type") == "message":

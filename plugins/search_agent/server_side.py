@@ -29,7 +29,7 @@ def check_engine(client: str, engine: Engine) -> None:
 
 
 async def run_example(
-    agent: Any, example: Example, ctx: Context, question: dict[str, Any], search: Search, lookup: Any
+    agent: Any, example: Example, ctx: Context, question: dict[str, str], search: Search, lookup: Any
 ) -> Prediction:
     """One example of `agent` (a SearchAgent of such a client): its request(s), with the run's MCP server (its
     first example starts it), and the prediction from the run file."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
@@ -25,12 +25,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     SystemDeclaration,
     Task,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import OwnCorpus
 from ragbench.api.retrieval import CorpusLookup, corpus_format
@@ -38,6 +40,7 @@ from ragbench.api.text import Snippets
 
 from . import gemini_client, mcp_server, qwen_client, run_stats, server_side, tongyi_client
 from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION, TONGYI_SYSTEM_PROMPT, query_template
+from .shapes import AgentExtras, DocumentValue, RunItem, SearchHit, TurnSampling
 from .tools import (
     CLIENTS,
     Client,
@@ -52,9 +55,9 @@ from .tools import (
 COMPLETED = "completed"  # the model answered; "turns" or "tokens": that budget ended the example
 INCOMPLETE = "incomplete"  # openai_client: the model's final turn was cut short (the Responses API's status)
 FINISHED = ("stop", "tool_calls")  # the finish reasons of a turn the server completed
-QWEN_SAMPLING = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
+QWEN_SAMPLING: TurnSampling = {"temperature": 0.7, "top_p": 0.8}  # qwen_client.py's generate_cfg
 QWEN_MAX_CALLS = 20  # qwen_agent's MAX_LLM_CALL_PER_RUN
-TONGYI_SAMPLING = {"temperature": 0.85, "top_p": 0.95}  # tongyi_client.py's command-line defaults
+TONGYI_SAMPLING: TurnSampling = {"temperature": 0.85, "top_p": 0.95}  # tongyi_client.py's command-line defaults
 
 
 class SearchAgentRun:
@@ -63,7 +66,7 @@ class SearchAgentRun:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self.result: list[dict[str, Any]] = []
+        self.result: list[RunItem] = []
         self.calls: Counter[str] = Counter()
         self.retrieved: set[str] = set()
         self.docs: list[Document] = []
@@ -94,7 +97,7 @@ class SearchAgentRun:
             self.docs.extend(docs)
             self.retrieved.update(str(doc.id) for doc in docs)
 
-    def extras(self, status: str, turns: int) -> dict[str, Any]:
+    def extras(self, status: str, turns: int) -> AgentExtras:
         return {
             "status": status,
             "tool_call_counts": dict(self.calls),
@@ -247,22 +250,26 @@ class SearchAgent(System):
 
         return lookup
 
-    def _sampling(self, remaining: int, model: str) -> dict[str, Any]:
+    def _sampling(self, remaining: int, model: str) -> TurnSampling:
         """What a turn sends: the output-token limit, and a temperature and top_p only where the client sends
         them (given, and not to an "o" model under openai_client; qwen_client's own); the server's otherwise."""
-        sampling: dict[str, Any] = QWEN_SAMPLING.copy() if self.qwen else TONGYI_SAMPLING.copy() if self.tongyi else {}
+        sampling = QWEN_SAMPLING.copy() if self.qwen else TONGYI_SAMPLING.copy() if self.tongyi else TurnSampling()
         sampling["max_tokens"] = remaining if self._client.shares_token_budget else self.token_budget
-        given = {"temperature": self.temperature, "top_p": self.top_p}
         if self._client.sends_sampling(model):
-            sampling.update({name: value for name, value in given.items() if value is not None})
-        left = [name for name in given if name not in sampling]
-        return sampling | {"left_to_server": left} if left else sampling
+            if self.temperature is not None:
+                sampling["temperature"] = self.temperature
+            if self.top_p is not None:
+                sampling["top_p"] = self.top_p
+        left = [name for name in ("temperature", "top_p") if name not in sampling]
+        if left:
+            sampling["left_to_server"] = left
+        return sampling
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
         assert ctx.retriever is not None  # `retrieves`: the run gives one
         retriever = ctx.retriever
 
-        async def search(query: str) -> tuple[list[dict[str, Any]], list[Document]]:
+        async def search(query: str) -> tuple[list[SearchHit], list[Document]]:
             docs = await retriever.search(query, self.k)
             return search_hits(docs, self._snippets.cut), docs
 
@@ -282,7 +289,7 @@ class SearchAgent(System):
             return search_results(hits), docs
 
         document = None if lookup is None else (lambda docid: document_result(docid, lookup(docid)))
-        messages: list[dict[str, Any]] = (
+        messages: list[Mapping[str, object]] = (
             [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         )
         messages.append(question)
@@ -308,7 +315,7 @@ class SearchAgent(System):
                     cut = self._client.records_incomplete and response.finish_reason not in FINISHED
                     status, answer = INCOMPLETE if cut else COMPLETED, response.text.strip()
                     break
-                turn: dict[str, Any] = {
+                turn: dict[str, object] = {  # a chat turn: its tool calls are the engine's values, not JSON
                     "role": "assistant",
                     "content": response.text or None,
                     "tool_calls": response.tool_calls,
@@ -338,21 +345,21 @@ class SearchAgent(System):
             answer=answer,
             raw_output=answer or None,
             docs=run.docs,
-            extras=run.extras(status, turns),
+            extras=dict(run.extras(status, turns)),
         )
 
     async def _run_qwen_client(
         self,
         example: Example,
         ctx: Context,
-        question: dict[str, Any],
+        question: dict[str, str],
         search: qwen_client.Search,
         lookup: Callable[[str], Document | None] | None,
     ) -> Prediction:
         """The example as qwen_client runs it: its status "completed" where the agent's last message is a text,
         else "turns" (qwen_client's "incomplete": its 20 requests used)."""
 
-        def document(docid: str) -> dict[str, Any] | None:  # mcp_server's get_document: the searcher's dict
+        def document(docid: str) -> DocumentValue | None:  # mcp_server's get_document: the searcher's dict
             return document_value(docid, None if lookup is None else lookup(docid))
 
         system = {"role": "system", "content": qwen_client.system_message(self._functions, self.system_prompt)}
@@ -368,14 +375,15 @@ class SearchAgent(System):
         record = qwen_client.run_record(agent.response)
         last = agent.response[-1] if agent.response else {}
         answer = last["content"].strip() if last.get("role") == "assistant" else ""
-        extras = record | {
+        extras: AgentExtras = {
+            **record,
             "status": COMPLETED if answer else "turns",
             "turns": agent.turns,
             "output_tokens": agent.output_tokens,
             "invalid_tool_calls": agent.invalid_calls,
         }
         return Prediction(
-            example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=extras
+            example_id=example.id, answer=answer, raw_output=answer or None, docs=agent.docs, extras=dict(extras)
         )
 
     async def _run_tongyi_client(self, example: Example, ctx: Context) -> Prediction:
@@ -404,11 +412,11 @@ class SearchAgent(System):
         )
         answer = run.answer.strip()
         return Prediction(
-            example_id=example.id, answer=answer, raw_output=answer or None, docs=run.docs, extras=run.extras()
+            example_id=example.id, answer=answer, raw_output=answer or None, docs=run.docs, extras=dict(run.extras())
         )
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         return run_stats.qwen_call_adherence(samples) if self.qwen else None
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         return run_stats.statistics(samples)

@@ -21,6 +21,7 @@ from ragbench.api.engines import local_tokenizer
 from ragbench.api.retrieval import passage_text
 
 from .prompts import TONGYI_CALLS_EXCEEDED, TONGYI_CONTEXT_EXCEEDED
+from .shapes import RunItem, TongyiExtras, TurnSampling
 
 SEARCH = "search"
 STOP = ["\n<tool_response>", "<tool_response>"]
@@ -96,7 +97,7 @@ class TongyiRun:
     termination: str = NO_ANSWER
     answer: str = ""
 
-    def extras(self) -> dict[str, Any]:
+    def extras(self) -> TongyiExtras:
         """What the example records: the run file's fields (its status "completed" for an answer, else the
         termination), the requests made, output tokens, and the calls that were no JSON object."""
         return {
@@ -142,7 +143,7 @@ async def call_tool(written: str, run: TongyiRun, search: Search, snippet: Calla
     return search_text(query, docs, snippet)
 
 
-async def ask(ctx: Context, run: TongyiRun, sampling: dict[str, Any]) -> str:
+async def ask(ctx: Context, run: TongyiRun, sampling: TurnSampling) -> str:
     """One turn's answer, stripped: asked again while it is empty, at most TRIES times (then SERVER_ERROR)."""
     for _ in range(TRIES):
         run.requests += 1
@@ -160,7 +161,7 @@ def answer_between_tags(text: str) -> str:
 async def run_agent(
     ctx: Context,
     run: TongyiRun,
-    sampling: dict[str, Any],
+    sampling: TurnSampling,
     max_calls: int,
     search: Search,
     snippet: Callable[[str], str],
@@ -199,11 +200,11 @@ async def run_agent(
     return run
 
 
-def run_record(messages: list[dict[str, str]]) -> list[dict[str, Any]]:
+def run_record(messages: list[dict[str, str]]) -> list[RunItem]:
     """tongyi_client's `result` list from the conversation (parse_messages_to_result_array): per assistant message
     a reasoning item per <think> block, a tool_call item per <tool_call> block that is a JSON object (its output:
     the first <tool_response> of the next message, when a user message), an output_text item per <answer> block."""
-    result: list[dict[str, Any]] = []
+    result: list[RunItem] = []
 
     def item(kind: str, output: str, name: Any = None, arguments: str | None = None) -> None:
         result.append({"type": kind, "tool_name": name, "arguments": arguments, "output": output})

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragbench.api import Document
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import InvalidArguments, checked_arguments
 from ragbench.api.retrieval import passage_text
 
 from .prompts import GET_DOCUMENT_DESCRIPTION, SEARCH_DESCRIPTION
 from .sdk_items import sdk_dump
+from .shapes import DocumentValue, SearchHit
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Client:
     def counted_name(self, name: str) -> str:
         return "search" if not self.counts_failed_calls and "retrieval" in name.lower() else name
 
-    def sent_back(self, items: str) -> list[dict[str, Any]]:
+    def sent_back(self, items: str) -> list[JsonObject]:
         """A Responses-API answer's output items as the client puts them in its next request: each as its SDK
         dumps it (sdk_items.py); openai_client then drops each item's `status` (openai_client.py:238-242),
         oss_client sends them as dumped."""
@@ -57,13 +59,14 @@ class Client:
         starts with "o", openai_client.py:156-160)."""
         return not (self.unsampled_o_models and model.lower().startswith("o"))
 
-    def reasoning_output(self, item: dict[str, Any]) -> Any:
+    def reasoning_output(self, item: JsonObject) -> Any:
         """What the run file records of a reasoning item: its summary (openai_client.py:325-333); oss_client's,
         where the summary is empty, the texts of its content (oss_client.py:246-267)."""
         summary = item.get("summary")
         if not self.reads_reasoning_content or (isinstance(summary, list) and summary):
             return summary
-        parts = [p for p in item.get("content") or () if isinstance(p, dict)]
+        content = item.get("content")
+        parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
         texts = (
             str(p.get("text", "")).strip() for p in parts if p.get("type") in ("reasoning_text", "output_text", "text")
         )
@@ -127,7 +130,7 @@ GET_DOCUMENT = "get_document"
 DOCID_DESCRIPTION = "Document ID to retrieve"
 
 
-def parameters(argument: str, argument_description: str) -> dict[str, Any]:
+def parameters(argument: str, argument_description: str) -> JsonObject:
     """A tool's parameters: one required string argument and no other."""
     return {
         "type": "object",
@@ -137,7 +140,7 @@ def parameters(argument: str, argument_description: str) -> dict[str, Any]:
     }
 
 
-def function(name: str, description: str, argument: str, argument_description: str) -> dict[str, Any]:
+def function(name: str, description: str, argument: str, argument_description: str) -> JsonObject:
     """One tool in the chat completions form, with the fields and order of the client's Responses-API
     definition (`get_tool_definitions`): one required string argument, strict."""
     return {
@@ -151,29 +154,32 @@ def function(name: str, description: str, argument: str, argument_description: s
     }
 
 
-def tool_definitions(client: Client, k: int, get_document: bool) -> list[dict[str, Any]]:
+def tool_definitions(client: Client, k: int, get_document: bool) -> list[JsonObject]:
     tools = [function(client.search, SEARCH_DESCRIPTION.format(k=k), client.query, client.query_description)]
     if get_document:
         tools.append(function(GET_DOCUMENT, GET_DOCUMENT_DESCRIPTION, "docid", DOCID_DESCRIPTION))
     return tools
 
 
-def search_hits(docs: list[Document], snippet: Callable[[str], str]) -> list[dict[str, Any]]:
+def search_hits(docs: list[Document], snippet: Callable[[str], str]) -> list[SearchHit]:
     """What a search returns: each hit's docid, score (left out where the retriever gives none) and snippet, in
     rank order."""
-    results: list[dict[str, Any]] = []
+    results: list[SearchHit] = []
     for doc in docs:
-        hit = {"docid": doc.id} if doc.score is None else {"docid": doc.id, "score": doc.score}
-        results.append({**hit, "snippet": snippet(passage_text(doc))})
+        text = snippet(passage_text(doc))
+        if doc.score is None:
+            results.append({"docid": doc.id, "snippet": text})
+        else:
+            results.append({"docid": doc.id, "score": doc.score, "snippet": text})
     return results
 
 
-def search_results(hits: list[dict[str, Any]]) -> str:
+def search_results(hits: list[SearchHit]) -> str:
     """What a search answers the model: `json.dumps` (indent 2, ASCII) of its hits."""
     return json.dumps(hits, indent=2)
 
 
-def document_value(docid: str, doc: Document | None) -> dict[str, Any] | None:
+def document_value(docid: str, doc: Document | None) -> DocumentValue | None:
     """The searcher's get_document (searcher/mcp_server.py): the document's docid and full text; None for none."""
     return None if doc is None else {"docid": docid, "text": passage_text(doc)}
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from statistics import mean
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
@@ -30,12 +30,14 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.flashrag import flashrag_generate, flashrag_searching
 
 from .prompts import (
@@ -131,13 +133,13 @@ class SelfAsk(System):
             extras={"self_ask": {"searches": searches, "answered": answered}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "self_ask")
         if not runs:
             return None
         return {"examples": len(runs), "mean_follow_up_searches": round(mean(r["searches"] for r in runs), 3)}
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         runs = recorded_extras(samples, "self_ask")
         return adherence(
             f'"{FINAL_ANSWER.strip()}" within max_iter calls',

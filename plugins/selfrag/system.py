@@ -36,6 +36,7 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
@@ -44,6 +45,7 @@ from ragbench.api import (
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Engine, EngineNeeds
 from ragbench.api.protocols import closed_answer
 from ragbench.api.trace import outline
@@ -62,6 +64,7 @@ from .prompts import (
     evidence_prompt,
 )
 from .scoring import LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob, token_positions
+from .shapes import Settings, Trace
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 
@@ -153,7 +156,7 @@ class SelfRag(System):
     def is_long(self, task: Task) -> bool:
         return self.form == "long" or (self.form == "auto" and task.prompting.answer_format == "long")
 
-    def settings(self, task: Task) -> dict[str, Any]:
+    def settings(self, task: Task) -> Settings:
         """The options as they run on `task` (per-form upstream defaults filled in)."""
         long = self.is_long(task)
         return {
@@ -240,7 +243,7 @@ class SelfRag(System):
         answer, raw, shown, trace = await self.short_form(ctx, prompt, docs, run)
         return Prediction(example_id=example.id, answer=answer, raw_output=raw, docs=shown, extras={"selfrag": trace})
 
-    async def decide_retrieval(self, ctx: Context, prompt: str, trace: dict[str, Any]) -> bool:
+    async def decide_retrieval(self, ctx: Context, prompt: str, trace: Trace) -> bool:
         """Adaptive decision of run_short_form.py: the two retrieval tokens' values at the first
         generated position, ratio > threshold. Upstream divides raw log-probs (retrieval_ratio=
         "logprob"), so a confident [Retrieval] gives a small ratio; a token the engine did not report
@@ -254,16 +257,16 @@ class SelfRag(System):
             values = {t: math.exp(v) for t, v in values.items()}
         total = values["[Retrieval]"] + values["[No Retrieval]"]
         ratio = values["[Retrieval]"] / total if total else 0.0
-        trace.update(no_retrieval_output=response.text, retrieval_ratio=ratio)
+        trace["no_retrieval_output"], trace["retrieval_ratio"] = response.text, ratio
         return ratio > self.threshold  # type: ignore[operator]
 
     async def short_form(
-        self, ctx: Context, prompt: str, docs: list[Document], run: dict[str, Any]
-    ) -> tuple[str, str, list[Document], dict[str, Any]]:
+        self, ctx: Context, prompt: str, docs: list[Document], run: Settings
+    ) -> tuple[str, str, list[Document], Trace]:
         """call_model_rerank_w_scores_batch. (Upstream crashes with always_retrieve and a single passage;
         here one passage is simply the best one. With no passages there is nothing to retrieve. Upstream's
         no_retrieval mode also generates once from the bare prompt and discards it: that call is skipped.)"""
-        trace: dict[str, Any] = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
+        trace: Trace = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
         if run["mode"] == "always_retrieve":
             retrieve = True
         elif run["mode"] == "no_retrieval":
@@ -328,7 +331,7 @@ class SelfRag(System):
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
         return form(record.trace, extras) if form else outline(record.trace)
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
         without trained reflection tokens does not, and its critique scores then read tokens it never
         generates (relevance from position 0, support and utility left at 0)."""
@@ -346,11 +349,11 @@ class SelfRag(System):
             "carry the reflection tokens",
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         traces = recorded_extras(samples, "selfrag")
         if not traces:
             return None
-        stats: dict[str, Any] = {
+        stats: JsonObject = {
             "examples": len(traces),
             "retrieval_rate": round(mean(1.0 if t["retrieved"] else 0.0 for t in traces), 4),
         }

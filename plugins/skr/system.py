@@ -23,11 +23,11 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     Task,
     recorded_extras,
 )
-from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, judger_folder
+from ragbench.api.data import JsonObject
+from ragbench.api.flashrag import Judger, flashrag_naive_or_zero_shot, flashrag_retrieving, judger_folder
 
 from .prompts import ZERO_SHOT
 
@@ -49,11 +49,7 @@ class Skr(System):
     """
 
     name = "skr"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving()
 
     def __init__(
         self,
@@ -114,7 +110,7 @@ class Skr(System):
             extras={"skr": {"retrieve": retrieve}},
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         judged = recorded_extras(samples, "skr")
         if not judged:
             return None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 INSTRUCTION = "<|Instruction|>:\n{instruction}"
 INPUT = "\n\n<|Input|>:\n{input}"
@@ -34,8 +34,17 @@ END_OF_INSTRUCTION = "</eoi>\n\n"
 RECONSTRUCTOR = "<|Reconstructor|>:\n"
 GENERATOR = "<|Generator|>:\n"
 END_INTENT, END_LOCATOR, END_GENERATOR = "</eor>", "</eol>", "</eog>"
-LONG = {"retrieval": ("<retrieval>", "</retrieval>\n\n"), "locator": "<|Locator|>:\n"}
-SHORT = {"retrieval": ("<|retrieval|>", "</retrieval>\n\n"), "locator": "<|Locator|>\n"}
+
+
+class Spelling(TypedDict):
+    """How a trajectory layout writes the retrieval block (its opening and closing) and the Locator's turn."""
+
+    retrieval: tuple[str, str]
+    locator: str
+
+
+LONG: Spelling = {"retrieval": ("<retrieval>", "</retrieval>\n\n"), "locator": "<|Locator|>:\n"}
+SHORT: Spelling = {"retrieval": ("<|retrieval|>", "</retrieval>\n\n"), "locator": "<|Locator|>\n"}
 SPECIAL_TEXT = ("</eoi>", "</eor>", "</eol>", "</eog>", "</s>", "<retrieval>", "</retrieval>")
 
 SMART_TASK_INSTRUCTIONS = {
@@ -57,10 +66,9 @@ def instruction_block(instruction: str, task_input: str | None) -> str:
     return text + END_OF_INSTRUCTION
 
 
-def passages_block(passages: list[tuple[str, str]], spelling: dict[str, Any]) -> str:
+def passages_block(passages: list[tuple[str, str]], spelling: Spelling) -> str:
     """ "<retrieval>[1] title\\ntext\\n[2] ...</retrieval>\\n\\n", numbered 1..k*m."""
-    retrieval: tuple[str, str] = spelling["retrieval"]
-    opening, closing = retrieval
+    opening, closing = spelling["retrieval"]
     body = "\n".join(f"[{i}] {title}\n{text}" for i, (title, text) in enumerate(passages, 1))
     return opening + body + closing
 
@@ -77,6 +85,15 @@ def parse_intents(text: str) -> list[str]:
     return [piece.strip() for piece in re.split(r"[;\n]", text) if piece.strip()]
 
 
+class LocatedRecord(TypedDict):
+    """A located fact as the trace records it."""
+
+    number: int
+    relevant: bool
+    title: str
+    fact: str
+
+
 @dataclass
 class LocatedFact:
     number: int  # the passage's 1-based position in the retrieval block
@@ -84,7 +101,7 @@ class LocatedFact:
     title: str
     fact: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LocatedRecord:
         return {"number": self.number, "relevant": self.relevant, "title": self.title, "fact": self.fact}
 
 

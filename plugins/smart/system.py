@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from statistics import mean
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from annotated_types import Ge
 
@@ -46,6 +46,7 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
@@ -54,6 +55,7 @@ from ragbench.api import (
     adherence,
     recorded_extras,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import Response
 from ragbench.api.protocols import closed_answer, instruction_key, task_input
 from ragbench.api.trace import grouped
@@ -68,6 +70,7 @@ from .prompts import (
     SHORT,
     SMART_TASK_INSTRUCTIONS,
     LocatedFact,
+    LocatedRecord,
     instruction_block,
     intent_prompt,
     locate_prompt,
@@ -90,6 +93,23 @@ OPTIONS = {
     "no_facts": ("question", "trajectory"),
     "closed_postprocess": ("smart", "smart_choices", "none"),
 }
+
+
+class Trace(TypedDict, total=False):
+    """What an example records (extras["smart"]): the mode and agents; the Reconstructor's intents (whether its
+    reply was in SMART's format and parsed); the trajectory layout; the Locator's facts (and their block) and
+    whether none was relevant; the passages the answer cites."""
+
+    mode: str
+    agents: str
+    intents: list[str]
+    intents_in_format: bool
+    intents_parsed: bool
+    trajectory: str
+    located: list[LocatedRecord]
+    locator_block: str
+    no_facts: bool
+    cited: list[int]
 
 
 class Smart(System):
@@ -195,7 +215,7 @@ class Smart(System):
     # -- the run ------------------------------------------------------------------------------
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        trace: dict[str, Any] = {"mode": self.mode, "agents": self.agents}
+        trace: Trace = {"mode": self.mode, "agents": self.agents}
         if self.mode == "trajectory":
             text, docs, cited = await self.run_trajectory(example, ctx, trace)
         else:
@@ -213,9 +233,7 @@ class Smart(System):
         )
 
     @grouped("Intent Reconstructor")  # the viewer's timeline: agent by agent
-    async def intents(
-        self, example: Example, ctx: Context, trace: dict[str, Any], prompt: str
-    ) -> tuple[list[str], str]:
+    async def intents(self, example: Example, ctx: Context, trace: Trace, prompt: str) -> tuple[list[str], str]:
         """The Reconstructor's intents and its raw output ("" when it is ablated: the question is the query)."""
         if not self.reconstructs:
             trace["intents"] = [example.question]
@@ -236,11 +254,11 @@ class Smart(System):
         return intents, response.text
 
     async def run_trajectory(
-        self, example: Example, ctx: Context, trace: dict[str, Any]
+        self, example: Example, ctx: Context, trace: Trace
     ) -> tuple[str, list[Document], list[int]]:
         x = self.user_prompt(ctx.task, example)
         long = self.trajectory == "long" or (self.trajectory == "auto" and not ctx.models)
-        spelling: dict[str, Any] = LONG if long else SHORT
+        spelling = LONG if long else SHORT
         trace["trajectory"] = "long" if long else "short"
         history = x  # the long trajectory so far
         docs: list[Document] = []
@@ -276,9 +294,7 @@ class Smart(System):
         answer, cited = split_citations(response.text)
         return answer, docs, [n for n in cited if 1 <= n <= len(docs)]
 
-    async def run_prompted(
-        self, example: Example, ctx: Context, trace: dict[str, Any]
-    ) -> tuple[str, list[Document], list[int]]:
+    async def run_prompted(self, example: Example, ctx: Context, trace: Trace) -> tuple[str, list[Document], list[int]]:
         shown: list[Document] | None = None
         if self.agents != "generator_only":
             intents, _ = await self.intents(example, ctx, trace, "")
@@ -354,11 +370,11 @@ class Smart(System):
             return "fever" if instruction_key(task) == "fever" else None
         return "arc_c"
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         traces = recorded_extras(samples, "smart")
         if not traces:
             return None
-        stats: dict[str, Any] = {
+        stats: JsonObject = {
             "examples": len(traces),
             "mean_intents": round(mean(len(t.get("intents", [])) for t in traces), 3),
         }
@@ -372,7 +388,7 @@ class Smart(System):
         stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
         return stats
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         """Trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on
         SMART's format writes something else, which upstream's parser takes whole as the intents."""
         traces = recorded_extras(samples, "smart")

@@ -29,14 +29,15 @@ from ragbench.api import (
     Context,
     Document,
     Example,
+    FormatCheck,
     Prediction,
     SampleRecord,
     System,
-    SystemDeclaration,
     adherence,
     recorded_extras,
 )
-from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference
+from ragbench.api.data import JsonObject
+from ragbench.api.flashrag import FlashRagTemplate, flashrag_generate, flashrag_reference, flashrag_retrieving
 
 from .prompts import FIXED, PROMPTS, REFERENCE
 
@@ -83,11 +84,7 @@ class SuRe(System):
     """
 
     name = "sure"
-    declares = SystemDeclaration(
-        retrieves=True,
-        budget_options={"passages": "topk"},
-        prompt_style="flashrag",
-    )
+    declares = flashrag_retrieving()
     prompts = PROMPTS
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
@@ -156,7 +153,7 @@ class SuRe(System):
             example_id=example.id, answer=candidates[best], raw_output=output, docs=docs, extras={"sure": extras}
         )
 
-    def statistics(self, samples: list[SampleRecord]) -> dict[str, Any] | None:
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         runs = recorded_extras(samples, "sure")
         if not runs:
             return None
@@ -169,7 +166,7 @@ class SuRe(System):
             else None,
         }
 
-    def format_adherence(self, samples: list[SampleRecord]) -> list[dict[str, Any]] | None:
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
         runs = recorded_extras(samples, "sure")
         return adherence(
             "answer candidates as (a) xx, (b) yy",

@@ -94,10 +94,16 @@ FLASHRAG_RAG_TEMPLATE = FlashRagTemplate(system=WITH_DOCUMENTS, user=QUESTION)
 FLASHRAG_ZERO_SHOT_TEMPLATE = FlashRagTemplate(system=WITHOUT_DOCUMENTS, user=QUESTION)
 
 
+def flashrag_retrieving(**fields: Any) -> SystemDeclaration:
+    """The declaration of a FlashRAG method that searches with the question (REPLUG, SuRe, SKR, Adaptive-RAG): it
+    retrieves, shows `topk` passages (its my_config.yaml `retrieval_topk`), and a task reads it in FlashRAG's
+    prompt style; `fields`, the method's other declared facts."""
+    return SystemDeclaration(retrieves=True, budget_options={"passages": "topk"}, prompt_style="flashrag", **fields)
+
+
 def flashrag_searching(searches: str, **fields: Any) -> SystemDeclaration:
-    """The declaration of a FlashRAG method that writes its own searches (IRCoT, FLARE, CoRAG ...): it retrieves,
-    shows `topk` passages per search (its my_config.yaml `retrieval_topk`), its option `searches` bounds its
-    searches, and a task reads it in FlashRAG's prompt style; `fields`, the method's other declared facts."""
+    """The declaration of a FlashRAG method that writes its own searches (IRCoT, FLARE, CoRAG ...): as
+    `flashrag_retrieving`'s, and its option `searches` bounds its searches; `fields`, its other declared facts."""
     return SystemDeclaration(
         retrieves=True,
         budget_options={"passages": "topk", "searches": searches},

@@ -15,8 +15,8 @@ The layout:
   (`MetricDeclaration`, `KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
   `resampled` and `cohen_kappa` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
-  (`SampleRecord`, `recorded_extras`, `adherence`), the pre-flight's `Preflight`, `hookimpl` for the plugin's hook
-  module, and the errors:
+  (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
+  for the plugin's hook module, and the errors:
   `ConfigError` (one line: what, where, how to fix; the run does not start), `RecordError` (a bad record:
   counted, the run goes on), `EngineError` (an LLM call failed).
 - `ragbench.api.protocols`: the optional protocols a task adds, and how a system reads them of any task.
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ragbench._reports.statistics.bootstrap import resampled
     from ragbench._reports.statistics.rater_agreement import cohen_kappa
     from ragbench._shared.reader import Reader
-    from ragbench._system import System, SystemDeclaration, adherence, recorded_extras
+    from ragbench._system import FormatCheck, System, SystemDeclaration, adherence, recorded_extras
     from ragbench._task import Task
     from ragbench._task.prompting import Prompt, TaskPrompting
     from ragbench._task.scoring import TaskScoring
@@ -67,7 +67,7 @@ _MODULES = {
     "ragbench._task": ("Task",),
     "ragbench._task.prompting": ("TaskPrompting", "Prompt"),
     "ragbench._task.scoring": ("TaskScoring",),
-    "ragbench._system": ("System", "SystemDeclaration", "recorded_extras", "adherence"),
+    "ragbench._system": ("System", "SystemDeclaration", "recorded_extras", "adherence", "FormatCheck"),
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "CorpusValue", "Score", "Scores"),
     "ragbench._reports.statistics.bootstrap": ("resampled",),

@@ -6,7 +6,8 @@
 `FLASHRAG_RAG_TEMPLATE` and `FLASHRAG_ZERO_SHOT_TEMPLATE` (its base and zero-shot prompts),
 `flashrag_reference` and `title_and_text` (its reference formatting), `flashrag_sampling` and
 `flashrag_generate` (its vLLM or HF generator's parameters and stop handling, on any engine),
-`flashrag_searching` (the declaration of a method that writes its own searches, bounded by its option); the judgers
+`flashrag_retrieving` and `flashrag_searching` (the declarations of a method that searches with the question, and
+of one that writes its own searches, bounded by its option); the judgers
 of its conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local folder,
 or a file of judgements by example id) and `judger_folder` (that folder, else one line), and
 `flashrag_naive_or_zero_shot` (the two answers they choose between).
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
         flashrag_generate,
         flashrag_naive_or_zero_shot,
         flashrag_reference,
+        flashrag_retrieving,
         flashrag_sampling,
         flashrag_searching,
         title_and_text,
@@ -39,6 +41,7 @@ _MODULES = {
         "flashrag_sampling",
         "flashrag_generate",
         "flashrag_naive_or_zero_shot",
+        "flashrag_retrieving",
         "flashrag_searching",
         "title_and_text",
         "FLASHRAG_RAG_TEMPLATE",

@@ -188,6 +188,12 @@ def test_run_eval_takes_names_data_and_options_as_the_command_line_does(tmp_path
         run_eval(["popqa", "demo"], data=data)
 
 
+def test_run_eval_says_when_a_resumed_run_had_nothing_left_to_run(tmp_path):
+    first = run_eval("demo", "closed_book", limit=2, output=tmp_path / "run")
+    again = run_eval("demo", "closed_book", limit=2, output=tmp_path / "run", resume=True)
+    assert not first.already_finished and again.already_finished and again.scores == first.scores
+
+
 class NeedsANote(System):
     """A plugin whose own pre-flight check refuses a run without its `note` option, and warns about a short one."""
 

@@ -89,6 +89,8 @@ class EvalResult:
     results: dict[str, Any]
     samples: dict[str, list[SampleRecord]]
     run_dir: Path | None  # None: the run was made in a temporary folder, removed since
+    # `resume=True` found the run finished with no failed example: nothing ran (the command line's "nothing to resume")
+    already_finished: bool = False
 
     @property
     def scores(self) -> dict[str, dict[str, Any]]:
@@ -218,7 +220,7 @@ def run_eval(
         samples = {
             name: list(read_samples(run_dir.sample_path(name))) for name in outcome.typed_results.config["tasks"]
         }
-    return EvalResult(outcome.results, samples, folder if output is not None else None)
+    return EvalResult(outcome.results, samples, folder if output is not None else None, outcome.already_finished)
 
 
 def _run_options(

@@ -66,3 +66,11 @@ def test_planning_a_rescoring_leaves_the_config_as_it_was_and_returns_the_rescor
     assert dataclasses.asdict(config) == before
     assert metric_args == {"match.key_prefix": "m_"}
     assert [metric.key_prefix for metric in planned[0].metrics] == ["m_"]
+
+
+def test_default_run_folder_is_named_by_config_hash(tmp_path):
+    a = RunConfig(tasks=["demo"], model="scripted:echo")
+    b = RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
+    c = RunConfig(tasks=["demo"], model="scripted:echo", seed=1)
+    assert a.run_dir() == b.run_dir() != c.run_dir()
+    assert a.run_dir().name.startswith("vanilla__scripted-echo__")

@@ -164,7 +164,9 @@ def test_output_items_that_are_no_list_of_typed_objects_are_refused(items):
 def test_sampling_left_to_the_server_is_not_sent(server, api, left):
     if api == "responses":
         server.then(replied(MESSAGE))  # chat completions: the server's own answer
-    generate(load_engine("openai:m", base_url=server.base_url, api=api, **FAST), conversation(top_p=0.5, left_to_server=left))
+    generate(
+        load_engine("openai:m", base_url=server.base_url, api=api, **FAST), conversation(top_p=0.5, left_to_server=left)
+    )
     body = server.requests[0]["body"]
     assert {name: body[name] for name in ("temperature", "top_p") if name in body} == {
         name: value for name, value in {"temperature": 0.0, "top_p": 0.5}.items() if name not in left

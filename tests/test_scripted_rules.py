@@ -70,7 +70,9 @@ def test_a_replay_record_whose_tool_calls_have_the_wrong_shape_is_refused_when_r
 
 
 def test_a_well_formed_tool_call_rule_answers_with_its_calls(tmp_path):
-    engine = load_engine("scripted:" + rules_file(tmp_path, [{"response": {"tool_calls": [CALL], "response": "Let me look."}}]))
+    engine = load_engine(
+        "scripted:" + rules_file(tmp_path, [{"response": {"tool_calls": [CALL], "response": "Let me look."}}])
+    )
     [answer] = engine.generate([Request.chat([{"role": "user", "content": "Who?"}], Sampling(n=2), tools=[SEARCH])])
     assert answer.texts == ["Let me look."] * 2 and answer.finish_reason == "tool_calls"
     assert [call.arguments for calls in answer.choice_tool_calls for call in calls] == [{"query": "author"}] * 2

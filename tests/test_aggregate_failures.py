@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scoring_plugin
-from helpers import records_without_texts
-from ragbench.testing import cli
+from ragbench.api import Prediction, System, SystemDeclaration
+from ragbench.testing import cli, run_eval
 from scoring_plugin import demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
@@ -75,34 +75,23 @@ def test_an_aggregate_that_raises_or_returns_no_finite_number_is_a_counted_metri
     assert results["results"]["demo"]["match"] is not None  # the other metric's value stands
 
 
-def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
-    from ragbench._reports.aggregation import task_scores
-    from ragbench.api import Metric
+class NotFinite(System):
+    """A system whose statistics are not finite numbers."""
 
-    class HalfBroken(Metric):
-        name = "half"
+    name = "not_finite"
+    declares = SystemDeclaration(uses_llm=False)
 
-        def aggregate(self, key, values):
-            if len(values) == 1:
-                raise ValueError("one value is not enough")
-            return sum(values) / len(values)
+    async def run(self, example, ctx):
+        return Prediction(example.id, answer="")
 
-    samples = [
-        {"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}} for i in range(3)
-    ]
-    scores = task_scores(records_without_texts(samples), [HalfBroken()], ("kind",), 3, 20, 0)
-    entry = scores["details"]["half"]
-    assert entry["value"] == 1.0 and entry["slices"]["kind"]["a"]["value"] == 1.0
-    assert entry["slices"]["kind"]["b"]["error"] == "ValueError: one value is not enough"
-    assert scores["counts"]["metric_failures"] == 1
-    assert scores["failures"][0]["keys"] == ["half by kind=b"]
+    def statistics(self, samples):
+        return {"ratio": float("nan"), "top": float("inf")}
 
 
 def test_results_json_is_strict_json_where_a_system_statistic_is_not_finite(tmp_path):
-    from ragbench._storage.jsonl import strict_json
-
-    text = strict_json({"system_stats": {"demo": {"ratio": float("nan"), "top": float("inf")}}}, indent=2)
-    assert strict(text) == {"system_stats": {"demo": {"ratio": "NaN", "top": "Infinity"}}}
+    run_eval("demo", NotFinite, None, limit=1, output=tmp_path / "run")
+    text = (tmp_path / "run" / "results.json").read_text()
+    assert strict(text)["system_stats"] == {"demo": {"ratio": "NaN", "top": "Infinity"}}
 
 
 # --- any value a metric may return: counted right, and written as strict JSON ------------------------------------

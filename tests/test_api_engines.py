@@ -9,6 +9,7 @@ and without the SDK the engine names the install command."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import logging
 import sys
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 import pytest
 
 import test_engine_anthropic as anthropic_case
@@ -25,7 +27,7 @@ from conftest import needs
 from helpers import cli_here
 from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.api_engine import ApiEngine
-from ragbench._engines.hosted.gemini import GeminiEngine
+from ragbench._engines.hosted.gemini import GeminiEngine, retry_after
 from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import RequestError
@@ -119,6 +121,16 @@ def test_retry_after_is_capped_at_backoff_max(vendor, server):
     started = time.monotonic()
     generate(vendor.engine(server, backoff_max=0.05), chat())
     assert time.monotonic() - started < 5 and len(server.requests) == 2
+
+
+def test_geminis_retry_after_is_read_as_seconds_or_as_an_http_date():
+    def response(value: str) -> Any:
+        return httpx2.Response(503, headers={"Retry-After": value})
+
+    assert retry_after(response("0.5")) == 0.5
+    in_a_minute = retry_after(response(email.utils.formatdate(time.time() + 60, usegmt=True)))
+    assert in_a_minute is not None and 50 < in_a_minute <= 60  # the date is to the second
+    assert retry_after(response("soon")) is None and retry_after(httpx2.Response(503)) is None
 
 
 def test_exhausted_retries_end_in_one_line_naming_status_message_and_attempts(vendor, server):

@@ -5,7 +5,6 @@ small tmpfs filled, a read-only tmpfs) where mounting is allowed, else injected 
 
 from __future__ import annotations
 
-import errno
 import json
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from test_run_folder_faults import fill, popqa, run_args
 # as the viewer's export and compare write) and appends (jsonlines, as the samples are written).
 INJECT_ENOSPC = """
 import errno, pathlib, sys, jsonlines
-from ragbench._cli.main import main
+from ragbench.testing import cli as main
 def full(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")
 pathlib.Path.write_text = pathlib.Path.write_bytes = jsonlines.Writer.write = full
@@ -113,32 +112,6 @@ def test_a_rescore_stopped_by_a_full_disk_says_to_overwrite_and_that_completes_i
         assert again.returncode == 0, again.stderr
         rescored = json.loads((out / "results.json").read_text())
     assert comparable(rescored)["results"] == comparable(json.loads((finished / "results.json").read_text()))["results"]
-
-
-def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resumes(
-    registry_with_demo_row, tmp_path, monkeypatch
-):
-    """The run finished; adding the paper's numbers to results.json and report.md meets a full disk (a write
-    that fails: a real disk full at exactly this moment cannot be arranged)."""
-    import ragbench._storage.files as files
-
-    out = tmp_path / "run"
-
-    def full(path, text):
-        raise OSError(errno.ENOSPC, "No space left on device", str(path))
-
-    with monkeypatch.context() as patched:
-        patched.setattr(files, "write_atomically", full)  # as `reproduce` imports it (the run's own writes not)
-        failed = reproduce("demo.closed-book", "--output", str(out), "--no-progress")
-    assert failed.exit_code == 1 and not isinstance(failed.exception, OSError), failed.output
-    assert failed.output.strip().splitlines()[-1] == (
-        f"ragbench: error: No space left on device: {out}/results.json; free space on that disk, then run the same "
-        "command with --resume (what finished is saved)"
-    )
-    resumed = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--resume")
-    assert resumed.exit_code == 0, resumed.output
-    assert json.loads((out / "results.json").read_text())["reproduction"]["cells"][0]["ours"] == 50.0
-    assert (out / "report.md").read_text().count("## Reproduction: demo.closed-book") == 1
 
 
 def test_an_unfinished_reproduction_continues_with_resume_and_a_finished_one_keeps_one_record(

@@ -1,7 +1,8 @@
 """`ragbench compare` as the README's multi-step example runs it: each run named by its system, engine and model;
 vanilla on a task in FlashRAG's prompt style (fictional_multihop) sends FlashRAG's prompts, as the FlashRAG methods
 do, so the prompt style keeps no pair from like for like; a system option only one run's system has reads as no
-option of the other system, not as one left unset; and the README's like-for-like command is like for like."""
+option of the other system, not as one left unset (for any options: tests/test_property_config_diff.py); and the
+README's like-for-like command is like for like."""
 
 from __future__ import annotations
 
@@ -9,11 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from helpers import cli_here
-from ragbench._reports.results.config_diff import NOT_SET, config_differences, described
 
 
 def fictional_run(tmp_path: Path, name: str, system: str, *extra: str) -> Path:
@@ -68,30 +66,3 @@ def test_an_option_only_one_system_has_reads_as_no_option_of_the_other(runs):
 def test_the_readmes_like_for_like_command_is_like_for_like(runs):
     shown = cli_here("compare", str(runs["vanilla"]), str(runs["one_round"]))
     assert shown.returncode == 0 and shown.stdout.splitlines()[2] == "like for like: yes"
-
-
-def test_the_default_model_is_named_as_the_run_loaded_it():
-    assert described({"system": "vanilla", "model": "hf:embedded"}) == "system vanilla, engine hf, model embedded"
-    assert described({"system": "recorded", "model": None}) == "system recorded, no model"
-    assert described({"system": "smart", "model": "vllm:m", "role_models": {"locator": "openai:x"}}) == (
-        "system smart, engine vllm, model m; role locator: openai:x"
-    )
-
-
-NAMES = st.text("abcdefgh_", min_size=1, max_size=6)
-
-
-@settings(max_examples=100, deadline=None)
-@given(NAMES, NAMES, NAMES, st.dictionaries(NAMES, st.integers(0, 3), max_size=3), st.integers(0, 3))
-def test_an_option_is_unset_only_where_the_systems_config_has_it_as_null(system_a, system_b, option, shared, value):
-    """For any systems and options: an option the other run's system has and this one's config lacks reads "not an
-    option of SYSTEM"; one this config holds as null reads "(not set)"; the values themselves are as before."""
-    options_b = {**shared, option: value}
-    a = {"system": system_a, "system_config": {"t": {k: v for k, v in shared.items() if k != option}}}
-    b = {"system": system_b, "system_config": {"t": options_b}}
-    (difference,) = config_differences(a, b)[-1:]
-    assert difference.key == f"system_config.t.{option}" and (difference.a, difference.b) == (None, value)
-    assert difference.line() == f"system_config.t.{option}: not an option of {system_a} vs {value}"
-    a["system_config"]["t"][option] = None  # the option is the system's, left unset
-    (difference,) = [d for d in config_differences(a, b) if d.key == f"system_config.t.{option}"]
-    assert difference.line() == f"system_config.t.{option}: {NOT_SET} vs {value}"

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from ragbench._yaml_tasks.sources import file_records
 from ragbench.api.retrieval import read_corpus
+from ragbench.api.yaml_tasks import file_records
 
 LONG = "x" * 300_000  # past csv's default limit of 128 KiB a value
 

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from conftest import needs
-from ragbench._engines.hosted.anthropic import AnthropicEngine
-from ragbench._engines.hosted.anthropic_messages import message_arguments
 from ragbench.api import ConfigError, EngineError
-from ragbench.api.engines import Request, RequestError, Sampling
+from ragbench.api.engines import Engine, Request, RequestError, Sampling
+from ragbench.testing import load_engine
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
 from test_search_agent import agent_run
@@ -56,8 +55,8 @@ def no_ambient_anthropic_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def engine(server: FakeServer, **options: Any) -> AnthropicEngine:
-    return AnthropicEngine("claude-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
+def engine(server: FakeServer, **options: Any) -> Engine:
+    return load_engine("anthropic:claude-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
 
 
 def reply(body: Any, status: int = 200, **headers: str) -> dict[str, Any]:
@@ -111,16 +110,16 @@ def test_extra_model_args_are_sent_in_the_body_and_key_the_cache(server):
 
 def test_reserved_fields_and_secrets_are_refused_as_model_args():
     with pytest.raises(ConfigError, match="stop_sequences"):
-        AnthropicEngine("m", stop_sequences=["x"])
+        load_engine("anthropic:m", stop_sequences=["x"])
     with pytest.raises(ConfigError, match="secrets are not accepted") as caught:
-        AnthropicEngine("m", api_key="sk-ant-leak-123456")
+        load_engine("anthropic:m", api_key="sk-ant-leak-123456")
     assert "leak" not in str(caught.value)
 
 
 def test_n_and_logprobs_are_request_faults():
     for sampling in ({"n": 2}, {"logprobs": 3}):
         with pytest.raises(RequestError, match="Messages API takes no"):
-            generate(AnthropicEngine("m", base_url="http://127.0.0.1:9"), chat(**sampling))
+            generate(load_engine("anthropic:m", base_url="http://127.0.0.1:9"), chat(**sampling))
 
 
 # -- tools ----------------------------------------------------------------------------------
@@ -319,7 +318,7 @@ def test_a_tool_use_whose_input_is_a_string_is_answered_with_the_error_and_the_a
     assert result["tool_use_id"] == "toolu_1" and result["content"].startswith("Error executing search: arguments: ")
 
 
-def test_kept_tool_use_blocks_whose_input_is_no_object_go_back_with_an_empty_object():
+def test_kept_tool_use_blocks_whose_input_is_no_object_go_back_with_an_empty_object(server):
     blocks = [
         {"type": "mcp_tool_use", "id": "m1", "name": "search", "server_name": "s", "input": "x"},
         {"type": "mcp_tool_result", "tool_use_id": "m1", "is_error": True, "content": []},
@@ -327,7 +326,8 @@ def test_kept_tool_use_blocks_whose_input_is_no_object_go_back_with_an_empty_obj
         {"type": "tool_use", "id": "t2", "name": "search", "input": {"query": "y"}},
     ]
     turn = {"role": "assistant", "content": None, "items": blocks}
-    sent = message_arguments(Request.chat([{"role": "user", "content": "q"}, turn]), "m")["messages"][1]["content"]
+    generate(engine(server), Request.chat([{"role": "user", "content": "q"}, turn]))
+    sent = server.requests[-1]["body"]["messages"][1]["content"]
     assert [block.get("input") for block in sent] == [{}, None, {}, {"query": "y"}]
 
 

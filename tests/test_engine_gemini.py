@@ -5,18 +5,15 @@ shown."""
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from typing import Any
 
-import httpx2
 import pytest
 
 from conftest import needs
-from ragbench._engines.hosted.gemini import GeminiEngine, retry_after
 from ragbench.api import ConfigError, EngineError
-from ragbench.api.engines import Request, RequestError, Sampling
+from ragbench.api.engines import Engine, Request, RequestError, Sampling
+from ragbench.testing import load_engine
 from test_engine_anthropic import CALLED, reply
 from test_engine_openai import FAST, FakeServer, chat, generate
 from test_engine_openai_tools import SEARCH
@@ -54,8 +51,8 @@ def no_ambient_gemini_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def engine(server: FakeServer, **options: Any) -> GeminiEngine:
-    return GeminiEngine("gemini-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
+def engine(server: FakeServer, **options: Any) -> Engine:
+    return load_engine("gemini:gemini-test", base_url=server.base_url.removesuffix("/v1"), **{**FAST, **options})
 
 
 def error(status: int, message: str, **headers: str) -> dict[str, Any]:
@@ -104,14 +101,14 @@ def test_extra_model_args_are_config_fields_and_key_the_cache(server):
 
 def test_an_option_that_is_no_config_field_is_refused_in_one_line():
     with pytest.raises(ConfigError, match="frobnicate: neither an option of the engine nor a field"):
-        GeminiEngine("m", frobnicate=1)
+        load_engine("gemini:m", frobnicate=1)
     with pytest.raises(ConfigError, match="stop_sequences"):
-        GeminiEngine("m", stop_sequences=["x"])
+        load_engine("gemini:m", stop_sequences=["x"])
 
 
 def test_logprobs_are_a_request_fault():
     with pytest.raises(RequestError, match="log-probs"):
-        generate(GeminiEngine("m", base_url="http://127.0.0.1:9"), chat(logprobs=2))
+        generate(load_engine("gemini:m", base_url="http://127.0.0.1:9"), chat(logprobs=2))
 
 
 # -- tools ----------------------------------------------------------------------------------
@@ -216,16 +213,6 @@ def test_keep_stop_appends_the_first_stop_string(server):
 
 
 # -- retries and failures -------------------------------------------------------------------
-
-
-def test_retry_after_is_read_as_seconds_or_as_an_http_date():
-    def response(value: str) -> Any:
-        return httpx2.Response(503, headers={"Retry-After": value})
-
-    assert retry_after(response("0.5")) == 0.5
-    in_a_minute = retry_after(response(email.utils.formatdate(time.time() + 60, usegmt=True)))
-    assert in_a_minute is not None and 50 < in_a_minute <= 60  # the date is to the second
-    assert retry_after(response("soon")) is None and retry_after(httpx2.Response(503)) is None
 
 
 @pytest.mark.parametrize("body", ["<html>proxy</html>", {"unexpected": [1]}])

@@ -9,21 +9,17 @@ import sys
 
 import pytest
 
-from ragbench._run.evaluator import RunConfig
-from ragbench._run.plan.preflight import preflight
 from ragbench.api.engines import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
-from ragbench.testing import PreflightError, installed_registry, load_engine
+from ragbench.testing import PreflightError, installed_registry, load_engine, preflight
 from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 from tiny_models import word_tokenizer
 
 
 def refused_before_loading(tmp_path, **config) -> list[str]:
     with pytest.raises(PreflightError) as caught:
-        preflight(
-            RunConfig(tasks=["demo"], system="selfrag", output=str(tmp_path / "r"), **config), installed_registry()
-        )
+        preflight("demo", "selfrag", output=tmp_path / "r", registry=installed_registry(), **config)
     return caught.value.problems
 
 
@@ -47,15 +43,15 @@ def test_a_max_logprobs_too_small_for_selfrag_is_reported_before_vllm_starts(tmp
 
 @pytest.mark.usefixtures("fake_vllm")
 def test_exact_windows_need_no_setting_on_a_vllm_with_logprob_token_ids(tmp_path):
-    config = RunConfig(
-        tasks=["demo"],
-        system="selfrag",
-        model="vllm:/models/selfrag",
+    preflight(
+        "demo",
+        "selfrag",
+        "vllm:/models/selfrag",
         system_args={"logprob_window": "exact"},
         model_args={"max_logprobs": 5},
-        output=str(tmp_path / "r"),
-    )
-    preflight(config, installed_registry())  # FakeSamplingParams takes any keyword: logprob_token_ids included
+        output=tmp_path / "r",
+        registry=installed_registry(),
+    )  # FakeSamplingParams takes any keyword: logprob_token_ids included
 
 
 def test_an_openai_server_cannot_give_upstreams_windows_and_says_so_before_the_run(tmp_path):

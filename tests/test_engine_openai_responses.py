@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._values.response_checks import response_problem
 from ragbench.api import EngineError
-from ragbench.api.engines import Request, RequestError, Response, Sampling
+from ragbench.api.engines import Engine, Request, RequestError, Response, Sampling, response_problem
+from ragbench.testing import load_engine
 from test_engine_openai import FAST, FakeServer, generate, no_ambient_openai_env  # noqa: F401 (autouse)
 
 SEARCH = {
@@ -57,8 +56,8 @@ def server():
     fake.stop()
 
 
-def engine(server: FakeServer, **options: Any) -> OpenAIEngine:
-    return OpenAIEngine("m", base_url=server.base_url, api="responses", **FAST, **options)
+def engine(server: FakeServer, **options: Any) -> Engine:
+    return load_engine("openai:m", base_url=server.base_url, api="responses", **FAST, **options)
 
 
 def conversation(**sampling: Any) -> Request:
@@ -119,7 +118,7 @@ def test_an_assistant_turn_holding_items_is_sent_back_as_those_items(server):
         *items,
         {"type": "function_call_output", "call_id": "call_1", "output": "[]"},
     ]
-    chat = OpenAIEngine("m", base_url=server.base_url, **FAST)  # chat completions: the items are not sent
+    chat = load_engine("openai:m", base_url=server.base_url, **FAST)  # chat completions: the items are not sent
     server.then({"status": 200, "body": {"choices": [{"index": 0, "message": {"content": "ok"}}]}})
     generate(chat, Request.chat(turns, tools=[SEARCH]))
     assert all("items" not in message for message in server.requests[1]["body"]["messages"])
@@ -148,7 +147,7 @@ def test_what_the_responses_api_cannot_take_is_the_requests_fault(server, sampli
 
 
 def test_the_api_keys_the_cache(server):
-    chat = OpenAIEngine("m", base_url=server.base_url)
+    chat = load_engine("openai:m", base_url=server.base_url)
     assert engine(server).engine_id == chat.engine_id + ";api=responses"
     request = conversation()
     assert request.cache_key(engine(server).engine_id) != request.cache_key(chat.engine_id)
@@ -165,7 +164,9 @@ def test_output_items_that_are_no_list_of_typed_objects_are_refused(items):
 def test_sampling_left_to_the_server_is_not_sent(server, api, left):
     if api == "responses":
         server.then(replied(MESSAGE))  # chat completions: the server's own answer
-    generate(OpenAIEngine("m", base_url=server.base_url, api=api, **FAST), conversation(top_p=0.5, left_to_server=left))
+    generate(
+        load_engine("openai:m", base_url=server.base_url, api=api, **FAST), conversation(top_p=0.5, left_to_server=left)
+    )
     body = server.requests[0]["body"]
     assert {name: body[name] for name in ("temperature", "top_p") if name in body} == {
         name: value for name, value in {"temperature": 0.0, "top_p": 0.5}.items() if name not in left

@@ -1,20 +1,16 @@
 """The `openai` engine's tool calling against a fake OpenAI-compatible server on 127.0.0.1: tools and tool choice
 go out in the chat body, tool turns go back in the OpenAI form, the server's tool calls come back with their
-argument text as sent (arguments that are not JSON kept and counted), and a malformed call is that call's
-EngineError, counted by the scheduler, not a crash."""
+argument text as sent (arguments that are not JSON kept and counted) (a malformed call is that call's EngineError,
+counted by the scheduler, not a crash: tests/test_scheduler_faults.py)."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
-from ragbench._engines.hosted.openai import OpenAIEngine
-from ragbench._llm import LLM
-from ragbench._scheduler import Scheduler
-from ragbench.api import EngineError
-from ragbench.api.engines import Request
+from ragbench.api.engines import Engine, Request
+from ragbench.testing import load_engine
 from test_engine_openai import FAST, FakeServer, generate
 
 SEARCH = {
@@ -71,8 +67,8 @@ def server():
     fake.stop()
 
 
-def engine(server: FakeServer) -> OpenAIEngine:
-    return OpenAIEngine("m", base_url=server.base_url, max_retries=0, **FAST)
+def engine(server: FakeServer) -> Engine:
+    return load_engine("openai:m", base_url=server.base_url, max_retries=0, **FAST)
 
 
 def test_tools_tool_choice_and_tool_turns_go_out_in_the_chat_body(server):
@@ -99,29 +95,3 @@ def test_the_servers_tool_calls_come_back_with_their_text_and_malformed_argument
     ]
     assert response.tool_calls[0].arguments == {"query": "Anné"}
     assert response.tool_calls[1].arguments is None and response.malformed_tool_calls == 1
-
-
-@pytest.mark.parametrize(
-    "calls",
-    [
-        [call("call_1", "{}", name=None)],
-        [{"id": "c", "type": "function"}],
-        [call("call_1", {"query": "x"})],
-        "not a list",
-    ],
-)
-def test_a_malformed_tool_call_is_that_calls_counted_engine_error(server, calls):
-    server.then(tool_reply(calls))
-    scheduler = Scheduler()
-    llm = LLM(scheduler, engine(server))
-
-    async def go() -> None:
-        try:
-            await llm.chat(ASKED, tools=[SEARCH])
-        finally:
-            await scheduler.close()
-            await llm.engine.aclose()
-
-    with pytest.raises(EngineError, match="tool_calls"):
-        asyncio.run(go())
-    assert scheduler.stats.to_dict()["errors"] == 1

@@ -14,10 +14,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from ragbench._engines.local.tool_parsers import TOOL_READING
-from ragbench._engines.vllm.engine import VLLMEngine
 from ragbench.api import ConfigError
 from ragbench.api.engines import Request, Response
+from ragbench.testing import load_engine
 from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOutput, fake_vllm  # noqa: F401
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
@@ -98,7 +97,7 @@ def tool_vllm(fake_vllm, monkeypatch):
 
 
 def test_vllms_own_parser_reads_the_calls_of_a_tool_request(tool_vllm):
-    engine = VLLMEngine("m", tool_parser="hermes")
+    engine = load_engine("vllm:m", tool_parser="hermes")
     request = Request.chat(ASKED, tools=[SEARCH], tool_choice="auto")
     plain, called = engine.generate([Request.chat(ASKED), request])
     assert isinstance(called, Response) and called.finish_reason == "tool_calls" and called.text == "Searching."
@@ -108,13 +107,12 @@ def test_vllms_own_parser_reads_the_calls_of_a_tool_request(tool_vllm):
     assert FakeHermesParser.made == 1  # one parser for the tools offered, not one per request (Llama's cost 60 ms)
     assert FakeHermesParser.seen[0].tools == [SEARCH] and FakeHermesParser.seen[0].tool_choice == "auto"
     assert isinstance(plain, Response) and plain.text == "plain" and plain.choice_tool_calls is None
-    assert f"tool_parser=hermes;tool_reading={TOOL_READING}" in engine.engine_id  # answers read another way: not served
     # the server's adjust_request reached the tool request's sampling, not the plain one's
     assert [params["skip_special_tokens"] for params in SAMPLED[:2]] == [True, False]
 
 
 def test_a_request_that_rules_tools_out_is_neither_adjusted_nor_parsed(tool_vllm):
-    (answered,) = VLLMEngine("m", tool_parser="hermes").generate(
+    (answered,) = load_engine("vllm:m", tool_parser="hermes").generate(
         [Request.chat(ASKED, tools=[SEARCH], tool_choice="none")]
     )
     assert isinstance(answered, Response) and answered.text == CALL_TEXT and answered.choice_tool_calls is None
@@ -133,7 +131,7 @@ def test_ragbenchs_parser_serves_a_name_vllm_lacks(tool_vllm, monkeypatch):
             )
         ),
     )
-    called = VLLMEngine("m", tool_parser="llama3_json").generate([Request.chat(ASKED, tools=[SEARCH])])[0]
+    called = load_engine("vllm:m", tool_parser="llama3_json").generate([Request.chat(ASKED, tools=[SEARCH])])[0]
     assert (
         isinstance(called, Response) and called.tool_calls[0].arguments == {"query": "x"} and not FakeHermesParser.seen
     )
@@ -141,6 +139,6 @@ def test_ragbenchs_parser_serves_a_name_vllm_lacks(tool_vllm, monkeypatch):
 
 def test_a_parser_no_one_has_is_a_config_error_and_no_parser_refuses_the_request(tool_vllm):
     with pytest.raises(ConfigError, match="no tool parser named 'nope'"):
-        VLLMEngine("m", tool_parser="nope")
-    refused = VLLMEngine("m").generate([Request.chat(ASKED, tools=[SEARCH])])[0]
+        load_engine("vllm:m", tool_parser="nope")
+    refused = load_engine("vllm:m").generate([Request.chat(ASKED, tools=[SEARCH])])[0]
     assert not isinstance(refused, Response) and "tool_parser=NAME" in str(refused)

@@ -11,9 +11,8 @@ from click.testing import CliRunner
 import scoring_plugin
 from conftest import write_jsonl
 from helpers import cli_here, cli_run_args, samples, task_counts
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Prediction, System, SystemDeclaration
-from ragbench.testing import Registry, cli
+from ragbench.testing import Registry, cli, run_eval
 from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 
@@ -38,15 +37,10 @@ def run_failing_system(tmp_path, popqa_records) -> dict:
         {"systems": {"key_error_system": {"target": "test_failure_tracebacks:KeyErrorSystem"}}}, "tests"
     )
     data = write_jsonl(tmp_path / "popqa.jsonl", popqa_records[:4])
-    config = RunConfig(
-        tasks=["popqa"],
-        system="key_error_system",
-        data={"popqa": str(data)},
-        output=str(tmp_path / "run"),
-        progress=False,
-        bootstrap_iters=10,
+    run = run_eval(
+        "popqa", "key_error_system", None, data=data, output=tmp_path / "run", registry=registry, bootstrap_iters=10
     )
-    return Evaluator(config, registry=registry).run().results
+    return run.results
 
 
 def test_a_failed_example_keeps_its_traceback_beside_its_one_line_error(tmp_path, popqa_records):
@@ -68,19 +62,27 @@ def test_report_and_results_show_the_first_traceback_of_each_cause(tmp_path, pop
     assert 'return fields["answer"]' in report
 
 
-def test_a_long_traceback_keeps_its_end():
-    from ragbench._plugin_calls import TRACEBACK_CHARS, traceback_text
+def recurse(n: int) -> None:
+    if n == 0:
+        raise ValueError("the bottom")
+    recurse(n - 1) if n % 2 else (lambda: recurse(n - 1))()  # alternating frames: nothing folds them
 
-    def recurse(n: int) -> None:
-        if n == 0:
-            raise ValueError("the bottom")
-        recurse(n - 1) if n % 2 else (lambda: recurse(n - 1))()  # alternating frames: nothing folds them
 
-    try:
+class DeepFailure(System):
+    """Fails 300 frames down: a traceback longer than a sample keeps."""
+
+    name = "deep_failure"
+    declares = SystemDeclaration(uses_llm=False)
+
+    async def run(self, example, ctx):
         recurse(300)
-    except ValueError as exc:
-        text = traceback_text(exc)
-    assert len(text) <= TRACEBACK_CHARS + 4 and text.startswith("...\n") and text.endswith("ValueError: the bottom\n")
+
+
+def test_a_long_traceback_keeps_its_end():
+    """docs/running.md: a sample keeps at most the last 8,000 characters of its traceback."""
+    [sample] = run_eval("demo", DeepFailure, None, limit=1).samples["demo"]
+    text = sample.traceback
+    assert len(text) <= 8_000 + 4 and text.startswith("...\n") and text.endswith("ValueError: the bottom\n")
 
 
 def test_fail_fast_stops_at_the_first_failed_example_with_its_traceback_and_resume_completes(tmp_path, popqa_records):

@@ -14,17 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
 from helpers import cli_here, samples
-from ragbench._retrieval.corpus.jsonl_rows import row_starts
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
-from ragbench.testing import installed_registry
+from ragbench.testing import installed_registry, load_retriever, run_eval
 
 faiss = pytest.importorskip("faiss")
 pytest.importorskip("transformers")
@@ -41,9 +37,8 @@ def tiny_bert(tmp_path_factory) -> Path:
 def retriever(
     model: Path, index: Path | str = FILES / "e5_Flat.index", corpus: Path | str = FILES / "corpus.jsonl", **options
 ):
-    from ragbench._retrieval.dense.faiss_index import FaissIndexRetriever
-
-    return FaissIndexRetriever(index=str(index), corpus=str(corpus), model=str(model), **options)
+    options = {"index": str(index), "corpus": str(corpus), "model": str(model), **options}
+    return load_retriever("faiss_index", options, registry=installed_registry())
 
 
 @pytest.mark.parametrize("index", sorted(EXPECTED["cases"]))
@@ -129,22 +124,20 @@ def test_ef_search_is_set_on_an_hnsw_index_and_refused_on_a_flat_one(tiny_bert):
 
 
 def test_a_run_searches_the_index_and_records_what_it_searched(tmp_path, tiny_bert):
-    config = RunConfig(
-        tasks=["demo"],
-        system="vanilla",
-        model="scripted:echo",
+    results = run_eval(
+        "demo",
+        "vanilla",
+        "scripted:echo",
         retriever="faiss_index",
         retriever_args={
             "index": str(FILES / "e5_Flat.index"),
             "corpus": str(FILES / "corpus.jsonl"),
             "model": str(tiny_bert),
         },
-        output=str(tmp_path / "run"),
-        progress=False,
+        output=tmp_path / "run",
         bootstrap_iters=10,
         limit=2,
-    )
-    results = Evaluator(config, installed_registry()).run().results
+    ).results
     assert results["counts"]["demo"]["failed"] == 0
     meta = results["config"]["retriever_metadata"]
     assert meta["retriever"] == "faiss_index" and meta["vectors"] == 40 and meta["index_type"] == "IndexFlatIP"
@@ -246,27 +239,6 @@ def test_a_damaged_first_row_is_refused_and_a_damaged_hit_fails_its_search(tmp_p
     later.write_text("\n".join(rows) + "\n")
     with pytest.raises(RetrievalError, match=rf"later.jsonl row {row} field 'id': missing passage id"):
         retriever(tiny_bert, corpus=later).search([QUERIES[0]], 1)
-
-
-# -- row numbering, whatever the lines -----------------------------------------------------------------------------
-
-LINE = st.one_of(
-    st.just(""),
-    st.text(alphabet=" \t\r", max_size=4),
-    st.text(alphabet=st.characters(blacklist_characters="\n", codec="utf-8"), min_size=1, max_size=12),
-)
-
-
-@settings(max_examples=60)
-@given(lines=st.lists(LINE, max_size=30), final_newline=st.booleans(), block=st.integers(1, 17))
-def test_rows_are_the_lines_holding_more_than_whitespace_at_any_block_size(lines, final_newline, block):
-    data = ("\n".join(lines) + ("\n" if final_newline and lines else "")).encode("utf-8")
-    expected, offset = [], 0
-    for line in data.split(b"\n"):
-        if line.strip(b" \t\r"):
-            expected.append(offset)
-        offset += len(line) + 1
-    assert row_starts(data, block).tolist() == expected
 
 
 def test_an_index_mapping_its_vectors_to_ids_past_the_corpus_is_refused_before_the_encoder_loads(

@@ -12,16 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from ragbench._retrieval.index.cache import INDEX_CACHE_ENV
-from ragbench._values.run_config import RunConfig
 from ragbench.api.engines import Request
 from ragbench.testing import PreflightError
-from tests.helpers import run, samples
+from tests.helpers import cli_here, run, samples
 
 pytest.importorskip("bm25s")
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tasks" / "fictional_multihop" / "data"
 TASK = "fictional_multihop"
+INDEX_CACHE_ENV = "RAGBENCH_INDEX_CACHE"  # where the index of a shipped corpus is built (docs/running.md)
 
 
 def passage_fact(request: Request) -> str:
@@ -148,25 +147,17 @@ def test_a_run_resumes_and_keeps_its_folder_name_when_the_index_cache_moved(
     assert [record["id"] for record in samples(tmp_path / "run", TASK)] == ["q0000"]
     key = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["identity"]["retriever_args"]
     assert key == {"index": f"bm25-{hashlib.sha256((DATA / 'corpus.jsonl').read_bytes()).hexdigest()}"}
-    named = [
-        RunConfig(tasks=[TASK], retriever="bm25", retriever_args={"index": str(cache / key["index"])}, **flag)
-        for cache in (tmp_path / "first", tmp_path / "moved")
-        for flag in ({"shipped_corpus_index": True}, {})
-    ]
-    assert named[0].run_dir() == named[2].run_dir()  # the cache's index: one run wherever the cache is
-    assert named[1].run_dir() != named[3].run_dir()  # an index named on the command line: its path is an option
 
 
 def test_compare_names_no_difference_between_runs_over_one_index_in_caches_elsewhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragbench._reports.compare.comparison import compare_runs, load_run
-
     for name in ("a", "b"):
         monkeypatch.setenv(INDEX_CACHE_ENV, str(tmp_path / f"cache_{name}"))
         run(tmp_path, name=name, tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
-    report = compare_runs(load_run(tmp_path / "a"), load_run(tmp_path / "b"))
-    assert [difference.line() for difference in report.differences] == []
+    shown = cli_here("compare", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert shown.returncode == 0, shown.stderr
+    assert "settings that differ: none" in shown.stdout and "decoding as sent that differs" not in shown.stdout
 
 
 def test_ircot_whose_thoughts_come_out_empty_gets_no_passages_for_them_and_they_are_counted(

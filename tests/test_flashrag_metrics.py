@@ -12,8 +12,8 @@ import time
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._retrieval.corpus.readers import flashrag_passage
-from ragbench.api import ConfigError, Example, Prediction
+from ragbench.api import ConfigError, Document, Example, Prediction
+from ragbench.api.retrieval import read_corpus
 from ragbench.metrics.flashrag import FlashRagRetrieval, FlashRagRouge, TokenPrecisionRecall
 from ragbench.metrics.match import ExactMatch
 from ragbench.metrics.open_qa import CoverExactMatch, HotpotF1
@@ -75,7 +75,10 @@ def test_rouge_language_is_en_or_zh():
 @pytest.mark.parametrize("case", RETRIEVAL_PARITY, ids=lambda c: c["id"])
 def test_retrieval_recall_and_precision_equal_flashrag_evaluator(case, tmp_path):
     """The shown documents are the case's FlashRAG corpus passages as ragbench reads them (title split off)."""
-    docs = [flashrag_passage(str(i), contents) for i, contents in enumerate(case["contents"])]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "contents": c}) + "\n" for i, c in enumerate(case["contents"])))
+    docs = list(read_corpus(corpus))
+    assert all(isinstance(doc, Document) for doc in docs), docs
     prediction = Prediction(example_id=case["id"], answer="", docs=docs)
     values = FlashRagRetrieval(k=case["k"]).score(example_of(case, tmp_path), prediction)
     assert values == pytest.approx(case["expected"], abs=1e-12)

@@ -1,4 +1,5 @@
-"""ragbench._storage.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column."""
+"""ragbench._storage.jsonl, the one JSONL reader and writer: every bad line reported with file, line and column; the
+rows of a JSONL corpus (ragbench._retrieval.corpus.jsonl_rows) are its lines holding more than white space."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import bz2
 import json
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragbench._retrieval.corpus.jsonl_rows import row_starts
 from ragbench._storage.jsonl import iter_jsonl, open_append, read_lines, read_records
 from ragbench.api import RecordError
 
@@ -61,3 +66,24 @@ def test_appends_after_a_cut_line_start_on_a_line_of_their_own(tmp_path):
     assert lines[-1] == '{"id": "c", "text": "é"}' and len(lines) == 3
     records, errors = read_records(path)
     assert [r["id"] for r in records] == ["a", "c"] and len(errors) == 1
+
+
+# -- the rows of a JSONL corpus (its docstore's numbering), whatever the lines -----------------------------------------------------------------------------
+
+LINE = st.one_of(
+    st.just(""),
+    st.text(alphabet=" \t\r", max_size=4),
+    st.text(alphabet=st.characters(blacklist_characters="\n", codec="utf-8"), min_size=1, max_size=12),
+)
+
+
+@settings(max_examples=60)
+@given(lines=st.lists(LINE, max_size=30), final_newline=st.booleans(), block=st.integers(1, 17))
+def test_rows_are_the_lines_holding_more_than_whitespace_at_any_block_size(lines, final_newline, block):
+    data = ("\n".join(lines) + ("\n" if final_newline and lines else "")).encode("utf-8")
+    expected, offset = [], 0
+    for line in data.split(b"\n"):
+        if line.strip(b" \t\r"):
+            expected.append(offset)
+        offset += len(line) + 1
+    assert row_starts(data, block).tolist() == expected

@@ -13,10 +13,9 @@ import scoring_plugin
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
 from helpers import cli_here, run, samples
-from ragbench._replay.call_refs import resolved
-from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError
 from ragbench.metrics.judge import PRESETS, LlmJudge
+from ragbench.testing import run_eval
 from test_crag_task import EMBEDDER
 from test_engine_openai import FakeServer
 
@@ -191,44 +190,12 @@ def test_a_template_with_an_unknown_field_is_a_configuration_error(tmp_path):
         LlmJudge(prompt=str(tmp_path / "missing.txt"))
 
 
-def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
-    judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
-    results = judged_demo_run(tmp_path, judges)
-    assert results["results"]["demo"]["llm_judge"] == 0.5  # 1 and 0 averaged per example
-    log = tmp_path / "run" / "judge0_calls.jsonl"
-    assert all(set(json.loads(line)) == {"ref"} for line in log.read_text().splitlines())  # the samples hold the text
-    first = [record for _, record in resolved(log)]
-    assert len(first) == 24 and {r["response"] for r in first} == {"correct"}
-    assert set(first[0]) == {"messages", "sampling", "response", "response_data"}
-    predictions = predictions_of(tmp_path / "run", "demo", tmp_path / "p.jsonl")
-    for files, expected in [
-        (["judge0_calls.jsonl", "judge1_calls.jsonl"], 0.5),
-        (["judge0_calls.jsonl"], 1.0),
-        (["judge1_calls.jsonl"], 0.0),
-    ]:
-        out = tmp_path / f"again_{len(files)}_{files[0]}"
-        replayed = score_with_judges(predictions, tmp_path / "run", files, out)
-        assert replayed.returncode == 0, replayed.stderr
-        assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected
-
-
 def test_overwriting_a_run_removes_its_earlier_judge_files(tmp_path):
     judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
     judged_demo_run(tmp_path, judges, limit=1)
     judged_demo_run(tmp_path, judges[:1], limit=1, overwrite=True)
     assert sorted(p.name for p in (tmp_path / "run").glob("judge*")) == ["judge0_calls.jsonl"]
     assert len((tmp_path / "run" / "judge0_calls.jsonl").read_text().splitlines()) == 1
-
-
-def test_a_judge_file_resolves_past_a_samples_line_that_is_no_sample_record(tmp_path):
-    """The references of a judge's file are found in the run's samples through the sample reader: a line edited
-    by hand (a trace that is no list) or cut short holds nothing to refer to, and is no traceback."""
-    judged_demo_run(tmp_path, [judge_rules(tmp_path, "a.json", "correct")])
-    log = tmp_path / "run" / "judge0_calls.jsonl"
-    before = [record for _, record in resolved(log)]
-    with (tmp_path / "run" / "samples" / "demo.jsonl").open("a") as handle:
-        handle.write('{"index": 99, "id": "edited", "trace": "not a list"}\n{"index": 100, "trace": [1]}\n{"ind')
-    assert [record for _, record in resolved(log)] == before and {r["response"] for r in before} == {"correct"}
 
 
 def test_a_failed_judge_call_is_counted_and_replayed_as_a_failure(tmp_path):
@@ -311,21 +278,18 @@ def test_judging_faithfulness_without_documents_is_an_error_not_a_score(tmp_path
 
 def judged_run(tmp_path, name, metrics):
     """A demo run whose sampled llm_judge (temperature 1) answers by its request's seed (`coin_judge`)."""
-    Evaluator(
-        RunConfig(
-            tasks=["demo"],
-            system="closed_book",
-            model="scripted:echo",
-            limit=6,
-            metrics=metrics,
-            metric_args={"llm_judge.temperature": 1.0},
-            judges=[scoring_plugin.COIN_JUDGE],
-            output=str(tmp_path / name),
-            progress=False,
-            bootstrap_iters=20,
-        ),
+    run_eval(
+        "demo",
+        "closed_book",
+        "scripted:echo",
+        limit=6,
+        metrics=metrics,
+        metric_args={"llm_judge.temperature": 1.0},
+        judges=[scoring_plugin.COIN_JUDGE],
+        output=tmp_path / name,
+        bootstrap_iters=20,
         registry=scoring_plugin.registry(),
-    ).run()
+    )
     return samples(tmp_path / name, "demo")
 
 

@@ -194,3 +194,25 @@ def test_a_saved_sample_without_a_key_of_its_metric_is_counted_not_left_out_of_n
     (tmp_path / "run" / "results.json").unlink()
     resumed = evaluate(tmp_path, ["match", "scored:numpy"], resume=True)
     assert resumed.complete and resumed.results["details"]["demo"]["scored:numpy"]["n"] == 6
+
+
+def test_a_value_that_fails_in_one_slice_only_is_counted_there(tmp_path):
+    from ragbench.api import Metric
+
+    class HalfBroken(Metric):
+        name = "half"
+
+        def aggregate(self, key, values):
+            if len(values) == 1:
+                raise ValueError("one value is not enough")
+            return sum(values) / len(values)
+
+    samples = [
+        {"id": str(i), "index": i, "meta": {"kind": "a" if i else "b"}, "scores": {"half": 1.0}} for i in range(3)
+    ]
+    scores = task_scores(records_without_texts(samples), [HalfBroken()], ("kind",), 3, 20, 0)
+    entry = scores["details"]["half"]
+    assert entry["value"] == 1.0 and entry["slices"]["kind"]["a"]["value"] == 1.0
+    assert entry["slices"]["kind"]["b"]["error"] == "ValueError: one value is not enough"
+    assert scores["counts"]["metric_failures"] == 1
+    assert scores["failures"][0]["keys"] == ["half by kind=b"]

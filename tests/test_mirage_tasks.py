@@ -10,11 +10,8 @@ import pytest
 
 from conftest import TEST_DATA
 from matrix_fixtures import cell_config
-from ragbench._run.evaluator import Evaluator
-from ragbench._run.plan.planning import plan
-from ragbench._values.run_config import RunConfig
 from ragbench.api import Document, Example
-from ragbench.testing import installed_registry
+from ragbench.testing import installed_registry, run_eval
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
 SETS = {
@@ -28,17 +25,8 @@ PROMPTS = json.loads((TEST_DATA / "parity" / "mirage.json").read_text(encoding="
 
 
 def planned_task(name: str):
-    registry = installed_registry()
-    return plan(
-        RunConfig(
-            tasks=[name],
-            system="closed_book",
-            data={name: str(BENCHMARK)},
-            judges=["scripted:echo"],
-            nli="scripted:echo",
-        ).plan_request(),
-        registry,
-    )[0].task
+    """The task as a run with `--data NAME=benchmark.json` makes it."""
+    return installed_registry().load("tasks", name)(data_path=str(BENCHMARK))
 
 
 def test_the_mirage_group_runs_the_five_sets():
@@ -82,11 +70,8 @@ def test_systems_writing_their_own_prompts_get_question_and_options_as_i_medrag_
 
 def test_a_run_reports_how_many_outputs_named_no_option(tmp_path):
     """The matrix cell's scripted model answers the second question "zzz": scored as A, and counted."""
-    results = (
-        Evaluator(RunConfig(**cell_config("mirage_bioasq", "closed_book", tmp_path)), registry=installed_registry())
-        .run()
-        .results
-    )
+    config = cell_config("mirage_bioasq", "closed_book", tmp_path)
+    results = run_eval(config.pop("tasks"), config.pop("system"), config.pop("model"), **config).results
     assert results["details"]["mirage_bioasq"]["mirage_accuracy"]["value"] == 0.5
     assert results["counted"]["mirage_bioasq"]["mirage_accuracy"]["mirage_no_option_found"]["count"] == 1
 

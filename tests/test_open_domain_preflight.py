@@ -11,9 +11,7 @@ import pytest
 import ragbench.tasks.flashrag
 from conftest import TEST_DATA
 from helpers import cli_here
-from ragbench._run.plan.preflight import preflight
-from ragbench._values.run_config import RunConfig
-from ragbench.testing import PreflightError, Registry, installed_registry
+from ragbench.testing import PreflightError, Registry, installed_registry, preflight
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")
@@ -48,10 +46,8 @@ WITHOUT_DOCUMENTS = {
 
 
 def check(tmp_path, **options):
-    config = RunConfig(
-        tasks=["nq_open"], data={"nq_open": NQ}, model="scripted:echo", output=str(tmp_path / "run"), **options
-    )
-    return preflight(config, REGISTRY)
+    options = {"system": "vanilla", **options}
+    return preflight("nq_open", data=NQ, model="scripted:echo", output=tmp_path / "run", registry=REGISTRY, **options)
 
 
 def test_every_builtin_task_says_whether_its_examples_carry_documents():
@@ -80,11 +76,10 @@ def test_a_retrieving_system_without_documents_to_find_is_refused_before_the_run
 
 @pytest.mark.parametrize("retriever", ["provided", "example_bm25"])
 def test_a_task_that_ships_its_corpus_names_leaving_the_retriever_out_as_the_first_fix(tmp_path, retriever):
-    config = RunConfig(
-        tasks=["fictional_multihop"], system="vanilla", retriever=retriever, model="scripted:echo", output=str(tmp_path)
-    )
     with pytest.raises(PreflightError) as refused:
-        preflight(config, REGISTRY)
+        preflight(
+            "fictional_multihop", "vanilla", "scripted:echo", retriever=retriever, output=tmp_path, registry=REGISTRY
+        )
     (problem,) = refused.value.problems
     assert "would answer closed book; leave --retriever out to search the corpus it ships (corpus.jsonl, BM25)" in (
         problem
@@ -95,11 +90,8 @@ def test_a_task_that_ships_its_corpus_names_leaving_the_retriever_out_as_the_fir
 
 
 def test_tasks_of_different_corpora_with_no_retriever_get_one_problem_that_says_so(tmp_path):
-    config = RunConfig(
-        tasks=["fictional_multihop", "demo"], system="vanilla", model="scripted:echo", output=str(tmp_path)
-    )
     with pytest.raises(PreflightError) as refused:
-        preflight(config, REGISTRY)
+        preflight(["fictional_multihop", "demo"], "vanilla", "scripted:echo", output=tmp_path, registry=REGISTRY)
     (problem,) = refused.value.problems
     assert problem.startswith("tasks search different corpora with no --retriever")
 
@@ -138,10 +130,10 @@ def test_squad_is_open_domain_unless_it_shows_its_own_paragraph(tmp_path):
         '{"data": [{"title": "T", "paragraphs": [{"context": "c", "qas": [{"id": "1", "question": "q?", '
         '"answers": [{"text": "c"}]}]}]}]}'
     )
-    options = {"tasks": ["squad"], "data": {"squad": str(dev)}, "system": "smart", "model": "scripted:echo"}
+    options = {"data": dev, "system": "smart", "model": "scripted:echo", "registry": REGISTRY}
     with pytest.raises(PreflightError, match="task squad: its examples carry no documents"):
-        preflight(RunConfig(output=str(tmp_path / "a"), **options), REGISTRY)
-    preflight(RunConfig(output=str(tmp_path / "b"), task_args={"passages": "context"}, **options), REGISTRY)
+        preflight("squad", output=tmp_path / "a", **options)
+    preflight("squad", output=tmp_path / "b", task_args={"passages": "context"}, **options)
 
 
 def test_ragbench_check_names_the_problem_in_one_line(tmp_path):

@@ -18,11 +18,13 @@ from ragbench.api import (
     MetricDeclaration,
     SampleRecord,
     ScoringContext,
+    Step,
     System,
     SystemDeclaration,
     Task,
     TaskScoring,
 )
+from ragbench.api.trace import outline
 from ragbench.testing import installed_registry
 
 RUN_OPTIONS = {"topk": 5, "rounds": 3}
@@ -138,3 +140,9 @@ def test_every_built_in_plugin_declares_the_one_way():
     ]
     assert all(cls() is not None for cls in plain)
     assert len(classes) > 100 and len(plain) > 90  # the registry was read whole
+
+
+def test_a_system_without_a_trace_outline_of_its_own_gets_the_outline_of_its_groups():
+    """The viewer's timeline of a system with no `trace_outline` hook: the tree of its steps' groups."""
+    trace = [Step("llm", "s", {}, group=labels) for labels in (["it 1"], ["it 1", "verify"], ["it 2"], [], ["it 2"])]
+    assert trace_outline(System, SampleRecord("q", trace=trace)) == outline(trace)

@@ -17,6 +17,7 @@ from helpers import cli_here, cli_run_args, samples
 from ragbench._run import progress as progress_module
 from ragbench._run.progress import Progress
 from ragbench._scheduler import CallStats
+from ragbench.testing import installed_registry
 
 
 class Clock:
@@ -150,3 +151,18 @@ def test_a_resumed_run_ends_its_bar_at_the_total(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     last = bar_lines(resumed.stderr)[-1]
     assert "100%" in last and "20/20 examples" in last and "failed 0" in last
+
+
+def test_progress_total_comes_from_the_data_and_the_limit():
+    from ragbench._run.evaluator import Evaluator, RunConfig
+
+    assert (
+        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"), registry=installed_registry()).plan.known_total()
+        == 24
+    )
+    assert (
+        Evaluator(
+            RunConfig(tasks=["demo"], model="scripted:echo", limit=5), registry=installed_registry()
+        ).plan.known_total()
+        == 5
+    )

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from ragbench._reports.results.config_diff import (
     NOT_MEASURED,
+    NOT_SET,
     config_differences,
+    described,
     flattened,
     measured,
 )
@@ -111,3 +113,36 @@ def test_settings_that_measure_nothing_are_not_named_and_nested_data_paths_neith
         "system_config": {"demo": {"top_n": 5}},
     }
     assert [d.line() for d in config_differences(a, b)] == ["system_config.demo.top_n: 1 vs 5"]
+
+
+def test_the_default_model_is_named_as_the_run_loaded_it():
+    assert described({"system": "vanilla", "model": "hf:embedded"}) == "system vanilla, engine hf, model embedded"
+    assert described({"system": "recorded", "model": None}) == "system recorded, no model"
+    assert described({"system": "smart", "model": "vllm:m", "role_models": {"locator": "openai:x"}}) == (
+        "system smart, engine vllm, model m; role locator: openai:x"
+    )
+
+
+OPTION_NAMES = st.text("abcdefgh_", min_size=1, max_size=6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    OPTION_NAMES,
+    OPTION_NAMES,
+    OPTION_NAMES,
+    st.dictionaries(OPTION_NAMES, st.integers(0, 3), max_size=3),
+    st.integers(0, 3),
+)
+def test_an_option_is_unset_only_where_the_systems_config_has_it_as_null(system_a, system_b, option, shared, value):
+    """For any systems and options: an option the other run's system has and this one's config lacks reads "not an
+    option of SYSTEM"; one this config holds as null reads "(not set)"; the values themselves are as before."""
+    options_b = {**shared, option: value}
+    a = {"system": system_a, "system_config": {"t": {k: v for k, v in shared.items() if k != option}}}
+    b = {"system": system_b, "system_config": {"t": options_b}}
+    (difference,) = config_differences(a, b)[-1:]
+    assert difference.key == f"system_config.t.{option}" and (difference.a, difference.b) == (None, value)
+    assert difference.line() == f"system_config.t.{option}: not an option of {system_a} vs {value}"
+    a["system_config"]["t"][option] = None  # the option is the system's, left unset
+    (difference,) = [d for d in config_differences(a, b) if d.key == f"system_config.t.{option}"]
+    assert difference.line() == f"system_config.t.{option}: {NOT_SET} vs {value}"

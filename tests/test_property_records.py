@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import run
-from ragbench._storage.jsonl import read_records
-from ragbench.api import ConfigError
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import iter_jsonl
 from ragbench.testing import Registry
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
@@ -53,8 +53,9 @@ def run_over(folder: Path, data: Path, records: str, answer: str, registry: Regi
     results = run(
         folder, tasks=[str(task)], system="closed_book", model=f"scripted:{rules}", bootstrap_iters=0, registry=registry
     )
-    samples, unreadable = read_records(folder / "run" / "samples" / "fuzz.jsonl")
-    assert not unreadable
+    lines = [item for _, item in iter_jsonl(folder / "run" / "samples" / "fuzz.jsonl")]
+    samples = [item for item in lines if not isinstance(item, RecordError)]
+    assert len(samples) == len(lines)  # no unreadable line
     return results, samples
 
 

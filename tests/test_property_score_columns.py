@@ -5,6 +5,9 @@ plain grouping of the records computes them; the data digest is `data_sha256`'s.
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +16,7 @@ from ragbench._reports.aggregation import task_scores
 from ragbench._reports.results.score_columns import summarise
 from ragbench._reports.results.slice_labels import field_labels, ordered, slice_value
 from ragbench._storage.checkpoint import data_sha256
-from ragbench.api import Metric
+from ragbench.api import Metric, MetricDeclaration
 
 SLICE_VALUES = (
     st.none()
@@ -89,3 +92,60 @@ def test_the_columns_give_the_numbers_of_the_samples_themselves(samples):
     }
     assert list(entry["slices"]["level"].items()) == list(expected["slices"]["level"].items())
     assert out["data_sha256"] == data_sha256(samples)
+
+
+# -- the official denominators (tests/test_official_denominators.py): the headline over every gold example --------
+
+
+class Accuracy(Metric):
+    name = "acc"
+    declares = MetricDeclaration(value_range=(0, 1))
+
+
+class Length(Metric):
+    name = "length"
+    declares = MetricDeclaration(higher_is_better=None, value_range=(0, None))
+
+
+# one record: a score, not scorable (None), a failed example, or the metric failing on it
+OUTCOMES = st.one_of(st.floats(0, 1), st.none(), st.just("failed"), st.just("metric failed"))
+
+
+def sample(index: int, outcome) -> dict:
+    record = {"id": str(index), "index": index, "example_sha256": str(index), "meta": {}}
+    if outcome == "failed":
+        return {**record, "error": "RuntimeError: boom"}
+    if outcome == "metric failed":
+        return {**record, "error": None, "scores": {"length": 3.0}, "score_errors": {"acc": "ValueError: bad"}}
+    return {**record, "error": None, "scores": {"acc": outcome, "length": 3.0}}
+
+
+@settings(max_examples=60)
+@given(outcomes=st.lists(OUTCOMES, max_size=30), missing=st.integers(0, 5))
+def test_the_headline_is_the_sum_of_per_example_scores_over_every_gold_example(outcomes, missing):
+    """Reference: the official scripts' sum of per-example scores (a failed, missing or unscored one adding 0)
+    over every gold example that is scorable; the answered-only view: the mean of the scores the run has."""
+    samples = [sample(i, outcome) for i, outcome in enumerate(outcomes)]
+    metrics = [Accuracy(), Length()]
+    out = task_scores(
+        records_without_texts(samples),
+        metrics,
+        (),
+        len(samples) + missing,
+        iterations=0,
+        seed=0,
+        missing_scores_zero=True,
+    )
+    values = [o for o in outcomes if isinstance(o, float)]
+    wrong = sum(o in ("failed", "metric failed") for o in outcomes) + missing
+    entry = out["details"]["acc"]
+    if values or wrong:
+        assert entry["value"] == pytest.approx(math.fsum(values) / (len(values) + wrong))
+    assert (entry["n"], entry["counted_wrong"], entry["answered"]["n"]) == (len(values) + wrong, wrong, len(values))
+    assert entry["n_none"] == outcomes.count(None)
+    assert entry["answered"]["value"] == (pytest.approx(math.fsum(values) / len(values)) if values else None)
+    # a key whose worst value is not 0 (no direction) is reported as for any task: failures apart
+    length = out["details"]["length"]
+    assert "answered" not in length and length["n_errors"] == outcomes.count("failed")
+    plain = task_scores(records_without_texts(samples), metrics, (), len(samples) + missing, iterations=0, seed=0)
+    assert plain["details"]["acc"]["value"] == entry["answered"]["value"]

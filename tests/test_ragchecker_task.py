@@ -8,8 +8,6 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from ragbench._run.plan.planning import plan
-from ragbench._values.run_config import RunConfig
 from ragbench.api import Document
 from ragbench.testing import installed_registry
 
@@ -17,16 +15,8 @@ GENERATION = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(enc
 
 
 def planned_task(data: str):
-    return plan(
-        RunConfig(
-            tasks=["ragchecker"],
-            system="closed_book",
-            data={"ragchecker": data},
-            judges=["scripted:echo"],
-            nli="scripted:echo",
-        ).plan_request(),
-        installed_registry(),
-    )[0].task
+    """The task as a run with `--data ragchecker=DATA` makes it."""
+    return installed_registry().load("tasks", "ragchecker")(data_path=data)
 
 
 @pytest.fixture

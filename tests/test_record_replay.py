@@ -14,6 +14,7 @@ from conftest import write_jsonl
 from crag_helpers import crag_t2_run
 from crag_tiny_kg import write_tiny_kg
 from helpers import cli_here, comparable, run, samples
+from ragbench._replay.call_refs import resolved
 from ragbench._replay.recording import CallRecorder
 from ragbench._replay.rerun import replay_config
 from ragbench._replay.tools import RecordingTool, ReplayedToolError, load_replay_tools
@@ -23,6 +24,7 @@ from ragbench.api import ConfigError, Document, Example
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry
 from test_llatrieval_end_to_end import run_on_bm25_index
+from test_llm_judge import judge_rules, judged_demo_run, predictions_of, score_with_judges
 
 # What legitimately differs between a run and its replay: timings, and which of two identical calls
 # made at once by different examples was answered from the response cache (the cache is read off the
@@ -300,3 +302,38 @@ def test_a_document_is_carried_once_per_run_and_replayed_from_the_line_that_carr
     [[first, second]] = retriever.search(["q2"], 2)
     assert (first.text, second.text, second.score) == ("two", "one", 0.5)
     assert retriever.search(["q3"], 1)[0][0].text == "one, edited"
+
+
+# -- a judge's calls file (tests/test_llm_judge.py's runs) --------------------------------------------------------
+
+
+def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):
+    judges = [judge_rules(tmp_path, "a.json", "correct"), judge_rules(tmp_path, "b.json", "incorrect")]
+    results = judged_demo_run(tmp_path, judges)
+    assert results["results"]["demo"]["llm_judge"] == 0.5  # 1 and 0 averaged per example
+    log = tmp_path / "run" / "judge0_calls.jsonl"
+    assert all(set(json.loads(line)) == {"ref"} for line in log.read_text().splitlines())  # the samples hold the text
+    first = [record for _, record in resolved(log)]
+    assert len(first) == 24 and {r["response"] for r in first} == {"correct"}
+    assert set(first[0]) == {"messages", "sampling", "response", "response_data"}
+    predictions = predictions_of(tmp_path / "run", "demo", tmp_path / "p.jsonl")
+    for files, expected in [
+        (["judge0_calls.jsonl", "judge1_calls.jsonl"], 0.5),
+        (["judge0_calls.jsonl"], 1.0),
+        (["judge1_calls.jsonl"], 0.0),
+    ]:
+        out = tmp_path / f"again_{len(files)}_{files[0]}"
+        replayed = score_with_judges(predictions, tmp_path / "run", files, out)
+        assert replayed.returncode == 0, replayed.stderr
+        assert json.loads((out / "results.json").read_text())["results"]["demo"]["llm_judge"] == expected
+
+
+def test_a_judge_file_resolves_past_a_samples_line_that_is_no_sample_record(tmp_path):
+    """The references of a judge's file are found in the run's samples through the sample reader: a line edited
+    by hand (a trace that is no list) or cut short holds nothing to refer to, and is no traceback."""
+    judged_demo_run(tmp_path, [judge_rules(tmp_path, "a.json", "correct")])
+    log = tmp_path / "run" / "judge0_calls.jsonl"
+    before = [record for _, record in resolved(log)]
+    with (tmp_path / "run" / "samples" / "demo.jsonl").open("a") as handle:
+        handle.write('{"index": 99, "id": "edited", "trace": "not a list"}\n{"index": 100, "trace": [1]}\n{"ind')
+    assert [record for _, record in resolved(log)] == before and {r["response"] for r in before} == {"correct"}

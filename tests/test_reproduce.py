@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 
@@ -181,3 +182,29 @@ def test_a_cell_reads_the_typed_results_a_metric_key_as_it_is_and_system_stats_b
         system_stats={"demo": {"docs_per_example": 4}},
     )
     assert [row.ours for row in compare_with_paper(item, results)] == [25.0, 4.0, None]
+
+
+def test_a_reproduction_whose_record_cannot_be_written_ends_in_one_line_and_resumes(
+    registry_with_demo_row, tmp_path, monkeypatch
+):
+    """The run finished; adding the paper's numbers to results.json and report.md meets a full disk (a write
+    that fails: a real disk full at exactly this moment cannot be arranged)."""
+    import ragbench._storage.files as files
+
+    out = tmp_path / "run"
+
+    def full(path, text):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(files, "write_atomically", full)  # as `reproduce` imports it (the run's own writes not)
+        failed = reproduce("demo.closed-book", "--output", str(out), "--no-progress")
+    assert failed.exit_code == 1 and not isinstance(failed.exception, OSError), failed.output
+    assert failed.output.strip().splitlines()[-1] == (
+        f"ragbench: error: No space left on device: {out}/results.json; free space on that disk, then run the same "
+        "command with --resume (what finished is saved)"
+    )
+    resumed = reproduce("demo.closed-book", "--output", str(out), "--no-progress", "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads((out / "results.json").read_text())["reproduction"]["cells"][0]["ours"] == 50.0
+    assert (out / "report.md").read_text().count("## Reproduction: demo.closed-book") == 1

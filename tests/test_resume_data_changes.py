@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers import comparable, samples, stopped_resume_after_the_data_changed, task_counts
-from ragbench._run.evaluator import Evaluator, RunConfig, RunOutcome
 from ragbench.api import ConfigError, EngineError
-from ragbench.testing import Registry, installed_registry
+from ragbench.testing import EvalResult, Registry, run_eval
 
 DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 
@@ -48,22 +47,12 @@ def answer(request) -> str:
 
 def closed_book_run(
     task: Path, model: str, output: Path, resume: bool = False, registry: Registry | None = None, **config
-) -> RunOutcome:
+) -> EvalResult:
     """A closed-book run of the task file `task` on `model` into `output`, in-process, with no bootstrap
-    (`config`: more of its RunConfig)."""
-    return Evaluator(
-        RunConfig(
-            tasks=[str(task)],
-            system="closed_book",
-            model=model,
-            output=str(output),
-            resume=resume,
-            progress=False,
-            bootstrap_iters=0,
-            **config,
-        ),
-        registry=registry if registry is not None else installed_registry(),
-    ).run()
+    (`config`: more of the run's options)."""
+    return run_eval(
+        str(task), "closed_book", model, output=output, resume=resume, bootstrap_iters=0, registry=registry, **config
+    )
 
 
 def run(folder, answer_all: bool, resume: bool = False):

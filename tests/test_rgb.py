@@ -8,11 +8,9 @@ import json
 import pytest
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import samples
-from ragbench._metric import key_spec
-from ragbench.api import ConfigError, Example, Prediction, RecordError
+from ragbench.api import ConfigError, Example, Prediction, RecordError, key_spec
 from ragbench.tasks.rgb.metrics import RgbAccuracy, RgbCounterfactual
-from ragbench.testing import installed_registry
+from ragbench.testing import installed_registry, run_eval
 
 PARITY = json.loads((TEST_DATA / "parity" / "rgb.json").read_text(encoding="utf-8"))
 CASES = PARITY["cases"]
@@ -181,21 +179,16 @@ def test_the_reference_answer_is_every_item_by_its_first_alias():
 @pytest.mark.parametrize("passage_num", [3, 5])
 def test_vanilla_shows_every_sampled_passage_in_order(tmp_path, passage_num):
     """The task makes passage_num vanilla's top_n: the prompt holds exactly the passages evalue.py shows."""
-    from ragbench._run.evaluator import Evaluator, RunConfig
-
     case = next(c for c in CASES if c["dataset"] == "en" and c["noise_rate"] == 0.4 and c["passage_num"] == passage_num)
-    config = RunConfig(
-        tasks=["rgb_en"],
-        system="vanilla",
-        model="scripted:echo",
-        progress=False,
-        data={"rgb_en": str(TEST_DATA / "rgb" / "en.json")},
-        output=str(tmp_path / "run"),
+    run = run_eval(
+        "rgb_en",
+        "vanilla",
+        "scripted:echo",
+        data=TEST_DATA / "rgb" / "en.json",
         task_args={"noise_rate": 0.4, "passage_num": passage_num},
         bootstrap_iters=10,
     )
-    Evaluator(config, registry=installed_registry()).run()
-    shown = [[doc["text"] for doc in record["prediction"]["docs"]] for record in samples(tmp_path / "run", "rgb_en")]
+    shown = [[doc.text for doc in record.docs] for record in run.samples["rgb_en"]]
     assert shown == [u["docs"] for u in case["examples"]]
 
 

@@ -174,16 +174,6 @@ def test_resume_refuses_a_folder_run_with_other_options(tmp_path):
     assert "different configuration" in again.stderr and len(again.stderr.strip().splitlines()) == 1
 
 
-def test_default_run_folder_is_named_by_config_hash(tmp_path):
-    from ragbench._run.evaluator import RunConfig
-
-    a = RunConfig(tasks=["demo"], model="scripted:echo")
-    b = RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
-    c = RunConfig(tasks=["demo"], model="scripted:echo", seed=1)
-    assert a.run_dir() == b.run_dir() != c.run_dir()
-    assert a.run_dir().name.startswith("vanilla__scripted-echo__")
-
-
 class ToolTask:
     """A task whose examples need a tool started once per run (like CRAG's KG API)."""
 
@@ -240,18 +230,3 @@ def test_stop_strings_reach_the_engine_and_cut_the_output(tmp_path, popqa_record
     record = samples(tmp_path / "run", "popqa")[0]
     assert record["trace"][0]["request"]["sampling"]["stop"] == ["\n"]
     assert record["output"] == "answer0 then more"
-
-
-def test_progress_total_comes_from_the_data_and_the_limit():
-    from ragbench._run.evaluator import Evaluator, RunConfig
-
-    assert (
-        Evaluator(RunConfig(tasks=["demo"], model="scripted:echo"), registry=installed_registry()).plan.known_total()
-        == 24
-    )
-    assert (
-        Evaluator(
-            RunConfig(tasks=["demo"], model="scripted:echo", limit=5), registry=installed_registry()
-        ).plan.known_total()
-        == 5
-    )

@@ -1,19 +1,18 @@
 """A run folder whose files were damaged (a sample line that parses but is no sample, a results.json that is
-not one, a folder where a file was, a temporary file a kill left), a lock taken on a full disk or just
-after another run ended, a data file that is a pipe: one line, never a traceback, and `--resume`
-completes the run with the numbers of one never damaged."""
+not one, a folder where a file was, a temporary file a kill left), a data file that is a pipe: one line, never a
+traceback, and `--resume` completes the run with the numbers of one never damaged (a lock taken on a full disk or
+just after another run ended: tests/test_run_folder_faults.py)."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 
 import pytest
 
-from helpers import cli_here, comparable, run, tmpfs
+from helpers import cli_here, comparable, run
 from test_command_faults import finished  # noqa: F401 (a fixture)
-from test_run_folder_faults import fill, popqa, run_args
+from test_run_folder_faults import popqa, run_args
 
 
 @pytest.mark.parametrize(
@@ -74,50 +73,6 @@ def test_the_viewer_shows_a_damaged_run_or_names_the_fault_in_one_line(tmp_path,
         assert exported.returncode == 0, exported.stderr
         runs = (tmp_path / "site" / "data" / "runs.js").read_text()
         assert ('"state": "stopped"' in runs) == (damage != "sample-line-no-index"), runs
-
-
-def test_a_lock_that_cannot_be_recorded_on_a_full_disk_names_its_file_and_is_let_go(tmp_path):
-    from ragbench._storage.run_lock import RunLock
-
-    with tmpfs(tmp_path / "disk", size="64k") as disk:
-        if disk is None:
-            pytest.skip("mounting a tmpfs is not allowed here")
-        (disk / "run").mkdir()
-        filler = fill(disk, leave=0)
-        with pytest.raises(OSError) as caught:
-            RunLock(disk / "run").acquire()
-        assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(disk / "run" / "run.lock")
-        filler.unlink()
-        again = RunLock(disk / "run")
-        again.acquire()  # not held by the failed attempt's descriptor
-        again.release()
-
-
-def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_path):
-    """Two runs start on one new folder at once: the second finds it empty, and the first takes the lock
-    just before the second does and ends while the second tries again (a probe's instant). Once the
-    second holds the lock it finds the first run there and is refused, never appending to it."""
-    import threading
-
-    from ragbench._storage.rundir import RunDir
-    from ragbench.api import ConfigError
-
-    folder = tmp_path / "run"
-    first, second = RunDir(folder), RunDir(folder)
-    take_lock = second.lock.acquire
-
-    def first_runs_meanwhile():
-        first.start({}, {"a": 1}, "h", resume=False)
-        ended = threading.Timer(0.05, lambda: (first.finish("{}\n", "report", {}), first.lock.release()))
-        ended.start()
-        take_lock()  # tries again until the first run lets go
-        ended.join()
-
-    second.lock.acquire = first_runs_meanwhile
-    with pytest.raises(ConfigError, match="already holds a run"):
-        second.start({}, {"a": 1}, "h", resume=False)
-    second.lock.release()
-    assert json.loads((folder / "run.json").read_text())["finished"] is True
 
 
 @pytest.mark.parametrize("command", [[], ["check"]], ids=["run", "check"])

@@ -1,6 +1,7 @@
 """One run per folder, and writes that survive: two runs on one folder (two real processes), a lock a
-killed run left, a full disk (a small tmpfs, else an injected ENOSPC) that a resume gets past once
-space is freed, a read-only run folder, files replaced whole or not at all."""
+killed run left, one taken on a full disk or just after another run ended, a full disk (a small tmpfs, else an
+injected ENOSPC) that a resume gets past once space is freed, a read-only run folder, files replaced whole or not at
+all."""
 
 from __future__ import annotations
 
@@ -391,3 +392,47 @@ def test_files_replaced_together_are_each_whole_or_as_they_were_and_their_folder
     assert first.read_text() == "newer" and second.is_dir() and not any(second.iterdir())
     assert events[-1] == ("sync", tmp_path.name)  # the rename made is on disk
     assert sorted(path.name for path in tmp_path.iterdir()) == ["report.md", "results.json"]  # no temporary left
+
+
+def test_a_lock_that_cannot_be_recorded_on_a_full_disk_names_its_file_and_is_let_go(tmp_path):
+    from ragbench._storage.run_lock import RunLock
+
+    with tmpfs(tmp_path / "disk", size="64k") as disk:
+        if disk is None:
+            pytest.skip("mounting a tmpfs is not allowed here")
+        (disk / "run").mkdir()
+        filler = fill(disk, leave=0)
+        with pytest.raises(OSError) as caught:
+            RunLock(disk / "run").acquire()
+        assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(disk / "run" / "run.lock")
+        filler.unlink()
+        again = RunLock(disk / "run")
+        again.acquire()  # not held by the failed attempt's descriptor
+        again.release()
+
+
+def test_a_run_that_waited_for_the_lock_sees_the_run_that_ended_meanwhile(tmp_path):
+    """Two runs start on one new folder at once: the second finds it empty, and the first takes the lock
+    just before the second does and ends while the second tries again (a probe's instant). Once the
+    second holds the lock it finds the first run there and is refused, never appending to it."""
+    import threading
+
+    from ragbench._storage.rundir import RunDir
+    from ragbench.api import ConfigError
+
+    folder = tmp_path / "run"
+    first, second = RunDir(folder), RunDir(folder)
+    take_lock = second.lock.acquire
+
+    def first_runs_meanwhile():
+        first.start({}, {"a": 1}, "h", resume=False)
+        ended = threading.Timer(0.05, lambda: (first.finish("{}\n", "report", {}), first.lock.release()))
+        ended.start()
+        take_lock()  # tries again until the first run lets go
+        ended.join()
+
+    second.lock.acquire = first_runs_meanwhile
+    with pytest.raises(ConfigError, match="already holds a run"):
+        second.start({}, {"a": 1}, "h", resume=False)
+    second.lock.release()
+    assert json.loads((folder / "run.json").read_text())["finished"] is True

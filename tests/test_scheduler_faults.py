@@ -1,5 +1,6 @@
 """No call awaited through the scheduler is left unanswered when the code that should answer it raises: the
-caller gets the error (its example fails, counted) and the other callers, and later calls, go on."""
+caller gets the error (its example fails, counted) and the other callers, and later calls, go on; an engine's answer
+that is no answer (the openai engine's malformed tool call) is that call's counted error."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ragbench._storage.cache import ResponseCache
 from ragbench.api import Document, EngineError
 from ragbench.api.engines import Engine, Request, Response
 from ragbench.api.retrieval import RetrievalError, Retriever
+from test_engine_openai_tools import ASKED, SEARCH, call, engine, server, tool_reply  # noqa: F401 (server: a fixture)
 
 # A safety net only: every call below is answered at once; a caller left waiting fails the test here, not by hanging.
 ANSWERED_WITHIN = 30
@@ -203,3 +205,29 @@ async def test_every_cache_lookup_is_answered_when_the_read_fails(tmp_path, monk
         assert all("the response cache read 0 entries for 2 lookups" in str(result) for result in results)
     else:
         assert all(isinstance(result, asyncio.CancelledError) for result in results)
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [call("call_1", "{}", name=None)],
+        [{"id": "c", "type": "function"}],
+        [call("call_1", {"query": "x"})],
+        "not a list",
+    ],
+)
+def test_a_malformed_tool_call_is_that_calls_counted_engine_error(server, calls):
+    server.then(tool_reply(calls))
+    scheduler = Scheduler()
+    llm = LLM(scheduler, engine(server))
+
+    async def go() -> None:
+        try:
+            await llm.chat(ASKED, tools=[SEARCH])
+        finally:
+            await scheduler.close()
+            await llm.engine.aclose()
+
+    with pytest.raises(EngineError, match="tool_calls"):
+        asyncio.run(go())
+    assert scheduler.stats.to_dict()["errors"] == 1

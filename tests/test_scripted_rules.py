@@ -11,11 +11,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here, popqa_args
-from ragbench._engines.replay import ReplayEngine
-from ragbench._engines.scripted import ScriptedEngine
-from ragbench._values.response_checks import response_problem
 from ragbench.api import ConfigError, EngineError
-from ragbench.api.engines import Request, Sampling
+from ragbench.api.engines import Request, Sampling, response_problem
+from ragbench.testing import load_engine
 from test_tool_calls import JSON_VALUES, SEARCH
 
 RECORD = {"id": "q0", "question": "Who?", "answers": ["A"], "ctxs": [{"id": "d", "title": "T", "text": "t"}]}
@@ -68,11 +66,13 @@ def test_a_replay_record_whose_tool_calls_have_the_wrong_shape_is_refused_when_r
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps({"prompt": "Who?", "tool_calls": [{**CALL, "arguments": 3}]}) + "\n")
     with pytest.raises(ConfigError, match=r'calls.jsonl:1: not a replay record \("tool_calls"\[0\]: "arguments" 3 is'):
-        ReplayEngine(str(path))
+        load_engine(f"replay:{path}")
 
 
 def test_a_well_formed_tool_call_rule_answers_with_its_calls(tmp_path):
-    engine = ScriptedEngine(rules_file(tmp_path, [{"response": {"tool_calls": [CALL], "response": "Let me look."}}]))
+    engine = load_engine(
+        "scripted:" + rules_file(tmp_path, [{"response": {"tool_calls": [CALL], "response": "Let me look."}}])
+    )
     [answer] = engine.generate([Request.chat([{"role": "user", "content": "Who?"}], Sampling(n=2), tools=[SEARCH])])
     assert answer.texts == ["Let me look."] * 2 and answer.finish_reason == "tool_calls"
     assert [call.arguments for calls in answer.choice_tool_calls for call in calls] == [{"query": "author"}] * 2
@@ -138,7 +138,7 @@ SAMPLINGS = [
 def test_any_rules_file_is_refused_in_one_line_or_answers_every_request(tmp_path, rules):
     path = rules_file(tmp_path, rules)
     try:
-        engine = ScriptedEngine(path)
+        engine = load_engine(f"scripted:{path}")
     except ConfigError as exc:
         [line] = str(exc).splitlines()
         assert line.startswith(f"scripted rules file {path}: ")

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import TEST_DATA
 from helpers import run, samples
@@ -22,7 +23,7 @@ from ragbench.plugins.smart.prompts import (
     split_citations,
 )
 from ragbench.plugins.smart.system import Smart
-from ragbench.testing import installed_registry, make_context
+from ragbench.testing import cli, installed_registry, make_context
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
 X = (
@@ -113,9 +114,6 @@ def test_table_3_ablations_drop_their_agent(tmp_path, agents, steps, generator_e
 
 
 def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_replayable(tmp_path):
-    from ragbench._replay.rerun import replay_config
-    from ragbench._run.evaluator import Evaluator
-
     script = "scripted:smart_scripts:trajectory"
     first = pubhealth_run(
         tmp_path,
@@ -136,10 +134,10 @@ def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_repla
     assert [s.get("role") for s in llm_steps(record)] == [None, "locator", "generator"]  # each priced by its model
     assert list(first["model_cost"]["pubhealth"]["by_model"]) == ["model", "locator", "generator"]
     assert first["config"]["role_models"] == {"locator": script, "generator": script}
-    replayed = Evaluator(
-        replay_config(tmp_path / "run", output=str(tmp_path / "replay"), progress=False), registry=installed_registry()
-    ).run()
-    assert replayed.results["results"] == first["results"] and replayed.results["complete"]
+    replaying = ["--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replay"), "--no-progress"]
+    assert CliRunner().invoke(cli, replaying).exit_code == 0
+    replayed = json.loads((tmp_path / "replay" / "results.json").read_text())
+    assert replayed["results"] == first["results"] and replayed["complete"]
 
 
 def test_role_models_are_checked_before_the_run(tmp_path):
@@ -268,16 +266,21 @@ def test_options_are_checked():
 
 
 def test_outputs_that_ignore_smarts_format_are_counted_and_warned_with_the_fix(tmp_path):
-    from ragbench._reports.results.schema import Results
-    from ragbench._reports.run_summary import failure_lines
+    def smart_run(name: str, model: str) -> tuple[dict, list[str]]:
+        """The run's results.json and the lines the command line says of it on stderr."""
+        out = tmp_path / name
+        args = ["--tasks", "pubhealth", "--data", f"pubhealth={PUBHEALTH}", "--system", "smart", "--model", model]
+        said = CliRunner().invoke(cli, [*args, "--limit", "3", "--output", str(out), "--no-progress"])
+        assert said.exit_code == 0, said.output
+        return json.loads((out / "results.json").read_text()), said.stderr.splitlines()
 
-    trained = pubhealth_run(tmp_path, name="trained", limit=3)
+    trained, said = smart_run("trained", "scripted:smart_scripts:trajectory")
     assert trained["format_adherence"]["pubhealth"][0]["followed"] == 3
-    assert not [line for line in failure_lines(Results.from_dict(trained)) if "warning" in line]
-    results = pubhealth_run(tmp_path, name="untrained", model="scripted:smart_scripts:untrained", limit=3)
+    assert not [line for line in said if "warning" in line]
+    results, said = smart_run("untrained", "scripted:smart_scripts:untrained")
     check = results["format_adherence"]["pubhealth"][0]
     assert (check["followed"], check["of"]) == (0, 3)
-    warning = next(line for line in failure_lines(Results.from_dict(results)) if "warning" in line)
+    warning = next(line for line in said if "warning" in line)
     assert "3 of 3 outputs (100%) did not follow smart's format (Reconstructor intents as Search(" in warning
     assert "--system-arg mode=prompted" in warning
     assert "did not follow smart's format" in (tmp_path / "untrained" / "report.md").read_text()

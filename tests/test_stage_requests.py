@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -66,3 +68,25 @@ def test_planning_a_rescoring_leaves_the_config_as_it_was_and_returns_the_rescor
     assert dataclasses.asdict(config) == before
     assert metric_args == {"match.key_prefix": "m_"}
     assert [metric.key_prefix for metric in planned[0].metrics] == ["m_"]
+
+
+def test_default_run_folder_is_named_by_config_hash(tmp_path):
+    a = RunConfig(tasks=["demo"], model="scripted:echo")
+    b = RunConfig(tasks=["demo"], model="scripted:echo", max_inflight=3, output=None)
+    c = RunConfig(tasks=["demo"], model="scripted:echo", seed=1)
+    assert a.run_dir() == b.run_dir() != c.run_dir()
+    assert a.run_dir().name.startswith("vanilla__scripted-echo__")
+
+
+def test_a_run_over_the_index_cache_of_a_shipped_corpus_is_named_alike_wherever_the_cache_is(tmp_path):
+    """A run over the cached index of a task's shipped corpus keeps its folder name when $RAGBENCH_INDEX_CACHE moves
+    (its resume: tests/test_fictional_multihop.py); an index named on the command line is an option of the run."""
+    corpus = Path(__file__).resolve().parents[1] / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
+    key = f"bm25-{hashlib.sha256(corpus.read_bytes()).hexdigest()}"  # the index's name in the cache (run.json)
+    named = [
+        RunConfig(tasks=["fictional_multihop"], retriever="bm25", retriever_args={"index": str(cache / key)}, **flag)
+        for cache in (tmp_path / "first", tmp_path / "moved")
+        for flag in ({"shipped_corpus_index": True}, {})
+    ]
+    assert named[0].run_dir() == named[2].run_dir()  # the cache's index: one run wherever the cache is
+    assert named[1].run_dir() != named[3].run_dir()  # an index named on the command line: its path is an option

@@ -28,7 +28,17 @@ from ragbench.api import (
     TaskScoring,
 )
 from ragbench.api.run import RunResources
-from ragbench.testing import ReplayLLM, ScriptedLLM, assert_steps, make_context, prompts, run_eval, run_examples
+from ragbench.testing import (
+    PreflightError,
+    ReplayLLM,
+    ScriptedLLM,
+    assert_steps,
+    make_context,
+    preflight,
+    prompts,
+    run_eval,
+    run_examples,
+)
 
 DOCS = [Document("1", "A", "alpha"), Document("2", "B", "beta"), Document("3", "C", "gamma")]
 
@@ -176,6 +186,41 @@ def test_run_eval_takes_names_data_and_options_as_the_command_line_does(tmp_path
         run_eval("popqa", "no_such_system", data=data)
     with pytest.raises(ConfigError, match="needs a single task"):
         run_eval(["popqa", "demo"], data=data)
+
+
+def test_run_eval_says_when_a_resumed_run_had_nothing_left_to_run(tmp_path):
+    first = run_eval("demo", "closed_book", limit=2, output=tmp_path / "run")
+    again = run_eval("demo", "closed_book", limit=2, output=tmp_path / "run", resume=True)
+    assert not first.already_finished and again.already_finished and again.scores == first.scores
+
+
+class NeedsANote(System):
+    """A plugin whose own pre-flight check refuses a run without its `note` option, and warns about a short one."""
+
+    name = "needs_a_note"
+    declares = SystemDeclaration(uses_llm=False)
+
+    def __init__(self, note: str = "") -> None:
+        self.note = note
+
+    def preflight(self, check, task):
+        if not self.note:
+            check.problem("system needs_a_note: give --system-arg note=TEXT")
+        elif len(self.note) < 3:
+            check.warn(f"system needs_a_note: note {self.note!r} is short")
+
+    async def run(self, example, ctx):
+        return Prediction(example.id, answer=self.note)
+
+
+def test_preflight_is_the_runs_pre_flight_alone_with_run_evals_arguments(tmp_path):
+    with pytest.raises(PreflightError) as refused:
+        preflight("demo", NeedsANote, output=tmp_path / "run")
+    assert refused.value.problems == ["system needs_a_note: give --system-arg note=TEXT"]
+    checked = preflight("demo", NeedsANote, system_args={"note": "ok"}, output=tmp_path / "run")
+    assert checked.warnings == ["system needs_a_note: note 'ok' is short"] and checked.checked
+    assert not (tmp_path / "run").exists()  # nothing written, no example run
+    assert preflight("demo", NeedsANote, system_args={"note": "a long note"}).warnings == []
 
 
 def test_assert_steps_names_what_differs():

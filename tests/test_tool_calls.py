@@ -11,9 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._values.response_checks import response_problem
-from ragbench._values.tool_calls import Message, ToolCall
-from ragbench.api.engines import Request, Response, Sampling
+from ragbench.api.engines import Message, Request, Response, Sampling, ToolCall, response_problem
 
 SEARCH = {
     "type": "function",

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ragbench._engines.local.tool_parsers import (
     TOOL_PARSERS,
+    TOOL_READING,
     hermes,
     llama3_json,
     template_messages,
@@ -20,6 +21,9 @@ from ragbench._engines.local.tool_parsers import (
 )
 from ragbench._engines.vllm.tools import ToolCallReader
 from ragbench.api.engines import Request, RequestError, Response
+from ragbench.testing import load_engine
+from test_engine_vllm import fake_vllm  # noqa: F401 (a fixture)
+from test_engine_vllm_tools import tool_vllm  # noqa: F401 (a fixture)
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
@@ -128,3 +132,9 @@ def test_ragbenchs_hermes_keeps_special_tokens_in_a_tool_requests_text_as_vllms_
     assert tool_sampling(Request.chat(asked, tools=[SEARCH], tool_choice="none"), "hermes").skip_special_tokens
     assert tool_sampling(Request.chat(asked), "hermes").skip_special_tokens
     assert ToolCallReader("hermes", object).sampling(request) == {"skip_special_tokens": False}  # the vllm engine's
+
+
+def test_the_vllm_engines_id_says_how_its_tool_calls_are_read(tool_vllm):
+    """Answers read another way (TOOL_READING raised) are not served from a cache made before."""
+    engine = load_engine("vllm:m", tool_parser="hermes")
+    assert f"tool_parser=hermes;tool_reading={TOOL_READING}" in engine.engine_id

@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 
 from helpers import cli, cli_run_args, run
-from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.plan.budget_option import top_k_args
 from ragbench.api import ConfigError, System, SystemDeclaration
-from ragbench.testing import PreflightError, installed_registry
+from ragbench.testing import PreflightError, preflight, run_eval
 
 
 def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(tmp_path):
@@ -29,21 +27,22 @@ def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(t
 
 
 def test_a_system_that_declares_no_passages_option_refuses_top_k(tmp_path):
-    config = RunConfig(
-        tasks=["demo"], system="closed_book", model="scripted:echo", top_k=5, output=str(tmp_path / "run")
-    )
     with pytest.raises(PreflightError, match=r"--top-k 5: system closed_book declares no option for the passages"):
-        Evaluator(config, installed_registry())
+        run_eval("demo", "closed_book", "scripted:echo", top_k=5, output=tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
 
-def test_top_k_and_a_system_arg_setting_the_same_option_otherwise_are_refused():
+def test_top_k_and_a_system_arg_setting_the_same_option_otherwise_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match=r"--top-k 5 and --system-arg top_n=2 both set system vanilla's top_n"):
+        preflight("demo", "vanilla", top_k=5, system_args={"top_n": 2})
+    same = run_eval("demo", "vanilla", limit=1, top_k=5, system_args={"top_n": 5}, output=tmp_path / "same")
+    alone = run_eval("demo", "vanilla", limit=1, output=tmp_path / "alone")
+    configs = [json.loads((run.run_dir / "run.json").read_text())["config"] for run in (same, alone)]
+    assert configs[0]["system_args"] == {"top_n": 5} and configs[0]["system_config"]["demo"]["top_n"] == 5
     from ragbench.plugins.vanilla.system import Vanilla
 
-    with pytest.raises(ConfigError, match=r"--top-k 5 and --system-arg top_n=2 both set system vanilla's top_n"):
-        top_k_args(5, Vanilla, {"top_n": 2}, None)
-    assert top_k_args(5, Vanilla, {"top_n": 5}, None) == {"top_n": 5}
-    assert top_k_args(None, Vanilla, {}, None) == {}
+    assert configs[1]["system_args"] == {} and configs[1]["top_k"] is None  # no --top-k: no option set by it
+    assert configs[1]["system_config"]["demo"]["top_n"] == Vanilla().config()["top_n"]
 
 
 def test_top_k_on_the_command_line_is_refused_in_one_line_by_a_system_without_the_option(tmp_path):
@@ -68,18 +67,14 @@ def test_a_budget_no_core_reads_is_refused_when_it_is_declared():
 
 @pytest.mark.parametrize("system", ["ircot", "iter_retgen", "self_ask", "smart"])
 def test_a_system_searching_its_own_queries_over_provided_passages_is_warned_about(tmp_path, system):
-    config = RunConfig(tasks=["demo"], system=system, model="scripted:echo", output=str(tmp_path / "run"))
-    [warning] = Evaluator(config, installed_registry()).checks.warnings
+    [warning] = preflight("demo", system, "scripted:echo", output=tmp_path / "run").warnings
     assert warning.startswith(f"task demo: system {system} searches with queries of its own, but retriever provided ")
     assert "--retriever example_bm25" in warning and "--retriever bm25 --retriever-arg index=DIR" in warning
 
 
 @pytest.mark.parametrize("system, retriever", [("vanilla", None), ("ircot", "example_bm25"), ("ircot", "none")])
 def test_no_warning_where_the_searches_can_differ_or_only_the_question_is_searched(tmp_path, system, retriever):
-    config = RunConfig(
-        tasks=["demo"], system=system, model="scripted:echo", retriever=retriever, output=str(tmp_path / "run")
-    )
-    assert Evaluator(config, installed_registry()).checks.warnings == []
+    assert preflight("demo", system, "scripted:echo", retriever=retriever, output=tmp_path / "run").warnings == []
 
 
 def test_a_run_prints_the_warning_before_it_starts(tmp_path):

@@ -1,12 +1,12 @@
 """The structure hook: `ctx.group` / `@grouped` tag the steps made inside (across asyncio.gather),
-`outline` builds the tree the viewer draws, a system without a `trace_outline` of its own gets it."""
+`outline` builds the tree the viewer draws (a system without a `trace_outline` of its own gets it:
+tests/test_plugin_contract.py)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from ragbench._system import System, trace_outline
-from ragbench.api import SampleRecord, Step
+from ragbench.api import Step
 from ragbench.api.trace import find_groups, group, grouped, outline
 
 
@@ -49,4 +49,3 @@ def test_outline_nests_and_merges_consecutive_steps_of_a_group():
         {"group": "it 2", "items": [{"step": 4}]},
     ]
     assert [node["items"] for node in find_groups(outline(trace), "verify")] == [[{"step": 1}]]
-    assert trace_outline(System, SampleRecord("q", trace=trace)) == outline(trace)

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragbench._retrieval.trec.run_file import read_trec_run, trec_lines, trec_ranking, trec_run_text
 from ragbench.api import Document
+from ragbench.api.retrieval import read_trec_run, trec_ranking, trec_run_text
 from trec_eval_cases import MEASURES, SEEDS, case
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "trec_eval" / "expected.json").read_text(encoding="utf-8"))
@@ -74,9 +74,9 @@ def test_trec_eval_reads_back_the_ranking_meant(docs):
 
 def test_an_id_the_format_cannot_hold_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="docid 'a b'"):
-        trec_lines("1", [("a b", 1.0)], "tag")
+        trec_run_text([("1", [("a b", 1.0)])], "tag")
     with pytest.raises(ValueError, match="query id ''"):
-        trec_lines("", [("a", 1.0)], "tag")
+        trec_run_text([("", [("a", 1.0)])], "tag")
     with pytest.raises(ValueError, match="has no docid"):
         trec_ranking([Document(id=None, title="", text="")])
     bad = tmp_path / "run.txt"

@@ -12,7 +12,8 @@ The layout:
 - `ragbench.api`: the contract. `Task` (its `TaskPrompting`, the hooks systems call, the `Prompt` it
   builds, the `TaskScoring` it is scored by), `System` and `Reader` (the base of systems that send the
   task's own baseline prompt), `SystemDeclaration` (what the core reads about a system), `Metric`
-  (`MetricDeclaration`, `KeySpec`, `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
+  (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one of a metric's keys as compare and
+  the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
   `resampled` and `cohen_kappa` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from ragbench._context import Context, ScoringContext
     from ragbench._errors import ConfigError, RecordError
     from ragbench._hookspecs import hookimpl
-    from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores
+    from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores, key_spec
     from ragbench._records import SampleRecord
     from ragbench._reports.statistics.bootstrap import resampled
     from ragbench._reports.statistics.rater_agreement import cohen_kappa
@@ -69,7 +70,7 @@ _MODULES = {
     "ragbench._task.scoring": ("TaskScoring",),
     "ragbench._system": ("System", "SystemDeclaration", "recorded_extras", "adherence", "FormatCheck"),
     "ragbench._shared.reader": ("Reader",),
-    "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "CorpusValue", "Score", "Scores"),
+    "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "key_spec", "CorpusValue", "Score", "Scores"),
     "ragbench._reports.statistics.bootstrap": ("resampled",),
     "ragbench._reports.statistics.rater_agreement": ("cohen_kappa",),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),

@@ -6,8 +6,11 @@
 (a prompt or chat messages and their `Sampling`), `Response` (text, per-token `TokenLogprobs` when asked,
 token counts, finish reason), `RequestError` (a request refused for itself, e.g. HTTP 400), `EngineNeeds` (what a system needs of its engine, `System.engine_needs`) and
 `local_tokenizer` (a model's tokenizer on disk, without its weights); `arguments_problem`, `checked_arguments` and
-`InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `reasoning_model` (whether
-a model name is an OpenAI reasoning model's, which the openai engine sends `max_completion_tokens`).
+`InvalidArguments` (a tool call's parsed arguments against its tool's parameter schema); `Tool`, `ToolCall` and
+`Message` (a request's tools, the calls an engine answers with in `Response.choice_tool_calls`, a chat turn that
+carries them); `response_problem` (what a run refuses of an engine's response to a request, or None: an engine's
+tests check its answers with it); `reasoning_model` (whether a model name is an OpenAI reasoning model's, which the
+openai engine sends `max_completion_tokens`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._engines.hosted.openai_responses import reasoning_model
     from ragbench._engines.local.tokenizers import local_tokenizer
     from ragbench._values.llm_calls import EngineNeeds, Request, RequestError, Response, Sampling, TokenLogprobs
+    from ragbench._values.response_checks import response_problem
     from ragbench._values.tool_arguments import InvalidArguments, arguments_problem, checked_arguments
+    from ragbench._values.tool_calls import Message, Tool, ToolCall
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
@@ -29,5 +34,7 @@ _MODULES = {
     "ragbench._values.llm_calls": ("EngineNeeds", "Request", "RequestError", "Response", "Sampling", "TokenLogprobs"),
     "ragbench._engines.local.tokenizers": ("local_tokenizer",),
     "ragbench._values.tool_arguments": ("InvalidArguments", "arguments_problem", "checked_arguments"),
+    "ragbench._values.tool_calls": ("Tool", "ToolCall", "Message"),
+    "ragbench._values.response_checks": ("response_problem",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

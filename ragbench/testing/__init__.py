@@ -18,7 +18,8 @@ run in one call, and assertions on traces. Nothing here loads a model or touches
 `ctx.tools`, `ctx.task`, `ctx.judges`, `ctx.nli`), each call traced into `ctx.trace` but sent straight
 to the script, without the scheduler. `run_examples` runs several examples at once through a scheduler,
 as a run has them, unscored; `run_eval` is the command line's run, in this process: the same planning,
-pre-flight, scheduler, scoring and results (docs/testing-plugins.md). `installed_registry`, `Registry`,
+pre-flight, scheduler, scoring and results (docs/testing-plugins.md), and `preflight` that run's pre-flight alone
+(what a plugin's `Preflight` checks refuse, before any engine loads). `installed_registry`, `Registry`,
 `load_engine`, `build_index` and `load_retriever` give components by their catalogue names, `cli` is the `ragbench` command
 for `click.testing.CliRunner`. The scripted and replayed LLMs are in `llms`, the runs in `runs`, the
 components in `components`; import all of them from here.
@@ -45,7 +46,7 @@ from .._values.ceiling import Ceiling, ExampleCeiling
 from .._values.llm_calls import EngineError, Request
 from .components import Registry, build_index, installed_registry, load_engine, load_retriever
 from .llms import ReplayLLM, ScriptedLLM
-from .runs import EvalResult, run_eval, run_examples, task_object
+from .runs import EvalResult, preflight, run_eval, run_examples, task_object
 
 if TYPE_CHECKING:  # imported on first use (below): the command line's modules are not every test's
     from .._cli.main import main as cli
@@ -63,6 +64,7 @@ __all__ = [
     "load_engine",
     "load_retriever",
     "make_context",
+    "preflight",
     "prompts",
     "run_eval",
     "run_examples",

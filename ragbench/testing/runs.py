@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from .._catalog import SINGULAR, Entry, check_kind
+from .._checks import Preflight
 from .._engines.scripted import ScriptedEngine
 from .._errors import ConfigError
 from .._llm import LLM
@@ -23,6 +24,7 @@ from .._retrieval.provided import ProvidedRetriever
 from .._run.evaluator import Evaluator, RunConfig
 from .._run.example import process_example
 from .._run.plan.planning import PlannedTask
+from .._run.plan.preflight import preflight as run_preflight
 from .._run.services import ExampleServices
 from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
@@ -87,6 +89,8 @@ class EvalResult:
     results: dict[str, Any]
     samples: dict[str, list[SampleRecord]]
     run_dir: Path | None  # None: the run was made in a temporary folder, removed since
+    # `resume=True` found the run finished with no failed example: nothing ran (the command line's "nothing to resume")
+    already_finished: bool = False
 
     @property
     def scores(self) -> dict[str, dict[str, Any]]:
@@ -193,6 +197,51 @@ def run_eval(
     max_inflight, retriever, resume ...). Raises `ConfigError` where the command line would refuse: a
     `PreflightError` (a `ConfigError` whose `problems` are its lines) where the run's pre-flight does.
     """
+    config, registry = _run_options(
+        task,
+        system,
+        model,
+        metrics=metrics,
+        data=data,
+        limit=limit,
+        task_args=task_args,
+        system_args=system_args,
+        metric_args=metric_args,
+        judges=judges,
+        role_models=role_models,
+        plugins=plugins,
+        registry=registry,
+        **options,
+    )
+    with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
+        folder = Path(output) if output is not None else Path(scratch) / "run"
+        outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
+        run_dir = RunDir(outcome.run_dir)
+        samples = {
+            name: list(read_samples(run_dir.sample_path(name))) for name in outcome.typed_results.config["tasks"]
+        }
+    return EvalResult(outcome.results, samples, folder if output is not None else None, outcome.already_finished)
+
+
+def _run_options(
+    task: Any,
+    system: Any,
+    model: Any,
+    *,
+    metrics: Sequence[Any] | None = None,
+    data: str | Path | dict[str, str | Path] | None = None,
+    limit: int | None = None,
+    task_args: dict[str, Any] | None = None,
+    system_args: dict[str, Any] | None = None,
+    metric_args: dict[str, Any] | None = None,
+    judges: Sequence[Any] = (),
+    role_models: dict[str, Any] | None = None,
+    plugins: Iterable[ModuleType] = (),
+    registry: Registry | None = None,
+    **options: Any,
+) -> tuple[dict[str, Any], Registry]:
+    """The options of the run `run_eval` or `preflight` is given (RunConfig's, without `output`) and the registry it
+    finds its components in."""
     components = _RunComponents(plugins)
     tasks = [components.name("tasks", t) for t in (task if isinstance(task, (list, tuple)) else [task])]
     if data is not None and not isinstance(data, dict):
@@ -215,12 +264,18 @@ def run_eval(
         page_cache="off",
     )
     config.update(options)
-    registry = components.registry(registry)
-    with tempfile.TemporaryDirectory(prefix="ragbench-run-") as scratch:
+    return config, components.registry(registry)
+
+
+def preflight(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", **keywords: Any) -> Preflight:
+    """The pre-flight of the run `run_eval(task, system, model, **keywords)` would make, and nothing else: its
+    options, every plugin's checks, its data, retriever and engines checked, as a run checks them before it starts,
+    but no engine loaded and no example run (`ragbench check` goes on to load the engines). Returns what it checked
+    (`checked`, `warnings`: what the run would work around); raises `PreflightError` listing every problem. Nothing is
+    written: `output` (default: a temporary folder) is only the run folder checked."""
+    output = keywords.pop("output", None)
+    config, registry = _run_options(task, system, model, **keywords)
+    with tempfile.TemporaryDirectory(prefix="ragbench-preflight-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
-        run_dir = RunDir(outcome.run_dir)
-        samples = {
-            name: list(read_samples(run_dir.sample_path(name))) for name in outcome.typed_results.config["tasks"]
-        }
-    return EvalResult(outcome.results, samples, folder if output is not None else None)
+        _, checked = run_preflight(RunConfig(output=str(folder), **config), registry)
+    return checked

@@ -240,11 +240,18 @@ def estimate(
     if ran and precision is not None:
         grown_pilot(run, size, records, prices, precision)
     counter = model_counter(config.model, config.model_args)
-    tasks = []
+    tasks, beyond = [], []
     for planned in run.planned:
         lengths = None if counter is None else input_lengths(limited_records(planned, config.limit), counter)
         totals, done = read_totals(run, planned, prices, lengths)
         remaining = max(0, records[planned.name] - done)
+        far = totals.beyond_met(remaining)
+        if far is not None:
+            beyond.append(
+                f"{planned.name}: the examples left are {far[0]:,.0f} tokens long on average, longer than any the pilot "
+                f"ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
+                "far as it holds; a larger pilot (--pilot) meets some of them"
+            )
         tasks.append(
             TaskEstimate(
                 planned.name,
@@ -265,6 +272,7 @@ def estimate(
         [
             *([] if any(task.done for task in tasks) else [NOTHING_RAN]),
             *unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
+            *beyond,
         ],
         sum(t.done - t.done_before for t in tasks) if ran else 0,
         prompt_lengths(config.model, counter),

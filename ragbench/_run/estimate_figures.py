@@ -250,6 +250,14 @@ class Totals:
             out[key] = line or extrapolated(paid, observed, remaining)
         return out
 
+    def beyond_met(self, remaining: int) -> tuple[float, float] | None:
+        """The mean length of the `remaining` examples and the longest a finished one had, where the former is the
+        longer: the line (`regressed`) is carried beyond the lengths the pilot met; None where it is not."""
+        met = [each for each in self.inputs if each is not None]
+        if self.rest is None or not met or remaining <= 0 or self.rest / remaining <= max(met):
+            return None
+        return self.rest / remaining, max(met)
+
     def pilot_for(self, records: int, precision: float = PRECISION) -> int | None:
         """The examples a pilot needs for each dollar figure within `precision` of its point (`pilot_for`; the
         largest), None where no dollar figure can tell."""

@@ -50,6 +50,7 @@ class FakeBatchServer:
         self.drop_creates = 0
         self.lose_creates = 0
         self.deleted: list[str] = []  # input files deleted (DELETE /v1/files/ID), in order
+        self.delete_status = 200  # another: every DELETE /v1/files/ID is refused with it
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -300,6 +301,8 @@ class _Handler(BaseHTTPRequestHandler):
                         "filename": "batch.jsonl", "purpose": "batch", "status": "processed"})  # fmt: skip
 
     def delete_file(self, file_id: str) -> None:
+        if self.fake.delete_status != 200:
+            return self.send(self.fake.delete_status, {"error": {"message": "fake: not allowed", "type": "denied"}})
         with self.fake.lock:
             held = self.fake.files.pop(file_id, None) is not None
             if held:

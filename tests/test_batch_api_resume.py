@@ -71,6 +71,19 @@ def test_the_input_file_of_a_creation_that_never_reached_openai_is_deleted_and_s
     assert record["batch"] == fake.created[0] and record["uploaded"] == "file-2"
 
 
+def test_an_input_file_the_vendor_will_not_delete_is_named_with_the_fix_and_the_requests_still_sent(
+    fake, tmp_path, caplog
+):
+    fake.lose_creates, fake.delete_status = 1, 403
+    made = engine(fake, "openai", tmp_path)
+    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+        assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
+    assert fake.deleted == [] and len(fake.created) == 1
+    assert made.stats()["batch_input_files_deleted"] == 0  # type: ignore[index]
+    (line,) = [r.getMessage() for r in caplog.records if "file-1" in r.getMessage()]
+    assert "could not delete input file file-1" in line and "Files API or dashboard" in line and "\n" not in line
+
+
 @pytest.mark.parametrize("held", [True, False])
 def test_a_resumed_run_deletes_the_file_an_earlier_attempt_uploaded_for_a_batch_never_created(
     fake, tmp_path, caplog, held

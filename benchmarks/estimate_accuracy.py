@@ -8,7 +8,11 @@ The models are scripted (tests/estimate_fake.py): replies of log-normal length, 
 multi-step systems and 0-4 searches for the agent, each drawn from the request's own text, so the pilot and the run
 that resumes it get the same replies as one run would. The task is fictional_multihop's 300 questions, repeated
 `--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price
-table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's).
+table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's). `vanilla+long` counts the examples'
+lengths by the embedded SmolLM2's tokenizer (the scripted model's `tokenizer=embedded`; ragbench._run.estimate_tokens)
+on questions 30% of which, all outside the run's pilot, carry a background of 300-600 words of no corpus word (so the
+searches are those of the short question): the pilot meets none of them, the re-drawn pilots (below) some; the
+pilot's mean alone is printed beside each figure.
 
     python benchmarks/estimate_accuracy.py [--copies 4] [--pilot 5%] [--precision 10%] [--draws 200]
         [--systems vanilla ircot ...] [--quick]

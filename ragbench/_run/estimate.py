@@ -155,6 +155,7 @@ def limited_records(planned: PlannedTask, limit: int | None) -> Iterator[Example
 
 
 def count_records(planned: PlannedTask, limit: int | None) -> int:
+    """A task's records in the run, read once."""
     return sum(1 for _ in limited_records(planned, limit))
 
 
@@ -248,8 +249,8 @@ def estimate(
         far = totals.beyond_met(remaining)
         if far is not None:
             beyond.append(
-                f"{planned.name}: the examples left are {far[0]:,.0f} tokens long on average, longer than any the pilot "
-                f"ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
+                f"{planned.name}: the examples left are {far[0]:,.0f} tokens long on average (their own text), longer "
+                f"than any the pilot ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
                 "far as it holds; a larger pilot (--pilot) meets some of them"
             )
         tasks.append(

@@ -8,7 +8,11 @@ The models are scripted (tests/estimate_fake.py): replies of log-normal length, 
 multi-step systems and 0-4 searches for the agent, each drawn from the request's own text, so the pilot and the run
 that resumes it get the same replies as one run would. The task is fictional_multihop's 300 questions, repeated
 `--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price
-table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's).
+table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's). `vanilla+long` counts the examples'
+lengths by the embedded SmolLM2's tokenizer (the scripted model's `tokenizer=embedded`; ragbench._run.estimate.tokens)
+on questions 30% of which, all outside the run's pilot, carry a background of 300-600 words of no corpus word (so the
+searches are those of the short question): the pilot meets none of them, the re-drawn pilots (below) some; the
+pilot's mean alone is printed beside each figure.
 
     python benchmarks/estimate_accuracy.py [--copies 4] [--pilot 5%] [--precision 10%] [--draws 200]
         [--systems vanilla ircot ...] [--quick]
@@ -49,7 +53,12 @@ SETUPS: dict[str, list[str]] = {
     "self_ask": ["--system", "self_ask", "--model", MODEL],
     "search_agent": ["--system", "search_agent", "--model", AGENT, "--system-arg", "snippet_max_tokens=0"],
     "vanilla+judge": ["--system", "vanilla", "--model", MODEL, "--metrics", "+llm_judge", "--judge", JUDGE],
+    # the examples' lengths counted by the embedded SmolLM2's tokenizer (the scripted model's `tokenizer=`), on
+    # questions a share of which, all outside the pilot, carry a long background (`LONG`)
+    "vanilla+long": ["--system", "vanilla", "--model", MODEL, "--model-arg", "tokenizer=embedded"],
 }
+LONG = {"vanilla+long": 0.3}  # setup: the share of the examples outside the pilot given a long background
+BACKGROUND = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()  # no corpus word
 TOLERANCE = 0.10
 CHECKED = ("llm_calls", "prompt_tokens", "completion_tokens", "searches")
 
@@ -64,16 +73,25 @@ def ragbench(*args: str) -> str:
     return done.stdout
 
 
-def copied_questions(folder: Path, copies: int) -> Path:
-    """fictional_multihop's questions `copies` times, each copy's ids and questions marked."""
+def copied_questions(folder: Path, copies: int, long: float = 0.0, pilot: str = "5%") -> Path:
+    """fictional_multihop's questions `copies` times, each copy's ids and questions marked; with `long`, that share
+    of the questions outside the run's `pilot` (drawn as `ragbench estimate` draws it, --seed 0) prefixed with a
+    background of 300 to 600 words: the task's long examples, none of which the pilot meets."""
+    from ragbench._run.estimate.pilot_run import PilotSize
+
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
-    path = folder / "questions.jsonl"
+    drawn = PilotSize.parse(pilot).positions(len(rows) * copies, f"0:{TASK}")
+    stream = random.Random(7)
+    path = folder / f"questions-{long}.jsonl"
     with path.open("w") as out:
         for copy in range(copies):
-            for row in rows:
+            for i, row in enumerate(rows):
                 marked = {**row, "id": f"{row['id']}-{copy}"}
                 if copy:
                     marked["question"] = f"{row['question']} (asked {copy} times before)"
+                if copy * len(rows) + i not in drawn and stream.random() < long:
+                    words = " ".join(stream.choice(BACKGROUND) for _ in range(stream.randint(300, 600)))
+                    marked["question"] = f"Background: {words}. {marked['question']}"
                 out.write(json.dumps(marked) + "\n")
     return path
 
@@ -96,7 +114,7 @@ def actual(results: dict[str, Any]) -> dict[str, float]:
 
 def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool:
     good = True
-    print(f"{name}: {estimate['records']} examples, pilot {estimate['pilot_examples']}")
+    print(f"{name}: {estimate['records']} examples, pilot {estimate['pilot_examples']}; {estimate['prompt_lengths']}")
     for key, value in real.items():
         interval = estimate["totals"][key]
         point, low, high = interval["point"], interval["low"], interval["high"]
@@ -108,15 +126,21 @@ def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool
             f"  {key:<32} estimate {point:>14,.4f} [{low:,.4f} .. {high if high is None else f'{high:,.4f}'}]"
             f"  actual {value:>14,.4f}  error {error:+.1%}  {'ok' if ok else 'MISSED'}"
         )
+        if key in estimate["paid"] and estimate["done"]:  # the pilot's mean over every example, for comparison
+            mean_only = estimate["paid"][key] * estimate["records"] / estimate["done"]
+            print(f"  {'':<32} the pilot's mean alone {mean_only:>14,.4f}  error {(mean_only - value) / value:+.1%}")
     return good
 
 
-def pilot_of(figures: list[dict[str, float]]) -> Any:
+def pilot_of(figures: list[dict[str, float]], lengths: list[int] | None, order: list[int]) -> Any:
+    """The `Totals` of a pilot of the examples at `order`, with their `lengths` (and the rest's) where counted."""
     from ragbench._run.estimate.figures import Totals
 
     totals = Totals()
-    for each in figures:
-        totals.add(each, finished=True)
+    for i in order:
+        totals.add(figures[i], finished=True, length=None if lengths is None else lengths[i])
+    if lengths is not None:
+        totals.rest = float(sum(lengths) - sum(lengths[i] for i in order))
     return totals
 
 
@@ -128,24 +152,31 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
     from ragbench._records import read_samples
     from ragbench._reports.cost.prices import ModelPrices, read_price_table
     from ragbench._run.estimate.figures import example_figures
+    from ragbench._run.estimate.tokens import model_counter
     from ragbench._values.run_config import RunConfig
 
     judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []
-    config = RunConfig(tasks=[TASK], model=setup[setup.index("--model") + 1], judges=judge)
+    args = dict([setup[setup.index("--model-arg") + 1].split("=", 1)]) if "--model-arg" in setup else {}
+    config = RunConfig(tasks=[TASK], model=setup[setup.index("--model") + 1], model_args=args, judges=judge)
     priced = ModelPrices(config.engine_request(), read_price_table(str(prices)))
     records = [r for r in read_samples(run / "samples" / f"{TASK}.jsonl") if not r.bad_record]
     figures = [example_figures(record, priced) for record in records]
+    counter = model_counter(config.model, config.model_args)  # the question is all of an example's own text here
+    lengths = None if counter is None else counter.count([record.question for record in records])
     size = max(3, math.ceil(fraction * len(figures)))
     stream = random.Random(1)
-    estimates, sizes = [], []
+    estimates, sizes, means = [], [], []
     for _ in range(draws):
-        order = stream.sample(figures, len(figures))
-        totals = pilot_of(order[:size])
+        order = stream.sample(range(len(figures)), len(figures))
+        totals = pilot_of(figures, lengths, order[:size])
         wanted = totals.pilot_for(len(figures), precision) if precision else None
         if wanted is not None and wanted > size:  # the second stage, as `--precision` runs it
-            totals = pilot_of(order[:wanted])
+            totals = pilot_of(figures, lengths, order[:wanted])
         sizes.append(len(totals.observed))
         estimates.append(totals.estimate(len(figures) - len(totals.observed)))
+        if lengths is not None:  # the same pilot, the pilot's mean alone
+            alone = pilot_of(figures, None, order[: len(totals.observed)])
+            means.append(alone.estimate(len(figures) - len(alone.observed)))
     if precision:
         print(
             f"  pilots grown for dollars within {precision:.0%}: {min(sizes)} to {max(sizes)} examples, median "
@@ -158,6 +189,9 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
         close = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in estimates) / draws
         pilots = f"{draws} pilots of {size}{', grown' if precision else ''}"
         print(f"  {key:<32} over {pilots}: interval held {held:.1%}, point within 10% {close:.1%}")
+        if means:
+            alone = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in means) / draws
+            print(f"  {'':<32} the pilot's mean alone: point within 10% {alone:.1%}")
 
 
 def main() -> None:
@@ -176,8 +210,8 @@ def main() -> None:
         folder = Path(scratch)
         os.environ.setdefault("RAGBENCH_INDEX_CACHE", str(folder / "indexes"))
         (folder / "prices.yaml").write_text(PRICES)
-        data = copied_questions(folder, args.copies)
         for name in args.systems:
+            data = copied_questions(folder, args.copies, LONG.get(name, 0.0), args.pilot)
             options = [
                 "--tasks",
                 TASK,

@@ -2,14 +2,16 @@
 clock): a batch is `in_progress` for its first `polls_to_end` retrieves (and as long as `hold` is set), then ends
 as its ending says (`then`: one per batch created, in order; default: completed, every request answered).
 
-OpenAI (base_url http://127.0.0.1:PORT/v1): POST /v1/files (multipart, the JSONL input), POST /v1/batches,
+OpenAI (base_url http://127.0.0.1:PORT/v1): POST /v1/files (multipart, the JSONL input), DELETE /v1/files/ID (the
+file gone from `files`, its id in `deleted`; HTTP 404 for one it does not hold), POST /v1/batches,
 GET /v1/batches/ID, POST /v1/batches/ID/cancel, GET /v1/files/ID/content (output and error files), GET /v1/batches
 (newest first, `limit` and `after`, each batch with the `metadata` it was created with).
 Anthropic (base_url http://127.0.0.1:PORT): POST /v1/messages/batches, GET /v1/messages/batches/ID,
 GET /v1/messages/batches/ID/results, POST /v1/messages/batches/ID/cancel, GET /v1/messages/batches (newest first,
 `limit` and `after_id`). A batch `forget` drops is unknown from then on (HTTP 404). `on_create` is called with each
 batch created before the vendor's answer is sent (a test kills the client there); the first `drop_creates`
-creations get no answer at all, their connection closed (the batch created all the same).
+creations get no answer at all, their connection closed (the batch created all the same); the first `lose_creates`
+(OpenAI) never reach the vendor: their connection closed, no batch created (the input file stays uploaded).
 
 An ending: {"status": "completed" | "expired" | "cancelled" | "failed", "answered": N (the first N requests get a
 result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status)}. An
@@ -46,6 +48,9 @@ class FakeBatchServer:
         self.on_poll: Callable[[dict[str, Any]], None] | None = None  # called with the batch at each retrieve
         self.on_create: Callable[[dict[str, Any]], None] | None = None  # called with each batch created
         self.drop_creates = 0
+        self.lose_creates = 0
+        self.deleted: list[str] = []  # input files deleted (DELETE /v1/files/ID), in order
+        self.delete_status = 200  # another: every DELETE /v1/files/ID is refused with it
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
@@ -219,6 +224,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.handle_call("GET", b"")
 
+    def do_DELETE(self) -> None:
+        self.handle_call("DELETE", b"")
+
     def do_POST(self) -> None:
         self.handle_call("POST", self.rfile.read(int(self.headers.get("Content-Length", 0))))
 
@@ -231,7 +239,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self.send(200, {"object": "list", "data": []})
         if method == "POST" and path == "/v1/files":
             return self.upload(data)
+        if method == "DELETE" and parts[:2] == ["v1", "files"] and len(parts) == 3:
+            return self.delete_file(parts[2])
         if method == "POST" and path == "/v1/batches":
+            with fake.lock:
+                lose, fake.lose_creates = fake.lose_creates > 0, max(0, fake.lose_creates - 1)
+            if lose:
+                self.close_connection = True  # never reached the vendor: no batch, no answer
+                return None
             body = json.loads(data)
             lines = [json.loads(text) for text in fake.files[body["input_file_id"]].decode().splitlines()]
             batch = fake.create("openai", lines, body["endpoint"], body.get("metadata"))
@@ -280,10 +295,23 @@ class _Handler(BaseHTTPRequestHandler):
             if part.get_param("name", header="content-disposition") == "file"
         )
         with self.fake.lock:
-            file_id = f"file-{len(self.fake.files) + 1}"
+            file_id = f"file-{len(self.fake.files) + len(self.fake.deleted) + 1}"  # never one deleted
             self.fake.files[file_id] = content
         self.send(200, {"id": file_id, "object": "file", "bytes": len(content), "created_at": 0,
                         "filename": "batch.jsonl", "purpose": "batch", "status": "processed"})  # fmt: skip
+
+    def delete_file(self, file_id: str) -> None:
+        if self.fake.delete_status != 200:
+            return self.send(self.fake.delete_status, {"error": {"message": "fake: not allowed", "type": "denied"}})
+        with self.fake.lock:
+            held = self.fake.files.pop(file_id, None) is not None
+            if held:
+                self.fake.deleted.append(file_id)
+        if not held:
+            return self.send(
+                404, {"error": {"message": f"No such File object: {file_id}", "type": "invalid_request_error"}}
+            )
+        self.send(200, {"id": file_id, "object": "file", "deleted": True})
 
     def file_content(self, file_id: str) -> None:
         kind, _, batch_id = file_id.removeprefix("file-").partition("-")

@@ -80,6 +80,7 @@ def test_a_batch_of_requests_is_one_vendor_batch_recorded_before_its_first_poll(
         "batch_requests_sent": 5,
         "batch_requests_resent": 0,
         "batch_requests_failed": 0,
+        "batch_input_files_deleted": 0,
     }
 
 

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
+from ragbench._engines.hosted.batch_board import BOARD
 from ragbench._engines.hosted.batch_store import BATCHES_DIR, BatchStore
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
@@ -56,6 +57,57 @@ def test_an_intent_the_vendor_holds_no_batch_for_is_forgotten_and_its_requests_s
     assert made.stats()["batches_adopted"] == 0  # type: ignore[index]
 
 
+def test_the_input_file_of_a_creation_that_never_reached_openai_is_deleted_and_said(fake, tmp_path, caplog):
+    """The file is uploaded, the creation's connection closes before the vendor got it: no batch is found for the
+    intent, so the file recorded as uploaded for it is deleted (DELETE /v1/files/ID), and the batch made again."""
+    fake.lose_creates = 1
+    made = engine(fake, "openai", tmp_path)
+    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+        assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
+    assert fake.deleted == ["file-1"] and list(fake.files) == ["file-2"] and len(fake.created) == 1
+    assert made.stats()["batch_input_files_deleted"] == 1  # type: ignore[index]
+    assert "deleted input file file-1, uploaded for a batch the vendor never created; its 5 requests" in caplog.text
+    (record,) = records(tmp_path)
+    assert record["batch"] == fake.created[0] and record["uploaded"] == "file-2"
+
+
+def test_an_input_file_the_vendor_will_not_delete_is_named_with_the_fix_and_the_requests_still_sent(
+    fake, tmp_path, caplog
+):
+    fake.lose_creates, fake.delete_status = 1, 403
+    made = engine(fake, "openai", tmp_path)
+    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+        assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
+    assert fake.deleted == [] and len(fake.created) == 1
+    assert made.stats()["batch_input_files_deleted"] == 0  # type: ignore[index]
+    (line,) = [r.getMessage() for r in caplog.records if "file-1" in r.getMessage()]
+    assert "could not delete input file file-1" in line and "Files API or dashboard" in line and "\n" not in line
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_a_resumed_run_deletes_the_file_an_earlier_attempt_uploaded_for_a_batch_never_created(
+    fake, tmp_path, caplog, held
+):
+    """What a run killed between the upload and the creation leaves: an intent with its uploaded file recorded and
+    no batch. The resumed run finds none, deletes the file (or says the vendor no longer holds it) and sends its
+    requests once."""
+    made = engine(fake, "openai", tmp_path)
+    store = BatchStore(made.engine_id, tmp_path)
+    store.load()
+    customs = [store.custom(chat(q).cache_key(made.call_identity(chat(q).sampling))) for q in QUESTIONS]
+    if held:
+        fake.files["file-left"] = b"{}\n"
+    store.upload(store.intend(made.base_url, "/v1/chat/completions", customs), "file-left")
+    assert [record["uploaded"] for record in records(tmp_path)] == ["file-left"]
+    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+        assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
+    assert fake.deleted == (["file-left"] if held else []) and len(fake.created) == 1
+    assert made.stats()["batch_input_files_deleted"] == int(held)  # type: ignore[index]
+    said = "deleted" if held else "the vendor no longer holds"
+    assert f"{said} input file file-left, uploaded for a batch the vendor never created" in caplog.text
+    assert [record["batch"] for record in records(tmp_path)] == [fake.created[0]]
+
+
 def foreign_batch(fake: FakeBatchServer, vendor: str, size: int, number: int) -> None:
     """A batch of `size` requests another client of the same workspace created (OpenAI: another ragbench run)."""
     body = {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "elsewhere"}]}
@@ -93,6 +145,7 @@ def test_the_lost_batch_is_told_from_other_batches_of_its_size_created_around_it
     assert texts(answers) == echoed(vendor, questions)
     ours = [b for b in fake.created[created:] if not fake.batches[b]["lines"][0]["custom_id"].startswith("other")]
     assert len(ours) == 1 and [record["batch"] for record in records(folder)] == ours
+    assert BOARD.line() == ""  # no batch left on the progress bar (an adopted one that had ended was shown out)
 
 
 @pytest.mark.parametrize("vendor", VENDORS)

@@ -22,6 +22,8 @@ with their leading space), every piece log-probability 0, a named token reported
 Options `overhead`, `per_request` and `per_token` (seconds) make each batch sleep
 `overhead + per_request*n + per_token*tokens` (tokens: prompt and completion tokens of the batch's
 answers), the cost models of the scheduler and load benchmarks; `batch_size` sets the batch limit.
+Option `tokenizer` (a model folder or `embedded`) names the model the script stands for: its prompt tokens are
+counted in that model's tokens (else in words), and `ragbench estimate` counts the examples' lengths with it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from .._values.tool_calls import turn_text
 from .answer_records import ANSWER_FIELDS, record_problem
 from .base import Engine
 from .local.content import file_digest
+from .local.tokenizers import folder_counter
 from .replay import check_token_record, token_response
 
 Script = Callable[[Request], "str | Response | dict[str, Any]"]  # a dict: a per-token record
@@ -162,8 +165,15 @@ class ScriptedEngine(Engine):
         per_request: Seconds = 0.0,
         per_token: Seconds = 0.0,
         batch_size: Annotated[int, Ge(1)] = 16,
+        tokenizer: str | None = None,
     ) -> None:
         super().__init__(model)
+        self.counter = folder_counter(tokenizer) if tokenizer else None
+        if tokenizer and self.counter is None:
+            raise ConfigError(
+                f"scripted engine: tokenizer {tokenizer!r} is not on disk (a model folder with its tokenizer, a hub "
+                "name in the local cache, or `embedded` once installed)"
+            )
         self.script, self._content = (script, None) if script else load_script(model)
         self.overhead = float(overhead)
         self.per_request = float(per_request)
@@ -226,7 +236,8 @@ class ScriptedEngine(Engine):
             response.texts *= sampling.n
             if response.choice_tool_calls is not None:
                 response.choice_tool_calls *= sampling.n
-        response.prompt_tokens = len(last_text(request).split())
+        prompt = last_text(request)
+        response.prompt_tokens = self.counter.count([prompt])[0] if self.counter else len(prompt.split())
         response.completion_tokens = response.completion_tokens or len(response.text.split())
         return response
 

@@ -72,6 +72,7 @@ def estimate_lines(estimate: Any) -> list[str]:
         for task in estimate.tasks
         if task.pilot_for is not None and task.pilot_for > task.done
     )
+    lines.append(estimate.prompt_lengths)
     lines.extend(f"cannot know: {line}" for line in estimate.unknowns)
     return lines
 

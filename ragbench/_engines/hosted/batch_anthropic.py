@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..._values.llm_calls import EngineError, Request, RequestError
@@ -43,8 +44,10 @@ class AnthropicBatches:
             raise RequestError("anthropic engine: a remote MCP server is not sent in a batch (batch=true)")
         return ENDPOINT, {"custom_id": custom, "params": {**params, **self.engine.extra_body}}
 
-    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
-        # sent as given (the SDK would walk every request against its types)
+    async def create(
+        self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str, upload: Callable[[str], None]
+    ) -> str:
+        # no file is uploaded (`upload` is not called); sent as given (the SDK would walk every request against its types)
         batch = await client.messages.batches.create(
             requests=[], extra_body={"requests": lines}, extra_headers=self._headers
         )
@@ -60,6 +63,9 @@ class AnthropicBatches:
             if batch.id not in known and total == len(intent.custom_ids):
                 out.append((str(batch.id), False))
         return out
+
+    async def discard(self, client: Any, file_id: str) -> bool:
+        return False  # Message Batches upload no file: none is ever recorded to delete
 
     async def poll(self, client: Any, batch_id: str) -> Polled:
         batch = await client.messages.batches.retrieve(batch_id, extra_headers=self._headers)

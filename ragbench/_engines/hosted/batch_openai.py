@@ -1,6 +1,8 @@
 """OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: hosted/batch_runner.py): the requests as a
 JSONL file uploaded (`POST /files`, purpose "batch"), a batch of it created (`POST /batches`, a 24 h window) and polled
-(`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`). The batch carries its intent
+(`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`). The input file's id is recorded
+as soon as it is uploaded: where no batch is found for an intent (its creation never reached the vendor), the file is
+deleted (`DELETE /files/ID`). The batch carries its intent
 in its `metadata` (`ragbench_intent`, hosted/batch_store.py): an intent left without an id is matched among the batches
 created since it (`GET /batches`, newest first).
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import openai
@@ -68,11 +71,19 @@ class OpenAIBatches:
         url = ENDPOINTS[api]
         return url, {"custom_id": custom, "method": "POST", "url": url, "body": body}
 
-    async def create(self, client: openai.AsyncOpenAI, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
+    async def create(
+        self,
+        client: openai.AsyncOpenAI,
+        endpoint: str,
+        lines: list[dict[str, Any]],
+        intent: str,
+        upload: Callable[[str], None],
+    ) -> str:
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         uploaded = await client.files.create(
             file=(f"ragbench-{intent}.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=self._headers
         )
+        upload(uploaded.id)
         batch = await client.batches.create(
             input_file_id=uploaded.id,
             endpoint=endpoint,  # type: ignore[arg-type]  # one of ENDPOINTS
@@ -92,6 +103,14 @@ class OpenAIBatches:
             if batch.id not in known and (batch.metadata or {}).get("ragbench_intent") == intent.intent:
                 return [(batch.id, True)]
         return []
+
+    async def discard(self, client: openai.AsyncOpenAI, file_id: str) -> bool:
+        """Delete input file `file_id` (`DELETE /files/ID`): False where the vendor no longer holds it (HTTP 404)."""
+        try:
+            await client.files.delete(file_id, extra_headers=self._headers)
+        except openai.NotFoundError:
+            return False
+        return True
 
     async def poll(self, client: openai.AsyncOpenAI, batch_id: str) -> Polled:
         batch = await client.batches.retrieve(batch_id, extra_headers=self._headers)

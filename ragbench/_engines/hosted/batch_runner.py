@@ -24,7 +24,9 @@ batch and the fix, and is not sent again: it may still run, and be paid, under t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import functools
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,6 +35,8 @@ from .batch_board import BOARD
 from .batch_shelf import BatchShelf
 from .batch_store import Submitted
 from .http import backoff, retried_status
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,14 @@ class Vendor(Protocol):
     def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
         """(endpoint, the batch's input line for `request`); RequestError where it cannot be sent."""
 
-    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
-        """Upload and create a batch of `lines` (tagged with `intent` where the vendor takes a tag): its id."""
+    async def create(
+        self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str, upload: Callable[[str], None]
+    ) -> str:
+        """Upload and create a batch of `lines` (tagged with `intent` where the vendor takes a tag): its id. An input
+        file uploaded for it is told to `upload` (its id) before the batch is asked for."""
+
+    async def discard(self, client: Any, file_id: str) -> bool:
+        """Delete the input file `file_id` uploaded for a batch the vendor never created; False: it was gone."""
 
     async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
         """The vendor's batches, not among `known`, that may be `intent`'s, each with whether it surely is (its tag);
@@ -219,8 +229,29 @@ class BatchRun:
             if not sure:
                 self.store.ended(intent, lines, polled.failed)
             return None
-        self.store.forget(intent)
+        await self._forget(vendor, client, intent)
         return None
+
+    async def _forget(self, vendor: Vendor, client: Any, intent: Submitted) -> None:
+        """Forget an intent the vendor holds no batch for, deleting the input file uploaded for it (and saying so):
+        its requests are sent again, in a new file."""
+        if intent.uploaded is not None:
+            try:
+                deleted = await vendor.discard(client, intent.uploaded)
+            except (self.engine.sdk.APIError, self.engine.unreachable) as exc:
+                log.warning(
+                    "%s: could not delete input file %s uploaded for a batch the vendor never created (%s): delete it "
+                    "with the vendor's Files API or dashboard",
+                    self.engine.model, intent.uploaded, self.engine._excerpt(str(exc)),
+                )  # fmt: skip
+            else:
+                self.counts.files_deleted += deleted
+                log.warning(
+                    "%s: %s input file %s, uploaded for a batch the vendor never created; its %d requests are sent "
+                    "again", self.engine.model, "deleted" if deleted else "the vendor no longer holds",
+                    intent.uploaded, len(intent.custom_ids),
+                )  # fmt: skip
+        self.store.forget(intent)
 
     async def _submit(
         self, send: list[str], asked: dict[str, Request], answers: dict[str, Response | EngineError]
@@ -253,12 +284,16 @@ class BatchRun:
             batch = self.store.intend(engine.base_url, endpoint, customs)
             try:
                 batch_id = await vendor.create(
-                    client.with_options(max_retries=0), endpoint, [line for _, line in lines], batch.intent
+                    client.with_options(max_retries=0),
+                    endpoint,
+                    [line for _, line in lines],
+                    batch.intent,
+                    functools.partial(self.store.upload, batch),
                 )
             except (engine.sdk.APIError, engine.unreachable) as exc:
                 status = getattr(exc, "status_code", None)
                 if isinstance(exc, engine.unreachable) or (status is not None and not retried_status(status)):
-                    self.store.forget(batch)  # refused, or never sent: the vendor holds no batch
+                    await self._forget(vendor, client, batch)  # refused, or never sent: the vendor holds no batch
                     raise
                 if tries >= engine.max_retries:
                     raise  # the intent stays: resolved when its requests are asked again
@@ -271,7 +306,8 @@ class BatchRun:
                 self.store.created(batch, batch_id)
             finally:
                 batch.creating = False  # failed: resolved on the next ask of its requests, if not here
-            BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
+            if not batch.ended:  # (one adopted here may have: it is not shown as out)
+                BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
             self.counts.batches += 1
             self.counts.sent += len(lines)
             return batch

@@ -35,6 +35,7 @@ class BatchCounts:
     sent: int = 0  # requests sent in batches, each try counted
     resent: int = 0  # of them, sent again after the vendor failed, expired or left them out
     failed: int = 0  # requests that failed: refused, in a failed or lost batch, or after their last try
+    files_deleted: int = 0  # input files uploaded for a batch the vendor never created, deleted (OpenAI)
 
     def to_dict(self) -> dict[str, int]:
         return {
@@ -44,6 +45,7 @@ class BatchCounts:
             "batch_requests_sent": self.sent,
             "batch_requests_resent": self.resent,
             "batch_requests_failed": self.failed,
+            "batch_input_files_deleted": self.files_deleted,
         }
 
 

@@ -2,9 +2,11 @@
 killed or interrupted while they ran resumes by polling the same batches: nothing is submitted, or paid, twice.
 
 One record per batch, `batches/<key>.json` ({"engine", "intent", "base_url", "batch", "endpoint", "custom_ids",
-"at"}), written atomically twice before the batch is polled: once BEFORE the vendor is asked to create it, with
+"at", "uploaded"}), written atomically before the batch is polled: once BEFORE the vendor is asked to create it, with
 "batch" null and the intent (a key of ragbench's own the batch is tagged with where the vendor lets it be: OpenAI's
-`metadata`), and again with the vendor's batch id as soon as it has answered. A run killed between the two leaves an
+`metadata`), again with the id of the input file uploaded for it (OpenAI's, before the batch is asked for: a resumed
+run that finds no batch for the intent deletes that file), and with the vendor's batch id as soon as it has
+answered. A run killed between the two leaves an
 intent a resumed run resolves (hosted/batch_runner.py): it adopts the batch the vendor holds for it, or, where the
 vendor holds none, forgets the intent and sends its requests. Once a batch has ended, its result lines,
 `batches/<key>.results.jsonl` (the vendor's lines as they came, one per request answered, failed or expired), then
@@ -59,6 +61,7 @@ class Submitted:
     failed: str | None = None
     resumed: bool = False  # recorded by an earlier attempt of the run
     creating: bool = False  # being created by this process: not an intent to resolve
+    uploaded: str | None = None  # the input file uploaded for it (OpenAI), once uploaded
 
     @property
     def ended(self) -> bool:
@@ -93,7 +96,7 @@ class BatchStore:
                     str(record["intent"]), str(record["base_url"]), str(record["endpoint"]),
                     [str(c) for c in record["custom_ids"]], int(record["at"]),
                     None if record["batch"] is None else str(record["batch"]), failed=record.get("failed"),
-                    resumed=True,
+                    resumed=True, uploaded=None if record.get("uploaded") is None else str(record["uploaded"]),
                 )  # fmt: skip
                 if record.get("ended"):
                     batch.results = self._read_results(path.with_suffix(".results.jsonl"))
@@ -140,6 +143,12 @@ class BatchStore:
             self.batches.append(batch)
         return batch
 
+    def upload(self, batch: Submitted, file_id: str) -> None:
+        """Record the input file uploaded for the batch of an intent, before the batch is asked for."""
+        batch.uploaded = file_id
+        if self.folder is not None:
+            self._write({self._path(batch): self._record(batch)})
+
     def created(self, batch: Submitted, batch_id: str) -> None:
         """Record the vendor's id of the batch of an intent, before anything else happens to it."""
         batch.batch_id, batch.creating = batch_id, False
@@ -170,6 +179,8 @@ class BatchStore:
         record: dict[str, Any] = {"engine": self.engine_id, "intent": batch.intent, "base_url": batch.base_url}
         record.update(batch=batch.batch_id, endpoint=batch.endpoint, custom_ids=batch.custom_ids, at=batch.at)
         record["ended"] = ended
+        if batch.uploaded is not None:
+            record["uploaded"] = batch.uploaded
         if batch.failed is not None:
             record["failed"] = batch.failed
         return json.dumps(record) + "\n"

@@ -1,15 +1,18 @@
 """Tokenizer helpers the `hf` and `vllm` engines share: a conversation as the token ids of its chat
-template, whole vocabulary entries (Self-RAG's reflection tokens), and a model's tokenizer read from disk
-without its weights (what the pre-flight checks vocabulary entries with)."""
+template, whole vocabulary entries (Self-RAG's reflection tokens), a model's tokenizer read from disk
+without its weights (what the pre-flight checks vocabulary entries with), and token counts by it (`TokenCounter`:
+the scripted engine's `tokenizer=`, `ragbench estimate`'s examples' lengths)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..._storage.cache_root import cache_root
-from .embedded import CONVERTED_NAME, is_embedded
+from .embedded import CONVERTED_NAME, EMBEDDED_GGUF, embedded_model_dir, is_embedded
 from .tool_parsers import template_messages
 
 
@@ -90,3 +93,44 @@ def local_tokenizer(model: str, cache_dir: str | None = None) -> Any | None:
 def missing_entries(tokenizer: Any | None, names: Sequence[str]) -> list[str] | None:
     """Of `names`, those that are not single entries of `tokenizer`'s vocabulary; None without a tokenizer."""
     return None if tokenizer is None else [name for name in names if vocabulary_id(tokenizer, name) is None]
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """A model's tokenizer: what it is (`name`) and the token counts of texts (`count`, no special tokens added)."""
+
+    name: str
+    count: Callable[[list[str]], list[int]]
+
+
+def folder_counter(name: str, cache_dir: str | None = None) -> TokenCounter | None:
+    """A Hugging Face tokenizer on disk: a folder's tokenizer.json read by `tokenizers` (no transformers import),
+    else transformers' local load (a hub name in the cache, a folder of another kind, the embedded GGUF file)."""
+    embedded = is_embedded(name)
+    folder = (Path(cache_dir).expanduser() if cache_dir else cache_root()) / CONVERTED_NAME if embedded else None
+    label = "SmolLM2-135M-Instruct (embedded)" if embedded else name
+    file = (folder or Path(name).expanduser()) / "tokenizer.json"
+    try:
+        if file.is_file():
+            from tokenizers import Tokenizer
+
+            fast = Tokenizer.from_file(str(file))
+            return TokenCounter(label, lambda texts: [len(e.ids) for e in fast.encode_batch(texts, False)])
+        loaded = embedded_gguf_tokenizer() if embedded else local_tokenizer(name, cache_dir)
+    except Exception:  # tokenizers missing, or a file it cannot read (it raises a bare Exception)
+        return None
+    if loaded is None:
+        return None
+    return TokenCounter(label, lambda texts: [len(ids) for ids in loaded(texts, add_special_tokens=False)["input_ids"]])
+
+
+@functools.cache
+def embedded_gguf_tokenizer() -> Any | None:
+    """The embedded model's tokenizer from its GGUF file (not converted yet; read once a process: seconds of
+    parsing); None where it cannot be read."""
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF)
+    except Exception:  # not installed, or transformers/gguf missing: no tokenizer at hand
+        return None

@@ -9,6 +9,11 @@ degrees of freedom (the percentile interval is too narrow for a small pilot), an
 correction sqrt(M/(n+M)) (the n examples that ran are part of the run's n+M), plus what was paid already,
 exactly. It assumes the examples that ran are like those still to run: the pilot takes
 a random sample of each task's records for that reason (ragbench._run.estimate.pilot_run).
+
+Where the run's model has a tokenizer at hand (ragbench._run.estimate.tokens), each example's own text is counted in
+its tokens, the pilot's and the rest's alike, and the figures that grow with a prompt's length (prompt tokens,
+dollars) are estimated by regression on it (`regressed`): the examples left are no longer assumed as long as the
+pilot's.
 """
 
 from __future__ import annotations
@@ -18,18 +23,22 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..._records import SampleRecord
 from ..._reports.cost.prices import ModelPrices, TokenUsage
 from ..._reports.statistics import bootstrap
 
 SECONDS = "seconds"  # the example's own, start to sample (not a figure of money or calls: shown as wall time)
+PROMPTS = "prompts of "  # + a dollar figure: what its prompts cost (the part that follows a prompt's length)
 
 
 def example_figures(record: SampleRecord, prices: ModelPrices) -> dict[str, float]:
     """What one example cost, by figure: the system's LLM calls sent (`llm_calls`; the response cache's answers
     cost nothing and count as `cached_calls`), their `prompt_tokens` and `completion_tokens`, `searches`
     (retrieval steps), per judged metric its calls and tokens (`judge:METRIC calls` ...), dollars
-    (`usd:model`, `usd:judge:METRIC`; left out where the model has no price) and its seconds."""
+    (`usd:model`, `usd:judge:METRIC`; left out where the model has no price; `PROMPTS` + each: what its prompts
+    cost, not a figure of its own) and its seconds."""
     out: dict[str, float] = {"examples": 1.0}
     system = TokenUsage()
     for step in record.trace:
@@ -59,6 +68,9 @@ def _usage(prefix: str, usage: TokenUsage, prices: ModelPrices, usd_key: str) ->
     usd = usage.figures(prices)["usd"] if usage.calls else 0.0
     if usd is not None:
         out[usd_key] = float(usd)
+        prompts = TokenUsage()  # the same calls, their output unpaid: what the prompts cost
+        prompts.calls, prompts.tokens = usage.calls, {r: [t[0], t[1], 0, *t[3:]] for r, t in usage.tokens.items()}
+        out[PROMPTS + usd_key] = float(prompts.figures(prices)["usd"] or 0.0) if usage.calls else 0.0
     return out
 
 
@@ -125,6 +137,58 @@ def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval
     return Interval(point, max(paid, low), point + remaining * (high - mean) * widen)
 
 
+def line_values(ys: np.ndarray, xs: np.ndarray, at: float) -> np.ndarray:
+    """Row by row, the least-squares line of `ys` on `xs` at `at` (the mean of `ys` where `xs` do not vary), at
+    least 0."""
+    x_mean, y_mean = xs.mean(axis=1, keepdims=True), ys.mean(axis=1, keepdims=True)
+    spread = ((xs - x_mean) ** 2).sum(axis=1)
+    slope = ((xs - x_mean) * (ys - y_mean)).sum(axis=1) / np.where(spread > 0, spread, 1.0)
+    values: np.ndarray = np.maximum(0.0, y_mean[:, 0] + np.where(spread > 0, slope, 0.0) * (at - x_mean[:, 0]))
+    return values
+
+
+def regressed(
+    paid: float,
+    observed: list[float],
+    inputs: list[float],
+    rest: float,
+    remaining: int,
+    part: list[float] | None = None,
+) -> Interval | None:
+    """The total of a figure that grows with an example's length: `paid`, and `remaining` examples whose lengths
+    add up to `rest` (in the model's tokens). Of each `observed` per-example value, the `part` that follows the
+    length (all of it unless given; a dollar figure's prompts) is predicted by its least-squares line on the examples'
+    own `inputs` lengths (the regression estimator: the ratio estimator with an intercept, a prompt being a template
+    and retrieved passages plus the example's own text), the rest (the output's dollars) by its mean: a pilot whose
+    examples are all shorter than the rest's is carried up the line, where the mean alone (`extrapolated`) assumes
+    them as short. Its interval is `extrapolated`'s, of that prediction at the rest's mean length over the examples
+    resampled whole, with n - 2 degrees of freedom. None where fewer than 3 ran or their lengths do not vary (no
+    line to read): `extrapolated` then."""
+    n = len(observed)
+    if remaining <= 0 or n < 3 or min(inputs) == max(inputs):
+        return None
+    ys, xs, at = np.asarray(observed, dtype=float), np.asarray(inputs, dtype=float), rest / remaining
+    follows = ys if part is None else np.asarray(part, dtype=float)
+
+    def predicted(rows: np.ndarray) -> np.ndarray:  # each row of example indices: its prediction
+        values: np.ndarray = (ys - follows)[rows].mean(axis=1) + line_values(follows[rows], xs[rows], at)
+        return values
+
+    mean = float(predicted(np.arange(n)[None, :])[0])
+    point = paid + remaining * mean
+    # bootstrap.resampled's stream (numpy's default_rng(seed), in chunks of whole rounds), the rows taken whole
+    draw, chunk = np.random.default_rng(BOOTSTRAP_SEED).integers, max(1, bootstrap.CHUNK_DRAWS // n)
+    stats = [
+        predicted(draw(0, n, size=(min(chunk, BOOTSTRAP_ROUNDS - start), n)))
+        for start in range(0, BOOTSTRAP_ROUNDS, chunk)
+    ]
+    low, high = bootstrap.percentile_interval(np.concatenate(stats))
+    widen = math.sqrt(n / (n - 2)) * t_over_z(n - 2) * math.sqrt(remaining / (n + remaining))
+    unseen = point - remaining * mean * min(1.0, 3 / n) if min(observed) > 0 else point  # the rule of three
+    low = min(unseen, point - remaining * (mean - low) * widen)
+    return Interval(point, max(paid, low), max(point, point + remaining * (high - mean) * widen))
+
+
 PRECISION = 0.10  # the share of its point within which a dollar figure is wanted (`pilot_for`)
 
 
@@ -142,31 +206,57 @@ def pilot_for(observed: list[float], records: int, precision: float = PRECISION)
     return min(records, math.ceil(unbounded / (1 + unbounded / records)))
 
 
+def length_part(key: str) -> str | None:
+    """The figure of an example's that follows its prompt's length within figure `key`: prompt tokens themselves, a
+    dollar figure's prompts (`PROMPTS`); None for a figure that does not grow with it (`regressed`)."""
+    return key if key.endswith("prompt_tokens") else PROMPTS + key if key.startswith("usd:") else None
+
+
 class Totals:
     """A task's figures added up: `paid`, over every sample saved (failed examples' calls were paid too), and
     `observed`, the per-example figures of the finished examples, what the examples still to run are estimated
-    from."""
+    from; `inputs`, each finished example's own length in the model's tokens where a tokenizer counted them (None
+    where one was not counted), and `rest`, the lengths of the examples still to run added up (None: not counted)."""
 
     def __init__(self) -> None:
         self.paid: dict[str, float] = {}
         self.observed: list[dict[str, float]] = []
+        self.inputs: list[float | None] = []
+        self.rest: float | None = None
 
-    def add(self, figures: Mapping[str, float], finished: bool) -> None:
+    def add(self, figures: Mapping[str, float], finished: bool, length: float | None = None) -> None:
         for key, value in figures.items():
-            self.paid[key] = self.paid.get(key, 0.0) + value
+            if not key.startswith(PROMPTS):  # a part of a figure paid, not paid besides it
+                self.paid[key] = self.paid.get(key, 0.0) + value
         if finished:
             self.observed.append(dict(figures))
+            self.inputs.append(length)
 
     def keys(self) -> list[str]:
         return sorted({*self.paid, *(key for each in self.observed for key in each)})
 
     def estimate(self, remaining: int) -> dict[str, Interval]:
-        """Each figure's total once `remaining` more examples ran (a figure an example lacks counts 0 there)."""
-        return {
-            key: extrapolated(self.paid.get(key, 0.0), [each.get(key, 0.0) for each in self.observed], remaining)
-            for key in self.keys()
-            if key != "examples"
-        }
+        """Each figure's total once `remaining` more examples ran (a figure an example lacks counts 0 there); where
+        `rest` (the lengths of those examples, added up) and every finished example's length are known, the figures
+        that grow with a prompt's length by regression on the lengths (`regressed`)."""
+        out = {}
+        lengths = [float(each) for each in self.inputs if each is not None]
+        for key in (key for key in self.keys() if key != "examples" and not key.startswith(PROMPTS)):
+            observed = [each.get(key, 0.0) for each in self.observed]
+            paid, part, line = self.paid.get(key, 0.0), length_part(key), None
+            if self.rest is not None and part is not None and len(lengths) == len(observed):
+                following = [each.get(part, 0.0) for each in self.observed]
+                line = regressed(paid, observed, lengths, self.rest, remaining, following)
+            out[key] = line or extrapolated(paid, observed, remaining)
+        return out
+
+    def beyond_met(self, remaining: int) -> tuple[float, float] | None:
+        """The mean length of the `remaining` examples and the longest a finished one had, where the former is the
+        longer: the line (`regressed`) is carried beyond the lengths the pilot met; None where it is not."""
+        met = [each for each in self.inputs if each is not None]
+        if self.rest is None or not met or remaining <= 0 or self.rest / remaining <= max(met):
+            return None
+        return self.rest / remaining, max(met)
 
     def pilot_for(self, records: int, precision: float = PRECISION) -> int | None:
         """The examples a pilot needs for each dollar figure within `precision` of its point (`pilot_for`; the

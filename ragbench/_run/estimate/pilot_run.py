@@ -4,26 +4,32 @@ own folder, and the rest of the run estimated from them (ragbench._run.estimate.
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
 default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
 larger pilot of the run holds a smaller one, `--precision` grows it, `grown_pilot`) with the run's own options, in
-the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
-is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
-records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
-kinds of question come in a cycle from biasing the estimate, and is what the interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
+the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops:
+run.json says not finished, the pilot's attempt is recorded (marked interrupted) and counted in the run's cost, and
+`--resume` with the same options runs the other records only. A random sample, not the first records nor every k-th one,
+keeps a task sorted by difficulty or whose kinds of question come in a cycle from biasing the estimate, and is what the
+interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..._errors import ConfigError
+from ..._engines import EMBEDDED_MODEL
+from ..._engines.local.tokenizers import TokenCounter
+from ..._errors import ConfigError, RecordError
 from ..._records import read_samples
 from ..._registry import Registry
 from ..._reports.cost.prices import ModelPrices
 from ..._reports.results.run_record import RunRecord
+from ..._storage.checkpoint import checkpoint_key
+from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
 from ..cost.run_cost import AttemptMeter, CallReports
@@ -35,6 +41,7 @@ from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
 from ..services import Opened, RunServices, held_services
 from .figures import SECONDS, Interval, Totals, example_figures, summed
+from .tokens import input_lengths, model_counter
 
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
 MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
@@ -125,6 +132,7 @@ class RunEstimate:
     wall: Interval | None  # seconds the rest of the run takes; None: no attempt timed
     unknowns: list[str] = field(default_factory=list)
     pilot_ran: int = 0
+    prompt_lengths: str = ""  # how the examples left are taken to be as long as they are (`prompt_lengths`)
 
     @property
     def records(self) -> int:
@@ -142,24 +150,31 @@ class RunEstimate:
         return out
 
 
+def limited_records(planned: PlannedTask, limit: int | None) -> Iterator[Example | RecordError]:
+    """A task's records in the run (its --limit applied)."""
+    return itertools.islice(task_records(planned.task), limit)
+
+
 def count_records(planned: PlannedTask, limit: int | None) -> int:
-    """A task's records in the run (its --limit applied), read once."""
-    count = 0
-    for count, _ in enumerate(task_records(planned.task), start=1):
-        if limit is not None and count >= limit:
-            break
-    return count
+    """A task's records in the run, read once."""
+    return sum(1 for _ in limited_records(planned, limit))
 
 
-def read_totals(run: PlannedRun, planned: PlannedTask, prices: ModelPrices) -> tuple[Totals, int]:
-    """The task's saved samples, added up (`Totals`), and how many of them are finished."""
+def read_totals(
+    run: PlannedRun, planned: PlannedTask, prices: ModelPrices, lengths: dict[str, int] | None = None
+) -> tuple[Totals, int]:
+    """The task's saved samples, added up (`Totals`), and how many of them are finished; with the examples'
+    `lengths` (estimate_tokens.input_lengths), each finished one's and those of the examples still to run."""
     finished = finished_keys(run.run_dir, planned.name)
     totals = Totals()
     path = run.run_dir.sample_path(planned.name)
     if path.exists():
         for record in read_samples(path):  # with texts: a judge's calls are read only so
             if not record.bad_record:
-                totals.add(example_figures(record, prices), finished=record.error is None)
+                length = None if lengths is None else lengths.get(checkpoint_key(record.id, record.index))
+                totals.add(example_figures(record, prices), finished=record.error is None, length=length)
+    if lengths is not None:
+        totals.rest = float(sum(length for key, length in lengths.items() if key not in finished))
     return totals, len(finished)
 
 
@@ -226,10 +241,19 @@ def estimate(
     ran = pilot and run_pilot(run, drawn)
     if ran and precision is not None:
         grown_pilot(run, size, records, prices, precision)
-    tasks = []
+    counter = model_counter(config.model, config.model_args)
+    tasks, beyond = [], []
     for planned in run.planned:
-        totals, done = read_totals(run, planned, prices)
+        lengths = None if counter is None else input_lengths(limited_records(planned, config.limit), counter)
+        totals, done = read_totals(run, planned, prices, lengths)
         remaining = max(0, records[planned.name] - done)
+        far = totals.beyond_met(remaining)
+        if far is not None:
+            beyond.append(
+                f"{planned.name}: the examples left are {far[0]:,.0f} tokens long on average (their own text), longer "
+                f"than any the pilot ran ({far[1]:,.0f}): their prompt tokens and dollars follow a line read from shorter examples, as "
+                "far as it holds; a larger pilot (--pilot) meets some of them"
+            )
         tasks.append(
             TaskEstimate(
                 planned.name,
@@ -250,10 +274,22 @@ def estimate(
         [
             *([] if any(task.done for task in tasks) else [NOTHING_RAN]),
             *unknowns(run, prices, varying=[key for task in tasks for key in varying_steps(task.totals)]),
+            *beyond,
         ],
         sum(t.done - t.done_before for t in tasks) if ran else 0,
+        prompt_lengths(config.model, counter),
     )
     return replace(estimate, wall=wall_left(run, estimate))
+
+
+def prompt_lengths(model: str | None, counter: TokenCounter | None) -> str:
+    """The estimate's line on the examples' lengths: counted by the model's tokenizer, or the pilot's mean."""
+    if counter is None:
+        return f"prompt lengths: from the pilot's mean; no tokenizer for {model or EMBEDDED_MODEL} at hand"
+    return (
+        f"prompt lengths: each example's question and passages counted by {counter.name}; the prompt tokens and "
+        "dollars of the examples left follow their lengths (regression on the pilot's)"
+    )
 
 
 def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
@@ -322,4 +358,5 @@ def as_json(estimate: RunEstimate) -> dict[str, Any]:
         "wall_seconds_left": interval(estimate.wall),
         "pilot_for_10_percent": {task.name: task.pilot_for for task in estimate.tasks},
         "unknowns": estimate.unknowns,
+        "prompt_lengths": estimate.prompt_lengths,
     }

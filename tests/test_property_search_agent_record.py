@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench.api import Document
+from ragbench.plugins.search_agent.example_run import SearchAgentRun
 from ragbench.plugins.search_agent.shapes import AgentExtras, RunItem
-from ragbench.plugins.search_agent.system import SearchAgentRun
 from ragbench.plugins.search_agent.tools import (
     OPENAI_CLIENT,
     OSS_CLIENT,

@@ -14,13 +14,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .._storage.jsonl import Appender, open_append
-from .call_refs import reference, reply_of, step_response_data
+from .._types import JsonObject, JsonValue
+from .call_refs import reference, reply_of, response_texts, step_response_data
 
 
-def exchange_line(request: dict[str, Any], response: Any = None, error: str | None = None) -> dict[str, Any]:
+def exchange_line(request: JsonObject, response: JsonValue = None, error: str | None = None) -> JsonObject:
     """A whole exchange: `request` is `Request.to_dict()`, `response` the reply text (or texts)."""
     return {**request, **({"response": response} if error is None else {"error": error})}
 
@@ -33,7 +33,7 @@ class ExchangeLog:
         self._handle: Appender | None = open_append(self.path)
         self._lock = threading.Lock()
 
-    def write(self, line: dict[str, Any]) -> None:
+    def write(self, line: JsonObject) -> None:
         """Append an `exchange_line` or a `call_refs.reference`."""
         with self._lock:
             if self._handle is not None:
@@ -56,10 +56,10 @@ class LoggingRecorder:
     def __call__(
         self,
         engine_id: str,
-        request: dict[str, Any],
-        response: dict[str, Any] | None,
+        request: JsonObject,
+        response: JsonObject | None,
         error: str | None = None,
-        step: dict[str, Any] | None = None,
+        step: JsonObject | None = None,
     ) -> None:
         self.recorder(engine_id, request, response, error, step=step)
         if step is not None:
@@ -67,4 +67,4 @@ class LoggingRecorder:
         elif response is None:
             self.log.write(exchange_line(request, error=error or "failed"))
         else:
-            self.log.write(exchange_line(request, reply_of(response.get("texts") or [""])))
+            self.log.write(exchange_line(request, reply_of(response_texts(response))))

@@ -32,12 +32,11 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any
 
 from .._storage.files import write_atomically
-from .._storage.jsonl import open_append
-from .._types import Document
-from .call_refs import log_response_data, reference, reply_of, step_response_data
+from .._storage.jsonl import Appender, open_append
+from .._types import Document, JsonObject, JsonValue
+from .call_refs import log_response_data, reference, reply_of, response_texts, step_response_data
 
 CALLS_DIR = "calls"
 LLM_FILE = "llm.jsonl"
@@ -52,11 +51,11 @@ class CallRecorder:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, Appender] = {}
         self._lock = threading.Lock()
         self._carried: dict[str, bytes] = {}  # document id -> digest of the content first carried under it
 
-    def _write(self, name: str, record: dict[str, Any]) -> None:
+    def _write(self, name: str, record: JsonObject) -> None:
         with self._lock:
             handle = self._handles.get(name)
             if handle is None:
@@ -72,27 +71,27 @@ class CallRecorder:
         self,
         role: str,
         engine_id: str,
-        request: dict[str, Any],
-        response: dict[str, Any] | None,
+        request: JsonObject,
+        response: JsonObject | None,
         error: str | None = None,
-        held: dict[str, Any] | None = None,
+        held: JsonObject | None = None,
     ) -> None:
         """`request` is `Request.to_dict()`, `response` is `Response.to_dict()` (None when it failed);
         `held`: the response data that the one copy of the call gives back (ragbench._replay.call_refs), or
         None when no other copy holds the call (it is written whole)."""
-        record: dict[str, Any] = {"role": role, "engine": engine_id}
+        record: JsonObject = {"role": role, "engine": engine_id}
         if held is not None:
             record.update(reference(request, response, held, error))
         elif response is None:
             record.update(request, error=error or "failed")
         else:
-            record.update(request, response=reply_of(response.get("texts") or [""]), response_data=response)
+            record.update(request, response=reply_of(response_texts(response)), response_data=response)
         self._write(LLM_FILE, record)
 
     def retrieval(
         self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool, example: str | None = None
     ) -> None:
-        record: dict[str, Any] = {
+        record: JsonObject = {
             "retriever": retriever,
             "query": query,
             "k": k,
@@ -130,14 +129,14 @@ class CallRecorder:
         task: str,
         tool: str,
         method: str,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[JsonValue],
+        kwargs: JsonObject,
         *,
         kind: str = "async",
-        result: Any = None,
+        result: JsonValue = None,
         error: str | None = None,
     ) -> None:
-        record: dict[str, Any] = {
+        record: JsonObject = {
             "task": task,
             "tool": tool,
             "method": method,
@@ -169,15 +168,15 @@ class LlmRecorder:
     def __call__(
         self,
         engine_id: str,
-        request: dict[str, Any],
-        response: dict[str, Any] | None,
+        request: JsonObject,
+        response: JsonObject | None,
         error: str | None = None,
-        step: dict[str, Any] | None = None,
+        step: JsonObject | None = None,
     ) -> None:
         if step is not None:
             held = step_response_data(step)
         elif self.logged and response is not None:
-            held = log_response_data({"response": (response.get("texts") or [""])[0]})
+            held = log_response_data({"response": response_texts(response)[0]})
         else:
             held = None
         self.recorder.llm(self.role, engine_id, request, response, error, held)

@@ -16,6 +16,7 @@ import json
 import os
 from typing import Any
 
+from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
 from .anthropic_messages import message_arguments, parse_message
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
@@ -37,13 +38,13 @@ class AnthropicBatches:
         omit = self.engine.sdk.omit
         return {"X-Api-Key": omit, "Authorization": omit}
 
-    def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
+    def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
         params = message_arguments(request, self.engine.model, self.prompt_cache)
         if "mcp_servers" in params:
             raise RequestError("anthropic engine: a remote MCP server is not sent in a batch (batch=true)")
         return ENDPOINT, {"custom_id": custom, "params": {**params, **self.engine.extra_body}}
 
-    async def create(self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str) -> str:
+    async def create(self, client: Any, endpoint: str, lines: list[JsonObject], intent: str) -> str:
         # sent as given (the SDK would walk every request against its types)
         batch = await client.messages.batches.create(
             requests=[], extra_body={"requests": lines}, extra_headers=self._headers
@@ -67,7 +68,7 @@ class AnthropicBatches:
         done = counts.succeeded + counts.errored + counts.canceled + counts.expired
         return Polled(batch.processing_status, done, done + counts.processing, batch.processing_status == "ended")
 
-    async def results(self, client: Any, batch_id: str) -> list[dict[str, Any]]:
+    async def results(self, client: Any, batch_id: str) -> list[JsonObject]:
         raw = await client.messages.batches.with_raw_response.results(batch_id, extra_headers=self._headers)
         text = (await raw.http_response.aread()).decode("utf-8")
         return [json.loads(line) for line in text.splitlines() if line.strip()]

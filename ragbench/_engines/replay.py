@@ -33,11 +33,11 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
-from .._types import JsonObject
+from .._types import JsonObject, JsonValue
 from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
 from .._values.tool_calls import ToolCall
 from .answer_records import AnswerRecord, RecordedRequest, ReplayRecord, record_problem
@@ -140,7 +140,7 @@ class ReplayEngine(Engine):
         self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
         self.records: dict[str, list[ReplayRecord]] = {}
         self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
-        self._recorded_engine: Any = None  # the engine a run's recording names on its lines ("openai:o3;api=...")
+        self._recorded_engine: JsonValue = None  # the engine a run's recording names on its lines ("openai:o3;api=...")
         self._load()
 
     @property

@@ -252,10 +252,10 @@ def generated(record: AnswerRecord, sampling: Sampling) -> AnswerRecord:
         out["tokens"] = tokens[:count]
         if "logprobs" in record:
             out["logprobs"] = record["logprobs"][:count]
-        if "token_ids" in record:
-            out["token_ids"] = record["token_ids"][:count]
-        if "ranks" in record:
-            out["ranks"] = record["ranks"][:count]
+        if (ids := record.get("token_ids")) is not None:
+            out["token_ids"] = ids[:count]
+        if (ranks := record.get("ranks")) is not None:
+            out["ranks"] = ranks[:count]
         out.pop("cumulative_logprob", None)
     return out
 

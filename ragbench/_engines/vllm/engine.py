@@ -60,6 +60,7 @@ from .options import (
     INSTALL_HINT,
     NEUTRAL_OPTIONS,
     accepts,
+    cache_dir_option,
     option_value,
     options_for_needs,
     start_option_problems,
@@ -137,11 +138,11 @@ class VLLMEngine(Engine):
 
     @classmethod
     def missing_vocabulary(cls, model: str, options: Mapping[str, object], names: Sequence[str]) -> list[str] | None:
-        return missing_entries(local_tokenizer(model, _cache_dir(options)), names)
+        return missing_entries(local_tokenizer(model, cache_dir_option(options)), names)
 
     @classmethod
     def tools_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
-        return tools_template_problem(model, _cache_dir(options))
+        return tools_template_problem(model, cache_dir_option(options))
 
     @property
     def engine_id(self) -> str:
@@ -417,9 +418,3 @@ class VLLMEngine(Engine):
 
     def _logprobs(self, choice: Any, sampling: Sampling) -> list[TokenLogprobs]:
         return read_logprobs(choice, sampling, self.named_ids(sampling.logprob_tokens), self._token_text)
-
-
-def _cache_dir(options: Mapping[str, object]) -> str | None:
-    """The `cache_dir` option (the hub's cache the tokenizer is read from), as a path's text; None: the default."""
-    value = options.get("cache_dir")
-    return None if value is None else str(value)

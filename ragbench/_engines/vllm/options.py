@@ -135,3 +135,9 @@ def accepts(cls: Any, name: str) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def cache_dir_option(options: Mapping[str, object]) -> str | None:
+    """The `cache_dir` option (the hub's cache the tokenizer is read from), as a path's text; None: the default."""
+    value = options.get("cache_dir")
+    return None if value is None else str(value)

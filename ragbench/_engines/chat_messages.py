@@ -1,5 +1,5 @@
-"""A chat request's turns in the OpenAI form (`Request.message_dicts()`, ragbench._values.tool_calls): the shape
-every engine reads a conversation in before it writes its own API's (or chat template's)."""
+"""The turns of a chat request as every engine reads them, typed: the OpenAI form of `Request.message_dicts()`
+(ragbench._values.tool_calls), which each engine writes into its own API's body or its model's chat template."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
+from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
@@ -40,7 +40,7 @@ class ShardedRetriever(Retriever):
         return self.front.answers(queries, answers, k)
 
     def metadata(self) -> JsonObject:
-        shards = [[shard.start, shard.stop] for shard in self.pool.layout.shards]
+        shards: list[JsonValue] = [[shard.start, shard.stop] for shard in self.pool.layout.shards]
         return {**self.front.metadata(), "shards": len(shards), "shard_passages": shards}
 
     def contents(self) -> JsonObject:

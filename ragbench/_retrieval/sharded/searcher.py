@@ -32,12 +32,17 @@ from .split_lucene import DOC_FREQS, STATS
 TopK = list[tuple[np.ndarray, np.ndarray]]  # a query's (scores, passage numbers), best first
 
 
-class ShardOptions(TypedDict, total=False):
-    """A shard search's own options (its front's `shard_options`): dense's chunk_rows and backend, bm25's and
-    flashrag_bm25's mmap, lucene_bm25's k1 and b."""
+class DenseSearch(TypedDict, total=False):
+    """The options of a dense shard's search (`inner_product_top_k`'s), where given."""
 
     chunk_rows: int
     backend: str
+
+
+class ShardOptions(DenseSearch, total=False):
+    """A shard search's own options (its front's `shard_options`): dense's chunk_rows and backend, bm25's and
+    flashrag_bm25's mmap, lucene_bm25's k1 and b."""
+
     mmap: bool
     k1: float
     b: float
@@ -126,8 +131,12 @@ class ShardSearcher:
         """Each query's top `k` of this shard, passages numbered in the whole corpus."""
         ranked: TopK
         if self.kind == "dense":
-            queries, options = np.asarray(payload, dtype=np.float32), self.options  # DenseQueries gives both options
-            scores, ids = inner_product_top_k(queries, self.embeddings, k, options["chunk_rows"], options["backend"])
+            dense: DenseSearch = {}
+            if "chunk_rows" in self.options:
+                dense["chunk_rows"] = self.options["chunk_rows"]
+            if "backend" in self.options:
+                dense["backend"] = self.options["backend"]
+            scores, ids = inner_product_top_k(np.asarray(payload, dtype=np.float32), self.embeddings, k, **dense)
             ranked = list(zip(scores, ids))
         elif self.kind == "bm25":
             ranked = [bm25_top_k(self.bm25, tokens, k) for tokens in payload]

@@ -85,7 +85,7 @@ def answer_records(draw: st.DrawFn) -> dict[str, object]:
     return {key: draw(well_formed[key] | JSON) for key in keys}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(answer_records())
 def test_a_record_the_answer_check_accepts_is_an_answer_record(record):
     if record_problem(record) is None:

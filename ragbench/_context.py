@@ -15,7 +15,7 @@ from ._llm import LLM
 from ._read_only import read_only
 from ._task import Task
 from ._trace_groups import group
-from ._types import Document, Step
+from ._types import Document, JsonObject, Step
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class ScoringContext(CeilingHeld):
         return group(label)
 
     @contextmanager
-    def step(self, kind: str, name: str, request: dict[str, Any]) -> Iterator[Step]:
+    def step(self, kind: str, name: str, request: JsonObject) -> Iterator[Step]:
         """Trace a retrieval or tool call: `with ctx.step("retrieval", "bm25", {...}) as s: s.response = ...`."""
         self._take_step()
         record = Step(kind=kind, name=name, request=request)
@@ -174,10 +174,10 @@ class Context(ScoringContext):
         return self.retriever
 
 
-def _document(doc: Any, where: str) -> dict[str, Any]:
+def _document(doc: Any, where: str) -> JsonObject:
     if not isinstance(doc, Document):
         raise TypeError(f"ctx.record_step({where}): a Document is expected, not {type(doc).__name__}")
-    recorded: dict[str, Any] = _json_value(doc.to_dict(), where, strict=False)  # a mapping stays one
+    recorded: JsonObject = _json_value(doc.to_dict(), where, strict=False)  # a mapping stays one
     return recorded
 
 

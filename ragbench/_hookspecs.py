@@ -45,7 +45,7 @@ the commands light: import heavy libraries inside the command functions.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import pluggy
 
@@ -54,17 +54,28 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
+class _Target(TypedDict):
+    target: str  # "pkg.module:Attr", imported when it is used
+
+
+class NamedTarget(_Target, total=False):
+    """What a plugin registers under a name (a metric family's prefix, a query style, a record format, a gold
+    kind): its target, and a line describing it."""
+
+    description: str
+
+
 class RagbenchHooks:
     @hookspec
     def ragbench_catalog(self) -> dict[str, Any]:
         """Return this plugin's catalogue (schema above)."""
 
     @hookspec
-    def ragbench_metric_families(self) -> dict[str, dict[str, Any]]:
+    def ragbench_metric_families(self) -> dict[str, NamedTarget]:
         """Return {prefix: {"target": "module:factory", "description": ...}} for `prefix:NAME` metrics."""
 
     @hookspec
-    def ragbench_query_styles(self) -> dict[str, dict[str, Any]]:
+    def ragbench_query_styles(self) -> dict[str, NamedTarget]:
         """Return {name: {"target": "module:QueryStyleSubclass", "description": ...}} for dense query styles."""
 
     @hookspec
@@ -72,9 +83,9 @@ class RagbenchHooks:
         """Return click commands (or groups) to add to the `ragbench` command line."""
 
     @hookspec
-    def ragbench_record_formats(self) -> dict[str, dict[str, Any]]:
+    def ragbench_record_formats(self) -> dict[str, NamedTarget]:
         """Return {name: {"target": "module:RecordFormatSubclass", "description": ...}} for YAML tasks' data.format."""
 
     @hookspec
-    def ragbench_gold_kinds(self) -> dict[str, dict[str, Any]]:
+    def ragbench_gold_kinds(self) -> dict[str, NamedTarget]:
         """Return {name: {"target": "module:GoldKindSubclass", "description": ...}} for YAML tasks' fields.gold."""

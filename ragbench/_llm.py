@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._types import Step
+from ._types import JsonObject, Step
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 
@@ -181,7 +181,7 @@ class LLM(CeilingHeld):
             self.recorder(self.engine.engine_id, record.request, response.to_dict(), step=self._held(record))
         return response
 
-    def _held(self, step: Step) -> dict[str, Any] | None:
+    def _held(self, step: Step) -> JsonObject | None:
         """The step's fields as the example's trace will hold them (the recorder then refers to it), or None
         when the call is not traced: its own fields, not a copy (the sample's writer makes the step's one
         dict; the recorder only reads the reply and token counts)."""

@@ -16,7 +16,7 @@ new one of the installed plugins each call, for the command line and for callers
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import pluggy
 
 from ._catalog import BASES, KINDS, SINGULAR, TASK_FILE, Entry, MetricFamily, PluginFailure
 from ._errors import ConfigError
-from ._hookspecs import PROJECT, RagbenchHooks
+from ._hookspecs import PROJECT, NamedTarget, RagbenchHooks
 from ._imports import import_target
 from ._values.names import name_problem
 from ._yaml_tasks.discovery import file_header, given_file, is_task_file, packaged_header
@@ -130,7 +130,7 @@ class Registry:
         )
         return True
 
-    def add_metric_families(self, families: dict[str, Any], provider: str, plugin: str = "?") -> None:
+    def add_metric_families(self, families: Mapping[str, NamedTarget], provider: str, plugin: str = "?") -> None:
         for prefix, spec in families.items():
             if not self._misnamed("metric family", [prefix], provider, plugin) and not self._taken(
                 self.metric_families.get(prefix), f"metric family '{prefix}:'", provider, plugin
@@ -139,10 +139,12 @@ class Registry:
                     prefix, spec["target"], spec.get("description", ""), provider, plugin
                 )
 
-    def add_query_styles(self, styles: dict[str, Any], provider: str, plugin: str = "?") -> None:
+    def add_query_styles(self, styles: Mapping[str, NamedTarget], provider: str, plugin: str = "?") -> None:
         self._add_named("query_styles", self.query_styles, styles, provider, plugin)
 
-    def _add_named(self, kind: str, table: dict[str, Entry], specs: dict[str, Any], provider: str, plugin: str) -> None:
+    def _add_named(
+        self, kind: str, table: dict[str, Entry], specs: Mapping[str, NamedTarget], provider: str, plugin: str
+    ) -> None:
         """Targets of one kind by name (query styles, record formats); a name another provider has is reported."""
         for name, spec in specs.items():
             if not self._taken(table.get(name), f"{SINGULAR[kind]} '{name}'", provider, plugin):
@@ -161,10 +163,10 @@ class Registry:
             )
         return entry.load()
 
-    def add_record_formats(self, formats: dict[str, Any], provider: str, plugin: str = "?") -> None:
+    def add_record_formats(self, formats: Mapping[str, NamedTarget], provider: str, plugin: str = "?") -> None:
         self._add_named("record_formats", self.record_formats, formats, provider, plugin)
 
-    def add_gold_kinds(self, kinds: dict[str, Any], provider: str, plugin: str = "?") -> None:
+    def add_gold_kinds(self, kinds: Mapping[str, NamedTarget], provider: str, plugin: str = "?") -> None:
         self._add_named("gold_kinds", self.gold_kinds, kinds, provider, plugin)
 
     def record_format(self, name: str) -> Any:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ._engines.base import Engine
     from ._records import SampleRecord
     from ._task import Task
-    from ._types import Example, Prediction
+    from ._types import Example, JsonObject, Prediction
     from ._values.llm_calls import EngineNeeds
 
 
@@ -129,7 +129,7 @@ def adherence(what: str, followed: int, of: int, fix: str) -> list[FormatCheck] 
     return [{"format": what, "followed": followed, "of": of, "fix": fix}] if of else None
 
 
-def like_for_like(system: System, task_prompts: str = "task") -> dict[str, Any]:
+def like_for_like(system: System, task_prompts: str = "task") -> JsonObject:
     """What two runs must share to be compared like for like, as run.json records it (`like_for_like`): each
     budget `system` declares (`budget_options`) with the value it runs with, and its `prompt_style`; a system that
     sends the task's prompts ("task") sends those of the task's family (`task_prompts`: a YAML task's named

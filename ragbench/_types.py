@@ -44,10 +44,10 @@ class Document(ReadOnly):
     score: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The fields that are set, the metadata copied (as `dataclasses.asdict` copies it; written field by
         field: asdict's generic walk was a tenth of a multi-step run's own work, every retrieved document's)."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "id": self.id,
             "title": self.title,
             "text": self.text,
@@ -183,7 +183,7 @@ class Step(ReadOnly):
     cache_write_tokens: int = 0
     cache_write_1h_tokens: int = 0
     group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
-    docs: list[dict[str, Any]] | None = None  # a custom step's documents kept, in its order
+    docs: list[JsonObject] | None = None  # a custom step's documents kept, in its order
     # an LLM call's model, where it is not the run's --model: a system role's name (its --role-model) or
     # "judge:N" (the N-th --judge), so each call is priced at its model's price (ragbench._reports.cost.prices)
     role: str | None = None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._retrieval.corpus.readers import passage_text
+from .._types import JsonObject
 
 if TYPE_CHECKING:
     from .._types import Document
@@ -50,7 +51,7 @@ def local_transformers(model_class: str, path: str, device: str) -> tuple[Any, A
     return tokenizer, model.to(device).eval()
 
 
-def model_contents(component: Any) -> dict[str, Any]:
+def model_contents(component: Any) -> JsonObject:
     """What a component's answers depend on beyond its options: a digest of its local model's files
     (`model_path`), so that `--resume` refuses a run whose model was replaced since it started."""
     from .._storage.content_digest import content_digest
@@ -87,11 +88,11 @@ class Reranker:
     async def _scores_in_thread(self, query: str, texts: list[str]) -> list[float]:
         return await asyncio.to_thread(self.score_pairs, [(query, text) for text in texts])
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         """What run.json and results.json record about it (its options are recorded with the run's config)."""
         return {"reranker": self.name}
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         return model_contents(self)
 
     def close(self) -> None:
@@ -141,10 +142,10 @@ class Refiner:
             return await pooled(question, docs)
         return (await asyncio.to_thread(self.refine_batch, [(question, docs)]))[0]
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {"refiner": self.name}
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         return model_contents(self)
 
     def close(self) -> None:

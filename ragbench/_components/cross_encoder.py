@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
+from .._types import JsonObject
 from .base import Reranker, local_model
 
 
@@ -46,7 +47,7 @@ class CrossEncoderReranker(Reranker):
         scores = self._model.predict(pairs, batch_size=self.max_batch_size, show_progress_bar=False)
         return [float(score) for score in scores]
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {"reranker": self.name, "model": self.model_path, "max_length": self.max_length}
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le
 
 from .._shared.flashrag import flashrag_reference
-from .._types import Document
+from .._types import Document, JsonObject
 from .base import Refiner, local_model
 
 
@@ -107,7 +107,7 @@ class LongLLMLinguaRefiner(Refiner):
             )
         return out
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {"refiner": self.name, "model": self.model_path, **self.settings}
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from .._errors import ConfigError
 from .._retrieval.corpus.readers import passage_text
 from .._scheduler import Scheduler
 from .._shared.refined_text import REFINED_TEXT
-from .._types import Document
+from .._types import Document, JsonObject
 from .base import Refiner, Reranker
 
 
@@ -164,12 +164,12 @@ class Components:
                     f"{first}); check the folder given as model="
                 ) from None
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         """What run.json and results.json record of them beside their options (in `retriever_metadata`, under
         `reranker` and `refiner`)."""
         return {flag[2:]: component.metadata() for flag, component in self._each()}
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         """What their answers depend on beyond their options (their models' digests), checked by `--resume`
         with the retriever's (`Retriever.contents`)."""
         return {flag[2:]: component.contents() for flag, component in self._each()}

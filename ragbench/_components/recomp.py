@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from .._types import Document
+from .._types import Document, JsonObject
 from .base import Refiner, local_model, local_transformers
 
 # ExtractiveRefiner's sentence split, and the shortest sentence it keeps (longer than 5 characters)
@@ -82,7 +82,7 @@ class ExtractiveRefiner(Refiner):
             start += len(sents)
         return out
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {"refiner": self.name, "model": self.model_path}
 
     def close(self) -> None:
@@ -135,7 +135,7 @@ class AbstractiveRefiner(Refiner):
         )  # transformers' tokenizer
         return texts
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {"refiner": self.name, "model": self.model_path}
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Lt
 
 from .._shared.flashrag import flashrag_reference
-from .._types import Document
+from .._types import Document, JsonObject
 from .base import Refiner, local_model, local_transformers
 
 SENTENCE_END = re.compile(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s")
@@ -89,7 +89,7 @@ class SelectiveContextRefiner(Refiner):
         self.load()
         return [self.compress(flashrag_reference(docs)) for _, docs in items]
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             "refiner": self.name,
             "model": self.model_path,

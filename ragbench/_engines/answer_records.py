@@ -3,7 +3,7 @@ answer fields. Checked when the file is read, against what every engine's answer
 (ragbench._values.response_checks): a record of the wrong shape is refused before the run, in one line, instead
 of failing every call it answers.
 
-A record: "response" (its text), "tool_calls" ([{"id", "name", "arguments"}, ...], or the OpenAI form
+A record: "response" (its text, or the list of an n > 1 request's texts), "tool_calls" ([{"id", "name", "arguments"}, ...], or the OpenAI form
 {"id", "type", "function": {"name", "arguments"}}; "arguments" an object, or the text the model wrote),
 "finish_reason", and per-token data: "tokens" (strings), "logprobs" (per position, an object of tokens'
 log-probabilities holding the chosen one), "token_ids", "ranks", "cumulative_logprob".
@@ -12,22 +12,59 @@ log-probabilities holding the chosen one), "token_ids", "ranks", "cumulative_log
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, TypedDict
 
+from .._types import JsonObject, JsonValue
 from .._values.response_checks import FINISH_REASONS
 
 ANSWER_FIELDS = ("response", "tool_calls", "finish_reason", "tokens", "logprobs", "token_ids", "ranks",
                  "cumulative_logprob")  # fmt: skip
 
 
-def record_problem(record: dict[str, Any]) -> str | None:
+class AnswerRecord(TypedDict, total=False):
+    """An answer as a record holds it (the module's docstring), its fields as `record_problem` checks them."""
+
+    response: str | list[str]
+    tool_calls: list[JsonObject] | None
+    finish_reason: str | None
+    tokens: list[str]
+    logprobs: list[dict[str, float]]
+    token_ids: list[int | None] | None
+    ranks: list[dict[str, int]] | None
+    cumulative_logprob: float
+
+
+class RecordedRequest(TypedDict, total=False):
+    """A request as a record holds it (`Request.to_dict()`, read back from JSON)."""
+
+    prompt: str
+    messages: list[JsonObject]
+    ensemble: list[JsonObject]
+    tools: list[JsonObject]
+    tool_choice: JsonValue
+    sampling: JsonObject
+
+
+class ReplayRecord(RecordedRequest, AnswerRecord, total=False):
+    """A `replay` file's line: the request, and its answer or the error it failed with; a run's recording adds
+    the role that made the call, the engine that answered it and the whole response (ragbench._replay)."""
+
+    error: JsonValue  # the recorded failure, shown as it is
+    role: JsonValue  # compared with the role asked for
+    engine: JsonValue  # "kind:model;..." where a run recorded it
+    response_data: JsonObject
+
+
+def record_problem(record: Mapping[str, object]) -> str | None:
     """What makes `record`'s answer fields (the tool calls, finish reason and per-token data it has) no answer
     an engine may give, the first found; None when they are well formed."""
     return next(_problems(record), None)
 
 
-def _problems(record: dict[str, Any]) -> Iterator[str]:
+def _problems(record: Mapping[str, object]) -> Iterator[str]:
+    if "response" in record and not _texts(record["response"]):
+        yield f'"response" {_shown(record["response"])} is not a text or a list of texts'
     if record.get("tool_calls") is not None:
         yield from _tool_call_problems(record["tool_calls"])
     finish = record.get("finish_reason")
@@ -72,7 +109,7 @@ def _tool_call_problems(calls: Any) -> Iterator[str]:
             yield f'{where}: "type" {_shown(call["type"])} is not "function"'
 
 
-def _token_problems(record: dict[str, Any]) -> Iterator[str]:
+def _token_problems(record: Mapping[str, object]) -> Iterator[str]:
     tokens, dicts = record.get("tokens"), record.get("logprobs")
     if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
         yield '"tokens" is not a list of strings (per-token data needs "tokens" and "logprobs")'
@@ -97,6 +134,10 @@ def _token_problems(record: dict[str, Any]) -> Iterator[str]:
         or not all(isinstance(r, dict) and all(_count(v) for v in r.values()) for r in ranks)
     ):
         yield '"ranks" is not a list, as long as "tokens", of objects of ranks (whole numbers from 0)'
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, str) or isinstance(value, list) and all(isinstance(text, str) for text in value)
 
 
 def _logprob(value: Any) -> bool:

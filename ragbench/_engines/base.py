@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from .._values.llm_calls import EngineError, Request, Response, Sampling
@@ -58,31 +58,31 @@ class Engine:
         return self.model
 
     @classmethod
-    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+    def preflight(cls, model: str, options: Mapping[str, object]) -> list[str]:
         """Problems with `engine:model` and its options found without loading anything (an engine
         that talks to a server checks it answers), one line each. Default: every option is one
         `__init__` names, of the type (and within the `Annotated` bounds) its hint gives."""
         from .._values.options import engine_option_problems
 
-        return engine_option_problems(cls, options)
+        return engine_option_problems(cls, dict(options))
 
     @classmethod
     def meet_needs(
-        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
-    ) -> tuple[dict[str, Any], list[str]]:
+        cls, model: str, options: Mapping[str, object], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, object], list[str]]:
         """The options that set this engine up for what the systems it serves need, and (one line each)
         what no option can give; called by the pre-flight and again by the engine loader, so both see the
         same options. Default: the options as given, nothing refused."""
-        return options, []
+        return dict(options), []
 
     @classmethod
-    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+    def missing_vocabulary(cls, model: str, options: Mapping[str, object], names: Sequence[str]) -> list[str] | None:
         """Of `names`, those that are not single vocabulary entries, found without loading the model (its
         tokenizer only); None when the engine cannot tell before it loads (`missing_tokens` tells after)."""
         return None
 
     @classmethod
-    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
+    def tools_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
         """Why this engine cannot offer `model` tools, found without loading it; None where it can or cannot
         tell before it loads."""
         return None
@@ -133,7 +133,7 @@ class Engine:
         `Sampling.logprob_tokens` needs); None when the engine cannot tell (an API server)."""
         return None
 
-    def stats(self) -> dict[str, Any] | None:
+    def stats(self) -> dict[str, int] | None:
         """Figures of the engine's own work for results.json's `cost.engine` (the hf engine's prefix cache: prompt
         tokens sent and computed); None: none."""
         return None

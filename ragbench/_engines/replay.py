@@ -31,33 +31,36 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from .._errors import ConfigError, RecordError
 from .._replay.call_refs import resolved
+from .._types import JsonObject, JsonValue
 from .._values.llm_calls import EngineError, Request, Response, Sampling, TokenLogprobs
 from .._values.tool_calls import ToolCall
-from .answer_records import record_problem
+from .answer_records import AnswerRecord, RecordedRequest, ReplayRecord, record_problem
 from .base import Engine
 from .local.content import file_digest
 
 
-def check_token_record(record: dict[str, Any]) -> None:
-    """Raise ValueError unless `record`'s tool calls, finish reason and per-token fields (if any) are well formed
-    (ragbench._engines.answer_records)."""
+def check_token_record(record: Mapping[str, object]) -> AnswerRecord:
+    """`record`, checked: ValueError unless its tool calls, finish reason and per-token fields (if any) are well
+    formed (ragbench._engines.answer_records)."""
     problem = record_problem(record)
     if problem is not None:
         raise ValueError(problem)
+    return cast(AnswerRecord, record)
 
 
-def tool_calls(record: dict[str, Any]) -> tuple[ToolCall, ...] | None:
+def tool_calls(record: AnswerRecord) -> tuple[ToolCall, ...] | None:
     """A checked record's "tool_calls" (`check_token_record`); None without the field."""
     calls = record.get("tool_calls")
     return None if calls is None else tuple(ToolCall.from_dict(call) for call in calls)
 
 
-def token_response(record: dict[str, Any], sampling: Sampling) -> Response:
+def token_response(record: AnswerRecord, sampling: Sampling) -> Response:
     """A Response from a record with text and optional per-token data, keeping only what the request
     asks for (its logprob_tokens and top-k), never the whole recorded dicts."""
     response = record["response"] if "response" in record or "tool_calls" not in record else ""
@@ -106,7 +109,7 @@ def in_window(lps: dict[str, float], name: str, token: str, window: int | None, 
     return rank < window
 
 
-def _request_text(request: dict[str, Any]) -> str:
+def _request_text(request: RecordedRequest) -> str:
     """What a recorded request (`Request.to_dict()` fields) is looked up by: the prompt, or the messages' roles
     and contents, and, where a chat used tools, the turns' tool calls and results and the tools offered (JSON)."""
     if request.get("prompt") is not None:
@@ -117,7 +120,7 @@ def _request_text(request: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _tool_parts(message: dict[str, Any]) -> str:
+def _tool_parts(message: JsonObject) -> str:
     parts = {k: message[k] for k in ("tool_calls", "tool_call_id") if k in message}
     return " " + json.dumps(parts, ensure_ascii=False) if parts else ""
 
@@ -135,9 +138,9 @@ class ReplayEngine(Engine):
         # --replay caches like the recorded run did, so repeated calls are marked cached as they were
         self.cacheable = bool(cacheable)
         self.role = role  # only lines of this role (a run's calls/llm.jsonl holds the model, judges and NLI)
-        self.records: dict[str, list[dict[str, Any]]] = {}
+        self.records: dict[str, list[ReplayRecord]] = {}
         self.unresolved = 0  # references to calls of examples the run never wrote (a killed run): skipped
-        self._recorded_engine: Any = None  # the engine a run's recording names on its lines ("openai:o3;api=...")
+        self._recorded_engine: JsonValue = None  # the engine a run's recording names on its lines ("openai:o3;api=...")
         self._load()
 
     @property
@@ -174,22 +177,22 @@ class ReplayEngine(Engine):
             if isinstance(record, RecordError):
                 raise ConfigError(f"{record}; {expected}")
             try:
-                key = _request_text(record)
+                key = _request_text(cast(RecordedRequest, record))
                 if "response" not in record and "error" not in record and "tool_calls" not in record:
                     raise KeyError("response")
-                check_token_record(record)
+                checked = cast(ReplayRecord, check_token_record(record))
             except (ValueError, KeyError, TypeError) as exc:
                 raise ConfigError(f"{self.path}:{index + 1}: not a replay record ({exc}); {expected}") from exc
-            if self.role is None or record.get("role", self.role) == self.role:
-                self.records.setdefault(key, []).append(record)
-                self._recorded_engine = self._recorded_engine or record.get("engine")
+            if self.role is None or checked.get("role", self.role) == self.role:
+                self.records.setdefault(key, []).append(checked)
+                self._recorded_engine = self._recorded_engine or checked.get("engine")
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:
         return [self._answer(request) for request in requests]
 
     def _answer(self, request: Request) -> Response | EngineError:
         asked = request.to_dict()
-        key, sampling = _request_text(asked), asked["sampling"]
+        key, sampling = _request_text(cast(RecordedRequest, asked)), asked["sampling"]
         for record in self.records.get(key, []):
             wanted = record.get("sampling") or {}
             if all(sampling.get(name) == value for name, value in wanted.items()):

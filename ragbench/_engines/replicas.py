@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from annotated_types import Ge
 
@@ -86,7 +86,7 @@ class ReplicaSet(Engine):
         if hasattr(self.replicas[0], "keep_batches"):
             self.replicas[0].keep_batches(folder)
 
-    def stats(self) -> dict[str, Any] | None:
+    def stats(self) -> dict[str, int] | None:
         """The figures the replicas share (their batches', kept by the first), where they have any."""
         first = self.replicas[0]
         return first.stats() if hasattr(first, "share_batches") else None
@@ -176,10 +176,21 @@ class ReplicaSet(Engine):
 # --- Ray ----------------------------------------------------------------------------------------------
 
 
+class ReplicaInfo(TypedDict):
+    """What the engine in a Ray actor tells of itself (`_EngineActor.describe`)."""
+
+    engine_id: str
+    content_id: str | None
+    concurrent: bool
+    max_batch_size: int
+    max_concurrency: int
+    calls_tools: bool
+
+
 class RayReplica:
     """An engine living in a Ray actor, called like a local one (`generate` blocks on the actor)."""
 
-    def __init__(self, actor: Any, model: str, info: dict[str, Any]) -> None:
+    def __init__(self, actor: Any, model: str, info: ReplicaInfo) -> None:
         self.actor, self.model = actor, model
         self.engine_id = info["engine_id"]
         self.content_id = info.get("content_id")
@@ -214,7 +225,7 @@ class _EngineActor:
     def __init__(self, engine_class: type, name: str, options: dict[str, Any]) -> None:
         self.engine: Engine = engine_class(name, **options)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ReplicaInfo:
         engine = self.engine
         return {
             "engine_id": engine.engine_id,
@@ -271,5 +282,5 @@ def endpoint_replicas(engine_class: type, name: str, urls: list[str], options: d
     return engines[0] if len(engines) == 1 else ReplicaSet(engines, [redact_url(url) for url in urls])
 
 
-def wants_ray(options: dict[str, Any]) -> bool:
+def wants_ray(options: Mapping[str, object]) -> bool:
     return any(key in options for key in RAY_OPTION_TYPES)

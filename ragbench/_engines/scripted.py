@@ -33,7 +33,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -44,13 +44,13 @@ from .._imports import load_callable
 from .._storage.jsonl import parse_json
 from .._values.llm_calls import EngineError, Request, Response, Sampling, apply_stop
 from .._values.tool_calls import turn_text
-from .answer_records import ANSWER_FIELDS, record_problem
+from .answer_records import ANSWER_FIELDS, AnswerRecord, record_problem
 from .base import Engine
 from .local.content import file_digest
 from .local.tokenizers import folder_counter
 from .replay import check_token_record, token_response
 
-Script = Callable[[Request], "str | Response | dict[str, Any]"]  # a dict: a per-token record
+Script = Callable[[Request], "str | Response | Mapping[str, object]"]  # a mapping: an answer record (AnswerRecord)
 Seconds = Annotated[float, Ge(0)]
 
 
@@ -120,12 +120,12 @@ def _kind(value: Any) -> str:
     return kinds.get(type(value), "a number")
 
 
-def rule_script(rules: list[tuple[str | None, str | Response | dict[str, Any]]]) -> Script:
+def rule_script(rules: list[tuple[str | None, str | Response | Mapping[str, object]]]) -> Script:
     """(regex, answer) rules: the first whose regex is found in the request's text answers; an empty
     or missing regex matches anything (the default)."""
     compiled = [(re.compile(pattern, re.S) if pattern else None, response) for pattern, response in rules]
 
-    def answer(request: Request) -> str | Response | dict[str, Any]:
+    def answer(request: Request) -> str | Response | Mapping[str, object]:
         text = last_text(request)
         for pattern, response in compiled:
             if pattern is None or pattern.search(text):
@@ -221,10 +221,9 @@ class ScriptedEngine(Engine):
         asked = sampling.logprobs is not None or sampling.logprob_tokens
         if isinstance(out, dict):
             try:
-                check_token_record(out)
-                record = generated(out, sampling)
+                record = generated(check_token_record(out), sampling)
                 if asked and "tokens" not in record:  # log-probs of a certain model, as for a text
-                    record = {**record, **certain_tokens(record.get("response", ""), sampling)}
+                    record = {**record, **certain_tokens(_text(record.get("response", "")), sampling)}
                 response = token_response(record, sampling)
             except (KeyError, ValueError, TypeError) as exc:
                 return EngineError(f"scripted engine: bad per-token answer ({exc})")
@@ -242,7 +241,7 @@ class ScriptedEngine(Engine):
         return response
 
 
-def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
+def generated(record: AnswerRecord, sampling: Sampling) -> AnswerRecord:
     """A per-token record whose tokens spell its text, as far as a model generates it (see the module docstring)."""
     tokens = record.get("tokens")
     if not isinstance(tokens, list) or "".join(tokens) != record.get("response", ""):  # "": calls alone
@@ -253,18 +252,31 @@ def generated(record: dict[str, Any], sampling: Sampling) -> dict[str, Any]:
         if any(stop and stop in text for stop in sampling.stop):
             break
     cut, stopped = apply_stop(text, sampling.stop, sampling.keep_stop)
-    out = {**record, "response": cut}
+    out: AnswerRecord = {**record, "response": cut}
     if not stopped and count < len(tokens):  # the token limit ended it
         out["finish_reason"] = "length"
     if count < len(tokens):  # the later tokens were never generated; the log-probabilities are summed again
-        out.update({key: record[key][:count] for key in ("tokens", "logprobs", "token_ids", "ranks") if key in record})
+        out["tokens"] = tokens[:count]
+        if "logprobs" in record:
+            out["logprobs"] = record["logprobs"][:count]
+        if (ids := record.get("token_ids")) is not None:
+            out["token_ids"] = ids[:count]
+        if (ranks := record.get("ranks")) is not None:
+            out["ranks"] = ranks[:count]
         out.pop("cumulative_logprob", None)
     return out
 
 
-def certain_tokens(text: str, sampling: Sampling) -> dict[str, Any]:
+def certain_tokens(text: str, sampling: Sampling) -> AnswerRecord:
     """`text` as a record of a model certain of every token (see the module docstring)."""
     named = sorted(sampling.logprob_tokens, key=len, reverse=True)
     pattern = "|".join([re.escape(t) for t in named if t] + [r"\s*[^\s\[<]+|\s+|[\[<]"])
     tokens = re.findall(pattern, text)
     return {"response": text, "tokens": tokens, "logprobs": [{t: 0.0} for t in tokens]}
+
+
+def _text(response: str | list[str]) -> str:
+    """An answer's one text; n texts have no one token list (TypeError, as `re` raises for a list)."""
+    if not isinstance(response, str):
+        raise TypeError(f"expected string or bytes-like object, got '{type(response).__name__}'")
+    return response

@@ -20,20 +20,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from .._errors import RecordError
 from .._records import read_samples
 from .._storage.jsonl import iter_jsonl
+from .._types import JsonObject, JsonValue
 from .._values.llm_calls import PROMPT_CACHE_COUNTS
 
 NLI_LOG = "nli_calls.jsonl"
 _REQUEST_FIELDS = ("prompt", "messages", "tools", "tool_choice", "sampling")  # a request without tools: no key
+Held: TypeAlias = (
+    "tuple[JsonObject, JsonObject | None]"  # an exchange's request and the response data its holder gives back
+)
 
 
-def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
+def call_ref(request: JsonObject, held: JsonObject | None) -> str:
     """The reference of an exchange: sha256 of its request (`Request.to_dict()`, or the same read back
     from JSON) and of the response data its holder gives back (None for a failed call), so two
     judges asked the same question and answering differently are told apart."""
@@ -46,11 +50,13 @@ def call_ref(request: dict[str, Any], held: dict[str, Any] | None) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
+def step_response_data(step: JsonObject) -> JsonObject:
     """What a trace step gives back of its response (`Response.to_dict()` fields)."""
-    response = step.get("response") or {}
-    data = {
-        "texts": list(response.get("texts") or []),
+    response = step.get("response")
+    response = response if isinstance(response, dict) else {}
+    texts = response.get("texts")
+    data: JsonObject = {
+        "texts": list(texts) if isinstance(texts, list) else [],
         "logprobs": response.get("logprobs"),
         "prompt_tokens": step.get("prompt_tokens", 0),
         "completion_tokens": step.get("completion_tokens", 0),
@@ -63,11 +69,11 @@ def step_response_data(step: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def log_response_data(line: dict[str, Any]) -> dict[str, Any]:
+def log_response_data(line: JsonObject) -> JsonObject:
     """What an exchange log line ({"prompt" | "messages", "sampling", "response"}) gives back."""
     response = line["response"]
     return {
-        "texts": [response] if isinstance(response, str) else list(response),
+        "texts": [response] if isinstance(response, str) else list(response) if isinstance(response, list) else [],
         "logprobs": None,
         "prompt_tokens": 0,
         "completion_tokens": 0,
@@ -76,19 +82,25 @@ def log_response_data(line: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def reply_of(texts: list[str]) -> str | list[str]:
+def response_texts(response: JsonObject) -> list[JsonValue]:
+    """A response's texts (`Response.to_dict()`'s "texts"); [""] where it has none."""
+    texts = response.get("texts")
+    return texts if isinstance(texts, list) and texts else [""]
+
+
+def reply_of(texts: Sequence[JsonValue]) -> JsonValue:
     """A replay record's "response": the text, or the list of texts of an n > 1 request."""
     return texts[0] if len(texts) == 1 else list(texts)
 
 
 def reference(
-    request: dict[str, Any], response: dict[str, Any] | None, held: dict[str, Any] | None, error: str | None = None
-) -> dict[str, Any]:
+    request: JsonObject, response: JsonObject | None, held: JsonObject | None, error: str | None = None
+) -> JsonObject:
     """The reference record of a call whose request is held elsewhere and whose response the holder
     gives back as `held`; the fields of `response` that differ from it are carried."""
     if response is None:
         return {"ref": call_ref(request, None), "error": error or "failed"}
-    out: dict[str, Any] = {"ref": call_ref(request, held)}
+    out: JsonObject = {"ref": call_ref(request, held)}
     differing = {k: v for k, v in response.items() if (held or {}).get(k) != v}
     if differing:
         out["response_data"] = differing
@@ -100,7 +112,7 @@ def run_folder_of(path: Path) -> Path:
     return path.parent if (path.parent / "samples").is_dir() else path.parent.parent
 
 
-def _holders(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
+def _holders(folder: Path) -> Iterator[Held]:
     """(request, response data or None for a failed call) of every exchange held in a run folder:
     its samples' LLM steps (read by the samples' one reader), then the NLI log's lines, one at a time."""
     for sample_file in sorted((folder / "samples").glob("*.jsonl")):
@@ -115,22 +127,24 @@ def _holders(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any] | No
                 yield {k: line[k] for k in _REQUEST_FIELDS if k in line}, log_response_data(line)
 
 
-def _resolve(record: dict[str, Any], held: tuple[dict[str, Any], dict[str, Any] | None]) -> dict[str, Any]:
+def _resolve(record: JsonObject, held: Held) -> JsonObject:
     request, data = held
     out = {k: v for k, v in record.items() if k not in ("ref", "response_data")}
     out.update(request)
     if data is not None:
-        out["response_data"] = data = {**data, **(record.get("response_data") or {})}
-        out["response"] = reply_of(data["texts"])
+        carried = record.get("response_data")
+        out["response_data"] = data = {**data, **(carried if isinstance(carried, dict) else {})}
+        texts = data["texts"]
+        out["response"] = reply_of(texts if isinstance(texts, list) else [])
     return out
 
 
-def resolved(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | None]]:
+def resolved(path: str | Path) -> Iterator[tuple[int, JsonObject | RecordError | None]]:
     """(line index, record) of a call file with its references resolved; None for a reference that
     the run folder does not hold (see the module's docstring), a RecordError for a bad line."""
     path = Path(path)
     wanted = {record["ref"] for _, record in iter_jsonl(path) if isinstance(record, dict) and "ref" in record}
-    held: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+    held: dict[str, Held] = {}
     if wanted:
         for request, data in _holders(run_folder_of(path)):
             key = call_ref(request, data)

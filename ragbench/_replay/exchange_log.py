@@ -13,20 +13,20 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from .._storage.jsonl import Appender, open_append
-from .call_refs import reference, reply_of
+from .._types import JsonObject, JsonValue
+from .call_refs import reference, reply_of, response_texts
 
 
-def exchange_line(request: dict[str, Any], response: Any = None, error: str | None = None) -> dict[str, Any]:
+def exchange_line(request: JsonObject, response: JsonValue = None, error: str | None = None) -> JsonObject:
     """A whole exchange: `request` is `Request.to_dict()`, `response` the reply text (or texts)."""
     return {**request, **({"response": response} if error is None else {"error": error})}
 
 
 def call_line(
-    request: dict[str, Any], response: dict[str, Any] | None, error: str | None, held: dict[str, Any] | None
-) -> dict[str, Any]:
+    request: JsonObject, response: JsonObject | None, error: str | None, held: JsonObject | None
+) -> JsonObject:
     """One LLM call as a replay line: a `call_refs.reference` to the one copy of it when one holds it (`held`: the
     response data that copy gives back), else the whole exchange (`response`: `Response.to_dict()`, None when the
     call failed)."""
@@ -34,7 +34,7 @@ def call_line(
         return reference(request, response, held, error)
     if response is None:
         return exchange_line(request, error=error or "failed")
-    return exchange_line(request, reply_of(response.get("texts") or [""]))
+    return exchange_line(request, reply_of(response_texts(response)))
 
 
 class ExchangeLog:
@@ -45,7 +45,7 @@ class ExchangeLog:
         self._handle: Appender | None = open_append(self.path)
         self._lock = threading.Lock()
 
-    def write(self, line: dict[str, Any]) -> None:
+    def write(self, line: JsonObject) -> None:
         """Append an `exchange_line` or a `call_refs.reference`."""
         with self._lock:
             if self._handle is not None:

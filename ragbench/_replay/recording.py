@@ -32,12 +32,11 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any
 
 from .._storage.files import write_atomically
-from .._storage.jsonl import open_append
-from .._types import Document
-from .call_refs import log_response_data, step_response_data
+from .._storage.jsonl import Appender, open_append
+from .._types import Document, JsonObject, JsonValue
+from .call_refs import log_response_data, response_texts, step_response_data
 from .exchange_log import ExchangeLog, call_line
 
 CALLS_DIR = "calls"
@@ -53,11 +52,11 @@ class CallRecorder:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, Appender] = {}
         self._lock = threading.Lock()
         self._carried: dict[str, bytes] = {}  # document id -> digest of the content first carried under it
 
-    def _write(self, name: str, record: dict[str, Any]) -> None:
+    def _write(self, name: str, record: JsonObject) -> None:
         with self._lock:
             handle = self._handles.get(name)
             if handle is None:
@@ -70,14 +69,14 @@ class CallRecorder:
         judge's judgeN_calls.jsonl)."""
         return LlmRecorder(self, role, logged, log)
 
-    def llm(self, role: str, engine_id: str, line: dict[str, Any]) -> None:
+    def llm(self, role: str, engine_id: str, line: JsonObject) -> None:
         """`line`: the call as `exchange_log.call_line` gives it (with "response_data" when written whole)."""
         self._write(LLM_FILE, {"role": role, "engine": engine_id, **line})
 
     def retrieval(
         self, retriever: str, query: str, k: int, docs: list[Document], carry_docs: bool, example: str | None = None
     ) -> None:
-        record: dict[str, Any] = {
+        record: JsonObject = {
             "retriever": retriever,
             "query": query,
             "k": k,
@@ -115,14 +114,14 @@ class CallRecorder:
         task: str,
         tool: str,
         method: str,
-        args: list[Any],
-        kwargs: dict[str, Any],
+        args: list[JsonValue],
+        kwargs: JsonObject,
         *,
         kind: str = "async",
-        result: Any = None,
+        result: JsonValue = None,
         error: str | None = None,
     ) -> None:
-        record: dict[str, Any] = {
+        record: JsonObject = {
             "task": task,
             "tool": tool,
             "method": method,
@@ -154,15 +153,15 @@ class LlmRecorder:
     def __call__(
         self,
         engine_id: str,
-        request: dict[str, Any],
-        response: dict[str, Any] | None,
+        request: JsonObject,
+        response: JsonObject | None,
         error: str | None = None,
-        step: dict[str, Any] | None = None,
+        step: JsonObject | None = None,
     ) -> None:
         if step is not None:
             held = step_response_data(step)
         elif self.logged and response is not None:
-            held = log_response_data({"response": (response.get("texts") or [""])[0]})
+            held = log_response_data({"response": response_texts(response)[0]})
         else:
             held = None
         line = call_line(request, response, error, held)

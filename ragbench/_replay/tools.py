@@ -11,11 +11,13 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import iter_jsonl, read_json
+from .._types import JsonObject, JsonValue
 from .recording import TOOL_NAMES_FILE, TOOLS_FILE, CallRecorder
 
 
@@ -23,7 +25,7 @@ class ReplayedToolError(RuntimeError):
     """A tool call that failed in the recorded run, failing again the same way."""
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     """Arguments as they read back from JSON (tuples become lists), so lookups compare equal."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
@@ -46,14 +48,18 @@ class RecordingTool:
 
     def _recorded(self, target: Any, method: str) -> Any:
         def record(
-            args: tuple[Any, ...], kwargs: dict[str, Any], kind: str, result: Any = None, error: Exception | None = None
+            args: tuple[object, ...],
+            kwargs: Mapping[str, object],
+            kind: str,
+            result: object = None,
+            error: Exception | None = None,
         ) -> None:
             outcome = {"error": f"{type(error).__name__}: {error}"} if error is not None else {"result": _plain(result)}
             self._recorder.tool(
                 self._task, self._name, method, _plain(list(args)), _plain(kwargs), kind=kind, **outcome
             )
 
-        async def finish(pending: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        async def finish(pending: Any, args: tuple[object, ...], kwargs: Mapping[str, object]) -> Any:
             try:
                 result = await pending
             except Exception as exc:
@@ -80,20 +86,21 @@ class ReplayTool:
     """Answers a tool's calls from recorded lines, sync or async as they were made; a call never
     recorded is an error naming the nearest recorded one."""
 
-    def __init__(self, name: str, records: list[dict[str, Any]], source: Path) -> None:
+    def __init__(self, name: str, records: list[JsonObject], source: Path) -> None:
         self._name, self._source = name, source
-        self._answers: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, JsonObject] = {}
         self._kinds: dict[str, str] = {}
         for record in records:
             key = self._key(record["method"], record.get("args") or [], record.get("kwargs") or {})
             self._answers.setdefault(key, record)
-            self._kinds.setdefault(record["method"], record.get("kind", "async"))
+            kind = record.get("kind", "async")
+            self._kinds.setdefault(str(record["method"]), kind if isinstance(kind, str) else "async")
 
     @staticmethod
-    def _key(method: str, args: list[Any], kwargs: dict[str, Any]) -> str:
+    def _key(method: JsonValue, args: JsonValue, kwargs: JsonValue) -> str:
         return json.dumps([method, args, kwargs], ensure_ascii=False, sort_keys=True)
 
-    def _answer(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _answer(self, method: str, args: tuple[object, ...], kwargs: Mapping[str, object]) -> JsonValue:
         key = self._key(method, _plain(list(args)), _plain(kwargs))
         record = self._answers.get(key)
         if record is None:
@@ -127,7 +134,7 @@ class ReplayTool:
         """Nothing to release (a replayed tool holds no connection)."""
 
 
-def recording_tools(task: str, tools: dict[str, Any], recorder: CallRecorder) -> dict[str, Any]:
+def recording_tools(task: str, tools: Mapping[str, object], recorder: CallRecorder) -> dict[str, RecordingTool]:
     return {name: RecordingTool(tool, task, name, recorder) for name, tool in tools.items()}
 
 
@@ -139,7 +146,7 @@ def load_replay_tools(calls_dir: str | Path) -> dict[str, dict[str, ReplayTool]]
     names: dict[str, list[str]] = (
         read_json(names_file, "the tool names a ragbench run recorded") if names_file.is_file() else {}
     )
-    by_tool: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_tool: dict[tuple[str, str], list[JsonObject]] = {}
     if path.is_file():
         for line, record in iter_jsonl(path):
             if not isinstance(record, dict) or not isinstance(record.get("tool"), str) or "method" not in record:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._builtin import section
-from .._hookspecs import hookimpl
+from .._hookspecs import NamedTarget, hookimpl
 from .base import IndexBuilder, Retriever
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def ragbench_catalog() -> dict[str, Any]:
 
 
 @hookimpl
-def ragbench_query_styles() -> dict[str, Any]:
+def ragbench_query_styles() -> dict[str, NamedTarget]:
     return section("query_styles")["query_styles"]
 
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._types import JsonObject
+
 if TYPE_CHECKING:
     from .._types import Document, Example
 
@@ -65,11 +67,11 @@ class Retriever:
         """Identity of what answers a query: identical (query, k) in flight share one search."""
         return f"{self.name}:{id(self)}"
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         """What results.json records about the retriever (kind, model, corpus, index)."""
         return {"retriever": self.name}
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         """What its answers depend on beyond its options (an index's corpus digest, passage count and build
         options): `--resume` refuses a run whose retriever's contents changed since it started."""
         return {}
@@ -91,5 +93,5 @@ class IndexBuilder:
     def add(self, texts: list[str]) -> None:
         raise NotImplementedError
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> JsonObject:
         raise NotImplementedError

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import ConfigError
-from .._types import Document, Example
+from .._types import Document, Example, JsonObject
 from .base import RetrievalError, Retriever
 from .bm25.retriever import METHODS, import_bm25s, make_stemmer
 from .corpus.readers import passage_text
@@ -90,7 +90,7 @@ class ExamplePassageRetriever(Retriever):
         """A score per passage of each query's example, or None for a query with nothing to search with."""
         raise NotImplementedError
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {"retriever": self.name, "with_title": self.with_title}
 
 
@@ -152,7 +152,7 @@ class ExampleBM25Retriever(ExamplePassageRetriever):
             for (index, size), query in zip(indexes, words)
         ]
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             **super().metadata(),
             **self.params,
@@ -192,7 +192,7 @@ class ExampleDenseRetriever(ExamplePassageRetriever):
         vectors = self.encoder.encode_queries(queries)
         return [index @ vector for index, vector in zip(indexes, vectors)]
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             **super().metadata(),
             "model": self.encoder.name,

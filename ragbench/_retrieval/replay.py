@@ -21,13 +21,26 @@ import difflib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .._errors import ConfigError, RecordError
 from .._storage.jsonl import iter_jsonl
-from .._types import Document, Example
+from .._types import Document, Example, JsonObject
 from .base import RetrievalError, Retriever
 from .provided import ProvidedRetriever
+
+
+class RecordedSearch(TypedDict, total=False):
+    """A line of a recording of searches (calls/retrieval.jsonl, ragbench._replay.recording): a query's hits by
+    id and score, the documents not carried by an earlier line, and the example whose own documents it searched."""
+
+    retriever: str
+    query: str
+    k: int
+    ids: list[str | None]
+    scores: list[float | None]
+    example: str
+    docs: list[JsonObject]
 
 
 class ReplayRetriever(Retriever):
@@ -43,9 +56,9 @@ class ReplayRetriever(Retriever):
         self.path = Path(file)
         if not self.path.is_file():
             raise ConfigError(f"retriever replay: file not found: {self.path}")
-        self.by_query: dict[str, list[dict[str, Any]]] = {}
+        self.by_query: dict[str, list[RecordedSearch]] = {}
         self.unreadable = 0  # lines that are not JSON (a recording cut short by a kill): skipped
-        self.carried: dict[str, dict[str, Any]] = {}  # a document by id, as the first line carrying it has it
+        self.carried: dict[str, JsonObject] = {}  # a document by id, as the first line carrying it has it
         for line, record in iter_jsonl(self.path):
             if isinstance(record, RecordError):
                 self.unreadable += 1
@@ -67,7 +80,7 @@ class ReplayRetriever(Retriever):
             self.name = traced  # type: ignore[misc]  # this retriever's name: the one the original run traced
         self.fixed_documents = self.name == ProvidedRetriever.name
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             "retriever": "replay",
             "replays": self.name,
@@ -76,7 +89,7 @@ class ReplayRetriever(Retriever):
             "unreadable_lines": self.unreadable,
         }
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         from .index.built import file_sha256
 
         return {"file_sha256": file_sha256(self.path)}  # a recording changed between attempts answers otherwise
@@ -116,7 +129,7 @@ class ReplayRetriever(Retriever):
             )
         return docs
 
-    def record_for(self, query: str, k: int, example: str | None = None) -> dict[str, Any]:
+    def record_for(self, query: str, k: int, example: str | None = None) -> RecordedSearch:
         records = [r for r in self.by_query.get(query) or () if r.get("example", example) == example]
         if not records and query in self.by_query:
             raise RetrievalError(
@@ -130,7 +143,7 @@ class ReplayRetriever(Retriever):
                 f"replay miss in {self.path}: no recorded search for "
                 f"{json.dumps(query[:300], ensure_ascii=False)}; nearest recorded query: {shown}"
             )
-        accepts: tuple[Callable[[dict[str, Any]], bool], ...] = (
+        accepts: tuple[Callable[[RecordedSearch], bool], ...] = (
             lambda r: r.get("k") == k,
             lambda r: (r.get("k") or 0) > k,
             lambda r: r.get("k") is None,
@@ -145,7 +158,7 @@ class ReplayRetriever(Retriever):
             f"recorded with k={recorded}, asked k={k}"
         )
 
-    def stored(self, doc_id: Any, query: str) -> Document:
+    def stored(self, doc_id: object, query: str) -> Document:
         """A document not carried by its line: from the corpus file or the index's passage store."""
         if self._lookup is None:
             self._lookup = self._load_lookup()

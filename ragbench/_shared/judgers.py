@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._types import JsonObject, JsonValue
 
 
 def judger_folder(path: str | None, what: str) -> Path:
@@ -27,7 +28,7 @@ def judger_folder(path: str | None, what: str) -> Path:
     return folder
 
 
-def read_judgements(path: str, labels: Collection[Any], what: str) -> dict[str, Any]:
+def read_judgements(path: str, labels: Collection[Any], what: str) -> JsonObject:
     """A judgements file: one JSON object of example id -> label, each label one of `labels`."""
     try:
         judgements = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
@@ -52,7 +53,7 @@ def read_judgements(path: str, labels: Collection[Any], what: str) -> dict[str, 
     return judgements
 
 
-def given_judgement(judgements: dict[str, Any], example_id: str, path: str) -> Any:
+def given_judgement(judgements: JsonObject, example_id: str, path: str) -> JsonValue:
     """The label of one example; a KeyError naming the file when it has none (the example fails, counted)."""
     if example_id not in judgements:
         raise KeyError(f"the judgements file {path} has no label for example {example_id!r}")
@@ -67,7 +68,7 @@ class Judger:
 
     def __init__(self, what: str, labels: Collection[Any], judgements: str | None, load: Callable[[], Any]) -> None:
         self.what, self.labels, self.judgements_file, self.load = what, labels, judgements, load
-        self._given: dict[str, Any] | None = None
+        self._given: JsonObject | None = None
         self._model: Any = None
 
     def check(self) -> None:

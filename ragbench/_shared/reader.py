@@ -6,12 +6,24 @@ documents into what the prompt shows (when it gives one text, the sample keeps t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from .._context import Context
 from .._system import System
 from .._types import Document, Example, Prediction
 from .refined_text import is_refined_text
+
+
+class _Sampling(TypedDict):
+    max_tokens: int
+    temperature: float
+    top_p: float
+
+
+class ReaderSampling(_Sampling, total=False):
+    """The keywords of the reader's one LLM call (`ctx.llm.generate` / `ctx.llm.chat`)."""
+
+    stop: list[str]
 
 
 class Reader(System):
@@ -29,7 +41,7 @@ class Reader(System):
         # 15 new tokens and greedy decoding: Self-RAG run_baseline_lm.py's max_new_tokens default;
         # upstream samples (temperature 0.8, top_p 0.95) - pass those to reproduce it exactly.
         # `stop` (a string or list, e.g. "\n" as ALCE's run.py uses for open models) ends generation early.
-        self.sampling: dict[str, Any] = {
+        self.sampling: ReaderSampling = {
             "max_tokens": int(max_tokens),
             "temperature": float(temperature),
             "top_p": float(top_p),

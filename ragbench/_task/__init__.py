@@ -10,7 +10,7 @@ from .._checks import Preflight, probe_data
 from .._class_defaults import refuse_by_name
 from .._errors import RecordError
 from .._storage.datafiles import stat_fingerprint
-from .._types import Example
+from .._types import Example, JsonObject
 from .prompting import PROMPTING_NAMES, TaskPrompting
 from .protocols import plot_keys
 from .scoring import TaskScoring
@@ -87,7 +87,7 @@ class Task:
         """Examples in data order; a bad record is yielded as a `RecordError`, not raised."""
         raise NotImplementedError
 
-    def data_fingerprint(self) -> dict[str, Any] | None:
+    def data_fingerprint(self) -> JsonObject | None:
         """A cheap identity of the data `prepare` found, recorded when a run starts: the --resume of a
         finished run whose data's fingerprint changed reads the data again (changed records run again).
         Default: the local file or folder (`path`, else `data_path`; ragbench._storage.datafiles); None

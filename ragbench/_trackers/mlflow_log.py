@@ -8,7 +8,7 @@ import json
 import posixpath
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -48,7 +48,7 @@ def key(name: str) -> str:
     return cleaned
 
 
-def flattened(config: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+def flattened(config: Mapping[str, object], prefix: str = "") -> Iterator[tuple[str, str]]:
     """(dotted key, text) of each leaf of a nested dict: lists and other values as JSON text, cut to MLflow's
     limit (an empty dict is a leaf, `{}`)."""
     for name, value in config.items():

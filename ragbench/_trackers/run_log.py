@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from .._records import SampleRecord
 from .._reports.results.finished_run import FinishedRun, finished_run
@@ -27,6 +27,18 @@ class Table:
     rows: list[Any]  # a list of values per row, in the columns' order
 
 
+class RunIdentity(TypedDict):
+    """Which run a tracker logs: its folder, config hash, date, ragbench version and whether it is complete."""
+
+    folder: str
+    config_hash: str | None
+    date: str | None
+    complete: bool
+    ragbench: str | None
+    git_hash: str | None
+    rescored_from: str | None
+
+
 @dataclass(frozen=True)
 class RunLog:
     run: FinishedRun
@@ -39,7 +51,7 @@ class RunLog:
     def tasks(self) -> list[str]:
         return list(self.run.results.counts)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> RunIdentity:
         """Which run this is: its folder, config hash, date, ragbench version and whether it is complete."""
         results = self.run.results
         return {

@@ -8,6 +8,7 @@ that an offline run keeps until `wandb sync`) goes under ragbench's cache folder
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ def logging_environment() -> dict[str, str]:
     return {"WANDB_CACHE_DIR": str(files_dir() / "cache"), "WANDB_DATA_DIR": str(files_dir() / "data")}
 
 
-def init_keywords(run_log: RunLog, options: dict[str, Any]) -> dict[str, Any]:
+def init_keywords(run_log: RunLog, options: Mapping[str, object]) -> dict[str, Any]:
     """`wandb.init`'s keywords: the run named after its folder, job type `eval`, then --wandb-arg's (tags: a
     list, or names separated by commas; the others as text)."""
     keywords: dict[str, Any] = {"name": run_log.name, "job_type": "eval"}
@@ -68,7 +69,9 @@ def logged(run_log: RunLog, request: TrackerRequest) -> str:
                 if len(samples.rows) > wandb.Table.MAX_ROWS:
                     cut.append(f"samples/{task} shows {wandb.Table.MAX_ROWS:,} of its {len(samples.rows):,} examples")
             run.log(tables)
-            artifact = wandb.Artifact(artifact_name(run_log.name), type=ARTIFACT_TYPE, metadata=run_log.identity())
+            artifact = wandb.Artifact(
+                artifact_name(run_log.name), type=ARTIFACT_TYPE, metadata=dict(run_log.identity())
+            )
             for path, name in run_log.files():
                 artifact.add_file(str(path), name=name)
             run.log_artifact(artifact)

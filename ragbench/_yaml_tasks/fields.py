@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from .._errors import RecordError
 from .._types import Document, Example
@@ -20,6 +20,27 @@ from .spec import DocumentsSpec, FieldRef, FieldsSpec
 from .values import kind, listed_text
 
 MISSING = object()
+Record = Mapping[str, object]  # a data file's record as read: its fields' shapes are the data's, not ours
+
+
+class Choices(TypedDict):
+    """A multiple-choice item's choices, in order: each one's label and text."""
+
+    label: list[str]
+    text: list[str]
+
+
+class GoldPart(TypedDict, total=False):
+    """The gold the core's own kinds read from a record (a registered gold kind or `extra_gold` adds others)."""
+
+    answers: list[str] | list[list[str]]
+    label: object
+    claims: list[str]
+    long_answers: list[str]
+    answer: str
+    qa_pairs: list[dict[str, object]]
+    answer_key: str
+    choices: Choices
 
 
 class FieldError(RecordError):
@@ -79,7 +100,7 @@ class Mapper:
     def fail(self, place: RecordPlace, ref: FieldRef, problem: str) -> FieldError:
         return FieldError(place, ref, problem)
 
-    def value(self, record: dict[str, Any], ref: FieldRef, place: RecordPlace, required: bool = True) -> Any:
+    def value(self, record: Record, ref: FieldRef, place: RecordPlace, required: bool = True) -> Any:
         if ref.combine == "first" and len(ref.paths) == 1 and "." not in ref.paths[0]:  # most fields: one key
             found = [value] if (value := record.get(ref.paths[0])) is not None else []
         else:
@@ -148,7 +169,7 @@ class Mapper:
             return str(int(value)) if value.is_integer() else repr(value)
         return str(value)
 
-    def inputs(self, record: dict[str, Any], place: RecordPlace) -> dict[str, Any]:
+    def inputs(self, record: Record, place: RecordPlace) -> dict[str, object]:
         """The prompt's inputs: each required (the template shows it), None where optional and missing."""
         out = {}
         for name, ref in self.fields.inputs.items():
@@ -156,7 +177,7 @@ class Mapper:
             out[name] = None if value is MISSING else value
         return out
 
-    def optional(self, record: dict[str, Any], refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+    def optional(self, record: Record, refs: Mapping[str, FieldRef], place: RecordPlace) -> dict[str, object]:
         out = {}
         for name, ref in refs.items():
             value = self.value(record, ref, place, required=False)
@@ -165,8 +186,8 @@ class Mapper:
         return out
 
     # --- gold -------------------------------------------------------------------------------------------
-    def gold(self, record: dict[str, Any], place: RecordPlace) -> dict[str, Any]:
-        gold: dict[str, Any] = {}
+    def gold(self, record: Record, place: RecordPlace) -> dict[str, object]:
+        gold: dict[str, object] = {}
         for gold_kind, ref in self.fields.gold.items():
             if gold_kind in self.kinds:
                 gold.update(self.kinds[gold_kind].gold(GoldReader(self, record, ref, place)))
@@ -195,7 +216,7 @@ class Mapper:
                 raise self.fail(place, ref, f"expected {what}, got {held}{hint}")
         return [self.scalar_text(item, ref, place) for item in items]
 
-    def answers(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+    def answers(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         """The answer texts, as the data gives them: an empty list or an empty string stays (Self-RAG's
         `match` scores [""] 1 and [] 0: tests/test_selfrag_parity.py); a list of strings written as text
         (`["a", "b"]` in a CSV value) is refused unless the path declares `list`."""
@@ -209,34 +230,34 @@ class Mapper:
             )
         return {"answers": self.strings(value, ref, place)}
 
-    def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+    def label(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         if isinstance(value, (list, dict)) or (isinstance(value, float) and not math.isfinite(value)):
             raise self.fail(place, ref, f"expected a single label, got {kind(value) if value == value else 'NaN'}")
         return {"label": value}
 
-    def claims(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+    def claims(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         return {"claims": self.strings(value, ref, place)}
 
-    def long_answer(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+    def long_answer(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         if isinstance(value, list):
             return {"long_answers": self.strings(value, ref, place)}
         return {"answer": self.strings(value, ref, place, "a string")[0]}
 
-    def qa_pairs(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+    def qa_pairs(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         if not isinstance(value, list) or not all(
             isinstance(p, dict) and isinstance(p.get("short_answers"), list) for p in value
         ):
             raise self.fail(place, ref, "expected a list of {question, short_answers: [...]} pairs")
         return {"qa_pairs": value}
 
-    def answer_lists(self, value: Any, ref: FieldRef, place: RecordPlace) -> dict[str, Any]:
+    def answer_lists(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         if not isinstance(value, list) or not all(
             isinstance(a, list) and all(isinstance(x, str) for x in a) for a in value
         ):
             raise self.fail(place, ref, "expected a list of alias lists (lists of strings)")
         return {"answers": value}
 
-    def choices(self, record: dict[str, Any], refs: dict[str, FieldRef], place: RecordPlace) -> dict[str, Any]:
+    def choices(self, record: Record, refs: Mapping[str, FieldRef], place: RecordPlace) -> GoldPart:
         """The choices: texts and labels from their own lists, or (`texts` a mapping, MIRAGE's `options`
         {"A": ..., "B": ...}) labels and texts from the mapping, in label order as MedRAG lists them."""
         value = self.value(record, refs["texts"], place)
@@ -260,7 +281,7 @@ class Mapper:
             )
         if len(labels) != len(texts):
             raise self.fail(place, refs["labels"], f"{len(labels)} labels for {len(texts)} choice texts")
-        out: dict[str, Any] = {}
+        out: GoldPart = {}
         if "answer_key" in refs:
             out["answer_key"] = self.strings(
                 self.value(record, refs["answer_key"], place), refs["answer_key"], place, "a label"
@@ -278,7 +299,7 @@ class Mapper:
         return out
 
     # --- documents --------------------------------------------------------------------------------------
-    def documents(self, record: dict[str, Any], place: RecordPlace, example_id: str) -> list[Document]:
+    def documents(self, record: Record, place: RecordPlace, example_id: str) -> list[Document]:
         """The record's documents; one without an id of its own (HotpotQA's and 2Wiki's have none) gets
         `<example id>:<position in the record's list, from 0>`, the same in every run and unique in it, so
         that traces, replays and metrics by id can name it."""
@@ -343,7 +364,7 @@ class GoldReader:
     """The paths one record's gold kind maps, read as the core reads its own kinds (a bad value is a bad
     record naming the path)."""
 
-    def __init__(self, mapper: Mapper, record: dict[str, Any], refs: dict[str, FieldRef], place: RecordPlace) -> None:
+    def __init__(self, mapper: Mapper, record: Record, refs: Mapping[str, FieldRef], place: RecordPlace) -> None:
         self.mapper, self.record, self.refs, self.place = mapper, record, refs, place
 
     def has(self, part: str) -> bool:

@@ -5,6 +5,7 @@ long_answer and claims itself (ragbench._yaml_tasks.fields)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .fields import GoldReader
@@ -15,7 +16,7 @@ class GoldKind:
 
     parts: ClassVar[tuple[str, ...]] = ()
 
-    def gold(self, read: GoldReader) -> dict[str, Any]:
+    def gold(self, read: GoldReader) -> Mapping[str, object]:
         """The record's gold of this kind: the keys it adds to `example.gold`."""
         raise NotImplementedError
 

@@ -5,6 +5,7 @@ of its own subclasses `YamlPrompting` (a frozen dataclass: its options are field
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -29,7 +30,7 @@ class YamlPrompting(TaskPrompting):
     template: PromptTemplate | None = None
     query_template: PromptTemplate | None = None
 
-    def variables(self, example: Example, docs: list[Document] | None, question: str | None) -> dict[str, Any]:
+    def variables(self, example: Example, docs: list[Document] | None, question: str | None) -> Mapping[str, object]:
         choices = example.gold.get("choices") or {}
         return {
             **example.extras,

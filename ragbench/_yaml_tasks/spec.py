@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .._values.names import name_problem
 from .data_spec import DataSpec, data_spec
@@ -154,7 +154,17 @@ def load_spec(path: Path, source: str | None = None) -> TaskSpec:
     )
 
 
-def header_fields(top: Section) -> dict[str, Any]:
+class HeaderFields(TypedDict):
+    """What names and describes a task (`TaskSpec`'s and `TaskHeader`'s fields of the same names)."""
+
+    name: str
+    description: str
+    aliases: tuple[str, ...]
+    groups: tuple[str, ...]
+    system_args: dict[str, Any]  # the file's `system_args` mapping, YAML values as read
+
+
+def header_fields(top: Section) -> HeaderFields:
     """The checked values of the keys that name and describe the task (`TaskSpec`'s name, description, aliases,
     groups and system_args): what listing and lookups read (ragbench._yaml_tasks.header)."""
     return {

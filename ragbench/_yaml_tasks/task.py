@@ -19,9 +19,9 @@ from .._errors import ConfigError, RecordError
 from .._storage.datafiles import check_data_path, resolve_data_file
 from .._task import Task
 from .._task.scoring import TaskScoring
-from .._types import Example
+from .._types import Example, JsonObject
 from .data_spec import FORMATS, unused_data_option
-from .fields import MISSING, FieldError, Mapper
+from .fields import MISSING, FieldError, Mapper, Record
 from .filters import chain, check_filter
 from .formats import RecordFormat
 from .gold_kinds import GoldKind
@@ -115,7 +115,7 @@ class YamlTask(Task):
                 )
         return self.dataset
 
-    def data_fingerprint(self) -> dict[str, Any] | None:
+    def data_fingerprint(self) -> JsonObject | None:
         """A hub dataset by its name, config, split and revision (a dataset without a pinned revision may
         change unseen); a local source as any task's."""
         data = self.spec.data
@@ -142,7 +142,7 @@ class YamlTask(Task):
                 continue
             yield example
 
-    def numbering(self, record: dict[str, Any], place: RecordPlace, by_position: bool | None) -> bool:
+    def numbering(self, record: Record, place: RecordPlace, by_position: bool | None) -> bool:
         """Whether the data's records are numbered by their position (`by_position`: as the first record that
         maps is; None: this is it), a record that departs from it being a bad record naming the id field:
         a record without an id among records with ids would take its position as its id, which can be
@@ -172,7 +172,7 @@ class YamlTask(Task):
         position in the data; `place.error(problem, field)`: a bad record named by it)."""
         return self.mapper.example(record, place)
 
-    def gold(self, record: dict[str, Any], path: Any, index: int) -> dict[str, Any]:
+    def gold(self, record: Record, path: Any, index: int) -> dict[str, object]:
         """The gold of one record of the file at `path` (the field mapping's `gold`)."""
         return self.mapper.gold(record, RecordPlace(str(path), index, index + 1))
 

@@ -4,8 +4,7 @@ a template can format what a record holds, never run it. A template is checked w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, meta
 from jinja2.sandbox import SandboxedEnvironment
@@ -46,7 +45,7 @@ class PromptTemplate:
     def error(self, problem: str) -> SpecError:
         return SpecError(self.source, self.line, self.key, problem)
 
-    def render(self, variables: dict[str, Any]) -> str:
+    def render(self, variables: Mapping[str, object]) -> str:
         try:
             return self.template.render(variables)
         except Exception as exc:  # the sandbox's refusals and whatever a template's expression raises

@@ -4,7 +4,7 @@ call sent straight to its engine unless a run (`run_examples`, `run_eval`) puts 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from .._engines.scripted import ScriptedEngine, last_text, rule_script
 from .._llm import LLM
 from .._values.llm_calls import EngineError, Request, Response
 
-Script = Callable[[Request], "str | Response | dict[str, Any]"]
+Script = Callable[[Request], "str | Response | Mapping[str, object]"]
 
 
 class _Unbatched:

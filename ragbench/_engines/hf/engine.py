@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, Literal, get_args
 
@@ -75,6 +75,7 @@ from ..._errors import ConfigError
 from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ..base import Engine
 from ..base import one_line as _one_line
+from ..chat_messages import chat_messages
 from ..local.content import local_model_digest
 from ..local.embedded import embedded_model_dir, is_embedded
 from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
@@ -161,11 +162,11 @@ class HFEngine(Engine):
                 )
 
     @classmethod
-    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
+    def missing_vocabulary(cls, model: str, options: Mapping[str, object], names: Sequence[str]) -> list[str] | None:
         return missing_entries(local_tokenizer(model), names)
 
     @classmethod
-    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
+    def tools_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
         return tools_template_problem(model)
 
     # -- loading --------------------------------------------------------------------------
@@ -250,7 +251,7 @@ class HFEngine(Engine):
     def encode(self, request: Request) -> list[int]:
         """Token ids of a request's prompt (chat requests through the chat template)."""
         if request.is_chat:
-            return chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())
+            return chat_prompt_ids(self.tokenizer, chat_messages(request), request.tool_dicts())
         return list(self.tokenizer(request.prompt)["input_ids"])
 
     def generate(self, requests: list[Request]) -> list[Response | EngineError]:

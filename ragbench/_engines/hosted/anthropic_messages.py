@@ -30,10 +30,12 @@ takes nothing else), and so is that of any tool-use block of kept items.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 
+from ..._types import JsonObject, JsonValue
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
+from ..chat_messages import ChatMessage, ToolCallForm, chat_messages
 from .api_engine import call_arguments_object
 from .openai_responses import sampling_sent, top_logprobs_asked
 from .usage_counts import ANTHROPIC, read_usage
@@ -42,12 +44,12 @@ _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", 
 # pause_turn: the API's servers paused a long turn of server-side tool calls; the request is sent again with the
 # answer so far to go on
 _FINISH_OTHER = {"refusal": "content_filter", "pause_turn": "pause_turn", "model_context_window_exceeded": "length"}
-_CHOICES = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
+_CHOICES: dict[str, JsonObject] = {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}
 _PLAIN_BLOCKS = {"text", "tool_use"}
 PROMPT_CACHE_TTLS = ("5m", "1h")  # Anthropic's prompt cache lifetimes, its default first
 
 
-def message_arguments(request: Request, model: str, prompt_cache: str | None = None) -> dict[str, Any]:
+def message_arguments(request: Request, model: str, prompt_cache: str | None = None) -> JsonObject:
     """Keyword arguments of the SDK's `messages.create()` for `request` (besides extra body and headers);
     `prompt_cache` ("5m", "1h"): the prefix marked for Anthropic's prompt cache (`cache_marked`)."""
     sampling = request.sampling
@@ -58,8 +60,8 @@ def message_arguments(request: Request, model: str, prompt_cache: str | None = N
     ):
         if asked:
             raise RequestError(f"anthropic engine: the Messages API takes no {what}")
-    turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
-    args: dict[str, Any] = {"model": model, "max_tokens": sampling.max_tokens}
+    turns = chat_messages(request)
+    args: JsonObject = {"model": model, "max_tokens": sampling.max_tokens}
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         args["system"] = "\n\n".join(system)
@@ -74,7 +76,7 @@ def message_arguments(request: Request, model: str, prompt_cache: str | None = N
     functions = [tool.definition["function"] for tool in request.tools if not tool.remote_mcp]
     if functions:
         args["tools"] = [tool_definition(function) for function in functions]
-    servers = [mcp_server(tool.definition) for tool in request.tools if tool.remote_mcp]
+    servers: list[JsonValue] = [mcp_server(tool.definition) for tool in request.tools if tool.remote_mcp]
     if servers:
         args["mcp_servers"] = servers
     if request.tool_choice is not None:
@@ -82,21 +84,24 @@ def message_arguments(request: Request, model: str, prompt_cache: str | None = N
     return cache_marked(args, prompt_cache) if prompt_cache else args
 
 
-def cache_marked(args: dict[str, Any], ttl: str) -> dict[str, Any]:
+def cache_marked(args: JsonObject, ttl: str) -> JsonObject:
     """`args` with a `cache_control` breakpoint on the prefix every turn of an agent's loop repeats, as
     Anthropic's prompt caching takes it: on the last tool (the cache then holds the tools) and on the system
     prompt, sent as one text block (it holds the tools and the system prompt); nothing else is marked. A 5-minute
     cache is the API's default `{"type": "ephemeral"}`, a 1-hour one adds `"ttl": "1h"`."""
-    marker = {"type": "ephemeral"} | ({"ttl": ttl} if ttl != PROMPT_CACHE_TTLS[0] else {})
+    marker: JsonObject = {"type": "ephemeral"}
+    if ttl != PROMPT_CACHE_TTLS[0]:
+        marker["ttl"] = ttl
     out = dict(args)
-    if out.get("tools"):
-        out["tools"] = [*out["tools"][:-1], {**out["tools"][-1], "cache_control": marker}]
+    tools = out.get("tools")
+    if isinstance(tools, list) and tools and isinstance(last := tools[-1], dict):
+        out["tools"] = [*tools[:-1], {**last, "cache_control": marker}]
     if "system" in out:
         out["system"] = [{"type": "text", "text": out["system"], "cache_control": marker}]
     return out
 
 
-def mcp_server(tool: dict[str, Any]) -> dict[str, Any]:
+def mcp_server(tool: JsonObject) -> JsonObject:
     """A remote MCP server tool (`{"type": "mcp", "server_label", "server_url"}`) as the MCP connector's
     `mcp_servers` entry, all its tools enabled."""
     return {"type": "url", "url": tool["server_url"], "name": tool["server_label"]} | {
@@ -104,29 +109,35 @@ def mcp_server(tool: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def tool_definition(function: dict[str, Any]) -> dict[str, Any]:
+def tool_definition(function: JsonObject) -> JsonObject:
     """An OpenAI-form function as an Anthropic tool."""
-    out: dict[str, Any] = {"name": function["name"]}
+    out: JsonObject = {"name": function["name"]}
     if function.get("description"):
         out["description"] = function["description"]
     out["input_schema"] = function.get("parameters") or {"type": "object", "properties": {}}
     return out
 
 
-def messages(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def messages(turns: list[ChatMessage]) -> list[JsonValue]:
     """Chat turns (no system turn) as Messages API turns; consecutive tool results join one user turn."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonValue] = []
     for turn in turns:
         if turn["role"] == "tool":
-            block = {"type": "tool_result", "tool_use_id": turn["tool_call_id"], "content": turn["content"] or ""}
-            if out and out[-1]["role"] == "user" and _all_results(out[-1]["content"]):
-                out[-1]["content"].append(block)
+            block: JsonObject = {
+                "type": "tool_result",
+                "tool_use_id": turn["tool_call_id"],
+                "content": turn["content"] or "",
+            }
+            last = out[-1] if out else None
+            results = last["content"] if isinstance(last, dict) and last["role"] == "user" else None
+            if _all_results(results):
+                results.append(block)
             else:
                 out.append({"role": "user", "content": [block]})
         elif "items" in turn:
             out.append({"role": turn["role"], "content": [_sent_block(block) for block in turn["items"]]})
         elif turn.get("tool_calls"):
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": turn["content"]}] if turn["content"] else []
+            blocks: list[JsonValue] = [{"type": "text", "text": turn["content"]}] if turn["content"] else []
             blocks += [_tool_use(call) for call in turn["tool_calls"]]
             out.append({"role": turn["role"], "content": blocks})
         else:
@@ -134,16 +145,18 @@ def messages(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _all_results(content: Any) -> bool:
-    return isinstance(content, list) and all(block.get("type") == "tool_result" for block in content)
+def _all_results(content: JsonValue) -> TypeGuard[list[JsonValue]]:
+    return isinstance(content, list) and all(
+        isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+    )
 
 
-def _tool_use(call: dict[str, Any]) -> dict[str, Any]:
+def _tool_use(call: ToolCallForm) -> JsonObject:
     arguments = call_arguments_object(call)
     return {"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments}
 
 
-def _sent_block(block: Any) -> Any:
+def _sent_block(block: JsonValue) -> JsonValue:
     """A kept content block as it goes back: a tool-use block (`tool_use`, `server_tool_use`, `mcp_tool_use`)
     whose input is no object with input `{}`, which the API takes (it refuses the request otherwise)."""
     if (

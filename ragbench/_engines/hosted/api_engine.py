@@ -16,6 +16,7 @@ import asyncio
 import inspect
 import json
 import os
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -23,14 +24,16 @@ from annotated_types import Ge, Gt
 
 from ..._errors import ConfigError
 from ..._imports import import_extra
+from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, RequestError
 from ..._values.tool_calls import read_arguments
 from ..._values.urls import Credentials, redact_url, secret_name
 from ..base import Engine
+from ..chat_messages import ToolCallForm
 from .http import redact, request_at_fault
 
 
-def extra_body_problems(extra: dict[str, Any], reserved: frozenset[str], key_env: str) -> list[str]:
+def extra_body_problems(extra: Mapping[str, object], reserved: frozenset[str], key_env: str) -> list[str]:
     """Why extra --model-arg fields (sent verbatim in every request body) cannot be sent."""
     problems = []
     secrets = sorted(name for name in extra if secret_name(name))
@@ -52,7 +55,7 @@ def optional_sdk(module: str, engine: str, extra: str, vendor: str) -> Any:
     return import_extra(module, f"the {engine} engine needs {vendor}: pip install 'ragbench[{extra}]'")
 
 
-def call_arguments_object(call: dict[str, Any]) -> dict[str, Any]:
+def call_arguments_object(call: ToolCallForm) -> JsonObject:
     """A tool call's arguments (OpenAI form, text) as the JSON object an API that takes them as an object needs.
     A call whose arguments are no JSON object (the model wrote something else, which the system answered with
     an error: docs/agents.md) goes as `{}`, so that the conversation goes on."""
@@ -122,7 +125,7 @@ class ApiEngine(Engine):
         self._closing: asyncio.Task[Any] | None = None
 
     @classmethod
-    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+    def preflight(cls, model: str, options: Mapping[str, object]) -> list[str]:
         """A given server (--base-url, or the vendor's base-URL variable) answers within a few seconds; the
         vendor's own API (no server given) has its key in the environment."""
         from ..._checks import unreachable

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
 from .anthropic_messages import message_arguments, parse_message
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
@@ -38,14 +39,14 @@ class AnthropicBatches:
         omit = self.engine.sdk.omit
         return {"X-Api-Key": omit, "Authorization": omit}
 
-    def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
+    def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
         params = message_arguments(request, self.engine.model, self.prompt_cache)
         if "mcp_servers" in params:
             raise RequestError("anthropic engine: a remote MCP server is not sent in a batch (batch=true)")
         return ENDPOINT, {"custom_id": custom, "params": {**params, **self.engine.extra_body}}
 
     async def create(
-        self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str, upload: Callable[[str], None]
+        self, client: Any, endpoint: str, lines: list[JsonObject], intent: str, upload: Callable[[str], None]
     ) -> str:
         # no file is uploaded (`upload` is not called); sent as given (the SDK would walk every request against its types)
         batch = await client.messages.batches.create(
@@ -73,7 +74,7 @@ class AnthropicBatches:
         done = counts.succeeded + counts.errored + counts.canceled + counts.expired
         return Polled(batch.processing_status, done, done + counts.processing, batch.processing_status == "ended")
 
-    async def results(self, client: Any, batch_id: str) -> list[dict[str, Any]]:
+    async def results(self, client: Any, batch_id: str) -> list[JsonObject]:
         raw = await client.messages.batches.with_raw_response.results(batch_id, extra_headers=self._headers)
         text = (await raw.http_response.aread()).decode("utf-8")
         return [json.loads(line) for line in text.splitlines() if line.strip()]

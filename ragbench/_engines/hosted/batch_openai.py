@@ -24,6 +24,7 @@ from openai.types import Completion
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response as ResponsesAnswer
 
+from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
 from .batch_store import CLOCK_SKEW_S, Submitted
@@ -63,7 +64,7 @@ class OpenAIBatches:
     def _headers(self) -> Any:
         return None if os.environ.get(self.engine.api_key_env) else no_auth_header
 
-    def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
+    def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
         chat, args = self.engine._arguments(request)
         body = {key: value for key, value in args.items() if key not in ("extra_body", "extra_headers")}
         body.update(args.get("extra_body", {}))
@@ -75,7 +76,7 @@ class OpenAIBatches:
         self,
         client: openai.AsyncOpenAI,
         endpoint: str,
-        lines: list[dict[str, Any]],
+        lines: list[JsonObject],
         intent: str,
         upload: Callable[[str], None],
     ) -> str:
@@ -123,9 +124,9 @@ class OpenAIBatches:
             failed = "; ".join(f"{error.code}: {error.message}" for error in errors[:3]) or "no reason given"
         return Polled(batch.status, done, total, batch.status in ENDED, failed)
 
-    async def results(self, client: openai.AsyncOpenAI, batch_id: str) -> list[dict[str, Any]]:
+    async def results(self, client: openai.AsyncOpenAI, batch_id: str) -> list[JsonObject]:
         batch = await client.batches.retrieve(batch_id, extra_headers=self._headers)
-        lines: list[dict[str, Any]] = []
+        lines: list[JsonObject] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 content = await client.files.content(file_id, extra_headers=self._headers)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response, Sampling
 from .batch_board import BOARD
 from .batch_shelf import BatchShelf
@@ -105,11 +106,11 @@ class BatchingEngine(Protocol):
 class Vendor(Protocol):
     """One vendor's batch API over the engine's SDK client."""
 
-    def line(self, request: Request, custom: str) -> tuple[str, dict[str, Any]]:
+    def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
         """(endpoint, the batch's input line for `request`); RequestError where it cannot be sent."""
 
     async def create(
-        self, client: Any, endpoint: str, lines: list[dict[str, Any]], intent: str, upload: Callable[[str], None]
+        self, client: Any, endpoint: str, lines: list[JsonObject], intent: str, upload: Callable[[str], None]
     ) -> str:
         """Upload and create a batch of `lines` (tagged with `intent` where the vendor takes a tag): its id. An input
         file uploaded for it is told to `upload` (its id) before the batch is asked for."""
@@ -123,7 +124,7 @@ class Vendor(Protocol):
 
     async def poll(self, client: Any, batch_id: str) -> Polled: ...
 
-    async def results(self, client: Any, batch_id: str) -> list[dict[str, Any]]:
+    async def results(self, client: Any, batch_id: str) -> list[JsonObject]:
         """An ended batch's result lines (answers and errors), each with its `custom_id`."""
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
@@ -201,10 +202,16 @@ class BatchRun:
         return [answers[custom] for custom in customs]
 
     def _fail(
-        self, batch: Submitted, error: EngineError | None, asked: dict[str, Request], answers: dict[str, Any]
+        self,
+        batch: Submitted,
+        error: EngineError | None,
+        asked: dict[str, Request],
+        answers: dict[str, Response | EngineError],
     ) -> None:
         """Answer the requests asked of `batch` with `error` (None: nothing failed)."""
-        for custom in batch.custom_ids if error is not None else ():
+        if error is None:
+            return
+        for custom in batch.custom_ids:
             if custom in asked and custom not in answers:
                 answers[custom] = error
                 self.counts.failed += 1
@@ -260,7 +267,7 @@ class BatchRun:
         create it and again once it has; a request that cannot be sent is answered with why."""
         engine = self.engine
         _, vendor, client = self._side(engine.base_url)
-        by_endpoint: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        by_endpoint: dict[str, list[tuple[str, JsonObject]]] = {}
         for custom in send:
             try:
                 endpoint, line = vendor.line(asked[custom], custom)
@@ -272,7 +279,7 @@ class BatchRun:
         return [await self._create(vendor, client, endpoint, lines) for endpoint, lines in by_endpoint.items()]
 
     async def _create(
-        self, vendor: Vendor, client: Any, endpoint: str, lines: list[tuple[str, dict[str, Any]]]
+        self, vendor: Vendor, client: Any, endpoint: str, lines: list[tuple[str, JsonObject]]
     ) -> Submitted:
         """The batch of `lines` (custom id, input line), its intent recorded before each try. The SDK does not retry
         the creation (after an answer lost, its retry would create a second batch, paid twice): a try that failed
@@ -336,7 +343,7 @@ class BatchRun:
         self.store.ended(batch, lines, polled.failed)
         return None
 
-    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[dict[str, Any]]]:
+    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[JsonObject]]:
         """Poll batch `batch_id` until it has ended: its last state and its result lines."""
         try:
             while True:

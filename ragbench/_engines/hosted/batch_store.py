@@ -30,9 +30,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..._storage.files import write_all_atomically
+from ..._types import JsonObject
 from ..._values.llm_calls import EngineError
 
 BATCHES_DIR = "batches"
@@ -57,7 +58,7 @@ class Submitted:
     custom_ids: list[str]
     at: int  # when it was asked for (ns): the latest batch holding a request is the one that counts
     batch_id: str | None = None  # None: asked for, its creation not (yet) confirmed
-    results: dict[str, dict[str, Any]] | None = None
+    results: dict[str, JsonObject] | None = None  # by custom id, the vendor's result lines
     failed: str | None = None
     resumed: bool = False  # recorded by an earlier attempt of the run
     creating: bool = False  # being created by this process: not an intent to resolve
@@ -66,6 +67,24 @@ class Submitted:
     @property
     def ended(self) -> bool:
         return self.results is not None
+
+
+class _BatchRecord(TypedDict):
+    engine: str
+    intent: str
+    base_url: str
+    batch: str | None
+    endpoint: str
+    custom_ids: list[str]
+    at: int
+    ended: bool
+
+
+class BatchRecord(_BatchRecord, total=False):
+    """A batch's record in `batches/` (`Submitted` as a file holds it), written before each step of the batch."""
+
+    failed: str
+    uploaded: str
 
 
 @dataclass
@@ -109,7 +128,7 @@ class BatchStore:
         self.batches.sort(key=lambda batch: batch.at)
 
     @staticmethod
-    def _read_results(path: Path) -> dict[str, dict[str, Any]]:
+    def _read_results(path: Path) -> dict[str, JsonObject]:
         lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         return {str(line["custom_id"]): line for line in lines}
 
@@ -162,7 +181,7 @@ class BatchStore:
         if self.folder is not None:
             self._path(batch).unlink(missing_ok=True)
 
-    def ended(self, batch: Submitted, lines: list[dict[str, Any]], failed: str | None = None) -> None:
+    def ended(self, batch: Submitted, lines: list[JsonObject], failed: str | None = None) -> None:
         """Record a batch's result lines (and why it failed as a whole): its requests are answered from them."""
         batch.failed = failed
         if self.folder is not None:
@@ -176,9 +195,16 @@ class BatchStore:
         return str(self._path(batch)) if self.folder is not None else "memory (no run folder)"
 
     def _record(self, batch: Submitted, ended: bool = False) -> str:
-        record: dict[str, Any] = {"engine": self.engine_id, "intent": batch.intent, "base_url": batch.base_url}
-        record.update(batch=batch.batch_id, endpoint=batch.endpoint, custom_ids=batch.custom_ids, at=batch.at)
-        record["ended"] = ended
+        record: BatchRecord = {
+            "engine": self.engine_id,
+            "intent": batch.intent,
+            "base_url": batch.base_url,
+            "batch": batch.batch_id,
+            "endpoint": batch.endpoint,
+            "custom_ids": batch.custom_ids,
+            "at": batch.at,
+            "ended": ended,
+        }
         if batch.uploaded is not None:
             record["uploaded"] = batch.uploaded
         if batch.failed is not None:

@@ -32,8 +32,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..._types import JsonObject, JsonValue
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import ToolCall
+from ..chat_messages import ChatMessage, ToolCallForm, chat_messages
 from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
 from .openai_responses import kept_stop, sampling_sent, top_logprobs_asked
@@ -44,15 +46,15 @@ _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 
 
-def content_arguments(request: Request) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
     """(`contents`, the `GenerateContentConfig` fields) for `request`."""
     sampling = request.sampling
     if top_logprobs_asked(sampling) is not None:
         raise RequestError("gemini engine: log-probs are not asked of the Gemini API")
     if sampling.lora is not None:
         raise RequestError("gemini engine: the Gemini API takes no LoRA adapters")
-    turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
-    config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}  # the system runs the calls
+    turns = chat_messages(request)
+    config: JsonObject = {"automatic_function_calling": {"disable": True}}  # the system runs the calls
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         config["system_instruction"] = "\n\n".join(system)
@@ -71,31 +73,33 @@ def content_arguments(request: Request) -> tuple[list[dict[str, Any]], dict[str,
         ]
     if request.tool_choice is not None:
         mode = _MODES.get(request.tool_choice)
-        calling: dict[str, Any] = {"mode": mode or "ANY"}
+        calling: JsonObject = {"mode": mode or "ANY"}
         if mode is None:
             calling["allowed_function_names"] = [request.tool_choice]
         config["tool_config"] = {"function_calling_config": calling}
     return contents([turn for turn in turns if turn["role"] != "system"]), config
 
 
-def _declaration(function: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": function["name"]}
+def _declaration(function: JsonObject) -> JsonObject:
+    out: JsonObject = {"name": function["name"]}
     if function.get("description"):
         out["description"] = function["description"]
     parameters = function.get("parameters")
-    if parameters:  # a Gemini Schema (upper-case types, as google-genai derives one) as itself
-        gemini_schema = isinstance(parameters.get("type"), str) and parameters["type"].isupper()
+    if isinstance(parameters, dict) and parameters:
+        # a Gemini Schema (upper-case types, as google-genai derives one) as itself
+        kind = parameters.get("type")
+        gemini_schema = isinstance(kind, str) and kind.isupper()
         out["parameters" if gemini_schema else "parameters_json_schema"] = parameters
     return out
 
 
-def contents(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def contents(turns: list[ChatMessage]) -> list[JsonValue]:
     """Chat turns (no system turn) as Gemini contents; consecutive tool results join one user turn."""
     called = {call["id"]: call["function"]["name"] for turn in turns for call in turn.get("tool_calls") or ()}
-    out: list[dict[str, Any]] = []
+    out: list[JsonValue] = []
     for turn in turns:
         if turn["role"] == "tool":
-            answer = {
+            answer: JsonObject = {
                 "id": turn["tool_call_id"],
                 "name": called.get(turn["tool_call_id"], ""),
                 "response": {"result": turn["content"] or ""},
@@ -105,8 +109,10 @@ def contents(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     f"gemini engine: tool result {turn['tool_call_id']!r} answers no call of an earlier turn; the "
                     "Gemini API needs the called function's name"
                 )
-            if out and out[-1]["role"] == "user" and all("function_response" in p for p in out[-1]["parts"]):
-                out[-1]["parts"].append({"function_response": answer})
+            last = out[-1] if out else None
+            parts = last["parts"] if isinstance(last, dict) and last["role"] == "user" else None
+            if isinstance(parts, list) and all(isinstance(p, dict) and "function_response" in p for p in parts):
+                parts.append({"function_response": answer})
             else:
                 out.append({"role": "user", "parts": [{"function_response": answer}]})
             continue
@@ -114,13 +120,13 @@ def contents(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if "items" in turn:
             out.append({"role": role, "parts": list(turn["items"])})
             continue
-        parts: list[dict[str, Any]] = [{"text": turn["content"]}] if turn["content"] else []
-        parts += [{"function_call": _function_call(call)} for call in turn.get("tool_calls") or ()]
-        out.append({"role": role, "parts": parts or [{"text": ""}]})
+        given: list[JsonValue] = [{"text": turn["content"]}] if turn["content"] else []
+        given += [{"function_call": _function_call(call)} for call in turn.get("tool_calls") or ()]
+        out.append({"role": role, "parts": given or [{"text": ""}]})
     return out
 
 
-def _function_call(call: dict[str, Any]) -> dict[str, Any]:
+def _function_call(call: ToolCallForm) -> JsonObject:
     arguments = call_arguments_object(call)
     return {"id": call["id"], "name": call["function"]["name"], "args": arguments}
 

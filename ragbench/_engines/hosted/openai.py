@@ -50,7 +50,7 @@ The client is made lazily inside the running event loop; `await engine.aclose()`
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 import openai
@@ -141,11 +141,11 @@ class OpenAIEngine(StainlessEngine):
 
     @classmethod
     def meet_needs(
-        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
-    ) -> tuple[dict[str, Any], list[str]]:
+        cls, model: str, options: Mapping[str, object], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, object], list[str]]:
         """The API reports named tokens only among the top NAMED_TOP_LOGPROBS of each position: a larger
         window cannot be given."""
-        return options, [
+        return dict(options), [
             f"{need.system} reads log-probs of named tokens within top-{need.logprob_window} dicts, but "
             f"OpenAI-compatible servers return at most the top {NAMED_TOP_LOGPROBS} per position"
             + (f"; {need.instead}" if need.instead else "")

@@ -16,15 +16,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..._types import JsonObject, JsonValue
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import TOOL_CHOICES, ToolCall
+from ..chat_messages import ChatMessage, chat_messages
 from .openai_responses import sampling_sent, top_logprobs_asked
 from .usage_counts import OPENAI_RESPONSES, read_usage
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
-def responses_arguments(request: Request, model: str) -> dict[str, Any]:
+def responses_arguments(request: Request, model: str) -> JsonObject:
     """Keyword arguments of the SDK's `responses.create()` for `request` (besides extra body and headers)."""
     sampling = request.sampling
     for asked, what in (
@@ -34,16 +36,17 @@ def responses_arguments(request: Request, model: str) -> dict[str, Any]:
     ):
         if asked:
             raise RequestError(f"openai engine, api=responses: the Responses API takes no {what}")
-    turns = request.message_dicts() if request.is_chat else [{"role": "user", "content": request.prompt}]
-    args: dict[str, Any] = {"model": model}
+    turns = chat_messages(request)
+    args: JsonObject = {"model": model}
     if turns and turns[0]["role"] == "system":
         args["instructions"], turns = turns[0]["content"], turns[1:]
     args["input"] = [item for turn in turns for item in input_items(turn)]
     if request.tools:
-        args["tools"] = [
+        tools: list[JsonValue] = [
             tool.definition if tool.remote_mcp else {"type": "function", **tool.definition["function"]}
             for tool in request.tools
         ]
+        args["tools"] = tools
     if request.tool_choice is not None:
         choice = request.tool_choice
         args["tool_choice"] = choice if choice in TOOL_CHOICES else {"type": "function", "name": choice}
@@ -53,13 +56,13 @@ def responses_arguments(request: Request, model: str) -> dict[str, Any]:
     return args
 
 
-def input_items(turn: dict[str, Any]) -> list[dict[str, Any]]:
+def input_items(turn: ChatMessage) -> list[JsonValue]:
     """One chat turn as Responses input items."""
     if "items" in turn:
         return list(turn["items"])
     if turn["role"] == "tool":
         return [{"type": "function_call_output", "call_id": turn["tool_call_id"], "output": turn["content"]}]
-    items = [] if turn["content"] is None else [{"role": turn["role"], "content": turn["content"]}]
+    items: list[JsonValue] = [] if turn["content"] is None else [{"role": turn["role"], "content": turn["content"]}]
     for call in turn.get("tool_calls") or ():
         function = call["function"]
         items.append(

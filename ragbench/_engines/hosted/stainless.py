@@ -74,7 +74,7 @@ class StainlessEngine(ApiEngine):
         """`requests` answered through the vendor's batch API (`batch=true`), in the scheduler's worker thread."""
         return asyncio.run(BatchRun(self, self._batch_shelf).answer(requests))
 
-    def stats(self) -> dict[str, Any] | None:
+    def stats(self) -> dict[str, int] | None:
         return None if self.concurrent else self._batch_shelf.counts.to_dict()
 
     @property

@@ -9,28 +9,33 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..._storage.cache_root import cache_root
+from ..._types import JsonObject
+from ..chat_messages import ChatMessage
 from .embedded import CONVERTED_NAME, EMBEDDED_GGUF, embedded_model_dir, is_embedded
 from .tool_parsers import template_messages
 
 
-def continues_final_message(messages: list[dict[str, Any]]) -> bool:
+class _TemplateOptions(TypedDict, total=False):
+    continue_final_message: bool
+    tools: list[JsonObject]
+
+
+def continues_final_message(messages: list[ChatMessage]) -> bool:
     """Whether a conversation ends with text the assistant wrote and goes on writing (a non-empty last
     assistant message: FlashRAG's reasoning methods append what the model wrote after the template)."""
     return bool(messages) and messages[-1]["role"] == "assistant" and bool(messages[-1]["content"])
 
 
-def chat_prompt_ids(
-    tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
-) -> list[int]:
+def chat_prompt_ids(tokenizer: Any, messages: list[ChatMessage], tools: list[JsonObject] | None = None) -> list[int]:
     """Token ids of a conversation rendered with the tokenizer's chat template, ready for the
     assistant's turn, or, where it ends with the assistant's own text, open after that text for the
     model to continue. The template writes its own special tokens, so none are added again. `tools`
     (the OpenAI form) go to the template's `tools=`, a tool call's arguments as the object they hold; a
     template that never reads `tools` is refused (ValueError), not left to drop them."""
-    continued: dict[str, Any] = {"continue_final_message": True} if continues_final_message(messages) else {}
+    continued: _TemplateOptions = {"continue_final_message": True} if continues_final_message(messages) else {}
     if tools:
         if not renders_tools(tokenizer):
             raise ValueError("the model's chat template does not render tools (it never reads `tools`)")

@@ -23,13 +23,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
 from ..._values.json_values import MAX_DEPTH, TooDeep, json_of, nested_deeper
 from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
 from ..._values.tool_calls import ToolCall
+from ..chat_messages import ChatMessage
 
 Parsed = tuple[str, tuple[ToolCall, ...]]  # (the content, the calls)
 _HERMES = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.S)
@@ -166,20 +167,23 @@ def with_tool_calls(
     )
 
 
-def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def template_messages(messages: list[ChatMessage]) -> list[Mapping[str, object]]:
     """Messages as chat templates read them: a tool call's arguments as the object they hold (the templates
     of Qwen, Llama and Hermes write `arguments | tojson`), as vLLM passes them; text that is no JSON as is."""
-    out = []
+    out: list[Mapping[str, object]] = []
     for message in messages:
         if message.get("tool_calls"):
-            message = {
-                **message,
-                "tool_calls": [
-                    {**call, "function": {**call["function"], "arguments": _object(call["function"]["arguments"])}}
-                    for call in message["tool_calls"]
-                ],
-            }
-        out.append(message)
+            out.append(
+                {
+                    **message,
+                    "tool_calls": [
+                        {**call, "function": {**call["function"], "arguments": _object(call["function"]["arguments"])}}
+                        for call in message["tool_calls"]
+                    ],
+                }
+            )
+        else:
+            out.append(message)
     return out
 
 

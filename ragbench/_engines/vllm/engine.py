@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from ..._errors import ConfigError
 from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from ..base import Engine, EngineNeeds
 from ..base import one_line as _one_line
+from ..chat_messages import chat_messages
 from ..local.content import content_digest, local_model_digest
 from ..local.embedded import embedded_safetensors_dir, is_embedded
 from ..local.tokenizers import chat_prompt_ids, local_tokenizer, missing_entries, tools_template_problem, vocabulary_id
@@ -59,6 +60,7 @@ from .options import (
     INSTALL_HINT,
     NEUTRAL_OPTIONS,
     accepts,
+    cache_dir_option,
     option_value,
     options_for_needs,
     start_option_problems,
@@ -125,22 +127,22 @@ class VLLMEngine(Engine):
         self._tool_calls.load()  # a parser no one has fails the load, not every tool request
 
     @classmethod
-    def preflight(cls, model: str, options: dict[str, Any]) -> list[str]:
+    def preflight(cls, model: str, options: Mapping[str, object]) -> list[str]:
         return start_option_problems(cls, options)
 
     @classmethod
     def meet_needs(
-        cls, model: str, options: dict[str, Any], needs: Sequence[EngineNeeds]
-    ) -> tuple[dict[str, Any], list[str]]:
+        cls, model: str, options: Mapping[str, object], needs: Sequence[EngineNeeds]
+    ) -> tuple[dict[str, object], list[str]]:
         return options_for_needs(options, needs)
 
     @classmethod
-    def missing_vocabulary(cls, model: str, options: dict[str, Any], names: Sequence[str]) -> list[str] | None:
-        return missing_entries(local_tokenizer(model, options.get("cache_dir")), names)
+    def missing_vocabulary(cls, model: str, options: Mapping[str, object], names: Sequence[str]) -> list[str] | None:
+        return missing_entries(local_tokenizer(model, cache_dir_option(options)), names)
 
     @classmethod
-    def tools_problem(cls, model: str, options: dict[str, Any]) -> str | None:
-        return tools_template_problem(model, options.get("cache_dir"))
+    def tools_problem(cls, model: str, options: Mapping[str, object]) -> str | None:
+        return tools_template_problem(model, cache_dir_option(options))
 
     @property
     def engine_id(self) -> str:
@@ -196,7 +198,7 @@ class VLLMEngine(Engine):
     def prompt_of(self, request: Request) -> Any:
         """What `LLM.generate` gets: the text of a prompt request, the token ids of a chat."""
         if request.is_chat:
-            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, request.message_dicts(), request.tool_dicts())}
+            return {"prompt_token_ids": chat_prompt_ids(self.tokenizer, chat_messages(request), request.tool_dicts())}
         return request.prompt
 
     def sampling_params(self, request: Request) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
@@ -71,7 +72,7 @@ def option_value(value: Any) -> Any:
     return value
 
 
-def start_option_problems(engine_class: type, options: dict[str, Any]) -> list[str]:
+def start_option_problems(engine_class: type, options: Mapping[str, object]) -> list[str]:
     """vLLM is installed, and every option is one of OPTION_TYPES (of its type) or a vllm.EngineArgs field."""
     try:
         import vllm
@@ -88,7 +89,7 @@ def start_option_problems(engine_class: type, options: dict[str, Any]) -> list[s
     )
 
 
-def options_for_needs(options: dict[str, Any], needs: Any) -> tuple[dict[str, Any], list[str]]:
+def options_for_needs(options: Mapping[str, object], needs: Any) -> tuple[dict[str, object], list[str]]:
     """Named-token log-probs read within a top-k window need vLLM's top-k dicts (`max_logprobs` >= k),
     and read exactly on a vLLM without `logprob_token_ids`, the whole vocabulary's (-1): vLLM fixes
     max_logprobs when it starts, so it is set here (-1) when not given, and a smaller value given is
@@ -96,7 +97,7 @@ def options_for_needs(options: dict[str, Any], needs: Any) -> tuple[dict[str, An
     try:
         import vllm
     except ImportError:
-        return options, []
+        return dict(options), []
     exact_needs_all = not accepts(vllm.SamplingParams, "logprob_token_ids")
     required = [
         (need, -1 if need.logprob_window is None else need.logprob_window)
@@ -105,7 +106,7 @@ def options_for_needs(options: dict[str, Any], needs: Any) -> tuple[dict[str, An
     ]
     required = [(need, k) for need, k in required if k == -1 or k > DEFAULT_MAX_LOGPROBS]
     if not required:
-        return options, []
+        return dict(options), []
     if "max_logprobs" not in options:
         return {**options, "max_logprobs": -1}, []
     given = option_value(options["max_logprobs"])
@@ -124,7 +125,7 @@ def options_for_needs(options: dict[str, Any], needs: Any) -> tuple[dict[str, An
         for need, k in required
         if given != -1 and (k == -1 or not isinstance(given, int) or given < k)
     ]
-    return options, problems
+    return dict(options), problems
 
 
 def accepts(cls: Any, name: str) -> bool:
@@ -134,3 +135,9 @@ def accepts(cls: Any, name: str) -> bool:
     except (TypeError, ValueError):
         return False
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def cache_dir_option(options: Mapping[str, object]) -> str | None:
+    """The `cache_dir` option (the hub's cache the tokenizer is read from), as a path's text; None: the default."""
+    value = options.get("cache_dir")
+    return None if value is None else str(value)

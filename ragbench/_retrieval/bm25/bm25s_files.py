@@ -21,6 +21,7 @@ changed to another valid one) cannot be told from an index built so, and is not 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ def score_dtype(params: dict[str, Any]) -> np.dtype:
     return dtype
 
 
-def check_vocabulary(vocab: dict[str, Any], terms: int) -> None:
+def check_vocabulary(vocab: Mapping[str, object], terms: int) -> None:
     """Each of the `terms` columns has one word; the empty word may have the number past them (module docstring)."""
     for word, term in vocab.items():
         if not (isinstance(term, int) and not isinstance(term, bool) and 0 <= term <= terms) or (

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..._errors import ConfigError, RecordError
 from ..._storage.content_digest import content_digest
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from ..corpus.jsonl_rows import JsonlRows
 from ..dense.flashrag_encoder import is_chinese
@@ -108,7 +108,7 @@ class FlashRagBM25Builder(BM25Builder):
                 "--build-arg language=en (or zh)"
             ) from None
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> JsonObject:
         options = super().finish()
         self.tokenizer.save_vocab(str(self.folder))  # FlashRAG's BM25Retriever loads both, though queries skip them
         self.tokenizer.save_stopwords(str(self.folder))
@@ -170,7 +170,7 @@ class FlashRagBM25Retriever(Retriever):
     def scores(self, words: list[str]) -> np.ndarray:
         return word_scores(words, self, len(self.rows))
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             "retriever": self.name,
             "index": str(self.folder.resolve()),
@@ -180,7 +180,7 @@ class FlashRagBM25Retriever(Retriever):
             "terms": len(self.vocab),
         }
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         """The index's files and the corpus (sampled digests), so a resumed run searches the same ones."""
         return {
             "index": {name: content_digest(self.folder / name) for name in INDEX_FILES},

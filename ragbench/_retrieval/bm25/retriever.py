@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._errors import ConfigError
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import IndexBuilder
 from ..index.built import IndexedRetriever, Manifest
 from ..index.damage import expect_count
@@ -173,7 +173,7 @@ class BM25Builder(IndexBuilder):
         self.lengths.append(lengths.astype(np.int32))
         self.n_docs += len(lengths)
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> JsonObject:
         bm25s = import_bm25s()
         from bm25s import scoring
 

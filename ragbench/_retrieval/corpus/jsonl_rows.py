@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import mmap
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..._errors import RecordError
-from ..._types import Document
+from ..._types import Document, JsonObject
 from .readers import jsonl_document, row_error
 
 BLOCK_BYTES = 8 << 20
@@ -63,7 +62,7 @@ class JsonlRows:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def record(self, row: int) -> dict[str, Any]:
+    def record(self, row: int) -> JsonObject:
         """Row `row` as its JSON object; a RecordError naming the file and the row when it is none."""
         try:
             record = json.loads(line_at(self.data, int(self.starts[row])))

@@ -24,7 +24,7 @@ import codecs
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +194,7 @@ def saved_dataset_rows(path: Path) -> Iterator[tuple[int, Document | RecordError
         yield index, saved_dataset_passage(record, path, index)
 
 
-def saved_dataset_passage(record: dict[str, Any], path: Path, index: int) -> Document | RecordError:
+def saved_dataset_passage(record: Mapping[str, object], path: Path, index: int) -> Document | RecordError:
     """The passage of a saved dataset's row, or the RecordError (naming the row) saying why it is none."""
     try:
         return jsonl_document(record, str(path), index + 1)
@@ -213,7 +213,7 @@ def jsonl_passage(located: LocatedLine, path: Path) -> Document | RecordError:
     return line_record(located, str(path), jsonl_document)
 
 
-def jsonl_document(record: dict[str, Any], path: str, line: int) -> Document:
+def jsonl_document(record: Mapping[str, object], path: str, line: int) -> Document:
     """The passage of a JSONL record (or a saved dataset's row), its nulls read as absent keys (`without_nulls`)."""
     record = without_nulls(record)
     doc_id = next((record[key] for key in ID_FIELDS if key in record), None)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..._errors import ConfigError, RecordError
 from ..._storage.content_digest import content_digest
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from ..corpus.jsonl_rows import JsonlRows
 from ..option_paths import option_path
@@ -264,7 +264,7 @@ class FaissIndexRetriever(Retriever):
         except RecordError as exc:
             raise RetrievalError(f"{LABEL}: corpus {exc}") from None
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         encoder = self.encoder
         return {
             "retriever": self.name,
@@ -288,7 +288,7 @@ class FaissIndexRetriever(Retriever):
     def encoder_fp16(self) -> bool:
         return bool(next(self.encoder.model.parameters()).dtype.itemsize == 2)  # a torch dtype's size
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         """The files' contents (sampled: `content_digest`), so a resumed run searches the same index and corpus
         with the same encoder wherever they were moved."""
         return {

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import ConfigError
+from ..._types import JsonObject
 
 E5_QUERY, E5_PASSAGE = "query: ", "passage: "
 BGE_QUERY = "Represent this sentence for searching relevant passages: "
@@ -61,7 +62,7 @@ def prefix(method: str, instruction: str | None, is_query: bool, text: str) -> s
     return ""
 
 
-def model_config(model: str) -> dict[str, Any]:
+def model_config(model: str) -> JsonObject:
     """The encoder folder's config.json, read without loading the model; a ConfigError naming what is missing."""
     import json
 
@@ -85,7 +86,7 @@ def model_config(model: str) -> dict[str, Any]:
     return config
 
 
-def model_dimension(config: dict[str, Any]) -> int | None:
+def model_dimension(config: JsonObject) -> int | None:
     """The vector size a model gives (BERT-like `hidden_size`, T5's `d_model`), None when the config says neither."""
     value = config.get("hidden_size", config.get("d_model"))
     return value if isinstance(value, int) else None

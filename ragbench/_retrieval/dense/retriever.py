@@ -22,7 +22,7 @@ import numpy as np
 
 from ..._checks import hub_fetch_problem
 from ..._errors import ConfigError
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import IndexBuilder
 from ..corpus.readers import passage_text
 from ..index.built import IndexedRetriever, Manifest
@@ -182,7 +182,7 @@ class DenseBuilder(IndexBuilder):
     def add(self, texts: list[str]) -> None:
         self.embeddings.append(self.encoder.encode_passages(texts))
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> JsonObject:
         import sentence_transformers
 
         self.embeddings.close()
@@ -338,7 +338,7 @@ class DenseRetriever(IndexedRetriever):
         )
         return self.hits(ids, scores)
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             **super().metadata(),
             "model": self.encoder.name,

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import RetrievalError, Retriever
 from ..corpus.lookup import CorpusLookup
 from ..corpus.readers import corpus_format
@@ -98,7 +98,7 @@ class TevatronDenseRetriever(Retriever):
             hits.append(document)
         return hits
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         encoder = self.encoder
         return {
             "retriever": self.name,
@@ -116,7 +116,7 @@ class TevatronDenseRetriever(Retriever):
             "device": encoder.device,
         }
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         """The files' contents (sampled: `content_digest`), so a resumed run searches the same shards, corpus and
         encoder wherever they were moved."""
         model = Path(self.model_name).expanduser()

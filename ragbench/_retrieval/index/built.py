@@ -29,7 +29,7 @@ from tqdm import tqdm
 from ..._errors import ConfigError, RecordError
 from ..._storage.files import naming, write_problem
 from ..._storage.jsonl import read_json
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..._values.options import construct
 from ..base import Retriever
 from ..corpus.chunking import chunk_documents, parse_split, title_header
@@ -74,7 +74,7 @@ class Manifest:
     built_at: str = ""
     format: int = INDEX_FORMAT
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -199,7 +199,7 @@ class IndexedRetriever(Retriever):
     def hits(self, ids: Iterable[Iterable[int]], scores: Iterable[Iterable[float]]) -> list[list[Document]]:
         return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JsonObject:
         return {
             "retriever": self.name,
             "index": str(self.folder.resolve()),
@@ -208,7 +208,7 @@ class IndexedRetriever(Retriever):
             "options": self.manifest.options,
         }
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}  # moved, same bytes
         return {"doc_count": self.manifest.doc_count, "corpus": corpus, "options": self.manifest.options}
 
@@ -235,7 +235,7 @@ def build_index(
     corpus: str | Path,
     out: str | Path,
     kind: str,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     chunk_size: int = 50_000,
     title: bool = True,
     overwrite: bool = False,
@@ -316,7 +316,7 @@ def _build_into(
     kind: str,
     corpus: Path,
     passages: Iterable[Document | RecordError],
-    options: dict[str, Any],
+    options: Mapping[str, object],
     chunk_size: int,
     title: bool,
     progress: bool,

@@ -18,7 +18,7 @@ import os
 import time
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from ..._errors import ConfigError
 from ..._storage.cache_root import cache_root
@@ -63,15 +63,22 @@ def cached_index(corpus: Path, kind: str, *, registry: Registry) -> Path:
     return folder
 
 
+class IndexUse(TypedDict, total=False):
+    """A cached index's `USE_FILE`: the corpus it was last used for (absolute) and when (UTC, ISO 8601)."""
+
+    corpus: str
+    used_at: str
+
+
 def record_use(folder: Path, corpus: Path) -> None:
     """Write `folder`'s `USE_FILE`: `corpus` (absolute) and now. A cache that cannot be written (read-only) still
     serves its indexes: the use goes unrecorded."""
-    use = {"corpus": str(corpus.resolve()), "used_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    use: IndexUse = {"corpus": str(corpus.resolve()), "used_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     with suppress(OSError), replacing(folder / USE_FILE) as handle:
         handle.write((json.dumps(use, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def read_use(folder: Path) -> dict[str, Any]:
+def read_use(folder: Path) -> IndexUse:
     """What `record_use` last wrote in `folder` ({} when nothing was, or the file is not its)."""
     path = folder / USE_FILE
     if path.is_symlink() or not path.is_file():
@@ -80,4 +87,6 @@ def read_use(folder: Path) -> dict[str, Any]:
         use = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return use if isinstance(use, dict) and all(isinstance(use.get(key), str) for key in ("corpus", "used_at")) else {}
+    if isinstance(use, dict) and all(isinstance(use.get(key), str) for key in ("corpus", "used_at")):
+        return cast(IndexUse, use)  # both its fields checked
+    return {}

@@ -20,10 +20,11 @@ import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..._errors import ConfigError
 from ..._storage.jsonl import read_json
+from ..._types import JsonObject
 from .built import (
     IndexedRetriever,
     built_index,
@@ -113,7 +114,7 @@ def cache_entry(path: Path, registry: Registry) -> CacheEntry:
     return CacheEntry(path, State.DAMAGED if damage else state, size, kind, corpus, use.get("used_at", ""), damage)
 
 
-def index_damage(folder: Path, data: dict[str, Any], registry: Registry) -> str:
+def index_damage(folder: Path, data: JsonObject, registry: Registry) -> str:
     """What is damaged in the index at `folder` (its manifest's JSON `data`): its manifest, or the first of its
     files its retriever finds wrong; "" when nothing is, or no installed retriever reads it."""
     try:

@@ -130,7 +130,7 @@ def ascending(
 
 
 def typed_fields(
-    name: str, record: dict[str, Any], types: Mapping[str, tuple[type, ...]], required: tuple[str, ...]
+    name: str, record: Mapping[str, object], types: Mapping[str, tuple[type, ...]], required: tuple[str, ...]
 ) -> None:
     """The `required` fields present, and each field of `types` that is present of one of its types (a bool
     is no number)."""

@@ -15,12 +15,11 @@ import mmap
 from array import array
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..._storage.jsonl import dumps
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import RetrievalError
 from ..corpus.readers import PAGE_ID, TITLE_LINE
 from .damage import INTEGERS, IndexDamage, ascending, expect_count, read_array, vector
@@ -41,7 +40,7 @@ class DocStoreWriter:
         self.id_hashes = array("q")  # and 8 more: `repeated_ids` never holds every id
 
     def add(self, doc: Document) -> None:
-        record: dict[str, Any] = {"id": doc.id, "title": doc.title, "text": doc.text}
+        record: JsonObject = {"id": doc.id, "title": doc.title, "text": doc.text}
         if doc.url:
             record["url"] = doc.url
         record.update({key: doc.metadata[key] for key in KEPT_METADATA if key in doc.metadata})

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._types import Document
+from ..._types import Document, JsonObject
 from ..base import IndexBuilder
 from ..index.built import IndexedRetriever, Manifest
 from ..index.damage import (
@@ -130,7 +130,7 @@ class LuceneBM25Builder(IndexBuilder):
         self.lengths.append(lengths)
         self.n_docs += len(lengths)
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> JsonObject:
         out = self.folder / FILES_DIR
         out.mkdir()
         words = sorted(self.vocabulary)

@@ -19,10 +19,10 @@ from ..bm25.flashrag import FlashRagBM25Builder
 from ..bm25.retriever import BM25Builder
 from ..dense.retriever import DenseBuilder
 from ..lucene.retriever import LuceneBM25Builder
-from .analysis import from_json_array
+from .analysis import EncoderSettings, WorkerSettings, from_json_array
 
 
-def worker_settings(builder: Any, first: str, registry: Any) -> dict[str, Any]:
+def worker_settings(builder: Any, first: str, registry: Any) -> WorkerSettings:
     """What a worker needs to analyse a block as `builder` would; `first` is the corpus's first indexed text
     (FlashRAG's BM25 picks its language by it)."""
     if isinstance(builder, FlashRagBM25Builder):
@@ -31,7 +31,7 @@ def worker_settings(builder: Any, first: str, registry: Any) -> dict[str, Any]:
         return {"stopwords": builder.stopwords, "stemmer": builder.stemmer_name, "tokenizer": builder.tokenizer_name}
     if isinstance(builder, DenseBuilder):
         encoder = builder.encoder
-        options = {
+        options: EncoderSettings = {
             "model": encoder.name,
             "query_instruction": encoder.query_instruction,
             "normalize": encoder.normalize,

@@ -11,7 +11,7 @@ first sight in the block), which the driver renumbers into the corpus's (`absorb
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -40,7 +40,29 @@ def from_json_array(array: np.ndarray) -> Any:
     return json.loads(array.tobytes().decode("ascii"))
 
 
-def bm25_block(texts: list[str], settings: dict[str, Any]) -> dict[str, np.ndarray]:
+class EncoderSettings(TypedDict):
+    """A dense build's encoder, as `Encoder` takes it (its registry aside)."""
+
+    model: str
+    query_instruction: str | None
+    normalize: bool
+    batch_size: int
+    device: str | None
+    query_style: str
+
+
+class WorkerSettings(TypedDict, total=False):
+    """What a worker needs to analyse a block as the driver's builder would (`absorb.worker_settings`): a bm25
+    build's tokenizer, a dense build's encoder and the run's registry (which finds its query style)."""
+
+    stopwords: str
+    stemmer: str
+    tokenizer: str
+    encoder: EncoderSettings
+    registry: Any  # ragbench._registry.Registry, carried to the Ray worker
+
+
+def bm25_block(texts: list[str], settings: WorkerSettings) -> dict[str, np.ndarray]:
     tokenizer = make_tokenizer(settings["stopwords"], settings["stemmer"], settings["tokenizer"])
     triples, lengths = id_triples(token_ids(tokenizer, texts))
     dicts = {name: getattr(tokenizer, name) for name in TOKENIZER_DICTS}
@@ -57,12 +79,11 @@ class BlockAnalyser:
     (`state.npz_bytes`) from its texts. `settings` are the driver's builder's (`absorb.worker_settings`); a dense
     actor loads its encoder once, for every block it is given."""
 
-    def __init__(self, kind: str, settings: dict[str, Any]) -> None:
+    def __init__(self, kind: str, settings: WorkerSettings) -> None:
         self.kind, self.settings = kind, settings
         self.encoder: Encoder | None = None
         if kind == "dense":
-            options = dict(settings["encoder"])
-            self.encoder = Encoder(**options, registry=settings["registry"])
+            self.encoder = Encoder(**settings["encoder"], registry=settings["registry"])
 
     def arrays(self, texts: list[str]) -> dict[str, np.ndarray]:
         if self.encoder is not None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from .absorb import absorb, worker_settings
-from .analysis import FIELDS, BlockAnalyser
+from .analysis import FIELDS, BlockAnalyser, WorkerSettings
 from .state import BuildState, texts_digest
 
 WINDOW_BLOCKS = 4  # blocks held a worker: sent to it or waiting for their turn in corpus order
@@ -104,7 +104,7 @@ class RayFeeder:
                 raise ConfigError(f"parallel index build: block file {state.path(number)} was lost or damaged")
         absorb(builder, arrays)
 
-    def new_actor(self, settings: dict[str, Any]) -> Any:
+    def new_actor(self, settings: WorkerSettings) -> Any:
         """An actor of the pool; one whose process or node is lost is made again and its block sent again."""
         import ray
 

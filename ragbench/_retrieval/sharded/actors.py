@@ -19,7 +19,7 @@ from ..._errors import ConfigError
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
 from .layout import Layout, Shard, split_from
-from .searcher import ShardSearcher, TopK
+from .searcher import ShardOptions, ShardSearcher, TopK
 
 MAX_RESTARTS = 3  # restarts of one shard for one batch before the batch fails
 WAIT_NOTE_SECONDS = 30  # a shard actor not started after this long is logged, and again after each as long
@@ -30,7 +30,7 @@ class _ShardActor:
     """The actor body: a ShardSearcher built inside the Ray worker, so its files load on its node. Damaged files
     are reported by `ready` (one line), not as the actor's death."""
 
-    def __init__(self, kind: str, shard: Shard, options: dict[str, Any]) -> None:
+    def __init__(self, kind: str, shard: Shard, options: ShardOptions) -> None:
         self.problem: str | None = None
         try:
             self.searcher = ShardSearcher(kind, shard, options)
@@ -51,7 +51,7 @@ class _ShardActor:
 class ShardPool:
     """The actors of `layout`'s shards (module docstring); `options` go to each ShardSearcher."""
 
-    def __init__(self, layout: Layout, options: dict[str, Any], ray_address: str | None = None) -> None:
+    def __init__(self, layout: Layout, options: ShardOptions, ray_address: str | None = None) -> None:
         try:
             import ray
         except ImportError as exc:

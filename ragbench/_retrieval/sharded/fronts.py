@@ -32,7 +32,7 @@ from ..index.built import IndexedRetriever
 from ..lucene.retriever import FILES_DIR, LuceneBM25Retriever, anserini_scores, query_terms
 from .layout import Layout, Shard, shard_layout
 from .merge import merge_numba_top_k, merge_top_k, shard_ranges
-from .searcher import TopK
+from .searcher import ShardOptions, TopK
 
 Answers = Sequence[list[Document] | RetrievalError]
 
@@ -65,7 +65,7 @@ class DenseQueries(MergedHits, DenseRetriever):
     def payload(self, queries: list[str]) -> Any:
         return self.encoder.encode_queries(queries)
 
-    def shard_options(self) -> dict[str, Any]:
+    def shard_options(self) -> ShardOptions:
         return {"chunk_rows": self.chunk_rows, "backend": self.backend}
 
 
@@ -86,7 +86,7 @@ class Bm25Queries(MergedHits, IndexedRetriever):
     def payload(self, queries: list[str]) -> Any:
         return query_tokens(queries, self.stopwords, self.stemmer, self.jieba)
 
-    def shard_options(self) -> dict[str, Any]:
+    def shard_options(self) -> ShardOptions:
         return {"mmap": self.mmap}
 
 
@@ -108,7 +108,7 @@ class LuceneQueries(SplitLayout, IndexedRetriever):
     def payload(self, queries: list[str]) -> Any:
         return [query_terms(query, self.term_numbers) for query in queries]
 
-    def shard_options(self) -> dict[str, Any]:
+    def shard_options(self) -> ShardOptions:
         return {"k1": self.k1, "b": self.b}
 
     def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
@@ -123,7 +123,7 @@ class FlashRagQueries(SplitLayout, FlashRagBM25Retriever):
     def payload(self, queries: list[str]) -> Any:
         return [query_words(query, self.stopwords) for query in queries]
 
-    def shard_options(self) -> dict[str, Any]:
+    def shard_options(self) -> ShardOptions:
         return {"mmap": True}
 
     def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
@@ -144,7 +144,7 @@ class FaissQueries(SplitLayout, FaissIndexRetriever):
     def payload(self, queries: list[str]) -> Any:
         return self.encoder.encode(queries, is_query=True) if queries else np.zeros((0, self.index.d), np.float32)
 
-    def shard_options(self) -> dict[str, Any]:
+    def shard_options(self) -> ShardOptions:
         return {"mmap": self.mmap}
 
     def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
@@ -197,7 +197,7 @@ class TevatronQueries(TevatronDenseRetriever):
             return np.zeros((0, self.index.d), np.float32)
         return np.concatenate([self.encoder.encode(query) for query in queries])  # each alone, as unsharded
 
-    def shard_options(self) -> dict[str, Any]:
+    def shard_options(self) -> ShardOptions:
         return {}
 
     def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
+from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
@@ -38,11 +39,11 @@ class ShardedRetriever(Retriever):
             return [exc] * len(queries)
         return self.front.answers(queries, answers, k)
 
-    def metadata(self) -> dict[str, Any]:
-        shards = [[shard.start, shard.stop] for shard in self.pool.layout.shards]
+    def metadata(self) -> JsonObject:
+        shards: list[JsonValue] = [[shard.start, shard.stop] for shard in self.pool.layout.shards]
         return {**self.front.metadata(), "shards": len(shards), "shard_passages": shards}
 
-    def contents(self) -> dict[str, Any]:
+    def contents(self) -> JsonObject:
         return self.front.contents()  # the unsharded index's: its answers are the same
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ whole corpus, in the unsharded retriever's order and with its scores (the run pr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -30,6 +30,24 @@ from .split_faiss import SHARD_FILE
 from .split_lucene import DOC_FREQS, STATS
 
 TopK = list[tuple[np.ndarray, np.ndarray]]  # a query's (scores, passage numbers), best first
+
+
+class DenseSearch(TypedDict, total=False):
+    """The options of a dense shard's search (`inner_product_top_k`'s), where given."""
+
+    chunk_rows: int
+    backend: str
+
+
+class ShardOptions(DenseSearch, total=False):
+    """A shard search's own options (its front's `shard_options`): dense's chunk_rows and backend, bm25's and
+    flashrag_bm25's mmap, lucene_bm25's k1 and b."""
+
+    mmap: bool
+    k1: float
+    b: float
+
+
 LUCENE_STATS: dict[str, tuple[type, ...]] = {"docs_with_terms": (int,), "total_terms": (int,)}
 
 
@@ -37,7 +55,7 @@ class ShardSearcher:
     """Shard `shard` of a `kind` index; `options` the search's own (dense: chunk_rows, backend; bm25 and
     flashrag_bm25: mmap; lucene_bm25: k1, b)."""
 
-    def __init__(self, kind: str, shard: Shard, options: dict[str, Any]) -> None:
+    def __init__(self, kind: str, shard: Shard, options: ShardOptions) -> None:
         self.kind, self.shard, self.options = kind, shard, options
         self.passages = shard.stop - shard.start
         loaders = {
@@ -113,8 +131,12 @@ class ShardSearcher:
         """Each query's top `k` of this shard, passages numbered in the whole corpus."""
         ranked: TopK
         if self.kind == "dense":
-            options = {key: self.options[key] for key in ("chunk_rows", "backend") if key in self.options}
-            scores, ids = inner_product_top_k(np.asarray(payload, dtype=np.float32), self.embeddings, k, **options)
+            dense: DenseSearch = {}
+            if "chunk_rows" in self.options:
+                dense["chunk_rows"] = self.options["chunk_rows"]
+            if "backend" in self.options:
+                dense["backend"] = self.options["backend"]
+            scores, ids = inner_product_top_k(np.asarray(payload, dtype=np.float32), self.embeddings, k, **dense)
             ranked = list(zip(scores, ids))
         elif self.kind == "bm25":
             ranked = [bm25_top_k(self.bm25, tokens, k) for tokens in payload]

@@ -20,6 +20,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, KeySpec, Metric, Preflight, SampleRecord, Task
+from ragbench.api.data import JsonObject
 
 PREFIX = "hf:"
 # evaluate's metrics where a lower value is better (`evaluate` itself does not say which way is better)
@@ -58,7 +59,7 @@ class HfEvaluate(Metric):
     def preflight(self, check: Preflight, task: Task) -> None:
         self.task = task  # planning builds a metric per task and hands it here: the task whose gold `corpus` reads
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "evaluate": self.evaluate_name,

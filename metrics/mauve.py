@@ -25,6 +25,7 @@ from ragbench.api import (
     Scores,
     ScoringContext,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.text import remove_citations
 
 
@@ -110,7 +111,7 @@ class Mauve(Metric):
         featurize = Featurizer(self.featurizer, self.device, self.max_text_length, self.batch_size)
         return {"mauve": mauve_from_features(featurize(human), featurize(model))}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "featurizer": self.featurizer,

@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
+from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import model_location
 
 from .prompts import messages, sampling
@@ -42,7 +43,7 @@ class RagasMetric(Metric):
         },
     )
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "sampling": sampling("")}
 
     async def ask(self, ctx: Any, prompt: str, given: dict[str, Any], examples: str = "default") -> dict[str, Any]:
@@ -175,8 +176,13 @@ class RagasFactualCorrectness(RagasMetric):
                 raise ConfigError(f"metric {self.name}: {option}={level} is not low or high")
         self.mode, self.beta, self.atomicity, self.coverage = mode, float(beta), atomicity, coverage
 
-    def config(self) -> dict[str, Any]:
-        options = {"mode": self.mode, "beta": self.beta, "atomicity": self.atomicity, "coverage": self.coverage}
+    def config(self) -> JsonObject:
+        options: JsonObject = {
+            "mode": self.mode,
+            "beta": self.beta,
+            "atomicity": self.atomicity,
+            "coverage": self.coverage,
+        }
         return {**super().config(), **options}
 
     async def verified(self, ctx: Any, text: str, against: str) -> list[bool]:
@@ -217,7 +223,7 @@ class RagasResponseRelevancy(RagasMetric):
         self.strictness, self.embeddings = int(strictness), embeddings
         self._encoder: Any = None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**super().config(), "strictness": self.strictness, "embeddings": self.embeddings}
 
     def preflight(self, check: Preflight, task: Any) -> None:

@@ -24,6 +24,7 @@ import dataclasses
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
 
 DEFAULT_CUTOFFS = "1,3,5,10"
@@ -98,5 +99,5 @@ class BeirRetrieval(Metric):
         ranking = ranked_ids(prediction, example.id, self.ignore_identical_ids)
         return query_scores(example.gold["qrels"], ranking, self.ks)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "k": ",".join(map(str, self.ks)), "ignore_identical_ids": self.ignore_identical_ids}

@@ -15,16 +15,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import (
-    ConfigError,
-    Example,
-    Metric,
-    MetricDeclaration,
-    Prediction,
-    SampleRecord,
-    Scores,
-    ScoringContext,
-)
+from ragbench.api import ConfigError, Metric, MetricDeclaration, SampleRecord
 from ragbench.api.data import JsonObject
 from ragbench.api.text import remove_citations
 
@@ -100,9 +91,6 @@ class Mauve(Metric):
         _import_mauve()
         self.featurizer, self.device = str(featurizer), str(device)
         self.max_text_length, self.batch_size = int(max_text_length), int(batch_size)
-
-    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
-        return {}
 
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         if not samples:

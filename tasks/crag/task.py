@@ -337,12 +337,12 @@ class CragTask1(CragTask):
 class CragTask2(CragTask):
     name = "crag_t2"
     kg_default = True
-    read_records = staticmethod(read_task3_archive)
 
 
 class CragTask3(CragTask):
     name = "crag_t3"
     kg_default = True
+    read_records = staticmethod(read_task3_archive)
 
     def resolve_data(self) -> Path:
         if self.data_path is not None:

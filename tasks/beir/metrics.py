@@ -25,7 +25,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores, ScoringContext
 from ragbench.api.data import JsonObject
-from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
+from ragbench.api.retrieval import check_pytrec_eval, shown_short, trec_measures
 
 DEFAULT_CUTOFFS = "1,3,5,10"
 MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "p": "P"}  # ragbench key -> pytrec_eval
@@ -89,8 +89,7 @@ class BeirRetrieval(Metric):
         self.declares = dataclasses.replace(self.declares, keys=keys)
 
     def preflight(self, check: Preflight, task: Any) -> None:
-        with check.step("metric beir_retrieval: pytrec_eval installed"):
-            import_pytrec_eval(f"metric {self.name}")
+        check_pytrec_eval(check, self.name)
 
     def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         prediction.shown_docs("BEIR's retrieval (each document with its corpus id)")

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
+from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
 from .loader import Item, read_jsonl, read_task3_archive, record_parser
 from .metrics import TOKENIZER_ENV
@@ -186,14 +187,11 @@ class CragTask(Task):
         self.tokenizer_path = tokenizer
         self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
         self.path: Path | None = None
-        embedder_options = (
-            embedder,
-            embedder_device,
-            embedder_precision,
-            int(embedder_batch_size) if embedder_batch_size else None,
+        model = ModelSpec(
+            embedder, embedder_device, embedder_precision, int(embedder_batch_size) if embedder_batch_size else None
         )
         self.page_work = PageWork(
-            self.name, page_executor, int(page_workers) if page_workers else None, page_cache, embedder_options
+            self.name, page_executor, int(page_workers) if page_workers else None, page_cache, model
         )
         self.prompting = CragPrompting(self.page_work, baseline, self.uses_kg, int(web_tokens), int(kg_tokens))
         self.resources: Any = None  # the run's (`bind`)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,9 @@ class RagasMetric(Metric):
     def config(self) -> JsonObject:
         return {"name": self.name, "sampling": sampling("")}
 
-    async def ask(self, ctx: Any, prompt: str, given: dict[str, Any], examples: str = "default") -> dict[str, Any]:
+    async def ask(
+        self, ctx: Any, prompt: str, given: Mapping[str, object], examples: str = "default"
+    ) -> dict[str, Any]:
         """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model, asked again
         as instructor asks; `NotScored` where instructor gives up."""
         (judge,) = ctx.judges_for(self)

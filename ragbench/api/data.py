@@ -21,11 +21,11 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._builtin import packaged_yaml, section
-    from ragbench._types import JsonObject, JsonValue
     from ragbench._imports import load_callable
     from ragbench._storage.datafiles import data_dir, resolve_data_file
     from ragbench._storage.files import replacing
     from ragbench._storage.jsonl import StreamBroken, iter_jsonl, objects, parse_json, read_lines, require
+    from ragbench._types import JsonObject, JsonValue
 
 _MODULES = {
     "ragbench._storage.jsonl": ("iter_jsonl", "read_lines", "require", "parse_json", "objects", "StreamBroken"),

@@ -12,8 +12,8 @@ disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` com
 metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
 (trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `trec_eval_all` (a run file's
 `trec_eval -c` values), `import_pytrec_eval`, `check_pytrec_eval` (a metric's pre-flight step: pytrec_eval
-installed) and `shown_short` (fewer documents shown than a cut-off while the
-searches returned more); `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
+installed) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
+`trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
 """
 
 from __future__ import annotations

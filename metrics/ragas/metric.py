@@ -180,13 +180,12 @@ class RagasFactualCorrectness(RagasMetric):
         self.mode, self.beta, self.atomicity, self.coverage = mode, float(beta), atomicity, coverage
 
     def config(self) -> JsonObject:
-        options: JsonObject = {
+        return super().config() | {
             "mode": self.mode,
             "beta": self.beta,
             "atomicity": self.atomicity,
             "coverage": self.coverage,
         }
-        return {**super().config(), **options}
 
     async def verified(self, ctx: Any, text: str, against: str) -> list[bool]:
         """The claims of `text`, each judged against `against`."""

@@ -156,12 +156,7 @@ class Umbrela(Metric):
 
     def config(self) -> JsonObject:
         """Zero-shot, as before few-shot prompts were added (a run's config stays comparable)."""
-        config: JsonObject = {
-            "name": self.name,
-            "prompt_type": self.prompt_type,
-            "k": self.k,
-            "max_tokens": self.max_tokens,
-        }
+        config = super().config() | {"prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
         if self.segments is not None:
             config |= {"passages": self.passages, "judge_cat": "".join(map(str, self.judge_cat))}
         if not self.few_shot_count:

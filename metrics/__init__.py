@@ -7,16 +7,16 @@ several task families; a metric only one benchmark uses lives in that benchmark'
 from typing import Any
 
 from ragbench.api import hookimpl
-from ragbench.api.data import section
+from ragbench.api.data import JsonObject, section
 
 
 @hookimpl
-def ragbench_catalog() -> dict[str, Any]:
-    return section("metrics")
+def ragbench_catalog() -> JsonObject:
+    return dict(section("metrics"))
 
 
 @hookimpl
-def ragbench_metric_families() -> dict[str, Any]:
+def ragbench_metric_families() -> dict[str, dict[str, str]]:  # {prefix: {"target", "description"}}
     return section("metric_families")["metric_families"]
 
 

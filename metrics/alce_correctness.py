@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Score, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.text import exact_presence, list_items, normalize_answer, remove_citations
 
 
@@ -116,5 +117,5 @@ class ClaimsNli(Metric):
         entailed: list[bool] = await asyncio.gather(*(ctx.nli.entails(premise, claim) for claim in claims))
         return 100 * sum(entailed) / len(claims)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name}

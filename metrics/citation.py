@@ -31,6 +31,7 @@ from ragbench.api import (
     Prediction,
     SampleRecord,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, list_items, remove_citations, sent_tokenize
 
 
@@ -161,7 +162,7 @@ class Citation(Metric):
             )
         }
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "at_most_citations": self.at_most_citations}
 
 

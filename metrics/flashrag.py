@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ragbench.api import ConfigError, Example, Prediction, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import passage_text
 from ragbench.api.text import normalize_answer
 
@@ -120,7 +121,7 @@ class FlashRagRouge(AnswerMetric):
             return dict.fromkeys(self.declares.keys)
         return {key: max(scores[key] for scores in per_gold) for key in self.declares.keys}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "language": self.language}
 
 
@@ -151,5 +152,5 @@ class FlashRagRetrieval(AnswerMetric):
         hits = [any(gold in normalize_answer(passage_text(doc)) for gold in golds) for doc in shown]
         return {"retrieval_recall": float(any(hits)), "retrieval_precision": sum(hits) / len(hits) if hits else None}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "k": self.k}

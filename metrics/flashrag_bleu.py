@@ -10,9 +10,9 @@ import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from ragbench.api import ConfigError, CorpusValue, Example, Prediction, SampleRecord, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 
 from .match import AnswerMetric, golds_of
 
@@ -114,5 +114,5 @@ class FlashRagBleu(AnswerMetric):
         outputs, references = zip(*pairs)
         return {"bleu": CorpusValue(nmt_bleu(list(references), list(outputs), self.max_order, self.smooth), len(pairs))}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "max_order": self.max_order, "smooth": self.smooth}

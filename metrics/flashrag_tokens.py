@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import local_tokenizer
 from ragbench.api.text import tiktoken_encoding
 from ragbench.api.trace import trace_prompts
@@ -79,5 +80,5 @@ class InputTokens(Metric):
             return None
         return self.count(self.rendered(prompts[-1]))
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "tokenizer": self.tokenizer}

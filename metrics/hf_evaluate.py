@@ -17,9 +17,11 @@ LOWER_IS_BETTER (error rates and losses) or `--metric-arg hf:NAME.higher_is_bett
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ragbench.api import ConfigError, KeySpec, Metric, Preflight, SampleRecord, Task
+from ragbench.api.data import JsonObject
 
 PREFIX = "hf:"
 # evaluate's metrics where a lower value is better (`evaluate` itself does not say which way is better)
@@ -58,7 +60,7 @@ class HfEvaluate(Metric):
     def preflight(self, check: Preflight, task: Task) -> None:
         self.task = task  # planning builds a metric per task and hands it here: the task whose gold `corpus` reads
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "evaluate": self.evaluate_name,
@@ -86,7 +88,7 @@ class HfEvaluate(Metric):
             answers = answers[:1]
         return answers if self.takes_lists else answers[0]  # in the shape the metric's features take
 
-    def pick(self, result: dict[str, Any]) -> float:
+    def pick(self, result: Mapping[str, object]) -> float:
         numbers = {k: v for k, v in result.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         stem = self.stem()
         key = self.key or (stem if stem in numbers else next(iter(numbers)) if len(numbers) == 1 else None)

@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from ragbench.api import ConfigError, EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores, Task
+from ragbench.api.data import JsonObject
 
 PROMPTS_DIR = Path(__file__).with_name("judge_prompts")  # presets.yaml and the presets' template files
 
@@ -146,16 +147,16 @@ class LlmJudge(Metric):
                 "{question} {answer} {reference} {documents} (double other braces)"
             ) from exc
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "preset": self.preset,
             "template": self.template,
-            "labels": self.labels,
+            "labels": dict(self.labels) if self.labels else None,
             "score_range": self.score_range,
             "json_field": self.json_field,
             "after": self.after,
-            "sampling": self.sampling,
+            "sampling": dict(self.sampling),
         }
 
     def prompt(self, example: Example, prediction: Prediction, task: Task) -> str:

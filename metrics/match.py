@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.text import normalize_answer, token_f1
 
 _TRIVIAQA_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
@@ -100,7 +101,7 @@ class NormalizedAnswerMetric(AnswerMetric):
         self.normalize = normalize
         self.normalizer = NORMALIZERS[normalize]
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "normalize": self.normalize}
 
 
@@ -152,7 +153,7 @@ class RegexAnswerMetric(NormalizedAnswerMetric):
         if self.regex:
             regex_module(self.name)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**super().config(), "regex": True} if self.regex else super().config()
 
 
@@ -188,5 +189,5 @@ class TokenF1(NormalizedAnswerMetric):
         golds = golds_of(example)
         return max(token_f1(prediction.answer, g, self.normalizer, self.empty_agree) for g in golds) if golds else None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**super().config(), "empty_agree": True} if self.empty_agree else super().config()

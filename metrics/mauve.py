@@ -15,16 +15,8 @@ import string
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import (
-    ConfigError,
-    Example,
-    Metric,
-    MetricDeclaration,
-    Prediction,
-    SampleRecord,
-    Scores,
-    ScoringContext,
-)
+from ragbench.api import ConfigError, Metric, MetricDeclaration, SampleRecord
+from ragbench.api.data import JsonObject
 from ragbench.api.text import remove_citations
 
 
@@ -100,9 +92,6 @@ class Mauve(Metric):
         self.featurizer, self.device = str(featurizer), str(device)
         self.max_text_length, self.batch_size = int(max_text_length), int(batch_size)
 
-    def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
-        return {}
-
     def corpus(self, samples: list[SampleRecord], seed: int) -> dict[str, float | None]:
         if not samples:
             return {"mauve": None}
@@ -110,7 +99,7 @@ class Mauve(Metric):
         featurize = Featurizer(self.featurizer, self.device, self.max_text_length, self.batch_size)
         return {"mauve": mauve_from_features(featurize(human), featurize(model))}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "featurizer": self.featurizer,

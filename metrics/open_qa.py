@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.text import normalize_answer, token_f1
 
 from .match import AnswerMetric, gold_matches, golds_of, regex_module
@@ -38,7 +39,7 @@ class CoverExactMatch(AnswerMetric):
             return float(any(gold_matches(gold, output, whole=False) for gold in golds))
         return float(any(normalize_answer(gold) in output for gold in golds))
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "regex": True} if self.regex else {"name": self.name}
 
 
@@ -132,5 +133,5 @@ class SupportingPassages(Metric):
             "support_em": float(shown == gold),
         }
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "by": self.by}

@@ -10,11 +10,14 @@ from importlib import import_module, resources
 from typing import Any
 
 from ragbench.api import hookimpl
-from ragbench.api.data import packaged_yaml, section
+from ragbench.api.data import JsonObject, packaged_yaml, section
+
+# What the registering hooks return: {name: {"target": "module:Class", "description": "..."}}
+Registrations = dict[str, dict[str, str]]
 
 
 @hookimpl
-def ragbench_catalog() -> dict[str, Any]:
+def ragbench_catalog() -> JsonObject:
     return {
         **section("tasks", "groups"),
         "metrics": section("task_metrics")["task_metrics"],
@@ -24,15 +27,15 @@ def ragbench_catalog() -> dict[str, Any]:
 
 
 @hookimpl
-def ragbench_query_styles() -> dict[str, Any]:
+def ragbench_query_styles() -> Registrations:
     return section("task_query_styles")["task_query_styles"]
 
 
-def _registered(hook: str) -> dict[str, Any]:
+def _registered(hook: str) -> Registrations:
     """What the benchmark folders' `hooks.py` return from `hook`, in folder order; a name two folders register
     is refused (one would hide the other)."""
     folders = sorted(item.name for item in resources.files(__name__).iterdir() if item.joinpath("hooks.py").is_file())
-    out: dict[str, Any] = {}
+    out: Registrations = {}
     owners: dict[str, str] = {}
     for folder in folders:
         implementation = getattr(import_module(f"{__name__}.{folder}.hooks"), hook, None)
@@ -44,13 +47,13 @@ def _registered(hook: str) -> dict[str, Any]:
 
 
 @hookimpl
-def ragbench_record_formats() -> dict[str, Any]:
+def ragbench_record_formats() -> Registrations:
     """The layouts of the benchmarks' own files, for YAML tasks' `data.format`."""
     return _registered("ragbench_record_formats")
 
 
 @hookimpl
-def ragbench_gold_kinds() -> dict[str, Any]:
+def ragbench_gold_kinds() -> Registrations:
     """The shapes of the benchmarks' own gold, for YAML tasks' `fields.gold`."""
     return _registered("ragbench_gold_kinds")
 

@@ -169,3 +169,21 @@ def test_sentence_splitting_equals_nltk_sent_tokenize_with_punkt_tab(tmp_path, m
         assert len(sent_tokenize(TEXTS[0])) == 2
     finally:
         _get_punkt_tokenizer.cache_clear()
+
+
+def test_each_retrieval_names_its_file_of_alce_data_tar():
+    """The names ALCE's download_data.sh archive holds (one rule, `data_files`, makes them per dataset)."""
+    assert dict(AlceAsqa.files) == {
+        "gtr": "asqa_eval_gtr_top100.json",
+        "dpr": "asqa_eval_dpr_top100.json",
+        "oracle": "asqa_eval_gtr_top100_reranked_oracle.json",
+    }
+    assert dict(AlceQampari.files) == {
+        "gtr": "qampari_eval_gtr_top100.json",
+        "dpr": "qampari_eval_dpr_top100.json",
+        "oracle": "qampari_eval_gtr_top100_reranked_oracle.json",
+    }
+    assert dict(AlceEli5.files) == {
+        "bm25": "eli5_eval_bm25_top100.json",
+        "oracle": "eli5_eval_bm25_top100_reranked_oracle.json",
+    }

@@ -12,6 +12,8 @@ import pytest
 from conftest import TEST_DATA
 from ragbench.api import ConfigError, Document, Example, Prediction, Preflight, Step
 from ragbench.tasks.beir.metrics import BeirRetrieval
+from ragbench.tasks.browsecomp_plus.retrieval import BrowseCompPlusRetrieval
+from ragbench.tasks.trec_rag.metric import TrecRagRetrieval
 
 PARITY = json.loads((TEST_DATA / "parity" / "beir.json").read_text(encoding="utf-8"))
 K = ",".join(map(str, PARITY["k_values"]))
@@ -99,10 +101,12 @@ def test_fewer_documents_than_the_deepest_cutoff_is_counted(depth_shown, trace, 
     assert ctx.counts == ({"shown_short": 1} if counted else {})
 
 
-def test_without_pytrec_eval_the_preflight_says_what_to_install(monkeypatch):
+@pytest.mark.parametrize("metric", [BeirRetrieval, BrowseCompPlusRetrieval, TrecRagRetrieval])
+def test_without_pytrec_eval_the_preflight_says_what_to_install(monkeypatch, metric):
+    """Every metric that computes with pytrec_eval checks it in one step (ragbench.api.retrieval.check_pytrec_eval)."""
     monkeypatch.setitem(sys.modules, "pytrec_eval", None)  # import fails as when it is not installed
     check = Preflight()
-    BeirRetrieval().preflight(check, None)
+    metric().preflight(check, None)
     assert check.problems == [
-        "metric beir_retrieval computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
+        f"metric {metric.name} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
     ]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
+from ragbench.api.data import JsonObject
 
 from ..segment_texts import existing_corpus
 from .pool import Pool, pooled_docids, submitted_text
@@ -69,15 +70,15 @@ class NuggetizerMetric(Metric):
         self.passages, self.window, self.max_nuggets = passages, int(window_size), int(max_nuggets)
         self.grades = int(assign_grades)
 
-    def config(self) -> dict[str, Any]:
-        config = {
+    def config(self) -> JsonObject:
+        config: JsonObject = {
             "name": self.name,
             "passages": self.passages,
             "window_size": self.window,
             "max_nuggets": self.max_nuggets,
             "assign_grades": self.grades,
         }
-        pool = {"corpus": self.corpus_path, "nuggets": self.nugget_file}  # passages=pool only
+        pool: JsonObject = {"corpus": self.corpus_path, "nuggets": self.nugget_file}  # passages=pool only
         return config | pool if self.pool is not None else config
 
     def preflight(self, check: Preflight, task: Any) -> None:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
+from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import model_location
 
 from .prompts import messages, sampling
@@ -42,10 +44,12 @@ class RagasMetric(Metric):
         },
     )
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "sampling": sampling("")}
 
-    async def ask(self, ctx: Any, prompt: str, given: dict[str, Any], examples: str = "default") -> dict[str, Any]:
+    async def ask(
+        self, ctx: Any, prompt: str, given: Mapping[str, object], examples: str = "default"
+    ) -> dict[str, Any]:
         """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model, asked again
         as instructor asks; `NotScored` where instructor gives up."""
         (judge,) = ctx.judges_for(self)
@@ -175,9 +179,13 @@ class RagasFactualCorrectness(RagasMetric):
                 raise ConfigError(f"metric {self.name}: {option}={level} is not low or high")
         self.mode, self.beta, self.atomicity, self.coverage = mode, float(beta), atomicity, coverage
 
-    def config(self) -> dict[str, Any]:
-        options = {"mode": self.mode, "beta": self.beta, "atomicity": self.atomicity, "coverage": self.coverage}
-        return {**super().config(), **options}
+    def config(self) -> JsonObject:
+        return super().config() | {
+            "mode": self.mode,
+            "beta": self.beta,
+            "atomicity": self.atomicity,
+            "coverage": self.coverage,
+        }
 
     async def verified(self, ctx: Any, text: str, against: str) -> list[bool]:
         """The claims of `text`, each judged against `against`."""
@@ -217,7 +225,7 @@ class RagasResponseRelevancy(RagasMetric):
         self.strictness, self.embeddings = int(strictness), embeddings
         self._encoder: Any = None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**super().config(), "strictness": self.strictness, "embeddings": self.embeddings}
 
     def preflight(self, check: Preflight, task: Any) -> None:

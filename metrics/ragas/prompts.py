@@ -11,12 +11,37 @@ the 1,024 tokens sent as `max_completion_tokens` (the openai engine sends that f
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import reasoning_model
 
-PROMPTS: dict[str, dict[str, Any]] = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
+# The JSON Schema of a ragas output model, as far as its models use it (prompts.json's `output_schema`)
+FieldSchema = TypedDict(
+    "FieldSchema", {"type": str, "items": "FieldSchema", "$ref": str, "description": str}, total=False
+)
+ObjectSchema = TypedDict(
+    "ObjectSchema",
+    {"title": str, "description": str, "properties": dict[str, FieldSchema], "$defs": "dict[str, ObjectSchema]"},
+    total=False,
+)
+
+# An example: the input and the output ragas shows for it
+Example = tuple[JsonObject, JsonObject]
+
+
+class Prompt(TypedDict):
+    """One prompt of prompts.json, as ragas defines it."""
+
+    instruction: str
+    input_fields: list[str]  # the fields of the input shown, in this order
+    output_schema: ObjectSchema
+    examples: list[Example] | dict[str, list[Example]]  # several sets: by "atomicity/coverage"
+
+
+PROMPTS: dict[str, Prompt] = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
 
 # ragas's InstructorModelArgs defaults; instructor's JSON mode asks for a JSON object (response_format)
 SAMPLING: dict[str, Any] = {"temperature": 0.01, "top_p": 0.1, "max_tokens": 1024, "json_mode": True}
@@ -39,12 +64,12 @@ INSTRUCTOR_JSON_MODE = """
 """
 
 
-def indented(value: dict[str, Any]) -> str:
+def indented(value: Mapping[str, object]) -> str:
     """A pydantic model's `model_dump_json(indent=4)`: non-ASCII characters as they are."""
     return json.dumps(value, indent=4, ensure_ascii=False)
 
 
-def examples_text(examples: list[list[dict[str, Any]]]) -> str:
+def examples_text(examples: list[Example]) -> str:
     if not examples:
         return ""
     shown = [
@@ -54,7 +79,7 @@ def examples_text(examples: list[list[dict[str, Any]]]) -> str:
     return "--------EXAMPLES-----------\n" + "\n\n".join(shown)
 
 
-def user_message(name: str, given: dict[str, Any], examples: str = "default") -> str:
+def user_message(name: str, given: Mapping[str, object], examples: str = "default") -> str:
     """Prompt `name` of prompts.json over the input `given` (its fields in the prompt's order); `examples`:
     the example set of a prompt that has several (factual correctness's "atomicity/coverage")."""
     prompt = PROMPTS[name]
@@ -70,7 +95,7 @@ def user_message(name: str, given: dict[str, Any], examples: str = "default") ->
     )
 
 
-def messages(name: str, given: dict[str, Any], examples: str = "default") -> list[dict[str, str]]:
+def messages(name: str, given: Mapping[str, object], examples: str = "default") -> list[dict[str, str]]:
     """The chat ragas sends for prompt `name`: instructor's JSON-mode system message, then the prompt."""
     schema = json.dumps(PROMPTS[name]["output_schema"], indent=2, ensure_ascii=False)
     return [

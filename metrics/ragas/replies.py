@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from .prompts import PROMPTS
+from .prompts import PROMPTS, FieldSchema, ObjectSchema
 
 ATTEMPTS = 4  # instructor's default max_retries (3), which ragas leaves, plus the first attempt
 REASK = "Correct your JSON ONLY RESPONSE, based on the following errors:\n"
@@ -30,7 +30,7 @@ def output_model(prompt: str) -> type[BaseModel]:
     return _model(schema, schema.get("$defs", {}))
 
 
-def _model(schema: dict[str, Any], defs: dict[str, Any]) -> type[BaseModel]:
+def _model(schema: ObjectSchema, defs: dict[str, ObjectSchema]) -> type[BaseModel]:
     fields: dict[str, Any] = {
         name: (_annotation(field, defs), Field(description=field.get("description")))
         for name, field in schema["properties"].items()
@@ -39,7 +39,7 @@ def _model(schema: dict[str, Any], defs: dict[str, Any]) -> type[BaseModel]:
     return model
 
 
-def _annotation(field: dict[str, Any], defs: dict[str, Any]) -> Any:
+def _annotation(field: FieldSchema, defs: dict[str, ObjectSchema]) -> Any:
     if "$ref" in field:
         return _model(defs[field["$ref"].rsplit("/", 1)[-1]], defs)
     if field.get("type") == "array":

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragbench.api import ConfigError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api.data import JsonObject
 
 from .claims import Triplet, checking_prompts, extraction_prompt, parse_labels, parse_triplets
 from .scores import KEYS, ragchecker_scores
@@ -52,12 +53,12 @@ class RagChecker(Metric):
         self.extraction_sampling = {"temperature": 1e-5, "max_tokens": int(extractor_max_new_tokens)}
         self.checking_sampling = {"temperature": 0.0, "max_tokens": self.joint_check_num * 10 + 100}
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "joint_check_num": self.joint_check_num,
-            "extraction_sampling": self.extraction_sampling,
-            "checking_sampling": self.checking_sampling,
+            "extraction_sampling": dict(self.extraction_sampling),
+            "checking_sampling": dict(self.checking_sampling),
         }
 
     async def extract(self, judge: Any, question: str, text: str, count: Callable[[str], None]) -> list[Triplet]:

@@ -26,6 +26,7 @@ from ragbench.api import (
     SampleRecord,
     Scores,
 )
+from ragbench.api.data import JsonObject
 from ragbench.api.engines import RequestError
 
 from ..segment_texts import SegmentTexts, existing_corpus
@@ -153,9 +154,9 @@ class Umbrela(Metric):
         paths = {name: Path(path) for name, path in given.items()}
         return examples_text(paths["qrels"], paths["topics"], paths["corpus"], self.few_shot_count, self.few_shot_seed)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         """Zero-shot, as before few-shot prompts were added (a run's config stays comparable)."""
-        config = {"name": self.name, "prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
+        config = super().config() | {"prompt_type": self.prompt_type, "k": self.k, "max_tokens": self.max_tokens}
         if self.segments is not None:
             config |= {"passages": self.passages, "judge_cat": "".join(map(str, self.judge_cat))}
         if not self.few_shot_count:

@@ -11,8 +11,9 @@ a ConfigError saying what a corpus can be); `CorpusLookup` (a passage file's doc
 disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` components) and `REFINED_TEXT` (the
 metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
 (trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `trec_eval_all` (a run file's
-`trec_eval -c` values), `import_pytrec_eval` and `shown_short` (fewer documents shown than a cut-off while the
-searches returned more); `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
+`trec_eval -c` values), `import_pytrec_eval`, `check_pytrec_eval` (a metric's pre-flight step: pytrec_eval
+installed) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
+`trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
-    from ragbench._retrieval.trec.measures import import_pytrec_eval, shown_short, trec_eval_all, trec_measures
+    from ragbench._retrieval.trec.measures import (
+        check_pytrec_eval,
+        import_pytrec_eval,
+        shown_short,
+        trec_eval_all,
+        trec_measures,
+    )
     from ragbench._retrieval.trec.run_file import read_trec_run, run_tag, trec_ranking, trec_run_text
     from ragbench._shared.refined_text import REFINED_TEXT
 
@@ -37,7 +44,13 @@ _MODULES = {
     "ragbench._retrieval.query_style": ("QueryStyle", "BGE_QUERY_INSTRUCTION"),
     "ragbench._retrieval.dense.retriever": ("model_location",),
     "ragbench._retrieval.corpus.readers": ("passage_text", "read_corpus", "corpus_format"),
-    "ragbench._retrieval.trec.measures": ("trec_measures", "trec_eval_all", "import_pytrec_eval", "shown_short"),
+    "ragbench._retrieval.trec.measures": (
+        "trec_measures",
+        "trec_eval_all",
+        "import_pytrec_eval",
+        "check_pytrec_eval",
+        "shown_short",
+    ),
     "ragbench._retrieval.trec.run_file": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),

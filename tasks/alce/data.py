@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ragbench.api import ConfigError
@@ -12,6 +14,13 @@ from ragbench.api.data import data_dir, parse_json, resolve_data_file
 # princeton-nlp/ALCE download_data.sh: one archive holding every file.
 ARCHIVE = "ALCE-data.tar"
 ARCHIVE_URL = "https://huggingface.co/datasets/princeton-nlp/ALCE-data/resolve/main/ALCE-data.tar"
+
+
+def data_files(dataset: str, retrievers: tuple[str, ...]) -> Mapping[str, str]:
+    """The archive's file of each retrieval of `dataset`: `{dataset}_eval_{retriever}_top100.json`, and "oracle",
+    the first retriever's top 100 reranked to the oracle five (`..._top100_reranked_oracle.json`)."""
+    files = {retriever: f"{dataset}_eval_{retriever}_top100.json" for retriever in retrievers}
+    return MappingProxyType({**files, "oracle": f"{dataset}_eval_{retrievers[0]}_top100_reranked_oracle.json"})
 
 
 def alce_data_file(task: str, filename: str, explicit: Path | None) -> Path:

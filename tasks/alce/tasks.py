@@ -36,7 +36,7 @@ from annotated_types import Ge, Lt
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.text import cited_numbers, list_items, sent_tokenize
 
-from .data import alce_data_file, read_records
+from .data import alce_data_file, data_files, read_records
 from .prompting import SHORTER_FIELDS, fill, head_prompt, load_prompt_file, shorter_docs
 
 # run.py LLM.generate: the system message OpenAI chat models get.
@@ -263,13 +263,7 @@ class AlceTask(Task):
 class AlceAsqa(AlceTask):
     name = "alce_asqa"
     dataset = "asqa"
-    files = MappingProxyType(
-        {
-            "gtr": "asqa_eval_gtr_top100.json",
-            "dpr": "asqa_eval_dpr_top100.json",
-            "oracle": "asqa_eval_gtr_top100_reranked_oracle.json",
-        }
-    )
+    files = data_files("asqa", ("gtr", "dpr"))
     quality_metrics = ("str_em",)
     scoring = TaskScoring(gold_fields=("qa_pairs", "long_answer"))
     prompting_class = AlceAsqaPrompting
@@ -306,13 +300,7 @@ class AlceAsqa(AlceTask):
 class AlceQampari(AlceTask):
     name = "alce_qampari"
     dataset = "qampari"
-    files = MappingProxyType(
-        {
-            "gtr": "qampari_eval_gtr_top100.json",
-            "dpr": "qampari_eval_dpr_top100.json",
-            "oracle": "qampari_eval_gtr_top100_reranked_oracle.json",
-        }
-    )
+    files = data_files("qampari", ("gtr", "dpr"))
     quality_metrics = ("qampari",)
     citation_metric = "citation_list"
     prompting_class = AlceQampariPrompting
@@ -335,9 +323,7 @@ class AlceQampari(AlceTask):
 class AlceEli5(AlceTask):
     name = "alce_eli5"
     dataset = "eli5"
-    files = MappingProxyType(
-        {"bm25": "eli5_eval_bm25_top100.json", "oracle": "eli5_eval_bm25_top100_reranked_oracle.json"}
-    )
+    files = data_files("eli5", ("bm25",))
     default_retrieval = "bm25"
     scoring = TaskScoring(gold_fields=("claims", "long_answer"))
 

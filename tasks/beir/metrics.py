@@ -24,7 +24,8 @@ import dataclasses
 from typing import Any
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Preflight, Scores, ScoringContext
-from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
+from ragbench.api.data import JsonObject
+from ragbench.api.retrieval import check_pytrec_eval, shown_short, trec_measures
 
 DEFAULT_CUTOFFS = "1,3,5,10"
 MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "p": "P"}  # ragbench key -> pytrec_eval
@@ -88,8 +89,7 @@ class BeirRetrieval(Metric):
         self.declares = dataclasses.replace(self.declares, keys=keys)
 
     def preflight(self, check: Preflight, task: Any) -> None:
-        with check.step("metric beir_retrieval: pytrec_eval installed"):
-            import_pytrec_eval(f"metric {self.name}")
+        check_pytrec_eval(check, self.name)
 
     def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         prediction.shown_docs("BEIR's retrieval (each document with its corpus id)")
@@ -98,5 +98,5 @@ class BeirRetrieval(Metric):
         ranking = ranked_ids(prediction, example.id, self.ignore_identical_ids)
         return query_scores(example.gold["qrels"], ranking, self.ks)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "k": ",".join(map(str, self.ks)), "ignore_identical_ids": self.ignore_identical_ids}

@@ -12,7 +12,7 @@ folder (or a JSONL of its rows) is a retrieval corpus like any other (`ragbench 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ def read_qrels(path: Path) -> dict[str, list[str]]:
     return qrels
 
 
-def doc_ids(record: dict[str, Any], field: str) -> list[str]:
+def doc_ids(record: Mapping[str, object], field: str) -> list[str]:
     """The docids of one of a query's document lists, each once, in order."""
     docs = record.get(field) or []
     if not isinstance(docs, list) or not all(isinstance(doc, dict) and "docid" in doc for doc in docs):

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ragbench.api import CorpusValue, Example, KeySpec, Metric, MetricDeclaration, Prediction, SampleRecord, Scores
+from ragbench.api.data import JsonObject
 
 from .grading import calibration_error, grader_prompt, parse_judgement
 
@@ -122,5 +123,5 @@ class BrowseCompPlusJudge(Metric):
             )
         }
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "judge_sampling": dict(self.judge_sampling)}

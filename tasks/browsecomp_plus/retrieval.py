@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Preflight, Scores
-from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
+from ragbench.api.retrieval import check_pytrec_eval, shown_short, trec_measures
 
 MEASURES = ("ndcg_cut.10", "recall.5,100,1000")  # the README's trec_eval command
 KEYS = {
@@ -42,8 +42,7 @@ class BrowseCompPlusRetrieval(Metric):
     )
 
     def preflight(self, check: Preflight, task: Any) -> None:
-        with check.step(f"metric {self.name}: pytrec_eval installed"):
-            import_pytrec_eval(f"metric {self.name}")
+        check_pytrec_eval(check, self.name)
 
     def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         shown = prediction.shown_docs("BrowseComp-Plus's retrieval evaluation (each document with its docid)")

@@ -165,15 +165,9 @@ class BatchingEmbedder:
     """`await embedder.embed(texts)`: unit vectors, one row per text."""
 
     def __init__(
-        self,
-        spec: str | None = None,
-        device: str | None = None,
-        precision: str | None = None,
-        batch_size: int | None = None,
-        cache: PageCache | None = None,
-        resources: RunResources | None = None,
+        self, model: ModelSpec | None = None, cache: PageCache | None = None, resources: RunResources | None = None
     ) -> None:
-        self.model_spec = ModelSpec(spec, device, precision, batch_size)
+        self.model_spec = model or ModelSpec(None)  # None: all-MiniLM-L6-v2, placed for the machine
         self.cache = cache
         self.resources = resources  # the run's, where the model is loaded once for all its tasks
         self._model: Any = None

@@ -1,13 +1,11 @@
 """This folder's own registrations (the tasks package's hooks gather every folder's): CRAG's kind of gold,
 for YAML tasks' `fields.gold`."""
 
-from typing import Any
-
 from ragbench.api import hookimpl
 
 
 @hookimpl
-def ragbench_gold_kinds() -> dict[str, Any]:
+def ragbench_gold_kinds() -> dict[str, dict[str, str]]:  # {name: {"target", "description"}}
     return {
         "crag_answer": {
             "target": "ragbench.tasks.crag.gold:CragAnswer",

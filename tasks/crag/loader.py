@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import StreamBroken, objects, read_lines
+from ragbench.api.data import JsonObject, StreamBroken, objects, read_lines
 from ragbench.api.run import Workers, usable_cores
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-Item = tuple[int, "dict[str, Any] | RecordError"]
+Item = tuple[int, "JsonObject | RecordError"]  # a record as its JSON line holds it, or what was wrong with it
 _PART = re.compile(r"^(?P<stem>.+\.tar\.bz2)\.part(?P<number>\d+)$")
 
 

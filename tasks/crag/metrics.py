@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragbench.api import EngineError, Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
-from ragbench.api.data import parse_json
+from ragbench.api.data import JsonObject, parse_json
 
 from .prompts import judge_prompt
 
@@ -140,7 +140,7 @@ class CragAutoEval(Metric):
         {"temperature": 1.0, "max_tokens": 512, "json_mode": True}
     )
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "protocol": self.protocol, "judge_sampling": dict(self.judge_sampling)}
 
     def ground_truths(self, example: Example) -> list[str]:

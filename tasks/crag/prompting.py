@@ -11,7 +11,7 @@ from ragbench.api import Document, Example, Prompt, TaskPrompting
 from ragbench.api.trace import group
 
 from . import baselines
-from .embedder import BatchingEmbedder
+from .embedder import BatchingEmbedder, ModelSpec
 from .metrics import cut_to_tokens
 from .pages import WORKER_MODULES, Offload, PageProcessor
 
@@ -26,10 +26,10 @@ class PageWork:
         executor: str,
         workers: int | None,
         cache_path: str | None,
-        embedder_options: tuple[str | None, str | None, str | None, int | None],
+        model: ModelSpec,
     ) -> None:
         self.task, self.executor, self.workers = task, executor, workers
-        self.cache_path, self.embedder_options = cache_path, embedder_options
+        self.cache_path, self.model = cache_path, model
         self.resources: Any = None  # the run's (`bind`)
         self.offload: Offload | None = None
         self.pages: PageProcessor | None = None
@@ -40,7 +40,7 @@ class PageWork:
         resources.workers.warm(*WORKER_MODULES)
         self.offload = Offload(resources.workers, self.executor, self.workers)
         self.pages = PageProcessor(self.offload)
-        self.embedder = BatchingEmbedder(*self.embedder_options, resources=resources)
+        self.embedder = BatchingEmbedder(self.model, resources=resources)
 
     def bound_offload(self) -> Offload:
         if self.offload is None:

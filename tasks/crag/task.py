@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,8 +31,9 @@ from typing import Any, ClassVar
 from ragbench.api import ConfigError, Document, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import data_dir, parse_json, resolve_data_file
 
+from .embedder import ModelSpec
 from .kg.client import URL_ENV, CragKgClient
-from .loader import read_jsonl, read_task3_archive, record_parser
+from .loader import Item, read_jsonl, read_task3_archive, record_parser
 from .metrics import TOKENIZER_ENV
 from .prompting import CragPrompting, PageWork
 
@@ -47,7 +48,7 @@ UPSTREAM_DATA = "https://github.com/facebookresearch/CRAG/raw/refs/heads/main/da
 SLICES = ("domain", "question_type", "static_or_dynamic", "popularity")
 
 
-def _alt_answers(record: dict[str, Any], where: str, number: int) -> list[str]:
+def _alt_answers(record: Mapping[str, object], where: str, number: int) -> list[str]:
     """`alt_ans` (a list, v3+), or the pre-v3 example file's `alternative_answers` string ("[]")."""
     if "alt_ans" in record:
         value = record["alt_ans"]
@@ -80,7 +81,7 @@ def _page(page: Any, index: int, interaction_id: str, where: str, number: int) -
     )
 
 
-def example_from_record(record: dict[str, Any], number: int, where: str) -> Example:
+def example_from_record(record: Mapping[str, object], number: int, where: str) -> Example:
     def required(field: str, kind: type | tuple[type, ...]) -> Any:
         if field not in record:
             raise RecordError(where, number + 1, "missing field", field)
@@ -121,6 +122,8 @@ class CragTask(Task):
     plot_keys = ("accuracy", "hallucination", "missing", "score")
     own_documents = True  # each question's five search result pages
     kg_default: ClassVar[bool] = False
+    # how the data file is read: Task 1&2's JSONL (.bz2); Task 3's multi-part archive (CragTask3)
+    read_records: ClassVar[Callable[..., Iterator[Item]]] = staticmethod(read_jsonl)
     tools_replayed = False  # set by the run (UsesTools)
     prompting: CragPrompting
 
@@ -184,14 +187,11 @@ class CragTask(Task):
         self.tokenizer_path = tokenizer
         self.kg_url, self.kg_dir, self.allow_pickle = kg_url, kg_dir, bool(allow_pickle)
         self.path: Path | None = None
-        embedder_options = (
-            embedder,
-            embedder_device,
-            embedder_precision,
-            int(embedder_batch_size) if embedder_batch_size else None,
+        model = ModelSpec(
+            embedder, embedder_device, embedder_precision, int(embedder_batch_size) if embedder_batch_size else None
         )
         self.page_work = PageWork(
-            self.name, page_executor, int(page_workers) if page_workers else None, page_cache, embedder_options
+            self.name, page_executor, int(page_workers) if page_workers else None, page_cache, model
         )
         self.prompting = CragPrompting(self.page_work, baseline, self.uses_kg, int(web_tokens), int(kg_tokens))
         self.resources: Any = None  # the run's (`bind`)
@@ -260,8 +260,8 @@ class CragTask(Task):
             f"${TOKENIZER_ENV}, or put it in {data_dir() / 'llama2_tokenizer'}"
         )
 
-    def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-        return read_jsonl(path, parse=self._record_parser())
+    def records(self, path: Path) -> Iterator[Item]:
+        return self.read_records(path, parse=self._record_parser())
 
     def _record_parser(self) -> Callable[[str], Any]:
         """Large records are parsed in the run's record lane (in place outside a run)."""
@@ -340,6 +340,7 @@ class CragTask2(CragTask):
 class CragTask3(CragTask):
     name = "crag_t3"
     kg_default = True
+    read_records = staticmethod(read_task3_archive)
 
     def resolve_data(self) -> Path:
         if self.data_path is not None:
@@ -355,6 +356,3 @@ class CragTask3(CragTask):
             f"data/crag_task_3_dev_{self.version}.tar.bz2.part*): put them in {data_dir()} "
             f"or pass --data {self.name}=PATH (one part, the .tar.bz2, or their folder)"
         )
-
-    def records(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-        return read_task3_archive(path, parse=self._record_parser())

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Score
+from ragbench.api.data import JsonObject
 
 PROMPTS = Path(__file__).parent / "prompts"
 VERSION_DATE = "November 24, 2025"  # the FreshQA version freshqa.yaml downloads (FreshQA_v112425)
@@ -121,7 +122,7 @@ class FreshEval(Metric):
         credited = [float(verdict) for verdict in verdicts if verdict is not None]
         return sum(credited) / len(credited) if credited else None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "mode": self.mode,

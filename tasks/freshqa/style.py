@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +30,7 @@ HEADER = (
 READ = ("split", "question", *ANSWERS)
 
 
-def columns_missing(row: dict[str, Any]) -> list[str]:
+def columns_missing(row: Mapping[str, object]) -> list[str]:
     """The columns the task reads that the header lacks, as one row shows them: a row cut short lacks only
     its last columns, so a read column is missing from the header where a column after it is present."""
     last = max((HEADER.index(name) for name in row if name in HEADER), default=-1)

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge
 
 from ragbench.api import ConfigError, Example, Metric, MetricDeclaration, Prediction, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 from ragbench.api.text import normalize_answer, token_f1
 
 DOWNSTREAM_KEYS = ("accuracy", "em", "f1", "rougel")
@@ -95,7 +96,7 @@ class KiltDownstream(Metric):
     def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         return downstream(example, prediction, self.extract)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return extract_config(self.name, self.extract)
 
 
@@ -200,5 +201,5 @@ class KiltRetrieval(Metric):
             **{f"kilt_{key}": value for key, value in values.items()},
         }
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**extract_config(self.name, self.extract), "k": self.k}

@@ -13,9 +13,10 @@ letter before '"' or ":")."""
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Score, ScoringContext
+from ragbench.api.data import JsonObject
 
 ANSWER_CHOICE = '"answer_choice": "'
 PMC_LLAMA_ANSWER = "Answer:"
@@ -79,5 +80,5 @@ class MirageAccuracy(Metric):
             choice = DEFAULT_CHOICE
         return float(choice == example.gold["answer_key"])
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "locate": self.locate}

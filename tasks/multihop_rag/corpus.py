@@ -13,7 +13,7 @@ and retrieval metric render (metrics.retrieved_text).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ OPTIONAL = ("url", "author", "category")
 SPLIT_METADATA = ("title", "published_at", "source")  # JSONReader's metadata, in its order
 
 
-def metadata_text(article: dict[str, Any]) -> str:
+def metadata_text(article: Mapping[str, object]) -> str:
     """llama-index's `get_metadata_str()` of a JSONReader document: one `key: value` line each."""
     return "\n".join(f"{key}: {article[key]}" for key in SPLIT_METADATA)
 

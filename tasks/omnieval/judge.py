@@ -31,6 +31,7 @@ from ragbench.api import (
     Prediction,
     Scores,
 )
+from ragbench.api.data import JsonObject
 
 from .catalog import data_file
 from .metrics import searched
@@ -131,13 +132,13 @@ class OmniEvalJudge(Metric):
             )
         self.metrics = tuple(chosen)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {
             "name": self.name,
             "model_adapter": self.model_adapter,
             "metrics": list(self.metrics),
             "hallucination_adapter": self.hallucination_adapter,
-            "sampling": SAMPLING,
+            "sampling": dict(SAMPLING),
         }
 
     def route(self, metric: str, judges: list[Any]) -> tuple[Any, str | None]:

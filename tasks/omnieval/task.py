@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
+from ragbench.api.data import JsonObject
 
 from . import catalog, predictions, prompts
 from .loader import Cell, load_cells
@@ -72,7 +73,7 @@ class OmniEvalAuto(Task):
         self.prompting = prompts.OmniEvalPrompting(bool(literal_newlines), bool(chat), conversation_query)
         self.cells: list[Cell] | None = None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         """Records the prompt form and asks report.md for topic x task heat maps (paper Figure 4)."""
         matrix = {
             "field": "cell",

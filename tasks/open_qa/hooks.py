@@ -1,13 +1,11 @@
 """This folder's own registrations (the tasks package's hooks gather every folder's): the record formats of
 FlashRAG's and WebQuestions' files, for YAML tasks' `data.format`."""
 
-from typing import Any
-
 from ragbench.api import hookimpl
 
 
 @hookimpl
-def ragbench_record_formats() -> dict[str, Any]:
+def ragbench_record_formats() -> dict[str, dict[str, str]]:  # {name: {"target", "description"}}
     return {
         "flashrag": {
             "target": "ragbench.tasks.open_qa.formats:FlashragFormat",

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ragbench.api import Example, Prediction, Scores
+from ragbench.api.data import JsonObject
 
 from .metrics import RgbMetric, answered
 
@@ -67,7 +68,7 @@ class RgbJudge(RgbMetric):
         replies = await ctx.ask_judges(self, [{"role": "user", "content": text}], **self.judge_sampling)
         return sum(self.says_yes(reply.text) for reply in replies) / len(replies)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {**super().config(), "judge_sampling": dict(self.judge_sampling)}
 
 

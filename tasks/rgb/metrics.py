@@ -23,6 +23,7 @@ import dataclasses
 from typing import Any
 
 from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores, ScoringContext
+from ragbench.api.data import JsonObject
 
 REJECTIONS = ("信息不足", "insufficient information")
 FACT_CHECKS = ("事实性错误", "factual errors")
@@ -68,7 +69,7 @@ class RgbMetric(Metric):
     def labels(self, example: Example, prediction: Prediction) -> tuple[list[int], int]:
         return labels_of(prediction.answer, example.gold[ANSWER], self.strip_spaces)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return {"name": self.name, "strip_spaces": self.strip_spaces}
 
 

@@ -18,25 +18,57 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ragbench.api import RecordError
+from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
 
 END = re.compile(r"[.!?]+$")
 
 
-def response_length(answer: list[dict[str, Any]]) -> int:
+class Sentence(TypedDict):
+    """One sentence of a submission's answer: its text and the references it cites (0-based indices)."""
+
+    text: str
+    citations: list[int]
+
+
+class Submission2024(TypedDict):
+    run_id: str
+    topic_id: str
+    topic: str
+    references: list[str]
+    response_length: int
+    answer: list[Sentence]
+
+
+class Metadata2025(TypedDict):
+    team_id: str
+    run_id: str
+    type: str
+    narrative_id: str
+    narrative: str
+
+
+class Submission2025(TypedDict):
+    metadata: Metadata2025
+    references: list[str]
+    answer: list[Sentence]
+
+
+def response_length(answer: list[Sentence]) -> int:
     """rag24_validation.compute_rag24_response_length."""
     return sum(len(unicodedata.normalize("NFKC", str(sentence["text"]).strip()).split()) for sentence in answer)
 
 
-def sentences(answer: str, shown: int) -> tuple[list[dict[str, Any]], int]:
+def sentences(answer: str, shown: int) -> tuple[list[Sentence], int]:
     """The answer's sentences as `{"text", "citations"}` (each cited number once, in order, 0-based) and how many
     citations named no document shown (left out)."""
-    out, dropped = [], 0
+    out: list[Sentence] = []
+    dropped = 0
     for statement in sent_tokenize(answer):
         numbers = list(dict.fromkeys(cited_numbers(statement)))
         kept = [number - 1 for number in numbers if 1 <= number <= shown]
@@ -48,8 +80,8 @@ def sentences(answer: str, shown: int) -> tuple[list[dict[str, Any]], int]:
 
 
 def submission(
-    year: int, topic_id: str, topic: str, references: list[str], answer: list[dict[str, Any]], run_id: str, team_id: str
-) -> dict[str, Any]:
+    year: int, topic_id: str, topic: str, references: list[str], answer: list[Sentence], run_id: str, team_id: str
+) -> Submission2024 | Submission2025:
     """One topic's line of a `year` (2024 or 2025) submission."""
     if year == 2024:
         return {
@@ -60,7 +92,13 @@ def submission(
             "response_length": response_length(answer),
             "answer": answer,
         }
-    metadata = {"team_id": team_id, "run_id": run_id, "type": "automatic", "narrative_id": topic_id, "narrative": topic}
+    metadata: Metadata2025 = {
+        "team_id": team_id,
+        "run_id": run_id,
+        "type": "automatic",
+        "narrative_id": topic_id,
+        "narrative": topic,
+    }
     return {"metadata": metadata, "references": references, "answer": answer}
 
 
@@ -88,23 +126,24 @@ def reference_index(cite: Any, references: list[str]) -> int:
     raise ValueError(f"citation {cite!r} is neither an index into the {len(references)} references nor one of them")
 
 
-def submission_record(line: dict[str, Any]) -> dict[str, Any]:
+def submission_record(line: Mapping[str, object]) -> JsonObject:
     """One submission line (2024 or 2025 format) as a `ragbench score` record `{"id", "output", "docs"}`."""
-    metadata = line["metadata"] if isinstance(line.get("metadata"), dict) else {}
+    given = line.get("metadata")
+    metadata = given if isinstance(given, dict) else {}
     topic_id = line.get("topic_id", metadata.get("narrative_id"))
-    references = line.get("references")
-    if topic_id is None or not isinstance(references, list) or not isinstance(line.get("answer"), list):
+    references, answer = line.get("references"), line.get("answer")
+    if topic_id is None or not isinstance(references, list) or not isinstance(answer, list):
         raise ValueError('expected "topic_id" (or "metadata": {"narrative_id"}), "references" and "answer"')
     if not all(isinstance(ref, str) for ref in references):
         raise ValueError('"references" holds a value that is not a docid string')
     return {
         "id": str(topic_id),
-        "output": recorded_output(line["answer"], references),
+        "output": recorded_output(answer, references),
         "docs": [{"id": ref} for ref in references],
     }
 
 
-def submission_records(folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
+def submission_records(folder: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
     """Every line of the folder's *.jsonl submission files, in name order, as `ragbench score` records; a line that
     is not UTF-8, not JSON or not a submission line is a RecordError naming it."""
     index = 0

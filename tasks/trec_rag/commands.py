@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -39,7 +38,7 @@ def export(
     from ragbench.api.retrieval import run_tag
     from ragbench.api.run import finished_run
 
-    from .ag_output import sentences, submission
+    from .ag_output import Submission2024, Submission2025, sentences, submission
 
     run = finished_run(run_dir, "export trec-rag")
     ran = [name for name in TASKS if name in run.results.results]
@@ -61,7 +60,7 @@ def export(
     if path.exists() and not overwrite:
         raise ConfigError(f"export trec-rag: {path} exists: give --overwrite, or another --output")
     tag = run_id or run_tag(run.path.resolve().name)
-    written: list[dict[str, Any]] = []
+    written: list[Submission2024 | Submission2025] = []
     dropped = cut = 0
     for record in run.records(task, why="the answers to export"):
         if record.bad_record or record.id is None or record.error is not None:

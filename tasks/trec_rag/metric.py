@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragbench.api import Example, Metric, MetricDeclaration, Prediction, Preflight, Scores, ScoringContext
-from ragbench.api.retrieval import import_pytrec_eval, shown_short, trec_measures
+from ragbench.api.retrieval import check_pytrec_eval, shown_short, trec_measures
 
 DEPTH = 100
 MEASURES = ("ndcg_cut.20", "recall.100")
@@ -44,8 +44,7 @@ class TrecRagRetrieval(Metric):
     )
 
     def preflight(self, check: Preflight, task: Any) -> None:
-        with check.step(f"metric {self.name}: pytrec_eval installed"):
-            import_pytrec_eval(f"metric {self.name}")
+        check_pytrec_eval(check, self.name)
 
     def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         ranked = ranking(prediction)

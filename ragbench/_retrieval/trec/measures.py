@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..._imports import import_extra
 from ..._types import Prediction
+
+if TYPE_CHECKING:
+    from ..._checks import Preflight
 
 
 def import_pytrec_eval(user: str) -> ModuleType:
@@ -23,6 +27,13 @@ def import_pytrec_eval(user: str) -> ModuleType:
     return import_extra(
         "pytrec_eval", f"{user} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
     )
+
+
+def check_pytrec_eval(check: Preflight, metric: str) -> None:
+    """The pre-flight step of a metric that computes with pytrec_eval (`metric`: its name): pytrec_eval installed,
+    else `import_pytrec_eval`'s error as the step's problem."""
+    with check.step(f"metric {metric}: pytrec_eval installed"):
+        import_pytrec_eval(f"metric {metric}")
 
 
 def trec_measures(qrels: Mapping[str, int], ranking: Sequence[str], measures: Iterable[str]) -> dict[str, float]:

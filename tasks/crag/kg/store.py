@@ -21,12 +21,15 @@ import io
 import json
 import pickle
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ragbench.api.data import JsonObject, JsonValue
+
+from .domains import Domain, FinanceKg, MovieCatalogue, MovieKg, MusicKg, OpenKg, SportsKg, Table
 from .name_search import TOP_N, FastSearch, OkapiSearch, normalize
 
 
@@ -60,6 +63,39 @@ def _load_pickle(path: Path) -> Any:
         return pickle.load(handle)
 
 
+# The endpoints that answer the entry of one of a domain's tables under the query (cragapi's `table.get(query)`)
+TABLE_ENTRIES = {
+    "open_get_entity": "kg",
+    "movie_get_movie_info_by_id": "movie_by_id",
+    "movie_get_person_info_by_id": "person_by_id",
+    "finance_get_ticker_by_name": "names",
+    "finance_get_price_history": "price",
+    "finance_get_detailed_price_history": "detailed_price",
+    "finance_get_dividends_history": "dividend",
+    "finance_get_market_capitalization": "marketcap",
+    "finance_get_info": "info",
+    "music_get_artist_all_works": "artist_work_dict",
+}
+# The name searches: a domain's search over the names of one of its tables
+NAME_SEARCHES = {
+    "open_search_entity_by_name": "search",
+    "finance_get_company_name": "search",
+    "music_search_artist_entity_by_name": "artist_search",
+    "music_search_song_entity_by_name": "song_search",
+}
+# The endpoints that answer one field of a table's entry, None where the entry or the field is missing or empty
+ENTRY_FIELDS = {
+    "music_get_artist_birth_place": ("artist_dict_simplified", "country"),
+    "music_get_artist_birth_date": ("artist_dict_simplified", "birth_date"),
+    "music_get_song_author": ("song_dict_simplified", "author"),
+    "music_get_song_release_country": ("song_dict_simplified", "country"),
+    "music_get_song_release_date": ("song_dict_simplified", "date"),
+}
+
+
+DOMAINS = ("open", "movie", "finance", "music", "sports")
+
+
 class KgStore:
     """All domains of one KG folder; `call(method, body)` answers an endpoint's "result"."""
 
@@ -67,14 +103,9 @@ class KgStore:
         self.dir = Path(kg_dir)
         self.allow_pickle = bool(allow_pickle)
         self.unavailable: dict[str, str] = {}
-        self.domains: dict[str, Any] = {}
-        for domain, loader in (
-            ("open", self._open),
-            ("movie", self._movie),
-            ("finance", self._finance),
-            ("music", self._music),
-            ("sports", self._sports),
-        ):
+        self.domains: dict[str, Domain] = {}
+        for domain in DOMAINS:
+            loader: Callable[[Path], Domain] = getattr(self, "_" + domain)
             try:
                 self.domains[domain] = loader(self.dir / domain)
             except DomainUnavailable as exc:
@@ -93,51 +124,50 @@ class KgStore:
         return paths
 
     # --- loading ----------------------------------------------------------------------------
-    def _open(self, folder: Path) -> dict[str, Any]:
+    def _open(self, folder: Path) -> OpenKg:
         files = (
             sorted(folder.glob("kg.*.jsonl.bz2"), key=lambda p: int(p.name.split(".")[1])) if folder.is_dir() else []
         )
         if not files:
             raise DomainUnavailable(f"{folder} has no kg.N.jsonl.bz2")
-        kg: dict[str, Any] = {}
+        kg: dict[str, JsonValue] = {}
         for path in files:
             with bz2.open(path, "rt", encoding="utf-8") as handle:
                 for line in handle:
                     if line.strip():
                         name, entity = json.loads(line)
                         kg[name] = entity
-        return {"kg": kg, "search": OkapiSearch(list(kg), dedupe=True)}
+        return OpenKg(kg, OkapiSearch(list(kg), dedupe=True))
 
-    def _movie(self, folder: Path) -> dict[str, Any]:
+    def _movie(self, folder: Path) -> MovieKg:
         movie, person, year = (
             json.loads(p.read_text(encoding="utf-8"))
             for p in self._need(folder, "movie_db.json", "person_db.json", "year_db.json")
         )
         from rank_bm25 import BM25Okapi
 
-        def index(db: dict[str, Any]) -> tuple[list[list[str]], Any]:
+        def catalogue(db: dict[str, JsonObject]) -> MovieCatalogue:
             corpus = [key.split() for key in db]
-            return corpus, BM25Okapi(corpus)
+            return MovieCatalogue(db, corpus, BM25Okapi(corpus))
 
-        return {
-            "movie": movie,
-            "person": person,
-            "year": year,
-            "movie_index": index(movie),
-            "person_index": index(person),
-            "movie_by_id": {v["id"]: v for v in movie.values() if "id" in v},
-            "person_by_id": {v["id"]: v for v in person.values() if "id" in v},
-        }
+        return MovieKg(
+            movie=catalogue(movie),
+            person=catalogue(person),
+            year=year,
+            movie_by_id={v["id"]: v for v in movie.values() if "id" in v},
+            person_by_id={v["id"]: v for v in person.values() if "id" in v},
+        )
 
-    def _finance(self, folder: Path) -> dict[str, Any]:
+    def _finance(self, folder: Path) -> FinanceKg:
         names = ["price", "detailed_price", "dividend", "marketcap", "info"]
         paths = self._need(folder, "company_name.dict", *[f"finance_{n}.sqlite" for n in names])
         with open(paths[0], newline="", encoding="utf-8") as handle:
             name_dict = {row["Name"]: row["Symbol"] for row in csv.DictReader(handle)}
-        out = {name: SqliteValues(path, self.allow_pickle) for name, path in zip(names, paths[1:])}
-        return {"names": name_dict, "search": OkapiSearch(list(name_dict), dedupe=False), **out}
+        price, detailed_price, dividend, marketcap, info = (SqliteValues(path, self.allow_pickle) for path in paths[1:])
+        search = OkapiSearch(list(name_dict), dedupe=False)
+        return FinanceKg(name_dict, search, price, detailed_price, dividend, marketcap, info)
 
-    def _music(self, folder: Path) -> dict[str, Any]:
+    def _music(self, folder: Path) -> MusicKg:
         files = [
             "artist_dict_simplified",
             "song_dict_simplified",
@@ -147,110 +177,79 @@ class KgStore:
             "artist_work_dict",
         ]
         data = dict(zip(files, map(_load_pickle, self._need(folder, *[f + ".pickle" for f in files], pickled=True))))
-        data["artist_search"] = FastSearch(list(data["artist_dict_simplified"]))
-        data["song_search"] = FastSearch(list(data["song_dict_simplified"]))
-        return data
+        return MusicKg(
+            **data,
+            artist_search=FastSearch(list(data["artist_dict_simplified"])),
+            song_search=FastSearch(list(data["song_dict_simplified"])),
+        )
 
-    def _sports(self, folder: Path) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def _sports(self, folder: Path) -> SportsKg:
+        nba, soccer = None, None
         if (folder / "nba.sqlite").is_file():
-            out["nba"] = sqlite3.connect(f"file:{folder / 'nba.sqlite'}?mode=ro", uri=True, check_same_thread=False)
+            nba = sqlite3.connect(f"file:{folder / 'nba.sqlite'}?mode=ro", uri=True, check_same_thread=False)
         if (folder / "soccer_team_match_stats.pkl").is_file() and self.allow_pickle:
             import pandas as pd
 
             stats = pd.read_pickle(folder / "soccer_team_match_stats.pkl")
-            out["soccer"] = stats[stats.index.get_level_values("league").notna()]
-        if not out:
+            soccer = stats[stats.index.get_level_values("league").notna()]
+        if nba is None and soccer is None:
             self._need(folder, "nba.sqlite", "soccer_team_match_stats.pkl", pickled=True)
-        return out
+        return SportsKg(nba, soccer)
 
     # --- answering --------------------------------------------------------------------------
-    def domain(self, name: str) -> Any:
+    def domain(self, name: str) -> Domain:
         if name not in self.domains:
             raise DomainUnavailable(f"the {name} KG is not loaded: {self.unavailable.get(name, 'unknown domain')}")
         return self.domains[name]
 
-    def call(self, method: str, body: dict[str, Any]) -> Any:
+    def call(self, method: str, body: Mapping[str, Any]) -> Any:
         domain = method.split("_", 1)[0]
+        data: Any = self.domain(domain)
+        if method in TABLE_ENTRIES:
+            return _entry(getattr(data, TABLE_ENTRIES[method]), **body)
+        if method in NAME_SEARCHES:
+            return _search(getattr(data, NAME_SEARCHES[method]), **body)
+        if method in ENTRY_FIELDS:
+            table, field = ENTRY_FIELDS[method]
+            return _entry_field(getattr(data, table), field, **body)
         handler: Callable[..., Any] = getattr(self, "_" + method)
-        data = self.domain(domain)
         if domain == "sports":
             key = "nba" if "_nba_" in method else "soccer"
-            if key not in data:
+            data = getattr(data, key)
+            if data is None:
                 raise DomainUnavailable(
                     f"the {key} KG is not loaded (nba.sqlite / soccer_team_match_stats.pkl with --allow-pickle)"
                 )
-            data = data[key]
         return handler(data, **body)
 
-    # open (cragapi/open.py)
-    def _open_search_entity_by_name(self, d: dict[str, Any], query: Any) -> Any:
-        return d["search"].search(query)
-
-    def _open_get_entity(self, d: dict[str, Any], query: Any) -> Any:
-        return d["kg"].get(query)
-
     # movie (cragapi/movie.py); index keys are the stored names, split on whitespace
-    def _movie_search(self, d: dict[str, Any], kind: str, query: Any) -> Any:
-        corpus, bm25 = d[kind + "_index"]
-        scores = bm25.get_scores(normalize(query).split())
+    def _movie_search(self, catalogue: MovieCatalogue, query: Any) -> Any:
+        scores = catalogue.bm25.get_scores(normalize(query).split())
+        corpus = catalogue.corpus
         top = [" ".join(corpus[i]) for i in np.argsort(scores)[::-1][:TOP_N] if scores[i] != 0]
-        return [d[kind][key] for key in top[:TOP_N]]
+        return [catalogue.entries[key] for key in top[:TOP_N]]
 
-    def _movie_get_person_info(self, d: dict[str, Any], query: Any) -> Any:
-        return self._movie_search(d, "person", query)
+    def _movie_get_person_info(self, d: MovieKg, query: Any) -> Any:
+        return self._movie_search(d.person, query)
 
-    def _movie_get_movie_info(self, d: dict[str, Any], query: Any) -> Any:
-        return self._movie_search(d, "movie", query)
+    def _movie_get_movie_info(self, d: MovieKg, query: Any) -> Any:
+        return self._movie_search(d.movie, query)
 
-    def _movie_get_year_info(self, d: dict[str, Any], query: Any) -> Any:
+    def _movie_get_year_info(self, d: MovieKg, query: Any) -> Any:
         if int(query) not in range(1990, 2022):
             raise ValueError("Year must be between 1990 and 2021")
-        return d["year"].get(str(query))
+        return d.year.get(str(query))
 
-    def _movie_get_movie_info_by_id(self, d: dict[str, Any], query: Any) -> Any:
-        return d["movie_by_id"].get(query)
+    # finance (cragapi/finance.py): a missing company has no EPS or P/E ratio (None); a falsy one is as stored
+    def _finance_get_eps(self, d: FinanceKg, query: Any) -> Any:
+        return (d.info.get(query) or {}).get("forwardEps")
 
-    def _movie_get_person_info_by_id(self, d: dict[str, Any], query: Any) -> Any:
-        return d["person_by_id"].get(query)
-
-    # finance (cragapi/finance.py)
-    def _finance_get_company_name(self, d: dict[str, Any], query: Any) -> Any:
-        return d["search"].search(query)
-
-    def _finance_get_ticker_by_name(self, d: dict[str, Any], query: Any) -> Any:
-        return d["names"].get(query)
-
-    def _finance_get_price_history(self, d: dict[str, Any], query: Any) -> Any:
-        return d["price"].get(query)
-
-    def _finance_get_detailed_price_history(self, d: dict[str, Any], query: Any) -> Any:
-        return d["detailed_price"].get(query)
-
-    def _finance_get_dividends_history(self, d: dict[str, Any], query: Any) -> Any:
-        return d["dividend"].get(query)
-
-    def _finance_get_market_capitalization(self, d: dict[str, Any], query: Any) -> Any:
-        return d["marketcap"].get(query)
-
-    def _finance_get_eps(self, d: dict[str, Any], query: Any) -> Any:
-        return (d["info"].get(query) or {}).get("forwardEps")
-
-    def _finance_get_pe_ratio(self, d: dict[str, Any], query: Any) -> Any:
-        return (d["info"].get(query) or {}).get("forwardPE")
-
-    def _finance_get_info(self, d: dict[str, Any], query: Any) -> Any:
-        return d["info"].get(query)
+    def _finance_get_pe_ratio(self, d: FinanceKg, query: Any) -> Any:
+        return (d.info.get(query) or {}).get("forwardPE")
 
     # music (cragapi/music.py)
-    def _music_search_artist_entity_by_name(self, d: dict[str, Any], query: Any) -> Any:
-        return d["artist_search"].search(query)
-
-    def _music_search_song_entity_by_name(self, d: dict[str, Any], query: Any) -> Any:
-        return d["song_search"].search(query)
-
-    def _music_get_billboard_rank_date(self, d: dict[str, Any], rank: Any, date: Any = None) -> Any:
-        entries = d["rank_dict_hot100"].get(str(rank))
+    def _music_get_billboard_rank_date(self, d: MusicKg, rank: Any, date: Any = None) -> Any:
+        entries = d.rank_dict_hot100.get(str(rank))
         if entries is None:
             return [None, None]
         if date:
@@ -260,8 +259,8 @@ class KgStore:
             return [[], []]
         return [[item["Song"] for item in entries], [item["Artist"] for item in entries]]
 
-    def _music_get_billboard_attributes(self, d: dict[str, Any], date: Any, attribute: Any, song_name: Any) -> Any:
-        row = d["song_dict_hot100"].get(song_name, {}).get(date)
+    def _music_get_billboard_attributes(self, d: MusicKg, date: Any, attribute: Any, song_name: Any) -> Any:
+        row = d.song_dict_hot100.get(song_name, {}).get(date)
         if row is None:
             return None
         # the row layout differs when rank_last_week is "-" (cragapi/music.py)
@@ -272,79 +271,55 @@ class KgStore:
         )
         return row[columns.get(attribute, 3)]
 
-    def _grammy_by_category(self, d: dict[str, Any], query: Any, category: str) -> Any:
+    def _grammy_by_category(self, d: MusicKg, query: Any, category: str) -> Any:
         if query < 1957 or query > 2019:
             return None
-        df = d["grammy_df"]
+        df = d.grammy_df
         return df[(df["category"] == category) & (df["year"] == query)]["nominee"].tolist()
 
-    def _music_grammy_get_best_artist_by_year(self, d: dict[str, Any], query: Any) -> Any:
+    def _music_grammy_get_best_artist_by_year(self, d: MusicKg, query: Any) -> Any:
         return self._grammy_by_category(d, query, "Best New Artist")
 
-    def _music_grammy_get_best_song_by_year(self, d: dict[str, Any], query: Any) -> Any:
+    def _music_grammy_get_best_song_by_year(self, d: MusicKg, query: Any) -> Any:
         return self._grammy_by_category(d, query, "Song Of The Year")
 
-    def _music_grammy_get_best_album_by_year(self, d: dict[str, Any], query: Any) -> Any:
+    def _music_grammy_get_best_album_by_year(self, d: MusicKg, query: Any) -> Any:
         return self._grammy_by_category(d, query, "Album Of The Year")
 
-    def _artist_rows(self, d: dict[str, Any], name: str) -> list[int]:
+    def _artist_rows(self, d: MusicKg, name: str) -> list[int]:
         return [
             i
             for column in ("nominee", "artist", "workers")
-            for i, value in enumerate(d["grammy_df"][column])
+            for i, value in enumerate(d.grammy_df[column])
             if name in str(value)
         ]
 
-    def _music_grammy_get_award_count_by_artist(self, d: dict[str, Any], query: Any) -> Any:
+    def _music_grammy_get_award_count_by_artist(self, d: MusicKg, query: Any) -> Any:
         return len(self._artist_rows(d, query))
 
-    def _music_grammy_get_award_count_by_song(self, d: dict[str, Any], query: Any) -> Any:
-        return int((d["grammy_df"]["nominee"] == query).sum())
+    def _music_grammy_get_award_count_by_song(self, d: MusicKg, query: Any) -> Any:
+        return int((d.grammy_df["nominee"] == query).sum())
 
-    def _music_grammy_get_award_date_by_artist(self, d: dict[str, Any], query: Any) -> Any:
-        years = d["grammy_df"]["year"]
+    def _music_grammy_get_award_date_by_artist(self, d: MusicKg, query: Any) -> Any:
+        years = d.grammy_df["year"]
         return [int(x) for x in set(years[i] for i in set(self._artist_rows(d, query)))]
 
-    def _music_grammy_get_all_awarded_artists(self, d: dict[str, Any]) -> Any:
-        df = d["grammy_df"]
+    def _music_grammy_get_all_awarded_artists(self, d: MusicKg) -> Any:
+        df = d.grammy_df
         return df[df["category"] == "Best New Artist"]["nominee"].dropna().unique().tolist()
 
-    def _attribute(self, table: dict[str, Any], name: str, field: str) -> Any:
+    def _music_get_members(self, d: MusicKg, query: Any) -> Any:
         try:
-            return table[name][field] or None
+            return list(set(d.artist_dict_simplified[query]["members"]))
         except (KeyError, TypeError):
             return None
 
-    def _music_get_artist_birth_place(self, d: dict[str, Any], query: Any) -> Any:
-        return self._attribute(d["artist_dict_simplified"], query, "country")
-
-    def _music_get_artist_birth_date(self, d: dict[str, Any], query: Any) -> Any:
-        return self._attribute(d["artist_dict_simplified"], query, "birth_date")
-
-    def _music_get_members(self, d: dict[str, Any], query: Any) -> Any:
+    def _music_get_lifespan(self, d: MusicKg, query: Any) -> Any:
         try:
-            return list(set(d["artist_dict_simplified"][query]["members"]))
-        except (KeyError, TypeError):
-            return None
-
-    def _music_get_lifespan(self, d: dict[str, Any], query: Any) -> Any:
-        try:
-            artist = d["artist_dict_simplified"][query]
+            artist = d.artist_dict_simplified[query]
             return [artist["birth_date"], artist["end_date"]]
         except (KeyError, TypeError):
             return [None, None]
-
-    def _music_get_song_author(self, d: dict[str, Any], query: Any) -> Any:
-        return self._attribute(d["song_dict_simplified"], query, "author")
-
-    def _music_get_song_release_country(self, d: dict[str, Any], query: Any) -> Any:
-        return self._attribute(d["song_dict_simplified"], query, "country")
-
-    def _music_get_song_release_date(self, d: dict[str, Any], query: Any) -> Any:
-        return self._attribute(d["song_dict_simplified"], query, "date")
-
-    def _music_get_artist_all_works(self, d: dict[str, Any], query: Any) -> Any:
-        return d["artist_work_dict"].get(query)
 
     # sports (cragapi/sports.py); any error or no rows gives None, as server.py's try/except
     def _sports_soccer_get_games_on_date(self, stats: Any, date: Any, team_name: Any = None) -> Any:
@@ -386,3 +361,19 @@ class KgStore:
     def _sports_nba_get_play_by_play_data_by_game_ids(self, connection: sqlite3.Connection, game_ids: Any) -> Any:
         marks = ", ".join("?" for _ in game_ids)
         return self._nba_frame(connection, f"select * from play_by_play where game_id in ({marks})", tuple(game_ids))
+
+
+def _entry(table: Table, query: Any) -> Any:
+    return table.get(query)
+
+
+def _search(names: OkapiSearch | FastSearch, query: Any) -> Any:
+    return names.search(query)
+
+
+def _entry_field(table: Table, field: str, query: Any) -> Any:
+    """cragapi's `table[query][field]`, None where either is missing or the value is empty."""
+    try:
+        return table.get(query)[field] or None
+    except (KeyError, TypeError):
+        return None

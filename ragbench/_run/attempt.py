@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 from .._replay.recording import CallRecorder
 from .._replay.tools import load_replay_tools, recording_tools
 from .._reports.results.provenance import provenance
-from .._reports.results.run_record import RunRecord
 from .._stop_signals import signal_of
 from .._storage.checkpoint import TaskCheckpoint
 from .._task.protocols import UsesTools, stop_tools
@@ -206,5 +205,5 @@ class ScoreOnlyRun(ResumedRun):
         return iter(())
 
     def recorded_config(self) -> dict[str, Any] | None:
-        recorded = RunRecord.read(self.run.run_dir)
+        recorded = self.run.run_dir.record
         return recorded.config if recorded is not None else None

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .._reports.results.cost_schema import AttemptCost, Cost
+from .._reports.results.cost_schema import Cost
 from .._scheduler import CallStats
+from .._storage.run_record import AttemptCost
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: float) -> AttemptCost:
@@ -53,7 +54,7 @@ class AttemptMeter:
     run folder adds to run.json when it next rewrites the samples (ragbench._storage.rundir); `--resume`
     adds every attempt up."""
 
-    def __init__(self, attempt_id: str, record: Callable[[Mapping[str, Any]], None]) -> None:
+    def __init__(self, attempt_id: str, record: Callable[[AttemptCost], None]) -> None:
         self.id, self._record = attempt_id, record
         self.started = time.perf_counter()
         self.examples = 0  # samples saved by this attempt

@@ -23,7 +23,6 @@ from .._errors import ConfigError
 from .._records import read_samples
 from .._registry import Registry
 from .._reports.cost.prices import ModelPrices
-from .._reports.results.run_record import RunRecord
 from .._values.ceiling import MAX_STEPS
 from .._values.run_config import RunConfig, examples_in_flight
 from .attempt import FreshRun, ResumedRun
@@ -168,14 +167,14 @@ def pilot_config(config: RunConfig) -> RunConfig:
     --overwrite is given: then the pilot replaces it, as the run would."""
     from .._storage.rundir import RunDir
 
-    holds_run = RunDir(config.run_dir()).meta is not None
+    holds_run = RunDir(config.run_dir()).record is not None
     return replace(config, resume=config.resume or (holds_run and not config.overwrite))
 
 
 def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)
     that --overwrite does not replace."""
-    recorded = RunRecord.read(run.run_dir)
+    recorded = run.run_dir.record
     if recorded is not None and recorded.finished and not (run.config.overwrite and not run.config.resume):
         return False
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
@@ -262,7 +261,7 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
     of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
     min(examples left, --max-inflight): `high` assumes no more concurrency than the attempt's, `low` that it grows
     in proportion to the slots, the point the geometric mean of the two. None where no attempt was timed."""
-    recorded = RunRecord.read(run.run_dir)
+    recorded = run.run_dir.record
     attempt = recorded.attempts[-1] if recorded is not None and recorded.attempts else None
     seconds = estimate.totals.get(SECONDS)
     if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):

@@ -15,10 +15,10 @@ from typing import Any
 from .._checks import Preflight
 from .._errors import RecordError
 from .._registry import Registry
-from .._reports.results.cost_schema import AttemptCost, Cost
-from .._reports.results.run_record import earlier_attempts
+from .._reports.results.cost_schema import Cost
 from .._reports.results.schema import Results
 from .._storage.checkpoint import TaskCheckpoint, checkpoint_key
+from .._storage.run_record import AttemptCost
 from .._storage.rundir import RunDir
 from .._system import System, like_for_like
 from .._task import Task
@@ -152,7 +152,7 @@ class PlannedRun:
         from .assemble import ResultsSettings, run_results
 
         def cost() -> Cost:
-            return run_cost(earlier_attempts(self.run_dir, assembled.attempt_id), assembled.attempt, reports)
+            return run_cost(self.run_dir.attempts(but=assembled.attempt_id), assembled.attempt, reports)
 
         scoring = ResultsSettings.of(self.config)  # its judging files read now, as results.json is made
         return run_results(

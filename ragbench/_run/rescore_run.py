@@ -36,10 +36,10 @@ from .._reports.judging.judge_swap import judge_swap
 from .._reports.results.cost_schema import RescoringCost
 from .._reports.results.file import read_results
 from .._reports.results.provenance import provenance
-from .._reports.results.run_record import RunRecord
 from .._reports.results.schema import JudgeSwap, Results
 from .._reports.run_end import finish_run
 from .._storage.files import file_there, folder_problem
+from .._storage.run_record import RunRecord
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
 from .._values.run_config import RunConfig, examples_in_flight
@@ -84,7 +84,10 @@ class RescoreRun:
         check_run_options(config, check)  # as a run's: its numbers, and a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
             check_output(config, source)
-        inherited = frozenset(self.recorded.get("metric_args") or {}) - set(changes.get("metric_args") or {})
+        recorded_args = self.recorded.get("metric_args")  # absent in a run.json of an older ragbench
+        inherited = frozenset(recorded_args if isinstance(recorded_args, dict) else ()) - set(
+            changes.get("metric_args") or {}
+        )
         planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
         self.planned = planned
         # without the run's options of metrics no longer asked
@@ -184,7 +187,7 @@ def check_output(config: RunConfig, source: Path) -> None:
 def finished_run(source: Path) -> tuple[RunRecord, Results]:
     """RUN's run.json and results.json; a folder that holds no finished run is a ConfigError."""
     problem = folder_problem(source)
-    recorded = RunRecord.read(RunDir(source)) if problem is None else None
+    recorded = RunDir(source).record if problem is None else None
     if recorded is None:
         raise ConfigError(f"rescore: {source} holds no ragbench run ({problem or 'no run.json'}); give a run folder")
     results_path = source / "results.json"

@@ -35,12 +35,12 @@ from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
-from .._reports.results.cost_schema import AttemptCost
 from .._retrieval import load_retriever
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._scheduler import Scheduler
 from .._storage.cache import ResponseCache
+from .._storage.run_record import AttemptCost
 from .._storage.rundir import RunDir
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig

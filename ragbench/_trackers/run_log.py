@@ -44,7 +44,7 @@ class RunLog:
         results = self.run.results
         return {
             "folder": str(self.run.path.resolve()),
-            "config_hash": (RunDir(self.run.path).meta or {}).get("config_hash"),
+            "config_hash": recorded.config_hash if (recorded := RunDir(self.run.path).record) else None,
             "date": results.date,
             "complete": results.complete,
             "ragbench": results.versions.get("ragbench"),

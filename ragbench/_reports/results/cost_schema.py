@@ -1,6 +1,6 @@
-"""The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) and run.json
-(`attempts`: ragbench._reports.results.run_record) hold it: one attempt's figures (`AttemptCost`), the run's, every
-attempt added up (`Cost`), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
+"""The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) holds it: the
+run's, every attempt added up (`Cost`; one attempt's figures, `AttemptCost`, are run.json's record:
+ragbench._storage.run_record), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
 (`Efficiency`). Each is a `TypedDict`: a dict at
 run time, as the files read."""
 
@@ -8,34 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-
-class CallCounts(TypedDict, total=False):
-    """The LLM calls' counts of an attempt, or of every attempt added up (the scheduler's, `CallStats.to_dict`;
-    `llm_calls`: its `calls`, the requests an engine answered)."""
-
-    llm_calls: int
-    batches: int
-    cache_hits: int
-    shared: int
-    errors: int
-    cache_errors: int
-    prompt_tokens: int
-    completion_tokens: int
-    cached_prompt_tokens: int  # of prompt_tokens, read from the vendor's prompt cache (docs/engines.md)
-    cache_write_tokens: int  # of prompt_tokens, written to it
-
-
-class _AttemptCost(CallCounts):
-    id: str
-    examples: int
-    wall_seconds: float
-
-
-class AttemptCost(_AttemptCost, total=False):
-    """One attempt's cost (a run's first, a resume, a rescoring): its id, the examples it saved, its wall time and
-    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._run.cost)."""
-
-    interrupted: bool
+from ..._storage.run_record import AttemptCost, CallCounts
 
 
 class RescoringCost(AttemptCost, total=False):

@@ -21,7 +21,7 @@ from .results.failures import (
     message_lines,
     repair_lines,
 )
-from .results.schema import Results, direction
+from .results.schema import Results, direction, reported_errors
 from .results.slice_plots import slice_rows
 
 
@@ -144,7 +144,7 @@ def failure_lines(results: Results) -> list[str]:
     token limit."""
     lines = [failure_group_line(task, entry) for task, causes in (results.failures or {}).items() for entry in causes]
     for task, report in (results.system_reports or {}).items():
-        lines += message_lines(task, [str(e) for e in report.get("errors") or []])
+        lines += message_lines(task, [str(e) for e in reported_errors(report)])
     for task, infra in (results.infrastructure_failures or {}).items():
         lines.append(
             f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "

@@ -12,7 +12,9 @@ from typing import Any, cast
 
 from .._reports.results.cost_schema import Cost
 from .._scheduler import CallStats
+from .._storage.page_cache import PageCachesStats, PageCacheStats
 from .._storage.run_record import AttemptCost
+from .._storage.store_checks import StoreStats
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: float) -> AttemptCost:
@@ -108,8 +110,8 @@ class ServiceReports:
     caches' reports (damaged entries, failed reads and writes, a replaced file; pages reused) and the calls'
     (`CallReports`). A run rebuilt from its samples opened none: `ServiceReports()`."""
 
-    response_cache: dict[str, Any] | None = None
-    page_cache: dict[str, Any] | None = None
+    response_cache: StoreStats | None = None
+    page_cache: PageCacheStats | PageCachesStats | None = None
     calls: CallReports = field(default_factory=lambda: CallReports({}))
 
 

@@ -70,15 +70,16 @@ class RunRecord:
 
     @classmethod
     def of(cls, meta: JsonObject) -> RunRecord:
-        """The record of run.json's object (it holds `RUN_KEYS`); `RunShapeError` where a field is not of the
-        shape ragbench writes. The casts name what `meta_problem` checked."""
+        """The record of run.json's object; `RunShapeError` where a field is not of the shape ragbench writes. A
+        key it lacks reads as its empty value (`RunDir.record` refuses a file without `RUN_KEYS`: no run's; the
+        viewer shows what it has). The casts name what `meta_problem` checked."""
         problem = meta_problem(meta)
         if problem is not None:
             raise RunShapeError(problem)
         finished = meta.get("finished")
         return cls(
-            config=cast("JsonObject", meta["config"]),
-            config_hash=cast(str, meta["config_hash"]),
+            config=cast("JsonObject", meta.get("config") or {}),
+            config_hash=cast(str, meta.get("config_hash") or ""),
             identity=cast("JsonObject", meta.get("identity") or {}),
             data=cast("JsonObject", meta.get("data") or {}),
             finished=None if finished is None else bool(finished),

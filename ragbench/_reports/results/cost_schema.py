@@ -6,16 +6,19 @@ run time, as the files read."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from ..._storage.page_cache import PageCachesStats, PageCacheStats
 from ..._storage.run_record import AttemptCost, CallCounts
+from ..._storage.store_checks import StoreStats
+from ..._types import JsonObject
 
 
 class RescoringCost(AttemptCost, total=False):
     """`ragbench rescore`'s own cost (results.json's `cost.rescoring`), with the NLI model's figures."""
 
-    nli: dict[str, Any]
-    other_engines: dict[str, dict[str, Any]]  # the judges' own figures (a batch=true judge's batches), by place
+    nli: JsonObject
+    other_engines: dict[str, JsonObject]  # the judges' own figures (a batch=true judge's batches), by place
 
 
 class _ModelTokens(TypedDict):
@@ -30,9 +33,7 @@ class ModelTokens(_ModelTokens, total=False):
     """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
 
     usd_note: str
-    prompt_cache: dict[
-        str, Any
-    ]  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.cost.prices)
+    prompt_cache: JsonObject  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.cost.prices)
     price_note: str
 
 
@@ -54,7 +55,7 @@ class TokenCost(_TokenCost, total=False):
     usd_note: str
     model: str
     price_per_million: dict[str, float]
-    prompt_cache: dict[str, Any]
+    prompt_cache: JsonObject
     price_note: str
     by_model: dict[str, ModelTokens]
 
@@ -73,12 +74,12 @@ class Cost(_Cost, total=False):
 
     examples: int
     this_attempt: AttemptCost | None
-    response_cache: dict[str, Any]
-    page_cache: dict[str, Any]
+    response_cache: StoreStats
+    page_cache: PageCacheStats | PageCachesStats
     retrieval: dict[str, int]
-    nli: dict[str, Any]
-    engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
-    other_engines: dict[str, dict[str, Any]]  # the role models' and judges' (by place: "judge 1"), this attempt's
+    nli: JsonObject
+    engine: JsonObject  # the model engine's own figures (Engine.stats), this attempt's
+    other_engines: dict[str, JsonObject]  # the role models' and judges' (by place: "judge 1"), this attempt's
     rescoring: RescoringCost
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..._metric import InvalidScore, Metric, reported_keys, typed_value
 from ..._records import SampleRecord
-from .schema import Results
+from .schema import Results, reported_errors
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
 KEPT_IDS = 1000
@@ -207,7 +207,7 @@ def incomplete_reason(results: Results) -> str:
         if not counts.get("records"):
             found.append("no records at all (an empty data file, or none in the selected split)")
             hints.append("check the task's --data file and options")
-        problems = len(((results.system_reports or {}).get(task) or {}).get("errors") or [])
+        problems = len(reported_errors((results.system_reports or {}).get(task)))
         if problems:
             found.append(f"{problems} problem(s) in the system's input (e.g. its predictions file)")
         if found:

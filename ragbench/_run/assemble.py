@@ -24,6 +24,7 @@ from .._reports.results.schema import Results
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
+from .._types import JsonObject
 from .._values.run_config import RunConfig
 from .judging import Judging, judging_of
 from .planning import PlannedTask
@@ -116,7 +117,7 @@ def run_results(
     *,
     checkpoints: dict[str, TaskCheckpoint],
     cost: Callable[[], Cost],
-    full_config: dict[str, Any],
+    full_config: JsonObject,
     versions: dict[str, Any] | None = None,
 ) -> Results:
     """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).

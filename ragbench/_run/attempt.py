@@ -21,6 +21,7 @@ from .._reports.results.provenance import provenance
 from .._stop_signals import signal_of
 from .._storage.checkpoint import TaskCheckpoint
 from .._task.protocols import UsesTools, stop_tools
+from .._types import JsonObject
 from .._values.run_config import examples_in_flight
 from .cost import AttemptMeter, CallReports
 from .example import StoppedAtFailure, process_example, record_failed
@@ -59,11 +60,11 @@ class FreshRun:
         """The records to run; `passed` is called for each one passed as saved already (none: a fresh run)."""
         return self.todo.each()
 
-    def recorded_config(self) -> dict[str, Any] | None:
+    def recorded_config(self) -> JsonObject | None:
         """run.json's `config` of the run, where the engines that made its predictions do not load."""
         return None
 
-    def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
+    def changed_data(self, fingerprints: JsonObject) -> frozenset[str]:
         return frozenset()
 
     async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
@@ -184,7 +185,7 @@ class ResumedRun(FreshRun):
     def records(self, passed: Callable[[], None]) -> Work:
         return self.todo.each(passed)
 
-    def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
+    def changed_data(self, fingerprints: JsonObject) -> frozenset[str]:
         return frozenset(self.run.run_dir.data_changed(fingerprints))
 
     async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
@@ -204,6 +205,6 @@ class ScoreOnlyRun(ResumedRun):
             passed()  # every record is saved: none runs
         return iter(())
 
-    def recorded_config(self) -> dict[str, Any] | None:
+    def recorded_config(self) -> JsonObject | None:
         recorded = self.run.run_dir.record
         return recorded.config if recorded is not None else None

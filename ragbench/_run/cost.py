@@ -8,13 +8,14 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from .._reports.results.cost_schema import Cost
 from .._scheduler import CallStats
 from .._storage.page_cache import PageCachesStats, PageCacheStats
 from .._storage.run_record import AttemptCost
 from .._storage.store_checks import StoreStats
+from .._types import JsonObject
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: float) -> AttemptCost:
@@ -31,9 +32,10 @@ def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: f
     )
 
 
-def whole_run_cost(attempts: list[AttemptCost]) -> dict[str, Any]:
-    """The cost of every attempt of a run (first run and resumes) added up."""
-    total: dict[str, Any] = {}
+def whole_run_cost(attempts: list[AttemptCost]) -> dict[str, float]:
+    """The cost of every attempt of a run (first run and resumes) added up: each count, the wall time, the
+    examples per second, the attempts and those interrupted."""
+    total: dict[str, float] = {}
     for attempt in attempts:
         for key, value in attempt.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -99,9 +101,9 @@ class CallReports:
 
     calls: dict[str, int]
     retrieval: dict[str, int] = field(default_factory=dict)
-    nli: dict[str, Any] | None = None
-    engine: dict[str, Any] | None = None
-    other_engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nli: dict[str, int] | None = None
+    engine: JsonObject | None = None
+    other_engines: dict[str, JsonObject] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -120,10 +122,12 @@ def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: S
     `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
     up, with the services' `reports` where there are any (pooled searches: queries answered by fewer searches;
     provided documents are not; the model engine's: this attempt's)."""
-    cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
+    cost = cast(Cost, whole_run_cost([*earlier, *([attempt] if attempt else [])]))  # Cost's numbers, by its keys
     cost["this_attempt"] = attempt
-    stores = {"response_cache": reports.response_cache, "page_cache": reports.page_cache}
-    cost.update({name: stats for name, stats in stores.items() if stats})
+    if reports.response_cache:
+        cost["response_cache"] = reports.response_cache
+    if reports.page_cache:
+        cost["page_cache"] = reports.page_cache
     retrieval = reports.calls.retrieval
     if retrieval.get("batches"):
         cost["retrieval"] = {
@@ -137,4 +141,4 @@ def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: S
         cost["engine"] = reports.calls.engine
     if reports.calls.other_engines:
         cost["other_engines"] = reports.calls.other_engines
-    return cast(Cost, cost)  # the shape results_schema.Cost names
+    return cost

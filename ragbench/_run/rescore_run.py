@@ -42,6 +42,7 @@ from .._storage.files import file_there, folder_problem
 from .._storage.run_record import RunRecord
 from .._storage.rundir import RunDir
 from .._storage.sample_files import sample_file
+from .._types import JsonObject
 from .._values.run_config import RunConfig, examples_in_flight
 from .._values.urls import redacted
 from .assemble import ResultsSettings, scored_task
@@ -217,9 +218,7 @@ def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: 
     return RunConfig(**config)
 
 
-def rescored_config(
-    original: dict[str, Any], config: RunConfig, planned: list[PlannedTask], source: Path
-) -> dict[str, Any]:
+def rescored_config(original: JsonObject, config: RunConfig, planned: list[PlannedTask], source: Path) -> JsonObject:
     """run.json's and results.json's `config`: the original's, with the rescoring's options and metrics."""
     out = {
         **original,
@@ -229,7 +228,7 @@ def rescored_config(
         "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned},
         "rescored_from": str(source),
     }
-    recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+    recorded: JsonObject = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
     return recorded
 
 
@@ -282,7 +281,7 @@ def rescored_results(
     original: Results,
     target: RunDir,
     config: RunConfig,
-    full_config: dict[str, Any],
+    full_config: JsonObject,
     cost: RescoringCost,
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
@@ -298,7 +297,7 @@ def rescored_results(
         **{key: getattr(original, key) for key in KEPT_SECTIONS},
         cost={**original.cost, "rescoring": cost},
         config=full_config,
-        rescored_from=full_config["rescored_from"],
+        rescored_from=str(full_config["rescored_from"]),
         versions=provenance(),
         date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )

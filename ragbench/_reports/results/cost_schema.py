@@ -17,7 +17,7 @@ from ..._types import JsonObject
 class RescoringCost(AttemptCost, total=False):
     """`ragbench rescore`'s own cost (results.json's `cost.rescoring`), with the NLI model's figures."""
 
-    nli: JsonObject
+    nli: dict[str, int]  # the NLI model's calls (its scheduler's counts)
     other_engines: dict[str, JsonObject]  # the judges' own figures (a batch=true judge's batches), by place
 
 
@@ -77,7 +77,7 @@ class Cost(_Cost, total=False):
     response_cache: StoreStats
     page_cache: PageCacheStats | PageCachesStats
     retrieval: dict[str, int]
-    nli: JsonObject
+    nli: dict[str, int]  # the NLI model's calls (its scheduler's counts)
     engine: JsonObject  # the model engine's own figures (Engine.stats), this attempt's
     other_engines: dict[str, JsonObject]  # the role models' and judges' (by place: "judge 1"), this attempt's
     rescoring: RescoringCost

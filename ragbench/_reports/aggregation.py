@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from .._metric import CorpusValue, InvalidScore, Metric, reported_keys, typed_value
 from .._plugin_calls import PluginCall
@@ -16,6 +16,7 @@ from .._storage.checkpoint import DataDigest
 from .judging.judge_agreement import JudgeRatings
 from .results.failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .results.missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
+from .results.schema import KeyDetails
 from .results.score_columns import ScoreColumns, key_entry
 
 
@@ -37,14 +38,14 @@ class CorpusSamples:
             else:
                 self.scored[metric.name].append(_own_keys(sample, metric))
 
-    def entries(self, seed: int) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
+    def entries(self, seed: int) -> dict[str, KeyDetails]:
+        out: dict[str, KeyDetails] = {}
         for metric in self.metrics:
             out.update(corpus_entries(metric, self.scored[metric.name], self.errors[metric.name], seed))
         return out
 
 
-def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed: int) -> dict[str, dict[str, Any]]:
+def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed: int) -> dict[str, KeyDetails]:
     """A corpus-level metric's values over the samples it scored (`scored`: their scores under the metric's own
     key names): an example that failed, or on which the metric's per-example part failed, is an error of its
     entries (`errors`), not in their n. A key's n is what its value was computed over (`CorpusValue.n` where the
@@ -58,15 +59,18 @@ def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed
     out = {}
     for reported, key in reported_keys(metric, corpus=True).items():
         value, n = typed.get(key, (None, len(scored)))
-        entry = {
-            "value": value,
-            "ci95": None,
-            "n": n,
-            "n_none": len(scored) - n,
-            "n_errors": errors,
-            **key_entry(metric, key),
-            "corpus": True,
-        }
+        entry = cast(  # its direction between its counts and the corpus mark: written in this order
+            KeyDetails,
+            {
+                "value": value,
+                "ci95": None,
+                "n": n,
+                "n_none": len(scored) - n,
+                "n_errors": errors,
+                **key_entry(metric, key),
+                "corpus": True,
+            },
+        )
         if error is not None:
             entry["error"] = error
         out[reported] = entry

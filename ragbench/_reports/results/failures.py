@@ -13,11 +13,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..._metric import InvalidScore, Metric, reported_keys, typed_value
 from ..._records import SampleRecord
-from .schema import Results, reported_errors
+from .schema import Failure, KeyDetails, Results, reported_errors
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
 KEPT_IDS = 1000
@@ -70,16 +70,16 @@ class FailureGroups:
             )["metric"] = metric
 
     def groups(
-        self, details: dict[str, dict[str, Any]] | None = None, not_computed: Sequence[AggregateFailure] = ()
-    ) -> list[dict[str, Any]]:
+        self, details: Mapping[str, KeyDetails] | None = None, not_computed: Sequence[AggregateFailure] = ()
+    ) -> list[Failure]:
         """The groups, most frequent first: cause, count, ids (up to KEPT_IDS), the first record's whole message
         as an example and the first traceback of the cause (a system or a metric that raised); then the metric
         failures, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
         the error) as a group without ids, as are the values of `not_computed` (each key's, with its "keys")."""
         failed_metrics = dict(self.metric_groups)
         for metric in self.metrics:  # a corpus metric's error is in each of its entries
-            entries = [(details or {}).get(key) or {} for key in reported_keys(metric, corpus=True)]
-            for error in {entry["error"] for entry in entries if entry.get("error")}:
+            entries = [(details or {}).get(key) for key in reported_keys(metric, corpus=True)]
+            for error in {entry["error"] for entry in entries if entry and entry.get("error")}:
                 failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
                     "count": 1,
                     "ids": [],
@@ -104,7 +104,7 @@ class FailureGroups:
                 group["traceback"] = failure.traceback
         ordered = sorted(self.records.items(), key=lambda item: -item[1]["count"])
         ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
-        return [{"cause": cause, **group} for cause, group in ordered]
+        return [cast(Failure, {"cause": cause, **group}) for cause, group in ordered]  # the cause first
 
 
 def _add(
@@ -147,7 +147,7 @@ def metric_failed(results: Results) -> bool:
     return any(counts.get("metric_failures") for counts in results.counts.values())
 
 
-def metric_failure_count(groups: list[dict[str, Any]]) -> int:
+def metric_failure_count(groups: list[Failure]) -> int:
     """Metric failures among `FailureGroups.groups`: (example, metric) pairs, and failed corpus metrics."""
     return sum(group["count"] for group in groups if "metric" in group)
 

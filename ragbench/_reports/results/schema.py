@@ -54,7 +54,7 @@ class KeyDetails(_KeyDetails, total=False):
     key with human labels its prediction-powered estimate and interval (`ppi`,
     ragbench._reports.judging.human_agreement)."""
 
-    range: list[float]
+    range: list[float | None]  # an end null where the range is open there
     slices: dict[str, dict[str, Cell]]
     error: str
     corpus: bool

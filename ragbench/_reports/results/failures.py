@@ -13,11 +13,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from ..._metric import InvalidScore, Metric, reported_keys, typed_value
 from ..._records import SampleRecord
-from .schema import Failure, KeyDetails, Results, reported_errors
+from .schema import Counted, Failure, KeyDetails, Results, reported_errors
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
 KEPT_IDS = 1000
@@ -50,6 +50,21 @@ def record_label(record: SampleRecord) -> str:
     return record.id if record.id is not None else f"record #{record.index}"
 
 
+class _Group(TypedDict):
+    count: int
+    ids: list[str]
+    example: str
+
+
+class FailureGroup(_Group, total=False):
+    """A cause's group as it fills (`Failure` without its cause, which goes first when it is written)."""
+
+    traceback: str
+    metric: str
+    corpus: bool
+    keys: list[str]
+
+
 class FailureGroups:
     """Failed records grouped by cause kind, filled record by record (in data order: a group's ids, example and
     traceback are its first records'); then the metric failures of `metrics` (see `metric_failures`) grouped
@@ -57,8 +72,8 @@ class FailureGroups:
 
     def __init__(self, metrics: Sequence[Metric] = ()) -> None:
         self.metrics = metrics
-        self.records: dict[str, dict[str, Any]] = {}
-        self.metric_groups: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, FailureGroup] = {}
+        self.metric_groups: dict[str, FailureGroup] = {}
 
     def add(self, record: SampleRecord) -> None:
         if record.error is not None:
@@ -108,8 +123,8 @@ class FailureGroups:
 
 
 def _add(
-    groups: dict[str, dict[str, Any]], cause: str, message: str, record: SampleRecord, traceback: str | None
-) -> dict[str, Any]:
+    groups: dict[str, FailureGroup], cause: str, message: str, record: SampleRecord, traceback: str | None
+) -> FailureGroup:
     group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
     group["count"] += 1
     if len(group["ids"]) < KEPT_IDS:
@@ -234,7 +249,7 @@ class CountedEvents:
 
     def __init__(self, metrics: list[Any]) -> None:
         self.meanings = {m.name: m.declares.counters for m in metrics}
-        self.tallies: dict[str, dict[str, Any]] = {}
+        self.tallies: dict[str, dict[str, Counted]] = {}
 
     def add(self, record: SampleRecord) -> None:
         if record.error is not None:

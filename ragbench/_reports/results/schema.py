@@ -27,6 +27,17 @@ SCHEMA_VERSION = 2
 VERSIONS = (1, 2)  # the versions this ragbench reads; 1: no `schema_version` key
 
 
+class PpiCell(TypedDict):
+    """A judged key's (or slice's) prediction-powered estimate beside its value (ragbench._reports.judging.
+    human_agreement): value, 95% interval, the examples labelled and not, and the labels it is worth."""
+
+    value: float
+    ci95: list[float]
+    n_labelled: int
+    n_unlabelled: int
+    effective_n: float | None
+
+
 class _Cell(TypedDict):
     value: float | None
     ci95: list[float] | None
@@ -38,7 +49,7 @@ class Cell(_Cell, total=False):
     key's slice with human labels has its prediction-powered estimate (`ppi`)."""
 
     error: str
-    ppi: JsonObject
+    ppi: PpiCell
 
 
 class _KeyDetails(_Cell):
@@ -60,7 +71,7 @@ class KeyDetails(_KeyDetails, total=False):
     corpus: bool
     counted_wrong: int
     answered: Cell
-    ppi: JsonObject
+    ppi: PpiCell
 
 
 def reported_errors(report: JsonObject | None) -> list[JsonValue]:

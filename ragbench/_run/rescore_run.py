@@ -36,7 +36,7 @@ from .._reports.judging.judge_swap import judge_swap
 from .._reports.results.cost_schema import RescoringCost
 from .._reports.results.file import read_results
 from .._reports.results.provenance import provenance
-from .._reports.results.schema import JudgeSwap, Results
+from .._reports.results.schema import JudgeSwap, Results, TaskSections
 from .._reports.run_end import finish_run
 from .._storage.files import file_there, folder_problem
 from .._storage.run_record import RunRecord
@@ -285,7 +285,7 @@ def rescored_results(
     cost: RescoringCost,
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
-    scores: dict[str, dict[str, Any]] = {}  # by task
+    scores: dict[str, TaskSections] = {}  # by task
     scoring = ResultsSettings.of(config)
     for task in planned:
         before = original.counts.get(task.name)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypedDict, cast
+from typing import cast
 
 from ..._metric import Metric, reported_keys
 from ..._records import SampleRecord
-from ..results.schema import Cell, KeyDetails, PpiCell
+from ..results.judging_schema import Check, Interval, KeyCheck, PpiInterval
+from ..results.schema import Cell, KeyDetails, PpiCell, TaskSections
 from ..results.slice_labels import SliceLabels, SliceValue, ordered, slice_value
 from ..statistics.label_agreement import agreement
 from ..statistics.ppi import MeanInterval, classical_mean, ppi_mean
@@ -54,57 +55,6 @@ class _Pairs:
     human: list[float | None] = field(default_factory=list)
     slices: list[dict[str, SliceValue]] = field(default_factory=list)
     unjudged: int = 0  # labels of examples the judge did not score
-
-
-class Interval(TypedDict):
-    """A mean and its 95% interval."""
-
-    value: float
-    ci95: list[float]
-
-
-class Counted(Interval):
-    """A mean, its 95% interval and the examples it is over."""
-
-    n: int
-
-
-class PpiInterval(Interval):
-    """The prediction-powered estimate: its interval, the weight it gave the judge and the labels it is worth."""
-
-    power: float
-    effective_n: float | None
-    gained: float | None
-
-
-class _Check(TypedDict):
-    n_labelled: int
-    n_unlabelled: int
-
-
-class Check(_Check, total=False):
-    """The figures of one set of judged examples (`check`): its labels; the judge's mean; where labelled, the
-    judge's agreement with the humans (accuracy, kappa, the confusion table), the humans' mean and the PPI
-    estimate (null: no unlabelled example, `ppi_note` says so)."""
-
-    judge_only: Counted
-    accuracy: float
-    kappa: float | None
-    labels: list[float]
-    confusion: list[list[int]]
-    human_only: Interval
-    ppi: PpiInterval | None
-    ppi_note: str
-
-
-class KeyCheck(Check, total=False):
-    """A judged key's entry of results.json `human_agreement`: where its labels come from, those of examples the
-    judge did not score and those of examples not in the task, and the same figures per slice."""
-
-    source: str
-    labels_unjudged: int
-    labels_unknown: int
-    slices: dict[str, dict[str, Check]]
 
 
 def _interval(estimate: MeanInterval) -> Interval:
@@ -190,7 +140,7 @@ class JudgeCheckTally:
         value = record.scores.get(self.label_keys[key])
         return None if value is None else float(value)
 
-    def sections(self) -> dict[str, dict[str, KeyCheck]]:
+    def sections(self) -> TaskSections:
         """{"human_agreement": {key: figures}} of the keys with a label; nothing where none has one."""
         out: dict[str, KeyCheck] = {}
         for key, pairs in self.pairs.items():

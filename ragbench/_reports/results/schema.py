@@ -22,6 +22,7 @@ from typing import Any, TypedDict, Union, cast
 
 from ..._types import JsonObject, JsonValue
 from .cost_schema import Cost, Efficiency, TokenCost
+from .judging_schema import KeyCheck
 
 SCHEMA_VERSION = 2
 VERSIONS = (1, 2)  # the versions this ragbench reads; 1: no `schema_version` key
@@ -242,6 +243,28 @@ class Adherence(TypedDict):
     fix: str
 
 
+class TaskSections(TypedDict, total=False):
+    """One task's part of results.json, as its samples' tallies make it (ragbench._reports.aggregation.task_scores,
+    then the run's: ragbench._run.assemble.scored_task): each section's entry of the task, by section."""
+
+    results: dict[str, float | None]
+    details: dict[str, KeyDetails]
+    counts: Counts
+    failures: list[Failure]
+    infrastructure_failures: InfrastructureFailures
+    token_limit: TokenLimit
+    counted: dict[str, dict[str, Counted]]
+    judge_agreement: dict[str, JudgeAgreement]
+    data_sha256: str
+    budget: Budget
+    repeated_work: RepeatedWork
+    sampling: dict[str, list[SamplingUsed]]
+    human_agreement: dict[str, KeyCheck]
+    judge_cost: dict[str, TokenCost]
+    model_cost: TokenCost
+    efficiency: Efficiency
+
+
 @dataclass(kw_only=True)
 class Results:
     """results.json, its sections in the order they are written. Per-task sections are keyed by task name;
@@ -256,7 +279,7 @@ class Results:
     infrastructure_failures: dict[str, InfrastructureFailures] | None = None
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
-    human_agreement: dict[str, dict[str, dict[str, Any]]] | None = None
+    human_agreement: dict[str, dict[str, KeyCheck]] | None = None
     judge_agreement: dict[str, dict[str, JudgeAgreement]] | None = None
     judge_swap: dict[str, dict[str, JudgeSwap]] | None = None
     data_sha256: dict[str, str] | None = None

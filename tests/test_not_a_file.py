@@ -117,4 +117,4 @@ def test_the_viewer_refuses_a_run_whose_files_are_fifos(tmp_path):
         RunFolder(run_dir, "r").samples("demo")
     put("fifo", run_dir / "run.json")
     with pytest.raises(NotAFileError):
-        assert RunFolder(run_dir, "r").meta is None  # never reached
+        assert RunFolder(run_dir, "r").record is None  # never reached

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.results.run_record import RunRecord
 from ragbench._run.cost.run_cost import CallReports
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.services import Calls, Opened, held_services
+from ragbench._storage.run_record import RunRecord
 from ragbench._storage.rundir import RunDir
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
@@ -75,7 +75,7 @@ def test_the_records_to_do_hold_their_own_checkpoints_and_leave_the_callers_alon
 
 def test_a_finished_runs_record_reads_typed(tmp_path):
     Evaluator(plan_of(tmp_path).config, installed_registry()).run()
-    recorded = RunRecord.read(RunDir(tmp_path / "run"))
+    recorded = RunDir(tmp_path / "run").record
     assert recorded is not None and recorded.finished and recorded.records == {"demo": 3}
     assert recorded.config["tasks"] == ["demo"] and recorded.config_hash
     [attempt] = recorded.attempts
@@ -84,11 +84,11 @@ def test_a_finished_runs_record_reads_typed(tmp_path):
 
 def test_an_older_run_json_reads_its_missing_keys_as_empty(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({"config": {"tasks": ["demo"]}, "config_hash": "abc"}))
-    recorded = RunRecord.read(RunDir(tmp_path))
+    recorded = RunDir(tmp_path).record
     assert recorded == RunRecord(
-        config={"tasks": ["demo"]}, identity={}, config_hash="abc", data={}, finished=False, records={}, attempts=[]
+        config={"tasks": ["demo"]}, identity={}, config_hash="abc", data={}, finished=None, records=None, attempts=[]
     )
-    assert RunRecord.read(RunDir(tmp_path / "none")) is None
+    assert RunDir(tmp_path / "none").record is None
 
 
 JSON = st.recursive(
@@ -122,7 +122,7 @@ def written(tmp_path_factory):
 def test_run_json_with_any_value_in_a_field_reads_typed_or_is_refused_in_one_line(written, tmp_path, field, value):
     (tmp_path / "run.json").write_text(json.dumps({**written, field: value}))
     try:
-        recorded = RunRecord.read(RunDir(tmp_path))
+        recorded = RunDir(tmp_path).record
     except ConfigError as error:
         assert "\n" not in str(error) and "run.json" in str(error)
         return

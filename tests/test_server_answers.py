@@ -54,7 +54,7 @@ def answering(server: FakeServer, change) -> None:
 
 def assert_readable(folder: Path) -> dict[str, Any]:
     """The run's own readers accept its files: run.json (as --resume reads it) and results.json."""
-    assert RunDir(folder).meta is not None
+    assert RunDir(folder).record is not None
     results = read_results(folder / "results.json", "test")
     cost = results.cost
     assert all(is_count(cost[name]) for name in ("prompt_tokens", "completion_tokens", "llm_calls"))

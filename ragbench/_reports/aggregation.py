@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from .._metric import CorpusValue, InvalidScore, Metric, reported_keys, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
 from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
+from .._types import JsonObject
 from .judging.judge_agreement import JudgeRatings
 from .results.failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .results.missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
+from .results.schema import Counts, KeyDetails, TaskSections, reported_errors
 from .results.score_columns import ScoreColumns, key_entry
 
 
@@ -37,14 +39,14 @@ class CorpusSamples:
             else:
                 self.scored[metric.name].append(_own_keys(sample, metric))
 
-    def entries(self, seed: int) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
+    def entries(self, seed: int) -> dict[str, KeyDetails]:
+        out: dict[str, KeyDetails] = {}
         for metric in self.metrics:
             out.update(corpus_entries(metric, self.scored[metric.name], self.errors[metric.name], seed))
         return out
 
 
-def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed: int) -> dict[str, dict[str, Any]]:
+def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed: int) -> dict[str, KeyDetails]:
     """A corpus-level metric's values over the samples it scored (`scored`: their scores under the metric's own
     key names): an example that failed, or on which the metric's per-example part failed, is an error of its
     entries (`errors`), not in their n. A key's n is what its value was computed over (`CorpusValue.n` where the
@@ -58,15 +60,18 @@ def corpus_entries(metric: Metric, scored: list[SampleRecord], errors: int, seed
     out = {}
     for reported, key in reported_keys(metric, corpus=True).items():
         value, n = typed.get(key, (None, len(scored)))
-        entry = {
-            "value": value,
-            "ci95": None,
-            "n": n,
-            "n_none": len(scored) - n,
-            "n_errors": errors,
-            **key_entry(metric, key),
-            "corpus": True,
-        }
+        entry = cast(  # its direction between its counts and the corpus mark: written in this order
+            KeyDetails,
+            {
+                "value": value,
+                "ci95": None,
+                "n": n,
+                "n_none": len(scored) - n,
+                "n_errors": errors,
+                **key_entry(metric, key),
+                "corpus": True,
+            },
+        )
         if error is not None:
             entry["error"] = error
         out[reported] = entry
@@ -141,7 +146,7 @@ class TaskTally:
         self.cut_examples += bool(cut)
         self.cut_steps.update(cut)
 
-    def sections(self, expected: int | None, iterations: int, seed: int) -> dict[str, Any]:
+    def sections(self, expected: int | None, iterations: int, seed: int) -> TaskSections:
         """By section: "results" and "details" (the metric keys), "counts" (records, scored, failed examples, bad
         records, missing - `expected` records (None: those given) less those given - and metric failures),
         "data_sha256", and where there is anything to say: "failures" (grouped by cause),
@@ -162,7 +167,7 @@ class TaskTally:
             seen = {(failure.metric, failure.key) for failure in not_computed}
             not_computed += [failure for failure in headline_failed if (failure.metric, failure.key) not in seen]
         causes = self.failures.groups(details, not_computed)
-        out: dict[str, Any] = {
+        out: TaskSections = {
             "results": {key: entry["value"] for key, entry in details.items()},
             "details": details,
             "counts": {
@@ -206,7 +211,7 @@ def task_scores(
     seed: int,
     missing_scores_zero: bool = False,
     judges: int = 0,
-) -> dict[str, Any]:
+) -> TaskSections:
     """A task's part of results.json that its samples (in data order) and metrics decide
     (`TaskTally.sections`; `judges`: the run's --judge count, for the judged keys' `judge_agreement`); every
     record of the stream must end as a scored record or a recorded error."""
@@ -229,16 +234,16 @@ def token_limit_cut(sample: SampleRecord) -> list[str]:
     ]
 
 
-def run_complete(counts: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> bool:
+def run_complete(counts: dict[str, Counts], system_reports: dict[str, JsonObject]) -> bool:
     """Every task has records, and none failed, is bad, missing, or was failed by a metric; no system
     reported a problem with its input."""
     return all(
         c["records"] and not (c["failed"] or c["bad_records"] or c["missing"] or c.get("metric_failures"))
         for c in counts.values()
-    ) and not any(r.get("errors") for r in system_reports.values())
+    ) and not any(reported_errors(r) for r in system_reports.values())
 
 
-def results_sections(by_task: dict[str, dict[str, Any]], system_reports: dict[str, Any]) -> dict[str, Any]:
+def results_sections(by_task: dict[str, TaskSections], system_reports: dict[str, JsonObject]) -> dict[str, Any]:
     """The part of results.json that the tasks' scores decide, from each task's `task_scores`: "results",
     "details" and "counts" by task, whether the run is "complete" (`run_complete`), then the sections
     some task has ("failures", "infrastructure_failures", "token_limit", "counted")."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .._storage.run_record import AttemptCost
 from .._storage.rundir import RunDir
-from .results.cost_schema import AttemptCost
 from .results.file import results_text
 from .results.schema import Results
 from .run_summary import report_markdown

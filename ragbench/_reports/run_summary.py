@@ -13,6 +13,7 @@ from .cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_co
 from .judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .judging.judge_swap import judge_swap_lines
 from .results.budget import budget_line, repeated_work_lines
+from .results.cost_schema import RescoringCost
 from .results.failures import (
     counted_lines,
     failure_group_line,
@@ -21,7 +22,7 @@ from .results.failures import (
     message_lines,
     repair_lines,
 )
-from .results.schema import Results, direction
+from .results.schema import Cell, KeyDetails, Results, direction, reported_errors
 from .results.slice_plots import slice_rows
 
 
@@ -130,7 +131,7 @@ def computed_note(engine: Mapping[str, Any] | None) -> str:
     return f" (prompt tokens computed {engine['prompt_tokens_computed']} of {engine['prompt_tokens_sent']} sent)"
 
 
-def rescoring_line(cost: dict[str, Any]) -> str:
+def rescoring_line(cost: RescoringCost) -> str:
     """`ragbench rescore`'s own cost (the lines above are the original run's)."""
     return (
         f"re-scored {cost['examples']} examples in {cost['wall_seconds']:.1f} s without running the system: "
@@ -144,7 +145,7 @@ def failure_lines(results: Results) -> list[str]:
     token limit."""
     lines = [failure_group_line(task, entry) for task, causes in (results.failures or {}).items() for entry in causes]
     for task, report in (results.system_reports or {}).items():
-        lines += message_lines(task, [str(e) for e in report.get("errors") or []])
+        lines += message_lines(task, [str(e) for e in reported_errors(report)])
     for task, infra in (results.infrastructure_failures or {}).items():
         lines.append(
             f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "
@@ -186,7 +187,7 @@ def models_line(config: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _ci(entry: dict[str, Any]) -> str:
+def _ci(entry: Cell) -> str:
     ci = entry.get("ci95")
     return f"{_fmt(entry.get('value'))} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if ci else _fmt(entry.get("value"))
 
@@ -224,7 +225,7 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
     return lines
 
 
-def _matrix_lines(task: str, details: dict[str, Any], matrix: dict[str, Any], run_dir: Path) -> list[str]:
+def _matrix_lines(task: str, details: Mapping[str, KeyDetails], matrix: dict[str, Any], run_dir: Path) -> list[str]:
     """Heat maps of a task's two-way slice (`matrix` in its config: field, separator, keys, labels)."""
     from .results.slice_plots import matrix_plot
 
@@ -239,7 +240,7 @@ def _matrix_lines(task: str, details: dict[str, Any], matrix: dict[str, Any], ru
     return lines
 
 
-def _plot_line(task: str, field: str, details: dict[str, Any], keys: list[str], run_dir: Path) -> list[str]:
+def _plot_line(task: str, field: str, details: Mapping[str, KeyDetails], keys: list[str], run_dir: Path) -> list[str]:
     try:
         from .results.slice_plots import slice_plot
 

@@ -20,10 +20,11 @@ from .._reports.results.budget import BudgetTally
 from .._reports.results.cost_schema import Cost
 from .._reports.results.provenance import provenance
 from .._reports.results.sampling_used import SamplingTally
-from .._reports.results.schema import Results
+from .._reports.results.schema import Adherence, Results, TaskSections
 from .._reports.system_hooks import system_hooks
 from .._storage.checkpoint import TaskCheckpoint
 from .._storage.rundir import RunDir
+from .._types import JsonObject
 from .._values.run_config import RunConfig
 from .judges.labels_and_prices import Judging, judging_of
 from .plan.planning import PlannedTask
@@ -73,7 +74,7 @@ def scored_task(
     scoring: ResultsSettings,
     read: TaskCheckpoint | None = None,
     expected: int | None = None,
-) -> dict[str, Any]:
+) -> TaskSections:
     """The task's sections of results.json: its samples rewritten in data order (`read`: at the places the data
     holds now, only the records it still holds), then read back one at a time and scored against `expected`
     records (the records read, else those in `read`, else those saved); no sample is held (`task_scores`).
@@ -116,18 +117,18 @@ def run_results(
     *,
     checkpoints: dict[str, TaskCheckpoint],
     cost: Callable[[], Cost],
-    full_config: dict[str, Any],
+    full_config: JsonObject,
     versions: dict[str, Any] | None = None,
 ) -> Results:
     """A run's results.json from its samples (`checkpoints`: by task, of the tasks whose records were read).
     `cost` is asked once every task's samples are rewritten: that brings the earlier attempts' costs up to
     their saved samples' (`RunDir.finalize_samples`). `versions`: the provenance the run took at its start
     (reading every package's metadata and git again would cost the run's end), else taken now."""
-    scores: dict[str, dict[str, Any]] = {}  # by task
-    adherence: dict[str, Any] = {}
+    scores: dict[str, TaskSections] = {}  # by task
+    adherence: dict[str, list[Adherence]] = {}
     repaired: dict[str, list[str]] = {}
-    system_reports: dict[str, Any] = {}
-    system_stats: dict[str, Any] = {}
+    system_reports: dict[str, JsonObject] = {}
+    system_stats: dict[str, JsonObject] = {}
     for planned in planned_tasks:
         assert planned.system is not None  # a run's, which has one (rescoring assembles its own results)
         with cyclic_gc_paused():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .._reports.results.schema import Results
+from .._types import JsonObject
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class RunOutcome:
     rebuilt: bool = False  # ... whose results.json was missing or unreadable: rebuilt from the samples
 
     @property
-    def results(self) -> dict[str, Any]:
+    def results(self) -> JsonObject:
         """results.json's object, as the console and plugin tests read it."""
         return self.typed_results.to_dict()
 

@@ -35,13 +35,14 @@ from .._llm import LLM
 from .._nli import NLI
 from .._registry import Registry
 from .._replay.recording import CALLS_DIR, CallRecorder
-from .._reports.results.cost_schema import AttemptCost
 from .._retrieval import load_retriever
 from .._retrieval.base import Retriever
 from .._retrieval.handle import Retrieval
 from .._scheduler import Scheduler
 from .._storage.cache import ResponseCache
+from .._storage.run_record import AttemptCost
 from .._storage.rundir import RunDir
+from .._types import JsonObject
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
 from .cost.run_cost import CallReports, ServiceReports
@@ -166,7 +167,7 @@ class RunServices:
         return engines
 
     def start_folder(
-        self, config: dict[str, Any], data: dict[str, Any] | None = None, attempt: AttemptCost | None = None
+        self, config: JsonObject, data: JsonObject | None = None, attempt: AttemptCost | None = None
     ) -> None:
         """The run folder started (`RunDir.start`) for the run of `config` (run.json's: `PlannedRun.full_config`), as
         the RunConfig names it and resumes or overwrites, with each task's data fingerprint (`data`) and this

@@ -20,7 +20,7 @@ from typing import Any
 from .._values.llm_calls import EngineError, Response
 from .jsonl import json_text
 from .sqlite_store import SqliteStore
-from .store_checks import Schema
+from .store_checks import Schema, StoreStats
 
 BUSY_TIMEOUT_SECONDS = 60
 LABEL, FIX = "response cache", "--cache PATH names a file that can be written"  # for messages about the file
@@ -74,7 +74,7 @@ class ResponseCache:
         """Batches of responses that could not be stored (they were used, not cached)."""
         return self._store.write_errors
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         """For results.json (`cost.response_cache`): file, size, damaged entries, failed reads and writes, notice."""
         return self._store.stats()
 

@@ -27,11 +27,30 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, final
 
 from .cache_root import cache_root
 from .sqlite_store import SqliteStore
-from .store_checks import Schema, health_lines
+from .store_checks import Schema, StoreStats, health_lines
+
+
+@final
+class PageCacheStats(StoreStats):
+    """A page cache's use by a run (results.json's `cost.page_cache`): its store's figures (`StoreStats`), the
+    lookups, hits and hit rate (null: no lookup), and the hits and misses by kind of page."""
+
+    lookups: int
+    hits: int
+    hit_rate: float | None
+    by_kind: dict[str, dict[str, int]]
+
+
+@final
+class PageCachesStats(TypedDict):
+    """Several page caches' use by a run, one entry each."""
+
+    caches: list[PageCacheStats]
+
 
 CACHE_ENV = "RAGBENCH_PAGE_CACHE"
 OFF = ("off", "none", "false", "0")
@@ -97,7 +116,7 @@ class PageCache:
         """Store (key, value) pairs; encoded and committed by the writer thread."""
         self._store.put(items)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> PageCacheStats:
         kinds = sorted(set(self.hits) | set(self.misses))
         hits, looked = sum(self.hits.values()), sum(self.hits.values()) + sum(self.misses.values())
         return {
@@ -134,7 +153,7 @@ class PageCaches:
                 cache = self._open[resolved] = PageCache(resolved)
             return cache
 
-    def report(self) -> dict[str, Any] | None:
+    def report(self) -> PageCacheStats | PageCachesStats | None:
         """Every cache the run used: one entry, or a list of them."""
         with self._lock:
             caches = list(self._open.values())
@@ -152,12 +171,12 @@ class PageCaches:
             cache.close()
 
 
-def console_line(stats: dict[str, Any] | None, notices: bool = True) -> str | None:
+def console_line(stats: PageCacheStats | PageCachesStats | None, notices: bool = True) -> str | None:
     """One line per cache for the console: hits of lookups, hit rate, size on disk (`health_lines`)."""
     if not stats:
         return None
     lines = []
-    for cache in stats.get("caches", [stats]):
+    for cache in stats["caches"] if "caches" in stats else [stats]:  # noqa: SIM401 (`in` narrows the union)
         rate = "" if cache["hit_rate"] is None else f" ({cache['hit_rate']:.0%})"
         lines.append(
             f"page cache {cache['path']}: {cache['hits']}/{cache['lookups']} hits{rate}, {cache['bytes'] / 1e6:.1f} MB"

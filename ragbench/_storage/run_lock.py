@@ -40,10 +40,13 @@ import time
 import weakref
 from contextlib import suppress
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from .._errors import ConfigError
 from .files import naming
+
+if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
+    from .._types import JsonObject
 
 LOCK_FILE = "run.lock"
 PROBE_WAIT_SECONDS = 0.25  # how long `acquire` tries again on a lock held: past a probe's instant
@@ -74,7 +77,7 @@ class RunLock:
     def held(self) -> bool:
         return self._handle is not None
 
-    def holder(self) -> dict[str, Any] | None:
+    def holder(self) -> JsonObject | None:
         """Who holds the folder now, another process or handle: what it recorded (pid, host, started,
         command; {} before it has written that), or None when no one holds it. Creates nothing."""
         if self.held or not self.path.is_file():
@@ -184,7 +187,7 @@ class RunLock:
         if handle is not None:
             handle.close()
 
-    def _message(self, holder: dict[str, Any]) -> str:
+    def _message(self, holder: JsonObject) -> str:
         return (
             f"--output {self.path.parent}: another ragbench run is using this folder ({describe(holder)}); "
             "wait for it to end, or choose another --output"
@@ -258,17 +261,17 @@ def _not_ours(path: Path, what: str) -> str:
     )
 
 
-def describe(holder: dict[str, Any]) -> str:
+def describe(holder: JsonObject) -> str:
     """`pid 4242 on host, started 2026-11-24T10:00:00+0000` of what a holder recorded (`RunLock.holder`)."""
     if not holder:
         return "a process that has not yet said who it is"
     who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
-    if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int) and not _alive(holder["pid"]):
+    if holder.get("host") == socket.gethostname() and isinstance(pid := holder.get("pid"), int) and not _alive(pid):
         who += ", no longer running: a process it started still holds the lock; end that process"
     return who
 
 
-def _recorded(text: str) -> dict[str, Any]:
+def _recorded(text: str) -> JsonObject:
     try:
         holder = json.loads(text)
     except ValueError:

@@ -8,8 +8,11 @@ may be missing (a file of an older ragbench): readers take its absence as its em
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, TypeGuard
+
+if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
+    from .._types import JsonObject, JsonValue
 
 SAMPLE_SCHEMA_VERSION = 2  # written on every sample line (`schema_version`); docs/outputs.md
 SAMPLE_VERSIONS = (1, 2)  # the versions this ragbench reads; 1: a line without `schema_version` (before it was written)
@@ -61,7 +64,7 @@ META_FIELDS: dict[str, type] = {
 KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
 
 
-def sample_problem(record: dict[str, Any]) -> str | None:
+def sample_problem(record: JsonObject) -> str | None:
     """What in `record` is not of the shape ragbench writes (the first found), or None."""
     return next(_problems(record), None)
 
@@ -71,7 +74,7 @@ _PREDICTION_EXACT = {field: frozenset(types) for field, types in PREDICTION_FIEL
 _STEP_EXACT = {field: frozenset(types) for field, types in STEP_FIELDS.items()}
 
 
-def plainly_current(record: dict[str, Any]) -> bool:
+def plainly_current(record: JsonObject) -> bool:
     """Whether a parsed line (of exact JSON types, as a parser makes them) is plainly a sample of the current
     shape: an integer `index`, and every field of the type it has here, so that `sample_problem` finds nothing
     and `in_current_shape` changes nothing a reader uses. Quicker than them; False only says: check it fully."""
@@ -80,16 +83,16 @@ def plainly_current(record: dict[str, Any]) -> bool:
         return False
     if type(record.get("id")) in (dict, list) or not _exact(record, _EXACT):
         return False
-    prediction = record.get("prediction") or {}
-    if not _exact(prediction, _PREDICTION_EXACT) or any(type(doc) is not dict for doc in prediction.get("docs") or ()):
+    prediction = _object(record.get("prediction"))  # an object: `_exact` checked it
+    if not _exact(prediction, _PREDICTION_EXACT) or any(type(doc) is not dict for doc in _list(prediction.get("docs"))):
         return False
     for field in ("trace", "judge_trace"):
-        if not all(type(step) is dict and _exact(step, _STEP_EXACT) for step in record.get(field) or ()):
+        if not all(isinstance(step, dict) and _exact(step, _STEP_EXACT) for step in _list(record.get(field))):
             return False
     return not record.get("counted") or sample_problem(record) is None
 
 
-def _exact(record: dict[str, Any], types: dict[str, frozenset[type]]) -> bool:
+def _exact(record: JsonObject, types: dict[str, frozenset[type]]) -> bool:
     for field, value in record.items():
         kinds = types.get(field)
         if kinds is not None and type(value) not in kinds:
@@ -97,7 +100,17 @@ def _exact(record: dict[str, Any], types: dict[str, frozenset[type]]) -> bool:
     return True
 
 
-def _problems(record: dict[str, Any]) -> Iterator[str]:
+def _object(value: JsonValue) -> JsonObject:
+    """A field that is an object, or absent or null: what its shape check let through."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: JsonValue) -> list[JsonValue]:
+    """A field that is a list, or absent or null: what its shape check let through."""
+    return value if isinstance(value, list) else []
+
+
+def _problems(record: JsonObject) -> Iterator[str]:
     version = record.get("schema_version", 1)
     if type(version) is not int or version not in SAMPLE_VERSIONS:
         yield (
@@ -108,62 +121,64 @@ def _problems(record: dict[str, Any]) -> Iterator[str]:
     if isinstance(record.get("id"), (dict, list)):
         yield f"`id` is {_kind(record['id'])}, not a string or number"
     yield from _field_problems(record, FIELDS, "")
-    prediction = record.get("prediction") or {}
+    prediction = _object(record.get("prediction"))
     yield from _field_problems(prediction, PREDICTION_FIELDS, "prediction.")
-    yield from _item_problems(prediction.get("docs") or [], "prediction.docs")
+    yield from _item_problems(_list(prediction.get("docs")), "prediction.docs")
     for field in ("trace", "judge_trace"):
-        steps = record.get(field) or []
+        steps = _list(record.get(field))
         yield from _item_problems(steps, field)
         for n, step in enumerate(steps):
-            yield from _field_problems(step, STEP_FIELDS, f"{field}[{n}].")
-    for metric, events in (record.get("counted") or {}).items():
+            yield from _field_problems(_object(step), STEP_FIELDS, f"{field}[{n}].")
+    for metric, events in _object(record.get("counted")).items():
         if not isinstance(events, dict) or not all(_number(n) for n in events.values()):
             yield f"`counted.{metric}` is {_kind(events)}, not an object of counts"
 
 
-def _field_problems(record: dict[str, Any], shapes: dict[str, tuple[type, ...]], prefix: str) -> Iterator[str]:
+def _field_problems(record: JsonObject, shapes: dict[str, tuple[type, ...]], prefix: str) -> Iterator[str]:
     for field, types in shapes.items():
         if field in record and not isinstance(record[field], types):
             yield f"`{prefix}{field}` is {_kind(record[field])}, not {' or '.join(KINDS[t] for t in types)}"
 
 
-def _item_problems(items: list[Any], field: str) -> Iterator[str]:
+def _item_problems(items: list[JsonValue], field: str) -> Iterator[str]:
     for n, item in enumerate(items):
         if not isinstance(item, dict):
             yield f"`{field}[{n}]` is {_kind(item)}, not an object"
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     return next((name for kind, name in KINDS.items() if type(value) is kind), "a number")
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def meta_problem(meta: dict[str, Any]) -> str | None:
+def meta_problem(meta: Mapping[str, object]) -> str | None:
     """What in run.json's `meta` is not of the shape ragbench writes (the first found), or None."""
     wrong = next(
         (field for field, kind in META_FIELDS.items() if field in meta and not isinstance(meta[field], kind)), None
     )
     if wrong is not None:
         return f"its `{wrong}` is {_kind(meta[wrong])}"
-    for n, attempt in enumerate(meta.get("attempts") or []):
+    attempts = meta.get("attempts")
+    for n, attempt in enumerate(attempts if isinstance(attempts, list) else []):
         if not isinstance(attempt, dict) or not all(
             is_count(value) for name, value in attempt.items() if name not in ("id", "interrupted")
         ):
             return f"its `attempts[{n}]` is not an attempt's cost (an object of counts)"
-    records = meta.get("records") or {}
+    records = meta.get("records")
+    records = records if isinstance(records, dict) else {}
     task = next((task for task, count in records.items() if not (is_count(count) and isinstance(count, int))), None)
     return None if task is None else f"its `records.{task}` is not a count of records"
 
 
-def is_count(value: Any) -> bool:
+def is_count(value: object) -> TypeGuard[float]:
     """Whether `value` is a count or a measure (a cost's figure): a finite number, not negative, not a bool."""
     return _number(value) and 0 <= value < float("inf")
 
 
-def in_current_shape(record: dict[str, Any]) -> dict[str, Any]:
+def in_current_shape(record: JsonObject) -> JsonObject:
     """A sample record with the fields the readers use in the current shape: `prediction` an object (an
     older ragbench's string is its answer), `scores`, `score_errors` and `meta` objects, `trace` a list
     (what `compare`, `rescore` and the viewer read; --resume runs a line of another shape again)."""

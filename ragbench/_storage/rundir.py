@@ -39,18 +39,22 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._errors import ConfigError, RecordError
 from .files import file_there, open_file, remove_temporaries, replacing, write_all_atomically, write_atomically
-from .jsonl import dumps, open_append, parse_json, read_json, strict_json
-from .run_attempts import latest_cost, with_attempt
+from .jsonl import Appender, dumps, open_append, parse_json, read_json, strict_json
+from .run_attempts import caught_up, latest_cost, with_attempt
 from .run_lock import RunFolderMoved, RunLock
-from .run_shapes import is_count, meta_problem
+from .run_record import RUN_KEYS, AttemptCost, RunRecord, RunShapeError
 from .sample_files import ATTEMPT_COST, SavedLines, line_offsets, sample_file
+
+if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer beside this one
+    from .._types import JsonObject, JsonValue
 
 # ... its last, as it is written (an object of numbers and the attempt's id): taken off when the samples are rewritten
 _STAMP = re.compile(rb', "attempt_cost": \{"id": "[^"\\]*"(?:, "[a-z_]+": [0-9.eE+-]+)*\}\}$')
@@ -67,14 +71,13 @@ RUN_FILES = (
     "cache.sqlite-shm",
 )
 JUDGE_LOGS = "judge*_calls.jsonl"  # every judge's exchange log (ragbench._replay.exchange_log), as a glob pattern
-RUN_KEYS = ("config", "config_hash")  # in every run.json ragbench writes
 
 
 def judge_log_name(index: int) -> str:
     return f"judge{index}_calls.jsonl"
 
 
-def _differences(old: Any, new: Any) -> str:
+def _differences(old: JsonValue, new: JsonValue) -> str:
     """What changed from `old` to `new`: key by key for two dicts (each value cut at 60 characters), else
     the two values whole (a model's name and digest)."""
     if not isinstance(old, dict) or not isinstance(new, dict):
@@ -89,15 +92,15 @@ class RunDir:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.samples_dir = self.path / "samples"
-        self._handles: dict[str, Any] = {}
+        self._handles: dict[str, Appender] = {}
         self.lock = RunLock(self.path)
         self.unreadable: dict[str, list[RecordError]] = {}  # task -> unreadable checkpoint lines
-        self._written_meta: str | None = None  # the run.json this run last wrote (`_held_meta`)
+        self._written_record: RunRecord | None = None  # the run.json this run last wrote (`_held`)
 
     @property
-    def meta(self) -> dict[str, Any] | None:
-        """The run.json ragbench wrote here, None when there is none; any other file there is a ConfigError
-        (not a run ragbench made: nothing here is replaced)."""
+    def record(self) -> RunRecord | None:
+        """The run.json ragbench wrote here, read typed, None when there is none; any other file there is a
+        ConfigError (not a run ragbench made: nothing here is replaced), and so is one of another shape."""
         meta_path = self.path / "run.json"
         if not os.path.lexists(meta_path):
             return None
@@ -108,13 +111,13 @@ class RunDir:
                 f"{meta_path} is {kind + ', ' if kind else ''}not a run.json ragbench wrote; ragbench "
                 "replaces only its own runs: choose another --output"
             )
-        problem = meta_problem(meta)
-        if problem is not None:
+        try:
+            return RunRecord.of(meta)
+        except RunShapeError as problem:
             raise ConfigError(
                 f"{meta_path}: {problem}: not what ragbench writes (the file was changed); fix it, or "
                 "--overwrite runs the run again, or choose another --output"
-            )
-        return meta
+            ) from None
 
     def _written(self) -> list[str]:
         """The names a run writes that are here (a folder with something in it), run.json and caches aside."""
@@ -139,7 +142,7 @@ class RunDir:
         ]  # rglob does not follow links into folders
         return [path for path in places + inside if path.is_symlink()]
 
-    def check_start(self, identity: dict[str, Any], config_hash: str, resume: bool, overwrite: bool = False) -> None:
+    def check_start(self, identity: JsonObject, config_hash: str, resume: bool, overwrite: bool = False) -> None:
         """Raise `ConfigError` when the run cannot start in this folder: it is a file; another run
         holds it; with `resume`, it holds no run of the same config; without, it holds a run and
         `overwrite` is not given, or it holds what a run writes but no run ragbench made; a link stands where
@@ -152,14 +155,14 @@ class RunDir:
         refusal = self.lock.refusal()
         if refusal:
             raise ConfigError(refusal)
-        previous = self.meta
+        previous = self.record
         if resume:
             if previous is None:
                 raise ConfigError(
                     f"--resume: {self.path} holds no run to resume (no run.json); drop --resume to start one"
                 )
-            if previous.get("config_hash") != config_hash:
-                changed = _differences(previous.get("identity") or {}, identity) or "options of an older ragbench"
+            if previous.config_hash != config_hash:
+                changed = _differences(previous.identity, identity) or "options of an older ragbench"
                 raise ConfigError(
                     f"--resume: {self.path} was run with a different configuration ({changed}); "
                     "use the same options, or a new --output"
@@ -185,14 +188,14 @@ class RunDir:
 
     def start(
         self,
-        config: dict[str, Any],
-        identity: dict[str, Any],
+        config: JsonObject,
+        identity: JsonObject,
         config_hash: str,
         resume: bool,
         overwrite: bool = False,
-        data: dict[str, Any] | None = None,
-        attempt: Mapping[str, Any] | None = None,
-    ) -> list[dict[str, Any]]:
+        data: JsonObject | None = None,
+        attempt: AttemptCost | None = None,
+    ) -> list[AttemptCost]:
         """Create and lock the folder (after `check_start`; held until the `held` block ends); with
         `overwrite`, the earlier run's files go first; `data`: each task's data fingerprint
         (`Task.data_fingerprint`, what `data_changed` compares); `attempt`: this attempt's cost so far, recorded
@@ -203,23 +206,23 @@ class RunDir:
         if not self.lock.held:
             self.lock.acquire()
             self.check_start(identity, config_hash, resume, overwrite)  # a run may have ended here while we waited
-        previous = self.meta
+        previous = self.record
         if previous is not None:
             remove_temporaries(self.path, RUN_FOLDERS)  # a `kill -9` while a file was being replaced
         if overwrite and not resume and previous is not None:
             self._remove_run()
             previous = None
-        attempts = list((previous or {}).get("attempts") or [])
+        attempts = list(previous.attempts) if previous is not None else []
         self.samples_dir.mkdir(parents=True, exist_ok=True)
-        self._write_meta(
-            {
-                "config": config,
-                "identity": identity,
-                "config_hash": config_hash,
-                "data": data or {},
-                "finished": False,
-                "attempts": attempts if attempt is None else with_attempt(attempts, attempt),
-            }
+        self._write(
+            RunRecord(
+                config=config,
+                identity=identity,
+                config_hash=config_hash,
+                data=data or {},
+                finished=False,
+                attempts=attempts if attempt is None else with_attempt(attempts, attempt),
+            )
         )
         return attempts
 
@@ -232,32 +235,31 @@ class RunDir:
             else:
                 path.unlink(missing_ok=True)
 
-    def data_changed(self, now: dict[str, Any]) -> list[str]:
+    def data_changed(self, now: JsonObject) -> list[str]:
         """The tasks whose data fingerprint is not the one recorded when the run started (a run.json of an
         older ragbench records none: nothing to compare)."""
-        recorded = (self.meta or {}).get("data")
-        if not isinstance(recorded, dict):
-            return []
+        recorded = self.record.data if self.record is not None else {}
         return [task for task, fingerprint in now.items() if task in recorded and recorded[task] != fingerprint]
 
-    def check_same_inputs(self, config: dict[str, Any]) -> None:
+    def check_same_inputs(self, config: JsonObject) -> None:
         """Raise `ConfigError` when a task's own configuration (`Task.config`: a YAML task's file digest,
         its options), a model's files (`model_contents`: ragbench._engines.local.content) or the retriever's index
         (`retriever_contents`: `Retriever.contents`) are not those the run was started with: the options can
         match while a file changed."""
-        recorded = (self.meta or {}).get("config") or {}
+        recorded = self.record.config if self.record is not None else {}
         for key, what in (
             ("task_configs", "a task"),
             ("model_contents", "the files of a model"),
             ("retriever_contents", "what the retriever searches (its index or recording)"),
         ):
-            before = recorded.get(key) if isinstance(recorded, dict) else recorded
+            before = recorded.get(key)
             if before is not None and not isinstance(before, dict):
                 raise ConfigError(
                     f"--resume: {self.path / 'run.json'}: its config.{key} is not what ragbench writes "
                     "(the file was changed): --overwrite runs the run again, or choose a new --output"
                 )
-            now = config.get(key) or {}
+            given = config.get(key)
+            now = given if isinstance(given, dict) else {}  # a run's own config: an object, or none said
             if before is not None and before != now:
                 changed = "; ".join(
                     f"{name}: {_differences(before.get(name), now.get(name))}"
@@ -270,16 +272,17 @@ class RunDir:
                     "--output"
                 )
 
-    def _held_meta(self) -> dict[str, Any]:
-        """run.json as this run last wrote it (a copy), else as read; {} where there is none."""
-        if self._written_meta is not None:
-            return dict(parse_json(self._written_meta))
-        return self.meta or {}
+    def _held(self) -> RunRecord:
+        """run.json as this run last wrote it, else as read; a folder with none holds no run to record in."""
+        held = self._written_record or self.record
+        if held is None:
+            raise ValueError(f"{self.path / 'run.json'} not written: it lacks config or config_hash (no run started)")
+        return held
 
     def sample_path(self, task: str) -> Path:
         return sample_file(self.path, task)
 
-    def append_sample(self, task: str, line: dict[str, Any], attempt_cost: Mapping[str, Any] | None = None) -> None:
+    def append_sample(self, task: str, line: JsonObject, attempt_cost: AttemptCost | None = None) -> None:
         """Append a sample to the task's file: `line` as a record's one layout makes it (ragbench._records'
         `sample_line`, at the current `schema_version`), with `attempt_cost`, the cost of the attempt that saved
         it, written last on the line (`ATTEMPT_COST`: the checkpoint's, taken off by `finalize_samples`)."""
@@ -307,7 +310,7 @@ class RunDir:
             return path
         offsets = line_offsets(path)
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
-        costs: dict[str, dict[str, Any]] = {}  # attempt id -> its latest cost a sample holds
+        costs: dict[str, dict[str, float]] = {}  # attempt id -> its latest cost a sample holds
         for line, key, index, cost in saved(path, errors):
             latest_cost(costs, cost)
             if positions is not None and key not in positions:
@@ -326,62 +329,47 @@ class RunDir:
                 target.write(_STAMP.sub(b"}", text.rstrip(b"\n")) + b"\n")  # a last line a kill left unended
         return path
 
-    def attempts(self) -> list[dict[str, Any]]:
-        """Every attempt's cost run.json records (first run and resumes)."""
-        return list(self._held_meta().get("attempts") or [])
+    def attempts(self, but: str | None = None) -> list[AttemptCost]:
+        """Every attempt's cost run.json records (first run and resumes), as this run last wrote it; `but`: all
+        but the attempt of that id."""
+        held = self._written_record or self.record
+        return [a for a in (held.attempts if held is not None else []) if but is None or a.get("id") != but]
 
-    def _catch_up_attempts(self, costs: dict[str, dict[str, Any]]) -> None:
+    def _catch_up_attempts(self, costs: dict[str, dict[str, float]]) -> None:
         """Each attempt's cost in run.json brought up to the latest its samples hold (`costs`, by attempt id):
         a kill -9 loses the last second of run.json's, never that of a sample it saved. Counts only grow
         while an attempt runs, so each is the larger of the two."""
         attempts = self.attempts()
-        caught_up = [
-            {
-                **attempt,
-                **{
-                    name: value
-                    for name, value in costs.get(attempt.get("id", ""), {}).items()
-                    if not is_count(attempt.get(name)) or value > attempt[name]
-                },
-            }
-            for attempt in attempts
-        ]
-        if caught_up != attempts:
-            meta = self._held_meta()
-            meta["attempts"] = caught_up
-            self._write_meta(meta)
+        brought_up = [caught_up(attempt, costs.get(attempt.get("id", ""), {})) for attempt in attempts]
+        if brought_up != attempts:
+            self._write(replace(self._held(), attempts=brought_up))
 
-    def record_attempt(self, attempt: Mapping[str, Any]) -> None:
+    def record_attempt(self, attempt: AttemptCost) -> None:
         """Add an attempt's cost, or replace the entry of the same `id` (its cost so far)."""
-        meta = self._held_meta()
-        meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
-        self._write_meta(meta)
+        held = self._held()
+        self._write(replace(held, attempts=with_attempt(held.attempts, attempt)))
 
     def finish(
-        self, results_json: str, report: str, records: dict[str, int], attempt: Mapping[str, Any] | None = None
+        self, results_json: str, report: str, records: dict[str, int], attempt: AttemptCost | None = None
     ) -> None:
         """results.json (its text) and report.md, then the run marked finished with each task's record
         count (`records`: what --resume checks the samples against) and, in the same write, `attempt`, the
         final cost of the attempt that finished it (`record_attempt`)."""
         write_all_atomically({self.path / "results.json": results_json, self.path / "report.md": report})
-        meta = self._held_meta()
-        if attempt is not None:
-            meta["attempts"] = with_attempt(meta.get("attempts") or [], attempt)
-        meta["finished"] = True
-        meta["records"] = records
-        self._write_meta(meta)
+        held = self._held()
+        attempts = held.attempts if attempt is None else with_attempt(held.attempts, attempt)
+        self._write(replace(held, attempts=attempts, finished=True, records=records))
 
-    def _write_meta(self, meta: dict[str, Any]) -> None:
-        """run.json, checked as `meta` reads it: a value its reader would refuse (a negative count in an attempt's
-        cost) is never written, so nothing a run records makes the run unreadable by itself; the file keeps
-        what it held. Only into the folder the run holds (`RunLock.check_in_place`)."""
-        problem = meta_problem(meta) if all(key in meta for key in RUN_KEYS) else "it lacks config or config_hash"
+    def _write(self, record: RunRecord) -> None:
+        """run.json, checked as `record` reads it: a value its reader would refuse (a negative count in an
+        attempt's cost) is never written, so nothing a run records makes the run unreadable by itself; the file
+        keeps what it held. Only into the folder the run holds (`RunLock.check_in_place`)."""
+        problem = record.problem()
         if problem is not None:
             raise ValueError(f"{self.path / 'run.json'} not written: {problem}, which its reader refuses")
         self.lock.check_in_place()
-        text = strict_json(meta, indent=2) + "\n"
-        write_atomically(self.path / "run.json", text)
-        self._written_meta = text
+        write_atomically(self.path / "run.json", strict_json(record.to_json(), indent=2) + "\n")
+        self._written_record = record
 
     def close(self) -> None:
         """Close the sample files (the lock stays held)."""

@@ -38,7 +38,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .store_checks import APPLICATION_ID, Schema, file_problem, move_damaged_aside, problem_of, row_checksum, text_of
+from .store_checks import (
+    APPLICATION_ID,
+    Schema,
+    StoreStats,
+    file_problem,
+    move_damaged_aside,
+    problem_of,
+    row_checksum,
+    text_of,
+)
 
 log = logging.getLogger(__name__)
 _STOP = object()
@@ -318,7 +327,7 @@ class SqliteStore:
             return 0
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> StoreStats:
         """The file, its size, the entries that failed their check, failed reads and writes, and the notice."""
         self.flush()
         return {

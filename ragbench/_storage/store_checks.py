@@ -21,12 +21,24 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .files import NotAFileError, file_there, move_aside, open_file, write_problem
 
 APPLICATION_ID = 0x72626368  # "rbch": `PRAGMA application_id` of every SQLite file ragbench makes
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreStats(TypedDict):
+    """What went wrong with a store (`SqliteStore.stats`, results.json's `cost.response_cache`): its file, its size,
+    the entries that failed their check, failed reads and writes, and why the file was replaced or is not used."""
+
+    path: str
+    bytes: int
+    damaged_entries: int
+    read_errors: int
+    write_errors: int
+    notice: str | None
 
 
 @dataclass(frozen=True)
@@ -175,22 +187,22 @@ def move_damaged_aside(path: Path) -> Path:
     return move_aside(path, f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}", companions=("-wal", "-shm"))
 
 
-def health_lines(label: str, stats: dict[str, Any] | None, notice: bool = True) -> list[str]:
+def health_lines(label: str, stats: StoreStats | None, notice: bool = True) -> list[str]:
     """What went wrong with a store (`SqliteStore.stats()`), for the console and report.md: its
     counts, and its notice (unless `notice` is False: the console's summary, whose run warned of it
     when the store opened)."""
     if not stats:
         return []
     counts = [
-        f"{stats[key]} {what}"
-        for key, what in (
-            ("damaged_entries", "damaged entries were misses"),
-            ("read_errors", "failed reads (misses)"),
-            ("write_errors", "failed writes (answers used, not stored)"),
+        f"{count} {what}"
+        for count, what in (  # read with `get`: an older results.json's entry may lack one
+            (stats.get("damaged_entries"), "damaged entries were misses"),
+            (stats.get("read_errors"), "failed reads (misses)"),
+            (stats.get("write_errors"), "failed writes (answers used, not stored)"),
         )
-        if stats.get(key)
+        if count
     ]
     lines = [f"{label} {stats['path']}: " + ", ".join(counts)] if counts else []
-    if notice and stats.get("notice"):
-        lines.append(stats["notice"])
+    if notice and (told := stats.get("notice")):
+        lines.append(told)
     return lines

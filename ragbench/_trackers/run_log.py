@@ -56,11 +56,11 @@ class RunLog:
         results = self.run.results
         return {
             "folder": str(self.run.path.resolve()),
-            "config_hash": (RunDir(self.run.path).meta or {}).get("config_hash"),
+            "config_hash": recorded.config_hash if (recorded := RunDir(self.run.path).record) else None,
             "date": results.date,
             "complete": results.complete,
-            "ragbench": results.versions.get("ragbench"),
-            "git_hash": results.versions.get("git_hash"),
+            "ragbench": _text(results.versions.get("ragbench")),
+            "git_hash": _text(results.versions.get("git_hash")),
             "rescored_from": results.rescored_from,
         }
 
@@ -120,3 +120,8 @@ def sample_row(record: SampleRecord) -> list[Any]:
 def run_log(path: str | Path) -> RunLog:
     """The finished run at `path` (`ConfigError`, naming `ragbench log`, where it is none)."""
     return RunLog(finished_run(path, "log"))
+
+
+def _text(value: object) -> str | None:
+    """A version as run identity holds it: its text, None where results.json has none."""
+    return None if value is None else str(value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .tool_calls import (
     Tool,
@@ -19,6 +19,9 @@ from .tool_calls import (
     turn_of,
     turn_text,
 )
+
+if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this one
+    from .._types import JsonObject
 
 SERVER_DEFAULTS = ("temperature", "top_p")  # the sampling parameters a request may leave to the server
 
@@ -162,15 +165,15 @@ class Request:
     def is_chat(self) -> bool:
         return self.messages is not None
 
-    def message_dicts(self) -> list[dict[str, Any]]:
+    def message_dicts(self) -> list[JsonObject]:
         """The messages in the OpenAI form: {"role", "content"}, plus "tool_calls" or "tool_call_id"."""
         return [turn_dict(turn) for turn in self.messages or ()]
 
-    def tool_dicts(self) -> list[dict[str, Any]]:
+    def tool_dicts(self) -> list[JsonObject]:
         """The tools in the OpenAI form."""
         return [tool.definition for tool in self.tools]
 
-    def tool_choice_payload(self) -> str | dict[str, Any] | None:
+    def tool_choice_payload(self) -> str | JsonObject | None:
         return None if self.tool_choice is None else tool_choice_payload(self.tool_choice)
 
     def text_length(self) -> int:

@@ -6,7 +6,7 @@ import inspect
 import operator
 import types as types_module
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +16,10 @@ import yaml
 from .._errors import ConfigError, shown_value
 
 
-def parse_assignments(items: Iterable[str], flag: str) -> dict[str, Any]:
-    """["top_n=5", "chat=true"] -> {"top_n": 5, "chat": True}; values are read as YAML scalars."""
-    out: dict[str, Any] = {}
+def parse_assignments(items: Iterable[str], flag: str) -> dict[str, object]:
+    """["top_n=5", "chat=true"] -> {"top_n": 5, "chat": True}; values are read as YAML scalars (any value
+    `yaml.safe_load` makes: a date too, not only JSON's)."""
+    out: dict[str, object] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -42,13 +43,13 @@ FLAGS = {
 }
 
 
-def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, Any], bool]:
+def _init_parameters(cls: type) -> tuple[dict[str, inspect.Parameter], dict[str, object], bool]:
     """The keyword parameters `cls(...)` accepts, following `**kwargs` up the class hierarchy, their
     type hints (`Annotated` bounds kept), and whether anything is accepted: an `__init__` whose
     `**kwargs` cannot go on to a parent (the next `__init__` up is object's) consumes them itself. A
     class with no `__init__` of its own anywhere takes no options (object's)."""
     parameters: dict[str, inspect.Parameter] = {}
-    hints: dict[str, Any] = {}
+    hints: dict[str, object] = {}  # name -> its type hint, a type form
     chain = [klass for klass in cls.__mro__ if "__init__" in vars(klass)]
     for klass, parent in zip(chain, chain[1:] + [None]):
         if klass is object:
@@ -177,7 +178,10 @@ def option_form(name: str, parameter: inspect.Parameter | None, hint: Any) -> st
 
 
 def engine_option_problems(
-    cls: type, options: dict[str, Any], typed: dict[str, Any] | None = None, more: tuple[set[str], str] | None = None
+    cls: type,
+    options: Mapping[str, object],
+    typed: Mapping[str, object] | None = None,
+    more: tuple[set[str], str] | None = None,
 ) -> list[str]:
     """An engine's options checked without building it, one line per problem: names `cls.__init__`
     accepts, those in `typed` (name -> hint: options the engine passes on verbatim) and `more` (names
@@ -205,7 +209,7 @@ class _Signature:
     each accepted form. `positional`: how many parameters the core passes by position (an index builder's
     folder); `injected`: what the core hands the plugin rather than the user, kept where `__init__` names it."""
 
-    def __init__(self, cls: type, label: str, positional: int, injected: dict[str, Any]) -> None:
+    def __init__(self, cls: type, label: str, positional: int, injected: Mapping[str, object]) -> None:
         self.label, self.positional = label, positional
         self.flag = FLAGS.get(self.label.split()[0], "option")
         self.parameters, self.hints, self.anything = _init_parameters(cls)
@@ -218,7 +222,7 @@ class _Signature:
     def form(self, name: str) -> str:
         return option_form(name, self.parameters.get(name), self.hints.get(name))
 
-    def unknown(self, args: dict[str, Any]) -> str | None:
+    def unknown(self, args: Mapping[str, object]) -> str | None:
         unknown = [] if self.anything else sorted(set(args) - set(self.parameters))
         if not unknown:
             return None
@@ -227,7 +231,7 @@ class _Signature:
             f"(accepted: {self.accepted})" if self.shown else "(it takes no options)"
         )
 
-    def mistyped(self, args: dict[str, Any]) -> str | None:
+    def mistyped(self, args: Mapping[str, object]) -> str | None:
         for name, value in args.items():
             problem = type_problem(value, self.hints.get(name)) if name in self.shown else None
             if problem:
@@ -237,7 +241,7 @@ class _Signature:
                 )
         return None
 
-    def missing(self, args: dict[str, Any]) -> str | None:
+    def missing(self, args: Mapping[str, object]) -> str | None:
         filled = {*list(self.parameters)[: self.positional], *args, *self.injected}
         missing = [n for n, p in self.shown.items() if p.default is inspect.Parameter.empty and n not in filled]
         if not missing:
@@ -245,7 +249,7 @@ class _Signature:
         needed = ", ".join(f"{self.flag} {self.prefix}{self.form(n)}" for n in missing)
         return f"{self.label} needs {needed} (accepted: {self.accepted})"
 
-    def refused(self, args: dict[str, Any], exc: Exception) -> str:
+    def refused(self, args: Mapping[str, object], exc: Exception) -> str:
         """The plugin's own refusal of its options, with those given and the accepted ones."""
         given = " ".join(f"{self.prefix}{k}={shown_value(v)}" for k, v in args.items() if k != "data_path")
         return f"{self.label}: {exc}" + (f" (given {self.flag} {given}; accepted: {self.accepted})" if given else "")
@@ -253,10 +257,10 @@ class _Signature:
 
 def construct(
     cls: type,
-    args: dict[str, Any],
+    args: Mapping[str, object],
     label: str,
     positional: tuple[Any, ...] = (),
-    injected: dict[str, Any] | None = None,
+    injected: Mapping[str, object] | None = None,
 ) -> Any:
     """`cls(*positional, **args)`, every problem with the options a `ConfigError` naming the flag,
     the plugin, the option and the accepted form. `injected` are what the core hands a plugin rather

@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .json_values import TooDeep, json_of
 from .tool_arguments import arguments_problem
+
+if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this one
+    from .._types import JsonObject
 
 TOOL_CHOICES = ("auto", "none", "required")  # any other choice names one of the request's tools
 MCP_KEYS = ("server_label", "server_url")
@@ -112,7 +115,7 @@ class ToolCall:
             return None
         return arguments_problem(tool.definition["function"].get("parameters", {}), value)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The OpenAI form of an assistant message's call (arguments as text, as servers send them)."""
         return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.raw_arguments}}
 
@@ -141,8 +144,8 @@ class Message:
     tool_call_id: str | None = None
     items: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {"role": self.role, "content": self.content}
         if self.tool_calls:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
@@ -172,7 +175,7 @@ def turn_of(message: Mapping[str, Any]) -> Turn:
     )
 
 
-def turn_dict(turn: Turn) -> dict[str, Any]:
+def turn_dict(turn: Turn) -> JsonObject:
     return turn.to_dict() if isinstance(turn, Message) else {"role": turn[0], "content": turn[1]}
 
 
@@ -201,6 +204,6 @@ def tool_choice_of(choice: str | Mapping[str, Any] | None, tools: Sequence[Tool]
     return choice
 
 
-def tool_choice_payload(choice: str) -> str | dict[str, Any]:
+def tool_choice_payload(choice: str) -> str | JsonObject:
     """The OpenAI form of a tool choice."""
     return choice if choice in TOOL_CHOICES else {"type": "function", "function": {"name": choice}}

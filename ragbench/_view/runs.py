@@ -20,7 +20,7 @@ import threading
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from .._errors import ConfigError, RecordError
 from .._records import SampleRecord, located_records, record_at
@@ -31,6 +31,7 @@ from .._reports.results.slice_labels import slice_value
 from .._storage.checkpoint import checkpoint_key
 from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.run_lock import RunLock, describe
+from .._storage.run_record import RunRecord
 from .._storage.sample_files import sample_file
 from .._values.names import part_problem
 
@@ -190,18 +191,18 @@ def identity(path: Path) -> tuple[int, int, int, int] | None:
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    """The file's JSON object; None for a file that cannot be read or holds no object (damaged: the run
-    shows as stopped, and `--resume` rebuilds its results.json). Something else than a file there is
-    refused (NotAFileError: a FIFO would hang the read)."""
+def _read_record(path: Path) -> RunRecord | None:
+    """run.json's record (`RunRecord.of`: a key it lacks, even `config`, read as empty); None for a file that
+    cannot be read or holds no run.json's object (damaged: the run shows as stopped, and `--resume` rebuilds its
+    results.json). Something else than a file there is refused (NotAFileError: a FIFO would hang the read)."""
     try:
         with open_file(path, "r") as handle:
             value = json.loads(handle.read())
+        return RunRecord.of(value) if isinstance(value, dict) else None
     except NotAFileError:
         raise
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # RunShapeError among them
         return None
-    return value if isinstance(value, dict) else None
 
 
 def _read_results(path: Path) -> Results | None:
@@ -218,6 +219,13 @@ def _read_results(path: Path) -> Results | None:
 
 def _sample_files(folder: Path) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.jsonl"))
+
+
+class RunStatus(TypedDict):
+    """Where a run stands (`RunFolder.status`): its state and, while running, who holds it."""
+
+    state: str
+    holder: str | None
 
 
 class RunFolder:
@@ -246,34 +254,34 @@ class RunFolder:
             self._read[name] = (seen, value)
         return value
 
-    def _json(self, name: str) -> dict[str, Any] | None:
-        return self.cached(name, _read_json, None)
-
     @property
     def results(self) -> Results | None:
         """results.json, None until the run is finished: an attempt that started after it was written (run.json
         `finished` false) and stopped, or is running, leaves it from an earlier attempt than the samples."""
-        return None if self.meta.get("finished") is False else self.cached("results.json", _read_results, None)
+        unfinished = self.record is not None and self.record.finished is False
+        return None if unfinished else self.cached("results.json", _read_results, None)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> RunStatus:
         """Where the run stands: `running` (a process holds its run.lock; `holder` says which and its
         command), `complete` or `incomplete` (finished: its results.json), or `stopped` (neither: killed
         or stopped before its end, `--resume` completes it). The lock is asked anew on every call."""
         holder = RunLock(self.path).holder()
         if holder is not None:
-            command = " ".join(map(str, holder.get("command") or []))
+            told = holder.get("command")  # what another process wrote: a list of its arguments
+            command = " ".join(map(str, told)) if isinstance(told, list) else ""
             return {"state": "running", "holder": describe(holder) + (f": {command}" if command else "")}
         results = self.results
         state = "stopped" if results is None else "complete" if results.complete else "incomplete"
         return {"state": state, "holder": None}
 
     @property
-    def meta(self) -> dict[str, Any]:
-        return self._json("run.json") or {}
+    def record(self) -> RunRecord | None:
+        """run.json read typed (`_read_record`), None where it is missing or cannot be read."""
+        return self.cached("run.json", _read_record, None)
 
     @property
     def config(self) -> dict[str, Any]:
-        return (self.results.config if self.results else None) or self.meta.get("config") or {}
+        return (self.results.config if self.results else None) or (self.record.config if self.record else {})
 
     @property
     def tasks(self) -> list[str]:

@@ -4,6 +4,7 @@ made from its `engine:model` (`--model`), an index built and a retriever made by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ def build_index(
     corpus: str | Path,
     out: str | Path,
     kind: str,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     *,
     registry: Registry | None = None,
     **build: Any,
@@ -41,15 +42,20 @@ def build_index(
     `overwrite`, `progress`, `split`, `split_header`). The builder is `registry`'s (default: a new registry of the
     installed plugins, `installed_registry()`). Returns the index's manifest (`retriever`, `doc_count`,
     `bad_records`, `options` ...)."""
-    return _build_index(corpus, out, kind, options, registry=_or_installed(registry), **build)
+    return _build_index(corpus, out, kind, _own(options), registry=_or_installed(registry), **build)
 
 
 def load_retriever(
-    kind: str | None, options: dict[str, Any] | None = None, *, registry: Registry | None = None
+    kind: str | None, options: Mapping[str, object] | None = None, *, registry: Registry | None = None
 ) -> Retriever:
     """The retriever a run with `--retriever KIND` and these `--retriever-arg`s searches (`provided`, an example's
     own documents, when `kind` is None), its class `registry`'s (default: `installed_registry()`)."""
-    return _load_retriever(kind, options, registry=_or_installed(registry))
+    return _load_retriever(kind, _own(options), registry=_or_installed(registry))
 
 
 __all__ = ["Registry", "build_index", "installed_registry", "load_engine", "load_retriever"]
+
+
+def _own(options: Mapping[str, object] | None) -> dict[str, object] | None:
+    """The caller's options as a dict of the component's own (the caller's mapping is never changed)."""
+    return None if options is None else dict(options)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from .._catalog import SINGULAR, Entry, check_kind
 from .._checks import Preflight
@@ -30,7 +30,7 @@ from .._scheduler import Scheduler
 from .._storage.rundir import RunDir
 from .._system import System
 from .._task import Task
-from .._types import Example
+from .._types import Example, JsonObject
 from .llms import ScriptedLLM
 
 
@@ -86,17 +86,16 @@ def task_object(task: Task | type[Task] | str) -> Task:
 class EvalResult:
     """What `run_eval` returns: results.json as a dict, and each task's samples in data order."""
 
-    results: dict[str, Any]
+    results: JsonObject
     samples: dict[str, list[SampleRecord]]
     run_dir: Path | None  # None: the run was made in a temporary folder, removed since
     # `resume=True` found the run finished with no failed example: nothing ran (the command line's "nothing to resume")
     already_finished: bool = False
 
     @property
-    def scores(self) -> dict[str, dict[str, Any]]:
-        """{task: {metric key: value}} (results.json `results`)."""
-        scores: dict[str, dict[str, Any]] = self.results["results"]
-        return scores
+    def scores(self) -> dict[str, dict[str, float | None]]:
+        """{task: {metric key: value}} (results.json `results`, as `Results.results` types it)."""
+        return cast("dict[str, dict[str, float | None]]", self.results["results"])
 
     @property
     def complete(self) -> bool:
@@ -174,11 +173,11 @@ def run_eval(
     metrics: Sequence[Any] | None = None,
     data: str | Path | dict[str, str | Path] | None = None,
     limit: int | None = None,
-    task_args: dict[str, Any] | None = None,
-    system_args: dict[str, Any] | None = None,
-    metric_args: dict[str, Any] | None = None,
+    task_args: Mapping[str, object] | None = None,
+    system_args: Mapping[str, object] | None = None,
+    metric_args: Mapping[str, object] | None = None,
     judges: Sequence[Any] = (),
-    role_models: dict[str, Any] | None = None,
+    role_models: Mapping[str, object] | None = None,
     output: str | Path | None = None,
     plugins: Iterable[ModuleType] = (),
     registry: Registry | None = None,
@@ -231,11 +230,11 @@ def _run_options(
     metrics: Sequence[Any] | None = None,
     data: str | Path | dict[str, str | Path] | None = None,
     limit: int | None = None,
-    task_args: dict[str, Any] | None = None,
-    system_args: dict[str, Any] | None = None,
-    metric_args: dict[str, Any] | None = None,
+    task_args: Mapping[str, object] | None = None,
+    system_args: Mapping[str, object] | None = None,
+    metric_args: Mapping[str, object] | None = None,
     judges: Sequence[Any] = (),
-    role_models: dict[str, Any] | None = None,
+    role_models: Mapping[str, object] | None = None,
     plugins: Iterable[ModuleType] = (),
     registry: Registry | None = None,
     **options: Any,

@@ -4,7 +4,7 @@ they become; a malformed one is a ConfigError."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import click
 
@@ -157,8 +157,9 @@ def with_judging(func: Command) -> Command:
     return func
 
 
-def judge_args_of(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def judge_args_of(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """--judge-arg N.KEY=VALUE: each --judge's options by its position, the values read as YAML scalars."""
+    out: dict[str, dict[str, object]] = {}
     for key, value in parse_assignments(items, "--judge-arg").items():
         index, _, option = key.partition(".")
         if not index.isdigit() or not option or int(index) >= len(judges):
@@ -171,7 +172,14 @@ def judge_args_of(items: tuple[str, ...], judges: tuple[str, ...]) -> dict[str, 
     return out
 
 
-def _role_models(items: tuple[str, ...], args: tuple[str, ...]) -> dict[str, Any]:
+class RoleModels(TypedDict):
+    """RunConfig's `role_models` (role -> engine:model) and `role_model_args` (role -> its engine's options)."""
+
+    role_models: dict[str, str]
+    role_model_args: dict[str, dict[str, object]]
+
+
+def _role_models(items: tuple[str, ...], args: tuple[str, ...]) -> RoleModels:
     """--role-model ROLE=ENGINE:MODEL (repeatable) and --role-model-arg ROLE.KEY=VALUE."""
     models: dict[str, str] = {}
     for item in items:
@@ -183,7 +191,7 @@ def _role_models(items: tuple[str, ...], args: tuple[str, ...]) -> dict[str, Any
         if role.strip() in models:
             raise ConfigError(f"--role-model {role.strip()}: given twice")
         models[role.strip()] = model.strip()
-    options: dict[str, dict[str, Any]] = {}
+    options: dict[str, dict[str, object]] = {}
     for key, value in parse_assignments(args, "--role-model-arg").items():
         role, _, option = key.partition(".")
         if role not in models or not option:
@@ -244,7 +252,7 @@ def common_kwargs(
     }
 
 
-def judging_kwargs(human_labels: str | None, price_table: str | None) -> dict[str, Any]:
+def judging_kwargs(human_labels: str | None, price_table: str | None) -> dict[str, str | None]:
     """--human-labels and --price-table, each file read once now so that a bad one fails before any work."""
     from ..._reports.cost.prices import read_price_table
     from ..._reports.judging.human_labels import read_human_labels

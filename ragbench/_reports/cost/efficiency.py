@@ -19,12 +19,11 @@ samples' traces (every record, failed ones too: their calls were made, and they 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..._metric import Metric, key_spec, reported_keys
 from ..._records import SampleRecord
 from ..results.budget import NO_TOKENS
 from ..results.cost_schema import Efficiency, KeyEfficiency, Latency
+from ..results.schema import TaskSections
 from ..results.score_columns import saved_value
 from .prices import PER, ModelPrices
 
@@ -101,7 +100,7 @@ class EfficiencyTally:
                 total += (prompt * model.price["prompt"] + completion * model.price["completion"]) / PER
         return (None, "; ".join(dict.fromkeys(notes))) if notes else (total, None)
 
-    def sections(self) -> dict[str, Any]:
+    def sections(self) -> TaskSections:
         """{"efficiency": figures}; nothing where no record carries a trace (outputs made elsewhere: what they cost is
         not known, not 0)."""
         if not self.traced:

@@ -6,9 +6,8 @@ each judge's calls priced at its own price (ragbench._reports.cost.prices).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..._records import SampleRecord
+from ..results.schema import TaskSections
 from .prices import SOME_JUDGE, ModelPrices, TokenUsage
 
 
@@ -26,7 +25,7 @@ class JudgeCostTally:
             name = step.name.removeprefix("judge:") or "judge"
             self.by_metric.setdefault(name, TokenUsage()).add(step, step.role or SOME_JUDGE)
 
-    def sections(self) -> dict[str, Any]:
+    def sections(self) -> TaskSections:
         """{"judge_cost": {metric: figures}}; nothing where no judge was called."""
         out = {name: usage.figures(self.prices) for name, usage in sorted(self.by_metric.items())}
         return {"judge_cost": out} if out else {}

@@ -6,9 +6,8 @@ answered each (the run's --model, a role's --role-model: ragbench._reports.cost.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..._records import SampleRecord
+from ..results.schema import TaskSections
 from .prices import ModelPrices, TokenUsage
 
 
@@ -24,6 +23,6 @@ class ModelCostTally:
             if step.kind == "llm":
                 self.usage.add(step, step.role)
 
-    def sections(self) -> dict[str, Any]:
+    def sections(self) -> TaskSections:
         """{"model_cost": figures}; nothing where the system called no model."""
         return {"model_cost": self.usage.figures(self.prices)} if self.usage.calls else {}

@@ -32,7 +32,7 @@ import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..._engines import EMBEDDED_MODEL
 from ..._errors import ConfigError
@@ -41,6 +41,7 @@ from ..._storage.jsonl import parse_json
 from ..._types import Step
 from ..._values.run_config import EngineRequest
 from ..._yaml_tasks.located import PlainLoader, read_yaml_text
+from ..results.cost_schema import TokenCost
 
 PER = 1_000_000  # prices are per million tokens
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
@@ -231,7 +232,7 @@ class TokenUsage:
         for n, count in enumerate((*counts, step.cache_write_1h_tokens)):
             sent[n] += count
 
-    def figures(self, prices: ModelPrices) -> dict[str, Any]:
+    def figures(self, prices: ModelPrices) -> TokenCost:
         """The counts, the tokens sent and their price in US dollars (null with `usd_note` where a model that
         answered has none); with calls to several models, each one's own (`by_model`)."""
         models = {role: prices.of(role) for role in self.tokens}
@@ -263,7 +264,7 @@ class TokenUsage:
                 out["price_per_million"] = dict(model.price)
         elif each:
             out["by_model"] = {models[role].label: entry for role, entry in each.items()}
-        return out
+        return cast(TokenCost, out)  # its keys in the order written
 
 
 def usd_of(price: Price, prompt: int, completion: int, read: int = 0, write: int = 0, write_1h: int = 0) -> float:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from ..._metric import Metric, reported_keys
 from ..._records import SampleRecord
+from ..results.judging_schema import Check, Interval, KeyCheck, PpiInterval
+from ..results.schema import Cell, KeyDetails, PpiCell, TaskSections
 from ..results.slice_labels import SliceLabels, SliceValue, ordered, slice_value
 from ..statistics.label_agreement import agreement
 from ..statistics.ppi import MeanInterval, classical_mean, ppi_mean
@@ -55,15 +57,15 @@ class _Pairs:
     unjudged: int = 0  # labels of examples the judge did not score
 
 
-def _interval(estimate: MeanInterval) -> dict[str, Any]:
+def _interval(estimate: MeanInterval) -> Interval:
     return {"value": estimate.value, "ci95": [estimate.low, estimate.high]}
 
 
-def check(judge: list[float], human: list[float | None]) -> dict[str, Any]:
+def check(judge: list[float], human: list[float | None]) -> Check:
     """The figures of one set of examples: `judge` values, `human` labels (None: unlabelled)."""
     labelled = [(j, h) for j, h in zip(judge, human) if h is not None]
     unlabelled = [j for j, h in zip(judge, human) if h is None]
-    out: dict[str, Any] = {"n_labelled": len(labelled), "n_unlabelled": len(unlabelled)}
+    out: Check = {"n_labelled": len(labelled), "n_unlabelled": len(unlabelled)}
     if judge:
         out["judge_only"] = {**_interval(classical_mean(judge, CONFIDENCE)), "n": len(judge)}
     if not labelled:
@@ -71,7 +73,9 @@ def check(judge: list[float], human: list[float | None]) -> dict[str, Any]:
     humans, judged = [h for _, h in labelled], [j for j, _ in labelled]
     found = agreement(humans, judged)
     if found is not None:
-        out.update(accuracy=found.accuracy, kappa=found.kappa, labels=found.labels, confusion=found.confusion)
+        out.update(
+            {"accuracy": found.accuracy, "kappa": found.kappa, "labels": found.labels, "confusion": found.confusion}
+        )
     out["human_only"] = _interval(classical_mean(humans, CONFIDENCE))
     if not unlabelled:
         out["ppi"] = None
@@ -136,13 +140,13 @@ class JudgeCheckTally:
         value = record.scores.get(self.label_keys[key])
         return None if value is None else float(value)
 
-    def sections(self) -> dict[str, Any]:
+    def sections(self) -> TaskSections:
         """{"human_agreement": {key: figures}} of the keys with a label; nothing where none has one."""
-        out: dict[str, Any] = {}
+        out: dict[str, KeyCheck] = {}
         for key, pairs in self.pairs.items():
             if not any(h is not None for h in pairs.human) and not pairs.unjudged:
                 continue
-            entry: dict[str, Any] = {"source": pairs.source, **check(pairs.judge, pairs.human)}
+            entry = cast(KeyCheck, {"source": pairs.source, **check(pairs.judge, pairs.human)})  # source first
             entry["labels_unjudged"] = pairs.unjudged
             if key in self.file_labels:
                 entry["labels_unknown"] = len(set(self.file_labels[key]) - self.seen)
@@ -150,9 +154,9 @@ class JudgeCheckTally:
             out[key] = entry
         return {"human_agreement": out} if out else {}
 
-    def _slices(self, pairs: _Pairs) -> dict[str, dict[str, Any]]:
+    def _slices(self, pairs: _Pairs) -> dict[str, dict[str, Check]]:
         """Per slice field, per label (as `details` labels the field's values), the figures of its examples."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, dict[str, Check]] = {}
         for name in self.slice_fields:
             labels = SliceLabels(values[name] for values in pairs.slices)
             groups: dict[str, tuple[list[float], list[float | None]]] = {}
@@ -164,24 +168,24 @@ class JudgeCheckTally:
         return out
 
 
-def _ppi_cell(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _ppi_cell(entry: Check, ppi: PpiInterval) -> PpiCell:
     return {
-        "value": entry["ppi"]["value"],
-        "ci95": entry["ppi"]["ci95"],
+        "value": ppi["value"],
+        "ci95": ppi["ci95"],
         "n_labelled": entry["n_labelled"],
         "n_unlabelled": entry["n_unlabelled"],
-        "effective_n": entry["ppi"]["effective_n"],
+        "effective_n": ppi["effective_n"],
     }
 
 
-def add_ppi(details: dict[str, Any], checked: Mapping[str, Any]) -> None:
+def add_ppi(details: Mapping[str, KeyDetails], checked: Mapping[str, KeyCheck]) -> None:
     """Each judged key's PPI estimate (from a task's `human_agreement`, `checked`) beside its value in `details`,
     and each slice's beside the slice's value."""
     for key, entry in checked.items():
-        if entry.get("ppi"):
-            details[key]["ppi"] = _ppi_cell(entry)
+        if ppi := entry.get("ppi"):
+            details[key]["ppi"] = _ppi_cell(entry, ppi)
         for field_name, cells in (entry.get("slices") or {}).items():
             for label, cell in cells.items():
-                shown = ((details[key].get("slices") or {}).get(field_name) or {}).get(label)
-                if cell.get("ppi") and shown is not None:
-                    shown["ppi"] = _ppi_cell(cell)
+                shown: Cell | None = ((details[key].get("slices") or {}).get(field_name) or {}).get(label)
+                if (slice_ppi := cell.get("ppi")) and shown is not None:
+                    shown["ppi"] = _ppi_cell(cell, slice_ppi)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._records import SampleRecord
 from ..._types import Step
 from ..._values.json_values import MAX_DEPTH
 from ..._values.tool_calls import ToolCall, tools_of
+from .schema import Budget, RepeatedWork, TaskSections
 
 if TYPE_CHECKING:
     from .schema import Results
@@ -121,17 +122,14 @@ class BudgetTally:
             out["passages_shown"] = DOCS_UNKNOWN
         return out
 
-    def sections(self) -> dict[str, Any]:
+    def sections(self) -> TaskSections:
         """{"budget": ..., "repeated_work": ...} of the task; nothing where no example was scored."""
         if not self.examples:
             return {}
         unknown = self.not_measured()
-        budget: dict[str, Any] = {"examples": self.examples}
-        budget.update(
-            {key: None if key in unknown else round(total / self.examples, 4) for key, total in self.totals.items()}
-        )
-        budget["not_measured"] = unknown
-        return {"budget": budget, "repeated_work": dict(self.repeats)}
+        means = {key: None if key in unknown else round(total / self.examples, 4) for key, total in self.totals.items()}
+        budget = cast(Budget, {"examples": self.examples, **means, "not_measured": unknown})  # QUANTITIES: its keys
+        return {"budget": budget, "repeated_work": cast(RepeatedWork, dict(self.repeats))}
 
 
 def repeated_work_lines(results: Results) -> list[str]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from ..._types import JsonObject, JsonValue
 from ..._values.run_config import index_by_key
 
 # Settings that do not change what a system sees or how it is scored, by path pattern (fnmatch), with why.
@@ -59,21 +60,26 @@ def shown(value: Any, width: int = 80, unset: str = NOT_SET) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def described(config: dict[str, Any]) -> str:
+def described(config: JsonObject) -> str:
     """What ran, in words, from a run's config: "system vanilla, engine hf, model embedded", each --role-model
     after it; "no model" for a system that calls none (a config records the model a run loaded: `hf:embedded`
     where --model was left at its default)."""
     engine, _, model = str(config.get("model") or "").partition(":")
     system = f"system {config['system']}" if config.get("system") else "system not recorded"
     said = f"{system}, " + (f"engine {engine}, model {model}" if model else "no model")
-    roles = config.get("role_models") or {}
+    roles = _object(config.get("role_models"))
     return said + "".join(f"; role {role}: {spec}" for role, spec in sorted(roles.items()))
 
 
-def flattened(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _object(value: JsonValue) -> JsonObject:
+    """A config's object-valued setting, absent or null in a config that does not set it (an older run's)."""
+    return value if isinstance(value, dict) else {}
+
+
+def flattened(config: JsonObject, prefix: str = "") -> JsonObject:
     """Every setting of a nested config by its dotted path; a value that is not an object is one setting. An
     empty object and a null are no setting (an option given no value is the option not given)."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for key, value in config.items():
         path = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -88,7 +94,7 @@ def measured(key: str) -> bool:
     return not any(fnmatchcase(key, pattern) or fnmatchcase(key, pattern + ".*") for pattern in NOT_MEASURED)
 
 
-def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
+def config_differences(a: JsonObject, b: JsonObject) -> list[Difference]:
     """The measured settings whose values differ between configs `a` and `b`, in path order."""
     flat_a, flat_b = (flattened(index_named_by_key(same_named_contents(x, y))) for x, y in ((a, b), (b, a)))
     return [
@@ -98,7 +104,7 @@ def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]
     ]
 
 
-def unset_text(config: dict[str, Any], key: str) -> str:
+def unset_text(config: JsonObject, key: str) -> str:
     """How `config` says it has no value at `key`: a system option (or declared budget) its config lacks
     altogether is no option of its system (`ABSENT`); one there as null, or any other setting, is NOT_SET."""
     top, *path = key.split(".")
@@ -111,10 +117,10 @@ def unset_text(config: dict[str, Any], key: str) -> str:
     return NOT_SET
 
 
-def same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+def same_named_contents(config: JsonObject, other: JsonObject) -> JsonObject:
     """`config` with `model_contents` ("kind:model digest" by place) kept for the models the other run names
     alike: the files of one model name changed between the runs. Models named otherwise differ already."""
-    mine, theirs = config.get("model_contents") or {}, other.get("model_contents") or {}
+    mine, theirs = _object(config.get("model_contents")), _object(other.get("model_contents"))
     kept = {
         place: value
         for place, value in mine.items()
@@ -123,7 +129,7 @@ def same_named_contents(config: dict[str, Any], other: dict[str, Any]) -> dict[s
     return {**config, "model_contents": kept} if "model_contents" in config else config
 
 
-def index_named_by_key(config: dict[str, Any]) -> dict[str, Any]:
+def index_named_by_key(config: JsonObject) -> JsonObject:
     """`config` with the index cache's index of a task's own corpus named by its key, as the run's identity names
     it: the same index in a cache elsewhere is no difference."""
     args = config.get("retriever_args")

@@ -1,48 +1,24 @@
-"""The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) and run.json
-(`attempts`: ragbench._reports.results.run_record) hold it: one attempt's figures (`AttemptCost`), the run's, every
-attempt added up (`Cost`), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
+"""The typed shape of what a run cost, as results.json (`Results.cost`, `model_cost`, `judge_cost`) holds it: the
+run's, every attempt added up (`Cost`; one attempt's figures, `AttemptCost`, are run.json's record:
+ragbench._storage.run_record), the traced calls' tokens and price (`TokenCost`) and a task's cost per correct answer
 (`Efficiency`). Each is a `TypedDict`: a dict at
 run time, as the files read."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
-
-class CallCounts(TypedDict, total=False):
-    """The LLM calls' counts of an attempt, or of every attempt added up (the scheduler's, `CallStats.to_dict`;
-    `llm_calls`: its `calls`, the requests an engine answered)."""
-
-    llm_calls: int
-    batches: int
-    cache_hits: int
-    shared: int
-    errors: int
-    cache_errors: int
-    prompt_tokens: int
-    completion_tokens: int
-    cached_prompt_tokens: int  # of prompt_tokens, read from the vendor's prompt cache (docs/engines.md)
-    cache_write_tokens: int  # of prompt_tokens, written to it
-
-
-class _AttemptCost(CallCounts):
-    id: str
-    examples: int
-    wall_seconds: float
-
-
-class AttemptCost(_AttemptCost, total=False):
-    """One attempt's cost (a run's first, a resume, a rescoring): its id, the examples it saved, its wall time and
-    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._run.cost.run_cost)."""
-
-    interrupted: bool
+from ..._storage.page_cache import PageCachesStats, PageCacheStats
+from ..._storage.run_record import AttemptCost, CallCounts
+from ..._storage.store_checks import StoreStats
+from ..._types import JsonObject
 
 
 class RescoringCost(AttemptCost, total=False):
     """`ragbench rescore`'s own cost (results.json's `cost.rescoring`), with the NLI model's figures."""
 
-    nli: dict[str, Any]
-    other_engines: dict[str, dict[str, Any]]  # the judges' own figures (a batch=true judge's batches), by place
+    nli: dict[str, int]  # the NLI model's calls (its scheduler's counts)
+    other_engines: dict[str, JsonObject]  # the judges' own figures (a batch=true judge's batches), by place
 
 
 class _ModelTokens(TypedDict):
@@ -57,9 +33,7 @@ class ModelTokens(_ModelTokens, total=False):
     """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
 
     usd_note: str
-    prompt_cache: dict[
-        str, Any
-    ]  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.cost.prices)
+    prompt_cache: JsonObject  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.cost.prices)
     price_note: str
 
 
@@ -81,7 +55,7 @@ class TokenCost(_TokenCost, total=False):
     usd_note: str
     model: str
     price_per_million: dict[str, float]
-    prompt_cache: dict[str, Any]
+    prompt_cache: JsonObject
     price_note: str
     by_model: dict[str, ModelTokens]
 
@@ -100,12 +74,12 @@ class Cost(_Cost, total=False):
 
     examples: int
     this_attempt: AttemptCost | None
-    response_cache: dict[str, Any]
-    page_cache: dict[str, Any]
+    response_cache: StoreStats
+    page_cache: PageCacheStats | PageCachesStats
     retrieval: dict[str, int]
-    nli: dict[str, Any]
-    engine: dict[str, Any]  # the model engine's own figures (Engine.stats), this attempt's
-    other_engines: dict[str, dict[str, Any]]  # the role models' and judges' (by place: "judge 1"), this attempt's
+    nli: dict[str, int]  # the NLI model's calls (its scheduler's counts)
+    engine: JsonObject  # the model engine's own figures (Engine.stats), this attempt's
+    other_engines: dict[str, JsonObject]  # the role models' and judges' (by place: "judge 1"), this attempt's
     rescoring: RescoringCost
 
 

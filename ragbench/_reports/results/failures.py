@@ -13,11 +13,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..._metric import InvalidScore, Metric, reported_keys, typed_value
 from ..._records import SampleRecord
-from .schema import Results
+from .schema import Counted, Failure, KeyDetails, Results, reported_errors
 
 SHOWN_IDS = 5  # ids shown per group on the console and in report.md (results.json keeps up to KEPT_IDS)
 KEPT_IDS = 1000
@@ -50,6 +50,21 @@ def record_label(record: SampleRecord) -> str:
     return record.id if record.id is not None else f"record #{record.index}"
 
 
+class _Group(TypedDict):
+    count: int
+    ids: list[str]
+    example: str
+
+
+class FailureGroup(_Group, total=False):
+    """A cause's group as it fills (`Failure` without its cause, which goes first when it is written)."""
+
+    traceback: str
+    metric: str
+    corpus: bool
+    keys: list[str]
+
+
 class FailureGroups:
     """Failed records grouped by cause kind, filled record by record (in data order: a group's ids, example and
     traceback are its first records'); then the metric failures of `metrics` (see `metric_failures`) grouped
@@ -57,8 +72,8 @@ class FailureGroups:
 
     def __init__(self, metrics: Sequence[Metric] = ()) -> None:
         self.metrics = metrics
-        self.records: dict[str, dict[str, Any]] = {}
-        self.metric_groups: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, FailureGroup] = {}
+        self.metric_groups: dict[str, FailureGroup] = {}
 
     def add(self, record: SampleRecord) -> None:
         if record.error is not None:
@@ -70,16 +85,16 @@ class FailureGroups:
             )["metric"] = metric
 
     def groups(
-        self, details: dict[str, dict[str, Any]] | None = None, not_computed: Sequence[AggregateFailure] = ()
-    ) -> list[dict[str, Any]]:
+        self, details: Mapping[str, KeyDetails] | None = None, not_computed: Sequence[AggregateFailure] = ()
+    ) -> list[Failure]:
         """The groups, most frequent first: cause, count, ids (up to KEPT_IDS), the first record's whole message
         as an example and the first traceback of the cause (a system or a metric that raised); then the metric
         failures, each group with its "metric", and a corpus metric that failed (its entries in `details` hold
         the error) as a group without ids, as are the values of `not_computed` (each key's, with its "keys")."""
         failed_metrics = dict(self.metric_groups)
         for metric in self.metrics:  # a corpus metric's error is in each of its entries
-            entries = [(details or {}).get(key) or {} for key in reported_keys(metric, corpus=True)]
-            for error in {entry["error"] for entry in entries if entry.get("error")}:
+            entries = [(details or {}).get(key) for key in reported_keys(metric, corpus=True)]
+            for error in {entry["error"] for entry in entries if entry and entry.get("error")}:
                 failed_metrics[f"metric {metric.name}: {cause_kind(error)}"] = {
                     "count": 1,
                     "ids": [],
@@ -104,12 +119,12 @@ class FailureGroups:
                 group["traceback"] = failure.traceback
         ordered = sorted(self.records.items(), key=lambda item: -item[1]["count"])
         ordered += sorted(failed_metrics.items(), key=lambda item: -item[1]["count"])
-        return [{"cause": cause, **group} for cause, group in ordered]
+        return [cast(Failure, {"cause": cause, **group}) for cause, group in ordered]  # the cause first
 
 
 def _add(
-    groups: dict[str, dict[str, Any]], cause: str, message: str, record: SampleRecord, traceback: str | None
-) -> dict[str, Any]:
+    groups: dict[str, FailureGroup], cause: str, message: str, record: SampleRecord, traceback: str | None
+) -> FailureGroup:
     group = groups.setdefault(cause, {"count": 0, "ids": [], "example": (message.splitlines() or [""])[0][:300]})
     group["count"] += 1
     if len(group["ids"]) < KEPT_IDS:
@@ -147,7 +162,7 @@ def metric_failed(results: Results) -> bool:
     return any(counts.get("metric_failures") for counts in results.counts.values())
 
 
-def metric_failure_count(groups: list[dict[str, Any]]) -> int:
+def metric_failure_count(groups: list[Failure]) -> int:
     """Metric failures among `FailureGroups.groups`: (example, metric) pairs, and failed corpus metrics."""
     return sum(group["count"] for group in groups if "metric" in group)
 
@@ -207,7 +222,7 @@ def incomplete_reason(results: Results) -> str:
         if not counts.get("records"):
             found.append("no records at all (an empty data file, or none in the selected split)")
             hints.append("check the task's --data file and options")
-        problems = len(((results.system_reports or {}).get(task) or {}).get("errors") or [])
+        problems = len(reported_errors((results.system_reports or {}).get(task)))
         if problems:
             found.append(f"{problems} problem(s) in the system's input (e.g. its predictions file)")
         if found:
@@ -234,7 +249,7 @@ class CountedEvents:
 
     def __init__(self, metrics: list[Any]) -> None:
         self.meanings = {m.name: m.declares.counters for m in metrics}
-        self.tallies: dict[str, dict[str, Any]] = {}
+        self.tallies: dict[str, dict[str, Counted]] = {}
 
     def add(self, record: SampleRecord) -> None:
         if record.error is not None:

@@ -49,7 +49,7 @@ def finished_run(path: str | Path, command: str) -> FinishedRun:
     results_path = path / "results.json"
     if not file_there(results_path):
         raise ConfigError(f"{command}: {path} has no results.json (give the folder of a finished ragbench run)")
-    if (RunDir(path).meta or {}).get("finished") is False:
+    if (recorded := RunDir(path).record) is not None and recorded.finished is False:
         raise ConfigError(
             f"{command}: {path} is not finished: an attempt after its results.json stopped or is running, "
             "so its results and samples may be of different attempts; finish it with `ragbench ... "

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..._metric import InvalidScore, Metric, key_spec, reported_keys, typed_value
 from ..._records import SampleRecord
+from .schema import KeyDetails
 
 
 def scores_zero(metric: Metric, key: str) -> bool:
@@ -76,8 +77,8 @@ def unsaved_record(zeros: dict[str, tuple[Metric, str]]) -> SampleRecord:
 
 
 def headline_entries(
-    answered: dict[str, dict[str, Any]], official: dict[str, dict[str, Any]], metrics: list[Metric]
-) -> dict[str, dict[str, Any]]:
+    answered: dict[str, KeyDetails], official: dict[str, KeyDetails], metrics: list[Metric]
+) -> dict[str, KeyDetails]:
     """The task's entries: for each key that scores 0 at worst, the official entry (value, ci95, n, slices) with
     the answered-only view beside it and how many were counted 0; every other key's entry as answered."""
     out = dict(answered)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from ..._records import SampleRecord
 from .config_diff import Difference
-from .schema import Results
+from .schema import Results, SamplingUsed, TaskSections
 
 DECODING = ("max_tokens", "temperature", "top_p", "stop", "n", "keep_stop", "skip_special_tokens", "json_mode", "lora")
 SERVER_DEFAULT = "the server's default"
@@ -38,14 +38,16 @@ class SamplingTally:
                 kind = str(step.name or "generate")
                 self.settings.setdefault(kind, Counter())[json.dumps(effective(sent), sort_keys=True)] += 1
 
-    def sections(self) -> dict[str, Any]:
+    def sections(self) -> TaskSections:
         """{"sampling": {step name: [{"calls": n, setting: value ...}, ...]}}, the most used setting of a step
         first; nothing where no call recorded its sampling."""
         if not self.settings:
             return {}
         return {
-            "sampling": {
-                kind: [{"calls": calls, **json.loads(text)} for text, calls in counted.most_common()]
+            "sampling": {  # each setting as `effective` made it: `SamplingUsed`'s keys
+                kind: [
+                    cast(SamplingUsed, {"calls": calls, **json.loads(text)}) for text, calls in counted.most_common()
+                ]
                 for kind, counted in sorted(self.settings.items())
             }
         }

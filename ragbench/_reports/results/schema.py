@@ -18,12 +18,25 @@ import json
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, Union
+from typing import Any, TypedDict, Union, cast
 
+from ..._types import JsonObject, JsonValue
 from .cost_schema import Cost, Efficiency, TokenCost
+from .judging_schema import KeyCheck
 
 SCHEMA_VERSION = 2
 VERSIONS = (1, 2)  # the versions this ragbench reads; 1: no `schema_version` key
+
+
+class PpiCell(TypedDict):
+    """A judged key's (or slice's) prediction-powered estimate beside its value (ragbench._reports.judging.
+    human_agreement): value, 95% interval, the examples labelled and not, and the labels it is worth."""
+
+    value: float
+    ci95: list[float]
+    n_labelled: int
+    n_unlabelled: int
+    effective_n: float | None
 
 
 class _Cell(TypedDict):
@@ -37,7 +50,7 @@ class Cell(_Cell, total=False):
     key's slice with human labels has its prediction-powered estimate (`ppi`)."""
 
     error: str
-    ppi: dict[str, Any]
+    ppi: PpiCell
 
 
 class _KeyDetails(_Cell):
@@ -53,13 +66,19 @@ class KeyDetails(_KeyDetails, total=False):
     key with human labels its prediction-powered estimate and interval (`ppi`,
     ragbench._reports.judging.human_agreement)."""
 
-    range: list[float]
+    range: list[float | None]  # an end null where the range is open there
     slices: dict[str, dict[str, Cell]]
     error: str
     corpus: bool
     counted_wrong: int
     answered: Cell
-    ppi: dict[str, Any]
+    ppi: PpiCell
+
+
+def reported_errors(report: JsonObject | None) -> list[JsonValue]:
+    """The problems a system's report (`Results.system_reports`, a system's own object) lists under `errors`."""
+    errors = (report or {}).get("errors")
+    return errors if isinstance(errors, list) else []
 
 
 def direction(higher_is_better: bool | None) -> str:
@@ -224,6 +243,28 @@ class Adherence(TypedDict):
     fix: str
 
 
+class TaskSections(TypedDict, total=False):
+    """One task's part of results.json, as its samples' tallies make it (ragbench._reports.aggregation.task_scores,
+    then the run's: ragbench._run.assemble.scored_task): each section's entry of the task, by section."""
+
+    results: dict[str, float | None]
+    details: dict[str, KeyDetails]
+    counts: Counts
+    failures: list[Failure]
+    infrastructure_failures: InfrastructureFailures
+    token_limit: TokenLimit
+    counted: dict[str, dict[str, Counted]]
+    judge_agreement: dict[str, JudgeAgreement]
+    data_sha256: str
+    budget: Budget
+    repeated_work: RepeatedWork
+    sampling: dict[str, list[SamplingUsed]]
+    human_agreement: dict[str, KeyCheck]
+    judge_cost: dict[str, TokenCost]
+    model_cost: TokenCost
+    efficiency: Efficiency
+
+
 @dataclass(kw_only=True)
 class Results:
     """results.json, its sections in the order they are written. Per-task sections are keyed by task name;
@@ -238,7 +279,7 @@ class Results:
     infrastructure_failures: dict[str, InfrastructureFailures] | None = None
     token_limit: dict[str, TokenLimit] | None = None
     counted: dict[str, dict[str, dict[str, Counted]]] | None = None
-    human_agreement: dict[str, dict[str, dict[str, Any]]] | None = None
+    human_agreement: dict[str, dict[str, KeyCheck]] | None = None
     judge_agreement: dict[str, dict[str, JudgeAgreement]] | None = None
     judge_swap: dict[str, dict[str, JudgeSwap]] | None = None
     data_sha256: dict[str, str] | None = None
@@ -248,20 +289,20 @@ class Results:
     format_adherence: dict[str, list[Adherence]] | None = None
     checkpoint_repairs: dict[str, list[str]] | None = None
     seed_policy: str | None = None
-    system_reports: dict[str, dict[str, Any]] | None = None
-    system_stats: dict[str, dict[str, Any]] | None = None
+    system_reports: dict[str, JsonObject] | None = None
+    system_stats: dict[str, JsonObject] | None = None
     cost: Cost
     model_cost: dict[str, TokenCost] | None = None
     judge_cost: dict[str, dict[str, TokenCost]] | None = None
     efficiency: dict[str, Efficiency] | None = None
     config: dict[str, Any]
     rescored_from: str | None = None
-    versions: dict[str, Any]
+    versions: JsonObject
     date: str | None = None
-    reproduction: dict[str, Any] | None = None
-    other: dict[str, Any] = field(default_factory=dict)
+    reproduction: JsonObject | None = None
+    other: JsonObject = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """results.json's object: the sections this results has (an optional one that is None is left out),
         then `other`'s keys."""
         out = {item.name: getattr(self, item.name) for item in _sections()}
@@ -269,8 +310,9 @@ class Results:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Results:
-        """The `Results` of a results.json's object in the current shape (its required sections there);
-        `schema_version` absent: 1."""
+        """The `Results` of a results.json's object in the current shape (its required sections there, as
+        ragbench._reports.results.file.normalized_results checked them: typed from here on); `schema_version`
+        absent: 1."""
         named = {item.name for item in _sections()}
         return cls(
             **{
@@ -289,10 +331,10 @@ def _required(item: dataclasses.Field[Any]) -> bool:
     return item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> JsonObject:
     """The JSON schema (draft 2020-12) of results.json, made from `Results` and the types of its sections."""
-    hints = typing.get_type_hints(Results)
-    properties = {item.name: _schema_of(hints[item.name]) for item in _sections()}
+    hints = typing.get_type_hints(Results, localns=_JSON_TYPES)
+    properties: JsonObject = {item.name: _schema_of(hints[item.name]) for item in _sections()}
     properties["schema_version"] = {"type": "integer", "enum": list(VERSIONS)}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -304,30 +346,34 @@ def json_schema() -> dict[str, Any]:
     }
 
 
-def _schema_of(kind: Any) -> dict[str, Any]:
+# `JsonValue` and `JsonObject` as the schema reads them: any value, an object of any values (at run time the aliases
+# are the text of their types, which `get_type_hints` cannot read)
+_JSON_TYPES = {"JsonValue": Any, "JsonObject": dict[str, Any]}
+
+
+def _schema_of(kind: object) -> JsonObject:
     """The JSON schema of a Python type: a TypedDict an object of its keys, dict[str, X] an object of X's,
     list[X] an array, X | None either, Any anything."""
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if kind is Any:
         return {}
     if origin in (Union, types.UnionType):
-        options = [_schema_of(arg) for arg in args if arg is not type(None)]
+        options: list[JsonValue] = [_schema_of(arg) for arg in args if arg is not type(None)]
         nullable = type(None) in args
-        if len(options) == 1 and set(options[0]) == {"type"} and isinstance(options[0]["type"], str):
-            return {"type": [options[0]["type"], "null"] if nullable else options[0]["type"]}
+        only = options[0] if len(options) == 1 and isinstance(options[0], dict) and set(options[0]) == {"type"} else {}
+        if isinstance(named := only.get("type"), str):
+            return {"type": [named, "null"] if nullable else named}
         return {"anyOf": options + ([{"type": "null"}] if nullable else [])}
     if origin is dict:
         return {"type": "object", "additionalProperties": _schema_of(args[1])}
     if origin is list:
         return {"type": "array", "items": _schema_of(args[0])}
     if typing.is_typeddict(kind):
-        hints = typing.get_type_hints(kind)
-        return {
-            "type": "object",
-            "properties": {name: _schema_of(hint) for name, hint in hints.items()},
-            "required": sorted(kind.__required_keys__),
-        }
-    return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[kind]}
+        hints = typing.get_type_hints(kind, localns=_JSON_TYPES)
+        properties: JsonObject = {name: _schema_of(hint) for name, hint in hints.items()}
+        required: list[JsonValue] = sorted(vars(kind)["__required_keys__"])
+        return {"type": "object", "properties": properties, "required": required}
+    return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[cast(type, kind)]}
 
 
 def schema_text(value: Any = None, depth: int = 0) -> str:

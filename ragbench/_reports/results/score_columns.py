@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -21,9 +21,20 @@ from ..._plugin_calls import PluginCall
 from ..._records import SampleRecord
 from ..statistics.bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure
+from .schema import Cell, KeyDetails
 from .slice_labels import SliceLabels, SliceValue, ordered, slice_value
 
 Aggregate = Callable[[list[float]], float]
+
+
+class _Direction(TypedDict):
+    higher_is_better: bool | None
+
+
+class Direction(_Direction, total=False):
+    """What results.json says of a key whatever its values: its direction, and its range where declared."""
+
+    range: list[float | None]
 
 
 class AggregateError(ValueError):
@@ -39,7 +50,7 @@ def bootstrap_interval(
     return list(percentile_interval(resampled(values, iterations, seed, aggregate)))
 
 
-def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> dict[str, Any]:
+def summarise(values: list[float], aggregate: Aggregate | None, iterations: int, seed: int) -> Cell:
     """value, ci95 and n of a key's values. Raises what `aggregate` raises (`InvalidScore` for a value that
     is no finite number: `checked_aggregate`), and `AggregateError` where the mean or an end of the
     interval is not a finite number."""
@@ -62,14 +73,14 @@ def summarised(
     metric: str,
     key: str,
     failed: list[AggregateFailure],
-) -> dict[str, Any]:
+) -> Cell:
     """`summarise`, or where it fails an entry without value or interval that says why ("error"), the
     failure added to `failed` with its traceback."""
     with PluginCall() as call:
         return summarise(values, aggregate, iterations, seed)
     trace = None if isinstance(call.raised, (AggregateError, InvalidScore)) else call.traceback  # ours: no use
     failed.append(AggregateFailure(metric, key, call.error or "", trace))
-    return {"value": None, "ci95": None, "n": len(values), "error": call.error}
+    return {"value": None, "ci95": None, "n": len(values), "error": cast(str, call.error)}  # it failed: said why
 
 
 def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
@@ -84,10 +95,13 @@ def checked_aggregate(metric: Metric, key: str) -> Aggregate | None:
     return aggregate
 
 
-def key_entry(metric: Metric, key: str) -> dict[str, Any]:
+def key_entry(metric: Metric, key: str) -> Direction:
     """What results.json says of a key's values: its direction, and its range where declared."""
     spec = key_spec(metric, key)
-    return {"higher_is_better": spec.higher_is_better, **({"range": list(spec.range)} if spec.range else {})}
+    direction: Direction = {"higher_is_better": spec.higher_is_better}
+    if spec.range:
+        direction["range"] = list(spec.range)
+    return direction
 
 
 def saved_value(metric: Metric, key: str, value: Any) -> tuple[float | None, bool]:
@@ -164,15 +178,17 @@ class ScoreColumns:
             key.add(sample, self.samples)
         self.samples += 1
 
-    def entries(self, iterations: int, seed: int, failed: list[AggregateFailure]) -> dict[str, dict[str, Any]]:
+    def entries(self, iterations: int, seed: int, failed: list[AggregateFailure]) -> dict[str, KeyDetails]:
         """Per key: value, ci95, n, n_none, n_errors, its direction and range (`key_entry`), and the same per
         label of each slice field; a value that cannot be computed (`summarised`) is added to `failed`."""
         labelled = [(column, *column.labelled()) for column in self.slices]
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, KeyDetails] = {}
         for key in self.keys:
             aggregate = checked_aggregate(key.metric, key.key)
-            entry = summarised(key.values.tolist(), aggregate, iterations, seed, key.metric.name, key.reported, failed)
-            entry.update(n_none=key.n_none, n_errors=key.n_errors, **key_entry(key.metric, key.key))
+            cell = summarised(key.values.tolist(), aggregate, iterations, seed, key.metric.name, key.reported, failed)
+            entry = cast(  # the cell's keys, then the counts and direction: written in this order
+                KeyDetails, {**cell, "n_none": key.n_none, "n_errors": key.n_errors, **key_entry(key.metric, key.key)}
+            )
             slices = {
                 column.field: self._slices(key, column, labels, code_labels, aggregate, iterations, seed, failed)
                 for column, labels, code_labels in labelled
@@ -192,7 +208,7 @@ class ScoreColumns:
         iterations: int,
         seed: int,
         failed: list[AggregateFailure],
-    ) -> dict[str, dict[str, Any]]:
+    ) -> dict[str, Cell]:
         """Per label of the field (`slice_labels`), the summary of the key's values scored there, in sample
         order. Every value the field takes among the task's samples (bad records have none) has its label,
         with n 0 where the key scored none there, so no slice drops out of a table."""

@@ -5,11 +5,13 @@ tables and says so."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..._storage.files import replacing
 from ..._values.names import inside
+from .schema import Cell, KeyDetails
 from .slice_labels import ordered
 
 
@@ -23,13 +25,13 @@ def pyplot() -> Any:
     return plt
 
 
-def slice_rows(details: dict[str, Any], keys: list[str], field: str) -> list[tuple[str, int, list[dict[str, Any]]]]:
+def slice_rows(details: Mapping[str, KeyDetails], keys: list[str], field: str) -> list[tuple[str, int, list[Cell]]]:
     """A slice table's rows: every value of the field that any key has (a key without it: n 0), the most
     examples a key scored there (the row's n: a cell whose own n is less says so), each key's entry."""
     labels = ordered({label for key in keys for label in details[key].get("slices", {}).get(field, {})})
     rows = []
     for label in labels:
-        cells = [
+        cells: list[Cell] = [
             details[key].get("slices", {}).get(field, {}).get(label) or {"value": None, "ci95": None, "n": 0}
             for key in keys
         ]
@@ -48,12 +50,12 @@ def save_figure(figure: Any, path: Path) -> Path:
     return path
 
 
-def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], out_dir: Path) -> Path | None:
+def slice_plot(task: str, field: str, details: Mapping[str, KeyDetails], keys: list[str], out_dir: Path) -> Path | None:
     import numpy as np
 
     plt = pyplot()
 
-    keys = [k for k in keys if field in details.get(k, {}).get("slices", {})]
+    keys = [k for k in keys if k in details and field in details[k].get("slices", {})]
     if not keys:
         return None
     rows = slice_rows(details, keys, field)
@@ -91,7 +93,9 @@ def slice_plot(task: str, field: str, details: dict[str, Any], keys: list[str], 
     return save_figure(figure, inside(out_dir, f"{task}__{field}.png"))
 
 
-def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, Any], out_dir: Path) -> Path | None:
+def matrix_plot(
+    task: str, details: Mapping[str, KeyDetails], key: str, matrix: dict[str, Any], out_dir: Path
+) -> Path | None:
     """A heat map of `key` over a two-way slice (as OmniEval's topic x task Figure 4): the slice
     field `matrix["field"]` holds `row + separator + column` labels; `labels` renames them for
     display (fonts without CJK glyphs); an empty cell is left blank (N/A)."""
@@ -99,7 +103,7 @@ def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, 
 
     plt = pyplot()
 
-    cells = details.get(key, {}).get("slices", {}).get(matrix["field"])
+    cells = details[key].get("slices", {}).get(matrix["field"]) if key in details else None
     if not cells:
         return None
     split = {label: label.rsplit(matrix.get("separator", " - "), 1) for label in cells}
@@ -121,7 +125,7 @@ def matrix_plot(task: str, details: dict[str, Any], key: str, matrix: dict[str, 
     axes.set_yticks(range(len(rows)), [names.get(r, r) for r in rows], fontsize=8)
     for (i, j), value in np.ndenumerate(grid):
         label = f"{rows[i]}{matrix.get('separator', ' - ')}{cols[j]}"
-        n = (cells.get(label) or {}).get("n", 0)
+        n = cells[label].get("n", 0) if label in cells else 0
         axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}\nn={n}", ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)
     axes.set_title(f"{task}: {key}")

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
-from ..._reports.results.cost_schema import AttemptCost, Cost
+from ..._reports.results.cost_schema import Cost
 from ..._scheduler import CallStats
+from ..._storage.page_cache import PageCachesStats, PageCacheStats
+from ..._storage.run_record import AttemptCost
+from ..._storage.store_checks import StoreStats
+from ..._types import JsonObject
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: float) -> AttemptCost:
@@ -28,9 +32,10 @@ def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: f
     )
 
 
-def whole_run_cost(attempts: list[AttemptCost]) -> dict[str, Any]:
-    """The cost of every attempt of a run (first run and resumes) added up."""
-    total: dict[str, Any] = {}
+def whole_run_cost(attempts: list[AttemptCost]) -> dict[str, float]:
+    """The cost of every attempt of a run (first run and resumes) added up: each count, the wall time, the
+    examples per second, the attempts and those interrupted."""
+    total: dict[str, float] = {}
     for attempt in attempts:
         for key, value in attempt.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -53,7 +58,7 @@ class AttemptMeter:
     run folder adds to run.json when it next rewrites the samples (ragbench._storage.rundir); `--resume`
     adds every attempt up."""
 
-    def __init__(self, attempt_id: str, record: Callable[[Mapping[str, Any]], None]) -> None:
+    def __init__(self, attempt_id: str, record: Callable[[AttemptCost], None]) -> None:
         self.id, self._record = attempt_id, record
         self.started = time.perf_counter()
         self.examples = 0  # samples saved by this attempt
@@ -96,9 +101,9 @@ class CallReports:
 
     calls: dict[str, int]
     retrieval: dict[str, int] = field(default_factory=dict)
-    nli: dict[str, Any] | None = None
-    engine: dict[str, Any] | None = None
-    other_engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nli: dict[str, int] | None = None
+    engine: JsonObject | None = None
+    other_engines: dict[str, JsonObject] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,8 @@ class ServiceReports:
     caches' reports (damaged entries, failed reads and writes, a replaced file; pages reused) and the calls'
     (`CallReports`). A run rebuilt from its samples opened none: `ServiceReports()`."""
 
-    response_cache: dict[str, Any] | None = None
-    page_cache: dict[str, Any] | None = None
+    response_cache: StoreStats | None = None
+    page_cache: PageCacheStats | PageCachesStats | None = None
     calls: CallReports = field(default_factory=lambda: CallReports({}))
 
 
@@ -117,10 +122,12 @@ def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: S
     `RunDir.finalize_samples`) and this `attempt`'s (None: results rebuilt with no attempt of its own) added
     up, with the services' `reports` where there are any (pooled searches: queries answered by fewer searches;
     provided documents are not; the model engine's: this attempt's)."""
-    cost = whole_run_cost([*earlier, *([attempt] if attempt else [])])
+    cost = cast(Cost, whole_run_cost([*earlier, *([attempt] if attempt else [])]))  # Cost's numbers, by its keys
     cost["this_attempt"] = attempt
-    stores = {"response_cache": reports.response_cache, "page_cache": reports.page_cache}
-    cost.update({name: stats for name, stats in stores.items() if stats})
+    if reports.response_cache:
+        cost["response_cache"] = reports.response_cache
+    if reports.page_cache:
+        cost["page_cache"] = reports.page_cache
     retrieval = reports.calls.retrieval
     if retrieval.get("batches"):
         cost["retrieval"] = {
@@ -134,4 +141,4 @@ def run_cost(earlier: list[AttemptCost], attempt: AttemptCost | None, reports: S
         cost["engine"] = reports.calls.engine
     if reports.calls.other_engines:
         cost["other_engines"] = reports.calls.other_engines
-    return cast(Cost, cost)  # the shape results_schema.Cost names
+    return cost

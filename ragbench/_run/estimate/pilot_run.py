@@ -4,11 +4,10 @@ own folder, and the rest of the run estimated from them (ragbench._run.estimate.
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
 default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
 larger pilot of the run holds a smaller one, `--precision` grows it, `grown_pilot`) with the run's own options, in
-the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops:
-run.json says not finished, the pilot's attempt is recorded (marked interrupted) and counted in the run's cost, and
-`--resume` with the same options runs the other records only. A random sample, not the first records nor every k-th one,
-keeps a task sorted by difficulty or whose kinds of question come in a cycle from biasing the estimate, and is what the
-interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
+the run's own folder (a fresh run, or the unfinished run there, continued), and then stops as an interrupted run stops: run.json says not finished, the pilot's attempt
+is recorded (marked interrupted) and counted in the run's cost, and `--resume` with the same options runs the other
+records only. A random sample, not the first records nor every k-th one, keeps a task sorted by difficulty or whose
+kinds of question come in a cycle from biasing the estimate, and is what the interval assumes. A run folder that holds a finished run is estimated from its samples and runs nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from ..._errors import ConfigError, RecordError
 from ..._records import read_samples
 from ..._registry import Registry
 from ..._reports.cost.prices import ModelPrices
-from ..._reports.results.run_record import RunRecord
 from ..._storage.checkpoint import checkpoint_key
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
@@ -183,14 +181,14 @@ def pilot_config(config: RunConfig) -> RunConfig:
     --overwrite is given: then the pilot replaces it, as the run would."""
     from ..._storage.rundir import RunDir
 
-    holds_run = RunDir(config.run_dir()).meta is not None
+    holds_run = RunDir(config.run_dir()).record is not None
     return replace(config, resume=config.resume or (holds_run and not config.overwrite))
 
 
 def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)
     that --overwrite does not replace."""
-    recorded = RunRecord.read(run.run_dir)
+    recorded = run.run_dir.record
     if recorded is not None and recorded.finished and not (run.config.overwrite and not run.config.resume):
         return False
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
@@ -298,7 +296,7 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
     of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
     min(examples left, --max-inflight): `high` assumes no more concurrency than the attempt's, `low` that it grows
     in proportion to the slots, the point the geometric mean of the two. None where no attempt was timed."""
-    recorded = RunRecord.read(run.run_dir)
+    recorded = run.run_dir.record
     attempt = recorded.attempts[-1] if recorded is not None and recorded.attempts else None
     seconds = estimate.totals.get(SECONDS)
     if attempt is None or seconds is None or not attempt.get("examples") or not attempt.get("wall_seconds"):

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..._registry import Registry
+from ..._types import JsonObject
 from .run_engines import Engines
 
 
-def model_contents(engines: Engines, registry: Registry, recorded: dict[str, Any] | None = None) -> dict[str, Any]:
+def model_contents(engines: Engines, registry: Registry, recorded: JsonObject | None = None) -> dict[str, str]:
     """The loaded engines' contents; with `recorded` (the run.json config of a run whose only work left is
     metrics, the system's engines not loaded), the recorded ones of the others too, told again from their
     files (`contents_now`)."""

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..._engines import load_engine
+from ..._engines.base import Engine
 from ..._registry import Registry
+from ..._types import JsonObject
 from ..._values.run_config import EngineRequest
 from ..plan.planning import PlannedTask, needs, unused_metric_models
 from ..plan.preflight import engine_needs
@@ -24,7 +26,7 @@ class Engines:
     """The engines of a run, loaded after the pre-flight and before the run folder."""
 
     model: Any = None
-    roles: dict[str, Any] = field(default_factory=dict)
+    roles: dict[str, Engine] = field(default_factory=dict)
     judges: list[Any] = field(default_factory=list)
     nli: Any = None
     reaper: Reaper | None = None  # started before the first engine: ends their processes if the run is killed
@@ -63,7 +65,7 @@ class Engines:
             if hasattr(engine, "keep_batches"):
                 engine.keep_batches(folder)
 
-    def _places(self) -> dict[str, Any]:
+    def _places(self) -> dict[str, Engine | None]:
         """The engines by their place in the run (model, role NAME, judge N, nli; None where none)."""
         return {
             "model": self.model,
@@ -72,13 +74,13 @@ class Engines:
             "nli": self.nli,
         }
 
-    def other_figures(self) -> dict[str, dict[str, Any]]:
+    def other_figures(self) -> dict[str, JsonObject]:
         """The own figures (`Engine.stats`: a `batch=true` judge's batches) of the role models and judges that have
         any, by place (results.json's `cost.other_engines`; the model's are `cost.engine`, the NLI model's
         `cost.nli`)."""
         places = self._places()
         return {
-            place: stats
+            place: {figure: count for figure, count in stats.items()}
             for place, engine in places.items()
             if place not in ("model", "nli") and engine is not None and (stats := engine.stats()) is not None
         }

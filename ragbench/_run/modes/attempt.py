@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 from ..._replay.recording import CallRecorder
 from ..._replay.tools import load_replay_tools, recording_tools
 from ..._reports.results.provenance import provenance
-from ..._reports.results.run_record import RunRecord
 from ..._stop_signals import signal_of
 from ..._storage.checkpoint import TaskCheckpoint
 from ..._task.protocols import UsesTools, stop_tools
+from ..._types import JsonObject
 from ..._values.run_config import examples_in_flight
 from ..cost.run_cost import AttemptMeter, CallReports
 from ..cost.spending_cap import CapStopped, SpendingCapReached
@@ -60,11 +60,11 @@ class FreshRun:
         """The records to run; `passed` is called for each one passed as saved already (none: a fresh run)."""
         return self.todo.each()
 
-    def recorded_config(self) -> dict[str, Any] | None:
+    def recorded_config(self) -> JsonObject | None:
         """run.json's `config` of the run, where the engines that made its predictions do not load."""
         return None
 
-    def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
+    def changed_data(self, fingerprints: JsonObject) -> frozenset[str]:
         return frozenset()
 
     async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
@@ -185,7 +185,7 @@ class ResumedRun(FreshRun):
     def records(self, passed: Callable[[], None]) -> Work:
         return self.todo.each(passed)
 
-    def changed_data(self, fingerprints: dict[str, Any]) -> frozenset[str]:
+    def changed_data(self, fingerprints: JsonObject) -> frozenset[str]:
         return frozenset(self.run.run_dir.data_changed(fingerprints))
 
     async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
@@ -205,6 +205,6 @@ class ScoreOnlyRun(ResumedRun):
             passed()  # every record is saved: none runs
         return iter(())
 
-    def recorded_config(self) -> dict[str, Any] | None:
-        recorded = RunRecord.read(self.run.run_dir)
+    def recorded_config(self) -> JsonObject | None:
+        recorded = self.run.run_dir.record
         return recorded.config if recorded is not None else None

@@ -15,14 +15,14 @@ from typing import Any
 from ..._checks import Preflight
 from ..._errors import RecordError
 from ..._registry import Registry
-from ..._reports.results.cost_schema import AttemptCost, Cost
-from ..._reports.results.run_record import earlier_attempts
+from ..._reports.results.cost_schema import Cost
 from ..._reports.results.schema import Results
 from ..._storage.checkpoint import TaskCheckpoint, checkpoint_key
+from ..._storage.run_record import AttemptCost
 from ..._storage.rundir import RunDir
 from ..._system import System, like_for_like
 from ..._task import Task
-from ..._types import Example
+from ..._types import Example, JsonObject
 from ..._values.run_config import RunConfig
 from ..._values.urls import redacted
 from ..._yaml_tasks.task import YamlTask
@@ -86,12 +86,12 @@ class PlannedRun:
         check.raise_if_failed()
         self.checks.checked.extend(check.checked)
 
-    def task_configs(self) -> dict[str, Any]:
+    def task_configs(self) -> JsonObject:
         """Each task's `Task.config()`, as run.json reads back (values JSON cannot hold as their text)."""
-        configs: dict[str, Any] = json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
+        configs: JsonObject = json.loads(json.dumps({p.name: p.task.config() for p in self.planned}, default=str))
         return configs
 
-    def data_fingerprints(self) -> dict[str, Any]:
+    def data_fingerprints(self) -> JsonObject:
         """Each task's data fingerprint (`Task.data_fingerprint`), recorded in run.json when the run starts."""
         return {p.name: p.task.data_fingerprint() for p in self.planned}
 
@@ -112,7 +112,7 @@ class PlannedRun:
             return inflight
         return max(1, min(inflight, self.config.limit * len(self.planned)))
 
-    def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> dict[str, Any]:
+    def full_config(self, retrieved: Retrieved, model_contents: dict[str, str]) -> JsonObject:
         """run.json's and results.json's `config`: the RunConfig with what the run planned and opened."""
         out = asdict(self.config)
         out["tasks"] = [p.name for p in self.planned]
@@ -125,7 +125,7 @@ class PlannedRun:
         out["retriever_metadata"] = retrieved.metadata
         out["retriever_contents"] = retrieved.contents
         out["model_contents"] = model_contents
-        recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+        recorded: JsonObject = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
         return recorded
 
     def records_to_do(self, resume: bool, read: dict[str, TaskCheckpoint] | None = None) -> RecordsToDo:
@@ -152,7 +152,7 @@ class PlannedRun:
         from ..assemble import ResultsSettings, run_results
 
         def cost() -> Cost:
-            return run_cost(earlier_attempts(self.run_dir, assembled.attempt_id), assembled.attempt, reports)
+            return run_cost(self.run_dir.attempts(but=assembled.attempt_id), assembled.attempt, reports)
 
         scoring = ResultsSettings.of(self.config)  # its judging files read now, as results.json is made
         return run_results(
@@ -178,7 +178,7 @@ class Assembled:
     """What a run's results.json is assembled with, besides its samples."""
 
     checkpoints: dict[str, TaskCheckpoint]  # by task, of the tasks whose records were read
-    config: dict[str, Any]  # `PlannedRun.full_config`
+    config: JsonObject  # `PlannedRun.full_config`
     attempt_id: str | None = None
     attempt: AttemptCost | None = None  # this attempt's cost (`attempt_cost`); None: a rebuilt results.json
     versions: dict[str, Any] | None = None  # the provenance taken as the attempt started; None: taken now

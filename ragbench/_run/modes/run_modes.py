@@ -11,7 +11,6 @@ import logging
 from ..._errors import ConfigError
 from ..._reports.results.failures import metric_failed
 from ..._reports.results.file import NewerResults, read_results
-from ..._reports.results.run_record import RunRecord
 from ..._reports.results.schema import Results
 from ..._storage.checkpoint import TaskCheckpoint
 from ..cost.run_cost import ServiceReports
@@ -66,7 +65,7 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
     if not run.config.resume:
         return FreshRun(run, retrieved)
     run_dir = run.run_dir
-    recorded = RunRecord.read(run_dir)
+    recorded = run_dir.record
     if recorded is None or not recorded.finished:
         return ResumedRun(run, retrieved)
     run_dir.check_same_inputs(
@@ -87,7 +86,7 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
         return ResumedRun(run, retrieved)
     todo = run.records_to_do(resume=True)  # its checkpoints: of the tasks whose records are read here
     if (
-        not all(len(finished_keys(run_dir, p.name)) == recorded.records.get(p.name) for p in run.planned)
+        not all(len(finished_keys(run_dir, p.name)) == (recorded.records or {}).get(p.name) for p in run.planned)
         and todo.first() is not None
     ):  # the data is read only when a count is short
         return ResumedRun(run, retrieved)

@@ -57,12 +57,13 @@ def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) 
     corpus = shipped_corpus(planned)
     if not config.resume or corpus is None or not config.shipped_corpus_index:
         return False
-    from ..._reports.results.run_record import RunRecord
     from ..._storage.rundir import RunDir
 
-    recorded = RunRecord.read(RunDir(config.run_dir()))
+    recorded = RunDir(config.run_dir()).record
     identity = recorded.identity if recorded is not None else {}
-    before, now = (identity.get("retriever_args") or {}).get("index"), config.identity()["retriever_args"]["index"]
+    recorded_args = identity.get("retriever_args")  # absent in a run.json of an older ragbench
+    before = recorded_args.get("index") if isinstance(recorded_args, dict) else None
+    now = config.identity()["retriever_args"]["index"]
     if identity.get("retriever") != CORPUS_RETRIEVER or not isinstance(before, str) or before == now:
         return False
     if not before.startswith(f"{CORPUS_RETRIEVER}-"):

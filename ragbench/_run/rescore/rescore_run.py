@@ -36,12 +36,13 @@ from ..._reports.judging.judge_swap import judge_swap
 from ..._reports.results.cost_schema import RescoringCost
 from ..._reports.results.file import read_results
 from ..._reports.results.provenance import provenance
-from ..._reports.results.run_record import RunRecord
-from ..._reports.results.schema import JudgeSwap, Results
+from ..._reports.results.schema import JudgeSwap, Results, TaskSections
 from ..._reports.run_end import finish_run
 from ..._storage.files import file_there, folder_problem
+from ..._storage.run_record import RunRecord
 from ..._storage.rundir import RunDir
 from ..._storage.sample_files import sample_file
+from ..._types import JsonObject
 from ..._values.run_config import RunConfig, examples_in_flight
 from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
@@ -84,7 +85,10 @@ class RescoreRun:
         check_run_options(config, check)  # as a run's: its numbers, and a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
             check_output(config, source)
-        inherited = frozenset(self.recorded.get("metric_args") or {}) - set(changes.get("metric_args") or {})
+        recorded_args = self.recorded.get("metric_args")  # absent in a run.json of an older ragbench
+        inherited = frozenset(recorded_args if isinstance(recorded_args, dict) else ()) - set(
+            changes.get("metric_args") or {}
+        )
         planned, metric_args = plan_scoring(config.plan_request(), registry, check, inherited)
         self.planned = planned
         # without the run's options of metrics no longer asked
@@ -184,7 +188,7 @@ def check_output(config: RunConfig, source: Path) -> None:
 def finished_run(source: Path) -> tuple[RunRecord, Results]:
     """RUN's run.json and results.json; a folder that holds no finished run is a ConfigError."""
     problem = folder_problem(source)
-    recorded = RunRecord.read(RunDir(source)) if problem is None else None
+    recorded = RunDir(source).record if problem is None else None
     if recorded is None:
         raise ConfigError(f"rescore: {source} holds no ragbench run ({problem or 'no run.json'}); give a run folder")
     results_path = source / "results.json"
@@ -214,9 +218,7 @@ def rescoring_config(original: dict[str, Any], changes: dict[str, Any], source: 
     return RunConfig(**config)
 
 
-def rescored_config(
-    original: dict[str, Any], config: RunConfig, planned: list[PlannedTask], source: Path
-) -> dict[str, Any]:
+def rescored_config(original: JsonObject, config: RunConfig, planned: list[PlannedTask], source: Path) -> JsonObject:
     """run.json's and results.json's `config`: the original's, with the rescoring's options and metrics."""
     out = {
         **original,
@@ -226,7 +228,7 @@ def rescored_config(
         "metric_configs": {p.name: [m.config() for m in p.metrics] for p in planned},
         "rescored_from": str(source),
     }
-    recorded: dict[str, Any] = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
+    recorded: JsonObject = redacted(json.loads(json.dumps(out, default=str)))  # no URL's credentials
     return recorded
 
 
@@ -279,11 +281,11 @@ def rescored_results(
     original: Results,
     target: RunDir,
     config: RunConfig,
-    full_config: dict[str, Any],
+    full_config: JsonObject,
     cost: RescoringCost,
 ) -> Results:
     """results.json of the rescored run: the scores from its samples, the rest kept from RUN's."""
-    scores: dict[str, dict[str, Any]] = {}  # by task
+    scores: dict[str, TaskSections] = {}  # by task
     scoring = ResultsSettings.of(config)
     for task in planned:
         before = original.counts.get(task.name)
@@ -295,7 +297,7 @@ def rescored_results(
         **{key: getattr(original, key) for key in KEPT_SECTIONS},
         cost={**original.cost, "rescoring": cost},
         config=full_config,
-        rescored_from=full_config["rescored_from"],
+        rescored_from=str(full_config["rescored_from"]),
         versions=provenance(),
         date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )

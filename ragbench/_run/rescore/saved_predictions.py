@@ -20,9 +20,9 @@ from typing import Any
 
 from ..._in_flight import ExamplesInFlight
 from ..._records import SampleRecord, read_samples
-from ..._reports.results.cost_schema import AttemptCost
 from ..._reports.results.failures import metric_failures
 from ..._storage.checkpoint import checkpoint_key
+from ..._storage.run_record import AttemptCost
 from ..._storage.rundir import RunDir
 from ..example import StoppedAtFailure, gold_references, record_failed, scored
 from ..lifetime.lifecycle import run_together

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import ray_cluster, ray_cluster_session  # noqa: F401  (a local multi-node Ray cluster, when asked)
+from ray_cluster import ray_cluster, stop_when_not_needed_next  # noqa: F401  (a local multi-node Ray cluster, when asked)
 
 if TYPE_CHECKING:
     from ragbench._registry import Registry
@@ -78,6 +78,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     through it: 155 s -> 141 s for a 51-file sample on a 2-core VM, a fourth no faster."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores + 1
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """The shared Ray cluster (tests/ray_cluster.py) stopped once this process's next test does not need it."""
+    stop_when_not_needed_next(item, nextitem)
 
 
 def pytest_configure(config: pytest.Config) -> None:

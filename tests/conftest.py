@@ -11,6 +11,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,8 +81,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return cores + 1
 
 
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """The shared Ray cluster (tests/ray_cluster.py) stopped once this process's next test does not need it."""
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """The shared Ray cluster (tests/ray_cluster.py) stopped once this process's next test does not need it: after
+    the test's fixtures are torn down (a module's actors closed while their cluster still runs)."""
+    yield
     stop_when_not_needed_next(item, nextitem)
 
 

@@ -1,4 +1,4 @@
-"""`ragbench index build --ray`: the index a pool of Ray actors builds (on the session's 3-node local Ray
+"""`ragbench index build --ray`: the index a pool of Ray actors builds (on the tests' shared 3-node local Ray
 cluster, `ray_cluster`) is the one-process build's, file for file, for any corpus, block size and worker count;
 lucene_bm25's still answers as pyserini; a build killed for real resumes from its block files (a damaged one built
 again); the shards it writes are `ragbench index shard`'s."""

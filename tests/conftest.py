@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import ray_cluster, stop_when_not_needed_next  # noqa: F401  (a local multi-node Ray cluster, when asked)
+from ray_cluster import (
+    ray_cluster,  # noqa: F401  (a local multi-node Ray cluster, when asked)
+    stop_when_not_needed_next,
+)
 
 if TYPE_CHECKING:
     from ragbench._registry import Registry

@@ -36,7 +36,7 @@ def own_cluster():
     from ray.cluster_utils import Cluster
 
     if ray.is_initialized():
-        ray.shutdown()  # the tests' shared cluster (tests/ray_cluster.py): a later module that asks connects to it again
+        ray.shutdown()  # the tests' shared cluster (tests/ray_cluster.py): a later module asking connects again
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     workers = [cluster.add_node(num_cpus=2) for _ in range(3)]
     cluster.wait_for_nodes()

@@ -11,13 +11,17 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import ray_cluster, ray_cluster_session  # noqa: F401  (a local multi-node Ray cluster, when asked)
+from ray_cluster import (
+    ray_cluster,  # noqa: F401  (a local multi-node Ray cluster, when asked)
+    stop_when_not_needed_next,
+)
 
 if TYPE_CHECKING:
     from ragbench._registry import Registry
@@ -78,6 +82,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     through it: 155 s -> 141 s for a 51-file sample on a 2-core VM, a fourth no faster."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cores + 1
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """The shared Ray cluster (tests/ray_cluster.py) stopped once this process's next test does not need it: after
+    the test's fixtures are torn down (a module's actors closed while their cluster still runs)."""
+    yield
+    stop_when_not_needed_next(item, nextitem)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from helpers import cli, run
+from helpers import cli_here, run
 from ragbench._reports.compare.comparison import MIN_TESTED, adjust_p_values, compare_runs, load_run, markdown
 from ragbench._reports.statistics.multiple_testing import adjusted
 
@@ -95,7 +95,7 @@ def test_the_family_spans_every_run_compared_with_the_first(two_runs):
 
 
 def test_the_cli_names_its_adjustment_and_can_leave_the_slices_out(two_runs):
-    printed = cli("compare", *map(str, two_runs), "--p-adjust", "bh", "--no-slices", "--full")
+    printed = cli_here("compare", *map(str, two_runs), "--p-adjust", "bh", "--no-slices", "--full")
     assert printed.returncode == 0, printed.stderr
     assert "adjusted by Benjamini-Hochberg's method" in printed.stdout
     rows = [line for line in printed.stdout.splitlines() if line.startswith("| demo |")]

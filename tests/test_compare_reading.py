@@ -59,7 +59,7 @@ def columns(scores: TaskScores) -> tuple:
 
 
 @given(st.lists(line, max_size=8))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_samples_file_is_read_as_reading_every_line_fully_reads_it(tmp_path, lines):
     path = tmp_path / "levels.jsonl"
     path.write_bytes(b"\n".join(lines))

@@ -153,15 +153,13 @@ def test_unknown_tokenizer_is_one_config_error(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def smollm2_tokenizer(tmp_path_factory):
-    """The embedded SmolLM2's tokenizer saved as a folder, as the parity values were counted with."""
-    from transformers import AutoTokenizer
+def smollm2_tokenizer():
+    """The embedded SmolLM2's tokenizer saved as a folder, as the parity values were counted with: the folder of
+    its converted copy (the GGUF's tokenizer, `save_pretrained`), made once for the session's tests, where a
+    tokenizer read from the GGUF again parsed the whole file (~5 s of CPU)."""
+    from ragbench._engines.local.embedded import embedded_safetensors_dir
 
-    from ragbench._engines.local.embedded import EMBEDDED_GGUF, embedded_model_dir
-
-    folder = tmp_path_factory.mktemp("smollm2_tok")
-    AutoTokenizer.from_pretrained(embedded_model_dir(), gguf_file=EMBEDDED_GGUF).save_pretrained(folder)
-    return str(folder)
+    return str(embedded_safetensors_dir())
 
 
 @pytest.mark.model

@@ -87,7 +87,7 @@ class NamingPlugin:
         return {"systems": {self.name: system, "their_other_system": system}}
 
 
-@settings(max_examples=100)
+@settings(max_examples=50)
 @given(NAMES)
 def test_a_plugin_component_of_any_name_is_refused_by_name_or_registered_under_a_name_that_keeps_the_rule(name):
     registry = Registry.discover(plugins=[("naming", "ragbench-naming", NamingPlugin(name))])

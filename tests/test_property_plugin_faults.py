@@ -108,13 +108,13 @@ def assert_every_example_written_and_counted(behaviour):
         assert resumed.results["counts"] == run.results["counts"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(returned=PREDICTIONS)
 def test_whatever_a_system_returns_every_example_is_written_and_counted(returned):
     assert_every_example_written_and_counted(returned if callable(returned) else lambda example: returned)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exc=EXCEPTIONS)
 def test_whatever_a_system_raises_every_example_is_written_and_counted(exc):
     def behave(example):

@@ -180,7 +180,7 @@ except ImportError:  # the tests above need no Ray
 def local_ray():
     if ray is None:
         pytest.skip("pip install 'ragbench[ray]'")
-    # a Ray of this module's own: the session's shared test cluster may run beside it (tests/ray_cluster.py)
+    # a Ray of this module's own: the tests' shared cluster may run beside it (tests/ray_cluster.py)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     yield
     ray.shutdown()

@@ -209,10 +209,10 @@ def test_flashrags_own_flat_faiss_index_split_answers_as_the_whole_one(tmp_path,
 @pytest.mark.parametrize("name", ["dpr_IVF2,Flat.index", "bge_HNSW8.index"])
 def test_an_approximate_faiss_index_is_refused_in_one_line_and_nothing_is_written(tmp_path, name):
     pytest.importorskip("faiss")
-    from helpers import cli
+    from helpers import cli_here  # in this process: a split and its refusal start nothing
 
     shutil.copyfile(FAISS / name, tmp_path / name)
-    refused = cli("index", "shard", "--index", str(tmp_path / name), "--shards", "2")
+    refused = cli_here("index", "shard", "--index", str(tmp_path / name), "--shards", "2")
     assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1
     assert "only flat inner-product faiss indexes" in refused.stderr and "approximate" in refused.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]

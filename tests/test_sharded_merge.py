@@ -188,16 +188,16 @@ def test_splitting_leaves_the_index_files_as_they_were(bm25_index):
 
 
 def test_index_shard_command_splits_once_and_refuses_an_index_it_cannot_shard_in_one_line(bm25_index, tmp_path):
-    from helpers import cli
+    from helpers import cli_here  # in this process: a split and its refusal start nothing
 
-    done = cli("index", "shard", "--index", str(bm25_index), "--shards", "2")
+    done = cli_here("index", "shard", "--index", str(bm25_index), "--shards", "2")
     assert done.returncode == 0 and "2 shards of" in done.stdout
     assert read_layout(bm25_index / "shards-2", bm25_index).doc_count == 20
     (tmp_path / "fake").mkdir()
     (tmp_path / "fake" / "manifest.json").write_text(
         json.dumps({**json.loads((bm25_index / "manifest.json").read_text()), "retriever": "splade"})
     )
-    refused = cli("index", "shard", "--index", str(tmp_path / "fake"), "--shards", "2")
+    refused = cli_here("index", "shard", "--index", str(tmp_path / "fake"), "--shards", "2")
     assert refused.returncode != 0 and "holds a splade index; only dense, bm25, lucene_bm25" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
 

@@ -1,7 +1,7 @@
 """A node dies for real in the middle of a run that uses Ray replicas of its model and a sharded index: the run
 finishes with every example answered once, and scores as the run on one machine (no Ray, the whole index).
 
-The module starts a small local cluster of its own (a node of it is removed, which the session's shared cluster
+The module starts a small local cluster of its own (a node of it is removed, which the tests' shared cluster
 must not lose): a head without CPUs and three nodes of 2 CPUs. Three replicas and two shard actors (on distinct
 nodes) fill 5 of the 6 CPUs, so some node holds a shard and a replica; that node is removed while the run searches
 its second batch. Its shard actor is started again on the CPU left free and its queries sent again; its replica's
@@ -36,7 +36,7 @@ def own_cluster():
     from ray.cluster_utils import Cluster
 
     if ray.is_initialized():
-        ray.shutdown()  # the session's shared cluster (tests/ray_cluster.py) reconnects where a later module asks
+        ray.shutdown()  # the tests' shared cluster (tests/ray_cluster.py): a later module asking connects again
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     workers = [cluster.add_node(num_cpus=2) for _ in range(3)]
     cluster.wait_for_nodes()

@@ -1,4 +1,4 @@
-"""A sharded index served by Ray actors on a local 3-node cluster (the session's `ray_cluster`): one actor a
+"""A sharded index served by Ray actors on a local 3-node cluster (the tests' shared `ray_cluster`): one actor a
 shard on distinct nodes, answering exactly as the unsharded index; a killed shard actor is started again from its
 files and its queries sent again, the answer unchanged."""
 

@@ -1,4 +1,4 @@
-"""lucene_bm25, flashrag_bm25, faiss_index and tevatron_dense served by shard actors on the session's local 3-node
+"""lucene_bm25, flashrag_bm25, faiss_index and tevatron_dense served by shard actors on the tests' shared local 3-node
 Ray cluster (`ray_cluster`), loaded as a run loads them (`--retriever-arg shards=S`): one actor a shard on distinct
 nodes, the same answers as the unsharded retriever; each test's actors closed before the next starts."""
 

@@ -1,4 +1,4 @@
-"""Sharded search on the session's local 3-node Ray cluster (`ray_cluster`), each test's shards closed before the
+"""Sharded search on the tests' shared local 3-node Ray cluster (`ray_cluster`), each test's shards closed before the
 next starts (one CPU a node): a whole evaluation run searching the shards scores as the run on the whole index, and
 dense shards served by actors answer as the whole matrix."""
 

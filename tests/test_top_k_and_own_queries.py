@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers import cli, cli_run_args, run
+from helpers import cli, cli_here, cli_run_args, run
 from ragbench.api import ConfigError, System, SystemDeclaration
 from ragbench.testing import PreflightError, preflight, run_eval
 
@@ -46,7 +46,7 @@ def test_top_k_and_a_system_arg_setting_the_same_option_otherwise_are_refused(tm
 
 
 def test_top_k_on_the_command_line_is_refused_in_one_line_by_a_system_without_the_option(tmp_path):
-    done = cli(
+    done = cli_here(
         *cli_run_args("scripted:echo"),
         "--top-k",
         "5",

@@ -119,6 +119,18 @@ def test_an_existing_out_is_kept_without_overwrite(tmp_path):
     assert (tmp_path / "passages.jsonl").read_text() == "mine\n"
 
 
+def test_a_file_beside_out_is_never_written_nor_removed(tmp_path):
+    """The corpus is written to a temporary file of ragbench's own naming: a user's file next to --out whose name
+    a writer might pick (passages.jsonl.partial) is left as it was."""
+    mine = tmp_path / "passages.jsonl.partial"
+    mine.write_text("mine\n")
+    build_corpus(knowledge_source(tmp_path), tmp_path / "passages.jsonl", "sentencizer")
+    assert mine.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [mine.name, "passages.jsonl", "kilt_knowledgesource.json"]
+    )
+
+
 def test_a_corpus_written_on_a_full_disk_ends_in_one_line_and_leaves_nothing(tmp_path):
     source = tmp_path / "kilt_knowledgesource.json"
     page = {**PAGES[0], "text": ["Olm\n", *["Olm is a fishing town on the north coast of Varn. " * 40 + "\n"] * 40]}

@@ -11,10 +11,12 @@ import functools
 import gzip
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+import yaml
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
@@ -789,3 +791,36 @@ def test_record_errors_of_a_mapping_name_the_data_file(tmp_path):
         and str(item) == f"{tmp_path / 'd.jsonl'}:1 field 'question': expected str, got int"
     )
     assert not isinstance(item, Example)
+
+
+YAML_WORDS = {
+    type(None): "nothing",
+    dict: "a mapping",
+    list: "a list",
+    bool: "true/false",
+    int: "an integer",
+    float: "a number",
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.lists(st.integers(), max_size=2),
+        st.dictionaries(st.sampled_from("ab"), st.integers(), max_size=2),
+    )
+)
+def test_a_value_of_the_wrong_kind_is_named_as_yaml_reads_it(value):
+    """A task file's value is named as YAML reads it: an empty value is "nothing", a mapping "a mapping" (a
+    mapping and a list read with their lines are still a mapping and a list)."""
+    body = {"data": {"path": "d.jsonl"}, "fields": {"gold": {"answers": "a"}}, "prompt": {"template": "Q"}}
+    text = yaml.safe_dump({"task": "t", "groups": ["g", value], "metrics": ["em"], **body}, sort_keys=False)
+    with tempfile.TemporaryDirectory() as folder:
+        with pytest.raises(
+            ConfigError, match=f"key 'groups': item 2: expected a string, got {YAML_WORDS[type(value)]}$"
+        ):
+            load_spec(write_task(Path(folder), text))

@@ -132,23 +132,15 @@ class AdaptiveRag(System):
         self.multi_hop_system().check_model(engine)
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        question = example.question
-        judgement = await self._judger.judge(example.id, question)
-        label = judgement["label"]
-        ctx.record_step("judgement", inputs={"question": question}, outputs=judgement)
+        label = (await self._judger.judge(example, ctx))["label"]
         with ctx.group(f"{label}: {ROUTES[label]}"):
             if label == "C":
                 prediction = await self.multi_hop_system().run(example, ctx)
                 prediction.extras["adaptive_rag"] = {"label": label}
                 return prediction
-            docs, answer = await flashrag_naive_or_zero_shot(ctx, question, label == "B", self.topk, self.max_tokens)
-        return Prediction(
-            example_id=example.id,
-            answer=answer,
-            raw_output=answer,
-            docs=docs,
-            extras={"adaptive_rag": {"label": label}},
-        )
+            return await flashrag_naive_or_zero_shot(
+                ctx, example, label == "B", self.topk, self.max_tokens, extras={"adaptive_rag": {"label": label}}
+            )
 
     def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         labels = Counter(extras["label"] for extras in recorded_extras(samples, "adaptive_rag"))

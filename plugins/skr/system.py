@@ -97,17 +97,9 @@ class Skr(System):
         self._judger.load_model()  # once, before the examples run: a damaged folder is one line
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        question = example.question
-        judgement = await self._judger.judge(example.id, question)
-        retrieve = judgement["label"]
-        ctx.record_step("judgement", inputs={"question": question}, outputs=judgement)
-        docs, answer = await flashrag_naive_or_zero_shot(ctx, question, retrieve, self.topk, self.max_tokens, ZERO_SHOT)
-        return Prediction(
-            example_id=example.id,
-            answer=answer,
-            raw_output=answer,
-            docs=docs,
-            extras={"skr": {"retrieve": retrieve}},
+        retrieve = (await self._judger.judge(example, ctx))["label"]
+        return await flashrag_naive_or_zero_shot(
+            ctx, example, retrieve, self.topk, self.max_tokens, ZERO_SHOT, extras={"skr": {"retrieve": retrieve}}
         )
 
     def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._system import SystemDeclaration
-from .._types import Document
+from .._types import Document, Example, JsonObject, Prediction
 from .refined_text import is_refined_text
 
 if TYPE_CHECKING:
@@ -149,18 +149,22 @@ async def flashrag_generate(
 
 async def flashrag_naive_or_zero_shot(
     ctx: Context,
-    question: str,
+    example: Example,
     retrieve: bool,
     topk: int,
     max_tokens: int,
     zero_shot: FlashRagTemplate = FLASHRAG_ZERO_SHOT_TEMPLATE,
-) -> tuple[list[Document], str]:
+    *,
+    extras: JsonObject,
+) -> Prediction:
     """The two branches of FlashRAG's conditional methods (SKR, Adaptive-RAG's A and B): its naive pipeline
-    (`topk` passages searched for the question, its base prompt) or its zero-shot one; the documents shown and
-    the answer."""
+    (`topk` passages searched for the question, its base prompt) or its zero-shot one; their answer as the
+    prediction, its raw output the answer and its `extras` the method's own record of the choice."""
+    question = example.question
     docs = await ctx.required_retriever().search(question, topk) if retrieve else []
     template = FLASHRAG_RAG_TEMPLATE if retrieve else zero_shot
     response = await flashrag_generate(
         ctx.llm, template.render(ctx.llm.chat_model, docs, question=question), max_tokens=max_tokens
     )
-    return docs, response.text
+    answer = response.text
+    return Prediction(example_id=example.id, answer=answer, raw_output=answer, docs=docs, extras=extras)

@@ -9,10 +9,14 @@ import asyncio
 import json
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from .._types import JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from .._context import Context
+    from .._types import Example
 
 
 def judger_folder(path: str | None, what: str) -> Path:
@@ -64,7 +68,8 @@ class Judger:
     """The judgement of each question, {"label": one of `labels`, ...}: from the `judgements` file when one is
     given, else from the model judger `load()` builds (an object whose `judge(question)` returns that dict).
     `check` reads the file (the pre-flight); `load_model` builds the judger once, before the examples run;
-    each question is judged in a thread, so the other examples' calls go on meanwhile."""
+    each question is judged in a thread, so the other examples' calls go on meanwhile, and recorded as the
+    example's step "judgement"."""
 
     def __init__(self, what: str, labels: Collection[Any], judgements: str | None, load: Callable[[], Any]) -> None:
         self.what, self.labels, self.judgements_file, self.load = what, labels, judgements, load
@@ -79,7 +84,12 @@ class Judger:
         if self.judgements_file is None and self._model is None:
             self._model = self.load()
 
-    async def judge(self, example_id: str, question: str) -> dict[str, Any]:
+    async def judge(self, example: Example, ctx: Context) -> dict[str, Any]:
+        judgement = await self._judgement(example.id, example.question)
+        ctx.record_step("judgement", inputs={"question": example.question}, outputs=judgement)
+        return judgement
+
+    async def _judgement(self, example_id: str, question: str) -> dict[str, Any]:
         if self.judgements_file is not None:
             if self._given is None:
                 self.check()

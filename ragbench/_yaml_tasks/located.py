@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from .._errors import ConfigError
+from .values import KINDS, kind
 
 
 class SpecError(ConfigError):
@@ -215,26 +216,12 @@ def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def _names(types: type | tuple[type, ...]) -> str:
-    words = {
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        bool: "true/false",
-        list: "a list",
-        dict: "a mapping",
-    }
-    return " or ".join(words.get(t, t.__name__) for t in _tuple(types))
+    return " or ".join(KINDS.get(t, t.__name__) for t in _tuple(types))
+
+
+# a YAML file's mappings and lists read as located ones; an empty value is nothing
+YAML_KINDS: dict[type, str] = {**KINDS, LocatedDict: "a mapping", LocatedList: "a list", type(None): "nothing"}
 
 
 def _kind(value: Any) -> str:
-    return {
-        dict: "a mapping",
-        LocatedDict: "a mapping",
-        list: "a list",
-        LocatedList: "a list",
-        str: "a string",
-        bool: "true/false",
-        int: "an integer",
-        float: "a number",
-        type(None): "nothing",
-    }.get(type(value), type(value).__name__)
+    return kind(value, YAML_KINDS)

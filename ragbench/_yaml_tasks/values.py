@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -22,13 +23,17 @@ def listed_text(text: str) -> list[Any] | None:
     return None
 
 
-def kind(value: Any) -> str:
-    return {
-        dict: "a mapping",
-        list: "a list",
-        str: "a string",
-        bool: "true/false",
-        int: "an integer",
-        float: "a number",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
+# what a message calls a value of each type (a type not named here: its class name)
+KINDS: dict[type, str] = {
+    dict: "a mapping",
+    list: "a list",
+    str: "a string",
+    bool: "true/false",
+    int: "an integer",
+    float: "a number",
+}
+RECORD_KINDS: dict[type, str] = {**KINDS, type(None): "null"}  # a record's None is JSON's null
+
+
+def kind(value: Any, kinds: Mapping[type, str] = RECORD_KINDS) -> str:
+    return kinds.get(type(value), type(value).__name__)

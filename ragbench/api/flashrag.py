@@ -9,8 +9,9 @@
 `flashrag_retrieving` and `flashrag_searching` (the declarations of a method that searches with the question, and
 of one that writes its own searches, bounded by its option); the judgers
 of its conditional methods (SKR, Adaptive-RAG): `Judger` (a judger model loaded once from a local folder,
-or a file of judgements by example id) and `judger_folder` (that folder, else one line), and
-`flashrag_naive_or_zero_shot` (the two answers they choose between).
+or a file of judgements by example id; each judgement recorded as the example's step "judgement") and
+`judger_folder` (that folder, else one line), and `flashrag_naive_or_zero_shot` (the prediction of the two
+pipelines they choose between).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragbench.api import ConfigError, RecordError
-from ragbench.api.data import iter_jsonl
+from ragbench.api.data import iter_jsonl, replacing
 
 SECTION_MARK = "Section::::"
 FIRST_SECTION = "Section::::Abstract"
@@ -128,26 +128,15 @@ def build_corpus(
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
     nlp = spacy_pipeline(model)
     stats = CorpusStats()
-    partial = out.with_name(out.name + ".partial")
-    try:
-        with open(partial, "w", encoding="utf-8") as handle:
-            for page in read_pages(source):
-                if isinstance(page, RecordError):
-                    stats.errors.append(page)
-                    continue
-                stats.pages += 1
-                page_id, title = str(page["wikipedia_id"]), str(page.get("wikipedia_title") or "")
-                for n, (_, text) in enumerate(page_passages(page["text"], nlp, chunk_size)):
-                    handle.write(
-                        json.dumps(
-                            {"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title, "text": text},
-                            ensure_ascii=False,
-                        )
-                        + "\n"
-                    )
-                    stats.passages += 1
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    partial.replace(out)
+    with replacing(out) as handle:
+        for page in read_pages(source):
+            if isinstance(page, RecordError):
+                stats.errors.append(page)
+                continue
+            stats.pages += 1
+            page_id, title = str(page["wikipedia_id"]), str(page.get("wikipedia_title") or "")
+            for n, (_, text) in enumerate(page_passages(page["text"], nlp, chunk_size)):
+                passage = {"id": f"{page_id}#{n}", "wikipedia_id": page_id, "title": title, "text": text}
+                handle.write((json.dumps(passage, ensure_ascii=False) + "\n").encode("utf-8"))
+                stats.passages += 1
     return stats

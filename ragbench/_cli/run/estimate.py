@@ -5,6 +5,7 @@ examples run in the run's own folder (ragbench._run.estimate.pilot_run), which t
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sqlite3
 import sys
@@ -47,6 +48,37 @@ def figure_name(key: str) -> str | None:
     return None
 
 
+def reach(task: Any) -> float:
+    """How far from its point a task's dollars' interval reaches, as a share of the point (the widest of its dollar
+    figures; inf: unbounded)."""
+    shares = [
+        max(each.point - each.low, math.inf if each.high is None else each.high - each.point) / each.point
+        for key, each in task.totals.items()
+        if key.startswith("usd:") and each.point > 0
+    ]
+    return max(shares, default=0.0)
+
+
+def precision_line(task: Any) -> str | None:
+    """Where a task's dollars may be off by more than 10% (their interval reaches beyond it, or their spread asks
+    for a larger pilot): that the point is not to be taken as within 10%, and what runs the pilot that puts it so."""
+    far = reach(task)
+    wide = "unbounded" if far == math.inf else f"{far:.0%}"
+    if task.pilot_for is not None and task.pilot_for > task.done:
+        return (
+            f"{task.name}: the dollars within 10% of their point (95%) need about {task.pilot_for} of its examples run, "
+            f"{task.done} have: until they ran the point is within 10% of what the run costs only by chance (the "
+            f"interval reaches {wide} from it); --precision 10% runs them (so does --pilot {task.pilot_for}; a "
+            "pilot holds the smaller ones)"
+        )
+    if far > 0.10:
+        return (
+            f"{task.name}: the dollars' interval reaches {wide} from their point: the point is within 10% of what the "
+            "run costs only by chance; a larger pilot (--pilot) narrows it"
+        )
+    return None
+
+
 def estimate_lines(estimate: Any) -> list[str]:
     lines = [
         f"examples: {estimate.records} in the run, {estimate.done} done "
@@ -66,12 +98,7 @@ def estimate_lines(estimate: Any) -> list[str]:
         lines.append("wall time left: unknown (no attempt of this run was timed)")
     else:
         lines.append(f"wall time left, seconds: {interval_text(estimate.wall)}")
-    lines.extend(
-        f"{task.name}: the dollars within 10% of their point (95%) need about {task.pilot_for} of its examples run, "
-        f"{task.done} have: --pilot {task.pilot_for} runs the rest of them (a pilot holds the smaller ones)"
-        for task in estimate.tasks
-        if task.pilot_for is not None and task.pilot_for > task.done
-    )
+    lines.extend(line for line in map(precision_line, estimate.tasks) if line)
     lines.append(estimate.prompt_lengths)
     lines.extend(f"cannot know: {line}" for line in estimate.unknowns)
     return lines

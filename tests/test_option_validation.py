@@ -80,7 +80,7 @@ def problems(tmp_path: Path, **config) -> list[str]:
             "scripted:echo",
             {"nonsense": 1},
             "--model scripted:echo: unknown option(s) nonsense (accepted: batch_size, "
-            "overhead, per_request, per_token, script)",
+            "overhead, per_request, per_token, script, tokenizer)",
         ),
         (
             "scripted:echo",

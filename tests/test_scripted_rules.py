@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from helpers import cli_here, popqa_args
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import Request, Sampling, response_problem
-from ragbench.testing import load_engine
+from ragbench.testing import installed_registry, load_engine
 from test_tool_calls import JSON_VALUES, SEARCH
 
+REGISTRY = installed_registry()  # discovered once: the property loads an engine per example
 RECORD = {"id": "q0", "question": "Who?", "answers": ["A"], "ctxs": [{"id": "d", "title": "T", "text": "t"}]}
 CALL = {"id": "call_1", "name": "search", "arguments": {"query": "author"}}
 WRONG_CALLS = {
@@ -138,7 +139,7 @@ SAMPLINGS = [
 def test_any_rules_file_is_refused_in_one_line_or_answers_every_request(tmp_path, rules):
     path = rules_file(tmp_path, rules)
     try:
-        engine = load_engine(f"scripted:{path}")
+        engine = load_engine(f"scripted:{path}", registry=REGISTRY)
     except ConfigError as exc:
         [line] = str(exc).splitlines()
         assert line.startswith(f"scripted rules file {path}: ")

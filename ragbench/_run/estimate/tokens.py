@@ -41,13 +41,13 @@ def model_counter(model: str | None, args: Mapping[str, Any]) -> TokenCounter | 
     if kind in ("hf", "vllm", "scripted") and name:
         return folder_counter(name, args.get("cache_dir"))
     if kind == "openai":
-        return tiktoken_counter(name)
+        return offline_tiktoken_counter(name)
     return None
 
 
-def tiktoken_counter(model: str) -> TokenCounter | None:
+def offline_tiktoken_counter(model: str) -> TokenCounter | None:
     """An OpenAI model's tiktoken encoding, where tiktoken names one for it and its file is on disk (never
-    downloaded: tiktoken's own load would fetch a missing one)."""
+    downloaded: tiktoken's own load, and so chunking's `tiktoken_encoding`, would fetch a missing one)."""
     try:
         import tiktoken
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._reports.cost.prices import ModelPrices
-from ragbench._run.estimate.figures import Interval, extrapolated, pilot_for, regressed
+from ragbench._run.estimate.figures import EstimatedTotal, extrapolated, pilot_for, regressed
 from ragbench._run.estimate.pilot_run import MIN_PILOT, PilotSize, unknowns
 from ragbench._values.run_config import RunConfig
 from ragbench.api import ConfigError
@@ -63,7 +63,7 @@ def test_the_pilot_is_part_of_the_run_and_the_resumed_run_pays_only_the_rest(tmp
     run_json = json.loads((tmp_path / "run" / "run.json").read_text())
     assert [attempt["llm_calls"] for attempt in run_json["attempts"]] == [12, 12]  # the pilot's not sent again
     actual = json.loads((tmp_path / "run" / "results.json").read_text())["model_cost"]["demo"]
-    assert Interval(**estimate["totals"]["llm_calls"]).holds(actual["calls"])
+    assert EstimatedTotal(**estimate["totals"]["llm_calls"]).holds(actual["calls"])
     # the pilot's tokens are in the run's total once (paid), the rest estimated at the pilot's mean: 12 more
     paid = estimate["paid"]["completion_tokens"]
     assert estimate["totals"]["completion_tokens"]["point"] == pytest.approx(paid + 12 * paid / 12)
@@ -76,8 +76,8 @@ def test_a_judged_metric_is_estimated_and_priced_at_the_judges_price(tmp_path: P
     assert estimate["paid"]["judge:llm_judge llm_calls"] == 6
     assert cli_here(*options(tmp_path, *judged, "--resume")).returncode == 0
     judge = json.loads((tmp_path / "run" / "results.json").read_text())["judge_cost"]["demo"]["llm_judge"]
-    assert Interval(**estimate["totals"]["usd:judge:llm_judge"]).holds(judge["usd"])
-    assert Interval(**estimate["totals"]["judge:llm_judge completion_tokens"]).holds(judge["completion_tokens"])
+    assert EstimatedTotal(**estimate["totals"]["usd:judge:llm_judge"]).holds(judge["usd"])
+    assert EstimatedTotal(**estimate["totals"]["judge:llm_judge completion_tokens"]).holds(judge["completion_tokens"])
 
 
 def test_a_finished_run_is_estimated_from_its_samples_and_runs_nothing(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_an_interval_holds_its_point_and_never_falls_below_what_was_paid(
     assert interval.low <= interval.point * (1 + 1e-9) + 1e-6 and interval.low >= paid - 1e-6
     assert interval.high is None or interval.point <= interval.high * (1 + 1e-9) + 1e-6
     if remaining == 0:
-        assert interval == Interval(paid, paid, paid)
+        assert interval == EstimatedTotal(paid, paid, paid)
     if len(observed) >= 2 and len(set(observed)) == 1 and remaining:  # no spread seen: the rule of three below
         assert interval.high == interval.point
         expected_low = max(paid, interval.point - remaining * observed[0] * min(1.0, 3 / len(observed)))
@@ -319,7 +319,7 @@ def test_a_point_whose_interval_reaches_beyond_10_percent_is_not_given_as_within
         name="demo",
         done=60,
         pilot_for=pilot,
-        totals={"usd:model": Interval(100.0, low, high), "llm_calls": Interval(9, 0, None)},
+        totals={"usd:model": EstimatedTotal(100.0, low, high), "llm_calls": EstimatedTotal(9, 0, None)},
     )
     line = precision_line(task)
     assert (line is None) if said is None else (line is not None and said in line)

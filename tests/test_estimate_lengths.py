@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ragbench._engines.local.tokenizers import folder_counter
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.estimate.figures import Interval, regressed
+from ragbench._run.estimate.figures import EstimatedTotal, regressed
 from ragbench._run.estimate.pilot_run import PilotSize
 from ragbench._run.estimate.tokens import model_counter
 from ragbench.api import ConfigError
@@ -90,7 +90,7 @@ def test_long_examples_outside_the_pilot_are_estimated_by_their_length_in_the_mo
     for key, real in (("prompt_tokens", actual["prompt_tokens"]), ("usd:model", actual["usd"])):
         figure = estimate["totals"][key]
         assert abs(figure["point"] - real) <= 0.10 * real, (key, figure, real)
-        assert Interval(**figure).holds(real)
+        assert EstimatedTotal(**figure).holds(real)
         mean_only = estimate["paid"][key] * RECORDS / estimate["done"]  # the pilot's mean over every example
         assert abs(mean_only - real) > 0.5 * real
 

@@ -17,7 +17,7 @@ from ragbench.api.data import JsonObject, JsonValue
 
 from .mcp_server import NAME
 from .qwen_client import retrieved_docids
-from .shapes import RunItem, RunRecord, StatusRecord, TurnSampling
+from .shapes import RunFileRecord, RunItem, StatusRecord, TurnSampling
 
 PAUSED = "pause_turn"
 # the run file's status: "completed" for the API's end_turn, else its stop_reason (the finish reasons ragbench
@@ -144,7 +144,7 @@ def searched_docids(result: list[RunItem]) -> list[str]:
 
 
 def prediction(
-    example_id: str, record: RunRecord, extras: Mapping[str, int], document: Callable[[str], Document | None]
+    example_id: str, record: RunFileRecord, extras: Mapping[str, int], document: Callable[[str], Document | None]
 ) -> Prediction:
     """An example of a client whose tools the API's servers call: the last text of its run file's `record`,
     stripped, as the answer; the documents of every search's hits, in order (`document` of each docid); the run

@@ -34,8 +34,8 @@ MAX_REMOTE_CALLS = 100  # gemini_client's AutomaticFunctionCallingConfig(maximum
 STATUS = {"stop": "completed", "tool_calls": "completed", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
 
 
-class FunctionCall(TypedDict, total=False):
-    """A Part's `function_call` (google-genai's FunctionCall): the function, its arguments, an id where sent."""
+class GeminiFunctionCall(TypedDict, total=False):
+    """A Part's `function_call` (google-genai's GeminiFunctionCall): the function, its arguments, an id where sent."""
 
     name: str
     args: JsonObject
@@ -63,7 +63,7 @@ class Part(TypedDict, total=False):
 
     text: str
     thought: bool
-    function_call: FunctionCall
+    function_call: GeminiFunctionCall
     function_response: FunctionResponse
 
 
@@ -117,7 +117,7 @@ def answer_parts(response: Response) -> list[Part]:
     return out + [{"function_call": {"name": c.name, "args": json.loads(c.raw_arguments)}} for c in calls]
 
 
-async def function_response(tools: dict[str, mcp_server.ServedTool], call: FunctionCall) -> FunctionResponse:
+async def function_response(tools: dict[str, mcp_server.ServedTool], call: GeminiFunctionCall) -> FunctionResponse:
     """One call run as AFC runs it on the MCP session: `{"result": CallToolResult}`, `{"error": ...}` where the
     tool failed (fastmcp's text for arguments that do not fit)."""
     name = call["name"]

@@ -18,7 +18,7 @@ from ragbench.api.data import JsonObject, JsonValue, parse_json
 from ragbench.api.engines import InvalidArguments, checked_arguments
 
 from . import mcp_server
-from .shapes import DocumentValue, FunctionCall, QwenMessage, RunItem, RunRecord, SearchHit, TurnSampling
+from .shapes import DocumentValue, FunctionCall, QwenMessage, RunFileRecord, RunItem, SearchHit, TurnSampling
 from .tools import ToolAnswer
 
 SERVER = "search-server"  # mcp_server.py's FastMCP name: qwen_agent calls each tool "<server>-<tool>"
@@ -157,7 +157,7 @@ def retrieved_docids(result: list[RunItem]) -> list[str]:
     return sorted(found)
 
 
-def run_record(response: list[QwenMessage]) -> RunRecord:
+def run_record(response: list[QwenMessage]) -> RunFileRecord:
     """qwen_client's `_persist_response` over the agent's messages: a tool_call item per call with the output of a
     function message right after it under the same name (else None: of calls made in one turn only the last gets
     one, the first result), an output_text item per assistant message with text; the calls per tool, unknown

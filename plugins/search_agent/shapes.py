@@ -66,7 +66,7 @@ class RunItem(TypedDict):
     output: JsonValue
 
 
-class RunRecord(TypedDict):
+class RunFileRecord(TypedDict):
     """The run file's fields every client writes: the calls per tool, the searches' docids, the `result` items."""
 
     tool_call_counts: dict[str, int]
@@ -74,7 +74,7 @@ class RunRecord(TypedDict):
     result: list[RunItem]
 
 
-class StatusRecord(RunRecord):
+class StatusRecord(RunFileRecord):
     """A run file with the status of its query ("completed", else how it ended)."""
 
     status: str

@@ -88,7 +88,7 @@ class RgbIntegration(RgbPassages):
     setting = "int"
 
 
-class RgbCounterfactual(RgbPassages):
+class RgbCounterfactualTask(RgbPassages):
     """The counterfactual sets (en_fact.json, zh_fact.json): the `positive_wrong` passages, with
     ceil(passage_num x correct_rate) true ones (`correct_rate`, default 0 as evalue.py's) and the negatives
     of `noise_rate`."""

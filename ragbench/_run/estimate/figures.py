@@ -77,7 +77,7 @@ def _usage(prefix: str, usage: TokenUsage, prices: ModelPrices, usd_key: str) ->
 
 
 @dataclass(frozen=True)
-class Interval:
+class EstimatedTotal:
     """A total's point estimate and its 95% interval (`low`, `high`; `high` None: unbounded, too few examples ran
     to tell a spread)."""
 
@@ -109,7 +109,7 @@ def t_over_z(df: int) -> float:
     return 1 + sum(term / float(df) ** (i + 1) for i, term in enumerate(terms)) / z
 
 
-def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval:
+def extrapolated(paid: float, observed: list[float], remaining: int) -> EstimatedTotal:
     """The total of a figure over a run: `paid` already (exact), and `remaining` examples still to run, each like
     the `observed` ones (the per-example values of the examples that ran). Fewer than two observed: the point is
     the one value's (or 0), the interval unbounded above unless nothing remains.
@@ -121,15 +121,15 @@ def extrapolated(paid: float, observed: list[float], remaining: int) -> Interval
     system's one call an example) leave no spread to resample: the interval is that low end to the point (a figure
     that can grow beyond its constant, more calls or longer replies, varies in a pilot)."""
     if remaining <= 0:
-        return Interval(paid, paid, paid)
+        return EstimatedTotal(paid, paid, paid)
     n = len(observed)
     mean = bootstrap.mean(observed) if n else 0.0
     point = paid + remaining * mean
     if n < 2:
-        return Interval(point, paid, None)
+        return EstimatedTotal(point, paid, None)
     unseen = rule_of_three(point, remaining * mean, observed)
     if min(observed) == max(observed):
-        return Interval(point, max(paid, unseen), point)
+        return EstimatedTotal(point, max(paid, unseen), point)
     values = np.asarray(observed, dtype=float)
 
     def mean_and_error(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +152,7 @@ def studentized(
     statistic: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     n: int,
     unseen: float,
-) -> Interval:
+) -> EstimatedTotal:
     """The total of `paid` and `remaining` examples of per-example `mean`: its interval the bootstrap-t interval of
     the `statistic` (of rows of example indices: each row's estimate and its standard error) over `BOOTSTRAP_ROUNDS`
     resamples of the `n` examples, widened by sqrt(1 + n / remaining) (the examples left vary about the run's mean
@@ -168,7 +168,7 @@ def studentized(
     low, high = bootstrap.studentized_interval(estimates, errors, mean, float(own))
     point, widen = paid + remaining * mean, math.sqrt(1 + n / remaining)
     low_end, top = point - remaining * (mean - low) * widen, point + remaining * (high - mean) * widen
-    return Interval(point, max(paid, min(unseen, low_end)), max(point, top) if top < math.inf else None)
+    return EstimatedTotal(point, max(paid, min(unseen, low_end)), max(point, top) if top < math.inf else None)
 
 
 def regressed(
@@ -178,7 +178,7 @@ def regressed(
     rest: float,
     remaining: int,
     part: list[float] | None = None,
-) -> Interval | None:
+) -> EstimatedTotal | None:
     """The total of a figure that grows with an example's length: `paid`, and `remaining` examples whose lengths
     add up to `rest` (in the model's tokens). Of each `observed` per-example value, the `part` that follows the
     length (all of it unless given; a dollar figure's prompts) is predicted by its least-squares line on the examples'
@@ -263,7 +263,7 @@ class Totals:
     def keys(self) -> list[str]:
         return sorted({*self.paid, *(key for each in self.observed for key in each)})
 
-    def estimate(self, remaining: int) -> dict[str, Interval]:
+    def estimate(self, remaining: int) -> dict[str, EstimatedTotal]:
         """Each figure's total once `remaining` more examples ran (a figure an example lacks counts 0 there); where
         `rest` (the lengths of those examples, added up) and every finished example's length are known, the figures
         that grow with a prompt's length by regression on the lengths (`regressed`)."""
@@ -297,13 +297,13 @@ class Totals:
         return max((each for each in wanted if each is not None), default=None)
 
 
-def summed(intervals: Iterable[Mapping[str, Interval]]) -> dict[str, Interval]:
+def summed(intervals: Iterable[Mapping[str, EstimatedTotal]]) -> dict[str, EstimatedTotal]:
     """Tasks' intervals added up, figure by figure (each task's bounds added: a conservative interval of the sum;
     unbounded where any task's is)."""
-    out: dict[str, Interval] = {}
+    out: dict[str, EstimatedTotal] = {}
     for each in intervals:
         for key, interval in each.items():
-            before = out.get(key, Interval(0.0, 0.0, 0.0))
+            before = out.get(key, EstimatedTotal(0.0, 0.0, 0.0))
             high = None if before.high is None or interval.high is None else before.high + interval.high
-            out[key] = Interval(before.point + interval.point, before.low + interval.low, high)
+            out[key] = EstimatedTotal(before.point + interval.point, before.low + interval.low, high)
     return out

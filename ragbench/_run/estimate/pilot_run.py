@@ -38,7 +38,7 @@ from ..modes.planned_run import PlannedRun, Work, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
 from ..services import Opened, RunServices, held_services
-from .figures import SECONDS, Interval, Totals, example_figures, summed
+from .figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
 from .tokens import input_lengths, model_counter
 
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
@@ -113,7 +113,7 @@ class TaskEstimate:
     records: int  # of the run
     done: int  # finished examples saved (before the pilot: `done_before`)
     done_before: int
-    totals: dict[str, Interval]
+    totals: dict[str, EstimatedTotal]
     paid_before: dict[str, float]
     paid: dict[str, float]
     pilot_for: int | None = None  # examples the dollars' point needs to be within 10% (None: cannot tell)
@@ -126,8 +126,8 @@ class RunEstimate:
 
     run_dir: str
     tasks: list[TaskEstimate]
-    totals: dict[str, Interval]
-    wall: Interval | None  # seconds the rest of the run takes; None: no attempt timed
+    totals: dict[str, EstimatedTotal]
+    wall: EstimatedTotal | None  # seconds the rest of the run takes; None: no attempt timed
     unknowns: list[str] = field(default_factory=list)
     pilot_ran: int = 0
     prompt_lengths: str = ""  # how the examples left are taken to be as long as they are (`prompt_lengths`)
@@ -290,7 +290,7 @@ def prompt_lengths(model: str | None, counter: TokenCounter | None) -> str:
     )
 
 
-def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
+def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
     """The wall time of the rest of the run: the examples' seconds still to come (`SECONDS`: each example's own,
     from its start to its sample) over the concurrency the last attempt reached (its examples' seconds per second
     of its wall time). That attempt ran `slots` = min(its examples, --max-inflight) at once, the rest runs up to
@@ -308,12 +308,12 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> Interval | None:
     slots = min(attempt["examples"], inflight)
     more = max(1.0, min(max(1, estimate.records - estimate.done), inflight) / slots)
     high = None if seconds.high is None else (seconds.high - spent) / concurrency
-    return Interval(
+    return EstimatedTotal(
         (seconds.point - spent) / (concurrency * math.sqrt(more)), (seconds.low - spent) / (concurrency * more), high
     )
 
 
-def varying_steps(totals: dict[str, Interval]) -> list[str]:
+def varying_steps(totals: dict[str, EstimatedTotal]) -> list[str]:
     """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
     above its point; one that saw no spread ends at its point, estimate_figures.extrapolated)."""
     return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
@@ -342,7 +342,7 @@ def unknowns(run: PlannedRun, prices: ModelPrices, varying: list[str]) -> list[s
 def as_json(estimate: RunEstimate) -> dict[str, Any]:
     """The estimate as JSON (`ragbench estimate --json`)."""
 
-    def interval(value: Interval | None) -> dict[str, Any] | None:
+    def interval(value: EstimatedTotal | None) -> dict[str, Any] | None:
         return None if value is None else {"point": value.point, "low": value.low, "high": value.high}
 
     return {

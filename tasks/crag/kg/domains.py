@@ -12,7 +12,7 @@ from ragbench.api.data import JsonObject, JsonValue
 from .name_search import FastSearch, OkapiSearch
 
 
-class Table(Protocol):
+class KgTable(Protocol):
     """What the lookups read of a table: a dict, a pickled upstream dict or a SqliteDict file."""
 
     def get(self, key: Any, /) -> Any: ...
@@ -46,11 +46,11 @@ class MovieKg:
 class FinanceKg:
     names: dict[str, str]  # company name -> ticker
     search: OkapiSearch
-    price: Table  # a SqliteDict file (store.SqliteValues)
-    detailed_price: Table
-    dividend: Table
-    marketcap: Table
-    info: Table
+    price: KgTable  # a SqliteDict file (store.SqliteValues)
+    detailed_price: KgTable
+    dividend: KgTable
+    marketcap: KgTable
+    info: KgTable
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy as np
 
 from ragbench.api.data import JsonObject, JsonValue
 
-from .domains import Domain, FinanceKg, MovieCatalogue, MovieKg, MusicKg, OpenKg, SportsKg, Table
+from .domains import Domain, FinanceKg, KgTable, MovieCatalogue, MovieKg, MusicKg, OpenKg, SportsKg
 from .name_search import TOP_N, FastSearch, OkapiSearch, normalize
 
 
@@ -363,7 +363,7 @@ class KgStore:
         return self._nba_frame(connection, f"select * from play_by_play where game_id in ({marks})", tuple(game_ids))
 
 
-def _entry(table: Table, query: Any) -> Any:
+def _entry(table: KgTable, query: Any) -> Any:
     return table.get(query)
 
 
@@ -371,7 +371,7 @@ def _search(names: OkapiSearch | FastSearch, query: Any) -> Any:
     return names.search(query)
 
 
-def _entry_field(table: Table, field: str, query: Any) -> Any:
+def _entry_field(table: KgTable, field: str, query: Any) -> Any:
     """cragapi's `table[query][field]`, None where either is missing or the value is empty."""
     try:
         return table.get(query)[field] or None

@@ -1,5 +1,5 @@
-"""A system's reporting hooks from its declared `RecordedExtras`: the six FlashRAG methods that declare theirs
-(ircot, self_ask, sure, rearag, rqrag and the reasoning-search family) report, over any recorded extras,
+"""A system's reporting hooks from its declared `RecordedExtras`: the FlashRAG methods that declare theirs
+(ircot, self_ask, sure, rearag, rqrag, replug and the reasoning-search family) report, over any recorded extras,
 the same `statistics` and `format_adherence` as the hooks each wrote out before it declared them, to the
 byte and key order (results.json is written from them); a declaration gives the examples, then its means,
 counts and tallies in that order, and one format count."""
@@ -77,6 +77,10 @@ def rqrag(runs: list[Any]) -> tuple[Any, Any]:
     return {"examples": len(runs), "mean_paths": round(mean(r["paths"] for r in runs), 3)}, checks
 
 
+def replug(runs: list[Any]) -> tuple[Any, Any]:
+    return {"examples": len(runs), "mean_passages": round(mean(r["passages"] for r in runs), 3)}, None
+
+
 def reasoning(query: tuple[str, str], answer: str, name: str) -> Any:
     def written_out(runs: list[Any]) -> tuple[Any, Any]:
         statistics = {
@@ -125,6 +129,7 @@ WRITTEN_OUT = {
         },
         rearag,
     ),
+    "replug": ("replug", {"passages": st.integers(0, 20)}, replug),
     "rqrag": ("rqrag", {"paths": st.integers(1, 9), "parsed": st.integers(0, 1)}, rqrag),
     **{
         name: (

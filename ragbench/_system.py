@@ -36,24 +36,25 @@ class OutputFormat:
 
     def checks(self, runs: list[Any]) -> list[FormatCheck] | None:
         """The `format_adherence` of `runs` (the examples' records): one `FormatCheck`, None with none checked."""
-        of = len(runs) if self.of is None else sum(counted(self.of, run) for run in runs)
-        return adherence(self.format, sum(counted(self.followed, run) for run in runs), of, self.fix)
+        of = len(runs) if self.of is None else sum(read(self.of, run) for run in runs)
+        return adherence(self.format, sum(read(self.followed, run) for run in runs), of, self.fix)
 
 
-def counted(count: str | Callable[[Any], int], run: Any) -> int:
-    return int(run[count] if isinstance(count, str) else count(run))
+def read(value: str | Callable[[Any], Any], run: Any) -> Any:
+    """One example's value of a declared figure: its record's `value` key, or `value` of the record."""
+    return run[value] if isinstance(value, str) else value(run)
 
 
 @dataclass(frozen=True)
 class RecordedExtras:
     """What a system records of each example under `Prediction.extras[key]`, and what its reporting hooks say of
     it, declared (`SystemDeclaration.recorded`): `statistics` gives the examples that recorded it, then for each
-    figure of `means` the mean of its key over them (3 decimals), of `counts` the sum of its key (a bool or a
-    count), of `tallies` how many examples recorded each value of its key (by value); `format_adherence` counts
-    `output_format`."""
+    figure of `means` the mean over them of its key (or of a function of the record), 3 decimals, of `counts` the
+    sum of its key (a bool or a count), of `tallies` how many examples recorded each value of its key (by value);
+    `format_adherence` counts `output_format`."""
 
     key: str
-    means: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    means: Mapping[str, str | Callable[[Any], float]] = field(default_factory=lambda: EMPTY)
     counts: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     tallies: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     output_format: OutputFormat | None = None
@@ -68,7 +69,7 @@ class RecordedExtras:
             return None
         return {
             "examples": len(runs),
-            **{figure: round(mean(run[key] for run in runs), 3) for figure, key in self.means.items()},
+            **{figure: round(mean(read(value, run) for run in runs), 3) for figure, value in self.means.items()},
             **{figure: sum(run[key] for run in runs) for figure, key in self.counts.items()},
             **{figure: dict(sorted(Counter(run[key] for run in runs).items())) for figure, key in self.tallies.items()},
         }

@@ -1,5 +1,5 @@
 """A system's reporting hooks from its declared `RecordedExtras`: the FlashRAG methods that declare theirs
-(ircot, self_ask, sure, rearag, rqrag, replug and the reasoning-search family) report, over any recorded extras,
+(ircot, self_ask, sure, rearag, rqrag, replug, corag, flare and the reasoning-search family) report, over any recorded extras,
 the same `statistics` and `format_adherence` as the hooks each wrote out before it declared them, to the
 byte and key order (results.json is written from them); a declaration gives the examples, then its means,
 counts and tallies in that order, and one format count."""
@@ -81,6 +81,26 @@ def replug(runs: list[Any]) -> tuple[Any, Any]:
     return {"examples": len(runs), "mean_passages": round(mean(r["passages"] for r in runs), 3)}, None
 
 
+def corag(chains: list[Any]) -> tuple[Any, Any]:
+    statistics = {
+        "examples": len(chains),
+        "mean_sub_queries": round(mean(len(c["sub_queries"]) for c in chains), 3),
+        "mean_distinct_sub_queries": round(mean(len(set(c["sub_queries"])) for c in chains), 3),
+        "empty_sub_queries": sum(c["empty_sub_queries"] for c in chains),
+    }
+    return statistics, None
+
+
+def flare(recorded: list[Any]) -> tuple[Any, Any]:
+    runs = [r["rounds"] for r in recorded]
+    statistics = {
+        "examples": len(runs),
+        "mean_rounds": round(mean(len(r) for r in runs), 3),
+        "mean_searches": round(mean(sum(x["searched"] for x in r) for r in runs), 3),
+    }
+    return statistics, None
+
+
 def reasoning(query: tuple[str, str], answer: str, name: str) -> Any:
     def written_out(runs: list[Any]) -> tuple[Any, Any]:
         statistics = {
@@ -129,6 +149,12 @@ WRITTEN_OUT = {
         },
         rearag,
     ),
+    "corag": (
+        "corag",
+        {"sub_queries": st.lists(st.sampled_from(["a", "b", ""]), max_size=4), "empty_sub_queries": st.integers(0, 3)},
+        corag,
+    ),
+    "flare": ("flare", {"rounds": st.lists(st.fixed_dictionaries({"searched": st.booleans()}), max_size=4)}, flare),
     "replug": ("replug", {"passages": st.integers(0, 20)}, replug),
     "rqrag": ("rqrag", {"paths": st.integers(1, 9), "parsed": st.integers(0, 1)}, rqrag),
     **{

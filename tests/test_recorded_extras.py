@@ -1,5 +1,5 @@
 """A system's reporting hooks from its declared `RecordedExtras`: the FlashRAG methods that declare theirs
-(ircot, self_ask, sure, rearag, rqrag, replug, corag, flare and the reasoning-search family) report, over any recorded extras,
+(ircot, self_ask, sure, rearag, rqrag, replug, corag, flare, the reasoning-search family; selfrag's and smart's formats) report, over any recorded extras,
 the same `statistics` and `format_adherence` as the hooks each wrote out before it declared them, to the
 byte and key order (results.json is written from them); a declaration gives the examples, then its means,
 counts and tallies in that order, and one format count."""
@@ -43,6 +43,33 @@ def self_ask(runs: list[Any]) -> tuple[Any, Any]:
         "raise max_iter, or use a model that follows Self-Ask's exemplars",
     )
     return statistics, checks
+
+
+def selfrag_checks(recorded: list[Any]) -> Any:
+    checked = [
+        p["relevance_token_first"]
+        for extras in recorded
+        for p in (extras or {}).get("passages", [])
+        if "relevance_token_first" in p
+    ]
+    return adherence(
+        "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
+        sum(checked),
+        len(checked),
+        "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
+        "carry the reflection tokens",
+    )
+
+
+def smart_checks(traces: list[Any]) -> Any:
+    checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
+    return adherence(
+        "Reconstructor intents as Search(intent; ...)",
+        sum(checked),
+        len(checked),
+        "use a SMART-trained model (--model, or --role-model "
+        "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model",
+    )
 
 
 def sure_checks(runs: list[Any]) -> Any:
@@ -136,7 +163,7 @@ WRITTEN_OUT = {
         for name in ("self_ask", "self_ask_fixed")
     },
     **{
-        name: ("sure", {"candidates": st.lists(st.text(max_size=3), max_size=3)}, None)
+        name: ("sure", {"candidates": st.lists(st.text(max_size=3), max_size=3)}, sure_checks)
         for name in ("sure", "sure_fixed")
     },
     "rearag": (
@@ -149,6 +176,13 @@ WRITTEN_OUT = {
         },
         rearag,
     ),
+    "selfrag": (
+        "selfrag",
+        {"passages": st.lists(st.one_of(st.just({}), st.fixed_dictionaries({"relevance_token_first": st.booleans()})))},
+        selfrag_checks,
+    ),
+    "smart": ("smart", {"intents_in_format": st.booleans()}, smart_checks),
+    "smart_without_reconstructor": ("smart", {"intents": st.just([])}, smart_checks),
     "corag": (
         "corag",
         {"sub_queries": st.lists(st.sampled_from(["a", "b", ""]), max_size=4), "empty_sub_queries": st.integers(0, 3)},
@@ -176,6 +210,9 @@ WRITTEN_OUT = {
 }
 
 
+OWN_STATISTICS = ("sure", "sure_fixed", "selfrag", "smart", "smart_without_reconstructor")
+
+
 def samples_of(key: str, fields: dict[str, Any]) -> Any:
     """Sample records: some ran and recorded `key`, some failed, some recorded other extras."""
     ran = st.builds(lambda run: SampleRecord("x", extras={key: run}), st.fixed_dictionaries(fields))
@@ -191,14 +228,14 @@ def as_written(value: Any) -> str:
 @pytest.mark.parametrize("name", sorted(WRITTEN_OUT))
 def test_declared_hooks_report_what_each_method_wrote_out(name: str) -> None:
     key, fields, written_out = WRITTEN_OUT[name]
-    system = installed_registry().load("systems", name)()
+    system = installed_registry().load("systems", name.replace("_without_reconstructor", ""))()
 
     @settings(max_examples=40, deadline=None)
     @given(samples_of(key, fields))
     def check(samples: list[SampleRecord]) -> None:
         runs = recorded_extras(samples, key)
-        if written_out is None:  # sure keeps its own statistics; its format is declared
-            assert as_written(system.format_adherence(samples)) == as_written(sure_checks(runs))
+        if name in OWN_STATISTICS:  # it declares its format only
+            assert as_written(system.format_adherence(samples)) == as_written(written_out(runs))
             return
         statistics, checks = written_out(runs) if runs else (None, None)
         assert as_written(system.statistics(samples)) == as_written(statistics)

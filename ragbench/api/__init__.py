@@ -13,9 +13,8 @@ The layout:
   builds, the `TaskScoring` it is scored by), `System` and `Reader` (the base of systems that send the
   task's own baseline prompt), `SystemDeclaration` (what the core reads about a system; its `RecordedExtras`
   and `OutputFormat`, what the system records per example, from which the core reports its statistics and
-  format adherence), `Metric`
-  (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one of a metric's keys as compare and
-  the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
+  format adherence), `Metric` (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one
+  of a metric's keys as compare and the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
   `resampled` and `cohen_kappa` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`

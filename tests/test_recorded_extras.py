@@ -15,7 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench.api import OutputFormat, RecordedExtras, SampleRecord, System, adherence, recorded_extras
+from ragbench.api import (
+    OutputFormat,
+    RecordedExtras,
+    SampleRecord,
+    System,
+    SystemDeclaration,
+    adherence,
+    recorded_extras,
+)
 from ragbench.testing import installed_registry
 
 
@@ -148,6 +156,7 @@ def reasoning(query: tuple[str, str], answer: str, name: str) -> Any:
 
 
 TAGS = "<answer> ... </answer>"
+FINISHES = ("answer", "search", "bad_query", "unformatted", "rounds_out")
 # system -> (its extras key, what it recorded of an example, its hooks as written out over the recorded runs)
 WRITTEN_OUT = {
     **{
@@ -197,7 +206,6 @@ WRITTEN_OUT = {
             {"rounds": st.integers(1, 9), "searches": st.integers(0, 9), "finish": st.sampled_from(FINISHES)},
             reasoning(query, answer, name),
         )
-        for FINISHES in [("answer", "search", "bad_query", "unformatted", "rounds_out")]
         for name, query, answer in [
             ("r1_searcher", ("<|begin_of_query|>", "<|end_of_query|>"), TAGS),
             ("search_r1", ("<search>", "</search>"), TAGS),
@@ -244,13 +252,9 @@ def test_declared_hooks_report_what_each_method_wrote_out(name: str) -> None:
     check()
 
 
-class Plain(System):
-    name = "plain"
-
-
 class Declared(System):
     name = "declared"
-    declares = Plain.declares.__class__(
+    declares = SystemDeclaration(
         recorded=RecordedExtras(
             "mine",
             means={"mean_n": "n"},

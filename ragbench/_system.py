@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from statistics import mean
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from ._class_defaults import EMPTY, RefusesDeclaredByName, frozen
@@ -18,6 +20,63 @@ if TYPE_CHECKING:
     from ._task import Task
     from ._types import Example, JsonObject, Prediction
     from ._values.llm_calls import EngineNeeds
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """An output format a system parses, counted from what each example recorded (`RecordedExtras`): `followed`
+    and `of` are, per example, the outputs that followed `format` and the outputs checked, each a key of the
+    example's record (its value a bool or a count) or a function of the record; `of` None: one output an
+    example. `fix`: what the warning a shortfall gives tells the user to do."""
+
+    format: str
+    followed: str | Callable[[Any], int]
+    fix: str
+    of: str | Callable[[Any], int] | None = None
+
+    def checks(self, runs: list[Any]) -> list[FormatCheck] | None:
+        """The `format_adherence` of `runs` (the examples' records): one `FormatCheck`, None with none checked."""
+        of = len(runs) if self.of is None else sum(read(self.of, run) for run in runs)
+        return adherence(self.format, sum(read(self.followed, run) for run in runs), of, self.fix)
+
+
+def read(value: str | Callable[[Any], Any], run: Any) -> Any:
+    """One example's value of a declared figure: its record's `value` key, or `value` of the record."""
+    return run[value] if isinstance(value, str) else value(run)
+
+
+@dataclass(frozen=True)
+class RecordedExtras:
+    """What a system records of each example under `Prediction.extras[key]`, and what its reporting hooks say of
+    it, declared (`SystemDeclaration.recorded`): `statistics` gives the examples that recorded it, then for each
+    figure of `means` the mean over them of its key (or of a function of the record), 3 decimals, of `counts` the
+    sum of its key (a bool or a count), of `tallies` how many examples recorded each value of its key (by value);
+    `format_adherence` counts `output_format`."""
+
+    key: str
+    means: Mapping[str, str | Callable[[Any], float]] = field(default_factory=lambda: EMPTY)
+    counts: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    tallies: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    output_format: OutputFormat | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("means", "counts", "tallies"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
+        runs = recorded_extras(samples, self.key)
+        if not runs:
+            return None
+        return {
+            "examples": len(runs),
+            **{figure: round(mean(read(value, run) for run in runs), 3) for figure, value in self.means.items()},
+            **{figure: sum(run[key] for run in runs) for figure, key in self.counts.items()},
+            **{figure: dict(sorted(Counter(run[key] for run in runs).items())) for figure, key in self.tallies.items()},
+        }
+
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
+        output_format = self.output_format
+        return None if output_format is None else output_format.checks(recorded_extras(samples, self.key))
 
 
 @dataclass(frozen=True)
@@ -50,6 +109,9 @@ class SystemDeclaration:
     # model's LLM, or the run's --model for a role given none. Every call goes through the same scheduler.
     roles: tuple[str, ...] = ()
     uses_llm: bool = True  # False: the run loads no engine (e.g. scoring recorded outputs)
+    # What the system records of each example in its prediction's extras, from which the core reports the
+    # system's `statistics` and `format_adherence` (a system may write either hook itself instead).
+    recorded: RecordedExtras | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.budget_options) - set(BUDGETS))
@@ -60,8 +122,8 @@ class SystemDeclaration:
 
 class System(RefusesDeclaredByName):
     """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`) and say what
-    the core reads about them in `declares`. Optional reporting hooks (docs/writing-plugins.md): `report`,
-    `statistics`, `format_adherence`, `trace_outline`."""
+    the core reads about them in `declares`. Reporting hooks (docs/writing-plugins.md): `statistics` and
+    `format_adherence` (by default what `declares.recorded` says), and the optional `report`, `trace_outline`."""
 
     name: ClassVar[str] = ""
     declares: SystemDeclaration = SystemDeclaration()
@@ -92,6 +154,16 @@ class System(RefusesDeclaredByName):
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
+
+    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
+        """Figures of the system's own over a task's samples: those `declares.recorded` names, else None."""
+        recorded = self.declares.recorded
+        return None if recorded is None else recorded.statistics(samples)
+
+    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
+        """How often the outputs followed each format the system parses: `declares.recorded`'s, else None."""
+        recorded = self.declares.recorded
+        return None if recorded is None else recorded.format_adherence(samples)
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""

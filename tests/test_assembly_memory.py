@@ -10,6 +10,8 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from helpers import run
 from ragbench._records import saved_lines
 from ragbench._run.assemble import ResultsSettings, run_results
@@ -112,3 +114,19 @@ def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
     report, checks, figures = system_hooks(Counting(), path, complete_data=True)
     assert report is None
     assert figures == Counting().statistics(listed) and checks == Counting().format_adherence(listed)
+
+
+def test_a_system_that_declares_no_recorded_extras_reports_nothing_and_reads_no_samples(tmp_path, monkeypatch):
+    """The base System's statistics and format_adherence return None at once without `declares.recorded`: the
+    samples file is never read (not even for its line offsets)."""
+    from ragbench._reports import system_hooks as hooks
+    from ragbench.api import System
+
+    class Plain(System):
+        name = "plain"
+
+    config, run_dir = copied_run(tmp_path, 3)
+    path = run_dir.finalize_samples("demo", saved_lines)
+    monkeypatch.setattr(hooks, "line_offsets", lambda path: pytest.fail(f"{path} was read"))
+    monkeypatch.setattr(hooks, "read_samples", lambda *args, **kwargs: pytest.fail("the samples were read"))
+    assert hooks.system_hooks(Plain(), path, complete_data=True) == (None, None, None)

@@ -4,21 +4,11 @@ flashrag/pipeline/reasoning_pipeline.py:718-824 at commit 1ee5249, examples/meth
 from __future__ import annotations
 
 import re
-from statistics import mean
 from typing import Annotated
 
 from annotated_types import Ge
 
-from ragbench.api import (
-    Context,
-    Document,
-    Example,
-    Prediction,
-    SampleRecord,
-    System,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import Context, Document, Example, Prediction, RecordedExtras, System
 from ragbench.api.flashrag import flashrag_sampling, flashrag_searching, title_and_text
 
 from .prompts import (
@@ -84,7 +74,17 @@ class CoRag(System):
     """
 
     name = "corag"
-    declares = flashrag_searching("max_iter_num")
+    declares = flashrag_searching(
+        "max_iter_num",
+        recorded=RecordedExtras(
+            EXTRAS,
+            means={
+                "mean_sub_queries": lambda chain: len(chain["sub_queries"]),
+                "mean_distinct_sub_queries": lambda chain: len(set(chain["sub_queries"])),
+            },
+            counts={"empty_sub_queries": "empty_sub_queries"},
+        ),
+    )
 
     def __init__(
         self,
@@ -148,14 +148,3 @@ class CoRag(System):
             docs=retrieved,
             extras={EXTRAS: {"sub_queries": subqueries, "empty_sub_queries": subqueries.count("")}},
         )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        chains = recorded_extras(samples, EXTRAS)
-        if not chains:
-            return None
-        return {
-            "examples": len(chains),
-            "mean_sub_queries": round(mean(len(c["sub_queries"]) for c in chains), 3),
-            "mean_distinct_sub_queries": round(mean(len(set(c["sub_queries"])) for c in chains), 3),
-            "empty_sub_queries": sum(c["empty_sub_queries"] for c in chains),
-        }

@@ -29,22 +29,11 @@ FlashRAG runs FLARE one example at a time; here the scheduler batches the calls 
 from __future__ import annotations
 
 import math
-from statistics import mean
 from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import (
-    ConfigError,
-    Context,
-    Document,
-    Example,
-    Prediction,
-    SampleRecord,
-    System,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, RecordedExtras, System
 from ragbench.api.engines import Engine, Response, local_tokenizer
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_generate, flashrag_searching
 
@@ -64,7 +53,16 @@ class Flare(System):
     """
 
     name = "flare"
-    declares = flashrag_searching("max_iter_num")
+    declares = flashrag_searching(
+        "max_iter_num",
+        recorded=RecordedExtras(
+            "flare",
+            means={
+                "mean_rounds": lambda run: len(run["rounds"]),
+                "mean_searches": lambda run: sum(x["searched"] for x in run["rounds"]),
+            },
+        ),
+    )
 
     def __init__(
         self,
@@ -163,13 +161,3 @@ class Flare(System):
         confident = [token for token, p in zip(tokens, probabilities) if p > self.threshold]
         text = self._tokenizer.decode(confident) if self._tokenizer is not None else "".join(confident)
         return text or None
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = [r["rounds"] for r in recorded_extras(samples, "flare")]
-        if not runs:
-            return None
-        return {
-            "examples": len(runs),
-            "mean_rounds": round(mean(len(r) for r in runs), 3),
-            "mean_searches": round(mean(sum(x["searched"] for x in r) for r in runs), 3),
-        }

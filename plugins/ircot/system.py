@@ -18,23 +18,11 @@ FlashRAG advances all examples in lock-step; here the scheduler batches the call
 
 from __future__ import annotations
 
-from statistics import mean
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import (
-    Context,
-    Document,
-    Example,
-    FormatCheck,
-    Prediction,
-    SampleRecord,
-    System,
-    adherence,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
 from ragbench.api.flashrag import flashrag_generate, flashrag_searching
 
 from .prompts import FINAL_ANSWER, TEMPLATE
@@ -53,7 +41,18 @@ class Ircot(System):
     """
 
     name = "ircot"
-    declares = flashrag_searching("max_iter")
+    declares = flashrag_searching(
+        "max_iter",
+        recorded=RecordedExtras(
+            "ircot",
+            means={"mean_thoughts": "thoughts", "mean_passages": "passages"},
+            output_format=OutputFormat(
+                f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
+                "answered",
+                "raise max_iter, or use a model that follows the worked example",
+            ),
+        ),
+    )
     ascending = True
 
     def __init__(
@@ -122,25 +121,6 @@ class Ircot(System):
 
     def ordered(self, pool: dict[Any, Document]) -> list[Document]:
         return sorted(pool.values(), key=lambda doc: doc.score or 0.0, reverse=not self.ascending)
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, "ircot")
-        if not runs:
-            return None
-        return {
-            "examples": len(runs),
-            "mean_thoughts": round(mean(r["thoughts"] for r in runs), 3),
-            "mean_passages": round(mean(r["passages"] for r in runs), 3),
-        }
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        runs = recorded_extras(samples, "ircot")
-        return adherence(
-            f'a thought starting "{FINAL_ANSWER}" within max_iter thoughts',
-            sum(r["answered"] for r in runs),
-            len(runs),
-            "raise max_iter, or use a model that follows the worked example",
-        )
 
 
 class IrcotFixed(Ircot):

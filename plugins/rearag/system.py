@@ -3,23 +3,11 @@
 
 from __future__ import annotations
 
-from statistics import mean
 from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (
-    Context,
-    Document,
-    Example,
-    FormatCheck,
-    Prediction,
-    SampleRecord,
-    System,
-    adherence,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
 from ragbench.api.flashrag import flashrag_sampling, flashrag_searching, title_and_text
 
 from .actions import first_action, next_move
@@ -66,7 +54,21 @@ class ReaRag(System):
     """
 
     name = "rearag"
-    declares = flashrag_searching("max_iter_num")
+    declares = flashrag_searching(
+        "max_iter_num",
+        recorded=RecordedExtras(
+            EXTRAS,
+            means={f"mean_{key}": key for key in ("rounds", "searches", "restarts")},
+            counts={"finished": "finished"},
+            # every round's output should hold a readable Thought/Action step; a restart is one that did not
+            output_format=OutputFormat(
+                "Thought N: ... Action N: ```{'function': 'search'|'finish', 'parameters': {...}}```",
+                lambda run: run["rounds"] - run["restarts"],
+                "use a ReaRAG-trained model (THU-KEG/ReaRAG-9B)",
+                of="rounds",
+            ),
+        ),
+    )
 
     def __init__(
         self,
@@ -144,24 +146,4 @@ class ReaRag(System):
             [{"role": "user", "content": prompt}],
             "short answer",
             **flashrag_sampling("vllm", max_tokens=self.round_tokens, stop=list(SHORT_ANSWER_STOP), top_p=0.7),
-        )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, EXTRAS)
-        if not runs:
-            return None
-        means = {f"mean_{key}": round(mean(r[key] for r in runs), 3) for key in ("rounds", "searches", "restarts")}
-        return {"examples": len(runs), **means, "finished": sum(r["finished"] for r in runs)}
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        """Every round's output should hold a readable Thought/Action step; a restart is one that did not."""
-        runs = recorded_extras(samples, EXTRAS)
-        if not runs:
-            return None
-        rounds = sum(r["rounds"] for r in runs)
-        return adherence(
-            "Thought N: ... Action N: ```{'function': 'search'|'finish', 'parameters': {...}}```",
-            rounds - sum(r["restarts"] for r in runs),
-            rounds,
-            "use a ReaRAG-trained model (THU-KEG/ReaRAG-9B)",
         )

@@ -159,6 +159,7 @@ class SearchR1Own(ReasoningSearch):
         self.round_tokens, self.temperature = int(round_tokens), float(temperature)
         self.snippet_max_tokens = int(snippet_max_tokens) if client == "browsecomp_plus" else 0
         self._snippets = Snippets("search_r1_own", snippet_tokenizer, self.snippet_max_tokens)
+        self.declares = dataclasses.replace(self.declares, recorded=self.recorded_run())
 
     def check(self, task: Task) -> None:
         super().check(task)

@@ -12,26 +12,14 @@ scripts run it (`search_r1_own`): plugins/reasoning_search/search_r1_own.py.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections import Counter
 from dataclasses import dataclass
-from statistics import mean
 from typing import Annotated, Any, ClassVar
 
 from annotated_types import Ge
 
-from ragbench.api import (
-    Context,
-    Document,
-    Example,
-    FormatCheck,
-    Prediction,
-    SampleRecord,
-    System,
-    adherence,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
 from ragbench.api.engines import Response
 from ragbench.api.flashrag import FlashRagTemplate, flashrag_reference, flashrag_sampling, flashrag_searching
 
@@ -173,6 +161,23 @@ class ReasoningSearch(System):
         self.max_retrieval_num = int(max_retrieval_num or self.default_rounds)
         self.topk = int(topk)
         self.round_tokens = int(round_tokens or self.default_round_tokens)
+        self.declares = dataclasses.replace(self.declares, recorded=self.recorded_run())
+
+    def recorded_run(self) -> RecordedExtras:
+        """What `ended` records of each example, which `statistics` and `format_adherence` read: an example follows
+        the format when it ends with an answer in this method's answer format (`search_format`)."""
+        fmt = self.search_format
+        answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
+        return RecordedExtras(
+            EXTRAS,
+            means={"mean_rounds": "rounds", "mean_searches": "searches"},
+            tallies={"finish": "finish"},
+            output_format=OutputFormat(
+                f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
+                lambda run: run["finish"] == "answer",
+                f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
+            ),
+        )
 
     def sampling(self) -> dict[str, Any]:
         return flashrag_sampling(
@@ -211,29 +216,6 @@ class ReasoningSearch(System):
         else:
             turn = Turn("rounds_out", NO_ANSWER)
         return ended(example, turn, written, shown, round_no + 1, searches)
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, EXTRAS)
-        if not runs:
-            return None
-        return {
-            "examples": len(runs),
-            "mean_rounds": round(mean(r["rounds"] for r in runs), 3),
-            "mean_searches": round(mean(r["searches"] for r in runs), 3),
-            "finish": dict(sorted(Counter(r["finish"] for r in runs).items())),
-        }
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        """An example follows the format when it ends with an answer in the model's answer format."""
-        runs = recorded_extras(samples, EXTRAS)
-        fmt = self.search_format
-        answer = "\\boxed{...}" if fmt.answer is None else "{} ... {}".format(*fmt.answer)
-        return adherence(
-            f"searches as {fmt.query[0]} ... {fmt.query[1]}, the answer as {answer}",
-            sum(r["finish"] == "answer" for r in runs),
-            len(runs),
-            f"use a model trained for {self.name}'s format, or give it more rounds (max_retrieval_num)",
-        )
 
 
 class SearchR1(ReasoningSearch):

@@ -17,23 +17,11 @@ give equal weights (FlashRAG divides by their sum: infinities). FlashRAG truncat
 
 from __future__ import annotations
 
-from statistics import mean
 from typing import Annotated, Any
 
 from annotated_types import Ge
 
-from ragbench.api import (
-    ConfigError,
-    Context,
-    Document,
-    Example,
-    Prediction,
-    SampleRecord,
-    System,
-    Task,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import ConfigError, Context, Document, Example, Prediction, RecordedExtras, System, Task
 from ragbench.api.engines import EngineNeeds
 from ragbench.api.flashrag import FLASHRAG_RAG_TEMPLATE, flashrag_retrieving, title_and_text
 
@@ -60,7 +48,7 @@ class Replug(System):
     """
 
     name = "replug"
-    declares = flashrag_retrieving()
+    declares = flashrag_retrieving(recorded=RecordedExtras("replug", means={"mean_passages": "passages"}))
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
         self.topk, self.max_tokens = int(topk), int(max_tokens)
@@ -109,7 +97,3 @@ class Replug(System):
             docs=docs,
             extras={"replug": {"passages": len(docs)}},
         )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, "replug")
-        return {"examples": len(runs), "mean_passages": round(mean(r["passages"] for r in runs), 3)} if runs else None

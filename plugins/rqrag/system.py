@@ -28,24 +28,11 @@ import asyncio
 import math
 import re
 from dataclasses import dataclass, field
-from statistics import mean
 from typing import Annotated, Any, cast
 
 from annotated_types import Ge, Gt, Le
 
-from ragbench.api import (
-    ConfigError,
-    Context,
-    Document,
-    Example,
-    FormatCheck,
-    Prediction,
-    SampleRecord,
-    System,
-    adherence,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import ConfigError, Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
 from ragbench.api.engines import Response
 from ragbench.api.flashrag import flashrag_searching, title_and_text
 
@@ -94,7 +81,20 @@ class RqRag(System):
     """
 
     name = "rqrag"
-    declares = flashrag_searching("max_depth")
+    declares = flashrag_searching(
+        "max_depth",
+        recorded=RecordedExtras(
+            "rqrag",
+            means={"mean_paths": "paths"},
+            output_format=OutputFormat(
+                f"answers ending with {END}",
+                "parsed",
+                "use RQ-RAG's model (zorowin123/rq_rag_llama2_7B); "
+                "an answer without it is FlashRAG's 'Unable to detect valid answer'",
+                of="paths",
+            ),
+        ),
+    )
 
     def __init__(
         self,
@@ -190,20 +190,4 @@ class RqRag(System):
                     "parsed": sum(a.answer != "Unable to detect valid answer" for a in answers),
                 }
             },
-        )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, "rqrag")
-        return {"examples": len(runs), "mean_paths": round(mean(r["paths"] for r in runs), 3)} if runs else None
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        runs = recorded_extras(samples, "rqrag")
-        if not runs:
-            return None
-        return adherence(
-            f"answers ending with {END}",
-            sum(r["parsed"] for r in runs),
-            sum(r["paths"] for r in runs),
-            "use RQ-RAG's model (zorowin123/rq_rag_llama2_7B); "
-            "an answer without it is FlashRAG's 'Unable to detect valid answer'",
         )

@@ -21,23 +21,11 @@ FlashRAG runs Self-Ask one example at a time; here the scheduler batches the cal
 from __future__ import annotations
 
 import re
-from statistics import mean
 from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from ragbench.api import (
-    Context,
-    Document,
-    Example,
-    FormatCheck,
-    Prediction,
-    SampleRecord,
-    System,
-    adherence,
-    recorded_extras,
-)
-from ragbench.api.data import JsonObject
+from ragbench.api import Context, Document, Example, OutputFormat, Prediction, RecordedExtras, System
 from ragbench.api.flashrag import flashrag_generate, flashrag_searching
 
 from .prompts import (
@@ -70,6 +58,15 @@ class SelfAsk(System):
     declares = flashrag_searching(
         "max_iter",
         own_defaults=("max_tokens",),  # run_exp.py's 100 for this method, not a FlashRAG task's 32
+        recorded=RecordedExtras(
+            "self_ask",
+            means={"mean_follow_up_searches": "searches"},
+            output_format=OutputFormat(
+                f'"{FINAL_ANSWER.strip()}" within max_iter calls',
+                "answered",
+                "raise max_iter, or use a model that follows Self-Ask's exemplars",
+            ),
+        ),
     )
     search_after_kept_follow_up = False
 
@@ -131,21 +128,6 @@ class SelfAsk(System):
             raw_output=raw,
             docs=docs,
             extras={"self_ask": {"searches": searches, "answered": answered}},
-        )
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        runs = recorded_extras(samples, "self_ask")
-        if not runs:
-            return None
-        return {"examples": len(runs), "mean_follow_up_searches": round(mean(r["searches"] for r in runs), 3)}
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        runs = recorded_extras(samples, "self_ask")
-        return adherence(
-            f'"{FINAL_ANSWER.strip()}" within max_iter calls',
-            sum(r["answered"] for r in runs),
-            len(runs),
-            "raise max_iter, or use a model that follows Self-Ask's exemplars",
         )
 
 

@@ -36,13 +36,13 @@ from ragbench.api import (
     Context,
     Document,
     Example,
-    FormatCheck,
+    OutputFormat,
     Prediction,
+    RecordedExtras,
     SampleRecord,
     System,
     SystemDeclaration,
     Task,
-    adherence,
     recorded_extras,
 )
 from ragbench.api.data import JsonObject
@@ -88,11 +88,29 @@ def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> Any:
     return value
 
 
+def checked_passages(extras: Any) -> list[bool]:
+    """Of each passage's generation whose first token was read, whether it was a relevance token."""
+    return [p["relevance_token_first"] for p in (extras or {}).get("passages", []) if "relevance_token_first" in p]
+
+
 class SelfRag(System):
     name = "selfrag"
     declares = SystemDeclaration(
         budget_options={"passages": "ndocs"},
         prompt_style="selfrag",
+        # a Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model without
+        # trained reflection tokens does not, and its critique scores then read tokens it never generates
+        # (relevance from position 0, support and utility left at 0)
+        recorded=RecordedExtras(
+            "selfrag",
+            output_format=OutputFormat(
+                "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
+                lambda extras: sum(checked_passages(extras)),
+                "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
+                "carry the reflection tokens",
+                of=lambda extras: len(checked_passages(extras)),
+            ),
+        ),
     )
 
     def __init__(
@@ -330,24 +348,6 @@ class SelfRag(System):
         extras = record.extras.get("selfrag") or {}
         form = {"short": short_form_outline, "long": long_form_outline}.get(extras.get("form", ""))
         return form(record.trace, extras) if form else outline(record.trace)
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        """A Self-RAG model opens each passage's generation with [Relevant] or [Irrelevant]; a model
-        without trained reflection tokens does not, and its critique scores then read tokens it never
-        generates (relevance from position 0, support and utility left at 0)."""
-        checked = [
-            p["relevance_token_first"]
-            for extras in recorded_extras(samples, "selfrag")
-            for p in (extras or {}).get("passages", [])
-            if "relevance_token_first" in p
-        ]
-        return adherence(
-            "passage generations opening with a relevance token ([Relevant]/[Irrelevant])",
-            sum(checked),
-            len(checked),
-            "use a Self-RAG checkpoint (e.g. selfrag/selfrag_llama2_7b) whose vocabulary and training "
-            "carry the reflection tokens",
-        )
 
     def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
         traces = recorded_extras(samples, "selfrag")

@@ -46,13 +46,13 @@ from ragbench.api import (
     Context,
     Document,
     Example,
-    FormatCheck,
+    OutputFormat,
     Prediction,
+    RecordedExtras,
     SampleRecord,
     System,
     SystemDeclaration,
     Task,
-    adherence,
     recorded_extras,
 )
 from ragbench.api.data import JsonObject
@@ -119,6 +119,18 @@ class Smart(System):
         searches_own_queries=True,
         prompt_style="smart",
         roles=ROLES,
+        # trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on SMART's
+        # format writes something else, which upstream's parser takes whole as the intents
+        recorded=RecordedExtras(
+            "smart",
+            output_format=OutputFormat(
+                "Reconstructor intents as Search(intent; ...)",
+                lambda trace: trace.get("intents_in_format", False),
+                "use a SMART-trained model (--model, or --role-model "
+                "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model",
+                of=lambda trace: "intents_in_format" in trace,
+            ),
+        ),
     )
 
     def __init__(
@@ -387,16 +399,3 @@ class Smart(System):
             stats["no_facts_rate"] = round(mean(1.0 if t.get("no_facts") else 0.0 for t in traces if "located" in t), 4)
         stats["cited_rate"] = round(mean(1.0 if t.get("cited") else 0.0 for t in traces), 4)
         return stats
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        """Trajectory mode reads the Reconstructor's intents from `Search(...)`; a model not trained on
-        SMART's format writes something else, which upstream's parser takes whole as the intents."""
-        traces = recorded_extras(samples, "smart")
-        checked = [t["intents_in_format"] for t in traces if "intents_in_format" in t]
-        return adherence(
-            "Reconstructor intents as Search(intent; ...)",
-            sum(checked),
-            len(checked),
-            "use a SMART-trained model (--model, or --role-model "
-            "reconstructor=ENGINE:MODEL), or --system-arg mode=prompted for an instruction-tuned model",
-        )

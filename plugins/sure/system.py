@@ -29,11 +29,11 @@ from ragbench.api import (
     Context,
     Document,
     Example,
-    FormatCheck,
+    OutputFormat,
     Prediction,
+    RecordedExtras,
     SampleRecord,
     System,
-    adherence,
     recorded_extras,
 )
 from ragbench.api.data import JsonObject
@@ -84,7 +84,16 @@ class SuRe(System):
     """
 
     name = "sure"
-    declares = flashrag_retrieving()
+    declares = flashrag_retrieving(
+        recorded=RecordedExtras(
+            "sure",
+            output_format=OutputFormat(
+                "answer candidates as (a) xx, (b) yy",
+                lambda run: bool(run["candidates"]),
+                'use an instruction-following model; an example without candidates answers "" as FlashRAG\'s SuRe does',
+            ),
+        )
+    )
     prompts = PROMPTS
 
     def __init__(self, topk: Annotated[int, Ge(1)] = 5, max_tokens: Annotated[int, Ge(1)] = 32) -> None:
@@ -165,15 +174,6 @@ class SuRe(System):
             if any(r.get("validation") for r in runs)
             else None,
         }
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        runs = recorded_extras(samples, "sure")
-        return adherence(
-            "answer candidates as (a) xx, (b) yy",
-            sum(1 for r in runs if r["candidates"]),
-            len(runs),
-            'use an instruction-following model; an example without candidates answers "" as FlashRAG\'s SuRe does',
-        )
 
 
 class SuReFixed(SuRe):

@@ -9,6 +9,7 @@ gets the same results, not a traceback."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -20,7 +21,6 @@ from .._storage.sample_files import line_offsets
 from .._system import System
 from .._values.json_values import json_problem
 
-HOOKS = ("report", "format_adherence", "statistics")
 ADHERENCE_FIX = 'a list of {"format": str, "followed": n, "of": m, "fix": str} with 0 <= n <= m'
 
 
@@ -31,7 +31,12 @@ class SavedRecords(Sequence[SampleRecord]):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offsets = line_offsets(path) if file_there(path) else [0]
+
+    @cached_property
+    def offsets(self) -> Sequence[int]:
+        """Where each line starts, read when first indexed or measured (a hook that returns None at once, as the
+        base `System`'s do without `declares.recorded`, costs no pass over the file)."""
+        return line_offsets(self.path) if file_there(self.path) else [0]
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -51,9 +56,7 @@ class SavedRecords(Sequence[SampleRecord]):
 
 def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[Any, Any, Any]:
     """(report, format adherence, statistics) of `system` over the task's samples file (rewritten in data
-    order), as `SavedRecords`; nothing is read for a system without such hooks."""
-    if not any(hasattr(type(system), hook) for hook in HOOKS):
-        return None, None, None
+    order), as `SavedRecords`; nothing is read for a system whose hooks do not read it."""
     records = SavedRecords(samples)
     failures: list[str] = []
     tracebacks: dict[str, str] = {}

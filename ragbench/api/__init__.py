@@ -11,9 +11,10 @@ The layout:
 
 - `ragbench.api`: the contract. `Task` (its `TaskPrompting`, the hooks systems call, the `Prompt` it
   builds, the `TaskScoring` it is scored by), `System` and `Reader` (the base of systems that send the
-  task's own baseline prompt), `SystemDeclaration` (what the core reads about a system), `Metric`
-  (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one of a metric's keys as compare and
-  the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
+  task's own baseline prompt), `SystemDeclaration` (what the core reads about a system; its `RecordedExtras`
+  and `OutputFormat`, what the system records per example, from which the core reports its statistics and
+  format adherence), `Metric` (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one
+  of a metric's keys as compare and the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
   `resampled` and `cohen_kappa` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
@@ -56,7 +57,15 @@ if TYPE_CHECKING:
     from ragbench._reports.statistics.bootstrap import resampled
     from ragbench._reports.statistics.rater_agreement import cohen_kappa
     from ragbench._shared.reader import Reader
-    from ragbench._system import FormatCheck, System, SystemDeclaration, adherence, recorded_extras
+    from ragbench._system import (
+        FormatCheck,
+        OutputFormat,
+        RecordedExtras,
+        System,
+        SystemDeclaration,
+        adherence,
+        recorded_extras,
+    )
     from ragbench._task import Task
     from ragbench._task.prompting import Prompt, TaskPrompting
     from ragbench._task.scoring import TaskScoring
@@ -68,7 +77,15 @@ _MODULES = {
     "ragbench._task": ("Task",),
     "ragbench._task.prompting": ("TaskPrompting", "Prompt"),
     "ragbench._task.scoring": ("TaskScoring",),
-    "ragbench._system": ("System", "SystemDeclaration", "recorded_extras", "adherence", "FormatCheck"),
+    "ragbench._system": (
+        "System",
+        "SystemDeclaration",
+        "RecordedExtras",
+        "OutputFormat",
+        "recorded_extras",
+        "adherence",
+        "FormatCheck",
+    ),
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "key_spec", "CorpusValue", "Score", "Scores"),
     "ragbench._reports.statistics.bootstrap": ("resampled",),

@@ -21,7 +21,7 @@ from .prompts import (
     fix_spacing,
 )
 from .scoring import LONG_FORM_WINDOW, MISSING, critique, is_token, logprob, token_positions
-from .shapes import Settings, Trace
+from .shapes import SelfRagTrace, Settings
 
 # The SelfRag system (system.py), which imports this module: not imported back (no import cycle).
 SelfRag = Any
@@ -86,7 +86,7 @@ async def step_generation(
     return out
 
 
-async def decide(system: SelfRag, ctx: Context, prompt: str, trace: Trace) -> bool:
+async def decide(system: SelfRag, ctx: Context, prompt: str, trace: SelfRagTrace) -> bool:
     """Adaptive decision of call_model_beam_batch: retrieve only if the first paragraph of a 25-token
     generation shows "[Retrieval]" (never, under skip_special_tokens=True) and the normalised
     probability of [Retrieval] at position 0 exceeds the threshold."""
@@ -108,7 +108,7 @@ async def decide(system: SelfRag, ctx: Context, prompt: str, trace: Trace) -> bo
 
 
 async def beam_search(
-    system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float, trace: Trace
+    system: SelfRag, ctx: Context, prompt: str, docs: list[Document], w_use: float, trace: SelfRagTrace
 ) -> list[list[dict[str, Any]]]:
     """The tree of call_model_beam_batch; returns the node paths (root first) ending at the deepest
     non-empty level, best first."""
@@ -177,9 +177,9 @@ async def beam_search(
 
 async def long_form(
     system: SelfRag, ctx: Context, prompt: str, docs: list[Document], run: Settings
-) -> tuple[str, list[Document], Trace]:
+) -> tuple[str, list[Document], SelfRagTrace]:
     """The answer text, the passages it cites (in citation order) and the trace."""
-    trace: Trace = {"form": "long", "mode": run["mode"], "ndocs": len(docs)}
+    trace: SelfRagTrace = {"form": "long", "mode": run["mode"], "ndocs": len(docs)}
     if run["mode"] == "always_retrieve":
         retrieve = True
     elif run["mode"] == "no_retrieval":  # upstream: UnboundLocalError; here the no-retrieval answer

@@ -1,5 +1,5 @@
 """What a Self-RAG run records: its options as they run on a task (`Settings`, results.json's `resolved`) and an
-example's trace (`Trace`, the prediction's extras["selfrag"]), which the statistics, the format adherence and the
+example's trace (`SelfRagTrace`, the prediction's extras["selfrag"]), which the statistics, the format adherence and the
 viewer's outline read back."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Settings(TypedDict):
     closed: bool
 
 
-class Trace(TypedDict, total=False):
+class SelfRagTrace(TypedDict, total=False):
     """One example: its form, mode and passages; the retrieval decision (the decision's output, its ratio, whether
     it retrieved); short form: each passage's generation and critique scores, the votes of a closed task or the
     best passage; long form: the beam-search tree (each node's parent, segment, path score, passage and critique

@@ -64,7 +64,7 @@ from .prompts import (
     evidence_prompt,
 )
 from .scoring import LONG_FORM_WINDOW, SHORT_DECISION_WINDOW, SHORT_PASSAGE_WINDOW, critique, logprob, token_positions
-from .shapes import Settings, Trace
+from .shapes import SelfRagTrace, Settings
 
 MODES = ("adaptive_retrieval", "always_retrieve", "no_retrieval")
 
@@ -261,7 +261,7 @@ class SelfRag(System):
         answer, raw, shown, trace = await self.short_form(ctx, prompt, docs, run)
         return Prediction(example_id=example.id, answer=answer, raw_output=raw, docs=shown, extras={"selfrag": trace})
 
-    async def decide_retrieval(self, ctx: Context, prompt: str, trace: Trace) -> bool:
+    async def decide_retrieval(self, ctx: Context, prompt: str, trace: SelfRagTrace) -> bool:
         """Adaptive decision of run_short_form.py: the two retrieval tokens' values at the first
         generated position, ratio > threshold. Upstream divides raw log-probs (retrieval_ratio=
         "logprob"), so a confident [Retrieval] gives a small ratio; a token the engine did not report
@@ -280,11 +280,11 @@ class SelfRag(System):
 
     async def short_form(
         self, ctx: Context, prompt: str, docs: list[Document], run: Settings
-    ) -> tuple[str, str, list[Document], Trace]:
+    ) -> tuple[str, str, list[Document], SelfRagTrace]:
         """call_model_rerank_w_scores_batch. (Upstream crashes with always_retrieve and a single passage;
         here one passage is simply the best one. With no passages there is nothing to retrieve. Upstream's
         no_retrieval mode also generates once from the bare prompt and discards it: that call is skipped.)"""
-        trace: Trace = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
+        trace: SelfRagTrace = {"form": "short", "mode": run["mode"], "ndocs": len(docs)}
         if run["mode"] == "always_retrieve":
             retrieve = True
         elif run["mode"] == "no_retrieval":

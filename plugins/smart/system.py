@@ -95,7 +95,7 @@ OPTIONS = {
 }
 
 
-class Trace(TypedDict, total=False):
+class SmartTrace(TypedDict, total=False):
     """What an example records (extras["smart"]): the mode and agents; the Reconstructor's intents (whether its
     reply was in SMART's format and parsed); the trajectory layout; the Locator's facts (and their block) and
     whether none was relevant; the passages the answer cites."""
@@ -227,7 +227,7 @@ class Smart(System):
     # -- the run ------------------------------------------------------------------------------
 
     async def run(self, example: Example, ctx: Context) -> Prediction:
-        trace: Trace = {"mode": self.mode, "agents": self.agents}
+        trace: SmartTrace = {"mode": self.mode, "agents": self.agents}
         if self.mode == "trajectory":
             text, docs, cited = await self.run_trajectory(example, ctx, trace)
         else:
@@ -245,7 +245,7 @@ class Smart(System):
         )
 
     @grouped("Intent Reconstructor")  # the viewer's timeline: agent by agent
-    async def intents(self, example: Example, ctx: Context, trace: Trace, prompt: str) -> tuple[list[str], str]:
+    async def intents(self, example: Example, ctx: Context, trace: SmartTrace, prompt: str) -> tuple[list[str], str]:
         """The Reconstructor's intents and its raw output ("" when it is ablated: the question is the query)."""
         if not self.reconstructs:
             trace["intents"] = [example.question]
@@ -266,7 +266,7 @@ class Smart(System):
         return intents, response.text
 
     async def run_trajectory(
-        self, example: Example, ctx: Context, trace: Trace
+        self, example: Example, ctx: Context, trace: SmartTrace
     ) -> tuple[str, list[Document], list[int]]:
         x = self.user_prompt(ctx.task, example)
         long = self.trajectory == "long" or (self.trajectory == "auto" and not ctx.models)
@@ -306,7 +306,9 @@ class Smart(System):
         answer, cited = split_citations(response.text)
         return answer, docs, [n for n in cited if 1 <= n <= len(docs)]
 
-    async def run_prompted(self, example: Example, ctx: Context, trace: Trace) -> tuple[str, list[Document], list[int]]:
+    async def run_prompted(
+        self, example: Example, ctx: Context, trace: SmartTrace
+    ) -> tuple[str, list[Document], list[int]]:
         shown: list[Document] | None = None
         if self.agents != "generator_only":
             intents, _ = await self.intents(example, ctx, trace, "")

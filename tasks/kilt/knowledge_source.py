@@ -88,7 +88,7 @@ def _text(paragraph: Any, tokens: list[Any]) -> str:
 
 
 @dataclass
-class CorpusStats:
+class KnowledgeSourceStats:
     pages: int = 0
     passages: int = 0
     errors: list[RecordError] = field(default_factory=list)
@@ -116,7 +116,7 @@ def build_corpus(
     model: str = KILT_SPACY_MODEL,
     chunk_size: int = KILT_CHUNK_SIZE,
     overwrite: bool = False,
-) -> CorpusStats:
+) -> KnowledgeSourceStats:
     """Write `out` (JSONL passages for `ragbench index build --corpus`) from the knowledge source `source`,
     one page at a time; `out` appears only once complete."""
     source, out = Path(source), Path(out)
@@ -127,7 +127,7 @@ def build_corpus(
     if out.exists() and not overwrite:
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
     nlp = spacy_pipeline(model)
-    stats = CorpusStats()
+    stats = KnowledgeSourceStats()
     with replacing(out) as handle:
         for page in read_pages(source):
             if isinstance(page, RecordError):

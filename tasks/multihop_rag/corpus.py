@@ -34,7 +34,7 @@ def metadata_text(article: Mapping[str, object]) -> str:
 
 
 @dataclass
-class CorpusStats:
+class MultihopCorpusStats:
     articles: int = 0
     chunks: int = 0
     errors: list[RecordError] = field(default_factory=list)
@@ -83,7 +83,7 @@ def build_corpus(
     chunk_size: int = CHUNK_SIZE,
     overlap: int = CHUNK_OVERLAP,
     overwrite: bool = False,
-) -> CorpusStats:
+) -> MultihopCorpusStats:
     """Write `out` (JSONL chunks for `ragbench index build --corpus`) from corpus.json `source`; `out`
     appears only once complete (a failure, a full disk, leaves no part of it)."""
     source, out = Path(source), Path(out)
@@ -92,7 +92,7 @@ def build_corpus(
     if out.exists() and not overwrite:
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
     splitter = SentenceSplitter(chunk_size, overlap)
-    stats = CorpusStats()
+    stats = MultihopCorpusStats()
     with replacing(out) as handle:
         for n, article in read_articles(source):
             if isinstance(article, RecordError):

@@ -151,7 +151,7 @@ def upstream_fate(doc: Document, whole_up_to: int) -> str:
 
 
 @dataclass
-class CorpusStats:
+class OmniEvalCorpusStats:
     documents: int = 0
     whole: int = 0
     split: int = 0
@@ -162,14 +162,14 @@ class CorpusStats:
 
 def build_corpus(
     root: str | Path, out: str | Path, splitter: TokenSplitter, path_as: str | None = None, overwrite: bool = False
-) -> CorpusStats:
+) -> OmniEvalCorpusStats:
     """Write `out` (corpus.jsonl) from the raw folder `root`; see the module docstring. Two passes
     over the folder, so no document list is held in memory: the chunks first, then the whole
     documents, as upstream orders them."""
     out = Path(out)
     if out.exists() and not overwrite:
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
-    stats = CorpusStats()
+    stats = OmniEvalCorpusStats()
     partial = out.with_name(out.name + ".partial")
     try:
         _write_corpus(root, partial, splitter, path_as, stats)
@@ -181,7 +181,7 @@ def build_corpus(
 
 
 def _write_corpus(
-    root: str | Path, partial: Path, splitter: TokenSplitter, path_as: str | None, stats: CorpusStats
+    root: str | Path, partial: Path, splitter: TokenSplitter, path_as: str | None, stats: OmniEvalCorpusStats
 ) -> None:
     limit = splitter.chunk_size
     with open(partial, "w", encoding="utf-8") as handle:

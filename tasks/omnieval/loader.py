@@ -16,7 +16,7 @@ from . import catalog
 
 
 @dataclass
-class Cell:
+class TopicTaskCell:
     """One (topic, task) file: `records` are (0-based line number = upstream id, record) pairs."""
 
     topic: str
@@ -31,20 +31,20 @@ def topic_of(topic_name: str) -> str:
     return " - ".join(parts[1:] if parts[0] == "金融" and len(parts) > 1 else parts)
 
 
-def tree_cells(root: Path) -> Iterator[Cell]:
+def tree_cells(root: Path) -> Iterator[TopicTaskCell]:
     for path in sorted(root.rglob("*.jsonl")):
         parts = path.relative_to(root).with_suffix("").parts
         if len(parts) < 2:
             raise ConfigError(f"omnieval data {path}: expected <一级>/<二级>/<task>.jsonl under {root}")
-        cell = Cell(" - ".join(parts[:-1]), parts[-1], str(path))
+        cell = TopicTaskCell(" - ".join(parts[:-1]), parts[-1], str(path))
         cell.records = list(read_lines(path))
         yield cell
 
 
-def flat_cells(path: Path) -> Iterator[Cell]:
+def flat_cells(path: Path) -> Iterator[TopicTaskCell]:
     """Split a flat file into cells in file order; ids count lines within each cell, as the tree
     that upstream's dataset_clean.py writes from it would."""
-    cells: dict[tuple[str, str], Cell] = {}
+    cells: dict[tuple[str, str], TopicTaskCell] = {}
     for number, record in read_lines(path):
         first = record[0] if isinstance(record, list) and record else record
         if not isinstance(first, dict) or "topic_name" not in first or "task_name" not in first:
@@ -55,15 +55,15 @@ def flat_cells(path: Path) -> Iterator[Cell]:
                     str(path), number + 1, "a flat OmniEval file needs topic_name and task_name in every record"
                 )
             )
-            yield Cell("?", "?", str(path), [(number, error)])
+            yield TopicTaskCell("?", "?", str(path), [(number, error)])
             continue
         key = (topic_of(first["topic_name"]), first["task_name"])
-        cell = cells.setdefault(key, Cell(*key, str(path)))
+        cell = cells.setdefault(key, TopicTaskCell(*key, str(path)))
         cell.records.append((len(cell.records), record))
     yield from cells.values()
 
 
-def load_cells(path: Path) -> list[Cell]:
+def load_cells(path: Path) -> list[TopicTaskCell]:
     """All cells under `path` (folder tree or flat file), in upstream topic x task id order."""
     if path.is_dir():
         cells = list(tree_cells(path))

@@ -18,7 +18,7 @@ from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
 from ragbench.api.data import JsonObject
 
 from . import catalog, predictions, prompts
-from .loader import Cell, load_cells
+from .loader import TopicTaskCell, load_cells
 
 CONVERSATION_TASK = "多轮对话能力"
 # A conversational turn's question: "turn" = the turn's own question (what retrieval searches; prompts
@@ -71,7 +71,7 @@ class OmniEvalAuto(Task):
             **args,
         )
         self.prompting = prompts.OmniEvalPrompting(bool(literal_newlines), bool(chat), conversation_query)
-        self.cells: list[Cell] | None = None
+        self.cells: list[TopicTaskCell] | None = None
 
     def config(self) -> JsonObject:
         """Records the prompt form and asks report.md for topic x task heat maps (paper Figure 4)."""
@@ -93,7 +93,7 @@ class OmniEvalAuto(Task):
             )
         self.cells = [c for c in load_cells(Path(self.data_path)) if self.wanted(c)]
 
-    def wanted(self, cell: Cell) -> bool:
+    def wanted(self, cell: TopicTaskCell) -> bool:
         if cell.topic == "?":  # a record error from a flat file: reported, never scored
             return True
         if catalog.skipped(cell.topic, cell.task):
@@ -126,7 +126,7 @@ class OmniEvalAuto(Task):
                     yield item
 
     def example(
-        self, cell: Cell, line: int, round_: int | None, turn: Any, history: list[str]
+        self, cell: TopicTaskCell, line: int, round_: int | None, turn: Any, history: list[str]
     ) -> Example | RecordError:
         where = f"{cell.path}:{line + 1}" + (f" turn {round_}" if round_ is not None else "")
         if not isinstance(turn, dict) or not isinstance(turn.get("question"), str):

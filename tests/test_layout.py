@@ -27,6 +27,19 @@ def test_no_module_is_too_long():
     assert not long, f"split these into modules with one job each: {long}"
 
 
+def test_one_class_per_name():
+    """A class name says which class it is: no two modules define classes of one name (issue 70 found two
+    `FinishedRun`s, two `Scoring`s; later two `Interval`s, two `RunRecord`s)."""
+    where: dict[str, list[str]] = {}
+    for root in SOURCES:
+        for path in sorted((REPO / root).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    where.setdefault(node.name, []).append(str(path.relative_to(REPO)))
+    twice = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not twice, f"give each of these classes a name of its own: {twice}"
+
+
 def test_every_folder_says_what_it_owns():
     silent = [
         str(p.relative_to(REPO))

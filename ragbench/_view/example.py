@@ -12,18 +12,13 @@ from .._records import SampleRecord
 from .._storage.files import open_file
 from .._system import System, trace_outline
 from .._trace_groups import outline
-from .._types import Document, JsonObject, Step
+from .._types import Document, JsonObject, Step, json_object
 from .page_data import DocumentView, ExampleView, Reason, StepView
 from .runs import RunFolder, clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
 DOC_CHARS = 4_000
 TRACEBACK_CHARS = 40_000
-
-
-def _fields(value: object) -> Mapping[str, object]:
-    """`value` where it is an object (a recorded request's or reply's part), else no fields."""
-    return value if isinstance(value, dict) else {}
 
 
 def _prompt_text(request: Mapping[str, object]) -> str:
@@ -47,7 +42,7 @@ def _call_lines(calls: object) -> list[str]:
     """Tool calls (the OpenAI form) as `-> name(arguments)  [id]` lines, arguments as the model wrote them."""
     return (
         [
-            f"-> {_fields(c.get('function')).get('name')}({_fields(c.get('function')).get('arguments')})  [{c.get('id')}]"
+            f"-> {json_object(c.get('function')).get('name')}({json_object(c.get('function')).get('arguments')})  [{c.get('id')}]"
             for c in calls
             if isinstance(c, dict)
         ]
@@ -72,7 +67,7 @@ def step_view(index: int, step: Step) -> StepView:
     """A trace step as the timeline shows it: an LLM call's prompt and reply as text, any other
     step's request and response (a custom step's inputs and outputs) as JSON, with the documents a
     custom step kept (log-probs are counted, not shown)."""
-    request, response = _fields(step.request), _fields(step.response)
+    request, response = json_object(step.request), json_object(step.response)
     extra: dict[str, object] = {}
     if step.kind == "llm":
         prompt = _prompt_text(request)
@@ -85,13 +80,15 @@ def step_view(index: int, step: Step) -> StepView:
         tools = request.get("tools")
         if isinstance(tools, list) and tools:
             extra["tools"] = [  # a function's name, a remote MCP server's label
-                _fields(t.get("function")).get("name") or t.get("server_label") for t in tools if isinstance(t, dict)
+                json_object(t.get("function")).get("name") or t.get("server_label")
+                for t in tools
+                if isinstance(t, dict)
             ]
             extra["tool_choice"] = request.get("tool_choice")
         logprobs = response.get("logprobs")
         if logprobs and isinstance(logprobs, Sized):
             extra["logprobs"] = f"{len(logprobs)} positions"
-        settings = _fields(request.get("sampling"))
+        settings = json_object(request.get("sampling"))
         extra["sampling"] = {k: v for k, v in settings.items() if v not in (None, [], False)}
     else:
         prompt, reply = _dump(request), _dump(response) if response else ""
@@ -168,8 +165,8 @@ def reasons(record: SampleRecord, run: RunFolder) -> list[Reason]:
     out: list[Reason] = [
         {
             "source": f"judge call {step.name}",
-            "prompt": clip(_prompt_text(_fields(step.request)), 6000),
-            "reply": step.error or _texts(_fields(step.response)),
+            "prompt": clip(_prompt_text(json_object(step.request)), 6000),
+            "reply": step.error or _texts(json_object(step.response)),
         }
         for step in record.judge_trace
         if step.kind == "llm"  # a metric's own recorded step (ctx.record_step) is no judge call

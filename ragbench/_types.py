@@ -22,6 +22,12 @@ JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 
+def json_object(value: object) -> JsonObject:
+    """`value` where it is a JSON object, else an empty one: an open payload's object-valued field, read where it
+    may be absent, null or of another shape."""
+    return value if isinstance(value, dict) else {}
+
+
 def _copied(value: Any) -> Any:
     """A copy of JSON-like data: dicts, lists and tuples copied all the way down, other values as they are."""
     if isinstance(value, dict):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from .._metric import CorpusValue, InvalidScore, Metric, reported_keys, typed_value
 from .._plugin_calls import PluginCall
@@ -15,9 +15,24 @@ from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
 from .._types import JsonObject
 from .judging.judge_agreement import JudgeRatings
+from .results.cost_schema import Efficiency, TokenCost
 from .results.failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
+from .results.judging_schema import KeyCheck
 from .results.missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys
-from .results.schema import Counts, KeyDetails, TaskSections, reported_errors
+from .results.schema import (
+    Budget,
+    Counted,
+    Counts,
+    Failure,
+    InfrastructureFailures,
+    JudgeAgreement,
+    KeyDetails,
+    RepeatedWork,
+    SamplingUsed,
+    TaskSections,
+    TokenLimit,
+    reported_errors,
+)
 from .results.score_columns import ScoreColumns, key_entry
 
 
@@ -243,19 +258,40 @@ def run_complete(counts: dict[str, Counts], system_reports: dict[str, JsonObject
     ) and not any(reported_errors(r) for r in system_reports.values())
 
 
-def results_sections(by_task: dict[str, TaskSections], system_reports: dict[str, JsonObject]) -> dict[str, Any]:
+class _ScoredSections(TypedDict):
+    results: dict[str, dict[str, float | None]]
+    details: dict[str, dict[str, KeyDetails]]
+    counts: dict[str, Counts]
+    complete: bool
+
+
+class ScoredSections(_ScoredSections, total=False):
+    """The part of results.json that the tasks' scores decide (`results_sections`): `TaskSections` by section, then
+    by task, each section there where some task has it; and whether the run is complete."""
+
+    failures: dict[str, list[Failure]]
+    infrastructure_failures: dict[str, InfrastructureFailures]
+    token_limit: dict[str, TokenLimit]
+    counted: dict[str, dict[str, dict[str, Counted]]]
+    judge_agreement: dict[str, dict[str, JudgeAgreement]]
+    data_sha256: dict[str, str]
+    budget: dict[str, Budget]
+    repeated_work: dict[str, RepeatedWork]
+    sampling: dict[str, dict[str, list[SamplingUsed]]]
+    human_agreement: dict[str, dict[str, KeyCheck]]
+    judge_cost: dict[str, dict[str, TokenCost]]
+    model_cost: dict[str, TokenCost]
+    efficiency: dict[str, Efficiency]
+
+
+def results_sections(by_task: dict[str, TaskSections], system_reports: dict[str, JsonObject]) -> ScoredSections:
     """The part of results.json that the tasks' scores decide, from each task's `task_scores`: "results",
     "details" and "counts" by task, whether the run is "complete" (`run_complete`), then the sections
     some task has ("failures", "infrastructure_failures", "token_limit", "counted")."""
-    sections: dict[str, dict[str, Any]] = {"results": {}, "details": {}, "counts": {}}
+    sections: dict[str, dict[str, object]] = {"results": {}, "details": {}, "counts": {}}
     for task, scores in by_task.items():
         for section, value in scores.items():
             sections.setdefault(section, {})[task] = value
-    counts = sections.pop("counts")
-    return {
-        "results": sections.pop("results"),
-        "details": sections.pop("details"),
-        "counts": counts,
-        "complete": run_complete(counts, system_reports),
-        **sections,
-    }
+    counts = {task: scores["counts"] for task, scores in by_task.items() if "counts" in scores}
+    # each section holds its TaskSections entry of every task that has it: ScoredSections' type of that section
+    return cast(ScoredSections, {**sections, "complete": run_complete(counts, system_reports)})

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
+from .._types import JsonObject, json_object
 from .cost.cost_lines import agreement_sections, judge_cost_lines, model_cost_lines
 from .cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_cost_columns
 from .judging.judge_agreement import agreement_cell, judge_agreement_lines
@@ -23,7 +24,7 @@ from .results.failures import (
     repair_lines,
 )
 from .results.schema import Cell, KeyDetails, Results, direction, reported_errors
-from .results.slice_plots import slice_rows
+from .results.slice_plots import SliceMatrix, slice_matrix, slice_rows
 
 
 def _fmt(value: float | None, places: int = 4) -> str:
@@ -174,14 +175,16 @@ def budget_lines(results: Results) -> list[str]:
     return budgets + model_cost_lines(results) + judge_cost_lines(results) + rest
 
 
-def models_line(config: dict[str, Any]) -> str:
+def models_line(config: JsonObject) -> str:
     """Every model the run used: the system's, the judges', the NLI model (or where outputs came from)."""
-    model = config.get("model")
+    model, judges = config.get("model"), config.get("judges")
     parts = [
-        f"model `{model}`" if model else f"outputs recorded in `{(config.get('system_args') or {}).get('path', '?')}`"
+        f"model `{model}`"
+        if model
+        else f"outputs recorded in `{json_object(config.get('system_args')).get('path', '?')}`"
     ]
-    if config.get("judges"):
-        parts.append("judges " + ", ".join(f"`{j}`" for j in config["judges"]))
+    if isinstance(judges, list) and judges:
+        parts.append("judges " + ", ".join(f"`{j}`" for j in judges))
     if config.get("nli"):
         parts.append(f"NLI `{config['nli']}`")
     return ", ".join(parts)
@@ -200,7 +203,9 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
     for task, details in results.details.items():
         keys = [k for k, e in details.items() if e.get("slices") and e.get("n")]
         fields = list(dict.fromkeys(f for k in keys for f in details[k]["slices"]))
-        plot_keys = list((results.config.get("task_configs", {}).get(task) or {}).get("plot_keys") or [])
+        task_config = json_object(json_object(results.config.get("task_configs")).get(task))
+        named = task_config.get("plot_keys")
+        plot_keys = [str(key) for key in named] if isinstance(named, list) else []
         for field in fields:
             lines += [
                 f"### {task} by {field}",
@@ -219,22 +224,22 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
             lines.append("")
             if plot_keys and run_dir is not None:
                 lines += _plot_line(task, field, details, plot_keys, run_dir)
-        matrix = (results.config.get("task_configs", {}).get(task) or {}).get("matrix")
-        if matrix and run_dir is not None:
+        matrix = slice_matrix(task_config.get("matrix"))
+        if matrix is not None and run_dir is not None:
             lines += _matrix_lines(task, details, matrix, run_dir)
     return lines
 
 
-def _matrix_lines(task: str, details: Mapping[str, KeyDetails], matrix: dict[str, Any], run_dir: Path) -> list[str]:
+def _matrix_lines(task: str, details: Mapping[str, KeyDetails], matrix: SliceMatrix, run_dir: Path) -> list[str]:
     """Heat maps of a task's two-way slice (`matrix` in its config: field, separator, keys, labels)."""
     from .results.slice_plots import matrix_plot
 
     lines = []
     try:
-        paths = [matrix_plot(task, details, key, matrix, run_dir / "plots") for key in matrix.get("keys", [])]
+        paths = [matrix_plot(task, details, key, matrix, run_dir / "plots") for key in matrix["keys"]]
     except ImportError:
         return ["(plots need matplotlib: pip install matplotlib)", ""]
-    for key, path in zip(matrix.get("keys", []), paths):
+    for key, path in zip(matrix["keys"], paths):
         if path:
             lines += [f"![{task} {key} matrix](plots/{path.name})", ""]
     return lines
@@ -290,9 +295,9 @@ def traceback_sections(results: Results) -> list[str]:
 
 
 def report_markdown(results: Results, run_dir: Path | None = None) -> str:
-    config = results.config
+    config, tasks = results.config, results.config.get("tasks")
     lines = [
-        f"# ragbench run: {config['system']} on {', '.join(config['tasks'])}",
+        f"# ragbench run: {config['system']} on {', '.join(map(str, tasks if isinstance(tasks, list) else []))}",
         "",
         f"{models_line(config)}, seed {config['seed']}, ragbench {results.versions['ragbench']}"
         f" (git {results.versions.get('git_hash') or 'n/a'})"

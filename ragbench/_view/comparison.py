@@ -5,7 +5,7 @@ disagree."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Literal
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from .._reports.compare.comparison import (
 from .._reports.compare.like_for_like import MetricClass
 from .._reports.compare.run_scores import TaskScores
 from .._reports.results.budget import QUANTITIES
+from .page_data import ComparePage, DisagreementRow, Disagreements, IndexedRow, Pair, Side
 from .runs import RunFolder, clip
 
 LISTED = 500  # disagreements listed per direction and metric
@@ -39,7 +40,7 @@ def _binary(runs: list[Run], task: str, metric: str) -> bool:
 
 def disagreements(
     a: Run, b: Run, task: str, metric: str, higher_is_better: bool, folders: tuple[RunFolder, RunFolder]
-) -> dict[str, Any]:
+) -> Disagreements:
     """Examples scored in both runs where one is right (the metric's good value) and the other wrong, with
     the question and each run's answer from the runs' example tables (`a` and `b` hold only scores); the first
     LISTED of each side in id order, and how many there are."""
@@ -50,37 +51,43 @@ def disagreements(
     x, y = first.values(metric)[first.places(shared)], second.values(metric)[second.places(shared)]
     differ = ~np.isnan(x) & ~np.isnan(y) & (x != y)
     tables = folders[0].samples(task), folders[1].samples(task)
-    found: dict[str, dict[str, Any]] = {}
-    for side, right in (("a_right", differ & (x == good)), ("b_right", differ & (x != good))):
-        rows = []
+
+    def side(right: np.ndarray) -> Side:
+        rows: list[DisagreementRow] = []
         for place in np.flatnonzero(right)[:LISTED]:
             example_id = shared[place]
             n_a, n_b = tables[0].position(example_id), tables[1].position(example_id)
-            row_a, row_b = (table.rows[n] if n is not None else {} for table, n in zip(tables, (n_a, n_b)))
+            row_a, row_b = (table.rows[n] if n is not None else None for table, n in zip(tables, (n_a, n_b)))
             rows.append(
                 {
                     "id": example_id,
-                    "question": clip(row_a.get("question"), 160),
-                    "answer_a": clip(row_a.get("answer"), 160),
-                    "answer_b": clip(row_b.get("answer"), 160),
+                    "question": clip(_field(row_a, "question"), 160),
+                    "answer_a": clip(_field(row_a, "answer"), 160),
+                    "answer_b": clip(_field(row_b, "answer"), 160),
                     "n_a": n_a,
                     "n_b": n_b,
                 }
             )
-        found[side] = {"count": int(np.sum(right)), "rows": rows}
-    return {"metric": metric, **found}
+        return {"count": int(np.sum(right)), "rows": rows}
+
+    return {"metric": metric, "a_right": side(differ & (x == good)), "b_right": side(differ & (x != good))}
+
+
+def _field(row: IndexedRow | None, name: Literal["question", "answer"]) -> str | None:
+    """A text of an example's table row; None where the run's table has no row of it."""
+    return None if row is None else row[name]
 
 
 def compare_page(
     folders: list[RunFolder], task: str, metric_class: MetricClass | None = None, iterations: int = ITERATIONS
-) -> dict[str, Any]:
+) -> ComparePage:
     """The finished runs of `folders` compared (the first finished one is A); the others listed in `unfinished`,
     so that a run in progress, or one stopped, beside the task's runs leaves the page for the rest."""
     if len(folders) < 2:
         raise ConfigError(f"compare: {task} needs two or more runs")
     unfinished = [f.rid for f in folders if f.results is None]
     folders = [f for f in folders if f.results is not None]
-    page = (
+    page: ComparePage = (
         compare_finished(folders, task, iterations, metric_class) if len(folders) >= 2 else {"task": task, "runs": []}
     )
     if unfinished:
@@ -95,7 +102,7 @@ def compare_page(
 
 def compare_finished(
     folders: list[RunFolder], task: str, iterations: int, metric_class: MetricClass | None = None
-) -> dict[str, Any]:
+) -> ComparePage:
     try:
         loaded = [load_run(f.path) for f in folders]
     except ConfigError as exc:  # e.g. a sample file removed: the page says so, the export goes on
@@ -113,7 +120,7 @@ def compare_finished(
     for report in reports:  # the page shows one task: its rows are the family adjusted together
         report.rows = [row for row in report.rows if row.task == task]
     adjust_p_values(reports)
-    pairs = []
+    pairs: list[Pair] = []
     for folder, other, report in compared:
         # right and wrong only where the key has a better value (RGB's `rejected` has none)
         metrics = [
@@ -144,5 +151,12 @@ def compare_finished(
                 ],
             }
         )
-    page = {"task": task, "runs": [f.rid for f in folders], "pairs": pairs, "budget_quantities": QUANTITIES}
-    return {**page, "error": "; ".join(problems)} if problems else page
+    page: ComparePage = {
+        "task": task,
+        "runs": [f.rid for f in folders],
+        "pairs": pairs,
+        "budget_quantities": QUANTITIES,
+    }
+    if problems:
+        page["error"] = "; ".join(problems)
+    return page

@@ -5,14 +5,15 @@ with the cited ones marked, and the trace with the system's outline of it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sized
 from pathlib import Path
-from typing import Any
 
 from .._records import SampleRecord
 from .._storage.files import open_file
-from .._system import trace_outline
+from .._system import System, trace_outline
 from .._trace_groups import outline
-from .._types import Document, Step
+from .._types import Document, JsonObject, Step, json_object
+from .page_data import DocumentView, ExampleView, Reason, StepView
 from .runs import RunFolder, clip, gold_text
 
 STEP_CHARS = 40_000  # a prompt or reply longer than this is cut (the record keeps it whole)
@@ -20,7 +21,7 @@ DOC_CHARS = 4_000
 TRACEBACK_CHARS = 40_000
 
 
-def _prompt_text(request: dict[str, Any]) -> str:
+def _prompt_text(request: Mapping[str, object]) -> str:
     messages = request.get("messages")
     if isinstance(messages, list):
         return "\n\n".join(_turn_text(m) for m in messages if isinstance(m, dict))
@@ -28,20 +29,20 @@ def _prompt_text(request: dict[str, Any]) -> str:
     return prompt if isinstance(prompt, str) else json.dumps(request, ensure_ascii=False, default=str)
 
 
-def _turn_text(message: dict[str, Any]) -> str:
-    """A chat turn, turn by turn as the model saw it: its role (a tool result's call id), its text and the
-    tool calls an assistant turn made."""
+def _turn_text(message: Mapping[str, object]) -> str:
+    """A chat turn, turn by turn as the model saw it: its role (a tool result's call id), its text (content in
+    parts, as JSON) and the tool calls an assistant turn made."""
     head = f"[{message.get('role', '?')}]" + (f" ({message['tool_call_id']})" if message.get("tool_call_id") else "")
     calls = _call_lines(message.get("tool_calls"))
-    text = message.get("content") or ""
+    text = _dump(message.get("content") or "")
     return "\n".join([head, *([text] if text or not calls else []), *calls])
 
 
-def _call_lines(calls: Any) -> list[str]:
+def _call_lines(calls: object) -> list[str]:
     """Tool calls (the OpenAI form) as `-> name(arguments)  [id]` lines, arguments as the model wrote them."""
     return (
         [
-            f"-> {(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})  [{c.get('id')}]"
+            f"-> {json_object(c.get('function')).get('name')}({json_object(c.get('function')).get('arguments')})  [{c.get('id')}]"
             for c in calls
             if isinstance(c, dict)
         ]
@@ -50,11 +51,11 @@ def _call_lines(calls: Any) -> list[str]:
     )
 
 
-def _dump(value: Any) -> str:
+def _dump(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str, indent=1)
 
 
-def document_views(docs: list[Document]) -> list[dict[str, Any]]:
+def document_views(docs: list[Document]) -> list[DocumentView]:
     """Documents as the page lists them, numbered from 1 (the prediction's as citations number them)."""
     return [
         {"number": k, "id": d.id, "title": d.title, "url": d.url, "score": d.score, "text": clip(d.text, DOC_CHARS)}
@@ -62,32 +63,35 @@ def document_views(docs: list[Document]) -> list[dict[str, Any]]:
     ]
 
 
-def step_view(index: int, step: Step) -> dict[str, Any]:
+def step_view(index: int, step: Step) -> StepView:
     """A trace step as the timeline shows it: an LLM call's prompt and reply as text, any other
     step's request and response (a custom step's inputs and outputs) as JSON, with the documents a
     custom step kept (log-probs are counted, not shown)."""
-    request, response = step.request or {}, step.response or {}
+    request, response = json_object(step.request), json_object(step.response)
+    extra: dict[str, object] = {}
     if step.kind == "llm":
         prompt = _prompt_text(request)
         texts = response.get("texts") or []
-        reply = texts[0] if len(texts) == 1 else _dump(texts) if texts else ""
+        reply = _dump(texts[0]) if isinstance(texts, list) and len(texts) == 1 else _dump(texts) if texts else ""
         calls = response.get("tool_calls")
         if isinstance(calls, list) and calls:  # the first completion's calls, under its text
             reply = "\n".join([reply, *_call_lines(calls[0])]).lstrip("\n")
         extra = {k: v for k, v in response.items() if k not in ("texts", "logprobs", "tool_calls")}
-        if request.get("tools"):
+        tools = request.get("tools")
+        if isinstance(tools, list) and tools:
             extra["tools"] = [  # a function's name, a remote MCP server's label
-                (t.get("function") or {}).get("name") or t.get("server_label")
-                for t in request["tools"]
+                json_object(t.get("function")).get("name") or t.get("server_label")
+                for t in tools
                 if isinstance(t, dict)
             ]
             extra["tool_choice"] = request.get("tool_choice")
-        if response.get("logprobs"):
-            extra["logprobs"] = f"{len(response['logprobs'])} positions"
-        settings = request.get("sampling") or {}
+        logprobs = response.get("logprobs")
+        if logprobs and isinstance(logprobs, Sized):
+            extra["logprobs"] = f"{len(logprobs)} positions"
+        settings = json_object(request.get("sampling"))
         extra["sampling"] = {k: v for k, v in settings.items() if v not in (None, [], False)}
     else:
-        prompt, reply, extra = _dump(request), _dump(response) if response else "", {}
+        prompt, reply = _dump(request), _dump(response) if response else ""
     kept = step.docs if isinstance(step.docs, list) else []
     return {
         "i": index,
@@ -130,10 +134,10 @@ def read_nli_log(path: Path) -> dict[str, list[tuple[str, str]]]:
     return by_hypothesis
 
 
-def nli_verdicts(answer: str, docs: list[Document], run: RunFolder) -> list[dict[str, Any]]:
+def nli_verdicts(answer: str, docs: list[Document], run: RunFolder) -> list[Reason]:
     """The NLI decisions on this answer's sentences over this example's documents (a premise is
     matched to the documents whose text it contains; the log has no example ids)."""
-    out = []
+    out: list[Reason] = []
     logged: dict[str, list[tuple[str, str]]] = run.cached("nli_calls.jsonl", read_nli_log, {})
     for hypothesis, decisions in logged.items():
         if not hypothesis or hypothesis.rstrip(".") not in answer:
@@ -151,13 +155,18 @@ def nli_verdicts(answer: str, docs: list[Document], run: RunFolder) -> list[dict
     return out
 
 
-def reasons(record: SampleRecord, run: RunFolder) -> list[dict[str, Any]]:
+def _texts(response: Mapping[str, object]) -> str:
+    texts = response.get("texts")
+    return " | ".join(map(str, texts)) if isinstance(texts, list) else ""
+
+
+def reasons(record: SampleRecord, run: RunFolder) -> list[Reason]:
     """What the run recorded about why a metric scored as it did: the judges' replies, the NLI verdicts."""
-    out = [
+    out: list[Reason] = [
         {
             "source": f"judge call {step.name}",
-            "prompt": clip(_prompt_text(step.request or {}), 6000),
-            "reply": step.error or " | ".join((step.response or {}).get("texts") or []),
+            "prompt": clip(_prompt_text(json_object(step.request)), 6000),
+            "reply": step.error or _texts(json_object(step.response)),
         }
         for step in record.judge_trace
         if step.kind == "llm"  # a metric's own recorded step (ctx.record_step) is no judge call
@@ -167,14 +176,13 @@ def reasons(record: SampleRecord, run: RunFolder) -> list[dict[str, Any]]:
     return out[:200]
 
 
-def example_page(record: SampleRecord, system: Any, run: RunFolder) -> dict[str, Any]:
+def example_page(record: SampleRecord, system: type[System] | None, run: RunFolder) -> ExampleView:
     """An example's page from its record (read with its texts)."""
     cited = {n for sentence in record.citations for n in (sentence or []) if isinstance(n, int)}
-    docs = [{**doc, "cited": doc["number"] in cited} for doc in document_views(record.docs)]
     try:
-        items = trace_outline(system, record)
+        items: list[JsonObject] = trace_outline(system, record)
     except Exception as exc:  # a third-party hook's bug must not hide the trace
-        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": outline(record.trace)}]
+        items = [{"group": f"(trace_outline failed: {type(exc).__name__}: {exc})", "items": [*outline(record.trace)]}]
     return {
         "id": record.id,
         "question": record.question,
@@ -192,7 +200,7 @@ def example_page(record: SampleRecord, system: Any, run: RunFolder) -> dict[str,
         "infrastructure_failures": record.infrastructure_failures,
         "seconds": record.seconds,
         "citations": record.citations,
-        "docs": docs,
+        "docs": [{**doc, "cited": doc["number"] in cited} for doc in document_views(record.docs)],
         "reasons": reasons(record, run),
         "steps": [step_view(i, step) for i, step in enumerate(record.trace)],
         "outline": items,

@@ -9,18 +9,18 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from .._errors import ConfigError
 from .._storage.files import naming, open_file, write_problem
 from .._storage.jsonl import strict_json
 from .._values.names import inside
+from .page_data import Page
 from .pages import CHUNK
 from .server import ASSETS, asset
 from .site import Site
 
 
-def _write(out: Path, key: str, data: Any) -> None:
+def _write(out: Path, key: str, data: Page) -> None:
     *folders, name = key.split("/")
     path = inside(out / "data", *folders, f"{name}.js")
     payload = strict_json(data)
@@ -29,7 +29,7 @@ def _write(out: Path, key: str, data: Any) -> None:
         path.write_text(f"RB.put({json.dumps(key)}, {payload});\n", encoding="utf-8")
 
 
-def compare_pages(site: Site, task: str) -> Iterator[tuple[str, Any]]:
+def compare_pages(site: Site, task: str) -> Iterator[tuple[str, Page]]:
     """(key, data) of the Compare pages of a task with two or more runs: one with each run as the
     baseline, the others in their order, as the page's links ask, and the default key (the first
     run as baseline) with the first of them, computed once."""

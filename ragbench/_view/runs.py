@@ -20,7 +20,7 @@ import threading
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 from .._errors import ConfigError, RecordError
 from .._records import SampleRecord, located_records, record_at
@@ -33,7 +33,9 @@ from .._storage.files import NotAFileError, open_file, require_regular
 from .._storage.run_lock import RunLock, describe
 from .._storage.run_record import RunRecord
 from .._storage.sample_files import sample_file
+from .._types import JsonObject
 from .._values.names import part_problem
+from .page_data import BadLines, IndexedRow, RunStatus, TableRow
 
 T = TypeVar("T")
 
@@ -42,7 +44,7 @@ BAD_LINES_KEPT = 100  # lines that are no sample record kept to name (all are co
 BAD_LINES_SHOWN = 20  # of them, named on the run page
 
 
-def clip(value: Any, limit: int = TEXT_CHARS) -> str:
+def clip(value: object, limit: int = TEXT_CHARS) -> str:
     text = "" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -57,7 +59,7 @@ def gold_text(record: SampleRecord) -> str:
     )
 
 
-def _leaves(value: Any) -> str:
+def _leaves(value: object) -> str:
     """The scalar values inside `value` in order, comma-separated (nested lists and mappings flattened)."""
     if isinstance(value, dict):
         return ", ".join(_leaves(v) for v in value.values())
@@ -66,7 +68,7 @@ def _leaves(value: Any) -> str:
     return str(value)
 
 
-def table_row(record: SampleRecord) -> dict[str, Any]:
+def table_row(record: SampleRecord) -> TableRow:
     return {
         "id": record.id,
         "question": clip(record.question),
@@ -80,7 +82,7 @@ def table_row(record: SampleRecord) -> dict[str, Any]:
     }
 
 
-def row_failed(row: dict[str, Any]) -> bool:
+def row_failed(row: TableRow) -> bool:
     """A table row of a failed example: the system failed on it, or one of its metrics did."""
     return bool(row["error"] or row["score_errors"])
 
@@ -92,7 +94,7 @@ class SampleIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[IndexedRow] = []
         self._by_key: dict[str, int] = {}
         self._lock = threading.Lock()  # one for the index's lifetime: threads queue on it, it is never replaced
         self._forget(None)
@@ -151,7 +153,7 @@ class SampleIndex:
             record = located.value
             key = checkpoint_key(record.id, record.index)
             position = self._by_key.setdefault(key, len(self.rows))
-            row = {**table_row(record), "n": position}
+            row: IndexedRow = {**table_row(record), "n": position}
             if position < len(self.rows):  # a retried example: the latest attempt replaces the earlier one
                 self.rows[position], self._starts[position], self._lines[position] = row, located.start, located.line
             else:
@@ -159,7 +161,7 @@ class SampleIndex:
                 self._starts.append(located.start)
                 self._lines.append(located.line)
 
-    def bad_lines(self) -> dict[str, Any]:
+    def bad_lines(self) -> BadLines:
         """How many lines are no sample record, and the first ones, each its file, line and why."""
         shown = self.errors + ([self.last_line] if self.last_line is not None else [])
         return {
@@ -221,20 +223,13 @@ def _sample_files(folder: Path) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.jsonl"))
 
 
-class RunStatus(TypedDict):
-    """Where a run stands (`RunFolder.status`): its state and, while running, who holds it."""
-
-    state: str
-    holder: str | None
-
-
 class RunFolder:
     """One run folder: run.json (config, written at start), results.json (when finished), samples."""
 
     def __init__(self, path: Path, rid: str) -> None:
         self.path, self.rid = path, rid
         self._indexes: dict[str, SampleIndex] = {}
-        self._read: dict[str, tuple[Any, Any]] = {}  # file name -> (identity, what was read from it)
+        self._read: dict[str, tuple[tuple[int, int, int, int], Any]] = {}  # file name -> (identity, what was read)
         self._lock = threading.Lock()
 
     def cached(self, name: str, read: Callable[[Path], T], missing: T) -> T:
@@ -280,18 +275,21 @@ class RunFolder:
         return self.cached("run.json", _read_record, None)
 
     @property
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
+        """The run's options as results.json (else run.json) records them."""
         return (self.results.config if self.results else None) or (self.record.config if self.record else {})
 
     @property
     def tasks(self) -> list[str]:
         """The run's tasks (a name an older ragbench let through, that would leave the folder: a ConfigError)."""
-        names = list(self.config.get("tasks") or [])
-        odd = next(filter(None, map(part_problem, names)), None)
+        told = self.config.get("tasks")
+        listed = told if isinstance(told, list) else []
+        odd = next(filter(None, map(part_problem, listed)), None)
         if odd is not None:  # a run of an older ragbench: its pages' keys and export files are named by its tasks
             raise ConfigError(
                 f"view: run {self.path} names a task {odd}; the viewer cannot show it: give the runs without it"
             )
+        names = [name for name in listed if isinstance(name, str)]  # all of them: part_problem refuses any other
         on_disk: list[str] = self.cached("samples", _sample_files, [])
         return names + [t for t in on_disk if t not in names]
 

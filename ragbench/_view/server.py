@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .._storage.jsonl import strict_json
+from .page_data import ErrorBody, Page
 from .site import NotFound, Site
 
 STATIC = resources.files("ragbench._view") / "static"
@@ -72,7 +73,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(*self.api(path[len("/api/") :]))
         self.send_json(404, {"error": f"not found: {path}"})
 
-    def api(self, key: str) -> tuple[int, Any]:
+    def api(self, key: str) -> tuple[int, Page | ErrorBody]:
         """(status, data) of /api/<key>; the sending stays outside, so a connection the browser closed
         is not taken for a failure of the data."""
         try:
@@ -82,7 +83,7 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # one bad file must not take the viewer down: say what failed
             return 500, {"error": f"{type(exc).__name__}: {exc}"}
 
-    def send_json(self, status: int, data: Any) -> None:
+    def send_json(self, status: int, data: Page | ErrorBody) -> None:
         self.send(status, strict_json(data).encode(), "application/json; charset=utf-8")
 
     def send(self, status: int, body: bytes, kind: str) -> None:

@@ -5,10 +5,11 @@ the last request; any other key finds a run not seen yet by its id."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .catalog import RunCatalog
 from .comparison import compare_page
+from .page_data import Page
 from .pages import example_data, rows_page, run_page, runs_page, system_class
 from .runs import RunFolder
 
@@ -46,7 +47,7 @@ class Site:
             for task in run.tasks:
                 run.samples(task)
 
-    def data(self, key: str) -> Any:
+    def data(self, key: str) -> Page:
         parts = key.strip("/").split("/")
         kind, args = parts[0], parts[1:]
         try:

@@ -216,8 +216,10 @@ def run_eval(
         folder = Path(output) if output is not None else Path(scratch) / "run"
         outcome = Evaluator(RunConfig(output=str(folder), **config), registry=registry).run()
         run_dir = RunDir(outcome.run_dir)
+        tasks = outcome.typed_results.config["tasks"]  # the run's full configuration: a list of names
         samples = {
-            name: list(read_samples(run_dir.sample_path(name))) for name in outcome.typed_results.config["tasks"]
+            str(name): list(read_samples(run_dir.sample_path(str(name))))
+            for name in (tasks if isinstance(tasks, list) else [])
         }
     return EvalResult(outcome.results, samples, folder if output is not None else None, outcome.already_finished)
 

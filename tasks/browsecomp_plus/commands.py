@@ -77,9 +77,10 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
     model = str(config.get("model") or "").split(":", 1)[-1] or next(
         (r.extras[MODEL] for r in records if MODEL in r.extras), ""
     )
+    retriever = config.get("retriever")
     names = {
         "LLM": given["LLM"] or model or UNSET,
-        "Retriever": given["Retriever"] or config.get("retriever") or UNSET,
+        "Retriever": given["Retriever"] or (retriever if isinstance(retriever, str) else "") or UNSET,
         "Link": given["Link"] or UNSET,
     }
     if not records:
@@ -96,7 +97,9 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
     if ranked.left_out:
         lines.append(f"no retrieval submission: of the run's examples, {ranked.left_out_text()}")
     else:
-        qrels = qrels_of(data or (config.get("data") or {}).get(TASK))
+        recorded = config.get("data")
+        path = recorded.get(TASK) if isinstance(recorded, dict) else None
+        qrels = qrels_of(data or (path if isinstance(path, str) else None))
         trec_run = {qid: dict(ranking) for qid, ranking in ranked.rankings}
         try:
             written["run.trec"] = trec_run_text(ranked.rankings, run_tag(run.path.resolve().name))

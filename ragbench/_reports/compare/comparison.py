@@ -19,13 +19,13 @@ import math
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..._errors import ConfigError
 from ..._storage.files import file_there
 from ..._storage.sample_files import sample_file
+from ..._types import JsonObject
 from ..results.config_diff import Difference, config_differences, described
 from ..results.failures import incomplete_reason
 from ..results.finished_run import finished_run
@@ -67,7 +67,7 @@ class Run:
         return self.results.details.get(task, {})
 
     @property
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         return self.results.config
 
     @property

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cost.efficiency_lines import dollars, number
+from ..results.cost_schema import Latency
 from .comparison import Run
 
 
@@ -109,7 +110,7 @@ def _per_example(figures: Mapping[str, Any], name: str) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _latency(each: dict[str, Any] | None) -> str:
+def _latency(each: Latency | None) -> str:
     if not each or not each.get("calls"):
         return "-"
     return f"{number(each['p50'], 3)} / {number(each['p95'], 3)}"

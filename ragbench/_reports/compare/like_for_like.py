@@ -8,16 +8,18 @@ task's rows "no"."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Literal
 
 from ..._errors import ConfigError
 from ..._metric import Metric
+from ..._types import JsonValue, json_object
 from ..results.budget import QUANTITIES, format_mean
 from ..results.sampling_used import used
 from ..results.schema import Results
 
-COMPARED_BUDGETS = ("passages_shown", "searches")  # the measured budgets a like-for-like comparison shares
+# the measured budgets a like-for-like comparison shares
+COMPARED_BUDGETS: tuple[Literal["passages_shown", "searches"], ...] = ("passages_shown", "searches")
 COMPARED_DECODING = ("temperature", "top_p")  # the decoding settings it shares over all calls (`sampling`)
 MetricClass = Callable[[str], type[Metric]]  # a metric's class by its name (`Registry.metric_class`)
 DECLARED = {"passages": "passages shown per reader call (option)", "searches": "searches allowed (option)"}
@@ -27,13 +29,12 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     """What keeps the runs' numbers on `task` from being like for like, each in words ("passages shown to the
     reader 1.00 vs 3.00 per example"); empty where nothing does or nothing is known. A budget neither run
     measured is compared as the systems declare it (`like_for_like` of run.json)."""
-    measured_a: dict[str, Any] = dict((a.budget or {}).get(task) or {})
-    measured_b: dict[str, Any] = dict((b.budget or {}).get(task) or {})
-    declared_a: dict[str, Any] = (a.config.get("like_for_like") or {}).get(task) or {}
-    declared_b: dict[str, Any] = (b.config.get("like_for_like") or {}).get(task) or {}
+    measured_a, measured_b = (a.budget or {}).get(task), (b.budget or {}).get(task)
+    declared_a = json_object(json_object(a.config.get("like_for_like")).get(task))
+    declared_b = json_object(json_object(b.config.get("like_for_like")).get(task))
     reasons = []
     for key in COMPARED_BUDGETS:
-        x, y = measured_a.get(key), measured_b.get(key)
+        x, y = (measured_a.get(key) if measured_a else None), (measured_b.get(key) if measured_b else None)
         if x is not None and y is not None and format_mean(x) != format_mean(y):
             reasons.append(f"{QUANTITIES[key]} {format_mean(x)} vs {format_mean(y)} per example")
     if not (measured_a and measured_b):
@@ -57,7 +58,7 @@ def unlike(a: Results, b: Results, task: str) -> list[str]:
     return reasons
 
 
-def judge_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def judge_differences(a: Mapping[str, JsonValue], b: Mapping[str, JsonValue]) -> list[str]:
     """The ways two runs' configurations judge differently, in words ("judge openai:x vs openai:y"); empty
     where neither names a judge."""
     if not (a.get("judges") or b.get("judges")):
@@ -66,21 +67,22 @@ def judge_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     judges_a, judges_b = judge_names(a), judge_names(b)
     if judges_a != judges_b:
         reasons.append(f"judge {judges_a} vs {judges_b}")
-    repeats_a, repeats_b = a.get("judge_repeats") or 1, b.get("judge_repeats") or 1
+    repeats_a, repeats_b = a.get("judge_repeats") or 1, b.get("judge_repeats") or 1  # left out: once
     if repeats_a != repeats_b:
         reasons.append(f"judge repeats {repeats_a} vs {repeats_b}")
     return reasons
 
 
-def judged_keys(config: dict[str, Any], task: str, metric_class: MetricClass) -> set[str] | None:
+def judged_keys(config: Mapping[str, JsonValue], task: str, metric_class: MetricClass) -> set[str] | None:
     """The keys of `task` that a metric asking a judge reports (the run's `metric_configs` name the metrics,
     `metric_class` gives their classes; a `key_prefix` of the run's metric options is put before them); None
     where a metric's class is not there to say (every key may then be judged)."""
     keys: set[str] = set()
-    prefixes = config.get("metric_args") or {}
-    for metric in (config.get("metric_configs") or {}).get(task) or []:
+    prefixes = json_object(config.get("metric_args"))
+    metrics = json_object(config.get("metric_configs")).get(task)
+    for metric in metrics if isinstance(metrics, list) else []:
         try:
-            found = metric_class(str(metric.get("name")))
+            found = metric_class(str(json_object(metric).get("name")))
         except ConfigError:
             return None
         if "judge" in found.declares.needs:
@@ -89,10 +91,9 @@ def judged_keys(config: dict[str, Any], task: str, metric_class: MetricClass) ->
     return keys
 
 
-def judge_names(config: dict[str, Any]) -> str:
+def judge_names(config: Mapping[str, JsonValue]) -> str:
     """A run's judges as one names them: each --judge with its options ("openai:x (temperature=0.7)"), "none"."""
-    options = config.get("judge_args")
-    options = options if isinstance(options, dict) else {}
+    options = json_object(config.get("judge_args"))
     judges = config.get("judges")
     named = []
     for i, judge in enumerate(judges if isinstance(judges, list) else []):
@@ -106,7 +107,7 @@ def judge_names(config: dict[str, Any]) -> str:
     return " + ".join(named) or "none"
 
 
-def budget_rows(runs: list[tuple[str, Any]], task: str) -> list[str]:
+def budget_rows(runs: list[tuple[str, Results]], task: str) -> list[str]:
     """A markdown table of each run's measured budget per example on `task` (`runs`: (label, Results))."""
     rows = ["| run | " + " | ".join(QUANTITIES.values()) + " |", "|---|" + "---:|" * len(QUANTITIES)]
     for label, results in runs:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 from array import array
-from collections.abc import Iterable, KeysView
+from collections.abc import Iterable, KeysView, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..._errors import RecordError
 from ..._storage.jsonl import LocatedLine
 from ..._storage.run_shapes import plainly_current
 from ..._storage.sample_files import sample_at, sample_lines
+from ..._types import JsonObject, JsonValue, json_object
 from ..results.slice_labels import SliceLabels, SliceValue, slice_value
 
 DIGEST_BYTES = 16
@@ -46,7 +47,7 @@ def parse_sample_line(text: str) -> Any:
     return value
 
 
-def _large_float(line: dict[str, Any]) -> bool:
+def _large_float(line: JsonObject) -> bool:
     """Whether a value `TaskScores` reads of the line (its id, index, version, scores, slice values) is a float of
     2**63 or more (or NaN), or holds one."""
     values = [line.get("id"), line.get("index"), line.get("schema_version")]
@@ -111,7 +112,7 @@ class SliceCodes:
         self.distinct: dict[SliceValue, int] = {}
         self.listed: set[SliceValue] = set()
 
-    def code(self, meta: dict[str, Any] | None, bad_record: bool) -> int:
+    def code(self, meta: Mapping[str, JsonValue], bad_record: bool) -> int:
         value = slice_value(meta, self.field)
         if not bad_record:
             self.listed.add(value)
@@ -133,24 +134,27 @@ class TaskScores:
         self._has_digest = bytearray()
 
     @classmethod
-    def of(cls, records: dict[str, dict[str, Any]], keys: Iterable[str], fields: Iterable[str]) -> TaskScores:
+    def of(cls, records: Mapping[str, JsonObject], keys: Iterable[str], fields: Iterable[str]) -> TaskScores:
         """From records by example id (each with `scores`, `meta` and `example_sha256`)."""
         scores = cls(keys, fields)
         for example_id, record in records.items():
             scores.add({**record, "id": example_id})
         return scores
 
-    def add(self, line: dict[str, Any]) -> None:
+    def add(self, line: Mapping[str, JsonValue]) -> None:
         """A sample line (checked, in the current shape): a row where it scored an example, its slice values
         counted for the labels where it is no bad record."""
-        meta, bad_record = line.get("meta") or {}, bool(line.get("bad_record"))
+        meta, bad_record = json_object(line.get("meta")), bool(line.get("bad_record"))
         codes = [column.code(meta, bad_record) for column in self._slices.values()]
         if line.get("id") is None or line.get("error") is not None:
             return
-        scores, digest = line.get("scores") or {}, line.get("example_sha256")
+        scores, sha256 = json_object(line.get("scores")), line.get("example_sha256")
         values = [self._value(key, scores.get(key)) for key in self._values]
-        if digest is not None:
-            digest = hashlib.blake2b(str(digest).encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+        digest = (
+            None
+            if sha256 is None
+            else hashlib.blake2b(str(sha256).encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+        )
         row = self.rows.setdefault(str(line["id"]), len(self.rows))
         if row == len(self._has_digest):  # a new example
             for column, value in zip(self._values.values(), values):

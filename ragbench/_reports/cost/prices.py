@@ -32,7 +32,7 @@ import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from ..._engines import EMBEDDED_MODEL
 from ..._errors import ConfigError
@@ -41,7 +41,7 @@ from ..._storage.jsonl import parse_json
 from ..._types import Step
 from ..._values.run_config import EngineRequest
 from ..._yaml_tasks.located import PlainLoader, read_yaml_text
-from ..results.cost_schema import TokenCost
+from ..results.cost_schema import ModelTokens, PromptCache, TokenCost
 
 PER = 1_000_000  # prices are per million tokens
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
@@ -236,24 +236,26 @@ class TokenUsage:
         """The counts, the tokens sent and their price in US dollars (null with `usd_note` where a model that
         answered has none); with calls to several models, each one's own (`by_model`)."""
         models = {role: prices.of(role) for role in self.tokens}
-        out: dict[str, Any] = {
+        each = {role: _priced_tokens(models[role], sent) for role, sent in self.tokens.items()}
+        unpriced = [entry["usd_note"] for entry in each.values() if entry["usd"] is None]
+        out: TokenCost = {  # its keys in the order written
             "calls": self.calls,
             "cached": self.cached,
             "errors": self.errors,
             "prompt_tokens": sum(sent[1] for sent in self.tokens.values()),
             "completion_tokens": sum(sent[2] for sent in self.tokens.values()),
+            "usd": None if unpriced else round(sum(entry["usd"] or 0.0 for entry in each.values()), 6),
         }
-        each = {role: _priced_tokens(models[role], sent) for role, sent in self.tokens.items()}
-        unpriced = [entry["usd_note"] for entry in each.values() if entry["usd"] is None]
-        out["usd"] = None if unpriced else round(sum(entry["usd"] for entry in each.values()), 6)
         if unpriced:
             out["usd_note"] = "; ".join(dict.fromkeys(unpriced))
         caches = [entry["prompt_cache"] for entry in each.values() if "prompt_cache" in entry]
         if caches:
             out["prompt_cache"] = {
-                key: sum(cache[key] for cache in caches) for key in ("read_tokens", "write_tokens", "write_1h_tokens")
+                "read_tokens": sum(cache["read_tokens"] for cache in caches),
+                "write_tokens": sum(cache["write_tokens"] for cache in caches),
+                "write_1h_tokens": sum(cache["write_1h_tokens"] for cache in caches),
+                "usd_saved": None if unpriced else round(sum(c.get("usd_saved") or 0.0 for c in caches), 6),
             }
-            out["prompt_cache"]["usd_saved"] = None if unpriced else round(sum(c["usd_saved"] for c in caches), 6)
         notes = [entry["price_note"] for entry in each.values() if "price_note" in entry]
         if notes:
             out["price_note"] = "; ".join(notes)
@@ -264,7 +266,7 @@ class TokenUsage:
                 out["price_per_million"] = dict(model.price)
         elif each:
             out["by_model"] = {models[role].label: entry for role, entry in each.items()}
-        return cast(TokenCost, out)  # its keys in the order written
+        return out
 
 
 def usd_of(price: Price, prompt: int, completion: int, read: int = 0, write: int = 0, write_1h: int = 0) -> float:
@@ -274,26 +276,27 @@ def usd_of(price: Price, prompt: int, completion: int, read: int = 0, write: int
     return float(usd) if usd is not None else (prompt * price["prompt"] + completion * price["completion"]) / PER
 
 
-def _priced_tokens(model: Priced, sent: list[int]) -> dict[str, Any]:
+def _priced_tokens(model: Priced, sent: list[int]) -> ModelTokens:
     """One model's calls, tokens and price; `prompt_cache` where its prompt cache read or wrote tokens."""
     calls, prompt, completion, read, write, write_1h = sent
-    out: dict[str, Any] = {
+    out: ModelTokens = {
         "model": model.model,
         "calls": calls,
         "prompt_tokens": prompt,
         "completion_tokens": completion,
+        "usd": None,
     }
-    cache = {"read_tokens": read, "write_tokens": write, "write_1h_tokens": write_1h}
+    cache: PromptCache = {"read_tokens": read, "write_tokens": write, "write_1h_tokens": write_1h}
     # the prompt cache's tokens by their price: read, written to the 5-minute cache, to the 1-hour one
     cached = {"cached_prompt": read, "cache_write": write - write_1h, "cache_write_1h": write_1h}
     price = model.price
     missing = [key for key, count in cached.items() if count and price is not None and key not in price]
     if price is None or missing:
-        note = model.note
+        note = model.note or ""  # a model without a price says why
         if missing:
             key = missing[0]
             note = NO_CACHE_PRICE.format(model=model.model, what=f"{cached[key]:,} {CACHE_TOKENS[key]}", key=key)
-        out.update(usd=None, usd_note=note)
+        out["usd_note"] = note
         if read or write:
             out["prompt_cache"] = cache
         return out
@@ -302,7 +305,7 @@ def _priced_tokens(model: Priced, sent: list[int]) -> dict[str, Any]:
     out["usd"] = round(usd, 6)
     if read or write:
         uncached = (prompt * price["prompt"] + completion * price["completion"]) / PER
-        out["prompt_cache"] = cache | {"usd_saved": round(uncached - usd, 6)}
+        out["prompt_cache"] = {**cache, "usd_saved": round(uncached - usd, 6)}
         derived = [
             f"{key} {ANTHROPIC_CACHE[key]:g}x" for key, count in cached.items() if count and key in model.derived
         ]

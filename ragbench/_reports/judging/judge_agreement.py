@@ -119,7 +119,7 @@ def judge_agreement_lines(results: Results, run: str | Path | None = None) -> li
             if not entry.get("measured", True):
                 once.setdefault(entry.get("measure_with") or "", []).append(key)
                 continue
-            cell: dict[str, Any] = dict((results.details.get(task) or {}).get(key) or {})
+            cell = (results.details.get(task) or {}).get(key)
             raters = entry["raters"]
             headline = "the mean of its judges" if entry["averaged"] > 1 else raters[0]
             kappa = f", kappa {number_text(entry['cohen_kappa'])}" if len(raters) == 2 else ""
@@ -131,8 +131,8 @@ def judge_agreement_lines(results: Results, run: str | Path | None = None) -> li
                 f"{task} {key}: {len(raters)} raters ({', '.join(raters)}) on {entry['examples']} example(s): "
                 f"agreement {share_text(entry['percent_agreement'])}{kappa}, alpha "
                 f"{number_text(entry['krippendorff_alpha'])}, verdict flipped on {share_text(entry['flipped'])}; "
-                f"headline ({headline}) {number_text(cell.get('value'))}, 95% CI with the judge's variance "
-                f"{interval_text(entry['ci95_judged'])}, examples' alone {interval_text(cell.get('ci95'))}"
+                f"headline ({headline}) {number_text(cell.get('value') if cell else None)}, 95% CI with the judge's variance "
+                f"{interval_text(entry['ci95_judged'])}, examples' alone {interval_text(cell.get('ci95') if cell else None)}"
                 + "".join(f"; {note}" for note in notes if note)
             )
         lines += [not_measured_line(task, names, command, run) for command, names in once.items()]

@@ -8,30 +8,31 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any
 
 from ..._registry import Registry
+from ..._types import JsonObject, json_object
 
 # engine kind: (the Python package it runs on, the extra that installs it)
 ENGINE_PACKAGES = {"hf": ("transformers", "hf"), "vllm": ("vllm", "vllm")}
 RETRIEVER_PATHS = ("index", "corpus")  # retriever options that name files of the user's
 
 
-def missing_for(registry: Registry, run: dict[str, Any], data: dict[tuple[str, str], list[str]]) -> list[str]:
+def missing_for(registry: Registry, run: JsonObject, data: dict[tuple[str, str], list[str]]) -> list[str]:
     """What the run of a row lacks here, each a few words, the models and engines first, then the data (empty:
     it runs now). `data` memoises the tasks' data checks across rows (many rows share their tasks)."""
-    models = [run.get("model") or "hf:embedded", *(run.get("judges") or [])]
+    judges, tasks = run.get("judges"), run.get("tasks")
+    models = [str(run.get("model") or "hf:embedded"), *map(str, judges if isinstance(judges, list) else [])]
     if run.get("nli"):
-        models.append(run["nli"])
+        models.append(str(run["nli"]))
     missing = [need for spec in dict.fromkeys(models) for need in model_missing(spec)]
-    retriever_args = run.get("retriever_args") or {}
+    retriever_args = json_object(run.get("retriever_args"))
     for option in RETRIEVER_PATHS:
         if option in retriever_args and not Path(str(retriever_args[option])).expanduser().exists():
             missing.append(f"retriever {option} {retriever_args[option]}")
     if "model" in retriever_args and not on_disk(str(retriever_args["model"])):
         missing.append(f"retriever model {retriever_args['model']}")
-    task_args = run.get("task_args") or {}
-    for task in run.get("tasks") or []:
+    task_args = json_object(run.get("task_args"))
+    for task in map(str, tasks if isinstance(tasks, list) else []):
         key = (task, repr(sorted(task_args.items())))
         if key not in data:
             data[key] = task_data_missing(registry, task, task_args)
@@ -41,7 +42,7 @@ def missing_for(registry: Registry, run: dict[str, Any], data: dict[tuple[str, s
     return others + ([f"data {', '.join(files)}"] if files else [])
 
 
-def task_data_missing(registry: Registry, task: str, task_args: dict[str, Any]) -> list[str]:
+def task_data_missing(registry: Registry, task: str, task_args: JsonObject) -> list[str]:
     """The data (and prerequisites) of `task` that are not on disk, as its `prepare` finds them with downloads
     refused: the files it would download, else the first clause of why it cannot start."""
     from ..._errors import ConfigError

@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any, cast
 
 from ..._records import SampleRecord
-from ..._types import Step
+from ..._types import Step, json_object
 from ..._values.json_values import MAX_DEPTH
 from ..._values.tool_calls import ToolCall, tools_of
 from .schema import Budget, RepeatedWork, TaskSections
@@ -135,7 +135,7 @@ class BudgetTally:
 def repeated_work_lines(results: Results) -> list[str]:
     """A warning per kind of work that bought nothing (`repeated_work`), with what to do about it: the console's
     summary, report.md and the viewer's run page."""
-    metadata = results.config.get("retriever_metadata") or {}
+    metadata = json_object(results.config.get("retriever_metadata"))
     retriever = metadata.get("retriever") or "?"
     if "index" in metadata:  # a corpus index answers queries apart: the queries found nothing new
         why = (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ..._types import JsonObject, JsonValue
+from ..._types import JsonObject, json_object
 from ..._values.run_config import index_by_key
 
 # Settings that do not change what a system sees or how it is scored, by path pattern (fnmatch), with why.
@@ -67,13 +67,8 @@ def described(config: JsonObject) -> str:
     engine, _, model = str(config.get("model") or "").partition(":")
     system = f"system {config['system']}" if config.get("system") else "system not recorded"
     said = f"{system}, " + (f"engine {engine}, model {model}" if model else "no model")
-    roles = _object(config.get("role_models"))
+    roles = json_object(config.get("role_models"))
     return said + "".join(f"; role {role}: {spec}" for role, spec in sorted(roles.items()))
-
-
-def _object(value: JsonValue) -> JsonObject:
-    """A config's object-valued setting, absent or null in a config that does not set it (an older run's)."""
-    return value if isinstance(value, dict) else {}
 
 
 def flattened(config: JsonObject, prefix: str = "") -> JsonObject:
@@ -120,7 +115,7 @@ def unset_text(config: JsonObject, key: str) -> str:
 def same_named_contents(config: JsonObject, other: JsonObject) -> JsonObject:
     """`config` with `model_contents` ("kind:model digest" by place) kept for the models the other run names
     alike: the files of one model name changed between the runs. Models named otherwise differ already."""
-    mine, theirs = _object(config.get("model_contents")), _object(other.get("model_contents"))
+    mine, theirs = json_object(config.get("model_contents")), json_object(other.get("model_contents"))
     kept = {
         place: value
         for place, value in mine.items()

@@ -21,6 +21,20 @@ class RescoringCost(AttemptCost, total=False):
     other_engines: dict[str, JsonObject]  # the judges' own figures (a batch=true judge's batches), by place
 
 
+class _PromptCache(TypedDict):
+    read_tokens: int
+    write_tokens: int
+    write_1h_tokens: int
+
+
+class PromptCache(_PromptCache, total=False):
+    """The tokens a vendor's prompt cache served (read) and stored (written; 1-hour: of those written), and the
+    dollars it saved against the same calls uncached (null where a model has no price; absent in one model's share
+    without a price)."""
+
+    usd_saved: float | None
+
+
 class _ModelTokens(TypedDict):
     model: str
     calls: int
@@ -33,7 +47,7 @@ class ModelTokens(_ModelTokens, total=False):
     """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
 
     usd_note: str
-    prompt_cache: JsonObject  # read_tokens, write_tokens, write_1h_tokens, usd_saved (ragbench._reports.cost.prices)
+    prompt_cache: PromptCache
     price_note: str
 
 
@@ -55,7 +69,7 @@ class TokenCost(_TokenCost, total=False):
     usd_note: str
     model: str
     price_per_million: dict[str, float]
-    prompt_cache: JsonObject
+    prompt_cache: PromptCache
     price_note: str
     by_model: dict[str, ModelTokens]
 

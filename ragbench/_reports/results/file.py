@@ -23,6 +23,7 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.jsonl import read_json, strict_json
+from ..._types import json_object
 from ..._values.names import part_problem
 from ..._values.run_config import RunConfig
 from .budget import QUANTITIES as BUDGET_QUANTITIES
@@ -179,7 +180,11 @@ def results_problem(data: Any) -> str | None:
     if version not in VERSIONS or isinstance(version, bool):
         return f"has schema_version {json_value(version)}, which no ragbench writes (the file was changed)"
     odd = next(
-        (task for task in [*_mapping(data.get("results")), *_mapping(data.get("details"))] if not _task_name(task)),
+        (
+            task
+            for task in [*json_object(data.get("results")), *json_object(data.get("details"))]
+            if not _task_name(task)
+        ),
         None,
     )
     if odd is not None:
@@ -217,12 +222,12 @@ def _task_name(name: str) -> bool:
 def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
     """`data` (a results.json's object) with every section the readers use in the current shape."""
     out = dict(data)
-    details = _mapping(data.get("details"))
-    results = {str(task): _mapping(keys) for task, keys in _mapping(data.get("results")).items()}
+    details = json_object(data.get("details"))
+    results = {str(task): json_object(keys) for task, keys in json_object(data.get("results")).items()}
     out["details"] = {
         task: {
             str(key): _entry(entry, results.get(task, {}).get(key))
-            for key, entry in _mapping(details.get(task)).items()
+            for key, entry in json_object(details.get(task)).items()
         }
         for task in dict.fromkeys([*results, *details])
     }
@@ -232,9 +237,9 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
     out["results"] = {
         task: {key: entry["value"] for key, entry in keys.items()} for task, keys in out["details"].items()
     }
-    counts = _mapping(data.get("counts"))
+    counts = json_object(data.get("counts"))
     out["counts"] = {
-        str(task): {name: _count(_mapping(counts.get(task)).get(name)) for name in COUNTS}
+        str(task): {name: _count(json_object(counts.get(task)).get(name)) for name in COUNTS}
         for task in dict.fromkeys([*out["details"], *counts])
     }
     if not isinstance(data.get("complete"), bool):  # not written: complete only when every task says so
@@ -246,7 +251,7 @@ def normalized_results(data: dict[str, Any]) -> dict[str, Any]:
             out[section] = shaped(data.get(section), shape)
     if out.get("checkpoint_repairs"):  # a task's entry lists the lines dropped: one at least
         out["checkpoint_repairs"] = {task: lines for task, lines in out["checkpoint_repairs"].items() if lines}
-    out["config"] = _config(_mapping(data.get("config")), list(out["details"]))
+    out["config"] = _config(json_object(data.get("config")), list(out["details"]))
     return out
 
 
@@ -268,12 +273,12 @@ def _config(config: dict[str, Any], tasks: list[str]) -> dict[str, Any]:
             out[name] = str(config[name])
     out["tasks"] = [str(t) for t in out["tasks"]] if isinstance(out.get("tasks"), list) else tasks
     if "retriever_metadata" in config:
-        out["retriever_metadata"] = _mapping(config["retriever_metadata"])
+        out["retriever_metadata"] = json_object(config["retriever_metadata"])
     for name in ("task_configs", "system_config", "model_contents", "metric_configs", "like_for_like"):
         if name in config:
             out[name] = {
                 str(task): value
-                for task, value in _mapping(config[name]).items()
+                for task, value in json_object(config[name]).items()
                 if isinstance(value, list if name == "metric_configs" else str if name == "model_contents" else dict)
             }
     return out
@@ -283,7 +288,7 @@ def _entry(entry: Any, value: Any = None, cell: bool = False) -> dict[str, Any]:
     """A key's entry in the current shape: value, ci95, n, n_none, n_errors, higher_is_better, its
     slices' entries (`cell`: value, ci95 and n only); `value` the results section's where the entry holds
     none."""
-    entry = _mapping(entry) if isinstance(entry, dict) else {"value": entry}
+    entry = json_object(entry) if isinstance(entry, dict) else {"value": entry}
     out = dict(entry)
     raw = entry.get("value", value)
     out["value"] = _number(raw)
@@ -301,8 +306,8 @@ def _entry(entry: Any, value: Any = None, cell: bool = False) -> dict[str, Any]:
     out["higher_is_better"] = direction if direction is None or isinstance(direction, bool) else True
     if "slices" in entry:
         out["slices"] = {
-            str(field): {str(label): _entry(cell, cell=True) for label, cell in _mapping(labels).items()}
-            for field, labels in _mapping(entry["slices"]).items()
+            str(field): {str(label): _entry(cell, cell=True) for label, cell in json_object(labels).items()}
+            for field, labels in json_object(entry["slices"]).items()
         }
     return out
 
@@ -313,11 +318,11 @@ def shaped(value: Any, shape: Any) -> Any:
     if isinstance(shape, Omittable):
         return value if value is None else shaped(value, shape.of)
     if isinstance(shape, Each):
-        return {str(key): shaped(inner, shape.of) for key, inner in _mapping(value).items()}
+        return {str(key): shaped(inner, shape.of) for key, inner in json_object(value).items()}
     if isinstance(shape, list):
         return [shaped(item, shape[0]) for item in value] if isinstance(value, list) else []
     if isinstance(shape, dict):
-        value = _mapping(value)
+        value = json_object(value)
         return {
             **value,
             **{
@@ -331,10 +336,6 @@ def shaped(value: Any, shape: Any) -> Any:
     if isinstance(shape, bool):
         return value if isinstance(value, bool) else shape
     return _number(value, shape)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _number(value: Any, default: float | None = None) -> float | None:

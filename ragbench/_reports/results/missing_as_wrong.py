@@ -11,8 +11,8 @@ range, a not-scorable value (None) and a corpus key are reported as for any task
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from ..._metric import InvalidScore, Metric, key_spec, reported_keys, typed_value
 from ..._records import SampleRecord
@@ -35,7 +35,7 @@ def zero_keys(metrics: list[Metric]) -> dict[str, tuple[Metric, str]]:
     }
 
 
-def _scored(metric: Metric, key: str, scores: dict[str, Any], reported: str) -> bool:
+def _scored(metric: Metric, key: str, scores: Mapping[str, object], reported: str) -> bool:
     if reported not in scores:
         return False
     try:

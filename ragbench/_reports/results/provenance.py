@@ -7,9 +7,9 @@ import platform
 import subprocess
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from ... import __version__
+from ..._types import JsonObject
 
 PACKAGES = (
     "ragbench",
@@ -55,7 +55,8 @@ def _package_versions() -> tuple[tuple[str, str], ...]:
     return tuple(versions)
 
 
-def provenance() -> dict[str, Any]:
+def provenance() -> JsonObject:
+    """results.json `versions`: ragbench's version and git commit, Python's, and the packages results depend on."""
     return {
         "ragbench": __version__,
         "git_hash": git_hash(),
@@ -67,9 +68,8 @@ def provenance() -> dict[str, Any]:
 def version_text() -> str:
     """`ragbench --version`: what a bug report needs (ragbench and git commit, Python, platform, the
     installed versions of the packages results depend on)."""
-    info = provenance()
-    packages = ", ".join(f"{name} {version}" for name, version in info["packages"].items() if name != "ragbench")
+    packages = ", ".join(f"{name} {version}" for name, version in _package_versions() if name != "ragbench")
     return (
-        f"ragbench {info['ragbench']} (git {info['git_hash'] or 'n/a'})\n"
-        f"Python {info['python']} on {platform.platform()}\n{packages}"
+        f"ragbench {__version__} (git {git_hash() or 'n/a'})\n"
+        f"Python {platform.python_version()} on {platform.platform()}\n{packages}"
     )

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import cast
 
 from ..._records import SampleRecord
 from .config_diff import Difference
@@ -53,9 +54,10 @@ class SamplingTally:
         }
 
 
-def effective(sampling: dict[str, Any]) -> dict[str, Any]:
+def effective(sampling: Mapping[str, object]) -> dict[str, object]:
     """The decoding settings of a request's recorded sampling (ragbench._values.llm_calls.Request.to_dict)."""
-    left = set(sampling.get("left_to_server") or ())
+    named = sampling.get("left_to_server")
+    left = set(named) if isinstance(named, (list, tuple)) else set()
     return {name: SERVER_DEFAULT if name in left else sampling.get(name) for name in DECODING}
 
 

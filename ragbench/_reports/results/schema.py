@@ -295,7 +295,7 @@ class Results:
     model_cost: dict[str, TokenCost] | None = None
     judge_cost: dict[str, dict[str, TokenCost]] | None = None
     efficiency: dict[str, Efficiency] | None = None
-    config: dict[str, Any]
+    config: JsonObject
     rescored_from: str | None = None
     versions: JsonObject
     date: str | None = None

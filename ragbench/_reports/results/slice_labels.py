@@ -16,8 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 NO_VALUE = "(none)"
 
@@ -26,7 +25,7 @@ NUMBER = re.compile(r"((?:^-)?\d+(?:\.\d+)?)")  # a minus sign only where the la
 NONE: SliceValue = ("no value", NO_VALUE)  # a record without a value of the field
 
 
-def slice_value(meta: dict[str, Any] | None, field: str) -> SliceValue:
+def slice_value(meta: Mapping[str, object] | None, field: str) -> SliceValue:
     """(kind, text) of `meta[field]`: kind is string, number, boolean, no value (absent or null), or
     list / object (their JSON text)."""
     value = (meta or {}).get(field)
@@ -70,6 +69,6 @@ def ordered(labels: Iterable[str]) -> list[str]:
     return sorted(labels, key=label_order)
 
 
-def field_labels(metas: Iterable[dict[str, Any] | None], field: str) -> SliceLabels:
+def field_labels(metas: Iterable[Mapping[str, object] | None], field: str) -> SliceLabels:
     """The labels of `field` over records' `meta`s."""
     return SliceLabels(slice_value(meta, field) for meta in metas)

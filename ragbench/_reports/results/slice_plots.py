@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..._storage.files import replacing
+from ..._types import JsonValue
 from ..._values.names import inside
 from .schema import Cell, KeyDetails
 from .slice_labels import ordered
@@ -93,8 +94,34 @@ def slice_plot(task: str, field: str, details: Mapping[str, KeyDetails], keys: l
     return save_figure(figure, inside(out_dir, f"{task}__{field}.png"))
 
 
+class SliceMatrix(TypedDict):
+    """A task's two-way slice (its config's `matrix`, e.g. OmniEval's topic x task): the slice field whose labels are
+    `row + separator + column`, the keys drawn, the order of rows and columns, and names shown for labels."""
+
+    field: str
+    separator: str
+    keys: list[str]
+    order: list[str]
+    labels: dict[str, str]
+
+
+def slice_matrix(value: JsonValue) -> SliceMatrix | None:
+    """A task config's `matrix` read as a `SliceMatrix`, what it leaves out as none (separator " - "); None where
+    the task has none, or one without its slice field."""
+    if not isinstance(value, dict) or not isinstance(field := value.get("field"), str):
+        return None
+    separator, keys, order, labels = (value.get(name) for name in ("separator", "keys", "order", "labels"))
+    return {
+        "field": field,
+        "separator": separator if isinstance(separator, str) else " - ",
+        "keys": [str(key) for key in keys] if isinstance(keys, list) else [],
+        "order": [str(name) for name in order] if isinstance(order, list) else [],
+        "labels": {name: str(shown) for name, shown in labels.items()} if isinstance(labels, dict) else {},
+    }
+
+
 def matrix_plot(
-    task: str, details: Mapping[str, KeyDetails], key: str, matrix: dict[str, Any], out_dir: Path
+    task: str, details: Mapping[str, KeyDetails], key: str, matrix: SliceMatrix, out_dir: Path
 ) -> Path | None:
     """A heat map of `key` over a two-way slice (as OmniEval's topic x task Figure 4): the slice
     field `matrix["field"]` holds `row + separator + column` labels; `labels` renames them for
@@ -106,11 +133,10 @@ def matrix_plot(
     cells = details[key].get("slices", {}).get(matrix["field"]) if key in details else None
     if not cells:
         return None
-    split = {label: label.rsplit(matrix.get("separator", " - "), 1) for label in cells}
+    split = {label: label.rsplit(matrix["separator"], 1) for label in cells}
     rows = list(dict.fromkeys(parts[0] for parts in split.values()))
     cols = list(dict.fromkeys(parts[-1] for parts in split.values()))
-    order = matrix.get("order") or []
-    rank = {name: i for i, name in enumerate(order)}
+    rank = {name: i for i, name in enumerate(matrix["order"])}
     rows.sort(key=lambda r: rank.get(r, len(rank)))
     cols.sort(key=lambda c: rank.get(c, len(rank)))
     grid = np.full((len(rows), len(cols)), np.nan)
@@ -118,13 +144,13 @@ def matrix_plot(
         value = cells[label].get("value")
         if value is not None:
             grid[rows.index(parts[0]), cols.index(parts[-1])] = value
-    names = matrix.get("labels") or {}
+    names = matrix["labels"]
     figure, axes = plt.subplots(figsize=(2 + 1.3 * len(cols), 1 + 0.45 * len(rows)))
     image = axes.imshow(np.ma.masked_invalid(grid), cmap="YlGnBu", aspect="auto")
     axes.set_xticks(range(len(cols)), [names.get(c, c) for c in cols], rotation=30, ha="right", fontsize=8)
     axes.set_yticks(range(len(rows)), [names.get(r, r) for r in rows], fontsize=8)
     for (i, j), value in np.ndenumerate(grid):
-        label = f"{rows[i]}{matrix.get('separator', ' - ')}{cols[j]}"
+        label = f"{rows[i]}{matrix['separator']}{cols[j]}"
         n = cells[label].get("n", 0) if label in cells else 0
         axes.text(j, i, "N/A" if np.isnan(value) else f"{value:.2f}\nn={n}", ha="center", va="center", fontsize=7)
     figure.colorbar(image, ax=axes)

@@ -5,15 +5,19 @@ slice value of the task, also where the first key scored none, and a cell's n wh
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helpers import run
 
 pytest.importorskip("matplotlib")
 from matplotlib.axes import Axes
 
-from ragbench._reports.results.slice_plots import matrix_plot, slice_plot
+from ragbench._reports.results.slice_plots import matrix_plot, slice_matrix, slice_plot
+from ragbench._reports.run_summary import slice_sections
 from ragbench._view.pages import slice_tables
 
 
@@ -53,7 +57,7 @@ def test_bars_carry_values_zero_bars_included_and_n(tmp_path, drawn):
 
 def test_heat_map_cells_name_their_n(tmp_path, drawn):
     details = {"f1": {"slices": {"cell": {"A - x": {"value": 0.5, "n": 2}, "B - y": {"value": 0.0, "n": 1}}}}}
-    assert matrix_plot("omni", details, "f1", {"field": "cell"}, tmp_path).is_file()
+    assert matrix_plot("omni", details, "f1", slice_matrix({"field": "cell"}), tmp_path).is_file()
     texts = sorted(args[2] for args, _ in drawn["texts"])
     assert texts == ["0.00\nn=1", "0.50\nn=2", "N/A", "N/A"]
 
@@ -117,3 +121,33 @@ def test_the_viewer_gets_every_slice_value_for_every_key():
     tables, order = slice_tables(older_details())
     assert tables["accuracy"]["domain"]["music"] == {"value": None, "ci95": None, "n": 0}
     assert list(tables["accuracy"]["domain"]) == list(tables["em"]["domain"]) == order["domain"] == ["movie", "music"]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=150)
+@given(
+    matrix=st.fixed_dictionaries(
+        {"field": JSON}, optional={"separator": JSON, "keys": JSON, "order": JSON, "labels": JSON}
+    )
+    | JSON
+)
+def test_a_matrix_not_as_documented_is_named_in_the_summary_never_dropped_silently(matrix):
+    """A task's `matrix` either draws (every part of the documented kind) or the report says why it does not."""
+    read = slice_matrix(matrix)
+    if matrix is None:
+        assert read is None
+        return
+    kinds = {"field": str, "separator": str, "keys": list, "order": list, "labels": dict}
+    documented = isinstance(matrix, dict) and isinstance(matrix.get("field"), str)
+    documented = documented and all(matrix.get(k) is None or isinstance(matrix[k], kinds[k]) for k in kinds)
+    assert isinstance(read, dict) == documented
+    if not documented:
+        assert isinstance(read, str) and read.startswith("a `matrix` ")
+        results = SimpleNamespace(config={"task_configs": {"t": {"matrix": matrix}}}, details={"t": {}})
+        assert f"(no heat map of t: its config has {read})" in slice_sections(results)

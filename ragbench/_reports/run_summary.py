@@ -225,7 +225,9 @@ def slice_sections(results: Results, run_dir: Path | None = None) -> list[str]:
             if plot_keys and run_dir is not None:
                 lines += _plot_line(task, field, details, plot_keys, run_dir)
         matrix = slice_matrix(task_config.get("matrix"))
-        if matrix is not None and run_dir is not None:
+        if isinstance(matrix, str):
+            lines += [f"(no heat map of {task}: its config has {matrix})", ""]
+        elif matrix is not None and run_dir is not None:
             lines += _matrix_lines(task, details, matrix, run_dir)
     return lines
 

@@ -105,12 +105,23 @@ class SliceMatrix(TypedDict):
     labels: dict[str, str]
 
 
-def slice_matrix(value: JsonValue) -> SliceMatrix | None:
-    """A task config's `matrix` read as a `SliceMatrix`, what it leaves out as none (separator " - "); None where
-    the task has none, or one without its slice field."""
-    if not isinstance(value, dict) or not isinstance(field := value.get("field"), str):
+def slice_matrix(value: JsonValue) -> SliceMatrix | str | None:
+    """A task config's `matrix` read as a `SliceMatrix` (separator " - " where it names none); None where the task
+    has none; what is wrong with it, as a line for the summary, where it is not one (no heat map is then drawn)."""
+    if value is None:
         return None
+    if not isinstance(value, dict) or not isinstance(field := value.get("field"), str):
+        return "a `matrix` without a str `field` (the slice field of its row and column labels)"
     separator, keys, order, labels = (value.get(name) for name in ("separator", "keys", "order", "labels"))
+    kinds = {"separator": (separator, str, "a str"), "keys": (keys, list, "a list"), "order": (order, list, "a list")}
+    kinds["labels"] = (labels, dict, "a mapping")
+    wrong = [
+        f"`{name}` not {kind}"
+        for name, (part, of, kind) in kinds.items()
+        if part is not None and not isinstance(part, of)
+    ]
+    if wrong:
+        return f"a `matrix` with {', '.join(wrong)}"
     return {
         "field": field,
         "separator": separator if isinstance(separator, str) else " - ",

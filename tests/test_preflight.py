@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
@@ -331,3 +333,21 @@ def test_a_plugin_adds_its_own_checks_through_its_preflight_hook(tmp_path):
         "--model hff:x: unknown engine 'hff'; did you mean 'hf'? (`ragbench list engines` shows them all)",
     ]
     assert not out.exists()
+
+
+@settings(max_examples=6, deadline=None)
+@given(order=st.permutations(["nosuch", "demo", "fictional_multihop"]))
+def test_every_data_key_is_checked_whatever_the_order_of_the_keys(tmp_path_factory, order) -> None:
+    """A --data key that names no task used to end the reading of the others (their tasks were then neither
+    built nor checked): now each key is said, in any order, with every other problem of the run."""
+    tmp_path = tmp_path_factory.mktemp("order")
+    paths = {"nosuch": "x.jsonl", "demo": str(tmp_path / "missing.jsonl"), "fictional_multihop": "y.jsonl"}
+    args = [arg for key in order for arg in ("--data", f"{key}={paths[key]}")]
+    lines = refused(tmp_path, "--tasks", "demo", "--model", "scripted:echo", *args)
+    assert sorted(lines) == sorted(
+        [
+            "ragbench: error: unknown task 'nosuch' (`ragbench list tasks` shows them all)",
+            f"ragbench: error: --data demo={paths['demo']}: no such file or folder",
+            "ragbench: error: --data fictional_multihop=...: task 'fictional_multihop' is not among --tasks",
+        ]
+    )

@@ -224,7 +224,7 @@ def estimate(
     # the run would; the folder is the one the pre-flight names (a task's own corpus changes it)
     run = Evaluator(replace(config, progress=False), registry, resume_held=True).plan
     config = run.config
-    prices = run_prices(config)
+    prices = run_prices(config.engine_request(), config.price_table)
     records = {p.name: count_records(p, config.limit) for p in run.planned}
     replaced = config.overwrite and not config.resume  # the run there is replaced: none of it counts
     before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}

@@ -64,8 +64,9 @@ def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> 
     return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
 
 
-def check_run_options(config: RunConfig, check: Preflight) -> None:
-    """Numbers of the right type and range, and a cache path that is not a folder."""
+def check_run_options(config: RunConfig, engines: EngineRequest, check: Preflight) -> None:
+    """Numbers of the right type and range, a cache path that is not a folder, and a --max-cost with a price for
+    each remote model of `engines` (the run's, derived once by the caller)."""
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
         problem = (
@@ -80,7 +81,7 @@ def check_run_options(config: RunConfig, check: Preflight) -> None:
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
     if config.max_cost is not None:
         with check.step(f"--max-cost {config.max_cost:g}"):
-            check_cap(config)
+            check_cap(config.max_cost, engines, config.price_table)
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
@@ -295,7 +296,8 @@ def preflight(
     from ..._components import check_components
 
     check = check if check is not None else Preflight()
-    check_run_options(config, check)
+    engines = config.engine_request()  # what the run loads: priced, checked and handed on as one value
+    check_run_options(config, engines, check)
     planned = plan(config.plan_request(), registry, check)
     check_task_corpora(config, planned, check)
     config = use_task_corpus(config, planned)  # the run's identity, and so its folder, are read from this config
@@ -316,7 +318,7 @@ def preflight(
         system_class = None  # reported by plan
     uses_llm = system_class is not None and system_class.declares.uses_llm
     check_engines(
-        config.engine_request(),
+        engines,
         registry,
         check,
         uses_llm,

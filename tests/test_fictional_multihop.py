@@ -208,3 +208,26 @@ def test_the_run_s_config_names_the_corpus_and_the_given_config_is_left_as_it_wa
     )  # a value: what the pre-flight settled is the run's own config, not written into the caller's
     assert (plan.config.retriever, plan.config.shipped_corpus_index) == ("bm25", True)
     assert plan.run_dir.path == plan.config.run_dir() != given.run_dir()
+
+
+def test_a_fault_of_the_disk_names_how_to_go_on_in_the_folder_the_corpus_names(
+    tmp_path: Path, index_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line's line for a fault during the run reads the run's folder from the run (with no --output,
+    named by the retriever the task's corpus gives), not from the options it was given: where that folder holds the
+    run, `--resume` is the way on."""
+    import errno
+
+    from ragbench._run.evaluator import Evaluator
+
+    monkeypatch.chdir(tmp_path)
+    options = ("--tasks", TASK, "--system", "vanilla", "--model", "scripted:echo", "--limit", "1", "--no-progress")
+    assert cli_here(*options).returncode == 0
+
+    def full_disk(self: Evaluator) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.run_dir.path / "samples"))
+
+    monkeypatch.setattr(Evaluator, "run", full_disk)
+    done = cli_here(*options, "--resume")
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("then run the same command with --resume (what finished is saved)")

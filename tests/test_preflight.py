@@ -351,3 +351,17 @@ def test_every_data_key_is_checked_whatever_the_order_of_the_keys(tmp_path_facto
             "ragbench: error: --data fictional_multihop=...: task 'fictional_multihop' is not among --tasks",
         ]
     )
+
+
+def test_a_task_that_fails_to_load_leaves_the_other_tasks_their_data(tmp_path) -> None:
+    """Each task's --data is read once for the run, before the tasks load: a task whose plugin fails to import
+    is one problem, and the other tasks are still checked on the files given to them."""
+    registry = Registry.discover()
+    registry.add_catalog({"tasks": {"broken": {"target": "tests_no_such_module:Task"}}}, "tests")
+    missing = tmp_path / "missing.jsonl"
+    config = RunConfig(tasks=["broken", "demo"], data={"demo": str(missing)}, output=str(tmp_path / "run"))
+    with pytest.raises(PreflightError) as refused:
+        Evaluator(config, registry)
+    problems = refused.value.problems
+    assert f"--data demo={missing}: no such file or folder" in problems
+    assert any("failed to load tests_no_such_module:Task" in problem for problem in problems), problems

@@ -110,8 +110,8 @@ def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[Pl
     entries = {name: registry.entry("tasks", name) for name in names}
     data: dict[str, str] = {}
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
+        data = data_by_task(request.data, registry, check, names)  # first: a task that fails to load stops the step
         _check_task_args(request.task_args, {name: entry.load() for name, entry in entries.items()}, check)
-        data = data_by_task(request.data, registry, check, names)
         _check_metric_scopes(request.metrics, names, registry)
     system_class = None
     with check.step(f"system {request.system} installed"):

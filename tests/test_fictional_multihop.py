@@ -175,3 +175,59 @@ def test_ircot_whose_thoughts_come_out_empty_gets_no_passages_for_them_and_they_
     searches = [step for step in lines[0]["trace"] if step["kind"] == "retrieval"]
     assert [step["request"]["query"] for step in searches[1:]] == ["the of and"] * 5
     assert [len(step["response"]["ids"]) for step in searches] == [5, 0, 0, 0, 0, 0]
+
+
+def test_an_estimate_over_the_task_corpus_continues_its_pilot_in_the_folder_the_corpus_names(
+    tmp_path: Path, index_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no --output the folder's name hashes the retriever the task's corpus gives: the second estimate finds the
+    first one's pilot there and continues it (it was once looked for under the name without that retriever, then
+    refused as a folder that already holds a run)."""
+    monkeypatch.chdir(tmp_path)
+    options = ("--tasks", TASK, "--system", "vanilla", "--model", "scripted:echo", "--limit", "2", "--no-progress")
+    for _ in range(2):
+        done = cli_here("--estimate", *options)
+        assert done.returncode == 0, done.stderr
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert json.loads((folder / "run.json").read_text(encoding="utf-8"))["identity"]["retriever"] == "bm25"
+
+
+def test_the_run_s_config_names_the_corpus_and_the_given_config_is_left_as_it_was(
+    tmp_path: Path, index_cache: Path
+) -> None:
+    from dataclasses import replace
+
+    from ragbench._run.evaluator import Evaluator, RunConfig
+    from ragbench.testing import installed_registry
+
+    given = RunConfig(tasks=[TASK], system="vanilla", model="scripted:echo", limit=1)
+    before = replace(given)
+    plan = Evaluator(given, installed_registry()).plan
+    assert (
+        given == before
+    )  # a value: what the pre-flight settled is the run's own config, not written into the caller's
+    assert (plan.config.retriever, plan.config.shipped_corpus_index) == ("bm25", True)
+    assert plan.run_dir.path == plan.config.run_dir() != given.run_dir()
+
+
+def test_a_fault_of_the_disk_names_how_to_go_on_in_the_folder_the_corpus_names(
+    tmp_path: Path, index_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line's line for a fault during the run reads the run's folder from the run (with no --output,
+    named by the retriever the task's corpus gives), not from the options it was given: where that folder holds the
+    run, `--resume` is the way on."""
+    import errno
+
+    from ragbench._run.evaluator import Evaluator
+
+    monkeypatch.chdir(tmp_path)
+    options = ("--tasks", TASK, "--system", "vanilla", "--model", "scripted:echo", "--limit", "1", "--no-progress")
+    assert cli_here(*options).returncode == 0
+
+    def full_disk(self: Evaluator) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.run_dir.path / "samples"))
+
+    monkeypatch.setattr(Evaluator, "run", full_disk)
+    done = cli_here(*options, "--resume")
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("then run the same command with --resume (what finished is saved)")

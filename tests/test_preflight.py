@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from crag_helpers import crag_record, tokenizer_dir
@@ -331,3 +333,35 @@ def test_a_plugin_adds_its_own_checks_through_its_preflight_hook(tmp_path):
         "--model hff:x: unknown engine 'hff'; did you mean 'hf'? (`ragbench list engines` shows them all)",
     ]
     assert not out.exists()
+
+
+@settings(max_examples=6, deadline=None)
+@given(order=st.permutations(["nosuch", "demo", "fictional_multihop"]))
+def test_every_data_key_is_checked_whatever_the_order_of_the_keys(tmp_path_factory, order) -> None:
+    """A --data key that names no task used to end the reading of the others (their tasks were then neither
+    built nor checked): now each key is said, in any order, with every other problem of the run."""
+    tmp_path = tmp_path_factory.mktemp("order")
+    paths = {"nosuch": "x.jsonl", "demo": str(tmp_path / "missing.jsonl"), "fictional_multihop": "y.jsonl"}
+    args = [arg for key in order for arg in ("--data", f"{key}={paths[key]}")]
+    lines = refused(tmp_path, "--tasks", "demo", "--model", "scripted:echo", *args)
+    assert sorted(lines) == sorted(
+        [
+            "ragbench: error: unknown task 'nosuch' (`ragbench list tasks` shows them all)",
+            f"ragbench: error: --data demo={paths['demo']}: no such file or folder",
+            "ragbench: error: --data fictional_multihop=...: task 'fictional_multihop' is not among --tasks",
+        ]
+    )
+
+
+def test_a_task_that_fails_to_load_leaves_the_other_tasks_their_data(tmp_path) -> None:
+    """Each task's --data is read once for the run, before the tasks load: a task whose plugin fails to import
+    is one problem, and the other tasks are still checked on the files given to them."""
+    registry = Registry.discover()
+    registry.add_catalog({"tasks": {"broken": {"target": "tests_no_such_module:Task"}}}, "tests")
+    missing = tmp_path / "missing.jsonl"
+    config = RunConfig(tasks=["broken", "demo"], data={"demo": str(missing)}, output=str(tmp_path / "run"))
+    with pytest.raises(PreflightError) as refused:
+        Evaluator(config, registry)
+    problems = refused.value.problems
+    assert f"--data demo={missing}: no such file or folder" in problems
+    assert any("failed to load tests_no_such_module:Task" in problem for problem in problems), problems

@@ -135,20 +135,28 @@ def evaluated(config: Any) -> Any:
     """`Evaluator(config).run()`'s outcome; every other way a run ends on the command line ends here, in one
     line and its exit code: a configuration problem (2), a fault of the disk or a file (1), --fail-fast (1),
     Ctrl-C, SIGTERM or SIGHUP (128 + the signal, with the command that continues the run)."""
+    evaluator: Any = None
+
+    def folder() -> Path:
+        """The run's folder: as the pre-flight settled it (a task's own corpus names the retriever, and so the
+        folder), else as the options name it."""
+        return Path(evaluator.run_dir.path if evaluator is not None else config.run_dir())
+
     try:
-        with exit_when_stuck(lambda signum: interrupt_message(config.run_dir(), signum=signum)):
+        with exit_when_stuck(lambda signum: interrupt_message(folder(), signum=signum)):
             from .._run.evaluator import Evaluator  # a visible part of the start, under the handlers: a stop says so
 
-            return Evaluator(config, command_registry()).run()
+            evaluator = Evaluator(config, command_registry())
+            return evaluator.run()
     except ConfigError as exc:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
-        environment_error(exc, config.run_dir())
+        environment_error(exc, folder())
     except RunInterrupted as exc:
         exit_interrupted(exc)
     except (KeyboardInterrupt, RuntimeError, MemoryError) as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after
-        exit_if_stopped(exc, lambda signum: interrupt_message(config.run_dir(), signum=signum))  # the examples ran
-        exit_if_exhausted(exc, config.run_dir())
+        exit_if_stopped(exc, lambda signum: interrupt_message(folder(), signum=signum))  # the examples ran
+        exit_if_exhausted(exc, folder())
         raise
     except Exception as exc:
         from .._run.example import StoppedAtFailure

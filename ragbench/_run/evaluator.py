@@ -24,7 +24,8 @@ from .modes.planned_run import PlannedRun
 from .modes.run_modes import run_mode
 from .outcome import RunOutcome
 from .plan.planning import PlannedTask
-from .plan.preflight import check_free_space, own_query_warnings, preflight
+from .plan.preflight import preflight
+from .plan.run_folder import check_free_space
 from .services import RunServices, held_services
 
 log = logging.getLogger(__name__)
@@ -33,17 +34,19 @@ __all__ = ["Evaluator", "RunConfig", "RunInterrupted", "RunOutcome", "sample_rec
 
 
 class Evaluator:
-    def __init__(self, config: RunConfig, registry: Registry) -> None:
+    def __init__(self, config: RunConfig, registry: Registry, resume_held: bool = False) -> None:
         """The run planned and pre-flighted (every option, data file and prerequisite; all problems at once,
         `PreflightError`, nothing written). No model loads and no index opens here: the run's services
-        (ragbench._run.services) open when it starts, after its folder's lock."""
+        (ragbench._run.services) open when it starts, after its folder's lock. `config` is left as given: the
+        run's own, with what the pre-flight settled (a task's corpus as its retriever), is `plan.config`.
+        `resume_held`: a run the folder holds is continued (the estimate's pilot; `preflight`)."""
         refuse_in_worker_start()  # a script without the __main__ guard, re-run by a worker process
         # imports while the data loads, joined before the engines load
         preloading = preload(config.model, *config.judges, config.nli, *config.role_models.values())
-        planned, checks = preflight(config, registry)
-        for line in own_query_warnings(config, registry, planned):
+        run = preflight(config, registry, resume_held=resume_held)
+        for line in run.query_warnings:
             log.warning("ragbench: warning: %s", line)
-        self.plan = PlannedRun(config, registry, planned, RunDir(config.run_dir()), checks, preloading)
+        self.plan = PlannedRun(run.config, registry, run.planned, run.run_dir, run.checks, preloading)
 
     # what `ragbench check` and tests read of the plan
     @property
@@ -80,4 +83,4 @@ class Evaluator:
 
     def check_free_space(self) -> None:
         """`ragbench check`: the free space where the run writes (a warning when short; the data is counted)."""
-        check_free_space(self.plan.config, self.plan.planned, self.plan.checks)
+        check_free_space(self.plan.config, self.plan.run_dir.path, self.plan.planned, self.plan.checks)

@@ -278,5 +278,4 @@ def preflight(task: Any, system: Any = "vanilla", model: Any = "scripted:echo", 
     config, registry = _run_options(task, system, model, **keywords)
     with tempfile.TemporaryDirectory(prefix="ragbench-preflight-") as scratch:
         folder = Path(output) if output is not None else Path(scratch) / "run"
-        _, checked = run_preflight(RunConfig(output=str(folder), **config), registry)
-    return checked
+        return run_preflight(RunConfig(output=str(folder), **config), registry).checks

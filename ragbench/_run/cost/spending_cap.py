@@ -21,7 +21,7 @@ from typing import Any
 from ..._errors import ConfigError
 from ..._reports.cost.prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
 from ..._values.llm_calls import Request, Response
-from ..._values.run_config import RunConfig
+from ..._values.run_config import EngineRequest, RunConfig
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
 
@@ -97,7 +97,8 @@ def spending_cap(config: RunConfig, engines: Any, run: asyncio.Task[Any] | None)
     """The run's cap (None without --max-cost) over its `engines`, stopping the `run` task when reached."""
     if config.max_cost is None or run is None:
         return None
-    return SpendingCap(config.max_cost, engine_prices(engines, run_prices(config)), run.cancel)
+    prices = run_prices(config.engine_request(), config.price_table)
+    return SpendingCap(config.max_cost, engine_prices(engines, prices), run.cancel)
 
 
 def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
@@ -108,21 +109,20 @@ def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
     return {id(engine): prices.of(role).price for engine, role in roles if engine is not None}
 
 
-def run_prices(config: RunConfig) -> ModelPrices:
-    """The price of each model of the run (--price-table, else the built-in list prices)."""
-    table = read_price_table(config.price_table) if config.price_table else {}
-    return ModelPrices(config.engine_request(), table)
+def run_prices(engines: EngineRequest, price_table: str | None) -> ModelPrices:
+    """The price of each model the run's `engines` name (--price-table, else the built-in list prices)."""
+    table = read_price_table(price_table) if price_table else {}
+    return ModelPrices(engines, table)
 
 
-def check_cap(config: RunConfig) -> None:
-    """A --max-cost of a positive, finite number of dollars, and a price for each remote model the run calls
-    (else nothing counts its calls): a ConfigError of one line otherwise."""
-    cap = config.max_cost
+def check_cap(cap: float | None, engines: EngineRequest, price_table: str | None) -> None:
+    """A --max-cost (`cap`) of a positive, finite number of dollars, and a price for each remote model of
+    `engines` (else nothing counts its calls): a ConfigError of one line otherwise."""
     if cap is None:
         return
     if not (math.isfinite(cap) and cap > 0):
         raise ConfigError(f"--max-cost {cap:g}: give the dollars the run may spend, a number above 0")
-    for priced in run_prices(config).models.values():
+    for priced in run_prices(engines, price_table).models.values():
         local = priced.model.partition(":")[0] in LOCAL_ENGINES
         if priced.price is None and not local and not priced.model.startswith("?"):
             raise ConfigError(f"--max-cost {cap:g}: {priced.note} (the cap counts every model's dollars)")

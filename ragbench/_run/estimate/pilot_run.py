@@ -176,15 +176,6 @@ def read_totals(
     return totals, len(finished)
 
 
-def pilot_config(config: RunConfig) -> RunConfig:
-    """The run's options as the pilot runs them: a run folder that holds a run is continued (--resume), unless
-    --overwrite is given: then the pilot replaces it, as the run would."""
-    from ..._storage.rundir import RunDir
-
-    holds_run = RunDir(config.run_dir()).record is not None
-    return replace(config, resume=config.resume or (holds_run and not config.overwrite))
-
-
 def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
     """The pilot's records run in the run's folder; False where the folder holds a finished run (nothing runs)
     that --overwrite does not replace."""
@@ -229,9 +220,11 @@ def estimate(
     (`grown_pilot`), and the totals."""
     from ..evaluator import Evaluator
 
-    config = pilot_config(replace(config, progress=False))
-    run = Evaluator(config, registry).plan
-    prices = run_prices(config)
+    # a run its folder holds is continued (--resume), unless --overwrite is given: then the pilot replaces it, as
+    # the run would; the folder is the one the pre-flight names (a task's own corpus changes it)
+    run = Evaluator(replace(config, progress=False), registry, resume_held=True).plan
+    config = run.config
+    prices = run_prices(config.engine_request(), config.price_table)
     records = {p.name: count_records(p, config.limit) for p in run.planned}
     replaced = config.overwrite and not config.resume  # the run there is replaced: none of it counts
     before = {p.name: (Totals(), 0) if replaced else read_totals(run, p, prices) for p in run.planned}

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..._catalog import Entry
 from ..._checks import Preflight
 from ..._errors import ConfigError
 from ..._metric import Metric, fits, reported_keys
@@ -51,6 +52,26 @@ def _task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) ->
     return args
 
 
+def data_by_task(
+    data: Mapping[str, str], registry: Registry, check: Preflight, names: Sequence[str] | None = None
+) -> dict[str, str]:
+    """`--data KEY=PATH` by the task each KEY names (a task, an alias or a task file, registered here), the first
+    KEY of a task winning; a KEY that names no task, or none of `names` (the run's tasks), is a problem, and every
+    other KEY is still read."""
+    paths: dict[str, str] = {}
+    for key, path in data.items():
+        try:
+            registry.add_task_files([key])
+            name = registry.entry("tasks", key).name
+        except ConfigError as exc:
+            check.problem(str(exc))
+            continue
+        if names is not None and name not in names:
+            check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
+        paths.setdefault(name, path)
+    return paths
+
+
 RESERVED_ROLES = ("model", "nli")  # and judge:N: the names calls/llm.jsonl gives the run's other engines
 
 
@@ -86,12 +107,11 @@ def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[Pl
         if not request.tasks:
             check.problem("--tasks: no task named; give task or group names (ragbench list tasks), e.g. --tasks demo")
         return []
+    entries = {name: registry.entry("tasks", name) for name in names}
+    data: dict[str, str] = {}
     with check.step("--task-arg, --data and --metrics name tasks of the run"):
-        _check_task_args(request.task_args, {name: registry.load("tasks", name) for name in names}, check)
-        for key in request.data:
-            registry.add_task_files([key])  # `--data FILE.yaml=...`: each key registered as it is checked
-            if registry.entry("tasks", key).name not in names:
-                check.problem(f"--data {key}=...: task '{key}' is not among --tasks")
+        data = data_by_task(request.data, registry, check, names)  # first: a task that fails to load stops the step
+        _check_task_args(request.task_args, {name: entry.load() for name, entry in entries.items()}, check)
         _check_metric_scopes(request.metrics, names, registry)
     system_class = None
     with check.step(f"system {request.system} installed"):
@@ -99,7 +119,9 @@ def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[Pl
         _check_roles(request.roles, request.system, system_class)
     chosen: set[str] = set()  # every metric named for a task, planned or refused
     planned = [
-        item for name in names if (item := _plan_task(request, registry, name, names, system_class, check, chosen))
+        item
+        for name in names
+        if (item := _plan_task(request, registry, entries[name], data.get(name), names, system_class, check, chosen))
     ]
     _check_metric_needs(request, planned, chosen, check)
     return planned
@@ -108,16 +130,18 @@ def _plan(request: PlanRequest, registry: Registry, check: Preflight) -> list[Pl
 def _plan_task(
     request: PlanRequest,
     registry: Registry,
-    name: str,
+    entry: Entry,
+    data_path: str | None,
     names: list[str],
     system_class: type[System] | None,
     check: Preflight,
     chosen: set[str],
 ) -> PlannedTask | None:
-    """One task of the run with its system and metrics, each checked by its own pre-flight."""
-    entry = registry.entry("tasks", name)
+    """One task of the run (its registry `entry`; `data_path`: its --data) with its system and metrics, each checked
+    by its own pre-flight."""
+    name = entry.name
     system = None
-    task = _build_task(request, registry, name, check)
+    task = _build_task(request, entry, data_path, check)
     if task is None:
         return None
     task.preflight(check)
@@ -138,13 +162,13 @@ def _plan_task(
     return PlannedTask(name, task, system, plan_metrics(request, registry, name, names, task, check, chosen))
 
 
-def _build_task(request: PlanRequest, registry: Registry, name: str, check: Preflight) -> Task | None:
-    """The task built from its options (nothing loaded yet); None when they are wrong (reported to `check`)."""
-    entry = registry.entry("tasks", name)
+def _build_task(request: PlanRequest, entry: Entry, data_path: str | None, check: Preflight) -> Task | None:
+    """The task of registry `entry` built from its options and its --data (`data_path`), nothing loaded yet; None
+    when they are wrong (reported to `check`)."""
+    name = entry.name
     task: Task | None = None
     with check.step(f"task {name} options"):
         task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), request.task_args)}
-        data_path = next((p for k, p in request.data.items() if registry.entry("tasks", k).name == name), None)
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")
@@ -165,15 +189,16 @@ def plan_scoring(
     metric options: `inherited_args` are the keys of `request.metric_args` taken from the run rather than
     given, and those of a metric the rescoring no longer asks are left out (a user who asks for other metrics
     did not give them)."""
-    registry.add_task_files([*request.tasks, *request.data])
+    registry.add_task_files(request.tasks)
     names = registry.expand_tasks(request.tasks)
+    data = data_by_task(request.data, registry, check)
     with check.step("--metrics name tasks of the run"):
         _check_metric_scopes(request.metrics, names, registry)
     chosen: set[str] = set()
     planned = [
         PlannedTask(name, task, None, plan_metrics(request, registry, name, names, task, check, chosen))
         for name in names
-        if (task := _build_task(request, registry, name, check)) is not None
+        if (task := _build_task(request, registry.entry("tasks", name), data.get(name), check)) is not None
     ]
     metric_args = {
         key: value
@@ -197,9 +222,9 @@ def plan_metrics(
     their keys renamed by `--metric-arg M.key_prefix=P`; keys two metrics would both report are refused."""
     metrics = []
     for m in dict.fromkeys(
-        registry.metric_name(m)
+        known
         for m in metric_names(task.scoring.metrics, request.metrics, name, names)
-        if _known_metric(registry, m, check)
+        if (known := _known_metric(registry, m, check)) is not None
     ):
         chosen.add(m)
         with check.step(f"metric {m} on task {name}"):
@@ -252,13 +277,13 @@ def _prefix_hint(metric: Metric) -> str:
     return "".join(c if c.isalnum() else "_" for c in metric.name.split(":")[0])
 
 
-def _known_metric(registry: Registry, name: str, check: Preflight) -> bool:
+def _known_metric(registry: Registry, name: str, check: Preflight) -> str | None:
+    """The metric's own name (an alias resolved); None, said to `check`, for a name no metric has."""
     try:
-        registry.metric_name(name)
+        return registry.metric_name(name)
     except ConfigError as exc:
         check.problem(f"--metrics: {exc}")
-        return False
-    return True
+        return None
 
 
 def metric_names(

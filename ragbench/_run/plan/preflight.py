@@ -21,14 +21,19 @@ all of them at once (`PreflightError`, exit 2) before its folder exists.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._checks import Preflight
 from ..._errors import ConfigError
+from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.run_config import EngineRequest, RunConfig, too_many
 from ..cost.spending_cap import check_cap
+from .planning import PlannedTask, needs, plan
+from .run_folder import check_cache_files, check_output_folder
+from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
 
 if TYPE_CHECKING:
     from ..._engines.base import Engine
@@ -59,8 +64,9 @@ def number_problem(flag: str, value: Any, least: int, alternative: str = "") -> 
     return f"{flag} {value}: give {'an integer of ' if not isinstance(value, int) else ''}at least {least}{alternative}"
 
 
-def check_run_options(config: RunConfig, check: Preflight) -> None:
-    """Numbers of the right type and range, and a cache path that is not a folder."""
+def check_run_options(config: RunConfig, engines: EngineRequest, check: Preflight) -> None:
+    """Numbers of the right type and range, a cache path that is not a folder, and a --max-cost with a price for
+    each remote model of `engines` (the run's, derived once by the caller)."""
     for flag, name, least, alternative in RUN_NUMBERS:
         value = getattr(config, name)
         problem = (
@@ -75,121 +81,7 @@ def check_run_options(config: RunConfig, check: Preflight) -> None:
         check.problem(f"--cache {config.cache}: a folder is there; give a file path for the SQLite cache")
     if config.max_cost is not None:
         with check.step(f"--max-cost {config.max_cost:g}"):
-            check_cap(config)
-
-
-def check_output_folder(config: RunConfig, check: Preflight) -> None:
-    """An output folder that can take this run (nothing is created): new, or this run's to resume or overwrite."""
-    from ..._storage.files import write_problem
-    from ..._storage.rundir import RunDir
-
-    with check.step(f"output folder {config.run_dir()}"):
-        RunDir(config.run_dir()).check_start(config.identity(), config.config_hash(), config.resume, config.overwrite)
-        unwritable = write_problem(config.run_dir())
-        if unwritable:
-            raise ConfigError(f"--output {config.run_dir()}: {unwritable}; choose a folder that can be written")
-
-
-def cache_files(config: RunConfig, planned: list[Any]) -> list[tuple[str, Path, str, Any, bool]]:
-    """(label, path, fix, schema, owned) of the caches the run opens: the response cache and (for tasks that
-    take a `page_cache` option) the page cache; `owned`: the run folder's own cache.sqlite."""
-    from ..._storage import cache, page_cache
-    from ..._storage.files import write_problem
-
-    # the run's own cache.sqlite: said of --output when that cannot be written, deleted by --overwrite
-    skip = config.cache is None and (config.overwrite or write_problem(config.run_dir()))
-    caches = (
-        []
-        if skip
-        else [
-            (
-                cache.LABEL,
-                Path(config.cache or Path(config.run_dir()) / "cache.sqlite"),
-                cache.FIX,
-                cache.SCHEMA,
-                config.cache is None,
-            )
-        ]
-    )
-    # the page cache a task opens: its own option, else --page-cache, else the default (as the run resolves it)
-    for chosen in dict.fromkeys(
-        p.task.args.get("page_cache") or config.page_cache
-        for p in planned
-        if "page_cache" in getattr(p.task, "args", {})
-    ):
-        if str(chosen).strip().lower() not in page_cache.OFF:
-            path = Path(chosen).expanduser() if chosen else page_cache.default_path().expanduser()
-            caches.append((page_cache.LABEL, path, page_cache.FIX, page_cache.SCHEMA, False))
-    return caches
-
-
-def check_cache_files(config: RunConfig, planned: list[Any], check: Preflight) -> None:
-    """The caches (`cache_files`): files a run can read and write. A file ragbench did not make is a problem
-    (the run would leave it out); one that cannot serve otherwise is a warning: the run goes on without it,
-    or with a fresh one in place of a damaged one (ragbench._storage.sqlite_store)."""
-    from ..._storage.store_checks import file_problem
-
-    for label, path, fix, schema, owned in cache_files(config, planned):
-        if config.cache and path == Path(config.cache) and path.is_dir():  # said of --cache already
-            continue
-        problem = file_problem(path, schema, owned)
-        if problem is None:
-            check.passed(f"{label} {path}: can be read and written")
-        elif problem.foreign:
-            check.problem(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
-        else:
-            check.warn(f"{label} {path}: {problem.reason}; {problem.consequence(label, fix)}")
-
-
-# What `ragbench check` asks of the free space where the run writes: 64 KiB a record (a run folder of the demo
-# task held 3-4 KiB a record with the prompts and replies of closed_book and vanilla; prompts of retrieved
-# pages run ten times that), and never less than 100 MiB (the response cache, results, report).
-SPACE_PER_RECORD = 64 * 2**10
-SPACE_FLOOR = 100 * 2**20
-
-
-def check_free_space(config: RunConfig, planned: list[Any], check: Preflight) -> None:
-    """The free space of each file system the run writes to (its folder, its caches): passed with the figure,
-    or a warning when below what the run may write (`SPACE_PER_RECORD` for each record it will read, counted
-    as the progress bar does, at least `SPACE_FLOOR`). A warning only: the estimate is rough, and a full disk
-    during the run ends in one line leaving a run that --resume completes."""
-    import shutil
-
-    from ..._storage.files import nearest_existing, write_problem
-
-    sizes = [min((x for x in (p.task.size_hint(), config.limit) if x is not None), default=None) for p in planned]
-    records = sum(size for size in sizes if size is not None)
-    need = max(SPACE_FLOOR, records * SPACE_PER_RECORD)
-    estimate = f"{records} record(s) x {SPACE_PER_RECORD // 2**10} KiB"
-    estimate += " and tasks of unknown size" if None in sizes else ""
-    places = [("--output", Path(config.run_dir()))]
-    places += [(label, path) for label, path, *_ in cache_files(config, planned)]
-    seen: set[int] = set()
-    for label, path in places:
-        if write_problem(path):
-            continue  # the write checks say so
-        existing = nearest_existing(path.expanduser().absolute())
-        try:
-            device, free = existing.stat().st_dev, shutil.disk_usage(existing).free
-        except OSError:
-            continue
-        if device in seen:
-            continue
-        seen.add(device)
-        if free < need:
-            check.warn(
-                f"{label} {path}: {mebibytes(free)} free on its file system, less than the run may write "
-                f"({mebibytes(need)}: {estimate}, at least {mebibytes(SPACE_FLOOR)}); free space there, or "
-                "choose another place (a full disk stops the run, which --resume continues)"
-            )
-        else:
-            check.passed(
-                f"{label} {path}: {mebibytes(free)} free on its file system (the run may write {mebibytes(need)})"
-            )
-
-
-def mebibytes(size: int) -> str:
-    return f"{size / 2**20:,.0f} MiB"
+            check_cap(config.max_cost, engines, config.price_table)
 
 
 def engine_needs(planned: list[Any]) -> list[Any]:
@@ -381,32 +273,52 @@ def own_query_warnings(config: RunConfig, registry: Any, planned: list[Any]) -> 
     ]
 
 
-def preflight(config: RunConfig, registry: Any, check: Preflight | None = None) -> tuple[list[Any], Preflight]:
-    """The whole pre-flight of a run: its options, every plugin's hooks, its engines. Returns the planned
-    tasks and what was checked; raises `PreflightError` listing every problem."""
+@dataclass(frozen=True)
+class Preflighted:
+    """A run as its pre-flight leaves it, each part derived once for what comes after: its config as the run has it
+    from then on (with the retriever its tasks' own corpus gives: `use_task_corpus`), its planned tasks, its
+    folder, what was checked, and the warnings the run prints as it starts (`own_query_warnings`)."""
+
+    config: RunConfig
+    planned: list[PlannedTask]
+    run_dir: RunDir
+    checks: Preflight
+    query_warnings: list[str]
+
+
+def preflight(
+    config: RunConfig, registry: Any, check: Preflight | None = None, resume_held: bool = False
+) -> Preflighted:
+    """The whole pre-flight of a run, stage after stage, each taking what the one before derived: its options,
+    its plan (every plugin's hooks), the retriever its tasks' corpus gives, its folder, its retrieval, its caches,
+    its engines. With `resume_held` (the estimate's pilot), a run its folder holds is continued (--resume)
+    unless --overwrite replaces it. Raises `PreflightError` listing every problem."""
     from ..._components import check_components
-    from .planning import needs, plan
-    from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus
 
     check = check if check is not None else Preflight()
-    check_run_options(config, check)
+    engines = config.engine_request()  # what the run loads: priced, checked and handed on as one value
+    check_run_options(config, engines, check)
     planned = plan(config.plan_request(), registry, check)
     check_task_corpora(config, planned, check)
-    use_task_corpus(config, planned)  # the retriever a task's own corpus gives, part of the run's identity
-    if not corpus_changed_on_resume(config, planned, check):
-        check_output_folder(config, check)
+    config = use_task_corpus(config, planned)  # the run's identity, and so its folder, are read from this config
+    run_dir = RunDir(config.run_dir())
+    if resume_held and not config.overwrite and run_dir.record is not None:
+        config = replace(config, resume=True)
+    if not corpus_changed_on_resume(config, planned, run_dir, check):
+        check_output_folder(config, run_dir, check)
     check_documents_to_retrieve(config, registry, planned, check)
-    for line in own_query_warnings(config, registry, planned):
+    query_warnings = own_query_warnings(config, registry, planned)
+    for line in query_warnings:
         check.warn(line)
     check_components(config, registry, check)
-    check_cache_files(config, planned, check)
+    check_cache_files(config, run_dir.path, planned, check)
     try:
         system_class = registry.load("systems", config.system)
     except ConfigError:
         system_class = None  # reported by plan
     uses_llm = system_class is not None and system_class.declares.uses_llm
     check_engines(
-        config.engine_request(),
+        engines,
         registry,
         check,
         uses_llm,
@@ -415,4 +327,4 @@ def preflight(config: RunConfig, registry: Any, check: Preflight | None = None) 
         needs(planned, "judge"),
     )
     check.raise_if_failed()
-    return planned, check
+    return Preflighted(config, planned, run_dir, check, query_warnings)

@@ -4,11 +4,14 @@ searches of their own after nothing but the install."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
+from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
+from ..._values.run_config import RunConfig
 
 CORPUS_RETRIEVER = "bm25"
 
@@ -19,7 +22,7 @@ def shipped_corpus(planned: list[Any]) -> Path | None:
     return corpora.pop() if len(corpora) == 1 else None
 
 
-def check_task_corpora(config: Any, planned: list[Any], check: Preflight) -> None:
+def check_task_corpora(config: RunConfig, planned: list[Any], check: Preflight) -> None:
     """One problem when the run names no retriever and its tasks do not all search the same corpus."""
     if config.retriever is not None:
         return
@@ -37,29 +40,28 @@ def check_task_corpora(config: Any, planned: list[Any], check: Preflight) -> Non
         )
 
 
-def use_task_corpus(config: Any, planned: list[Any]) -> None:
-    """Name the run's retriever where it names none and its tasks ship one corpus: BM25 over that corpus's index
-    in the cache (`build_task_index` builds it as the run starts), before the run's identity is read, so that
-    run.json, results.json and `--resume` see what is searched."""
+def use_task_corpus(config: RunConfig, planned: list[Any]) -> RunConfig:
+    """The run's config with its retriever where it names none and its tasks ship one corpus: BM25 over that
+    corpus's index in the cache (`build_task_index` builds it as the run starts). The run's identity, and so its
+    folder, run.json, results.json and `--resume`, are read from the config this returns; the given one is left
+    as it was."""
     corpus = shipped_corpus(planned)
-    if config.retriever is None and corpus is not None:
-        from ..._retrieval.index.cache import index_folder  # the index modules (numpy) load for such a task alone
+    if config.retriever is not None or corpus is None:
+        return config
+    from ..._retrieval.index.cache import index_folder  # the index modules (numpy) load for such a task alone
 
-        config.retriever = CORPUS_RETRIEVER
-        config.retriever_args = {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}
-        config.shipped_corpus_index = True
+    index = str(index_folder(corpus, CORPUS_RETRIEVER))
+    return replace(config, retriever=CORPUS_RETRIEVER, retriever_args={"index": index}, shipped_corpus_index=True)
 
 
-def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) -> bool:
-    """With --resume, whether the run searched its tasks' shipped corpus through another index of the cache than
-    `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so (rather
-    than options that differ, which the user did not change)."""
+def corpus_changed_on_resume(config: RunConfig, planned: list[Any], run_dir: RunDir, check: Preflight) -> bool:
+    """With --resume, whether the run in `run_dir` searched its tasks' shipped corpus through another index of the
+    cache than `use_task_corpus` names now: the corpus file changed since the run started. One problem saying so
+    (rather than options that differ, which the user did not change)."""
     corpus = shipped_corpus(planned)
     if not config.resume or corpus is None or not config.shipped_corpus_index:
         return False
-    from ..._storage.rundir import RunDir
-
-    recorded = RunDir(config.run_dir()).record
+    recorded = run_dir.record
     identity = recorded.identity if recorded is not None else {}
     recorded_args = identity.get("retriever_args")  # absent in a run.json of an older ragbench
     before = recorded_args.get("index") if isinstance(recorded_args, dict) else None
@@ -69,7 +71,7 @@ def corpus_changed_on_resume(config: Any, planned: list[Any], check: Preflight) 
     if not before.startswith(f"{CORPUS_RETRIEVER}-"):
         return False  # an index the run named itself (--retriever-arg index=DIR): the options differ
     check.problem(
-        f"--resume: {config.run_dir()}: {corpus} changed since the run started (its index then {before}, now "
+        f"--resume: {run_dir.path}: {corpus} changed since the run started (its index then {before}, now "
         f"{now}); its saved samples would mix with new ones: restore the file, --overwrite runs it again, or "
         "choose a new --output"
     )

@@ -82,7 +82,8 @@ class RescoreRun:
         self.source, self.recorded = source, recorded.config
         self.config = config = rescoring_config(self.recorded, changes, source)
         check = Preflight()
-        check_run_options(config, check)  # as a run's: its numbers, and a --cache that is not a folder
+        engines = config.engine_request()  # the judges and the NLI model: priced, then checked
+        check_run_options(config, engines, check)  # as a run's: its numbers, a --cache that is not a folder
         with check.step(f"output folder {config.run_dir()}"):
             check_output(config, source)
         recorded_args = self.recorded.get("metric_args")  # absent in a run.json of an older ragbench
@@ -94,7 +95,7 @@ class RescoreRun:
         # without the run's options of metrics no longer asked
         self.config = config = replace(config, metric_args=metric_args)
         check_engines(
-            config.engine_request(),
+            engines,
             registry,
             check,
             uses_llm=False,

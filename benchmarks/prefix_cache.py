@@ -66,7 +66,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each side, in turn; the fastest counts")
     parser.add_argument("--together", action="store_true", help="run the two sides at the same time")
-    parser.add_argument("--quick", action="store_true", help=f"ircot on 1 question ({' '.join(QUICK)}), the cache alone")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"ircot on 1 question ({' '.join(QUICK)}), the cache alone"
+    )
     args = parser.parse_args()
     systems = ["ircot"] if args.quick else args.systems.split(",")
     options = QUICK if args.quick else []

@@ -3,7 +3,7 @@
 Most scripts run in this test process, as `python SCRIPT --quick` would run them (`runpy` under the name
 `__main__`, argv, sys.path[0] the script's folder, the working folder a temporary one): a fresh interpreter each
 would import torch, transformers and sentence-transformers again (2 s, 1 s and 7 s of CPU), which this process
-imports once (231 -> 179 s of CPU for this file run alone on a 2-vCPU VM, quick sizes included). What a script
+imports once (231 -> 178-187 s of CPU for this file run alone on a 2-vCPU VM, quick sizes included). What a script
 changes of the process (environment, sys.path, the modules it imported from beside it, torch's thread count,
 signal handlers, sys.stdout and sys.stderr, warning filters) is put back after it, and a thread it leaves running
 fails its test. Scripts that change the process in ways that cannot be put back run in a fresh interpreter: those

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import time
 
 from ragbench._context import Context
 from ragbench._run.lifetime.resources import RunResources
+from ragbench._run.lifetime.workers import WORKERS_ENV
 from ragbench._types import Document, Example
 from ragbench.tasks.crag.embedder import BatchingEmbedder
 from ragbench.tasks.crag.pages import Offload, PageProcessor, html_to_sentences
@@ -99,12 +101,13 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=8)
     parser.add_argument("--llm-seconds", type=float, default=2.0)
     parser.add_argument(
-        "--quick", action="store_true", help="a small run for CI (3 pages of 4 kB, 2 questions, LLM 0.1 s)"
+        "--quick", action="store_true", help="a small run for CI (3 pages of 4 kB, 2 questions, LLM 0.1 s, 1 worker)"
     )
     args = parser.parse_args()
     sizes = CRAG_PAGES
-    if args.quick:
+    if args.quick:  # and one worker a pool: the same paths, fewer processes started
         args.pages, args.questions, args.llm_seconds, sizes = 3, 2, 0.1, PageSizes.small(4_000)
+        os.environ.setdefault(WORKERS_ENV, "1")
     figures = throughput(pages(args.pages, sizes, 0), 64 if args.quick else 4000)
     print("page size {kb_per_page:.0f} kB, {sentences_per_page:.0f} sentences".format(**figures))
     print(

@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing
+import os
 import random
 import tempfile
 import time
@@ -235,11 +236,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64, help="engine batch limit")
     parser.add_argument("--repeat", type=int, default=1, help="take every measurement this many times, keep the least")
     parser.add_argument(
-        "--quick", action="store_true", help="a small run for CI (1 question x 4 small pages, 2 systems)"
+        "--quick", action="store_true", help="a small run for CI (1 question x 4 small pages, 2 systems, 1 worker)"
     )
     args = parser.parse_args()
-    if args.quick:
+    if args.quick:  # and one worker a pool: the runs' paths as with more, fewer processes started
         args.questions, args.pages, args.small_pages = 1, 4, 4.0
+        os.environ.setdefault(workers.WORKERS_ENV, "1")
     default = QUICK_SYSTEMS if args.quick else SYSTEMS
     systems = [s for s in (args.systems or ",".join(default)).split(",") if s]
     sizes = CRAG_PAGES if args.small_pages is None else PageSizes.small(int(args.small_pages * 1000))
@@ -327,7 +329,7 @@ def main() -> None:
         # reading the records and the harness without page work: a closed-book run on the same archive, after
         # the systems (a first run in the process pays imports the others do not), the least of two at least
         base = fastest_run(
-            max(2, args.repeat),
+            1 if args.quick else max(2, args.repeat),
             False,
             "closed_book",
             archive,

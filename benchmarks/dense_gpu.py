@@ -13,7 +13,7 @@ OUT --preset e5-base` (e5-base-v2's shapes, random weights: the speed of a forwa
 
 Run: python benchmarks/dense_gpu.py --model DIR [--passages 50000] [--sweep-passages 10000]
      [--batch-sizes 32,64,128,256,512] [--ragbench-batch 64] [--device cuda]
-     python benchmarks/dense_gpu.py --quick      (the embedded all-MiniLM-L6-v2 on the CPU, 30 passages, one build: tests)
+     python benchmarks/dense_gpu.py --quick      (the embedded all-MiniLM-L6-v2 on the CPU, 4 passages, one build: tests)
 """
 
 from __future__ import annotations
@@ -84,10 +84,11 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="32,64,128,256,512")
     parser.add_argument("--ragbench-batch", type=int, default=64, help="the builder's batch_size (its default: 64)")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--quick", action="store_true", help="the embedded model on the CPU, 30 passages, one build")
+    parser.add_argument("--quick", action="store_true", help="the embedded model on the CPU, 4 passages, one build")
     args = parser.parse_args()
-    if args.quick:
-        args.model, args.device, args.passages, args.sweep_passages, args.batch_sizes = "embedded", "cpu", 30, 8, "8"
+    if args.quick:  # batches of 2: each encode (and the build) makes more than one batch
+        args.model, args.device, args.passages, args.sweep_passages, args.batch_sizes = "embedded", "cpu", 4, 4, "2"
+        args.ragbench_batch = 2
     if args.model is None:
         parser.error("--model is needed (or --quick)")
     small = 0 if args.quick else min(SMALL, args.passages // 3)  # quick: one build, its start counted in

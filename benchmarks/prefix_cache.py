@@ -27,10 +27,11 @@ from multihop_memory import TASK, measured  # a sibling script: run from the rep
 
 GOAL_RATIO = 2.5
 GOAL_PEAK_MB = 2048
+QUICK = ["--system-arg", "max_iter=2", "--system-arg", "max_tokens=4"]  # two thoughts: the second one reuses a prefix
 
 
-def one_run(system: str, limit: int, cache: bool, run_dir: Path, env: dict[str, str]) -> dict:
-    command = [sys.executable, "-m", "ragbench._cli.main", "--tasks", TASK, "--system", system]
+def one_run(system: str, limit: int, cache: bool, run_dir: Path, env: dict[str, str], options: list[str]) -> dict:
+    command = [sys.executable, "-m", "ragbench._cli.main", "--tasks", TASK, "--system", system, *options]
     command += ["--limit", str(limit), "--output", str(run_dir), "--no-progress"]
     command += [] if cache else ["--model-arg", "prefix_cache_mb=0"]
     status, peak, last = measured(command, env)
@@ -65,9 +66,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each side, in turn; the fastest counts")
     parser.add_argument("--together", action="store_true", help="run the two sides at the same time")
-    parser.add_argument("--quick", action="store_true", help="ircot on 1 question, with the cache alone")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"ircot on 1 question ({' '.join(QUICK)}), the cache alone"
+    )
     args = parser.parse_args()
     systems = ["ircot"] if args.quick else args.systems.split(",")
+    options = QUICK if args.quick else []
     limit = 1 if args.quick else args.limit
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{TASK}, {limit} questions, hf:embedded on {os.cpu_count()} CPUs ({platform.machine()}), load {load:.1f}")
@@ -92,6 +96,7 @@ def main() -> None:
                             cache,
                             Path(tmp) / f"{system}-{cache}-{attempt}",
                             {**env, "RAGBENCH_INDEX_CACHE": f"{env['RAGBENCH_INDEX_CACHE']}-{cache}"},  # no wait
+                            options,
                         )
                         for cache in sides
                     }

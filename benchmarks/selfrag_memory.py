@@ -174,7 +174,10 @@ def main() -> None:
         f"{whole['root_hwm_mb'] / cut['root_hwm_mb']:.1f}x; the whole side's positions held at most "
         f"{held_mb(args):.0f} MB by the structure (~{ENTRY_BYTES} bytes an entry); outputs identical"
     )
-    assert cut["tree_mb"] < whole["tree_mb"], "cutting vLLM's positions did not lower the peak"
+    # The peaks are RSS sampled every 50 ms: at --quick's 4 tokens the whole side holds its positions for less
+    # than a sample may take to come round on a loaded machine, so only a full-size run stands behind the claim.
+    if not args.quick:
+        assert cut["tree_mb"] < whole["tree_mb"], "cutting vLLM's positions did not lower the peak"
 
 
 if __name__ == "__main__":

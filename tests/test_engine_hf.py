@@ -9,16 +9,16 @@ import math
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from conftest import needs
+from ragbench._engines.hf.decoding import TokenPicker
+from ragbench._engines.hf.engine import HFEngine, embedded_model_dir
+from ragbench._engines.hf.prefix_cache import PrefixCache
+from ragbench._engines.local import embedded
+from ragbench._engines.local.tokenizers import chat_prompt_ids
+from ragbench.api import ConfigError
+from ragbench.api.engines import Request, RequestError, Response, Sampling
 
-from ragbench._engines.hf.decoding import TokenPicker  # noqa: E402
-from ragbench._engines.hf.engine import HFEngine, embedded_model_dir  # noqa: E402
-from ragbench._engines.hf.prefix_cache import PrefixCache  # noqa: E402
-from ragbench._engines.local import embedded  # noqa: E402
-from ragbench._engines.local.tokenizers import chat_prompt_ids  # noqa: E402
-from ragbench.api import ConfigError  # noqa: E402
-from ragbench.api.engines import Request, RequestError, Response, Sampling  # noqa: E402
+pytestmark = needs("torch", "transformers")  # imported by the tests that use them, not while collecting
 
 
 def chat(text: str, **sampling) -> Request:
@@ -59,6 +59,8 @@ def test_bad_options_are_config_errors():
 
 
 def test_picker_top_p_keeps_the_nucleus_and_seeded_rows_are_reproducible():
+    import torch
+
     scores = torch.log(torch.tensor([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]]))
     sampling = Sampling(temperature=1.0, top_p=0.5, logprobs=2)
 
@@ -101,6 +103,8 @@ def engine():
 @pytest.fixture
 def cached_engine(engine):
     """The module's engine (its model loaded once) with a prefix cache of its own."""
+    import torch
+
     with_cache = copy.copy(engine)
     with_cache.prefix_cache = PrefixCache(64 * 2**20, torch.cat)
     with_cache.prompt_tokens_sent = with_cache.prompt_tokens_computed = 0
@@ -117,6 +121,8 @@ QUESTIONS = [
 
 @pytest.mark.model
 def test_engine_identity_and_alias(engine):
+    import torch
+
     assert engine.engine_id == "hf:embedded;dtype=float32"
     assert engine.device == "cpu" or torch.cuda.is_available()
 
@@ -350,6 +356,8 @@ def test_with_the_prefix_cache_long_prompts_sharing_a_prefix_decode_in_one_batch
     """Two prompts longer than half the padded-token bound (on CPU 4096 by default, here 512, so that the prompts
     are ~300 tokens rather than ~2,200) go in batches of one each, but with the prefix cache they cost their key/value
     states (a bound of its own, by default 8,738 tokens for this model), and decode together, to the same tokens."""
+    import torch
+
     assert cached_engine._cached_batch_tokens >= 2 * (2200 + 4) > cached_engine.max_batch_tokens  # the defaults
     cached_engine.max_batch_tokens = 512
     cached_engine.prefix_cache = PrefixCache(256 * 2**20, torch.cat)  # the shared prefix stays cached

@@ -47,13 +47,12 @@ from typing import Any
 
 import pytest
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
 from helpers import run, samples
 from ragbench.testing import build_index, installed_registry
 
-pytestmark = pytest.mark.model
-pytest.importorskip("transformers")
+pytestmark = [pytest.mark.model, needs("transformers")]  # not imported while the tests are collected
 
 RECORDED = json.loads((TEST_DATA / "flashrag_real_model" / "expected.json").read_text(encoding="utf-8"))
 # FlashRAG's pipeline: ragbench's system and the system arguments that say FlashRAG's HF generator made its calls

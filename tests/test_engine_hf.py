@@ -29,7 +29,11 @@ def chat(text: str, **sampling) -> Request:
 
 
 def test_missing_embedded_package_names_the_install_command(monkeypatch):
-    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    real = embedded.importlib.util.find_spec  # the embedded package alone is missing: torch and transformers,
+    missing = embedded.EMBEDDED_PACKAGE  # which may be imported first here, find theirs
+    monkeypatch.setattr(
+        embedded.importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a)
+    )
     with pytest.raises(ConfigError) as caught:
         embedded_model_dir()
     message = str(caught.value)
@@ -45,6 +49,8 @@ def test_missing_local_model_is_a_one_line_config_error(tmp_path):
 
 
 def test_unloadable_hub_name_offline_is_a_config_error(monkeypatch):
+    import transformers  # noqa: F401  (before the flag: huggingface_hub reads it once, when it is imported)
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError) as caught:
         HFEngine("no-such-org/no-such-model-xyz")

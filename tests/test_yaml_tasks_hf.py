@@ -47,7 +47,10 @@ metrics: [em]
 
 @pytest.fixture
 def offline(tmp_path, monkeypatch) -> dict[str, str]:
-    """The environment of a machine without the hub: offline flags, an empty cache of our own."""
+    """The environment of a machine without the hub: offline flags, an empty cache of our own (set after datasets
+    is imported: it and huggingface_hub read them once, when imported, and they are this test's alone)."""
+    import datasets  # noqa: F401
+
     env = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home")}
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -2,12 +2,17 @@
 `chat_prompt_ids`): the template renders that text open, with no end of turn and no new assistant turn, as
 FlashRAG's local chat form appends what the model wrote after the rendered template."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
 
 from ragbench._engines.local.tokenizers import chat_prompt_ids
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -17,6 +22,11 @@ WORDS = ["Q", "?", "I", "think", "<", "search", ">", "x", "</", "|", "im_start",
 
 
 def tokenizer() -> PreTrainedTokenizerFast:
+    """A word-level tokenizer with the ChatML template (tokenizers and transformers imported here, not while the
+    tests are collected)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
     model = Tokenizer(models.WordLevel({w: i for i, w in enumerate(["[UNK]", *WORDS])}, unk_token="[UNK]"))
     model.pre_tokenizer = pre_tokenizers.Whitespace()
     fast = PreTrainedTokenizerFast(tokenizer_object=model)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest
 
 import ragbench.tasks.selfrag
 from helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
@@ -36,6 +35,8 @@ def demo_run(tmp_path, name: str, correct: int, **config) -> Path:
 
 
 def test_mcnemar_equals_scipys_exact_binomial_test_on_the_discordant_pairs():
+    from scipy.stats import binomtest
+
     a = np.array([1, 1, 0, 0, 0, 0, 0, 1, 0, 0], dtype=float)
     b = np.array([1, 0, 1, 1, 1, 1, 1, 1, 1, 0], dtype=float)
     expected = binomtest(1, 7, 0.5).pvalue  # 1 pair only A got right, 6 only B
@@ -53,6 +54,8 @@ def test_paired_bootstrap_interval_holds_the_difference_and_is_seeded():
 
 
 def test_compare_reports_the_paired_difference_and_mcnemar_on_match(tmp_path):
+    from scipy.stats import binomtest
+
     baseline, better = demo_run(tmp_path, "a", correct=12), demo_run(tmp_path, "b", correct=20)
     report = compare_runs(load_run(baseline), load_run(better))
     row = next(r for r in report.rows if r.metric == "match" and not r.slice)

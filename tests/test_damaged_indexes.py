@@ -21,16 +21,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA, write_jsonl
+from conftest import TEST_DATA, needs, write_jsonl
 from helpers import cli_here
-from retrieval_samples import passages, write_dpr_tsv
-
-pytest.importorskip("bm25s")
-
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
+from retrieval_samples import passages, write_dpr_tsv
+
+pytestmark = needs("bm25s")  # not imported while the tests are collected
 
 FLASHRAG = TEST_DATA / "flashrag_bm25"
 CORPUS = FLASHRAG / "corpus.jsonl"

@@ -9,16 +9,16 @@ import math
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from conftest import needs
+from ragbench._engines.hf.decoding import TokenPicker
+from ragbench._engines.hf.engine import HFEngine, embedded_model_dir
+from ragbench._engines.hf.prefix_cache import PrefixCache
+from ragbench._engines.local import embedded
+from ragbench._engines.local.tokenizers import chat_prompt_ids
+from ragbench.api import ConfigError
+from ragbench.api.engines import Request, RequestError, Response, Sampling
 
-from ragbench._engines.hf.decoding import TokenPicker  # noqa: E402
-from ragbench._engines.hf.engine import HFEngine, embedded_model_dir  # noqa: E402
-from ragbench._engines.hf.prefix_cache import PrefixCache  # noqa: E402
-from ragbench._engines.local import embedded  # noqa: E402
-from ragbench._engines.local.tokenizers import chat_prompt_ids  # noqa: E402
-from ragbench.api import ConfigError  # noqa: E402
-from ragbench.api.engines import Request, RequestError, Response, Sampling  # noqa: E402
+pytestmark = needs("torch", "transformers")  # imported by the tests that use them, not while collecting
 
 
 def chat(text: str, **sampling) -> Request:
@@ -29,7 +29,11 @@ def chat(text: str, **sampling) -> Request:
 
 
 def test_missing_embedded_package_names_the_install_command(monkeypatch):
-    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
+    real = embedded.importlib.util.find_spec  # the embedded package alone is missing: torch and transformers,
+    missing = embedded.EMBEDDED_PACKAGE  # which may be imported first here, find theirs
+    monkeypatch.setattr(
+        embedded.importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a)
+    )
     with pytest.raises(ConfigError) as caught:
         embedded_model_dir()
     message = str(caught.value)
@@ -45,6 +49,8 @@ def test_missing_local_model_is_a_one_line_config_error(tmp_path):
 
 
 def test_unloadable_hub_name_offline_is_a_config_error(monkeypatch):
+    import transformers  # noqa: F401  (before the flag: huggingface_hub reads it once, when it is imported)
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError) as caught:
         HFEngine("no-such-org/no-such-model-xyz")
@@ -59,6 +65,8 @@ def test_bad_options_are_config_errors():
 
 
 def test_picker_top_p_keeps_the_nucleus_and_seeded_rows_are_reproducible():
+    import torch
+
     scores = torch.log(torch.tensor([[0.6, 0.3, 0.1], [0.1, 0.3, 0.6]]))
     sampling = Sampling(temperature=1.0, top_p=0.5, logprobs=2)
 
@@ -101,6 +109,8 @@ def engine():
 @pytest.fixture
 def cached_engine(engine):
     """The module's engine (its model loaded once) with a prefix cache of its own."""
+    import torch
+
     with_cache = copy.copy(engine)
     with_cache.prefix_cache = PrefixCache(64 * 2**20, torch.cat)
     with_cache.prompt_tokens_sent = with_cache.prompt_tokens_computed = 0
@@ -117,6 +127,8 @@ QUESTIONS = [
 
 @pytest.mark.model
 def test_engine_identity_and_alias(engine):
+    import torch
+
     assert engine.engine_id == "hf:embedded;dtype=float32"
     assert engine.device == "cpu" or torch.cuda.is_available()
 
@@ -350,6 +362,8 @@ def test_with_the_prefix_cache_long_prompts_sharing_a_prefix_decode_in_one_batch
     """Two prompts longer than half the padded-token bound (on CPU 4096 by default, here 512, so that the prompts
     are ~300 tokens rather than ~2,200) go in batches of one each, but with the prefix cache they cost their key/value
     states (a bound of its own, by default 8,738 tokens for this model), and decode together, to the same tokens."""
+    import torch
+
     assert cached_engine._cached_batch_tokens >= 2 * (2200 + 4) > cached_engine.max_batch_tokens  # the defaults
     cached_engine.max_batch_tokens = 512
     cached_engine.prefix_cache = PrefixCache(256 * 2**20, torch.cat)  # the shared prefix stays cached

@@ -9,11 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-pytest.importorskip("transformers")
-
+from conftest import needs
 from ragbench._engines.hf.engine import HFEngine
 from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench.api.engines import Request, Response
+
+pytestmark = needs("transformers")  # not imported while the tests are collected
 
 SEARCH = {
     "type": "function",

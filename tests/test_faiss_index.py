@@ -15,15 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
 from helpers import cli_here, samples
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry, load_retriever, run_eval
 
-faiss = pytest.importorskip("faiss")
-pytest.importorskip("transformers")
+pytestmark = needs("faiss", "transformers")  # imported by the tests that use them, not while collecting
 
 FILES = TEST_DATA / "flashrag_faiss"
 EXPECTED = json.loads((FILES / "expected.json").read_text(encoding="utf-8"))
@@ -117,6 +116,8 @@ def test_labels_faiss_did_not_fill_are_left_out_not_shown_as_the_last_passage(ti
 
 
 def test_ef_search_is_set_on_an_hnsw_index_and_refused_on_a_flat_one(tiny_bert):
+    import faiss
+
     hnsw = retriever(tiny_bert, FILES / "bge_HNSW8.index", instruction="Represent:", ef_search=64)
     assert faiss.downcast_index(hnsw.index).hnsw.efSearch == 64 and hnsw.metadata()["ef_search"] == 64
     with pytest.raises(ConfigError, match=r"nprobe= does not apply to index .*e5_Flat.index \(IndexFlat"):
@@ -158,6 +159,8 @@ def config_only_model(tmp_path, tiny_bert) -> Path:
 
 
 def flat_index(path: Path, vectors: int, dim: int) -> Path:
+    import faiss
+
     index = faiss.IndexFlatIP(dim)
     index.add(np.random.RandomState(0).standard_normal((vectors, dim)).astype(np.float32))
     faiss.write_index(index, str(path))
@@ -246,6 +249,8 @@ def test_an_index_mapping_its_vectors_to_ids_past_the_corpus_is_refused_before_t
 ):
     """Ids of an `IndexIDMap` are the rows a search shows: one past the corpus (or below 0) would fail, or show
     another row, in the middle of a run."""
+    import faiss
+
     index = faiss.IndexIDMap(faiss.IndexFlatIP(32))
     vectors = np.random.RandomState(0).standard_normal((40, 32)).astype(np.float32)
     index.add_with_ids(vectors, np.arange(40, dtype=np.int64) + 5)

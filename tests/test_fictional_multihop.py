@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
 from ragbench.api.engines import Request
 from ragbench.testing import PreflightError
 from tests.helpers import cli_here, run, samples
 
-pytest.importorskip("bm25s")
+pytestmark = needs("bm25s")  # not imported while the tests are collected
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tasks" / "fictional_multihop" / "data"
 TASK = "fictional_multihop"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA, write_jsonl
+from conftest import TEST_DATA, needs, write_jsonl
 from helpers import run, samples
 from ragbench._retrieval.bm25 import numba_top_k as selection
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever, query_words
@@ -24,7 +24,8 @@ from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import build_index, installed_registry
 
-pytest.importorskip("bm25s")
+pytestmark = needs("bm25s")  # not imported while the tests are collected
+
 
 FILES = TEST_DATA / "flashrag_bm25"
 CORPUS = FILES / "corpus.jsonl"

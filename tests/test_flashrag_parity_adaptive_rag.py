@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from conftest import plugins_read_once
 from flashrag_parity import assert_parity, expected_calls, fixture, judgements_file
 from helpers import run, samples
 from ragbench.api import ConfigError
 from ragbench.plugins.adaptive_rag.judger import LABELS, ComplexityClassifier
-from ragbench.testing import installed_registry
 from tiny_models import tiny_t5
 
 
@@ -43,7 +43,7 @@ def test_a_and_b_questions_are_flashrags_and_c_questions_go_to_the_multi_hop_sys
 
 
 @pytest.mark.skipif(
-    "ircot" not in installed_registry().names("systems"),
+    "ircot" not in plugins_read_once().names("systems"),
     reason="the ircot system (plugins/ircot) is not installed here",
 )
 @pytest.mark.parametrize("form", ["plain", "chat"])

@@ -21,10 +21,15 @@ it with a stop string, "." or a newline), and bm25s raises on the empty query, e
 holds the error and the calls made before it. Self-Ask (one prompt a call) on the same two, five calls of up to 100
 tokens each: the model never writes a "Follow up: " line nor "So the final answer is: ", so only the question is
 searched and both predictions are empty, yet every one of the ten prompts holds all the model's text before it,
-token for token. Here Self-Ask runs on nq_1 alone, compared with its five recorded calls (`RUN_ON`): its 100-token
-decodes were most of this file's time, and the second question's five calls are the same rounds over another
-question (one prompt a call in FlashRAG: no batch padding for them to check; on the embedded model the prefix
-cache's parity across batch mates is tests/test_engine_hf.py's). SuRe on one question, nq_1, the one of the six
+token for token. Here Self-Ask runs on nq_1 alone (`RUN_ON`) for its first three rounds (`ROUNDS`: max_iter 3),
+compared with the first three of its five recorded calls: its 100-token decodes were most of this file's time, the
+second question's five calls are the same rounds over another question (one prompt a call in FlashRAG: no batch
+padding for them to check; on the embedded model the prefix cache's parity across batch mates is
+tests/test_engine_hf.py's), and rounds four and five repeat rounds two and three (the same two stop strings in
+turn, a stripped output appended, nothing searched). Three rounds hold both stop strings, the turn back to the
+first, the hf generator's stripped output joined to `res` (the third prompt's "questionsneeded") and the loop
+ending at max_iter; FlashRAG's prediction after three rounds is empty too (the fourth recorded prompt holds `res`
+after them: no "So the final answer is: "). SuRe on one question, nq_1, the one of the six
 where the model writes more than one candidate ("(a)", "(b)" ... six of them, each empty once parsed): the only one
 that reaches the pairwise ranking (30 of its 43 calls); with one candidate no pair is ranked, with none only the
 candidates are asked. FLARE (one prompt a call) on nq_1, whose first two sentences are unsure and searched for, and
@@ -42,13 +47,12 @@ from typing import Any
 
 import pytest
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
 from helpers import run, samples
 from ragbench.testing import build_index, installed_registry
 
-pytestmark = pytest.mark.model
-pytest.importorskip("transformers")
+pytestmark = [pytest.mark.model, needs("transformers")]  # not imported while the tests are collected
 
 RECORDED = json.loads((TEST_DATA / "flashrag_real_model" / "expected.json").read_text(encoding="utf-8"))
 # FlashRAG's pipeline: ragbench's system and the system arguments that say FlashRAG's HF generator made its calls
@@ -65,12 +69,16 @@ TASK = "nq_open_flashrag"
 # methods run here on fewer of their recorded questions (the module's docstring says why): compared with the
 # recorded calls, searches and predictions of those questions
 RUN_ON = {"self_ask": ["nq_1"]}
+# methods run here for fewer rounds (their max_iter) than recorded: compared with that many first recorded calls
+ROUNDS = {"self_ask": 3}
 
 
 def recording(method: str) -> dict[str, Any]:
-    """What FlashRAG recorded for `method`, narrowed to the questions in RUN_ON: each recorded model input and
-    search belongs to the one question whose text it holds (a Self-Ask prompt holds its question, a search is the
-    question or a follow-up the prompts after it hold)."""
+    """What FlashRAG recorded for `method`, narrowed to the questions in RUN_ON and their first ROUNDS calls (one
+    question's calls are recorded in order: FlashRAG runs it one example at a time): each recorded model input
+    and search belongs to the one question whose text it holds (a Self-Ask prompt holds its question, a search is
+    the question or a follow-up the prompts after it hold), kept where it was made in a kept round: a kept prompt
+    or the one after the last kept holds it."""
     recorded = RECORDED["methods"][method]
     if method not in RUN_ON:
         return recorded
@@ -86,7 +94,9 @@ def recording(method: str) -> dict[str, Any]:
         [owner] = {id_ for id_, question in texts.items() for text in inputs if question in text}
         return owner
 
-    kept = [(text, ids) for text, ids in rows if question_of([text]) in RUN_ON[method]]
+    asked = [(text, ids) for text, ids in rows if question_of([text]) in RUN_ON[method]]
+    rounds = ROUNDS.get(method, len(asked))
+    kept, shown = asked[:rounds], [text for text, _ in asked[: rounds + 1]]  # a round's search shows in the next
     return {
         **recorded,
         "questions": RUN_ON[method],
@@ -96,6 +106,7 @@ def recording(method: str) -> dict[str, Any]:
             query
             for query in recorded["searches"]
             if question_of([text for text, _ in rows if query in text]) in RUN_ON[method]
+            and any(query in text for text in shown)
         ],
     }
 
@@ -137,6 +148,8 @@ def model_input(request: dict[str, Any]) -> str:
 def run_system(tmp_path: Path, index: Path, method: str) -> list[dict[str, Any]]:
     """ragbench's system for FlashRAG's `method` on the embedded model and `flashrag_bm25`: its sample lines."""
     system, system_args = SYSTEMS[method]
+    if method in ROUNDS:
+        system_args = {**system_args, "max_iter": ROUNDS[method]}
     run(
         tmp_path,
         name=method,

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, plugins_read_once
 from ragbench.api import ConfigError, RecordError
-from ragbench.testing import installed_registry
 
 SAMPLE = TEST_DATA / "freshqa" / "FreshQA_sample.csv"
-FRESHQA = installed_registry().load("tasks", "freshqa")
+FRESHQA = plugins_read_once().load("tasks", "freshqa")
 
 
 def read(path=SAMPLE, **options):

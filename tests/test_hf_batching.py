@@ -11,17 +11,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch")
+from conftest import needs
+from ragbench._engines.hf import batching as hf_batching
+from ragbench.api import ConfigError
 
-from ragbench._engines.hf import batching as hf_batching  # noqa: E402
-from ragbench.api import ConfigError  # noqa: E402
+pytestmark = needs("torch")  # imported by the tests that use it, not while collecting
 
 
 def oom() -> Exception:
+    import torch
+
     return torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
 
 def test_the_largest_batch_that_fits_is_found_by_halving_on_out_of_memory():
+    import torch
+
     tried, freed = [], []
 
     def try_batch(rows):
@@ -39,6 +44,8 @@ def test_the_largest_batch_that_fits_is_found_by_halving_on_out_of_memory():
 
 
 def test_other_errors_are_not_taken_for_out_of_memory_and_one_row_too_many_is_a_config_error():
+    import torch
+
     def broken(rows):
         raise ValueError("shape mismatch")
 
@@ -68,6 +75,8 @@ class FakeGpu:
     `fits` rows, and every probe is counted."""
 
     def __init__(self, fits: int) -> None:
+        import torch
+
         self.fits, self.probes = fits, []
         self.cuda = SimpleNamespace(
             get_device_name=lambda index: "Fake GPU 80GB",
@@ -79,6 +88,8 @@ class FakeGpu:
         self.ones_like, self.inference_mode = torch.ones_like, torch.inference_mode
 
     def full(self, shape, value, dtype, device):
+        import torch
+
         assert device == "cuda"
         return torch.full(shape, value, dtype=dtype)  # on the CPU: no GPU here
 

@@ -47,6 +47,8 @@ def test_an_evaluate_metric_from_a_local_script_scores_a_run(tmp_path):
 
 
 def test_an_unknown_metric_offline_is_a_clear_configuration_error(tmp_path, monkeypatch):
+    import huggingface_hub  # noqa: F401  (before the flag: it reads it once, when imported; evaluate is imported after)
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_EVALUATE_OFFLINE", "1")
     with pytest.raises(

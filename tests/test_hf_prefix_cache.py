@@ -4,13 +4,18 @@ made-up tensors whose entries say which token, at which position, they belong to
 
 from __future__ import annotations
 
-import pytest
+from typing import TYPE_CHECKING
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch")
+from conftest import needs
+from ragbench._engines.hf.prefix_cache import PrefixCache
 
-from ragbench._engines.hf.prefix_cache import PrefixCache  # noqa: E402
+if TYPE_CHECKING:
+    import torch
+
+pytestmark = needs("torch")  # imported by the tests that use it, not while collecting
 
 LAYERS = 2
 TOKEN_BYTES = LAYERS * 2 * 2 * 4  # layers x (keys, values) x 2 float32 entries
@@ -18,11 +23,15 @@ TOKEN_BYTES = LAYERS * 2 * 2 * 4  # layers x (keys, values) x 2 float32 entries
 
 def states(ids: list[int]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Per layer (keys, values) of shape [1, 1, len(ids), 2]: each token's (id, position), values negated."""
+    import torch
+
     keys = torch.tensor([[float(t), float(i)] for i, t in enumerate(ids)]).reshape(1, 1, len(ids), 2)
     return [(keys + layer, -keys - layer) for layer in range(LAYERS)]
 
 
 def assert_states_of(layers: list[tuple[torch.Tensor, torch.Tensor]], ids: list[int]) -> None:
+    import torch
+
     expected = states(ids)
     assert len(layers) == LAYERS
     for (k, v), (ek, ev) in zip(layers, expected):
@@ -37,6 +46,8 @@ def shared(a: list[int], b: list[int]) -> int:
 
 
 def test_the_longest_cached_prefix_comes_back_across_a_split():
+    import torch
+
     cache = PrefixCache(10**9, torch.cat)
     demo = [5, 6, 7, 8]
     cache.add([*demo, 1, 2, 3], states([*demo, 1, 2, 3]))
@@ -55,6 +66,8 @@ def test_the_longest_cached_prefix_comes_back_across_a_split():
 
 
 def test_least_recently_used_leaves_go_first_and_the_bound_holds():
+    import torch
+
     cache = PrefixCache(12 * TOKEN_BYTES, torch.cat)
     demo = [1, 2, 3, 4]
     for tail in ([10, 11, 12, 13], [20, 21, 22, 23]):
@@ -74,6 +87,8 @@ token_lists = st.lists(st.integers(0, 3), min_size=1, max_size=12)
 @settings(max_examples=60, deadline=None)
 @given(st.lists(token_lists, min_size=1, max_size=8), token_lists)
 def test_longest_gives_the_states_of_the_longest_stored_prefix(stored, asked):
+    import torch
+
     cache = PrefixCache(10**9, torch.cat)
     for ids in stored:
         cache.add(ids, states(ids))
@@ -86,6 +101,8 @@ def test_longest_gives_the_states_of_the_longest_stored_prefix(stored, asked):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(token_lists, min_size=1, max_size=10), st.integers(0, 30))
 def test_the_cache_never_holds_more_than_its_bound_and_counts_its_bytes(stored, bound_tokens):
+    import torch
+
     cache = PrefixCache(bound_tokens * TOKEN_BYTES, torch.cat)
     for ids in stored:
         cache.add(ids, states(ids))

@@ -3,21 +3,28 @@ DynamicLayer would hold after the same updates, row selections and dropped colum
 
 from __future__ import annotations
 
-import pytest
+from typing import TYPE_CHECKING
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from conftest import needs
 
-from transformers.cache_utils import DynamicLayer  # noqa: E402
+if TYPE_CHECKING:
+    import torch
 
-from ragbench._engines.hf.roomy_cache import RoomyLayer  # noqa: E402
+pytestmark = needs("torch", "transformers")  # imported by the test, not while collecting
 
 
 def states(rows: int, columns: int, start: float) -> torch.Tensor:
+    import torch
+
     return torch.arange(rows * 2 * columns * 3, dtype=torch.float32).reshape(rows, 2, columns, 3) + start
 
 
 def test_updates_selections_and_dropped_columns_match_a_dynamic_layer():
+    import torch
+    from transformers.cache_utils import DynamicLayer
+
+    from ragbench._engines.hf.roomy_cache import RoomyLayer
+
     keys, values = states(3, 4, 0), states(3, 4, 1000)
     room = torch.zeros(3, 2, 6, 3)
     room[:, :, :4] = keys

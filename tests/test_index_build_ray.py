@@ -14,15 +14,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA, write_jsonl
+from conftest import TEST_DATA, needs, write_jsonl
 from helpers import cli, cli_here, closed_port
 from ragbench._retrieval.parallel_build.build import build_parallel
 from ragbench._retrieval.parallel_build.state import state_folder
 from ragbench.testing import build_index, installed_registry, load_retriever
 
-pytest.importorskip("bm25s")
-pytest.importorskip("regex")
-ray = pytest.importorskip("ray")
+pytestmark = needs("bm25s", "regex", "ray")  # not imported while the tests are collected
+
 
 VARYING = ("build_seconds", "built_at")  # the manifest's fields a build's clock sets
 WORDS = ["castle", "castles", "king", "winter", "song", "the", "of", "Moses", "über", "naïve", "東京", "emoji🙂", "a"]

@@ -10,16 +10,16 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import needs
 from helpers import cli_here
-from retrieval_samples import passages, write_dpr_tsv
-
-pytest.importorskip("bm25s")
-
 from ragbench._retrieval.bm25.retriever import BM25Builder
 from ragbench._retrieval.dense.retriever import NpyAppender
 from ragbench._retrieval.index.built import MANIFEST_FILE, build_index
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry, load_retriever
+from retrieval_samples import passages, write_dpr_tsv
+
+pytestmark = needs("bm25s")  # not imported while the tests are collected
 
 
 def built(tmp_path, name="index", n=30, seed=0):

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-pytest.importorskip("bm25s")
-pytest.importorskip("jieba")
-
+from conftest import needs
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
+
+pytestmark = needs("bm25s", "jieba")  # not imported while the tests are collected
 
 ROWS = [
     {"id": "n1", "title": "存款", "contents": "定期存款\n定期存款的最长期限为五年，利率高于活期存款。"},

@@ -13,8 +13,9 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from conftest import plugins_read_once
 from ragbench.api.engines import Request, Response, Sampling
-from ragbench.testing import installed_registry, load_engine
+from ragbench.testing import load_engine
 from search_agent_fake import canonical
 from test_property_vendor_messages import BAD_COUNTS, GOOD_COUNTS, answered, unreadable  # noqa: F401 (fixture)
 
@@ -22,7 +23,7 @@ TEXT = st.text(max_size=20)
 NAME = st.sampled_from(["search", "get_document", "browse"])
 CALL_IDS = st.text(alphabet="abc123_", min_size=1, max_size=6)
 
-REGISTRY = installed_registry()  # one registry for every engine made here (each made anew, as before)
+REGISTRY = plugins_read_once()  # one registry for every engine made here (each made anew, as before)
 
 
 @st.composite

@@ -170,16 +170,10 @@ def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
     assert results["complete"] and len(samples(tmp_path / "run", "demo")) == 3
 
 
-try:
-    import ray
-except ImportError:  # the tests above need no Ray
-    ray = None
-
-
 @pytest.fixture(scope="module")
 def local_ray():
-    if ray is None:
-        pytest.skip("pip install 'ragbench[ray]'")
+    """Ray, imported here (not while the tests are collected: the tests above need none)."""
+    ray = pytest.importorskip("ray", reason="pip install 'ragbench[ray]'")
     # a Ray of this module's own: the tests' shared cluster may run beside it (tests/ray_cluster.py)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     yield
@@ -199,6 +193,8 @@ def test_two_ray_replicas_of_a_cpu_engine_run_a_whole_evaluation(tmp_path, local
 
 
 def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
+    import ray
+
     engine = load_engine("scripted:echo", replicas=2, batch_size=4, registry=installed_registry())
     try:
         dead = engine.replicas[0].actor
@@ -217,6 +213,8 @@ def test_a_dead_ray_replica_is_replaced_by_the_live_one(local_ray):
 
 
 def test_a_request_fault_raised_in_a_ray_actor_is_still_a_request_fault(local_ray):
+    import ray
+
     @ray.remote
     def refuse():
         raise RequestError("prompt longer than the context")

@@ -9,15 +9,14 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from conftest import needs
+from ragbench._retrieval.bm25.retriever import METHODS, BM25Builder, BM25Retriever
+from ragbench.api import ConfigError, Document
+from ragbench.api.retrieval import passage_text
+from ragbench.testing import build_index, installed_registry, load_retriever
 from retrieval_samples import passages, write_dpr_tsv
 
-bm25s = pytest.importorskip("bm25s")
-Stemmer = pytest.importorskip("Stemmer")
-
-from ragbench._retrieval.bm25.retriever import METHODS, BM25Builder, BM25Retriever  # noqa: E402
-from ragbench.api import ConfigError, Document  # noqa: E402
-from ragbench.api.retrieval import passage_text  # noqa: E402
-from ragbench.testing import build_index, installed_registry, load_retriever  # noqa: E402
+pytestmark = needs("bm25s", "Stemmer")  # not imported while the tests are collected
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 DOCS = passages(300)
@@ -35,6 +34,9 @@ def build(corpus, out, chunk_size=37, **options):
 
 def bm25s_directly(texts, method="lucene", k1=0.9, b=0.4, stemmer="porter"):
     """bm25s as its README uses it, on the whole corpus in memory."""
+    import bm25s
+    import Stemmer
+
     stem = Stemmer.Stemmer(stemmer)
     retriever = bm25s.BM25(k1=k1, b=b, method=method)
     retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stem, show_progress=False), show_progress=False)
@@ -69,6 +71,8 @@ def test_search_returns_bm25s_top_k_ties_by_passage_number_with_ids_titles_texts
 
 
 def test_tied_passages_come_in_corpus_order_whatever_bm25s_top_k_backend(tmp_path, monkeypatch):
+    import bm25s
+
     corpus = write_dpr_tsv(
         tmp_path / "c.tsv",
         [Document(id=f"p{i}", title="", text="alpha beta" if i % 2 else "gamma") for i in range(200)],
@@ -132,6 +136,9 @@ def test_a_search_returns_only_passages_that_hold_a_word_of_the_query_in_bm25s_o
     """The hits are bm25s's whole ranking (score, then passage number) less the passages that hold no word of the
     query: its zero-score padding (bm25l and bm25+ give those their non-occurrence score), cut at k. A passage that
     holds one is kept at any score: atire's idf of a word in every passage is 0, robertson's of one in half or more."""
+    import bm25s
+    import Stemmer
+
     tmp = tmp_path_factory.mktemp("match")
     docs = [Document(id=str(i), title="", text=" ".join(words) or "the") for i, words in enumerate(texts, 1)]
     retriever = build(write_dpr_tsv(tmp / "c.tsv", docs), tmp / "index", method=method)

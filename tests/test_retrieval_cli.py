@@ -8,11 +8,12 @@ import sys
 
 import pytest
 
+from conftest import needs
 from helpers import cli_here
 from ragbench.testing import installed_registry
 from retrieval_samples import passages, write_dpr_tsv
 
-pytest.importorskip("bm25s")
+pytestmark = needs("bm25s")  # not imported while the tests are collected
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from conftest import needs
 from helpers import samples
 from ragbench._retrieval.example_passages import ExampleBM25Retriever
 from ragbench._retrieval.handle import Retrieval
@@ -18,7 +19,8 @@ from ragbench.api import ConfigError, Context, Document, Example
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry, load_retriever
 
-pytest.importorskip("bm25s")
+pytestmark = needs("bm25s")  # not imported while the tests are collected
+
 
 # A HotpotQA-distractor-shaped example in miniature: the question's two supporting passages among others.
 PASSAGES = [

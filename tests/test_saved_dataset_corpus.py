@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import needs
 from helpers import cli_here
+from ragbench._retrieval.corpus.readers import corpus_rows, read_corpus
+from ragbench._retrieval.index.cache import index_folder
+from ragbench.api import ConfigError, Document, RecordError
+from ragbench.api.retrieval import CorpusLookup
+from ragbench.testing import build_index, installed_registry
 
-datasets = pytest.importorskip("datasets")
-
-from ragbench._retrieval.corpus.readers import corpus_rows, read_corpus  # noqa: E402
-from ragbench._retrieval.index.cache import index_folder  # noqa: E402
-from ragbench.api import ConfigError, Document, RecordError  # noqa: E402
-from ragbench.api.retrieval import CorpusLookup  # noqa: E402
-from ragbench.testing import build_index, installed_registry  # noqa: E402
+pytestmark = needs("datasets")  # not imported while the tests are collected
 
 ID_KEYS = st.sampled_from(["id", "_id", "docid", None])  # None: a row without an id
 IDS = st.one_of(st.sampled_from(["d1", "d2", "é3", "文4", "5", "😀"]), st.text(min_size=1, max_size=6))
@@ -46,6 +46,8 @@ def records(rows: list[tuple[str | None, str, str, str | None]]) -> list[dict[st
 
 def save(folder: Path, rows: list[dict[str, Any]]) -> Path:
     """`rows` saved as a dataset: a table, each column in every row (null where a row has no such key)."""
+    import datasets
+
     columns = list(dict.fromkeys(key for row in rows for key in row))
     datasets.disable_progress_bars()
     datasets.Dataset.from_list([{key: row.get(key) for key in columns} for row in rows]).save_to_disk(str(folder))
@@ -177,6 +179,8 @@ def test_a_saved_dataset_without_datasets_installed_names_the_extra(tmp_path, mo
 
 
 def test_a_saved_dataset_dict_of_several_splits_asks_for_one(tmp_path):
+    import datasets
+
     rows = passages_rows(2)
     folder = tmp_path / "dict"
     dataset = datasets.Dataset.from_list(rows)

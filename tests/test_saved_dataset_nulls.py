@@ -10,19 +10,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-datasets = pytest.importorskip("datasets")
-
-from ragbench.api import Document  # noqa: E402
-from ragbench.api.retrieval import (  # noqa: E402
+from conftest import needs
+from ragbench.api import Document
+from ragbench.api.retrieval import (
     CorpusLookup,
     read_corpus,
 )
-from ragbench.testing import build_index, installed_registry  # noqa: E402
-from test_saved_dataset_corpus import save, write_jsonl  # noqa: E402
+from ragbench.testing import build_index, installed_registry
+from test_saved_dataset_corpus import save, write_jsonl
+
+pytestmark = needs("datasets")  # not imported while the tests are collected
 
 ABSENT = object()  # a key the record leaves out
 TEXTS = st.text(st.characters(exclude_categories=("Cs",)), max_size=20)  # any unicode json writes as UTF-8

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
 from ragbench._retrieval.sharded.fronts import FRONTS
@@ -27,7 +27,8 @@ from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import build_index, installed_registry
 
-pytest.importorskip("bm25s")
+pytestmark = needs("bm25s")  # not imported while the tests are collected
+
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x", "running", "sang"]
 FLASHRAG = TEST_DATA / "flashrag_bm25"

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("bm25s")
-
+from conftest import needs
 from ragbench._retrieval.bm25.retriever import BM25Retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
@@ -24,6 +23,8 @@ from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_dense, split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
+
+pytestmark = needs("bm25s")  # not imported while the tests are collected
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x"]
 TIED = st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0])  # few values: many ties

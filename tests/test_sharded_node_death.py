@@ -15,16 +15,15 @@ import threading
 
 import pytest
 
+from conftest import needs
 from helpers import run, samples
+from ragbench._retrieval.sharded.fronts import LuceneQueries
+from ragbench._retrieval.sharded.retriever import ShardedRetriever
+from ragbench._retrieval.sharded.split import split_index
+from ragbench.testing import build_index, installed_registry
 from retrieval_samples import passages, write_dpr_tsv
 
-pytest.importorskip("bm25s")
-ray = pytest.importorskip("ray")
-
-from ragbench._retrieval.sharded.fronts import LuceneQueries  # noqa: E402
-from ragbench._retrieval.sharded.retriever import ShardedRetriever  # noqa: E402
-from ragbench._retrieval.sharded.split import split_index  # noqa: E402
-from ragbench.testing import build_index, installed_registry  # noqa: E402
+pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
 TASK = "nq_open_flashrag"
 QUESTIONS = ["Which king built the castle?", "Who was Moses?", "the song of winter", "zzz", "running river",
@@ -33,6 +32,7 @@ QUESTIONS = ["Which king built the castle?", "Who was Moses?", "the song of wint
 
 @pytest.fixture(scope="module")
 def own_cluster():
+    import ray
     from ray.cluster_utils import Cluster
 
     if ray.is_initialized():

@@ -8,13 +8,12 @@ import logging
 
 import pytest
 
+from conftest import needs
+from ragbench._retrieval.sharded.split import split_index
+from ragbench.testing import build_index, installed_registry, load_retriever
 from retrieval_samples import passages, write_dpr_tsv
 
-pytest.importorskip("bm25s")
-ray = pytest.importorskip("ray")
-
-from ragbench._retrieval.sharded.split import split_index  # noqa: E402
-from ragbench.testing import build_index, installed_registry, load_retriever  # noqa: E402
+pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 SHARDS = 3
@@ -52,6 +51,8 @@ def test_shard_actors_on_distinct_nodes_answer_as_the_whole_index(searchers, k):
 
 
 def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers, caplog):
+    import ray
+
     whole, sharded = searchers
     before = list(sharded.pool.restarts)
     ray.kill(sharded.pool.actors[1], no_restart=True)
@@ -63,6 +64,8 @@ def test_a_killed_shard_actor_is_restarted_and_its_queries_sent_again(searchers,
 
 
 def test_a_shard_lost_for_good_fails_the_batch_naming_it_never_a_partial_answer(searchers, monkeypatch):
+    import ray
+
     from ragbench._retrieval.sharded import actors
     from ragbench.api.retrieval import RetrievalError
 

@@ -7,16 +7,13 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from click.testing import CliRunner
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
+from ragbench.testing import build_index, cli, installed_registry, load_retriever
 from retrieval_samples import passages, write_dpr_tsv
 
-pytest.importorskip("bm25s")
-ray = pytest.importorskip("ray")
-
-from click.testing import CliRunner  # noqa: E402
-
-from ragbench.testing import build_index, cli, installed_registry, load_retriever  # noqa: E402
+pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 

@@ -7,20 +7,18 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 
+from conftest import needs
 from helpers import run
+from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.sharded.actors import ShardPool
+from ragbench._retrieval.sharded.layout import Layout, Shard
+from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
+from ragbench._retrieval.sharded.split import split_dense, split_index
+from ragbench.testing import build_index, installed_registry
 from retrieval_samples import passages, write_dpr_tsv
 
-pytest.importorskip("bm25s")
-ray = pytest.importorskip("ray")
-
-from ragbench._retrieval.dense.retriever import inner_product_top_k  # noqa: E402
-from ragbench._retrieval.sharded.actors import ShardPool  # noqa: E402
-from ragbench._retrieval.sharded.layout import Layout, Shard  # noqa: E402
-from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges  # noqa: E402
-from ragbench._retrieval.sharded.split import split_dense, split_index  # noqa: E402
-from ragbench.testing import build_index, installed_registry  # noqa: E402
+pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
 SHARDS = 3
 TASK = "nq_open_flashrag"

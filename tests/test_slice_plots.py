@@ -11,18 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import needs
 from helpers import run
-
-pytest.importorskip("matplotlib")
-from matplotlib.axes import Axes
-
 from ragbench._reports.results.slice_plots import matrix_plot, slice_matrix, slice_plot
 from ragbench._reports.run_summary import slice_sections
 from ragbench._view.pages import slice_tables
 
+pytestmark = needs("matplotlib")  # not imported while the tests are collected
+
 
 @pytest.fixture
 def drawn(monkeypatch):
+    from matplotlib.axes import Axes
+
     seen = {"labels": [], "titles": [], "ticks": [], "texts": []}
     for name, key in (("bar_label", "labels"), ("set_title", "titles"), ("set_xticks", "ticks"), ("text", "texts")):
         original = getattr(Axes, name)

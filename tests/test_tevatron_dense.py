@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from helpers import cli_here, samples
 from qwen3_embedding_fixtures import corpus_rows, write_tiny_qwen3
 from ragbench._retrieval.dense.tevatron_shards import convert_command, read_shard
@@ -31,8 +31,7 @@ from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry
 
-pytest.importorskip("faiss")
-pytest.importorskip("transformers")
+pytestmark = needs("faiss", "transformers")  # not imported while the tests are collected
 
 FILES = TEST_DATA / "browsecomp_plus" / "dense"
 SHARDS = str(FILES / "corpus.shard*.pkl")

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from helpers import cli
+from helpers import cli, cli_here
 
 pytestmark = needs("wandb", "mlflow")
 
@@ -31,7 +31,7 @@ CLEARED = ("PYTEST_CURRENT_TEST", "CI", "GITHUB_ACTIONS", "WANDB_", "MLFLOW_", "
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("finished") / "run"
-    done = cli(*RUN, "--output", str(folder))
+    done = cli_here(*RUN, "--output", str(folder))
     assert done.returncode == 0, done.stderr
     return folder
 
@@ -90,9 +90,10 @@ def answers_500():
 
 
 def log_to(finished: Path, url: str, **settings: str):
-    """`ragbench log RUN --mlflow URL` with the user's MLflow `settings` (no backing off: the test takes seconds)."""
+    """`ragbench log RUN --mlflow URL` with the user's MLflow `settings` (no backing off: the test takes seconds), in
+    this process (MLflow reads them at each request)."""
     env = {"MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0", **settings}
-    return cli("log", str(finished), "--mlflow", url, env=env, timeout=300)
+    return cli_here("log", str(finished), "--mlflow", url, env=env)
 
 
 def failure_line(done, finished: Path, url: str) -> str:

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import TEST_DATA
+from conftest import TEST_DATA, needs
 from helpers import cli_here, run
 
-pytest.importorskip("pytrec_eval")
+pytestmark = needs("pytrec_eval")  # not imported while the tests are collected
+
 
 FIXTURE = json.loads((TEST_DATA / "umbrela" / "umbrela_modified_qrels.json").read_text(encoding="utf-8"))
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
 from helpers import cli
 
-datasets = pytest.importorskip("datasets")
+pytestmark = needs("datasets")  # not imported while the tests are collected
+
 
 ROWS = [  # Hugging Face hotpot_qa's layout: context as parallel lists
     {
@@ -45,7 +47,10 @@ metrics: [em]
 
 @pytest.fixture
 def offline(tmp_path, monkeypatch) -> dict[str, str]:
-    """The environment of a machine without the hub: offline flags, an empty cache of our own."""
+    """The environment of a machine without the hub: offline flags, an empty cache of our own (set after datasets
+    is imported: it and huggingface_hub read them once, when imported, and they are this test's alone)."""
+    import datasets  # noqa: F401
+
     env = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home")}
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -76,6 +81,8 @@ def scored(tmp_path: Path) -> dict:
 
 
 def test_a_dataset_saved_with_save_to_disk(tmp_path, offline):
+    import datasets
+
     dataset = datasets.Dataset.from_list(ROWS)
     datasets.DatasetDict({"validation": dataset, "train": dataset.select([0])}).save_to_disk(str(tmp_path / "saved"))
     result = run_task(tmp_path, "{path: saved, split: validation}", offline)
@@ -87,6 +94,8 @@ def test_a_dataset_saved_with_save_to_disk(tmp_path, offline):
 
 
 def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
+    import datasets
+
     from ragbench.api.yaml_tasks import yaml_task_class
 
     datasets.Dataset.from_list([ROWS[0], {**ROWS[1], "answer": None}]).save_to_disk(str(tmp_path / "saved"))
@@ -98,6 +107,8 @@ def test_a_bad_row_is_named_by_its_row_in_the_dataset(tmp_path, offline):
 
 
 def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):
+    import datasets
+
     folder = tmp_path / "hotpot_qa"
     (folder / "data").mkdir(parents=True)
     datasets.Dataset.from_list(ROWS).to_parquet(str(folder / "data" / "validation-00000-of-00001.parquet"))
@@ -108,6 +119,8 @@ def test_a_data_files_folder_as_a_hub_repository_holds_it(tmp_path, offline):
 
 
 def test_a_parquet_file(tmp_path, offline):
+    import datasets
+
     datasets.Dataset.from_list(ROWS).to_parquet(str(tmp_path / "dev.parquet"))
     result = run_task(tmp_path, "{path: dev.parquet}", offline)
     assert result.returncode == 0, result.stderr
@@ -115,6 +128,8 @@ def test_a_parquet_file(tmp_path, offline):
 
 
 def test_a_split_that_is_not_there_is_named_with_the_splits_there_are(tmp_path, offline):
+    import datasets
+
     datasets.DatasetDict({"validation": datasets.Dataset.from_list(ROWS)}).save_to_disk(str(tmp_path / "saved"))
     result = run_task(tmp_path, "{path: saved, split: dev}", offline)
     assert result.returncode == 2
@@ -149,6 +164,8 @@ def test_without_offline_flags_an_unanswering_hub_is_not_waited_for(tmp_path, mo
 
 
 def test_the_data_option_replaces_a_hub_name_with_a_saved_folder(tmp_path, offline):
+    import datasets
+
     datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "saved"))
     result = run_task(
         tmp_path,

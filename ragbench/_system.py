@@ -122,8 +122,8 @@ class SystemDeclaration:
 
 class System(RefusesDeclaredByName):
     """Subclasses take their options as keyword arguments of `__init__` (from `--system-arg`) and say what
-    the core reads about them in `declares`. Reporting hooks (docs/writing-plugins.md): `statistics` and
-    `format_adherence` (by default what `declares.recorded` says), and the optional `report`, `trace_outline`."""
+    the core reads about them in `declares`. Optional reporting hooks (docs/writing-plugins.md): `report`,
+    `statistics`, `format_adherence` (without them, the core reports what `declares.recorded` says), `trace_outline`."""
 
     name: ClassVar[str] = ""
     declares: SystemDeclaration = SystemDeclaration()
@@ -154,16 +154,6 @@ class System(RefusesDeclaredByName):
         """Raise `ConfigError` when the run's model cannot serve this system at all (e.g. it lacks
         vocabulary entries the system reads log-probs of); called once the engines are loaded,
         before any example runs."""
-
-    def statistics(self, samples: list[SampleRecord]) -> JsonObject | None:
-        """Figures of the system's own over a task's samples: those `declares.recorded` names, else None."""
-        recorded = self.declares.recorded
-        return None if recorded is None else recorded.statistics(samples)
-
-    def format_adherence(self, samples: list[SampleRecord]) -> list[FormatCheck] | None:
-        """How often the outputs followed each format the system parses: `declares.recorded`'s, else None."""
-        recorded = self.declares.recorded
-        return None if recorded is None else recorded.format_adherence(samples)
 
     def config(self) -> dict[str, Any]:
         """The system's options as recorded in results.json: its plain-valued attributes."""

@@ -117,7 +117,7 @@ def test_a_systems_hooks_see_what_a_list_of_the_records_would_show(tmp_path):
 
 
 def test_a_system_that_declares_no_recorded_extras_reports_nothing_and_reads_no_samples(tmp_path, monkeypatch):
-    """The base System's statistics and format_adherence return None at once without `declares.recorded`: the
+    """A system without its own statistics or format_adherence and without `declares.recorded` reports neither: the
     samples file is never read (not even for its line offsets)."""
     from ragbench._reports import system_hooks as hooks
     from ragbench.api import System

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._reports.system_hooks import system_hooks
 from ragbench.api import (
     OutputFormat,
     RecordedExtras,
@@ -243,11 +245,15 @@ def test_declared_hooks_report_what_each_method_wrote_out(name: str) -> None:
     def check(samples: list[SampleRecord]) -> None:
         runs = recorded_extras(samples, key)
         if name in OWN_STATISTICS:  # it declares its format only
-            assert as_written(system.format_adherence(samples)) == as_written(written_out(runs))
+            assert as_written(declared.format_adherence(samples)) == as_written(written_out(runs))
             return
         statistics, checks = written_out(runs) if runs else (None, None)
-        assert as_written(system.statistics(samples)) == as_written(statistics)
-        assert as_written(system.format_adherence(samples)) == as_written(checks)
+        assert as_written(declared.statistics(samples)) == as_written(statistics)
+        assert as_written(declared.format_adherence(samples)) == as_written(checks)
+
+    declared = system.declares.recorded
+    assert declared is not None and not hasattr(type(system), "format_adherence")  # what the core reports
+    assert name in OWN_STATISTICS or not hasattr(type(system), "statistics")
 
     check()
 
@@ -265,14 +271,20 @@ class Declared(System):
     )
 
 
-def test_a_declaration_gives_examples_then_means_counts_and_tallies() -> None:
+def test_a_declaration_gives_examples_then_means_counts_and_tallies(tmp_path: Path) -> None:
     samples = [
         SampleRecord("a", extras={"mine": {"n": 1, "ok": True, "kind": "b"}}),
         SampleRecord("b", extras={"mine": {"n": 2, "ok": False, "kind": "a"}}),
         SampleRecord("c", extras={"mine": {"n": 2, "ok": True, "kind": "b"}}),
     ]
-    assert as_written(Declared().statistics(samples)) == as_written(
-        {"examples": 3, "mean_n": 1.667, "ok": 2, "kind": {"a": 1, "b": 2}}
+    path = tmp_path / "demo.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": s.id, "prediction": {"extras": s.extras}}) + "\n" for s in samples), encoding="utf-8"
     )
-    assert Declared().format_adherence(samples) == [{"format": "k=v", "followed": 2, "of": 6, "fix": "fix it"}]
-    assert Declared().statistics([]) is None and Declared().format_adherence([]) is None
+    report, checks, figures = system_hooks(Declared(), path, complete_data=True)  # as results.json gets them
+    assert report is None
+    assert as_written(figures) == as_written({"examples": 3, "mean_n": 1.667, "ok": 2, "kind": {"a": 1, "b": 2}})
+    assert checks == [{"format": "k=v", "followed": 2, "of": 6, "fix": "fix it"}]
+    assert not hasattr(Declared(), "statistics")  # a plugin still sees only its eight names (test_plugin_contract)
+    recorded = Declared.declares.recorded
+    assert recorded is not None and recorded.statistics([]) is None and recorded.format_adherence([]) is None

@@ -63,10 +63,15 @@ def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[An
 
     def call(hook: str, *args: Any) -> Any:
         who = f"System.{hook} of {type(system).__name__}"
-        if not hasattr(type(system), hook):  # an optional hook the system does not define
+        declared = system.declares.recorded if hook in ("statistics", "format_adherence") else None
+        if not hasattr(type(system), hook) and declared is None:  # an optional hook the system does not define
             return None
-        with PluginCall() as guarded:
-            value = getattr(system, hook)(records, *args)
+        with PluginCall() as guarded:  # the system's own hook, else what it declares it records
+            value = (
+                getattr(system, hook)(records, *args)
+                if hasattr(type(system), hook)
+                else getattr(declared, hook)(records)
+            )
         if guarded.error is not None:  # a plugin's bug, or a hook written for dict records (docs/changelog.md)
             tracebacks[hook] = guarded.traceback or ""
             failures.append(

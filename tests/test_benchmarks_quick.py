@@ -33,6 +33,11 @@ OWN_PROCESS = {
     "parallel_build": "starts and shuts down Ray in the process (ray.init)",
     "sharded_search": "starts and shuts down Ray in the process (ray.init)",
     "scale_projection": "starts and shuts down Ray in the process (ray.init, through sharded_search)",
+    **dict.fromkeys(
+        ("aggregation_memory", "compare_scale", "multihop_memory", "prefix_cache", "storage_scale"),
+        "measures the peak RSS (ru_maxrss) of processes it starts, which a child of this large process starts at"
+        " this process's (prefix_cache's 2 GB goal failed in-process)",
+    ),
 }
 
 

@@ -36,11 +36,11 @@ class OutputFormat:
 
     def checks(self, runs: list[Any]) -> list[FormatCheck] | None:
         """The `format_adherence` of `runs` (the examples' records): one `FormatCheck`, None with none checked."""
-        of = len(runs) if self.of is None else sum(read(self.of, run) for run in runs)
-        return adherence(self.format, sum(read(self.followed, run) for run in runs), of, self.fix)
+        of = len(runs) if self.of is None else sum(figure_of(self.of, run) for run in runs)
+        return adherence(self.format, sum(figure_of(self.followed, run) for run in runs), of, self.fix)
 
 
-def read(value: str | Callable[[Any], Any], run: Any) -> Any:
+def figure_of(value: str | Callable[[Any], Any], run: Any) -> Any:
     """One example's value of a declared figure: its record's `value` key, or `value` of the record."""
     return run[value] if isinstance(value, str) else value(run)
 
@@ -69,7 +69,7 @@ class RecordedExtras:
             return None
         return {
             "examples": len(runs),
-            **{figure: round(mean(read(value, run) for run in runs), 3) for figure, value in self.means.items()},
+            **{figure: round(mean(figure_of(value, run) for run in runs), 3) for figure, value in self.means.items()},
             **{figure: sum(run[key] for run in runs) for figure, key in self.counts.items()},
             **{figure: dict(sorted(Counter(run[key] for run in runs).items())) for figure, key in self.tallies.items()},
         }

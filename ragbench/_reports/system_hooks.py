@@ -8,7 +8,7 @@ gets the same results, not a traceback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -34,8 +34,8 @@ class SavedRecords(Sequence[SampleRecord]):
 
     @cached_property
     def offsets(self) -> Sequence[int]:
-        """Where each line starts, read when first indexed or measured (a hook that returns None at once, as the
-        base `System`'s do without `declares.recorded`, costs no pass over the file)."""
+        """Where each line starts, read when first indexed or measured (a hook that returns without reading the
+        records costs no pass over the file)."""
         return line_offsets(self.path) if file_there(self.path) else [0]
 
     def __len__(self) -> int:
@@ -63,15 +63,11 @@ def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[An
 
     def call(hook: str, *args: Any) -> Any:
         who = f"System.{hook} of {type(system).__name__}"
-        declared = system.declares.recorded if hook in ("statistics", "format_adherence") else None
-        if not hasattr(type(system), hook) and declared is None:  # an optional hook the system does not define
+        reporter = hook_of(system, hook)
+        if reporter is None:  # an optional hook the system neither defines nor declares
             return None
-        with PluginCall() as guarded:  # the system's own hook, else what it declares it records
-            value = (
-                getattr(system, hook)(records, *args)
-                if hasattr(type(system), hook)
-                else getattr(declared, hook)(records)
-            )
+        with PluginCall() as guarded:
+            value = reporter(records, *args)
         if guarded.error is not None:  # a plugin's bug, or a hook written for dict records (docs/changelog.md)
             tracebacks[hook] = guarded.traceback or ""
             failures.append(
@@ -91,6 +87,16 @@ def system_hooks(system: System, samples: Path, complete_data: bool) -> tuple[An
     if tracebacks:
         report["tracebacks"] = tracebacks
     return report, checks, figures
+
+
+def hook_of(system: System, hook: str) -> Callable[..., Any] | None:
+    """The system's own reporting `hook`, else, for `statistics` and `format_adherence`, what it declares it records
+    (`declares.recorded`); None where it has neither."""
+    if hasattr(type(system), hook):
+        own: Callable[..., Any] = getattr(system, hook)
+        return own
+    recorded = system.declares.recorded
+    return getattr(recorded, hook) if recorded is not None and hook in ("statistics", "format_adherence") else None
 
 
 def returned_problem(hook: str, value: Any) -> str | None:

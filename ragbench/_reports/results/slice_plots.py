@@ -105,6 +105,14 @@ class SliceMatrix(TypedDict):
     labels: dict[str, str]
 
 
+MATRIX_PARTS: dict[str, tuple[type, str]] = {
+    "separator": (str, "a str"),
+    "keys": (list, "a list"),
+    "order": (list, "a list"),
+    "labels": (dict, "a mapping"),
+}
+
+
 def slice_matrix(value: JsonValue) -> SliceMatrix | str | None:
     """A task config's `matrix` read as a `SliceMatrix` (separator " - " where it names none); None where the task
     has none; what is wrong with it, as a line for the summary, where it is not one (no heat map is then drawn)."""
@@ -113,12 +121,10 @@ def slice_matrix(value: JsonValue) -> SliceMatrix | str | None:
     if not isinstance(value, dict) or not isinstance(field := value.get("field"), str):
         return "a `matrix` without a str `field` (the slice field of its row and column labels)"
     separator, keys, order, labels = (value.get(name) for name in ("separator", "keys", "order", "labels"))
-    kinds = {"separator": (separator, str, "a str"), "keys": (keys, list, "a list"), "order": (order, list, "a list")}
-    kinds["labels"] = (labels, dict, "a mapping")
     wrong = [
-        f"`{name}` not {kind}"
-        for name, (part, of, kind) in kinds.items()
-        if part is not None and not isinstance(part, of)
+        f"`{name}` not {word}"
+        for name, (kind, word) in MATRIX_PARTS.items()
+        if value.get(name) is not None and not isinstance(value.get(name), kind)
     ]
     if wrong:
         return f"a `matrix` with {', '.join(wrong)}"

@@ -51,7 +51,13 @@ RUN_OPTIONS = "--output / --cache / --page-cache"  # what points a run's writing
 
 def exhausted(exc: BaseException) -> str | None:
     """What `exc` says the machine ran out of (memory, threads, open files) and the fix; None for another error."""
-    if isinstance(exc, MemoryError) or isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+    if (
+        isinstance(exc, MemoryError)
+        or isinstance(exc, OSError)
+        and exc.errno == errno.ENOMEM
+        or isinstance(exc, RuntimeError)
+        and str(exc).startswith("can't allocate")  # io's and thread's locks
+    ):
         return "out of memory; free memory, or raise the memory limit (ulimit -v, the container's)"
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
         return (

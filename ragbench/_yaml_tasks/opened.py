@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import bz2
-import gzip
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, cast
 
+from .._storage.gzipped import open_gzip
+
 # opened for the caller's `with`; GzipFile and BZ2File are binary files, though typeshed's IO[bytes] names more methods
 OPENERS: dict[str, Callable[[Path], IO[bytes]]] = {
-    ".gz": lambda p: cast(IO[bytes], gzip.open(p, "rb")),  # noqa: SIM115
+    ".gz": lambda p: cast(IO[bytes], open_gzip(p)),
     ".bz2": lambda p: cast(IO[bytes], bz2.open(p, "rb")),  # noqa: SIM115
 }
 MAGIC = {".gz": b"\x1f\x8b", ".bz2": b"BZh"}  # how each compressed format begins

@@ -13,13 +13,12 @@ leave the rest of its segments out of an index unseen.
 
 from __future__ import annotations
 
-import gzip
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError, RecordError
+from ..._storage.gzipped import open_gzip
 from ..._storage.jsonl import LocatedLine, StreamBroken, line_record, located_lines
 from ..._types import Document
 
@@ -37,20 +36,11 @@ def is_segmented_folder(folder: Path) -> bool:
     return bool(shard_files(folder))
 
 
-def unpacked_lines(handle: Iterable[bytes]) -> Iterator[bytes]:
-    """The lines of an open gzip file; a damaged deflate stream (zlib.error, no OSError) reads as a broken
-    stream, as a cut-short one does (EOFError)."""
-    try:
-        yield from handle
-    except zlib.error as exc:
-        raise OSError(f"corrupt gzip data ({exc})") from exc
-
-
 def segmented_rows(folder: Path) -> Iterator[tuple[int, Document | RecordError]]:
     """Every segment of every shard, in order, with its position (`SHARD_SPAN` * shard + offset)."""
     for number, shard in enumerate(shard_files(folder)):
-        with gzip.open(shard, "rb") as handle:
-            for located in located_lines(unpacked_lines(handle), str(shard)):
+        with open_gzip(shard) as handle:
+            for located in located_lines(handle, str(shard)):
                 yield number * SHARD_SPAN + located.start, shard_passage(located, shard)
 
 
@@ -58,9 +48,9 @@ def segmented_passage_at(folder: Path, position: int) -> Document | RecordError:
     """The segment `segmented_rows` found at `position` (gzip seeks by unpacking up to there)."""
     number, start = divmod(position, SHARD_SPAN)
     shard = shard_files(folder)[number]
-    with gzip.open(shard, "rb") as handle:
+    with open_gzip(shard) as handle:
         handle.seek(start)
-        located = next(located_lines(unpacked_lines(handle), str(shard), start=start))
+        located = next(located_lines(handle, str(shard), start=start))
         return shard_passage(located, shard)
 
 

@@ -37,12 +37,14 @@ def finished(tmp_path_factory) -> Path:
 
 
 class NeverAnswers:
-    """A server on 127.0.0.1 that accepts every connection and never answers; `accepted` counts them."""
+    """A server on 127.0.0.1 that accepts every connection and never answers; `accepted` counts them, `asked`
+    holds each one's request line (as far as it came)."""
 
     def __enter__(self) -> NeverAnswers:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.connections: list[socket.socket] = []
+        self.asked: list[str] = []
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
@@ -52,7 +54,17 @@ class NeverAnswers:
                 connection, _ = self.server.accept()
             except OSError:  # closed
                 return
-            self.connections.append(connection)  # held open, never read nor answered
+            self.connections.append(connection)  # held open, never answered
+            threading.Thread(target=self._request_line, args=(connection,), daemon=True).start()
+
+    def _request_line(self, connection: socket.socket) -> None:
+        head = b""
+        try:
+            while b"\r\n" not in head and (piece := connection.recv(4096)):
+                head += piece
+        except OSError:  # closed
+            pass
+        self.asked.append(head.split(b"\r\n")[0].decode("latin-1"))
 
     @property
     def accepted(self) -> int:
@@ -187,8 +199,10 @@ def test_wandb_online_with_a_server_that_never_answers_ends_at_its_init_timeout_
             "WANDB_SILENT": "true",
         }
         done = cli("log", str(finished), "--wandb", env=env, timeout=300)
-        accepted = server.accepted
+        accepted, asked = server.accepted, list(server.asked)
     assert done.returncode == 75, done.stderr
+    # W&B's own usage metrics, which waited 10 s more for this server after the error line: not sent
+    assert not [line for line in asked if "/otel/" in line], asked
     lines = done.stderr.splitlines()
     assert f"ragbench log: logging the run to W&B at {server.url} ..." in lines
     [failed] = [line for line in lines if "error:" in line]

@@ -72,3 +72,38 @@ def test_a_worker_killed_fails_its_call_and_the_next_call_gets_a_new_pool():
         assert asyncio.run(main()) != os.getpid()
     finally:
         workers.close()
+
+
+# The forkserver's socket file replaced by one nobody listens on: connecting to it is refused, as CI once saw
+# in a test process where a run's background start then died with an unhandled ConnectionRefusedError.
+REFUSED_START = """
+import asyncio, multiprocessing.forkserver as forkserver, os, socket, threading
+from ragbench.api.run import Workers
+unhandled = []
+threading.excepthook = lambda args: unhandled.append(repr(args.exc_value))
+forkserver.ensure_running()
+address = forkserver._forkserver._forkserver_address
+os.unlink(address)
+with socket.socket(socket.AF_UNIX) as nobody:
+    nobody.bind(address)
+workers = Workers(1)
+workers.warm("json")
+workers.start_soon()
+try:
+    asyncio.run(workers.run(int))
+except ConnectionRefusedError:
+    print("the next call says why")
+workers.close()  # waits for the background start
+print("unhandled:", unhandled)
+forkserver._forkserver._stop()  # the next start starts a forkserver again
+workers = Workers(1)
+print("then:", asyncio.run(workers.run(int, "7")))
+workers.close()
+"""
+
+
+def test_a_refused_background_start_raises_nothing_unhandled_and_the_next_start_runs():
+    done = subprocess.run(
+        [sys.executable, "-c", REFUSED_START], capture_output=True, text=True, timeout=300, env={**os.environ}
+    )
+    assert done.stdout.splitlines() == ["the next call says why", "unhandled: []", "then: 7"], done.stdout + done.stderr

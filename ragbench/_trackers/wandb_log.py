@@ -25,8 +25,14 @@ def files_dir() -> Path:
 
 
 def logging_environment() -> dict[str, str]:
-    """What ragbench sets while it logs to W&B, where the user has not (docs/outputs.md)."""
-    return {"WANDB_CACHE_DIR": str(files_dir() / "cache"), "WANDB_DATA_DIR": str(files_dir() / "data")}
+    """What ragbench sets while it logs to W&B, where the user has not (docs/outputs.md). WANDB_ERROR_REPORTING off:
+    W&B's SDK (0.31 on) sends its own usage metrics to the W&B server as it ends, and a server that never answered
+    held the command 10 s after ragbench had said the logging failed; they concern W&B's product, not the run."""
+    return {
+        "WANDB_CACHE_DIR": str(files_dir() / "cache"),
+        "WANDB_DATA_DIR": str(files_dir() / "data"),
+        "WANDB_ERROR_REPORTING": "false",
+    }
 
 
 def init_keywords(run_log: RunLog, options: Mapping[str, object]) -> dict[str, Any]:

@@ -188,6 +188,9 @@ class Workers:
             pool.shutdown(wait=False, cancel_futures=True)
             self._unavailable = WorkersUnavailable(_why_unavailable())
             raise self._unavailable from None
+        except OSError:  # no process started (the forkserver refused: it ended meanwhile): not remembered,
+            pool.shutdown(wait=False, cancel_futures=True)  # the next call starts them again
+            raise
         return pool
 
     def _executor(self, lane: bool) -> Executor:
@@ -269,7 +272,7 @@ class Workers:
         try:
             self._executor(lane=False)
             self._executor(lane=True)
-        except (WorkersUnavailable, RuntimeError):  # remembered (or closed meanwhile): the next call says so
+        except (WorkersUnavailable, RuntimeError, OSError):  # the next call that needs them starts them or says why
             pass
 
     def lane_ready(self) -> bool:

@@ -33,3 +33,9 @@ def shown_value(value: object, limit: int = 200) -> str:
     short.maxlist = short.maxtuple = short.maxdict = short.maxset = 8
     text = value if isinstance(value, str) else short.repr(value)
     return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def one_line_text(text: str) -> str:
+    """`text` with its line breaks and other unprintable characters written as escapes (`\\n`), so that a message
+    quoting it (an exception's text naming a JSON key of a damaged file) stays one line."""
+    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)

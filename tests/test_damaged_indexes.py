@@ -63,7 +63,8 @@ def array_damage(draw, array: np.ndarray) -> bytes | np.ndarray:
     if how == "2-D":
         return changed.reshape(-1, 1)
     if how == "add":
-        return np.append(changed, np.asarray(draw(NUMBERS)).astype(changed.dtype, casting="unsafe"))
+        with np.errstate(all="ignore"):  # a number the dtype cannot hold is cast as it comes out: a damage too
+            return np.append(changed, np.asarray(draw(NUMBERS)).astype(changed.dtype, casting="unsafe"))
     position = draw(st.integers(0, len(changed) - 1))
     if how == "drop":
         return np.delete(changed, position)
@@ -190,6 +191,18 @@ def ragbench_index(tmp_path_factory) -> Path:
 
 BM25_ARRAYS = ("docs.offsets.npy", *(f"bm25/{name}" for name in ARRAYS))
 BM25_JSON = ("manifest.json", *(f"bm25/{name}" for name in JSON_FILES))
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "bm25/params.index.json"])
+def test_a_json_file_given_a_key_with_a_line_break_is_refused_in_one_line_naming_the_key(
+    tmp_path, ragbench_index, name
+):
+    """Hypothesis found it: the loader's TypeError quotes the unknown key, and its line break split the message."""
+    data = json.loads((ragbench_index / name).read_text(encoding="utf-8"))
+    content = json.dumps({**data, "\n": 0}).encode()
+    with pytest.raises(ConfigError) as refused:
+        load_retriever("bm25", {"index": str(copy_damaged(ragbench_index, tmp_path / "i", name, content))})
+    assert "\n" not in str(refused.value) and "'\\n'" in str(refused.value), str(refused.value)
 
 
 @settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

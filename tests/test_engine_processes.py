@@ -19,7 +19,8 @@ import pytest
 import ragbench._run.models.reaper
 from process_tree import HAVE_PROC, processes
 from ragbench._run.models.reaper import MARKER_ENV, Reaper, reap
-from ragbench.api.engines import Engine
+from ragbench.api.engines import Engine, Response
+from ragbench.testing import installed_registry, run_eval
 
 pytestmark = pytest.mark.skipif(
     not HAVE_PROC or not hasattr(os, "pidfd_open"), reason="reads processes from /proc (Linux)"
@@ -169,8 +170,49 @@ def test_the_reaper_ends_the_marked_processes_and_their_descendants_only(tmp_pat
             process.wait()
 
 
+class MarkerSeen(Engine):
+    """Answers with the run's marker as the engine found it when the run loaded it ("unmarked": no reaper started)."""
+
+    kind = "marker_seen"
+
+    def __init__(self, model: str, **options: object) -> None:
+        super().__init__(model, **options)
+        self.marker = os.environ.get(MARKER_ENV, "unmarked")
+
+    def generate(self, requests):
+        return [Response(texts=[self.marker]) for _ in requests]
+
+
+class CallsAServiceOnly(MarkerSeen):
+    kind = "calls_a_service_only"
+    starts_processes = False
+
+
+@pytest.mark.parametrize("engine,reaped", [(MarkerSeen, True), (CallsAServiceOnly, False)])
+def test_a_run_starts_its_reaper_before_an_engine_that_may_start_processes_and_only_then(engine, reaped):
+    """An engine says False (`Engine.starts_processes`) when it only computes here or calls a service: the scripted,
+    replay and hosted-API engines; a run of those starts no reaper (a process at every run's start)."""
+    registry = installed_registry()
+    registry.add_catalog({"engines": {engine.kind: {"target": f"test_engine_processes:{engine.__name__}"}}}, "tests")
+    result = run_eval("demo", "closed_book", f"{engine.kind}:x", limit=1, registry=registry)
+    [sample] = result.samples["demo"]
+    assert sample.error is None and sample.answer, sample.error
+    assert (sample.answer != "unmarked") is reaped, sample.answer
+    assert MARKER_ENV not in os.environ  # the run's mark taken off as it ended
+
+
+def test_the_scripted_replay_and_hosted_engines_start_no_process():
+    registry = installed_registry()
+    assert [registry.load("engines", kind).starts_processes for kind in ("scripted", "replay", "openai", "hf")] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+
+
 def test_the_reaper_process_starts_without_site_packages_and_imports_only_what_it_uses():
-    """Every run starts a reaper, so its start is part of every run's cost: no `.pth` file of the environment runs
+    """A run of an engine that may start processes starts a reaper, so its start is part of its cost: no `.pth` file of the environment runs
     in it (`-I -S`) and it imports none of what only the run's side uses (subprocess, uuid) nor pathlib or typing."""
     reaper = Reaper()
     try:

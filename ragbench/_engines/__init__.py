@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._builtin import section
@@ -54,6 +54,16 @@ def _import_quietly(names: list[str]) -> None:
 @hookimpl
 def ragbench_catalog() -> dict[str, Any]:
     return section("engines")
+
+
+def starts_processes(model: str | None, options: Mapping[str, Any], registry: Registry) -> bool:
+    """Whether the engine `load_engine(model, **options)` builds may start processes a killed run must end: its
+    class's `Engine.starts_processes`, or Ray replicas of any engine. An unknown engine is load_engine's to say."""
+    try:
+        engine_class = registry.load("engines", (model or EMBEDDED_MODEL).partition(":")[0])
+    except ConfigError:
+        return True
+    return bool(getattr(engine_class, "starts_processes", True)) or wants_ray(options)
 
 
 def load_engine(model: str | None, *, registry: Registry, needs: Sequence[EngineNeeds] = (), **options: Any) -> Engine:

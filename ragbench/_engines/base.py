@@ -45,6 +45,10 @@ class Engine:
     # string that fired ends the text and nothing else does. An API that does not say which stop string fired
     # (the openai engine) cannot tell.
     says_which_stop: ClassVar[bool] = True
+    # Whether the engine may start processes (a model server, its workers) that a killed run must end: the run
+    # starts its reaper (ragbench._run.models.reaper) before such an engine. One that only computes in this process
+    # or calls a service says False, and a run of such engines starts no process for it.
+    starts_processes: ClassVar[bool] = True
     _content: str | None = None  # `content_id`
 
     def __init__(self, model: str, **options: Any) -> None:

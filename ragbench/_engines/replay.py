@@ -127,6 +127,7 @@ def _tool_parts(message: JsonObject) -> str:
 
 class ReplayEngine(Engine):
     kind = "replay"
+    starts_processes = False
     calls_tools = True  # a recorded answer's tool calls are in its "response_data" (or a record's "tool_calls")
     connects_mcp = True  # a request offering a remote MCP server gets the recorded answer, its servers' calls in it
     cacheable = False  # the file is the cache

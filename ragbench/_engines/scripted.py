@@ -155,6 +155,7 @@ def load_script(spec: str) -> tuple[Script, str | None]:
 
 class ScriptedEngine(Engine):
     kind = "scripted"
+    starts_processes = False
     calls_tools = True  # an answer {"tool_calls": [...]} (see the module docstring)
 
     def __init__(

@@ -79,6 +79,7 @@ class ApiEngine(Engine):
     DEFAULT_KEY_ENV: ClassVar[str]
     RESERVED: ClassVar[frozenset[str]]
     EXAMPLE_BASE_URL: ClassVar[str] = "http://localhost:8000/v1"
+    starts_processes = False  # it calls a service
     NOT_FOUND_HINT: ClassVar[str] = "does the base URL end with the API prefix, e.g. /v1?"  # said of an HTTP 404
 
     def __init__(

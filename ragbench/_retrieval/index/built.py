@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from tqdm import tqdm
 
-from ..._errors import ConfigError, RecordError
+from ..._errors import ConfigError, RecordError, one_line_text
 from ..._storage.files import naming, write_problem
 from ..._storage.jsonl import read_json
 from ..._types import Document, JsonObject
@@ -133,7 +133,7 @@ def manifest_from(data: Any) -> Manifest:
         manifest = Manifest(**data)
         typed_fields(MANIFEST_FILE, data, MANIFEST_TYPES, required=())
     except TypeError as exc:  # fields missing or unknown
-        raise IndexDamage(MANIFEST_FILE, f"is damaged ({exc})") from None
+        raise IndexDamage(MANIFEST_FILE, f"is damaged ({one_line_text(str(exc))})") from None
     except IndexDamage as exc:
         raise IndexDamage(MANIFEST_FILE, f"is damaged ({exc.problem})") from None
     if manifest.doc_count < 1:
@@ -191,6 +191,7 @@ class IndexedRetriever(Retriever):
             ) from None
         except INDEX_FILE_ERRORS as exc:
             problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+            problem = one_line_text(problem)  # a key of a damaged JSON file, named by the loader's TypeError
             raise ConfigError(
                 f"retriever {self.name}: index {self.folder}: {name} missing or damaged ({problem}); "
                 f"{rebuild_hint(self.manifest, self.folder)}"

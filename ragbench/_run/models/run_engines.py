@@ -5,11 +5,12 @@ start end with the run however it ends, kill -9 included (ragbench._run.models.r
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._engines import load_engine
+from ..._engines import load_engine, starts_processes
 from ..._engines.base import Engine
 from ..._registry import Registry
 from ..._types import JsonObject
@@ -103,23 +104,29 @@ def load_engines(
     system calls one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
     checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
     --nli names the same model with no engine options of its own). One that fails closes the others."""
-    engines = Engines(reaper=Reaper())
+    engines = Engines()
+
+    def loaded(model: str | None, options: Mapping[str, Any], served: Sequence[Any] = ()) -> Engine:
+        """The engine (set up for what the systems it serves need), the run's reaper started before the first
+        engine that may start processes."""
+        if engines.reaper is None and starts_processes(model, options, registry):
+            engines.reaper = Reaper()
+        return load_engine(model, registry=registry, needs=served, **options)
+
     try:
         if system:
             system_needs = engine_needs(planned)
             if any(p.system is not None and p.system.declares.uses_llm for p in planned):
-                engines.model = load_engine(request.model, registry=registry, needs=system_needs, **request.model_args)
+                engines.model = loaded(request.model, request.model_args, system_needs)
             for role, model in request.role_models.items():
-                engines.roles[role] = load_engine(
-                    model, registry=registry, needs=system_needs, **request.role_model_args.get(role, {})
-                )
+                engines.roles[role] = loaded(model, request.role_model_args.get(role, {}), system_needs)
         for line in unused_metric_models(request.judges, request.nli, request.judge_repeats, planned):
             log.warning("ragbench: %s", line)
         for i, model in enumerate(request.judges if needs(planned, "judge") else []):
-            engines.judges.append(load_engine(model, registry=registry, **request.judge_args.get(str(i), {})))
+            engines.judges.append(loaded(model, request.judge_args.get(str(i), {})))
         if request.nli is not None and needs(planned, "nli"):
             same = engines.model is not None and request.nli == request.model and not request.nli_args
-            engines.nli = engines.model if same else load_engine(request.nli, registry=registry, **request.nli_args)
+            engines.nli = engines.model if same else loaded(request.nli, request.nli_args)
     except BaseException:
         engines.close()
         raise

@@ -38,4 +38,4 @@ def shown_value(value: object, limit: int = 200) -> str:
 def one_line_text(text: str) -> str:
     """`text` with its line breaks and other unprintable characters written as escapes (`\\n`), so that a message
     quoting it (an exception's text naming a JSON key of a damaged file) stays one line."""
-    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..._engines.hf.batching import CACHE_FILE as BATCH_SIZES_FILE
 from ..._engines.local.embedded import CONVERTED_NAME
-from ..._errors import ConfigError
+from ..._errors import ConfigError, one_line_text
 from ..._registry import Registry, unknown_name_message
 from ..._retrieval.index.cache import index_cache_dir
 from ..._retrieval.index.cache_listing import REMOVABLE, cache_entries
@@ -43,7 +43,7 @@ def removal(name: str, found: list[Cache], registry: Registry) -> Removal:
     try:
         return named(name, found, registry)
     except ConfigError as exc:
-        raise ConfigError("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc))) from None
+        raise ConfigError(one_line_text(str(exc))) from None
 
 
 def named(name: str, found: list[Cache], registry: Registry) -> Removal:

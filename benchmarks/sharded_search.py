@@ -60,13 +60,15 @@ WEIGHTS /= WEIGHTS.sum()
 
 def shard_processes() -> list[psutil.Process]:
     """The live shard actor processes of this script's own cluster (its raylets are its children)."""
-    return [
-        process
-        for process in psutil.Process().children(recursive=True)
-        if process.is_running()
-        and process.status() != psutil.STATUS_ZOMBIE
-        and any("_ShardActor" in part for part in process.cmdline())
-    ]
+    return [process for process in psutil.Process().children(recursive=True) if is_shard_actor(process)]
+
+
+def is_shard_actor(process: psutil.Process) -> bool:
+    """Whether `process` is a live shard actor; one that ends (or turns zombie) while it is read is not."""
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE and any("_ShardActor" in part for part in process.cmdline())
+    except psutil.Error:
+        return False
 
 
 def shard_memory() -> list[list[float]]:
@@ -75,7 +77,11 @@ def shard_memory() -> list[list[float]]:
     shard's memory-mapped files it touched."""
     found = []
     for process in shard_processes():
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{process.pid}/status").read_text().splitlines())
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+        except OSError:  # it ended since it was listed
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines())
         found.append([int(fields[key].split()[0]) * 1024 / MB for key in ("VmHWM", "RssAnon", "RssFile")])
     return sorted(found)
 

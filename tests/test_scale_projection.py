@@ -5,9 +5,12 @@ driver's serial work plus the workers' divided among them; sharded_search.py's c
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,3 +84,32 @@ def test_the_synthetic_corpus_is_reproducible_and_an_existing_one_is_kept(projec
     (tmp_path / "a.jsonl").write_text("kept\n")
     write_corpus(tmp_path / "a.jsonl", 300)  # --work-dir: the corpus an index was built from is not rewritten
     assert (tmp_path / "a.jsonl").read_text() == "kept\n"
+
+
+class EndsWhenAsked:
+    """A real child process that ends (and turns zombie, unreaped) at the moment its status is read, as a shard
+    actor does when its pool closes while sharded_search.py lists the live ones."""
+
+    def __init__(self, child: subprocess.Popen) -> None:
+        self.child, self.process = child, psutil.Process(child.pid)
+
+    def status(self) -> str:
+        seen = self.process.status()
+        self.child.kill()
+        while self.process.status() != psutil.STATUS_ZOMBIE:
+            os.sched_yield()
+        return seen
+
+    def cmdline(self) -> list[str]:
+        return self.process.cmdline()
+
+
+def test_a_shard_actor_that_ends_while_it_is_read_is_not_listed(projection):
+    is_shard_actor = sys.modules["sharded_search"].is_shard_actor
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "_ShardActor"])
+    try:
+        assert is_shard_actor(psutil.Process(child.pid))
+        assert not is_shard_actor(EndsWhenAsked(child))  # was psutil.ZombieProcess out of cmdline(): CI's failure
+    finally:
+        child.kill()
+        child.wait()

@@ -116,16 +116,7 @@ def test_a_run_over_the_task_corpus_resumes_as_the_same_run(tmp_path: Path, inde
 def test_a_resume_after_the_shipped_corpus_changed_names_the_corpus_not_options(
     tmp_path: Path, index_cache: Path
 ) -> None:
-    lines = (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    (tmp_path / "questions.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_bytes((DATA / "corpus.jsonl").read_bytes())
-    (tmp_path / "mine.yaml").write_text(
-        "task: mine\ndata: {path: questions.jsonl}\ncorpus: corpus.jsonl\nfields: {gold: {answers: answers}}\n"
-        "prompt: {style: flashrag}\nmetrics: [em]\n",
-        encoding="utf-8",
-    )
-    options = {"tasks": [str(tmp_path / "mine.yaml")], "system": "vanilla", "model": "scripted:echo"}
+    options, corpus = own_corpus_task(tmp_path)
     run(tmp_path, **options)
     with corpus.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps({"id": "new", "title": "New", "text": "A passage added."}) + "\n")
@@ -233,3 +224,52 @@ def test_a_fault_of_the_disk_names_how_to_go_on_in_the_folder_the_corpus_names(
     done = cli_here(*options, "--resume")
     assert done.returncode == 1
     assert done.stderr.strip().endswith("then run the same command with --resume (what finished is saved)")
+
+
+def own_corpus_task(tmp_path: Path) -> tuple[dict, Path]:
+    """A YAML task of two questions over a copy of fictional_multihop's corpus (`corpus:`): the run's options and
+    the corpus file."""
+    lines = (DATA / "questions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "questions.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes((DATA / "corpus.jsonl").read_bytes())
+    (tmp_path / "mine.yaml").write_text(
+        "task: mine\ndata: {path: questions.jsonl}\ncorpus: corpus.jsonl\nfields: {gold: {answers: answers}}\n"
+        "prompt: {style: flashrag}\nmetrics: [em]\n",
+        encoding="utf-8",
+    )
+    return {"tasks": [str(tmp_path / "mine.yaml")], "system": "vanilla", "model": "scripted:echo"}, corpus
+
+
+def test_a_run_reads_its_corpus_once_to_name_its_index(
+    tmp_path: Path, index_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-flight names the index by the corpus's sha256 and the run builds or opens that folder: the corpus
+    (gigabytes, for a task that ships wiki-18) is hashed once, and once more by a build for its manifest."""
+    import ragbench._retrieval.index.built as built
+
+    options, corpus = own_corpus_task(tmp_path)
+    hashed: list[Path] = []
+    real_sha256 = built.file_sha256
+    monkeypatch.setattr(built, "file_sha256", lambda path: hashed.append(Path(path)) or real_sha256(path))
+    run(tmp_path, name="first", **options)
+    assert hashed == [corpus, corpus]  # was 4: the pre-flight, the build's check of it, the cache, the manifest
+    hashed.clear()
+    run(tmp_path, name="second", **options)
+    assert hashed == [corpus]  # was 3
+
+
+def test_a_corpus_changed_after_the_pre_flight_named_its_index_is_not_built_under_that_name(
+    tmp_path: Path, index_cache: Path
+) -> None:
+    from ragbench._errors import ConfigError
+    from ragbench._run.evaluator import Evaluator, RunConfig
+    from ragbench.testing import installed_registry
+
+    options, corpus = own_corpus_task(tmp_path)
+    evaluator = Evaluator(RunConfig(output=str(tmp_path / "run"), progress=False, **options), installed_registry())
+    with corpus.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": "new", "title": "New", "text": "A passage added."}) + "\n")
+    with pytest.raises(ConfigError, match=r"corpus .*corpus.jsonl changed since the run named its index \(by sha256"):
+        evaluator.run()
+    assert not list(index_cache.glob("*/manifest.json"))  # no index named by bytes it does not hold

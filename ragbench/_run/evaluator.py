@@ -46,7 +46,7 @@ class Evaluator:
         run = preflight(config, registry, resume_held=resume_held)
         for line in run.query_warnings:
             log.warning("ragbench: warning: %s", line)
-        self.plan = PlannedRun(run.config, registry, run.planned, run.run_dir, run.checks, preloading)
+        self.plan = PlannedRun(run.config, registry, run.planned, run.run_dir, run.checks, preloading, run.task_index)
 
     # what `ragbench check` and tests read of the plan
     @property

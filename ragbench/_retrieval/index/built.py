@@ -246,6 +246,7 @@ def build_index(
     *,
     registry: Registry,
     feeder: Feeder | None = None,
+    named_sha256: str | None = None,
 ) -> Manifest:
     """Build a `kind` index of `corpus` into `out`; it appears there only once complete. `split`
     (`tokens:SIZE:OVERLAP`) cuts documents longer than SIZE characters into chunks of SIZE tokens
@@ -253,7 +254,8 @@ def build_index(
     over {title}) being the metadata text taken off each chunk's budget. The retriever comes from
     the run's `registry`, which a builder whose `__init__` takes
     `registry` is given too (e.g. dense, for its query style). `feeder` gives the builder the passages' texts
-    (default: chunk by chunk, `add`; a parallel build's: `parallel_build`)."""
+    (default: chunk by chunk, `add`; a parallel build's: `parallel_build`). `named_sha256`: the corpus sha256
+    `out` was named by (the index cache's folder), which the bytes read must have."""
     entry = registry.entry("retrievers", kind)
     kind = entry.name
     builder_class = registry.load("retrievers", kind).builder
@@ -302,6 +304,7 @@ def build_index(
                 split_header,
                 registry=registry,
                 feeder=feeder or add_chunks,
+                named_sha256=named_sha256,
             )
             (staging / BUILD_MARK).unlink()
         replaced = set_aside(out) if out.exists() else None  # an index ragbench built (`built_index`)
@@ -326,6 +329,7 @@ def _build_into(
     *,
     registry: Registry,
     feeder: Feeder,
+    named_sha256: str | None = None,
 ) -> Manifest:
     started = time.perf_counter()
     builder = construct(
@@ -355,6 +359,11 @@ def _build_into(
             f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now "
             f"{corpus_bytes(after)}): the index would hold neither version; build again once the "
             f"{'folder' if corpus.is_dir() else 'file'} is complete"
+        )
+    if named_sha256 is not None and sha256 != named_sha256:
+        raise ConfigError(
+            f"corpus {corpus} changed since the run named its index (by sha256 {named_sha256[:12]}..., now "
+            f"{sha256[:12]}...): run again, which names the index of the corpus as it is then"
         )
     manifest = Manifest(
         retriever=kind,

@@ -48,14 +48,16 @@ def index_folder(corpus: Path, kind: str) -> Path:
     return index_cache_dir() / f"{kind}-{corpus_sha256(corpus)}"
 
 
-def cached_index(corpus: Path, kind: str, *, registry: Registry) -> Path:
+def cached_index(corpus: Path, kind: str, *, registry: Registry, folder: Path | None = None) -> Path:
     """The folder of a `kind` index of `corpus` (built with the retriever's defaults), built there first if
-    the cache has none."""
-    folder = index_folder(corpus, kind)
+    the cache has none. `folder`: the one `index_folder` already named for it (the corpus is not hashed again;
+    a build of bytes that no longer have its sha256 is refused)."""
+    folder = folder if folder is not None else index_folder(corpus, kind)
     if not built_index(folder):
         log.warning("building the %s index of %s (first use; cached in %s)", kind, corpus.name, folder)
+        named = folder.name.removeprefix(f"{kind}-")
         try:
-            build_index(corpus, folder, kind, progress=False, registry=registry)
+            build_index(corpus, folder, kind, progress=False, registry=registry, named_sha256=named)
         except ConfigError:
             if not built_index(folder):  # not another run's build of the same corpus, finished meanwhile
                 raise

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
@@ -70,10 +71,11 @@ class PlannedRun:
     run_dir: RunDir
     checks: Preflight
     preloading: threading.Thread | None
+    task_index: Path | None  # the index cache's folder of the tasks' own corpus the run searches, built on opening
 
     def open_retrieval(self, services: RunServices) -> Retrieved:
         """The run's retriever and components (their models load now), and what run.json records of them."""
-        build_task_index(self.config, self.planned, self.registry)  # no --retriever, a task's own corpus: its index
+        build_task_index(self.task_index, self.planned, self.registry)
         opened = services.open_retrieval()
         return Retrieved(opened, opened.metadata(), opened.contents())
 

@@ -284,6 +284,7 @@ class Preflighted:
     run_dir: RunDir
     checks: Preflight
     query_warnings: list[str]
+    task_index: Path | None  # the index cache's folder of the tasks' own corpus the run searches (`use_task_corpus`)
 
 
 def preflight(
@@ -300,7 +301,7 @@ def preflight(
     check_run_options(config, engines, check)
     planned = plan(config.plan_request(), registry, check)
     check_task_corpora(config, planned, check)
-    config = use_task_corpus(config, planned)  # the run's identity, and so its folder, are read from this config
+    config, task_index = use_task_corpus(config, planned)  # the run's identity and folder are read from this config
     run_dir = RunDir(config.run_dir())
     if resume_held and not config.overwrite and run_dir.record is not None:
         config = replace(config, resume=True)
@@ -327,4 +328,4 @@ def preflight(
         needs(planned, "judge"),
     )
     check.raise_if_failed()
-    return Preflighted(config, planned, run_dir, check, query_warnings)
+    return Preflighted(config, planned, run_dir, check, query_warnings, task_index)

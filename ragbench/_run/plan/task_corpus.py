@@ -40,18 +40,19 @@ def check_task_corpora(config: RunConfig, planned: list[Any], check: Preflight) 
         )
 
 
-def use_task_corpus(config: RunConfig, planned: list[Any]) -> RunConfig:
+def use_task_corpus(config: RunConfig, planned: list[Any]) -> tuple[RunConfig, Path | None]:
     """The run's config with its retriever where it names none and its tasks ship one corpus: BM25 over that
-    corpus's index in the cache (`build_task_index` builds it as the run starts). The run's identity, and so its
-    folder, run.json, results.json and `--resume`, are read from the config this returns; the given one is left
-    as it was."""
+    corpus's index in the cache, and that index's folder (`build_task_index` builds it as the run starts); the
+    config as given and None otherwise. The run's identity, and so its folder, run.json, results.json and
+    `--resume`, are read from the config this returns; the given one is left as it was."""
     corpus = shipped_corpus(planned)
     if config.retriever is not None or corpus is None:
-        return config
+        return config, None
     from ..._retrieval.index.cache import index_folder  # the index modules (numpy) load for such a task alone
 
-    index = str(index_folder(corpus, CORPUS_RETRIEVER))
-    return replace(config, retriever=CORPUS_RETRIEVER, retriever_args={"index": index}, shipped_corpus_index=True)
+    index = index_folder(corpus, CORPUS_RETRIEVER)  # the corpus hashed once a run
+    named = replace(config, retriever=CORPUS_RETRIEVER, retriever_args={"index": str(index)}, shipped_corpus_index=True)
+    return named, index
 
 
 def corpus_changed_on_resume(config: RunConfig, planned: list[Any], run_dir: RunDir, check: Preflight) -> bool:
@@ -78,12 +79,11 @@ def corpus_changed_on_resume(config: RunConfig, planned: list[Any], run_dir: Run
     return True
 
 
-def build_task_index(config: Any, planned: list[Any], registry: Any) -> None:
-    """Build the index `use_task_corpus` named, where the cache has none yet."""
+def build_task_index(index: Path | None, planned: list[Any], registry: Any) -> None:
+    """Build the `index` `use_task_corpus` named (None: it named none), where the cache has none yet."""
     corpus = shipped_corpus(planned)
-    if corpus is None or config.retriever != CORPUS_RETRIEVER:
+    if index is None or corpus is None:
         return
-    from ..._retrieval.index.cache import cached_index, index_folder
+    from ..._retrieval.index.cache import cached_index
 
-    if config.retriever_args == {"index": str(index_folder(corpus, CORPUS_RETRIEVER))}:
-        cached_index(corpus, CORPUS_RETRIEVER, registry=registry)
+    cached_index(corpus, CORPUS_RETRIEVER, registry=registry, folder=index)

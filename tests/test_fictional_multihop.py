@@ -246,12 +246,12 @@ def test_a_run_reads_its_corpus_once_to_name_its_index(
 ) -> None:
     """The pre-flight names the index by the corpus's sha256 and the run builds or opens that folder: the corpus
     (gigabytes, for a task that ships wiki-18) is hashed once, and once more by a build for its manifest."""
-    import ragbench._retrieval.index.built as built
+    import ragbench._retrieval.corpus.identity as identity
 
     options, corpus = own_corpus_task(tmp_path)
     hashed: list[Path] = []
-    real_sha256 = built.file_sha256
-    monkeypatch.setattr(built, "file_sha256", lambda path: hashed.append(Path(path)) or real_sha256(path))
+    real_sha256 = identity.file_sha256
+    monkeypatch.setattr(identity, "file_sha256", lambda path: hashed.append(Path(path)) or real_sha256(path))
     run(tmp_path, name="first", **options)
     assert hashed == [corpus, corpus]  # was 4: the pre-flight, the build's check of it, the cache, the manifest
     hashed.clear()

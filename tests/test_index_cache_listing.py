@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here, tmpfs
+from ragbench._retrieval.corpus.identity import corpus_sha256
 from ragbench._retrieval.index import removal as index_removal
-from ragbench._retrieval.index.built import built_index, corpus_sha256
+from ragbench._retrieval.index.built import built_index
 from ragbench._retrieval.index.cache import INDEX_CACHE_ENV, USE_FILE, cached_index
 from ragbench._retrieval.index.removal import REMOVING
 from ragbench._retrieval.index.staging import BUILD_MARK

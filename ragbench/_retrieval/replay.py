@@ -90,7 +90,7 @@ class ReplayRetriever(Retriever):
         }
 
     def contents(self) -> JsonObject:
-        from .index.built import file_sha256
+        from .corpus.identity import file_sha256
 
         return {"file_sha256": file_sha256(self.path)}  # a recording changed between attempts answers otherwise
 

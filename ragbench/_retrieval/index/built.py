@@ -15,7 +15,6 @@ retriever's builder see one chunk at a time and never the whole corpus.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -33,8 +32,8 @@ from ..._types import Document, JsonObject
 from ..._values.options import construct
 from ..base import Retriever
 from ..corpus.chunking import chunk_documents, parse_split, title_header
-from ..corpus.readers import corpus_files, corpus_format, passage_text, read_corpus
-from ..corpus.saved import folder_sha256
+from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
+from ..corpus.readers import corpus_format, passage_text, read_corpus
 from .damage import IndexDamage, typed_fields
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
 from .removal import empty_marked, set_aside
@@ -401,26 +400,3 @@ def stored_texts(chunked: Iterable[list[Document]], docs: DocStoreWriter, title:
             docs.add(doc)
         yield [passage_text(doc, title) for doc in chunk]
         bar.update(len(chunk))
-
-
-def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:
-    """Name, size and modification time (ns) of the corpus file, or of each data file of a saved dataset: what
-    a copy still being written changes."""
-    return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in corpus_files(corpus))
-
-
-def corpus_bytes(state: tuple[tuple[str, int, int], ...]) -> int:
-    return sum(size for _, size, _ in state)
-
-
-def corpus_sha256(corpus: Path) -> str:
-    """The identity of a corpus's content: the file's sha256, or `folder_sha256` of a folder's data files."""
-    return folder_sha256(corpus, corpus_files(corpus)) if corpus.is_dir() else file_sha256(corpus)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from ..._errors import ConfigError
 from ..._storage.cache_root import cache_root
 from ..._storage.files import replacing
-from .built import build_index, built_index, corpus_sha256
+from ..corpus.identity import corpus_sha256
+from .built import build_index, built_index
 
 if TYPE_CHECKING:
     from ..._registry import Registry

@@ -25,14 +25,8 @@ from typing import TYPE_CHECKING
 from ..._errors import ConfigError
 from ..._storage.jsonl import read_json
 from ..._types import JsonObject
-from .built import (
-    IndexedRetriever,
-    built_index,
-    corpus_bytes,
-    corpus_sha256,
-    corpus_state,
-    manifest_from,
-)
+from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
+from .built import IndexedRetriever, built_index, manifest_from
 from .cache import read_use
 from .damage import IndexDamage
 from .removal import is_held

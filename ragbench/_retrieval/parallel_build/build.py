@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
+from ..corpus.identity import corpus_state
 from ..corpus.readers import corpus_format
-from ..index.built import Manifest, build_index, corpus_state
+from ..index.built import Manifest, build_index
 from .analysis import KINDS
 from .feeder import RayFeeder
 from .state import remove_state

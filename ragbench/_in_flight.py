@@ -11,8 +11,9 @@ works counts as blocked: that can only make a batch smaller, never leave one wai
 
 An example that awaits a future another example's call will answer (a shared decision, as `NLI.entails`
 dedupes) says so with `waiting_for` too; one that does not would count as working until that call is
-answered, and the call waits for it: `settled` gives up waiting after STALL_SECONDS
-and counts it (`stalls`), so such a plugin makes its batches late, never a run that hangs.
+answered, and the call waits for it: `settled` gives up waiting once no example has started or stopped waiting
+on a call for STALL_SECONDS, and counts it (`stalls`), so such a plugin makes its batches late, never a run that
+hangs. A wait during which examples come and go (a long phase of searches on a loaded machine) is not a stall.
 
 A search (`waiting_for(..., leaf=True)`: the retriever's scheduler) is a leaf: it never waits on a model, and the
 example goes on to a model call once it is answered. `settled(past_leaves=True)` (the model engines' schedulers)
@@ -61,6 +62,7 @@ class ExamplesInFlight:
         self._waiters: list[tuple[asyncio.Future[Any], bool]] = []  # (waiter, past_leaves)
         self._waiting = 0  # slots with a call they wait on
         self._waiting_past_leaves = 0  # slots with a call they wait on that is not a search
+        self._changes = 0  # slots that started or stopped waiting on a call, or ended: what a stall lacks
         self.stalls = 0  # times `settled` gave up on a slot that worked STALL_SECONDS with nothing changed
 
     @contextmanager
@@ -74,6 +76,7 @@ class ExamplesInFlight:
         finally:
             self._slots.discard(slot)
             _SLOT.reset(token)
+            self._changes += 1
             self._wake()
 
     def is_settled(self, past_leaves: bool = False) -> bool:
@@ -84,12 +87,14 @@ class ExamplesInFlight:
         return self._waiting == len(self._slots) and all(slot.blocked for slot in self._slots)
 
     def _started(self, slot: _Slot, leaf: bool) -> None:
+        self._changes += 1
         self._waiting += len(slot.pending) == 1
         if not leaf:
             slot.model_calls += 1
             self._waiting_past_leaves += slot.model_calls == 1
 
     def _stopped(self, slot: _Slot, leaf: bool) -> None:
+        self._changes += 1
         self._waiting -= not slot.pending
         if not leaf:
             slot.model_calls -= 1
@@ -97,14 +102,17 @@ class ExamplesInFlight:
 
     async def settled(self, past_leaves: bool = False) -> None:
         """Until every example is blocked on a call (`past_leaves`: on a call that is not a search) or ended. Only an
-        example working all along stalls it: a slow search is waited for."""
+        example working all along, while no other starts or stops waiting, stalls it: a slow search is waited for,
+        and so are the searches of a phase that lasts longer than STALL_SECONDS (each timed out wait that saw a
+        change starts another), which on a loaded machine made batches that a fast one did not."""
         while not self.is_settled(past_leaves):
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append((waiter, past_leaves))
+            changes = self._changes
             try:
                 await asyncio.wait_for(asyncio.shield(waiter), STALL_SECONDS)
             except asyncio.TimeoutError:
-                if not self.is_settled():
+                if self._changes == changes and not self.is_settled():
                     self.stalls += 1
                     return
 

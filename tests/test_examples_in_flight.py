@@ -158,3 +158,74 @@ def test_a_run_starts_no_more_example_workers_than_limit_lets_run(tmp_path, monk
     )
     assert len(started) == workers
     assert results["counts"]["popqa"]["scored"] == min(3, limit or 3)
+
+
+def test_a_settling_wait_that_sees_examples_come_and_go_is_not_a_stall(monkeypatch):
+    """The model's scheduler waits (past searches) until every example has asked. One example waits on a search
+    that is answered after half the stall time, then works across the stall time's end before it asks: a wait
+    longer than STALL_SECONDS in which an example stopped waiting is not a stall (CI, loaded, saw a long phase of
+    searches end in one, and a batch that differed from a fast machine's)."""
+    import ragbench._in_flight as in_flight
+
+    monkeypatch.setattr(in_flight, "STALL_SECONDS", 0.2)
+    examples = in_flight.ExamplesInFlight()
+
+    async def scenario() -> int:
+        loop = asyncio.get_running_loop()
+        asked, search, answer = loop.create_future(), loop.create_future(), loop.create_future()
+
+        async def asks_at_once() -> None:
+            with examples.slot(), in_flight.waiting_for(asked):
+                await asked
+
+        async def searches_works_then_asks() -> None:
+            with examples.slot():
+                with in_flight.waiting_for(search, leaf=True):
+                    await search
+                await asyncio.sleep(0.15)  # working (a tool's I/O) across the stall time's end
+                with in_flight.waiting_for(answer):
+                    await answer
+
+        workers = [asyncio.create_task(asks_at_once()), asyncio.create_task(searches_works_then_asks())]
+        loop.call_later(0.1, search.set_result, None)
+        await asyncio.sleep(0)  # both examples in flight, waiting on their calls
+        await examples.settled(past_leaves=True)
+        settled_with = sum(bool(slot.blocked_past_leaves()) for slot in examples._slots)
+        asked.set_result(None)
+        answer.set_result(None)
+        await asyncio.gather(*workers)
+        return settled_with
+
+    assert asyncio.run(scenario()) == 2  # both asked before the batch, was 1 (the other still working)
+    assert examples.stalls == 0
+
+
+def test_an_example_that_works_while_no_other_comes_or_goes_is_a_stall_and_the_batch_goes(monkeypatch):
+    """An example that awaits what another's call will answer, without saying so (`waiting_for`), works as far as
+    the scheduler can tell: once nothing has come or gone for STALL_SECONDS the batch goes without it (counted),
+    else the run would wait forever."""
+    import ragbench._in_flight as in_flight
+
+    monkeypatch.setattr(in_flight, "STALL_SECONDS", 0.05)
+    examples = in_flight.ExamplesInFlight()
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        asked = loop.create_future()
+
+        async def asks() -> None:
+            with examples.slot(), in_flight.waiting_for(asked):
+                await asked
+
+        async def awaits_the_others_answer_unsaid() -> None:
+            with examples.slot():
+                await asked
+
+        workers = [asyncio.create_task(asks()), asyncio.create_task(awaits_the_others_answer_unsaid())]
+        await asyncio.sleep(0)
+        await examples.settled(past_leaves=True)
+        asked.set_result(None)
+        await asyncio.gather(*workers)
+
+    asyncio.run(scenario())
+    assert examples.stalls == 1

@@ -53,10 +53,8 @@ def exhausted(exc: BaseException) -> str | None:
     """What `exc` says the machine ran out of (memory, threads, open files) and the fix; None for another error."""
     if (
         isinstance(exc, MemoryError)
-        or isinstance(exc, OSError)
-        and exc.errno == errno.ENOMEM
-        or isinstance(exc, RuntimeError)
-        and str(exc).startswith("can't allocate")  # io's and thread's locks
+        or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
+        or (isinstance(exc, RuntimeError) and str(exc).startswith("can't allocate"))  # io's and thread's locks
     ):
         return "out of memory; free memory, or raise the memory limit (ulimit -v, the container's)"
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):

@@ -124,7 +124,7 @@ def slice_matrix(value: JsonValue) -> SliceMatrix | str | None:
     wrong = [
         f"`{name}` not {word}"
         for name, (kind, word) in MATRIX_PARTS.items()
-        if value.get(name) is not None and not isinstance(value.get(name), kind)
+        if not isinstance(value.get(name), (kind, type(None)))
     ]
     if wrong:
         return f"a `matrix` with {', '.join(wrong)}"

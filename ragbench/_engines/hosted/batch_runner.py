@@ -124,7 +124,7 @@ class Vendor(Protocol):
 
     async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
         """The vendor's batches, not among `known`, that may be `intent`'s, each with whether it surely is (its tag);
-        one not sure is `intent`'s when its results hold exactly its custom ids."""
+        one not sure is `intent`'s when its results hold none but its custom ids (one at least)."""
 
     async def poll(self, client: Any, batch_id: str) -> Polled: ...
 

@@ -151,3 +151,18 @@ def test_requests_the_vendor_failed_in_every_try_are_sent_again_on_resume_and_an
     assert [asked(line) for line in fake.sent[sent:]] == failed and len(fake.created) == 2
     stats = again.stats()
     assert stats is not None and (stats["batch_requests_resent"], stats["batch_requests_failed"]) == (len(failed), 0)
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_lost_creations_batch_with_damaged_results_is_still_adopted_and_only_the_unanswered_resent(
+    fake, vendor, tmp_path
+):
+    """The creation's answer is lost; Anthropic's batch is told by its results, which lack one line and hold one
+    unreadable: still ours (none but our custom ids), adopted, not paid twice."""
+    fake.drop_creates = 1
+    fake.then({"status": "completed", "damage": damage(["ok", "missing", "ok", "garbled0", "ok"], [])})
+    made = engine(fake, vendor, tmp_path)
+    assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed(vendor, QUESTIONS)
+    assert len(fake.created) == 2 and [asked(line) for line in fake.sent[5:]] == [QUESTIONS[1], QUESTIONS[3]]
+    stats = made.stats()
+    assert stats is not None and (stats["batches_adopted"], stats["batch_requests_resent"]) == (1, 2)

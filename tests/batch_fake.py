@@ -14,7 +14,8 @@ creations get no answer at all, their connection closed (the batch created all t
 (OpenAI) never reach the vendor: their connection closed, no batch created (the input file stays uploaded).
 
 An ending: {"status": "completed" | "expired" | "cancelled" | "failed", "answered": N (the first N requests get a
-result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status)}. An
+result line; default all), "fates": {position: 500 | 400} (that request's line is an error of that status),
+"damage": a function of the result lines' texts (OpenAI: its output file's) to the texts served instead}. An
 expired batch lists its unanswered requests in the error file (`batch_expired`) or as `expired` results; a cancelled
 one leaves them out (OpenAI) or says `canceled` (Anthropic)."""
 
@@ -158,6 +159,13 @@ def anthropic_line(line: dict[str, Any], status: int, endpoint: str) -> dict[str
     return {"custom_id": line["custom_id"], "result": result}
 
 
+def served(batch: dict[str, Any], lines: list[dict[str, Any]], damaged: bool = True) -> bytes:
+    """The JSONL of result `lines` as served: damaged as the batch's ending says, where `damaged`."""
+    texts = [json.dumps(line) for line in lines]
+    damage = batch["ending"].get("damage") if damaged else None
+    return "".join(text + "\n" for text in (damage(texts) if damage is not None else texts)).encode()
+
+
 def unanswered(vendor: str, custom: str, status: str) -> dict[str, Any]:
     if vendor == "openai":
         error = {"code": "batch_expired", "message": "This request could not be executed before the completion window"}
@@ -273,8 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
             batch["cancelled"] = True
             return self.send(200, show(batch, fake.root))
         if parts[-1] == "results":
-            text = "".join(json.dumps(line) + "\n" for line in batch["results"])
-            return self.send(200, text.encode(), "application/binary")
+            return self.send(200, served(batch, batch["results"]), "application/binary")
         fake.advance(batch)
         self.send(200, show(batch, fake.root))
 
@@ -318,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
         lines = self.fake.batches[batch_id].get("results", [])
         errors = [line["error"] is not None or line["response"]["status_code"] != 200 for line in lines]
         chosen = [line for line, error in zip(lines, errors) if error == (kind == "err")]
-        self.send(200, "".join(json.dumps(line) + "\n" for line in chosen).encode(), "application/octet-stream")
+        self.send(200, served(self.fake.batches[batch_id], chosen, kind == "out"), "application/octet-stream")
 
     def send(self, status: int, payload: Any, content_type: str = "application/json") -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()

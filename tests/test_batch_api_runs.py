@@ -23,6 +23,7 @@ from helpers import cli_here, cli_run_args, run, samples
 from ragbench._engines.hosted.batch_store import BATCHES_DIR
 from ragbench._reports.cost.prices import model_price, read_price_table
 from ragbench.api import ConfigError
+from test_batch_api_damaged import damage
 from test_llm_judge import judged_demo_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,3 +213,22 @@ def test_a_table_entry_with_one_batch_price_only_is_refused_in_one_line(tmp_path
     with pytest.raises(ConfigError) as raised:
         read_price_table(table)
     assert "batch_prompt and batch_completion" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_run_whose_batch_results_are_damaged_fails_those_examples_as_the_vendors_and_resume_resends_them(
+    fake, tmp_path
+):
+    """One result line of a custom id twice, one cut short: those two examples fail saying why, the rest are
+    answered; `--resume` sends those two again, in one new batch, and finishes the run."""
+    fake.then({"status": "completed", "damage": damage(["twice", "garbled0", "ok", "ok"], [])})
+    args = [*batch_args(fake, "openai"), "--model-arg", "batch_retries=0", "--output", str(tmp_path / "run")]
+    first = cli_here(*args, "--limit", "4")
+    assert first.returncode == 1, first.stderr
+    errors = sorted(line["error"] for line in samples(tmp_path / "run", "demo") if line.get("error"))
+    assert len(errors) == 2 and all("batch request not answered" in error for error in errors)
+    assert "batch_1 ended without it (1 of its result lines unreadable)" in errors[0]
+    assert "batch_1's results hold 2 lines of its custom id: neither is taken" in errors[1]
+    resumed = cli_here(*args, "--limit", "4", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert not [line for line in samples(tmp_path / "run", "demo") if line.get("error")]
+    assert len(fake.created) == 2 and len(fake.batches["batch_2"]["lines"]) == 2

@@ -128,7 +128,7 @@ def test_a_batch_record_is_what_batch_record_says(tmp_path):
     store.load()
     batch = store.intend("https://api.example", "/v1/chat/completions", ["c1", "c2"])
     store.created(batch, "batch_1")
-    store.ended(batch, [{"custom_id": "c1"}, {"custom_id": "c2"}], failed="expired")
+    store.ended(batch, ['{"custom_id": "c1"}', '{"custom_id": "c2"}'], failed="expired")
     [record_file] = (tmp_path / "batches").glob("*.json")
     record = json.loads(record_file.read_text(encoding="utf-8"))
     assert conforms(record, BatchRecord) and record["failed"] == "expired" and record["ended"] is True

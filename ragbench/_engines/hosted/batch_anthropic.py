@@ -12,7 +12,6 @@ of Anthropic's side (api_error, overloaded_error, rate_limit_error, timeout_erro
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
 from .anthropic_messages import message_arguments, parse_message
+from .batch_results import text_lines
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
 from .batch_store import CLOCK_SKEW_S, Submitted
 from .usage_counts import ANTHROPIC, read_usage
@@ -74,10 +74,9 @@ class AnthropicBatches:
         done = counts.succeeded + counts.errored + counts.canceled + counts.expired
         return Polled(batch.processing_status, done, done + counts.processing, batch.processing_status == "ended")
 
-    async def results(self, client: Any, batch_id: str) -> list[JsonObject]:
+    async def results(self, client: Any, batch_id: str) -> list[str]:
         raw = await client.messages.batches.with_raw_response.results(batch_id, extra_headers=self._headers)
-        text = (await raw.http_response.aread()).decode("utf-8")
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return text_lines(await raw.http_response.aread())
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
         result = line["result"]

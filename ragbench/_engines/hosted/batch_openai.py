@@ -26,6 +26,7 @@ from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
+from .batch_results import text_lines
 from .batch_runner import BatchingEngine, Outcome, Polled, Resend
 from .batch_store import CLOCK_SKEW_S, Submitted
 from .http import RETRIED_STATUS
@@ -124,13 +125,12 @@ class OpenAIBatches:
             failed = "; ".join(f"{error.code}: {error.message}" for error in errors[:3]) or "no reason given"
         return Polled(batch.status, done, total, batch.status in ENDED, failed)
 
-    async def results(self, client: openai.AsyncOpenAI, batch_id: str) -> list[JsonObject]:
+    async def results(self, client: openai.AsyncOpenAI, batch_id: str) -> list[str]:
         batch = await client.batches.retrieve(batch_id, extra_headers=self._headers)
-        lines: list[JsonObject] = []
+        lines: list[str] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
-                content = await client.files.content(file_id, extra_headers=self._headers)
-                lines += [json.loads(text) for text in content.text.splitlines() if text.strip()]
+                lines += text_lines((await client.files.content(file_id, extra_headers=self._headers)).content)
         return lines
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:

@@ -10,13 +10,16 @@ again at the server that holds it (a killed run's batches are never submitted tw
 new batch, its intent recorded before the vendor is asked and its id at once, before the first poll. An intent an
 earlier attempt left without an id (killed while the vendor created the batch) is resolved first (`_resolve`): the
 batch the vendor holds for it is adopted (OpenAI: the one tagged with it; Anthropic, whose batches carry no tag:
-one created since, of as many requests, whose results hold exactly its custom ids), else its requests are sent.
+one created since, of as many requests, whose results hold only its custom ids), else its requests are sent.
 Every batch out is polled each `batch_poll_s` seconds until it has ended (OpenAI: completed, failed, expired or
-cancelled; Anthropic: ended), its state on the progress bar (hosted/batch_board.py); then its result lines are recorded
-and read. A request the vendor failed on its side (HTTP 5xx or 429 in its line), expired, cancelled or left out,
-or whose line is unreadable, is sent again in the next batch, counted (`resent`), up to `batch_retries` times more;
-one the vendor refused as malformed (HTTP 4xx) fails at once (a RequestError), and so does every request of a batch
-the vendor failed as a whole (its input file refused), naming why. A batch the vendor says it does not know
+cancelled; Anthropic: ended), its state on the progress bar (hosted/batch_board.py); then its result lines are
+recorded and read (hosted/batch_results.py: a damaged line costs only itself, and is named in a warning). A request
+the vendor failed on its side (HTTP 5xx or 429 in its line), expired, cancelled or left out, whose line is
+unreadable, or whose custom id is on two lines (neither is taken), is sent again in the next batch, counted
+(`resent`), up to `batch_retries` times more in the attempt (a try is one of the attempt's own batches: a resumed run
+tries again what an earlier attempt could not get answered); one the vendor refused as malformed (HTTP 4xx) fails at
+once (a RequestError), and so does every request of a batch the vendor failed as a whole (its input file refused),
+naming why (sent again by a resumed run). A batch the vendor says it does not know
 (HTTP 404 while polling it: another organisation's key, or deleted) fails its requests in one line naming the
 batch and the fix, and is not sent again: it may still run, and be paid, under the key that created it.
 """
@@ -33,6 +36,7 @@ from typing import Any, Protocol
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response, Sampling
 from .batch_board import BOARD
+from .batch_results import read_result_lines
 from .batch_shelf import BatchShelf
 from .batch_store import Submitted
 from .http import backoff, retried_status
@@ -120,15 +124,16 @@ class Vendor(Protocol):
 
     async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
         """The vendor's batches, not among `known`, that may be `intent`'s, each with whether it surely is (its tag);
-        one not sure is `intent`'s when its results hold exactly its custom ids."""
+        one not sure is `intent`'s when its results hold none but its custom ids (one at least)."""
 
     async def poll(self, client: Any, batch_id: str) -> Polled: ...
 
-    async def results(self, client: Any, batch_id: str) -> list[JsonObject]:
-        """An ended batch's result lines (answers and errors), each with its `custom_id`."""
+    async def results(self, client: Any, batch_id: str) -> list[str]:
+        """An ended batch's result lines (answers and errors) as the vendor sent them (batch_results.text_lines)."""
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
-        """What one result line says of `request` (ValueError, TypeError, KeyError: unreadable, sent again)."""
+        """What one result line says of `request` (ValueError, TypeError, KeyError, AttributeError, RecursionError:
+        unreadable, sent again)."""
 
 
 class BatchRun:
@@ -224,9 +229,10 @@ class BatchRun:
         except EngineError as exc:
             return exc
         for batch_id, sure in await vendor.candidates(client, intent, self.store.known(intent.base_url)):
-            if not sure:
+            if not sure:  # its custom ids are salted with the folder's key: one of them makes the batch ours
                 polled, lines = await self._ended(vendor, client, batch_id)
-                if {str(line.get("custom_id")) for line in lines} != set(intent.custom_ids):
+                ids = read_result_lines(lines).ids
+                if not ids or not ids <= set(intent.custom_ids):
                     continue
             self.store.created(intent, batch_id)
             self.counts.adopted += 1
@@ -234,7 +240,7 @@ class BatchRun:
                 self.counts.resumed += 1
                 self.polled.add((intent.base_url, batch_id))
             if not sure:
-                self.store.ended(intent, lines, polled.failed)
+                self._record_ended(intent, lines, polled.failed)
             return None
         await self._forget(vendor, client, intent)
         return None
@@ -340,10 +346,25 @@ class BatchRun:
                 f"{len(batch.custom_ids)} requests again (paid again)",
                 1,
             )
-        self.store.ended(batch, lines, polled.failed)
+        self._record_ended(batch, lines, polled.failed)
         return None
 
-    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[JsonObject]]:
+    def _record_ended(self, batch: Submitted, lines: list[str], failed: str | None) -> None:
+        """Record `batch`'s result lines, warning of those not taken (their requests are sent again)."""
+        self.store.ended(batch, lines, failed)
+        results = batch.results
+        assert results is not None
+        faults = [f"{len(results.repeated)} custom ids on more than one line"] if results.repeated else []
+        if results.unreadable:
+            unreadable = self.engine._excerpt("; ".join(results.unreadable))
+            faults.insert(0, f"{len(results.unreadable)} of its {results.count} result lines unreadable ({unreadable})")
+        if faults:
+            log.warning(
+                "%s: batch %s: %s: the requests no line answered are sent again",
+                self.engine.model, batch.batch_id, ", ".join(faults),
+            )  # fmt: skip
+
+    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[str]]:
         """Poll batch `batch_id` until it has ended: its last state and its result lines."""
         try:
             while True:
@@ -357,13 +378,23 @@ class BatchRun:
             BOARD.drop(batch_id)
 
     def _read(self, batch: Submitted, custom: str, request: Request) -> Outcome:
-        assert batch.results is not None
+        """What `batch`'s results say of `custom`: an answer, the request's failure, or the vendor's (sent again)."""
+        results, engine = batch.results, self.engine
+        assert results is not None
         if batch.failed is not None:
-            return self.engine._failure(f"batch {batch.batch_id} failed: {batch.failed}", 1)
-        line = batch.results.get(custom)
+            why = f"batch {batch.batch_id} failed: {batch.failed}"
+            return engine._failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
+        if custom in results.repeated:
+            return Resend(
+                f"batch {batch.batch_id}'s results hold {results.repeated[custom]} lines of its custom id: neither is "
+                "taken"
+            )
+        line = results.lines.get(custom)
         if line is None:
-            return Resend(f"batch {batch.batch_id} ended without it")
+            unreadable = f" ({len(results.unreadable)} of its result lines unreadable)" if results.unreadable else ""
+            return Resend(f"batch {batch.batch_id} ended without it{unreadable}")
         try:
             return self.vendor.outcome(line, request)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            return Resend(f"unreadable result in batch {batch.batch_id} ({type(exc).__name__}: {exc})")
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            why = engine._excerpt(f"{type(exc).__name__}: {exc}")
+            return Resend(f"unreadable result in batch {batch.batch_id} ({why})")

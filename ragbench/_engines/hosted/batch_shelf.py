@@ -33,7 +33,7 @@ class BatchCounts:
     resumed: int = 0  # batches of an earlier attempt polled again instead of submitted
     adopted: int = 0  # batches whose creation's answer was lost (a kill, a connection dropped), found at the vendor
     sent: int = 0  # requests sent in batches, each try counted
-    resent: int = 0  # of them, sent again after the vendor failed, expired or left them out
+    resent: int = 0  # of them, sent again: the vendor failed, expired or left them out (here or in an earlier attempt)
     failed: int = 0  # requests that failed: refused, in a failed or lost batch, or after their last try
     files_deleted: int = 0  # input files uploaded for a batch the vendor never created, deleted (OpenAI)
 

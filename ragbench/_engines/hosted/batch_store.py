@@ -9,7 +9,8 @@ run that finds no batch for the intent deletes that file), and with the vendor's
 answered. A run killed between the two leaves an
 intent a resumed run resolves (hosted/batch_runner.py): it adopts the batch the vendor holds for it, or, where the
 vendor holds none, forgets the intent and sends its requests. Once a batch has ended, its result lines,
-`batches/<key>.results.jsonl` (the vendor's lines as they came, one per request answered, failed or expired), then
+`batches/<key>.results.jsonl` (the vendor's lines as they came, one per request answered, failed or expired: read
+as hosted/batch_results.py reads them, a damaged line costing only itself), then
 `batches/<key>.json` again with "ended" (and "failed": why the vendor failed the whole batch, where it did). The
 base URL is the server that holds the batch (one of a replica set's `--base-url`s): it is polled there. A request
 is known by its custom id (`custom_id`: a digest of its cache key), so a resumed run that asks it again finds the
@@ -33,8 +34,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from ..._storage.files import write_all_atomically
-from ..._types import JsonObject
 from ..._values.llm_calls import EngineError
+from .batch_results import ResultLines, read_result_lines, text_lines
 
 BATCHES_DIR = "batches"
 CLOCK_SKEW_S = 3600  # the vendor's clock may differ from ours: batches this much older than an intent are looked at
@@ -49,8 +50,8 @@ def custom_id(cache_key: str, salt: str) -> str:
 @dataclass
 class Submitted:
     """One batch asked for: its intent (ragbench's key for it), the server holding it, its endpoint and requests;
-    the vendor's id once it has created it; its result lines by custom id once it has ended, and why the vendor
-    failed it as a whole, where it did."""
+    the vendor's id once it has created it; its result lines once it has ended, and why the vendor failed it as a
+    whole, where it did."""
 
     intent: str
     base_url: str
@@ -58,8 +59,9 @@ class Submitted:
     custom_ids: list[str]
     at: int  # when it was asked for (ns): the latest batch holding a request is the one that counts
     batch_id: str | None = None  # None: asked for, its creation not (yet) confirmed
-    results: dict[str, JsonObject] | None = None  # by custom id, the vendor's result lines
+    results: ResultLines | None = None
     failed: str | None = None
+    read_here: bool = False  # ended in this attempt (a try of its requests here), not read from the folder
     resumed: bool = False  # recorded by an earlier attempt of the run
     creating: bool = False  # being created by this process: not an intent to resolve
     uploaded: str | None = None  # the input file uploaded for it (OpenAI), once uploaded
@@ -118,7 +120,7 @@ class BatchStore:
                     resumed=True, uploaded=None if record.get("uploaded") is None else str(record["uploaded"]),
                 )  # fmt: skip
                 if record.get("ended"):
-                    batch.results = self._read_results(path.with_suffix(".results.jsonl"))
+                    batch.results = read_result_lines(text_lines(path.with_suffix(".results.jsonl").read_bytes()))
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise EngineError(
                     f"{path}: not a batch record ragbench wrote ({type(exc).__name__}: {exc}); move it away to "
@@ -127,20 +129,16 @@ class BatchStore:
             self.batches.append(batch)
         self.batches.sort(key=lambda batch: batch.at)
 
-    @staticmethod
-    def _read_results(path: Path) -> dict[str, JsonObject]:
-        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        return {str(line["custom_id"]): line for line in lines}
-
     def latest(self, custom: str) -> Submitted | None:
         """The latest batch that holds request `custom`."""
         with self.lock:
             return next((batch for batch in reversed(self.batches) if custom in batch.custom_ids), None)
 
     def tries(self, custom: str) -> int:
-        """The batches holding `custom` that have ended (each a try of it)."""
+        """The batches holding `custom` that have ended in this attempt (each a try of it): a resumed run tries
+        again what the vendor failed in an earlier one."""
         with self.lock:
-            return sum(custom in batch.custom_ids and batch.ended for batch in self.batches)
+            return sum(custom in batch.custom_ids and batch.read_here for batch in self.batches)
 
     def unresolved(self, customs: set[str]) -> list[Submitted]:
         """The intents holding any of `customs` whose batch no one knows: an earlier attempt's (or a creation
@@ -181,14 +179,15 @@ class BatchStore:
         if self.folder is not None:
             self._path(batch).unlink(missing_ok=True)
 
-    def ended(self, batch: Submitted, lines: list[JsonObject], failed: str | None = None) -> None:
-        """Record a batch's result lines (and why it failed as a whole): its requests are answered from them."""
+    def ended(self, batch: Submitted, lines: list[str], failed: str | None = None) -> None:
+        """Record a batch's result lines as the vendor sent them (and why it failed as a whole): its requests are
+        answered from them."""
         batch.failed = failed
         if self.folder is not None:
             path = self._path(batch)
-            results = "".join(json.dumps(line) + "\n" for line in lines)
+            results = "".join(line + "\n" for line in lines)
             self._write({path.with_suffix(".results.jsonl"): results, path: self._record(batch, ended=True)})
-        batch.results = {str(line["custom_id"]): line for line in lines}
+        batch.results, batch.read_here = read_result_lines(lines), True
 
     def record_path(self, batch: Submitted) -> str:
         """Where `batch` is recorded, as a message names it."""

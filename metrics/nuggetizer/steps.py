@@ -1,6 +1,7 @@
 """nuggetizer 0.0.5's `Nuggetizer.create` and `assign` (models/nuggetizer.py) over a ragbench judge per role.
 
-Each call sends the step's messages at temperature 0.0 with 2,048 tokens (nuggetizer's `max_completion_tokens`);
+Each call sends the step's messages at temperature 0.0 with `max_completion_tokens` 2,048, no top_p, n or seed
+(nuggetizer's body, field for field);
 the reply, its "```python" and "```" removed and stripped, is read by `ast.literal_eval`, and whatever fails
 (reading, slicing, a label that is no string) asks again at temperature 0.2, up to 500 calls per window, as
 nuggetizer's `except Exception` does. A label list is zipped with the window's nuggets (a short list drops the
@@ -56,7 +57,8 @@ class Steps:
                 step="judge:nuggetizer",
                 temperature=1.0 if o1 else temperature,
                 max_tokens=MAX_TOKENS,
-                left_to_server=("top_p",),
+                max_tokens_as="max_completion_tokens",
+                left_to_server=("top_p", "n", "seed"),  # nuggetizer's client sends none of them
             )
             try:
                 use(read(reply.text))

@@ -237,3 +237,32 @@ def test_a_run_with_an_openai_judge_sends_nuggetizers_bodies_and_gets_its_scores
         assert {key: rows[qid][f"nuggetizer_{key}"] for key in KEYS} == {
             key: TOPICS[qid]["scores"][key] for key in KEYS
         }
+
+
+def windows_asked(metric: NuggetizerMetric, passages: int, nuggets: int) -> Counter:
+    """How many calls each role made scoring one topic of `passages` passages whose creator lists `nuggets`."""
+
+    def reply(request) -> str:
+        system, user = (m["content"] for m in request.message_dicts())
+        if "NuggetizeLLM" in system:
+            return repr([f"fact {i}" for i in range(nuggets)])
+        count = int(user.split("label each of the ", 1)[1].split()[0])
+        return repr(["vital" if "NuggetizeScoreLLM" in system else "support"] * count)
+
+    llm = ScriptedLLM(reply)
+    llm.engine.model = "gpt-4o"
+    example = Example(id="w", question="q", docs=[Document(id=str(i), title="", text=f"p{i}") for i in range(passages)])
+    asyncio.run(metric.score(example, Prediction("w", answer="an answer"), make_context("demo", judges=[llm])))
+    return Counter(request.message_dicts()[0]["content"].split(",")[0] for request in llm.requests)
+
+
+def test_assignment_has_its_own_window_of_10_as_assign_nuggets_py_runs_it():
+    """create_nuggets.py's --window_size sizes creation and scoring; assign_nuggets.py's Nuggetizer assigns in
+    windows of its default, 10."""
+    asked = windows_asked(NuggetizerMetric(window_size=4), passages=8, nuggets=20)
+    assert asked == {"You are NuggetizeLLM": 2, "You are NuggetizeScoreLLM": 5, "You are NuggetizeAssignerLLM": 2}
+    asked = windows_asked(NuggetizerMetric(window_size=4, assign_window_size=5), passages=8, nuggets=20)
+    assert asked["You are NuggetizeAssignerLLM"] == 4
+    assert NuggetizerMetric(window_size=4).config()["assign_window_size"] == 10
+    with pytest.raises(ConfigError, match="assign_window_size"):
+        NuggetizerMetric(assign_window_size=0)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import run, samples
+from helpers import cli_here, run, samples
 from ragbench._retrieval.corpus.readers import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.retrieval import trec_eval_all
@@ -480,4 +480,30 @@ def test_ragnaroks_warnings_long_answers_and_duplicate_citations_are_counted_and
     assert results["system_reports"]["trec_rag24"]["notes"] == [
         "1 answer(s) over 400 words, which ragnarok's rag24_validation warns of (and cuts): 2027497 (402 words)",
         "1 answer sentence(s) citing one reference twice, which ragnarok's rag24_validation warns of: 2027497",
+    ]
+    counted = results["counted"]["trec_rag24"]["trec_rag_retrieval"]
+    assert (counted["over_400_words"]["count"], counted["citing_twice"]["count"]) == (1, 1)
+
+
+def test_ragbench_score_says_each_note_in_one_line_and_succeeds(tmp_path):
+    folder = submission_folder(tmp_path, [ANSWERED, UNKNOWN])
+    args = ["--task-arg", f"trec_rag24.qrels={QRELS24}", "--predictions", str(folder), "--output", str(tmp_path / "s")]
+    result = cli_here("score", "--task", "trec_rag24", "--data", str(TOPICS24), "--no-progress", *args)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "not read (as castorini's scripts)" in line]
+    assert lines == [
+        "ragbench: trec_rag24: 1 submission line(s) of topics the qrels do not judge, not read (as castorini's "
+        "scripts): 999999"
+    ]
+
+
+def test_export_says_which_answers_ragnaroks_checker_warns_of(tmp_path, index):
+    from ragbench.tasks.trec_rag.commands import export
+
+    scripted_run(tmp_path, index, "word " * 400 + "end [1][1]. Short [2][2].", system_args={"top_n": 3})
+    lines = export(str(tmp_path / "run"), None, str(tmp_path / "ag.jsonl"), "r", "team", False)
+    assert lines[1:] == [
+        "2 answer(s) over 400 words, which ragnarok's rag24_validation warns of (and cuts): "
+        "2027497 (402 words), 300986 (402 words)",
+        "4 sentence(s) cited one segment twice, written once (rag24_validation warns of it)",
     ]

@@ -81,6 +81,11 @@ def sentences(answer: str, shown: int) -> tuple[list[Sentence], int]:
     return out, dropped
 
 
+def citing_twice(answer: str) -> int:
+    """How many of the answer's sentences cite one document twice ("[1][1]"), which rag24_validation warns of."""
+    return sum(len(set(numbers)) != len(numbers) for numbers in map(cited_numbers, sent_tokenize(answer)))
+
+
 def submission(
     year: int, topic_id: str, topic: str, references: list[str], answer: list[Sentence], run_id: str, team_id: str
 ) -> Submission2024 | Submission2025:

@@ -507,3 +507,26 @@ def test_export_says_which_answers_ragnaroks_checker_warns_of(tmp_path, index):
         "2027497 (402 words), 300986 (402 words)",
         "4 sentence(s) cited one segment twice, written once (rag24_validation warns of it)",
     ]
+
+
+def test_the_segments_unpacked_or_in_one_jsonl_file_are_read_as_the_gzip_shards_are(corpus, tmp_path):
+    """Anserini's MsMarcoV2DocCollection reads a shard gzipped or not: so does ragbench, and one .jsonl file of
+    segment lines too."""
+    packed = list(read_corpus(corpus))
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    for number, records in enumerate((SHARD_00, SHARD_01)):
+        suffix = ".json" if number == 0 else ".jsonl"
+        (unpacked / f"msmarco_v2.1_doc_segmented_{number:02d}{suffix}").write_text(
+            "".join(json.dumps(record) + "\n" for record in records), encoding="utf-8"
+        )
+    one_file = tmp_path / "segments.jsonl"
+    one_file.write_text("".join(json.dumps(record) + "\n" for record in SHARD_00 + SHARD_01), encoding="utf-8")
+    for path in (unpacked, one_file):
+        rows = list(corpus_rows(path))
+        assert [doc for _, doc in rows] == packed
+        reader = passage_reader(path)
+        assert [reader(position) for position, _ in rows] == packed
+    write_shard(unpacked / "msmarco_v2.1_doc_segmented_00.json.gz", SHARD_00)
+    with pytest.raises(ConfigError, match="msmarco_v2.1_doc_segmented_00 is there twice"):
+        corpus_format(unpacked)

@@ -19,9 +19,9 @@ from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Ta
 from ragbench.api.text import cited_numbers, sent_tokenize
 
 from .ag_output import submission_records
-from .submitted_topics import MISSING_TOPICS, read_as_castorini
 from .data import read_qrels, read_topics
 from .metric import DEPTH
+from .submitted_topics import MISSING_TOPICS, read_as_castorini
 
 # ragnarok's ragnarok_v4 template (castorini/ragnarok 7233fa7): its system message and instruction; the contexts
 # as its convert_doc_to_prompt_content shows a segment ("Title: ... Content: ...", one line, "[n]" in it as "(n)")

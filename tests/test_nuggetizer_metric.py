@@ -50,9 +50,10 @@ def replayed(qid: str) -> tuple[ScriptedLLM, dict, Counter]:
 
 
 def sent(request) -> dict:
-    """A request as the chat body fields nuggetizer's client sent (max_tokens is its max_completion_tokens)."""
+    """A request as the chat body fields nuggetizer's client sent."""
     sampling = request.sampling
-    assert sampling.left_to_server == ("top_p",)  # nuggetizer sends no top_p
+    assert sampling.left_to_server == ("top_p", "n", "seed")  # nuggetizer sends none of them
+    assert sampling.max_tokens_as == "max_completion_tokens"
     return {
         "messages": request.message_dicts(),
         "params": {"max_completion_tokens": sampling.max_tokens, "temperature": sampling.temperature},
@@ -183,9 +184,8 @@ OVER_HTTP = [qid for qid in TOPICS if TOPICS[qid]["model"] == "gpt-4o" and qid !
 
 def test_a_run_with_an_openai_judge_sends_nuggetizers_bodies_and_gets_its_scores(tmp_path):
     """`ragbench score` through the openai engine to a local server answering each request as the fake server
-    answered nuggetizer (its n-th identical request the n-th reply): the same bodies in each topic's order
-    (ragbench adds n, and a seed at temperature 0.2; it sends max_tokens where nuggetizer sends
-    max_completion_tokens), the same scores."""
+    answered nuggetizer (its n-th identical request the n-th reply): the same bodies in each topic's order, field
+    for field and number for number (no n, no seed at temperature 0.2, max_completion_tokens), the same scores."""
     replies: dict[str, list[str]] = {}
     for qid in OVER_HTTP:
         for call in TOPICS[qid]["calls"]:
@@ -221,17 +221,14 @@ def test_a_run_with_an_openai_judge_sends_nuggetizers_bodies_and_gets_its_scores
         )
     finally:
         server.stop()
-    by_topic: dict[str, list[dict]] = {}
+    by_topic: dict[str, list[str]] = {}
     for request in server.requests:
-        body = dict(request["body"])
-        assert body.pop("n") == 1 and ("seed" in body) == (body["temperature"] == 0.2)
-        body.pop("seed", None)
-        body["max_completion_tokens"] = body.pop("max_tokens")
+        body = request["body"]
         qid = next(q for q in OVER_HTTP if f"Search Query: {TOPICS[q]['query']}\n" in body["messages"][1]["content"])
-        by_topic.setdefault(qid, []).append(body)
+        by_topic.setdefault(qid, []).append(json.dumps(body, sort_keys=True))  # JSON text: 0 and 0.0 differ
     for qid in OVER_HTTP:
         upstream = [{"messages": c["messages"], **c["params"]} for c in TOPICS[qid]["calls"] for _ in range(c["times"])]
-        assert by_topic.get(qid, []) == upstream
+        assert by_topic.get(qid, []) == [json.dumps(body, sort_keys=True) for body in upstream]
     rows = {
         row["id"]: row["scores"]
         for row in map(json.loads, (tmp_path / "run" / "samples" / "nugget_topics.jsonl").open())
@@ -240,3 +237,32 @@ def test_a_run_with_an_openai_judge_sends_nuggetizers_bodies_and_gets_its_scores
         assert {key: rows[qid][f"nuggetizer_{key}"] for key in KEYS} == {
             key: TOPICS[qid]["scores"][key] for key in KEYS
         }
+
+
+def windows_asked(metric: NuggetizerMetric, passages: int, nuggets: int) -> Counter:
+    """How many calls each role made scoring one topic of `passages` passages whose creator lists `nuggets`."""
+
+    def reply(request) -> str:
+        system, user = (m["content"] for m in request.message_dicts())
+        if "NuggetizeLLM" in system:
+            return repr([f"fact {i}" for i in range(nuggets)])
+        count = int(user.split("label each of the ", 1)[1].split()[0])
+        return repr(["vital" if "NuggetizeScoreLLM" in system else "support"] * count)
+
+    llm = ScriptedLLM(reply)
+    llm.engine.model = "gpt-4o"
+    example = Example(id="w", question="q", docs=[Document(id=str(i), title="", text=f"p{i}") for i in range(passages)])
+    asyncio.run(metric.score(example, Prediction("w", answer="an answer"), make_context("demo", judges=[llm])))
+    return Counter(request.message_dicts()[0]["content"].split(",")[0] for request in llm.requests)
+
+
+def test_assignment_has_its_own_window_of_10_as_assign_nuggets_py_runs_it():
+    """create_nuggets.py's --window_size sizes creation and scoring; assign_nuggets.py's Nuggetizer assigns in
+    windows of its default, 10."""
+    asked = windows_asked(NuggetizerMetric(window_size=4), passages=8, nuggets=20)
+    assert asked == {"You are NuggetizeLLM": 2, "You are NuggetizeScoreLLM": 5, "You are NuggetizeAssignerLLM": 2}
+    asked = windows_asked(NuggetizerMetric(window_size=4, assign_window_size=5), passages=8, nuggets=20)
+    assert asked["You are NuggetizeAssignerLLM"] == 4
+    assert NuggetizerMetric(window_size=4).config()["assign_window_size"] == 10
+    with pytest.raises(ConfigError, match="assign_window_size"):
+        NuggetizerMetric(assign_window_size=0)

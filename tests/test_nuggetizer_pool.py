@@ -266,3 +266,42 @@ def test_two_trec_rag_runs_scored_from_their_submissions_share_the_topics_nugget
         assert sorted(({k: line[k] for k in ("query", "qid", "nuggets")} for line in written), key=str) == sorted(
             FIXTURE["nuggets"], key=str
         )
+
+
+def test_a_topic_missing_from_a_submission_counts_0_in_the_mean_over_all_topics_as_calculate_metrics_py(
+    corpus, tmp_path
+):
+    """assign_nuggets.py gives a topic no line answers an empty answer (every nugget not_support) and
+    calculate_metrics.py's mean is over every topic of the nugget file: t3 left out of run_a's submission scores 0
+    and the mean is over t1, t2 and t3."""
+    topics_file, qrels_file = tmp_path / "topics.tsv", tmp_path / "qrels.txt"
+    topics_file.write_text("".join(f"{q}\t{t}\n" for q, t in FIXTURE["topics"].items()), encoding="utf-8")
+    qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in FIXTURE["qrels"]), encoding="utf-8")
+    folder = tmp_path / "run_a"
+    folder.mkdir()
+    answers = {qid: answer for qid, answer in RUNS["run_a"]["answers"].items() if qid != "t3"}
+    lines = [
+        {"topic_id": qid, "references": ["msmarco_v2.1_doc_01_1000#0_0"], "answer": [{"text": t, "citations": [0]}]}
+        for qid, answer in answers.items()
+        for t in [" ".join(answer["sentences"])]
+    ]
+    (folder / "ag_output.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    results = run(
+        tmp_path,
+        tasks=["trec_rag24"],
+        system="recorded",
+        system_args={"path": str(folder)},
+        data={"trec_rag24": str(topics_file)},
+        task_args={"trec_rag24.qrels": str(qrels_file)},
+        metrics=("+nuggetizer",),
+        metric_args={"nuggetizer.passages": "pool", "nuggetizer.corpus": str(corpus)},
+        judges=["scripted:test_nuggetizer_pool:fake_judge"],
+    )
+    upstream = upstream_scores("run_a")
+    rows = {row["id"]: row["scores"] for row in samples(tmp_path / "run", "trec_rag24")}
+    assert {key: rows["t3"][f"nuggetizer_{key}"] for key in KEYS} == dict.fromkeys(KEYS, 0.0)
+    for key in KEYS:
+        expected = mean([upstream["t1"][f"nuggetizer_{key}"], upstream["t2"][f"nuggetizer_{key}"], 0.0])
+        assert results["results"]["trec_rag24"][f"nuggetizer_{key}"] == pytest.approx(expected, abs=1e-12)
+    assert "300986" not in str(results["system_reports"])
+    assert results["system_reports"]["trec_rag24"]["notes"][0].startswith("1 judged topic(s) no submission line")

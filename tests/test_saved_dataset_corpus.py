@@ -165,7 +165,7 @@ def test_a_folder_that_is_no_saved_dataset_is_one_line(tmp_path):
     [line] = result.stderr.strip().splitlines()
     assert line == (
         f"ragbench: error: corpus {folder} is a folder but no dataset saved by Hugging Face datasets (no state.json "
-        "or dataset_dict.json) and no MS MARCO V2.1 segmented shards (msmarco_v2.1_doc_segmented_*.json.gz): save "
+        "or dataset_dict.json) and no MS MARCO V2.1 segmented shards (msmarco_v2.1_doc_segmented_*.json.gz, or unpacked .json / .jsonl): save "
         "it with Dataset.save_to_disk(FOLDER), or name a .tsv or .jsonl file"
     )
     assert not (tmp_path / "i").exists()

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import run, samples
+from helpers import cli_here, run, samples
 from ragbench._retrieval.corpus.readers import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.retrieval import trec_eval_all
@@ -390,7 +390,12 @@ def test_a_bad_submission_line_is_a_record_error_naming_it_and_the_rest_are_read
     items = [item for _, item in submission_records(folder)]
     assert [type(item) for item in items] == [RecordError, RecordError, RecordError, dict]
     assert "run.jsonl:3" in str(items[2]) and "citation 3 is neither an index" in str(items[2])
-    assert items[3] == {"id": "1", "output": "Yes [1].", "docs": [{"id": "s"}]}
+    assert items[3] == {
+        "id": "1",
+        "output": "Yes [1].",
+        "docs": [{"id": "s"}],
+        "extras": {"response_words": 1, "citing_twice": 0},
+    }
 
 
 def test_a_lucene_bm25_index_is_built_from_the_shards_too(corpus, tmp_path):
@@ -412,3 +417,116 @@ def test_the_prompt_shows_segments_as_ragnarok_does_and_answers_cite_them():
     assert "Question: how often?" in prompt and "IEEE format in square brackets" in prompt
     assert "[1] Title: Potty Content: Most toddlers (2) pee four times.\n[2] x\n" in prompt
     assert TrecRagPrompting().citations("Often [1][2]. Less [2].") == [[1, 2], [2]]
+
+
+def submission_folder(tmp_path: Path, lines: list[dict]) -> Path:
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "ag_output.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return folder
+
+
+def scored_submissions(tmp_path: Path, folder: Path, **task_args: str) -> tuple[dict, dict]:
+    results = run(
+        tmp_path,
+        tasks=["trec_rag24"],
+        system="recorded",
+        system_args={"path": str(folder)},
+        data={"trec_rag24": str(TOPICS24)},
+        task_args={"trec_rag24.qrels": str(QRELS24), **{f"trec_rag24.{k}": v for k, v in task_args.items()}},
+    )
+    return results, {row["id"]: row for row in samples(tmp_path / "run", "trec_rag24")}
+
+
+ANSWERED = {
+    "topic_id": "2027497",
+    "references": ["msmarco_v2.1_doc_51_766815931#2_1606878413"],
+    "answer": [{"text": "Four to eight times.", "citations": [0]}],
+}
+UNKNOWN = {**ANSWERED, "topic_id": "999999"}
+
+
+def test_a_topic_no_submission_answers_scores_0_in_the_mean_over_all_topics_as_castorini_scores_it(tmp_path):
+    """assign_nuggets.py assigns every topic of the nugget file, one without an answer an empty one, and
+    calculate_metrics.py takes the mean over them all; a line of a topic not judged is not read. Both said in a
+    line each."""
+    results, rows = scored_submissions(tmp_path, submission_folder(tmp_path, [ANSWERED, UNKNOWN]))
+    assert results["counts"]["trec_rag24"]["scored"] == 2 and results["counts"]["trec_rag24"]["failed"] == 0
+    assert rows["300986"]["prediction"]["answer"] == "" and rows["300986"]["scores"]["recall_100"] == 0.0
+    assert results["results"]["trec_rag24"]["recall_100"] == pytest.approx(rows["2027497"]["scores"]["recall_100"] / 2)
+    notes = results["system_reports"]["trec_rag24"]["notes"]
+    assert notes == [
+        "1 judged topic(s) no submission line answers, scored as empty answers (castorini's assign_nuggets.py): "
+        "300986 (--task-arg trec_rag24.missing_topics=failed fails them instead)",
+        "1 submission line(s) of topics the qrels do not judge, not read (as castorini's scripts): 999999",
+    ]
+    assert results["system_reports"]["trec_rag24"]["errors"] == []
+
+
+def test_missing_topics_failed_is_the_named_strict_variant(tmp_path):
+    results, rows = scored_submissions(tmp_path, submission_folder(tmp_path, [ANSWERED]), missing_topics="failed")
+    assert results["counts"]["trec_rag24"]["scored"] == 1 and results["counts"]["trec_rag24"]["failed"] == 1
+    assert "has no prediction for id '300986'" in rows["300986"]["error"]
+    with pytest.raises(ConfigError, match="missing_topics=skip is not one of empty, failed"):
+        TrecRagTask(TOPICS24, qrels=str(QRELS24), missing_topics="skip")
+
+
+def test_ragnaroks_warnings_long_answers_and_duplicate_citations_are_counted_and_named(tmp_path):
+    """rag24_validation warns on an answer over 400 words (NFKC words of its sentences) and on a sentence citing
+    one reference twice."""
+    long = {**ANSWERED, "answer": [{"text": "word " * 401, "citations": [0, 0]}, {"text": "Ok.", "citations": [0]}]}
+    just = {**ANSWERED, "topic_id": "300986", "answer": [{"text": "word " * 400, "citations": [0]}]}
+    results, _ = scored_submissions(tmp_path, submission_folder(tmp_path, [long, just]))
+    assert results["system_reports"]["trec_rag24"]["notes"] == [
+        "1 answer(s) over 400 words, which ragnarok's rag24_validation warns of (and cuts): 2027497 (402 words)",
+        "1 answer sentence(s) citing one reference twice, which ragnarok's rag24_validation warns of: 2027497",
+    ]
+    counted = results["counted"]["trec_rag24"]["trec_rag_retrieval"]
+    assert (counted["over_400_words"]["count"], counted["citing_twice"]["count"]) == (1, 1)
+
+
+def test_ragbench_score_says_each_note_in_one_line_and_succeeds(tmp_path):
+    folder = submission_folder(tmp_path, [ANSWERED, UNKNOWN])
+    args = ["--task-arg", f"trec_rag24.qrels={QRELS24}", "--predictions", str(folder), "--output", str(tmp_path / "s")]
+    result = cli_here("score", "--task", "trec_rag24", "--data", str(TOPICS24), "--no-progress", *args)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "not read (as castorini's scripts)" in line]
+    assert lines == [
+        "ragbench: trec_rag24: 1 submission line(s) of topics the qrels do not judge, not read (as castorini's "
+        "scripts): 999999"
+    ]
+
+
+def test_export_says_which_answers_ragnaroks_checker_warns_of(tmp_path, index):
+    from ragbench.tasks.trec_rag.commands import export
+
+    scripted_run(tmp_path, index, "word " * 400 + "end [1][1]. Short [2][2].", system_args={"top_n": 3})
+    lines = export(str(tmp_path / "run"), None, str(tmp_path / "ag.jsonl"), "r", "team", False)
+    assert lines[1:] == [
+        "2 answer(s) over 400 words, which ragnarok's rag24_validation warns of (and cuts): "
+        "2027497 (402 words), 300986 (402 words)",
+        "4 sentence(s) cited one segment twice, written once (rag24_validation warns of it)",
+    ]
+
+
+def test_the_segments_unpacked_or_in_one_jsonl_file_are_read_as_the_gzip_shards_are(corpus, tmp_path):
+    """Anserini's MsMarcoV2DocCollection reads a shard gzipped or not: so does ragbench, and one .jsonl file of
+    segment lines too."""
+    packed = list(read_corpus(corpus))
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    for number, records in enumerate((SHARD_00, SHARD_01)):
+        suffix = ".json" if number == 0 else ".jsonl"
+        (unpacked / f"msmarco_v2.1_doc_segmented_{number:02d}{suffix}").write_text(
+            "".join(json.dumps(record) + "\n" for record in records), encoding="utf-8"
+        )
+    one_file = tmp_path / "segments.jsonl"
+    one_file.write_text("".join(json.dumps(record) + "\n" for record in SHARD_00 + SHARD_01), encoding="utf-8")
+    for path in (unpacked, one_file):
+        rows = list(corpus_rows(path))
+        assert [doc for _, doc in rows] == packed
+        reader = passage_reader(path)
+        assert [reader(position) for position, _ in rows] == packed
+    write_shard(unpacked / "msmarco_v2.1_doc_segmented_00.json.gz", SHARD_00)
+    with pytest.raises(ConfigError, match="msmarco_v2.1_doc_segmented_00 is there twice"):
+        corpus_format(unpacked)

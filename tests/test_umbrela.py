@@ -28,6 +28,7 @@ from test_engine_openai import FAST, FakeServer, error
 FIXTURE = json.loads((TEST_DATA / "umbrela" / "umbrela_calls.json").read_text(encoding="utf-8"))
 QUERIES = {query["qid"]: query for query in FIXTURE["queries"]}
 RUNS = {f"{run['run']}-{run['qid']}": run for run in FIXTURE["runs"]}
+PENALTIES = ("frequency_penalty", "presence_penalty")  # umbrela's, sent with --judge-arg (none for reasoning models)
 REPLIES = {segment: reply for query in FIXTURE["queries"] for _, segment, reply in query["candidates"]}
 
 
@@ -85,10 +86,10 @@ def test_the_judge_is_asked_as_umbrela_asks_and_each_reply_graded_as_umbrela_gra
     assert counted == +Counter({"umbrela_invalid": sum(not j["result_status"] for j in run["judgments"])})
 
 
-@pytest.mark.parametrize("name", ["bing-q1", "bing-q2", "basic-q2"])
+@pytest.mark.parametrize("name", ["bing-q1", "bing-q2", "basic-q2", "o4-q1", "gpt5-q1"])
 def test_the_openai_engine_sends_umbrelas_bodies(name):
-    """Through a real HTTP judge on 127.0.0.1: with umbrela's penalties as --judge-arg, every request body is the
-    one umbrela sent (ragbench adds n=1), in umbrela's order, and the HTTP 400 reads as umbrela reads it."""
+    """Through a real HTTP judge on 127.0.0.1 (umbrela's penalties as --judge-arg where it sends them), every request body is the
+    one umbrela sent, field for field and number for number, in umbrela's order, and the HTTP 400 reads as umbrela reads it."""
     run = RUNS[name]
 
     def reply(body):
@@ -98,9 +99,8 @@ def test_the_openai_engine_sends_umbrelas_bodies(name):
     server.then(
         *(error(400, "bad request") if call["reply"] == FIXTURE["bad_request"] else {} for call in run["calls"])
     )
-    engine = OpenAIEngine(
-        run["model"], base_url=server.base_url, frequency_penalty=0.5, presence_penalty=0, concurrency=1, **FAST
-    )
+    penalties = {name: run["calls"][0]["body"][name] for name in PENALTIES if name in run["calls"][0]["body"]}
+    engine = OpenAIEngine(run["model"], base_url=server.base_url, concurrency=1, **penalties, **FAST)
 
     async def go() -> dict:
         scheduler = Scheduler()
@@ -116,8 +116,8 @@ def test_the_openai_engine_sends_umbrelas_bodies(name):
         scores = asyncio.run(go())
     finally:
         server.stop()
-    sent = [{k: v for k, v in r["body"].items() if k != "n"} for r in server.requests]
-    assert sent == [call["body"] for call in run["calls"]]
+    sent = [json.dumps(r["body"], sort_keys=True) for r in server.requests]  # JSON text: top_p 1 is not 1.0
+    assert sent == [json.dumps(call["body"], sort_keys=True) for call in run["calls"]]
     assert scores == expected_values(run)
 
 

@@ -3,6 +3,8 @@ from the example's passages, then assigned against the system's answer; the four
 `calculate_nugget_scores` of that answer, and the run's mean of each is its `calculate_global_metrics`.
 
 Roles (--judge, in order): creator, scorer, assigner; one judge does all three (nuggetizer's `model=`).
+`window_size` sizes creation's and scoring's windows (create_nuggets.py's --window_size), `assign_window_size`
+assignment's (assign_nuggets.py's Nuggetizer keeps its default, 10).
 The passages are the example's own documents (`passages=example`, what the task gives as its relevant passages)
 or the documents the system showed (`passages=shown`), the nuggets created again for each example scored; or, as
 TREC RAG runs it, the topic's pool (`passages=pool`, pool.py): nuggets created once per topic from its qrels
@@ -19,7 +21,7 @@ from ragbench.api.data import JsonObject
 
 from ..segment_texts import existing_corpus
 from .pool import Pool, pooled_docids, submitted_text
-from .steps import TRIALS, Steps, scores
+from .steps import ASSIGN_WINDOW, TRIALS, Steps, scores
 
 KEYS = ("strict_vital_score", "strict_all_score", "vital_score", "all_score")
 
@@ -49,6 +51,7 @@ class NuggetizerMetric(Metric):
         passages: str = "example",
         window_size: int = 10,
         max_nuggets: int = 30,
+        assign_window_size: int = ASSIGN_WINDOW,
         assign_grades: int = 3,
         corpus: str | None = None,
         nuggets: str | None = None,
@@ -63,18 +66,19 @@ class NuggetizerMetric(Metric):
         self.corpus_path, self.nugget_file = corpus, nuggets
         nugget_file = None if nuggets is None else Path(nuggets)
         self.pool = None if corpus is None else Pool(existing_corpus(self.name, corpus), nugget_file)
-        if int(window_size) < 1 or int(max_nuggets) < 1:
-            raise ConfigError(f"metric {self.name}: window_size and max_nuggets must be 1 or more")
+        if min(int(window_size), int(max_nuggets), int(assign_window_size)) < 1:
+            raise ConfigError(f"metric {self.name}: window_size, assign_window_size and max_nuggets must be 1 or more")
         if int(assign_grades) not in (2, 3):
             raise ConfigError(f"metric {self.name}: assign_grades={assign_grades} is not 2 or 3")
         self.passages, self.window, self.max_nuggets = passages, int(window_size), int(max_nuggets)
-        self.grades = int(assign_grades)
+        self.grades, self.assign_window = int(assign_grades), int(assign_window_size)
 
     def config(self) -> JsonObject:
         config: JsonObject = {
             "name": self.name,
             "passages": self.passages,
             "window_size": self.window,
+            "assign_window_size": self.assign_window,
             "max_nuggets": self.max_nuggets,
             "assign_grades": self.grades,
         }
@@ -100,7 +104,7 @@ class NuggetizerMetric(Metric):
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         passages = self.texts(example, prediction) if self.pool is None else []  # no passages: fails at once
         count = getattr(ctx, "count", None) or (lambda name: None)
-        steps = Steps(ctx.judges_for(self), count, self.window, self.max_nuggets)
+        steps = Steps(ctx.judges_for(self), count, self.window, self.max_nuggets, self.assign_window)
         if self.pool is None:
             created = await steps.create(example.question, passages)
             answer = prediction.answer or ""

@@ -1,6 +1,7 @@
 """nuggetizer 0.0.5's `Nuggetizer.create` and `assign` (models/nuggetizer.py) over a ragbench judge per role.
 
-Each call sends the step's messages at temperature 0.0 with 2,048 tokens (nuggetizer's `max_completion_tokens`);
+Each call sends the step's messages at temperature 0.0 with `max_completion_tokens` 2,048, no top_p, n or seed
+(nuggetizer's body, field for field);
 the reply, its "```python" and "```" removed and stripped, is read by `ast.literal_eval`, and whatever fails
 (reading, slicing, a label that is no string) asks again at temperature 0.2, up to 500 calls per window, as
 nuggetizer's `except Exception` does. A label list is zipped with the window's nuggets (a short list drops the
@@ -19,6 +20,7 @@ from typing import Any
 from . import prompts
 
 TRIALS = 500  # nuggetizer's trial_count per window
+ASSIGN_WINDOW = 10  # Nuggetizer's assigner_window_size, which assign_nuggets.py leaves at its default
 MAX_TOKENS = 2048  # nuggetizer's max_completion_tokens
 
 
@@ -35,12 +37,20 @@ def read(reply: str) -> Any:
 
 
 class Steps:
-    """One topic's nugget creation, scoring and assignment; `count(name)` is told each unparsed reply and each
-    window given up."""
+    """One topic's nugget creation and scoring in windows of `window`, assignment in windows of `assign_window`;
+    `count(name)` is told each unparsed reply and each window given up."""
 
-    def __init__(self, judges: list[Any], count: Callable[[str], None], window: int, max_nuggets: int) -> None:
+    def __init__(
+        self,
+        judges: list[Any],
+        count: Callable[[str], None],
+        window: int,
+        max_nuggets: int,
+        assign_window: int = ASSIGN_WINDOW,
+    ) -> None:
         self.creator, self.scorer, self.assigner = judges
         self.count, self.window, self.max_nuggets = count, window, max_nuggets
+        self.assign_window = assign_window
 
     async def ask(self, judge: Any, messages: list[dict[str, str]], use: Callable[[Any], None]) -> bool:
         """Ask until `use(read(reply))` returns without raising: True, or False after TRIALS calls."""
@@ -56,7 +66,8 @@ class Steps:
                 step="judge:nuggetizer",
                 temperature=1.0 if o1 else temperature,
                 max_tokens=MAX_TOKENS,
-                left_to_server=("top_p",),
+                max_tokens_as="max_completion_tokens",
+                left_to_server=("top_p", "n", "seed"),  # nuggetizer's client sends none of them
             )
             try:
                 use(read(reply.text))
@@ -100,8 +111,8 @@ class Steps:
         if answer.strip() == "":
             return [Nugget(n.text, n.importance, "not_support") for n in nuggets]
         assigned: list[Nugget] = []
-        for start in range(0, len(nuggets), self.window):
-            batch = nuggets[start : start + self.window]
+        for start in range(0, len(nuggets), self.assign_window):
+            batch = nuggets[start : start + self.assign_window]
 
             def label(parsed: Any, batch: list[Nugget] = batch) -> None:
                 for nugget, assignment in zip(batch, parsed):

@@ -53,14 +53,20 @@ def messages(model: str, prompt: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": PROMPTS["system"]}, {"role": "user", "content": prompt}]
 
 
+UNSENT = ("n", "seed")  # umbrela's client sends neither
+
+
 def sampling(model: str, max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
-    """umbrela's chat.completions sampling: greedy with top_p 1, or for a reasoning model temperature 1, no top_p
-    and 4,096 tokens. Its frequency_penalty 0.5 and presence_penalty 0 are no `Sampling` fields: an OpenAI judge
-    sends them with `--judge-arg frequency_penalty=0.5 --judge-arg presence_penalty=0` (docs/metrics.md)."""
+    """umbrela's chat.completions sampling, number for number as its body holds it: greedy (0.0) with top_p 1 (the
+    int), max_tokens; or for a reasoning model temperature 1.0, no top_p and 4,096 max_completion_tokens; never n
+    or a seed. Its frequency_penalty 0.5 and presence_penalty 0 are no `Sampling` fields: an OpenAI judge sends
+    them with `--judge-arg frequency_penalty=0.5 --judge-arg presence_penalty=0` (docs/metrics.md)."""
     if reasoning_style(model):
         tokens = REASONING_MAX_TOKENS if max_tokens == MAX_TOKENS else max_tokens
-        return {"temperature": 1.0, "left_to_server": ("top_p",), "max_tokens": tokens}
-    return {"temperature": 0.0, "top_p": 1.0, "max_tokens": max_tokens}
+        reasoning = {"left_to_server": ("top_p", *UNSENT), "max_tokens_as": "max_completion_tokens"}
+        return {"temperature": 1.0, "max_tokens": tokens} | reasoning
+    greedy = {"temperature": 0.0, "top_p": 1, "left_to_server": UNSENT, "max_tokens_as": "max_tokens"}
+    return greedy | {"max_tokens": max_tokens}
 
 
 class Umbrela(Metric):

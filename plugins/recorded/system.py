@@ -8,7 +8,9 @@ object: what an agent did, e.g. the docids a BrowseComp-Plus agent retrieved, wh
 run files sets) for the prediction's extras; a line with an `error` (a run's own sample of a failed example)
 fails that example again.
 The task's own output post-processing is applied, exactly as for a live run. A folder is
-read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files).
+read by the task's `prediction_records(folder)` (OmniEval: upstream's `*.pred.jsonl` inference files), whose
+items may also be notes (a string: what the task's own tools would say of the folder, TREC RAG's topics no line
+answers), listed in the report beside the file's errors without failing the run.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ class Recorded(System):
         self.outputs: dict[str, dict[str, Any]] = {}
         self._docs: dict[str, list[Document] | None] = {}
         self.file_errors: list[str] = []
+        self.notes: list[str] = []
         self._unreadable: dict[str, str] = {}  # id -> why its line cannot be scored
         if Path(path).is_dir():  # a folder of a benchmark's own output files: read in `check`, by the task
             return
@@ -104,12 +107,15 @@ class Recorded(System):
                 f"--predictions {self.path} is a folder, but task {task.name} reads no prediction "
                 f'folders: pass a JSONL of {{"id", "output"}} records'
             )
-        self.outputs, self._docs, self.file_errors, self._unreadable = {}, {}, [], {}
+        self.outputs, self._docs, self.file_errors, self.notes, self._unreadable = {}, {}, [], [], {}
         self.load(list(task.prediction_records(Path(self.path))), text_required=False)
 
     def load(self, records: list[tuple[int, Any]], text_required: bool) -> None:
         path = self.path
         for index, record in records:
+            if isinstance(record, str):
+                self.notes.append(record)
+                continue
             example_id = None
             try:
                 if isinstance(record, RecordError):
@@ -160,7 +166,7 @@ class Recorded(System):
         )
 
     def report(self, samples: list[SampleRecord], complete_data: bool) -> dict[str, Any]:
-        """Bad lines of the file and (when the whole task was read) ids not in the task's data."""
+        """Bad lines of the file and (when the whole task was read) ids not in the task's data; the task's notes."""
         errors = list(self.file_errors)
         if complete_data:
             seen_ids = {s.id for s in samples if s.id is not None}
@@ -169,4 +175,4 @@ class Recorded(System):
                 for example_id in self.outputs
                 if example_id not in seen_ids
             ]
-        return {"predictions_file": self.path, "errors": errors}
+        return {"predictions_file": self.path, "errors": errors} | ({"notes": self.notes} if self.notes else {})

@@ -23,7 +23,7 @@ from .results.failures import (
     message_lines,
     repair_lines,
 )
-from .results.schema import Cell, KeyDetails, Results, direction, reported_errors
+from .results.schema import Cell, KeyDetails, Results, direction, reported_errors, reported_notes
 from .results.slice_plots import SliceMatrix, slice_matrix, slice_rows
 
 
@@ -142,11 +142,12 @@ def rescoring_line(cost: RescoringCost) -> str:
 
 def failure_lines(results: Results) -> list[str]:
     """What went wrong, grouped (console and report): failed records by cause with their ids, problems
-    a system reported outside any example, failed calls folded into results, and outputs cut at their
+    a system reported outside any example (and its notes of what was read in its stead), failed calls folded into results, and outputs cut at their
     token limit."""
     lines = [failure_group_line(task, entry) for task, causes in (results.failures or {}).items() for entry in causes]
     for task, report in (results.system_reports or {}).items():
         lines += message_lines(task, [str(e) for e in reported_errors(report)])
+        lines += message_lines(task, [str(note) for note in reported_notes(report)])
     for task, infra in (results.infrastructure_failures or {}).items():
         lines.append(
             f"{task}: {infra['calls']} failed judge/tool/retrieval call(s) in {infra['examples']} scored "

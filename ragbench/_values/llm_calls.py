@@ -23,7 +23,8 @@ from .tool_calls import (
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this one
     from .._types import JsonObject
 
-SERVER_DEFAULTS = ("temperature", "top_p")  # the sampling parameters a request may leave to the server
+SERVER_DEFAULTS = ("temperature", "top_p", "n", "seed")  # the sampling parameters a request may leave to the server
+TOKEN_LIMIT_NAMES = ("max_tokens", "max_completion_tokens")  # what an OpenAI chat body calls max_tokens
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,13 @@ class Sampling:
         "</search>"). The stop string that completes first wins. An API that does not say which stop string
         ended the text (openai) gets FlashRAG's OpenaiGenerator rule: the first stop string is appended when
         the text ends with none of them.
-    left_to_server: of "temperature" and "top_p", those an API engine (openai) leaves out of the request, so
-        that the server's defaults apply, as for a client that does not send them (BrowseComp-Plus's
-        openai_client without --temperature); local engines have no server and decode with the values given.
+    left_to_server: of "temperature", "top_p", "n" (where n is 1) and "seed", those an API engine (openai) leaves
+        out of the request, so that the server's defaults apply, as for a client that does not send them
+        (BrowseComp-Plus's openai_client without --temperature; castorini's nuggetizer and umbrela send no n and
+        no seed: a seed left to the server still tells cached replies apart); local engines have no server and
+        decode with the values given.
+    max_tokens_as: the field an OpenAI chat request sends max_tokens as, "max_tokens" or "max_completion_tokens"
+        (what castorini's nuggetizer sends); None: the engine's rule (max_completion_tokens for a reasoning model).
     """
 
     max_tokens: int = 256
@@ -79,6 +84,7 @@ class Sampling:
     json_mode: bool = False
     keep_stop: bool = False
     left_to_server: tuple[str, ...] = field(default=(), repr=False)  # in the cache key where given (cache_key)
+    max_tokens_as: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -95,10 +101,15 @@ class Sampling:
             unknown = set(kwargs["left_to_server"]) - set(SERVER_DEFAULTS)
             if unknown:
                 raise TypeError(f"left_to_server: {', '.join(sorted(unknown))} (only {', '.join(SERVER_DEFAULTS)})")
+            if "n" in kwargs["left_to_server"] and kwargs.get("n", 1) != 1:
+                raise TypeError(f"left_to_server: n is the server's default, 1, not n={kwargs['n']}")
+        if kwargs.get("max_tokens_as") not in (None, *TOKEN_LIMIT_NAMES):
+            raise TypeError(f"max_tokens_as: {kwargs['max_tokens_as']!r} (only {', '.join(TOKEN_LIMIT_NAMES)})")
         return cls(**kwargs)
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
+_GIVEN_ONLY = ("left_to_server", "max_tokens_as")  # in a request's dict and cache key only where given
 
 
 @dataclass(frozen=True)
@@ -201,11 +212,13 @@ class Request:
             out["tools"] = self.tool_dicts()
         if self.tool_choice is not None:
             out["tool_choice"] = self.tool_choice
-        sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name != "left_to_server"}
+        sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name not in _GIVEN_ONLY}
         sampling["stop"] = list(self.sampling.stop)
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
         if self.sampling.left_to_server:
             sampling["left_to_server"] = list(self.sampling.left_to_server)
+        if self.sampling.max_tokens_as is not None:
+            sampling["max_tokens_as"] = self.sampling.max_tokens_as
         out["sampling"] = sampling
         return out
 
@@ -219,6 +232,7 @@ class Request:
                 (self.tools, self.tool_choice) if self.tools or self.tool_choice is not None else ()
             )
             + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
+            + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -26,6 +26,8 @@ from ragbench.api import RecordError
 from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
 
+from .submitted_topics import TWICE, WORDS
+
 END = re.compile(r"[.!?]+$")
 
 
@@ -79,6 +81,11 @@ def sentences(answer: str, shown: int) -> tuple[list[Sentence], int]:
     return out, dropped
 
 
+def citing_twice(answer: str) -> int:
+    """How many of the answer's sentences cite one document twice ("[1][1]"), which rag24_validation warns of."""
+    return sum(len(set(numbers)) != len(numbers) for numbers in map(cited_numbers, sent_tokenize(answer)))
+
+
 def submission(
     year: int, topic_id: str, topic: str, references: list[str], answer: list[Sentence], run_id: str, team_id: str
 ) -> Submission2024 | Submission2025:
@@ -127,7 +134,8 @@ def reference_index(cite: Any, references: list[str]) -> int:
 
 
 def submission_record(line: Mapping[str, object]) -> JsonObject:
-    """One submission line (2024 or 2025 format) as a `ragbench score` record `{"id", "output", "docs"}`."""
+    """One submission line (2024 or 2025 format) as a `ragbench score` record `{"id", "output", "docs", "extras"}`,
+    its extras what ragnarok's rag24_validation counts: its words and its sentences citing a reference twice."""
     given = line.get("metadata")
     metadata = given if isinstance(given, dict) else {}
     topic_id = line.get("topic_id", metadata.get("narrative_id"))
@@ -136,10 +144,13 @@ def submission_record(line: Mapping[str, object]) -> JsonObject:
         raise ValueError('expected "topic_id" (or "metadata": {"narrative_id"}), "references" and "answer"')
     if not all(isinstance(ref, str) for ref in references):
         raise ValueError('"references" holds a value that is not a docid string')
+    output = recorded_output(answer, references)  # checks each sentence and citation
+    twice = sum(len(cites) != len(set(cites)) for cites in (s.get("citations") or [] for s in answer))
     return {
         "id": str(topic_id),
-        "output": recorded_output(answer, references),
+        "output": output,
         "docs": [{"id": ref} for ref in references],
+        "extras": {WORDS: response_length(answer), TWICE: twice},
     }
 
 

@@ -38,7 +38,8 @@ def export(
     from ragbench.api.retrieval import run_tag
     from ragbench.api.run import finished_run
 
-    from .ag_output import Submission2024, Submission2025, sentences, submission
+    from .ag_output import Submission2024, Submission2025, citing_twice, response_length, sentences, submission
+    from .submitted_topics import MOST_WORDS
 
     run = finished_run(run_dir, "export trec-rag")
     ran = [name for name in TASKS if name in run.results.results]
@@ -61,7 +62,8 @@ def export(
         raise ConfigError(f"export trec-rag: {path} exists: give --overwrite, or another --output")
     tag = run_id or run_tag(run.path.resolve().name)
     written: list[Submission2024 | Submission2025] = []
-    dropped = cut = 0
+    dropped = cut = twice = 0
+    long: list[str] = []
     for record in run.records(task, why="the answers to export"):
         if record.bad_record or record.id is None or record.error is not None:
             continue
@@ -69,6 +71,9 @@ def export(
         cut += max(0, len(references) - most)
         answer, unknown = sentences(record.answer, shown=min(len(references), most))
         dropped += unknown
+        twice += citing_twice(record.answer)
+        if (words := response_length(answer)) > MOST_WORDS:
+            long.append(f"{record.id} ({words} words)")
         written.append(submission(year, record.id, record.question, references[:most], answer, tag, team_id))
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in written), encoding="utf-8")
     lines = [f"TREC RAG {year} submission: {path} ({len(written)} topics, run_id {tag})"]
@@ -76,4 +81,11 @@ def export(
         lines.append(f"{cut} segment(s) shown past the first {most} left out of references (the track's limit)")
     if dropped:
         lines.append(f"{dropped} citation(s) named no segment in references and were left out")
+    if long:
+        lines.append(
+            f"{len(long)} answer(s) over {MOST_WORDS} words, which ragnarok's rag24_validation warns of (and cuts): "
+            + ", ".join(long)
+        )
+    if twice:
+        lines.append(f"{twice} sentence(s) cited one segment twice, written once (rag24_validation warns of it)")
     return lines

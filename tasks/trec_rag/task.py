@@ -21,6 +21,7 @@ from ragbench.api.text import cited_numbers, sent_tokenize
 from .ag_output import submission_records
 from .data import read_qrels, read_topics
 from .metric import DEPTH
+from .submitted_topics import MISSING_TOPICS, read_as_castorini
 
 # ragnarok's ragnarok_v4 template (castorini/ragnarok 7233fa7): its system message and instruction; the contexts
 # as its convert_doc_to_prompt_content shows a segment ("Title: ... Content: ...", one line, "[n]" in it as "(n)")
@@ -69,9 +70,16 @@ class TrecRagTask(Task):
     scoring = TaskScoring(gold_fields=("qrels",), metrics=("trec_rag_retrieval",))
     own_documents = False
 
-    def __init__(self, data_path: str | Path | None = None, qrels: str | None = None) -> None:
-        super().__init__(data_path, qrels=qrels)
+    def __init__(
+        self, data_path: str | Path | None = None, qrels: str | None = None, missing_topics: str = "empty"
+    ) -> None:
+        if missing_topics not in MISSING_TOPICS:
+            raise ConfigError(
+                f"task {self.name}: missing_topics={missing_topics} is not one of {', '.join(MISSING_TOPICS)}"
+            )
+        super().__init__(data_path, qrels=qrels, missing_topics=missing_topics)
         self.qrels_path = Path(qrels) if qrels else None
+        self.missing_topics = missing_topics
 
     def system_defaults(self) -> dict[str, Any]:
         """A system shows as many segments as recall@100 scores."""
@@ -107,9 +115,11 @@ class TrecRagTask(Task):
                 message = f"topic {topic!r} is judged but not in {self.topics_path}{where}"
                 yield RecordError(str(self.qrels_path), lines[topic], message)
 
-    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError]]:
-        """A folder of the track's submission files (*.jsonl, ag_output.py) as `ragbench score` records."""
-        return submission_records(folder)
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+        """A folder of the track's submission files (*.jsonl, ag_output.py) as `ragbench score` records, read as
+        castorini's tools read it, with notes of what they would say (submitted_topics.py)."""
+        judged = [example.id for example in self.examples() if isinstance(example, Example)]
+        return read_as_castorini(submission_records(folder), judged, self.missing_topics, self.name)
 
 
 class TrecRag25Task(TrecRagTask):

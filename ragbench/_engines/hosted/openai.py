@@ -8,8 +8,9 @@ https://api.openai.com/v1; it must include the API prefix (`http://localhost:800
 Chat requests go to chat.completions and prompt requests to completions (mode="auto"); mode="chat"
 sends a prompt request to the chat endpoint as one user message, for servers or models that only
 serve chat. Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
-OpenAI reasoning model, which refuses max_tokens: o1-o9, gpt-5 to gpt-19, codex-mini), temperature and top_p (but
-those `left_to_server`), n, stop (omitted when empty), seed (when set, per request), logprobs (chat:
+OpenAI reasoning model, which refuses max_tokens: o1-o9, gpt-5 to gpt-19, codex-mini, or where `max_tokens_as`
+says so), temperature, top_p, n and seed (when set, per request; but those `left_to_server`, sent as the request
+holds them: top_p 1 is sent as 1, 1.0 as 1.0), stop (omitted when empty), logprobs (chat:
 `logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
 skip_special_tokens (a vllm extension, sent only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
@@ -198,11 +199,15 @@ class OpenAIEngine(StainlessEngine):
                 args["tool_choice"] = request.tool_choice_payload()
         else:
             args["prompt"] = request.prompt
-        tokens = "max_completion_tokens" if chat and reasoning_model(self.model) else "max_tokens"
-        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling), n=sampling.n)
+        ruled = "max_completion_tokens" if reasoning_model(self.model) else "max_tokens"
+        tokens = (sampling.max_tokens_as or ruled) if chat else "max_tokens"
+        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling))
+        left = sampling.left_to_server
+        if "n" not in left:
+            args["n"] = sampling.n
         if sampling.stop:
             args["stop"] = list(sampling.stop)
-        if sampling.seed is not None:
+        if sampling.seed is not None and "seed" not in left:
             args["seed"] = sampling.seed
         top_k = top_logprobs_asked(sampling)
         if top_k is not None:

@@ -81,6 +81,13 @@ def reported_errors(report: JsonObject | None) -> list[JsonValue]:
     return errors if isinstance(errors, list) else []
 
 
+def reported_notes(report: JsonObject | None) -> list[JsonValue]:
+    """What a system's report says under `notes`: what was read other than as given, not a failure (the recorded
+    system's: what a task's own tools would say of a folder of outputs)."""
+    notes = (report or {}).get("notes")
+    return notes if isinstance(notes, list) else []
+
+
 def direction(higher_is_better: bool | None) -> str:
     """How a table says which way a key (`KeyDetails.higher_is_better`) is better."""
     return {True: "higher", False: "lower", None: "neither"}[higher_is_better]

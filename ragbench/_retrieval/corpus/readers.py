@@ -12,8 +12,9 @@
   prompt shows). A null is an absent key, at any depth of an object (`without_nulls`): `"title": null` is no title.
 - A folder written by Hugging Face `datasets`' `save_to_disk` (BrowseComp-Plus's corpus): each row read as a
   JSONL line is (`saved_corpus`), its index standing for a row's byte offset.
-- A folder of MS MARCO V2.1 segmented shards (`msmarco_v2.1_doc_segmented_NN.json.gz`, TREC RAG's corpus), read
-  shard by shard (`segmented_corpus`).
+- A folder of MS MARCO V2.1 segmented shards (`msmarco_v2.1_doc_segmented_NN.json.gz`, TREC RAG's corpus, or
+  unpacked: `.json`, `.jsonl`), read shard by shard (`segmented_corpus`); a JSONL line of a segment
+  (`{"docid", "segment", ...}`, no `text` or `contents`) is read as a shard's line is.
 
 A bad row is yielded as a `RecordError` (file, line, field) and the stream goes on.
 """
@@ -35,7 +36,14 @@ from ..._storage.files import open_file
 from ..._storage.jsonl import LocatedLine, line_record, located_lines
 from ..._types import Document
 from .saved import data_files, load_saved, saved_records
-from .segmented import SHARDS, is_segmented_folder, segmented_passage_at, segmented_rows, shard_files
+from .segmented import (
+    SHARDS,
+    is_segmented_folder,
+    segment_document,
+    segmented_passage_at,
+    segmented_rows,
+    shard_files,
+)
 
 DPR_COLUMNS = ("id", "text", "title")
 DEFAULT_COLUMNS = {name: i for i, name in enumerate(DPR_COLUMNS)}
@@ -216,6 +224,8 @@ def jsonl_passage(located: LocatedLine, path: Path) -> Document | RecordError:
 def jsonl_document(record: Mapping[str, object], path: str, line: int) -> Document:
     """The passage of a JSONL record (or a saved dataset's row), its nulls read as absent keys (`without_nulls`)."""
     record = without_nulls(record)
+    if "segment" in record and "contents" not in record and "text" not in record:  # an MS MARCO V2.1 segment
+        return segment_document(dict(record), path, line)
     doc_id = next((record[key] for key in ID_FIELDS if key in record), None)
     if doc_id is None or doc_id == "":
         raise RecordError(path, line, "missing passage id", "id")

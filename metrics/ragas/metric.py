@@ -41,8 +41,8 @@ class RagasMetric(Metric):
             "ragas_unparsed": "judge replies instructor refuses (not the bare JSON of ragas's output model, checked "
             "strictly): each is asked again with pydantic's error, as instructor asks, while attempts remain",
             "ragas_gave_up": f"judge calls where instructor gives up and ragas raises: {ATTEMPTS} replies refused, "
-            "a reply cut at max_tokens, or a conversation its client cannot send (not UTF-8); the example is not "
-            "scored",
+            "a reply cut at max_tokens, or a conversation its client cannot send (not UTF-8); or a refused reply too "
+            "long to send back (ragas_reply_too_long); the example is not scored",
             "ragas_reply_too_long": f"refused judge replies over {REASK_CHARS:,} characters (no reply a model gives "
             "within ragas's 1,024 tokens): not sent back in a re-ask, which no judge's context holds; the example is "
             "not scored",

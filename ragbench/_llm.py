@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ._types import JsonObject, Step
 from ._values.ceiling import CeilingHeld, ExampleCeiling
 from ._values.llm_calls import EngineError, Request, RequestError, Response, Sampling
+from ._values.traced_replies import traced_texts
 
 if TYPE_CHECKING:
     from ._engines.base import Engine
@@ -165,7 +166,7 @@ class LLM(CeilingHeld):
             raise
         finally:
             record.seconds = round(time.perf_counter() - started, 6)
-        record.response = {"texts": response.texts, "finish_reason": response.finish_reason}
+        record.response = {**traced_texts(response.texts), "finish_reason": response.finish_reason}
         if response.choice_tool_calls is not None:
             record.response["tool_calls"] = response.to_dict()["tool_calls"]
         if response.logprobs is not None:

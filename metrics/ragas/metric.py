@@ -4,8 +4,9 @@ follows is named in its docstring). The inputs: ragas's `user_input` is the ques
 answer, `retrieved_contexts` the texts of the documents the system showed, `reference` the task's first gold
 answer. Where ragas raises on an empty input the example fails with that reason (counted); where ragas
 scores NaN the value is None (not scorable). A reply instructor refuses is re-asked as instructor re-asks it
-(replies.py); where instructor gives up (every attempt refused, or a reply cut at max_tokens) ragas raises, and
-here the example is not scored and is counted."""
+(replies.py); where instructor gives up (every attempt refused, a reply cut at max_tokens, or an attempt its client
+cannot send) ragas raises, and here the example is not scored and is counted. A refused reply over
+`replies.REASK_CHARS` is not sent back (counted too): its re-asks would be past any judge's context."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import model_location
 
 from .prompts import messages, sampling
-from .replies import ATTEMPTS, read, reask
+from .replies import ATTEMPTS, REASK_CHARS, read, reask, sendable
 
 
 class NotScored(Exception):
@@ -40,7 +41,11 @@ class RagasMetric(Metric):
             "ragas_unparsed": "judge replies instructor refuses (not the bare JSON of ragas's output model, checked "
             "strictly): each is asked again with pydantic's error, as instructor asks, while attempts remain",
             "ragas_gave_up": f"judge calls where instructor gives up and ragas raises: {ATTEMPTS} replies refused, "
-            "or a reply cut at max_tokens; the example is not scored",
+            "a reply cut at max_tokens, or a conversation its client cannot send (not UTF-8); or a refused reply too "
+            "long to send back (ragas_reply_too_long); the example is not scored",
+            "ragas_reply_too_long": f"refused judge replies over {REASK_CHARS:,} characters (no reply a model gives "
+            "within ragas's 1,024 tokens): not sent back in a re-ask, which no judge's context holds; the example is "
+            "not scored",
         },
     )
 
@@ -55,17 +60,33 @@ class RagasMetric(Metric):
         (judge,) = ctx.judges_for(self)
         conversation = messages(prompt, given, examples)
         for _ in range(ATTEMPTS):
+            if not sendable(conversation):  # instructor's client fails to encode it, and instructor gives up
+                raise self.gave_up(
+                    ctx,
+                    "the conversation is not UTF-8 (a lone surrogate): instructor's client "
+                    "cannot send it (InstructorRetryException)",
+                )
             reply = await judge.chat(conversation, step=f"judge:{self.name}", **sampling(judge.engine.model))
             if reply.finish_reason == "length":  # instructor's IncompleteOutputException: not asked again
-                self.counted(ctx, "ragas_gave_up")
-                raise NotScored("the judge's reply was cut at max_tokens (instructor's IncompleteOutputException)")
+                raise self.gave_up(
+                    ctx, "the judge's reply was cut at max_tokens (instructor's IncompleteOutputException)"
+                )
             try:
                 return read(reply.text, prompt)
             except ValidationError as exc:
                 self.counted(ctx, "ragas_unparsed")
+                if len(reply.text) > REASK_CHARS:
+                    self.counted(ctx, "ragas_reply_too_long")
+                    raise self.gave_up(
+                        ctx, f"the judge's refused reply is {len(reply.text):,} characters: not sent back"
+                    ) from None
                 conversation = [*conversation, *reask(reply.text, exc)]
+        raise self.gave_up(ctx, f"instructor refused all {ATTEMPTS} of the judge's replies (InstructorRetryException)")
+
+    def gave_up(self, ctx: Any, why: str) -> NotScored:
+        """The example not scored, counted (`ragas_gave_up`): where ragas raises."""
         self.counted(ctx, "ragas_gave_up")
-        raise NotScored(f"instructor refused all {ATTEMPTS} of the judge's replies (InstructorRetryException)")
+        return NotScored(why)
 
     def counted(self, ctx: Any, counter: str) -> None:
         count = getattr(ctx, "count", None)

@@ -3,7 +3,8 @@ JSON mode): pydantic's `model_validate_json` of the whole reply, in strict mode,
 No code fence or text around the JSON is taken, and an integer field takes only an integer (`1.0`, `true` and
 `"1"` are refused); a reply nested deeper than pydantic's JSON parser goes is refused as invalid JSON. A refused
 reply is answered with instructor's re-ask: the reply as the assistant's turn, then a user turn holding pydantic's
-error text; instructor makes 4 attempts (max_retries 3), then raises.
+error text; instructor makes 4 attempts (max_retries 3), then raises. An attempt its OpenAI client cannot send (a
+conversation that is not UTF-8: a reply holding a lone surrogate, sent back in the re-ask) ends it there too.
 
 The output models are pydantic models built from the JSON Schema in prompts.json (ragas's own models' schema),
 so pydantic's checks and its error text are those ragas's instructor gets (with the same pydantic release)."""
@@ -19,6 +20,10 @@ from .prompts import PROMPTS, FieldSchema, ObjectSchema
 
 ATTEMPTS = 4  # instructor's default max_retries (3), which ragas leaves, plus the first attempt
 REASK = "Correct your JSON ONLY RESPONSE, based on the following errors:\n"
+# a refused reply longer than this is not sent back in a re-ask: ~1,000 characters a token of the 1,024 ragas asks
+# for, so no model's reply; instructor would send it back, into every later attempt (a 20 MB reply: 120 MB of prompts
+# over 3 re-asks), which no judge's context holds and past the example's ceiling of prompt characters
+REASK_CHARS = 1_000_000
 
 _TYPES: dict[str, type] = {"string": str, "integer": int}
 
@@ -52,6 +57,18 @@ def read(text: str, prompt: str) -> dict[str, Any]:
     `ValidationError` where it refuses it."""
     value: dict[str, Any] = output_model(prompt).model_validate_json(text, strict=True).model_dump()
     return value
+
+
+def sendable(conversation: list[dict[str, str]]) -> bool:
+    """Whether instructor's OpenAI client can send `conversation`: it encodes the request's JSON as UTF-8, which
+    a lone surrogate (a judge's reply may hold one: JSON's `\\ud800`) cannot be (UnicodeEncodeError, and instructor
+    gives up: InstructorRetryException)."""
+    try:
+        for turn in conversation:
+            turn["content"].encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def reask(reply: str, error: ValidationError) -> list[dict[str, str]]:

@@ -2,12 +2,13 @@
 
 The scheduler asks the cap before it sends each batch (`admit`, ragbench._scheduler's `SpendGate`): the dollars this
 attempt's calls cost so far (each answer priced as results.json prices it, ragbench._reports.cost.prices), plus the
-calls sent and not answered, plus this batch, those two priced at their worst: every prompt at a token per character (no
-tokenizer makes fewer characters than tokens of a text, bar a rare emoji or CJK character) plus 8 a chat turn (the
-chat template's), and `max_tokens` times `n` of output. Of a batch that would go over the cap, the requests that fit are sent (the
-last batch is sized to the budget left) and the rest held back; once no request fits and no call is out (whose
-answer, cheaper than its worst, could free some), the run stops as an interrupted run stops (`stop`: the run's task
-cancelled): its finished examples saved, run.json not finished, and `--resume` runs the rest (with a --max-cost of its own: the cap is this command's, not the run's over its attempts).
+calls sent and not answered, plus this batch, those two priced at their worst: every prompt at a token per character
+(no tokenizer makes fewer characters than tokens of a text, bar a rare emoji or CJK character) plus 8 a chat turn (the
+chat template's), and `max_tokens` times `n` of output. Of a batch that would go over the cap, the requests that fit
+are sent (the last batch is sized to the budget left) and the rest held back; once no request fits and no call is out
+(whose answer, cheaper than its worst, could free some), the run stops as an interrupted run stops (`stop`: the run's
+task cancelled once the examples answered saved theirs): its finished examples saved, run.json not finished, and
+`--resume` runs the rest (with a --max-cost of its own: the cap is this command's, not the run's over its attempts).
 What it counts is the system's model, its role models and the judges; a local model (hf, vllm) without a price costs
 nothing here, and a remote one without a price is refused before the run starts (`check_cap`)."""
 

@@ -14,16 +14,17 @@ on questions 30% of which, all outside the run's pilot, carry a background of 30
 searches are those of the short question): the pilot meets none of them, the re-drawn pilots (below) some; the
 pilot's mean alone is printed beside each figure.
 
-    python benchmarks/estimate_accuracy.py [--copies 4] [--pilot 5%] [--precision 10%] [--draws 200]
-        [--systems vanilla ircot ...] [--quick]
+    python benchmarks/estimate_accuracy.py [--copies 4 | --examples 400] [--pilot 5%] [--precision 10%]
+        [--draws 200] [--sizes 5% 20 60 ...] [--systems vanilla ircot ...] [--quick]
 
 Prints, per system and figure: the estimate's point and 95% interval, the actual total, the error of the point,
 and whether the actual is inside the interval and within 10% of the point (exit 1 where one is not); and the wall
 time the estimate gave the rest of the run beside the resumed attempt's, printed only (a shared machine's timing).
 One pilot is one draw: then `--draws` more pilots are drawn from the finished run's samples and estimated by the
 same code, and each figure's share of them whose interval held the actual total and whose point was within 10% is
-printed (what a researcher can expect of one pilot). `--precision 10%` passes that option on (and grows the
-re-drawn pilots as it grows the real one).
+printed (what a researcher can expect of one pilot), for each of `--sizes` (shares or counts; `--pilot` alone by
+default). `--precision 10%` passes that option on (and grows the re-drawn pilots as it grows the real one);
+`--examples N` runs the first N of the copies (`--limit`).
 """
 
 from __future__ import annotations
@@ -73,14 +74,14 @@ def ragbench(*args: str) -> str:
     return done.stdout
 
 
-def copied_questions(folder: Path, copies: int, long: float = 0.0, pilot: str = "5%") -> Path:
+def copied_questions(folder: Path, copies: int, long: float = 0.0, pilot: str = "5%", limit: int | None = None) -> Path:
     """fictional_multihop's questions `copies` times, each copy's ids and questions marked; with `long`, that share
     of the questions outside the run's `pilot` (drawn as `ragbench estimate` draws it, --seed 0) prefixed with a
     background of 300 to 600 words: the task's long examples, none of which the pilot meets."""
     from ragbench._run.estimate.pilot_run import PilotSize
 
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
-    drawn = PilotSize.parse(pilot).positions(len(rows) * copies, f"0:{TASK}")
+    drawn = PilotSize.parse(pilot).positions(min(len(rows) * copies, limit or len(rows) * copies), f"0:{TASK}")
     stream = random.Random(7)
     path = folder / f"questions-{long}.jsonl"
     with path.open("w") as out:
@@ -138,17 +139,17 @@ def pilot_of(figures: list[dict[str, float]], lengths: list[int] | None, order: 
 
     totals = Totals()
     for i in order:
-        totals.add(figures[i], finished=True, length=None if lengths is None else lengths[i])
+        totals.add(f"{i:06d}", figures[i], finished=True, length=None if lengths is None else lengths[i])
     if lengths is not None:
         totals.rest = float(sum(lengths) - sum(lengths[i] for i in order))
     return totals
 
 
-def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: int, precision: float | None) -> None:
-    """`draws` more pilots of `fraction` of the finished run's examples, each a random sample (grown as `--precision`
-    grows it), estimated by the same code (`Totals`) from the samples saved: per figure, the share of pilots whose
-    interval held the actual total and whose point was within 10% of it (one pilot is one draw: these say how often
-    it lands)."""
+def redrawn(run: Path, setup: list[str], prices: Path, pilot: str, draws: int, precision: float | None) -> None:
+    """`draws` more pilots of the finished run's examples, each a random sample of `pilot` (a share, 5%, or a count;
+    grown as `--precision` grows it), estimated by the same code (`Totals`) from the samples saved: per figure, the
+    share of pilots whose interval held the actual total and whose point was within 10% of it (one pilot is one
+    draw: these say how often it lands)."""
     from ragbench._records import read_samples
     from ragbench._reports.cost.prices import ModelPrices, read_price_table
     from ragbench._run.estimate.figures import example_figures
@@ -163,7 +164,8 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
     figures = [example_figures(record, priced) for record in records]
     counter = model_counter(config.model, config.model_args)  # the question is all of an example's own text here
     lengths = None if counter is None else counter.count([record.question for record in records])
-    size = max(3, math.ceil(fraction * len(figures)))
+    share = float(pilot.rstrip("%")) / 100 if pilot.endswith("%") else None
+    size = min(len(figures), max(3, math.ceil(share * len(figures)) if share is not None else int(pilot)))
     stream = random.Random(1)
     estimates, sizes, means = [], [], []
     for _ in range(draws):
@@ -187,7 +189,7 @@ def redrawn(run: Path, setup: list[str], prices: Path, fraction: float, draws: i
         actual = sum(each.get(key, 0.0) for each in figures)
         held = sum(each[key].holds(actual) for each in estimates) / draws
         close = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in estimates) / draws
-        pilots = f"{draws} pilots of {size}{', grown' if precision else ''}"
+        pilots = f"{draws} pilots of {size} of {len(figures)}{', grown' if precision else ''}"
         print(f"  {key:<32} over {pilots}: interval held {held:.1%}, point within 10% {close:.1%}")
         if means:
             alone = sum(abs(each[key].point - actual) <= TOLERANCE * actual for each in means) / draws
@@ -198,6 +200,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--pilot", default="5%")
+    parser.add_argument("--examples", type=int, default=None, help="the run's examples (--limit; copies enough)")
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        default=None,
+        help="re-drawn pilots' sizes, each a share (5%%) or a count (default --pilot)",
+    )
     parser.add_argument("--systems", nargs="+", default=list(SETUPS), choices=list(SETUPS))
     parser.add_argument("--quick", action="store_true", help="vanilla on 300 examples, its misses not an error")
     parser.add_argument("--draws", type=int, default=200, help="pilots re-drawn from each finished run (0: none)")
@@ -205,13 +214,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.copies, args.systems = 1, ["vanilla"]
+    if args.examples is not None:
+        args.copies = max(1, math.ceil(args.examples / 300))  # fictional_multihop's 300 questions
     good = True
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         os.environ.setdefault("RAGBENCH_INDEX_CACHE", str(folder / "indexes"))
         (folder / "prices.yaml").write_text(PRICES)
         for name in args.systems:
-            data = copied_questions(folder, args.copies, LONG.get(name, 0.0), args.pilot)
+            data = copied_questions(folder, args.copies, LONG.get(name, 0.0), args.pilot, args.examples)
             options = [
                 "--tasks",
                 TASK,
@@ -223,6 +234,7 @@ def main() -> None:
                 str(folder / name),
                 "--no-progress",
                 *SETUPS[name],
+                *(["--limit", str(args.examples)] if args.examples is not None else []),
             ]
             grow = ["--precision", args.precision] if args.precision else []
             estimate = json.loads(ragbench("estimate", "--pilot", args.pilot, *grow, "--json", *options))
@@ -233,9 +245,9 @@ def main() -> None:
             resumed = json.loads((folder / name / "run.json").read_text())["attempts"][-1]["wall_seconds"]
             print(f"  {'wall seconds left (not checked)':<32} estimate {wall}  actual {resumed}")
             if args.draws:
-                share = float(args.pilot.rstrip("%")) / 100 if args.pilot.endswith("%") else 0.05
                 precision = float(args.precision.rstrip("%")) / 100 if args.precision else None
-                redrawn(folder / name, SETUPS[name], folder / "prices.yaml", share, args.draws, precision)
+                for pilot in args.sizes or [args.pilot]:
+                    redrawn(folder / name, SETUPS[name], folder / "prices.yaml", pilot, args.draws, precision)
     sys.exit(0 if good or args.quick else 1)
 
 

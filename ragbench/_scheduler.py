@@ -49,7 +49,7 @@ from ._in_flight import ExamplesInFlight, waiting_for
 from ._plugin_calls import PluginCall, exception_line
 from ._values.llm_calls import EngineError, Request, Response
 from ._values.response_checks import response_problem
-from ._values.spend_gate import Sent, SpendGate
+from ._values.spend_gate import Sent, SpendGate, SpendWaits
 
 if TYPE_CHECKING:
     from ._engines.base import Engine
@@ -123,6 +123,9 @@ class _Queued(NamedTuple):
     length: int  # `request.text_length()`, read when it was queued (by its caller, who gets what that raises)
 
 
+_Batch = list[tuple[Request, str, "asyncio.Future[Any]"]]  # a batch's requests, their keys and their callers' futures
+
+
 class _EngineQueue:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -148,7 +151,7 @@ class Scheduler:
         searches: bool = False,
         gate: SpendGate | None = None,
     ) -> None:
-        self.cache, self.gate = cache, gate
+        self.cache, self.spend = cache, SpendWaits(gate)
         self.age_limit = age_limit
         self.examples = examples  # the run's examples in flight: a batch waits until each has queued its call
         # a retriever's scheduler: its calls are searches, which a model's batch waits past (ragbench._in_flight)
@@ -241,8 +244,8 @@ class Scheduler:
             return oldest
         return max(queue.groups, key=lambda k: len(queue.groups[k]))
 
-    def _take_batch(self, queue: _EngineQueue) -> list[tuple[Request, str, asyncio.Future[Any]]]:
-        """The next group's oldest requests, up to the batch limit."""
+    def _take_batch(self, queue: _EngineQueue) -> tuple[object, list[_Queued]]:
+        """The next group (its key) and its oldest requests, up to the batch limit."""
         key = self._next_group(queue)
         chosen = queue.groups[key]
         # Oldest first, so no example waits behind newer ones and ends in a tail of tiny batches;
@@ -255,8 +258,14 @@ class Scheduler:
         queue.size -= len(taken)
         self.stats.max_wait_batches = max(self.stats.max_wait_batches, queue.dispatched - taken[0].queued_at)
         queue.dispatched += 1
-        taken = sorted(taken, key=lambda item: item.length, reverse=True)
-        return [(item.request, item.key, item.future) for item in taken]
+        return key, sorted(taken, key=lambda item: item.length, reverse=True)
+
+    def _admitted_part(self, queue: _EngineQueue, group: object, taken: list[_Queued]) -> _Batch:
+        """What the spending gate lets be sent now of a batch `taken` from `group`; the rest back at its head."""
+        admitted = self.spend.admit(queue.engine, [each.request for each in taken])
+        if held := sorted(taken[admitted:], key=lambda item: item.queued_at):
+            queue.groups[group], queue.size = [*held, *queue.groups.get(group, [])], queue.size + len(held)
+        return [(item.request, item.key, item.future) for item in taken[:admitted]]
 
     def _worth_sending_early(self, queue: _EngineQueue) -> bool:
         """Whether the next batch may start before the answers of the one before it are out: it holds at least
@@ -271,14 +280,13 @@ class Scheduler:
 
     async def _dispatch(self, queue: _EngineQueue) -> None:
         """Take batches while requests are queued. Before each choice the loop settles (every example in flight
-        has queued its call, ended, or waits on a batch sent), and a batch's answers reach its callers only
-        when the engine's next batch starts, or when nothing is worth sending before them: so while a batch
-        computes, the callers of the one before it run and queue their next calls (their work overlaps the
-        engine's), and each batch is chosen from the same calls on a fast or a slow machine, whenever the
-        engine returned. Up to `parallel_batches` batches are out at once (replicas of one model,
-        ragbench._engines.replicas), one otherwise; answers go out in the order the batches were sent."""
+        has queued its call, ended, or waits on a batch sent), and a batch's answers reach its callers only when the
+        engine's next batch starts, or when nothing is worth sending before them: while a batch computes, the
+        callers of the one before it queue their next calls, and each batch is chosen from the same calls on a fast
+        or a slow machine. Up to `parallel_batches` batches are out at once (ragbench._engines.replicas), one
+        otherwise; answers go out in the order sent. What the spending gate holds back waits for an answer."""
         depth = getattr(queue.engine, "parallel_batches", 1)
-        sent: deque[tuple[list[tuple[Request, str, asyncio.Future[Any]]], asyncio.Task[Any]]] = deque()
+        sent: deque[tuple[_Batch, asyncio.Task[Any]]] = deque()
         while True:
             if not queue.size and not sent:
                 await queue.wake.wait()
@@ -286,25 +294,28 @@ class Scheduler:
             try:
                 await self._settle(queue)
                 if queue.size and (not sent or self._worth_sending_early(queue)):
-                    batch = self._take_batch(queue)
-                    await self._admitted(queue.engine, [request for request, _, _ in batch])
+                    group, taken = self._take_batch(queue)
                     while len(sent) >= depth:
                         await self._deliver(queue, *sent.popleft())
-                    task = asyncio.create_task(self._compute(queue.engine, batch))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-                    sent.append((batch, task))
+                    if batch := self._admitted_part(queue, group, taken):
+                        task = asyncio.create_task(self._compute(queue.engine, batch))
+                        self._tasks.add(task)
+                        task.add_done_callback(self._tasks.discard)
+                        sent.append((batch, task))
+                    elif sent:  # the gate holds the batch back: the answers out may free what it needs
+                        await self._deliver(queue, *sent.popleft())
+                    else:  # another engine's calls are out, or the gate stopped the run
+                        await self.spend.next_told()
                 elif sent:
                     await self._deliver(queue, *sent.popleft())
             except Exception as exc:  # a bug here must not leave callers waiting: fail every request owed
+                error = _scheduler_error(exc)
                 while sent:
-                    sent.popleft()[1].cancel()
-                self._fail_owed(queue, _scheduler_error(exc))
-
-    async def _admitted(self, engine: Engine, requests: list[Request]) -> None:
-        """Returns once the gate lets the requests be sent; one it refuses waits for the run's stop (its cancel)."""
-        if self.gate is not None and not self.gate.admit(engine, requests):
-            await asyncio.Event().wait()
+                    batch, task = sent.popleft()
+                    task.cancel()
+                    for request, _, _ in batch:  # their reserve released: the gate waits on no lost answer
+                        self.spend.told(queue.engine, request, error)
+                self._fail_owed(queue, error)
 
     def _fail_owed(self, queue: _EngineQueue, error: EngineError) -> None:
         """Answer every request of `queue` not answered yet with `error`, wherever the dispatcher had it."""
@@ -316,7 +327,7 @@ class Scheduler:
         queue.size = 0
 
     @staticmethod
-    async def _compute(engine: Engine, batch: list[tuple[Request, str, asyncio.Future[Any]]]) -> list[Any]:
+    async def _compute(engine: Engine, batch: _Batch) -> list[Any]:
         """One batch on the engine: its results, or the error of each request. Whatever goes wrong (the engine
         raising, answering a different number of requests) ends every request of the batch - with its answer
         or a clear error - so that no caller waits forever."""
@@ -330,15 +341,13 @@ class Scheduler:
             results = [error] * len(batch)
         return results
 
-    async def _deliver(
-        self, queue: _EngineQueue, batch: list[tuple[Request, str, asyncio.Future[Any]]], task: asyncio.Task[Any]
-    ) -> None:
+    async def _deliver(self, queue: _EngineQueue, batch: _Batch, task: asyncio.Task[Any]) -> None:
         """A sent batch's answers to its callers (once the engine has them) and to the cache."""
         results = await task
         self.stats.batches += 1
         results = [_checked(queue.engine, request, result) for (request, _, _), result in zip(batch, results)]
         for (request, key, future), result in zip(batch, results):
-            self._finish(key, future, result, (self.gate, queue.engine, request))
+            self._finish(key, future, result, (queue.engine, request))
             queue.owed.pop(future, None)
         self._cache_results(queue.engine, batch, results)
 
@@ -346,7 +355,7 @@ class Scheduler:
         """One request on an engine that batches by itself; whatever raises on the way answers it with the error."""
         result: Response | EngineError
         try:
-            await self._admitted(queue.engine, [request])
+            await self.spend.admitted(queue.engine, request)
             async with queue.semaphore:
                 with PluginCall() as call:
                     result = await queue.engine.agenerate_one(request)
@@ -356,12 +365,10 @@ class Scheduler:
         except Exception as exc:
             result = _scheduler_error(exc)
         self.stats.batches += 1
-        self._finish(key, future, result, (self.gate, queue.engine, request))
+        self._finish(key, future, result, (queue.engine, request))
         self._cache_results(queue.engine, [(request, key, future)], [result])
 
-    def _cache_results(
-        self, engine: Engine, batch: list[tuple[Request, str, asyncio.Future[Any]]], results: list[Any]
-    ) -> None:
+    def _cache_results(self, engine: Engine, batch: _Batch, results: list[Any]) -> None:
         """Queue a batch's answers for the cache's writer thread. The answers have reached their
         callers already: a cache that fails (a locked shared file) is counted and logged, not fatal."""
         if self.cache is not None and getattr(engine, "cacheable", True):
@@ -380,9 +387,9 @@ class Scheduler:
                 )
 
     def _finish(self, key: str, future: asyncio.Future[Any], result: Response | EngineError, sent: Sent = None) -> None:
-        """A request answered; one an engine answered (`sent`: the gate, engine and request) told to the gate."""
-        if sent is not None and sent[0] is not None:
-            sent[0].settle(sent[1], sent[2], result)
+        """A request answered; one an engine answered (`sent`: the engine and request) told to the spending gate."""
+        if sent is not None:
+            self.spend.told(*sent, result)
         self._in_flight.pop(key, None)
         self.stats.in_flight -= 1
         if isinstance(result, Exception):

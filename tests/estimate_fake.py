@@ -57,3 +57,15 @@ def judge(request: Request) -> str:
     """A judge's verdict, its reasoning of random length before it."""
     rng = _stream(last_text(request))
     return f"{_words(rng)}\nVerdict: {'correct' if rng.random() < 0.5 else 'incorrect'}"
+
+
+def within_limit(request: Request) -> str:
+    """`reply` cut at the request's max_tokens (a word a token here), as a model stops there: what --max-cost's
+    worst case of a call (ragbench._run.cost.spending_cap) bounds. `reply` answers as written, past it."""
+    return " ".join(reply(request).split()[: request.sampling.max_tokens])
+
+
+def judge_within_limit(request: Request) -> str:
+    """`judge`'s reasoning cut so that with its verdict (2 words) it is at most the request's max_tokens."""
+    reasoning, verdict = judge(request).rsplit("\n", 1)
+    return " ".join(reasoning.split()[: max(0, request.sampling.max_tokens - 2)]) + "\n" + verdict

@@ -46,8 +46,9 @@ def options(tmp_path: Path, *more: str) -> list[str]:
     ]
 
 
-def estimated(tmp_path: Path, *more: str, pilot: str = "25%") -> dict:
-    done = cli_here("estimate", "--pilot", pilot, "--json", *options(tmp_path, *more))
+def estimated(tmp_path: Path, *more: str, pilot: str | None = "25%", precision: str | None = None) -> dict:
+    sized = [*(["--pilot", pilot] if pilot is not None else []), *(["--precision", precision] if precision else [])]
+    done = cli_here("estimate", *sized, "--json", *options(tmp_path, *more))
     assert done.returncode == 0, done.stderr
     result: dict = json.loads(done.stdout)
     return result
@@ -237,10 +238,13 @@ def test_overwrite_replaces_the_run_in_the_folder_as_the_run_would(tmp_path: Pat
 
 def test_estimate_on_the_run_prints_the_estimate_command_s_and_runs_nothing_more(tmp_path: Path) -> None:
     """`ragbench ... --estimate` is `ragbench estimate` with its default pilot (one code: the same figures, the
-    same pilot kept in the run folder), exits 0 and writes no results; --resume then runs the rest."""
+    same pilot kept in the run folder: 5%, grown for the dollars within 10%), exits 0 and writes no results;
+    --resume then runs the rest."""
     done = cli_here(*options(tmp_path), "--estimate")
     assert done.returncode == 0, done.stderr
-    assert "examples: 24 in the run, 3 done (3 by this pilot), 21 left" in done.stdout
+    default = estimated(tmp_path / "default", pilot="5%", precision="10%")
+    ran = default["done"]
+    assert ran > 3 and f"examples: 24 in the run, {ran} done ({ran} by this pilot), {24 - ran} left" in done.stdout
     assert "dollars, system model: $" in done.stdout and not (tmp_path / "run" / "results.json").exists()
     resume = done.stdout.splitlines()[-1]
     assert resume.endswith("--resume") and "--estimate" not in resume
@@ -354,6 +358,16 @@ def test_precision_grows_the_pilot_to_what_its_spread_asks_for(tmp_path: Path) -
     grown = json.loads(done.stdout)
     assert grown["pilot_examples"] == wanted == grown["done"]
     assert not json.loads((tmp_path / "grown" / "run" / "run.json").read_text())["finished"]
+
+
+def test_asked_for_dollars_the_estimate_grows_its_pilot_unless_its_size_is_given(tmp_path: Path) -> None:
+    """`ragbench estimate` without --pilot runs the pilot that puts the dollars' point within 10% (a 5% pilot, then
+    as many as its spread asks for: --pilot 5% --precision 10%); a --pilot given is run as given."""
+    default = estimated(tmp_path / "default", pilot=None)
+    precise = estimated(tmp_path / "precise", pilot="5%", precision="10%")
+    assert default["done"] == precise["done"] > 3  # grown
+    assert default["totals"]["usd:model"] == precise["totals"]["usd:model"]
+    assert estimated(tmp_path / "given", pilot="5%")["done"] == 3  # 5% of 24, at least 3
 
 
 def pilots_held(estimator: str, sigma: float, draws: int, ran: int = 60) -> int:

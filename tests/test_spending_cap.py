@@ -18,7 +18,7 @@ from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import Request, Response, Sampling
 from tests.helpers import cli_here
 
-MODEL = "scripted:tests.estimate_fake:reply"
+MODEL = "scripted:tests.estimate_fake:within_limit"  # no reply longer than its max_tokens, as a model's
 PRICE = {"prompt": 2.5, "completion": 10.0}
 
 
@@ -40,6 +40,12 @@ def options(tmp_path: Path, *more: str) -> list[str]:
         "--no-progress",
         *more,
     ]
+
+
+def attempts_tokens(run: Path) -> list[tuple[int, int]]:
+    """Each attempt's prompt and output tokens, from run.json."""
+    attempts = json.loads((run / "run.json").read_text())["attempts"]
+    return [(a["prompt_tokens"], a["completion_tokens"]) for a in attempts]
 
 
 def attempts_usd(run: Path) -> list[float]:
@@ -65,7 +71,53 @@ def test_a_run_stops_short_of_its_cap_says_so_in_one_line_and_resume_completes_i
     assert cli_here(*options(tmp_path, "--resume")).returncode == 0
     run_json = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run_json["finished"] and sum(a["llm_calls"] for a in run_json["attempts"]) == 24  # none paid twice
-    assert sum(attempts_usd(tmp_path / "run")) == pytest.approx(total)
+    tokens = attempts_tokens(tmp_path / "run")  # what the whole run cost, in parts
+    assert tuple(sum(each) for each in zip(*tokens)) == attempts_tokens(tmp_path / "whole" / "run")[0]
+    assert sum(attempts_usd(tmp_path / "run")) == pytest.approx(total, abs=1e-6 * len(tokens))  # each rounded
+
+
+@pytest.fixture(scope="module")
+def uncapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """The demo run without a cap: its prompt and output tokens, and each of its calls at its worst (prompt
+    characters and 8 a turn, max_tokens times n of output), read from its samples' traces."""
+    folder = tmp_path_factory.mktemp("uncapped")
+    assert cli_here(*options(folder)).returncode == 0
+    worst = []
+    for line in (folder / "run" / "samples" / "demo.jsonl").read_text().splitlines():
+        for step in json.loads(line)["trace"]:
+            if step["kind"] == "llm":
+                turns, sampling = step["request"]["messages"], step["request"]["sampling"]
+                chars = sum(len(turn["content"]) for turn in turns) + 8 * len(turns)
+                worst.append((chars, sampling["max_tokens"] * sampling["n"]))
+    [tokens] = attempts_tokens(folder / "run")
+    return tokens, worst
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.floats(0.1, 20.0), st.floats(0.1, 80.0), st.floats(0.05, 1.2))
+def test_a_capped_run_spends_up_to_its_cap_less_than_one_call_short(
+    uncapped: tuple[tuple[int, int], list[tuple[int, int]]], prompt: float, completion: float, share: float
+) -> None:
+    """Over prices and caps (a share of what the whole run costs at those prices): what the attempt spent is never
+    over the cap, and where it stopped short of the run, less than one call's worst cost short of the cap (its last
+    batch sized to the budget left, not refused whole), and its line says why it stopped."""
+    import tempfile
+
+    (whole_prompt, whole_output), calls = uncapped
+    price = {"prompt": prompt, "completion": completion}
+    cap = share * usd_of(price, whole_prompt, whole_output)
+    one_call = max(usd_of(price, *each) for each in calls)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "prices.yaml").write_text(f"{MODEL}: {{prompt: {prompt}, completion: {completion}}}\n")
+        done = cli_here(*options(folder, "--max-cost", f"{cap!r}"))
+        assert done.returncode in (0, 1), done.stderr
+        [spent] = [usd_of(price, *each) for each in attempts_tokens(folder / "run")]
+        assert spent <= cap * (1 + 1e-9)
+        if done.returncode == 1:
+            assert cap - spent < one_call, (cap, spent, one_call)
+            assert f"${max(0.0, cap - spent):,.4f} left, less than the next call may cost at its worst" in done.stderr
+            assert "(--resume runs the rest, spending up to its own --max-cost); continue with: " in done.stderr
 
 
 @settings(max_examples=5, deadline=None)
@@ -144,7 +196,7 @@ def test_an_engine_that_takes_requests_as_they_come_never_spends_past_the_cap(
 
 def test_the_judges_calls_count_against_the_cap(tmp_path: Path) -> None:
     """A free system model (priced 0) and a priced judge: the judge's calls alone reach the cap."""
-    judge = "scripted:tests.estimate_fake:judge"
+    judge = "scripted:tests.estimate_fake:judge_within_limit"
     (tmp_path / "prices.yaml").write_text(
         f"{MODEL}: {{prompt: 0, completion: 0}}\n{judge}: {{prompt: 2.5, completion: 10}}\n"
     )

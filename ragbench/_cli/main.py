@@ -23,7 +23,7 @@ from .index.commands import index_group
 from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
 from .registry import command_registry
-from .run.estimate import DEFAULT_PILOT, estimate_command, show_estimate
+from .run.estimate import DEFAULT_PILOT, DEFAULT_PRECISION, estimate_command, show_estimate
 from .run.help_groups import GroupedHelpGroup, with_help_groups
 from .run.options import (
     common_kwargs,
@@ -66,12 +66,12 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
 
 
 def estimate_run(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> None:
-    """`--estimate`: the estimate of the run these options name (`ragbench estimate`'s, its default pilot), then
-    stop; --replay is refused (a replay costs nothing)."""
+    """`--estimate`: the estimate of the run these options name (`ragbench estimate`'s, its default pilot grown for
+    the dollars within 10%), then stop; --replay is refused (a replay costs nothing)."""
     if replay:
         config_error(ConfigError("--estimate with --replay: a replayed run calls no model; run it without --estimate"))
     run_config(ctx, None, options)  # --tasks required, every option read: a bad one ends here in one line
-    show_estimate(DEFAULT_PILOT, False, options)
+    show_estimate(DEFAULT_PILOT, False, options, DEFAULT_PRECISION)
 
 
 def run_and_report(config: Any, trackers: list[Any]) -> None:
@@ -142,8 +142,8 @@ def escape_unprintable() -> None:
 @click.option(
     "--estimate",
     is_flag=True,
-    help="print what the run will cost and stop: `ragbench estimate` with these options (a 5% pilot run in the run "
-    "folder, which --resume reuses); nothing else runs",
+    help="print what the run will cost and stop: `ragbench estimate` with these options (a 5% pilot, grown until the "
+    "dollars are within 10%, run in the run folder, which --resume reuses); nothing else runs",
 )
 @with_run_options
 @with_tracker_options

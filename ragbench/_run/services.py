@@ -190,19 +190,24 @@ class RunServices:
         handle; all closed, the engines' clients too, when it ends, however it ends. Returns what `work`
         returned and what the calls report (`CallReports`). Where --max-cost's cap stops the calls, raises
         `CapStopped` (with the cap: what was spent)."""
-        spending = spending_cap(self.config, opened.engines, asyncio.current_task())
+        examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
+        spending = spending_cap(self.config, opened.engines, asyncio.current_task(), examples)
         try:
-            return await self._run_calls(opened, work, system, spending)
+            return await self._run_calls(opened, work, system, spending, examples)
         except asyncio.CancelledError:
             if spending is None or not spending.reached:
                 raise
             raise CapStopped(spending) from None
 
     async def _run_calls(
-        self, opened: Opened, work: Callable[[Calls], Awaitable[T]], system: bool, spending: SpendingCap | None
+        self,
+        opened: Opened,
+        work: Callable[[Calls], Awaitable[T]],
+        system: bool,
+        spending: SpendingCap | None,
+        examples: ExamplesInFlight,
     ) -> tuple[T, CallReports]:
         engines, config = opened.engines, self.config
-        examples = ExamplesInFlight()  # a batch waits until each example in flight has queued its call
         scheduler = Scheduler(opened.cache, examples=examples, gate=spending)
         recorder = CallRecorder(self.run_dir.path / CALLS_DIR)
         scoring = MetricModels(CallRoute(scheduler, recorder, self.run_dir.path), engines, config.nli_format)

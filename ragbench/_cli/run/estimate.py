@@ -19,6 +19,7 @@ from ..registry import command_registry
 from .options import run_kwargs, split_names, with_run_options
 
 DEFAULT_PILOT = "5%"
+DEFAULT_PRECISION = "10%"  # the dollars' point wanted within it: the pilot grown to what their spread asks for
 COUNTS = {  # figure: how it is shown
     "llm_calls": "LLM calls (system)",
     "prompt_tokens": "prompt tokens (system)",
@@ -109,25 +110,28 @@ def estimate_lines(estimate: Any) -> list[str]:
     "--pilot",
     default=DEFAULT_PILOT,
     show_default=True,
-    help="records of each task the pilot runs for real: a share (5%) or a count (20); 0 runs none",
+    help="records of each task the pilot runs for real: a share (5%) or a count (20); 0 runs none. Given, the "
+    "pilot is that size (no --precision unless given)",
 )
 @click.option(
     "--precision",
     default=None,
     metavar="PCT",
     help="after the pilot, run as many more of each task's records as its spread asks for the dollars' point to be "
-    "within PCT of the total (95%; Stein's two-stage sample), e.g. 10%",
+    f"within PCT of the total (95%; Stein's two-stage sample); {DEFAULT_PRECISION} unless --pilot is given",
 )
 @click.option("--json", "as_json", is_flag=True, help="the estimate as JSON")
 @with_run_options
 def estimate_command(pilot: str, precision: str | None, as_json: bool, **options: Any) -> None:
     """What a run with these options will cost, before it is paid: a pilot of a random sample of its examples (5% by
     default) runs for real in the run's own folder, and the rest is estimated from it, each figure with a 95%
-    interval. Run the same options with --resume afterwards: the pilot's examples are not paid again."""
+    interval; grown, unless --pilot is given, until the dollars' point is within 10% (--precision). Run the same
+    options with --resume afterwards: the pilot's examples are not paid again."""
     if not split_names(options["tasks"] or ""):
         click.echo("ragbench estimate: error: --tasks is required (the same options as the run)", err=True)
         sys.exit(EXIT_CONFIG)
-    show_estimate(pilot, as_json, options, precision)
+    sized = click.get_current_context().get_parameter_source("pilot") != click.core.ParameterSource.DEFAULT
+    show_estimate(pilot, as_json, options, precision or (None if sized else DEFAULT_PRECISION))
 
 
 def show_estimate(pilot: str, as_json: bool, options: dict[str, Any], precision: str | None = None) -> None:

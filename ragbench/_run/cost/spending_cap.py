@@ -2,10 +2,12 @@
 
 The scheduler asks the cap before it sends each batch (`admit`, ragbench._scheduler's `SpendGate`): the dollars this
 attempt's calls cost so far (each answer priced as results.json prices it, ragbench._reports.cost.prices), plus the
-calls sent and not answered, plus this batch, those two priced at their worst: every prompt at a token per character (no
-tokenizer makes fewer characters than tokens of a text, bar a rare emoji or CJK character) plus 8 a chat turn (the
-chat template's), and `max_tokens` times `n` of output. Over the cap, the batch is not sent and the run stops as an
-interrupted run stops (`stop`: the run's task cancelled): its finished examples saved, run.json not finished, and
+calls sent and not answered, plus this batch, those two priced at their worst: every prompt at a token per character
+(no tokenizer makes fewer characters than tokens of a text, bar a rare emoji or CJK character) plus 8 a chat turn (the
+chat template's), and `max_tokens` times `n` of output. Of a batch that would go over the cap, the requests that fit
+are sent (the last batch is sized to the budget left) and the rest held back; once no request fits and no call is out
+(whose answer, cheaper than its worst, could free some), the run stops as an interrupted run stops (`stop`: the run's
+task cancelled once the examples answered saved theirs): its finished examples saved, run.json not finished, and
 `--resume` runs the rest (with a --max-cost of its own: the cap is this command's, not the run's over its attempts).
 What it counts is the system's model, its role models and the judges; a local model (hf, vllm) without a price costs
 nothing here, and a remote one without a price is refused before the run starts (`check_cap`)."""
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._in_flight import ExamplesInFlight
 from ..._reports.cost.prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
 from ..._values.llm_calls import Request, Response
 from ..._values.run_config import EngineRequest, RunConfig
@@ -35,27 +38,42 @@ def worst_tokens(request: Request) -> tuple[int, int]:
 
 class SpendingCap:
     """This attempt's dollars against `cap`: `spent` (calls answered), `reserved` (calls sent, by request, at their
-    worst); `reached` once a batch was refused. `priced`: each engine's price by id() (None: free)."""
+    worst); `reached` once the run was stopped, `refused` then the worst cost of the call that did not fit (its
+    dollars, prompt and output tokens). `priced`: each engine's price by id() (None: free)."""
 
     def __init__(self, cap: float, priced: dict[int, Price | None], stop: Callable[[], object]) -> None:
         self.cap, self.priced, self.stop = cap, priced, stop
         self.spent = 0.0
         self.reserved: dict[int, float] = {}
         self.reached = False
+        self.refused: tuple[float, int, int] | None = None
 
-    def admit(self, engine: Any, requests: list[Request]) -> bool:
-        """Whether the batch may be sent: if so, its worst cost is reserved; if not (once one was refused, none
-        is), the run stops."""
+    @property
+    def left(self) -> float:
+        """The dollars the calls not sent yet may still cost, at their worst."""
+        return self.cap - self.spent - sum(self.reserved.values())
+
+    def admit(self, engine: Any, requests: list[Request]) -> int:
+        """How many of the `requests`, from the first, may be sent: those whose worst costs fit in what is `left`
+        (reserved until answered). A batch that does not fit whole is sent in part, the rest held back: the last
+        batch before the cap is sized to the budget left. None fits while calls are out: 0, and their answers may
+        free some (ask again once one is answered); none fits and none is out: the run stops (`stop`), and from
+        then on none is sent."""
         price = self.priced.get(id(engine))
         if self.reached or price is None:
-            return not self.reached
-        worst = {id(request): usd_of(price, *worst_tokens(request)) for request in requests}
-        if self.spent + sum(self.reserved.values()) + sum(worst.values()) > self.cap:
-            self.reached = True
-            self.stop()
-            return False
-        self.reserved.update(worst)
-        return True
+            return 0 if self.reached else len(requests)
+        left, admitted = self.left, 0
+        for request in requests:
+            tokens = worst_tokens(request)
+            worst = usd_of(price, *tokens)
+            if worst > left:
+                if not admitted and not self.reserved:
+                    self.reached, self.refused = True, (worst, *tokens)
+                    self.stop()
+                break
+            self.reserved[id(request)] = worst
+            left, admitted = left - worst, admitted + 1
+        return admitted
 
     def settle(self, engine: Any, request: Request, result: object) -> None:
         """A call answered: its reserve released, its answer's price spent (an error costs nothing)."""
@@ -82,23 +100,52 @@ class CapStopped(Exception):
 
 
 class SpendingCapReached(Exception):
-    """The run stopped at its --max-cost: what it spent, and its examples saved (`--resume` runs the rest)."""
+    """The run stopped at its --max-cost: what it spent, why the next call was not sent, and its examples saved
+    (`--resume` runs the rest)."""
 
     def __init__(self, run_dir: Path, saved: int, total: int | None, cap: SpendingCap) -> None:
         self.run_dir, self.saved, self.total, self.cap = run_dir, saved, total, cap
         of = "" if total is None else f" of {total}"
+        why = ""
+        if cap.refused is not None:
+            worst, prompt, output = cap.refused
+            why = (
+                f"; ${max(0.0, cap.left):,.4f} left, less than the next call may cost at its worst (${worst:,.4f}: "
+                f"{prompt:,} prompt tokens at a token a character, {output:,} output tokens at its max_tokens)"
+            )
         super().__init__(
             f"stopped before the run's calls would cost more than --max-cost ${cap.cap:,.6g}: ${cap.spent:,.4f} spent "
-            f"by this command; {saved}{of} examples saved in {run_dir}"
+            f"by this command{why}; {saved}{of} examples saved in {run_dir} (--resume runs the rest, spending up to "
+            "its own --max-cost)"
         )
 
 
-def spending_cap(config: RunConfig, engines: Any, run: asyncio.Task[Any] | None) -> SpendingCap | None:
+def spending_cap(
+    config: RunConfig, engines: Any, run: asyncio.Task[Any] | None, examples: ExamplesInFlight
+) -> SpendingCap | None:
     """The run's cap (None without --max-cost) over its `engines`, stopping the `run` task when reached."""
     if config.max_cost is None or run is None:
         return None
     prices = run_prices(config.engine_request(), config.price_table)
-    return SpendingCap(config.max_cost, engine_prices(engines, prices), run.cancel)
+    return SpendingCap(config.max_cost, engine_prices(engines, prices), StopOnceSettled(run, examples))
+
+
+class StopOnceSettled:
+    """A capped run's stop: its task cancelled once each of its `examples` in flight waits on a call or ended, so
+    that an example whose answer came (the last batch's) saves its sample first; the calls they wait on then are
+    the ones the cap holds back."""
+
+    def __init__(self, run: asyncio.Task[Any], examples: ExamplesInFlight) -> None:
+        self.run, self.examples = run, examples
+        self.stopping: asyncio.Task[None] | None = None
+
+    def __call__(self) -> None:
+        if self.stopping is None:
+            self.stopping = asyncio.ensure_future(self._stop())
+
+    async def _stop(self) -> None:
+        await self.examples.settled(past_leaves=True)
+        self.run.cancel()
 
 
 def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:

@@ -244,21 +244,36 @@ class Totals:
     """A task's figures added up: `paid`, over every sample saved (failed examples' calls were paid too), and
     `observed`, the per-example figures of the finished examples, what the examples still to run are estimated
     from; `inputs`, each finished example's own length in the model's tokens where a tokenizer counted them (None
-    where one was not counted), and `rest`, the lengths of the examples still to run added up (None: not counted)."""
+    where one was not counted), and `rest`, the lengths of the examples still to run added up (None: not counted).
+
+    The examples are read in the order of their keys, whatever order they were added in (the order they finished
+    in, which varies from run to run), and `paid` is summed exactly (`math.fsum`): the bootstrap resamples the
+    same rows, and the same samples give the same figures to the last digit."""
 
     def __init__(self) -> None:
-        self.paid: dict[str, float] = {}
-        self.observed: list[dict[str, float]] = []
-        self.inputs: list[float | None] = []
+        self._samples: list[tuple[str, dict[str, float], bool, float | None]] = []
         self.rest: float | None = None
 
-    def add(self, figures: Mapping[str, float], finished: bool, length: float | None = None) -> None:
-        for key, value in figures.items():
-            if not key.startswith(PROMPTS):  # a part of a figure paid, not paid besides it
-                self.paid[key] = self.paid.get(key, 0.0) + value
-        if finished:
-            self.observed.append(dict(figures))
-            self.inputs.append(length)
+    def add(self, key: str, figures: Mapping[str, float], finished: bool, length: float | None = None) -> None:
+        """The sample of the example `key` (its checkpoint key: what orders the examples), its `figures`."""
+        self._samples.append((key, dict(figures), finished, length))
+
+    def _finished(self) -> list[tuple[str, dict[str, float], bool, float | None]]:
+        return sorted((each for each in self._samples if each[2]), key=lambda each: each[0])
+
+    @property
+    def paid(self) -> dict[str, float]:
+        keys = {key for _, figures, _, _ in self._samples for key in figures if not key.startswith(PROMPTS)}
+        # a figure's part (PROMPTS) is paid as part of it, not besides it
+        return {key: math.fsum(figures.get(key, 0.0) for _, figures, _, _ in self._samples) for key in sorted(keys)}
+
+    @property
+    def observed(self) -> list[dict[str, float]]:
+        return [figures for _, figures, _, _ in self._finished()]
+
+    @property
+    def inputs(self) -> list[float | None]:
+        return [length for _, _, _, length in self._finished()]
 
     def keys(self) -> list[str]:
         return sorted({*self.paid, *(key for each in self.observed for key in each)})
@@ -267,13 +282,13 @@ class Totals:
         """Each figure's total once `remaining` more examples ran (a figure an example lacks counts 0 there); where
         `rest` (the lengths of those examples, added up) and every finished example's length are known, the figures
         that grow with a prompt's length by regression on the lengths (`regressed`)."""
-        out = {}
+        out, rows, paid_by_key = {}, self.observed, self.paid
         lengths = [float(each) for each in self.inputs if each is not None]
         for key in (key for key in self.keys() if key != "examples" and not key.startswith(PROMPTS)):
-            observed = [each.get(key, 0.0) for each in self.observed]
-            paid, part, line = self.paid.get(key, 0.0), length_part(key), None
+            observed = [each.get(key, 0.0) for each in rows]
+            paid, part, line = paid_by_key.get(key, 0.0), length_part(key), None
             if self.rest is not None and part is not None and len(lengths) == len(observed):
-                following = [each.get(part, 0.0) for each in self.observed]
+                following = [each.get(part, 0.0) for each in rows]
                 line = regressed(paid, observed, lengths, self.rest, remaining, following)
             out[key] = line or extrapolated(paid, observed, remaining)
         return out
@@ -289,8 +304,9 @@ class Totals:
     def pilot_for(self, records: int, precision: float = PRECISION) -> int | None:
         """The examples a pilot needs for each dollar figure within `precision` of its point (`pilot_for`; the
         largest), None where no dollar figure can tell."""
+        rows = self.observed
         wanted = [
-            pilot_for([each.get(key, 0.0) for each in self.observed], records, precision)
+            pilot_for([each.get(key, 0.0) for each in rows], records, precision)
             for key in self.keys()
             if key.startswith("usd:")
         ]

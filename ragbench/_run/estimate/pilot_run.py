@@ -169,8 +169,9 @@ def read_totals(
     if path.exists():
         for record in read_samples(path):  # with texts: a judge's calls are read only so
             if not record.bad_record:
-                length = None if lengths is None else lengths.get(checkpoint_key(record.id, record.index))
-                totals.add(example_figures(record, prices), finished=record.error is None, length=length)
+                key = checkpoint_key(record.id, record.index)
+                length = None if lengths is None else lengths.get(key)
+                totals.add(key, example_figures(record, prices), finished=record.error is None, length=length)
     if lengths is not None:
         totals.rest = float(sum(length for key, length in lengths.items() if key not in finished))
     return totals, len(finished)

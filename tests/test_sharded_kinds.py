@@ -226,7 +226,6 @@ def test_a_flat_faiss_file_cut_short_past_its_header_is_refused_as_damaged_in_on
     the fix, no faiss traceback (issue 78), nothing written beside it."""
     pytest.importorskip("faiss")
     from helpers import cli_here  # in this process: a split and its refusal start nothing
-
     from ragbench._retrieval.dense.faiss_index import HEADER
 
     whole = (FAISS / "e5_Flat.index").read_bytes()

@@ -280,7 +280,7 @@ def test_parallel_options_out_of_place_fail_in_one_line_before_work(tmp_path, ar
     with contextlib.ExitStack() as stack:
         if asks_ray:  # held closed while the command runs
             port = stack.enter_context(closed_port())
-            args, message = ["--retriever", "bm25", "--ray", f"127.0.0.1:{port}"], f"127.0.0.1:{port}: nothing answers"
+            args, message = ["--retriever", "bm25", "--ray", f"127.0.0.1:{port}"], f"127.0.0.1:{port}: nothing listens"
         command = cli if asks_ray else cli_here
         done = command("index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "index"), *args)
     assert done.returncode != 0 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -79,3 +79,19 @@ def test_out_of_memory_is_one_line(tmp_path):
     )
     limited = run(tmp_path / "run", "--data", f"demo={data}", limits={resource.RLIMIT_AS: GB})
     assert_one_line(limited, "out of memory; free memory, or raise the memory limit (ulimit -v")
+
+
+@pytest.mark.parametrize("megabytes", [300, 360, 400])
+def test_an_import_that_cannot_map_its_library_is_out_of_memory_in_one_line(tmp_path, megabytes):
+    """Under these limits numpy's import (made as the run's results are assembled) fails in the dynamic loader
+    ("failed to map segment from shared object": an ImportError, issue 78) or another allocation does: either
+    is one line saying out of memory (small thread stacks: the threads start), and `--resume` finishes the run."""
+    limits = {resource.RLIMIT_AS: megabytes * 1000 * 1024, resource.RLIMIT_STACK: 2**20}
+    limited = run(tmp_path / "run", "--system", "vanilla", limits=limits)
+    if limited.returncode == 0:  # a machine whose run fits in this much
+        return
+    assert_one_line(limited, "out of memory; free memory, or raise the memory limit (ulimit -v")
+    assert "Traceback" not in limited.stderr
+    again = ["--resume"] if (tmp_path / "run" / "run.json").is_file() else []
+    resumed = run(tmp_path / "run", "--system", "vanilla", *again)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]

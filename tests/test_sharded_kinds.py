@@ -219,6 +219,26 @@ def test_an_approximate_faiss_index_is_refused_in_one_line_and_nothing_is_writte
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
+@settings(max_examples=20, deadline=None)
+@given(kept=st.floats(0, 1, exclude_max=True))
+def test_a_flat_faiss_file_cut_short_past_its_header_is_refused_as_damaged_in_one_line(kept):
+    """Its header intact (the vector count read), the rest cut anywhere: one line naming the file as damaged and
+    the fix, no faiss traceback (issue 78), nothing written beside it."""
+    pytest.importorskip("faiss")
+    from helpers import cli_here  # in this process: a split and its refusal start nothing
+    from ragbench._retrieval.dense.faiss_index import HEADER
+
+    whole = (FAISS / "e5_Flat.index").read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        damaged = Path(tmp) / "e5_Flat.index"
+        damaged.write_bytes(whole[: HEADER.size + int(kept * (len(whole) - HEADER.size))])
+        refused = cli_here("index", "shard", "--index", str(damaged), "--shards", "2")
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr[-2000:]
+        assert f"index shard: {damaged} is damaged (faiss cannot read it: " in refused.stderr
+        assert "build it again" in refused.stderr
+        assert sorted(p.name for p in Path(tmp).iterdir()) == [damaged.name]
+
+
 @pytest.fixture(scope="module")
 def tiny_qwen3(tmp_path_factory) -> Path:
     pytest.importorskip("faiss")

@@ -123,6 +123,7 @@ LAYERS = (
             "_types": "`Example`, `Document`, `Prediction`, `Step`: the data plugins exchange",
             "_checks": "`Preflight`: the pre-flight's problem collector and probes",
             "_imports": "importing a `module:attribute` target",
+            "_ray_connect": "joining or starting Ray: a cluster's address probed within a deadline, one line a failure",
         },
     ),
     Layer(
@@ -144,6 +145,7 @@ LAYERS = (
             "_trace_groups": "`ctx.group`: the structure of a trace",
             "_in_flight": "which examples still work toward their next pooled call",
             "_stop_signals": "the signals that stop a command",
+            "_children": "the processes this process started that still run",
         },
     ),
 )

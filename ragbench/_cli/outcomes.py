@@ -49,12 +49,17 @@ _ENVIRONMENT_FIXES = {
 RUN_OPTIONS = "--output / --cache / --page-cache"  # what points a run's writing elsewhere
 
 
+# the dynamic loader's words for a shared library it had no memory to map (ulimit -v): an import that fails so
+LOADER_OUT_OF_MEMORY = ("failed to map segment from shared object", "cannot allocate memory")
+
+
 def exhausted(exc: BaseException) -> str | None:
     """What `exc` says the machine ran out of (memory, threads, open files) and the fix; None for another error."""
     if (
         isinstance(exc, MemoryError)
         or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
         or (isinstance(exc, RuntimeError) and str(exc).startswith("can't allocate"))  # io's and thread's locks
+        or import_out_of_memory(exc)
     ):
         return "out of memory; free memory, or raise the memory limit (ulimit -v, the container's)"
     if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
@@ -66,6 +71,17 @@ def exhausted(exc: BaseException) -> str | None:
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         return f"too many open files (the limit is {soft}); raise it (ulimit -n 4096)"
     return None
+
+
+def import_out_of_memory(exc: BaseException) -> bool:
+    """An ImportError of a shared library the loader could not map for want of memory, or one raised from such an
+    error (numpy's import wraps the loader's in its own)."""
+    link: BaseException | None = exc
+    while isinstance(link, ImportError):
+        if any(words in str(link).lower() for words in LOADER_OUT_OF_MEMORY):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def exit_if_exhausted(exc: BaseException, run_dir: Any = None) -> None:
@@ -129,7 +145,7 @@ def run_starting() -> Iterator[None]:
         config_error(exc)
     except (OSError, sqlite3.Error) as exc:
         environment_error(exc)
-    except (KeyboardInterrupt, RuntimeError, MemoryError) as exc:
+    except (KeyboardInterrupt, RuntimeError, MemoryError, ImportError) as exc:
         exit_if_stopped(exc, stopped_starting)
         exit_if_exhausted(exc)
         raise
@@ -158,9 +174,9 @@ def evaluated(config: Any) -> Any:
         environment_error(exc, folder())
     except RunInterrupted as exc:
         exit_interrupted(exc)
-    except (KeyboardInterrupt, RuntimeError, MemoryError) as exc:  # Ctrl-C, SIGTERM or SIGHUP before or after
-        exit_if_stopped(exc, lambda signum: interrupt_message(folder(), signum=signum))  # the examples ran
-        exit_if_exhausted(exc, folder())
+    except (KeyboardInterrupt, RuntimeError, MemoryError, ImportError) as exc:  # Ctrl-C, SIGTERM or SIGHUP: before
+        exit_if_stopped(exc, lambda signum: interrupt_message(folder(), signum=signum))  # or after the examples
+        exit_if_exhausted(exc, folder())  # ran; memory, threads or files short (an import that could not map)
         raise
     except Exception as exc:
         from .._run.example import StoppedAtFailure

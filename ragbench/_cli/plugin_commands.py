@@ -93,7 +93,7 @@ class PluginCommandGroup(click.Group):
             exit_if_stopped(exc, stopped_message(exc))
             exit_if_exhausted(exc)
             raise
-        except MemoryError as exc:
+        except (MemoryError, ImportError) as exc:  # an import that could not map its library for want of memory
             exit_if_exhausted(exc)
             raise
         except OSError as exc:  # a fault of the machine or of a file that no command took charge of: one line

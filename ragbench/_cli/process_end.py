@@ -12,9 +12,9 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn
 
+from .._children import running_children
 from .._stop_signals import STOP_SIGNALS, signal_of
 
 
@@ -61,7 +61,7 @@ def left_running() -> tuple[list[str], list[int], bool]:
     waited = {process.pid for process in started if not process.daemon and process.pid is not None}
     ended_at_exit = {process.pid for process in started if process.daemon and process.pid is not None}
     ended_at_exit |= _multiprocessing_helpers()
-    processes = sorted(set(_running_children()) - ended_at_exit | waited)
+    processes = sorted(set(running_children()) - ended_at_exit | waited)
     return threads, processes, bool(threads or waited)
 
 
@@ -72,19 +72,6 @@ def left_running_line(threads: list[str], processes: list[int]) -> str:
         f"ragbench: warning: the command ended with {', '.join(named)} still running, which a plugin started "
         "and did not end; not waited for\n"
     )
-
-
-def _running_children() -> list[int]:
-    """This process's children that have not ended (zombies left out), from /proc; none where there is none."""
-    children = []
-    for entry in filter(str.isdigit, os.listdir("/proc") if os.path.isdir("/proc") else []):
-        try:
-            state, parent = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:2]
-        except (OSError, ValueError):  # ended meanwhile, or not a process
-            continue
-        if int(parent) == os.getpid() and state != "Z":
-            children.append(int(entry))
-    return children
 
 
 def _multiprocessing_helpers() -> set[int]:

@@ -23,7 +23,6 @@ takes about `ceil(C / (B x R)) x (overhead + per_request x B)` once every replic
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ from typing import Annotated, Any, TypedDict
 from annotated_types import Ge
 
 from .._errors import ConfigError
+from .._ray_connect import join_ray
 from .._values.llm_calls import EngineError, Request, Response, request_fault
 from .._values.urls import redact_url
 from .base import Engine
@@ -258,9 +258,7 @@ def ray_replicas(engine_class: type, model: str, options: dict[str, Any]) -> Rep
     gpus = options.pop("gpus_per_replica", None)
     if count < 1:
         raise ConfigError("--model-arg replicas must be >= 1")
-    if not ray.is_initialized():  # no address: a Ray of its own, not whichever cluster runs on the machine
-        address = address or os.environ.get("RAY_ADDRESS") or "local"
-        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+    join_ray(address, "--model-arg ray_address=")
     if gpus is None:
         parallel = int(options.get("tensor_parallel_size", 1)) * int(options.get("pipeline_parallel_size", 1))
         gpus = parallel if ray.cluster_resources().get("GPU", 0) > 0 else 0

@@ -4,13 +4,12 @@ it, for `--retriever-arg shards=S`."""
 
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
+from ..._ray_connect import check_address
 from ..corpus.identity import corpus_state
 from ..corpus.readers import corpus_format
 from ..index.built import Manifest, build_index
@@ -20,8 +19,6 @@ from .state import remove_state
 
 if TYPE_CHECKING:
     from ..._registry import Registry
-
-CONNECT_SECONDS = 10  # for a cluster's address to accept a connection
 
 
 @dataclass
@@ -57,7 +54,7 @@ def build_parallel(
         import ray  # noqa: F401
     except ImportError:
         raise ConfigError("index build --ray needs Ray: pip install 'ragbench[ray]'") from None
-    check_address(ray_address or os.environ.get("RAY_ADDRESS"))
+    check_address(ray_address, "--ray ")  # refused before any work: ray.init would wait minutes
     corpus, out = Path(corpus), Path(out)
     corpus_format(corpus)  # a missing or unknown corpus refused before the key reads its files
     key = {
@@ -92,18 +89,3 @@ def model_files(options: dict[str, Any]) -> list[list[Any]]:
         return []
     files = sorted(path for path in folder.rglob("*") if path.is_file())
     return [[str(path.relative_to(folder)), (stat := path.stat()).st_size, stat.st_mtime_ns] for path in files]
-
-
-def check_address(address: str | None) -> None:
-    """A cluster's HOST:PORT (or ray://HOST:PORT) where nothing listens is refused at once, before any work: ray.init
-    waits minutes for it."""
-    host, colon, port = (address or "").removeprefix("ray://").rpartition(":")
-    if not colon or not port.isdigit():  # auto, local, none
-        return
-    try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
-    except OSError as exc:
-        raise ConfigError(
-            f"--ray {address}: nothing answers there ({exc.strerror or exc}); start the cluster (`ray start --head`) "
-            "and pass its address, or --ray alone for a Ray of this machine"
-        ) from None

@@ -14,8 +14,6 @@ analysed again.
 
 from __future__ import annotations
 
-import logging
-import os
 from collections import deque
 from collections.abc import Iterable
 from itertools import chain
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._ray_connect import join_ray
 from .absorb import absorb, worker_settings
 from .analysis import FIELDS, BlockAnalyser, WorkerSettings
 from .state import BuildState, texts_digest
@@ -116,16 +115,7 @@ class RayFeeder:
     def start_ray(self) -> None:
         import ray
 
-        if not ray.is_initialized():
-            address = self.address or os.environ.get("RAY_ADDRESS") or "local"
-            try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ConfigError(
-                    f"--ray {address}: no Ray cluster to join there ({str(exc).splitlines()[0]}); start one with "
-                    "`ray start --head`, or pass --ray alone for a Ray of this machine"
-                ) from None
-            self.own_ray = True
+        self.own_ray = join_ray(self.address, "--ray ")
         resources = ray.cluster_resources()
         self.gpus = 1.0 if self.kind == "dense" and resources.get("GPU", 0) >= 1 else 0.0
         unit = "GPU" if self.gpus else "CPU"

@@ -12,10 +12,10 @@ and a batch fails (a RetrievalError) only when one shard's actor died MAX_RESTAR
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
 from .layout import Layout, Shard, split_from
@@ -56,12 +56,7 @@ class ShardPool:
             import ray
         except ImportError as exc:
             raise ConfigError("--retriever-arg shards=S serves shards on Ray: pip install 'ragbench[ray]'") from exc
-        self.own_ray = not ray.is_initialized()  # a local Ray this pool started: shut down with it
-        if self.own_ray:
-            # no address: a Ray of its own ("local"), not whichever cluster runs on this machine (ray.init's
-            # default joins the latest one found), unless RAY_ADDRESS names one
-            address = ray_address or os.environ.get("RAY_ADDRESS") or "local"
-            ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        self.own_ray = join_ray(ray_address, "--retriever-arg ray_address=")  # shut down with the pool
         self.layout, self.options = layout, options
         self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
         self.actors: list[Any] = [self.actor_class.remote(layout.retriever, shard, options) for shard in layout.shards]

@@ -20,7 +20,15 @@ BLOCK = 1 << 16  # vectors copied at a time
 def split_faiss(index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:
     import faiss
 
-    whole = faiss.read_index(str(index), faiss.IO_FLAG_MMAP_IFC)
+    try:
+        whole = faiss.read_index(str(index), faiss.IO_FLAG_MMAP_IFC)
+    except RuntimeError as exc:  # a header intact, the rest cut short or garbled: faiss's C++ error, many lines
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rpartition("Error: ")[2]
+        cause = cause.rsplit(" (", 1)[0] if cause.endswith(")") else cause  # a stale errno's text: no file is missing
+        raise ConfigError(
+            f"index shard: {index} is damaged (faiss cannot read it: {cause}); build it again, or copy it again "
+            "from where it was built"
+        ) from None
     if not isinstance(whole, faiss.IndexFlat) or whole.metric_type != faiss.METRIC_INNER_PRODUCT:
         metric = "inner product" if whole.metric_type == faiss.METRIC_INNER_PRODUCT else "another metric"
         raise ConfigError(

@@ -412,3 +412,20 @@ def test_the_prompt_shows_segments_as_ragnarok_does_and_answers_cite_them():
     assert "Question: how often?" in prompt and "IEEE format in square brackets" in prompt
     assert "[1] Title: Potty Content: Most toddlers (2) pee four times.\n[2] x\n" in prompt
     assert TrecRagPrompting().citations("Often [1][2]. Less [2].") == [[1, 2], [2]]
+
+
+def test_export_with_overwrite_replaces_a_symbolic_link_never_the_file_it_leads_to(tmp_path, index):
+    from ragbench.tasks.trec_rag.commands import export
+
+    scripted_run(tmp_path, index, "Three times a day [1].")
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("the user's own file\n", encoding="utf-8")
+    link = tmp_path / "ag.jsonl"
+    link.symlink_to(mine)
+    with pytest.raises(ConfigError, match="is a symbolic link: give --overwrite to replace the link"):
+        export(str(tmp_path / "run"), None, str(link), None, "team", False)
+    export(str(tmp_path / "run"), None, str(link), None, "team", True)
+    assert mine.read_text(encoding="utf-8") == "the user's own file\n"
+    assert not link.is_symlink() and len(link.read_text(encoding="utf-8").splitlines()) == 2
+    with pytest.raises(ConfigError, match="is a folder"):
+        export(str(tmp_path / "run"), None, str(tmp_path), None, "team", True)

@@ -104,7 +104,9 @@ nugget_texts = st.lists(st.text(max_size=6), min_size=1, max_size=3)
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=nugget_texts, second=nugget_texts, ours=st.booleans())
-def test_a_topic_twice_is_read_once_with_the_same_nuggets_and_refused_with_others(corpus, tmp_path, first, second, ours):
+def test_a_topic_twice_is_read_once_with_the_same_nuggets_and_refused_with_others(
+    corpus, tmp_path, first, second, ours
+):
     nuggets = tmp_path / "twice.jsonl"
     nuggets.write_text(line("7", first, ours) + line("8", ["b"], ours) + line("7", second, ours), encoding="utf-8")
     if first == second:

@@ -22,6 +22,7 @@ from ..segment_texts import SegmentTexts
 from .nugget_file import NuggetFile
 from .steps import Nugget
 
+
 def submitted_text(answer: str) -> str:
     """The answer as assign_nuggets.py reads a submission: its sentences (as `ragbench export trec-rag` writes
     them, citations taken out) joined by a space."""

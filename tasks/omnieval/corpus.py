@@ -194,9 +194,7 @@ def _write_corpus(
             stats.dropped += 1
         elif fate == "split":
             stats.split += 1
-            for n, text in enumerate(
-                splitter.split(doc.text, upstream_metadata(doc.title, doc.metadata["file_path"]))
-            ):
+            for n, text in enumerate(splitter.split(doc.text, upstream_metadata(doc.title, doc.metadata["file_path"]))):
                 write(f"{doc.id}#{n}", doc.title, text)
                 stats.chunks += 1
     for doc in read_folder(root, path_as):

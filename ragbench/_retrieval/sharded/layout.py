@@ -146,8 +146,7 @@ def foreign_entry(folder: Path) -> str | None:
         return f"{folder} is {'a symbolic link' if folder.is_symlink() else 'a file'}, not a split ragbench made"
     try:
         record = read_json_object(folder, LAYOUT_FILE)
-        entries = record.get("shards")
-        shards = {entry["folder"]: set(entry["files"]) for entry in entries}
+        shards = {entry["folder"]: set(entry["files"]) for entry in record["shards"]}
     except (IndexDamage, AttributeError, KeyError, TypeError) as exc:
         return f"{folder} is not a split ragbench made (no {LAYOUT_FILE} of one: {exc})"
     for where, dirs, files in os.walk(folder, followlinks=False):
@@ -156,9 +155,8 @@ def foreign_entry(folder: Path) -> str | None:
             path = relative / name
             shard, _, inside = str(path).partition(os.sep)
             link = os.path.islink(os.path.join(where, name))
-            known = (
-                str(path) == LAYOUT_FILE
-                or (shard in shards and (not inside or inside in shards[shard] or name in dirs))
+            known = str(path) == LAYOUT_FILE or (
+                shard in shards and (not inside or inside in shards[shard] or name in dirs)
             )
             if link or not known:
                 return f"{folder} is not a split ragbench made alone: it holds {path}, which its {LAYOUT_FILE} does not name"

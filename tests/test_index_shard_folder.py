@@ -41,7 +41,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(["notes.txt", "000/mine.txt", "001/bm25/mine.npy", "shards.json", "999/a"]),
-    content=st.binary(max_size=40),
+    content=st.one_of(st.binary(max_size=40), st.sampled_from([b'{"shards": []}', b'{"format": 1}', b"{}"])),
 )
 def test_overwrite_never_deletes_a_folder_or_file_ragbench_did_not_split(index, name, content):
     target = index / "shards-2"

@@ -146,6 +146,7 @@ def foreign_entry(folder: Path) -> str | None:
         return f"{folder} is {'a symbolic link' if folder.is_symlink() else 'a file'}, not a split ragbench made"
     try:
         record = read_json_object(folder, LAYOUT_FILE)
+        typed_fields(LAYOUT_FILE, record, LAYOUT_TYPES, required=tuple(LAYOUT_TYPES))  # the fields a split writes
         shards = {entry["folder"]: set(entry["files"]) for entry in record["shards"]}
     except (IndexDamage, AttributeError, KeyError, TypeError) as exc:
         return f"{folder} is not a split ragbench made (no {LAYOUT_FILE} of one: {exc})"

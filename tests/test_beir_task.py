@@ -41,7 +41,7 @@ def test_bad_qrels_rows_and_unknown_queries_are_counted_bad_records(tmp_path):
     assert [e.id for e in items if not isinstance(e, RecordError)] == ["q2"]  # q1 has a bad row: not scored
     errors = [str(e) for e in items if isinstance(e, RecordError)]
     assert errors == [
-        f"{folder}/qrels/test.tsv:3 field 'score': score 'one' is not an integer",
+        f"{folder}/qrels/test.tsv:3 field 'score': relevance 'one' is not a whole number",
         f"{folder}/qrels/test.tsv:5 field 'query-id': query 'q9' is not in queries.jsonl",
     ]
 

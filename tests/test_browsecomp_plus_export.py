@@ -145,6 +145,22 @@ def test_a_run_with_failed_examples_or_an_earlier_export_is_refused_in_one_line(
     assert "1 example(s) of" in failed.stderr and "--resume --output" in failed.stderr
 
 
+def test_an_export_never_writes_through_a_symbolic_link_into_a_users_folder(tmp_path, corpus_index):
+    run_dir = agent_run(tmp_path, corpus_index)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "11.json").write_text("the user's", encoding="utf-8")
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "runs").symlink_to(mine)
+    for where in (out, tmp_path / "linked"):
+        if where != out:
+            where.symlink_to(mine)
+        done = cli_here("export", "browsecomp-plus", str(run_dir), "--output", str(where), "--overwrite")
+        assert done.returncode == 2 and "is a symbolic link, which ragbench never writes through" in done.stderr
+    assert [p.name for p in mine.iterdir()] == ["11.json"] and (mine / "11.json").read_text() == "the user's"
+
+
 def test_export_trec_writes_any_runs_retrieval(tmp_path, corpus_index):
     run_dir = agent_run(tmp_path, corpus_index, name="my run")
     done = cli_here("export", "trec", str(run_dir), "--output", str(tmp_path / "agent.trec"))

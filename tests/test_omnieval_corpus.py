@@ -95,7 +95,20 @@ def test_long_documents_are_chunked_with_the_file_path_in_the_budget_and_come_fi
     # without --path-as the path as given counts: a longer tmp path leaves no room in 40
     with pytest.raises(ConfigError, match="no room"):
         build_corpus(root, tmp_path / "other.jsonl", TokenSplitter(40, 0, count=len))
-    assert not (tmp_path / "other.jsonl.partial").exists()
+    assert not (tmp_path / "other.jsonl").exists() and not list(tmp_path.glob(".other.jsonl.*"))
+
+
+def test_the_corpus_is_written_under_a_name_of_its_own_never_a_users_file_or_through_a_link(tmp_path):
+    make_folder(tmp_path / "docs")
+    mine = tmp_path / "corpus.jsonl.partial"  # the name an earlier version wrote to, then removed
+    mine.write_text("the user's", encoding="utf-8")
+    target = tmp_path / "mine.jsonl"
+    target.write_text("the user's too", encoding="utf-8")
+    out = tmp_path / "corpus.jsonl"
+    out.symlink_to(target)
+    build_corpus(tmp_path / "docs", out, TokenSplitter(60, 0, count=len), overwrite=True)
+    assert mine.read_text(encoding="utf-8") == "the user's" and target.read_text(encoding="utf-8") == "the user's too"
+    assert not out.is_symlink() and len(out.read_text(encoding="utf-8").splitlines()) == 4
 
 
 def test_cli_reports_skipped_files(tmp_path):

@@ -530,3 +530,20 @@ def test_the_segments_unpacked_or_in_one_jsonl_file_are_read_as_the_gzip_shards_
     write_shard(unpacked / "msmarco_v2.1_doc_segmented_00.json.gz", SHARD_00)
     with pytest.raises(ConfigError, match="msmarco_v2.1_doc_segmented_00 is there twice"):
         corpus_format(unpacked)
+
+
+def test_export_with_overwrite_replaces_a_symbolic_link_never_the_file_it_leads_to(tmp_path, index):
+    from ragbench.tasks.trec_rag.commands import export
+
+    scripted_run(tmp_path, index, "Three times a day [1].")
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("the user's own file\n", encoding="utf-8")
+    link = tmp_path / "ag.jsonl"
+    link.symlink_to(mine)
+    with pytest.raises(ConfigError, match="is a symbolic link: give --overwrite to replace the link"):
+        export(str(tmp_path / "run"), None, str(link), None, "team", False)
+    export(str(tmp_path / "run"), None, str(link), None, "team", True)
+    assert mine.read_text(encoding="utf-8") == "the user's own file\n"
+    assert not link.is_symlink() and len(link.read_text(encoding="utf-8").splitlines()) == 2
+    with pytest.raises(ConfigError, match="is a folder"):
+        export(str(tmp_path / "run"), None, str(tmp_path), None, "team", True)

@@ -103,7 +103,7 @@ def test_qrels_other_than_the_runs_or_a_run_without_judgments_fail_in_one_line(t
     )
     assert (
         done.returncode != 0
-        and "exists" in done.stderr
+        and "is the --qrels file: give another --output" in done.stderr
         and qrels.read_text(encoding="utf-8") == "\n".join(lines) + "\n"
     )
 

@@ -4,25 +4,23 @@ the qrels' order, each its corpus `segment`), and `assign_nuggets.py` assigns th
 text of its submission's sentences joined by a space.
 
 `Pool` finds the pool's texts in the corpus (read once, by docid) and keeps each topic's nuggets, made once per
-metric: in a nugget file (`nuggets=FILE`, create_nuggets.py's output lines `{"query", "qid", "nuggets": [{"text",
-"importance"}]}`) they are shared by every run scored with it. A file ragbench did not write (the track's, say) is
-only read; ragbench appends the topics it creates to a file it made (each of its lines says so)."""
+metric: in a nugget file (`nuggets=FILE`, nugget_file.py) they are shared by every run scored with it, each topic
+created once among them. A file ragbench did not write (the track's, say), or a symbolic link, is only read;
+ragbench appends the topics it creates to a file it made (each of its lines says so)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example
+from ragbench.api import Example
 from ragbench.api.text import remove_citations, sent_tokenize
 
 from ..segment_texts import SegmentTexts
+from .nugget_file import NuggetFile
 from .steps import Nugget
-
-MADE_BY = "ragbench"  # the key of every line ragbench writes (its value: the judges that made the nuggets)
 
 
 def submitted_text(answer: str) -> str:
@@ -40,74 +38,36 @@ def pooled_docids(example: Example) -> list[str]:
     return [str(docid) for docid, grade in qrels.items() if float(grade) > 0]
 
 
-def read_nugget_file(path: Path) -> tuple[dict[str, list[Nugget]], bool]:
-    """A nugget file's topics (qid -> nuggets, an importance absent read as vital as assign_nuggets.py reads it),
-    and whether ragbench wrote every line of it."""
-    topics: dict[str, list[Nugget]] = {}
-    ours = True
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"metric nuggetizer: nugget file {path} cannot be read ({exc}); name a readable file"
-        ) from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            nuggets = [Nugget(n["text"], n.get("importance", "vital")) for n in record["nuggets"]]
-            topics[str(record["qid"])] = nuggets
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ConfigError(
-                f"{path}:{number}: not a nugget line {{'qid', 'nuggets': [{{'text', 'importance'}}]}} ({exc!r}); "
-                "fix or remove the line"
-            ) from None
-        ours = ours and MADE_BY in record
-    return topics, ours
-
-
 class Pool:
     """The pooled segments' texts (`corpus`) and each topic's nuggets, made at most once (`nuggets`)."""
 
     def __init__(self, corpus: Path, nugget_file: Path | None) -> None:
-        self.segments, self.nugget_file = SegmentTexts(corpus), nugget_file
-        self.topics: dict[str, list[Nugget]] = {}
-        self.writable = True
-        if nugget_file is not None and (nugget_file.exists() or nugget_file.is_symlink()):
-            if not nugget_file.is_file():
-                raise ConfigError(f"metric nuggetizer: nugget file {nugget_file} is not a regular file; name a file")
-            self.topics, self.writable = read_nugget_file(nugget_file)
-        elif nugget_file is not None and not nugget_file.parent.is_dir():
-            raise ConfigError(f"metric nuggetizer: the folder of nugget file {nugget_file} does not exist; create it")
+        self.segments = SegmentTexts(corpus)
+        self.file = None if nugget_file is None else NuggetFile(nugget_file)
+        self.topics: dict[str, list[Nugget]] = {} if self.file is None else dict(self.file.topics)
         self.locks: dict[str, asyncio.Lock] = {}
 
     async def nuggets(
         self, example: Example, create: Callable[[list[str]], Awaitable[list[Nugget]]], made_by: dict[str, Any]
     ) -> list[Nugget]:
         """The topic's nuggets: from the nugget file or made earlier in this run, else created from its pool
-        (and written to the nugget file)."""
+        (and written to the nugget file, unless another run wrote them there meanwhile)."""
         topic = str(example.id)
         async with self.locks.setdefault(topic, asyncio.Lock()):
-            if topic not in self.topics:
-                if self.nugget_file is not None and not self.writable:
-                    raise ValueError(
-                        f"topic {topic} has no nuggets in {self.nugget_file}, a file ragbench did not write "
-                        "(it only reads it): add the topic's line, or name a new nugget file"
-                    )
-                created = await create(await self.segments.texts(pooled_docids(example)))
-                self.topics[topic] = created
-                if self.nugget_file is not None:
-                    self.append(topic, example.question, created, made_by)
+            if topic in self.topics:
+                return self.topics[topic]
+            if self.file is None:
+                self.topics[topic] = await create(await self.segments.texts(pooled_docids(example)))
+                return self.topics[topic]
+            if self.file.read_only:
+                raise ValueError(
+                    f"topic {topic} has no nuggets in {self.file.path}, {self.file.read_only} (ragbench only reads "
+                    "it): add the topic's line, or name a new nugget file"
+                )
+            async with self.file.claimed(topic) as written:
+                if topic not in written:
+                    created = await create(await self.segments.texts(pooled_docids(example)))
+                    self.file.append(topic, example.question, created, made_by)
+                    written[topic] = created
+                self.topics[topic] = written[topic]
             return self.topics[topic]
-
-    def append(self, topic: str, query: str, nuggets: list[Nugget], made_by: dict[str, Any]) -> None:
-        line = {
-            "query": query,
-            "qid": topic,
-            "nuggets": [{"text": n.text, "importance": n.importance} for n in nuggets],
-            MADE_BY: made_by,
-        }
-        assert self.nugget_file is not None
-        with open(self.nugget_file, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")

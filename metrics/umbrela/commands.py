@@ -39,7 +39,7 @@ def export(
     run_dir: str, qrels: Path, output: Path, trec_run: str | None, task: str | None, overwrite: bool
 ) -> list[str]:
     from ragbench.api import ConfigError
-    from ragbench.api.run import finished_run, write_atomically
+    from ragbench.api.run import check_output, finished_run, write_atomically
 
     from .modified_qrels import modified, ndcg_at_10, read_pairs
 
@@ -51,8 +51,9 @@ def export(
         raise ConfigError(f"export umbrela-qrels: {run.path} did not run {task}")
     if not qrels.is_file():
         raise ConfigError(f"export umbrela-qrels: --qrels {qrels} is not a file")
-    if output.exists() and (not overwrite or output.resolve() == qrels.resolve()):
-        raise ConfigError(f"export umbrela-qrels: {output} exists: give --overwrite, or another --output")
+    if not output.is_symlink() and output.exists() and output.samefile(qrels):
+        raise ConfigError(f"export umbrela-qrels: --output {output} is the --qrels file: give another --output")
+    check_output(output, overwrite, "export umbrela-qrels")
     records = list(run.records(task, why="the judged qrels pairs"))
     cat, judged = judged_grades(records, f"{run.path} ({task})")
     pairs = read_pairs(qrels)

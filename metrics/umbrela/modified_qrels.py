@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ragbench.api import ConfigError
-from ragbench.api.retrieval import trec_eval_all
+from ragbench.api.retrieval import relevance, trec_eval_all
 
 Pairs = dict[str, dict[str, str]]  # qid -> docid -> label as written, umbrela's keys (`umbrela_id`)
 
@@ -29,7 +29,8 @@ def read_pairs(path: Path) -> Pairs:
         fields = line.split()
         if len(fields) != 4 or not label_value(fields[3]):
             raise ConfigError(
-                f"{path}:{number}: not a qrels line (QID 0 DOCID RELEVANCE, the relevance a whole number): "
+                f"{path}:{number}: not a qrels line (QID 0 DOCID RELEVANCE, the relevance a whole number from "
+                "-2147483648 to 2147483647, trec_eval's C int): "
                 f"{line[:80]!r}"
             )
         try:
@@ -43,6 +44,11 @@ def read_pairs(path: Path) -> Pairs:
 
 
 def label_value(label: str) -> bool:
+    """Whether `label` is a whole number trec_eval holds (`relevance`), written in ASCII digits as umbrela reads it."""
+    try:
+        relevance(label)
+    except ValueError:
+        return False
     return label.removeprefix("-").isdecimal()
 
 

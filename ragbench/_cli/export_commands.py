@@ -18,10 +18,11 @@ def export_group() -> None:
 
 
 def output_path(run_dir: str, output: str | None, default_name: str, overwrite: bool) -> Path:
-    """`output`, or `default_name` beside the run folder; refused where it exists and --overwrite was not given."""
+    """`output`, or `default_name` beside the run folder, checked as an output file (`check_output`)."""
+    from .._storage.output_files import check_output
+
     path = Path(output) if output else Path(run_dir).resolve().parent / default_name
-    if path.exists() and not overwrite:
-        raise ConfigError(f"{path} exists: give --overwrite to replace it, or another --output")
+    check_output(path, overwrite, "export trec")
     return path
 
 

@@ -12,7 +12,7 @@ disk at each lookup); `Reranker` and `Refiner` (the `--reranker`/`--refiner` com
 metadata key of the one document holding a refiner's text, which a prompt shows as it is); `trec_measures`
 (trec_eval's measures of one query's ranking against qrels, by pytrec_eval), `trec_eval_all` (a run file's
 `trec_eval -c` values), `import_pytrec_eval`, `check_pytrec_eval` (a metric's pre-flight step: pytrec_eval
-installed) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
+installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
 `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
 """
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
+    from ragbench._retrieval.trec.grades import relevance
     from ragbench._retrieval.trec.measures import (
         check_pytrec_eval,
         import_pytrec_eval,
@@ -51,6 +52,7 @@ _MODULES = {
         "check_pytrec_eval",
         "shown_short",
     ),
+    "ragbench._retrieval.trec.grades": ("relevance",),
     "ragbench._retrieval.trec.run_file": ("trec_ranking", "trec_run_text", "read_trec_run", "run_tag"),
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),

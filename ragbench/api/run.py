@@ -9,8 +9,9 @@ work (`await ctx.resources.workers.run(fn, *args)`; `usable_cores` counts the co
 (`probe_data`: a task's first records read; `unreachable`: why a server does not answer); how a command a
 plugin adds ends (`config_errors_exit`, `exit_if_skipped`); a finished run folder as a command reads one
 (`finished_run`: its results.json and sample records, `FinishedRun`) and its retrieval as TREC rankings
-(`run_rankings`, `RunRankings`); `write_atomically` for the files a command writes (whole or as they were; a link at
-the path is replaced, never followed). docs/internals.md, "Who owns what".
+(`run_rankings`, `RunRankings`); `check_output` for a file the user names a command to write (refused where one is
+there without --overwrite) and `write_atomically` to write it (whole or as it was; a link at the path is replaced,
+never followed). docs/internals.md, "Who owns what".
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._run.lifetime.resources import RunResources
     from ragbench._run.lifetime.workers import Workers, ready_threads, usable_cores
     from ragbench._storage.files import write_atomically
+    from ragbench._storage.output_files import check_output
     from ragbench._storage.page_cache import PageCache, content_key
 
 _MODULES = {
@@ -38,5 +40,6 @@ _MODULES = {
     "ragbench._reports.results.finished_run": ("finished_run", "FinishedRun"),
     "ragbench._reports.results.run_rankings": ("run_rankings", "RunRankings"),
     "ragbench._storage.files": ("write_atomically",),
+    "ragbench._storage.output_files": ("check_output",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

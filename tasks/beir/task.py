@@ -21,6 +21,7 @@ from typing import Any
 
 from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 from ragbench.api.data import iter_jsonl
+from ragbench.api.retrieval import relevance
 
 from .metrics import cutoffs
 
@@ -88,9 +89,9 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int], d
         query_id, corpus_id, grade = row[0], row[1], row[2]
         lines.setdefault(query_id, line)
         try:
-            qrels.setdefault(query_id, {})[corpus_id] = int(grade)
-        except ValueError:
-            bad.setdefault(query_id, RecordError(str(path), line, f"score {grade!r} is not an integer", "score"))
+            qrels.setdefault(query_id, {})[corpus_id] = relevance(grade)
+        except ValueError as exc:
+            bad.setdefault(query_id, RecordError(str(path), line, str(exc), "score"))
     return qrels, lines, bad
 
 

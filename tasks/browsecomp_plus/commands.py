@@ -69,6 +69,11 @@ def export(run_dir: str, output: str | None, data: str | None, given: dict[str, 
             f"and a submission counts every query: finish them with `ragbench ... --resume --output {run.path}`"
         )
     folder = Path(output) if output else run.path.resolve().parent / f"{run.path.resolve().name}__{TASK}"
+    if links := [path for path in (folder, folder / "runs") if path.is_symlink()]:
+        raise ConfigError(
+            f"export browsecomp-plus: {links[0]} is a symbolic link, which ragbench never writes through (into the "
+            "folder it leads to): give another --output"
+        )
     if folder.exists() and any(folder.iterdir()) and not overwrite:
         raise ConfigError(f"export browsecomp-plus: {folder} is not empty: give --overwrite, or another --output")
     config = run.results.config

@@ -30,10 +30,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import IO, cast
 
 from ragbench.api import ConfigError, Document, RecordError
-from ragbench.api.data import parse_json
+from ragbench.api.data import parse_json, replacing
 from ragbench.api.text import TokenSplitter
 
 
@@ -170,41 +170,34 @@ def build_corpus(
     if out.exists() and not overwrite:
         raise ConfigError(f"--out {out} exists; pass --overwrite or choose another file")
     stats = OmniEvalCorpusStats()
-    partial = out.with_name(out.name + ".partial")
-    try:
-        _write_corpus(root, partial, splitter, path_as, stats)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    partial.replace(out)
+    with replacing(out) as handle:  # a temporary file of its own, renamed over `out` (a link there replaced)
+        _write_corpus(root, handle, splitter, path_as, stats)
     return stats
 
 
 def _write_corpus(
-    root: str | Path, partial: Path, splitter: TokenSplitter, path_as: str | None, stats: OmniEvalCorpusStats
+    root: str | Path, handle: IO[bytes], splitter: TokenSplitter, path_as: str | None, stats: OmniEvalCorpusStats
 ) -> None:
     limit = splitter.chunk_size
-    with open(partial, "w", encoding="utf-8") as handle:
 
-        def write(doc_id: str, title: str, text: str) -> None:
-            handle.write(json.dumps({"id": doc_id, "title": title, "contents": text}, ensure_ascii=False) + "\n")
+    def write(doc_id: str, title: str, text: str) -> None:
+        line = json.dumps({"id": doc_id, "title": title, "contents": text}, ensure_ascii=False) + "\n"
+        handle.write(line.encode("utf-8"))
 
-        for doc in read_folder(root, path_as):
-            if isinstance(doc, RecordError):
-                stats.errors.append(doc)
-                continue
-            stats.documents += 1
-            fate = upstream_fate(doc, limit)
-            if fate == "drop":
-                stats.dropped += 1
-            elif fate == "split":
-                stats.split += 1
-                for n, text in enumerate(
-                    splitter.split(doc.text, upstream_metadata(doc.title, doc.metadata["file_path"]))
-                ):
-                    write(f"{doc.id}#{n}", doc.title, text)
-                    stats.chunks += 1
-        for doc in read_folder(root, path_as):
-            if not isinstance(doc, RecordError) and upstream_fate(doc, limit) == "whole":
-                write(cast(str, doc.id), doc.title, doc.text)  # read_file names every document it reads
-                stats.whole += 1
+    for doc in read_folder(root, path_as):
+        if isinstance(doc, RecordError):
+            stats.errors.append(doc)
+            continue
+        stats.documents += 1
+        fate = upstream_fate(doc, limit)
+        if fate == "drop":
+            stats.dropped += 1
+        elif fate == "split":
+            stats.split += 1
+            for n, text in enumerate(splitter.split(doc.text, upstream_metadata(doc.title, doc.metadata["file_path"]))):
+                write(f"{doc.id}#{n}", doc.title, text)
+                stats.chunks += 1
+    for doc in read_folder(root, path_as):
+        if not isinstance(doc, RecordError) and upstream_fate(doc, limit) == "whole":
+            write(cast(str, doc.id), doc.title, doc.text)  # read_file names every document it reads
+            stats.whole += 1

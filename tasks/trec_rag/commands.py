@@ -36,7 +36,7 @@ def export(
 ) -> list[str]:
     from ragbench.api import ConfigError
     from ragbench.api.retrieval import run_tag
-    from ragbench.api.run import finished_run
+    from ragbench.api.run import check_output, finished_run, write_atomically
 
     from .ag_output import Submission2024, Submission2025, citing_twice, response_length, sentences, submission
     from .submitted_topics import MOST_WORDS
@@ -58,8 +58,7 @@ def export(
         )
     year, most = TASKS[task]
     path = Path(output) if output else run.path.resolve().parent / f"{run.path.resolve().name}__{task}.jsonl"
-    if path.exists() and not overwrite:
-        raise ConfigError(f"export trec-rag: {path} exists: give --overwrite, or another --output")
+    check_output(path, overwrite, "export trec-rag")
     tag = run_id or run_tag(run.path.resolve().name)
     written: list[Submission2024 | Submission2025] = []
     dropped = cut = twice = 0
@@ -75,7 +74,7 @@ def export(
         if (words := response_length(answer)) > MOST_WORDS:
             long.append(f"{record.id} ({words} words)")
         written.append(submission(year, record.id, record.question, references[:most], answer, tag, team_id))
-    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in written), encoding="utf-8")
+    write_atomically(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in written))
     lines = [f"TREC RAG {year} submission: {path} ({len(written)} topics, run_id {tag})"]
     if cut:
         lines.append(f"{cut} segment(s) shown past the first {most} left out of references (the track's limit)")

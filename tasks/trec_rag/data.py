@@ -5,7 +5,8 @@
 - RAG 2025 topics: JSONL, one `{"id", "narrative"}` per line (trec_rag_2025_queries.jsonl as released; the track
   guidelines' example names the text `"title"`, also read).
 - Qrels: trec_eval's `topic_id iteration docid relevance` per line, white-space separated, graded (UMBRELA's and
-  NIST's 0-3). A line trec_eval could not read, or a judgment given twice, is refused in one line naming where.
+  NIST's 0-3). A line trec_eval could not read, a grade outside a C int's range (which pytrec_eval would read
+  wrong: `relevance`), or a judgment given twice, is refused in one line naming where.
 """
 
 from __future__ import annotations
@@ -15,20 +16,30 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragbench.api import ConfigError, RecordError
+from ragbench.api.retrieval import relevance as read_grade
 
 TOPIC_TEXT = ("narrative", "title", "query")  # a JSONL topic's text: the first of these it has
 
 
 def read_topics(path: Path) -> tuple[dict[str, str], list[RecordError]]:
-    """topic id -> its text, in file order, and the lines that are no topic."""
+    """topic id -> its text, in file order, and the lines that are no topic. A topic given again with the same
+    text is read once (the question asked either way); with other text it is a ConfigError naming both lines:
+    ragnarok's and pyserini's readers would keep the later text without a word."""
     topics: dict[str, str] = {}
+    lines: dict[str, int] = {}
     bad: list[RecordError] = []
     for number, line in text_lines(path):
         item = jsonl_topic(line) if line.lstrip().startswith("{") else tsv_topic(line)
         if isinstance(item, str):
             bad.append(RecordError(str(path), number, item))
+        elif item[0] in topics and topics[item[0]] != item[1]:
+            raise ConfigError(
+                f"{path}:{number}: topic {item[0]} again, with other text than on line {lines[item[0]]}: "
+                "keep one line per topic"
+            )
         else:
-            topics[item[0]] = item[1]
+            topics.setdefault(item[0], item[1])
+            lines.setdefault(item[0], number)
     return topics, bad
 
 
@@ -85,9 +96,9 @@ def read_qrels(path: Path) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
             )
         topic, _, docid, grade = fields
         try:
-            relevance = int(grade)
-        except ValueError:
-            raise ConfigError(f"{path}:{number}: relevance {grade!r} is not a whole number") from None
+            relevance = read_grade(grade)
+        except ValueError as exc:
+            raise ConfigError(f"{path}:{number}: {exc}") from None
         if (topic, docid) in seen:
             raise ConfigError(
                 f"{path}:{number}: topic {topic} judges {docid} again (first on line {seen[topic, docid]}); "

@@ -75,7 +75,7 @@ def build_parallel(
     if shards is not None:
         from ..sharded.split import split_index
 
-        split = split_index(out, shards, overwrite=True)
+        split = split_index(out, shards)  # `out` is the index just built: nothing was split from it
     return ParallelBuild(manifest, feeder.reused, feeder.analysed, split)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,31 @@ def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
     return shard
 
 
+def foreign_entry(folder: Path) -> str | None:
+    """What in `folder`, a shards-S folder, is not a split ragbench made (its shards.json and only the shard folders
+    and files it records, no link among them), or None: only such a split is replaced (`index shard --overwrite`)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return f"{folder} is {'a symbolic link' if folder.is_symlink() else 'a file'}, not a split ragbench made"
+    try:
+        record = read_json_object(folder, LAYOUT_FILE)
+        typed_fields(LAYOUT_FILE, record, LAYOUT_TYPES, required=tuple(LAYOUT_TYPES))  # the fields a split writes
+        shards = {entry["folder"]: set(entry["files"]) for entry in record["shards"]}
+    except (IndexDamage, AttributeError, KeyError, TypeError) as exc:
+        return f"{folder} is not a split ragbench made (no {LAYOUT_FILE} of one: {exc})"
+    for where, dirs, files in os.walk(folder, followlinks=False):
+        relative = Path(where).relative_to(folder)
+        for name in sorted([*dirs, *files]):
+            path = relative / name
+            shard, _, inside = str(path).partition(os.sep)
+            link = os.path.islink(os.path.join(where, name))
+            known = str(path) == LAYOUT_FILE or (
+                shard in shards and (not inside or inside in shards[shard] or name in dirs)
+            )
+            if link or not known:
+                return f"{folder} is not a split ragbench made alone: it holds {path}, which its {LAYOUT_FILE} does not name"
+    return None
+
+
 def shard_layout(kind: str, index: Path, shards: int) -> Layout:
     """The checked layout of `index`'s `shards` shards, or a ConfigError naming what is wrong and the fix."""
     folder = shards_folder(index, shards)
@@ -149,5 +175,7 @@ def shard_layout(kind: str, index: Path, shards: int) -> Layout:
         if layout.retriever != kind or len(layout.shards) != shards:
             raise IndexDamage(LAYOUT_FILE, f"holds {len(layout.shards)} {layout.retriever} shards, not {shards} {kind}")
     except IndexDamage as exc:
+        if problem := foreign_entry(folder):
+            raise ConfigError(f"retriever {kind}: {problem}: move it away, then {hint}") from None
         raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {hint} --overwrite") from None
     return layout

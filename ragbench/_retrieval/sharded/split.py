@@ -14,7 +14,8 @@ FlashRAG built (a bm25s folder, a faiss file: no manifest) is split too; its sha
 (`FILE.shards-S` beside a faiss file), and its own files are only read.
 
 The shards are written into a staging folder renamed into place when complete, so a split cut short leaves no
-shards.json; the index's own files are only read.
+shards.json; the index's own files are only read. `--overwrite` replaces only a split ragbench made (`foreign_entry`:
+its shards.json and nothing it does not name); a symbolic link there is replaced, never followed.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from ..._errors import ConfigError
+from ..._storage.own_trees import remove_tree
 from ..bm25.bm25s_files import DATA, INDICES, INDPTR, NONOCCURRENCE, PARAMS, VOCAB, read_bm25s_index
 from ..bm25.retriever import BM25_DIR, BM25Retriever
 from ..dense.faiss_index import index_header
@@ -36,7 +39,7 @@ from ..index.built import IndexedRetriever, manifest_from
 from ..index.damage import IndexDamage, read_array, read_json_object
 from ..index.staging import MANIFEST_FILE
 from ..lucene.retriever import LuceneBM25Retriever
-from .layout import LAYOUT_FILE, layout_record, read_layout, shards_folder
+from .layout import LAYOUT_FILE, foreign_entry, layout_record, read_layout, shards_folder
 from .merge import shard_ranges
 from .split_faiss import split_faiss
 from .split_lucene import split_lucene
@@ -150,16 +153,19 @@ def index_source(index: Path) -> tuple[str, int]:
 
 def split_index(index: Path, shards: int, overwrite: bool = False) -> Path:
     """Split the index at `index` into `shards` shard folders under `index`/shards-S (module docstring); the
-    folder written. An existing complete split is kept (replaced with `overwrite`)."""
+    folder written. An existing complete split is kept (replaced with `overwrite`, if ragbench made it)."""
     if not index.exists():
         raise ConfigError(f"index shard: --index {index}: no such folder or file")
     target = shards_folder(index, shards)
-    if target.exists() and not overwrite:
+    if os.path.lexists(target) and not overwrite:
         try:
             read_layout(target, index)
             return target
-        except IndexDamage as exc:
+        except (IndexDamage, OSError) as exc:
+            check_replaceable(target)
             raise ConfigError(f"index shard: {target}: {exc}; split again with --overwrite") from None
+    if os.path.lexists(target):
+        check_replaceable(target)
     kind, doc_count = index_source(index)
     if kind not in SPLITTERS:
         raise ConfigError(
@@ -167,9 +173,7 @@ def split_index(index: Path, shards: int, overwrite: bool = False) -> Path:
         )
     if not 1 <= shards <= doc_count:
         raise ConfigError(f"index shard: --shards {shards}: choose 1 to {doc_count} (its passages)")
-    staging = target.parent / f".{target.name}.partial-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))  # a new folder, ours
     try:
         ranges = shard_ranges(doc_count, shards)
         folders = [staging / f"{number:03d}" for number in range(shards)]
@@ -178,9 +182,20 @@ def split_index(index: Path, shards: int, overwrite: bool = False) -> Path:
         SPLITTERS[kind](index, folders, ranges)
         record = layout_record(kind, doc_count, index, folders, ranges)
         (staging / LAYOUT_FILE).write_text(record, encoding="utf-8")
-        if target.exists():  # --overwrite: a split ragbench made (shards-S under its index)
-            shutil.rmtree(target)
+        if target.is_symlink():  # --overwrite: the link replaced, what it leads to left as it is
+            target.unlink()
+        elif target.exists():  # --overwrite: a split ragbench made (checked above)
+            check_replaceable(target)
+            remove_tree(target)
         staging.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def check_replaceable(target: Path) -> None:
+    """A ConfigError unless `target` is a symbolic link (replaced, not followed) or a split ragbench made."""
+    if not target.is_symlink() and (problem := foreign_entry(target)):
+        raise ConfigError(
+            f"index shard: {problem}; ragbench replaces only a split it made: move it away, then split again"
+        )

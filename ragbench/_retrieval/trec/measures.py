@@ -6,7 +6,8 @@ EvaluateRetrieval, BrowseComp-Plus's `trec_eval -c -m recall.5,100,1000 -m ndcg_
 ragbench has a rank order, not scores: the run handed to pytrec_eval scores the document at rank r (from 1)
 with n - r + 1, so no two tie (trec_eval orders ties by document id, descending, not by the order given). A
 document shown twice counts at its first rank. A query whose ranking is empty scores 0 on every measure, as
-`trec_eval -c` scores a query of the qrels that the run lacks.
+`trec_eval -c` scores a query of the qrels that the run lacks. A grade pytrec_eval cannot hold is a ValueError
+(`grades`), never a wrong value.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..._imports import import_extra
 from ..._types import Prediction
+from .grades import checked_grades
 
 if TYPE_CHECKING:
     from ..._checks import Preflight
@@ -42,7 +44,7 @@ def trec_measures(qrels: Mapping[str, int], ranking: Sequence[str], measures: It
     ("ndcg_cut_10", "recall_5"). Every requested value is there: 0 for an empty ranking."""
     measures = list(measures)
     pytrec_eval = import_pytrec_eval("trec_measures")
-    evaluator = pytrec_eval.RelevanceEvaluator({"q": {doc: int(grade) for doc, grade in qrels.items()}}, set(measures))
+    evaluator = pytrec_eval.RelevanceEvaluator({"q": checked_grades(qrels)}, set(measures))
     ranked = list(dict.fromkeys(ranking))
     run = {"q": {doc: float(len(ranked) - rank) for rank, doc in enumerate(ranked)}}
     values: dict[str, dict[str, float]] = evaluator.evaluate(run)
@@ -58,9 +60,7 @@ def trec_eval_all(
     counting 0, averaged over the queries of the qrels; the run's other queries are not read."""
     measures = list(measures)
     pytrec_eval = import_pytrec_eval("trec_eval_all")
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        {q: {d: int(g) for d, g in docs.items()} for q, docs in qrels.items()}, set(measures)
-    )
+    evaluator = pytrec_eval.RelevanceEvaluator({q: checked_grades(docs) for q, docs in qrels.items()}, set(measures))
     values: dict[str, dict[str, float]] = evaluator.evaluate({q: dict(run[q]) for q in qrels if run.get(q)})
     count = len(qrels)
     return {

@@ -201,7 +201,8 @@ def show_outcome(outcome: Any) -> None:
 
     results = outcome.typed_results
     click.echo(results_table(results))
-    click.echo(cost_line(results.cost, notices=False, examples=examples_run(results)))  # each cache's notice was warned when it opened
+    # each cache's notice was warned when it opened
+    click.echo(cost_line(results.cost, notices=False, examples=examples_run(results)))
     for line in budget_lines(results) + agreement_lines(results):
         click.echo(line)
     for line in judge_agreement_lines(results, outcome.run_dir):

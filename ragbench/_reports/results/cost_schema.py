@@ -47,6 +47,7 @@ class ModelTokens(_ModelTokens, total=False):
     """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
 
     usd_note: str
+    graded_keys: list[str]  # keys with a value inside their range: no answer right or wrong, no `per_correct`
     prompt_cache: PromptCache
     price_note: str
 

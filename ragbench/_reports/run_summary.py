@@ -14,6 +14,7 @@ from .cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_co
 from .judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .judging.judge_swap import judge_swap_lines
 from .results.budget import budget_line, repeated_work_lines
+from .results.config_diff import retriever
 from .results.cost_schema import RescoringCost
 from .results.failures import (
     counted_lines,
@@ -197,7 +198,8 @@ def budget_lines(results: Results) -> list[str]:
 
 
 def models_line(config: JsonObject) -> str:
-    """Every model the run used: the system's, the judges', the NLI model (or where outputs came from)."""
+    """Every model the run used: the system's, the judges', the NLI model (or where outputs came from); then the
+    retriever it searched (its index and shards)."""
     model, judges = config.get("model"), config.get("judges")
     parts = [
         f"model `{model}`"
@@ -208,7 +210,7 @@ def models_line(config: JsonObject) -> str:
         parts.append("judges " + ", ".join(f"`{j}`" for j in judges))
     if config.get("nli"):
         parts.append(f"NLI `{config['nli']}`")
-    return ", ".join(parts)
+    return ", ".join([*parts, retriever(config)])
 
 
 def _ci(entry: Cell) -> str:

@@ -39,8 +39,8 @@ def test_compare_names_each_runs_system_engine_and_model(runs):
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[1] == (
-        "A = fm3_vanilla: system vanilla, engine scripted, model echo, retriever provided; "
-        "B = fm3_iter_retgen: system iter_retgen, engine scripted, model echo, retriever provided"
+        "A = fm3_vanilla: system vanilla, engine scripted, model echo; "
+        "B = fm3_iter_retgen: system iter_retgen, engine scripted, model echo"
     )
     full = cli_here("compare", str(runs["vanilla"]), str(runs["iter_retgen"]), "--full").stdout
     assert lines[1] in full.splitlines()

@@ -29,8 +29,7 @@ def test_the_run_and_compare_pages_show_budgets_warnings_and_what_differs(tmp_pa
         runs = driver.find_element("css selector", "p.runs").text
         assert (
             runs
-            == "A = vanilla: system vanilla, engine scripted, model echo, retriever provided; "
-            "B = ircot: system ircot, engine scripted, model echo, retriever provided"
+            == "A = vanilla: system vanilla, engine scripted, model echo; B = ircot: system ircot, engine scripted, model echo"
         )
         stats = driver.find_element("css selector", "table.stats").text
         assert "not like for like: " in stats and "prompt style selfrag vs flashrag" in stats

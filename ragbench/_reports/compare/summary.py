@@ -1,11 +1,12 @@
 """What `ragbench compare` prints by default: one screen per comparison. Each run compared with the baseline gets
 one like-for-like verdict (its reasons in short), the settings that differ in a line, the decoding settings as sent
-that differ in another, its warnings and the rows over all shared examples (no slice rows) with their adjusted
+that differ in another, what each run searched (retriever, index, shards) in a third, its warnings and the rows over all shared examples (no slice rows) with their adjusted
 p-values; the whole report (every difference, the budgets, the slice rows, raw p-values: `compare.markdown`) is
 written by `--output` or printed by `--full`."""
 
 from __future__ import annotations
 
+from ..results.config_diff import searched
 from ..results.sampling_used import NOT_RECORDED, used
 from ..results.schema import direction
 from ..statistics.multiple_testing import METHODS
@@ -110,6 +111,7 @@ def _pair(report: Report) -> str:
     lines = [f"## {b} vs {a} (A = {a}, the baseline; B = {b})", runs_line(report), verdict(report)]
     lines.append(differing_settings(report))
     lines += [line] if (line := decoding(report)) else []
+    lines.append(searched(report.baseline.config, report.other.config))
     lines += [f"> warning: {warning}" for warning in report.warnings]
     lines += [
         "",

@@ -47,7 +47,6 @@ class ModelTokens(_ModelTokens, total=False):
     """One model's share of a `TokenCost`: its engine:model, the calls sent to it, their tokens and price."""
 
     usd_note: str
-    graded_keys: list[str]  # keys with a value inside their range: no answer right or wrong, no `per_correct`
     prompt_cache: PromptCache
     price_note: str
 
@@ -135,3 +134,4 @@ class Efficiency(_Efficiency, total=False):
     the cost of a correct answer."""
 
     usd_note: str
+    graded_keys: list[str]  # keys with a value inside their range: no answer right or wrong, no `per_correct`

@@ -21,7 +21,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._engines import EMBEDDED_MODEL
 from .._engines.hosted.batch_board import BOARD
+from .._engines.local.embedded import conversion_pending
 from .._scheduler import CallStats
 
 if TYPE_CHECKING:
@@ -30,6 +32,18 @@ if TYPE_CHECKING:
 ESTIMATING = "estimating"  # the ETA before an example of this attempt has finished
 BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} examples [{elapsed}{postfix}]"
 COUNT = "{desc}: {n_fmt} examples [{elapsed}{postfix}]"  # a run whose size is not known
+LOADS_WEIGHTS = ("hf", "vllm")  # engines whose models load on this machine: seconds to minutes before a call
+
+
+def loading_lines(model: str | None) -> list[str]:
+    """What the console says before a model of this machine loads (`model`: engine:model, None the embedded one),
+    where nothing else moves for a while: converting the embedded model where its copy is not made yet, then
+    loading; nothing for a model served elsewhere."""
+    spec = model or EMBEDDED_MODEL
+    if spec.partition(":")[0] not in LOADS_WEIGHTS:
+        return []
+    converting = ["converting the embedded model once (about a minute; kept for later runs) ..."]
+    return [*(converting if conversion_pending(spec) else []), f"loading model {spec} ..."]
 
 
 class Progress:

@@ -75,8 +75,11 @@ def described(config: JsonObject) -> str:
 def retriever(config: JsonObject) -> str:
     """The retriever a run searched, in words, as its config records it (`retriever_metadata`): "retriever bm25
     (index bm25_wiki, 4 shards)", the index by its folder's name (its path and contents: the full comparison's
-    settings), or the task's own corpus's; "retriever provided" where the examples' own passages were shown."""
+    settings), or the task's own corpus's; "retriever provided" where the examples' own passages were shown; "not
+    recorded" where the configuration says nothing of it."""
     metadata = json_object(config.get("retriever_metadata"))
+    if not metadata and "retriever" not in config:
+        return "retriever not recorded"  # a configuration written without it
     name = metadata.get("retriever") or config.get("retriever") or "provided"  # older runs: the option
     index = (
         "the task's corpus index"

@@ -103,10 +103,12 @@ def test_fewer_documents_than_the_deepest_cutoff_is_counted(depth_shown, trace, 
 
 @pytest.mark.parametrize("metric", [BeirRetrieval, BrowseCompPlusRetrieval, TrecRagRetrieval])
 def test_without_pytrec_eval_the_preflight_says_what_to_install(monkeypatch, metric):
-    """Every metric that computes with pytrec_eval checks it in one step (ragbench.api.retrieval.check_pytrec_eval)."""
+    """Every metric that computes with pytrec_eval checks it in one step (ragbench.api.retrieval.check_pytrec_eval),
+    naming its task's extra (TREC RAG's the light `trec`)."""
     monkeypatch.setitem(sys.modules, "pytrec_eval", None)  # import fails as when it is not installed
     check = Preflight()
     metric().preflight(check, None)
     assert check.problems == [
-        f"metric {metric.name} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
+        f"metric {metric.name} computes trec_eval's measures with pytrec_eval: pip install "
+        f"'ragbench[{'trec' if metric is TrecRagRetrieval else 'beir'}]'"
     ]

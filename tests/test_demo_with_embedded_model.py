@@ -15,7 +15,7 @@ pytestmark = pytest.mark.model
 def demo_run(tmp_path_factory):
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("demo") / "run"
-    result = cli_here("--tasks", "demo", "--system", "vanilla", "--limit", "6", "--no-progress", "--output", str(out))
+    result = cli_here("--tasks", "demo", "--system", "vanilla", "--limit", "6", "--output", str(out))  # with its bar
     return result, out
 
 
@@ -29,6 +29,10 @@ def test_demo_runs_offline_on_the_embedded_model(demo_run):
     assert results["counts"]["demo"] == task_counts(6, 6)
     assert results["cost"]["llm_calls"] == 6 and results["cost"]["completion_tokens"] > 0
     assert "| demo | match |" in result.stdout
+    # what the console says while the model loads (and, on a machine's first run, converts), before the bar
+    lines = result.stderr.splitlines()
+    loading = lines.index("ragbench: loading model hf:embedded ...")
+    assert all("examples [" not in line for line in lines[:loading])  # said before the bar starts
 
 
 def test_demo_answers_are_real_generations_scored_against_gold(demo_run):

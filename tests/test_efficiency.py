@@ -55,7 +55,7 @@ record = st.fixed_dictionaries(
         "scores": st.fixed_dictionaries(
             {
                 "exact": st.sampled_from([0.0, 1.0, None]),
-                "pct": st.one_of(st.none(), st.floats(0, 100)),
+                "pct": st.one_of(st.none(), st.floats(0, 100), st.sampled_from([0.0, 100.0])),
                 "loss": st.floats(0, 1),
             }
         ),
@@ -93,8 +93,14 @@ def test_every_figure_is_the_direct_computation_from_the_samples(lines, priced):
     assert figures["tokens"] == tokens and figures["examples"] == len(lines)
     assert figures["usd"] == (pytest.approx(usd) if priced else None)
     assert ("usd_note" in figures) is not priced
-    assert set(figures["per_correct"]) == {"exact", "pct"}  # "loss": lower is better, nothing correct to count
+    # "loss": lower is better, nothing correct to count; "pct" graded (a value inside its range): "correct" means
+    # nothing there, as on an F1 or nDCG row
+    pcts = [r["scores"]["pct"] for r in scored if not r["score_errors"] and r["scores"]["pct"] is not None]
+    graded = any(0 < value < 100 for value in pcts)
+    assert set(figures["per_correct"]) == {"exact"} | (set() if graded else {"pct"})
     for key, expected in correct.items():
+        if key not in figures["per_correct"]:
+            continue
         entry = figures["per_correct"][key]
         assert entry["correct"] == pytest.approx(expected)
         if llm and not tokens:  # the engine reported no token counts
@@ -181,6 +187,22 @@ def test_a_run_records_and_shows_its_cost_per_correct_answer_and_compare_marks_t
     assert rows[1].startswith(f"| bad | demo | em | 0.1667 | {bad_tpc} | - |") and rows[1].endswith("| no |")
     pytest.importorskip("matplotlib")
     assert (tmp_path / "cmp" / "compare_cost.png").stat().st_size > 0
+
+
+def test_a_graded_key_has_no_cost_per_correct_answer_in_results_the_table_or_compare(tmp_path):
+    half = [{"pattern": "France", "response": "Paris, France"}, {"response": "Tokyo"}]  # F1 between 0 and 1
+    done, results, _ = scripted_run(tmp_path, "half", half)
+    f1 = [r["scores"]["f1"] for r in samples(tmp_path / "half", "demo")]
+    assert any(0 < value < 1 for value in f1)
+    figures = results["efficiency"]["demo"]
+    assert set(figures["per_correct"]) == {"em", "match", "match_normalized"}  # right or wrong: "correct" means it
+    assert figures["graded_keys"] == ["f1"]
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| demo | f1 |"))
+    assert row.endswith("| - | - |")
+    scripted_run(tmp_path, "other", [{"response": "Paris"}])
+    compared = cli_here("compare", str(tmp_path / "half"), str(tmp_path / "other"))
+    assert compared.returncode == 0, compared.stderr
+    assert "demo em: front" in compared.stdout and "demo f1:" not in compared.stdout
 
 
 def test_the_viewer_shows_the_cost_columns(tmp_path):

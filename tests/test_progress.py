@@ -74,6 +74,33 @@ def test_before_an_example_finishes_the_eta_says_estimating_then_comes_from_fini
     assert "100%" in last and "4/4 examples" in last and "failed 1" in last
 
 
+def test_while_examples_wait_to_begin_the_eta_is_a_least_one_before_any_finishes(monkeypatch):
+    out = quiet(monkeypatch)
+    clock = Clock()
+    bar = Progress(CallStats(calls=8), total=20, clock=clock)
+    for _ in range(4):
+        bar.begin()  # 4 running (a multi-step system's first examples), 16 waiting
+    clock.now += 30
+    bar.refresh()
+    assert bar.eta() is None and bar.least() == 16 / 4 * 30  # 4 batches of the 4 running, each >= 30 s
+    assert "ETA at least 02:00" in bar_lines(out.getvalue())[-1]
+    bar.advance()  # one finished: the ETA from finished examples, as before
+    assert bar.least() is None and bar.eta() == 19 * 30
+    bar.close()
+
+
+def test_with_every_example_running_and_none_finished_it_says_estimating(monkeypatch):
+    out = quiet(monkeypatch)
+    clock = Clock()
+    bar = Progress(CallStats(calls=6), total=3, clock=clock)  # --limit 3, all three running at once
+    for _ in range(3):
+        bar.begin()
+    clock.now += 1800
+    bar.refresh()
+    assert bar.least() is None and "ETA estimating" in bar_lines(out.getvalue())[-1]
+    bar.close()
+
+
 def test_examples_passed_as_saved_are_done_but_not_a_measure_of_speed(monkeypatch):
     quiet(monkeypatch)
     clock = Clock()
@@ -114,6 +141,9 @@ def test_whatever_the_order_and_resume_split_the_bar_never_passes_its_total_and_
             if event == "pass":
                 bar.pass_saved()
             else:
+                bar.begin()
+                least = bar.least()
+                assert least is None or least >= 0
                 bar.advance(failed=failed[int(event.split()[1])])
             assert bar.bar is not None and bar.done == bar.bar.n <= bar.bar.total == total
             eta = bar.eta()

@@ -212,12 +212,15 @@ def show_outcome(outcome: Any) -> None:
     from .._reports.cost.cost_lines import agreement_lines
     from .._reports.judging.judge_agreement import judge_agreement_lines
     from .._reports.judging.judge_swap import judge_swap_lines
+    from .._reports.results.config_diff import described, retriever
     from .._reports.results.failures import incomplete_reason
-    from .._reports.run_summary import budget_lines, cost_line, failure_lines, results_table
+    from .._reports.run_summary import budget_lines, cost_line, examples_run, failure_lines, results_table
 
     results = outcome.typed_results
+    click.echo(f"run: {described(results.config)}, {retriever(results.config)}")
     click.echo(results_table(results))
-    click.echo(cost_line(results.cost, notices=False))  # each cache's notice was warned when it opened
+    # each cache's notice was warned when it opened
+    click.echo(cost_line(results.cost, notices=False, examples=examples_run(results)))
     for line in budget_lines(results) + agreement_lines(results):
         click.echo(line)
     for line in judge_agreement_lines(results, outcome.run_dir):

@@ -14,6 +14,7 @@ from .cost.efficiency_lines import COLUMNS, cost_cells, efficiency_parts, has_co
 from .judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .judging.judge_swap import judge_swap_lines
 from .results.budget import budget_line, repeated_work_lines
+from .results.config_diff import retriever
 from .results.cost_schema import RescoringCost
 from .results.failures import (
     counted_lines,
@@ -106,21 +107,42 @@ def counts_table(results: Results) -> str:
     return "\n".join(rows)
 
 
-def cost_line(cost: Mapping[str, Any], notices: bool = True) -> str:
+def cost_line(cost: Mapping[str, Any], notices: bool = True, examples: int | None = None) -> str:
     """The run's cost and what went wrong with its caches; without the caches' notices (a file moved
     aside or left out) where `notices` is False: the console's summary, whose run warned of each one
-    when the cache opened."""
-    attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
-    if cost.get("interrupted_attempts"):
-        attempts += f" ({cost['interrupted_attempts']} interrupted)"
+    when the cache opened. `examples`: the run's examples (`examples_run`); where its attempts ran more (an
+    example that failed or was cut short runs again on --resume), the runs are said beside them."""
     return (
-        f"{cost['examples']} examples in {cost['wall_seconds']:.1f} s ({cost['examples_per_second']:.2f}/s)"
-        f"{attempts}; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
+        examples_phrase(cost, examples)
+        + f"; LLM calls {cost['llm_calls']} in {cost['batches']} batches, cache hits {cost['cache_hits']}, "
         f"tokens {cost['prompt_tokens']} in / {cost['completion_tokens']} out"
         + computed_note(cost.get("engine"))
         + "".join("\n" + line for line in health_lines("response cache", cost.get("response_cache"), notices))
         + ("\n" + (page_cache.console_line(cost["page_cache"], notices) or "") if cost.get("page_cache") else "")
         + ("\n" + rescoring_line(cost["rescoring"]) if cost.get("rescoring") else "")
+    )
+
+
+def examples_run(results: Results) -> int:
+    """The examples a run ran, each once (scored or failed), however many attempts ran them."""
+    return sum(counts["scored"] + counts["failed"] for counts in results.counts.values())
+
+
+def examples_phrase(cost: Mapping[str, Any], examples: int | None = None) -> str:
+    """The examples, the time and the rate of the cost line; over several attempts, how many and those
+    interrupted, and the runs of an example where they are more than the `examples` (cost's `examples` counts
+    the runs of every attempt)."""
+    runs = cost["examples"]
+    examples = runs if examples is None else examples
+    attempts = f" over {cost['attempts']} attempts" if cost.get("attempts", 1) > 1 else ""
+    if cost.get("interrupted_attempts"):
+        attempts += f" ({cost['interrupted_attempts']} interrupted)"
+    rate = f"{cost['examples_per_second']:.2f}/s"
+    if runs == examples:
+        return f"{examples} examples in {cost['wall_seconds']:.1f} s ({rate}){attempts}"
+    return (
+        f"{examples} examples in {cost['wall_seconds']:.1f} s{attempts}, {runs} runs of an example among them "
+        f"({rate}; one that failed or was cut short runs again)"
     )
 
 
@@ -177,7 +199,8 @@ def budget_lines(results: Results) -> list[str]:
 
 
 def models_line(config: JsonObject) -> str:
-    """Every model the run used: the system's, the judges', the NLI model (or where outputs came from)."""
+    """Every model the run used: the system's, the judges', the NLI model (or where outputs came from); then the
+    retriever it searched (its index and shards)."""
     model, judges = config.get("model"), config.get("judges")
     parts = [
         f"model `{model}`"
@@ -188,7 +211,7 @@ def models_line(config: JsonObject) -> str:
         parts.append("judges " + ", ".join(f"`{j}`" for j in judges))
     if config.get("nli"):
         parts.append(f"NLI `{config['nli']}`")
-    return ", ".join(parts)
+    return ", ".join([*parts, retriever(config)])
 
 
 def _ci(entry: Cell) -> str:
@@ -311,7 +334,7 @@ def report_markdown(results: Results, run_dir: Path | None = None) -> str:
         "",
         counts_table(results),
         "",
-        cost_line(results.cost),
+        cost_line(results.cost, examples=examples_run(results)),
         "",
         *([*(f"{line}  " for line in budget), ""] if (budget := budget_lines(results)) else []),
     ]

@@ -8,9 +8,11 @@ before count as done as the run passes them (`passed`), so a run that finishes e
 The ETA comes from the examples this attempt finished, the only measure of the work left that does not grow as the
 run goes (the LLM calls a multi-step example makes are known only once it ends): the time so far per finished
 example, for each example left, counted down from the last finish; past that estimate, the same from now. Until an
-example finishes there is nothing to estimate from and the bar says so ("ETA estimating"): examples run side by
-side, so the first ones often end together, a while after the start; the calls answered beside the bar move all
-along.
+example finishes there is no estimate, but while examples wait for a place to run there is a least one ("ETA at
+least 00:40"): the examples waiting, a batch of the examples running at a time, each batch at least as long as the
+running ones have taken so far (a multi-step run whose first examples take half an hour says so from the start).
+With every example running and none finished the bar says "ETA estimating": examples run side by side, so the
+first ones often end together, a while after the start; the calls answered beside the bar move all along.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._engines import EMBEDDED_MODEL
 from .._engines.hosted.batch_board import BOARD
+from .._engines.local.embedded import conversion_pending
 from .._scheduler import CallStats
 
 if TYPE_CHECKING:
@@ -30,6 +34,18 @@ if TYPE_CHECKING:
 ESTIMATING = "estimating"  # the ETA before an example of this attempt has finished
 BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} examples [{elapsed}{postfix}]"
 COUNT = "{desc}: {n_fmt} examples [{elapsed}{postfix}]"  # a run whose size is not known
+LOADS_WEIGHTS = ("hf", "vllm")  # engines whose models load on this machine: seconds to minutes before a call
+
+
+def loading_lines(model: str | None) -> list[str]:
+    """What the console says before a model of this machine loads (`model`: engine:model, None the embedded one),
+    where nothing else moves for a while: converting the embedded model where its copy is not made yet, then
+    loading; nothing for a model served elsewhere."""
+    spec = model or EMBEDDED_MODEL
+    if spec.partition(":")[0] not in LOADS_WEIGHTS:
+        return []
+    converting = ["converting the embedded model once (about a minute; kept for later runs) ..."]
+    return [*(converting if conversion_pending(spec) else []), f"loading model {spec} ..."]
 
 
 class Progress:
@@ -44,7 +60,7 @@ class Progress:
     ) -> None:
         self.stats, self.known, self.clock = stats, total, clock
         self.started = self.last_finish = clock()
-        self.passed = self.finished = self.errors = 0
+        self.passed = self.finished = self.errors = self.begun = 0
         self.bar: tqdm[Any] | None = None
         if enabled:
             from tqdm import tqdm
@@ -73,6 +89,10 @@ class Progress:
         self.passed += 1
         self.refresh()
 
+    def begin(self) -> None:
+        """An example of this attempt began (it is running until `advance`)."""
+        self.begun += 1
+
     def advance(self, failed: bool = False) -> None:
         """An example ended (its sample saved)."""
         self.finished += 1
@@ -92,13 +112,24 @@ class Progress:
         countdown = self.last_finish + left * (self.last_finish - self.started) / self.finished - now
         return countdown if countdown > 0 else left * (now - self.started) / self.finished
 
+    def least(self) -> float | None:
+        """Seconds left at the least before an example of this attempt finished, where examples wait to begin: the
+        examples waiting, in batches of those running, each batch as long as the running ones have taken so far (a
+        lower bound where the examples are alike); None with none waiting, none running, or none finished yet."""
+        total, running = self.total, self.begun - self.finished
+        if total is None or self.finished or running <= 0:
+            return None
+        waiting = total - self.done - running
+        return waiting / running * (self.clock() - self.started) if waiting > 0 else None
+
     def eta_text(self) -> str:
-        seconds = self.eta()
-        if seconds is None:
-            return ESTIMATING
         from tqdm import tqdm
 
-        return str(tqdm.format_interval(seconds))
+        seconds = self.eta()
+        if seconds is not None:
+            return str(tqdm.format_interval(seconds))
+        least = self.least()
+        return ESTIMATING if not least else f"at least {tqdm.format_interval(least)}"
 
     def beside(self) -> str:
         """What the bar shows after the time: the ETA (with a total), the calls answered and in flight, the cache

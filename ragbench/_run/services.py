@@ -23,6 +23,7 @@ running.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -161,7 +162,8 @@ class RunServices:
         """The engines (ragbench._run.models.run_engines), once the imports `preloading` began have ended."""
         if preloading is not None:
             preloading.join()
-        engines = load_engines(self.config.engine_request(), self.registry, planned, system=system)
+        say = (lambda line: print(f"ragbench: {line}", file=sys.stderr, flush=True)) if self.config.progress else None
+        engines = load_engines(self.config.engine_request(), self.registry, planned, system=system, say=say)
         engines.keep_batches(self.run_dir.path)
         self._opened.callback(self._unless_interrupted, engines.close)
         return engines

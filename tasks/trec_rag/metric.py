@@ -52,7 +52,7 @@ class TrecRagRetrieval(Metric):
     )
 
     def preflight(self, check: Preflight, task: Any) -> None:
-        check_pytrec_eval(check, self.name)
+        check_pytrec_eval(check, self.name, extra="trec")
 
     def score(self, example: Example, prediction: Prediction, ctx: ScoringContext | None = None) -> Scores:
         ranked = ranking(prediction)

@@ -15,7 +15,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+from ragbench.api import (
+    ConfigError,
+    Document,
+    Example,
+    Preflight,
+    Prompt,
+    RecordError,
+    Task,
+    TaskPrompting,
+    TaskScoring,
+)
 from ragbench.api.text import cited_numbers, sent_tokenize
 
 from .ag_output import submission_records
@@ -100,6 +110,19 @@ class TrecRagTask(Task):
         for what, path in (("topics", self.topics_path), ("qrels", self.qrels_path)):
             if not path.is_file():
                 raise ConfigError(f"task {self.name}: {what} file {path} not found")
+
+    def preflight(self, check: Preflight) -> None:
+        """Task.preflight's checks, then nltk's sentence splitting installed: every answer's citations are read by
+        its sentences, so without it every example would fail after its model call."""
+        super().preflight(check)
+        with check.step(f"task {self.name}: nltk's sentence splitting installed"):
+            try:
+                sent_tokenize("")
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"task {self.name} reads an answer's citations by its sentences, with nltk's Punkt ({exc.__cause__}):"
+                    " run `pip install 'ragbench[trec]'`"
+                ) from None
 
     def examples(self) -> Iterator[Example | RecordError]:
         self.prepare()

@@ -37,6 +37,13 @@ def is_embedded(model: str) -> bool:
     return model.lower() in EMBEDDED_ALIASES
 
 
+def conversion_pending(model: str) -> bool:
+    """Whether loading `model` (engine:model, hf's or vllm's) converts the embedded model first: its safetensors
+    copy is not made yet under $RAGBENCH_CACHE_DIR (about a minute, once a machine)."""
+    engine, _, name = model.partition(":")
+    return engine in ("hf", "vllm") and is_embedded(name) and not _complete(cache_root() / CONVERTED_NAME)
+
+
 def embedded_model_dir() -> Path:
     """The folder holding SmolLM2-135M-Instruct.Q4_1.gguf (ConfigError with the install command)."""
     try:

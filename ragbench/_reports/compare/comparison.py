@@ -26,7 +26,7 @@ from ..._errors import ConfigError
 from ..._storage.files import file_there
 from ..._storage.sample_files import sample_file
 from ..._types import JsonObject
-from ..results.config_diff import Difference, config_differences, described
+from ..results.config_diff import Difference, config_differences, described, searched
 from ..results.failures import incomplete_reason
 from ..results.finished_run import finished_run
 from ..results.sampling_used import decoding_line, sampling_differences
@@ -321,6 +321,8 @@ def markdown(report: Report) -> str:
         f"B = {report.other.label})",
         "",
         runs_line(report),
+        "",
+        searched(report.baseline.config, report.other.config),
         "",
     ]
     lines += ["What differs (settings that change what is measured):", ""]

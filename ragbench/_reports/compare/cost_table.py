@@ -52,13 +52,17 @@ def cost_unit(rows: list[CostRow]) -> str:
 
 
 def cost_rows(runs: list[Run]) -> dict[tuple[str, str], tuple[str, list[CostRow]]]:
-    """By (task, key) that some run counts correct answers of: the cost unit and each run's row, the front marked."""
+    """By (task, key) that some run counts correct answers of and none has graded (a value inside its range: an F1
+    whose values were all 0 or 1 in one run is graded in another): the cost unit and each run's row, the front
+    marked."""
     out: dict[tuple[str, str], tuple[str, list[CostRow]]] = {}
+    efficiency = [(task, figures) for run in runs for task, figures in (run.results.efficiency or {}).items()]
+    graded = {(task, key) for task, figures in efficiency for key in figures.get("graded_keys", [])}
     keys = dict.fromkeys(
         (task, key)
-        for run in runs
-        for task, figures in (run.results.efficiency or {}).items()
+        for task, figures in efficiency
         for key in figures.get("per_correct", {})
+        if (task, key) not in graded
     )
     for task, key in keys:
         rows = []

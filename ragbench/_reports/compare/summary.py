@@ -1,11 +1,12 @@
 """What `ragbench compare` prints by default: one screen per comparison. Each run compared with the baseline gets
 one like-for-like verdict (its reasons in short), the settings that differ in a line, the decoding settings as sent
-that differ in another, its warnings and the rows over all shared examples (no slice rows) with their adjusted
+that differ in another, what each run searched (retriever, index, shards) in a third, its warnings and the rows over all shared examples (no slice rows) with their adjusted
 p-values; the whole report (every difference, the budgets, the slice rows, raw p-values: `compare.markdown`) is
 written by `--output` or printed by `--full`."""
 
 from __future__ import annotations
 
+from ..results.config_diff import searched
 from ..results.sampling_used import NOT_RECORDED, used
 from ..results.schema import direction
 from ..statistics.multiple_testing import METHODS
@@ -41,10 +42,14 @@ def p_note(report: Report, slices: bool) -> str:
 
 def verdict(report: Report) -> str:
     """One line: "like for like" or "not like for like", with each task's reasons (the first `SHOWN_TASKS`
-    tasks'; the others counted)."""
+    tasks'; the others counted). Like for like where the systems declare other budgets (measured the same, or
+    not declared by one): it says which, so that no line below contradicts it."""
     reasons = {row.task: row.unlike for row in report.rows if row.unlike}
     if not reasons:
-        return "like for like: yes"
+        declared = dict.fromkeys(d.key.rsplit(".", 1)[1] for d in report.differences if _declared_budget(d.key))
+        return "like for like: yes" + (
+            f" (as measured; the systems declare {', '.join(declared)} otherwise)" if declared else ""
+        )
     named = [f"{task}: {', '.join(why)}" for task, why in list(reasons.items())[:SHOWN_TASKS]]
     more = len(reasons) - SHOWN_TASKS
     return "not like for like: " + "; ".join(named) + (f"; and {more} more task(s)" if more > 0 else "")
@@ -53,8 +58,12 @@ def verdict(report: Report) -> str:
 def differing_settings(report: Report) -> str:
     """The settings with a difference in one line of about `WIDTH` characters, by their top-level setting, a
     task's name left out: "settings that differ (12): system; system_config: flashrag_generator, max_iter and 5 more"; the decoding
-    as sent has a line of its own (`decoding`)."""
-    settings = [difference for difference in report.differences if difference.key.split(".")[0] != "sampling"]
+    as sent has a line of its own (`decoding`), what the systems declare to share the verdict's (`verdict`)."""
+    settings = [
+        difference
+        for difference in report.differences
+        if difference.key.split(".")[0] != "sampling" and not _declared_budget(difference.key)
+    ]
     if not settings:  # the decoding is `decoding`'s line
         return "settings that differ: none"
     tasks = {row.task for row in report.rows}
@@ -69,6 +78,12 @@ def differing_settings(report: Report) -> str:
         shown += 1
     more = len(named) - shown
     return head + _grouped(named[:shown]) + (f" and {more} more" if more else "")
+
+
+def _declared_budget(key: str) -> bool:
+    """A setting the like-for-like verdict weighs (run.json `like_for_like`: a system's declared budgets and prompt
+    style), which the verdict's line speaks for, not the settings' line."""
+    return key.split(".")[0] == "like_for_like"
 
 
 def decoding(report: Report) -> str | None:
@@ -96,6 +111,7 @@ def _pair(report: Report) -> str:
     lines = [f"## {b} vs {a} (A = {a}, the baseline; B = {b})", runs_line(report), verdict(report)]
     lines.append(differing_settings(report))
     lines += [line] if (line := decoding(report)) else []
+    lines.append(searched(report.baseline.config, report.other.config))
     lines += [f"> warning: {warning}" for warning in report.warnings]
     lines += [
         "",

@@ -3,10 +3,10 @@ samples' traces (every record, failed ones too: their calls were made, and they 
 
 - tokens: the prompt and completion tokens of every LLM call of the system (`trace`, not the judges'), those the
   response cache answered included at their recorded counts (the system's use, whichever cache served it);
-- correct answers of a key: the sum of its per-example values scaled to its declared range, (value - low) /
-  (high - low): for a 0/1 key (exact match, accuracy) the number of correct answers, for a graded one (token F1)
-  the sum of its scores. A failed example, one the metric failed on or a value of None adds 0. A key without a
-  bounded declared range, or whose lower values are better, has no correct answers to count: no row;
+- correct answers of a key whose every value is an end of its declared range (right or wrong: exact match,
+  accuracy): the values at its top. A failed example, one the metric failed on or a value of None adds 0. A key
+  with a value inside its range (a graded one: token F1, nDCG, a 0-100 score), without a bounded declared range,
+  or whose lower values are better, has no correct answers to count: no row;
 - tokens per correct answer (TPC, as OverSearchQA, arXiv 2601.05503, defines it): tokens / correct answers;
   dollars per correct answer: those tokens priced by the model that answered each call (ragbench._reports.cost.prices),
   absent where a model has no price (`usd_note` says why), never 0 for an unknown price. No correct answer: null;
@@ -67,6 +67,7 @@ class EfficiencyTally:
         self.tokens: dict[str | None, list[int]] = {}  # role -> [prompt, completion]
         self.seconds: dict[str, list[float]] = {kind: [] for kind in KINDS.values()}
         self.correct = dict.fromkeys(self.keys, 0.0)
+        self.graded: set[str] = set()  # keys a value of which lay inside their range: no answers right or wrong
 
     def add(self, record: SampleRecord) -> None:
         self.examples += 1
@@ -88,6 +89,8 @@ class EfficiencyTally:
             value, _ = saved_value(metric, key, record.scores.get(reported))
             if value is not None:
                 self.correct[reported] += (value - low) / (high - low)
+                if low < value < high:
+                    self.graded.add(reported)
 
     def usd(self) -> tuple[float | None, str | None]:
         """The price of every token counted, or None and why (a model that answered has no price)."""
@@ -119,10 +122,13 @@ class EfficiencyTally:
             "per_correct": {
                 key: per_correct(correct, tokens if tokens or not self.llm_calls else None, usd)
                 for key, correct in self.correct.items()
+                if key not in self.graded
             },
         }
         if note is not None:
             out["usd_note"] = note
+        if self.graded:
+            out["graded_keys"] = sorted(self.graded)  # `compare` leaves them out of every run's cost table
         return {"efficiency": out}
 
 

@@ -214,7 +214,9 @@ def _any_judge(judges: list[Priced]) -> Priced:
 
 class TokenUsage:
     """Traced LLM calls added up - calls, those the response cache answered, those that failed, and the tokens
-    of the calls sent by the role that answered them - and priced (`figures`)."""
+    of the calls sent by the role that answered them - and priced (`figures`). A role whose calls the cache
+    answered (a --resume's, the earlier attempt's calls) is there with none sent: its model named, and its money
+    $0 where it has a price, no figure where it has none (not a made-up $0)."""
 
     def __init__(self) -> None:
         self.calls = self.cached = self.errors = 0
@@ -224,10 +226,10 @@ class TokenUsage:
     def add(self, step: Step, role: str | None) -> None:
         self.calls += 1
         self.errors += step.error is not None
+        sent = self.tokens.setdefault(role, [0] * 6)  # a model the cache answered for is named and priced too
         if step.cached:
             self.cached += 1
             return
-        sent = self.tokens.setdefault(role, [0] * 6)
         counts = (1, step.prompt_tokens, step.completion_tokens, step.cached_prompt_tokens, step.cache_write_tokens)
         for n, count in enumerate((*counts, step.cache_write_1h_tokens)):
             sent[n] += count

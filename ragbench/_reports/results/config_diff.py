@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 from ..._types import JsonObject, json_object
@@ -63,12 +64,38 @@ def shown(value: Any, width: int = 80, unset: str = NOT_SET) -> str:
 def described(config: JsonObject) -> str:
     """What ran, in words, from a run's config: "system vanilla, engine hf, model embedded", each --role-model
     after it; "no model" for a system that calls none (a config records the model a run loaded: `hf:embedded`
-    where --model was left at its default)."""
+    where --model was left at its default). The retriever: `retriever`."""
     engine, _, model = str(config.get("model") or "").partition(":")
     system = f"system {config['system']}" if config.get("system") else "system not recorded"
     said = f"{system}, " + (f"engine {engine}, model {model}" if model else "no model")
     roles = json_object(config.get("role_models"))
     return said + "".join(f"; role {role}: {spec}" for role, spec in sorted(roles.items()))
+
+
+def retriever(config: JsonObject) -> str:
+    """The retriever a run searched, in words, as its config records it (`retriever_metadata`): "retriever bm25
+    (index bm25_wiki, 4 shards)", the index by its folder's name (its path and contents: the full comparison's
+    settings), or the task's own corpus's; "retriever provided" where the examples' own passages were shown; "not
+    recorded" where the configuration says nothing of it."""
+    metadata = json_object(config.get("retriever_metadata"))
+    if not metadata and "retriever" not in config:
+        return "retriever not recorded"  # a configuration written without it
+    name = metadata.get("retriever") or config.get("retriever") or "provided"  # older runs: the option
+    index = (
+        "the task's corpus index"
+        if config.get("shipped_corpus_index")
+        else f"index {Path(str(metadata.get('index'))).name}"
+    )
+    details = [index] if metadata.get("index") else []
+    details += [f"{metadata['shards']} shards"] if metadata.get("shards") else []
+    return f"retriever {name}" + (f" ({', '.join(details)})" if details else "")
+
+
+def searched(a: JsonObject, b: JsonObject) -> str:
+    """What two runs (their configs) searched: each one's retriever, index and shards (`retriever`), once where both
+    share it (`compare`'s line)."""
+    first, second = retriever(a), retriever(b)
+    return f"both searched with {first}" if first == second else f"A searched with {first}; B with {second}"
 
 
 def flattened(config: JsonObject, prefix: str = "") -> JsonObject:

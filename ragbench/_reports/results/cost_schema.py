@@ -134,3 +134,4 @@ class Efficiency(_Efficiency, total=False):
     the cost of a correct answer."""
 
     usd_note: str
+    graded_keys: list[str]  # keys with a value inside their range: no answer right or wrong, no `per_correct`

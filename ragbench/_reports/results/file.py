@@ -106,6 +106,7 @@ EFFICIENCY = {  # cost_schema.Efficiency
     "searches_per_example": 0.0,
     "latency_seconds": Each({"calls": 0, "p50": None, "p95": None}),
     "per_correct": Each({"correct": 0.0, "tokens_per_correct": None, "usd_per_correct": Omittable(None)}),
+    "graded_keys": Omittable([""]),
 }
 SECTIONS = {  # the sections of results.json a reader looks into, beside results, details, counts and config
     "cost": COST,

@@ -24,18 +24,19 @@ if TYPE_CHECKING:
     from ..._checks import Preflight
 
 
-def import_pytrec_eval(user: str) -> ModuleType:
-    """pytrec_eval, or a ConfigError naming what computes with it (`user`: "metric NAME") and how to install it."""
+def import_pytrec_eval(user: str, extra: str = "beir") -> ModuleType:
+    """pytrec_eval, or a ConfigError naming what computes with it (`user`: "metric NAME") and how to install it
+    (`extra`: the ragbench extra of the task that uses it, all holding pytrec-eval-terrier)."""
     return import_extra(
-        "pytrec_eval", f"{user} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[beir]'"
+        "pytrec_eval", f"{user} computes trec_eval's measures with pytrec_eval: pip install 'ragbench[{extra}]'"
     )
 
 
-def check_pytrec_eval(check: Preflight, metric: str) -> None:
+def check_pytrec_eval(check: Preflight, metric: str, extra: str = "beir") -> None:
     """The pre-flight step of a metric that computes with pytrec_eval (`metric`: its name): pytrec_eval installed,
     else `import_pytrec_eval`'s error as the step's problem."""
     with check.step(f"metric {metric}: pytrec_eval installed"):
-        import_pytrec_eval(f"metric {metric}")
+        import_pytrec_eval(f"metric {metric}", extra)
 
 
 def trec_measures(qrels: Mapping[str, int], ranking: Sequence[str], measures: Iterable[str]) -> dict[str, float]:

@@ -5,7 +5,7 @@ start end with the run however it ends, kill -9 included (ragbench._run.models.r
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from ..._types import JsonObject
 from ..._values.run_config import EngineRequest
 from ..plan.planning import PlannedTask, needs, unused_metric_models
 from ..plan.preflight import engine_needs
+from ..progress import loading_lines
 from .reaper import Reaper
 
 log = logging.getLogger(__name__)
@@ -98,12 +99,17 @@ class Engines:
 
 
 def load_engines(
-    request: EngineRequest, registry: Registry, planned: list[PlannedTask], system: bool = True
+    request: EngineRequest,
+    registry: Registry,
+    planned: list[PlannedTask],
+    system: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> Engines:
     """The engines of `request` a run loads after its pre-flight: with `system`, the system's model (when a
     system calls one) and role models, set up for what the systems need of them (`engine_needs`: the pre-flight
     checked it); and, when a metric needs them, the judges and the NLI model (the system's own engine when
-    --nli names the same model with no engine options of its own). One that fails closes the others."""
+    --nli names the same model with no engine options of its own). One that fails closes the others. `say`: where
+    what is loading is said (`loading_lines`: the console's, with the progress bar)."""
     engines = Engines()
 
     def loaded(model: str | None, options: Mapping[str, Any], served: Sequence[Any] = ()) -> Engine:
@@ -111,6 +117,9 @@ def load_engines(
         engine that may start processes."""
         if engines.reaper is None and starts_processes(model, options, registry):
             engines.reaper = Reaper()
+        if say is not None:
+            for line in loading_lines(model):
+                say(line)
         return load_engine(model, registry=registry, needs=served, **options)
 
     try:

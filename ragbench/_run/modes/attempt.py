@@ -155,6 +155,7 @@ class FreshRun:
         with calls.examples.slot() if calls.examples is not None else nullcontext():
             while (entry := await read.next()) is not None:
                 planned, position, item = entry
+                progress.begin()
                 sample = await process_example(planned, item, calls, position)
                 workers.raise_if_unavailable()  # every later example would fail the same way
                 run_dir.append_sample(planned.name, sample.line, cost.at_save(saving=1))

@@ -1,6 +1,7 @@
 """One shard's search, in the process that serves it (a Ray actor, `actors`; tests call it directly).
 
-It loads only its shard's files and answers a batch with each query's top k among its passages, numbered in the
+It checks that its shard's files are the ones the split wrote (their sizes and content digests, `layout`), loads
+only them and answers a batch with each query's top k among its passages, numbered in the
 whole corpus, in the unsharded retriever's order and with its scores (the run prepares each batch once, `fronts`):
 - dense: the queries' vectors times its rows, `dense.inner_product_top_k`;
 - bm25: the queries' tokens, scored by bm25s over its postings, `bm25.bm25_top_k`;
@@ -25,7 +26,7 @@ from ..bm25.retriever import BM25_DIR, bm25_top_k, import_bm25s
 from ..dense.retriever import EMBEDDINGS_FILE, inner_product_top_k
 from ..index.damage import IndexDamage, read_array, read_json_object, typed_fields
 from ..lucene.retriever import FILES_DIR, lucene_cache, lucene_scores, ranked_by_id
-from .layout import Shard
+from .layout import Shard, check_written
 from .split_faiss import SHARD_FILE
 from .split_lucene import DOC_FREQS, STATS
 
@@ -68,6 +69,7 @@ class ShardSearcher:
         }
         if kind not in loaders:
             raise ValueError(f"no shard search for {kind} indexes")
+        check_written(shard)
         loaders[kind]()
 
     def load_dense(self) -> None:

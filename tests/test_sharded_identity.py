@@ -156,3 +156,24 @@ def test_any_byte_of_any_shard_file_changed_is_refused_by_the_run_and_the_actor(
         shard = layout.shards[int(named[:3])]
         with pytest.raises(IndexDamage, match=f"{named}: is not the file split into shard {shard.number}"):
             ShardSearcher("lucene_bm25", shard, {})
+
+
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda files: files.clear(), "shard 1 lists no files"),
+        (lambda files: files[next(iter(files))].pop("digest"), "lacks its bytes or digest"),
+        (lambda files: files[next(iter(files))].update(digest="0" * 16), "is not the file split into shard 1"),
+    ],
+)
+def test_a_shards_json_that_lists_no_files_or_no_digest_checks_nothing_and_is_refused(
+    lucene_split, tmp_path, edit, named
+):
+    index = tmp_path / "index"
+    shutil.copytree(lucene_split, index)
+    record = json.loads((index / "shards-2" / "shards.json").read_text())
+    edit(record["shards"][1]["files"])
+    (index / "shards-2" / "shards.json").write_text(json.dumps(record))
+    with pytest.raises(ConfigError) as caught:
+        shard_layout("lucene_bm25", index, 2)
+    assert_refused_naming(caught, named)

@@ -153,6 +153,8 @@ def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
     ):
         raise IndexDamage(LAYOUT_FILE, f"shard {number} lacks its folder, start, stop or files")
     written = tuple(file_record(number, name, record) for name, record in entry["files"].items())
+    if not written:  # a split writes at least one file a shard: none listed would check nothing
+        raise IndexDamage(LAYOUT_FILE, f"shard {number} lists no files")
     shard = Shard(number, folder / entry["folder"], entry["start"], entry["stop"], written=written)
     check_written(shard)
     return shard

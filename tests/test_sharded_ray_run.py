@@ -12,7 +12,7 @@ from conftest import needs
 from helpers import run
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.sharded.actors import ShardPool
-from ragbench._retrieval.sharded.layout import Layout, Shard
+from ragbench._retrieval.sharded.layout import Layout, Shard, layout_record, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_dense, split_index
 from ragbench.testing import build_index, installed_registry
@@ -51,24 +51,53 @@ def test_a_run_searching_the_shards_scores_as_the_run_on_the_whole_index(tmp_pat
 
 
 def test_dense_shards_served_by_actors_answer_as_the_whole_matrix(tmp_path, ray_cluster):
+    """Ties, and floats of any bits scored by single-threaded actors: the whole matrix's bits (a shard's 300 rows
+    scored alone went through other BLAS kernels than the whole 600's)."""
     rng = np.random.default_rng(3)
-    matrix = rng.choice([-1.0, 0.0, 0.5, 1.0], size=(90, 8)).astype(np.float16)  # many equal rows: ties
+    matrix = rng.choice([-1.0, 0.0, 0.5, 1.0], size=(600, 384)).astype(np.float16)  # many equal rows: ties
+    matrix[::3] = rng.standard_normal((200, 384))
     np.save(tmp_path / "embeddings.npy", matrix)
-    queries = rng.choice([-1.0, 0.5, 1.0], size=(5, 8)).astype(np.float32)
-    ranges, folders = shard_ranges(90, 2), [tmp_path / "0", tmp_path / "1"]
+    queries = rng.choice([-1.0, 0.5, 1.0], size=(3, 384)).astype(np.float32)  # 3 x 300 x 384: a small product
+    queries[::2] = rng.standard_normal((2, 384))
+    ranges, folders = shard_ranges(600, 2), [tmp_path / "0", tmp_path / "1"]
     for folder in folders:
         folder.mkdir()
     split_dense(tmp_path, folders, ranges)
-    layout = Layout(tmp_path, "dense", 90, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
-    pool = ShardPool(layout, {"chunk_rows": 16, "backend": "numpy"})
+    layout = Layout(tmp_path, "dense", 600, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
+    pool = ShardPool(layout, {"backend": "numpy", "corpus_rows": 600})
     try:
         answers = pool.top_k(queries, 30)
     finally:
         pool.close()
-    scores, ids = inner_product_top_k(queries, np.load(tmp_path / "embeddings.npy"), 30, chunk_rows=16)
-    for row in range(5):
+    scores, ids = inner_product_top_k(queries, np.load(tmp_path / "embeddings.npy"), 30)
+    for row in range(3):
         merged_scores, merged_ids = merge_top_k([answer[row] for answer in answers], 30)
         assert merged_ids.tolist() == ids[row].tolist() and merged_scores.tobytes() == scores[row].tobytes()
+
+
+def test_a_shard_actor_refuses_a_file_swapped_after_the_run_read_the_layout(tmp_path, ray_cluster):
+    """The actor checks the files it loads (a node's own copy, a restart): never searched."""
+    import pytest
+
+    from ragbench.api import ConfigError
+
+    np.save(tmp_path / "embeddings.npy", np.random.default_rng(4).standard_normal((90, 8)).astype(np.float16))
+    folder, ranges = tmp_path / "shards-2", shard_ranges(90, 2)
+    folders = [folder / "000", folder / "001"]
+    for shard_folder in folders:
+        shard_folder.mkdir(parents=True)
+    split_dense(tmp_path, folders, ranges)
+    (folder / "shards.json").write_text(layout_record("dense", 90, tmp_path, folders, ranges))
+    layout = read_layout(folder, tmp_path)
+    first, second = (shard_folder / "embeddings.npy" for shard_folder in folders)
+    held = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(held)
+    with pytest.raises(ConfigError) as caught:
+        ShardPool(layout, {"chunk_rows": 16, "corpus_rows": 90}).close()
+    message = str(caught.value)
+    assert "\n" not in message and "shard 0 (passages 0..44" in message, message
+    assert "000/embeddings.npy: is not the file split into shard 0" in message and "--overwrite" in message
 
 
 def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_behind(tmp_path):

@@ -205,26 +205,55 @@ def select_top_k(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarra
 
 
 def inner_product_top_k(
-    queries: np.ndarray, matrix: np.ndarray, k: int, chunk_rows: int = 32768, backend: str = "numpy"
+    queries: np.ndarray,
+    matrix: np.ndarray,
+    k: int,
+    chunk_rows: int = 32768,
+    backend: str = "numpy",
+    *,
+    first_row: int = 0,
+    corpus_rows: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact top-k of `queries @ matrix.T`, reading `chunk_rows` rows of `matrix` (e.g. a memory
-    map of float16 embeddings) at a time, so memory stays bounded whatever the corpus size."""
+    """Exact top-k of `queries @ matrix.T` (ids: `matrix`'s row numbers), reading `chunk_rows` rows of `matrix`
+    (e.g. a memory map of float16 embeddings) at a time, so memory stays bounded whatever the corpus size.
+
+    `matrix` may be the rows `first_row..` of a corpus of `corpus_rows` rows (a shard): its rows are then scored
+    in the blocks the whole corpus's search scores them in (its rows `n * chunk_rows ..`, zeros for the rows
+    outside `matrix`), so each score is computed by the same BLAS call, of the same shape, at the same place: the
+    same bits. BLAS picks its kernel and summation order by the shape (OpenBLAS scores a small block with other
+    kernels), so the same row scored in a block of other rows may differ in its last bits."""
     k = min(k, len(matrix))
+    corpus_rows = first_row + len(matrix) if corpus_rows is None else corpus_rows
     best_scores = np.empty((len(queries), 0), dtype=np.float32)
     best_ids = np.empty((len(queries), 0), dtype=np.int64)
-    for start in range(0, len(matrix), chunk_rows):
-        block = np.asarray(matrix[start : start + chunk_rows], dtype=np.float32)
+    for start in range(first_row - first_row % chunk_rows, first_row + len(matrix), chunk_rows):
+        begin, end = start - first_row, min(start + chunk_rows, corpus_rows) - first_row  # in `matrix`'s rows
+        block = corpus_block(matrix, begin, end)
+        low, high = max(0, begin), min(end, len(matrix))  # the rows of `matrix` in the block
         if backend == "faiss":
             import faiss
 
-            scores, ids = faiss.knn(queries, block, min(k, len(block)), metric=faiss.METRIC_INNER_PRODUCT)
+            wanted = min(k + len(block) - (high - low), len(block))  # the zero rows may take places
+            scores, ids = faiss.knn(queries, block, wanted, metric=faiss.METRIC_INNER_PRODUCT)
+            ids += begin
+            scores[(ids < low) | (ids >= high)] = -np.inf
         else:
-            scores = queries @ block.T
-            ids = np.broadcast_to(np.arange(len(block), dtype=np.int64), scores.shape)
+            scores = (queries @ block.T)[:, low - begin : high - begin]
+            ids = np.broadcast_to(np.arange(low, high, dtype=np.int64), scores.shape)
         best_scores, best_ids = select_top_k(
-            np.concatenate([best_scores, scores], axis=1), np.concatenate([best_ids, ids + start], axis=1), k
+            np.concatenate([best_scores, scores], axis=1), np.concatenate([best_ids, ids], axis=1), k
         )
     return best_scores, best_ids
+
+
+def corpus_block(matrix: np.ndarray, begin: int, end: int) -> np.ndarray:
+    """`matrix`'s rows begin..end-1 in float32, zeros for those outside it (`begin` below 0, `end` past it)."""
+    if begin >= 0 and end <= len(matrix):
+        return np.asarray(matrix[begin:end], dtype=np.float32)
+    block = np.zeros((end - begin, matrix.shape[1]), dtype=np.float32)
+    first, last = max(0, begin), min(end, len(matrix))
+    block[first - begin : last - begin] = matrix[first:last]
+    return block
 
 
 class DenseRetriever(IndexedRetriever):

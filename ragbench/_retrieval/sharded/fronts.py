@@ -66,7 +66,7 @@ class DenseQueries(MergedHits, DenseRetriever):
         return self.encoder.encode_queries(queries)
 
     def shard_options(self) -> ShardOptions:
-        return {"chunk_rows": self.chunk_rows, "backend": self.backend}
+        return {"chunk_rows": self.chunk_rows, "backend": self.backend, "corpus_rows": self.manifest.doc_count}
 
 
 class Bm25Queries(MergedHits, IndexedRetriever):

@@ -2,10 +2,12 @@
 
 shards.json records the index it was split from (its kind, passage count and the sha256 of its manifest.json, or
 of its files' sampled digests where it has none: a FlashRAG index folder or faiss file, so shards of an index built
-again are refused), each shard's passage range [start, stop) and the size of each
-of its files. `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is
-served: a missing, cut-short or foreign file is an IndexDamage naming it. What a shard's files hold is checked by
-the shard actor that loads them (`searcher`).
+again are refused), each shard's passage range [start, stop) and, for each of its files, its size and its sampled
+content digest (`content_digest`: 256 blocks of 4 KiB spread over the file, 1 MiB read whatever its size), so a
+shard proves it holds the files the split wrote: another shard's file, or another split's of the same size, is
+refused. `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is
+served; the shard actor checks its files' sizes and digests again where it loads them (`searcher`), then what
+they hold as it reads them. A missing, cut-short or foreign file is an IndexDamage naming it.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
-from ..index.damage import IndexDamage, read_json_object, typed_fields
+from ..index.damage import IndexDamage, read_json_object, typed_fields, whole_number
 from ..index.staging import MANIFEST_FILE
 
 LAYOUT_FILE = "shards.json"
-LAYOUT_FORMAT = 1
+LAYOUT_FORMAT = 2  # 2: each file's content digest beside its size
 LAYOUT_TYPES: dict[str, tuple[type, ...]] = {
     "format": (int,),
     "retriever": (str,),
@@ -63,6 +65,7 @@ class Shard:
     start: int
     stop: int
     files: tuple[Path, ...] = ()  # tevatron_dense: the index's own shard files it serves (no split)
+    written: tuple[tuple[str, int, str], ...] = ()  # (file, bytes, content digest) of each file the split wrote
 
     def describe(self) -> str:
         return f"shard {self.number} (passages {self.start}..{self.stop - 1}, {self.folder})"
@@ -80,7 +83,7 @@ class Layout:
 def layout_record(kind: str, doc_count: int, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> str:
     """The shards.json text of shard `folders` holding `ranges` (their files written)."""
     shards = [
-        {"folder": folder.name, "start": start, "stop": stop, "files": file_sizes(folder)}
+        {"folder": folder.name, "start": start, "stop": stop, "files": file_records(folder)}
         for folder, (start, stop) in zip(folders, ranges)
     ]
     record = {
@@ -93,8 +96,29 @@ def layout_record(kind: str, doc_count: int, index: Path, folders: list[Path], r
     return json.dumps(record, indent=1)
 
 
-def file_sizes(folder: Path) -> dict[str, int]:
-    return {str(p.relative_to(folder)): p.stat().st_size for p in sorted(folder.rglob("*")) if p.is_file()}
+def file_records(folder: Path) -> dict[str, dict[str, int | str | None]]:
+    """Each file of a shard `folder`: its size and its content digest."""
+    return {
+        str(p.relative_to(folder)): {"bytes": p.stat().st_size, "digest": content_digest(p)}
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def check_written(shard: Shard) -> None:
+    """Each file the split wrote into `shard` is there, of its size and content digest; an IndexDamage naming the
+    first that is not (module docstring). At 10^8 passages this reads 1 MiB a file, whatever the shard's size."""
+    for name, size, digest in shard.written:
+        path, where = shard.folder / name, f"{shard.folder.name}/{name}"
+        found = path.stat().st_size if path.is_file() else None
+        if found != size:
+            raise IndexDamage(where, "is missing" if found is None else f"holds {found} bytes, shards.json {size}")
+        if (held := content_digest(path)) != digest:
+            raise IndexDamage(
+                where,
+                f"is not the file split into shard {shard.number} (passages {shard.start}..{shard.stop - 1}): its "
+                f"content digest is {held}, shards.json's {digest} (another shard's or another split's file)",
+            )
 
 
 def read_layout(folder: Path, index: Path) -> Layout:
@@ -119,7 +143,7 @@ def read_layout(folder: Path, index: Path) -> Layout:
 
 
 def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
-    """Shard `number` of shards.json, its files there at their recorded sizes."""
+    """Shard `number` of shards.json, its files there at their recorded sizes and content digests."""
     if not isinstance(entry, dict):
         raise IndexDamage(LAYOUT_FILE, f"shard {number} is not an object")
     typed_fields(LAYOUT_FILE, entry, {"folder": (str,), "start": (int,), "stop": (int,), "files": (dict,)}, ())
@@ -129,13 +153,11 @@ def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
         or entry["folder"] in ("", "..")
     ):
         raise IndexDamage(LAYOUT_FILE, f"shard {number} lacks its folder, start, stop or files")
-    shard = Shard(number, folder / entry["folder"], entry["start"], entry["stop"])
-    for name, size in entry["files"].items():
-        path = shard.folder / name
-        found = path.stat().st_size if path.is_file() else None
-        if found != size:
-            where = f"{entry['folder']}/{name}"
-            raise IndexDamage(where, "is missing" if found is None else f"holds {found} bytes, shards.json {size}")
+    written = tuple(file_record(number, name, record) for name, record in entry["files"].items())
+    if not written:  # a split writes at least one file a shard: none listed would check nothing
+        raise IndexDamage(LAYOUT_FILE, f"shard {number} lists no files")
+    shard = Shard(number, folder / entry["folder"], entry["start"], entry["stop"], written=written)
+    check_written(shard)
     return shard
 
 
@@ -162,6 +184,19 @@ def foreign_entry(folder: Path) -> str | None:
             if link or not known:
                 return f"{folder} is not a split ragbench made alone: it holds {path}, which its {LAYOUT_FILE} does not name"
     return None
+
+
+def file_record(number: int, name: str, record: Any) -> tuple[str, int, str]:
+    """(file, bytes, content digest) of shard `number`'s file `name` in shards.json."""
+    if (
+        not isinstance(record, dict)
+        or not whole_number(record.get("bytes"))
+        or not isinstance(record.get("digest"), str)
+        or Path(name).is_absolute()
+        or ".." in Path(name).parts
+    ):
+        raise IndexDamage(LAYOUT_FILE, f"shard {number}'s file {name!r} lacks its bytes or digest")
+    return name, record["bytes"], record["digest"]
 
 
 def shard_layout(kind: str, index: Path, shards: int) -> Layout:

@@ -1,8 +1,10 @@
 """One shard's search, in the process that serves it (a Ray actor, `actors`; tests call it directly).
 
-It loads only its shard's files and answers a batch with each query's top k among its passages, numbered in the
+It checks that its shard's files are the ones the split wrote (their sizes and content digests, `layout`), loads
+only them and answers a batch with each query's top k among its passages, numbered in the
 whole corpus, in the unsharded retriever's order and with its scores (the run prepares each batch once, `fronts`):
-- dense: the queries' vectors times its rows, `dense.inner_product_top_k`;
+- dense: the queries' vectors times its rows, `dense.inner_product_top_k`, in the blocks of the whole corpus the
+  unsharded search computes (its rows outside the shard zeros), so its scores are the unsharded ones bit for bit;
 - bm25: the queries' tokens, scored by bm25s over its postings, `bm25.bm25_top_k`;
 - lucene_bm25: the queries' (term number, count), scored by `lucene_bm25.lucene_scores` with the whole index's
   document frequencies and statistics, ranked ties by id (`ranked_by_id`, its passages' global id ranks);
@@ -25,7 +27,7 @@ from ..bm25.retriever import BM25_DIR, bm25_top_k, import_bm25s
 from ..dense.retriever import EMBEDDINGS_FILE, inner_product_top_k
 from ..index.damage import IndexDamage, read_array, read_json_object, typed_fields
 from ..lucene.retriever import FILES_DIR, lucene_cache, lucene_scores, ranked_by_id
-from .layout import Shard
+from .layout import Shard, check_written
 from .split_faiss import SHARD_FILE
 from .split_lucene import DOC_FREQS, STATS
 
@@ -33,10 +35,12 @@ TopK = list[tuple[np.ndarray, np.ndarray]]  # a query's (scores, passage numbers
 
 
 class DenseSearch(TypedDict, total=False):
-    """The options of a dense shard's search (`inner_product_top_k`'s), where given."""
+    """The options of a dense shard's search (`inner_product_top_k`'s), where given: corpus_rows, the whole
+    index's passage count, so the shard scores its rows in the blocks the unsharded search does (the same bits)."""
 
     chunk_rows: int
     backend: str
+    corpus_rows: int
 
 
 class ShardOptions(DenseSearch, total=False):
@@ -68,6 +72,7 @@ class ShardSearcher:
         }
         if kind not in loaders:
             raise ValueError(f"no shard search for {kind} indexes")
+        check_written(shard)
         loaders[kind]()
 
     def load_dense(self) -> None:
@@ -132,11 +137,11 @@ class ShardSearcher:
         ranked: TopK
         if self.kind == "dense":
             dense: DenseSearch = {}
-            if "chunk_rows" in self.options:
-                dense["chunk_rows"] = self.options["chunk_rows"]
-            if "backend" in self.options:
-                dense["backend"] = self.options["backend"]
-            scores, ids = inner_product_top_k(np.asarray(payload, dtype=np.float32), self.embeddings, k, **dense)
+            for option in ("chunk_rows", "backend", "corpus_rows"):
+                if option in self.options:
+                    dense[option] = self.options[option]
+            queries = np.asarray(payload, dtype=np.float32)
+            scores, ids = inner_product_top_k(queries, self.embeddings, k, first_row=self.shard.start, **dense)
             ranked = list(zip(scores, ids))
         elif self.kind == "bm25":
             ranked = [bm25_top_k(self.bm25, tokens, k) for tokens in payload]

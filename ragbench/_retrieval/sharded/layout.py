@@ -211,6 +211,8 @@ def shard_layout(kind: str, index: Path, shards: int) -> Layout:
             raise IndexDamage(LAYOUT_FILE, f"holds {len(layout.shards)} {layout.retriever} shards, not {shards} {kind}")
     except IndexDamage as exc:
         if problem := foreign_entry(folder):
-            raise ConfigError(f"retriever {kind}: {problem}: move it away, then {hint}") from None
+            raise ConfigError(
+                f"retriever {kind}: {folder}: {exc} (damaged), and {problem}: move it away, then {hint}"
+            ) from None
         raise ConfigError(f"retriever {kind}: {folder}: {exc} (damaged); {hint} --overwrite") from None
     return layout

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -155,11 +156,17 @@ class RagasFaithfulness(RagasMetric):
         return sum(1 for s in judged if s["verdict"]) / len(judged) if judged else None
 
 
+# ragas takes a verdict (an `attributed`) of any integer and does not clamp what it computes from it: a judge's 2
+# gives context precision and context recall 2 (ragas_verdicts.json), verdicts 1 then -1 context precision 1e10
+UNBOUNDED = replace(RagasMetric.declares, value_range=None)
+
+
 class RagasContextPrecision(RagasMetric):
     """collections/context_precision (ContextPrecision, with reference): each context judged useful or not
     for reaching the gold answer, in ranking order, then their average precision."""
 
     name = "ragas_context_precision"
+    declares = UNBOUNDED
 
     async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
         question, reference = self.question(example), self.reference(example, ctx)
@@ -176,6 +183,7 @@ class RagasContextRecall(RagasMetric):
     """collections/context_recall: the share of the gold answer's statements the joined contexts support."""
 
     name = "ragas_context_recall"
+    declares = UNBOUNDED
 
     async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
         question, reference, contexts = self.question(example), self.reference(example, ctx), self.contexts(prediction)

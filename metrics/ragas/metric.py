@@ -24,7 +24,7 @@ from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import model_location
 
 from .prompts import messages, sampling
-from .replies import ATTEMPTS, REASK_CHARS, read, reask, sendable
+from .replies import ATTEMPTS, REASK_CHARS, Content, content, read, reask, sendable
 
 
 class NotScored(Exception):
@@ -59,7 +59,7 @@ class RagasMetric(Metric):
         """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model, asked again
         as instructor asks; `NotScored` where instructor gives up."""
         (judge,) = ctx.judges_for(self)
-        conversation = messages(prompt, given, examples)
+        conversation: list[Mapping[str, Content]] = list(messages(prompt, given, examples))
         for _ in range(ATTEMPTS):
             if not sendable(conversation):  # instructor's client fails to encode it, and instructor gives up
                 raise self.gave_up(
@@ -72,16 +72,18 @@ class RagasMetric(Metric):
                 raise self.gave_up(
                     ctx, "the judge's reply was cut at max_tokens (instructor's IncompleteOutputException)"
                 )
+            replied = content(reply)
             try:
-                return read(reply.text, prompt)
+                return read(replied, prompt)
             except ValidationError as exc:
                 self.counted(ctx, "ragas_unparsed")
-                if len(reply.text) > REASK_CHARS:
+                chars = len(reply.content_parts or reply.text)
+                if chars > REASK_CHARS:
                     self.counted(ctx, "ragas_reply_too_long")
                     raise self.gave_up(
-                        ctx, f"the judge's refused reply is {len(reply.text):,} characters: not sent back"
+                        ctx, f"the judge's refused reply is {chars:,} characters: not sent back"
                     ) from None
-                conversation = [*conversation, *reask(reply.text, exc)]
+                conversation = [*conversation, *reask(replied, exc)]
         raise self.gave_up(ctx, f"instructor refused all {ATTEMPTS} of the judge's replies (InstructorRetryException)")
 
     def gave_up(self, ctx: Any, why: str) -> NotScored:

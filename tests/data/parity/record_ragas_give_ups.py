@@ -57,7 +57,7 @@ class Judge(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         messages = body["messages"]
         logged = {"messages": len(messages), "chars": sum(chars(m["content"]) for m in messages)}
-        if 2 < len(messages) and logged["chars"] <= SHORT:
+        if len(messages) > 2 and logged["chars"] <= SHORT:
             logged["reasks"] = messages[2:]
         Judge.log.append(logged)
         text = Judge.replies[any(m["role"] == "assistant" for m in messages)]

@@ -3,7 +3,8 @@ time in ragas's order, and computes its score as ragas 0.4.3's collections metri
 follows is named in its docstring). The inputs: ragas's `user_input` is the question, `response` the
 answer, `retrieved_contexts` the texts of the documents the system showed, `reference` the task's first gold
 answer. Where ragas raises on an empty input the example fails with that reason (counted); where ragas
-scores NaN the value is None (not scorable). A reply instructor refuses is re-asked as instructor re-asks it
+scores NaN the value is None (not scorable), and where its arithmetic overflows on a huge verdict (infinity, or
+OverflowError) None and counted. A reply instructor refuses is re-asked as instructor re-asks it
 (replies.py); where instructor gives up (every attempt refused, a reply cut at max_tokens, or an attempt its client
 cannot send) ragas raises, and here the example is not scored and is counted. A refused reply over
 `replies.REASK_CHARS` is not sent back (counted too): its re-asks would be past any judge's context."""
@@ -47,6 +48,8 @@ class RagasMetric(Metric):
             "ragas_reply_too_long": f"refused judge replies over {REASK_CHARS:,} characters (no reply a model gives "
             "within ragas's 1,024 tokens): not sent back in a re-ask, which no judge's context holds; the example is "
             "not scored",
+            "ragas_overflow": "examples whose judge verdicts are so large (10^200, say) that ragas's arithmetic "
+            "overflows, to infinity or OverflowError: no score holds it; the example is not scored",
         },
     )
 
@@ -100,6 +103,11 @@ class RagasMetric(Metric):
         try:
             value = await self.value(example, prediction, ctx)
         except NotScored:
+            return {self.name: None}
+        except OverflowError:  # a verdict so large that ragas's same arithmetic raises
+            value = math.inf
+        if value is not None and math.isinf(value):  # ragas's infinity, which no score holds
+            self.counted(ctx, "ragas_overflow")
             return {self.name: None}
         return {self.name: None if value is None or math.isnan(value) else value}
 
@@ -158,8 +166,9 @@ class RagasFaithfulness(RagasMetric):
         return sum(1 for s in judged if s["verdict"]) / len(judged) if judged else None
 
 
-# ragas takes a verdict (an `attributed`) of any integer and does not clamp what it computes from it: a judge's 2
-# gives context precision and context recall 2 (ragas_verdicts.json), verdicts 1 then -1 context precision 1e10
+# ragas bounds none of these: it takes a verdict (an `attributed`) of any integer and does not clamp what it computes
+# from it (a judge's 2 gives context precision and context recall 2, ragas_verdicts.json; verdicts 1 then -1 context
+# precision 1e10), and response relevancy is a mean of cosines, below 0 for questions unrelated to the question
 UNBOUNDED = replace(RagasMetric.declares, value_range=None)
 
 
@@ -249,6 +258,7 @@ class RagasResponseRelevancy(RagasMetric):
     every generation calls the answer noncommittal."""
 
     name = "ragas_response_relevancy"
+    declares = UNBOUNDED
 
     def __init__(self, strictness: int = 3, embeddings: str = "embedded") -> None:
         if int(strictness) < 1:

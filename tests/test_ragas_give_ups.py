@@ -19,6 +19,7 @@ from conftest import TEST_DATA
 from helpers import cli_here
 from ragbench._values.traced_replies import TRACED_CHARS
 from ragbench.api import Document, Example, Prediction
+from ragbench.api.engines import Response
 from ragbench.metrics.ragas.metric import RagasContextPrecision
 from ragbench.metrics.ragas.replies import ATTEMPTS, REASK_CHARS
 from ragbench.testing import ScriptedLLM, make_context
@@ -186,3 +187,70 @@ def test_an_openai_judge_whose_reply_holds_a_lone_surrogate_is_given_up_on_as_ra
     rows, counted = finished(tmp_path, "run")
     assert [(row["scores"], row.get("score_errors")) for row in rows] == [({"ragas_context_precision": None}, None)] * 2
     assert counted == {"ragas_unparsed": 2, "ragas_gave_up": 2}
+
+
+def test_an_openai_judge_answering_content_parts_is_re_asked_and_given_up_on_as_ragas_does(tmp_path):
+    """Through the openai engine to a local server whose message content is a list of content parts (a text part
+    holding bare JSON of ragas's output): ragas's requests, call for call (instructor refuses the list, sends it
+    back as the assistant's turn with pydantic's error, 4 attempts), then not scored and counted; a --resume has
+    nothing to ask (it was an EngineError metric failure, asked again on every --resume), and a replay of the judge's
+    calls file answers the same."""
+    recorded = RECORDED["outcomes"]["content_parts"]
+    server = FakeServer(reply=lambda body: [{"type": "text", "text": GOOD}])
+    try:
+        judge = ["--judge", "openai:gpt-4o-mini", "--judge-arg", f"0.base_url={server.base_url}"]
+        args = score_args(tmp_path, judge, "run")
+        done = cli_here(*args, env={"OPENAI_API_KEY": "fake"})
+        asked = len(server.requests)
+        resumed = cli_here(*args, "--resume", env={"OPENAI_API_KEY": "fake"})
+    finally:
+        server.stop()
+    assert done.returncode == 0 and resumed.returncode == 0, done.stderr + resumed.stderr
+    assert asked == len(server.requests) == 2 * len(recorded["requests"])
+    sizes = [
+        {"messages": len(sent), "chars": sum(content_chars(m["content"]) for m in sent)}
+        | ({"reasks": sent[2:]} if len(sent) > 2 else {})
+        for sent in (request["body"]["messages"] for request in server.requests)
+    ]  # the two examples' (the same sample's) requests, interleaved
+    assert Counter(map(json.dumps, sizes)) == Counter(map(json.dumps, recorded["requests"] * 2))
+    rows, counted = finished(tmp_path, "run")
+    assert [(row["scores"], row.get("score_errors")) for row in rows] == [({"ragas_context_precision": None}, None)] * 2
+    assert counted == {"ragas_unparsed": 8, "ragas_gave_up": 2}
+    replayed = cli_here(*score_args(tmp_path, ["--judge", f"replay:{tmp_path / 'run' / 'judge0_calls.jsonl'}"], "re"))
+    assert replayed.returncode == 0, replayed.stderr
+    assert finished(tmp_path, "re")[1] == counted
+
+
+def content_chars(content) -> int:
+    """A message content's characters, as record_ragas_give_ups.py counts them (a list: its JSON text)."""
+    return len(content) if isinstance(content, str) else len(json.dumps(content))
+
+
+CONTENT_PARTS = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=40)}),
+        st.fixed_dictionaries({"type": st.sampled_from(["thinking", "image_url", "refusal"])}),
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(parts=CONTENT_PARTS, valid=st.booleans())
+def test_a_reply_in_content_parts_is_refused_and_sent_back_as_instructor_does(parts, valid):
+    """Any list of content parts, its text parts bare JSON of ragas's output or not: instructor's JSON mode refuses a
+    content that is no string, so the example is re-asked with the list as the assistant's turn and pydantic's
+    `json_type` error, 4 attempts, then not scored and counted (never a failure, never read as its text)."""
+    parts = [{"type": "text", "text": GOOD}, *parts] if valid else parts
+    llm = ScriptedLLM(
+        lambda request: Response(texts=["".join(p.get("text", "") for p in parts)], content_parts=json.dumps(parts))
+    )
+    value, counted, _ = scored(llm)
+    assert value is None and counted == {"ragas_unparsed": ATTEMPTS, "ragas_gave_up": 1}
+    assert len(llm.requests) == ATTEMPTS
+    for request in llm.requests[1:]:
+        reasks = request.message_dicts()[2:]
+        assert [turn["content"] for turn in reasks[::2]] == [parts] * (len(reasks) // 2)
+        assert all(
+            "[type=json_type" in turn["content"] and "input_type=list]" in turn["content"] for turn in reasks[1::2]
+        )

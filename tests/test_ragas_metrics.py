@@ -170,7 +170,7 @@ def test_any_input_is_shown_as_the_json_ragas_dumps_it(question, answer):
 @given(
     verdicts=st.lists(st.integers(0, 1), max_size=12), tp=st.integers(0, 9), fp=st.integers(0, 9), fn=st.integers(0, 9)
 )
-def test_ragas_formulas_stay_within_the_declared_range(verdicts, tp, fp, fn):
+def test_ragas_formulas_of_0_1_verdicts_stay_within_0_1(verdicts, tp, fp, fn):
     assert 0 <= average_precision(verdicts) <= 1
     assert 0 <= fbeta(tp, fp, fn, 1.0) <= 1 + 1e-12
 

@@ -77,6 +77,7 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
     expected.pop("cached")
     expected.pop("choice_tool_calls")  # written as "tool_calls" (the OpenAI form) only by an answer to a tool request
     expected.pop("items")  # written only by an answer over the Responses API
+    expected.pop("content_parts")  # written only by a chat answer whose content was a list of content parts
     for count in ("cached_prompt_tokens", "cache_write_tokens", "cache_write_1h_tokens"):
         expected.pop(count)  # 0 here: written only where the vendor's prompt cache served or stored tokens
     assert response.to_dict() == expected and list(response.to_dict()) == list(expected)
@@ -88,6 +89,8 @@ def test_a_response_dict_has_every_field_but_cached_and_reads_back():
         "cached_prompt_tokens": 4, "cache_write_tokens": 3, "cache_write_1h_tokens": 1
     }  # fmt: skip
     assert Response.from_dict(cached.to_dict()) == cached
+    in_parts = Response(texts=["a"], content_parts='[{"type": "text", "text": "a"}]')
+    assert Response.from_dict(in_parts.to_dict()) == in_parts
     # an engine that sees no token ids (openai, scripted, replay) writes none: its cached answers stay as they were
     without_ids = Response(texts=["a"])
     assert "token_ids" not in without_ids.to_dict() and Response.from_dict(without_ids.to_dict()) == without_ids

@@ -105,6 +105,34 @@ def test_a_server_that_ignores_logprobs_fails_flare_calls_and_a_resume_after_the
     assert len(server.requests) > asked  # asked again, not served the incomplete answers from the cache
 
 
+def test_a_chat_answer_in_content_parts_is_its_text_parts_and_a_part_that_is_none_fails_the_call(server, tmp_path):
+    """A server whose chat message content is a list of content parts (a reasoning part, then text parts) where
+    OpenAI's API sends text: the answer is its text parts joined (it was an EngineError: texts are not a list of
+    strings); a part that is no object with a type fails that call, naming the part."""
+    content = [{"type": "thinking", "thinking": "The capital..."}, {"type": "text", "text": "Par"}]
+
+    def parts(payload):
+        payload["choices"][0]["message"]["content"] = [*content, {"type": "text", "text": "is"}]
+        return payload
+
+    answering(server, parts)
+    results = run(tmp_path, **options(server))
+    assert results["counts"]["demo"]["scored"] == 3
+    assert [s["output"] for s in samples(tmp_path / "run", "demo")] == ["Paris"] * 3
+
+    def untyped(payload):
+        payload["choices"][0]["message"]["content"] = [*content, "is"]
+        return payload
+
+    server.script.clear()
+    answering(server, untyped)
+    results = run(tmp_path / "untyped", **options(server))
+    assert results["counts"]["demo"]["failed"] == 3
+    assert all(
+        "content part 2 is no object with a type" in s["error"] for s in samples(tmp_path / "untyped" / "run", "demo")
+    )
+
+
 # what servers were seen to send beside any JSON value: negative and absurd counts, no log-probs, NaN-like text
 ODD_VALUES = st.sampled_from([None, -1, -5, 10**12, 2.5, "12", [], {}, "stop", "NaN", 1.0]) | JSON_VALUES
 
@@ -198,6 +226,8 @@ def test_a_cached_answer_that_lacks_the_log_probabilities_asked_is_a_miss(tmp_pa
         Response(texts=["a"], finish_reason="eos"),
         Response(texts=["a"], logprobs=[TokenLogprobs("a", float("nan"))]),
         Response(texts=["a", "b"]),
+        Response(texts=["a"], content_parts='["a"]'),
+        Response(texts=["a"], content_parts="[{"),
     ],
 )
 def test_an_engine_answer_that_is_no_response_is_that_calls_counted_error_and_never_cached(tmp_path, answer):

@@ -3,7 +3,8 @@ time in ragas's order, and computes its score as ragas 0.4.3's collections metri
 follows is named in its docstring). The inputs: ragas's `user_input` is the question, `response` the
 answer, `retrieved_contexts` the texts of the documents the system showed, `reference` the task's first gold
 answer. Where ragas raises on an empty input the example fails with that reason (counted); where ragas
-scores NaN the value is None (not scorable). A reply instructor refuses is re-asked as instructor re-asks it
+scores NaN the value is None (not scorable), and where its arithmetic overflows on a huge verdict (infinity, or
+OverflowError) None and counted. A reply instructor refuses is re-asked as instructor re-asks it
 (replies.py); where instructor gives up (every attempt refused, a reply cut at max_tokens, or an attempt its client
 cannot send) ragas raises, and here the example is not scored and is counted. A refused reply over
 `replies.REASK_CHARS` is not sent back (counted too): its re-asks would be past any judge's context."""
@@ -13,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,7 @@ from ragbench.api.data import JsonObject
 from ragbench.api.retrieval import model_location
 
 from .prompts import messages, sampling
-from .replies import ATTEMPTS, REASK_CHARS, read, reask, sendable
+from .replies import ATTEMPTS, REASK_CHARS, Content, content, read, reask, sendable
 
 
 class NotScored(Exception):
@@ -46,6 +48,8 @@ class RagasMetric(Metric):
             "ragas_reply_too_long": f"refused judge replies over {REASK_CHARS:,} characters (no reply a model gives "
             "within ragas's 1,024 tokens): not sent back in a re-ask, which no judge's context holds; the example is "
             "not scored",
+            "ragas_overflow": "examples whose judge verdicts are so large (10^200, say) that ragas's arithmetic "
+            "overflows, to infinity or OverflowError: no score holds it; the example is not scored",
         },
     )
 
@@ -58,7 +62,7 @@ class RagasMetric(Metric):
         """The judge's reply to ragas's prompt `prompt` over `given`, read as ragas's output model, asked again
         as instructor asks; `NotScored` where instructor gives up."""
         (judge,) = ctx.judges_for(self)
-        conversation = messages(prompt, given, examples)
+        conversation: list[Mapping[str, Content]] = list(messages(prompt, given, examples))
         for _ in range(ATTEMPTS):
             if not sendable(conversation):  # instructor's client fails to encode it, and instructor gives up
                 raise self.gave_up(
@@ -71,16 +75,18 @@ class RagasMetric(Metric):
                 raise self.gave_up(
                     ctx, "the judge's reply was cut at max_tokens (instructor's IncompleteOutputException)"
                 )
+            replied = content(reply)
             try:
-                return read(reply.text, prompt)
+                return read(replied, prompt)
             except ValidationError as exc:
                 self.counted(ctx, "ragas_unparsed")
-                if len(reply.text) > REASK_CHARS:
+                chars = len(reply.content_parts or reply.text)
+                if chars > REASK_CHARS:
                     self.counted(ctx, "ragas_reply_too_long")
                     raise self.gave_up(
-                        ctx, f"the judge's refused reply is {len(reply.text):,} characters: not sent back"
+                        ctx, f"the judge's refused reply is {chars:,} characters: not sent back"
                     ) from None
-                conversation = [*conversation, *reask(reply.text, exc)]
+                conversation = [*conversation, *reask(replied, exc)]
         raise self.gave_up(ctx, f"instructor refused all {ATTEMPTS} of the judge's replies (InstructorRetryException)")
 
     def gave_up(self, ctx: Any, why: str) -> NotScored:
@@ -97,6 +103,11 @@ class RagasMetric(Metric):
         try:
             value = await self.value(example, prediction, ctx)
         except NotScored:
+            return {self.name: None}
+        except OverflowError:  # a verdict so large that ragas's same arithmetic raises
+            value = math.inf
+        if value is not None and math.isinf(value):  # ragas's infinity, which no score holds
+            self.counted(ctx, "ragas_overflow")
             return {self.name: None}
         return {self.name: None if value is None or math.isnan(value) else value}
 
@@ -155,11 +166,18 @@ class RagasFaithfulness(RagasMetric):
         return sum(1 for s in judged if s["verdict"]) / len(judged) if judged else None
 
 
+# ragas bounds none of these: it takes a verdict (an `attributed`) of any integer and does not clamp what it computes
+# from it (a judge's 2 gives context precision and context recall 2, ragas_verdicts.json; verdicts 1 then -1 context
+# precision 1e10), and response relevancy is a mean of cosines, below 0 for questions unrelated to the question
+UNBOUNDED = replace(RagasMetric.declares, value_range=None)
+
+
 class RagasContextPrecision(RagasMetric):
     """collections/context_precision (ContextPrecision, with reference): each context judged useful or not
     for reaching the gold answer, in ranking order, then their average precision."""
 
     name = "ragas_context_precision"
+    declares = UNBOUNDED
 
     async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
         question, reference = self.question(example), self.reference(example, ctx)
@@ -176,6 +194,7 @@ class RagasContextRecall(RagasMetric):
     """collections/context_recall: the share of the gold answer's statements the joined contexts support."""
 
     name = "ragas_context_recall"
+    declares = UNBOUNDED
 
     async def value(self, example: Example, prediction: Prediction, ctx: Any) -> float | None:
         question, reference, contexts = self.question(example), self.reference(example, ctx), self.contexts(prediction)
@@ -239,6 +258,7 @@ class RagasResponseRelevancy(RagasMetric):
     every generation calls the answer noncommittal."""
 
     name = "ragas_response_relevancy"
+    declares = UNBOUNDED
 
     def __init__(self, strictness: int = 3, embeddings: str = "embedded") -> None:
         if int(strictness) < 1:

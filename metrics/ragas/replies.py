@@ -12,11 +12,17 @@ so pydantic's checks and its error text are those ragas's instructor gets (with 
 from __future__ import annotations
 
 import functools
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
+from ragbench.api.engines import Response
+
 from .prompts import PROMPTS, FieldSchema, ObjectSchema
+
+Content = str | list[Any]  # a message's content: text, or a list of content parts
 
 ATTEMPTS = 4  # instructor's default max_retries (3), which ragas leaves, plus the first attempt
 REASK = "Correct your JSON ONLY RESPONSE, based on the following errors:\n"
@@ -52,25 +58,32 @@ def _annotation(field: FieldSchema, defs: dict[str, ObjectSchema]) -> Any:
     return _TYPES[field["type"]]
 
 
-def read(text: str, prompt: str) -> dict[str, Any]:
+def content(reply: Response) -> Content:
+    """The reply's message content as the OpenAI SDK gives instructor it: its text, or the list of content parts
+    the server sent in its place (which instructor's JSON mode refuses: JSON input should be string)."""
+    parts: list[Any] | None = None if reply.content_parts is None else json.loads(reply.content_parts)
+    return reply.text if parts is None else parts
+
+
+def read(text: Content, prompt: str) -> dict[str, Any]:
     """The reply as instructor's JSON mode validates it against prompt `prompt`'s output model; pydantic's
     `ValidationError` where it refuses it."""
-    value: dict[str, Any] = output_model(prompt).model_validate_json(text, strict=True).model_dump()
+    value: dict[str, Any] = output_model(prompt).model_validate_json(text, strict=True).model_dump()  # type: ignore[arg-type]
     return value
 
 
-def sendable(conversation: list[dict[str, str]]) -> bool:
+def sendable(conversation: Sequence[Mapping[str, Content]]) -> bool:
     """Whether instructor's OpenAI client can send `conversation`: it encodes the request's JSON as UTF-8, which
     a lone surrogate (a judge's reply may hold one: JSON's `\\ud800`) cannot be (UnicodeEncodeError, and instructor
     gives up: InstructorRetryException)."""
     try:
         for turn in conversation:
-            turn["content"].encode("utf-8")
+            json.dumps(turn["content"], ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
 
 
-def reask(reply: str, error: ValidationError) -> list[dict[str, str]]:
+def reask(reply: Content, error: ValidationError) -> list[dict[str, Content]]:
     """The turns instructor's JSON mode appends to the conversation after a refused reply."""
     return [{"role": "assistant", "content": reply}, {"role": "user", "content": REASK + str(error)}]

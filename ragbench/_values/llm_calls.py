@@ -268,6 +268,10 @@ class Response:
     # A Responses-API answer's output items (JSON text of the list, reasoning items included), which an agent
     # sends back in its next turn (`Message.items`); None from other APIs.
     items: str | None = None
+    # A chat answer whose first choice's message content was a list of content parts (some OpenAI-compatible servers
+    # send one where OpenAI's API sends text): the JSON text of that list as sent, which a caller reading the reply as
+    # the OpenAI SDK gives it uses (the RAGAS metrics, as instructor); `texts` holds the text parts joined. None: text.
+    content_parts: str | None = None
     # The first choice's generated token ids, the EOS or stop-completing token included (hf, vllm); None: the
     # engine does not see ids (openai, scripted, replay).
     token_ids: list[int] | None = None
@@ -322,6 +326,8 @@ class Response:
             out["tool_calls"] = [[call.to_dict() for call in calls] for calls in self.choice_tool_calls]
         if self.items is not None:
             out["items"] = self.items
+        if self.content_parts is not None:
+            out["content_parts"] = self.content_parts
         if self.token_ids is not None:
             out["token_ids"] = list(self.token_ids)
         out.update({name: getattr(self, name) for name in PROMPT_CACHE_COUNTS if getattr(self, name)})
@@ -341,6 +347,7 @@ class Response:
             if data.get("tool_calls") is None
             else [tuple(ToolCall.from_dict(call) for call in calls) for calls in data["tool_calls"]],
             items=data.get("items"),
+            content_parts=data.get("content_parts"),
             token_ids=None if data.get("token_ids") is None else list(data["token_ids"]),
             **{name: data[name] for name in PROMPT_CACHE_COUNTS if name in data},
         )

@@ -56,6 +56,7 @@ def _problems(response: Any, request: Request) -> Iterator[str]:
         yield "finish_reason 'pause_turn' to a request that offered no remote MCP server"
     yield from _tool_call_problems(response, request)
     yield from _item_problems(response.items)
+    yield from _content_part_problems(response.content_parts)
     if response.cumulative_logprob is not None and not _logprob(response.cumulative_logprob):
         yield f"cumulative_logprob {_shown(response.cumulative_logprob)} is not a log-probability"
     if response.logprobs is None:
@@ -116,6 +117,18 @@ def _item_problems(items: Any) -> Iterator[str]:
         parsed = None
     if not isinstance(parsed, list) or not all(isinstance(i, dict) and _typed_or_part(i) for i in parsed):
         yield f"output items {_shown(items)} are not the JSON text of a list of typed objects or Gemini parts"
+
+
+def _content_part_problems(parts: Any) -> Iterator[str]:
+    """A chat answer's content parts: the JSON text of a list of objects, each with a string `type`."""
+    if parts is None:
+        return
+    try:
+        parsed = json.loads(parts) if isinstance(parts, str) else None
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, list) or not all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in parsed):
+        yield f"content parts {_shown(parts)} are not the JSON text of a list of typed objects"
 
 
 # the fields of a Gemini API part as google-genai dumps one (snake_case)

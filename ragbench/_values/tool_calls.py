@@ -136,16 +136,20 @@ class Message:
     """A chat turn that is more than (role, content): an assistant turn with tool calls (content may be None,
     as servers send it), or a `tool` turn carrying a call's result with its `tool_call_id`. An assistant turn a
     Responses-API server wrote may hold its output `items` (JSON text of the list, reasoning items included):
-    sent back as they are by an engine speaking that API, left out by the others."""
+    sent back as they are by an engine speaking that API, left out by the others. A turn whose content is a list of
+    content parts (an earlier reply of a server that answered so, sent back as instructor sends it) holds their JSON
+    text in `content_parts`, sent as that list in place of `content`."""
 
     role: str
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     items: str | None = None
+    content_parts: str | None = None
 
     def to_dict(self) -> JsonObject:
-        out: JsonObject = {"role": self.role, "content": self.content}
+        content = self.content if self.content_parts is None else json.loads(self.content_parts)
+        out: JsonObject = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
@@ -160,15 +164,18 @@ Turn = tuple[str, str] | Message  # a plain (role, content) pair, or a turn with
 
 def turn_of(message: Mapping[str, Any]) -> Turn:
     """A chat message dict as a request holds it: a (role, content) pair unless it carries tool calls or a
-    tool result (or content None)."""
+    tool result (or content None, or a list of content parts)."""
     calls = message.get("tool_calls") or ()
     items = message.get("items")
     plain = items is None and message.get("tool_call_id") is None
-    if not calls and plain and isinstance(message.get("content"), str):
-        return message["role"], message["content"]
+    content = message.get("content")
+    if not calls and plain and isinstance(content, str):
+        return message["role"], content
+    parts = isinstance(content, list)
     return Message(
         role=message["role"],
-        content=message.get("content"),
+        content=None if parts else content,
+        content_parts=json.dumps(content, ensure_ascii=False) if parts else None,
         tool_calls=tuple(c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls),
         tool_call_id=message.get("tool_call_id"),
         items=items if items is None or isinstance(items, str) else json.dumps(items, ensure_ascii=False),
@@ -180,8 +187,9 @@ def turn_dict(turn: Turn) -> JsonObject:
 
 
 def turn_text(turn: Turn) -> str:
-    """The turn's text (a tool turn's result; an assistant's content, "" when it only called tools)."""
-    return (turn.content or "") if isinstance(turn, Message) else turn[1]
+    """The turn's text (a tool turn's result; an assistant's content, "" when it only called tools; content parts'
+    JSON text)."""
+    return (turn.content or turn.content_parts or "") if isinstance(turn, Message) else turn[1]
 
 
 def tools_of(tools: Sequence[Mapping[str, Any] | Tool] | None) -> tuple[Tool, ...]:

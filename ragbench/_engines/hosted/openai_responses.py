@@ -1,11 +1,14 @@
 """An OpenAI-compatible server's chat or completions answer read into a Response: texts, tool calls, the
 first choice's log-probs (named tokens found among the top NAMED_TOP_LOGPROBS), usage and finish reason, each
-as the server sent it (checked where every response arrives: ragbench._values.response_checks). A choice with
-no text field (a chat message with no `content`, tool calls or refusal; a completion choice with no `text`)
-and a usage whose counts are no token counts (hosted/usage_counts.py) make the answer unreadable (ValueError)."""
+as the server sent it (checked where every response arrives: ragbench._values.response_checks); a chat message
+whose content is a list of content parts is read as its text parts joined, the list kept (`content_parts`). A
+choice with no text field (a chat message with no `content`, tool calls or refusal; a completion choice with no
+`text`) and a usage whose counts are no token counts (hosted/usage_counts.py) make the answer unreadable
+(ValueError)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..._values.llm_calls import Response, Sampling, TokenLogprobs
@@ -121,8 +124,10 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
     choices = sorted(completion.choices or (), key=lambda choice: choice.index or 0)
     if not choices:
         raise ValueError("no choices")
-    texts = [_or_empty(_choice_text(choice, chat)) for choice in choices]
-    texts = [kept_stop(text, sampling) for text in texts]
+    contents = [_choice_text(choice, chat) for choice in choices]
+    texts = [
+        kept_stop(_or_empty(_parts_text(content, choice.index)), sampling) for content, choice in zip(contents, choices)
+    ]
     logprobs = cumulative = None
     if top_logprobs_asked(sampling) is not None:
         logprobs = _positions(choices[0].logprobs, chat)
@@ -142,6 +147,7 @@ def parse_completion(completion: Any, sampling: Any, chat: bool, tools: bool = F
         completion_tokens=usage["completion_tokens"],
         cached_prompt_tokens=usage["prompt_tokens_details.cached_tokens"],
         finish_reason=_FINISH_ALIASES.get(finish, finish) if isinstance(finish, str) else finish,
+        content_parts=json.dumps(contents[0], ensure_ascii=False) if isinstance(contents[0], list) else None,
     )
 
 
@@ -156,6 +162,23 @@ def _choice_text(choice: Any, chat: bool) -> Any:
     if "content" not in message.model_fields_set and message.tool_calls is None and message.refusal is None:
         raise ValueError(f"choice {choice.index!r}: the message has no content, tool calls or refusal")
     return message.content
+
+
+def _parts_text(content: Any, index: Any) -> Any:
+    """A message content that is a list of content parts (some servers' form of a chat answer) as its text parts
+    joined (other parts, a "thinking" one, are no text); ValueError for a part that is no typed object or a text
+    part with no text. Any other content as sent."""
+    if not isinstance(content, list):
+        return content
+    texts = []
+    for number, part in enumerate(content):
+        if not (isinstance(part, dict) and isinstance(part.get("type"), str)):
+            raise ValueError(f"choice {index!r}: content part {number} is no object with a type")
+        if part["type"] == "text":
+            if not isinstance(part.get("text"), str):
+                raise ValueError(f"choice {index!r}: text part {number} has no text")
+            texts.append(part["text"])
+    return "".join(texts)
 
 
 def _or_empty(text: Any) -> Any:

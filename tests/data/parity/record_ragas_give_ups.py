@@ -2,9 +2,12 @@
 ragas_give_ups.json: its `ContextPrecision` (collections, an `llm_factory` LLM on the OpenAI client) scores one
 sample against a fake OpenAI-compatible judge on 127.0.0.1 that answers every request in one way (REPLIES): a reply
 holding a lone surrogate (JSON's `\\ud800`: the reply is refused, and the re-ask holding it cannot be encoded by
-the client), a 20 MB unterminated reply to every attempt, a 20 MB one first and bare JSON to the re-ask, and a
-20 MB reply that is valid JSON. For each: the value `ascore` returned or the exception it raised (and its last attempt's error), and every request
-the judge got (its message count and the characters of its messages' contents: the 20 MB texts are not kept).
+the client), a 20 MB unterminated reply to every attempt, a 20 MB one first and bare JSON to the re-ask, a
+20 MB reply that is valid JSON, and a message whose content is a list of content parts (one text part holding
+bare JSON of ragas's output) where OpenAI's API sends text. For each: the value `ascore` returned or the exception
+it raised (and its last attempt's error), and every request the judge got (its message count and the characters of
+its messages' contents, a list's as JSON text: the 20 MB texts are not kept; the turns after ragas's prompt, the
+re-asks, where they are short).
 tests/test_ragas_give_ups.py scores the same sample with ragbench on the same replies and compares.
 
 In a scratch environment (the versions are written into the fixture):
@@ -36,17 +39,27 @@ REPLIES = {  # the judge's reply to a first request and to a re-ask (a conversat
     "huge_every_time": (HUGE, HUGE),
     "huge_then_bare": (HUGE, GOOD),
     "huge_valid": (json.dumps({"reason": "x" * 20_000_000, "verdict": 1}),) * 2,
+    "content_parts": ([{"type": "text", "text": GOOD}],) * 2,
 }
+SHORT = 10_000  # the re-ask turns of a request are recorded where they are no longer
+
+
+def chars(content: str | list[Any]) -> int:
+    """The characters of a message's content: a list of content parts as its JSON text."""
+    return len(content) if isinstance(content, str) else len(json.dumps(content))
 
 
 class Judge(BaseHTTPRequestHandler):
-    replies: tuple[str, str] = ("", "")
-    log: list[dict[str, int]] = []
+    replies: tuple[str | list[Any], ...] = ("", "")
+    log: list[dict[str, Any]] = []
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         messages = body["messages"]
-        Judge.log.append({"messages": len(messages), "chars": sum(len(m["content"]) for m in messages)})
+        logged = {"messages": len(messages), "chars": sum(chars(m["content"]) for m in messages)}
+        if len(messages) > 2 and logged["chars"] <= SHORT:
+            logged["reasks"] = messages[2:]
+        Judge.log.append(logged)
         text = Judge.replies[any(m["role"] == "assistant" for m in messages)]
         choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         out = json.dumps(

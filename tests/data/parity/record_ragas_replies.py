@@ -145,15 +145,20 @@ def flipped(value: Any, written: str) -> Any:
     return value
 
 
-def reply(body: dict[str, Any]) -> str:
+def title_and_given(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The request's output model title (from instructor's system message) and its prompt's input object."""
     system, user = body["messages"][0]["content"], body["messages"][1]["content"]
     title = re.search(r'"title": "(\w+)",\s*"type": "object"\s*}\s*\n\s*Make sure', system)
     if title is None:
         raise ValueError("no output model title in the system message")
-    given = json.loads(user[user.rindex("\ninput: ") + len("\ninput: ") : user.rindex("\nOutput: ")])
+    return title.group(1), json.loads(user[user.rindex("\ninput: ") + len("\ninput: ") : user.rindex("\nOutput: ")])
+
+
+def reply(body: dict[str, Any]) -> str:
+    user = body["messages"][1]["content"]
     style = next((s for city, s in STYLES.items() if city in user[user.rindex("\ninput: ") :]), "bare")
     reask = any(m["role"] == "assistant" for m in body["messages"])
-    correct = answer(title.group(1), given)
+    correct = answer(*title_and_given(body))
     if style == "always_invalid":
         return json.dumps(correct)[:40]
     if style == "cut":

@@ -179,3 +179,6 @@ def test_over_any_pattern_of_failures_and_resumes_model_cost_counts_what_was_sen
     assert run.complete
     figures = sent(run.results)
     assert figures["model_cost"] == figures["cost"]
+    cost, traced = run.results["cost"], (run.results.get("model_cost") or {}).get("demo", {})
+    answered = cost["llm_calls"] + cost["cache_hits"] + cost["shared"] + cost["errors"]
+    assert traced.get("calls", 0) == answered  # the cache's answers too: each call once, whichever attempt

@@ -79,7 +79,8 @@ def without_texts(line: dict[str, Any]) -> dict[str, Any]:
 class SampleRecord(ReadOnly):
     """One example as the run recorded it: the example's question, gold and slice fields; what the
     system answered (`answer`, `output` it was made from, `citations`, `docs` shown in order,
-    `extras`); every step it made (`trace`, then the metrics' judge calls in `judge_trace`); the
+    `extras`); every step it made (`trace`, then the metrics' judge calls in `judge_trace`; the calls of the
+    runs of its example it superseded, `earlier_trace`, paid); the
     scores; and what failed (`error`: the example failed or, with `bad_record`, its record could
     not be read; `score_errors`: a metric failed; `infrastructure_failures`: failed calls folded
     into the result). `schema_version`: the version of the line it was read from (1: written before
@@ -99,6 +100,8 @@ class SampleRecord(ReadOnly):
     extras: dict[str, Any] = field(default_factory=dict)
     trace: list[Step] = field(default_factory=list)
     judge_trace: list[Step] = field(default_factory=list)
+    # the LLM calls of the example's runs this one superseded, token counts only (ragbench._storage.earlier_runs)
+    earlier_trace: list[Step] = field(default_factory=list)
     scores: dict[str, float | None] = field(default_factory=dict)
     score_errors: dict[str, str] = field(default_factory=dict)
     counted: dict[str, dict[str, int]] = field(default_factory=dict)  # per metric, its counted events
@@ -128,6 +131,7 @@ class SampleRecord(ReadOnly):
         steps = {
             "trace": record.get("trace") or [],
             "judge_trace": (record.get("judge_trace") or []) if has_text else [],
+            "earlier_trace": record.get("earlier_trace") or [],
         }
         made = cls.sealed(
             id=None if record.get("id") is None else str(record["id"]),
@@ -261,6 +265,7 @@ def sample_line(record: SampleRecord) -> dict[str, Any]:
         score_errors=record.score_errors,
         score_tracebacks=record.score_tracebacks,
         judge_trace=[step.to_dict() for step in record.judge_trace],
+        earlier_trace=[step.to_dict() for step in record.earlier_trace],
         infrastructure_failures=record.infrastructure_failures,
         seconds=record.seconds,
         rescored=record.rescored,
@@ -318,14 +323,15 @@ def located_records(
 
 def saved_lines(path: Path, errors: list[RecordError]) -> Iterator[SavedLine]:
     """`read_samples` of a run's checkpoint, as `RunDir.finalize_samples` rewrites it: each record's line, its
-    checkpoint key and position, and the cost of the attempt that saved it (on the line beside the record)."""
+    checkpoint key and position, the cost of the attempt that saved it (on the line beside the record) and whether
+    it re-scored the line before it."""
     for located in located_samples(path):
         if isinstance(located.value, RecordError):
             errors.append(located.value)
             continue
         record = SampleRecord.from_dict(located.value, has_text=False, owned=True)
         key = checkpoint_key(record.id, record.index)
-        yield SavedLine(located.line, key, record.index, located.value.get(ATTEMPT_COST))
+        yield SavedLine(located.line, key, record.index, located.value.get(ATTEMPT_COST), record.rescored)
 
 
 def record_at(

@@ -1,7 +1,8 @@
 """The run's progress bar (ragbench._run.progress) counts examples done of every example the run's tasks hold, a
-total known at the start that does not grow; its ETA comes from the examples finished (before one has, it says
-"estimating"), timed on the bar's clock (a fake one here: nothing waits); under --resume the examples saved before
-count as done, so a finished run's bar ends at its total (20/20), through the command line too."""
+total known at the start that does not grow; its ETA comes from the examples finished (before one has, a least
+one where examples wait, else the pace of the calls answered, else "estimating"), timed on the bar's clock (a fake
+one here: nothing waits); under --resume the examples saved before count as done, so a finished run's bar ends at
+its total (20/20), through the command line too."""
 
 from __future__ import annotations
 
@@ -55,13 +56,13 @@ def test_the_total_is_the_examples_and_it_does_not_grow_as_calls_are_answered(mo
     bar.close()
 
 
-def test_before_an_example_finishes_the_eta_says_estimating_then_comes_from_finished_examples(monkeypatch):
+def test_before_an_example_finishes_the_eta_says_the_calls_pace_then_comes_from_finished_examples(monkeypatch):
     out = quiet(monkeypatch)
     clock = Clock()
     bar = Progress(CallStats(calls=5), total=4, clock=clock)
     clock.now += 30
     bar.refresh()
-    assert bar.eta() is None and "ETA estimating" in bar_lines(out.getvalue())[-1]
+    assert bar.eta() is None and "ETA once an example ends (a call every 6.0 s)" in bar_lines(out.getvalue())[-1]
     bar.advance()  # 1 of 4 after 30 s: 3 left at 30 s each
     clock.now += 10
     assert bar.eta() == 3 * 30 - 10  # counted down from the finish
@@ -89,15 +90,28 @@ def test_while_examples_wait_to_begin_the_eta_is_a_least_one_before_any_finishes
     bar.close()
 
 
-def test_with_every_example_running_and_none_finished_it_says_estimating(monkeypatch):
+def test_with_every_example_running_and_none_finished_it_says_the_calls_pace_not_estimating(monkeypatch):
+    """--limit 3 of a multi-step system, all three running at once: no example ended, so no total time can be had
+    (no system declares how many LLM calls an example makes at most: a search budget bounds searches, and the
+    only ceiling, --max-steps-per-example, is 10,000 steps); the bar says when an ETA comes and how fast calls are
+    answered, which moves, not 'estimating' for half an hour."""
     out = quiet(monkeypatch)
     clock = Clock()
-    bar = Progress(CallStats(calls=6), total=3, clock=clock)  # --limit 3, all three running at once
+    stats = CallStats()
+    bar = Progress(stats, total=3, clock=clock)
     for _ in range(3):
         bar.begin()
-    clock.now += 1800
+    clock.now += 5
+    bar.refresh()  # the first calls still in flight: nothing to tell a pace from
+    assert "ETA estimating" in bar_lines(out.getvalue())[-1]
+    stats.calls, stats.cache_hits, stats.errors = 400, 38, 2  # 440 answered in half an hour
+    clock.now += 1795
     bar.refresh()
-    assert bar.least() is None and "ETA estimating" in bar_lines(out.getvalue())[-1]
+    assert bar.least() is None and bar.eta() is None
+    last = bar_lines(out.getvalue())[-1]
+    assert "ETA once an example ends (a call every 4.1 s), calls 440" in last and "estimating" not in last
+    bar.advance()  # one ended: the ETA from it, as before
+    assert bar.eta() == 2 * 1800 and "ETA 1:00:00" in bar.beside()
     bar.close()
 
 

@@ -11,8 +11,11 @@ example, for each example left, counted down from the last finish; past that est
 example finishes there is no estimate, but while examples wait for a place to run there is a least one ("ETA at
 least 00:40"): the examples waiting, a batch of the examples running at a time, each batch at least as long as the
 running ones have taken so far (a multi-step run whose first examples take half an hour says so from the start).
-With every example running and none finished the bar says "ETA estimating": examples run side by side, so the
-first ones often end together, a while after the start; the calls answered beside the bar move all along.
+With every example running and none finished there is no total to count down from: no system declares how many
+LLM calls an example makes at most (a search budget bounds searches; the one bound, --max-steps-per-example, is a
+ceiling of 10,000 steps), so the bar says when an ETA comes and how fast the calls are answered meanwhile ("ETA
+once an example ends (a call every 4.1 s)", beside the calls answered so far); "ETA estimating" only before a call
+is answered.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from .._scheduler import CallStats
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-ESTIMATING = "estimating"  # the ETA before an example of this attempt has finished
+ESTIMATING = "estimating"  # the ETA before an example of this attempt has finished or a call was answered
+PACE = "once an example ends (a call every {seconds:.1f} s)"  # the ETA while every example runs and none ended
 BAR = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} examples [{elapsed}{postfix}]"
 COUNT = "{desc}: {n_fmt} examples [{elapsed}{postfix}]"  # a run whose size is not known
 LOADS_WEIGHTS = ("hf", "vllm")  # engines whose models load on this machine: seconds to minutes before a call
@@ -122,21 +126,32 @@ class Progress:
         waiting = total - self.done - running
         return waiting / running * (self.clock() - self.started) if waiting > 0 else None
 
+    @property
+    def answered(self) -> int:
+        """The LLM calls answered so far: by an engine, failed, by the cache or by an identical call in flight."""
+        stats = self.stats
+        return stats.calls + stats.errors + stats.cache_hits + stats.shared
+
     def eta_text(self) -> str:
+        """The ETA (`eta`), else the least one (`least`), else, with calls answered, the pace they are answered at
+        (`PACE`: the time so far over them), else "estimating"."""
         from tqdm import tqdm
 
         seconds = self.eta()
         if seconds is not None:
             return str(tqdm.format_interval(seconds))
         least = self.least()
-        return ESTIMATING if not least else f"at least {tqdm.format_interval(least)}"
+        if least:
+            return f"at least {tqdm.format_interval(least)}"
+        answered = self.answered
+        return PACE.format(seconds=(self.clock() - self.started) / answered) if answered else ESTIMATING
 
     def beside(self) -> str:
         """What the bar shows after the time: the ETA (with a total), the calls answered and in flight, the cache
         hits and the examples that failed; and each batch out at a vendor's batch API (`batch=true`), its state and
         requests done, and the requests waiting on them."""
         stats = self.stats
-        answered = stats.calls + stats.errors + stats.cache_hits + stats.shared
+        answered = self.answered
         eta = f"ETA {self.eta_text()}, " if self.total is not None else ""
         batches = BOARD.line()
         return (

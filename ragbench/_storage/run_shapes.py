@@ -29,6 +29,7 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "prediction": (dict,),
     "trace": (list,),
     "judge_trace": (list,),
+    "earlier_trace": (list,),
     "scores": (dict,),
     "score_errors": (dict,),
     "score_tracebacks": (dict,),
@@ -61,6 +62,7 @@ META_FIELDS: dict[str, type] = {
     "attempts": list,
     "records": dict,
 }
+TRACES = ("trace", "judge_trace", "earlier_trace")  # a sample's lists of steps
 KINDS = {dict: "an object", list: "a list", str: "a string", bool: "true or false", NONE: "null"}
 
 
@@ -86,7 +88,7 @@ def plainly_current(record: JsonObject) -> bool:
     prediction = _object(record.get("prediction"))  # an object: `_exact` checked it
     if not _exact(prediction, _PREDICTION_EXACT) or any(type(doc) is not dict for doc in _list(prediction.get("docs"))):
         return False
-    for field in ("trace", "judge_trace"):
+    for field in TRACES:
         if not all(isinstance(step, dict) and _exact(step, _STEP_EXACT) for step in _list(record.get(field))):
             return False
     return not record.get("counted") or sample_problem(record) is None
@@ -124,7 +126,7 @@ def _problems(record: JsonObject) -> Iterator[str]:
     prediction = _object(record.get("prediction"))
     yield from _field_problems(prediction, PREDICTION_FIELDS, "prediction.")
     yield from _item_problems(_list(prediction.get("docs")), "prediction.docs")
-    for field in ("trace", "judge_trace"):
+    for field in TRACES:
         steps = _list(record.get(field))
         yield from _item_problems(steps, field)
         for n, step in enumerate(steps):

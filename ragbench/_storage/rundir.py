@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import ConfigError, RecordError
+from .earlier_runs import carrying
 from .files import file_there, open_file, remove_temporaries, replacing, write_all_atomically, write_atomically
 from .jsonl import Appender, dumps, open_append, parse_json, read_json, strict_json
 from .run_attempts import caught_up, latest_cost, with_attempt
@@ -298,8 +299,9 @@ class RunDir:
         position in the task's data now), only the records of those keys, each at its position
         (a resumed run whose data lost or fixed a record drops its old sample; one whose records moved
         puts them where they are now). Streamed: only each record's key, position and line offset are
-        held; the lines are copied as written, but for the `index` of a record that moved and the cost of
-        the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`).
+        held; the lines are copied as written, but for the `index` of a record that moved, the cost of
+        the attempt that saved it (`attempt_cost`: brought into run.json first, `_catch_up_attempts`) and, on the
+        line kept of an example run more than once, the calls of its runs dropped (`earlier_trace`: earlier_runs).
         Returns the file, which `finalized_samples` then reads in data order, one record at a time."""
         self.close()
         self.lock.check_in_place()  # a folder moved away leaves no samples here: not a run of none
@@ -310,21 +312,37 @@ class RunDir:
             return path
         offsets = line_offsets(path)
         latest: dict[str, tuple[int, int, bool]] = {}  # key -> (position, line, moved)
+        runs: dict[str, list[tuple[int, bool]]] = {}  # key -> its lines and whether each re-scored, where several
         costs: dict[str, dict[str, float]] = {}  # attempt id -> its latest cost a sample holds
-        for line, key, index, cost in saved(path, errors):
+        for line, key, index, cost, rescored in saved(path, errors):
             latest_cost(costs, cost)
             if positions is not None and key not in positions:
                 continue
+            if key in latest:
+                runs.setdefault(key, [(latest[key][1], False)]).append((line, rescored))
             position = index if positions is None else positions[key]
             latest[key] = (position, line, position != index)
         self._catch_up_attempts(costs)  # before the lines that hold them may be dropped
         kept = sorted(latest.values(), key=lambda entry: entry[:2])
+        superseded = {runs[key][-1][0]: runs[key] for key in runs}  # a kept line -> the runs of its example
         with open_file(path) as source, replacing(path) as target:
-            for position, line, moved in kept:
+
+            def text_of(line: int) -> bytes:
                 source.seek(offsets[line])
-                text = source.read(offsets[line + 1] - offsets[line])
-                if moved:
-                    record = {key: value for key, value in parse_json(text).items() if key != ATTEMPT_COST}
+                text: bytes = source.read(offsets[line + 1] - offsets[line])
+                return text
+
+            def parsed(line: int) -> JsonObject:  # a line `saved` read: a sample's object, in UTF-8
+                record: JsonObject = parse_json(text_of(line).decode("utf-8"))
+                return record
+
+            for position, line, moved in kept:
+                text = text_of(line)
+                earlier = superseded.get(line)
+                if moved or earlier:
+                    record = {key: value for key, value in parsed(line).items() if key != ATTEMPT_COST}
+                    if earlier:  # the calls of the runs it supersedes, paid: carried on (earlier_runs)
+                        record = carrying(record, [(parsed(n), again) for n, again in earlier])
                     text = dumps({**record, "index": position}).encode("utf-8")
                 target.write(_STAMP.sub(b"}", text.rstrip(b"\n")) + b"\n")  # a last line a kill left unended
         return path

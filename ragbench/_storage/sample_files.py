@@ -28,13 +28,15 @@ BLOCK = 2**20  # bytes read at a time where only the lines' offsets are looked f
 
 class SavedLine(NamedTuple):
     """A checkpoint line as `RunDir.finalize_samples` rewrites it: its 0-based index in the file, its record's
-    checkpoint key and `position` (its `index`), and the cost of the attempt that saved it, written beside the
-    record on the line (`attempt_cost`: no field of the record)."""
+    checkpoint key and `position` (its `index`), the cost of the attempt that saved it, written beside the
+    record on the line (`attempt_cost`: no field of the record), and whether it re-scored the line before it
+    (`rescored`: the same trace, its system not run again; ragbench._storage.earlier_runs)."""
 
     line: int
     key: str
     position: int
     attempt_cost: Any
+    rescored: bool = False
 
 
 SavedLines = Callable[[Path, list[RecordError]], Iterator[SavedLine]]  # a samples file's, the others into the list

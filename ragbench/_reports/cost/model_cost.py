@@ -1,10 +1,13 @@
 """results.json's `model_cost`: what the system's own model calls cost per task, counted from the samples'
-traces (every LLM step of `trace`; the judges' are `judge_cost`): calls, calls the response cache answered,
+traces (every LLM step of `trace`, and of `earlier_trace`: the runs of an example a `--resume` ran again; the
+judges' are `judge_cost`): calls, calls the response cache answered,
 failed calls, prompt and completion tokens of the calls sent, and their price in US dollars by the model that
 answered each (the run's --model, a role's --role-model: ragbench._reports.cost.prices), or why there is none.
 """
 
 from __future__ import annotations
+
+from itertools import chain
 
 from ..._records import SampleRecord
 from ..results.schema import TaskSections
@@ -19,7 +22,7 @@ class ModelCostTally:
         self.usage = TokenUsage()
 
     def add(self, record: SampleRecord) -> None:
-        for step in record.trace:
+        for step in chain(record.trace, record.earlier_trace):  # the runs it superseded: paid too
             if step.kind == "llm":
                 self.usage.add(step, step.role)
 

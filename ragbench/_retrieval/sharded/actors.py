@@ -1,7 +1,7 @@
 """The shards of an index served by Ray actors spread over the cluster's nodes, several shards an actor where the
 cluster has fewer CPUs than shards (`placement`).
 
-Each actor (`_ShardsActor`, 1 CPU) loads its shards' files where Ray places it (`scheduling_strategy="SPREAD"`:
+Each actor (`_ShardActor`, 1 CPU) loads its shards' files where Ray places it (`scheduling_strategy="SPREAD"`:
 distinct nodes while there are free ones), so a node holds about its part of the index. Placing an actor (a free
 CPU found, its process started) has a deadline (`placement`); loading its files has none. A batch is sent to every
 actor at once (the queries put in Ray's object store once), each searches its shards one after the other, and the
@@ -31,7 +31,7 @@ WAIT_NOTE_SECONDS = 30  # an actor not placed after this long is logged, and aga
 logger = logging.getLogger(__name__)
 
 
-class _ShardsActor:
+class _ShardActor:
     """The actor body: ShardSearchers built inside the Ray worker (`load`), so their files load on its node.
     Damaged files are reported by `load` (one line), not as the actor's death."""
 
@@ -76,7 +76,7 @@ class ShardPool:
         self.restarts = [0] * len(layout.shards)  # over the pool's life (tests, logs)
         try:
             self.groups = actor_groups(len(layout.shards))
-            self.actor_class = ray.remote(_ShardsActor).options(num_cpus=1, scheduling_strategy="SPREAD")
+            self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
             self.actors = [self._started(group) for group in self.groups]
             self._serve(list(range(len(self.actors))), time.monotonic() + placement_timeout())
         except BaseException:

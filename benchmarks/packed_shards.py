@@ -19,7 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from sharded_search import K, QUERIES, best_time, closed, machine, sparse_queries, write_corpus
+from sharded_search import QUERIES, K, best_time, closed, machine, sparse_queries, write_corpus
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever

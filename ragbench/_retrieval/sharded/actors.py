@@ -7,7 +7,8 @@ CPU found, its process started) has a deadline (`placement`); loading its files 
 actor at once (the queries put in Ray's object store once), each searches its shards one after the other, and the
 answers are gathered in shard order. An actor that died (its process or node lost: a RayActorError) is started
 again from its shards' files, on any node with a free CPU, and its part of the batch sent again; the other actors'
-answers are kept. The wait is logged (a warning naming the shards, and every WAIT_NOTE_SECONDS while no node has
+answers are kept. Where the cluster has fewer whole CPUs than that would make actors (a node lost for good), the
+live actor serving the fewest shards loads the dead one's too instead. The wait is logged (a warning naming the shards, and every WAIT_NOTE_SECONDS while no node has
 room) and a batch fails (a RetrievalError) only when one actor died MAX_RESTARTS + 1 times in a row, or was not
 placed again within the deadline.
 """
@@ -23,7 +24,7 @@ from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
 from .layout import Layout, Shard, split_from
-from .placement import actor_groups, not_placed, placement_timeout
+from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
 from .searcher import ShardOptions, ShardSearcher, TopK
 
 MAX_RESTARTS = 3  # restarts of one actor for one batch before the batch fails
@@ -35,9 +36,9 @@ class _ShardActor:
     """The actor body: ShardSearchers built inside the Ray worker (`load`), so their files load on its node.
     Damaged files are reported by `load` (one line), not as the actor's death."""
 
-    def __init__(self, kind: str, shards: list[Shard], options: ShardOptions) -> None:
-        self.kind, self.shards, self.options = kind, shards, options
-        self.searchers: list[ShardSearcher] = []
+    def __init__(self, kind: str, options: ShardOptions) -> None:
+        self.kind, self.options = kind, options
+        self.searchers: dict[int, ShardSearcher] = {}
 
     def node(self) -> str:
         """The node's id: the actor is placed and its process started."""
@@ -45,24 +46,25 @@ class _ShardActor:
 
         return str(ray.get_runtime_context().get_node_id())
 
-    def load(self) -> tuple[int, str] | None:
-        """Each shard's files loaded; (the number of a damaged shard, the damage found), or None."""
-        for shard in self.shards:
+    def load(self, shards: list[Shard]) -> tuple[int, str] | None:
+        """Each of `shards`' files loaded; (the number of a damaged shard, the damage found), or None."""
+        for shard in shards:
             try:
-                self.searchers.append(ShardSearcher(self.kind, shard, self.options))
+                self.searchers[shard.number] = ShardSearcher(self.kind, shard, self.options)
             except (IndexDamage, ConfigError, OSError, ValueError) as exc:
                 named = isinstance(exc, (IndexDamage, ConfigError))
                 return shard.number, str(exc) if named else f"{type(exc).__name__}: {exc}"
         return None
 
-    def top_k(self, payload: Any, k: int) -> list[TopK]:
-        """Each of its shards' answer to the batch, in shard order."""
-        return [searcher.top_k(payload, k) for searcher in self.searchers]
+    def top_k(self, payload: Any, k: int, numbers: list[int]) -> list[TopK]:
+        """Shards `numbers`' answers to the batch, in that order."""
+        return [self.searchers[number].top_k(payload, k) for number in numbers]
 
 
 class ShardPool:
     """The actors of `layout`'s shards (module docstring); `options` go to each ShardSearcher. `groups[a]`: the
-    shard numbers actor `a` serves (contiguous, in order); `nodes` and `restarts`: per shard."""
+    shard numbers slot `a` serves (contiguous, in order), `actors[a]` the actor serving them (one a slot, unless a
+    restart found no room: `_restart`); `nodes` and `restarts`: per shard."""
 
     def __init__(self, layout: Layout, options: ShardOptions, ray_address: str | None = None) -> None:
         try:
@@ -77,58 +79,57 @@ class ShardPool:
         try:
             self.groups = actor_groups(len(layout.shards))
             self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
-            self.actors = [self._started(group) for group in self.groups]
-            self._serve(list(range(len(self.actors))), time.monotonic() + placement_timeout())
+            self.actors = [self.actor_class.remote(layout.retriever, options) for _ in self.groups]
+            deadline = time.monotonic() + placement_timeout()
+            for slot in range(len(self.actors)):
+                self._placed(slot, deadline)
+            loads = [(slot, self._load(slot)) for slot in range(len(self.actors))]
+            for slot, load in loads:
+                self._loaded(slot, load)
         except BaseException:
             self.close()
             raise
 
-    def _started(self, group: list[int]) -> Any:
-        return self.actor_class.remote(self.layout.retriever, [self.layout.shards[n] for n in group], self.options)
+    def describe(self, slot: int) -> str:
+        return "; ".join(self.layout.shards[number].describe() for number in self.groups[slot])
 
-    def describe(self, actor: int) -> str:
-        return "; ".join(self.layout.shards[number].describe() for number in self.groups[actor])
-
-    def _serve(self, actors: list[int], deadline: float) -> None:
-        """Wait for `actors` to be placed (by `deadline`), then for their shards to load; a ConfigError (one line)
-        where one is not placed in time, fails to start or finds its files damaged."""
-        for actor in actors:
-            node = self._placed(actor, deadline)
-            for number in self.groups[actor]:
-                self.nodes[number] = node
-        loads = [(actor, self.actors[actor].load.remote()) for actor in actors]
-        for actor, load in loads:
-            self._loaded(actor, load)
-
-    def _placed(self, actor: int, deadline: float) -> str:
+    def _placed(self, slot: int, deadline: float) -> None:
+        """Wait for slot `slot`'s actor to be placed (by `deadline`: else a ConfigError, one line)."""
         import ray
 
-        placed = self.actors[actor].node.remote()
+        placed = self.actors[slot].node.remote()
         while True:
             left = deadline - time.monotonic()
             if ray.wait([placed], timeout=max(0.0, min(WAIT_NOTE_SECONDS, left)))[0]:
-                return str(self._got(actor, placed))
+                node = str(self._got(slot, placed))
+                for number in self.groups[slot]:
+                    self.nodes[number] = node
+                return
             if left <= WAIT_NOTE_SECONDS:
                 seconds = placement_timeout()
-                raise not_placed(self.describe(actor), len(self.actors), len(self.layout.shards), seconds)
+                raise not_placed(self.describe(slot), len(self.actors), len(self.layout.shards), seconds)
             logger.warning(
                 "ragbench: waiting for %s to start on Ray (it needs 1 free CPU on a node that sees its folder; "
                 "%.0f s left)",
-                self.describe(actor),
+                self.describe(slot),
                 left - WAIT_NOTE_SECONDS,
             )
 
-    def _got(self, actor: int, ref: Any) -> Any:
+    def _load(self, slot: int) -> Any:
+        return self.actors[slot].load.remote([self.layout.shards[number] for number in self.groups[slot]])
+
+    def _got(self, slot: int, ref: Any) -> Any:
         import ray
 
         try:
             return ray.get(ref)
         except ray.exceptions.RayError as exc:
             cause = (str(exc).strip().splitlines() or [""])[0]
-            raise ConfigError(f"{self.describe(actor)} failed to start on Ray: {type(exc).__name__}: {cause}") from None
+            raise ConfigError(f"{self.describe(slot)} failed to start on Ray: {type(exc).__name__}: {cause}") from None
 
-    def _loaded(self, actor: int, load: Any) -> None:
-        damaged = self._got(actor, load)
+    def _loaded(self, slot: int, load: Any) -> None:
+        """Wait for slot `slot`'s shards to load; a ConfigError (one line) where their files are damaged."""
+        damaged = self._got(slot, load)
         if damaged is not None:
             number, problem = damaged
             fix = self.layout.fix or (
@@ -142,9 +143,9 @@ class ShardPool:
         import ray
 
         sent = ray.put(payload)
-        pending = [actor.top_k.remote(sent, k) for actor in self.actors]
+        pending = [actor.top_k.remote(sent, k, group) for actor, group in zip(self.actors, self.groups)]
         answers: list[TopK] = []
-        for number, ref in enumerate(pending):
+        for slot, ref in enumerate(pending):
             for attempt in range(MAX_RESTARTS + 1):
                 try:
                     answers.extend(ray.get(ref))
@@ -152,36 +153,52 @@ class ShardPool:
                 except ray.exceptions.RayActorError as exc:
                     if attempt == MAX_RESTARTS:
                         raise RetrievalError(
-                            f"{self.describe(number)}: its Ray actor died {attempt + 1} time(s) in a row while "
+                            f"{self.describe(slot)}: its Ray actor died {attempt + 1} time(s) in a row while "
                             f"searching ({type(exc).__name__})"
                         ) from None
                     try:
-                        ref = self._restart(number, exc).top_k.remote(sent, k)
+                        ref = self._restart(slot, exc).top_k.remote(sent, k, self.groups[slot])
                     except ConfigError as problem:  # not placed again, or its files damaged since: this batch fails
                         raise RetrievalError(str(problem)) from None
         return answers
 
-    def _restart(self, actor: int, cause: Exception) -> Any:
-        """A new actor for actor `actor`'s shards from their files, waited for (logged)."""
+    def _restart(self, slot: int, cause: Exception) -> Any:
+        """Slot `slot`'s shards served again from their files, waited for (logged): by a new actor, or where the
+        cluster has fewer whole CPUs than the pool would have actors (a node lost for good), by the live actor of
+        the fewest shards, which loads them too."""
         import ray
 
         logger.warning(
             "ragbench: warning: %s: its Ray actor died (%s); starting it again from its files and sending its "
             "queries again",
-            self.describe(actor),
+            self.describe(slot),
             type(cause).__name__,
         )
+        dead = self.actors[slot]
         try:
-            ray.kill(self.actors[actor], no_restart=True)
+            ray.kill(dead, no_restart=True)
         except Exception:  # already gone
             pass
-        self.actors[actor] = self._started(self.groups[actor])
-        self._serve([actor], time.monotonic() + placement_timeout())
-        for number in self.groups[actor]:
+        others = [other for other, actor in enumerate(self.actors) if actor is not dead]
+        if others and whole_cpus(node_cpus()) < len({id(self.actors[other]) for other in others}) + 1:
+            host = min(others, key=lambda other: self.served(self.actors[other]))
+            self.actors[slot] = self.actors[host]
+            for number in self.groups[slot]:
+                self.nodes[number] = self.nodes[self.groups[host][0]]
+        else:
+            self.actors[slot] = self.actor_class.remote(self.layout.retriever, self.options)
+            self._placed(slot, time.monotonic() + placement_timeout())
+        self._loaded(slot, self._load(slot))
+        for number in self.groups[slot]:
             self.restarts[number] += 1
-        node = self.nodes[self.groups[actor][0]]
-        logger.warning("ragbench: %s: serving again on node %s", self.describe(actor), node[:12])
-        return self.actors[actor]
+        logger.warning(
+            "ragbench: %s: serving again on node %s", self.describe(slot), self.nodes[self.groups[slot][0]][:12]
+        )
+        return self.actors[slot]
+
+    def served(self, actor: Any) -> int:
+        """How many shards `actor` serves."""
+        return sum(len(group) for other, group in zip(self.actors, self.groups) if other is actor)
 
     def close(self) -> None:
         import ray

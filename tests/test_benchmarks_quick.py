@@ -32,6 +32,7 @@ OWN_PROCESS = {
     "lucene_bm25_speed": "a JVM (pyjnius): one per process, its classpath fixed at its start",
     "parallel_build": "starts and shuts down Ray in the process (ray.init)",
     "sharded_search": "starts and shuts down Ray in the process (ray.init)",
+    "packed_shards": "starts and shuts down Ray in the process (ray.init)",
     "scale_projection": "starts and shuts down Ray in the process (ray.init, through sharded_search)",
     **dict.fromkeys(
         ("aggregation_memory", "compare_scale", "multihop_memory", "prefix_cache", "storage_scale"),

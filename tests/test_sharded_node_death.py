@@ -5,7 +5,8 @@ The module starts a small local cluster of its own (a node of it is removed, whi
 must not lose): a head without CPUs and three nodes of 2 CPUs. Three replicas and two shard actors (on distinct
 nodes) fill 5 of the 6 CPUs, so some node holds a shard and a replica; that node is removed while the run searches
 its second batch. Its shard actor is started again on the CPU left free and its queries sent again; its replica's
-batches go to the live replicas."""
+batches go to the live replicas. Then a node is removed where no CPU is left free: its shards are taken on by the
+live shard actors."""
 
 from __future__ import annotations
 
@@ -94,3 +95,35 @@ def test_a_node_lost_mid_run_costs_nothing_the_run_scores_as_on_one_machine(tmp_
     assert len({doc_id for doc_id, _ in answered}) == len(QUESTIONS)  # each once: nothing lost, nothing twice
     assert "its Ray actor died" in caplog.text and "starting it again from its files" in caplog.text
     assert "serving again on node" in caplog.text  # what the run said while it waited for the shard
+
+
+def test_shards_of_a_node_lost_where_no_cpu_is_left_are_taken_on_by_the_live_actors(tmp_path, own_cluster, monkeypatch):
+    """Every whole CPU of the cluster holds a shard actor; a node is removed: no CPU is left for new actors, so the
+    live actors load its shards too (never a wait for a CPU that will not come), answering as the whole index."""
+    from ragbench._retrieval.sharded.placement import PLACEMENT_VARIABLE, node_cpus, whole_cpus
+    from ragbench.testing import load_retriever
+
+    cluster, workers = own_cluster
+    index = tmp_path / "index"
+    build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(120)), index, "bm25", {}, progress=False,
+                registry=installed_registry())  # fmt: skip
+    shards = whole_cpus(node_cpus())  # 6, or 4 after the test above removed a node
+    split_index(index, shards)
+    whole = load_retriever("bm25", {"index": str(index)}, registry=installed_registry())
+    sharded = load_retriever("bm25", {"index": str(index), "shards": shards}, registry=installed_registry())
+    try:
+        assert len(sharded.pool.groups) == shards
+        monkeypatch.setenv(PLACEMENT_VARIABLE, "5")  # a new actor waited for would fail the batch, not pass it
+        live = [node for node in workers if node.node_id in set(sharded.pool.nodes)]
+        cluster.remove_node(live[0])
+        asked = QUESTIONS[:4]
+        got = sharded.search(asked, 10)
+        assert not any(isinstance(row, Exception) for row in got), got[0]  # (was: not placed again, the batch failed)
+        assert [[(d.id, d.score) for d in row] for row in got] == [
+            [(d.id, d.score) for d in row] for row in whole.search(asked, 10)
+        ]
+        assert sum(sharded.pool.restarts) == 2 and live[0].node_id not in sharded.pool.nodes  # its 2 actors' shards
+        assert len({id(actor) for actor in sharded.pool.actors}) == shards - 2
+    finally:
+        sharded.close()
+        whole.close()

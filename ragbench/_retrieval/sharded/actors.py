@@ -1,17 +1,22 @@
-"""The shards of an index served by Ray actors, one a shard, spread over the cluster's nodes.
+"""The shards of an index served by Ray actors spread over the cluster's nodes, several shards an actor where the
+cluster has fewer CPUs than shards (`placement`).
 
-Each actor (`_ShardActor`, 1 CPU) loads its shard's files where Ray places it (`scheduling_strategy="SPREAD"`:
-distinct nodes while there are free ones), so a node holds about 1/S of the index. A batch is sent to every shard
-at once (the queries put in Ray's object store once) and gathered in shard order. A shard whose actor died (its
-process or node lost: a RayActorError) is started again from its files, on any node with a free CPU, and its
-part of the batch sent again; the other shards' answers are kept. The wait is logged (a warning naming the shard,
-and every WAIT_NOTE_SECONDS while no node has room for it)
-and a batch fails (a RetrievalError) only when one shard's actor died MAX_RESTARTS + 1 times in a row.
+Each actor (`_ShardActor`, 1 CPU) loads its shards' files where Ray places it (`scheduling_strategy="SPREAD"`:
+distinct nodes while there are free ones), so a node holds about its part of the index. Placing an actor (a free
+CPU found, its process started) has a deadline (`placement`); loading its files has none. A batch is sent to every
+actor at once (the queries put in Ray's object store once), each searches its shards one after the other, and the
+answers are gathered in shard order. An actor that died (its process or node lost: a RayActorError) is started
+again from its shards' files, on any node with a free CPU, and its part of the batch sent again; the other actors'
+answers are kept. Where the cluster has fewer whole CPUs than that would make actors (a node lost for good), the
+live actor serving the fewest shards loads the dead one's too instead. The wait is logged (a warning naming the shards, and every WAIT_NOTE_SECONDS while no node has
+room) and a batch fails (a RetrievalError) only when one actor died MAX_RESTARTS + 1 times in a row, or was not
+placed again within the deadline.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from ..._errors import ConfigError
@@ -19,37 +24,47 @@ from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
 from .layout import Layout, Shard, split_from
+from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
 from .searcher import ShardOptions, ShardSearcher, TopK
 
-MAX_RESTARTS = 3  # restarts of one shard for one batch before the batch fails
-WAIT_NOTE_SECONDS = 30  # a shard actor not started after this long is logged, and again after each as long
+MAX_RESTARTS = 3  # restarts of one actor for one batch before the batch fails
+WAIT_NOTE_SECONDS = 30  # an actor not placed after this long is logged, and again after each as long
 logger = logging.getLogger(__name__)
 
 
 class _ShardActor:
-    """The actor body: a ShardSearcher built inside the Ray worker, so its files load on its node. Damaged files
-    are reported by `ready` (one line), not as the actor's death."""
+    """The actor body: ShardSearchers built inside the Ray worker (`load`), so their files load on its node.
+    Damaged files are reported by `load` (one line), not as the actor's death."""
 
-    def __init__(self, kind: str, shard: Shard, options: ShardOptions) -> None:
-        self.problem: str | None = None
-        try:
-            self.searcher = ShardSearcher(kind, shard, options)
-        except (IndexDamage, ConfigError, OSError, ValueError) as exc:
-            named = isinstance(exc, (IndexDamage, ConfigError))
-            self.problem = str(exc) if named else f"{type(exc).__name__}: {exc}"
+    def __init__(self, kind: str, options: ShardOptions) -> None:
+        self.kind, self.options = kind, options
+        self.searchers: dict[int, ShardSearcher] = {}
 
-    def ready(self) -> tuple[str | None, str]:
-        """(the damage found, or None; the node's id)."""
+    def node(self) -> str:
+        """The node's id: the actor is placed and its process started."""
         import ray
 
-        return self.problem, ray.get_runtime_context().get_node_id()
+        return str(ray.get_runtime_context().get_node_id())
 
-    def top_k(self, payload: Any, k: int) -> TopK:
-        return self.searcher.top_k(payload, k)
+    def load(self, shards: list[Shard]) -> tuple[int, str] | None:
+        """Each of `shards`' files loaded; (the number of a damaged shard, the damage found), or None."""
+        for shard in shards:
+            try:
+                self.searchers[shard.number] = ShardSearcher(self.kind, shard, self.options)
+            except (IndexDamage, ConfigError, OSError, ValueError) as exc:
+                named = isinstance(exc, (IndexDamage, ConfigError))
+                return shard.number, str(exc) if named else f"{type(exc).__name__}: {exc}"
+        return None
+
+    def top_k(self, payload: Any, k: int, numbers: list[int]) -> list[TopK]:
+        """Shards `numbers`' answers to the batch, in that order."""
+        return [self.searchers[number].top_k(payload, k) for number in numbers]
 
 
 class ShardPool:
-    """The actors of `layout`'s shards (module docstring); `options` go to each ShardSearcher."""
+    """The actors of `layout`'s shards (module docstring); `options` go to each ShardSearcher. `groups[a]`: the
+    shard numbers slot `a` serves (contiguous, in order), `actors[a]` the actor serving them (one a slot, unless a
+    restart found no room: `_restart`); `nodes` and `restarts`: per shard."""
 
     def __init__(self, layout: Layout, options: ShardOptions, ray_address: str | None = None) -> None:
         try:
@@ -58,84 +73,132 @@ class ShardPool:
             raise ConfigError("--retriever-arg shards=S serves shards on Ray: pip install 'ragbench[ray]'") from exc
         self.own_ray = join_ray(ray_address, "--retriever-arg ray_address=")  # shut down with the pool
         self.layout, self.options = layout, options
-        self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
-        self.actors: list[Any] = [self.actor_class.remote(layout.retriever, shard, options) for shard in layout.shards]
-        self.nodes: list[str] = []
+        self.actors: list[Any] = []
+        self.nodes = [""] * len(layout.shards)
+        self.restarts = [0] * len(layout.shards)  # over the pool's life (tests, logs)
         try:
-            for shard, actor in zip(layout.shards, self.actors):
-                self.nodes.append(self._ready(shard, actor))
+            self.groups = actor_groups(len(layout.shards))
+            self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
+            self.actors = [self.actor_class.remote(layout.retriever, options) for _ in self.groups]
+            deadline = time.monotonic() + placement_timeout()
+            for slot in range(len(self.actors)):
+                self._placed(slot, deadline)
+            loads = [(slot, self._load(slot)) for slot in range(len(self.actors))]
+            for slot, load in loads:
+                self._loaded(slot, load)
         except BaseException:
             self.close()
             raise
-        self.restarts = [0] * len(self.actors)  # per shard, over the pool's life (tests, logs)
 
-    def _ready(self, shard: Shard, actor: Any) -> str:
+    def describe(self, slot: int) -> str:
+        return "; ".join(self.layout.shards[number].describe() for number in self.groups[slot])
+
+    def _placed(self, slot: int, deadline: float) -> None:
+        """Wait for slot `slot`'s actor to be placed (by `deadline`: else a ConfigError, one line)."""
         import ray
 
-        ready = actor.ready.remote()
-        while not ray.wait([ready], timeout=WAIT_NOTE_SECONDS)[0]:  # no free CPU yet: say so, keep waiting
+        placed = self.actors[slot].node.remote()
+        while True:
+            left = deadline - time.monotonic()
+            if ray.wait([placed], timeout=max(0.0, min(WAIT_NOTE_SECONDS, left)))[0]:
+                node = str(self._got(slot, placed))
+                for number in self.groups[slot]:
+                    self.nodes[number] = node
+                return
+            if left <= WAIT_NOTE_SECONDS:
+                seconds = placement_timeout()
+                raise not_placed(self.describe(slot), len(self.actors), len(self.layout.shards), seconds)
             logger.warning(
-                "ragbench: waiting for %s to start on Ray (it needs 1 free CPU on a node that sees its folder)",
-                shard.describe(),
+                "ragbench: waiting for %s to start on Ray (it needs 1 free CPU on a node that sees its folder; "
+                "%.0f s left)",
+                self.describe(slot),
+                left - WAIT_NOTE_SECONDS,
             )
+
+    def _load(self, slot: int) -> Any:
+        return self.actors[slot].load.remote([self.layout.shards[number] for number in self.groups[slot]])
+
+    def _got(self, slot: int, ref: Any) -> Any:
+        import ray
+
         try:
-            problem, node = ray.get(ready)
+            return ray.get(ref)
         except ray.exceptions.RayError as exc:
             cause = (str(exc).strip().splitlines() or [""])[0]
-            raise ConfigError(f"{shard.describe()} failed to start on Ray: {type(exc).__name__}: {cause}") from None
-        if problem is not None:
+            raise ConfigError(f"{self.describe(slot)} failed to start on Ray: {type(exc).__name__}: {cause}") from None
+
+    def _loaded(self, slot: int, load: Any) -> None:
+        """Wait for slot `slot`'s shards to load; a ConfigError (one line) where their files are damaged."""
+        damaged = self._got(slot, load)
+        if damaged is not None:
+            number, problem = damaged
             fix = self.layout.fix or (
                 f"split the index again: ragbench index shard --index {split_from(self.layout.folder)} "
                 f"--shards {len(self.layout.shards)} --overwrite"
             )
-            raise ConfigError(f"{shard.describe()}: {problem} (damaged); {fix}")
-        return str(node)
+            raise ConfigError(f"{self.layout.shards[number].describe()}: {problem} (damaged); {fix}")
 
     def top_k(self, payload: Any, k: int) -> list[TopK]:
-        """Each shard's answer to the batch `payload`, in shard order, dead shards restarted (module docstring)."""
+        """Each shard's answer to the batch `payload`, in shard order, dead actors restarted (module docstring)."""
         import ray
 
         sent = ray.put(payload)
-        pending = [actor.top_k.remote(sent, k) for actor in self.actors]
+        pending = [actor.top_k.remote(sent, k, group) for actor, group in zip(self.actors, self.groups)]
         answers: list[TopK] = []
-        for number, ref in enumerate(pending):
+        for slot, ref in enumerate(pending):
             for attempt in range(MAX_RESTARTS + 1):
                 try:
-                    answers.append(ray.get(ref))
+                    answers.extend(ray.get(ref))
                     break
                 except ray.exceptions.RayActorError as exc:
                     if attempt == MAX_RESTARTS:
-                        shard = self.layout.shards[number]
                         raise RetrievalError(
-                            f"{shard.describe()}: its Ray actor died {attempt + 1} time(s) in a row while "
+                            f"{self.describe(slot)}: its Ray actor died {attempt + 1} time(s) in a row while "
                             f"searching ({type(exc).__name__})"
                         ) from None
                     try:
-                        ref = self._restart(number, exc).top_k.remote(sent, k)
-                    except ConfigError as problem:  # its files damaged since: this batch fails, the run goes on
+                        ref = self._restart(slot, exc).top_k.remote(sent, k, self.groups[slot])
+                    except ConfigError as problem:  # not placed again, or its files damaged since: this batch fails
                         raise RetrievalError(str(problem)) from None
         return answers
 
-    def _restart(self, number: int, cause: Exception) -> Any:
-        """A new actor for shard `number` from its files, waited for (logged)."""
+    def _restart(self, slot: int, cause: Exception) -> Any:
+        """Slot `slot`'s shards served again from their files, waited for (logged): by a new actor, or where the
+        cluster has fewer whole CPUs than the pool would have actors (a node lost for good), by the live actor of
+        the fewest shards, which loads them too."""
         import ray
 
-        shard = self.layout.shards[number]
         logger.warning(
             "ragbench: warning: %s: its Ray actor died (%s); starting it again from its files and sending its "
             "queries again",
-            shard.describe(),
+            self.describe(slot),
             type(cause).__name__,
         )
+        dead = self.actors[slot]
         try:
-            ray.kill(self.actors[number], no_restart=True)
+            ray.kill(dead, no_restart=True)
         except Exception:  # already gone
             pass
-        self.actors[number] = self.actor_class.remote(self.layout.retriever, shard, self.options)
-        self.nodes[number] = self._ready(shard, self.actors[number])
-        self.restarts[number] += 1
-        logger.warning("ragbench: %s: serving again on node %s", shard.describe(), self.nodes[number][:12])
-        return self.actors[number]
+        others = [other for other, actor in enumerate(self.actors) if actor is not dead]
+        if others and whole_cpus(node_cpus()) < len({id(self.actors[other]) for other in others}) + 1:
+            host = min(others, key=lambda other: self.served(self.actors[other]))
+            self.actors[slot] = self.actors[host]
+            for number in self.groups[slot]:
+                self.nodes[number] = self.nodes[self.groups[host][0]]
+        else:
+            self.actors[slot] = self.actor_class.remote(self.layout.retriever, self.options)
+            self._placed(slot, time.monotonic() + placement_timeout())
+        self._loaded(slot, self._load(slot))
+        for number in self.groups[slot]:
+            self.restarts[number] += 1
+        logger.warning(
+            "ragbench: %s: serving again on node %s", self.describe(slot), self.nodes[self.groups[slot][0]][:12]
+        )
+        return self.actors[slot]
+
+    def served(self, actor: Any) -> int:
+        """How many shards `actor` serves."""
+        return sum(len(group) for other, group in zip(self.actors, self.groups) if other is actor)
 
     def close(self) -> None:
         import ray

@@ -138,8 +138,8 @@ def examples_phrase(cost: Mapping[str, Any], examples: int | None = None) -> str
     if cost.get("interrupted_attempts"):
         attempts += f" ({cost['interrupted_attempts']} interrupted)"
     rate = f"{cost['examples_per_second']:.2f}/s"
-    if runs == examples:
-        return f"{examples} examples in {cost['wall_seconds']:.1f} s ({rate}){attempts}"
+    if runs <= examples:  # fewer runs than examples: a rescore's or an older run's cost, which counts them alone
+        return f"{runs} examples in {cost['wall_seconds']:.1f} s ({rate}){attempts}"
     return (
         f"{examples} examples in {cost['wall_seconds']:.1f} s{attempts}, {runs} runs of an example among them "
         f"({rate}; one that failed or was cut short runs again)"

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,11 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "selfrag" / "popqa_window.jsonl"
 SHAPED = REPO / "benchmarks" / "support" / "vllm_shaped"
 WHOLE = "import ragbench._engines.vllm.engine as engine; engine.keep_named = lambda *args: False; "
+# vLLM builds and decodes each position's whole window, then ragbench cuts it (the cut as first shipped)
+BUILT = (
+    "import ragbench._engines.vllm.positions as positions; "
+    "positions.NamedPositions = lambda processor, ids: processor._update_sample_logprobs; "
+)
 CUT = ""
 ENTRY_BYTES = 290  # a position's entry in vLLM's dict: int key, Logprob(float, int rank, decoded str), dict slot
 
@@ -108,7 +114,9 @@ def run_side(prelude: str, checkout: Path, args: argparse.Namespace, folder: Pat
     sampler = threading.Thread(target=tree_peak, args=(process.pid, stop, peak))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     sampler.start()
+    started = time.perf_counter()
     _, error = process.communicate()
+    wall = time.perf_counter() - started
     stop.set()
     sampler.join()
     if process.returncode != 0:
@@ -117,7 +125,9 @@ def run_side(prelude: str, checkout: Path, args: argparse.Namespace, folder: Pat
     kept = [(s["prediction"]["answer"], s["prediction"]["extras"]["selfrag"]) for s in map(json.loads, lines)]
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return {**peak, "cpu_s": cpu, "samples": kept}
+    examples = json.loads((folder / "results.json").read_text(encoding="utf-8"))["cost"]["wall_seconds"]
+    timing = {"wall_s": wall, "examples_s": examples}
+    return {**peak, "cpu_s": cpu, **timing, "samples": kept}
 
 
 def held_mb(args: argparse.Namespace) -> float:
@@ -132,7 +142,9 @@ def report(name: str, side: dict) -> dict:
     split = ", ".join(f"{who} {mb:.0f}" for who, mb in sorted(side["at_peak"].items()))
     print(
         f"  {name:5s}  tree peak {side['tree_mb']:6.0f} MB ({split})   ragbench alone {side['root_mb']:6.0f} MB "
-        f"(VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s",
+        f"(VmHWM {side['root_hwm_mb']:.0f})   CPU {side['cpu_s']:6.1f} s   "
+        f"examples {side['examples_s']:6.1f} s (wall {side['wall_s']:.0f} s, vLLM's start included)   "
+        f"load {os.getloadavg()[0]:.1f}",
         flush=True,
     )
     return side
@@ -147,6 +159,9 @@ def main() -> None:
     parser.add_argument("--model-arg", action="append", default=[], help="k=v, an engine option (real vLLM)")
     parser.add_argument("--before", help="the whole side: a folder holding an older ragbench package instead")
     parser.add_argument("--cut-only", action="store_true", help="only the cut side (where the whole would not fit)")
+    parser.add_argument(
+        "--built-cut", action="store_true", help="also the cut made from vLLM's whole positions (as first shipped)"
+    )
     parser.add_argument("--quick", action="store_true", help="4 questions, 4 in flight, 4 tokens")
     args = parser.parse_args()
     if args.quick:
@@ -165,10 +180,17 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as work:
         whole = None if args.cut_only else report("whole", run_side(*before, args, Path(work) / "whole"))
+        built = report("built", run_side(BUILT, REPO, args, Path(work) / "built")) if args.built_cut else None
         cut = report("cut", run_side(CUT, REPO, args, Path(work) / "cut"))
+    if built is not None:
+        assert built["samples"] == cut["samples"], "making only the entries read changed Self-RAG's outputs"
     if whole is None:
         return
     assert whole["samples"] == cut["samples"], "cutting vLLM's positions changed Self-RAG's outputs"
+    print(
+        f"  whole / cut examples' time {whole['examples_s'] / cut['examples_s']:.2f}x"
+        + (f", built / cut {built['examples_s'] / cut['examples_s']:.2f}x" if built else "")
+    )
     print(
         f"  whole / cut tree peak {whole['tree_mb'] / cut['tree_mb']:.1f}x, ragbench alone "
         f"{whole['root_hwm_mb'] / cut['root_hwm_mb']:.1f}x; the whole side's positions held at most "

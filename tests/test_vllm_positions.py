@@ -11,13 +11,14 @@ import sys
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragbench._engines.vllm import engine as vllm_engine
 from ragbench._engines.vllm.engine import VLLMEngine
-from ragbench._engines.vllm.positions import NamedEntries
+from ragbench._engines.vllm.positions import NamedEntries, NamedPositions
 from ragbench.api.engines import Request, Sampling
 from ragbench.plugins.selfrag.system import REFLECTION_NAMES, SCORED_TOKENS
 
@@ -26,9 +27,11 @@ SHAPED = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "vllm_
 
 @pytest.fixture
 def shaped(monkeypatch):
-    spec = importlib.util.spec_from_file_location("vllm", SHAPED)
+    spec = importlib.util.spec_from_file_location("vllm", SHAPED, submodule_search_locations=[str(SHAPED.parent)])
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "vllm", module)
+    for name in ("vllm.logprobs", "vllm.tokenizers", "vllm.tokenizers.detokenizer_utils"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # the stand-in's, imported under it, go with it
     spec.loader.exec_module(module)
     return module
 
@@ -73,7 +76,8 @@ def test_what_a_batch_holds_while_it_runs_does_not_grow_with_positions_or_reques
     """tracemalloc's peak over a batch of 8 requests x 6 positions of a 5,000 window stays under a few of one
     position's whole dict (vLLM builds each, then ragbench cuts it), where keeping them held 48 of them."""
     engine = VLLMEngine("/m", max_logprobs=32016)
-    state = shaped.RequestState("one", "p", shaped.SamplingParams(logprobs=5000), shaped.LogprobsProcessor())
+    processor = shaped.LogprobsProcessor(shaped.Tokenizer(), num_logprobs=5000)
+    state = shaped.RequestState("one", "p", shaped.SamplingParams(logprobs=5000), processor)
     requests = window_requests(8, 6, names=REFLECTION_NAMES)
     tracemalloc.start()
     try:
@@ -142,3 +146,41 @@ def test_each_position_keeps_exactly_its_first_entry_and_the_named_ids_it_holds(
         wanted = {tid for tid in ids if tid in whole} | set(list(whole)[:1])
         assert cut == {tid: whole[tid] for tid in whole if tid in wanted}
         assert list(cut)[:1] == list(whole)[:1]  # the sampled token first, as vLLM's decoding reads it
+
+
+def test_vllm_decodes_only_the_sampled_and_named_entries_of_a_window_requests_positions(shaped):
+    """vLLM's frontend runs in ragbench's process: where it built and decoded every entry of upstream's window
+    (5,001 a position here), a named-token request has it make only the entries read."""
+    engine = VLLMEngine("/m", max_logprobs=32016)
+    before = shaped.Tokenizer.decoded
+    responses = engine.generate(window_requests(4, 5))
+    positions = sum(len(r.logprobs) for r in responses)
+    made = shaped.Tokenizer.decoded - before - positions  # less each output's text (its token ids decoded)
+    assert positions == 20 and made <= positions * (1 + len(SCORED_TOKENS))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    width=st.integers(1, 12),
+    k=st.one_of(st.just(-1), st.integers(0, 12)),
+    ids=st.lists(st.integers(0, 15), unique=True, max_size=12),
+    named=st.lists(st.integers(0, 15), max_size=5),
+    sampled_rank=st.integers(1, 20),
+    data=st.data(),
+)
+def test_the_positions_made_equal_vllms_dicts_cut_to_the_sampled_and_named_entries(
+    shaped, width, k, ids, named, sampled_rank, data
+):
+    """Rows as vLLM's LogprobsLists give them (the sampled token, then a top-k that may repeat it, as wide as the
+    batch's largest k), made by vLLM's LogprobsProcessor then cut, or made cut: the same entries, values, ranks
+    and texts, in the same order."""
+    sampled = data.draw(st.integers(0, 15))
+    row = [sampled, *ids[:width]]
+    values = data.draw(st.lists(st.floats(-30, 0, width=32), min_size=len(row), max_size=len(row)))
+    lists = ([np.array(row)], [np.array(values, dtype=np.float32)], [np.array(sampled_rank)], None)
+    whole = shaped.LogprobsProcessor(shaped.Tokenizer(), num_logprobs=k)
+    whole._update_sample_logprobs(lists)
+    cut = shaped.LogprobsProcessor(shaped.Tokenizer(), logprobs=NamedEntries(named), num_logprobs=k)
+    NamedPositions(cut, named)(lists)
+    assert list(cut.logprobs[0].items()) == list(NamedEntries(named, whole.logprobs)[0].items())
+    assert cut.cumulative_logprob == whole.cumulative_logprob

@@ -4,9 +4,10 @@ what benchmarks/selfrag_memory.py and tests/test_vllm_positions.py run the `vllm
 As vLLM's `LLMEngine` (v1): `add_request` registers a RequestState in `output_processor.request_states` under an
 internal id (the caller's id plus 8 characters; `external_req_ids` maps back) whose
 `logprobs_processor.logprobs` list receives, at every `step()`, one dict per generated position for each
-running request, built as vLLM's `append_logprobs_for_next_position` builds it: the sampled token first, then
-the top-k (`SamplingParams(logprobs=k)`; -1: the whole vocabulary), each a `Logprob(logprob, rank,
-decoded_token)` with a freshly decoded string. A request's RequestOutput (`output_kind` FINAL_ONLY) comes when
+running request: the step hands the processor's `_update_sample_logprobs` that position's LogprobsLists row
+(token ids, log-probs, the sampled token's rank: numpy arrays), which decodes every id (`Tokenizer.decoded` counts
+them) and builds the dict as vLLM's `append_logprobs_for_next_position` does: the sampled token first, then the
+top-k (`SamplingParams(logprobs=k)`; -1: the whole vocabulary), each a `Logprob(logprob, rank, decoded_token)`. A request's RequestOutput (`output_kind` FINAL_ONLY) comes when
 its `max_tokens` positions are made and carries that list. `AsyncLLMEngine` (vLLM's AsyncLLM) runs the same
 engine request by request, yielding an unfinished output after each step as vLLM's default output kind does. No model: position p of a request samples a token
 chosen from its prompt, ranked first; the top-k runs from it through the vocabulary in id order, so the
@@ -21,6 +22,8 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 ADDED = (
     "[No Retrieval]",
@@ -55,6 +58,8 @@ class SamplingParams:
 
 
 class Tokenizer:
+    decoded = 0  # the ids decoded so far, over all tokenizers
+
     def convert_tokens_to_ids(self, token: str) -> int:
         return IDS.get(token, 0)
 
@@ -62,6 +67,7 @@ class Tokenizer:
         return ADDED[token_id - BASE] if token_id >= BASE else f"w{token_id}"
 
     def decode(self, ids: list[int]) -> str:
+        Tokenizer.decoded += len(ids)
         return "".join(self.convert_ids_to_tokens(i) if i >= BASE else f" w{i}" for i in ids)
 
 
@@ -84,9 +90,40 @@ class RequestOutput:
 
 
 @dataclass
-class LogprobsProcessor:
+class LogprobsProcessor:  # vllm.v1.engine.logprobs.LogprobsProcessor
+    tokenizer: Any = None
     logprobs: Any = field(default_factory=list)
     cumulative_logprob: float = 0.0
+    num_logprobs: int | None = None
+
+    def _update_sample_logprobs(self, logprobs_lists: Any) -> None:
+        token_ids_lst, logprobs_lst, ranks_lst, _ = logprobs_lists
+        for rank_np, logprobs_np, token_ids_np in zip(ranks_lst, logprobs_lst, token_ids_lst):
+            rank, values, token_ids = rank_np.tolist(), logprobs_np.tolist(), token_ids_np.tolist()
+            texts = self._verify_tokens(
+                convert_ids_list_to_tokens(self.tokenizer, token_ids),
+                token_ids,
+                self._get_sampled_context_ids(self.logprobs),
+            )
+            self.cumulative_logprob += values[0]
+            k = len(values) if self.num_logprobs == -1 else self.num_logprobs
+            ranks = [rank, *range(1, k + 1)]
+            self.logprobs.append(
+                {tid: Logprob(value, r, text) for tid, value, r, text in zip(token_ids, values, ranks, texts)}
+            )
+
+    def _get_sampled_context_ids(self, logprobs_source: Any, max_context: int = 4) -> list[int]:
+        return [next(iter(entry)) for entry in logprobs_source[-max_context:] if entry]
+
+    def _verify_tokens(
+        self, decoded_tokens_list: list[str], tokens: list[int], context_token_ids: list[int] | None = None
+    ) -> list[str]:
+        return decoded_tokens_list  # no byte-fallback tokens to correct here
+
+
+def convert_ids_list_to_tokens(tokenizer: Tokenizer, token_ids: list[int]) -> list[str]:
+    # vllm.tokenizers.detokenizer_utils
+    return [tokenizer.decode([tid]) for tid in token_ids]
 
 
 @dataclass
@@ -125,7 +162,8 @@ class LLMEngine:
     def add_request(self, request_id: str, prompt: Any, params: SamplingParams, lora_request: Any = None) -> str:
         internal = f"{request_id}-{uuid.uuid4().hex[:8]}"
         text = prompt if isinstance(prompt, str) else str(prompt)
-        self.output_processor.request_states[internal] = RequestState(request_id, text, params, LogprobsProcessor())
+        processor = LogprobsProcessor(self.tokenizer, num_logprobs=params.logprobs)
+        self.output_processor.request_states[internal] = RequestState(request_id, text, params, processor)
         self.output_processor.external_req_ids[request_id].append(internal)
         return internal
 
@@ -156,12 +194,8 @@ class LLMEngine:
         k = VOCABULARY if k == -1 else k
         ids = [chosen, *((chosen + r) % VOCABULARY for r in range(k))]
         values = [-0.05, *(-0.05 - r / 1000 for r in range(k))]
-        ranks = [1, *range(1, k + 1)]
-        decode = self.tokenizer.decode
-        state.logprobs_processor.cumulative_logprob += values[0]
-        state.logprobs_processor.logprobs.append(
-            {tid: Logprob(value, rank, decode([tid])) for tid, value, rank in zip(ids, values, ranks)}
-        )
+        row = ([np.array(ids)], [np.array(values, dtype=np.float32)], [np.array(1)], None)
+        state.logprobs_processor._update_sample_logprobs(row)
 
     def output(self, state: RequestState) -> RequestOutput:
         processor = state.logprobs_processor

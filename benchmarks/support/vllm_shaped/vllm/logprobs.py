@@ -1,0 +1,5 @@
+"""vllm.logprobs of the stand-in."""
+
+from vllm import Logprob
+
+__all__ = ["Logprob"]

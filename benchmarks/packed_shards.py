@@ -19,7 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from sharded_search import QUERIES, K, best_time, closed, machine, sparse_queries, write_corpus
+from sharded_search import QUERIES, K, best_time, closed, local_cluster, machine, sparse_queries, write_corpus
 
 from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
@@ -71,22 +71,11 @@ def main() -> None:
     args = parser.parse_args()
     passages = 5000 if args.quick else args.passages
 
-    import ray
-    from ray.cluster_utils import Cluster
-
     print(f"machine: {machine()}", flush=True)
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    for _ in range(NODES - 1):
-        cluster.add_node(num_cpus=1)
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = args.work_dir or Path(tmp)
-            work.mkdir(parents=True, exist_ok=True)
-            print("\n".join(measure(args.kind, work, passages)), flush=True)
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    with local_cluster(NODES), tempfile.TemporaryDirectory() as tmp:
+        work = args.work_dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        print("\n".join(measure(args.kind, work, passages)), flush=True)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -279,6 +281,23 @@ def report(name: str, r: dict, passages: int, shards: int) -> str:
     )
 
 
+@contextmanager
+def local_cluster(nodes: int) -> Iterator[None]:
+    """A local Ray cluster of `nodes` nodes of 1 CPU (ray.cluster_utils), joined by this process while it lasts."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=1)
+    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=200_000)
@@ -297,33 +316,22 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"sharded_search: --kinds {','.join(unknown)}: choose from {', '.join(cases)}")
 
-    import ray
-    from ray.cluster_utils import Cluster
-
     figures = {"machine": machine(), "passages": passages, "shards": shards, "queries": QUERIES, "k": K}
     figures |= {"dim": args.dim, "kinds": {}}
     if args.json_out and args.json_out.is_file():  # the kinds of an earlier run of the same sizes are kept
         earlier = json.loads(args.json_out.read_text())
         if all(earlier.get(key) == figures[key] for key in ("passages", "shards", "dim")):
             figures["kinds"] = earlier["kinds"]
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    for _ in range(shards - 1):
-        cluster.add_node(num_cpus=1)
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = args.work_dir or Path(tmp)
-            work.mkdir(parents=True, exist_ok=True)
-            for name in kinds:
-                r = cases[name](work, passages, shards, args.dim)
-                r["load_average"] = [round(x, 1) for x in os.getloadavg()]
-                figures["kinds"][name] = r
-                print(report(name, r, passages, shards), flush=True)
-                if args.json_out:
-                    args.json_out.write_text(json.dumps(figures, indent=1))
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    with local_cluster(shards), tempfile.TemporaryDirectory() as tmp:
+        work = args.work_dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for name in kinds:
+            r = cases[name](work, passages, shards, args.dim)
+            r["load_average"] = [round(x, 1) for x in os.getloadavg()]
+            figures["kinds"][name] = r
+            print(report(name, r, passages, shards), flush=True)
+            if args.json_out:
+                args.json_out.write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":

@@ -99,6 +99,16 @@ def test_extra_model_args_are_config_fields_and_key_the_cache(server):
     assert plain.engine_id != topk.engine_id and "top_k=40" in topk.engine_id
 
 
+def test_penalties_a_request_sets_are_config_fields_and_an_option_naming_one_replaces_it(server):
+    generate(engine(server), chat(frequency_penalty=0.5, presence_penalty=0))
+    generate(engine(server, presence_penalty=1.5), chat(frequency_penalty=0.5, presence_penalty=0))
+    generate(engine(server), chat())
+    penalized, replaced, plain = (request["body"]["generationConfig"] for request in server.requests)
+    assert (penalized["frequencyPenalty"], penalized["presencePenalty"]) == (0.5, 0)
+    assert (replaced["frequencyPenalty"], replaced["presencePenalty"]) == (0.5, 1.5)
+    assert not {"frequencyPenalty", "presencePenalty"} & set(plain)
+
+
 def test_an_option_that_is_no_config_field_is_refused_in_one_line():
     with pytest.raises(ConfigError, match="frobnicate: neither an option of the engine nor a field"):
         load_engine("gemini:m", frobnicate=1)

@@ -340,6 +340,14 @@ def test_sampling_maps_onto_sampling_params_and_one_generate_call(fake_vllm):
     assert second.finish_reason == "stop" and second.logprobs is None
 
 
+def test_penalties_a_request_sets_go_to_sampling_params_as_given_and_no_others(fake_vllm):
+    engine = VLLMEngine("/m")
+    engine.generate([chat("hi", frequency_penalty=0.5, presence_penalty=0), chat("hi")])
+    penalized, plain = FakeLLM.instances[-1].calls[0]["params"]
+    assert (penalized.kwargs["frequency_penalty"], penalized.kwargs["presence_penalty"]) == (0.5, 0)
+    assert not {"frequency_penalty", "presence_penalty"} & set(plain.kwargs)  # vLLM's defaults, 0
+
+
 def test_length_finish_reason_and_stop_strings_are_kept(fake_vllm):
     engine = VLLMEngine("/m")
     out = engine.generate(

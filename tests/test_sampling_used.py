@@ -85,6 +85,20 @@ def test_another_temperature_is_not_like_for_like_and_a_run_without_sampling_is_
     assert missing.key == "sampling.t" and missing.b.startswith("not recorded")
 
 
+def test_penalties_are_recorded_where_calls_set_them_and_another_penalty_is_a_difference():
+    tally = SamplingTally()
+    tally.add(record([llm_step("judge", frequency_penalty=0.5, presence_penalty=0), llm_step("answer")]))
+    used = tally.sections()["sampling"]
+    assert (used["judge"][0]["frequency_penalty"], used["judge"][0]["presence_penalty"]) == (0.5, 0)
+    assert "frequency_penalty" not in used["answer"][0]  # a call that sets none records none (older runs alike)
+    plain = results_of({"t": {"judge": [{"calls": 1, **effective(Sampling.make().__dict__)}]}})
+    penalized = results_of({"t": used})
+    assert [d.line() for d in sampling_differences("t", plain, penalized)] == [
+        "sampling.t.frequency_penalty: null vs null (answer), 0.5 (judge)",
+        "sampling.t.presence_penalty: null vs null (answer), 0 (judge)",
+    ]
+
+
 settings_sent = st.builds(
     dict,
     max_tokens=st.integers(1, 4),

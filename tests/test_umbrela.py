@@ -28,7 +28,7 @@ from test_engine_openai import FAST, FakeServer, error
 FIXTURE = json.loads((TEST_DATA / "umbrela" / "umbrela_calls.json").read_text(encoding="utf-8"))
 QUERIES = {query["qid"]: query for query in FIXTURE["queries"]}
 RUNS = {f"{run['run']}-{run['qid']}": run for run in FIXTURE["runs"]}
-PENALTIES = ("frequency_penalty", "presence_penalty")  # umbrela's, sent with --judge-arg (none for reasoning models)
+PENALTIES = ("frequency_penalty", "presence_penalty")  # umbrela's (none for reasoning models)
 REPLIES = {segment: reply for query in FIXTURE["queries"] for _, segment, reply in query["candidates"]}
 
 
@@ -80,6 +80,7 @@ def test_the_judge_is_asked_as_umbrela_asks_and_each_reply_graded_as_umbrela_gra
         assert sampling.max_tokens == body.get("max_tokens", body.get("max_completion_tokens"))
         assert ("top_p" in sampling.left_to_server) == ("top_p" not in body)
         assert body.get("top_p", sampling.top_p) == sampling.top_p
+        assert {name: body[name] for name in PENALTIES if name in body} == sampling.penalties()
     replies = ["" if call["reply"] == FIXTURE["bad_request"] else call["reply"].lower() for call in run["calls"]]
     assert [grade(reply) for reply in replies] == [(j["judgment"], bool(j["result_status"])) for j in run["judgments"]]
     assert scores == expected_values(run)
@@ -88,8 +89,9 @@ def test_the_judge_is_asked_as_umbrela_asks_and_each_reply_graded_as_umbrela_gra
 
 @pytest.mark.parametrize("name", ["bing-q1", "bing-q2", "basic-q2", "o4-q1", "gpt5-q1"])
 def test_the_openai_engine_sends_umbrelas_bodies(name):
-    """Through a real HTTP judge on 127.0.0.1 (umbrela's penalties as --judge-arg where it sends them), every request body is the
-    one umbrela sent, field for field and number for number, in umbrela's order, and the HTTP 400 reads as umbrela reads it."""
+    """Through a real HTTP judge on 127.0.0.1 and a judge with no options, every request body is the one umbrela sent,
+    field for field and number for number (its penalties included), in umbrela's order, and the HTTP 400 reads as
+    umbrela reads it."""
     run = RUNS[name]
 
     def reply(body):
@@ -99,8 +101,7 @@ def test_the_openai_engine_sends_umbrelas_bodies(name):
     server.then(
         *(error(400, "bad request") if call["reply"] == FIXTURE["bad_request"] else {} for call in run["calls"])
     )
-    penalties = {name: run["calls"][0]["body"][name] for name in PENALTIES if name in run["calls"][0]["body"]}
-    engine = OpenAIEngine(run["model"], base_url=server.base_url, concurrency=1, **penalties, **FAST)
+    engine = OpenAIEngine(run["model"], base_url=server.base_url, concurrency=1, **FAST)
 
     async def go() -> dict:
         scheduler = Scheduler()
@@ -116,7 +117,7 @@ def test_the_openai_engine_sends_umbrelas_bodies(name):
         scores = asyncio.run(go())
     finally:
         server.stop()
-    sent = [json.dumps(r["body"], sort_keys=True) for r in server.requests]  # JSON text: top_p 1 is not 1.0
+    sent = [json.dumps(r["body"], sort_keys=True) for r in server.requests]  # JSON text: 1 is not 1.0, 0 not 0.0
     assert sent == [json.dumps(call["body"], sort_keys=True) for call in run["calls"]]
     assert scores == expected_values(run)
 

@@ -58,14 +58,14 @@ UNSENT = ("n", "seed")  # umbrela's client sends neither
 
 def sampling(model: str, max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
     """umbrela's chat.completions sampling, number for number as its body holds it: greedy (0.0) with top_p 1 (the
-    int), max_tokens; or for a reasoning model temperature 1.0, no top_p and 4,096 max_completion_tokens; never n
-    or a seed. Its frequency_penalty 0.5 and presence_penalty 0 are no `Sampling` fields: an OpenAI judge sends
-    them with `--judge-arg frequency_penalty=0.5 --judge-arg presence_penalty=0` (docs/metrics.md)."""
+    int), max_tokens, frequency_penalty 0.5 and presence_penalty 0 (the int); or for a reasoning model temperature
+    1.0, no top_p, no penalties and 4,096 max_completion_tokens; never n or a seed."""
     if reasoning_style(model):
         tokens = REASONING_MAX_TOKENS if max_tokens == MAX_TOKENS else max_tokens
         reasoning = {"left_to_server": ("top_p", *UNSENT), "max_tokens_as": "max_completion_tokens"}
         return {"temperature": 1.0, "max_tokens": tokens} | reasoning
     greedy = {"temperature": 0.0, "top_p": 1, "left_to_server": UNSENT, "max_tokens_as": "max_tokens"}
+    greedy |= {"frequency_penalty": 0.5, "presence_penalty": 0}
     return greedy | {"max_tokens": max_tokens}
 
 

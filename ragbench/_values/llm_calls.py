@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this 
 
 SERVER_DEFAULTS = ("temperature", "top_p", "n", "seed")  # the sampling parameters a request may leave to the server
 TOKEN_LIMIT_NAMES = ("max_tokens", "max_completion_tokens")  # what an OpenAI chat body calls max_tokens
+PENALTIES = ("frequency_penalty", "presence_penalty")  # sent only where a request sets them (Sampling.penalties)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class Sampling:
         decode with the values given.
     max_tokens_as: the field an OpenAI chat request sends max_tokens as, "max_tokens" or "max_completion_tokens"
         (what castorini's nuggetizer sends); None: the engine's rule (max_completion_tokens for a reasoning model).
+    frequency_penalty: OpenAI's (-2 to 2; umbrela sends 0.5), sent as given by openai, vllm and gemini; None: not
+        sent. hf, anthropic and openai's api=responses, which have none, ignore it (as hf ignores json_mode).
+    presence_penalty: the same (umbrela sends 0, the int: an int is sent as an int).
     """
 
     max_tokens: int = 256
@@ -85,6 +89,8 @@ class Sampling:
     keep_stop: bool = False
     left_to_server: tuple[str, ...] = field(default=(), repr=False)  # in the cache key where given (cache_key)
     max_tokens_as: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    frequency_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    presence_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -105,11 +111,17 @@ class Sampling:
                 raise TypeError(f"left_to_server: n is the server's default, 1, not n={kwargs['n']}")
         if kwargs.get("max_tokens_as") not in (None, *TOKEN_LIMIT_NAMES):
             raise TypeError(f"max_tokens_as: {kwargs['max_tokens_as']!r} (only {', '.join(TOKEN_LIMIT_NAMES)})")
+        for name, value in ((name, kwargs.get(name)) for name in PENALTIES if kwargs.get(name) is not None):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not -2 <= value <= 2:
+                raise TypeError(f"{name}: {value!r} (a number from -2 to 2, or None)")
         return cls(**kwargs)
+
+    def penalties(self) -> dict[str, float]:  # those set, as given
+        return {name: value for name in PENALTIES if (value := getattr(self, name)) is not None}
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
-_GIVEN_ONLY = ("left_to_server", "max_tokens_as")  # in a request's dict and cache key only where given
+_GIVEN_ONLY = ("left_to_server", "max_tokens_as", *PENALTIES)  # in a request's dict and cache key only where given
 
 
 @dataclass(frozen=True)
@@ -219,6 +231,7 @@ class Request:
             sampling["left_to_server"] = list(self.sampling.left_to_server)
         if self.sampling.max_tokens_as is not None:
             sampling["max_tokens_as"] = self.sampling.max_tokens_as
+        sampling.update(self.sampling.penalties())
         out["sampling"] = sampling
         return out
 
@@ -233,6 +246,7 @@ class Request:
             )
             + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
+            + tuple(self.sampling.penalties().items())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -138,7 +138,8 @@ class GeminiEngine(ApiEngine):
     async def agenerate_one(self, request: Request) -> Response:
         genai = sdk()
         contents, fields = content_arguments(request)
-        config = genai.types.GenerateContentConfig(**{**self.extra_body, **fields})
+        # an option naming a penalty replaces the request's, as in the openai engine (the rest are RESERVED)
+        config = genai.types.GenerateContentConfig(**{**fields, **self.extra_body})
         (client, _), slots = self._client()
         attempt = 0
         while True:

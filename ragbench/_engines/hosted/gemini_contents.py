@@ -58,7 +58,7 @@ def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         config["system_instruction"] = "\n\n".join(system)
-    config.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling))
+    config.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling), **sampling.penalties())
     if sampling.stop:
         config["stop_sequences"] = list(sampling.stop)
     if sampling.n != 1:

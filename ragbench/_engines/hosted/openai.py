@@ -10,13 +10,14 @@ sends a prompt request to the chat endpoint as one user message, for servers or 
 serve chat. Sampling maps onto the request as max_tokens (`max_completion_tokens` in a chat request to an
 OpenAI reasoning model, which refuses max_tokens: o1-o9, gpt-5 to gpt-19, codex-mini, or where `max_tokens_as`
 says so), temperature, top_p, n and seed (when set, per request; but those `left_to_server`, sent as the request
-holds them: top_p 1 is sent as 1, 1.0 as 1.0), stop (omitted when empty), logprobs (chat:
+holds them: top_p 1 is sent as 1, 1.0 as 1.0), frequency_penalty and presence_penalty (where the request sets
+them, as given; an extra option naming one replaces the request's value, as it does in the SDK), stop (omitted when empty), logprobs (chat:
 `logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
 skip_special_tokens (a vllm extension, sent only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
 `api="responses"` sends chat requests to OpenAI's Responses API instead (hosted/openai_responses_api.py: input items,
 `function_call` / `function_call_output` items, an answer's output items, reasoning included, kept in the
-response for an agent to send back; no n > 1, stop strings or log-probs there, and no seed).
+response for an agent to send back; no n > 1, stop strings or log-probs there, and no seed or penalties).
 `Sampling.lora` is sent as the `model` name: that is how `vllm serve --enable-lora
 --lora-modules NAME=PATH` exposes an adapter. Any other --model-arg is sent verbatim as an extra field
 of every request body (e.g. `repetition_penalty=1.1` for vllm) and is part of the engine id.
@@ -201,7 +202,7 @@ class OpenAIEngine(StainlessEngine):
             args["prompt"] = request.prompt
         ruled = "max_completion_tokens" if reasoning_model(self.model) else "max_tokens"
         tokens = (sampling.max_tokens_as or ruled) if chat else "max_tokens"
-        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling))
+        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling), **sampling.penalties())
         left = sampling.left_to_server
         if "n" not in left:
             args["n"] = sampling.n

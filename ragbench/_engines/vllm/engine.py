@@ -214,6 +214,7 @@ class VLLMEngine(Engine):
             logprobs=sampling.logprobs,
             skip_special_tokens=sampling.skip_special_tokens,
         )
+        kwargs.update(sampling.penalties())  # unset: vLLM's default, 0
         if sampling.keep_stop:
             kwargs["include_stop_str_in_output"] = True
         if sampling.logprob_tokens:

@@ -19,6 +19,7 @@ from .config_diff import Difference
 from .schema import Results, SamplingUsed, TaskSections
 
 DECODING = ("max_tokens", "temperature", "top_p", "stop", "n", "keep_stop", "skip_special_tokens", "json_mode", "lora")
+PENALTIES = ("frequency_penalty", "presence_penalty")  # in a setting only where its calls set them
 SERVER_DEFAULT = "the server's default"
 SHOWN = ("temperature", "top_p", "max_tokens")  # the settings `decoding_line` shows whether they differ or not
 NOT_RECORDED = "not recorded (outputs made elsewhere, or a run of an older ragbench)"
@@ -58,7 +59,8 @@ def effective(sampling: Mapping[str, object]) -> dict[str, object]:
     """The decoding settings of a request's recorded sampling (ragbench._values.llm_calls.Request.to_dict)."""
     named = sampling.get("left_to_server")
     left = set(named) if isinstance(named, (list, tuple)) else set()
-    return {name: SERVER_DEFAULT if name in left else sampling.get(name) for name in DECODING}
+    out = {name: SERVER_DEFAULT if name in left else sampling.get(name) for name in DECODING}
+    return out | {name: sampling[name] for name in PENALTIES if sampling.get(name) is not None}
 
 
 def used(results: Results, task: str) -> dict[str, dict[str, list[str]]] | None:
@@ -67,10 +69,10 @@ def used(results: Results, task: str) -> dict[str, dict[str, list[str]]] | None:
     kinds = (results.sampling or {}).get(task)
     if not kinds:
         return None
-    out: dict[str, dict[str, list[str]]] = {name: {} for name in DECODING}
+    out: dict[str, dict[str, list[str]]] = {name: {} for name in DECODING + PENALTIES}
     for kind, settings in kinds.items():
         for setting in settings:
-            for name in DECODING:
+            for name in DECODING + PENALTIES:
                 value = json.dumps(setting.get(name), sort_keys=True)
                 if kind not in out[name].setdefault(value, []):
                     out[name][value].append(kind)
@@ -89,7 +91,7 @@ def sampling_differences(task: str, a: Results, b: Results) -> list[Difference]:
         return [Difference(f"sampling.{task}", *(said if used_b is None else said[::-1]))]
     return [
         Difference(f"sampling.{task}.{name}", _values(used_a[name]), _values(used_b[name]))
-        for name in DECODING
+        for name in DECODING + PENALTIES
         if set(used_a[name]) != set(used_b[name])
     ]
 

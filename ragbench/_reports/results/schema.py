@@ -177,7 +177,7 @@ class RepeatedWork(RepeatedWorkCounts, total=False):
     invalid_tool_calls: int
 
 
-class SamplingUsed(TypedDict):
+class _SamplingUsed(TypedDict):
     """One setting with which a kind of the system's LLM calls was decoded, as sent
     (ragbench._reports.results.sampling_used): how many calls used it; temperature and top_p read "the server's default"
     where an API engine left them to it."""
@@ -192,6 +192,11 @@ class SamplingUsed(TypedDict):
     skip_special_tokens: bool | None
     json_mode: bool | None
     lora: str | None
+
+
+class SamplingUsed(_SamplingUsed, total=False):
+    frequency_penalty: float  # only where the calls set them (Sampling.frequency_penalty)
+    presence_penalty: float
 
 
 class Counted(TypedDict):

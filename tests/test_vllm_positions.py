@@ -159,6 +159,18 @@ def test_vllm_decodes_only_the_sampled_and_named_entries_of_a_window_requests_po
     assert positions == 20 and made <= positions * (1 + len(SCORED_TOKENS))
 
 
+def test_a_top_k_that_repeats_the_sampled_token_gives_it_the_top_ks_values_as_vllms_dict_does(shaped):
+    """vLLM's dict keys the sampled token at its first place and holds the values of its last row entry: where the
+    top-k repeats it (not named), the cut position holds that entry too (CI's hypothesis case: ranks 1 and 2)."""
+    lists = ([np.array([1, 0, 1])], [np.array([-0.5, -0.25, -0.5], dtype=np.float32)], [np.array(1)], None)
+    whole = shaped.LogprobsProcessor(shaped.Tokenizer(), num_logprobs=-1)
+    whole._update_sample_logprobs(lists)
+    cut = shaped.LogprobsProcessor(shaped.Tokenizer(), logprobs=NamedEntries([]), num_logprobs=-1)
+    NamedPositions(cut, [])(lists)
+    assert list(cut.logprobs[0].items()) == list(NamedEntries([], whole.logprobs)[0].items())
+    assert cut.logprobs[0][1].rank == 2
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     width=st.integers(1, 12),

@@ -89,7 +89,10 @@ class NamedPositions:
         for sampled_rank, values, token_ids in zip(ranks, logprobs_rows, token_ids_rows):
             # vLLM reads a row up to the request's own k (a batch's rows are as wide as its largest k)
             row = np.asarray(token_ids)[: None if processor.num_logprobs == -1 else processor.num_logprobs + 1]
-            places = [0, *(np.flatnonzero(np.isin(row[1:], self.ids)) + 1).tolist()]
+            # the named ids' places in the top-k, and the sampled token's where the top-k repeats it (vLLM's dict
+            # then holds the top-k's values for it, at the sampled token's place)
+            wanted = np.isin(row[1:], self.ids) | (row[1:] == row[0])
+            places = [0, *(np.flatnonzero(wanted) + 1).tolist()]
             chosen = row[places].tolist()
             kept_values = np.asarray(values)[places].tolist()
             rank_of = [int(sampled_rank), *places[1:]]

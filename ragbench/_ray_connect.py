@@ -83,15 +83,21 @@ def check_address(address: str | None, named: str) -> tuple[str | None, str, str
 
 def ray_timeout() -> float:
     """$RAGBENCH_RAY_TIMEOUT's seconds, else DEFAULT_TIMEOUT."""
-    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    return seconds_in_environment(TIMEOUT_VARIABLE, DEFAULT_TIMEOUT)
+
+
+def seconds_in_environment(variable: str, default: float) -> float:
+    """The finite number of seconds above 0 that $`variable` gives, else `default`; a ConfigError of one line
+    naming the variable and its value where it gives anything else."""
+    text = os.environ.get(variable, "").strip()
     if not text:
-        return DEFAULT_TIMEOUT
+        return default
     try:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
     if not 0 < seconds < float("inf"):
-        raise ConfigError(f"{TIMEOUT_VARIABLE}={shown_value(text)}: a number of seconds above 0 (default 10)")
+        raise ConfigError(f"{variable}={shown_value(text)}: a number of seconds above 0 (default {default:g})")
     return seconds
 
 

@@ -13,9 +13,8 @@ no CPU at all is refused at once. Either is one line naming what the cluster has
 
 from __future__ import annotations
 
-import os
-
-from ..._errors import ConfigError, shown_value
+from ..._errors import ConfigError
+from ..._ray_connect import seconds_in_environment
 
 PLACEMENT_VARIABLE = "RAGBENCH_RAY_PLACEMENT_TIMEOUT"
 DEFAULT_PLACEMENT_SECONDS = 300.0
@@ -59,17 +58,8 @@ def actor_groups(shards: int) -> list[list[int]]:
 
 
 def placement_timeout() -> float:
-    """$RAGBENCH_RAY_PLACEMENT_TIMEOUT's seconds (positive), else the default."""
-    given = os.environ.get(PLACEMENT_VARIABLE, "").strip()
-    if not given:
-        return DEFAULT_PLACEMENT_SECONDS
-    try:
-        seconds = float(given)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise ConfigError(f"{PLACEMENT_VARIABLE}={shown_value(given)}: a number of seconds above 0")
-    return seconds
+    """$RAGBENCH_RAY_PLACEMENT_TIMEOUT's seconds, else the default."""
+    return seconds_in_environment(PLACEMENT_VARIABLE, DEFAULT_PLACEMENT_SECONDS)
 
 
 def not_placed(what: str, actors: int, shards: int, seconds: float) -> ConfigError:

@@ -11,7 +11,7 @@ is fixed `--resume` asks again instead of serving the incomplete answer forever.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .llm_calls import PROMPT_CACHE_COUNTS, Request, Response, TokenLogprobs
@@ -109,26 +109,25 @@ def _tool_call_problems(response: Response, request: Request) -> Iterator[str]:
 def _item_problems(items: Any) -> Iterator[str]:
     """An answer's output items: the JSON text of a list of objects, each a Responses-API item (with a `type`) or
     a Gemini part (with one of its fields) (an agent sends them back as they are)."""
-    if items is None:
-        return
-    try:
-        parsed = json.loads(items) if isinstance(items, str) else None
-    except ValueError:
-        parsed = None
-    if not isinstance(parsed, list) or not all(isinstance(i, dict) and _typed_or_part(i) for i in parsed):
+    if not _json_list_of(items, lambda item: isinstance(item, dict) and _typed_or_part(item)):
         yield f"output items {_shown(items)} are not the JSON text of a list of typed objects or Gemini parts"
 
 
 def _content_part_problems(parts: Any) -> Iterator[str]:
     """A chat answer's content parts: the JSON text of a list of objects, each with a string `type`."""
-    if parts is None:
-        return
+    if not _json_list_of(parts, lambda part: isinstance(part, dict) and isinstance(part.get("type"), str)):
+        yield f"content parts {_shown(parts)} are not the JSON text of a list of typed objects"
+
+
+def _json_list_of(text: Any, each: Callable[[Any], bool]) -> bool:
+    """Whether `text` is None (nothing given) or the JSON text of a list whose every entry passes `each`."""
+    if text is None:
+        return True
     try:
-        parsed = json.loads(parts) if isinstance(parts, str) else None
+        parsed = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         parsed = None
-    if not isinstance(parsed, list) or not all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in parsed):
-        yield f"content parts {_shown(parts)} are not the JSON text of a list of typed objects"
+    return isinstance(parsed, list) and all(each(entry) for entry in parsed)
 
 
 # the fields of a Gemini API part as google-genai dumps one (snake_case)

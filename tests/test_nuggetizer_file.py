@@ -118,3 +118,22 @@ def test_a_topic_twice_is_read_once_with_the_same_nuggets_and_refused_with_other
         assert str(caught.value) == (
             f"{nuggets}:3: topic 7 again, with other nuggets than on line 1: keep one of the two lines"
         )
+
+
+def test_a_nugget_with_a_line_separator_in_its_text_is_written_and_read_back(corpus, tmp_path):
+    """ragbench writes nugget lines with their text as it is (ensure_ascii=False): a U+2028 in a nugget is inside
+    its JSON line, which only "\\n" ends; a second run and a topic appended later read the file whole."""
+    path = tmp_path / "nuggets.jsonl"
+
+    async def separated(texts: list[str]) -> list[Nugget]:
+        return [Nugget("one\u2028two\u0085three", "vital")]
+
+    first = Pool(corpus, path)
+    assert asyncio.run(first.nuggets(TOPIC, separated, {"judge": "x"})) == [Nugget("one\u2028two\u0085three", "vital")]
+    other = Example(id="8", question="q", gold={"qrels": {"d1": 1}})
+    assert asyncio.run(first.nuggets(other, separated, {"judge": "x"})) == [Nugget("one\u2028two\u0085three", "vital")]
+    again = Pool(corpus, path)
+    assert again.topics == {
+        "7": [Nugget("one\u2028two\u0085three", "vital")],
+        "8": [Nugget("one\u2028two\u0085three", "vital")],
+    }

@@ -35,14 +35,21 @@ LOCKS_AT = 1 << 40  # the first byte a topic's lock may take: past the end of an
 WAIT = 0.05  # seconds between tries of a lock another run holds
 
 
-def parse_nugget_lines(path: Path, text: str) -> tuple[dict[str, list[Nugget]], bool]:
+def parse_nugget_lines(
+    path: Path,
+    text: str,
+    topics: dict[str, list[Nugget]] | None = None,
+    lines: dict[str, int] | None = None,
+    first: int = 1,
+) -> tuple[dict[str, list[Nugget]], bool]:
     """A nugget file's topics (qid -> nuggets, an importance absent read as vital as assign_nuggets.py reads it),
     and whether ragbench wrote every line of it; a ConfigError naming the line that is no nugget line, or a topic
-    given again with other nuggets."""
-    topics: dict[str, list[Nugget]] = {}
-    lines: dict[str, int] = {}
+    given again with other nuggets. `text` may be the file's lines from line `first` on, added to the `topics`
+    read before them (whose first lines are `lines`)."""
+    topics = {} if topics is None else topics
+    lines = {} if lines is None else lines
     ours = True
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=first):  # JSON lines end at "\n" alone (not U+2028)
         if not line.strip():
             continue
         try:
@@ -73,6 +80,11 @@ class NuggetFile:
         self.topics: dict[str, list[Nugget]] = {}
         self.read_only = ""  # why ragbench only reads it; empty: it appends the topics it creates
         self.descriptor: int | None = None
+        # what is read of the file so far: its topics, each one's first line, its lines and bytes (the file only
+        # grows: each read takes the lines added since)
+        self.written_topics: dict[str, list[Nugget]] = {}
+        self.first_lines: dict[str, int] = {}
+        self.lines_read = self.bytes_read = 0
         if path.is_symlink() or path.exists():
             if not path.is_file():
                 raise ConfigError(f"metric nuggetizer: nugget file {path} is not a regular file; name a file")
@@ -82,7 +94,10 @@ class NuggetFile:
                 raise ConfigError(
                     f"metric nuggetizer: nugget file {path} cannot be read ({exc}); name a readable file"
                 ) from None
-            self.topics, ours = parse_nugget_lines(path, text)
+            self.written_topics, ours = parse_nugget_lines(path, text, lines=self.first_lines)
+            self.topics = dict(self.written_topics)
+            complete = text[: text.rfind("\n") + 1]  # an unended last line is read again once ended
+            self.lines_read, self.bytes_read = complete.count("\n"), len(complete.encode("utf-8"))
             if path.is_symlink():
                 self.read_only = "a symbolic link, never written through"
             elif not ours:
@@ -120,9 +135,10 @@ class NuggetFile:
             fcntl.lockf(descriptor, fcntl.LOCK_UN, 1, byte)
 
     def written(self) -> dict[str, list[Nugget]]:
-        """The topics in the file now, its complete lines read through the held descriptor."""
+        """The topics in the file now: those read before, and the complete lines added since, read through the held
+        descriptor (a line being appended is not read yet)."""
         descriptor = self.open()
-        size, chunks, offset = os.fstat(descriptor).st_size, [], 0
+        size, chunks, offset = os.fstat(descriptor).st_size, [], self.bytes_read
         while offset < size:
             chunk = os.pread(descriptor, min(1 << 20, size - offset), offset)
             if not chunk:
@@ -130,8 +146,12 @@ class NuggetFile:
             chunks.append(chunk)
             offset += len(chunk)
         data = b"".join(chunks)
-        text = data[: data.rfind(b"\n") + 1].decode("utf-8", "replace")  # a line being appended is not read yet
-        return parse_nugget_lines(self.path, text)[0]
+        added = data[: data.rfind(b"\n") + 1]
+        text = added.decode("utf-8", "replace")
+        parse_nugget_lines(self.path, text, self.written_topics, self.first_lines, self.lines_read + 1)
+        self.lines_read += text.count("\n")
+        self.bytes_read += len(added)
+        return self.written_topics
 
     def append(self, topic: str, query: str, nuggets: list[Nugget], made_by: dict[str, Any]) -> None:
         """The topic's line written to the end of the file (on a line of its own after a line a killed run cut short,

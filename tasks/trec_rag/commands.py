@@ -39,7 +39,7 @@ def export(
     from ragbench.api.run import check_output, finished_run, write_atomically
 
     from .ag_output import Submission2024, Submission2025, citing_twice, response_length, sentences, submission
-    from .submitted_topics import MOST_WORDS
+    from .submitted_topics import MOST_WORDS, long_answers_line
 
     run = finished_run(run_dir, "export trec-rag")
     ran = [name for name in TASKS if name in run.results.results]
@@ -81,10 +81,7 @@ def export(
     if dropped:
         lines.append(f"{dropped} citation(s) named no segment in references and were left out")
     if long:
-        lines.append(
-            f"{len(long)} answer(s) over {MOST_WORDS} words, which ragnarok's rag24_validation warns of (and cuts): "
-            + ", ".join(long)
-        )
+        lines.append(long_answers_line(long))
     if twice:
         lines.append(f"{twice} sentence(s) cited one segment twice, written once (rag24_validation warns of it)")
     return lines

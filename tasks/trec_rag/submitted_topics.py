@@ -72,12 +72,16 @@ def notes(
             f"scripts): {', '.join(unjudged)}"
         )
     if long:
-        yield (
-            f"{len(long)} answer(s) over {MOST_WORDS} words, which ragnarok's rag24_validation warns of (and cuts): "
-            + ", ".join(long)
-        )
+        yield long_answers_line(long)
     if twice[0]:
         yield (
             f"{twice[0]} answer sentence(s) citing one reference twice, which ragnarok's rag24_validation warns "
             f"of: {', '.join(twice[1])}"
         )
+
+
+def long_answers_line(long: list[str]) -> str:
+    """The line naming the answers over rag24_validation's limit (`long`: each "TOPIC (N words)")."""
+    return f"{len(long)} answer(s) over {MOST_WORDS} words, which ragnarok's rag24_validation warns of (and cuts): " + (
+        ", ".join(long)
+    )

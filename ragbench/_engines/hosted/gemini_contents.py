@@ -38,7 +38,7 @@ from ..._values.tool_calls import ToolCall
 from ..chat_messages import ChatMessage, ToolCallForm, chat_messages
 from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
-from .openai_responses import kept_stop, sampling_sent, top_logprobs_asked
+from .openai_responses import kept_stop, sampling_sent, token_limit_sent, top_logprobs_asked
 from .usage_counts import GEMINI, read_usage
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
@@ -58,7 +58,7 @@ def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         config["system_instruction"] = "\n\n".join(system)
-    config.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling), **sampling.penalties())
+    config.update(token_limit_sent(sampling, "max_output_tokens"), **sampling_sent(sampling), **sampling.penalties())
     if sampling.stop:
         config["stop_sequences"] = list(sampling.stop)
     if sampling.n != 1:

@@ -62,7 +62,14 @@ from ..._values.llm_calls import EngineNeeds, Request, Response
 from .batch_openai import OpenAIBatches
 from .batch_runner import Vendor
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
-from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
+from .openai_responses import (
+    NAMED_TOP_LOGPROBS,
+    parse_completion,
+    reasoning_model,
+    sampling_sent,
+    token_limit_sent,
+    top_logprobs_asked,
+)
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless import StainlessEngine
 from .usage_counts import OPENAI, OPENAI_RESPONSES
@@ -202,7 +209,7 @@ class OpenAIEngine(StainlessEngine):
             args["prompt"] = request.prompt
         ruled = "max_completion_tokens" if reasoning_model(self.model) else "max_tokens"
         tokens = (sampling.max_tokens_as or ruled) if chat else "max_tokens"
-        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling), **sampling.penalties())
+        args.update(token_limit_sent(sampling, tokens), **sampling_sent(sampling), **sampling.penalties())
         left = sampling.left_to_server
         if "n" not in left:
             args["n"] = sampling.n

@@ -5,8 +5,8 @@ this folder's sample data: every request body as sent, in order, and the scores 
     python3 -m venv /tmp/ref-venv && /tmp/ref-venv/bin/pip install google-genai==1.20.0 tqdm pandas numpy requests
     python tests/data/parity/drb_race/record_drb_race.py DRB /tmp/ref-venv/bin/python
 
-The sample data (query.jsonl, criteria.jsonl, reference.jsonl, sample-model.jsonl) replaces the repository's own
-in a copy of it (its scripts read fixed paths); run_benchmark.sh's RACE command is run as it stands, with one
+The sample data (data/, in the repository's layout: tasks, criteria, reference reports and one model's reports,
+all written for ragbench) replaces the repository's own in a copy of it (its scripts read fixed paths); run_benchmark.sh's RACE command is run as it stands, with one
 worker so the requests come in a fixed order. Writes drb_race_calls.json beside this script.
 """
 
@@ -24,12 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 from drb_fake_gemini import FakeGemini  # noqa: E402
 
-PLACES = {
-    "query.jsonl": "data/prompt_data/query.jsonl",
-    "criteria.jsonl": "data/criteria_data/criteria.jsonl",
-    "reference.jsonl": "data/test_data/cleaned_data/reference.jsonl",
-    "sample-model.jsonl": "data/test_data/raw_data/sample-model.jsonl",
-}
+SAMPLES = ("prompt_data/query.jsonl", "criteria_data/criteria.jsonl", "test_data/cleaned_data/reference.jsonl",
+           "test_data/raw_data/sample-model.jsonl")
 
 
 def record(checkout: Path, python: str) -> dict[str, object]:
@@ -44,8 +40,8 @@ def record(checkout: Path, python: str) -> dict[str, object]:
         for folder in ("data/test_data/raw_data", "data/test_data/cleaned_data", "results"):
             shutil.rmtree(repo / folder, ignore_errors=True)
             (repo / folder).mkdir(parents=True)
-        for name, place in PLACES.items():
-            shutil.copyfile(HERE / name, repo / place)
+        for sample in SAMPLES:
+            shutil.copyfile(HERE / "data" / sample, repo / "data" / sample)
         env = dict(os.environ, GEMINI_API_KEY="fake", JINA_API_KEY="fake", GOOGLE_GEMINI_BASE_URL=judge.url)
         command = [python, "-u", "deepresearch_bench_race.py", "sample-model", "--raw_data_dir",
                    "data/test_data/raw_data", "--max_workers", "1", "--query_file", "data/prompt_data/query.jsonl",

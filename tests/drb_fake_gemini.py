@@ -1,6 +1,6 @@
-"""A fake Gemini API judge for DeepResearch Bench's RACE (stdlib only: the recorder runs it beside the released
-scripts in their own venv, the tests beside ragbench): `POST /v1beta/models/MODEL:generateContent` answered from
-the prompt's text alone, every request body kept as sent.
+"""A fake Gemini API judge for DeepResearch Bench's RACE (the recorder runs it for the released scripts in their
+own venv, the tests for ragbench): `POST /v1beta/models/MODEL:generateContent` answered from the prompt's text
+alone, every request body kept as sent (test_engine_openai's FakeServer).
 
 A cleaning prompt (no `<criteria_list>`) is answered with its article, the text between the prompt's first line
 that opens with a quote and its last line that closes one, its "[n]" markers taken out. A scoring prompt is answered
@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from test_engine_openai import FakeServer
 
 MARKER = re.compile(r"\[\d+\]")
 
@@ -48,8 +48,9 @@ def scored(prompt: str) -> str:
             name = item["criterion"]
             first, second = (_digest(dim, name, article) % 101 / 10 for article in articles)
             shown = name.upper() if _digest(dim, name) % 5 == 0 else name
-            out[dim].append({"criterion": shown, "analysis": "compared", "article_1_score": first,
-                             "article_2_score": second})
+            out[dim].append(
+                {"criterion": shown, "analysis": "compared", "article_1_score": first, "article_2_score": second}
+            )
     return "Scores follow.\n```json\n" + json.dumps(out, ensure_ascii=False, indent=2) + "\n```"
 
 
@@ -60,44 +61,20 @@ def reply(prompt: str) -> str:
 def answer(body: dict[str, Any]) -> dict[str, Any]:
     prompt = "".join(part.get("text", "") for content in body["contents"] for part in content.get("parts", ()))
     text = reply(prompt)
-    usage = {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": len(text) // 4,
-             "totalTokenCount": len(prompt) // 4 + len(text) // 4}
+    usage = {
+        "promptTokenCount": len(prompt) // 4,
+        "candidatesTokenCount": len(text) // 4,
+        "totalTokenCount": len(prompt) // 4 + len(text) // 4,
+    }
     candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
     return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "fake-gemini"}
 
 
-class FakeGemini:
-    """The server on 127.0.0.1 (a free port); `requests` holds each request as (path, body) in arrival order."""
+def fake_gemini() -> FakeServer:
+    """test_engine_openai's fake server answering as the Gemini API; its `requests` hold each request's path and
+    body; `gemini_url(fake)` is the base URL google-genai takes ($GOOGLE_GEMINI_BASE_URL)."""
+    return FakeServer(answer=lambda path, body: answer(body))
 
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        lock = threading.Lock()
-        owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with lock:
-                    owner.requests.append((self.path.split("?")[0], body))
-                data = json.dumps(answer(body)).encode("utf-8")
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeGemini:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+def gemini_url(fake: FakeServer) -> str:
+    return fake.base_url.removesuffix("/v1")

@@ -9,9 +9,9 @@ consecutive results one user turn; an assistant turn that holds the parts of an 
 prompt request is one user turn. Tools go as one tool of `function_declarations` (the JSON schema as
 `parameters_json_schema`), the tool choice as `function_calling_config` (AUTO, NONE, ANY, or ANY limited to the
 named function; a schema of upper-case types, a Gemini Schema, as `parameters`); the SDK's automatic function
-calling is off. Sampling: `max_output_tokens`, `temperature`,
-`top_p` (not those left to the server), `stop_sequences`, `candidate_count` (n), `seed`, json_mode as `response_mime_type`
-"application/json"; log-probabilities and LoRA adapters are refused.
+calling is off. Sampling: `max_output_tokens`, `temperature`, `top_p` and `seed` (each unless left to the server),
+`stop_sequences`, `candidate_count` (n), json_mode as `response_mime_type` "application/json"; log-probabilities
+and LoRA adapters are refused.
 
 Each candidate's text parts (thoughts left out) give a text, its `function_call` parts the tool calls (an id
 derived from the call when the API gives none, so an answer and its cache entry are the same on every run),
@@ -63,7 +63,7 @@ def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
         config["stop_sequences"] = list(sampling.stop)
     if sampling.n != 1:
         config["candidate_count"] = sampling.n
-    if sampling.seed is not None:
+    if sampling.seed is not None and "seed" not in sampling.left_to_server:
         config["seed"] = sampling.seed
     if sampling.json_mode:
         config["response_mime_type"] = "application/json"

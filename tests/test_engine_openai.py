@@ -280,6 +280,13 @@ def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
     }
 
 
+def test_a_token_limit_left_to_the_server_is_not_sent(server):
+    engine = OpenAIEngine("my-model", base_url=server.base_url, **FAST)
+    generate(engine, chat(max_tokens=7, left_to_server=("max_tokens",)))
+    generate(engine, Request(prompt="Q:", sampling=Sampling.make(max_tokens=7, left_to_server=("max_tokens",))))
+    assert not any({"max_tokens", "max_completion_tokens"} & set(got["body"]) for got in server.requests)
+
+
 def test_prompt_request_goes_to_completions_with_integer_logprobs(server):
     engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
     generate(engine, Request(prompt="Q: capital of France?\nA:", sampling=Sampling.make(logprobs=2, stop="\n")))

@@ -21,7 +21,7 @@ from helpers import cli_here, samples, score_args
 from ragbench.api import ConfigError, Example, Prediction, RecordError
 from ragbench.metrics.drb_race.metric import KEYS, DeepResearchBenchRace
 from ragbench.metrics.drb_race.reply_json import DIMENSIONS, reply_json
-from ragbench.tasks.deep_research_bench.task import DeepResearchBenchRace as RaceTask
+from ragbench.tasks.deep_research_bench.task import DeepResearchBench as RaceTask
 from ragbench.testing import ScriptedLLM, make_context
 from test_engine_openai import FakeServer
 

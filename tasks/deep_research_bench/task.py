@@ -18,7 +18,7 @@ REPORT_FILES = "*.jsonl"
 NOT_REPORTS = ("reference.jsonl",)  # the reference reports sit beside the systems' in raw_data/
 
 
-class DeepResearchBenchRace(Task):
+class DeepResearchBench(Task):
     """DeepResearch Bench's tasks (Chinese and English), a report per task judged against its reference."""
 
     name = "deep_research_bench"

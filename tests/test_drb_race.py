@@ -103,6 +103,28 @@ def test_repeats_agreement_ppi_and_cost_of_the_judged_numbers(tmp_path, judge):
     assert cost["calls"] == 12 and cost["model"] == "gemini:gemini-2.5-pro-preview-06-05"
 
 
+def test_a_live_run_writes_reports_from_the_task_prompt_and_its_estimate_counts_the_judge(tmp_path, judge):
+    report = (
+        "A report written by a scripted model: it names figures, causes and a recommendation, long enough to clean."
+    )
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"response": report}]), encoding="utf-8")
+    out, env = tmp_path / "run", {"GOOGLE_GEMINI_BASE_URL": gemini_url(judge), "GEMINI_API_KEY": "fake"}
+    run = ("--tasks", "deep_research_bench", "--data", f"deep_research_bench={DATA}", "--system", "closed_book")
+    done = cli_here(
+        "estimate", *run, "--model", f"scripted:{answers}", *JUDGE, "--output", str(out), "--pilot", "100%", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "llm calls (judge:drb_race): 6 " in done.stdout
+    lines = samples(out, "deep_research_bench")
+    assert all(line["error"] is None and set(line["scores"]) == set(KEYS) for line in lines)
+    asked = {line["question"]: line["trace"][0]["request"] for line in lines}
+    assert all(
+        request["prompt"] == question and request["sampling"]["max_tokens"] == 8192
+        for question, request in asked.items()
+    )
+
+
 def example(task_id: str) -> Example:
     return next(e for e in RaceTask(DATA).examples() if isinstance(e, Example) and e.id == task_id)
 

@@ -10,22 +10,43 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Example, RecordError, Task, TaskScoring
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
 
 from .data import by_prompt, data_files, read_tasks
 
 REPORT_FILES = "*.jsonl"
+REPORT_TOKENS = 8192  # ragbench's default token limit of a system's report (the benchmark sets none)
 NOT_REPORTS = ("reference.jsonl",)  # the reference reports sit beside the systems' in raw_data/
+
+
+class ResearchPrompting(TaskPrompting):
+    """The task's prompt as DeepResearch Bench gives it to a system; documents a system shows follow it, numbered
+    as [n] for the report to cite (the benchmark gives none: its systems search the web themselves)."""
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        prompt = options.get("question") or example.question
+        if not docs:
+            return str(prompt)
+        sources = "\n".join(
+            f"[{n}] {doc.title}: {doc.text}" if doc.title else f"[{n}] {doc.text}"
+            for n, doc in enumerate(docs, start=1)
+        )
+        return f"{prompt}\n\nSources:\n{sources}"
 
 
 class DeepResearchBench(Task):
     """DeepResearch Bench's tasks (Chinese and English), a report per task judged against its reference."""
 
     name = "deep_research_bench"
+    prompting = ResearchPrompting()
     scoring = TaskScoring(
         gold_fields=("race_criteria", "reference_report"), metrics=("drb_race",), slice_fields=("language",)
     )
     own_documents = False
+
+    def system_defaults(self) -> dict[str, Any]:
+        """A report, not a short answer: a system's token limit (its `max_tokens`) defaults to REPORT_TOKENS."""
+        return {"max_tokens": REPORT_TOKENS}
 
     def _files(self) -> dict[str, Path]:
         if self.data_path is None:

@@ -1,5 +1,5 @@
-"""The `deep_research_bench` task: DeepResearch Bench's research tasks (data.py), each example's gold its RACE criteria and
-the reference report, scored by the `drb_race` metric (the RACE judge). `--data deep_research_bench=DATA` names the
+"""The `deep_research_bench` task: DeepResearch Bench's research tasks (data.py), each example's gold its RACE
+criteria and the reference report, scored by the `drb_race` metric (the RACE judge). `--data deep_research_bench=DATA` names the
 repository's data/ folder; a folder of reports in its raw_data layout (one `MODEL.jsonl` of `{"id", "prompt",
 "article"}` lines) is scored as predictions (`ragbench score --predictions FOLDER`), each report matched to its
 task by the prompt, as deepresearch_bench_race.py matches them. Results are sliced by the task's language."""
@@ -22,6 +22,8 @@ NOT_REPORTS = ("reference.jsonl",)  # the reference reports sit beside the syste
 class ResearchPrompting(TaskPrompting):
     """The task's prompt as DeepResearch Bench gives it to a system; documents a system shows follow it, numbered
     as [n] for the report to cite (the benchmark gives none: its systems search the web themselves)."""
+
+    answer_format = "long"
 
     def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
         prompt = options.get("question") or example.question

@@ -32,6 +32,8 @@ import numpy as np
 
 from ..._types import Document, JsonObject
 from ..base import IndexBuilder
+from ..corpus.readers import SEGMENTED
+from ..corpus.segmented import anserini_contents
 from ..index.built import IndexedRetriever, Manifest
 from ..index.damage import (
     INTEGERS,
@@ -113,6 +115,14 @@ class LuceneBM25Builder(IndexBuilder):
         self.chunk_files: list[Path] = []
         self.lengths: list[np.ndarray] = []
         self.n_docs = 0
+
+    @classmethod
+    def indexed_text(cls, doc: Document, title: bool, corpus_format: str) -> str:
+        """A segment of MS MARCO V2.1 as Anserini indexes it (MsMarcoV2DocCollection: url, title, headings and
+        segment, as its rag24 regressions and prebuilt index do); any other passage as pyserini's `contents`."""
+        if title and corpus_format == SEGMENTED:
+            return anserini_contents(doc)
+        return super().indexed_text(doc, title, corpus_format)
 
     def add(self, texts: list[str]) -> None:
         self.add_postings(*analysed_postings(texts))

@@ -12,6 +12,7 @@ import pytest
 
 from helpers import cli_here
 from ragbench._reports.reproduce.rows import get_reproduction, reproduction_config
+from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
 
 SAMPLE = Path(__file__).parent / "data" / "trec_rag24_sample"
@@ -100,3 +101,31 @@ def test_the_row_runs_end_to_end_on_the_sample_as_anserini_scores_it(tmp_path):
     anserini = top_100(ANSERINI_RUN)
     del anserini["2024-158743"]  # judged by no qrels line: no example of the run
     assert top_100(tmp_path / "run.trec") == anserini  # the same segments in the same order, the same scores
+
+
+def test_an_index_of_the_shards_built_as_title_and_segment_is_refused_in_one_line(tmp_path):
+    """An index ragbench built before a segment was indexed as Anserini's (its manifest without `segment_text`)
+    would rank otherwise than Anserini's: a run over it, on one machine or through shards, ends in one line saying
+    how to build it again, before any search."""
+    from ragbench._retrieval.sharded.fronts import LuceneQueries
+
+    index = tmp_path / "old_lucene"
+    assert (
+        cli_here(
+            "index", "build", "--corpus", str(CORPUS), "--retriever", "lucene_bm25", "--out", str(index)
+        ).returncode
+        == 0
+    )
+    manifest = json.loads((index / "manifest.json").read_text())
+    del manifest["options"]["segment_text"]
+    (index / "manifest.json").write_text(json.dumps(manifest))
+    result = cli_here(
+        "reproduce", ROW, "--data", f"trec_rag24={TOPICS}", "--task-arg", f"trec_rag24.qrels={QRELS}",
+        "--retriever-arg", f"index={index}", "--output", str(tmp_path / "run"), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "indexes each segment of MS MARCO V2.1 as its title and segment, not as Anserini does" in result.stderr
+    assert f"ragbench index build --corpus {CORPUS.resolve()} --retriever lucene_bm25 --out {index}" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "run" / "results.json").exists()
+    with pytest.raises(ConfigError, match="not as Anserini does"):
+        LuceneQueries(str(index))

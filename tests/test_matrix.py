@@ -319,10 +319,21 @@ LOG2_3 = 1.584962500721156
 # laundering segment, grade 2; 2025's 464 and 31 one relevant segment each, first): nDCG@20 and recall@100 are 1.
 # Self-RAG's short form shows the top segment alone: 2027497's grade 3 of the ideal 3, 2, 1: nDCG
 # 3 / (3 + 2/log2 3 + 1/2), recall 1/3; every other topic has one relevant segment, shown first.
-TREC_RAG = {"ndcg_cut_20": 1.0, "recall_100": 1.0}
+TREC_RAG = {"ndcg_cut_20": 1.0, "ndcg_cut_100": 1.0, "recall_100": 1.0}
 # llatrieval shows the two segments its scripted selector keeps (above): 2027497's grades 3 and 2, not its 1.
-TREC_RAG24_TOP_TWO = {"ndcg_cut_20": ((3 + 2 / LOG2_3) / (3 + 2 / LOG2_3 + 0.5) + 1) / 2, "recall_100": (2 / 3 + 1) / 2}
-TREC_RAG24_TOP_ONLY = {"ndcg_cut_20": (3 / (3 + 2 / LOG2_3 + 0.5) + 1) / 2, "recall_100": (1 / 3 + 1) / 2}
+# (nDCG@100 is nDCG@20 here: every topic has fewer than 20 judged segments)
+TREC_RAG24_TOP_TWO_NDCG = ((3 + 2 / LOG2_3) / (3 + 2 / LOG2_3 + 0.5) + 1) / 2
+TREC_RAG24_TOP_TWO = {
+    "ndcg_cut_20": TREC_RAG24_TOP_TWO_NDCG,
+    "ndcg_cut_100": TREC_RAG24_TOP_TWO_NDCG,
+    "recall_100": (2 / 3 + 1) / 2,
+}
+TREC_RAG24_TOP_ONLY_NDCG = (3 / (3 + 2 / LOG2_3 + 0.5) + 1) / 2
+TREC_RAG24_TOP_ONLY = {
+    "ndcg_cut_20": TREC_RAG24_TOP_ONLY_NDCG,
+    "ndcg_cut_100": TREC_RAG24_TOP_ONLY_NDCG,
+    "recall_100": (1 / 3 + 1) / 2,
+}
 BEIR_Q1_NDCG = (1 + 2 / LOG2_3) / (2 + 1 / LOG2_3)
 BEIR = {
     **{f"ndcg_at_{k}": (BEIR_Q1_NDCG + 1) / 2 for k in (3, 5, 10)},

@@ -435,7 +435,8 @@ BROWSECOMP_PLUS_OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
 # over 100 characters: judged), then scores the first 8 against the reference's 8 on every criterion (each weighted
 # share 8 / (8 + 8) = 1/2, overall too) and the second 0 against 8 (share 0): 1/4 for the overall score and every
 # dimension, whatever the documents shown (the judge sees the task, the report and the reference only) and whatever a
-# system makes of the report (the cleaner answers any report but the wrong one alike).
+# system makes of the report (the cleaner answers any report but the wrong one alike; IRCoT and FLARE keep the
+# reference's first sentence, 152 characters, still a report RACE judges).
 DEEP_RESEARCH_BENCH = {
     key: 0.25
     for key in ("race", "race_comprehensiveness", "race_insight", "race_instruction_following", "race_readability")

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
-from ragbench._engines.hosted.batch_board import BOARD
+from ragbench._engines.hosted.batch_board import BatchBoard
 from ragbench._engines.hosted.batch_store import BATCHES_DIR, BatchStore
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
@@ -139,13 +139,14 @@ def test_the_lost_batch_is_told_from_other_batches_of_its_size_created_around_it
     fake.on_create = others_after
     fake.drop_creates = 1
     questions = QUESTIONS[:size]
-    made = engine(fake, vendor, folder)
+    board = BatchBoard()
+    made = engine(fake, vendor, folder, board)
     created = len(fake.created)
     answers = made.generate([chat(q) for q in questions])
     assert texts(answers) == echoed(vendor, questions)
     ours = [b for b in fake.created[created:] if not fake.batches[b]["lines"][0]["custom_id"].startswith("other")]
     assert len(ours) == 1 and [record["batch"] for record in records(folder)] == ours
-    assert BOARD.line() == ""  # no batch left on the progress bar (an adopted one that had ended was shown out)
+    assert board.line() == ""  # no batch left on the progress bar (an adopted one that had ended was shown out)
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
@@ -167,7 +168,7 @@ def replica_set(fakes: list[FakeBatchServer], folder: Path) -> Any:
     options = {"batch": True, "batch_poll_s": 0, "backoff_base": 0.001, "backoff_max": 0.01}
     made = endpoint_replicas(OpenAIEngine, "m", [fake.root + "/v1" for fake in fakes], options)
     folder.mkdir(exist_ok=True)
-    made.keep_batches(folder)
+    made.keep_batches(folder, BatchBoard())
     return made
 
 

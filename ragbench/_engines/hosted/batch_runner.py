@@ -12,7 +12,7 @@ earlier attempt left without an id (killed while the vendor created the batch) i
 batch the vendor holds for it is adopted (OpenAI: the one tagged with it; Anthropic, whose batches carry no tag:
 one created since, of as many requests, whose results hold only its custom ids), else its requests are sent.
 Every batch out is polled each `batch_poll_s` seconds until it has ended (OpenAI: completed, failed, expired or
-cancelled; Anthropic: ended), its state on the progress bar (hosted/batch_board.py); then its result lines are
+cancelled; Anthropic: ended), its state on the run's progress bar (the shelf's board: hosted/batch_board.py); then its result lines are
 recorded and read (hosted/batch_results.py: a damaged line costs only itself, and is named in a warning). A request
 the vendor failed on its side (HTTP 5xx or 429 in its line), expired, cancelled or left out, whose line is
 unreadable, or whose custom id is on two lines (neither is taken), is sent again in the next batch, counted
@@ -35,7 +35,6 @@ from typing import Any, Protocol
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response, Sampling
-from .batch_board import BOARD
 from .batch_results import read_result_lines
 from .batch_shelf import BatchShelf
 from .batch_store import Submitted
@@ -141,7 +140,7 @@ class BatchRun:
 
     def __init__(self, engine: BatchingEngine, shelf: BatchShelf[BatchingEngine]) -> None:
         self.engine, self.shelf, self.vendor = engine, shelf, engine._batch_vendor()
-        self.store, self.counts = shelf.store(), shelf.counts
+        self.store, self.counts, self.board = shelf.store(), shelf.counts, shelf.board
         self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
         self.sides: dict[str, tuple[BatchingEngine, Vendor, Any]] = {}  # by base URL: engine, vendor, client
 
@@ -320,7 +319,7 @@ class BatchRun:
             finally:
                 batch.creating = False  # failed: resolved on the next ask of its requests, if not here
             if not batch.ended:  # (one adopted here may have: it is not shown as out)
-                BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
+                self.board.show(str(batch.batch_id), "submitted", 0, len(lines))
             self.counts.batches += 1
             self.counts.sent += len(lines)
             return batch
@@ -369,13 +368,13 @@ class BatchRun:
         try:
             while True:
                 polled = await vendor.poll(client, batch_id)
-                BOARD.show(batch_id, polled.state, polled.done, polled.total)
+                self.board.show(batch_id, polled.state, polled.done, polled.total)
                 if polled.ended:
                     break
                 await asyncio.sleep(self.engine.batch_poll_s)
             return polled, [] if polled.failed is not None else await vendor.results(client, batch_id)
         finally:
-            BOARD.drop(batch_id)
+            self.board.drop(batch_id)
 
     def _read(self, batch: Submitted, custom: str, request: Request) -> Outcome:
         """What `batch`'s results say of `custom`: an answer, the request's failure, or the vendor's (sent again)."""

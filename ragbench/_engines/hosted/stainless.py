@@ -7,7 +7,7 @@ the same budget, and the SDK's final error becomes one line (api_engine.ApiEngin
 
 With `batch=true` the engine sends the scheduler's pooled requests through the vendor's batch API instead
 (hosted/batch_runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
-seconds and records its batches in the run folder (`keep_batches`); the engines of a replica set share their
+seconds and records its batches in the run folder, showing those out on the run's progress bar (`keep_batches`); the engines of a replica set share their
 records (`share_batches`: hosted/batch_shelf.py)."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from annotated_types import Ge
 
 from ..._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine
+from .batch_board import BatchBoard
 from .batch_runner import BatchingEngine, BatchRun, Vendor
 from .batch_shelf import BatchShelf
 from .http import backoff
@@ -59,9 +60,9 @@ class StainlessEngine(ApiEngine):
         """The vendor's batch API (hosted/batch_openai.py, hosted/batch_anthropic.py)."""
         raise NotImplementedError
 
-    def keep_batches(self, folder: Path) -> None:
-        """Record the batches in (and resume them from) run folder `folder`."""
-        self._batch_shelf.keep_in(folder)
+    def keep_batches(self, folder: Path, board: BatchBoard) -> None:
+        """Record the batches in (and resume them from) run folder `folder`, those out shown on the run's `board`."""
+        self._batch_shelf.keep_in(folder, board)
 
     def share_batches(self, replicas: list[StainlessEngine]) -> None:
         """Keep one record of the batches of `replicas` (this engine first: it names the requests), each batch

@@ -39,7 +39,7 @@ from ..._values.llm_calls import Request, Response
 from .anthropic_messages import PROMPT_CACHE_TTLS, message_arguments, parse_message
 from .api_engine import optional_sdk
 from .batch_anthropic import AnthropicBatches
-from .batch_runner import Vendor
+from .batch_interface import BatchVendor
 from .http import FailFastTransport, JitteredRetries, redact_http_logs
 from .stainless import StainlessEngine
 from .usage_counts import ANTHROPIC
@@ -107,7 +107,7 @@ class AnthropicEngine(StainlessEngine):
     def _probe_url(cls, base_url: str) -> str:
         return super()._probe_url(base_url.rstrip("/") + "/v1")
 
-    def _new_client(self) -> Any:
+    def open_client(self) -> Any:
         anthropic = sdk()
         redact_http_logs("anthropic")
         limits = httpx2.Limits(
@@ -148,5 +148,5 @@ class AnthropicEngine(StainlessEngine):
             ANTHROPIC,
         )
 
-    def _batch_vendor(self) -> Vendor:
+    def batch_vendor(self) -> BatchVendor:
         return AnthropicBatches(self, self.prompt_cache)

@@ -19,8 +19,8 @@ from typing import Any
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
 from .anthropic_messages import message_arguments, parse_message
+from .batch_interface import Outcome, Polled, Resend, SdkBatchingEngine
 from .batch_results import text_lines
-from .batch_runner import BatchingEngine, Outcome, Polled, Resend
 from .batch_store import CLOCK_SKEW_S, Submitted
 from .usage_counts import ANTHROPIC, read_usage
 
@@ -29,7 +29,7 @@ ENDPOINT = "/v1/messages"
 
 
 class AnthropicBatches:
-    def __init__(self, engine: BatchingEngine, prompt_cache: str | None = None) -> None:
+    def __init__(self, engine: SdkBatchingEngine, prompt_cache: str | None = None) -> None:
         self.engine, self.prompt_cache = engine, prompt_cache
 
     @property
@@ -48,8 +48,9 @@ class AnthropicBatches:
     async def create(
         self, client: Any, endpoint: str, lines: list[JsonObject], intent: str, upload: Callable[[str], None]
     ) -> str:
-        # no file is uploaded (`upload` is not called); sent as given (the SDK would walk every request against its types)
-        batch = await client.messages.batches.create(
+        # no file is uploaded (`upload` is not called); sent as given (the SDK would walk every request against its types),
+        # tried once: the loop resolves a try that failed (BatchVendor.create)
+        batch = await client.with_options(max_retries=0).messages.batches.create(
             requests=[], extra_body={"requests": lines}, extra_headers=self._headers
         )
         return str(batch.id)
@@ -89,9 +90,9 @@ class AnthropicBatches:
             return Resend(f"the batch's request was {kind}")
         error = result.get("error") or {}
         error = error.get("error", error) if isinstance(error, dict) else {}
-        what = f"{error.get('type')}: {self.engine._excerpt(str(error.get('message')))}"
+        what = f"{error.get('type')}: {self.engine.excerpt(str(error.get('message')))}"
         if error.get("type") in VENDOR_ERRORS:
             return Resend(what)
-        return self.engine._failure(
+        return self.engine.failure(
             what, 1, RequestError if error.get("type") == "invalid_request_error" else EngineError
         )

@@ -29,12 +29,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from ..._types import JsonObject
-from ..._values.llm_calls import EngineError, Request, Response, Sampling
+from ..._values.llm_calls import EngineError, Request, Response
+from .batch_interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
 from .batch_results import read_result_lines
 from .batch_shelf import BatchShelf
 from .batch_store import Submitted
@@ -43,128 +43,36 @@ from .http import backoff, retried_status
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Resend:
-    """A request the vendor did not answer on its side (failed, expired, cancelled, left out): sent again."""
-
-    why: str
-
-
-@dataclass(frozen=True)
-class Polled:
-    """A batch's state as the vendor reports it; `failed`: why the vendor failed the batch as a whole."""
-
-    state: str
-    done: int
-    total: int
-    ended: bool
-    failed: str | None = None
-
-
-Outcome = Response | EngineError | Resend
-
-
-class BatchingEngine(Protocol):
-    """What the batch loop and the vendors' sides use of the engine (stainless_engine.StainlessEngine, which
-    imports them): its options, its SDK and client, and its one-line failures."""
-
-    model: str
-    base_url: str
-    api_key_env: str
-    extra_body: dict[str, Any]
-    batch_poll_s: float
-    batch_retries: int
-    max_retries: int
-    backoff_base: float
-    backoff_max: float
-
-    @property
-    def engine_id(self) -> str: ...
-
-    @property
-    def sdk(self) -> Any: ...
-
-    @property
-    def unreachable(self) -> type[Exception]: ...
-
-    def call_identity(self, sampling: Sampling) -> str: ...
-
-    def _new_client(self) -> Any: ...
-
-    def _batch_vendor(self) -> Vendor: ...
-
-    async def _close_client(self, client: Any) -> None: ...
-
-    def _api_failure(self, exc: Exception, used: int, request: Request) -> EngineError: ...
-
-    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError: ...
-
-    def _status_failure(self, status: int, message: str, attempts: int, hint: str = "") -> EngineError: ...
-
-    def _status_hint(self, request: Request, what: str) -> str: ...
-
-    def _excerpt(self, text: str) -> str: ...
-
-
-class Vendor(Protocol):
-    """One vendor's batch API over the engine's SDK client."""
-
-    def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
-        """(endpoint, the batch's input line for `request`); RequestError where it cannot be sent."""
-
-    async def create(
-        self, client: Any, endpoint: str, lines: list[JsonObject], intent: str, upload: Callable[[str], None]
-    ) -> str:
-        """Upload and create a batch of `lines` (tagged with `intent` where the vendor takes a tag): its id. An input
-        file uploaded for it is told to `upload` (its id) before the batch is asked for."""
-
-    async def discard(self, client: Any, file_id: str) -> bool:
-        """Delete the input file `file_id` uploaded for a batch the vendor never created; False: it was gone."""
-
-    async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
-        """The vendor's batches, not among `known`, that may be `intent`'s, each with whether it surely is (its tag);
-        one not sure is `intent`'s when its results hold none but its custom ids (one at least)."""
-
-    async def poll(self, client: Any, batch_id: str) -> Polled: ...
-
-    async def results(self, client: Any, batch_id: str) -> list[str]:
-        """An ended batch's result lines (answers and errors) as the vendor sent them (batch_results.text_lines)."""
-
-    def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
-        """What one result line says of `request` (ValueError, TypeError, KeyError, AttributeError, RecursionError:
-        unreadable, sent again)."""
-
-
 class BatchRun:
     """One scheduler batch of `engine` answered through its vendor, with the batches of its `shelf`."""
 
     def __init__(self, engine: BatchingEngine, shelf: BatchShelf[BatchingEngine]) -> None:
-        self.engine, self.shelf, self.vendor = engine, shelf, engine._batch_vendor()
+        self.engine, self.shelf, self.vendor = engine, shelf, engine.batch_vendor()
         self.store, self.counts, self.board = shelf.store(), shelf.counts, shelf.board
         self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
-        self.sides: dict[str, tuple[BatchingEngine, Vendor, Any]] = {}  # by base URL: engine, vendor, client
+        self.sides: dict[str, tuple[BatchingEngine, BatchVendor, Any]] = {}  # by base URL: engine, vendor, client
 
     async def answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
         engine = self.engine
         try:
             return await self._answer(requests)
-        except (engine.sdk.APIError, engine.unreachable) as exc:
-            raise engine._api_failure(exc, 0, requests[0]) from None
+        except engine.call_errors as exc:
+            raise engine.api_failure(exc, 0, requests[0]) from None
         finally:
             for holder, _, client in self.sides.values():
-                await holder._close_client(client)
+                await holder.close_client(client)
 
-    def _side(self, base_url: str) -> tuple[BatchingEngine, Vendor, Any]:
+    def _side(self, base_url: str) -> tuple[BatchingEngine, BatchVendor, Any]:
         """The engine, vendor and client of the server at `base_url`; one line where the run names no such one."""
         if base_url not in self.sides:
             holder = self.shelf.engines.get(base_url)
             if holder is None:
-                raise self.engine._failure(
+                raise self.engine.failure(
                     f"a batch an earlier attempt recorded is held at {base_url}, which this run does not name: "
                     "give it among the --base-url values to poll it there",
                     1,
                 )
-            self.sides[base_url] = (holder, holder._batch_vendor(), holder._new_client())
+            self.sides[base_url] = (holder, holder.batch_vendor(), holder.open_client())
         return self.sides[base_url]
 
     async def _answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
@@ -192,7 +100,7 @@ class BatchRun:
                         answers[custom] = outcome
                         self.counts.failed += isinstance(outcome, EngineError)
                     elif (tries := self.store.tries(custom)) > engine.batch_retries:
-                        answers[custom] = engine._failure(f"batch request not answered: {outcome.why}", tries)
+                        answers[custom] = engine.failure(f"batch request not answered: {outcome.why}", tries)
                         self.counts.failed += 1
                     else:
                         send.append(custom)
@@ -244,17 +152,17 @@ class BatchRun:
         await self._forget(vendor, client, intent)
         return None
 
-    async def _forget(self, vendor: Vendor, client: Any, intent: Submitted) -> None:
+    async def _forget(self, vendor: BatchVendor, client: Any, intent: Submitted) -> None:
         """Forget an intent the vendor holds no batch for, deleting the input file uploaded for it (and saying so):
         its requests are sent again, in a new file."""
         if intent.uploaded is not None:
             try:
                 deleted = await vendor.discard(client, intent.uploaded)
-            except (self.engine.sdk.APIError, self.engine.unreachable) as exc:
+            except self.engine.call_errors as exc:
                 log.warning(
                     "%s: could not delete input file %s uploaded for a batch the vendor never created (%s): delete it "
                     "with the vendor's Files API or dashboard",
-                    self.engine.model, intent.uploaded, self.engine._excerpt(str(exc)),
+                    self.engine.model, intent.uploaded, self.engine.excerpt(str(exc)),
                 )  # fmt: skip
             else:
                 self.counts.files_deleted += deleted
@@ -284,11 +192,11 @@ class BatchRun:
         return [await self._create(vendor, client, endpoint, lines) for endpoint, lines in by_endpoint.items()]
 
     async def _create(
-        self, vendor: Vendor, client: Any, endpoint: str, lines: list[tuple[str, JsonObject]]
+        self, vendor: BatchVendor, client: Any, endpoint: str, lines: list[tuple[str, JsonObject]]
     ) -> Submitted:
-        """The batch of `lines` (custom id, input line), its intent recorded before each try. The SDK does not retry
+        """The batch of `lines` (custom id, input line), its intent recorded before each try. The vendor does not retry
         the creation (after an answer lost, its retry would create a second batch, paid twice): a try that failed
-        as the SDK would retry it (connection lost, timeout, HTTP 408/409/429/5xx) is resolved, and tried again
+        as an SDK would retry it (connection lost, timeout, HTTP 408/409/429/5xx) is resolved, and tried again
         only where the vendor holds no batch for it, up to `max_retries` times."""
         engine, customs = self.engine, [custom for custom, _ in lines]
         tries = 0
@@ -296,13 +204,13 @@ class BatchRun:
             batch = self.store.intend(engine.base_url, endpoint, customs)
             try:
                 batch_id = await vendor.create(
-                    client.with_options(max_retries=0),
+                    client,
                     endpoint,
                     [line for _, line in lines],
                     batch.intent,
                     functools.partial(self.store.upload, batch),
                 )
-            except (engine.sdk.APIError, engine.unreachable) as exc:
+            except engine.call_errors as exc:
                 status = getattr(exc, "status_code", None)
                 if isinstance(exc, engine.unreachable) or (status is not None and not retried_status(status)):
                     await self._forget(vendor, client, batch)  # refused, or never sent: the vendor holds no batch
@@ -337,9 +245,9 @@ class BatchRun:
             return exc
         try:
             polled, lines = await self._ended(vendor, client, batch.batch_id)
-        except holder.sdk.NotFoundError as exc:
-            return holder._failure(
-                f"batch {batch.batch_id} is unknown to the vendor (HTTP 404: {holder._excerpt(str(exc.message))}): "
+        except holder.not_found as exc:
+            return holder.failure(
+                f"batch {batch.batch_id} is unknown to the vendor (HTTP 404: {holder.excerpt(str(getattr(exc, 'message', exc)))}): "
                 "the API key is not of the organisation or project that created it, or the batch was deleted; "
                 f"resume with that key, or move {self.store.record_path(batch)} away to send its "
                 f"{len(batch.custom_ids)} requests again (paid again)",
@@ -355,7 +263,7 @@ class BatchRun:
         assert results is not None
         faults = [f"{len(results.repeated)} custom ids on more than one line"] if results.repeated else []
         if results.unreadable:
-            unreadable = self.engine._excerpt("; ".join(results.unreadable))
+            unreadable = self.engine.excerpt("; ".join(results.unreadable))
             faults.insert(0, f"{len(results.unreadable)} of its {results.count} result lines unreadable ({unreadable})")
         if faults:
             log.warning(
@@ -363,7 +271,7 @@ class BatchRun:
                 self.engine.model, batch.batch_id, ", ".join(faults),
             )  # fmt: skip
 
-    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[str]]:
+    async def _ended(self, vendor: BatchVendor, client: Any, batch_id: str) -> tuple[Polled, list[str]]:
         """Poll batch `batch_id` until it has ended: its last state and its result lines."""
         try:
             while True:
@@ -382,7 +290,7 @@ class BatchRun:
         assert results is not None
         if batch.failed is not None:
             why = f"batch {batch.batch_id} failed: {batch.failed}"
-            return engine._failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
+            return engine.failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
         if custom in results.repeated:
             return Resend(
                 f"batch {batch.batch_id}'s results hold {results.repeated[custom]} lines of its custom id: neither is "
@@ -395,5 +303,5 @@ class BatchRun:
         try:
             return self.vendor.outcome(line, request)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-            why = engine._excerpt(f"{type(exc).__name__}: {exc}")
+            why = engine.excerpt(f"{type(exc).__name__}: {exc}")
             return Resend(f"unreadable result in batch {batch.batch_id} ({why})")

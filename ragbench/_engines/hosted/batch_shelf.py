@@ -16,7 +16,7 @@ from .batch_store import BatchStore
 
 
 class Named(Protocol):
-    """What the shelf reads of an engine (batch_runner.BatchingEngine is one)."""
+    """What the shelf reads of an engine (batch_interface.BatchingEngine is one)."""
 
     base_url: str
 

@@ -59,8 +59,8 @@ import openai
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import EngineNeeds, Request, Response
+from .batch_interface import BatchVendor
 from .batch_openai import OpenAIBatches
-from .batch_runner import Vendor
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
 from .openai_responses_api import parse_response, responses_arguments
@@ -167,7 +167,7 @@ class OpenAIEngine(StainlessEngine):
             f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})"
         )
 
-    def _new_client(self) -> openai.AsyncOpenAI:
+    def open_client(self) -> openai.AsyncOpenAI:
         return make_client(
             self._base,
             os.environ.get(self.api_key_env),
@@ -181,7 +181,7 @@ class OpenAIEngine(StainlessEngine):
 
     # -- requests -------------------------------------------------------------------------
 
-    def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
+    def call_arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
         """(chat?, keyword arguments of the SDK's create())."""
         sampling = request.sampling
         if self.api == "responses":
@@ -229,7 +229,7 @@ class OpenAIEngine(StainlessEngine):
         return args
 
     async def agenerate_one(self, request: Request) -> Response:
-        chat, args = self._arguments(request)
+        chat, args = self.call_arguments(request)
         args = sent_as_given(args)
 
         def create(client: openai.AsyncOpenAI) -> Any:
@@ -243,7 +243,7 @@ class OpenAIEngine(StainlessEngine):
 
         return await self._send(request, create, parse, OPENAI_RESPONSES if self.api == "responses" else OPENAI)
 
-    def _status_hint(self, request: Request, what: str) -> str:
+    def status_hint(self, request: Request, what: str) -> str:
         top_k = top_logprobs_asked(request.sampling)
         if top_k and "logprob" in what.lower():
             return (
@@ -252,5 +252,5 @@ class OpenAIEngine(StainlessEngine):
             )
         return ""
 
-    def _batch_vendor(self) -> Vendor:
+    def batch_vendor(self) -> BatchVendor:
         return OpenAIBatches(self)

@@ -25,7 +25,8 @@ from annotated_types import Ge
 from ..._values.llm_calls import EngineError, Request, Response
 from .api_engine import ApiEngine
 from .batch_board import BatchBoard
-from .batch_runner import BatchingEngine, BatchRun, Vendor
+from .batch_interface import BatchingEngine, BatchVendor
+from .batch_runner import BatchRun
 from .batch_shelf import BatchShelf
 from .http import backoff
 from .usage_counts import usage_as_sent
@@ -56,7 +57,7 @@ class StainlessEngine(ApiEngine):
             self.max_batch_size = int(batch_size)
         self._batch_shelf: BatchShelf[BatchingEngine] = BatchShelf.of([self])
 
-    def _batch_vendor(self) -> Vendor:
+    def batch_vendor(self) -> BatchVendor:
         """The vendor's batch API (hosted/batch_openai.py, hosted/batch_anthropic.py)."""
         raise NotImplementedError
 
@@ -82,7 +83,17 @@ class StainlessEngine(ApiEngine):
     def sdk(self) -> ModuleType:
         raise NotImplementedError
 
-    def _status_hint(self, request: Request, what: str) -> str:
+    @property
+    def call_errors(self) -> tuple[type[Exception], ...]:
+        """What a call of the SDK raises when it fails: its APIError, and `unreachable` (batch_interface)."""
+        return (self.sdk.APIError, self.unreachable)
+
+    @property
+    def not_found(self) -> type[Exception]:
+        not_found: type[Exception] = self.sdk.NotFoundError
+        return not_found
+
+    def status_hint(self, request: Request, what: str) -> str:
         """What the engine adds to an HTTP error's line for `request` (default: nothing)."""
         return ""
 
@@ -103,16 +114,16 @@ class StainlessEngine(ApiEngine):
                 async with slots:
                     raw = await create(endpoint)
             except (self.sdk.APIError, self.unreachable) as exc:
-                raise self._api_failure(exc, used, request) from None
+                raise self.api_failure(exc, used, request) from None
             used += raw.retries_taken + 1
             try:
                 usage_as_sent(raw.http_response.content, "usage", counts)
                 answer = raw.parse()
                 return parse(await answer if inspect.isawaitable(answer) else answer)  # anthropic's parse is async
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
-                what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
+                what = f"unreadable response ({type(exc).__name__}: {exc}): {self.excerpt(raw.http_response.text)}"
             if used > self.max_retries:
-                raise self._failure(what, used)
+                raise self.failure(what, used)
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
             log.info(
                 "%s",
@@ -120,7 +131,7 @@ class StainlessEngine(ApiEngine):
             )
             await asyncio.sleep(delay)
 
-    def _api_failure(self, exc: Exception, used: int, request: Request) -> EngineError:
+    def api_failure(self, exc: Exception, used: int, request: Request) -> EngineError:
         """The SDK's final error as one line; RequestError when the request itself is at fault."""
         sent = getattr(exc, "request", None)
         # the SDK numbers its attempts in a header of each request it sends
@@ -128,20 +139,20 @@ class StainlessEngine(ApiEngine):
         attempts = before + 1
         sdk = self.sdk
         if isinstance(exc, self.unreachable):
-            return self._failure(
+            return self.failure(
                 f"connection failed ({getattr(exc, 'message', exc)}): is a server running at this URL?",
                 before + getattr(exc, "tries", 1),
             )
         if isinstance(exc, sdk.APITimeoutError):
-            return self._failure(f"timed out after {self.timeout:g}s", attempts)
+            return self.failure(f"timed out after {self.timeout:g}s", attempts)
         if isinstance(exc, sdk.APIConnectionError):
             cause = exc.__cause__ or exc
-            return self._failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
+            return self.failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
         if not isinstance(exc, sdk.APIStatusError):
-            return self._failure(f"{type(exc).__name__}: {exc}", attempts)
+            return self.failure(f"{type(exc).__name__}: {exc}", attempts)
         body = exc.body
         # Anthropic's body is {"type": "error", "error": {...}}; OpenAI's SDK hands the inner object
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             body = body["error"]
         message = body.get("message", body) if isinstance(body, dict) else (body or exc.response.text)
-        return self._status_failure(exc.status_code, str(message), attempts, self._status_hint(request, str(message)))
+        return self.status_failure(exc.status_code, str(message), attempts, self.status_hint(request, str(message)))

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
+from ragbench._engines.batches.board import BatchBoard
+from ragbench._engines.batches.store import BATCHES_DIR
 from ragbench._engines.hosted.anthropic import AnthropicEngine
-from ragbench._engines.hosted.batch_board import BatchBoard
-from ragbench._engines.hosted.batch_store import BATCHES_DIR
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.hosted.stainless import StainlessEngine
 from ragbench._run.progress import Progress

@@ -36,7 +36,7 @@ from .._ray_connect import join_ray
 from .._values.llm_calls import EngineError, Request, Response, request_fault
 from .._values.urls import redact_url
 from .base import Engine
-from .hosted.batch_board import BatchBoard
+from .batches.board import BatchBoard
 
 # the options of Ray replicas, taken before the engine's own (each replica builds the engine with the rest)
 RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus_per_replica": Annotated[float, Ge(0)]}

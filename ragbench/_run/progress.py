@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._engines import EMBEDDED_MODEL
-from .._engines.hosted.batch_board import BatchBoard
+from .._engines.batches.board import BatchBoard
 from .._engines.local.embedded import conversion_pending
 from .._scheduler import CallStats
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .._components.pooling import Components
-from .._engines.hosted.batch_board import BatchBoard
+from .._engines.batches.board import BatchBoard
 from .._in_flight import ExamplesInFlight
 from .._llm import LLM
 from .._nli import NLI

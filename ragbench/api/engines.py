@@ -24,10 +24,10 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._engines.base import Engine
-    from ragbench._engines.hosted.batch_board import BatchBoard
-    from ragbench._engines.hosted.batch_interface import BatchingEngine, BatchVendor, Polled, Resend
-    from ragbench._engines.hosted.batch_runner import BatchRun
-    from ragbench._engines.hosted.batch_shelf import BatchShelf
+    from ragbench._engines.batches.board import BatchBoard
+    from ragbench._engines.batches.interface import BatchingEngine, BatchVendor, Polled, Resend
+    from ragbench._engines.batches.runner import BatchRun
+    from ragbench._engines.batches.shelf import BatchShelf
     from ragbench._engines.hosted.openai_responses import reasoning_model
     from ragbench._engines.local.tokenizers import local_tokenizer
     from ragbench._values.llm_calls import EngineNeeds, Request, RequestError, Response, Sampling, TokenLogprobs
@@ -37,10 +37,10 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
-    "ragbench._engines.hosted.batch_board": ("BatchBoard",),
-    "ragbench._engines.hosted.batch_interface": ("BatchingEngine", "BatchVendor", "Polled", "Resend"),
-    "ragbench._engines.hosted.batch_runner": ("BatchRun",),
-    "ragbench._engines.hosted.batch_shelf": ("BatchShelf",),
+    "ragbench._engines.batches.board": ("BatchBoard",),
+    "ragbench._engines.batches.interface": ("BatchingEngine", "BatchVendor", "Polled", "Resend"),
+    "ragbench._engines.batches.runner": ("BatchRun",),
+    "ragbench._engines.batches.shelf": ("BatchShelf",),
     "ragbench._engines.hosted.openai_responses": ("reasoning_model",),
     "ragbench._values.llm_calls": ("EngineNeeds", "Request", "RequestError", "Response", "Sampling", "TokenLogprobs"),
     "ragbench._engines.local.tokenizers": ("local_tokenizer",),

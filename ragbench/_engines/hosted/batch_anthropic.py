@@ -1,7 +1,7 @@
-"""Anthropic's Message Batches API for the `anthropic` engine with `batch=true` (the loop: hosted/batch_runner.py): the
+"""Anthropic's Message Batches API for the `anthropic` engine with `batch=true` (the loop: batches/runner.py): the
 requests sent as one batch (`POST /v1/messages/batches`, `{"requests": [{"custom_id", "params"}]}`), polled
 (`GET /v1/messages/batches/ID`) until its `processing_status` is "ended", then its results read (the JSONL of its
-`results_url`). A batch carries no tag of ours: an intent left without an id (hosted/batch_store.py) is matched among
+`results_url`). A batch carries no tag of ours: an intent left without an id (batches/store.py) is matched among
 the batches created since it (`GET /v1/messages/batches`, newest first) of as many requests, by their results.
 
 Each request's `params` are the body the engine would send (--model-arg fields included); a remote MCP server is
@@ -18,10 +18,10 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
+from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
+from ..batches.results import text_lines
+from ..batches.store import CLOCK_SKEW_S, Submitted
 from .anthropic_messages import message_arguments, parse_message
-from .batch_interface import Outcome, Polled, Resend, SdkBatchingEngine
-from .batch_results import text_lines
-from .batch_store import CLOCK_SKEW_S, Submitted
 from .usage_counts import ANTHROPIC, read_usage
 
 VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")

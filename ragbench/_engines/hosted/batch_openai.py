@@ -1,9 +1,9 @@
-"""OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: hosted/batch_runner.py): the requests as a
+"""OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: batches/runner.py): the requests as a
 JSONL file uploaded (`POST /files`, purpose "batch"), a batch of it created (`POST /batches`, a 24 h window) and polled
 (`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`). The input file's id is recorded
 as soon as it is uploaded: where no batch is found for an intent (its creation never reached the vendor), the file is
 deleted (`DELETE /files/ID`). The batch carries its intent
-in its `metadata` (`ragbench_intent`, hosted/batch_store.py): an intent left without an id is matched among the batches
+in its `metadata` (`ragbench_intent`, batches/store.py): an intent left without an id is matched among the batches
 created since it (`GET /batches`, newest first).
 
 Each input line is `{"custom_id", "method": "POST", "url", "body"}`, the body the one the engine would send
@@ -26,9 +26,9 @@ from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
-from .batch_interface import Outcome, Polled, Resend, SdkBatchingEngine
-from .batch_results import text_lines
-from .batch_store import CLOCK_SKEW_S, Submitted
+from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
+from ..batches.results import text_lines
+from ..batches.store import CLOCK_SKEW_S, Submitted
 from .http import RETRIED_STATUS
 from .openai_client import no_auth_header
 from .openai_responses import parse_completion

@@ -42,7 +42,7 @@ fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an 
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
 
 `batch=true` sends the scheduler's pooled requests through OpenAI's Batch API instead (hosted/batch_openai.py,
-hosted/batch_runner.py: one batch per scheduler batch and endpoint, recorded in the run folder and resumed by polling).
+batches/runner.py: one batch per scheduler batch and endpoint, recorded in the run folder and resumed by polling).
 
 `timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
 The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
@@ -59,7 +59,7 @@ import openai
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import EngineNeeds, Request, Response
-from .batch_interface import BatchVendor
+from ..batches.interface import BatchVendor
 from .batch_openai import OpenAIBatches
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
 from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked

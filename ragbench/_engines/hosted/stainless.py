@@ -6,9 +6,9 @@ page, a missing field, a usage whose counts as sent are no token counts: hosted/
 the same budget, and the SDK's final error becomes one line (api_engine.ApiEngine's failures).
 
 With `batch=true` the engine sends the scheduler's pooled requests through the vendor's batch API instead
-(hosted/batch_runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
+(batches/runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
 seconds and records its batches in the run folder, showing those out on the run's progress bar (`keep_batches`); the engines of a replica set share their
-records (`share_batches`: hosted/batch_shelf.py)."""
+records (`share_batches`: batches/shelf.py)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from typing import Annotated, Any, ClassVar
 from annotated_types import Ge
 
 from ..._values.llm_calls import EngineError, Request, Response
+from ..batches.board import BatchBoard
+from ..batches.interface import BatchingEngine, BatchVendor
+from ..batches.runner import BatchRun
+from ..batches.shelf import BatchShelf
 from .api_engine import ApiEngine
-from .batch_board import BatchBoard
-from .batch_interface import BatchingEngine, BatchVendor
-from .batch_runner import BatchRun
-from .batch_shelf import BatchShelf
 from .http import backoff
 from .usage_counts import usage_as_sent
 
@@ -85,7 +85,7 @@ class StainlessEngine(ApiEngine):
 
     @property
     def call_errors(self) -> tuple[type[Exception], ...]:
-        """What a call of the SDK raises when it fails: its APIError, and `unreachable` (batch_interface)."""
+        """What a call of the SDK raises when it fails: its APIError, and `unreachable` (batches/interface.py)."""
         return (self.sdk.APIError, self.unreachable)
 
     @property

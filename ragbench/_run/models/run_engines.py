@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._engines import load_engine, starts_processes
 from ..._engines.base import Engine
-from ..._engines.hosted.batch_board import BatchBoard
+from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
 from ..._types import JsonObject
 from ..._values.run_config import EngineRequest
@@ -63,7 +63,7 @@ class Engines:
 
     def keep_batches(self, folder: Path, board: BatchBoard) -> None:
         """Each engine that sends batches (`--model-arg batch=true`) records them in run folder `folder`, and
-        resumes those an earlier attempt recorded there (ragbench._engines.hosted.batch_store); those out are
+        resumes those an earlier attempt recorded there (ragbench._engines.batches.store); those out are
         shown on the run's `board` (its progress bar's)."""
         for engine in self._loaded():
             if hasattr(engine, "keep_batches"):

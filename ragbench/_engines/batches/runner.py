@@ -3,8 +3,8 @@
 
 The scheduler hands a `batch=true` engine its pooled requests as it hands a local model its batches (the engine is
 not `concurrent`): each batch of the scheduler becomes one vendor batch per endpoint, and a multi-step system's
-rounds successive batches. A request is known by its custom id (batch_store.custom_id); before anything is sent,
-each request is looked up in the run folder's batch records (hosted/batch_store.py): one a batch of an earlier attempt
+rounds successive batches. A request is known by its custom id (store.custom_id); before anything is sent,
+each request is looked up in the run folder's batch records (batches/store.py): one a batch of an earlier attempt
 answered is answered from that batch's result lines, one a batch still out holds waits on that batch, polled
 again at the server that holds it (a killed run's batches are never submitted twice), and the rest are sent in a
 new batch, its intent recorded before the vendor is asked and its id at once, before the first poll. An intent an
@@ -12,8 +12,8 @@ earlier attempt left without an id (killed while the vendor created the batch) i
 batch the vendor holds for it is adopted (OpenAI: the one tagged with it; Anthropic, whose batches carry no tag:
 one created since, of as many requests, whose results hold only its custom ids), else its requests are sent.
 Every batch out is polled each `batch_poll_s` seconds until it has ended (OpenAI: completed, failed, expired or
-cancelled; Anthropic: ended), its state on the run's progress bar (the shelf's board: hosted/batch_board.py); then its result lines are
-recorded and read (hosted/batch_results.py: a damaged line costs only itself, and is named in a warning). A request
+cancelled; Anthropic: ended), its state on the run's progress bar (the shelf's board: batches/board.py); then its result lines are
+recorded and read (batches/results.py: a damaged line costs only itself, and is named in a warning). A request
 the vendor failed on its side (HTTP 5xx or 429 in its line), expired, cancelled or left out, whose line is
 unreadable, or whose custom id is on two lines (neither is taken), is sent again in the next batch, counted
 (`resent`), up to `batch_retries` times more in the attempt (a try is one of the attempt's own batches: a resumed run
@@ -34,11 +34,11 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
-from .batch_interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
-from .batch_results import read_result_lines
-from .batch_shelf import BatchShelf
-from .batch_store import Submitted
-from .http import backoff, retried_status
+from ..hosted.http import backoff, retried_status
+from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
+from .results import read_result_lines
+from .shelf import BatchShelf
+from .store import Submitted
 
 log = logging.getLogger(__name__)
 

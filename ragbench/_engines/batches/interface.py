@@ -1,4 +1,4 @@
-"""What the batch loop (hosted/batch_runner.py) asks of an engine that answers the scheduler's requests through a
+"""What the batch loop (batches/runner.py) asks of an engine that answers the scheduler's requests through a
 vendor's batch API, and of that vendor's side: public names only, so that an engine of a plugin can implement them
 (docs/writing-plugins.md, "Engines that send batches"). The built-in `openai` and `anthropic` engines
 (hosted/stainless.py) are two; their vendors' sides (hosted/batch_openai.py, hosted/batch_anthropic.py) read more of
@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response, Sampling
-from .batch_store import Submitted
+from .store import Submitted
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class BatchVendor(Protocol):
     async def poll(self, client: Any, batch_id: str) -> Polled: ...
 
     async def results(self, client: Any, batch_id: str) -> list[str]:
-        """An ended batch's result lines (answers and errors) as the vendor sent them (batch_results.text_lines)."""
+        """An ended batch's result lines (answers and errors) as the vendor sent them (results.text_lines)."""
 
     def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
         """What one result line says of `request` (ValueError, TypeError, KeyError, AttributeError, RecursionError:

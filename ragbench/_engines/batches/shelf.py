@@ -1,6 +1,6 @@
-"""What the engines of one model keep of their batches (`--model-arg batch=true`; the loop: hosted/batch_runner.py): the
-records (hosted/batch_store.py, read from the run folder on first use), the counts, the run's board the batches out
-are shown on (hosted/batch_board.py), and the engines by base URL. A
+"""What the engines of one model keep of their batches (`--model-arg batch=true`; the loop: batches/runner.py): the
+records (batches/store.py, read from the run folder on first use), the counts, the run's board the batches out
+are shown on (batches/board.py), and the engines by base URL. A
 replica set's engines (`--base-url` repeated) share one shelf: a request is named by the first replica's identity
 whichever replica sends it, and a batch an earlier attempt left at one server is polled at that server."""
 
@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from .batch_board import BatchBoard
-from .batch_store import BatchStore
+from .board import BatchBoard
+from .store import BatchStore
 
 
 class Named(Protocol):
-    """What the shelf reads of an engine (batch_interface.BatchingEngine is one)."""
+    """What the shelf reads of an engine (interface.BatchingEngine is one)."""
 
     base_url: str
 

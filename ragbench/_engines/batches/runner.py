@@ -34,7 +34,7 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
-from ..hosted.http import backoff, retried_status
+from ..retries import backoff, retried_status
 from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
 from .results import read_result_lines
 from .shelf import BatchShelf

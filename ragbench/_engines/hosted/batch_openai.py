@@ -29,7 +29,7 @@ from ..._values.llm_calls import EngineError, Request, Response
 from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
 from ..batches.results import text_lines
 from ..batches.store import CLOCK_SKEW_S, Submitted
-from .http import RETRIED_STATUS
+from ..retries import retried_status
 from .openai_client import no_auth_header
 from .openai_responses import parse_completion
 from .openai_responses_api import parse_response
@@ -42,7 +42,7 @@ ENDPOINTS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "prom
 def vendor_failed(status: int) -> bool:
     """Whether a request's HTTP status in a batch's results says the vendor failed it (5xx, 429, 408, 409):
     sent again; any other says the request (RequestError) or the endpoint's set-up is at fault."""
-    return status >= 500 or status in RETRIED_STATUS
+    return retried_status(status)
 
 
 class OpenAIEngineLike(SdkBatchingEngine, Protocol):

@@ -33,9 +33,10 @@ import httpx2
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import Request, Response
+from ..retries import retried_status
 from .api_engine import ApiEngine, optional_sdk
 from .gemini_contents import content_arguments, parse_content
-from .http import FailFastTransport, redact_http_logs, retried_status, retry_wait
+from .http import FailFastTransport, redact_http_logs, retry_wait
 from .usage_counts import GEMINI, usage_as_sent
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from ..batches.board import BatchBoard
 from ..batches.interface import BatchingEngine, BatchVendor
 from ..batches.runner import BatchRun
 from ..batches.shelf import BatchShelf
+from ..retries import backoff
 from .api_engine import ApiEngine
-from .http import backoff
 from .usage_counts import usage_as_sent
 
 log = logging.getLogger(__name__)

@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import random
 import socket
 import struct
 import threading
@@ -419,7 +420,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench._engines.hosted.http.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr(random, "uniform", lambda a, b: bounds.append((a, b)) or 0.0)  # the jitter's draw
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())

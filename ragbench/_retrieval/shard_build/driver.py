@@ -54,12 +54,13 @@ def build_shards(
     shards: int,
     *,
     registry: Registry,
-    text: TextSettings = TextSettings(),
+    text: TextSettings | None = None,
     overwrite: bool = False,
     runner: Runner | None = None,
 ) -> ShardBuild:
     """The `kind` index of `corpus` built as `shards` shards into `out`/shards-S (module docstring), on `runner`
     (default: this process)."""
+    text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
     kind_class = shard_kind(registry.load("retrievers", name))
     if kind_class is None:

@@ -36,7 +36,7 @@ class ShardKind(ABC):
     def __init__(self, options: dict[str, Any], registry: Any = None) -> None:
         self.build_options, self.registry = dict(options), registry
 
-    def prepare(self, first_text: str) -> None:
+    def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)
         """Settings taken from the corpus's first indexed text, before any part is analysed."""
 
     @abstractmethod

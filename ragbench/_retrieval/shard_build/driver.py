@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -56,10 +57,10 @@ def build_shards(
     registry: Registry,
     text: TextSettings | None = None,
     overwrite: bool = False,
-    runner: Runner | None = None,
+    runner: Callable[[], Runner] = InProcess,
 ) -> ShardBuild:
-    """The `kind` index of `corpus` built as `shards` shards into `out`/shards-S (module docstring), on `runner`
-    (default: this process)."""
+    """The `kind` index of `corpus` built as `shards` shards into `out`/shards-S (module docstring), on the runner
+    `runner()` starts once the request is checked (default: this process), closed at the end."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
     kind_class = shard_kind(registry.load("retrievers", name))
@@ -67,6 +68,8 @@ def build_shards(
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:
         raise ConfigError(f"--shards {shards}: must be at least 1")
+    if text.chunk_size < 1:
+        raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
     corpus, out = Path(corpus), Path(out)
     parts = corpus_parts(corpus, shards)
     if out.exists() and not out.is_dir():
@@ -90,7 +93,19 @@ def build_shards(
     state = BuildFolder(target, key)
     builder = kind_class(options, registry)
     builder.prepare(first_text(parts[0], text))
-    runner = runner or InProcess()
+    started_runner = runner()
+    try:
+        return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite)
+    finally:
+        started_runner.close()
+
+
+def built(
+    corpus: Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings,
+    runner: Runner, before: tuple[tuple[str, int, int], ...], started: float, overwrite: bool,
+) -> ShardBuild:  # fmt: skip
+    """The shards' two steps run on `runner` and the shards put in place (`build_shards`)."""
+    shards, name = len(parts), builder.name
     results = step_one(builder, parts, state, text, runner)
     kept = sum(state.kept(n, "finished") is not None for n in range(shards))
     check_passages(corpus, results, state)
@@ -230,9 +245,15 @@ def shards_manifest(
     )
 
 
-def ray_runner(address: str | None, workers: int | None) -> Runner:
+def ray_runner(address: str | None, workers: int | None) -> Callable[[], Runner]:
+    """What starts Ray tasks on the Ray at `address` (checked now: a wrong address fails before any work)."""
+    from ..._ray_connect import check_address
+
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers {workers}: must be at least 1")
     try:
         import ray  # noqa: F401
     except ImportError:
         raise ConfigError("index build --ray needs Ray: pip install 'ragbench[ray]'") from None
-    return RayTasks(address, workers)
+    check_address(address, "--ray ")
+    return partial(RayTasks, address, workers)

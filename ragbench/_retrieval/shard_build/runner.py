@@ -42,8 +42,6 @@ class RayTasks:
     shut down by `close`)."""
 
     def __init__(self, address: str | None, workers: int | None) -> None:
-        if workers is not None and workers < 1:
-            raise ConfigError(f"--workers {workers}: must be at least 1")
         self.own_ray = join_ray(address, "--ray ")
         self.workers = workers
 

@@ -217,3 +217,15 @@ def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ra
     finally:
         sharded.close()
     assert os.path.isfile(out / "shards-3" / "manifest.json")
+
+
+@pytest.mark.parametrize("twice", [(3, 37), (3, 4)])  # in two shards, in one
+def test_a_repeated_passage_id_is_refused_as_the_one_process_build_refuses_it(tmp_path, twice):
+    docs = [{"id": f"d{i:02d}", "text": "river king"} for i in range(40)]
+    docs[twice[1]]["id"] = docs[twice[0]]["id"]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    with pytest.raises(ConfigError) as one:
+        build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    with pytest.raises(ConfigError) as sharded:
+        build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 3, registry=installed_registry())
+    assert str(sharded.value) == str(one.value)

@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
 from ..corpus.identity import corpus_bytes, corpus_state
 from ..corpus.parts import CorpusPart, PartReading, corpus_parts, read_part, renumbered
 from ..corpus.readers import corpus_format, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, shard_kind
+from .kind import ShardKind, Stats, shard_kind
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
 from .worker import TextSettings, analyse_part, finish_part, id_hash
@@ -82,9 +81,9 @@ def build_shards(
             raise ConfigError(f"{problem}; ragbench replaces only shards it made: move it away")
     started = time.perf_counter()
     before = corpus_state(corpus)
-    key: JsonObject = {
+    key: Stats = {
         "retriever": name,
-        "options": options,  # type: ignore[dict-item]
+        "options": options,
         "corpus": str(corpus.resolve()),
         "corpus_files": [list(entry) for entry in before],
         "shards": shards,
@@ -139,9 +138,9 @@ def built(
 
 def step_one(
     builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings, runner: Runner
-) -> list[JsonObject]:
+) -> list[Stats]:
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed."""
-    results: list[JsonObject | None] = []
+    results: list[Stats | None] = []
     for part in parts:
         finished = state.kept(part.number, "finished") is not None
         kept = state.kept(part.number, "analysed", check=not finished)
@@ -170,11 +169,11 @@ def first_text(part: CorpusPart, text: TextSettings) -> str:
     return ""
 
 
-def check_passages(corpus: Path, results: list[JsonObject], state: BuildFolder) -> None:
+def check_passages(corpus: Path, results: list[Stats], state: BuildFolder) -> None:
     """A ConfigError where the corpus has no passages, a shard none, or a passage id repeats (the one-process
     build's message)."""
-    if not sum(int(result["passages"]) for result in results):  # type: ignore[arg-type]
-        bad = sum(int(result["bad_records"]) for result in results)  # type: ignore[arg-type]
+    if not sum(int(result["passages"]) for result in results):
+        bad = sum(int(result["bad_records"]) for result in results)
         raise ConfigError(f"corpus {corpus} has no readable passages ({bad} bad records)")
     for number, result in enumerate(results):
         if not result["passages"]:
@@ -183,7 +182,7 @@ def check_passages(corpus: Path, results: list[JsonObject], state: BuildFolder) 
             )
     repeated: Counter[str] = Counter()
     for result in results:
-        repeated.update(result["repeated"])  # type: ignore[arg-type]
+        repeated.update(result["repeated"])
     if state.repeated_across(len(results)):
         repeated.update(repeated_across(state, len(results)))
     if repeated:
@@ -208,7 +207,7 @@ def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
         try:
             for i in range(len(store)):
                 doc_id = store.get(i).id or ""
-                if id_hash(doc_id) in colliding:
+                if doc_id and id_hash(doc_id) in colliding:
                     found.setdefault(doc_id, set()).add(number)
         finally:
             store.close()
@@ -216,18 +215,18 @@ def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
 
 
 def shards_manifest(
-    corpus: Path, kind: str, results: list[JsonObject], options: JsonObject, text: TextSettings,
+    corpus: Path, kind: str, results: list[Stats], options: Stats, text: TextSettings,
     after: tuple[tuple[str, int, int], ...], started: float,
 ) -> Manifest:  # fmt: skip
     """The manifest of the shards: a one-process build's fields (bad records named by the file's lines)."""
     errors, lines_before = [], 0
     jsonl = corpus_format(corpus) == "jsonl"
     for result in results:
-        errors += [str(renumbered(error, lines_before if jsonl else 0)) for error in result["errors"]]  # type: ignore[union-attr]
-        lines_before += int(result["lines"])  # type: ignore[arg-type]
+        errors += [str(renumbered(error, lines_before if jsonl else 0)) for error in result["errors"]]
+        lines_before += int(result["lines"])
     return Manifest(
         retriever=kind,
-        doc_count=sum(int(result["passages"]) for result in results),  # type: ignore[arg-type]
+        doc_count=sum(int(result["passages"]) for result in results),
         corpus={
             "path": str(corpus.resolve()),
             "format": corpus_format(corpus),
@@ -238,7 +237,7 @@ def shards_manifest(
             **({"split_header": text.split_header} if text.split and text.split_header is not None else {}),
         },
         options=options,
-        bad_records=sum(int(result["bad_records"]) for result in results),  # type: ignore[arg-type]
+        bad_records=sum(int(result["bad_records"]) for result in results),
         errors=errors[:KEPT_ERRORS],
         build_seconds=round(time.perf_counter() - started, 3),
         built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs, write_jsonl
 from helpers import cli
 from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.front import built_shards_front
+from ragbench._retrieval.shard_build.kinds import built_shards_front
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_index
@@ -36,8 +36,7 @@ VARYING = ("build_seconds", "built_at")
 
 def shard_search(index: Path, shards: int, queries: list[str], k: int):
     """The shards built into `index`, each searched apart (as its Ray actor would), then merged by the front."""
-    registry = installed_registry()
-    front = built_shards_front(registry.load("retrievers", "lucene_bm25"), str(index), shards)(str(index), shards)
+    front = built_shards_front("lucene_bm25", str(index), shards)(str(index), shards)
     try:
         payload = front.payload(queries)
         layout = front.layout(shards)

@@ -30,7 +30,8 @@ from ..corpus.readers import corpus_format, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, Stats, shard_kind
+from .kind import ShardKind, Stats
+from .kinds import shard_kind
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
 from .worker import TextSettings, analyse_part, finish_part, id_hash
@@ -62,7 +63,7 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
-    kind_class = shard_kind(registry.load("retrievers", name))
+    kind_class = shard_kind(name)
     if kind_class is None:
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:

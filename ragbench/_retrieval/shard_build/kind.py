@@ -1,5 +1,5 @@
-"""What a retriever kind gives a shard-parallel build (`ShardKind`), one object a kind, found on its retriever
-class (`shard_kind`).
+"""What a retriever kind gives a shard-parallel build (`ShardKind`), one class a kind, in its own module of
+`shard_build` and listed in `kinds.KINDS`.
 
 A build runs in two steps a shard, each in a worker (a Ray task; tests call them directly, `worker`):
 1. `part_builder(folder)`: given the shard's passages' texts chunk by chunk (`add`), as an `IndexBuilder` is;
@@ -50,9 +50,3 @@ class ShardKind(ABC):
 
     @abstractmethod
     def options(self, shared: Stats) -> Stats: ...
-
-
-def shard_kind(retriever: Any) -> type[ShardKind] | None:
-    """The ShardKind of a retriever class (its `shard_kind` classmethod), or None: no shard-parallel build."""
-    find = getattr(retriever, "shard_kind", None)
-    return find() if callable(find) else None

@@ -27,16 +27,16 @@ from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 
-pytestmark = needs("regex")
+pytestmark = needs("regex", "bm25s")
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x", "running", "sang"]
 QUERIES = ["river king", "the song of the queen", "x winter running", "castle", "zzz"]
 VARYING = ("build_seconds", "built_at")
 
 
-def shard_search(index: Path, shards: int, queries: list[str], k: int):
+def shard_search(index: Path, shards: int, queries: list[str], k: int, kind: str = "lucene_bm25"):
     """The shards built into `index`, each searched apart (as its Ray actor would), then merged by the front."""
-    front = built_shards_front("lucene_bm25", str(index), shards)(str(index), shards)
+    front = built_shards_front(kind, str(index), shards)(str(index), shards)
     try:
         payload = front.payload(queries)
         layout = front.layout(shards)
@@ -52,8 +52,8 @@ def hits(results) -> list[list[tuple[str | None, float | None, str]]]:
     return [[(doc.id, doc.score, doc.text) for doc in result] for result in results]
 
 
-def whole_search(index: Path, queries: list[str], k: int):
-    whole = installed_registry().load("retrievers", "lucene_bm25")(str(index))
+def whole_search(index: Path, queries: list[str], k: int, kind: str = "lucene_bm25"):
+    whole = installed_registry().load("retrievers", kind)(str(index))
     try:
         return hits(whole.search(queries, k))
     finally:
@@ -71,12 +71,14 @@ lines = st.one_of(
 )
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(st.lists(lines, min_size=1, max_size=30), st.data(), st.integers(0, 12), st.lists(st.sampled_from(QUERIES)))
 def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, data, k, asked):
-    """Ids in another order than the passages' (ties go by id, across shards too), bad rows anywhere, passages
-    without words: the same hits, order, Anserini-adjusted scores, passage count and bad records (named by the
-    file's line) as the one-process build; each shard's files are those split from it but for its id ranks."""
+    """lucene_bm25 and bm25 (bm25s's scores: BM25+ too). Ids in another order than the passages' (lucene_bm25's ties
+    go by id, across shards too), bad rows anywhere, passages without words: the same hits, order and scores
+    (lucene_bm25: Anserini-adjusted), passage count and bad records (named by the file's line) as the one-process
+    build; each shard's files are those split from it, but for lucene_bm25's id ranks."""
+    kind, options = data.draw(st.sampled_from([("lucene_bm25", {}), ("bm25", {}), ("bm25", {"method": "bm25+"})]))
     rows = [*rows, "river king"]
     ids = data.draw(
         st.lists(st.text("ab1", min_size=1, max_size=4), min_size=len(rows), max_size=len(rows), unique=True)
@@ -87,15 +89,15 @@ def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, d
         folder = Path(tmp)
         records = [row if row == "not json" else {"id": i, "title": "", "text": row} for i, row in zip(ids, rows)]
         corpus = write_jsonl(folder / "corpus.jsonl", records)
-        build_index(corpus, folder / "one", "lucene_bm25", {}, progress=False, registry=registry)
+        build_index(corpus, folder / "one", kind, options, progress=False, registry=registry)
         try:
-            build_shards(corpus, folder / "built", "lucene_bm25", {}, shards, registry=registry)
+            build_shards(corpus, folder / "built", kind, options, shards, registry=registry)
         except ConfigError as exc:  # a part of the bytes with no passage in it (a few long lines)
             assert "holds no passages; choose fewer shards" in str(exc)
             assume(False)
         built = folder / "built" / f"shards-{shards}"
         assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
-        assert shard_search(folder / "built", shards, asked, k) == whole_search(folder / "one", asked, k)
+        assert shard_search(folder / "built", shards, asked, k, kind) == whole_search(folder / "one", asked, k, kind)
         layout = json.loads((built / "shards.json").read_text())
         ranges = [(shard["start"], shard["stop"]) for shard in layout["shards"]]
         split_index(folder / "one", shards)  # the one index cut at the same passages: the same files

@@ -9,10 +9,11 @@ from typing import Any
 from ..._errors import ConfigError
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import shards_folder
+from .bm25 import Bm25Shards
 from .kind import ShardKind
 from .lucene import LuceneShards
 
-KINDS: tuple[type[ShardKind], ...] = (LuceneShards,)
+KINDS: tuple[type[ShardKind], ...] = (LuceneShards, Bm25Shards)
 
 
 def shard_kind(name: str) -> type[ShardKind] | None:

@@ -94,7 +94,7 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
         "repeated": docs.repeated_ids() if len(docs) else {},
         "stats": builder.analysed(),
     }
-    write_atomically(record, json.dumps({"result": result, "files": file_records(folder)}, ensure_ascii=False))
+    write_atomically(record, json.dumps({"result": result, "files": file_records(folder)}))
     return result
 
 

@@ -230,3 +230,48 @@ def test_a_repeated_passage_id_is_refused_as_the_one_process_build_refuses_it(tm
     with pytest.raises(ConfigError) as sharded:
         build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 3, registry=installed_registry())
     assert str(sharded.value) == str(one.value)
+
+
+tsv_rows = st.lists(
+    st.tuples(st.sampled_from(["plain", "bad", "quoted", "cr"]), st.lists(st.sampled_from(WORDS), max_size=5)),
+    min_size=1,
+    max_size=20,
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(tsv_rows, st.booleans(), st.booleans(), st.integers(1, 3))
+def test_a_tsv_corpus_is_read_in_byte_ranges_as_the_one_process_reader_reads_it(rows, header, bom, shards):
+    """DPR TSV: a header or none, a BOM, bad rows, a quoted field holding a line break, a lone "\\r" (text mode ends
+    a line there): the same passages, bad records (named by the file's line) and answers; a part that would start
+    inside a row is refused in one line."""
+    lines = ["\ufeff" if bom else "", "id\ttext\ttitle\n" if header else ""]
+    for number, (form, words) in enumerate(rows):
+        text = " ".join(words)
+        lines.append(
+            {
+                "plain": f"p{number}\t{text}\tT{number}\n",
+                "bad": f"p{number}\t{text}\n",
+                "quoted": f'p{number}\t"{text}\nthe {text}"\tT{number}\n',
+                "cr": f"p{number}\t{text}\rx\tT\n",
+            }[form]
+        )
+    registry = installed_registry()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        corpus = folder / "corpus.tsv"
+        corpus.write_text("".join(lines), encoding="utf-8")
+        try:
+            build_index(corpus, folder / "one", "lucene_bm25", {}, progress=False, registry=registry)
+        except ConfigError as exc:
+            assert "no readable passages" in str(exc)
+            assume(False)
+        try:
+            build_shards(corpus, folder / "built", "lucene_bm25", {}, shards, registry=registry)
+        except ConfigError as exc:
+            assert "holds no passages" in str(exc) or "a quoted field holding a line break" in str(exc)
+            assert "\n" not in str(exc) and not (folder / "built" / f"shards-{shards}.building").exists()
+            assume(False)
+        built = folder / "built" / f"shards-{shards}"
+        assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
+        assert shard_search(folder / "built", shards, QUERIES, 10) == whole_search(folder / "one", QUERIES, 10)

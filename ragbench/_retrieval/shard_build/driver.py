@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
+from ..._storage.own_trees import remove_all_but_links
 from ..corpus.identity import corpus_bytes, corpus_state
 from ..corpus.parts import CorpusPart, PartReading, corpus_parts, read_part, renumbered
-from ..corpus.readers import corpus_format, passage_text
+from ..corpus.readers import SEGMENTED, corpus_format, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
@@ -108,7 +109,11 @@ def built(
     shards, name = len(parts), builder.name
     results = step_one(builder, parts, state, text, runner)
     kept = sum(state.kept(n, "finished") is not None for n in range(shards))
-    check_passages(corpus, results, state)
+    try:
+        check_passages(corpus, results, state)
+    except ConfigError:
+        remove_all_but_links(state.folder)  # ours, and no build of this key can complete
+        raise
     shared = builder.merge([result["stats"] for result in results])
     finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
@@ -176,6 +181,13 @@ def check_passages(corpus: Path, results: list[Stats], state: BuildFolder) -> No
     if not sum(int(result["passages"]) for result in results):
         bad = sum(int(result["bad_records"]) for result in results)
         raise ConfigError(f"corpus {corpus} has no readable passages ({bad} bad records)")
+    for number, (result, after) in enumerate(zip(results, results[1:])):
+        if result["bytes"][1] != after["bytes"][0]:
+            raise ConfigError(
+                f"--shards {len(results)}: corpus {corpus}: a row goes on past byte {after['bytes'][0]}, where shard "
+                f"{number + 1}'s part starts (a quoted field holding a line break): build it with --merged, or "
+                "another number of shards"
+            )
     for number, result in enumerate(results):
         if not result["passages"]:
             raise ConfigError(
@@ -221,9 +233,9 @@ def shards_manifest(
 ) -> Manifest:  # fmt: skip
     """The manifest of the shards: a one-process build's fields (bad records named by the file's lines)."""
     errors, lines_before = [], 0
-    jsonl = corpus_format(corpus) == "jsonl"
+    one_file = corpus_format(corpus) != SEGMENTED  # a segmented shard's lines are numbered in its own file
     for result in results:
-        errors += [str(renumbered(error, lines_before if jsonl else 0)) for error in result["errors"]]
+        errors += [str(renumbered(error, lines_before if one_file else 0)) for error in result["errors"]]
         lines_before += int(result["lines"])
     return Manifest(
         retriever=kind,

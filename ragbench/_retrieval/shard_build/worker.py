@@ -88,6 +88,7 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
     result: Stats = {
         "passages": len(docs),
         "lines": reading.lines,
+        "bytes": [reading.first, reading.end],  # where its lines start and end (a one-file corpus)
         "sha256": reading.digest.hexdigest(),
         "bad_records": bad,
         "errors": errors,

@@ -131,7 +131,7 @@ def test_the_driver_gets_counts_and_the_vocabulary_never_postings(tmp_path):
     step_one, step_two = recording.sent[:3], recording.sent[3:]
     assert step_two == [None, None, None]
     for sent in step_one:
-        assert set(sent) == {"passages", "lines", "sha256", "bad_records", "errors", "repeated", "stats"}
+        assert set(sent) == {"passages", "lines", "bytes", "sha256", "bad_records", "errors", "repeated", "stats"}
         assert sent["stats"]["words"] == ["river", "king", "song"]  # "of" is a stop word
         assert sent["stats"]["doc_freqs"] == [sent["passages"]] * 3
         assert len(json.dumps(sent)) < 400
@@ -275,3 +275,12 @@ def test_a_tsv_corpus_is_read_in_byte_ranges_as_the_one_process_reader_reads_it(
         built = folder / "built" / f"shards-{shards}"
         assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
         assert shard_search(folder / "built", shards, QUERIES, 10) == whole_search(folder / "one", QUERIES, 10)
+
+
+def test_lucene_bm25_ties_across_shards_go_by_id_as_pyserini_orders_them(tmp_path):
+    """Four equal passages whose ids fall in the reverse order of the shards: the one index's order (by id)."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": i, "text": "river king"} for i in ["zz", "yy", "xx", "ww"]])
+    build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 2, registry=installed_registry())
+    found = shard_search(tmp_path / "built", 2, ["river"], 3)
+    assert found == whole_search(tmp_path / "one", ["river"], 3) and [hit[0] for hit in found[0]] == ["ww", "xx", "yy"]

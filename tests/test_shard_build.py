@@ -201,7 +201,7 @@ def test_a_segmented_corpus_is_built_a_run_of_whole_files_a_shard(tmp_path):
 @needs("ray")
 def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path):
     """`index build --ray ADDRESS --shards 3` on a 3-node cluster: no merged index, and `shards=3` answers as the
-    one-process index."""
+    one-process index; with `--merged` the one index is built and split, as before."""
     docs = [{"id": f"d{(i * 7) % 45:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(45)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     out = tmp_path / "built"
@@ -218,6 +218,11 @@ def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ra
     finally:
         sharded.close()
     assert os.path.isfile(out / "shards-3" / "manifest.json")
+    merged = cli("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(tmp_path / "m"),
+                 "--ray", ray_cluster.address, "--shards", "3", "--merged", "--no-progress")  # fmt: skip
+    assert merged.returncode == 0, merged.stderr  # the one index, split as before
+    assert (tmp_path / "m" / "manifest.json").is_file() and (tmp_path / "m" / "shards-3" / "shards.json").is_file()
+    assert not (tmp_path / "m" / "shards-3" / "manifest.json").exists()
 
 
 @pytest.mark.parametrize("twice", [(3, 37), (3, 4)])  # in two shards, in one

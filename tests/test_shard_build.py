@@ -289,3 +289,36 @@ def test_lucene_bm25_ties_across_shards_go_by_id_as_pyserini_orders_them(tmp_pat
     build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 2, registry=installed_registry())
     found = shard_search(tmp_path / "built", 2, ["river"], 3)
     assert found == whole_search(tmp_path / "one", ["river"], 3) and [hit[0] for hit in found[0]] == ["ww", "xx", "yy"]
+
+
+def test_flashrag_bm25_shards_answer_as_its_one_index_over_the_corpus_rows(tmp_path):
+    """FlashRAG's bm25 (its language, int32 pointers, numba heap order with zero-score padding, a query of
+    stopwords failing alone): the same answers from 1 to 3 shards as the one index, k past the passages too."""
+    words = [*WORDS, "sang"]
+    docs = [{"id": f"d{i}", "contents": " ".join(words[i % 9 : i % 9 + 1 + i % 4])} for i in range(40)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    registry, options = installed_registry(), {"language": "en"}
+    build_index(corpus, tmp_path / "one", "flashrag_bm25", options, progress=False, registry=registry)
+    whole = load_retriever("flashrag_bm25", {"index": str(tmp_path / "one"), "corpus": str(corpus)}, registry=registry)
+    asked = [*QUERIES, "the of"]
+    try:
+        for shards in (1, 2, 3):
+            build_shards(corpus, tmp_path / "built", "flashrag_bm25", options, shards, registry=registry)
+            front = built_shards_front("flashrag_bm25", str(tmp_path / "built"), shards)
+            served = front(str(tmp_path / "built"), shards, corpus=str(corpus))
+            try:
+                layout, payload = served.layout(shards), served.payload(asked)
+                for k in (1, 5, 50):
+                    found = [ShardSearcher(layout.retriever, shard, {}).top_k(payload, k) for shard in layout.shards]
+                    mine = [
+                        str(hit) if isinstance(hit, Exception) else hits([hit])[0]
+                        for hit in served.answers(asked, found, k)
+                    ]
+                    theirs = [
+                        str(hit) if isinstance(hit, Exception) else hits([hit])[0] for hit in whole.search(asked, k)
+                    ]
+                    assert mine == theirs
+            finally:
+                served.close()
+    finally:
+        whole.close()

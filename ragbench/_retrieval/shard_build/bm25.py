@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -92,12 +92,16 @@ class Bm25Shards(ShardKind):
     """bm25's shard build (module docstring); `options`: BM25Builder's (--build-arg)."""
 
     name = "bm25"
-    front = Bm25ShardsFront
+    front: ClassVar[type] = Bm25ShardsFront
 
     def part_builder(self, folder: Path) -> Bm25PartBuilder:
         return Bm25PartBuilder(folder, **self.build_options)
 
+    def reopened(self, folder: Path) -> Bm25PartBuilder:
+        return Bm25PartBuilder.reopened(folder, self.build_options)
+
     def settings(self) -> tuple[str, str, str]:
+        """The tokenizer's stopwords, stemmer and splitter."""
         options = self.build_options
         return options.get("stopwords", "en"), options.get("stemmer", "porter"), options.get("tokenizer", "regex")
 
@@ -117,7 +121,7 @@ class Bm25Shards(ShardKind):
         }
 
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
-        builder = Bm25PartBuilder.reopened(folder, self.build_options)
+        builder = self.reopened(folder)
         builder.doc_freqs = np.asarray(own["doc_freqs"], dtype=np.int64)
         vocab: dict[str, int] = shared["vocab"]
         local = builder.tokenizer.get_vocab_dict()

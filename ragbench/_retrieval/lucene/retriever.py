@@ -30,9 +30,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._errors import ConfigError
 from ..._types import Document, JsonObject
 from ..base import IndexBuilder
-from ..index.built import IndexedRetriever, Manifest
+from ..corpus.readers import SEGMENTED
+from ..corpus.segmented import anserini_contents
+from ..index.built import IndexedRetriever, Manifest, rebuild_hint
 from ..index.damage import (
     INTEGERS,
     IndexDamage,
@@ -49,6 +52,9 @@ from .analyzer import ANALYZER_VERSION, analyze
 from .tokenizer import token_regex
 
 FILES_DIR = "lucene_bm25"
+# what an index records of how it indexed a segment of MS MARCO V2.1 (`indexed_text`); an index without it holds
+# title and segment only, which rank otherwise than Anserini's
+SEGMENT_TEXT = "anserini-msmarco-v2.1: url title headings segment"
 SPILL_DIR = "lucene_bm25.spill"
 NUM_FREE_VALUES = 24  # SmallFloat: 255 - longToInt4(Integer.MAX_VALUE)
 
@@ -114,6 +120,14 @@ class LuceneBM25Builder(IndexBuilder):
         self.lengths: list[np.ndarray] = []
         self.n_docs = 0
 
+    @classmethod
+    def indexed_text(cls, doc: Document, title: bool, corpus_format: str) -> str:
+        """A segment of MS MARCO V2.1 as Anserini indexes it (MsMarcoV2DocCollection: url, title, headings and
+        segment, as its rag24 regressions and prebuilt index do); any other passage as pyserini's `contents`."""
+        if title and corpus_format == SEGMENTED:
+            return anserini_contents(doc)
+        return super().indexed_text(doc, title, corpus_format)
+
     def add(self, texts: list[str]) -> None:
         self.add_postings(*analysed_postings(texts))
 
@@ -146,6 +160,7 @@ class LuceneBM25Builder(IndexBuilder):
             "postings": total,
             "docs_with_terms": int(np.count_nonzero(lengths)),  # Lucene's docCount of the field
             "total_terms": int(lengths.sum()),  # its sumTotalTermFreq
+            "segment_text": SEGMENT_TEXT,
         }
 
     def all_lengths(self) -> np.ndarray:
@@ -234,12 +249,14 @@ class LuceneBM25Retriever(IndexedRetriever):
             "postings": (int,),
             "docs_with_terms": (int,),
             "total_terms": (int,),
+            "segment_text": (str,),
         }
     )
     required_options = ("terms", "postings", "docs_with_terms", "total_terms")
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)  # its files checked first (`check_files`)
+        check_segment_text(self.manifest, self.folder)
         token_regex()  # the regex package, checked as the run starts
         files = self.folder / FILES_DIR
         self.offsets = np.load(files / "offsets.npy")
@@ -280,6 +297,18 @@ class LuceneBM25Retriever(IndexedRetriever):
         offsets = self.offsets
         doc_freqs = [int(offsets[number + 1] - offsets[number]) for number, _ in terms]
         return lucene_scores(terms, doc_freqs, self, self.doc_count, self.cache)
+
+
+def check_segment_text(manifest: Manifest, folder: Path) -> None:
+    """An index of a segmented corpus folder built before its segments were indexed as Anserini's (title and segment
+    only) is refused in one line: searched, it would rank otherwise than Anserini's index, unseen."""
+    corpus, recorded = manifest.corpus, manifest.options.get("segment_text")
+    if corpus.get("format") == SEGMENTED and corpus.get("title") is not False and recorded != SEGMENT_TEXT:
+        raise ConfigError(
+            f"retriever lucene_bm25: index {folder} indexes each segment of MS MARCO V2.1 as its title and segment, "
+            "not as Anserini does (url, title, headings and segment: ragbench before this version); "
+            f"{rebuild_hint(manifest, folder)}"
+        )
 
 
 def query_terms(query: str, term_numbers: dict[str, int]) -> list[tuple[int, int]]:

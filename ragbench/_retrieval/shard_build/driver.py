@@ -161,7 +161,8 @@ def step_one(
 
 
 def first_text(part: CorpusPart, text: TextSettings) -> str:
-    """The corpus's first indexed text ("" where it has none)."""
+    """The corpus's first passage's text as `IndexBuilder.indexed_text` makes it ("" where it has none): what
+    FlashRAG picks its language by."""
     from ..corpus.chunking import chunk_documents, parse_split, title_header
 
     passages = read_part(part, PartReading())

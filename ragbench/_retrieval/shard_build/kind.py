@@ -18,10 +18,14 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from ..._types import Document
+
 Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
 
 
 class PartBuilder(Protocol):
+    def indexed_text(self, doc: Document, title: bool, corpus_format: str) -> str: ...  # IndexBuilder's
+
     def add(self, texts: list[str]) -> None: ...
 
     def analysed(self) -> Stats: ...

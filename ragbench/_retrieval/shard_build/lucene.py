@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..lucene.analyzer import ANALYZER_VERSION
-from ..lucene.retriever import FILES_DIR, LuceneBM25Builder, anserini_scores, norms, query_terms
+from ..lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, anserini_scores, norms, query_terms
 from ..sharded.fronts import Answers, per_query
 from ..sharded.searcher import ShardOptions, TopK
 from ..sharded.split_lucene import DOC_FREQS, STATS
@@ -142,4 +142,5 @@ class LuceneShards(ShardKind):
             "postings": sum(shared["doc_freqs"]),
             "docs_with_terms": shared["docs_with_terms"],
             "total_terms": shared["total_terms"],
+            "segment_text": SEGMENT_TEXT,
         }

@@ -20,7 +20,6 @@ from ..._storage.files import write_atomically
 from ..._storage.own_trees import remove_all_but_links
 from ..corpus.chunking import chunk_documents, parse_split, title_header
 from ..corpus.parts import CorpusPart, PartReading, error_record, read_part
-from ..corpus.readers import passage_text
 from ..index.built import KEPT_ERRORS
 from ..index.docstore import DocStoreWriter
 from ..sharded.layout import file_records
@@ -77,7 +76,7 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
             continue
         docs.add(item)
         hashes.append(id_hash(item.id or ""))
-        chunk.append(passage_text(item, text.title))
+        chunk.append(builder.indexed_text(item, text.title, part.form))
         if len(chunk) == text.chunk_size:
             builder.add(chunk)
             chunk = []

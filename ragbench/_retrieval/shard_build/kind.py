@@ -1,0 +1,58 @@
+"""What a retriever kind gives a shard-parallel build (`ShardKind`), one object a kind, found on its retriever
+class (`shard_kind`).
+
+A build runs in two steps a shard, each in a worker (a Ray task; tests call them directly, `worker`):
+1. `part_builder(folder)`: given the shard's passages' texts chunk by chunk (`add`), as an `IndexBuilder` is;
+   `analysed()` leaves in `folder` what step 2 needs and returns the part's statistics: small, JSON values
+   (for BM25: per-term document frequencies, lengths' total), never postings or vectors;
+2. `finish(folder, shared, own)`: the shard's files, written into `folder` from what step 1 left there and
+   `shared`, what `merge` made of every part's statistics on the driver (global document frequencies, N).
+The driver calls `prepare(first_text)` before step 1 (FlashRAG picks its language by the corpus's first text),
+`merge(stats)` between the steps and `options(shared)` for the manifest's options. `front` is the run's query
+side over the shards (`front.BuiltShardsFront`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from ..._types import JsonObject
+
+
+class PartBuilder(Protocol):
+    def add(self, texts: list[str]) -> None: ...
+
+    def analysed(self) -> JsonObject: ...
+
+
+class ShardKind(ABC):
+    """One retriever kind's shard build (module docstring); `options` the build's --build-arg options."""
+
+    name: ClassVar[str]
+    front: ClassVar[type]
+
+    def __init__(self, options: dict[str, Any], registry: Any = None) -> None:
+        self.build_options, self.registry = dict(options), registry
+
+    def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)
+        """Settings taken from the corpus's first indexed text, before any part is analysed."""
+
+    @abstractmethod
+    def part_builder(self, folder: Path) -> PartBuilder: ...
+
+    @abstractmethod
+    def merge(self, stats: list[JsonObject]) -> JsonObject: ...
+
+    @abstractmethod
+    def finish(self, folder: Path, shared: JsonObject, own: JsonObject) -> None: ...
+
+    @abstractmethod
+    def options(self, shared: JsonObject) -> JsonObject: ...
+
+
+def shard_kind(retriever: Any) -> type[ShardKind] | None:
+    """The ShardKind of a retriever class (its `shard_kind` classmethod), or None: no shard-parallel build."""
+    find = getattr(retriever, "shard_kind", None)
+    return find() if callable(find) else None

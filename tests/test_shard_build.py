@@ -1,0 +1,219 @@
+"""`ragbench index build --ray --shards S`: each shard built by a worker from its own part of the corpus (JSONL byte
+ranges, segmented files), only small statistics sent to the driver; the shards answer as the one-process index,
+ids, order and scores bit for bit (lucene_bm25: pyserini's), for any corpus, shard count and k; a build killed for
+real resumes from its finished shards and rebuilds a damaged one; a damaged shard is refused before a search."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from conftest import TEST_DATA, needs, write_jsonl
+from helpers import cli
+from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.shard_build.front import built_shards_front
+from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.sharded.searcher import ShardSearcher
+from ragbench._retrieval.sharded.split import split_index
+from ragbench.api import ConfigError
+from ragbench.testing import build_index, installed_registry, load_retriever
+
+pytestmark = needs("regex")
+
+WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x", "running", "sang"]
+QUERIES = ["river king", "the song of the queen", "x winter running", "castle", "zzz"]
+VARYING = ("build_seconds", "built_at")
+
+
+def shard_search(index: Path, shards: int, queries: list[str], k: int):
+    """The shards built into `index`, each searched apart (as its Ray actor would), then merged by the front."""
+    registry = installed_registry()
+    front = built_shards_front(registry.load("retrievers", "lucene_bm25"), str(index), shards)(str(index), shards)
+    try:
+        payload = front.payload(queries)
+        layout = front.layout(shards)
+        found = [
+            ShardSearcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+        ]
+        return hits(front.answers(queries, found, k))
+    finally:
+        front.close()
+
+
+def hits(results) -> list[list[tuple[str | None, float | None, str]]]:
+    return [[(doc.id, doc.score, doc.text) for doc in result] for result in results]
+
+
+def whole_search(index: Path, queries: list[str], k: int):
+    whole = installed_registry().load("retrievers", "lucene_bm25")(str(index))
+    try:
+        return hits(whole.search(queries, k))
+    finally:
+        whole.close()
+
+
+def manifest(path: Path) -> dict:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {key: value for key, value in data.items() if key not in (*VARYING, "corpus")}
+
+
+lines = st.one_of(
+    st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join),
+    st.just("not json"),  # a bad row, named by its line in the file
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(lines, min_size=1, max_size=30), st.data(), st.integers(0, 12), st.lists(st.sampled_from(QUERIES)))
+def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, data, k, asked):
+    """Ids in another order than the passages' (ties go by id, across shards too), bad rows anywhere, passages
+    without words: the same hits, order, Anserini-adjusted scores, passage count and bad records (named by the
+    file's line) as the one-process build; each shard's files are those split from it but for its id ranks."""
+    rows = [*rows, "river king"]
+    ids = data.draw(
+        st.lists(st.text("ab1", min_size=1, max_size=4), min_size=len(rows), max_size=len(rows), unique=True)
+    )
+    shards = data.draw(st.integers(1, 4))
+    registry = installed_registry()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        records = [row if row == "not json" else {"id": i, "title": "", "text": row} for i, row in zip(ids, rows)]
+        corpus = write_jsonl(folder / "corpus.jsonl", records)
+        build_index(corpus, folder / "one", "lucene_bm25", {}, progress=False, registry=registry)
+        try:
+            build_shards(corpus, folder / "built", "lucene_bm25", {}, shards, registry=registry)
+        except ConfigError as exc:  # a part of the bytes with no passage in it (a few long lines)
+            assert "holds no passages; choose fewer shards" in str(exc)
+            assume(False)
+        built = folder / "built" / f"shards-{shards}"
+        assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
+        assert shard_search(folder / "built", shards, asked, k) == whole_search(folder / "one", asked, k)
+        layout = json.loads((built / "shards.json").read_text())
+        ranges = [(shard["start"], shard["stop"]) for shard in layout["shards"]]
+        split_index(folder / "one", shards)  # the one index cut at the same passages: the same files
+        split = json.loads((folder / "one" / f"shards-{shards}" / "shards.json").read_text())
+        if ranges == [(shard["start"], shard["stop"]) for shard in split["shards"]]:
+            for mine, theirs in zip(layout["shards"], split["shards"]):
+                common = [name for name in theirs["files"] if not name.endswith("id_ranks.npy")]
+                assert [mine["files"][name] for name in common] == [theirs["files"][name] for name in common]
+
+
+class Recording(InProcess):
+    """Runs the steps here and keeps what each sent back to the driver."""
+
+    def __init__(self) -> None:
+        self.sent: list[object] = []
+
+    def map(self, function, calls):
+        results = super().map(function, calls)
+        self.sent += results
+        return results
+
+
+def test_the_driver_gets_counts_and_the_vocabulary_never_postings(tmp_path):
+    """3,000 passages of the same four words: 12,000 postings stay in the shards; what the driver receives is
+    each part's counts and its four words' document frequencies (step 2 sends nothing back)."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": str(i), "text": "river king of song"} for i in range(3000)])
+    recording = Recording()
+    build_shards(
+        corpus, tmp_path / "built", "lucene_bm25", {}, 3, registry=installed_registry(), runner=lambda: recording
+    )
+    step_one, step_two = recording.sent[:3], recording.sent[3:]
+    assert step_two == [None, None, None]
+    for sent in step_one:
+        assert set(sent) == {"passages", "lines", "sha256", "bad_records", "errors", "repeated", "stats"}
+        assert sent["stats"]["words"] == ["river", "king", "song"]  # "of" is a stop word
+        assert sent["stats"]["doc_freqs"] == [sent["passages"]] * 3
+        assert len(json.dumps(sent)) < 400
+    assert sum(sent["passages"] for sent in step_one) == 3000
+
+
+def test_a_killed_build_resumes_keeping_finished_shards_and_rebuilding_a_damaged_one(tmp_path):
+    """The build is killed (SIGKILL) once shards 0 and 1 are finished, before shard 2's second step; shard 1's
+    postings are then cut short. The same build again keeps shard 0, builds shard 1 again from its part, finishes
+    shard 2, and answers as the one-process index; nothing of the building folder is left."""
+    docs = [{"id": f"d{i:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(60)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    killed = f"""
+import os, signal
+from pathlib import Path
+from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench.testing import installed_registry
+
+class KilledAfterTwoShards(InProcess):
+    def map(self, function, calls):
+        if function.__name__ == "finish_part":
+            calls = calls[:2]
+            super().map(function, calls)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().map(function, calls)
+
+build_shards(Path({str(corpus)!r}), Path({str(out)!r}), "lucene_bm25", {{}}, 3, registry=installed_registry(),
+             runner=KilledAfterTwoShards)
+"""
+    done = subprocess.run([sys.executable, "-c", killed], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    building = out / "shards-3.building"
+    assert not (out / "shards-3").exists() and (building / "001.finished.json").is_file()
+    postings = building / "001" / "lucene_bm25" / "postings.npy"
+    postings.write_bytes(postings.read_bytes()[:-4])
+    resumed = build_shards(corpus, out, "lucene_bm25", {}, 3, registry=installed_registry())
+    assert resumed.kept == 1
+    build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
+    assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+
+
+def test_a_damaged_shard_is_refused_in_one_line_naming_it_and_the_fix(tmp_path):
+    docs = [{"id": f"d{i}", "text": " ".join(WORDS[i % 9 : i % 9 + 3])} for i in range(20)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 2, registry=installed_registry())
+    store = tmp_path / "built" / "shards-2" / "001" / "docs.jsonl"
+    store.write_bytes(store.read_bytes().replace(b"d19", b"d91"))  # the same size, another content
+    with pytest.raises(ConfigError) as refused:
+        load_retriever("lucene_bm25", {"index": str(tmp_path / "built"), "shards": 2}, registry=installed_registry())
+    message = str(refused.value)
+    assert "001/docs.jsonl" in message and "content digest" in message and "\n" not in message
+
+
+def test_a_segmented_corpus_is_built_a_run_of_whole_files_a_shard(tmp_path):
+    segmented = TEST_DATA / "trec_rag" / "msmarco_v2.1_doc_segmented"
+    build_index(segmented, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    build_shards(segmented, tmp_path / "built", "lucene_bm25", {}, 2, registry=installed_registry())
+    asked = ["the history of", "sleep", "water"]
+    assert shard_search(tmp_path / "built", 2, asked, 5) == whole_search(tmp_path / "one", asked, 5)
+    with pytest.raises(ConfigError, match="has 2 shard files and a shard is built from whole files; choose 1 to 2"):
+        build_shards(segmented, tmp_path / "more", "lucene_bm25", {}, 3, registry=installed_registry())
+
+
+@needs("ray")
+def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ray_cluster, tmp_path):
+    """`index build --ray ADDRESS --shards 3` on a 3-node cluster: no merged index, and `shards=3` answers as the
+    one-process index."""
+    docs = [{"id": f"d{(i * 7) % 45:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(45)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    done = cli("index", "build", "--corpus", str(corpus), "--retriever", "lucene_bm25", "--out", str(out), "--ray",
+               ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "3 shards of" in done.stdout and "no merged index" in done.stdout
+    assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+    build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    args = {"index": str(out), "shards": 3, "ray_address": ray_cluster.address}
+    sharded = load_retriever("lucene_bm25", args, registry=installed_registry())
+    try:
+        assert hits(sharded.search(QUERIES, 7)) == whole_search(tmp_path / "one", QUERIES, 7)
+    finally:
+        sharded.close()
+    assert os.path.isfile(out / "shards-3" / "manifest.json")

@@ -34,6 +34,7 @@ from ..index.staging import MANIFEST_FILE
 from ..query_style import QueryStyle
 from ..ranking import best_k
 from .encoder_check import check_encoding
+from .npy_appender import NpyAppender
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -146,31 +147,6 @@ def query_style_class(name: str, registry: Registry) -> type[QueryStyle]:
     return registry.query_style(name)
 
 
-class NpyAppender:
-    """A 2-D .npy written row block by row block, its length unknown until the end.
-
-    numpy pads every header for in-place growth of the first axis, so the header written with
-    0 rows is rewritten at the same length with the final count."""
-
-    def __init__(self, path: Path, dtype: str, dim: int) -> None:
-        self.handle = open(path, "wb")  # noqa: SIM115 (held open, closed by close())
-        self.header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False}
-        self.dtype, self.dim, self.rows = np.dtype(dtype), dim, 0
-        np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (0, dim)})
-        self.data_start = self.handle.tell()
-
-    def append(self, block: np.ndarray) -> None:
-        self.handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
-        self.rows += len(block)
-
-    def close(self) -> None:
-        self.handle.seek(0)
-        np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (self.rows, self.dim)})
-        if self.handle.tell() != self.data_start:
-            raise RuntimeError("npy header changed length")  # numpy's growth padding makes this impossible
-        self.handle.close()
-
-
 class DenseBuilder(IndexBuilder):
     def __init__(
         self,
@@ -272,6 +248,71 @@ def corpus_block(matrix: np.ndarray, begin: int, end: int) -> np.ndarray:
     return block
 
 
+def checked_backend(backend: str) -> str:
+    """`backend` (numpy or faiss, whose package is then needed), or a ConfigError."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
+    if backend == "faiss":
+        try:
+            import faiss  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
+    return backend
+
+
+def index_encoder(
+    options: Mapping[str, Any],
+    model: str | None,
+    query_instruction: str | None,
+    batch_size: int,
+    device: str | None,
+    query_style: str | None,
+    registry: Registry,
+) -> Encoder:
+    """The query side's encoder of an index built with the manifest `options`: its model, instruction, style and
+    encoder dtype unless given (a style that changes passages must be the index's)."""
+    built_style = options.get("query_style", "default")
+    if query_style is not None and query_style != built_style:
+        changing = next(
+            (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
+        )
+        if changing is not None:
+            raise ConfigError(
+                f"retriever dense: query_style {query_style} with an index built with query_style "
+                f"{built_style}: {changing} changes passages too, so it must be the index's style"
+            )
+    return Encoder(
+        model or options["model"],
+        options["query_instruction"] if query_instruction is None else query_instruction,
+        options["normalize"],
+        batch_size,
+        device,
+        query_style or built_style,
+        options.get("encoder_dtype", "float32"),
+        registry=registry,
+    )
+
+
+def check_index_encoder(
+    encoder: Encoder, options: Mapping[str, Any], embeddings: np.ndarray, first_text: str, index: str
+) -> None:
+    """The run's encoder gives the index's vectors: of their dimension, and its passage 0 (`first_text`), encoded
+    again, points where the index's row 0 does (`encoder_check`)."""
+    if encoder.dim != embeddings.shape[1]:
+        raise ConfigError(
+            f"retriever dense: encoder '{encoder.name}' gives {encoder.dim}-dimensional vectors, {index} holds "
+            f"{embeddings.shape[1]}; use the index's model ({options['model']})"
+        )
+    check_encoding(
+        encoder.encode_passages([first_text])[0],
+        np.asarray(embeddings[0], dtype=np.float32),
+        f"retriever dense: encoder '{encoder.name}'",
+        index,
+        "passage 0",
+        f"use the index's model ({options['model']}), or build an index with this one",
+    )
+
+
 class DenseRetriever(IndexedRetriever):
     """Exact inner-product search over an index from `ragbench index build --retriever dense`.
 
@@ -283,6 +324,14 @@ class DenseRetriever(IndexedRetriever):
 
     name = "dense"
     builder = DenseBuilder
+
+    @classmethod
+    def shard_kind(cls) -> type[Any]:
+        """Its shard-parallel build (`shard_build.dense`)."""
+        from ..shard_build.dense import DenseShards
+
+        return DenseShards
+
     option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
         {
             "model": (str,),
@@ -310,43 +359,12 @@ class DenseRetriever(IndexedRetriever):
         registry: Registry,
     ) -> None:
         super().__init__(index)
-        if backend not in BACKENDS:
-            raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
-        if backend == "faiss":
-            try:
-                import faiss  # noqa: F401
-            except ImportError as exc:
-                raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
-        self.backend, self.chunk_rows = backend, int(chunk_rows)
+        self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
         self.embeddings = self.load(EMBEDDINGS_FILE, lambda: read_array(self.folder, EMBEDDINGS_FILE))
         options = self.manifest.options
-        built_style = options.get("query_style", "default")
-        if query_style is not None and query_style != built_style:
-            changing = next(
-                (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
-            )
-            if changing is not None:
-                raise ConfigError(
-                    f"retriever dense: query_style {query_style} with an index built with query_style "
-                    f"{built_style}: {changing} changes passages too, so it must be the index's style"
-                )
-        self.encoder = Encoder(
-            model or options["model"],
-            options["query_instruction"] if query_instruction is None else query_instruction,
-            options["normalize"],
-            batch_size,
-            device,
-            query_style or built_style,
-            options.get("encoder_dtype", "float32"),
-            registry=registry,
-        )
-        if self.encoder.dim != self.embeddings.shape[1]:
-            raise ConfigError(
-                f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
-                f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "
-                f"index's model ({options['model']})"
-            )
-        self.check_encoder()
+        self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
+        first = passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))
+        check_index_encoder(self.encoder, options, self.embeddings, first, f"the index at {self.folder}")
 
     @classmethod
     def check_files(cls, folder: Path, manifest: Manifest) -> None:
@@ -363,22 +381,6 @@ class DenseRetriever(IndexedRetriever):
             )
         expect_count(EMBEDDINGS_FILE, "passages", embeddings.shape[0], manifest.doc_count, MANIFEST_FILE)
         expect_count(EMBEDDINGS_FILE, "dimensions", embeddings.shape[1], manifest.options["dim"], MANIFEST_FILE)
-
-    def check_encoder(self) -> None:
-        """The run's encoder gives the index's vectors: its passage 0, encoded again, points where the index's
-        row 0 does (`encoder_check`)."""
-        vector = self.encoder.encode_passages(
-            [passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))]
-        )[0]
-        stored = np.asarray(self.embeddings[0], dtype=np.float32)
-        check_encoding(
-            vector,
-            stored,
-            f"retriever dense: encoder '{self.encoder.name}'",
-            f"the index at {self.folder}",
-            "passage 0",
-            f"use the index's model ({self.manifest.options['model']}), or build an index with this one",
-        )
 
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         scores, ids = inner_product_top_k(

@@ -90,9 +90,9 @@ def build_shards(
         "shards": shards,
         "text": [text.title, text.split, text.split_header, text.chunk_size],
     }
+    builder = kind_class(options, registry, text)
+    builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
     state = BuildFolder(target, key)
-    builder = kind_class(options, registry)
-    builder.prepare(first_text(parts[0], text))
     started_runner = runner()
     try:
         return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite)

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..._types import JsonObject
+
+if TYPE_CHECKING:
+    from .worker import TextSettings
 
 
 class PartBuilder(Protocol):
@@ -28,13 +31,16 @@ class PartBuilder(Protocol):
 
 
 class ShardKind(ABC):
-    """One retriever kind's shard build (module docstring); `options` the build's --build-arg options."""
+    """One retriever kind's shard build (module docstring); `options` the build's --build-arg options, `text` how
+    passages become indexed texts (`worker.TextSettings`: a kind whose rows depend on --chunk-size reads it)."""
 
     name: ClassVar[str]
     front: ClassVar[type]
 
-    def __init__(self, options: dict[str, Any], registry: Any = None) -> None:
-        self.build_options, self.registry = dict(options), registry
+    def __init__(self, options: dict[str, Any], registry: Any = None, text: TextSettings | None = None) -> None:
+        from .worker import TextSettings
+
+        self.build_options, self.registry, self.text = dict(options), registry, text or TextSettings()
 
     def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)
         """Settings taken from the corpus's first indexed text, before any part is analysed."""

@@ -14,7 +14,7 @@ import pytest
 from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.front import built_shards_front
-from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.shard_build.runner import InProcess, task_gpus
 from ragbench._retrieval.shard_build.worker import TextSettings
 from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench.api import ConfigError
@@ -34,8 +34,8 @@ class Recording(InProcess):
     def __init__(self) -> None:
         self.sent: list[object] = []
 
-    def map(self, function, calls):
-        results = super().map(function, calls)
+    def map(self, function, calls, **options):
+        results = super().map(function, calls, **options)
         self.sent += results
         return results
 
@@ -109,3 +109,11 @@ def test_a_model_that_does_not_load_ends_the_build_before_any_worker(tmp_path):
             registry=installed_registry(), runner=lambda: recording,
         )  # fmt: skip
     assert recording.sent == [] and not (tmp_path / "built").exists()
+
+
+def test_step_two_of_dense_takes_a_gpu_only_where_the_cluster_has_one():
+    from ragbench._retrieval.shard_build.dense import DenseShards
+
+    assert DenseShards({}).encodes_on_gpu() and DenseShards({"device": "cuda:1"}).encodes_on_gpu()
+    assert not DenseShards({"device": "cpu"}).encodes_on_gpu()
+    assert [task_gpus(True, 8), task_gpus(True, 0), task_gpus(True, 0.5), task_gpus(False, 8)] == [1, 0, 0, 0]

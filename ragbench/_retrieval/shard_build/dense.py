@@ -10,7 +10,8 @@ and step 2 (`finish`) encodes every chunk its rows fall in, whole, taking the te
 shard from that shard's docs store (written in step 1, never changed after), and keeps its own rows. A chunk that
 straddles two shards is encoded by both: at most two chunks a shard more than the one-process build encodes.
 
-The encoder is loaded on the driver once (`prepare`: a model that does not load, or a bad option, ends the build in
+Step 2 takes a GPU where the cluster has GPUs (`encodes_on_gpu`; sentence-transformers then encodes on it), a CPU
+else. The encoder is loaded on the driver once (`prepare`: a model that does not load, or a bad option, ends the build in
 one line before any worker starts, and its description makes the manifest's options, as `DenseBuilder.finish`
 writes them), then dropped; each step 2 loads its own.
 """
@@ -131,6 +132,11 @@ class DenseShards(ShardKind):
             builder = DenseBuilder(Path(scratch), **self.build_options, registry=self.registry)
             self.described = builder.finish()  # the manifest's options, as the one-process build writes them
             del builder  # the model: each worker loads its own
+
+    def encodes_on_gpu(self) -> bool:
+        """Step 2 encodes: on a GPU where the cluster has one, unless the build names another device."""
+        device = self.build_options.get("device")
+        return device is None or str(device).startswith("cuda")
 
     def part_builder(self, folder: Path) -> PassageCount:
         return PassageCount(folder)

@@ -116,7 +116,7 @@ def built(
          state.record(n, "finished"))
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
-    runner.map(finish_part, calls)
+    runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
     after = corpus_state(corpus)
     if after != before:
         raise ConfigError(

@@ -45,6 +45,10 @@ class ShardKind(ABC):
     def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)
         """Settings taken from the corpus's first indexed text, before any part is analysed."""
 
+    def encodes_on_gpu(self) -> bool:
+        """Whether step 2 wants a GPU (a Ray task then takes one where the cluster has GPUs: `runner.task_gpus`)."""
+        return False
+
     @abstractmethod
     def part_builder(self, folder: Path) -> PartBuilder: ...
 

@@ -109,6 +109,8 @@ def test_a_model_that_does_not_load_ends_the_build_before_any_worker(tmp_path):
             registry=installed_registry(), runner=lambda: recording,
         )  # fmt: skip
     assert recording.sent == [] and not (tmp_path / "built").exists()
+    with pytest.raises(ConfigError, match="index build --retriever dense.*bogus"):
+        build_shards(corpus, tmp_path / "built", "dense", {"bogus": 1}, 2, registry=installed_registry())
 
 
 def test_step_two_of_dense_takes_a_gpu_only_where_the_cluster_has_one():

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..._types import JsonObject
+from ..._values.options import construct
 from ..corpus.readers import passage_text
 from ..dense.retriever import (
     EMBEDDINGS_FILE,
@@ -129,9 +130,16 @@ class DenseShards(ShardKind):
         import tempfile
 
         with tempfile.TemporaryDirectory() as scratch:  # the builder's .npy goes there, unwritten
-            builder = DenseBuilder(Path(scratch), **self.build_options, registry=self.registry)
+            builder = self.builder(Path(scratch))
             self.described = builder.finish()  # the manifest's options, as the one-process build writes them
             del builder  # the model: each worker loads its own
+
+    def builder(self, folder: Path) -> DenseBuilder:
+        """The one-process build's builder of the build's options (an unknown or mistyped one refused as there)."""
+        label = "index build --retriever dense"
+        return construct(
+            DenseBuilder, self.build_options, label, positional=(folder,), injected={"registry": self.registry}
+        )
 
     def encodes_on_gpu(self) -> bool:
         """Step 2 encodes: on a GPU where the cluster has one, unless the build names another device."""
@@ -154,7 +162,7 @@ class DenseShards(ShardKind):
         number = folders.index(folder.name)
         start, stop, total = starts[number], starts[number + 1], starts[-1]
         chunk = self.text.chunk_size
-        builder = DenseBuilder(folder, **self.build_options, registry=self.registry)  # writes embeddings.npy
+        builder = self.builder(folder)  # writes folder/embeddings.npy
         texts = ChunkTexts(folder.parent, folders, starts[:-1], self.text.title)
         try:
             for first in range(start - start % chunk, stop, chunk):

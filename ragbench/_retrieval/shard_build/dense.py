@@ -19,7 +19,7 @@ writes them), then dropped; each step 2 loads its own.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -137,9 +137,10 @@ class DenseShards(ShardKind):
     def builder(self, folder: Path) -> DenseBuilder:
         """The one-process build's builder of the build's options (an unknown or mistyped one refused as there)."""
         label = "index build --retriever dense"
-        return construct(
+        builder: DenseBuilder = construct(
             DenseBuilder, self.build_options, label, positional=(folder,), injected={"registry": self.registry}
         )
+        return builder
 
     def encodes_on_gpu(self) -> bool:
         """Step 2 encodes: on a GPU where the cluster has one, unless the build names another device."""
@@ -150,15 +151,14 @@ class DenseShards(ShardKind):
         return PassageCount(folder)
 
     def merge(self, stats: list[JsonObject]) -> JsonObject:
-        counts = [int(part["passages"]) for part in stats]  # type: ignore[call-overload]
+        counts = [cast(int, part["passages"]) for part in stats]
         return {
-            "folders": [part["folder"] for part in stats],  # type: ignore[dict-item]
+            "folders": [cast(str, part["folder"]) for part in stats],
             "starts": np.concatenate([[0], np.cumsum(counts)]).tolist(),
         }
 
     def finish(self, folder: Path, shared: JsonObject, own: JsonObject) -> None:
-        folders: list[str] = shared["folders"]  # type: ignore[assignment]
-        starts: list[int] = shared["starts"]  # type: ignore[assignment]
+        folders, starts = cast(list[str], shared["folders"]), cast(list[int], shared["starts"])
         number = folders.index(folder.name)
         start, stop, total = starts[number], starts[number + 1], starts[-1]
         chunk = self.text.chunk_size

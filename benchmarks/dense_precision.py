@@ -13,7 +13,7 @@ all-MiniLM-L6-v2; `--model DIR` for another) and searched as a run searches it, 
 
 Run: python benchmarks/dense_precision.py [--passages 1000] [--queries 200] [--k 10] [--model embedded]
      [--device cpu] [--batch-size 64]
-     python benchmarks/dense_precision.py --quick     (40 passages, 5 queries: tests)
+     python benchmarks/dense_precision.py --quick     (12 passages, 3 queries: tests)
 """
 
 from __future__ import annotations
@@ -120,10 +120,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--rate-passages", type=int, default=128, help="passages the encoding rate is timed on")
-    parser.add_argument("--quick", action="store_true", help="40 passages, 5 queries (tests)")
+    parser.add_argument("--quick", action="store_true", help="12 passages, 3 queries (tests)")
     args = parser.parse_args()
     if args.quick:
-        args.passages, args.queries, args.k, args.rate_passages = 40, 5, 5, 16
+        args.passages, args.queries, args.k, args.rate_passages = 12, 3, 3, 4
 
     import torch
 

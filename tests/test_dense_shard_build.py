@@ -13,7 +13,7 @@ import pytest
 
 from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.front import built_shards_front
+from ragbench._retrieval.shard_build.kinds import built_shards_front
 from ragbench._retrieval.shard_build.runner import InProcess, task_gpus
 from ragbench._retrieval.shard_build.worker import TextSettings
 from ragbench._retrieval.sharded.searcher import ShardSearcher
@@ -47,7 +47,7 @@ def hits(results) -> list[list[tuple[str | None, float | None, str]]]:
 def shard_search(index: Path, shards: int, k: int):
     """The shards built into `index`, each searched apart (as its Ray actor would), merged by the front."""
     registry = installed_registry()
-    front_class = built_shards_front(registry.load("retrievers", "dense"), str(index), shards)
+    front_class = built_shards_front("dense", str(index), shards)
     front = front_class(str(index), shards, chunk_rows=5, registry=registry)
     try:
         payload, layout = front.payload(QUERIES), front.layout(shards)

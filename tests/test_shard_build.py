@@ -20,24 +20,23 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs, write_jsonl
 from helpers import cli
 from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.front import built_shards_front
+from ragbench._retrieval.shard_build.kinds import built_shards_front
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 
-pytestmark = needs("regex")
+pytestmark = needs("regex", "bm25s")
 
 WORDS = ["river", "king", "queen", "castle", "song", "the", "of", "moses", "winter", "x", "running", "sang"]
 QUERIES = ["river king", "the song of the queen", "x winter running", "castle", "zzz"]
 VARYING = ("build_seconds", "built_at")
 
 
-def shard_search(index: Path, shards: int, queries: list[str], k: int):
+def shard_search(index: Path, shards: int, queries: list[str], k: int, kind: str = "lucene_bm25"):
     """The shards built into `index`, each searched apart (as its Ray actor would), then merged by the front."""
-    registry = installed_registry()
-    front = built_shards_front(registry.load("retrievers", "lucene_bm25"), str(index), shards)(str(index), shards)
+    front = built_shards_front(kind, str(index), shards)(str(index), shards)
     try:
         payload = front.payload(queries)
         layout = front.layout(shards)
@@ -53,8 +52,8 @@ def hits(results) -> list[list[tuple[str | None, float | None, str]]]:
     return [[(doc.id, doc.score, doc.text) for doc in result] for result in results]
 
 
-def whole_search(index: Path, queries: list[str], k: int):
-    whole = installed_registry().load("retrievers", "lucene_bm25")(str(index))
+def whole_search(index: Path, queries: list[str], k: int, kind: str = "lucene_bm25"):
+    whole = installed_registry().load("retrievers", kind)(str(index))
     try:
         return hits(whole.search(queries, k))
     finally:
@@ -72,12 +71,14 @@ lines = st.one_of(
 )
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(st.lists(lines, min_size=1, max_size=30), st.data(), st.integers(0, 12), st.lists(st.sampled_from(QUERIES)))
 def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, data, k, asked):
-    """Ids in another order than the passages' (ties go by id, across shards too), bad rows anywhere, passages
-    without words: the same hits, order, Anserini-adjusted scores, passage count and bad records (named by the
-    file's line) as the one-process build; each shard's files are those split from it but for its id ranks."""
+    """lucene_bm25 and bm25 (bm25s's scores: BM25+ too). Ids in another order than the passages' (lucene_bm25's ties
+    go by id, across shards too), bad rows anywhere, passages without words: the same hits, order and scores
+    (lucene_bm25: Anserini-adjusted), passage count and bad records (named by the file's line) as the one-process
+    build; each shard's files are those split from it, but for lucene_bm25's id ranks."""
+    kind, options = data.draw(st.sampled_from([("lucene_bm25", {}), ("bm25", {}), ("bm25", {"method": "bm25+"})]))
     rows = [*rows, "river king"]
     ids = data.draw(
         st.lists(st.text("ab1", min_size=1, max_size=4), min_size=len(rows), max_size=len(rows), unique=True)
@@ -88,15 +89,15 @@ def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, d
         folder = Path(tmp)
         records = [row if row == "not json" else {"id": i, "title": "", "text": row} for i, row in zip(ids, rows)]
         corpus = write_jsonl(folder / "corpus.jsonl", records)
-        build_index(corpus, folder / "one", "lucene_bm25", {}, progress=False, registry=registry)
+        build_index(corpus, folder / "one", kind, options, progress=False, registry=registry)
         try:
-            build_shards(corpus, folder / "built", "lucene_bm25", {}, shards, registry=registry)
+            build_shards(corpus, folder / "built", kind, options, shards, registry=registry)
         except ConfigError as exc:  # a part of the bytes with no passage in it (a few long lines)
             assert "holds no passages; choose fewer shards" in str(exc)
             assume(False)
         built = folder / "built" / f"shards-{shards}"
         assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
-        assert shard_search(folder / "built", shards, asked, k) == whole_search(folder / "one", asked, k)
+        assert shard_search(folder / "built", shards, asked, k, kind) == whole_search(folder / "one", asked, k, kind)
         layout = json.loads((built / "shards.json").read_text())
         ranges = [(shard["start"], shard["stop"]) for shard in layout["shards"]]
         split_index(folder / "one", shards)  # the one index cut at the same passages: the same files
@@ -130,7 +131,7 @@ def test_the_driver_gets_counts_and_the_vocabulary_never_postings(tmp_path):
     step_one, step_two = recording.sent[:3], recording.sent[3:]
     assert step_two == [None, None, None]
     for sent in step_one:
-        assert set(sent) == {"passages", "lines", "sha256", "bad_records", "errors", "repeated", "stats"}
+        assert set(sent) == {"passages", "lines", "bytes", "sha256", "bad_records", "errors", "repeated", "stats"}
         assert sent["stats"]["words"] == ["river", "king", "song"]  # "of" is a stop word
         assert sent["stats"]["doc_freqs"] == [sent["passages"]] * 3
         assert len(json.dumps(sent)) < 400
@@ -217,3 +218,69 @@ def test_built_on_ray_from_the_command_line_and_searched_through_shard_actors(ra
     finally:
         sharded.close()
     assert os.path.isfile(out / "shards-3" / "manifest.json")
+
+
+@pytest.mark.parametrize("twice", [(3, 37), (3, 4)])  # in two shards, in one
+def test_a_repeated_passage_id_is_refused_as_the_one_process_build_refuses_it(tmp_path, twice):
+    docs = [{"id": f"d{i:02d}", "text": "river king"} for i in range(40)]
+    docs[twice[1]]["id"] = docs[twice[0]]["id"]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    with pytest.raises(ConfigError) as one:
+        build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    with pytest.raises(ConfigError) as sharded:
+        build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 3, registry=installed_registry())
+    assert str(sharded.value) == str(one.value)
+
+
+tsv_rows = st.lists(
+    st.tuples(st.sampled_from(["plain", "bad", "quoted", "cr"]), st.lists(st.sampled_from(WORDS), max_size=5)),
+    min_size=1,
+    max_size=20,
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(tsv_rows, st.booleans(), st.booleans(), st.integers(1, 3))
+def test_a_tsv_corpus_is_read_in_byte_ranges_as_the_one_process_reader_reads_it(rows, header, bom, shards):
+    """DPR TSV: a header or none, a BOM, bad rows, a quoted field holding a line break, a lone "\\r" (text mode ends
+    a line there): the same passages, bad records (named by the file's line) and answers; a part that would start
+    inside a row is refused in one line."""
+    lines = ["\ufeff" if bom else "", "id\ttext\ttitle\n" if header else ""]
+    for number, (form, words) in enumerate(rows):
+        text = " ".join(words)
+        lines.append(
+            {
+                "plain": f"p{number}\t{text}\tT{number}\n",
+                "bad": f"p{number}\t{text}\n",
+                "quoted": f'p{number}\t"{text}\nthe {text}"\tT{number}\n',
+                "cr": f"p{number}\t{text}\rx\tT\n",
+            }[form]
+        )
+    registry = installed_registry()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        corpus = folder / "corpus.tsv"
+        corpus.write_text("".join(lines), encoding="utf-8")
+        try:
+            build_index(corpus, folder / "one", "lucene_bm25", {}, progress=False, registry=registry)
+        except ConfigError as exc:
+            assert "no readable passages" in str(exc)
+            assume(False)
+        try:
+            build_shards(corpus, folder / "built", "lucene_bm25", {}, shards, registry=registry)
+        except ConfigError as exc:
+            assert "holds no passages" in str(exc) or "a quoted field holding a line break" in str(exc)
+            assert "\n" not in str(exc) and not (folder / "built" / f"shards-{shards}.building").exists()
+            assume(False)
+        built = folder / "built" / f"shards-{shards}"
+        assert manifest(built / "manifest.json") == manifest(folder / "one" / "manifest.json")
+        assert shard_search(folder / "built", shards, QUERIES, 10) == whole_search(folder / "one", QUERIES, 10)
+
+
+def test_lucene_bm25_ties_across_shards_go_by_id_as_pyserini_orders_them(tmp_path):
+    """Four equal passages whose ids fall in the reverse order of the shards: the one index's order (by id)."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": i, "text": "river king"} for i in ["zz", "yy", "xx", "ww"]])
+    build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    build_shards(corpus, tmp_path / "built", "lucene_bm25", {}, 2, registry=installed_registry())
+    found = shard_search(tmp_path / "built", 2, ["river"], 3)
+    assert found == whole_search(tmp_path / "one", ["river"], 3) and [hit[0] for hit in found[0]] == ["ww", "xx", "yy"]

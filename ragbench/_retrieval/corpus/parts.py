@@ -6,6 +6,10 @@
   first byte falls in belongs to the part before), read from its own start (`part_lines`). Its bad rows are
   named by line numbers counted from the part's first line; `renumbered` names them by the file's, once the
   driver knows how many lines the parts before hold.
+- A DPR TSV file: the same byte ranges, each row read as `readers.dpr_tsv_rows` reads it, by the columns its
+  header names (read from the file's first row by every part). A row whose quoted field holds a line break goes on
+  past its part's end; the part after it would start inside that row, so the driver refuses a build where a part
+  does not start where the one before it stopped (`PartReading.first`, `end`).
 - A folder of MS MARCO V2.1 segmented shards: S runs of whole files, in name order (S at most the files).
 
 Every read goes through `open_bytes`, plain local file I/O, so another location (an object store) is one
@@ -14,20 +18,24 @@ function to swap.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from ..._errors import ConfigError, RecordError
+from ..._storage.csv_fields import large_fields
 from ..._storage.files import open_file
 from ..._storage.jsonl import located_lines
 from ..._types import Document
-from .readers import SEGMENTED, corpus_format, jsonl_passage
+from .readers import BOM, DEFAULT_COLUMNS, SEGMENTED, corpus_format, dpr_columns, dpr_row, jsonl_passage
 from .segmented import open_shard, shard_files, shard_passage
 
-PART_FORMS = ("jsonl", SEGMENTED)  # the corpus forms read in parts
+PART_FORMS = ("jsonl", "dpr_tsv", SEGMENTED)  # the corpus forms read in parts
+LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # where text mode (newline="") also ends a line
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,9 @@ class PartReading:
     def __init__(self) -> None:
         self.lines = 0
         self.digest = hashlib.sha256()
+        self.first = self.end = 0  # where its first line starts and its last ends (a one-file corpus)
+        self.rows_span_lines = False  # TSV: a quoted field may hold a line break
+        self.in_row = False  # such a row is being read: its lines go on past the part's end
 
 
 def part_lines(handle: IO[bytes], start: int, stop: int, reading: PartReading) -> tuple[int, Iterator[bytes]]:
@@ -89,15 +100,16 @@ def part_lines(handle: IO[bytes], start: int, stop: int, reading: PartReading) -
         handle.seek(start - 1)
         handle.readline()  # the line byte start-1 is in: the part before owns it (it starts before `start`)
     first = handle.tell()
+    reading.first = reading.end = first
 
     def lines() -> Iterator[bytes]:
-        position = first
         for line in handle:
-            if position >= stop:
+            if reading.end >= stop and not reading.in_row:
                 return
             reading.lines += 1
             reading.digest.update(line)
-            position += len(line)
+            reading.end += len(line)
+            reading.in_row = reading.rows_span_lines
             yield line
 
     return first, lines()
@@ -112,10 +124,49 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
                     yield shard_passage(located, shard)
         return
     path = Path(part.files[0])
+    if part.form == "dpr_tsv":
+        yield from tsv_part(path, part, reading)
+        return
     with open_bytes(path) as handle:
         first, lines = part_lines(handle, part.start, part.stop, reading)
         for located in located_lines(lines, str(path), start=first):
             yield jsonl_passage(located, path)
+
+
+def tsv_part(path: Path, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
+    """A DPR TSV part's rows (module docstring): `readers.dpr_tsv_rows`'s, its lines numbered from the part's."""
+    with open_bytes(path) as handle, large_fields():
+        bom = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        handle.seek(bom)
+        header = next(csv.reader(text_lines(part_lines(handle, 0, bom + 1, PartReading())[1]), delimiter="\t"), [])
+        columns = dpr_columns(header)
+        handle.seek(bom)
+        _, lines = part_lines(handle, part.start, part.stop, reading)
+        reading.rows_span_lines = True
+        rows = csv.reader(text_lines(lines), delimiter="\t")
+        first = part.start == 0
+        while True:
+            reading.in_row = False
+            try:
+                row = next(rows)
+            except StopIteration:
+                reading.lines = rows.line_num  # csv's lines (a lone "\r" ends one), as its errors number them
+                return
+            except csv.Error as exc:
+                yield RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
+                continue
+            if first:
+                first = False
+                if columns is not None:
+                    continue
+            yield dpr_row(row, columns or DEFAULT_COLUMNS, path, rows.line_num)
+
+
+def text_lines(lines: Iterator[bytes]) -> Iterator[str]:
+    """The lines a text-mode reading (UTF-8, surrogateescape, newline="") gives of these byte lines: a lone "\r"
+    ends a line too."""
+    for line in lines:
+        yield from (piece for piece in LONE_CR.split(line.decode("utf-8", "surrogateescape")) if piece)
 
 
 def counted(handle: Any, reading: PartReading) -> Iterator[bytes]:

@@ -325,13 +325,6 @@ class DenseRetriever(IndexedRetriever):
     name = "dense"
     builder = DenseBuilder
 
-    @classmethod
-    def shard_kind(cls) -> type[Any]:
-        """Its shard-parallel build (`shard_build.dense`)."""
-        from ..shard_build.dense import DenseShards
-
-        return DenseShards
-
     option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
         {
             "model": (str,),

@@ -238,13 +238,6 @@ class LuceneBM25Retriever(IndexedRetriever):
     )
     required_options = ("terms", "postings", "docs_with_terms", "total_terms")
 
-    @classmethod
-    def shard_kind(cls) -> type[Any]:
-        """Its shard-parallel build (`shard_build.kind`)."""
-        from ..shard_build.lucene import LuceneShards
-
-        return LuceneShards
-
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)  # its files checked first (`check_files`)
         token_regex()  # the regex package, checked as the run starts

@@ -19,7 +19,7 @@ writes them), then dropped; each step 2 loads its own.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from ..sharded.fronts import Answers, per_query
 from ..sharded.merge import merge_top_k
 from ..sharded.searcher import ShardOptions, TopK
 from .front import BuiltShardsFront
-from .kind import ShardKind
+from .kind import ShardKind, Stats
 
 
 class PassageCount:
@@ -50,7 +50,7 @@ class PassageCount:
     def add(self, texts: list[str]) -> None:
         self.passages += len(texts)
 
-    def analysed(self) -> JsonObject:
+    def analysed(self) -> Stats:
         return {"folder": self.folder.name, "passages": self.passages}
 
 
@@ -150,15 +150,16 @@ class DenseShards(ShardKind):
     def part_builder(self, folder: Path) -> PassageCount:
         return PassageCount(folder)
 
-    def merge(self, stats: list[JsonObject]) -> JsonObject:
-        counts = [cast(int, part["passages"]) for part in stats]
+    def merge(self, stats: list[Stats]) -> Stats:
+        counts = [int(part["passages"]) for part in stats]
         return {
-            "folders": [cast(str, part["folder"]) for part in stats],
+            "folders": [str(part["folder"]) for part in stats],
             "starts": np.concatenate([[0], np.cumsum(counts)]).tolist(),
         }
 
-    def finish(self, folder: Path, shared: JsonObject, own: JsonObject) -> None:
-        folders, starts = cast(list[str], shared["folders"]), cast(list[int], shared["starts"])
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
+        folders: list[str] = shared["folders"]
+        starts: list[int] = shared["starts"]
         number = folders.index(folder.name)
         start, stop, total = starts[number], starts[number + 1], starts[-1]
         chunk = self.text.chunk_size
@@ -172,5 +173,5 @@ class DenseShards(ShardKind):
             texts.close()
         builder.embeddings.close()
 
-    def options(self, shared: JsonObject) -> JsonObject:
+    def options(self, shared: Stats) -> Stats:
         return dict(self.described)

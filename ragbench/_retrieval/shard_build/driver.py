@@ -24,14 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..._types import JsonObject
+from ..._storage.own_trees import remove_all_but_links
 from ..corpus.identity import corpus_bytes, corpus_state
 from ..corpus.parts import CorpusPart, PartReading, corpus_parts, read_part, renumbered
-from ..corpus.readers import corpus_format, passage_text
+from ..corpus.readers import SEGMENTED, corpus_format, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, shard_kind
+from .kind import ShardKind, Stats
+from .kinds import shard_kind
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
 from .worker import TextSettings, analyse_part, finish_part, id_hash
@@ -63,7 +64,7 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
-    kind_class = shard_kind(registry.load("retrievers", name))
+    kind_class = shard_kind(name)
     if kind_class is None:
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:
@@ -82,9 +83,9 @@ def build_shards(
             raise ConfigError(f"{problem}; ragbench replaces only shards it made: move it away")
     started = time.perf_counter()
     before = corpus_state(corpus)
-    key: JsonObject = {
+    key: Stats = {
         "retriever": name,
-        "options": options,  # type: ignore[dict-item]
+        "options": options,
         "corpus": str(corpus.resolve()),
         "corpus_files": [list(entry) for entry in before],
         "shards": shards,
@@ -108,7 +109,11 @@ def built(
     shards, name = len(parts), builder.name
     results = step_one(builder, parts, state, text, runner)
     kept = sum(state.kept(n, "finished") is not None for n in range(shards))
-    check_passages(corpus, results, state)
+    try:
+        check_passages(corpus, results, state)
+    except ConfigError:
+        remove_all_but_links(state.folder)  # ours, and no build of this key can complete
+        raise
     shared = builder.merge([result["stats"] for result in results])
     finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
@@ -139,9 +144,9 @@ def built(
 
 def step_one(
     builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings, runner: Runner
-) -> list[JsonObject]:
+) -> list[Stats]:
     """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed."""
-    results: list[JsonObject | None] = []
+    results: list[Stats | None] = []
     for part in parts:
         finished = state.kept(part.number, "finished") is not None
         kept = state.kept(part.number, "analysed", check=not finished)
@@ -170,12 +175,19 @@ def first_text(part: CorpusPart, text: TextSettings) -> str:
     return ""
 
 
-def check_passages(corpus: Path, results: list[JsonObject], state: BuildFolder) -> None:
+def check_passages(corpus: Path, results: list[Stats], state: BuildFolder) -> None:
     """A ConfigError where the corpus has no passages, a shard none, or a passage id repeats (the one-process
     build's message)."""
-    if not sum(int(result["passages"]) for result in results):  # type: ignore[arg-type]
-        bad = sum(int(result["bad_records"]) for result in results)  # type: ignore[arg-type]
+    if not sum(int(result["passages"]) for result in results):
+        bad = sum(int(result["bad_records"]) for result in results)
         raise ConfigError(f"corpus {corpus} has no readable passages ({bad} bad records)")
+    for number, (result, after) in enumerate(zip(results, results[1:])):
+        if result["bytes"][1] != after["bytes"][0]:
+            raise ConfigError(
+                f"--shards {len(results)}: corpus {corpus}: a row goes on past byte {after['bytes'][0]}, where shard "
+                f"{number + 1}'s part starts (a quoted field holding a line break): build it with --merged, or "
+                "another number of shards"
+            )
     for number, result in enumerate(results):
         if not result["passages"]:
             raise ConfigError(
@@ -183,7 +195,7 @@ def check_passages(corpus: Path, results: list[JsonObject], state: BuildFolder) 
             )
     repeated: Counter[str] = Counter()
     for result in results:
-        repeated.update(result["repeated"])  # type: ignore[arg-type]
+        repeated.update(result["repeated"])
     if state.repeated_across(len(results)):
         repeated.update(repeated_across(state, len(results)))
     if repeated:
@@ -208,7 +220,7 @@ def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
         try:
             for i in range(len(store)):
                 doc_id = store.get(i).id or ""
-                if id_hash(doc_id) in colliding:
+                if doc_id and id_hash(doc_id) in colliding:
                     found.setdefault(doc_id, set()).add(number)
         finally:
             store.close()
@@ -216,18 +228,18 @@ def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
 
 
 def shards_manifest(
-    corpus: Path, kind: str, results: list[JsonObject], options: JsonObject, text: TextSettings,
+    corpus: Path, kind: str, results: list[Stats], options: Stats, text: TextSettings,
     after: tuple[tuple[str, int, int], ...], started: float,
 ) -> Manifest:  # fmt: skip
     """The manifest of the shards: a one-process build's fields (bad records named by the file's lines)."""
     errors, lines_before = [], 0
-    jsonl = corpus_format(corpus) == "jsonl"
+    one_file = corpus_format(corpus) != SEGMENTED  # a segmented shard's lines are numbered in its own file
     for result in results:
-        errors += [str(renumbered(error, lines_before if jsonl else 0)) for error in result["errors"]]  # type: ignore[union-attr]
-        lines_before += int(result["lines"])  # type: ignore[arg-type]
+        errors += [str(renumbered(error, lines_before if one_file else 0)) for error in result["errors"]]
+        lines_before += int(result["lines"])
     return Manifest(
         retriever=kind,
-        doc_count=sum(int(result["passages"]) for result in results),  # type: ignore[arg-type]
+        doc_count=sum(int(result["passages"]) for result in results),
         corpus={
             "path": str(corpus.resolve()),
             "format": corpus_format(corpus),
@@ -238,7 +250,7 @@ def shards_manifest(
             **({"split_header": text.split_header} if text.split and text.split_header is not None else {}),
         },
         options=options,
-        bad_records=sum(int(result["bad_records"]) for result in results),  # type: ignore[arg-type]
+        bad_records=sum(int(result["bad_records"]) for result in results),
         errors=errors[:KEPT_ERRORS],
         build_seconds=round(time.perf_counter() - started, 3),
         built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),

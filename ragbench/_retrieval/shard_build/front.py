@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -19,26 +18,7 @@ from ..._types import Document, JsonObject
 from ..base import Retriever
 from ..index.built import read_manifest
 from ..index.docstore import DocStore
-from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import Layout, shard_layout, shards_folder
-from .kind import shard_kind
-
-
-def built_in_shards(index: Any, shards: int) -> bool:
-    """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split."""
-    return isinstance(index, (str, Path)) and (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
-
-
-def built_shards_front(retriever: Any, index: Any, shards: int) -> type[Any] | None:
-    """The front class of the `retriever` kind's index at `index` when it was built in `shards` shards; None for
-    an index split from a one-process build."""
-    if not built_in_shards(index, shards):
-        return None
-    kind = shard_kind(retriever)
-    if kind is None:
-        raise ConfigError(f"{shards_folder(Path(index), shards)} holds shards built for no kind this ragbench serves")
-    front: type[Any] = kind.front
-    return front
 
 
 class BuiltShardsFront(Retriever):

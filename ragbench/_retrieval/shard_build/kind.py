@@ -1,5 +1,5 @@
-"""What a retriever kind gives a shard-parallel build (`ShardKind`), one object a kind, found on its retriever
-class (`shard_kind`).
+"""What a retriever kind gives a shard-parallel build (`ShardKind`), one class a kind, in its own module of
+`shard_build` and listed in `kinds.KINDS`.
 
 A build runs in two steps a shard, each in a worker (a Ray task; tests call them directly, `worker`):
 1. `part_builder(folder)`: given the shard's passages' texts chunk by chunk (`add`), as an `IndexBuilder` is;
@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..._types import JsonObject
+Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
 
 if TYPE_CHECKING:
     from .worker import TextSettings
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class PartBuilder(Protocol):
     def add(self, texts: list[str]) -> None: ...
 
-    def analysed(self) -> JsonObject: ...
+    def analysed(self) -> Stats: ...
 
 
 class ShardKind(ABC):
@@ -53,16 +53,10 @@ class ShardKind(ABC):
     def part_builder(self, folder: Path) -> PartBuilder: ...
 
     @abstractmethod
-    def merge(self, stats: list[JsonObject]) -> JsonObject: ...
+    def merge(self, stats: list[Stats]) -> Stats: ...
 
     @abstractmethod
-    def finish(self, folder: Path, shared: JsonObject, own: JsonObject) -> None: ...
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None: ...
 
     @abstractmethod
-    def options(self, shared: JsonObject) -> JsonObject: ...
-
-
-def shard_kind(retriever: Any) -> type[ShardKind] | None:
-    """The ShardKind of a retriever class (its `shard_kind` classmethod), or None: no shard-parallel build."""
-    find = getattr(retriever, "shard_kind", None)
-    return find() if callable(find) else None
+    def options(self, shared: Stats) -> Stats: ...

@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ..._types import JsonObject
 from ..lucene.analyzer import ANALYZER_VERSION
 from ..lucene.retriever import FILES_DIR, LuceneBM25Builder, anserini_scores, norms, query_terms
 from ..sharded.fronts import Answers, per_query
 from ..sharded.searcher import ShardOptions, TopK
 from ..sharded.split_lucene import DOC_FREQS, STATS
 from .front import BuiltShardsFront
-from .kind import ShardKind
+from .kind import ShardKind, Stats
 
 WORDS, LENGTHS = "words.json", "lengths.npy"  # step 1's vocabulary (first-sight order) and lengths, in the spill
 
@@ -34,7 +33,7 @@ WORDS, LENGTHS = "words.json", "lengths.npy"  # step 1's vocabulary (first-sight
 class LucenePartBuilder(LuceneBM25Builder):
     """A part's analysis (module docstring), left in its folder for step 2 (`reopened`)."""
 
-    def analysed(self) -> JsonObject:
+    def analysed(self) -> Stats:
         words = list(self.vocabulary)
         (self.spill / WORDS).write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
         lengths = self.all_lengths()
@@ -44,8 +43,8 @@ class LucenePartBuilder(LuceneBM25Builder):
             with np.load(path) as chunk:
                 doc_freqs += np.bincount(chunk["term"], minlength=len(words))
         return {
-            "words": words,  # type: ignore[dict-item]
-            "doc_freqs": doc_freqs.tolist(),  # type: ignore[dict-item]
+            "words": words,
+            "doc_freqs": doc_freqs.tolist(),
             "docs_with_terms": int(np.count_nonzero(lengths)),
             "total_terms": int(lengths.sum()),
         }
@@ -108,22 +107,22 @@ class LuceneShards(ShardKind):
     def part_builder(self, folder: Path) -> LucenePartBuilder:
         return LucenePartBuilder(folder)
 
-    def merge(self, stats: list[JsonObject]) -> JsonObject:
+    def merge(self, stats: list[Stats]) -> Stats:
         doc_freqs: dict[str, int] = {}
         for part in stats:
-            for word, count in zip(part["words"], part["doc_freqs"]):  # type: ignore[call-overload]
+            for word, count in zip(part["words"], part["doc_freqs"]):
                 doc_freqs[word] = doc_freqs.get(word, 0) + count
         words = sorted(doc_freqs)
         return {
-            "words": words,  # type: ignore[dict-item]
-            "doc_freqs": [doc_freqs[word] for word in words],  # type: ignore[dict-item]
-            "docs_with_terms": sum(int(part["docs_with_terms"]) for part in stats),  # type: ignore[arg-type]
-            "total_terms": sum(int(part["total_terms"]) for part in stats),  # type: ignore[arg-type]
+            "words": words,
+            "doc_freqs": [doc_freqs[word] for word in words],
+            "docs_with_terms": sum(int(part["docs_with_terms"]) for part in stats),
+            "total_terms": sum(int(part["total_terms"]) for part in stats),
         }
 
-    def finish(self, folder: Path, shared: JsonObject, own: JsonObject) -> None:
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         builder = LucenePartBuilder.reopened(folder)
-        words: list[str] = shared["words"]  # type: ignore[assignment]
+        words: list[str] = shared["words"]
         out = folder / FILES_DIR
         out.mkdir()
         builder.write_postings(out, {word: number for number, word in enumerate(words)})
@@ -135,12 +134,12 @@ class LuceneShards(ShardKind):
         (out / STATS).write_text(json.dumps(stats), encoding="utf-8")
         shutil.rmtree(builder.spill)
 
-    def options(self, shared: JsonObject) -> JsonObject:
+    def options(self, shared: Stats) -> Stats:
         """The one index's manifest options."""
         return {
             "analyzer": ANALYZER_VERSION,
-            "terms": len(shared["words"]),  # type: ignore[arg-type]
-            "postings": sum(shared["doc_freqs"]),  # type: ignore[arg-type]
+            "terms": len(shared["words"]),
+            "postings": sum(shared["doc_freqs"]),
             "docs_with_terms": shared["docs_with_terms"],
             "total_terms": shared["total_terms"],
         }

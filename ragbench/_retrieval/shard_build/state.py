@@ -22,9 +22,9 @@ import numpy as np
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
 from ..._storage.own_trees import remove_all_but_links
-from ..._types import JsonObject
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import LAYOUT_FILE, foreign_entry
+from .kind import Stats
 from .worker import IDS_SUFFIX
 
 BUILD_FILE = "shard-build.json"
@@ -33,7 +33,7 @@ BUILD_FILE = "shard-build.json"
 class BuildFolder:
     """The building folder of `target` (INDEX/shards-S) for a build of `key` (module docstring)."""
 
-    def __init__(self, target: Path, key: JsonObject) -> None:
+    def __init__(self, target: Path, key: Stats) -> None:
         self.target = target
         self.folder = target.with_name(target.name + ".building")
         record = self.folder / BUILD_FILE

@@ -18,14 +18,13 @@ import numpy as np
 from ..._errors import RecordError
 from ..._storage.files import write_atomically
 from ..._storage.own_trees import remove_all_but_links
-from ..._types import JsonObject
 from ..corpus.chunking import chunk_documents, parse_split, title_header
 from ..corpus.parts import CorpusPart, PartReading, error_record, read_part
 from ..corpus.readers import passage_text
 from ..index.built import KEPT_ERRORS
 from ..index.docstore import DocStoreWriter
 from ..sharded.layout import file_records
-from .kind import ShardKind
+from .kind import ShardKind, Stats
 
 IDS_SUFFIX = ".ids.npy"  # beside a shard's folder: its passages' id hashes, sorted (`state.repeated_across`)
 
@@ -54,7 +53,7 @@ def fresh_folder(folder: Path) -> None:
     folder.mkdir()
 
 
-def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSettings, record: Path) -> JsonObject:
+def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSettings, record: Path) -> Stats:
     """Step 1 of shard `part.number` (module docstring), into `folder`; its result, also written to `record`:
     passages, lines, sha256 of the bytes read, bad records (count and the first ones), ids repeated within the
     shard, and the kind's statistics (`stats`)."""
@@ -77,7 +76,7 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
                 errors.append(error_record(item))
             continue
         docs.add(item)
-        hashes.append(id_hash(item.id))
+        hashes.append(id_hash(item.id or ""))
         chunk.append(passage_text(item, text.title))
         if len(chunk) == text.chunk_size:
             builder.add(chunk)
@@ -86,22 +85,21 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
         builder.add(chunk)
     docs.close()
     np.save(folder.with_name(folder.name + IDS_SUFFIX), np.sort(np.asarray(hashes, dtype=np.int64)))
-    result: JsonObject = {
+    result: Stats = {
         "passages": len(docs),
         "lines": reading.lines,
+        "bytes": [reading.first, reading.end],  # where its lines start and end (a one-file corpus)
         "sha256": reading.digest.hexdigest(),
         "bad_records": bad,
         "errors": errors,
-        "repeated": docs.repeated_ids() if len(docs) else {},  # type: ignore[dict-item]
+        "repeated": docs.repeated_ids() if len(docs) else {},
         "stats": builder.analysed(),
     }
-    write_atomically(record, json.dumps({"result": result, "files": file_records(folder)}, ensure_ascii=False))
+    write_atomically(record, json.dumps({"result": result, "files": file_records(folder)}))
     return result
 
 
-def finish_part(
-    kind: ShardKind, folder: Path, shared: JsonObject, own: JsonObject, analysed: Path, record: Path
-) -> None:
+def finish_part(kind: ShardKind, folder: Path, shared: Stats, own: Stats, analysed: Path, record: Path) -> None:
     """Step 2 of a shard (module docstring): anything in `folder` step 1 did not write (left by a killed step 2)
     removed, then the kind's shard files written, and recorded in `record`."""
     step1 = json.loads(analysed.read_text(encoding="utf-8"))["files"]

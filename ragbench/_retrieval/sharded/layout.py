@@ -2,7 +2,8 @@
 
 shards.json records the index it was split from (its kind, passage count and the sha256 of its manifest.json, or
 of its files' sampled digests where it has none: a FlashRAG index folder or faiss file, so shards of an index built
-again are refused), each shard's passage range [start, stop) and, for each of its files, its size and its sampled
+again are refused; shards built as shards, `shard_build`, have their own manifest.json beside shards.json, whose
+sha256 it records), each shard's passage range [start, stop) and, for each of its files, its size and its sampled
 content digest (`content_digest`: 256 blocks of 4 KiB spread over the file, 1 MiB read whatever its size), so a
 shard proves it holds the files the split wrote: another shard's file, or another split's of the same size, is
 refused. `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is

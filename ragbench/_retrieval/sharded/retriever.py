@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..._errors import ConfigError
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
-from ..shard_build.front import built_shards_front
+from ..shard_build.kinds import built_shards_front
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
 
@@ -59,15 +59,14 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
 
     args = dict(args)
     shards, address = args.pop("shards"), args.pop("ray_address", None)
-    retriever = registry.load("retrievers", kind)
-    name = getattr(retriever, "name", kind)  # an alias (browsecomp_plus_dense) its kind
+    name = getattr(registry.load("retrievers", kind), "name", kind)  # an alias (browsecomp_plus_dense) its kind
     if name not in FRONTS:
         raise ConfigError(f"retriever {kind}: --retriever-arg shards=S serves {', '.join(FRONTS)} indexes only")
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise ConfigError(f"retriever {kind}: --retriever-arg shards={shards!r}: a whole number of shards, 1 or more")
     if address is not None and not isinstance(address, str):
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
-    built = built_shards_front(retriever, args.get("index"), shards)  # built in shards: no merged index
+    built = built_shards_front(name, args.get("index"), shards)  # built in shards: no merged index
     if built is not None:
         front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
     else:

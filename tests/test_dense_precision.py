@@ -79,3 +79,21 @@ def test_an_unknown_encoder_dtype_is_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"^dense encoder_dtype 'fp16': choose float32, float16, bfloat16$"):
         dense_index(tmp_path, {"encoder_dtype": "fp16"})
     assert not (tmp_path / "index").exists()
+
+
+def test_the_ray_builds_encoder_actors_encode_in_the_builds_dtype(tmp_path):
+    """`index build --ray`'s actors are made from the driver's builder (`worker_settings`): its encoder dtype too."""
+    from ragbench._retrieval.dense.retriever import DenseBuilder
+    from ragbench._retrieval.parallel_build.absorb import worker_settings
+    from ragbench._retrieval.parallel_build.analysis import BlockAnalyser
+
+    registry = installed_registry()
+    builder = DenseBuilder(tmp_path, "embedded", encoder_dtype="float16", registry=registry)
+    settings = worker_settings(builder, "first", registry)
+    assert settings["encoder"]["encoder_dtype"] == "float16"
+    actor = BlockAnalyser("dense", settings)
+    assert {str(p.dtype) for p in actor.encoder.model.parameters()} == {"torch.float16"}
+    np.testing.assert_array_equal(
+        actor.arrays(["a passage"])["embeddings"], builder.encoder.encode_passages(["a passage"])
+    )
+    builder.embeddings.close()

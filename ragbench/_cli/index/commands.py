@@ -185,7 +185,7 @@ def shard_build(
     """`build --ray --shards S`: each shard built by a Ray task from its own part of the corpus; the shards kept
     from an interrupted build said in a line."""
     from ..._retrieval.shard_build.driver import build_shards, ray_runner
-    from ..._retrieval.shard_build.worker import TextSettings
+    from ..._retrieval.shard_build.kind import TextSettings
 
     text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
     done = build_shards(

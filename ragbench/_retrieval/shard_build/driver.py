@@ -31,11 +31,11 @@ from ..corpus.readers import SEGMENTED, corpus_format, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, Stats
+from .kind import ShardKind, Stats, TextSettings
 from .kinds import shard_kind
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
-from .worker import TextSettings, analyse_part, finish_part, id_hash
+from .worker import analyse_part, finish_part, id_hash
 
 if TYPE_CHECKING:
     from ..._registry import Registry

@@ -114,8 +114,8 @@ class Recording(InProcess):
     def __init__(self) -> None:
         self.sent: list[object] = []
 
-    def map(self, function, calls):
-        results = super().map(function, calls)
+    def map(self, function, calls, **options):
+        results = super().map(function, calls, **options)
         self.sent += results
         return results
 
@@ -153,7 +153,7 @@ from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench.testing import installed_registry
 
 class KilledAfterTwoShards(InProcess):
-    def map(self, function, calls):
+    def map(self, function, calls, **options):
         if function.__name__ == "finish_part":
             calls = calls[:2]
             super().map(function, calls)

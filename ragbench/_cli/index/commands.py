@@ -51,7 +51,8 @@ def index_group() -> None:
     multiple=True,
     metavar="K=V",
     help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
-    "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense); "
+    "(default or one a plugin provides: ragbench list retrievers), dtype, encoder_dtype (float32, float16, "
+    "bfloat16), batch_size, device, normalize (dense); "
     "language (flashrag_bm25)",
 )
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
@@ -184,7 +185,7 @@ def shard_build(
     """`build --ray --shards S`: each shard built by a Ray task from its own part of the corpus; the shards kept
     from an interrupted build said in a line."""
     from ..._retrieval.shard_build.driver import build_shards, ray_runner
-    from ..._retrieval.shard_build.worker import TextSettings
+    from ..._retrieval.shard_build.kind import TextSettings
 
     text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
     done = build_shards(

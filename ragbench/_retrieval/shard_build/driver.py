@@ -31,11 +31,11 @@ from ..corpus.readers import SEGMENTED, corpus_format, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, Stats
+from .kind import ShardKind, Stats, TextSettings
 from .kinds import shard_kind
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
-from .worker import TextSettings, analyse_part, finish_part, id_hash
+from .worker import analyse_part, finish_part, id_hash
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -91,9 +91,9 @@ def build_shards(
         "shards": shards,
         "text": [text.title, text.split, text.split_header, text.chunk_size],
     }
+    builder = kind_class(options, registry, text)
+    builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
     state = BuildFolder(target, key)
-    builder = kind_class(options, registry)
-    builder.prepare(first_text(parts[0], text))
     started_runner = runner()
     try:
         return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite)
@@ -121,7 +121,7 @@ def built(
          state.record(n, "finished"))
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
-    runner.map(finish_part, calls)
+    runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
     after = corpus_state(corpus)
     if after != before:
         raise ConfigError(

@@ -15,12 +15,23 @@ side over the shards (`front.BuiltShardsFront`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ..._types import Document
 
 Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
+
+
+@dataclass(frozen=True)
+class TextSettings:
+    """How passages become indexed texts, as `index.build_index` takes them."""
+
+    title: bool = True
+    split: str | None = None
+    split_header: str | None = None
+    chunk_size: int = 50_000
 
 
 class PartBuilder(Protocol):
@@ -32,16 +43,21 @@ class PartBuilder(Protocol):
 
 
 class ShardKind(ABC):
-    """One retriever kind's shard build (module docstring); `options` the build's --build-arg options."""
+    """One retriever kind's shard build (module docstring); `options` the build's --build-arg options, `text` how
+    passages become indexed texts (`TextSettings`: a kind whose rows depend on --chunk-size reads it)."""
 
     name: ClassVar[str]
     front: ClassVar[type]
 
-    def __init__(self, options: dict[str, Any], registry: Any = None) -> None:
-        self.build_options, self.registry = dict(options), registry
+    def __init__(self, options: dict[str, Any], registry: Any = None, text: TextSettings | None = None) -> None:
+        self.build_options, self.registry, self.text = dict(options), registry, text or TextSettings()
 
     def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)
         """Settings taken from the corpus's first indexed text, before any part is analysed."""
+
+    def encodes_on_gpu(self) -> bool:
+        """Whether step 2 wants a GPU (a Ray task then takes one where the cluster has GPUs: `runner.task_gpus`)."""
+        return False
 
     @abstractmethod
     def part_builder(self, folder: Path) -> PartBuilder: ...

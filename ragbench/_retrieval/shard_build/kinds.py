@@ -10,11 +10,12 @@ from ..._errors import ConfigError
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import shards_folder
 from .bm25 import Bm25Shards
+from .dense import DenseShards
 from .flashrag import FlashRagShards
 from .kind import ShardKind
 from .lucene import LuceneShards
 
-KINDS: tuple[type[ShardKind], ...] = (LuceneShards, Bm25Shards, FlashRagShards)
+KINDS: tuple[type[ShardKind], ...] = (LuceneShards, Bm25Shards, FlashRagShards, DenseShards)
 
 
 def shard_kind(name: str) -> type[ShardKind] | None:

@@ -1,7 +1,8 @@
 """Where a shard build's steps run: in this process (`InProcess`: tests, one machine without Ray) or as Ray
 tasks (`RayTasks`), one a shard, at most `workers` at once (default: as many as the cluster runs).
 
-A Ray task takes one CPU; one whose worker or node is lost is run again by Ray (its step starts its shard afresh,
+A Ray task takes one CPU, and a GPU where its step asks for one (`gpu`: dense's encoding) and the cluster has
+GPUs (`task_gpus`); one whose worker or node is lost is run again by Ray (its step starts its shard afresh,
 `worker`); a ConfigError a step raises (a corpus shard cut short) ends the build in its one line.
 """
 
@@ -19,7 +20,7 @@ T = TypeVar("T")
 class Runner(Protocol):
     def share(self, value: Any) -> Any: ...
 
-    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]]) -> list[T]: ...
+    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False) -> list[T]: ...
 
     def close(self) -> None: ...
 
@@ -30,7 +31,7 @@ class InProcess:
     def share(self, value: Any) -> Any:
         return value
 
-    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]]) -> list[T]:
+    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False) -> list[T]:
         return [function(*call) for call in calls]
 
     def close(self) -> None:
@@ -51,10 +52,11 @@ class RayTasks:
 
         return ray.put(value)
 
-    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]]) -> list[T]:
+    def map(self, function: Callable[..., T], calls: list[tuple[Any, ...]], gpu: bool = False) -> list[T]:
         import ray
 
-        remote: Any = ray.remote(num_cpus=1, max_retries=3)(function)
+        gpus = task_gpus(gpu, ray.cluster_resources().get("GPU", 0))
+        remote: Any = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=3)(function)
         limit = self.workers or len(calls)
         pending: dict[Any, int] = {}
         results: dict[int, T] = {}
@@ -84,3 +86,9 @@ class RayTasks:
 
             ray.shutdown()
             self.own_ray = False
+
+
+def task_gpus(wanted: bool, cluster_gpus: float) -> int:
+    """The GPUs a step's task takes: one where it wants one and the cluster has any (none else: a task that asks
+    for a GPU a cluster lacks waits for ever)."""
+    return 1 if wanted and cluster_gpus >= 1 else 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,19 +22,9 @@ from ..corpus.parts import CorpusPart, PartReading, error_record, read_part
 from ..index.built import KEPT_ERRORS
 from ..index.docstore import DocStoreWriter
 from ..sharded.layout import file_records
-from .kind import ShardKind, Stats
+from .kind import ShardKind, Stats, TextSettings
 
 IDS_SUFFIX = ".ids.npy"  # beside a shard's folder: its passages' id hashes, sorted (`state.repeated_across`)
-
-
-@dataclass(frozen=True)
-class TextSettings:
-    """How passages become indexed texts, as `index.build_index` takes them."""
-
-    title: bool = True
-    split: str | None = None
-    split_header: str | None = None
-    chunk_size: int = 50_000
 
 
 def id_hash(doc_id: str) -> int:

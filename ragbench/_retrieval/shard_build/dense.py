@@ -47,6 +47,8 @@ class PassageCount:
     def __init__(self, folder: Path) -> None:
         self.folder, self.passages = folder, 0
 
+    indexed_text = DenseBuilder.indexed_text  # the one-process build's texts (`ChunkTexts` reads them so too)
+
     def add(self, texts: list[str]) -> None:
         self.passages += len(texts)
 

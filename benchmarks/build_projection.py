@@ -150,6 +150,8 @@ def per_core_line(r: dict[str, Any]) -> str:
 
 
 def duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 

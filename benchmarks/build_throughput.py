@@ -118,6 +118,18 @@ def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return chosen
 
 
+def merged(earlier: dict[str, Any], figures: dict[str, Any]) -> dict[str, Any]:
+    """A size's figures with an earlier run's (--json-out): each build's least-wall run, the highest peak memory."""
+    both = earlier | figures
+    for label, old in earlier.items():
+        new = figures.get(label)
+        if isinstance(old, dict) and isinstance(new, dict):
+            both[label] = (old if old["wall_s"] < new["wall_s"] else new) | {
+                "peak_mb": max(old["peak_mb"], new["peak_mb"])
+            }
+    return both
+
+
 def ragbench_build(corpus: Path, out: Path, chunk: int, ray: str | None, workers: int, shards: int) -> dict:
     command = [sys.executable, "-m", "ragbench", "index", "build", "--corpus", str(corpus)]
     command += ["--retriever", "lucene_bm25", "--out", str(out), "--chunk-size", str(chunk), "--no-progress"]
@@ -229,7 +241,8 @@ def main() -> None:
             write_corpus(work / "startup" / "corpus.jsonl", 10)  # pyserini's JVM start and end, taken off
             for passages in (int(p) for p in args.passages.split(",")):
                 figures = measure_size(args, work, passages, cluster.address if cluster else None)
-                found.setdefault("sizes", {}).setdefault(str(passages), {}).update(figures)
+                sizes = found.setdefault("sizes", {})
+                sizes[str(passages)] = merged(sizes.get(str(passages), {}), figures)
                 if args.json_out:
                     args.json_out.write_text(json.dumps(found, indent=1) + "\n")
     finally:

@@ -74,9 +74,10 @@ def memory_line(sizes: dict[str, Any], label: str) -> tuple[float, float]:
 def rates(found: dict[str, Any]) -> dict[str, Any]:
     """CPU us a passage of each part, from the largest measured size that has a --ray row."""
     sizes = found["sizes"]
-    passages = max((int(p) for p, row in sizes.items() if any(k.startswith("--ray") for k in row)), default=None)
+    plain = [int(p) for p, row in sizes.items() if any(k.startswith("--ray") and "shards" not in k for k in row)]
+    passages = max(plain, default=None)
     if passages is None:
-        raise SystemExit("build_projection: no --ray figures: run build_throughput.py with --workers")
+        raise SystemExit("build_projection: no --ray figures without --shards: run build_throughput.py with --workers")
     row = sizes[str(passages)]
     ray_label = max((k for k in row if k.startswith("--ray") and "shards" not in k), key=lambda k: int(k.split()[1]))
     ray = row[ray_label]

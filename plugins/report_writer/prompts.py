@@ -12,7 +12,7 @@ import jinja2
 
 @functools.cache
 def template(name: str) -> jinja2.Template:
-    text = resources.files(__package__).joinpath("prompts", name).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("prompts").joinpath(name).read_text(encoding="utf-8")
     return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False).from_string(text)
 
 

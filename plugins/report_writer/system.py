@@ -36,12 +36,13 @@ def plan_lines(text: str, most: int) -> list[str]:
 
 def interleaved(rankings: list[list[Document]], most: int) -> list[Document]:
     """The rankings' documents taken rank by rank across the searches (each search's first, then each one's
-    second ...), each document once by id, at most `most`: every sub-question gets its best passages shown."""
+    second ...), each document once (by id, else by text), at most `most`: every sub-question gets its best passages shown."""
     shown: dict[str, Document] = {}
     for rank in range(max(map(len, rankings), default=0)):
         for ranking in rankings:
             if rank < len(ranking) and len(shown) < most:
-                shown.setdefault(ranking[rank].id, ranking[rank])
+                doc = ranking[rank]
+                shown.setdefault(doc.text if doc.id is None else doc.id, doc)
     return list(shown.values())
 
 

@@ -63,7 +63,7 @@ def declaration(
                 "report within its word limit",
                 followed=lambda report: not report["over_limit"],
                 of=lambda report: report["word_limit"] is not None,
-                fix="ask for fewer words (the prompt states the limit), or raise --system-arg max_words",
+                fix="each was cut to its last whole sentence within the limit; a model that keeps to the limit its prompt states loses nothing",
             ),
         ),
     )
@@ -108,11 +108,11 @@ class ReportWriter(System):
 
     async def ask(self, ctx: Context, prompt: str, step: str, max_tokens: int) -> str:
         """One user turn to a chat model, the text to any other; the model's text."""
-        sampling = {"max_tokens": max_tokens, "temperature": self.temperature}
         if ctx.llm.chat_model:
-            response = await ctx.llm.chat([{"role": "user", "content": prompt}], step=step, **sampling)
+            messages = [{"role": "user", "content": prompt}]
+            response = await ctx.llm.chat(messages, step=step, max_tokens=max_tokens, temperature=self.temperature)
         else:
-            response = await ctx.llm.generate(prompt, step=step, **sampling)
+            response = await ctx.llm.generate(prompt, step=step, max_tokens=max_tokens, temperature=self.temperature)
         return response.text
 
     async def write(

@@ -145,3 +145,15 @@ def test_a_plan_is_its_lines_without_marks_each_once_and_searches_interleave_by_
     one, two, three = (Document(id=i, title="", text=i) for i in "123")
     assert interleaved([[one, two], [two, three], []], 5) == [one, two, three]
     assert interleaved([[one, two], [three]], 2) == [one, three]
+
+
+def test_a_chat_model_gets_each_prompt_as_one_user_message_and_an_empty_plan_searches_the_question(tmp_path, index):
+    rules = [{"pattern": "Sub-questions:$", "response": "\n  \n"}, {"response": "Daily [1]."}]
+    run = trec_run(tmp_path, index, "plan_search_write", rules, "--model-arg", "chat=true")
+    for record in samples(run, "trec_rag24"):
+        plan, report = trace_prompts(record["trace"])
+        assert [message["role"] for message in plan + report] == ["user", "user"]
+        assert plan[0]["content"].endswith("Sub-questions:") and report[0]["content"].endswith("Report:")
+        searched = [step["request"]["query"] for step in record["trace"] if step["kind"] == "retrieval"]
+        assert searched == [record["question"]] and record["prediction"]["extras"]["report"]["empty_plan"] is True
+    assert json.loads((run / "results.json").read_text())["system_stats"]["trec_rag24"]["empty_plans"] == 2

@@ -23,7 +23,7 @@ from ..._errors import ConfigError
 from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
-from .layout import Layout, Shard, split_from
+from .layout import Layout, Shard, fetched_shard, split_from
 from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
 from .searcher import ShardOptions, ShardSearcher, TopK
 
@@ -50,7 +50,7 @@ class _ShardActor:
         """Each of `shards`' files loaded; (the number of a damaged shard, the damage found), or None."""
         for shard in shards:
             try:
-                self.searchers[shard.number] = ShardSearcher(self.kind, shard, self.options)
+                self.searchers[shard.number] = ShardSearcher(self.kind, fetched_shard(shard), self.options)
             except (IndexDamage, ConfigError, OSError, ValueError) as exc:
                 named = isinstance(exc, (IndexDamage, ConfigError))
                 return shard.number, str(exc) if named else f"{type(exc).__name__}: {exc}"

@@ -12,13 +12,16 @@ path (a shared file system, or a copy of each shard's folder on its node).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
+from ..._storage.locations import is_remote
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
+from .remote import front_copy, remote_layout
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -64,9 +67,14 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
         raise ConfigError(f"retriever {kind}: --retriever-arg shards={shards!r}: a whole number of shards, 1 or more")
     if address is not None and not isinstance(address, str):
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
+    given = args.get("index")
+    url = given if isinstance(given, str) and is_remote(given) else None
+    if url is not None:  # an object store's: the front reads its local copy (`remote`)
+        args["index"] = str(front_copy(kind, url, getattr(FRONTS[name], "front_files", ())))
     front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
     try:
-        return ShardedRetriever(front, ShardPool(front.layout(shards), front.shard_options(), address))
+        layout = remote_layout(name, url, Path(args["index"]), shards) if url else front.layout(shards)
+        return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address))
     except BaseException:
         front.close()
         raise

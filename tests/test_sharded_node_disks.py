@@ -12,14 +12,17 @@ import subprocess
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import needs
 from ragbench._errors import ConfigError
+from ragbench._retrieval.sharded.homes import homes
+from ragbench._retrieval.sharded.placement import packed
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
 from retrieval_samples import passages, write_dpr_tsv
 
-pytestmark = needs("bm25s", "ray")
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]
 
 
@@ -28,6 +31,23 @@ def own_mounts() -> bool:
         return subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+@given(st.integers(1, 8), st.integers(1, 6), st.data())
+def test_each_actor_is_pinned_to_a_node_holding_all_its_shards_or_refused(shards, slots, data):
+    groups = packed(shards, slots)
+    nodes = data.draw(st.lists(st.frozensets(st.integers(0, shards - 1)), min_size=1, max_size=4))
+    held = {f"node{i}": set(numbers) for i, numbers in enumerate(nodes)}
+    try:
+        pinned = homes(held, groups, lambda number: f"shard {number}", "split it again")
+    except ConfigError as refused:
+        assert any(not any(set(group) <= numbers for numbers in held.values()) for group in groups)
+        assert "\n" not in str(refused)
+        return
+    if all(set(range(shards)) <= numbers for numbers in held.values()):
+        assert pinned == [None] * len(groups)  # a shared file system: anywhere, as before
+    else:
+        assert all(node is not None and set(group) <= held[node] for node, group in zip(pinned, groups))
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +87,7 @@ def answers(hits):
     return [[(doc.id, doc.score, doc.text) for doc in row] for row in hits]
 
 
+@needs("bm25s", "ray")
 def test_a_shard_on_one_nodes_own_disk_is_served_there(node_disk):
     index, node = node_disk
     registry = installed_registry()
@@ -85,6 +106,7 @@ def test_a_shard_on_one_nodes_own_disk_is_served_there(node_disk):
         shutil.rmtree(index / "shards-2" / "001")
 
 
+@needs("bm25s", "ray")
 def test_a_shard_no_node_holds_is_refused_in_one_line(node_disk, tmp_path):
     index, _ = node_disk
     shutil.copytree(index, tmp_path / "index", ignore=shutil.ignore_patterns("shards-*"))
@@ -94,3 +116,4 @@ def test_a_shard_no_node_holds_is_refused_in_one_line(node_disk, tmp_path):
         load_retriever("bm25", {"index": str(tmp_path / "index"), "shards": 3}, registry=installed_registry())
     line = str(refused.value)
     assert "\n" not in line and "shard 2 (passages 60..89" in line and "is on no node of the cluster" in line
+    assert f"ragbench index shard --index {tmp_path / 'index'} --shards 3 --overwrite" in line

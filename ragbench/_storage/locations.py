@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -133,20 +132,37 @@ class FetchedFileMismatch(ValueError):
         super().__init__(f"{url}: {problem}")
 
 
-def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]]) -> Path:
+def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], source: str = "") -> Path:
     """The folder `url`'s `files` (name, bytes, content digest or None) brought to its local cache folder
-    (`cached_folder`), each of them verified there; a FetchedFileMismatch naming the first that is not what was
-    recorded (its URL), a ConfigError where the store cannot be read."""
+    (`cached_folder`; keyed by `url`, read from `source` where given), each of them verified there; a
+    FetchedFileMismatch naming the first that is not what was recorded (its URL), a ConfigError where the store
+    cannot be read."""
     folder = cached_folder(url)
     for name, size, digest in files:
-        target = folder / name
+        target, where = folder / name, joined(source or url, name)
         if not _holds(target, size, digest):
-            _fetch_file(joined(url, name), target)
+            _fetch_file(where, target)
         if (found := target.stat().st_size) != size:
-            raise FetchedFileMismatch(joined(url, name), f"holds {found} bytes, recorded {size}")
+            raise FetchedFileMismatch(where, f"holds {found} bytes, recorded {size}")
         if digest is not None and (held := content_digest(target)) != digest:
-            raise FetchedFileMismatch(joined(url, name), f"its content digest is {held}, recorded {digest}")
+            raise FetchedFileMismatch(where, f"its content digest is {held}, recorded {digest}")
     return folder
+
+
+def fetched_object(url: str) -> Path:
+    """The remote file `url` brought to this node's cache, in a folder of its version in the store (its ETag, else
+    its modification time): fetched again once the object changes, never read stale; verified by its size."""
+    fs, path = _filesystem(url)
+    info = _remote_call(url, fs.info, path)
+    if info.get("type") != "file":
+        raise ConfigError(f"{url} is a folder, not a file: name one file of it")
+    version = str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
+    name = path.rstrip("/").rpartition("/")[2]
+    try:
+        folder = fetched_folder(f"{url}\0{version}", [(name, int(info["size"]), None)], source=url.rpartition("/")[0])
+    except FetchedFileMismatch as exc:
+        raise ConfigError(f"{exc}: it changed while it was fetched; run the command again") from None
+    return folder / name
 
 
 def _holds(path: Path, size: int, digest: str | None) -> bool:
@@ -157,7 +173,7 @@ def _fetch_file(url: str, target: Path) -> None:
     """`url`'s bytes written to `target` whole or not at all (a partial download never takes its name)."""
     fs, path = _filesystem(url)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+    partial = target.with_name(f".{target.name}.part-{os.getpid()}")  # `ragbench cache --prune` knows its process
     try:
         _remote_call(url, fs.get_file, path, str(partial))
         os.replace(partial, target)

@@ -24,7 +24,7 @@ from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
 from .homes import shard_homes
-from .layout import Layout, Shard, fetched_shard, split_from
+from .layout import Layout, Shard, fetched_shard
 from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
 from .searcher import ShardOptions, ShardSearcher, TopK
 
@@ -144,11 +144,7 @@ class ShardPool:
         damaged = self._got(slot, load)
         if damaged is not None:
             number, problem = damaged
-            fix = self.layout.fix or (
-                f"split the index again: ragbench index shard --index {split_from(self.layout.folder)} "
-                f"--shards {len(self.layout.shards)} --overwrite"
-            )
-            raise ConfigError(f"{self.layout.shards[number].describe()}: {problem} (damaged); {fix}")
+            raise ConfigError(f"{self.layout.shards[number].describe()}: {problem} (damaged); {self.layout.remedy()}")
 
     def top_k(self, payload: Any, k: int) -> list[TopK]:
         """Each shard's answer to the batch `payload`, in shard order, dead actors restarted (module docstring)."""

@@ -34,9 +34,11 @@ def held_here(shards: list[Shard]) -> list[int]:
     return [shard.number for shard in shards if holds(shard)]
 
 
-def homes(held: dict[str, set[int]], groups: list[list[int]], describe: Callable[[int], str]) -> list[str | None]:
+def homes(
+    held: dict[str, set[int]], groups: list[list[int]], describe: Callable[[int], str], fix: str
+) -> list[str | None]:
     """The node each group's actor is pinned to (None: any node), given the shards each node holds (`held`); a
-    ConfigError where a shard, or a group's shards together, are held by no node."""
+    ConfigError where a shard (`fix`: how to make it again), or a group's shards together, are held by no node."""
     every = {number for group in groups for number in group}
     if all(every <= shards for shards in held.values()):
         return [None] * len(groups)
@@ -48,8 +50,7 @@ def homes(held: dict[str, set[int]], groups: list[list[int]], describe: Callable
             if lost:
                 raise ConfigError(
                     f"{describe(lost[0])}: its folder is on no node of the cluster ({len(held)} node(s) with a CPU "
-                    "looked); copy the shard's folder to a node at that path, or put the shards where every node "
-                    "sees them (a shared file system, or an object store: index=s3://...)"
+                    f"looked); copy the shard's folder to a node at that path, or {fix}"
                 )
             raise ConfigError(
                 f"{'; '.join(describe(number) for number in group)}: served by one actor (the cluster has fewer "
@@ -80,4 +81,5 @@ def shard_homes(layout: Layout, groups: list[list[int]]) -> list[str | None]:
     except ray.exceptions.RayError as exc:
         cause = (str(exc).strip().splitlines() or [""])[0]
         raise ConfigError(f"{layout.folder}: asking the nodes which shards they hold failed: {cause}") from None
-    return homes(dict(zip(nodes, map(set, answers))), groups, lambda number: layout.shards[number].describe())
+    held = dict(zip(nodes, map(set, answers)))
+    return homes(held, groups, lambda number: layout.shards[number].describe(), layout.remedy())

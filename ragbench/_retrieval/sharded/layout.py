@@ -82,6 +82,13 @@ class Layout:
     shards: list[Shard]
     fix: str = ""  # what to do about a damaged shard; empty: split the index again
 
+    def remedy(self) -> str:
+        """What to do about a damaged or missing shard."""
+        return self.fix or (
+            f"split the index again: ragbench index shard --index {split_from(self.folder)} "
+            f"--shards {len(self.shards)} --overwrite"
+        )
+
 
 def layout_record(kind: str, doc_count: int, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> str:
     """The shards.json text of shard `folders` holding `ranges` (their files written)."""

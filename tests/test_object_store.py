@@ -1,12 +1,15 @@
-"""An index and its shards in an object store (`--retriever-arg index=s3://...`), served by shard actors on the
-tests' local Ray cluster (`ray_cluster`), against a real S3 server: moto's, on 127.0.0.1, started and stopped here.
-The answers are the local index's; a shard file changed in the bucket is refused by the actor that fetches it (its
-content digest, one line naming its URL); an endpoint that does not answer, a missing bucket or key is one line
-naming the URL and the fix. The cluster is started again under this module's environment (the store's endpoint and
-dummy credentials, a cache folder of its own), which its actors read as a node's raylet passes it on."""
+"""Files in an object store (`ragbench/_storage/locations.py`), against a real S3 server: moto's, on 127.0.0.1,
+started and stopped here. An index and its shards (`--retriever-arg index=s3://...`) served by shard actors on the
+tests' local Ray cluster (`ray_cluster`) answer as the local index; a shard file changed in the bucket is refused by
+the actor that fetches it (its content digest, one line naming its URL); an endpoint that does not answer, a
+missing bucket or key is one line naming the URL and the fix; `index build --corpus s3://...` builds the index its
+local file builds; a byte range reads as the local file's. The cluster is started again under this module's
+environment (the store's endpoint and dummy credentials, a cache folder of its own), which its actors read as a
+node's raylet passes it on."""
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -14,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
+from helpers import cli_here
 from ragbench._errors import ConfigError
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, open_for_reading, read_range
@@ -142,3 +146,23 @@ def test_a_relative_index_path_is_the_runs_not_the_actors(store, ray_cluster, mo
     finally:
         sharded.close()
         whole.close()
+
+
+def test_a_corpus_in_the_store_builds_the_index_its_local_file_builds(store, tmp_path):
+    fs, local = store
+    fs.put_file(str(local.parent / "psgs_w100.tsv"), "bench/corpus/psgs_w100.tsv")
+    url = "s3://bench/corpus/psgs_w100.tsv"
+    args = ["index", "build", "--corpus", url, "--retriever", "bm25", "--chunk-size", "40", "--no-progress"]
+    built = cli_here(*args, "--out", str(tmp_path / "built"))
+    assert built.returncode == 0, built.stderr
+    assert f"corpus {url}: read from its copy " in built.stdout
+    files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file() and "shards-" not in str(p))
+    for name in files:
+        if name.name != "manifest.json":
+            assert (tmp_path / "built" / name).read_bytes() == (local / name).read_bytes(), name
+    manifest = json.loads((tmp_path / "built" / "manifest.json").read_text())
+    assert manifest["corpus"]["sha256"] == json.loads((local / "manifest.json").read_text())["corpus"]["sha256"]
+    fs.pipe_file("bench/corpus/psgs_w100.tsv", (local.parent / "psgs_w100.tsv").read_bytes().rsplit(b"\n", 3)[0])
+    again = cli_here(*args, "--out", str(tmp_path / "again"))  # the object changed: its new version is read
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again" / "manifest.json").read_text())["doc_count"] == manifest["doc_count"] - 2

@@ -2,7 +2,9 @@
 cluster has fewer CPUs than shards (`placement`).
 
 Each actor (`_ShardActor`, 1 CPU) loads its shards' files where Ray places it (`scheduling_strategy="SPREAD"`:
-distinct nodes while there are free ones), so a node holds about its part of the index. Placing an actor (a free
+distinct nodes while there are free ones; on its shards' node where they are on some nodes' own disks, `homes`;
+fetched into its node's cache where they are in an object store, `layout.fetched_shard`), so a node holds about
+its part of the index. Placing an actor (a free
 CPU found, its process started) has a deadline (`placement`); loading its files has none. A batch is sent to every
 actor at once (the queries put in Ray's object store once), each searches its shards one after the other, and the
 answers are gathered in shard order. An actor that died (its process or node lost: a RayActorError) is started

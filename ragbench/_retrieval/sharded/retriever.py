@@ -6,8 +6,8 @@ The run's process keeps what is small and per query (`fronts`): the docs store o
 tokenizer. The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
 starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
 names one. The shards come from `ragbench index shard --index INDEX --shards S` (INDEX/shards-S, FILE.shards-S
-beside a faiss file; tevatron_dense's shard files are served as they are); every node must see them at the same
-path (a shared file system, or a copy of each shard's folder on its node).
+beside a faiss file; tevatron_dense's shard files are served as they are), at a path every node sees (a shared
+file system), on the disks of the nodes that serve them (`homes`), or in an object store (`remote`: index=s3://...).
 """
 
 from __future__ import annotations

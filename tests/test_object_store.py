@@ -76,6 +76,7 @@ def test_shards_in_an_object_store_answer_as_the_local_index(store, ray_cluster)
         for k in (1, 7, 100):
             assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
         assert sharded.pool.layout.shards[1].describe().endswith("s3://bench/index/shards-2/001)")
+        assert sharded.metadata()["index"] == "s3://bench/index"
     finally:
         sharded.close()
         whole.close()

@@ -1,7 +1,7 @@
 """Where a file lives: a local path (one every node sees, such as NFS, or a node's own disk) or an object store URL
 (`s3://bucket/prefix/...`, any fsspec scheme), read through fsspec (s3fs for s3: `pip install 'ragbench[s3]'`).
 
-A remote location is read as a local one is (`open_for_reading`, `read_range`), listed (`remote_sizes`), and a
+A remote location is read as a local one is (`open_for_reading`, `read_range`), listed (`remote_files`), and a
 folder of it brought to a local cache folder before use (`fetched_folder`: $RAGBENCH_CACHE_DIR/remote/, one folder
 a URL), each file verified by the size and content digest (`content_digest`) its writer recorded; a cached file
 already of that size and digest is not fetched again. The credentials, region and endpoint are fsspec's and
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from .._errors import ConfigError, one_line_text
 from .._values.seconds import seconds_in_environment
@@ -107,21 +107,31 @@ def read_range(location: str | Path, start: int, stop: int) -> bytes:
     return _remote_call(url, fs.cat_file, path, start=start, end=stop)  # type: ignore[no-any-return]
 
 
-def remote_sizes(url: str) -> dict[str, int]:
-    """Each file under the folder `url` (its path relative to it, `/`-separated) and its size in bytes."""
+class RemoteFile(NamedTuple):
+    size: int
+    version: str  # the store's ETag, else its modification time: another once the object is written again
+
+
+def remote_files(url: str) -> dict[str, RemoteFile]:
+    """Each file under the folder `url` (its path relative to it, `/`-separated): its size and version."""
     fs, path = _filesystem(url)
     found = _remote_call(url, fs.find, path, detail=True)
     root = path.rstrip("/") + "/"
     return {
-        name[len(root) :]: int(info["size"])
+        name[len(root) :]: RemoteFile(int(info["size"]), object_version(info))
         for name, info in found.items()
         if info.get("type") != "directory" and name.startswith(root)
     }
 
 
-def cached_folder(url: str) -> Path:
-    """The local folder a remote folder `url` is brought to on this node: $RAGBENCH_CACHE_DIR/remote/<its sha256>."""
-    return cache_root() / REMOTE_CACHE / hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:16]
+def object_version(info: dict[str, Any]) -> str:
+    return str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
+
+
+def cached_folder(key: str) -> Path:
+    """The local folder a remote folder (`key`: its URL, and its files' versions) is brought to on this node:
+    $RAGBENCH_CACHE_DIR/remote/<16 hex digits of the key's sha256>."""
+    return cache_root() / REMOTE_CACHE / hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 class FetchedFileMismatch(ValueError):
@@ -132,14 +142,14 @@ class FetchedFileMismatch(ValueError):
         super().__init__(f"{url}: {problem}")
 
 
-def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], source: str = "") -> Path:
+def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], versions: Sequence[str] = ()) -> Path:
     """The folder `url`'s `files` (name, bytes, content digest or None) brought to its local cache folder
-    (`cached_folder`; keyed by `url`, read from `source` where given), each of them verified there; a
-    FetchedFileMismatch naming the first that is not what was recorded (its URL), a ConfigError where the store
-    cannot be read."""
-    folder = cached_folder(url)
+    (`cached_folder`, of `url` and the files' `versions` where given: a file written again is fetched again), each
+    of them verified there; a FetchedFileMismatch naming the first that is not what was recorded (its URL), a
+    ConfigError where the store cannot be read."""
+    folder = cached_folder("\0".join([url.rstrip("/"), *versions]))
     for name, size, digest in files:
-        target, where = folder / name, joined(source or url, name)
+        target, where = folder / name, joined(url, name)
         if not _holds(target, size, digest):
             _fetch_file(where, target)
         if (found := target.stat().st_size) != size:
@@ -156,10 +166,9 @@ def fetched_object(url: str) -> Path:
     info = _remote_call(url, fs.info, path)
     if info.get("type") != "file":
         raise ConfigError(f"{url} is a folder, not a file: name one file of it")
-    version = str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
-    name = path.rstrip("/").rpartition("/")[2]
+    folder_url, _, name = url.rstrip("/").rpartition("/")
     try:
-        folder = fetched_folder(f"{url}\0{version}", [(name, int(info["size"]), None)], source=url.rpartition("/")[0])
+        folder = fetched_folder(folder_url, [(name, int(info["size"]), None)], [name, object_version(info)])
     except FetchedFileMismatch as exc:
         raise ConfigError(f"{exc}: it changed while it was fetched; run the command again") from None
     return folder / name

@@ -1,12 +1,13 @@
 """Which node a shard actor is placed on where its shards' folders are on some nodes' own disks only.
 
-When the pool starts, one probe a node (a Ray task of no CPU pinned to each live node with a CPU) says which of
-the layout's shards that node holds: every file the split wrote there, at its recorded size (the actor checks the
-content digests where it loads them). Where every node holds every shard (a shared file system, the same copy on
-each node, or an object store's shards, which any node fetches) the actors go anywhere (`SPREAD`), as before.
-Otherwise each actor is pinned to a node that holds all its shards (Ray's NodeAffinitySchedulingStrategy, not
-soft: it waits for that node, within the placement deadline), the node with the fewest actors first; a shard that
-no node holds, or an actor's shards that no one node holds, is a ConfigError of one line naming them.
+Where the run's process holds every shard's folder (a shared file system) or they are in an object store, which any
+node fetches, the actors go anywhere (`SPREAD`), as before. Where it lacks some, one probe a node (a Ray task of no
+CPU pinned to each live node with a CPU, within the placement deadline) says which of the layout's shards that node
+holds: every file the split wrote there, at its recorded size (the actor checks the content digests where it loads
+them). Where every node holds every shard the actors go anywhere; otherwise each actor is pinned to a node that
+holds all its shards (Ray's NodeAffinitySchedulingStrategy, not soft: it waits for that node, within the placement
+deadline), the node with the fewest actors first; a shard that no node holds, or an actor's shards that no one node
+holds, is a ConfigError of one line naming them.
 """
 
 from __future__ import annotations
@@ -62,9 +63,13 @@ def homes(
 
 
 def shard_homes(layout: Layout, groups: list[list[int]]) -> list[str | None]:
-    """`homes` for the connected cluster: each live node with a CPU asked which of `layout`'s shards it holds."""
+    """`homes` for the connected cluster: where this process holds every shard (a shared file system, an object
+    store's shards) any node (no probe: as before); else each live node with a CPU asked which it holds."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    if all(holds(shard) for shard in layout.shards):
+        return [None] * len(groups)
 
     nodes = [
         str(node["NodeID"]) for node in ray.nodes() if node.get("Alive") and float(node["Resources"].get("CPU", 0)) >= 1

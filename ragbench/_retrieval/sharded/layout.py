@@ -25,7 +25,7 @@ from ..._storage.locations import FetchedFileMismatch, fetched_folder, joined
 from ..index.damage import IndexDamage, read_json_object, typed_fields, whole_number
 from ..index.staging import MANIFEST_FILE
 
-Listing = tuple[str, dict[str, int]]  # a folder's URL in an object store, and its files' sizes (`remote_sizes`)
+Listing = tuple[str, dict[str, int]]  # a folder's URL in an object store, and its files' sizes (`remote_files`)
 LAYOUT_FILE = "shards.json"
 LAYOUT_FORMAT = 2  # 2: each file's content digest beside its size
 LAYOUT_TYPES: dict[str, tuple[type, ...]] = {

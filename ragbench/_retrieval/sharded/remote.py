@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..._errors import ConfigError
-from ..._storage.locations import fetched_folder, joined, remote_sizes
+from ..._storage.locations import fetched_folder, joined, remote_files
 from ..index.damage import IndexDamage
 from .layout import LAYOUT_FILE, Layout, read_layout
 
@@ -23,14 +23,14 @@ def front_copy(kind: str, url: str, files: tuple[str, ...]) -> Path:
             f"retriever {kind}: --retriever-arg index={url}: an index in an object store is served for bm25 and "
             "lucene_bm25 shards; copy this one to a folder every node sees"
         )
-    sizes = remote_sizes(url)
-    missing = [name for name in files if name not in sizes]
+    listed = remote_files(url)
+    missing = [name for name in files if name not in listed]
     if missing:
         raise ConfigError(
             f"retriever {kind}: {joined(url, missing[0])} is missing: {url} is not a {kind} index ragbench built "
             f"(upload the whole index folder, its shards-S folder beside its {missing[0]})"
         )
-    return fetched_folder(url, [(name, sizes[name], None) for name in files])
+    return fetched_folder(url, [(name, listed[name].size, None) for name in files], [listed[n].version for n in files])
 
 
 def remote_layout(kind: str, url: str, index: Path, shards: int) -> Layout:
@@ -41,14 +41,15 @@ def remote_layout(kind: str, url: str, index: Path, shards: int) -> Layout:
         f"split it where it was built (ragbench index shard --index INDEX --shards {shards}) and upload its "
         f"shards-{shards} folder to {folder_url}"
     )
-    sizes = remote_sizes(folder_url)
-    if LAYOUT_FILE not in sizes:
+    listed = remote_files(folder_url)
+    if LAYOUT_FILE not in listed:
         raise ConfigError(
             f"retriever {kind}: {url} has no {shards} shards ({joined(folder_url, LAYOUT_FILE)} missing); {hint}"
         )
     try:
-        local = fetched_folder(folder_url, [(LAYOUT_FILE, sizes[LAYOUT_FILE], None)])
-        layout = read_layout(local, index, (folder_url, sizes))
+        layout_file = listed[LAYOUT_FILE]
+        local = fetched_folder(folder_url, [(LAYOUT_FILE, layout_file.size, None)], [layout_file.version])
+        layout = read_layout(local, index, (folder_url, {name: file.size for name, file in listed.items()}))
         if layout.retriever != kind or len(layout.shards) != shards:
             raise IndexDamage(LAYOUT_FILE, f"holds {len(layout.shards)} {layout.retriever} shards, not {shards} {kind}")
     except IndexDamage as exc:

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 class ShardedRetriever(Retriever):
     """Search `front`'s index through `pool`'s shard actors; the same answers, metadata plus the shards."""
 
-    def __init__(self, front: Front, pool: ShardPool) -> None:
-        self.front, self.pool = front, pool
+    def __init__(self, front: Front, pool: ShardPool, url: str | None = None) -> None:
+        self.front, self.pool, self.url = front, pool, url  # url: the index's in an object store
         self.name = front.name  # type: ignore[misc]  # the retriever it shards: its answers are that one's
         self.max_batch_size = front.max_batch_size
 
@@ -44,7 +44,8 @@ class ShardedRetriever(Retriever):
 
     def metadata(self) -> JsonObject:
         shards: list[JsonValue] = [[shard.start, shard.stop] for shard in self.pool.layout.shards]
-        return {**self.front.metadata(), "shards": len(shards), "shard_passages": shards}
+        where: JsonObject = {"index": self.url} if self.url else {}  # not its front's copy in the cache
+        return {**self.front.metadata(), **where, "shards": len(shards), "shard_passages": shards}
 
     def contents(self) -> JsonObject:
         return self.front.contents()  # the unsharded index's: its answers are the same
@@ -74,7 +75,7 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
     try:
         layout = remote_layout(name, url, Path(args["index"]), shards) if url else front.layout(shards)
-        return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address))
+        return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address), url)
     except BaseException:
         front.close()
         raise

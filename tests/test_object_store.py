@@ -13,7 +13,7 @@ import json
 import socket
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
@@ -25,7 +25,7 @@ from ragbench.testing import build_index, installed_registry, load_retriever
 from ray_cluster import SHARED
 from retrieval_samples import passages, write_dpr_tsv
 
-pytestmark = needs("bm25s", "ray", "s3fs", "moto")
+pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]
 SHARDS = 2
 
@@ -124,7 +124,9 @@ def test_an_unreadable_store_is_one_line_naming_the_url_and_the_fix(store, monke
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(0, 6000), st.integers(0, 6000))
+@given(st.integers(0, 40000), st.integers(0, 6000))  # the file: ~20 kB
+@example(start=0, length=0)
+@example(start=10**6, length=5)  # past its end: empty, as a local file reads
 def test_a_byte_range_of_a_remote_file_is_the_local_files(store, start, length):
     """`read_range` and `open_for_reading`, which corpus readers adopt, read an object as the local file."""
     fs, local = store

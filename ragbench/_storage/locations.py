@@ -3,8 +3,8 @@
 
 A remote location is read as a local one is (`open_for_reading`, `read_range`), listed (`remote_files`), and a
 folder of it brought to a local cache folder before use (`fetched_folder`: $RAGBENCH_CACHE_DIR/remote/, one folder
-a URL), each file verified by the size and content digest (`content_digest`) its writer recorded; a cached file
-already of that size and digest is not fetched again. The credentials, region and endpoint are fsspec's and
+a URL, and a version of its files where they are checked by size alone), each file verified by the size and content
+digest (`content_digest`) its writer recorded; a cached file already of that size and digest is not fetched again. The credentials, region and endpoint are fsspec's and
 botocore's own (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ~/.aws/config). Every remote call has a deadline,
 $RAGBENCH_STORAGE_TIMEOUT seconds (default 60) to connect and to each read; an endpoint that does not answer, a
 missing bucket or key, refused credentials end in a ConfigError of one line naming the URL and the fix.

@@ -48,6 +48,10 @@ def test_each_actor_is_pinned_to_a_node_holding_all_its_shards_or_refused(shards
         assert pinned == [None] * len(groups)  # a shared file system: anywhere, as before
     else:
         assert all(node is not None and set(group) <= held[node] for node, group in zip(pinned, groups))
+        choices = [[node for node in held if set(group) <= held[node]] for group in groups]
+        for only, other in [(a, b) for a in range(len(groups)) for b in range(len(groups)) if a != b]:
+            if len(choices[only]) == 1 and pinned[other] == pinned[only]:  # it had no free node left
+                assert all(node in pinned for node in choices[other])
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ CPU pinned to each live node with a CPU, within the placement deadline) says whi
 holds: every file the split wrote there, at its recorded size (the actor checks the content digests where it loads
 them). Where every node holds every shard the actors go anywhere; otherwise each actor is pinned to a node that
 holds all its shards (Ray's NodeAffinitySchedulingStrategy, not soft: it waits for that node, within the placement
-deadline), the node with the fewest actors first; a shard that no node holds, or an actor's shards that no one node
+deadline): the actors with the fewest such nodes first, each on the one of them with the fewest actors; a shard that no node holds, or an actor's shards that no one node
 holds, is a ConfigError of one line naming them.
 """
 
@@ -43,9 +43,8 @@ def homes(
     every = {number for group in groups for number in group}
     if all(every <= shards for shards in held.values()):
         return [None] * len(groups)
-    pinned: list[str | None] = []
-    for group in groups:
-        nodes = sorted(node for node, shards in held.items() if set(group) <= shards)
+    candidates = [sorted(node for node, shards in held.items() if set(group) <= shards) for group in groups]
+    for group, nodes in zip(groups, candidates):
         if not nodes:
             lost = [number for number in group if not any(number in shards for shards in held.values())]
             if lost:
@@ -58,7 +57,9 @@ def homes(
                 "CPUs than shards), but no node holds all of them; add CPUs to the nodes that hold them, or put "
                 "these shards' folders on one node"
             )
-        pinned.append(min(nodes, key=lambda node: pinned.count(node)))
+    pinned: list[str | None] = [None] * len(groups)
+    for slot in sorted(range(len(groups)), key=lambda slot: len(candidates[slot])):  # the fewest choices first
+        pinned[slot] = min(candidates[slot], key=pinned.count)
     return pinned
 
 

@@ -12,7 +12,7 @@ tests/data/selfrag/popqa_window.jsonl (24 questions) with --max-inflight 16, eac
 before the cut: `git archive COMMIT | tar -x -C SRC; pip install --no-deps --target DIR SRC`), run in DIR so that
 it is the one imported; `--cut-only` runs the cut side alone (where the whole one would not fit in memory).
 Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
-(benchmarks/support/vllm_shaped: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
+(benchmarks/support/vllm_standin.py: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
 with `--model DIR` real vLLM (installed in this Python) on a model folder that has Self-RAG's tokens
 (tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
 
@@ -42,7 +42,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "selfrag" / "popqa_window.jsonl"
-SHAPED = REPO / "benchmarks" / "support" / "vllm_shaped"
+SUPPORT = REPO / "benchmarks" / "support"
+# the stand-in placed under vLLM's names before the run imports vllm (where no --model names real vLLM)
+STANDIN = "import sys, vllm_standin; sys.modules.update(vllm_standin.as_vllm()); "
 WHOLE = "import ragbench._engines.vllm.engine as engine; engine.keep_named = lambda *args: False; "
 # vLLM builds and decodes each position's whole window, then ragbench cuts it (the cut as first shipped)
 BUILT = (
@@ -97,7 +99,7 @@ def run_side(prelude: str, checkout: Path, args: argparse.Namespace, folder: Pat
     command = [
         sys.executable,
         "-c",
-        prelude + "from ragbench._cli.entry import main; main()",
+        (STANDIN if not args.model else "") + prelude + "from ragbench._cli.entry import main; main()",
         *("--tasks", "popqa", "--data", f"popqa={DATA}", "--limit", str(args.questions), "--system", "selfrag"),
         *("--system-arg", "mode=adaptive_retrieval", "--system-arg", "threshold=0.2", "--system-arg", "ndocs=5"),
         *("--system-arg", f"max_new_tokens={args.tokens}", "--model", model, "--model-arg", "max_logprobs=32016"),
@@ -106,7 +108,7 @@ def run_side(prelude: str, checkout: Path, args: argparse.Namespace, folder: Pat
     ]
     env = dict(os.environ)
     if not args.model:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHAPED), env.get("PYTHONPATH", "")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SUPPORT), env.get("PYTHONPATH", "")]))
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True, cwd=checkout
     )

@@ -36,11 +36,48 @@ BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three quer
 FRAMES = TEST_DATA / "frames" / "test.tsv"  # FRAMES's test.tsv layout, three questions over the Varn corpus
 BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
 
+# DeepResearch Bench's RACE judge (metric drb_race): the cleaner returns the wrong report as it is (it cites
+# nothing) and any other report as RACE_CLEANED (a report without citations, over RACE's 100 characters: judged);
+# the scorer gives the wrong report (article 1) 0 on every criterion against the reference's 8 and any other report
+# the reference's 8, naming the criteria of the tasks of `deep_research_bench` (below).
+WRONG = "zzz"
+WRONG_REPORT = " ".join([WRONG] * 40)  # a report as long as a short real one, sharing no word with the reference
+RACE_CLEANED = (
+    "Olm is the fishing town on the north coast of Varn that the brewer Ansgar Pell founded in 1788 and that "
+    "a ferry has joined to Kiribati Sound since 1902."
+)
+RACE_CRITERIA = {
+    "comprehensiveness": ["Covers the founding", "Covers later growth"],
+    "insight": ["Explains causes"],
+    "instruction_following": ["Answers the task"],
+    "readability": ["Clear structure", "Plain wording"],
+}
+
+
+def race_reply(first: float, second: float) -> str:
+    """The judge's RACE reply, as Gemini writes it (a JSON fence): every criterion scored first, second."""
+    judged = {
+        dim: [
+            {"criterion": name, "analysis": "Compared.", "article_1_score": first, "article_2_score": second}
+            for name in names
+        ]
+        for dim, names in RACE_CRITERIA.items()
+    }
+    return f"```json\n{json.dumps(judged, indent=2)}\n```"
+
+
+RACE_CLEANING = r"(请帮我清洗以下研究文章|Please help me clean the following research article)"
+RACE_RULES = [
+    {"pattern": rf'{RACE_CLEANING}.*(文章内容：|Article content:)\n"{WRONG}', "response": WRONG_REPORT},
+    {"pattern": RACE_CLEANING, "response": RACE_CLEANED},
+    {"pattern": rf'<article_1>\n"{WRONG}.*<criteria_list>', "response": race_reply(0, 8)},
+    {"pattern": r"<article_1>\n.*<criteria_list>", "response": race_reply(8, 8)},
+]
+
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
 # wrong, FreshEval's judge credits any response but the wrong answer, CRAG's KG entity extraction,
-# LLatrieval's selection and verification.
-WRONG = "zzz"
+# LLatrieval's selection and verification, DeepResearch Bench's RACE judge.
 STEP_RULES = [
     # RAGChecker's claim extraction (a wrong answer holds no claim) and joint checking (nothing is in a wrong
     # answer, everything else is entailed)
@@ -65,6 +102,7 @@ STEP_RULES = [
     {"pattern": rf"\n\[response\]: {WRONG}\n\n\[correct_answer\]: ", "response": "correct: no\nconfidence: 80"},
     {"pattern": r"\n\[response\]: .*\n\n\[correct_answer\]: ", "response": "correct: yes\nconfidence: 80"},
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
+    *RACE_RULES,
 ]
 
 
@@ -305,6 +343,50 @@ def freshqa(folder: Path) -> tuple[str, dict[str, Any]]:
     return str(path), {}
 
 
+# Two research tasks of DeepResearch Bench's layout asking of Varn (the Varn corpus answers them), each with the
+# RACE criteria the scripted judge names (RACE_CRITERIA, weights of the task's) and a reference report, whose first
+# sentence (all that IRCoT and FLARE keep of it) is over RACE's 100 characters and which has no comma (SuRe drops them).
+DRB_TASKS = [
+    (
+        "Write a short report on the history of Olm, the fishing town on the north coast of Varn.",
+        "Olm is the fishing town on the north coast of Varn that the brewer Ansgar Pell founded in 1788 and that "
+        "a ferry has joined to Kiribati Sound since 1902. Its fleet still lands most of the island's fish.",
+    ),
+    (
+        "Survey how Evermouth became the capital of the island of Varn.",
+        "Evermouth was founded in 1602 as the port city on the south coast of Varn and became the capital of the "
+        "island as the seat of its trade. No other town of the forty-one lakes rivals its harbour.",
+    ),
+]
+
+
+def deep_research_bench(folder: Path) -> tuple[str, dict[str, Any]]:
+    """The repository's data/ folder: the tasks, their criteria and their reference reports."""
+    data = folder / "drb_data"
+    weights = {"comprehensiveness": 0.4, "insight": 0.3, "instruction_following": 0.2, "readability": 0.1}
+    criteria = {
+        dim: [
+            {"criterion": name, "explanation": f"Does the report meet: {name.lower()}?", "weight": 1 / len(names)}
+            for name in names
+        ]
+        for dim, names in RACE_CRITERIA.items()
+    }
+    tasks = [
+        {"id": i + 1, "topic": "History", "language": "en", "prompt": prompt} for i, (prompt, _) in enumerate(DRB_TASKS)
+    ]
+    for path, rows in (
+        ("prompt_data/query.jsonl", tasks),
+        (
+            "criteria_data/criteria.jsonl",
+            [{"prompt": t["prompt"], "dimension_weight": weights, "criterions": criteria} for t in tasks],
+        ),
+        ("test_data/cleaned_data/reference.jsonl", [{"prompt": p, "article": a} for p, a in DRB_TASKS]),
+    ):
+        (data / path).parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(data / path, rows)
+    return str(data), {}
+
+
 RGB_TASKS = {f"rgb_{lang}{kind}" for lang in ("en", "zh") for kind in ("", "_int", "_fact")}
 MIRAGE_TASKS = {f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")}
 KILT_TASKS = {
@@ -359,6 +441,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "frames": lambda folder: (str(FRAMES), {}),
     "freshqa": freshqa,
     "ragchecker": ragchecker,
+    "deep_research_bench": deep_research_bench,
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
@@ -388,6 +471,7 @@ CORPUS_TASKS = {
     "frames",
     "freshqa",
     "ragchecker",
+    "deep_research_bench",
 }
 CORPUS_INDEX = {
     **dict.fromkeys(KILT_TASKS, "kilt"),
@@ -522,11 +606,13 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "beir": lambda e: e.question,  # no answer is scored: BEIR's gold is the relevant documents
     "trec_rag24": lambda e: e.question,  # TREC RAG's retrieval measures score the segments shown, not the answer
     "trec_rag25": lambda e: e.question,
+    "deep_research_bench": lambda e: e.gold["reference_report"],
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],
     "arc_challenge": lambda e: "D",
     "kilt_fever": lambda e: {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS"}[e.gold["answers"][0]],
+    "deep_research_bench": lambda e: WRONG_REPORT,  # "zzz" alone RACE's cleaning would find too short to judge
 }
 
 

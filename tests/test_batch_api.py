@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
+from ragbench._engines.batches.board import BatchBoard
+from ragbench._engines.batches.store import BATCHES_DIR
 from ragbench._engines.hosted.anthropic import AnthropicEngine
-from ragbench._engines.hosted.batch_board import BOARD
-from ragbench._engines.hosted.batch_store import BATCHES_DIR
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.hosted.stainless import StainlessEngine
 from ragbench._run.progress import Progress
@@ -33,7 +33,9 @@ from test_engine_openai import chat
 VENDORS = ["openai", pytest.param("anthropic", marks=needs("anthropic"))]
 
 
-def engine(fake: FakeBatchServer, vendor: str, folder: Path | None = None, **options: Any) -> StainlessEngine:
+def engine(
+    fake: FakeBatchServer, vendor: str, folder: Path | None = None, board: BatchBoard | None = None, **options: Any
+) -> StainlessEngine:
     options = {"batch": True, "batch_poll_s": 0, "backoff_base": 0.001, "backoff_max": 0.01, **options}
     made: StainlessEngine = (
         OpenAIEngine("m", base_url=fake.root + "/v1", **options)
@@ -41,7 +43,7 @@ def engine(fake: FakeBatchServer, vendor: str, folder: Path | None = None, **opt
         else AnthropicEngine("claude", base_url=fake.root, **options)
     )
     if folder is not None:
-        made.keep_batches(folder)
+        made.keep_batches(folder, board or BatchBoard())
     return made
 
 
@@ -203,9 +205,11 @@ def test_a_remote_mcp_request_is_not_sent_in_an_anthropic_batch(fake):
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
-def test_the_progress_bar_shows_each_batch_state_and_what_waits(fake, vendor):
+def test_the_progress_bar_shows_each_batch_state_and_what_waits(fake, vendor, tmp_path):
+    """The run's board, handed to its engines and its bar: no board of the process's."""
     fake.hold.set()
-    made = engine(fake, vendor)
+    board = BatchBoard()
+    made = engine(fake, vendor, tmp_path, board)
     with ThreadPoolExecutor(1) as pool:
         # at the batch's second poll the engine has shown what the first said: in progress
         polled = threading.Event()
@@ -213,11 +217,12 @@ def test_the_progress_bar_shows_each_batch_state_and_what_waits(fake, vendor):
         answered = pool.submit(made.generate, [chat(q) for q in QUESTIONS])
         assert polled.wait(60)
         fake.on_poll = None
-        line = Progress(CallStats(), None, enabled=False).beside()
+        line = Progress(CallStats(), None, enabled=False, batches=board).beside()
+        assert "batches:" not in Progress(CallStats(), None, enabled=False, batches=BatchBoard()).beside()
         fake.hold.clear()
         answered.result(timeout=120)
     assert f"batches: {fake.created[0]} in_progress 0/5; waiting 5" in line
-    assert BOARD.line() == ""  # an ended batch leaves the bar
+    assert board.line() == ""  # an ended batch leaves the bar
 
 
 async def two_rounds(scheduler: Scheduler, made: StainlessEngine, question: str) -> str:

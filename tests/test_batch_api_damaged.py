@@ -119,7 +119,7 @@ def test_a_custom_id_on_two_result_lines_takes_neither_and_is_sent_again(fake, v
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_result_lines_not_taken_are_said_in_one_warning_naming_the_batch(fake, vendor, caplog):
     fake.then({"status": "completed", "damage": damage(["ok", "garbled0", "twice"], [(0, "not json {")])})
-    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+    with caplog.at_level("WARNING", logger="ragbench._engines.batches.runner"):
         answers = engine(fake, vendor).generate([chat(q) for q in QUESTIONS[:3]])
     assert texts(answers) == echoed(vendor, QUESTIONS[:3])
     (said,) = [r.getMessage() for r in caplog.records if fake.created[0] in r.getMessage()]

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
-from ragbench._engines.hosted.batch_board import BOARD
-from ragbench._engines.hosted.batch_store import BATCHES_DIR, BatchStore
+from ragbench._engines.batches.board import BatchBoard
+from ragbench._engines.batches.store import BATCHES_DIR, BatchStore
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
 from ragbench._values.llm_calls import EngineError
@@ -62,7 +62,7 @@ def test_the_input_file_of_a_creation_that_never_reached_openai_is_deleted_and_s
     intent, so the file recorded as uploaded for it is deleted (DELETE /v1/files/ID), and the batch made again."""
     fake.lose_creates = 1
     made = engine(fake, "openai", tmp_path)
-    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+    with caplog.at_level("WARNING", logger="ragbench._engines.batches.runner"):
         assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
     assert fake.deleted == ["file-1"] and list(fake.files) == ["file-2"] and len(fake.created) == 1
     assert made.stats()["batch_input_files_deleted"] == 1  # type: ignore[index]
@@ -76,7 +76,7 @@ def test_an_input_file_the_vendor_will_not_delete_is_named_with_the_fix_and_the_
 ):
     fake.lose_creates, fake.delete_status = 1, 403
     made = engine(fake, "openai", tmp_path)
-    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+    with caplog.at_level("WARNING", logger="ragbench._engines.batches.runner"):
         assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
     assert fake.deleted == [] and len(fake.created) == 1
     assert made.stats()["batch_input_files_deleted"] == 0  # type: ignore[index]
@@ -99,7 +99,7 @@ def test_a_resumed_run_deletes_the_file_an_earlier_attempt_uploaded_for_a_batch_
         fake.files["file-left"] = b"{}\n"
     store.upload(store.intend(made.base_url, "/v1/chat/completions", customs), "file-left")
     assert [record["uploaded"] for record in records(tmp_path)] == ["file-left"]
-    with caplog.at_level("WARNING", logger="ragbench._engines.hosted.batch_runner"):
+    with caplog.at_level("WARNING", logger="ragbench._engines.batches.runner"):
         assert texts(made.generate([chat(q) for q in QUESTIONS])) == echoed("openai", QUESTIONS)
     assert fake.deleted == (["file-left"] if held else []) and len(fake.created) == 1
     assert made.stats()["batch_input_files_deleted"] == int(held)  # type: ignore[index]
@@ -139,13 +139,14 @@ def test_the_lost_batch_is_told_from_other_batches_of_its_size_created_around_it
     fake.on_create = others_after
     fake.drop_creates = 1
     questions = QUESTIONS[:size]
-    made = engine(fake, vendor, folder)
+    board = BatchBoard()
+    made = engine(fake, vendor, folder, board)
     created = len(fake.created)
     answers = made.generate([chat(q) for q in questions])
     assert texts(answers) == echoed(vendor, questions)
     ours = [b for b in fake.created[created:] if not fake.batches[b]["lines"][0]["custom_id"].startswith("other")]
     assert len(ours) == 1 and [record["batch"] for record in records(folder)] == ours
-    assert BOARD.line() == ""  # no batch left on the progress bar (an adopted one that had ended was shown out)
+    assert board.line() == ""  # no batch left on the progress bar (an adopted one that had ended was shown out)
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
@@ -167,7 +168,7 @@ def replica_set(fakes: list[FakeBatchServer], folder: Path) -> Any:
     options = {"batch": True, "batch_poll_s": 0, "backoff_base": 0.001, "backoff_max": 0.01}
     made = endpoint_replicas(OpenAIEngine, "m", [fake.root + "/v1" for fake in fakes], options)
     folder.mkdir(exist_ok=True)
-    made.keep_batches(folder)
+    made.keep_batches(folder, BatchBoard())
     return made
 
 

@@ -116,8 +116,8 @@ def test_reserved_fields_and_secrets_are_refused_as_model_args():
     assert "leak" not in str(caught.value)
 
 
-def test_n_and_logprobs_are_request_faults():
-    for sampling in ({"n": 2}, {"logprobs": 3}):
+def test_n_logprobs_and_a_token_limit_left_to_the_server_are_request_faults():
+    for sampling in ({"n": 2}, {"logprobs": 3}, {"left_to_server": ("max_tokens",)}):
         with pytest.raises(RequestError, match="Messages API takes no"):
             generate(load_engine("anthropic:m", base_url="http://127.0.0.1:9"), chat(**sampling))
 

@@ -85,6 +85,14 @@ def test_chat_request_maps_onto_contents_and_generation_config(server, monkeypat
     }
 
 
+def test_what_a_request_leaves_to_the_server_is_not_sent(server):
+    """DeepResearch Bench's google-genai calls send no token limit, temperature, top_p or seed (a seed a judge's
+    repeat is given included): the config holds none of them."""
+    left = ("max_tokens", "temperature", "top_p", "seed")
+    generate(engine(server), chat(max_tokens=7, temperature=0.5, top_p=0.9, seed=3, left_to_server=left))
+    assert not server.requests[0]["body"].get("generationConfig")  # absent, or {} as google-genai may send it
+
+
 def test_a_prompt_is_one_user_turn(server):
     generate(engine(server), Request(prompt="Say hi", sampling=Sampling(max_tokens=5)))
     body = server.requests[0]["body"]

@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import random
 import socket
 import struct
 import threading
@@ -280,6 +281,13 @@ def test_chat_request_maps_sampling_into_the_body(server, monkeypatch):
     }
 
 
+def test_a_token_limit_left_to_the_server_is_not_sent(server):
+    engine = OpenAIEngine("my-model", base_url=server.base_url, **FAST)
+    generate(engine, chat(max_tokens=7, left_to_server=("max_tokens",)))
+    generate(engine, Request(prompt="Q:", sampling=Sampling.make(max_tokens=7, left_to_server=("max_tokens",))))
+    assert not any({"max_tokens", "max_completion_tokens"} & set(got["body"]) for got in server.requests)
+
+
 def test_prompt_request_goes_to_completions_with_integer_logprobs(server):
     engine = OpenAIEngine("base-model", base_url=server.base_url, **FAST)
     generate(engine, Request(prompt="Q: capital of France?\nA:", sampling=Sampling.make(logprobs=2, stop="\n")))
@@ -412,7 +420,7 @@ def test_any_5xx_is_retried(server, status):
 
 def test_backoff_is_exponential_capped_and_fully_jittered(server, monkeypatch):
     bounds: list[tuple[float, float]] = []
-    monkeypatch.setattr("ragbench._engines.hosted.http.random.uniform", lambda a, b: bounds.append((a, b)) or 0.0)
+    monkeypatch.setattr(random, "uniform", lambda a, b: bounds.append((a, b)) or 0.0)  # the jitter's draw
     server.then(*[error(500, "boom")] * 3)
     engine = OpenAIEngine("m", base_url=server.base_url, backoff_base=0.01, backoff_max=0.03)
     generate(engine, chat())

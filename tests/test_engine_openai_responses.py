@@ -180,8 +180,8 @@ def test_leaving_sampling_to_the_server_keys_the_cache_and_leaves_other_keys_as_
     request = Request(prompt="hi", sampling=sampling)
     assert request.cache_key("e") != Request(prompt="hi", sampling=left).cache_key("e")
     assert "left_to_server" not in request.to_dict()["sampling"]
-    with pytest.raises(TypeError, match="left_to_server: max_tokens"):
-        Sampling.make(left_to_server=["max_tokens"])
+    with pytest.raises(TypeError, match="left_to_server: stop"):
+        Sampling.make(left_to_server=["stop"])
     with pytest.raises(TypeError, match="n is the server's default, 1, not n=2"):
         Sampling.make(n=2, left_to_server=["n"])
     named = Sampling.make(max_tokens=50, max_tokens_as="max_completion_tokens")

@@ -319,10 +319,21 @@ LOG2_3 = 1.584962500721156
 # laundering segment, grade 2; 2025's 464 and 31 one relevant segment each, first): nDCG@20 and recall@100 are 1.
 # Self-RAG's short form shows the top segment alone: 2027497's grade 3 of the ideal 3, 2, 1: nDCG
 # 3 / (3 + 2/log2 3 + 1/2), recall 1/3; every other topic has one relevant segment, shown first.
-TREC_RAG = {"ndcg_cut_20": 1.0, "recall_100": 1.0}
+TREC_RAG = {"ndcg_cut_20": 1.0, "ndcg_cut_100": 1.0, "recall_100": 1.0}
 # llatrieval shows the two segments its scripted selector keeps (above): 2027497's grades 3 and 2, not its 1.
-TREC_RAG24_TOP_TWO = {"ndcg_cut_20": ((3 + 2 / LOG2_3) / (3 + 2 / LOG2_3 + 0.5) + 1) / 2, "recall_100": (2 / 3 + 1) / 2}
-TREC_RAG24_TOP_ONLY = {"ndcg_cut_20": (3 / (3 + 2 / LOG2_3 + 0.5) + 1) / 2, "recall_100": (1 / 3 + 1) / 2}
+# (nDCG@100 is nDCG@20 here: every topic has fewer than 20 judged segments)
+TREC_RAG24_TOP_TWO_NDCG = ((3 + 2 / LOG2_3) / (3 + 2 / LOG2_3 + 0.5) + 1) / 2
+TREC_RAG24_TOP_TWO = {
+    "ndcg_cut_20": TREC_RAG24_TOP_TWO_NDCG,
+    "ndcg_cut_100": TREC_RAG24_TOP_TWO_NDCG,
+    "recall_100": (2 / 3 + 1) / 2,
+}
+TREC_RAG24_TOP_ONLY_NDCG = (3 / (3 + 2 / LOG2_3 + 0.5) + 1) / 2
+TREC_RAG24_TOP_ONLY = {
+    "ndcg_cut_20": TREC_RAG24_TOP_ONLY_NDCG,
+    "ndcg_cut_100": TREC_RAG24_TOP_ONLY_NDCG,
+    "recall_100": (1 / 3 + 1) / 2,
+}
 BEIR_Q1_NDCG = (1 + 2 / LOG2_3) / (2 + 1 / LOG2_3)
 BEIR = {
     **{f"ndcg_at_{k}": (BEIR_Q1_NDCG + 1) / 2 for k in (3, 5, 10)},
@@ -418,6 +429,18 @@ BROWSECOMP_PLUS_OVERRIDES: dict[tuple[str, str], dict[str, float | None]] = {
     ("llatrieval", "browsecomp_plus"): {"evidence_recall": 5 / 6, "gold_recall": 0.5},
     ("search_agent", "browsecomp_plus"): {"search_calls": 1.0, "get_document_calls": 1.0},
 }
+# DeepResearch Bench (tasks/deep_research_bench), on two research tasks of its layout asking of Varn
+# (matrix_fixtures.deep_research_bench): a report that is the reference report, then WRONG_REPORT ("zzz" 40 times).
+# The scripted RACE judge (matrix_fixtures.RACE_RULES) cleans the first to RACE_CLEANED, the second to itself (both
+# over 100 characters: judged), then scores the first 8 against the reference's 8 on every criterion (each weighted
+# share 8 / (8 + 8) = 1/2, overall too) and the second 0 against 8 (share 0): 1/4 for the overall score and every
+# dimension, whatever the documents shown (the judge sees the task, the report and the reference only) and whatever a
+# system makes of the report (the cleaner answers any report but the wrong one alike; IRCoT and FLARE keep the
+# reference's first sentence, 152 characters, still a report RACE judges).
+DEEP_RESEARCH_BENCH = {
+    key: 0.25
+    for key in ("race", "race_comprehensiveness", "race_insight", "race_instruction_following", "race_readability")
+}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -449,6 +472,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     # "zzz"; the auto-rater (matrix_fixtures.STEP_RULES) decides TRUE for every answer but "zzz": 1/2, every reply
     # parsed, whatever the documents shown (the judge sees the question, the answer and the ground truth only)
     "frames": {"llm_judge": 0.5, "llm_judge_unparsed": 0.0},
+    "deep_research_bench": DEEP_RESEARCH_BENCH,
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

@@ -41,6 +41,7 @@ WITHOUT_DOCUMENTS = {
     "freshqa",
     "ragchecker",
     "fictional_multihop",
+    "deep_research_bench",
     *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml")),
 }
 

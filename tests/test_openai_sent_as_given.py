@@ -62,7 +62,7 @@ def request_of(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> R
 @given(conversation=conversations(), api=st.sampled_from(["chat_completions", "responses"]))
 def test_the_sdks_transform_changes_nothing_in_what_is_sent_as_given(conversation, api):
     """The premise: for these fields the SDK's walk is the identity (no aliases or formats in their types)."""
-    _, args = OpenAIEngine("m", base_url="http://127.0.0.1:9/v1", api=api)._arguments(request_of(*conversation))
+    _, args = OpenAIEngine("m", base_url="http://127.0.0.1:9/v1", api=api).call_arguments(request_of(*conversation))
     given_fields = {key: args[key] for key in SENT_AS_GIVEN if key in args}
     params = ResponseCreateParamsNonStreaming if api == "responses" else CompletionCreateParamsNonStreaming
     assert _transform.maybe_transform(given_fields, params) == given_fields
@@ -73,7 +73,7 @@ def test_the_body_sent_is_the_sdks_and_its_transform_never_sees_the_conversation
     tools = [SEARCH]
     engine = OpenAIEngine("m", base_url=server.base_url, **FAST)
     request = request_of(messages, tools)
-    _, typed = engine._arguments(request)
+    _, typed = engine.call_arguments(request)
     transformed: list[dict[str, Any]] = []
     walk = completions.async_maybe_transform
 

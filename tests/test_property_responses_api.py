@@ -55,7 +55,7 @@ def bodies(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the chat completions body, the Responses body) the engine would send."""
     sent = []
     for api in ("chat_completions", "responses"):
-        _, args = load_engine("openai:m", registry=REGISTRY, base_url="http://127.0.0.1:9/v1", api=api)._arguments(
+        _, args = load_engine("openai:m", registry=REGISTRY, base_url="http://127.0.0.1:9/v1", api=api).call_arguments(
             request
         )
         sent.append({k: v for k, v in args.items() if k not in ("extra_body", "extra_headers")})

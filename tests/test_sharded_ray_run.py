@@ -1,15 +1,17 @@
 """Sharded search on the tests' shared local 3-node Ray cluster (`ray_cluster`), each test's shards closed before the
 next starts (one CPU a node): a whole evaluation run searching the shards scores as the run on the whole index, and
-dense shards served by actors answer as the whole matrix."""
+dense shards served by actors answer as the whole matrix; TREC RAG 2024's reproduction row built and searched on the
+cluster scores as Anserini's run."""
 
 from __future__ import annotations
 
 import json
 
 import numpy as np
+import pytest
 
 from conftest import needs
-from helpers import run
+from helpers import cli_here, run
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.sharded.actors import ShardPool
 from ragbench._retrieval.sharded.layout import Layout, Shard, layout_record, read_layout
@@ -17,6 +19,7 @@ from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_dense, split_index
 from ragbench.testing import build_index, installed_registry
 from retrieval_samples import passages, write_dpr_tsv
+from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW, TOPICS
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
@@ -123,3 +126,22 @@ def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_beh
     assert results["config"]["retriever_args"]["shards"] == 3 and results["results"] == alone["results"]
     predictions = sorted((line["id"], line["prediction"]) for line in samples(tmp_path / "run", TASK))
     assert predictions == sorted((line["id"], line["prediction"]) for line in samples(tmp_path / "alone", TASK))
+
+
+def test_the_row_built_and_searched_on_a_ray_cluster_scores_as_on_one_machine(ray_cluster, tmp_path):
+    """The cluster's way (docs/scale-out.md): the index built by Ray workers into 3 shards, the row searching them
+    through shard actors; the numbers those of Anserini's run on the sample, as the one-machine run's are."""
+    index, run_dir = tmp_path / "rag24_lucene", tmp_path / "run"
+    built = cli_here(
+        "index", "build", "--corpus", str(CORPUS), "--retriever", "lucene_bm25", "--out", str(index),
+        "--ray", ray_cluster.address, "--workers", "2", "--shards", "3", "--no-progress",
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    result = cli_here(
+        "reproduce", ROW, "--data", f"trec_rag24={TOPICS}", "--task-arg", f"trec_rag24.qrels={QRELS}",
+        "--retriever-arg", f"index={index}", "--retriever-arg", "shards=3",
+        "--retriever-arg", f"ray_address={ray_cluster.address}", "--output", str(run_dir), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    cells = json.loads((run_dir / "results.json").read_text())["reproduction"]["cells"]
+    assert {cell["metric"]: cell["ours"] / 100 for cell in cells} == pytest.approx(ANSERINI_ON_SAMPLE, abs=1e-12)

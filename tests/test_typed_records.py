@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from ragbench._engines.answer_records import ANSWER_FIELDS, AnswerRecord, RecordedRequest, record_problem
+from ragbench._engines.batches.store import BatchRecord, BatchStore
 from ragbench._engines.chat_messages import ChatMessage, chat_messages
-from ragbench._engines.hosted.batch_store import BatchRecord, BatchStore
 from ragbench._replay.recording import CallRecorder
 from ragbench._retrieval.replay import RecordedSearch
 from ragbench._values.response_checks import FINISH_REASONS

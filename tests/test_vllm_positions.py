@@ -1,5 +1,5 @@
 """What vLLM's frontend holds of a running Self-RAG request's log-probs (ragbench._engines.vllm.positions), on
-the vLLM-shaped stand-in benchmarks/support/vllm_shaped (vLLM 0.32's LLMEngine / AsyncLLM as they keep every
+the vLLM-shaped stand-in benchmarks/support/vllm_standin.py (vLLM 0.32's LLMEngine / AsyncLLM as they keep every
 running request's per-position dicts in the caller's process): each position keeps the sampled token's entry and
 the named tokens', not upstream's window of 5,000 / 32,016, and every value read stays the same."""
 
@@ -22,17 +22,18 @@ from ragbench._engines.vllm.positions import NamedEntries, NamedPositions
 from ragbench.api.engines import Request, Sampling
 from ragbench.plugins.selfrag.system import REFLECTION_NAMES, SCORED_TOKENS
 
-SHAPED = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "vllm_shaped" / "vllm" / "__init__.py"
+STANDIN = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "vllm_standin.py"
 
 
 @pytest.fixture
 def shaped(monkeypatch):
-    spec = importlib.util.spec_from_file_location("vllm", SHAPED, submodule_search_locations=[str(SHAPED.parent)])
+    """A fresh stand-in (its counters at zero), placed under vLLM's module names for the test."""
+    spec = importlib.util.spec_from_file_location("vllm_standin", STANDIN)
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "vllm", module)
-    for name in ("vllm.logprobs", "vllm.tokenizers", "vllm.tokenizers.detokenizer_utils"):
-        monkeypatch.delitem(sys.modules, name, raising=False)  # the stand-in's, imported under it, go with it
+    monkeypatch.setitem(sys.modules, "vllm_standin", module)
     spec.loader.exec_module(module)
+    for name, part in module.as_vllm().items():
+        monkeypatch.setitem(sys.modules, name, part)
     return module
 
 

@@ -25,7 +25,7 @@ class Engine:
     """
 
     kind: ClassVar[str] = "base"
-    concurrent: bool = False  # per engine: a hosted engine with `batch=true` takes batches (hosted/batch_runner.py)
+    concurrent: bool = False  # per engine: a hosted engine with `batch=true` takes batches (batches/runner.py)
     max_batch_size: int = 16
     max_concurrency: int = 16
     # --model-arg chat=true|false, accepted by every engine (ragbench._engines.load_engine): whether the model is

@@ -36,6 +36,7 @@ from .._ray_connect import join_ray
 from .._values.llm_calls import EngineError, Request, Response, request_fault
 from .._values.urls import redact_url
 from .base import Engine
+from .batches.board import BatchBoard
 
 # the options of Ray replicas, taken before the engine's own (each replica builds the engine with the rest)
 RAY_OPTION_TYPES = {"replicas": Annotated[int, Ge(1)], "ray_address": str, "gpus_per_replica": Annotated[float, Ge(0)]}
@@ -81,10 +82,11 @@ class ReplicaSet(Engine):
     def engine_id(self) -> str:
         return self._engine_id
 
-    def keep_batches(self, folder: Path) -> None:
-        """The replicas' batches (`batch=true`) recorded in run folder `folder` (hosted/stainless.py)."""
+    def keep_batches(self, folder: Path, board: BatchBoard) -> None:
+        """The replicas' batches (`batch=true`) recorded in run folder `folder`, shown on `board`
+        (hosted/stainless.py)."""
         if hasattr(self.replicas[0], "keep_batches"):
-            self.replicas[0].keep_batches(folder)
+            self.replicas[0].keep_batches(folder, board)
 
     def stats(self) -> dict[str, int] | None:
         """The figures the replicas share (their batches', kept by the first), where they have any."""

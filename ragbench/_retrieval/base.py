@@ -90,6 +90,14 @@ class IndexBuilder:
     def __init__(self, folder: Path, **options: Any) -> None:
         self.folder = folder
 
+    @classmethod
+    def indexed_text(cls, doc: Document, title: bool, corpus_format: str) -> str:
+        """What is indexed of a passage of a corpus read as `corpus_format`: `title\\ntext`, the text alone where
+        `title` is off (`--no-title`) or the passage has none."""
+        from .corpus.readers import passage_text
+
+        return passage_text(doc, title)
+
     def add(self, texts: list[str]) -> None:
         raise NotImplementedError
 

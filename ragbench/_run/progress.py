@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._engines import EMBEDDED_MODEL
-from .._engines.hosted.batch_board import BOARD
+from .._engines.batches.board import BatchBoard
 from .._engines.local.embedded import conversion_pending
 from .._scheduler import CallStats
 
@@ -53,7 +53,8 @@ def loading_lines(model: str | None) -> list[str]:
 
 
 class Progress:
-    """The bar of one attempt: `passed` and `advance` count the examples done; `clock` (seconds) times the ETA."""
+    """The bar of one attempt: `passed` and `advance` count the examples done; `clock` (seconds) times the ETA;
+    `batches`: the run's board of the batches out at a vendor's batch API (RunServices.batch_board), shown beside."""
 
     def __init__(
         self,
@@ -61,8 +62,9 @@ class Progress:
         total: int | None,
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        batches: BatchBoard | None = None,
     ) -> None:
-        self.stats, self.known, self.clock = stats, total, clock
+        self.stats, self.known, self.clock, self.batches = stats, total, clock, batches
         self.started = self.last_finish = clock()
         self.passed = self.finished = self.errors = self.begun = 0
         self.bar: tqdm[Any] | None = None
@@ -153,7 +155,7 @@ class Progress:
         stats = self.stats
         answered = self.answered
         eta = f"ETA {self.eta_text()}, " if self.total is not None else ""
-        batches = BOARD.line()
+        batches = self.batches.line() if self.batches is not None else ""
         return (
             f"{eta}calls {answered}, in flight {stats.in_flight}, cache hits {stats.cache_hits}, failed {self.errors}"
             + (f", {batches}" if batches else "")

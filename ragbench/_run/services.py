@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .._components.pooling import Components
+from .._engines.batches.board import BatchBoard
 from .._in_flight import ExamplesInFlight
 from .._llm import LLM
 from .._nli import NLI
@@ -119,12 +120,14 @@ class Calls:
     scheduler: Scheduler
     recorder: CallRecorder
     example: ExampleServices
+    batches: BatchBoard  # the run's board of batches out at a vendor's batch API, for its progress bar
 
 
 class RunServices:
     def __init__(self, config: RunConfig, registry: Registry, run_dir: RunDir) -> None:
         self.config, self.registry, self.run_dir = config, registry, run_dir
         self.interrupted = False  # set by a run stopped by a signal: see the module's docstring
+        self.batch_board = BatchBoard()  # the batches out at a vendor's batch API: the engines' to write, the bar's
         self._opened = ExitStack()
 
     def __enter__(self) -> RunServices:
@@ -164,7 +167,7 @@ class RunServices:
             preloading.join()
         say = (lambda line: print(f"ragbench: {line}", file=sys.stderr, flush=True)) if self.config.progress else None
         engines = load_engines(self.config.engine_request(), self.registry, planned, system=system, say=say)
-        engines.keep_batches(self.run_dir.path)
+        engines.keep_batches(self.run_dir.path, self.batch_board)
         self._opened.callback(self._unless_interrupted, engines.close)
         return engines
 
@@ -237,7 +240,7 @@ class RunServices:
             examples=examples,
         )
         try:
-            value = await work(Calls(scheduler, recorder, services))
+            value = await work(Calls(scheduler, recorder, services, self.batch_board))
         finally:
             recorder.close()
             await scheduler.close()

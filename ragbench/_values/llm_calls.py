@@ -23,7 +23,7 @@ from .tool_calls import (
 if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this one
     from .._types import JsonObject
 
-SERVER_DEFAULTS = ("temperature", "top_p", "n", "seed")  # the sampling parameters a request may leave to the server
+SERVER_DEFAULTS = ("temperature", "top_p", "n", "seed", "max_tokens")  # what a request may leave to the server
 TOKEN_LIMIT_NAMES = ("max_tokens", "max_completion_tokens")  # what an OpenAI chat body calls max_tokens
 PENALTIES = ("frequency_penalty", "presence_penalty")  # sent only where a request sets them (Sampling.penalties)
 
@@ -62,11 +62,12 @@ class Sampling:
         "</search>"). The stop string that completes first wins. An API that does not say which stop string
         ended the text (openai) gets FlashRAG's OpenaiGenerator rule: the first stop string is appended when
         the text ends with none of them.
-    left_to_server: of "temperature", "top_p", "n" (where n is 1) and "seed", those an API engine (openai) leaves
-        out of the request, so that the server's defaults apply, as for a client that does not send them
-        (BrowseComp-Plus's openai_client without --temperature; castorini's nuggetizer and umbrela send no n and
-        no seed: a seed left to the server still tells cached replies apart); local engines have no server and
-        decode with the values given.
+    left_to_server: of "temperature", "top_p", "n" (where n is 1), "seed" and "max_tokens", those an API engine
+        (openai, gemini) leaves out of the request, so that the server's defaults apply, as for a client that does
+        not send them (BrowseComp-Plus's openai_client without --temperature; castorini's nuggetizer and umbrela
+        send no n and no seed: a seed left to the server still tells cached replies apart; DeepResearch Bench's
+        google-genai calls send no token limit); local engines have no server and decode with the values given,
+        and anthropic, whose API requires a token limit, refuses a max_tokens left to the server.
     max_tokens_as: the field an OpenAI chat request sends max_tokens as, "max_tokens" or "max_completion_tokens"
         (what castorini's nuggetizer sends); None: the engine's rule (max_completion_tokens for a reasoning model).
     frequency_penalty: OpenAI's (-2 to 2; umbrela sends 0.5), sent as given by openai, vllm and gemini; None: not

@@ -76,6 +76,15 @@ def accepted_options(cls: type) -> set[str] | None:
     return None if anything else set(parameters)
 
 
+def task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of task `name` among a run's `--task-arg`s: unscoped `key` options go to every task that accepts
+    them; `task.key` to that task only."""
+    accepted = accepted_options(task_class)
+    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
+    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
+    return args
+
+
 # --- typed options: scalars, Literal choices and annotated_types bounds (Annotated[int, Ge(1)]) ------------
 _SCALARS = (int, float, bool, str, type(None))
 _NAMES = {int: "an integer", float: "a number", bool: "true/false", str: "a string", type(None): "null"}

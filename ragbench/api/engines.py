@@ -10,7 +10,10 @@ token counts, finish reason), `RequestError` (a request refused for itself, e.g.
 `Message` (a request's tools, the calls an engine answers with in `Response.choice_tool_calls`, a chat turn that
 carries them); `response_problem` (what a run refuses of an engine's response to a request, or None: an engine's
 tests check its answers with it); `reasoning_model` (whether a model name is an OpenAI reasoning model's, which the
-openai engine sends `max_completion_tokens`).
+openai engine sends `max_completion_tokens`). An engine that answers through a vendor's batch API implements
+`BatchingEngine` and its vendor's `BatchVendor` (`Polled`, `Resend`), keeps a `BatchShelf` and answers a batch of
+requests with `BatchRun` (docs/writing-plugins.md, "Engines that send batches"); the run hands it its folder and
+its progress bar's `BatchBoard` (`keep_batches`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from ragbench.api._lazy import lazy_names
 
 if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imported on first use (below)
     from ragbench._engines.base import Engine
+    from ragbench._engines.batches.board import BatchBoard
+    from ragbench._engines.batches.interface import BatchingEngine, BatchVendor, Polled, Resend
+    from ragbench._engines.batches.runner import BatchRun
+    from ragbench._engines.batches.shelf import BatchShelf
     from ragbench._engines.hosted.openai_responses import reasoning_model
     from ragbench._engines.local.tokenizers import local_tokenizer
     from ragbench._values.llm_calls import EngineNeeds, Request, RequestError, Response, Sampling, TokenLogprobs
@@ -30,6 +37,10 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
 
 _MODULES = {
     "ragbench._engines.base": ("Engine",),
+    "ragbench._engines.batches.board": ("BatchBoard",),
+    "ragbench._engines.batches.interface": ("BatchingEngine", "BatchVendor", "Polled", "Resend"),
+    "ragbench._engines.batches.runner": ("BatchRun",),
+    "ragbench._engines.batches.shelf": ("BatchShelf",),
     "ragbench._engines.hosted.openai_responses": ("reasoning_model",),
     "ragbench._values.llm_calls": ("EngineNeeds", "Request", "RequestError", "Response", "Sampling", "TokenLogprobs"),
     "ragbench._engines.local.tokenizers": ("local_tokenizer",),

@@ -1,6 +1,6 @@
-"""`trec_rag_retrieval`: the TREC RAG retrieval measures of the segments a system showed, nDCG@20 and
+"""`trec_rag_retrieval`: the TREC RAG retrieval measures of the segments a system showed, nDCG@20, nDCG@100 and
 recall@100, as the track and Anserini's rag24 regressions report them (`trec_eval -c -m ndcg_cut.20 -m
-recall.100 QRELS RUN`), computed by pytrec_eval (trec_eval's C code) through `trec_measures`: graded gains
+ndcg_cut.100 -m recall.100 QRELS RUN`), computed by pytrec_eval (trec_eval's C code) through `trec_measures`: graded gains
 (UMBRELA's and NIST's 0-3) for nDCG, a segment relevant for recall where its grade is at least 1 (trec_eval's
 default, no -l). The mean over the examples is trec_eval -c's "all" value: every judged topic is an example, a
 topic that showed nothing scores 0, and one that failed is counted by the run. The answers ragnarok's
@@ -18,8 +18,8 @@ from .ag_output import citing_twice, response_length, sentences
 from .submitted_topics import MOST_WORDS
 
 DEPTH = 100
-MEASURES = ("ndcg_cut.20", "recall.100")
-KEYS = ("ndcg_cut_20", "recall_100")
+MEASURES = ("ndcg_cut.20", "ndcg_cut.100", "recall.100")
+KEYS = ("ndcg_cut_20", "ndcg_cut_100", "recall_100")
 SHOWN_SHORT, OVER_WORDS, CITING_TWICE = "shown_short", "over_400_words", "citing_twice"
 
 
@@ -34,7 +34,7 @@ def ranking(prediction: Prediction) -> list[str]:
 
 
 class TrecRagRetrieval(Metric):
-    """nDCG@20 and recall@100 of the shown segments against the topic's qrels, as trec_eval computes them."""
+    """nDCG@20, nDCG@100 and recall@100 of the shown segments against the topic's qrels, as trec_eval computes them."""
 
     name = "trec_rag_retrieval"
     declares = MetricDeclaration(

@@ -23,7 +23,7 @@ Retries, the failed-connection limit, concurrency, timeouts, key redaction and o
 `openai` engine's (hosted/stainless.py, hosted/api_engine.py, hosted/http.py): the SDK retries HTTP 408/409/429/5xx
 (Anthropic's 529 "overloaded" too) with ragbench's full-jitter backoff and honours Retry-After. `batch=true` sends
 the scheduler's pooled requests through the Message Batches API instead (hosted/batch_anthropic.py,
-hosted/batch_runner.py).
+batches/runner.py).
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import httpx2
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import Request, Response
+from ..batches.interface import BatchVendor
 from .anthropic_messages import PROMPT_CACHE_TTLS, message_arguments, parse_message
 from .api_engine import optional_sdk
 from .batch_anthropic import AnthropicBatches
-from .batch_runner import Vendor
 from .http import FailFastTransport, JitteredRetries, redact_http_logs
 from .stainless import StainlessEngine
 from .usage_counts import ANTHROPIC
@@ -107,7 +107,7 @@ class AnthropicEngine(StainlessEngine):
     def _probe_url(cls, base_url: str) -> str:
         return super()._probe_url(base_url.rstrip("/") + "/v1")
 
-    def _new_client(self) -> Any:
+    def open_client(self) -> Any:
         anthropic = sdk()
         redact_http_logs("anthropic")
         limits = httpx2.Limits(
@@ -148,5 +148,5 @@ class AnthropicEngine(StainlessEngine):
             ANTHROPIC,
         )
 
-    def _batch_vendor(self) -> Vendor:
+    def batch_vendor(self) -> BatchVendor:
         return AnthropicBatches(self, self.prompt_cache)

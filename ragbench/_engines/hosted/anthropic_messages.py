@@ -57,6 +57,7 @@ def message_arguments(request: Request, model: str, prompt_cache: str | None = N
         (sampling.n != 1, "n > 1"),
         (top_logprobs_asked(sampling) is not None, "log-probs"),
         (sampling.lora is not None, "LoRA adapters"),
+        ("max_tokens" in sampling.left_to_server, "token limit left to the server (it requires max_tokens)"),
     ):
         if asked:
             raise RequestError(f"anthropic engine: the Messages API takes no {what}")

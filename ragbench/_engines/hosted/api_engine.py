@@ -69,8 +69,8 @@ def attempts_text(attempts: int) -> str:
 
 class ApiEngine(Engine):
     """Base of the hosted-API engines. A subclass sets `kind`, `DEFAULT_BASE_URL`, `BASE_URL_ENV`,
-    `DEFAULT_KEY_ENV`, `RESERVED` (body fields it sets itself), and makes its SDK client (`_new_client`) and
-    closes it (`_close_client`)."""
+    `DEFAULT_KEY_ENV`, `RESERVED` (body fields it sets itself), and makes its SDK client (`open_client`) and
+    closes it (`close_client`)."""
 
     concurrent = True
     calls_tools = True
@@ -186,17 +186,17 @@ class ApiEngine(Engine):
 
     # -- the SDK client, one per event loop -----------------------------------------------------
 
-    def _new_client(self) -> Any:
+    def open_client(self) -> Any:
         raise NotImplementedError
 
-    async def _close_client(self, client: Any) -> None:
+    async def close_client(self, client: Any) -> None:
         await client.close()
 
     def _client(self) -> tuple[Any, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
         if self._sdk is None or self._sdk_loop is not loop or self._slots is None:
             # A new loop means a new run; the old client's connections belong to the old loop.
-            self._sdk = self._new_client()
+            self._sdk = self.open_client()
             self._sdk_loop = loop
             self._slots = asyncio.Semaphore(self.max_concurrency)
         return self._sdk, self._slots
@@ -205,7 +205,7 @@ class ApiEngine(Engine):
         client, loop = self._sdk, self._sdk_loop
         self._sdk = self._sdk_loop = self._slots = None
         if client is not None and loop is asyncio.get_running_loop():
-            await self._close_client(client)
+            await self.close_client(client)
 
     def close(self) -> None:
         client, loop = self._sdk, self._sdk_loop
@@ -220,29 +220,29 @@ class ApiEngine(Engine):
             return
         self._sdk = self._sdk_loop = self._slots = None
         if running is None and not loop.is_closed():
-            loop.run_until_complete(self._close_client(client))
+            loop.run_until_complete(self.close_client(client))
         # otherwise the owning loop is gone and its sockets with it: nothing left to await
 
     # -- failures ---------------------------------------------------------------------------
 
-    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
+    def failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError:
         return error(self._redact(f"{self.kind} {self.model} at {self.base_url}: {what} ({attempts_text(attempts)})"))
 
-    def _status_failure(self, status: int, message: str, attempts: int, hint: str = "") -> EngineError:
+    def status_failure(self, status: int, message: str, attempts: int, hint: str = "") -> EngineError:
         """An HTTP error status as one line (`hint`: what the engine adds); a RequestError when the request is
         at fault."""
-        what = f"HTTP {status}: {self._excerpt(message)}"
+        what = f"HTTP {status}: {self.excerpt(message)}"
         if status == 401 and not os.environ.get(self.api_key_env):
             what += f" (environment variable {self.api_key_env} is not set)"
         elif status == 404:
             what += f" ({self.NOT_FOUND_HINT})"
         elif hint:
             what += f" ({hint})"
-        return self._failure(what, attempts, RequestError if request_at_fault(status) else EngineError)
+        return self.failure(what, attempts, RequestError if request_at_fault(status) else EngineError)
 
     def _redact(self, text: str) -> str:
         return redact(text, self.api_key_env, self._base)
 
-    def _excerpt(self, text: str) -> str:
+    def excerpt(self, text: str) -> str:
         text = " ".join(self._redact(text).split())
         return text[:200] + ("..." if len(text) > 200 else "")

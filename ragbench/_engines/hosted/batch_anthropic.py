@@ -1,7 +1,7 @@
-"""Anthropic's Message Batches API for the `anthropic` engine with `batch=true` (the loop: hosted/batch_runner.py): the
+"""Anthropic's Message Batches API for the `anthropic` engine with `batch=true` (the loop: batches/runner.py): the
 requests sent as one batch (`POST /v1/messages/batches`, `{"requests": [{"custom_id", "params"}]}`), polled
 (`GET /v1/messages/batches/ID`) until its `processing_status` is "ended", then its results read (the JSONL of its
-`results_url`). A batch carries no tag of ours: an intent left without an id (hosted/batch_store.py) is matched among
+`results_url`). A batch carries no tag of ours: an intent left without an id (batches/store.py) is matched among
 the batches created since it (`GET /v1/messages/batches`, newest first) of as many requests, by their results.
 
 Each request's `params` are the body the engine would send (--model-arg fields included); a remote MCP server is
@@ -18,10 +18,10 @@ from typing import Any
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, RequestError
+from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
+from ..batches.results import text_lines
+from ..batches.store import CLOCK_SKEW_S, Submitted
 from .anthropic_messages import message_arguments, parse_message
-from .batch_results import text_lines
-from .batch_runner import BatchingEngine, Outcome, Polled, Resend
-from .batch_store import CLOCK_SKEW_S, Submitted
 from .usage_counts import ANTHROPIC, read_usage
 
 VENDOR_ERRORS = ("api_error", "overloaded_error", "rate_limit_error", "timeout_error")
@@ -29,7 +29,7 @@ ENDPOINT = "/v1/messages"
 
 
 class AnthropicBatches:
-    def __init__(self, engine: BatchingEngine, prompt_cache: str | None = None) -> None:
+    def __init__(self, engine: SdkBatchingEngine, prompt_cache: str | None = None) -> None:
         self.engine, self.prompt_cache = engine, prompt_cache
 
     @property
@@ -48,8 +48,9 @@ class AnthropicBatches:
     async def create(
         self, client: Any, endpoint: str, lines: list[JsonObject], intent: str, upload: Callable[[str], None]
     ) -> str:
-        # no file is uploaded (`upload` is not called); sent as given (the SDK would walk every request against its types)
-        batch = await client.messages.batches.create(
+        # no file is uploaded (`upload` is not called); sent as given (the SDK would walk every request against its types),
+        # tried once: the loop resolves a try that failed (BatchVendor.create)
+        batch = await client.with_options(max_retries=0).messages.batches.create(
             requests=[], extra_body={"requests": lines}, extra_headers=self._headers
         )
         return str(batch.id)
@@ -89,9 +90,9 @@ class AnthropicBatches:
             return Resend(f"the batch's request was {kind}")
         error = result.get("error") or {}
         error = error.get("error", error) if isinstance(error, dict) else {}
-        what = f"{error.get('type')}: {self.engine._excerpt(str(error.get('message')))}"
+        what = f"{error.get('type')}: {self.engine.excerpt(str(error.get('message')))}"
         if error.get("type") in VENDOR_ERRORS:
             return Resend(what)
-        return self.engine._failure(
+        return self.engine.failure(
             what, 1, RequestError if error.get("type") == "invalid_request_error" else EngineError
         )

@@ -1,9 +1,9 @@
-"""OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: hosted/batch_runner.py): the requests as a
+"""OpenAI's Batch API for the `openai` engine with `batch=true` (the loop: batches/runner.py): the requests as a
 JSONL file uploaded (`POST /files`, purpose "batch"), a batch of it created (`POST /batches`, a 24 h window) and polled
 (`GET /batches/ID`), then its output and error files read (`GET /files/ID/content`). The input file's id is recorded
 as soon as it is uploaded: where no batch is found for an intent (its creation never reached the vendor), the file is
 deleted (`DELETE /files/ID`). The batch carries its intent
-in its `metadata` (`ragbench_intent`, hosted/batch_store.py): an intent left without an id is matched among the batches
+in its `metadata` (`ragbench_intent`, batches/store.py): an intent left without an id is matched among the batches
 created since it (`GET /batches`, newest first).
 
 Each input line is `{"custom_id", "method": "POST", "url", "body"}`, the body the one the engine would send
@@ -26,10 +26,10 @@ from openai.types.responses import Response as ResponsesAnswer
 
 from ..._types import JsonObject
 from ..._values.llm_calls import EngineError, Request, Response
-from .batch_results import text_lines
-from .batch_runner import BatchingEngine, Outcome, Polled, Resend
-from .batch_store import CLOCK_SKEW_S, Submitted
-from .http import RETRIED_STATUS
+from ..batches.interface import Outcome, Polled, Resend, SdkBatchingEngine
+from ..batches.results import text_lines
+from ..batches.store import CLOCK_SKEW_S, Submitted
+from ..retries import retried_status
 from .openai_client import no_auth_header
 from .openai_responses import parse_completion
 from .openai_responses_api import parse_response
@@ -42,10 +42,10 @@ ENDPOINTS = {"responses": "/v1/responses", "chat": "/v1/chat/completions", "prom
 def vendor_failed(status: int) -> bool:
     """Whether a request's HTTP status in a batch's results says the vendor failed it (5xx, 429, 408, 409):
     sent again; any other says the request (RequestError) or the endpoint's set-up is at fault."""
-    return status >= 500 or status in RETRIED_STATUS
+    return retried_status(status)
 
 
-class OpenAIEngineLike(BatchingEngine, Protocol):
+class OpenAIEngineLike(SdkBatchingEngine, Protocol):
     """What is read of the `openai` engine (which imports this module): its API, mode and request bodies."""
 
     @property
@@ -54,7 +54,7 @@ class OpenAIEngineLike(BatchingEngine, Protocol):
     @property
     def mode(self) -> str: ...
 
-    def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]: ...
+    def call_arguments(self, request: Request) -> tuple[bool, dict[str, Any]]: ...
 
 
 class OpenAIBatches:
@@ -66,7 +66,7 @@ class OpenAIBatches:
         return None if os.environ.get(self.engine.api_key_env) else no_auth_header
 
     def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
-        chat, args = self.engine._arguments(request)
+        chat, args = self.engine.call_arguments(request)
         body = {key: value for key, value in args.items() if key not in ("extra_body", "extra_headers")}
         body.update(args.get("extra_body", {}))
         api = "responses" if self.engine.api == "responses" else "chat" if chat else "prompt"
@@ -81,6 +81,7 @@ class OpenAIBatches:
         intent: str,
         upload: Callable[[str], None],
     ) -> str:
+        client = client.with_options(max_retries=0)  # tried once: the loop resolves a try that failed (BatchVendor)
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         uploaded = await client.files.create(
             file=(f"ragbench-{intent}.jsonl", data, "application/jsonl"), purpose="batch", extra_headers=self._headers
@@ -141,8 +142,8 @@ class OpenAIBatches:
         if status != 200:
             message = body.get("error", {}).get("message", body) if isinstance(body, dict) else body
             if vendor_failed(status):
-                return Resend(f"HTTP {status}: {self.engine._excerpt(str(message))}")
-            return self.engine._status_failure(status, str(message), 1, self.engine._status_hint(request, str(message)))
+                return Resend(f"HTTP {status}: {self.engine.excerpt(str(message))}")
+            return self.engine.status_failure(status, str(message), 1, self.engine.status_hint(request, str(message)))
         return self._parse(body, request)
 
     def _parse(self, body: dict[str, Any], request: Request) -> Response | EngineError:

@@ -33,9 +33,10 @@ import httpx2
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import Request, Response
+from ..retries import retried_status
 from .api_engine import ApiEngine, optional_sdk
 from .gemini_contents import content_arguments, parse_content
-from .http import FailFastTransport, redact_http_logs, retried_status, retry_wait
+from .http import FailFastTransport, redact_http_logs, retry_wait
 from .usage_counts import GEMINI, usage_as_sent
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class GeminiEngine(ApiEngine):
     def _probe_url(cls, base_url: str) -> str:
         return super()._probe_url(base_url.rstrip("/") + "/v1beta")
 
-    def _new_client(self) -> tuple[Any, httpx2.AsyncClient]:
+    def open_client(self) -> tuple[Any, httpx2.AsyncClient]:
         genai = sdk()
         redact_http_logs("google_genai")
         limits = httpx2.Limits(
@@ -130,7 +131,7 @@ class GeminiEngine(ApiEngine):
         key = os.environ.get(self.api_key_env) or "unset"
         return genai.Client(vertexai=False, api_key=key, http_options=options), http
 
-    async def _close_client(self, client: Any) -> None:
+    async def close_client(self, client: Any) -> None:
         genai_client, http = client
         await genai_client.aio.aclose()
         await http.aclose()
@@ -151,21 +152,21 @@ class GeminiEngine(ApiEngine):
                     )
                 return parse_content(answer, request)
             except GeminiUnreachable as exc:
-                raise self._failure(
+                raise self.failure(
                     f"connection failed ({exc}): is a server running at this URL?", attempt + exc.tries
                 ) from None
             except genai.errors.APIError as exc:
                 if not retried_status(exc.code) or attempt == self.max_retries:
-                    raise self._status_failure(exc.code, str(exc.message or exc.details), attempt + 1) from None
+                    raise self.status_failure(exc.code, str(exc.message or exc.details), attempt + 1) from None
                 what, wait_for = f"HTTP {exc.code}", retry_after(exc.response)
             except httpx2.TimeoutException:
                 what = f"timed out after {self.timeout:g}s"
             except httpx2.TransportError as exc:
                 what = f"connection failed ({type(exc).__name__}: {exc})"
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
-                what = f"unreadable response ({type(exc).__name__}: {self._excerpt(str(exc))})"
+                what = f"unreadable response ({type(exc).__name__}: {self.excerpt(str(exc))})"
             if attempt == self.max_retries:
-                raise self._failure(what, attempt + 1)
+                raise self.failure(what, attempt + 1)
             delay = retry_wait(wait_for, attempt, self.backoff_base, self.backoff_max)
             attempt += 1
             log.info(

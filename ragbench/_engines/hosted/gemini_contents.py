@@ -9,9 +9,9 @@ consecutive results one user turn; an assistant turn that holds the parts of an 
 prompt request is one user turn. Tools go as one tool of `function_declarations` (the JSON schema as
 `parameters_json_schema`), the tool choice as `function_calling_config` (AUTO, NONE, ANY, or ANY limited to the
 named function; a schema of upper-case types, a Gemini Schema, as `parameters`); the SDK's automatic function
-calling is off. Sampling: `max_output_tokens`, `temperature`,
-`top_p` (not those left to the server), `stop_sequences`, `candidate_count` (n), `seed`, json_mode as `response_mime_type`
-"application/json"; log-probabilities and LoRA adapters are refused.
+calling is off. Sampling: `max_output_tokens`, `temperature`, `top_p` and `seed` (each unless left to the server),
+`stop_sequences`, `candidate_count` (n), json_mode as `response_mime_type` "application/json"; log-probabilities
+and LoRA adapters are refused.
 
 Each candidate's text parts (thoughts left out) give a text, its `function_call` parts the tool calls (an id
 derived from the call when the API gives none, so an answer and its cache entry are the same on every run),
@@ -38,7 +38,7 @@ from ..._values.tool_calls import ToolCall
 from ..chat_messages import ChatMessage, ToolCallForm, chat_messages
 from ..local.tool_parsers import call_id
 from .api_engine import call_arguments_object
-from .openai_responses import kept_stop, sampling_sent, top_logprobs_asked
+from .openai_responses import kept_stop, sampling_sent, token_limit_sent, top_logprobs_asked
 from .usage_counts import GEMINI, read_usage
 
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
@@ -58,12 +58,12 @@ def content_arguments(request: Request) -> tuple[list[JsonValue], JsonObject]:
     system = [str(turn["content"] or "") for turn in turns if turn["role"] == "system"]
     if system:
         config["system_instruction"] = "\n\n".join(system)
-    config.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling), **sampling.penalties())
+    config.update(token_limit_sent(sampling, "max_output_tokens"), **sampling_sent(sampling), **sampling.penalties())
     if sampling.stop:
         config["stop_sequences"] = list(sampling.stop)
     if sampling.n != 1:
         config["candidate_count"] = sampling.n
-    if sampling.seed is not None:
+    if sampling.seed is not None and "seed" not in sampling.left_to_server:
         config["seed"] = sampling.seed
     if sampling.json_mode:
         config["response_mime_type"] = "application/json"

@@ -42,7 +42,7 @@ fault (HTTP 400, 422 and other 4xx: another replica would refuse it too) and an 
 server is (connection, timeout, 429, 5xx, and 401/403/404, which say the endpoint is misconfigured).
 
 `batch=true` sends the scheduler's pooled requests through OpenAI's Batch API instead (hosted/batch_openai.py,
-hosted/batch_runner.py: one batch per scheduler batch and endpoint, recorded in the run folder and resumed by polling).
+batches/runner.py: one batch per scheduler batch and endpoint, recorded in the run folder and resumed by polling).
 
 `timeout` bounds each phase of an attempt (write, each read; connecting: at most 5 s) as httpx does.
 The client is made lazily inside the running event loop; `await engine.aclose()` from that loop (or
@@ -59,10 +59,17 @@ import openai
 
 from ..._errors import ConfigError
 from ..._values.llm_calls import EngineNeeds, Request, Response
+from ..batches.interface import BatchVendor
 from .batch_openai import OpenAIBatches
-from .batch_runner import Vendor
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
-from .openai_responses import NAMED_TOP_LOGPROBS, parse_completion, reasoning_model, sampling_sent, top_logprobs_asked
+from .openai_responses import (
+    NAMED_TOP_LOGPROBS,
+    parse_completion,
+    reasoning_model,
+    sampling_sent,
+    token_limit_sent,
+    top_logprobs_asked,
+)
 from .openai_responses_api import parse_response, responses_arguments
 from .stainless import StainlessEngine
 from .usage_counts import OPENAI, OPENAI_RESPONSES
@@ -167,7 +174,7 @@ class OpenAIEngine(StainlessEngine):
             f"concurrency={self.max_concurrency}, api_key_env={self.api_key_env!r})"
         )
 
-    def _new_client(self) -> openai.AsyncOpenAI:
+    def open_client(self) -> openai.AsyncOpenAI:
         return make_client(
             self._base,
             os.environ.get(self.api_key_env),
@@ -181,7 +188,7 @@ class OpenAIEngine(StainlessEngine):
 
     # -- requests -------------------------------------------------------------------------
 
-    def _arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
+    def call_arguments(self, request: Request) -> tuple[bool, dict[str, Any]]:
         """(chat?, keyword arguments of the SDK's create())."""
         sampling = request.sampling
         if self.api == "responses":
@@ -202,7 +209,7 @@ class OpenAIEngine(StainlessEngine):
             args["prompt"] = request.prompt
         ruled = "max_completion_tokens" if reasoning_model(self.model) else "max_tokens"
         tokens = (sampling.max_tokens_as or ruled) if chat else "max_tokens"
-        args.update({tokens: sampling.max_tokens}, **sampling_sent(sampling), **sampling.penalties())
+        args.update(token_limit_sent(sampling, tokens), **sampling_sent(sampling), **sampling.penalties())
         left = sampling.left_to_server
         if "n" not in left:
             args["n"] = sampling.n
@@ -229,7 +236,7 @@ class OpenAIEngine(StainlessEngine):
         return args
 
     async def agenerate_one(self, request: Request) -> Response:
-        chat, args = self._arguments(request)
+        chat, args = self.call_arguments(request)
         args = sent_as_given(args)
 
         def create(client: openai.AsyncOpenAI) -> Any:
@@ -243,7 +250,7 @@ class OpenAIEngine(StainlessEngine):
 
         return await self._send(request, create, parse, OPENAI_RESPONSES if self.api == "responses" else OPENAI)
 
-    def _status_hint(self, request: Request, what: str) -> str:
+    def status_hint(self, request: Request, what: str) -> str:
         top_k = top_logprobs_asked(request.sampling)
         if top_k and "logprob" in what.lower():
             return (
@@ -252,5 +259,5 @@ class OpenAIEngine(StainlessEngine):
             )
         return ""
 
-    def _batch_vendor(self) -> Vendor:
+    def batch_vendor(self) -> BatchVendor:
         return OpenAIBatches(self)

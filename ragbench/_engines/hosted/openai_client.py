@@ -23,7 +23,8 @@ import httpx2
 import openai
 
 from ..._values.urls import Credentials
-from .http import FailFastTransport, JitteredRetries, backoff, redact, redact_http_logs
+from ..retries import backoff
+from .http import FailFastTransport, JitteredRetries, redact, redact_http_logs
 
 __all__ = ["OpenAIUnreachable", "backoff", "make_client", "no_auth_header", "probe", "redact"]
 

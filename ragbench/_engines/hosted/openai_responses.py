@@ -48,6 +48,11 @@ def sampling_sent(sampling: Any) -> dict[str, float]:
     return {name: value for name, value in values.items() if name not in sampling.left_to_server}
 
 
+def token_limit_sent(sampling: Any, name: str) -> dict[str, int]:
+    """`{name: max_tokens}`, or nothing where the request leaves the token limit to the server."""
+    return {} if "max_tokens" in sampling.left_to_server else {name: sampling.max_tokens}
+
+
 def kept_stop(text: Any, sampling: Any) -> Any:
     """`text` as `Sampling.keep_stop` wants it from an API that cuts before the stop string and does not say which
     fired (FlashRAG's OpenaiGenerator rule): the first stop string appended where the text ends with none. A text

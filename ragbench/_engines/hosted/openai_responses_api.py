@@ -20,7 +20,7 @@ from ..._types import JsonObject, JsonValue
 from ..._values.llm_calls import Request, RequestError, Response
 from ..._values.tool_calls import TOOL_CHOICES, ToolCall
 from ..chat_messages import ChatMessage, chat_messages
-from .openai_responses import sampling_sent, top_logprobs_asked
+from .openai_responses import sampling_sent, token_limit_sent, top_logprobs_asked
 from .usage_counts import OPENAI_RESPONSES, read_usage
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -50,7 +50,7 @@ def responses_arguments(request: Request, model: str) -> JsonObject:
     if request.tool_choice is not None:
         choice = request.tool_choice
         args["tool_choice"] = choice if choice in TOOL_CHOICES else {"type": "function", "name": choice}
-    args.update(max_output_tokens=sampling.max_tokens, **sampling_sent(sampling))
+    args.update(**token_limit_sent(sampling, "max_output_tokens"), **sampling_sent(sampling))
     if sampling.json_mode:
         args["text"] = {"format": {"type": "json_object"}}
     return args

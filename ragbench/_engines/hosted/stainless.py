@@ -6,9 +6,9 @@ page, a missing field, a usage whose counts as sent are no token counts: hosted/
 the same budget, and the SDK's final error becomes one line (api_engine.ApiEngine's failures).
 
 With `batch=true` the engine sends the scheduler's pooled requests through the vendor's batch API instead
-(hosted/batch_runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
-seconds and records its batches in the run folder (`keep_batches`); the engines of a replica set share their
-records (`share_batches`: hosted/batch_shelf.py)."""
+(batches/runner.py): it takes batches (`concurrent` False, up to `batch_size` requests), polls each `batch_poll_s`
+seconds and records its batches in the run folder, showing those out on the run's progress bar (`keep_batches`); the engines of a replica set share their
+records (`share_batches`: batches/shelf.py)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,12 @@ from typing import Annotated, Any, ClassVar
 from annotated_types import Ge
 
 from ..._values.llm_calls import EngineError, Request, Response
+from ..batches.board import BatchBoard
+from ..batches.interface import BatchingEngine, BatchVendor
+from ..batches.runner import BatchRun
+from ..batches.shelf import BatchShelf
+from ..retries import backoff
 from .api_engine import ApiEngine
-from .batch_runner import BatchingEngine, BatchRun, Vendor
-from .batch_shelf import BatchShelf
-from .http import backoff
 from .usage_counts import usage_as_sent
 
 log = logging.getLogger(__name__)
@@ -55,13 +57,13 @@ class StainlessEngine(ApiEngine):
             self.max_batch_size = int(batch_size)
         self._batch_shelf: BatchShelf[BatchingEngine] = BatchShelf.of([self])
 
-    def _batch_vendor(self) -> Vendor:
+    def batch_vendor(self) -> BatchVendor:
         """The vendor's batch API (hosted/batch_openai.py, hosted/batch_anthropic.py)."""
         raise NotImplementedError
 
-    def keep_batches(self, folder: Path) -> None:
-        """Record the batches in (and resume them from) run folder `folder`."""
-        self._batch_shelf.keep_in(folder)
+    def keep_batches(self, folder: Path, board: BatchBoard) -> None:
+        """Record the batches in (and resume them from) run folder `folder`, those out shown on the run's `board`."""
+        self._batch_shelf.keep_in(folder, board)
 
     def share_batches(self, replicas: list[StainlessEngine]) -> None:
         """Keep one record of the batches of `replicas` (this engine first: it names the requests), each batch
@@ -81,7 +83,17 @@ class StainlessEngine(ApiEngine):
     def sdk(self) -> ModuleType:
         raise NotImplementedError
 
-    def _status_hint(self, request: Request, what: str) -> str:
+    @property
+    def call_errors(self) -> tuple[type[Exception], ...]:
+        """What a call of the SDK raises when it fails: its APIError, and `unreachable` (batches/interface.py)."""
+        return (self.sdk.APIError, self.unreachable)
+
+    @property
+    def not_found(self) -> type[Exception]:
+        not_found: type[Exception] = self.sdk.NotFoundError
+        return not_found
+
+    def status_hint(self, request: Request, what: str) -> str:
         """What the engine adds to an HTTP error's line for `request` (default: nothing)."""
         return ""
 
@@ -102,16 +114,16 @@ class StainlessEngine(ApiEngine):
                 async with slots:
                     raw = await create(endpoint)
             except (self.sdk.APIError, self.unreachable) as exc:
-                raise self._api_failure(exc, used, request) from None
+                raise self.api_failure(exc, used, request) from None
             used += raw.retries_taken + 1
             try:
                 usage_as_sent(raw.http_response.content, "usage", counts)
                 answer = raw.parse()
                 return parse(await answer if inspect.isawaitable(answer) else answer)  # anthropic's parse is async
             except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a proxy's HTML page: retried
-                what = f"unreadable response ({type(exc).__name__}: {exc}): {self._excerpt(raw.http_response.text)}"
+                what = f"unreadable response ({type(exc).__name__}: {exc}): {self.excerpt(raw.http_response.text)}"
             if used > self.max_retries:
-                raise self._failure(what, used)
+                raise self.failure(what, used)
             delay = backoff(used - 1, self.backoff_base, self.backoff_max)
             log.info(
                 "%s",
@@ -119,7 +131,7 @@ class StainlessEngine(ApiEngine):
             )
             await asyncio.sleep(delay)
 
-    def _api_failure(self, exc: Exception, used: int, request: Request) -> EngineError:
+    def api_failure(self, exc: Exception, used: int, request: Request) -> EngineError:
         """The SDK's final error as one line; RequestError when the request itself is at fault."""
         sent = getattr(exc, "request", None)
         # the SDK numbers its attempts in a header of each request it sends
@@ -127,20 +139,20 @@ class StainlessEngine(ApiEngine):
         attempts = before + 1
         sdk = self.sdk
         if isinstance(exc, self.unreachable):
-            return self._failure(
+            return self.failure(
                 f"connection failed ({getattr(exc, 'message', exc)}): is a server running at this URL?",
                 before + getattr(exc, "tries", 1),
             )
         if isinstance(exc, sdk.APITimeoutError):
-            return self._failure(f"timed out after {self.timeout:g}s", attempts)
+            return self.failure(f"timed out after {self.timeout:g}s", attempts)
         if isinstance(exc, sdk.APIConnectionError):
             cause = exc.__cause__ or exc
-            return self._failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
+            return self.failure(f"connection failed ({type(cause).__name__}: {cause})", attempts)
         if not isinstance(exc, sdk.APIStatusError):
-            return self._failure(f"{type(exc).__name__}: {exc}", attempts)
+            return self.failure(f"{type(exc).__name__}: {exc}", attempts)
         body = exc.body
         # Anthropic's body is {"type": "error", "error": {...}}; OpenAI's SDK hands the inner object
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             body = body["error"]
         message = body.get("message", body) if isinstance(body, dict) else (body or exc.response.text)
-        return self._status_failure(exc.status_code, str(message), attempts, self._status_hint(request, str(message)))
+        return self.status_failure(exc.status_code, str(message), attempts, self.status_hint(request, str(message)))

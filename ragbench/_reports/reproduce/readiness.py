@@ -31,28 +31,31 @@ def missing_for(registry: Registry, run: JsonObject, data: dict[tuple[str, str],
             missing.append(f"retriever {option} {retriever_args[option]}")
     if "model" in retriever_args and not on_disk(str(retriever_args["model"])):
         missing.append(f"retriever model {retriever_args['model']}")
-    task_args = json_object(run.get("task_args"))
+    task_args, data_paths = json_object(run.get("task_args")), json_object(run.get("data"))
     for task in map(str, tasks if isinstance(tasks, list) else []):
-        key = (task, repr(sorted(task_args.items())))
+        path = data_paths.get(task)
+        key = (task, repr((sorted(task_args.items()), path)))
         if key not in data:
-            data[key] = task_data_missing(registry, task, task_args)
+            data[key] = task_data_missing(registry, task, task_args, None if path is None else str(path))
         missing += data[key]
     files = [need.removeprefix("data ") for need in dict.fromkeys(missing) if need.startswith("data ")]
     others = [need for need in dict.fromkeys(missing) if not need.startswith("data ")]
     return others + ([f"data {', '.join(files)}"] if files else [])
 
 
-def task_data_missing(registry: Registry, task: str, task_args: JsonObject) -> list[str]:
+def task_data_missing(registry: Registry, task: str, task_args: JsonObject, data_path: str | None = None) -> list[str]:
     """The data (and prerequisites) of `task` that are not on disk, as its `prepare` finds them with downloads
-    refused: the files it would download, else the first clause of why it cannot start."""
+    refused (its options and `--data` path as a run gives them): the files it would download, else the first
+    clause of why it cannot start."""
     from ..._errors import ConfigError
     from ..._storage.datafiles import local_only
+    from ..._values.options import task_args_for
 
     with local_only() as refused:
         try:
             entry = registry.entry("tasks", task)
-            accepted = {**entry.defaults.get("task_args", {}), **task_args}
-            instance = entry.load()(**accepted)
+            options = {**entry.defaults.get("task_args", {}), **task_args_for(entry.name, entry.load(), task_args)}
+            instance = entry.load()(**options, **({"data_path": data_path} if data_path is not None else {}))
             instance.prepare()
         except ConfigError as exc:
             if refused:
@@ -80,9 +83,15 @@ def model_missing(spec: str) -> list[str]:
         missing.append(f"model {name}")
     if kind == "openai" and not os.environ.get("OPENAI_API_KEY"):
         missing.append("OPENAI_API_KEY")
-    if kind in ("scripted", "replay") and not Path(name).expanduser().exists():
+    if names_file(kind, name) and not Path(name).expanduser().exists():
         missing.append(f"{kind} file {name}")
     return missing
+
+
+def names_file(kind: str, name: str) -> bool:
+    """Whether the model is a file of the user's: a replay's recording, a scripted rules file (`scripted:echo` and a
+    `package.module:function` script are no files)."""
+    return kind == "replay" or (kind == "scripted" and name.endswith(".json"))
 
 
 def on_disk(model: str) -> bool:

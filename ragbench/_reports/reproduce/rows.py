@@ -48,6 +48,7 @@ class Reproduction:
     why_not: str = ""
     caveats: tuple[str, ...] = ()
     provider: str = ""
+    task_paths: tuple[str, ...] = ()  # task options naming the user's files (a qrels file): never substitutions
 
     @classmethod
     def from_manifest(cls, name: str, manifest: dict[str, Any]) -> Reproduction:
@@ -64,6 +65,7 @@ class Reproduction:
                 why_not=manifest.get("why_not", ""),
                 caveats=tuple(manifest.get("caveats") or ()),
                 provider=manifest.get("provider", ""),
+                task_paths=tuple(manifest.get("task_paths") or ()),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(
@@ -106,7 +108,8 @@ def listing(registry: Registry) -> str:
 
 def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[RunConfig, list[str]]:
     """The run of `item` with the user's overrides, and the names of the overrides that change what is
-    measured. A row that is not reproducible runs only with a substitute model."""
+    measured (where the files lie does not: `--data`, the retriever's paths, the task options the manifest
+    names in `task_paths`). A row that is not reproducible runs only with a substitute model."""
     if item.status != "runnable" and not overrides.get("model"):
         raise ConfigError(
             f"reproduction {item.name} cannot be reproduced: {item.why_not} "
@@ -123,9 +126,11 @@ def reproduction_config(item: Reproduction, overrides: dict[str, Any]) -> tuple[
     for key, value in overrides.items():
         if value in (None, [], {}, ()):
             continue
-        if isinstance(value, dict) and isinstance(settings.get(key), dict):
-            changed: Any = {k: v for k, v in value.items() if settings[key].get(k) != v}
-            settings[key] = {**settings[key], **value}
+        if isinstance(value, dict) and isinstance(settings.get(key, {}), dict):
+            paths = item.task_paths if key == "task_args" else ()
+            given = settings.get(key, {})
+            changed: Any = {k: v for k, v in value.items() if given.get(k) != v and k not in paths}
+            settings[key] = {**given, **value}
         else:
             changed = value if settings.get(key) != value else None
             settings[key] = value

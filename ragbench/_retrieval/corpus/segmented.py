@@ -103,3 +103,10 @@ def segment_document(record: dict[str, Any], path: str, line: int) -> Document:
     return Document(
         id=doc_id, title=record.get("title") or "", text=record["segment"], url=record.get("url"), metadata=metadata
     )
+
+
+def anserini_contents(doc: Document) -> str:
+    """What Anserini's MsMarcoV2DocCollection indexes of a segment (its `contents()`): the url, title, headings
+    and segment joined by a space (a field the line lacks as empty)."""
+    headings = doc.metadata.get(HEADINGS, "")
+    return f"{doc.url or ''} {doc.title} {headings if isinstance(headings, str) else ''} {doc.text}"

@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -30,10 +31,10 @@ from ..._storage.files import naming, write_problem
 from ..._storage.jsonl import read_json
 from ..._types import Document, JsonObject
 from ..._values.options import construct
-from ..base import Retriever
+from ..base import IndexBuilder, Retriever
 from ..corpus.chunking import chunk_documents, parse_split, title_header
 from ..corpus.identity import corpus_bytes, corpus_sha256, corpus_state
-from ..corpus.readers import corpus_format, passage_text, read_corpus
+from ..corpus.readers import corpus_format, read_corpus
 from .damage import IndexDamage, typed_fields
 from .docstore import DOCS_FILE, OFFSETS_FILE, DocStore, DocStoreWriter, check_docstore
 from .removal import empty_marked, set_aside
@@ -315,7 +316,7 @@ def build_index(
 
 def _build_into(
     folder: Path,
-    builder_class: type,
+    builder_class: type[IndexBuilder],
     kind: str,
     corpus: Path,
     passages: Iterable[Document | RecordError],
@@ -342,7 +343,8 @@ def _build_into(
     errors: list[RecordError] = []
     before = corpus_state(corpus)
     with tqdm(desc=f"indexing {corpus.name} ({kind})", unit=" passages", disable=not progress) as bar:
-        feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, title, bar))
+        indexed = partial(builder_class.indexed_text, title=title, corpus_format=corpus_format(corpus))
+        feeder(builder, stored_texts(chunks(passages, chunk_size, errors), docs, indexed, bar))
     docs.close()
     if len(docs) == 0:
         raise ConfigError(f"corpus {corpus} has no readable passages ({len(errors)} bad records)")
@@ -393,10 +395,13 @@ def add_chunks(builder: Any, texts: Iterable[list[str]]) -> None:
         builder.add(chunk)
 
 
-def stored_texts(chunked: Iterable[list[Document]], docs: DocStoreWriter, title: bool, bar: Any) -> Iterator[list[str]]:
-    """Each chunk's indexed texts, its passages added to the docs store first."""
+def stored_texts(
+    chunked: Iterable[list[Document]], docs: DocStoreWriter, indexed: Callable[[Document], str], bar: Any
+) -> Iterator[list[str]]:
+    """Each chunk's indexed texts (`indexed`: the builder's `indexed_text`), its passages added to the docs store
+    first."""
     for chunk in chunked:
         for doc in chunk:
             docs.add(doc)
-        yield [passage_text(doc, title) for doc in chunk]
+        yield [indexed(doc) for doc in chunk]
         bar.update(len(chunk))

@@ -30,9 +30,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._errors import ConfigError
 from ..._types import Document, JsonObject
 from ..base import IndexBuilder
-from ..index.built import IndexedRetriever, Manifest
+from ..corpus.readers import SEGMENTED
+from ..corpus.segmented import anserini_contents
+from ..index.built import IndexedRetriever, Manifest, rebuild_hint
 from ..index.damage import (
     INTEGERS,
     IndexDamage,
@@ -49,6 +52,9 @@ from .analyzer import ANALYZER_VERSION, analyze
 from .tokenizer import token_regex
 
 FILES_DIR = "lucene_bm25"
+# what an index records of how it indexed a segment of MS MARCO V2.1 (`indexed_text`); an index without it holds
+# title and segment only, which rank otherwise than Anserini's
+SEGMENT_TEXT = "anserini-msmarco-v2.1: url title headings segment"
 SPILL_DIR = "lucene_bm25.spill"
 NUM_FREE_VALUES = 24  # SmallFloat: 255 - longToInt4(Integer.MAX_VALUE)
 
@@ -114,6 +120,14 @@ class LuceneBM25Builder(IndexBuilder):
         self.lengths: list[np.ndarray] = []
         self.n_docs = 0
 
+    @classmethod
+    def indexed_text(cls, doc: Document, title: bool, corpus_format: str) -> str:
+        """A segment of MS MARCO V2.1 as Anserini indexes it (MsMarcoV2DocCollection: url, title, headings and
+        segment, as its rag24 regressions and prebuilt index do); any other passage as pyserini's `contents`."""
+        if title and corpus_format == SEGMENTED:
+            return anserini_contents(doc)
+        return super().indexed_text(doc, title, corpus_format)
+
     def add(self, texts: list[str]) -> None:
         self.add_postings(*analysed_postings(texts))
 
@@ -134,13 +148,35 @@ class LuceneBM25Builder(IndexBuilder):
         out = self.folder / FILES_DIR
         out.mkdir()
         words = sorted(self.vocabulary)
-        new_number = np.empty(len(words), dtype=np.int32)  # first-sight number -> sorted number
-        new_number[[self.vocabulary[word] for word in words]] = np.arange(len(words), dtype=np.int32)
-        doc_freqs = np.zeros(len(words), dtype=np.int64)
+        total = self.write_postings(out, {word: number for number, word in enumerate(words)})
+        lengths = self.all_lengths()
+        np.save(out / "norms.npy", norms(lengths))
+        np.save(out / "id_ranks.npy", self.id_ranks())
+        (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
+        shutil.rmtree(self.spill)
+        return {
+            "analyzer": ANALYZER_VERSION,
+            "terms": len(words),
+            "postings": total,
+            "docs_with_terms": int(np.count_nonzero(lengths)),  # Lucene's docCount of the field
+            "total_terms": int(lengths.sum()),  # its sumTotalTermFreq
+            "segment_text": SEGMENT_TEXT,
+        }
+
+    def all_lengths(self) -> np.ndarray:
+        return np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+
+    def write_postings(self, out: Path, numbers: dict[str, int]) -> int:
+        """postings.npy, freqs.npy and offsets.npy into `out`, terms numbered by `numbers` (the sorted vocabulary's
+        places: this build's, or a whole corpus's of which this build is a shard); the postings written."""
+        new_number = np.empty(len(self.vocabulary), dtype=np.int32)  # first-sight number -> sorted number
+        for word, number in self.vocabulary.items():
+            new_number[number] = numbers[word]
+        doc_freqs = np.zeros(len(numbers), dtype=np.int64)
         for path in self.chunk_files:
             with np.load(path) as chunk:
-                doc_freqs += np.bincount(new_number[chunk["term"]], minlength=len(words))
-        offsets = np.zeros(len(words) + 1, dtype=np.int64)
+                doc_freqs += np.bincount(new_number[chunk["term"]], minlength=len(numbers))
+        offsets = np.zeros(len(numbers) + 1, dtype=np.int64)
         np.cumsum(doc_freqs, out=offsets[1:])
         total = int(offsets[-1])
         postings = np.lib.format.open_memmap(out / "postings.npy", "w+", np.int32, (total,))
@@ -159,19 +195,8 @@ class LuceneBM25Builder(IndexBuilder):
         postings.flush()
         freqs.flush()
         del postings, freqs
-        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         np.save(out / "offsets.npy", offsets)
-        np.save(out / "norms.npy", norms(lengths))
-        np.save(out / "id_ranks.npy", self.id_ranks())
-        (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
-        shutil.rmtree(self.spill)
-        return {
-            "analyzer": ANALYZER_VERSION,
-            "terms": len(words),
-            "postings": total,
-            "docs_with_terms": int(np.count_nonzero(lengths)),  # Lucene's docCount of the field
-            "total_terms": int(lengths.sum()),  # its sumTotalTermFreq
-        }
+        return total
 
     def id_ranks(self) -> np.ndarray:
         """Each passage's place in the order of ids (Anserini breaks score ties by id); the docs store is complete
@@ -224,12 +249,14 @@ class LuceneBM25Retriever(IndexedRetriever):
             "postings": (int,),
             "docs_with_terms": (int,),
             "total_terms": (int,),
+            "segment_text": (str,),
         }
     )
     required_options = ("terms", "postings", "docs_with_terms", "total_terms")
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)  # its files checked first (`check_files`)
+        check_segment_text(self.manifest, self.folder)
         token_regex()  # the regex package, checked as the run starts
         files = self.folder / FILES_DIR
         self.offsets = np.load(files / "offsets.npy")
@@ -270,6 +297,18 @@ class LuceneBM25Retriever(IndexedRetriever):
         offsets = self.offsets
         doc_freqs = [int(offsets[number + 1] - offsets[number]) for number, _ in terms]
         return lucene_scores(terms, doc_freqs, self, self.doc_count, self.cache)
+
+
+def check_segment_text(manifest: Manifest, folder: Path) -> None:
+    """An index of a segmented corpus folder built before its segments were indexed as Anserini's (title and segment
+    only) is refused in one line: searched, it would rank otherwise than Anserini's index, unseen."""
+    corpus, recorded = manifest.corpus, manifest.options.get("segment_text")
+    if corpus.get("format") == SEGMENTED and corpus.get("title") is not False and recorded != SEGMENT_TEXT:
+        raise ConfigError(
+            f"retriever lucene_bm25: index {folder} indexes each segment of MS MARCO V2.1 as its title and segment, "
+            "not as Anserini does (url, title, headings and segment: ragbench before this version); "
+            f"{rebuild_hint(manifest, folder)}"
+        )
 
 
 def query_terms(query: str, term_numbers: dict[str, int]) -> list[tuple[int, int]]:

@@ -31,7 +31,7 @@ from ..dense.tevatron_shards import read_shard
 from ..index.built import IndexedRetriever
 from ..index.docstore import DOCS_FILE, OFFSETS_FILE
 from ..index.staging import MANIFEST_FILE
-from ..lucene.retriever import FILES_DIR, LuceneBM25Retriever, anserini_scores, query_terms
+from ..lucene.retriever import FILES_DIR, LuceneBM25Retriever, anserini_scores, check_segment_text, query_terms
 from .layout import Layout, Shard, shard_layout
 from .merge import merge_numba_top_k, merge_top_k, shard_ranges
 from .searcher import ShardOptions, TopK
@@ -107,6 +107,7 @@ class LuceneQueries(SplitLayout, IndexedRetriever):
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)
+        check_segment_text(self.manifest, self.folder)
         files = self.folder / FILES_DIR
         self.k1, self.b = float(k1), float(b)
         self.term_numbers = {word: i for i, word in enumerate(json.loads((files / "terms.json").read_text("utf-8")))}

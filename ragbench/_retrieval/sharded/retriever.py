@@ -6,8 +6,10 @@ The run's process keeps what is small and per query (`fronts`): the docs store o
 tokenizer. The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
 starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
 names one. The shards come from `ragbench index shard --index INDEX --shards S` (INDEX/shards-S, FILE.shards-S
-beside a faiss file; tevatron_dense's shard files are served as they are), at a path every node sees (a shared
-file system), on the disks of the nodes that serve them (`homes`), or in an object store (`remote`: index=s3://...).
+beside a faiss file; tevatron_dense's shard files are served as they are) or from `ragbench index build --ray
+--shards S` (INDEX/shards-S with its own manifest: its kind's front, `shard_build.front`), at a path every node
+sees (a shared file system), on the disks of the nodes that serve them (`homes`), or in an object store (`remote`:
+index=s3://..., an index split by `ragbench index shard`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..._errors import ConfigError
 from ..._storage.locations import is_remote
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
+from ..shard_build.kinds import built_shards_front
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
 from .remote import front_copy, remote_layout
@@ -72,7 +75,11 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     url = given if isinstance(given, str) and is_remote(given) else None
     if url is not None:  # an object store's: the front reads its local copy (`remote`)
         args["index"] = str(front_copy(kind, url, getattr(FRONTS[name], "front_files", ())))
-    front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
+    built = built_shards_front(name, args.get("index"), shards)  # built in shards: no merged index
+    if built is not None:
+        front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
+    else:
+        front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
     try:
         layout = remote_layout(name, url, Path(args["index"]), shards) if url else front.layout(shards)
         return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address), url)

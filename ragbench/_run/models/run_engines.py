@@ -12,6 +12,7 @@ from typing import Any
 
 from ..._engines import load_engine, starts_processes
 from ..._engines.base import Engine
+from ..._engines.batches.board import BatchBoard
 from ..._registry import Registry
 from ..._types import JsonObject
 from ..._values.run_config import EngineRequest
@@ -60,12 +61,13 @@ class Engines:
             if self.reaper is not None:
                 self.reaper.close()
 
-    def keep_batches(self, folder: Path) -> None:
+    def keep_batches(self, folder: Path, board: BatchBoard) -> None:
         """Each engine that sends batches (`--model-arg batch=true`) records them in run folder `folder`, and
-        resumes those an earlier attempt recorded there (ragbench._engines.hosted.batch_store)."""
+        resumes those an earlier attempt recorded there (ragbench._engines.batches.store); those out are
+        shown on the run's `board` (its progress bar's)."""
         for engine in self._loaded():
             if hasattr(engine, "keep_batches"):
-                engine.keep_batches(folder)
+                engine.keep_batches(folder, board)
 
     def _places(self) -> dict[str, Engine | None]:
         """The engines by their place in the run (model, role NAME, judge N, nli; None where none)."""

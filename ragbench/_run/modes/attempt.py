@@ -120,7 +120,9 @@ class FreshRun:
         config = self.run.config
         cost.counting(calls.scheduler.stats)
         inflight = examples_in_flight(config.max_inflight, opened.engines.model)
-        progress = Progress(calls.scheduler.stats, self.run.known_total(), enabled=config.progress)
+        progress = Progress(
+            calls.scheduler.stats, self.run.known_total(), enabled=config.progress, batches=calls.batches
+        )
         saver = asyncio.ensure_future(cost.save_every())  # whether or not examples finish
         following = asyncio.ensure_future(progress.follow())
         try:

@@ -20,7 +20,7 @@ from ..._storage.datafiles import check_data_path
 from ..._system import System
 from ..._task import Task
 from ..._task.protocols import UsesRunResources, UsesTools, system_defaults
-from ..._values.options import accepted_options, construct
+from ..._values.options import accepted_options, construct, task_args_for
 from ..._values.run_config import PlanRequest
 from ..judges.raters import compares
 from .system_options import system_options
@@ -42,14 +42,6 @@ class PlannedTask:
         self.resources = resources
         if isinstance(self.task, UsesRunResources):
             self.task.bind(resources)
-
-
-def _task_args_for(name: str, task_class: type, task_args: Mapping[str, Any]) -> dict[str, Any]:
-    """Unscoped `key` options go to every task that accepts them; `task.key` to that task only."""
-    accepted = accepted_options(task_class)
-    args = {k: v for k, v in task_args.items() if "." not in k and (accepted is None or k in accepted)}
-    args.update({k.split(".", 1)[1]: v for k, v in task_args.items() if k.startswith(name + ".")})
-    return args
 
 
 def data_by_task(
@@ -168,7 +160,7 @@ def _build_task(request: PlanRequest, entry: Entry, data_path: str | None, check
     name = entry.name
     task: Task | None = None
     with check.step(f"task {name} options"):
-        task_args = {**entry.defaults.get("task_args", {}), **_task_args_for(name, entry.load(), request.task_args)}
+        task_args = {**entry.defaults.get("task_args", {}), **task_args_for(name, entry.load(), request.task_args)}
         if data_path is not None:
             check_data_path(Path(data_path), f"--data {name}={data_path}")
         task = construct(entry.load(), {"data_path": data_path, **task_args}, f"task {name}")

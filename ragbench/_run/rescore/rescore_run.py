@@ -244,7 +244,7 @@ async def score_saved(
 
     async def score_all(calls: Calls) -> None:
         config = services.config
-        progress = Progress(calls.scheduler.stats, total, enabled=config.progress)
+        progress = Progress(calls.scheduler.stats, total, enabled=config.progress, batches=calls.batches)
         following = asyncio.ensure_future(progress.follow())
 
         async def score(item: tuple[PlannedTask, SampleRecord]) -> None:

@@ -7,10 +7,10 @@ One record per batch, `batches/<key>.json` ({"engine", "intent", "base_url", "ba
 `metadata`), again with the id of the input file uploaded for it (OpenAI's, before the batch is asked for: a resumed
 run that finds no batch for the intent deletes that file), and with the vendor's batch id as soon as it has
 answered. A run killed between the two leaves an
-intent a resumed run resolves (hosted/batch_runner.py): it adopts the batch the vendor holds for it, or, where the
+intent a resumed run resolves (batches/runner.py): it adopts the batch the vendor holds for it, or, where the
 vendor holds none, forgets the intent and sends its requests. Once a batch has ended, its result lines,
 `batches/<key>.results.jsonl` (the vendor's lines as they came, one per request answered, failed or expired: read
-as hosted/batch_results.py reads them, a damaged line costing only itself), then
+as batches/results.py reads them, a damaged line costing only itself), then
 `batches/<key>.json` again with "ended" (and "failed": why the vendor failed the whole batch, where it did). The
 base URL is the server that holds the batch (one of a replica set's `--base-url`s): it is polled there. A request
 is known by its custom id (`custom_id`: a digest of its cache key), so a resumed run that asks it again finds the
@@ -35,7 +35,7 @@ from typing import TypedDict
 
 from ..._storage.files import write_all_atomically
 from ..._values.llm_calls import EngineError
-from .batch_results import ResultLines, read_result_lines, text_lines
+from .results import ResultLines, read_result_lines, text_lines
 
 BATCHES_DIR = "batches"
 CLOCK_SKEW_S = 3600  # the vendor's clock may differ from ours: batches this much older than an intent are looked at

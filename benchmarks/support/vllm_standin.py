@@ -1,5 +1,6 @@
 """A stand-in for vLLM 0.32's offline engine, shaped as its frontend holds log-probs in the caller's process:
-what benchmarks/selfrag_memory.py and tests/test_vllm_positions.py run the `vllm` engine on.
+what benchmarks/selfrag_memory.py and tests/test_vllm_positions.py run the `vllm` engine on. Named so that no
+import tool takes it for vLLM: `as_vllm()` gives the modules to place under vLLM's names in `sys.modules`.
 
 As vLLM's `LLMEngine` (v1): `add_request` registers a RequestState in `output_processor.request_states` under an
 internal id (the caller's id plus 8 characters; `external_req_ids` maps back) whose
@@ -17,6 +18,8 @@ reflection tokens (ids 32000-32015, Self-RAG's added tokens) fall inside or outs
 from __future__ import annotations
 
 import asyncio
+import sys
+import types
 import uuid
 import zlib
 from collections import defaultdict
@@ -245,3 +248,21 @@ class AsyncLLMEngine:
 
     def shutdown(self) -> None:
         self.done.clear()
+
+
+def as_vllm() -> dict[str, types.ModuleType]:
+    """This module and the submodules ragbench imports from, under vLLM's names (`vllm.logprobs`,
+    `vllm.tokenizers.detokenizer_utils`), for `sys.modules`."""
+
+    def part(name: str, **names: Any) -> types.ModuleType:
+        module = types.ModuleType(name, f"{name} of the stand-in.")
+        module.__dict__.update(names)
+        return module
+
+    detokenizer_utils = part("vllm.tokenizers.detokenizer_utils", convert_ids_list_to_tokens=convert_ids_list_to_tokens)
+    return {
+        "vllm": sys.modules[__name__],
+        "vllm.logprobs": part("vllm.logprobs", Logprob=Logprob),
+        "vllm.tokenizers": part("vllm.tokenizers", detokenizer_utils=detokenizer_utils),
+        "vllm.tokenizers.detokenizer_utils": detokenizer_utils,
+    }

@@ -1,5 +1,6 @@
 """What the progress bar shows of the batches out at a vendor's batch API (ragbench._run.progress): each batch's
-state and requests done, and the requests waiting on them. The engines write it from their worker threads."""
+state and requests done, and the requests waiting on them. A run owns one (ragbench._run.services.RunServices) and
+hands it to its engines (`keep_batches`) and to its progress bar; the engines write it from their worker threads."""
 
 from __future__ import annotations
 
@@ -28,6 +29,3 @@ class BatchBoard:
         shown = ", ".join(f"{key} {state} {done}/{total}" for key, (state, done, total) in batches.items())
         waiting = sum(total - done for _, done, total in batches.values())
         return f"batches: {shown}; waiting {waiting}"
-
-
-BOARD = BatchBoard()  # the process's: every engine's batches, on the one progress bar

@@ -3,8 +3,8 @@
 
 The scheduler hands a `batch=true` engine its pooled requests as it hands a local model its batches (the engine is
 not `concurrent`): each batch of the scheduler becomes one vendor batch per endpoint, and a multi-step system's
-rounds successive batches. A request is known by its custom id (batch_store.custom_id); before anything is sent,
-each request is looked up in the run folder's batch records (hosted/batch_store.py): one a batch of an earlier attempt
+rounds successive batches. A request is known by its custom id (store.custom_id); before anything is sent,
+each request is looked up in the run folder's batch records (batches/store.py): one a batch of an earlier attempt
 answered is answered from that batch's result lines, one a batch still out holds waits on that batch, polled
 again at the server that holds it (a killed run's batches are never submitted twice), and the rest are sent in a
 new batch, its intent recorded before the vendor is asked and its id at once, before the first poll. An intent an
@@ -12,8 +12,8 @@ earlier attempt left without an id (killed while the vendor created the batch) i
 batch the vendor holds for it is adopted (OpenAI: the one tagged with it; Anthropic, whose batches carry no tag:
 one created since, of as many requests, whose results hold only its custom ids), else its requests are sent.
 Every batch out is polled each `batch_poll_s` seconds until it has ended (OpenAI: completed, failed, expired or
-cancelled; Anthropic: ended), its state on the progress bar (hosted/batch_board.py); then its result lines are
-recorded and read (hosted/batch_results.py: a damaged line costs only itself, and is named in a warning). A request
+cancelled; Anthropic: ended), its state on the run's progress bar (the shelf's board: batches/board.py); then its result lines are
+recorded and read (batches/results.py: a damaged line costs only itself, and is named in a warning). A request
 the vendor failed on its side (HTTP 5xx or 429 in its line), expired, cancelled or left out, whose line is
 unreadable, or whose custom id is on two lines (neither is taken), is sent again in the next batch, counted
 (`resent`), up to `batch_retries` times more in the attempt (a try is one of the attempt's own batches: a resumed run
@@ -29,143 +29,50 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from ..._types import JsonObject
-from ..._values.llm_calls import EngineError, Request, Response, Sampling
-from .batch_board import BOARD
-from .batch_results import read_result_lines
-from .batch_shelf import BatchShelf
-from .batch_store import Submitted
-from .http import backoff, retried_status
+from ..._values.llm_calls import EngineError, Request, Response
+from ..retries import backoff, retried_status
+from .interface import BatchingEngine, BatchVendor, Outcome, Polled, Resend
+from .results import read_result_lines
+from .shelf import BatchShelf
+from .store import Submitted
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Resend:
-    """A request the vendor did not answer on its side (failed, expired, cancelled, left out): sent again."""
-
-    why: str
-
-
-@dataclass(frozen=True)
-class Polled:
-    """A batch's state as the vendor reports it; `failed`: why the vendor failed the batch as a whole."""
-
-    state: str
-    done: int
-    total: int
-    ended: bool
-    failed: str | None = None
-
-
-Outcome = Response | EngineError | Resend
-
-
-class BatchingEngine(Protocol):
-    """What the batch loop and the vendors' sides use of the engine (stainless_engine.StainlessEngine, which
-    imports them): its options, its SDK and client, and its one-line failures."""
-
-    model: str
-    base_url: str
-    api_key_env: str
-    extra_body: dict[str, Any]
-    batch_poll_s: float
-    batch_retries: int
-    max_retries: int
-    backoff_base: float
-    backoff_max: float
-
-    @property
-    def engine_id(self) -> str: ...
-
-    @property
-    def sdk(self) -> Any: ...
-
-    @property
-    def unreachable(self) -> type[Exception]: ...
-
-    def call_identity(self, sampling: Sampling) -> str: ...
-
-    def _new_client(self) -> Any: ...
-
-    def _batch_vendor(self) -> Vendor: ...
-
-    async def _close_client(self, client: Any) -> None: ...
-
-    def _api_failure(self, exc: Exception, used: int, request: Request) -> EngineError: ...
-
-    def _failure(self, what: str, attempts: int, error: type[EngineError] = EngineError) -> EngineError: ...
-
-    def _status_failure(self, status: int, message: str, attempts: int, hint: str = "") -> EngineError: ...
-
-    def _status_hint(self, request: Request, what: str) -> str: ...
-
-    def _excerpt(self, text: str) -> str: ...
-
-
-class Vendor(Protocol):
-    """One vendor's batch API over the engine's SDK client."""
-
-    def line(self, request: Request, custom: str) -> tuple[str, JsonObject]:
-        """(endpoint, the batch's input line for `request`); RequestError where it cannot be sent."""
-
-    async def create(
-        self, client: Any, endpoint: str, lines: list[JsonObject], intent: str, upload: Callable[[str], None]
-    ) -> str:
-        """Upload and create a batch of `lines` (tagged with `intent` where the vendor takes a tag): its id. An input
-        file uploaded for it is told to `upload` (its id) before the batch is asked for."""
-
-    async def discard(self, client: Any, file_id: str) -> bool:
-        """Delete the input file `file_id` uploaded for a batch the vendor never created; False: it was gone."""
-
-    async def candidates(self, client: Any, intent: Submitted, known: set[str]) -> list[tuple[str, bool]]:
-        """The vendor's batches, not among `known`, that may be `intent`'s, each with whether it surely is (its tag);
-        one not sure is `intent`'s when its results hold none but its custom ids (one at least)."""
-
-    async def poll(self, client: Any, batch_id: str) -> Polled: ...
-
-    async def results(self, client: Any, batch_id: str) -> list[str]:
-        """An ended batch's result lines (answers and errors) as the vendor sent them (batch_results.text_lines)."""
-
-    def outcome(self, line: dict[str, Any], request: Request) -> Outcome:
-        """What one result line says of `request` (ValueError, TypeError, KeyError, AttributeError, RecursionError:
-        unreadable, sent again)."""
 
 
 class BatchRun:
     """One scheduler batch of `engine` answered through its vendor, with the batches of its `shelf`."""
 
     def __init__(self, engine: BatchingEngine, shelf: BatchShelf[BatchingEngine]) -> None:
-        self.engine, self.shelf, self.vendor = engine, shelf, engine._batch_vendor()
-        self.store, self.counts = shelf.store(), shelf.counts
+        self.engine, self.shelf, self.vendor = engine, shelf, engine.batch_vendor()
+        self.store, self.counts, self.board = shelf.store(), shelf.counts, shelf.board
         self.polled: set[tuple[str, str]] = set()  # (base URL, batch id): ids are the server's own
-        self.sides: dict[str, tuple[BatchingEngine, Vendor, Any]] = {}  # by base URL: engine, vendor, client
+        self.sides: dict[str, tuple[BatchingEngine, BatchVendor, Any]] = {}  # by base URL: engine, vendor, client
 
     async def answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
         engine = self.engine
         try:
             return await self._answer(requests)
-        except (engine.sdk.APIError, engine.unreachable) as exc:
-            raise engine._api_failure(exc, 0, requests[0]) from None
+        except engine.call_errors as exc:
+            raise engine.api_failure(exc, 0, requests[0]) from None
         finally:
             for holder, _, client in self.sides.values():
-                await holder._close_client(client)
+                await holder.close_client(client)
 
-    def _side(self, base_url: str) -> tuple[BatchingEngine, Vendor, Any]:
+    def _side(self, base_url: str) -> tuple[BatchingEngine, BatchVendor, Any]:
         """The engine, vendor and client of the server at `base_url`; one line where the run names no such one."""
         if base_url not in self.sides:
             holder = self.shelf.engines.get(base_url)
             if holder is None:
-                raise self.engine._failure(
+                raise self.engine.failure(
                     f"a batch an earlier attempt recorded is held at {base_url}, which this run does not name: "
                     "give it among the --base-url values to poll it there",
                     1,
                 )
-            self.sides[base_url] = (holder, holder._batch_vendor(), holder._new_client())
+            self.sides[base_url] = (holder, holder.batch_vendor(), holder.open_client())
         return self.sides[base_url]
 
     async def _answer(self, requests: Sequence[Request]) -> list[Response | EngineError]:
@@ -193,7 +100,7 @@ class BatchRun:
                         answers[custom] = outcome
                         self.counts.failed += isinstance(outcome, EngineError)
                     elif (tries := self.store.tries(custom)) > engine.batch_retries:
-                        answers[custom] = engine._failure(f"batch request not answered: {outcome.why}", tries)
+                        answers[custom] = engine.failure(f"batch request not answered: {outcome.why}", tries)
                         self.counts.failed += 1
                     else:
                         send.append(custom)
@@ -245,17 +152,17 @@ class BatchRun:
         await self._forget(vendor, client, intent)
         return None
 
-    async def _forget(self, vendor: Vendor, client: Any, intent: Submitted) -> None:
+    async def _forget(self, vendor: BatchVendor, client: Any, intent: Submitted) -> None:
         """Forget an intent the vendor holds no batch for, deleting the input file uploaded for it (and saying so):
         its requests are sent again, in a new file."""
         if intent.uploaded is not None:
             try:
                 deleted = await vendor.discard(client, intent.uploaded)
-            except (self.engine.sdk.APIError, self.engine.unreachable) as exc:
+            except self.engine.call_errors as exc:
                 log.warning(
                     "%s: could not delete input file %s uploaded for a batch the vendor never created (%s): delete it "
                     "with the vendor's Files API or dashboard",
-                    self.engine.model, intent.uploaded, self.engine._excerpt(str(exc)),
+                    self.engine.model, intent.uploaded, self.engine.excerpt(str(exc)),
                 )  # fmt: skip
             else:
                 self.counts.files_deleted += deleted
@@ -285,11 +192,11 @@ class BatchRun:
         return [await self._create(vendor, client, endpoint, lines) for endpoint, lines in by_endpoint.items()]
 
     async def _create(
-        self, vendor: Vendor, client: Any, endpoint: str, lines: list[tuple[str, JsonObject]]
+        self, vendor: BatchVendor, client: Any, endpoint: str, lines: list[tuple[str, JsonObject]]
     ) -> Submitted:
-        """The batch of `lines` (custom id, input line), its intent recorded before each try. The SDK does not retry
+        """The batch of `lines` (custom id, input line), its intent recorded before each try. The vendor does not retry
         the creation (after an answer lost, its retry would create a second batch, paid twice): a try that failed
-        as the SDK would retry it (connection lost, timeout, HTTP 408/409/429/5xx) is resolved, and tried again
+        as an SDK would retry it (connection lost, timeout, HTTP 408/409/429/5xx) is resolved, and tried again
         only where the vendor holds no batch for it, up to `max_retries` times."""
         engine, customs = self.engine, [custom for custom, _ in lines]
         tries = 0
@@ -297,13 +204,13 @@ class BatchRun:
             batch = self.store.intend(engine.base_url, endpoint, customs)
             try:
                 batch_id = await vendor.create(
-                    client.with_options(max_retries=0),
+                    client,
                     endpoint,
                     [line for _, line in lines],
                     batch.intent,
                     functools.partial(self.store.upload, batch),
                 )
-            except (engine.sdk.APIError, engine.unreachable) as exc:
+            except engine.call_errors as exc:
                 status = getattr(exc, "status_code", None)
                 if isinstance(exc, engine.unreachable) or (status is not None and not retried_status(status)):
                     await self._forget(vendor, client, batch)  # refused, or never sent: the vendor holds no batch
@@ -320,7 +227,7 @@ class BatchRun:
             finally:
                 batch.creating = False  # failed: resolved on the next ask of its requests, if not here
             if not batch.ended:  # (one adopted here may have: it is not shown as out)
-                BOARD.show(str(batch.batch_id), "submitted", 0, len(lines))
+                self.board.show(str(batch.batch_id), "submitted", 0, len(lines))
             self.counts.batches += 1
             self.counts.sent += len(lines)
             return batch
@@ -338,9 +245,9 @@ class BatchRun:
             return exc
         try:
             polled, lines = await self._ended(vendor, client, batch.batch_id)
-        except holder.sdk.NotFoundError as exc:
-            return holder._failure(
-                f"batch {batch.batch_id} is unknown to the vendor (HTTP 404: {holder._excerpt(str(exc.message))}): "
+        except holder.not_found as exc:
+            return holder.failure(
+                f"batch {batch.batch_id} is unknown to the vendor (HTTP 404: {holder.excerpt(str(getattr(exc, 'message', exc)))}): "
                 "the API key is not of the organisation or project that created it, or the batch was deleted; "
                 f"resume with that key, or move {self.store.record_path(batch)} away to send its "
                 f"{len(batch.custom_ids)} requests again (paid again)",
@@ -356,7 +263,7 @@ class BatchRun:
         assert results is not None
         faults = [f"{len(results.repeated)} custom ids on more than one line"] if results.repeated else []
         if results.unreadable:
-            unreadable = self.engine._excerpt("; ".join(results.unreadable))
+            unreadable = self.engine.excerpt("; ".join(results.unreadable))
             faults.insert(0, f"{len(results.unreadable)} of its {results.count} result lines unreadable ({unreadable})")
         if faults:
             log.warning(
@@ -364,18 +271,18 @@ class BatchRun:
                 self.engine.model, batch.batch_id, ", ".join(faults),
             )  # fmt: skip
 
-    async def _ended(self, vendor: Vendor, client: Any, batch_id: str) -> tuple[Polled, list[str]]:
+    async def _ended(self, vendor: BatchVendor, client: Any, batch_id: str) -> tuple[Polled, list[str]]:
         """Poll batch `batch_id` until it has ended: its last state and its result lines."""
         try:
             while True:
                 polled = await vendor.poll(client, batch_id)
-                BOARD.show(batch_id, polled.state, polled.done, polled.total)
+                self.board.show(batch_id, polled.state, polled.done, polled.total)
                 if polled.ended:
                     break
                 await asyncio.sleep(self.engine.batch_poll_s)
             return polled, [] if polled.failed is not None else await vendor.results(client, batch_id)
         finally:
-            BOARD.drop(batch_id)
+            self.board.drop(batch_id)
 
     def _read(self, batch: Submitted, custom: str, request: Request) -> Outcome:
         """What `batch`'s results say of `custom`: an answer, the request's failure, or the vendor's (sent again)."""
@@ -383,7 +290,7 @@ class BatchRun:
         assert results is not None
         if batch.failed is not None:
             why = f"batch {batch.batch_id} failed: {batch.failed}"
-            return engine._failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
+            return engine.failure(why, 1) if batch.read_here else Resend(why)  # an earlier attempt's: tried again
         if custom in results.repeated:
             return Resend(
                 f"batch {batch.batch_id}'s results hold {results.repeated[custom]} lines of its custom id: neither is "
@@ -396,5 +303,5 @@ class BatchRun:
         try:
             return self.vendor.outcome(line, request)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-            why = engine._excerpt(f"{type(exc).__name__}: {exc}")
+            why = engine.excerpt(f"{type(exc).__name__}: {exc}")
             return Resend(f"unreadable result in batch {batch.batch_id} ({why})")

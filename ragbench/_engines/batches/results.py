@@ -1,5 +1,5 @@
 """An ended batch's result lines, as the vendor sent them, read so that a damaged line costs only itself
-(hosted/batch_runner.py): each line that is a JSON object with a string `custom_id` is that request's; a custom id on
+(batches/runner.py): each line that is a JSON object with a string `custom_id` is that request's; a custom id on
 more than one line is neither line's (no line is picked over another); any other line (not UTF-8, not JSON, not an
 object, no custom id, nested past reading) is unreadable, answers nothing, and is named. A request no line is taken
 for is the vendor's failure: sent again."""

@@ -1,5 +1,6 @@
-"""What the engines of one model keep of their batches (`--model-arg batch=true`; the loop: hosted/batch_runner.py): the
-records (hosted/batch_store.py, read from the run folder on first use), the counts, and the engines by base URL. A
+"""What the engines of one model keep of their batches (`--model-arg batch=true`; the loop: batches/runner.py): the
+records (batches/store.py, read from the run folder on first use), the counts, the run's board the batches out
+are shown on (batches/board.py), and the engines by base URL. A
 replica set's engines (`--base-url` repeated) share one shelf: a request is named by the first replica's identity
 whichever replica sends it, and a batch an earlier attempt left at one server is polled at that server."""
 
@@ -10,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from .batch_store import BatchStore
+from .board import BatchBoard
+from .store import BatchStore
 
 
 class Named(Protocol):
-    """What the shelf reads of an engine (batch_runner.BatchingEngine is one)."""
+    """What the shelf reads of an engine (interface.BatchingEngine is one)."""
 
     base_url: str
 
@@ -57,6 +59,7 @@ class BatchShelf(Generic[E]):
     engines: dict[str, E]
     folder: Path | None = None
     counts: BatchCounts = field(default_factory=BatchCounts)
+    board: BatchBoard = field(default_factory=BatchBoard)  # the run's, once it is kept in one (`keep_in`)
     lock: threading.Lock = field(default_factory=threading.Lock)
     resolving: threading.Lock = field(default_factory=threading.Lock)  # one thread at a time resolves intents
     _store: BatchStore | None = None
@@ -65,10 +68,10 @@ class BatchShelf(Generic[E]):
     def of(cls, engines: list[E]) -> BatchShelf[E]:
         return cls(engines[0], {engine.base_url: engine for engine in engines})
 
-    def keep_in(self, folder: Path) -> None:
-        """Record the batches in (and resume them from) run folder `folder`."""
+    def keep_in(self, folder: Path, board: BatchBoard) -> None:
+        """Record the batches in (and resume them from) run folder `folder`, those out shown on the run's `board`."""
         with self.lock:
-            self.folder, self._store = folder, None
+            self.folder, self.board, self._store = folder, board, None
 
     def store(self) -> BatchStore:
         with self.lock:

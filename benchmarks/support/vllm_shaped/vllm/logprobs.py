@@ -1,5 +1,0 @@
-"""vllm.logprobs of the stand-in."""
-
-from vllm import Logprob
-
-__all__ = ["Logprob"]

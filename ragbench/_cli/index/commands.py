@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..._errors import ConfigError
+from ..._storage.locations import fetched_object, is_remote
 from ..._values.options import parse_assignments
 from ..plugin_commands import config_errors_exit, exit_if_skipped
 from ..registry import command_registry
@@ -129,6 +130,9 @@ def build_command(
             "split": split,
             "split_header": split_header,
         }
+        if is_remote(corpus):  # built from this node's copy of it (docs/scale-out.md, "Where the files live")
+            url, corpus = corpus, str(fetched_object(corpus))
+            click.echo(f"corpus {url}: read from its copy {corpus}")
         if ray_address is None and (workers, shards) != (None, None):
             raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
         if merged and shards is None:

@@ -2,7 +2,9 @@
 cluster has fewer CPUs than shards (`placement`).
 
 Each actor (`_ShardActor`, 1 CPU) loads its shards' files where Ray places it (`scheduling_strategy="SPREAD"`:
-distinct nodes while there are free ones), so a node holds about its part of the index. Placing an actor (a free
+distinct nodes while there are free ones; on its shards' node where they are on some nodes' own disks, `homes`;
+fetched into its node's cache where they are in an object store, `layout.fetched_shard`), so a node holds about
+its part of the index. Placing an actor (a free
 CPU found, its process started) has a deadline (`placement`); loading its files has none. A batch is sent to every
 actor at once (the queries put in Ray's object store once), each searches its shards one after the other, and the
 answers are gathered in shard order. An actor that died (its process or node lost: a RayActorError) is started
@@ -23,7 +25,8 @@ from ..._errors import ConfigError
 from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
-from .layout import Layout, Shard, split_from
+from .homes import shard_homes
+from .layout import Layout, Shard, fetched_shard
 from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
 from .searcher import ShardOptions, ShardSearcher, TopK
 
@@ -50,7 +53,7 @@ class _ShardActor:
         """Each of `shards`' files loaded; (the number of a damaged shard, the damage found), or None."""
         for shard in shards:
             try:
-                self.searchers[shard.number] = ShardSearcher(self.kind, shard, self.options)
+                self.searchers[shard.number] = ShardSearcher(self.kind, fetched_shard(shard), self.options)
             except (IndexDamage, ConfigError, OSError, ValueError) as exc:
                 named = isinstance(exc, (IndexDamage, ConfigError))
                 return shard.number, str(exc) if named else f"{type(exc).__name__}: {exc}"
@@ -68,7 +71,7 @@ class ShardPool:
 
     def __init__(self, layout: Layout, options: ShardOptions, ray_address: str | None = None) -> None:
         try:
-            import ray
+            import ray  # noqa: F401  (installed, or the line below)
         except ImportError as exc:
             raise ConfigError("--retriever-arg shards=S serves shards on Ray: pip install 'ragbench[ray]'") from exc
         self.own_ray = join_ray(ray_address, "--retriever-arg ray_address=")  # shut down with the pool
@@ -78,8 +81,8 @@ class ShardPool:
         self.restarts = [0] * len(layout.shards)  # over the pool's life (tests, logs)
         try:
             self.groups = actor_groups(len(layout.shards))
-            self.actor_class = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy="SPREAD")
-            self.actors = [self.actor_class.remote(layout.retriever, options) for _ in self.groups]
+            self.homes = shard_homes(layout, self.groups)
+            self.actors = [self._started(slot) for slot in range(len(self.groups))]
             deadline = time.monotonic() + placement_timeout()
             for slot in range(len(self.actors)):
                 self._placed(slot, deadline)
@@ -89,6 +92,17 @@ class ShardPool:
         except BaseException:
             self.close()
             raise
+
+    def _started(self, slot: int) -> Any:
+        """A new actor for slot `slot`: on its shards' node where they are on nodes' own disks (`homes`), else
+        on distinct nodes while there are free ones."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        home = self.homes[slot]
+        strategy = "SPREAD" if home is None else NodeAffinitySchedulingStrategy(home, soft=False)
+        actor = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy=strategy)
+        return actor.remote(self.layout.retriever, self.options)
 
     def describe(self, slot: int) -> str:
         return "; ".join(self.layout.shards[number].describe() for number in self.groups[slot])
@@ -132,11 +146,7 @@ class ShardPool:
         damaged = self._got(slot, load)
         if damaged is not None:
             number, problem = damaged
-            fix = self.layout.fix or (
-                f"split the index again: ragbench index shard --index {split_from(self.layout.folder)} "
-                f"--shards {len(self.layout.shards)} --overwrite"
-            )
-            raise ConfigError(f"{self.layout.shards[number].describe()}: {problem} (damaged); {fix}")
+            raise ConfigError(f"{self.layout.shards[number].describe()}: {problem} (damaged); {self.layout.remedy()}")
 
     def top_k(self, payload: Any, k: int) -> list[TopK]:
         """Each shard's answer to the batch `payload`, in shard order, dead actors restarted (module docstring)."""
@@ -179,14 +189,18 @@ class ShardPool:
             ray.kill(dead, no_restart=True)
         except Exception:  # already gone
             pass
-        others = [other for other, actor in enumerate(self.actors) if actor is not dead]
+        others = [
+            other
+            for other, actor in enumerate(self.actors)
+            if actor is not dead and self.homes[slot] in (None, self.nodes[self.groups[other][0]])
+        ]
         if others and whole_cpus(node_cpus()) < len({id(self.actors[other]) for other in others}) + 1:
             host = min(others, key=lambda other: self.served(self.actors[other]))
             self.actors[slot] = self.actors[host]
             for number in self.groups[slot]:
                 self.nodes[number] = self.nodes[self.groups[host][0]]
         else:
-            self.actors[slot] = self.actor_class.remote(self.layout.retriever, self.options)
+            self.actors[slot] = self._started(slot)
             self._placed(slot, time.monotonic() + placement_timeout())
         self._loaded(slot, self._load(slot))
         for number in self.groups[slot]:

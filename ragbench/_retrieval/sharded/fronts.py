@@ -29,6 +29,8 @@ from ..dense.tevatron import TevatronDenseRetriever
 from ..dense.tevatron_encoder import LABEL as TEVATRON
 from ..dense.tevatron_shards import read_shard
 from ..index.built import IndexedRetriever
+from ..index.docstore import DOCS_FILE, OFFSETS_FILE
+from ..index.staging import MANIFEST_FILE
 from ..lucene.retriever import FILES_DIR, LuceneBM25Retriever, anserini_scores, check_segment_text, query_terms
 from .layout import Layout, Shard, shard_layout
 from .merge import merge_numba_top_k, merge_top_k, shard_ranges
@@ -42,7 +44,10 @@ def per_query(answers: list[TopK], query: int) -> TopK:
 
 
 class SplitLayout:
-    """The layout of an index split by `ragbench index shard` (`layout.shard_layout`)."""
+    """The layout of an index split by `ragbench index shard` (`layout.shard_layout`). `front_files`: the index's
+    files the front reads, where the index is in an object store (`remote.front_copy`; none: not served from one)."""
+
+    front_files: tuple[str, ...] = ()
 
     def split_source(self) -> Path:
         return Path(self.folder)  # type: ignore[attr-defined]
@@ -75,6 +80,7 @@ class Bm25Queries(MergedHits, IndexedRetriever):
     name = BM25Retriever.name
     option_types = BM25Retriever.option_types
     required_options = BM25Retriever.required_options
+    front_files = (MANIFEST_FILE, DOCS_FILE, OFFSETS_FILE)
 
     def __init__(self, index: str | None = None, mmap: bool = True) -> None:
         super().__init__(index)
@@ -97,6 +103,7 @@ class LuceneQueries(SplitLayout, IndexedRetriever):
     name = LuceneBM25Retriever.name
     option_types = LuceneBM25Retriever.option_types
     required_options = LuceneBM25Retriever.required_options
+    front_files = (*Bm25Queries.front_files, f"{FILES_DIR}/terms.json", f"{FILES_DIR}/id_ranks.npy")
 
     def __init__(self, index: str | None = None, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index)
@@ -188,7 +195,7 @@ class TevatronQueries(TevatronDenseRetriever):
         starts = np.cumsum([0, *self.rows]).tolist()
         served = []
         for number, (first, last) in enumerate(shard_ranges(files, shards)):
-            paths = tuple(self.paths[first:last])
+            paths = tuple(path.absolute() for path in self.paths[first:last])  # the run's, not each actor's
             served.append(Shard(number, paths[0], starts[first], starts[last], paths))
         fix = "download or encode it again (BrowseComp-Plus's corpus.shard*.pkl)"
         return Layout(self.paths[0].parent, self.name, len(self.docids), served, fix=fix)

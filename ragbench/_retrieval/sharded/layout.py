@@ -16,15 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
 from ..._storage.content_digest import content_digest
+from ..._storage.locations import FetchedFileMismatch, fetched_folder, joined
 from ..index.damage import IndexDamage, read_json_object, typed_fields, whole_number
 from ..index.staging import MANIFEST_FILE
 
+Listing = tuple[str, dict[str, int]]  # a folder's URL in an object store, and its files' sizes (`remote_files`)
 LAYOUT_FILE = "shards.json"
 LAYOUT_FORMAT = 2  # 2: each file's content digest beside its size
 LAYOUT_TYPES: dict[str, tuple[type, ...]] = {
@@ -67,9 +69,10 @@ class Shard:
     stop: int
     files: tuple[Path, ...] = ()  # tevatron_dense: the index's own shard files it serves (no split)
     written: tuple[tuple[str, int, str], ...] = ()  # (file, bytes, content digest) of each file the split wrote
+    source: str = ""  # the URL of its folder in an object store, fetched where it is served (`fetched_shard`)
 
     def describe(self) -> str:
-        return f"shard {self.number} (passages {self.start}..{self.stop - 1}, {self.folder})"
+        return f"shard {self.number} (passages {self.start}..{self.stop - 1}, {self.source or self.folder})"
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,13 @@ class Layout:
     doc_count: int
     shards: list[Shard]
     fix: str = ""  # what to do about a damaged shard; empty: split the index again
+
+    def remedy(self) -> str:
+        """What to do about a damaged or missing shard."""
+        return self.fix or (
+            f"split the index again: ragbench index shard --index {split_from(self.folder)} "
+            f"--shards {len(self.shards)} --overwrite"
+        )
 
 
 def layout_record(
@@ -131,9 +141,10 @@ def check_written(shard: Shard) -> None:
             )
 
 
-def read_layout(folder: Path, index: Path) -> Layout:
+def read_layout(folder: Path, index: Path, remote: Listing | None = None) -> Layout:
     """The layout of the sharded index `folder`, split from the index at `index`; an IndexDamage naming the first
-    file found wrong (module docstring)."""
+    file found wrong (module docstring). `remote`: the shards' folder in an object store (its shards.json copied
+    to `folder`), where its files' sizes are checked here and their digests where they are fetched."""
     record = read_json_object(folder, LAYOUT_FILE)
     typed_fields(LAYOUT_FILE, record, LAYOUT_TYPES, required=tuple(LAYOUT_TYPES))
     if record["format"] != LAYOUT_FORMAT:
@@ -141,7 +152,7 @@ def read_layout(folder: Path, index: Path) -> Layout:
     source = folder if (folder / MANIFEST_FILE).is_file() else index  # built in shards: their own manifest
     if record["index_manifest_sha256"] != manifest_sha256(source):
         raise IndexDamage(LAYOUT_FILE, f"was split from another build of the index (its {MANIFEST_FILE} changed)")
-    shards = [shard_entry(folder, number, entry) for number, entry in enumerate(record["shards"])]
+    shards = [shard_entry(folder, number, entry, remote) for number, entry in enumerate(record["shards"])]
     stops = [0] + [shard.stop for shard in shards]
     for shard, expected in zip(shards, stops):
         if shard.start != expected or shard.stop <= shard.start:
@@ -153,8 +164,9 @@ def read_layout(folder: Path, index: Path) -> Layout:
     return Layout(folder, record["retriever"], record["doc_count"], shards)
 
 
-def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
-    """Shard `number` of shards.json, its files there at their recorded sizes and content digests."""
+def shard_entry(folder: Path, number: int, entry: Any, remote: Listing | None = None) -> Shard:
+    """Shard `number` of shards.json, its files there at their recorded sizes and content digests (in an object
+    store, `remote`: at their recorded sizes)."""
     if not isinstance(entry, dict):
         raise IndexDamage(LAYOUT_FILE, f"shard {number} is not an object")
     typed_fields(LAYOUT_FILE, entry, {"folder": (str,), "start": (int,), "stop": (int,), "files": (dict,)}, ())
@@ -168,8 +180,31 @@ def shard_entry(folder: Path, number: int, entry: Any) -> Shard:
     if not written:  # a split writes at least one file a shard: none listed would check nothing
         raise IndexDamage(LAYOUT_FILE, f"shard {number} lists no files")
     shard = Shard(number, folder / entry["folder"], entry["start"], entry["stop"], written=written)
-    check_written(shard)
-    return shard
+    if remote is None:
+        if shard.folder.is_dir():  # absent here: on some nodes' own disks (`homes` finds them)
+            check_written(shard)
+        return shard
+    url, sizes = remote
+    for name, size, _ in written:
+        where = joined(url, entry["folder"], name)
+        if (found := sizes.get(f"{entry['folder']}/{name}")) != size:
+            raise IndexDamage(where, "is missing" if found is None else f"holds {found} bytes, shards.json {size}")
+    return replace(shard, source=joined(url, entry["folder"]))
+
+
+def fetched_shard(shard: Shard) -> Shard:
+    """`shard` with its files on this node: as it is where it is local; from its object store into this node's
+    cache (`locations.fetched_folder`), each file verified by its size and content digest, where it is remote."""
+    if not shard.source:
+        return shard
+    try:
+        return replace(shard, folder=fetched_folder(shard.source, shard.written))
+    except FetchedFileMismatch as exc:
+        raise IndexDamage(
+            exc.url,
+            f"is not the file split into shard {shard.number} (passages {shard.start}..{shard.stop - 1}): "
+            f"{exc.problem} (another shard's or another split's file)",
+        ) from None
 
 
 def foreign_entry(folder: Path) -> str | None:
@@ -212,7 +247,7 @@ def file_record(number: int, name: str, record: Any) -> tuple[str, int, str]:
 
 def shard_layout(kind: str, index: Path, shards: int) -> Layout:
     """The checked layout of `index`'s `shards` shards, or a ConfigError naming what is wrong and the fix."""
-    folder = shards_folder(index, shards)
+    folder = shards_folder(index.absolute(), shards)  # a relative path is the run's, not each actor's
     hint = f"split it: ragbench index shard --index {index} --shards {shards}"
     if not folder.is_dir():
         raise ConfigError(f"retriever {kind}: {index} has no {shards} shards ({folder} missing); {hint}")

@@ -7,20 +7,24 @@ tokenizer. The shards do the scoring. `ray_address` names a running cluster (`au
 starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
 names one. The shards come from `ragbench index shard --index INDEX --shards S` (INDEX/shards-S, FILE.shards-S
 beside a faiss file; tevatron_dense's shard files are served as they are) or from `ragbench index build --ray
---shards S` (INDEX/shards-S with its own manifest: its kind's front, `shard_build.front`); every node must see them at the same
-path (a shared file system, or a copy of each shard's folder on its node).
+--shards S` (INDEX/shards-S with its own manifest: its kind's front, `shard_build.front`), at a path every node
+sees (a shared file system), on the disks of the nodes that serve them (`homes`), or in an object store (`remote`:
+index=s3://..., an index split by `ragbench index shard`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
+from ..._storage.locations import is_remote
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
 from ..shard_build.kinds import built_shards_front
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
+from .remote import front_copy, remote_layout
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -29,8 +33,8 @@ if TYPE_CHECKING:
 class ShardedRetriever(Retriever):
     """Search `front`'s index through `pool`'s shard actors; the same answers, metadata plus the shards."""
 
-    def __init__(self, front: Front, pool: ShardPool) -> None:
-        self.front, self.pool = front, pool
+    def __init__(self, front: Front, pool: ShardPool, url: str | None = None) -> None:
+        self.front, self.pool, self.url = front, pool, url  # url: the index's in an object store
         self.name = front.name  # type: ignore[misc]  # the retriever it shards: its answers are that one's
         self.max_batch_size = front.max_batch_size
 
@@ -43,7 +47,8 @@ class ShardedRetriever(Retriever):
 
     def metadata(self) -> JsonObject:
         shards: list[JsonValue] = [[shard.start, shard.stop] for shard in self.pool.layout.shards]
-        return {**self.front.metadata(), "shards": len(shards), "shard_passages": shards}
+        where: JsonObject = {"index": self.url} if self.url else {}  # not its front's copy in the cache
+        return {**self.front.metadata(), **where, "shards": len(shards), "shard_passages": shards}
 
     def contents(self) -> JsonObject:
         return self.front.contents()  # the unsharded index's: its answers are the same
@@ -66,13 +71,18 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
         raise ConfigError(f"retriever {kind}: --retriever-arg shards={shards!r}: a whole number of shards, 1 or more")
     if address is not None and not isinstance(address, str):
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
+    given = args.get("index")
+    url = given if isinstance(given, str) and is_remote(given) else None
+    if url is not None:  # an object store's: the front reads its local copy (`remote`)
+        args["index"] = str(front_copy(kind, url, getattr(FRONTS[name], "front_files", ())))
     built = built_shards_front(name, args.get("index"), shards)  # built in shards: no merged index
     if built is not None:
         front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
     else:
         front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
     try:
-        return ShardedRetriever(front, ShardPool(front.layout(shards), front.shard_options(), address))
+        layout = remote_layout(name, url, Path(args["index"]), shards) if url else front.layout(shards)
+        return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address), url)
     except BaseException:
         front.close()
         raise

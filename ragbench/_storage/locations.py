@@ -1,0 +1,195 @@
+"""Where a file lives: a local path (one every node sees, such as NFS, or a node's own disk) or an object store URL
+(`s3://bucket/prefix/...`, any fsspec scheme), read through fsspec (s3fs for s3: `pip install 'ragbench[s3]'`).
+
+A remote location is read as a local one is (`open_for_reading`, `read_range`), listed (`remote_files`), and a
+folder of it brought to a local cache folder before use (`fetched_folder`: $RAGBENCH_CACHE_DIR/remote/, one folder
+a URL, and a version of its files where they are checked by size alone), each file verified by the size and content
+digest (`content_digest`) its writer recorded; a cached file already of that size and digest is not fetched again. The credentials, region and endpoint are fsspec's and
+botocore's own (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, ~/.aws/config). Every remote call has a deadline,
+$RAGBENCH_STORAGE_TIMEOUT seconds (default 60) to connect and to each read; an endpoint that does not answer, a
+missing bucket or key, refused credentials end in a ConfigError of one line naming the URL and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+from .._errors import ConfigError, one_line_text
+from .._values.seconds import seconds_in_environment
+from .cache_root import cache_root
+from .content_digest import content_digest
+
+TIMEOUT_VARIABLE = "RAGBENCH_STORAGE_TIMEOUT"
+DEFAULT_TIMEOUT_SECONDS = 60.0
+REMOTE_CACHE = "remote"
+
+
+def is_remote(location: str | Path) -> bool:
+    """Whether `location` is a URL of a remote store (`s3://...`), not a local path (`file://` is local)."""
+    scheme, separator, _ = str(location).partition("://")
+    return bool(separator) and scheme.isidentifier() and scheme != "file"
+
+
+def joined(url: str, *parts: str) -> str:
+    """`url` with `parts` appended, one slash between each."""
+    return "/".join([url.rstrip("/"), *(part.strip("/") for part in parts)])
+
+
+def _filesystem(url: str) -> tuple[Any, str]:
+    """fsspec's file system of `url` (its deadlines set) and the path within it."""
+    try:
+        import fsspec
+    except ImportError:
+        raise ConfigError(f"{url}: reading an object store needs fsspec and s3fs: pip install 'ragbench[s3]'") from None
+    seconds = seconds_in_environment(TIMEOUT_VARIABLE, DEFAULT_TIMEOUT_SECONDS)
+    scheme = url.partition("://")[0]
+    options: dict[str, Any] = {}
+    if scheme in ("s3", "s3a"):  # fsspec keeps one file system for these options: the endpoint's variable read now
+        retries = {"max_attempts": 2, "mode": "standard"}
+        options["config_kwargs"] = {"connect_timeout": seconds, "read_timeout": seconds, "retries": retries}
+        options["client_kwargs"] = {"endpoint_url": os.environ.get("AWS_ENDPOINT_URL") or None}
+    try:
+        return fsspec.core.url_to_fs(url, **options)  # type: ignore[no-any-return]
+    except ImportError as exc:
+        raise ConfigError(f"{url}: {exc.msg}: pip install 'ragbench[s3]'") from None
+    except ValueError as exc:  # a scheme fsspec does not know
+        raise ConfigError(f"{url}: {one_line_text(str(exc))}") from None
+
+
+def remote_problem(url: str, exc: BaseException) -> ConfigError:
+    """The line for `exc`, raised reading `url`: what went wrong there and the fix."""
+    text = one_line_text(str(exc)) or type(exc).__name__
+    if isinstance(exc, FileNotFoundError):
+        fix = "check the bucket and key (upload it, or name the URL it was uploaded to)"
+    elif isinstance(exc, PermissionError):
+        fix = "check the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE) and the bucket's policy"
+    else:
+        fix = (
+            "check the endpoint (AWS_ENDPOINT_URL), the network and the credentials; "
+            f"${TIMEOUT_VARIABLE} sets the deadline of each call"
+        )
+    return ConfigError(f"{url}: not readable ({type(exc).__name__}: {text}); {fix}")
+
+
+def _remote_call(url: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+    """`call(*args, **kwargs)`, a remote store's error a ConfigError naming `url` (`remote_problem`)."""
+    try:
+        return call(*args, **kwargs)
+    except ConfigError:
+        raise
+    except Exception as exc:  # botocore's and aiohttp's own errors are not OSErrors
+        raise remote_problem(url, exc) from None
+
+
+def open_for_reading(location: str | Path) -> IO[bytes]:
+    """`location`'s bytes, opened for reading (seekable): a local path as `open(path, "rb")` opens it."""
+    if not is_remote(location):
+        return open(location, "rb")
+    url = str(location)
+    fs, path = _filesystem(url)
+    return _remote_call(url, fs.open, path, "rb")  # type: ignore[no-any-return]
+
+
+def read_range(location: str | Path, start: int, stop: int) -> bytes:
+    """Bytes [start, stop) of `location` (fewer where it ends before `stop`): one ranged GET of a remote one."""
+    if not is_remote(location):
+        with open(location, "rb") as handle:
+            handle.seek(start)
+            return handle.read(max(0, stop - start))
+    url = str(location)
+    if stop <= start:  # fsspec reads an empty range as the whole object
+        return b""
+    fs, path = _filesystem(url)
+    try:
+        return fs.cat_file(path, start=start, end=stop)  # type: ignore[no-any-return]
+    except Exception as exc:
+        if isinstance(exc, OSError) and start >= _remote_call(url, fs.size, path):
+            return b""  # S3 refuses a range past the end (416), where a local file reads empty
+        raise remote_problem(url, exc) from None
+
+
+class RemoteFile(NamedTuple):
+    size: int
+    version: str  # the store's ETag, else its modification time: another once the object is written again
+
+
+def remote_files(url: str) -> dict[str, RemoteFile]:
+    """Each file under the folder `url` (its path relative to it, `/`-separated): its size and version."""
+    fs, path = _filesystem(url)
+    found = _remote_call(url, fs.find, path, detail=True)
+    root = path.rstrip("/") + "/"
+    return {
+        name[len(root) :]: RemoteFile(int(info["size"]), object_version(info))
+        for name, info in found.items()
+        if info.get("type") != "directory" and name.startswith(root)
+    }
+
+
+def object_version(info: dict[str, Any]) -> str:
+    return str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
+
+
+def cached_folder(key: str) -> Path:
+    """The local folder a remote folder (`key`: its URL, and its files' versions) is brought to on this node:
+    $RAGBENCH_CACHE_DIR/remote/<16 hex digits of the key's sha256>."""
+    return cache_root() / REMOTE_CACHE / hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+class FetchedFileMismatch(ValueError):
+    """A file fetched from a remote folder (`url`) that is not of the size or content digest its writer recorded."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        self.url, self.problem = url, problem
+        super().__init__(f"{url}: {problem}")
+
+
+def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], versions: Sequence[str] = ()) -> Path:
+    """The folder `url`'s `files` (name, bytes, content digest or None) brought to its local cache folder
+    (`cached_folder`, of `url` and the files' `versions` where given: a file written again is fetched again), each
+    of them verified there; a FetchedFileMismatch naming the first that is not what was recorded (its URL), a
+    ConfigError where the store cannot be read."""
+    folder = cached_folder("\0".join([url.rstrip("/"), *versions]))
+    for name, size, digest in files:
+        target, where = folder / name, joined(url, name)
+        if not _holds(target, size, digest):
+            _fetch_file(where, target)
+        if (found := target.stat().st_size) != size:
+            raise FetchedFileMismatch(where, f"holds {found} bytes, recorded {size}")
+        if digest is not None and (held := content_digest(target)) != digest:
+            raise FetchedFileMismatch(where, f"its content digest is {held}, recorded {digest}")
+    return folder
+
+
+def fetched_object(url: str) -> Path:
+    """The remote file `url` brought to this node's cache, in a folder of its version in the store (its ETag, else
+    its modification time): fetched again once the object changes, never read stale; verified by its size."""
+    fs, path = _filesystem(url)
+    info = _remote_call(url, fs.info, path)
+    if info.get("type") != "file":
+        raise ConfigError(f"{url} is a folder, not a file: name one file of it")
+    folder_url, _, name = url.rstrip("/").rpartition("/")
+    try:
+        folder = fetched_folder(folder_url, [(name, int(info["size"]), None)], [name, object_version(info)])
+    except FetchedFileMismatch as exc:
+        raise ConfigError(f"{exc}: it changed while it was fetched; run the command again") from None
+    return folder / name
+
+
+def _holds(path: Path, size: int, digest: str | None) -> bool:
+    return path.is_file() and path.stat().st_size == size and (digest is None or content_digest(path) == digest)
+
+
+def _fetch_file(url: str, target: Path) -> None:
+    """`url`'s bytes written to `target` whole or not at all (a partial download never takes its name)."""
+    fs, path = _filesystem(url)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.part-{os.getpid()}")  # `ragbench cache --prune` knows its process
+    try:
+        _remote_call(url, fs.get_file, path, str(partial))
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.cost.prices import ModelPrices
+from ragbench._cost.prices import ModelPrices
 from ragbench._run.estimate.figures import EstimatedTotal, extrapolated, pilot_for, regressed
 from ragbench._run.estimate.pilot_run import MIN_PILOT, PilotSize, unknowns
 from ragbench._values.run_config import RunConfig

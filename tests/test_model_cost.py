@@ -10,10 +10,10 @@ import json
 import pytest
 
 from helpers import cli_here, run, samples
+from ragbench._cost.prices import ModelPrices
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.judge_cost import JudgeCostTally
 from ragbench._reports.cost.model_cost import ModelCostTally
-from ragbench._reports.cost.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site

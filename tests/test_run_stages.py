@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._run.cost.run_cost import CallReports
+from ragbench._cost.run_cost import CallReports
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.services import Calls, Opened, held_services
 from ragbench._storage.run_record import RunRecord

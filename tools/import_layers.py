@@ -64,13 +64,17 @@ LAYERS = (
     Layer(
         "running and viewing",
         {
-            "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, cost",
+            "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, the estimate",
             "_view": "`ragbench view`: the web viewer of run folders (read only)",
             "_trackers": "`--wandb`, `--mlflow`, `ragbench log`: a finished run logged to experiment trackers",
         },
     ),
     Layer(
         "results", {"_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}
+    ),
+    Layer(
+        "cost",
+        {"_cost": "what a run costs: prices and the price table, the cost's shape, each attempt's cost, `--max-cost`"},
     ),
     Layer(
         "plugin discovery",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..._cost.prices import ModelPrices, TokenUsage
 from ..._records import SampleRecord
-from ..._reports.cost.prices import ModelPrices, TokenUsage
 from ..._reports.statistics import bootstrap
 
 SECONDS = "seconds"  # the example's own, start to sample (not a figure of money or calls: shown as wall time)

@@ -20,18 +20,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..._cost.prices import ModelPrices
+from ..._cost.run_cost import AttemptMeter, CallReports
+from ..._cost.spending_cap import run_prices
 from ..._engines import EMBEDDED_MODEL
 from ..._engines.local.tokenizers import TokenCounter
 from ..._errors import ConfigError, RecordError
 from ..._records import read_samples
 from ..._registry import Registry
-from ..._reports.cost.prices import ModelPrices
 from ..._storage.checkpoint import checkpoint_key
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
-from ..cost.run_cost import AttemptMeter, CallReports
-from ..cost.spending_cap import run_prices
 from ..finished_keys import finished_keys
 from ..modes.attempt import FreshRun, ResumedRun
 from ..modes.planned_run import PlannedRun, Work, system_of

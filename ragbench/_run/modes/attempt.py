@@ -15,6 +15,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any, ClassVar
 
+from ..._cost.run_cost import AttemptMeter, CallReports
+from ..._cost.spending_cap import CapStopped, SpendingCapReached
 from ..._replay.recording import CallRecorder
 from ..._replay.tools import load_replay_tools, recording_tools
 from ..._reports.results.provenance import provenance
@@ -23,8 +25,6 @@ from ..._storage.checkpoint import TaskCheckpoint
 from ..._task.protocols import UsesTools, stop_tools
 from ..._types import JsonObject
 from ..._values.run_config import examples_in_flight
-from ..cost.run_cost import AttemptMeter, CallReports
-from ..cost.spending_cap import CapStopped, SpendingCapReached
 from ..example import StoppedAtFailure, process_example, record_failed
 from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together
@@ -91,7 +91,7 @@ class FreshRun:
             services.interrupted = True
             saved = run.saved(self.todo.checkpoints, changed)
             raise RunInterrupted(run.run_dir.path, saved, run.known_total(), signal_of(exc)) from None
-        except CapStopped as stopped:  # --max-cost's cap stopped the calls (ragbench._run.cost.spending_cap)
+        except CapStopped as stopped:  # --max-cost's cap stopped the calls (ragbench._cost.spending_cap)
             saved = run.saved(self.todo.checkpoints, changed)
             raise SpendingCapReached(run.run_dir.path, saved, run.known_total(), stopped.cap) from None
         reports = opened.store_reports(calls)

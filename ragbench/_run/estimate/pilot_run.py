@@ -16,12 +16,11 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..._cost.prices import ModelPrices
-from ..._cost.run_cost import AttemptMeter, CallReports
 from ..._cost.spending_cap import run_prices
 from ..._engines import EMBEDDED_MODEL
 from ..._engines.local.tokenizers import TokenCounter
@@ -34,10 +33,11 @@ from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
 from ..finished_keys import finished_keys
 from ..modes.attempt import FreshRun, ResumedRun
-from ..modes.planned_run import PlannedRun, Work, system_of
+from ..modes.pilot import Pilot, PilotEnded
+from ..modes.planned_run import PlannedRun, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
-from ..services import Opened, RunServices, held_services
+from ..services import held_services
 from .figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
 from .tokens import input_lengths, model_counter
 
@@ -78,33 +78,6 @@ class PilotSize:
         wanted = min(records, max(wanted, MIN_PILOT))
         # the first `wanted` of the seed's order of the records: a larger pilot of the same run holds a smaller one
         return frozenset(random.Random(seed).sample(range(records), records)[:wanted])
-
-
-class PilotEnded(Exception):
-    """The pilot's records ran: the attempt stops here, as an interrupted one (run.json not finished)."""
-
-
-class _Pilot:
-    """A run mode's pilot: only the records at `positions[task]` run, then the attempt ends unfinished."""
-
-    positions: dict[str, frozenset[int]]
-
-    def records(self, passed: Callable[[], None]) -> Work:
-        for planned, position, item in super().records(passed):  # type: ignore[misc]
-            if position in self.positions[planned.name]:
-                yield planned, position, item
-
-    async def execute(self, services: RunServices, opened: Opened, cost: AttemptMeter) -> CallReports:
-        await super().execute(services, opened, cost)  # type: ignore[misc]  # its `finally` records the attempt
-        raise PilotEnded()
-
-
-class FreshPilot(_Pilot, FreshRun):
-    pass
-
-
-class ResumedPilot(_Pilot, ResumedRun):
-    pass
 
 
 @dataclass(frozen=True)
@@ -185,8 +158,7 @@ def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
         return False
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
         retrieved = run.open_retrieval(services)
-        mode = (ResumedPilot if run.config.resume else FreshPilot)(run, retrieved)
-        mode.positions = positions
+        mode = (ResumedRun if run.config.resume else FreshRun)(run, retrieved, pilot=Pilot(positions))
         try:
             mode.run_in(services)
         except PilotEnded:

@@ -69,12 +69,12 @@ LAYERS = (
             "_trackers": "`--wandb`, `--mlflow`, `ragbench log`: a finished run logged to experiment trackers",
         },
     ),
-    Layer(
-        "results", {"_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}
-    ),
+    Layer("results", {"_reports": "aggregation, score intervals, compare, report.md and plots, failures, reproduce"}),
     Layer(
         "cost",
-        {"_cost": "what a run costs: prices and the price table, the cost's shape, each attempt's cost, `--max-cost`"},
+        {
+            "_cost": "what a run costs: prices, the price table, each attempt's cost, `--max-cost`, the estimate's figures"
+        },
     ),
     Layer(
         "plugin discovery",
@@ -150,6 +150,7 @@ LAYERS = (
             "_in_flight": "which examples still work toward their next pooled call",
             "_stop_signals": "the signals that stop a command",
             "_children": "the processes this process started that still run",
+            "_statistics": "the bootstrap, paired tests, multiple testing, PPI, agreement of raters and with labels",
         },
     ),
 )

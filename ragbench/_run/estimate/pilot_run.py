@@ -1,5 +1,5 @@
 """A run's cost before it is paid (`ragbench estimate`): a pilot of a few of its examples run for real, in the run's
-own folder, and the rest of the run estimated from them (ragbench._run.estimate.figures).
+own folder, and the rest of the run estimated from them (ragbench._cost.estimate_figures).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
 default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..._cost.estimate_figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
+from ..._cost.estimate_tokens import input_lengths, model_counter
 from ..._cost.prices import ModelPrices
 from ..._cost.spending_cap import run_prices
 from ..._engines import EMBEDDED_MODEL
@@ -38,8 +40,6 @@ from ..modes.planned_run import PlannedRun, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
 from ..services import held_services
-from .figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
-from .tokens import input_lengths, model_counter
 
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
 MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
@@ -170,8 +170,8 @@ def grown_pilot(
     run: PlannedRun, size: PilotSize, records: dict[str, int], prices: ModelPrices, precision: float
 ) -> bool:
     """Stein's second stage: each task whose pilot's spread asks for more examples than ran for its dollars within
-    `precision` of their point (estimate_figures.pilot_for) runs the first that many of the seed's order of its
-    records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
+    `precision` of their point (ragbench._cost.estimate_figures.pilot_for) runs the first that many of the seed's
+    order of its records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
     from ..evaluator import Evaluator
 
     drawn, more = {}, False
@@ -281,7 +281,7 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
 
 def varying_steps(totals: dict[str, EstimatedTotal]) -> list[str]:
     """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
-    above its point; one that saw no spread ends at its point, estimate_figures.extrapolated)."""
+    above its point; one that saw no spread ends at its point, ragbench._cost.estimate_figures.extrapolated)."""
     return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
 
 

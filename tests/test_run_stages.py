@@ -56,7 +56,7 @@ def test_each_stage_returns_what_it_opened_and_the_calls_return_their_statistics
         answer, reports = asyncio.run(both())
         stores = opened.store_reports(reports)
         services.close()
-        assert vars(services).keys() == {"config", "registry", "run_dir", "interrupted", "_opened"}
+        assert vars(services).keys() == {"config", "registry", "run_dir", "interrupted", "batch_board", "_opened"}
     assert "Hamlet" in answer
     assert reports.calls["calls"] == 1 and reports.calls["batches"] == 1
     assert stores.calls is reports and stores.response_cache is not None

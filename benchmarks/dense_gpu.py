@@ -4,15 +4,15 @@ sentence-transformers' own `encode` at its best batch size, on the same passages
 ragbench's rate is the marginal one of two real builds through the CLI (a small and a large corpus: the
 difference takes out the process start and the model load), so it counts reading the JSONL, the chunking and the
 .npy writes; sentence-transformers' is `encode` on texts already in memory (`title + "\\n" + text`, as ragbench
-encodes passages) in one warm process, swept over batch sizes. float16 (FlagModel's `use_fp16`, a GPU setting)
-is shown beside as what half precision would buy; ragbench's builder encodes in float32.
+encodes passages) in one warm process, swept over batch sizes. float16 (FlagModel's `use_fp16`) is shown beside;
+ragbench's builder encodes in `--encoder-dtype` (its `--build-arg encoder_dtype=`, float32 by default).
 
 Passages are wiki-18-like: a title of 1-4 words and 100 words drawn with Zipf's law from the tokenizer's
 whole-word vocabulary (seeded). A model folder on a machine that reaches no hub: `benchmarks/random_init.py LIKE
 OUT --preset e5-base` (e5-base-v2's shapes, random weights: the speed of a forward pass depends on shapes only).
 
 Run: python benchmarks/dense_gpu.py --model DIR [--passages 50000] [--sweep-passages 10000]
-     [--batch-sizes 32,64,128,256,512] [--ragbench-batch 64] [--device cuda]
+     [--batch-sizes 32,64,128,256,512] [--ragbench-batch 64] [--device cuda] [--encoder-dtype float16]
      python benchmarks/dense_gpu.py --quick      (the embedded all-MiniLM-L6-v2 on the CPU, 4 passages, one build: tests)
 """
 
@@ -53,12 +53,12 @@ def write_corpus(path: Path, count: int, words: list[str], seed: int = 0) -> lis
     return texts
 
 
-def ragbench_build(corpus: Path, out: Path, model: Path, device: str, batch: int) -> float:
+def ragbench_build(corpus: Path, out: Path, model: Path, device: str, batch: int, dtype: str) -> float:
     """Seconds of one `ragbench index build --retriever dense` process, start to end."""
     command = [
         sys.executable, "-m", "ragbench", "index", "build", "--corpus", str(corpus), "--retriever", "dense",
         "--out", str(out), "--model", str(model), "--build-arg", f"device={device}",
-        "--build-arg", f"batch_size={batch}", "--no-progress",
+        "--build-arg", f"batch_size={batch}", "--build-arg", f"encoder_dtype={dtype}", "--no-progress",
     ]  # fmt: skip
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -84,6 +84,9 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="32,64,128,256,512")
     parser.add_argument("--ragbench-batch", type=int, default=64, help="the builder's batch_size (its default: 64)")
     parser.add_argument("--device", default="cuda")
+    parser.add_argument(
+        "--encoder-dtype", default="float32", help="ragbench's encoder_dtype: float32, float16, bfloat16"
+    )
     parser.add_argument("--quick", action="store_true", help="the embedded model on the CPU, 4 passages, one build")
     args = parser.parse_args()
     if args.quick:  # batches of 2: each encode (and the build) makes more than one batch
@@ -131,15 +134,25 @@ def main() -> None:
             torch.cuda.empty_cache()
 
         t_small = small and ragbench_build(
-            scratch / "small.jsonl", scratch / "small-index", model_dir, args.device, args.ragbench_batch
+            scratch / "small.jsonl",
+            scratch / "small-index",
+            model_dir,
+            args.device,
+            args.ragbench_batch,
+            args.encoder_dtype,
         )
         t_large = ragbench_build(
-            scratch / "large.jsonl", scratch / "large-index", model_dir, args.device, args.ragbench_batch
+            scratch / "large.jsonl",
+            scratch / "large-index",
+            model_dir,
+            args.device,
+            args.ragbench_batch,
+            args.encoder_dtype,
         )
         rate = (args.passages - small) / (t_large - t_small)
         print(f"\n{'':<58}{'passages/s':>12}{'vs ST best':>12}")
         rows = [
-            (f"ragbench index build --retriever dense (batch {args.ragbench_batch}, float32)", rate),
+            (f"ragbench index build --retriever dense (batch {args.ragbench_batch}, {args.encoder_dtype})", rate),
             (f"sentence-transformers encode, batch {args.ragbench_batch}, float32", st_same),
             (f"sentence-transformers encode, best batch {best}, float32", st_best),
         ]

@@ -678,6 +678,8 @@ def searching_rules(system: str, examples: list[Example], outputs: list[str]) ->
         question = re.escape(example.question)
         if system == "corag":
             rules.append({"pattern": rf"## Main query to answer\n{question}\n", "response": example.question})
+        elif system == "plan_search_write":  # its plan: the question, its one sub-question
+            rules.append({"pattern": rf"Question: {question}\n\nSub-questions:", "response": example.question})
         elif system == "rearag":
             rules.append({"pattern": rf"\[Question\]\n{question}\n\[Reference answer\]\n", "response": output})
         if system in SEARCH_AND_ANSWER:

@@ -33,6 +33,7 @@ OWN_PROCESS = {
     "parallel_build": "starts and shuts down Ray in the process (ray.init)",
     "sharded_search": "starts and shuts down Ray in the process (ray.init)",
     "packed_shards": "starts and shuts down Ray in the process (ray.init)",
+    "build_throughput": "starts and shuts down a Ray cluster of this machine (ray.cluster_utils.Cluster)",
     "scale_projection": "starts and shuts down Ray in the process (ray.init, through sharded_search)",
     **dict.fromkeys(
         ("aggregation_memory", "compare_scale", "multihop_memory", "prefix_cache", "storage_scale"),

@@ -13,7 +13,7 @@ import pytest
 from conftest import needs
 from helpers import cli_here
 from ragbench._retrieval.bm25.retriever import BM25Builder
-from ragbench._retrieval.dense.retriever import NpyAppender
+from ragbench._retrieval.dense.npy_appender import NpyAppender
 from ragbench._retrieval.index.built import MANIFEST_FILE, build_index
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry, load_retriever

@@ -21,6 +21,7 @@ from ragbench._retrieval.lucene.tokenizer import (
     ASCII_TOKEN,
     MAX_TOKEN_UNITS,
     lucene_classes,
+    scanned_tokens,
     standard_tokens,
     token_regex,
     utf16_units,
@@ -89,6 +90,25 @@ def test_base64_blobs_get_the_tokens_of_the_whole_text_search(blob):
     assert list(standard_tokens(blob + "é")) == searched_to_the_end(blob + "é")  # the Unicode pattern too
 
 
+ASCII_PIECES = ["a", "Z", "7", "_", ":", ".", "'", ",", ";", " ", "\n", "-", "(", "$"]
+# ASCII texts of words short and long (a run of one piece up to past the 255-unit buffer), as most passages are
+ASCII_TEXT = st.lists(
+    st.one_of(
+        st.text(st.sampled_from(ASCII_PIECES), max_size=12),
+        st.tuples(st.sampled_from(ASCII_PIECES), st.integers(200, 300)).map(lambda run: run[0] * run[1]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ASCII_TEXT)
+def test_an_ascii_text_cut_in_one_search_gets_the_scanners_tokens(text):
+    """`standard_tokens`' fast path (one findall over an ASCII text whose matches fit the buffer) against the
+    scanner, which the tests above hold to the whole-text search for any content."""
+    assert list(standard_tokens(text)) == list(scanned_tokens(text))
+
+
 # Lucene's word rule as its grammar writes it (StandardTokenizerImpl.jflex), over one character of each class:
 # a letter, a Hebrew letter, a number, a katakana, extend_num_let, mid letter, mid number and letter, mid number,
 # single and double quote, and a combining mark (it clings to the character before)
@@ -133,6 +153,10 @@ class Counted:
         found = self.pattern.search(string, pos, end)
         self.given += (found.start() + 1 if self.stops_at_first and found else end) - pos
         return found
+
+    def findall(self, string):
+        self.given += len(string)
+        return self.pattern.findall(string)
 
     def match(self, string, pos=0, endpos=None):
         end = len(string) if endpos is None else endpos

@@ -31,7 +31,7 @@ from ragbench.api.text import cited_numbers, sent_tokenize
 from .ag_output import submission_records
 from .data import read_qrels, read_topics
 from .metric import DEPTH
-from .submitted_topics import MISSING_TOPICS, read_as_castorini
+from .submitted_topics import MISSING_TOPICS, MOST_WORDS, read_as_castorini
 
 # ragnarok's ragnarok_v4 template (castorini/ragnarok 7233fa7): its system message and instruction; the contexts
 # as its convert_doc_to_prompt_content shows a segment ("Title: ... Content: ...", one line, "[n]" in it as "(n)")
@@ -92,8 +92,9 @@ class TrecRagTask(Task):
         self.missing_topics = missing_topics
 
     def system_defaults(self) -> dict[str, Any]:
-        """A system shows as many segments as recall@100 scores."""
-        return {"top_n": DEPTH}
+        """A system shows as many segments as recall@100 scores; a report system's word limit is the track's
+        (rag24_validation's 400 words, 2025's too)."""
+        return {"top_n": DEPTH, "max_words": MOST_WORDS}
 
     @property
     def topics_path(self) -> Path:

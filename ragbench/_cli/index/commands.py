@@ -51,7 +51,8 @@ def index_group() -> None:
     multiple=True,
     metavar="K=V",
     help="builder option: k1, b, method, stemmer, stopwords (bm25); query_instruction, query_style "
-    "(default or one a plugin provides: ragbench list retrievers), dtype, batch_size, device, normalize (dense); "
+    "(default or one a plugin provides: ragbench list retrievers), dtype, encoder_dtype (float32, float16, "
+    "bfloat16), batch_size, device, normalize (dense); "
     "language (flashrag_bm25)",
 )
 @click.option("--chunk-size", default=50_000, show_default=True, type=int, help="passages read and indexed at a time")
@@ -86,7 +87,16 @@ def index_group() -> None:
     "else a Ray of this machine",
 )
 @click.option("--workers", type=int, default=None, help="with --ray: worker actors (default: a CPU, dense: a GPU each)")
-@click.option("--shards", type=int, default=None, help="with --ray: split the index into S shards too (INDEX/shards-S)")
+@click.option(
+    "--shards",
+    type=int,
+    default=None,
+    help="with --ray: build the index as S shards (INDEX/shards-S), each worker reading its own part of the corpus "
+    "(a .jsonl file or MS MARCO v2.1 segmented folder); no merged index unless --merged",
+)
+@click.option(
+    "--merged", is_flag=True, help="with --ray --shards: build the one index too, and split it into the shards"
+)
 def build_command(
     corpus: str,
     kind: str,
@@ -102,6 +112,7 @@ def build_command(
     ray_address: str | None,
     workers: int | None,
     shards: int | None,
+    merged: bool,
 ) -> None:
     """Stream a corpus into an index folder (a 21M-passage file never has to fit in memory)."""
     from ..._retrieval.index.built import build_index
@@ -120,7 +131,12 @@ def build_command(
         }
         if ray_address is None and (workers, shards) != (None, None):
             raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
-        if ray_address is not None:
+        if merged and shards is None:
+            raise ConfigError("--merged is an option of --ray --shards S: pass them")
+        if ray_address is not None and shards is not None and not merged:
+            manifest = shard_build(corpus, out, kind, options, build, ray_address, workers, shards)
+            out = f"{out}/shards-{shards}"
+        elif ray_address is not None:
             manifest = parallel_build(corpus, out, kind, options, build, ray_address, workers, shards)
         else:
             manifest = build_index(corpus, out, kind, options, registry=command_registry(), **build)
@@ -153,6 +169,32 @@ def parallel_build(
         click.echo(f"resumed: {done.reused} of {done.reused + done.analysed} blocks read from the interrupted build")
     if done.shards is not None:
         click.echo(f"{shards} shards of {out} in {done.shards}")
+    return done.manifest
+
+
+def shard_build(
+    corpus: str,
+    out: str,
+    kind: str,
+    options: dict[str, Any],
+    build: dict[str, Any],
+    ray_address: str,
+    workers: int | None,
+    shards: int,
+) -> Manifest:
+    """`build --ray --shards S`: each shard built by a Ray task from its own part of the corpus; the shards kept
+    from an interrupted build said in a line."""
+    from ..._retrieval.shard_build.driver import build_shards, ray_runner
+    from ..._retrieval.shard_build.kind import TextSettings
+
+    text = TextSettings(build["title"], build["split"], build["split_header"], build["chunk_size"])
+    done = build_shards(
+        corpus, out, kind, options, shards, registry=command_registry(), text=text, overwrite=build["overwrite"],
+        runner=ray_runner(ray_address, workers),
+    )  # fmt: skip
+    if done.kept:
+        click.echo(f"resumed: {done.kept} of {shards} shards kept from the interrupted build")
+    click.echo(f"{shards} shards of {out} built in {done.folder}, no merged index")
     return done.manifest
 
 

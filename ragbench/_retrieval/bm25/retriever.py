@@ -25,6 +25,7 @@ import json
 import logging
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -174,22 +175,41 @@ class BM25Builder(IndexBuilder):
         self.n_docs += len(lengths)
 
     def finish(self) -> JsonObject:
+        lengths = np.concatenate(self.lengths)
+        vocab = dict(self.tokenizer.get_vocab_dict())
+        corpus = CorpusStats(self.doc_freqs, self.n_docs, float(lengths.mean()))  # bm25s's mean, in float64
+        postings = self.write_files(vocab, corpus, np.arange(len(self.doc_freqs)))
+        return self.options(len(vocab), postings)
+
+    def options(self, vocabulary: int, postings: int) -> JsonObject:
+        """What the manifest records of a build of `vocabulary` terms and `postings` postings."""
+        return {
+            **self.params,
+            "stopwords": self.stopwords,
+            "stemmer": self.stemmer_name,
+            "tokenizer": self.tokenizer_name,
+            "vocabulary": vocabulary,
+            "postings": postings,
+            "bm25s": import_bm25s().__version__,
+        }
+
+    def write_files(self, vocab: dict[str, int], corpus: CorpusStats, numbers: np.ndarray) -> int:
+        """bm25s's files of this build's passages into `files_dir`, terms numbered `numbers[term]` in `vocab` (this
+        build's own, or the whole corpus's of which this build is a shard), scored with `corpus`'s statistics
+        (this build's, or the whole corpus's); the postings written."""
         bm25s = import_bm25s()
         from bm25s import scoring
 
         method, k1, b, delta = (self.params[key] for key in ("method", "k1", "b", "delta"))
-        vocab = dict(self.tokenizer.get_vocab_dict())
-        n_vocab = len(vocab)
-        lengths = np.concatenate(self.lengths)
-        avg_len = lengths.mean()  # as bm25s: the mean of an integer array, in float64
-        doc_freqs = dict(enumerate(self.doc_freqs.tolist()))
-        idf = scoring._build_idf_array(doc_freqs, self.n_docs, scoring._select_idf_scorer(method), "float32")
+        n_vocab, avg_len = len(vocab), corpus.avg_len
+        doc_freqs = dict(enumerate(corpus.doc_freqs.tolist()))
+        idf = scoring._build_idf_array(doc_freqs, corpus.n_docs, scoring._select_idf_scorer(method), "float32")
         tfc_scorer = scoring._select_tfc_scorer(method)
         nonoccurrence = None
         if method in ("bm25l", "bm25+"):
             nonoccurrence = scoring._build_nonoccurrence_array(
                 doc_freqs,
-                self.n_docs,
+                corpus.n_docs,
                 scoring._select_idf_scorer(method),
                 tfc_scorer,
                 avg_len,
@@ -202,14 +222,17 @@ class BM25Builder(IndexBuilder):
 
         out = self.folder / self.files_dir
         out.mkdir(exist_ok=True)
+        lengths = np.concatenate(self.lengths)
+        counts = np.zeros(n_vocab, dtype=np.int64)
+        np.add.at(counts, numbers[: len(self.doc_freqs)], self.doc_freqs)
         indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-        np.cumsum(self.doc_freqs, out=indptr[1:])
+        np.cumsum(counts, out=indptr[1:])
         data = np.lib.format.open_memmap(out / "data.csc.index.npy", "w+", np.float32, (int(indptr[-1]),))
         indices = np.lib.format.open_memmap(out / "indices.csc.index.npy", "w+", np.int32, (int(indptr[-1]),))
         heads = indptr[:-1].copy()
         for path in self.chunk_files:
             with np.load(path) as chunk:
-                docs, terms, tf = chunk["doc"], chunk["term"], chunk["tf"]
+                docs, terms, tf = chunk["doc"], numbers[chunk["term"]], chunk["tf"]
             # bm25s scores one passage at a time with scalar lengths; the same float64 operations
             # on arrays give the same bits.
             scores = idf[terms] * tfc_scorer(tf_array=tf, l_d=lengths[docs], l_avg=avg_len, k1=k1, b=b, delta=delta)
@@ -225,13 +248,15 @@ class BM25Builder(IndexBuilder):
         data.flush()
         indices.flush()
         del data, indices
+        whole_postings = int(corpus.doc_freqs.sum())  # int32 pointers as the whole index's
         np.save(
             out / "indptr.csc.index.npy",
-            indptr.astype(np.int32) if self.int32_pointers and indptr[-1] < 2**31 else indptr,
+            indptr.astype(np.int32) if self.int32_pointers and whole_postings < 2**31 else indptr,
         )
         if nonoccurrence is not None:
             np.save(out / "nonoccurrence_array.index.npy", nonoccurrence)
         if self.empty_token:
+            vocab = {**vocab}
             vocab.setdefault("", n_vocab)  # bm25s's index() adds this empty token the same way
         (out / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         params = {
@@ -245,15 +270,17 @@ class BM25Builder(IndexBuilder):
         }
         (out / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
         shutil.rmtree(self.spill)
-        return {
-            **self.params,
-            "stopwords": self.stopwords,
-            "stemmer": self.stemmer_name,
-            "tokenizer": self.tokenizer_name,
-            "vocabulary": n_vocab,
-            "postings": int(indptr[-1]),
-            "bm25s": bm25s.__version__,
-        }
+        return int(indptr[-1])
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """What BM25 scores a passage with beyond its own terms: each term's passages (by term number), the passages
+    and their average length."""
+
+    doc_freqs: np.ndarray
+    n_docs: int
+    avg_len: float
 
 
 class BM25Retriever(IndexedRetriever):

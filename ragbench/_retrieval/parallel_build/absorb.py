@@ -38,6 +38,7 @@ def worker_settings(builder: Any, first: str, registry: Any) -> WorkerSettings:
             "batch_size": encoder.batch_size,
             "device": encoder.device,
             "query_style": encoder.query_style,
+            "encoder_dtype": encoder.dtype,
         }
         return {"encoder": options, "registry": registry}
     return {}

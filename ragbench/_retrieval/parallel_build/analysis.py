@@ -49,6 +49,7 @@ class EncoderSettings(TypedDict):
     batch_size: int
     device: str | None
     query_style: str
+    encoder_dtype: str
 
 
 class WorkerSettings(TypedDict, total=False):

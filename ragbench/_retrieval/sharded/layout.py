@@ -2,7 +2,8 @@
 
 shards.json records the index it was split from (its kind, passage count and the sha256 of its manifest.json, or
 of its files' sampled digests where it has none: a FlashRAG index folder or faiss file, so shards of an index built
-again are refused), each shard's passage range [start, stop) and, for each of its files, its size and its sampled
+again are refused; shards built as shards, `shard_build`, have their own manifest.json beside shards.json, whose
+sha256 it records), each shard's passage range [start, stop) and, for each of its files, its size and its sampled
 content digest (`content_digest`: 256 blocks of 4 KiB spread over the file, 1 MiB read whatever its size), so a
 shard proves it holds the files the split wrote: another shard's file, or another split's of the same size, is
 refused. `read_layout` checks all of it, and that the ranges cover the corpus in order, before any shard is
@@ -80,11 +81,20 @@ class Layout:
     fix: str = ""  # what to do about a damaged shard; empty: split the index again
 
 
-def layout_record(kind: str, doc_count: int, index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> str:
-    """The shards.json text of shard `folders` holding `ranges` (their files written)."""
+def layout_record(
+    kind: str,
+    doc_count: int,
+    index: Path,
+    folders: list[Path],
+    ranges: list[tuple[int, int]],
+    files: list[Any] | None = None,
+) -> str:
+    """The shards.json text of shard `folders` holding `ranges` (their files written; `files`: each one's
+    `file_records`, where the workers that wrote them made them)."""
+    records = files if files is not None else [file_records(folder) for folder in folders]
     shards = [
-        {"folder": folder.name, "start": start, "stop": stop, "files": file_records(folder)}
-        for folder, (start, stop) in zip(folders, ranges)
+        {"folder": folder.name, "start": start, "stop": stop, "files": held}
+        for folder, (start, stop), held in zip(folders, ranges, records)
     ]
     record = {
         "format": LAYOUT_FORMAT,
@@ -128,7 +138,8 @@ def read_layout(folder: Path, index: Path) -> Layout:
     typed_fields(LAYOUT_FILE, record, LAYOUT_TYPES, required=tuple(LAYOUT_TYPES))
     if record["format"] != LAYOUT_FORMAT:
         raise IndexDamage(LAYOUT_FILE, f"has format {record['format']}, this ragbench reads {LAYOUT_FORMAT}")
-    if record["index_manifest_sha256"] != manifest_sha256(index):
+    source = folder if (folder / MANIFEST_FILE).is_file() else index  # built in shards: their own manifest
+    if record["index_manifest_sha256"] != manifest_sha256(source):
         raise IndexDamage(LAYOUT_FILE, f"was split from another build of the index (its {MANIFEST_FILE} changed)")
     shards = [shard_entry(folder, number, entry) for number, entry in enumerate(record["shards"])]
     stops = [0] + [shard.stop for shard in shards]
@@ -178,7 +189,7 @@ def foreign_entry(folder: Path) -> str | None:
             path = relative / name
             shard, _, inside = str(path).partition(os.sep)
             link = os.path.islink(os.path.join(where, name))
-            known = str(path) == LAYOUT_FILE or (
+            known = str(path) in (LAYOUT_FILE, MANIFEST_FILE) or (
                 shard in shards and (not inside or inside in shards[shard] or name in dirs)
             )
             if link or not known:

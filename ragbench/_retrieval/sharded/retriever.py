@@ -6,7 +6,8 @@ The run's process keeps what is small and per query (`fronts`): the docs store o
 tokenizer. The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
 starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
 names one. The shards come from `ragbench index shard --index INDEX --shards S` (INDEX/shards-S, FILE.shards-S
-beside a faiss file; tevatron_dense's shard files are served as they are); every node must see them at the same
+beside a faiss file; tevatron_dense's shard files are served as they are) or from `ragbench index build --ray
+--shards S` (INDEX/shards-S with its own manifest: its kind's front, `shard_build.front`); every node must see them at the same
 path (a shared file system, or a copy of each shard's folder on its node).
 """
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..._errors import ConfigError
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
+from ..shard_build.kinds import built_shards_front
 from .actors import ShardPool
 from .fronts import FRONTS, Answers, Front
 
@@ -64,7 +66,11 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
         raise ConfigError(f"retriever {kind}: --retriever-arg shards={shards!r}: a whole number of shards, 1 or more")
     if address is not None and not isinstance(address, str):
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
-    front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
+    built = built_shards_front(name, args.get("index"), shards)  # built in shards: no merged index
+    if built is not None:
+        front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
+    else:
+        front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
     try:
         return ShardedRetriever(front, ShardPool(front.layout(shards), front.shard_options(), address))
     except BaseException:

@@ -1,0 +1,191 @@
+"""A corpus cut into contiguous parts, each read on its own by a worker of a shard-parallel build
+(`shard_build`), where it lies: the parts' passages, one after the other, are the one-process reader's
+(`readers.corpus_rows`), in its order, bad rows counted the same way.
+
+- A JSONL file: S byte ranges of equal size; a part holds the lines that START in its range (the line a range's
+  first byte falls in belongs to the part before), read from its own start (`part_lines`). Its bad rows are
+  named by line numbers counted from the part's first line; `renumbered` names them by the file's, once the
+  driver knows how many lines the parts before hold.
+- A DPR TSV file: the same byte ranges, each row read as `readers.dpr_tsv_rows` reads it, by the columns its
+  header names (read from the file's first row by every part). A row whose quoted field holds a line break goes on
+  past its part's end; the part after it would start inside that row, so the driver refuses a build where a part
+  does not start where the one before it stopped (`PartReading.first`, `end`).
+- A folder of MS MARCO V2.1 segmented shards: S runs of whole files, in name order (S at most the files).
+
+Every read goes through `open_bytes`, plain local file I/O, so another location (an object store) is one
+function to swap.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ..._errors import ConfigError, RecordError
+from ..._storage.csv_fields import large_fields
+from ..._storage.files import open_file
+from ..._storage.jsonl import located_lines
+from ..._types import Document
+from .readers import BOM, DEFAULT_COLUMNS, SEGMENTED, corpus_format, dpr_columns, dpr_row, jsonl_passage
+from .segmented import open_shard, shard_files, shard_passage
+
+PART_FORMS = ("jsonl", "dpr_tsv", SEGMENTED)  # the corpus forms read in parts
+LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # where text mode (newline="") also ends a line
+
+
+@dataclass(frozen=True)
+class CorpusPart:
+    """Part `number` of a corpus: the lines of `files[0]` starting in bytes [start, stop) (a JSONL file), or
+    the whole of each of `files` (segmented shards; start and stop 0)."""
+
+    number: int
+    form: str
+    files: tuple[str, ...]
+    start: int = 0
+    stop: int = 0
+
+
+def open_bytes(path: str | Path) -> IO[bytes]:
+    """A corpus file opened for reading bytes (the one place a part's bytes are opened)."""
+    handle: IO[bytes] = open_file(path)
+    return handle
+
+
+def corpus_parts(corpus: Path, count: int) -> list[CorpusPart]:
+    """`corpus` cut into `count` parts (module docstring); a ConfigError for a form not read in parts, or more
+    parts than a segmented folder has files."""
+    form = corpus_format(corpus)
+    if form not in PART_FORMS:
+        raise ConfigError(
+            f"corpus {corpus}: index build --ray --shards reads a .jsonl file or a folder of MS MARCO V2.1 segmented "
+            f"shards in parts, not a {form} corpus; add --merged to build the one index and split it"
+        )
+    if form == SEGMENTED:
+        files = [str(path) for path in shard_files(corpus)]
+        if count > len(files):
+            raise ConfigError(
+                f"--shards {count}: corpus {corpus} has {len(files)} shard files and a shard is built from whole "
+                f"files; choose 1 to {len(files)}"
+            )
+        size, extra = divmod(len(files), count)
+        bounds = [0]
+        for number in range(count):
+            bounds.append(bounds[-1] + size + (number < extra))
+        return [CorpusPart(n, form, tuple(files[a:b])) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    size = corpus.stat().st_size
+    bounds = [size * number // count for number in range(count + 1)]
+    return [CorpusPart(n, form, (str(corpus),), a, b) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+
+
+class PartReading:
+    """What reading a part saw besides its passages: its lines (JSONL: those it owns) and the sha256 of the bytes
+    it read (a segmented shard's unpacked)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.digest = hashlib.sha256()
+        self.first = self.end = 0  # where its first line starts and its last ends (a one-file corpus)
+        self.rows_span_lines = False  # TSV: a quoted field may hold a line break
+        self.in_row = False  # such a row is being read: its lines go on past the part's end
+
+
+def part_lines(handle: IO[bytes], start: int, stop: int, reading: PartReading) -> tuple[int, Iterator[bytes]]:
+    """(where its first line starts, the lines) of the lines of `handle` that start in bytes [start, stop)."""
+    if start > 0:
+        handle.seek(start - 1)
+        handle.readline()  # the line byte start-1 is in: the part before owns it (it starts before `start`)
+    first = handle.tell()
+    reading.first = reading.end = first
+
+    def lines() -> Iterator[bytes]:
+        for line in handle:
+            if reading.end >= stop and not reading.in_row:
+                return
+            reading.lines += 1
+            reading.digest.update(line)
+            reading.end += len(line)
+            reading.in_row = reading.rows_span_lines
+            yield line
+
+    return first, lines()
+
+
+def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
+    """The part's passages and bad rows in corpus order (JSONL bad rows numbered from the part's first line)."""
+    if part.form == SEGMENTED:
+        for shard in map(Path, part.files):
+            with open_shard(shard) as handle:
+                for located in located_lines(counted(handle, reading), str(shard)):
+                    yield shard_passage(located, shard)
+        return
+    path = Path(part.files[0])
+    if part.form == "dpr_tsv":
+        yield from tsv_part(path, part, reading)
+        return
+    with open_bytes(path) as handle:
+        first, lines = part_lines(handle, part.start, part.stop, reading)
+        for located in located_lines(lines, str(path), start=first):
+            yield jsonl_passage(located, path)
+
+
+def tsv_part(path: Path, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
+    """A DPR TSV part's rows (module docstring): `readers.dpr_tsv_rows`'s, its lines numbered from the part's."""
+    with open_bytes(path) as handle, large_fields():
+        bom = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        handle.seek(bom)
+        header = next(csv.reader(text_lines(part_lines(handle, 0, bom + 1, PartReading())[1]), delimiter="\t"), [])
+        columns = dpr_columns(header)
+        handle.seek(bom)
+        _, lines = part_lines(handle, part.start, part.stop, reading)
+        reading.rows_span_lines = True
+        rows = csv.reader(text_lines(lines), delimiter="\t")
+        first = part.start == 0
+        while True:
+            reading.in_row = False
+            try:
+                row = next(rows)
+            except StopIteration:
+                reading.lines = rows.line_num  # csv's lines (a lone "\r" ends one), as its errors number them
+                return
+            except csv.Error as exc:
+                yield RecordError(str(path), rows.line_num, f"unreadable TSV row ({exc})")
+                continue
+            if first:
+                first = False
+                if columns is not None:
+                    continue
+            yield dpr_row(row, columns or DEFAULT_COLUMNS, path, rows.line_num)
+
+
+def text_lines(lines: Iterator[bytes]) -> Iterator[str]:
+    """The lines a text-mode reading (UTF-8, surrogateescape, newline="") gives of these byte lines: a lone "\r"
+    ends a line too."""
+    for line in lines:
+        yield from (piece for piece in LONE_CR.split(line.decode("utf-8", "surrogateescape")) if piece)
+
+
+def counted(handle: Any, reading: PartReading) -> Iterator[bytes]:
+    for line in handle:
+        reading.lines += 1
+        reading.digest.update(line)
+        yield line
+
+
+def error_record(error: RecordError) -> tuple[str, int, str, str | None, str | None]:
+    """`error` as plain values (a worker sends it to the driver; an exception's pickle loses its fields)."""
+    where = (f"{error.path} {error.at}" if error.at else f"{error.path}:{error.line}") + (
+        f" field '{error.field}'" if error.field else ""
+    )
+    return error.path, error.line, str(error)[len(where) + 2 :], error.field, error.at
+
+
+def renumbered(record: Any, lines_before: int) -> RecordError:
+    """The RecordError of `error_record`'s values, its line moved on by `lines_before` (a JSONL part's lines
+    are numbered from its first: the file's number is the lines of the parts before it plus the part's)."""
+    path, line, message, field, at = record
+    return RecordError(path, int(line) + lines_before, message, field, at)

@@ -1,0 +1,272 @@
+"""`ragbench index build --ray --shards S`: an index built as S shards, each by a worker that reads its own part of
+the corpus (`corpus.parts`) and writes its shard's files straight into INDEX/shards-S/NNN; no merged index.
+
+The driver cuts the corpus into parts (byte offsets or file names), runs step 1 of every shard (`worker`), gets
+back each part's small statistics (passage and line counts, bad records, its kind's statistics: per-term document
+frequencies, lengths' totals; never postings), merges them (the kind's `merge`) and runs step 2 of every shard with
+what it made: each shard then scores exactly as the one index. It writes the manifest (INDEX/shards-S/manifest.json:
+the one index's fields, the corpus's parts' sha256 for its sha256) and shards.json (each file's size and content
+digest, from the workers) and renames the building folder into place (`state`). Passage numbers are the one-process
+build's: shard i holds a contiguous run of them, from the passages of the shards before it. A build killed mid-way
+is resumed by the same command: a shard's step whose files still match its record is kept, the others done again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._errors import ConfigError
+from ..._storage.own_trees import remove_all_but_links
+from ..corpus.identity import corpus_bytes, corpus_state
+from ..corpus.parts import CorpusPart, PartReading, corpus_parts, read_part, renumbered
+from ..corpus.readers import SEGMENTED, corpus_format, passage_text
+from ..index.built import KEPT_ERRORS, Manifest
+from ..index.docstore import DocStore
+from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
+from .kind import ShardKind, Stats, TextSettings
+from .kinds import shard_kind
+from .runner import InProcess, RayTasks, Runner
+from .state import BuildFolder
+from .worker import analyse_part, finish_part, id_hash
+
+if TYPE_CHECKING:
+    from ..._registry import Registry
+
+
+@dataclass
+class ShardBuild:
+    manifest: Manifest
+    folder: Path  # INDEX/shards-S
+    kept: int  # shards whose steps a killed build had done (kept)
+
+
+def build_shards(
+    corpus: str | Path,
+    out: str | Path,
+    kind: str,
+    options: dict[str, Any],
+    shards: int,
+    *,
+    registry: Registry,
+    text: TextSettings | None = None,
+    overwrite: bool = False,
+    runner: Callable[[], Runner] = InProcess,
+) -> ShardBuild:
+    """The `kind` index of `corpus` built as `shards` shards into `out`/shards-S (module docstring), on the runner
+    `runner()` starts once the request is checked (default: this process), closed at the end."""
+    text = text or TextSettings()
+    name = registry.entry("retrievers", kind).name
+    kind_class = shard_kind(name)
+    if kind_class is None:
+        raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
+    if shards < 1:
+        raise ConfigError(f"--shards {shards}: must be at least 1")
+    if text.chunk_size < 1:
+        raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
+    corpus, out = Path(corpus), Path(out)
+    parts = corpus_parts(corpus, shards)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
+    target = shards_folder(out, shards)
+    if os.path.lexists(target):
+        if not overwrite:
+            raise ConfigError(f"--out {out}: {target} exists; pass --overwrite to build its shards again")
+        if not target.is_symlink() and (problem := foreign_entry(target)):
+            raise ConfigError(f"{problem}; ragbench replaces only shards it made: move it away")
+    started = time.perf_counter()
+    before = corpus_state(corpus)
+    key: Stats = {
+        "retriever": name,
+        "options": options,
+        "corpus": str(corpus.resolve()),
+        "corpus_files": [list(entry) for entry in before],
+        "shards": shards,
+        "text": [text.title, text.split, text.split_header, text.chunk_size],
+    }
+    builder = kind_class(options, registry, text)
+    builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
+    state = BuildFolder(target, key)
+    started_runner = runner()
+    try:
+        return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite)
+    finally:
+        started_runner.close()
+
+
+def built(
+    corpus: Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings,
+    runner: Runner, before: tuple[tuple[str, int, int], ...], started: float, overwrite: bool,
+) -> ShardBuild:  # fmt: skip
+    """The shards' two steps run on `runner` and the shards put in place (`build_shards`)."""
+    shards, name = len(parts), builder.name
+    results = step_one(builder, parts, state, text, runner)
+    kept = sum(state.kept(n, "finished") is not None for n in range(shards))
+    try:
+        check_passages(corpus, results, state)
+    except ConfigError:
+        remove_all_but_links(state.folder)  # ours, and no build of this key can complete
+        raise
+    shared = builder.merge([result["stats"] for result in results])
+    finished = [state.kept(n, "finished") for n in range(shards)]
+    calls = [
+        (builder, state.shard(n), runner.share(shared), results[n]["stats"], state.record(n, "analysed"),
+         state.record(n, "finished"))
+        for n in range(shards) if finished[n] is None
+    ]  # fmt: skip
+    runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
+    after = corpus_state(corpus)
+    if after != before:
+        raise ConfigError(
+            f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now {corpus_bytes(after)}): "
+            "the shards would hold neither version; build again once it is complete"
+        )
+    manifest = shards_manifest(corpus, name, results, builder.options(shared), text, after, started)
+    ranges, start = [], 0
+    for result in results:
+        ranges.append((start, start + int(result["passages"])))
+        start += int(result["passages"])
+    folders = [state.shard(n) for n in range(shards)]
+    files = [state.kept(n, "finished")["files"] for n in range(shards)]
+    manifest_text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    layout = partial(layout_record, name, manifest.doc_count, state.folder, folders, ranges, files)
+    folder = state.complete(manifest_text, layout, overwrite)
+    read_layout(folder, out)  # what was written is what a run reads
+    return ShardBuild(manifest, folder, kept)
+
+
+def step_one(
+    builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings, runner: Runner
+) -> list[Stats]:
+    """Each shard's step-1 result: kept from a killed build where its files match, else its part analysed."""
+    results: list[Stats | None] = []
+    for part in parts:
+        finished = state.kept(part.number, "finished") is not None
+        kept = state.kept(part.number, "analysed", check=not finished)
+        if kept is None:
+            state.forget(part.number)
+        results.append(kept["result"] if kept is not None else None)
+    todo = [part for part, result in zip(parts, results) if result is None]
+    calls = [(builder, part, state.shard(part.number), text, state.record(part.number, "analysed")) for part in todo]
+    for part, result in zip(todo, runner.map(analyse_part, calls)):
+        results[part.number] = result
+    return [result for result in results if result is not None]
+
+
+def first_text(part: CorpusPart, text: TextSettings) -> str:
+    """The corpus's first passage's text as `IndexBuilder.indexed_text` makes it ("" where it has none): what
+    FlashRAG picks its language by."""
+    from ..corpus.chunking import chunk_documents, parse_split, title_header
+
+    passages = read_part(part, PartReading())
+    if text.split is not None:
+        splitter = parse_split(text.split)
+        header = title_header(text.split_header) if text.split_header is not None else None
+        passages = chunk_documents(passages, splitter, whole_up_to=splitter.chunk_size, header=header)
+    for item in passages:
+        if not isinstance(item, Exception):
+            return passage_text(item, text.title)
+    return ""
+
+
+def check_passages(corpus: Path, results: list[Stats], state: BuildFolder) -> None:
+    """A ConfigError where the corpus has no passages, a shard none, or a passage id repeats (the one-process
+    build's message)."""
+    if not sum(int(result["passages"]) for result in results):
+        bad = sum(int(result["bad_records"]) for result in results)
+        raise ConfigError(f"corpus {corpus} has no readable passages ({bad} bad records)")
+    for number, (result, after) in enumerate(zip(results, results[1:])):
+        if result["bytes"][1] != after["bytes"][0]:
+            raise ConfigError(
+                f"--shards {len(results)}: corpus {corpus}: a row goes on past byte {after['bytes'][0]}, where shard "
+                f"{number + 1}'s part starts (a quoted field holding a line break): build it with --merged, or "
+                "another number of shards"
+            )
+    for number, result in enumerate(results):
+        if not result["passages"]:
+            raise ConfigError(
+                f"--shards {len(results)}: shard {number}'s part of corpus {corpus} holds no passages; choose fewer shards"
+            )
+    repeated: Counter[str] = Counter()
+    for result in results:
+        repeated.update(result["repeated"])
+    if state.repeated_across(len(results)):
+        repeated.update(repeated_across(state, len(results)))
+    if repeated:
+        shown = ", ".join(f"{doc_id!r} ({count} passages)" for doc_id, count in list(repeated.items())[:3])
+        raise ConfigError(
+            f"corpus {corpus}: {len(repeated)} passage id(s) repeat: {shown}; retrieval metrics match documents by "
+            "id, so each passage needs its own: make the ids unique, then build again"
+        )
+
+
+def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
+    """The ids more than one shard holds, each counted once a shard (read from the shards' docs stores: only when
+    their hashes collide)."""
+    import numpy as np
+
+    hashes = [np.load(state.ids(n)) for n in range(shards)]
+    seen: Counter[int] = Counter(int(h) for shard in hashes for h in np.unique(shard))
+    colliding = {h for h, count in seen.items() if count > 1}
+    found: dict[str, set[int]] = {}
+    for number in range(shards):
+        store = DocStore(state.shard(number))
+        try:
+            for i in range(len(store)):
+                doc_id = store.get(i).id or ""
+                if doc_id and id_hash(doc_id) in colliding:
+                    found.setdefault(doc_id, set()).add(number)
+        finally:
+            store.close()
+    return Counter({doc_id: len(numbers) for doc_id, numbers in found.items() if len(numbers) > 1})
+
+
+def shards_manifest(
+    corpus: Path, kind: str, results: list[Stats], options: Stats, text: TextSettings,
+    after: tuple[tuple[str, int, int], ...], started: float,
+) -> Manifest:  # fmt: skip
+    """The manifest of the shards: a one-process build's fields (bad records named by the file's lines)."""
+    errors, lines_before = [], 0
+    one_file = corpus_format(corpus) != SEGMENTED  # a segmented shard's lines are numbered in its own file
+    for result in results:
+        errors += [str(renumbered(error, lines_before if one_file else 0)) for error in result["errors"]]
+        lines_before += int(result["lines"])
+    return Manifest(
+        retriever=kind,
+        doc_count=sum(int(result["passages"]) for result in results),
+        corpus={
+            "path": str(corpus.resolve()),
+            "format": corpus_format(corpus),
+            "bytes": corpus_bytes(after),
+            "parts_sha256": [result["sha256"] for result in results],
+            "title": text.title,
+            **({"split": text.split} if text.split else {}),
+            **({"split_header": text.split_header} if text.split and text.split_header is not None else {}),
+        },
+        options=options,
+        bad_records=sum(int(result["bad_records"]) for result in results),
+        errors=errors[:KEPT_ERRORS],
+        build_seconds=round(time.perf_counter() - started, 3),
+        built_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
+
+
+def ray_runner(address: str | None, workers: int | None) -> Callable[[], Runner]:
+    """What starts Ray tasks on the Ray at `address` (checked now: a wrong address fails before any work)."""
+    from ..._ray_connect import check_address
+
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers {workers}: must be at least 1")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise ConfigError("index build --ray needs Ray: pip install 'ragbench[ray]'") from None
+    check_address(address, "--ray ")
+    return partial(RayTasks, address, workers)

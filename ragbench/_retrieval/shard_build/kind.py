@@ -1,0 +1,72 @@
+"""What a retriever kind gives a shard-parallel build (`ShardKind`), one class a kind, in its own module of
+`shard_build` and listed in `kinds.KINDS`.
+
+A build runs in two steps a shard, each in a worker (a Ray task; tests call them directly, `worker`):
+1. `part_builder(folder)`: given the shard's passages' texts chunk by chunk (`add`), as an `IndexBuilder` is;
+   `analysed()` leaves in `folder` what step 2 needs and returns the part's statistics: small, JSON values
+   (for BM25: per-term document frequencies, lengths' total), never postings or vectors;
+2. `finish(folder, shared, own)`: the shard's files, written into `folder` from what step 1 left there and
+   `shared`, what `merge` made of every part's statistics on the driver (global document frequencies, N).
+The driver calls `prepare(first_text)` before step 1 (FlashRAG picks its language by the corpus's first text),
+`merge(stats)` between the steps and `options(shared)` for the manifest's options. `front` is the run's query
+side over the shards (`front.BuiltShardsFront`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from ..._types import Document
+
+Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
+
+
+@dataclass(frozen=True)
+class TextSettings:
+    """How passages become indexed texts, as `index.build_index` takes them."""
+
+    title: bool = True
+    split: str | None = None
+    split_header: str | None = None
+    chunk_size: int = 50_000
+
+
+class PartBuilder(Protocol):
+    def indexed_text(self, doc: Document, title: bool, corpus_format: str) -> str: ...  # IndexBuilder's
+
+    def add(self, texts: list[str]) -> None: ...
+
+    def analysed(self) -> Stats: ...
+
+
+class ShardKind(ABC):
+    """One retriever kind's shard build (module docstring); `options` the build's --build-arg options, `text` how
+    passages become indexed texts (`TextSettings`: a kind whose rows depend on --chunk-size reads it)."""
+
+    name: ClassVar[str]
+    front: ClassVar[type]
+
+    def __init__(self, options: dict[str, Any], registry: Any = None, text: TextSettings | None = None) -> None:
+        self.build_options, self.registry, self.text = dict(options), registry, text or TextSettings()
+
+    def prepare(self, first_text: str) -> None:  # noqa: B027 (a hook most kinds leave empty)
+        """Settings taken from the corpus's first indexed text, before any part is analysed."""
+
+    def encodes_on_gpu(self) -> bool:
+        """Whether step 2 wants a GPU (a Ray task then takes one where the cluster has GPUs: `runner.task_gpus`)."""
+        return False
+
+    @abstractmethod
+    def part_builder(self, folder: Path) -> PartBuilder: ...
+
+    @abstractmethod
+    def merge(self, stats: list[Stats]) -> Stats: ...
+
+    @abstractmethod
+    def finish(self, folder: Path, shared: Stats, own: Stats) -> None: ...
+
+    @abstractmethod
+    def options(self, shared: Stats) -> Stats: ...

@@ -9,7 +9,7 @@ multi-step systems and 0-4 searches for the agent, each drawn from the request's
 that resumes it get the same replies as one run would. The task is fictional_multihop's 300 questions, repeated
 `--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price
 table (the system's model at gpt-4o's list price, the judge at gpt-4o-mini's). `vanilla+long` counts the examples'
-lengths by the embedded SmolLM2's tokenizer (the scripted model's `tokenizer=embedded`; ragbench._run.estimate.tokens)
+lengths by the embedded SmolLM2's tokenizer (the scripted model's `tokenizer=embedded`; ragbench._cost.estimate_tokens)
 on questions 30% of which, all outside the run's pilot, carry a background of 300-600 words of no corpus word (so the
 searches are those of the short question): the pilot meets none of them, the re-drawn pilots (below) some; the
 pilot's mean alone is printed beside each figure.
@@ -135,7 +135,7 @@ def compare(name: str, estimate: dict[str, Any], real: dict[str, float]) -> bool
 
 def pilot_of(figures: list[dict[str, float]], lengths: list[int] | None, order: list[int]) -> Any:
     """The `Totals` of a pilot of the examples at `order`, with their `lengths` (and the rest's) where counted."""
-    from ragbench._run.estimate.figures import Totals
+    from ragbench._cost.estimate_figures import Totals
 
     totals = Totals()
     for i in order:
@@ -150,10 +150,10 @@ def redrawn(run: Path, setup: list[str], prices: Path, pilot: str, draws: int, p
     grown as `--precision` grows it), estimated by the same code (`Totals`) from the samples saved: per figure, the
     share of pilots whose interval held the actual total and whose point was within 10% of it (one pilot is one
     draw: these say how often it lands)."""
+    from ragbench._cost.estimate_figures import example_figures
+    from ragbench._cost.estimate_tokens import model_counter
+    from ragbench._cost.prices import ModelPrices, read_price_table
     from ragbench._records import read_samples
-    from ragbench._reports.cost.prices import ModelPrices, read_price_table
-    from ragbench._run.estimate.figures import example_figures
-    from ragbench._run.estimate.tokens import model_counter
     from ragbench._values.run_config import RunConfig
 
     judge = [setup[setup.index("--judge") + 1]] if "--judge" in setup else []

@@ -191,7 +191,7 @@ class Step(ReadOnly):
     group: list[str] = field(default_factory=current_group)  # `with ctx.group(label):` labels, outermost first
     docs: list[JsonObject] | None = None  # a custom step's documents kept, in its order
     # an LLM call's model, where it is not the run's --model: a system role's name (its --role-model) or
-    # "judge:N" (the N-th --judge), so each call is priced at its model's price (ragbench._reports.cost.prices)
+    # "judge:N" (the N-th --judge), so each call is priced at its model's price (ragbench._cost.prices)
     role: str | None = None
 
     def to_dict(self) -> dict[str, Any]:

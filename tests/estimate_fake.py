@@ -61,7 +61,7 @@ def judge(request: Request) -> str:
 
 def within_limit(request: Request) -> str:
     """`reply` cut at the request's max_tokens (a word a token here), as a model stops there: what --max-cost's
-    worst case of a call (ragbench._run.cost.spending_cap) bounds. `reply` answers as written, past it."""
+    worst case of a call (ragbench._cost.spending_cap) bounds. `reply` answers as written, past it."""
     return " ".join(reply(request).split()[: request.sampling.max_tokens])
 
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
 from helpers import cli_here, cli_run_args, run, samples
+from ragbench._cost.prices import model_price, read_price_table
 from ragbench._engines.batches.store import BATCHES_DIR
-from ragbench._reports.cost.prices import model_price, read_price_table
 from ragbench.api import ConfigError
 from test_batch_api_damaged import damage
 from test_llm_judge import judged_demo_run

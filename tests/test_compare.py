@@ -12,7 +12,7 @@ import pytest
 import ragbench.tasks.selfrag
 from helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown, regressions
-from ragbench._reports.statistics.paired_tests import mcnemar_p, paired_bootstrap
+from ragbench._statistics.paired_tests import mcnemar_p, paired_bootstrap
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import ConfigError

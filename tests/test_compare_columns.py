@@ -19,9 +19,9 @@ from ragbench._reports.compare.comparison import Run, compare_runs, load_run
 from ragbench._reports.compare.run_scores import parse_sample_line
 from ragbench._reports.results.file import normalized_results
 from ragbench._reports.results.schema import Results
-from ragbench._reports.statistics import paired_tests
-from ragbench._reports.statistics.bootstrap import resampled, resampled_by_counts
-from ragbench._reports.statistics.paired_tests import EXACT_UP_TO, binomial_tail, compare_values, decimal_tail
+from ragbench._statistics import paired_tests
+from ragbench._statistics.bootstrap import resampled, resampled_by_counts
+from ragbench._statistics.paired_tests import EXACT_UP_TO, binomial_tail, compare_values, decimal_tail
 from ragbench.api import ConfigError
 
 BEFORE = json.loads((Path(__file__).parent / "data" / "compare_before.json").read_text())

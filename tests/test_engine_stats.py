@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from ragbench._cost.run_cost import CallReports, ServiceReports, run_cost
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._reports.run_summary import cost_line
-from ragbench._run.cost.run_cost import CallReports, ServiceReports, run_cost
 
 ATTEMPT = {"id": "a", "examples": 2, "wall_seconds": 1.0, "llm_calls": 4, "batches": 2, "cache_hits": 0}
 ATTEMPT |= {"prompt_tokens": 900, "completion_tokens": 0}

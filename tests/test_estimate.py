@@ -1,6 +1,6 @@
 """`ragbench estimate`: a pilot of a random sample of the run's examples, run in the run's own folder (which the run
 then resumes, paying nothing twice), and the run's totals estimated from it, each with an interval that holds the
-actual total (ragbench._run.estimate.pilot_run, ragbench._run.estimate.figures)."""
+actual total (ragbench._run.estimate.pilot_run, ragbench._cost.estimate_figures)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.cost.prices import ModelPrices
-from ragbench._run.estimate.figures import EstimatedTotal, extrapolated, pilot_for, regressed
+from ragbench._cost.estimate_figures import EstimatedTotal, extrapolated, pilot_for, regressed
+from ragbench._cost.prices import ModelPrices
 from ragbench._run.estimate.pilot_run import MIN_PILOT, PilotSize, unknowns
 from ragbench._values.run_config import RunConfig
 from ragbench.api import ConfigError

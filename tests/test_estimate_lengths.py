@@ -1,4 +1,4 @@
-"""`ragbench estimate` with the examples' own lengths counted by the model's tokenizer (ragbench._run.estimate.tokens):
+"""`ragbench estimate` with the examples' own lengths counted by the model's tokenizer (ragbench._cost.estimate_tokens):
 the prompt tokens and dollars of the examples outside the pilot follow their lengths (estimate_figures.regressed),
 so a pilot that met only short examples does not estimate the long ones as short; without a tokenizer at hand the
 estimate says so and carries the pilot's mean over, as before."""
@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench._cost.estimate_figures import EstimatedTotal, regressed
+from ragbench._cost.estimate_tokens import model_counter
 from ragbench._engines.local.tokenizers import folder_counter
 from ragbench._engines.scripted import ScriptedEngine
-from ragbench._run.estimate.figures import EstimatedTotal, regressed
 from ragbench._run.estimate.pilot_run import PilotSize
-from ragbench._run.estimate.tokens import model_counter
 from ragbench.api import ConfigError
 from tests.helpers import cli_here
 

@@ -1,5 +1,5 @@
 """`ragbench estimate`'s figures do not depend on the order its examples finished in: the same samples, whatever
-order they were saved in, give the same points and intervals (ragbench._run.estimate.figures.Totals reads them in
+order they were saved in, give the same points and intervals (ragbench._cost.estimate_figures.Totals reads them in
 the order of their keys), and `ragbench estimate --seed 5` run twice prints the same figures."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._run.estimate.figures import Totals
+from ragbench._cost.estimate_figures import Totals
 from tests.helpers import cli_here
 from tests.test_estimate import options
 

@@ -1,5 +1,5 @@
 """A judge against human labels: accuracy, Cohen's kappa and the confusion table
-(ragbench._reports.statistics.label_agreement), and the labels file they are read from
+(ragbench._statistics.label_agreement), and the labels file they are read from
 (ragbench._reports.judging.human_labels)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragbench._reports.judging.human_labels import read_human_labels
-from ragbench._reports.statistics.label_agreement import MAX_CATEGORIES, agreement
+from ragbench._statistics.label_agreement import MAX_CATEGORIES, agreement
 from ragbench.api import ConfigError, cohen_kappa
 
 

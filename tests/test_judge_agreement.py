@@ -1,4 +1,4 @@
-"""Agreement statistics of judges (ragbench._reports.statistics.rater_agreement): equal to the `krippendorff` package's
+"""Agreement statistics of judges (ragbench._statistics.rater_agreement): equal to the `krippendorff` package's
 alpha and scikit-learn's `cohen_kappa_score` (expected values computed with them:
 tests/data/judge_agreement_expected.json), and the properties every agreement has whatever the ratings."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.statistics.rater_agreement import (
+from ragbench._statistics.rater_agreement import (
     agreement,
     cohen_kappa,
     flipped_share,

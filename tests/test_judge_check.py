@@ -10,8 +10,8 @@ import pytest
 from conftest import write_jsonl
 from crag_helpers import parity_fixture
 from helpers import cli_here, run, samples
-from ragbench._reports.cost.prices import model_price
-from ragbench._reports.statistics.ppi import ppi_mean
+from ragbench._cost.prices import model_price
+from ragbench._statistics.ppi import ppi_mean
 from test_crag_score_cli import score_upstream_rows
 
 

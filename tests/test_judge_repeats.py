@@ -13,8 +13,8 @@ import scoring_plugin
 from helpers import samples
 from ragbench._reports.judging.judge_agreement import judge_agreement_lines
 from ragbench._reports.results.file import read_results
-from ragbench._reports.statistics.rater_agreement import agreement, judged_interval
 from ragbench._run.judges.raters import headline_draws, headline_is_a_rater, raters
+from ragbench._statistics.rater_agreement import agreement, judged_interval
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site

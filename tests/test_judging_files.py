@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import cli_here
-from ragbench._reports.cost.prices import read_price_table
+from ragbench._cost.prices import read_price_table
 from ragbench._reports.judging.human_labels import read_human_labels
 from ragbench._run.judges.raters import compares, raters
 from ragbench._run.plan.preflight import check_run_options

@@ -10,10 +10,10 @@ import json
 import pytest
 
 from helpers import cli_here, run, samples
+from ragbench._cost.prices import ModelPrices
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.judge_cost import JudgeCostTally
 from ragbench._reports.cost.model_cost import ModelCostTally
-from ragbench._reports.cost.prices import ModelPrices
 from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
@@ -146,7 +146,7 @@ def record_with(trace=(), judge_trace=()):
 def test_a_step_a_metric_recorded_in_the_judge_trace_is_no_judge_call():
     """`ctx.record_step` in a metric (umbrela's judged qrels pairs) puts a custom step among the judge's calls:
     neither judge_cost nor the estimate's figures count it as a call."""
-    from ragbench._run.estimate.figures import example_figures
+    from ragbench._cost.estimate_figures import example_figures
 
     recorded = step_from_dict({"kind": "custom", "name": "umbrela_qrels", "request": {}, "response": {"judged": []}})
     record = record_with(judge_trace=[llm_step(1000, 10, name="judge:umbrela", role="judge"), recorded])

@@ -1,4 +1,4 @@
-"""Prediction-powered inference of a mean (ragbench._reports.statistics.ppi): equal to ppi-python's and ARES's outputs
+"""Prediction-powered inference of a mean (ragbench._statistics.ppi): equal to ppi-python's and ARES's outputs
 on the same inputs (tests/data/ppi, NOTES.md), and what must hold for a perfect judge and a judge of no use."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.statistics.ppi import classical_mean, ppi_mean
+from ragbench._statistics.ppi import classical_mean, ppi_mean
 
 FIXTURE = json.loads((Path(__file__).parent / "data" / "ppi" / "ppi_python_mean.json").read_text())
 CASES = {case["name"]: case for case in FIXTURE["cases"]}

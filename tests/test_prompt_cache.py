@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
+from ragbench._cost.prices import ModelPrices, read_price_table
 from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.batch_anthropic import AnthropicBatches
 from ragbench._engines.hosted.gemini import GeminiEngine
@@ -24,7 +25,6 @@ from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._llm import LLM
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.model_cost import ModelCostTally
-from ragbench._reports.cost.prices import ModelPrices, read_price_table
 from ragbench._scheduler import Scheduler
 from ragbench._values.response_checks import response_problem
 from ragbench._values.run_config import RunConfig

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragbench._run.cost.run_cost import CallReports
+from ragbench._cost.run_cost import CallReports
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.services import Calls, Opened, held_services
 from ragbench._storage.run_record import RunRecord
@@ -56,7 +56,7 @@ def test_each_stage_returns_what_it_opened_and_the_calls_return_their_statistics
         answer, reports = asyncio.run(both())
         stores = opened.store_reports(reports)
         services.close()
-        assert vars(services).keys() == {"config", "registry", "run_dir", "interrupted", "_opened"}
+        assert vars(services).keys() == {"config", "registry", "run_dir", "interrupted", "batch_board", "_opened"}
     assert "Hamlet" in answer
     assert reports.calls["calls"] == 1 and reports.calls["batches"] == 1
     assert stores.calls is reports and stores.response_cache is not None

@@ -1,4 +1,4 @@
-"""`--max-cost DOLLARS` (ragbench._run.cost.spending_cap): the run stops before its calls would cost more than the cap,
+"""`--max-cost DOLLARS` (ragbench._cost.spending_cap): the run stops before its calls would cost more than the cap,
 each batch checked first at its worst (prompt characters, max_tokens), says in one line what it spent and how to
 continue, and leaves a run `--resume` completes without paying a call twice."""
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench._reports.cost.prices import usd_of
-from ragbench._run.cost.spending_cap import SpendingCap, worst_tokens
+from ragbench._cost.prices import usd_of
+from ragbench._cost.spending_cap import SpendingCap, worst_tokens
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import Request, Response, Sampling
 from tests.helpers import cli_here

@@ -32,7 +32,7 @@ UNUSED_AT_FIRST_CALL = (
     "urllib.request",
     "ragbench._reports.compare.comparison",
     "ragbench._reports.run_summary",
-    "ragbench._reports.statistics.bootstrap",
+    "ragbench._statistics.bootstrap",
     "ragbench._reports.results.score_columns",
     "ragbench._reports.results.slice_plots",
     "ragbench._retrieval.index.built",

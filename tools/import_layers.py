@@ -64,13 +64,17 @@ LAYERS = (
     Layer(
         "running and viewing",
         {
-            "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, cost",
+            "_run": "a run: planning, pre-flight, the evaluator, rescoring, workers, lifecycle, the estimate",
             "_view": "`ragbench view`: the web viewer of run folders (read only)",
             "_trackers": "`--wandb`, `--mlflow`, `ragbench log`: a finished run logged to experiment trackers",
         },
     ),
+    Layer("results", {"_reports": "aggregation, score intervals, compare, report.md and plots, failures, reproduce"}),
     Layer(
-        "results", {"_reports": "aggregation, bootstrap intervals, compare, report.md and plots, failures, reproduce"}
+        "cost",
+        {
+            "_cost": "what a run costs: prices, the price table, each attempt's cost, `--max-cost`, the estimate's figures"
+        },
     ),
     Layer(
         "plugin discovery",
@@ -146,6 +150,7 @@ LAYERS = (
             "_in_flight": "which examples still work toward their next pooled call",
             "_stop_signals": "the signals that stop a command",
             "_children": "the processes this process started that still run",
+            "_statistics": "the bootstrap, paired tests, multiple testing, PPI, agreement of raters and with labels",
         },
     ),
 )

@@ -192,7 +192,7 @@ def stopped_at_cap(exc: Exception) -> None:
     continues it; exit 1. Anything else returns."""
     import shlex
 
-    from .._run.cost.spending_cap import SpendingCapReached
+    from .._cost.spending_cap import SpendingCapReached
 
     if isinstance(exc, SpendingCapReached):
         args = [a for a in sys.argv[1:] if a not in ("--resume", "--overwrite")]

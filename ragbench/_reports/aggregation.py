@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, TypedDict, cast
 
+from .._cost.cost_schema import Efficiency, TokenCost
 from .._metric import CorpusValue, InvalidScore, Metric, reported_keys, typed_value
 from .._plugin_calls import PluginCall
 from .._read_only import read_only
@@ -15,7 +16,6 @@ from .._records import SampleRecord
 from .._storage.checkpoint import DataDigest
 from .._types import JsonObject
 from .judging.judge_agreement import JudgeRatings
-from .results.cost_schema import Efficiency, TokenCost
 from .results.failures import AggregateFailure, CountedEvents, FailureGroups, metric_failure_count, metric_failures
 from .results.judging_schema import KeyCheck
 from .results.missing_as_wrong import as_official, headline_entries, unsaved_record, zero_keys

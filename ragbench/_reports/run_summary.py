@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._cost.cost_schema import RescoringCost
 from .._storage import page_cache
 from .._storage.store_checks import health_lines
 from .._types import JsonObject, json_object
@@ -15,7 +16,6 @@ from .judging.judge_agreement import agreement_cell, judge_agreement_lines
 from .judging.judge_swap import judge_swap_lines
 from .results.budget import budget_line, repeated_work_lines
 from .results.config_diff import retriever
-from .results.cost_schema import RescoringCost
 from .results.failures import (
     counted_lines,
     failure_group_line,

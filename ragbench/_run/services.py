@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .._components.pooling import Components
+from .._cost.run_cost import CallReports, ServiceReports
+from .._cost.spending_cap import CapStopped, SpendingCap, spending_cap
 from .._engines.batches.board import BatchBoard
 from .._in_flight import ExamplesInFlight
 from .._llm import LLM
@@ -47,8 +49,6 @@ from .._storage.rundir import RunDir
 from .._types import JsonObject
 from .._values.ceiling import Ceiling
 from .._values.run_config import RunConfig
-from .cost.run_cost import CallReports, ServiceReports
-from .cost.spending_cap import CapStopped, SpendingCap, spending_cap
 from .lifetime.resources import RunResources
 from .models.metric_models import CallRoute, MetricModels
 from .models.run_engines import Engines, load_engines

@@ -1,4 +1,4 @@
-"""run.json's `attempts`: each attempt's cost, as the run records it (ragbench._run.cost.run_cost) and as its samples
+"""run.json's `attempts`: each attempt's cost, as the run records it (ragbench._cost.run_cost) and as its samples
 hold it (`attempt_cost`, brought into run.json when the samples are rewritten: ragbench._storage.rundir)."""
 
 from __future__ import annotations

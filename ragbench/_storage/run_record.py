@@ -1,7 +1,7 @@
 """run.json typed (`RunRecord`): the one record a run folder's run.json is read as (`RunDir.record`: --resume,
 `ragbench rescore`, `compare`, the trackers, results.json's cost) and written from (`RunDir`'s writes,
 `RunRecord.to_json`), with each attempt's cost (`AttemptCost`, also results.json's `cost.this_attempt`:
-ragbench._reports.results.cost_schema builds on it). It lives with the run folder, which writes it, below the
+ragbench._cost.cost_schema builds on it). It lives with the run folder, which writes it, below the
 results that read it.
 
 A run.json of another shape is refused in one line (`RunShapeError`, the first field found: `meta_problem`); a
@@ -44,7 +44,7 @@ class _AttemptCost(CallCounts):
 
 class AttemptCost(_AttemptCost, total=False):
     """One attempt's cost (a run's first, a resume, a rescoring): its id, the examples it saved, its wall time and
-    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._run.cost.run_cost)."""
+    its calls; `interrupted` while it runs (run.json's copy), or when it did not end (ragbench._cost.run_cost)."""
 
     interrupted: bool
 

@@ -19,9 +19,7 @@ from .files import file_there, open_file
 from .jsonl import LocatedLine, broken_off, located_lines, parse_json
 from .run_shapes import in_current_shape, sample_problem
 
-ATTEMPT_COST = (
-    "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._run.cost.run_cost)
-)
+ATTEMPT_COST = "attempt_cost"  # a checkpoint line's last key: the saving attempt's cost then (ragbench._cost.run_cost)
 STAMP_BYTES = 2**16  # room on a line for the cost of the attempt that saved it (`attempt_cost`, added once checked)
 BLOCK = 2**20  # bytes read at a time where only the lines' offsets are looked for
 

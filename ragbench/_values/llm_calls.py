@@ -292,7 +292,7 @@ class Response:
     token_ids: list[int] | None = None
     # Of prompt_tokens, those the vendor's prompt cache served (OpenAI's cached_tokens, Anthropic's cache reads,
     # Gemini's cachedContentTokenCount) and those written to it (Anthropic's cache writes; of them, the
-    # 1-hour cache's): each priced at its own rate (ragbench._reports.cost.prices)
+    # 1-hour cache's): each priced at its own rate (ragbench._cost.prices)
     cached_prompt_tokens: int = 0
     cache_write_tokens: int = 0
     cache_write_1h_tokens: int = 0

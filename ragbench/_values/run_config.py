@@ -176,9 +176,7 @@ class RunConfig:
     replay_tools: str | None = None  # a recorded run's calls/ folder: tools answer from it (--replay)
     human_labels: str | None = None  # --human-labels FILE (ragbench._reports.judging.human_labels)
     price_table: str | None = None  # --price-table FILE: judge prices (ragbench._reports.cost.judge_cost)
-    max_cost: float | None = (
-        None  # --max-cost DOLLARS: this command's calls stop short (ragbench._run.cost.spending_cap)
-    )
+    max_cost: float | None = None  # --max-cost DOLLARS: this command's calls stop short (ragbench._cost.spending_cap)
 
     def plan_request(self) -> PlanRequest:
         return PlanRequest(

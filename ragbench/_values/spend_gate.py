@@ -1,5 +1,5 @@
 """What a run may spend, as the scheduler (ragbench._scheduler) asks it: `--max-cost`'s gate
-(ragbench._run.cost.spending_cap) is one."""
+(ragbench._cost.spending_cap) is one."""
 
 from __future__ import annotations
 

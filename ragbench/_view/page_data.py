@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypeAlias, TypedDict
 
-from .._reports.results.cost_schema import Cost
+from .._cost.cost_schema import Cost
 from .._reports.results.schema import (
     Budget,
     Cell,

@@ -54,9 +54,9 @@ if TYPE_CHECKING:
     from ragbench._hookspecs import hookimpl
     from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, Score, Scores, key_spec
     from ragbench._records import SampleRecord
-    from ragbench._reports.statistics.bootstrap import resampled
-    from ragbench._reports.statistics.rater_agreement import cohen_kappa
     from ragbench._shared.reader import Reader
+    from ragbench._statistics.bootstrap import resampled
+    from ragbench._statistics.rater_agreement import cohen_kappa
     from ragbench._system import (
         FormatCheck,
         OutputFormat,
@@ -88,8 +88,8 @@ _MODULES = {
     ),
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "key_spec", "CorpusValue", "Score", "Scores"),
-    "ragbench._reports.statistics.bootstrap": ("resampled",),
-    "ragbench._reports.statistics.rater_agreement": ("cohen_kappa",),
+    "ragbench._statistics.bootstrap": ("resampled",),
+    "ragbench._statistics.rater_agreement": ("cohen_kappa",),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
     "ragbench._context": ("Context", "ScoringContext"),
     "ragbench._records": ("SampleRecord",),

@@ -254,7 +254,7 @@ def common_kwargs(
 
 def judging_kwargs(human_labels: str | None, price_table: str | None) -> dict[str, str | None]:
     """--human-labels and --price-table, each file read once now so that a bad one fails before any work."""
-    from ..._reports.cost.prices import read_price_table
+    from ..._cost.prices import read_price_table
     from ..._reports.judging.human_labels import read_human_labels
 
     if human_labels:

@@ -17,7 +17,7 @@ and is part of the engine id, the response cache's key.
 `prompt_cache=true` (or `5m`, `1h`: the cache's lifetime) marks the prefix an agent's loop repeats for Anthropic's
 prompt cache: `cache_control` on the last tool and on the system prompt (anthropic_messages.cache_marked); off by
 default, when requests go as they always have. The answers are the same either way, so it is not part of the
-engine id; reads and writes of the cache are priced at their own rates (ragbench._reports.cost.prices).
+engine id; reads and writes of the cache are priced at their own rates (ragbench._cost.prices).
 
 Retries, the failed-connection limit, concurrency, timeouts, key redaction and one-line failures are the
 `openai` engine's (hosted/stainless.py, hosted/api_engine.py, hosted/http.py): the SDK retries HTTP 408/409/429/5xx

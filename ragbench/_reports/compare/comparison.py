@@ -9,7 +9,7 @@ Corpus-level metrics (MAUVE) have no per-example values and are left out. With m
 runs, every run is compared with the first.
 
 The p-values of all rows shown (every task, metric and slice, of every run against the first) are one family:
-each row also gets its p-value adjusted for their number (ragbench._reports.statistics.multiple_testing; Holm by
+each row also gets its p-value adjusted for their number (ragbench._statistics.multiple_testing; Holm by
 default). A row of fewer than MIN_TESTED shared examples gets no p-value and is not in the family.
 """
 
@@ -23,6 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import ConfigError
+from ..._statistics.bootstrap import mean
+from ..._statistics.multiple_testing import METHODS, adjusted
+from ..._statistics.paired_tests import compare_values
 from ..._storage.files import file_there
 from ..._storage.sample_files import sample_file
 from ..._types import JsonObject
@@ -32,9 +35,6 @@ from ..results.finished_run import finished_run
 from ..results.sampling_used import decoding_line, sampling_differences
 from ..results.schema import KeyDetails, Results, direction
 from ..results.slice_labels import SliceLabels
-from ..statistics.bootstrap import mean
-from ..statistics.multiple_testing import METHODS, adjusted
-from ..statistics.paired_tests import compare_values
 from .like_for_like import MetricClass, budget_rows, judge_differences, judged_keys, unlike
 from .run_scores import TaskScores, read_task_scores
 

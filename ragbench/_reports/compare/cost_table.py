@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..._cost.cost_schema import Latency
 from ..cost.efficiency_lines import dollars, number
-from ..results.cost_schema import Latency
 from .comparison import Run
 
 

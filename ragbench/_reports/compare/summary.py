@@ -6,10 +6,10 @@ written by `--output` or printed by `--full`."""
 
 from __future__ import annotations
 
+from ..._statistics.multiple_testing import METHODS
 from ..results.config_diff import searched
 from ..results.sampling_used import NOT_RECORDED, used
 from ..results.schema import direction
-from ..statistics.multiple_testing import METHODS
 from .comparison import MIN_TESTED, Comparison, Report, runs_line
 
 SHOWN_TASKS = 2  # tasks whose like-for-like reasons a verdict names; the others are counted

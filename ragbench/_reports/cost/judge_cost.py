@@ -1,14 +1,14 @@
 """results.json's `judge_cost`: what judging cost per task and judged metric, counted from the samples' judge
 calls (`judge_trace`, each step named `judge:<metric or its protocol>`): calls, calls the response cache
 answered, failed calls, prompt and completion tokens of the calls sent, and for a priced model the money (USD),
-each judge's calls priced at its own price (ragbench._reports.cost.prices).
+each judge's calls priced at its own price (ragbench._cost.prices).
 """
 
 from __future__ import annotations
 
+from ..._cost.prices import SOME_JUDGE, ModelPrices, TokenUsage
 from ..._records import SampleRecord
 from ..results.schema import TaskSections
-from .prices import SOME_JUDGE, ModelPrices, TokenUsage
 
 
 class JudgeCostTally:

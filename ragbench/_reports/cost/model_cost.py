@@ -2,16 +2,16 @@
 traces (every LLM step of `trace`, and of `earlier_trace`: the runs of an example a `--resume` ran again; the
 judges' are `judge_cost`): calls, calls the response cache answered,
 failed calls, prompt and completion tokens of the calls sent, and their price in US dollars by the model that
-answered each (the run's --model, a role's --role-model: ragbench._reports.cost.prices), or why there is none.
+answered each (the run's --model, a role's --role-model: ragbench._cost.prices), or why there is none.
 """
 
 from __future__ import annotations
 
 from itertools import chain
 
+from ..._cost.prices import ModelPrices, TokenUsage
 from ..._records import SampleRecord
 from ..results.schema import TaskSections
-from .prices import ModelPrices, TokenUsage
 
 
 class ModelCostTally:

@@ -1,7 +1,7 @@
 """results.json's `human_agreement`: each judged key that has human labels, checked against them per task and
-slice - the judge's accuracy, Cohen's kappa and confusion table (ragbench._reports.statistics.label_agreement) on the
+slice - the judge's accuracy, Cohen's kappa and confusion table (ragbench._statistics.label_agreement) on the
 examples both scored, the humans' own mean, the judge-only mean, and the prediction-powered estimate of the
-mean human label with its interval and the effective number of labels it is worth (ragbench._reports.statistics.ppi).
+mean human label with its interval and the effective number of labels it is worth (ragbench._statistics.ppi).
 
 Human labels come from a labels file (`--human-labels FILE`, ragbench._reports.judging.human_labels) or from a metric of
 the task that reads labels shipped with the predictions and declares which judged key each checks
@@ -19,11 +19,11 @@ from typing import cast
 
 from ..._metric import Metric, reported_keys
 from ..._records import SampleRecord
+from ..._statistics.label_agreement import agreement
+from ..._statistics.ppi import MeanInterval, classical_mean, ppi_mean
 from ..results.judging_schema import Check, Interval, KeyCheck, PpiInterval
 from ..results.schema import Cell, KeyDetails, PpiCell, TaskSections
 from ..results.slice_labels import SliceLabels, SliceValue, ordered, slice_value
-from ..statistics.label_agreement import agreement
-from ..statistics.ppi import MeanInterval, classical_mean, ppi_mean
 from .human_labels import HumanLabels
 
 log = logging.getLogger(__name__)

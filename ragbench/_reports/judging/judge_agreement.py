@@ -4,7 +4,7 @@ in it, gathered from the samples' `judge_ratings`; report.md and the console sho
 
 Per key: the raters, the examples two of them or more rated, percent agreement, Cohen's kappa (two raters),
 Krippendorff's alpha (interval distances: a verdict's values are ordered, CRAG's -1 < 0 < 1), the share of examples
-whose verdict flipped (ragbench._reports.statistics.rater_agreement), the ratings without a value (a reply that did not
+whose verdict flipped (ragbench._statistics.rater_agreement), the ratings without a value (a reply that did not
 parse is no verdict; a rater's scoring that failed neither) and those of them whose scoring failed (with the commonest
 cause), and `ci95_judged`, the two-level bootstrap interval of the headline (`judged_interval`; the examples' alone:
 `details` `ci95`).
@@ -24,8 +24,8 @@ from typing import Any
 
 from ..._metric import Metric, reported_keys
 from ..._records import SampleRecord
+from ..._statistics.rater_agreement import agreement, judged_interval
 from ..results.schema import JudgeAgreement, Results
-from ..statistics.rater_agreement import agreement, judged_interval
 
 REPEATS_TO_MEASURE = 3  # the --judge-repeats `measure_with` names for a key judged once by one judge
 RUN = "RUN"  # `measure_with`'s place of the run folder (the folder results.json is in)

@@ -3,8 +3,8 @@ far the rescoring's judges agree with the run's own on the same predictions, and
 
 The examples are paired by id: those both scorings gave a value (a judge's reply that did not parse, a metric
 that failed: no value, left out and the pairs counted). Per key: the agreement of the two judges
-(ragbench._reports.statistics.rater_agreement), the mean before and after over the paired examples, their difference and
-its 95% paired bootstrap interval (ragbench._reports.statistics.paired_tests, the one `ragbench compare` reads). An
+(ragbench._statistics.rater_agreement), the mean before and after over the paired examples, their difference and
+its 95% paired bootstrap interval (ragbench._statistics.paired_tests, the one `ragbench compare` reads). An
 interval that leaves out 0 says the other judge changes the conclusion on this key. results.json `judge_swap`, report.md
 and the console show it.
 """
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..._records import read_samples
+from ..._statistics.bootstrap import mean
+from ..._statistics.paired_tests import paired_bootstrap
+from ..._statistics.rater_agreement import agreement
 from ..results.schema import JudgeSwap, Results
-from ..statistics.bootstrap import mean
-from ..statistics.paired_tests import paired_bootstrap
-from ..statistics.rater_agreement import agreement
 from .judge_agreement import number_text, share_text
 
 

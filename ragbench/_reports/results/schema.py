@@ -20,8 +20,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Union, cast
 
+from ..._cost.cost_schema import Cost, Efficiency, TokenCost
 from ..._types import JsonObject, JsonValue
-from .cost_schema import Cost, Efficiency, TokenCost
 from .judging_schema import KeyCheck
 
 SCHEMA_VERSION = 2

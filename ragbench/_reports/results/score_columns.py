@@ -19,7 +19,7 @@ import numpy as np
 from ..._metric import InvalidScore, Metric, finite_number, key_spec, reported_keys, typed_value
 from ..._plugin_calls import PluginCall
 from ..._records import SampleRecord
-from ..statistics.bootstrap import mean, percentile_interval, resampled
+from ..._statistics.bootstrap import mean, percentile_interval, resampled
 from .failures import AggregateFailure
 from .schema import Cell, KeyDetails
 from .slice_labels import SliceLabels, SliceValue, ordered, slice_value

@@ -1,5 +1,5 @@
 """A run's cost before it is paid (`ragbench estimate`): a pilot of a few of its examples run for real, in the run's
-own folder, and the rest of the run estimated from them (ragbench._run.estimate.figures).
+own folder, and the rest of the run estimated from them (ragbench._cost.estimate_figures).
 
 The pilot IS part of the run: it runs a simple random sample of each task's records (`PilotSize`: 5% of them by
 default, at least 3 per task: the first records of an order drawn from the run's --seed and the task's name, so a
@@ -16,30 +16,30 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..._cost.estimate_figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
+from ..._cost.estimate_tokens import input_lengths, model_counter
+from ..._cost.prices import ModelPrices
+from ..._cost.spending_cap import run_prices
 from ..._engines import EMBEDDED_MODEL
 from ..._engines.local.tokenizers import TokenCounter
 from ..._errors import ConfigError, RecordError
 from ..._records import read_samples
 from ..._registry import Registry
-from ..._reports.cost.prices import ModelPrices
 from ..._storage.checkpoint import checkpoint_key
 from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
-from ..cost.run_cost import AttemptMeter, CallReports
-from ..cost.spending_cap import run_prices
 from ..finished_keys import finished_keys
 from ..modes.attempt import FreshRun, ResumedRun
-from ..modes.planned_run import PlannedRun, Work, system_of
+from ..modes.pilot import Pilot, PilotEnded
+from ..modes.planned_run import PlannedRun, system_of
 from ..plan.planning import PlannedTask
 from ..plugin_values import task_records
-from ..services import Opened, RunServices, held_services
-from .figures import SECONDS, EstimatedTotal, Totals, example_figures, summed
-from .tokens import input_lengths, model_counter
+from ..services import held_services
 
 NOTHING_RAN = "no example of the run has run yet: there is nothing to estimate from (a pilot, --pilot 5%, runs some)"
 MIN_PILOT = 3  # examples per task: a spread with 2 degrees of freedom
@@ -78,33 +78,6 @@ class PilotSize:
         wanted = min(records, max(wanted, MIN_PILOT))
         # the first `wanted` of the seed's order of the records: a larger pilot of the same run holds a smaller one
         return frozenset(random.Random(seed).sample(range(records), records)[:wanted])
-
-
-class PilotEnded(Exception):
-    """The pilot's records ran: the attempt stops here, as an interrupted one (run.json not finished)."""
-
-
-class _Pilot:
-    """A run mode's pilot: only the records at `positions[task]` run, then the attempt ends unfinished."""
-
-    positions: dict[str, frozenset[int]]
-
-    def records(self, passed: Callable[[], None]) -> Work:
-        for planned, position, item in super().records(passed):  # type: ignore[misc]
-            if position in self.positions[planned.name]:
-                yield planned, position, item
-
-    async def execute(self, services: RunServices, opened: Opened, cost: AttemptMeter) -> CallReports:
-        await super().execute(services, opened, cost)  # type: ignore[misc]  # its `finally` records the attempt
-        raise PilotEnded()
-
-
-class FreshPilot(_Pilot, FreshRun):
-    pass
-
-
-class ResumedPilot(_Pilot, ResumedRun):
-    pass
 
 
 @dataclass(frozen=True)
@@ -185,8 +158,7 @@ def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
         return False
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
         retrieved = run.open_retrieval(services)
-        mode = (ResumedPilot if run.config.resume else FreshPilot)(run, retrieved)
-        mode.positions = positions
+        mode = (ResumedRun if run.config.resume else FreshRun)(run, retrieved, pilot=Pilot(positions))
         try:
             mode.run_in(services)
         except PilotEnded:
@@ -198,8 +170,8 @@ def grown_pilot(
     run: PlannedRun, size: PilotSize, records: dict[str, int], prices: ModelPrices, precision: float
 ) -> bool:
     """Stein's second stage: each task whose pilot's spread asks for more examples than ran for its dollars within
-    `precision` of their point (estimate_figures.pilot_for) runs the first that many of the seed's order of its
-    records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
+    `precision` of their point (ragbench._cost.estimate_figures.pilot_for) runs the first that many of the seed's
+    order of its records (the pilot that ran is the first of them), in the run's folder; False where none asks."""
     from ..evaluator import Evaluator
 
     drawn, more = {}, False
@@ -309,7 +281,7 @@ def wall_left(run: PlannedRun, estimate: RunEstimate) -> EstimatedTotal | None:
 
 def varying_steps(totals: dict[str, EstimatedTotal]) -> list[str]:
     """The step figures (LLM calls, searches) whose per-example count varied in the examples that ran (an interval
-    above its point; one that saw no spread ends at its point, estimate_figures.extrapolated)."""
+    above its point; one that saw no spread ends at its point, ragbench._cost.estimate_figures.extrapolated)."""
     return [key for key in ("llm_calls", "searches") if key in totals and totals[key].high != totals[key].point]
 
 

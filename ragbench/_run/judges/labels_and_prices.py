@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..._cost.prices import ModelPrices, read_price_table
 from ..._errors import ConfigError
-from ..._reports.cost.prices import ModelPrices, read_price_table
 from ..._reports.judging.human_labels import HumanLabels, read_human_labels
 from ..._values.run_config import EngineRequest
 

@@ -5,7 +5,8 @@ checkpoint) and, once its services are closed, writes results.json.
 
 The modes differ in four steps, each a method the subclass overrides: whether the system's engines load
 (`runs_system`), which records run (`records`), whether the saved examples whose metrics failed score again first
-(`rescore_failed`) and which tasks' data changed since the run started (`changed_data`)."""
+(`rescore_failed`) and which tasks' data changed since the run started (`changed_data`). A mode given a `Pilot`
+(`ragbench estimate`) runs only the pilot's records of those it would run, then stops unfinished."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any, ClassVar
 
+from ..._cost.run_cost import AttemptMeter, CallReports
+from ..._cost.spending_cap import CapStopped, SpendingCapReached
 from ..._replay.recording import CallRecorder
 from ..._replay.tools import load_replay_tools, recording_tools
 from ..._reports.results.provenance import provenance
@@ -23,8 +26,6 @@ from ..._storage.checkpoint import TaskCheckpoint
 from ..._task.protocols import UsesTools, stop_tools
 from ..._types import JsonObject
 from ..._values.run_config import examples_in_flight
-from ..cost.run_cost import AttemptMeter, CallReports
-from ..cost.spending_cap import CapStopped, SpendingCapReached
 from ..example import StoppedAtFailure, process_example, record_failed
 from ..lifetime.interrupted import RunInterrupted
 from ..lifetime.lifecycle import run_interruptible, run_together
@@ -35,6 +36,7 @@ from ..progress import Progress
 from ..reading import RecordReader
 from ..rescore.saved_predictions import SavedRescoring
 from ..services import Calls, ExampleServices, Opened, RunServices
+from .pilot import Pilot, PilotEnded
 from .planned_run import Assembled, PlannedRun, Retrieved, Work
 
 
@@ -49,9 +51,13 @@ class FreshRun:
     runs_system: ClassVar[bool] = True  # whether the system's engines load
 
     def __init__(
-        self, run: PlannedRun, retrieved: Retrieved, checkpoints: dict[str, TaskCheckpoint] | None = None
+        self,
+        run: PlannedRun,
+        retrieved: Retrieved,
+        checkpoints: dict[str, TaskCheckpoint] | None = None,
+        pilot: Pilot | None = None,
     ) -> None:
-        self.run, self.retrieved = run, retrieved
+        self.run, self.retrieved, self.pilot = run, retrieved, pilot
         # its checkpoints given: the tasks' records read already, as the mode was decided
         self.todo = run.records_to_do(resume=run.config.resume, read=checkpoints)
         self.attempt_id = new_attempt_id()
@@ -91,7 +97,7 @@ class FreshRun:
             services.interrupted = True
             saved = run.saved(self.todo.checkpoints, changed)
             raise RunInterrupted(run.run_dir.path, saved, run.known_total(), signal_of(exc)) from None
-        except CapStopped as stopped:  # --max-cost's cap stopped the calls (ragbench._run.cost.spending_cap)
+        except CapStopped as stopped:  # --max-cost's cap stopped the calls (ragbench._cost.spending_cap)
             saved = run.saved(self.todo.checkpoints, changed)
             raise SpendingCapReached(run.run_dir.path, saved, run.known_total(), stopped.cap) from None
         reports = opened.store_reports(calls)
@@ -113,6 +119,8 @@ class FreshRun:
             _, reports = await services.run_calls(opened, lambda calls: self.examples(calls, opened, cost))
         finally:
             cost.save()  # replaced by the final cost if the run ends well
+        if self.pilot is not None:
+            raise PilotEnded()  # the attempt is recorded (above) as interrupted: the run goes on with --resume
         return reports
 
     async def examples(self, calls: Calls, opened: Opened, cost: AttemptMeter) -> None:
@@ -128,7 +136,8 @@ class FreshRun:
         try:
             calls.example.tools = await self.tools(calls.recorder)
             await self.rescore_failed(calls.example, inflight, cost)
-            read = RecordReader(self.records(progress.pass_saved))
+            records = self.records(progress.pass_saved)
+            read = RecordReader(self.pilot.of(records) if self.pilot is not None else records)
             workers = opened.resources.workers
             await run_together(
                 self.worker(read, calls.example, workers, progress, cost)

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..._checks import Preflight
+from ..._cost.cost_schema import Cost
+from ..._cost.run_cost import ServiceReports, run_cost
 from ..._errors import RecordError
 from ..._registry import Registry
-from ..._reports.results.cost_schema import Cost
 from ..._reports.results.schema import Results
 from ..._storage.checkpoint import TaskCheckpoint, checkpoint_key
 from ..._storage.run_record import AttemptCost
@@ -27,7 +28,6 @@ from ..._types import Example, JsonObject
 from ..._values.run_config import RunConfig
 from ..._values.urls import redacted
 from ..._yaml_tasks.task import YamlTask
-from ..cost.run_cost import ServiceReports, run_cost
 from ..example import made_from
 from ..finished_keys import finished_keys
 from ..models.run_engines import Engines

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 
+from ..._cost.run_cost import ServiceReports
 from ..._errors import ConfigError
 from ..._reports.results.failures import metric_failed
 from ..._reports.results.file import NewerResults, read_results
 from ..._reports.results.schema import Results
 from ..._storage.checkpoint import TaskCheckpoint
-from ..cost.run_cost import ServiceReports
 from ..finished_keys import finished_keys
 from ..models.contents import contents_now
 from ..outcome import RunOutcome

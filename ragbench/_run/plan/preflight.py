@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._checks import Preflight
+from ..._cost.spending_cap import check_cap
 from ..._errors import ConfigError
 from ..._storage.rundir import RunDir
 from ..._task.protocols import task_corpus
 from ..._values.run_config import EngineRequest, RunConfig, too_many
-from ..cost.spending_cap import check_cap
 from .planning import PlannedTask, needs, plan
 from .run_folder import check_cache_files, check_output_folder
 from .task_corpus import check_task_corpora, corpus_changed_on_resume, use_task_corpus

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..._checks import Preflight
+from ..._cost.cost_schema import RescoringCost
+from ..._cost.run_cost import CallReports, attempt_cost
 from ..._errors import ConfigError, RecordError
 from ..._metric import reported_keys
 from ..._records import SampleRecord, read_samples, sample_line
@@ -33,7 +35,6 @@ from ..._registry import Registry
 from ..._reports.aggregation import results_sections
 from ..._reports.compare.like_for_like import judge_names
 from ..._reports.judging.judge_swap import judge_swap
-from ..._reports.results.cost_schema import RescoringCost
 from ..._reports.results.file import read_results
 from ..._reports.results.provenance import provenance
 from ..._reports.results.schema import JudgeSwap, Results, TaskSections
@@ -46,7 +47,6 @@ from ..._types import JsonObject
 from ..._values.run_config import RunConfig, examples_in_flight
 from ..._values.urls import redacted
 from ..assemble import ResultsSettings, scored_task
-from ..cost.run_cost import CallReports, attempt_cost
 from ..example import record_failed
 from ..lifetime.lifecycle import run_interruptible
 from ..outcome import RunOutcome

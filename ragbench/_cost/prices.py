@@ -34,14 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..._engines import EMBEDDED_MODEL
-from ..._errors import ConfigError
-from ..._storage.given_files import given_text
-from ..._storage.jsonl import parse_json
-from ..._types import Step
-from ..._values.run_config import EngineRequest
-from ..._yaml_tasks.located import PlainLoader, read_yaml_text
-from ..results.cost_schema import ModelTokens, PromptCache, TokenCost
+from .._engines import EMBEDDED_MODEL
+from .._errors import ConfigError
+from .._storage.given_files import given_text
+from .._storage.jsonl import parse_json
+from .._types import Step
+from .._values.run_config import EngineRequest
+from .._yaml_tasks.located import PlainLoader, read_yaml_text
+from .cost_schema import ModelTokens, PromptCache, TokenCost
 
 PER = 1_000_000  # prices are per million tokens
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
@@ -273,7 +273,7 @@ class TokenUsage:
 
 def usd_of(price: Price, prompt: int, completion: int, read: int = 0, write: int = 0, write_1h: int = 0) -> float:
     """One call's dollars at `price`, as results.json prices them; prompt-cache tokens the entry has no price for at
-    the prompt's (a --max-cost counts them at no less: ragbench._run.cost.spending_cap)."""
+    the prompt's (a --max-cost counts them at no less: ragbench._cost.spending_cap)."""
     usd = _priced_tokens(Priced("", "", price, None), [1, prompt, completion, read, write, write_1h])["usd"]
     return float(usd) if usd is not None else (prompt * price["prompt"] + completion * price["completion"]) / PER
 

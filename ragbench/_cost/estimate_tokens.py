@@ -1,6 +1,6 @@
 """Each example's own length in the tokens of the run's model, what `ragbench estimate`
 (ragbench._run.estimate.pilot_run) carries the pilot's prompt tokens and dollars over to the examples outside it with
-(estimate_figures.regressed).
+(ragbench._cost.estimate_figures.regressed).
 
 An example's own text is what varies from example to example in its prompts: its question, its turns and the
 passages the task ships with it (`Example.docs`); the template and the retrieved passages are alike for all and are
@@ -21,12 +21,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..._engines import EMBEDDED_MODEL
-from ..._engines.local.tokenizers import TokenCounter, folder_counter
-from ..._errors import ConfigError, RecordError
-from ..._retrieval.corpus.chunking import packaged_cl100k, tiktoken_encoding
-from ..._storage.checkpoint import checkpoint_key
-from ..._types import Example
+from .._engines import EMBEDDED_MODEL
+from .._engines.local.tokenizers import TokenCounter, folder_counter
+from .._errors import ConfigError, RecordError
+from .._retrieval.corpus.chunking import packaged_cl100k, tiktoken_encoding
+from .._storage.checkpoint import checkpoint_key
+from .._types import Example
 
 # tiktoken_ext/openai_public.py: where tiktoken downloads an encoding from (its cache file is named by its sha1)
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"

@@ -1,5 +1,5 @@
 """What a run cost: each attempt's examples, wall time and LLM calls (`AttemptCost`,
-ragbench._reports.results.cost_schema), and the whole run's (first run and resumes) added up, with what the run's
+ragbench._cost.cost_schema), and the whole run's (first run and resumes) added up, with what the run's
 services report as they end (`ServiceReports`), as results.json's `cost`."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
-from ..._reports.results.cost_schema import Cost
-from ..._scheduler import CallStats
-from ..._storage.page_cache import PageCachesStats, PageCacheStats
-from ..._storage.run_record import AttemptCost
-from ..._storage.store_checks import StoreStats
-from ..._types import JsonObject
+from .._scheduler import CallStats
+from .._storage.page_cache import PageCachesStats, PageCacheStats
+from .._storage.run_record import AttemptCost
+from .._storage.store_checks import StoreStats
+from .._types import JsonObject
+from .cost_schema import Cost
 
 
 def attempt_cost(attempt_id: str, stats: dict[str, int], processed: int, wall: float) -> AttemptCost:

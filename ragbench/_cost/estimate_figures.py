@@ -2,7 +2,7 @@
 ran cost (`example_figures`: LLM calls, prompt and output tokens, searches, judge calls, dollars by model, seconds),
 and the totals of a run from a sample of its examples (`Totals`, `extrapolated`).
 
-The interval of a total is the 95% bootstrap-t interval (ragbench._reports.statistics.bootstrap.studentized_interval,
+The interval of a total is the 95% bootstrap-t interval (ragbench._statistics.bootstrap.studentized_interval,
 2000 resamples, seed 0) of the mean per-example figure of the examples that ran, its spread widened by sqrt(1 + n/M)
 (what is predicted is the mean of the M examples still to run, which varies about the run's mean as the pilot's
 does: the total's error is M times the difference of the two, whose variance is s^2 (1/n + 1/M)), times M, plus what
@@ -12,7 +12,7 @@ percentile interval (widened by Student's t) held the total in 88-94% of 200 pil
 examples that ran are like those still to run: the pilot takes a random sample of each task's records for that
 reason (ragbench._run.estimate.pilot_run).
 
-Where the run's model has a tokenizer at hand (ragbench._run.estimate.tokens), each example's own text is counted in
+Where the run's model has a tokenizer at hand (ragbench._cost.estimate_tokens), each example's own text is counted in
 its tokens, the pilot's and the rest's alike, and the figures that grow with a prompt's length (prompt tokens,
 dollars) are estimated by regression on it (`regressed`): the examples left are no longer assumed as long as the
 pilot's.
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._records import SampleRecord
-from ..._reports.cost.prices import ModelPrices, TokenUsage
-from ..._reports.statistics import bootstrap
+from .._records import SampleRecord
+from .._statistics import bootstrap
+from .prices import ModelPrices, TokenUsage
 
 SECONDS = "seconds"  # the example's own, start to sample (not a figure of money or calls: shown as wall time)
 PROMPTS = "prompts of "  # + a dollar figure: what its prompts cost (the part that follows a prompt's length)

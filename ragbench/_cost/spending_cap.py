@@ -1,7 +1,7 @@
 """`--max-cost DOLLARS`: the run stops before its LLM calls would cost more than that.
 
 The scheduler asks the cap before it sends each batch (`admit`, ragbench._scheduler's `SpendGate`): the dollars this
-attempt's calls cost so far (each answer priced as results.json prices it, ragbench._reports.cost.prices), plus the
+attempt's calls cost so far (each answer priced as results.json prices it, ragbench._cost.prices), plus the
 calls sent and not answered, plus this batch, those two priced at their worst: every prompt at a token per character
 (no tokenizer makes fewer characters than tokens of a text, bar a rare emoji or CJK character) plus 8 a chat turn (the
 chat template's), and `max_tokens` times `n` of output. Of a batch that would go over the cap, the requests that fit
@@ -20,11 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..._errors import ConfigError
-from ..._in_flight import ExamplesInFlight
-from ..._reports.cost.prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
-from ..._values.llm_calls import Request, Response
-from ..._values.run_config import EngineRequest, RunConfig
+from .._errors import ConfigError
+from .._in_flight import ExamplesInFlight
+from .._values.llm_calls import Request, Response
+from .._values.run_config import EngineRequest, RunConfig
+from .prices import LOCAL_ENGINES, ModelPrices, Price, read_price_table, usd_of
 
 TURN_TOKENS = 8  # a chat template's tokens around a turn, at most
 
@@ -149,7 +149,7 @@ class StopOnceSettled:
 
 
 def engine_prices(engines: Any, prices: ModelPrices) -> dict[int, Price | None]:
-    """Each engine of the run (`Engines`) by id(), with the price of its role (ragbench._reports.cost.prices)."""
+    """Each engine of the run (`Engines`) by id(), with the price of its role (ragbench._cost.prices)."""
     roles: list[tuple[Any, str | None]] = [(engines.model, None)]
     roles += [(engine, role) for role, engine in engines.roles.items()]
     roles += [(engine, f"judge:{i}") for i, engine in enumerate(engines.judges)]

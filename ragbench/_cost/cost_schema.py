@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..._storage.page_cache import PageCachesStats, PageCacheStats
-from ..._storage.run_record import AttemptCost, CallCounts
-from ..._storage.store_checks import StoreStats
-from ..._types import JsonObject
+from .._storage.page_cache import PageCachesStats, PageCacheStats
+from .._storage.run_record import AttemptCost, CallCounts
+from .._storage.store_checks import StoreStats
+from .._types import JsonObject
 
 
 class RescoringCost(AttemptCost, total=False):
@@ -63,7 +63,7 @@ class _TokenCost(TypedDict):
 class TokenCost(_TokenCost, total=False):
     """Traced LLM calls (`judge_cost`: a judged metric's; `model_cost`: the system's), those the cache answered and
     those that failed among them, the tokens of the calls sent, and their price in US dollars (null: `usd_note`
-    says why; ragbench._reports.cost.prices): the one model's engine:model and price, or with several models each one's
+    says why; ragbench._cost.prices): the one model's engine:model and price, or with several models each one's
     share (`by_model`, by its label: `model`, a system role, `judge N`)."""
 
     usd_note: str

@@ -2,7 +2,7 @@
 the judge's value is the human's), Cohen's kappa (that agreement beyond what the two value frequencies give by
 chance) and the confusion table (rows: the human's value, columns: the judge's). Values are compared as
 categories (a label set's values, CRAG's -1/0/1); keys with more distinct values than `MAX_CATEGORIES`
-(a judge's continuous score) get no agreement figures, only the PPI interval (ragbench._reports.statistics.ppi)."""
+(a judge's continuous score) get no agreement figures, only the PPI interval (ragbench._statistics.ppi)."""
 
 from __future__ import annotations
 

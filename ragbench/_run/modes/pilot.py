@@ -1,0 +1,26 @@
+"""A pilot as a run mode is given it (`ragbench estimate`, ragbench._run.estimate.pilot_run): of the records the mode
+would run, only those at each task's drawn positions run, and then the attempt stops as an interrupted one stops
+(`PilotEnded`: run.json not finished, the attempt recorded and counted in the run's cost)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .planned_run import Work
+
+
+class PilotEnded(Exception):
+    """The pilot's records ran: the attempt stops here, as an interrupted one (run.json not finished)."""
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """The records a pilot runs: by task, the positions drawn (ragbench._run.estimate.pilot_run.PilotSize)."""
+
+    positions: dict[str, frozenset[int]]
+
+    def of(self, work: Work) -> Work:
+        """Those of `work` (the records a mode would run, in its order) at the drawn positions."""
+        return (
+            (planned, position, item) for planned, position, item in work if position in self.positions[planned.name]
+        )

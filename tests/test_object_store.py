@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import needs
-from helpers import cli_here
+from conftest import needs, write_jsonl
+from helpers import cli, cli_here
 from ragbench._errors import ConfigError
+from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, open_for_reading, read_range
 from ragbench.testing import build_index, installed_registry, load_retriever
@@ -174,3 +175,32 @@ def test_a_corpus_in_the_store_builds_the_index_its_local_file_builds(store, tmp
     texts = [json.loads(line)["text"] for line in (local / "docs.jsonl").read_text().splitlines()]
     again_texts = [json.loads(line)["text"] for line in (tmp_path / "again" / "docs.jsonl").read_text().splitlines()]
     assert again_texts == [text.translate(swapped) for text in texts] != texts
+
+
+def shard_files(folder):
+    """Each shard's files (size and content digest) and the manifest but for where the corpus was and the times."""
+    layout = json.loads((folder / "shards.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["corpus"]["path"], manifest["build_seconds"], manifest["built_at"]
+    return [shard["files"] for shard in layout["shards"]], [[s["start"], s["stop"]] for s in layout["shards"]], manifest
+
+
+@pytest.mark.parametrize(("name", "kind"), [("psgs_w100.tsv", "bm25"), ("corpus.jsonl", "lucene_bm25")])
+def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, ray_cluster, tmp_path, name, kind):
+    """`index build --ray --shards 3 --corpus s3://...`: each Ray task reads its part's bytes from the store (no
+    copy of the corpus in any node's cache); the shards are the local file's, byte for byte."""
+    fs, local = store
+    corpus = local.parent / name
+    if name.endswith(".jsonl"):
+        write_jsonl(corpus, [{"id": doc.id, "title": doc.title, "text": doc.text} for doc in passages(90, seed=3)])
+    fs.put_file(str(corpus), f"bench/parts/{name}")
+    url = f"s3://bench/parts/{name}"
+    here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
+    built = cli("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
+                "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    assert "read from its copy" not in built.stdout
+    there = tmp_path / "there" / "shards-3"
+    assert shard_files(there) == shard_files(here.folder)
+    assert json.loads((there / "manifest.json").read_text())["corpus"]["path"] == url
+    assert not list((local.parent / "cache").rglob(name))  # the runs' and the Ray workers' cache

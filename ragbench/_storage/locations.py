@@ -129,6 +129,15 @@ def remote_files(url: str) -> dict[str, RemoteFile]:
     }
 
 
+def remote_object(url: str) -> RemoteFile:
+    """The size and version of the one file `url` names in its store; a ConfigError where it is a folder."""
+    fs, path = _filesystem(url)
+    info = _remote_call(url, fs.info, path)
+    if info.get("type") != "file":
+        raise ConfigError(f"{url} is a folder, not a file: name one file of it")
+    return RemoteFile(int(info["size"]), object_version(info))
+
+
 def object_version(info: dict[str, Any]) -> str:
     return str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
 
@@ -167,13 +176,10 @@ def fetched_folder(url: str, files: Iterable[tuple[str, int, str | None]], versi
 def fetched_object(url: str) -> Path:
     """The remote file `url` brought to this node's cache, in a folder of its version in the store (its ETag, else
     its modification time): fetched again once the object changes, never read stale; verified by its size."""
-    fs, path = _filesystem(url)
-    info = _remote_call(url, fs.info, path)
-    if info.get("type") != "file":
-        raise ConfigError(f"{url} is a folder, not a file: name one file of it")
+    found = remote_object(url)
     folder_url, _, name = url.rstrip("/").rpartition("/")
     try:
-        folder = fetched_folder(folder_url, [(name, int(info["size"]), None)], [name, object_version(info)])
+        folder = fetched_folder(folder_url, [(name, found.size, None)], [name, found.version])
     except FetchedFileMismatch as exc:
         raise ConfigError(f"{exc}: it changed while it was fetched; run the command again") from None
     return folder / name

@@ -130,14 +130,20 @@ def build_command(
             "split": split,
             "split_header": split_header,
         }
-        if is_remote(corpus):  # built from this node's copy of it (docs/scale-out.md, "Where the files live")
+        if is_remote(out):
+            raise ConfigError(
+                f"--out {out}: an index is built into a folder (one every node sees, for --ray); upload that folder "
+                "to the store once built (the runs read it there: --retriever-arg index=URL)"
+            )
+        in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
+        if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files live")
             url, corpus = corpus, str(fetched_object(corpus))
             click.echo(f"corpus {url}: read from its copy {corpus}")
         if ray_address is None and (workers, shards) != (None, None):
             raise ConfigError(f"{'--workers' if workers is not None else '--shards'} is an option of --ray: pass --ray")
         if merged and shards is None:
             raise ConfigError("--merged is an option of --ray --shards S: pass them")
-        if ray_address is not None and shards is not None and not merged:
+        if in_parts and ray_address is not None and shards is not None:
             manifest = shard_build(corpus, out, kind, options, build, ray_address, workers, shards)
             out = f"{out}/shards-{shards}"
         elif ray_address is not None:

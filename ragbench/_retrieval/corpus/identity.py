@@ -16,7 +16,7 @@ def corpus_state(corpus: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple((file.name, (stat := file.stat()).st_size, stat.st_mtime_ns) for file in corpus_files(corpus))
 
 
-def corpus_bytes(state: tuple[tuple[str, int, int], ...]) -> int:
+def corpus_bytes(state: tuple[tuple[str, int, int | str], ...]) -> int:
     return sum(size for _, size, _ in state)
 
 

@@ -12,8 +12,9 @@
   does not start where the one before it stopped (`PartReading.first`, `end`).
 - A folder of MS MARCO V2.1 segmented shards: S runs of whole files, in name order (S at most the files).
 
-Every read goes through `open_bytes`, plain local file I/O, so another location (an object store) is one
-function to swap.
+A JSONL or TSV file may be an object in a store (`s3://bucket/corpus.jsonl`): its parts are the same byte ranges
+of the object's size as the store lists it, and every read goes through `open_bytes`, which opens a local file
+or the object (`locations.open_for_reading`: ranged reads of the part's bytes, never the whole object).
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from ..._errors import ConfigError, RecordError
 from ..._storage.csv_fields import large_fields
 from ..._storage.files import open_file
 from ..._storage.jsonl import located_lines
+from ..._storage.locations import is_remote, open_for_reading, remote_object
 from ..._types import Document
-from .readers import BOM, DEFAULT_COLUMNS, SEGMENTED, corpus_format, dpr_columns, dpr_row, jsonl_passage
+from .identity import corpus_state
+from .readers import BOM, DEFAULT_COLUMNS, FORMATS, SEGMENTED, corpus_format, dpr_columns, dpr_row, jsonl_passage
 from .segmented import open_shard, shard_files, shard_passage
 
 PART_FORMS = ("jsonl", "dpr_tsv", SEGMENTED)  # the corpus forms read in parts
@@ -51,21 +54,51 @@ class CorpusPart:
 
 
 def open_bytes(path: str | Path) -> IO[bytes]:
-    """A corpus file opened for reading bytes (the one place a part's bytes are opened)."""
+    """A corpus file, or an object of a store, opened for reading bytes (the one place a part's bytes are opened)."""
+    if is_remote(path):
+        return open_for_reading(path)
     handle: IO[bytes] = open_file(path)
     return handle
 
 
-def corpus_parts(corpus: Path, count: int) -> list[CorpusPart]:
+def part_form(corpus: str | Path) -> str:
+    """How `corpus` is read (`readers.corpus_format`); an object of a store by its name's suffix."""
+    if not is_remote(corpus):
+        return corpus_format(Path(corpus))
+    form = FORMATS.get(Path(str(corpus).rstrip("/").rpartition("/")[2]).suffix.lower())
+    if form is None:
+        raise ConfigError(
+            f"corpus {corpus}: index build --ray --shards reads a .jsonl or .tsv object of a store in its parts; "
+            "name one, or copy this corpus to a folder every node sees"
+        )
+    return form
+
+
+def part_corpus_state(corpus: str | Path) -> tuple[tuple[str, int, int | str], ...]:
+    """`identity.corpus_state` of a local corpus; of an object of a store, its URL, size and version (ETag):
+    what writing it again changes."""
+    if not is_remote(corpus):
+        return corpus_state(Path(corpus))
+    found = remote_object(str(corpus))
+    return ((str(corpus), found.size, found.version),)
+
+
+def corpus_location(corpus: str | Path) -> str:
+    """What a manifest names a corpus by: its absolute path, or its URL."""
+    return str(corpus) if is_remote(corpus) else str(Path(corpus).resolve())
+
+
+def corpus_parts(corpus: str | Path, count: int) -> list[CorpusPart]:
     """`corpus` cut into `count` parts (module docstring); a ConfigError for a form not read in parts, or more
     parts than a segmented folder has files."""
-    form = corpus_format(corpus)
+    form = part_form(corpus)
     if form not in PART_FORMS:
         raise ConfigError(
             f"corpus {corpus}: index build --ray --shards reads a .jsonl file or a folder of MS MARCO V2.1 segmented "
             f"shards in parts, not a {form} corpus; add --merged to build the one index and split it"
         )
     if form == SEGMENTED:
+        corpus = Path(corpus)
         files = [str(path) for path in shard_files(corpus)]
         if count > len(files):
             raise ConfigError(
@@ -77,7 +110,7 @@ def corpus_parts(corpus: Path, count: int) -> list[CorpusPart]:
         for number in range(count):
             bounds.append(bounds[-1] + size + (number < extra))
         return [CorpusPart(n, form, tuple(files[a:b])) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-    size = corpus.stat().st_size
+    size = remote_object(str(corpus)).size if is_remote(corpus) else Path(corpus).stat().st_size
     bounds = [size * number // count for number in range(count + 1)]
     return [CorpusPart(n, form, (str(corpus),), a, b) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
 
@@ -123,7 +156,7 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
                 for located in located_lines(counted(handle, reading), str(shard)):
                     yield shard_passage(located, shard)
         return
-    path = Path(part.files[0])
+    path = part.files[0]
     if part.form == "dpr_tsv":
         yield from tsv_part(path, part, reading)
         return
@@ -133,7 +166,7 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
             yield jsonl_passage(located, path)
 
 
-def tsv_part(path: Path, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
+def tsv_part(path: str, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
     """A DPR TSV part's rows (module docstring): `readers.dpr_tsv_rows`'s, its lines numbered from the part's."""
     with open_bytes(path) as handle, large_fields():
         bom = len(BOM) if handle.read(len(BOM)) == BOM else 0

@@ -184,7 +184,7 @@ def dpr_tsv_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]]:
             yield start, dpr_row(row, columns or DEFAULT_COLUMNS, path, rows.line_num)
 
 
-def dpr_row(row: list[str], columns: dict[str, int], path: Path, line: int) -> Document | RecordError:
+def dpr_row(row: list[str], columns: dict[str, int], path: str | Path, line: int) -> Document | RecordError:
     """A row of a DPR TSV as its passage, or the RecordError saying why it is none."""
     bad = next((match for field in row if (match := _NOT_UTF8.search(field))), None)
     if bad is not None:
@@ -216,7 +216,7 @@ def jsonl_corpus_rows(path: Path) -> Iterator[tuple[int, Document | RecordError]
             yield located.start, jsonl_passage(located, path)
 
 
-def jsonl_passage(located: LocatedLine, path: Path) -> Document | RecordError:
+def jsonl_passage(located: LocatedLine, path: str | Path) -> Document | RecordError:
     """The passage of a JSONL line, or the RecordError saying why it is none."""
     return line_record(located, str(path), jsonl_document)
 

@@ -25,9 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
 from ..._storage.own_trees import remove_all_but_links
-from ..corpus.identity import corpus_bytes, corpus_state
-from ..corpus.parts import CorpusPart, PartReading, corpus_parts, read_part, renumbered
-from ..corpus.readers import SEGMENTED, corpus_format, passage_text
+from ..._storage.locations import is_remote
+from ..corpus.identity import corpus_bytes
+from ..corpus.parts import (
+    CorpusPart, PartReading, corpus_location, corpus_parts, part_corpus_state, part_form, read_part, renumbered,
+)  # fmt: skip
+from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
@@ -71,7 +74,7 @@ def build_shards(
         raise ConfigError(f"--shards {shards}: must be at least 1")
     if text.chunk_size < 1:
         raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
-    corpus, out = Path(corpus), Path(out)
+    corpus, out = corpus if is_remote(corpus) else Path(corpus), Path(out)  # an object of a store: its URL
     parts = corpus_parts(corpus, shards)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
@@ -82,11 +85,11 @@ def build_shards(
         if not target.is_symlink() and (problem := foreign_entry(target)):
             raise ConfigError(f"{problem}; ragbench replaces only shards it made: move it away")
     started = time.perf_counter()
-    before = corpus_state(corpus)
+    before = part_corpus_state(corpus)
     key: Stats = {
         "retriever": name,
         "options": options,
-        "corpus": str(corpus.resolve()),
+        "corpus": corpus_location(corpus),
         "corpus_files": [list(entry) for entry in before],
         "shards": shards,
         "text": [text.title, text.split, text.split_header, text.chunk_size],
@@ -102,8 +105,9 @@ def build_shards(
 
 
 def built(
-    corpus: Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder, text: TextSettings,
-    runner: Runner, before: tuple[tuple[str, int, int], ...], started: float, overwrite: bool,
+    corpus: str | Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder,
+    text: TextSettings, runner: Runner, before: tuple[tuple[str, int, int | str], ...], started: float,
+    overwrite: bool,
 ) -> ShardBuild:  # fmt: skip
     """The shards' two steps run on `runner` and the shards put in place (`build_shards`)."""
     shards, name = len(parts), builder.name
@@ -122,7 +126,7 @@ def built(
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
     runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
-    after = corpus_state(corpus)
+    after = part_corpus_state(corpus)
     if after != before:
         raise ConfigError(
             f"corpus {corpus} changed while it was indexed ({corpus_bytes(before)} bytes, now {corpus_bytes(after)}): "
@@ -176,7 +180,7 @@ def first_text(part: CorpusPart, text: TextSettings) -> str:
     return ""
 
 
-def check_passages(corpus: Path, results: list[Stats], state: BuildFolder) -> None:
+def check_passages(corpus: str | Path, results: list[Stats], state: BuildFolder) -> None:
     """A ConfigError where the corpus has no passages, a shard none, or a passage id repeats (the one-process
     build's message)."""
     if not sum(int(result["passages"]) for result in results):
@@ -229,12 +233,12 @@ def repeated_across(state: BuildFolder, shards: int) -> Counter[str]:
 
 
 def shards_manifest(
-    corpus: Path, kind: str, results: list[Stats], options: Stats, text: TextSettings,
-    after: tuple[tuple[str, int, int], ...], started: float,
+    corpus: str | Path, kind: str, results: list[Stats], options: Stats, text: TextSettings,
+    after: tuple[tuple[str, int, int | str], ...], started: float,
 ) -> Manifest:  # fmt: skip
     """The manifest of the shards: a one-process build's fields (bad records named by the file's lines)."""
     errors, lines_before = [], 0
-    one_file = corpus_format(corpus) != SEGMENTED  # a segmented shard's lines are numbered in its own file
+    one_file = part_form(corpus) != SEGMENTED  # a segmented shard's lines are numbered in its own file
     for result in results:
         errors += [str(renumbered(error, lines_before if one_file else 0)) for error in result["errors"]]
         lines_before += int(result["lines"])
@@ -242,8 +246,8 @@ def shards_manifest(
         retriever=kind,
         doc_count=sum(int(result["passages"]) for result in results),
         corpus={
-            "path": str(corpus.resolve()),
-            "format": corpus_format(corpus),
+            "path": corpus_location(corpus),
+            "format": part_form(corpus),
             "bytes": corpus_bytes(after),
             "parts_sha256": [result["sha256"] for result in results],
             "title": text.title,

@@ -204,3 +204,33 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
     assert shard_files(there) == shard_files(here.folder)
     assert json.loads((there / "manifest.json").read_text())["corpus"]["path"] == url
     assert not list((local.parent / "cache").rglob(name))  # the runs' and the Ray workers' cache
+
+
+@pytest.mark.parametrize("kind", ["lucene_bm25", "bm25"])
+def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answers(store, ray_cluster, tmp_path, kind):
+    """INDEX/shards-3 of `index build --ray --shards 3`, uploaded: the run reads the hits' passages by ranged reads
+    of the shards' docs stores and the actors fetch only their scoring files (no docs.jsonl in any node's cache);
+    the answers are the one-process index's. A docs store changed in the bucket fails in one line."""
+    fs, local = store
+    corpus = local.parent / "psgs_w100.tsv"
+    build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
+    build_shards(corpus, tmp_path / "built", kind, {}, 3, registry=installed_registry())
+    fs.put(str(tmp_path / "built" / "shards-3"), f"bench/{kind}/shards-3", recursive=True)
+    registry = installed_registry()
+    whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=registry)
+    sharded = load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+    try:
+        for k in (1, 10, 100):
+            assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
+        assert sharded.metadata()["index"] == f"s3://bench/{kind}" and len(set(sharded.pool.nodes)) == 3
+    finally:
+        sharded.close()
+        whole.close()
+    assert not list((local.parent / "cache").rglob("docs.jsonl")) and list((local.parent / "cache").rglob("*.npy"))
+    offsets = f"bench/{kind}/shards-3/001/docs.offsets.npy"
+    held = fs.cat_file(offsets)
+    fs.pipe_file(offsets, held[:-8] + (int.from_bytes(held[-8:], "little") + 1).to_bytes(8, "little"))  # same size
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+    line = str(refused.value)
+    assert "\n" not in line and "shards-3/001/docs.jsonl: holds" in line and "docs.offsets.npy says" in line

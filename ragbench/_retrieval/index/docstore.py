@@ -98,25 +98,32 @@ class DocStore:
     def get(self, index: int, score: float | None = None) -> Document:
         """Passage `index`; a line changed in place (what `check_docstore` cannot see) fails the search that
         returns it, naming the line, as a RetrievalError."""
-        try:
-            record = json.loads(self.data[int(self.offsets[index]) : int(self.offsets[index + 1])])
-            metadata = {key: record[key] for key in KEPT_METADATA if key in record}
-            return Document(
-                id=record["id"],
-                title=record["title"],
-                text=record["text"],
-                url=record.get("url"),
-                score=score,
-                metadata={**metadata, **record.get("metadata", {})},
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise RetrievalError(
-                f"{self.folder / DOCS_FILE}:{index + 1}: not the passage line a build writes "
-                f"({type(exc).__name__}: {exc}): the index is damaged, build it again"
-            ) from None
+        line = self.data[int(self.offsets[index]) : int(self.offsets[index + 1])]
+        return passage_line(line, str(self.folder / DOCS_FILE), index, score)
 
     def close(self) -> None:
         self.data.close()
+
+
+def passage_line(line: bytes, where: str, index: int, score: float | None = None) -> Document:
+    """The passage of line `index` (from 0) of the docs store `where`; a RetrievalError naming the line where it
+    is not one a build writes."""
+    try:
+        record = json.loads(line)
+        metadata = {key: record[key] for key in KEPT_METADATA if key in record}
+        return Document(
+            id=record["id"],
+            title=record["title"],
+            text=record["text"],
+            url=record.get("url"),
+            score=score,
+            metadata={**metadata, **record.get("metadata", {})},
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RetrievalError(
+            f"{where}:{index + 1}: not the passage line a build writes ({type(exc).__name__}: {exc}): the index is "
+            "damaged, build it again"
+        ) from None
 
 
 def check_docstore(folder: Path, passages: int) -> None:

@@ -83,6 +83,7 @@ class DenseShardsFront(BuiltShardsFront):
     as `DenseRetriever`'s."""
 
     name = "dense"
+    served_from_store = False  # its front reads shard 0's first row: not yet by a ranged read
 
     def __init__(
         self,

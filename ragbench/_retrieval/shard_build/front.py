@@ -1,7 +1,10 @@
 """The run's query side of an index built in shards (`index build --ray --shards S`, `driver`): no merged index
 is needed. It reads the shards' manifest (INDEX/shards-S/manifest.json) and shards.json (`layout.shard_layout`:
 every file's size and content digest checked), and the hits' documents from the shards' own docs stores
-(memory-mapped; a lookup reads one line). A kind's front (its ShardKind's `front`) adds what a batch's payload
+(memory-mapped; a lookup reads one line). An index in an object store (index=s3://.../INDEX) is served where it
+lies: its manifest and shards.json fetched (`remote.remote_layout`), each shard's docs store read by ranged reads
+(`RemoteDocStore`: two a hit, never a whole file on this node), a file its front needs (lucene_bm25's vocabulary)
+fetched alone and verified (`shard_file`); the shard actors fetch their own shards' other files. A kind's front (its ShardKind's `front`) adds what a batch's payload
 needs and how the shards' answers merge.
 """
 
@@ -10,29 +13,77 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from ..._errors import ConfigError
+from ..._storage.locations import is_remote, joined
 from ..._types import Document, JsonObject
 from ..base import Retriever
 from ..index.built import read_manifest
-from ..index.docstore import DocStore
-from ..sharded.layout import Layout, shard_layout, shards_folder
+from ..index.damage import IndexDamage
+from ..index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore
+from ..index.remote_docstore import RemoteDocStore
+from ..sharded.layout import Layout, fetched_shard, shard_layout, shards_folder
+from ..sharded.remote import remote_layout
+
+
+DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
 
 
 class BuiltShardsFront(Retriever):
     """The shards' manifest, layout and docs stores (module docstring)."""
 
+    served_from_store: ClassVar[bool] = True  # whether its shards are served from an object store's URL
+
     def __init__(self, index: str | Path | None = None, shards: int = 1) -> None:
         if index is None:
             raise ConfigError(f"retriever {self.name} needs --retriever-arg index=DIR")
-        self.folder = Path(index)
-        self.manifest = read_manifest(shards_folder(self.folder, shards), self.name)
-        fix = f"build its shards again: ragbench index build --ray --shards {shards} --out {self.folder} --overwrite"
-        self.checked = replace(shard_layout(self.name, self.folder, shards), fix=fix)
-        self.stores = [DocStore(shard.folder) for shard in self.checked.shards]
+        self.url = str(index) if is_remote(index) else None
+        self.stores: list[DocStore | RemoteDocStore] = []
+        if self.url is not None:
+            self.checked = self.remote_layout(self.url, shards)
+            self.folder = self.checked.folder  # the local copy of its manifest.json and shards.json
+            self.manifest = read_manifest(self.folder, self.name)
+        else:
+            self.folder = Path(index)
+            self.manifest = read_manifest(shards_folder(self.folder, shards), self.name)
+            fix = f"build its shards again: ragbench index build --ray --shards {shards} --out {index} --overwrite"
+            self.checked = replace(shard_layout(self.name, self.folder, shards), fix=fix)
+            self.stores = [DocStore(shard.folder) for shard in self.checked.shards]
         self.starts = np.array([shard.start for shard in self.checked.shards], dtype=np.int64)
+
+    def remote_layout(self, url: str, shards: int) -> Layout:
+        """The layout of the shards at `url`, their docs stores opened where they lie (`RemoteDocStore`)."""
+        if not self.served_from_store:
+            raise ConfigError(
+                f"retriever {self.name}: --retriever-arg index={url}: its shards built in shards are served from an "
+                "object store for bm25, lucene_bm25 and flashrag_bm25; copy this index to a folder every node sees"
+            )
+        layout = remote_layout(self.name, url, None, shards)
+        try:
+            for shard in layout.shards:
+                size = next((size for name, size, _ in shard.written if name == DOCS_FILE), None)
+                if size is None:
+                    raise IndexDamage(joined(shard.source, DOCS_FILE), "is not among the shard's files (shards.json)")
+                self.stores.append(RemoteDocStore(shard.source, shard.stop - shard.start, size))
+        except IndexDamage as exc:
+            raise ConfigError(f"retriever {self.name}: {exc} (damaged); {layout.fix}") from None
+        scoring = [
+            replace(shard, written=tuple(f for f in shard.written if f[0] not in DOCS_STORE)) for shard in layout.shards
+        ]  # what the actors fetch: their docs stores are read here
+        return replace(layout, shards=scoring)
+
+    def shard_file(self, number: int, name: str) -> Path:
+        """Shard `number`'s file `name` on this node (fetched from its object store and verified, where it is one)."""
+        shard = self.checked.shards[number]
+        if not shard.source:
+            return shard.folder / name
+        try:
+            return fetched_shard(replace(shard, written=tuple(f for f in shard.written if f[0] == name))).folder / name
+        except IndexDamage as exc:
+            raise ConfigError(f"retriever {self.name}: {exc} (damaged); {self.checked.fix}") from None
 
     def layout(self, shards: int) -> Layout:
         return self.checked
@@ -50,7 +101,7 @@ class BuiltShardsFront(Retriever):
     def metadata(self) -> JsonObject:
         return {
             "retriever": self.name,
-            "index": str(self.folder.resolve()),
+            "index": self.url or str(self.folder.resolve()),
             "doc_count": self.manifest.doc_count,
             "corpus": self.manifest.corpus,
             "options": self.manifest.options,

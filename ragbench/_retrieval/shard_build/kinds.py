@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._storage.locations import is_remote, joined, remote_object
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import shards_folder
 from .bm25 import Bm25Shards
@@ -24,8 +25,18 @@ def shard_kind(name: str) -> type[ShardKind] | None:
 
 
 def built_in_shards(index: Any, shards: int) -> bool:
-    """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split."""
-    return isinstance(index, (str, Path)) and (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
+    """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split; at an object
+    store's URL, whether that manifest is listed there (a store that cannot be read: not, and the split's front
+    files, looked for next, name the problem)."""
+    if not isinstance(index, (str, Path)):
+        return False
+    if is_remote(index):
+        try:
+            remote_object(joined(str(index), f"shards-{shards}", MANIFEST_FILE))
+        except ConfigError:
+            return False
+        return True
+    return (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
 
 
 def built_shards_front(name: str, index: Any, shards: int) -> type[Any] | None:
@@ -35,6 +46,6 @@ def built_shards_front(name: str, index: Any, shards: int) -> type[Any] | None:
         return None
     kind = shard_kind(name)
     if kind is None:
-        raise ConfigError(f"{shards_folder(Path(index), shards)} holds shards built for no kind this ragbench serves")
+        raise ConfigError(f"{index}: its shards-{shards} hold shards built for no kind this ragbench serves")
     front: type[Any] = kind.front
     return front

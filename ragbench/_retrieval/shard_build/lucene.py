@@ -71,7 +71,7 @@ class LuceneShardsFront(BuiltShardsFront):
     def __init__(self, index: str | None = None, shards: int = 1, k1: float = 0.9, b: float = 0.4) -> None:
         super().__init__(index, shards)
         self.k1, self.b = float(k1), float(b)
-        words = json.loads((self.checked.shards[0].folder / FILES_DIR / "terms.json").read_text("utf-8"))
+        words = json.loads(self.shard_file(0, f"{FILES_DIR}/terms.json").read_text("utf-8"))
         self.term_numbers = {word: number for number, word in enumerate(words)}
 
     def payload(self, queries: list[str]) -> Any:

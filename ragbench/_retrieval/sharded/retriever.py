@@ -9,7 +9,7 @@ names one. The shards come from `ragbench index shard --index INDEX --shards S` 
 beside a faiss file; tevatron_dense's shard files are served as they are) or from `ragbench index build --ray
 --shards S` (INDEX/shards-S with its own manifest: its kind's front, `shard_build.front`), at a path every node
 sees (a shared file system), on the disks of the nodes that serve them (`homes`), or in an object store (`remote`:
-index=s3://..., an index split by `ragbench index shard`).
+index=s3://..., an index split by `ragbench index shard` or built in shards).
 """
 
 from __future__ import annotations
@@ -73,15 +73,15 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
     given = args.get("index")
     url = given if isinstance(given, str) and is_remote(given) else None
-    if url is not None:  # an object store's: the front reads its local copy (`remote`)
+    built = built_shards_front(name, given, shards)  # built in shards: no merged index (in a store: read there)
+    if url is not None and built is None:  # an object store's split: the front reads its local copy (`remote`)
         args["index"] = str(front_copy(kind, url, getattr(FRONTS[name], "front_files", ())))
-    built = built_shards_front(name, args.get("index"), shards)  # built in shards: no merged index
     if built is not None:
         front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
     else:
         front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
     try:
-        layout = remote_layout(name, url, Path(args["index"]), shards) if url else front.layout(shards)
+        layout = remote_layout(name, url, Path(args["index"]), shards) if url and not built else front.layout(shards)
         return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address), url)
     except BaseException:
         front.close()

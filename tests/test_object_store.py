@@ -21,7 +21,7 @@ from helpers import cli, cli_here
 from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.sharded.split import split_index
-from ragbench._storage.locations import TIMEOUT_VARIABLE, open_for_reading, read_range
+from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range
 from ragbench.testing import build_index, installed_registry, load_retriever
 from ray_cluster import SHARED
 from retrieval_samples import passages, write_dpr_tsv
@@ -193,8 +193,8 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
     corpus = local.parent / name
     if name.endswith(".jsonl"):
         write_jsonl(corpus, [{"id": doc.id, "title": doc.title, "text": doc.text} for doc in passages(90, seed=3)])
-    fs.put_file(str(corpus), f"bench/parts/{name}")
-    url = f"s3://bench/parts/{name}"
+    fs.put_file(str(corpus), f"bench/parts/in-parts{corpus.suffix}")
+    url = f"s3://bench/parts/in-parts{corpus.suffix}"
     here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
     built = cli("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
                 "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
@@ -203,15 +203,14 @@ def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, 
     there = tmp_path / "there" / "shards-3"
     assert shard_files(there) == shard_files(here.folder)
     assert json.loads((there / "manifest.json").read_text())["corpus"]["path"] == url
-    assert not list((local.parent / "cache").rglob(name))  # the runs' and the Ray workers' cache
+    assert not list((local.parent / "cache").rglob("in-parts*"))  # the run's and the Ray workers' cache
 
 
-@pytest.mark.parametrize("kind", ["lucene_bm25", "bm25"])
-def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answers(store, ray_cluster, tmp_path, kind):
+def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answers(store, ray_cluster, tmp_path):
     """INDEX/shards-3 of `index build --ray --shards 3`, uploaded: the run reads the hits' passages by ranged reads
     of the shards' docs stores and the actors fetch only their scoring files (no docs.jsonl in any node's cache);
     the answers are the one-process index's. A docs store changed in the bucket fails in one line."""
-    fs, local = store
+    fs, local, kind = *store, "lucene_bm25"
     corpus = local.parent / "psgs_w100.tsv"
     build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
     build_shards(corpus, tmp_path / "built", kind, {}, 3, registry=installed_registry())
@@ -226,7 +225,9 @@ def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answe
     finally:
         sharded.close()
         whole.close()
-    assert not list((local.parent / "cache").rglob("docs.jsonl")) and list((local.parent / "cache").rglob("*.npy"))
+    for number in range(3):  # each node's cache of the shard (one cache here): its scoring files, no docs store
+        cached = sorted(p.name for p in cached_folder(f"s3://bench/{kind}/shards-3/{number:03d}").rglob("*"))
+        assert cached and "docs.jsonl" not in cached and "docs.offsets.npy" not in cached
     offsets = f"bench/{kind}/shards-3/001/docs.offsets.npy"
     held = fs.cat_file(offsets)
     fs.pipe_file(offsets, held[:-8] + (int.from_bytes(held[-8:], "little") + 1).to_bytes(8, "little"))  # same size

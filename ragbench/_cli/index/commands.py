@@ -136,7 +136,7 @@ def build_command(
                 "to the store once built (the runs read it there: --retriever-arg index=URL)"
             )
         in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
-        if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files live")
+        if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files")
             url, corpus = corpus, str(fetched_object(corpus))
             click.echo(f"corpus {url}: read from its copy {corpus}")
         if ray_address is None and (workers, shards) != (None, None):

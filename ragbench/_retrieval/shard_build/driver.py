@@ -24,12 +24,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import ConfigError
-from ..._storage.own_trees import remove_all_but_links
 from ..._storage.locations import is_remote
+from ..._storage.own_trees import remove_all_but_links
 from ..corpus.identity import corpus_bytes
 from ..corpus.parts import (
-    CorpusPart, PartReading, corpus_location, corpus_parts, part_corpus_state, part_form, read_part, renumbered,
-)  # fmt: skip
+    CorpusPart,
+    PartReading,
+    corpus_location,
+    corpus_parts,
+    part_corpus_state,
+    part_form,
+    read_part,
+    renumbered,
+)
 from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore

@@ -28,7 +28,6 @@ from ..index.remote_docstore import RemoteDocStore
 from ..sharded.layout import Layout, fetched_shard, shard_layout, shards_folder
 from ..sharded.remote import remote_layout
 
-
 DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
 
 

@@ -20,6 +20,7 @@ from conftest import needs, write_jsonl
 from helpers import cli, cli_here
 from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range
 from ragbench.testing import build_index, installed_registry, load_retriever
@@ -235,3 +236,28 @@ def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answe
         load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
     line = str(refused.value)
     assert "\n" not in line and "shards-3/001/docs.jsonl: holds" in line and "docs.offsets.npy says" in line
+
+
+class RewrittenMidBuild(InProcess):
+    """Runs the steps here; the corpus's object is written again before step 2, at its size (another ETag)."""
+
+    def __init__(self, fs, key):
+        self.fs, self.key = fs, key
+
+    def map(self, function, calls, **options):
+        if function.__name__ == "finish_part":
+            self.fs.pipe_file(self.key, self.fs.cat_file(self.key).translate(bytes.maketrans(b"ae", b"ea")))
+        return super().map(function, calls, **options)
+
+
+def test_a_corpus_object_written_again_mid_build_is_refused_and_out_must_be_a_folder(store, tmp_path, monkeypatch):
+    fs, local = store
+    fs.put_file(str(local.parent / "psgs_w100.tsv"), "bench/moving/corpus.tsv")
+    with pytest.raises(ConfigError, match=r"corpus s3://bench/moving/corpus.tsv changed while it was indexed"):
+        build_shards("s3://bench/moving/corpus.tsv", tmp_path / "built", "bm25", {}, 2,
+                     registry=installed_registry(), runner=lambda: RewrittenMidBuild(fs, "bench/moving/corpus.tsv"))  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    refused = cli_here("index", "build", "--corpus", str(local.parent / "psgs_w100.tsv"), "--retriever", "bm25",
+                       "--out", "s3://bench/out", "--no-progress")  # fmt: skip
+    assert refused.returncode != 0 and "--out s3://bench/out: an index is built into a folder" in refused.stderr
+    assert not (tmp_path / "s3:").exists()

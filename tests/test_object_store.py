@@ -22,7 +22,7 @@ from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.split import split_index
-from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range
+from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
 from ray_cluster import SHARED
 from retrieval_samples import passages, write_dpr_tsv
@@ -253,6 +253,7 @@ class RewrittenMidBuild(InProcess):
 def test_a_corpus_object_written_again_mid_build_is_refused_and_out_must_be_a_folder(store, tmp_path, monkeypatch):
     fs, local = store
     fs.put_file(str(local.parent / "psgs_w100.tsv"), "bench/moving/corpus.tsv")
+    assert set(remote_files("s3://bench/moving")) == {"corpus.tsv"}  # a listing this process keeps: never read stale
     with pytest.raises(ConfigError, match=r"corpus s3://bench/moving/corpus.tsv changed while it was indexed"):
         build_shards("s3://bench/moving/corpus.tsv", tmp_path / "built", "bm25", {}, 2,
                      registry=installed_registry(), runner=lambda: RewrittenMidBuild(fs, "bench/moving/corpus.tsv"))  # fmt: skip

@@ -130,8 +130,11 @@ def remote_files(url: str) -> dict[str, RemoteFile]:
 
 
 def remote_object(url: str) -> RemoteFile:
-    """The size and version of the one file `url` names in its store; a ConfigError where it is a folder."""
+    """The size and version of the one file `url` names in its store, asked of the store now (never a listing this
+    process cached: what checks that an object did not change reads its version again); a ConfigError where it is a
+    folder."""
     fs, path = _filesystem(url)
+    fs.invalidate_cache(path)
     info = _remote_call(url, fs.info, path)
     if info.get("type") != "file":
         raise ConfigError(f"{url} is a folder, not a file: name one file of it")

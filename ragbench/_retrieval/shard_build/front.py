@@ -98,17 +98,11 @@ class BuiltShardsFront(Retriever):
         ]
 
     def metadata(self) -> JsonObject:
-        return {
-            "retriever": self.name,
-            "index": self.url or str(self.folder.resolve()),
-            "doc_count": self.manifest.doc_count,
-            "corpus": self.manifest.corpus,
-            "options": self.manifest.options,
-        }
+        where = {"index": self.url} if self.url else {}  # in a store: its URL, not the local copy of its manifest
+        return {**self.manifest.run_metadata(self.name, self.folder), **where}
 
     def contents(self) -> JsonObject:
-        corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}
-        return {"doc_count": self.manifest.doc_count, "corpus": corpus, "options": self.manifest.options}
+        return self.manifest.index_contents()
 
     def close(self) -> None:
         for store in self.stores:

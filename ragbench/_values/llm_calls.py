@@ -57,6 +57,9 @@ class Sampling:
         tokens a model was fine-tuned to emit).
     json_mode: ask an OpenAI-compatible server for a JSON object (`response_format`, chat requests);
         local engines ignore it.
+    json_schema: ask an OpenAI-compatible server for JSON of a schema, the `json_schema` of its `response_format`
+        (`{"name", "schema"}` as JSON text, sent as given: DRAGUN's AutoJudge asks so); None: not asked. Chat
+        requests of the openai engine only; the others ignore it, as they ignore json_mode.
     keep_stop: the stop string that ended the text is kept at its end (vLLM's include_stop_str_in_output,
         which FlashRAG's generator sets: IRCoT's thoughts keep their ".", Search-R1's outputs their
         "</search>"). The stop string that completes first wins. An API that does not say which stop string
@@ -92,6 +95,7 @@ class Sampling:
     max_tokens_as: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     frequency_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     presence_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    json_schema: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -122,7 +126,12 @@ class Sampling:
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
-_GIVEN_ONLY = ("left_to_server", "max_tokens_as", *PENALTIES)  # in a request's dict and cache key only where given
+_GIVEN_ONLY = (
+    "left_to_server",
+    "max_tokens_as",
+    "json_schema",
+    *PENALTIES,
+)  # in a request's dict and cache key only where given
 
 
 @dataclass(frozen=True)
@@ -232,6 +241,8 @@ class Request:
             sampling["left_to_server"] = list(self.sampling.left_to_server)
         if self.sampling.max_tokens_as is not None:
             sampling["max_tokens_as"] = self.sampling.max_tokens_as
+        if self.sampling.json_schema is not None:
+            sampling["json_schema"] = self.sampling.json_schema
         sampling.update(self.sampling.penalties())
         out["sampling"] = sampling
         return out
@@ -248,6 +259,7 @@ class Request:
             + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
             + tuple(self.sampling.penalties().items())
+            + ((("json_schema", self.sampling.json_schema),) if self.sampling.json_schema is not None else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

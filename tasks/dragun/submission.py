@@ -1,0 +1,71 @@
+"""DRAGUN's Task 2 submission format (the resources README, the starter kit's produce_run.py): one JSON line per
+topic, `{"metadata": {"team_id", "run_id", "topic_id", "type"}, "responses": [{"text", "citations"}]}`, each
+response a sentence and its citations the MS MARCO V2.1 segment docids it rests on. AutoJudge reads a report as
+its sentences' texts joined by single spaces.
+
+A ragbench answer cites the segments it was shown as "[n]": `responses` splits it into sentences as TREC RAG's
+export does (ragbench.tasks.trec_rag.ag_output.sentences) and names each cited segment by its docid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+from ragbench.api import Document, RecordError
+from ragbench.api.data import JsonObject, JsonValue
+
+from ..trec_rag.ag_output import recorded_output, sentences
+
+EXTRAS = "dragun_responses"  # a scored submission's sentences as submitted (the dragun_autojudge metric reads them)
+
+
+class Response(TypedDict):
+    text: str
+    citations: list[str]
+
+
+def responses(answer: str, docs: list[Document]) -> tuple[list[Response], int]:
+    """The answer's sentences with the docids of the segments they cite, and how many citations named no segment
+    shown (left out)."""
+    ids = [str(doc.id) for doc in docs]
+    found, dropped = sentences(answer, shown=len(ids))
+    return [{"text": s["text"], "citations": [ids[i] for i in s["citations"]]} for s in found], dropped
+
+
+def submission_line(topic_id: str, answer: list[Response], run_id: str, team_id: str) -> JsonObject:
+    metadata: JsonObject = {"team_id": team_id, "run_id": run_id, "topic_id": topic_id, "type": "automatic"}
+    sent: list[JsonValue] = [{"text": s["text"], "citations": [cite for cite in s["citations"]]} for s in answer]
+    return {"metadata": metadata, "responses": sent}
+
+
+def submission_record(line: Any) -> JsonObject:
+    """One submission line as a `ragbench score` record: the sentences as a ragbench answer citing the segments
+    in the order first cited, and the sentences as submitted in its extras (what AutoJudge reads)."""
+    if not isinstance(line, dict) or not isinstance(line.get("metadata"), dict):
+        raise ValueError('expected {"metadata": {"topic_id", ...}, "responses": [...]}')
+    topic_id, answer = line["metadata"].get("topic_id"), line.get("responses")
+    if not isinstance(topic_id, str) or not isinstance(answer, list):
+        raise ValueError('expected "metadata": {"topic_id"} and "responses", a list of {"text", "citations"}')
+    if not all(isinstance(s, dict) and isinstance(s.get("text"), str) for s in answer):
+        raise ValueError('a response is not {"text", "citations"}')
+    cited = list(dict.fromkeys(str(cite) for s in answer for cite in s.get("citations") or []))
+    return {
+        "id": topic_id,
+        "output": recorded_output(answer, cited),
+        "docs": [{"id": docid} for docid in cited],
+        "extras": {EXTRAS: [{"text": s["text"], "citations": list(s.get("citations") or [])} for s in answer]},
+    }
+
+
+def run_records(path: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:
+    """Every line of a run file as a `ragbench score` record; a line that is not UTF-8, not JSON or not a
+    submission line is a RecordError naming it."""
+    with open(path, "rb") as handle:
+        for index, raw in enumerate(handle):
+            try:
+                yield index, submission_record(json.loads(raw.decode("utf-8")))
+            except ValueError as exc:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+                yield index, RecordError(str(path), index + 1, str(exc))

@@ -57,9 +57,6 @@ class Sampling:
         tokens a model was fine-tuned to emit).
     json_mode: ask an OpenAI-compatible server for a JSON object (`response_format`, chat requests);
         local engines ignore it.
-    json_schema: ask an OpenAI-compatible server for JSON of a schema, the `json_schema` of its `response_format`
-        (`{"name", "schema"}` as JSON text, sent as given: DRAGUN's AutoJudge asks so); None: not asked. Chat
-        requests of the openai engine only; the others ignore it, as they ignore json_mode.
     keep_stop: the stop string that ended the text is kept at its end (vLLM's include_stop_str_in_output,
         which FlashRAG's generator sets: IRCoT's thoughts keep their ".", Search-R1's outputs their
         "</search>"). The stop string that completes first wins. An API that does not say which stop string
@@ -76,6 +73,8 @@ class Sampling:
     frequency_penalty: OpenAI's (-2 to 2; umbrela sends 0.5), sent as given by openai, vllm and gemini; None: not
         sent. hf, anthropic and openai's api=responses, which have none, ignore it (as hf ignores json_mode).
     presence_penalty: the same (umbrela sends 0, the int: an int is sent as an int).
+    json_schema: the `json_schema` of an OpenAI chat request's `response_format` (`{"name", "schema"}` as JSON
+        text, as DRAGUN's AutoJudge sends it); None: none. Other engines ignore it, as they ignore json_mode.
     """
 
     max_tokens: int = 256
@@ -126,12 +125,7 @@ class Sampling:
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
-_GIVEN_ONLY = (
-    "left_to_server",
-    "max_tokens_as",
-    "json_schema",
-    *PENALTIES,
-)  # in a request's dict and cache key only where given
+_GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", *PENALTIES)  # in dict and cache key where given
 
 
 @dataclass(frozen=True)
@@ -237,12 +231,8 @@ class Request:
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name not in _GIVEN_ONLY}
         sampling["stop"] = list(self.sampling.stop)
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
-        if self.sampling.left_to_server:
-            sampling["left_to_server"] = list(self.sampling.left_to_server)
-        if self.sampling.max_tokens_as is not None:
-            sampling["max_tokens_as"] = self.sampling.max_tokens_as
-        if self.sampling.json_schema is not None:
-            sampling["json_schema"] = self.sampling.json_schema
+        given = (list(self.sampling.left_to_server) or None, self.sampling.max_tokens_as, self.sampling.json_schema)
+        sampling.update((name, value) for name, value in zip(_GIVEN_ONLY, given) if value is not None)
         sampling.update(self.sampling.penalties())
         out["sampling"] = sampling
         return out

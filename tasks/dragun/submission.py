@@ -22,12 +22,12 @@ from ..trec_rag.ag_output import recorded_output, sentences
 EXTRAS = "dragun_responses"  # a scored submission's sentences as submitted (the dragun_autojudge metric reads them)
 
 
-class Response(TypedDict):
+class ReportSentence(TypedDict):
     text: str
     citations: list[str]
 
 
-def responses(answer: str, docs: list[Document]) -> tuple[list[Response], int]:
+def responses(answer: str, docs: list[Document]) -> tuple[list[ReportSentence], int]:
     """The answer's sentences with the docids of the segments they cite, and how many citations named no segment
     shown (left out)."""
     ids = [str(doc.id) for doc in docs]
@@ -35,7 +35,7 @@ def responses(answer: str, docs: list[Document]) -> tuple[list[Response], int]:
     return [{"text": s["text"], "citations": [ids[i] for i in s["citations"]]} for s in found], dropped
 
 
-def submission_line(topic_id: str, answer: list[Response], run_id: str, team_id: str) -> JsonObject:
+def submission_line(topic_id: str, answer: list[ReportSentence], run_id: str, team_id: str) -> JsonObject:
     metadata: JsonObject = {"team_id": team_id, "run_id": run_id, "topic_id": topic_id, "type": "automatic"}
     sent: list[JsonValue] = [{"text": s["text"], "citations": [cite for cite in s["citations"]]} for s in answer]
     return {"metadata": metadata, "responses": sent}

@@ -67,7 +67,6 @@ def race_reply(first: float, second: float) -> str:
     return f"```json\n{json.dumps(judged, indent=2)}\n```"
 
 
-
 def dragun_rules() -> list[dict[str, str]]:
     """DRAGUN's AutoJudge (metric dragun_autojudge): the wrong report (the user turn's last JSON string) supports no
     rubric answer (an empty list of assessments), any other report every answer of its topic's rubric."""

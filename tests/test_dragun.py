@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import TEST_DATA
 from dragun_fake_judge import fake_judge
@@ -129,6 +131,19 @@ def test_score_py_arithmetic(judged, supportive, contradictory):
         "supportive": pytest.approx(supportive),
         "contradictory": pytest.approx(contradictory),
     }
+
+
+LABELS = ("supports", "partial", "contradicts", "none")
+ANSWERS = [answer["answer_id"] for question in RUBRIC for answer in question["short_answers"]]
+
+
+@given(st.lists(st.tuples(st.sampled_from(ANSWERS), st.sampled_from(LABELS)), max_size=12), st.randoms())
+def test_score_py_scores_lie_in_0_1_and_do_not_depend_on_the_replys_order(judged, random):
+    scores = topic_scores(RUBRIC, judged)
+    assert 0 <= scores["supportive"] <= 1 and 0 <= scores["contradictory"] <= 1
+    assert topic_scores(RUBRIC, random.sample(judged, len(judged))) == scores  # every label a multiple of 1/2: exact
+    if all(label == "supports" for _, label in judged) and {a for a, _ in judged} == set(ANSWERS):
+        assert scores == {"supportive": 1.0, "contradictory": 0.0}
 
 
 def test_an_assessment_of_no_rubric_answer_or_label_is_refused():

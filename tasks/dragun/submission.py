@@ -3,22 +3,24 @@ topic, `{"metadata": {"team_id", "run_id", "topic_id", "type"}, "responses": [{"
 response a sentence and its citations the MS MARCO V2.1 segment docids it rests on. AutoJudge reads a report as
 its sentences' texts joined by single spaces.
 
-A ragbench answer cites the segments it was shown as "[n]": `responses` splits it into sentences as TREC RAG's
-export does (ragbench.tasks.trec_rag.ag_output.sentences) and names each cited segment by its docid.
+A ragbench answer cites the segments it was shown as "[n]": `responses` splits it into Punkt sentences (as TREC
+RAG's export does) and names each cited segment by its docid; `recorded_answer` writes a submission's sentences
+back as such an answer, the markers before each sentence's closing punctuation.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
 from ragbench.api import Document, RecordError
 from ragbench.api.data import JsonObject, JsonValue
+from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
 
-from ..trec_rag.ag_output import recorded_output, sentences
-
+CLOSING = re.compile(r"[.!?]+$")
 EXTRAS = "dragun_responses"  # a scored submission's sentences as submitted (the dragun_autojudge metric reads them)
 
 
@@ -28,11 +30,32 @@ class ReportSentence(TypedDict):
 
 
 def responses(answer: str, docs: list[Document]) -> tuple[list[ReportSentence], int]:
-    """The answer's sentences with the docids of the segments they cite, and how many citations named no segment
-    shown (left out)."""
+    """The answer's sentences (without their markers) with the docids of the segments they cite, each once, and
+    how many citations named no segment shown (left out)."""
     ids = [str(doc.id) for doc in docs]
-    found, dropped = sentences(answer, shown=len(ids))
-    return [{"text": s["text"], "citations": [ids[i] for i in s["citations"]]} for s in found], dropped
+    out: list[ReportSentence] = []
+    dropped = 0
+    for statement in sent_tokenize(answer):
+        numbers = list(dict.fromkeys(cited_numbers(statement)))
+        kept = [ids[number - 1] for number in numbers if 1 <= number <= len(ids)]
+        dropped += len(numbers) - len(kept)
+        text = " ".join(remove_citations(statement).split())
+        if text:
+            out.append({"text": text, "citations": kept})
+    return out, dropped
+
+
+def recorded_answer(answer: list[dict[str, Any]], cited: list[str]) -> str:
+    """A submission's sentences as a ragbench answer citing `cited` (1-based "[n]" markers before each sentence's
+    closing punctuation)."""
+    parts = []
+    for sentence in answer:
+        marks = "".join(f"[{cited.index(str(cite)) + 1}]" for cite in sentence.get("citations") or [])
+        text = sentence["text"].strip()
+        end = CLOSING.search(text)
+        body, stop = (text[: end.start()], end.group()) if end else (text, "")
+        parts.append(f"{body} {marks}{stop}" if marks else text)
+    return " ".join(parts)
 
 
 def submission_line(topic_id: str, answer: list[ReportSentence], run_id: str, team_id: str) -> JsonObject:
@@ -54,7 +77,7 @@ def submission_record(line: Any) -> JsonObject:
     cited = list(dict.fromkeys(str(cite) for s in answer for cite in s.get("citations") or []))
     return {
         "id": topic_id,
-        "output": recorded_output(answer, cited),
+        "output": recorded_answer(answer, cited),
         "docs": [{"id": docid} for docid in cited],
         "extras": {EXTRAS: [{"text": s["text"], "citations": list(s.get("citations") or [])} for s in answer]},
     }

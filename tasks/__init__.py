@@ -77,8 +77,10 @@ def index_commands() -> Any:
 def ragbench_cli_commands() -> list[Any]:
     from .browsecomp_plus.commands import export_group
     from .crag.commands import serve_group
+    from .dragun.commands import export_dragun
     from .trec_rag.commands import export_trec_rag
 
     export_group.add_command(export_trec_rag)
+    export_group.add_command(export_dragun)
 
     return [serve_group, index_commands(), export_group]

@@ -35,6 +35,7 @@ TREC_RAG = TEST_DATA / "trec_rag"  # topics, qrels and two gzip shards of the MS
 BEIR = TEST_DATA / "beir"  # a BEIR dataset folder of five documents, three queries, two of them in the test qrels
 FRAMES = TEST_DATA / "frames" / "test.tsv"  # FRAMES's test.tsv layout, three questions over the Varn corpus
 BROWSECOMP_PLUS = TEST_DATA / "browsecomp_plus" / "sample"  # a checkout's layout: 3 queries, both qrels, 8 documents
+DRAGUN = TEST_DATA / "dragun"  # the resources repository's data/ layout (2 topics) and a shard of 6 segments
 
 # DeepResearch Bench's RACE judge (metric drb_race): the cleaner returns the wrong report as it is (it cites
 # nothing) and any other report as RACE_CLEANED (a report without citations, over RACE's 100 characters: judged);
@@ -64,6 +65,21 @@ def race_reply(first: float, second: float) -> str:
         for dim, names in RACE_CRITERIA.items()
     }
     return f"```json\n{json.dumps(judged, indent=2)}\n```"
+
+
+def dragun_rules() -> list[dict[str, str]]:
+    """DRAGUN's AutoJudge (metric dragun_autojudge): the wrong report (the user turn's last JSON string) supports no
+    rubric answer (an empty list of assessments), any other report every answer of its topic's rubric."""
+    rules = [{"pattern": rf'in the rubric\.\n\n"{WRONG}', "response": json.dumps({"assessments": []})}]
+    for path in sorted((DRAGUN / "data" / "human_rubrics").glob("*.json")):
+        rubric = json.loads(path.read_text(encoding="utf-8"))
+        judged = [
+            {"answer_id": answer["answer_id"], "rationale": "Covered.", "assessment_decision": "supports"}
+            for question in rubric["rubrics"]
+            for answer in question["short_answers"]
+        ]
+        rules.append({"pattern": f'"docid": "{rubric["topic_id"]}"', "response": json.dumps({"assessments": judged})})
+    return rules
 
 
 RACE_CLEANING = r"(请帮我清洗以下研究文章|Please help me clean the following research article)"
@@ -103,6 +119,7 @@ STEP_RULES = [
     {"pattern": r"\n\[response\]: .*\n\n\[correct_answer\]: ", "response": "correct: yes\nconfidence: 80"},
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
     *RACE_RULES,
+    *dragun_rules(),
 ]
 
 
@@ -442,6 +459,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "freshqa": freshqa,
     "ragchecker": ragchecker,
     "deep_research_bench": deep_research_bench,
+    "dragun_report": lambda folder: (str(DRAGUN / "data"), {}),
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
@@ -472,6 +490,7 @@ CORPUS_TASKS = {
     "freshqa",
     "ragchecker",
     "deep_research_bench",
+    "dragun_report",
 }
 CORPUS_INDEX = {
     **dict.fromkeys(KILT_TASKS, "kilt"),
@@ -481,6 +500,7 @@ CORPUS_INDEX = {
     "trec_rag24": "trec_rag",
     "trec_rag25": "trec_rag",
     "browsecomp_plus": "browsecomp_plus",
+    "dragun_report": "dragun",
 }  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
@@ -514,8 +534,8 @@ def build_corpus_index(folder: Path) -> Path:
     chunks (`index multihop-rag-corpus`: one chunk per article, each under 256 tokens), under
     folder/multihop_rag, of the MIRAGE corpus sample (MedRAG's chunks as {id, title, text}), under
     folder/mirage, of the BEIR folder's corpus.jsonl, under folder/beir, of TREC RAG's two segmented shards, under
-    folder/trec_rag, and of the BrowseComp-Plus sample's
-    corpus.jsonl, under folder/browsecomp_plus."""
+    folder/trec_rag, of the BrowseComp-Plus sample's
+    corpus.jsonl, under folder/browsecomp_plus, and of DRAGUN's sample shard of segments, under folder/dragun."""
     from ragbench._retrieval.index.built import build_index
     from ragbench.tasks.multihop_rag.corpus import build_corpus
 
@@ -541,6 +561,8 @@ def build_corpus_index(folder: Path) -> Path:
         progress=False,
         registry=plugins_read_once(),
     )
+    segments = DRAGUN / "msmarco_v2.1_doc_segmented"
+    build_index(segments, folder / "dragun", "bm25", progress=False, registry=plugins_read_once())
     return folder
 
 
@@ -607,6 +629,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "trec_rag24": lambda e: e.question,  # TREC RAG's retrieval measures score the segments shown, not the answer
     "trec_rag25": lambda e: e.question,
     "deep_research_bench": lambda e: e.gold["reference_report"],
+    "dragun_report": lambda e: e.question,  # AutoJudge's scripted judge credits any report but the wrong one
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],

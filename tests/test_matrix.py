@@ -444,6 +444,11 @@ DEEP_RESEARCH_BENCH = {
     key: 0.25
     for key in ("race", "race_comprehensiveness", "race_insight", "race_instruction_following", "race_readability")
 }
+# DRAGUN (tasks/dragun), on its sample's two topics (tests/data/dragun): the scripted AutoJudge
+# (matrix_fixtures.dragun_rules) judges every rubric answer supported by any report but the wrong one, which it
+# judges supports none: supportive 1 and 0, contradictory 0 and 0, whatever the documents shown (the judge sees the
+# article, the rubric, the examples and the report only) and whatever a system keeps of the report.
+DRAGUN = {"dragun_supportive": 0.5, "dragun_contradictory": 0.0}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -476,6 +481,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     # parsed, whatever the documents shown (the judge sees the question, the answer and the ground truth only)
     "frames": {"llm_judge": 0.5, "llm_judge_unparsed": 0.0},
     "deep_research_bench": DEEP_RESEARCH_BENCH,
+    "dragun_report": DRAGUN,
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

@@ -73,6 +73,8 @@ class Sampling:
     frequency_penalty: OpenAI's (-2 to 2; umbrela sends 0.5), sent as given by openai, vllm and gemini; None: not
         sent. hf, anthropic and openai's api=responses, which have none, ignore it (as hf ignores json_mode).
     presence_penalty: the same (umbrela sends 0, the int: an int is sent as an int).
+    json_schema: the `json_schema` of an OpenAI chat request's `response_format` (`{"name", "schema"}` as JSON
+        text, as DRAGUN's AutoJudge sends it); None: none. Other engines ignore it, as they ignore json_mode.
     """
 
     max_tokens: int = 256
@@ -92,6 +94,7 @@ class Sampling:
     max_tokens_as: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     frequency_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     presence_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    json_schema: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -122,7 +125,7 @@ class Sampling:
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
-_GIVEN_ONLY = ("left_to_server", "max_tokens_as", *PENALTIES)  # in a request's dict and cache key only where given
+_GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", *PENALTIES)  # in dict and cache key where given
 
 
 @dataclass(frozen=True)
@@ -228,10 +231,8 @@ class Request:
         sampling = {name: getattr(self.sampling, name) for name in _SAMPLING_FIELDS if name not in _GIVEN_ONLY}
         sampling["stop"] = list(self.sampling.stop)
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
-        if self.sampling.left_to_server:
-            sampling["left_to_server"] = list(self.sampling.left_to_server)
-        if self.sampling.max_tokens_as is not None:
-            sampling["max_tokens_as"] = self.sampling.max_tokens_as
+        given = (list(self.sampling.left_to_server) or None, self.sampling.max_tokens_as, self.sampling.json_schema)
+        sampling.update((name, value) for name, value in zip(_GIVEN_ONLY, given) if value is not None)
         sampling.update(self.sampling.penalties())
         out["sampling"] = sampling
         return out
@@ -248,6 +249,7 @@ class Request:
             + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
             + tuple(self.sampling.penalties().items())
+            + ((("json_schema", self.sampling.json_schema),) if self.sampling.json_schema is not None else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

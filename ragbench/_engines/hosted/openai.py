@@ -51,6 +51,7 @@ The client is made lazily inside the running event loop; `await engine.aclose()`
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
@@ -222,6 +223,8 @@ class OpenAIEngine(StainlessEngine):
             args.update({"logprobs": True, "top_logprobs": top_k} if chat else {"logprobs": top_k})
         if sampling.json_mode and chat:
             args["response_format"] = {"type": "json_object"}
+        if sampling.json_schema is not None and chat:
+            args["response_format"] = {"type": "json_schema", "json_schema": json.loads(sampling.json_schema)}
         return chat, self._sent(request, args)
 
     def _sent(self, request: Request, args: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,134 @@
+"""DRAGUN's data as the resources repository (trec-dragun/resources 4b60fb6) lays it out under `data/`, read as its
+auto_judge/auto_judge.py reads it:
+
+- `trec-2025-dragun-topics.jsonl`: one news article a line, `{"url", "title", "headings", "body", "docid"}`, the
+  docid the topic id;
+- `human_rubrics/*.json`: `{"topic_id", "rubrics": [{"question_id", "question_text", "importance",
+  "short_answers": [{"answer_id", "answer_text", "references"}]}]}` (files in name order, a topic given twice:
+  the later file). The released scripts read question_id (its number after the last "-"), importance
+  (IMPORTANCE), answer_id and references; the answer's text field is not named by any released file (the
+  rubrics are on the NIST TREC browser): ragbench's sample calls it `answer_text`, and the judge is shown
+  every field as the file has it, whatever its name;
+- `human_assessments/report_assessments.csv`: `topic_id, run_tag, answer_id, annotation`;
+- `runs/report_generation_runs/RUN_TAG`: a run's reports (submission.py), of which the two organizer runs
+  EXAMPLE_RUNS, with their human assessments, are AutoJudge's few-shot examples on every topic.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragbench.api import ConfigError, RecordError
+from ragbench.api.data import iter_jsonl, require
+
+TOPICS = Path("trec-2025-dragun-topics.jsonl")
+RUBRICS = Path("human_rubrics")
+ASSESSMENTS = Path("human_assessments/report_assessments.csv")
+RUNS = Path("runs/report_generation_runs")
+EXAMPLE_RUNS = ("organizer-gpt-oss-t2", "dragun-organizers-starter-kit-task-2")  # auto_judge.report_organizer_runs
+IMPORTANCE = ("A: Have to Know", "B: Good to Know", "C: Nice to Know")  # the labels score.py weighs
+TRAILING_NUMBER = re.compile(r"(\d+)$")
+
+
+@dataclass(frozen=True)
+class Topic:
+    id: str
+    article: dict[str, Any]  # the topics file's line, as the judge is shown it
+    line: int  # in the topics file, 1-based
+
+
+def files(folder: Path) -> dict[str, Path]:
+    """The data folder's topics, rubrics, assessments and runs; a missing one is a ConfigError naming it."""
+    found = {"topics": folder / TOPICS, "rubrics": folder / RUBRICS, "assessments": folder / ASSESSMENTS}
+    found["runs"] = folder / RUNS
+    for what, path in found.items():
+        if not path.exists():
+            raise ConfigError(
+                f"DRAGUN's {what} {path} not found: --data names the resources repository's data/ folder (with "
+                f"{TOPICS}, {RUBRICS}/, {ASSESSMENTS} and {RUNS}/ holding the organizer runs {', '.join(EXAMPLE_RUNS)})"
+            )
+    return found
+
+
+def read_topics(path: Path) -> Iterator[Topic | RecordError]:
+    for index, record in iter_jsonl(path):
+        if isinstance(record, RecordError):
+            yield record
+            continue
+        try:
+            topic_id = require(record, "docid", path, index, str)
+        except RecordError as exc:
+            yield exc
+            continue
+        yield Topic(topic_id, record, index + 1)
+
+
+def read_rubrics(folder: Path) -> tuple[dict[str, list[Any]], list[RecordError]]:
+    """topic id -> its rubric questions, each answer's references left out (auto_judge strips them), and the files
+    that are no rubric (a question whose importance is none of IMPORTANCE, or whose id ends in no number)."""
+    rubrics: dict[str, list[Any]] = {}
+    bad: list[RecordError] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            topic, questions = data["topic_id"], copy.deepcopy(data["rubrics"])
+            for question in questions:
+                if (
+                    question["importance"] not in IMPORTANCE
+                    or not str(question["question_id"]).split("-")[-1].isdigit()
+                ):
+                    raise ValueError(f"question {question['question_id']!r}: importance {question['importance']!r}")
+                for answer in question["short_answers"]:
+                    if "answer_id" not in answer:
+                        raise KeyError("answer_id")
+                    answer.pop("references", None)
+        except (ValueError, KeyError, TypeError) as exc:
+            bad.append(RecordError(str(path), 1, f"not a DRAGUN rubric ({type(exc).__name__}: {exc})"))
+            continue
+        rubrics[str(topic)] = questions
+    return rubrics, bad
+
+
+def read_assessments(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """(topic, run tag) -> {answer_id: annotation}, in the order of the answer id's trailing number, as
+    auto_judge.py builds its few-shot examples (a later row of one answer overwriting an earlier one)."""
+    rows: dict[tuple[str, str], list[dict[str, str]]] = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            rows.setdefault((row["topic_id"], row["run_tag"]), []).append(row)
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for key, found in rows.items():
+        ordered = sorted(found, key=lambda row: int(TRAILING_NUMBER.search(row["answer_id"])[1]))  # type: ignore[index]
+        out[key] = {row["answer_id"]: row["annotation"] for row in ordered}
+    return out
+
+
+def first_reports(path: Path) -> dict[str, str]:
+    """topic -> the run's first report of it, its sentences' texts joined by spaces (auto_judge's report text)."""
+    reports: dict[str, str] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            data = json.loads(line)
+            reports.setdefault(data["metadata"]["topic_id"], " ".join(s["text"] for s in data["responses"]))
+    return reports
+
+
+def few_shot_examples(found: dict[str, Path]) -> dict[str, list[dict[str, Any]]]:
+    """topic -> AutoJudge's two example reports with their human assessments, for every topic the assessments
+    name whose example runs both report on it (auto_judge.py fails on any other)."""
+    assessed = read_assessments(found["assessments"])
+    reports = {tag: first_reports(found["runs"] / tag) for tag in EXAMPLE_RUNS if (found["runs"] / tag).is_file()}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for topic in sorted({topic for topic, _ in assessed}):
+        if all(topic in reports.get(tag, {}) for tag in EXAMPLE_RUNS):
+            out[topic] = [
+                {"report": reports[tag][topic], "assessments": assessed.get((topic, tag), {})} for tag in EXAMPLE_RUNS
+            ]
+    return out

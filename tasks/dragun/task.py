@@ -1,0 +1,115 @@
+"""The `dragun_report` task: TREC 2025 DRAGUN's Task 2, a report of at most 250 words that helps a reader judge a
+news article's trustworthiness, citing MS MARCO V2.1 segments; each topic's gold its article, its assessors'
+rubric and AutoJudge's two few-shot example reports (data.py), scored by `dragun_autojudge`.
+
+`--data dragun_report=DATA` names the resources repository's data/ folder; systems search an index of the MS
+MARCO V2.1 segmented corpus (`ragbench index build --corpus FOLDER_OF_SHARDS`). A run's reports export to the
+track's submission format (`ragbench export dragun`), and a folder holding one submitted run file (beside the
+organizer runs AutoJudge takes its examples from, which are left out, as auto_judge.py leaves them out) is
+scored as predictions (`ragbench score --predictions FOLDER`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+from ragbench.api.text import cited_numbers, sent_tokenize
+
+from .data import EXAMPLE_RUNS, few_shot_examples, files, read_rubrics, read_topics
+from .submission import run_records
+
+MOST_WORDS = 250  # the track's report length (words split at whitespace, as produce_run.py counts them)
+ARTICLE_WORDS = 1000  # the article's words a system is shown (a topic's body runs to 54,000 characters)
+INSTRUCTION = (
+    "Write a well-attributed report that gives a reader the background and context they need to judge the "
+    "trustworthiness of the news article below: its source, its author and its claims."
+)
+
+
+def article_text(article: dict[str, Any]) -> str:
+    body = article.get("body", "").split()
+    shown = " ".join(body[:ARTICLE_WORDS]) + (" ..." if len(body) > ARTICLE_WORDS else "")
+    return f"Title: {article.get('title', '')}\nURL: {article.get('url', '')}\n{shown}"
+
+
+class DragunPrompting(TaskPrompting):
+    """The instruction and the article; sources a system shows follow, numbered [n] for the report to cite."""
+
+    answer_format = "long"
+
+    def query_text(self, example: Example) -> str:
+        return f"{INSTRUCTION}\n\n{article_text(example.gold['article'])}"
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        prompt = options.get("question") or self.query_text(example)
+        if not docs:
+            return str(prompt)
+        sources = "\n".join(f"[{n}] {doc.title}: {doc.text}" for n, doc in enumerate(docs, start=1))
+        return f"{prompt}\n\nSources:\n{sources}\n\nReport:"
+
+    def citations(self, answer: str) -> list[list[int]]:
+        return [cited_numbers(statement) for statement in sent_tokenize(answer)]
+
+
+class DragunReport(Task):
+    """DRAGUN Task 2: a report per news article, searched for by the article's title."""
+
+    name = "dragun_report"
+    prompting = DragunPrompting()
+    scoring = TaskScoring(gold_fields=("article", "rubric", "autojudge_examples"), metrics=("dragun_autojudge",))
+    own_documents = False
+
+    def system_defaults(self) -> dict[str, Any]:
+        """A report system's word limit is the track's 250 words."""
+        return {"max_words": MOST_WORDS}
+
+    def _files(self) -> dict[str, Path]:
+        if self.data_path is None:
+            raise ConfigError(
+                f"task {self.name} reads DRAGUN's data: pass --data {self.name}=DATA, the data/ folder of "
+                "github.com/trec-dragun/resources with the topics, rubrics and assessments (docs/benchmarks/dragun.md)"
+            )
+        return files(self.data_path)
+
+    def prepare(self) -> None:
+        self.path = self._files()["topics"]
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        found = self._files()
+        rubrics, bad = read_rubrics(found["rubrics"])
+        yield from bad
+        shots = few_shot_examples(found)
+        index = 0
+        for topic in read_topics(found["topics"]):
+            if isinstance(topic, RecordError):
+                yield topic
+                continue
+            missing = [
+                what for what, has in (("rubric", rubrics), ("AutoJudge example reports", shots)) if topic.id not in has
+            ]
+            if missing:
+                message = (
+                    f"topic {topic.id} has no {' and no '.join(missing)} (AutoJudge needs its rubric and both "
+                    f"organizer runs' reports with their human assessments: {', '.join(EXAMPLE_RUNS)})"
+                )
+                yield RecordError(str(found["topics"]), topic.line, message)
+                continue
+            gold = {"article": topic.article, "rubric": rubrics[topic.id], "autojudge_examples": shots[topic.id]}
+            yield Example(id=topic.id, question=str(topic.article.get("title", "")), gold=gold, index=index)
+            index += 1
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+        """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""
+        runs = sorted(
+            p for p in folder.iterdir() if p.is_file() and p.name not in EXAMPLE_RUNS and not p.name.startswith(".")
+        )
+        if len(runs) != 1:
+            found = ", ".join(p.name for p in runs) or "none"
+            raise ConfigError(
+                f"--predictions {folder}: expected one DRAGUN Task 2 run file (besides the organizer runs), found "
+                f"{found}: give a folder holding one run"
+            )
+        yield from run_records(runs[0])

@@ -1,5 +1,4 @@
-"""The retriever kinds an index can be built in shards for (each kind's ShardKind class, in its own module), and
-the run's front of an index built so."""
+"""The run's front of an index built in shards (`driver`): its kind's built shards' front (`ShardKind.front`)."""
 
 from __future__ import annotations
 
@@ -8,19 +7,8 @@ from typing import Any
 
 from ..._errors import ConfigError
 from ..index.staging import MANIFEST_FILE
+from ..shard_kinds.registry import kind_build
 from ..sharded.layout import shards_folder
-from .bm25 import Bm25Shards
-from .dense import DenseShards
-from .flashrag import FlashRagShards
-from .kind import ShardKind
-from .lucene import LuceneShards
-
-KINDS: tuple[type[ShardKind], ...] = (LuceneShards, Bm25Shards, FlashRagShards, DenseShards)
-
-
-def shard_kind(name: str) -> type[ShardKind] | None:
-    """The ShardKind of retriever kind `name`, or None: no shard-parallel build for it."""
-    return next((kind for kind in KINDS if kind.name == name), None)
 
 
 def built_in_shards(index: Any, shards: int) -> bool:
@@ -33,8 +21,8 @@ def built_shards_front(name: str, index: Any, shards: int) -> type[Any] | None:
     index split from a one-process build."""
     if not built_in_shards(index, shards):
         return None
-    kind = shard_kind(name)
-    if kind is None:
+    build = kind_build(name)
+    if build is None:
         raise ConfigError(f"{shards_folder(Path(index), shards)} holds shards built for no kind this ragbench serves")
-    front: type[Any] = kind.front
+    front: type[Any] = build.front
     return front

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..._errors import ConfigError
+from ...._errors import ConfigError
 
 SHARD_FILE = "shard.index"
 BLOCK = 1 << 16  # vectors copied at a time

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..index.damage import read_array
-from ..index.staging import MANIFEST_FILE
-from ..lucene.retriever import FILES_DIR
+from ...index.damage import read_array
+from ...index.staging import MANIFEST_FILE
+from ...lucene.retriever import FILES_DIR
 
 BLOCK = 1 << 22  # postings copied at a time
 DOC_FREQS, STATS = "doc_freqs.npy", "stats.json"

@@ -1,0 +1,42 @@
+"""The retriever kinds that can be sharded, one `ShardedKind` a kind (each made in its folder), found by name."""
+
+from __future__ import annotations
+
+from ..shard_build.kind import ShardKind
+from ..sharded.layout import Shard
+from ..sharded.searcher import ShardOptions, ShardSearcher
+from . import bm25, dense, faiss_index, flashrag_bm25, lucene_bm25, tevatron_dense
+from .kind import ShardedKind
+
+KINDS: tuple[ShardedKind, ...] = (
+    dense.KIND,
+    bm25.KIND,
+    lucene_bm25.KIND,
+    flashrag_bm25.KIND,
+    faiss_index.KIND,
+    tevatron_dense.KIND,
+)
+
+
+def sharded_kind(name: str) -> ShardedKind | None:
+    """The kind `name`'s parts, or None: it cannot be sharded."""
+    return next((kind for kind in KINDS if kind.name == name), None)
+
+
+def kind_build(name: str) -> type[ShardKind] | None:
+    """The kind `name`'s shard-parallel build, or None: it has none."""
+    kind = sharded_kind(name)
+    return kind.build if kind else None
+
+
+def served_kinds() -> list[str]:
+    """The kinds a sharded search serves."""
+    return [kind.name for kind in KINDS]
+
+
+def shard_searcher(name: str, shard: Shard, options: ShardOptions) -> ShardSearcher:
+    """Shard `shard` of a `name` index, loaded and checked, for its actor to search (`sharded.actors`)."""
+    kind = sharded_kind(name)
+    if kind is None:
+        raise ValueError(f"no shard search for {name} indexes")
+    return kind.search(shard, options)

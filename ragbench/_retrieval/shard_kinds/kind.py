@@ -20,11 +20,14 @@ class ShardedKind:
     """One retriever kind's parts: `front` the run's side of a sharded search (`sharded.fronts.Front`), `search`
     a shard's search in its actor; `split` cuts a one-process index into shards (`ragbench index shard`; None:
     its files are served as they are); `checked` the retriever whose `check_files` checks an index before it is
-    split (None: checked as read); `build` its shard-parallel build (`index build --ray --shards`; None: none)."""
+    split (None: checked as read); `foreign` recognises an index of it another tool built (no manifest: its
+    passage count, None where `index` is not one); `build` its shard-parallel build (`index build --ray --shards`;
+    None: none)."""
 
     name: str
     front: type[Any]
     search: type[ShardSearcher]
     split: Splitter | None = None
     checked: type[IndexedRetriever] | None = None
+    foreign: Callable[[Path], int | None] | None = None
     build: type[ShardKind] | None = None

@@ -21,8 +21,6 @@ from pathlib import Path
 
 from ..._errors import ConfigError
 from ..._storage.own_trees import remove_tree
-from ..bm25.bm25s_files import PARAMS, read_bm25s_index
-from ..dense.faiss_index import index_header
 from ..index.built import manifest_from
 from ..index.damage import IndexDamage, read_json_object
 from ..index.staging import MANIFEST_FILE
@@ -32,16 +30,16 @@ from .merge import shard_ranges
 
 
 def index_source(index: Path) -> tuple[str, int]:
-    """(the retriever kind, the passage count) of the index at `index`: a ragbench index folder (its manifest), a
-    FlashRAG bm25s folder or a faiss index file."""
+    """(the retriever kind, the passage count) of the index at `index`: a ragbench index folder (its manifest), or one
+    another tool built that its kind recognises (`ShardedKind.foreign`: FlashRAG's bm25s folder, its faiss file)."""
     rebuild = "build the index again (ragbench index build)"
-    if index.is_file():
-        return "faiss_index", index_header(index)[1]
-    if (index / PARAMS).is_file() and not (index / MANIFEST_FILE).is_file():
+    for known in KINDS:
         try:
-            return "flashrag_bm25", read_bm25s_index(index).passages
+            passages = known.foreign(index) if known.foreign else None
         except IndexDamage as exc:
             raise ConfigError(f"index shard: {index}: {exc}; copy or {rebuild}") from None
+        if passages is not None:
+            return known.name, passages
     try:
         manifest = manifest_from(read_json_object(index, MANIFEST_FILE))
     except IndexDamage as exc:

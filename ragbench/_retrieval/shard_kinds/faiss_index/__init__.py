@@ -6,6 +6,6 @@ from __future__ import annotations
 from ..kind import ShardedKind
 from .front import FaissQueries
 from .search import FaissShardSearch
-from .split import split_faiss
+from .split import faiss_file, split_faiss
 
-KIND = ShardedKind("faiss_index", FaissQueries, FaissShardSearch, split=split_faiss)
+KIND = ShardedKind("faiss_index", FaissQueries, FaissShardSearch, split=split_faiss, foreign=faiss_file)

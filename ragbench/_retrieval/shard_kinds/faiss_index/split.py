@@ -12,9 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...._errors import ConfigError
+from ...dense.faiss_index import index_header
 
 SHARD_FILE = "shard.index"
 BLOCK = 1 << 16  # vectors copied at a time
+
+
+def faiss_file(index: Path) -> int | None:
+    """The vector count of FlashRAG's faiss index file `index` (None: `index` is no file)."""
+    return index_header(index)[1] if index.is_file() else None
 
 
 def split_faiss(index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:

@@ -7,8 +7,13 @@ from ..kind import ShardedKind
 from .build import FlashRagShards
 from .front import FlashRagQueries
 from .search import FlashRagShardSearch
-from .split import split_flashrag_bm25
+from .split import bm25s_folder, split_flashrag_bm25
 
 KIND = ShardedKind(
-    "flashrag_bm25", FlashRagQueries, FlashRagShardSearch, split=split_flashrag_bm25, build=FlashRagShards
+    "flashrag_bm25",
+    FlashRagQueries,
+    FlashRagShardSearch,
+    split=split_flashrag_bm25,
+    foreign=bm25s_folder,
+    build=FlashRagShards,
 )

@@ -1,4 +1,4 @@
-"""A FlashRAG faiss index split into shards (`split.split_index`): one flat inner-product index a shard, holding
+"""A FlashRAG faiss index split into shards (`sharded.split.split_index`): one flat inner-product index a shard, holding
 the vectors of its passages, as faiss stored them.
 
 Only a flat inner-product index (FlashRAG's `Flat`: `IndexFlatIP`, or `IndexFlat` of that metric) is split: its

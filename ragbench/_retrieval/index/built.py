@@ -77,6 +77,21 @@ class Manifest:
     def to_dict(self) -> JsonObject:
         return asdict(self)
 
+    def run_metadata(self, retriever: str, folder: Path) -> JsonObject:
+        """What a run's metadata says of the index at `folder`, built as this manifest says."""
+        return {
+            "retriever": retriever,
+            "index": str(folder.resolve()),
+            "doc_count": self.doc_count,
+            "corpus": self.corpus,
+            "options": self.options,
+        }
+
+    def index_contents(self) -> JsonObject:
+        """What the index holds: its corpus less where it lay (an index moved gives the same bytes)."""
+        corpus = {key: value for key, value in self.corpus.items() if key != "path"}
+        return {"doc_count": self.doc_count, "corpus": corpus, "options": self.options}
+
 
 def built_index(folder: Path) -> bool:
     """Whether `folder` holds an index ragbench built: its manifest, a file (not a link) of the fields a build
@@ -201,17 +216,10 @@ class IndexedRetriever(Retriever):
         return [[self.docs.get(i, float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)]
 
     def metadata(self) -> JsonObject:
-        return {
-            "retriever": self.name,
-            "index": str(self.folder.resolve()),
-            "doc_count": self.manifest.doc_count,
-            "corpus": self.manifest.corpus,
-            "options": self.manifest.options,
-        }
+        return self.manifest.run_metadata(self.name, self.folder)
 
     def contents(self) -> JsonObject:
-        corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}  # moved, same bytes
-        return {"doc_count": self.manifest.doc_count, "corpus": corpus, "options": self.manifest.options}
+        return self.manifest.index_contents()
 
     def close(self) -> None:
         self.docs.close()

@@ -48,17 +48,10 @@ class BuiltShardsFront(Retriever):
         ]
 
     def metadata(self) -> JsonObject:
-        return {
-            "retriever": self.name,
-            "index": str(self.folder.resolve()),
-            "doc_count": self.manifest.doc_count,
-            "corpus": self.manifest.corpus,
-            "options": self.manifest.options,
-        }
+        return self.manifest.run_metadata(self.name, self.folder)
 
     def contents(self) -> JsonObject:
-        corpus = {key: value for key, value in self.manifest.corpus.items() if key != "path"}
-        return {"doc_count": self.manifest.doc_count, "corpus": corpus, "options": self.manifest.options}
+        return self.manifest.index_contents()
 
     def close(self) -> None:
         for store in self.stores:

@@ -48,10 +48,11 @@ from ragbench._registry import installed_registry
 from ragbench._retrieval import load_retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.index.built import build_index
+from ragbench._retrieval.shard_kinds.dense.split import split_dense
 from ragbench._retrieval.sharded.actors import ShardPool
 from ragbench._retrieval.sharded.layout import Layout, Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
-from ragbench._retrieval.sharded.split import split_dense, split_index
+from ragbench._retrieval.sharded.split import split_index
 
 K, QUERIES, DIM = 10, 64, 384
 MB = 1 << 20

@@ -14,9 +14,8 @@ import pytest
 from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.kind import TextSettings
-from ragbench._retrieval.shard_build.kinds import built_shards_front
 from ragbench._retrieval.shard_build.runner import task_gpus
-from ragbench._retrieval.sharded.searcher import ShardSearcher
+from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from retrieval_samples import passages
@@ -41,7 +40,7 @@ def shard_search(index: Path, shards: int, k: int):
     try:
         payload, layout = front.payload(QUERIES), front.layout(shards)
         found = [
-            ShardSearcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+            shard_searcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
         ]
         return hits(front.answers(QUERIES, found, k)), front.metadata()
     finally:
@@ -103,7 +102,7 @@ def test_a_model_that_does_not_load_ends_the_build_before_any_worker(tmp_path):
 
 
 def test_step_two_of_dense_takes_a_gpu_only_where_the_cluster_has_one():
-    from ragbench._retrieval.shard_build.dense import DenseShards
+    from ragbench._retrieval.shard_kinds.dense.build import DenseShards
 
     assert DenseShards({}).encodes_on_gpu() and DenseShards({"device": "cuda:1"}).encodes_on_gpu()
     assert not DenseShards({"device": "cpu"}).encodes_on_gpu()

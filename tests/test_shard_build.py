@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs, write_jsonl
 from helpers import cli
 from ragbench._retrieval.shard_build.driver import build_shards
-from ragbench._retrieval.shard_build.kinds import built_shards_front
 from ragbench._retrieval.shard_build.runner import InProcess
-from ragbench._retrieval.sharded.searcher import ShardSearcher
+from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
@@ -41,7 +40,7 @@ def shard_search(index: Path, shards: int, queries: list[str], k: int, kind: str
         payload = front.payload(queries)
         layout = front.layout(shards)
         found = [
-            ShardSearcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+            shard_searcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
         ]
         return hits(front.answers(queries, found, k))
     finally:
@@ -309,7 +308,7 @@ def test_flashrag_bm25_shards_answer_as_its_one_index_over_the_corpus_rows(tmp_p
             try:
                 layout, payload = served.layout(shards), served.payload(asked)
                 for k in (1, 5, 50):
-                    found = [ShardSearcher(layout.retriever, shard, {}).top_k(payload, k) for shard in layout.shards]
+                    found = [shard_searcher(layout.retriever, shard, {}).top_k(payload, k) for shard in layout.shards]
                     mine = [
                         str(hit) if isinstance(hit, Exception) else hits([hit])[0]
                         for hit in served.answers(asked, found, k)

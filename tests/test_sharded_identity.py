@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 
 from conftest import needs
 from ragbench._retrieval.index.damage import IndexDamage
-from ragbench._retrieval.sharded.fronts import FRONTS
+from ragbench._retrieval.shard_kinds.registry import shard_searcher, sharded_kind
 from ragbench._retrieval.sharded.layout import read_layout, shard_layout
-from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
@@ -93,7 +92,7 @@ def test_a_shard_actor_refuses_a_file_swapped_after_the_run_checked_the_layout(d
     layout = read_layout(dense_copy / "shards-3", dense_copy)
     swap(dense_copy / "shards-3" / "001" / "embeddings.npy", dense_copy / "shards-3" / "002" / "embeddings.npy")
     with pytest.raises(IndexDamage, match="001/embeddings.npy: is not the file split into shard 1"):
-        ShardSearcher("dense", layout.shards[1], {})
+        shard_searcher("dense", layout.shards[1], {})
 
 
 def mirrored_split(tmp: Path, kind: str) -> Path:
@@ -153,11 +152,11 @@ def test_any_byte_of_any_shard_file_changed_is_refused_by_the_run_and_the_actor(
         path.write_bytes(bytes(held))
         named = str(path.relative_to(index / "shards-2"))
         with pytest.raises(ConfigError) as caught:
-            FRONTS["lucene_bm25"](str(index)).layout(2)  # the run's side, before any shard starts
+            sharded_kind("lucene_bm25").front(str(index)).layout(2)  # the run's side, before any shard starts
         assert_refused_naming(caught, f"{named}: is not the file split into shard")
         shard = layout.shards[int(named[:3])]
         with pytest.raises(IndexDamage, match=f"{named}: is not the file split into shard {shard.number}"):
-            ShardSearcher("lucene_bm25", shard, {})
+            shard_searcher("lucene_bm25", shard, {})
 
 
 @pytest.mark.parametrize(

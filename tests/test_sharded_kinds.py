@@ -18,10 +18,9 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
-from ragbench._retrieval.sharded.fronts import FRONTS
+from ragbench._retrieval.shard_kinds.registry import shard_searcher, sharded_kind
 from ragbench._retrieval.sharded.layout import read_layout
 from ragbench._retrieval.sharded.merge import merge_numba_top_k, merge_top_k
-from ragbench._retrieval.sharded.searcher import ShardSearcher
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
@@ -43,7 +42,7 @@ def sharded_search(front, shards: int, queries: list[str], k: int):
     layout = front.layout(shards)
     payload = front.payload(queries)
     answers = [
-        ShardSearcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+        shard_searcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
     ]
     return front.answers(queries, answers, k)
 
@@ -71,7 +70,7 @@ def test_a_split_lucene_bm25_index_answers_exactly_as_the_whole_one(corpus, data
         build_index(path, Path(tmp) / "index", "lucene_bm25", {}, progress=False, registry=registry)
         whole = registry.load("retrievers", "lucene_bm25")(str(Path(tmp) / "index"))
         split_index(Path(tmp) / "index", shards)
-        front = FRONTS["lucene_bm25"](str(Path(tmp) / "index"))
+        front = sharded_kind("lucene_bm25").front(str(Path(tmp) / "index"))
         try:
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
         finally:
@@ -96,7 +95,7 @@ def test_a_split_flashrag_bm25_index_answers_exactly_as_the_whole_one(corpus, da
             (index / "manifest.json").unlink()
         whole = FlashRagBM25Retriever(index=str(index), corpus=str(path))
         split_index(index, shards)
-        front = FRONTS["flashrag_bm25"](index=str(index), corpus=str(path))
+        front = sharded_kind("flashrag_bm25").front(index=str(index), corpus=str(path))
         try:
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
         finally:
@@ -130,7 +129,7 @@ def test_flashrags_own_bm25_folder_split_answers_as_flashrag_recorded(tmp_path, 
     before = {p.name: p.read_bytes() for p in index.iterdir()}
     split_index(index, shards)
     assert {p.name: p.read_bytes() for p in index.iterdir() if p.is_file()} == before  # its files only read
-    front = FRONTS["flashrag_bm25"](index=str(index), corpus=str(FLASHRAG / "corpus.jsonl"))
+    front = sharded_kind("flashrag_bm25").front(index=str(index), corpus=str(FLASHRAG / "corpus.jsonl"))
     whole = FlashRagBM25Retriever(index=str(FLASHRAG / "bm25"), corpus=str(FLASHRAG / "corpus.jsonl"))
     try:
         for key, case in expected["search"].items():
@@ -167,7 +166,7 @@ def test_faiss_shards_merged_give_the_whole_flat_indexs_scores_and_passages_abov
         folder = split_index(Path(tmp) / "e5_Flat.index", shards)
         assert folder.name == f"e5_Flat.index.shards-{shards}"
         layout = read_layout(folder, Path(tmp) / "e5_Flat.index")
-        parts = [ShardSearcher("faiss_index", shard, {}).top_k(vectors, k) for shard in layout.shards]
+        parts = [shard_searcher("faiss_index", shard, {}).top_k(vectors, k) for shard in layout.shards]
     scores, labels = whole.search(vectors, k) if k else (np.zeros((asked, 0)), np.zeros((asked, 0), np.int64))
     for query in range(asked):
         merged_scores, merged_ids = merge_top_k([part[query] for part in parts], k)
@@ -197,7 +196,7 @@ def test_flashrags_own_flat_faiss_index_split_answers_as_the_whole_one(tmp_path,
     shutil.copyfile(FAISS / "e5_Flat.index", index)
     split_index(index, shards)
     options = {"index": str(index), "corpus": str(FAISS / "corpus.jsonl"), "model": str(tiny_bert)}
-    whole, front = FaissIndexRetriever(**options), FRONTS["faiss_index"](**options)
+    whole, front = FaissIndexRetriever(**options), sharded_kind("faiss_index").front(**options)
     try:
         for k in (1, 5, 50):
             assert answers(sharded_search(front, shards, QUERIES, k)) == answers(whole.search(QUERIES, k))
@@ -258,7 +257,7 @@ def test_tevatrons_shard_files_served_apart_answer_as_the_whole_index(tiny_qwen3
         "corpus": str(TEVATRON / "corpus.jsonl"),
     }
     asked = ["what is the river", "a king and a queen", "winter song", ""]
-    whole, front = TevatronDenseRetriever(**options), FRONTS["tevatron_dense"](**options)
+    whole, front = TevatronDenseRetriever(**options), sharded_kind("tevatron_dense").front(**options)
     try:
         for k in (1, 3, 1000):
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))

@@ -17,10 +17,11 @@ from conftest import needs
 from ragbench._retrieval.bm25.retriever import BM25Retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
+from ragbench._retrieval.shard_kinds.dense.split import split_dense
+from ragbench._retrieval.shard_kinds.registry import shard_searcher
 from ragbench._retrieval.sharded.layout import Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
-from ragbench._retrieval.sharded.searcher import ShardSearcher
-from ragbench._retrieval.sharded.split import split_dense, split_index
+from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 
@@ -63,7 +64,7 @@ def test_shard_ranges_cover_the_corpus_in_order_sizes_within_one(doc_count, data
 
 
 def merged_search(kind, layout, payload, k, options):
-    answers = [ShardSearcher(kind, shard, options).top_k(payload, k) for shard in layout.shards]
+    answers = [shard_searcher(kind, shard, options).top_k(payload, k) for shard in layout.shards]
     return [merge_top_k([answer[query] for answer in answers], k) for query in range(len(payload))]
 
 

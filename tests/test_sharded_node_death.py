@@ -18,7 +18,7 @@ import pytest
 
 from conftest import needs
 from helpers import run, samples
-from ragbench._retrieval.sharded.fronts import LuceneQueries
+from ragbench._retrieval.shard_kinds.lucene_bm25.front import LuceneQueries
 from ragbench._retrieval.sharded.retriever import ShardedRetriever
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry

@@ -13,10 +13,11 @@ import pytest
 from conftest import needs
 from helpers import cli_here, run
 from ragbench._retrieval.dense.retriever import inner_product_top_k
+from ragbench._retrieval.shard_kinds.dense.split import split_dense
 from ragbench._retrieval.sharded.actors import ShardPool
 from ragbench._retrieval.sharded.layout import Layout, Shard, layout_record, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
-from ragbench._retrieval.sharded.split import split_dense, split_index
+from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry
 from retrieval_samples import passages, write_dpr_tsv
 from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW, TOPICS

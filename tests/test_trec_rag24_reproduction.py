@@ -107,7 +107,7 @@ def test_an_index_of_the_shards_built_as_title_and_segment_is_refused_in_one_lin
     """An index ragbench built before a segment was indexed as Anserini's (its manifest without `segment_text`)
     would rank otherwise than Anserini's: a run over it, on one machine or through shards, ends in one line saying
     how to build it again, before any search."""
-    from ragbench._retrieval.sharded.fronts import LuceneQueries
+    from ragbench._retrieval.shard_kinds.lucene_bm25.front import LuceneQueries
 
     index = tmp_path / "old_lucene"
     assert (

@@ -48,7 +48,7 @@ def build_parallel(
         raise ConfigError(f"--ray builds {', '.join(KINDS)} indexes, not {kind}; build it without --ray")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
-    if shards is not None and shards < 1:  # every kind built here can be split (sharded.split.SPLITTERS)
+    if shards is not None and shards < 1:  # every kind built here can be split (shard_kinds/KIND/split.py)
         raise ConfigError(f"--shards {shards}: must be at least 1")
     try:
         import ray  # noqa: F401

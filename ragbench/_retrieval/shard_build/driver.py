@@ -40,9 +40,9 @@ from ..corpus.parts import (
 from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
+from ..shard_kinds.registry import kind_build
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TextSettings
-from .kinds import shard_kind
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
 from .worker import analyse_part, finish_part, id_hash
@@ -74,7 +74,7 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
-    kind_class = shard_kind(name)
+    kind_class = kind_build(name)
     if kind_class is None:
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:

@@ -25,6 +25,7 @@ from ..._errors import ConfigError
 from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
+from ..shard_kinds.registry import shard_searcher
 from .homes import shard_homes
 from .layout import Layout, Shard, fetched_shard
 from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
@@ -53,7 +54,7 @@ class _ShardActor:
         """Each of `shards`' files loaded; (the number of a damaged shard, the damage found), or None."""
         for shard in shards:
             try:
-                self.searchers[shard.number] = ShardSearcher(self.kind, fetched_shard(shard), self.options)
+                self.searchers[shard.number] = shard_searcher(self.kind, fetched_shard(shard), self.options)
             except (IndexDamage, ConfigError, OSError, ValueError) as exc:
                 named = isinstance(exc, (IndexDamage, ConfigError))
                 return shard.number, str(exc) if named else f"{type(exc).__name__}: {exc}"

@@ -2,7 +2,7 @@
 flashrag_bm25, faiss_index, tevatron_dense): the index searched through its S shards on Ray (`actors`), answering
 as the unsharded index does (`merge`).
 
-The run's process keeps what is small and per query (`fronts`): the docs store or corpus, the encoder or
+The run's process keeps what is small and per query (its kind's front, `shard_kinds/KIND/front.py`): the docs store or corpus, the encoder or
 tokenizer. The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
 starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
 names one. The shards come from `ragbench index shard --index INDEX --shards S` (INDEX/shards-S, FILE.shards-S
@@ -21,9 +21,9 @@ from ..._errors import ConfigError
 from ..._storage.locations import is_remote
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
-from ..shard_build.kinds import built_shards_front
+from ..shard_kinds.registry import built_shards_front, served_kinds, sharded_kind
 from .actors import ShardPool
-from .fronts import FRONTS, Answers, Front
+from .fronts import Answers, Front
 from .remote import front_copy, remote_layout
 
 if TYPE_CHECKING:
@@ -65,8 +65,9 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     args = dict(args)
     shards, address = args.pop("shards"), args.pop("ray_address", None)
     name = getattr(registry.load("retrievers", kind), "name", kind)  # an alias (browsecomp_plus_dense) its kind
-    if name not in FRONTS:
-        raise ConfigError(f"retriever {kind}: --retriever-arg shards=S serves {', '.join(FRONTS)} indexes only")
+    parts = sharded_kind(name)
+    if parts is None:
+        raise ConfigError(f"retriever {kind}: --retriever-arg shards=S serves {', '.join(served_kinds())} indexes only")
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise ConfigError(f"retriever {kind}: --retriever-arg shards={shards!r}: a whole number of shards, 1 or more")
     if address is not None and not isinstance(address, str):
@@ -75,11 +76,11 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
     url = given if isinstance(given, str) and is_remote(given) else None
     built = built_shards_front(name, given, shards)  # built in shards: no merged index (in a store: read there)
     if url is not None and built is None:  # an object store's split: the front reads its local copy (`remote`)
-        args["index"] = str(front_copy(kind, url, getattr(FRONTS[name], "front_files", ())))
+        args["index"] = str(front_copy(kind, url, getattr(parts.front, "front_files", ())))
     if built is not None:
         front = construct(built, {**args, "shards": shards}, f"retriever {kind}", injected={"registry": registry})
     else:
-        front = construct(FRONTS[name], args, f"retriever {kind}", injected={"registry": registry})
+        front = construct(parts.front, args, f"retriever {kind}", injected={"registry": registry})
     try:
         layout = remote_layout(name, url, Path(args["index"]), shards) if url and not built else front.layout(shards)
         return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address), url)

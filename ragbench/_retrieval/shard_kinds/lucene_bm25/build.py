@@ -1,4 +1,4 @@
-"""lucene_bm25 built in shards: each shard's files are those `sharded.split_lucene` cuts from the one index
+"""lucene_bm25 built in shards: each shard's files are those `split` cuts from the one index
 (`lucene_bm25/`: its postings renumbered from 0, freqs, offsets and norms; the whole vocabulary, terms.json, with
 each term's document frequency in the whole corpus, doc_freqs.npy; the whole corpus's docs_with_terms and
 total_terms, stats.json), so a shard scores a passage bit for bit as the one index does, except its id_ranks.npy:
@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ..lucene.analyzer import ANALYZER_VERSION
-from ..lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, anserini_scores, norms, query_terms
-from ..sharded.fronts import Answers, per_query
-from ..sharded.searcher import ShardOptions, TopK
-from ..sharded.split_lucene import DOC_FREQS, STATS
-from .front import BuiltShardsFront
-from .kind import ShardKind, Stats
+from ...lucene.analyzer import ANALYZER_VERSION
+from ...lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, anserini_scores, norms, query_terms
+from ...shard_build.front import BuiltShardsFront
+from ...shard_build.kind import ShardKind, Stats
+from ...sharded.fronts import Answers, per_query
+from ...sharded.searcher import ShardOptions, TopK
+from .split import DOC_FREQS, STATS
 
 WORDS, LENGTHS = "words.json", "lengths.npy"  # step 1's vocabulary (first-sight order) and lengths, in the spill
 

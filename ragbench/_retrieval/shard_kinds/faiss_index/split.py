@@ -1,4 +1,4 @@
-"""A FlashRAG faiss index split into shards (`split.split_index`): one flat inner-product index a shard, holding
+"""A FlashRAG faiss index split into shards (`sharded.split.split_index`): one flat inner-product index a shard, holding
 the vectors of its passages, as faiss stored them.
 
 Only a flat inner-product index (FlashRAG's `Flat`: `IndexFlatIP`, or `IndexFlat` of that metric) is split: its
@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..._errors import ConfigError
+from ...._errors import ConfigError
+from ...dense.faiss_index import index_header
 
 SHARD_FILE = "shard.index"
 BLOCK = 1 << 16  # vectors copied at a time
+
+
+def faiss_file(index: Path) -> int | None:
+    """The vector count of FlashRAG's faiss index file `index` (None: `index` is no file)."""
+    return index_header(index)[1] if index.is_file() else None
 
 
 def split_faiss(index: Path, folders: list[Path], ranges: list[tuple[int, int]]) -> None:

@@ -18,14 +18,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..bm25.retriever import BM25Builder, CorpusStats, make_stemmer, make_tokenizer, query_tokens
-from ..parallel_build.absorb import merge_tokenizer
-from ..parallel_build.analysis import TOKENIZER_DICTS
-from ..sharded.fronts import Answers, per_query
-from ..sharded.merge import merge_top_k
-from ..sharded.searcher import ShardOptions, TopK
-from .front import BuiltShardsFront
-from .kind import ShardKind, Stats
+from ...bm25.retriever import BM25Builder, CorpusStats, make_stemmer, make_tokenizer, query_tokens
+from ...parallel_build.absorb import merge_tokenizer
+from ...parallel_build.analysis import TOKENIZER_DICTS
+from ...shard_build.front import BuiltShardsFront
+from ...shard_build.kind import ShardKind, Stats
+from ...sharded.fronts import Answers, per_query
+from ...sharded.merge import merge_top_k
+from ...sharded.searcher import ShardOptions, TopK
 
 PART = "part.json"  # step 1's tokenizer dictionaries, in the spill
 LENGTHS = "lengths.npy"

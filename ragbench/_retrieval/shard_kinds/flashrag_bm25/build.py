@@ -11,16 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..._errors import ConfigError
-from ..bm25.flashrag import LABEL, FlashRagBM25Builder, FlashRagBM25Retriever, english_stopwords, query_words
-from ..corpus.jsonl_rows import JsonlRows
-from ..option_paths import option_path
-from ..sharded.fronts import Answers, per_query
-from ..sharded.merge import merge_numba_top_k
-from ..sharded.searcher import ShardOptions, TopK
-from .bm25 import Bm25PartBuilder, Bm25Shards
-from .front import BuiltShardsFront
-from .kind import Stats
+from ...._errors import ConfigError
+from ...bm25.flashrag import LABEL, FlashRagBM25Builder, FlashRagBM25Retriever, english_stopwords, query_words
+from ...corpus.jsonl_rows import JsonlRows
+from ...option_paths import option_path
+from ...shard_build.front import BuiltShardsFront
+from ...shard_build.kind import Stats
+from ...sharded.fronts import Answers, per_query
+from ...sharded.merge import merge_numba_top_k
+from ...sharded.searcher import ShardOptions, TopK
+from ..bm25.build import Bm25PartBuilder, Bm25Shards
 
 
 class FlashRagPartBuilder(Bm25PartBuilder, FlashRagBM25Builder):

@@ -1,4 +1,4 @@
-"""A lucene_bm25 index's files split into shards (`split.split_index`), each scoring with the whole index's
+"""A lucene_bm25 index's files split into shards (`sharded.split.split_index`), each scoring with the whole index's
 statistics, so its scores are the unsharded index's bit for bit.
 
 A shard of passages start..stop-1 holds, under `lucene_bm25/`: each term's postings among them (renumbered from 0,
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..index.damage import read_array
-from ..index.staging import MANIFEST_FILE
-from ..lucene.retriever import FILES_DIR
+from ...index.damage import read_array
+from ...index.staging import MANIFEST_FILE
+from ...lucene.retriever import FILES_DIR
 
 BLOCK = 1 << 22  # postings copied at a time
 DOC_FREQS, STATS = "doc_freqs.npy", "stats.json"

@@ -23,22 +23,22 @@ from typing import Any
 
 import numpy as np
 
-from ..._types import JsonObject
-from ..._values.options import construct
-from ..corpus.readers import passage_text
-from ..dense.retriever import (
+from ...._types import JsonObject
+from ...._values.options import construct
+from ...corpus.readers import passage_text
+from ...dense.retriever import (
     EMBEDDINGS_FILE,
     DenseBuilder,
     check_index_encoder,
     checked_backend,
     index_encoder,
 )
-from ..index.docstore import DocStore
-from ..sharded.fronts import Answers, per_query
-from ..sharded.merge import merge_top_k
-from ..sharded.searcher import ShardOptions, TopK
-from .front import BuiltShardsFront
-from .kind import ShardKind, Stats
+from ...index.docstore import DocStore
+from ...shard_build.front import BuiltShardsFront
+from ...shard_build.kind import ShardKind, Stats
+from ...sharded.fronts import Answers, per_query
+from ...sharded.merge import merge_top_k
+from ...sharded.searcher import ShardOptions, TopK
 
 
 class PassageCount:

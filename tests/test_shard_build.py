@@ -119,22 +119,47 @@ class Recording(InProcess):
         return results
 
 
-def test_the_driver_gets_counts_and_the_vocabulary_never_postings(tmp_path):
-    """3,000 passages of the same four words: 12,000 postings stay in the shards; what the driver receives is
-    each part's counts and its four words' document frequencies (step 2 sends nothing back)."""
-    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": str(i), "text": "river king of song"} for i in range(3000)])
-    recording = Recording()
+def test_the_driver_gets_counts_never_the_vocabulary_and_the_buckets_partition_it(tmp_path):
+    """3,000 passages of 40 words (one each a passage in 40 too): 12,000 postings stay in the shards, the parts'
+    words and document frequencies stay in files; what the driver receives from step 1 is each part's counts and
+    its terms file's record, from the middle step each bucket's counts (step 2 sends nothing back). The buckets,
+    one a shard, hold each word once, with its document frequency in the whole corpus."""
+    words = [f"w{i}" for i in range(40)]
+    docs = [{"id": str(i), "text": f"river king of song {words[i % 40]}"} for i in range(3000)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    recording = KeepingBuckets()
     build_shards(
         corpus, tmp_path / "built", "lucene_bm25", {}, 3, registry=installed_registry(), runner=lambda: recording
     )
-    step_one, step_two = recording.sent[:3], recording.sent[3:]
+    step_one, middle, step_two = recording.sent[:3], recording.sent[3:6], recording.sent[6:]
     assert step_two == [None, None, None]
     for sent in step_one:
-        assert set(sent) == {"passages", "lines", "bytes", "sha256", "bad_records", "errors", "repeated", "stats"}
-        assert sent["stats"]["words"] == ["river", "king", "song"]  # "of" is a stop word
-        assert sent["stats"]["doc_freqs"] == [sent["passages"]] * 3
-        assert len(json.dumps(sent)) < 400
+        assert set(sent) == {"passages", "lines", "bytes", "sha256", "bad_records", "errors", "repeated", "stats",
+                             "terms"}  # fmt: skip
+        assert set(sent["stats"]) == {"docs_with_terms", "total_terms"}
+        assert set(sent["terms"]) == {"offsets", "bytes", "digest"} and len(sent["terms"]["offsets"]) == 4
+        assert "river" not in json.dumps(sent) and len(json.dumps(sent)) < 400
     assert sum(sent["passages"] for sent in step_one) == 3000
+    assert sum(merged["terms"] for merged in middle) == 43 and sum(merged["postings"] for merged in middle) == 12000
+    buckets = [dict(json.loads(text)) for text in recording.buckets]
+    held = [word for bucket in buckets for word in bucket]
+    assert sorted(held) == sorted({*words, "river", "king", "song"})  # each word in one bucket only
+    assert {word: count for bucket in buckets for word, count in bucket.items()} == {
+        **{word: 75 for word in words}, "river": 3000, "king": 3000, "song": 3000}  # fmt: skip
+
+
+class KeepingBuckets(Recording):
+    """Recording, and keeping the middle step's buckets (the building folder is gone once the build is done)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.buckets: list[str] = []
+
+    def map(self, function, calls, **options):
+        results = super().map(function, calls, **options)
+        if function.__name__ == "merge_bucket":
+            self.buckets += [Path(call[2]).read_text(encoding="utf-8") for call in calls]
+        return results
 
 
 def test_a_killed_build_resumes_keeping_finished_shards_and_rebuilding_a_damaged_one(tmp_path):
@@ -170,6 +195,44 @@ build_shards(Path({str(corpus)!r}), Path({str(out)!r}), "lucene_bm25", {{}}, 3, 
     postings.write_bytes(postings.read_bytes()[:-4])
     resumed = build_shards(corpus, out, "lucene_bm25", {}, 3, registry=installed_registry())
     assert resumed.kept == 1
+    build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
+    assert sorted(path.name for path in out.iterdir()) == ["shards-3"]
+
+
+class StoppedBeforeStepTwo(InProcess):
+    def map(self, function, calls, **options):
+        if function.__name__ == "finish_part":
+            raise RuntimeError("stopped")
+        return super().map(function, calls, **options)
+
+
+class Counting(InProcess):
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, int]] = []
+
+    def map(self, function, calls, **options):
+        self.ran.append((function.__name__, len(calls)))
+        return super().map(function, calls, **options)
+
+
+def test_a_resumed_build_merges_again_only_a_damaged_bucket_and_analyses_again_a_damaged_terms_file(tmp_path):
+    """Stopped after the middle step; bucket 1's merged terms then altered, and shard 2's terms file: the same
+    build analyses part 2 again (its terms file rewritten alike), merges bucket 1 again and keeps the others, and
+    answers as the one-process index."""
+    docs = [{"id": f"d{i:03d}", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(60)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    with pytest.raises(RuntimeError, match="stopped"):
+        build_shards(corpus, out, "lucene_bm25", {}, 3, registry=installed_registry(), runner=StoppedBeforeStepTwo)
+    building = out / "shards-3.building"
+    bucket = building / "terms" / "001.json"
+    bucket.write_text(bucket.read_text(encoding="utf-8").replace("1", "2"), encoding="utf-8")
+    terms = building / "002.terms.jsonl"
+    terms.write_bytes(terms.read_bytes()[:-1])
+    counting = Counting()
+    build_shards(corpus, out, "lucene_bm25", {}, 3, registry=installed_registry(), runner=lambda: counting)
+    assert counting.ran == [("analyse_part", 1), ("merge_bucket", 1), ("finish_part", 3)]
     build_index(corpus, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
     assert shard_search(out, 3, QUERIES, 10) == whole_search(tmp_path / "one", QUERIES, 10)
     assert sorted(path.name for path in out.iterdir()) == ["shards-3"]

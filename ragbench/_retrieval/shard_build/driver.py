@@ -2,9 +2,11 @@
 the corpus (`corpus.parts`) and writes its shard's files straight into INDEX/shards-S/NNN; no merged index.
 
 The driver cuts the corpus into parts (byte offsets or file names), runs step 1 of every shard (`worker`), gets
-back each part's small statistics (passage and line counts, bad records, its kind's statistics: per-term document
-frequencies, lengths' totals; never postings), merges them (the kind's `merge`) and runs step 2 of every shard with
-what it made: each shard then scores exactly as the one index. It writes the manifest (INDEX/shards-S/manifest.json:
+back each part's small statistics (passage and line counts, bad records, its kind's small statistics: lengths'
+totals; never postings), merges them (the kind's `merge`) and runs step 2 of every shard with what it made: each
+shard then scores exactly as the one index. A kind's per-term statistics (lucene_bm25's document frequencies) never
+reach the driver: step 1 writes them beside its shard, a middle step of one task a bucket of terms merges them by
+term (`terms`), and step 2 reads the merged buckets; the driver gets each bucket's counts. It writes the manifest (INDEX/shards-S/manifest.json:
 the one index's fields, the corpus's parts' sha256 for its sha256) and shards.json (each file's size and content
 digest, from the workers) and renames the building folder into place (`state`). Passage numbers are the one-process
 build's: shard i holds a contiguous run of them, from the passages of the shards before it. A build killed mid-way
@@ -45,6 +47,7 @@ from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_f
 from .kind import ShardKind, Stats, TextSettings
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
+from .terms import merge_bucket
 from .worker import analyse_part, finish_part, id_hash
 
 if TYPE_CHECKING:
@@ -126,6 +129,8 @@ def built(
         remove_all_but_links(state.folder)  # ours, and no build of this key can complete
         raise
     shared = builder.merge([result["stats"] for result in results])
+    if results[0].get("terms") is not None:
+        shared.update(merged_by_term(results, state, runner))
     finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
         (builder, state.shard(n), runner.share(shared), results[n]["stats"], state.record(n, "analysed"),
@@ -165,10 +170,30 @@ def step_one(
             state.forget(part.number)
         results.append(kept["result"] if kept is not None else None)
     todo = [part for part, result in zip(parts, results) if result is None]
-    calls = [(builder, part, state.shard(part.number), text, state.record(part.number, "analysed")) for part in todo]
+    calls = [
+        (builder, part, state.shard(part.number), text, state.record(part.number, "analysed"), len(parts))
+        for part in todo
+    ]
     for part, result in zip(todo, runner.map(analyse_part, calls)):
         results[part.number] = result
     return [result for result in results if result is not None]
+
+
+def merged_by_term(results: list[Stats], state: BuildFolder, runner: Runner) -> Stats:
+    """The parts' per-term statistics merged by term, a bucket a task (one a shard), each bucket kept from a killed
+    build where it merged the same parts' files; the buckets' paths (step 2 reads them) and their counts."""
+    inputs = [[result["terms"]["bytes"], result["terms"]["digest"]] for result in results]
+    parts = [(state.terms(n), result["terms"]["offsets"]) for n, result in enumerate(results)]
+    counts = [state.kept_bucket(n, inputs) for n in range(len(results))]
+    todo = [n for n, kept in enumerate(counts) if kept is None]
+    calls = [(parts, n, state.bucket(n), state.bucket_record(n), inputs) for n in todo]
+    for n, merged in zip(todo, runner.map(merge_bucket, calls)):
+        counts[n] = merged
+    return {
+        "buckets": [str(state.bucket(n)) for n in range(len(results))],
+        "terms": sum(int(count["terms"]) for count in counts),
+        "postings": sum(int(count["postings"]) for count in counts),
+    }
 
 
 def first_text(part: CorpusPart, text: TextSettings) -> str:

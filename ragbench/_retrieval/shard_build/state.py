@@ -25,6 +25,7 @@ from ..._storage.own_trees import remove_all_but_links
 from ..index.staging import MANIFEST_FILE
 from ..sharded.layout import LAYOUT_FILE, foreign_entry
 from .kind import Stats
+from .terms import BUCKETS_DIR, TERMS_SUFFIX
 from .worker import IDS_SUFFIX
 
 BUILD_FILE = "shard-build.json"
@@ -73,12 +74,39 @@ class BuildFolder:
             files = record["files"] if check else {}
             if not all(matches(self.shard(number) / name, entry) for name, entry in files.items()):
                 raise ValueError("a file differs from its record")
+            terms = record["result"].get("terms") if step == "analysed" else None
+            if terms is not None and not matches(self.terms(number), terms):  # kept after step 2 too
+                raise ValueError("its terms differ from their record")
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             path.unlink(missing_ok=True)
             return None
         return record
+
+    def terms(self, number: int) -> Path:
+        return self.folder / f"{number:03d}{TERMS_SUFFIX}"
+
+    def bucket(self, number: int) -> Path:
+        return self.folder / BUCKETS_DIR / f"{number:03d}.json"
+
+    def bucket_record(self, number: int) -> Path:
+        return self.folder / BUCKETS_DIR / f"{number:03d}.merged.json"
+
+    def kept_bucket(self, number: int, inputs: Any) -> Any:
+        """The counts bucket `number`'s merge recorded, when it merged the parts' terms files `inputs` and its file
+        still matches the record; None otherwise (the record then removed: the bucket is merged again)."""
+        path = self.bucket_record(number)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if record["inputs"] != inputs or not matches(self.bucket(number), record["file"]):
+                raise ValueError("the bucket differs from its record")
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            path.unlink(missing_ok=True)
+            return None
+        return record["result"]
 
     def forget(self, number: int) -> None:
         """Shard `number`'s steps forgotten: it is built again from step 1."""
@@ -103,8 +131,10 @@ class BuildFolder:
         written, the folder renamed into `target` (shards already there replaced with `replace`, if ragbench made
         them)."""
         for path in self.folder.iterdir():
-            if path.is_file() and not path.is_symlink() and path.name.endswith((".json", IDS_SUFFIX)):
+            if path.is_file() and not path.is_symlink() and path.name.endswith((".json", IDS_SUFFIX, TERMS_SUFFIX)):
                 path.unlink()
+        if (self.folder / BUCKETS_DIR).is_dir() and not (self.folder / BUCKETS_DIR).is_symlink():
+            remove_all_but_links(self.folder / BUCKETS_DIR)
         (self.folder / MANIFEST_FILE).write_text(manifest_text, encoding="utf-8")
         (self.folder / LAYOUT_FILE).write_text(layout(), encoding="utf-8")
         if os.path.lexists(self.target):

@@ -23,6 +23,7 @@ from ..index.built import KEPT_ERRORS
 from ..index.docstore import DocStoreWriter
 from ..sharded.layout import file_records
 from .kind import ShardKind, Stats, TextSettings
+from .terms import TERMS_SUFFIX, write_part_terms
 
 IDS_SUFFIX = ".ids.npy"  # beside a shard's folder: its passages' id hashes, sorted (`state.repeated_across`)
 
@@ -41,10 +42,13 @@ def fresh_folder(folder: Path) -> None:
     folder.mkdir()
 
 
-def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSettings, record: Path) -> Stats:
+def analyse_part(
+    kind: ShardKind, part: CorpusPart, folder: Path, text: TextSettings, record: Path, buckets: int
+) -> Stats:
     """Step 1 of shard `part.number` (module docstring), into `folder`; its result, also written to `record`:
     passages, lines, sha256 of the bytes read, bad records (count and the first ones), ids repeated within the
-    shard, and the kind's statistics (`stats`)."""
+    shard, and the kind's statistics (`stats`). A kind's per-term statistics (its `terms`: words and document
+    frequencies) go to a file beside `folder` in `buckets` buckets (`terms`); the result holds only its record."""
     fresh_folder(folder)
     reading = PartReading()
     passages = read_part(part, reading)
@@ -73,6 +77,8 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
         builder.add(chunk)
     docs.close()
     np.save(folder.with_name(folder.name + IDS_SUFFIX), np.sort(np.asarray(hashes, dtype=np.int64)))
+    stats = builder.analysed()
+    terms = stats.pop("terms", None)
     result: Stats = {
         "passages": len(docs),
         "lines": reading.lines,
@@ -81,8 +87,11 @@ def analyse_part(kind: ShardKind, part: CorpusPart, folder: Path, text: TextSett
         "bad_records": bad,
         "errors": errors,
         "repeated": docs.repeated_ids() if len(docs) else {},
-        "stats": builder.analysed(),
+        "stats": stats,
     }
+    if terms is not None:
+        path = folder.with_name(folder.name + TERMS_SUFFIX)
+        result["terms"] = write_part_terms(path, terms["words"], terms["doc_freqs"], buckets)
     write_atomically(record, json.dumps({"result": result, "files": file_records(folder)}))
     return result
 

@@ -5,9 +5,10 @@ total_terms, stats.json), so a shard scores a passage bit for bit as the one ind
 the order of its own passages' ids (ties across shards are broken by the id strings in the merge, `answers`).
 
 Step 1 (`LucenePartBuilder`) analyses the part as `LuceneBM25Builder` does, spilling its postings into the shard's
-folder, and sends the driver its vocabulary with each term's document frequency in the part, and its passages'
-and terms' counts; the driver adds them up (`merge`: the sorted vocabulary, global document frequencies, N and
-total terms); step 2 (`finish`) writes the shard's postings in the global term numbers.
+folder; its vocabulary with each term's document frequency in the part goes to a file merged by term, a bucket of
+terms a task (`shard_build.terms`), and the driver gets only its passages' and terms' counts (`merge`: N and total
+terms); step 2 (`finish`) reads the merged buckets in sorted order (the vocabulary numbered as the one index
+numbers it, global document frequencies) and writes the shard's postings in those term numbers.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ...lucene.analyzer import ANALYZER_VERSION
 from ...lucene.retriever import FILES_DIR, SEGMENT_TEXT, LuceneBM25Builder, anserini_scores, norms, query_terms
 from ...shard_build.front import BuiltShardsFront
 from ...shard_build.kind import ShardKind, Stats
+from ...shard_build.terms import merged_terms
 from ...sharded.fronts import Answers, per_query
 from ...sharded.searcher import ShardOptions, TopK
 from .split import DOC_FREQS, STATS
@@ -43,8 +45,7 @@ class LucenePartBuilder(LuceneBM25Builder):
             with np.load(path) as chunk:
                 doc_freqs += np.bincount(chunk["term"], minlength=len(words))
         return {
-            "words": words,
-            "doc_freqs": doc_freqs.tolist(),
+            "terms": {"words": words, "doc_freqs": doc_freqs.tolist()},  # merged by term, not by the driver
             "docs_with_terms": int(np.count_nonzero(lengths)),
             "total_terms": int(lengths.sum()),
         }
@@ -108,27 +109,21 @@ class LuceneShards(ShardKind):
         return LucenePartBuilder(folder)
 
     def merge(self, stats: list[Stats]) -> Stats:
-        doc_freqs: dict[str, int] = {}
-        for part in stats:
-            for word, count in zip(part["words"], part["doc_freqs"]):
-                doc_freqs[word] = doc_freqs.get(word, 0) + count
-        words = sorted(doc_freqs)
         return {
-            "words": words,
-            "doc_freqs": [doc_freqs[word] for word in words],
             "docs_with_terms": sum(int(part["docs_with_terms"]) for part in stats),
             "total_terms": sum(int(part["total_terms"]) for part in stats),
         }
 
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         builder = LucenePartBuilder.reopened(folder)
-        words: list[str] = shared["words"]
+        terms = list(merged_terms(shared["buckets"]))
+        words = [word for word, _ in terms]
         out = folder / FILES_DIR
         out.mkdir()
         builder.write_postings(out, {word: number for number, word in enumerate(words)})
         np.save(out / "norms.npy", norms(builder.all_lengths()))
         np.save(out / "id_ranks.npy", builder.id_ranks())  # its own passages' order of ids
-        np.save(out / DOC_FREQS, np.asarray(shared["doc_freqs"], dtype=np.int64))
+        np.save(out / DOC_FREQS, np.asarray([count for _, count in terms], dtype=np.int64))
         (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
         stats = {key: shared[key] for key in ("docs_with_terms", "total_terms")}
         (out / STATS).write_text(json.dumps(stats), encoding="utf-8")
@@ -138,8 +133,8 @@ class LuceneShards(ShardKind):
         """The one index's manifest options."""
         return {
             "analyzer": ANALYZER_VERSION,
-            "terms": len(shared["words"]),
-            "postings": sum(shared["doc_freqs"]),
+            "terms": shared["terms"],
+            "postings": shared["postings"],
             "docs_with_terms": shared["docs_with_terms"],
             "total_terms": shared["total_terms"],
             "segment_text": SEGMENT_TEXT,

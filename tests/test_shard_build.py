@@ -119,8 +119,12 @@ class Recording(InProcess):
         return results
 
 
-def test_the_driver_gets_counts_never_the_vocabulary_and_the_buckets_partition_it(tmp_path):
-    """3,000 passages of 40 words (one each a passage in 40 too): 12,000 postings stay in the shards, the parts'
+@pytest.mark.parametrize(
+    ("kind", "small"),
+    [("lucene_bm25", {"docs_with_terms", "total_terms"}), ("bm25", {"n_docs", "total_length", "options"})],
+)
+def test_the_driver_gets_counts_never_the_vocabulary_and_the_buckets_partition_it(tmp_path, kind, small):
+    """3,000 passages of the same three words and one of 40 others in turn: 12,000 postings stay in the shards, the parts'
     words and document frequencies stay in files; what the driver receives from step 1 is each part's counts and
     its terms file's record, from the middle step each bucket's counts (step 2 sends nothing back). The buckets,
     one a shard, hold each word once, with its document frequency in the whole corpus."""
@@ -128,20 +132,18 @@ def test_the_driver_gets_counts_never_the_vocabulary_and_the_buckets_partition_i
     docs = [{"id": str(i), "text": f"river king of song {words[i % 40]}"} for i in range(3000)]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     recording = KeepingBuckets()
-    build_shards(
-        corpus, tmp_path / "built", "lucene_bm25", {}, 3, registry=installed_registry(), runner=lambda: recording
-    )
+    build_shards(corpus, tmp_path / "built", kind, {}, 3, registry=installed_registry(), runner=lambda: recording)
     step_one, middle, step_two = recording.sent[:3], recording.sent[3:6], recording.sent[6:]
-    assert step_two == [None, None, None]
     for sent in step_one:
+        assert "river" not in json.dumps(sent) and len(json.dumps(sent)) < 600
         assert set(sent) == {"passages", "lines", "bytes", "sha256", "bad_records", "errors", "repeated", "stats",
                              "terms"}  # fmt: skip
-        assert set(sent["stats"]) == {"docs_with_terms", "total_terms"}
+        assert set(sent["stats"]) == small
         assert set(sent["terms"]) == {"offsets", "bytes", "digest"} and len(sent["terms"]["offsets"]) == 4
-        assert "river" not in json.dumps(sent) and len(json.dumps(sent)) < 400
     assert sum(sent["passages"] for sent in step_one) == 3000
+    assert step_two == [None, None, None]
     assert sum(merged["terms"] for merged in middle) == 43 and sum(merged["postings"] for merged in middle) == 12000
-    buckets = [dict(json.loads(text)) for text in recording.buckets]
+    buckets = [{word: count for word, count, _, _ in json.loads(text)} for text in recording.buckets]
     held = [word for bucket in buckets for word in bucket]
     assert sorted(held) == sorted({*words, "river", "king", "song"})  # each word in one bucket only
     assert {word: count for bucket in buckets for word, count in bucket.items()} == {
@@ -158,7 +160,7 @@ class KeepingBuckets(Recording):
     def map(self, function, calls, **options):
         results = super().map(function, calls, **options)
         if function.__name__ == "merge_bucket":
-            self.buckets += [Path(call[2]).read_text(encoding="utf-8") for call in calls]
+            self.buckets += [Path(call[3]).read_text(encoding="utf-8") for call in calls]
         return results
 
 

@@ -44,7 +44,7 @@ from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
 from ..shard_kinds.registry import kind_build
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
-from .kind import ShardKind, Stats, TextSettings
+from .kind import ShardKind, Stats, TermOrder, TextSettings
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
 from .terms import merge_bucket
@@ -130,7 +130,7 @@ def built(
         raise
     shared = builder.merge([result["stats"] for result in results])
     if results[0].get("terms") is not None:
-        shared.update(merged_by_term(results, state, runner))
+        shared.update(merged_by_term(results, builder.term_order, state, runner))
     finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
         (builder, state.shard(n), runner.share(shared), results[n]["stats"], state.record(n, "analysed"),
@@ -179,14 +179,14 @@ def step_one(
     return [result for result in results if result is not None]
 
 
-def merged_by_term(results: list[Stats], state: BuildFolder, runner: Runner) -> Stats:
+def merged_by_term(results: list[Stats], order: TermOrder, state: BuildFolder, runner: Runner) -> Stats:
     """The parts' per-term statistics merged by term, a bucket a task (one a shard), each bucket kept from a killed
     build where it merged the same parts' files; the buckets' paths (step 2 reads them) and their counts."""
     inputs = [[result["terms"]["bytes"], result["terms"]["digest"]] for result in results]
     parts = [(state.terms(n), result["terms"]["offsets"]) for n, result in enumerate(results)]
     counts = [state.kept_bucket(n, inputs) for n in range(len(results))]
     todo = [n for n, kept in enumerate(counts) if kept is None]
-    calls = [(parts, n, state.bucket(n), state.bucket_record(n), inputs) for n in todo]
+    calls = [(parts, n, order, state.bucket(n), state.bucket_record(n), inputs) for n in todo]
     for n, merged in zip(todo, runner.map(merge_bucket, calls)):
         counts[n] = merged
     return {

@@ -4,9 +4,12 @@
 A build runs in two steps a shard, each in a worker (a Ray task; tests call them directly, `worker`):
 1. `part_builder(folder)`: given the shard's passages' texts chunk by chunk (`add`), as an `IndexBuilder` is;
    `analysed()` leaves in `folder` what step 2 needs and returns the part's statistics: small, JSON values
-   (for BM25: per-term document frequencies, lengths' total), never postings or vectors;
+   (for BM25: lengths' total, N), never postings or vectors; its per-term statistics, `terms` (words in the order
+   of the part's own numbers, their document frequencies), go to a file, merged by term in a middle step (`terms`)
+   in the kind's order of terms (`term_order`), never on the driver;
 2. `finish(folder, shared, own)`: the shard's files, written into `folder` from what step 1 left there and
-   `shared`, what `merge` made of every part's statistics on the driver (global document frequencies, N).
+   `shared`, what `merge` made of every part's statistics on the driver (N, total length) and, for a kind with
+   `terms`, the merged buckets' paths ("buckets": read with `terms.merged_terms`) and counts ("terms", "postings").
 The driver calls `prepare(first_text)` before step 1 (FlashRAG picks its language by the corpus's first text),
 `merge(stats)` between the steps and `options(shared)` for the manifest's options. `front` is the run's query
 side over the shards (`front.BuiltShardsFront`).
@@ -17,11 +20,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..._types import Document
 
 Stats = dict[str, Any]  # JSON values: a part's statistics, or what the driver made of them all
+TermOrder = Literal["sorted", "first_seen"]  # by word, or in the corpus's order of first sight (`terms`)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class ShardKind(ABC):
 
     name: ClassVar[str]
     front: ClassVar[type]
+    term_order: ClassVar[TermOrder] = "sorted"  # how the whole corpus's terms are numbered (`terms`)
 
     def __init__(self, options: dict[str, Any], registry: Any = None, text: TextSettings | None = None) -> None:
         self.build_options, self.registry, self.text = dict(options), registry, text or TextSettings()

@@ -5,8 +5,10 @@ It is ragbench's when it holds BUILD_FILE, the build's key (the corpus's path, s
 kind, its options, the shards, the text settings): a build with the same key resumes from it, one with another
 key empties it first; a folder of the user's there (without the file), a link or a file is refused, never
 emptied. Beside each shard's folder NNN the workers record each step done (`worker`): NNN.analysed.json (the
-part's statistics and the files step 1 wrote) and NNN.finished.json (the shard's files). A step is kept only when
-each file its record names is there at its size and content digest; else the shard is built again from step 1.
+part's statistics and the files step 1 wrote, its terms file NNN.terms.jsonl too) and NNN.finished.json (the
+shard's files). A step is kept only when each file its record names is there at its size and content digest; else
+the shard is built again from step 1. The middle step's buckets, terms/BBB.json, are each recorded in
+terms/BBB.merged.json with the parts' terms files it merged: kept while those and its own file are the same.
 """
 
 from __future__ import annotations

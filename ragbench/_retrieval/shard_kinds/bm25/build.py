@@ -3,11 +3,12 @@ statistics, as `sharded.split` cuts them from the one index (its score matrix's 
 from 0; the whole vocabulary, numbered as the one index numbers it; params with the shard's num_docs).
 
 Step 1 (`Bm25PartBuilder`) tokenizes the part as `BM25Builder` does, with a vocabulary of its own (terms numbered
-in the part's order of first sight), spills its postings into the shard's folder and sends the driver its
-tokenizer's dictionaries, each term's document frequency in the part, its passages and their total length. The
-driver merges the dictionaries part by part in corpus order (`parallel_build.absorb.merge_tokenizer`: a term new
-to the merge gets the next number, the one-process build's numbering) and adds up the frequencies; step 2 scores
-the shard's postings with those statistics (bm25s's average length: the total over the passages, in float64).
+in the part's order of first sight), spills its postings and tokenizer's dictionaries into the shard's folder, and
+sends the driver its passages and their total length; its terms, each with its document frequency in the part, are
+merged by term (`shard_build.terms`, in the corpus's order of first sight: the first part holding a term, at that
+part's number for it, the one-process build's numbering), never on the driver. Step 2 reads the merged buckets (the
+whole vocabulary, numbered, and its document frequencies) and scores the shard's postings with those statistics
+(bm25s's average length: the total over the passages, in float64).
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...bm25.retriever import BM25Builder, CorpusStats, make_stemmer, make_tokenizer, query_tokens
-from ...parallel_build.absorb import merge_tokenizer
+from ...bm25.retriever import BM25Builder, CorpusStats, make_stemmer, query_tokens
 from ...parallel_build.analysis import TOKENIZER_DICTS
 from ...shard_build.front import BuiltShardsFront
 from ...shard_build.kind import ShardKind, Stats
+from ...shard_build.terms import merged_terms
 from ...sharded.fronts import Answers, per_query
 from ...sharded.merge import merge_top_k
 from ...sharded.searcher import ShardOptions, TopK
 
 PART = "part.json"  # step 1's tokenizer dictionaries, in the spill
-LENGTHS = "lengths.npy"
+LENGTHS, DOC_FREQS = "lengths.npy", "doc_freqs.npy"  # its passages' lengths, its terms' document frequencies
 
 
 class Bm25PartBuilder(BM25Builder):
@@ -39,9 +40,13 @@ class Bm25PartBuilder(BM25Builder):
         (self.spill / PART).write_text(json.dumps(dicts), encoding="utf-8")
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int32)
         np.save(self.spill / LENGTHS, lengths)
+        np.save(self.spill / DOC_FREQS, self.doc_freqs)
+        numbered = self.tokenizer.get_vocab_dict()
+        words = [""] * len(numbered)
+        for word, number in numbered.items():
+            words[number] = word
         return {
-            "dicts": dicts,
-            "doc_freqs": self.doc_freqs.tolist(),
+            "terms": {"words": words, "doc_freqs": self.doc_freqs.tolist()},  # merged by term, not by the driver
             "n_docs": self.n_docs,
             "total_length": int(lengths.sum(dtype=np.int64)),
             "options": self.options(0, 0),  # the manifest's options but the counts
@@ -61,6 +66,7 @@ class Bm25PartBuilder(BM25Builder):
         builder.chunk_files = sorted(spill.glob("chunk*.npz"))
         builder.lengths = [np.load(spill / LENGTHS)]
         builder.n_docs = len(builder.lengths[0])
+        builder.doc_freqs = np.load(spill / DOC_FREQS)
         return builder
 
 
@@ -93,6 +99,7 @@ class Bm25Shards(ShardKind):
 
     name = "bm25"
     front: ClassVar[type] = Bm25ShardsFront
+    term_order = "first_seen"
 
     def part_builder(self, folder: Path) -> Bm25PartBuilder:
         return Bm25PartBuilder(folder, **self.build_options)
@@ -100,21 +107,8 @@ class Bm25Shards(ShardKind):
     def reopened(self, folder: Path) -> Bm25PartBuilder:
         return Bm25PartBuilder.reopened(folder, self.build_options)
 
-    def settings(self) -> tuple[str, str, str]:
-        """The tokenizer's stopwords, stemmer and splitter."""
-        options = self.build_options
-        return options.get("stopwords", "en"), options.get("stemmer", "porter"), options.get("tokenizer", "regex")
-
     def merge(self, stats: list[Stats]) -> Stats:
-        tokenizer = make_tokenizer(*self.settings())
-        doc_freqs = np.zeros(0, dtype=np.int64)
-        for part in stats:
-            numbers = merge_tokenizer(tokenizer, part["dicts"])
-            doc_freqs = np.pad(doc_freqs, (0, len(tokenizer.get_vocab_dict()) - len(doc_freqs)))
-            np.add.at(doc_freqs, numbers, np.asarray(part["doc_freqs"], dtype=np.int64))
         return {
-            "vocab": dict(tokenizer.get_vocab_dict()),
-            "doc_freqs": doc_freqs.tolist(),
             "n_docs": sum(part["n_docs"] for part in stats),
             "total_length": sum(part["total_length"] for part in stats),
             "options": stats[0]["options"],
@@ -122,16 +116,18 @@ class Bm25Shards(ShardKind):
 
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         builder = self.reopened(folder)
-        builder.doc_freqs = np.asarray(own["doc_freqs"], dtype=np.int64)
-        vocab: dict[str, int] = shared["vocab"]
+        vocab: dict[str, int] = {}
+        doc_freqs = np.zeros(int(shared["terms"]), dtype=np.int64)
+        for number, (word, count) in enumerate(merged_terms(shared["buckets"], self.term_order)):
+            vocab[word], doc_freqs[number] = number, count
         local = builder.tokenizer.get_vocab_dict()
         numbers = np.zeros(len(local), dtype=np.int64)
         for term, number in local.items():
             numbers[number] = vocab[term]
         n_docs = int(shared["n_docs"])
-        corpus = CorpusStats(np.asarray(shared["doc_freqs"], dtype=np.int64), n_docs, shared["total_length"] / n_docs)
+        corpus = CorpusStats(doc_freqs, n_docs, shared["total_length"] / n_docs)
         builder.write_files(vocab, corpus, numbers)
 
     def options(self, shared: Stats) -> Stats:
         """The one index's manifest options."""
-        return {**shared["options"], "vocabulary": len(shared["vocab"]), "postings": int(sum(shared["doc_freqs"]))}
+        return {**shared["options"], "vocabulary": shared["terms"], "postings": shared["postings"]}

@@ -82,7 +82,3 @@ class FlashRagShards(Bm25Shards):
 
     def reopened(self, folder: Path) -> Bm25PartBuilder:
         return FlashRagPartBuilder.reopened(folder, self.build_options)
-
-    def settings(self) -> tuple[str, str, str]:
-        chinese = self.build_options.get("language") == "zh"
-        return ("zh", "none", "regex") if chinese else ("en", "english", "regex")

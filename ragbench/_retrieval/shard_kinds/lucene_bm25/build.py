@@ -116,7 +116,7 @@ class LuceneShards(ShardKind):
 
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         builder = LucenePartBuilder.reopened(folder)
-        terms = list(merged_terms(shared["buckets"]))
+        terms = list(merged_terms(shared["buckets"], self.term_order))
         words = [word for word, _ in terms]
         out = folder / FILES_DIR
         out.mkdir()

@@ -12,12 +12,13 @@ the first part holding it, at that part's own number for it.
 
 from __future__ import annotations
 
-import heapq
 import json
 import zlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ..._storage.content_digest import content_digest
 from ..._storage.files import write_atomically
@@ -34,14 +35,16 @@ def bucket_of(word: str, buckets: int) -> int:
 
 def write_part_terms(path: Path, words: list[str], doc_freqs: list[int], buckets: int) -> Stats:
     """A part's terms (`words`: in the order of its own term numbers) and frequencies written to `path`, one JSON
-    line a bucket; the lines' byte offsets and the file's record (size, digest) returned."""
-    lines: list[list[Any]] = [[] for _ in range(buckets)]
+    line a bucket ([words, document frequencies, the part's numbers]); the lines' byte offsets and the file's
+    record (size, digest) returned."""
+    lines: list[list[list[Any]]] = [[[], [], []] for _ in range(buckets)]
     for number, (word, count) in enumerate(zip(words, doc_freqs)):
-        lines[bucket_of(word, buckets)].append([word, int(count), number])
+        for column, value in zip(lines[bucket_of(word, buckets)], (word, int(count), number)):
+            column.append(value)
     encoded = [json.dumps(line) + "\n" for line in lines]  # ASCII: a character a byte
     offsets = [0]
-    for line in encoded:
-        offsets.append(offsets[-1] + len(line))
+    for text in encoded:
+        offsets.append(offsets[-1] + len(text))
     write_atomically(path, "".join(encoded))
     return {"offsets": offsets, **file_record(path)}
 
@@ -53,35 +56,56 @@ def file_record(path: Path) -> Stats:
 def merge_bucket(
     parts: list[tuple[Path, list[int]]], bucket: int, order: TermOrder, out: Path, record: Path, inputs: Any
 ) -> Stats:
-    """Bucket `bucket` of every part (its terms file, its offsets) merged into `out`: its terms in `order`, each
-    [word, document frequency in the whole corpus, first part, that part's number]; its counts returned and
+    """Bucket `bucket` of every part (its terms file, its offsets) merged into `out`: its terms in `order`, with
+    their document frequencies in the whole corpus and first sights (`first_sight`); its counts returned and
     recorded in `record` with `inputs` (the parts' files' records: a bucket is kept only while they are the same)."""
-    merged: dict[str, list[Any]] = {}
+    places: dict[str, int] = {}
+    words: list[str] = []
+    doc_freqs: list[int] = []
+    firsts: list[int] = []
     for part, (path, offsets) in enumerate(parts):
         with path.open("rb") as file:
             file.seek(offsets[bucket])
-            for word, count, number in json.loads(file.read(offsets[bucket + 1] - offsets[bucket])):
-                if word in merged:
-                    merged[word][1] += count
-                else:
-                    merged[word] = [word, count, part, number]
-    terms = sorted(merged.values(), key=ORDERS[order])
+            line = json.loads(file.read(offsets[bucket + 1] - offsets[bucket]))
+        for word, count, number in zip(*line):
+            place = places.setdefault(word, len(words))
+            if place < len(words):
+                doc_freqs[place] += count
+                continue
+            words.append(word)
+            doc_freqs.append(count)
+            firsts.append(first_sight(part, number))
+    index = ordered(words, firsts, order)
     out.parent.mkdir(exist_ok=True)
-    write_atomically(out, json.dumps(terms))
-    result = {"terms": len(terms), "postings": sum(term[1] for term in terms)}
+    columns = {"words": [words[i] for i in index], "doc_freqs": [doc_freqs[i] for i in index]}
+    write_atomically(out, json.dumps({**columns, "firsts": [firsts[i] for i in index]}))
+    result = {"terms": len(words), "postings": sum(doc_freqs)}
     write_atomically(record, json.dumps({"result": result, "file": file_record(out), "inputs": inputs}))
     return result
 
 
-def merged_terms(buckets: list[str], order: TermOrder) -> Iterator[tuple[str, int]]:
-    """Every term of the corpus with its document frequency, in `order` (the buckets' runs merged): the place of a
-    term its number in the whole corpus."""
-    runs = [json.loads(Path(path).read_text(encoding="utf-8")) for path in buckets]
-    for word, count, _, _ in heapq.merge(*runs, key=ORDERS[order]):
-        yield str(word), int(count)
+def first_sight(part: int, number: int) -> int:
+    """Where the corpus first meets a term: the first part holding it, at that part's own number for it."""
+    return part << 32 | number
 
 
-ORDERS: dict[str, Callable[[list[Any]], Any]] = {
-    "sorted": lambda term: str(term[0]),
-    "first_seen": lambda term: (int(term[2]), int(term[3])),
-}
+def ordered(words: list[str], firsts: list[int], order: TermOrder) -> list[int]:
+    """The terms' places in `order` (sorted runs merged in linear time: Python's sort finds them)."""
+    if order == "sorted":
+        return sorted(range(len(words)), key=words.__getitem__)
+    return [int(i) for i in np.argsort(np.asarray(firsts, dtype=np.int64), kind="stable")]
+
+
+def merged_terms(buckets: list[str], order: TermOrder) -> tuple[list[str], NDArray[np.int64]]:
+    """Every term of the corpus in `order`, the place of a term its number in the whole corpus, and their document
+    frequencies (the buckets' runs merged)."""
+    words: list[str] = []
+    doc_freqs: list[int] = []
+    firsts: list[int] = []
+    for path in buckets:
+        bucket = json.loads(Path(path).read_text(encoding="utf-8"))
+        words += bucket["words"]
+        doc_freqs += bucket["doc_freqs"]
+        firsts += bucket["firsts"]
+    index = ordered(words, firsts, order)
+    return [words[i] for i in index], np.asarray(doc_freqs, dtype=np.int64)[index]

@@ -116,10 +116,8 @@ class Bm25Shards(ShardKind):
 
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         builder = self.reopened(folder)
-        vocab: dict[str, int] = {}
-        doc_freqs = np.zeros(int(shared["terms"]), dtype=np.int64)
-        for number, (word, count) in enumerate(merged_terms(shared["buckets"], self.term_order)):
-            vocab[word], doc_freqs[number] = number, count
+        words, doc_freqs = merged_terms(shared["buckets"], self.term_order)
+        vocab = {word: number for number, word in enumerate(words)}
         local = builder.tokenizer.get_vocab_dict()
         numbers = np.zeros(len(local), dtype=np.int64)
         for term, number in local.items():

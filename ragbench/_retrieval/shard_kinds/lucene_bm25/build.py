@@ -116,14 +116,13 @@ class LuceneShards(ShardKind):
 
     def finish(self, folder: Path, shared: Stats, own: Stats) -> None:
         builder = LucenePartBuilder.reopened(folder)
-        terms = list(merged_terms(shared["buckets"], self.term_order))
-        words = [word for word, _ in terms]
+        words, doc_freqs = merged_terms(shared["buckets"], self.term_order)
         out = folder / FILES_DIR
         out.mkdir()
         builder.write_postings(out, {word: number for number, word in enumerate(words)})
         np.save(out / "norms.npy", norms(builder.all_lengths()))
         np.save(out / "id_ranks.npy", builder.id_ranks())  # its own passages' order of ids
-        np.save(out / DOC_FREQS, np.asarray([count for _, count in terms], dtype=np.int64))
+        np.save(out / DOC_FREQS, doc_freqs)
         (out / "terms.json").write_text(json.dumps(words, ensure_ascii=False), encoding="utf-8")
         stats = {key: shared[key] for key in ("docs_with_terms", "total_terms")}
         (out / STATS).write_text(json.dumps(stats), encoding="utf-8")

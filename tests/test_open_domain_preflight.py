@@ -42,6 +42,7 @@ WITHOUT_DOCUMENTS = {
     "ragchecker",
     "fictional_multihop",
     "deep_research_bench",
+    "dragun_report",
     *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml")),
 }
 

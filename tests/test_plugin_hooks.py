@@ -207,4 +207,5 @@ def test_builtin_benchmark_commands_come_through_the_hook():
         "browsecomp-plus",
         "trec-rag",
         "umbrela-qrels",
+        "dragun",
     }  # tasks' and metrics' join the core's

@@ -5,10 +5,11 @@ score-only (a metric failed) or resumed (a sample lost)."""
 from __future__ import annotations
 
 import json
+from typing import get_args
 
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.modes.attempt import FRESH, RESUMED, SCORE_ONLY, Attempt
-from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
+from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, RunMode, run_mode
 from ragbench._run.services import RunServices
 from ragbench.testing import installed_registry
 from test_resume_data_changes import RECORDS, TASK
@@ -93,3 +94,8 @@ def test_a_finished_run_that_lost_a_sample_is_resumed(tmp_path, monkeypatch):
     samples.write_text("".join(samples.read_text().splitlines(keepends=True)[1:]))
     no_engine_loads(monkeypatch)
     assert steps_of(mode_of(tmp_path)) is RESUMED
+
+
+def test_no_mode_subclasses_another():
+    """A run is its plan and the steps it takes (`AttemptSteps`), composed: no mode overrides another's methods."""
+    assert all(mode.__bases__ == (object,) for mode in get_args(RunMode))

@@ -1,12 +1,12 @@
-"""An attempt of a run: the run as planned (`PlannedRun`) and the steps its mode takes (`Steps`, chosen by
-ragbench._run.modes.run_modes): a fresh run, a resumed one, or a finished run resumed whose only work left is metrics
-that failed. An attempt loads its engines, starts the run folder, runs its records (`max_inflight` at once, across
-all tasks: each scored as soon as it finishes and appended to the checkpoint) and, once its services are closed,
-writes results.json.
+"""An attempt of a run: the run as planned (`PlannedRun`) and the steps its mode takes (`AttemptSteps`, chosen
+by ragbench._run.modes.run_modes): a fresh run, a resumed one, or a finished run resumed whose only work left is
+metrics that failed. An attempt loads its engines, starts the run folder, runs its records (`max_inflight` at once,
+across all tasks: each scored as soon as it finishes and appended to the checkpoint) and, once its services are
+closed, writes results.json.
 
-The three differ in two facts, the fields of `Steps`: whether the attempt continues the folder's saved work and
-whether the system runs. An attempt given a `Pilot` (`ragbench estimate`) runs only the pilot's records of those it
-would run, then stops unfinished."""
+The three differ in two facts, the fields of `AttemptSteps`: whether the attempt continues the folder's saved work
+and whether the system runs. An attempt given a `Pilot` (`ragbench estimate`) runs only the pilot's records of
+those it would run, then stops unfinished."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def new_attempt_id() -> str:
 
 
 @dataclass(frozen=True)
-class Steps:
+class AttemptSteps:
     """The steps in which a run's attempts differ, chosen by its mode. `continues`: the folder's saved work stands
     (the saved examples whose metrics failed score again first, a record saved passes, a task whose data changed
     since the run started is read again). `runs_system`: the system's engines load and the records left run; else
@@ -57,13 +57,13 @@ class Steps:
     runs_system: bool
 
 
-FRESH = Steps(continues=False, runs_system=True)  # a run's first attempt (no --resume): every record runs
+FRESH = AttemptSteps(continues=False, runs_system=True)  # a run's first attempt (no --resume): every record runs
 # --resume of a run: the saved examples whose metrics failed score again (the system does not run them), then the
 # records without a finished sample run (not saved yet, failed, or changed since they were saved)
-RESUMED = Steps(continues=True, runs_system=True)
+RESUMED = AttemptSteps(continues=True, runs_system=True)
 # --resume of a finished run whose only work left is metrics that failed: they score again; no record runs and the
 # system's engines do not load (run.json keeps the contents of the models that made the predictions)
-SCORE_ONLY = Steps(continues=True, runs_system=False)
+SCORE_ONLY = AttemptSteps(continues=True, runs_system=False)
 
 
 class Attempt:
@@ -72,7 +72,7 @@ class Attempt:
     def __init__(
         self,
         run: PlannedRun,
-        steps: Steps,
+        steps: AttemptSteps,
         retrieved: Retrieved,
         checkpoints: dict[str, TaskCheckpoint] | None = None,
         pilot: Pilot | None = None,

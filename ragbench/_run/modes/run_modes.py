@@ -1,8 +1,8 @@
 """Which mode a run is in, decided once from its options and its folder before any work (`run_mode`), and the
 modes that make no attempt: a finished run resumed with nothing left to do, and one whose results.json is
 rebuilt from its samples. The modes that make an attempt (a fresh run, a resumed one, a finished run with
-only failed metrics to score) are one `Attempt` of the run taking the mode's `Steps` (ragbench._run.modes.attempt);
-every mode runs on the run's `RunServices`, its retrieval open (`run_in`)."""
+only failed metrics to score) are one `Attempt` of the run taking the mode's `AttemptSteps`
+(ragbench._run.modes.attempt); every mode runs on the run's `RunServices`, its retrieval open (`run_in`)."""
 
 from __future__ import annotations
 

@@ -136,16 +136,16 @@ def test_the_gpu_embedder_turns_cudnn_attention_off(monkeypatch, tmp_path):
 def test_a_run_starts_no_more_example_workers_than_limit_lets_run(tmp_path, monkeypatch, limit, max_inflight, workers):
     """Each worker takes records until none is left: one more than --limit's records only starts and stops (a
     2-example run started 64). The records all run, whatever the number."""
-    from ragbench._run.modes.attempt import FreshRun
+    from ragbench._run.modes.attempt import Attempt
 
     started = []
-    worker = FreshRun.worker
+    worker = Attempt.worker
 
     def counted(self, *args):
         started.append(1)
         return worker(self, *args)
 
-    monkeypatch.setattr(FreshRun, "worker", counted)
+    monkeypatch.setattr(Attempt, "worker", counted)
     results = run(
         tmp_path,
         tasks=["popqa"],

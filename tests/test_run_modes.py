@@ -5,10 +5,11 @@ score-only (a metric failed) or resumed (a sample lost)."""
 from __future__ import annotations
 
 import json
+from typing import get_args
 
 from ragbench._run.evaluator import Evaluator, RunConfig
-from ragbench._run.modes.attempt import FreshRun, ResumedRun, ScoreOnlyRun
-from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
+from ragbench._run.modes.attempt import FRESH, RESUMED, SCORE_ONLY, Attempt
+from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, RunMode, run_mode
 from ragbench._run.services import RunServices
 from ragbench.testing import installed_registry
 from test_resume_data_changes import RECORDS, TASK
@@ -48,6 +49,12 @@ def finished_run(folder):
     return folder / "run"
 
 
+def steps_of(mode):
+    """The steps `mode` takes, an attempt's (a mode that makes no attempt fails the test)."""
+    assert type(mode) is Attempt
+    return mode.steps
+
+
 def no_engine_loads(monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("an engine loaded before the mode was decided")
@@ -58,7 +65,7 @@ def no_engine_loads(monkeypatch):
 def test_a_run_without_resume_is_a_fresh_run(tmp_path, monkeypatch):
     write_task(tmp_path)
     no_engine_loads(monkeypatch)
-    assert type(mode_of(tmp_path, resume=False)) is FreshRun
+    assert steps_of(mode_of(tmp_path, resume=False)) is FRESH
 
 
 def test_a_finished_run_resumed_with_nothing_left_is_finished(tmp_path, monkeypatch):
@@ -79,11 +86,16 @@ def test_a_finished_run_with_a_failed_metric_only_scores_it_again(tmp_path, monk
     failed = {**json.loads(first), "scores": {}, "score_errors": {"em": "RuntimeError: the metric failed"}}
     samples.write_text(json.dumps(failed) + "\n" + "".join(rest))
     no_engine_loads(monkeypatch)
-    assert type(mode_of(tmp_path)) is ScoreOnlyRun
+    assert steps_of(mode_of(tmp_path)) is SCORE_ONLY
 
 
 def test_a_finished_run_that_lost_a_sample_is_resumed(tmp_path, monkeypatch):
     samples = finished_run(tmp_path) / "samples" / "tq.jsonl"
     samples.write_text("".join(samples.read_text().splitlines(keepends=True)[1:]))
     no_engine_loads(monkeypatch)
-    assert type(mode_of(tmp_path)) is ResumedRun
+    assert steps_of(mode_of(tmp_path)) is RESUMED
+
+
+def test_no_mode_subclasses_another():
+    """A run is its plan and the steps it takes (`AttemptSteps`), composed: no mode overrides another's methods."""
+    assert all(mode.__bases__ == (object,) for mode in get_args(RunMode))

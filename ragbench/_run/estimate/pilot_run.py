@@ -34,7 +34,7 @@ from ..._types import Example
 from ..._values.ceiling import MAX_STEPS
 from ..._values.run_config import RunConfig, examples_in_flight
 from ..finished_keys import finished_keys
-from ..modes.attempt import FreshRun, ResumedRun
+from ..modes.attempt import FRESH, RESUMED, Attempt
 from ..modes.pilot import Pilot, PilotEnded
 from ..modes.planned_run import PlannedRun, system_of
 from ..plan.planning import PlannedTask
@@ -158,9 +158,9 @@ def run_pilot(run: PlannedRun, positions: dict[str, frozenset[int]]) -> bool:
         return False
     with held_services(run.config, run.registry, run.run_dir, lock_now=run.config.resume) as services:
         retrieved = run.open_retrieval(services)
-        mode = (ResumedRun if run.config.resume else FreshRun)(run, retrieved, pilot=Pilot(positions))
+        attempt = Attempt(run, RESUMED if run.config.resume else FRESH, retrieved, pilot=Pilot(positions))
         try:
-            mode.run_in(services)
+            attempt.run_in(services)
         except PilotEnded:
             pass
     return True

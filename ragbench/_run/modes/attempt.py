@@ -1,12 +1,12 @@
-"""The run modes that make an attempt (ragbench._run.modes.run_modes decides which): a fresh run, a resumed one, and a
-finished run resumed whose only work left is metrics that failed. Each loads its engines, starts the run folder,
-runs its records (`max_inflight` at once, across all tasks: each scored as soon as it finishes and appended to the
-checkpoint) and, once its services are closed, writes results.json.
+"""An attempt of a run: the run as planned (`PlannedRun`) and the steps its mode takes (`AttemptSteps`, chosen
+by ragbench._run.modes.run_modes): a fresh run, a resumed one, or a finished run resumed whose only work left is
+metrics that failed. An attempt loads its engines, starts the run folder, runs its records (`max_inflight` at once,
+across all tasks: each scored as soon as it finishes and appended to the checkpoint) and, once its services are
+closed, writes results.json.
 
-The modes differ in four steps, each a method the subclass overrides: whether the system's engines load
-(`runs_system`), which records run (`records`), whether the saved examples whose metrics failed score again first
-(`rescore_failed`) and which tasks' data changed since the run started (`changed_data`). A mode given a `Pilot`
-(`ragbench estimate`) runs only the pilot's records of those it would run, then stops unfinished."""
+The three differ in two facts, the fields of `AttemptSteps`: whether the attempt continues the folder's saved work
+and whether the system runs. An attempt given a `Pilot` (`ragbench estimate`) runs only the pilot's records of
+those it would run, then stops unfinished."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import asyncio
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any
 
 from ..._cost.run_cost import AttemptMeter, CallReports
 from ..._cost.spending_cap import CapStopped, SpendingCapReached
@@ -45,43 +46,71 @@ def new_attempt_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + f"-{time.perf_counter_ns() % 10**6:06d}"
 
 
-class FreshRun:
-    """A run's first attempt (no --resume): every record runs."""
+@dataclass(frozen=True)
+class AttemptSteps:
+    """The steps in which a run's attempts differ, chosen by its mode. `continues`: the folder's saved work stands
+    (the saved examples whose metrics failed score again first, a record saved passes, a task whose data changed
+    since the run started is read again). `runs_system`: the system's engines load and the records left run; else
+    none runs (every record is saved) and run.json keeps the contents of the models that made the predictions."""
 
-    runs_system: ClassVar[bool] = True  # whether the system's engines load
+    continues: bool
+    runs_system: bool
+
+
+FRESH = AttemptSteps(continues=False, runs_system=True)  # a run's first attempt (no --resume): every record runs
+# --resume of a run: the saved examples whose metrics failed score again (the system does not run them), then the
+# records without a finished sample run (not saved yet, failed, or changed since they were saved)
+RESUMED = AttemptSteps(continues=True, runs_system=True)
+# --resume of a finished run whose only work left is metrics that failed: they score again; no record runs and the
+# system's engines do not load (run.json keeps the contents of the models that made the predictions)
+SCORE_ONLY = AttemptSteps(continues=True, runs_system=False)
+
+
+class Attempt:
+    """An attempt of `run` taking `steps`."""
 
     def __init__(
         self,
         run: PlannedRun,
+        steps: AttemptSteps,
         retrieved: Retrieved,
         checkpoints: dict[str, TaskCheckpoint] | None = None,
         pilot: Pilot | None = None,
     ) -> None:
-        self.run, self.retrieved, self.pilot = run, retrieved, pilot
+        self.run, self.steps, self.retrieved, self.pilot = run, steps, retrieved, pilot
         # its checkpoints given: the tasks' records read already, as the mode was decided
-        self.todo = run.records_to_do(resume=run.config.resume, read=checkpoints)
+        self.todo = run.records_to_do(resume=steps.continues, read=checkpoints)
         self.attempt_id = new_attempt_id()
 
     def records(self, passed: Callable[[], None]) -> Work:
-        """The records to run; `passed` is called for each one passed as saved already (none: a fresh run)."""
-        return self.todo.each()
+        """The records to run; `passed` is called for each one passed as saved already (none in a fresh run)."""
+        if self.steps.runs_system:
+            return self.todo.each(passed)
+        for _ in range(self.run.saved(self.todo.checkpoints, frozenset())):
+            passed()  # every record is saved: none runs
+        return iter(())
 
     def recorded_config(self) -> JsonObject | None:
         """run.json's `config` of the run, where the engines that made its predictions do not load."""
-        return None
+        recorded = None if self.steps.runs_system else self.run.run_dir.record
+        return recorded.config if recorded is not None else None
 
     def changed_data(self, fingerprints: JsonObject) -> frozenset[str]:
-        return frozenset()
+        """The tasks whose data changed since the run started (a fresh run starts now: none)."""
+        return frozenset(self.run.run_dir.data_changed(fingerprints) if self.steps.continues else ())
 
     async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
-        """A fresh run has no saved example."""
+        """The saved examples whose metrics failed, scored again (a fresh run has none)."""
+        run = self.run
+        if self.steps.continues:
+            await SavedRescoring(run.planned, run.run_dir, inflight, cost.at_save, run.config.fail_fast).run(calls)
 
     def run_in(self, services: RunServices) -> RunOutcome:
         """The attempt on `services` (its retrieval open), which it closes, once they reported their statistics,
         before results.json is assembled."""
         run = self.run
         resources = services.open_resources(run.planned)  # the workers start in the background, while engines load
-        engines = services.open_engines(run.planned, system=self.runs_system, preloading=run.preloading)
+        engines = services.open_engines(run.planned, system=self.steps.runs_system, preloading=run.preloading)
         contents = model_contents(engines, run.registry, self.recorded_config())
         run.check_models(engines)
         fingerprints = run.data_fingerprints()
@@ -188,35 +217,3 @@ class FreshRun:
         }
         recorder.tool_names({task: sorted(names) for task, names in tools.items()})
         return {task: recording_tools(task, named, recorder) for task, named in tools.items()}
-
-
-class ResumedRun(FreshRun):
-    """--resume of a run: the saved examples whose metrics failed score again (the system does not run them),
-    then the records without a finished sample run (not saved yet, failed, or changed since they were saved)."""
-
-    def records(self, passed: Callable[[], None]) -> Work:
-        return self.todo.each(passed)
-
-    def changed_data(self, fingerprints: JsonObject) -> frozenset[str]:
-        return frozenset(self.run.run_dir.data_changed(fingerprints))
-
-    async def rescore_failed(self, calls: ExampleServices, inflight: int, cost: AttemptMeter) -> None:
-        run = self.run
-        await SavedRescoring(run.planned, run.run_dir, inflight, cost.at_save, run.config.fail_fast).run(calls)
-
-
-class ScoreOnlyRun(ResumedRun):
-    """--resume of a finished run whose only work left is metrics that failed: they score again; no record
-    runs and the system's engines do not load (run.json keeps the contents of the models that made the
-    predictions)."""
-
-    runs_system = False
-
-    def records(self, passed: Callable[[], None]) -> Work:
-        for _ in range(self.run.saved(self.todo.checkpoints, frozenset())):
-            passed()  # every record is saved: none runs
-        return iter(())
-
-    def recorded_config(self) -> JsonObject | None:
-        recorded = self.run.run_dir.record
-        return recorded.config if recorded is not None else None

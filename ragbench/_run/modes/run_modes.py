@@ -1,8 +1,8 @@
 """Which mode a run is in, decided once from its options and its folder before any work (`run_mode`), and the
 modes that make no attempt: a finished run resumed with nothing left to do, and one whose results.json is
 rebuilt from its samples. The modes that make an attempt (a fresh run, a resumed one, a finished run with
-only failed metrics to score) are in ragbench._run.modes.attempt; every mode runs on the run's `RunServices`, its
-retrieval open (`run_in`)."""
+only failed metrics to score) are one `Attempt` of the run taking the mode's `AttemptSteps`
+(ragbench._run.modes.attempt); every mode runs on the run's `RunServices`, its retrieval open (`run_in`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ..models.contents import contents_now
 from ..outcome import RunOutcome
 from ..rescore import saved_predictions as rescore
 from ..services import RunServices
-from .attempt import FreshRun, ResumedRun, ScoreOnlyRun
+from .attempt import FRESH, RESUMED, SCORE_ONLY, Attempt
 from .planned_run import Assembled, PlannedRun, Retrieved
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class RebuiltRun:
         return RunOutcome(results, run.run_dir.path, already_finished=True, rebuilt=True)
 
 
-RunMode = FreshRun | ResumedRun | ScoreOnlyRun | AlreadyFinishedRun | RebuiltRun
+RunMode = Attempt | AlreadyFinishedRun | RebuiltRun
 
 
 def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
@@ -63,11 +63,11 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
     (score-only: the system's engines do not load). When examples are left to run (a sample line was lost, or
     an example failed), it is resumed."""
     if not run.config.resume:
-        return FreshRun(run, retrieved)
+        return Attempt(run, FRESH, retrieved)
     run_dir = run.run_dir
     recorded = run_dir.record
     if recorded is None or not recorded.finished:
-        return ResumedRun(run, retrieved)
+        return Attempt(run, RESUMED, retrieved)
     run_dir.check_same_inputs(
         {
             "task_configs": run.task_configs(),
@@ -83,13 +83,13 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
             run_dir.path,
             ", ".join(changed),
         )
-        return ResumedRun(run, retrieved)
+        return Attempt(run, RESUMED, retrieved)
     todo = run.records_to_do(resume=True)  # its checkpoints: of the tasks whose records are read here
     if (
         not all(len(finished_keys(run_dir, p.name)) == (recorded.records or {}).get(p.name) for p in run.planned)
         and todo.first() is not None
     ):  # the data is read only when a count is short
-        return ResumedRun(run, retrieved)
+        return Attempt(run, RESUMED, retrieved)
     checkpoints = todo.checkpoints
     try:
         results: Results | None = read_results(run_dir.path / "results.json", "--resume")
@@ -98,7 +98,7 @@ def run_mode(run: PlannedRun, retrieved: Retrieved) -> RunMode:
     except ConfigError:  # missing, damaged or no run's results: rebuilt from the samples
         results = None
     if rescore.pending(run_dir, run.planned) or (results is not None and metric_failed(results)):
-        return ScoreOnlyRun(run, retrieved, checkpoints)  # metrics failed: they score again, their examples don't run
+        return Attempt(run, SCORE_ONLY, retrieved, checkpoints)  # metrics failed: they score again, examples don't run
     if results is None:
         return RebuiltRun(run, retrieved, checkpoints)
     return AlreadyFinishedRun(run, results)

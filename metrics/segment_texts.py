@@ -26,13 +26,19 @@ def existing_corpus(metric: str, corpus: str) -> Path:
     return path
 
 
-def scan(corpus: Path, wanted: set[str]) -> dict[str, str]:
-    return {str(doc.id): doc.text for doc in read_corpus(corpus) if isinstance(doc, Document) and doc.id in wanted}
+def segment_text(doc: Document) -> str:
+    return doc.text
+
+
+def scan(corpus: Path, wanted: set[str], render: Callable[[Document], str] = segment_text) -> dict[str, str]:
+    return {str(doc.id): render(doc) for doc in read_corpus(corpus) if isinstance(doc, Document) and doc.id in wanted}
 
 
 class SegmentTexts:
-    def __init__(self, corpus: Path) -> None:
-        self.corpus = corpus
+    """`render`: what a segment's text is (its text; the support judge's "TITLE: SEGMENT")."""
+
+    def __init__(self, corpus: Path, render: Callable[[Document], str] = segment_text) -> None:
+        self.corpus, self.render = corpus, render
         self.found: dict[str, str] = {}
         self.looked_for: set[str] = set()  # every docid a pass has looked for (found or not)
         self.wanted: set[str] = set()
@@ -57,7 +63,7 @@ class SegmentTexts:
             unread = set(docids) - self.looked_for
             if unread:
                 wanted = (self.wanted | unread) - self.looked_for
-                self.found.update(await asyncio.to_thread(scan, self.corpus, wanted))
+                self.found.update(await asyncio.to_thread(scan, self.corpus, wanted, self.render))
                 self.looked_for |= wanted
         missing = [docid for docid in docids if docid not in self.found]
         if missing:

@@ -24,7 +24,7 @@ from typing import Any, TypedDict
 
 from ragbench.api import RecordError
 from ragbench.api.data import JsonObject
-from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
+from ragbench.api.text import cited_numbers, cited_sentences, sent_tokenize
 
 from .submitted_topics import TWICE, WORDS
 
@@ -69,16 +69,8 @@ def response_length(answer: list[Sentence]) -> int:
 def sentences(answer: str, shown: int) -> tuple[list[Sentence], int]:
     """The answer's sentences as `{"text", "citations"}` (each cited number once, in order, 0-based) and how many
     citations named no document shown (left out)."""
-    out: list[Sentence] = []
-    dropped = 0
-    for statement in sent_tokenize(answer):
-        numbers = list(dict.fromkeys(cited_numbers(statement)))
-        kept = [number - 1 for number in numbers if 1 <= number <= shown]
-        dropped += len(numbers) - len(kept)
-        text = " ".join(remove_citations(statement).split())
-        if text:
-            out.append({"text": text, "citations": kept})
-    return out, dropped
+    cited, dropped = cited_sentences(answer, shown)
+    return [{"text": text, "citations": citations} for text, citations in cited], dropped
 
 
 def citing_twice(answer: str) -> int:

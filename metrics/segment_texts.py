@@ -57,15 +57,20 @@ class SegmentTexts:
             except ValueError:  # no qrels: the example fails when scored, saying so
                 continue
 
-    async def texts(self, docids: list[str]) -> list[str]:
-        """Each docid's text, in order; a docid the corpus lacks is a ValueError naming it (the example fails)."""
+    async def lookup(self, docids: list[str]) -> list[str | None]:
+        """Each docid's text, in order; None where the corpus lacks it."""
         async with self.loading:
             unread = set(docids) - self.looked_for
             if unread:
                 wanted = (self.wanted | unread) - self.looked_for
                 self.found.update(await asyncio.to_thread(scan, self.corpus, wanted, self.render))
                 self.looked_for |= wanted
-        missing = [docid for docid in docids if docid not in self.found]
+        return [self.found.get(docid) for docid in docids]
+
+    async def texts(self, docids: list[str]) -> list[str]:
+        """Each docid's text, in order; a docid the corpus lacks is a ValueError naming it (the example fails)."""
+        found = await self.lookup(docids)
+        missing = [docid for docid, text in zip(docids, found, strict=True) if text is None]
         if missing:
             raise ValueError(f"segment {missing[0]} is not in the corpus {self.corpus} ({len(missing)} missing)")
-        return [self.found[docid] for docid in docids]
+        return [text for text in found if text is not None]

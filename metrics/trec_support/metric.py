@@ -9,7 +9,7 @@ temperature 0.7, top_p 0.95, top_k 20, min_p 0.0 and 8,192 tokens, no seed and n
 `openai:` judge served by `vllm serve` gets top_k and min_p as the body's extra fields). Sentences without a
 citation are not judged, as the script skips them. The segment's title and text are the shown document's, or with
 `corpus=PATH` (answers scored from submission files, whose references are docids only) the corpus segment's, as
-the script reads them from its Lucene index; a cited docid the corpus lacks fails the example, naming it (the
+the script reads them from its Lucene index; a cited docid the corpus lacks is not judged and is counted (the
 script prints it and skips the pair).
 
 The scores are the published description's (the track's scoring script is not public): weighted precision, the
@@ -58,6 +58,8 @@ class TrecSupport(Metric):
             "trec_support_citing_unshown": "citations of no reference shown (an index past the references): left "
             "out, as `ragbench export trec-rag` leaves them out of the submission",
             "trec_support_cut": "citations past a sentence's first max_citations: not judged, as the script cuts them",
+            "trec_support_not_in_corpus": "cited segments the corpus lacks (corpus=PATH): not judged, as the script "
+            "skips a docid its index lacks",
         },
     )
 
@@ -70,10 +72,11 @@ class TrecSupport(Metric):
     def config(self) -> JsonObject:
         return {"name": self.name, "max_citations": self.max_citations, "corpus": self.corpus_path}
 
-    async def cited(self, docs: list[Document], indices: list[int]) -> list[str]:
+    async def cited(self, docs: list[Document], indices: list[int]) -> list[str | None]:
+        """Each cited segment as the judge is shown it; None where `corpus` lacks it."""
         if self.segments is None:
             return [cited_text(docs[i]) for i in indices]
-        return await self.segments.texts([str(docs[i].id) for i in indices])
+        return await self.segments.lookup([str(docs[i].id) for i in indices])
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
         docs = prediction.shown_docs(f"{self.name}'s cited segments")
@@ -89,7 +92,11 @@ class TrecSupport(Metric):
             count("trec_support_cut")
         (judge,) = ctx.judges_for(self)
         texts = await self.cited(docs, [c for _, c in pairs])
-        chats = [messages(answer, sentences[i][0], text) for (i, _), text in zip(pairs, texts, strict=True)]
+        for _ in range(texts.count(None)):
+            count("trec_support_not_in_corpus")
+        shown = [(pair, text) for pair, text in zip(pairs, texts, strict=True) if text is not None]
+        pairs = [pair for pair, _ in shown]
+        chats = [messages(answer, sentences[i][0], text) for (i, _), text in shown]
         replies = await asyncio.gather(*(judge.chat(chat, step=f"judge:{self.name}", **SAMPLING) for chat in chats))
         labels = [label(reply.text) for reply in replies]
         for _ in range(labels.count(None)):

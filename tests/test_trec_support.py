@@ -45,7 +45,9 @@ def test_the_chats_are_the_released_scripts_for_every_judged_pair():
         assert call["template_args"] == {"tokenize": False, "add_generation_prompt": True, "enable_thinking": True}
 
 
-def test_a_submission_scored_with_an_openai_judge_sends_the_scripts_requests_and_gets_the_weighted_scores(tmp_path):
+def score_submission(tmp_path, *metric_args: str):
+    """`ragbench score` of the sample submission with an openai judge on a local server answering each chat as the
+    fake judge answered the script; the command's result and the bodies the server got."""
     replies = {json.dumps(call["messages"]): call["reply"] for call in RECORD["calls"]}
     server = FakeServer(reply=lambda body: replies[json.dumps(body["messages"])])
     try:
@@ -63,6 +65,7 @@ def test_a_submission_scored_with_an_openai_judge_sends_the_scripts_requests_and
             "+trec_support",
             "--metric-arg",
             f"trec_support.corpus={DATA / 'segments.jsonl'}",
+            *(arg for value in metric_args for arg in ("--metric-arg", value)),
             "--judge",
             f"openai:{MODEL}",
             "--judge-arg",
@@ -72,8 +75,13 @@ def test_a_submission_scored_with_an_openai_judge_sends_the_scripts_requests_and
         )
     finally:
         server.stop()
+    return done, server.requests
+
+
+def test_a_submission_scored_with_an_openai_judge_sends_the_scripts_requests_and_gets_the_weighted_scores(tmp_path):
+    done, requests = score_submission(tmp_path)
     assert done.returncode == 0, done.stderr
-    sent = Counter(json.dumps(request["body"], sort_keys=True) for request in server.requests)  # JSON: 0 and 0.0 differ
+    sent = Counter(json.dumps(request["body"], sort_keys=True) for request in requests)  # JSON: 0 and 0.0 differ
     upstream = Counter(
         json.dumps({"model": MODEL, "messages": call["messages"], **call["sampling"]}, sort_keys=True)
         for call in RECORD["calls"]
@@ -90,6 +98,23 @@ def test_a_submission_scored_with_an_openai_judge_sends_the_scripts_requests_and
         "trec_support_not_in_corpus": 1,  # b1's fifth sentence cites a segment the index lacks
     }
     assert results["results"]["trec_rag25"]["trec_support_precision"] == pytest.approx((4 / 7 + 2 / 4) / 2)
+
+
+def test_the_judges_labels_agree_with_a_labels_file_as_kappa_and_exact_matches(tmp_path):
+    """The script's own output rows as the labels (its replies, read as ragbench reads them), the first pair's label
+    given as "No Support" instead: 9 of the 10 labelled pairs match (the garbled reply has no label: unlabelled);
+    the file's labels none 2, partial 6, full 2 against the judge's 1, 6, 3: kappa (0.9 - 0.44) / (1 - 0.44)."""
+    rows = [dict(row) for row in RECORD["rows"]]
+    rows[0] = {key: value for key, value in rows[0].items() if key != "support_output"} | {"label": "No Support"}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    done, _ = score_submission(tmp_path, f"trec_support.labels={labels}")
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["results"]["trec_rag25"]["trec_support_labels_exact"] == pytest.approx(0.9)
+    assert results["results"]["trec_rag25"]["trec_support_labels_kappa"] == pytest.approx(0.46 / 0.56)
+    counted = {name: n["count"] for name, n in results["counted"]["trec_rag25"]["trec_support"].items()}
+    assert counted["trec_support_unlabelled"] == 1 and counted["trec_support_labels_no_judged_full"] == 1
 
 
 def scored(answer: str, docs: list[Document], replies: list[str], **options) -> tuple[dict, Counter, ScriptedLLM]:

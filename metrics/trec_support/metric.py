@@ -20,13 +20,25 @@ precision is None where no sentence cites."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from ragbench.api import ConfigError, Document, Example, Metric, MetricDeclaration, Prediction, Scores
+from ragbench.api import (
+    ConfigError,
+    Document,
+    Example,
+    Metric,
+    MetricDeclaration,
+    Prediction,
+    SampleRecord,
+    Scores,
+)
 from ragbench.api.data import JsonObject
 from ragbench.api.text import cited_sentences
 
 from ..segment_texts import SegmentTexts, existing_corpus
+from .agreement import AGREEMENT_KEYS, COUNTERS, UNLABELLED, agreement, cell, level, read_labels
 from .labels import WEIGHTS, label
 from .prompts import messages
 
@@ -50,9 +62,12 @@ class TrecSupport(Metric):
     name = "trec_support"
     declares = MetricDeclaration(
         keys=("trec_support_precision", "trec_support_recall"),
+        corpus_keys=tuple(AGREEMENT_KEYS),  # labels=FILE only
         needs=("judge",),
         value_range=(0, 1),
-        counters={
+        key_specs=AGREEMENT_KEYS,
+        counters=COUNTERS
+        | {
             "trec_support_unparsed": 'judge replies with no <support> tag naming "Full Support", "Partial Support" '
             'or "No Support": weighed as no support',
             "trec_support_citing_unshown": "citations of no reference shown (an index past the references): left "
@@ -63,14 +78,22 @@ class TrecSupport(Metric):
         },
     )
 
-    def __init__(self, max_citations: int = 3, corpus: str | None = None) -> None:
+    def __init__(self, max_citations: int = 3, corpus: str | None = None, labels: str | None = None) -> None:
         if int(max_citations) < 1:
             raise ConfigError(f"metric {self.name}: max_citations={max_citations} must be 1 or more")
-        self.max_citations, self.corpus_path = int(max_citations), corpus
+        self.max_citations, self.corpus_path, self.labels_path = int(max_citations), corpus, labels
         self.segments = None if corpus is None else SegmentTexts(existing_corpus(self.name, corpus), cited_text)
+        self.other = None if labels is None else read_labels(Path(labels))
 
     def config(self) -> JsonObject:
-        return {"name": self.name, "max_citations": self.max_citations, "corpus": self.corpus_path}
+        config: JsonObject = {"name": self.name, "max_citations": self.max_citations, "corpus": self.corpus_path}
+        if self.labels_path is not None:
+            config["labels"] = self.labels_path
+        return config
+
+    def corpus(self, samples: list[SampleRecord], seed: int) -> Mapping[str, float | None]:
+        """labels=FILE: the judge's agreement with the file's labels over the run (agreement.py)."""
+        return agreement(samples, self.name) if self.other is not None else {}
 
     async def cited(self, docs: list[Document], indices: list[int]) -> list[str | None]:
         """Each cited segment as the judge is shown it; None where `corpus` lacks it."""
@@ -106,6 +129,10 @@ class TrecSupport(Metric):
             {"sentence": i, "docid": docs[c].id, "label": found} for (i, c), found in zip(pairs, labels, strict=True)
         ]
         ctx.record_step(JUDGED_STEP, outputs={"pairs": judged})
+        if self.other is not None:
+            for (i, c), found in zip(pairs, labels, strict=True):
+                other = self.other.get((example.id, sentences[i][0], str(docs[c].id)))
+                count(UNLABELLED if other is None else cell(other, level(found) or "no"))
         best = [0.0] * len(sentences)
         for (i, _), weight in zip(pairs, weights, strict=True):
             best[i] = max(best[i], weight)

@@ -76,7 +76,8 @@ class Sampling:
     presence_penalty: the same (umbrela sends 0, the int: an int is sent as an int).
     json_schema: the `json_schema` of an OpenAI chat request's `response_format` (`{"name", "schema"}` as JSON
         text, as DRAGUN's AutoJudge sends it); None: none. Other engines ignore it, as they ignore json_mode.
-    top_k, min_p: vLLM's cutoffs (TREC 2025's support judge: 20, 0.0), sent by vllm and openai; None: not sent.
+    top_k: vLLM's top-k cutoff (TREC 2025's support judge sends 20), sent by vllm and openai; None: not sent.
+    min_p: vLLM's min-p cutoff (the support judge: 0.0), sent as top_k is.
     """
 
     max_tokens: int = 256
@@ -134,8 +135,7 @@ _GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", *PENALTIES, *CU
 
 @dataclass(frozen=True)
 class Request:
-    """A completion prompt or a chat conversation, plus sampling parameters; a chat may offer tools
-    (`tools`, `tool_choice`: ragbench._values.tool_calls) and hold turns with tool calls and tool results."""
+    """A prompt or a chat (which may offer tools and hold tool calls and results: tool_calls.py), and its sampling."""
 
     prompt: str | None = None
     messages: tuple[Turn, ...] | None = None  # (role, content) pairs, or `Message`s for tool calls and results

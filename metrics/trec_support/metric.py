@@ -64,6 +64,7 @@ class TrecSupport(Metric):
         keys=("trec_support_precision", "trec_support_recall"),
         corpus_keys=tuple(AGREEMENT_KEYS),  # labels=FILE only
         needs=("judge",),
+        judge_roles=("judge",),  # one judge, as the script's one model; --judge-repeats for its agreement
         value_range=(0, 1),
         key_specs=AGREEMENT_KEYS,
         counters=COUNTERS

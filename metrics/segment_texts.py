@@ -26,13 +26,19 @@ def existing_corpus(metric: str, corpus: str) -> Path:
     return path
 
 
-def scan(corpus: Path, wanted: set[str]) -> dict[str, str]:
-    return {str(doc.id): doc.text for doc in read_corpus(corpus) if isinstance(doc, Document) and doc.id in wanted}
+def segment_text(doc: Document) -> str:
+    return doc.text
+
+
+def scan(corpus: Path, wanted: set[str], render: Callable[[Document], str] = segment_text) -> dict[str, str]:
+    return {str(doc.id): render(doc) for doc in read_corpus(corpus) if isinstance(doc, Document) and doc.id in wanted}
 
 
 class SegmentTexts:
-    def __init__(self, corpus: Path) -> None:
-        self.corpus = corpus
+    """`render`: what a segment's text is (its text; the support judge's "TITLE: SEGMENT")."""
+
+    def __init__(self, corpus: Path, render: Callable[[Document], str] = segment_text) -> None:
+        self.corpus, self.render = corpus, render
         self.found: dict[str, str] = {}
         self.looked_for: set[str] = set()  # every docid a pass has looked for (found or not)
         self.wanted: set[str] = set()
@@ -51,15 +57,20 @@ class SegmentTexts:
             except ValueError:  # no qrels: the example fails when scored, saying so
                 continue
 
-    async def texts(self, docids: list[str]) -> list[str]:
-        """Each docid's text, in order; a docid the corpus lacks is a ValueError naming it (the example fails)."""
+    async def lookup(self, docids: list[str]) -> list[str | None]:
+        """Each docid's text, in order; None where the corpus lacks it."""
         async with self.loading:
             unread = set(docids) - self.looked_for
             if unread:
                 wanted = (self.wanted | unread) - self.looked_for
-                self.found.update(await asyncio.to_thread(scan, self.corpus, wanted))
+                self.found.update(await asyncio.to_thread(scan, self.corpus, wanted, self.render))
                 self.looked_for |= wanted
-        missing = [docid for docid in docids if docid not in self.found]
+        return [self.found.get(docid) for docid in docids]
+
+    async def texts(self, docids: list[str]) -> list[str]:
+        """Each docid's text, in order; a docid the corpus lacks is a ValueError naming it (the example fails)."""
+        found = await self.lookup(docids)
+        missing = [docid for docid, text in zip(docids, found, strict=True) if text is None]
         if missing:
             raise ValueError(f"segment {missing[0]} is not in the corpus {self.corpus} ({len(missing)} missing)")
-        return [self.found[docid] for docid in docids]
+        return [text for text in found if text is not None]

@@ -79,8 +79,10 @@ def ragbench_cli_commands() -> list[Any]:
     from .crag.commands import serve_group
     from .dragun.commands import export_dragun
     from .trec_rag.commands import export_trec_rag
+    from .trec_rag.ranking import export_trec_rag_agreement
 
     export_group.add_command(export_trec_rag)
+    export_group.add_command(export_trec_rag_agreement)
     export_group.add_command(export_dragun)
 
     return [serve_group, index_commands(), export_group]

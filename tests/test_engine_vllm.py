@@ -772,3 +772,11 @@ def test_a_batch_holds_the_log_prob_window_of_one_request_at_a_time(fake_vllm, m
     assert [r.logprobs[0].named for r in results] == [{"[Relevant]": named_value(0, 5001)}] * in_flight
     assert peak / in_flight < 1.5 * one_request / in_flight  # held per example in flight: ~1/16 of one's raw answer
     assert kept / (in_flight * positions) < 2_000  # bytes per position kept: the named tokens, not the window
+
+
+def test_top_k_and_min_p_a_request_sets_go_to_sampling_params_and_no_others(fake_vllm):
+    engine = VLLMEngine("/m")
+    engine.generate([chat("hi", top_k=20, min_p=0.0), chat("hi")])
+    cut, plain = FakeLLM.instances[-1].calls[0]["params"]
+    assert (cut.kwargs["top_k"], cut.kwargs["min_p"]) == (20, 0.0)
+    assert not {"top_k", "min_p"} & set(plain.kwargs)  # vLLM's defaults

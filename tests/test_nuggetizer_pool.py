@@ -160,7 +160,9 @@ def test_after_the_preflight_one_pass_over_the_corpus_reads_every_topics_pool(co
     from ragbench.metrics import segment_texts
 
     passes = []
-    monkeypatch.setattr(segment_texts, "scan", lambda path, wanted: passes.append(wanted) or scan(path, wanted))
+    monkeypatch.setattr(
+        segment_texts, "scan", lambda path, wanted, *how: passes.append(wanted) or scan(path, wanted, *how)
+    )
     metric = NuggetizerMetric(passages="pool", corpus=str(corpus))
     metric.preflight(None, Topics())
     _, scores, _ = score_run(metric, "run_a")

@@ -84,3 +84,17 @@ def test_an_openai_engine_option_naming_a_penalty_replaces_the_requests_value(se
     body = server.requests[0]["body"]
     assert (body["frequency_penalty"], body["presence_penalty"]) == (0.7, 0)
     assert "frequency_penalty=0.7" in engine.engine_id  # and so it keys the cache
+
+
+def test_top_k_and_min_p_are_in_the_cache_key_and_the_openai_body_only_where_set(server):
+    keys = {
+        Request(prompt="hi", sampling=Sampling.make(max_tokens=50, **cutoffs)).cache_key("e")
+        for cutoffs in ({}, {"top_k": 20}, {"min_p": 0.0}, {"min_p": 0})
+    }
+    assert len(keys) == 4
+    engine = load_engine("openai:m", base_url=server.base_url, **FAST)
+    generate(engine, chat(top_k=20, min_p=0.0))
+    generate(engine, chat())
+    cut, plain = (request["body"] for request in server.requests)
+    assert (cut["top_k"], cut["min_p"]) == (20, 0.0) and '"min_p": 0.0' in json.dumps(cut)
+    assert not {"top_k", "min_p"} & set(plain)

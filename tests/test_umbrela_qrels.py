@@ -185,7 +185,9 @@ def test_after_the_preflight_the_corpus_is_read_once_for_every_topic(corpus, mon
 
     passes = []
     real = segment_texts.scan
-    monkeypatch.setattr(segment_texts, "scan", lambda path, wanted: passes.append(wanted) or real(path, wanted))
+    monkeypatch.setattr(
+        segment_texts, "scan", lambda path, wanted, *how: passes.append(wanted) or real(path, wanted, *how)
+    )
     metric = Umbrela(passages="qrels", corpus=str(corpus), judge_cat="23")
     metric.preflight(None, Topics())
     evaluated(metric)

@@ -55,6 +55,24 @@ def flipped_share(table: Table) -> float | None:
     return sum(len(set(unit)) > 1 for unit in units) / len(units) if units else None
 
 
+def kendall_tau(first: Sequence[float], second: Sequence[float]) -> float | None:
+    """Kendall's tau-b of two scorings of the same items (e.g. runs ranked by two evaluations), ties corrected as
+    scipy's `kendalltau` corrects them; None where it is undefined (fewer than two items, or one scoring all ties)."""
+    if len(first) != len(second):
+        raise ValueError(f"kendall_tau: {len(first)} and {len(second)} values: one per item in each")
+    concordant = discordant = tied_first = tied_second = pairs = 0
+    for i in range(len(first)):
+        for j in range(i + 1, len(first)):
+            a, b = first[i] - first[j], second[i] - second[j]
+            pairs += 1
+            tied_first += a == 0
+            tied_second += b == 0
+            concordant += a * b > 0
+            discordant += a * b < 0
+    denominator = ((pairs - tied_first) * (pairs - tied_second)) ** 0.5
+    return None if denominator == 0 else (concordant - discordant) / denominator
+
+
 def cohen_kappa(first: Sequence[Rating], second: Sequence[Rating]) -> float | None:
     """Cohen's kappa of two raters over the units both rated (values as nominal categories); None where it is
     undefined (no such unit, or both raters gave one and the same value throughout)."""

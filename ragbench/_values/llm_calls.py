@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the JSON types only: ragbench._types is a layer above this 
 SERVER_DEFAULTS = ("temperature", "top_p", "n", "seed", "max_tokens")  # what a request may leave to the server
 TOKEN_LIMIT_NAMES = ("max_tokens", "max_completion_tokens")  # what an OpenAI chat body calls max_tokens
 PENALTIES = ("frequency_penalty", "presence_penalty")  # sent only where a request sets them (Sampling.penalties)
+CUTOFFS = ("top_k", "min_p")  # vLLM's sampling cutoffs, sent only where a request sets them (Sampling.cutoffs)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Sampling:
     presence_penalty: the same (umbrela sends 0, the int: an int is sent as an int).
     json_schema: the `json_schema` of an OpenAI chat request's `response_format` (`{"name", "schema"}` as JSON
         text, as DRAGUN's AutoJudge sends it); None: none. Other engines ignore it, as they ignore json_mode.
+    top_k: vLLM's top-k cutoff (TREC 2025's support judge sends 20), sent by vllm and openai; None: not sent.
+    min_p: vLLM's min-p cutoff (the support judge: 0.0), sent as top_k is.
     """
 
     max_tokens: int = 256
@@ -95,6 +98,8 @@ class Sampling:
     frequency_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     presence_penalty: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
     json_schema: str | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    top_k: int | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
+    min_p: float | None = field(default=None, repr=False)  # in the cache key where given (cache_key)
 
     @classmethod
     def make(cls, **kwargs: Any) -> Sampling:
@@ -120,18 +125,17 @@ class Sampling:
                 raise TypeError(f"{name}: {value!r} (a number from -2 to 2, or None)")
         return cls(**kwargs)
 
-    def penalties(self) -> dict[str, float]:  # those set, as given
-        return {name: value for name in PENALTIES if (value := getattr(self, name)) is not None}
+    def penalties(self, names: tuple[str, ...] = PENALTIES) -> dict[str, float]:  # those set (or CUTOFFS), as given
+        return {name: value for name in names if (value := getattr(self, name)) is not None}
 
 
 _SAMPLING_FIELDS = tuple(Sampling.__dataclass_fields__)
-_GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", *PENALTIES)  # in dict and cache key where given
+_GIVEN_ONLY = ("left_to_server", "max_tokens_as", "json_schema", *PENALTIES, *CUTOFFS)  # in dict, cache key if given
 
 
 @dataclass(frozen=True)
 class Request:
-    """A completion prompt or a chat conversation, plus sampling parameters; a chat may offer tools
-    (`tools`, `tool_choice`: ragbench._values.tool_calls) and hold turns with tool calls and tool results."""
+    """A prompt or a chat (which may offer tools and hold tool calls and results: tool_calls.py), and its sampling."""
 
     prompt: str | None = None
     messages: tuple[Turn, ...] | None = None  # (role, content) pairs, or `Message`s for tool calls and results
@@ -156,8 +160,7 @@ class Request:
         tools: Sequence[Mapping[str, Any] | Tool] | None = None,
         tool_choice: str | Mapping[str, Any] | None = None,
     ) -> Request:
-        """From OpenAI-style message dicts (an assistant's `tool_calls`, a tool turn's `tool_call_id`
-        included) and tool definitions (ragbench._values.tool_calls.Tool.of)."""
+        """From OpenAI-style message dicts (tool calls and results included) and tool definitions (`Tool.of`)."""
         offered = tools_of(tools)
         return cls(
             messages=tuple(turn_of(m) for m in messages),
@@ -184,20 +187,17 @@ class Request:
 
     @property
     def batch_key(self) -> Sampling:
-        """Requests batched together share their sampling parameters, except the seed: batch
-        engines draw each request's samples from its own seeded generator."""
+        """Requests batched together share their sampling but for the seed (each draws from its own generator)."""
         return replace(self.sampling, seed=None)
 
     @property
     def is_chat(self) -> bool:
         return self.messages is not None
 
-    def message_dicts(self) -> list[JsonObject]:
-        """The messages in the OpenAI form: {"role", "content"}, plus "tool_calls" or "tool_call_id"."""
+    def message_dicts(self) -> list[JsonObject]:  # OpenAI's {"role", "content"}, plus "tool_calls"/"tool_call_id"
         return [turn_dict(turn) for turn in self.messages or ()]
 
-    def tool_dicts(self) -> list[JsonObject]:
-        """The tools in the OpenAI form."""
+    def tool_dicts(self) -> list[JsonObject]:  # the tools in the OpenAI form
         return [tool.definition for tool in self.tools]
 
     def tool_choice_payload(self) -> str | JsonObject | None:
@@ -233,7 +233,7 @@ class Request:
         sampling["logprob_tokens"] = list(self.sampling.logprob_tokens)
         given = (list(self.sampling.left_to_server) or None, self.sampling.max_tokens_as, self.sampling.json_schema)
         sampling.update((name, value) for name, value in zip(_GIVEN_ONLY, given) if value is not None)
-        sampling.update(self.sampling.penalties())
+        sampling.update(self.sampling.penalties(), **self.sampling.penalties(CUTOFFS))
         out["sampling"] = sampling
         return out
 
@@ -249,6 +249,7 @@ class Request:
             + ((self.sampling.left_to_server,) if self.sampling.left_to_server else ())
             + ((("max_tokens_as", self.sampling.max_tokens_as),) if self.sampling.max_tokens_as is not None else ())
             + tuple(self.sampling.penalties().items())
+            + tuple(self.sampling.penalties(CUTOFFS).items())
             + ((("json_schema", self.sampling.json_schema),) if self.sampling.json_schema is not None else ())
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -15,7 +15,7 @@ The layout:
   and `OutputFormat`, what the system records per example, from which the core reports its statistics and
   format adherence), `Metric` (`MetricDeclaration`, `KeySpec` and `key_spec`, the direction and range of one
   of a metric's keys as compare and the viewer read it; `Score`, `Scores`; a corpus-level `CorpusValue`, the bootstrap
-  `resampled` and `cohen_kappa` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
+  `resampled`, `cohen_kappa` and `kendall_tau` it may use), the data they exchange (`Example`, `Document`, `Prediction`, `Step`),
   what a system or metric gets (`Context`), the sample record the reporting hooks read and what they return
   (`SampleRecord`, `recorded_extras`, `adherence` and its `FormatCheck`), the pre-flight's `Preflight`, `hookimpl`
   for the plugin's hook module, and the errors:
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from ragbench._records import SampleRecord
     from ragbench._shared.reader import Reader
     from ragbench._statistics.bootstrap import resampled
-    from ragbench._statistics.rater_agreement import cohen_kappa
+    from ragbench._statistics.rater_agreement import cohen_kappa, kendall_tau
     from ragbench._system import (
         FormatCheck,
         OutputFormat,
@@ -89,7 +89,7 @@ _MODULES = {
     "ragbench._shared.reader": ("Reader",),
     "ragbench._metric": ("Metric", "MetricDeclaration", "KeySpec", "key_spec", "CorpusValue", "Score", "Scores"),
     "ragbench._statistics.bootstrap": ("resampled",),
-    "ragbench._statistics.rater_agreement": ("cohen_kappa",),
+    "ragbench._statistics.rater_agreement": ("cohen_kappa", "kendall_tau"),
     "ragbench._types": ("Example", "Document", "Prediction", "Step"),
     "ragbench._context": ("Context", "ScoringContext"),
     "ragbench._records": ("SampleRecord",),

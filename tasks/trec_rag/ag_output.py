@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ragbench.api import RecordError
-from ragbench.api.data import JsonObject
-from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
+from ragbench.api.data import JsonObject, JsonValue
+from ragbench.api.text import cited_numbers, cited_sentences, sent_tokenize
 
-from .submitted_topics import TWICE, WORDS
+from .rag25_checks import rag25_findings
+from .submitted_topics import REFUSED_2025, TWICE, WORDS
 
 END = re.compile(r"[.!?]+$")
 
@@ -69,16 +70,8 @@ def response_length(answer: list[Sentence]) -> int:
 def sentences(answer: str, shown: int) -> tuple[list[Sentence], int]:
     """The answer's sentences as `{"text", "citations"}` (each cited number once, in order, 0-based) and how many
     citations named no document shown (left out)."""
-    out: list[Sentence] = []
-    dropped = 0
-    for statement in sent_tokenize(answer):
-        numbers = list(dict.fromkeys(cited_numbers(statement)))
-        kept = [number - 1 for number in numbers if 1 <= number <= shown]
-        dropped += len(numbers) - len(kept)
-        text = " ".join(remove_citations(statement).split())
-        if text:
-            out.append({"text": text, "citations": kept})
-    return out, dropped
+    cited, dropped = cited_sentences(answer, shown)
+    return [{"text": text, "citations": citations} for text, citations in cited], dropped
 
 
 def citing_twice(answer: str) -> int:
@@ -135,7 +128,8 @@ def reference_index(cite: Any, references: list[str]) -> int:
 
 def submission_record(line: Mapping[str, object]) -> JsonObject:
     """One submission line (2024 or 2025 format) as a `ragbench score` record `{"id", "output", "docs", "extras"}`,
-    its extras what ragnarok's rag24_validation counts: its words and its sentences citing a reference twice."""
+    its extras what ragnarok's rag24_validation counts (its words and its sentences citing a reference twice) and,
+    for a 2025 line, the errors rag25_validation finds in it."""
     given = line.get("metadata")
     metadata = given if isinstance(given, dict) else {}
     topic_id = line.get("topic_id", metadata.get("narrative_id"))
@@ -146,12 +140,11 @@ def submission_record(line: Mapping[str, object]) -> JsonObject:
         raise ValueError('"references" holds a value that is not a docid string')
     output = recorded_output(answer, references)  # checks each sentence and citation
     twice = sum(len(cites) != len(set(cites)) for cites in (s.get("citations") or [] for s in answer))
-    return {
-        "id": str(topic_id),
-        "output": output,
-        "docs": [{"id": ref} for ref in references],
-        "extras": {WORDS: response_length(answer), TWICE: twice},
-    }
+    extras: JsonObject = {WORDS: response_length(answer), TWICE: twice}
+    if isinstance(given, dict):  # a 2025 line: what rag25_validation refuses in it (its topic is checked apart)
+        refused: list[JsonValue] = [*rag25_findings(line)[0]]
+        extras[REFUSED_2025] = refused
+    return {"id": str(topic_id), "output": output, "docs": [{"id": ref} for ref in references], "extras": extras}
 
 
 def submission_records(folder: Path) -> Iterator[tuple[int, JsonObject | RecordError]]:

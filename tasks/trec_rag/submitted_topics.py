@@ -9,6 +9,8 @@ each, beside the scores: `ragbench score` lists them in the report and on the co
   the qrels do not judge is left out.
 - ragnarok's rag24_validation warns of an answer over 400 words (the NFKC words of its sentences) and of a
   sentence citing one reference twice: each counted and named.
+- ragnarok's rag25_validation refuses a 2025 line it finds errors in (rag25_checks.py; one ragbench reads, such as
+  one without a team_id): each named with its first error.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ragbench.api import RecordError
 MISSING_TOPICS = ("empty", "failed")
 MOST_WORDS = 400  # rag24_validation's limit
 WORDS, TWICE = "response_words", "citing_twice"  # each read line's extras: its word count, sentences citing twice
+REFUSED_2025 = "rag25_errors"  # a 2025 line's extras: the errors rag25_validation finds in it
 
 
 def read_as_castorini(
@@ -31,6 +34,7 @@ def read_as_castorini(
     known, answered, unjudged = set(judged), set(), []
     long: list[str] = []
     twice: list[str] = []
+    refused: list[str] = []
     sentences = last = 0
     for index, record in records:
         last = index + 1
@@ -48,6 +52,8 @@ def read_as_castorini(
         if extras.get(TWICE):
             twice.append(topic)
             sentences += extras[TWICE]
+        if extras.get(REFUSED_2025):
+            refused.append(f"{topic} ({extras[REFUSED_2025][0]})")
         yield index, record
     missing_ids = [topic for topic in judged if topic not in answered]
     if missing == "empty":
@@ -55,6 +61,8 @@ def read_as_castorini(
             yield number, {"id": topic, "output": "", "docs": []}
     for note in notes(missing_ids, unjudged, long, (sentences, twice), missing, task):
         yield -1, note
+    if refused:
+        yield -1, f"{len(refused)} 2025 line(s) ragnarok's rag25_validation refuses (read here): {', '.join(refused)}"
 
 
 def notes(

@@ -13,7 +13,7 @@ says so), temperature, top_p, n and seed (when set, per request; but those `left
 holds them: top_p 1 is sent as 1, 1.0 as 1.0), frequency_penalty and presence_penalty (where the request sets
 them, as given; an extra option naming one replaces the request's value, as it does in the SDK), stop (omitted when empty), logprobs (chat:
 `logprobs=True, top_logprobs=k`; completions: `logprobs=k`), response_format (json_mode, chat) and
-skip_special_tokens (a vllm extension, sent only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
+skip_special_tokens, top_k and min_p (vllm extensions, sent where set: skip_special_tokens only when False). A request's tools and tool choice go as `tools` and `tool_choice` (chat), and each choice's
 `message.tool_calls` come back as the response's tool calls, arguments as the text the server sent.
 `api="responses"` sends chat requests to OpenAI's Responses API instead (hosted/openai_responses_api.py: input items,
 `function_call` / `function_call_output` items, an answer's output items, reasoning included, kept in the
@@ -59,7 +59,7 @@ from typing import Any, Literal, get_args
 import openai
 
 from ..._errors import ConfigError
-from ..._values.llm_calls import EngineNeeds, Request, Response
+from ..._values.llm_calls import CUTOFFS, EngineNeeds, Request, Response
 from ..batches.interface import BatchVendor
 from .batch_openai import OpenAIBatches
 from .openai_client import OpenAIUnreachable, make_client, no_auth_header, probe
@@ -229,7 +229,7 @@ class OpenAIEngine(StainlessEngine):
 
     def _sent(self, request: Request, args: dict[str, Any]) -> dict[str, Any]:
         """`args` with the extra body fields (the --model-arg values) and headers every request carries."""
-        extra = dict(self.extra_body)
+        extra = request.sampling.penalties(CUTOFFS) | dict(self.extra_body)  # vLLM's top_k, min_p: extra fields
         if not request.sampling.skip_special_tokens:
             extra["skip_special_tokens"] = False
         if extra:

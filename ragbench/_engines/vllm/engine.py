@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError
+from ..._values.llm_calls import CUTOFFS as CUTOFFS_SENT
 from ..._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, TokenLogprobs, apply_stop
 from ..base import Engine, EngineNeeds
 from ..base import one_line as _one_line
@@ -214,7 +215,7 @@ class VLLMEngine(Engine):
             logprobs=sampling.logprobs,
             skip_special_tokens=sampling.skip_special_tokens,
         )
-        kwargs.update(sampling.penalties())  # unset: vLLM's default, 0
+        kwargs.update(sampling.penalties(), **sampling.penalties(CUTOFFS_SENT))  # unset: vLLM's defaults
         if sampling.keep_stop:
             kwargs["include_stop_str_in_output"] = True
         if sampling.logprob_tokens:

@@ -37,3 +37,44 @@ def topic_scores(rubric: Sequence[Mapping[str, Any]], judged: Sequence[tuple[str
         contradictory += -sum(s for s in found if s < 0) / len(found) * weight[rank]
     greatest = sum(weight.values())
     return {"supportive": supportive / greatest, "contradictory": contradictory / greatest}
+
+
+SIMILARITY_SCORES = {"very-similar": 1.0, "similar": 0.5, "different": 0.0, "very-different": 0.0}
+COMPOUND_FACTORS = {"compound": 0.0, "not-compound": 1.0}  # score.py: a compound question earns nothing
+# what pandas' read_csv reads as missing: a rationale written as one of these stops score.py ("Missing values")
+PANDAS_MISSING = frozenset(
+    ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA")
+    + ("NULL", "NaN", "None", "n/a", "nan", "null")
+)
+
+
+def question_score(
+    rubric: Sequence[Mapping[str, Any]],
+    compound: Mapping[int, Sequence[str]],
+    judged: Sequence[tuple[int, int, str]],
+) -> float:
+    """score.py's question generation score of one topic: each (rubric question rank, candidate rank, label)
+    scored by its label, times its candidate's compound factor and its rubric question's weight; per rubric
+    question the best candidate; their sum over the sum of the topic's rubric question weights. `compound`: a
+    candidate rank's compound decisions (score.py merges them by rank: two questions of one rank each get both)."""
+    weights: dict[int, list[int]] = {}
+    for question in rubric:
+        if question["short_answers"]:  # score.py weighs the rubric's answers: a question without any is not there
+            found = weights.setdefault(int(str(question["question_id"]).split("-")[-1]), [])
+            if IMPORTANCE[question["importance"]] not in found:
+                found.append(IMPORTANCE[question["importance"]])
+    best: dict[int, float] = {}
+    for rank, candidate, label in judged:
+        scores = [
+            SIMILARITY_SCORES[label] * COMPOUND_FACTORS[decision] * weight
+            for decision in compound[candidate]
+            for weight in weights[rank]
+        ]
+        best[rank] = max([best.get(rank, -1.0), *scores])
+    return sum(best.values()) / sum(found[0] for found in weights.values())
+
+
+def judges_mean(found: Sequence[Mapping[str, float] | None], keys: Sequence[str]) -> dict[str, float | None]:
+    """Each key's mean over the judges whose replies were read (None: a judge's was not); None where none was."""
+    read = [scores for scores in found if scores is not None]
+    return {key: sum(scores[key] for scores in read) / len(read) if read else None for key in keys}

@@ -240,3 +240,41 @@ def test_export_asks_which_task_of_a_run_of_both(tmp_path, judge):
     )
     done = cli_here("export", "dragun", str(run), "--task", TASK)
     assert done.returncode == 0 and (tmp_path / f"run__{TASK}").read_text(encoding="utf-8").endswith("\t1\tWho?\n")
+
+
+def test_repeats_two_judges_agreement_human_labels_ppi_and_cost(tmp_path, judge):
+    labels = tmp_path / "labels.jsonl"
+    labelled = RECORDING["per_topic"][0]["topic_id"]  # one topic labelled, one not: PPI has both
+    labels.write_text(json.dumps({"id": labelled, "metric": KEY, "label": 0.5}) + "\n", encoding="utf-8")
+    other = fake_judge()
+    try:
+        two = ("--judge", "openai:other-judge", "--judge-arg", f"1.base_url={other.base_url}")
+        _, results = score_run(tmp_path, judge, RUNS, *two, "--judge-repeats", "2", "--human-labels", str(labels))
+    finally:
+        other.stop()
+    asked = set(bodies(participant_compound_checks() + RECORDING["requests"]))
+    assert set(bodies(judge.requests)) == asked  # a repeat is the released request again (seeded apart)
+    assert [r["body"]["model"] for r in other.requests] == ["other-judge"] * len(other.requests)
+    (per_run,) = RECORDING["per_run"]  # the fake judges answer alike: the mean of the two is either's
+    assert results["results"][TASK][KEY] == pytest.approx(float(per_run["score"]))
+    agreement = results["judge_agreement"][TASK][KEY]
+    assert agreement["raters"] == ["judge 1", "judge 1, repeat 2", "judge 2", "judge 2, repeat 2"]
+    assert agreement["measured"] and agreement["percent_agreement"] == 1.0
+    human = results["human_agreement"][TASK][KEY]
+    assert human["n_labelled"] == 1 and human["n_unlabelled"] == 1 and human["ppi"] is not None
+    cost = results["judge_cost"][TASK]["dragun_question_autojudge"]
+    assert cost["calls"] > 0
+
+
+def test_estimate_counts_the_autojudge_calls(tmp_path, judge):
+    (tmp_path / "rules.json").write_text(
+        json.dumps([{"pattern": "Questions:$", "response": "1. Who wrote it?\n2. Who paid?"}])
+    )
+    done = cli_here(
+        "estimate", "--tasks", TASK, "--data", f"{TASK}={DATA}", "--system", "closed_book",
+        "--model", f"scripted:{tmp_path / 'rules.json'}", *judge_args(judge), "--output", str(tmp_path / "run"),
+        "--pilot", "100%",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # per topic two compound checks and two per rubric question (5 and 3)
+    assert f"llm calls (judge:dragun_question_autojudge): {2 + 2 * 5 + 2 + 2 * 3} " in done.stdout

@@ -1,8 +1,10 @@
 """utils/score.py's report generation scoring (trec-dragun/resources 4b60fb6) of one topic's assessments: each
 label a score (LABEL_SCORES), and per rubric question with any assessed answer its importance weight times the sum
 of its positive (supportive) or negated negative (contradictory) scores over its number of assessed answers; each
-total over the topic's greatest score, the sum of its questions' weights. An answer the judge left out is not
-counted in its question's number; a question none of whose answers were assessed adds nothing."""
+total over the topic's greatest score, the sum of its questions' weights (of those with short answers: score.py
+reads the rubric answer by answer). An answer the judge left out is not counted in its question's number; a
+question none of whose answers were assessed adds nothing. The question generation score (question_score) and
+the mean over several judges (judges_mean) follow."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ def topic_scores(rubric: Sequence[Mapping[str, Any]], judged: Sequence[tuple[str
         rank = int(str(question["question_id"]).split("-")[-1])
         if question["importance"] not in IMPORTANCE:
             raise ValueError(f"question {question['question_id']!r}: importance {question['importance']!r}")
-        weight.setdefault(rank, IMPORTANCE[question["importance"]])  # score.py: a rank's first question's weight
+        if question["short_answers"]:  # score.py weighs the rubric's answers: a question without any is not there
+            weight.setdefault(rank, IMPORTANCE[question["importance"]])  # score.py: a rank's first question's weight
         for answer in question["short_answers"]:
             question_of[str(answer["answer_id"])] = rank
     scores: dict[int, list[float]] = {}

@@ -273,3 +273,37 @@ def test_report_rag_runs_end_to_end_offline_at_250_words_and_exports_the_tracks_
     assert {s["id"]: s["scores"] for s in samples(rescored, "dragun_report")} == {
         line["id"]: line["scores"] for line in lines
     }
+
+
+def test_the_assessors_judgments_as_human_labels_equal_score_py_type_human_and_check_autojudge(tmp_path, judge):
+    human = {(row["run_tag"], row["topic_id"]): row for row in RECORDING["human_per_topic"]}
+    labels = tmp_path / "labels.jsonl"
+    tag = "organizer-gpt-oss-t2"
+    done = cli_here("export", "dragun-human-labels", str(DATA), "--run-tag", tag, "--output", str(labels))
+    assert done.returncode == 0, done.stderr
+    assert f"DRAGUN human labels of {tag}: {labels} (2 topics)" in done.stdout
+    written = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines()]
+    assert {(label["id"], label["metric"]): label["label"] for label in written} == {
+        (topic, f"dragun_{key}"): float(row[f"{key}_score"])
+        for (run, topic), row in human.items()
+        if run == tag
+        for key in ("supportive", "contradictory")
+    }
+    # the assessed run scored as a submission: AutoJudge checked against the assessors, every topic labelled
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    (folder / "assessed-run").write_bytes((RUNS / tag).read_bytes())
+    _, results = score_run(tmp_path, judge, folder, "--human-labels", str(labels))
+    agreement = results["human_agreement"]["dragun_report"]["dragun_supportive"]
+    mean = sum(float(row["supportive_score"]) for (run, _), row in human.items() if run == tag) / 2
+    assert agreement["n_labelled"] == 2 and agreement["human_only"]["value"] == pytest.approx(mean)  # score.py's
+    assert agreement["judge_only"]["value"] is not None and "kappa" in agreement  # (every topic labelled: no PPI)
+
+
+def test_human_labels_of_a_run_the_assessors_did_not_assess_are_refused(tmp_path):
+    done = cli_here("export", "dragun-human-labels", str(DATA), "--run-tag", "nobody", "--output", str(tmp_path / "l"))
+    assert done.returncode != 0 and not (tmp_path / "l").exists()
+    assert (
+        "assesses no run 'nobody': its runs are dragun-organizers-starter-kit-task-2, organizer-gpt-oss-t2"
+        in done.stderr
+    )

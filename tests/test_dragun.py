@@ -281,7 +281,7 @@ def test_the_assessors_judgments_as_human_labels_equal_score_py_type_human_and_c
     tag = "organizer-gpt-oss-t2"
     done = cli_here("export", "dragun-human-labels", str(DATA), "--run-tag", tag, "--output", str(labels))
     assert done.returncode == 0, done.stderr
-    assert f"DRAGUN human labels of {tag}: {labels} (2 topics)" in done.stdout
+    assert f"DRAGUN human labels of {tag} (dragun_report): {labels} (2 topics)" in done.stdout
     written = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines()]
     assert {(label["id"], label["metric"]): label["label"] for label in written} == {
         (topic, f"dragun_{key}"): float(row[f"{key}_score"])

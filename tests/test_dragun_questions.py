@@ -107,6 +107,22 @@ def test_score_py_question_arithmetic(compound, judged, score):
     assert question_score(RUBRIC, compound, judged) == pytest.approx(score)
 
 
+SIMILARITY = ("very-similar", "similar", "different", "very-different")
+JUDGED = st.lists(st.tuples(st.sampled_from((1, 2, 3)), st.integers(1, 4), st.sampled_from(SIMILARITY)), max_size=16)
+
+
+@given(JUDGED, st.lists(st.sampled_from(("compound", "not-compound")), min_size=4, max_size=4), st.randoms())
+def test_score_py_question_scores_lie_in_0_1_and_do_not_depend_on_the_order(judged, checks, random):
+    compound = {rank: [checks[rank - 1]] for rank in range(1, 5)}
+    score = question_score(RUBRIC, compound, judged)
+    assert 0 <= score <= 1
+    assert question_score(RUBRIC, compound, random.sample(judged, len(judged))) == score
+    if {rank for rank, _, _ in judged} == {1, 2, 3} and all(
+        label == "very-similar" and checks[c - 1] == "not-compound" for _, c, label in judged
+    ):
+        assert score == 1.0
+
+
 def example(topic: str) -> Example:
     return next(e for e in DragunQuestions(DATA).examples() if isinstance(e, Example) and e.id == topic)
 
@@ -278,3 +294,34 @@ def test_estimate_counts_the_autojudge_calls(tmp_path, judge):
     assert done.returncode == 0, done.stderr
     # per topic two compound checks and two per rubric question (5 and 3)
     assert f"llm calls (judge:dragun_question_autojudge): {2 + 2 * 5 + 2 + 2 * 3} " in done.stdout
+
+
+@pytest.mark.parametrize("tag", sorted({row["run_tag"] for row in RECORDING["human_per_topic"]}))
+def test_the_assessors_judgments_as_human_labels_equal_score_py_type_human(tmp_path, tag):
+    """score.py --type human on the question assessments, with auto_judge.py's compound checks (recorded)."""
+    import csv
+
+    checks = tmp_path / "auto_compound_question_check.csv"
+    with open(checks, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(RECORDING["auto_compound_question_check"][0]))
+        writer.writeheader()
+        writer.writerows(RECORDING["auto_compound_question_check"])
+    labels = tmp_path / "labels.jsonl"
+    done = cli_here(
+        "export", "dragun-human-labels", str(DATA), "--task", TASK, "--run-tag", tag,
+        "--compound-check", str(checks), "--output", str(labels),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = {
+        label["id"]: label["label"] for label in map(json.loads, labels.read_text(encoding="utf-8").splitlines())
+    }
+    human = {row["topic_id"]: float(row["score"]) for row in RECORDING["human_per_topic"] if row["run_tag"] == tag}
+    assert written == pytest.approx(human, rel=1e-15) and len(written) == len(human)
+
+
+def test_task_1_human_labels_need_the_compound_checks(tmp_path):
+    done = cli_here(
+        "export", "dragun-human-labels", str(DATA), "--task", TASK, "--run-tag", "organizer-gpt-oss-t1",
+        "--output", str(tmp_path / "labels.jsonl"),
+    )  # fmt: skip
+    assert done.returncode != 0 and "give --compound-check" in done.stderr and not (tmp_path / "labels.jsonl").exists()

@@ -8,7 +8,7 @@ the mean over several judges (judges_mean) follow."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 IMPORTANCE = {"A: Have to Know": 4, "B: Good to Know": 2, "C: Nice to Know": 1}  # score.py's IMPORTANCE_MAP
@@ -55,11 +55,14 @@ def question_score(
     rubric: Sequence[Mapping[str, Any]],
     compound: Mapping[int, Sequence[str]],
     judged: Sequence[tuple[int, int, str]],
+    assessed: Collection[int] | None = None,
 ) -> float:
     """score.py's question generation score of one topic: each (rubric question rank, candidate rank, label)
     scored by its label, times its candidate's compound factor and its rubric question's weight; per rubric
-    question the best candidate; their sum over the sum of the topic's rubric question weights. `compound`: a
-    candidate rank's compound decisions (score.py merges them by rank: two questions of one rank each get both)."""
+    question the best candidate; their sum over the sum of the weights of the rubric questions `assessed` on the
+    topic (AutoJudge assesses all, the default; the assessors some). `compound`: a candidate rank's compound
+    decisions (score.py merges them by rank: two questions of one rank each get both). A rank or candidate with no
+    weight or no check is a KeyError (score.py stops: "Missing values detected")."""
     weights: dict[int, list[int]] = {}
     for question in rubric:
         if question["short_answers"]:  # score.py weighs the rubric's answers: a question without any is not there
@@ -74,7 +77,8 @@ def question_score(
             for weight in weights[rank]
         ]
         best[rank] = max([best.get(rank, -1.0), *scores])
-    return sum(best.values()) / sum(found[0] for found in weights.values())
+    ranks = weights if assessed is None else assessed
+    return sum(best.values()) / sum(weights[rank][0] for rank in ranks)
 
 
 def judges_mean(found: Sequence[Mapping[str, float] | None], keys: Sequence[str]) -> dict[str, float | None]:

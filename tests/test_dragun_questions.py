@@ -325,3 +325,16 @@ def test_task_1_human_labels_need_the_compound_checks(tmp_path):
         "--output", str(tmp_path / "labels.jsonl"),
     )  # fmt: skip
     assert done.returncode != 0 and "give --compound-check" in done.stderr and not (tmp_path / "labels.jsonl").exists()
+
+
+def test_question_assessments_that_are_not_the_tracks_csv_are_one_line_naming_the_file(tmp_path):
+    import shutil
+
+    shutil.copytree(DATA, tmp_path / "data")
+    assessed = tmp_path / "data" / "human_assessments" / "question_assessments.csv"
+    text = assessed.read_text(encoding="utf-8")
+    assessed.write_text(text.replace(",1,similar\n", ",one,similar\n", 1), encoding="utf-8")
+    done = cli_here("--tasks", TASK, "--data", f"{TASK}={tmp_path / 'data'}", "--system", "closed_book",
+                    "--model", "scripted:echo", "--judge", "scripted:echo", "--output", str(tmp_path / "run"))  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{assessed}, line 2: not DRAGUN's question assessments (ValueError" in done.stderr

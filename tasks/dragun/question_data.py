@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ragbench.api import RecordError
+from ragbench.api import ConfigError, RecordError
 
 from .question_runs import tsv_rows
 
@@ -31,6 +31,7 @@ EXAMPLE_RUNS = (  # auto_judge.question_organizer_runs
     "organizer-t1-chatgpt",
 )
 UNJUDGED = "very-different"  # auto_judge.py's fillna
+COLUMNS = ("topic_id", "run_tag", "run_question_rank", "run_question_text", "rubric_question_rank", "annotation")
 
 
 def organizer_questions(folder: Path) -> dict[str, list[tuple[str, int, str]]]:
@@ -48,12 +49,18 @@ def question_examples(runs: Path, assessments: Path) -> dict[str, dict[int, list
     """topic -> rubric question rank -> AutoJudge's examples, `{question: annotation}` each."""
     annotated: dict[str, dict[int, dict[tuple[str, int, str], list[str]]]] = {}
     with open(assessments, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            if row["run_tag"] not in EXAMPLE_RUNS:
-                continue
-            key = (row["run_tag"], int(row["run_question_rank"]), row["run_question_text"])
-            by_rank = annotated.setdefault(row["topic_id"], {}).setdefault(int(row["rubric_question_rank"]), {})
-            by_rank.setdefault(key, []).append(row["annotation"])
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            try:
+                if row["run_tag"] not in EXAMPLE_RUNS:
+                    continue
+                key = (row["run_tag"], int(row["run_question_rank"]), row["run_question_text"])
+                by_rank = annotated.setdefault(row["topic_id"], {}).setdefault(int(row["rubric_question_rank"]), {})
+                by_rank.setdefault(key, []).append(row["annotation"])
+            except (KeyError, ValueError, TypeError) as exc:
+                raise ConfigError(
+                    f"{assessments}, line {line}: not DRAGUN's question assessments ({type(exc).__name__}: {exc}): "
+                    f"expected the columns {', '.join(COLUMNS)}, the ranks integers"
+                ) from None
     asked = organizer_questions(runs)
     out: dict[str, dict[int, list[dict[str, str]]]] = {}
     for topic, ranks in annotated.items():

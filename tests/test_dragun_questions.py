@@ -338,3 +338,19 @@ def test_question_assessments_that_are_not_the_tracks_csv_are_one_line_naming_th
                     "--model", "scripted:echo", "--judge", "scripted:echo", "--output", str(tmp_path / "run"))  # fmt: skip
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"{assessed}, line 2: not DRAGUN's question assessments (ValueError" in done.stderr
+
+
+def test_human_labels_of_assessments_not_the_tracks_are_one_line(tmp_path):
+    import shutil
+
+    shutil.copytree(DATA, tmp_path / "data")
+    assessed = tmp_path / "data" / "human_assessments" / "question_assessments.csv"
+    assessed.write_text(assessed.read_text(encoding="utf-8").replace(",1,similar\n", ",one,similar\n", 1))
+    checks = tmp_path / "checks.csv"
+    checks.write_text("topic_id,run_tag,run_question_rank,auto_compound_question_assessment\n", encoding="utf-8")
+    done = cli_here(
+        "export", "dragun-human-labels", str(tmp_path / "data"), "--task", TASK, "--run-tag",
+        "dragun-organizers-starter-kit-task-1", "--compound-check", str(checks), "--output", str(tmp_path / "l"),
+    )  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr and not (tmp_path / "l").exists()
+    assert "holds no DRAGUN rubrics and assessments as the track writes them (ValueError" in done.stderr

@@ -78,14 +78,20 @@ def export(data: Path, run_tag: str, output: Path, task: str, compound_check: st
             raise ConfigError(f"{command}: {path} not found: DATA is the resources repository's data/ folder")
     check_output(output, overwrite, command)
     assessed = list(rows(data / ASSESSMENTS[task]))
-    if not any(row["run_tag"] == run_tag for row in assessed):
-        tags = ", ".join(sorted({row["run_tag"] for row in assessed}))
+    if not any(row.get("run_tag") == run_tag for row in assessed):
+        tags = ", ".join(sorted({str(row.get("run_tag")) for row in assessed}))
         raise ConfigError(f"{command}: {data / ASSESSMENTS[task]} assesses no run {run_tag!r}: its runs are {tags}")
-    found = rubrics(data / RUBRICS)
-    if task == "dragun_report":
-        labels, left_out = report_labels(found, assessed, run_tag)
-    else:
-        labels, left_out = question_labels(found, assessed, list(rows(Path(str(compound_check)))), run_tag)
+    try:
+        found = rubrics(data / RUBRICS)
+        if task == "dragun_report":
+            labels, left_out = report_labels(found, assessed, run_tag)
+        else:
+            labels, left_out = question_labels(found, assessed, list(rows(Path(str(compound_check)))), run_tag)
+    except (KeyError, ValueError, TypeError) as exc:  # a column missing, a rank not an integer, a rubric not JSON
+        raise ConfigError(
+            f"{command}: {data} holds no DRAGUN rubrics and assessments as the track writes them "
+            f"({type(exc).__name__}: {exc}); compare the columns score.py reads (docs/benchmarks/dragun.md)"
+        ) from None
     write_atomically(output, "".join(json.dumps(label) + "\n" for label in labels))
     topics = len({label["id"] for label in labels})
     lines = [f"DRAGUN human labels of {run_tag} ({task}): {output} ({topics} topics)"]

@@ -2,15 +2,15 @@
 own venv, the tests for ragbench): a chat completion answered from the request's user turn alone, every request
 body kept as sent (test_engine_openai's FakeServer).
 
-A report (Task 2): the reply judges each short answer of the rubric the user turn shows (between "Below is the rubric used to assess
-reports:" and the examples), its label drawn from a hash of the answer's id and the report judged (the user turn's
-last JSON string): supports, partial, contradicts or none, or left out of the reply (every fifth, so that
-score.py's per-question count of judged answers is exercised). Like gpt-oss served by vLLM, the message carries
+A report (Task 2): the reply judges each short answer of the rubric the user turn shows (between "Below is the
+rubric used to assess reports:" and the examples), its label drawn from a hash of the answer's id and the report
+judged (the user turn's last JSON string): supports, partial, contradicts or none, or left out of the reply (one
+in five, so that score.py's per-question count of judged answers is exercised). Like gpt-oss served by vLLM, the message carries
 `reasoning_content` (the released script reads it).
 
-A question (Task 1): the compound check ("Question: ...") is answered compound for one question in three, the
-similarity of a candidate to a target question (the user turn's "target question" and last JSON object) is one
-of the four labels, each drawn from a hash of the question(s).
+A question (Task 1): the compound check ("Question: ...") answers compound or not-compound, the similarity of a
+candidate to a target question (the user turn's "target question" and last JSON object) one of the four labels,
+each drawn from a hash of the question(s).
 """
 
 from __future__ import annotations

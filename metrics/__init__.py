@@ -22,9 +22,11 @@ def ragbench_metric_families() -> dict[str, dict[str, str]]:  # {prefix: {"targe
 
 @hookimpl
 def ragbench_cli_commands() -> list[Any]:
-    """`ragbench export umbrela-qrels` (metrics/umbrela/commands.py)."""
+    """`ragbench export umbrela-qrels` (metrics/umbrela/commands.py) and `ragbench export dragun-human-labels`
+    (metrics/dragun_autojudge/commands.py)."""
     import click
 
+    from .dragun_autojudge.commands import export_dragun_human_labels
     from .umbrela.commands import export_umbrela_qrels
 
-    return [click.Group("export", commands=[export_umbrela_qrels])]
+    return [click.Group("export", commands=[export_umbrela_qrels, export_dragun_human_labels])]

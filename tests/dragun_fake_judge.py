@@ -2,11 +2,15 @@
 own venv, the tests for ragbench): a chat completion answered from the request's user turn alone, every request
 body kept as sent (test_engine_openai's FakeServer).
 
-The reply judges each short answer of the rubric the user turn shows (between "Below is the rubric used to assess
-reports:" and the examples), its label drawn from a hash of the answer's id and the report judged (the user turn's
-last JSON string): supports, partial, contradicts or none, or left out of the reply (every fifth, so that
-score.py's per-question count of judged answers is exercised). Like gpt-oss served by vLLM, the message carries
+A report (Task 2): the reply judges each short answer of the rubric the user turn shows (between "Below is the
+rubric used to assess reports:" and the examples), its label drawn from a hash of the answer's id and the report
+judged (the user turn's last JSON string): supports, partial, contradicts or none, or left out of the reply (one
+in five, so that score.py's per-question count of judged answers is exercised). Like gpt-oss served by vLLM, the message carries
 `reasoning_content` (the released script reads it).
+
+A question (Task 1): the compound check ("Question: ...") answers compound or not-compound, the similarity of a
+candidate to a target question (the user turn's "target question" and last JSON object) one of the four labels,
+each drawn from a hash of the question(s).
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ RUBRIC = "Below is the rubric used to assess reports:\n\n"
 EXAMPLES = "\n\nBelow are example reports and their assessments:"
 REPORT = "or has no relation (none) to each short answer in the rubric.\n\n"
 LABELS = ("supports", "partial", "contradicts", "none", None)  # None: the answer is left out of the reply
+COMPOUND = "Question: "
+TARGET = "This is the target question: "
+CANDIDATE = "Assess the following candidate question:\n\n"
+SIMILARITY = ("very-similar", "similar", "different", "very-different")
 
 
 def _digest(*parts: str) -> int:
@@ -41,9 +49,30 @@ def assessments(user: str) -> dict[str, Any]:
     return {"assessments": judged}
 
 
+def compound_check(user: str) -> dict[str, Any]:
+    question = user[len(COMPOUND) : user.index("\nCheck if this question")]
+    decision = "compound" if _digest(question) % 3 == 0 else "not-compound"
+    return {"rationale": f"Read as {decision}.", "assessment_decision": decision}
+
+
+def similarity(user: str) -> dict[str, Any]:
+    target = user[user.index(TARGET) + len(TARGET) : user.index("\n\nBelow are some example")]
+    candidate = json.loads(user[user.index(CANDIDATE) + len(CANDIDATE) : user.rindex("}") + 1])["candidate_question"]
+    label = SIMILARITY[_digest(target, candidate) % len(SIMILARITY)]
+    return {"rationale": f"Read as {label}.", "assessment_decision": label}
+
+
+def reply(user: str) -> dict[str, Any]:
+    if user.startswith(COMPOUND):
+        return compound_check(user)
+    if TARGET in user:
+        return similarity(user)
+    return assessments(user)
+
+
 def answer(path: str, body: dict[str, Any]) -> dict[str, Any]:
     user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    content = json.dumps(assessments(user), indent=1)
+    content = json.dumps(reply(user), indent=1)
     message = {"role": "assistant", "content": content, "reasoning_content": "The rubric was read answer by answer."}
     return {
         "id": "chatcmpl-dragun",

@@ -68,9 +68,20 @@ def race_reply(first: float, second: float) -> str:
 
 
 def dragun_rules() -> list[dict[str, str]]:
-    """DRAGUN's AutoJudge (metric dragun_autojudge): the wrong report (the user turn's last JSON string) supports no
-    rubric answer (an empty list of assessments), any other report every answer of its topic's rubric."""
-    rules = [{"pattern": rf'in the rubric\.\n\n"{WRONG}', "response": json.dumps({"assessments": []})}]
+    """DRAGUN's AutoJudge: for questions (metric dragun_question_autojudge), no question is compound and the wrong
+    question ("zzz...") is very-different from every rubric question, any other very-similar; for reports (metric
+    dragun_autojudge), the wrong report (the user turn's last JSON string) supports no rubric answer (an empty list
+    of assessments), any other report every answer of its topic's rubric."""
+    decided = lambda label: json.dumps({"rationale": "Compared.", "assessment_decision": label})  # noqa: E731
+    rules = [
+        {
+            "pattern": r"^Question: .*\nCheck if this question is a compound question\. Reason first and then decide\.$",
+            "response": decided("not-compound"),
+        },
+        {"pattern": rf'\n\n\{{\n  "candidate_question": "{WRONG}', "response": decided("very-different")},
+        {"pattern": r"\nThis is the target question: ", "response": decided("very-similar")},
+        {"pattern": rf'in the rubric\.\n\n"{WRONG}', "response": json.dumps({"assessments": []})},
+    ]
     for path in sorted((DRAGUN / "data" / "human_rubrics").glob("*.json")):
         rubric = json.loads(path.read_text(encoding="utf-8"))
         judged = [
@@ -460,6 +471,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "ragchecker": ragchecker,
     "deep_research_bench": deep_research_bench,
     "dragun_report": lambda folder: (str(DRAGUN / "data"), {}),
+    "dragun_questions": lambda folder: (str(DRAGUN / "data"), {}),
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
@@ -491,6 +503,7 @@ CORPUS_TASKS = {
     "ragchecker",
     "deep_research_bench",
     "dragun_report",
+    "dragun_questions",
 }
 CORPUS_INDEX = {
     **dict.fromkeys(KILT_TASKS, "kilt"),
@@ -501,6 +514,7 @@ CORPUS_INDEX = {
     "trec_rag25": "trec_rag",
     "browsecomp_plus": "browsecomp_plus",
     "dragun_report": "dragun",
+    "dragun_questions": "dragun",
 }  # else "varn"
 SEARCHLESS = {"closed_book", "recorded"}
 # Distractor settings: the systems that search again with new queries rank the example's own paragraphs by
@@ -630,6 +644,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "trec_rag25": lambda e: e.question,
     "deep_research_bench": lambda e: e.gold["reference_report"],
     "dragun_report": lambda e: e.question,  # AutoJudge's scripted judge credits any report but the wrong one
+    "dragun_questions": lambda e: e.question,  # ... and any question but the wrong one
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],

@@ -87,6 +87,34 @@ def test_repeats_agreement_ppi_and_cost_of_the_judged_numbers(tmp_path, judge):
     assert cost["calls"] == 4 and cost["model"] == JUDGE
 
 
+def test_two_judges_each_alone_their_mean_and_agreement(tmp_path, judge):
+    """Several --judge: AutoJudge asks each alone (the released request, to each server) and the report's scores
+    are their mean; --judge-repeats 1 compares them (judge agreement)."""
+    other = fake_judge()
+    try:
+        two = ("--judge", "openai:other-judge", "--judge-arg", f"1.base_url={other.base_url}", "--judge-repeats", "1")
+        _, results = score_run(tmp_path, judge, RUNS, *two)
+    finally:
+        other.stop()
+    assert bodies(judge.requests) == bodies(RECORDING["requests"])
+    assert [r["body"]["model"] for r in other.requests] == ["other-judge"] * 2
+    (per_run,) = RECORDING["per_run"]  # the fake judges answer alike: the mean is either's
+    assert results["results"]["dragun_report"]["dragun_supportive"] == pytest.approx(float(per_run["supportive_score"]))
+    agreement = results["judge_agreement"]["dragun_report"]["dragun_supportive"]
+    assert agreement["raters"] == ["judge 1", "judge 2"] and agreement["percent_agreement"] == 1.0
+
+
+def test_estimate_counts_the_autojudge_calls(tmp_path, index, judge):
+    (tmp_path / "rules.json").write_text(json.dumps([{"pattern": "Report:$", "response": LONG}]))
+    done = cli_here(
+        "estimate", "--tasks", "dragun_report", "--data", f"dragun_report={DATA}", "--system", "report_rag",
+        "--model", f"scripted:{tmp_path / 'rules.json'}", "--retriever", "bm25", "--retriever-arg", f"index={index}",
+        *judge_args(judge), "--output", str(tmp_path / "run"), "--pilot", "100%",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "llm calls (judge:dragun_autojudge): 2 " in done.stdout
+
+
 RUBRIC = [
     {
         "question_id": "q-1",
@@ -99,6 +127,8 @@ RUBRIC = [
         "importance": "C: Nice to Know",
         "short_answers": [{"answer_id": "na-4"}, {"answer_id": "na-5"}],
     },
+    # no short answers: score.py reads the rubric answer by answer, so its weight is in no denominator
+    {"question_id": "q-4", "importance": "A: Have to Know", "short_answers": []},
 ]
 
 
@@ -158,7 +188,13 @@ def example(topic: str) -> Example:
 
 @pytest.mark.parametrize(
     "reply",
-    ["not json", '{"assessments": [{"answer_id": "na-99", "rationale": "x", "assessment_decision": "supports"}]}'],
+    [
+        "not json",
+        '{"assessments": [{"answer_id": "na-99", "rationale": "x", "assessment_decision": "supports"}]}',
+        # auto_judge.py writes the rationale to its CSV, where pandas reads "NA" (or nothing) as a missing value and
+        # score.py stops ("Missing values detected")
+        '{"assessments": [{"answer_id": "na-1", "rationale": "NA", "assessment_decision": "supports"}]}',
+    ],
 )
 def test_a_reply_autojudge_cannot_read_is_counted_and_left_out(reply):
     counted: Counter = Counter()
@@ -237,3 +273,37 @@ def test_report_rag_runs_end_to_end_offline_at_250_words_and_exports_the_tracks_
     assert {s["id"]: s["scores"] for s in samples(rescored, "dragun_report")} == {
         line["id"]: line["scores"] for line in lines
     }
+
+
+def test_the_assessors_judgments_as_human_labels_equal_score_py_type_human_and_check_autojudge(tmp_path, judge):
+    human = {(row["run_tag"], row["topic_id"]): row for row in RECORDING["human_per_topic"]}
+    labels = tmp_path / "labels.jsonl"
+    tag = "organizer-gpt-oss-t2"
+    done = cli_here("export", "dragun-human-labels", str(DATA), "--run-tag", tag, "--output", str(labels))
+    assert done.returncode == 0, done.stderr
+    assert f"DRAGUN human labels of {tag} (dragun_report): {labels} (2 topics)" in done.stdout
+    written = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines()]
+    assert {(label["id"], label["metric"]): label["label"] for label in written} == {
+        (topic, f"dragun_{key}"): float(row[f"{key}_score"])
+        for (run, topic), row in human.items()
+        if run == tag
+        for key in ("supportive", "contradictory")
+    }
+    # the assessed run scored as a submission: AutoJudge checked against the assessors, every topic labelled
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    (folder / "assessed-run").write_bytes((RUNS / tag).read_bytes())
+    _, results = score_run(tmp_path, judge, folder, "--human-labels", str(labels))
+    agreement = results["human_agreement"]["dragun_report"]["dragun_supportive"]
+    mean = sum(float(row["supportive_score"]) for (run, _), row in human.items() if run == tag) / 2
+    assert agreement["n_labelled"] == 2 and agreement["human_only"]["value"] == pytest.approx(mean)  # score.py's
+    assert agreement["judge_only"]["value"] is not None and "kappa" in agreement  # (every topic labelled: no PPI)
+
+
+def test_human_labels_of_a_run_the_assessors_did_not_assess_are_refused(tmp_path):
+    done = cli_here("export", "dragun-human-labels", str(DATA), "--run-tag", "nobody", "--output", str(tmp_path / "l"))
+    assert done.returncode != 0 and not (tmp_path / "l").exists()
+    assert (
+        "assesses no run 'nobody': its runs are dragun-organizers-starter-kit-task-2, organizer-gpt-oss-t2"
+        in done.stderr
+    )

@@ -449,6 +449,9 @@ DEEP_RESEARCH_BENCH = {
 # judges supports none: supportive 1 and 0, contradictory 0 and 0, whatever the documents shown (the judge sees the
 # article, the rubric, the examples and the report only) and whatever a system keeps of the report.
 DRAGUN = {"dragun_supportive": 0.5, "dragun_contradictory": 0.0}
+# DRAGUN's Task 1 (tasks/dragun/questions.py): the article's title as the one question, then "zzz": the scripted
+# AutoJudge finds neither compound and the title very-similar to every rubric question, "zzz" very-different: 1, 0
+DRAGUN_QUESTIONS = {"dragun_question_score": 0.5}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -482,6 +485,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "frames": {"llm_judge": 0.5, "llm_judge_unparsed": 0.0},
     "deep_research_bench": DEEP_RESEARCH_BENCH,
     "dragun_report": DRAGUN,
+    "dragun_questions": DRAGUN_QUESTIONS,
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

@@ -208,4 +208,5 @@ def test_builtin_benchmark_commands_come_through_the_hook():
         "trec-rag",
         "umbrela-qrels",
         "dragun",
+        "dragun-human-labels",
     }  # tasks' and metrics' join the core's

@@ -8,11 +8,12 @@ are scored as utils/score.py scores them (scoring.py).
 
 Keys: `dragun_supportive` and `dragun_contradictory`, score.py's per-topic scores (its per-run scores are their
 means over the topics). The released script stops at a reply that is not its schema's JSON, and score.py at an
-assessment of an answer the rubric does not hold; here such a reply leaves the report out of the averages, counted
-(`dragun_unparsed`)."""
+assessment of an answer the rubric does not hold or a rationale pandas reads as missing (an empty one, "NA", ...);
+here such a reply leaves the report out of the averages, counted (`dragun_unparsed`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction, Scores
 from ragbench.api.text import remove_citations, sent_tokenize
 
-from .scoring import LABEL_SCORES, topic_scores
+from .scoring import LABEL_SCORES, PANDAS_MISSING, judges_mean, topic_scores
 
 PROMPTS = json.loads(Path(__file__).with_name("prompts.json").read_text(encoding="utf-8"))
 KEYS = ("dragun_supportive", "dragun_contradictory")
@@ -89,27 +90,35 @@ def user_turn(example: Example, report: str) -> str:
     )
 
 
+def readable(reply: str) -> str:
+    """The reply as auto_judge.py reads it: its control characters made spaces."""
+    return "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in reply)
+
+
 def assessments(reply: str) -> list[tuple[str, str]]:
-    """The reply's (answer_id, assessment_decision) pairs, read as the script's pydantic model reads them (control
-    characters first made spaces); a reply that is not that JSON is a ValueError."""
-    cleaned = "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in reply)
-    data = json.loads(cleaned)
+    """The reply's (answer_id, assessment_decision) pairs, read as the script's pydantic model reads them; a reply
+    that is not that JSON, or with a rationale pandas reads as missing (score.py stops at it), is a ValueError."""
+    data = json.loads(readable(reply))
     if not isinstance(data, dict) or not isinstance(data.get("assessments"), list):
         raise ValueError("no assessments list")
     out = []
     for item in data["assessments"]:
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("answer_id", "rationale")):
             raise ValueError(f"an assessment is not {{answer_id, rationale, assessment_decision}}: {item!r}")
+        if item["rationale"] in PANDAS_MISSING:
+            raise ValueError(f"a rationale score.py reads as missing: {item!r}")
         out.append((item["answer_id"], str(item.get("assessment_decision"))))
     return out
 
 
 class DragunAutoJudge(Metric):
+    """With several --judge, each is asked alone and the report's scores are their mean (the judges whose reply
+    was read); --judge-repeats then compares them."""
+
     name = "dragun_autojudge"
     declares = MetricDeclaration(
         keys=KEYS,
         needs=("judge",),
-        judge_roles=("judge",),
         gold_needs=("article", "rubric", "autojudge_examples"),
         key_specs={"dragun_supportive": KeySpec(True, (0, 1)), "dragun_contradictory": KeySpec(False, (0, 1))},
         counters={
@@ -119,22 +128,25 @@ class DragunAutoJudge(Metric):
     )
 
     async def score(self, example: Example, prediction: Prediction, ctx: Any = None) -> Scores:
-        (judge,) = ctx.judges_for(self)
         messages = [
             {"role": "system", "content": PROMPTS["report_judge"]},
             {"role": "user", "content": user_turn(example, report_text(prediction))},
         ]
-        reply = await judge.chat(
-            messages,
-            step=f"judge:{self.name}",
-            temperature=0,
-            top_p=1,
-            json_schema=SCHEMA,
-            left_to_server=LEFT_TO_SERVER,
-        )
-        try:
-            scores = topic_scores(example.gold["rubric"], assessments(str(reply.text or "")))
-        except ValueError:
-            ctx.count("dragun_unparsed")
-            return dict.fromkeys(KEYS)
-        return {"dragun_supportive": scores["supportive"], "dragun_contradictory": scores["contradictory"]}
+
+        async def judged(judge: Any) -> dict[str, float] | None:
+            reply = await judge.chat(
+                messages,
+                step=f"judge:{self.name}",
+                temperature=0,
+                top_p=1,
+                json_schema=SCHEMA,
+                left_to_server=LEFT_TO_SERVER,
+            )
+            try:
+                scores = topic_scores(example.gold["rubric"], assessments(str(reply.text or "")))
+            except ValueError:
+                ctx.count("dragun_unparsed")
+                return None
+            return {"dragun_supportive": scores["supportive"], "dragun_contradictory": scores["contradictory"]}
+
+        return judges_mean(await asyncio.gather(*(judged(judge) for judge in ctx.judges_for(self))), KEYS)

@@ -1,5 +1,6 @@
 """Answer normalisation and matching shared by metrics and systems (a system that checks whether its
-documents hold the gold answers, as LLatrieval's "with gold" verifier does, matches as the metrics do)."""
+documents hold the gold answers, as LLatrieval's "with gold" verifier does, matches as the metrics do), and the
+items of an answer written as a list, one a line (`list_lines`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_LIST_MARKER = re.compile(r"^\s*(?:(?:Q(?:uestion)?\s*)?\d+\s*[.):]|[-*\u2022])\s+", re.IGNORECASE)
 _PUNCTUATION = set(string.punctuation)
 
 
@@ -44,3 +46,13 @@ def exact_presence(short_answers: list[str], context: str) -> bool:
     boundaries; an alias that normalises to "" always matches)."""
     normalized = normalize_answer(context)
     return any(normalize_answer(answer) in normalized for answer in short_answers)
+
+
+def list_lines(answer: str) -> list[str]:
+    """The items of a list answer, one a line, in order, whitespace collapsed: list markers ("1.", "2)", "Q3:",
+    "-", "*", "\u2022") taken off, and where any line carries one, a line without one (a preamble) left out."""
+    lines = [line for line in answer.splitlines() if line.strip()]
+    marked = [_LIST_MARKER.match(line) is not None for line in lines]
+    kept = [line for line, has in zip(lines, marked) if has or not any(marked)]
+    texts = (" ".join(_LIST_MARKER.sub("", line, count=1).split()) for line in kept)
+    return [text for text in texts if text]

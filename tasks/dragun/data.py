@@ -28,6 +28,9 @@ from typing import Any
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import iter_jsonl, require
 
+from .question_data import EXAMPLE_RUNS as QUESTION_EXAMPLE_RUNS
+from .question_data import QUESTION_ASSESSMENTS, QUESTION_RUNS
+
 TOPICS = Path("trec-2025-dragun-topics.jsonl")
 RUBRICS = Path("human_rubrics")
 ASSESSMENTS = Path("human_assessments/report_assessments.csv")
@@ -44,15 +47,21 @@ class Topic:
     line: int  # in the topics file, 1-based
 
 
-def files(folder: Path) -> dict[str, Path]:
-    """The data folder's topics, rubrics, assessments and runs; a missing one is a ConfigError naming it."""
-    found = {"topics": folder / TOPICS, "rubrics": folder / RUBRICS, "assessments": folder / ASSESSMENTS}
-    found["runs"] = folder / RUNS
+def files(folder: Path, task: str = "report") -> dict[str, Path]:
+    """The data folder's topics, rubrics, assessments and runs of Task 2 (task "report") or Task 1 ("question"); a
+    missing one is a ConfigError naming it."""
+    assessments, runs, examples = (
+        (QUESTION_ASSESSMENTS, QUESTION_RUNS, QUESTION_EXAMPLE_RUNS)
+        if task == "question"
+        else (ASSESSMENTS, RUNS, EXAMPLE_RUNS)
+    )
+    found = {"topics": folder / TOPICS, "rubrics": folder / RUBRICS, "assessments": folder / assessments}
+    found["runs"] = folder / runs
     for what, path in found.items():
         if not path.exists():
             raise ConfigError(
                 f"DRAGUN's {what} {path} not found: --data names the resources repository's data/ folder (with "
-                f"{TOPICS}, {RUBRICS}/, {ASSESSMENTS} and {RUNS}/ holding the organizer runs {', '.join(EXAMPLE_RUNS)})"
+                f"{TOPICS}, {RUBRICS}/, {assessments} and {runs}/ holding the organizer runs {', '.join(examples)})"
             )
     return found
 

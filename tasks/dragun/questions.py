@@ -1,0 +1,116 @@
+"""The `dragun_questions` task: TREC 2025 DRAGUN's Task 1, a ranked list of 10 questions a reader should ask to
+judge a news article's trustworthiness; each topic's gold its article, its assessors' rubric and AutoJudge's
+few-shot examples per rubric question (question_data.py), scored by `dragun_question_autojudge`.
+
+`--data dragun_questions=DATA` names the resources repository's data/ folder. A system writes the questions one a
+line (question_runs.py reads them); a run's questions export to the track's TSV run file (`ragbench export dragun
+--task dragun_questions`), and a folder holding one submitted run file (beside the organizer runs AutoJudge takes
+its examples from, left out as auto_judge.py leaves them out) is scored as predictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragbench.api import ConfigError, Document, Example, Prompt, RecordError, Task, TaskPrompting, TaskScoring
+
+from .data import files, read_rubrics, read_topics
+from .question_data import EXAMPLE_RUNS, question_examples
+from .question_runs import MOST_QUESTIONS, run_records
+from .task import article_text
+
+INSTRUCTION = (
+    f"Write the {MOST_QUESTIONS} questions a reader should ask, and have answered, to judge the trustworthiness of "
+    "the news article below: about its source, its author and its claims. Rank them, the most important first; "
+    "each question asks one thing. Write one question a line, numbered, and nothing else."
+)
+
+
+class DragunQuestionPrompting(TaskPrompting):
+    """The instruction and the article; sources a system shows follow."""
+
+    answer_format = "long"
+
+    def query_text(self, example: Example) -> str:
+        return f"{INSTRUCTION}\n\n{article_text(example.gold['article'])}"
+
+    def build_prompt(self, example: Example, docs: list[Document] | None = None, **options: Any) -> Prompt:
+        prompt = options.get("question") or self.query_text(example)
+        if not docs:
+            return f"{prompt}\n\nQuestions:"
+        sources = "\n".join(f"[{n}] {doc.title}: {doc.text}" for n, doc in enumerate(docs, start=1))
+        return f"{prompt}\n\nSources:\n{sources}\n\nQuestions:"
+
+
+def unscorable(topic: str, rubric: list[Any], examples: dict[int, Any] | None) -> str | None:
+    """Why the released scripts stop at this topic: a rubric question without short answers (score.py finds its
+    weight missing) or without the organizer runs' assessed examples (auto_judge.py: no examples of its rank)."""
+    empty = [str(q["question_id"]) for q in rubric if not q["short_answers"]]
+    if empty:
+        return f"topic {topic}: rubric question(s) {', '.join(empty)} have no short answers (score.py weighs none)"
+    ranks = sorted({int(str(q["question_id"]).split("-")[-1]) for q in rubric} - set(examples or {}))
+    if ranks:
+        return (
+            f"topic {topic} has no AutoJudge examples for rubric question rank(s) {', '.join(map(str, ranks))} "
+            f"(the human question assessments of the organizer runs {', '.join(EXAMPLE_RUNS)})"
+        )
+    return None
+
+
+class DragunQuestions(Task):
+    """DRAGUN Task 1: ten ranked questions per news article, searched for by the article's title."""
+
+    name = "dragun_questions"
+    prompting = DragunQuestionPrompting()
+    scoring = TaskScoring(
+        gold_fields=("article", "rubric", "question_examples"), metrics=("dragun_question_autojudge",)
+    )
+    own_documents = False
+
+    def _files(self) -> dict[str, Path]:
+        if self.data_path is None:
+            raise ConfigError(
+                f"task {self.name} reads DRAGUN's data: pass --data {self.name}=DATA, the data/ folder of "
+                "github.com/trec-dragun/resources with the topics, rubrics and assessments (docs/benchmarks/dragun.md)"
+            )
+        return files(self.data_path, "question")
+
+    def prepare(self) -> None:
+        self.path = self._files()["topics"]
+
+    def examples(self) -> Iterator[Example | RecordError]:
+        found = self._files()
+        rubrics, bad = read_rubrics(found["rubrics"])
+        yield from bad
+        shots = question_examples(found["runs"], found["assessments"])
+        index = 0
+        for topic in read_topics(found["topics"]):
+            if isinstance(topic, RecordError):
+                yield topic
+                continue
+            if topic.id not in rubrics:
+                yield RecordError(str(found["topics"]), topic.line, f"topic {topic.id} has no rubric")
+                continue
+            why = unscorable(topic.id, rubrics[topic.id], shots.get(topic.id))
+            if why:
+                yield RecordError(str(found["topics"]), topic.line, why)
+                continue
+            examples = {str(rank): shown for rank, shown in shots[topic.id].items()}
+            gold = {"article": topic.article, "rubric": rubrics[topic.id], "question_examples": examples}
+            yield Example(id=topic.id, question=str(topic.article.get("title", "")), gold=gold, index=index)
+            index += 1
+
+    def prediction_records(self, folder: Path) -> Iterator[tuple[int, dict[str, Any] | RecordError | str]]:
+        """The folder's one run file (any name but the organizer runs') as `ragbench score` records."""
+        runs = sorted(
+            p for p in folder.iterdir() if p.is_file() and p.name not in EXAMPLE_RUNS and not p.name.startswith(".")
+        )
+        if len(runs) != 1:
+            found = ", ".join(p.name for p in runs) or "none"
+            raise ConfigError(
+                f"--predictions {folder}: expected one DRAGUN Task 1 run file (besides the organizer runs), found "
+                f"{found}: give a folder holding one run"
+            )
+        yield from run_records(runs[0])

@@ -43,6 +43,7 @@ WITHOUT_DOCUMENTS = {
     "fictional_multihop",
     "deep_research_bench",
     "dragun_report",
+    "argue_report",
     *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml")),
 }
 

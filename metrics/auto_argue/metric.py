@@ -21,7 +21,7 @@ from ragbench.api import Example, KeySpec, Metric, MetricDeclaration, Prediction
 from ragbench.api.text import cited_numbers, remove_citations, sent_tokenize
 
 from . import prompts
-from .scores import Counts, Nugget, report_scores
+from .scores import JudgedCounts, Nugget, report_scores
 
 KEYS = (
     "argue_sentence_support",
@@ -66,7 +66,7 @@ class AutoArgue(Metric):
         if isinstance(limit, int) and len(remove_citations(answer)) > limit:
             ctx.count("argue_over_limit")
         relevant = {doc for nugget in nuggets for a in nugget["answers"] for doc in a["docs"]}
-        counts = Counts()
+        counts = JudgedCounts()
         for sentence in (s for s in sent_tokenize(answer) if s.strip()):
             counts.sentences += 1
             text = " ".join(remove_citations(sentence).split())
@@ -98,7 +98,7 @@ class AutoArgue(Metric):
         return report_scores(counts, nuggets)
 
     async def _answers(
-        self, judge: Any, nuggets: list[Nugget], text: str, cited: set[str], counts: Counts, ctx: Any
+        self, judge: Any, nuggets: list[Nugget], text: str, cited: set[str], counts: JudgedCounts, ctx: Any
     ) -> None:
         """The nugget answers a cited document attests that the sentence gives (one already given is not asked again)."""
         for i, nugget in enumerate(nuggets):

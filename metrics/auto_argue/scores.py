@@ -12,7 +12,7 @@ WEIGHTS = {"vital": 2.0, "okay": 1.0}  # the paper's importance weights; an unla
 
 
 @dataclass
-class Counts:
+class JudgedCounts:
     sentences: int = 0
     needing: int = 0  # sentences with citations, or without and judged to need one
     correctly_cited: int = 0  # sentences with citations, each attesting it
@@ -37,7 +37,7 @@ def answered(nugget: Nugget, index: int, given: set[tuple[int, int]]) -> bool:
     return all(found) if nugget["aggregator"] == "AND" else any(found)
 
 
-def report_scores(counts: Counts, nuggets: list[Nugget]) -> dict[str, float | None]:
+def report_scores(counts: JudgedCounts, nuggets: list[Nugget]) -> dict[str, float | None]:
     weights = [WEIGHTS.get(n["importance"] or "", 1.0) for n in nuggets]
     correct = [answered(nugget, i, counts.given) for i, nugget in enumerate(nuggets)]
     coverage = _share(sum(correct), len(nuggets))

@@ -23,7 +23,7 @@ from typing import Any
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import JsonObject, iter_jsonl, require
 
-from .nuggets import BankError, Nugget, read_bank
+from .nuggets import ArgueNugget, BankError, read_bank
 
 END = re.compile(r"[.!?]+$")  # a sentence's closing punctuation: its markers go before it, as ALCE's answers cite
 REQUESTS = "requests.jsonl"
@@ -45,7 +45,7 @@ def read_requests(path: Path) -> Iterator[JsonObject | RecordError]:
         yield record
 
 
-def read_banks(folder: Path) -> dict[str, list[Nugget]]:
+def read_banks(folder: Path) -> dict[str, list[ArgueNugget]]:
     """query_id -> nuggets of every bank in the folder; a bank that does not read is a ConfigError naming it."""
     if not folder.is_dir():
         raise ConfigError(f"ARGUE nuggets folder {folder} not found: --data names a folder holding {NUGGETS}/")

@@ -13,14 +13,14 @@ AGGREGATORS = ("OR", "AND")
 IMPORTANCE = ("vital", "okay")
 
 
-class Answer(TypedDict):
+class NuggetAnswer(TypedDict):
     answer: str
     docs: list[str]
 
 
-class Nugget(TypedDict):
+class ArgueNugget(TypedDict):
     question: str
-    answers: list[Answer]
+    answers: list[NuggetAnswer]
     aggregator: str
     importance: str | None
 
@@ -29,7 +29,7 @@ class BankError(ValueError):
     """A nugget bank that is not the v3 format (its message says what is wrong)."""
 
 
-def _answers(question: str, given: Any) -> list[Answer]:
+def _answers(question: str, given: Any) -> list[NuggetAnswer]:
     items = given.values() if isinstance(given, dict) else given
     if not isinstance(items, list) and not isinstance(given, dict):
         raise BankError(f"question {question!r}: answers is neither an object nor a list")
@@ -42,11 +42,11 @@ def _answers(question: str, given: Any) -> list[Answer]:
         if len(docs) != len(found):
             raise BankError(f"question {question!r}: a reference of {item['answer']!r} has no doc_id string")
         if docs:
-            answers.append(Answer(answer=item["answer"], docs=docs))
+            answers.append(NuggetAnswer(answer=item["answer"], docs=docs))
     return answers
 
 
-def read_bank(bank: Any) -> tuple[str, list[Nugget]]:
+def read_bank(bank: Any) -> tuple[str, list[ArgueNugget]]:
     """(query_id, nuggets) of one v3 nugget bank."""
     if not isinstance(bank, dict) or not isinstance(bank.get("nugget_bank"), dict):
         raise BankError('expected an object with "query_id" and "nugget_bank"')
@@ -63,5 +63,7 @@ def read_bank(bank: Any) -> tuple[str, list[Nugget]]:
         answers = _answers(question, entry.get("answers", {}))
         if answers:
             text = entry.get("question", question)
-            nuggets.append(Nugget(question=str(text), answers=answers, aggregator=aggregator, importance=importance))
+            nuggets.append(
+                ArgueNugget(question=str(text), answers=answers, aggregator=aggregator, importance=importance)
+            )
     return str(bank.get("query_id", "")), nuggets

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs
 from drb_fake_gemini import camel, fake_gemini, gemini_url
 from drb_fake_jina import FakeJina
 from helpers import cli_here, samples, score_args
 from ragbench.api import ConfigError, Document, Example, Prediction
+from ragbench.metrics.drb_fact import replies
 from ragbench.metrics.drb_fact.metric import KEYS, DeepResearchBenchFact
 from ragbench.testing import ScriptedLLM, make_context
 from test_engine_openai import FakeServer
@@ -255,3 +258,22 @@ def test_bad_options_and_pages_files_are_refused_in_one_line(tmp_path, monkeypat
     untagged = Example(id="x", question="q", gold={}, meta={})
     with pytest.raises(ConfigError, match="drb_fact.language=en"):
         asyncio.run(DeepResearchBenchFact().score(untagged, Prediction("x", answer="r"), ctx))
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 5) | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["fact", "url", "idx", "result"]), inner)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.one_of(JSON.map(json.dumps), st.text(max_size=40)))
+def test_any_reply_reads_as_a_result_or_none_and_never_raises(reply):
+    cited = replies.extracted(reply)
+    assert cited is None or all(isinstance(c.fact, str) and isinstance(c.url, str) for c in cited)
+    kept = replies.kept_statements(reply, ["a", "b"])
+    assert kept is None or set(kept) <= {"a", "b"}
+    verdicts = replies.verdicts(reply, 2)
+    assert verdicts is None or len(verdicts) == 2

@@ -48,24 +48,36 @@ def judge():
     fake.stop()
 
 
-def test_report_files_are_scored_as_the_paper_describes(tmp_path: Path, judge):
-    out = tmp_path / "run"
+def score(out: Path, judge, *extra: str) -> dict:
     done = cli_here(
         *score_args("argue_report", DATA, DATA / "reports"),
         *("--judge", "openai:fake-judge", "--judge-arg", f"0.base_url={judge.base_url}", "--output", str(out)),
+        *extra,
     )
     assert done.returncode == 0, done.stderr
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_report_files_are_scored_as_the_paper_describes(tmp_path: Path, judge):
+    out = tmp_path / "run"
+    results = score(out, judge)
     scored = {line["id"]: line["scores"] for line in samples(out, "argue_report")}
     assert scored.keys() == {"r1", "r2"}
     for got, expected in ((scored["r1"], R1), (scored["r2"], R2)):
         assert got == pytest.approx(expected, rel=1e-12)
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["results"]["argue_report"]["argue_sentence_support"] == pytest.approx(1 / 6)
     counted = results["counted"]["argue_report"]["auto_argue"]
     assert {name: entry["count"] for name, entry in counted.items()} == {"argue_over_limit": 1}
     # r1: 2 uncited sentences asked; 3 attestations; answers: 412 and about 400 (d1), then about 400, more fish,
     # fewer boats (d2); r2: 2 attestations, 1,200 and felt safer once
     assert len(judge.requests) == 2 + 3 + 5 + 2 + 2
+
+
+def test_the_judged_numbers_carry_repeats_agreement_and_cost(tmp_path: Path, judge):
+    results = score(tmp_path / "run", judge, "--judge-repeats", "2")
+    agreement = results["judge_agreement"]["argue_report"]["argue_nugget_coverage"]
+    assert agreement["measured"] and agreement["percent_agreement"] == 1.0
+    assert results["judge_cost"]["argue_report"]["auto_argue"]["calls"] == 2 * 14
 
 
 def test_a_report_line_becomes_an_answer_citing_its_documents_in_order():

@@ -6,7 +6,8 @@ A cleaning prompt (no `<criteria_list>`) is answered with its article, the text 
 that opens with a quote and its last line that closes one, its "[n]" markers taken out. A scoring prompt is answered
 with a fenced JSON block scoring each criterion of its `<criteria_list>` for both articles: a number 0-10 with one
 decimal drawn from a hash of the dimension, the criterion and the article; every fifth criterion (by that hash)
-is named in upper case, so RACE's case-insensitive match of criteria is exercised.
+is named in upper case, so RACE's case-insensitive match of criteria is exercised. FACT's prompts are answered by
+drb_fake_fact.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from drb_fake_fact import fact_reply
 from test_engine_openai import FakeServer
 
 MARKER = re.compile(r"\[\d+\]")
@@ -55,6 +57,9 @@ def scored(prompt: str) -> str:
 
 
 def reply(prompt: str) -> str:
+    fact = fact_reply(prompt)
+    if fact is not None:
+        return fact
     return scored(prompt) if "<criteria_list>" in prompt else cleaned(prompt)
 
 
@@ -74,6 +79,14 @@ def fake_gemini() -> FakeServer:
     """test_engine_openai's fake server answering as the Gemini API; its `requests` hold each request's path and
     body; `gemini_url(fake)` is the base URL google-genai takes ($GOOGLE_GEMINI_BASE_URL)."""
     return FakeServer(answer=lambda path, body: answer(body))
+
+
+def camel(value: Any) -> Any:
+    """A body's field names in lowerCamelCase: google-genai 1.20 (the script's) writes a nested config's names so,
+    3.6 (ragbench's) as snake_case; the Gemini API reads both as one field (proto3's JSON mapping)."""
+    if isinstance(value, dict):
+        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): camel(v) for k, v in value.items()}
+    return [camel(v) for v in value] if isinstance(value, list) else value
 
 
 def gemini_url(fake: FakeServer) -> str:

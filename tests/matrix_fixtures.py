@@ -101,6 +101,13 @@ RACE_RULES = [
     {"pattern": r"<article_1>\n.*<criteria_list>", "response": race_reply(8, 8)},
 ]
 
+# Auto-ARGUE's judge (metric auto_argue): every uncited sentence needs a citation, no cited document attests its
+# sentence and no sentence gives a nugget's answer.
+ARGUE_RULES = [
+    {"pattern": r"needs a citation to a source\? Answer YES or NO\.$", "response": "YES"},
+    {"pattern": r"^(Document|Question): .*Answer YES or NO\.$", "response": "NO"},
+]
+
 # Rules answered before the per-question answers (first match wins on the request's last message): the
 # NLI judge entails unless the premise is the wrong answer, the CRAG judge finds a non-exact answer
 # wrong, FreshEval's judge credits any response but the wrong answer, CRAG's KG entity extraction,
@@ -131,6 +138,7 @@ STEP_RULES = [
     {"pattern": r"^Question:.*\n\nDocuments:", "response": "[YES]"},
     *RACE_RULES,
     *dragun_rules(),
+    *ARGUE_RULES,
 ]
 
 
@@ -415,6 +423,33 @@ def deep_research_bench(folder: Path) -> tuple[str, dict[str, Any]]:
     return str(data), {}
 
 
+def argue_report(folder: Path) -> tuple[str, dict[str, Any]]:
+    """An ARGUE folder: two report requests asking of Varn, each with a nugget bank whose answers are attested by
+    documents no corpus holds (so no citation is relevant)."""
+    data = folder / "argue_data"
+    requests = [
+        {
+            "request_id": f"v{i}",
+            "title": title,
+            "background": "I write a guide to Varn.",
+            "problem_statement": text,
+            "limit": 2000,
+        }
+        for i, (title, text) in enumerate(
+            (("Olm", "Write a report on how Olm was founded."), ("Evermouth", "Write a report on Evermouth's rise.")),
+            start=1,
+        )
+    ]
+    (data / "nuggets").mkdir(parents=True, exist_ok=True)
+    write_jsonl(data / "requests.jsonl", requests)
+    for request in requests:
+        answer = {"answer": "1788", "references": [{"doc_id": "elsewhere"}]}
+        question = {"question": "When?", "answers": {"1788": answer}, "aggregator_type": "OR"}
+        bank = {"query_id": request["request_id"], "nugget_bank": {"When?": question}}
+        (data / "nuggets" / f"{request['request_id']}.json").write_text(json.dumps(bank), encoding="utf-8")
+    return str(data), {}
+
+
 RGB_TASKS = {f"rgb_{lang}{kind}" for lang in ("en", "zh") for kind in ("", "_int", "_fact")}
 MIRAGE_TASKS = {f"mirage_{name}" for name in ("mmlu", "medqa", "medmcqa", "pubmedqa", "bioasq")}
 KILT_TASKS = {
@@ -472,6 +507,7 @@ TASK_DATA: dict[str, Callable[[Path], tuple[str, dict[str, Any]]]] = {
     "deep_research_bench": deep_research_bench,
     "dragun_report": lambda folder: (str(DRAGUN / "data"), {}),
     "dragun_questions": lambda folder: (str(DRAGUN / "data"), {}),
+    "argue_report": argue_report,
     **{task: rgb(task) for task in RGB_TASKS},
     **dict.fromkeys(MIRAGE_TASKS, mirage),
 }
@@ -504,6 +540,7 @@ CORPUS_TASKS = {
     "deep_research_bench",
     "dragun_report",
     "dragun_questions",
+    "argue_report",
 }
 CORPUS_INDEX = {
     **dict.fromkeys(KILT_TASKS, "kilt"),
@@ -645,6 +682,7 @@ RIGHT: dict[str, Callable[[Example], str]] = {
     "deep_research_bench": lambda e: e.gold["reference_report"],
     "dragun_report": lambda e: e.question,  # AutoJudge's scripted judge credits any report but the wrong one
     "dragun_questions": lambda e: e.question,  # ... and any question but the wrong one
+    "argue_report": lambda e: e.question,  # the scripted ARGUE judge answers any report alike
 }
 WRONG_ANSWER: dict[str, Callable[[Example], str]] = {
     "pubhealth": lambda e: {"true": "false", "false": "true"}[e.gold["answers"][0]],

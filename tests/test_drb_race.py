@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import TEST_DATA, needs
-from drb_fake_gemini import fake_gemini, gemini_url
+from drb_fake_gemini import camel, fake_gemini, gemini_url
 from helpers import cli_here, samples, score_args
 from ragbench.api import ConfigError, Example, Prediction, RecordError
 from ragbench.metrics.drb_race.metric import KEYS, DeepResearchBenchRace
@@ -42,14 +41,6 @@ SUMMARY = {
 }
 
 pytestmark = needs("google.genai")
-
-
-def camel(value: Any) -> Any:
-    """A body's field names in lowerCamelCase: google-genai 1.20 (the script's) writes a nested config's names so,
-    3.6 (ragbench's) as snake_case; the Gemini API reads both as one field (proto3's JSON mapping)."""
-    if isinstance(value, dict):
-        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): camel(v) for k, v in value.items()}
-    return [camel(v) for v in value] if isinstance(value, list) else value
 
 
 def requests_of(fake: FakeServer) -> list[str]:

@@ -452,6 +452,15 @@ DRAGUN = {"dragun_supportive": 0.5, "dragun_contradictory": 0.0}
 # DRAGUN's Task 1 (tasks/dragun/questions.py): the article's title as the one question, then "zzz": the scripted
 # AutoJudge finds neither compound and the title very-similar to every rubric question, "zzz" very-different: 1, 0
 DRAGUN_QUESTIONS = {"dragun_question_score": 0.5}
+# ARGUE (tasks/argue), on two requests asking of Varn (matrix_fixtures.argue_report): the report is the request's
+# problem statement, one uncited sentence, which the scripted judge (matrix_fixtures.ARGUE_RULES) says needs a
+# citation: sentence support 0 of 1, no nugget asked of (no citation), so coverage 0 and every F1 0; no citation, so
+# no citation support or relevance, whatever the documents shown.
+ARGUE = {
+    **dict.fromkeys(("argue_sentence_support", "argue_nugget_coverage", "argue_nugget_coverage_weighted"), 0.0),
+    **dict.fromkeys(("argue_f1", "argue_f1_weighted"), 0.0),
+    **dict.fromkeys(("argue_citation_support", "argue_citation_relevance"), None),
+}
 EXPECTED: dict[str, dict[str, float | None]] = {
     "popqa": HALF,
     "pubhealth": {"match": 0.5, "selfrag_match": 0.5, "label_accuracy": 0.5},  # "false" twice; golds false, true
@@ -486,6 +495,7 @@ EXPECTED: dict[str, dict[str, float | None]] = {
     "deep_research_bench": DEEP_RESEARCH_BENCH,
     "dragun_report": DRAGUN,
     "dragun_questions": DRAGUN_QUESTIONS,
+    "argue_report": ARGUE,
 }
 NO_CITATIONS = {"citation_rec": 0.0, "citation_prec": 0.0, "citation_f1": 0.0}
 # Self-RAG writes "<segment>." and the system makes it "<segment> [1].": only the last of the right answer's

@@ -44,6 +44,7 @@ WITHOUT_DOCUMENTS = {
     "deep_research_bench",
     "dragun_report",
     "dragun_questions",
+    "argue_report",
     *(path.stem for path in Path(ragbench.tasks.flashrag.__file__).parent.glob("*.yaml")),
 }
 

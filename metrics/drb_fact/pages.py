@@ -1,0 +1,127 @@
+"""The text of a cited page as FACT's judge is shown it: `"{title}\\n\\n{description}\\n\\n{content}"`, as
+utils/scrape.py joins the Jina Reader's fields, or `"scrape failed: {why}"` where the page could not be read (what
+the script shows the judge then). Two readers:
+
+- `local` (the default, offline): the page from the example's documents (one whose `url`, else whose `id`, is the
+  cited URL: its title and text, no description), else from a pages file of `{"url", "title", "description",
+  "content"}` lines (the Jina Reader's fields);
+- `jina`: the Jina Reader asked as utils/api.py asks it (`GET {reader_url}{url}` with its four headers, the key
+  of $JINA_API_KEY sent as it is), up to three tries a second apart as utils/scrape.py tries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragbench.api import ConfigError, Document
+
+JINA_URL = "https://r.jina.ai/"
+JINA_KEY = "JINA_API_KEY"
+TRIES = 3
+URL_SAFE = "!#$%&'()*+,/:;=?@[]~"  # what requests' requote_uri leaves as it is: the rest of a URL is quoted
+
+
+@dataclass(frozen=True)
+class Page:
+    text: str
+    read: bool  # False: a failed scrape ("scrape failed: ..."), which the judge is shown all the same
+
+
+def joined(title: Any, description: Any, content: Any) -> str:
+    return f"{title}\n\n{description}\n\n{content}"
+
+
+def read_pages(path: Path) -> dict[str, str]:
+    """url -> page text of a pages file; a line that is no JSON object with a string `url` is a ConfigError."""
+    pages: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"metric drb_fact: pages file {path} cannot be read ({exc}); pages=FILE names a JSONL file"
+        ) from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            page = json.loads(line)
+        except ValueError:
+            page = None
+        if not isinstance(page, dict) or not isinstance(page.get("url"), str):
+            raise ConfigError(
+                f"metric drb_fact: {path}:{number} is not a page: each line is "
+                '{"url", "title", "description", "content"}'
+            )
+        pages[page["url"]] = joined(page.get("title", ""), page.get("description", ""), page.get("content", ""))
+    return pages
+
+
+class LocalPages:
+    def __init__(self, pages: Path | None) -> None:
+        self.pages = read_pages(pages) if pages is not None else {}
+
+    async def page(self, url: str, docs: Sequence[Document]) -> Page:
+        for doc in docs:
+            if url in (doc.url, doc.id):
+                return Page(joined(doc.title, "", doc.text), True)
+        if url in self.pages:
+            return Page(self.pages[url], True)
+        return Page(f"scrape failed: no page for {url} in the example's documents or the pages file", False)
+
+
+class JinaPages:
+    def __init__(self, reader_url: str, key: str, retry_wait: float, timeout: float) -> None:
+        self.reader_url, self.key, self.retry_wait, self.timeout = reader_url, key, retry_wait, timeout
+
+    def _read(self, url: str) -> dict[str, Any]:
+        request = urllib.request.Request(
+            self.reader_url + urllib.parse.quote(url, safe=URL_SAFE),
+            headers={
+                "Accept": "application/json",
+                "Authorization": self.key,
+                "X-Timeout": "60000",
+                "X-With-Generated-Alt": "true",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                data = json.loads(response.read())["data"]
+        except urllib.error.HTTPError as exc:
+            return {"error": f"Jina AI Reader Failed for {url}: {exc.code}"}
+        except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError) as exc:
+            return {"error": str(exc)}
+        try:
+            return {"text": joined(data["title"], data["description"], data["content"])}
+        except (KeyError, TypeError) as exc:
+            return {"error": str(exc)}
+
+    async def page(self, url: str, docs: Sequence[Document]) -> Page:
+        for tried in range(1, TRIES + 1):
+            result = await asyncio.to_thread(self._read, url)
+            if "text" in result:
+                return Page(result["text"], True)
+            await asyncio.sleep(self.retry_wait if tried < TRIES else 0)
+        return Page(f"scrape failed: {result['error']}", False)
+
+
+def page_reader(
+    kind: str, pages: str | None, reader_url: str, retry_wait: float, timeout: float
+) -> LocalPages | JinaPages:
+    if kind == "local":
+        return LocalPages(Path(pages) if pages else None)
+    if kind == "jina":
+        key = os.environ.get(JINA_KEY, "")
+        if not key:
+            raise ConfigError(f"metric drb_fact: reader=jina needs ${JINA_KEY} (the Jina Reader's key, sent as it is)")
+        return JinaPages(reader_url, key, retry_wait, timeout)
+    raise ConfigError(f"metric drb_fact: reader={kind} is not one of local, jina")

@@ -1,0 +1,11 @@
+"""Where things are, for a module anywhere under tests/: the repository, tests/ and the tests' data
+(tests/data). A test module names these instead of paths made from its own place (`Path(__file__).parent`),
+so that moving it to another family folder changes nothing it reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+REPO = TESTS.parent
+DATA = TESTS / "data"

@@ -1,0 +1,177 @@
+"""Puts the tests in their family folders (issue 80): each `tests/test_*.py` lying at tests/ root moves to the folder
+tools/tests_by_family.py names for it, each shared module beside them (every other `tests/*.py` but conftest.py)
+to the `tests/support/` package, and what named them by their old place is rewritten to the new one.
+
+    python tools/sort_tests.py               # move what lies at tests/ root (git mv), then rewrite (below)
+    python tools/sort_tests.py --move-only   # the moves alone (a commit of pure renames: git then carries
+                                             # edits made elsewhere to the old paths into the moved files)
+    python tools/sort_tests.py --check       # print what would move and be rewritten; exit 1 if anything
+
+It is safe to run again at any time (after a merge brings test files written at the root, or edits that still
+use an old name): what is already in place stays, and each rewrite leaves rewritten text as it is:
+
+- in every test module and support module: `from helpers import x` / `import scoring_plugin` become
+  `from support.helpers import x` / `from support import scoring_plugin`, and plugin targets naming a support
+  module ("crag_helpers:KeywordEmbedder") name it in the package ("support.crag_helpers:KeywordEmbedder");
+- in every test module and support module: the paths a module made from its own place (`Path(__file__).parent
+  / "data"`, `Path(__file__).resolve().parents[1]`, ...) become `paths.DATA`, `paths.REPO` and `paths.TESTS`
+  (tests/support/paths.py), which hold wherever the module lies;
+- in every tracked text file of the repository: `tests/test_x.py` and `tests/helpers.py` become their new paths.
+
+The imports it adds go where ruff's isort puts them, and those left unused go (`ruff check --fix --select I,F401`
+on the files it rewrote).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests_by_family import family
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+SUPPORT = TESTS / "support"
+KEPT_AT_ROOT = {"conftest.py", "__init__.py"}
+# the module of tests/support/ that says where things are: it alone keeps its own `Path(__file__)`
+PATHS_MODULE = SUPPORT / "paths.py"
+# text files whose mentions of a test file's path are rewritten (binary and data files are not read)
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".cfg", ".txt", ".sh", ""}
+
+# what a module computed from its own place -> the name tests/support/paths.py gives it; longest first
+OWN_PLACE = (
+    (r'Path\(__file__\)(?:\.resolve\(\))?\.parent\s*/\s*"data"', "DATA"),
+    (r"Path\(__file__\)(?:\.resolve\(\))?\.parents\[1\]", "REPO"),
+    (r"Path\(__file__\)(?:\.resolve\(\))?\.parent\.parent", "REPO"),
+)
+# `Path(__file__).parent` alone is left as it is: the module's own folder, which a test names for a command it
+# starts to import the test module itself (a module that meant tests/ by it names `paths.TESTS` instead)
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=REPO, check=True, capture_output=True, text=True).stdout
+
+
+def moves() -> list[tuple[Path, Path]]:
+    """(from, to) for each .py file at tests/ root that belongs elsewhere."""
+    planned = []
+    for path in sorted(TESTS.glob("*.py")):
+        if path.name in KEPT_AT_ROOT:
+            continue
+        folder = TESTS / family(path.name) if path.name.startswith("test_") else SUPPORT
+        planned.append((path, folder / path.name))
+    return planned
+
+
+def support_modules() -> list[str]:
+    return sorted(p.stem for p in SUPPORT.glob("*.py") if p.stem != "__init__")
+
+
+def test_modules() -> set[Path]:
+    """The test and support modules, and the scripts kept with the tests' data (they import support modules)."""
+    return set(TESTS.rglob("*.py"))
+
+
+def in_data(path: Path) -> bool:
+    return "data" in path.relative_to(TESTS).parts
+
+
+def rewrite_imports(text: str, helpers: list[str]) -> str:
+    names = "|".join(map(re.escape, helpers))
+    text = re.sub(rf"^(\s*)from ({names})(\s+import\b)", r"\1from support.\2\3", text, flags=re.M)
+    text = re.sub(rf"^(\s*)import ({names})\s*$", r"\1from support import \2", text, flags=re.M)
+    return re.sub(rf"""(["'])({names}):(?=[A-Za-z_])""", r"\1support.\2:", text)
+
+
+def rewrite_own_place(text: str) -> str:
+    """A module's paths made from its own place -> `paths.DATA` / `paths.REPO` / `paths.TESTS`."""
+    count = 0
+    for pattern, name in OWN_PLACE:
+        text, n = re.subn(pattern, f"paths.{name}", text)
+        count += n
+    if not count or re.search(r"^from support import paths$", text, flags=re.M):
+        return text
+    future = re.search(r"^from __future__ import annotations\n", text, flags=re.M)
+    at = future.end() if future else 0
+    return text[:at] + "from support import paths\n" + text[at:]
+
+
+def rewrite_references(text: str, renamed: dict[str, str]) -> str:
+    """`tests/NAME.py` -> its new path, where `tests/` starts the path (not `my-plugin/tests/test_x.py`)."""
+    if not renamed:
+        return text
+    names = "|".join(map(re.escape, sorted(renamed, key=len, reverse=True)))
+    return re.sub(rf"(?<![\w./-])tests/({names})(?![\w/])", lambda m: "tests/" + renamed[m.group(1)], text)
+
+
+def renamed_paths() -> dict[str, str]:
+    """Every file of tests/ below the root, by the name it had at the root ("test_x.py" -> "run/test_x.py")."""
+    return {
+        p.name: str(p.relative_to(TESTS))
+        for p in TESTS.rglob("*.py")
+        if p.parent != TESTS and p.name != "__init__.py" and "data" not in p.relative_to(TESTS).parts
+    }
+
+
+def tracked_text_files() -> list[Path]:
+    files = [REPO / line for line in git("ls-files").splitlines()]
+    return [p for p in files if p.suffix in TEXT_SUFFIXES and p.is_file() and not p.is_symlink()]
+
+
+def sort_imports(paths: list[Path]) -> None:
+    if paths:
+        subprocess.run(["ruff", "check", "--fix", "--quiet", "--select", "I,F401", *map(str, paths)], cwd=REPO)
+
+
+def rewrite(check: bool) -> list[Path]:
+    helpers = support_modules()
+    renamed = renamed_paths()
+    modules = test_modules()
+    changed = []
+    for path in tracked_text_files():
+        try:
+            before = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        after = rewrite_references(before, renamed)
+        if path in modules:
+            after = rewrite_imports(after, helpers)
+            if path != PATHS_MODULE and path.parent != TESTS and not in_data(path):
+                after = rewrite_own_place(after)
+        if after != before:
+            changed.append(path)
+            if not check:
+                path.write_text(after, encoding="utf-8")
+    if not check:
+        sort_imports([p for p in changed if p.suffix == ".py"])
+    return changed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--move-only", action="store_true", help="git mv the files; rewrite nothing")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything would change")
+    options = parser.parse_args()
+    try:
+        planned = moves()
+    except LookupError as error:
+        print(f"sort_tests: {error}", file=sys.stderr)
+        return 2
+    for source, target in planned:
+        print(f"move {source.relative_to(REPO)} -> {target.relative_to(REPO)}")
+        if not options.check:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            git("mv", str(source.relative_to(REPO)), str(target.relative_to(REPO)))
+    if options.move_only:
+        return 0
+    changed = rewrite(options.check) if not (options.check and planned) else []
+    for path in changed:
+        print(f"rewrite {path.relative_to(REPO)}")
+    return 1 if options.check and (planned or changed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+"""Which family folder of tests/ a test file belongs in: the source room it tests (issue 80, "tests by family").
+
+`family(name)` reads the file's name only, so the placing of a file is the same on every checkout and a new
+file's place is decided by the rules below, not by hand: the first rule whose prefix starts the name wins
+(`EXACT` before the prefixes). tools/sort_tests.py moves files by it; tests/project/test_layout.py holds the tree
+to it (no test file at tests/ root, every one in the family its name says).
+
+A name no rule matches is an error that names the file: add a prefix line (or an `EXACT` entry) for it.
+"""
+
+from __future__ import annotations
+
+# The families mirror the rooms of the source (docs/internals.md, "Layers"):
+#   api          ragbench.api, ragbench.testing, the plugin contract a third party writes against
+#   cli          ragbench/_cli: the commands, their options, what the console prints
+#   components   ragbench/_components: rerankers, refiners, the NLI model
+#   cost         ragbench/_cost: prices, the estimate, the spending cap, batch APIs
+#   engines      ragbench/_engines: hosted and local engines, their messages, tools and sampling
+#   metrics      metrics/ and ragbench/_metric.py: the metrics and judges not owned by one benchmark
+#   project      the repository as a whole: layout, static checks, docs, CI, benchmarks/ scripts
+#   registry     ragbench/_registry.py and the plugin hooks: finding and loading plugins
+#   replay       ragbench/_replay: recorded calls played back
+#   reports      ragbench/_reports and ragbench/_statistics: results.json, compare, slices, agreement
+#   retrieval    ragbench/_retrieval: corpora, BM25, dense and sharded indexes
+#   run          ragbench/_run: a run's stages, resume, workers, the scheduler, its folder
+#   storage      ragbench/_storage: files, caches, the user's inputs
+#   systems/<s>  plugins/<s>: one folder per system
+#   tasks/<b>    tasks/<b> (and its metrics): one folder per benchmark
+#   trackers     ragbench/_trackers: W&B and MLflow
+#   values       ragbench/_values and the typed records: samples, results, their schemas
+#   view         ragbench/_view: the viewer
+#   yaml_tasks   ragbench/_yaml_tasks: tasks written as YAML
+
+EXACT: dict[str, str] = {
+    # names whose prefix would place them elsewhere, or that no prefix covers
+    "test_flashrag_bm25.py": "retrieval",
+    "test_flashrag_real_model.py": "systems/flashrag",
+    "test_flashrag_records.py": "systems/flashrag",
+    "test_flashrag_iterative_properties.py": "systems/flashrag",
+    "test_reproduce_flashrag.py": "systems/flashrag",
+    "test_view_flashrag.py": "view",
+    "test_rgb_judge.py": "tasks/rgb",
+    "test_asqa_task.py": "tasks/alce",
+    "test_squad_task.py": "tasks/open_qa",
+    "test_supporting_facts.py": "metrics",
+    "test_ragchecker_task.py": "tasks/ragchecker",
+    "test_human_agreement.py": "reports",
+    "test_judge_agreement.py": "reports",
+    "test_official_denominators.py": "reports",
+    "test_aggregate_failures.py": "reports",
+    "test_missing_values.py": "reports",
+    "test_efficiency.py": "reports",
+    "test_ppi.py": "reports",
+    "test_bootstrap_memory.py": "reports",
+    "test_sample_size_bounds.py": "reports",
+    "test_property_score_columns.py": "reports",
+    "test_matrix.py": "run",
+    "test_matrix_groups.py": "run",
+    "test_checkpoint.py": "run",
+    "test_preflight.py": "run",
+    "test_open_domain_preflight.py": "run",
+    "test_custom_steps.py": "run",
+    "test_stage_requests.py": "run",
+    "test_kept_copies.py": "run",
+    "test_module_state.py": "run",
+    "test_resource_limits.py": "run",
+    "test_caches_off_loop.py": "run",
+    "test_failure_tracebacks.py": "run",
+    "test_early_stop_signals.py": "run",
+    "test_stop_signals.py": "run",
+    "test_deep_records.py": "run",
+    "test_token_limit.py": "run",
+    "test_tool_call_depth.py": "run",
+    "test_demo_with_embedded_model.py": "run",
+    "test_fuzz_inputs.py": "cli",
+    "test_older_runs.py": "reports",
+    "test_trace_groups.py": "run",
+    "test_trace_serialised_once.py": "run",
+    "test_task_gold.py": "api",
+    "test_task_protocols.py": "api",
+    "test_public_api.py": "api",
+    "test_testing.py": "api",
+    "test_testing_components.py": "api",
+    "test_plugin_contract.py": "api",
+    "test_plugin_guide.py": "api",
+    "test_third_party_plugin.py": "api",
+    "test_shared_declarations.py": "api",
+    "test_class_defaults.py": "api",
+    "test_scripted_rules.py": "engines",
+    "test_traced_replies.py": "engines",
+    "test_messages.py": "engines",
+    "test_chat_continuation.py": "engines",
+    "test_openai_sent_as_given.py": "engines",
+    "test_named_logprobs.py": "engines",
+    "test_prompt_cache.py": "engines",
+    "test_stop_kept_and_chat_models.py": "engines",
+    "test_server_answers.py": "engines",
+    "test_replicas.py": "engines",
+    "test_preload.py": "engines",
+    "test_embedded_conversion_lock.py": "engines",
+    "test_model_contents.py": "engines",
+    "test_api_engines.py": "engines",
+    "test_property_qwen_client.py": "engines",
+    "test_property_responses_api.py": "engines",
+    "test_property_vendor_messages.py": "engines",
+    "test_property_tool_arguments.py": "engines",
+    "test_record_replay.py": "replay",
+    "test_replay_engine.py": "replay",
+    "test_recorded_extras.py": "replay",
+    "test_vllm_tools_recorded.py": "replay",
+    "test_nli.py": "components",
+    "test_rerankers.py": "components",
+    "test_refiners.py": "components",
+    "test_query_styles.py": "components",
+    "test_model_cost.py": "cost",
+    "test_budget.py": "cost",
+    "test_spending_cap.py": "cost",
+    "test_scale_projection.py": "project",
+    "test_object_store.py": "storage",
+    "test_jsonl.py": "storage",
+    "test_gzip_faults.py": "storage",
+    "test_user_files.py": "storage",
+    "test_read_only_inputs.py": "storage",
+    "test_not_a_file.py": "storage",
+    "test_lone_surrogates.py": "storage",
+    "test_csv_field_limit.py": "storage",
+    "test_saved_lines.py": "storage",
+    "test_url_credentials.py": "storage",
+    "test_check_free_space.py": "storage",
+    "test_property_corpus_lookup.py": "retrieval",
+    "test_saved_dataset_corpus.py": "retrieval",
+    "test_saved_dataset_nulls.py": "retrieval",
+    "test_damaged_indexes.py": "retrieval",
+    "test_faiss_index.py": "retrieval",
+    "test_tevatron_dense.py": "retrieval",
+    "test_top_k_and_own_queries.py": "retrieval",
+    "test_ray_connect.py": "retrieval",
+    "test_typed_records.py": "values",
+    "test_property_records.py": "values",
+    "test_property_names.py": "values",
+    "test_property_config_diff.py": "values",
+    "test_property_sample_lines.py": "values",
+    "test_yaml_keyed_records.py": "values",
+    "test_record_format_hook.py": "registry",
+    "test_record_reader.py": "values",
+    "test_property_plugin_faults.py": "registry",
+    "test_property_search_agent_record.py": "systems/search_agent",
+    "test_registry_and_cli.py": "cli",
+    "test_names_to_paths.py": "cli",
+    "test_newcomer_lines.py": "cli",
+    "test_loading_lines.py": "cli",
+    "test_bad_input.py": "cli",
+    "test_command_faults.py": "cli",
+    "test_console_faults.py": "cli",
+    "test_option_validation.py": "cli",
+    "test_system_options.py": "cli",
+    "test_progress.py": "cli",
+    "test_startup_imports.py": "cli",
+    "test_llm_judge.py": "metrics",
+    "test_fixed_metrics.py": "metrics",
+    "test_hf_evaluate.py": "metrics",
+    "test_judging_files.py": "metrics",
+    "test_example_ceiling.py": "run",
+    "test_examples_in_flight.py": "run",
+    "test_data_digest.py": "storage",
+    "test_data_download.py": "storage",
+    "test_package_data.py": "project",
+    "test_benchmarks_quick.py": "project",
+    "test_ci_readme.py": "project",
+    "test_import_boundaries.py": "project",
+    "test_layout.py": "project",
+    "test_source_tree.py": "project",
+    "test_static_checks.py": "project",
+    "test_results_assembly_fixture.py": "run",
+    "test_results_assembly_gc.py": "run",
+    "test_assembly_memory.py": "run",
+    "test_results_schema.py": "values",
+    "test_sample_schema.py": "values",
+    "test_sample_records.py": "values",
+    "test_sample_line_bytes.py": "values",
+    "test_sharded_identity.py": "retrieval",
+    "test_shard_kinds_registry.py": "retrieval",
+    "test_dense_precision.py": "retrieval",
+    "test_dense_shard_build.py": "retrieval",
+    "test_shard_build.py": "retrieval",
+    "test_fictional_multihop.py": "tasks/fictional_multihop",
+    "test_selfrag_parity.py": "systems/selfrag",
+}
+
+# (prefix, family), first match wins; a prefix ends where a word of the name ends ("test_view_" not "test_view")
+PREFIXES: tuple[tuple[str, str], ...] = (
+    ("test_view", "view"),
+    ("test_yaml_task", "yaml_tasks"),
+    ("test_tracker", "trackers"),
+    ("test_engine_", "engines"),
+    ("test_hf_", "engines"),
+    ("test_vllm_", "engines"),
+    ("test_tool_", "engines"),
+    ("test_sampling_", "engines"),
+    ("test_estimate", "cost"),
+    ("test_batch", "cost"),
+    ("test_compare", "reports"),
+    ("test_report_", "reports"),
+    ("test_slice_", "reports"),
+    ("test_retriev", "retrieval"),
+    ("test_sharded_", "retrieval"),
+    ("test_index_", "retrieval"),
+    ("test_lucene_", "retrieval"),
+    ("test_cache", "storage"),
+    ("test_resume_", "run"),
+    ("test_run_", "run"),
+    ("test_workers_", "run"),
+    ("test_scheduler", "run"),
+    ("test_rescore", "run"),
+    ("test_reproduce", "run"),
+    ("test_metric_", "metrics"),
+    ("test_judge_", "metrics"),
+    ("test_ragas_", "metrics"),
+    ("test_umbrela", "metrics"),
+    ("test_nuggetizer_", "metrics"),
+    ("test_ragchecker", "metrics"),
+    ("test_plugin_", "registry"),
+    ("test_registry_", "registry"),
+    ("test_component_", "components"),
+    ("test_cli_", "cli"),
+    ("test_docs_", "project"),
+    ("test_flashrag_parity_", "systems/flashrag"),
+    ("test_search_agent", "systems/search_agent"),
+    ("test_search_r1", "systems/search_r1"),
+    ("test_selfrag_", "systems/selfrag"),
+    ("test_llatrieval", "systems/llatrieval"),
+    ("test_rqrag", "systems/rqrag"),
+    ("test_smart_", "systems/smart"),
+    # benchmarks: tasks/<benchmark> with the metrics only it uses
+    ("test_alce_", "tasks/alce"),
+    ("test_beir_", "tasks/beir"),
+    ("test_browsecomp_plus_", "tasks/browsecomp_plus"),
+    ("test_crag_", "tasks/crag"),
+    ("test_drb_", "tasks/deep_research_bench"),
+    ("test_dragun", "tasks/dragun"),
+    ("test_flashrag_", "tasks/flashrag"),
+    ("test_frames_", "tasks/frames"),
+    ("test_freshqa_", "tasks/freshqa"),
+    ("test_kilt_", "tasks/kilt"),
+    ("test_mirage_", "tasks/mirage"),
+    ("test_multihop_rag_", "tasks/multihop_rag"),
+    ("test_omnieval_", "tasks/omnieval"),
+    ("test_open_qa_", "tasks/open_qa"),
+    ("test_rgb", "tasks/rgb"),
+    ("test_trec_run", "reports"),
+    ("test_trec_", "tasks/trec_rag"),
+)
+
+
+def family(name: str) -> str:
+    """The family folder (relative to tests/) of the test file called `name` (a `test_*.py` file name)."""
+    if name in EXACT:
+        return EXACT[name]
+    for prefix, folder in PREFIXES:
+        if name.startswith(prefix):
+            return folder
+    raise LookupError(f"{name}: no family for it: add a line to PREFIXES or EXACT in tools/tests_by_family.py")

@@ -4,7 +4,7 @@ pilot (5% by default) against the whole run's actual cost once `--resume` ran th
 prompt and output tokens and dollars of the system's model, and of the judge. LLM calls are those sent, as the
 estimate counts them (a response-cache hit costs nothing: 8 of the 1,200 questions repeat one another's prompt).
 
-The models are scripted (tests/estimate_fake.py): replies of log-normal length, a varying number of steps for the
+The models are scripted (tests/support/estimate_fake.py): replies of log-normal length, a varying number of steps for the
 multi-step systems and 0-4 searches for the agent, each drawn from the request's own text, so the pilot and the run
 that resumes it get the same replies as one run would. The task is fictional_multihop's 300 questions, repeated
 `--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price

@@ -10,16 +10,16 @@ to the `tests/support/` package, and what named them by their old place is rewri
 It is safe to run again at any time (after a merge brings test files written at the root, or edits that still
 use an old name): what is already in place stays, and each rewrite leaves rewritten text as it is:
 
-- in every test module and support module: `from helpers import x` / `import scoring_plugin` become
+- in every test module, support module and benchmarks/ script: `from helpers import x` / `import scoring_plugin` become
   `from support.helpers import x` / `from support import scoring_plugin`, and plugin targets naming a support
   module ("crag_helpers:KeywordEmbedder") name it in the package ("support.crag_helpers:KeywordEmbedder");
 - in every test module and support module: the paths a module made from its own place (`Path(__file__).parent
   / "data"`, `Path(__file__).resolve().parents[1]`, ...) become `paths.DATA`, `paths.REPO` and `paths.TESTS`
   (tests/support/paths.py), which hold wherever the module lies;
-- in every tracked text file of the repository: `tests/test_x.py` and `tests/helpers.py` become their new paths.
+- in every tracked text file of the repository: `tests/test_x.py` and `tests/support/helpers.py` become their new paths.
 
-The imports it adds go where ruff's isort puts them, and those left unused go (`ruff check --fix --select I,F401`
-on the files it rewrote).
+The Python files it rewrote are tidied by ruff: imports sorted, those left unused removed, long lines wrapped
+(`ruff check --fix --select I,F401`, `ruff format`).
 """
 
 from __future__ import annotations
@@ -35,11 +35,14 @@ from tests_by_family import family
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 SUPPORT = TESTS / "support"
+BENCHMARKS = REPO / "benchmarks"  # its scripts put tests/ on sys.path to use the fakes of tests/support/
 KEPT_AT_ROOT = {"conftest.py", "__init__.py"}
 # the module of tests/support/ that says where things are: it alone keeps its own `Path(__file__)`
 PATHS_MODULE = SUPPORT / "paths.py"
 # text files whose mentions of a test file's path are rewritten (binary and data files are not read)
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yaml", ".yml", ".cfg", ".txt", ".sh", ""}
+# the changelog tells what was: its entries keep the paths of their day
+KEPT_AS_WRITTEN = {REPO / "docs" / "changelog.md"}
 
 # what a module computed from its own place -> the name tests/support/paths.py gives it; longest first
 OWN_PLACE = (
@@ -53,6 +56,15 @@ OWN_PLACE = (
 
 def git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=REPO, check=True, capture_output=True, text=True).stdout
+
+
+def move(source: Path, target: Path) -> None:
+    """`git mv` a tracked file (so git sees the rename), rename one git does not know yet."""
+    tracked = subprocess.run(["git", "ls-files", "--error-unmatch", str(source)], cwd=REPO, capture_output=True)
+    if tracked.returncode == 0:
+        git("mv", str(source.relative_to(REPO)), str(target.relative_to(REPO)))
+    else:
+        source.rename(target)
 
 
 def moves() -> list[tuple[Path, Path]]:
@@ -81,7 +93,11 @@ def in_data(path: Path) -> bool:
 
 def rewrite_imports(text: str, helpers: list[str]) -> str:
     names = "|".join(map(re.escape, helpers))
-    text = re.sub(rf"^(\s*)from ({names})(\s+import\b)", r"\1from support.\2\3", text, flags=re.M)
+    # a support module named as a module of tests/ (`from tests.helpers import`), a test module as one
+    text = re.sub(rf"^(\s*)from tests\.({names})(\s+import\b)", r"\1from \2\3", text, flags=re.M)
+    text = re.sub(r"^(\s*)from tests\.(test_\w+)(\s+import\b)", r"\1from \2\3", text, flags=re.M)
+    # at a line's start, or after a `;` of a script given to `python -c`
+    text = re.sub(rf"(^\s*|;\s*)from ({names})(\s+import\b)", r"\1from support.\2\3", text, flags=re.M)
     text = re.sub(rf"^(\s*)import ({names})\s*$", r"\1from support import \2", text, flags=re.M)
     return re.sub(rf"""(["'])({names}):(?=[A-Za-z_])""", r"\1support.\2:", text)
 
@@ -116,14 +132,20 @@ def renamed_paths() -> dict[str, str]:
     }
 
 
-def tracked_text_files() -> list[Path]:
-    files = [REPO / line for line in git("ls-files").splitlines()]
-    return [p for p in files if p.suffix in TEXT_SUFFIXES and p.is_file() and not p.is_symlink()]
+def text_files() -> list[Path]:
+    files = [REPO / line for line in git("ls-files", "--cached", "--others", "--exclude-standard").splitlines()]
+    return [
+        p
+        for p in files
+        if p.suffix in TEXT_SUFFIXES and p not in KEPT_AS_WRITTEN and p.is_file() and not p.is_symlink()
+    ]
 
 
-def sort_imports(paths: list[Path]) -> None:
+def tidy(paths: list[Path]) -> None:
+    """The imports sorted as isort would, those left unused removed, the lines made longer wrapped."""
     if paths:
         subprocess.run(["ruff", "check", "--fix", "--quiet", "--select", "I,F401", *map(str, paths)], cwd=REPO)
+        subprocess.run(["ruff", "format", "--quiet", *map(str, paths)], cwd=REPO)
 
 
 def rewrite(check: bool) -> list[Path]:
@@ -131,22 +153,22 @@ def rewrite(check: bool) -> list[Path]:
     renamed = renamed_paths()
     modules = test_modules()
     changed = []
-    for path in tracked_text_files():
+    for path in text_files():
         try:
             before = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             continue
         after = rewrite_references(before, renamed)
-        if path in modules:
+        if path in modules or BENCHMARKS in path.parents:
             after = rewrite_imports(after, helpers)
-            if path != PATHS_MODULE and path.parent != TESTS and not in_data(path):
-                after = rewrite_own_place(after)
+        if path in modules and path != PATHS_MODULE and path.parent != TESTS and not in_data(path):
+            after = rewrite_own_place(after)
         if after != before:
             changed.append(path)
             if not check:
                 path.write_text(after, encoding="utf-8")
     if not check:
-        sort_imports([p for p in changed if p.suffix == ".py"])
+        tidy([p for p in changed if p.suffix == ".py"])
     return changed
 
 
@@ -164,7 +186,7 @@ def main() -> int:
         print(f"move {source.relative_to(REPO)} -> {target.relative_to(REPO)}")
         if not options.check:
             target.parent.mkdir(parents=True, exist_ok=True)
-            git("mv", str(source.relative_to(REPO)), str(target.relative_to(REPO)))
+            move(source, target)
     if options.move_only:
         return 0
     changed = rewrite(options.check) if not (options.check and planned) else []

@@ -2,7 +2,7 @@
 
 `family(name)` reads the file's name only, so the placing of a file is the same on every checkout and a new
 file's place is decided by the rules below, not by hand: the first rule whose prefix starts the name wins
-(`EXACT` before the prefixes). tools/sort_tests.py moves files by it; tests/project/test_layout.py holds the tree
+(`EXACT` before the prefixes). tools/sort_tests.py moves files by it; tests/project/test_test_families.py holds the tree
 to it (no test file at tests/ root, every one in the family its name says).
 
 A name no rule matches is an error that names the file: add a prefix line (or an `EXACT` entry) for it.
@@ -169,6 +169,7 @@ EXACT: dict[str, str] = {
     "test_ci_readme.py": "project",
     "test_import_boundaries.py": "project",
     "test_layout.py": "project",
+    "test_test_families.py": "project",
     "test_source_tree.py": "project",
     "test_static_checks.py": "project",
     "test_results_assembly_fixture.py": "run",

@@ -16,16 +16,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_public_api import non_public_imports
 
 from ragbench.api.trace import trace_prompts
-from test_public_api import non_public_imports
+from support import paths
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser under its PyPI name
     tomllib = pytest.importorskip("tomli")
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = paths.REPO / "docs"
 GUIDE, TESTING = DOCS / "writing-plugins.md", DOCS / "testing-plugins.md"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.M | re.S)
 

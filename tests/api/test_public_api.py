@@ -16,8 +16,9 @@ import pytest
 
 import ragbench.api
 import ragbench.testing
+from support import paths
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = paths.REPO
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
 NAMESPACES = [importlib.import_module(f"ragbench.api.{name}") for name in ragbench.api.NAMESPACES]
 PUBLIC = {module.__name__: set(module.__all__) for module in (ragbench.api, *NAMESPACES, ragbench.testing)}
@@ -133,7 +134,7 @@ def test_built_in_plugins_import_only_the_public_api():
             relative = path.relative_to(REPO).as_posix()
             for module, names, line in ragbench_imports(path):
                 if module.startswith(("ragbench.tasks", "ragbench.plugins", "ragbench.metrics")):
-                    continue  # a plugin folder's own modules (tests/test_import_boundaries.py checks the rest)
+                    continue  # a plugin folder's own modules (tests/project/test_import_boundaries.py checks the rest)
                 if module not in PUBLIC:
                     problems.append(f"{relative}:{line} imports {module}")
                 else:

@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from crag_helpers import crag_record
 from ragbench.api import Example, Prediction, Task, TaskPrompting, TaskScoring
 from ragbench.metrics.match import ExactMatch, Match
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.tasks.crag.task import CragTask1, example_from_record
 from ragbench.tasks.selfrag.tasks import PubHealth
 from ragbench.testing import ScriptedLLM, run_eval
+from support.crag_helpers import crag_record
 
 
 def first_gold(task: Task) -> dict:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -39,6 +38,7 @@ from ragbench.testing import (
     run_eval,
     run_examples,
 )
+from support import paths
 
 DOCS = [Document("1", "A", "alpha"), Document("2", "B", "beta"), Document("3", "C", "gamma")]
 
@@ -322,5 +322,5 @@ async def test_a_made_context_lends_the_resources_it_is_given_to_the_system():
 
 
 def test_the_testing_guide_documents_every_name_of_the_kit():
-    guide = (Path(__file__).resolve().parents[1] / "docs" / "testing-plugins.md").read_text(encoding="utf-8")
+    guide = (paths.REPO / "docs" / "testing-plugins.md").read_text(encoding="utf-8")
     assert [name for name in ragbench.testing.__all__ if f"`{name}" not in guide] == []

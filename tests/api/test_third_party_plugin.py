@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
 from ragbench.api.trace import trace_prompts
+from support import paths
+from support.helpers import cli_run_args, pip_install_args, plugin_pyproject, task_counts, task_run_args, write_dedented
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = paths.REPO
 EXAMPLE = REPO / "examples" / "ragbench-plugin-example"
 PROVIDER = "ragbench-plugin-example"
 BROKEN_PROVIDER = "ragbench-broken-example"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run, samples, score_args, task_counts
 from ragbench.api import ConfigError
+from support.helpers import cli_here, run, samples, score_args, task_counts
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ def test_an_output_that_is_not_a_string_fails_its_example_saying_so(tmp_path, po
 def test_predictions_whose_docs_cannot_be_read_are_reported_not_scored_as_other_documents(tmp_path):
     """`docs` as text, text-less documents or unreadable scores are bad lines: scored, they were empty
     passages, and a claim checked against them a wrong number. `docs` null is as absent: which documents
-    were shown is not known (retrieval metrics fail on it, counted; tests/test_beir_task.py)."""
+    were shown is not known (retrieval metrics fail on it, counted; tests/tasks/beir/test_beir_task.py)."""
     from ragbench.plugins.recorded.system import Recorded
 
     predictions = write_jsonl(

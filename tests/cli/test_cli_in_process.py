@@ -1,4 +1,4 @@
-"""`cli_here` (tests/helpers.py) is the subprocess `cli`'s twin: the same exit code and text for the same
+"""`cli_here` (tests/support/helpers.py) is the subprocess `cli`'s twin: the same exit code and text for the same
 command, and the process that ran it as it was before."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 
-from helpers import cli, cli_here
+from support.helpers import cli, cli_here
 
 RUN = ("--tasks", "demo", "--system", "closed_book", "--model", "scripted:echo", "--limit", "3", "--no-progress")
 

@@ -11,13 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-
-from helpers import cli_here, comparable, score_args, tmpfs
 from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)
 from test_run_folder_faults import fill, popqa, run_args
+
+from support import paths
+from support.helpers import cli_here, comparable, score_args, tmpfs
 
 # The command with every file write failing as a full disk's would: whole-file writes (Path.write_text,
 # as the viewer's export and compare write) and appends (jsonlines, as the samples are written).
@@ -194,7 +194,7 @@ def test_a_stopped_replay_continues_with_resume_and_is_replaced_with_overwrite(t
 
 # --- ragbench index build ---------------------------------------------------------------------------------
 
-CORPUS = Path(__file__).parent / "data" / "open_qa" / "varn_corpus.jsonl"
+CORPUS = paths.DATA / "open_qa" / "varn_corpus.jsonl"
 
 
 def test_an_index_built_on_a_full_disk_ends_in_one_line_leaves_nothing_and_builds_once_space_is_freed(tmp_path):

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_run_args, comparable, run
 from ragbench._cli.console import GuardedStream, exit_code
 from ragbench._errors import EXIT_CONSOLE, EXIT_INCOMPLETE
+from support.helpers import cli_run_args, comparable, run
 
 pytestmark = pytest.mark.timeout(120)
 DEMO_RUN = [

@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from helpers import cli_run_args, score_args, task_run_args
 from ragbench.testing import cli
+from support.crag_helpers import crag_record, tokenizer_dir
+from support.helpers import cli_run_args, score_args, task_run_args
 
 GOOD = 4  # well-formed records in each partly broken file
 

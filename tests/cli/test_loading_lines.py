@@ -1,6 +1,6 @@
 """What the console says while a model of this machine loads (ragbench._run.progress.loading_lines): converting the
 embedded model where its copy is not made yet under $RAGBENCH_CACHE_DIR, then loading; nothing for a model served
-elsewhere. The run says them on stderr with its progress bar (tests/test_demo_with_embedded_model.py)."""
+elsewhere. The run says them on stderr with its progress bar (tests/run/test_demo_with_embedded_model.py)."""
 
 from __future__ import annotations
 

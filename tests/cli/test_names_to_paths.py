@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, cli_run_args, run
 from ragbench._errors import ConfigError, shown_value
 from ragbench._storage.rundir import RunDir
 from ragbench._values.names import NAME_RULE, checked_name, inside, name_problem
@@ -21,6 +20,7 @@ from ragbench._view.export import export
 from ragbench._view.site import Site
 from ragbench.api import Task, TaskScoring, hookimpl
 from ragbench.testing import Registry, installed_registry
+from support.helpers import cli_here, cli_run_args, run
 
 TASK = """task: {name}
 data: {{path: data.jsonl}}

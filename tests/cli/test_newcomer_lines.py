@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import ROOT, TEST_DATA
-from helpers import cli, cli_here, cli_run_args, closed_port
 from ragbench._cli.install_hints import for_this_install, installed_from
 from ragbench._cli.outcomes import config_error
 from ragbench._errors import EXIT_CONFIG, ConfigError
+from support.helpers import cli, cli_here, cli_run_args, closed_port
 
 
 def test_a_task_alias_is_said_to_be_the_task_it_runs(tmp_path):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)  # noqa: F401 (the fixture)
 
 from conftest import write_jsonl
-from helpers import closed_port
 from ragbench.testing import PreflightError, cli, run_eval
-from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)  # noqa: F401 (the fixture)
+from support.helpers import closed_port
 
 
 def refused(tmp_path: Path, *args: str) -> str:

@@ -9,16 +9,16 @@ from __future__ import annotations
 import io
 import json
 import re
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_here, cli_run_args, samples
 from ragbench._run import progress as progress_module
 from ragbench._run.progress import Progress
 from ragbench._scheduler import CallStats
 from ragbench.testing import installed_registry
+from support import paths
+from support.helpers import cli_here, cli_run_args, samples
 
 
 class Clock:
@@ -173,7 +173,7 @@ def test_whatever_the_order_and_resume_split_the_bar_never_passes_its_total_and_
 def test_a_resumed_run_ends_its_bar_at_the_total(tmp_path):
     """A run of 20 examples stops at the 16th (--fail-fast: its question has no answer), then --resume runs it
     and the four after it: the bar counts the 15 saved as done and ends at 20/20."""
-    source = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+    source = paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
     records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()][:20]
     data = tmp_path / "demo.jsonl"
     broken = [{**r, "question": r["question"] + " BROKEN"} if i == 15 else r for i, r in enumerate(records)]

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from helpers import cli_here
 from ragbench.api import ConfigError
 from ragbench.testing import Registry, installed_registry
+from support.helpers import cli_here
 
 
 def test_builtins_register_through_the_entry_point_group_with_their_provider():

@@ -3,7 +3,6 @@ docs/running.md's table of the sources is that order."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given
@@ -11,8 +10,9 @@ from hypothesis import strategies as st
 
 from ragbench._run.plan.system_options import SOURCES, system_options
 from ragbench.api import System, SystemDeclaration
+from support import paths
 
-RUNNING = Path(__file__).resolve().parents[1] / "docs" / "running.md"
+RUNNING = paths.REPO / "docs" / "running.md"
 
 
 class Budgeted(System):

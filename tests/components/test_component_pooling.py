@@ -9,7 +9,6 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import samples
 from ragbench._components.pooling import Components, PairsRequest, ScoringBackend
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
@@ -17,6 +16,7 @@ from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Document, Example, hookimpl
 from ragbench.api.retrieval import Refiner, Reranker
 from ragbench.testing import Registry
+from support.helpers import samples
 
 
 class LengthReranker(Reranker):

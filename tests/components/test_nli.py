@@ -13,7 +13,7 @@ from ragbench._llm import LLM
 from ragbench._nli import NLI, PROMPT_TEMPLATE, TrueFormat
 from ragbench._scheduler import Scheduler
 from ragbench.api.engines import Request, Response
-from tiny_models import tiny_t5
+from support.tiny_models import tiny_t5
 
 
 def nli_with(script, fmt="true", log=None, batch_size=16):

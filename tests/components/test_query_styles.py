@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from ragbench.api import ConfigError, hookimpl
 from ragbench.api.retrieval import QueryStyle
 from ragbench.testing import Registry, cli, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 PROVIDER, PLUGIN = "ragbench-test-styles", "test_styles"
 INSTALLED = "the installed styles are default, omnieval, omnieval_flashrag"

@@ -11,18 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from component_helpers import TASK, bm25_args, bm25_vanilla_run
-from component_models import tiny_causal_lm, tiny_encoder
 from conftest import needs
-from helpers import cli_here, samples
 from ragbench._components.recomp import AbstractiveRefiner, ExtractiveRefiner
 from ragbench._components.selective_context import SelectiveContextRefiner
 from ragbench.api import Document
 from ragbench.api.retrieval import passage_text
 from ragbench.testing import build_index, installed_registry
-from retrieval_samples import WORDS, passages, write_dpr_tsv
-from tiny_models import WORDS as T5_WORDS
-from tiny_models import tiny_t5
+from support.component_helpers import TASK, bm25_args, bm25_vanilla_run
+from support.component_models import tiny_causal_lm, tiny_encoder
+from support.helpers import cli_here, samples
+from support.retrieval_samples import WORDS, passages, write_dpr_tsv
+from support.tiny_models import WORDS as T5_WORDS
+from support.tiny_models import tiny_t5
 
 pytestmark = needs("sentence_transformers", "bm25s")
 

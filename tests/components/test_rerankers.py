@@ -13,10 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from component_helpers import TASK, bm25_args, bm25_vanilla_run
-from component_models import tiny_cross_encoder
 from conftest import needs
-from helpers import cli_here, samples
 from ragbench._components.base import ranked
 from ragbench._components.cross_encoder import CrossEncoderReranker
 from ragbench._replay.rerun import replay_config
@@ -27,7 +24,10 @@ from ragbench._view.site import Site
 from ragbench.api import ConfigError, Document
 from ragbench.api.retrieval import passage_text
 from ragbench.testing import build_index, installed_registry
-from retrieval_samples import WORDS, passages, write_dpr_tsv
+from support.component_helpers import TASK, bm25_args, bm25_vanilla_run
+from support.component_models import tiny_cross_encoder
+from support.helpers import cli_here, samples
+from support.retrieval_samples import WORDS, passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "sentence_transformers")
 

@@ -1,5 +1,5 @@
 """`--model-arg batch=true` on the `openai` and `anthropic` engines, against fake batch servers on 127.0.0.1
-(tests/batch_fake.py, driven by request counts): a batch of requests is one vendor batch, recorded in the run folder
+(tests/support/batch_fake.py, driven by request counts): a batch of requests is one vendor batch, recorded in the run folder
 before it is polled; what the vendor failed, expired or cancelled is sent again and counted; what it refused fails
 once; a batch recorded by an earlier attempt is polled, never submitted again."""
 
@@ -16,8 +16,8 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_engine_openai import chat
 
-from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from conftest import needs
 from ragbench._engines.batches.board import BatchBoard
 from ragbench._engines.batches.store import BATCHES_DIR
@@ -28,7 +28,7 @@ from ragbench._run.progress import Progress
 from ragbench._scheduler import CallStats, Scheduler
 from ragbench.api import EngineError
 from ragbench.api.engines import Request, RequestError, Response
-from test_engine_openai import chat
+from support.batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 
 VENDORS = ["openai", pytest.param("anthropic", marks=needs("anthropic"))]
 
@@ -263,7 +263,7 @@ def test_any_texts_come_back_each_to_its_own_request_and_from_the_record(fake, v
 
 
 def test_batch_options_are_the_engines_own_checked_before_the_run_and_not_sent_or_keyed(fake, tmp_path):
-    from helpers import preflight_problems
+    from support.helpers import preflight_problems
 
     model_args = {"base_url": fake.root + "/v1", "batch": True, "batch_poll_s": -1}
     problems = preflight_problems(

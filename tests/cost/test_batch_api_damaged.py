@@ -1,5 +1,5 @@
 """What a `batch=true` engine does with result lines it cannot take, against the fake batch servers
-(tests/batch_fake.py): a line unreadable (not JSON, not an object, no custom id, nested past reading) costs only
+(tests/support/batch_fake.py): a line unreadable (not JSON, not an object, no custom id, nested past reading) costs only
 itself, a custom id on two lines is neither line's answer, and every request without an answer taken is the
 vendor's failure: sent again in a new batch, within the run and on `--resume`, while one answered is never sent
 again (never paid twice)."""
@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
-from ragbench.api import EngineError
-from ragbench.api.engines import RequestError, Response
 from test_batch_api import QUESTIONS, VENDORS, asked, echoed, engine, texts
 from test_engine_openai import chat
+
+from ragbench.api import EngineError
+from ragbench.api.engines import RequestError, Response
+from support.batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 
 DEEP = "[" * 5_000 + "]" * 5_000  # past any JSON reader's nesting
 

@@ -1,5 +1,5 @@
 """What a `batch=true` engine does with batches it cannot simply poll, against the fake batch servers
-(tests/batch_fake.py): a batch whose creation's answer was lost is found at the vendor and adopted, never created
+(tests/support/batch_fake.py): a batch whose creation's answer was lost is found at the vendor and adopted, never created
 twice; a batch the vendor no longer knows (HTTP 404) fails its requests in one line, never resent behind the
 user's back; a replica set's batches are each polled at the server that holds them."""
 
@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_batch_api import QUESTIONS, VENDORS, asked, echoed, engine, texts
+from test_engine_openai import chat
 
-from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 from ragbench._engines.batches.board import BatchBoard
 from ragbench._engines.batches.store import BATCHES_DIR, BatchStore
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._engines.replicas import endpoint_replicas
 from ragbench._values.llm_calls import EngineError
-from test_batch_api import QUESTIONS, VENDORS, asked, echoed, engine, texts
-from test_engine_openai import chat
+from support.batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
 
 
 def records(folder: Path) -> list[dict[str, Any]]:

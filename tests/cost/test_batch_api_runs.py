@@ -1,5 +1,5 @@
 """Runs with `--model-arg batch=true` (and `--judge-arg N.batch=true`) against the fake batch servers
-(tests/batch_fake.py): a real `ragbench` killed with SIGKILL while its batch is out resumes by polling the same
+(tests/support/batch_fake.py): a real `ragbench` killed with SIGKILL while its batch is out resumes by polling the same
 batch, never submitting it again; judge calls go in batches too; and batch calls are priced at the batch rate."""
 
 from __future__ import annotations
@@ -10,23 +10,23 @@ import signal
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
-from conftest import needs
-from helpers import cli_here, cli_run_args, run, samples
-from ragbench._cost.prices import model_price, read_price_table
-from ragbench._engines.batches.store import BATCHES_DIR
-from ragbench.api import ConfigError
 from test_batch_api_damaged import damage
 from test_llm_judge import judged_demo_run
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import needs
+from ragbench._cost.prices import model_price, read_price_table
+from ragbench._engines.batches.store import BATCHES_DIR
+from ragbench.api import ConfigError
+from support import paths
+from support.batch_fake import FakeBatchServer, fake, no_ambient_keys  # noqa: F401 (fixtures)
+from support.helpers import cli_here, cli_run_args, run, samples
+
+ROOT = paths.REPO
 DEMO = 24  # the demo task's records
 
 

@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from helpers import cli_here, run
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
 from ragbench._reports.results.budget import NO_TOKENS, NO_TRACE, BudgetTally, budget_line, repeated_work_lines
 from ragbench._reports.results.file import read_results
@@ -19,6 +18,7 @@ from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import SampleRecord
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, run
 
 
 @pytest.fixture(scope="module")

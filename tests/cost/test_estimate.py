@@ -19,7 +19,7 @@ from ragbench._cost.prices import ModelPrices
 from ragbench._run.estimate.pilot_run import MIN_PILOT, PilotSize, unknowns
 from ragbench._values.run_config import RunConfig
 from ragbench.api import ConfigError
-from tests.helpers import cli_here
+from support.helpers import cli_here
 
 PRICES = (
     "scripted:tests.estimate_fake:reply: {prompt: 2.5, completion: 10}\n"

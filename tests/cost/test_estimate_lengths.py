@@ -19,7 +19,8 @@ from ragbench._engines.local.tokenizers import folder_counter
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.estimate.pilot_run import PilotSize
 from ragbench.api import ConfigError
-from tests.helpers import cli_here
+from support import paths
+from support.helpers import cli_here
 
 MODEL = "scripted:tests.estimate_fake:reply"
 PRICES = f"{MODEL}: {{prompt: 2.5, completion: 10}}\n"
@@ -134,7 +135,7 @@ def test_a_pilot_whose_lengths_do_not_vary_has_no_line_to_read() -> None:
 def test_which_models_have_a_tokenizer_at_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder with tokenizer.json (hf, vllm, scripted's tokenizer=); an OpenAI model whose tiktoken encoding is on
     disk; never a download: o200k_base (gpt-4o) with an empty tiktoken cache has none, nor has anthropic."""
-    folder = str(Path(__file__).parent / "data" / "search_agent" / "tokenizer")
+    folder = str(paths.DATA / "search_agent" / "tokenizer")
     counter = model_counter(f"hf:{folder}", {})
     assert counter is not None and counter.count(["hello world", ""])[1] == 0
     assert model_counter(f"vllm:{folder}", {}) is not None
@@ -152,7 +153,7 @@ def test_which_models_have_a_tokenizer_at_hand(tmp_path: Path, monkeypatch: pyte
 
 
 def test_the_scripted_engine_counts_prompts_in_its_tokenizer_s_tokens_or_refuses_a_missing_one(tmp_path: Path) -> None:
-    folder = str(Path(__file__).parent / "data" / "search_agent" / "tokenizer")
+    folder = str(paths.DATA / "search_agent" / "tokenizer")
     engine = ScriptedEngine("echo", tokenizer=folder)
     assert engine.counter is not None
     with pytest.raises(ConfigError, match="tokenizer") as caught:

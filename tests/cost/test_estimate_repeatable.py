@@ -10,10 +10,10 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_estimate import options
 
 from ragbench._cost.estimate_figures import Totals
-from tests.helpers import cli_here
-from tests.test_estimate import options
+from support.helpers import cli_here
 
 FIGURE = st.floats(0.0, 1e4, allow_nan=False)
 EXAMPLE = st.fixed_dictionaries(

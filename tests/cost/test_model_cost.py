@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from helpers import cli_here, run, samples
 from ragbench._cost.prices import ModelPrices
 from ragbench._records import SampleRecord, step_from_dict
 from ragbench._reports.cost.judge_cost import JudgeCostTally
@@ -18,6 +17,7 @@ from ragbench._values.run_config import RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, run, samples
 
 
 def judge_rules(tmp_path, name):

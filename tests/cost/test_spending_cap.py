@@ -16,7 +16,7 @@ from ragbench._cost.prices import usd_of
 from ragbench._cost.spending_cap import SpendingCap, worst_tokens
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import Request, Response, Sampling
-from tests.helpers import cli_here
+from support.helpers import cli_here
 
 MODEL = "scripted:tests.estimate_fake:within_limit"  # no reply longer than its max_tokens, as a model's
 PRICE = {"prompt": 2.5, "completion": 10.0}

@@ -20,11 +20,11 @@ from typing import Any
 
 import httpx2
 import pytest
-
 import test_engine_anthropic as anthropic_case
 import test_engine_gemini as gemini_case
+from test_engine_openai import FAST, FakeServer, chat, generate
+
 from conftest import needs
-from helpers import cli_here
 from ragbench._engines.hosted.anthropic import AnthropicEngine
 from ragbench._engines.hosted.api_engine import ApiEngine
 from ragbench._engines.hosted.gemini import GeminiEngine, retry_after
@@ -32,7 +32,7 @@ from ragbench._scheduler import Scheduler
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import RequestError
 from ragbench.testing import installed_registry, load_engine
-from test_engine_openai import FAST, FakeServer, chat, generate
+from support.helpers import cli_here
 
 pytestmark = needs("anthropic", "google.genai")
 

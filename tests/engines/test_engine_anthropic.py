@@ -8,14 +8,14 @@ import json
 from typing import Any
 
 import pytest
+from test_engine_openai import FAST, FakeServer, chat, generate
+from test_engine_openai_tools import SEARCH
+from test_search_agent import agent_run
 
 from conftest import needs
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import Engine, Request, RequestError, Sampling
 from ragbench.testing import load_engine
-from test_engine_openai import FAST, FakeServer, chat, generate
-from test_engine_openai_tools import SEARCH
-from test_search_agent import agent_run
 
 pytestmark = needs("anthropic")
 

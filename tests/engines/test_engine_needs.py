@@ -8,13 +8,13 @@ from __future__ import annotations
 import sys
 
 import pytest
+from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
 from ragbench.api.engines import Sampling
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.testing import PreflightError, installed_registry, load_engine, preflight
-from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
-from tiny_models import word_tokenizer
+from support.tiny_models import word_tokenizer
 
 
 def refused_before_loading(tmp_path, **config) -> list[str]:

@@ -1,5 +1,5 @@
 """The `openai` engine over OpenAI's Responses API (`api=responses`) against the scriptable server of
-tests/test_engine_openai.py: what a request becomes (instructions, input items, flat tools, tool choice,
+tests/engines/test_engine_openai.py: what a request becomes (instructions, input items, flat tools, tool choice,
 max_output_tokens, sampling but what is left to the server, over chat completions too), what an answer gives (text, tool calls, usage, finish reason, the output items kept and sent
 back as they are, reasoning included), what it refuses, and that the choice keys the cache."""
 
@@ -9,11 +9,11 @@ import json
 from typing import Any
 
 import pytest
+from test_engine_openai import FAST, FakeServer, generate, no_ambient_openai_env  # noqa: F401 (autouse)
 
 from ragbench.api import EngineError
 from ragbench.api.engines import Engine, Request, RequestError, Response, Sampling, response_problem
 from ragbench.testing import load_engine
-from test_engine_openai import FAST, FakeServer, generate, no_ambient_openai_env  # noqa: F401 (autouse)
 
 SEARCH = {
     "type": "function",

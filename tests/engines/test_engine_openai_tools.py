@@ -1,17 +1,17 @@
 """The `openai` engine's tool calling against a fake OpenAI-compatible server on 127.0.0.1: tools and tool choice
 go out in the chat body, tool turns go back in the OpenAI form, the server's tool calls come back with their
 argument text as sent (arguments that are not JSON kept and counted) (a malformed call is that call's EngineError,
-counted by the scheduler, not a crash: tests/test_scheduler_faults.py)."""
+counted by the scheduler, not a crash: tests/run/test_scheduler_faults.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from test_engine_openai import FAST, FakeServer, generate
 
 from ragbench.api.engines import Engine, Request
 from ragbench.testing import load_engine
-from test_engine_openai import FAST, FakeServer, generate
 
 SEARCH = {
     "type": "function",

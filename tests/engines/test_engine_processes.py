@@ -17,15 +17,16 @@ from pathlib import Path
 import pytest
 
 import ragbench._run.models.reaper
-from process_tree import HAVE_PROC, processes
 from ragbench._run.models.reaper import MARKER_ENV, Reaper, reap
 from ragbench.api.engines import Engine, Response
 from ragbench.testing import installed_registry, run_eval
+from support import paths
+from support.process_tree import HAVE_PROC, processes
 
 pytestmark = pytest.mark.skipif(
     not HAVE_PROC or not hasattr(os, "pidfd_open"), reason="reads processes from /proc (Linux)"
 )
-TESTS = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # a command this test starts imports this module
 SLEEPER = "import sys, time\nopen(sys.argv[1] + '/' + str(__import__('os').getpid()), 'w').close()\ntime.sleep(10**6)"
 # an exec'd process that forks a grandchild (as EngineCore starts its workers), both sleeping
 WITH_FORKED_CHILD = (
@@ -114,7 +115,7 @@ def test_a_run_killed_with_sigkill_leaves_none_of_its_engines_processes(tmp_path
     pids = tmp_path / "pids"
     pids.mkdir()
     others = [sleeper(tmp_path, {**os.environ, MARKER_ENV: "another-run"}), sleeper(tmp_path, dict(os.environ))]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": paths.python_path(HERE)}
     env.pop(MARKER_ENV, None)
     with (tmp_path / "stderr.txt").open("w") as errors:
         run = subprocess.Popen(

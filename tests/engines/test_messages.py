@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import ragbench.tasks.selfrag
-from helpers import cli_here, run
+from support.helpers import cli_here, run
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 BROKEN = '{"id": 1, "output": "x", "label": tru}'

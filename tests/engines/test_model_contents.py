@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here, cli_run_args
 from ragbench._engines.local.content import BLOCK, content_digest
-from tiny_models import tiny_gpt2
+from support.helpers import cli_here, cli_run_args
+from support.tiny_models import tiny_gpt2
 
 
 def write_model(folder, weights: bytes):

@@ -14,11 +14,11 @@ from openai._utils import _transform
 from openai.resources.chat.completions import completions
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+from test_engine_openai import FAST, server  # noqa: F401 (the fake server, a fixture)
+from test_engine_openai_tools import CALLED, SEARCH
 
 from ragbench._engines.hosted.openai import SENT_AS_GIVEN, OpenAIEngine
 from ragbench.api.engines import Request, Sampling
-from test_engine_openai import FAST, server  # noqa: F401 (the fake server, a fixture)
-from test_engine_openai_tools import CALLED, SEARCH
 
 TEXT = st.text(max_size=20)
 NAME = st.from_regex(r"[a-z_]{1,8}", fullmatch=True)

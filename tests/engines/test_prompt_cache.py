@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate
+from test_engine_openai_tools import SEARCH
 
 from conftest import needs
 from ragbench._cost.prices import ModelPrices, read_price_table
@@ -30,8 +32,6 @@ from ragbench._values.response_checks import response_problem
 from ragbench._values.run_config import RunConfig
 from ragbench.api import ConfigError
 from ragbench.api.engines import Request, Response, Sampling
-from test_engine_openai import FAST, FakeServer, chat, chat_payload, generate
-from test_engine_openai_tools import SEARCH
 
 COUNTS = st.integers(0, 200_000)
 

@@ -2,7 +2,7 @@
 user texts, assistant turns with text, tool calls or both, tool results, any unicode; never two assistant turns
 in a row, which the Responses form cannot tell from one) with any tools, tool choice
 and output limit, the Responses API body (`api=responses`) and the chat completions body read back, by
-tests/search_agent_fake.py's `canonical`, into the same conversation, tools, tool choice, limit and sampling;
+tests/support/search_agent_fake.py's `canonical`, into the same conversation, tools, tool choice, limit and sampling;
 and an assistant turn holding a Responses answer's output items is sent as exactly those items."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_property_vendor_messages import BAD_COUNTS, GOOD_COUNTS, answered, unreadable  # noqa: F401 (fixture)
 
 from conftest import plugins_read_once
 from ragbench.api.engines import Request, Response, Sampling
 from ragbench.testing import load_engine
-from search_agent_fake import canonical
-from test_property_vendor_messages import BAD_COUNTS, GOOD_COUNTS, answered, unreadable  # noqa: F401 (fixture)
+from support.search_agent_fake import canonical
 
 TEXT = st.text(max_size=20)
 NAME = st.sampled_from(["search", "get_document", "browse"])

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FAST, FakeServer
 
 from conftest import needs
 from ragbench._engines.hosted.anthropic_messages import message_arguments
 from ragbench._engines.hosted.gemini_contents import content_arguments
 from ragbench.api import EngineError
 from ragbench.api.engines import Request, Response
-from test_engine_openai import FAST, FakeServer
 
 TEXT = st.text(min_size=1, max_size=20)
 NAMES = st.sampled_from(["search", "get_document", "näme"])

@@ -8,15 +8,15 @@ import socket
 import time
 
 import pytest
+from test_engine_openai import FakeServer, error
 
-from helpers import run, samples
 from ragbench._engines.replicas import ReplicaSet
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import EngineError, Request, RequestError, Response, Sampling, request_fault
 from ragbench.api.engines import Engine
 from ragbench.testing import installed_registry, load_engine
-from test_engine_openai import FakeServer, error
+from support.helpers import run, samples
 
 
 class Broken(Engine):
@@ -174,7 +174,7 @@ def test_repeated_base_url_reaches_the_engine_as_replicas(tmp_path):
 def local_ray():
     """Ray, imported here (not while the tests are collected: the tests above need none)."""
     ray = pytest.importorskip("ray", reason="pip install 'ragbench[ray]'")
-    # a Ray of this module's own: the tests' shared cluster may run beside it (tests/ray_cluster.py)
+    # a Ray of this module's own: the tests' shared cluster may run beside it (tests/support/ray_cluster.py)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     yield
     ray.shutdown()

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-from pathlib import Path
 
 from ragbench.api.engines import Sampling
 from ragbench.testing import make_context
+from support import paths
 
-REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "engines.md"
+REFERENCE = paths.REPO / "docs" / "engines.md"
 FIELDS = [f.name for f in dataclasses.fields(Sampling)]
 LLM = type(make_context("demo").llm)  # the class of `ctx.llm`, whose methods a system calls
 

@@ -7,10 +7,10 @@ import hashlib
 import json
 
 import pytest
+from test_engine_openai import FAST, FakeServer, chat, generate
 
 from ragbench.api.engines import Request, Sampling
 from ragbench.testing import load_engine
-from test_engine_openai import FAST, FakeServer, chat, generate
 
 SCHEMA = {"name": "verdict", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}
 

@@ -10,10 +10,10 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_engine_openai import FAST, FakeServer, chat, generate
 
 from ragbench.api.engines import Request, Sampling
 from ragbench.testing import load_engine
-from test_engine_openai import FAST, FakeServer, chat, generate
 
 PENALTIES = ("frequency_penalty", "presence_penalty")
 

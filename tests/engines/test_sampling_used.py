@@ -8,7 +8,6 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_here, run
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
 from ragbench._reports.compare.like_for_like import unlike
 from ragbench._reports.results.file import read_results
@@ -16,6 +15,7 @@ from ragbench._reports.results.sampling_used import SERVER_DEFAULT, SamplingTall
 from ragbench._reports.results.schema import Results
 from ragbench.api import SampleRecord
 from ragbench.api.engines import Request, Sampling
+from support.helpers import cli_here, run
 
 
 def llm_step(name: str | None, **sampling) -> dict:

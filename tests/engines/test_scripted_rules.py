@@ -9,13 +9,13 @@ import json
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_tool_calls import JSON_VALUES, SEARCH
 
 from conftest import plugins_read_once
-from helpers import cli_here, popqa_args
 from ragbench.api import ConfigError, EngineError
 from ragbench.api.engines import Request, Sampling, response_problem
 from ragbench.testing import load_engine
-from test_tool_calls import JSON_VALUES, SEARCH
+from support.helpers import cli_here, popqa_args
 
 REGISTRY = plugins_read_once()  # discovered once (for the session): the property loads an engine per example
 RECORD = {"id": "q0", "question": "Who?", "answers": ["A"], "ctxs": [{"id": "d", "title": "T", "text": "t"}]}

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FAST, FakeServer, chat_payload
 
-from helpers import run, samples
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._reports.results.file import read_results, results_text
 from ragbench._reports.results.schema import Results
@@ -27,7 +27,7 @@ from ragbench._storage.rundir import RunDir
 from ragbench._values.response_checks import response_problem
 from ragbench.api import EngineError
 from ragbench.api.engines import Request, Response, Sampling, TokenLogprobs
-from test_engine_openai import FAST, FakeServer, chat_payload
+from support.helpers import run, samples
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),

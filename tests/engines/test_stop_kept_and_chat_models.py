@@ -4,14 +4,14 @@
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
 
 from conftest import write_jsonl
-from helpers import run, samples
 from ragbench._engines.hosted.openai_responses import parse_completion as _parse
 from ragbench._values.llm_calls import Request, Sampling, apply_stop
 from ragbench.api import ConfigError
-from test_engine_vllm import FakeLLM, fake_vllm  # noqa: F401 (the fixture)
-from tiny_models import tiny_causal_lm
+from support.helpers import run, samples
+from support.tiny_models import tiny_causal_lm
 
 TEXT = st.text(alphabet="ab.\n<>/", max_size=30)
 STOPS = st.lists(st.text(alphabet="ab.\n<>/", min_size=1, max_size=4), min_size=1, max_size=4)

@@ -9,6 +9,8 @@ import sys
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from test_engine_vllm import fake_vllm  # noqa: F401 (a fixture)
+from test_engine_vllm_tools import tool_vllm  # noqa: F401 (a fixture)
 
 from ragbench._engines.local.tool_parsers import (
     TOOL_PARSERS,
@@ -22,8 +24,6 @@ from ragbench._engines.local.tool_parsers import (
 from ragbench._engines.vllm.tools import ToolCallReader
 from ragbench.api.engines import Request, RequestError, Response
 from ragbench.testing import load_engine
-from test_engine_vllm import fake_vllm  # noqa: F401 (a fixture)
-from test_engine_vllm_tools import tool_vllm  # noqa: F401 (a fixture)
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),

@@ -14,14 +14,14 @@ the calls before it. Those cases are listed below by name.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ragbench._engines.local.tool_parsers import TOOL_PARSERS
+from support import paths
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "tool_parsers" / "vllm_parsers.json").read_text("utf-8"))
+RECORDED = json.loads((paths.DATA / "tool_parsers" / "vllm_parsers.json").read_text("utf-8"))
 CASES = {case["case"]: case for case in RECORDED["cases"]}
 
 # Where vLLM reads a call whose JSON does not parse as text: what ragbench reads instead (content, calls).

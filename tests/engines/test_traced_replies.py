@@ -1,6 +1,6 @@
 """A model's reply as an example's trace holds it: whole up to 1,000,000 characters, an excerpt beyond (with the
 length as sent), while the caller gets the whole reply: a server that answers 20 MB to a call cannot make its
-example's sample unwritable (tests/test_ragas_give_ups.py runs one, resumes it and replays its judge's calls)."""
+example's sample unwritable (tests/metrics/test_ragas_give_ups.py runs one, resumes it and replays its judge's calls)."""
 
 from __future__ import annotations
 

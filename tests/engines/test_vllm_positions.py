@@ -9,7 +9,6 @@ import asyncio
 import importlib.util
 import sys
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,8 +20,9 @@ from ragbench._engines.vllm.engine import VLLMEngine
 from ragbench._engines.vllm.positions import NamedEntries, NamedPositions
 from ragbench.api.engines import Request, Sampling
 from ragbench.plugins.selfrag.system import REFLECTION_NAMES, SCORED_TOKENS
+from support import paths
 
-STANDIN = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "vllm_standin.py"
+STANDIN = paths.REPO / "benchmarks" / "support" / "vllm_standin.py"
 
 
 @pytest.fixture

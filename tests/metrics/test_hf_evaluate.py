@@ -8,19 +8,18 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from test_compare import DEMO
 
 from conftest import TEST_DATA, needs
-from helpers import cli_here, cli_run_args, run
 from ragbench.api import ConfigError
-from test_compare import DEMO
+from support import paths
+from support.helpers import cli_here, cli_run_args, run
 
 pytestmark = needs("evaluate", reason="pip install 'ragbench[evaluate]'")
 METRIC = TEST_DATA / "evaluate" / "word_overlap.py"  # one reference per prediction
 MULTI = TEST_DATA / "evaluate" / "best_overlap.py"  # a list of references per prediction
-TESTS = Path(__file__).parent  # helpers.py
 RECORDS = [json.loads(line) for line in DEMO.read_text().splitlines()]
 
 
@@ -167,13 +166,13 @@ def commands_in_a_fresh_process(*commands: list[str], env: dict[str, str]) -> li
     """Each command line's exit code, stdout and stderr, run one after another (as `cli_here` runs one) in a
     Python process started with `env`: evaluate reads HF_HOME and its offline flags when it is imported, and
     importing it (it imports torch) is the cost of a process."""
-    script = "import json, sys; from helpers import cli_here; print(json.dumps([vars(cli_here(*json.loads(a))) for a in sys.argv[1:]]))"
+    script = "import json, sys; from support.helpers import cli_here; print(json.dumps([vars(cli_here(*json.loads(a))) for a in sys.argv[1:]]))"
     done = subprocess.run(
         [sys.executable, "-c", script, *map(json.dumps, commands)],
         capture_output=True,
         text=True,
         timeout=240,
-        env={**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])},
+        env={**os.environ, **env, "PYTHONPATH": paths.python_path()},
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])

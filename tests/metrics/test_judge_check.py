@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_crag_score_cli import score_upstream_rows
 
 from conftest import write_jsonl
-from crag_helpers import parity_fixture
-from helpers import cli_here, run, samples
 from ragbench._cost.prices import model_price
 from ragbench._statistics.ppi import ppi_mean
-from test_crag_score_cli import score_upstream_rows
+from support.crag_helpers import parity_fixture
+from support.helpers import cli_here, run, samples
 
 
 def judge_rules(tmp_path):

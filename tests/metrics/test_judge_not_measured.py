@@ -8,16 +8,16 @@ import json
 import shlex
 
 from click.testing import CliRunner
+from test_judge_repeats import SAMPLED, records  # noqa: F401 (records: a fixture)
+from test_rescore import popqa_run
 
-import scoring_plugin
 from ragbench._reports.judging.judge_agreement import agreement_cell, judge_agreement_lines
 from ragbench._reports.results.file import read_results
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.testing import cli, installed_registry
-from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
-from test_judge_repeats import SAMPLED, records  # noqa: F401 (records: a fixture)
-from test_rescore import popqa_run
+from support import scoring_plugin
+from support.scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 def results_of(run) -> dict:

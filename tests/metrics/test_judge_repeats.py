@@ -8,9 +8,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_rescore import popqa_run
 
-import scoring_plugin
-from helpers import samples
 from ragbench._reports.judging.judge_agreement import judge_agreement_lines
 from ragbench._reports.results.file import read_results
 from ragbench._run.judges.raters import headline_draws, headline_is_a_rater, raters
@@ -20,8 +19,9 @@ from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import Metric, MetricDeclaration
 from ragbench.testing import cli, installed_registry
-from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
-from test_rescore import popqa_run
+from support import scoring_plugin
+from support.helpers import samples
+from support.scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 SAMPLED = {"llm_judge.temperature": 1.0}
 

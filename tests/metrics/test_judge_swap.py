@@ -8,15 +8,15 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_rescore import popqa_run
 
-from helpers import samples
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown
 from ragbench._reports.compare.like_for_like import judge_differences
 from ragbench._statistics.paired_tests import paired_bootstrap
 from ragbench._statistics.rater_agreement import agreement
 from ragbench.testing import cli, installed_registry
-from scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
-from test_rescore import popqa_run
+from support.helpers import samples
+from support.scoring_plugin import COIN_JUDGE, JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_here
 from ragbench._cost.prices import read_price_table
 from ragbench._reports.judging.human_labels import read_human_labels
 from ragbench._run.judges.raters import compares, raters
@@ -25,9 +24,10 @@ from ragbench._run.plan.preflight import check_run_options
 from ragbench._values.run_config import MAX_INFLIGHT, MAX_JUDGE_REPEATS, RunConfig
 from ragbench._yaml_tasks.located import SpecError, read_yaml_text
 from ragbench.api import ConfigError, Metric, MetricDeclaration, Preflight
+from support import paths
+from support.helpers import cli_here
 
 pytestmark = pytest.mark.timeout(120, method="thread")  # a hang in any thread fails the session
-TESTS = Path(__file__).parent
 OPTIONS = ("--human-labels", "--price-table")
 MEMORY = 2_000_000_000  # /dev/zero read whole would pass it in a second or two: a MemoryError, not a machine out
 DEEP = '{"a": ' * 100_000 + "1" + "}" * 100_000
@@ -73,11 +73,11 @@ def test_dev_zero_given_as_labels_or_prices_is_refused_by_every_command(tmp_path
     """All eight in one process whose memory is bounded (a regression reads /dev/zero until it is full)."""
     every = [[*args, option, "/dev/zero"] for args in commands(tmp_path).values() for option in OPTIONS]
     script = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); from helpers import cli_here; "
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from support.helpers import cli_here; "
         "print(json.dumps([[r.returncode, r.stderr] for r in (cli_here(*a) for a in json.loads(sys.argv[2]))]))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script, str(TESTS), json.dumps(every)],
+        [sys.executable, "-c", script, str(paths.TESTS), json.dumps(every)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -8,16 +8,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_crag_task import EMBEDDER
+from test_engine_openai import FakeServer
 
-import scoring_plugin
 from conftest import write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from helpers import cli_here, run, samples
 from ragbench.api import ConfigError
 from ragbench.metrics.judge import PRESETS, LlmJudge
 from ragbench.testing import run_eval
-from test_crag_task import EMBEDDER
-from test_engine_openai import FakeServer
+from support import scoring_plugin
+from support.crag_helpers import crag_record, tokenizer_dir
+from support.helpers import cli_here, run, samples
 
 
 @pytest.mark.parametrize(

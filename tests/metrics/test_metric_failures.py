@@ -9,12 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import scoring_plugin
-from helpers import records_without_texts, samples
 from ragbench._reports.aggregation import task_scores
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.testing import cli
-from scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
+from support import scoring_plugin
+from support.helpers import records_without_texts, samples
+from support.scoring_plugin import JUDGE, SYSTEM, demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 def evaluate(tmp_path, metrics: list[str], resume: bool = False, **config):

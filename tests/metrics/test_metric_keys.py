@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_DATA
-from helpers import records_without_texts, run, samples
 from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration, key_spec
 from ragbench._reports.aggregation import task_scores
 from ragbench.api import ConfigError
 from ragbench.metrics.citation import Citation
 from ragbench.testing import installed_registry
+from support.helpers import records_without_texts, run, samples
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 PREDS = TEST_DATA / "omnieval" / "pred_bm25_TOP2-qwen2-72b"

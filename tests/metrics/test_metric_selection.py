@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_crag_task import EMBEDDER
 
 from conftest import TEST_DATA, write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from helpers import cli_here, cli_run_args, run
 from ragbench._metric import fits
 from ragbench._run.plan.planning import metric_names
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
-from test_crag_task import EMBEDDER
+from support.crag_helpers import crag_record, tokenizer_dir
+from support.helpers import cli_here, cli_run_args, run
 
 PUBHEALTH = TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl"
 

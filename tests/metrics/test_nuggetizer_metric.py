@@ -15,14 +15,14 @@ from statistics import mean
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FakeServer
 
 from conftest import TEST_DATA
-from helpers import cli_here
 from ragbench.api import ConfigError, Document, Example, Prediction
 from ragbench.metrics.nuggetizer.metric import KEYS, NuggetizerMetric
 from ragbench.metrics.nuggetizer.steps import Nugget, Steps, read
 from ragbench.testing import ScriptedLLM, make_context
-from test_engine_openai import FakeServer
+from support.helpers import cli_here
 
 FIXTURE = json.loads((TEST_DATA / "nuggetizer" / "nuggetizer.json").read_text(encoding="utf-8"))
 TOPICS = {t["qid"]: t for t in FIXTURE["topics"]}

@@ -19,13 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.api import ConfigError, Example, Prediction
 from ragbench.metrics.nuggetizer.metric import KEYS, NuggetizerMetric
 from ragbench.metrics.nuggetizer.pool import pooled_docids, submitted_text
 from ragbench.metrics.segment_texts import scan
 from ragbench.tasks.trec_rag.ag_output import sentences
 from ragbench.testing import ScriptedLLM, make_context
+from support.helpers import run, samples
 
 FIXTURE = json.loads((TEST_DATA / "nuggetizer" / "pool.json").read_text(encoding="utf-8"))
 RUNS = FIXTURE["runs"]

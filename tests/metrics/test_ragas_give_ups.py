@@ -14,16 +14,16 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FakeServer
 
 from conftest import TEST_DATA
-from helpers import cli_here
 from ragbench._values.traced_replies import TRACED_CHARS
 from ragbench.api import Document, Example, Prediction
 from ragbench.api.engines import Response
 from ragbench.metrics.ragas.metric import RagasContextPrecision
 from ragbench.metrics.ragas.replies import ATTEMPTS, REASK_CHARS
 from ragbench.testing import ScriptedLLM, make_context
-from test_engine_openai import FakeServer
+from support.helpers import cli_here
 
 RECORDED = json.loads((TEST_DATA / "parity" / "ragas_give_ups.json").read_text(encoding="utf-8"))
 SAMPLE = RECORDED["sample"]

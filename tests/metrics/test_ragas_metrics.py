@@ -13,9 +13,9 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FakeServer
 
 from conftest import TEST_DATA
-from helpers import cli_here
 from ragbench.api import Document, Example, Prediction, Preflight
 from ragbench.metrics.ragas.metric import (
     RagasContextPrecision,
@@ -29,7 +29,7 @@ from ragbench.metrics.ragas.metric import (
 from ragbench.metrics.ragas.prompts import messages
 from ragbench.metrics.ragas.replies import read
 from ragbench.testing import ScriptedLLM, make_context
-from test_engine_openai import FakeServer
+from support.helpers import cli_here
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragas.json").read_text(encoding="utf-8"))
 SAMPLES = {sample["id"]: sample for sample in PARITY["samples"]}

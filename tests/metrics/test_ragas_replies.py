@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from test_engine_openai import FAST, FakeServer, chat, generate
 
 from conftest import TEST_DATA
-from helpers import cli_here
 from ragbench.api import Document, Example, Prediction
 from ragbench.api.engines import Request, Sampling, reasoning_model
 from ragbench.metrics.ragas.metric import (
@@ -30,7 +30,7 @@ from ragbench.metrics.ragas.metric import (
 from ragbench.metrics.ragas.prompts import PROMPTS, sampling
 from ragbench.metrics.ragas.replies import output_model, read, reask
 from ragbench.testing import ScriptedLLM, load_engine, make_context
-from test_engine_openai import FAST, FakeServer, chat, generate
+from support.helpers import cli_here
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragas_replies.json").read_text(encoding="utf-8"))
 READING = json.loads((TEST_DATA / "parity" / "ragas_reading.json").read_text(encoding="utf-8"))

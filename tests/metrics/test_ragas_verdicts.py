@@ -14,9 +14,9 @@ import math
 from collections import Counter
 
 import pytest
+from test_ragas_give_ups import score_args
 
 from conftest import TEST_DATA
-from helpers import cli_here
 from ragbench._metric import typed_scores
 from ragbench.api import Document, Example, Prediction
 from ragbench.metrics.ragas.metric import (
@@ -27,7 +27,7 @@ from ragbench.metrics.ragas.metric import (
     RagasResponseRelevancy,
 )
 from ragbench.testing import ScriptedLLM, make_context
-from test_ragas_give_ups import score_args
+from support.helpers import cli_here
 
 RECORDED = json.loads((TEST_DATA / "parity" / "ragas_verdicts.json").read_text(encoding="utf-8"))
 SAMPLE = RECORDED["sample"]
@@ -62,7 +62,7 @@ def test_a_verdict_out_of_0_1_or_an_unrelated_question_scores_ragas_number(upstr
         assert recorded.get("error", "OverflowError") == "OverflowError"
         assert scores == {metric.name: None} and counted == {"ragas_overflow": 1}
         return
-    # a cosine of the encoder's float32 embeddings to 1e-6 (as tests/test_ragas_metrics.py's tolerance says why)
+    # a cosine of the encoder's float32 embeddings to 1e-6 (as tests/metrics/test_ragas_metrics.py's tolerance says why)
     tolerance = 1e-6 if upstream == "answer_relevancy" else 1e-12
     assert scores[metric.name] == pytest.approx(recorded["value"], abs=tolerance) and not counted
 

@@ -13,12 +13,12 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT, TEST_DATA
-from helpers import cli_here
 from ragbench.api import Document, EngineError, Example, Prediction
 from ragbench.metrics.ragchecker.claims import parse_labels, parse_triplets
 from ragbench.metrics.ragchecker.metric import RagChecker
 from ragbench.metrics.ragchecker.scores import KEYS, ragchecker_scores
 from ragbench.testing import ScriptedLLM, make_context
+from support.helpers import cli_here
 
 PARITY = json.loads((TEST_DATA / "parity" / "ragchecker.json").read_text(encoding="utf-8"))
 CASE = PARITY["cases"]["three_examples"]

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FAST, FakeServer, error
 
 from conftest import TEST_DATA
 from ragbench._engines.hosted.openai import OpenAIEngine
@@ -23,7 +24,6 @@ from ragbench.api.engines import RequestError
 from ragbench.metrics.umbrela.metric import Umbrela
 from ragbench.metrics.umbrela.replies import grade
 from ragbench.testing import ScriptedLLM, make_context
-from test_engine_openai import FAST, FakeServer, error
 
 FIXTURE = json.loads((TEST_DATA / "umbrela" / "umbrela_calls.json").read_text(encoding="utf-8"))
 QUERIES = {query["qid"]: query for query in FIXTURE["queries"]}

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_umbrela import answer, example_of, expected_values
 
 from conftest import TEST_DATA
 from ragbench.api import ConfigError
 from ragbench.metrics.umbrela.examples import drawn
 from ragbench.metrics.umbrela.metric import Umbrela
 from ragbench.testing import ScriptedLLM, make_context
-from test_umbrela import answer, example_of, expected_values
 
 FIXTURE = json.loads((TEST_DATA / "umbrela" / "umbrela_fewshot.json").read_text(encoding="utf-8"))
 RUNS = {f"{run['name']}-{run['qid']}": run for run in FIXTURE["runs"]}

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs
-from helpers import cli_here, run
+from support.helpers import cli_here, run
 
 pytestmark = needs("pytrec_eval")  # not imported while the tests are collected
 

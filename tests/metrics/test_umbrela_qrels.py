@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import run
 from ragbench.api import ConfigError, Example, Prediction, SampleRecord
 from ragbench.api.engines import RequestError
 from ragbench.metrics.umbrela.metric import Umbrela
 from ragbench.metrics.umbrela.qrels_eval import GRADES, cell, invalid, kappas
 from ragbench.testing import ScriptedLLM, make_context
+from support.helpers import run
 
 FIXTURE = json.loads((TEST_DATA / "umbrela" / "umbrela_qrels.json").read_text(encoding="utf-8"))
 RUNS = {"".join(map(str, run["judge_cat"])): run for run in FIXTURE["runs"]}

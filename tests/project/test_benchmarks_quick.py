@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS_DIR = Path(__file__).resolve().parent.parent / "benchmarks"
+from support import paths
+
+BENCHMARKS_DIR = paths.REPO / "benchmarks"
 BENCHMARKS = sorted(BENCHMARKS_DIR.glob("*.py"))
 OWN_PROCESS = {
     "lucene_bm25_speed": "a JVM (pyjnius): one per process, its classpath fixed at its start",
@@ -136,7 +138,7 @@ def test_random_init_refuses_a_folder_that_is_no_model_in_one_line(tmp_path, con
     like.mkdir()
     if config is not None:
         (like / "config.json").write_text(config, encoding="utf-8")
-    script = Path(__file__).parent.parent / "benchmarks" / "random_init.py"
+    script = paths.REPO / "benchmarks" / "random_init.py"
     result = subprocess.run(
         [sys.executable, str(script), str(like), str(out)], capture_output=True, text=True, timeout=580
     )

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from chromium import headless_chromium
 from conftest import ROOT
+from support.chromium import headless_chromium
 
 
 def build(config: Path, site: Path) -> subprocess.CompletedProcess:

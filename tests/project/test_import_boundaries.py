@@ -12,12 +12,13 @@ import importlib.util
 import itertools
 import subprocess
 import sys
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parents[1]
+from support import paths
+
+REPO = paths.REPO
 
 
 def load_layers():

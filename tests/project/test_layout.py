@@ -1,13 +1,15 @@
 """The layout shows the architecture (issue 22 point 6): the core grouped by layer, one folder per
 system as per benchmark, every folder saying what it owns, no module too long to read
-(tests/test_source_tree.py holds docs/internals.md's tree to the code)."""
+(tests/project/test_source_tree.py holds docs/internals.md's tree to the code)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from support import paths
+
+REPO = paths.REPO
 SOURCES = ("ragbench", "plugins", "tasks", "metrics")
 MOST_LINES = 420  # "no module over ~400 lines"
 

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from support import paths
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser under its PyPI name
     tomllib = pytest.importorskip("tomli")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = paths.REPO
 LEFT_OUT = {".py", ".pyc", ".pyi"}
 
 

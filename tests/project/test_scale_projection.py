@@ -8,14 +8,15 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import psutil
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from support import paths
+
+BENCHMARKS = paths.REPO / "benchmarks"
 
 
 @pytest.fixture(scope="module")

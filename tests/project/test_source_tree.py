@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ragbench.testing import installed_registry
+from support import paths
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = paths.REPO
 
 
 def load_tool(name: str) -> ModuleType:

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from support import paths
+
+REPO = paths.REPO
 
 
 def checked(*command: str) -> None:

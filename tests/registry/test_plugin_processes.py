@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from process_tree import HAVE_PROC
 from ragbench._cli.process_end import left_running_line
+from support.process_tree import HAVE_PROC
 
 pytestmark = pytest.mark.skipif(not HAVE_PROC, reason="reads processes from /proc (Linux)")
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_plugin_faults import system_that
 
 from ragbench._storage.jsonl import dumps, parse_json
 from ragbench._storage.sample_files import iter_samples
 from ragbench._values.json_values import json_problem
 from ragbench.api import Document, Prediction
 from ragbench.testing import run_eval
-from test_plugin_faults import system_that
 
 EXAMPLES = 2
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=8)  # lone surrogates too

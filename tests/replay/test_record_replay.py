@@ -9,11 +9,10 @@ import json
 import shutil
 
 import pytest
+from test_llatrieval_end_to_end import run_on_bm25_index
+from test_llm_judge import judge_rules, judged_demo_run, predictions_of, score_with_judges
 
 from conftest import write_jsonl
-from crag_helpers import crag_t2_run
-from crag_tiny_kg import write_tiny_kg
-from helpers import cli_here, comparable, run, samples
 from ragbench._replay.call_refs import resolved
 from ragbench._replay.recording import CallRecorder
 from ragbench._replay.rerun import replay_config
@@ -23,8 +22,9 @@ from ragbench._run.evaluator import Evaluator
 from ragbench.api import ConfigError, Document, Example
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry
-from test_llatrieval_end_to_end import run_on_bm25_index
-from test_llm_judge import judge_rules, judged_demo_run, predictions_of, score_with_judges
+from support.crag_helpers import crag_t2_run
+from support.crag_tiny_kg import write_tiny_kg
+from support.helpers import cli_here, comparable, run, samples
 
 # What legitimately differs between a run and its replay: timings, and which of two identical calls
 # made at once by different examples was answered from the response cache (the cache is read off the
@@ -304,7 +304,7 @@ def test_a_document_is_carried_once_per_run_and_replayed_from_the_line_that_carr
     assert retriever.search(["q3"], 1)[0][0].text == "one, edited"
 
 
-# -- a judge's calls file (tests/test_llm_judge.py's runs) --------------------------------------------------------
+# -- a judge's calls file (tests/metrics/test_llm_judge.py's runs) --------------------------------------------------------
 
 
 def test_each_judge_writes_a_replay_file_that_reproduces_its_verdicts(tmp_path):

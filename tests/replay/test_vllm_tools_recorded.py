@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 import types
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,8 +20,9 @@ import pytest
 from ragbench._engines.local.tool_parsers import with_tool_calls
 from ragbench._engines.vllm.tools import ToolCallReader
 from ragbench.api.engines import Request, Response
+from support import paths
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "tool_parsers" / "vllm_server.json").read_text("utf-8"))
+RECORDED = json.loads((paths.DATA / "tool_parsers" / "vllm_server.json").read_text("utf-8"))
 CASES = RECORDED["cases"]
 
 

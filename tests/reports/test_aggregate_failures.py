@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import scoring_plugin
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import cli, run_eval
-from scoring_plugin import demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
+from support import scoring_plugin
+from support.scoring_plugin import demo_args, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 def strict(text: str):

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import ragbench.tasks.selfrag
-from helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
 from ragbench._reports.compare.comparison import compare_runs, load_run, markdown, regressions
 from ragbench._statistics.paired_tests import mcnemar_p, paired_bootstrap
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
+from support.helpers import cli, cli_here, run, stopped_resume_after_the_data_changed
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from compare_fixtures import SEEDS, compared
 from ragbench._reports.compare.comparison import Run, compare_runs, load_run
 from ragbench._reports.compare.run_scores import parse_sample_line
 from ragbench._reports.results.file import normalized_results
@@ -23,8 +22,10 @@ from ragbench._statistics import paired_tests
 from ragbench._statistics.bootstrap import resampled, resampled_by_counts
 from ragbench._statistics.paired_tests import EXACT_UP_TO, binomial_tail, compare_values, decimal_tail
 from ragbench.api import ConfigError
+from support import paths
+from support.compare_fixtures import SEEDS, compared
 
-BEFORE = json.loads((Path(__file__).parent / "data" / "compare_before.json").read_text())
+BEFORE = json.loads((paths.DATA / "compare_before.json").read_text())
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from helpers import cli_here, run
 from ragbench._reports.compare.comparison import MIN_TESTED, adjust_p_values, compare_runs, load_run, markdown
 from ragbench._statistics.multiple_testing import adjusted
+from support.helpers import cli_here, run
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_here, samples
 from ragbench._cost.prices import ModelPrices
 from ragbench._reports.compare.cost_table import pareto_front
 from ragbench._reports.cost.efficiency import EfficiencyTally
 from ragbench._values.run_config import RunConfig
 from ragbench.api import KeySpec, Metric, MetricDeclaration, SampleRecord
+from support.helpers import cli_here, samples
 
 PRICE = {"prompt": 3.0, "completion": 7.0}
 

@@ -5,7 +5,6 @@ tests/data/judge_agreement_expected.json), and the properties every agreement ha
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +19,9 @@ from ragbench._statistics.rater_agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from support import paths
 
-EXPECTED = json.loads((Path(__file__).parent / "data" / "judge_agreement_expected.json").read_text())
+EXPECTED = json.loads((paths.DATA / "judge_agreement_expected.json").read_text())
 
 verdicts = st.sampled_from([0.0, 1.0, -1.0, 0.5])
 rating = st.one_of(st.none(), verdicts)

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT, TEST_DATA
-from helpers import run
 from ragbench.testing import Registry, cli
+from support.helpers import run
 
 PARITY = json.loads((TEST_DATA / "parity" / "official_denominators.json").read_text(encoding="utf-8"))
 HOTPOT = PARITY["hotpotqa"]

@@ -14,7 +14,6 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import ragbench.tasks.selfrag
-from helpers import cli_here
 from ragbench._reports.compare.comparison import compare_runs, load_run
 from ragbench._reports.results.file import NewerResults, normalized_results, read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -24,6 +23,7 @@ from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import NotFound, Site
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
+from support.helpers import cli_here
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
 

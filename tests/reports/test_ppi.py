@@ -4,15 +4,15 @@ on the same inputs (tests/data/ppi, NOTES.md), and what must hold for a perfect 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragbench._statistics.ppi import classical_mean, ppi_mean
+from support import paths
 
-FIXTURE = json.loads((Path(__file__).parent / "data" / "ppi" / "ppi_python_mean.json").read_text())
+FIXTURE = json.loads((paths.DATA / "ppi" / "ppi_python_mean.json").read_text())
 CASES = {case["name"]: case for case in FIXTURE["cases"]}
 ALPHAS = (0.05, 0.1)
 

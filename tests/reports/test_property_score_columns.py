@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import records_without_texts
 from ragbench._reports.aggregation import task_scores
 from ragbench._reports.results.score_columns import summarise
 from ragbench._reports.results.slice_labels import field_labels, ordered, slice_value
 from ragbench._storage.checkpoint import data_sha256
 from ragbench.api import Metric, MetricDeclaration
+from support.helpers import records_without_texts
 
 SLICE_VALUES = (
     st.none()
@@ -94,7 +94,7 @@ def test_the_columns_give_the_numbers_of_the_samples_themselves(samples):
     assert out["data_sha256"] == data_sha256(samples)
 
 
-# -- the official denominators (tests/test_official_denominators.py): the headline over every gold example --------
+# -- the official denominators (tests/reports/test_official_denominators.py): the headline over every gold example --------
 
 
 class Accuracy(Metric):

@@ -14,8 +14,9 @@ from ragbench._reports.results.file import read_results
 from ragbench._reports.run_end import finish_run
 from ragbench._run.evaluator import RunOutcome
 from ragbench._storage.rundir import RunDir
+from support import paths
 
-FIXED = Path(__file__).parent / "data" / "report"
+FIXED = paths.DATA / "report"
 
 
 def test_report_md_of_a_fixed_run_is_byte_identical(tmp_path: Path) -> None:

@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import cli_here, samples
-from matrix_fixtures import OPEN_QA, cell_config
 from ragbench.api import Document
 from ragbench.api.trace import trace_prompts
 from ragbench.plugins.report_writer.limits import within, words
 from ragbench.plugins.report_writer.system import interleaved, plan_lines
 from ragbench.testing import build_index, installed_registry, run_eval
+from support.helpers import cli_here, samples
+from support.matrix_fixtures import OPEN_QA, cell_config
 
 DATA = TEST_DATA / "trec_rag"
 TOPICS, QRELS = DATA / "topics.rag24.test.txt", DATA / "qrels.rag24.test-umbrela-all.txt"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_plugin_faults import folder_samples
 
 from ragbench._storage import sample_files
 from ragbench._storage.sample_files import line_offsets, located_samples
@@ -22,7 +23,6 @@ from ragbench._values import json_values
 from ragbench._values.json_values import json_problem, measured
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import run_eval
-from test_plugin_faults import folder_samples
 
 BYTES = 100_000  # the bound on a sample's JSON text in these tests
 VALUES = 2_000  # and on its values

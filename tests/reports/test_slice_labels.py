@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run
 from ragbench._reports.compare.comparison import compare_runs, load_run
 from ragbench._reports.results.slice_labels import SliceLabels, ordered, slice_value
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.testing import installed_registry
-from slice_fixtures import EXPECTED, LEVELS, level_task
+from support.helpers import run
+from support.slice_fixtures import EXPECTED, LEVELS, level_task
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from helpers import run
 from ragbench._reports.results.slice_plots import matrix_plot, slice_matrix, slice_plot
 from ragbench._reports.run_summary import slice_sections
 from ragbench._view.pages import slice_tables
+from support.helpers import run
 
 pytestmark = needs("matplotlib")  # not imported while the tests are collected
 

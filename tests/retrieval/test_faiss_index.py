@@ -2,7 +2,7 @@
 
 The index files in tests/data/flashrag_faiss were built by FlashRAG's own `Index_Builder` and expected.json holds
 what FlashRAG's `DenseRetriever.batch_search` returned for them (record.py there, run in a venv with FlashRAG),
-with the tiny encoder that tests/flashrag_faiss_fixtures.py makes again here, weight for weight.
+with the tiny encoder that tests/support/flashrag_faiss_fixtures.py makes again here, weight for weight.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from conftest import TEST_DATA, needs
-from flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
-from helpers import cli_here, samples
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry, load_retriever, run_eval
+from support.flashrag_faiss_fixtures import QUERIES, corpus_rows, write_tiny_bert
+from support.helpers import cli_here, samples
 
 pytestmark = needs("faiss", "transformers")  # imported by the tests that use them, not while collecting
 
@@ -264,7 +264,7 @@ def test_an_encoder_whose_config_names_no_width_is_measured_against_the_index(tm
     """DistilBERT's config.json says `dim`, not `hidden_size`: the width of a vector it gives is compared instead."""
     from transformers import DistilBertConfig, DistilBertModel
 
-    from flashrag_faiss_fixtures import vocabulary
+    from support.flashrag_faiss_fixtures import vocabulary
 
     folder = tmp_path / "tiny-distilbert"
     config = DistilBertConfig(

@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs, write_jsonl
-from helpers import run, samples
 from ragbench._retrieval.bm25 import numba_top_k as selection
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever, query_words
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import build_index, installed_registry
+from support.helpers import run, samples
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs, write_jsonl
-from helpers import cli, cli_here, closed_port
 from ragbench._retrieval.parallel_build.build import build_parallel
 from ragbench._retrieval.parallel_build.state import state_folder
 from ragbench.testing import build_index, installed_registry, load_retriever
+from support.helpers import cli, cli_here, closed_port
 
 pytestmark = needs("bm25s", "regex", "ray")  # not imported while the tests are collected
 
@@ -153,7 +153,7 @@ def test_dense_encoder_actors_load_the_model_once_and_write_the_one_process_buil
     import os
     import threading
 
-    from component_models import tiny_encoder
+    from support.component_models import tiny_encoder
 
     model = tiny_encoder(tmp_path / "encoder", [w.lower() for w in WORDS])
     docs = [{"id": str(i), "contents": " ".join(WORDS[i % 7 : i % 7 + i % 5])} for i in range(50)]

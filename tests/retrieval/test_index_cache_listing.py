@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_here, tmpfs
 from ragbench._retrieval.corpus.identity import corpus_sha256
 from ragbench._retrieval.index import removal as index_removal
 from ragbench._retrieval.index.built import built_index
@@ -27,6 +26,7 @@ from ragbench._retrieval.index.cache import INDEX_CACHE_ENV, USE_FILE, cached_in
 from ragbench._retrieval.index.removal import REMOVING
 from ragbench._retrieval.index.staging import BUILD_MARK
 from ragbench.testing import Registry
+from support.helpers import cli_here, tmpfs
 
 PASSAGES = [
     {"id": "1", "title": "France", "contents": "Paris is the capital of France."},

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from conftest import needs
-from helpers import cli_here
 from ragbench._retrieval.bm25.retriever import BM25Builder
 from ragbench._retrieval.dense.npy_appender import NpyAppender
 from ragbench._retrieval.index.built import MANIFEST_FILE, build_index
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.helpers import cli_here
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from helpers import cli_here
 from ragbench.testing import build_index, installed_registry
+from support.helpers import cli_here
 
 pytestmark = needs("bm25s")
 

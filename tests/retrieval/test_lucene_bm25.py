@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import cli_here
 from ragbench._retrieval.lucene.analyzer import ENGLISH_STOP_WORDS, analyze
 from ragbench._retrieval.lucene.retriever import (
     LENGTH_TABLE,
@@ -30,6 +29,7 @@ from ragbench._retrieval.lucene.retriever import (
 from ragbench._retrieval.lucene.tokenizer import standard_tokens, utf16_units
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry
+from support.helpers import cli_here
 
 pytest.importorskip("regex")
 

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from helpers import cli_here
 from ragbench._retrieval.lucene import tokenizer as lucene_tokenizer
 from ragbench._retrieval.lucene.analyzer import analyze
 from ragbench._retrieval.lucene.retriever import LuceneBM25Retriever
@@ -27,6 +26,7 @@ from ragbench._retrieval.lucene.tokenizer import (
     utf16_units,
     window_end,
 )
+from support.helpers import cli_here
 
 regex = pytest.importorskip("regex")
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import needs, write_jsonl
-from helpers import cli_here, closed_port
+from support.helpers import cli_here, closed_port
 
 pytestmark = needs("ray")  # not imported while the tests are collected
 
@@ -107,7 +107,7 @@ def demo_run(tmp_path, *args: str) -> subprocess.CompletedProcess:
 def test_a_run_whose_shards_name_a_silent_address_is_one_line_not_a_wait(tmp_path):
     from ragbench._retrieval.sharded.split import split_index
     from ragbench.testing import build_index, installed_registry
-    from retrieval_samples import passages, write_dpr_tsv
+    from support.retrieval_samples import passages, write_dpr_tsv
 
     index = tmp_path / "index"
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(20)), index, "bm25", {}, progress=False,

@@ -14,7 +14,7 @@ from ragbench._retrieval.bm25.retriever import METHODS, BM25Builder, BM25Retriev
 from ragbench.api import ConfigError, Document
 from ragbench.api.retrieval import passage_text
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "Stemmer")  # not imported while the tests are collected
 

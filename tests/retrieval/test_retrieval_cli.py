@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from conftest import needs
-from helpers import cli_here
 from ragbench.testing import installed_registry
-from retrieval_samples import passages, write_dpr_tsv
+from support.helpers import cli_here
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 

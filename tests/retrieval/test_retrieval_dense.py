@@ -10,7 +10,7 @@ from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, default_query_instruction
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 
 def brute_force(queries, matrix, k):

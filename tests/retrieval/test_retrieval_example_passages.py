@@ -11,13 +11,13 @@ import time
 import pytest
 
 from conftest import needs
-from helpers import samples
 from ragbench._retrieval.example_passages import ExampleBM25Retriever
 from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError, Context, Document, Example
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry, load_retriever
+from support.helpers import samples
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 
@@ -213,8 +213,9 @@ def test_bad_options_are_one_line_config_errors(args, message):
 
 
 def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_queries(tmp_path):
-    from ragbench.tasks.selfrag.demo import Demo
     from test_retrieval_pooling import registry_with_test_system
+
+    from ragbench.tasks.selfrag.demo import Demo
 
     config = RunConfig(
         tasks=["demo"],
@@ -248,9 +249,10 @@ def test_a_run_with_example_bm25_ranks_each_examples_passages_by_the_systems_que
 
 
 def test_a_run_with_example_bm25_replays_identically_when_examples_send_the_same_query(tmp_path):
-    from ragbench._replay.rerun import replay_config
     from test_record_replay import without_timings
     from test_retrieval_pooling import registry_with_test_system
+
+    from ragbench._replay.rerun import replay_config
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"response": "the capital city"}]))  # every example's second query

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from helpers import samples
 from ragbench._retrieval.handle import Retrieval
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, System
 from ragbench.api.retrieval import RetrievalError, Retriever
 from ragbench.testing import Registry, installed_registry, load_retriever
+from support.helpers import samples
 
 
 class CountingRetriever(Retriever):

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from helpers import cli_here
-from ragbench.testing import build_index, installed_registry
 from test_trec_rag import SHARD_00, SHARD_01, write_corpus
+
+from ragbench.testing import build_index, installed_registry
+from support.helpers import cli_here
 
 
 @pytest.fixture(scope="module")

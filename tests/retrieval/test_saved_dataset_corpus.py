@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from helpers import cli_here
 from ragbench._retrieval.corpus.readers import corpus_rows, read_corpus
 from ragbench._retrieval.index.cache import index_folder
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.retrieval import CorpusLookup
 from ragbench.testing import build_index, installed_registry
+from support.helpers import cli_here
 
 pytestmark = needs("datasets")  # not imported while the tests are collected
 

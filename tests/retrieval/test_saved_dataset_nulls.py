@@ -12,6 +12,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_saved_dataset_corpus import save, write_jsonl
 
 from conftest import needs
 from ragbench.api import Document
@@ -20,7 +21,6 @@ from ragbench.api.retrieval import (
     read_corpus,
 )
 from ragbench.testing import build_index, installed_registry
-from test_saved_dataset_corpus import save, write_jsonl
 
 pytestmark = needs("datasets")  # not imported while the tests are collected
 

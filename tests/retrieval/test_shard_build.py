@@ -19,13 +19,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA, needs, write_jsonl
-from helpers import cli
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
+from support.helpers import cli
 
 pytestmark = needs("regex", "bm25s")
 

@@ -4,12 +4,12 @@ registry: its parts name the same kind, and what every kind shares (sharded/, sh
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from ragbench._retrieval.shard_kinds.registry import KINDS, kind_build, shard_searcher, sharded_kind
 from ragbench._retrieval.sharded.searcher import ShardSearcher
+from support import paths
 
-RETRIEVAL = Path(__file__).resolve().parents[1] / "ragbench" / "_retrieval"
+RETRIEVAL = paths.REPO / "ragbench" / "_retrieval"
 
 
 def test_each_kind_is_one_folder_whose_parts_name_it():

@@ -21,7 +21,7 @@ from ragbench._retrieval.sharded.layout import read_layout, shard_layout
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 

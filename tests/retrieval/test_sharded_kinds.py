@@ -182,15 +182,15 @@ def test_faiss_shards_merged_give_the_whole_flat_indexs_scores_and_passages_abov
 def tiny_bert(tmp_path_factory) -> Path:
     pytest.importorskip("faiss")
     pytest.importorskip("transformers")
-    from flashrag_faiss_fixtures import write_tiny_bert
+    from support.flashrag_faiss_fixtures import write_tiny_bert
 
     return write_tiny_bert(tmp_path_factory.mktemp("encoder") / "tiny-bert")
 
 
 @pytest.mark.parametrize("shards", [1, 3, 40])
 def test_flashrags_own_flat_faiss_index_split_answers_as_the_whole_one(tmp_path, tiny_bert, shards):
-    from flashrag_faiss_fixtures import QUERIES
     from ragbench._retrieval.dense.faiss_index import FaissIndexRetriever
+    from support.flashrag_faiss_fixtures import QUERIES
 
     index = tmp_path / "e5_Flat.index"
     shutil.copyfile(FAISS / "e5_Flat.index", index)
@@ -209,7 +209,7 @@ def test_flashrags_own_flat_faiss_index_split_answers_as_the_whole_one(tmp_path,
 @pytest.mark.parametrize("name", ["dpr_IVF2,Flat.index", "bge_HNSW8.index"])
 def test_an_approximate_faiss_index_is_refused_in_one_line_and_nothing_is_written(tmp_path, name):
     pytest.importorskip("faiss")
-    from helpers import cli_here  # in this process: a split and its refusal start nothing
+    from support.helpers import cli_here  # in this process: a split and its refusal start nothing
 
     shutil.copyfile(FAISS / name, tmp_path / name)
     refused = cli_here("index", "shard", "--index", str(tmp_path / name), "--shards", "2")
@@ -224,8 +224,8 @@ def test_a_flat_faiss_file_cut_short_past_its_header_is_refused_as_damaged_in_on
     """Its header intact (the vector count read), the rest cut anywhere: one line naming the file as damaged and
     the fix, no faiss traceback (issue 78), nothing written beside it."""
     pytest.importorskip("faiss")
-    from helpers import cli_here  # in this process: a split and its refusal start nothing
     from ragbench._retrieval.dense.faiss_index import HEADER
+    from support.helpers import cli_here  # in this process: a split and its refusal start nothing
 
     whole = (FAISS / "e5_Flat.index").read_bytes()
     with tempfile.TemporaryDirectory() as tmp:
@@ -242,7 +242,7 @@ def test_a_flat_faiss_file_cut_short_past_its_header_is_refused_as_damaged_in_on
 def tiny_qwen3(tmp_path_factory) -> Path:
     pytest.importorskip("faiss")
     pytest.importorskip("transformers")
-    from qwen3_embedding_fixtures import write_tiny_qwen3
+    from support.qwen3_embedding_fixtures import write_tiny_qwen3
 
     return write_tiny_qwen3(tmp_path_factory.mktemp("encoder") / "tiny-qwen3")
 

@@ -219,7 +219,7 @@ def test_splitting_leaves_the_index_files_as_they_were(bm25_index):
 
 
 def test_index_shard_command_splits_once_and_refuses_an_index_it_cannot_shard_in_one_line(bm25_index, tmp_path):
-    from helpers import cli_here  # in this process: a split and its refusal start nothing
+    from support.helpers import cli_here  # in this process: a split and its refusal start nothing
 
     done = cli_here("index", "shard", "--index", str(bm25_index), "--shards", "2")
     assert done.returncode == 0 and "2 shards of" in done.stdout

@@ -17,12 +17,12 @@ import threading
 import pytest
 
 from conftest import needs
-from helpers import run, samples
 from ragbench._retrieval.shard_kinds.lucene_bm25.front import LuceneQueries
 from ragbench._retrieval.sharded.retriever import ShardedRetriever
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry
-from retrieval_samples import passages, write_dpr_tsv
+from support.helpers import run, samples
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
@@ -37,7 +37,7 @@ def own_cluster():
     from ray.cluster_utils import Cluster
 
     if ray.is_initialized():
-        ray.shutdown()  # the tests' shared cluster (tests/ray_cluster.py): a later module asking connects again
+        ray.shutdown()  # the tests' shared cluster (tests/support/ray_cluster.py): a later module asking connects again
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     workers = [cluster.add_node(num_cpus=2) for _ in range(3)]
     cluster.wait_for_nodes()

@@ -21,7 +21,7 @@ from ragbench._retrieval.sharded.homes import homes
 from ragbench._retrieval.sharded.placement import packed
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]
 

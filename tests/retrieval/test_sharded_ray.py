@@ -11,7 +11,7 @@ import pytest
 from conftest import needs
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 

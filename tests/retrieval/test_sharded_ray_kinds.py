@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from conftest import TEST_DATA, needs
 from ragbench.testing import build_index, cli, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
@@ -60,8 +60,8 @@ def test_flashrags_own_bm25_folder_in_shards_on_ray_answers_as_the_whole(tmp_pat
 def test_flashrags_flat_faiss_index_in_shards_on_ray_answers_as_the_whole(tmp_path, ray_cluster):
     pytest.importorskip("faiss")
     pytest.importorskip("transformers")
-    from flashrag_faiss_fixtures import QUERIES as ASKED
-    from flashrag_faiss_fixtures import write_tiny_bert
+    from support.flashrag_faiss_fixtures import QUERIES as ASKED
+    from support.flashrag_faiss_fixtures import write_tiny_bert
 
     shutil.copyfile(TEST_DATA / "flashrag_faiss" / "e5_Flat.index", tmp_path / "e5_Flat.index")
     shard(tmp_path / "e5_Flat.index", 2)
@@ -73,7 +73,7 @@ def test_flashrags_flat_faiss_index_in_shards_on_ray_answers_as_the_whole(tmp_pa
 def test_tevatron_shard_files_each_served_by_an_actor_answer_as_the_whole(tmp_path, ray_cluster):
     pytest.importorskip("faiss")
     pytest.importorskip("transformers")
-    from qwen3_embedding_fixtures import write_tiny_qwen3
+    from support.qwen3_embedding_fixtures import write_tiny_qwen3
 
     files = TEST_DATA / "browsecomp_plus" / "dense"
     args = {"index": str(files / "corpus.shard*.pkl"), "corpus": str(files / "corpus.jsonl")}

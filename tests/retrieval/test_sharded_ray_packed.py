@@ -17,7 +17,7 @@ from ragbench._errors import ConfigError
 from ragbench._retrieval.sharded.placement import PLACEMENT_VARIABLE, packed, placement_timeout
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry, load_retriever
-from retrieval_samples import passages, write_dpr_tsv
+from support.retrieval_samples import passages, write_dpr_tsv
 
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "the a of", "zzz unknown words", "song"]
 SHARDS = 5  # on 3 CPUs

@@ -9,9 +9,9 @@ import json
 
 import numpy as np
 import pytest
+from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW, TOPICS
 
 from conftest import needs
-from helpers import cli_here, run
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.shard_kinds.dense.split import split_dense
 from ragbench._retrieval.sharded.actors import ShardPool
@@ -19,8 +19,8 @@ from ragbench._retrieval.sharded.layout import Layout, Shard, layout_record, rea
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.testing import build_index, installed_registry
-from retrieval_samples import passages, write_dpr_tsv
-from test_trec_rag24_reproduction import ANSERINI_ON_SAMPLE, CORPUS, QRELS, ROW, TOPICS
+from support.helpers import cli_here, run
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray")  # not imported while the tests are collected
 
@@ -107,7 +107,7 @@ def test_a_shard_actor_refuses_a_file_swapped_after_the_run_read_the_layout(tmp_
 def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_behind(tmp_path):
     """3 shards on the run's own local Ray, which has the machine's CPUs: on a 2-CPU machine (a laptop, CI) two
     actors serve them (was: the third shard waited for ever for a CPU); the answers are the whole index's."""
-    from helpers import cli, samples
+    from support.helpers import cli, samples
 
     index = tmp_path / "index"
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(40)), index, "bm25", {}, progress=False,

@@ -3,7 +3,7 @@ shards, read as they are, without running what a pickle names.
 
 The shards in tests/data/browsecomp_plus/dense were written by Tevatron's own encode driver, and expected.json holds
 what BrowseComp-Plus's faiss_searcher.py (run unchanged) returned over them (record.py there, in a venv with
-Tevatron), with the tiny Qwen3 encoder that tests/qwen3_embedding_fixtures.py makes again here, weight for weight.
+Tevatron), with the tiny Qwen3 encoder that tests/support/qwen3_embedding_fixtures.py makes again here, weight for weight.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conftest import TEST_DATA, needs
-from helpers import cli_here, samples
-from qwen3_embedding_fixtures import corpus_rows, write_tiny_qwen3
 from ragbench._retrieval.dense.tevatron_shards import convert_command, read_shard
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import RetrievalError
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, samples
+from support.qwen3_embedding_fixtures import corpus_rows, write_tiny_qwen3
 
 pytestmark = needs("faiss", "transformers")  # not imported while the tests are collected
 

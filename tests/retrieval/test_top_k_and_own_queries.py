@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from helpers import cli, cli_here, cli_run_args, run
 from ragbench.api import ConfigError, System, SystemDeclaration
 from ragbench.testing import PreflightError, preflight, run_eval
+from support.helpers import cli, cli_here, cli_run_args, run
 
 
 def test_top_k_goes_to_the_option_each_system_declares_and_run_json_records_it(tmp_path):

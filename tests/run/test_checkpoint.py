@@ -12,13 +12,13 @@ from pathlib import Path
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from test_resume_data_changes import TASK, closed_book_run
+from test_resume_properties import write_data
 
-from helpers import comparable, samples
 from ragbench._engines.scripted import echo
 from ragbench._storage.checkpoint import TaskCheckpoint, checkpoint_key, record_digest
 from ragbench.testing import Registry
-from test_resume_data_changes import TASK, closed_book_run
-from test_resume_properties import write_data
+from support.helpers import comparable, samples
 
 SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") else None
 TEXT = st.text(st.characters(codec="utf-8"), max_size=6)
@@ -111,7 +111,7 @@ def data_lines(records: list[dict]) -> list[str]:
 def test_a_resume_after_any_edit_of_the_data_runs_the_changed_records_and_ends_as_a_fresh_run(shared_registry, data):
     old = data.draw(OLD)
     now = data.draw(edits(old))
-    assume(now)  # a file with no record is refused by the pre-flight (tests/test_preflight.py)
+    assume(now)  # a file with no record is refused by the pre-flight (tests/run/test_preflight.py)
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         folder = Path(tmp)
         (folder / "t.yaml").write_text(TASK)

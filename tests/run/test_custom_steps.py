@@ -9,15 +9,15 @@ import json
 
 import numpy as np
 import pytest
+from test_record_replay import without_timings
 
-from helpers import samples
 from ragbench._replay.rerun import replay_config
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.site import Site
 from ragbench.api import Document, Reader, Task, hookimpl
 from ragbench.testing import Registry, installed_registry, make_context
-from test_record_replay import without_timings
+from support.helpers import samples
 
 
 class KeywordFilter(Reader):

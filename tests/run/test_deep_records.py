@@ -8,10 +8,10 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, run, samples, task_counts
 from ragbench._storage import jsonl
 from ragbench._storage.jsonl import read_json, read_lines
 from ragbench.api import ConfigError, RecordError
+from support.helpers import cli_here, run, samples, task_counts
 
 DEEP = '{"a": ' * 100_000 + "1" + "}" * 100_000
 
@@ -83,7 +83,7 @@ def test_a_deep_json_file_is_one_config_error_naming_it(tmp_path):
 
 
 def test_an_alce_file_with_a_deep_record_is_refused_in_one_line_before_the_run(tmp_path):
-    from alce_helpers import records
+    from support.alce_helpers import records
 
     path = tmp_path / "asqa.json"
     path.write_text("[" + json.dumps(records("asqa")[0]) + ", " + DEEP + "]", encoding="utf-8")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import cli_here, task_counts
+from support.helpers import cli_here, task_counts
 
 pytestmark = pytest.mark.model
 

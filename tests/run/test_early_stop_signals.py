@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from helpers import cli_run_args
+from support.helpers import cli_run_args
 
 FIRST_LIBRARY = "click"  # the first library the command line loads (-X importtime names each import as it ends)
 

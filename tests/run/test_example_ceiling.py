@@ -14,7 +14,6 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import cli_here, run, samples
 from ragbench._llm import LLM
 from ragbench._retrieval.handle import Retrieval
 from ragbench._retrieval.provided import ProvidedRetriever
@@ -26,6 +25,7 @@ from ragbench._values.ceiling import MAX_PROMPT_CHARS, MAX_STEPS, Ceiling, Ceili
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, System, Task
 from ragbench.testing import ScriptedLLM, make_context
+from support.helpers import cli_here, run, samples
 
 KEEPS_SEARCHING = "<answer><search>x</search>Zealion</answer>"  # cut at "</search>": never the model's end
 

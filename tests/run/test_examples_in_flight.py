@@ -11,11 +11,11 @@ import types
 import pytest
 
 from conftest import write_jsonl
-from helpers import run
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.run_config import examples_in_flight
 from ragbench.api import Prediction, System
 from ragbench.testing import Registry
+from support.helpers import run
 
 
 def popqa(tmp_path, count: int):

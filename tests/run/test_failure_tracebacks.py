@@ -8,12 +8,12 @@ import json
 
 from click.testing import CliRunner
 
-import scoring_plugin
 from conftest import write_jsonl
-from helpers import cli_here, cli_run_args, samples, task_counts
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import Registry, cli, run_eval
-from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
+from support import scoring_plugin
+from support.helpers import cli_here, cli_run_args, samples, task_counts
+from support.scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
 
 class KeyErrorSystem(System):

@@ -1,14 +1,14 @@
 """The system x task matrix: every built-in system on every kind of built-in task, offline, with known numbers.
 
-Tasks on which systems behave alike are grouped from the registry (tests/matrix_groups.py: the reader of
+Tasks on which systems behave alike are grouped from the registry (tests/support/matrix_groups.py: the reader of
 the records, the prompting, whether the examples carry documents, the metrics and their options; 48 of
 the YAML tasks share FlashRAG's prompt style). Every system runs on each group's representative, and
 each other task of a group runs once, with vanilla: a dropped cell (system, task) stands for the kept cell
 (system, its representative). A representative cell's id names the tasks it stands for after "+"; another
-task's cell names its representative after "~" (python tests/matrix_groups.py prints the groups). The
+task's cell names its representative after "~" (python tests/support/matrix_groups.py prints the groups). The
 expected values below are kept for every cell, so that any member of a group can be its representative.
 
-Each cell runs on small upstream-format data (tests/matrix_fixtures.py) with a scripted model that gives
+Each cell runs on small upstream-format data (tests/support/matrix_fixtures.py) with a scripted model that gives
 the gold answer to the first example and a wrong one (sharing no word with the gold) to the second, a
 scripted NLI judge that entails unless the premise is the wrong answer, and a CRAG judge that finds every
 non-exact answer wrong. On the open-domain tasks, whose examples carry no documents, the systems that
@@ -22,11 +22,11 @@ from __future__ import annotations
 import pytest
 
 from conftest import plugins_read_once
-from helpers import samples
-from matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
-from matrix_groups import builtin, task_groups
 from ragbench.api import ConfigError
 from ragbench.testing import run_eval
+from support.helpers import samples
+from support.matrix_fixtures import FLASHRAG_TASK_FILES, TASK_DATA, build_corpus_index, cell_config
+from support.matrix_groups import builtin, task_groups
 
 REGISTRY = plugins_read_once()
 SYSTEMS = builtin(REGISTRY, "systems")
@@ -565,9 +565,9 @@ def expected(system: str, task: str) -> dict[str, float | None]:
 
 def test_every_builtin_task_has_matrix_data_and_expected_values():
     missing = sorted(set(TASKS) - set(TASK_DATA))
-    assert not missing, f"add a data builder for {missing} to TASK_DATA in tests/matrix_fixtures.py"
+    assert not missing, f"add a data builder for {missing} to TASK_DATA in tests/support/matrix_fixtures.py"
     missing = sorted(set(TASKS) - set(EXPECTED))
-    assert not missing, f"add the expected metric values of {missing} to EXPECTED in tests/test_matrix.py"
+    assert not missing, f"add the expected metric values of {missing} to EXPECTED in tests/run/test_matrix.py"
 
 
 @pytest.fixture(scope="session")

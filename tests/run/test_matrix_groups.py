@@ -1,4 +1,4 @@
-"""The matrix's task groups (tests/matrix_groups.py): a task a system would meet as it meets another joins that
+"""The matrix's task groups (tests/support/matrix_groups.py): a task a system would meet as it meets another joins that
 task's group; one that declares anything new (prompt style, record format, answer format, documents, metric,
 metric option) is a group of its own, whatever its name, so that every system runs on it."""
 
@@ -13,8 +13,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import plugins_read_once
-from matrix_groups import task_groups
 from ragbench.testing import installed_registry
+from support.matrix_groups import task_groups
 
 # nq_open_flashrag's file (tasks/open_qa), without its comments and description
 NQ_OPEN_FLASHRAG = """task: {name}

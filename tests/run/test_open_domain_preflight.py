@@ -10,8 +10,8 @@ import pytest
 
 import ragbench.tasks.flashrag
 from conftest import TEST_DATA
-from helpers import cli_here
 from ragbench.testing import PreflightError, Registry, installed_registry, preflight
+from support.helpers import cli_here
 
 REGISTRY = Registry.discover()
 NQ = str(TEST_DATA / "open_qa" / "NQ-open.dev.jsonl")

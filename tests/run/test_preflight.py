@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from helpers import closed_port
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Example, Task
 from ragbench.testing import PreflightError, Registry, cli, installed_registry
+from support.crag_helpers import crag_record, tokenizer_dir
+from support.helpers import closed_port
 
 
 def ragbench(*args: str):

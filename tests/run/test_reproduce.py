@@ -8,6 +8,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from test_compare import DEMO
 
 import ragbench._cli.main as cli_module
 from ragbench._reports.reproduce.rows import (
@@ -20,7 +21,6 @@ from ragbench._reports.reproduce.rows import (
 from ragbench._reports.results.schema import Results
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
-from test_compare import DEMO
 
 DEMO_ROW = {
     "paper": "Demo paper",

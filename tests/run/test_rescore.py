@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import scoring_plugin
 from conftest import write_jsonl
-from helpers import samples, task_counts
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore.rescore_run import rescore_run
 from ragbench.api import ConfigError
 from ragbench.testing import Registry, cli, installed_registry
-from scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
+from support import scoring_plugin
+from support.helpers import samples, task_counts
+from support.scoring_plugin import JUDGE, SYSTEM, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 
 def popqa_run(
@@ -168,7 +168,7 @@ def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished
 
 
 def test_rescore_with_an_nli_metric_equals_a_run_that_scored_it(tmp_path):
-    from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, write_predictions
+    from support.alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, write_predictions
 
     predictions = write_predictions(tmp_path / "predictions.jsonl", "asqa")
     config = {

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_run_args
+from support.helpers import cli_run_args
 
 GB = 2**30
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import run
+from support.helpers import run
 
 FIXTURE = TEST_DATA / "assembly" / "levels_results.json"
 SECTIONS = (

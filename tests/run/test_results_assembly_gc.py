@@ -4,8 +4,8 @@ collection would walk again. The collector runs again afterwards, and one the ca
 
 import gc
 
-from helpers import run
 from ragbench._storage.rundir import RunDir
+from support.helpers import run
 
 
 def watch_collector(monkeypatch) -> list[bool]:

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from helpers import cli_here, run, samples
 from ragbench._reports.results.file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, run, samples
 
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo"}
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import comparable, samples, stopped_resume_after_the_data_changed, task_counts
 from ragbench.api import ConfigError, EngineError
 from ragbench.testing import EvalResult, Registry, run_eval
+from support import paths
+from support.helpers import comparable, samples, stopped_resume_after_the_data_changed, task_counts
 
-DEMO = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+DEMO = paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 
 TASK = """task: tq
 data:

@@ -8,11 +8,11 @@ import json
 import os
 
 import pytest
+from test_resume_data_changes import RECORDS, TASK, closed_book_run
 
-from helpers import cli_here, cli_run_args
 from ragbench._run.modes.planned_run import RecordsToDo
 from ragbench.api import ConfigError
-from test_resume_data_changes import RECORDS, TASK, closed_book_run
+from support.helpers import cli_here, cli_run_args
 
 
 def write_task(folder, records, template=TASK, rules=({"response": "one"},)):

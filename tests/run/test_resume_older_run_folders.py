@@ -9,9 +9,9 @@ import json
 import shutil
 
 import pytest
-
-from helpers import cli_here, cli_run_args, comparable, samples
 from test_resume_data_changes import RECORDS, TASK, closed_book_run
+
+from support.helpers import cli_here, cli_run_args, comparable, samples
 
 
 def args(folder, output):

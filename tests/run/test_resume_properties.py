@@ -14,13 +14,13 @@ from pathlib import Path
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-
-from helpers import comparable
-from ragbench.api import ConfigError, EngineError
-from ragbench.testing import PreflightError, Registry
 from test_resume_data_changes import TASK, closed_book_run
 
-# any character, a lone high surrogate ("\ud800", written as its escape: tests/test_lone_surrogates.py) among
+from ragbench.api import ConfigError, EngineError
+from ragbench.testing import PreflightError, Registry
+from support.helpers import comparable
+
+# any character, a lone high surrogate ("\ud800", written as its escape: tests/storage/test_lone_surrogates.py) among
 # them; not a low one, which after it would read back as the one character the two pair into
 TEXT = st.text(
     st.characters(codec=None, exclude_categories=("Cs",)) | st.sampled_from('\n"\\\u0085\u2028\ud800'), max_size=12

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-import scoring_plugin
 from ragbench.api import ConfigError
 from ragbench.testing import run_eval
-from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture)
+from support import scoring_plugin
+from support.scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture)
 
 
 def rules_model(folder):
@@ -28,7 +28,7 @@ def hf_model(folder):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from tiny_models import word_tokenizer
+    from support.tiny_models import word_tokenizer
 
     model = folder / "tiny"
     tokenizer, size = word_tokenizer(model, eos_suffix=False)

@@ -10,9 +10,9 @@ import sys
 import time
 
 from conftest import write_jsonl
-from helpers import cli_here, cli_run_args, comparable, run, samples, task_counts
 from ragbench.api.trace import trace_prompts
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, cli_run_args, comparable, run, samples, task_counts
 
 
 def test_results_json_is_laid_out_like_lm_eval(tmp_path, popqa_records):

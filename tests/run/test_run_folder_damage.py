@@ -1,7 +1,7 @@
 """A run folder whose files were damaged (a sample line that parses but is no sample, a results.json that is
 not one, a folder where a file was, a temporary file a kill left), a data file that is a pipe: one line, never a
 traceback, and `--resume` completes the run with the numbers of one never damaged (a lock taken on a full disk or
-just after another run ended: tests/test_run_folder_faults.py)."""
+just after another run ended: tests/run/test_run_folder_faults.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import json
 import os
 
 import pytest
-
-from helpers import cli_here, comparable, run
 from test_command_faults import finished  # noqa: F401 (a fixture)
 from test_run_folder_faults import popqa, run_args
+
+from support.helpers import cli_here, comparable, run
 
 
 @pytest.mark.parametrize(

@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.files import replacing, write_all_atomically
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
+from support import paths
+from support.helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 
 
 def popqa(tmp_path, n: int, words: int = 0):
@@ -85,7 +86,7 @@ def each_example_once(out, n: int) -> bool:
 
 def test_a_second_run_or_resume_on_a_folder_in_use_is_refused_with_one_line(tmp_path):
     data, out, release = popqa(tmp_path, 24), tmp_path / "run", tmp_path / "release"
-    env = {"RAGBENCH_TEST_RELEASE": str(release), "PYTHONPATH": str(Path(__file__).parent)}
+    env = {"RAGBENCH_TEST_RELEASE": str(release), "PYTHONPATH": paths.python_path(Path(__file__).parent)}
     held = ["--model", "scripted:test_run_folder_faults:held_answer", "--max-inflight", "2"]
     first = start(run_args(data, out, *held), env)  # held in its first batch until `release` exists
     wait_for(lambda: lock_holder(out) is not None)
@@ -238,7 +239,7 @@ MOVING = ["--model", "scripted:test_run_folder_faults:moving_answer", "--max-inf
 def test_a_run_folder_moved_mid_run_ends_in_one_line_and_resumes_where_it_is_now(tmp_path, at):
     data, out, moved = popqa(tmp_path, 6), tmp_path / "runs" / "x", tmp_path / "moved"
     env = {
-        "PYTHONPATH": str(Path(__file__).parent),
+        "PYTHONPATH": paths.python_path(Path(__file__).parent),
         "RAGBENCH_TEST_MOVE_AT": str(at),
         "RAGBENCH_TEST_MOVE_FROM": str(out),
         "RAGBENCH_TEST_MOVE_TO": str(moved),
@@ -264,7 +265,7 @@ def test_a_run_folder_moved_mid_run_ends_in_one_line_and_resumes_where_it_is_now
 def test_a_run_folder_removed_mid_run_ends_in_one_line(tmp_path):
     data, out = popqa(tmp_path, 4), tmp_path / "runs" / "x"
     env = {
-        "PYTHONPATH": str(Path(__file__).parent),
+        "PYTHONPATH": paths.python_path(Path(__file__).parent),
         "RAGBENCH_TEST_MOVE_AT": "2",
         "RAGBENCH_TEST_MOVE_FROM": str(out),
         "RAGBENCH_TEST_MOVE_TO": "",

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli, cli_here, run, samples, task_counts, task_run_args
 from ragbench._records import saved_lines
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.lifetime.interrupted import RunInterrupted
@@ -37,6 +36,7 @@ from ragbench.api import (
 )
 from ragbench.api.engines import Engine, Request, Response, Sampling
 from ragbench.testing import installed_registry
+from support.helpers import cli, cli_here, run, samples, task_counts, task_run_args
 
 
 def popqa_run(tmp_path: Path, data: Path, system: str = "vanilla", model: str = "scripted:echo", **config) -> dict:

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from crag_helpers import tokenizer_dir
-from helpers import cli_run_args, comparable
-from process_tree import HAVE_PROC, descendants, processes
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
+from support import paths
+from support.crag_helpers import tokenizer_dir
+from support.helpers import cli_run_args, comparable
+from support.process_tree import HAVE_PROC, descendants, processes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 QUESTIONS = 8
 pytestmark = pytest.mark.skipif(not HAVE_PROC, reason="reads processes from /proc (Linux)")
 

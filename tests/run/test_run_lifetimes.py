@@ -14,9 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from crag_helpers import tokenizer_dir
-from helpers import comparable, samples
-from process_tree import children
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.lifetime.lifecycle import run_together
 from ragbench._storage.rundir import RunDir
@@ -24,8 +21,11 @@ from ragbench.api.run import RunResources, Workers
 from ragbench.tasks.crag.pages import Offload, PageProcessor
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
 from ragbench.testing import installed_registry
+from support.crag_helpers import tokenizer_dir
+from support.helpers import comparable, samples
+from support.process_tree import children
 
-EMBEDDER = "crag_helpers:KeywordEmbedder"
+EMBEDDER = "support.crag_helpers:KeywordEmbedder"
 
 
 def workers_of_this_process() -> list[int]:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 
+from test_resume_data_changes import RECORDS, TASK
+
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.modes.attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
 from ragbench._run.services import RunServices
 from ragbench.testing import installed_registry
-from test_resume_data_changes import RECORDS, TASK
 
 
 def mode_of(folder, resume: bool = True):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "scheduler_vs_baselines.py"
+from support import paths
+
+SCRIPT = paths.REPO / "benchmarks" / "scheduler_vs_baselines.py"
 
 
 @pytest.fixture(scope="module")

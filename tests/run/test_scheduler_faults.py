@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import dataclass
 
 import pytest
+from test_engine_openai_tools import ASKED, SEARCH, call, engine, server, tool_reply  # noqa: F401 (server: a fixture)
 
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._llm import LLM
@@ -17,7 +18,6 @@ from ragbench._storage.cache import ResponseCache
 from ragbench.api import Document, EngineError
 from ragbench.api.engines import Engine, Request, Response
 from ragbench.api.retrieval import RetrievalError, Retriever
-from test_engine_openai_tools import ASKED, SEARCH, call, engine, server, tool_reply  # noqa: F401 (server: a fixture)
 
 # A safety net only: every call below is answered at once; a caller left waiting fails the test here, not by hanging.
 ANSWERED_WITHIN = 30

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -16,6 +15,7 @@ from ragbench._run.plan.planning import plan_scoring
 from ragbench._values.run_config import RunConfig
 from ragbench.api import Preflight
 from ragbench.testing import installed_registry
+from support import paths
 
 names = st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1, max_size=8)
 scalars = st.none() | st.booleans() | st.integers() | names
@@ -80,8 +80,8 @@ def test_default_run_folder_is_named_by_config_hash(tmp_path):
 
 def test_a_run_over_the_index_cache_of_a_shipped_corpus_is_named_alike_wherever_the_cache_is(tmp_path):
     """A run over the cached index of a task's shipped corpus keeps its folder name when $RAGBENCH_INDEX_CACHE moves
-    (its resume: tests/test_fictional_multihop.py); an index named on the command line is an option of the run."""
-    corpus = Path(__file__).resolve().parents[1] / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
+    (its resume: tests/tasks/fictional_multihop/test_fictional_multihop.py); an index named on the command line is an option of the run."""
+    corpus = paths.REPO / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
     key = f"bm25-{hashlib.sha256(corpus.read_bytes()).hexdigest()}"  # the index's name in the cache (run.json)
     named = [
         RunConfig(tasks=["fictional_multihop"], retriever="bm25", retriever_args={"index": str(cache / key)}, **flag)

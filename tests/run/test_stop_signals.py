@@ -10,9 +10,9 @@ import sys
 import time
 
 import pytest
-
-from helpers import cli_here
 from test_command_faults import finished  # noqa: F401 (a fixture)
+
+from support.helpers import cli_here
 
 SIGNAL_IN_A_FINALIZER = """
 import gc, os, signal, sys, time, weakref

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import write_jsonl
-from helpers import cli_here, cli_run_args, run, viewed
+from support.helpers import cli_here, cli_run_args, run, viewed
 
 
 def cut_task(folder: Path, cut: set[int]) -> Path:

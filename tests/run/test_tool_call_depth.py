@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from test_plugin_faults import folder_samples
 
 from ragbench._engines.local.tool_parsers import TOOL_PARSERS, template_messages, with_tool_calls
 from ragbench._values.json_values import MAX_DEPTH, nested_deeper
@@ -19,7 +20,6 @@ from ragbench._values.tool_calls import ToolCall
 from ragbench.api import Prediction, System
 from ragbench.api.engines import Request, Response
 from ragbench.testing import ScriptedLLM, run_eval
-from test_plugin_faults import folder_samples
 
 SEARCH = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 TEXT = st.text(st.characters(codec="utf-8"), max_size=8)  # brackets, quotes and backslashes among them

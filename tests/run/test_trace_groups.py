@@ -1,6 +1,6 @@
 """The structure hook: `ctx.group` / `@grouped` tag the steps made inside (across asyncio.gather),
 `outline` builds the tree the viewer draws (a system without a `trace_outline` of its own gets it:
-tests/test_plugin_contract.py)."""
+tests/api/test_plugin_contract.py)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragbench.api import Step
-from tests.helpers import run, samples
+from support.helpers import run, samples
 
 
 def test_each_step_of_a_run_is_turned_into_its_dict_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

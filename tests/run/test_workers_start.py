@@ -15,8 +15,9 @@ import pytest
 
 from ragbench.api.run import Workers
 from ragbench.tasks.crag.synthetic import PageSizes, standin_tokenizer, write_task3_archive
+from support import paths
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 
 
 def script(tmp_path: Path, guarded: bool) -> str:

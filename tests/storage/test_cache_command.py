@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL_HOME, SESSION_HOME
-from helpers import cli, cli_here
 from ragbench._engines.local.embedded import EMBEDDED_GGUF
 from ragbench._storage.cache_root import cache_root
+from support.helpers import cli, cli_here
 
 CACHE_VARS = ("RAGBENCH_CACHE_DIR", "RAGBENCH_DATA_DIR", "RAGBENCH_PAGE_CACHE", "RAGBENCH_INDEX_CACHE")
 

@@ -14,8 +14,6 @@ import numpy as np
 import pytest
 
 from conftest import write_jsonl
-from crag_helpers import tokenizer_dir
-from helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 from ragbench._engines.replay import ReplayEngine
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._scheduler import Scheduler
@@ -23,6 +21,8 @@ from ragbench._storage.cache import ResponseCache
 from ragbench.api.engines import Request, Response, Sampling
 from ragbench.api.run import PageCache, content_key
 from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
+from support.crag_helpers import tokenizer_dir
+from support.helpers import cli_here, comparable, popqa_args, run, samples, tmpfs
 
 
 def berlin_run(tmp_path, name: str, n: int = 12, **options) -> dict:
@@ -356,7 +356,7 @@ def test_a_damaged_or_unwritable_page_cache_fails_no_crag_example(tmp_path, crag
                 "tokenizer": tokenizer_dir(),
                 "kg": False,
                 "judge_protocol": "none",
-                "embedder": "crag_helpers:KeywordEmbedder",
+                "embedder": "support.crag_helpers:KeywordEmbedder",
                 "page_executor": "thread",
             },
         )

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_cache_command import gone_pid, model_copy
 
-from helpers import cli_here
 from ragbench._engines.local.embedded import embedded_safetensors_dir
 from ragbench._retrieval.index.cache import cached_index
 from ragbench._retrieval.index.staging import BUILD_MARK
 from ragbench.testing import Registry
-from test_cache_command import gone_pid, model_copy
+from support.helpers import cli_here
 
 DEAD = gone_pid()
 OLD = 1577836800  # 2020-01-01T00:00:00Z

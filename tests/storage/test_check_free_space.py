@@ -7,8 +7,8 @@ from collections import namedtuple
 
 from click.testing import CliRunner
 
-from helpers import cli_run_args, tmpfs
 from ragbench.testing import cli
+from support.helpers import cli_run_args, tmpfs
 
 Usage = namedtuple("Usage", "total used free")
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from conftest import write_jsonl
-from helpers import run
 from test_resume_data_changes import RECORDS, TASK
+
+from conftest import write_jsonl
+from support.helpers import run
 
 
 def digest(tmp_path, name: str, records: list, **config) -> str:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import cli_here, cli_run_args, score_args
 from ragbench._storage.jsonl import json_text, open_append, read_records
+from support import paths
+from support.helpers import cli_here, cli_run_args, score_args
 
-DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+DEMO = paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 ANSWER = "the answer \udcff is"
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here, cli_run_args, run
 from ragbench._storage.files import NotAFileError, file_there, open_file
+from support.helpers import cli_here, cli_run_args, run
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang in any thread fails the session
 DEMO = {"tasks": ["demo"], "system": "vanilla", "model": "scripted:echo", "limit": 4}

@@ -17,15 +17,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import needs, write_jsonl
-from helpers import cli, cli_here
 from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
-from ray_cluster import SHARED
-from retrieval_samples import passages, write_dpr_tsv
+from support.helpers import cli, cli_here
+from support.ray_cluster import SHARED
+from support.retrieval_samples import passages, write_dpr_tsv
 
 pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
 QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]

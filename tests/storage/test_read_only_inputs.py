@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import run, samples
 from ragbench._read_only import ReadOnlyDict, ReadOnlyError, ReadOnlyList, read_only
 from ragbench.api import Document, Example, Metric, MetricDeclaration, Prediction, SampleRecord, Step, System
 from ragbench.testing import Registry, installed_registry
+from support.helpers import run, samples
 
 DICT_CHANGES = ("setitem", "delitem", "update", "setdefault", "pop", "clear", "ior")
 LIST_CHANGES = ("setitem", "delitem", "append", "extend", "iadd", "insert", "pop", "clear", "reverse")

@@ -13,13 +13,13 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_engine_openai import FAST, FakeServer, chat, error, generate
 
-from helpers import cli_run_args, run, samples
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._values.urls import redact_url, redact_urls, secret_name
 from ragbench.api import System, SystemDeclaration
 from ragbench.testing import Registry, cli
-from test_engine_openai import FAST, FakeServer, chat, error, generate
+from support.helpers import cli_run_args, run, samples
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import write_jsonl
-from helpers import cli_here, popqa_args, run
 from ragbench._storage.cache import ResponseCache
 from ragbench.api.run import PageCache
 from ragbench.testing import PreflightError, installed_registry
+from support.helpers import cli_here, popqa_args, run
 
 QUESTION = {"id": "q", "question": "Q?", "answers": ["Q?"], "ctxs": []}
 
@@ -140,8 +140,8 @@ def test_a_store_opened_on_a_users_file_is_not_used_and_leaves_it_as_it_is(tmp_p
 
 
 def test_a_page_cache_option_naming_a_users_sqlite_file_is_refused_before_the_run(tmp_path):
-    from crag_helpers import tokenizer_dir
     from ragbench.tasks.crag.synthetic import PageSizes, write_task3_archive
+    from support.crag_helpers import tokenizer_dir
 
     archive = write_task3_archive(tmp_path / "crag", questions=1, pages=1, sizes=PageSizes.small(1_000))
     pages = user_sqlite(tmp_path / "pages.db", table="entries")
@@ -360,7 +360,7 @@ def test_an_earlier_export_is_replaced_but_a_link_in_it_to_a_users_folder_is_ref
 
 def build_bm25(tmp_path: Path, out: Path, overwrite: bool = False) -> None:
     from ragbench.testing import build_index
-    from retrieval_samples import passages, write_dpr_tsv
+    from support.retrieval_samples import passages, write_dpr_tsv
 
     pytest.importorskip("bm25s")
     corpus = write_dpr_tsv(tmp_path / "corpus.tsv", passages(20, 0))

@@ -31,7 +31,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
 from test_engine_anthropic import echo as anthropic_echo
 from test_engine_openai import chat_payload, completion_payload
 

@@ -3,7 +3,7 @@ scores, examples in one run only, failed examples, bad records, values that are 
 slice values of several kinds with the same text, examples whose data changed between the runs.
 
 tests/data/compare_before.json holds what `compare` made of them before it read runs into columns (ragbench at
-55185d9): `python tests/compare_fixtures.py OUT` with that checkout first on PYTHONPATH writes it again."""
+55185d9): `python tests/support/compare_fixtures.py OUT` with that checkout first on PYTHONPATH writes it again."""
 
 from __future__ import annotations
 

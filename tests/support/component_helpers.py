@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import run
+from support.helpers import run
 
 TASK = "nq_open_flashrag"
 

@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 
 from conftest import SHARED, TEST_DATA, shared_reference, write_jsonl
-from helpers import run
 from ragbench._context import Context
 from ragbench._types import Example
 from ragbench._values.llm_calls import EngineError
 from ragbench.tasks.crag.synthetic import standin_tokenizer
 from ragbench.tasks.crag.task import CragTask1
 from ragbench.testing import ScriptedLLM, make_context
+from support.helpers import run
 
 FAILURES = {"__connection_error__": "connection error on every attempt", "__other_error__": "non-retryable error"}
 
@@ -136,7 +136,7 @@ def crag_t2_run(tmp_path: Path, queries: list[str], entity_reply: str, **task_ar
         data={"crag_t2": str(data)},
         task_args={
             "tokenizer": tokenizer_dir(),
-            "embedder": "crag_helpers:KeywordEmbedder",
+            "embedder": "support.crag_helpers:KeywordEmbedder",
             "page_executor": "thread",
             "split": "all",
             **task_args,

@@ -1,6 +1,6 @@
 """A tiny random BERT encoder and a FlashRAG-format corpus, the same bytes and weights wherever they are made.
 
-Imported by tests/test_faiss_index.py and by tests/data/flashrag_faiss/record.py, which runs in a venv with
+Imported by tests/retrieval/test_faiss_index.py and by tests/data/flashrag_faiss/record.py, which runs in a venv with
 FlashRAG installed (so nothing here imports ragbench): the weights come from numpy's legacy RandomState, whose
 stream never changes, so the encoder a test builds is the one FlashRAG's index was built with.
 """

@@ -29,10 +29,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from helpers import run, samples
 from ragbench._shared.flashrag import EOT
+from support import paths
+from support.helpers import run, samples
 
-FIXTURES = Path(__file__).parent / "data" / "flashrag_parity"
+FIXTURES = paths.DATA / "flashrag_parity"
 QUESTIONS = FIXTURES / "questions.jsonl"
 CORPUS = FIXTURES / "corpus.jsonl"
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"  # the template's own

@@ -66,7 +66,7 @@ def search_agent_samples(
     model_args: dict | None = None,
 ) -> list[dict]:
     """The sample lines of `search_agent` run over `questions` (fictional_multihop's corpus) against the OpenAI
-    server at `base_url` (tests/search_agent_fake.py's)."""
+    server at `base_url` (tests/support/search_agent_fake.py's)."""
     run(
         tmp_path,
         tasks=["fictional_multihop"],

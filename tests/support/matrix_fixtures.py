@@ -1,5 +1,5 @@
 """Small data in each built-in task's upstream format, and one scripted model for every system, so that
-the system x task matrix can run offline (tests/test_matrix.py, benchmarks/matrix.py).
+the system x task matrix can run offline (tests/run/test_matrix.py, benchmarks/matrix.py).
 
 A task added to ragbench gets one line in TASK_DATA: a builder writing its data under a folder and
 returning (--data path, --task-arg options). Everything here is written for ragbench, not copied.
@@ -19,10 +19,10 @@ from typing import Any
 import ragbench.tasks.flashrag
 import ragbench.tasks.selfrag
 from conftest import TEST_DATA, plugins_read_once, write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from crag_tiny_kg import write_tiny_kg
 from ragbench._types import Example
 from ragbench._yaml_tasks.spec import load_spec
+from support.crag_helpers import crag_record, tokenizer_dir
+from support.crag_tiny_kg import write_tiny_kg
 
 ALCE = TEST_DATA / "alce"
 OPEN_QA = TEST_DATA / "open_qa"
@@ -166,7 +166,7 @@ def crag(task: str) -> Callable[[Path], tuple[str, dict[str, Any]]]:
         records = [crag_record(i, split=1) for i in range(2)]
         args = {
             "tokenizer": tokenizer_dir(),
-            "embedder": "crag_helpers:KeywordEmbedder",
+            "embedder": "support.crag_helpers:KeywordEmbedder",
             "page_executor": "thread",
             "split": "all",
         }
@@ -915,5 +915,5 @@ def cell_config(
     return config
 
 
-# A default answer for tests that run a cell-like configuration of their own (tests/test_asqa_task.py).
+# A default answer for tests that run a cell-like configuration of their own (tests/tasks/alce/test_asqa_task.py).
 RULES = [*STEP_RULES, {"response": "answer 1 [1]. true B Paris"}]

@@ -1,5 +1,5 @@
 """The built-in tasks grouped by what a system's behaviour on them depends on, read from the registry, so that
-the system x task matrix (tests/test_matrix.py) runs every system once per group, not once per task.
+the system x task matrix (tests/run/test_matrix.py) runs every system once per group, not once per task.
 
 Two tasks are in one group when they agree on everything a system sees of a task and everything that scores
 what it did:
@@ -8,7 +8,7 @@ what it did:
   documents   whether the examples carry documents of their own (else a system that searches needs a corpus)
   metrics     the metrics, in order, with their options (a Chinese set's, a regex gold's)
 A task declaring something new (a new style, format, metric or option) is a group of its own. Each group's
-representative is its first task by name; python tests/matrix_groups.py prints the groups."""
+representative is its first task by name; python tests/support/matrix_groups.py prints the groups."""
 
 from __future__ import annotations
 

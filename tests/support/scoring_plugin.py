@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import cli_run_args
 from ragbench._hookspecs import hookimpl
 from ragbench._metric import CorpusValue, KeySpec, Metric, MetricDeclaration
 from ragbench._registry import Registry
 from ragbench._values.llm_calls import EngineError
+from support.helpers import cli_run_args
 
 FAILING: set[str] = set()  # example ids `scored:raise` fails on
 CORPUS_FAILS = [False]

@@ -321,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.perf_counter()
         fake: FakeAgentServer = self.server.fake  # type: ignore[attr-defined]
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        from search_agent_fake_messages import remote_mcp  # it imports this module
+        from support.search_agent_fake_messages import remote_mcp  # it imports this module
 
         if self.path.split("?")[0].endswith(":generateContent"):
             self.gemini_turn(fake, body)
@@ -347,7 +347,7 @@ class _Handler(BaseHTTPRequestHandler):
     def server_side_agent(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
         """A request whose agent loop the API's side runs over a remote MCP server (the Messages API's
         connector, a Responses `mcp` tool): recorded as sent, its path and beta header in `requests`."""
-        from search_agent_fake_messages import messages_payload, responses_mcp_payload
+        from support.search_agent_fake_messages import messages_payload, responses_mcp_payload
 
         messages = self.path.split("?")[0].endswith("/messages")
         with fake.lock:
@@ -358,7 +358,7 @@ class _Handler(BaseHTTPRequestHandler):
     def gemini_turn(self, fake: FakeAgentServer, body: dict[str, Any]) -> None:
         """A Gemini generateContent request (the client runs the tools): recorded as sent, its path in
         `requests`."""
-        from search_agent_fake_gemini import gemini_payload
+        from support.search_agent_fake_gemini import gemini_payload
 
         path = self.path.split("?")[0]
         with fake.lock:

@@ -1,4 +1,4 @@
-"""The Gemini API side of the fake agent server (tests/search_agent_fake.py): `POST
+"""The Gemini API side of the fake agent server (tests/support/search_agent_fake.py): `POST
 /v1beta/models/MODEL:generateContent`, what google-genai sends for BrowseComp-Plus's gemini_client and for
 ragbench's `gemini` engine. The client runs the tools (google-genai's automatic function calling), so the fake
 answers one turn a request: the agent of search_agent_fake's `decide` over the conversation the request holds
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from search_agent_fake import decide, tokens
+from support.search_agent_fake import decide, tokens
 
 
 def response_text(response: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The Messages API side of the fake agent server (tests/search_agent_fake.py): `POST /v1/messages` with the beta
+"""The Messages API side of the fake agent server (tests/support/search_agent_fake.py): `POST /v1/messages` with the beta
 MCP connector, what BrowseComp-Plus's anthropic_client sends. As Anthropic's servers do, the fake itself calls
 the tools of the MCP server the request names (`mcp_servers`), through a `McpCaller` it is given (a real MCP
 client in the recording's environment, an in-process stand-in in ragbench's tests), and answers with the whole
@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from search_agent_fake import decide, responses_answer, tokens
+from support.search_agent_fake import decide, responses_answer, tokens
 
 # (server url, tool name or None to list the tools, arguments) -> the tools (name, description, inputSchema), or
 # the call's result (content blocks, is_error)

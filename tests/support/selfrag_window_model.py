@@ -66,7 +66,9 @@ def build_window_model(folder: Path) -> Path:
                 weight[tokenizer.convert_tokens_to_ids(token)] = centre + spread * std * noise
         return model, tokenizer
 
-    return _saved_once(folder, f"{base} + selfrag window recipe (tests/selfrag_window_model.py, seed {SEED})", build)
+    return _saved_once(
+        folder, f"{base} + selfrag window recipe (tests/support/selfrag_window_model.py, seed {SEED})", build
+    )
 
 
 def added_rows_digest(folder: Path) -> str:

@@ -1,5 +1,5 @@
 """Qrels and TREC run files made from a seed, for comparing ragbench's reading of a run file with trec_eval's own
-(tests/data/trec_eval/record_trec_eval.py ran trec_eval over them; tests/test_trec_run.py compares).
+(tests/data/trec_eval/record_trec_eval.py ran trec_eval over them; tests/reports/test_trec_run.py compares).
 
 Each case has queries judged only in the qrels (missing from the run: 0 under -c), queries only in the run (not
 read), a query whose judgements are all 0, graded relevance (0 to 2) and runs of up to 1100 documents whose scores

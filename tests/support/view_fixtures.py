@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 from conftest import write_jsonl
-from matrix_fixtures import cell_config
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from support.matrix_fixtures import cell_config
 
 SCRIPT_ANSWER = "<script>window.__pwned = 1</script>person 0"
 PROPS = ("occupation", "genre", "country")  # a slice value each: the slice charts get several bars, zeros among them

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs
-from helpers import cli, cli_here
+from support.helpers import cli, cli_here
 
 pytestmark = needs("wandb", "mlflow")
 

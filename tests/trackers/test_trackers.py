@@ -18,7 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import needs
-from helpers import cli, cli_here, samples, score_args
+from support import paths
+from support.helpers import cli, cli_here, samples, score_args
 
 pytestmark = needs("wandb", "mlflow")
 
@@ -218,7 +219,7 @@ def test_a_finished_run_logged_to_an_mlflow_folder_holds_its_metrics_params_tabl
 def test_outputs_scored_with_ragbench_score_are_logged_as_a_run_is(tmp_path):
     from mlflow.tracking import MlflowClient
 
-    data = Path(__file__).resolve().parents[1] / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+    data = paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
     ids = [json.loads(line)["id"] for line in data.read_text().splitlines()]
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"id": i, "output": "Paris"}) + "\n" for i in ids))

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run
 from ragbench._storage.sample_files import sample_file
 from ragbench._values.names import inside, name_problem, part_problem
 from ragbench._view.catalog import RunCatalog
@@ -22,6 +21,7 @@ from ragbench._view.export import export
 from ragbench._view.site import Site
 from ragbench.api import ConfigError, hookimpl
 from ragbench.testing import Registry, installed_registry
+from support.helpers import run
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
 PATH_LIKE = st.sampled_from(

@@ -12,10 +12,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.data import iter_jsonl
 from ragbench.testing import Registry
+from support.helpers import run
 
 ANY_CHARACTER = st.characters(codec=None, exclude_categories=())  # lone surrogates too
 TEXT = st.text(ANY_CHARACTER, max_size=12)

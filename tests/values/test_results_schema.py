@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)  # noqa: F401 (a fixture)
 
 import ragbench.tasks.selfrag
-from helpers import cli_here, cli_run_args
 from ragbench._reports.results.file import NewerResults, read_results, results_text
 from ragbench._reports.results.schema import SCHEMA_VERSION, Results, json_schema
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -23,10 +23,11 @@ from ragbench._run.rescore.rescore_run import rescore_run
 from ragbench.api import ConfigError
 from ragbench.api.data import parse_json
 from ragbench.testing import installed_registry
-from test_reproduce import registry_with_demo_row, reproduce  # noqa: F401 (a fixture)  # noqa: F401 (a fixture)
+from support import paths
+from support.helpers import cli_here, cli_run_args
 
 DEMO = Path(ragbench.tasks.selfrag.__file__).parent / "data" / "demo_qa.jsonl"
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "outputs.md"
+DOCS = paths.REPO / "docs" / "outputs.md"
 
 
 def run_config(folder: Path, **changes) -> RunConfig:

@@ -10,16 +10,16 @@ import json
 import re
 from pathlib import Path
 
-import scoring_plugin
 from conftest import write_jsonl
 from ragbench._records import SampleRecord, sample_line
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._storage.rundir import _STAMP, RunDir
 from ragbench._storage.sample_files import ATTEMPT_COST
 from ragbench.api import Prediction, System
-from scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
+from support import paths, scoring_plugin
+from support.scoring_plugin import plugin_state  # noqa: F401 (an autouse fixture: nothing failing, no calls counted)
 
-FIXED = Path(__file__).parent / "data" / "samples" / "fixed_run.jsonl"
+FIXED = paths.DATA / "samples" / "fixed_run.jsonl"
 TIMED = re.compile(rb'"(seconds|started|latency_s|wall_seconds)": [0-9.eE+-]+|"attempt_cost": \{[^}]*\}')
 TRACEBACK = re.compile(rb'"Traceback \(most recent call last\):(?:[^"\\]|\\.)*"')  # paths and line numbers
 

@@ -16,14 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run
 from ragbench._read_only import ReadOnlyError
 from ragbench._records import SampleRecord, read_samples, without_texts
 from ragbench._reports.compare.comparison import load_run
 from ragbench._storage.run_shapes import SAMPLE_SCHEMA_VERSION
 from ragbench.api import Document, RecordError, Step
+from support import paths
+from support.helpers import run
 
-V1_SAMPLES = Path(__file__).parent / "data" / "samples" / "demo_v1.jsonl"  # written by ragbench 0.1 (f2304de)
+V1_SAMPLES = paths.DATA / "samples" / "demo_v1.jsonl"  # written by ragbench 0.1 (f2304de)
 
 
 def test_every_sample_line_is_written_at_the_current_schema_version_first(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_yaml_tasks import spec_task
 
 from ragbench.api import ConfigError
-from test_yaml_tasks import spec_task
 
 RECORDS = {
     "easy": {

@@ -1,6 +1,6 @@
 """`ragbench view`: the page data read from real run folders (made by real systems on the scripted
 engine), the structure hook's grouping, a run in progress, the static export, the HTTP API; the pages
-themselves are clicked through in a real browser in tests/test_view_browser.py."""
+themselves are clicked through in a real browser in tests/view/test_view_browser.py."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import urllib.request
 import pytest
 
 from conftest import write_jsonl
-from helpers import cli_here, popqa_args, run
 from ragbench._view.catalog import RunCatalog
 from ragbench._view.export import export
 from ragbench._view.runs import SampleIndex
 from ragbench._view.server import make_server
 from ragbench._view.site import NotFound, Site
 from ragbench.testing import ScriptedLLM, installed_registry, run_eval
-from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
+from support.helpers import cli_here, popqa_args, run
+from support.view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 
 @pytest.fixture(scope="module")
@@ -270,8 +270,8 @@ def test_view_command_errors_are_one_line(tmp_path):
 
 
 def test_selfrag_long_form_outline_is_the_beam_search_tree_with_the_chosen_path(tmp_path):
-    from matrix_fixtures import cell_config
     from ragbench._run.evaluator import Evaluator, RunConfig
+    from support.matrix_fixtures import cell_config
 
     config = cell_config("asqa", "selfrag", tmp_path, limit=1)
     Evaluator(RunConfig(**config), registry=installed_registry()).run()

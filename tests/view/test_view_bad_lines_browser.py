@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from chromium import headless_chromium, require_chromium, viewer, wait_ready
 from test_view_sample_lines import sample, write_run
+
+from support.chromium import headless_chromium, require_chromium, viewer, wait_ready
 
 require_chromium()
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from chromium import headless_chromium, require_chromium, viewer, wait_ready
-from helpers import viewed
-from view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
+from support.chromium import headless_chromium, require_chromium, viewer, wait_ready
+from support.helpers import viewed
+from support.view_fixtures import FAILED_TRACEBACK, METRIC_TRACEBACK, SCRIPT_ANSWER, failed_run, make_runs
 
 require_chromium()
 SHOTS = os.environ.get("RAGBENCH_SCREENSHOTS")

@@ -4,8 +4,8 @@ each difference that is not like for like."""
 
 from __future__ import annotations
 
-from chromium import headless_chromium, require_chromium, viewer, wait_ready
-from helpers import run
+from support.chromium import headless_chromium, require_chromium, viewer, wait_ready
+from support.helpers import run
 
 require_chromium()
 

@@ -3,8 +3,9 @@ and its calls per example and latency (results.json `efficiency`)."""
 
 from __future__ import annotations
 
-from chromium import require_chromium, run_page
 from test_efficiency import scripted_run
+
+from support.chromium import require_chromium, run_page
 
 require_chromium()
 

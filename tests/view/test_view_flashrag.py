@@ -1,4 +1,4 @@
-"""The FlashRAG methods in the viewer: the example page of a parity run (tests/flashrag_parity.py: FlashRAG's
+"""The FlashRAG methods in the viewer: the example page of a parity run (tests/support/flashrag_parity.py: FlashRAG's
 recorded answers and searches) shows the method's stages (its iterations), the query of each search in its
 stage, what each iteration kept (the system's own step) and the final answer, FlashRAG's prediction, in the
 last stage. The two-hop question hotpot_1 is shown."""
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from flashrag_parity import expected_calls, expected_predictions, recording_tokenizer, run_parity
-from helpers import viewed
 from ragbench.plugins.corag.prompts import MULTI_HOP_TASK_DESC
+from support.flashrag_parity import expected_calls, expected_predictions, recording_tokenizer, run_parity
+from support.helpers import viewed
 
 EXAMPLE = "hotpot_1"
 FAKE_MODEL = "scripted:flashrag_parity:fake_model"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from chromium import api, headless_chromium, require_chromium, viewer, wait_ready
-from scoring_plugin import JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 from test_rescore import popqa_run
+
+from support.chromium import api, headless_chromium, require_chromium, viewer, wait_ready
+from support.scoring_plugin import JUDGE, plugin_state  # noqa: F401 (plugin_state: an autouse fixture)
 
 require_chromium()
 

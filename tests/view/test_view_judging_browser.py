@@ -3,8 +3,9 @@ beside the judged value and the judging lines (cost, agreement) on its page."""
 
 from __future__ import annotations
 
-from chromium import require_chromium, run_page
 from test_judge_check import demo_ids_and_verdicts, labelled_run
+
+from support.chromium import require_chromium, run_page
 
 require_chromium()
 

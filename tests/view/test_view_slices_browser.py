@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import pytest
 
-from chromium import headless_chromium, require_chromium, viewer, wait_ready
-from helpers import run
-from slice_fixtures import EXPECTED, level_task
+from support.chromium import headless_chromium, require_chromium, viewer, wait_ready
+from support.helpers import run
+from support.slice_fixtures import EXPECTED, level_task
 
 require_chromium()
 

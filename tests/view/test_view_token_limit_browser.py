@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from chromium import require_chromium, run_page
-from helpers import run
 from test_token_limit import cut_task
+
+from support.chromium import require_chromium, run_page
+from support.helpers import run
 
 require_chromium()
 

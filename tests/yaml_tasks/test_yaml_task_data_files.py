@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.yaml_tasks import yaml_task_class
+from support.helpers import cli_here
 
 RECORDS = [{"id": "a", "question": "Q1?", "answer": "x"}, {"id": "b", "question": "Q2?", "answer": "y"}]
 JSONL = "".join(json.dumps(r) + "\n" for r in RECORDS)

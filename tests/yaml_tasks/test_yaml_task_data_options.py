@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from helpers import cli_here, cli_run_args
 from ragbench.api import ConfigError
 from ragbench.api.yaml_tasks import yaml_task_class
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, cli_run_args
 
 TEMPLATE = """task: opts
 data: {data}

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_run_args
 from ragbench._values.options import construct
 from ragbench.api import ConfigError
+from support import paths
+from support.helpers import cli_run_args
 
-DEMO = Path(__file__).resolve().parent.parent / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
+DEMO = paths.REPO / "tasks" / "selfrag" / "data" / "demo_qa.jsonl"
 LAUGHS = ['      a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [
     f"      {name}: &{name} [{', '.join([f'*{previous}'] * 9)}]" for previous, name in zip("abcdefgh", "bcdefghi")
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import pip_install_args, plugin_pyproject, write_dedented
+from support.helpers import pip_install_args, plugin_pyproject, write_dedented
 
 PROVIDER = "ragbench-yaml-example"
 RECORDS = [

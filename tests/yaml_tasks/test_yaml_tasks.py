@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, write_jsonl
-from helpers import cli_here, run, samples, task_counts
 from ragbench._yaml_tasks import task_class
 from ragbench._yaml_tasks.spec import load_spec
 from ragbench.api import ConfigError, Example, RecordError
 from ragbench.testing import Registry, installed_registry
+from support.helpers import cli_here, run, samples, task_counts
 
 FLASHRAG = [
     {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import needs
-from helpers import cli
+from support.helpers import cli
 
 pytestmark = needs("datasets")  # not imported while the tests are collected
 

@@ -9,11 +9,11 @@ import json
 import pytest
 
 from conftest import plugins_read_once
-from flashrag_parity import assert_parity, expected_calls, fixture, judgements_file
-from helpers import run, samples
 from ragbench.api import ConfigError
 from ragbench.plugins.adaptive_rag.judger import LABELS, ComplexityClassifier
-from tiny_models import tiny_t5
+from support.flashrag_parity import assert_parity, expected_calls, fixture, judgements_file
+from support.helpers import run, samples
+from support.tiny_models import tiny_t5
 
 
 def labels(form):

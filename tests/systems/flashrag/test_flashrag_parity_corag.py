@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flashrag_parity import assert_parity
 from ragbench.plugins.corag.prompts import MULTI_HOP_TASK_DESC, TASK_DESC, WIKI_TASK_DESC
 from ragbench.plugins.corag.system import normalize_subquery, task_description
+from support.flashrag_parity import assert_parity
 
 
 @pytest.mark.parametrize("form", ["chat", "openai"])

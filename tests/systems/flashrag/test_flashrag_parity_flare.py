@@ -8,8 +8,8 @@ template; `flare` sends them as a final assistant message to continue, compared 
 
 import pytest
 
-from flashrag_parity import assert_parity, expected_calls, recording_tokenizer, run_parity
-from helpers import samples
+from support.flashrag_parity import assert_parity, expected_calls, recording_tokenizer, run_parity
+from support.helpers import samples
 
 MODEL = "scripted:flashrag_parity:fake_flare_model"
 pytestmark = pytest.mark.skipif(

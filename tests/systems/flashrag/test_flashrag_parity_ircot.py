@@ -4,8 +4,8 @@ prompt as one string for a chat model too (`enable_chat=False`), so its chat for
 
 import pytest
 
-from flashrag_parity import assert_parity, run_parity
-from helpers import samples
+from support.flashrag_parity import assert_parity, run_parity
+from support.helpers import samples
 
 
 @pytest.mark.parametrize("form", ["plain", "chat"])

@@ -4,7 +4,7 @@ the prediction the last generation unprocessed."""
 
 import pytest
 
-from flashrag_parity import assert_parity
+from support.flashrag_parity import assert_parity
 
 
 @pytest.mark.parametrize("form", ["plain", "chat", "openai"])

@@ -5,7 +5,7 @@ prediction is the unprocessed output, a reader's `raw_output`."""
 
 import pytest
 
-from flashrag_parity import assert_parity
+from support.flashrag_parity import assert_parity
 
 
 @pytest.mark.parametrize("form", ["plain", "chat", "openai"])

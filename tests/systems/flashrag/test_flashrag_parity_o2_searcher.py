@@ -4,8 +4,8 @@ fails there (it concatenates a message list and a string, recorded as its error)
 
 import pytest
 
-from flashrag_parity import assert_parity, fixture
 from ragbench.plugins.reasoning_search.o2_searcher import read_o2_output
+from support.flashrag_parity import assert_parity, fixture
 
 
 @pytest.mark.parametrize("form", ["plain", "chat"])

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flashrag_parity import assert_parity, fixture, run_parity
 from ragbench.plugins.rearag.actions import extract_code, first_action, next_move, reasoning_steps
 from ragbench.plugins.rearag.system import FLASHRAG_SEED
+from support.flashrag_parity import assert_parity, fixture, run_parity
 
 
 @pytest.mark.parametrize("form", ["chat", "openai"])

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flashrag_parity import assert_parity, fixture, run_parity
 from ragbench.plugins.reasoning_search.system import (
     AUTOREFINE,
     R1_SEARCHER,
@@ -20,6 +19,7 @@ from ragbench.plugins.reasoning_search.system import (
     extract_between,
     read_output,
 )
+from support.flashrag_parity import assert_parity, fixture, run_parity
 
 METHODS = ["r1_searcher", "search_r1", "autorefine", "simple_deep_searcher"]
 

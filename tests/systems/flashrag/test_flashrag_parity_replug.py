@@ -17,7 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flashrag_parity import (
+from ragbench.api import ConfigError, Document
+from ragbench.api.engines import Request
+from ragbench.plugins.replug.system import Replug, passage_weights
+from support.flashrag_parity import (
     CORPUS,
     QUESTIONS,
     RECORDER,
@@ -28,11 +31,8 @@ from flashrag_parity import (
     retrieval_file,
     without_special_tokens,
 )
-from helpers import run, samples
-from ragbench.api import ConfigError, Document
-from ragbench.api.engines import Request
-from ragbench.plugins.replug.system import Replug, passage_weights
-from tiny_models import tiny_causal_lm
+from support.helpers import run, samples
+from support.tiny_models import tiny_causal_lm
 
 TASK = "nq_open_flashrag"
 

@@ -4,7 +4,7 @@ string to a chat model as well. The prediction is `selfask_pred_parse`'s, `raw_o
 
 import pytest
 
-from flashrag_parity import assert_parity, expected_calls, fixture, run_parity
+from support.flashrag_parity import assert_parity, expected_calls, fixture, run_parity
 
 
 @pytest.mark.parametrize("form", ["plain", "chat"])

@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 
-from flashrag_parity import CORPUS, QUESTIONS, assert_parity, judgements_file, retrieval_file
-from helpers import run, samples
 from ragbench.api import ConfigError
 from ragbench.plugins.skr.judger import SkrJudger, knn_rule
-from tiny_models import tiny_bert
+from support.flashrag_parity import CORPUS, QUESTIONS, assert_parity, judgements_file, retrieval_file
+from support.helpers import run, samples
+from support.tiny_models import tiny_bert
 
 
 @pytest.mark.parametrize("form", ["plain", "chat", "openai"])

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flashrag_parity import assert_parity, run_parity
 from ragbench.plugins.sure.prompts import JOINED_WORDS
 from ragbench.plugins.sure.system import best_candidate, parse_candidates, parse_ranking, parse_validation, ranking_rows
+from support.flashrag_parity import assert_parity, run_parity
 
 
 @pytest.mark.parametrize("form", ["plain", "chat", "openai"])

@@ -25,7 +25,7 @@ token for token. Here Self-Ask runs on nq_1 alone (`RUN_ON`) for its first three
 compared with the first three of its five recorded calls: its 100-token decodes were most of this file's time, the
 second question's five calls are the same rounds over another question (one prompt a call in FlashRAG: no batch
 padding for them to check; on the embedded model the prefix cache's parity across batch mates is
-tests/test_engine_hf.py's), and rounds four and five repeat rounds two and three (the same two stop strings in
+tests/engines/test_engine_hf.py's), and rounds four and five repeat rounds two and three (the same two stop strings in
 turn, a stripped output appended, nothing searched). Three rounds hold both stop strings, the turn back to the
 first, the hf generator's stripped output joined to `res` (the third prompt's "questionsneeded") and the loop
 ending at max_iter; FlashRAG's prediction after three rounds is empty too (the fourth recorded prompt holds `res`
@@ -48,9 +48,9 @@ from typing import Any
 import pytest
 
 from conftest import TEST_DATA, needs
-from flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
-from helpers import run, samples
 from ragbench.testing import build_index, installed_registry
+from support.flashrag_parity import CORPUS, QUESTIONS, chat_input, chatml
+from support.helpers import run, samples
 
 pytestmark = [pytest.mark.model, needs("transformers")]  # not imported while the tests are collected
 

@@ -69,7 +69,7 @@ def test_answer_texts_and_indexes_into_choices_are_read(tmp_path, fields, golds)
 def test_a_run_counts_the_unreadable_record_and_scores_the_rest(tmp_path):
     """mmlu_flashrag on a right record and one whose choices are missing: 1 scored (em 1), 1 bad record (it
     was scored 0 against the gold text "1")."""
-    from helpers import run
+    from support.helpers import run
 
     path = tmp_path / "flashrag_mmlu_test.jsonl"
     records = [{"golden_answers": [1], "choices": ["Trask", "Ansgar Pell"]}, {"golden_answers": [1]}]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from helpers import cli_here
 from ragbench._reports.reproduce.rows import get_reproduction
 from ragbench._values.run_config import RunConfig
 from ragbench.testing import installed_registry
+from support.helpers import cli_here
 
 
 def flashrag_rows() -> dict:

@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from alce_helpers import ALCE_DATA
 from conftest import TEST_DATA
-from helpers import run
-from llatrieval_helpers import StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, make_docs
 from ragbench.api import ConfigError, Document, TaskScoring
 from ragbench.plugins.llatrieval.prompts import SELECT_SYSTEM, candidates_message
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.testing import ScriptedLLM, make_context, run_eval, run_examples
+from support.alce_helpers import ALCE_DATA
+from support.helpers import run
+from support.llatrieval_helpers import StepScript, TopicRetriever, always_yes, asqa_examples, asqa_task, make_docs
 
 QUESTIONS = ["Who sang it?"]
 
@@ -328,7 +328,7 @@ def test_each_alce_task_gets_its_summary_style_titles_and_demonstration(tmp_path
 
 
 def test_a_custom_token_counter_is_used_and_a_bad_one_is_a_config_error():
-    system = LLatrieval(token_counter="llatrieval_helpers:count_characters", token_limit=3000)
+    system = LLatrieval(token_counter="support.llatrieval_helpers:count_characters", token_limit=3000)
     shown, deferred = system.fit(QUESTIONS, [], make_docs(20))
     assert len(SELECT_SYSTEM) + len(candidates_message(QUESTIONS, shown, 5, False)) <= 3000 and deferred
     with pytest.raises(ConfigError, match="token_counter"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from conftest import TEST_DATA, write_jsonl
-from helpers import cli_here, cli_run_args, samples
+from support.helpers import cli_here, cli_run_args, samples
 
 ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 PASSING = "Which is the most rainy place on earth?"

@@ -7,13 +7,13 @@ import hashlib
 
 import pytest
 
-from llatrieval_helpers import asqa_examples, asqa_task, make_docs, parity, upstream_doc
 from ragbench.api import Document
 from ragbench.plugins.llatrieval import prompts
 from ragbench.plugins.llatrieval.system import LLatrieval
 from ragbench.plugins.llatrieval.tokens import gpt2_counter
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import ScriptedLLM, make_context
+from support.llatrieval_helpers import asqa_examples, asqa_task, make_docs, parity, upstream_doc
 
 PROMPTS = parity("prompts")
 SELECTION = parity("selection")

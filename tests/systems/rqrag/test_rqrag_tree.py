@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flashrag_parity import CORPUS
-from helpers import run, samples
 from ragbench.plugins.rqrag.prompts import SYSTEM, evidences, first_prompt
 from ragbench.plugins.rqrag.system import before_end
+from support.flashrag_parity import CORPUS
+from support.helpers import run, samples
 
 TASK = "nq_open_flashrag"
 KINDS = {

@@ -2,7 +2,7 @@
 are batched across examples, the budgets of turns and tokens end an example and say so, snippets are cut in
 tokens of the tokenizer named, settings it cannot run with are refused before the run, and qwen_client ends after
 qwen_agent's 20 requests and asks again after an empty answer. Parity with
-BrowseComp-Plus's clients is tests/test_search_agent_parity.py."""
+BrowseComp-Plus's clients is tests/systems/search_agent/test_search_agent_parity.py."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from helpers import preflight_problems, run, samples
 from ragbench.api import ConfigError
-from search_agent_fake import FakeAgentServer
+from support import paths
+from support.helpers import preflight_problems, run, samples
+from support.search_agent_fake import FakeAgentServer
 
 TASK = "fictional_multihop"
 SEARCH_THEN_ANSWER = [
@@ -178,7 +179,7 @@ def test_a_corpus_that_is_not_a_file_is_refused_before_the_run(tmp_path):
 
 def test_get_document_reads_a_saved_dataset_corpus_as_the_same_rows_in_jsonl(tmp_path):
     datasets = pytest.importorskip("datasets")
-    corpus = Path(__file__).parents[1] / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
+    corpus = paths.REPO / "tasks" / "fictional_multihop" / "data" / "corpus.jsonl"
     rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
     datasets.disable_progress_bars()
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "saved"))

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from helpers import cli_here, run, samples
-from search_agent_fake import FakeAgentServer
 from test_browsecomp_plus_retrieval import corpus_index  # noqa: F401 (a fixture)
 from test_browsecomp_plus_task import SAMPLE
 from test_search_agent_parity import DATA
+
+from support.helpers import cli_here, run, samples
+from support.search_agent_fake import FakeAgentServer
 
 
 @pytest.mark.parametrize("api", ["responses", "chat_completions"])

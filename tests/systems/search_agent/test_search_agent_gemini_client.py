@@ -1,7 +1,7 @@
 """Request-for-request parity of `search_agent` with BrowseComp-Plus's gemini_client (texttron/BrowseComp-Plus at
 commit 97c637c, search_agent/gemini_client.py run unchanged with google-genai 1.27.0's automatic function calling
 over a fastmcp 2.9.2 session of searcher/mcp_server.py: tests/data/search_agent/record_gemini_client.py). Both
-sides run against the fake Gemini API of tests/search_agent_fake_gemini.py. The questions: a search then
+sides run against the fake Gemini API of tests/support/search_agent_fake_gemini.py. The questions: a search then
 get_document, two searches in one turn (the second finds nothing: an empty list, no content), arguments that do not fit (sent as `{}`), a function nobody declared, an
 answer cut short, a get_document of a docid the corpus lacks.
 
@@ -21,10 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run, samples
-from search_agent_fake import FakeAgentServer
+from support import paths
+from support.helpers import run, samples
+from support.search_agent_fake import FakeAgentServer
 
-DATA = Path(__file__).parent / "data" / "search_agent"
+DATA = paths.DATA / "search_agent"
 FIXTURE = json.loads((DATA / "gemini_client.json").read_text(encoding="utf-8"))
 FASTMCP_ERROR = "Error calling tool 'search': "
 FAILED = {  # the question the client ends without a run file -> what the example's error says
@@ -192,7 +193,7 @@ def test_every_call_and_response_is_counted_once(parts: list[dict[str, Any]]) ->
 def test_a_run_replays_offline_sending_what_it_sent(tmp_path: Path) -> None:
     """`--replay` answers each generateContent request with the recorded answer; the calls run again on
     ragbench's side, so the same examples fail, and the others give the same predictions."""
-    from helpers import cli_here
+    from support.helpers import cli_here
 
     recorded = ragbench_side(tmp_path)
     replayed = cli_here("--replay", str(tmp_path / "run"), "--output", str(tmp_path / "replayed"), "--no-progress")

@@ -1,6 +1,6 @@
 """Call-for-call parity of `search_agent` with BrowseComp-Plus's own clients (texttron/BrowseComp-Plus at commit
 97c637c, search_agent/openai_client.py and oss_client.py run unchanged with openai 1.97.0; the versions are in
-each fixture): both against the fake server of tests/search_agent_fake.py, on the questions of
+each fixture): both against the fake server of tests/support/search_agent_fake.py, on the questions of
 tests/data/search_agent/questions.jsonl over fictional_multihop's corpus. The clients speak the Responses API,
 ragbench's `openai` engine chat completions: the fake records every request in the form common to both (the
 conversation, the tools, the tool choice, the output-token limit, the sampling arguments sent), and the test
@@ -29,10 +29,11 @@ from typing import Any
 
 import pytest
 
-from helpers import search_agent_samples
-from search_agent_fake import FakeAgentServer
+from support import paths
+from support.helpers import search_agent_samples
+from support.search_agent_fake import FakeAgentServer
 
-DATA = Path(__file__).parent / "data" / "search_agent"
+DATA = paths.DATA / "search_agent"
 SNIPPETS = {"snippet_max_tokens": 12, "snippet_tokenizer": str(DATA / "tokenizer")}
 # fixture -> the model and search_agent's options that run as the fixture's client ran (its "argv")
 RUNS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -5,14 +5,14 @@ sent none (tests/data/search_agent/record_sdk_dumps.py recorded the SDK's dumps,
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from plugins.search_agent.sdk_items import ITEMS, sdk_dump
+from support import paths
 
-DUMPS = json.loads((Path(__file__).parent / "data" / "search_agent" / "sdk_dumps.json").read_text(encoding="utf-8"))
+DUMPS = json.loads((paths.DATA / "search_agent" / "sdk_dumps.json").read_text(encoding="utf-8"))
 
 
 def test_each_item_is_sent_back_as_the_clients_sdk_dumps_it_key_order_included():

@@ -1,9 +1,9 @@
 """Request-for-request parity of `search_agent` with BrowseComp-Plus's clients whose tools the API's own servers
 call (texttron/BrowseComp-Plus at commit 97c637c, run unchanged: search_agent/anthropic_client.py with anthropic
 0.58.2, search_agent/openai_client_with_mcp.py with openai 1.97.0, both against searcher/mcp_server.py over
-fastmcp 2.9.2: tests/data/search_agent/record_mcp_clients.py). Both sides run against tests/search_agent_fake.py,
+fastmcp 2.9.2: tests/data/search_agent/record_mcp_clients.py). Both sides run against tests/support/search_agent_fake.py,
 which plays Anthropic's and OpenAI's servers: it calls the tools of the MCP server each request names and answers
-with the whole turn (tests/search_agent_fake_messages.py). The questions: a search then get_document, two
+with the whole turn (tests/support/search_agent_fake_messages.py). The questions: a search then get_document, two
 searches, arguments that are not JSON (sent as `{}`), a tool the server lacks, an answer cut short, a get_document
 of a docid the corpus lacks, and (anthropic_client) a first answer the API pauses.
 
@@ -26,11 +26,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run, samples
-from search_agent_fake import FakeAgentServer
-from search_agent_fake_messages import McpCaller, mcp_call
+from support import paths
+from support.helpers import run, samples
+from support.search_agent_fake import FakeAgentServer
+from support.search_agent_fake_messages import McpCaller, mcp_call
 
-DATA = Path(__file__).parent / "data" / "search_agent"
+DATA = paths.DATA / "search_agent"
 FIXTURE = json.loads((DATA / "anthropic_client.json").read_text(encoding="utf-8"))
 SYSTEM_ARGS = {
     "client": "anthropic_client",
@@ -285,7 +286,7 @@ def test_a_run_replays_offline_sending_what_it_sent(tmp_path: Path, monkeypatch:
     """`--replay` answers each Messages request, the MCP server named in it, with the recorded answer (the
     stand-in server: its URL the same in both runs, as a fixed mcp_port makes it)."""
     import ragbench.plugins.search_agent.mcp_server as mcp_server
-    from helpers import cli_here
+    from support.helpers import cli_here
 
     monkeypatch.setattr(mcp_server, "ToolServer", StandInServer)
     monkeypatch.setattr(mcp_server, "check_installed", lambda: None)

@@ -14,13 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import search_agent_samples
 from ragbench.api import Document
 from ragbench.plugins.search_agent import tongyi_client
 from ragbench.plugins.search_agent.prompts import TONGYI_CONTEXT_EXCEEDED
-from search_agent_fake import FakeAgentServer
+from support import paths
+from support.helpers import search_agent_samples
+from support.search_agent_fake import FakeAgentServer
 
-DATA = Path(__file__).parent / "data" / "search_agent"
+DATA = paths.DATA / "search_agent"
 QUESTION = '{"answers": ["Zealion"], "id": "q0000", "question": "Where is Rufea Beabax?"}\n'
 
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_property_tool_arguments import ARGUMENTS, JSON
+from test_search_agent import TASK, agent_run, scripted
 
 from ragbench.api import Document
 from ragbench.plugins.search_agent import qwen_client
 from ragbench.plugins.search_agent.tools import OPENAI_CLIENT, OSS_CLIENT, answer_call
-from test_property_tool_arguments import ARGUMENTS, JSON
-from test_search_agent import TASK, agent_run, scripted
 
 INVALID = {
     "a number": {"query": 5},

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from matrix_fixtures import build_corpus_index, cell_config
 from ragbench.testing import installed_registry, run_eval
+from support.matrix_fixtures import build_corpus_index, cell_config
 
 URL = "https://huggingface.co/datasets/RUC-NLPIR/FlashRAG_datasets/resolve/main/"
 SEARCH_R1_FILES = {  # task -> the FlashRAG file Search-R1 evaluates on

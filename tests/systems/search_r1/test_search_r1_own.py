@@ -2,7 +2,7 @@
 whole text, the answer as Search-R1's scorer reads it (values recorded from verl/utils/reward_score/qa_em.py at
 commit a14dc3a, tests/data/search_r1_own/infer.json), the loop's ends (the model's end, the rounds), and a failed
 search (infer.py fails, BrowseComp-Plus's client goes on with "Search failed"). The call-for-call comparison with
-both scripts is tests/test_search_r1_own_parity.py."""
+both scripts is tests/systems/search_r1/test_search_r1_own_parity.py."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import closed_port, preflight_problems, run, samples
 from ragbench.api import ConfigError
 from ragbench.plugins.reasoning_search.search_r1_own import last_query, normalised_question, qa_em_answer
+from support import paths
+from support.helpers import closed_port, preflight_problems, run, samples
 
-DATA = Path(__file__).parent / "data" / "search_r1_own"
+DATA = paths.DATA / "search_r1_own"
 
 
 @given(st.text())

@@ -2,7 +2,7 @@
 (tests/data/search_r1_own/record_upstream.py says how, with which versions): PeterGriffinJin/Search-R1 infer.py at
 commit a14dc3a (scored by its verl/utils/reward_score/qa_em.py) and texttron/BrowseComp-Plus
 search_agent/search_r1_client.py at commit 97c637c (its hits formatted by its search_r1_server.py). Both ran
-against the fake model of tests/search_r1_own_fake.py (SmolLM2-135M-Instruct's tokenizer, with and without its
+against the fake model of tests/support/search_r1_own_fake.py (SmolLM2-135M-Instruct's tokenizer, with and without its
 chat template) and hits of ragbench's BM25; ragbench runs the same fake on the `scripted` engine (the recorded
 tokens of each continuation, so the stop strings and the token limit cut them where the recording's did).
 
@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
-from flashrag_parity import chatml, recording_tokenizer
-from helpers import run, samples
 from ragbench.testing import build_index, installed_registry
-from search_r1_own_fake import continuation
+from support import paths
+from support.flashrag_parity import chatml, recording_tokenizer
+from support.helpers import run, samples
+from support.search_r1_own_fake import continuation
 
-DATA = Path(__file__).parent / "data" / "search_r1_own"
+DATA = paths.DATA / "search_r1_own"
 TASKS = {"infer": "nq_open_flashrag", "browsecomp_plus": "browsecomp_plus"}
 
 
@@ -83,7 +84,7 @@ def ragbench_run(tmp_path: Path, name: str, form: str, live: bool = False) -> Pa
         retriever = {"retriever": "replay", "retriever_args": {"file": str(searches), "corpus": str(corpus)}}
     system_args: dict[str, Any] = {}
     if name == "browsecomp_plus":
-        tokenizer = Path(__file__).parent / "data" / "search_agent" / "tokenizer"
+        tokenizer = paths.DATA / "search_agent" / "tokenizer"
         system_args = {"client": "browsecomp_plus", "snippet_max_tokens": 12, "snippet_tokenizer": str(tokenizer)}
     data = DATA / ("questions.jsonl" if name == "infer" else "browsecomp_plus/queries.jsonl")
     run(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import run, samples
 from ragbench.api import ConfigError
 from ragbench.plugins.selfrag.system import SelfRag
+from support.helpers import run, samples
 
 
 def test_adaptive_mode_without_a_threshold_is_a_one_line_config_error():

@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import pytest
+from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
 
 from ragbench.api import ConfigError, Task
 from ragbench.api.engines import Engine, Request, Sampling
@@ -18,7 +19,6 @@ from ragbench.plugins.selfrag.scoring import SHORT_DECISION_WINDOW, SHORT_PASSAG
 from ragbench.plugins.selfrag.system import SelfRag
 from ragbench.tasks.selfrag.demo import Demo
 from ragbench.testing import ReplayLLM, installed_registry, load_engine, make_context
-from test_engine_vllm import NAMED, CompletionOutput, FakeLLM, Logprob, RequestOutput, fake_vllm  # noqa: F401
 
 PROMPT = "### Instruction:\nq\n\n### Response:\n"
 
@@ -197,8 +197,8 @@ def test_vllm_reads_named_tokens_from_its_own_top_k_dict(fake_vllm, monkeypatch)
 def test_an_empty_chosen_answer_stays_empty_scores_0_and_the_run_goes_on(tmp_path):
     """Upstream's main() crashes on an empty chosen answer (`pred[0]`: IndexError). Here the empty
     text is the prediction, `match` and `selfrag_match` score it 0, and the run goes on."""
-    from helpers import run, samples
     from ragbench.plugins.selfrag.prompts import evidence_prompt
+    from support.helpers import run, samples
 
     rows, records = [], []
     for n, question in enumerate(("Who is A?", "Who is B?")):

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, samples
+from support.helpers import run, samples
 
 DATA = TEST_DATA / "selfrag" / "popqa_window.jsonl"
 TOKENS = TEST_DATA / "parity" / "selfrag_window_tokens.jsonl"
@@ -133,7 +133,7 @@ def test_the_fixture_has_reflection_tokens_inside_and_outside_the_windows():
 def window_model() -> Path:
     """The recipe's model, built once into ragbench's cache folder (its fingerprint checked every time)."""
     from ragbench._storage.cache_root import cache_root
-    from selfrag_window_model import added_rows_digest, build_window_model
+    from support.selfrag_window_model import added_rows_digest, build_window_model
 
     folder = build_window_model(cache_root() / "selfrag-window-model")
     assert added_rows_digest(folder) == upstream()["model_rows_sha256"], (

@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.api import ConfigError, Document, Example
 from ragbench.api.retrieval import Retriever
 from ragbench.plugins.smart.prompts import (
@@ -24,6 +23,7 @@ from ragbench.plugins.smart.prompts import (
 )
 from ragbench.plugins.smart.system import Smart
 from ragbench.testing import cli, installed_registry, make_context
+from support.helpers import run, samples
 
 PUBHEALTH = str(TEST_DATA / "selfrag" / "health_claims_processed.sample.jsonl")
 X = (
@@ -155,7 +155,7 @@ def test_role_models_are_checked_before_the_run(tmp_path):
 
 
 def test_role_model_command_line_options(tmp_path):
-    from helpers import cli_here
+    from support.helpers import cli_here
 
     bad = cli_here("--tasks", "pubhealth", "--system", "smart", "--role-model", "locator", "--no-progress")
     assert bad.returncode == 2 and "expected ROLE=ENGINE:MODEL" in bad.stderr

@@ -9,10 +9,10 @@ import tarfile
 
 import pytest
 
-from alce_helpers import ALCE_DATA, DATA_FILES, records
-from helpers import run, task_counts
 from ragbench.api import ConfigError, RecordError
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
+from support.alce_helpers import ALCE_DATA, DATA_FILES, records
+from support.helpers import run, task_counts
 
 
 def test_asqa_record_fields():

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from alce_helpers import ALCE_DATA, DATA_FILES, scored_run, write_predictions
 from conftest import needs
-from helpers import run
 from ragbench.api.run import finished_run
 from ragbench.metrics.mauve import Mauve, mauve_texts
-from tiny_models import tiny_gpt2
+from support.alce_helpers import ALCE_DATA, DATA_FILES, scored_run, write_predictions
+from support.helpers import run
+from support.tiny_models import tiny_gpt2
 
 pytestmark = needs("mauve")
 

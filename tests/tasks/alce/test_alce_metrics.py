@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
-from helpers import cli_here, run, samples
 from ragbench.api import Document, Prediction
 from ragbench.metrics.alce_correctness import ClaimsNli, Length, QampariF1, StrEm
 from ragbench.metrics.citation import Citation, ListCitation, remove_citations
 from ragbench.metrics.rouge import RougeLsum, bootstrap_mid
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
 from ragbench.testing import make_context
+from support.alce_helpers import ALCE_DATA, DATA_FILES, NLI_REPLAY, StandInNli, scored_run, write_predictions
+from support.helpers import cli_here, run, samples
 
 TASKS = {"asqa": AlceAsqa, "qampari": AlceQampari, "eli5": AlceEli5}
 METRICS = {
@@ -107,8 +107,8 @@ def test_rouge_exact_mean_is_the_mean_of_per_item_eval_py_values(tmp_path):
 
 
 def test_scoring_raw_generations_equals_eval_py(tmp_path):
-    from alce_helpers import fixture, record_id, records
     from conftest import write_jsonl
+    from support.alce_helpers import fixture, record_id, records
 
     data, run_ = fixture("eli5"), scored_run("eli5")
     rows = [

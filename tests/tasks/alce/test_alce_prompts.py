@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from alce_helpers import ALCE_DATA, DATA_FILES, fixture
 from conftest import shared_reference
-from helpers import run, samples
 from ragbench.api import Document
 from ragbench.tasks.alce.prompting import choose_demos, load_prompt_file
 from ragbench.tasks.alce.tasks import AlceAsqa, AlceEli5, AlceQampari
+from support.alce_helpers import ALCE_DATA, DATA_FILES, fixture
+from support.helpers import run, samples
 
 TASKS = {"asqa": AlceAsqa, "qampari": AlceQampari, "eli5": AlceEli5}
 RUNS = [(dataset, run_) for dataset in TASKS for run_ in fixture(dataset)["runs"]]

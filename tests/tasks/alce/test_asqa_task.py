@@ -4,8 +4,8 @@ ALCE eval.py's scoring), next to alce_asqa."""
 from __future__ import annotations
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.tasks.alce.selfrag_asqa import INSTRUCTION, Asqa
+from support.helpers import run, samples
 
 ASQA = TEST_DATA / "alce" / "asqa_eval_gtr_top100.json"
 
@@ -41,7 +41,7 @@ def test_asqa_scores_as_eval_py_first_line_only(tmp_path):
 def test_the_headline_command_runs_crag_t3_and_asqa_in_one_run(tmp_path):
     import json
 
-    from matrix_fixtures import RULES, TASK_DATA
+    from support.matrix_fixtures import RULES, TASK_DATA
 
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps(RULES))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, task_counts
 from ragbench.api import ConfigError, RecordError
 from ragbench.tasks.beir.task import BeirTask
 from ragbench.testing import installed_registry
+from support.helpers import run, task_counts
 
 BEIR = TEST_DATA / "beir"
 
@@ -143,7 +143,7 @@ def test_a_qrels_row_that_cannot_be_read_is_one_line_naming_the_file_and_line(tm
 
 def test_predictions_with_docs_null_or_malformed_fail_instead_of_scoring(tmp_path):
     from conftest import write_jsonl
-    from helpers import cli_here
+    from support.helpers import cli_here
 
     predictions = write_jsonl(
         tmp_path / "pred.jsonl",

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-
-from helpers import cli_here, run
-from ragbench.api.retrieval import read_trec_run
 from test_browsecomp_plus_retrieval import corpus_index  # noqa: F401 (a fixture)
 from test_browsecomp_plus_task import PARITY, SAMPLE, run_folder
+
+from ragbench.api.retrieval import read_trec_run
+from support.helpers import cli_here, run
 
 JUDGE = "scripted:browsecomp_plus_fake_judge:reply"
 # `trec_eval -c -m recall.5,100,1000 -m ndcg_cut.10` of the agent run's run.trec against the sample's

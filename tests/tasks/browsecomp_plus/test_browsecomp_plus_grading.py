@@ -2,7 +2,7 @@
 
 tests/data/browsecomp_plus/parity/expected.json is the script's output (commit 97c637cebfd93965b28f93199e27abfd1dcc5de6,
 run unchanged with numpy 2.4.6 on Python 3.11.7; its `vllm` replaced by a stand-in answering with
-tests/browsecomp_plus_fake_judge.py) over the 320 run files of runs.jsonl (one file per line) and the checkout
+tests/support/browsecomp_plus_fake_judge.py) over the 320 run files of runs.jsonl (one file per line) and the checkout
 layout beside it: per query its judge result, evidence recall and tool counts, and the summary. Here the same
 judge (a ScriptedLLM running the same function) is asked by the metric, over the examples the task reads."""
 
@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from browsecomp_plus_fake_judge import reply
 from conftest import TEST_DATA
-from helpers import records_without_texts
 from ragbench.api import Prediction
 from ragbench.tasks.browsecomp_plus.grading import calibration_error, parse_judgement
 from ragbench.tasks.browsecomp_plus.metric import BrowseCompPlusAgent, BrowseCompPlusJudge
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
 from ragbench.testing import ScriptedLLM, make_context
+from support.browsecomp_plus_fake_judge import reply
+from support.helpers import records_without_texts
 
 PARITY = TEST_DATA / "browsecomp_plus" / "parity"
 

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import run
 from ragbench.api import Document, Example, Prediction
 from ragbench.tasks.browsecomp_plus.retrieval import BrowseCompPlusRetrieval
 from ragbench.testing import build_index, installed_registry
+from support.helpers import run
 
 SAMPLE = TEST_DATA / "browsecomp_plus" / "sample"
 DOCIDS = st.sampled_from([str(n) for n in range(40)])

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.api import ConfigError
 from ragbench.api.retrieval import read_corpus
 from ragbench.tasks.browsecomp_plus.data import read_qrels
 from ragbench.tasks.browsecomp_plus.task import BrowseCompPlusTask
+from support.helpers import run, samples
 
 SAMPLE = TEST_DATA / "browsecomp_plus" / "sample"
 PARITY = TEST_DATA / "browsecomp_plus" / "parity"

@@ -12,16 +12,16 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_tool_calls import JSON_VALUES
 
 from conftest import shared_reference
-from crag_helpers import crag_t2_run
-from crag_tiny_kg import write_tiny_kg
-from helpers import closed_port, samples
 from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag.kg.client import CragKgClient, CragKgError
 from ragbench.tasks.crag.kg.endpoints import ENDPOINTS
 from ragbench.tasks.crag.kg.server import BackgroundServer
-from test_tool_calls import JSON_VALUES
+from support.crag_helpers import crag_t2_run
+from support.crag_tiny_kg import write_tiny_kg
+from support.helpers import closed_port, samples
 
 FIELDS = sorted({field for endpoint in ENDPOINTS.values() for field in endpoint.fields})
 

@@ -8,7 +8,6 @@ import hashlib
 
 import pytest
 
-from crag_helpers import example_of, fixture_judge, llama2_tokenizer_dir, metric_ctx, parity_fixture
 from ragbench.api import Prediction
 from ragbench.tasks.crag.metrics import (
     CragAutoEval,
@@ -20,6 +19,7 @@ from ragbench.tasks.crag.metrics import (
 )
 from ragbench.tasks.crag.prompts import judge_prompt, prompts
 from ragbench.testing import ScriptedLLM
+from support.crag_helpers import example_of, fixture_judge, llama2_tokenizer_dir, metric_ctx, parity_fixture
 
 METRICS = {"kddcup2024": CragAutoEval, "crag_repo": CragRepoAutoEval}
 

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
+from test_crag_task import make_task3_parts
 
-from crag_helpers import crag_record
 from ragbench.api import RecordError
 from ragbench.tasks.crag import loader
-from test_crag_task import make_task3_parts
+from support.crag_helpers import crag_record
 
 pytest.importorskip("indexed_bzip2")
 

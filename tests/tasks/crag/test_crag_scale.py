@@ -14,15 +14,15 @@ import time
 
 import pytest
 
-from crag_helpers import tokenizer_dir
-from helpers import run
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag import loader
 from ragbench.tasks.crag.synthetic import CRAG_PAGES, PageSizes, write_task3_archive
 from ragbench.testing import installed_registry
+from support.crag_helpers import tokenizer_dir
+from support.helpers import run
 
-EMBEDDER = "crag_helpers:KeywordEmbedder"
+EMBEDDER = "support.crag_helpers:KeywordEmbedder"
 LOOP_CPU_SECONDS = 0.05
 
 
@@ -192,12 +192,12 @@ async def test_per_page_embeddings_rank_as_one_embedding_of_the_unique_sentences
 
     import numpy as np
 
-    from crag_helpers import KeywordEmbedder
     from ragbench.api.run import RunResources
     from ragbench.tasks.crag import baselines
     from ragbench.tasks.crag.pages import html_to_sentences
     from ragbench.tasks.crag.task import CragTask3, example_from_record
     from ragbench.testing import make_context
+    from support.crag_helpers import KeywordEmbedder
 
     archive = write_task3_archive(tmp_path, questions=1, pages=6, sizes=PageSizes.small(3_000), parts=1)
     with tarfile.open(archive, "r:bz2") as tar:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import write_jsonl
-from crag_helpers import crag_record, llama2_tokenizer_dir, parity_fixture, replay_lines
-from helpers import cli_here, samples
+from support.crag_helpers import crag_record, llama2_tokenizer_dir, parity_fixture, replay_lines
+from support.helpers import cli_here, samples
 
 
 def score_upstream_rows(tmp_path, protocol, labels=None, judges=1):

@@ -10,15 +10,15 @@ import tarfile
 import pytest
 
 from conftest import shared_reference, write_jsonl
-from crag_helpers import crag_record, tokenizer_dir
-from helpers import run, samples
 from ragbench.api import ConfigError, RecordError
 from ragbench.api.trace import trace_prompts
 from ragbench.tasks.crag.loader import read_task3_archive, task3_parts
 from ragbench.tasks.crag.prompts import prompts
 from ragbench.tasks.crag.task import CragTask1, CragTask3
+from support.crag_helpers import crag_record, tokenizer_dir
+from support.helpers import run, samples
 
-EMBEDDER = "crag_helpers:KeywordEmbedder"
+EMBEDDER = "support.crag_helpers:KeywordEmbedder"
 
 
 def task1(path, **args):

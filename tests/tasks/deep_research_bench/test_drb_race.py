@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_engine_openai import FakeServer
 
 from conftest import TEST_DATA, needs
-from drb_fake_gemini import fake_gemini, gemini_url
-from helpers import cli_here, samples, score_args
 from ragbench.api import ConfigError, Example, Prediction, RecordError
 from ragbench.metrics.drb_race.metric import KEYS, DeepResearchBenchRace
 from ragbench.metrics.drb_race.reply_json import DIMENSIONS, reply_json
 from ragbench.tasks.deep_research_bench.task import DeepResearchBench as RaceTask
 from ragbench.testing import ScriptedLLM, make_context
-from test_engine_openai import FakeServer
+from support.drb_fake_gemini import fake_gemini, gemini_url
+from support.helpers import cli_here, samples, score_args
 
 HERE = TEST_DATA / "parity" / "drb_race"
 RECORDING = json.loads((HERE / "drb_race_calls.json").read_text(encoding="utf-8"))

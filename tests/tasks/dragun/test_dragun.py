@@ -16,13 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from dragun_fake_judge import fake_judge
-from helpers import cli_here, samples, score_args
 from ragbench.api import Example, Prediction
 from ragbench.metrics.dragun_autojudge.metric import KEYS, DragunAutoJudge
 from ragbench.metrics.dragun_autojudge.scoring import topic_scores
 from ragbench.tasks.dragun.task import DragunReport
 from ragbench.testing import ScriptedLLM, build_index, installed_registry, make_context
+from support.dragun_fake_judge import fake_judge
+from support.helpers import cli_here, samples, score_args
 
 DATA = TEST_DATA / "dragun" / "data"
 RUNS = DATA / "runs" / "report_generation_runs"

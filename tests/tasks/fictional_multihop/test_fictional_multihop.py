@@ -15,11 +15,12 @@ import pytest
 from conftest import needs
 from ragbench.api.engines import Request
 from ragbench.testing import PreflightError
-from tests.helpers import cli_here, run, samples
+from support import paths
+from support.helpers import cli_here, run, samples
 
 pytestmark = needs("bm25s")  # not imported while the tests are collected
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.REPO
 DATA = ROOT / "tasks" / "fictional_multihop" / "data"
 TASK = "fictional_multihop"
 INDEX_CACHE_ENV = "RAGBENCH_INDEX_CACHE"  # where the index of a shipped corpus is built (docs/running.md)

@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.api import ConfigError, Example, Prediction, SampleRecord, Step
 from ragbench.metrics.flashrag_bleu import EMPTY_OUTPUT, FlashRagBleu, tokenizer_13a
 from ragbench.metrics.flashrag_tokens import InputTokens
+from support.helpers import run, samples
 
 UPSTREAM = json.loads((TEST_DATA / "parity" / "flashrag_bleu_tokens.json").read_text(encoding="utf-8"))
 BLEU_CASES = {case["id"]: case for case in UPSTREAM["bleu_cases"]}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TEST_DATA
-from helpers import run
 from ragbench.testing import installed_registry
+from support.helpers import run
 
 SAMPLES = TEST_DATA / "flashrag"
 TASK_FILES = {path.stem: path for path in sorted((ROOT / "tasks" / "flashrag").glob("*.yaml"))}

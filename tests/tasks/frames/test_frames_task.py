@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.testing import installed_registry
+from support.helpers import run, samples
 
 SAMPLE = TEST_DATA / "frames" / "test.tsv"
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_run_folder_faults import fill
 
 from conftest import TEST_DATA
-from helpers import cli_here, run, samples, tmpfs
 from ragbench.api import ConfigError
 from ragbench.tasks.kilt.knowledge_source import build_corpus, page_passages, spacy_pipeline
 from ragbench.testing import build_index, installed_registry
-from test_run_folder_faults import fill
+from support.helpers import cli_here, run, samples, tmpfs
 
 CHUNKING = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf-8"))["chunking"]
 PAGES = CHUNKING["pages"]

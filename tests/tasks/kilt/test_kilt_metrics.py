@@ -8,9 +8,9 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run
 from ragbench.api import ConfigError, Document, Example, Prediction
 from ragbench.tasks.kilt.metrics import KiltDownstream, KiltRetrieval
+from support.helpers import run
 
 PARITY = json.loads((TEST_DATA / "parity" / "kilt.json").read_text(encoding="utf-8"))["cases"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TEST_DATA
-from helpers import run, samples
 from ragbench.testing import Registry, installed_registry
+from support.helpers import run, samples
 
 SAMPLES = TEST_DATA / "kilt"
 SHIPPED = sorted(path.stem for path in (ROOT / "tasks" / "kilt").glob("*.yaml"))

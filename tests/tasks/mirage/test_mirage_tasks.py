@@ -9,9 +9,9 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from matrix_fixtures import cell_config
 from ragbench.api import Document, Example
 from ragbench.testing import installed_registry, run_eval
+from support.matrix_fixtures import cell_config
 
 BENCHMARK = TEST_DATA / "mirage" / "benchmark.json"
 SETS = {

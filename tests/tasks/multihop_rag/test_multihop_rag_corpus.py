@@ -9,14 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
+from test_run_folder_faults import fill
 
 from conftest import TEST_DATA
-from helpers import cli_here, run, samples, tmpfs
 from ragbench.api import ConfigError
 from ragbench.tasks.multihop_rag.chunking import SentenceSplitter
 from ragbench.tasks.multihop_rag.corpus import build_corpus, metadata_text
 from ragbench.testing import build_index, installed_registry
-from test_run_folder_faults import fill
+from support.helpers import cli_here, run, samples, tmpfs
 
 CHUNKING = json.loads((TEST_DATA / "parity" / "multihop_rag.json").read_text(encoding="utf-8"))["chunking"]
 DATA = TEST_DATA / "multihop_rag"

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.api import Context, Document, Example, Prediction, Step
 from ragbench.tasks.omnieval.judge import OmniEvalJudge, judge_prompt, metric_score, parse_value, qwen25_prompt
 from ragbench.tasks.omnieval.metrics import OmniEvalRetrieval, OmniEvalRule, average_precision, mrr, nonnegative_mean
 from ragbench.tasks.omnieval.task import OmniEvalAuto
+from support.helpers import run, samples
 
 PARITY = json.loads((TEST_DATA / "parity" / "omnieval_upstream.json").read_text(encoding="utf-8"))
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"

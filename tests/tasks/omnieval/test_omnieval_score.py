@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from conftest import TEST_DATA
-from helpers import cli_here, run, samples
 from ragbench.tasks.omnieval.task import OmniEvalAuto
+from support.helpers import cli_here, run, samples
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 PREDS = TEST_DATA / "omnieval" / "pred_bm25_TOP2-qwen2-72b"

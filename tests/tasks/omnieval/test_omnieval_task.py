@@ -8,10 +8,10 @@ import json
 import pytest
 
 from conftest import TEST_DATA
-from helpers import run, samples
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.trace import trace_prompts
 from ragbench.tasks.omnieval.task import OmniEvalAuto, OmniEvalHuman
+from support.helpers import run, samples
 
 TREE = TEST_DATA / "omnieval" / "gen_datas_test_final"
 FLAT = TEST_DATA / "omnieval" / "human_flat.jsonl"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from helpers import run
 from ragbench.api import ConfigError, Example, RecordError
 from ragbench.tasks.selfrag.squad import Squad
+from support.helpers import run
 
 DEV = {
     "version": "1.1",

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TEST_DATA
-from helpers import cli_here, run, samples
 from ragbench._retrieval.corpus.readers import SEGMENTED, corpus_format, corpus_rows, passage_reader, read_corpus
 from ragbench.api import ConfigError, Document, RecordError
 from ragbench.api.retrieval import trec_eval_all
@@ -23,6 +22,7 @@ from ragbench.tasks.trec_rag.ag_output import recorded_output, response_length, 
 from ragbench.tasks.trec_rag.data import read_qrels
 from ragbench.tasks.trec_rag.task import TrecRag25Task, TrecRagTask
 from ragbench.testing import installed_registry
+from support.helpers import cli_here, run, samples
 
 DATA = TEST_DATA / "trec_rag"
 TOPICS24, QRELS24 = DATA / "topics.rag24.test.txt", DATA / "qrels.rag24.test-umbrela-all.txt"

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cli_here
 from ragbench._reports.reproduce.rows import get_reproduction, reproduction_config
 from ragbench.api import ConfigError
 from ragbench.testing import installed_registry
+from support import paths
+from support.helpers import cli_here
 
-SAMPLE = Path(__file__).parent / "data" / "trec_rag24_sample"
+SAMPLE = paths.DATA / "trec_rag24_sample"
 CORPUS = SAMPLE / "msmarco_v2.1_doc_segmented"
 TOPICS, QRELS = SAMPLE / "topics.rag24.test.txt", SAMPLE / "qrels.rag24.test-umbrela-all.txt"
 ANSERINI_RUN = SAMPLE / "run.anserini.bm25-default.txt"

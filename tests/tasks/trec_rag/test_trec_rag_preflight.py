@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-
-from helpers import cli
-from ragbench.testing import build_index, installed_registry
 from test_trec_rag import QRELS24, SHARD_00, SHARD_01, TOPICS24, write_corpus
+
+from ragbench.testing import build_index, installed_registry
+from support.helpers import cli
 
 
 @pytest.fixture(scope="module")

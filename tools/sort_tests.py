@@ -25,6 +25,7 @@ The Python files it rewrote are tidied by ruff: imports sorted, those left unuse
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import subprocess
 import sys
@@ -110,9 +111,19 @@ def rewrite_own_place(text: str) -> str:
         count += n
     if not count or re.search(r"^from support import paths$", text, flags=re.M):
         return text
+    return text[: first_line_for_imports(text)] + "from support import paths\n" + text[first_line_for_imports(text) :]
+
+
+def first_line_for_imports(text: str) -> int:
+    """Where an import may go: after `from __future__ import annotations`, else after the module's docstring."""
     future = re.search(r"^from __future__ import annotations\n", text, flags=re.M)
-    at = future.end() if future else 0
-    return text[:at] + "from support import paths\n" + text[at:]
+    if future:
+        return future.end()
+    body = ast.parse(text).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        end = body[0].end_lineno or 0
+        return sum(len(line) for line in text.splitlines(keepends=True)[:end])
+    return 0
 
 
 def rewrite_references(text: str, renamed: dict[str, str]) -> str:

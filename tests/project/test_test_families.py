@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import subprocess
+import sys
 from collections import Counter
 from types import ModuleType
+
+import pytest
 
 from support import paths
 
@@ -60,3 +64,17 @@ def test_support_modules_are_imported_from_the_support_package():
         or (isinstance(node, ast.Import) and any(a.name.split(".")[0] in shared for a in node.names))
     )
     assert not bare, f"import these as support.<module> (`python tools/sort_tests.py` rewrites them): {bare}"
+
+
+@pytest.mark.skipif(not (paths.REPO / ".git").exists(), reason="tools/sort_tests.py reads the files git knows")
+def test_sort_tests_finds_nothing_to_move_or_rewrite():
+    """docs/internals.md's commands: in a tree where every file is in place, `--check` moves and rewrites nothing
+    (exit 0), and the count of test files on internals is one line of figures."""
+    check = subprocess.run(
+        [sys.executable, "tools/sort_tests.py", "--check"], cwd=paths.REPO, capture_output=True, text=True
+    )
+    assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
+    counted = subprocess.run(
+        [sys.executable, "tools/tests_on_internals.py"], cwd=paths.REPO, capture_output=True, text=True, check=True
+    )
+    assert counted.stdout.startswith("test files importing ragbench internals: ")

@@ -43,9 +43,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "tasks" / "fictional_multihop" / "data" / "questions.jsonl"
 TASK = "fictional_multihop"
-MODEL = "scripted:tests.estimate_fake:reply"
-AGENT = "scripted:tests.estimate_fake:agent"
-JUDGE = "scripted:tests.estimate_fake:judge"
+MODEL = "scripted:support.estimate_fake:reply"
+AGENT = "scripted:support.estimate_fake:agent"
+JUDGE = "scripted:support.estimate_fake:judge"
 PRICES = f"{MODEL}: {{prompt: 2.5, completion: 10}}\n{AGENT}: {{prompt: 2.5, completion: 10}}\n"
 PRICES += f"{JUDGE}: {{prompt: 0.15, completion: 0.6}}\n"
 SETUPS: dict[str, list[str]] = {
@@ -65,7 +65,7 @@ CHECKED = ("llm_calls", "prompt_tokens", "completion_tokens", "searches")
 
 
 def ragbench(*args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}  # support.estimate_fake
     done = subprocess.run(
         [sys.executable, "-m", "ragbench", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )

@@ -11,8 +11,9 @@ It is safe to run again at any time (after a merge brings test files written at 
 use an old name): what is already in place stays, and each rewrite leaves rewritten text as it is:
 
 - in every test module, support module and benchmarks/ script: `from helpers import x` / `import scoring_plugin` become
-  `from support.helpers import x` / `from support import scoring_plugin`, and plugin targets naming a support
-  module ("crag_helpers:KeywordEmbedder") name it in the package ("support.crag_helpers:KeywordEmbedder");
+  `from support.helpers import x` / `from support import scoring_plugin`, and targets naming a support module
+  ("crag_helpers:KeywordEmbedder", `scripted:smart_scripts:trajectory`) name it in the package
+  ("support.crag_helpers:KeywordEmbedder");
 - in every test module and support module: the paths a module made from its own place (`Path(__file__).parent
   / "data"`, `Path(__file__).resolve().parents[1]`, ...) become `paths.DATA`, `paths.REPO` and `paths.TESTS`
   (tests/support/paths.py), which hold wherever the module lies;
@@ -100,7 +101,9 @@ def rewrite_imports(text: str, helpers: list[str]) -> str:
     # at a line's start, or after a `;` of a script given to `python -c`
     text = re.sub(rf"(^\s*|;\s*)from ({names})(\s+import\b)", r"\1from support.\2\3", text, flags=re.M)
     text = re.sub(rf"^(\s*)import ({names})\s*$", r"\1from support import \2", text, flags=re.M)
-    return re.sub(rf"""(["'])({names}):(?=[A-Za-z_])""", r"\1support.\2:", text)
+    # a target naming a support module (`scripted:smart_scripts:trajectory`, "crag_helpers:KeywordEmbedder",
+    # `scripted:tests.estimate_fake:reply`): a module name right before `:` and a name
+    return re.sub(rf"(?<![\w.-])(?:tests\.)?({names}):(?=[A-Za-z_])", r"support.\1:", text)
 
 
 def rewrite_own_place(text: str) -> str:

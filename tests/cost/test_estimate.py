@@ -22,8 +22,8 @@ from ragbench.api import ConfigError
 from support.helpers import cli_here
 
 PRICES = (
-    "scripted:tests.estimate_fake:reply: {prompt: 2.5, completion: 10}\n"
-    "scripted:tests.estimate_fake:judge: {prompt: 0.15, completion: 0.6}\n"
+    "scripted:support.estimate_fake:reply: {prompt: 2.5, completion: 10}\n"
+    "scripted:support.estimate_fake:judge: {prompt: 0.15, completion: 0.6}\n"
 )
 
 
@@ -36,7 +36,7 @@ def options(tmp_path: Path, *more: str) -> list[str]:
         "--system",
         "vanilla",
         "--model",
-        "scripted:tests.estimate_fake:reply",
+        "scripted:support.estimate_fake:reply",
         "--price-table",
         str(tmp_path / "prices.yaml"),
         "--output",
@@ -72,7 +72,7 @@ def test_the_pilot_is_part_of_the_run_and_the_resumed_run_pays_only_the_rest(tmp
 
 
 def test_a_judged_metric_is_estimated_and_priced_at_the_judges_price(tmp_path: Path) -> None:
-    judged = ("--metrics", "+llm_judge", "--judge", "scripted:tests.estimate_fake:judge")
+    judged = ("--metrics", "+llm_judge", "--judge", "scripted:support.estimate_fake:judge")
     estimate = estimated(tmp_path, *judged)
     assert estimate["paid"]["judge:llm_judge llm_calls"] == 6
     assert cli_here(*options(tmp_path, *judged, "--resume")).returncode == 0
@@ -95,7 +95,7 @@ def test_an_unpriced_model_and_an_unbudgeted_varying_system_are_named_as_unknown
     (tmp_path / "empty.yaml").write_text("{}\n")
     estimate = estimated(tmp_path, "--price-table", str(tmp_path / "empty.yaml"))
     assert "usd:model" not in estimate["totals"]
-    assert any("scripted:tests.estimate_fake:reply has no price" in line for line in estimate["unknowns"])
+    assert any("scripted:support.estimate_fake:reply has no price" in line for line in estimate["unknowns"])
     assert not any("search budget" in line for line in estimate["unknowns"])  # vanilla: one call per example
 
 

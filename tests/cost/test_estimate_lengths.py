@@ -22,7 +22,7 @@ from ragbench.api import ConfigError
 from support import paths
 from support.helpers import cli_here
 
-MODEL = "scripted:tests.estimate_fake:reply"
+MODEL = "scripted:support.estimate_fake:reply"
 PRICES = f"{MODEL}: {{prompt: 2.5, completion: 10}}\n"
 RECORDS = 200
 WORDS = "the river city old north company founder works born capital country of a".split()

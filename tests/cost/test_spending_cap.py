@@ -18,7 +18,7 @@ from ragbench._scheduler import Scheduler
 from ragbench._values.llm_calls import Request, Response, Sampling
 from support.helpers import cli_here
 
-MODEL = "scripted:tests.estimate_fake:within_limit"  # no reply longer than its max_tokens, as a model's
+MODEL = "scripted:support.estimate_fake:within_limit"  # no reply longer than its max_tokens, as a model's
 PRICE = {"prompt": 2.5, "completion": 10.0}
 
 
@@ -196,7 +196,7 @@ def test_an_engine_that_takes_requests_as_they_come_never_spends_past_the_cap(
 
 def test_the_judges_calls_count_against_the_cap(tmp_path: Path) -> None:
     """A free system model (priced 0) and a priced judge: the judge's calls alone reach the cap."""
-    judge = "scripted:tests.estimate_fake:judge_within_limit"
+    judge = "scripted:support.estimate_fake:judge_within_limit"
     (tmp_path / "prices.yaml").write_text(
         f"{MODEL}: {{prompt: 0, completion: 0}}\n{judge}: {{prompt: 2.5, completion: 10}}\n"
     )

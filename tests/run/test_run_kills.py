@@ -58,7 +58,7 @@ def command(
         "--task-arg",
         "kg=false",
         "--task-arg",
-        "embedder=crag_helpers:KeywordEmbedder",
+        "embedder=support.crag_helpers:KeywordEmbedder",
         "--max-inflight",
         str(inflight),
         "--no-progress",
@@ -210,7 +210,7 @@ def test_a_kill_9_loses_none_of_the_saved_samples_calls_from_the_runs_cost(tmp_p
     out, log = tmp_path / "run", tmp_path / "calls.log"
     env = {**environment(tmp_path), "RAGBENCH_TEST_CALL_LOG": str(log)}
     args = [
-        *cli_run_args("scripted:logged_engine:answer"),
+        *cli_run_args("scripted:support.logged_engine:answer"),
         "--model-arg",
         "per_request=0.1",
         "--max-inflight",

@@ -1,6 +1,6 @@
 """A fake BrowseComp-Plus judge that answers from the grader prompt's text alone, so evaluate_run.py (through a
 stand-in `vllm` module in the scratch venv that recorded tests/data/browsecomp_plus/parity/) and ragbench's
-`browsecomp_plus_judge` (as `scripted:browsecomp_plus_fake_judge:reply`) are told the same verdicts.
+`browsecomp_plus_judge` (as `scripted:support.browsecomp_plus_fake_judge:reply`) are told the same verdicts.
 
 The verdict is "yes" where the [correct_answer] appears in the [response] (case folded); the confidence is the
 response's "Confidence: N%" (none where the response has none). The reply's layout cycles through the ones
@@ -36,7 +36,7 @@ def judge_text(prompt: str) -> str:
 
 
 def reply(request: Any) -> str:
-    """`scripted:browsecomp_plus_fake_judge:reply`: the reply to the request's last message."""
+    """`scripted:support.browsecomp_plus_fake_judge:reply`: the reply to the request's last message."""
     return judge_text(request.messages[-1][1])
 
 

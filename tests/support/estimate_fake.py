@@ -1,5 +1,5 @@
 """Scripted models whose replies vary in length as real ones do, for `ragbench estimate`'s tests and
-benchmarks/estimate_accuracy.py (as `scripted:tests.estimate_fake:NAME`).
+benchmarks/estimate_accuracy.py (as `scripted:support.estimate_fake:NAME`).
 
 Each reply is drawn from a random stream seeded by the request's text (sha256), so the same request gets the same
 reply in a pilot, in the run that resumes it and in a run of its own: the run's actual cost does not depend on how

@@ -2,7 +2,7 @@
 fixtures hold and how they were recorded).
 
 A ragbench system runs on the fixture's six questions with
-- the same fake model: `scripted:flashrag_parity:fake_model` answers every request with the recorder's
+- the same fake model: `scripted:support.flashrag_parity:fake_model` answers every request with the recorder's
   continuation for that prompt (a chat request rendered with the recorded tokenizer's ChatML template
   first) and the engine cuts it at the request's stop strings, so ragbench's stop handling is exercised;
 - the same retrieval results: `--retriever replay` over every search FlashRAG made (`retrieval_file`),
@@ -283,7 +283,7 @@ def run_parity(
     task: str = "nq_open_flashrag",
     system_args: dict[str, Any] | None = None,
     field: str = "answer",
-    model: str = "scripted:flashrag_parity:fake_model",
+    model: str = "scripted:support.flashrag_parity:fake_model",
     model_args: dict[str, Any] | None = None,
     **config: Any,
 ) -> tuple[dict, dict]:

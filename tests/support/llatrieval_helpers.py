@@ -131,5 +131,5 @@ always_no = StepScript(verdict=lambda user, n: "[NO]")
 
 
 def count_characters(text: str) -> int:
-    """A pluggable token counter (token_counter=llatrieval_helpers:count_characters)."""
+    """A pluggable token counter (token_counter=support.llatrieval_helpers:count_characters)."""
     return len(text)

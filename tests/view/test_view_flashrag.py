@@ -12,7 +12,7 @@ from support.flashrag_parity import expected_calls, expected_predictions, record
 from support.helpers import viewed
 
 EXAMPLE = "hotpot_1"
-FAKE_MODEL = "scripted:flashrag_parity:fake_model"
+FAKE_MODEL = "scripted:support.flashrag_parity:fake_model"
 
 
 def iterations(count):
@@ -23,7 +23,13 @@ def iterations(count):
 CASES = {
     "ircot": ("plain", {}, FAKE_MODEL, ["retrieval", *iterations(3)], "next"),
     "self_ask": ("plain", {}, FAKE_MODEL, ["retrieval", *iterations(4)], "parse"),
-    "flare": ("plain", {"tokenizer": "embedded"}, "scripted:flashrag_parity:fake_flare_model", iterations(5), "keep"),
+    "flare": (
+        "plain",
+        {"tokenizer": "embedded"},
+        "scripted:support.flashrag_parity:fake_flare_model",
+        iterations(5),
+        "keep",
+    ),
     "search_r1": ("plain", {}, FAKE_MODEL, iterations(3), "read output"),
     "corag": ("chat", {"task_desc": MULTI_HOP_TASK_DESC}, FAKE_MODEL, [*iterations(4), "final answer"], "sub-query"),
     "rearag": ("chat", {}, FAKE_MODEL, iterations(3), "read action"),

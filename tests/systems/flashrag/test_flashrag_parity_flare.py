@@ -11,7 +11,7 @@ import pytest
 from support.flashrag_parity import assert_parity, expected_calls, recording_tokenizer, run_parity
 from support.helpers import samples
 
-MODEL = "scripted:flashrag_parity:fake_flare_model"
+MODEL = "scripted:support.flashrag_parity:fake_flare_model"
 pytestmark = pytest.mark.skipif(
     recording_tokenizer() is None,
     reason="needs the embedded model's tokenizer on disk (ragbench's smollm2-safetensors)",

@@ -257,7 +257,7 @@ def test_a_whole_run_records_options_statistics_and_the_per_iteration_trace(tmp_
         tmp_path,
         tasks=["alce_asqa"],
         system="llatrieval",
-        model="scripted:llatrieval_helpers:always_yes",
+        model="scripted:support.llatrieval_helpers:always_yes",
         data={"alce_asqa": data},
         task_args={"citations": False},
     )
@@ -316,7 +316,7 @@ def test_each_alce_task_gets_its_summary_style_titles_and_demonstration(tmp_path
         tmp_path,
         tasks=[task],
         system="llatrieval",
-        model="scripted:llatrieval_helpers:always_yes",
+        model="scripted:support.llatrieval_helpers:always_yes",
         data={task: str(TEST_DATA / "alce" / data)},
         task_args=no_nli,
         limit=2,

@@ -35,7 +35,7 @@ def test_an_answer_cut_short_is_recorded_incomplete_and_not_judged(tmp_path, cor
             model_args={"base_url": server.base_url, "api": api},
             retriever="bm25",
             retriever_args={"index": str(corpus_index)},
-            judges=["scripted:browsecomp_plus_fake_judge:reply"],
+            judges=["scripted:support.browsecomp_plus_fake_judge:reply"],
         )
     finally:
         server.stop()

@@ -36,7 +36,7 @@ def llm_steps(record: dict) -> list[dict]:
     return [s for s in record["trace"] if s["kind"] == "llm"]
 
 
-def pubhealth_run(tmp_path: Path, model: str = "scripted:smart_scripts:trajectory", **config) -> dict:
+def pubhealth_run(tmp_path: Path, model: str = "scripted:support.smart_scripts:trajectory", **config) -> dict:
     config.setdefault("limit", 1)
     results = run(tmp_path, tasks=["pubhealth"], data={"pubhealth": PUBHEALTH}, system="smart", model=model, **config)
     return results
@@ -80,13 +80,16 @@ def test_long_trajectory_prompts_are_smart_format_byte_for_byte(tmp_path):
 
 
 def test_without_relevant_facts_the_generator_sees_the_question_alone(tmp_path):
-    pubhealth_run(tmp_path, model="scripted:smart_scripts:nothing_relevant")
+    pubhealth_run(tmp_path, model="scripted:support.smart_scripts:nothing_relevant")
     record = samples(tmp_path / "run", "pubhealth")[0]
     generator = llm_steps(record)[-1]
     assert generator["request"]["prompt"] == X + "<|Generator|>:\n"
     assert record["prediction"]["extras"]["smart"]["no_facts"] is True
     pubhealth_run(
-        tmp_path, name="kept", model="scripted:smart_scripts:nothing_relevant", system_args={"no_facts": "trajectory"}
+        tmp_path,
+        name="kept",
+        model="scripted:support.smart_scripts:nothing_relevant",
+        system_args={"no_facts": "trajectory"},
     )
     generator = llm_steps(samples(tmp_path / "kept", "pubhealth")[0])[-1]
     assert generator["request"]["prompt"].endswith("Lacking Supporting Facts</eol>\n\n<|Generator|>:\n")
@@ -114,7 +117,7 @@ def test_table_3_ablations_drop_their_agent(tmp_path, agents, steps, generator_e
 
 
 def test_one_model_per_agent_uses_short_trajectories_recorded_per_role_and_replayable(tmp_path):
-    script = "scripted:smart_scripts:trajectory"
+    script = "scripted:support.smart_scripts:trajectory"
     first = pubhealth_run(
         tmp_path,
         limit=2,
@@ -174,7 +177,7 @@ def test_role_model_command_line_options(tmp_path):
 
 
 def test_prompted_mode_locates_per_passage_and_answers_with_the_task_prompt(tmp_path):
-    results = pubhealth_run(tmp_path, model="scripted:smart_scripts:prompted", system_args={"mode": "prompted"})
+    results = pubhealth_run(tmp_path, model="scripted:support.smart_scripts:prompted", system_args={"mode": "prompted"})
     record = samples(tmp_path / "run", "pubhealth")[0]
     steps = llm_steps(record)
     assert [s["name"] for s in steps] == ["smart:reconstructor"] + ["smart:locator"] * 3 + ["smart:generator"]
@@ -274,10 +277,10 @@ def test_outputs_that_ignore_smarts_format_are_counted_and_warned_with_the_fix(t
         assert said.exit_code == 0, said.output
         return json.loads((out / "results.json").read_text()), said.stderr.splitlines()
 
-    trained, said = smart_run("trained", "scripted:smart_scripts:trajectory")
+    trained, said = smart_run("trained", "scripted:support.smart_scripts:trajectory")
     assert trained["format_adherence"]["pubhealth"][0]["followed"] == 3
     assert not [line for line in said if "warning" in line]
-    results, said = smart_run("untrained", "scripted:smart_scripts:untrained")
+    results, said = smart_run("untrained", "scripted:support.smart_scripts:untrained")
     check = results["format_adherence"]["pubhealth"][0]
     assert (check["followed"], check["of"]) == (0, 3)
     warning = next(line for line in said if "warning" in line)

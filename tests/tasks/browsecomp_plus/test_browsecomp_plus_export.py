@@ -16,7 +16,7 @@ from test_browsecomp_plus_task import PARITY, SAMPLE, run_folder
 from ragbench.api.retrieval import read_trec_run
 from support.helpers import cli_here, run
 
-JUDGE = "scripted:browsecomp_plus_fake_judge:reply"
+JUDGE = "scripted:support.browsecomp_plus_fake_judge:reply"
 # `trec_eval -c -m recall.5,100,1000 -m ndcg_cut.10` of the agent run's run.trec against the sample's
 # topics-qrels/qrel_evidence.txt and qrel_golds.txt, worked out as trec_eval computes them (pytrec_eval, its C code,
 # agrees): each query's hits are 101 and 103 (BM25 1.88, 0.94), the only documents that hold a word of the search

@@ -88,7 +88,7 @@ def test_a_published_run_folder_is_rescored_as_evaluate_run_scores_it(tmp_path):
         data={"browsecomp_plus": str(PARITY)},
         system="recorded",
         system_args={"path": str(run_folder(tmp_path))},
-        judges=["scripted:browsecomp_plus_fake_judge:reply"],
+        judges=["scripted:support.browsecomp_plus_fake_judge:reply"],
     )
     summary = json.loads((PARITY / "expected.json").read_text())["summary"]
     values = results["results"]["browsecomp_plus"]

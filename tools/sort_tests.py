@@ -102,8 +102,8 @@ def rewrite_imports(text: str, helpers: list[str]) -> str:
     text = re.sub(rf"(^\s*|;\s*)from ({names})(\s+import\b)", r"\1from support.\2\3", text, flags=re.M)
     text = re.sub(rf"^(\s*)import ({names})\s*$", r"\1from support import \2", text, flags=re.M)
     # a target naming a support module (`scripted:smart_scripts:trajectory`, "crag_helpers:KeywordEmbedder",
-    # `scripted:tests.estimate_fake:reply`): a module name right before `:` and a name
-    return re.sub(rf"(?<![\w.-])(?:tests\.)?({names}):(?=[A-Za-z_])", r"support.\1:", text)
+    # `scripted:tests.estimate_fake:reply`, f"scripted:smart_scripts:{name}"): a module name, `:`, a name
+    return re.sub(rf"(?<![\w.-])(?:tests\.)?({names}):(?=[A-Za-z_{{])", r"support.\1:", text)
 
 
 def rewrite_own_place(text: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 from conftest import write_jsonl
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._in_flight import ExamplesInFlight
+from ragbench._run import services
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import Document, Prediction, System
 from ragbench.api.retrieval import Retriever
@@ -178,7 +179,7 @@ def test_the_next_batch_starts_before_the_examples_of_the_one_before_have_their_
             stalls.append(self)
 
     monkeypatch.setattr(ScriptedEngine, "generate", watched)
-    monkeypatch.setattr("ragbench._run.services.ExamplesInFlight", Watched)
+    monkeypatch.setattr(services, "ExamplesInFlight", Watched)
     monkeypatch.setattr(AskTwice, "between_calls", lambda self: asyncio.to_thread(second_started.wait, 60))
     config = RunConfig(
         tasks=["popqa"],

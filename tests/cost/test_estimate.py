@@ -196,7 +196,7 @@ def test_multi_step_systems_and_an_agent_are_estimated_and_their_declared_budget
     pytest.importorskip("bm25s")
     monkeypatch.setenv("RAGBENCH_INDEX_CACHE", str(tmp_path / "indexes"))
     agent = ["--system-arg", "snippet_max_tokens=0"] if system == "search_agent" else []
-    args = ["--tasks", "fictional_multihop", "--system", system, "--model", f"scripted:tests.estimate_fake:{model}"]
+    args = ["--tasks", "fictional_multihop", "--system", system, "--model", f"scripted:support.estimate_fake:{model}"]
     output = ["--limit", "24", "--output", str(tmp_path / "r")]
     done = cli_here("estimate", "--pilot", "12", "--json", *args, *agent, *output)
     assert done.returncode == 0, done.stderr

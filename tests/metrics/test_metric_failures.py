@@ -9,8 +9,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from ragbench import _registry
 from ragbench._reports.aggregation import task_scores
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.models import run_engines
 from ragbench.testing import cli
 from support import scoring_plugin
 from support.helpers import records_without_texts, samples
@@ -83,7 +85,7 @@ def test_a_value_outside_the_declared_range_or_an_undeclared_key_fails_the_metri
 
 def test_metrics_that_raise_on_some_examples_are_counted_and_the_cli_exits_1(tmp_path, monkeypatch):
     scoring_plugin.FAILING.update({"9000", "9002", "9004"})
-    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
+    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
     result = CliRunner().invoke(cli, demo_args("match,scored:raise", tmp_path / "run"))
     assert result.exit_code == 1
     assert (
@@ -108,7 +110,7 @@ def test_resume_scores_only_the_failed_metrics_examples_again_without_running_th
     traces = {i: r["trace"] for i, r in saved(tmp_path).items()}
     scoring_plugin.FAILING.clear()
     loaded = []
-    monkeypatch.setattr("ragbench._run.models.run_engines.load_engine", lambda model, **k: loaded.append(model))
+    monkeypatch.setattr(run_engines, "load_engine", lambda model, **k: loaded.append(model))
     resumed = evaluate(tmp_path, ["match", "scored:raise"], resume=True)
     assert loaded == []  # no engine of the system loaded
     assert scoring_plugin.CALLS["system"] == 6  # and the system's model never called again

@@ -9,6 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from ragbench import _registry
 from ragbench._cli import plugin_commands as cli_plugins
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import Evaluator, RunConfig
@@ -183,7 +184,7 @@ def test_plugin_commands_join_the_command_line(registry, monkeypatch):
     def listing() -> None:
         click.echo("built-in list")
 
-    monkeypatch.setattr("ragbench._registry.installed_registry", lambda: registry)
+    monkeypatch.setattr(_registry, "installed_registry", lambda: registry)
     runner = CliRunner()
     assert runner.invoke(main, ["hello"]).output == "hello from a plugin\n"
     assert runner.invoke(main, ["index", "toy-corpus"]).output == "toy corpus built\n"

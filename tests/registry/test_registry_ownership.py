@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import ragbench
+from ragbench import _registry
 from ragbench.testing import Registry, installed_registry
 
 ROOT = Path(ragbench.__file__).parent.parent
@@ -80,7 +81,7 @@ def test_a_command_discovers_the_plugins_once_and_passes_its_registry_down(tmp_p
         made.append(Registry.discover())
         return made[-1]
 
-    monkeypatch.setattr("ragbench._registry.installed_registry", counted)
+    monkeypatch.setattr(_registry, "installed_registry", counted)
     result = CliRunner().invoke(
         cli, ["check", "--tasks", "demo", "--model", "scripted:echo", "--no-model", "--output", str(tmp_path / "run")]
     )

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragbench import _registry
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import cli, run_eval
 from support import scoring_plugin
@@ -30,7 +31,7 @@ def strict(text: str):
 def run(tmp_path, monkeypatch, metrics: str, registry=None) -> tuple[object, dict]:
     """The demo run on the command line with the scoring plugin installed (`registry`: one made already)."""
     made = (lambda: registry) if registry is not None else scoring_plugin.registry
-    monkeypatch.setattr("ragbench._registry.installed_registry", made)
+    monkeypatch.setattr(_registry, "installed_registry", made)
     result = CliRunner().invoke(cli, demo_args(metrics, tmp_path / "run", "--bootstrap-iters", "50"))
     return result, strict((tmp_path / "run" / "results.json").read_text())
 

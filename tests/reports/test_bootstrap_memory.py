@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ragbench._reports.aggregation import task_scores
+from ragbench._statistics import bootstrap
 from ragbench._statistics.bootstrap import CHUNK_DRAWS, resampled
 from ragbench._values.run_config import MAX_BOOTSTRAP_ITERATIONS
 from ragbench.api import Metric
@@ -44,9 +45,9 @@ def test_aggregating_many_examples_holds_a_bounded_chunk_of_resamples_not_all_of
 @pytest.mark.parametrize("n", [1, 7, 3000])
 def test_resamples_drawn_in_chunks_are_those_of_one_draw(n, legacy, monkeypatch):
     values = np.random.default_rng(1).random(n)
-    monkeypatch.setattr("ragbench._statistics.bootstrap.CHUNK_DRAWS", 10**9)  # every round in one draw
+    monkeypatch.setattr(bootstrap, "CHUNK_DRAWS", 10**9)  # every round in one draw
     whole = resampled(values, 301, 5, legacy=legacy)
-    monkeypatch.setattr("ragbench._statistics.bootstrap.CHUNK_DRAWS", 2 * n + 1)  # two rounds a chunk
+    monkeypatch.setattr(bootstrap, "CHUNK_DRAWS", 2 * n + 1)  # two rounds a chunk
     assert np.array_equal(resampled(values, 301, 5, legacy=legacy), whole)
 
 

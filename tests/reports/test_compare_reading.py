@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragbench._reports.compare.run_scores import TaskScores, parse_sample_line, read_task_scores
+from ragbench._storage import sample_files
 from ragbench._storage.sample_files import located_samples
 from ragbench.api import RecordError
 
@@ -75,8 +76,8 @@ def test_a_samples_file_is_read_as_reading_every_line_fully_reads_it(tmp_path, l
 
 
 def test_a_line_too_long_to_hold_is_an_error_and_reading_goes_on_after_it(tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._storage.sample_files.most_line_bytes", lambda: 100)
-    monkeypatch.setattr("ragbench._storage.sample_files.BLOCK", 16)
+    monkeypatch.setattr(sample_files, "most_line_bytes", lambda: 100)
+    monkeypatch.setattr(sample_files, "BLOCK", 16)
     path = tmp_path / "levels.jsonl"
     sample = {"schema_version": 2, "index": 0, "id": "q1", "scores": {"em": 1.0}}
     path.write_text(json.dumps(sample) + "\n" + "x" * 500 + "\n" + json.dumps({**sample, "id": "q2"}) + "\n")

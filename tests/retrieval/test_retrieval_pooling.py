@@ -9,6 +9,7 @@ import json
 import pytest
 
 from ragbench._retrieval.handle import Retrieval
+from ragbench._run import services
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench.api import ConfigError, Context, Document, Example, Prediction, System
 from ragbench.api.retrieval import RetrievalError, Retriever
@@ -248,7 +249,7 @@ def test_a_run_with_a_missing_index_stops_before_anything_loads(tmp_path, monkey
         output=str(tmp_path / "run"),
     )
     loaded: list[str] = []
-    monkeypatch.setattr("ragbench._run.services.load_engines", lambda *args, **kwargs: loaded.append("engines"))
+    monkeypatch.setattr(services, "load_engines", lambda *args, **kwargs: loaded.append("engines"))
     planned = Evaluator(config, registry=installed_registry())  # planning opens no index
     with pytest.raises(ConfigError, match=r"retriever bm25: index folder .*nowhere does not exist"):
         planned.run()

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from ragbench._cli import main
 from support.helpers import cli_run_args
 
 FIRST_LIBRARY = "click"  # the first library the command line loads (-X importtime names each import as it ends)
@@ -117,7 +118,7 @@ def test_a_stop_signal_in_a_command_s_own_work_says_it_stopped_before_the_comman
     def stopped(*args, **kwargs):
         raise Stopped(signal.SIGTERM)
 
-    monkeypatch.setattr("ragbench._cli.main.metric_fits", stopped)  # `ragbench list` at work
+    monkeypatch.setattr(main, "metric_fits", stopped)  # `ragbench list` at work
     with pytest.raises(SystemExit) as exited:
         cli.main(["list", "metrics"], prog_name="ragbench")
     assert exited.value.code == 128 + signal.SIGTERM

@@ -9,6 +9,7 @@ import json
 from click.testing import CliRunner
 
 from conftest import write_jsonl
+from ragbench import _registry
 from ragbench.api import Prediction, System, SystemDeclaration
 from ragbench.testing import Registry, cli, run_eval
 from support import scoring_plugin
@@ -141,7 +142,7 @@ def run_raising_metric(tmp_path, failing: set[str], *extra: str, metrics: str = 
 
 
 def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
+    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
     run_raising_metric(tmp_path, {"9001"})
     records = {s["id"]: s for s in samples(tmp_path / "run", "demo")}
     failed = records["9001"]
@@ -155,7 +156,7 @@ def test_a_metric_that_raises_keeps_its_traceback_beside_its_one_line_error(tmp_
 
 
 def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
+    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
     run_raising_metric(tmp_path, {"9001", "9003"})
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     groups = {group["cause"]: group for group in results["failures"]["demo"]}
@@ -169,7 +170,7 @@ def test_report_shows_the_first_traceback_of_each_failed_metric(tmp_path, monkey
 
 
 def test_fail_fast_stops_at_the_first_failed_metric_with_its_traceback_and_resume_completes(tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
+    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
     fail_fast = ("--max-inflight", "1", "--fail-fast")
     stopped = run_raising_metric(tmp_path, {"9001"}, *fail_fast, metrics="match,scored:raise")
     assert stopped.exit_code == 1

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from conftest import write_jsonl
 from ragbench._engines.scripted import ScriptedEngine
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.models import run_engines
 from ragbench.api import Example, Task
 from ragbench.testing import PreflightError, Registry, cli, installed_registry
 from support.crag_helpers import crag_record, tokenizer_dir
@@ -104,9 +105,7 @@ def test_an_empty_data_file_is_refused(tmp_path):
 def test_a_file_that_is_not_json_is_refused_before_the_model_loads(tmp_path, monkeypatch):
     path = tmp_path / "popqa.jsonl"
     path.write_text("question,answers\nwho?,me\n")
-    monkeypatch.setattr(
-        "ragbench._run.models.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded")
-    )
+    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     [line] = refused(tmp_path, "--tasks", "popqa", "--data", f"popqa={path}", "--model", "scripted:echo")
     assert f"task popqa: none of the first 2 record(s) of {path} is usable" in line and "not valid JSON" in line
 
@@ -278,9 +277,7 @@ class NoReflectionTokens(ScriptedEngine):
 
 
 def test_a_model_the_system_cannot_use_is_refused_before_the_run_folder_exists(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        "ragbench._run.models.run_engines.load_engine", lambda model, **options: NoReflectionTokens("echo")
-    )
+    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: NoReflectionTokens("echo"))
     out = tmp_path / "run"
     evaluator = Evaluator(
         RunConfig(tasks=["demo"], system="selfrag", model="scripted:echo", output=str(out), progress=False),

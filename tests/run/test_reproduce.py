@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from test_compare import DEMO
 
 import ragbench._cli.main as cli_module
+from ragbench import _registry
 from ragbench._reports.reproduce.rows import (
     Reproduction,
     compare_with_paper,
@@ -54,7 +55,7 @@ def registry_with_demo_row(monkeypatch, tmp_path):
         "demo.unreleased",
         {**row, "status": "not_reproducible", "why_not": "the checkpoint was never released"},
     )
-    monkeypatch.setattr("ragbench._registry.installed_registry", lambda: registry)
+    monkeypatch.setattr(_registry, "installed_registry", lambda: registry)
     return registry
 
 

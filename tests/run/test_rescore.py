@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import write_jsonl
+from ragbench import _registry
 from ragbench._replay.call_refs import resolved
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.rescore.rescore_run import rescore_run
@@ -151,7 +152,7 @@ def test_rescore_refuses_its_own_folder_an_existing_run_and_an_unfinished_run(fi
 
 
 def test_rescore_cli_prints_the_summary_and_exits_1_when_a_metric_fails(finished, tmp_path, monkeypatch):
-    monkeypatch.setattr("ragbench._registry.installed_registry", scoring_plugin.registry)
+    monkeypatch.setattr(_registry, "installed_registry", scoring_plugin.registry)
     scoring_plugin.FAILING.add("101")
     result = CliRunner().invoke(
         cli, ["rescore", str(finished), "--metrics", "+scored:raise", "--output", str(tmp_path / "flaky")]

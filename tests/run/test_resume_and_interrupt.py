@@ -13,6 +13,7 @@ import pytest
 
 from ragbench._reports.results.file import read_results
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.models import run_engines
 from ragbench.testing import installed_registry
 from support.helpers import cli_here, run, samples
 
@@ -29,9 +30,7 @@ def resume(tmp_path, **config):
 def test_resume_rebuilds_a_deleted_results_json_from_the_samples_without_a_model(tmp_path, monkeypatch):
     first = run(tmp_path, **DEMO)
     (tmp_path / "run" / "results.json").unlink()
-    monkeypatch.setattr(
-        "ragbench._run.models.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded")
-    )
+    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = resume(tmp_path)
     assert outcome.rebuilt and outcome.complete
     rebuilt = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -68,9 +67,7 @@ def test_resume_runs_a_deleted_sample_line_again(tmp_path):
 def test_resume_of_a_whole_finished_run_loads_nothing_and_keeps_results_json(tmp_path, monkeypatch):
     run(tmp_path, **DEMO)
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr(
-        "ragbench._run.models.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded")
-    )
+    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = resume(tmp_path)
     assert outcome.already_finished and not outcome.rebuilt
     assert (tmp_path / "run" / "results.json").read_text() == before

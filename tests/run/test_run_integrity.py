@@ -15,6 +15,7 @@ from conftest import write_jsonl
 from ragbench._records import saved_lines
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._run.lifetime.interrupted import RunInterrupted
+from ragbench._run.models import run_engines
 from ragbench._scheduler import Scheduler
 from ragbench._stop_signals import raise_stop
 from ragbench._storage.cache import ResponseCache
@@ -147,7 +148,7 @@ class FlakyOnce(Engine):
 
 def test_resume_retries_failed_examples_and_adds_up_the_cost(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=3)
-    monkeypatch.setattr("ragbench._run.models.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
+    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = False
     first = popqa_run(tmp_path, data, "closed_book", "scripted:flaky")
     assert first["counts"]["popqa"]["failed"] == 3
@@ -169,9 +170,7 @@ def test_resuming_a_finished_run_loads_nothing_and_keeps_its_results(tmp_path, m
     data = popqa(tmp_path, n=2)
     popqa_run(tmp_path, data)
     before = (tmp_path / "run" / "results.json").read_text()
-    monkeypatch.setattr(
-        "ragbench._run.models.run_engines.load_engine", lambda *a, **k: pytest.fail("a model was loaded")
-    )
+    monkeypatch.setattr(run_engines, "load_engine", lambda *a, **k: pytest.fail("a model was loaded"))
     outcome = Evaluator(
         RunConfig(
             tasks=["popqa"],
@@ -410,14 +409,12 @@ class InterruptedAfterThree(Engine):
 def test_an_interrupted_attempts_calls_count_in_the_cost_after_resume(tmp_path, monkeypatch):
     data = popqa(tmp_path, n=6)
     InterruptedAfterThree.answered = 0
-    monkeypatch.setattr(
-        "ragbench._run.models.run_engines.load_engine", lambda model, **options: InterruptedAfterThree(model)
-    )
+    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: InterruptedAfterThree(model))
     with pytest.raises(RunInterrupted):
         popqa_run(tmp_path, data, "closed_book", "scripted:interrupted", max_inflight=1)
     interrupted = json.loads((tmp_path / "run" / "run.json").read_text())["attempts"]
     assert len(interrupted) == 1 and interrupted[0]["interrupted"] and interrupted[0]["llm_calls"] == 3
-    monkeypatch.setattr("ragbench._run.models.run_engines.load_engine", lambda model, **options: FlakyOnce(model))
+    monkeypatch.setattr(run_engines, "load_engine", lambda model, **options: FlakyOnce(model))
     FlakyOnce.failed = True  # answers every call
     results = popqa_run(tmp_path, data, "closed_book", "scripted:interrupted", max_inflight=1, resume=True)
     assert results["complete"] and results["cost"]["attempts"] == 2 and results["cost"]["interrupted_attempts"] == 1

@@ -9,6 +9,7 @@ import json
 from test_resume_data_changes import RECORDS, TASK
 
 from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._run.models import run_engines
 from ragbench._run.modes.attempt import FreshRun, ResumedRun, ScoreOnlyRun
 from ragbench._run.modes.run_modes import AlreadyFinishedRun, RebuiltRun, run_mode
 from ragbench._run.services import RunServices
@@ -53,7 +54,7 @@ def no_engine_loads(monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("an engine loaded before the mode was decided")
 
-    monkeypatch.setattr("ragbench._run.models.run_engines.load_engine", refused)
+    monkeypatch.setattr(run_engines, "load_engine", refused)
 
 
 def test_a_run_without_resume_is_a_fresh_run(tmp_path, monkeypatch):

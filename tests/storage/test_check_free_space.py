@@ -7,6 +7,7 @@ from collections import namedtuple
 
 from click.testing import CliRunner
 
+from ragbench._run.plan import run_folder
 from ragbench.testing import cli
 from support.helpers import cli_run_args, tmpfs
 
@@ -57,6 +58,6 @@ def test_enough_free_space_is_reported_with_the_figure(tmp_path, monkeypatch):
 def test_the_estimate_grows_with_the_records_the_run_reads(tmp_path, monkeypatch):
     real = shutil.disk_usage
     monkeypatch.setattr(shutil, "disk_usage", lambda path: Usage(real(path).total, 0, 2**30))
-    monkeypatch.setattr("ragbench._run.plan.run_folder.SPACE_PER_RECORD", 2**27)  # 128 MiB a record: 24 are 3 GiB
+    monkeypatch.setattr(run_folder, "SPACE_PER_RECORD", 2**27)  # 128 MiB a record: 24 are 3 GiB
     result = check(tmp_path / "run")
     assert "less than the run may write (3,072 MiB: 24 record(s) x 131072 KiB" in result.output

@@ -113,7 +113,7 @@ def test_a_judge_that_fails_on_every_example_keeps_the_judge_free_figures_and_gi
             data={"browsecomp_plus": str(PARITY)},
             system="recorded",
             system_args={"path": str(run_folder(tmp_path / name))},
-            judges=[f"scripted:browsecomp_plus_fake_judge:{judge}"],
+            judges=[f"scripted:support.browsecomp_plus_fake_judge:{judge}"],
             limit=40,
         )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -174,7 +175,7 @@ def test_chunks_written_on_a_full_disk_end_in_one_line_and_leave_nothing(tmp_pat
     def enospc(descriptor):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("ragbench._storage.files.os.fsync", enospc)
+    monkeypatch.setattr(os, "fsync", enospc)  # the os module ragbench's file writing calls, as it calls it
     with pytest.raises(OSError, match="No space left on device") as full_disk:
         build_corpus(corpus, tmp_path / "chunks.jsonl")
     assert full_disk.value.filename == str(tmp_path / "chunks.jsonl")

@@ -234,6 +234,8 @@ PREFIXES: tuple[tuple[str, str], ...] = (
     ("test_smart_", "systems/smart"),
     # benchmarks: tasks/<benchmark> with the metrics only it uses
     ("test_alce_", "tasks/alce"),
+    ("test_argue", "tasks/argue"),
+    ("test_auto_argue", "tasks/argue"),
     ("test_beir_", "tasks/beir"),
     ("test_browsecomp_plus_", "tasks/browsecomp_plus"),
     ("test_crag_", "tasks/crag"),

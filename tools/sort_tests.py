@@ -8,7 +8,9 @@ to the `tests/support/` package, and what named them by their old place is rewri
     python tools/sort_tests.py --check       # print what would move and be rewritten; exit 1 if anything
 
 It is safe to run again at any time (after a merge brings test files written at the root, or edits that still
-use an old name): what is already in place stays, and each rewrite leaves rewritten text as it is:
+use an old name): what is already in place stays, and each rewrite leaves rewritten text as it is. A merge whose
+conflicts are only these rewrites (an import line, a path in a docstring) is settled by taking the other side's
+text (`git checkout --theirs FILE`) and running the tool again. What it rewrites:
 
 - in every test module, support module and benchmarks/ script: `from helpers import x` / `import scoring_plugin` become
   `from support.helpers import x` / `from support import scoring_plugin`, and targets naming a support module

@@ -1,7 +1,7 @@
 """BrowseComp-Plus's `openai_client` (texttron/BrowseComp-Plus search_agent/openai_client.py, run unchanged from
 the checkout named, with its own thread pool, `--num-threads`) against ragbench's `search_agent` (the `openai`
 engine, `concurrency` the same number), over the same questions against the same simulated OpenAI-compatible
-server on 127.0.0.1: tests/search_agent_fake.py's agent (search the question, get_document of the first hit,
+server on 127.0.0.1: tests/support/search_agent_fake.py's agent (search the question, get_document of the first hit,
 answer), each answer costing a fixed delay (overlapping other requests) and, where given, `per_request +
 per_token x output tokens` on one simulated device.
 
@@ -51,7 +51,7 @@ record_upstream.runpy_main(Path(checkout), "openai_client")
 """
 
 sys.path.insert(0, str(TESTS))
-from search_agent_fake import FakeAgentServer  # noqa: E402
+from support.search_agent_fake import FakeAgentServer  # noqa: E402
 
 
 def questions(count: int) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ pilot (5% by default) against the whole run's actual cost once `--resume` ran th
 prompt and output tokens and dollars of the system's model, and of the judge. LLM calls are those sent, as the
 estimate counts them (a response-cache hit costs nothing: 8 of the 1,200 questions repeat one another's prompt).
 
-The models are scripted (tests/estimate_fake.py): replies of log-normal length, a varying number of steps for the
+The models are scripted (tests/support/estimate_fake.py): replies of log-normal length, a varying number of steps for the
 multi-step systems and 0-4 searches for the agent, each drawn from the request's own text, so the pilot and the run
 that resumes it get the same replies as one run would. The task is fictional_multihop's 300 questions, repeated
 `--copies` times (each copy's questions marked, so their prompts differ), searched with BM25. Prices from a price
@@ -43,9 +43,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "tasks" / "fictional_multihop" / "data" / "questions.jsonl"
 TASK = "fictional_multihop"
-MODEL = "scripted:tests.estimate_fake:reply"
-AGENT = "scripted:tests.estimate_fake:agent"
-JUDGE = "scripted:tests.estimate_fake:judge"
+MODEL = "scripted:support.estimate_fake:reply"
+AGENT = "scripted:support.estimate_fake:agent"
+JUDGE = "scripted:support.estimate_fake:judge"
 PRICES = f"{MODEL}: {{prompt: 2.5, completion: 10}}\n{AGENT}: {{prompt: 2.5, completion: 10}}\n"
 PRICES += f"{JUDGE}: {{prompt: 0.15, completion: 0.6}}\n"
 SETUPS: dict[str, list[str]] = {
@@ -65,7 +65,7 @@ CHECKED = ("llm_calls", "prompt_tokens", "completion_tokens", "searches")
 
 
 def ragbench(*args: str) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}  # support.estimate_fake
     done = subprocess.run(
         [sys.executable, "-m", "ragbench", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )

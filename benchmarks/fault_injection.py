@@ -20,13 +20,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "engines"))  # test_engine_openai
+
+from test_engine_openai import FakeServer
 
 from ragbench._engines.hosted.openai import OpenAIEngine
 from ragbench._registry import installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
 from ragbench._values.llm_calls import EngineError, Request
-from test_engine_openai import FakeServer
 
 FAULTS = [
     ("429", {"status": 429, "body": {"error": {"message": "rate limited"}}, "headers": {"Retry-After": "0"}}),

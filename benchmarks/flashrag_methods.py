@@ -54,7 +54,7 @@ from ragbench._values.llm_calls import Request
 from ragbench._values.run_config import RunConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from flashrag_parity import fake_flare_model as flare_model
+from support.flashrag_parity import fake_flare_model as flare_model
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "data" / "flashrag_parity"

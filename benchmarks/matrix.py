@@ -1,12 +1,12 @@
 """The system x task matrix: every built-in system on every built-in task, on the small offline data of
-tests/matrix_fixtures.py with a scripted model. Prints the table (a task per row, a system per column:
+tests/support/matrix_fixtures.py with a scripted model. Prints the table (a task per row, a system per column:
 ✓, or the one-line reason a cell is refused or failed), cells working / total, and LLatrieval's LLM calls
 per example per task (from its system_stats).
 
     python benchmarks/matrix.py            # 2 examples per cell (~5 min on 2 vCPUs: 25 systems x 84 tasks)
     python benchmarks/matrix.py --quick    # 1 example per cell, the systems named in --systems or QUICK_SYSTEMS,
                                            # on QUICK_TASKS: the script's own paths (a working cell, a refused
-                                           # one, LLatrieval's calls); tests/test_matrix.py runs every kind of cell
+                                           # one, LLatrieval's calls); tests/run/test_matrix.py runs every kind of cell
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
 from ragbench._errors import ConfigError
 from ragbench._registry import Registry, installed_registry
 from ragbench._run.evaluator import Evaluator, RunConfig
+from support.matrix_fixtures import TASK_DATA, build_corpus_index, cell_config
 
 QUICK_SYSTEMS = ("llatrieval", "replug")  # cells that work and give the calls table; cells refused (scripted logits)
 QUICK_TASKS = ("demo", "nq_open")  # own passages, an open-domain corpus

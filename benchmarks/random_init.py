@@ -16,7 +16,7 @@ all-MiniLM-L6-v2's 30,522 tokens.
 Without a preset LIKE's own shapes are kept (all-MiniLM-L6-v2 for the CRAG embedder, say).
 
   --quick   a 2-layer model of LIKE's shapes (default: the embedded SmolLM2's folder) into a
-            temporary folder, loaded back and run once (tests/test_benchmarks_quick.py)
+            temporary folder, loaded back and run once (tests/project/test_benchmarks_quick.py)
 """
 
 from __future__ import annotations

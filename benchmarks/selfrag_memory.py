@@ -3,7 +3,7 @@ request's whole log-prob window at each position made (as before) and with ragbe
 entries it reads as vLLM makes it (ragbench._engines.vllm.positions).
 
 `python -m ragbench --tasks popqa --system selfrag` (adaptive retrieval, threshold 0.2, ndocs 5, max_new_tokens 10:
-the end-to-end check against upstream's run_short_form.py, tests/test_selfrag_window_parity.py) on
+the end-to-end check against upstream's run_short_form.py, tests/systems/selfrag/test_selfrag_window_parity.py) on
 tests/data/selfrag/popqa_window.jsonl (24 questions) with --max-inflight 16, each side in a fresh process:
   whole   ragbench with vllm_positions.keep_named switched off: vLLM keeps upstream's window (the top 32,016
           log-probs for the retrieval decision, 5,000 for each passage) at every position until the request ends
@@ -14,7 +14,7 @@ it is the one imported; `--cut-only` runs the cut side alone (where the whole on
 Both sides must write the same predictions and Self-RAG traces (checked). The engine is the vLLM-shaped stand-in
 (benchmarks/support/vllm_standin.py: vLLM 0.32's frontend as it holds log-probs, no model, no EngineCore process), or
 with `--model DIR` real vLLM (installed in this Python) on a model folder that has Self-RAG's tokens
-(tests/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
+(tests/support/selfrag_window_model.py builds the parity test's; `--model-arg k=v` adds engine options).
 
 Peak: the tree's RSS (the run and its children: vLLM's EngineCore and its Worker, compile workers) sampled every
 50 ms, the largest sum split by process as it was then, and the ragbench process's own peak (the largest sample

@@ -4,7 +4,7 @@ already compute: its token-level `precision` and `recall`, its `rouge-1`, `rouge
 (Its `em`, `acc` and `f1` are `em`, `cover_em` and `hotpot_f1`, with `regex=true` on CuratedTREC.)
 Each scores the output against every gold answer and keeps the best, as upstream does; on a
 multiple-choice set the gold answers are the texts of the right choices (FlashRAG's
-`get_dataset_answer`). tests/test_flashrag_metrics.py pins them to values from running upstream's file."""
+`get_dataset_answer`). tests/tasks/flashrag/test_flashrag_metrics.py pins them to values from running upstream's file."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 by the 13a tokenizer (FlashRAG's _bleu.py copies sacrebleu's `Tokenizer13a`, used here: the tokens are equal
 on every text of the parity data), scored by tensorflow/nmt's `compute_bleu` (`nmt_bleu`).
 FlashRAG's number is the corpus BLEU over all examples (`bleu`, a corpus key); its per-example list is
-`sentence_bleu`. tests/test_flashrag_bleu_tokens.py pins both to values from running upstream's files."""
+`sentence_bleu`. tests/tasks/flashrag/test_flashrag_bleu_tokens.py pins both to values from running upstream's files."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """FlashRAG's `input_tokens` (flashrag/evaluator/metrics.py `CountToken`): the tokens of the prompt the system
 sent, its mean the task's value (FlashRAG's `avg_input_tokens`). FlashRAG counts `data.prompt`, the prompt of
 the answer's generation; here it is the prompt of the system's last LLM call (in call order; for the built-in
-systems, the answer's). tests/test_flashrag_bleu_tokens.py pins the counts to values from running upstream's file."""
+systems, the answer's). tests/tasks/flashrag/test_flashrag_bleu_tokens.py pins the counts to values from running upstream's file."""
 
 from __future__ import annotations
 

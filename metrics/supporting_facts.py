@@ -1,5 +1,5 @@
 """HotpotQA's sentence-level supporting-fact and joint metrics (hotpotqa/hotpot hotpot_evaluate_v1.py
-`update_sp` and its joint scores), per example; tests/test_supporting_facts.py pins them to values from running
+`update_sp` and its joint scores), per example; tests/metrics/test_supporting_facts.py pins them to values from running
 that file.
 
 A system predicts supporting facts as HotpotQA's prediction file does: `[[title, sentence index], ...]`, in

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ray_cluster import (
+from support.ray_cluster import (
     ray_cluster,  # noqa: F401  (a local multi-node Ray cluster, when asked)
     stop_when_not_needed_next,
 )
@@ -86,7 +86,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """The shared Ray cluster (tests/ray_cluster.py) stopped once this process's next test does not need it: after
+    """The shared Ray cluster (tests/support/ray_cluster.py) stopped once this process's next test does not need it: after
     the test's fixtures are torn down (a module's actors closed while their cluster still runs)."""
     yield
     stop_when_not_needed_next(item, nextitem)
@@ -104,6 +104,21 @@ def pytest_configure(config: pytest.Config) -> None:
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA = ROOT / "tests" / "data"
 SHARED = ROOT.parent / "shared"
+
+
+def family_folders_on_path() -> None:
+    """Test modules lie in family folders (tests/run/, tests/engines/ ...: tools/tests_by_family.py) and are
+    imported by pytest as top-level modules of their file's name (its default import mode), so one test module
+    imports another by that name (`from test_engine_openai import FakeServer`) wherever the two lie: every
+    family folder is on sys.path, after what is there already, in every process that imports this conftest
+    (the xdist workers, and the commands tests start with tests/ on PYTHONPATH). A file's name is its module's
+    name, so no two test files share one (tests/project/test_layout.py)."""
+    tests = ROOT / "tests"
+    folders = sorted({str(p.parent) for p in tests.rglob("test_*.py") if "data" not in p.relative_to(tests).parts})
+    sys.path.extend(folder for folder in folders if folder not in sys.path)
+
+
+family_folders_on_path()
 
 
 def installed(module: str) -> bool:

@@ -10,7 +10,7 @@ functions alike, as do the modules `ragbench.api` and its namespaces import on f
 tables); an import under `if TYPE_CHECKING:` does not (it never runs). A unit may import the units of the
 layers below its own, nothing beside or above it; the built-in plugins import `ragbench.api` (with its
 namespaces) and `ragbench.testing` only.
-tests/test_import_boundaries.py holds the code to this table, and the docs to its picture.
+tests/project/test_import_boundaries.py holds the code to this table, and the docs to its picture.
 """
 
 from __future__ import annotations

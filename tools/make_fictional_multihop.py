@@ -3,7 +3,7 @@ cities, organisations and people rendered as short Wikipedia-style passages, and
 with their answers and supporting passage ids.
 
 Everything comes from one `random.Random(SEED)`, so the files are the same bytes on every run
-(tests/test_fictional_multihop.py checks the committed ones against a fresh run):
+(tests/tasks/fictional_multihop/test_fictional_multihop.py checks the committed ones against a fresh run):
 
     python tools/make_fictional_multihop.py [--out DIR]
 

@@ -5,7 +5,7 @@ docstring and the components the registry has from it, each with its description
     python tools/source_tree.py            # print the tree
     python tools/source_tree.py --write    # write it into docs/internals.md
 
-tests/test_source_tree.py holds the page to what this writes.
+tests/project/test_source_tree.py holds the page to what this writes.
 """
 
 from __future__ import annotations

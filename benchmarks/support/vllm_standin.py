@@ -1,5 +1,5 @@
 """A stand-in for vLLM 0.32's offline engine, shaped as its frontend holds log-probs in the caller's process:
-what benchmarks/selfrag_memory.py and tests/test_vllm_positions.py run the `vllm` engine on. Named so that no
+what benchmarks/selfrag_memory.py and tests/engines/test_vllm_positions.py run the `vllm` engine on. Named so that no
 import tool takes it for vLLM: `as_vllm()` gives the modules to place under vLLM's names in `sys.modules`.
 
 As vLLM's `LLMEngine` (v1): `add_request` registers a RequestState in `output_processor.request_states` under an

@@ -1,5 +1,5 @@
 """LLatrieval's prompts, message builders and reply parsers, byte-exact with BeastyZ/LLM-Verified-Retrieval
-at commit ac186ac (tests/test_llatrieval_parity.py checks them against requests captured from running that
+at commit ac186ac (tests/systems/llatrieval/test_llatrieval_parity.py checks them against requests captured from running that
 code).
 
 The four system prompts are the `llm_retrieval_prompt_drafts/*.md` files as Iterative_retrieval.py reads

@@ -19,7 +19,7 @@ examples have no paths left (it indexes its per-example lists by the position in
 the depth of the batch's first path for all; here each example is its own tree (FlashRAG with batch_size 1).
 vLLM's `spaces_between_special_tokens=False` is the engine's decoding; an output's "<s> " becomes "<s>" as
 FlashRAG does. Not tested against FlashRAG (it reads vLLM's raw outputs, which its recording does not model):
-tests/test_rqrag_tree.py tests the tree's prompts, expansion, searches and choice given scripted outputs.
+tests/systems/rqrag/test_rqrag_tree.py tests the tree's prompts, expansion, searches and choice given scripted outputs.
 """
 
 from __future__ import annotations

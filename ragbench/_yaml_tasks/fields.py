@@ -218,7 +218,7 @@ class Mapper:
 
     def answers(self, value: Any, ref: FieldRef, place: RecordPlace) -> GoldPart:
         """The answer texts, as the data gives them: an empty list or an empty string stays (Self-RAG's
-        `match` scores [""] 1 and [] 0: tests/test_selfrag_parity.py); a list of strings written as text
+        `match` scores [""] 1 and [] 0: tests/systems/selfrag/test_selfrag_parity.py); a list of strings written as text
         (`["a", "b"]` in a CSV value) is refused unless the path declares `list`."""
         listed = listed_text(value) if isinstance(value, str) else None
         if listed and all(isinstance(item, str) for item in listed):

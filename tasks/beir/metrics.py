@@ -1,6 +1,6 @@
 """`beir_retrieval`: BEIR's EvaluateRetrieval.evaluate (beir-cellar/beir beir/retrieval/evaluation.py) and
 its custom `mrr` (custom_metrics.py) for one query, over the documents the system showed, in order;
-tests/test_beir_metrics.py pins it to values from running those files.
+tests/tasks/beir/test_beir_metrics.py pins it to values from running those files.
 
 nDCG@k, MAP@k, Recall@k and P@k are pytrec_eval's `ndcg_cut`, `map_cut`, `recall` and `P`, computed by
 pytrec_eval itself (pytrec-eval-terrier, the package BEIR depends on; ragbench[beir]): trec_eval's

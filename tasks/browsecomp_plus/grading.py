@@ -8,7 +8,7 @@ in bins of 100, as the script calls it.
 the remainder) is never added, so fewer than 200 confidences give 0, and the script reports 0 under 100.
 Unlike the script (numpy's unstable argsort over files in directory order), ties in confidence keep the
 examples' order, so the value does not depend on the file system.
-tests/test_browsecomp_plus_grading.py pins all of it to the script's own output.
+tests/tasks/browsecomp_plus/test_browsecomp_plus_grading.py pins all of it to the script's own output.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ characters on average (median 97: link menus without punctuation run on), 6.1 ta
 28 % and styles 13 % of the bytes, the records' JSON compressing 7.6:1 in bz2, parsed at 47 ms a page
 on one core of a 2-vCPU VM. The synthetic pages give 6.6 %, 0.40-0.42, 158-164 (median 100-104),
 5.7, 7.2:1 and the same parse time per kB, so parsing, MiniLM and decompression do the work of real
-pages (tests/test_crag_scale.py checks the text share and sentence rate).
+pages (tests/tasks/crag/test_crag_scale.py checks the text share and sentence rate).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ word of a line holding "evaluation: " ("correct" or "incorrect"; any other word 
 else "Thus, the response is (not) credited." anywhere in it. The notebooks ask again until a reply is
 valid; here a reply that is not is scored None for that judge and counted (`fresheval_unparsed`). A call
 that fails fails the metric on that example (counted with the run's failures).
-tests/test_freshqa_fresheval.py pins the prompt and the reading to the notebooks' own code."""
+tests/tasks/freshqa/test_freshqa_fresheval.py pins the prompt and the reading to the notebooks' own code."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """KILT's metrics (facebookresearch/KILT kilt/eval_downstream.py and kilt/eval_retrieval.py), per example,
-reproduced exactly; tests/test_kilt_metrics.py pins them to values from running those files.
+reproduced exactly; tests/tasks/kilt/test_kilt_metrics.py pins them to values from running those files.
 
 - `kilt_downstream`: accuracy (the stripped output is one of the gold answers, as written), em and f1
   (SQuAD normalisation, max over the gold answers) and rougel (the `rouge` package's ROUGE-L F, as

@@ -1,5 +1,5 @@
 """MIRAGE's accuracy (Teddy-XiongGZ/MIRAGE src/evaluate.py with src/utils.py `locate_answer`), per example,
-reproduced exactly; tests/test_mirage_metrics.py pins it to values from running those files.
+reproduced exactly; tests/tasks/mirage/test_mirage_metrics.py pins it to values from running those files.
 
 evaluate.py takes the text after the last `"answer_choice": "` of the output (all of it when there is
 none), stripped, and `locate_answer` finds the option in it by the first of its patterns that matches:

@@ -1,7 +1,7 @@
 """llama-index 0.9.40's `SentenceSplitter`, which cuts MultiHop-RAG's corpus for its retrieval experiments
 (simple_retrieval.py: `SentenceSplitter(chunk_size=256)`, overlap the default 200, each article's
 metadata text taken off the budget), re-implemented from that release's algorithm
-(llama_index/node_parser/text/sentence.py); tests/test_multihop_rag_corpus.py pins it to that release's
+(llama_index/node_parser/text/sentence.py); tests/tasks/multihop_rag/test_multihop_rag_corpus.py pins it to that release's
 own chunks.
 
 1. split: a text within the budget is one split; otherwise the first of these that cuts it in more than

@@ -1,5 +1,5 @@
 """MultiHop-RAG's metrics (yixuantt/MultiHop-RAG qa_evaluate.py and retrieval_evaluate.py), per example,
-reproduced exactly; tests/test_multihop_rag_metrics.py pins them to values from running those files.
+reproduced exactly; tests/tasks/multihop_rag/test_multihop_rag_metrics.py pins them to values from running those files.
 
 - `multihop_rag_qa`: `accuracy`, qa_evaluate.py's `has_intersection`: the lower-cased output and gold
   answer, split at whitespace, share a word (no other normalisation: "yes." is not "yes"). An output

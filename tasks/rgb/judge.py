@@ -8,7 +8,7 @@
 
 Upstream asks gpt-3.5-turbo, one user message, no temperature (the API's default 1.0); here the run's
 `--judge` (several: their verdicts averaged). A call that fails fails the metric on that example (counted),
-where the upstream scripts leave the example out of their rates. tests/test_rgb_judge.py pins the prompts
+where the upstream scripts leave the example out of their rates. tests/tasks/rgb/test_rgb_judge.py pins the prompts
 and rates to the scripts' own."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """RGB's scoring (chen700564/RGB evalue.py `predict`, `checkanswer` and the rates of its main), per example,
-reproduced exactly; tests/test_rgb.py pins them to values from running evalue.py's functions.
+reproduced exactly; tests/tasks/rgb/test_rgb.py pins them to values from running evalue.py's functions.
 
 Every example is labelled as `predict` labels it: on the Chinese sets the spaces are taken out of the
 output first; an output holding "insufficient information" or "信息不足" (as written: not lower-cased) is a

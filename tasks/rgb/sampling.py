@@ -1,6 +1,6 @@
 """The passages RGB's evalue.py shows a model: `processdata` (chen700564/RGB evalue.py), reproduced draw for
 draw. evalue.py seeds Python's `random` with 2333 before each record; a `random.Random(2333)` per record makes
-the same draws without touching the process's global generator. tests/test_rgb.py pins the result to
+the same draws without touching the process's global generator. tests/tasks/rgb/test_rgb.py pins the result to
 upstream's own processdata run on the same records.
 
 Quirks kept for parity: on the information-integration sets every group's first (shuffled) passage is shown,

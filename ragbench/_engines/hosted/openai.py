@@ -84,7 +84,7 @@ def sent_as_given(args: dict[str, Any]) -> dict[str, Any]:
     sends as given, and an empty list where create() expects them (the extra body replaces it in place: the
     same body, key for key and in the same order). create() otherwise walks them against its parameter types
     each request (`maybe_transform`), which changes nothing in plain JSON values (the types of these fields
-    have no aliases or formats: tests/test_openai_sent_as_given.py) and costs 2 ms of CPU for an agent's third
+    have no aliases or formats: tests/engines/test_openai_sent_as_given.py) and costs 2 ms of CPU for an agent's third
     turn on the 2-vCPU VM, more the longer the conversation: CPU the event loop, which sends every request
     in flight, has not got to spare (docs/performance.md#agents)."""
     moved = {key: args[key] for key in SENT_AS_GIVEN if key in args}

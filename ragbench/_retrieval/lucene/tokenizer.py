@@ -188,7 +188,7 @@ def standard_tokens(text: str) -> Iterable[str]:
 
     An ASCII text whose matches all fit in the scanner's buffer (nearly every passage) is cut by one `findall`
     over the whole text: where no match is longer than the buffer, the buffer and the spans of `scanned_tokens`
-    change nothing, and the whole text's search gives the scanner's tokens (tests/test_lucene_long_words.py). It
+    change nothing, and the whole text's search gives the scanner's tokens (tests/retrieval/test_lucene_long_words.py). It
     is the build's hot path: about 3x fewer CPU seconds a passage than scanning. Any other text is scanned."""
     if text.isascii():
         tokens: list[str] = ASCII_TOKEN.findall(text)

@@ -1,4 +1,4 @@
-"""Records what FlashRAG's own code does with the tiny encoder and corpus of tests/flashrag_faiss_fixtures.py.
+"""Records what FlashRAG's own code does with the tiny encoder and corpus of tests/support/flashrag_faiss_fixtures.py.
 
 Run with a Python that has FlashRAG installed (its code unchanged; recorded at commit 1ee5249):
 
@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from flashrag_faiss_fixtures import QUERIES, write_corpus, write_tiny_bert  # noqa: E402
+from support.flashrag_faiss_fixtures import QUERIES, write_corpus, write_tiny_bert  # noqa: E402
 
 # (retrieval_method, faiss_type, instruction, pooling at build time): e5 and dpr with FlashRAG's own rules,
 # bge with an instruction given (FlashRAG would otherwise judge each batch's language with langid)

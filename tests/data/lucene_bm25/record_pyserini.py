@@ -1,5 +1,5 @@
 """Re-make pyserini.json: pyserini's analysis of generated strings, and its BM25 top 10 over three generated
-corpora, which tests/test_lucene_bm25.py checks `lucene_bm25` against.
+corpora, which tests/retrieval/test_lucene_bm25.py checks `lucene_bm25` against.
 
 Run it with pyserini 1.6.0 (its anserini-1.7.1 fat jar: Lucene 9.9.1) and a Java 21+ (pyserini 1.x needs it):
 

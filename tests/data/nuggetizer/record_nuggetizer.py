@@ -2,7 +2,7 @@
 unmodified against a fake OpenAI-compatible server on 127.0.0.1, into nuggetizer.json: for each topic every chat
 request it sent (in order, with its parameters), the reply it got, the scored nuggets `create` returned, the
 assigned nuggets `assign` returned for the topic's answer, `calculate_nugget_scores` of them and
-`calculate_global_metrics` over the topics. tests/test_nuggetizer_metric.py replays the replies through ragbench's
+`calculate_global_metrics` over the topics. tests/metrics/test_nuggetizer_metric.py replays the replies through ragbench's
 judge path and compares.
 
 The fake server answers from the prompt: the system message says which step asks (creator, scorer, assigner) and

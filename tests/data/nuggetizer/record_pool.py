@@ -1,7 +1,7 @@
 """Records TREC RAG's AutoNuggetizer pipeline as nuggetizer's own scripts run it, unmodified, with the nuggetizer
 0.0.5 package against a fake OpenAI-compatible judge on 127.0.0.1, into pool.json: `create_nuggets.py` makes each
 topic's nuggets once from its pool, `assign_nuggets.py` assigns them against each of two runs' answers and
-`calculate_metrics.py` scores each run. tests/test_nuggetizer_pool.py scores the same topics with ragbench's
+`calculate_metrics.py` scores each run. tests/metrics/test_nuggetizer_pool.py scores the same topics with ragbench's
 `nuggetizer` metric (passages=pool) and compares.
 
 The scripts are castorini/nuggetizer's, read from its git history: create_nuggets.py and calculate_metrics.py at

@@ -8,7 +8,7 @@ bare JSON of ragas's output) where OpenAI's API sends text. For each: the value 
 it raised (and its last attempt's error), and every request the judge got (its message count and the characters of
 its messages' contents, a list's as JSON text: the 20 MB texts are not kept; the turns after ragas's prompt, the
 re-asks, where they are short).
-tests/test_ragas_give_ups.py scores the same sample with ragbench on the same replies and compares.
+tests/metrics/test_ragas_give_ups.py scores the same sample with ragbench on the same replies and compares.
 
 In a scratch environment (the versions are written into the fixture):
     python -m venv /tmp/rg && /tmp/rg/bin/pip install ragas==0.4.3 instructor==1.17.0 "openai<3" \\

@@ -2,7 +2,7 @@
 (JSON of each output model with its integers written as integers, floats, booleans or strings, fields missing or
 of the wrong type, in a code fence, after or before text, nested up to 100,000 levels, random unicode), whether
 instructor's JSON-mode handler (`OpenAIJSONHandler.parse_response`, strict as ragas's call makes it) accepts the
-reply, the model it made (`model_dump()`) or the error text its re-ask sends. tests/test_ragas_replies.py reads
+reply, the model it made (`model_dump()`) or the error text its re-ask sends. tests/metrics/test_ragas_replies.py reads
 every case with ragbench. Seeded: the same cases each run.
 
 In the scratch environment of record_ragas_replies.py:

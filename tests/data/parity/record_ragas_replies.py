@@ -1,6 +1,6 @@
 """Records ragas 0.4.3, run unmodified, against a fake OpenAI-compatible judge whose replies are malformed the ways
 local judges often are, into ragas_replies.json: every request ragas sent (instructor's re-asks included), the
-reply it got, and what each collections metric's `ascore` returned or raised. tests/test_ragas_replies.py runs
+reply it got, and what each collections metric's `ascore` returned or raised. tests/metrics/test_ragas_replies.py runs
 ragbench's metrics on the same replies and compares.
 
 Each sample's texts name one capital city; the city picks how the fake judge writes its FIRST reply to every

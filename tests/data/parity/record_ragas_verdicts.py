@@ -7,7 +7,7 @@ For faithfulness, context precision, context recall, factual correctness and ans
 on record_ragas_replies.py's first sample: the value `ascore` returned (ragas does not bound it) or the exception it
 raised, and the judge's
 replies, one a request, in order. And answer relevancy where the judge's generated question is unrelated to the
-question ("unrelated": a negative cosine). tests/test_ragas_verdicts.py scores the same sample with ragbench on the
+question ("unrelated": a negative cosine). tests/metrics/test_ragas_verdicts.py scores the same sample with ragbench on the
 same replies and compares.
 
 In a scratch environment (the versions are written into the fixture):

@@ -1,6 +1,6 @@
 """Records BrowseComp-Plus's gemini_client (search_agent/gemini_client.py at commit 97c637c, run unchanged:
 google-genai's automatic function calling over a fastmcp session of searcher/mcp_server.py, itself run as
-record_qwen_client.py runs it) against the fake Gemini API of tests/search_agent_fake_gemini.py. Saved into
+record_qwen_client.py runs it) against the fake Gemini API of tests/support/search_agent_fake_gemini.py. Saved into
 gemini_client.json: every request (path, JSON body) and the run file of each query, by query id; a query whose
 run the client ends without a run file (it prints "[Error] Query id=... failed: ...") saved as that message.
 
@@ -32,7 +32,7 @@ NAMES = ("google-genai", "fastmcp", "mcp", "transformers")
 
 def record(checkout: Path, work: Path, port: int) -> dict[str, Any]:
     sys.path.insert(0, str(TESTS))
-    from search_agent_fake import FakeAgentServer
+    from support.search_agent_fake import FakeAgentServer
 
     questions = [json.loads(line) for line in (HERE / "questions_mcp.jsonl").read_text(encoding="utf-8").splitlines()]
     questions = [question for question in questions if question["id"] != "pause"]  # the Gemini API never pauses

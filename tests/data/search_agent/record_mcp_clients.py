@@ -1,7 +1,7 @@
 """Records BrowseComp-Plus's clients whose tools the API's own servers call, each run unchanged at commit 97c637c
-against the fake server of tests/search_agent_fake.py: search_agent/anthropic_client.py (the anthropic SDK's beta
+against the fake server of tests/support/search_agent_fake.py: search_agent/anthropic_client.py (the anthropic SDK's beta
 Messages API with the MCP connector) and search_agent/openai_client_with_mcp.py (the openai SDK's Responses API
-with a remote `mcp` tool). The fake plays those servers (tests/search_agent_fake_messages.py): it calls the tools
+with a remote `mcp` tool). The fake plays those servers (tests/support/search_agent_fake_messages.py): it calls the tools
 of searcher/mcp_server.py (unchanged, its `searchers` package replaced as record_upstream.py replaces it, run as
 record_qwen_client.py runs it) through the `mcp` library's SSE client. Saved per client, into CLIENT.json: every
 request (path, beta header, JSON body) and the run file of each query, by query id.
@@ -43,8 +43,8 @@ RUNS = {  # client -> its arguments besides --query, --output-dir and --mcp-url;
 
 def record(checkout: Path, work: Path, client: str, port: int) -> dict[str, Any]:
     sys.path.insert(0, str(TESTS))
-    from search_agent_fake import FakeAgentServer
-    from search_agent_fake_messages import mcp_call
+    from support.search_agent_fake import FakeAgentServer
+    from support.search_agent_fake_messages import mcp_call
 
     questions = [json.loads(line) for line in (HERE / "questions_mcp.jsonl").read_text(encoding="utf-8").splitlines()]
     if client == "openai_client_with_mcp":

@@ -1,6 +1,6 @@
 """Records BrowseComp-Plus's qwen_client (search_agent/qwen_client.py at commit 97c637c, run unchanged: Qwen's
 agent library, qwen_agent's `Assistant`, with the search tools served over MCP by searcher/mcp_server.py, also
-unchanged) against the fake server of tests/search_agent_fake.py: every request body it sends, the same in the
+unchanged) against the fake server of tests/support/search_agent_fake.py: every request body it sends, the same in the
 fake's canonical form, and the run file it writes, by query id, into qwen_client.json.
 
 The MCP server runs in a process of its own (this script with --mcp-server), its `searchers` package replaced as
@@ -65,7 +65,7 @@ def wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
 
 def record(checkout: Path, work: Path) -> dict[str, Any]:
     sys.path.insert(0, str(TESTS))
-    from search_agent_fake import FakeAgentServer
+    from support.search_agent_fake import FakeAgentServer
 
     questions = [json.loads(line) for line in (HERE / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
     port = free_port()

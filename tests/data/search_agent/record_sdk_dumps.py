@@ -1,7 +1,7 @@
 """Records how openai 1.97.0 (the SDK BrowseComp-Plus's uv.lock pins, which its clients run) dumps the output items
 of a Responses answer it parsed, `model_dump(mode="python")`, as the clients put them in their next request:
 sdk_dumps.json holds each item as a server sent it and as the SDK dumped it (key order kept).
-tests/test_search_agent_sdk_items.py compares ragbench's dump (plugins/search_agent/sdk_items.py).
+tests/systems/search_agent/test_search_agent_sdk_items.py compares ragbench's dump (plugins/search_agent/sdk_items.py).
 
     python -m venv /tmp/bcp && /tmp/bcp/bin/pip install openai==1.97.0
     /tmp/bcp/bin/python tests/data/search_agent/record_sdk_dumps.py

@@ -1,6 +1,6 @@
 """Records BrowseComp-Plus's tongyi_client (search_agent/tongyi_client.py and tongyi_utils/ at commit 97c637c, run
 unchanged: Tongyi DeepResearch's ReAct loop over chat completions, the tools in its system prompt, the calls read
-from the answer's text) against the fake server of tests/search_agent_fake.py: every request body it sends, the
+from the answer's text) against the fake server of tests/support/search_agent_fake.py: every request body it sends, the
 same in the fake's canonical form, and the run file it writes, by query id, into tongyi_client.json.
 
 Its `searcher.searchers` package is replaced as record_upstream.py replaces it (one searcher answering with
@@ -35,7 +35,7 @@ CLIENT_ARGS += ["--snippet-max-tokens", "12", "--k", "5", "--num-threads", "1"]
 
 def record(checkout: Path, work: Path) -> dict[str, Any]:
     sys.path.insert(0, str(TESTS))
-    from search_agent_fake import FakeAgentServer
+    from support.search_agent_fake import FakeAgentServer
 
     questions = [json.loads(line) for line in (HERE / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
     queries = work / "queries.tsv"

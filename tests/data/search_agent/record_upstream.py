@@ -1,6 +1,6 @@
 """Records BrowseComp-Plus's own clients (search_agent/openai_client.py and oss_client.py at commit 97c637c, run
-unchanged) against the fake server of tests/search_agent_fake.py: the requests they send, in the form common to
-both APIs, and the run files they write. The parity test (tests/test_search_agent_parity.py) runs ragbench's
+unchanged) against the fake server of tests/support/search_agent_fake.py: the requests they send, in the form common to
+both APIs, and the run files they write. The parity test (tests/systems/search_agent/test_search_agent_parity.py) runs ragbench's
 `search_agent` against the same fake and compares.
 
 Their BM25 searcher needs pyserini and Java, and their `searcher.searchers` package imports it (and faiss,
@@ -131,7 +131,7 @@ def searcher_package(checkout: Path) -> types.ModuleType:
 def record(checkout: Path, name: str, work: Path) -> dict[str, Any]:
     """Run one client over questions.jsonl; its requests and run files, by query id."""
     sys.path.insert(0, str(TESTS))
-    from search_agent_fake import FakeAgentServer
+    from support.search_agent_fake import FakeAgentServer
 
     module, arguments = RUNS[name]
     queries = work / "queries.tsv"

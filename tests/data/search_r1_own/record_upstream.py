@@ -1,10 +1,10 @@
 """Records Search-R1's own inference loops, run unchanged, against the fake model and search server of
-tests/search_r1_own_fake.py: PeterGriffinJin/Search-R1 `infer.py` at commit a14dc3a (its own question, over
+tests/support/search_r1_own_fake.py: PeterGriffinJin/Search-R1 `infer.py` at commit a14dc3a (its own question, over
 corpus.jsonl here, the FlashRAG form of its wiki-18 corpus) and texttron/BrowseComp-Plus
 `search_agent/search_r1_client.py` at commit 97c637c (browsecomp_plus/queries.jsonl over browsecomp_plus/
 corpus.jsonl, its hits shown by `format_results_for_api` of its searcher/search_r1_server.py, unchanged, with
 snippets of 12 tokens of tests/data/search_agent/tokenizer). Each runs twice: with the chat template of the
-tokenizer ("chat") and without one ("plain"). The parity test (tests/test_search_r1_own_parity.py) runs
+tokenizer ("chat") and without one ("plain"). The parity test (tests/systems/search_r1/test_search_r1_own_parity.py) runs
 ragbench's `search_r1_own` on the same fake and compares.
 
 The model: `AutoTokenizer.from_pretrained` gives SmolLM2-135M-Instruct's tokenizer (the embedded model's
@@ -40,7 +40,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parents[1]
 sys.path.insert(0, str(TESTS))
-from search_r1_own_fake import FAILING_QUERY, FakeSearchServer, continuation  # noqa: E402
+from support.search_r1_own_fake import FAILING_QUERY, FakeSearchServer, continuation  # noqa: E402
 
 EOS = 151645  # Qwen2.5's <|im_end|>, one of infer.py's `curr_eos`
 SNIPPET_TOKENS = 12

@@ -2,7 +2,7 @@
 read from a set of model outputs: hand-written edge cases and a few hundred generated ones (seeded), each text
 through both parsers' `extract_tool_calls` with a ChatCompletionRequest that offers tools. Writes
 `vllm_parsers.json` beside this file: per case and parser, tools_called, content and the calls' (name, arguments).
-tests/test_tool_parsers_vllm_parity.py compares ragbench's parsers of the same names with it.
+tests/engines/test_tool_parsers_vllm_parity.py compares ragbench's parsers of the same names with it.
 
 The tokenizer is SmolLM2's (ragbench's embedded model: `embedded_safetensors_dir()`); neither parser reads it
 to extract calls, but `llama3_json` refuses a vocabulary without `<|python_tag|>`, which is added to it here as

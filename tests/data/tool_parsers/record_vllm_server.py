@@ -4,7 +4,7 @@ a model output), the sampling settings the server's adjust_request made (`skip_s
 `structured_outputs` as its JSON), `vllm.parser`'s parse (reasoning, content, each FunctionCall's fields), the
 tool parser's own `extract_tool_calls` (ExtractedToolCallInformation's fields, what releases before vllm.parser
 read), and ragbench's answer (content, calls). Writes `vllm_server.json` beside this file, which
-tests/test_engine_vllm_tools.py replays in place of vLLM.
+tests/engines/test_engine_vllm_tools.py replays in place of vLLM.
 
 Run in the venv of record_vllm.py (with xgrammar==0.2.8, apache-tvm-ffi==0.1.11, mistral_common, jsonschema and
 ragbench's own dependencies added), from the repository root:

@@ -1,4 +1,4 @@
-"""Records what trec_eval itself prints for the cases of tests/trec_eval_cases.py, `trec_eval -c -m recall.5,100,1000
+"""Records what trec_eval itself prints for the cases of tests/support/trec_eval_cases.py, `trec_eval -c -m recall.5,100,1000
 -m ndcg_cut.10 QRELS RUN` (BrowseComp-Plus's README command; `pyserini.eval.trec_eval` runs the same program),
 into expected.json. trec_eval built from usnistgov/trec_eval's source (`make`), at the versions named in the file:
 
@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from trec_eval_cases import MEASURES, SEEDS, case  # noqa: E402
+from support.trec_eval_cases import MEASURES, SEEDS, case  # noqa: E402
 
 
 def printed(binary: str, qrels: Path, run: Path) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """Records castorini's umbrela, run unmodified, against a fake OpenAI-compatible judge on 127.0.0.1, into
 umbrela_calls.json: every HTTP request umbrela's GPTJudge sent (path and JSON body, in arrival order), the reply
 the fake judge gave, and the judgments umbrela returned (its `judgment` 0-3, `result_status` and `prediction`).
-tests/test_umbrela.py sends ragbench's `umbrela` metric the same replies and compares.
+tests/metrics/test_umbrela.py sends ragbench's `umbrela` metric the same replies and compares.
 
 The fake judge answers from the prompt: the passage after the prompt's last "Passage: " picks its reply
 (REPLIES), malformed ways included (no "##final score:", a score out of range, extra text, upper case, JSON,

@@ -2,7 +2,7 @@
 built with `few_shot_count` > 0 after `random.seed(SEED)`, its `prompt_examples` (drawn from the qrels by
 `qrel_utils.generate_examples_prompt`), every HTTP request it sent for record_umbrela.py's queries q1 and q2 (the
 same fake judge on 127.0.0.1, answering from the prompt's last "Passage: "), and its judgments.
-tests/test_umbrela_fewshot.py builds ragbench's `umbrela` metric with the same options and compares.
+tests/metrics/test_umbrela_fewshot.py builds ragbench's `umbrela` metric with the same options and compares.
 
 umbrela reads its examples through pyserini (`get_qrels_file`, `get_topics`, the MS MARCO passage index's
 `doc_raw`), which downloads; a stand-in `pyserini` package (written to a temporary folder put first on sys.path)

@@ -1,6 +1,6 @@
 """Records castorini's umbrela's modified qrels and the nDCG@10 it prints for a run file on the original and the
 modified qrels (`GPTJudge.evalute_results_with_qrel(RUN_FILE, ...)`, umbrela's `evaluation.evaluate_judge_results`
-with a `result_file`), umbrela run unmodified, into umbrela_modified_qrels.json. tests/test_umbrela_modified_qrels.py
+with a `result_file`), umbrela run unmodified, into umbrela_modified_qrels.json. tests/metrics/test_umbrela_modified_qrels.py
 runs trec_rag24 with ragbench's `umbrela` metric (passages=qrels) on the same qrels and replies, then
 `ragbench export umbrela-qrels` with the same run file, and compares.
 

@@ -2,7 +2,7 @@
 `evaluation.evaluate_judge_results`), umbrela run unmodified, into umbrela_qrels.json: every HTTP request its judge
 sent for the qrels' pairs (the holes), the judgments, the modified qrels it wrote and what it printed (Cohen's
 kappa of the valid and of all judgments, on the grades and binarised, the confusion matrix, the correct counts per
-grade). tests/test_umbrela_qrels.py judges the same topics with ragbench's `umbrela` metric (passages=qrels)
+grade). tests/metrics/test_umbrela_qrels.py judges the same topics with ragbench's `umbrela` metric (passages=qrels)
 and compares.
 
 The qrels, topics and passages are record_umbrela_fewshot.py's (its stand-in pyserini answers for them; the pair

@@ -1,5 +1,5 @@
 """Records what BrowseComp-Plus's dense searcher does with the tiny encoder and corpus of
-tests/qwen3_embedding_fixtures.py.
+tests/support/qwen3_embedding_fixtures.py.
 
 Run with a Python that has Tevatron installed (texttron/tevatron, its code unchanged) and a checkout of
 texttron/BrowseComp-Plus (searcher/searchers/faiss_searcher.py, unchanged):
@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent.parent))
 
-from qwen3_embedding_fixtures import QUERIES, write_corpus, write_tiny_qwen3  # noqa: E402
+from support.qwen3_embedding_fixtures import QUERIES, write_corpus, write_tiny_qwen3  # noqa: E402
 
 SHARDS = 2
 TOPK = 5

@@ -1,5 +1,5 @@
 """Records DRAGUN's AutoJudge and scoring script, run unchanged, against the fake OpenAI-compatible judge
-(tests/dragun_fake_judge.py) on ragbench's sample data (tests/data/dragun/data, the resources repository's data/
+(tests/support/dragun_fake_judge.py) on ragbench's sample data (tests/data/dragun/data, the resources repository's data/
 layout, written for ragbench): for Task 2 (auto_report_evaluation, dragun_calls.json) and Task 1
 (auto_compound_question_check then auto_question_evaluation, dragun_question_calls.json) every request body as
 sent, in order, the assessments CSVs auto_judge.py wrote, the per-topic and per-run results utils/score.py wrote
@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parents[2]
 sys.path.insert(0, str(TESTS))
-from dragun_fake_judge import fake_judge  # noqa: E402
+from support.dragun_fake_judge import fake_judge  # noqa: E402
 
 SAMPLE = TESTS / "data" / "dragun" / "data"
 LAUNCH = """

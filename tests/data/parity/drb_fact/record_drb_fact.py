@@ -1,5 +1,5 @@
-"""Records DeepResearch Bench's FACT, run unchanged, against the fake Gemini judge (tests/drb_fake_gemini.py, whose
-FACT replies are tests/drb_fake_fact.py's) and a fake Jina Reader serving pages.jsonl (tests/drb_fake_jina.py), on
+"""Records DeepResearch Bench's FACT, run unchanged, against the fake Gemini judge (tests/support/drb_fake_gemini.py, whose
+FACT replies are tests/support/drb_fake_fact.py's) and a fake Jina Reader serving pages.jsonl (tests/support/drb_fake_jina.py), on
 this folder's sample data: every judge request body and every reader request as sent, in order, each stage's
 output file and the statistics it wrote.
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
-from drb_fake_gemini import fake_gemini, gemini_url  # noqa: E402
-from drb_fake_jina import FakeJina  # noqa: E402
+from support.drb_fake_gemini import fake_gemini, gemini_url  # noqa: E402
+from support.drb_fake_jina import FakeJina  # noqa: E402
 
 MODEL = "sample-model"
 OUT = f"results/fact/{MODEL}"

@@ -1,4 +1,4 @@
-"""Records DeepResearch Bench's RACE, run unchanged, against the fake Gemini judge (tests/drb_fake_gemini.py) on
+"""Records DeepResearch Bench's RACE, run unchanged, against the fake Gemini judge (tests/support/drb_fake_gemini.py) on
 this folder's sample data: every request body as sent, in order, and the scores it wrote.
 
     git clone https://github.com/Ayanami0730/deep_research_bench DRB   # commit 214741e (v1.0, 2025-06-13)
@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
-from drb_fake_gemini import fake_gemini, gemini_url  # noqa: E402
+from support.drb_fake_gemini import fake_gemini, gemini_url  # noqa: E402
 
 SAMPLES = (
     "prompt_data/query.jsonl",

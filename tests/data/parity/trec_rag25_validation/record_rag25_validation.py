@@ -4,7 +4,7 @@ its file given as the first argument) run unmodified on submission lines, into v
 format 1 and as format 2) against topics_title.jsonl, and `validate_rag25_entries` (what its command line runs) of
 ag_output.jsonl, `ragbench export trec-rag`'s file of the trec_support sample run, against topics_title.jsonl
 (the guidelines' "title") and topics_narrative.jsonl (the released topics file's "narrative"), its printed lines
-and its verdict. tests/test_trec_rag25_validation.py compares ragbench's reading.
+and its verdict. tests/tasks/trec_rag/test_trec_rag25_validation.py compares ragbench's reading.
 
     python tests/data/parity/trec_rag25_validation/record_rag25_validation.py PATH/TO/rag25_validation.py
 """

@@ -1,6 +1,6 @@
 """Records the TREC 2025 RAG support-evaluation script (the organisers' released vLLM script that judges each cited
 segment of each answer sentence: its file given as the first argument) run unmodified against a fake judge, into
-support.json. tests/test_trec_support.py scores the same submission through ragbench and compares.
+support.json. tests/tasks/trec_rag/test_trec_support.py scores the same submission through ragbench and compares.
 
 The script runs offline vLLM over a Lucene index; here those modules are stand-ins placed first on its path:
 `vllm.LLM.generate` is the fake judge (it answers each chat from its text and records the chat and the

@@ -1,0 +1,80 @@
+"""The tests lie by family (issue 80): each test file in the folder of the source room it tests, as
+tools/tests_by_family.py names it from the file's name, none at tests/ root, the modules they share in
+tests/support/. `python tools/sort_tests.py` puts a file written at the root (or brought by a merge) in its place
+and rewrites what named it there."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import subprocess
+import sys
+from collections import Counter
+from types import ModuleType
+
+import pytest
+
+from support import paths
+
+TESTS = paths.TESTS
+
+
+def tool(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, paths.REPO / "tools" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def family_test_files():
+    return [p for p in TESTS.rglob("test_*.py") if "data" not in p.relative_to(TESTS).parts]
+
+
+def test_no_test_file_or_shared_module_lies_at_the_root():
+    loose = sorted(p.name for p in TESTS.glob("*.py") if p.name != "conftest.py")
+    assert not loose, f"run `python tools/sort_tests.py` to put these in their family folder or tests/support/: {loose}"
+
+
+def test_every_test_file_lies_in_the_family_its_name_says():
+    families = tool("tests_by_family")
+    astray = {
+        str(p.relative_to(TESTS)): families.family(p.name)
+        for p in family_test_files()
+        if str(p.parent.relative_to(TESTS)) != families.family(p.name)
+    }
+    assert not astray, f"move these (or change tools/tests_by_family.py): {astray}"
+
+
+def test_no_two_test_files_share_a_name():
+    """pytest imports a test file as the top-level module of its name (its default import mode, which the
+    commands tests start rely on to import `scripted:test_x:answer`), and test modules import each other by it."""
+    twice = [name for name, n in Counter(p.name for p in family_test_files()).items() if n > 1]
+    assert not twice, f"give each of these test files a name of its own: {twice}"
+
+
+def test_support_modules_are_imported_from_the_support_package():
+    """`from support.helpers import cli`, never `from helpers import cli`: one way, wherever the importer lies."""
+    shared = {p.stem for p in (TESTS / "support").glob("*.py")}
+    bare = sorted(
+        f"{p.relative_to(TESTS)}:{node.lineno}"
+        for p in TESTS.rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in shared)
+        or (isinstance(node, ast.Import) and any(a.name.split(".")[0] in shared for a in node.names))
+    )
+    assert not bare, f"import these as support.<module> (`python tools/sort_tests.py` rewrites them): {bare}"
+
+
+@pytest.mark.skipif(not (paths.REPO / ".git").exists(), reason="tools/sort_tests.py reads the files git knows")
+def test_sort_tests_finds_nothing_to_move_or_rewrite():
+    """docs/internals.md's commands: in a tree where every file is in place, `--check` moves and rewrites nothing
+    (exit 0), and the count of test files on internals is one line of figures."""
+    check = subprocess.run(
+        [sys.executable, "tools/sort_tests.py", "--check"], cwd=paths.REPO, capture_output=True, text=True
+    )
+    assert (check.returncode, check.stdout, check.stderr) == (0, "", "")
+    counted = subprocess.run(
+        [sys.executable, "tools/tests_on_internals.py"], cwd=paths.REPO, capture_output=True, text=True, check=True
+    )
+    assert counted.stdout.startswith("test files importing ragbench internals: ")

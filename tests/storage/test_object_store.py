@@ -1,0 +1,264 @@
+"""Files in an object store (`ragbench/_storage/locations.py`), against a real S3 server: moto's, on 127.0.0.1,
+started and stopped here. An index and its shards (`--retriever-arg index=s3://...`) served by shard actors on the
+tests' local Ray cluster (`ray_cluster`) answer as the local index; a shard file changed in the bucket is refused by
+the actor that fetches it (its content digest, one line naming its URL); an endpoint that does not answer, a
+missing bucket or key is one line naming the URL and the fix; `index build --corpus s3://...` builds the index its
+local file builds; a byte range reads as the local file's. The cluster is started again under this module's
+environment (the store's endpoint and dummy credentials, a cache folder of its own), which its actors read as a
+node's raylet passes it on."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from conftest import needs, write_jsonl
+from ragbench._errors import ConfigError
+from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.sharded.split import split_index
+from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
+from ragbench.testing import build_index, installed_registry, load_retriever
+from support.helpers import cli, cli_here
+from support.ray_cluster import SHARED
+from support.retrieval_samples import passages, write_dpr_tsv
+
+pytestmark = needs("bm25s", "ray", "s3fs", "moto", "flask", "flask_cors")  # moto's server runs on flask
+QUERIES = ["king queen castle", "running river", "Moses the prophet", "zzz unknown words", "song"]
+SHARDS = 2
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """(the s3fs file system of moto's server on 127.0.0.1, the local index uploaded to s3://bench/index), this
+    module's environment set before the Ray cluster starts."""
+    from moto.server import ThreadedMotoServer
+    from s3fs import S3FileSystem
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    folder = tmp_path_factory.mktemp("s3")
+    with pytest.MonkeyPatch.context() as env:
+        for variable, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+            "RAGBENCH_CACHE_DIR": str(folder / "cache"),
+        }.items():
+            env.setenv(variable, value)
+        corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
+        build_index(corpus, folder / "index", "bm25", {}, chunk_size=40, progress=False, registry=installed_registry())
+        split_index(folder / "index", SHARDS)
+        fs = S3FileSystem(skip_instance_cache=True)
+        fs.mkdir("bench")
+        fs.put(str(folder / "index"), "bench/index", recursive=True)
+        SHARED.stop()  # started again by `ray_cluster` under this environment
+        yield fs, folder / "index"
+        SHARED.stop()
+    server.stop()
+
+
+def answers(hits):
+    return [[(doc.id, doc.score, doc.text) for doc in row] for row in hits]
+
+
+def test_shards_in_an_object_store_answer_as_the_local_index(store, ray_cluster):
+    fs, local = store
+    registry = installed_registry()
+    whole = load_retriever("bm25", {"index": str(local)}, registry=registry)
+    sharded = load_retriever("bm25", {"index": "s3://bench/index", "shards": SHARDS}, registry=registry)
+    try:
+        assert len(set(sharded.pool.nodes)) == SHARDS
+        for k in (1, 7, 100):
+            assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
+        assert sharded.pool.layout.shards[1].describe().endswith("s3://bench/index/shards-2/001)")
+        assert sharded.metadata()["index"] == "s3://bench/index"
+    finally:
+        sharded.close()
+        whole.close()
+
+
+def test_a_shard_file_changed_in_the_bucket_is_refused_by_its_digest_in_one_line(store, ray_cluster):
+    fs, _ = store
+    fs.copy("bench/index", "bench/changed", recursive=True)
+    name = max(fs.find("bench/changed/shards-2/001"), key=fs.size)  # its largest file, same size, other bytes
+    held = fs.cat_file(name)
+    fs.pipe_file(name, held[::-1])
+    with pytest.raises(ConfigError) as refused:
+        load_retriever("bm25", {"index": "s3://bench/changed", "shards": SHARDS}, registry=installed_registry())
+    line = str(refused.value)
+    assert "\n" not in line and f"s3://{name}: is not the file split into shard 1" in line
+    assert "content digest" in line and "upload its shards-2 folder to s3://bench/changed/shards-2" in line
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("s3://no-such-bucket/index", "s3://no-such-bucket/index: not readable (FileNotFoundError"),
+        ("s3://bench/no-such-index", "s3://bench/no-such-index/manifest.json is missing"),
+        ("s3://bench/index", "s3://bench/index: not readable (EndpointConnectionError"),
+    ],
+)
+def test_an_unreadable_store_is_one_line_naming_the_url_and_the_fix(store, monkeypatch, url, expected):
+    """No Ray needed: the run's process reads the index's front files first. The unreachable endpoint (a closed
+    port) within the deadline, $RAGBENCH_STORAGE_TIMEOUT."""
+    if "EndpointConnection" in expected:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setenv(TIMEOUT_VARIABLE, "2")
+    with pytest.raises(ConfigError) as refused:
+        load_retriever("bm25", {"index": url, "shards": SHARDS}, registry=installed_registry())
+    line = str(refused.value)
+    assert "\n" not in line and expected in line
+    assert ("AWS_ENDPOINT_URL" in line) == ("EndpointConnection" in expected)
+    assert "check the bucket and key" in line or "upload the whole index folder" in line or "endpoint" in line
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 40000), st.integers(0, 6000))  # the file: ~20 kB
+@example(start=0, length=0)
+@example(start=10**6, length=5)  # past its end: empty, as a local file reads
+def test_a_byte_range_of_a_remote_file_is_the_local_files(store, start, length):
+    """`read_range` and `open_for_reading`, which corpus readers adopt, read an object as the local file."""
+    fs, local = store
+    path = local / "docs.jsonl"
+    assert read_range("s3://bench/index/docs.jsonl", start, start + length) == read_range(path, start, start + length)
+    with open_for_reading("s3://bench/index/docs.jsonl") as remote, open_for_reading(path) as here:
+        remote.seek(start)
+        here.seek(start)
+        assert remote.read(length) == here.read(length)
+
+
+def test_a_relative_index_path_is_the_runs_not_the_actors(store, ray_cluster, monkeypatch):
+    _, local = store
+    monkeypatch.chdir(local.parent)
+    registry = installed_registry()
+    whole = load_retriever("bm25", {"index": str(local)}, registry=registry)
+    sharded = load_retriever("bm25", {"index": "index", "shards": SHARDS}, registry=registry)
+    try:
+        assert answers(sharded.search(QUERIES, 5)) == answers(whole.search(QUERIES, 5))
+    finally:
+        sharded.close()
+        whole.close()
+
+
+def test_a_corpus_in_the_store_builds_the_index_its_local_file_builds(store, tmp_path):
+    fs, local = store
+    fs.put_file(str(local.parent / "psgs_w100.tsv"), "bench/corpus/psgs_w100.tsv")
+    url = "s3://bench/corpus/psgs_w100.tsv"
+    args = ["index", "build", "--corpus", url, "--retriever", "bm25", "--chunk-size", "40", "--no-progress"]
+    built = cli_here(*args, "--out", str(tmp_path / "built"))
+    assert built.returncode == 0, built.stderr
+    assert f"corpus {url}: read from its copy " in built.stdout
+    files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file() and "shards-" not in str(p))
+    for name in files:
+        if name.name != "manifest.json":
+            assert (tmp_path / "built" / name).read_bytes() == (local / name).read_bytes(), name
+    manifest = json.loads((tmp_path / "built" / "manifest.json").read_text())
+    assert manifest["corpus"]["sha256"] == json.loads((local / "manifest.json").read_text())["corpus"]["sha256"]
+    header, rows = (local.parent / "psgs_w100.tsv").read_bytes().split(b"\n", 1)
+    written_again = header + b"\n" + rows.translate(bytes.maketrans(b"ae", b"ea"))
+    fs.pipe_file("bench/corpus/psgs_w100.tsv", written_again)  # of the same size: its new version is read
+    again = cli_here(*args, "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    swapped = str.maketrans("ae", "ea")
+    texts = [json.loads(line)["text"] for line in (local / "docs.jsonl").read_text().splitlines()]
+    again_texts = [json.loads(line)["text"] for line in (tmp_path / "again" / "docs.jsonl").read_text().splitlines()]
+    assert again_texts == [text.translate(swapped) for text in texts] != texts
+
+
+def shard_files(folder):
+    """Each shard's files (size and content digest) and the manifest but for where the corpus was and the times."""
+    layout = json.loads((folder / "shards.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["corpus"]["path"], manifest["build_seconds"], manifest["built_at"]
+    return [shard["files"] for shard in layout["shards"]], [[s["start"], s["stop"]] for s in layout["shards"]], manifest
+
+
+@pytest.mark.parametrize(("name", "kind"), [("psgs_w100.tsv", "bm25"), ("corpus.jsonl", "lucene_bm25")])
+def test_shard_tasks_read_their_own_byte_ranges_of_a_corpus_in_the_store(store, ray_cluster, tmp_path, name, kind):
+    """`index build --ray --shards 3 --corpus s3://...`: each Ray task reads its part's bytes from the store (no
+    copy of the corpus in any node's cache); the shards are the local file's, byte for byte."""
+    fs, local = store
+    corpus = local.parent / name
+    if name.endswith(".jsonl"):
+        write_jsonl(corpus, [{"id": doc.id, "title": doc.title, "text": doc.text} for doc in passages(90, seed=3)])
+    fs.put_file(str(corpus), f"bench/parts/in-parts{corpus.suffix}")
+    url = f"s3://bench/parts/in-parts{corpus.suffix}"
+    here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
+    built = cli("index", "build", "--corpus", url, "--retriever", kind, "--out", str(tmp_path / "there"),
+                "--ray", ray_cluster.address, "--shards", "3", "--no-progress")  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    assert "read from its copy" not in built.stdout
+    there = tmp_path / "there" / "shards-3"
+    assert shard_files(there) == shard_files(here.folder)
+    assert json.loads((there / "manifest.json").read_text())["corpus"]["path"] == url
+    assert not list((local.parent / "cache").rglob("in-parts*"))  # the run's and the Ray workers' cache
+
+
+def test_shards_built_as_shards_are_served_from_the_store_as_the_one_index_answers(store, ray_cluster, tmp_path):
+    """INDEX/shards-3 of `index build --ray --shards 3`, uploaded: the run reads the hits' passages by ranged reads
+    of the shards' docs stores and the actors fetch only their scoring files (no docs.jsonl in any node's cache);
+    the answers are the one-process index's. A docs store changed in the bucket fails in one line."""
+    fs, local, kind = *store, "lucene_bm25"
+    corpus = local.parent / "psgs_w100.tsv"
+    build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
+    build_shards(corpus, tmp_path / "built", kind, {}, 3, registry=installed_registry())
+    fs.put(str(tmp_path / "built" / "shards-3"), f"bench/{kind}/shards-3", recursive=True)
+    registry = installed_registry()
+    whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=registry)
+    sharded = load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+    try:
+        for k in (1, 10, 100):
+            assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
+        assert sharded.metadata()["index"] == f"s3://bench/{kind}" and len(set(sharded.pool.nodes)) == 3
+    finally:
+        sharded.close()
+        whole.close()
+    for number in range(3):  # each node's cache of the shard (one cache here): its scoring files, no docs store
+        cached = sorted(p.name for p in cached_folder(f"s3://bench/{kind}/shards-3/{number:03d}").rglob("*"))
+        assert cached and "docs.jsonl" not in cached and "docs.offsets.npy" not in cached
+    offsets = f"bench/{kind}/shards-3/001/docs.offsets.npy"
+    held = fs.cat_file(offsets)
+    fs.pipe_file(offsets, held[:-8] + (int.from_bytes(held[-8:], "little") + 1).to_bytes(8, "little"))  # same size
+    with pytest.raises(ConfigError) as refused:
+        load_retriever(kind, {"index": f"s3://bench/{kind}", "shards": 3}, registry=registry)
+    line = str(refused.value)
+    assert "\n" not in line and "shards-3/001/docs.jsonl: holds" in line and "docs.offsets.npy says" in line
+
+
+class RewrittenMidBuild(InProcess):
+    """Runs the steps here; the corpus's object is written again before step 2, at its size (another ETag)."""
+
+    def __init__(self, fs, key):
+        self.fs, self.key = fs, key
+
+    def map(self, function, calls, **options):
+        if function.__name__ == "finish_part":
+            self.fs.pipe_file(self.key, self.fs.cat_file(self.key).translate(bytes.maketrans(b"ae", b"ea")))
+        return super().map(function, calls, **options)
+
+
+def test_a_corpus_object_written_again_mid_build_is_refused_and_out_must_be_a_folder(store, tmp_path, monkeypatch):
+    fs, local = store
+    fs.put_file(str(local.parent / "psgs_w100.tsv"), "bench/moving/corpus.tsv")
+    assert set(remote_files("s3://bench/moving")) == {"corpus.tsv"}  # a listing this process keeps: never read stale
+    with pytest.raises(ConfigError, match=r"corpus s3://bench/moving/corpus.tsv changed while it was indexed"):
+        build_shards("s3://bench/moving/corpus.tsv", tmp_path / "built", "bm25", {}, 2,
+                     registry=installed_registry(), runner=lambda: RewrittenMidBuild(fs, "bench/moving/corpus.tsv"))  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    refused = cli_here("index", "build", "--corpus", str(local.parent / "psgs_w100.tsv"), "--retriever", "bm25",
+                       "--out", "s3://bench/out", "--no-progress")  # fmt: skip
+    assert refused.returncode != 0 and "--out s3://bench/out: an index is built into a folder" in refused.stderr
+    assert not (tmp_path / "s3:").exists()

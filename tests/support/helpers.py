@@ -1,0 +1,358 @@
+"""Running ragbench from tests: in-process via the Evaluator (`run`), or through the command line.
+
+The command line two ways, both returning (returncode, stdout, stderr):
+- `cli_here` runs the command in this process (its streams captured, the process state it changes put back):
+  for every test of what a command prints, writes and exits with.
+- `cli` starts `python -m ragbench._cli.main` (at least 0.85 s): only where the process itself is what is
+  tested: a signal, how the real process ends (threads a plugin left running), a real pipe or a full console,
+  a fresh interpreter's imports or environment, an installed package, a `python -m` entry point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import locale
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ragbench._records import SampleRecord
+from ragbench._registry import Registry, installed_registry
+from ragbench._run.evaluator import Evaluator, RunConfig
+from ragbench._stop_signals import STOP_SIGNALS
+
+
+def run(tmp_path: Path, name: str = "run", registry: Registry | None = None, **config) -> dict:
+    config.setdefault("progress", False)
+    config.setdefault("bootstrap_iters", 200)
+    outcome = Evaluator(RunConfig(output=str(tmp_path / name), **config), registry or installed_registry()).run()
+    return outcome.results
+
+
+def preflight_problems(tmp_path: Path, **config) -> list[str]:
+    """Every problem the pre-flight of a run of `config` finds (it must find one), in the order said."""
+    from ragbench._checks import PreflightError
+    from ragbench._run.plan.preflight import preflight
+
+    try:
+        preflight(RunConfig(output=str(tmp_path / "run"), **config), installed_registry())
+    except PreflightError as error:
+        return error.problems
+    raise AssertionError("the pre-flight found no problem")
+
+
+def samples(run_dir: Path, task: str) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "samples" / f"{task}.jsonl").read_text().splitlines()]
+
+
+def search_agent_samples(
+    tmp_path: Path,
+    base_url: str,
+    questions: Path,
+    system_args: dict,
+    model: str = "agent",
+    model_args: dict | None = None,
+) -> list[dict]:
+    """The sample lines of `search_agent` run over `questions` (fictional_multihop's corpus) against the OpenAI
+    server at `base_url` (tests/support/search_agent_fake.py's)."""
+    run(
+        tmp_path,
+        tasks=["fictional_multihop"],
+        system="search_agent",
+        model=f"openai:{model}",
+        model_args={"base_url": base_url, **(model_args or {})},
+        data={"fictional_multihop": str(questions)},
+        system_args=system_args,
+    )
+    return samples(tmp_path / "run", "fictional_multihop")
+
+
+def viewed(*folders: Path, out: Path) -> dict[str, Any]:
+    """The viewer's pages of the run folders by key (`runs`, `run/RID`, `example/RID/TASK/N` ...), as the user's
+    `ragbench view FOLDERS --export OUT` writes them: each data/KEY.js is `RB.put(key, data);`."""
+    from click.testing import CliRunner
+
+    from ragbench.testing import cli as command
+
+    result = CliRunner().invoke(command, ["view", *map(str, folders), "--export", str(out)])
+    assert result.exit_code == 0, result.output
+    pages = {}
+    for script in (out / "data").rglob("*.js"):
+        text = script.read_text(encoding="utf-8").removeprefix("RB.put(").removesuffix(");\n")
+        key, end = json.JSONDecoder().raw_decode(text)
+        pages[key] = json.loads(text[end:].removeprefix(", "))
+    return pages
+
+
+def records_without_texts(lines: list[dict]) -> list[SampleRecord]:
+    """Sample lines as a run's aggregation reads them: `SampleRecord`s without their texts."""
+    return [SampleRecord.from_dict(line, has_text=False) for line in lines]
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ragbench._cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def cli_here(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`cli(*args)` run in this process: the same command, exit code and text (decoded as the subprocess's
+    is, universal newlines), with `env` set for the command alone. An exception the command does not turn
+    into an exit code is raised here (a subprocess printed its traceback and exited 1)."""
+    from ragbench._cli.main import main
+
+    encoding = locale.getpreferredencoding(False)
+    with process_state_kept(), tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        os.environ.update(env or {})
+        fresh_warnings()
+        logging.getLogger().handlers.clear()  # as in a fresh process (pytest's are on it): ragbench's logged
+        logging.getLogger().setLevel(logging.WARNING)  # warnings reach stderr through logging's last resort
+        sys.stdout = io.TextIOWrapper(out, encoding=encoding, errors="strict", write_through=True)
+        sys.stderr = io.TextIOWrapper(err, encoding=encoding, errors="backslashreplace", write_through=True)
+        try:
+            main.main(args=list(args), prog_name="python -m ragbench._cli.main")
+            code: object = 0
+        except SystemExit as exc:
+            code = exc.code
+        if not isinstance(code, int) and code is not None:  # as Python prints a SystemExit's message
+            print(code, file=sys.stderr)
+        sys.stdout.flush(), sys.stderr.flush()
+        stdout, stderr = (
+            io.TextIOWrapper(io.BytesIO(_read(stream)), encoding=encoding).read() for stream in (out, err)
+        )
+    returncode = code if isinstance(code, int) else 0 if code is None else 1
+    return subprocess.CompletedProcess(["ragbench", *args], returncode, stdout, stderr)
+
+
+def _read(stream: IO[bytes]) -> bytes:
+    stream.seek(0)
+    return stream.read()
+
+
+# A fresh interpreter's warning filters, first match first (Python's "Default Warning Filter"; `python -c "import
+# warnings; print(warnings.filters)"`), before those PYTHONWARNINGS adds.
+FRESH_FILTERS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+)
+
+
+def fresh_warnings() -> None:
+    """Warnings as a fresh `python` with this environment handles them: its default filters and PYTHONWARNINGS
+    (pytest's `filterwarnings` gone), each shown once per location (the registries of earlier commands forgotten)
+    and written to `sys.stderr` as it is when the warning is raised (pytest records them otherwise). For the
+    block of `process_state_kept`, which puts the test's back."""
+    warnings.resetwarnings()
+    for action, category, module in reversed(FRESH_FILTERS):
+        warnings.filterwarnings(action, category=category, module=module)
+    options = [option for option in os.environ.get("PYTHONWARNINGS", "").split(",") if option]
+    warnings._processoptions(options)  # type: ignore[attr-defined]  # how Python reads -W and PYTHONWARNINGS
+    warnings.showwarning = _to_stderr
+
+
+def _to_stderr(message, category, filename, lineno, file=None, line=None) -> None:  # type: ignore[no-untyped-def]
+    """Python's own `showwarning` (pytest replaces what it calls while a test runs)."""
+    with contextlib.suppress(OSError):
+        (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+@contextlib.contextmanager
+def process_state_kept() -> Iterator[None]:
+    """What a command changes in the process that runs it, put back as it was: the console streams, the stop
+    signals' handlers and the wake-up fd (ragbench._stop_signals), the unraisable hook (ragbench._cli.outcomes),
+    the environment (a dense retriever's HF_HUB_OFFLINE, `env`), the working folder, the root logger's handlers
+    and level, torch's CPU threads where torch was loaded (the hf engine sets them), the warning filters and
+    `warnings.showwarning` (`fresh_warnings`)."""
+    streams, hooks = (sys.stdin, sys.stdout, sys.stderr), (sys.excepthook, sys.unraisablehook)
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    wakeup = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(wakeup)
+    environ, cwd = dict(os.environ), os.getcwd()
+    root = logging.getLogger()
+    root_handlers, root_level = list(root.handlers), root.level
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch is not None else None
+    with warnings.catch_warnings():  # the filters and `showwarning` a command's `fresh_warnings` set, put back
+        try:
+            yield
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = streams
+            sys.excepthook, sys.unraisablehook = hooks
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+            signal.set_wakeup_fd(wakeup)
+            os.environ.clear()
+            os.environ.update(environ)
+            os.chdir(cwd)
+            root.handlers[:] = root_handlers
+            root.setLevel(root_level)
+            if torch is not None and threads is not None:
+                torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing answers on while the test runs: bound here and never listened on, so a connection
+    is refused and no server of another test (another xdist worker's) can be given it, as a port found free
+    and let go could be."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
+def comparable(results: dict) -> dict:
+    """What must be equal between two runs of the same configuration."""
+    return {
+        "results": results["results"],
+        "details": results["details"],
+        "counts": results["counts"],
+        "complete": results["complete"],
+    }
+
+
+@contextlib.contextmanager
+def tmpfs(folder: Path, size: str = "1m", read_only: bool = False) -> Iterator[Path | None]:
+    """A small tmpfs mounted on `folder` (a real full disk, or with `read_only` a real read-only
+    folder); None where mounting is not allowed (not root, a CI container): the caller falls back
+    to an injected fault."""
+    folder.mkdir(parents=True, exist_ok=True)
+    options = f"size={size}" + (",ro" if read_only else "")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        yield None
+        return
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def plugin_pyproject(name: str, entry_points: dict[str, str], package: str, package_data: tuple[str, ...] = ()) -> str:
+    """The pyproject.toml of a one-package plugin that registers `entry_points` in the `ragbench` group."""
+    points = "\n".join(f'{key} = "{value}"' for key, value in entry_points.items())
+    data = f"\n[tool.setuptools.package-data]\n{package} = {json.dumps(list(package_data))}\n" if package_data else ""
+    return (
+        f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "{name}"\nversion = "0.0.1"\ndependencies = ["ragbench"]\n\n'
+        f'[project.entry-points.ragbench]\n{points}\n\n[tool.setuptools]\npackages = ["{package}"]\n{data}'
+    )
+
+
+def stopped_resume_after_the_data_changed(tmp_path: Path, demo: Path, remade: int = 3) -> tuple[Path, str]:
+    """A finished closed_book run of the demo task (a copy of `demo`), whose every question then changed, and
+    a `--resume` of it (running them all again) stopped by Ctrl-C once `remade` new samples were saved: the
+    run folder and what the stopped command printed."""
+    data = tmp_path / "demo.jsonl"
+    data.write_text(demo.read_text())
+    folder = tmp_path / "b"
+    args = cli_run_args(
+        "scripted:echo",
+        "--data",
+        f"demo={data}",
+        "--model-arg",
+        "per_request=0.1",
+        "--max-inflight",
+        "1",
+        "--output",
+        str(folder),
+        "--no-progress",
+    )
+    assert cli_here(*args).returncode == 0
+    records = [json.loads(line) for line in demo.read_text().splitlines()]
+    data.write_text(
+        "".join(json.dumps({**r, "question": r["question"] + " Answer briefly."}) + "\n" for r in records)
+    )  # new prompts: the cache does not answer them
+    resumed = subprocess.Popen(
+        [sys.executable, "-m", "ragbench._cli.main", *args, "--resume"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while (
+        len((folder / "samples" / "demo.jsonl").read_text().splitlines()) < len(records) + remade
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    resumed.send_signal(signal.SIGINT)
+    _, stderr = resumed.communicate(timeout=30)
+    assert resumed.returncode == 130, stderr
+    return folder, stderr
+
+
+def popqa_args(data: Path, out: Path, *extra: str, model: str = "scripted:echo") -> list[str]:
+    """The command line of a vanilla run of the popqa task on `data` into `out`, then `extra`."""
+    return task_run_args("popqa", data, "vanilla", model, "--output", str(out), *extra)
+
+
+def score_args(task: str, data: Path, predictions: Path) -> list[str]:
+    """The start of a `ragbench score` command line: the `predictions` of `task` on `data`."""
+    return ["score", "--task", task, "--data", str(data), "--predictions", str(predictions)]
+
+
+def write_dedented(path: Path, text: str) -> None:
+    """`text`, dedented, as the file `path` (its folders made): a file of a plugin package a test builds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def pip_install_args(source: Path, target: Path) -> list[str]:
+    """The command that installs the package folder `source` into the folder `target`, offline and alone."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--disable-pip-version-check",
+        "-q",
+        "--target",
+        str(target),
+        str(source),
+    ]
+
+
+def cli_run_args(model: str, *extra: str, task: str = "demo", system: str = "closed_book") -> list[str]:
+    """The command line of a run of `system` on `task` with `model` (the demo task, closed-book, unless told),
+    then `extra`."""
+    return ["--tasks", task, "--system", system, "--model", model, *extra]
+
+
+def task_counts(
+    records: int, scored: int, failed: int = 0, bad_records: int = 0, missing: int = 0, metric_failures: int = 0
+) -> dict[str, int]:
+    """A task's counts as results.json's `counts` holds them: every key, the ones not given 0."""
+    return {
+        "records": records,
+        "scored": scored,
+        "failed": failed,
+        "bad_records": bad_records,
+        "missing": missing,
+        "metric_failures": metric_failures,
+    }
+
+
+def task_run_args(task: str, data: Path, system: str, model: str, *extra: str) -> list[str]:
+    """The command line of a run of `system` on `model` over the data file `data` of `task`, then `extra`."""
+    return cli_run_args(model, "--data", f"{task}={data}", *extra, task=task, system=system)

@@ -1,0 +1,67 @@
+"""How many test files reach into ragbench's internals (issue 80): the `tests/**/test_*.py` files that import a
+private module of ragbench (`ragbench._run`, `from ragbench._values.config import RunConfig`, `from ragbench
+import _registry`), anywhere in the file, and the monkeypatches that name an internal by its dotted path in a
+string (`monkeypatch.setattr("ragbench._run.x.y", ...)`, `mock.patch("ragbench._...")`), which break when a room
+moves. For comparison with a plain `grep -l ragbench._` it also counts the files that name `ragbench._` anywhere.
+
+    python tools/tests_on_internals.py            # the counts
+    python tools/tests_on_internals.py --list     # and the files, each with the private modules it imports
+
+The public faces are `ragbench.api` (with its namespaces), `ragbench.testing` and the command line; the built-in
+plugin packages (`ragbench.tasks`, `ragbench.metrics`, `ragbench.plugins`) count as public here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+PATCHED_BY_NAME = re.compile(r"""(?:setattr|patch|setitem)\(\s*["']ragbench\._""")
+
+
+def private_modules(tree: ast.AST) -> set[str]:
+    """The private ragbench modules a module imports (`ragbench._x...`), at any depth of the file."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("ragbench._")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("ragbench._"):
+                found.add(node.module)
+            elif node.module == "ragbench":
+                found |= {f"ragbench.{a.name}" for a in node.names if a.name.startswith("_")}
+    return found
+
+
+def test_files() -> list[Path]:
+    return sorted(TESTS.rglob("test_*.py"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="list the files and the private modules each imports")
+    options = parser.parse_args()
+    files = test_files()
+    on_internals = {}
+    patches = mentions = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        mentions += "ragbench._" in text
+        patches += len(PATCHED_BY_NAME.findall(text))
+        if modules := private_modules(ast.parse(text)):
+            on_internals[path] = modules
+    if options.list:
+        for path, modules in on_internals.items():
+            print(f"{path.relative_to(REPO)}: {', '.join(sorted(modules))}")
+    share = len(on_internals) / len(files) if files else 0.0
+    print(f"test files importing ragbench internals: {len(on_internals)} of {len(files)} ({share:.0%})")
+    print(f"test files naming `ragbench._` anywhere (imports, strings, docstrings): {mentions} of {len(files)}")
+    print(f"monkeypatches naming an internal path in a string: {patches}")
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import io
 import json
 import pstats
@@ -136,9 +137,7 @@ def main() -> None:
     )
 
     # not reported: imports plugins, metrics and numpy paths once, so "cold" means a cold cache only
-    warmup = config(data, tmp / "warmup", None, args.bootstrap_iters)
-    warmup.limit = 100
-    timed_run(warmup)
+    timed_run(dataclasses.replace(config(data, tmp / "warmup", None, args.bootstrap_iters), limit=100))
 
     cold_s, cold = timed_run(config(data, tmp / "cold", None, args.bootstrap_iters))
     cache_path = tmp / "cold" / "cache.sqlite"

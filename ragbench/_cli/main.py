@@ -24,16 +24,14 @@ from .install_hints import for_this_install
 from .outcomes import config_error, environment_error, evaluated, run_starting, show_outcome
 from .registry import command_registry
 from .run.estimate import DEFAULT_PILOT, DEFAULT_PRECISION, estimate_command, show_estimate
+from .run.groups.judging import JudgingOptions
+from .run.groups.limits import LimitOptions
+from .run.groups.models import ModelOptions
+from .run.groups.offer import Offer, config_fields, run_config_of, with_offers, with_run_options
+from .run.groups.output import OutputOptions
+from .run.groups.retrieval import RetrievalOptions
+from .run.groups.what_to_run import WhatToRun, split_names
 from .run.help_groups import GroupedHelpGroup, with_help_groups
-from .run.options import (
-    common_kwargs,
-    overwrite_option,
-    resume_option,
-    run_kwargs,
-    split_names,
-    with_common,
-    with_run_options,
-)
 from .run.trackers import (
     exit_after_logging,
     log_command,
@@ -49,20 +47,15 @@ def run_config(ctx: click.Context, replay: str | None, options: dict[str, Any]) 
     if replay:
         from .._replay.rerun import replay_config
 
+        output = OutputOptions.of(options)
         return replay_config(
-            replay,
-            output=options["output"],
-            progress=not options["no_progress"],
-            resume=options["resume"],
-            overwrite=options["overwrite"],
+            replay, output=output.output, progress=output.progress, resume=output.resume, overwrite=output.overwrite
         )
     if not split_names(options["tasks"] or ""):
         click.echo(ctx.get_help())
         click.echo("\nragbench: error: --tasks is required (try --tasks demo)", err=True)
         sys.exit(EXIT_CONFIG)
-    from .._values.run_config import RunConfig
-
-    return RunConfig(**run_kwargs(**options))
+    return run_config_of(options)
 
 
 def estimate_run(ctx: click.Context, replay: str | None, options: dict[str, Any]) -> None:
@@ -178,14 +171,14 @@ def check_command(no_model: bool, **options: Any) -> None:
     """The pre-flight of a run with these options, and nothing else: every option, data file,
     tokenizer, service and server checked, then the engines loaded and checked against the system.
     Prints what it checked; exit 2 with every problem listed. Writes nothing."""
-    from .._run.evaluator import Evaluator, RunConfig
+    from .._run.evaluator import Evaluator
 
     if not split_names(options["tasks"] or ""):
         click.echo("ragbench check: error: --tasks is required (the same options as the run)", err=True)
         sys.exit(EXIT_CONFIG)
     try:
         trackers = requested_trackers(options)
-        evaluator = Evaluator(RunConfig(**run_kwargs(**options)), command_registry())
+        evaluator = Evaluator(run_config_of(options), command_registry())
         evaluator.check_free_space()
         evaluator.check_services(models=not no_model)
     except ConfigError as exc:
@@ -295,7 +288,19 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
         )
 
 
-@main.command("score")
+# what `score` offers of a run's options: the system is the predictions' (`recorded`), its task the one --task
+SCORE_OFFERS = (
+    Offer(WhatToRun, ("--task-arg", "--seed")),
+    Offer(ModelOptions, ("--model", "--model-arg", "--base-url")),
+    Offer(RetrievalOptions, ("--page-cache",)),
+    Offer(JudgingOptions),
+    Offer(OutputOptions),
+    Offer(LimitOptions, ("--max-inflight",)),
+)
+
+
+@main.command("score", cls=cloup.Command)
+@with_help_groups
 @click.option("--task", "task", required=True, help="task name")
 @click.option("--data", "data_file", default=None, help="the task's data file")
 @click.option(
@@ -304,16 +309,12 @@ def list_command(kind: str | None, include_path: tuple[str, ...], verbose: bool)
     help='JSONL of {"id": ..., "output": "<raw model text>"}, or a folder '
     "of the benchmark's own output files (OmniEval: *.pred.jsonl)",
 )
-@resume_option
-@overwrite_option
-@with_common
+@with_offers(*SCORE_OFFERS)
 @with_tracker_options
-def score_command(
-    task: str, data_file: str | None, predictions: str, resume: bool, overwrite: bool, **common: Any
-) -> None:
+def score_command(task: str, data_file: str | None, predictions: str, **options: Any) -> None:
     """Score outputs produced elsewhere, exactly as a full run would."""
     with run_starting():
-        trackers = requested_trackers(common)
+        trackers = requested_trackers(options)
         from .._values.run_config import RunConfig
 
         config = RunConfig(
@@ -321,9 +322,7 @@ def score_command(
             system="recorded",
             system_args={"path": predictions},
             data={task: data_file} if data_file else {},
-            resume=resume,
-            overwrite=overwrite,
-            **common_kwargs(**common),
+            **config_fields(options, SCORE_OFFERS),
         )
     run_and_report(config, trackers)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import cloup
 
 from .._errors import EXIT_CONFIG, EXIT_INCOMPLETE, ConfigError
 from .._stop_signals import exit_when_stuck, signal_of
@@ -18,61 +19,82 @@ from .._values.options import parse_assignments
 from .._values.run_config import MAX_INFLIGHT, too_many
 from .outcomes import config_error, environment_error, evaluated, report_outcome
 from .registry import command_registry
-from .run.options import (
-    common_kwargs,
-    data_paths,
-    judge_args_of,
-    judge_repeats_option,
-    judging_kwargs,
-    no_progress_option,
-    overwrite_option,
-    resume_option,
-    split_names,
-    with_common,
-    with_judging,
-)
+from .run.groups.judging import JudgingOptions, judge_args_of, judge_repeats_help, read_judging_files
+from .run.groups.limits import LimitOptions
+from .run.groups.models import ModelOptions
+from .run.groups.offer import Offer, config_fields, with_offers
+from .run.groups.output import OutputOptions
+from .run.groups.retrieval import RetrievalOptions
+from .run.groups.what_to_run import WhatToRun, split_names
+from .run.help_groups import with_help_groups
 
 EXIT_WORSE = 1  # ragbench compare --fail-if-worse
 
 
+# what `rescore` offers of a run's options, each worded for a rescoring: what is not given is the run's
+RESCORE_OFFERS = (
+    Offer(
+        JudgingOptions,
+        (
+            "--metrics",
+            "--metric-arg",
+            "--judge",
+            "--judge-arg",
+            "--judge-repeats",
+            "--nli",
+            "--nli-arg",
+            "--nli-format",
+            "--human-labels",
+            "--price-table",
+            "--bootstrap-iters",
+        ),
+        {
+            "--metrics": {
+                "help": "NAME,... replaces the run's metrics, +NAME adds to them, TASK:NAME / TASK:+NAME for one task "
+                "(default: the run's)"
+            },
+            "--metric-arg": {"help": "metric option, added to the run's; METRIC.key_prefix=P renames a metric's keys"},
+            "--judge": {"help": "judge engine:model (repeatable; default: the run's)"},
+            "--judge-arg": {"help": "engine option of the N-th --judge (from 0)"},
+            "--judge-repeats": {"help": judge_repeats_help("the run's")},
+            "--nli": {"help": "NLI engine:model (default: the run's)"},
+            "--nli-arg": {"help": "NLI engine option"},
+            "--nli-format": {"default": None, "show_default": False, "help": "(default: the run's)"},
+            "--bootstrap-iters": {
+                "default": None,
+                "show_default": False,
+                "type": click.IntRange(min=0),
+                "help": "(default: the run's)",
+            },
+        },
+    ),
+    Offer(
+        OutputOptions,
+        ("--output", "--overwrite", "--cache", "--no-progress"),
+        {
+            "--output": {"help": "folder of the rescored run (default: RUN__rescored; RUN is not changed)"},
+            "--cache": {
+                "help": "SQLite response cache of the judge and NLI calls (default: in the output folder; a copy of "
+                "RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)"
+            },
+        },
+    ),
+    Offer(
+        LimitOptions,
+        ("--max-inflight",),
+        {
+            "--max-inflight": {
+                "type": click.IntRange(min=1),
+                "help": f"examples scored at once, at most {MAX_INFLIGHT:,} (default: the run's)",
+            }
+        },
+    ),
+)
+
+
 @click.command("rescore")
 @click.argument("run_dir", metavar="RUN")
-@click.option(
-    "--metrics",
-    default=None,
-    metavar="NAME[,NAME]",
-    help="NAME,... replaces the run's metrics, +NAME "
-    "adds to them, TASK:NAME / TASK:+NAME for one task (default: the run's)",
-)
-@click.option(
-    "--metric-arg",
-    multiple=True,
-    metavar="METRIC.K=V",
-    help="metric option, added to the run's; METRIC.key_prefix=P renames a metric's keys",
-)
-@click.option("--judge", multiple=True, metavar="MODEL", help="judge engine:model (repeatable; default: the run's)")
-@click.option("--judge-arg", multiple=True, metavar="N.K=V", help="engine option of the N-th --judge (from 0)")
-@judge_repeats_option("the run's")
-@click.option("--nli", default=None, metavar="MODEL", help="NLI engine:model (default: the run's)")
-@click.option("--nli-arg", multiple=True, metavar="K=V", help="NLI engine option")
-@click.option("--nli-format", default=None, type=click.Choice(["true", "prompt"]), help="(default: the run's)")
-@click.option("--output", default=None, help="folder of the rescored run (default: RUN__rescored; RUN is not changed)")
-@click.option("--overwrite", is_flag=True, help="replace the run in the output folder")
-@click.option(
-    "--max-inflight",
-    default=None,
-    type=click.IntRange(min=1),
-    help=f"examples scored at once, at most {MAX_INFLIGHT:,} (default: the run's)",
-)
-@click.option(
-    "--cache",
-    default=None,
-    help="SQLite response cache of the judge and NLI calls (default: in the "
-    "output folder; a copy of RUN/cache.sqlite answers the calls RUN made, and RUN stays unchanged)",
-)
-@click.option("--bootstrap-iters", default=None, type=click.IntRange(min=0), help="(default: the run's)")
-@no_progress_option
-@with_judging
+@with_offers(*RESCORE_OFFERS)
 def rescore_command(
     run_dir: str,
     metrics: str | None,
@@ -83,14 +105,14 @@ def rescore_command(
     nli: str | None,
     nli_arg: tuple[str, ...],
     nli_format: str | None,
-    output: str | None,
-    overwrite: bool,
-    max_inflight: int | None,
-    cache: str | None,
-    bootstrap_iters: int | None,
-    no_progress: bool,
     human_labels: str | None,
     price_table: str | None,
+    bootstrap_iters: int | None,
+    output: str | None,
+    overwrite: bool,
+    cache: str | None,
+    no_progress: bool,
+    max_inflight: int | None,
 ) -> None:
     """Score a finished run's saved predictions again (other metrics, judges or NLI model, or metrics that
     failed) without running the system, into a new run folder."""
@@ -119,8 +141,10 @@ def rescore_command(
             "cache": cache,
             "bootstrap_iters": bootstrap_iters,
             "progress": not no_progress,
-            **judging_kwargs(human_labels, price_table),
+            "human_labels": human_labels,
+            "price_table": price_table,
         }
+        read_judging_files(human_labels, price_table)
         with exit_when_stuck(stopped):  # SIGTERM and SIGHUP stop it as Ctrl-C does
             outcome = rescore_run(run_dir, changes, command_registry())
     except ConfigError as exc:
@@ -296,30 +320,41 @@ def view_command(runs: tuple[str, ...], host: str, port: int, export_dir: str | 
         environment_error(exc, options="--export")
 
 
-@click.command("reproduce")
+# what `reproduce` offers of a run's options: the rest is the row's (ragbench._reports.reproduce.rows); the order of
+# the fields is that of reproduction_config's list of substitutions
+REPRODUCE_OFFERS = (
+    Offer(ModelOptions, ("--model", "--model-arg", "--base-url")),
+    Offer(JudgingOptions),
+    Offer(
+        WhatToRun,
+        ("--task-arg", "--seed", "--data", "--limit", "--system-arg"),
+        {
+            "--limit": {"help": "first N records per task: a PARTIAL reproduction"},
+            "--system-arg": {"help": "system option (changes what is measured)"},
+        },
+    ),
+    Offer(
+        RetrievalOptions,
+        ("--retriever-arg", "--reranker-arg", "--refiner-arg", "--page-cache"),
+        {
+            "--reranker-arg": {"help": "option of the row's reranker, e.g. model=DIR"},
+            "--refiner-arg": {"help": "option of the row's refiner, e.g. model=DIR"},
+        },
+    ),
+    Offer(OutputOptions),
+    Offer(LimitOptions, ("--max-inflight",)),
+)
+
+
+@click.command("reproduce", cls=cloup.Command)
+@with_help_groups
 @click.argument("name", required=False)
 @click.option("--list", "show_list", is_flag=True, help="list the reproductions (paper, table, row, status)")
-@click.option("--data", multiple=True, metavar="TASK=PATH", help="local data file for a task")
-@click.option("--limit", default=None, type=int, help="first N records per task: a PARTIAL reproduction")
-@click.option("--system-arg", multiple=True, metavar="K=V", help="system option (changes what is measured)")
-@click.option("--retriever-arg", multiple=True, metavar="K=V", help="retriever option, e.g. index=DIR")
-@click.option("--reranker-arg", multiple=True, metavar="K=V", help="option of the row's reranker, e.g. model=DIR")
-@click.option("--refiner-arg", multiple=True, metavar="K=V", help="option of the row's refiner, e.g. model=DIR")
-@resume_option
-@overwrite_option
-@with_common
+@with_offers(*REPRODUCE_OFFERS)
 def reproduce_command(
     name: str | None,
     show_list: bool,
-    data: tuple[str, ...],
-    limit: int | None,
-    system_arg: tuple[str, ...],
-    retriever_arg: tuple[str, ...],
-    reranker_arg: tuple[str, ...],
-    refiner_arg: tuple[str, ...],
-    resume: bool,
-    overwrite: bool,
-    **common: Any,
+    **options: Any,
 ) -> None:
     """Run a table row of a seed paper as the paper did; print ours beside the paper's numbers."""
     from .._reports.reproduce.rows import (
@@ -337,20 +372,10 @@ def reproduce_command(
     if show_list or not name:
         click.echo(listing(registry))
         return
+    limit: int | None = options["limit"]  # a PARTIAL reproduction, said so in its verdict
     try:
         item = get_reproduction(registry, name)
-        overrides = {
-            **common_kwargs(**common),
-            "data": data_paths(data),
-            "limit": limit,
-            "system_args": parse_assignments(system_arg, "--system-arg"),
-            "retriever_args": parse_assignments(retriever_arg, "--retriever-arg"),
-            "reranker_args": parse_assignments(reranker_arg, "--reranker-arg"),
-            "refiner_args": parse_assignments(refiner_arg, "--refiner-arg"),
-            "resume": resume,
-            "overwrite": overwrite,
-        }
-        config, substituted = reproduction_config(item, overrides)
+        config, substituted = reproduction_config(item, config_fields(options, REPRODUCE_OFFERS))
     except ConfigError as exc:
         config_error(exc)
     outcome = evaluated(config)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from .._errors import ConfigError
 from .._storage.jsonl import read_json
@@ -38,19 +39,28 @@ def replay_config(
     if not isinstance(recorded, dict):
         raise ConfigError(f"--replay {run_dir}: {meta_path} holds no run configuration ('config')")
     fields = {f.name for f in dataclasses.fields(RunConfig)}
-    config = RunConfig(**{k: v for k, v in recorded.items() if k in fields})
+    config = {k: v for k, v in recorded.items() if k in fields}
     llm_file = str(calls / LLM_FILE)
-    config.model = f"replay:{llm_file}"
-    config.model_args = {"role": "model", "cacheable": True}
-    config.role_models = {role: f"replay:{llm_file}" for role in config.role_models}
-    config.role_model_args = {role: {"role": role, "cacheable": True} for role in config.role_models}
-    config.judges = [f"replay:{llm_file}" for _ in config.judges]
-    config.judge_args = {str(i): {"role": f"judge:{i}", "cacheable": True} for i in range(len(config.judges))}
-    if config.nli is not None:
-        config.nli, config.nli_args = f"replay:{llm_file}", {"role": "nli", "cacheable": True}
-    if config.retriever not in (None, "provided"):
-        config.retriever, config.retriever_args = "replay", {"file": str(calls / RETRIEVAL_FILE)}
-    config.replay_tools = str(calls)
-    config.output = output or str(run_dir.parent / f"{run_dir.name}__replay")
-    config.resume, config.overwrite, config.cache, config.progress = resume, overwrite, None, progress
-    return config
+    roles = list(config.get("role_models", {}))
+    judges = range(len(config.get("judges", [])))
+    replayed: dict[str, Any] = {
+        "model": f"replay:{llm_file}",
+        "model_args": {"role": "model", "cacheable": True},
+        "role_models": {role: f"replay:{llm_file}" for role in roles},
+        "role_model_args": {role: {"role": role, "cacheable": True} for role in roles},
+        "judges": [f"replay:{llm_file}" for _ in judges],
+        "judge_args": {str(i): {"role": f"judge:{i}", "cacheable": True} for i in judges},
+    }
+    if config.get("nli") is not None:
+        replayed.update(nli=f"replay:{llm_file}", nli_args={"role": "nli", "cacheable": True})
+    if config.get("retriever") not in (None, "provided"):
+        replayed.update(retriever="replay", retriever_args={"file": str(calls / RETRIEVAL_FILE)})
+    replayed.update(
+        replay_tools=str(calls),
+        output=output or str(run_dir.parent / f"{run_dir.name}__replay"),
+        resume=resume,
+        overwrite=overwrite,
+        cache=None,
+        progress=progress,
+    )
+    return RunConfig(**{**config, **replayed})

@@ -131,8 +131,11 @@ class EngineRequest:
     nli_args: Mapping[str, Any]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig:
+    """What a run is asked to do, as its command line (or ragbench.testing's keywords) gave it; a changed run is a
+    new one (`dataclasses.replace`)."""
+
     tasks: list[str]
     system: str = "vanilla"
     model: str | None = None

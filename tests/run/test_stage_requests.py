@@ -55,6 +55,14 @@ def test_a_stage_request_is_frozen_and_a_later_change_to_the_config_does_not_rea
     assert request.system_args == {"top_n": 1} and request.judges == ("scripted:echo",)
 
 
+def test_a_run_config_is_frozen_a_changed_run_is_a_new_config():
+    config = RunConfig(tasks=["demo"], model="scripted:echo")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.model = "scripted:other"  # type: ignore[misc]
+    changed = dataclasses.replace(config, model="scripted:other")
+    assert (config.model, changed.model, changed.tasks) == ("scripted:echo", "scripted:other", ["demo"])
+
+
 def test_planning_a_rescoring_leaves_the_config_as_it_was_and_returns_the_rescorings_metric_options():
     """The run's option of a metric the rescoring no longer asks is left out of what planning returns; the config
     planned from keeps it (rescore puts the returned options in its own config)."""

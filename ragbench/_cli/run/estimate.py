@@ -12,11 +12,14 @@ import sys
 from typing import Any
 
 import click
+import cloup
 
 from ..._errors import EXIT_CONFIG, ConfigError
 from ..outcomes import config_error, environment_error, stopped_at_cap, stopped_at_failure
 from ..registry import command_registry
-from .options import run_kwargs, split_names, with_run_options
+from .groups.offer import run_config_of, with_run_options
+from .groups.what_to_run import split_names
+from .help_groups import with_help_groups
 
 DEFAULT_PILOT = "5%"
 DEFAULT_PRECISION = "10%"  # the dollars' point wanted within it: the pilot grown to what their spread asks for
@@ -105,7 +108,8 @@ def estimate_lines(estimate: Any) -> list[str]:
     return lines
 
 
-@click.command("estimate")
+@click.command("estimate", cls=cloup.Command)
+@with_help_groups
 @click.option(
     "--pilot",
     default=DEFAULT_PILOT,
@@ -144,11 +148,9 @@ def show_estimate(pilot: str, as_json: bool, options: dict[str, Any], precision:
     from ..._run.lifetime.interrupted import RunInterrupted, exit_interrupted
 
     try:
-        from ..._values.run_config import RunConfig
-
         size = PilotSize.parse(pilot) if pilot.strip() != "0" else None
         share = PilotSize.precision(precision) if precision is not None else None
-        config = RunConfig(**run_kwargs(**options))
+        config = run_config_of(options)
         result = estimate(config, command_registry(), size or PilotSize(count=1), size is not None, share)
     except ConfigError as exc:
         config_error(exc)

@@ -1,6 +1,6 @@
-"""The run's options in `ragbench --help` and `ragbench check --help`, shown by topic (cloup's option groups)
-instead of one list of about fifty. The options themselves are declared where they were (run/options.py,
-run/trackers.py, main.py); only their place in the help is said here, by name."""
+"""The run's options in `ragbench --help` (and `check`, `estimate`, `score`, `reproduce`) shown by topic (cloup's
+option groups) instead of one list of about fifty: a topic for each group of options (groups/), its options in the
+group's order, then the trackers'."""
 
 from __future__ import annotations
 
@@ -8,58 +8,19 @@ import click
 import cloup
 
 from ..plugin_commands import PluginCommandGroup
-from .options import Command
+from .groups.offer import RUN_GROUPS
+from .groups.option import Command
+from .groups.what_to_run import WhatToRun
+from .trackers import TRACKER_KEYS
 
 RUN_HELP_GROUPS: dict[str, tuple[str, ...]] = {
-    "What to run": (
-        "--tasks",
-        "--include-path",
-        "--data",
-        "--task-arg",
-        "--limit",
-        "--system",
-        "--system-arg",
-        "--top-k",
-        "--seed",
-        "--replay",
-        "--estimate",
-    ),
-    "Model and engine": ("--model", "--model-arg", "--base-url", "--role-model", "--role-model-arg"),
-    "Retrieval": (
-        "--retriever",
-        "--retriever-arg",
-        "--reranker",
-        "--reranker-arg",
-        "--refiner",
-        "--refiner-arg",
-        "--page-cache",
-    ),
-    "Judging and metrics": (
-        "--metrics",
-        "--metric-arg",
-        "--judge",
-        "--judge-arg",
-        "--judge-repeats",
-        "--nli",
-        "--nli-format",
-        "--nli-arg",
-        "--human-labels",
-        "--price-table",
-        "--bootstrap-iters",
-    ),
-    "Output and resume": ("--output", "--resume", "--overwrite", "--cache", "--no-progress"),
-    "Speed, limits and failures": (
-        "--max-inflight",
-        "--max-steps-per-example",
-        "--max-prompt-chars-per-example",
-        "--max-cost",
-        "--fail-fast",
-        "--strict-infra",
-    ),
-    "Tracking": ("--wandb", "--wandb-arg", "--mlflow", "--mlflow-arg"),
+    **{group.TITLE: tuple(option.name for option in group.OPTIONS) for group in RUN_GROUPS},
+    "Tracking": tuple("--" + key.replace("_", "-") for key in TRACKER_KEYS),
 }
-# the options of no topic (the root's --version, check's --no-model): shown last, with --help, as "Other options"
-UNGROUPED = ("--version", "--no-model")
+RUN_HELP_GROUPS[WhatToRun.TITLE] += ("--replay", "--estimate")  # the root command's own (main.py)
+# the options of no topic (the root's --version, check's --no-model, estimate's, score's and reproduce's own): shown
+# last, with --help, as "Other options"
+UNGROUPED = ("--version", "--no-model", "--pilot", "--precision", "--json", "--task", "--predictions", "--list")
 
 
 def with_help_groups(func: Command) -> Command:

@@ -1,0 +1,63 @@
+"""A run's options are declared once, in their group (ragbench._cli.run.groups): every command that takes one offers
+the group's declaration (in its own wording where it differs), and builds from it only the RunConfig fields of the
+options it offers."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import click
+
+from ragbench._cli.main import SCORE_OFFERS, check_command, main, score_command
+from ragbench._cli.run.estimate import estimate_command
+from ragbench._cli.run.groups.offer import RUN_GROUPS, config_fields
+from ragbench._cli.run_folder_commands import REPRODUCE_OFFERS, reproduce_command, rescore_command
+
+GROUPED = {option.name for group in RUN_GROUPS for option in group.OPTIONS}
+# an option of another meaning under a run option's name: score's --data is its one task's data file
+OTHER_MEANING = {("score", "--data")}
+
+
+def options_of(command: click.Command) -> list[str]:
+    return [p.opts[0] for p in command.params if isinstance(p, click.Option)]
+
+
+def test_no_two_groups_declare_one_option() -> None:
+    names = [option.name for group in RUN_GROUPS for option in group.OPTIONS]
+    assert len(names) == len(set(names))
+
+
+def test_no_command_of_a_run_declares_a_run_option_of_its_own() -> None:
+    """A click.option of a grouped name on a command that builds a run's config (or rescore's) is a copy."""
+    declared = re.compile(r"click\.option\(\s*\"(--[\w-]+)\"")
+    commands = (main, check_command, estimate_command, score_command, reproduce_command, rescore_command)
+    copies = [
+        (command.name, name)
+        for command in commands
+        for name in declared.findall(inspect.getsource(command.callback))  # its decorators with it
+        if name in GROUPED and (command.name, name) not in OTHER_MEANING
+    ]
+    assert not copies, f"declare these in their group (ragbench/_cli/run/groups/) and offer them: {copies}"
+
+
+def test_the_run_check_and_estimate_offer_every_group_whole() -> None:
+    for command in (main, check_command, estimate_command):
+        assert set(options_of(command)) >= GROUPED, command.name
+
+
+def test_a_command_offering_some_of_a_group_builds_only_their_fields() -> None:
+    """`reproduce` lays its fields over a row's settings: a field of an option it does not offer (the row's
+    system, retriever, strict_infra ...) would replace the row's with a default."""
+    reproduced = config_fields({}, REPRODUCE_OFFERS)
+    assert {"system", "retriever", "reranker", "refiner", "tasks", "strict_infra", "max_cost"}.isdisjoint(reproduced)
+    assert {"data", "limit", "system_args", "retriever_args", "model", "judges", "resume", "seed"} <= set(reproduced)
+    scored = config_fields({}, SCORE_OFFERS)
+    assert {"system", "system_args", "data", "tasks", "limit", "retriever"}.isdisjoint(scored)
+
+
+def test_the_commands_offer_as_many_options_as_before() -> None:
+    """The options each command took before the groups (a run 50 with the trackers' 4, check 48, estimate 46,
+    score 30, reproduce 30): none lost, none added."""
+    counts = {c.name: len(options_of(c)) for c in (check_command, estimate_command, score_command, reproduce_command)}
+    assert (len(options_of(main)), counts) == (50, {"check": 48, "estimate": 46, "score": 30, "reproduce": 30})

@@ -54,7 +54,7 @@ def store(tmp_path_factory):
             env.setenv(variable, value)
         corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
         build_index(corpus, folder / "index", "bm25", {}, chunk_size=40, progress=False, registry=installed_registry())
-        split_index(folder / "index", SHARDS)
+        split_index(folder / "index", SHARDS, registry=installed_registry())
         fs = S3FileSystem(skip_instance_cache=True)
         fs.mkdir("bench")
         fs.put(str(folder / "index"), "bench/index", recursive=True)

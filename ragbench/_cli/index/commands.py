@@ -227,7 +227,7 @@ def shard_command(index: str, shards: int, overwrite: bool) -> None:
     from ..._retrieval.sharded.split import split_index
 
     with config_errors_exit():
-        folder = split_index(Path(index), shards, overwrite=overwrite)
+        folder = split_index(Path(index), shards, overwrite=overwrite, registry=command_registry())
     click.echo(f"{shards} shards of {index} in {folder}")
 
 

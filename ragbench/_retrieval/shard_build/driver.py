@@ -42,7 +42,7 @@ from ..corpus.parts import (
 from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
-from ..shard_kinds.registry import kind_build
+from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings
 from .runner import InProcess, RayTasks, Runner
@@ -77,7 +77,8 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
-    kind_class = kind_build(name)
+    sharded = sharded_kind(registry, name)
+    kind_class: type[ShardKind] | None = sharded.build if sharded else None
     if kind_class is None:
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:

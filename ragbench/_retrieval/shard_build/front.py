@@ -5,7 +5,8 @@ every file's size and content digest checked), and the hits' documents from the 
 lies: its manifest and shards.json fetched (`remote.remote_layout`), each shard's docs store read by ranged reads
 (`RemoteDocStore`: two a hit, never a whole file on this node), a file its front needs (lucene_bm25's vocabulary)
 fetched alone and verified (`shard_file`); the shard actors fetch their own shards' other files. A kind's front (its ShardKind's `front`) adds what a batch's payload
-needs and how the shards' answers merge.
+needs (`payload`, `shard_options`) and, where they do not merge by (score, passage number), how the shards'
+answers merge (`answers`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from ..index.built import read_manifest
 from ..index.damage import IndexDamage
 from ..index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore
 from ..index.remote_docstore import RemoteDocStore
+from ..sharded.fronts import Answers, per_query
 from ..sharded.layout import Layout, fetched_shard, shard_layout, shards_folder
+from ..sharded.merge import merge_top_k
 from ..sharded.remote import remote_layout
+from ..sharded.searcher import TopK
 
 DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
 
@@ -96,6 +100,11 @@ class BuiltShardsFront(Retriever):
         return [
             [self.document(int(i), float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)
         ]
+
+    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
+        """Each query's shards' top k merged by (score, passage number), as the one index ranks them."""
+        merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]
+        return self.hits([ids for _, ids in merged], [scores for scores, _ in merged])
 
     def metadata(self) -> JsonObject:
         where = {"index": self.url} if self.url else {}  # in a store: its URL, not the local copy of its manifest

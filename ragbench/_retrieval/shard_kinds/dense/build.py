@@ -36,9 +36,7 @@ from ...dense.retriever import (
 from ...index.docstore import DocStore
 from ...shard_build.front import BuiltShardsFront
 from ...shard_build.kind import ShardKind, Stats
-from ...sharded.fronts import Answers, per_query
-from ...sharded.merge import merge_top_k
-from ...sharded.searcher import ShardOptions, TopK
+from ...sharded.searcher import ShardOptions
 
 
 class PassageCount:
@@ -114,10 +112,6 @@ class DenseShardsFront(BuiltShardsFront):
 
     def shard_options(self) -> ShardOptions:
         return {"chunk_rows": self.chunk_rows, "backend": self.backend, "corpus_rows": self.manifest.doc_count}
-
-    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
-        merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]
-        return self.hits([ids for _, ids in merged], [scores for scores, _ in merged])
 
     def metadata(self) -> JsonObject:
         return {**super().metadata(), "encoder_dtype": self.encoder.dtype, "backend": self.backend}

@@ -130,12 +130,13 @@ def build_command(
             "split": split,
             "split_header": split_header,
         }
-        if is_remote(out):
-            raise ConfigError(
-                f"--out {out}: an index is built into a folder (one every node sees, for --ray); upload that folder "
-                "to the store once built (the runs read it there: --retriever-arg index=URL)"
-            )
         in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
+        if is_remote(out) and not in_parts:  # in parts, each task puts its shard in the store
+            raise ConfigError(
+                f"--out {out}: an index is built into a folder (one every node sees, for --ray), or in an object "
+                "store by --ray --shards S; upload that folder to the store once built (the runs read it there: "
+                "--retriever-arg index=URL)"
+            )
         if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files")
             url, corpus = corpus, str(fetched_object(corpus))
             click.echo(f"corpus {url}: read from its copy {corpus}")

@@ -269,7 +269,7 @@ def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(r
         (["--retriever", "bm25", "--shards", "2"], "--shards is an option of --ray: pass --ray"),
         (["--retriever", "bm25", "--ray", "--workers", "0"], "--workers 0: must be at least 1"),
         (["--retriever", "lucene_bm25", "--ray", "--shards", "0"], "--shards 0: must be at least 1"),
-        (["--retriever", "example_bm25", "--ray"], "--ray builds bm25, flashrag_bm25, lucene_bm25, dense indexes"),
+        (["--retriever", "example_bm25", "--ray"], "--ray builds bm25, lucene_bm25, flashrag_bm25, dense indexes"),
         (["CLOSED"], "a cluster's address where nothing listens (ray.init would wait minutes)"),
     ],
 )

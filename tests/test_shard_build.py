@@ -395,3 +395,22 @@ def test_flashrag_bm25_shards_answer_as_its_one_index_over_the_corpus_rows(tmp_p
                 served.close()
     finally:
         whole.close()
+
+
+@needs("datasets")
+@pytest.mark.parametrize("shards", [1, 3, 4])
+def test_a_saved_dataset_is_built_in_runs_of_rows_as_the_one_process_reader_reads_it(tmp_path, shards):
+    """A `datasets` save_to_disk folder without --merged: each shard reads its own run of rows from the Arrow files;
+    the shards answer as the one index, and its bad rows are named by their rows as the one-process build names
+    them."""
+    import datasets
+
+    rows = [{"id": f"d{i:02d}", "title": "", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(30)]
+    rows[7]["id"] = rows[22]["id"] = ""  # bad rows, in two shards
+    saved = tmp_path / "saved"
+    datasets.Dataset.from_list(rows).save_to_disk(str(saved))
+    one = build_index(saved, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    built = build_shards(saved, tmp_path / "built", "lucene_bm25", {}, shards, registry=installed_registry())
+    assert shard_search(tmp_path / "built", shards, QUERIES, 7) == whole_search(tmp_path / "one", QUERIES, 7)
+    assert (built.manifest.doc_count, built.manifest.bad_records) == (one.doc_count, one.bad_records) == (28, 2)
+    assert [str(error) for error in built.manifest.errors] == [str(error) for error in one.errors]

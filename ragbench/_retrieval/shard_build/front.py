@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 
@@ -38,8 +37,6 @@ DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
 class BuiltShardsFront(Retriever):
     """The shards' manifest, layout and docs stores (module docstring)."""
 
-    served_from_store: ClassVar[bool] = True  # whether its shards are served from an object store's URL
-
     def __init__(self, index: str | Path | None = None, shards: int = 1) -> None:
         if index is None:
             raise ConfigError(f"retriever {self.name} needs --retriever-arg index=DIR")
@@ -59,11 +56,6 @@ class BuiltShardsFront(Retriever):
 
     def remote_layout(self, url: str, shards: int) -> Layout:
         """The layout of the shards at `url`, their docs stores opened where they lie (`RemoteDocStore`)."""
-        if not self.served_from_store:
-            raise ConfigError(
-                f"retriever {self.name}: --retriever-arg index={url}: its shards built in shards are served from an "
-                "object store for bm25, lucene_bm25 and flashrag_bm25; copy this index to a folder every node sees"
-            )
         layout = remote_layout(self.name, url, None, shards)
         try:
             for shard in layout.shards:

@@ -9,6 +9,7 @@ must be a folder every node sees, as a local --out must be), and is removed once
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,4 +61,6 @@ class StoreTarget:
         put_file(folder / LAYOUT_FILE, joined(self.folder, LAYOUT_FILE))
         remote_layout(kind, self.url, None, self.shards)  # every shard file listed there at its size
         remove_all_but_links(folder)
+        with suppress(OSError):  # the URL's state folder, when no other build of it is under way
+            folder.parent.rmdir()
         return self.folder

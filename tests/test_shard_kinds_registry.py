@@ -63,7 +63,8 @@ def test_an_entry_naming_no_sharded_kind_of_its_retriever_is_refused_in_one_line
         sharded_kind(registry, "odd")
     assert f"retriever 'odd' (from odd-dist, entry point odd_plugin): its shards: {shards}" in str(caught.value)
     assert problem in str(caught.value) and "\n" not in str(caught.value)
-    assert isinstance(sharded_kind(registry, "bm25"), ShardedKind)
+    assert isinstance(sharded_kind(registry, "bm25"), ShardedKind)  # the other kinds unhidden
+    assert "bm25" in [kind.name for kind in sharded_kinds(registry)]
 
 
 def test_the_shared_modules_name_no_kind_and_import_no_kind_folder():

@@ -36,9 +36,17 @@ def sharded_kind(registry: Registry, name: str) -> ShardedKind | None:
 
 
 def sharded_kinds(registry: Registry) -> list[ShardedKind]:
-    """Every retriever kind of `registry` that can be sharded."""
-    names = [name for name, entry in registry.entries["retrievers"].items() if entry.shards is not None]
-    return [kind for name in names if (kind := sharded_kind(registry, name)) is not None]
+    """Every retriever kind of `registry` that can be sharded; one whose entry names no `ShardedKind` of it is left
+    out here (a broken plugin hides no other kind) and refused when it is asked for by name."""
+    kinds = []
+    for name, entry in registry.entries["retrievers"].items():
+        try:
+            kind = sharded_kind(registry, name) if entry.shards is not None else None
+        except ConfigError:
+            continue
+        if kind is not None:
+            kinds.append(kind)
+    return kinds
 
 
 def built_in_shards(index: Any, shards: int) -> bool:

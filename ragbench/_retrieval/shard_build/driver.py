@@ -90,9 +90,7 @@ def build_shards(
     store = StoreTarget(str(out), shards) if is_remote(out) else None
     out = state_root(str(out)) if store is not None else Path(out)
     parts = corpus_parts(corpus, shards)
-    if store is not None:
-        store.check(overwrite)
-    elif out.exists() and not out.is_dir():
+    if store is None and out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
     target = shards_folder(out, shards)
     if os.path.lexists(target) and store is None:
@@ -112,6 +110,8 @@ def build_shards(
     }
     builder = kind_class(options, registry, text)
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
+    if store is not None:
+        store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
     state = BuildFolder(target, key)
     started_runner = runner()
     try:

@@ -46,7 +46,7 @@ def measure(kind: str, work: Path, passages: int) -> list[str]:
     whole.close()
     for shards in LAYOUTS:
         if not (index / f"shards-{shards}").is_dir():
-            split_index(index, shards)
+            split_index(index, shards, registry=installed_registry())
         sharded = load_retriever(kind, {"index": str(index), "shards": shards}, registry=registry)
         got = [[(d.id, d.score) for d in row] for row in sharded.search(queries, K)]
         assert got == expected, f"{shards} shards of {kind} answer differently from the unsharded index"

@@ -60,22 +60,23 @@ def build_sample(kind: str, corpus: str, half: str, warm: str, out: str, chunk_s
     the passages adds is the driver's memory a passage, without its fixed part."""
     from ragbench._registry import installed_registry
     from ragbench._retrieval.index.built import build_index
-    from ragbench._retrieval.parallel_build.absorb import absorb, worker_settings
     from ragbench._retrieval.parallel_build.analysis import BlockAnalyser
+    from ragbench._retrieval.sharded.kinds import sharded_kind
     from ragbench._retrieval.sharded.split import split_index
 
     registry = installed_registry()
+    blocks = sharded_kind(registry, kind).blocks  # type: ignore[union-attr]
     worker = [0.0]
 
     def feeder(builder: Any, chunks: Any) -> None:
         analyser = None
         for block in chunks:
             if analyser is None:
-                analyser = BlockAnalyser(kind, worker_settings(builder, block[0], registry))
+                analyser = BlockAnalyser(blocks, blocks.settings(builder, block[0], registry))
             started = time.process_time()
             arrays = analyser.arrays(block)
             worker[0] += time.process_time() - started
-            absorb(builder, arrays)
+            blocks.absorb(builder, arrays)
 
     build = {"chunk_size": chunk_size, "progress": False, "registry": registry, "feeder": feeder}
     build_index(warm, f"{out}-warm", kind, {}, **build)
@@ -87,7 +88,7 @@ def build_sample(kind: str, corpus: str, half: str, warm: str, out: str, chunk_s
     total = time.process_time() - started
     build_peak = peak_mb() - before
     started = time.process_time()
-    split_index(Path(out), 4)
+    split_index(Path(out), 4, registry=registry)
     split = time.process_time() - started
     return {"worker_cpu_s": worker[0], "driver_cpu_s": total - worker[0], "split_cpu_s": split, "peak_mb": build_peak}
 

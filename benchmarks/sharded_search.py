@@ -50,6 +50,7 @@ from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.index.built import build_index
 from ragbench._retrieval.shard_kinds.dense.split import split_dense
 from ragbench._retrieval.sharded.actors import ShardPool
+from ragbench._retrieval.sharded.kinds import sharded_kind
 from ragbench._retrieval.sharded.layout import Layout, Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_index
@@ -157,7 +158,7 @@ def sparse_case(kind: str, work: Path, passages: int, shards: int, dim: int) -> 
     if (index / "manifest.json").is_file():
         results["build_seconds"] = json.loads((index / "manifest.json").read_text())["build_seconds"]
     for count in (1, shards):
-        split_index(index, count)
+        split_index(index, count, registry=installed_registry())
         sharded = load_retriever(kind, {**args, "shards": count}, registry=registry)
         got = [[(d.id, d.score) for d in row] for row in sharded.search(queries, K)]
         assert got == expected, f"sharded {kind} answers differ from the unsharded index"
@@ -199,8 +200,10 @@ def faiss_case(work: Path, passages: int, shards: int, dim: int) -> dict:
     results = {"unsharded_s": best_time(lambda: whole.search(queries, K)), "index_bytes": folder_bytes(path)}
     whole.reset()  # its vectors freed before the shard actors load theirs
     for count in (1, shards):
-        layout = read_layout(split_index(path, count), path)
-        pool = ShardPool(layout, {"mmap": True})  # --retriever-arg mmap=true: the vectors left on disk, mapped
+        layout = read_layout(split_index(path, count, registry=installed_registry()), path)
+        pool = ShardPool(
+            layout, sharded_kind(installed_registry(), layout.retriever).search, {"mmap": True}
+        )  # --retriever-arg mmap=true: the vectors left on disk, mapped
         results |= vector_pool_figures(pool, queries, expected, count)
     return results
 
@@ -234,7 +237,11 @@ def dense_case(work: Path, passages: int, shards: int, dim: int) -> dict:
                 shard_folder.mkdir(parents=True, exist_ok=True)
             split_dense(folder, folders, ranges)
         layout = Layout(folder, "dense", passages, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
-        pool = ShardPool(layout, {"chunk_rows": 32768, "backend": "numpy"})
+        pool = ShardPool(
+            layout,
+            sharded_kind(installed_registry(), layout.retriever).search,
+            {"chunk_rows": 32768, "backend": "numpy"},
+        )
         results |= vector_pool_figures(pool, queries, expected, count)
     return results
 

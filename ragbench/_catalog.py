@@ -71,6 +71,7 @@ class Entry:
     plugin: str = "?"  # its entry point (the hook module's name in the `ragbench` group)
     build: Callable[[], Any] | None = None  # makes the component instead of importing `target` (a YAML task)
     check: Callable[[], Any] | None = None  # reads all it is made of without making it (a YAML task's whole file)
+    shards: str | None = None  # a retriever's "module:attr" of its `ShardedKind` (sharded build and search)
     _loaded: type[Any] | None = None
 
     @property

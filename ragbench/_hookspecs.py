@@ -16,6 +16,8 @@ every result is credited to its provider and one broken plugin cannot hide the o
 A task given as `yaml` is a YAML task file the package ships (docs/yaml-tasks.md); its description,
 aliases, groups and system defaults come from the file, whose `task:` must equal `name`. A prompt style is
 the Python a YAML task names in `prompt.style` when a template cannot hold its prompting logic.
+A retriever's `shards: "pkg.module:KIND"` names its `ShardedKind` (`ragbench.api.retrieval`): how an index of
+it is built in shards and searched on them (`--ray --shards S`, `--retriever-arg shards=S`).
 
 Targets are imported only when used, so `ragbench list` never imports torch, vLLM or bm25s; a loaded
 target must be a subclass of the kind's base class (Task, System, Metric, Engine, Retriever, Reranker, Refiner).

@@ -228,6 +228,7 @@ class Registry:
                         defaults=dict(spec.get("defaults", {})),
                         provider=provider,
                         plugin=plugin,
+                        shards=spec.get("shards"),
                     )
                 )
         for name, spec in (catalog.get("prompt_styles") or {}).items():

@@ -181,6 +181,7 @@ EXACT: dict[str, str] = {
     "test_sample_line_bytes.py": "values",
     "test_sharded_identity.py": "retrieval",
     "test_shard_kinds_registry.py": "retrieval",
+    "test_shard_plugin_kind.py": "retrieval",
     "test_dense_precision.py": "retrieval",
     "test_dense_shard_build.py": "retrieval",
     "test_shard_build.py": "retrieval",

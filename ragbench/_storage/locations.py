@@ -141,6 +141,28 @@ def remote_object(url: str) -> RemoteFile:
     return RemoteFile(int(info["size"]), object_version(info))
 
 
+def put_folder(folder: Path, url: str) -> None:
+    """Each file under `folder` written to `url`/its relative path, one PUT a file (a reader of the store sees an
+    object whole or not at all); a ConfigError naming `url` where the store refuses."""
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        put_file(path, joined(url, path.relative_to(folder).as_posix()))
+
+
+def put_file(path: Path, url: str) -> None:
+    """The file `path` written to the object `url` (one PUT)."""
+    fs, key = _filesystem(url)
+    _remote_call(url, fs.put_file, str(path), key)
+    fs.invalidate_cache(key)
+
+
+def remove_object(url: str) -> None:
+    """The object `url` removed from its store (none there: nothing to do)."""
+    fs, path = _filesystem(url)
+    if _remote_call(url, fs.exists, path):
+        _remote_call(url, fs.rm_file, path)
+    fs.invalidate_cache(path)
+
+
 def object_version(info: dict[str, Any]) -> str:
     return str(info.get("ETag") or info.get("LastModified") or info.get("mtime") or "")
 

@@ -14,6 +14,11 @@ metadata key of the one document holding a refiner's text, which a prompt shows 
 `trec_eval -c` values), `import_pytrec_eval`, `check_pytrec_eval` (a metric's pre-flight step: pytrec_eval
 installed), `relevance` (a qrels grade as trec_eval holds it, or a ValueError) and `shown_short` (fewer documents shown than a cut-off while the searches returned more);
 `trec_ranking`, `trec_run_text`, `read_trec_run` and `run_tag` (TREC run files).
+
+A retriever kind that can be built in shards and searched on them names its `ShardedKind` in its catalogue entry
+(`shards: "pkg.module:KIND"`): its `ShardKind` (the shard-parallel build: each part analysed, the parts' small
+statistics merged, each shard's files finished), its `ShardSearcher` (one shard's search in a Ray actor) and its
+`BuiltShardsFront` (the run's side: a batch's payload, the shards' answers merged, `merge_top_k`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ if TYPE_CHECKING:  # type checkers read each name where it is defined; it is imp
     from ragbench._retrieval.corpus.readers import corpus_format, passage_text, read_corpus
     from ragbench._retrieval.dense.retriever import model_location
     from ragbench._retrieval.query_style import BGE_QUERY_INSTRUCTION, QueryStyle
+    from ragbench._retrieval.shard_build.front import BuiltShardsFront
+    from ragbench._retrieval.shard_build.kind import ShardKind
+    from ragbench._retrieval.sharded.kind import ShardedKind
+    from ragbench._retrieval.sharded.merge import merge_top_k
+    from ragbench._retrieval.sharded.searcher import ShardSearcher
     from ragbench._retrieval.trec.grades import relevance
     from ragbench._retrieval.trec.measures import (
         check_pytrec_eval,
@@ -57,5 +67,10 @@ _MODULES = {
     "ragbench._retrieval.corpus.lookup": ("CorpusLookup",),
     "ragbench._components.base": ("Reranker", "Refiner"),
     "ragbench._shared.refined_text": ("REFINED_TEXT",),
+    "ragbench._retrieval.sharded.kind": ("ShardedKind",),
+    "ragbench._retrieval.shard_build.kind": ("ShardKind",),
+    "ragbench._retrieval.sharded.searcher": ("ShardSearcher",),
+    "ragbench._retrieval.shard_build.front": ("BuiltShardsFront",),
+    "ragbench._retrieval.sharded.merge": ("merge_top_k",),
 }
 __all__, __getattr__, __dir__ = lazy_names(__name__, _MODULES)

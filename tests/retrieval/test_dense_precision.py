@@ -82,17 +82,19 @@ def test_an_unknown_encoder_dtype_is_refused_in_one_line(tmp_path):
 
 
 def test_the_ray_builds_encoder_actors_encode_in_the_builds_dtype(tmp_path):
-    """`index build --ray`'s actors are made from the driver's builder (`worker_settings`): its encoder dtype too."""
+    """`index build --ray`'s actors are made from the driver's builder (`BlockKind.settings`): its encoder dtype
+    too."""
     from ragbench._retrieval.dense.retriever import DenseBuilder
-    from ragbench._retrieval.parallel_build.absorb import worker_settings
     from ragbench._retrieval.parallel_build.analysis import BlockAnalyser
+    from ragbench._retrieval.sharded.kinds import sharded_kind
 
     registry = installed_registry()
     builder = DenseBuilder(tmp_path, "embedded", encoder_dtype="float16", registry=registry)
-    settings = worker_settings(builder, "first", registry)
+    blocks = sharded_kind(registry, "dense").blocks
+    settings = blocks.settings(builder, "first", registry)
     assert settings["encoder"]["encoder_dtype"] == "float16"
-    actor = BlockAnalyser("dense", settings)
-    assert {str(p.dtype) for p in actor.encoder.model.parameters()} == {"torch.float16"}
+    actor = BlockAnalyser(blocks, settings)
+    assert {str(p.dtype) for p in actor.worker.encoder.model.parameters()} == {"torch.float16"}
     np.testing.assert_array_equal(
         actor.arrays(["a passage"])["embeddings"], builder.encoder.encode_passages(["a passage"])
     )

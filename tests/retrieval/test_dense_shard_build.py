@@ -16,7 +16,7 @@ from conftest import write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.kind import TextSettings
 from ragbench._retrieval.shard_build.runner import task_gpus
-from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
+from ragbench._retrieval.sharded.kinds import built_shards_front, sharded_kind
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
 from support.retrieval_samples import passages
@@ -35,12 +35,13 @@ def hits(results) -> list[list[tuple[str | None, float | None, str]]]:
 def shard_search(index: Path, shards: int, k: int):
     """The shards built into `index`, each searched apart (as its Ray actor would), merged by the front."""
     registry = installed_registry()
-    front_class = built_shards_front("dense", str(index), shards)
+    front_class = built_shards_front(sharded_kind(installed_registry(), "dense"), str(index), shards)
     front = front_class(str(index), shards, chunk_rows=5, registry=registry)
     try:
         payload, layout = front.payload(QUERIES), front.layout(shards)
         found = [
-            shard_searcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+            sharded_kind(installed_registry(), layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
+            for shard in layout.shards
         ]
         return hits(front.answers(QUERIES, found, k)), front.metadata()
     finally:

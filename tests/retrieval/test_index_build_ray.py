@@ -235,7 +235,7 @@ def test_shards_written_by_a_parallel_build_are_index_shards(ray_cluster, tmp_pa
     corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
     registry, build = installed_registry(), {"title": False, "progress": False}
     build_index(corpus, tmp_path / "whole", "bm25", {}, registry=registry, **build)
-    split_index(tmp_path / "whole", 3)
+    split_index(tmp_path / "whole", 3, registry=installed_registry())
     done = build_parallel(
         corpus, tmp_path / "parallel", "bm25", {}, ray_address=None, workers=2, shards=3, registry=registry,
         chunk_size=4, **build,
@@ -269,7 +269,7 @@ def test_a_folder_of_the_users_where_the_build_state_goes_is_refused_untouched(r
         (["--retriever", "bm25", "--shards", "2"], "--shards is an option of --ray: pass --ray"),
         (["--retriever", "bm25", "--ray", "--workers", "0"], "--workers 0: must be at least 1"),
         (["--retriever", "lucene_bm25", "--ray", "--shards", "0"], "--shards 0: must be at least 1"),
-        (["--retriever", "example_bm25", "--ray"], "--ray builds bm25, flashrag_bm25, lucene_bm25, dense indexes"),
+        (["--retriever", "example_bm25", "--ray"], "--ray builds bm25, lucene_bm25, flashrag_bm25, dense indexes"),
         (["CLOSED"], "a cluster's address where nothing listens (ray.init would wait minutes)"),
     ],
 )
@@ -291,7 +291,9 @@ def test_a_dense_build_resumed_with_a_changed_model_folder_reuses_no_block(tmp_p
     """The build's key (what its blocks are reused for) holds each file of the dense model's folder: weights replaced
     between a killed build and its second invocation make another key, so the old blocks are not taken as this
     model's embeddings."""
-    from ragbench._retrieval.parallel_build.build import model_files
+    from ragbench._retrieval.sharded.kinds import sharded_kind
+
+    model_files = sharded_kind(installed_registry(), "dense").blocks.key_files
 
     model = tmp_path / "encoder"
     (model / "sub").mkdir(parents=True)

@@ -112,7 +112,7 @@ def test_a_run_whose_shards_name_a_silent_address_is_one_line_not_a_wait(tmp_pat
     index = tmp_path / "index"
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(20)), index, "bm25", {}, progress=False,
                 registry=installed_registry())  # fmt: skip
-    split_index(index, 2)
+    split_index(index, 2, registry=installed_registry())
     with silent_port() as port:
         done = demo_run(tmp_path, "--retriever", "bm25", "--retriever-arg", f"index={index}",
                         "--retriever-arg", "shards=2", "--retriever-arg", f"ray_address=127.0.0.1:{port}")  # fmt: skip

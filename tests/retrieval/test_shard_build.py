@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs, write_jsonl
 from ragbench._retrieval.shard_build.driver import build_shards
 from ragbench._retrieval.shard_build.runner import InProcess
-from ragbench._retrieval.shard_kinds.registry import built_shards_front, shard_searcher
+from ragbench._retrieval.sharded.kinds import built_shards_front, sharded_kind
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
 from ragbench.testing import build_index, installed_registry, load_retriever
@@ -36,12 +36,13 @@ VARYING = ("build_seconds", "built_at")
 
 def shard_search(index: Path, shards: int, queries: list[str], k: int, kind: str = "lucene_bm25"):
     """The shards built into `index`, each searched apart (as its Ray actor would), then merged by the front."""
-    front = built_shards_front(kind, str(index), shards)(str(index), shards)
+    front = built_shards_front(sharded_kind(installed_registry(), kind), str(index), shards)(str(index), shards)
     try:
         payload = front.payload(queries)
         layout = front.layout(shards)
         found = [
-            shard_searcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+            sharded_kind(installed_registry(), layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
+            for shard in layout.shards
         ]
         return hits(front.answers(queries, found, k))
     finally:
@@ -100,7 +101,9 @@ def test_shards_built_from_parts_answer_exactly_as_the_one_process_index(rows, d
         assert shard_search(folder / "built", shards, asked, k, kind) == whole_search(folder / "one", asked, k, kind)
         layout = json.loads((built / "shards.json").read_text())
         ranges = [(shard["start"], shard["stop"]) for shard in layout["shards"]]
-        split_index(folder / "one", shards)  # the one index cut at the same passages: the same files
+        split_index(
+            folder / "one", shards, registry=installed_registry()
+        )  # the one index cut at the same passages: the same files
         split = json.loads((folder / "one" / f"shards-{shards}" / "shards.json").read_text())
         if ranges == [(shard["start"], shard["stop"]) for shard in split["shards"]]:
             for mine, theirs in zip(layout["shards"], split["shards"]):
@@ -369,12 +372,17 @@ def test_flashrag_bm25_shards_answer_as_its_one_index_over_the_corpus_rows(tmp_p
     try:
         for shards in (1, 2, 3):
             build_shards(corpus, tmp_path / "built", "flashrag_bm25", options, shards, registry=registry)
-            front = built_shards_front("flashrag_bm25", str(tmp_path / "built"), shards)
+            front = built_shards_front(
+                sharded_kind(installed_registry(), "flashrag_bm25"), str(tmp_path / "built"), shards
+            )
             served = front(str(tmp_path / "built"), shards, corpus=str(corpus))
             try:
                 layout, payload = served.layout(shards), served.payload(asked)
                 for k in (1, 5, 50):
-                    found = [shard_searcher(layout.retriever, shard, {}).top_k(payload, k) for shard in layout.shards]
+                    found = [
+                        sharded_kind(installed_registry(), layout.retriever).search(shard, {}).top_k(payload, k)
+                        for shard in layout.shards
+                    ]
                     mine = [
                         str(hit) if isinstance(hit, Exception) else hits([hit])[0]
                         for hit in served.answers(asked, found, k)
@@ -387,3 +395,22 @@ def test_flashrag_bm25_shards_answer_as_its_one_index_over_the_corpus_rows(tmp_p
                 served.close()
     finally:
         whole.close()
+
+
+@needs("datasets")
+@pytest.mark.parametrize("shards", [1, 3, 4])
+def test_a_saved_dataset_is_built_in_runs_of_rows_as_the_one_process_reader_reads_it(tmp_path, shards):
+    """A `datasets` save_to_disk folder without --merged: each shard reads its own run of rows from the Arrow files;
+    the shards answer as the one index, and its bad rows are named by their rows as the one-process build names
+    them."""
+    import datasets
+
+    rows = [{"id": f"d{i:02d}", "title": "", "text": " ".join(WORDS[i % 9 : i % 9 + 1 + i % 4])} for i in range(30)]
+    rows[7]["id"] = rows[22]["id"] = ""  # bad rows, in two shards
+    saved = tmp_path / "saved"
+    datasets.Dataset.from_list(rows).save_to_disk(str(saved))
+    one = build_index(saved, tmp_path / "one", "lucene_bm25", {}, progress=False, registry=installed_registry())
+    built = build_shards(saved, tmp_path / "built", "lucene_bm25", {}, shards, registry=installed_registry())
+    assert shard_search(tmp_path / "built", shards, QUERIES, 7) == whole_search(tmp_path / "one", QUERIES, 7)
+    assert (built.manifest.doc_count, built.manifest.bad_records) == (one.doc_count, one.bad_records) == (28, 2)
+    assert [str(error) for error in built.manifest.errors] == [str(error) for error in one.errors]

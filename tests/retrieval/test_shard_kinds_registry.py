@@ -1,48 +1,78 @@
-"""Each retriever kind that shards is one folder (ragbench/_retrieval/shard_kinds/KIND/), found through one
-registry: its parts name the same kind, and what every kind shares (sharded/, shard_build/) names none."""
+"""Each retriever kind that shards is one object, its `ShardedKind`, named by its retriever's catalogue entry
+(`shards:`), the built-in kinds' and a plugin's alike: a built-in kind is one folder
+(ragbench/_retrieval/shard_kinds/KIND/) whose parts name the same kind, and what every kind shares (sharded/,
+shard_build/, parallel_build/) names none and imports no kind's folder."""
 
 from __future__ import annotations
 
 import ast
 
-from ragbench._retrieval.shard_kinds.registry import KINDS, kind_build, shard_searcher, sharded_kind
-from ragbench._retrieval.sharded.searcher import ShardSearcher
+import pytest
+
+from ragbench._retrieval.sharded.kinds import sharded_kind, sharded_kinds
+from ragbench.api import ConfigError, hookimpl
+from ragbench.api.retrieval import ShardedKind, ShardSearcher
+from ragbench.testing import Registry, installed_registry
 from support import paths
 
 RETRIEVAL = paths.REPO / "ragbench" / "_retrieval"
+SHARED = ("sharded", "shard_build", "parallel_build")
 
 
-def test_each_kind_is_one_folder_whose_parts_name_it():
+def test_each_built_in_kind_is_one_folder_whose_parts_name_it():
+    registry = installed_registry()
+    kinds = sharded_kinds(registry)
     folders = sorted(p.name for p in (RETRIEVAL / "shard_kinds").iterdir() if (p / "__init__.py").is_file())
-    assert sorted(kind.name for kind in KINDS) == folders
-    for kind in KINDS:
-        assert sharded_kind(kind.name) is kind
+    assert sorted(kind.name for kind in kinds) == folders
+    for kind in kinds:
+        assert sharded_kind(registry, kind.name) is kind
         assert kind.front.name == kind.name, kind
         assert issubclass(kind.search, ShardSearcher)
         assert kind.search.__module__ == f"ragbench._retrieval.shard_kinds.{kind.name}.search"
         assert kind.front.__module__ == f"ragbench._retrieval.shard_kinds.{kind.name}.front"
         if kind.build is not None:
-            assert kind.build.name == kind.name and kind_build(kind.name) is kind.build
-        for part in (kind.split, kind.foreign):
-            assert part is None or part.__module__.startswith(f"ragbench._retrieval.shard_kinds.{kind.name}.")
-    assert sharded_kind("splade") is None and kind_build("faiss_index") is None
+            assert kind.build.name == kind.name
+        for part in (kind.split, kind.foreign, kind.blocks and type(kind.blocks).settings):
+            assert not part or part.__module__.startswith(f"ragbench._retrieval.shard_kinds.{kind.name}."), part
+    assert sharded_kind(registry, "bge") is sharded_kind(registry, "dense")  # an alias: its kind's
+    assert sharded_kind(registry, "provided") is None and sharded_kind(registry, "splade") is None
+    assert sharded_kind(registry, "faiss_index").build is None  # type: ignore[union-attr]
 
 
-def test_an_unknown_kind_has_no_shard_search():
-    try:
-        shard_searcher("splade", None, {})  # type: ignore[arg-type]
-    except ValueError as exc:
-        assert str(exc) == "no shard search for splade indexes"
-    else:
-        raise AssertionError("no ValueError")
+def catalogue(shards: str) -> object:
+    class Plugin:
+        @staticmethod
+        @hookimpl
+        def ragbench_catalog():
+            return {"retrievers": {"odd": {"target": "ragbench._retrieval.provided:NoRetriever", "shards": shards}}}
+
+    return Plugin
 
 
-def test_the_shared_modules_name_no_kind():
-    """sharded/ (actors, placement, layout, merge, split) and shard_build/ (driver, workers) hold no kind's name
-    in their code: a kind's parts are found through its ShardedKind, never a table keyed by name."""
-    names = {kind.name for kind in KINDS}
+@pytest.mark.parametrize(
+    ("shards", "problem"),
+    [
+        ("no_such_module:KIND", "failed to load: ModuleNotFoundError"),
+        ("ragbench._retrieval.shard_kinds.bm25:KIND", "is not the ShardedKind of odd"),  # another kind's
+        ("ragbench._retrieval.sharded.kind:ShardedKind", "is not the ShardedKind of odd"),  # not one
+    ],
+)
+def test_an_entry_naming_no_sharded_kind_of_its_retriever_is_refused_in_one_line(shards, problem):
+    registry = Registry.discover(plugins=[("odd_plugin", "odd-dist", catalogue(shards))])
+    with pytest.raises(ConfigError) as caught:
+        sharded_kind(registry, "odd")
+    assert f"retriever 'odd' (from odd-dist, entry point odd_plugin): its shards: {shards}" in str(caught.value)
+    assert problem in str(caught.value) and "\n" not in str(caught.value)
+    assert isinstance(sharded_kind(registry, "bm25"), ShardedKind)  # the other kinds unhidden
+    assert "bm25" in [kind.name for kind in sharded_kinds(registry)]
+
+
+def test_the_shared_modules_name_no_kind_and_import_no_kind_folder():
+    """sharded/, shard_build/ and parallel_build/ hold no kind's name in their code and import nothing of
+    shard_kinds/: a kind's parts are found through the registry's ShardedKind, never a table keyed by name."""
+    names = {kind.name for kind in sharded_kinds(installed_registry())}
     found = []
-    for folder in ("sharded", "shard_build"):
+    for folder in SHARED:
         for path in sorted((RETRIEVAL / folder).glob("*.py")):
             tree = ast.parse(path.read_text("utf-8"))
             docstrings = {
@@ -57,5 +87,10 @@ def test_the_shared_modules_name_no_kind():
                 f"{folder}/{path.name}:{node.lineno}: {node.value}"
                 for node in ast.walk(tree)
                 if isinstance(node, ast.Constant) and node.value in names and id(node) not in docstrings
+            ]
+            found += [
+                f"{folder}/{path.name}:{node.lineno}: imports {node.module}"
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and "shard_kinds" in (node.module or "")
             ]
     assert not found, found

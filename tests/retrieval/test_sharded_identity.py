@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import needs
 from ragbench._retrieval.index.damage import IndexDamage
-from ragbench._retrieval.shard_kinds.registry import shard_searcher, sharded_kind
+from ragbench._retrieval.sharded.kinds import sharded_kind
 from ragbench._retrieval.sharded.layout import read_layout, shard_layout
 from ragbench._retrieval.sharded.split import split_index
 from ragbench.api import ConfigError
@@ -58,7 +58,7 @@ def dense_split(tmp_path_factory) -> Path:
     corpus = write_dpr_tsv(folder / "psgs.tsv", passages(60))
     options = {"model": "embedded", "batch_size": 16}
     build_index(corpus, folder / "index", "dense", options, progress=False, registry=installed_registry())
-    split_index(folder / "index", 3)
+    split_index(folder / "index", 3, registry=installed_registry())
     return folder / "index"
 
 
@@ -92,7 +92,7 @@ def test_a_shard_actor_refuses_a_file_swapped_after_the_run_checked_the_layout(d
     layout = read_layout(dense_copy / "shards-3", dense_copy)
     swap(dense_copy / "shards-3" / "001" / "embeddings.npy", dense_copy / "shards-3" / "002" / "embeddings.npy")
     with pytest.raises(IndexDamage, match="001/embeddings.npy: is not the file split into shard 1"):
-        shard_searcher("dense", layout.shards[1], {})
+        sharded_kind(installed_registry(), "dense").search(layout.shards[1], {})
 
 
 def mirrored_split(tmp: Path, kind: str) -> Path:
@@ -109,7 +109,7 @@ def mirrored_split(tmp: Path, kind: str) -> Path:
     else:
         index = tmp / "index"
         build_index(write_corpus(tmp, MIRRORED), index, kind, {}, progress=False, registry=installed_registry())
-    split_index(index, 2)
+    split_index(index, 2, registry=installed_registry())
     return index
 
 
@@ -152,11 +152,13 @@ def test_any_byte_of_any_shard_file_changed_is_refused_by_the_run_and_the_actor(
         path.write_bytes(bytes(held))
         named = str(path.relative_to(index / "shards-2"))
         with pytest.raises(ConfigError) as caught:
-            sharded_kind("lucene_bm25").front(str(index)).layout(2)  # the run's side, before any shard starts
+            sharded_kind(installed_registry(), "lucene_bm25").front(str(index)).layout(
+                2
+            )  # the run's side, before any shard starts
         assert_refused_naming(caught, f"{named}: is not the file split into shard")
         shard = layout.shards[int(named[:3])]
         with pytest.raises(IndexDamage, match=f"{named}: is not the file split into shard {shard.number}"):
-            shard_searcher("lucene_bm25", shard, {})
+            sharded_kind(installed_registry(), "lucene_bm25").search(shard, {})
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from conftest import TEST_DATA, needs
 from ragbench._retrieval.bm25.flashrag import FlashRagBM25Retriever
 from ragbench._retrieval.bm25.numba_top_k import numba_top_k, pushed
-from ragbench._retrieval.shard_kinds.registry import shard_searcher, sharded_kind
+from ragbench._retrieval.sharded.kinds import sharded_kind
 from ragbench._retrieval.sharded.layout import read_layout
 from ragbench._retrieval.sharded.merge import merge_numba_top_k, merge_top_k
 from ragbench._retrieval.sharded.split import split_index
@@ -42,7 +42,8 @@ def sharded_search(front, shards: int, queries: list[str], k: int):
     layout = front.layout(shards)
     payload = front.payload(queries)
     answers = [
-        shard_searcher(layout.retriever, shard, front.shard_options()).top_k(payload, k) for shard in layout.shards
+        sharded_kind(installed_registry(), layout.retriever).search(shard, front.shard_options()).top_k(payload, k)
+        for shard in layout.shards
     ]
     return front.answers(queries, answers, k)
 
@@ -69,8 +70,8 @@ def test_a_split_lucene_bm25_index_answers_exactly_as_the_whole_one(corpus, data
         path.write_text("".join(json.dumps({"id": i, "title": "", "text": t}) + "\n" for i, t in zip(ids, corpus)))
         build_index(path, Path(tmp) / "index", "lucene_bm25", {}, progress=False, registry=registry)
         whole = registry.load("retrievers", "lucene_bm25")(str(Path(tmp) / "index"))
-        split_index(Path(tmp) / "index", shards)
-        front = sharded_kind("lucene_bm25").front(str(Path(tmp) / "index"))
+        split_index(Path(tmp) / "index", shards, registry=installed_registry())
+        front = sharded_kind(installed_registry(), "lucene_bm25").front(str(Path(tmp) / "index"))
         try:
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
         finally:
@@ -94,8 +95,8 @@ def test_a_split_flashrag_bm25_index_answers_exactly_as_the_whole_one(corpus, da
         if flashrag_built:
             (index / "manifest.json").unlink()
         whole = FlashRagBM25Retriever(index=str(index), corpus=str(path))
-        split_index(index, shards)
-        front = sharded_kind("flashrag_bm25").front(index=str(index), corpus=str(path))
+        split_index(index, shards, registry=installed_registry())
+        front = sharded_kind(installed_registry(), "flashrag_bm25").front(index=str(index), corpus=str(path))
         try:
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
         finally:
@@ -127,9 +128,11 @@ def test_flashrags_own_bm25_folder_split_answers_as_flashrag_recorded(tmp_path, 
     index = tmp_path / "bm25"
     shutil.copytree(FLASHRAG / "bm25", index)
     before = {p.name: p.read_bytes() for p in index.iterdir()}
-    split_index(index, shards)
+    split_index(index, shards, registry=installed_registry())
     assert {p.name: p.read_bytes() for p in index.iterdir() if p.is_file()} == before  # its files only read
-    front = sharded_kind("flashrag_bm25").front(index=str(index), corpus=str(FLASHRAG / "corpus.jsonl"))
+    front = sharded_kind(installed_registry(), "flashrag_bm25").front(
+        index=str(index), corpus=str(FLASHRAG / "corpus.jsonl")
+    )
     whole = FlashRagBM25Retriever(index=str(FLASHRAG / "bm25"), corpus=str(FLASHRAG / "corpus.jsonl"))
     try:
         for key, case in expected["search"].items():
@@ -163,10 +166,13 @@ def test_faiss_shards_merged_give_the_whole_flat_indexs_scores_and_passages_abov
     whole.add(matrix.astype(np.float32))
     with tempfile.TemporaryDirectory() as tmp:
         faiss.write_index(whole, str(Path(tmp) / "e5_Flat.index"))
-        folder = split_index(Path(tmp) / "e5_Flat.index", shards)
+        folder = split_index(Path(tmp) / "e5_Flat.index", shards, registry=installed_registry())
         assert folder.name == f"e5_Flat.index.shards-{shards}"
         layout = read_layout(folder, Path(tmp) / "e5_Flat.index")
-        parts = [shard_searcher("faiss_index", shard, {}).top_k(vectors, k) for shard in layout.shards]
+        parts = [
+            sharded_kind(installed_registry(), "faiss_index").search(shard, {}).top_k(vectors, k)
+            for shard in layout.shards
+        ]
     scores, labels = whole.search(vectors, k) if k else (np.zeros((asked, 0)), np.zeros((asked, 0), np.int64))
     for query in range(asked):
         merged_scores, merged_ids = merge_top_k([part[query] for part in parts], k)
@@ -194,9 +200,9 @@ def test_flashrags_own_flat_faiss_index_split_answers_as_the_whole_one(tmp_path,
 
     index = tmp_path / "e5_Flat.index"
     shutil.copyfile(FAISS / "e5_Flat.index", index)
-    split_index(index, shards)
+    split_index(index, shards, registry=installed_registry())
     options = {"index": str(index), "corpus": str(FAISS / "corpus.jsonl"), "model": str(tiny_bert)}
-    whole, front = FaissIndexRetriever(**options), sharded_kind("faiss_index").front(**options)
+    whole, front = FaissIndexRetriever(**options), sharded_kind(installed_registry(), "faiss_index").front(**options)
     try:
         for k in (1, 5, 50):
             assert answers(sharded_search(front, shards, QUERIES, k)) == answers(whole.search(QUERIES, k))
@@ -257,7 +263,10 @@ def test_tevatrons_shard_files_served_apart_answer_as_the_whole_index(tiny_qwen3
         "corpus": str(TEVATRON / "corpus.jsonl"),
     }
     asked = ["what is the river", "a king and a queen", "winter song", ""]
-    whole, front = TevatronDenseRetriever(**options), sharded_kind("tevatron_dense").front(**options)
+    whole, front = (
+        TevatronDenseRetriever(**options),
+        sharded_kind(installed_registry(), "tevatron_dense").front(**options),
+    )
     try:
         for k in (1, 3, 1000):
             assert answers(sharded_search(front, shards, asked, k)) == answers(whole.search(asked, k))
@@ -278,7 +287,7 @@ def test_a_cut_shard_file_of_a_new_kind_is_refused_in_one_line_naming_it(tmp_pat
                               for i in range(12)))  # fmt: skip
     options = {"language": "en"} if kind == "flashrag_bm25" else {}
     build_index(corpus, tmp_path / "index", kind, options, progress=False, registry=installed_registry())
-    folder = split_index(tmp_path / "index", 3)
+    folder = split_index(tmp_path / "index", 3, registry=installed_registry())
     cut = sorted(p for p in (folder / "001").rglob("*.npy"))[0]
     cut.write_bytes(cut.read_bytes()[:-3])
     args = {"index": str(tmp_path / "index"), "shards": 3, **({"corpus": str(corpus)} if options else {})}

@@ -18,7 +18,7 @@ from ragbench._retrieval.bm25.retriever import BM25Retriever
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.ranking import best_k
 from ragbench._retrieval.shard_kinds.dense.split import split_dense
-from ragbench._retrieval.shard_kinds.registry import shard_searcher
+from ragbench._retrieval.sharded.kinds import sharded_kind
 from ragbench._retrieval.sharded.layout import Shard, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_index
@@ -64,7 +64,9 @@ def test_shard_ranges_cover_the_corpus_in_order_sizes_within_one(doc_count, data
 
 
 def merged_search(kind, layout, payload, k, options):
-    answers = [shard_searcher(kind, shard, options).top_k(payload, k) for shard in layout.shards]
+    answers = [
+        sharded_kind(installed_registry(), kind).search(shard, options).top_k(payload, k) for shard in layout.shards
+    ]
     return [merge_top_k([answer[query] for answer in answers], k) for query in range(len(payload))]
 
 
@@ -93,7 +95,7 @@ def test_a_split_bm25_index_answers_exactly_as_the_whole_one(corpus_texts, data,
                     registry=registry)  # fmt: skip
         whole = BM25Retriever(str(index))
         expected = whole.search(queries, k)
-        layout = read_layout(split_index(index, shards), index)
+        layout = read_layout(split_index(index, shards, registry=installed_registry()), index)
         tokens = __import__("ragbench._retrieval.bm25.retriever", fromlist=["x"]).query_tokens(
             queries, whole.stopwords, whole.stemmer, whole.jieba
         )
@@ -190,7 +192,7 @@ def damage_not_json(folder: Path) -> None:
 
 @pytest.mark.parametrize("damage", [damage_truncate, damage_ranges, damage_missing, damage_not_json])
 def test_a_damaged_shard_or_shards_json_is_refused_in_one_line_naming_it(bm25_index, damage):
-    damage(split_index(bm25_index, 3))
+    damage(split_index(bm25_index, 3, registry=installed_registry()))
     with pytest.raises(ConfigError) as caught:
         load_retriever("bm25", {"index": str(bm25_index), "shards": 3}, registry=installed_registry())
     message = str(caught.value)
@@ -198,7 +200,7 @@ def test_a_damaged_shard_or_shards_json_is_refused_in_one_line_naming_it(bm25_in
 
 
 def test_shards_of_an_index_built_again_are_refused(bm25_index, tmp_path):
-    split_index(bm25_index, 2)
+    split_index(bm25_index, 2, registry=installed_registry())
     manifest = json.loads((bm25_index / "manifest.json").read_text())
     manifest["build_seconds"] += 1  # another build of the same folder
     (bm25_index / "manifest.json").write_text(json.dumps(manifest))
@@ -213,7 +215,7 @@ def test_an_index_not_split_into_that_many_shards_names_the_command(bm25_index):
 
 def test_splitting_leaves_the_index_files_as_they_were(bm25_index):
     before = {p: p.read_bytes() for p in bm25_index.rglob("*") if p.is_file()}
-    split_index(bm25_index, 3)
+    split_index(bm25_index, 3, registry=installed_registry())
     assert {p: p.read_bytes() for p in before} == before
     assert sorted(p.name for p in bm25_index.iterdir() if p.name.startswith((".", "shards"))) == ["shards-3"]
 
@@ -229,7 +231,10 @@ def test_index_shard_command_splits_once_and_refuses_an_index_it_cannot_shard_in
         json.dumps({**json.loads((bm25_index / "manifest.json").read_text()), "retriever": "splade"})
     )
     refused = cli_here("index", "shard", "--index", str(tmp_path / "fake"), "--shards", "2")
-    assert refused.returncode != 0 and "holds a splade index; only dense, bm25, lucene_bm25" in refused.stderr
+    assert (
+        refused.returncode != 0
+        and "holds a splade index; only bm25, lucene_bm25, flashrag_bm25, dense, faiss_index" in refused.stderr
+    )
     assert len(refused.stderr.strip().splitlines()) == 1
 
 
@@ -241,7 +246,7 @@ def split_once(tmp_path_factory):
     build_index(
         write_corpus(folder, texts), folder / "index", "bm25", {}, progress=False, registry=installed_registry()
     )
-    split_index(folder / "index", 3)
+    split_index(folder / "index", 3, registry=installed_registry())
     return folder / "index"
 
 
@@ -282,5 +287,5 @@ def test_any_cut_shard_file_or_changed_shards_json_field_is_refused_in_one_line(
 @given(st.integers(-3, 60).filter(lambda n: not 1 <= n <= 20))
 def test_a_shard_count_outside_the_passages_is_refused_and_writes_nothing(split_once, shards):
     with pytest.raises(ConfigError, match=r"--shards -?\d+: choose 1 to 20"):
-        split_index(split_once, shards)
+        split_index(split_once, shards, registry=installed_registry())
     assert sorted(p.name for p in split_once.iterdir() if p.name.startswith((".", "shards"))) == ["shards-3"]

@@ -63,7 +63,7 @@ def test_a_node_lost_mid_run_costs_nothing_the_run_scores_as_on_one_machine(tmp_
     index = tmp_path / "index"
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(120)), index, "lucene_bm25", {}, progress=False,
                 registry=installed_registry())  # fmt: skip
-    split_index(index, 2)
+    split_index(index, 2, registry=installed_registry())
     data = tmp_path / "nq.jsonl"
     data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["castle"]}) + "\n"
                             for i, q in enumerate(QUESTIONS)))  # fmt: skip
@@ -108,7 +108,7 @@ def test_shards_of_a_node_lost_where_no_cpu_is_left_are_taken_on_by_the_live_act
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(120)), index, "bm25", {}, progress=False,
                 registry=installed_registry())  # fmt: skip
     shards = whole_cpus(node_cpus())  # 6, or 4 after the test above removed a node
-    split_index(index, shards)
+    split_index(index, shards, registry=installed_registry())
     whole = load_retriever("bm25", {"index": str(index)}, registry=installed_registry())
     sharded = load_retriever("bm25", {"index": str(index), "shards": shards}, registry=installed_registry())
     try:

@@ -64,7 +64,7 @@ def node_disk(tmp_path_factory, ray_cluster):
     folder = tmp_path_factory.mktemp("node_disk")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
     build_index(corpus, folder / "index", "bm25", {}, chunk_size=40, progress=False, registry=installed_registry())
-    shards = split_index(folder / "index", 2)
+    shards = split_index(folder / "index", 2, registry=installed_registry())
     shutil.copytree(shards, folder / "node_view")  # what the extra node sees at shards-2: both shards
     shutil.rmtree(shards / "001")  # what the others see: shard 0 alone
     before = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
@@ -114,7 +114,7 @@ def test_a_shard_on_one_nodes_own_disk_is_served_there(node_disk):
 def test_a_shard_no_node_holds_is_refused_in_one_line(node_disk, tmp_path):
     index, _ = node_disk
     shutil.copytree(index, tmp_path / "index", ignore=shutil.ignore_patterns("shards-*"))
-    shards = split_index(tmp_path / "index", 3)
+    shards = split_index(tmp_path / "index", 3, registry=installed_registry())
     shutil.rmtree(shards / "002")
     with pytest.raises(ConfigError) as refused:
         load_retriever("bm25", {"index": str(tmp_path / "index"), "shards": 3}, registry=installed_registry())

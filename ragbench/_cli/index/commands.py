@@ -93,7 +93,7 @@ def index_group() -> None:
     type=int,
     default=None,
     help="with --ray: build the index as S shards (INDEX/shards-S), each worker reading its own part of the corpus "
-    "(a .jsonl file or MS MARCO v2.1 segmented folder); no merged index unless --merged",
+    "(a .jsonl or .tsv file, a saved dataset, an MS MARCO v2.1 segmented folder); no merged index unless --merged",
 )
 @click.option(
     "--merged", is_flag=True, help="with --ray --shards: build the one index too, and split it into the shards"
@@ -130,12 +130,13 @@ def build_command(
             "split": split,
             "split_header": split_header,
         }
-        if is_remote(out):
-            raise ConfigError(
-                f"--out {out}: an index is built into a folder (one every node sees, for --ray); upload that folder "
-                "to the store once built (the runs read it there: --retriever-arg index=URL)"
-            )
         in_parts = ray_address is not None and shards is not None and not merged  # each part read where it lies
+        if is_remote(out) and not in_parts:  # in parts, each task puts its shard in the store
+            raise ConfigError(
+                f"--out {out}: an index is built into a folder (one every node sees, for --ray), or in an object "
+                "store by --ray --shards S; upload that folder to the store once built (the runs read it there: "
+                "--retriever-arg index=URL)"
+            )
         if is_remote(corpus) and not in_parts:  # built from this node's copy (docs/scale-out.md, "Where the files")
             url, corpus = corpus, str(fetched_object(corpus))
             click.echo(f"corpus {url}: read from its copy {corpus}")
@@ -227,7 +228,7 @@ def shard_command(index: str, shards: int, overwrite: bool) -> None:
     from ..._retrieval.sharded.split import split_index
 
     with config_errors_exit():
-        folder = split_index(Path(index), shards, overwrite=overwrite)
+        folder = split_index(Path(index), shards, overwrite=overwrite, registry=command_registry())
     click.echo(f"{shards} shards of {index} in {folder}")
 
 

@@ -11,6 +11,9 @@
   past its part's end; the part after it would start inside that row, so the driver refuses a build where a part
   does not start where the one before it stopped (`PartReading.first`, `end`).
 - A folder of MS MARCO V2.1 segmented shards: S runs of whole files, in name order (S at most the files).
+- A dataset saved by Hugging Face `datasets` (`save_to_disk`): S runs of rows of equal size, each part reading its
+  rows from the memory-mapped Arrow files (`saved.load_saved`); a bad row named by its row as the one-process
+  reader names it, its line counted from the part's first row (`renumbered` adds the rows before).
 
 A JSONL or TSV file may be an object in a store (`s3://bucket/corpus.jsonl`): its parts are the same byte ranges
 of the object's size as the store lists it, and every read goes through `open_bytes`, which opens a local file
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,17 +38,30 @@ from ..._storage.jsonl import located_lines
 from ..._storage.locations import is_remote, open_for_reading, remote_object
 from ..._types import Document
 from .identity import corpus_state
-from .readers import BOM, DEFAULT_COLUMNS, FORMATS, SEGMENTED, corpus_format, dpr_columns, dpr_row, jsonl_passage
+from .readers import (
+    BOM,
+    DEFAULT_COLUMNS,
+    FORMATS,
+    SAVED_DATASET,
+    SEGMENTED,
+    corpus_format,
+    dpr_columns,
+    dpr_row,
+    jsonl_passage,
+    saved_dataset_passage,
+)
+from .saved import load_saved
 from .segmented import open_shard, shard_files, shard_passage
 
-PART_FORMS = ("jsonl", "dpr_tsv", SEGMENTED)  # the corpus forms read in parts
+PART_FORMS = ("jsonl", "dpr_tsv", SEGMENTED, SAVED_DATASET)  # the corpus forms read in parts
 LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # where text mode (newline="") also ends a line
 
 
 @dataclass(frozen=True)
 class CorpusPart:
-    """Part `number` of a corpus: the lines of `files[0]` starting in bytes [start, stop) (a JSONL file), or
-    the whole of each of `files` (segmented shards; start and stop 0)."""
+    """Part `number` of a corpus: the lines of `files[0]` starting in bytes [start, stop) (a JSONL file), the rows
+    start..stop-1 of the saved dataset `files[0]`, or the whole of each of `files` (segmented shards; start and stop
+    0)."""
 
     number: int
     form: str
@@ -94,8 +111,9 @@ def corpus_parts(corpus: str | Path, count: int) -> list[CorpusPart]:
     form = part_form(corpus)
     if form not in PART_FORMS:
         raise ConfigError(
-            f"corpus {corpus}: index build --ray --shards reads a .jsonl file or a folder of MS MARCO V2.1 segmented "
-            f"shards in parts, not a {form} corpus; add --merged to build the one index and split it"
+            f"corpus {corpus}: index build --ray --shards reads a .jsonl or .tsv file, a saved dataset or a folder of "
+            f"MS MARCO V2.1 segmented shards in parts, not a {form} corpus; add --merged to build the one index and "
+            "split it"
         )
     if form == SEGMENTED:
         corpus = Path(corpus)
@@ -110,7 +128,10 @@ def corpus_parts(corpus: str | Path, count: int) -> list[CorpusPart]:
         for number in range(count):
             bounds.append(bounds[-1] + size + (number < extra))
         return [CorpusPart(n, form, tuple(files[a:b])) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-    size = remote_object(str(corpus)).size if is_remote(corpus) else Path(corpus).stat().st_size
+    if form == SAVED_DATASET:
+        size = len(load_saved(Path(corpus)))  # its rows
+    else:
+        size = remote_object(str(corpus)).size if is_remote(corpus) else Path(corpus).stat().st_size
     bounds = [size * number // count for number in range(count + 1)]
     return [CorpusPart(n, form, (str(corpus),), a, b) for n, (a, b) in enumerate(zip(bounds, bounds[1:]))]
 
@@ -157,6 +178,9 @@ def read_part(part: CorpusPart, reading: PartReading) -> Iterator[Document | Rec
                     yield shard_passage(located, shard)
         return
     path = part.files[0]
+    if part.form == SAVED_DATASET:
+        yield from saved_part(Path(path), part, reading)
+        return
     if part.form == "dpr_tsv":
         yield from tsv_part(path, part, reading)
         return
@@ -193,6 +217,18 @@ def tsv_part(path: str, part: CorpusPart, reading: PartReading) -> Iterator[Docu
                 if columns is not None:
                     continue
             yield dpr_row(row, columns or DEFAULT_COLUMNS, path, rows.line_num)
+
+
+def saved_part(folder: Path, part: CorpusPart, reading: PartReading) -> Iterator[Document | RecordError]:
+    """A saved dataset's rows start..stop-1 as `readers.saved_dataset_rows` reads them (module docstring); the
+    digest over each row's JSON."""
+    reading.first = reading.end = part.start
+    for index, record in enumerate(load_saved(folder).select(range(part.start, part.stop)), start=part.start):
+        reading.lines += 1
+        reading.end = index + 1
+        reading.digest.update(json.dumps(record, sort_keys=True, default=repr).encode("utf-8", "surrogatepass"))
+        passage = saved_dataset_passage(record, folder, index)
+        yield renumbered(error_record(passage), -part.start) if isinstance(passage, RecordError) else passage
 
 
 def text_lines(lines: Iterator[bytes]) -> Iterator[str]:

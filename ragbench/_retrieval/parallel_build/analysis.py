@@ -1,34 +1,19 @@
 """What a worker of a parallel index build makes of one block of passages (its texts, in corpus order), as arrays:
-the same steps as the one-process build's `add`, with a vocabulary of the block's own (terms numbered in order of
-first sight in the block), which the driver renumbers into the corpus's (`absorb`).
-
-- bm25, flashrag_bm25: bm25s's tokenizer with the build's settings: (passage, term, frequency) triples, the
-  passages' lengths and the tokenizer's three dictionaries (word -> stem, stem -> term, word -> term);
-- lucene_bm25: the Lucene-analysed postings, the passages' lengths and the block's words;
-- dense: the passages' embeddings, by the encoder an actor holds (one model load per actor).
+the same steps as the one-process build's `add`, each kind's own (`BlockKind`, its `ShardedKind.blocks`, in its
+folder `shard_kinds/KIND/blocks.py`): bm25 and flashrag_bm25 tokenize with bm25s, lucene_bm25 analyses as Lucene
+does, dense encodes. A block's terms are numbered with a vocabulary of the block's own (in order of first sight in
+the block), which the kind's `absorb` renumbers into the builder's on the driver, block after block in corpus order.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, TypedDict
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Protocol, TypedDict
 
 import numpy as np
 
-from ..bm25.retriever import id_triples, make_tokenizer, token_ids
-from ..dense.retriever import Encoder
-from ..lucene.retriever import analysed_postings
 from .state import npz_bytes
-
-BM25_KINDS = ("bm25", "flashrag_bm25")
-KINDS = (*BM25_KINDS, "lucene_bm25", "dense")
-TOKENIZER_DICTS = ("word_to_stem", "stem_to_sid", "word_to_id")
-FIELDS: dict[str, tuple[str, ...]] = {  # what a block file holds, by kind
-    "bm25": ("doc", "term", "tf", "lengths", "vocabulary"),
-    "flashrag_bm25": ("doc", "term", "tf", "lengths", "vocabulary"),
-    "lucene_bm25": ("doc", "term", "tf", "lengths", "words"),
-    "dense": ("embeddings",),
-}
 
 
 def json_array(value: Any) -> np.ndarray:
@@ -53,7 +38,7 @@ class EncoderSettings(TypedDict):
 
 
 class WorkerSettings(TypedDict, total=False):
-    """What a worker needs to analyse a block as the driver's builder would (`absorb.worker_settings`): a bm25
+    """What a worker needs to analyse a block as the driver's builder would (`BlockKind.settings`): a bm25
     build's tokenizer, a dense build's encoder and the run's registry (which finds its query style)."""
 
     stopwords: str
@@ -63,35 +48,46 @@ class WorkerSettings(TypedDict, total=False):
     registry: Any  # ragbench._registry.Registry, carried to the Ray worker
 
 
-def bm25_block(texts: list[str], settings: WorkerSettings) -> dict[str, np.ndarray]:
-    tokenizer = make_tokenizer(settings["stopwords"], settings["stemmer"], settings["tokenizer"])
-    triples, lengths = id_triples(token_ids(tokenizer, texts))
-    dicts = {name: getattr(tokenizer, name) for name in TOKENIZER_DICTS}
-    return {**triples, "lengths": lengths, "vocabulary": json_array(dicts)}
+class BlockWorker(Protocol):
+    """A worker's analysis of blocks, made once an actor (a dense one loads its model once)."""
+
+    def arrays(self, texts: list[str]) -> dict[str, np.ndarray]: ...
 
 
-def lucene_block(texts: list[str]) -> dict[str, np.ndarray]:
-    docs, terms, freqs, lengths, words = analysed_postings(texts)
-    return {"doc": docs, "term": terms, "tf": freqs, "lengths": lengths, "words": json_array(words)}
+class BlockKind(ABC):
+    """One retriever kind's blocks (module docstring): `fields` the arrays a block file holds, `gpu` whether a
+    worker takes a GPU where the cluster has them."""
+
+    fields: ClassVar[tuple[str, ...]]
+    gpu: ClassVar[bool] = False
+
+    @abstractmethod
+    def settings(self, builder: Any, first: str, registry: Any) -> WorkerSettings:
+        """What a worker needs to analyse a block as `builder` would; `first` is the corpus's first indexed text
+        (FlashRAG's BM25 picks its language by it)."""
+
+    @abstractmethod
+    def worker(self, settings: WorkerSettings) -> BlockWorker: ...
+
+    @abstractmethod
+    def absorb(self, builder: Any, arrays: dict[str, np.ndarray]) -> None:
+        """Give `builder` the next block's arrays, renumbered into its vocabulary."""
+
+    def key_files(self, options: dict[str, Any]) -> list[list[Any]]:
+        """Files besides the corpus whose change makes an interrupted build's blocks another build's (dense's
+        model): each [path, size, modification time]."""
+        return []
 
 
 class BlockAnalyser:
     """The body of a Ray actor of the build's pool (`feeder`): `analyse` makes a block's file bytes
-    (`state.npz_bytes`) from its texts. `settings` are the driver's builder's (`absorb.worker_settings`); a dense
-    actor loads its encoder once, for every block it is given."""
+    (`state.npz_bytes`) from its texts, by its kind's worker, made once."""
 
-    def __init__(self, kind: str, settings: WorkerSettings) -> None:
-        self.kind, self.settings = kind, settings
-        self.encoder: Encoder | None = None
-        if kind == "dense":
-            self.encoder = Encoder(**settings["encoder"], registry=settings["registry"])
+    def __init__(self, blocks: BlockKind, settings: WorkerSettings) -> None:
+        self.worker = blocks.worker(settings)
 
     def arrays(self, texts: list[str]) -> dict[str, np.ndarray]:
-        if self.encoder is not None:
-            return {"embeddings": self.encoder.encode_passages(texts)}
-        if self.kind == "lucene_bm25":
-            return lucene_block(texts)
-        return bm25_block(texts, self.settings)
+        return self.worker.arrays(texts)
 
     def analyse(self, number: int, digest: str, texts: list[str]) -> tuple[int, bytes]:
         return number, npz_bytes(self.arrays(texts), digest)

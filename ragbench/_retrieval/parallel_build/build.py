@@ -13,7 +13,7 @@ from ..._ray_connect import check_address
 from ..corpus.identity import corpus_state
 from ..corpus.readers import corpus_format
 from ..index.built import Manifest, build_index
-from .analysis import KINDS
+from ..sharded.kinds import sharded_kind, sharded_kinds
 from .feeder import RayFeeder
 from .state import remove_state
 
@@ -44,11 +44,13 @@ def build_parallel(
     """`build_index(corpus, out, kind, options, **build)` on Ray (module docstring); `ray_address` "" or None: the
     RAY_ADDRESS variable's Ray, else one of this process's own."""
     kind = registry.entry("retrievers", kind).name
-    if kind not in KINDS:
-        raise ConfigError(f"--ray builds {', '.join(KINDS)} indexes, not {kind}; build it without --ray")
+    parts = sharded_kind(registry, kind)
+    if parts is None or parts.blocks is None:
+        built = ", ".join(known.name for known in sharded_kinds(registry) if known.blocks is not None)
+        raise ConfigError(f"--ray builds {built} indexes, not {kind}; build it without --ray")
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers {workers}: must be at least 1")
-    if shards is not None and shards < 1:  # every kind built here can be split (shard_kinds/KIND/split.py)
+    if shards is not None and shards < 1:  # a kind with blocks can be split (its ShardedKind.split)
         raise ConfigError(f"--shards {shards}: must be at least 1")
     try:
         import ray  # noqa: F401
@@ -63,9 +65,9 @@ def build_parallel(
         "corpus": str(corpus.resolve()),
         "corpus_files": [list(entry) for entry in corpus_state(corpus)],
         **{name: build.get(name) for name in ("chunk_size", "title", "split", "split_header")},
-        "model_files": model_files(options) if kind == "dense" else [],
+        "model_files": parts.blocks.key_files(options),
     }
-    feeder = RayFeeder(kind, out, key, ray_address, workers, registry)
+    feeder = RayFeeder(parts.blocks, out, key, ray_address, workers, registry)
     try:
         manifest = build_index(corpus, out, kind, options, registry=registry, feeder=feeder, **build)
     finally:
@@ -75,17 +77,5 @@ def build_parallel(
     if shards is not None:
         from ..sharded.split import split_index
 
-        split = split_index(out, shards)  # `out` is the index just built: nothing was split from it
+        split = split_index(out, shards, registry=registry)  # `out` is the index just built: nothing was split from it
     return ParallelBuild(manifest, feeder.reused, feeder.analysed, split)
-
-
-def model_files(options: dict[str, Any]) -> list[list[Any]]:
-    """Path, size and modification time (ns) of each file of the dense model's local folder: blocks a model since
-    changed (a folder copied over, weights replaced) encoded are not taken as this model's."""
-    from ..dense.retriever import DEFAULT_MODEL, model_location
-
-    folder = Path(model_location(str(options.get("model", DEFAULT_MODEL))))
-    if not folder.is_dir():
-        return []
-    files = sorted(path for path in folder.rglob("*") if path.is_file())
-    return [[str(path.relative_to(folder)), (stat := path.stat()).st_size, stat.st_mtime_ns] for path in files]

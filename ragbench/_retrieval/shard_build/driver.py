@@ -42,11 +42,12 @@ from ..corpus.parts import (
 from ..corpus.readers import SEGMENTED, passage_text
 from ..index.built import KEPT_ERRORS, Manifest
 from ..index.docstore import DocStore
-from ..shard_kinds.registry import kind_build
+from ..sharded.kinds import sharded_kind
 from ..sharded.layout import foreign_entry, layout_record, read_layout, shards_folder
 from .kind import ShardKind, Stats, TermOrder, TextSettings
 from .runner import InProcess, RayTasks, Runner
 from .state import BuildFolder
+from .store import StoreTarget, state_root
 from .terms import merge_bucket
 from .worker import analyse_part, finish_part, id_hash
 
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 @dataclass
 class ShardBuild:
     manifest: Manifest
-    folder: Path  # INDEX/shards-S
+    folder: Path | str  # INDEX/shards-S (its URL in an object store)
     kept: int  # shards whose steps a killed build had done (kept)
 
 
@@ -77,19 +78,22 @@ def build_shards(
     `runner()` starts once the request is checked (default: this process), closed at the end."""
     text = text or TextSettings()
     name = registry.entry("retrievers", kind).name
-    kind_class = kind_build(name)
+    sharded = sharded_kind(registry, name)
+    kind_class: type[ShardKind] | None = sharded.build if sharded else None
     if kind_class is None:
         raise ConfigError(f"--ray --shards builds no {name} index in shards yet; add --merged (the one index, split)")
     if shards < 1:
         raise ConfigError(f"--shards {shards}: must be at least 1")
     if text.chunk_size < 1:
         raise ConfigError(f"--chunk-size {text.chunk_size}: must be at least 1")
-    corpus, out = corpus if is_remote(corpus) else Path(corpus), Path(out)  # an object of a store: its URL
+    corpus = corpus if is_remote(corpus) else Path(corpus)  # an object of a store: its URL
+    store = StoreTarget(str(out), shards) if is_remote(out) else None
+    out = state_root(str(out)) if store is not None else Path(out)
     parts = corpus_parts(corpus, shards)
-    if out.exists() and not out.is_dir():
+    if store is None and out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder; choose a folder")
     target = shards_folder(out, shards)
-    if os.path.lexists(target):
+    if os.path.lexists(target) and store is None:
         if not overwrite:
             raise ConfigError(f"--out {out}: {target} exists; pass --overwrite to build its shards again")
         if not target.is_symlink() and (problem := foreign_entry(target)):
@@ -106,10 +110,12 @@ def build_shards(
     }
     builder = kind_class(options, registry, text)
     builder.prepare(first_text(parts[0], text))  # a kind's own checks (dense: its model loads) before any state
+    if store is not None:
+        store.check(overwrite)  # with --overwrite, the old shards no longer whole from here on
     state = BuildFolder(target, key)
     started_runner = runner()
     try:
-        return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite)
+        return built(corpus, out, builder, parts, state, text, started_runner, before, started, overwrite, store)
     finally:
         started_runner.close()
 
@@ -117,9 +123,9 @@ def build_shards(
 def built(
     corpus: str | Path, out: Path, builder: ShardKind, parts: list[CorpusPart], state: BuildFolder,
     text: TextSettings, runner: Runner, before: tuple[tuple[str, int, int | str], ...], started: float,
-    overwrite: bool,
+    overwrite: bool, store: StoreTarget | None,
 ) -> ShardBuild:  # fmt: skip
-    """The shards' two steps run on `runner` and the shards put in place (`build_shards`)."""
+    """The shards' two steps run on `runner` and the shards put in place (`build_shards`): in `store` where given."""
     shards, name = len(parts), builder.name
     results = step_one(builder, parts, state, text, runner)
     kept = sum(state.kept(n, "finished") is not None for n in range(shards))
@@ -134,7 +140,7 @@ def built(
     finished = [state.kept(n, "finished") for n in range(shards)]
     calls = [
         (builder, state.shard(n), runner.share(shared), results[n]["stats"], state.record(n, "analysed"),
-         state.record(n, "finished"))
+         state.record(n, "finished"), store.shard(n) if store else None)
         for n in range(shards) if finished[n] is None
     ]  # fmt: skip
     runner.map(finish_part, calls, gpu=builder.encodes_on_gpu())
@@ -153,6 +159,8 @@ def built(
     files = [state.kept(n, "finished")["files"] for n in range(shards)]
     manifest_text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
     layout = partial(layout_record, name, manifest.doc_count, state.folder, folders, ranges, files)
+    if store is not None:
+        return ShardBuild(manifest, store.publish(name, state.folder, manifest_text, layout), kept)
     folder = state.complete(manifest_text, layout, overwrite)
     read_layout(folder, out)  # what was written is what a run reads
     return ShardBuild(manifest, folder, kept)

@@ -5,7 +5,8 @@ every file's size and content digest checked), and the hits' documents from the 
 lies: its manifest and shards.json fetched (`remote.remote_layout`), each shard's docs store read by ranged reads
 (`RemoteDocStore`: two a hit, never a whole file on this node), a file its front needs (lucene_bm25's vocabulary)
 fetched alone and verified (`shard_file`); the shard actors fetch their own shards' other files. A kind's front (its ShardKind's `front`) adds what a batch's payload
-needs and how the shards' answers merge.
+needs (`payload`, `shard_options`) and, where they do not merge by (score, passage number), how the shards'
+answers merge (`answers`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 
@@ -25,16 +25,17 @@ from ..index.built import read_manifest
 from ..index.damage import IndexDamage
 from ..index.docstore import DOCS_FILE, OFFSETS_FILE, DocStore
 from ..index.remote_docstore import RemoteDocStore
+from ..sharded.fronts import Answers, per_query
 from ..sharded.layout import Layout, fetched_shard, shard_layout, shards_folder
+from ..sharded.merge import merge_top_k
 from ..sharded.remote import remote_layout
+from ..sharded.searcher import TopK
 
 DOCS_STORE = (DOCS_FILE, OFFSETS_FILE)
 
 
 class BuiltShardsFront(Retriever):
     """The shards' manifest, layout and docs stores (module docstring)."""
-
-    served_from_store: ClassVar[bool] = True  # whether its shards are served from an object store's URL
 
     def __init__(self, index: str | Path | None = None, shards: int = 1) -> None:
         if index is None:
@@ -55,11 +56,6 @@ class BuiltShardsFront(Retriever):
 
     def remote_layout(self, url: str, shards: int) -> Layout:
         """The layout of the shards at `url`, their docs stores opened where they lie (`RemoteDocStore`)."""
-        if not self.served_from_store:
-            raise ConfigError(
-                f"retriever {self.name}: --retriever-arg index={url}: its shards built in shards are served from an "
-                "object store for bm25, lucene_bm25 and flashrag_bm25; copy this index to a folder every node sees"
-            )
         layout = remote_layout(self.name, url, None, shards)
         try:
             for shard in layout.shards:
@@ -96,6 +92,11 @@ class BuiltShardsFront(Retriever):
         return [
             [self.document(int(i), float(s)) for i, s in zip(row, row_scores)] for row, row_scores in zip(ids, scores)
         ]
+
+    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
+        """Each query's shards' top k merged by (score, passage number), as the one index ranks them."""
+        merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]
+        return self.hits([ids for _, ids in merged], [scores for scores, _ in merged])
 
     def metadata(self) -> JsonObject:
         where = {"index": self.url} if self.url else {}  # in a store: its URL, not the local copy of its manifest

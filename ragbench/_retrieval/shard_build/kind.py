@@ -1,5 +1,5 @@
 """What a retriever kind gives a shard-parallel build (`ShardKind`), one class a kind, in its kind's folder
-(`shard_kinds/KIND/build.py`) and named by its `ShardedKind` (`shard_kinds.registry`).
+(a built-in kind's `shard_kinds/KIND/build.py`, a plugin's own) and named by its `ShardedKind` (`sharded.kind`).
 
 A build runs in two steps a shard, each in a worker (a Ray task; tests call them directly, `worker`):
 1. `part_builder(folder)`: given the shard's passages' texts chunk by chunk (`add`), as an `IndexBuilder` is;

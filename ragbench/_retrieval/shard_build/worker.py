@@ -16,6 +16,7 @@ import numpy as np
 
 from ..._errors import RecordError
 from ..._storage.files import write_atomically
+from ..._storage.locations import put_folder
 from ..._storage.own_trees import remove_all_but_links
 from ..corpus.chunking import chunk_documents, parse_split, title_header
 from ..corpus.parts import CorpusPart, PartReading, error_record, read_part
@@ -96,9 +97,12 @@ def analyse_part(
     return result
 
 
-def finish_part(kind: ShardKind, folder: Path, shared: Stats, own: Stats, analysed: Path, record: Path) -> None:
+def finish_part(
+    kind: ShardKind, folder: Path, shared: Stats, own: Stats, analysed: Path, record: Path, store: str | None = None
+) -> None:
     """Step 2 of a shard (module docstring): anything in `folder` step 1 did not write (left by a killed step 2)
-    removed, then the kind's shard files written, and recorded in `record`."""
+    removed, then the kind's shard files written, put in the object store's folder `store` where given (the index
+    is built there: each task writes its own shard), and recorded in `record`."""
     step1 = json.loads(analysed.read_text(encoding="utf-8"))["files"]
     for path in sorted(folder.rglob("*"), reverse=True):
         name = str(path.relative_to(folder))
@@ -107,4 +111,6 @@ def finish_part(kind: ShardKind, folder: Path, shared: Stats, own: Stats, analys
         elif path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
             path.rmdir()
     kind.finish(folder, shared, own)
+    if store is not None:
+        put_folder(folder, store)
     write_atomically(record, json.dumps({"files": file_records(folder)}))

@@ -25,7 +25,6 @@ from ..._errors import ConfigError
 from ..._ray_connect import join_ray
 from ..base import RetrievalError
 from ..index.damage import IndexDamage
-from ..shard_kinds.registry import shard_searcher
 from .homes import shard_homes
 from .layout import Layout, Shard, fetched_shard
 from .placement import actor_groups, node_cpus, not_placed, placement_timeout, whole_cpus
@@ -40,8 +39,8 @@ class _ShardActor:
     """The actor body: ShardSearchers built inside the Ray worker (`load`), so their files load on its node.
     Damaged files are reported by `load` (one line), not as the actor's death."""
 
-    def __init__(self, kind: str, options: ShardOptions) -> None:
-        self.kind, self.options = kind, options
+    def __init__(self, search: type[ShardSearcher], options: ShardOptions) -> None:
+        self.search, self.options = search, options
         self.searchers: dict[int, ShardSearcher] = {}
 
     def node(self) -> str:
@@ -54,7 +53,7 @@ class _ShardActor:
         """Each of `shards`' files loaded; (the number of a damaged shard, the damage found), or None."""
         for shard in shards:
             try:
-                self.searchers[shard.number] = shard_searcher(self.kind, fetched_shard(shard), self.options)
+                self.searchers[shard.number] = self.search(fetched_shard(shard), self.options)
             except (IndexDamage, ConfigError, OSError, ValueError) as exc:
                 named = isinstance(exc, (IndexDamage, ConfigError))
                 return shard.number, str(exc) if named else f"{type(exc).__name__}: {exc}"
@@ -66,17 +65,20 @@ class _ShardActor:
 
 
 class ShardPool:
-    """The actors of `layout`'s shards (module docstring); `options` go to each ShardSearcher. `groups[a]`: the
+    """The actors of `layout`'s shards (module docstring), each shard searched by `search` (its kind's
+    `ShardedKind.search`) with `options`. `groups[a]`: the
     shard numbers slot `a` serves (contiguous, in order), `actors[a]` the actor serving them (one a slot, unless a
     restart found no room: `_restart`); `nodes` and `restarts`: per shard."""
 
-    def __init__(self, layout: Layout, options: ShardOptions, ray_address: str | None = None) -> None:
+    def __init__(
+        self, layout: Layout, search: type[ShardSearcher], options: ShardOptions, ray_address: str | None = None
+    ) -> None:
         try:
             import ray  # noqa: F401  (installed, or the line below)
         except ImportError as exc:
             raise ConfigError("--retriever-arg shards=S serves shards on Ray: pip install 'ragbench[ray]'") from exc
         self.own_ray = join_ray(ray_address, "--retriever-arg ray_address=")  # shut down with the pool
-        self.layout, self.options = layout, options
+        self.layout, self.search, self.options = layout, search, options
         self.actors: list[Any] = []
         self.nodes = [""] * len(layout.shards)
         self.restarts = [0] * len(layout.shards)  # over the pool's life (tests, logs)
@@ -103,7 +105,7 @@ class ShardPool:
         home = self.homes[slot]
         strategy = "SPREAD" if home is None else NodeAffinitySchedulingStrategy(home, soft=False)
         actor = ray.remote(_ShardActor).options(num_cpus=1, scheduling_strategy=strategy)
-        return actor.remote(self.layout.retriever, self.options)
+        return actor.remote(self.search, self.options)
 
     def describe(self, slot: int) -> str:
         return "; ".join(self.layout.shards[number].describe() for number in self.groups[slot])

@@ -1,9 +1,9 @@
-"""`--retriever KIND --retriever-arg index=... --retriever-arg shards=S` (KIND: dense, bm25, lucene_bm25,
-flashrag_bm25, faiss_index, tevatron_dense): the index searched through its S shards on Ray (`actors`), answering
-as the unsharded index does (`merge`).
+"""`--retriever KIND --retriever-arg index=... --retriever-arg shards=S` (KIND: a retriever whose catalogue entry names
+its `ShardedKind`, `kinds`: dense, bm25, lucene_bm25, flashrag_bm25, faiss_index, tevatron_dense, a plugin's): the
+index searched through its S shards on Ray (`actors`), answering as the unsharded index does (`merge`).
 
-The run's process keeps what is small and per query (its kind's front, `shard_kinds/KIND/front.py`): the docs store or corpus, the encoder or
-tokenizer. The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
+The run's process keeps what is small and per query (its kind's front, `ShardedKind.front`): the docs store or
+corpus, the encoder or tokenizer. The shards do the scoring. `ray_address` names a running cluster (`auto`, `ray://host:10001`); none
 starts a local Ray of its own (shut down on close), even where another runs on the machine, unless `RAY_ADDRESS`
 names one. The shards come from `ragbench index shard --index INDEX --shards S` (INDEX/shards-S, FILE.shards-S
 beside a faiss file; tevatron_dense's shard files are served as they are) or from `ragbench index build --ray
@@ -21,9 +21,9 @@ from ..._errors import ConfigError
 from ..._storage.locations import is_remote
 from ..._types import JsonObject, JsonValue
 from ..base import RetrievalError, Retriever
-from ..shard_kinds.registry import built_shards_front, served_kinds, sharded_kind
 from .actors import ShardPool
 from .fronts import Answers, Front
+from .kinds import built_shards_front, sharded_kind, sharded_kinds
 from .remote import front_copy, remote_layout
 
 if TYPE_CHECKING:
@@ -64,17 +64,18 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
 
     args = dict(args)
     shards, address = args.pop("shards"), args.pop("ray_address", None)
-    name = getattr(registry.load("retrievers", kind), "name", kind)  # an alias (browsecomp_plus_dense) its kind
-    parts = sharded_kind(name)
+    name = registry.entry("retrievers", kind).name  # an alias (browsecomp_plus_dense) its kind
+    parts = sharded_kind(registry, name)
     if parts is None:
-        raise ConfigError(f"retriever {kind}: --retriever-arg shards=S serves {', '.join(served_kinds())} indexes only")
+        served = ", ".join(known.name for known in sharded_kinds(registry))
+        raise ConfigError(f"retriever {kind}: --retriever-arg shards=S serves {served} indexes only")
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise ConfigError(f"retriever {kind}: --retriever-arg shards={shards!r}: a whole number of shards, 1 or more")
     if address is not None and not isinstance(address, str):
         raise ConfigError(f"retriever {kind}: --retriever-arg ray_address={address!r}: auto or ray://host:port")
     given = args.get("index")
     url = given if isinstance(given, str) and is_remote(given) else None
-    built = built_shards_front(name, given, shards)  # built in shards: no merged index (in a store: read there)
+    built = built_shards_front(parts, given, shards)  # built in shards: no merged index (in a store: read there)
     if url is not None and built is None:  # an object store's split: the front reads its local copy (`remote`)
         args["index"] = str(front_copy(kind, url, getattr(parts.front, "front_files", ())))
     if built is not None:
@@ -83,7 +84,7 @@ def sharded_retriever(kind: str, args: dict[str, Any], *, registry: Registry) ->
         front = construct(parts.front, args, f"retriever {kind}", injected={"registry": registry})
     try:
         layout = remote_layout(name, url, Path(args["index"]), shards) if url and not built else front.layout(shards)
-        return ShardedRetriever(front, ShardPool(layout, front.shard_options(), address), url)
+        return ShardedRetriever(front, ShardPool(layout, parts.search, front.shard_options(), address), url)
     except BaseException:
         front.close()
         raise

@@ -1,7 +1,7 @@
 """`ragbench index shard`: an index folder split into S shard folders and their shards.json (`layout`).
 
 A shard holds the passages `start..stop-1` and the retriever's files for them alone, cut by its kind's
-`split` (`shard_kinds/KIND/split.py`: dense's rows, bm25's and flashrag_bm25's bm25s score matrix, lucene_bm25's
+`split` (its `ShardedKind.split`; the built-in kinds' `shard_kinds/KIND/split.py`: dense's rows, bm25's and flashrag_bm25's bm25s score matrix, lucene_bm25's
 postings with the whole index's statistics, faiss_index's flat index; approximate faiss indexes refused).
 The docs store, corpus and manifest stay where they are (the run's process reads them, `retriever`). An index
 FlashRAG built (a bm25s folder, a faiss file: no manifest) is split too; its shards go into `DIR/shards-S`
@@ -18,22 +18,26 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..._errors import ConfigError
 from ..._storage.own_trees import remove_tree
 from ..index.built import manifest_from
 from ..index.damage import IndexDamage, read_json_object
 from ..index.staging import MANIFEST_FILE
-from ..shard_kinds.registry import KINDS, sharded_kind
+from .kinds import sharded_kind, sharded_kinds
 from .layout import LAYOUT_FILE, foreign_entry, layout_record, read_layout, shards_folder
 from .merge import shard_ranges
 
+if TYPE_CHECKING:
+    from ..._registry import Registry
 
-def index_source(index: Path) -> tuple[str, int]:
+
+def index_source(index: Path, registry: Registry) -> tuple[str, int]:
     """(the retriever kind, the passage count) of the index at `index`: a ragbench index folder (its manifest), or one
     another tool built that its kind recognises (`ShardedKind.foreign`: FlashRAG's bm25s folder, its faiss file)."""
     rebuild = "build the index again (ragbench index build)"
-    for known in KINDS:
+    for known in sharded_kinds(registry):
         try:
             passages = known.foreign(index) if known.foreign else None
         except IndexDamage as exc:
@@ -44,7 +48,7 @@ def index_source(index: Path) -> tuple[str, int]:
         manifest = manifest_from(read_json_object(index, MANIFEST_FILE))
     except IndexDamage as exc:
         raise ConfigError(f"index shard: {index}: {exc}; {rebuild}") from None
-    kind = sharded_kind(manifest.retriever)
+    kind = sharded_kind(registry, manifest.retriever)
     if kind is not None and kind.checked is not None:
         try:
             kind.checked.check_files(index, manifest)
@@ -53,9 +57,9 @@ def index_source(index: Path) -> tuple[str, int]:
     return manifest.retriever, manifest.doc_count
 
 
-def split_index(index: Path, shards: int, overwrite: bool = False) -> Path:
+def split_index(index: Path, shards: int, overwrite: bool = False, *, registry: Registry) -> Path:
     """Split the index at `index` into `shards` shard folders under `index`/shards-S (module docstring); the
-    folder written. An existing complete split is kept (replaced with `overwrite`, if ragbench made it)."""
+    folder written; the index's kind is found in `registry`. An existing complete split is kept (replaced with `overwrite`, if ragbench made it)."""
     if not index.exists():
         raise ConfigError(f"index shard: --index {index}: no such folder or file")
     target = shards_folder(index, shards)
@@ -68,10 +72,10 @@ def split_index(index: Path, shards: int, overwrite: bool = False) -> Path:
             raise ConfigError(f"index shard: {target}: {exc}; split again with --overwrite") from None
     if os.path.lexists(target):
         check_replaceable(target)
-    kind, doc_count = index_source(index)
-    parts = sharded_kind(kind)
+    kind, doc_count = index_source(index, registry)
+    parts = sharded_kind(registry, kind)
     if parts is None or parts.split is None:
-        splittable = ", ".join(known.name for known in KINDS if known.split)
+        splittable = ", ".join(known.name for known in sharded_kinds(registry) if known.split)
         raise ConfigError(f"index shard: {index} holds a {kind} index; only {splittable} indexes can be sharded")
     if not 1 <= shards <= doc_count:
         raise ConfigError(f"index shard: --shards {shards}: choose 1 to {doc_count} (its passages)")

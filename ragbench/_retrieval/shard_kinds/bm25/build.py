@@ -20,13 +20,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...bm25.retriever import BM25Builder, CorpusStats, make_stemmer, query_tokens
-from ...parallel_build.analysis import TOKENIZER_DICTS
 from ...shard_build.front import BuiltShardsFront
 from ...shard_build.kind import ShardKind, Stats
 from ...shard_build.terms import merged_terms
-from ...sharded.fronts import Answers, per_query
-from ...sharded.merge import merge_top_k
-from ...sharded.searcher import ShardOptions, TopK
+from ...sharded.searcher import ShardOptions
+from .blocks import TOKENIZER_DICTS
 
 PART = "part.json"  # step 1's tokenizer dictionaries, in the spill
 LENGTHS, DOC_FREQS = "lengths.npy", "doc_freqs.npy"  # its passages' lengths, its terms' document frequencies
@@ -88,10 +86,6 @@ class Bm25ShardsFront(BuiltShardsFront):
 
     def shard_options(self) -> ShardOptions:
         return {"mmap": self.mmap}
-
-    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
-        merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]
-        return self.hits([ids for _, ids in merged], [scores for scores, _ in merged])
 
 
 class Bm25Shards(ShardKind):

@@ -18,11 +18,15 @@ writes them), then dropped; each step 2 loads its own.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.lib import format as npy
 
+from ...._errors import ConfigError
+from ...._storage.locations import joined, read_range
 from ...._types import JsonObject
 from ...._values.options import construct
 from ...corpus.readers import passage_text
@@ -33,12 +37,14 @@ from ...dense.retriever import (
     checked_backend,
     index_encoder,
 )
+from ...index.damage import read_array
 from ...index.docstore import DocStore
 from ...shard_build.front import BuiltShardsFront
 from ...shard_build.kind import ShardKind, Stats
-from ...sharded.fronts import Answers, per_query
-from ...sharded.merge import merge_top_k
-from ...sharded.searcher import ShardOptions, TopK
+from ...sharded.layout import Shard
+from ...sharded.searcher import ShardOptions
+
+NPY_HEAD = 4096  # bytes read for a .npy file's header (numpy pads a 2-d array's to 128)
 
 
 class PassageCount:
@@ -83,7 +89,6 @@ class DenseShardsFront(BuiltShardsFront):
     as `DenseRetriever`'s."""
 
     name = "dense"
-    served_from_store = False  # its front reads shard 0's first row: not yet by a ranged read
 
     def __init__(
         self,
@@ -103,8 +108,7 @@ class DenseShardsFront(BuiltShardsFront):
         self.backend, self.chunk_rows = checked_backend(backend), int(chunk_rows)
         options = self.manifest.options
         self.encoder = index_encoder(options, model, query_instruction, batch_size, device, query_style, registry)
-        first = self.checked.shards[0]
-        rows = np.load(first.folder / EMBEDDINGS_FILE, mmap_mode="r")
+        rows = first_row(self.checked.shards[0])
         text = passage_text(self.stores[0].get(0), self.manifest.corpus.get("title", True))
         check_index_encoder(self.encoder, options, rows, text, f"the index at {self.folder}")
         del rows
@@ -115,12 +119,28 @@ class DenseShardsFront(BuiltShardsFront):
     def shard_options(self) -> ShardOptions:
         return {"chunk_rows": self.chunk_rows, "backend": self.backend, "corpus_rows": self.manifest.doc_count}
 
-    def answers(self, queries: list[str], answers: list[TopK], k: int) -> Answers:
-        merged = [merge_top_k(per_query(answers, query), k) for query in range(len(queries))]
-        return self.hits([ids for _, ids in merged], [scores for scores, _ in merged])
-
     def metadata(self) -> JsonObject:
         return {**super().metadata(), "encoder_dtype": self.encoder.dtype, "backend": self.backend}
+
+
+def first_row(shard: Shard) -> np.ndarray:
+    """Row 0 of `shard`'s embeddings (a 1-row array): memory-mapped from its folder, or read from its object store
+    by two ranged reads (the .npy header, then the row), never the whole file; damaged: a ConfigError."""
+    if not shard.source:
+        return read_array(shard.folder, EMBEDDINGS_FILE)[:1]
+    url = joined(shard.source, EMBEDDINGS_FILE)
+    try:
+        stream = io.BytesIO(read_range(url, 0, NPY_HEAD))
+        version = npy.read_magic(stream)
+        read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+        shape, fortran, dtype = read_header(stream)
+        if len(shape) != 2 or fortran or not shape[0]:
+            raise ValueError(f"holds an array of shape {shape}, not rows of vectors")
+        start = stream.tell()
+        row = read_range(url, start, start + shape[1] * dtype.itemsize)
+        return np.frombuffer(row, dtype=dtype).reshape(1, shape[1])
+    except ValueError as exc:
+        raise ConfigError(f"retriever dense: {url}: not a readable .npy array of vectors ({exc}) (damaged)") from None
 
 
 class DenseShards(ShardKind):

@@ -3,7 +3,7 @@ front (`front`), its shard search (`search`)."""
 
 from __future__ import annotations
 
-from ..kind import ShardedKind
+from ...sharded.kind import ShardedKind
 from .front import FaissQueries
 from .search import FaissShardSearch
 from .split import faiss_file, split_faiss

@@ -1,9 +1,11 @@
 """flashrag_bm25 (FlashRAG's bm25s index, no manifest: checked as read): its split (`split`), its run-side front
-(`front`), its shard search (`search`), its shard build (`build`)."""
+(`front`), its shard search (`search`), its shard build (`build`), its
+blocks in a merged parallel build (`blocks`)."""
 
 from __future__ import annotations
 
-from ..kind import ShardedKind
+from ...sharded.kind import ShardedKind
+from .blocks import FlashRagBlocks
 from .build import FlashRagShards
 from .front import FlashRagQueries
 from .search import FlashRagShardSearch
@@ -16,4 +18,5 @@ KIND = ShardedKind(
     split=split_flashrag_bm25,
     foreign=bm25s_folder,
     build=FlashRagShards,
+    blocks=FlashRagBlocks(),
 )

@@ -1,10 +1,11 @@
 """lucene_bm25: its split (`split`), its run-side front (`front`), its shard search (`search`), its shard build
-(`build`)."""
+(`build`), its blocks in a merged parallel build (`blocks`)."""
 
 from __future__ import annotations
 
 from ...lucene.retriever import LuceneBM25Retriever
-from ..kind import ShardedKind
+from ...sharded.kind import ShardedKind
+from .blocks import LuceneBlocks
 from .build import LuceneShards
 from .front import LuceneQueries
 from .search import LuceneShardSearch
@@ -17,4 +18,5 @@ KIND = ShardedKind(
     split=split_lucene,
     checked=LuceneBM25Retriever,
     build=LuceneShards,
+    blocks=LuceneBlocks(),
 )

@@ -1,0 +1,158 @@
+"""A third-party retriever kind, written against `ragbench.api` alone and registered by its catalogue entry
+(`shards: "module:KIND"`), is built shard-parallel by `index build --ray --shards 2` on a local Ray and searched on
+its shards (`--retriever-arg shards=2`), answering as its one-process index does: a kind's sharding is found through
+the plugin contract, not a table of the built-in kinds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import needs, write_jsonl
+from ragbench.testing import build_index, installed_registry, load_retriever
+from support.helpers import cli
+
+pytestmark = needs("ray")
+
+PLUGIN = '''
+"""A tiny retriever kind: a passage's score is how many of the query's words it holds (ties: corpus order)."""
+
+import json
+
+import numpy as np
+
+from ragbench.api import Document, hookimpl
+from ragbench.api.retrieval import (
+    BuiltShardsFront, IndexBuilder, Retriever, ShardedKind, ShardKind, ShardSearcher,
+)
+
+ROWS = "overlap.json"
+
+
+def top_k(rows, query, k):
+    words = set(query.lower().split())
+    scores = np.array([float(len(words & set(row))) for row in rows], dtype=np.float32)
+    order = np.lexsort((np.arange(len(rows)), -scores))[:k]
+    order = order[scores[order] > 0]
+    return scores[order], order
+
+
+class OverlapBuilder(IndexBuilder):
+    def __init__(self, folder, **options):
+        super().__init__(folder)
+        self.rows, self.texts = [], []
+
+    def add(self, texts):
+        self.rows += [sorted(set(text.lower().split())) for text in texts]
+        self.texts += texts
+
+    def finish(self):
+        (self.folder / ROWS).write_text(json.dumps({"rows": self.rows, "texts": self.texts}))
+        return {}
+
+
+class Overlap(Retriever):
+    name = "overlap"
+    builder = OverlapBuilder
+
+    def __init__(self, index=None):
+        data = json.loads((__import__("pathlib").Path(index) / ROWS).read_text())
+        self.rows, self.texts = data["rows"], data["texts"]
+
+    def search(self, queries, k):
+        found = [top_k(self.rows, query, k) for query in queries]
+        return [[Document(None, "", self.texts[i], score=float(s)) for s, i in zip(*hits)] for hits in found]
+
+
+class OverlapPart(OverlapBuilder):
+    def analysed(self):
+        (self.folder / ROWS).write_text(json.dumps({"rows": self.rows}))
+        return {"passages": len(self.rows)}
+
+
+class OverlapSearch(ShardSearcher):
+    def load(self):
+        self.rows = json.loads((self.shard.folder / ROWS).read_text())["rows"]
+        self.expect(ROWS, len(self.rows))
+
+    def ranked(self, payload, k):
+        return [top_k(self.rows, query, k) for query in payload]
+
+
+class OverlapFront(BuiltShardsFront):
+    name = "overlap"
+
+    def payload(self, queries):
+        return queries
+
+    def shard_options(self):
+        return {}
+
+
+class OverlapShards(ShardKind):
+    name = "overlap"
+    front = OverlapFront
+
+    def part_builder(self, folder):
+        return OverlapPart(folder)
+
+    def merge(self, stats):
+        return {"passages": sum(part["passages"] for part in stats)}
+
+    def finish(self, folder, shared, own):
+        (folder / "counts.json").write_text(json.dumps({"corpus": shared["passages"], "shard": own["passages"]}))
+
+    def options(self, shared):
+        return {"passages": shared["passages"]}
+
+
+KIND = ShardedKind("overlap", OverlapFront, OverlapSearch, build=OverlapShards)
+
+
+@hookimpl
+def ragbench_catalog():
+    entry = {"target": "overlap_plugin:Overlap", "shards": "overlap_plugin:KIND", "description": "word overlap"}
+    return {"retrievers": {"overlap": entry}}
+'''
+WORDS = ["river", "king", "queen", "castle", "song", "winter", "moses", "sang"]
+QUERIES = ["river king", "the song of the queen", "winter moses sang castle", "castle", "zzz"]
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch) -> Path:
+    """The plugin laid out as pip installs it, on this process's path and its subprocesses' (Ray's workers')."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "overlap_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    info = site / "overlap_plugin-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: overlap-plugin\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text("[ragbench]\noverlap_plugin = overlap_plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a Ray of the command's own, whose workers see the plugin
+    return site
+
+
+def test_a_plugin_kind_is_built_on_ray_in_shards_and_answers_as_its_one_index(plugin, tmp_path):
+    docs = [{"id": f"p{i:02d}", "text": " ".join(WORDS[i % 8 : i % 8 + 1 + i % 3] + [f"w{i}"])} for i in range(24)]
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", docs)
+    out = tmp_path / "built"
+    done = cli("index", "build", "--corpus", str(corpus), "--retriever", "overlap", "--out", str(out), "--ray",
+               "--shards", "2", "--no-progress", timeout=400)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "2 shards of" in done.stdout and sorted(path.name for path in out.iterdir()) == ["shards-2"]
+    registry = installed_registry()
+    build_index(corpus, tmp_path / "one", "overlap", {}, progress=False, registry=registry)
+    whole = load_retriever("overlap", {"index": str(tmp_path / "one")}, registry=registry)
+    sharded = load_retriever("overlap", {"index": str(out), "shards": 2}, registry=registry)
+    try:
+        found, expected = sharded.search(QUERIES, 5), whole.search(QUERIES, 5)
+    finally:
+        sharded.close()
+    ids = {doc["text"]: doc["id"] for doc in docs}
+    assert [[(d.text, d.score) for d in hits] for hits in found] == [[(d.text, d.score) for d in h] for h in expected]
+    assert [[d.id for d in hits] for hits in found] == [[ids[d.text] for d in hits] for hits in expected]
+    assert sum(map(len, expected)) > 10 and sharded.metadata()["shards"] == 2

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bm25.retriever import id_triples, make_tokenizer, token_ids
 from ..dense.retriever import Encoder
-from ..lucene.retriever import analysed_postings
+from ..lucene.postings import analysed_postings
 from .state import npz_bytes
 
 BM25_KINDS = ("bm25", "flashrag_bm25")

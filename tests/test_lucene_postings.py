@@ -1,0 +1,61 @@
+"""lucene_bm25's build hot path against the analyzer it stands for: a chunk's postings counted through the token
+cache (`TermNumbers`: each distinct token analysed once) and numpy equal each text's `analyze` terms counted one by
+one, on random text of any content (stop words, possessives, case, punctuation, non-ASCII, astral characters); a
+docs store's ids read with orjson equal its passages' ids as `get` reads them, lone surrogates included."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragbench.api import Document
+from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter
+from ragbench._retrieval.lucene.analyzer import analyze
+from ragbench._retrieval.lucene.postings import analysed_postings
+
+WORDS = ["The", "the", "fox's", "FOX", "foxes", "running", "runs", "İstanbul", "ΣΟΦΟΣ", "U.S.A", "1,000", "_x_",
+         "a", "and", "Don't", "naïve", "\u4e2d\u6587", "\U0001f600", "\u0e01\u0e31", "x" * 300]  # fmt: skip
+TEXT = st.lists(st.one_of(st.sampled_from(WORDS), st.text(min_size=1, max_size=12)), max_size=30).flatmap(
+    lambda words: st.lists(st.sampled_from(" \t\n.,;:'\"()-"), min_size=len(words), max_size=len(words)).map(
+        lambda gaps: "".join(word + gap for word, gap in zip(words, gaps))
+    )
+)
+
+
+def counted_one_by_one(texts: list[str]) -> tuple[set[tuple[int, str, int]], list[int], list[str]]:
+    """The build's postings as they were made: a Counter of each text's terms, terms numbered at first sight."""
+    counts = [Counter(analyze(text)) for text in texts]
+    first_sight = list(dict.fromkeys(term for count in counts for term in count))
+    postings = {(doc, term, n) for doc, count in enumerate(counts) for term, n in count.items()}
+    return postings, [sum(count.values()) for count in counts], first_sight
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXT, max_size=8))
+def test_postings_equal_each_text_analysed(texts: list[str]) -> None:
+    docs, terms, freqs, lengths, words = analysed_postings(texts)
+    postings, expected_lengths, first_sight = counted_one_by_one(texts)
+    assert words == first_sight
+    assert lengths.tolist() == expected_lengths
+    found = list(zip(docs.tolist(), [words[t] for t in terms.tolist()], freqs.tolist()))
+    assert set(found) == postings and len(found) == len(postings)
+    assert found == sorted(found, key=lambda posting: (posting[0], words.index(posting[1])))  # by passage, term
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.characters(codec=None), min_size=1, max_size=8), min_size=1, max_size=6))
+def test_docstore_ids_read_as_get_reads_them(ids: list[str]) -> None:
+    with TemporaryDirectory() as tmp:
+        writer = DocStoreWriter(Path(tmp))
+        for doc_id in ids:
+            writer.add(Document(id=doc_id, title="t\ud800", text=doc_id))
+        writer.close()
+        store = DocStore(Path(tmp))
+        try:
+            assert store.ids() == [store.get(i).id for i in range(len(ids))] == ids
+        finally:
+            store.close()

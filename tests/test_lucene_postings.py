@@ -12,10 +12,10 @@ from tempfile import TemporaryDirectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragbench.api import Document
 from ragbench._retrieval.index.docstore import DocStore, DocStoreWriter
 from ragbench._retrieval.lucene.analyzer import analyze
 from ragbench._retrieval.lucene.postings import analysed_postings
+from ragbench.api import Document
 
 WORDS = ["The", "the", "fox's", "FOX", "foxes", "running", "runs", "İstanbul", "ΣΟΦΟΣ", "U.S.A", "1,000", "_x_",
          "a", "and", "Don't", "naïve", "\u4e2d\u6587", "\U0001f600", "\u0e01\u0e31", "x" * 300]  # fmt: skip

@@ -174,7 +174,8 @@ class LuceneBM25Builder(IndexBuilder):
         for path in self.chunk_files:  # chunks in corpus order: each term's passages come out ascending
             with np.load(path) as chunk:
                 terms = new_number[chunk["term"]]
-                order = np.argsort(terms, kind="stable")
+                # a stable sort by term, as a sort of keys all distinct (numpy's fastest: several times a stable one)
+                order = np.argsort(terms.astype(np.int64) * len(terms) + np.arange(len(terms)))
                 terms = terms[order]
                 columns, starts, sizes = np.unique(terms, return_index=True, return_counts=True)
                 slots = heads[terms] + (np.arange(len(terms)) - np.repeat(starts, sizes))
